@@ -1,0 +1,40 @@
+# dtpa build. `make demo` traces a sample program and prints its report;
+# `make test` installs what is missing, builds and runs every test.
+GO      ?= go
+GOBIN   := $(shell $(GO) env GOPATH)/bin
+# OpenMPI refuses to run as root without these; CI and the dev machines run as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+
+.PHONY: all build test bench proto deps demo clean tracer
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+# Go commands into bin/, tracer libraries into lib/.
+build:
+	@mkdir -p bin lib
+	$(GO) build -o bin/ ./cmd/...
+	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
+
+test: deps build
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./... | tee bench.txt
+
+proto:
+	@command -v protoc >/dev/null || scripts/deps.sh
+	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+	PATH="$(GOBIN):$$PATH" protoc --proto_path=traceformat --go_out=traceformat/tracepb \
+		--go_opt=paths=source_relative trace.proto
+
+demo: deps build
+	@scripts/demo.sh
+
+clean:
+	rm -rf bin lib bench.txt

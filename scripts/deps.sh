@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and testing dtpa needs, only when it is missing:
+# OpenMPI, MPICH, gfortran, protoc (Debian packages) and the Go modules.
+# Idempotent; needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+need=()
+command -v mpicc.openmpi  >/dev/null || need+=(openmpi-bin libopenmpi-dev)
+command -v mpirun.openmpi >/dev/null || need+=(openmpi-bin)
+command -v mpicc.mpich    >/dev/null || need+=(mpich libmpich-dev)
+command -v mpiexec.mpich  >/dev/null || need+=(mpich)
+command -v gfortran       >/dev/null || need+=(gfortran)
+command -v protoc         >/dev/null || need+=(protobuf-compiler)
+/usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need+=(python3-mpi4py)
+
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "deps: installing ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+go mod download

@@ -1,0 +1,60 @@
+package traceformat
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel causes carried by CorruptError; test them with errors.Is.
+var (
+	// ErrTruncated: the file ends in the middle of a frame, or without a
+	// footer (the program crashed or was killed, or the disk filled up).
+	ErrTruncated = errors.New("trace likely truncated")
+	// ErrCorrupt: a frame's checksum or content is wrong.
+	ErrCorrupt = errors.New("trace likely corrupt")
+	// ErrNotTrace: the file does not start with the trace magic.
+	ErrNotTrace = errors.New("not a dtpa trace file")
+)
+
+// CorruptError reports damage in a trace file: where it is and what was
+// found. Every frame before Offset was intact and has been delivered.
+type CorruptError struct {
+	File   string // file name, when the reader was given one
+	Rank   int    // world rank from the header, -1 when unknown
+	Offset int64  // byte offset of the damaged frame (or of the end of file)
+	Reason string // what was found
+	Err    error  // ErrTruncated, ErrCorrupt or ErrNotTrace, possibly wrapping more
+}
+
+func (e *CorruptError) Error() string {
+	where := e.File
+	if where == "" {
+		where = "trace"
+	}
+	if e.Rank >= 0 {
+		where = fmt.Sprintf("%s (rank %d)", where, e.Rank)
+	}
+	return fmt.Sprintf("%s: byte offset %d: %s: %v", where, e.Offset, e.Reason, e.Err)
+}
+
+// Unwrap returns the cause, so that errors.Is(err, ErrTruncated) works.
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// VersionError reports a file written in a format version this package does
+// not read.
+type VersionError struct {
+	File         string
+	Major, Minor uint16
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("%s: trace format version %d.%d is not supported: this dtpa reads version %d.x; use a dtpa at least as new as the tracer that wrote the file",
+		orTrace(e.File), e.Major, e.Minor, VersionMajor)
+}
+
+func orTrace(s string) string {
+	if s == "" {
+		return "trace"
+	}
+	return s
+}

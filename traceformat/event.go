@@ -1,0 +1,273 @@
+package traceformat
+
+// Attr bits say which optional attributes an event carries (trace.proto,
+// enum Attr).
+type Attr uint32
+
+// Attribute bits.
+const (
+	AttrComm      Attr = 1 << 0
+	AttrSend      Attr = 1 << 1
+	AttrRecv      Attr = 1 << 2
+	AttrSendBytes Attr = 1 << 3
+	AttrRecvBytes Attr = 1 << 4
+	AttrRoot      Attr = 1 << 5
+	AttrReqs      Attr = 1 << 6
+	AttrStatus    Attr = 1 << 7
+	AttrNewComm   Attr = 1 << 8
+	AttrPcontrol  Attr = 1 << 9
+	AttrFlag      Attr = 1 << 10
+
+	attrKnown = 1<<11 - 1
+)
+
+// Status is the actual source and tag of a completed receive (ranks in the
+// event's communicator), or NoStatus for completions that are not receives.
+type Status struct {
+	Source int32
+	Tag    int32
+}
+
+// Event is one MPI call as recorded by the tracer. Times are local
+// nanoseconds. Fields of attributes not set in Attr are zero. Reqs and
+// Status alias the reader's buffers and are valid until the next read.
+type Event struct {
+	Thread uint32
+	Func   uint32 // Function.id
+	Entry  int64
+	Exit   int64
+	Site   uint32 // CallSite.id
+	Attr   Attr
+
+	Comm      uint32 // AttrComm: local communicator index
+	SendPeer  int32  // AttrSend
+	SendTag   int32  // AttrSend
+	RecvPeer  int32  // AttrRecv
+	RecvTag   int32  // AttrRecv
+	SendBytes uint64 // AttrSendBytes
+	RecvBytes uint64 // AttrRecvBytes
+	Root      int32  // AttrRoot
+	Reqs      []uint64 // AttrReqs: request ids created/started/completed/freed
+	// AttrStatus: one per entry of Reqs when AttrReqs is set, else one.
+	Status   []Status
+	NewComm  uint32 // AttrNewComm
+	PcLevel  int32  // AttrPcontrol
+	PcArg    int64  // AttrPcontrol
+	Flag     bool   // AttrFlag
+}
+
+// Batch is a run of consecutive events of one thread in columnar form, the
+// in-memory twin of tracepb.EventBatch. Per-event columns have Len()
+// entries; attribute columns have one entry per event carrying the
+// attribute. Reqs holds absolute request ids (the delta coding is applied
+// only on disk).
+type Batch struct {
+	Thread uint32
+	BaseNs int64
+
+	Func []uint32
+	Gap  []int64
+	Dur  []uint64
+	Site []uint32
+	Attr []Attr
+
+	Comm      []uint32
+	SendPeer  []int32
+	SendTag   []int32
+	RecvPeer  []int32
+	RecvTag   []int32
+	SendBytes []uint64
+	RecvBytes []uint64
+	Root      []int32
+	NReqs     []uint32
+	Reqs      []uint64
+	Status    []Status
+	NewComm   []uint32
+	PcLevel   []int32
+	PcArg     []int64
+	Flag      []uint32
+
+	lastExit int64 // exit time of the last appended event
+}
+
+// Len is the number of events in the batch.
+func (b *Batch) Len() int { return len(b.Func) }
+
+// Reset empties the batch, keeping its storage.
+func (b *Batch) Reset() {
+	*b = Batch{
+		Func: b.Func[:0], Gap: b.Gap[:0], Dur: b.Dur[:0], Site: b.Site[:0], Attr: b.Attr[:0],
+		Comm: b.Comm[:0], SendPeer: b.SendPeer[:0], SendTag: b.SendTag[:0],
+		RecvPeer: b.RecvPeer[:0], RecvTag: b.RecvTag[:0],
+		SendBytes: b.SendBytes[:0], RecvBytes: b.RecvBytes[:0], Root: b.Root[:0],
+		NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], NewComm: b.NewComm[:0],
+		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0],
+	}
+}
+
+// Append adds e at the end of the batch. The first event sets BaseNs; the
+// thread of the batch is the thread of its first event. Status entries
+// beyond what the attributes call for are ignored, missing ones are padded
+// with NoStatus, so that a batch built by Append is always consistent.
+func (b *Batch) Append(e *Event) {
+	if len(b.Func) == 0 {
+		b.BaseNs = e.Entry
+		b.lastExit = e.Entry
+		b.Thread = e.Thread
+	}
+	b.Func = append(b.Func, e.Func)
+	b.Gap = append(b.Gap, e.Entry-b.lastExit)
+	b.Dur = append(b.Dur, uint64(e.Exit-e.Entry))
+	b.lastExit = e.Exit
+	b.Site = append(b.Site, e.Site)
+	a := e.Attr & attrKnown
+	b.Attr = append(b.Attr, a)
+	if a == 0 {
+		return
+	}
+	if a&AttrComm != 0 {
+		b.Comm = append(b.Comm, e.Comm)
+	}
+	if a&AttrSend != 0 {
+		b.SendPeer = append(b.SendPeer, e.SendPeer)
+		b.SendTag = append(b.SendTag, e.SendTag)
+	}
+	if a&AttrRecv != 0 {
+		b.RecvPeer = append(b.RecvPeer, e.RecvPeer)
+		b.RecvTag = append(b.RecvTag, e.RecvTag)
+	}
+	if a&AttrSendBytes != 0 {
+		b.SendBytes = append(b.SendBytes, e.SendBytes)
+	}
+	if a&AttrRecvBytes != 0 {
+		b.RecvBytes = append(b.RecvBytes, e.RecvBytes)
+	}
+	if a&AttrRoot != 0 {
+		b.Root = append(b.Root, e.Root)
+	}
+	nst := 1
+	if a&AttrReqs != 0 {
+		b.NReqs = append(b.NReqs, uint32(len(e.Reqs)))
+		b.Reqs = append(b.Reqs, e.Reqs...)
+		nst = len(e.Reqs)
+	}
+	if a&AttrStatus != 0 {
+		for i := 0; i < nst; i++ {
+			s := Status{Source: NoStatus, Tag: NoStatus}
+			if i < len(e.Status) {
+				s = e.Status[i]
+			}
+			b.Status = append(b.Status, s)
+		}
+	}
+	if a&AttrNewComm != 0 {
+		b.NewComm = append(b.NewComm, e.NewComm)
+	}
+	if a&AttrPcontrol != 0 {
+		b.PcLevel = append(b.PcLevel, e.PcLevel)
+		b.PcArg = append(b.PcArg, e.PcArg)
+	}
+	if a&AttrFlag != 0 {
+		var f uint32
+		if e.Flag {
+			f = 1
+		}
+		b.Flag = append(b.Flag, f)
+	}
+}
+
+// Cursor walks a Batch event by event. The zero Cursor is at the first
+// event; Next fills e and reports whether there was an event. The batch must
+// be consistent (see Batch.validate), as batches from Reader always are.
+type Cursor struct {
+	i, comm, send, recv, sbytes, rbytes, root, nreq, req, status, newcomm, pc, flag int
+	t                                                                            int64
+	started                                                                      bool
+}
+
+// Next decodes the next event of b into e.
+func (c *Cursor) Next(b *Batch, e *Event) bool {
+	if c.i >= len(b.Func) {
+		return false
+	}
+	if !c.started {
+		c.t = b.BaseNs
+		c.started = true
+	}
+	i := c.i
+	c.i++
+	e.Thread = b.Thread
+	e.Func = b.Func[i]
+	e.Entry = c.t + b.Gap[i]
+	e.Exit = e.Entry + int64(b.Dur[i])
+	c.t = e.Exit
+	e.Site = b.Site[i]
+	a := b.Attr[i]
+	e.Attr = a
+	if a == 0 {
+		e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = 0, 0, 0, 0, 0
+		e.SendBytes, e.RecvBytes, e.Root, e.Reqs, e.Status = 0, 0, 0, nil, nil
+		e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+		return true
+	}
+	e.Comm = 0
+	if a&AttrComm != 0 {
+		e.Comm = b.Comm[c.comm]
+		c.comm++
+	}
+	e.SendPeer, e.SendTag = 0, 0
+	if a&AttrSend != 0 {
+		e.SendPeer, e.SendTag = b.SendPeer[c.send], b.SendTag[c.send]
+		c.send++
+	}
+	e.RecvPeer, e.RecvTag = 0, 0
+	if a&AttrRecv != 0 {
+		e.RecvPeer, e.RecvTag = b.RecvPeer[c.recv], b.RecvTag[c.recv]
+		c.recv++
+	}
+	e.SendBytes = 0
+	if a&AttrSendBytes != 0 {
+		e.SendBytes = b.SendBytes[c.sbytes]
+		c.sbytes++
+	}
+	e.RecvBytes = 0
+	if a&AttrRecvBytes != 0 {
+		e.RecvBytes = b.RecvBytes[c.rbytes]
+		c.rbytes++
+	}
+	e.Root = 0
+	if a&AttrRoot != 0 {
+		e.Root = b.Root[c.root]
+		c.root++
+	}
+	e.Reqs = nil
+	nst := 1
+	if a&AttrReqs != 0 {
+		n := int(b.NReqs[c.nreq])
+		c.nreq++
+		e.Reqs = b.Reqs[c.req : c.req+n : c.req+n]
+		c.req += n
+		nst = n
+	}
+	e.Status = nil
+	if a&AttrStatus != 0 {
+		e.Status = b.Status[c.status : c.status+nst : c.status+nst]
+		c.status += nst
+	}
+	e.NewComm = 0
+	if a&AttrNewComm != 0 {
+		e.NewComm = b.NewComm[c.newcomm]
+		c.newcomm++
+	}
+	e.PcLevel, e.PcArg = 0, 0
+	if a&AttrPcontrol != 0 {
+		e.PcLevel, e.PcArg = b.PcLevel[c.pc], b.PcArg[c.pc]
+		c.pc++
+	}
+	e.Flag = false
+	if a&AttrFlag != 0 {
+		e.Flag = b.Flag[c.flag] != 0
+		c.flag++
+	}
+	return true
+}

@@ -1,0 +1,111 @@
+// Package traceformat reads and writes dtpa per-rank trace files
+// (<app>.<rank>.trc).
+//
+// A file is a 12-byte preamble (magic and version) followed by
+// self-delimiting frames; each frame holds one protobuf chunk (header,
+// definitions, event batch, clock-sync samples or footer), usually
+// zstd-compressed, protected by a CRC-32C. docs/format/trace.md is the
+// byte-level specification and trace.proto the chunk schema.
+//
+// Reading is streaming: Reader keeps one frame and one decoded batch in
+// memory, whatever the file's length, and every size read from the file is
+// checked against a limit before anything is allocated for it. A damaged or
+// truncated tail yields every intact frame first, then a *CorruptError that
+// names the file, rank and byte offset.
+package traceformat
+
+// Magic is the first 8 bytes of every trace file. The high first byte and the
+// CR LF SUB sequence catch text-mode transfers, as PNG's signature does.
+var Magic = [8]byte{0x89, 'D', 'T', 'P', 'A', '\r', '\n', 0x1a}
+
+// Format version written by this package. Readers accept any minor version of
+// their major version: minor versions only add fields and frame kinds, which
+// older readers skip.
+const (
+	VersionMajor = 1
+	VersionMinor = 0
+)
+
+// PreambleSize is the size of the magic and version at the start of a file.
+const PreambleSize = 12
+
+// FrameHeaderSize is the size of a frame header: payload length (4), kind (1),
+// encoding (1), raw length (4), CRC-32C (4).
+const FrameHeaderSize = 14
+
+// Kind says which chunk message a frame holds.
+type Kind uint8
+
+// Frame kinds. Unknown kinds are skipped by readers.
+const (
+	KindHeader      Kind = 1
+	KindDefinitions Kind = 2
+	KindEvents      Kind = 3
+	KindClockSync   Kind = 4
+	KindFooter      Kind = 5
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindHeader:
+		return "header"
+	case KindDefinitions:
+		return "definitions"
+	case KindEvents:
+		return "event batch"
+	case KindClockSync:
+		return "clock sync"
+	case KindFooter:
+		return "footer"
+	}
+	return "unknown"
+}
+
+// Encoding says how a frame's payload is stored.
+type Encoding uint8
+
+// Payload encodings.
+const (
+	EncodingRaw  Encoding = 0 // protobuf bytes as they are
+	EncodingZstd Encoding = 1 // one zstd frame holding the protobuf bytes
+)
+
+// Limits checked before allocating. They are far above what the tracer
+// writes (batches of at most a few MB) and keep a corrupt length field from
+// making a reader allocate gigabytes.
+const (
+	// MaxPayload bounds a frame's stored payload.
+	MaxPayload = 64 << 20
+	// MaxRaw bounds a frame's payload after decompression.
+	MaxRaw = 256 << 20
+	// maxExpansion bounds raw/stored for zstd frames: zstd cannot expand
+	// input by much more than its RLE block ratio, so a larger claim is
+	// corruption, found before decompressing.
+	maxExpansion = 1 << 15
+	// MaxBatchEvents bounds EventBatch.count.
+	MaxBatchEvents = 1 << 22
+	// maxID bounds function, call-site and communicator ids so that tables
+	// indexed by id stay small.
+	maxID = 1 << 24
+)
+
+// Special values of peers, roots, tags and statuses in events. The tracer
+// translates the MPI implementation's own constants into these.
+const (
+	AnySource int32 = -1
+	ProcNull  int32 = -2
+	RootInter int32 = -3 // MPI_ROOT on an intercommunicator
+	AnyTag    int32 = -1
+	NoStatus  int32 = -4 // status of a completed request that is not a receive
+	// CommNull is the newcomm value of a call that produced MPI_COMM_NULL.
+	CommNull uint32 = 0xFFFFFFFF
+)
+
+// Fixed local communicator indexes.
+const (
+	CommWorld uint32 = 0
+	CommSelf  uint32 = 1
+)
+
+// SelfCommID is the global id of MPI_COMM_SELF on the given world rank.
+func SelfCommID(worldRank uint32) uint64 { return 1<<63 | uint64(worldRank) }

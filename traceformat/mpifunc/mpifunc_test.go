@@ -1,0 +1,50 @@
+package mpifunc
+
+import (
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+func TestClassify(t *testing.T) {
+	const (
+		P = tracepb.Function_POINT_TO_POINT
+		C = tracepb.Function_COLLECTIVE
+		S = tracepb.Function_SYSTEM
+	)
+	for _, c := range []struct {
+		name  string
+		class tracepb.Function_Class
+		shape tracepb.Function_Collective
+		nb    bool
+	}{
+		{"MPI_Send", P, 0, false},
+		{"MPI_Isend", P, 0, true},
+		{"PMPI_Irecv", P, 0, true},
+		{"mpi_irecv_", P, 0, true},
+		{"MPI_IRECV", P, 0, true},
+		{"mpi_waitall_f08", P, 0, false},
+		{"MPI_Recv_init", P, 0, true},
+		{"MPI_Sendrecv_replace", P, 0, false},
+		{"MPI_Barrier", C, tracepb.Function_ALL_TO_ALL, false},
+		{"MPI_Ibarrier", C, tracepb.Function_ALL_TO_ALL, true},
+		{"MPI_Iallreduce", C, tracepb.Function_ALL_TO_ALL, true},
+		{"MPI_Bcast", C, tracepb.Function_ONE_TO_ALL, false},
+		{"MPI_Reduce", C, tracepb.Function_ALL_TO_ONE, false},
+		{"MPI_Exscan", C, tracepb.Function_PREFIX, false},
+		{"MPI_Bcast_init", C, tracepb.Function_ONE_TO_ALL, true},
+		{"MPI_Neighbor_alltoall", C, tracepb.Function_NEIGHBOR, false},
+		{"MPI_Ineighbor_alltoall", C, tracepb.Function_NEIGHBOR, true},
+		{"mpi_reduce_scatter_block_", C, tracepb.Function_ALL_TO_ALL, false},
+		{"MPI_Comm_split", S, 0, false},
+		{"MPI_Init", S, 0, false},
+		{"MPI_Pcontrol", S, 0, false},
+		{"MPI_Reduce_local", S, 0, false},
+		{"MPI_Info_create", S, 0, false},
+	} {
+		got := Classify(c.name)
+		if got.Class != c.class || got.Collective != c.shape || got.Nonblocking != c.nb {
+			t.Errorf("Classify(%q) = %+v, want class %v shape %v nonblocking %v", c.name, got, c.class, c.shape, c.nb)
+		}
+	}
+}

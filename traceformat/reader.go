@@ -1,0 +1,401 @@
+package traceformat
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sync"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/klauspost/compress/zstd"
+	"google.golang.org/protobuf/proto"
+)
+
+// decoder is shared by all readers: DecodeAll is safe for concurrent use
+// and one decoder per file would cost memory per rank.
+var decoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(MaxRaw),
+		zstd.WithDecoderMaxWindow(MaxRaw))
+})
+
+// Definitions is everything the definition frames read so far declared,
+// indexed by id. Entries are never removed, so pointers stay valid.
+type Definitions struct {
+	Functions []*tracepb.Function // by Function.id; nil where undefined
+	CallSites [][]uint64          // by CallSite.id; nil where undefined
+	Modules   []*tracepb.Module
+	Comms     []*tracepb.Communicator // by Communicator.local; nil where undefined
+}
+
+// Function returns the function with the given id, or nil.
+func (d *Definitions) Function(id uint32) *tracepb.Function {
+	if int(id) < len(d.Functions) {
+		return d.Functions[id]
+	}
+	return nil
+}
+
+// Comm returns the communicator with the given local index, or nil.
+func (d *Definitions) Comm(local uint32) *tracepb.Communicator {
+	if int(local) < len(d.Comms) {
+		return d.Comms[local]
+	}
+	return nil
+}
+
+// ReaderOptions tune a Reader.
+type ReaderOptions struct {
+	// Name is used in error messages (usually the file path).
+	Name string
+}
+
+// Reader streams a trace file. Its memory holds one frame and one decoded
+// batch plus the definitions, whatever the length of the file. Errors are
+// sticky: after the first, every call returns it again.
+type Reader struct {
+	name    string
+	r       *bufio.Reader
+	off     int64 // offset of the next unread byte
+	hdr     *tracepb.Header
+	defs    Definitions
+	syncs   []*tracepb.ClockSync
+	footer  *tracepb.Footer
+	frames  int
+	batch   Batch
+	cur     Cursor
+	payload []byte
+	raw     []byte
+	err     error
+}
+
+// NewReader reads the preamble and the header frame. It fails with a
+// *VersionError for a format version it does not read, and with a
+// *CorruptError when the file is not a trace or is cut before its header.
+func NewReader(r io.Reader, opts ...ReaderOptions) (*Reader, error) {
+	tr := &Reader{r: bufio.NewReaderSize(r, 64<<10)}
+	if len(opts) > 0 {
+		tr.name = opts[0].Name
+	}
+	var pre [PreambleSize]byte
+	n, err := io.ReadFull(tr.r, pre[:])
+	tr.off = int64(n)
+	switch {
+	case n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF):
+		return nil, tr.corrupt(0, ErrTruncated, "empty file")
+	case err == io.ErrUnexpectedEOF:
+		if !isPrefix(pre[:min(n, len(Magic))], Magic[:]) {
+			return nil, tr.corrupt(0, ErrNotTrace, "bad magic number")
+		}
+		return nil, tr.corrupt(int64(n), ErrTruncated, "file ends inside the preamble")
+	case err != nil:
+		return nil, fmt.Errorf("%s: reading preamble: %w", orTrace(tr.name), err)
+	}
+	if [8]byte(pre[:8]) != Magic {
+		return nil, tr.corrupt(0, ErrNotTrace, "bad magic number")
+	}
+	major, minor := binary.LittleEndian.Uint16(pre[8:]), binary.LittleEndian.Uint16(pre[10:])
+	if major != VersionMajor {
+		return nil, &VersionError{File: tr.name, Major: major, Minor: minor}
+	}
+	k, err := tr.next()
+	if err != nil {
+		return nil, err
+	}
+	if k != KindHeader {
+		return nil, tr.corrupt(PreambleSize, ErrCorrupt, fmt.Sprintf("first frame is a %s, not the header", k))
+	}
+	return tr, nil
+}
+
+func isPrefix(p, of []byte) bool {
+	return len(p) <= len(of) && string(p) == string(of[:len(p)])
+}
+
+// Header is the file's header.
+func (r *Reader) Header() *tracepb.Header { return r.hdr }
+
+// Definitions are the definitions read so far (all of them once the reader
+// has returned io.EOF).
+func (r *Reader) Definitions() *Definitions { return &r.defs }
+
+// ClockSyncs are the clock-sync chunks read so far.
+func (r *Reader) ClockSyncs() []*tracepb.ClockSync { return r.syncs }
+
+// Footer is the footer, or nil if it has not been read (yet, or at all for a
+// truncated file).
+func (r *Reader) Footer() *tracepb.Footer { return r.footer }
+
+// Offset is the byte offset just after the last frame read.
+func (r *Reader) Offset() int64 { return r.off }
+
+// Frames is the number of frames read so far, the header included.
+func (r *Reader) Frames() int { return r.frames }
+
+// ReadBatch returns the next event batch, reading definition, clock-sync and
+// footer frames on the way. It returns io.EOF after a complete file. The
+// batch is reused by the next call.
+func (r *Reader) ReadBatch() (*Batch, error) {
+	for {
+		k, err := r.next()
+		if err != nil {
+			return nil, err
+		}
+		if k == KindEvents {
+			r.cur = Cursor{}
+			return &r.batch, nil
+		}
+	}
+}
+
+// ReadEvent returns the next event, or io.EOF after a complete file. The
+// event's Reqs and Status alias the reader's buffers until the next call.
+func (r *Reader) ReadEvent() (Event, error) {
+	var e Event
+	for !r.cur.Next(&r.batch, &e) {
+		if _, err := r.ReadBatch(); err != nil {
+			return Event{}, err
+		}
+	}
+	return e, nil
+}
+
+func (r *Reader) corrupt(off int64, cause error, reason string) error {
+	rank := -1
+	if r.hdr != nil {
+		rank = int(r.hdr.Rank)
+	}
+	return &CorruptError{File: r.name, Rank: rank, Offset: off, Reason: reason, Err: cause}
+}
+
+// next reads and decodes one frame and returns its kind. After the footer it
+// returns io.EOF (or an error if bytes follow the footer).
+func (r *Reader) next() (Kind, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	k, err := r.readFrame()
+	if err != nil {
+		r.err = err
+	}
+	return k, err
+}
+
+func (r *Reader) readFrame() (Kind, error) {
+	start := r.off
+	var h [FrameHeaderSize]byte
+	n, err := io.ReadFull(r.r, h[:])
+	r.off += int64(n)
+	if r.footer != nil {
+		if n == 0 && err == io.EOF {
+			return 0, io.EOF
+		}
+		return 0, r.corrupt(start, ErrCorrupt, "data after the footer")
+	}
+	switch {
+	case n == 0 && err == io.EOF:
+		return 0, r.corrupt(start, ErrTruncated, "file ends without a footer (the traced process may have crashed or been killed)")
+	case err == io.ErrUnexpectedEOF:
+		return 0, r.corrupt(start, ErrTruncated, fmt.Sprintf("file ends inside a frame header (%d of %d bytes)", n, FrameHeaderSize))
+	case err != nil:
+		return 0, fmt.Errorf("%s: reading at byte offset %d: %w", orTrace(r.name), start, err)
+	}
+	plen := binary.LittleEndian.Uint32(h[0:])
+	kind, enc := Kind(h[4]), Encoding(h[5])
+	rawLen := binary.LittleEndian.Uint32(h[6:])
+	sum := binary.LittleEndian.Uint32(h[10:])
+	// Check every length before allocating anything for it.
+	if plen > MaxPayload {
+		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame length %d exceeds the limit %d", plen, MaxPayload))
+	}
+	if rawLen > MaxRaw {
+		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame raw length %d exceeds the limit %d", rawLen, MaxRaw))
+	}
+	switch enc {
+	case EncodingRaw:
+		if rawLen != plen {
+			return 0, r.corrupt(start, ErrCorrupt, "raw frame whose two lengths differ")
+		}
+	case EncodingZstd:
+		if uint64(rawLen) > uint64(plen)*maxExpansion {
+			return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame claims %d bytes from %d compressed", rawLen, plen))
+		}
+	default:
+		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("unknown payload encoding %d", enc))
+	}
+	// Read the payload in steps, so that a length field promising more than
+	// the file holds costs no more memory than the file.
+	r.payload = r.payload[:0]
+	for remaining := int(plen); remaining > 0; {
+		step := min(remaining, 1<<20)
+		old := len(r.payload)
+		r.payload = append(r.payload, make([]byte, step)...)
+		n, err := io.ReadFull(r.r, r.payload[old:])
+		r.off += int64(n)
+		remaining -= n
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return 0, r.corrupt(start, ErrTruncated, fmt.Sprintf("file ends inside a %s frame (%d of %d payload bytes)",
+					kind, int(plen)-remaining, plen))
+			}
+			return 0, fmt.Errorf("%s: reading at byte offset %d: %w", orTrace(r.name), r.off, err)
+		}
+	}
+	crc := crc32.Update(0, castagnoli, h[:10])
+	crc = crc32.Update(crc, castagnoli, r.payload)
+	if crc != sum {
+		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("checksum mismatch in a frame announced as %s", kind))
+	}
+	raw := r.payload
+	if enc == EncodingZstd {
+		dec, err := decoder()
+		if err != nil {
+			return 0, fmt.Errorf("creating zstd decoder: %w", err)
+		}
+		var zh zstd.Header
+		if err := zh.Decode(r.payload); err != nil {
+			return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("%s frame: bad zstd header: %v", kind, err))
+		}
+		if zh.HasFCS && zh.FrameContentSize != uint64(rawLen) {
+			return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("%s frame: zstd content size %d, frame says %d", kind, zh.FrameContentSize, rawLen))
+		}
+		if cap(r.raw) < int(rawLen) {
+			r.raw = make([]byte, 0, rawLen)
+		}
+		r.raw, err = dec.DecodeAll(r.payload, r.raw[:0])
+		if err != nil {
+			return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("%s frame: decompressing: %v", kind, err))
+		}
+		if len(r.raw) != int(rawLen) {
+			return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("%s frame: decompressed to %d bytes, frame says %d", kind, len(r.raw), rawLen))
+		}
+		raw = r.raw
+	}
+	r.frames++
+	if err := r.decode(kind, raw); err != nil {
+		return 0, r.corrupt(start, ErrCorrupt, err.Error())
+	}
+	return kind, nil
+}
+
+func (r *Reader) decode(k Kind, raw []byte) error {
+	if k != KindHeader && r.hdr == nil {
+		return fmt.Errorf("%s frame before the header", k)
+	}
+	switch k {
+	case KindHeader:
+		if r.hdr != nil {
+			return errors.New("second header frame")
+		}
+		h := &tracepb.Header{}
+		if err := proto.Unmarshal(raw, h); err != nil {
+			return fmt.Errorf("malformed header: %v", err)
+		}
+		if h.WorldSize == 0 || h.Rank >= h.WorldSize {
+			return fmt.Errorf("header: rank %d not in a world of %d", h.Rank, h.WorldSize)
+		}
+		r.hdr = h
+	case KindDefinitions:
+		d := &tracepb.Definitions{}
+		if err := proto.Unmarshal(raw, d); err != nil {
+			return fmt.Errorf("malformed definitions: %v", err)
+		}
+		return r.addDefinitions(d)
+	case KindEvents:
+		if err := decodeBatch(raw, &r.batch); err != nil {
+			return err
+		}
+		return r.checkRefs(&r.batch)
+	case KindClockSync:
+		c := &tracepb.ClockSync{}
+		if err := proto.Unmarshal(raw, c); err != nil {
+			return fmt.Errorf("malformed clock sync: %v", err)
+		}
+		if len(c.LocalSendNs) != len(c.RemoteNs) || len(c.LocalSendNs) != len(c.LocalRecvNs) {
+			return errors.New("clock sync: sample columns differ in length")
+		}
+		if c.Reference >= r.hdr.WorldSize {
+			return fmt.Errorf("clock sync: reference rank %d not in a world of %d", c.Reference, r.hdr.WorldSize)
+		}
+		r.syncs = append(r.syncs, c)
+	case KindFooter:
+		f := &tracepb.Footer{}
+		if err := proto.Unmarshal(raw, f); err != nil {
+			return fmt.Errorf("malformed footer: %v", err)
+		}
+		r.footer = f
+	default:
+		// A kind added by a later minor version: skipped by design.
+	}
+	return nil
+}
+
+func grow[T any](s []T, id uint32) []T {
+	if int(id) >= len(s) {
+		s = append(s, make([]T, int(id)+1-len(s))...)
+	}
+	return s
+}
+
+func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
+	for _, f := range d.Functions {
+		if f.Id >= maxID {
+			return fmt.Errorf("function id %d exceeds the limit %d", f.Id, maxID)
+		}
+		r.defs.Functions = grow(r.defs.Functions, f.Id)
+		r.defs.Functions[f.Id] = f
+	}
+	for _, s := range d.CallSites {
+		if s.Id >= maxID {
+			return fmt.Errorf("call-site id %d exceeds the limit %d", s.Id, maxID)
+		}
+		r.defs.CallSites = grow(r.defs.CallSites, s.Id)
+		pcs := s.Pcs
+		if pcs == nil {
+			pcs = []uint64{} // defined, if empty
+		}
+		r.defs.CallSites[s.Id] = pcs
+	}
+	r.defs.Modules = append(r.defs.Modules, d.Modules...)
+	for _, c := range d.Communicators {
+		if c.Local >= maxID {
+			return fmt.Errorf("communicator index %d exceeds the limit %d", c.Local, maxID)
+		}
+		for _, m := range c.Members {
+			if m >= r.hdr.WorldSize {
+				return fmt.Errorf("communicator %d: member %d not in a world of %d", c.Local, m, r.hdr.WorldSize)
+			}
+		}
+		r.defs.Comms = grow(r.defs.Comms, c.Local)
+		r.defs.Comms[c.Local] = c
+	}
+	return nil
+}
+
+// checkRefs verifies that a batch only names defined functions, call sites
+// and communicators, so that users of the reader can index definitions
+// without checks.
+func (r *Reader) checkRefs(b *Batch) error {
+	fns, sites, comms := r.defs.Functions, r.defs.CallSites, r.defs.Comms
+	for i, f := range b.Func {
+		if int(f) >= len(fns) || fns[f] == nil {
+			return fmt.Errorf("event %d: undefined function %d", i, f)
+		}
+		if s := b.Site[i]; int(s) >= len(sites) || sites[s] == nil {
+			return fmt.Errorf("event %d: undefined call site %d", i, s)
+		}
+	}
+	for _, c := range b.Comm {
+		if int(c) >= len(comms) || comms[c] == nil {
+			return fmt.Errorf("undefined communicator %d", c)
+		}
+	}
+	for _, c := range b.NewComm {
+		if c != CommNull && (int(c) >= len(comms) || comms[c] == nil) {
+			return fmt.Errorf("undefined new communicator %d", c)
+		}
+	}
+	return nil
+}

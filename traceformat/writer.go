@@ -1,0 +1,191 @@
+package traceformat
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/klauspost/compress/zstd"
+	"google.golang.org/protobuf/proto"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// WriterOptions tune a Writer. The zero value is sensible.
+type WriterOptions struct {
+	// Level is the zstd level; zero means zstd.SpeedDefault, which measured
+	// here gives the best bytes per event at a cost the tracer's background
+	// encoder affords (see BenchmarkEncode).
+	Level zstd.EncoderLevel
+	// Raw stores payloads uncompressed (for debugging and tests).
+	Raw bool
+}
+
+// Writer writes one trace file: the preamble and header at creation, then
+// any number of definition, event and clock-sync frames, and a footer at
+// Close. Each frame is complete on disk when its Write call returns, so a
+// process that dies later leaves a readable file. A Writer is not safe for
+// concurrent use.
+type Writer struct {
+	w       io.Writer
+	off     int64
+	enc     *zstd.Encoder
+	raw     bool
+	buf     []byte // protobuf encoding of the current chunk
+	scratch []byte // one column while encoding a batch
+	frame   []byte // frame header + payload
+	events  uint64
+	err     error // sticky: after a failed write nothing more is written
+	closed  bool
+}
+
+// NewWriter writes the preamble and the header frame to w.
+func NewWriter(w io.Writer, hdr *tracepb.Header, opts WriterOptions) (*Writer, error) {
+	tw := &Writer{w: w, raw: opts.Raw}
+	if !opts.Raw {
+		level := opts.Level
+		if level == 0 {
+			level = zstd.SpeedDefault
+		}
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false)) // the frame has its own CRC
+		if err != nil {
+			return nil, fmt.Errorf("creating zstd encoder: %w", err)
+		}
+		tw.enc = enc
+	}
+	var pre [PreambleSize]byte
+	copy(pre[:], Magic[:])
+	binary.LittleEndian.PutUint16(pre[8:], VersionMajor)
+	binary.LittleEndian.PutUint16(pre[10:], VersionMinor)
+	if err := tw.write(pre[:]); err != nil {
+		return nil, err
+	}
+	if err := tw.writeMessage(KindHeader, hdr); err != nil {
+		return nil, err
+	}
+	return tw, nil
+}
+
+// Offset is the number of bytes written so far (the file size), which the
+// tracer compares with MaxTraceSize.
+func (w *Writer) Offset() int64 { return w.off }
+
+// Events is the number of events written so far.
+func (w *Writer) Events() uint64 { return w.events }
+
+// Err is the first write error, if any.
+func (w *Writer) Err() error { return w.err }
+
+// WriteDefinitions writes a definitions frame.
+func (w *Writer) WriteDefinitions(d *tracepb.Definitions) error {
+	return w.writeMessage(KindDefinitions, d)
+}
+
+// WriteClockSync writes a clock-sync frame.
+func (w *Writer) WriteClockSync(c *tracepb.ClockSync) error {
+	return w.writeMessage(KindClockSync, c)
+}
+
+// WriteBatch writes the events of b as one frame. An empty batch writes
+// nothing. b is not modified and may be reused after the call.
+func (w *Writer) WriteBatch(b *Batch) error {
+	if b.Len() == 0 {
+		return w.err
+	}
+	if b.Len() > MaxBatchEvents {
+		return fmt.Errorf("batch of %d events exceeds the limit of %d", b.Len(), MaxBatchEvents)
+	}
+	w.buf, w.scratch = appendBatch(w.buf[:0], w.scratch, b)
+	if err := w.writeFrame(KindEvents, w.buf); err != nil {
+		return err
+	}
+	w.events += uint64(b.Len())
+	return nil
+}
+
+// Close writes the footer. When f.EventCount is zero it is set to the number
+// of events written. Close does not close the underlying writer.
+func (w *Writer) Close(f *tracepb.Footer) error {
+	if w.closed {
+		return errors.New("trace writer already closed")
+	}
+	w.closed = true
+	if f == nil {
+		f = &tracepb.Footer{}
+	}
+	if f.EventCount == 0 {
+		f = proto.CloneOf(f)
+		f.EventCount = w.events
+	}
+	err := w.writeMessage(KindFooter, f)
+	if w.enc != nil {
+		w.enc.Close()
+	}
+	return err
+}
+
+func (w *Writer) writeMessage(k Kind, m proto.Message) error {
+	if w.err != nil {
+		return w.err
+	}
+	var err error
+	w.buf, err = proto.MarshalOptions{}.MarshalAppend(w.buf[:0], m)
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", k, err)
+	}
+	return w.writeFrame(k, w.buf)
+}
+
+// writeFrame compresses raw and writes it as one frame with a single Write
+// call, so that an io.Writer backed by a file gets whole frames.
+func (w *Writer) writeFrame(k Kind, raw []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed && k != KindFooter {
+		return errors.New("trace writer closed")
+	}
+	if len(raw) > MaxRaw {
+		return fmt.Errorf("%s chunk of %d bytes exceeds the limit of %d", k, len(raw), MaxRaw)
+	}
+	f := append(w.frame[:0], make([]byte, FrameHeaderSize)...)
+	enc := EncodingRaw
+	if w.enc != nil {
+		f = w.enc.EncodeAll(raw, f)
+		enc = EncodingZstd
+	} else {
+		f = append(f, raw...)
+	}
+	payload := len(f) - FrameHeaderSize
+	if payload > MaxPayload {
+		return fmt.Errorf("%s frame of %d bytes exceeds the limit of %d", k, payload, MaxPayload)
+	}
+	binary.LittleEndian.PutUint32(f[0:], uint32(payload))
+	f[4] = byte(k)
+	f[5] = byte(enc)
+	binary.LittleEndian.PutUint32(f[6:], uint32(len(raw)))
+	crc := crc32.Update(0, castagnoli, f[:10])
+	crc = crc32.Update(crc, castagnoli, f[FrameHeaderSize:])
+	binary.LittleEndian.PutUint32(f[10:], crc)
+	w.frame = f
+	return w.write(f)
+}
+
+func (w *Writer) write(p []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	n, err := w.w.Write(p)
+	w.off += int64(n)
+	if err == nil && n != len(p) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = fmt.Errorf("writing trace at byte offset %d: %w", w.off, err)
+	}
+	return w.err
+}
