@@ -39,21 +39,21 @@ type Event struct {
 	Site   uint32 // CallSite.id
 	Attr   Attr
 
-	Comm      uint32 // AttrComm: local communicator index
-	SendPeer  int32  // AttrSend
-	SendTag   int32  // AttrSend
-	RecvPeer  int32  // AttrRecv
-	RecvTag   int32  // AttrRecv
-	SendBytes uint64 // AttrSendBytes
-	RecvBytes uint64 // AttrRecvBytes
-	Root      int32  // AttrRoot
+	Comm      uint32   // AttrComm: local communicator index
+	SendPeer  int32    // AttrSend
+	SendTag   int32    // AttrSend
+	RecvPeer  int32    // AttrRecv
+	RecvTag   int32    // AttrRecv
+	SendBytes uint64   // AttrSendBytes
+	RecvBytes uint64   // AttrRecvBytes
+	Root      int32    // AttrRoot
 	Reqs      []uint64 // AttrReqs: request ids created/started/completed/freed
 	// AttrStatus: one per entry of Reqs when AttrReqs is set, else one.
-	Status   []Status
-	NewComm  uint32 // AttrNewComm
-	PcLevel  int32  // AttrPcontrol
-	PcArg    int64  // AttrPcontrol
-	Flag     bool   // AttrFlag
+	Status  []Status
+	NewComm uint32 // AttrNewComm
+	PcLevel int32  // AttrPcontrol
+	PcArg   int64  // AttrPcontrol
+	Flag    bool   // AttrFlag
 }
 
 // Batch is a run of consecutive events of one thread in columnar form, the
@@ -181,8 +181,8 @@ func (b *Batch) Append(e *Event) {
 // be consistent (see Batch.validate), as batches from Reader always are.
 type Cursor struct {
 	i, comm, send, recv, sbytes, rbytes, root, nreq, req, status, newcomm, pc, flag int
-	t                                                                            int64
-	started                                                                      bool
+	t                                                                               int64
+	started                                                                         bool
 }
 
 // Next decodes the next event of b into e.

@@ -18,7 +18,7 @@ func TestLateSender(t *testing.T) {
 	r0, r1 := run.Rank(0), run.Rank(1)
 	r0.Init(1 * US)
 	r1.Init(1 * US)
-	r0.Compute(200 * MS).Send(1, 7, 8, 10*US)
+	r0.Compute(200*MS).Send(1, 7, 8, 10*US)
 	r1.Recv(0, 7, 8, 200*MS+20*US)
 	r0.Finalize(1 * US)
 	r1.Finalize(1 * US)

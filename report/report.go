@@ -1,0 +1,148 @@
+// Package report is the data model of a dtpa analysis: what the analyzer
+// computes and the renderers print. It holds numbers only (seconds and
+// counts); formatting lives in the renderers (report/trpa for the .trpa
+// text, encoding/json for --json via the struct tags below, whose names are
+// the documented schema of docs/report-format.md).
+package report
+
+// Schema is the value of Report.Schema for this version of the JSON format.
+const Schema = "dtpa-report/1"
+
+// Report is the analysis of one run.
+type Report struct {
+	Schema     string `json:"schema"`
+	Task       string `json:"task"`       // application name (<app> of <app>.<rank>.trc)
+	Processors int    `json:"processors"` // MPI_COMM_WORLD size
+	// Warnings are problems found in the traces (missing ranks, truncated
+	// files, unmatched messages, clock-condition violations, unbalanced
+	// Pcontrol …), one sentence each.
+	Warnings  []string   `json:"warnings"`
+	Intervals []Interval `json:"intervals"` // depth-first, the whole program first
+}
+
+// Interval holds the characteristics of one interval (SPEC §2), summed over
+// all its entries on all processors.
+type Interval struct {
+	// Path lists interval numbers from the whole program down: [] is the
+	// level-0 interval, [1, 2] is interval 2 inside interval 1.
+	Path       []int  `json:"path"`
+	Level      int    `json:"level"`
+	Number     int    `json:"number"`
+	SourceFile string `json:"source_file"` // of the entering MPI_Pcontrol (level 0: the program)
+	Line       int    `json:"line"`
+	// ExeCount is the number of entries (the maximum over processors; the
+	// per-processor counts are in Ranks).
+	ExeCount    int         `json:"exe_count"`
+	Main        Main        `json:"main"`
+	Comparative Comparative `json:"comparative"`
+	Ranks       []Rank      `json:"ranks"` // processors that executed the interval, by rank
+	SRC         []SRC       `json:"src"`
+}
+
+// Main are the main characteristics (SPEC §5): sums over processors except
+// where noted.
+type Main struct {
+	Efficiency              float64 `json:"efficiency"`     // ProductiveTime / TotalTime
+	ExecutionTime           float64 `json:"execution_time"` // max over processors
+	Processors              int     `json:"processors"`     // processors that executed the interval
+	TotalTime               float64 `json:"total_time"`     // ExecutionTime × Processors
+	ProductiveTime          float64 `json:"productive_time"`
+	LostTime                float64 `json:"lost_time"`
+	InsufficientParallelism float64 `json:"insufficient_parallelism"`
+	Communications          float64 `json:"communications"`
+	SendRecvTime            float64 `json:"sendrecv_time"`
+	RealSync                float64 `json:"real_sync"`
+	SendNumber              int64   `json:"send_number"`
+	ReceiveNumber           int64   `json:"receive_number"`
+	WaitNumber              int64   `json:"wait_number"`
+	CollectiveTime          float64 `json:"collective_time"`
+	CollectiveNumber        int64   `json:"collective_number"` // instances, counted once
+	SystemTime              float64 `json:"system_time"`
+	SystemNumber            int64   `json:"system_number"`
+	IdleTime                float64 `json:"idle_time"`
+	LoadImbalance           float64 `json:"load_imbalance"`
+	PotentialSync           float64 `json:"potential_sync"`
+	TimeVariation           float64 `json:"time_variation"`
+	Overlap                 float64 `json:"overlap"`
+}
+
+// Stat is a comparative characteristic (SPEC §4): minimum and maximum with
+// the processors where they occur, and the arithmetic mean.
+type Stat struct {
+	Min     float64 `json:"min"`
+	MinProc int     `json:"min_proc"`
+	Max     float64 `json:"max"`
+	MaxProc int     `json:"max_proc"`
+	Mean    float64 `json:"mean"`
+}
+
+// Comparative has one Stat per characteristic of SPEC §4.
+type Comparative struct {
+	ExecutionTime           Stat `json:"execution_time"`
+	ProductiveTime          Stat `json:"productive_time"`
+	LostTime                Stat `json:"lost_time"`
+	IdleTime                Stat `json:"idle_time"`
+	Communications          Stat `json:"communications"`
+	InsufficientParallelism Stat `json:"insufficient_parallelism"`
+	RealSync                Stat `json:"real_sync"`
+	LoadImbalance           Stat `json:"load_imbalance"`
+	PotentialSync           Stat `json:"potential_sync"`
+	TimeVariation           Stat `json:"time_variation"`
+	Overlap                 Stat `json:"overlap"`
+}
+
+// Rank are the execution characteristics of one processor (SPEC §3).
+type Rank struct {
+	Rank                    int     `json:"rank"`
+	ExeCount                int     `json:"exe_count"`
+	ExecutionTime           float64 `json:"execution_time"`
+	ProductiveTime          float64 `json:"productive_time"`
+	LostTime                float64 `json:"lost_time"`
+	InsufficientParallelism float64 `json:"insufficient_parallelism"`
+	IdleTime                float64 `json:"idle_time"`
+	Communications          float64 `json:"communications"`
+	SendRecvTime            float64 `json:"sendrecv_time"`
+	CollectiveTime          float64 `json:"collective_time"`
+	SystemTime              float64 `json:"system_time"`
+	RealSync                float64 `json:"real_sync"`
+	LoadImbalance           float64 `json:"load_imbalance"`
+	PotentialSync           float64 `json:"potential_sync"`
+	TimeVariation           float64 `json:"time_variation"`
+	Overlap                 float64 `json:"overlap"`
+	SendNumber              int64   `json:"send_number"`
+	ReceiveNumber           int64   `json:"receive_number"`
+	WaitNumber              int64   `json:"wait_number"`
+	CollectiveNumber        int64   `json:"collective_number"`
+	SystemNumber            int64   `json:"system_number"`
+}
+
+// SRC are the characteristics of one call site (SPEC §6) in an interval.
+type SRC struct {
+	ID            int       `json:"id"`
+	Function      string    `json:"function"`
+	Comm          float64   `json:"comm"` // total time in the MPI function
+	RealSync      float64   `json:"real_sync"`
+	PotentialSync float64   `json:"potential_sync"`
+	TimeVariation float64   `json:"time_variation"`
+	Overlap       float64   `json:"overlap"`
+	Stack         []Frame   `json:"stack"` // innermost first
+	Ranks         []SRCRank `json:"ranks"`
+}
+
+// Frame is one symbolized stack frame.
+type Frame struct {
+	Function string `json:"function"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+}
+
+// SRCRank are a call site's characteristics on one processor.
+type SRCRank struct {
+	Rank          int     `json:"rank"`
+	ExeCount      int64   `json:"exe_count"`
+	ExeTime       float64 `json:"exe_time"`
+	RealSync      float64 `json:"real_sync"`
+	PotentialSync float64 `json:"potential_sync"`
+	TimeVariation float64 `json:"time_variation"`
+	Overlap       float64 `json:"overlap"`
+}
