@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/dtpa/dtpa/report/trpa"
+)
+
+// Exit codes, as in common Unix tools: 2 for a command line that cannot be
+// run, 1 for a run that failed.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// usageError is a command-line mistake: reported with a pointer to --help
+// and exit code 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// Flags are package variables, read through their Name in the Action
+// (s5cmd style), so the help text and the parsing cannot disagree.
+var (
+	flagWP = &cli.BoolFlag{
+		Name:               "wp",
+		DisableDefaultText: true,
+		Usage:              "without per-processor output: no execution characteristics, no per-processor lines in SRC",
+	}
+	flagSRC = &cli.Float64Flag{
+		Name:        "src",
+		DefaultText: "off",
+		Usage:       "SRC points by decreasing Comm, down to the first below `NN` % of the interval's Communications",
+	}
+	flagSRCT = &cli.Float64Flag{
+		Name:        "srct",
+		DefaultText: "off",
+		Usage:       "SRC points that reach `NN` % of the interval's Communications, by source position (file, line)",
+	}
+	flagOutput = &cli.StringFlag{
+		Name:  "o",
+		Usage: "write the report to `FILE` instead of standard output",
+	}
+	flagJSON = &cli.BoolFlag{
+		Name:               "json",
+		DisableDefaultText: true,
+		Usage:              "print the JSON report (docs/report-format.md) instead of the .trpa text",
+	}
+	flagDir = &cli.StringFlag{
+		Name:  "dir",
+		Value: ".",
+		Usage: "directory `DIR` holding the traces <app>.<rank>.trc",
+	}
+	flagExe = &cli.StringFlag{
+		Name:  "exe",
+		Usage: "executable `PATH` for symbolizing call stacks, when the one named in the traces is not found",
+	}
+)
+
+const helpTemplate = `NAME:
+   {{.Name}} - {{.Usage}}
+
+USAGE:
+   {{.UsageText}}
+
+ARGUMENTS:
+   app     application name: the traces are <app>.0.trc, <app>.1.trc ... (from dtrun)
+   level   deepest interval nesting level reported; absent = all, 0 = whole program only
+
+OPTIONS (one or two dashes: -wp and --wp are the same; options come before <app>):
+{{range .VisibleFlags}}   {{.}}
+{{end}}
+SRC ORDER:
+   Neither -src nor -srct: every call site, by decreasing Comm.
+   Both: two SRC listings per interval, the -src one, then the -srct one.
+   -src 100 -srct 100 prints only call sites that alone account for all communications.
+
+EXAMPLES:
+   # Full report of jacobi.*.trc in the current directory, kept in a file:
+   dtpa jacobi > jacobi.trpa
+   # Minimal report: the whole program only, no per-processor lines, (almost) no SRC:
+   dtpa -wp -src 100 -srct 100 jacobi 0
+   # Intervals down to level 1; call sites down to 5 % of each interval's communications:
+   dtpa -src 5 jacobi 1
+   # Call sites with at least 10 % of communications, in source order:
+   dtpa -wp -srct 10 jacobi
+   # JSON report of the traces in run42/, written to r.json:
+   dtpa --json --dir run42 -o r.json jacobi
+
+EXIT STATUS:
+   0 report written, 1 analysis or output failed, 2 bad command line.
+`
+
+// newApp builds the command line; Main runs it.
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:                  "dtpa",
+		Usage:                 "performance report of a traced MPI run (DVM PPPA characteristics)",
+		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json] [--dir DIR] [--exe PATH] <app> [level]",
+		CustomAppHelpTemplate: helpTemplate,
+		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagDir, flagExe},
+		HideHelpCommand:       true,
+		Writer:                stdout,
+		ErrWriter:             stderr,
+		// Errors are reported by Main; without these urfave/cli would print
+		// help on flag errors and could call os.Exit itself.
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err.Error()}
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return errNoArgs
+			}
+			opts, err := optionsFrom(c)
+			if err != nil {
+				return err
+			}
+			return Run(c.Context, opts, stdout, stderr)
+		},
+	}
+}
+
+var errNoArgs = errors.New("no arguments")
+
+// optionsFrom turns the parsed command line into Options.
+func optionsFrom(c *cli.Context) (Options, error) {
+	args := c.Args().Slice()
+	if len(args) > 2 {
+		if strings.HasPrefix(args[1], "-") || strings.HasPrefix(args[2], "-") {
+			return Options{}, usagef("options must come before <app>: %s", strings.Join(args, " "))
+		}
+		return Options{}, usagef("too many arguments: %s", strings.Join(args, " "))
+	}
+	opts := Options{
+		App:      args[0],
+		Dir:      c.String(flagDir.Name),
+		Exe:      c.String(flagExe.Name),
+		Output:   c.String(flagOutput.Name),
+		JSON:     c.Bool(flagJSON.Name),
+		MaxLevel: -1,
+	}
+	if opts.App == "" || strings.HasPrefix(opts.App, "-") {
+		return Options{}, usagef("bad application name %q", opts.App)
+	}
+	if len(args) == 2 {
+		lvl, err := strconv.Atoi(args[1])
+		if err != nil || lvl < 0 {
+			if strings.HasPrefix(args[1], "-") {
+				return Options{}, usagef("options must come before <app>: %s", args[1])
+			}
+			return Options{}, usagef("level must be a non-negative integer, not %q", args[1])
+		}
+		opts.MaxLevel = lvl
+	}
+	opts.Render.NoPerProcessor = c.Bool(flagWP.Name)
+	for _, f := range []struct {
+		flag  *cli.Float64Flag
+		order trpa.SRCOrder
+	}{{flagSRC, trpa.ByComm}, {flagSRCT, trpa.BySource}} {
+		if !c.IsSet(f.flag.Name) {
+			continue
+		}
+		nn := c.Float64(f.flag.Name)
+		if nn < 0 || nn > 100 {
+			return Options{}, usagef("-%s takes a percentage from 0 to 100, not %v", f.flag.Name, nn)
+		}
+		opts.Render.SRC = append(opts.Render.SRC, trpa.SRCListing{Order: f.order, Cut: nn})
+	}
+	return opts, nil
+}
+
+// Main runs dtpa with args (args[0] is the program name) and returns the
+// exit code; everything it prints goes to stdout and stderr.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := newApp(stdout, stderr)
+	err := app.RunContext(ctx, args)
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errNoArgs):
+		// Usage is what the user asked for by typing just "dtpa", but it is
+		// not a report: stderr, and a status that scripts notice.
+		app.Writer = stderr
+		_ = cli.ShowAppHelp(cli.NewContext(app, nil, nil))
+		return exitUsage
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "dtpa: %s\nRun 'dtpa --help' for usage.\n", ue.msg)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "dtpa: %s\n", err)
+		return exitError
+	}
+}

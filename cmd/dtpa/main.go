@@ -1,0 +1,21 @@
+// Command dtpa analyses the traces of an MPI run (<app>.<rank>.trc, written
+// by dtrun) and prints the performance report: the .trpa text of DVM's
+// PPPA, or the JSON report with --json.
+//
+//	dtpa [-wp] [-src NN] [-srct NN] <app> [level]
+//
+// See `dtpa --help` and docs/report-format.md.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := Main(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

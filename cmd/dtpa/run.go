@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/report/trpa"
+)
+
+// Options are what one dtpa invocation does, built from the command line by
+// the Action so that tests can call Run directly.
+type Options struct {
+	Dir      string // where <App>.<rank>.trc are
+	App      string
+	MaxLevel int    // deepest interval level reported; -1 = all
+	Exe      string // executable for symbolization
+	Output   string // file for the report; "" = w
+	JSON     bool   // JSON report instead of .trpa text
+	Render   trpa.Options
+}
+
+// analyze is analyzer.Analyze; tests replace it to render hand-built
+// reports through the whole command.
+var analyze = analyzer.Analyze
+
+// Run analyses the traces and writes the report to w (or to opts.Output),
+// warnings to stderr as they are found.
+func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
+	rep, err := analyze(ctx, analyzer.Options{
+		Dir:      opts.Dir,
+		App:      opts.App,
+		MaxLevel: opts.MaxLevel,
+		Exe:      opts.Exe,
+		Warn:     func(msg string) { fmt.Fprintf(stderr, "dtpa: warning: %s\n", msg) },
+	})
+	if err != nil {
+		return err
+	}
+	rep = keepLevels(rep, opts.MaxLevel)
+
+	// Render completely before writing so that a failure never leaves half
+	// a report in -o FILE.
+	var buf bytes.Buffer
+	if opts.JSON {
+		err = writeJSON(&buf, rep)
+	} else {
+		err = trpa.Render(&buf, rep, opts.Render)
+	}
+	if err != nil {
+		return fmt.Errorf("rendering report: %w", err)
+	}
+	if opts.Output == "" {
+		_, err = w.Write(buf.Bytes())
+		return err
+	}
+	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// keepLevels drops intervals deeper than maxLevel. The analyzer is asked
+// for the same cut; doing it here too keeps the level promise whatever
+// the analyzer returns, without modifying its report.
+func keepLevels(r *report.Report, maxLevel int) *report.Report {
+	if maxLevel < 0 {
+		return r
+	}
+	out := *r
+	out.Intervals = nil
+	for _, iv := range r.Intervals {
+		if iv.Level <= maxLevel {
+			out.Intervals = append(out.Intervals, iv)
+		}
+	}
+	return &out
+}
+
+// writeJSON writes the report as documented in docs/report-format.md:
+// 2-space indentation, a final newline, and empty arrays rather than null
+// so that consumers need not special-case absent lists.
+func writeJSON(w io.Writer, r *report.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // warnings and file names are read as written
+	return enc.Encode(nonNil(r))
+}
+
+func nonNil(r *report.Report) *report.Report {
+	out := *r
+	if out.Warnings == nil {
+		out.Warnings = []string{}
+	}
+	out.Intervals = make([]report.Interval, len(r.Intervals))
+	for i, iv := range r.Intervals {
+		if iv.Path == nil {
+			iv.Path = []int{}
+		}
+		if iv.Ranks == nil {
+			iv.Ranks = []report.Rank{}
+		}
+		srcs := make([]report.SRC, len(iv.SRC))
+		for j, s := range iv.SRC {
+			if s.Stack == nil {
+				s.Stack = []report.Frame{}
+			}
+			if s.Ranks == nil {
+				s.Ranks = []report.SRCRank{}
+			}
+			srcs[j] = s
+		}
+		iv.SRC = srcs
+		out.Intervals[i] = iv
+	}
+	return &out
+}

@@ -1,0 +1,279 @@
+// Package reporttest builds hand-made report.Report values for renderer and
+// command-line tests: a 4-rank run with two nested intervals and call sites
+// with stacks, a minimal one-interval run, and a many-rank run. The numbers
+// are chosen by hand per processor; the interval totals (Main, Comparative)
+// are derived from them with the SPEC §3–§5 rules so that the fixtures are
+// self-consistent, which makes the golden reports easy to check by eye.
+package reporttest
+
+import (
+	"fmt"
+
+	"github.com/dtpa/dtpa/report"
+)
+
+// proc is the hand-chosen part of one processor's characteristics; the
+// rest (Communications, Lost Time, Productive Time, Idle Time, Load
+// Imbalance) follows from SPEC §3.
+type proc struct {
+	rank                          int
+	exeCount                      int
+	exec, insuf                   float64
+	sendRecv, coll, sys, realSync float64
+	potSync, timeVar, overlap     float64
+	send, recv, wait, ncoll, nsys int64
+}
+
+// ranks completes the per-processor characteristics of one interval.
+func ranks(ps []proc) []report.Rank {
+	rs := make([]report.Rank, len(ps))
+	maxExec, maxProd := 0.0, 0.0
+	for _, p := range ps {
+		maxExec = max(maxExec, p.exec)
+	}
+	for i, p := range ps {
+		comm := p.sendRecv + p.coll + p.sys
+		idle := maxExec - p.exec
+		lost := comm + idle + p.insuf
+		rs[i] = report.Rank{
+			Rank: p.rank, ExeCount: p.exeCount, ExecutionTime: p.exec,
+			ProductiveTime: p.exec - lost, LostTime: lost,
+			InsufficientParallelism: p.insuf, IdleTime: idle,
+			Communications: comm, SendRecvTime: p.sendRecv, CollectiveTime: p.coll,
+			SystemTime: p.sys, RealSync: p.realSync, PotentialSync: p.potSync,
+			TimeVariation: p.timeVar, Overlap: p.overlap,
+			SendNumber: p.send, ReceiveNumber: p.recv, WaitNumber: p.wait,
+			CollectiveNumber: p.ncoll, SystemNumber: p.nsys,
+		}
+		maxProd = max(maxProd, rs[i].ProductiveTime)
+	}
+	for i := range rs {
+		rs[i].LoadImbalance = maxProd - rs[i].ProductiveTime
+	}
+	return rs
+}
+
+// interval derives Main and Comparative from the ranks. collectives is the
+// number of collective instances (counted once, SPEC §5).
+func interval(path []int, file string, line int, ps []proc, collectives int64, src []report.SRC) report.Interval {
+	rs := ranks(ps)
+	iv := report.Interval{
+		Path: path, Level: len(path), SourceFile: file, Line: line,
+		Ranks: rs, SRC: src,
+	}
+	if len(path) > 0 {
+		iv.Number = path[len(path)-1]
+	}
+	m := &iv.Main
+	m.Processors = len(rs)
+	for _, r := range rs {
+		iv.ExeCount = max(iv.ExeCount, r.ExeCount)
+		m.ExecutionTime = max(m.ExecutionTime, r.ExecutionTime)
+		m.ProductiveTime += r.ProductiveTime
+		m.LostTime += r.LostTime
+		m.InsufficientParallelism += r.InsufficientParallelism
+		m.Communications += r.Communications
+		m.SendRecvTime += r.SendRecvTime
+		m.RealSync += r.RealSync
+		m.SendNumber += r.SendNumber
+		m.ReceiveNumber += r.ReceiveNumber
+		m.WaitNumber += r.WaitNumber
+		m.CollectiveTime += r.CollectiveTime
+		m.SystemTime += r.SystemTime
+		m.SystemNumber += r.SystemNumber
+		m.IdleTime += r.IdleTime
+		m.LoadImbalance += r.LoadImbalance
+		m.PotentialSync += r.PotentialSync
+		m.TimeVariation += r.TimeVariation
+		m.Overlap += r.Overlap
+	}
+	m.CollectiveNumber = collectives
+	m.TotalTime = m.ExecutionTime * float64(m.Processors)
+	if m.TotalTime > 0 {
+		m.Efficiency = m.ProductiveTime / m.TotalTime
+	}
+	c := &iv.Comparative
+	c.ExecutionTime = stat(rs, func(r report.Rank) float64 { return r.ExecutionTime })
+	c.ProductiveTime = stat(rs, func(r report.Rank) float64 { return r.ProductiveTime })
+	c.LostTime = stat(rs, func(r report.Rank) float64 { return r.LostTime })
+	c.IdleTime = stat(rs, func(r report.Rank) float64 { return r.IdleTime })
+	c.Communications = stat(rs, func(r report.Rank) float64 { return r.Communications })
+	c.InsufficientParallelism = stat(rs, func(r report.Rank) float64 { return r.InsufficientParallelism })
+	c.RealSync = stat(rs, func(r report.Rank) float64 { return r.RealSync })
+	c.LoadImbalance = stat(rs, func(r report.Rank) float64 { return r.LoadImbalance })
+	c.PotentialSync = stat(rs, func(r report.Rank) float64 { return r.PotentialSync })
+	c.TimeVariation = stat(rs, func(r report.Rank) float64 { return r.TimeVariation })
+	c.Overlap = stat(rs, func(r report.Rank) float64 { return r.Overlap })
+	return iv
+}
+
+func stat(rs []report.Rank, f func(report.Rank) float64) report.Stat {
+	var s report.Stat
+	for i, r := range rs {
+		v := f(r)
+		if i == 0 || v < s.Min {
+			s.Min, s.MinProc = v, r.Rank
+		}
+		if i == 0 || v > s.Max {
+			s.Max, s.MaxProc = v, r.Rank
+		}
+		s.Mean += v
+	}
+	if len(rs) > 0 {
+		s.Mean /= float64(len(rs))
+	}
+	return s
+}
+
+// site builds a call site from its per-processor values; Comm and the other
+// totals are sums over processors.
+func site(id int, fn string, stack []report.Frame, rs ...report.SRCRank) report.SRC {
+	s := report.SRC{ID: id, Function: fn, Stack: stack, Ranks: rs}
+	for _, r := range rs {
+		s.Comm += r.ExeTime
+		s.RealSync += r.RealSync
+		s.PotentialSync += r.PotentialSync
+		s.TimeVariation += r.TimeVariation
+		s.Overlap += r.Overlap
+	}
+	return s
+}
+
+// Stacks shared by the intervals of Full (innermost frame first).
+var (
+	stackExchangeRecv = []report.Frame{
+		{Function: "exchange_halo", File: "jacobi.c", Line: 88},
+		{Function: "iterate", File: "jacobi.c", Line: 121},
+		{Function: "main", File: "jacobi.c", Line: 170},
+	}
+	stackExchangeWait = []report.Frame{
+		{Function: "exchange_halo", File: "jacobi.c", Line: 95},
+		{Function: "iterate", File: "jacobi.c", Line: 121},
+		{Function: "main", File: "jacobi.c", Line: 170},
+	}
+	stackAllreduce = []report.Frame{
+		{Function: "residual", File: "norm.c", Line: 31},
+		{Function: "iterate", File: "jacobi.c", Line: 130},
+		{Function: "main", File: "jacobi.c", Line: 170},
+	}
+	stackBcast = []report.Frame{
+		{Function: "read_input", File: "io.c", Line: 12},
+		{Function: "main", File: "jacobi.c", Line: 150},
+	}
+	// A frame without debug information, as from a library built without -g.
+	stackCommSplit = []report.Frame{
+		{Function: "", File: "", Line: 0},
+		{Function: "setup", File: "jacobi.c", Line: 60},
+	}
+)
+
+// Full is a 4-rank run of "jacobi": the whole program, interval 1 (the
+// solver, entered once) and interval 1/2 (one iteration, entered 10 times
+// and executed by ranks 0, 1 and 3 only), with call sites in each.
+func Full() *report.Report {
+	// Interval 1/2: rank 1 computes less, so it waits in MPI_Recv (Real
+	// Sync) and arrives early at the Allreduce (Potential Sync).
+	inner := interval([]int{1, 2}, "jacobi.c", 118, []proc{
+		{rank: 0, exeCount: 10, exec: 2.0, sendRecv: 0.20, coll: 0.10, realSync: 0.02, potSync: 0.01, timeVar: 0.004, overlap: 0.05, send: 20, recv: 20, wait: 20, ncoll: 10},
+		{rank: 1, exeCount: 10, exec: 2.1, sendRecv: 0.55, coll: 0.35, realSync: 0.40, potSync: 0.30, timeVar: 0.001, overlap: 0.02, send: 20, recv: 20, wait: 20, ncoll: 10},
+		{rank: 3, exeCount: 10, exec: 1.9, sendRecv: 0.15, coll: 0.05, realSync: 0.00, potSync: 0.00, timeVar: 0.006, overlap: 0.06, send: 10, recv: 10, wait: 10, ncoll: 10},
+	}, 10, []report.SRC{
+		site(3, "MPI_Allreduce", stackAllreduce,
+			report.SRCRank{Rank: 0, ExeCount: 10, ExeTime: 0.10, PotentialSync: 0.01, TimeVariation: 0.004},
+			report.SRCRank{Rank: 1, ExeCount: 10, ExeTime: 0.35, PotentialSync: 0.30, TimeVariation: 0.001},
+			report.SRCRank{Rank: 3, ExeCount: 10, ExeTime: 0.05, TimeVariation: 0.006}),
+		site(1, "MPI_Irecv", stackExchangeRecv,
+			report.SRCRank{Rank: 0, ExeCount: 20, ExeTime: 0.02},
+			report.SRCRank{Rank: 1, ExeCount: 20, ExeTime: 0.03},
+			report.SRCRank{Rank: 3, ExeCount: 10, ExeTime: 0.01}),
+		site(2, "MPI_Waitall", stackExchangeWait,
+			report.SRCRank{Rank: 0, ExeCount: 20, ExeTime: 0.16, RealSync: 0.02, Overlap: 0.05},
+			report.SRCRank{Rank: 1, ExeCount: 20, ExeTime: 0.50, RealSync: 0.40, Overlap: 0.02},
+			report.SRCRank{Rank: 3, ExeCount: 10, ExeTime: 0.12, Overlap: 0.06}),
+		site(4, "MPI_Isend", stackExchangeRecv[:0:0], // no stack recorded
+			report.SRCRank{Rank: 0, ExeCount: 20, ExeTime: 0.02},
+			report.SRCRank{Rank: 1, ExeCount: 20, ExeTime: 0.02},
+			report.SRCRank{Rank: 3, ExeCount: 10, ExeTime: 0.02}),
+	})
+	inner.SRC[3].Stack = []report.Frame{{Function: "exchange_halo", File: "jacobi.c", Line: 84}}
+
+	solver := interval([]int{1}, "jacobi.c", 110, []proc{
+		{rank: 0, exeCount: 1, exec: 2.4, sendRecv: 0.20, coll: 0.12, realSync: 0.02, potSync: 0.02, timeVar: 0.004, overlap: 0.05, send: 20, recv: 20, wait: 20, ncoll: 11},
+		{rank: 1, exeCount: 1, exec: 2.5, sendRecv: 0.55, coll: 0.37, realSync: 0.40, potSync: 0.31, timeVar: 0.001, overlap: 0.02, send: 20, recv: 20, wait: 20, ncoll: 11},
+		{rank: 2, exeCount: 1, exec: 2.2, sendRecv: 0.00, coll: 0.30, potSync: 0.29, timeVar: 0.002, ncoll: 1},
+		{rank: 3, exeCount: 1, exec: 2.3, sendRecv: 0.15, coll: 0.07, potSync: 0.01, timeVar: 0.006, overlap: 0.06, send: 10, recv: 10, wait: 10, ncoll: 11},
+	}, 11, []report.SRC{
+		inner.SRC[0], inner.SRC[1], inner.SRC[2], inner.SRC[3],
+		site(5, "MPI_Barrier", []report.Frame{{Function: "solve", File: "jacobi.c", Line: 140}, {Function: "main", File: "jacobi.c", Line: 170}},
+			report.SRCRank{Rank: 0, ExeCount: 1, ExeTime: 0.02, PotentialSync: 0.01},
+			report.SRCRank{Rank: 1, ExeCount: 1, ExeTime: 0.02, PotentialSync: 0.01},
+			report.SRCRank{Rank: 2, ExeCount: 1, ExeTime: 0.30, PotentialSync: 0.29, TimeVariation: 0.002},
+			report.SRCRank{Rank: 3, ExeCount: 1, ExeTime: 0.02, PotentialSync: 0.01}),
+	})
+
+	// The whole program adds input (a sequential section on every rank,
+	// broadcast) and communicator setup (system time).
+	whole := interval(nil, "jacobi", 0, []proc{
+		{rank: 0, exeCount: 1, exec: 3.0, insuf: 0.15, sendRecv: 0.20, coll: 0.13, sys: 0.010, realSync: 0.02, potSync: 0.02, timeVar: 0.004, overlap: 0.05, send: 20, recv: 20, wait: 20, ncoll: 12, nsys: 3},
+		{rank: 1, exeCount: 1, exec: 3.0, insuf: 0.15, sendRecv: 0.55, coll: 0.45, sys: 0.012, realSync: 0.40, potSync: 0.39, timeVar: 0.001, overlap: 0.02, send: 20, recv: 20, wait: 20, ncoll: 12, nsys: 3},
+		{rank: 2, exeCount: 1, exec: 2.9, insuf: 0.15, sendRecv: 0.00, coll: 0.38, sys: 0.011, potSync: 0.37, timeVar: 0.002, ncoll: 2, nsys: 3},
+		{rank: 3, exeCount: 1, exec: 3.0, insuf: 0.15, sendRecv: 0.15, coll: 0.15, sys: 0.009, potSync: 0.09, timeVar: 0.006, overlap: 0.06, send: 10, recv: 10, wait: 10, ncoll: 12, nsys: 3},
+	}, 12, append(append([]report.SRC(nil), solver.SRC...),
+		site(6, "MPI_Bcast", stackBcast,
+			report.SRCRank{Rank: 0, ExeCount: 1, ExeTime: 0.01},
+			report.SRCRank{Rank: 1, ExeCount: 1, ExeTime: 0.08, PotentialSync: 0.08},
+			report.SRCRank{Rank: 2, ExeCount: 1, ExeTime: 0.08, PotentialSync: 0.08},
+			report.SRCRank{Rank: 3, ExeCount: 1, ExeTime: 0.08, PotentialSync: 0.08}),
+		site(7, "MPI_Comm_split", stackCommSplit,
+			report.SRCRank{Rank: 0, ExeCount: 3, ExeTime: 0.010},
+			report.SRCRank{Rank: 1, ExeCount: 3, ExeTime: 0.012},
+			report.SRCRank{Rank: 2, ExeCount: 3, ExeTime: 0.011},
+			report.SRCRank{Rank: 3, ExeCount: 3, ExeTime: 0.009}),
+	))
+	return &report.Report{
+		Schema: report.Schema, Task: "jacobi", Processors: 4,
+		Warnings: []string{
+			"rank 2: 3 messages sent to rank 1 were never received",
+			"jacobi.c:118: MPI_Pcontrol(100, 2) entered on ranks 0, 1, 3 only",
+		},
+		Intervals: []report.Interval{whole, solver, inner},
+	}
+}
+
+// Minimal is a 2-rank run with only the whole-program interval, one call
+// site and no warnings.
+func Minimal() *report.Report {
+	stack := []report.Frame{{Function: "main", File: "hello.c", Line: 9}}
+	whole := interval(nil, "hello", 0, []proc{
+		{rank: 0, exeCount: 1, exec: 0.5, coll: 0.001, potSync: 0.0005, ncoll: 1},
+		{rank: 1, exeCount: 1, exec: 0.5, coll: 0.0015, potSync: 0.001, ncoll: 1},
+	}, 1, []report.SRC{
+		site(1, "MPI_Barrier", stack,
+			report.SRCRank{Rank: 0, ExeCount: 1, ExeTime: 0.001, PotentialSync: 0.0005},
+			report.SRCRank{Rank: 1, ExeCount: 1, ExeTime: 0.0015, PotentialSync: 0.001}),
+	})
+	return &report.Report{
+		Schema: report.Schema, Task: "hello", Processors: 2,
+		Intervals: []report.Interval{whole},
+	}
+}
+
+// Wide is an n-rank run with the whole-program interval and one call site,
+// for the layouts used when there are too many processors for one column
+// each.
+func Wide(n int) *report.Report {
+	ps := make([]proc, n)
+	var srs []report.SRCRank
+	for i := range ps {
+		f := float64(i)
+		ps[i] = proc{rank: i, exeCount: 1, exec: 10 - 0.01*f, coll: 0.5 + 0.02*f, potSync: 0.01 * f, timeVar: 0.001, ncoll: 100}
+		srs = append(srs, report.SRCRank{Rank: i, ExeCount: 100, ExeTime: 0.5 + 0.02*f, PotentialSync: 0.01 * f, TimeVariation: 0.001})
+	}
+	whole := interval(nil, "wide", 0, ps, 100, []report.SRC{
+		site(1, "MPI_Allreduce", []report.Frame{{Function: "main", File: "wide.c", Line: 42}}, srs...),
+	})
+	return &report.Report{
+		Schema: report.Schema, Task: fmt.Sprintf("wide%d", n), Processors: n,
+		Intervals: []report.Interval{whole},
+	}
+}
