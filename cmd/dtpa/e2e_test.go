@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// The tests in this file run the real analyzer on traces written by
+// tracetest. They skip while analyzer.Analyze is a stub, so they start
+// running as soon as it lands.
+
+const us, ms = tracetest.US, tracetest.MS
+
+// realDtpa runs dtpa with the real analyzer and skips the test when the
+// analyzer is not implemented yet.
+func realDtpa(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	stdout, stderr, code = dtpa(t, args...)
+	if code != 0 && strings.Contains(stderr, "not implemented") {
+		t.Skipf("analyzer not implemented yet: %s", strings.TrimSpace(stderr))
+	}
+	return stdout, stderr, code
+}
+
+// lateSender writes the canonical late-sender run into a temporary
+// directory: rank 0 computes 0.2 s, then sends; rank 1 waits in MPI_Recv.
+// With interval 1 around the exchange on both ranks.
+func lateSender(t *testing.T) string {
+	t.Helper()
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Pcontrol(100, 1)
+	r1.Pcontrol(100, 1)
+	r0.Compute(200*ms).Send(1, 7, 8, 10*us)
+	r1.Recv(0, 7, 8, 200*ms+20*us)
+	r0.Pcontrol(101, 1)
+	r1.Pcontrol(101, 1)
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func decode(t *testing.T, out string) *report.Report {
+	t.Helper()
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("decoding JSON report: %v", err)
+	}
+	return &r
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
+
+// TestEndToEndLateSender: the JSON report of the late-sender run has the
+// whole program and interval 1, and Real Sync is the 0.2 s rank 1 waited.
+func TestEndToEndLateSender(t *testing.T) {
+	dir := lateSender(t)
+	out, errOut, code := realDtpa(t, "--json", "--dir", dir, "app")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	r := decode(t, out)
+	if r.Schema != report.Schema || r.Task != "app" || r.Processors != 2 {
+		t.Errorf("schema %q task %q processors %d", r.Schema, r.Task, r.Processors)
+	}
+	if len(r.Intervals) != 2 || r.Intervals[0].Level != 0 || r.Intervals[1].Level != 1 || r.Intervals[1].Number != 1 {
+		t.Fatalf("intervals: %+v", r.Intervals)
+	}
+	for _, iv := range r.Intervals {
+		if !near(iv.Main.RealSync, 0.2) {
+			t.Errorf("interval %v: Real sync %v, want 0.2", iv.Path, iv.Main.RealSync)
+		}
+		if iv.Main.Processors != 2 || iv.ExeCount != 1 {
+			t.Errorf("interval %v: processors %d exe count %d", iv.Path, iv.Main.Processors, iv.ExeCount)
+		}
+	}
+}
+
+// TestEndToEndText: the text report of the same run, full and minimal.
+func TestEndToEndText(t *testing.T) {
+	dir := lateSender(t)
+	out, errOut, code := realDtpa(t, "--dir", dir, "app")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, s := range []string{"INTERVAL (whole program)", "INTERVAL 1  LEVEL=1", "--- The execution characteristics ---", "MPI_Recv"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	out, errOut, code = realDtpa(t, "-wp", "-src", "100", "-srct", "100", "--dir", dir, "app", "0")
+	if code != 0 {
+		t.Fatalf("minimal report: exit %d: %s", code, errOut)
+	}
+	if strings.Count(out, "\nINTERVAL ") != 1 || strings.Contains(out, "--- The execution characteristics ---") {
+		t.Errorf("minimal report: want the whole program only, without per-processor output:\n%s", out)
+	}
+}
+
+// TestEndToEndNoTraces: a directory without traces is a clear error.
+func TestEndToEndNoTraces(t *testing.T) {
+	out, errOut, code := realDtpa(t, "--dir", t.TempDir(), "app")
+	if code != exitError || out != "" || !strings.HasPrefix(errOut, "dtpa: ") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
