@@ -164,13 +164,108 @@ func varints(b []byte, f func(uint64)) error {
 
 func zz32(v uint64) int32 { return int32(protowire.DecodeZigZag(v & 0xffffffff)) }
 
+// The typed column decoders below are the decode hot path: a loop per
+// column with the one-byte varint inlined, instead of a callback per value.
+
+func decU32[T ~uint32](dst []T, b []byte) ([]T, error) {
+	for len(b) > 0 {
+		if c := b[0]; c < 0x80 {
+			dst = append(dst, T(c))
+			b = b[1:]
+			continue
+		}
+		if len(b) > 1 && b[1] < 0x80 {
+			v := uint64(b[0]&0x7f) | uint64(b[1])<<7
+			dst = append(dst, T(v))
+			b = b[2:]
+			continue
+		}
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return dst, errVarint
+		}
+		dst = append(dst, T(v))
+		b = b[n:]
+	}
+	return dst, nil
+}
+
+func decU64(dst []uint64, b []byte) ([]uint64, error) {
+	for len(b) > 0 {
+		if c := b[0]; c < 0x80 {
+			dst = append(dst, uint64(c))
+			b = b[1:]
+			continue
+		}
+		if len(b) > 1 && b[1] < 0x80 {
+			v := uint64(b[0]&0x7f) | uint64(b[1])<<7
+			dst = append(dst, v)
+			b = b[2:]
+			continue
+		}
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return dst, errVarint
+		}
+		dst = append(dst, v)
+		b = b[n:]
+	}
+	return dst, nil
+}
+
+func decS32(dst []int32, b []byte) ([]int32, error) {
+	for len(b) > 0 {
+		if c := b[0]; c < 0x80 {
+			dst = append(dst, int32(c>>1)^-int32(c&1))
+			b = b[1:]
+			continue
+		}
+		if len(b) > 1 && b[1] < 0x80 {
+			v := uint64(b[0]&0x7f) | uint64(b[1])<<7
+			dst = append(dst, zz32(v))
+			b = b[2:]
+			continue
+		}
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return dst, errVarint
+		}
+		dst = append(dst, zz32(v))
+		b = b[n:]
+	}
+	return dst, nil
+}
+
+func decS64(dst []int64, b []byte) ([]int64, error) {
+	for len(b) > 0 {
+		if c := b[0]; c < 0x80 {
+			dst = append(dst, int64(c>>1)^-int64(c&1))
+			b = b[1:]
+			continue
+		}
+		if len(b) > 1 && b[1] < 0x80 {
+			v := uint64(b[0]&0x7f) | uint64(b[1])<<7
+			dst = append(dst, protowire.DecodeZigZag(v))
+			b = b[2:]
+			continue
+		}
+		v, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return dst, errVarint
+		}
+		dst = append(dst, protowire.DecodeZigZag(v))
+		b = b[n:]
+	}
+	return dst, nil
+}
+
 // decodeBatch decodes a protobuf EventBatch into b, reusing b's storage,
 // then checks that it is consistent so that a Cursor cannot index out of
 // range. The count field must agree with the per-event columns.
 func decodeBatch(data []byte, b *Batch) error {
 	b.Reset()
 	var count uint64
-	var statusTags []int32
+	statusTags := b.statusTags[:0]
 	for len(data) > 0 {
 		num, typ, n := protowire.ConsumeTag(data)
 		if n < 0 {
@@ -211,33 +306,33 @@ func decodeBatch(data []byte, b *Batch) error {
 				return fmt.Errorf("event batch: count %d exceeds the limit %d", count, MaxBatchEvents)
 			}
 		case fFunc:
-			err = varints(payload, func(v uint64) { b.Func = append(b.Func, uint32(v)) })
+			b.Func, err = decU32(b.Func, payload)
 		case fGap:
-			err = varints(payload, func(v uint64) { b.Gap = append(b.Gap, protowire.DecodeZigZag(v)) })
+			b.Gap, err = decS64(b.Gap, payload)
 		case fDur:
-			err = varints(payload, func(v uint64) { b.Dur = append(b.Dur, v) })
+			b.Dur, err = decU64(b.Dur, payload)
 		case fSite:
-			err = varints(payload, func(v uint64) { b.Site = append(b.Site, uint32(v)) })
+			b.Site, err = decU32(b.Site, payload)
 		case fAttr:
-			err = varints(payload, func(v uint64) { b.Attr = append(b.Attr, Attr(uint32(v))) })
+			b.Attr, err = decU32(b.Attr, payload)
 		case fComm:
-			err = varints(payload, func(v uint64) { b.Comm = append(b.Comm, uint32(v)) })
+			b.Comm, err = decU32(b.Comm, payload)
 		case fSendPeer:
-			err = varints(payload, func(v uint64) { b.SendPeer = append(b.SendPeer, zz32(v)) })
+			b.SendPeer, err = decS32(b.SendPeer, payload)
 		case fSendTag:
-			err = varints(payload, func(v uint64) { b.SendTag = append(b.SendTag, zz32(v)) })
+			b.SendTag, err = decS32(b.SendTag, payload)
 		case fRecvPeer:
-			err = varints(payload, func(v uint64) { b.RecvPeer = append(b.RecvPeer, zz32(v)) })
+			b.RecvPeer, err = decS32(b.RecvPeer, payload)
 		case fRecvTag:
-			err = varints(payload, func(v uint64) { b.RecvTag = append(b.RecvTag, zz32(v)) })
+			b.RecvTag, err = decS32(b.RecvTag, payload)
 		case fSendBytes:
-			err = varints(payload, func(v uint64) { b.SendBytes = append(b.SendBytes, v) })
+			b.SendBytes, err = decU64(b.SendBytes, payload)
 		case fRecvBytes:
-			err = varints(payload, func(v uint64) { b.RecvBytes = append(b.RecvBytes, v) })
+			b.RecvBytes, err = decU64(b.RecvBytes, payload)
 		case fRoot:
-			err = varints(payload, func(v uint64) { b.Root = append(b.Root, zz32(v)) })
+			b.Root, err = decS32(b.Root, payload)
 		case fNReqs:
-			err = varints(payload, func(v uint64) { b.NReqs = append(b.NReqs, uint32(v)) })
+			b.NReqs, err = decU32(b.NReqs, payload)
 		case fReqs:
 			prev := uint64(0)
 			if len(b.Reqs) > 0 {
@@ -250,15 +345,15 @@ func decodeBatch(data []byte, b *Batch) error {
 		case fStatusSource:
 			err = varints(payload, func(v uint64) { b.Status = append(b.Status, Status{Source: zz32(v)}) })
 		case fStatusTag:
-			err = varints(payload, func(v uint64) { statusTags = append(statusTags, zz32(v)) })
+			statusTags, err = decS32(statusTags, payload)
 		case fNewComm:
-			err = varints(payload, func(v uint64) { b.NewComm = append(b.NewComm, uint32(v)) })
+			b.NewComm, err = decU32(b.NewComm, payload)
 		case fPcontrolLevel:
-			err = varints(payload, func(v uint64) { b.PcLevel = append(b.PcLevel, zz32(v)) })
+			b.PcLevel, err = decS32(b.PcLevel, payload)
 		case fPcontrolArg:
-			err = varints(payload, func(v uint64) { b.PcArg = append(b.PcArg, protowire.DecodeZigZag(v)) })
+			b.PcArg, err = decS64(b.PcArg, payload)
 		case fFlag:
-			err = varints(payload, func(v uint64) { b.Flag = append(b.Flag, uint32(v)) })
+			b.Flag, err = decU32(b.Flag, payload)
 		}
 		if err != nil {
 			return fmt.Errorf("event batch: field %d: %v", num, err)
@@ -273,6 +368,7 @@ func decodeBatch(data []byte, b *Batch) error {
 	for i, t := range statusTags {
 		b.Status[i].Tag = t
 	}
+	b.statusTags = statusTags
 	n := len(b.Func)
 	if uint64(n) != count {
 		return fmt.Errorf("event batch: count says %d events, func column has %d", count, n)

@@ -87,7 +87,8 @@ type Batch struct {
 	PcArg     []int64
 	Flag      []uint32
 
-	lastExit int64 // exit time of the last appended event
+	lastExit   int64   // exit time of the last appended event
+	statusTags []int32 // decode scratch, kept for reuse
 }
 
 // Len is the number of events in the batch.
@@ -101,7 +102,7 @@ func (b *Batch) Reset() {
 		RecvPeer: b.RecvPeer[:0], RecvTag: b.RecvTag[:0],
 		SendBytes: b.SendBytes[:0], RecvBytes: b.RecvBytes[:0], Root: b.Root[:0],
 		NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], NewComm: b.NewComm[:0],
-		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0],
+		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0],
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -231,7 +232,7 @@ func (r *Reader) readFrame() (Kind, error) {
 	for remaining := int(plen); remaining > 0; {
 		step := min(remaining, 1<<20)
 		old := len(r.payload)
-		r.payload = append(r.payload, make([]byte, step)...)
+		r.payload = slices.Grow(r.payload, step)[:old+step]
 		n, err := io.ReadFull(r.r, r.payload[old:])
 		r.off += int64(n)
 		remaining -= n

@@ -1,0 +1,402 @@
+package traceformat
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"google.golang.org/protobuf/proto"
+)
+
+func testHeader() *tracepb.Header {
+	return &tracepb.Header{
+		Rank: 1, WorldSize: 4, Hostname: "node7", Pid: 4242, RunId: []byte("0123456789abcdef"),
+		Program: "/home/u/app", Args: []string{"/home/u/app", "-n", "10"},
+		StartUnixNs: 1_700_000_000_000_000_000, StartLocalNs: 123456789,
+		Clock: &tracepb.Clock{Source: tracepb.Clock_TSC, TscHz: 2.9e9,
+			Calibration: []*tracepb.CalibrationPoint{{Tsc: 1, MonotonicRawNs: 2}, {Tsc: 3e9, MonotonicRawNs: 1e9}}},
+		TracerVersion:     "0.1.0",
+		Params:            &tracepb.TracerParams{UserStackSize: 4, MaxTraceSizeMb: 500, TraceBufSize: 1 << 20, Other: map[string]string{"x": "y"}},
+		MpiImplementation: "Open MPI", MpiLibraryVersion: "Open MPI v4.1.4", ThreadLevel: 3,
+	}
+}
+
+func testDefs() *tracepb.Definitions {
+	return &tracepb.Definitions{
+		Functions: []*tracepb.Function{
+			{Id: 0, Name: "MPI_Init", Class: tracepb.Function_SYSTEM},
+			{Id: 1, Name: "MPI_Isend", Class: tracepb.Function_POINT_TO_POINT, Nonblocking: true},
+			{Id: 2, Name: "MPI_Waitall", Class: tracepb.Function_POINT_TO_POINT},
+			{Id: 3, Name: "MPI_Allreduce", Class: tracepb.Function_COLLECTIVE, Collective: tracepb.Function_ALL_TO_ALL},
+		},
+		CallSites: []*tracepb.CallSite{{Id: 0, Pcs: []uint64{0x401000, 0x402000}}, {Id: 1}},
+		Modules:   []*tracepb.Module{{Id: 0, Path: "/home/u/app", LoadBias: 0x555500000000, Start: 1, End: 2, BuildId: []byte{1, 2}}},
+		Communicators: []*tracepb.Communicator{
+			{Local: 0, Id: 0, Members: []uint32{0, 1, 2, 3}},
+			{Local: 1, Id: SelfCommID(1), Members: []uint32{1}},
+			{Local: 2, Id: 77, Members: []uint32{1, 3}, Parent: 0, CreatedBy: 0},
+		},
+	}
+}
+
+// testEvents exercises every attribute, boundary values included.
+func testEvents() []Event {
+	return []Event{
+		{Func: 0, Entry: 1000, Exit: 2000, Site: 0},
+		{Func: 1, Entry: 2500, Exit: 2600, Site: 1, Attr: AttrComm | AttrSend | AttrSendBytes | AttrReqs,
+			Comm: 2, SendPeer: 1, SendTag: math.MaxInt32, SendBytes: math.MaxUint64, Reqs: []uint64{math.MaxUint64}},
+		{Func: 1, Entry: 2600, Exit: 2600, Site: 1, Attr: AttrComm | AttrRecv | AttrRecvBytes | AttrReqs,
+			Comm: 0, RecvPeer: AnySource, RecvTag: AnyTag, RecvBytes: 0, Reqs: []uint64{0}},
+		{Func: 2, Entry: 2599, Exit: 9000, Site: 0, Attr: AttrReqs | AttrStatus | AttrFlag,
+			Reqs: []uint64{math.MaxUint64, 0, 5}, Flag: true,
+			Status: []Status{{NoStatus, NoStatus}, {3, math.MinInt32}, {math.MaxInt32, 0}}},
+		{Func: 3, Entry: 10000, Exit: 20000, Site: 0, Attr: AttrComm | AttrRoot | AttrSendBytes | AttrRecvBytes,
+			Comm: 2, Root: ProcNull, SendBytes: 8, RecvBytes: 16},
+		{Func: 0, Entry: 20000, Exit: 20001, Site: 0, Attr: AttrNewComm | AttrPcontrol | AttrStatus,
+			NewComm: CommNull, PcLevel: 100, PcArg: math.MinInt64, Status: []Status{{1, 2}}},
+		{Func: 2, Entry: 30000, Exit: 30000 + math.MaxInt32, Site: 0, Attr: AttrReqs, Reqs: []uint64{}},
+	}
+}
+
+// writeTestTrace writes a file with every chunk kind; batchSize splits the
+// events into several batches.
+func writeTestTrace(t testing.TB, opts WriterOptions, batchSize int) []byte {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteDefinitions(testDefs()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteClockSync(&tracepb.ClockSync{Phase: tracepb.ClockSync_INIT, Reference: 0,
+		LocalSendNs: []int64{1, 2}, RemoteNs: []int64{-5, math.MaxInt64}, LocalRecvNs: []int64{3, 4}}); err != nil {
+		t.Fatal(err)
+	}
+	var b Batch
+	for _, e := range testEvents() {
+		b.Append(&e)
+		if b.Len() == batchSize {
+			if err := w.WriteBatch(&b); err != nil {
+				t.Fatal(err)
+			}
+			b.Reset()
+		}
+	}
+	if err := w.WriteBatch(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteClockSync(&tracepb.ClockSync{Phase: tracepb.ClockSync_FINALIZE, Reference: 2, SameClock: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(&tracepb.Footer{DroppedEvents: 3, StopReason: tracepb.Footer_SIZE_LIMIT, Message: "limit", EndLocalNs: 99}); err != nil {
+		t.Fatal(err)
+	}
+	if w.Offset() != int64(buf.Len()) {
+		t.Fatalf("Offset %d, file %d bytes", w.Offset(), buf.Len())
+	}
+	return buf.Bytes()
+}
+
+func readAll(data []byte) (*Reader, []Event, error) {
+	r, err := NewReader(bytes.NewReader(data), ReaderOptions{Name: "t.0.trc"})
+	if err != nil {
+		return nil, nil, err
+	}
+	var evs []Event
+	for {
+		e, err := r.ReadEvent()
+		if err == io.EOF {
+			return r, evs, nil
+		}
+		if err != nil {
+			return r, evs, err
+		}
+		e.Reqs = append([]uint64(nil), e.Reqs...)
+		e.Status = append([]Status(nil), e.Status...)
+		evs = append(evs, e)
+	}
+}
+
+func normalize(evs []Event) []Event {
+	out := make([]Event, len(evs))
+	for i, e := range evs {
+		if len(e.Reqs) == 0 {
+			e.Reqs = nil
+		}
+		if len(e.Status) == 0 {
+			e.Status = nil
+		}
+		out[i] = e
+	}
+	return out
+}
+
+func TestRoundTripEveryChunk(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  WriterOptions
+		batch int
+	}{{"zstd/one-batch", WriterOptions{}, 1000}, {"zstd/batches-of-2", WriterOptions{}, 2}, {"raw/batches-of-1", WriterOptions{Raw: true}, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := writeTestTrace(t, tc.opts, tc.batch)
+			r, evs, err := readAll(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !proto.Equal(r.Header(), testHeader()) {
+				t.Errorf("header differs:\n%v\n%v", r.Header(), testHeader())
+			}
+			if got, want := normalize(evs), normalize(testEvents()); !reflect.DeepEqual(got, want) {
+				t.Errorf("events differ:\n got %+v\nwant %+v", got, want)
+			}
+			d := r.Definitions()
+			want := testDefs()
+			for _, f := range want.Functions {
+				if !proto.Equal(d.Function(f.Id), f) {
+					t.Errorf("function %d: %v", f.Id, d.Function(f.Id))
+				}
+			}
+			if !reflect.DeepEqual(d.CallSites[0], want.CallSites[0].Pcs) || d.CallSites[1] == nil || len(d.CallSites[1]) != 0 {
+				t.Errorf("call sites %v", d.CallSites)
+			}
+			if len(d.Modules) != 1 || !proto.Equal(d.Modules[0], want.Modules[0]) {
+				t.Errorf("modules %v", d.Modules)
+			}
+			for _, c := range want.Communicators {
+				if !proto.Equal(d.Comm(c.Local), c) {
+					t.Errorf("comm %d: %v", c.Local, d.Comm(c.Local))
+				}
+			}
+			if len(r.ClockSyncs()) != 2 || r.ClockSyncs()[0].RemoteNs[1] != math.MaxInt64 || !r.ClockSyncs()[1].SameClock {
+				t.Errorf("clock syncs %v", r.ClockSyncs())
+			}
+			f := r.Footer()
+			if f.EventCount != uint64(len(testEvents())) || f.DroppedEvents != 3 || f.StopReason != tracepb.Footer_SIZE_LIMIT || f.Message != "limit" {
+				t.Errorf("footer %v", f)
+			}
+		})
+	}
+}
+
+// TestBatchMatchesGenerated checks the hand-written batch codec against the
+// generated protobuf code, both ways, so that any protobuf reader can decode
+// our batches and we can decode theirs.
+func TestBatchMatchesGenerated(t *testing.T) {
+	var b Batch
+	for _, e := range testEvents() {
+		b.Append(&e)
+	}
+	raw, _ := appendBatch(nil, nil, &b)
+	var pb tracepb.EventBatch
+	if err := proto.Unmarshal(raw, &pb); err != nil {
+		t.Fatal(err)
+	}
+	if int(pb.Count) != b.Len() || !reflect.DeepEqual(pb.Func, b.Func) || !reflect.DeepEqual(pb.Gap, b.Gap) ||
+		!reflect.DeepEqual(pb.SendPeer, b.SendPeer) || !reflect.DeepEqual(pb.PcontrolArg, b.PcArg) || len(pb.Reqs) != len(b.Reqs) {
+		t.Fatalf("generated decode differs: %v", &pb)
+	}
+	// Reqs are deltas on disk.
+	var prev uint64
+	for i, d := range pb.Reqs {
+		prev += uint64(d)
+		if prev != b.Reqs[i] {
+			t.Errorf("reqs[%d] = %d, want %d", i, prev, b.Reqs[i])
+		}
+	}
+	for i, s := range b.Status {
+		if pb.StatusSource[i] != s.Source || pb.StatusTag[i] != s.Tag {
+			t.Errorf("status %d differs", i)
+		}
+	}
+	// The generated encoder's output decodes to the same batch.
+	again, err := proto.Marshal(&pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b2 Batch
+	if err := decodeBatch(again, &b2); err != nil {
+		t.Fatal(err)
+	}
+	b2.lastExit = b.lastExit
+	if !reflect.DeepEqual(normBatch(&b), normBatch(&b2)) {
+		t.Errorf("decode of generated encoding differs:\n%+v\n%+v", b, b2)
+	}
+}
+
+func normBatch(b *Batch) Batch {
+	c := *b
+	c.statusTags = nil
+	v := reflect.ValueOf(&c).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() == reflect.Slice && f.Len() == 0 && f.CanSet() {
+			f.Set(reflect.Zero(f.Type()))
+		}
+	}
+	return c
+}
+
+// TestTruncatedAtEveryByte cuts a small file at every length: the reader
+// must never panic, must return every event of the intact frames, and must
+// end in a typed truncation error carrying rank and offset.
+func TestTruncatedAtEveryByte(t *testing.T) {
+	data := writeTestTrace(t, WriterOptions{}, 2)
+	_, all, err := readAll(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := 0
+	for n := 0; n < len(data); n++ {
+		r, evs, err := readAll(data[:n])
+		if err == nil {
+			t.Fatalf("cut at %d: no error", n)
+		}
+		var ce *CorruptError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrTruncated) {
+			t.Fatalf("cut at %d: %v is not a truncation CorruptError", n, err)
+		}
+		if ce.Offset > int64(n) {
+			t.Fatalf("cut at %d: error offset %d beyond the cut", n, ce.Offset)
+		}
+		if r != nil && ce.Rank != 1 {
+			t.Fatalf("cut at %d: rank %d in error", n, ce.Rank)
+		}
+		if !reflect.DeepEqual(normalize(evs), normalize(all[:len(evs)])) || len(evs) < prev {
+			t.Fatalf("cut at %d: events are not a growing prefix", n)
+		}
+		prev = len(evs)
+		if !strings.Contains(err.Error(), "truncated") || !strings.Contains(err.Error(), "byte offset") {
+			t.Fatalf("cut at %d: message %q", n, err)
+		}
+	}
+	if prev != len(all) {
+		t.Fatalf("a file cut just before its footer gave %d of %d events", prev, len(all))
+	}
+}
+
+// TestCorruptByteFlip flips each byte of a file: no panic, every error is
+// typed, and the intact prefix is delivered.
+func TestCorruptByteFlip(t *testing.T) {
+	data := writeTestTrace(t, WriterOptions{}, 2)
+	for i := range data {
+		if i == 10 || i == 11 {
+			continue // the minor version: any value is readable by design
+		}
+		c := append([]byte(nil), data...)
+		c[i] ^= 0x41
+		_, _, err := readAll(c)
+		if err == nil {
+			t.Fatalf("flip at %d: no error", i)
+		}
+		var ce *CorruptError
+		var ve *VersionError
+		if !errors.As(err, &ce) && !errors.As(err, &ve) {
+			t.Fatalf("flip at %d: untyped error %v", i, err)
+		}
+	}
+}
+
+func TestNotATraceAndVersion(t *testing.T) {
+	_, _, err := readAll([]byte("hello world, this is text"))
+	if !errors.Is(err, ErrNotTrace) {
+		t.Errorf("text file: %v", err)
+	}
+	_, _, err = readAll([]byte{0x89, 'D'})
+	if !errors.Is(err, ErrTruncated) {
+		t.Errorf("magic prefix: %v", err)
+	}
+	data := writeTestTrace(t, WriterOptions{}, 10)
+	binary.LittleEndian.PutUint16(data[8:], 2)
+	_, _, err = readAll(data)
+	var ve *VersionError
+	if !errors.As(err, &ve) || ve.Major != 2 || !strings.Contains(err.Error(), "version 2.0 is not supported") {
+		t.Errorf("version 2: %v", err)
+	}
+	// A newer minor version is read.
+	data = writeTestTrace(t, WriterOptions{}, 10)
+	binary.LittleEndian.PutUint16(data[10:], 7)
+	if _, _, err := readAll(data); err != nil {
+		t.Errorf("minor version 7: %v", err)
+	}
+}
+
+// TestUnknownFrameSkipped: frames of kinds added by later minor versions are
+// skipped.
+func TestUnknownFrameSkipped(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteDefinitions(testDefs())
+	w.writeFrame(Kind(200), []byte("future"))
+	var b Batch
+	e := testEvents()[0]
+	b.Append(&e)
+	w.WriteBatch(&b)
+	w.Close(nil)
+	_, evs, err := readAll(buf.Bytes())
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+}
+
+func TestUndefinedReferencesRejected(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, testHeader(), WriterOptions{})
+	w.WriteDefinitions(testDefs())
+	var b Batch
+	b.Append(&Event{Func: 9, Entry: 1, Exit: 2})
+	w.WriteBatch(&b)
+	w.Close(nil)
+	_, _, err := readAll(buf.Bytes())
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "undefined function 9") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestDataAfterFooter(t *testing.T) {
+	data := append(writeTestTrace(t, WriterOptions{}, 10), 0)
+	_, evs, err := readAll(data)
+	if !errors.Is(err, ErrCorrupt) || len(evs) != len(testEvents()) {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+}
+
+// TestLengthLimits: lengths beyond the limits are refused before any
+// allocation.
+func TestLengthLimits(t *testing.T) {
+	base := writeTestTrace(t, WriterOptions{}, 10)
+	hdrEnd := PreambleSize + FrameHeaderSize + int(binary.LittleEndian.Uint32(base[PreambleSize:]))
+	for _, tc := range []struct {
+		name string
+		mut  func(h []byte)
+		want string
+	}{
+		{"payload", func(h []byte) { binary.LittleEndian.PutUint32(h[0:], MaxPayload+1) }, "exceeds the limit"},
+		{"raw", func(h []byte) { binary.LittleEndian.PutUint32(h[6:], MaxRaw+1) }, "exceeds the limit"},
+		{"expansion", func(h []byte) {
+			binary.LittleEndian.PutUint32(h[0:], 10)
+			binary.LittleEndian.PutUint32(h[6:], 10*maxExpansion+1)
+		}, "claims"},
+		{"encoding", func(h []byte) { h[5] = 9 }, "unknown payload encoding"},
+	} {
+		data := append([]byte(nil), base...)
+		tc.mut(data[hdrEnd:])
+		_, _, err := readAll(data)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+		var ce *CorruptError
+		if errors.As(err, &ce) && ce.Offset != int64(hdrEnd) {
+			t.Errorf("%s: offset %d, want %d", tc.name, ce.Offset, hdrEnd)
+		}
+	}
+}
