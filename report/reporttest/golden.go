@@ -64,7 +64,7 @@ func Diff(a, b string) string {
 		case i < len(x) && j < len(y) && x[i] == y[j]:
 			ops = append(ops, line{' ', x[i], i + 1})
 			i, j = i+1, j+1
-		case j < len(y) && (i == len(x) || lcs[i][j+1] >= lcs[i+1][j]):
+		case j < len(y) && (i == len(x) || lcs[i][j+1] > lcs[i+1][j]):
 			ops = append(ops, line{'+', y[j], j + 1})
 			j++
 		default:

@@ -227,3 +227,23 @@ func TestDoesNotModifyReport(t *testing.T) {
 		t.Errorf("second rendering differs")
 	}
 }
+
+// TestEmpty: a report with nothing in it still renders its header, and an
+// interval nobody executed renders without per-processor or SRC sections.
+func TestEmpty(t *testing.T) {
+	out := render(t, &report.Report{Schema: report.Schema, Task: "x"}, Options{})
+	if out != "dtpa performance report\nTask: x    Processors: 0    Intervals: 0\n" {
+		t.Errorf("empty report:\n%s", out)
+	}
+	out = render(t, &report.Report{Task: "x", Intervals: []report.Interval{{Path: []int{3}, Level: 1, Number: 3}}}, Options{})
+	for _, s := range []string{"INTERVAL 3  LEVEL=1  NUMBER=3  SOURCE=??  LINE=0  EXE_CNT=0", "--- The comparative characteristics ---"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q:\n%s", s, out)
+		}
+	}
+	for _, s := range []string{"execution characteristics", "SRC characteristics"} {
+		if strings.Contains(out, s) {
+			t.Errorf("report has %q:\n%s", s, out)
+		}
+	}
+}
