@@ -1,13 +1,77 @@
 // Package analyzer turns the per-rank traces of one run into a
 // report.Report: it aligns clocks, matches messages and collectives, builds
 // the interval tree and accumulates the characteristics of SPEC.md §3–§5.
+//
+// # How it works
+//
+// Two passes over the files, both streaming:
+//
+//  1. A scan of every file (in parallel) reads its header, clock-sync
+//     samples, footer and damage. Traces of different runs are refused,
+//     missing ranks and damaged files reported, and package clocks builds
+//     each rank's map from local to global time (piecewise linear between
+//     the synchronization phases, composed along the reference tree).
+//  2. A replay: one goroutine per rank reads its events forward, converts
+//     every time to global time and accumulates the characteristics of the
+//     interval current at that moment. Ranks meet only in the exchange
+//     (exchange.go): a send posts its entry time, a receive (or the
+//     wait/test completing it) takes the oldest matching one, and the k-th
+//     collective call of each member of a communicator forms one instance
+//     whose entry and exit times every member sees.
+//
+// Memory is bounded by the ranks, the messages and collectives in flight
+// and the (small) interval and call-site tables, never by the length of the
+// traces: each reader holds one batch. Work spreads over the cores because
+// the replays run concurrently.
+//
+// Clock-condition violations are repaired while replaying, before any wait
+// is computed, by the forward pass of the controlled logical clock (Becker
+// et al. 2009): when a receive (or a collective exit) would end before the
+// send (or the entries it depends on) started, its end is moved to that
+// bound plus minLatencyNs and all later events of the rank are shifted by
+// the same amount, which keeps every local interval after the repaired
+// event. Backward amortization is not done.
+//
+// # Definitions where SPEC.md leaves a choice
+//
+//   - Level 0 runs from the exit of MPI_Init to the entry of MPI_Finalize:
+//     the two calls themselves (start-up, clock synchronization, trace
+//     flushing) are not part of the program's execution. Without MPI_Init
+//     the first event starts it; without MPI_Finalize (a cut trace) the
+//     last event ends it.
+//   - An interval starts at the exit of MPI_Pcontrol(100, n) and ends at the
+//     entry of MPI_Pcontrol(101, n). MPI_Pcontrol calls count in no
+//     characteristic.
+//   - Productive Time = Execution Time − Lost Time reads Execution Time as
+//     the interval's execution time (the maximum over processors), so that
+//     Idle Time is subtracted once: per processor Productive =
+//     Execution(own) − Communications − Insufficient Parallelism, and
+//     Productive + Lost = max Execution; in Main, Productive + Lost = Total.
+//   - Insufficient Parallelism: the j-th execution of sequential section k
+//     on every processor is one instance; K is the number of processors
+//     that executed it. Each processor's Tseq is its own duration of the
+//     section minus its time in MPI calls inside (already in
+//     Communications), and it loses Tseq·(K−1)/K. The loss belongs to the
+//     interval current when the section ends.
+//   - Wait Number counts Wait-family calls and Test-family calls that
+//     completed at least one request.
+//   - Collective Number of a processor counts its collective calls; Main's
+//     counts instances once, on the member of rank 0 in the communicator.
+//   - Starts of nonblocking collectives form instances (Potential Sync and
+//     Time Variation of the start calls) but do not wait for anybody.
+//   - Only thread 0 (the thread that called MPI_Init) is replayed.
 package analyzer
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
 
+	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
 // Options say what to analyse.
@@ -22,7 +86,227 @@ type Options struct {
 	Warn func(string)
 }
 
+// Symbolizer turns a return address, given as a module path and an offset
+// in the module's ELF address space, into stack frames (innermost first).
+// The SRC issue provides one; without it SRC stacks stay empty.
+type Symbolizer interface {
+	Symbolize(module string, offset uint64) []report.Frame
+}
+
+// DefaultSymbolizer, when set, fills SRC.Stack.
+var DefaultSymbolizer Symbolizer
+
+// Stats describe the work done (for benchmarks and verbose output).
+type Stats struct {
+	Events int64 // events replayed
+}
+
+// LastStats are the Stats of the latest Analyze call (benchmarks read them).
+var LastStats Stats
+
 // Analyze reads the traces and computes the report.
 func Analyze(ctx context.Context, opts Options) (*report.Report, error) {
-	return nil, errors.New("analyzer: not implemented yet")
+	var warns []string
+	warn := func(s string) {
+		warns = append(warns, s)
+		if opts.Warn != nil {
+			opts.Warn(s)
+		}
+	}
+	paths, err := discover(opts.Dir, opts.App)
+	if err != nil {
+		return nil, err
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+
+	// Pass 1: headers, clock samples, damage.
+	scanned := make([]*rankFile, len(paths))
+	errs := make([]error, len(paths))
+	parallel(len(paths), workers, func(i int) { scanned[i], errs[i] = scan(paths[i]) })
+	var files []*rankFile
+	for i, e := range errs {
+		if e != nil {
+			if isVersionError(e) {
+				return nil, e
+			}
+			warn(fmt.Sprintf("%s cannot be read and is left out: %v.", paths[i], e))
+			continue
+		}
+		files = append(files, scanned[i])
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no readable traces of %q in %s", opts.App, dirName(opts.Dir))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	size, err := checkRuns(files)
+	if err != nil {
+		return nil, err
+	}
+	byRank := make([]*rankFile, size)
+	for _, f := range files {
+		r := int(f.hdr.Rank)
+		if byRank[r] != nil {
+			warn(fmt.Sprintf("%s and %s both hold rank %d; the second is left out.", byRank[r].path, f.path, r))
+			continue
+		}
+		byRank[r] = f
+	}
+	present := make([]bool, size)
+	syncs := make([][]*tracepb.ClockSync, size)
+	for r, f := range byRank {
+		if f == nil {
+			continue
+		}
+		present[r] = true
+		syncs[r] = f.syncs
+		if f.err != nil {
+			warn(fmt.Sprintf("Rank %d: %v; the events before byte offset %d are analysed.", r, f.err, f.off))
+		} else if f.footer != nil && f.footer.StopReason != tracepb.Footer_FINALIZE && f.footer.StopReason != tracepb.Footer_STOP_UNSPECIFIED {
+			warn(fmt.Sprintf("Rank %d: tracing stopped early (%s%s); later events are missing.", r, f.footer.StopReason, detail(f.footer.Message)))
+		}
+		if f.footer != nil && f.footer.DroppedEvents > 0 {
+			warn(fmt.Sprintf("Rank %d: the tracer dropped %d events.", r, f.footer.DroppedEvents))
+		}
+	}
+	if m := missingRanks(present); m != "" {
+		warn(fmt.Sprintf("The run had %d processes but traces of rank(s) %s are missing; operations with them are reported unmatched.", size, m))
+	}
+	model := clocks.Build(syncs, present)
+	for _, w := range model.Warnings {
+		warn(w)
+	}
+
+	// Pass 2: the replay.
+	x := newExchange(size, present)
+	reps := make([]*replayer, size)
+	var wg sync.WaitGroup
+	for r, f := range byRank {
+		if f == nil {
+			continue
+		}
+		rp := newReplayer(int32(r), f.path, x, model.Maps[r].Clone())
+		reps[r] = rp
+		wg.Add(1)
+		go func() { defer wg.Done(); rp.run() }()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Contributions of instances completed after their member finished.
+	for r, rp := range reps {
+		if rp == nil {
+			continue
+		}
+		rp.contrib = append(rp.contrib[:0], x.ranks[r].deferred...)
+		x.ranks[r].deferred = nil
+		rp.applyContrib()
+	}
+	summarize(reps, x, byRank, warn)
+
+	rep := build(reps, x, byRank, opts)
+	rep.Task = opts.App
+	rep.Processors = size
+	rep.Warnings = append([]string{}, warns...)
+	var ev int64
+	for _, rp := range reps {
+		if rp != nil {
+			ev += rp.events
+		}
+	}
+	LastStats = Stats{Events: ev}
+	return rep, nil
+}
+
+// summarize turns the replays' counters into warnings, rank by rank.
+func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(string)) {
+	var viol, worst, unRecv, unColl, unReq, unSent int64
+	var worstRank int32
+	for r, rp := range reps {
+		if rp == nil {
+			continue
+		}
+		for _, w := range rp.warns {
+			warn(w)
+		}
+		if rp.readErr != nil && byRank[r].err == nil {
+			warn(fmt.Sprintf("Rank %d: %v.", r, rp.readErr))
+		}
+		viol += rp.violations
+		if rp.worstViolation > worst {
+			worst, worstRank = rp.worstViolation, rp.rank
+		}
+		unRecv += rp.unmatchedRecvs
+		unColl += rp.unmatchedColls
+		unReq += rp.unknownReqs
+		unSent += rp.unreceived
+	}
+	unSent += x.droppedSends
+	if viol > 0 {
+		warn(fmt.Sprintf("%d clock-condition violation(s) found after clock alignment (the worst, %.9f s, on rank %d); repaired with a controlled logical clock before computing waits.",
+			viol, float64(worst)/1e9, worstRank))
+	}
+	if unRecv > 0 {
+		warn(fmt.Sprintf("%d receive(s) found no matching send (a missing or cut trace, or inconsistent traces); their Real Sync is not counted.", unRecv))
+	}
+	if unSent > 0 {
+		warn(fmt.Sprintf("%d message(s) sent were never received in the traces.", unSent))
+	}
+	if unColl > 0 {
+		warn(fmt.Sprintf("%d collective call(s) could not be matched with all participants of their communicator.", unColl))
+	}
+	if unReq > 0 {
+		warn(fmt.Sprintf("%d request(s) were waited for, started or tested without having been created in the trace.", unReq))
+	}
+	if x.stalls > 0 {
+		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; the operations waiting at that moment are reported unmatched.", x.stalls))
+	}
+}
+
+func detail(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+func dirName(d string) string {
+	if d == "" {
+		return "."
+	}
+	return d
+}
+
+// parallel runs f(0…n-1) on at most workers goroutines.
+func parallel(n, workers int, f func(int)) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -79,7 +79,8 @@ type Rank struct {
 }
 
 type reqInfo struct {
-	recv bool
+	recv       bool
+	persistent bool
 	// status to report at completion (receives)
 	st traceformat.Status
 }
@@ -374,7 +375,9 @@ func (k *Rank) complete(name string, reqs []Req, dur int64, opts []Opt) *Rank {
 		if !ok {
 			panic(fmt.Sprintf("tracetest: rank %d completes unknown request %d", k.n, r))
 		}
-		delete(k.reqs, uint64(r))
+		if !in.persistent {
+			delete(k.reqs, uint64(r))
+		}
 		e.Reqs = append(e.Reqs, uint64(r))
 		st := traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}
 		if in.recv {

@@ -1,0 +1,361 @@
+package analyzer
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
+)
+
+// rankTot is one processor's figures for an interval, nested ones
+// included.
+type rankTot struct {
+	exeCount int
+	exec     int64
+	a        acc
+	sites    map[string]*siteTot
+}
+
+type siteTot struct {
+	fn                                string
+	pcs                               siteRef
+	count, time, rs, pot, tv, overlap int64
+}
+
+// siteRef says where a call site's addresses can be symbolized.
+type siteRef struct {
+	modules []string
+	offsets []uint64
+}
+
+// gnode is an interval merged over processors.
+type gnode struct {
+	path  []int
+	ranks map[int]*rankTot
+}
+
+func isVersionError(err error) bool {
+	var ve *traceformat.VersionError
+	return errors.As(err, &ve)
+}
+
+// siteKeyer maps one rank's call sites to keys that agree across ranks:
+// the function name and each return address as module path + offset in the
+// module's ELF address space (so address-space randomization does not
+// matter).
+type siteKeyer struct {
+	rp    *replayer
+	cache map[[2]uint32]string
+	refs  map[string]siteRef
+}
+
+func (k *siteKeyer) key(site uint32, fn uint32) string {
+	ck := [2]uint32{site, fn}
+	if s, ok := k.cache[ck]; ok {
+		return s
+	}
+	var b strings.Builder
+	name := "?"
+	if f := k.rp.defs.Function(fn); f != nil {
+		name = f.Name
+	}
+	b.WriteString(name)
+	var ref siteRef
+	var pcs []uint64
+	if int(site) < len(k.rp.defs.CallSites) {
+		pcs = k.rp.defs.CallSites[site]
+	}
+	for _, pc := range pcs {
+		mod, off := "", pc
+		for _, m := range k.rp.defs.Modules {
+			if pc >= m.Start && pc < m.End {
+				mod, off = m.Path, pc-m.LoadBias
+				break
+			}
+		}
+		fmt.Fprintf(&b, "|%s+%#x", mod, off)
+		ref.modules = append(ref.modules, mod)
+		ref.offsets = append(ref.offsets, off)
+	}
+	s := b.String()
+	k.cache[ck] = s
+	k.refs[s] = ref
+	return s
+}
+
+// total sums n's subtree for one processor.
+func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot {
+	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, sites: map[string]*siteTot{}}
+	addAcc(&t.a, n.Value)
+	for id := range n.Value.sites {
+		s := &n.Value.sites[id]
+		if !s.used {
+			continue
+		}
+		addSite(t.sites, keys, uint32(id), s)
+	}
+	for _, c := range n.Children {
+		ct := total(c, keys, out, rank)
+		addAcc(&t.a, &ct.a)
+		for k, s := range ct.sites {
+			d := t.sites[k]
+			if d == nil {
+				d = &siteTot{fn: s.fn, pcs: s.pcs}
+				t.sites[k] = d
+			}
+			d.count += s.count
+			d.time += s.time
+			d.rs += s.rs
+			d.pot += s.pot
+			d.tv += s.tv
+			d.overlap += s.overlap
+		}
+	}
+	if t.exeCount > 0 {
+		key := n.Key()
+		g := out[key]
+		if g == nil {
+			g = &gnode{path: n.Path, ranks: map[int]*rankTot{}}
+			out[key] = g
+		}
+		g.ranks[rank] = t
+	}
+	return t
+}
+
+func addAcc(d, s *acc) {
+	d.p2p += s.p2p
+	d.coll += s.coll
+	d.sys += s.sys
+	d.realSync += s.realSync
+	d.potSync += s.potSync
+	d.timeVar += s.timeVar
+	d.overlap += s.overlap
+	d.insuf += s.insuf
+	d.sends += s.sends
+	d.recvs += s.recvs
+	d.waits += s.waits
+	d.sysCalls += s.sysCalls
+	d.collCalls += s.collCalls
+	d.collInst += s.collInst
+}
+
+func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
+	k := keys.key(id, s.fn)
+	d := m[k]
+	if d == nil {
+		name := "?"
+		if f := keys.rp.defs.Function(s.fn); f != nil {
+			name = f.Name
+		}
+		d = &siteTot{fn: name, pcs: keys.refs[k]}
+		m[k] = d
+	}
+	d.count += s.count
+	d.time += s.time
+	d.rs += s.realSync
+	d.pot += s.pot
+	d.tv += s.tv
+	d.overlap += s.overlap
+}
+
+func sec(ns int64) float64 { return float64(ns) / 1e9 }
+
+// build merges the processors' interval trees into the report.
+func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options) *report.Report {
+	program := ""
+	for _, f := range byRank {
+		if f != nil {
+			program = filepath.Base(f.hdr.Program)
+			break
+		}
+	}
+	nodes := map[string]*gnode{}
+	for r, rp := range reps {
+		if rp == nil || rp.defs == nil {
+			continue
+		}
+		// Insufficient Parallelism needs K, known once every replay ended.
+		for _, s := range rp.secRuns {
+			k := x.sections[sectionKey{num: s.run.Number, inst: s.run.Instance}]
+			if k > 0 {
+				s.node.Value.insuf += float64(s.run.SeqNs) * float64(k-1) / float64(k)
+			}
+		}
+		keys := &siteKeyer{rp: rp, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
+		total(rp.tr.Root(), keys, nodes, r)
+	}
+	var order []*gnode
+	for _, g := range nodes {
+		if opts.MaxLevel >= 0 && len(g.path) > opts.MaxLevel {
+			continue
+		}
+		order = append(order, g)
+	}
+	sort.Slice(order, func(i, j int) bool { return lessPath(order[i].path, order[j].path) })
+	// SRC numbers agree across intervals: sorted by key over the run.
+	allSites := map[string]bool{}
+	for _, g := range order {
+		for _, t := range g.ranks {
+			for k := range t.sites {
+				allSites[k] = true
+			}
+		}
+	}
+	siteID := map[string]int{}
+	for i, k := range sortedKeys(allSites) {
+		siteID[k] = i + 1
+	}
+	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
+	for _, g := range order {
+		rep.Intervals = append(rep.Intervals, interval(g, program, siteID))
+	}
+	return rep
+}
+
+func lessPath(a, b []int) bool {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return len(a) < len(b)
+}
+
+// interval computes one interval's characteristics (SPEC §3–§6).
+func interval(g *gnode, program string, siteID map[string]int) report.Interval {
+	iv := report.Interval{Path: append([]int{}, g.path...), Level: len(g.path), SourceFile: program,
+		Ranks: []report.Rank{}, SRC: []report.SRC{}}
+	if len(g.path) > 0 {
+		iv.Number = g.path[len(g.path)-1]
+	}
+	ranks := make([]int, 0, len(g.ranks))
+	for r := range g.ranks {
+		ranks = append(ranks, r)
+	}
+	sort.Ints(ranks)
+	var maxExec float64
+	for _, r := range ranks {
+		maxExec = max(maxExec, sec(g.ranks[r].exec))
+	}
+	m := &iv.Main
+	for _, r := range ranks {
+		t := g.ranks[r]
+		a := &t.a
+		rk := report.Rank{
+			Rank: r, ExeCount: t.exeCount, ExecutionTime: sec(t.exec),
+			SendRecvTime: sec(a.p2p), CollectiveTime: sec(a.coll), SystemTime: sec(a.sys),
+			RealSync: sec(a.realSync), PotentialSync: sec(a.potSync), TimeVariation: sec(a.timeVar),
+			Overlap: sec(a.overlap), InsufficientParallelism: a.insuf / 1e9,
+			SendNumber: a.sends, ReceiveNumber: a.recvs, WaitNumber: a.waits,
+			CollectiveNumber: a.collCalls, SystemNumber: a.sysCalls,
+		}
+		rk.Communications = rk.SendRecvTime + rk.CollectiveTime + rk.SystemTime
+		rk.IdleTime = maxExec - rk.ExecutionTime
+		rk.LostTime = rk.Communications + rk.IdleTime + rk.InsufficientParallelism
+		rk.ProductiveTime = maxExec - rk.LostTime
+		iv.Ranks = append(iv.Ranks, rk)
+		iv.ExeCount = max(iv.ExeCount, t.exeCount)
+		m.CollectiveNumber += a.collInst
+	}
+	var maxProd float64
+	for i := range iv.Ranks {
+		if i == 0 || iv.Ranks[i].ProductiveTime > maxProd {
+			maxProd = iv.Ranks[i].ProductiveTime
+		}
+	}
+	for i := range iv.Ranks {
+		rk := &iv.Ranks[i]
+		rk.LoadImbalance = maxProd - rk.ProductiveTime
+		m.ProductiveTime += rk.ProductiveTime
+		m.LostTime += rk.LostTime
+		m.InsufficientParallelism += rk.InsufficientParallelism
+		m.Communications += rk.Communications
+		m.SendRecvTime += rk.SendRecvTime
+		m.RealSync += rk.RealSync
+		m.SendNumber += rk.SendNumber
+		m.ReceiveNumber += rk.ReceiveNumber
+		m.WaitNumber += rk.WaitNumber
+		m.CollectiveTime += rk.CollectiveTime
+		m.SystemTime += rk.SystemTime
+		m.SystemNumber += rk.SystemNumber
+		m.IdleTime += rk.IdleTime
+		m.LoadImbalance += rk.LoadImbalance
+		m.PotentialSync += rk.PotentialSync
+		m.TimeVariation += rk.TimeVariation
+		m.Overlap += rk.Overlap
+	}
+	m.ExecutionTime = maxExec
+	m.Processors = len(iv.Ranks)
+	m.TotalTime = maxExec * float64(m.Processors)
+	if m.TotalTime > 0 {
+		m.Efficiency = min(1, max(0, m.ProductiveTime/m.TotalTime))
+	}
+	c := &iv.Comparative
+	stat := func(f func(*report.Rank) float64) report.Stat {
+		var s report.Stat
+		for i := range iv.Ranks {
+			v := f(&iv.Ranks[i])
+			if i == 0 || v < s.Min {
+				s.Min, s.MinProc = v, iv.Ranks[i].Rank
+			}
+			if i == 0 || v > s.Max {
+				s.Max, s.MaxProc = v, iv.Ranks[i].Rank
+			}
+			s.Mean += v
+		}
+		if len(iv.Ranks) > 0 {
+			s.Mean /= float64(len(iv.Ranks))
+		}
+		return s
+	}
+	c.ExecutionTime = stat(func(r *report.Rank) float64 { return r.ExecutionTime })
+	c.ProductiveTime = stat(func(r *report.Rank) float64 { return r.ProductiveTime })
+	c.LostTime = stat(func(r *report.Rank) float64 { return r.LostTime })
+	c.IdleTime = stat(func(r *report.Rank) float64 { return r.IdleTime })
+	c.Communications = stat(func(r *report.Rank) float64 { return r.Communications })
+	c.InsufficientParallelism = stat(func(r *report.Rank) float64 { return r.InsufficientParallelism })
+	c.RealSync = stat(func(r *report.Rank) float64 { return r.RealSync })
+	c.LoadImbalance = stat(func(r *report.Rank) float64 { return r.LoadImbalance })
+	c.PotentialSync = stat(func(r *report.Rank) float64 { return r.PotentialSync })
+	c.TimeVariation = stat(func(r *report.Rank) float64 { return r.TimeVariation })
+	c.Overlap = stat(func(r *report.Rank) float64 { return r.Overlap })
+	iv.SRC = srcs(g, ranks, siteID)
+	return iv
+}
+
+// srcs merges the call sites of an interval over processors.
+func srcs(g *gnode, ranks []int, siteID map[string]int) []report.SRC {
+	byKey := map[string]*report.SRC{}
+	for _, r := range ranks {
+		for k, s := range g.ranks[r].sites {
+			p := byKey[k]
+			if p == nil {
+				p = &report.SRC{ID: siteID[k], Function: s.fn, Stack: []report.Frame{}, Ranks: []report.SRCRank{}}
+				if DefaultSymbolizer != nil {
+					for i := range s.pcs.modules {
+						p.Stack = append(p.Stack, DefaultSymbolizer.Symbolize(s.pcs.modules[i], s.pcs.offsets[i])...)
+					}
+				}
+				byKey[k] = p
+			}
+			p.Comm += sec(s.time)
+			p.RealSync += sec(s.rs)
+			p.PotentialSync += sec(s.pot)
+			p.TimeVariation += sec(s.tv)
+			p.Overlap += sec(s.overlap)
+			p.Ranks = append(p.Ranks, report.SRCRank{Rank: r, ExeCount: s.count, ExeTime: sec(s.time),
+				RealSync: sec(s.rs), PotentialSync: sec(s.pot), TimeVariation: sec(s.tv), Overlap: sec(s.overlap)})
+		}
+	}
+	out := make([]report.SRC, 0, len(byKey))
+	for _, p := range byKey {
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}

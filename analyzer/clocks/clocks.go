@@ -1,0 +1,192 @@
+// Package clocks aligns the local clocks of the ranks of one run on the
+// clock of world rank 0, from the ping-pong samples the tracer stored
+// (trace.proto, ClockSync).
+//
+// Per synchronization phase (INIT, FINALIZE, INTERMEDIATE) and rank, the
+// sample with the smallest round trip gives one anchor: the local time
+// (send+recv)/2 corresponds to the reference's time remote, with an error of
+// at most half the round trip. Anchors are mapped through the reference's
+// own alignment, so offsets compose along the tree of references up to
+// rank 0. A rank's map from local to global time is the piecewise linear
+// function through its anchors (drift between phases), extended beyond the
+// first and last anchors with the slope of the nearest segment (offset only,
+// slope 1, with a single anchor).
+package clocks
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// Map converts one rank's local nanoseconds to global (rank-0) nanoseconds.
+// The zero Map is the identity.
+type Map struct {
+	// Anchors sorted by local time: Local[i] ↦ Global[i].
+	Local, Global []int64
+	seg           int // segment of the previous conversion (times mostly increase)
+}
+
+// Identity reports whether the map leaves times unchanged.
+func (m *Map) Identity() bool {
+	if len(m.Local) == 0 {
+		return true
+	}
+	if len(m.Local) == 1 {
+		return m.Local[0] == m.Global[0]
+	}
+	for i := range m.Local {
+		if m.Local[i] != m.Global[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// At converts a local time. A Map is not safe for concurrent use (it caches
+// the last segment); Clone one per goroutine.
+func (m *Map) At(t int64) int64 {
+	n := len(m.Local)
+	switch n {
+	case 0:
+		return t
+	case 1:
+		return t + (m.Global[0] - m.Local[0])
+	}
+	// Segment i spans [Local[i], Local[i+1]]; the first and last extend
+	// outwards.
+	i := m.seg
+	if i > n-2 {
+		i = n - 2
+	}
+	for i > 0 && t < m.Local[i] {
+		i--
+	}
+	for i < n-2 && t >= m.Local[i+1] {
+		i++
+	}
+	m.seg = i
+	x0, x1, y0, y1 := m.Local[i], m.Local[i+1], m.Global[i], m.Global[i+1]
+	if x1 == x0 {
+		return t + (y0 - x0)
+	}
+	slope := float64(y1-y0) / float64(x1-x0)
+	return y0 + int64(math.Round(float64(t-x0)*slope))
+}
+
+// Clone returns an independent copy (sharing the anchors).
+func (m *Map) Clone() *Map { c := *m; c.seg = 0; return &c }
+
+// Model holds the maps of every rank of a run.
+type Model struct {
+	Maps []*Map // by world rank; never nil
+	// Warnings about missing or inconsistent samples, one sentence each.
+	Warnings []string
+	// MaxErrorNs is the largest half round trip of the samples used: an
+	// upper bound on the alignment error between a rank and its reference.
+	MaxErrorNs int64
+}
+
+// Build aligns the ranks given their clock-sync chunks (syncs[r] for world
+// rank r; nil for a missing rank). present[r] says whether rank r's file
+// exists at all.
+func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
+	n := len(syncs)
+	m := &Model{Maps: make([]*Map, n)}
+	state := make([]int, n) // 0 todo, 1 in progress, 2 done
+	var build func(r int) *Map
+	build = func(r int) *Map {
+		switch state[r] {
+		case 2:
+			return m.Maps[r]
+		case 1:
+			m.Warnings = append(m.Warnings, fmt.Sprintf("Clock references of rank %d form a cycle; its clock is left unaligned.", r))
+			return &Map{}
+		}
+		state[r] = 1
+		mp := &Map{}
+		if r != 0 && present[r] {
+			var local, global []int64
+			if len(syncs[r]) == 0 {
+				m.Warnings = append(m.Warnings, fmt.Sprintf("Rank %d has no clock-sync samples; its clock is assumed to agree with rank 0's.", r))
+			}
+			for _, c := range syncs[r] {
+				ref := int(c.Reference)
+				if ref == r || ref >= n {
+					continue
+				}
+				var x, y int64
+				if c.SameClock {
+					// Same clock as the reference: this rank's map is the
+					// reference's.
+					ra := build(ref)
+					if len(ra.Local) == 0 {
+						local, global = append(local, 0), append(global, 0)
+					}
+					local = append(local, ra.Local...)
+					global = append(global, ra.Global...)
+					continue
+				} else {
+					best := -1
+					var bestRTT int64
+					for i := range c.LocalSendNs {
+						rtt := c.LocalRecvNs[i] - c.LocalSendNs[i]
+						if rtt < 0 {
+							continue
+						}
+						if best < 0 || rtt < bestRTT {
+							best, bestRTT = i, rtt
+						}
+					}
+					if best < 0 {
+						m.Warnings = append(m.Warnings, fmt.Sprintf("Rank %d: %s clock-sync phase has no usable sample; ignored.", r, c.Phase))
+						continue
+					}
+					if h := bestRTT / 2; h > m.MaxErrorNs {
+						m.MaxErrorNs = h
+					}
+					// mid = (send+recv)/2 without overflow.
+					s, rv := c.LocalSendNs[best], c.LocalRecvNs[best]
+					x = s + (rv-s)/2
+					y = c.RemoteNs[best]
+				}
+				if !present[ref] {
+					m.Warnings = append(m.Warnings, fmt.Sprintf("Rank %d measured its clock against rank %d, whose trace is missing; that link is taken as exact.", r, ref))
+				}
+				refMap := build(ref).Clone()
+				local = append(local, x)
+				global = append(global, refMap.At(y))
+			}
+			mp = newMap(local, global)
+		}
+		m.Maps[r] = mp
+		state[r] = 2
+		return mp
+	}
+	for r := 0; r < n; r++ {
+		build(r)
+	}
+	return m
+}
+
+// newMap sorts anchors by local time and merges anchors at the same local
+// time (averaging their global times).
+func newMap(local, global []int64) *Map {
+	idx := make([]int, len(local))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return local[idx[a]] < local[idx[b]] })
+	m := &Map{}
+	for _, i := range idx {
+		if k := len(m.Local); k > 0 && m.Local[k-1] == local[i] {
+			m.Global[k-1] = m.Global[k-1]/2 + global[i]/2
+			continue
+		}
+		m.Local = append(m.Local, local[i])
+		m.Global = append(m.Global, global[i])
+	}
+	return m
+}

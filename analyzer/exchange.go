@@ -1,0 +1,404 @@
+package analyzer
+
+import (
+	"sync"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// exchange is what the per-rank replays share: the messages in flight
+// (send entry times, FIFO per communicator, source, destination and tag,
+// which is MPI's non-overtaking rule once ANY_SOURCE/ANY_TAG are resolved
+// from the statuses), the collective instances in progress, and the
+// bookkeeping that keeps a missing, truncated or inconsistent trace from
+// hanging the replay.
+//
+// A replay blocks only where the traced program itself could not have
+// proceeded: a receive waits for the matching send's entry, a collective
+// waits for the entries its shape depends on. Sends never block. Since the
+// real run respected these dependencies, the replay of a complete,
+// consistent run cannot deadlock; when it could (a rank is missing or
+// ends early, or the traces disagree), a waiter gives up as soon as the rank
+// it waits for has finished, and if every running replay is waiting (a
+// stall), all of them give up and report their operation as unmatched.
+//
+// One mutex guards everything: the critical sections are a few map and
+// slice operations, far shorter than the decoding between them.
+type exchange struct {
+	mu       sync.Mutex
+	ranks    []*rankSync
+	live     int // replays running
+	blocked  int // replays waiting
+	stallGen uint64
+	stalls   int
+	colls    map[collKey]*collInst
+	sections map[sectionKey]int // processors that completed each section instance
+
+	droppedSends int64 // sends to a rank whose replay had already finished
+}
+
+type rankSync struct {
+	cond     *sync.Cond
+	present  bool
+	done     bool
+	waiting  bool
+	inbox    map[p2pKey]*fifo
+	deferred []collContrib
+}
+
+type p2pKey struct {
+	comm     uint64
+	src, dst int32 // world ranks
+	tag      int32
+}
+
+// fifo is a queue of send entry times (global ns).
+type fifo struct {
+	q    []int64
+	head int
+}
+
+func (f *fifo) push(t int64) { f.q = append(f.q, t) }
+func (f *fifo) len() int     { return len(f.q) - f.head }
+func (f *fifo) pop() int64 {
+	t := f.q[f.head]
+	f.head++
+	if f.head == len(f.q) {
+		f.q, f.head = f.q[:0], 0
+	} else if f.head > 64 && f.head*2 > len(f.q) {
+		n := copy(f.q, f.q[f.head:])
+		f.q, f.head = f.q[:n], 0
+	}
+	return t
+}
+
+type sectionKey struct {
+	num  int64
+	inst int
+}
+
+// collKey names a collective instance: the seq-th collective call on a
+// communicator (by global id; group tells the two groups of an
+// intercommunicator apart).
+type collKey struct {
+	comm  uint64
+	group int32
+	seq   uint64
+}
+
+// collInst is one collective instance while its participants replay it.
+type collInst struct {
+	key       collKey
+	fn        string
+	shape     tracepb.Function_Collective
+	root      int32   // rank in the communicator, -1 when none
+	members   []int32 // world ranks, by communicator rank
+	entry     []int64
+	exit      []int64
+	hasEntry  []bool
+	hasExit   []bool
+	att       []collAtt
+	nEntry    int
+	nExit     int
+	entryGone int // members that finished without entering
+	exitGone  int // members that finished without leaving
+	waiters   []int32
+	mismatch  bool
+}
+
+// collAtt says where a participant's Potential Sync and Time Variation go.
+type collAtt struct {
+	node *rnode
+	site uint32
+}
+
+// collContrib is a participant's share of a completed instance, handed to
+// its replay (which owns the accumulators) through rankSync.deferred.
+type collContrib struct {
+	att     collAtt
+	pot, tv int64
+}
+
+func newExchange(size int, present []bool) *exchange {
+	x := &exchange{colls: map[collKey]*collInst{}, sections: map[sectionKey]int{}}
+	for r := 0; r < size; r++ {
+		rs := &rankSync{cond: sync.NewCond(&x.mu), present: present[r], done: !present[r], inbox: map[p2pKey]*fifo{}}
+		if present[r] {
+			x.live++
+		}
+		x.ranks = append(x.ranks, rs)
+	}
+	return x
+}
+
+// waitLocked blocks rank me until ready, or returns false when giveUp
+// says the awaited rank is gone or a stall was detected. x.mu is held.
+func (x *exchange) waitLocked(me int32, ready, giveUp func() bool) bool {
+	gen := x.stallGen
+	rs := x.ranks[me]
+	for !ready() {
+		if giveUp() || x.stallGen != gen {
+			return false
+		}
+		if x.blocked+1 >= x.live {
+			// Every running replay waits: nobody can post what they
+			// wait for. Release them all.
+			x.stallGen++
+			x.stalls++
+			for _, r := range x.ranks {
+				x.wake(r)
+			}
+			return false
+		}
+		x.blocked++
+		rs.waiting = true
+		for rs.waiting {
+			rs.cond.Wait()
+		}
+	}
+	return true
+}
+
+// wake makes a waiting replay check its condition again. The waker, not
+// the waiter, takes it off the blocked count, so that a replay that was
+// woken but has not run yet is never mistaken for a stalled one.
+func (x *exchange) wake(r *rankSync) {
+	if r.waiting {
+		r.waiting = false
+		x.blocked--
+		r.cond.Signal()
+	}
+}
+
+// send posts a message (its send's entry time).
+func (x *exchange) send(k p2pKey, entry int64) {
+	x.mu.Lock()
+	dst := x.ranks[k.dst]
+	if dst.done {
+		x.droppedSends++
+		x.mu.Unlock()
+		return
+	}
+	f := dst.inbox[k]
+	if f == nil {
+		f = &fifo{}
+		dst.inbox[k] = f
+	}
+	f.push(entry)
+	x.wake(dst)
+	x.mu.Unlock()
+}
+
+// recv takes the oldest message for k, waiting for it if needed; ok is
+// false when it never comes.
+func (x *exchange) recv(k p2pKey) (entry int64, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	me := x.ranks[k.dst]
+	src := x.ranks[k.src]
+	var f *fifo
+	ready := func() bool {
+		if f == nil {
+			f = me.inbox[k]
+		}
+		return f != nil && f.len() > 0
+	}
+	if !x.waitLocked(k.dst, ready, func() bool { return src.done }) {
+		return 0, false
+	}
+	return f.pop(), true
+}
+
+// collEnter posts a participant's entry and returns the instance.
+func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collective, root int32,
+	members []int32, idx int, entry int64, att collAtt) *collInst {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	in := x.colls[k]
+	if in == nil {
+		n := len(members)
+		in = &collInst{key: k, fn: fn, shape: shape, root: root, members: members,
+			entry: make([]int64, n), exit: make([]int64, n), hasEntry: make([]bool, n), hasExit: make([]bool, n),
+			att: make([]collAtt, n)}
+		for _, m := range members {
+			if x.ranks[m].done {
+				in.entryGone++
+				in.exitGone++
+			}
+		}
+		x.colls[k] = in
+	}
+	if in.fn != fn || in.root != root || len(in.members) != len(members) || idx >= len(in.members) || in.hasEntry[idx] {
+		in.mismatch = true
+		return in
+	}
+	in.entry[idx], in.hasEntry[idx], in.att[idx] = entry, true, att
+	in.nEntry++
+	if len(in.waiters) > 0 && (in.nEntry+in.entryGone == len(in.members) || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
+		for _, w := range in.waiters {
+			x.wake(x.ranks[w])
+		}
+	}
+	return in
+}
+
+// collWait waits until the entries that participant idx depends on
+// (by the collective's shape) are posted, and returns the latest of them;
+// has is false when the participant depends on nobody (or nobody came).
+func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has bool, ok bool) {
+	n := len(in.members)
+	lo, hi := 0, -1 // dependency range [lo, hi] in communicator ranks
+	switch in.shape {
+	case tracepb.Function_ALL_TO_ALL:
+		lo, hi = 0, n-1
+	case tracepb.Function_ONE_TO_ALL:
+		if in.root >= 0 && int(in.root) < n && idx != int(in.root) {
+			lo, hi = int(in.root), int(in.root)
+		}
+	case tracepb.Function_ALL_TO_ONE:
+		if idx == int(in.root) {
+			lo, hi = 0, n-1
+		}
+	case tracepb.Function_PREFIX:
+		lo, hi = 0, idx
+	}
+	if hi < lo || in.mismatch {
+		return 0, false, true
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	ready := func() bool {
+		if lo == 0 && hi == n-1 {
+			return in.nEntry+in.entryGone >= n
+		}
+		for i := lo; i <= hi; i++ {
+			if !in.hasEntry[i] && !x.ranks[in.members[i]].done {
+				return false
+			}
+		}
+		return true
+	}
+	in.waiters = append(in.waiters, me)
+	ok = x.waitLocked(me, ready, func() bool {
+		for i := lo; i <= hi; i++ {
+			if !in.hasEntry[i] && x.ranks[in.members[i]].done {
+				return true
+			}
+		}
+		return false
+	})
+	for i, w := range in.waiters {
+		if w == me {
+			in.waiters = append(in.waiters[:i], in.waiters[i+1:]...)
+			break
+		}
+	}
+	for i := lo; i <= hi; i++ {
+		if in.hasEntry[i] && (!has || in.entry[i] > latest) {
+			latest, has = in.entry[i], true
+		}
+	}
+	complete := true
+	for i := lo; i <= hi; i++ {
+		if !in.hasEntry[i] {
+			complete = false
+		}
+	}
+	return latest, has, ok && complete
+}
+
+// collExit posts a participant's exit; the participant that completes the
+// instance computes everybody's Potential Sync and Time Variation. It
+// returns the contributions deferred to rank me so far.
+func (x *exchange) collExit(in *collInst, idx int, me int32, exit int64, buf []collContrib) []collContrib {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !in.mismatch || (idx < len(in.members) && in.hasEntry[idx] && !in.hasExit[idx]) {
+		if idx < len(in.members) && in.hasEntry[idx] && !in.hasExit[idx] {
+			in.exit[idx], in.hasExit[idx] = exit, true
+			in.nExit++
+			x.maybeComplete(in)
+		}
+	}
+	return x.takeDeferred(me, buf)
+}
+
+func (x *exchange) takeDeferred(me int32, buf []collContrib) []collContrib {
+	rs := x.ranks[me]
+	buf = append(buf[:0], rs.deferred...)
+	rs.deferred = rs.deferred[:0]
+	return buf
+}
+
+// maybeComplete finishes an instance once every participant has left it or
+// is gone. x.mu is held.
+func (x *exchange) maybeComplete(in *collInst) {
+	if in.nExit+in.exitGone < len(in.members) {
+		return
+	}
+	delete(x.colls, in.key)
+	var maxEntry, maxExit int64
+	first := true
+	for i := range in.members {
+		if !in.hasExit[i] {
+			continue
+		}
+		if first || in.entry[i] > maxEntry {
+			maxEntry = in.entry[i]
+		}
+		if first || in.exit[i] > maxExit {
+			maxExit = in.exit[i]
+		}
+		first = false
+	}
+	for i, m := range in.members {
+		if !in.hasExit[i] {
+			continue
+		}
+		rs := x.ranks[m]
+		rs.deferred = append(rs.deferred, collContrib{att: in.att[i], pot: maxEntry - in.entry[i], tv: maxExit - in.exit[i]})
+	}
+}
+
+// finish marks rank me's replay as ended: whoever waits for it gives up,
+// and instances it will never join are completed without it. It returns the
+// messages left unreceived in its inbox and the last deferred
+// contributions.
+func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []collContrib) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	rs := x.ranks[me]
+	rs.done = true
+	x.live--
+	for _, f := range rs.inbox {
+		unreceived += int64(f.len())
+	}
+	rs.inbox = nil
+	for _, in := range x.colls {
+		for i, m := range in.members {
+			if m != me {
+				continue
+			}
+			if !in.hasEntry[i] {
+				in.entryGone++
+			}
+			if !in.hasExit[i] {
+				in.exitGone++
+			}
+		}
+	}
+	for _, in := range x.colls {
+		x.maybeComplete(in)
+	}
+	for _, r := range x.ranks {
+		x.wake(r)
+	}
+	return unreceived, x.takeDeferred(me, buf)
+}
+
+// sectionDone counts one more processor that completed a section instance.
+func (x *exchange) sectionDone(k sectionKey) {
+	x.mu.Lock()
+	x.sections[k]++
+	x.mu.Unlock()
+}

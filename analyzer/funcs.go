@@ -1,0 +1,101 @@
+package analyzer
+
+import (
+	"strings"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// op is what the replay does with a call.
+type op uint8
+
+const (
+	opOther      op = iota // time only (probes, cancel, point-to-point odds and ends)
+	opSystem               // System Time
+	opInit                 // MPI_Init, MPI_Init_thread
+	opFinalize             // MPI_Finalize
+	opPcontrol             // MPI_Pcontrol: interval and section marks
+	opSend                 // blocking send
+	opRecv                 // blocking receive (MPI_Recv, MPI_Mrecv)
+	opSendrecv             // MPI_Sendrecv, MPI_Sendrecv_replace
+	opIsend                // nonblocking send start
+	opIrecv                // nonblocking receive start
+	opSendInit             // persistent send creation
+	opRecvInit             // persistent receive creation
+	opStart                // MPI_Start, MPI_Startall
+	opComplete             // Wait/Test family
+	opFree                 // MPI_Request_free
+	opColl                 // blocking collective
+	opICollStart           // nonblocking or persistent collective start
+)
+
+// fnInfo is the replay's view of a Function definition.
+type fnInfo struct {
+	name  string
+	op    op
+	class tracepb.Function_Class
+	shape tracepb.Function_Collective
+	wait  bool // a Wait* call (counted in Wait Number even if it completes nothing)
+}
+
+func baseName(name string) string {
+	for _, p := range []string{"PMPI_", "MPI_"} {
+		if strings.HasPrefix(name, p) {
+			return name[len(p):]
+		}
+	}
+	return name
+}
+
+func classify(f *tracepb.Function) fnInfo {
+	in := fnInfo{name: f.Name, class: f.Class, shape: f.Collective}
+	b := baseName(f.Name)
+	switch f.Class {
+	case tracepb.Function_COLLECTIVE:
+		in.op = opColl
+		if f.Nonblocking {
+			in.op = opICollStart
+		}
+		return in
+	case tracepb.Function_POINT_TO_POINT:
+	default:
+		switch b {
+		case "Init", "Init_thread":
+			in.op = opInit
+		case "Finalize":
+			in.op = opFinalize
+		case "Pcontrol":
+			in.op = opPcontrol
+		default:
+			in.op = opSystem
+		}
+		return in
+	}
+	switch b {
+	case "Send", "Bsend", "Ssend", "Rsend":
+		in.op = opSend
+	case "Recv", "Mrecv":
+		in.op = opRecv
+	case "Sendrecv", "Sendrecv_replace":
+		in.op = opSendrecv
+	case "Isend", "Ibsend", "Issend", "Irsend":
+		in.op = opIsend
+	case "Irecv", "Imrecv":
+		in.op = opIrecv
+	case "Send_init", "Bsend_init", "Ssend_init", "Rsend_init":
+		in.op = opSendInit
+	case "Recv_init":
+		in.op = opRecvInit
+	case "Start", "Startall":
+		in.op = opStart
+	case "Wait", "Waitall", "Waitany", "Waitsome":
+		in.op, in.wait = opComplete, true
+	case "Test", "Testall", "Testany", "Testsome":
+		in.op = opComplete
+	case "Request_free":
+		in.op = opFree
+	default:
+		in.op = opOther
+	}
+	return in
+}

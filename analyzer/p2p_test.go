@@ -1,0 +1,219 @@
+package analyzer
+
+import (
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// lateSender: rank 0 computes 200 ms then sends; rank 1 waits in MPI_Recv.
+func lateSender() *tracetest.Run {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(200*ms).Send(1, 7, 8, 10*us) // send 200.001 ms … 200.011 ms
+	r1.Recv(0, 7, 8, 200*ms+20*us)          // recv 0.001 ms … 200.021 ms
+	r0.Finalize(1 * us)                     // level 0 ends at 200.011 ms
+	r1.Finalize(1 * us)                     // level 0 ends at 200.021 ms
+	return run
+}
+
+func TestLateSender(t *testing.T) {
+	rep := analyzeRun(t, lateSender())
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+	if rep.Processors != 2 || rep.Task != "app" {
+		t.Errorf("processors %d task %q", rep.Processors, rep.Task)
+	}
+	iv := find(t, rep)
+	r0, r1 := rank(t, iv, 0), rank(t, iv, 1)
+	// Real Sync = Tsend - Trecv = 200.001 ms - 0.001 ms.
+	expect(t, "rank 1 Real Sync", r1.RealSync, 0.2)
+	expect(t, "rank 0 Real Sync", r0.RealSync, 0)
+	expect(t, "rank 0 Execution", r0.ExecutionTime, 0.200010) // Init exit → Finalize entry
+	expect(t, "rank 1 Execution", r1.ExecutionTime, 0.200020)
+	expect(t, "rank 0 SendRecv", r0.SendRecvTime, 10e-6)
+	expect(t, "rank 1 SendRecv", r1.SendRecvTime, 0.200020)
+	expect(t, "rank 0 Idle", r0.IdleTime, 10e-6)
+	expect(t, "rank 0 Productive", r0.ProductiveTime, 0.2)
+	expect(t, "rank 1 Productive", r1.ProductiveTime, 0)
+	expect(t, "rank 1 Load Imbalance", r1.LoadImbalance, 0.2)
+	if r0.SendNumber != 1 || r1.ReceiveNumber != 1 || iv.Main.SendNumber != 1 || iv.Main.ReceiveNumber != 1 {
+		t.Errorf("send/receive numbers %d/%d main %d/%d", r0.SendNumber, r1.ReceiveNumber, iv.Main.SendNumber, iv.Main.ReceiveNumber)
+	}
+	expect(t, "Main Real Sync", iv.Main.RealSync, 0.2)
+	expect(t, "Main Execution", iv.Main.ExecutionTime, 0.200020)
+	expect(t, "Efficiency·Total", iv.Main.Efficiency*iv.Main.TotalTime, 0.2)
+	expect(t, "comparative Real Sync max", iv.Comparative.RealSync.Max, 0.2)
+	if iv.Comparative.RealSync.MaxProc != 1 || iv.Comparative.RealSync.MinProc != 0 {
+		t.Errorf("Real Sync comparative %+v", iv.Comparative.RealSync)
+	}
+	// SRC: one point per function here (the default sites), merged over ranks.
+	var recv *int
+	for i, p := range iv.SRC {
+		if p.Function == "MPI_Recv" {
+			recv = &i
+			expect(t, "SRC MPI_Recv Real Sync", p.RealSync, 0.2)
+			if len(p.Ranks) != 1 || p.Ranks[0].Rank != 1 || p.Ranks[0].ExeCount != 1 {
+				t.Errorf("SRC MPI_Recv ranks %+v", p.Ranks)
+			}
+		}
+	}
+	if recv == nil {
+		t.Errorf("no SRC point for MPI_Recv: %+v", iv.SRC)
+	}
+}
+
+// The same late sender seen through MPI_Irecv + MPI_Wait.
+func TestLateSenderWait(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(200*ms).Send(1, 7, 8, 10*us) // send entered at 200.001 ms
+	q := r1.Irecv(0, 7, 8, 1*us)            // 0.001 … 0.002 ms
+	r1.Compute(50 * ms)                     // wait entered at 50.002 ms
+	r1.Wait(q, 150*ms+20*us)
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	iv := find(t, rep)
+	r1r := rank(t, iv, 1)
+	expect(t, "Real Sync through MPI_Wait", r1r.RealSync, 0.200001-0.050002)
+	// Overlap: wait entry - max(irecv start, send start) = 50.002 - 200.001 < 0 → 0.
+	expect(t, "receive overlap", r1r.Overlap, 0)
+	if r1r.WaitNumber != 1 || r1r.ReceiveNumber != 1 {
+		t.Errorf("wait %d receive %d", r1r.WaitNumber, r1r.ReceiveNumber)
+	}
+}
+
+// Isend/Irecv overlapped with computation.
+func TestOverlap(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	q1 := r1.Irecv(0, 3, 64, 1*us) // 0.001 … 0.002 ms
+	r0.Compute(10 * ms)
+	q0 := r0.Isend(1, 3, 64, 2*us) // 10.001 … 10.003 ms
+	r0.Compute(30 * ms)            // wait entered at 40.003 ms
+	r0.Wait(q0, 5*us)
+	r1.Compute(60 * ms) // wait entered at 60.002 ms
+	r1.Wait(q1, 5*us)
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	iv := find(t, rep)
+	// Send: wait entry - Isend start = 40.003 - 10.001 ms.
+	expect(t, "send overlap", rank(t, iv, 0).Overlap, 0.030002)
+	// Receive: wait entry - max(Irecv start, send start) = 60.002 - 10.001 ms.
+	expect(t, "receive overlap", rank(t, iv, 1).Overlap, 0.050001)
+	expect(t, "no Real Sync", rank(t, iv, 1).RealSync, 0)
+	expect(t, "Main overlap", iv.Main.Overlap, 0.080003)
+}
+
+// ANY_SOURCE receives are matched through their statuses.
+func TestAnySource(t *testing.T) {
+	run := tracetest.NewRun(3)
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Init(1 * us)
+	}
+	run.Rank(1).Compute(100*ms).Send(2, 5, 8, 1*us) // entered at 100.001 ms
+	run.Rank(0).Compute(300*ms).Send(2, 5, 8, 1*us) // entered at 300.001 ms
+	r2 := run.Rank(2)
+	// First receive gets rank 1's message, second rank 0's.
+	r2.Recv(traceformat.AnySource, 5, 8, 100*ms+10*us, tracetest.Status(1, 5)) // 0.001 … 100.011 ms
+	r2.Recv(traceformat.AnySource, traceformat.AnyTag, 8, 200*ms, tracetest.Status(0, 5))
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Finalize(1 * us)
+	}
+	rep := analyzeRun(t, run)
+	iv := find(t, rep)
+	// (100.001 - 0.001) + (300.001 - 100.011) ms
+	expect(t, "ANY_SOURCE Real Sync", rank(t, iv, 2).RealSync, 0.1+0.19999)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}
+
+// Messages with the same source, destination and tag match in order
+// (non-overtaking); different tags match independently.
+func TestFIFOAndTags(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(10*ms).Send(1, 1, 8, 1*us) // A tag 1 at 10.001 ms
+	r0.Compute(10*ms).Send(1, 2, 8, 1*us) // B tag 2 at 20.002 ms
+	r0.Compute(10*ms).Send(1, 1, 8, 1*us) // C tag 1 at 30.003 ms
+	r1.Recv(0, 2, 8, 30*ms)               // gets B: 0.001 … 30.001 ms, Real Sync 20.001 ms
+	r1.Recv(0, 1, 8, 1*us)                // gets A (no wait): 30.001 … 30.002
+	r1.Recv(0, 1, 8, 10*ms)               // gets C: 30.002 … 40.002, Real Sync 0.001 ms
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020001+0.000001)
+}
+
+// MPI_Sendrecv both sends and receives; PROC_NULL peers are ignored.
+func TestSendrecvAndProcNull(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(50 * ms)
+	r0.Sendrecv(1, 0, 8, 1, 0, 8, 10*us)       // entered at 50.001 ms
+	r1.Sendrecv(0, 0, 8, 0, 0, 8, 50*ms+20*us) // entered at 0.001 ms
+	r0.Send(traceformat.ProcNull, 0, 8, 1*us)
+	r1.Recv(traceformat.ProcNull, 0, 8, 1*us)
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	iv := find(t, rep)
+	expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, 0.05)
+	expect(t, "rank 0 Real Sync", rank(t, iv, 0).RealSync, 0)
+	if n := rank(t, iv, 0).SendNumber; n != 1 {
+		t.Errorf("rank 0 Send Number %d, want 1 (PROC_NULL ignored)", n)
+	}
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}
+
+// Persistent requests: created once, started and completed twice, freed;
+// completed through MPI_Waitsome and MPI_Startall.
+func TestPersistentAndWaitsome(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	sq := r0.SendInit(1, 9, 8, 1*us) // 0.001 … 0.002
+	rq := r1.RecvInit(0, 9, 8, 1*us) // 0.001 … 0.002
+	for i := 0; i < 2; i++ {
+		r0.Compute(20*ms).Start(sq, 1*us) // starts at 20.002 and 40.004 ms
+		r0.Wait(sq, 1*us)
+		r1.Startall([]tracetest.Req{rq}, 1*us) // starts at 0.002 and 40.005 ms
+		r1.Waitsome([]tracetest.Req{rq}, r0.Now()-r1.Now()+1*us)
+	}
+	r0.RequestFree(sq, 1*us)
+	r1.RequestFree(rq, 1*us)
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	iv := find(t, rep)
+	r1r := rank(t, iv, 1)
+	// Iteration 1: Waitsome entered at 0.003 ms, send started at 20.002 ms.
+	// Iteration 2: r1 reaches Startall at 20.005 ms (after the first
+	// Waitsome ended at 20.004 ms + 1 µs), Waitsome at 20.006 ms; the
+	// second send starts at 40.004 ms.
+	expect(t, "persistent Real Sync", r1r.RealSync, (0.020002-0.000003)+(0.040004-0.020006))
+	if r1r.ReceiveNumber != 2 || rank(t, iv, 0).SendNumber != 2 || r1r.WaitNumber != 2 {
+		t.Errorf("receive %d send %d wait %d", r1r.ReceiveNumber, rank(t, iv, 0).SendNumber, r1r.WaitNumber)
+	}
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}

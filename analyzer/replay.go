@@ -1,0 +1,594 @@
+package analyzer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dtpa/dtpa/analyzer/clocks"
+	"github.com/dtpa/dtpa/intervals"
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// minLatencyNs is the minimum message latency the controlled logical clock
+// enforces when it repairs a clock-condition violation (a receive then ends
+// at least this long after its send started). Detection itself is strict
+// (SPEC: a receive ending before its send started).
+const minLatencyNs = 0
+
+// rnode is one processor's interval with its accumulators.
+type rnode = intervals.Node[*acc]
+
+// acc holds one processor's additive characteristics of an interval
+// itself, nested intervals excluded (they are summed when the report is
+// built, so that an event costs one update whatever the nesting depth).
+// Times are nanoseconds.
+type acc struct {
+	p2p, coll, sys                      int64
+	realSync, potSync, timeVar, overlap int64
+	insuf                               float64
+	sends, recvs, waits, sysCalls       int64
+	collCalls, collInst                 int64
+	sites                               []siteAcc // by file-local call-site id
+}
+
+// siteAcc is one call site's figures on one processor in one interval.
+type siteAcc struct {
+	used                             bool
+	fn                               uint32
+	count                            int64
+	time, realSync, pot, tv, overlap int64
+}
+
+func (a *acc) site(id uint32) *siteAcc {
+	if int(id) >= len(a.sites) {
+		n := int(id) + 1
+		if n < 2*len(a.sites) {
+			n = 2 * len(a.sites)
+		}
+		s := make([]siteAcc, n)
+		copy(s, a.sites)
+		a.sites = s
+	}
+	return &a.sites[id]
+}
+
+// commInfo is a communicator as the replay of one rank uses it.
+type commInfo struct {
+	id      uint64
+	members []int32 // world ranks, local group
+	remote  []int32 // world ranks, remote group (intercommunicators)
+	inter   bool
+	myIdx   int   // this rank's rank in it, -1 if not a member
+	group   int32 // first world rank of the local group
+	seq     uint64
+}
+
+// peerWorld translates a peer rank of a point-to-point call.
+func (c *commInfo) peerWorld(p int32) (int32, bool) {
+	g := c.members
+	if c.inter {
+		g = c.remote
+	}
+	if p < 0 || int(p) >= len(g) {
+		return 0, false
+	}
+	return g[p], true
+}
+
+type reqKind uint8
+
+const (
+	reqSend reqKind = iota
+	reqRecv
+	reqColl
+)
+
+// request is a nonblocking or persistent request of one rank.
+type request struct {
+	kind       reqKind
+	persistent bool
+	active     bool
+	comm       *commInfo
+	peer, tag  int32 // as passed by the program (ranks in comm)
+	start      int64 // global ns of the call that started it
+}
+
+// sectionRun is a completed sequential section and where it belongs.
+type sectionRun struct {
+	node *rnode
+	run  intervals.SectionRun
+}
+
+// replayer replays one rank's trace forward.
+type replayer struct {
+	rank  int32
+	path  string
+	x     *exchange
+	clk   *clocks.Map
+	delta int64 // shift added by the controlled logical clock so far
+
+	tr      *intervals.Tracker[*acc]
+	secs    *intervals.Sections
+	secRuns []sectionRun
+
+	defs  *traceformat.Definitions
+	fns   []fnInfo
+	fnOK  []bool
+	comms []*commInfo
+	reqs  map[uint64]*request
+
+	mpiNs   int64 // time in MPI calls counted so far (for sections)
+	last    int64 // latest exit seen (global ns), the end of a cut trace
+	events  int64
+	contrib []collContrib
+
+	warns                          []string
+	violations, worstViolation     int64
+	unmatchedRecvs, unmatchedColls int64
+	unknownReqs, unreceived        int64
+	readErr                        error
+}
+
+func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
+	rp := &replayer{rank: rank, path: path, x: x, clk: clk, reqs: map[uint64]*request{}}
+	who := fmt.Sprintf("Rank %d", rank)
+	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
+	rp.secs = intervals.NewSections(who, rp.warn)
+	return rp
+}
+
+const maxWarningsPerRank = 20
+
+func (rp *replayer) warn(s string) {
+	if len(rp.warns) < maxWarningsPerRank {
+		rp.warns = append(rp.warns, s)
+	} else if len(rp.warns) == maxWarningsPerRank {
+		rp.warns = append(rp.warns, fmt.Sprintf("Rank %d: further warnings about this rank are left out.", rp.rank))
+	}
+}
+
+// run replays the file; it always finishes the rank in the exchange, so
+// that nobody waits for it forever.
+func (rp *replayer) run() {
+	defer func() {
+		if p := recover(); p != nil {
+			rp.readErr = fmt.Errorf("internal error replaying %s: %v", rp.path, p)
+		}
+		rp.end(rp.last)
+		var un int64
+		un, rp.contrib = rp.x.finish(rp.rank, rp.contrib)
+		rp.unreceived = un
+		rp.applyContrib()
+	}()
+	f, err := os.Open(rp.path)
+	if err != nil {
+		rp.readErr = err
+		return
+	}
+	defer f.Close()
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: rp.path})
+	if err != nil {
+		rp.readErr = err
+		return
+	}
+	rp.defs = rd.Definitions()
+	var e traceformat.Event
+	for {
+		b, err := rd.ReadBatch()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				rp.readErr = err
+			}
+			return
+		}
+		var cur traceformat.Cursor
+		for cur.Next(b, &e) {
+			if b.Thread != 0 {
+				// Other threads' calls are outside the rank's program
+				// order; only thread 0 (the MPI_Init thread) is replayed.
+				break
+			}
+			rp.event(&e)
+		}
+	}
+}
+
+func (rp *replayer) fn(id uint32) *fnInfo {
+	if int(id) >= len(rp.fns) {
+		n := int(id) + 1
+		rp.fns = append(rp.fns, make([]fnInfo, n-len(rp.fns))...)
+		rp.fnOK = append(rp.fnOK, make([]bool, n-len(rp.fnOK))...)
+	}
+	if !rp.fnOK[id] {
+		rp.fns[id] = classify(rp.defs.Function(id))
+		rp.fnOK[id] = true
+	}
+	return &rp.fns[id]
+}
+
+func (rp *replayer) comm(local uint32) *commInfo {
+	if int(local) < len(rp.comms) && rp.comms[local] != nil {
+		return rp.comms[local]
+	}
+	d := rp.defs.Comm(local)
+	if d == nil {
+		return nil
+	}
+	c := &commInfo{id: d.Id, inter: d.Inter, myIdx: -1}
+	for i, m := range d.Members {
+		c.members = append(c.members, int32(m))
+		if int32(m) == rp.rank {
+			c.myIdx = i
+		}
+	}
+	for _, m := range d.RemoteMembers {
+		c.remote = append(c.remote, int32(m))
+	}
+	if len(c.members) > 0 {
+		c.group = c.members[0]
+	}
+	if int(local) >= len(rp.comms) {
+		rp.comms = append(rp.comms, make([]*commInfo, int(local)+1-len(rp.comms))...)
+	}
+	rp.comms[local] = c
+	return c
+}
+
+// repair applies the controlled logical clock's forward pass to a call
+// whose exit must not precede bound: the call is stretched and everything
+// after it shifted, so that local intervals are preserved.
+func (rp *replayer) repair(exit *int64, bound int64) {
+	bound += minLatencyNs
+	if *exit >= bound {
+		return
+	}
+	d := bound - *exit
+	rp.violations++
+	if d > rp.worstViolation {
+		rp.worstViolation = d
+	}
+	rp.delta += d
+	*exit = bound
+}
+
+func (rp *replayer) event(e *traceformat.Event) {
+	rp.events++
+	fi := rp.fn(e.Func)
+	entry := rp.clk.At(e.Entry) + rp.delta
+	exit := rp.clk.At(e.Exit) + rp.delta
+	if exit < entry {
+		exit = entry
+	}
+	if !rp.tr.Started() {
+		if fi.op == opInit {
+			rp.tr.Start(exit)
+			rp.last = exit
+			return
+		}
+		rp.tr.Start(entry)
+	}
+	if rp.tr.Ended() {
+		return
+	}
+	if fi.op == opFinalize {
+		rp.end(entry)
+		return
+	}
+	node := rp.tr.Current()
+	a := node.Value
+	if fi.op == opPcontrol {
+		rp.pcontrol(e, entry, exit)
+		return
+	}
+	var realSync, overlap int64
+	switch fi.op {
+	case opSend:
+		if rp.post(e, entry) {
+			a.sends++
+		}
+	case opRecv:
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+			a.recvs++
+			if ok {
+				realSync = max(0, t-entry)
+				rp.repair(&exit, t)
+			}
+		}
+	case opSendrecv:
+		if rp.post(e, entry) {
+			a.sends++
+		}
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+			a.recvs++
+			if ok {
+				realSync = max(0, t-entry)
+				rp.repair(&exit, t)
+			}
+		}
+	case opIsend, opIrecv, opSendInit, opRecvInit:
+		rp.create(e, fi.op, entry, a)
+	case opStart:
+		for _, id := range e.Reqs {
+			rq := rp.reqs[id]
+			if rq == nil {
+				rp.unknownReqs++
+				continue
+			}
+			rq.active, rq.start = true, entry
+			if rq.kind == reqSend {
+				if rp.postTo(rq.comm, rq.peer, rq.tag, entry) {
+					a.sends++
+				}
+			} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
+				a.recvs++
+			}
+		}
+	case opComplete:
+		n, rs, ov := rp.complete(e, entry, &exit)
+		realSync, overlap = rs, ov
+		if fi.wait || n > 0 {
+			a.waits++
+		}
+	case opFree:
+		for _, id := range e.Reqs {
+			// A freed active request still completes, but no wait will
+			// say when: its overlap is unknown and it is dropped.
+			delete(rp.reqs, id)
+		}
+	case opColl, opICollStart:
+		rp.collective(e, fi, entry, &exit, node)
+	}
+	dur := exit - entry
+	rp.mpiNs += dur
+	if exit > rp.last {
+		rp.last = exit
+	}
+	switch fi.class {
+	case tracepb.Function_POINT_TO_POINT:
+		a.p2p += dur
+	case tracepb.Function_COLLECTIVE:
+		a.coll += dur
+		a.collCalls++
+	default:
+		a.sys += dur
+		a.sysCalls++
+	}
+	a.realSync += realSync
+	a.overlap += overlap
+	s := a.site(e.Site)
+	s.used, s.fn = true, e.Func
+	s.count++
+	s.time += dur
+	s.realSync += realSync
+	s.overlap += overlap
+}
+
+// end closes the rank's program at global time at.
+func (rp *replayer) end(at int64) {
+	if rp.tr.Ended() {
+		return
+	}
+	for _, r := range rp.secs.Finish(at, rp.mpiNs) {
+		rp.sectionEnded(r)
+	}
+	rp.tr.Finish(at)
+}
+
+func (rp *replayer) pcontrol(e *traceformat.Event, entry, exit int64) {
+	if e.Attr&traceformat.AttrPcontrol == 0 {
+		return
+	}
+	switch e.PcLevel {
+	case intervals.EnterInterval:
+		rp.tr.Enter(e.PcArg, exit, e.Site)
+	case intervals.LeaveInterval:
+		rp.tr.Leave(e.PcArg, entry)
+	case intervals.StartSection:
+		rp.secs.Start(e.PcArg, exit, rp.mpiNs)
+	case intervals.EndSection:
+		if r, ok := rp.secs.End(e.PcArg, entry, rp.mpiNs); ok {
+			rp.sectionEnded(r)
+		}
+	}
+}
+
+func (rp *replayer) sectionEnded(r intervals.SectionRun) {
+	rp.secRuns = append(rp.secRuns, sectionRun{node: rp.tr.Current(), run: r})
+	rp.x.sectionDone(sectionKey{num: r.Number, inst: r.Instance})
+}
+
+// eventComm is the event's communicator (WORLD when the event has none).
+func (rp *replayer) eventComm(e *traceformat.Event) *commInfo {
+	local := traceformat.CommWorld
+	if e.Attr&traceformat.AttrComm != 0 {
+		local = e.Comm
+	}
+	return rp.comm(local)
+}
+
+// post sends the event's message; false for PROC_NULL or an unusable peer.
+func (rp *replayer) post(e *traceformat.Event, entry int64) bool {
+	if e.Attr&traceformat.AttrSend == 0 {
+		return false
+	}
+	return rp.postTo(rp.eventComm(e), e.SendPeer, e.SendTag, entry)
+}
+
+func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
+	if c == nil || peer == traceformat.ProcNull {
+		return false
+	}
+	dst, ok := c.peerWorld(peer)
+	if !ok || int(dst) >= len(rp.x.ranks) {
+		return false
+	}
+	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry)
+	return true
+}
+
+// match receives the message of a blocking receive (status index si): t is
+// its send's entry; counted is false for PROC_NULL receives.
+func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int) (t int64, ok, counted bool) {
+	if e.Attr&traceformat.AttrRecv == 0 {
+		return 0, false, false
+	}
+	if e.Attr&traceformat.AttrStatus != 0 && si < len(e.Status) {
+		peer, tag = e.Status[si].Source, e.Status[si].Tag
+	}
+	return rp.matchOn(rp.eventComm(e), peer, tag)
+}
+
+func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted bool) {
+	if peer == traceformat.ProcNull || peer == traceformat.NoStatus {
+		return 0, false, false
+	}
+	if c == nil || peer < 0 || tag < 0 {
+		// A wildcard without a status cannot be matched.
+		rp.unmatchedRecvs++
+		return 0, false, true
+	}
+	src, okp := c.peerWorld(peer)
+	if !okp || int(src) >= len(rp.x.ranks) {
+		rp.unmatchedRecvs++
+		return 0, false, true
+	}
+	t, ok = rp.x.recv(p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag})
+	if !ok {
+		rp.unmatchedRecvs++
+	}
+	return t, ok, true
+}
+
+// create registers the request(s) of a nonblocking start or persistent init.
+func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
+	if e.Attr&traceformat.AttrReqs == 0 || len(e.Reqs) == 0 {
+		return
+	}
+	c := rp.eventComm(e)
+	rq := &request{comm: c, start: entry, active: true}
+	switch o {
+	case opIsend, opSendInit:
+		rq.kind, rq.peer, rq.tag = reqSend, e.SendPeer, e.SendTag
+	case opIrecv, opRecvInit:
+		rq.kind, rq.peer, rq.tag = reqRecv, e.RecvPeer, e.RecvTag
+	}
+	if o == opSendInit || o == opRecvInit {
+		rq.persistent, rq.active = true, false
+	}
+	switch o {
+	case opIsend:
+		if rp.postTo(c, rq.peer, rq.tag, entry) {
+			a.sends++
+		}
+	case opIrecv:
+		if rq.peer != traceformat.ProcNull {
+			a.recvs++
+		}
+	}
+	rp.reqs[e.Reqs[0]] = rq
+}
+
+// complete handles a Wait/Test call: n requests completed, the Real Sync
+// of the receives among them and the overlap of all.
+func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n int, realSync, overlap int64) {
+	if e.Attr&traceformat.AttrReqs == 0 {
+		return 0, 0, 0
+	}
+	var latest int64
+	has := false
+	for i, id := range e.Reqs {
+		rq := rp.reqs[id]
+		if rq == nil {
+			rp.unknownReqs++
+			continue
+		}
+		n++
+		if rq.persistent {
+			rq.active = false
+		} else {
+			delete(rp.reqs, id)
+		}
+		switch rq.kind {
+		case reqSend:
+			overlap += max(0, entry-rq.start)
+		case reqRecv:
+			peer, tag := rq.peer, rq.tag
+			if e.Attr&traceformat.AttrStatus != 0 && i < len(e.Status) {
+				peer, tag = e.Status[i].Source, e.Status[i].Tag
+			}
+			t, ok, _ := rp.matchOn(rq.comm, peer, tag)
+			if !ok {
+				continue
+			}
+			overlap += max(0, entry-max(rq.start, t))
+			if !has || t > latest {
+				latest, has = t, true
+			}
+		}
+	}
+	if has {
+		realSync = max(0, latest-entry)
+		rp.repair(exit, latest)
+	}
+	return n, realSync, overlap
+}
+
+// collective replays one collective call.
+func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, exit *int64, node *rnode) {
+	c := rp.eventComm(e)
+	if c == nil || c.myIdx < 0 {
+		return
+	}
+	if c.myIdx == 0 {
+		node.Value.collInst++
+	}
+	root := int32(-1)
+	if fi.shape == tracepb.Function_ONE_TO_ALL || fi.shape == tracepb.Function_ALL_TO_ONE {
+		if e.Attr&traceformat.AttrRoot != 0 {
+			root = e.Root
+		}
+	}
+	key := collKey{comm: c.id, group: c.group, seq: c.seq}
+	c.seq++
+	shape := fi.shape
+	if fi.op == opICollStart {
+		// The start of a nonblocking collective does not wait for
+		// anybody; its instance still gives Potential Sync and Time
+		// Variation of the start calls.
+		shape = tracepb.Function_NONE
+	}
+	if fi.op == opICollStart && e.Attr&traceformat.AttrReqs != 0 {
+		for _, id := range e.Reqs {
+			rp.reqs[id] = &request{kind: reqColl, comm: c, start: entry, active: true}
+		}
+	}
+	att := collAtt{node: node, site: e.Site}
+	in := rp.x.collEnter(key, fi.name, shape, root, c.members, c.myIdx, entry, att)
+	if in.mismatch {
+		rp.unmatchedColls++
+	} else if latest, has, ok := rp.x.collWait(in, c.myIdx, rp.rank); has {
+		rp.repair(exit, latest)
+		if !ok {
+			rp.unmatchedColls++
+		}
+	} else if !ok {
+		rp.unmatchedColls++
+	}
+	rp.contrib = rp.x.collExit(in, c.myIdx, rp.rank, *exit, rp.contrib)
+	rp.applyContrib()
+}
+
+func (rp *replayer) applyContrib() {
+	for _, k := range rp.contrib {
+		a := k.att.node.Value
+		a.potSync += k.pot
+		a.timeVar += k.tv
+		s := a.site(k.att.site)
+		s.pot += k.pot
+		s.tv += k.tv
+	}
+	rp.contrib = rp.contrib[:0]
+}
