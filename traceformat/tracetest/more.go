@@ -102,3 +102,15 @@ func (k *Rank) Alltoall(bytes uint64, dur int64, opts ...Opt) *Rank {
 func (k *Rank) System(name string, dur int64, opts ...Opt) *Rank {
 	return k.Call(name, dur, traceformat.Event{}, opts...)
 }
+
+// Self is MPI_COMM_SELF of the rank (local index 1), for On.
+func (k *Rank) Self() *Comm {
+	for c, local := range k.comms {
+		if local == traceformat.CommSelf {
+			return c
+		}
+	}
+	c := &Comm{ID: traceformat.SelfCommID(uint32(k.n)), Members: []int{k.n}}
+	k.comms[c] = traceformat.CommSelf
+	return c
+}
