@@ -1,0 +1,182 @@
+package analyzer
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+func TestNoTraces(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "app.<rank>.trc") {
+		t.Fatalf("error %v should name the directory and the pattern", err)
+	}
+}
+
+func TestMixedRunsRefused(t *testing.T) {
+	dir := t.TempDir()
+	a := lateSender()
+	if _, err := a.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	b := lateSender()
+	b.RunID = []byte("another run.....")
+	data, err := b.Bytes(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app.1.trc"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	if err == nil || !strings.Contains(err.Error(), "app.0.trc") || !strings.Contains(err.Error(), "app.1.trc") ||
+		!strings.Contains(err.Error(), "different runs") {
+		t.Fatalf("error %v should refuse mixed runs and name the files", err)
+	}
+}
+
+// A missing rank: its partners' operations are unmatched, nothing hangs.
+func TestMissingRank(t *testing.T) {
+	run := tracetest.NewRun(3)
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Init(1 * us)
+	}
+	run.Rank(1).Send(2, 0, 8, 1*us)
+	run.Rank(2).Recv(1, 0, 8, 1*ms)
+	run.Rank(0).Send(2, 0, 8, 1*us)
+	run.Rank(2).Recv(0, 0, 8, 1*ms)
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Barrier(1 * ms).Finalize(1 * us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "app.1.trc"))
+	rep := analyzeDir(t, dir)
+	if !hasWarning(rep, "rank(s) 1 are missing") || !hasWarning(rep, "1 receive(s) found no matching send") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	if rep.Processors != 3 || len(find(t, rep).Ranks) != 2 {
+		t.Errorf("processors %d ranks %d", rep.Processors, len(find(t, rep).Ranks))
+	}
+}
+
+// A rank cut short (no footer, or a partial last frame): the intact prefix
+// is analysed, the damage reported with file, rank and offset, and its
+// partners do not wait forever.
+func TestTruncatedRank(t *testing.T) {
+	build := func() *tracetest.Run {
+		run := tracetest.NewRun(2)
+		for i := 0; i < 2; i++ {
+			run.Rank(i).Init(1 * us)
+		}
+		run.Rank(0).Compute(10*ms).Send(1, 0, 8, 1*us)
+		run.Rank(1).Recv(0, 0, 8, 20*ms)
+		for k := 0; k < 5; k++ {
+			for i := 0; i < 2; i++ {
+				run.Rank(i).Barrier(1 * ms)
+			}
+		}
+		for i := 0; i < 2; i++ {
+			run.Rank(i).Finalize(1 * us)
+		}
+		return run
+	}
+	run := build()
+	run.Rank(1).Crash()
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "Rank 1") || !hasWarning(rep, "truncated") || !hasWarning(rep, "byte offset") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	expect(t, "Real Sync of the intact prefix", rank(t, find(t, rep), 1).RealSync, 0.01)
+
+	// Cut inside the last frame: rank 0 loses its events after the
+	// first batch, i.e. all of them; rank 1 waits for nothing forever.
+	dir := t.TempDir()
+	paths, err := build().WriteDir(dir, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(paths[0])
+	if err := os.WriteFile(paths[0], data[:len(data)-30], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep = analyzeDir(t, dir)
+	if !hasWarning(rep, "Rank 0") || !hasWarning(rep, "truncated") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+}
+
+// Corrupted and random files never make Analyze panic or hang.
+func TestCorruptTracesNeverPanic(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	base := mixed()
+	var files [][]byte
+	for i := 0; i < base.Size(); i++ {
+		d, err := base.Bytes(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, d)
+	}
+	for iter := 0; iter < 60; iter++ {
+		dir := t.TempDir()
+		for i, d := range files {
+			d = append([]byte(nil), d...)
+			switch iter % 4 {
+			case 0: // flip bytes
+				for k := 0; k < 1+rng.Intn(8); k++ {
+					d[rng.Intn(len(d))] ^= byte(1 + rng.Intn(255))
+				}
+			case 1: // cut
+				d = d[:rng.Intn(len(d))]
+			case 2: // random garbage with a valid preamble
+				g := make([]byte, rng.Intn(200))
+				rng.Read(g)
+				d = append(d[:12:12], g...)
+			case 3: // drop a rank
+				if i == iter%base.Size() {
+					continue
+				}
+			}
+			os.WriteFile(filepath.Join(dir, "app."+itoa(i)+".trc"), d, 0o644)
+		}
+		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+		if err != nil {
+			continue // a clear error is fine
+		}
+		if rep == nil {
+			t.Fatal("nil report without error")
+		}
+		for _, w := range rep.Warnings {
+			if strings.Contains(w, "internal error") {
+				t.Errorf("iteration %d: %s", iter, w)
+			}
+		}
+	}
+}
+
+// Unknown format versions are a clear error.
+func TestUnknownVersion(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := lateSender().WriteDir(dir, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(paths[1])
+	data[8] = 9 // major version 9
+	os.WriteFile(paths[1], data, 0o644)
+	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	if err == nil || !strings.Contains(err.Error(), "version 9") {
+		t.Fatalf("error %v", err)
+	}
+	_ = errors.New
+}
