@@ -18,8 +18,8 @@ func mixed() *tracetest.Run {
 	r0.Compute(200*ms).Send(1, 7, 8, 10*us)
 	r1.Recv(0, 7, 8, 200*ms+20*us)
 	q := r2.Irecv(1, 3, 8, 1*us)
-	r1.Compute(5 * ms).Send(2, 3, 8, 5*us)
-	r2.Compute(300 * ms).Wait(q, 5*us)
+	r1.Compute(5*ms).Send(2, 3, 8, 5*us)
+	r2.Compute(300*ms).Wait(q, 5*us)
 	for i := 0; i < 3; i++ {
 		r := run.Rank(i)
 		r.Pcontrol(100, 1)
@@ -85,7 +85,7 @@ func TestClockConditionViolation(t *testing.T) {
 	r0.Compute(100*ms).Send(1, 1, 8, 10*us) // entered at 100.001 ms
 	r1.Recv(0, 1, 8, 50*ms)                 // 0.001 … 50.001 ms: ends 50 ms before the send started
 	r1.Compute(10 * ms)
-	r1.Barrier(1 * us) // recorded 60.001 … 60.002; shifted by 50 ms
+	r1.Barrier(1 * us)  // recorded 60.001 … 60.002; shifted by 50 ms
 	r0.Barrier(20 * ms) // 100.011 … 120.011
 	r0.Finalize(1 * us)
 	r1.Finalize(1 * us)
