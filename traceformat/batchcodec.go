@@ -10,38 +10,100 @@ import (
 // Field numbers of tracepb.EventBatch. The batch codec is written against
 // protowire instead of the generated code because it is the hot path: it
 // appends packed columns straight into a reused buffer and decodes them into
-// reused slices, with no allocation per batch. TestBatchMatchesGenerated
-// checks that both agree byte for byte in meaning.
+// reused slices, with no allocation per batch in the steady state.
+// TestBatchMatchesGenerated checks that both agree.
 const (
 	fThread        = 1
 	fBaseNs        = 2
 	fCount         = 3
-	fFunc          = 4
+	fShape         = 4
 	fGap           = 5
 	fDur           = 6
-	fSite          = 7
-	fAttr          = 8
-	fComm          = 9
-	fSendPeer      = 10
-	fSendTag       = 11
-	fRecvPeer      = 12
-	fRecvTag       = 13
-	fSendBytes     = 14
-	fRecvBytes     = 15
-	fRoot          = 16
-	fNReqs         = 17
-	fReqs          = 18
-	fStatusSource  = 19
-	fStatusTag     = 20
-	fNewComm       = 21
-	fPcontrolLevel = 22
-	fPcontrolArg   = 23
-	fFlag          = 24
+	fFunc          = 7
+	fSite          = 8
+	fAttr          = 9
+	fComm          = 10
+	fSendPeer      = 11
+	fSendTag       = 12
+	fRecvPeer      = 13
+	fRecvTag       = 14
+	fSendBytes     = 15
+	fRecvBytes     = 16
+	fRoot          = 17
+	fNReqs         = 18
+	fReqs          = 19
+	fStatusSource  = 20
+	fStatusTag     = 21
+	fNewComm       = 22
+	fPcontrolLevel = 23
+	fPcontrolArg   = 24
+	fFlag          = 25
 )
 
-// appendBatch appends the protobuf encoding of b to dst. scratch is reused
-// storage for one column; the grown scratch is returned for reuse.
-func appendBatch(dst, scratch []byte, b *Batch) ([]byte, []byte) {
+// maxShapes bounds the shape table of one batch. The encoder never needs
+// more than one shape per event, and MaxBatchEvents bounds those.
+const maxShapes = MaxBatchEvents
+
+// batchEncoder holds the reusable state of the batch encoder.
+type batchEncoder struct {
+	scratch []byte
+	index   map[shape]uint32
+	shapes  []shape
+	idx     []uint32
+}
+
+// shapesOf fills e.shapes and e.idx from a batch in either form.
+func (e *batchEncoder) shapesOf(b *Batch) {
+	if len(b.shapeIdx) != 0 { // decoded form: the table is there already
+		e.shapes = append(e.shapes[:0], b.shapes...)
+		e.idx = append(e.idx[:0], b.shapeIdx...)
+		return
+	}
+	if e.index == nil {
+		e.index = make(map[shape]uint32)
+	}
+	clear(e.index)
+	e.shapes, e.idx = e.shapes[:0], e.idx[:0]
+	var comm, send, recv, sb, rb, root int
+	for i, a := range b.Attr {
+		sh := shape{fn: b.Func[i], site: b.Site[i], attr: a}
+		if a&AttrComm != 0 {
+			sh.comm = b.Comm[comm]
+			comm++
+		}
+		if a&AttrSend != 0 {
+			sh.sendPeer, sh.sendTag = b.SendPeer[send], b.SendTag[send]
+			send++
+		}
+		if a&AttrRecv != 0 {
+			sh.recvPeer, sh.recvTag = b.RecvPeer[recv], b.RecvTag[recv]
+			recv++
+		}
+		if a&AttrSendBytes != 0 {
+			sh.sendBytes = b.SendBytes[sb]
+			sb++
+		}
+		if a&AttrRecvBytes != 0 {
+			sh.recvBytes = b.RecvBytes[rb]
+			rb++
+		}
+		if a&AttrRoot != 0 {
+			sh.root = b.Root[root]
+			root++
+		}
+		id, ok := e.index[sh]
+		if !ok {
+			id = uint32(len(e.shapes))
+			e.index[sh] = id
+			e.shapes = append(e.shapes, sh)
+		}
+		e.idx = append(e.idx, id)
+	}
+}
+
+// appendBatch appends the protobuf encoding of b to dst.
+func (e *batchEncoder) appendBatch(dst []byte, b *Batch) []byte {
+	e.shapesOf(b)
 	if b.Thread != 0 {
 		dst = protowire.AppendTag(dst, fThread, protowire.VarintType)
 		dst = protowire.AppendVarint(dst, uint64(b.Thread))
@@ -58,9 +120,9 @@ func appendBatch(dst, scratch []byte, b *Batch) ([]byte, []byte) {
 		if n == 0 {
 			return
 		}
-		scratch = put(scratch[:0])
+		e.scratch = put(e.scratch[:0])
 		dst = protowire.AppendTag(dst, field, protowire.BytesType)
-		dst = protowire.AppendBytes(dst, scratch)
+		dst = protowire.AppendBytes(dst, e.scratch)
 	}
 	u32 := func(field protowire.Number, v []uint32) {
 		col(field, len(v), func(s []byte) []byte {
@@ -78,14 +140,6 @@ func appendBatch(dst, scratch []byte, b *Batch) ([]byte, []byte) {
 			return s
 		})
 	}
-	u64 := func(field protowire.Number, v []uint64) {
-		col(field, len(v), func(s []byte) []byte {
-			for _, x := range v {
-				s = protowire.AppendVarint(s, x)
-			}
-			return s
-		})
-	}
 	s64 := func(field protowire.Number, v []int64) {
 		col(field, len(v), func(s []byte) []byte {
 			for _, x := range v {
@@ -94,24 +148,45 @@ func appendBatch(dst, scratch []byte, b *Batch) ([]byte, []byte) {
 			return s
 		})
 	}
-	u32(fFunc, b.Func)
+	// shapeCol writes one column of the shape table: one value per shape
+	// having bit (all shapes when bit is 0).
+	shapeCol := func(field protowire.Number, bit Attr, val func(sh *shape) uint64) {
+		n := 0
+		for i := range e.shapes {
+			if bit == 0 || e.shapes[i].attr&bit != 0 {
+				n++
+			}
+		}
+		col(field, n, func(s []byte) []byte {
+			for i := range e.shapes {
+				if sh := &e.shapes[i]; bit == 0 || sh.attr&bit != 0 {
+					s = protowire.AppendVarint(s, val(sh))
+				}
+			}
+			return s
+		})
+	}
+	zz := func(v int32) uint64 { return protowire.EncodeZigZag(int64(v)) }
+
+	u32(fShape, e.idx)
 	s64(fGap, b.Gap)
-	u64(fDur, b.Dur)
-	u32(fSite, b.Site)
-	col(fAttr, len(b.Attr), func(s []byte) []byte {
-		for _, x := range b.Attr {
-			s = protowire.AppendVarint(s, uint64(x))
+	col(fDur, len(b.Dur), func(s []byte) []byte {
+		for _, x := range b.Dur {
+			s = protowire.AppendVarint(s, x)
 		}
 		return s
 	})
-	u32(fComm, b.Comm)
-	s32(fSendPeer, b.SendPeer)
-	s32(fSendTag, b.SendTag)
-	s32(fRecvPeer, b.RecvPeer)
-	s32(fRecvTag, b.RecvTag)
-	u64(fSendBytes, b.SendBytes)
-	u64(fRecvBytes, b.RecvBytes)
-	s32(fRoot, b.Root)
+	shapeCol(fFunc, 0, func(sh *shape) uint64 { return uint64(sh.fn) })
+	shapeCol(fSite, 0, func(sh *shape) uint64 { return uint64(sh.site) })
+	shapeCol(fAttr, 0, func(sh *shape) uint64 { return uint64(sh.attr) })
+	shapeCol(fComm, AttrComm, func(sh *shape) uint64 { return uint64(sh.comm) })
+	shapeCol(fSendPeer, AttrSend, func(sh *shape) uint64 { return zz(sh.sendPeer) })
+	shapeCol(fSendTag, AttrSend, func(sh *shape) uint64 { return zz(sh.sendTag) })
+	shapeCol(fRecvPeer, AttrRecv, func(sh *shape) uint64 { return zz(sh.recvPeer) })
+	shapeCol(fRecvTag, AttrRecv, func(sh *shape) uint64 { return zz(sh.recvTag) })
+	shapeCol(fSendBytes, AttrSendBytes, func(sh *shape) uint64 { return sh.sendBytes })
+	shapeCol(fRecvBytes, AttrRecvBytes, func(sh *shape) uint64 { return sh.recvBytes })
+	shapeCol(fRoot, AttrRoot, func(sh *shape) uint64 { return zz(sh.root) })
 	u32(fNReqs, b.NReqs)
 	col(fReqs, len(b.Reqs), func(s []byte) []byte {
 		var prev uint64
@@ -123,13 +198,13 @@ func appendBatch(dst, scratch []byte, b *Batch) ([]byte, []byte) {
 	})
 	col(fStatusSource, len(b.Status), func(s []byte) []byte {
 		for _, x := range b.Status {
-			s = protowire.AppendVarint(s, protowire.EncodeZigZag(int64(x.Source)))
+			s = protowire.AppendVarint(s, zz(x.Source))
 		}
 		return s
 	})
 	col(fStatusTag, len(b.Status), func(s []byte) []byte {
 		for _, x := range b.Status {
-			s = protowire.AppendVarint(s, protowire.EncodeZigZag(int64(x.Tag)))
+			s = protowire.AppendVarint(s, zz(x.Tag))
 		}
 		return s
 	})
@@ -137,7 +212,7 @@ func appendBatch(dst, scratch []byte, b *Batch) ([]byte, []byte) {
 	s32(fPcontrolLevel, b.PcLevel)
 	s64(fPcontrolArg, b.PcArg)
 	u32(fFlag, b.Flag)
-	return dst, scratch
+	return dst
 }
 
 var errVarint = errors.New("bad varint")
@@ -259,13 +334,15 @@ func decS64(dst []int64, b []byte) ([]int64, error) {
 	return dst, nil
 }
 
-// decodeBatch decodes a protobuf EventBatch into b, reusing b's storage,
-// then checks that it is consistent so that a Cursor cannot index out of
-// range. The count field must agree with the per-event columns.
+// decodeBatch decodes a protobuf EventBatch into b (decoded form), reusing
+// b's storage, then checks that it is consistent so that a Cursor cannot
+// index out of range.
 func decodeBatch(data []byte, b *Batch) error {
 	b.Reset()
 	var count uint64
 	statusTags := b.statusTags[:0]
+	// The shape table is decoded into the writer-form columns first (used
+	// here as scratch) and then folded into b.shapes.
 	for len(data) > 0 {
 		num, typ, n := protowire.ConsumeTag(data)
 		if n < 0 {
@@ -305,12 +382,14 @@ func decodeBatch(data []byte, b *Batch) error {
 			if count > MaxBatchEvents {
 				return fmt.Errorf("event batch: count %d exceeds the limit %d", count, MaxBatchEvents)
 			}
-		case fFunc:
-			b.Func, err = decU32(b.Func, payload)
+		case fShape:
+			b.shapeIdx, err = decU32(b.shapeIdx, payload)
 		case fGap:
 			b.Gap, err = decS64(b.Gap, payload)
 		case fDur:
 			b.Dur, err = decU64(b.Dur, payload)
+		case fFunc:
+			b.Func, err = decU32(b.Func, payload)
 		case fSite:
 			b.Site, err = decU32(b.Site, payload)
 		case fAttr:
@@ -334,16 +413,21 @@ func decodeBatch(data []byte, b *Batch) error {
 		case fNReqs:
 			b.NReqs, err = decU32(b.NReqs, payload)
 		case fReqs:
+			// Deltas decoded as int64 into the same storage, then summed.
+			start := len(b.Reqs)
+			var d []int64
+			d, err = decS64(b.reqDeltas[:0], payload)
+			b.reqDeltas = d
 			prev := uint64(0)
-			if len(b.Reqs) > 0 {
-				prev = b.Reqs[len(b.Reqs)-1]
+			if start > 0 {
+				prev = b.Reqs[start-1]
 			}
-			err = varints(payload, func(v uint64) {
-				prev += uint64(protowire.DecodeZigZag(v))
+			for _, x := range d {
+				prev += uint64(x)
 				b.Reqs = append(b.Reqs, prev)
-			})
+			}
 		case fStatusSource:
-			err = varints(payload, func(v uint64) { b.Status = append(b.Status, Status{Source: zz32(v)}) })
+			b.statusSrc, err = decS32(b.statusSrc, payload)
 		case fStatusTag:
 			statusTags, err = decS32(statusTags, payload)
 		case fNewComm:
@@ -358,63 +442,124 @@ func decodeBatch(data []byte, b *Batch) error {
 		if err != nil {
 			return fmt.Errorf("event batch: field %d: %v", num, err)
 		}
-		if len(b.Func) > MaxBatchEvents {
-			return fmt.Errorf("event batch: more than %d events", MaxBatchEvents)
+		if len(b.shapeIdx) > MaxBatchEvents || len(b.Func) > maxShapes {
+			return fmt.Errorf("event batch: more than %d events or shapes", MaxBatchEvents)
 		}
 	}
-	if len(statusTags) != len(b.Status) {
-		return fmt.Errorf("event batch: %d status sources but %d status tags", len(b.Status), len(statusTags))
+	b.statusTags = statusTags
+	if len(statusTags) != len(b.statusSrc) {
+		return fmt.Errorf("event batch: %d status sources but %d status tags", len(b.statusSrc), len(statusTags))
 	}
 	for i, t := range statusTags {
-		b.Status[i].Tag = t
+		b.Status = append(b.Status, Status{Source: b.statusSrc[i], Tag: t})
 	}
-	b.statusTags = statusTags
-	n := len(b.Func)
+	n := len(b.shapeIdx)
 	if uint64(n) != count {
-		return fmt.Errorf("event batch: count says %d events, func column has %d", count, n)
+		return fmt.Errorf("event batch: count says %d events, shape column has %d", count, n)
 	}
-	if len(b.Gap) != n || len(b.Dur) != n || len(b.Site) != n || len(b.Attr) != n {
-		return fmt.Errorf("event batch: per-event columns differ in length (func %d, gap %d, dur %d, site %d, attr %d)",
-			n, len(b.Gap), len(b.Dur), len(b.Site), len(b.Attr))
+	if len(b.Gap) != n || len(b.Dur) != n {
+		return fmt.Errorf("event batch: per-event columns differ in length (shape %d, gap %d, dur %d)", n, len(b.Gap), len(b.Dur))
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := b.foldShapes(); err != nil {
+		return err
+	}
+	return b.checkEventColumns()
+}
+
+// foldShapes builds b.shapes from the shape-table columns, then empties
+// those columns (the decoded form keeps static values only in shapes).
+func (b *Batch) foldShapes() error {
+	ns := len(b.Func)
+	if ns == 0 || len(b.Site) != ns || len(b.Attr) != ns {
+		return fmt.Errorf("event batch: shape table columns differ in length (func %d, site %d, attr %d)", ns, len(b.Site), len(b.Attr))
 	}
 	if len(b.SendPeer) != len(b.SendTag) || len(b.RecvPeer) != len(b.RecvTag) || len(b.PcLevel) != len(b.PcArg) {
 		return fmt.Errorf("event batch: paired columns differ in length")
 	}
-	return b.checkAttrColumns()
-}
-
-// checkAttrColumns verifies that every attribute column has exactly one
-// entry per event carrying the attribute, and that times do not overflow.
-func (b *Batch) checkAttrColumns() error {
-	var comm, send, recv, sb, rb, root, nreq, st, nc, pc, flag int
-	reqs := 0
+	var comm, send, recv, sb, rb, root int
 	for i, a := range b.Attr {
 		if a&^attrKnown != 0 {
-			return fmt.Errorf("event batch: event %d: unknown attribute bits %#x", i, uint32(a&^attrKnown))
+			return fmt.Errorf("event batch: shape %d: unknown attribute bits %#x", i, uint32(a&^attrKnown))
+		}
+		sh := shape{fn: b.Func[i], site: b.Site[i], attr: a}
+		if a&AttrComm != 0 {
+			if comm >= len(b.Comm) {
+				return errShort("comm")
+			}
+			sh.comm = b.Comm[comm]
+			comm++
+		}
+		if a&AttrSend != 0 {
+			if send >= len(b.SendPeer) {
+				return errShort("send")
+			}
+			sh.sendPeer, sh.sendTag = b.SendPeer[send], b.SendTag[send]
+			send++
+		}
+		if a&AttrRecv != 0 {
+			if recv >= len(b.RecvPeer) {
+				return errShort("recv")
+			}
+			sh.recvPeer, sh.recvTag = b.RecvPeer[recv], b.RecvTag[recv]
+			recv++
+		}
+		if a&AttrSendBytes != 0 {
+			if sb >= len(b.SendBytes) {
+				return errShort("send_bytes")
+			}
+			sh.sendBytes = b.SendBytes[sb]
+			sb++
+		}
+		if a&AttrRecvBytes != 0 {
+			if rb >= len(b.RecvBytes) {
+				return errShort("recv_bytes")
+			}
+			sh.recvBytes = b.RecvBytes[rb]
+			rb++
+		}
+		if a&AttrRoot != 0 {
+			if root >= len(b.Root) {
+				return errShort("root")
+			}
+			sh.root = b.Root[root]
+			root++
+		}
+		b.shapes = append(b.shapes, sh)
+	}
+	if comm != len(b.Comm) || send != len(b.SendPeer) || recv != len(b.RecvPeer) || sb != len(b.SendBytes) ||
+		rb != len(b.RecvBytes) || root != len(b.Root) {
+		return errors.New("event batch: a static attribute column has more values than the shapes call for")
+	}
+	b.Func, b.Site, b.Attr, b.Comm = b.Func[:0], b.Site[:0], b.Attr[:0], b.Comm[:0]
+	b.SendPeer, b.SendTag, b.RecvPeer, b.RecvTag = b.SendPeer[:0], b.SendTag[:0], b.RecvPeer[:0], b.RecvTag[:0]
+	b.SendBytes, b.RecvBytes, b.Root = b.SendBytes[:0], b.RecvBytes[:0], b.Root[:0]
+	return nil
+}
+
+func errShort(col string) error {
+	return fmt.Errorf("event batch: column %s has fewer values than the shapes call for", col)
+}
+
+// checkEventColumns verifies that shape indexes are in range, that every
+// per-event attribute column has exactly one entry per event carrying the
+// attribute, and that durations are representable.
+func (b *Batch) checkEventColumns() error {
+	var nreq, st, nc, pc, flag int
+	reqs := 0
+	ns := uint32(len(b.shapes))
+	for i, s := range b.shapeIdx {
+		if s >= ns {
+			return fmt.Errorf("event batch: event %d: shape %d of %d", i, s, ns)
 		}
 		if int64(b.Dur[i]) < 0 {
 			return fmt.Errorf("event batch: event %d: duration %d out of range", i, b.Dur[i])
 		}
+		a := b.shapes[s].attr &^ staticAttrs
 		if a == 0 {
 			continue
-		}
-		if a&AttrComm != 0 {
-			comm++
-		}
-		if a&AttrSend != 0 {
-			send++
-		}
-		if a&AttrRecv != 0 {
-			recv++
-		}
-		if a&AttrSendBytes != 0 {
-			sb++
-		}
-		if a&AttrRecvBytes != 0 {
-			rb++
-		}
-		if a&AttrRoot != 0 {
-			root++
 		}
 		nst := 1
 		if a&AttrReqs != 0 {
@@ -446,8 +591,6 @@ func (b *Batch) checkAttrColumns() error {
 		name      string
 		have, use int
 	}{
-		{"comm", len(b.Comm), comm}, {"send", len(b.SendPeer), send}, {"recv", len(b.RecvPeer), recv},
-		{"send_bytes", len(b.SendBytes), sb}, {"recv_bytes", len(b.RecvBytes), rb}, {"root", len(b.Root), root},
 		{"nreqs", len(b.NReqs), nreq}, {"reqs", len(b.Reqs), reqs}, {"status", len(b.Status), st},
 		{"newcomm", len(b.NewComm), nc}, {"pcontrol", len(b.PcLevel), pc}, {"flag", len(b.Flag), flag},
 	} {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
@@ -97,11 +99,13 @@ func BenchmarkEncode(b *testing.B) {
 	var size int
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
 		size = len(encodeHalo(b, evs, WriterOptions{}))
 	}
 	b.ReportMetric(float64(size)/float64(len(evs)), "B/event")
 	b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	reportPerCore(b, len(evs), cpu0)
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -113,6 +117,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("ReadEvent", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
+		cpu0 := cpuTime()
 		for i := 0; i < b.N; i++ {
 			r, err := NewReader(bytes.NewReader(data))
 			if err != nil {
@@ -134,11 +139,13 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		reportPerCore(b, len(evs), cpu0)
 		b.ReportMetric(float64(len(data))/float64(len(evs)), "B/event")
 	})
 	b.Run("ReadBatch", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
+		cpu0 := cpuTime()
 		var e Event
 		for i := 0; i < b.N; i++ {
 			r, _ := NewReader(bytes.NewReader(data))
@@ -156,5 +163,23 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		reportPerCore(b, len(evs), cpu0)
 	})
+}
+
+// cpuTime is the CPU time (user + system) the process has used: events per
+// CPU second is the per-core figure, independent of what else the (shared,
+// noisy) machine runs and of how many cores the benchmark used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func reportPerCore(b *testing.B, events int, cpu0 time.Duration) {
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(events)*float64(b.N)/cpu.Seconds(), "events/cpu-s")
+	}
 }

@@ -56,11 +56,18 @@ type Event struct {
 	Flag    bool   // AttrFlag
 }
 
-// Batch is a run of consecutive events of one thread in columnar form, the
-// in-memory twin of tracepb.EventBatch. Per-event columns have Len()
-// entries; attribute columns have one entry per event carrying the
-// attribute. Reqs holds absolute request ids (the delta coding is applied
-// only on disk).
+// Batch is a run of consecutive events of one thread in columnar form.
+//
+// A Batch has two forms. Built with Append (the writer's form), every
+// column below is filled: per-event columns have Len() entries, attribute
+// columns one entry per event carrying the attribute. Returned by a Reader
+// (the decoded form), the values repeated call after call (function, call
+// site, attributes, communicator, peers, tags, byte counts, root) live in
+// the batch's shape table instead, and only Thread, BaseNs, Gap, Dur and the
+// per-call attribute columns (NReqs, Reqs, Status, NewComm, PcLevel, PcArg,
+// Flag) are filled. Read either form event by event with a Cursor.
+// Reqs holds absolute request ids (the delta coding is applied only on
+// disk).
 type Batch struct {
 	Thread uint32
 	BaseNs int64
@@ -89,10 +96,37 @@ type Batch struct {
 
 	lastExit   int64   // exit time of the last appended event
 	statusTags []int32 // decode scratch, kept for reuse
+	statusSrc  []int32 // decode scratch
+	reqDeltas  []int64 // decode scratch
+
+	// Decoded form: the shape table and each event's index into it.
+	shapes   []shape
+	shapeIdx []uint32
 }
 
+// shape is the part of an event that an iterative program repeats: the
+// function, call site, attribute bits and the static attribute values.
+// Attribute values not present in attr are zero, so equal shapes compare
+// equal.
+type shape struct {
+	fn, site  uint32
+	attr      Attr
+	comm      uint32
+	sendPeer  int32
+	sendTag   int32
+	recvPeer  int32
+	recvTag   int32
+	root      int32
+	sendBytes uint64
+	recvBytes uint64
+}
+
+// Attributes whose values are stored in the shape table; the others are
+// stored per event.
+const staticAttrs = AttrComm | AttrSend | AttrRecv | AttrSendBytes | AttrRecvBytes | AttrRoot
+
 // Len is the number of events in the batch.
-func (b *Batch) Len() int { return len(b.Func) }
+func (b *Batch) Len() int { return len(b.Gap) }
 
 // Reset empties the batch, keeping its storage.
 func (b *Batch) Reset() {
@@ -102,7 +136,8 @@ func (b *Batch) Reset() {
 		RecvPeer: b.RecvPeer[:0], RecvTag: b.RecvTag[:0],
 		SendBytes: b.SendBytes[:0], RecvBytes: b.RecvBytes[:0], Root: b.Root[:0],
 		NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], NewComm: b.NewComm[:0],
-		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0],
+		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], reqDeltas: b.reqDeltas[:0],
+		shapes: b.shapes[:0], shapeIdx: b.shapeIdx[:0],
 	}
 }
 
@@ -188,12 +223,15 @@ type Cursor struct {
 
 // Next decodes the next event of b into e.
 func (c *Cursor) Next(b *Batch, e *Event) bool {
-	if c.i >= len(b.Func) {
+	if c.i >= len(b.Gap) {
 		return false
 	}
 	if !c.started {
 		c.t = b.BaseNs
 		c.started = true
+	}
+	if len(b.shapeIdx) != 0 {
+		return c.nextDecoded(b, e)
 	}
 	i := c.i
 	c.i++
@@ -266,6 +304,51 @@ func (c *Cursor) Next(b *Batch, e *Event) bool {
 		c.pc++
 	}
 	e.Flag = false
+	if a&AttrFlag != 0 {
+		e.Flag = b.Flag[c.flag] != 0
+		c.flag++
+	}
+	return true
+}
+
+// nextDecoded is Next for a batch from a Reader: static values come from the
+// event's shape, the others from the per-event columns.
+func (c *Cursor) nextDecoded(b *Batch, e *Event) bool {
+	i := c.i
+	c.i++
+	sh := &b.shapes[b.shapeIdx[i]]
+	e.Thread = b.Thread
+	e.Entry = c.t + b.Gap[i]
+	e.Exit = e.Entry + int64(b.Dur[i])
+	c.t = e.Exit
+	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
+	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
+	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
+	e.Reqs, e.Status, e.NewComm, e.PcLevel, e.PcArg, e.Flag = nil, nil, 0, 0, 0, false
+	a := sh.attr &^ staticAttrs
+	if a == 0 {
+		return true
+	}
+	nst := 1
+	if a&AttrReqs != 0 {
+		n := int(b.NReqs[c.nreq])
+		c.nreq++
+		e.Reqs = b.Reqs[c.req : c.req+n : c.req+n]
+		c.req += n
+		nst = n
+	}
+	if a&AttrStatus != 0 {
+		e.Status = b.Status[c.status : c.status+nst : c.status+nst]
+		c.status += nst
+	}
+	if a&AttrNewComm != 0 {
+		e.NewComm = b.NewComm[c.newcomm]
+		c.newcomm++
+	}
+	if a&AttrPcontrol != 0 {
+		e.PcLevel, e.PcArg = b.PcLevel[c.pc], b.PcArg[c.pc]
+		c.pc++
+	}
 	if a&AttrFlag != 0 {
 		e.Flag = b.Flag[c.flag] != 0
 		c.flag++

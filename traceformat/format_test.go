@@ -185,38 +185,29 @@ func TestRoundTripEveryChunk(t *testing.T) {
 	}
 }
 
-// TestBatchMatchesGenerated checks the hand-written batch codec against the
-// generated protobuf code, both ways, so that any protobuf reader can decode
-// our batches and we can decode theirs.
+// TestBatchMatchesGenerated checks the hand-written batch codec against
+// reference codecs written on the generated protobuf code: any protobuf
+// reader following trace.proto decodes our batches, and we decode batches
+// from any writer following it (here: one shape per event, no sharing).
 func TestBatchMatchesGenerated(t *testing.T) {
+	twice := append(testEvents(), testEvents()...) // the second half repeats the shapes
 	var b Batch
-	for _, e := range testEvents() {
+	for _, e := range twice {
 		b.Append(&e)
 	}
-	raw, _ := appendBatch(nil, nil, &b)
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, &b)
 	var pb tracepb.EventBatch
 	if err := proto.Unmarshal(raw, &pb); err != nil {
 		t.Fatal(err)
 	}
-	if int(pb.Count) != b.Len() || !reflect.DeepEqual(pb.Func, b.Func) || !reflect.DeepEqual(pb.Gap, b.Gap) ||
-		!reflect.DeepEqual(pb.SendPeer, b.SendPeer) || !reflect.DeepEqual(pb.PcontrolArg, b.PcArg) || len(pb.Reqs) != len(b.Reqs) {
-		t.Fatalf("generated decode differs: %v", &pb)
+	if len(pb.Func) != len(testEvents()) || len(pb.Shape) != len(twice) {
+		t.Errorf("%d shapes for %d events: repeated shapes were not shared", len(pb.Func), len(pb.Shape))
 	}
-	// Reqs are deltas on disk.
-	var prev uint64
-	for i, d := range pb.Reqs {
-		prev += uint64(d)
-		if prev != b.Reqs[i] {
-			t.Errorf("reqs[%d] = %d, want %d", i, prev, b.Reqs[i])
-		}
+	if got, want := normalize(eventsFromPB(&pb)), normalize(twice); !reflect.DeepEqual(got, want) {
+		t.Errorf("reference decode differs:\n got %+v\nwant %+v", got, want)
 	}
-	for i, s := range b.Status {
-		if pb.StatusSource[i] != s.Source || pb.StatusTag[i] != s.Tag {
-			t.Errorf("status %d differs", i)
-		}
-	}
-	// The generated encoder's output decodes to the same batch.
-	again, err := proto.Marshal(&pb)
+	again, err := proto.Marshal(pbFromEvents(testEvents()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,23 +215,161 @@ func TestBatchMatchesGenerated(t *testing.T) {
 	if err := decodeBatch(again, &b2); err != nil {
 		t.Fatal(err)
 	}
-	b2.lastExit = b.lastExit
-	if !reflect.DeepEqual(normBatch(&b), normBatch(&b2)) {
-		t.Errorf("decode of generated encoding differs:\n%+v\n%+v", b, b2)
+	var got []Event
+	var c Cursor
+	var e Event
+	for c.Next(&b2, &e) {
+		got = append(got, e)
+	}
+	if !reflect.DeepEqual(normalize(got), normalize(testEvents())) {
+		t.Errorf("decode of reference encoding differs:\n got %+v\nwant %+v", got, testEvents())
 	}
 }
 
-func normBatch(b *Batch) Batch {
-	c := *b
-	c.statusTags = nil
-	v := reflect.ValueOf(&c).Elem()
-	for i := 0; i < v.NumField(); i++ {
-		f := v.Field(i)
-		if f.Kind() == reflect.Slice && f.Len() == 0 && f.CanSet() {
-			f.Set(reflect.Zero(f.Type()))
+// eventsFromPB is a reference decoder of trace.proto's EventBatch.
+func eventsFromPB(pb *tracepb.EventBatch) []Event {
+	type static struct {
+		comm                 uint32
+		sp, st, rp, rt, root int32
+		sb, rb               uint64
+	}
+	var shapes []static
+	var ci, si, ri, sbi, rbi, rooti int
+	for _, a32 := range pb.Attr {
+		a := Attr(a32)
+		var x static
+		if a&AttrComm != 0 {
+			x.comm = pb.Comm[ci]
+			ci++
+		}
+		if a&AttrSend != 0 {
+			x.sp, x.st = pb.SendPeer[si], pb.SendTag[si]
+			si++
+		}
+		if a&AttrRecv != 0 {
+			x.rp, x.rt = pb.RecvPeer[ri], pb.RecvTag[ri]
+			ri++
+		}
+		if a&AttrSendBytes != 0 {
+			x.sb = pb.SendBytes[sbi]
+			sbi++
+		}
+		if a&AttrRecvBytes != 0 {
+			x.rb = pb.RecvBytes[rbi]
+			rbi++
+		}
+		if a&AttrRoot != 0 {
+			x.root = pb.Root[rooti]
+			rooti++
+		}
+		shapes = append(shapes, x)
+	}
+	var evs []Event
+	t := pb.BaseNs
+	var nq, rq, st, nc, pc, fl int
+	var prev uint64
+	for i, s := range pb.Shape {
+		a := Attr(pb.Attr[s])
+		x := shapes[s]
+		e := Event{Thread: pb.Thread, Func: pb.Func[s], Site: pb.Site[s], Attr: a, Comm: x.comm,
+			SendPeer: x.sp, SendTag: x.st, RecvPeer: x.rp, RecvTag: x.rt, SendBytes: x.sb, RecvBytes: x.rb, Root: x.root}
+		e.Entry = t + pb.Gap[i]
+		e.Exit = e.Entry + int64(pb.Dur[i])
+		t = e.Exit
+		nst := 1
+		if a&AttrReqs != 0 {
+			n := int(pb.Nreqs[nq])
+			nq++
+			for j := 0; j < n; j++ {
+				prev += uint64(pb.Reqs[rq])
+				rq++
+				e.Reqs = append(e.Reqs, prev)
+			}
+			nst = n
+		}
+		if a&AttrStatus != 0 {
+			for j := 0; j < nst; j++ {
+				e.Status = append(e.Status, Status{pb.StatusSource[st], pb.StatusTag[st]})
+				st++
+			}
+		}
+		if a&AttrNewComm != 0 {
+			e.NewComm = pb.Newcomm[nc]
+			nc++
+		}
+		if a&AttrPcontrol != 0 {
+			e.PcLevel, e.PcArg = pb.PcontrolLevel[pc], pb.PcontrolArg[pc]
+			pc++
+		}
+		if a&AttrFlag != 0 {
+			e.Flag = pb.Flag[fl] != 0
+			fl++
+		}
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// pbFromEvents is a reference encoder: one shape per event.
+func pbFromEvents(evs []Event) *tracepb.EventBatch {
+	pb := &tracepb.EventBatch{Count: uint32(len(evs))}
+	var last int64
+	var prev uint64
+	for i, e := range evs {
+		if i == 0 {
+			pb.BaseNs, last = e.Entry, e.Entry
+		}
+		pb.Shape = append(pb.Shape, uint32(i))
+		pb.Gap = append(pb.Gap, e.Entry-last)
+		pb.Dur = append(pb.Dur, uint64(e.Exit-e.Entry))
+		last = e.Exit
+		a := e.Attr
+		pb.Func, pb.Site, pb.Attr = append(pb.Func, e.Func), append(pb.Site, e.Site), append(pb.Attr, uint32(a))
+		if a&AttrComm != 0 {
+			pb.Comm = append(pb.Comm, e.Comm)
+		}
+		if a&AttrSend != 0 {
+			pb.SendPeer, pb.SendTag = append(pb.SendPeer, e.SendPeer), append(pb.SendTag, e.SendTag)
+		}
+		if a&AttrRecv != 0 {
+			pb.RecvPeer, pb.RecvTag = append(pb.RecvPeer, e.RecvPeer), append(pb.RecvTag, e.RecvTag)
+		}
+		if a&AttrSendBytes != 0 {
+			pb.SendBytes = append(pb.SendBytes, e.SendBytes)
+		}
+		if a&AttrRecvBytes != 0 {
+			pb.RecvBytes = append(pb.RecvBytes, e.RecvBytes)
+		}
+		if a&AttrRoot != 0 {
+			pb.Root = append(pb.Root, e.Root)
+		}
+		if a&AttrReqs != 0 {
+			pb.Nreqs = append(pb.Nreqs, uint32(len(e.Reqs)))
+			for _, r := range e.Reqs {
+				pb.Reqs = append(pb.Reqs, int64(r-prev))
+				prev = r
+			}
+		}
+		if a&AttrStatus != 0 {
+			for _, s := range e.Status {
+				pb.StatusSource, pb.StatusTag = append(pb.StatusSource, s.Source), append(pb.StatusTag, s.Tag)
+			}
+		}
+		if a&AttrNewComm != 0 {
+			pb.Newcomm = append(pb.Newcomm, e.NewComm)
+		}
+		if a&AttrPcontrol != 0 {
+			pb.PcontrolLevel, pb.PcontrolArg = append(pb.PcontrolLevel, e.PcLevel), append(pb.PcontrolArg, e.PcArg)
+		}
+		if a&AttrFlag != 0 {
+			f := uint32(0)
+			if e.Flag {
+				f = 1
+			}
+			pb.Flag = append(pb.Flag, f)
 		}
 	}
-	return c
+	return pb
 }
 
 // TestTruncatedAtEveryByte cuts a small file at every length: the reader

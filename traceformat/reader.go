@@ -380,17 +380,16 @@ func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
 // without checks.
 func (r *Reader) checkRefs(b *Batch) error {
 	fns, sites, comms := r.defs.Functions, r.defs.CallSites, r.defs.Comms
-	for i, f := range b.Func {
-		if int(f) >= len(fns) || fns[f] == nil {
-			return fmt.Errorf("event %d: undefined function %d", i, f)
+	for i := range b.shapes {
+		sh := &b.shapes[i]
+		if int(sh.fn) >= len(fns) || fns[sh.fn] == nil {
+			return fmt.Errorf("shape %d: undefined function %d", i, sh.fn)
 		}
-		if s := b.Site[i]; int(s) >= len(sites) || sites[s] == nil {
-			return fmt.Errorf("event %d: undefined call site %d", i, s)
+		if int(sh.site) >= len(sites) || sites[sh.site] == nil {
+			return fmt.Errorf("shape %d: undefined call site %d", i, sh.site)
 		}
-	}
-	for _, c := range b.Comm {
-		if int(c) >= len(comms) || comms[c] == nil {
-			return fmt.Errorf("undefined communicator %d", c)
+		if sh.attr&AttrComm != 0 && (int(sh.comm) >= len(comms) || comms[sh.comm] == nil) {
+			return fmt.Errorf("shape %d: undefined communicator %d", i, sh.comm)
 		}
 	}
 	for _, c := range b.NewComm {

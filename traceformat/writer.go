@@ -35,7 +35,7 @@ type Writer struct {
 	enc     *zstd.Encoder
 	raw     bool
 	buf     []byte // protobuf encoding of the current chunk
-	scratch []byte // one column while encoding a batch
+	batches batchEncoder
 	frame   []byte // frame header + payload
 	events  uint64
 	err     error // sticky: after a failed write nothing more is written
@@ -99,7 +99,7 @@ func (w *Writer) WriteBatch(b *Batch) error {
 	if b.Len() > MaxBatchEvents {
 		return fmt.Errorf("batch of %d events exceeds the limit of %d", b.Len(), MaxBatchEvents)
 	}
-	w.buf, w.scratch = appendBatch(w.buf[:0], w.scratch, b)
+	w.buf = w.batches.appendBatch(w.buf[:0], b)
 	if err := w.writeFrame(KindEvents, w.buf); err != nil {
 		return err
 	}

@@ -1222,63 +1222,68 @@ type EventBatch struct {
 	// Number of events in the batch; every per-event column has this length.
 	Count uint32 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
 	// Per-event columns.
-	// Function.id of the MPI function called.
-	Func []uint32 `protobuf:"varint,4,rep,packed,name=func,proto3" json:"func,omitempty"`
+	// Index of the event's shape (0 … number of shapes − 1).
+	Shape []uint32 `protobuf:"varint,4,rep,packed,name=shape,proto3" json:"shape,omitempty"`
 	// Entry time minus the previous event's exit time (base_ns for the first
 	// event). Signed only to tolerate a clock stepping back.
 	Gap []int64 `protobuf:"zigzag64,5,rep,packed,name=gap,proto3" json:"gap,omitempty"`
 	// Exit time minus entry time.
 	Dur []uint64 `protobuf:"varint,6,rep,packed,name=dur,proto3" json:"dur,omitempty"`
+	// Shape table: one entry per shape.
+	// Function.id of the MPI function called.
+	Func []uint32 `protobuf:"varint,7,rep,packed,name=func,proto3" json:"func,omitempty"`
 	// CallSite.id of the call stack.
-	Site []uint32 `protobuf:"varint,7,rep,packed,name=site,proto3" json:"site,omitempty"`
-	// Attribute bits (enum Attr, or-ed): which attribute columns have a value
-	// for this event.
-	Attr []uint32 `protobuf:"varint,8,rep,packed,name=attr,proto3" json:"attr,omitempty"`
-	// Attribute columns.
+	Site []uint32 `protobuf:"varint,8,rep,packed,name=site,proto3" json:"site,omitempty"`
+	// Attribute bits (enum Attr, or-ed): which attributes the shape's events
+	// carry.
+	Attr []uint32 `protobuf:"varint,9,rep,packed,name=attr,proto3" json:"attr,omitempty"`
+	// Static attribute columns: one entry per shape having the bit.
 	// ATTR_COMM: local communicator index (Communicator.local).
-	Comm []uint32 `protobuf:"varint,9,rep,packed,name=comm,proto3" json:"comm,omitempty"`
+	Comm []uint32 `protobuf:"varint,10,rep,packed,name=comm,proto3" json:"comm,omitempty"`
 	// ATTR_SEND: destination (rank in comm) and tag of a send.
-	SendPeer []int32 `protobuf:"zigzag32,10,rep,packed,name=send_peer,json=sendPeer,proto3" json:"send_peer,omitempty"`
-	SendTag  []int32 `protobuf:"zigzag32,11,rep,packed,name=send_tag,json=sendTag,proto3" json:"send_tag,omitempty"`
+	SendPeer []int32 `protobuf:"zigzag32,11,rep,packed,name=send_peer,json=sendPeer,proto3" json:"send_peer,omitempty"`
+	SendTag  []int32 `protobuf:"zigzag32,12,rep,packed,name=send_tag,json=sendTag,proto3" json:"send_tag,omitempty"`
 	// ATTR_RECV: source (rank in comm, may be ANY_SOURCE) and tag (may be
 	// ANY_TAG) of a receive or probe, as the program passed them.
-	RecvPeer []int32 `protobuf:"zigzag32,12,rep,packed,name=recv_peer,json=recvPeer,proto3" json:"recv_peer,omitempty"`
-	RecvTag  []int32 `protobuf:"zigzag32,13,rep,packed,name=recv_tag,json=recvTag,proto3" json:"recv_tag,omitempty"`
+	RecvPeer []int32 `protobuf:"zigzag32,13,rep,packed,name=recv_peer,json=recvPeer,proto3" json:"recv_peer,omitempty"`
+	RecvTag  []int32 `protobuf:"zigzag32,14,rep,packed,name=recv_tag,json=recvTag,proto3" json:"recv_tag,omitempty"`
 	// ATTR_SEND_BYTES: bytes sent (count × type size); for collectives the
 	// bytes this rank contributes.
-	SendBytes []uint64 `protobuf:"varint,14,rep,packed,name=send_bytes,json=sendBytes,proto3" json:"send_bytes,omitempty"`
+	SendBytes []uint64 `protobuf:"varint,15,rep,packed,name=send_bytes,json=sendBytes,proto3" json:"send_bytes,omitempty"`
 	// ATTR_RECV_BYTES: bytes a receive can take (count × type size); for
 	// collectives the bytes this rank receives.
-	RecvBytes []uint64 `protobuf:"varint,15,rep,packed,name=recv_bytes,json=recvBytes,proto3" json:"recv_bytes,omitempty"`
+	RecvBytes []uint64 `protobuf:"varint,16,rep,packed,name=recv_bytes,json=recvBytes,proto3" json:"recv_bytes,omitempty"`
 	// ATTR_ROOT: root of a rooted collective (rank in comm, or ROOT/PROC_NULL
 	// on intercommunicators).
-	Root []int32 `protobuf:"zigzag32,16,rep,packed,name=root,proto3" json:"root,omitempty"`
+	Root []int32 `protobuf:"zigzag32,17,rep,packed,name=root,proto3" json:"root,omitempty"`
+	// Per-event attribute columns: one entry (or list) per event whose shape
+	// has the bit.
 	// ATTR_REQS: how many requests the call created (nonblocking start,
 	// persistent init), started (MPI_Start/Startall), completed (Wait/Test
 	// family), freed (MPI_Request_free) or cancelled (MPI_Cancel) — which of
 	// these follows from the function — then that many request ids in reqs.
 	// A request id names a request from its creation until it is completed
 	// (non-persistent) or freed (persistent); an id may be reused afterwards.
-	Nreqs []uint32 `protobuf:"varint,17,rep,packed,name=nreqs,proto3" json:"nreqs,omitempty"`
+	Nreqs []uint32 `protobuf:"varint,18,rep,packed,name=nreqs,proto3" json:"nreqs,omitempty"`
 	// Request ids, each stored as the difference from the previous value of
 	// this column (0 before the first) to keep the column small.
-	Reqs []int64 `protobuf:"zigzag64,18,rep,packed,name=reqs,proto3" json:"reqs,omitempty"`
+	Reqs []int64 `protobuf:"zigzag64,19,rep,packed,name=reqs,proto3" json:"reqs,omitempty"`
 	// ATTR_STATUS: actual source (rank in comm) and tag of completed receives,
 	// taken from the status even when the program passed MPI_STATUS_IGNORE.
 	// With ATTR_REQS: one pair per request listed (NO_STATUS = -4 for requests
 	// that are not receives or were cancelled). Without: exactly one pair
 	// (MPI_Recv, MPI_Sendrecv, MPI_Probe, a successful MPI_Iprobe).
-	StatusSource []int32 `protobuf:"zigzag32,19,rep,packed,name=status_source,json=statusSource,proto3" json:"status_source,omitempty"`
-	StatusTag    []int32 `protobuf:"zigzag32,20,rep,packed,name=status_tag,json=statusTag,proto3" json:"status_tag,omitempty"`
+	StatusSource []int32 `protobuf:"zigzag32,20,rep,packed,name=status_source,json=statusSource,proto3" json:"status_source,omitempty"`
+	StatusTag    []int32 `protobuf:"zigzag32,21,rep,packed,name=status_tag,json=statusTag,proto3" json:"status_tag,omitempty"`
 	// ATTR_NEWCOMM: local index of a communicator the call created
 	// (Communicator.local), or 0xFFFFFFFF for MPI_COMM_NULL.
-	Newcomm []uint32 `protobuf:"varint,21,rep,packed,name=newcomm,proto3" json:"newcomm,omitempty"`
+	Newcomm []uint32 `protobuf:"varint,22,rep,packed,name=newcomm,proto3" json:"newcomm,omitempty"`
 	// ATTR_PCONTROL: the level and first optional argument of MPI_Pcontrol
 	// (100/101: interval number; 102/103: sequential section number).
-	PcontrolLevel []int32 `protobuf:"zigzag32,22,rep,packed,name=pcontrol_level,json=pcontrolLevel,proto3" json:"pcontrol_level,omitempty"`
-	PcontrolArg   []int64 `protobuf:"zigzag64,23,rep,packed,name=pcontrol_arg,json=pcontrolArg,proto3" json:"pcontrol_arg,omitempty"`
+	PcontrolLevel []int32 `protobuf:"zigzag32,23,rep,packed,name=pcontrol_level,json=pcontrolLevel,proto3" json:"pcontrol_level,omitempty"`
+	PcontrolArg   []int64 `protobuf:"zigzag64,24,rep,packed,name=pcontrol_arg,json=pcontrolArg,proto3" json:"pcontrol_arg,omitempty"`
 	// ATTR_FLAG: the flag of a test or probe (1 = true) when the call has one.
-	Flag          []uint32 `protobuf:"varint,24,rep,packed,name=flag,proto3" json:"flag,omitempty"`
+	Flag          []uint32 `protobuf:"varint,25,rep,packed,name=flag,proto3" json:"flag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1334,9 +1339,9 @@ func (x *EventBatch) GetCount() uint32 {
 	return 0
 }
 
-func (x *EventBatch) GetFunc() []uint32 {
+func (x *EventBatch) GetShape() []uint32 {
 	if x != nil {
-		return x.Func
+		return x.Shape
 	}
 	return nil
 }
@@ -1351,6 +1356,13 @@ func (x *EventBatch) GetGap() []int64 {
 func (x *EventBatch) GetDur() []uint64 {
 	if x != nil {
 		return x.Dur
+	}
+	return nil
+}
+
+func (x *EventBatch) GetFunc() []uint32 {
+	if x != nil {
+		return x.Func
 	}
 	return nil
 }
@@ -1756,37 +1768,38 @@ const file_trace_proto_rawDesc = "" +
 	"\x05inter\x18\x05 \x01(\bR\x05inter\x12\x16\n" +
 	"\x06parent\x18\x06 \x01(\rR\x06parent\x12\x1d\n" +
 	"\n" +
-	"created_by\x18\a \x01(\rR\tcreatedBy\"\xc3\x05\n" +
+	"created_by\x18\a \x01(\rR\tcreatedBy\"\xdd\x05\n" +
 	"\n" +
 	"EventBatch\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x17\n" +
 	"\abase_ns\x18\x02 \x01(\x03R\x06baseNs\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\rR\x05count\x12\x16\n" +
-	"\x04func\x18\x04 \x03(\rB\x02\x10\x01R\x04func\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\rR\x05count\x12\x18\n" +
+	"\x05shape\x18\x04 \x03(\rB\x02\x10\x01R\x05shape\x12\x14\n" +
 	"\x03gap\x18\x05 \x03(\x12B\x02\x10\x01R\x03gap\x12\x14\n" +
 	"\x03dur\x18\x06 \x03(\x04B\x02\x10\x01R\x03dur\x12\x16\n" +
-	"\x04site\x18\a \x03(\rB\x02\x10\x01R\x04site\x12\x16\n" +
-	"\x04attr\x18\b \x03(\rB\x02\x10\x01R\x04attr\x12\x16\n" +
-	"\x04comm\x18\t \x03(\rB\x02\x10\x01R\x04comm\x12\x1f\n" +
-	"\tsend_peer\x18\n" +
-	" \x03(\x11B\x02\x10\x01R\bsendPeer\x12\x1d\n" +
-	"\bsend_tag\x18\v \x03(\x11B\x02\x10\x01R\asendTag\x12\x1f\n" +
-	"\trecv_peer\x18\f \x03(\x11B\x02\x10\x01R\brecvPeer\x12\x1d\n" +
-	"\brecv_tag\x18\r \x03(\x11B\x02\x10\x01R\arecvTag\x12!\n" +
+	"\x04func\x18\a \x03(\rB\x02\x10\x01R\x04func\x12\x16\n" +
+	"\x04site\x18\b \x03(\rB\x02\x10\x01R\x04site\x12\x16\n" +
+	"\x04attr\x18\t \x03(\rB\x02\x10\x01R\x04attr\x12\x16\n" +
+	"\x04comm\x18\n" +
+	" \x03(\rB\x02\x10\x01R\x04comm\x12\x1f\n" +
+	"\tsend_peer\x18\v \x03(\x11B\x02\x10\x01R\bsendPeer\x12\x1d\n" +
+	"\bsend_tag\x18\f \x03(\x11B\x02\x10\x01R\asendTag\x12\x1f\n" +
+	"\trecv_peer\x18\r \x03(\x11B\x02\x10\x01R\brecvPeer\x12\x1d\n" +
+	"\brecv_tag\x18\x0e \x03(\x11B\x02\x10\x01R\arecvTag\x12!\n" +
 	"\n" +
-	"send_bytes\x18\x0e \x03(\x04B\x02\x10\x01R\tsendBytes\x12!\n" +
+	"send_bytes\x18\x0f \x03(\x04B\x02\x10\x01R\tsendBytes\x12!\n" +
 	"\n" +
-	"recv_bytes\x18\x0f \x03(\x04B\x02\x10\x01R\trecvBytes\x12\x16\n" +
-	"\x04root\x18\x10 \x03(\x11B\x02\x10\x01R\x04root\x12\x18\n" +
-	"\x05nreqs\x18\x11 \x03(\rB\x02\x10\x01R\x05nreqs\x12\x16\n" +
-	"\x04reqs\x18\x12 \x03(\x12B\x02\x10\x01R\x04reqs\x12'\n" +
-	"\rstatus_source\x18\x13 \x03(\x11B\x02\x10\x01R\fstatusSource\x12!\n" +
+	"recv_bytes\x18\x10 \x03(\x04B\x02\x10\x01R\trecvBytes\x12\x16\n" +
+	"\x04root\x18\x11 \x03(\x11B\x02\x10\x01R\x04root\x12\x18\n" +
+	"\x05nreqs\x18\x12 \x03(\rB\x02\x10\x01R\x05nreqs\x12\x16\n" +
+	"\x04reqs\x18\x13 \x03(\x12B\x02\x10\x01R\x04reqs\x12'\n" +
+	"\rstatus_source\x18\x14 \x03(\x11B\x02\x10\x01R\fstatusSource\x12!\n" +
 	"\n" +
-	"status_tag\x18\x14 \x03(\x11B\x02\x10\x01R\tstatusTag\x12\x1c\n" +
-	"\anewcomm\x18\x15 \x03(\rB\x02\x10\x01R\anewcomm\x12)\n" +
-	"\x0epcontrol_level\x18\x16 \x03(\x11B\x02\x10\x01R\rpcontrolLevel\x12%\n" +
-	"\fpcontrol_arg\x18\x17 \x03(\x12B\x02\x10\x01R\vpcontrolArg\x12\x16\n" +
-	"\x04flag\x18\x18 \x03(\rB\x02\x10\x01R\x04flag\"\xb9\x02\n" +
+	"status_tag\x18\x15 \x03(\x11B\x02\x10\x01R\tstatusTag\x12\x1c\n" +
+	"\anewcomm\x18\x16 \x03(\rB\x02\x10\x01R\anewcomm\x12)\n" +
+	"\x0epcontrol_level\x18\x17 \x03(\x11B\x02\x10\x01R\rpcontrolLevel\x12%\n" +
+	"\fpcontrol_arg\x18\x18 \x03(\x12B\x02\x10\x01R\vpcontrolArg\x12\x16\n" +
+	"\x04flag\x18\x19 \x03(\rB\x02\x10\x01R\x04flag\"\xb9\x02\n" +
 	"\tClockSync\x124\n" +
 	"\x05phase\x18\x01 \x01(\x0e2\x1e.dtpa.trace.v1.ClockSync.PhaseR\x05phase\x12\x1c\n" +
 	"\treference\x18\x02 \x01(\rR\treference\x12\x1d\n" +
