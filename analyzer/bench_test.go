@@ -1,0 +1,280 @@
+package analyzer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/mpifunc"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// The benchmark trace: DTPA_BENCH_RANKS ranks (default 256), each making
+// DTPA_BENCH_ITERS iterations (default 40000) of a ring exchange
+// (MPI_Irecv from the left, MPI_Isend to the right, MPI_Waitall) with an
+// MPI_Allreduce every 16 iterations, inside Pcontrol interval 1. About 3
+// calls per iteration and rank. DTPA_BENCH_DIR keeps the generated files
+// between runs (they take longer to write than to analyse).
+func benchParams() (ranks, iters int, dir string) {
+	ranks, iters = 256, 40000
+	if v, err := strconv.Atoi(os.Getenv("DTPA_BENCH_RANKS")); err == nil && v > 1 {
+		ranks = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("DTPA_BENCH_ITERS")); err == nil && v > 0 {
+		iters = v
+	}
+	return ranks, iters, os.Getenv("DTPA_BENCH_DIR")
+}
+
+// genBench writes the benchmark trace, streaming (constant memory per
+// rank), ranks in parallel. It returns the number of events.
+func genBench(dir string, ranks, iters int) (int64, error) {
+	var total atomic.Int64
+	var firstErr error
+	var mu sync.Mutex
+	parallel(ranks, runtime.GOMAXPROCS(0), func(r int) {
+		n, err := genRank(dir, r, ranks, iters)
+		total.Add(n)
+		if err != nil {
+			mu.Lock()
+			firstErr = err
+			mu.Unlock()
+		}
+	})
+	return total.Load(), firstErr
+}
+
+func genRank(dir string, r, ranks, iters int) (int64, error) {
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("bench.%d.trc", r)))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	hdr := &tracepb.Header{Rank: uint32(r), WorldSize: uint32(ranks), RunId: []byte("benchmark-run-01"),
+		Program: "/bench/bench", Clock: &tracepb.Clock{Source: tracepb.Clock_SYNTHETIC}}
+	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{Level: 1})
+	if err != nil {
+		return 0, err
+	}
+	names := []string{"MPI_Init", "MPI_Finalize", "MPI_Pcontrol", "MPI_Irecv", "MPI_Isend", "MPI_Waitall", "MPI_Allreduce"}
+	defs := &tracepb.Definitions{
+		Modules: []*tracepb.Module{{Id: 0, Path: "/bench/bench", Start: 0x400000, End: 0x500000}},
+		Communicators: []*tracepb.Communicator{
+			{Local: 0, Id: 0, Members: worldMembers(ranks)},
+			{Local: 1, Id: traceformat.SelfCommID(uint32(r)), Members: []uint32{uint32(r)}},
+		},
+	}
+	for i, n := range names {
+		defs.Functions = append(defs.Functions, mpifunc.Function(uint32(i), n))
+		defs.CallSites = append(defs.CallSites, &tracepb.CallSite{Id: uint32(i), Pcs: []uint64{0x401000 + uint64(i)*16}})
+	}
+	if err := w.WriteDefinitions(defs); err != nil {
+		return 0, err
+	}
+	if r != 0 {
+		if err := w.WriteClockSync(&tracepb.ClockSync{Phase: tracepb.ClockSync_INIT, Reference: 0, SameClock: true}); err != nil {
+			return 0, err
+		}
+	}
+	left, right := int32((r+ranks-1)%ranks), int32((r+1)%ranks)
+	var b traceformat.Batch
+	var n int64
+	add := func(e *traceformat.Event) error {
+		b.Append(e)
+		n++
+		if b.Len() == 16384 {
+			if err := w.WriteBatch(&b); err != nil {
+				return err
+			}
+			b.Reset()
+		}
+		return nil
+	}
+	const period = 10000 // ns per iteration
+	t0 := int64(1000)
+	evs := []traceformat.Event{
+		{Func: 0, Site: 0, Entry: 0, Exit: t0},
+		{Func: 2, Site: 2, Entry: t0, Exit: t0, Attr: traceformat.AttrPcontrol, PcLevel: 100, PcArg: 1},
+	}
+	for i := range evs {
+		if err := add(&evs[i]); err != nil {
+			return n, err
+		}
+	}
+	st := []traceformat.Status{{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}, {Source: left, Tag: 0}}
+	for it := 0; it < iters; it++ {
+		base := t0 + int64(it)*period
+		rq, sq := uint64(2*it+1), uint64(2*it+2)
+		// Rank-dependent compute so that waits are not all zero.
+		jit := int64((r*7+it)%13) * 100
+		ev := traceformat.Event{Func: 3, Site: 3, Entry: base + 100, Exit: base + 200, Attr: traceformat.AttrComm | traceformat.AttrRecv | traceformat.AttrReqs,
+			RecvPeer: left, Reqs: []uint64{rq}}
+		if err := add(&ev); err != nil {
+			return n, err
+		}
+		ev = traceformat.Event{Func: 4, Site: 4, Entry: base + 300 + jit, Exit: base + 400 + jit, Attr: traceformat.AttrComm | traceformat.AttrSend | traceformat.AttrReqs,
+			SendPeer: right, Reqs: []uint64{sq}}
+		if err := add(&ev); err != nil {
+			return n, err
+		}
+		ev = traceformat.Event{Func: 5, Site: 5, Entry: base + 3000, Exit: base + 4000 + jit, Attr: traceformat.AttrReqs | traceformat.AttrStatus,
+			Reqs: []uint64{sq, rq}, Status: st}
+		if err := add(&ev); err != nil {
+			return n, err
+		}
+		if it%16 == 15 {
+			ev = traceformat.Event{Func: 6, Site: 6, Entry: base + 5000 + jit, Exit: base + 7000, Attr: traceformat.AttrComm}
+			if err := add(&ev); err != nil {
+				return n, err
+			}
+		}
+	}
+	end := t0 + int64(iters)*period
+	evs = []traceformat.Event{
+		{Func: 2, Site: 2, Entry: end, Exit: end, Attr: traceformat.AttrPcontrol, PcLevel: 101, PcArg: 1},
+		{Func: 1, Site: 1, Entry: end, Exit: end + 1000},
+	}
+	for i := range evs {
+		if err := add(&evs[i]); err != nil {
+			return n, err
+		}
+	}
+	if err := w.WriteBatch(&b); err != nil {
+		return n, err
+	}
+	return n, w.Close(&tracepb.Footer{EventCount: uint64(n), StopReason: tracepb.Footer_FINALIZE, EndLocalNs: end + 1000})
+}
+
+func worldMembers(n int) []uint32 {
+	m := make([]uint32, n)
+	for i := range m {
+		m[i] = uint32(i)
+	}
+	return m
+}
+
+// peakRSS is the process's peak resident set (VmHWM) in bytes.
+func peakRSS() int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			if len(f) >= 2 {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// BenchmarkAnalyze reports calls/s per core (events / (wall s ×
+// GOMAXPROCS)), the peak heap sampled during the analysis and the
+// process's peak RSS.
+func BenchmarkAnalyze(b *testing.B) {
+	ranks, iters, dir := benchParams()
+	if dir == "" {
+		dir = b.TempDir()
+	} else {
+		dir = filepath.Join(dir, fmt.Sprintf("r%d-i%d", ranks, iters))
+	}
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("bench.%d.trc", ranks-1))); err != nil {
+		os.MkdirAll(dir, 0o755)
+		start := time.Now()
+		n, err := genBench(dir, ranks, iters)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("generated %d events for %d ranks in %v", n, ranks, time.Since(start))
+	}
+	var size int64
+	filepath.Walk(dir, func(_ string, fi os.FileInfo, _ error) error {
+		if fi != nil && !fi.IsDir() {
+			size += fi.Size()
+		}
+		return nil
+	})
+	runtime.GC()
+	b.ResetTimer()
+	var events int64
+	var peakHeap uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var ms runtime.MemStats
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peakHeap {
+					peakHeap = ms.HeapInuse
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(rep.Warnings) != 0 {
+			b.Fatalf("warnings: %q", rep.Warnings)
+		}
+		events += LastStats.Events
+	}
+	wall := time.Since(start).Seconds()
+	close(stop)
+	<-done
+	b.ReportMetric(float64(events)/(wall*float64(runtime.GOMAXPROCS(0))), "calls/s/core")
+	b.ReportMetric(float64(events)/float64(b.N), "calls/op")
+	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(size)/(1<<20), "trace-MB")
+}
+
+// BenchmarkDecodeOnly reads the benchmark trace without analysing it: the
+// reader's share of BenchmarkAnalyze.
+func BenchmarkDecodeOnly(b *testing.B) {
+	ranks, iters, dir := benchParams()
+	if dir == "" {
+		b.Skip("set DTPA_BENCH_DIR (and run BenchmarkAnalyze first)")
+	}
+	dir = filepath.Join(dir, fmt.Sprintf("r%d-i%d", ranks, iters))
+	paths, err := discover(dir, "bench")
+	if err != nil {
+		b.Skip(err)
+	}
+	b.ResetTimer()
+	var events atomic.Int64
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		parallel(len(paths), runtime.GOMAXPROCS(0), func(k int) {
+			rf, err := scanFull(paths[k])
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			events.Add(rf.events)
+		})
+	}
+	wall := time.Since(start).Seconds()
+	b.ReportMetric(float64(events.Load())/(wall*float64(runtime.GOMAXPROCS(0))), "calls/s/core")
+}
