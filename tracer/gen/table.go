@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// tmpl says what a wrapper records beyond function, times and call site. Code
+// refers to arguments by position (a0, a1 …) and uses the record macros of
+// golib/dt_wrap.h, which must be emitted in attribute-bit order: CM, SEND,
+// RECV, SB/SBN, RB/RBN, ROOT, REQ*, STAT*, NEWC, PC, FLAG.
+type tmpl struct {
+	pre  string         // before the call (copies of requests, status substitutes)
+	args map[int]string // replacement expressions for arguments of the PMPI call
+	post string         // after the call: record attributes
+	need string         // bytes the record may take (default 160)
+}
+
+// handWritten functions live in golib/dt.c: they start and stop tracing.
+var handWritten = map[string]bool{
+	"MPI_Init": true, "MPI_Init_thread": true, "MPI_Finalize": true, "MPI_Abort": true,
+}
+
+// statusArg substitutes a private status when the program passed
+// MPI_STATUS_IGNORE, so that the actual source and tag can be recorded while
+// the program still sees exactly what it asked for.
+func statusArg(t tmpl, k int) tmpl {
+	t.pre += fmt.Sprintf("MPI_Status dt_st; MPI_Status *dt_sp = (a%d == MPI_STATUS_IGNORE) ? &dt_st : a%d; ", k, k)
+	if t.args == nil {
+		t.args = map[int]string{}
+	}
+	t.args[k] = "dt_sp"
+	return t
+}
+
+func statusesArg(t tmpl, n, k int) tmpl {
+	t.pre += fmt.Sprintf("MPI_Status *dt_sts = (a%d == MPI_STATUSES_IGNORE) ? dt_status_scratch(T, a%d) : a%d; ", k, n, k)
+	if t.args == nil {
+		t.args = map[int]string{}
+	}
+	t.args[k] = "dt_sts"
+	return t
+}
+
+func reqsCopy(t tmpl, n, k int) tmpl {
+	t.pre += fmt.Sprintf("MPI_Request *dt_rs = dt_req_scratch(T, a%d, a%d); ", n, k)
+	t.need = fmt.Sprintf("dt_need_reqs(a%d)", n)
+	return t
+}
+
+// special holds the functions whose arguments matter for matching. Every
+// other function gets the generic treatment of genericPost.
+func special() map[string]tmpl {
+	m := map[string]tmpl{}
+	sendLike := "CM(a5) SEND(a3, a4) SB(a1, a2)"
+	for _, n := range []string{"Send", "Bsend", "Ssend", "Rsend"} {
+		m["MPI_"+n] = tmpl{post: sendLike}
+		m["MPI_I"+strings.ToLower(n[:1])+n[1:]] = tmpl{post: sendLike + " REQC(*a6, 0)"}
+		m["MPI_"+n+"_init"] = tmpl{post: sendLike + " REQC(*a6, 0)"}
+	}
+	m["MPI_Recv"] = statusArg(tmpl{post: "CM(a5) RECV(a3, a4) RB(a1, a2) STAT(dt_sp)"}, 6)
+	m["MPI_Irecv"] = tmpl{post: "CM(a5) RECV(a3, a4) RB(a1, a2) REQC(*a6, DT_RK_RECV)"}
+	m["MPI_Recv_init"] = tmpl{post: "CM(a5) RECV(a3, a4) RB(a1, a2) REQC(*a6, DT_RK_PRECV)"}
+	m["MPI_Sendrecv"] = statusArg(tmpl{post: "CM(a10) SEND(a3, a4) RECV(a8, a9) SB(a1, a2) RB(a6, a7) STAT(dt_sp)"}, 11)
+	m["MPI_Sendrecv_replace"] = statusArg(tmpl{post: "CM(a7) SEND(a3, a4) RECV(a5, a6) SB(a1, a2) RB(a1, a2) STAT(dt_sp)"}, 8)
+	m["MPI_Isendrecv"] = tmpl{post: "CM(a10) SEND(a3, a4) RECV(a8, a9) SB(a1, a2) RB(a6, a7) REQC(*a11, DT_RK_RECV)"}
+	m["MPI_Isendrecv_replace"] = tmpl{post: "CM(a7) SEND(a3, a4) RECV(a5, a6) SB(a1, a2) RB(a1, a2) REQC(*a8, DT_RK_RECV)"}
+	m["MPI_Probe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) STAT(dt_sp)"}, 3)
+	m["MPI_Iprobe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) if (*a3) STAT(dt_sp) FLAG(*a3)"}, 4)
+	m["MPI_Mprobe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) STAT(dt_sp)"}, 4)
+	m["MPI_Improbe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) if (*a3) STAT(dt_sp) FLAG(*a3)"}, 5)
+	m["MPI_Mrecv"] = statusArg(tmpl{post: "RB(a1, a2) STAT(dt_sp)"}, 4)
+	m["MPI_Imrecv"] = tmpl{post: "RB(a1, a2) REQC(*a4, DT_RK_RECV)"}
+
+	// Completion: requests are copied first because MPI sets completed ones to
+	// MPI_REQUEST_NULL.
+	m["MPI_Wait"] = statusArg(tmpl{pre: "MPI_Request dt_r = *a0; ", post: "DONE1(dt_r, dt_sp)"}, 1)
+	m["MPI_Test"] = statusArg(tmpl{pre: "MPI_Request dt_r = *a0; ", post: "if (*a1) DONE1(dt_r, dt_sp) FLAG(*a1)"}, 2)
+	m["MPI_Waitany"] = statusArg(reqsCopy(tmpl{post: "if (*a2 >= 0) DONE1(dt_rs[*a2], dt_sp)"}, 0, 1), 3)
+	m["MPI_Testany"] = statusArg(reqsCopy(tmpl{post: "if (*a3 && *a2 >= 0) DONE1(dt_rs[*a2], dt_sp) FLAG(*a3)"}, 0, 1), 4)
+	m["MPI_Waitall"] = statusesArg(reqsCopy(tmpl{post: "DONEALL(a0, dt_rs, dt_sts)"}, 0, 1), 0, 2)
+	m["MPI_Testall"] = statusesArg(reqsCopy(tmpl{post: "if (*a2) DONEALL(a0, dt_rs, dt_sts) FLAG(*a2)"}, 0, 1), 0, 3)
+	m["MPI_Waitsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)"}, 0, 1), 0, 4)
+	m["MPI_Testsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)"}, 0, 1), 0, 4)
+	m["MPI_Request_get_status"] = tmpl{post: "FLAG(*a1)"}
+	m["MPI_Start"] = tmpl{post: "REQLIST(1, a0)"}
+	m["MPI_Startall"] = tmpl{post: "REQLIST(a0, a1)", need: "dt_need_reqs(a0)"}
+	m["MPI_Request_free"] = tmpl{pre: "MPI_Request dt_r = *a0; ", post: "REQFREE(dt_r)"}
+	m["MPI_Cancel"] = tmpl{post: "REQLIST(1, a0)"}
+	m["MPI_Pcontrol"] = tmpl{
+		pre:  "int64_t dt_pa = 0; if (a0 >= 100 && a0 <= 103) { va_list ap; va_start(ap, a0); dt_pa = va_arg(ap, int); va_end(ap); } ",
+		post: "if (a0 >= 100 && a0 <= 103) PC(a0, dt_pa)",
+	}
+
+	// Collectives: bytes this rank contributes (SB) and receives (RB).
+	coll := map[string]struct {
+		post string
+		nreq int // position of the request of the nonblocking variant
+	}{
+		"Barrier":              {"CM(a0)", 1},
+		"Bcast":                {"CM(a4) if (ISROOT(a3)) SB(a1, a2) if (!ISROOT(a3)) RB(a1, a2) ROOT(a3)", 5},
+		"Reduce":               {"CM(a6) if (a0 != MPI_IN_PLACE) SB(a2, a3) if (ISROOT(a5)) RB(a2, a3) ROOT(a5)", 7},
+		"Allreduce":            {"CM(a5) SB(a2, a3) RB(a2, a3)", 6},
+		"Gather":               {"CM(a7) if (a0 != MPI_IN_PLACE) SB(a1, a2) if (ISROOT(a6)) RBN((int64_t)a4 * CSIZE * SZ(a5)) ROOT(a6)", 8},
+		"Gatherv":              {"CM(a8) if (a0 != MPI_IN_PLACE) SB(a1, a2) if (ISROOT(a7)) RBN(SUM(a4) * SZ(a6)) ROOT(a7)", 9},
+		"Scatter":              {"CM(a7) if (ISROOT(a6)) SBN((int64_t)a1 * CSIZE * SZ(a2)) if (a3 != MPI_IN_PLACE) RB(a4, a5) ROOT(a6)", 8},
+		"Scatterv":             {"CM(a8) if (ISROOT(a7)) SBN(SUM(a1) * SZ(a3)) if (a4 != MPI_IN_PLACE) RB(a5, a6) ROOT(a7)", 9},
+		"Allgather":            {"CM(a6) if (a0 != MPI_IN_PLACE) SB(a1, a2) RBN((int64_t)a4 * CSIZE * SZ(a5))", 7},
+		"Allgatherv":           {"CM(a7) if (a0 != MPI_IN_PLACE) SB(a1, a2) RBN(SUM(a4) * SZ(a6))", 8},
+		"Alltoall":             {"CM(a6) if (a0 != MPI_IN_PLACE) SBN((int64_t)a1 * CSIZE * SZ(a2)) RBN((int64_t)a4 * CSIZE * SZ(a5))", 7},
+		"Alltoallv":            {"CM(a8) if (a0 != MPI_IN_PLACE) SBN(SUM(a1) * SZ(a3)) RBN(SUM(a5) * SZ(a7))", 9},
+		"Alltoallw":            {"CM(a8) if (a0 != MPI_IN_PLACE) SBN(SUMW(a1, a3)) RBN(SUMW(a5, a7))", 9},
+		"Reduce_scatter":       {"CM(a5) SBN(SUM(a2) * SZ(a3)) if (C && C->rank >= 0) RBN((int64_t)a2[C->rank] * SZ(a3))", 6},
+		"Reduce_scatter_block": {"CM(a5) SBN((int64_t)a2 * CSIZE * SZ(a3)) RB(a2, a3)", 6},
+		"Scan":                 {"CM(a5) SB(a2, a3) RB(a2, a3)", 6},
+		"Exscan":               {"CM(a5) SB(a2, a3) RB(a2, a3)", 6},
+	}
+	for name, c := range coll {
+		m["MPI_"+name] = tmpl{post: c.post}
+		in := "MPI_I" + strings.ToLower(name[:1]) + name[1:]
+		m[in] = tmpl{post: c.post + fmt.Sprintf(" REQC(*a%d, 0)", c.nreq)}
+	}
+
+	// Communicator creation: the new communicator gets an id that agrees
+	// across ranks (see dt_comm_created in dt.c).
+	newc := map[string][2]int{ // parent argument, newcomm argument
+		"Comm_dup": {0, 1}, "Comm_dup_with_info": {0, 2}, "Comm_create": {0, 2}, "Comm_split": {0, 3},
+		"Comm_split_type": {0, 4}, "Cart_create": {0, 5}, "Cart_sub": {0, 2}, "Graph_create": {0, 5},
+		"Dist_graph_create": {0, 8}, "Dist_graph_create_adjacent": {0, 9}, "Intercomm_merge": {0, 2},
+		"Intercomm_create": {0, 5},
+	}
+	for name, a := range newc {
+		m["MPI_"+name] = tmpl{post: fmt.Sprintf("CM(a%d) NEWC(*a%d, a%d, DT_NC_COLL, 0)", a[0], a[1], a[0])}
+	}
+	m["MPI_Intercomm_create"] = tmpl{post: "CM(a0) NEWC(*a5, a0, DT_NC_INTER, a4)"}
+	m["MPI_Comm_create_group"] = tmpl{post: "CM(a0) NEWC(*a3, a0, DT_NC_GROUP, a2)"}
+	m["MPI_Comm_idup"] = tmpl{post: "CM(a0) REQC(*a2, 0) NEWC(*a1, a0, DT_NC_PENDING, 0)"}
+	m["MPI_Comm_idup_with_info"] = tmpl{post: "CM(a0) REQC(*a3, 0) NEWC(*a2, a0, DT_NC_PENDING, 0)"}
+	m["MPI_Comm_free"] = tmpl{pre: "MPI_Comm dt_c = *a0; ", post: "dt_comm_forget(dt_c);"}
+	m["MPI_Comm_disconnect"] = m["MPI_Comm_free"]
+	m["MPI_Type_free"] = tmpl{post: "dt_type_gen++;"}
+	return m
+}
+
+// genericPost records the first communicator argument and, for calls that
+// start an operation, the request they create.
+func genericPost(p Proto, nonblocking bool) string {
+	var b strings.Builder
+	for i, a := range p.Params {
+		if a.Type == "MPI_Comm" {
+			fmt.Fprintf(&b, "CM(a%d) ", i)
+			break
+		}
+	}
+	if n := len(p.Params); n > 0 && nonblocking && p.Params[n-1].Type == "MPI_Request *" {
+		fmt.Fprintf(&b, "REQC(*a%d, 0)", n-1)
+	}
+	return b.String()
+}

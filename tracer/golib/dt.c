@@ -1,0 +1,454 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+// Tracer runtime in C: thread buffers and their free list, call-site and
+// communicator tables, request kinds, MPI_Init/Finalize/Abort, fatal-signal
+// flushing. Clock setup and synchronization are in dt_clock.c.
+#define _GNU_SOURCE
+#include "dt_wrap.h"
+#include "dt_rt.h"
+#include "_cgo_export.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+__thread dt_thr *dt_self __attribute__((tls_model("initial-exec")));
+volatile int dt_state;
+volatile uint64_t dt_epoch;
+volatile uint64_t dt_type_gen = 1;
+int dt_depth = 4;
+size_t dt_chunk = 1 << 20;
+dt_comm dt_world_ent, dt_self_ent;
+int dt_rank_world, dt_size_world;
+uint64_t dt_max_stall_ticks, dt_flushes;
+
+static pthread_mutex_t thr_mu = PTHREAD_MUTEX_INITIALIZER;
+static dt_thr *thr_list;
+static uint32_t thr_next;
+
+// ---- buffers: a free list shared with Go, which returns buffers it has
+// encoded (dt_buf_put). The total is bounded by TraceBufSize; past it the
+// program waits for Go (a stall), bounded so that tracing never hangs it.
+static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t buf_cv = PTHREAD_COND_INITIALIZER;
+static void *buf_free[4096];
+static int buf_nfree, buf_nalloc, buf_max = 16;
+static int64_t buf_limit_mode; // MaxTraceSize == -1: stop when TraceBufSize bytes were traced
+static uint64_t buf_total, buf_budget;
+
+void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb) {
+	dt_chunk = chunk;
+	buf_max = (int)(total / chunk);
+	if (buf_max < 2) buf_max = 2;
+	if (buf_max > 4000) buf_max = 4000;
+	buf_limit_mode = max_trace_mb == -1;
+	buf_budget = total;
+}
+
+static char *dt_buf_get(void) {
+	pthread_mutex_lock(&buf_mu);
+	if (buf_nfree == 0 && buf_nalloc >= buf_max) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 2;
+		while (buf_nfree == 0 && pthread_cond_timedwait(&buf_cv, &buf_mu, &ts) == 0) {
+		}
+	}
+	char *b = NULL;
+	if (buf_nfree > 0) b = buf_free[--buf_nfree];
+	pthread_mutex_unlock(&buf_mu);
+	if (b == NULL) {
+		b = malloc(dt_chunk); // over budget rather than hang the program
+		if (b) __atomic_add_fetch(&buf_nalloc, 1, __ATOMIC_RELAXED);
+	}
+	return b;
+}
+
+void dt_buf_put(void *b) {
+	pthread_mutex_lock(&buf_mu);
+	if (buf_nfree < (int)(sizeof buf_free / sizeof buf_free[0])) {
+		buf_free[buf_nfree++] = b;
+		b = NULL;
+	}
+	pthread_cond_signal(&buf_cv);
+	pthread_mutex_unlock(&buf_mu);
+	free(b);
+}
+
+static void dt_thr_attach_buf(dt_thr *T, char *b) {
+	T->buf = T->pos = T->commit = b;
+	T->end = b ? b + dt_chunk : b;
+}
+
+// dt_submit hands the thread's committed records to Go, which owns the buffer
+// from then on, and gives the thread a fresh one.
+static void dt_submit(dt_thr *T) {
+	if (T->buf == NULL) return;
+	size_t n = T->commit - T->buf;
+	if (n == 0) return;
+	uint64_t t0 = dt_now();
+	char *old = T->buf;
+	dt_thr_attach_buf(T, NULL);
+	dtgo_submit(old, n, T->tid);
+	dt_thr_attach_buf(T, dt_buf_get());
+	uint64_t d = dt_now() - t0;
+	if (d > dt_max_stall_ticks) dt_max_stall_ticks = d;
+	dt_flushes++;
+	if (buf_limit_mode) {
+		buf_total += n;
+		if (buf_total >= buf_budget) dt_stop(DT_STOP_BUFFER_FULL);
+	}
+}
+
+int dt_make_room(dt_thr *T, size_t need) {
+	if (need > dt_chunk) return 0;
+	dt_submit(T);
+	if (T->buf == NULL || dt_state != 1) return 0;
+	return 1;
+}
+
+void dt_epoch_flush(dt_thr *T) {
+	T->epoch = dt_epoch;
+	if (dt_state == 1) dt_submit(T);
+}
+
+void dt_stop(int reason) {
+	int one = 1;
+	if (__atomic_compare_exchange_n(&dt_state, &one, 2, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		dtgo_stopped(reason);
+}
+
+dt_thr *dt_enter_slow(void) {
+	if (dt_state == 2) {
+		dt_thr *T = dt_self;
+		if (T && !T->busy) T->dropped++;
+	}
+	return NULL;
+}
+
+dt_thr *dt_thr_new(void) {
+	dt_thr *T = calloc(1, sizeof *T);
+	if (!T) return NULL;
+	T->sites = calloc(DT_SITE_CACHE, sizeof(dt_site_ent));
+	pthread_attr_t a;
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		void *lo;
+		size_t sz;
+		if (pthread_attr_getstack(&a, &lo, &sz) == 0) {
+			T->stk_lo = (uintptr_t)lo;
+			T->stk_hi = (uintptr_t)lo + sz;
+		}
+		pthread_attr_destroy(&a);
+	}
+	T->epoch = dt_epoch;
+	dt_thr_attach_buf(T, dt_buf_get());
+	if (!T->sites || !T->buf) return NULL;
+	pthread_mutex_lock(&thr_mu);
+	T->tid = thr_next++;
+	T->next = thr_list;
+	thr_list = T;
+	pthread_mutex_unlock(&thr_mu);
+	dt_self = T;
+	return T;
+}
+
+// dt_collect hands Go every thread's unsubmitted records at the end of
+// tracing (finalize, abort, signal). Other threads may still run in a crash:
+// their records up to the last complete one are taken.
+void dt_collect(void) {
+	pthread_mutex_lock(&thr_mu);
+	for (dt_thr *T = thr_list; T; T = T->next) {
+		if (T->buf && T->commit > T->buf) {
+			char *old = T->buf;
+			size_t n = T->commit - T->buf;
+			T->buf = T->pos = T->commit = T->end = NULL;
+			dtgo_submit(old, n, T->tid);
+		}
+	}
+	pthread_mutex_unlock(&thr_mu);
+}
+
+uint64_t dt_dropped(void) {
+	uint64_t d = 0;
+	for (dt_thr *T = thr_list; T; T = T->next) d += T->dropped;
+	return d;
+}
+
+// ---- call sites: a global table under a mutex; the per-thread cache in
+// dt_site makes the lock rare.
+#define SITE_CAP (1 << 15)
+static pthread_mutex_t site_mu = PTHREAD_MUTEX_INITIALIZER;
+static dt_site_ent *site_tab;
+static uint32_t site_next = 1; // 0 = empty stack, defined at init
+
+uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h) {
+	uint32_t id = 0;
+	pthread_mutex_lock(&site_mu);
+	if (!site_tab) site_tab = calloc(SITE_CAP, sizeof(dt_site_ent));
+	if (site_tab) {
+		for (uint32_t i = 0; i < SITE_CAP; i++) {
+			dt_site_ent *e = &site_tab[(h + i) & (SITE_CAP - 1)];
+			if (e->n == 0 && e->hash == 0) {
+				if (site_next >= SITE_CAP * 3 / 4) break; // full: empty stack
+				e->hash = h;
+				e->n = n;
+				memcpy(e->pcs, pcs, n * sizeof(uintptr_t));
+				e->id = id = site_next++;
+				dtgo_define_site(id, (uint64_t *)pcs, n);
+				break;
+			}
+			if (e->hash == h && e->n == (uint32_t)n && memcmp(e->pcs, pcs, n * sizeof(uintptr_t)) == 0) {
+				id = e->id;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&site_mu);
+	dt_site_ent *c = &T->sites[h & (DT_SITE_CACHE - 1)];
+	c->hash = h;
+	c->n = n;
+	memcpy(c->pcs, pcs, n * sizeof(uintptr_t));
+	c->id = id;
+	return id;
+}
+
+// ---- datatypes
+int dt_tsize_slow(dt_thr *T, MPI_Datatype t) {
+	int sz = 0;
+	if (t != MPI_DATATYPE_NULL) PMPI_Type_size(t, &sz);
+	T->tc_type = t;
+	T->tc_size = sz;
+	T->tc_gen = dt_type_gen;
+	return sz;
+}
+
+// ---- requests: scratch copies (MPI nulls completed handles) and kinds.
+MPI_Request *dt_req_scratch(dt_thr *T, int n, const MPI_Request *r) {
+	if (n <= 0 || r == NULL) return T->rscratch;
+	if (n > T->nrscratch) {
+		MPI_Request *p = realloc(T->rscratch, n * sizeof *p);
+		if (!p) return NULL;
+		T->rscratch = p;
+		T->nrscratch = n;
+	}
+	memcpy(T->rscratch, r, n * sizeof *r);
+	return T->rscratch;
+}
+
+MPI_Status *dt_status_scratch(dt_thr *T, int n) {
+	if (n <= 0) return MPI_STATUSES_IGNORE;
+	if (n > T->nsscratch) {
+		MPI_Status *p = realloc(T->sscratch, n * sizeof *p);
+		if (!p) return MPI_STATUSES_IGNORE;
+		T->sscratch = p;
+		T->nsscratch = n;
+	}
+	return T->sscratch;
+}
+
+#define RK_CAP (1 << 16)
+static pthread_mutex_t rk_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { uint64_t key; int kind; } rk_tab[RK_CAP];
+static int rk_used;
+#define RK_TOMB 1ull
+
+static inline uint64_t dt_reqid(MPI_Request r) {
+#ifdef OPEN_MPI
+	return (uint64_t)(uintptr_t)r;
+#else
+	return (uint64_t)(uint32_t)r;
+#endif
+}
+
+static void rk_set(uint64_t key, int kind) {
+	pthread_mutex_lock(&rk_mu);
+	if (rk_used > RK_CAP * 3 / 4) { // rebuild without tombstones
+		static struct { uint64_t key; int kind; } live[RK_CAP];
+		int n = 0;
+		for (int i = 0; i < RK_CAP; i++)
+			if (rk_tab[i].key > RK_TOMB) live[n].key = rk_tab[i].key, live[n++].kind = rk_tab[i].kind;
+		memset(rk_tab, 0, sizeof rk_tab);
+		rk_used = 0;
+		for (int i = 0; i < n && i < RK_CAP / 2; i++) {
+			uint64_t h = (live[i].key * 0x9E3779B97F4A7C15ull) >> 48;
+			for (uint32_t j = 0;; j++) {
+				int s = (h + j) & (RK_CAP - 1);
+				if (rk_tab[s].key == 0) { rk_tab[s].key = live[i].key; rk_tab[s].kind = live[i].kind; rk_used++; break; }
+			}
+		}
+	}
+	uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 48;
+	int tomb = -1;
+	for (uint32_t j = 0; j < RK_CAP; j++) {
+		int s = (h + j) & (RK_CAP - 1);
+		if (rk_tab[s].key == key) {
+			if (kind) rk_tab[s].kind = kind;
+			else rk_tab[s].key = RK_TOMB;
+			break;
+		}
+		if (rk_tab[s].key == RK_TOMB && tomb < 0) tomb = s;
+		if (rk_tab[s].key == 0) {
+			if (kind) {
+				if (tomb < 0) { tomb = s; rk_used++; }
+				rk_tab[tomb].key = key;
+				rk_tab[tomb].kind = kind;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&rk_mu);
+}
+
+static int rk_get(uint64_t key) {
+	int kind = 0;
+	pthread_mutex_lock(&rk_mu);
+	uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 48;
+	for (uint32_t j = 0; j < RK_CAP; j++) {
+		int s = (h + j) & (RK_CAP - 1);
+		if (rk_tab[s].key == key) { kind = rk_tab[s].kind; break; }
+		if (rk_tab[s].key == 0) break;
+	}
+	pthread_mutex_unlock(&rk_mu);
+	return kind;
+}
+
+void dt_a_reqcreated(dt_thr *T, dt_hdr *H, MPI_Request r, int kind) {
+	H->attr |= A_REQS;
+	dt_put32(T, 1);
+	dt_put64(T, dt_reqid(r));
+	if (kind) rk_set(dt_reqid(r), kind);
+}
+
+void dt_a_reqlist(dt_thr *T, dt_hdr *H, int n, const MPI_Request *rs) {
+	int max = (int)((dt_need_reqs(n) - 64) / 16), k = 0;
+	H->attr |= A_REQS;
+	char *np = T->pos;
+	dt_put32(T, 0);
+	for (int i = 0; i < n && k < max; i++)
+		if (rs[i] != MPI_REQUEST_NULL) dt_put64(T, dt_reqid(rs[i])), k++;
+	memcpy(np, &k, 4);
+}
+
+void dt_a_reqfree(dt_thr *T, dt_hdr *H, MPI_Request r) {
+	if (r == MPI_REQUEST_NULL) return;
+	H->attr |= A_REQS;
+	dt_put32(T, 1);
+	dt_put64(T, dt_reqid(r));
+	rk_set(dt_reqid(r), 0);
+}
+
+// dt_status gives the status pair of a completed request: the actual source
+// and tag for receives, NO_STATUS for everything else and for cancelled
+// receives. A completed non-persistent receive is forgotten.
+static void dt_status_of(MPI_Request r, MPI_Status *st, int32_t *src, int32_t *tag) {
+	*src = *tag = -4;
+	uint64_t id = dt_reqid(r);
+	int kind = rk_get(id);
+	if (!kind) return;
+	if (kind == DT_RK_RECV) rk_set(id, 0);
+	if (st == NULL || st == MPI_STATUS_IGNORE) return;
+	int c = 0;
+	PMPI_Test_cancelled(st, &c);
+	if (c) return;
+	*src = dt_rank(st->MPI_SOURCE);
+	*tag = st->MPI_TAG;
+}
+
+void dt_a_done1(dt_thr *T, dt_hdr *H, MPI_Request r, MPI_Status *st) {
+	if (r == MPI_REQUEST_NULL) return;
+	int32_t s, t;
+	dt_status_of(r, st, &s, &t);
+	H->attr |= A_REQS | A_STATUS;
+	dt_put32(T, 1);
+	dt_put64(T, dt_reqid(r));
+	dt_put32(T, s);
+	dt_put32(T, t);
+}
+
+static void dt_done_list(dt_thr *T, dt_hdr *H, int n, const int *idx, const MPI_Request *rs, MPI_Status *sts) {
+	if (rs == NULL || n <= 0) return;
+	int max = (int)((dt_need_reqs(n) - 64) / 16), k = 0;
+	H->attr |= A_REQS | A_STATUS;
+	char *np = T->pos;
+	dt_put32(T, 0);
+	int32_t pairs[2 * 64];
+	char *stpos;
+	// ids first, then the status pairs (trace layout); statuses are computed
+	// in the first pass because dt_status_of forgets completed receives.
+	int32_t *sp = n <= 64 ? pairs : malloc(sizeof(int32_t) * 2 * n);
+	if (!sp) sp = pairs, n = n > 64 ? 64 : n;
+	for (int i = 0; i < n && k < max; i++) {
+		int j = idx ? idx[i] : i;
+		MPI_Request r = rs[j];
+		if (r == MPI_REQUEST_NULL) continue;
+		MPI_Status *st = (sts == MPI_STATUSES_IGNORE) ? NULL : &sts[idx ? i : j];
+		dt_status_of(r, st, &sp[2 * k], &sp[2 * k + 1]);
+		dt_put64(T, dt_reqid(r));
+		k++;
+	}
+	memcpy(np, &k, 4);
+	stpos = T->pos;
+	memcpy(stpos, sp, 8 * (size_t)k);
+	T->pos += 8 * (size_t)k;
+	if (sp != pairs) free(sp);
+}
+
+void dt_a_doneall(dt_thr *T, dt_hdr *H, int n, const MPI_Request *rs, MPI_Status *sts) {
+	dt_done_list(T, H, n, NULL, rs, sts);
+}
+
+void dt_a_donesome(dt_thr *T, dt_hdr *H, int n, const int *idx, const MPI_Request *rs, MPI_Status *sts) {
+	dt_done_list(T, H, n, idx, rs, sts);
+}
+
+// ---- fatal signals: ask a Go goroutine (through a pipe, the only
+// async-signal-safe way in) to write what was recorded, wait for it a
+// bounded time, then chain to the previous handler.
+static int sig_pipe = -1;
+static struct sigaction sig_old[65];
+static volatile int sig_busy;
+volatile int dt_flush_done;
+
+static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
+	if (__atomic_exchange_n(&sig_busy, 1, __ATOMIC_SEQ_CST) == 0 && dt_state >= 1 && dt_state <= 2) {
+		unsigned char c = (unsigned char)sig;
+		if (write(sig_pipe, &c, 1) == 1) {
+			struct timespec ms = {0, 1000000};
+			for (int i = 0; i < 5000 && !dt_flush_done; i++) nanosleep(&ms, NULL);
+		}
+	}
+	struct sigaction *o = &sig_old[sig];
+	if ((o->sa_flags & SA_SIGINFO) && o->sa_sigaction) {
+		sigaction(sig, o, NULL);
+		o->sa_sigaction(sig, si, ctx);
+		return;
+	}
+	if (o->sa_handler == SIG_IGN) return;
+	if (o->sa_handler != SIG_DFL && o->sa_handler) {
+		sigaction(sig, o, NULL);
+		o->sa_handler(sig);
+		return;
+	}
+	signal(sig, SIG_DFL);
+	if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGABRT) raise(sig);
+	// synchronous signals: returning re-executes the fault under SIG_DFL
+}
+
+void dt_install_signals(int pipefd) {
+	sig_pipe = pipefd;
+	int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = dt_on_signal;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, &sig_old[sigs[i]]);
+	}
+}
+
+void dt_bump_epoch(void) { __atomic_add_fetch(&dt_epoch, 1, __ATOMIC_RELAXED); }
+void dt_set_flush_done(void) { dt_flush_done = 1; }

@@ -1,0 +1,214 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+// Clock: invariant TSC calibrated against CLOCK_MONOTONIC_RAW, else
+// CLOCK_MONOTONIC_RAW itself. Synchronization (DESIGN.md): one leader per
+// clock (ranks of a host share one), leaders measured along a binomial tree
+// by ping-pongs keeping every raw sample; a round stops when the minimum
+// round trip has not improved for a while, between a floor and a ceiling.
+#define _GNU_SOURCE
+#include "dt_wrap.h"
+#include "dt_rt.h"
+#include "_cgo_export.h"
+
+#include <link.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+dt_clock dt_clk;
+int dt_use_tsc;
+MPI_Comm dt_priv = MPI_COMM_NULL;
+static MPI_Comm leaders = MPI_COMM_NULL;
+static int leader_world = 0, *leader_ranks;
+
+static int64_t mono_raw(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int invariant_tsc(void) {
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f) return 0;
+	char line[8192];
+	int ok = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "flags", 5) == 0) {
+			ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+// pair reads the TSC and CLOCK_MONOTONIC_RAW at (nearly) the same moment.
+static void pair(uint64_t *tsc, int64_t *ns) {
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t a = __rdtsc();
+		int64_t m = mono_raw();
+		uint64_t b = __rdtsc();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = m;
+		}
+	}
+}
+
+void dt_clock_init(void) {
+	const char *force = getenv("DT_CLOCK");
+	dt_use_tsc = invariant_tsc() && !(force && strcmp(force, "monotonic_raw") == 0);
+	dt_clk.tsc = dt_use_tsc;
+	if (dt_use_tsc) pair(&dt_clk.raw0, &dt_clk.ns0);
+	dt_clk.ns_per_tick = 1;
+}
+
+void dt_clock_calibrate(void) {
+	if (!dt_use_tsc) return;
+	int64_t until = dt_clk.ns0 + 5000000; // 5 ms: frequency error of a few ppm
+	do pair(&dt_clk.raw1, &dt_clk.ns1);
+	while (dt_clk.ns1 < until);
+	dt_clk.ns_per_tick = (double)(dt_clk.ns1 - dt_clk.ns0) / (double)(dt_clk.raw1 - dt_clk.raw0);
+	// DT_CLOCK_SKEW="rank:offset_s:drift_ppm,…" (tests): this rank's share.
+	const char *s = getenv("DT_CLOCK_SKEW");
+	while (s && *s) {
+		int r;
+		double off, ppm;
+		if (sscanf(s, "%d:%lf:%lf", &r, &off, &ppm) == 3 && r == dt_rank_world) {
+			dt_clk.skew_off_ns = (int64_t)(off * 1e9);
+			dt_clk.skew_ppm = ppm;
+		}
+		s = strchr(s, ',');
+		if (s) s++;
+	}
+}
+
+int64_t dt_ns(uint64_t raw) {
+	int64_t ns = dt_clk.tsc ? dt_clk.ns0 + (int64_t)((double)(int64_t)(raw - dt_clk.raw0) * dt_clk.ns_per_tick) : (int64_t)raw;
+	if (dt_clk.skew_off_ns || dt_clk.skew_ppm != 0)
+		ns += dt_clk.skew_off_ns + (int64_t)(dt_clk.skew_ppm * 1e-6 * (double)(ns - dt_clk.ns0));
+	return ns;
+}
+
+// dt_clock_groups builds the private communicators: ranks sharing a host
+// share a clock, except ranks with an injected skew, which get their own.
+void dt_clock_groups(void) {
+	MPI_Comm shm, grp;
+	PMPI_Comm_dup(MPI_COMM_WORLD, &dt_priv);
+	PMPI_Comm_split_type(dt_priv, MPI_COMM_TYPE_SHARED, dt_rank_world, MPI_INFO_NULL, &shm);
+	int lr;
+	PMPI_Comm_rank(shm, &lr);
+	int skewed = dt_clk.skew_off_ns != 0 || dt_clk.skew_ppm != 0;
+	PMPI_Comm_split(shm, skewed ? 1 + lr : 0, dt_rank_world, &grp);
+	int gr;
+	PMPI_Comm_rank(grp, &gr);
+	leader_world = dt_rank_world;
+	PMPI_Bcast(&leader_world, 1, MPI_INT, 0, grp);
+	PMPI_Comm_split(dt_priv, gr == 0 ? 0 : MPI_UNDEFINED, dt_rank_world, &leaders);
+	if (leaders != MPI_COMM_NULL) {
+		int n;
+		PMPI_Comm_size(leaders, &n);
+		leader_ranks = malloc(sizeof(int) * n);
+		PMPI_Allgather(&dt_rank_world, 1, MPI_INT, leader_ranks, 1, MPI_INT, leaders);
+	}
+	PMPI_Comm_free(&grp);
+	PMPI_Comm_free(&shm);
+}
+
+enum { ROUNDS_MIN = 10, ROUNDS_MAX = 100, ROUNDS_STALE = 20 };
+
+static void measure(int phase, int ref) {
+	int64_t snd[ROUNDS_MAX], rem[ROUNDS_MAX], rcv[ROUNDS_MAX];
+	int64_t best = INT64_MAX;
+	int n = 0, last = 0;
+	for (; n < ROUNDS_MAX; n++) {
+		int go = 1;
+		int64_t t1 = dt_ns(dt_now());
+		PMPI_Send(&go, 1, MPI_INT, ref, 1, leaders);
+		PMPI_Recv(&rem[n], 1, MPI_INT64_T, ref, 2, leaders, MPI_STATUS_IGNORE);
+		int64_t t2 = dt_ns(dt_now());
+		snd[n] = t1;
+		rcv[n] = t2;
+		if (t2 - t1 < best) best = t2 - t1, last = n;
+		if (n + 1 >= ROUNDS_MIN && n - last >= ROUNDS_STALE) { n++; break; }
+	}
+	int stop = 0;
+	PMPI_Send(&stop, 1, MPI_INT, ref, 1, leaders);
+	dtgo_clocksync(phase, leader_ranks[ref], 0, snd, rem, rcv, n);
+}
+
+static void serve(int child) {
+	for (;;) {
+		int go;
+		PMPI_Recv(&go, 1, MPI_INT, child, 1, leaders, MPI_STATUS_IGNORE);
+		if (!go) return;
+		int64_t t = dt_ns(dt_now());
+		PMPI_Send(&t, 1, MPI_INT64_T, child, 2, leaders);
+	}
+}
+
+void dt_clock_sync(int phase) {
+	if (leaders == MPI_COMM_NULL) {
+		dtgo_clocksync(phase, leader_world, 1, NULL, NULL, NULL, 0);
+		return;
+	}
+	int li, ln;
+	PMPI_Comm_rank(leaders, &li);
+	PMPI_Comm_size(leaders, &ln);
+	if (li == 0) dtgo_clocksync(phase, dt_rank_world, 1, NULL, NULL, NULL, 0);
+	// Binomial tree: in round k, leaders [k, 2k) measure against i-k.
+	for (int k = 1; k < ln; k <<= 1) {
+		if (li < k && li + k < ln) serve(li + k);
+		else if (li >= k && li < 2 * k) measure(phase, li - k);
+	}
+}
+
+void dt_clock_free(void) {
+	if (leaders != MPI_COMM_NULL) PMPI_Comm_free(&leaders);
+	if (dt_priv != MPI_COMM_NULL) PMPI_Comm_free(&dt_priv);
+}
+
+// ---- loaded modules, for symbolizing call sites later.
+static int module_cb(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	(void)data;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	const unsigned char *bid = NULL;
+	int nbid = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
+			uint64_t a = info->dlpi_addr + p->p_vaddr;
+			if (a < lo) lo = a;
+			if (a + p->p_memsz > hi) hi = a + p->p_memsz;
+		}
+		if (p->p_type == PT_NOTE && !bid) {
+			const char *n = (const char *)(info->dlpi_addr + p->p_vaddr), *end = n + p->p_memsz;
+			while (n + sizeof(ElfW(Nhdr)) <= end) {
+				const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)n;
+				const char *name = n + sizeof *nh;
+				const char *desc = name + ((nh->n_namesz + 3) & ~3u);
+				if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+					bid = (const unsigned char *)desc;
+					nbid = nh->n_descsz;
+					break;
+				}
+				n = desc + ((nh->n_descsz + 3) & ~3u);
+			}
+		}
+	}
+	if (hi == 0) return 0;
+	char exe[4096];
+	const char *path = info->dlpi_name;
+	if (!path || !*path) {
+		ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[k > 0 ? k : 0] = 0;
+		path = exe;
+	}
+	dtgo_module((char *)path, info->dlpi_addr, lo, hi, (unsigned char *)bid, nbid);
+	return 0;
+}
+
+void dt_modules(void) { dl_iterate_phdr(module_cb, NULL); }

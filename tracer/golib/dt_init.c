@@ -1,0 +1,145 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+// Start and end of tracing: MPI_Init, MPI_Init_thread, MPI_Finalize and
+// MPI_Abort are written by hand because they bracket everything else.
+#define _GNU_SOURCE
+#include "dt_wrap.h"
+#include "dt_rt.h"
+#include "_cgo_export.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+extern const char *const dt_fnames[];
+extern const int dt_nfuncs;
+extern void *const dt_wrapfns[];
+extern const int DT_FID_Init, DT_FID_Init_thread, DT_FID_Finalize, DT_FID_Abort;
+extern MPI_Comm dt_priv;
+
+// dt_wrapper returns this library's wrapper for an MPI function, for the
+// preload stub's table.
+void *dt_wrapper(const char *name) {
+	for (int i = 0; i < dt_nfuncs; i++)
+		if (strcmp(dt_fnames[i], name) == 0) return dt_wrapfns[i];
+	if (strcmp(name, "MPI_Init") == 0) return (void *)MPI_Init;
+	if (strcmp(name, "MPI_Init_thread") == 0) return (void *)MPI_Init_thread;
+	if (strcmp(name, "MPI_Finalize") == 0) return (void *)MPI_Finalize;
+	if (strcmp(name, "MPI_Abort") == 0) return (void *)MPI_Abort;
+	return NULL;
+}
+
+const char *dt_fname(int i) { return i >= 0 && i < dt_nfuncs ? dt_fnames[i] : NULL; }
+int dt_nfunc(void) { return dt_nfuncs; }
+
+static void dt_atexit(void) {
+	if (dt_state == 1 || dt_state == 2) {
+		dt_state = 3;
+		dt_collect();
+		dtgo_finish(DT_STOP_EXIT);
+	}
+}
+
+static void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
+	if (dt_state != 0) return;
+	int inited = 0;
+	PMPI_Initialized(&inited);
+	if (!inited) return;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &dt_rank_world);
+	PMPI_Comm_size(MPI_COMM_WORLD, &dt_size_world);
+	dt_params p = {4, 500, 64 << 20};
+	dtgo_params(&p);
+	dt_depth = p.user_stack_size < 0 ? 0 : p.user_stack_size > DT_MAXDEPTH ? DT_MAXDEPTH : p.user_stack_size;
+	size_t chunk = 1 << 20;
+	while (chunk > 64 << 10 && chunk * 4 > p.trace_buf_size) chunk >>= 1;
+	dt_buf_setup(chunk, p.trace_buf_size, p.max_trace_mb);
+	dt_clock_calibrate();
+	dt_clock_groups();
+	unsigned char runid[16] = {0};
+	if (dt_rank_world == 0 && getrandom(runid, sizeof runid, 0) != sizeof runid) {
+		uint64_t x = dt_now() ^ ((uint64_t)getpid() << 32);
+		memcpy(runid, &x, 8);
+	}
+	PMPI_Bcast(runid, 16, MPI_BYTE, 0, dt_priv);
+	char ver[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+	int vlen = 0;
+	PMPI_Get_library_version(ver, &vlen);
+#ifdef OPEN_MPI
+	const char *impl = "Open MPI";
+#else
+	const char *impl = "MPICH";
+#endif
+	int pipefd = dtgo_init(dt_rank_world, dt_size_world, level, runid, (char *)impl, ver, &dt_clk);
+	if (pipefd < 0) {
+		dt_clock_free();
+		return; // could not open the trace: the program runs untraced
+	}
+	dt_thr *T = dt_self ? dt_self : dt_thr_new();
+	if (!T) return;
+	dt_comm_init();
+	dt_modules();
+	dt_clock_sync(1);
+	dt_install_signals(pipefd);
+	atexit(dt_atexit);
+	dt_state = 1;
+	T->busy = 1;
+	dt_hdr *H = dt_rec_begin(T, fid, t0, t1, fp, 64);
+	(void)H;
+	dt_rec_end(T);
+}
+
+int MPI_Init(int *argc, char ***argv) {
+	dt_clock_init();
+	uint64_t t0 = dt_now();
+	int r = PMPI_Init(argc, argv);
+	uint64_t t1 = dt_now();
+	if (r == MPI_SUCCESS) dt_start(t0, t1, DT_FID_Init, 0, __builtin_frame_address(0));
+	return r;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+	dt_clock_init();
+	uint64_t t0 = dt_now();
+	int r = PMPI_Init_thread(argc, argv, required, provided);
+	uint64_t t1 = dt_now();
+	if (r == MPI_SUCCESS) dt_start(t0, t1, DT_FID_Init_thread, *provided, __builtin_frame_address(0));
+	return r;
+}
+
+int MPI_Finalize(void) {
+	dt_thr *T = dt_enter();
+	if (T == NULL && dt_state != 2) return PMPI_Finalize();
+	uint64_t t0 = dt_now();
+	dt_clock_sync(2);
+	dt_clock_free();
+	int r = PMPI_Finalize();
+	uint64_t t1 = dt_now();
+	if (T) {
+		dt_rec_begin(T, DT_FID_Finalize, t0, t1, __builtin_frame_address(0), 64);
+		dt_rec_end(T);
+	}
+	dt_state = 3;
+	dt_collect();
+	dtgo_finish(DT_STOP_FINALIZE);
+	return r;
+}
+
+int MPI_Abort(MPI_Comm comm, int code) {
+	dt_thr *T = dt_enter();
+	if (T) {
+		uint64_t t = dt_now();
+		dt_hdr *H = dt_rec_begin(T, DT_FID_Abort, t, t, __builtin_frame_address(0), 64);
+		if (H) {
+			int dt_ok = 1;
+			CM(comm)
+		}
+		dt_rec_end(T);
+	}
+	if (dt_state == 1 || dt_state == 2) {
+		dt_state = 3;
+		dt_collect();
+		dtgo_finish(DT_STOP_ABORT);
+	}
+	return PMPI_Abort(comm, code);
+}

@@ -1,0 +1,221 @@
+// Per-call recording path of the tracer, included by the generated wrappers
+// (zz_*_gen.c) and by dt.c. Everything a wrapper does on each MPI call is
+// inline here: two timestamps, a call-site lookup in a per-thread cache and a
+// compact record appended to the calling thread's buffer. Go is entered only
+// when a buffer is full (see dt_make_room), never per call.
+#ifndef DT_WRAP_H
+#define DT_WRAP_H
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#define DT_MAXDEPTH 16
+#define DT_SITE_CACHE 512
+
+// Record header. Attributes follow in Attr bit order; their presence is
+// given by attr, so the record needs no length field.
+typedef struct {
+	uint16_t func, attr;
+	uint32_t site;
+	uint64_t t0, t1; // raw clock readings (TSC ticks or ns)
+} dt_hdr;
+
+enum {
+	A_COMM = 1, A_SEND = 2, A_RECV = 4, A_SBYTES = 8, A_RBYTES = 16, A_ROOT = 32,
+	A_REQS = 64, A_STATUS = 128, A_NEWCOMM = 256, A_PCONTROL = 512, A_FLAG = 1024,
+};
+
+// Request kinds remembered between creation and completion, so that only
+// receives report a status (trace.proto: NO_STATUS otherwise).
+enum { DT_RK_RECV = 1, DT_RK_PRECV = 2 };
+// How a communicator was created (dt_comm_created).
+enum { DT_NC_COLL = 1, DT_NC_INTER = 2, DT_NC_GROUP = 3, DT_NC_PENDING = 4 };
+#define DT_NORECORD 0xFFFFFFFEu
+#define DT_COMMNULL 0xFFFFFFFFu
+
+typedef struct dt_comm {
+	uintptr_t key;   // the handle; 0 = empty slot
+	uint32_t local;  // Communicator.local
+	int32_t size, rank;
+	uint8_t inter, pending, dead;
+	uint64_t id;     // global id
+	uint32_t seq;    // collective creations seen on this communicator (parent role)
+	uint64_t pend_parent;
+	uint32_t pend_seq;
+} dt_comm;
+
+typedef struct {
+	uint64_t hash;
+	uint32_t id, n;
+	uintptr_t pcs[DT_MAXDEPTH];
+} dt_site_ent;
+
+typedef struct dt_thr {
+	char *buf, *pos, *commit, *end;
+	uint32_t tid;
+	int busy;
+	uint64_t epoch;
+	uintptr_t stk_lo, stk_hi;
+	MPI_Request *rscratch;
+	int nrscratch;
+	MPI_Status *sscratch;
+	int nsscratch;
+	MPI_Datatype tc_type;
+	int tc_size;
+	uint64_t tc_gen;
+	uint64_t dropped;
+	dt_site_ent *sites;
+	struct dt_thr *next;
+} dt_thr;
+
+extern __thread dt_thr *dt_self __attribute__((tls_model("initial-exec")));
+extern volatile int dt_state; // 0 off, 1 tracing, 2 stopped, 3 finished
+extern volatile uint64_t dt_epoch;
+extern volatile uint64_t dt_type_gen;
+extern int dt_use_tsc, dt_depth;
+extern size_t dt_chunk;
+extern dt_comm dt_world_ent, dt_self_ent;
+
+dt_thr *dt_enter_slow(void);
+dt_thr *dt_thr_new(void);
+int dt_make_room(dt_thr *T, size_t need);
+void dt_epoch_flush(dt_thr *T);
+uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h);
+dt_comm *dt_comm_lookup(MPI_Comm c, int ok);
+uint32_t dt_comm_created(MPI_Comm c, MPI_Comm parent, int kind, int tag, int fid);
+void dt_comm_forget(MPI_Comm c);
+int dt_tsize_slow(dt_thr *T, MPI_Datatype t);
+MPI_Request *dt_req_scratch(dt_thr *T, int n, const MPI_Request *r);
+MPI_Status *dt_status_scratch(dt_thr *T, int n);
+void dt_a_done1(dt_thr *T, dt_hdr *H, MPI_Request r, MPI_Status *st);
+void dt_a_doneall(dt_thr *T, dt_hdr *H, int n, const MPI_Request *rs, MPI_Status *sts);
+void dt_a_donesome(dt_thr *T, dt_hdr *H, int n, const int *idx, const MPI_Request *rs, MPI_Status *sts);
+void dt_a_reqcreated(dt_thr *T, dt_hdr *H, MPI_Request r, int kind);
+void dt_a_reqlist(dt_thr *T, dt_hdr *H, int n, const MPI_Request *rs);
+void dt_a_reqfree(dt_thr *T, dt_hdr *H, MPI_Request r);
+
+static inline uint64_t dt_now(void) {
+	if (__builtin_expect(dt_use_tsc, 1)) return __rdtsc();
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline dt_thr *dt_enter(void) {
+	if (__builtin_expect(dt_state != 1, 0)) return dt_enter_slow();
+	dt_thr *T = dt_self;
+	if (__builtin_expect(T == NULL, 0)) T = dt_thr_new();
+	if (T == NULL || T->busy) return NULL; // nested MPI call: recorded by the outer one
+	T->busy = 1;
+	return T;
+}
+
+// Normalized special ranks (trace.proto): ANY_SOURCE -1, PROC_NULL -2, ROOT -3.
+static inline int32_t dt_rank(int r) {
+	if (r >= 0) return r;
+	if (r == MPI_ANY_SOURCE) return -1;
+	if (r == MPI_PROC_NULL) return -2;
+	if (r == MPI_ROOT) return -3;
+	return r;
+}
+
+static inline void dt_put32(dt_thr *T, uint32_t v) { memcpy(T->pos, &v, 4); T->pos += 4; }
+static inline void dt_put64(dt_thr *T, uint64_t v) { memcpy(T->pos, &v, 8); T->pos += 8; }
+
+// Call site: return addresses by a frame-pointer walk bounded by the thread's
+// stack (a caller without frame pointers yields fewer or meaningless frames,
+// never a fault), then a per-thread cache lookup.
+static inline uint32_t dt_site(dt_thr *T, void *fp) {
+	uintptr_t pcs[DT_MAXDEPTH];
+	int n = 0;
+	uintptr_t *f = (uintptr_t *)fp;
+	while (n < dt_depth) {
+		uintptr_t a = (uintptr_t)f;
+		if (a < T->stk_lo || a + 16 > T->stk_hi || (a & 7)) break;
+		pcs[n++] = f[1];
+		uintptr_t *nf = (uintptr_t *)f[0];
+		if (nf <= f) break;
+		f = nf;
+	}
+	uint64_t h = 0x9E3779B97F4A7C15ull * (uint64_t)(n + 1);
+	for (int i = 0; i < n; i++) h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;
+	h ^= h >> 29;
+	dt_site_ent *e = &T->sites[h & (DT_SITE_CACHE - 1)];
+	if (e->hash == h && e->n == (uint32_t)n && memcmp(e->pcs, pcs, n * sizeof(uintptr_t)) == 0) return e->id;
+	return dt_site_slow(T, pcs, n, h);
+}
+
+static inline dt_hdr *dt_rec_begin(dt_thr *T, int fid, uint64_t t0, uint64_t t1, void *fp, size_t need) {
+	if (__builtin_expect(T->pos + need + sizeof(dt_hdr) > T->end, 0) && !dt_make_room(T, need + sizeof(dt_hdr)))
+		return NULL;
+	dt_hdr *H = (dt_hdr *)T->pos;
+	H->func = (uint16_t)fid;
+	H->attr = 0;
+	H->t0 = t0;
+	H->t1 = t1;
+	H->site = dt_site(T, fp);
+	T->pos += sizeof(dt_hdr);
+	return H;
+}
+
+static inline void dt_rec_end(dt_thr *T) {
+	T->commit = T->pos;
+	T->busy = 0;
+	if (__builtin_expect(T->epoch != dt_epoch, 0)) dt_epoch_flush(T);
+}
+
+static inline int dt_tsize(dt_thr *T, MPI_Datatype t) {
+	if (t == T->tc_type && T->tc_gen == dt_type_gen) return T->tc_size;
+	return dt_tsize_slow(T, t);
+}
+
+static inline dt_comm *dt_a_comm(dt_thr *T, dt_hdr *H, MPI_Comm c, int ok) {
+	dt_comm *C = (c == MPI_COMM_WORLD) ? &dt_world_ent : dt_comm_lookup(c, ok);
+	if (C) {
+		H->attr |= A_COMM;
+		dt_put32(T, C->local);
+	}
+	return C;
+}
+
+static inline int dt_isroot(dt_comm *C, int root) {
+	if (!C) return 0;
+	return C->inter ? root == MPI_ROOT : root == C->rank;
+}
+
+static inline size_t dt_need_reqs(int n) {
+	size_t need = 64 + 16 * (size_t)(n > 0 ? n : 0);
+	return need > dt_chunk / 2 ? dt_chunk / 2 : need;
+}
+
+// Record macros used by the generated wrappers (tracer/gen/table.go).
+#define CM(c) dt_comm *C = dt_a_comm(T, H, (c), dt_ok); (void)C;
+#define SEND(p, t) do { H->attr |= A_SEND; dt_put32(T, dt_rank(p)); dt_put32(T, (uint32_t)(t)); } while (0);
+#define RECV(p, t) do { H->attr |= A_RECV; dt_put32(T, dt_rank(p)); dt_put32(T, (uint32_t)(t)); } while (0);
+#define SZ(ty) ((int64_t)dt_tsize(T, (ty)))
+#define SB(n, ty) SBN((n) > 0 ? (int64_t)(n) * SZ(ty) : 0)
+#define RB(n, ty) RBN((n) > 0 ? (int64_t)(n) * SZ(ty) : 0)
+#define SBN(v) do { H->attr |= A_SBYTES; dt_put64(T, (uint64_t)(v)); } while (0);
+#define RBN(v) do { H->attr |= A_RBYTES; dt_put64(T, (uint64_t)(v)); } while (0);
+#define ROOT(r) do { H->attr |= A_ROOT; dt_put32(T, dt_rank(r)); } while (0);
+#define CSIZE ((int64_t)(C ? C->size : 0))
+#define ISROOT(r) dt_isroot(C, (r))
+#define SUM(a) ({ int64_t s_ = 0; if (a) for (int i_ = 0; i_ < CSIZE; i_++) s_ += (int64_t)(a)[i_]; s_; })
+#define SUMW(a, ty) ({ int64_t s_ = 0; if ((a) && (ty)) for (int i_ = 0; i_ < CSIZE; i_++) s_ += (int64_t)(a)[i_] * SZ((ty)[i_]); s_; })
+#define REQC(h, kind) if (dt_ok) dt_a_reqcreated(T, H, (h), (kind));
+#define REQLIST(n, rs) if (dt_ok) dt_a_reqlist(T, H, (n), (rs));
+#define REQFREE(r) if (dt_ok) dt_a_reqfree(T, H, (r));
+#define DONE1(r, st) dt_a_done1(T, H, (r), (st));
+#define DONEALL(n, rs, sts) dt_a_doneall(T, H, (n), (rs), (sts));
+#define DONESOME(n, idx, rs, sts) if ((n) != MPI_UNDEFINED) dt_a_donesome(T, H, (n), (idx), (rs), (sts));
+#define STAT(sp) if (dt_ok) { H->attr |= A_STATUS; dt_put32(T, dt_rank((sp)->MPI_SOURCE)); dt_put32(T, (uint32_t)(sp)->MPI_TAG); }
+#define NEWC(h, parent, kind, tag) if (dt_ok) { uint32_t l_ = dt_comm_created((h), (parent), (kind), (tag), H->func); \
+	if (l_ != DT_NORECORD) { H->attr |= A_NEWCOMM; dt_put32(T, l_); } }
+#define PC(level, arg) do { H->attr |= A_PCONTROL; dt_put32(T, (uint32_t)(level)); dt_put64(T, (uint64_t)(arg)); } while (0);
+#define FLAG(f) do { H->attr |= A_FLAG; dt_put32(T, (f) ? 1 : 0); } while (0);
+
+#endif

@@ -1,0 +1,171 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+// Command golib is the dtpa tracer library (built with -buildmode=c-shared,
+// once per MPI ABI: tags dtpa_openmpi and dtpa_mpich). Its C part (dt*.c and
+// the generated wrappers) records every MPI call into per-thread buffers;
+// this Go part takes full buffers by ownership, encodes them as
+// traceformat batches, compresses and writes them from a background
+// goroutine, and writes definitions, clock-sync samples and the footer.
+//
+// Every exported function recovers from panics (a tracer bug must never
+// take the program down) and nothing here touches signal handling: the C
+// part installs and chains the handlers.
+package main
+
+/*
+#cgo CFLAGS: -O2 -fno-omit-frame-pointer -Wno-unused-variable -Wno-unused-but-set-variable -Wno-deprecated-declarations
+#include "dt_wrap.h"
+#include "dt_rt.h"
+void dt_bump_epoch(void);
+void dt_set_flush_done(void);
+const char *dt_fname(int i);
+int dt_nfunc(void);
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"github.com/dtpa/dtpa/tracer/params"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+func main() {}
+
+// tr is the process's tracer; nil until dtgo_init succeeded.
+var tr *tracer
+
+func recovered(where string) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "dtpa tracer: internal error in %s: %v (tracing continues best-effort)\n", where, r)
+	}
+}
+
+//export dtgo_params
+func dtgo_params(p *C.dt_params) {
+	defer recovered("params")
+	wd, _ := os.Getwd()
+	pp, err := params.Load(wd, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dtpa tracer: %v; using defaults\n", err)
+		pp = params.Defaults()
+	}
+	loadedParams = pp
+	p.user_stack_size = C.int(pp.UserStackSize)
+	p.max_trace_mb = C.int64_t(pp.MaxTraceSize)
+	p.trace_buf_size = C.uint64_t(pp.TraceBufSize)
+}
+
+var loadedParams = params.Defaults()
+
+//export dtgo_init
+func dtgo_init(rank, size, level C.int, runid *C.uchar, impl, ver *C.char, clk *C.dt_clock) (fd C.int) {
+	defer recovered("init")
+	fd = -1
+	conv := converter{
+		tsc: clk.tsc != 0, nsPerTick: float64(clk.ns_per_tick), raw0: uint64(clk.raw0), ns0: int64(clk.ns0),
+		skewOff: int64(clk.skew_off_ns), skewPPM: float64(clk.skew_ppm),
+	}
+	t, err := newTracer(initInfo{
+		rank: uint32(rank), size: uint32(size), level: uint32(level),
+		runID: C.GoBytes(unsafe.Pointer(runid), 16), impl: C.GoString(impl), version: C.GoString(ver),
+		conv: conv, clk: clk, params: loadedParams,
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dtpa tracer: rank %d: %v; running untraced\n", rank, err)
+		return -1
+	}
+	tr = t
+	return C.int(t.sigW.Fd())
+}
+
+//export dtgo_submit
+func dtgo_submit(buf unsafe.Pointer, n C.size_t, tid C.uint32_t) {
+	defer recovered("submit")
+	if tr == nil {
+		C.dt_buf_put(buf)
+		return
+	}
+	tr.jobs <- job{buf: buf, n: int(n), tid: uint32(tid)}
+}
+
+//export dtgo_define_site
+func dtgo_define_site(id C.uint32_t, pcs *C.uint64_t, n C.int) {
+	defer recovered("define_site")
+	if tr == nil {
+		return
+	}
+	s := &tracepb.CallSite{Id: uint32(id)}
+	if n > 0 {
+		s.Pcs = append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(pcs)), int(n))...)
+	}
+	tr.addDefs(func(d *tracepb.Definitions) { d.CallSites = append(d.CallSites, s) })
+}
+
+func u32s(p *C.uint32_t, n C.int) []uint32 {
+	if n <= 0 || p == nil {
+		return nil
+	}
+	return append([]uint32(nil), unsafe.Slice((*uint32)(unsafe.Pointer(p)), int(n))...)
+}
+
+//export dtgo_define_comm
+func dtgo_define_comm(local C.uint32_t, id C.uint64_t, mem *C.uint32_t, nm C.int, rem *C.uint32_t, nr C.int,
+	inter C.int, parent C.uint32_t, fid C.int) {
+	defer recovered("define_comm")
+	if tr == nil {
+		return
+	}
+	c := &tracepb.Communicator{
+		Local: uint32(local), Id: uint64(id), Members: u32s(mem, nm), RemoteMembers: u32s(rem, nr),
+		Inter: inter != 0, Parent: uint32(parent), CreatedBy: uint32(fid),
+	}
+	tr.addDefs(func(d *tracepb.Definitions) { d.Communicators = append(d.Communicators, c) })
+}
+
+//export dtgo_module
+func dtgo_module(path *C.char, bias, lo, hi C.uint64_t, bid *C.uchar, nbid C.int) {
+	defer recovered("module")
+	if tr == nil {
+		return
+	}
+	m := &tracepb.Module{Path: C.GoString(path), LoadBias: uint64(bias), Start: uint64(lo), End: uint64(hi)}
+	if nbid > 0 {
+		m.BuildId = C.GoBytes(unsafe.Pointer(bid), nbid)
+	}
+	tr.addModule(m)
+}
+
+//export dtgo_clocksync
+func dtgo_clocksync(phase, ref, same C.int, snd, rem, rcv *C.int64_t, n C.int) {
+	defer recovered("clocksync")
+	if tr == nil {
+		return
+	}
+	cs := &tracepb.ClockSync{Phase: tracepb.ClockSync_Phase(phase), Reference: uint32(ref), SameClock: same != 0}
+	if n > 0 {
+		get := func(p *C.int64_t) []int64 {
+			return append([]int64(nil), unsafe.Slice((*int64)(unsafe.Pointer(p)), int(n))...)
+		}
+		cs.LocalSendNs, cs.RemoteNs, cs.LocalRecvNs = get(snd), get(rem), get(rcv)
+	}
+	tr.jobs <- job{clock: cs}
+}
+
+//export dtgo_stopped
+func dtgo_stopped(reason C.int) {
+	defer recovered("stopped")
+	if tr != nil {
+		tr.setStop(tracepb.Footer_StopReason(reason), "")
+	}
+}
+
+//export dtgo_finish
+func dtgo_finish(reason C.int) {
+	defer recovered("finish")
+	if tr != nil {
+		tr.finish(tracepb.Footer_StopReason(reason))
+	}
+}

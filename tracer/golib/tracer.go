@@ -1,0 +1,409 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+package main
+
+/*
+#include "dt_wrap.h"
+#include "dt_rt.h"
+void dt_bump_epoch(void);
+void dt_set_flush_done(void);
+const char *dt_fname(int i);
+int dt_nfunc(void);
+int64_t dt_ns(uint64_t raw);
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/dtpa/dtpa/tracer/params"
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/mpifunc"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Version is the tracer version written in trace headers.
+const Version = "0.1.0"
+
+// epochPeriod is how often threads hand over partly filled buffers, so that a
+// process killed without warning (SIGKILL) still leaves its events up to
+// about this long before on disk.
+const epochPeriod = 200 * time.Millisecond
+
+type initInfo struct {
+	rank, size, level uint32
+	runID             []byte
+	impl, version     string
+	conv              converter
+	clk               *C.dt_clock
+	params            params.Params
+}
+
+// job is one unit of work for the writer goroutine, in submission order.
+type job struct {
+	buf   unsafe.Pointer // records of one thread (owned by Go until dt_buf_put)
+	n     int
+	tid   uint32
+	clock *tracepb.ClockSync
+	fin   tracepb.Footer_StopReason
+	ack   chan struct{}
+}
+
+type tracer struct {
+	conv converter
+	f    *os.File
+	w    *traceformat.Writer
+	jobs chan job
+	sigR *os.File
+	sigW *os.File
+
+	limit int64 // bytes for this process's file; 0 = none
+
+	mu       sync.Mutex // guards the fields below
+	defs     tracepb.Definitions
+	ndefs    int
+	modules  map[string]bool
+	stop     tracepb.Footer_StopReason
+	stopMsg  string
+	dropped  uint64
+	finished bool
+	finOnce  sync.Once
+	done     chan struct{}
+
+	batch traceformat.Batch
+}
+
+// converter turns raw clock readings into local nanoseconds exactly as
+// dt_ns in dt_clock.c does (the clock-sync samples are converted there).
+type converter struct {
+	tsc       bool
+	nsPerTick float64
+	raw0      uint64
+	ns0       int64
+	skewOff   int64
+	skewPPM   float64
+}
+
+func (c *converter) ns(raw uint64) int64 {
+	ns := int64(raw)
+	if c.tsc {
+		ns = c.ns0 + int64(float64(int64(raw-c.raw0))*c.nsPerTick)
+	}
+	if c.skewOff != 0 || c.skewPPM != 0 {
+		ns += c.skewOff + int64(c.skewPPM*1e-6*float64(ns-c.ns0))
+	}
+	return ns
+}
+
+// programName is <app> of <app>.<rank>.trc: argv[0] without directory or
+// extension.
+func programName(args []string) string {
+	name := "trace"
+	if len(args) > 0 && args[0] != "" {
+		name = filepath.Base(args[0])
+	}
+	if ext := filepath.Ext(name); ext != "" && ext != name {
+		name = strings.TrimSuffix(name, ext)
+	}
+	return name
+}
+
+func cmdline() []string {
+	b, err := os.ReadFile("/proc/self/cmdline")
+	if err != nil {
+		return os.Args
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+func newTracer(in initInfo) (*tracer, error) {
+	args := cmdline()
+	name := fmt.Sprintf("%s.%d.trc", programName(args), in.rank)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("creating trace: %w", err)
+	}
+	host, _ := os.Hostname()
+	exe, _ := os.Readlink("/proc/self/exe")
+	clk := &tracepb.Clock{Source: tracepb.Clock_MONOTONIC_RAW, InjectedOffsetNs: in.conv.skewOff, InjectedDriftPpm: in.conv.skewPPM}
+	if in.conv.tsc {
+		clk.Source = tracepb.Clock_TSC
+		clk.TscHz = 1e9 / in.conv.nsPerTick
+		clk.Calibration = []*tracepb.CalibrationPoint{
+			{Tsc: uint64(in.clk.raw0), MonotonicRawNs: int64(in.clk.ns0)},
+			{Tsc: uint64(in.clk.raw1), MonotonicRawNs: int64(in.clk.ns1)},
+		}
+	}
+	p := in.params
+	hdr := &tracepb.Header{
+		Rank: in.rank, WorldSize: in.size, Hostname: host, Pid: uint32(os.Getpid()), RunId: in.runID,
+		Program: exe, Args: args, StartUnixNs: time.Now().UnixNano(), StartLocalNs: int64(C.dt_ns(C.uint64_t(nowRaw()))),
+		Clock: clk, TracerVersion: Version,
+		Params: &tracepb.TracerParams{
+			UserStackSize: uint32(p.UserStackSize), MaxTraceSizeMb: p.MaxTraceSize, TraceBufSize: p.TraceBufSize, Other: p.Other,
+		},
+		MpiImplementation: in.impl, MpiLibraryVersion: strings.TrimSpace(in.version), ThreadLevel: in.level,
+	}
+	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{Level: zstd.SpeedFastest})
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	t := &tracer{conv: in.conv, f: f, w: w, jobs: make(chan job, 8192), modules: map[string]bool{}, done: make(chan struct{})}
+	if p.MaxTraceSize > 0 && in.size > 0 {
+		t.limit = p.MaxTraceSize << 20 / int64(in.size)
+	}
+	t.sigR, t.sigW, err = os.Pipe()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	// The function table, once: ids are the generated wrapper indexes.
+	nf := int(C.dt_nfunc())
+	for i := 0; i < nf; i++ {
+		t.defs.Functions = append(t.defs.Functions, function(uint32(i), C.GoString(C.dt_fname(C.int(i)))))
+	}
+	t.defs.CallSites = append(t.defs.CallSites, &tracepb.CallSite{Id: 0}) // empty stack
+	t.ndefs = 1
+	go t.loop()
+	go t.ticker()
+	go t.signals()
+	return t, nil
+}
+
+func nowRaw() uint64 { return uint64(C.dt_now()) }
+
+func (t *tracer) addDefs(f func(d *tracepb.Definitions)) {
+	t.mu.Lock()
+	f(&t.defs)
+	t.ndefs++
+	t.mu.Unlock()
+}
+
+func (t *tracer) addModule(m *tracepb.Module) {
+	key := fmt.Sprintf("%s@%x", m.Path, m.LoadBias)
+	t.mu.Lock()
+	if !t.modules[key] {
+		t.modules[key] = true
+		t.defs.Modules = append(t.defs.Modules, m)
+		t.ndefs++
+	}
+	t.mu.Unlock()
+}
+
+func (t *tracer) setStop(r tracepb.Footer_StopReason, msg string) {
+	t.mu.Lock()
+	if t.stop == 0 {
+		t.stop, t.stopMsg = r, msg
+	}
+	t.mu.Unlock()
+}
+
+// writeDefs writes the definitions added since the last call, before any
+// event that may refer to them.
+func (t *tracer) writeDefs() {
+	t.mu.Lock()
+	if t.ndefs == 0 {
+		t.mu.Unlock()
+		return
+	}
+	d := &tracepb.Definitions{Functions: t.defs.Functions, CallSites: t.defs.CallSites, Modules: t.defs.Modules,
+		Communicators: t.defs.Communicators}
+	t.defs = tracepb.Definitions{}
+	t.ndefs = 0
+	t.mu.Unlock()
+	t.check(t.w.WriteDefinitions(d))
+}
+
+// check stops tracing on a write error; the footer (if it can still be
+// written) says why.
+func (t *tracer) check(err error) {
+	if err != nil {
+		t.setStop(tracepb.Footer_WRITE_ERROR, err.Error())
+		C.dt_stop(C.DT_STOP_WRITE_ERROR)
+	}
+}
+
+func (t *tracer) stopped() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stop != 0
+}
+
+func (t *tracer) loop() {
+	defer recovered("writer")
+	for j := range t.jobs {
+		switch {
+		case j.buf != nil:
+			t.batch.Reset()
+			decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv)
+			C.dt_buf_put(j.buf)
+			if t.stopped() {
+				t.mu.Lock()
+				t.dropped += uint64(t.batch.Len())
+				t.mu.Unlock()
+				continue
+			}
+			t.writeDefs()
+			t.check(t.w.WriteBatch(&t.batch))
+			if t.limit > 0 && t.w.Offset() >= t.limit {
+				t.setStop(tracepb.Footer_SIZE_LIMIT, fmt.Sprintf("trace reached %d bytes (MaxTraceSize %d MB over all ranks)", t.w.Offset(), loadedParams.MaxTraceSize))
+				C.dt_stop(C.DT_STOP_SIZE_LIMIT)
+			}
+		case j.clock != nil:
+			t.writeDefs()
+			t.check(t.w.WriteClockSync(j.clock))
+		case j.fin != 0:
+			t.writeDefs()
+			t.setStop(j.fin, "")
+			t.mu.Lock()
+			f := &tracepb.Footer{DroppedEvents: t.dropped + uint64(C.dt_dropped()), StopReason: t.stop,
+				EndLocalNs: int64(C.dt_ns(C.uint64_t(nowRaw())))}
+			stall := time.Duration(float64(C.dt_max_stall_ticks) * t.conv.nsPerTick)
+			f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns over %d flushes", t.stopMsg, stall.Nanoseconds(), uint64(C.dt_flushes)))
+			f.Message = strings.TrimPrefix(f.Message, "; ")
+			t.mu.Unlock()
+			t.w.Close(f)
+			t.f.Close()
+			close(j.ack)
+			return
+		}
+	}
+}
+
+func (t *tracer) ticker() {
+	defer recovered("ticker")
+	tk := time.NewTicker(epochPeriod)
+	for {
+		select {
+		case <-tk.C:
+			C.dt_bump_epoch()
+		case <-t.done:
+			tk.Stop()
+			return
+		}
+	}
+}
+
+// signals waits for the C signal handler's byte, then writes everything
+// recorded so far while the handler waits.
+func (t *tracer) signals() {
+	defer recovered("signals")
+	var b [1]byte
+	if n, _ := t.sigR.Read(b[:]); n == 1 {
+		C.dt_collect()
+		t.finish(tracepb.Footer_SIGNAL)
+		C.dt_set_flush_done()
+	}
+}
+
+// finish writes what is queued and the footer, once; later calls wait for
+// the first to complete (bounded, so that a stuck writer cannot hang exit).
+func (t *tracer) finish(r tracepb.Footer_StopReason) {
+	t.finOnce.Do(func() {
+		ack := make(chan struct{})
+		t.jobs <- job{fin: r, ack: ack}
+		select {
+		case <-ack:
+		case <-time.After(10 * time.Second):
+		}
+		close(t.done)
+	})
+	select {
+	case <-t.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// function classifies an MPI function. Large-count variants (MPI_Send_c)
+// are classified as their base function, which mpifunc does not do itself.
+func function(id uint32, name string) *tracepb.Function {
+	f := mpifunc.Function(id, strings.TrimSuffix(name, "_c"))
+	f.Name = name
+	return f
+}
+
+// decode turns one thread buffer of C records (dt_wrap.h) into batch columns.
+func decode(b *traceformat.Batch, p []byte, tid uint32, conv *converter) {
+	le := binary.LittleEndian
+	b.Thread = tid
+	var last int64
+	for off := 0; off+24 <= len(p); {
+		fn, attr, site := le.Uint16(p[off:]), le.Uint16(p[off+2:]), le.Uint32(p[off+4:])
+		t0, t1 := conv.ns(le.Uint64(p[off+8:])), conv.ns(le.Uint64(p[off+16:]))
+		off += 24
+		if b.Len() == 0 {
+			b.BaseNs, last = t0, t0
+		}
+		b.Func = append(b.Func, uint32(fn))
+		b.Gap = append(b.Gap, t0-last)
+		d := t1 - t0
+		if d < 0 {
+			d, t1 = 0, t0
+		}
+		b.Dur = append(b.Dur, uint64(d))
+		last = t1
+		b.Site = append(b.Site, site)
+		a := traceformat.Attr(attr)
+		b.Attr = append(b.Attr, a)
+		if a == 0 {
+			continue
+		}
+		i32 := func() int32 { v := int32(le.Uint32(p[off:])); off += 4; return v }
+		u32 := func() uint32 { v := le.Uint32(p[off:]); off += 4; return v }
+		u64 := func() uint64 { v := le.Uint64(p[off:]); off += 8; return v }
+		if a&traceformat.AttrComm != 0 {
+			b.Comm = append(b.Comm, u32())
+		}
+		if a&traceformat.AttrSend != 0 {
+			b.SendPeer = append(b.SendPeer, i32())
+			b.SendTag = append(b.SendTag, i32())
+		}
+		if a&traceformat.AttrRecv != 0 {
+			b.RecvPeer = append(b.RecvPeer, i32())
+			b.RecvTag = append(b.RecvTag, i32())
+		}
+		if a&traceformat.AttrSendBytes != 0 {
+			b.SendBytes = append(b.SendBytes, u64())
+		}
+		if a&traceformat.AttrRecvBytes != 0 {
+			b.RecvBytes = append(b.RecvBytes, u64())
+		}
+		if a&traceformat.AttrRoot != 0 {
+			b.Root = append(b.Root, i32())
+		}
+		nst := 1
+		if a&traceformat.AttrReqs != 0 {
+			n := u32()
+			b.NReqs = append(b.NReqs, n)
+			for k := uint32(0); k < n; k++ {
+				b.Reqs = append(b.Reqs, u64())
+			}
+			nst = int(n)
+		}
+		if a&traceformat.AttrStatus != 0 {
+			for k := 0; k < nst; k++ {
+				s := i32()
+				b.Status = append(b.Status, traceformat.Status{Source: s, Tag: i32()})
+			}
+		}
+		if a&traceformat.AttrNewComm != 0 {
+			b.NewComm = append(b.NewComm, u32())
+		}
+		if a&traceformat.AttrPcontrol != 0 {
+			b.PcLevel = append(b.PcLevel, i32())
+			b.PcArg = append(b.PcArg, int64(u64()))
+		}
+		if a&traceformat.AttrFlag != 0 {
+			b.Flag = append(b.Flag, u32())
+		}
+	}
+}

@@ -1,0 +1,89 @@
+// dtpa preload stub (lib/libdtpa_preload.so). Depends on libc only, so that
+// every process started under dtrun can load it harmlessly: shells, the
+// launcher and other non-MPI processes never call MPI_Init and are left
+// untouched (no Go runtime, no unresolved MPI symbols).
+//
+// It exports every MPI_ function of the installed implementations as a
+// trampoline (stub_gen.c) jumping through dt_tab. Until MPI_Init, dt_tab
+// holds the next definition (the MPI library's); MPI_Init and
+// MPI_Init_thread detect the implementation, dlopen the matching tracer
+// library (lib/libdtpa_<impl>.so next to this file) and point dt_tab at its
+// wrappers, then call its MPI_Init wrapper.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stub_gen.c"
+
+static int resolved, loaded;
+
+static void resolve_next(void) {
+	if (resolved) return;
+	for (int i = 0; i < DT_NSYMS; i++) dt_tab[i] = dlsym(RTLD_NEXT, dt_names[i]);
+	resolved = 1;
+}
+
+__attribute__((constructor)) static void stub_init(void) {
+	// Only processes linked with MPI resolve anything now; others (and
+	// programs that dlopen MPI later, such as mpi4py) resolve at MPI_Init.
+	if (dlsym(RTLD_NEXT, "PMPI_Init")) resolve_next();
+}
+
+static const char *impl_name(void) {
+	if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) return "openmpi";
+	if (dlsym(RTLD_DEFAULT, "MPII_Version_string")) return "mpich";
+	return NULL;
+}
+
+static void load_tracer(void) {
+	if (loaded) return;
+	loaded = 1;
+	resolved = 0;
+	resolve_next();
+	const char *off = getenv("DT_DISABLE");
+	if (off && *off && strcmp(off, "0") != 0) return;
+	const char *impl = impl_name();
+	if (!impl) {
+		fprintf(stderr, "dtpa: unknown MPI implementation; running untraced\n");
+		return;
+	}
+	Dl_info info;
+	if (!dladdr((void *)load_tracer, &info) || !info.dli_fname) return;
+	char self[4096], path[4200];
+	snprintf(self, sizeof self, "%s", info.dli_fname);
+	snprintf(path, sizeof path, "%s/libdtpa_%s.so", dirname(self), impl);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "dtpa: cannot load the tracer: %s; running untraced\n", dlerror());
+		return;
+	}
+	void *(*lookup)(const char *) = (void *(*)(const char *))dlsym(h, "dt_wrapper");
+	if (!lookup) return;
+	for (int i = 0; i < DT_NSYMS; i++) {
+		void *w = lookup(dt_names[i]);
+		if (w) dt_tab[i] = w;
+	}
+}
+
+int MPI_Init(int *argc, char ***argv) {
+	load_tracer();
+	int (*f)(int *, char ***) = (int (*)(int *, char ***))dt_tab[DT_IDX_Init];
+	if (!f) {
+		fprintf(stderr, "dtpa: MPI_Init not found\n");
+		abort();
+	}
+	return f(argc, argv);
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+	load_tracer();
+	int (*f)(int *, char ***, int, int *) = (int (*)(int *, char ***, int, int *))dt_tab[DT_IDX_Init_thread];
+	if (!f) {
+		fprintf(stderr, "dtpa: MPI_Init_thread not found\n");
+		abort();
+	}
+	return f(argc, argv, required, provided);
+}

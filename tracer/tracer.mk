@@ -1,0 +1,67 @@
+# Builds the tracer into lib/ (invoked by `make build` from the repository root):
+#   lib/libdtpa_preload.so   C-only preload stub (any MPI)
+#   lib/libdtpa_openmpi.so   Go c-shared tracer for the OpenMPI ABI
+#   lib/libdtpa_mpich.so     Go c-shared tracer for the MPICH ABI
+# Wrappers are generated from each installed mpi.h; an MPI that is not
+# installed is skipped. Generated files are rewritten only when they change,
+# and Go's build cache makes a rebuild with no change take a second or two.
+GO     ?= go
+CC     ?= gcc
+OUT    := lib
+BUILD  := tracer/build
+GEN    := $(BUILD)/gen
+
+HAVE_OMPI  := $(shell command -v mpicc.openmpi 2>/dev/null)
+HAVE_MPICH := $(shell command -v mpicc.mpich 2>/dev/null)
+
+LIBS := $(OUT)/libdtpa_preload.so
+ifneq ($(HAVE_OMPI),)
+LIBS += $(OUT)/libdtpa_openmpi.so
+endif
+ifneq ($(HAVE_MPICH),)
+LIBS += $(OUT)/libdtpa_mpich.so
+endif
+
+GOSRC := $(wildcard tracer/golib/*.go tracer/golib/*.c tracer/golib/*.h tracer/params/*.go) \
+	$(wildcard traceformat/*.go traceformat/*/*.go)
+
+.PHONY: all FORCE
+all: $(LIBS)
+
+$(GEN): $(wildcard tracer/gen/*.go traceformat/mpifunc/*.go)
+	@mkdir -p $(BUILD)
+	$(GO) build -o $@ ./tracer/gen
+
+# Generation runs every time (cheap) but only touches files whose content
+# changed, so the targets below rebuild only when needed.
+$(BUILD)/stub_gen.c tracer/golib/zz_openmpi_gen.c tracer/golib/zz_mpich_gen.c: FORCE | $(GEN)
+	@true
+
+gen: $(GEN)
+	@$(GEN) stub -cc mpicc.openmpi -cc mpicc.mpich -o $(BUILD)/stub_gen.c
+	@if [ -n "$(HAVE_OMPI)" ]; then $(GEN) wrappers -cc mpicc.openmpi -tag dtpa_openmpi -o tracer/golib/zz_openmpi_gen.c; fi
+	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -tag dtpa_mpich -o tracer/golib/zz_mpich_gen.c; fi
+
+$(OUT)/libdtpa_preload.so: tracer/stub/stub.c | gen
+	@mkdir -p $(OUT)
+	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ]; then \
+		echo "CC $@"; \
+		$(CC) -O2 -shared -fPIC -Wall -I$(BUILD) -o $@ tracer/stub/stub.c -ldl && cp $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built; \
+	fi
+
+# The Go library links with -Bsymbolic so that its wrapper table points at
+# its own wrappers, not at the preload stub's trampolines of the same name.
+$(OUT)/libdtpa_openmpi.so: FORCE | gen
+	@mkdir -p $(OUT)
+	CGO_CFLAGS="$$(mpicc.openmpi -showme:compile)" CGO_LDFLAGS="$$(mpicc.openmpi -showme:link) -Wl,-Bsymbolic" \
+		$(GO) build -buildmode=c-shared -tags dtpa_openmpi -o $@ ./tracer/golib
+	@rm -f $(OUT)/libdtpa_openmpi.h
+
+$(OUT)/libdtpa_mpich.so: FORCE | gen
+	@mkdir -p $(OUT)
+	CGO_CFLAGS="-I/usr/include/x86_64-linux-gnu/mpich $$(mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ')" \
+	CGO_LDFLAGS="$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') -Wl,-Bsymbolic" \
+		$(GO) build -buildmode=c-shared -tags dtpa_mpich -o $@ ./tracer/golib
+	@rm -f $(OUT)/libdtpa_mpich.h
+
+FORCE:
