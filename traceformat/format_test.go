@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -527,5 +528,30 @@ func TestLengthLimits(t *testing.T) {
 		if errors.As(err, &ce) && ce.Offset != int64(hdrEnd) {
 			t.Errorf("%s: offset %d, want %d", tc.name, ce.Offset, hdrEnd)
 		}
+	}
+}
+
+// TestLyingLengthCostsNoMemory: a tiny file whose frame claims a 64 MiB
+// payload makes the reader allocate about what the file holds, not what it
+// claims.
+func TestLyingLengthCostsNoMemory(t *testing.T) {
+	data := append([]byte(nil), Magic[:]...)
+	data = binary.LittleEndian.AppendUint16(data, VersionMajor)
+	data = binary.LittleEndian.AppendUint16(data, VersionMinor)
+	var h [FrameHeaderSize]byte
+	binary.LittleEndian.PutUint32(h[0:], MaxPayload)
+	h[4] = byte(KindHeader)
+	binary.LittleEndian.PutUint32(h[6:], MaxPayload)
+	data = append(append(data, h[:]...), "short"...)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, _, err := readAll(data)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrTruncated) {
+		t.Fatalf("got %v, want a truncation error", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4<<20 {
+		t.Fatalf("reading a %d-byte file allocated %d bytes", len(data), alloc)
 	}
 }
