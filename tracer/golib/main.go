@@ -28,8 +28,8 @@ import (
 	"os"
 	"unsafe"
 
-	"github.com/dtpa/dtpa/tracer/params"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/dtpa/dtpa/tracer/params"
 )
 
 func main() {}

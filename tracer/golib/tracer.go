@@ -23,10 +23,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dtpa/dtpa/tracer/params"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/dtpa/dtpa/tracer/params"
 	"github.com/klauspost/compress/zstd"
 )
 

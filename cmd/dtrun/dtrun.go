@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Options is what dtrun needs to launch a traced run.
+type Options struct {
+	// Args are the launcher arguments and the program with its arguments,
+	// passed through untouched.
+	Args []string
+	// Mpirun is the launcher to use; empty = find one (DT_MPIRUN, then the
+	// launcher of the MPI the program is linked with).
+	Mpirun string
+	// LibDir holds libdtpa_preload.so; empty = ../lib next to the dtrun
+	// executable (or DT_LIB).
+	LibDir string
+	// Stdout and Stderr of the launched job (the defaults are dtrun's).
+	Stdout, Stderr io.Writer
+	// Getenv looks up environment variables (os.Getenv when nil).
+	Getenv func(string) string
+}
+
+// ExitError carries the exit code of the launched job.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("job exited with code %d", e.Code) }
+
+const usage = `dtrun [--mpirun PATH] <the arguments mpirun takes> ./app [args]
+
+Runs an MPI program traced: every rank writes <app>.<rank>.trc into the
+current directory. Every argument but --mpirun goes to the MPI launcher
+untouched; dtrun adds only what loads the tracer (-x LD_PRELOAD=… for Open MPI,
+-genv LD_PRELOAD … for MPICH) and returns the program's exit code.
+
+The launcher: --mpirun PATH, else $DT_MPIRUN, else the launcher of the MPI
+implementation the program is linked with (mpirun.openmpi / mpiexec.mpich,
+then mpirun / mpiexec).
+
+Tracer parameters come from ./tracer.par (write one with dtpar) or from the
+environment (UserStackSize, MaxTraceSize, TraceBufSize).
+
+Examples:
+  dtrun -np 4 ./jacobi 1000
+  dtrun --oversubscribe -np 8 ./app input.dat
+  dtrun --mpirun mpiexec.mpich -n 4 ./app
+  dtrun ./app                  # like: mpirun ./app
+`
+
+// Main parses the command line and runs; it returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	app := &cli.App{
+		Name:            "dtrun",
+		Usage:           "run an MPI program under the dtpa tracer",
+		UsageText:       usage,
+		SkipFlagParsing: true, // everything belongs to the launcher
+		HideHelp:        true,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		Action: func(c *cli.Context) error {
+			rest := c.Args().Slice()
+			if len(rest) == 0 || rest[0] == "--help" || rest[0] == "-h" || rest[0] == "help" {
+				fmt.Fprint(stdout, usage)
+				if len(rest) == 0 {
+					return &ExitError{Code: 2}
+				}
+				return nil
+			}
+			opts := Options{Stdout: stdout, Stderr: stderr}
+			for len(rest) > 0 {
+				if rest[0] == "--mpirun" && len(rest) > 1 {
+					opts.Mpirun, rest = rest[1], rest[2:]
+				} else if v, ok := strings.CutPrefix(rest[0], "--mpirun="); ok {
+					opts.Mpirun, rest = v, rest[1:]
+				} else {
+					break
+				}
+			}
+			opts.Args = rest
+			return Run(c.Context, opts)
+		},
+	}
+	err := app.RunContext(ctx, args)
+	var ee *ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.Code
+	default:
+		fmt.Fprintln(stderr, "dtrun:", err)
+		return 1
+	}
+}
+
+// Run launches the job and waits for it. A non-zero exit of the job is an
+// *ExitError with its code.
+func Run(ctx context.Context, o Options) error {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	prog, err := findProgram(o.Args)
+	if err != nil {
+		return err
+	}
+	impl, err := mpiOf(prog)
+	if err != nil {
+		return err
+	}
+	launcher := o.Mpirun
+	if launcher == "" {
+		launcher = getenv("DT_MPIRUN")
+	}
+	if launcher == "" {
+		if launcher, err = findLauncher(impl); err != nil {
+			return err
+		}
+	} else if p, err := exec.LookPath(launcher); err != nil {
+		return fmt.Errorf("MPI launcher %q not found: %w", launcher, err)
+	} else {
+		launcher = p
+	}
+	stub, err := stubPath(o.LibDir, getenv)
+	if err != nil {
+		return err
+	}
+	preload := stub
+	if old := getenv("LD_PRELOAD"); old != "" {
+		preload += ":" + old
+	}
+	var args []string
+	if isMPICH(launcher) {
+		args = append([]string{"-genv", "LD_PRELOAD", preload}, o.Args...)
+	} else {
+		args = append([]string{"-x", "LD_PRELOAD=" + preload}, o.Args...)
+	}
+	cmd := exec.CommandContext(ctx, launcher, args...)
+	cmd.Stdin = os.Stdin
+	cmd.Stdout, cmd.Stderr = o.Stdout, o.Stderr
+	if cmd.Stdout == nil {
+		cmd.Stdout = os.Stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	// On cancellation the launcher gets SIGTERM, so that it can pass it on to
+	// the ranks (whose tracer then writes what it has).
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	err = cmd.Run()
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		code := xe.ExitCode()
+		if code < 0 {
+			code = 128 + 15
+		}
+		return &ExitError{Code: code}
+	}
+	if err != nil {
+		return fmt.Errorf("running %s: %w", launcher, err)
+	}
+	return nil
+}
+
+// Launcher options that take a value (Open MPI's mpirun and MPICH's hydra
+// mpiexec), so that the value is not mistaken for the program.
+var valueOpts = map[string]int{
+	"-np": 1, "-n": 1, "-c": 1, "--np": 1, "-N": 1, "-npernode": 1, "--npernode": 1, "-npersocket": 1,
+	"-H": 1, "-host": 1, "--host": 1, "-hosts": 1, "-hostfile": 1, "--hostfile": 1, "-machinefile": 1,
+	"--machinefile": 1, "-f": 1, "-x": 1, "-mca": 2, "--mca": 2, "-gmca": 2, "--gmca": 2, "-am": 1,
+	"--map-by": 1, "-map-by": 1, "--bind-to": 1, "-bind-to": 1, "--rank-by": 1, "-rank-by": 1,
+	"-wdir": 1, "--wdir": 1, "-wd": 1, "--wd": 1, "-path": 1, "--path": 1, "--prefix": 1, "-prefix": 1,
+	"-genv": 2, "-env": 2, "-genvlist": 1, "-envlist": 1, "-ppn": 1, "-iface": 1, "-launcher": 1,
+	"-rmk": 1, "-demux": 1, "--tag-output-format": 1, "--output-filename": 1, "-output-filename": 1,
+	"--report-bindings-file": 1, "--cpu-set": 1, "--cpus-per-proc": 1, "-cpus-per-proc": 1,
+	"--app": 1, "-configfile": 1, "-timeout": 1, "--timeout": 1, "-s": 1, "--stdin": 1,
+	"--personality": 1, "--preload-files": 1, "--tune": 1, "--default-hostfile": 1,
+}
+
+// findProgram returns the path of the program among the launcher arguments.
+func findProgram(args []string) (string, error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			continue
+		}
+		if strings.HasPrefix(a, "-") {
+			if !strings.Contains(a, "=") {
+				i += valueOpts[a]
+			}
+			continue
+		}
+		p, err := exec.LookPath(a)
+		if err != nil {
+			if _, serr := os.Stat(a); serr == nil {
+				return "", fmt.Errorf("program %s is not executable", a)
+			}
+			return "", fmt.Errorf("program %s not found", a)
+		}
+		return p, nil
+	}
+	return "", errors.New("no program to run (usage: dtrun [mpirun arguments] ./app [args])")
+}
+
+// mpiOf tells which MPI a program is linked with: "openmpi", "mpich", or ""
+// for programs dtrun cannot inspect (scripts, interpreters). An ELF program
+// that uses no MPI at all is an error: it would run untraced.
+func mpiOf(prog string) (string, error) {
+	f, err := elf.Open(prog)
+	if err != nil {
+		return "", nil // not ELF: a script or an interpreter, trust the user
+	}
+	defer f.Close()
+	libs, _ := f.ImportedLibraries()
+	for _, l := range libs {
+		switch {
+		case strings.HasPrefix(l, "libmpi.so"):
+			return "openmpi", nil
+		case strings.HasPrefix(l, "libmpich.so"), strings.HasPrefix(l, "libmpi_mpifh"):
+			return "mpich", nil
+		}
+	}
+	syms, _ := f.ImportedSymbols()
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, "MPI_Init") || strings.HasPrefix(s.Name, "mpi_init") {
+			return "", nil // MPI through some other library
+		}
+	}
+	if all, err := f.Symbols(); err == nil {
+		for _, s := range all {
+			if strings.HasPrefix(s.Name, "MPI_Init") || strings.HasPrefix(s.Name, "PMPI_Init") {
+				return "", nil // statically linked MPI
+			}
+		}
+	}
+	return "", fmt.Errorf("%s is not an MPI program (it is not linked with an MPI library)", prog)
+}
+
+func findLauncher(impl string) (string, error) {
+	cands := []string{"mpirun.openmpi", "mpiexec.mpich", "mpirun", "mpiexec"}
+	switch impl {
+	case "openmpi":
+		cands = []string{"mpirun.openmpi", "mpirun", "mpiexec.openmpi", "mpiexec"}
+	case "mpich":
+		cands = []string{"mpiexec.mpich", "mpiexec.hydra", "mpiexec", "mpirun.mpich", "mpirun"}
+	}
+	for _, c := range cands {
+		if p, err := exec.LookPath(c); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no MPI launcher found (tried %s); install Open MPI or MPICH (make deps), or give --mpirun PATH",
+		strings.Join(cands, ", "))
+}
+
+// isMPICH tells MPICH's hydra launcher from Open MPI's by name, then by
+// following symlinks (mpirun → /etc/alternatives/… → mpiexec.hydra).
+func isMPICH(launcher string) bool {
+	names := []string{launcher}
+	if r, err := filepath.EvalSymlinks(launcher); err == nil {
+		names = append(names, r)
+	}
+	for _, n := range names {
+		b := filepath.Base(n)
+		if strings.Contains(b, "mpich") || strings.Contains(b, "hydra") {
+			return true
+		}
+		if strings.Contains(b, "openmpi") || strings.Contains(b, "orterun") || strings.Contains(b, "prterun") {
+			return false
+		}
+	}
+	return false
+}
+
+func stubPath(dir string, getenv func(string) string) (string, error) {
+	if dir == "" {
+		dir = getenv("DT_LIB")
+	}
+	if dir == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", err
+		}
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+		dir = filepath.Join(filepath.Dir(exe), "..", "lib")
+	}
+	p, err := filepath.Abs(filepath.Join(dir, "libdtpa_preload.so"))
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("tracer not found: %s missing (run make build)", p)
+	}
+	return p, nil
+}
