@@ -246,7 +246,7 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		unReq += rp.unknownReqs
 		unSent += rp.unreceived
 	}
-	unSent += x.droppedSends
+	unSent += x.droppedSends.Load()
 	if viol > 0 {
 		warn(fmt.Sprintf("%d clock-condition violation(s) found after clock alignment (the worst, %.9f s, on rank %d); repaired with a controlled logical clock before computing waits.",
 			viol, float64(worst)/1e9, worstRank))

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
@@ -22,8 +23,9 @@ import (
 // it waits for has finished, and if every running replay is waiting (a
 // stall), all of them give up and report their operation as unmatched.
 //
-// One mutex guards everything: the critical sections are a few map and
-// slice operations, far shorter than the decoding between them.
+// A rank's inbox has its own lock, so that messages are posted and taken
+// without contention; the global mutex guards the collectives and the
+// waiting (the slow path).
 type exchange struct {
 	mu       sync.Mutex
 	ranks    []*rankSync
@@ -34,11 +36,12 @@ type exchange struct {
 	colls    map[collKey]*collInst
 	sections map[sectionKey]int // processors that completed each section instance
 
-	droppedSends int64 // sends to a rank whose replay had already finished
+	droppedSends atomic.Int64 // sends to a rank whose replay had already finished
 }
 
 type rankSync struct {
-	cond     *sync.Cond
+	mu       sync.Mutex // guards inbox; done and waiting change under x.mu and mu
+	cond     *sync.Cond // on x.mu
 	present  bool
 	done     bool
 	waiting  bool
@@ -132,15 +135,24 @@ func newExchange(size int, present []bool) *exchange {
 }
 
 // waitLocked blocks rank me until ready, or returns false when giveUp
-// says the awaited rank is gone or a stall was detected. x.mu is held.
+// says the awaited rank is gone or a stall was detected. x.mu is held;
+// ready is called with the rank's own lock held too, so that a sender that
+// posts to the inbox in between cannot miss the waiter.
 func (x *exchange) waitLocked(me int32, ready, giveUp func() bool) bool {
 	gen := x.stallGen
 	rs := x.ranks[me]
-	for !ready() {
+	for {
+		rs.mu.Lock()
+		if ready() {
+			rs.mu.Unlock()
+			return true
+		}
 		if giveUp() || x.stallGen != gen {
+			rs.mu.Unlock()
 			return false
 		}
 		if x.blocked+1 >= x.live {
+			rs.mu.Unlock()
 			// Every running replay waits: nobody can post what they
 			// wait for. Release them all.
 			x.stallGen++
@@ -152,31 +164,36 @@ func (x *exchange) waitLocked(me int32, ready, giveUp func() bool) bool {
 		}
 		x.blocked++
 		rs.waiting = true
+		rs.mu.Unlock()
 		for rs.waiting {
 			rs.cond.Wait()
 		}
 	}
-	return true
 }
 
-// wake makes a waiting replay check its condition again. The waker, not
-// the waiter, takes it off the blocked count, so that a replay that was
-// woken but has not run yet is never mistaken for a stalled one.
+// wake makes a waiting replay check its condition again. x.mu is held.
+// The waker, not the waiter, takes it off the blocked count, so that a
+// replay that was woken but has not run yet is never mistaken for a
+// stalled one. rankSync.waiting changes only under both x.mu and the
+// rank's lock, so either lock suffices to read it.
 func (x *exchange) wake(r *rankSync) {
+	r.mu.Lock()
 	if r.waiting {
 		r.waiting = false
 		x.blocked--
 		r.cond.Signal()
 	}
+	r.mu.Unlock()
 }
 
-// send posts a message (its send's entry time).
+// send posts a message (its send's entry time). Only the destination's
+// lock is taken, unless the destination waits.
 func (x *exchange) send(k p2pKey, entry int64) {
-	x.mu.Lock()
 	dst := x.ranks[k.dst]
+	dst.mu.Lock()
 	if dst.done {
-		x.droppedSends++
-		x.mu.Unlock()
+		dst.mu.Unlock()
+		x.droppedSends.Add(1)
 		return
 	}
 	f := dst.inbox[k]
@@ -185,16 +202,28 @@ func (x *exchange) send(k p2pKey, entry int64) {
 		dst.inbox[k] = f
 	}
 	f.push(entry)
-	x.wake(dst)
-	x.mu.Unlock()
+	w := dst.waiting
+	dst.mu.Unlock()
+	if w {
+		x.mu.Lock()
+		x.wake(dst)
+		x.mu.Unlock()
+	}
 }
 
 // recv takes the oldest message for k, waiting for it if needed; ok is
 // false when it never comes.
 func (x *exchange) recv(k p2pKey) (entry int64, ok bool) {
+	me := x.ranks[k.dst]
+	me.mu.Lock()
+	if f := me.inbox[k]; f != nil && f.len() > 0 {
+		t := f.pop()
+		me.mu.Unlock()
+		return t, true
+	}
+	me.mu.Unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	me := x.ranks[k.dst]
 	src := x.ranks[k.src]
 	var f *fifo
 	ready := func() bool {
@@ -206,7 +235,10 @@ func (x *exchange) recv(k p2pKey) (entry int64, ok bool) {
 	if !x.waitLocked(k.dst, ready, func() bool { return src.done }) {
 		return 0, false
 	}
-	return f.pop(), true
+	me.mu.Lock()
+	t := f.pop()
+	me.mu.Unlock()
+	return t, true
 }
 
 // collEnter posts a participant's entry and returns the instance.
@@ -368,12 +400,14 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	rs := x.ranks[me]
+	rs.mu.Lock()
 	rs.done = true
-	x.live--
 	for _, f := range rs.inbox {
 		unreceived += int64(f.len())
 	}
 	rs.inbox = nil
+	rs.mu.Unlock()
+	x.live--
 	for _, in := range x.colls {
 		for i, m := range in.members {
 			if m != me {

@@ -118,7 +118,7 @@ type replayer struct {
 	fns   []fnInfo
 	fnOK  []bool
 	comms []*commInfo
-	reqs  map[uint64]*request
+	reqs  map[uint64]request
 
 	mpiNs   int64 // time in MPI calls counted so far (for sections)
 	last    int64 // latest exit seen (global ns), the end of a cut trace
@@ -133,7 +133,7 @@ type replayer struct {
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, clk: clk, reqs: map[uint64]*request{}}
+	rp := &replayer{rank: rank, path: path, x: x, clk: clk, reqs: map[uint64]request{}}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
 	rp.secs = intervals.NewSections(who, rp.warn)
@@ -312,12 +312,13 @@ func (rp *replayer) event(e *traceformat.Event) {
 		rp.create(e, fi.op, entry, a)
 	case opStart:
 		for _, id := range e.Reqs {
-			rq := rp.reqs[id]
-			if rq == nil {
+			rq, found := rp.reqs[id]
+			if !found {
 				rp.unknownReqs++
 				continue
 			}
 			rq.active, rq.start = true, entry
+			rp.reqs[id] = rq
 			if rq.kind == reqSend {
 				if rp.postTo(rq.comm, rq.peer, rq.tag, entry) {
 					a.sends++
@@ -468,7 +469,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		return
 	}
 	c := rp.eventComm(e)
-	rq := &request{comm: c, start: entry, active: true}
+	rq := request{comm: c, start: entry, active: true}
 	switch o {
 	case opIsend, opSendInit:
 		rq.kind, rq.peer, rq.tag = reqSend, e.SendPeer, e.SendTag
@@ -500,14 +501,15 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 	var latest int64
 	has := false
 	for i, id := range e.Reqs {
-		rq := rp.reqs[id]
-		if rq == nil {
+		rq, found := rp.reqs[id]
+		if !found {
 			rp.unknownReqs++
 			continue
 		}
 		n++
 		if rq.persistent {
 			rq.active = false
+			rp.reqs[id] = rq
 		} else {
 			delete(rp.reqs, id)
 		}
@@ -562,7 +564,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	}
 	if fi.op == opICollStart && e.Attr&traceformat.AttrReqs != 0 {
 		for _, id := range e.Reqs {
-			rp.reqs[id] = &request{kind: reqColl, comm: c, start: entry, active: true}
+			rp.reqs[id] = request{kind: reqColl, comm: c, start: entry, active: true}
 		}
 	}
 	att := collAtt{node: node, site: e.Site}
