@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# make demo: build the sample solver, trace it at 4 ranks with dtrun, and
+# print dtpa's report. Runs in a scratch directory under /tmp.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/dtpa-demo.XXXXXX)
+cd "$work"
+echo "== building testdata/apps/solver.c in $work"
+mpicc.openmpi -g -O2 -o solver "$root/testdata/apps/solver.c"
+echo "== tracing: dtrun -np 4 --oversubscribe ./solver"
+"$root/bin/dtrun" -np 4 --oversubscribe ./solver
+ls -l solver.*.trc
+echo "== analysing: dtpa solver"
+"$root/bin/dtpa" solver | tee solver.trpa
+echo "== report kept in $work/solver.trpa"
