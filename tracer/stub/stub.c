@@ -12,6 +12,8 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <libgen.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +57,18 @@ static void load_tracer(void) {
 	char self[4096], path[4200];
 	snprintf(self, sizeof self, "%s", info.dli_fname);
 	snprintf(path, sizeof path, "%s/libdtpa_%s.so", dirname(self), impl);
+	// The Go runtime's threads inherit the signal mask of the thread that
+	// loads it. Blocking the asynchronous signals the tracer handles keeps
+	// them off Go's threads: the tracer's handler waits for a goroutine to
+	// write the trace, which must not be the one it interrupted.
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!h) {
 		fprintf(stderr, "dtpa: cannot load the tracer: %s; running untraced\n", dlerror());
 		return;

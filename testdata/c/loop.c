@@ -1,0 +1,17 @@
+// A tight loop of a cheap MPI call (MPI_Comm_rank), N iterations (argv[1]),
+// for the size limit and buffer tests.
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+	int rank, v;
+	MPI_Init(&argc, &argv);
+	long n = argc > 1 ? atol(argv[1]) : 1000000;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	for (long i = 0; i < n; i++) MPI_Comm_rank(MPI_COMM_WORLD, &v);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) printf("loop done\n");
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,13 @@
+// Package tracer holds the dtpa tracer for C/C++ MPI programs and its
+// integration tests. The tracer itself is built by tracer.mk into lib/:
+//
+//   - stub/: libdtpa_preload.so, a C-only LD_PRELOAD stub that exports every
+//     MPI function as a trampoline and, inside MPI_Init, loads the tracer
+//     library matching the MPI implementation;
+//   - golib/: libdtpa_openmpi.so and libdtpa_mpich.so, the tracer proper
+//     (C recording path, Go encoder and writer), one per MPI ABI;
+//   - gen/: the generator of the C wrappers from each installed mpi.h;
+//   - params/: the tracer parameters (tracer.par, environment).
+//
+// cmd/dtrun launches a traced job; cmd/dtpar writes tracer.par.
+package tracer
