@@ -19,13 +19,13 @@ import (
 )
 
 // The benchmark trace: DTPA_BENCH_RANKS ranks (default 256), each making
-// DTPA_BENCH_ITERS iterations (default 40000) of a ring exchange
+// DTPA_BENCH_ITERS iterations (default 131072, about 1e8 calls) of a ring exchange
 // (MPI_Irecv from the left, MPI_Isend to the right, MPI_Waitall) with an
 // MPI_Allreduce every 16 iterations, inside Pcontrol interval 1. About 3
 // calls per iteration and rank. DTPA_BENCH_DIR keeps the generated files
 // between runs (they take longer to write than to analyse).
 func benchParams() (ranks, iters int, dir string) {
-	ranks, iters = 256, 40000
+	ranks, iters = 256, 131072
 	if v, err := strconv.Atoi(os.Getenv("DTPA_BENCH_RANKS")); err == nil && v > 1 {
 		ranks = v
 	}

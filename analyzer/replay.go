@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -57,13 +58,13 @@ func (a *acc) site(id uint32) *siteAcc {
 
 // commInfo is a communicator as the replay of one rank uses it.
 type commInfo struct {
+	def     *tracepb.Communicator
 	id      uint64
 	members []int32 // world ranks, local group
 	remote  []int32 // world ranks, remote group (intercommunicators)
 	inter   bool
 	myIdx   int   // this rank's rank in it, -1 if not a member
 	group   int32 // first world rank of the local group
-	seq     uint64
 }
 
 // peerWorld translates a peer rank of a point-to-point call.
@@ -92,8 +93,20 @@ type request struct {
 	persistent bool
 	active     bool
 	comm       *commInfo
-	peer, tag  int32 // as passed by the program (ranks in comm)
-	start      int64 // global ns of the call that started it
+	peer, tag  int32  // as passed by the program (ranks in comm)
+	start      int64  // global ns of the call that started it
+	seq        uint64 // order of (re)starts on the rank: receives match in this order
+}
+
+type doneRecv struct {
+	rq  request
+	src int32 // status source and tag (or the posted ones)
+	tag int32
+}
+
+type collSeqKey struct {
+	id    uint64
+	group int32
 }
 
 // sectionRun is a completed sequential section and where it belongs.
@@ -119,6 +132,12 @@ type replayer struct {
 	fnOK  []bool
 	comms []*commInfo
 	reqs  map[uint64]request
+	// reqSeq numbers request starts; done holds the receives a wait
+	// completes, sorted into posting order before matching.
+	reqSeq uint64
+	done   []doneRecv
+	// collSeq counts collective calls per communicator.
+	collSeq map[collSeqKey]uint64
 
 	mpiNs   int64 // time in MPI calls counted so far (for sections)
 	last    int64 // latest exit seen (global ns), the end of a cut trace
@@ -133,7 +152,7 @@ type replayer struct {
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, clk: clk, reqs: map[uint64]request{}}
+	rp := &replayer{rank: rank, path: path, x: x, clk: clk, reqs: map[uint64]request{}, collSeq: map[collSeqKey]uint64{}}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
 	rp.secs = intervals.NewSections(who, rp.warn)
@@ -210,14 +229,15 @@ func (rp *replayer) fn(id uint32) *fnInfo {
 }
 
 func (rp *replayer) comm(local uint32) *commInfo {
-	if int(local) < len(rp.comms) && rp.comms[local] != nil {
+	d := rp.defs.Comm(local)
+	if int(local) < len(rp.comms) && rp.comms[local] != nil && rp.comms[local].def == d {
 		return rp.comms[local]
 	}
-	d := rp.defs.Comm(local)
 	if d == nil {
 		return nil
 	}
-	c := &commInfo{id: d.Id, inter: d.Inter, myIdx: -1}
+	// New, or the local index was redefined for another communicator.
+	c := &commInfo{def: d, id: d.Id, inter: d.Inter, myIdx: -1}
 	for i, m := range d.Members {
 		c.members = append(c.members, int32(m))
 		if int32(m) == rp.rank {
@@ -318,6 +338,8 @@ func (rp *replayer) event(e *traceformat.Event) {
 				continue
 			}
 			rq.active, rq.start = true, entry
+			rp.reqSeq++
+			rq.seq = rp.reqSeq
 			rp.reqs[id] = rq
 			if rq.kind == reqSend {
 				if rp.postTo(rq.comm, rq.peer, rq.tag, entry) {
@@ -469,7 +491,8 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		return
 	}
 	c := rp.eventComm(e)
-	rq := request{comm: c, start: entry, active: true}
+	rp.reqSeq++
+	rq := request{comm: c, start: entry, active: true, seq: rp.reqSeq}
 	switch o {
 	case opIsend, opSendInit:
 		rq.kind, rq.peer, rq.tag = reqSend, e.SendPeer, e.SendTag
@@ -493,13 +516,14 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 }
 
 // complete handles a Wait/Test call: n requests completed, the Real Sync
-// of the receives among them and the overlap of all.
+// of the receives among them and the overlap of all. Receives are matched
+// in the order they were posted (MPI matches at posting, whatever order a
+// Waitall lists them in).
 func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n int, realSync, overlap int64) {
 	if e.Attr&traceformat.AttrReqs == 0 {
 		return 0, 0, 0
 	}
-	var latest int64
-	has := false
+	rp.done = rp.done[:0]
 	for i, id := range e.Reqs {
 		rq, found := rp.reqs[id]
 		if !found {
@@ -508,8 +532,9 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 		}
 		n++
 		if rq.persistent {
-			rq.active = false
-			rp.reqs[id] = rq
+			a := rq
+			a.active = false
+			rp.reqs[id] = a
 		} else {
 			delete(rp.reqs, id)
 		}
@@ -517,18 +542,26 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 		case reqSend:
 			overlap += max(0, entry-rq.start)
 		case reqRecv:
-			peer, tag := rq.peer, rq.tag
+			d := doneRecv{rq: rq, src: rq.peer, tag: rq.tag}
 			if e.Attr&traceformat.AttrStatus != 0 && i < len(e.Status) {
-				peer, tag = e.Status[i].Source, e.Status[i].Tag
+				d.src, d.tag = e.Status[i].Source, e.Status[i].Tag
 			}
-			t, ok, _ := rp.matchOn(rq.comm, peer, tag)
-			if !ok {
-				continue
-			}
-			overlap += max(0, entry-max(rq.start, t))
-			if !has || t > latest {
-				latest, has = t, true
-			}
+			rp.done = append(rp.done, d)
+		}
+	}
+	if len(rp.done) > 1 {
+		sort.Slice(rp.done, func(i, j int) bool { return rp.done[i].rq.seq < rp.done[j].rq.seq })
+	}
+	var latest int64
+	has := false
+	for _, d := range rp.done {
+		t, ok, _ := rp.matchOn(d.rq.comm, d.src, d.tag)
+		if !ok {
+			continue
+		}
+		overlap += max(0, entry-max(d.rq.start, t))
+		if !has || t > latest {
+			latest, has = t, true
 		}
 	}
 	if has {
@@ -553,8 +586,9 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 			root = e.Root
 		}
 	}
-	key := collKey{comm: c.id, group: c.group, seq: c.seq}
-	c.seq++
+	sk := collSeqKey{id: c.id, group: c.group}
+	key := collKey{comm: c.id, group: c.group, seq: rp.collSeq[sk]}
+	rp.collSeq[sk]++
 	shape := fi.shape
 	if fi.op == opICollStart {
 		// The start of a nonblocking collective does not wait for

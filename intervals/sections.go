@@ -1,6 +1,9 @@
 package intervals
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Sections follows one processor's sequential sections
 // (MPI_Pcontrol(102, k) … MPI_Pcontrol(103, k)), SPEC §3.8.
@@ -69,7 +72,12 @@ func (s *Sections) End(k, at, mpiNs int64) (SectionRun, bool) {
 // warning.
 func (s *Sections) Finish(at, mpiNs int64) []SectionRun {
 	var out []SectionRun
+	keys := make([]int64, 0, len(s.open))
 	for k := range s.open {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, k := range keys {
 		s.warn(fmt.Sprintf("%s: sequential section %d not ended by MPI_Pcontrol(103, %d); ended at the end of the program.", s.who, k, k))
 		r, _ := s.End(k, at, mpiNs)
 		out = append(out, r)

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
@@ -96,6 +97,7 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 	n := len(syncs)
 	m := &Model{Maps: make([]*Map, n)}
 	state := make([]int, n) // 0 todo, 1 in progress, 2 done
+	var noSync []int
 	var build func(r int) *Map
 	build = func(r int) *Map {
 		switch state[r] {
@@ -110,7 +112,7 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 		if r != 0 && present[r] {
 			var local, global []int64
 			if len(syncs[r]) == 0 {
-				m.Warnings = append(m.Warnings, fmt.Sprintf("Rank %d has no clock-sync samples; its clock is assumed to agree with rank 0's.", r))
+				noSync = append(noSync, r)
 			}
 			for _, c := range syncs[r] {
 				ref := int(c.Reference)
@@ -168,7 +170,31 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 	for r := 0; r < n; r++ {
 		build(r)
 	}
+	if len(noSync) > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("Rank(s) %s have no clock-sync samples; their clocks are assumed to agree with rank 0's.", ranges(noSync)))
+	}
 	return m
+}
+
+// ranges writes sorted ranks compactly: "1, 3-5".
+func ranges(rs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if i == j {
+			fmt.Fprintf(&b, "%d", rs[i])
+		} else {
+			fmt.Fprintf(&b, "%d-%d", rs[i], rs[j])
+		}
+		i = j + 1
+	}
+	return b.String()
 }
 
 // newMap sorts anchors by local time and merges anchors at the same local
