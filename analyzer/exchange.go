@@ -103,8 +103,9 @@ type collInst struct {
 	att       []collAtt
 	nEntry    int
 	nExit     int
-	entryGone int // members that finished without entering
-	exitGone  int // members that finished without leaving
+	maxEntry  int64 // latest entry posted so far
+	entryGone int   // members that finished without entering
+	exitGone  int   // members that finished without leaving
 	waiters   []int32
 	mismatch  bool
 }
@@ -186,9 +187,19 @@ func (x *exchange) wake(r *rankSync) {
 	r.mu.Unlock()
 }
 
+// fifoCache remembers the queue of the last key a replay used: most
+// programs send to the same partners with the same tag over and over, and
+// hashing the key is a noticeable part of the replay's cost. Queues are
+// never removed from an inbox while its rank runs, so a cached pointer
+// stays valid (after the rank finished, done is checked first).
+type fifoCache struct {
+	key p2pKey
+	f   *fifo
+}
+
 // send posts a message (its send's entry time). Only the destination's
 // lock is taken, unless the destination waits.
-func (x *exchange) send(k p2pKey, entry int64) {
+func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 	dst := x.ranks[k.dst]
 	dst.mu.Lock()
 	if dst.done {
@@ -196,10 +207,14 @@ func (x *exchange) send(k p2pKey, entry int64) {
 		x.droppedSends.Add(1)
 		return
 	}
-	f := dst.inbox[k]
-	if f == nil {
-		f = &fifo{}
-		dst.inbox[k] = f
+	f := c.f
+	if f == nil || c.key != k {
+		f = dst.inbox[k]
+		if f == nil {
+			f = &fifo{}
+			dst.inbox[k] = f
+		}
+		c.key, c.f = k, f
 	}
 	f.push(entry)
 	w := dst.waiting
@@ -213,10 +228,17 @@ func (x *exchange) send(k p2pKey, entry int64) {
 
 // recv takes the oldest message for k, waiting for it if needed; ok is
 // false when it never comes.
-func (x *exchange) recv(k p2pKey) (entry int64, ok bool) {
+func (x *exchange) recv(k p2pKey, c *fifoCache) (entry int64, ok bool) {
 	me := x.ranks[k.dst]
 	me.mu.Lock()
-	if f := me.inbox[k]; f != nil && f.len() > 0 {
+	f := c.f
+	if f == nil || c.key != k {
+		f = me.inbox[k]
+		if f != nil {
+			c.key, c.f = k, f
+		}
+	}
+	if f != nil && f.len() > 0 {
 		t := f.pop()
 		me.mu.Unlock()
 		return t, true
@@ -225,7 +247,6 @@ func (x *exchange) recv(k p2pKey) (entry int64, ok bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	src := x.ranks[k.src]
-	var f *fifo
 	ready := func() bool {
 		if f == nil {
 			f = me.inbox[k]
@@ -265,6 +286,9 @@ func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collec
 		return in
 	}
 	in.entry[idx], in.hasEntry[idx], in.att[idx] = entry, true, att
+	if in.nEntry == 0 || entry > in.maxEntry {
+		in.maxEntry = entry
+	}
 	in.nEntry++
 	if len(in.waiters) > 0 && (in.nEntry+in.entryGone == len(in.members) || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
 		for _, w := range in.waiters {
@@ -312,6 +336,9 @@ func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has 
 	}
 	in.waiters = append(in.waiters, me)
 	ok = x.waitLocked(me, ready, func() bool {
+		if lo == 0 && hi == n-1 {
+			return in.entryGone > 0
+		}
 		for i := lo; i <= hi; i++ {
 			if !in.hasEntry[i] && x.ranks[in.members[i]].done {
 				return true
@@ -325,15 +352,16 @@ func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has 
 			break
 		}
 	}
-	for i := lo; i <= hi; i++ {
-		if in.hasEntry[i] && (!has || in.entry[i] > latest) {
-			latest, has = in.entry[i], true
-		}
+	if lo == 0 && hi == n-1 {
+		// The common all-to-all case in O(1).
+		return in.maxEntry, in.nEntry > 0, ok && in.nEntry == n
 	}
 	complete := true
 	for i := lo; i <= hi; i++ {
 		if !in.hasEntry[i] {
 			complete = false
+		} else if !has || in.entry[i] > latest {
+			latest, has = in.entry[i], true
 		}
 	}
 	return latest, has, ok && complete

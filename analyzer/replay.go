@@ -131,13 +131,15 @@ type replayer struct {
 	fns   []fnInfo
 	fnOK  []bool
 	comms []*commInfo
-	reqs  map[uint64]request
+	reqs  reqTable
 	// reqSeq numbers request starts; done holds the receives a wait
 	// completes, sorted into posting order before matching.
 	reqSeq uint64
 	done   []doneRecv
 	// collSeq counts collective calls per communicator.
 	collSeq map[collSeqKey]uint64
+
+	sendCache, recvCache fifoCache
 
 	mpiNs   int64 // time in MPI calls counted so far (for sections)
 	last    int64 // latest exit seen (global ns), the end of a cut trace
@@ -152,7 +154,7 @@ type replayer struct {
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, clk: clk, reqs: map[uint64]request{}, collSeq: map[collSeqKey]uint64{}}
+	rp := &replayer{rank: rank, path: path, x: x, clk: clk, collSeq: map[collSeqKey]uint64{}}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
 	rp.secs = intervals.NewSections(who, rp.warn)
@@ -332,15 +334,14 @@ func (rp *replayer) event(e *traceformat.Event) {
 		rp.create(e, fi.op, entry, a)
 	case opStart:
 		for _, id := range e.Reqs {
-			rq, found := rp.reqs[id]
-			if !found {
+			rq := rp.reqs.get(id)
+			if rq == nil {
 				rp.unknownReqs++
 				continue
 			}
 			rq.active, rq.start = true, entry
 			rp.reqSeq++
 			rq.seq = rp.reqSeq
-			rp.reqs[id] = rq
 			if rq.kind == reqSend {
 				if rp.postTo(rq.comm, rq.peer, rq.tag, entry) {
 					a.sends++
@@ -359,7 +360,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		for _, id := range e.Reqs {
 			// A freed active request still completes, but no wait will
 			// say when: its overlap is unknown and it is dropped.
-			delete(rp.reqs, id)
+			rp.reqs.del(id)
 		}
 	case opColl, opICollStart:
 		rp.collective(e, fi, entry, &exit, node)
@@ -448,7 +449,7 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
 	if !ok || int(dst) >= len(rp.x.ranks) {
 		return false
 	}
-	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry)
+	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, &rp.sendCache)
 	return true
 }
 
@@ -478,7 +479,7 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	t, ok = rp.x.recv(p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag})
+	t, ok = rp.x.recv(p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag}, &rp.recvCache)
 	if !ok {
 		rp.unmatchedRecvs++
 	}
@@ -512,7 +513,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			a.recvs++
 		}
 	}
-	rp.reqs[e.Reqs[0]] = rq
+	rp.reqs.put(e.Reqs[0], rq)
 }
 
 // complete handles a Wait/Test call: n requests completed, the Real Sync
@@ -525,18 +526,17 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 	}
 	rp.done = rp.done[:0]
 	for i, id := range e.Reqs {
-		rq, found := rp.reqs[id]
-		if !found {
+		p := rp.reqs.get(id)
+		if p == nil {
 			rp.unknownReqs++
 			continue
 		}
 		n++
+		rq := *p
 		if rq.persistent {
-			a := rq
-			a.active = false
-			rp.reqs[id] = a
+			p.active = false
 		} else {
-			delete(rp.reqs, id)
+			rp.reqs.del(id)
 		}
 		switch rq.kind {
 		case reqSend:
@@ -598,7 +598,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	}
 	if fi.op == opICollStart && e.Attr&traceformat.AttrReqs != 0 {
 		for _, id := range e.Reqs {
-			rp.reqs[id] = request{kind: reqColl, comm: c, start: entry, active: true}
+			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true})
 		}
 	}
 	att := collAtt{node: node, site: e.Site}
