@@ -28,7 +28,7 @@ func (t *reqTable) get(id uint64) *request {
 // put adds or replaces a request.
 func (t *reqTable) put(id uint64, r request) {
 	if t.big != nil {
-		t.big[id] = &r
+		t.putBig(id, r)
 		return
 	}
 	if p := t.get(id); p != nil {
@@ -42,7 +42,7 @@ func (t *reqTable) put(id uint64, r request) {
 			t.big[x] = &v
 		}
 		t.ids, t.vals = nil, nil
-		t.big[id] = &r
+		t.putBig(id, r)
 		return
 	}
 	t.ids = append(t.ids, id)
@@ -63,4 +63,11 @@ func (t *reqTable) del(id uint64) {
 			return
 		}
 	}
+}
+
+// putBig is apart so that only the map case moves the request to the heap.
+func (t *reqTable) putBig(id uint64, r request) {
+	v := new(request)
+	*v = r
+	t.big[id] = v
 }
