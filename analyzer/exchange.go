@@ -55,26 +55,6 @@ type p2pKey struct {
 	tag      int32
 }
 
-// fifo is a queue of send entry times (global ns).
-type fifo struct {
-	q    []int64
-	head int
-}
-
-func (f *fifo) push(t int64) { f.q = append(f.q, t) }
-func (f *fifo) len() int     { return len(f.q) - f.head }
-func (f *fifo) pop() int64 {
-	t := f.q[f.head]
-	f.head++
-	if f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	} else if f.head > 64 && f.head*2 > len(f.q) {
-		n := copy(f.q, f.q[f.head:])
-		f.q, f.head = f.q[:n], 0
-	}
-	return t
-}
-
 type sectionKey struct {
 	num  int64
 	inst int
@@ -185,81 +165,6 @@ func (x *exchange) wake(r *rankSync) {
 		r.cond.Signal()
 	}
 	r.mu.Unlock()
-}
-
-// fifoCache remembers the queue of the last key a replay used: most
-// programs send to the same partners with the same tag over and over, and
-// hashing the key is a noticeable part of the replay's cost. Queues are
-// never removed from an inbox while its rank runs, so a cached pointer
-// stays valid (after the rank finished, done is checked first).
-type fifoCache struct {
-	key p2pKey
-	f   *fifo
-}
-
-// send posts a message (its send's entry time). Only the destination's
-// lock is taken, unless the destination waits.
-func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
-	dst := x.ranks[k.dst]
-	dst.mu.Lock()
-	if dst.done {
-		dst.mu.Unlock()
-		x.droppedSends.Add(1)
-		return
-	}
-	f := c.f
-	if f == nil || c.key != k {
-		f = dst.inbox[k]
-		if f == nil {
-			f = &fifo{}
-			dst.inbox[k] = f
-		}
-		c.key, c.f = k, f
-	}
-	f.push(entry)
-	w := dst.waiting
-	dst.mu.Unlock()
-	if w {
-		x.mu.Lock()
-		x.wake(dst)
-		x.mu.Unlock()
-	}
-}
-
-// recv takes the oldest message for k, waiting for it if needed; ok is
-// false when it never comes.
-func (x *exchange) recv(k p2pKey, c *fifoCache) (entry int64, ok bool) {
-	me := x.ranks[k.dst]
-	me.mu.Lock()
-	f := c.f
-	if f == nil || c.key != k {
-		f = me.inbox[k]
-		if f != nil {
-			c.key, c.f = k, f
-		}
-	}
-	if f != nil && f.len() > 0 {
-		t := f.pop()
-		me.mu.Unlock()
-		return t, true
-	}
-	me.mu.Unlock()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	src := x.ranks[k.src]
-	ready := func() bool {
-		if f == nil {
-			f = me.inbox[k]
-		}
-		return f != nil && f.len() > 0
-	}
-	if !x.waitLocked(k.dst, ready, func() bool { return src.done }) {
-		return 0, false
-	}
-	me.mu.Lock()
-	t := f.pop()
-	me.mu.Unlock()
-	return t, true
 }
 
 // collEnter posts a participant's entry and returns the instance.
@@ -431,7 +336,7 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 	rs.mu.Lock()
 	rs.done = true
 	for _, f := range rs.inbox {
-		unreceived += int64(f.len())
+		unreceived += int64(f.pending())
 	}
 	rs.inbox = nil
 	rs.mu.Unlock()

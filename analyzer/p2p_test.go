@@ -217,3 +217,52 @@ func TestPersistentAndWaitsome(t *testing.T) {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}
 }
+
+// MPI matches receives when they are posted: a pre-posted MPI_Irecv gets
+// the first message even if a later blocking receive of the same key
+// completes first, and waits in reverse order do not swap messages.
+func TestMatchAtPosting(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // m1 entered at 10.001 ms
+	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // m2 at 20.002 ms
+	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // m3 at 30.003 ms
+	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // m4 at 40.004 ms
+	a := r1.Irecv(0, 4, 8, 1*us)          // gets m1; 0.001 … 0.002 ms
+	r1.Recv(0, 4, 8, 20*ms+1*us)          // gets m2: 0.002 … 20.003 ms, Real Sync 20.000 ms
+	r1.Wait(a, 1*us)                      // m1 arrived long ago: no Real Sync
+	b := r1.Irecv(0, 4, 8, 1*us)          // m3; 20.004 … 20.005
+	c := r1.Irecv(0, 4, 8, 1*us)          // m4; 20.005 … 20.006
+	r1.Wait(c, 40*ms-r1.Now()+5*us)       // entered 20.006 ms, m4 sent at 40.004: Real Sync 19.998 ms
+	r1.Wait(b, 1*us)                      // m3 already there
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020000+0.019998)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}
+
+// A cancelled receive gives back its place: the next receive of the key
+// gets the message.
+func TestCancelledReceive(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	a := r1.Irecv(0, 4, 8, 1*us)
+	r1.Cancel(a, 1*us)
+	r1.Wait(a, 1*us)                      // completes the cancelled request: 0.003 … 0.004 ms
+	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // entered at 10.001 ms
+	r1.Recv(0, 4, 8, 10*ms)               // 0.004 ms … : Real Sync 9.997 ms
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.009997)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}

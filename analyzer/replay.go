@@ -95,7 +95,11 @@ type request struct {
 	comm       *commInfo
 	peer, tag  int32  // as passed by the program (ranks in comm)
 	start      int64  // global ns of the call that started it
-	seq        uint64 // order of (re)starts on the rank: receives match in this order
+	seq        uint64 // order of (re)starts on the rank
+	// Receives without wildcards get their ticket when posted (p2p.go).
+	key       p2pKey
+	ticket    uint64
+	hasTicket bool
 }
 
 type doneRecv struct {
@@ -348,6 +352,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 				}
 			} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
 				a.recvs++
+				rp.postRecv(rq)
 			}
 		}
 	case opComplete:
@@ -466,24 +471,59 @@ func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int) (t int6
 }
 
 func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted bool) {
-	if peer == traceformat.ProcNull || peer == traceformat.NoStatus {
+	k, st := rp.recvKey(c, peer, tag)
+	switch st {
+	case keyNone:
 		return 0, false, false
-	}
-	if c == nil || peer < 0 || tag < 0 {
-		// A wildcard without a status cannot be matched.
+	case keyBad:
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	src, okp := c.peerWorld(peer)
-	if !okp || int(src) >= len(rp.x.ranks) {
-		rp.unmatchedRecvs++
-		return 0, false, true
-	}
-	t, ok = rp.x.recv(p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag}, &rp.recvCache)
+	return rp.take(k, rp.x.ticket(k, &rp.recvCache))
+}
+
+// take receives the message of a ticket.
+func (rp *replayer) take(k p2pKey, tk uint64) (t int64, ok, counted bool) {
+	t, ok = rp.x.recv(k, tk, &rp.recvCache)
 	if !ok {
 		rp.unmatchedRecvs++
 	}
 	return t, ok, true
+}
+
+type keyState uint8
+
+const (
+	keyOK   keyState = iota
+	keyNone          // PROC_NULL or no status: nothing to receive
+	keyBad           // unusable (wildcard without status, bad rank)
+)
+
+// recvKey is the matching key of a receive from peer (rank in c) with tag.
+func (rp *replayer) recvKey(c *commInfo, peer, tag int32) (p2pKey, keyState) {
+	if peer == traceformat.ProcNull || peer == traceformat.NoStatus {
+		return p2pKey{}, keyNone
+	}
+	if c == nil || peer < 0 || tag < 0 {
+		return p2pKey{}, keyBad
+	}
+	src, ok := c.peerWorld(peer)
+	if !ok || int(src) >= len(rp.x.ranks) {
+		return p2pKey{}, keyBad
+	}
+	return p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag}, keyOK
+}
+
+// post gives a nonblocking or started persistent receive its ticket now,
+// when its source and tag are known (see p2p.go).
+func (rp *replayer) postRecv(rq *request) {
+	rq.hasTicket = false
+	if rq.peer < 0 || rq.tag < 0 {
+		return
+	}
+	if k, st := rp.recvKey(rq.comm, rq.peer, rq.tag); st == keyOK {
+		rq.key, rq.ticket, rq.hasTicket = k, rp.x.ticket(k, &rp.recvCache), true
+	}
 }
 
 // create registers the request(s) of a nonblocking start or persistent init.
@@ -512,14 +552,13 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		if rq.peer != traceformat.ProcNull {
 			a.recvs++
 		}
+		rp.postRecv(&rq)
 	}
 	rp.reqs.put(e.Reqs[0], rq)
 }
 
 // complete handles a Wait/Test call: n requests completed, the Real Sync
-// of the receives among them and the overlap of all. Receives are matched
-// in the order they were posted (MPI matches at posting, whatever order a
-// Waitall lists them in).
+// of the receives among them and the overlap of all.
 func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n int, realSync, overlap int64) {
 	if e.Attr&traceformat.AttrReqs == 0 {
 		return 0, 0, 0
@@ -550,12 +589,26 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 		}
 	}
 	if len(rp.done) > 1 {
+		// Wildcard receives take their tickets now: in posting order.
 		sort.Slice(rp.done, func(i, j int) bool { return rp.done[i].rq.seq < rp.done[j].rq.seq })
 	}
 	var latest int64
 	has := false
 	for _, d := range rp.done {
-		t, ok, _ := rp.matchOn(d.rq.comm, d.src, d.tag)
+		var t int64
+		var ok bool
+		switch {
+		case d.src == traceformat.NoStatus:
+			// Cancelled: it received nothing.
+			if d.rq.hasTicket {
+				rp.x.revoke(d.rq.key, d.rq.ticket, &rp.recvCache)
+			}
+			continue
+		case d.rq.hasTicket:
+			t, ok, _ = rp.take(d.rq.key, d.rq.ticket)
+		default:
+			t, ok, _ = rp.matchOn(d.rq.comm, d.src, d.tag)
+		}
 		if !ok {
 			continue
 		}

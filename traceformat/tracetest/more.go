@@ -114,3 +114,13 @@ func (k *Rank) Self() *Comm {
 	k.comms[c] = traceformat.CommSelf
 	return c
 }
+
+// Cancel records MPI_Cancel of req; its completion then reports no status
+// (the request was cancelled).
+func (k *Rank) Cancel(req Req, dur int64) *Rank {
+	if in, ok := k.reqs[uint64(req)]; ok {
+		in.recv = false
+		k.reqs[uint64(req)] = in
+	}
+	return k.Call("MPI_Cancel", dur, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{uint64(req)}})
+}

@@ -1,0 +1,176 @@
+package analyzer
+
+// Point-to-point matching. MPI matches a receive with the oldest pending
+// message of the same communicator, source and tag at the moment the
+// receive is posted (the non-overtaking rule), not when it completes. The
+// replay follows that with tickets: every receive whose source and tag are
+// known when it is posted (a blocking receive, an MPI_Irecv or a started
+// persistent receive without wildcards) takes the next ticket of its key
+// then, and the ticket's message is the one it gets, whenever it is waited
+// for. Receives with ANY_SOURCE or ANY_TAG learn their key only from the
+// status at completion and take a ticket then (MPI's choice among pending
+// messages of different keys cannot be reconstructed better). A cancelled
+// receive returns its ticket, so that later receives of the key still get
+// the right message.
+
+// fifo holds the messages of one key (communicator, source, destination,
+// tag) in send order, as the send's entry time (global ns), and the
+// tickets handed to the destination's receives. It belongs to the
+// destination's inbox and is guarded by the destination's lock.
+type fifo struct {
+	q       []int64 // message base+i is q[head+i]
+	taken   []bool
+	head    int
+	base    uint64
+	tickets uint64   // tickets issued
+	revoked []uint64 // tickets given back by cancelled receives
+}
+
+func (f *fifo) push(t int64) {
+	f.q = append(f.q, t)
+	f.taken = append(f.taken, false)
+}
+
+// pending is the number of messages not yet received.
+func (f *fifo) pending() int {
+	n := 0
+	for i := f.head; i < len(f.q); i++ {
+		if !f.taken[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// message is the index of the message a ticket stands for.
+func (f *fifo) message(tk uint64) uint64 {
+	for _, r := range f.revoked {
+		if r < tk {
+			tk--
+		}
+	}
+	return tk
+}
+
+// has says whether the ticket's message has arrived.
+func (f *fifo) has(tk uint64) bool {
+	m := f.message(tk)
+	return m < f.base+uint64(len(f.q)-f.head)
+}
+
+// take removes the ticket's message; ok is false if it was taken already
+// (inconsistent traces).
+func (f *fifo) take(tk uint64) (int64, bool) {
+	m := f.message(tk)
+	if m < f.base {
+		return 0, false
+	}
+	i := f.head + int(m-f.base)
+	if f.taken[i] {
+		return 0, false
+	}
+	t := f.q[i]
+	f.taken[i] = true
+	for f.head < len(f.q) && f.taken[f.head] {
+		f.head++
+		f.base++
+	}
+	if f.head == len(f.q) {
+		f.q, f.taken, f.head = f.q[:0], f.taken[:0], 0
+	} else if f.head > 64 && f.head*2 > len(f.q) {
+		n := copy(f.q, f.q[f.head:])
+		copy(f.taken, f.taken[f.head:])
+		f.q, f.taken, f.head = f.q[:n], f.taken[:n], 0
+	}
+	return t, true
+}
+
+// fifoCache remembers the queue of the last key a replay used: most
+// programs send to the same partners with the same tag over and over, and
+// hashing the key is a noticeable part of the replay's cost. Queues are
+// never removed from an inbox while its rank runs, so a cached pointer
+// stays valid (after the rank finished, done is checked first).
+type fifoCache struct {
+	key p2pKey
+	f   *fifo
+}
+
+// queue returns the fifo of k in rank rs's inbox, creating it. rs.mu is
+// held.
+func (rs *rankSync) queue(k p2pKey, c *fifoCache) *fifo {
+	if c.f != nil && c.key == k {
+		return c.f
+	}
+	f := rs.inbox[k]
+	if f == nil {
+		f = &fifo{}
+		rs.inbox[k] = f
+	}
+	c.key, c.f = k, f
+	return f
+}
+
+// send posts a message (its send's entry time). Only the destination's
+// lock is taken, unless the destination waits.
+func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
+	dst := x.ranks[k.dst]
+	dst.mu.Lock()
+	if dst.done {
+		dst.mu.Unlock()
+		x.droppedSends.Add(1)
+		return
+	}
+	dst.queue(k, c).push(entry)
+	w := dst.waiting
+	dst.mu.Unlock()
+	if w {
+		x.mu.Lock()
+		x.wake(dst)
+		x.mu.Unlock()
+	}
+}
+
+// ticket hands the next ticket of k to a receive of rank k.dst (the
+// caller).
+func (x *exchange) ticket(k p2pKey, c *fifoCache) uint64 {
+	me := x.ranks[k.dst]
+	me.mu.Lock()
+	f := me.queue(k, c)
+	tk := f.tickets
+	f.tickets++
+	me.mu.Unlock()
+	return tk
+}
+
+// revoke gives back the ticket of a cancelled receive.
+func (x *exchange) revoke(k p2pKey, tk uint64, c *fifoCache) {
+	me := x.ranks[k.dst]
+	me.mu.Lock()
+	f := me.queue(k, c)
+	f.revoked = append(f.revoked, tk)
+	me.mu.Unlock()
+}
+
+// recv returns the send entry of the ticket's message, waiting for it if
+// needed; ok is false when it never comes.
+func (x *exchange) recv(k p2pKey, tk uint64, c *fifoCache) (entry int64, ok bool) {
+	me := x.ranks[k.dst]
+	me.mu.Lock()
+	f := me.queue(k, c)
+	if f.has(tk) {
+		t, ok := f.take(tk)
+		me.mu.Unlock()
+		return t, ok
+	}
+	me.mu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	src := x.ranks[k.src]
+	if !x.waitLocked(k.dst, func() bool { return f.has(tk) }, func() bool { return src.done }) {
+		return 0, false
+	}
+	me.mu.Lock()
+	t, ok := f.take(tk)
+	me.mu.Unlock()
+	return t, ok
+}
