@@ -180,3 +180,36 @@ func TestUnknownVersion(t *testing.T) {
 	}
 	_ = errors.New
 }
+
+// Traces that disagree (each rank receives first, from the other): the
+// replay stalls, reports it and goes on (releasing the rank that found
+// the stall is enough here: its send then satisfies the other).
+func TestInconsistentTracesStall(t *testing.T) {
+	run := tracetest.NewRun(2)
+	for i := 0; i < 2; i++ {
+		r := run.Rank(i)
+		r.Init(1 * us)
+		r.Recv(int32(1-i), 0, 8, 1*ms)
+		r.Send(int32(1-i), 0, 8, 1*us)
+		r.Barrier(1 * ms)
+		r.Finalize(1 * us)
+	}
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "stalled") || !hasWarning(rep, "1 receive(s) found no matching send") || !hasWarning(rep, "1 message(s) sent were never received") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	if find(t, rep).Main.CollectiveNumber != 1 {
+		t.Errorf("the barrier after the stall was not replayed")
+	}
+}
+
+// Collective calls that disagree between ranks are reported.
+func TestCollectiveMismatch(t *testing.T) {
+	run := tracetest.NewRun(2)
+	run.Rank(0).Init(1 * us).Barrier(1 * ms).Finalize(1 * us)
+	run.Rank(1).Init(1 * us).Allreduce(8, 1*ms).Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "collective call(s) could not be matched") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+}

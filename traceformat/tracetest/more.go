@@ -124,3 +124,8 @@ func (k *Rank) Cancel(req Req, dur int64) *Rank {
 	}
 	return k.Call("MPI_Cancel", dur, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{uint64(req)}})
 }
+
+// LoadBias makes the rank's program loaded bias bytes higher, as address-
+// space randomization does: its recorded return addresses and module map
+// move by bias, the addresses inside the executable do not.
+func (k *Rank) LoadBias(bias uint64) *Rank { k.bias = bias; return k }

@@ -74,6 +74,7 @@ type Rank struct {
 	offset  int64   // injected clock offset, ns
 	drift   float64 // injected drift, ppm
 	noFoot  bool
+	bias    uint64 // load bias of the program (address-space randomization)
 	stop    tracepb.Footer_StopReason
 	syncs   bool
 }
@@ -457,8 +458,19 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defs := &tracepb.Definitions{Communicators: k.commDef, CallSites: k.siteDef,
-		Modules: []*tracepb.Module{{Id: 0, Path: r.Program, Start: 0x400000, End: 0x500000}}}
+	sites := k.siteDef
+	if k.bias != 0 {
+		sites = nil
+		for _, s := range k.siteDef {
+			c := &tracepb.CallSite{Id: s.Id}
+			for _, pc := range s.Pcs {
+				c.Pcs = append(c.Pcs, pc+k.bias)
+			}
+			sites = append(sites, c)
+		}
+	}
+	defs := &tracepb.Definitions{Communicators: k.commDef, CallSites: sites,
+		Modules: []*tracepb.Module{{Id: 0, Path: r.Program, Start: 0x400000 + k.bias, End: 0x500000 + k.bias, LoadBias: k.bias}}}
 	for id, name := range r.order {
 		defs.Functions = append(defs.Functions, mpifunc.Function(uint32(id), name))
 	}

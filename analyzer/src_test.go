@@ -1,0 +1,65 @@
+package analyzer
+
+import (
+	"testing"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+type fakeSymbolizer struct{}
+
+func (fakeSymbolizer) Symbolize(module string, off uint64) []report.Frame {
+	return []report.Frame{{Function: "f", File: module, Line: int(off & 0xffff)}}
+}
+
+// The same call site on ranks loaded at different addresses is one SRC
+// point; different sites of the same function are different points.
+func TestSRCMergesAcrossRanks(t *testing.T) {
+	run := tracetest.NewRun(2)
+	run.Rank(1).LoadBias(0x7f0000000000)
+	for i := 0; i < 2; i++ {
+		r := run.Rank(i)
+		r.Init(1 * us)
+		r.Compute(int64(i+1) * 10 * ms)
+		r.Barrier(30*ms-r.Now(), tracetest.Site("loop", 0x401234, 0x405678)) // leave at 30 ms
+		r.Barrier(10*us, tracetest.Site("end", 0x401300))
+		r.Pcontrol(100, 1)
+		r.Barrier(10*us, tracetest.Site("end", 0x401300))
+		r.Pcontrol(101, 1)
+		r.Finalize(1 * us)
+	}
+	DefaultSymbolizer = fakeSymbolizer{}
+	defer func() { DefaultSymbolizer = nil }()
+	rep := analyzeRun(t, run)
+	iv := find(t, rep)
+	if len(iv.SRC) != 2 {
+		t.Fatalf("%d SRC points, want 2: %+v", len(iv.SRC), iv.SRC)
+	}
+	var loop, end *report.SRC
+	for i := range iv.SRC {
+		p := &iv.SRC[i]
+		if len(p.Stack) == 2 {
+			loop = p
+		} else {
+			end = p
+		}
+	}
+	if loop == nil || end == nil || loop.Function != "MPI_Barrier" || len(loop.Ranks) != 2 {
+		t.Fatalf("points %+v", iv.SRC)
+	}
+	if loop.Stack[0].Line != 0x1234 || loop.Stack[1].Line != 0x5678 || loop.Stack[0].File != "/tmp/app" {
+		t.Errorf("stack %+v: offsets should be module-relative", loop.Stack)
+	}
+	// Barrier entries 10.001 and 20.001 ms: Potential Sync 10 ms on rank 0.
+	expect(t, "point Potential Sync", loop.PotentialSync, 0.010)
+	expect(t, "point Comm", loop.Comm, (0.030-0.010001)+(0.030-0.020001))
+	if end.Ranks[0].ExeCount != 2 || end.Ranks[1].ExeCount != 2 {
+		t.Errorf("end point ranks %+v", end.Ranks)
+	}
+	// Interval 1 has only the second "end" barrier, same point number.
+	in1 := find(t, rep, 1)
+	if len(in1.SRC) != 1 || in1.SRC[0].ID != end.ID || in1.SRC[0].Ranks[0].ExeCount != 1 {
+		t.Errorf("interval 1 points %+v", in1.SRC)
+	}
+}
