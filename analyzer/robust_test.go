@@ -207,7 +207,7 @@ func TestInconsistentTracesStall(t *testing.T) {
 func TestCollectiveMismatch(t *testing.T) {
 	run := tracetest.NewRun(2)
 	run.Rank(0).Init(1 * us).Barrier(1 * ms).Finalize(1 * us)
-	run.Rank(1).Init(1 * us).Allreduce(8, 1*ms).Finalize(1 * us)
+	run.Rank(1).Init(1*us).Allreduce(8, 1*ms).Finalize(1 * us)
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "collective call(s) could not be matched") {
 		t.Errorf("warnings %q", rep.Warnings)
