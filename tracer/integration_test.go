@@ -421,16 +421,20 @@ func TestThreadMultiple(t *testing.T) {
 		if tr.hdr.ThreadLevel != 3 {
 			t.Errorf("rank %d: thread level %d", r, tr.hdr.ThreadLevel)
 		}
-		per := map[uint32]int{}
+		per, tags := map[uint32]int{}, map[uint32]int32{}
 		for _, e := range tr.calls("MPI_Send", "MPI_Recv") {
 			per[e.Thread]++
-			if e.SendTag != int32(e.Thread-1) && e.RecvTag != int32(e.Thread-1) {
-				t.Errorf("rank %d: thread %d used tag %d/%d", r, e.Thread, e.SendTag, e.RecvTag)
-				break
+			tag := e.SendTag
+			if e.Attr&traceformat.AttrRecv != 0 {
+				tag = e.RecvTag
 			}
+			if old, ok := tags[e.Thread]; ok && old != tag {
+				t.Errorf("rank %d: thread %d used tags %d and %d", r, e.Thread, old, tag)
+			}
+			tags[e.Thread] = tag
 		}
-		if len(per) != 2 || per[1] != 400 || per[2] != 400 {
-			t.Errorf("rank %d: point-to-point calls per thread %v, want 400 on threads 1 and 2", r, per)
+		if len(per) != 2 || per[1] != 400 || per[2] != 400 || tags[1] == tags[2] {
+			t.Errorf("rank %d: point-to-point calls per thread %v with tags %v, want 400 on threads 1 and 2", r, per, tags)
 		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -66,6 +67,8 @@ type tracer struct {
 	sigW *os.File
 
 	limit int64 // bytes for this process's file; 0 = none
+
+	noFallocate bool
 
 	mu       sync.Mutex // guards the fields below
 	defs     tracepb.Definitions
@@ -161,6 +164,10 @@ func newTracer(in initInfo) (*tracer, error) {
 	if p.MaxTraceSize > 0 && in.size > 0 {
 		t.limit = p.MaxTraceSize << 20 / int64(in.size)
 	}
+	if err := t.reserve(0); err != nil {
+		f.Close()
+		return nil, err
+	}
 	t.sigR, t.sigW, err = os.Pipe()
 	if err != nil {
 		f.Close()
@@ -232,6 +239,31 @@ func (t *tracer) check(err error) {
 	}
 }
 
+// footerRoom is disk space kept allocated beyond the end of the file, so
+// that the footer saying why tracing stopped can still be written when the
+// disk fills up.
+const footerRoom = 64 << 10
+
+// reserve allocates disk space for a frame of at most n bytes (a batch never
+// encodes larger than its raw records, plus slack) and the footer after it,
+// before writing: a full disk is found here, while the space reserved by
+// the previous call still holds the footer. Filesystems without fallocate
+// skip the check (a write error then ends the trace without a footer).
+func (t *tracer) reserve(n int64) error {
+	if t.noFallocate {
+		return nil
+	}
+	err := syscall.Fallocate(int(t.f.Fd()), 1 /* FALLOC_FL_KEEP_SIZE */, t.w.Offset(), n+n/8+footerRoom+4096)
+	if err == syscall.EOPNOTSUPP || err == syscall.ENOSYS {
+		t.noFallocate = true
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reserving %d bytes in %s: %w", n, t.f.Name(), err)
+	}
+	return nil
+}
+
 func (t *tracer) stopped() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -247,6 +279,14 @@ func (t *tracer) loop() {
 			decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv)
 			C.dt_buf_put(j.buf)
 			if t.stopped() {
+				t.mu.Lock()
+				t.dropped += uint64(t.batch.Len())
+				t.mu.Unlock()
+				continue
+			}
+			if err := t.reserve(int64(j.n)); err != nil {
+				t.setStop(tracepb.Footer_WRITE_ERROR, err.Error())
+				C.dt_stop(C.DT_STOP_WRITE_ERROR)
 				t.mu.Lock()
 				t.dropped += uint64(t.batch.Len())
 				t.mu.Unlock()

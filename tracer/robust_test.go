@@ -1,0 +1,184 @@
+package tracer_test
+
+import (
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// abnormal runs a program expected to fail and returns its traces.
+func abnormal(t *testing.T, name string, env []string, args ...string) []*trace {
+	t.Helper()
+	prog := build(t, name, ompi)
+	dir := t.TempDir()
+	res := dtrun(t, dir, env, append(append(oversub[:len(oversub):len(oversub)], prog), args...)...)
+	if res.code == 0 {
+		t.Fatalf("%s %v: exit 0, want a failure\n%s", name, args, res.out)
+	}
+	return readTraces(t, dir, name, 4)
+}
+
+// checkSurvivors checks that the ranks that did not fail left readable
+// traces holding at least what they recorded before blocking.
+func checkSurvivors(t *testing.T, trs []*trace, failed int) {
+	t.Helper()
+	for r, tr := range trs {
+		if r == failed {
+			continue
+		}
+		var ce *traceformat.CorruptError
+		if tr.err != nil && !errors.As(tr.err, &ce) {
+			t.Errorf("rank %d: %v", r, tr.err)
+		}
+		if len(tr.calls("MPI_Init", "MPI_Barrier")) != 2 {
+			t.Errorf("rank %d: %d events, want MPI_Init and MPI_Barrier among them (footer %v, err %v)", r, len(tr.events), tr.footer, tr.err)
+		}
+	}
+}
+
+func TestAbort(t *testing.T) {
+	trs := abnormal(t, "abort", nil)
+	tr := trs[1]
+	if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_ABORT {
+		t.Fatalf("rank 1: footer %v, err %v; want ABORT", tr.footer, tr.err)
+	}
+	if n := len(tr.events); n == 0 || tr.name(tr.events[n-1]) != "MPI_Abort" || len(tr.calls("MPI_Comm_rank")) != 6 {
+		t.Errorf("rank 1: %d events, want 6 MPI_Comm_rank then MPI_Abort", n)
+	}
+	checkSurvivors(t, trs, 1)
+}
+
+// TestAbnormalEnd kills rank 1 in several ways; what it and the others
+// recorded must be in readable files.
+func TestAbnormalEnd(t *testing.T) {
+	for _, how := range []string{"segv", "term", "kill", "exit"} {
+		t.Run(how, func(t *testing.T) {
+			trs := abnormal(t, "crash", nil, how)
+			tr := trs[1]
+			want := map[string]tracepb.Footer_StopReason{"segv": tracepb.Footer_SIGNAL, "term": tracepb.Footer_SIGNAL,
+				"exit": tracepb.Footer_EXIT}[how]
+			switch {
+			case how == "kill":
+				// SIGKILL: no footer, but events up to the periodic flush.
+				var ce *traceformat.CorruptError
+				if tr.footer != nil || !errors.As(tr.err, &ce) {
+					t.Errorf("rank 1: footer %v err %v, want a truncated file", tr.footer, tr.err)
+				}
+				if len(tr.calls("MPI_Comm_size")) != 1 {
+					t.Errorf("rank 1: %d events, want those up to MPI_Comm_size", len(tr.events))
+				}
+			case tr.err != nil || tr.footer.GetStopReason() != want:
+				t.Errorf("rank 1: footer %v err %v, want %v", tr.footer, tr.err, want)
+			}
+			if len(tr.calls("MPI_Comm_rank")) != 6 {
+				t.Errorf("rank 1: %d MPI_Comm_rank events, want 6", len(tr.calls("MPI_Comm_rank")))
+			}
+			checkSurvivors(t, trs, 1)
+		})
+	}
+}
+
+func TestSizeLimit(t *testing.T) {
+	trs, res := traced(t, "loop", []string{"MaxTraceSize=1"}, "3000000")
+	if !strings.Contains(res.out, "loop done") {
+		t.Fatalf("program did not finish:\n%s", res.out)
+	}
+	for r, tr := range trs {
+		if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_SIZE_LIMIT || tr.footer.DroppedEvents == 0 {
+			t.Errorf("rank %d: footer %v err %v, want SIZE_LIMIT with dropped events", r, tr.footer, tr.err)
+		}
+		if tr.footer.GetEventCount()+tr.footer.GetDroppedEvents() < 3000000 {
+			t.Errorf("rank %d: %d written + %d dropped < 3000000 calls", r, tr.footer.GetEventCount(), tr.footer.GetDroppedEvents())
+		}
+	}
+}
+
+func TestBufferFull(t *testing.T) {
+	trs, _ := traced(t, "loop", []string{"MaxTraceSize=-1", "TraceBufSize=256K"}, "200000")
+	for r, tr := range trs {
+		if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_BUFFER_FULL || tr.footer.DroppedEvents == 0 {
+			t.Errorf("rank %d: footer %v err %v, want BUFFER_FULL with dropped events", r, tr.footer, tr.err)
+		}
+	}
+}
+
+// TestDiskFull traces into a tiny tmpfs: tracing stops, the footer says why,
+// the program finishes.
+func TestDiskFull(t *testing.T) {
+	prog := build(t, "loop", ompi)
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1200k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a small tmpfs: %v %s", err, out)
+	}
+	defer exec.Command("umount", dir).Run()
+	res := dtrun(t, dir, []string{"MaxTraceSize=0"}, append(oversub, prog, "3000000")...)
+	if res.code != 0 || !strings.Contains(res.out, "loop done") {
+		t.Fatalf("exit %d\n%s", res.code, res.out)
+	}
+	stopped := 0
+	for r := 0; r < 4; r++ {
+		tr := readTrace(t, filepath.Join(dir, "loop."+string(rune('0'+r))+".trc"))
+		if tr.err != nil {
+			t.Errorf("rank %d: %v", r, tr.err)
+			continue
+		}
+		if tr.footer.StopReason == tracepb.Footer_WRITE_ERROR {
+			stopped++
+			if !strings.Contains(tr.footer.Message, "no space") || tr.footer.DroppedEvents == 0 {
+				t.Errorf("rank %d: footer %v", r, tr.footer)
+			}
+		}
+	}
+	if stopped == 0 {
+		t.Errorf("no rank stopped on the full disk")
+	}
+}
+
+func TestClockSkewInjection(t *testing.T) {
+	trs, _ := traced(t, "pingpong", []string{"DT_CLOCK_SKEW=1:+2.5:100,3:-0.7:-50"})
+	checkComplete(t, trs)
+	want := map[int]float64{1: 2.5e9, 3: -0.7e9}
+	for r, tr := range trs {
+		c := tr.hdr.Clock
+		if int64(want[r]) != c.InjectedOffsetNs {
+			t.Errorf("rank %d: injected offset %d", r, c.InjectedOffsetNs)
+		}
+		for _, s := range tr.syncs {
+			if want[r] == 0 {
+				if !s.SameClock || s.Reference != 0 {
+					t.Errorf("rank %d: %v sync %v, want the same clock as rank 0", r, s.Phase, s)
+				}
+				continue
+			}
+			if s.SameClock || s.Reference != 0 || len(s.LocalSendNs) < 10 || len(s.LocalSendNs) > 100 {
+				t.Errorf("rank %d: %v sync against %d same %v with %d samples", r, s.Phase, s.Reference, s.SameClock, len(s.LocalSendNs))
+				continue
+			}
+			// Offset of the minimum-round-trip sample: rank 0's clock minus
+			// ours, i.e. minus the injected skew (drift adds < 1 ms here).
+			best := 0
+			for i := range s.LocalSendNs {
+				if s.LocalRecvNs[i]-s.LocalSendNs[i] < s.LocalRecvNs[best]-s.LocalSendNs[best] {
+					best = i
+				}
+			}
+			off := float64(s.RemoteNs[best]) - float64(s.LocalSendNs[best]+s.LocalRecvNs[best])/2
+			if d := off + want[r]; d > 5e6 || d < -5e6 {
+				t.Errorf("rank %d: %v measured offset %.0f ns, want %.0f", r, s.Phase, off, -want[r])
+			}
+		}
+	}
+}
+
+func TestParamsFromEnvironment(t *testing.T) {
+	trs, _ := traced(t, "pingpong", []string{"UserStackSize=2", "MaxTraceSize=100", "TraceBufSize=2M"})
+	p := trs[0].hdr.Params
+	if p.UserStackSize != 2 || p.MaxTraceSizeMb != 100 || p.TraceBufSize != 2<<20 {
+		t.Errorf("params %v", p)
+	}
+}
