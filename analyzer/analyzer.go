@@ -190,6 +190,7 @@ func Analyze(ctx context.Context, opts Options) (*report.Report, error) {
 			continue
 		}
 		rp := newReplayer(int32(r), f.path, x, model.Maps[r].Clone())
+		rp.ctx = ctx
 		reps[r] = rp
 		wg.Add(1)
 		go func() { defer wg.Done(); rp.run() }()

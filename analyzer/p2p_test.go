@@ -266,3 +266,35 @@ func TestCancelledReceive(t *testing.T) {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}
 }
+
+// Tests that complete nothing are not Wait Number; a successful test is.
+// Nonblocking collectives are completed by waits without warnings.
+func TestTestFamilyAndIbarrier(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	q := r1.Irecv(0, 2, 8, 1*us) // 0.001 … 0.002
+	for i := 0; i < 3; i++ {
+		r1.Compute(1*ms).Test(q, false, 1*us)
+	}
+	r0.Compute(2*ms).Send(1, 2, 8, 1*us)                // entered 2.001 ms
+	r1.Compute(1*ms).Testsome([]tracetest.Req{q}, 1*us) // entered 4.005 ms: completes, no Real Sync
+	b0, b1 := r0.Ibarrier(1*us), r1.Ibarrier(1*us)
+	r0.Wait(b0, 1*us)
+	r1.Waitall([]tracetest.Req{b1}, 1*us)
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	iv := find(t, rep)
+	r1r := rank(t, iv, 1)
+	if r1r.WaitNumber != 2 { // Testsome + Waitall
+		t.Errorf("rank 1 Wait Number %d, want 2", r1r.WaitNumber)
+	}
+	expect(t, "Real Sync", r1r.RealSync, 0)
+	// Testsome entered at 4.005 ms, send started at 2.001 ms.
+	expect(t, "Overlap", r1r.Overlap, 0.004005-0.002001)
+	if iv.Main.CollectiveNumber != 1 || len(rep.Warnings) != 0 {
+		t.Errorf("collectives %d warnings %q", iv.Main.CollectiveNumber, rep.Warnings)
+	}
+}

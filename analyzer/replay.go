@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -121,6 +122,7 @@ type sectionRun struct {
 
 // replayer replays one rank's trace forward.
 type replayer struct {
+	ctx   context.Context
 	rank  int32
 	path  string
 	x     *exchange
@@ -202,6 +204,9 @@ func (rp *replayer) run() {
 	rp.defs = rd.Definitions()
 	var e traceformat.Event
 	for {
+		if rp.ctx != nil && rp.ctx.Err() != nil {
+			return // cancelled: Analyze returns the context's error
+		}
 		b, err := rd.ReadBatch()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {

@@ -213,3 +213,15 @@ func TestCollectiveMismatch(t *testing.T) {
 		t.Errorf("warnings %q", rep.Warnings)
 	}
 }
+
+func TestCancelled(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := mixed().WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Analyze(ctx, Options{Dir: dir, App: "app", MaxLevel: -1}); !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+}

@@ -129,3 +129,10 @@ func (k *Rank) Cancel(req Req, dur int64) *Rank {
 // space randomization does: its recorded return addresses and module map
 // move by bias, the addresses inside the executable do not.
 func (k *Rank) LoadBias(bias uint64) *Rank { k.bias = bias; return k }
+
+// Ibarrier records MPI_Ibarrier and returns its request.
+func (k *Rank) Ibarrier(dur int64, opts ...Opt) Req {
+	id := k.newReq(reqInfo{})
+	k.Call("MPI_Ibarrier", dur, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{id}}, opts...)
+	return Req(id)
+}
