@@ -105,7 +105,14 @@ type Stats struct {
 var LastStats Stats
 
 // Analyze reads the traces and computes the report.
-func Analyze(ctx context.Context, opts Options) (*report.Report, error) {
+func Analyze(ctx context.Context, opts Options) (rep *report.Report, err error) {
+	defer func() {
+		// Input must never crash dtpa; a panic here is a bug, reported as
+		// such rather than as a crash.
+		if p := recover(); p != nil {
+			rep, err = nil, fmt.Errorf("internal error: analysing %s: %v", opts.App, p)
+		}
+	}()
 	var warns []string
 	warn := func(s string) {
 		warns = append(warns, s)
@@ -210,7 +217,7 @@ func Analyze(ctx context.Context, opts Options) (*report.Report, error) {
 	}
 	summarize(reps, x, byRank, warn)
 
-	rep := build(reps, x, byRank, opts)
+	rep = build(reps, x, byRank, opts)
 	rep.Task = opts.App
 	rep.Processors = size
 	rep.Warnings = append([]string{}, warns...)

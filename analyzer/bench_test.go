@@ -22,8 +22,11 @@ import (
 // DTPA_BENCH_ITERS iterations (default 131072, about 1e8 calls) of a ring exchange
 // (MPI_Irecv from the left, MPI_Isend to the right, MPI_Waitall) with an
 // MPI_Allreduce every 16 iterations, inside Pcontrol interval 1. About 3
-// calls per iteration and rank. DTPA_BENCH_DIR keeps the generated files
+// calls per iteration and rank. DTPA_BENCH_PATTERN=pairs exchanges between
+// rank pairs (r, r^1) instead of around the ring. DTPA_BENCH_DIR keeps the generated files
 // between runs (they take longer to write than to analyse).
+func benchPairs() bool { return os.Getenv("DTPA_BENCH_PATTERN") == "pairs" }
+
 func benchParams() (ranks, iters int, dir string) {
 	ranks, iters = 256, 131072
 	if v, err := strconv.Atoi(os.Getenv("DTPA_BENCH_RANKS")); err == nil && v > 1 {
@@ -32,7 +35,11 @@ func benchParams() (ranks, iters int, dir string) {
 	if v, err := strconv.Atoi(os.Getenv("DTPA_BENCH_ITERS")); err == nil && v > 0 {
 		iters = v
 	}
-	return ranks, iters, os.Getenv("DTPA_BENCH_DIR")
+	dir = os.Getenv("DTPA_BENCH_DIR")
+	if dir != "" && benchPairs() {
+		dir = filepath.Join(dir, "pairs")
+	}
+	return ranks, iters, dir
 }
 
 // genBench writes the benchmark trace, streaming (constant memory per
@@ -86,6 +93,14 @@ func genRank(dir string, r, ranks, iters int) (int64, error) {
 		}
 	}
 	left, right := int32((r+ranks-1)%ranks), int32((r+1)%ranks)
+	if benchPairs() {
+		// Pairwise exchange (r with r^1): independent pairs between the
+		// allreduces, where the ring is one long dependency chain.
+		left, right = int32(r^1), int32(r^1)
+		if int(left) >= ranks {
+			left, right = int32(r), int32(r)
+		}
+	}
 	var b traceformat.Batch
 	var n int64
 	add := func(e *traceformat.Event) error {

@@ -103,3 +103,27 @@ func TestClockConditionViolation(t *testing.T) {
 	// 110.001 ms, so rank 0 waits there.
 	expect(t, "rank 0 Potential Sync", rank(t, iv, 0).PotentialSync, 0.110001-0.100011)
 }
+
+// Collective clock conditions: a non-root leaving MPI_Bcast before the root
+// entered it, and the root of MPI_Reduce leaving before the last entered.
+func TestCollectiveClockCondition(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(10*ms).Bcast(0, 8, 1*us)  // root enters at 10.001 ms
+	r1.Bcast(0, 8, 1*us)                 // non-root leaves at 0.002 ms: violation of 9.999 ms
+	r1.Compute(20*ms).Reduce(1, 8, 1*us) // root 1: recorded 20.002 … 20.003, shifted by 9.999 ms
+	r0.Compute(40*ms).Reduce(1, 8, 1*us) // enters at 10.002 + 40 = 50.002 ms: the root left too early
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "2 clock-condition violation") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	iv := find(t, rep)
+	// Bcast: rank 1 entered at 0.001 ms, the root at 10.001 ms. After the
+	// repair rank 1 enters the Reduce at 20.002 + 9.999 = 30.001 ms; rank 0
+	// at 50.002 ms.
+	expect(t, "rank 1 Potential Sync", rank(t, iv, 1).PotentialSync, 0.010000+0.020001)
+}
