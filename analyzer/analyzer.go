@@ -52,7 +52,9 @@
 //     that executed it. Each processor's Tseq is its own duration of the
 //     section minus its time in MPI calls inside (already in
 //     Communications), and it loses Tseq·(K−1)/K. The loss belongs to the
-//     interval current when the section ends.
+//     interval current when the section ends. To keep memory bounded, past
+//     maxSectionRuns executions on a processor K becomes the number of
+//     processors that executed the section number at all (with a warning).
 //   - Wait Number counts Wait-family calls and Test-family calls that
 //     completed at least one request.
 //   - Collective Number of a processor counts its collective calls; Main's
@@ -270,6 +272,9 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 	}
 	if unReq > 0 {
 		warn(fmt.Sprintf("%d request(s) were waited for, started or tested without having been created in the trace.", unReq))
+	}
+	if x.sectionOverflow.Load() {
+		warn(fmt.Sprintf("More than %d sequential sections were executed on a processor: Insufficient Parallelism counts, for each section number, K = the processors that executed it at all.", maxSectionRuns))
 	}
 	if x.stalls > 0 {
 		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; the operations waiting at that moment are reported unmatched.", x.stalls))

@@ -175,16 +175,10 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options) *rep
 		}
 	}
 	nodes := map[string]*gnode{}
+	insufficientParallelism(reps, x)
 	for r, rp := range reps {
 		if rp == nil || rp.defs == nil {
 			continue
-		}
-		// Insufficient Parallelism needs K, known once every replay ended.
-		for _, s := range rp.secRuns {
-			k := x.sections[sectionKey{num: s.run.Number, inst: s.run.Instance}]
-			if k > 0 {
-				s.node.Value.insuf += float64(s.run.SeqNs) * float64(k-1) / float64(k)
-			}
 		}
 		keys := &siteKeyer{rp: rp, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
 		total(rp.tr.Root(), keys, nodes, r)
@@ -215,6 +209,51 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options) *rep
 		rep.Intervals = append(rep.Intervals, interval(g, program, siteID))
 	}
 	return rep
+}
+
+// insufficientParallelism adds Tseq·(K−1)/K to the intervals where
+// sections ended. K, the processors that executed a section instance, is
+// known once every replay ended. When some processor executed more
+// sections than the replay remembers one by one, K falls back to the
+// processors that executed the section number at all (exact whenever the
+// same processors execute every instance, the usual case).
+func insufficientParallelism(reps []*replayer, x *exchange) {
+	if !x.sectionOverflow.Load() {
+		for _, rp := range reps {
+			if rp == nil {
+				continue
+			}
+			for _, s := range rp.secRuns {
+				k := x.sections[sectionKey{num: s.run.Number, inst: s.run.Instance}]
+				if k > 0 {
+					s.node.Value.insuf += float64(s.run.SeqNs) * float64(k-1) / float64(k)
+				}
+			}
+		}
+		return
+	}
+	procs := map[int64]int{}
+	for _, rp := range reps {
+		if rp == nil {
+			continue
+		}
+		seen := map[int64]bool{}
+		for k := range rp.secAgg {
+			if !seen[k.num] {
+				seen[k.num] = true
+				procs[k.num]++
+			}
+		}
+	}
+	for _, rp := range reps {
+		if rp == nil {
+			continue
+		}
+		for k, seq := range rp.secAgg {
+			n := procs[k.num]
+			k.node.Value.insuf += float64(seq) * float64(n-1) / float64(n)
+		}
+	}
 }
 
 func lessPath(a, b []int) bool {

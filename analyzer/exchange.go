@@ -36,7 +36,8 @@ type exchange struct {
 	colls    map[collKey]*collInst
 	sections map[sectionKey]int // processors that completed each section instance
 
-	droppedSends atomic.Int64 // sends to a rank whose replay had already finished
+	sectionOverflow atomic.Bool  // some replay saw more than maxSectionRuns sections
+	droppedSends    atomic.Int64 // sends to a rank whose replay had already finished
 }
 
 type rankSync struct {

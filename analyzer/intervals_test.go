@@ -118,6 +118,19 @@ func TestUnbalancedPcontrol(t *testing.T) {
 
 // Sequential sections: Insufficient Parallelism = Tseq·(K−1)/K per processor.
 func TestInsufficientParallelism(t *testing.T) {
+	checkInsufficientParallelism(t, false)
+}
+
+// Past maxSectionRuns executions K is counted per section number, which
+// gives the same figures when the same processors run every instance.
+func TestInsufficientParallelismBounded(t *testing.T) {
+	old := maxSectionRuns
+	maxSectionRuns = 1
+	defer func() { maxSectionRuns = old }()
+	checkInsufficientParallelism(t, true)
+}
+
+func checkInsufficientParallelism(t *testing.T, overflow bool) {
 	run := tracetest.NewRun(3)
 	seq := []int64{100 * ms, 60 * ms, 0}
 	for i := 0; i < 3; i++ {
@@ -145,4 +158,7 @@ func TestInsufficientParallelism(t *testing.T) {
 	expect(t, "rank 1 Insufficient Parallelism", rank(t, iv, 1).InsufficientParallelism, 0.050/2)
 	expect(t, "rank 2 Insufficient Parallelism", rank(t, iv, 2).InsufficientParallelism, 0)
 	expect(t, "Main Insufficient Parallelism", iv.Main.InsufficientParallelism, 0.070)
+	if hasWarning(rep, "sequential sections were executed") != overflow {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
 }

@@ -132,6 +132,7 @@ type replayer struct {
 	tr      *intervals.Tracker[*acc]
 	secs    *intervals.Sections
 	secRuns []sectionRun
+	secAgg  map[secAggKey]int64 // Tseq per interval and section number
 
 	defs  *traceformat.Definitions
 	fns   []fnInfo
@@ -429,9 +430,28 @@ func (rp *replayer) pcontrol(e *traceformat.Event, entry, exit int64) {
 	}
 }
 
+// maxSectionRuns bounds the section executions a replay remembers one by
+// one (for K per instance); past it, figures fall back to K per section
+// number, so that memory does not grow with the trace.
+var maxSectionRuns = 1 << 14
+
+type secAggKey struct {
+	node *rnode
+	num  int64
+}
+
 func (rp *replayer) sectionEnded(r intervals.SectionRun) {
-	rp.secRuns = append(rp.secRuns, sectionRun{node: rp.tr.Current(), run: r})
-	rp.x.sectionDone(sectionKey{num: r.Number, inst: r.Instance})
+	node := rp.tr.Current()
+	if rp.secAgg == nil {
+		rp.secAgg = map[secAggKey]int64{}
+	}
+	rp.secAgg[secAggKey{node, r.Number}] += r.SeqNs
+	if len(rp.secRuns) < maxSectionRuns {
+		rp.secRuns = append(rp.secRuns, sectionRun{node: node, run: r})
+		rp.x.sectionDone(sectionKey{num: r.Number, inst: r.Instance})
+	} else {
+		rp.x.sectionOverflow.Store(true)
+	}
 }
 
 // eventComm is the event's communicator (WORLD when the event has none).
