@@ -47,6 +47,7 @@ type rankSync struct {
 	done     bool
 	waiting  bool
 	inbox    map[p2pKey]*fifo
+	sweepAt  int // inbox size that triggers the next sweep (p2p.go)
 	deferred []collContrib
 }
 
@@ -107,7 +108,7 @@ type collContrib struct {
 func newExchange(size int, present []bool) *exchange {
 	x := &exchange{colls: map[collKey]*collInst{}, sections: map[sectionKey]int{}}
 	for r := 0; r < size; r++ {
-		rs := &rankSync{cond: sync.NewCond(&x.mu), present: present[r], done: !present[r], inbox: map[p2pKey]*fifo{}}
+		rs := &rankSync{cond: sync.NewCond(&x.mu), present: present[r], done: !present[r], inbox: map[p2pKey]*fifo{}, sweepAt: minSweep}
 		if present[r] {
 			x.live++
 		}

@@ -24,6 +24,14 @@ type fifo struct {
 	base    uint64
 	tickets uint64   // tickets issued
 	revoked []uint64 // tickets given back by cancelled receives
+	dead    bool     // removed from the inbox (cached pointers must look again)
+}
+
+// idle says whether the queue is in its initial state: no message waiting
+// and every ticket used, so that dropping it and starting afresh changes
+// nothing.
+func (f *fifo) idle() bool {
+	return len(f.q) == f.head && f.tickets-uint64(len(f.revoked)) == f.base
 }
 
 func (f *fifo) push(t int64) {
@@ -98,16 +106,37 @@ type fifoCache struct {
 // queue returns the fifo of k in rank rs's inbox, creating it. rs.mu is
 // held.
 func (rs *rankSync) queue(k p2pKey, c *fifoCache) *fifo {
-	if c.f != nil && c.key == k {
+	if c.f != nil && c.key == k && !c.f.dead {
 		return c.f
 	}
 	f := rs.inbox[k]
 	if f == nil {
+		if len(rs.inbox) >= rs.sweepAt {
+			rs.sweep()
+		}
 		f = &fifo{}
 		rs.inbox[k] = f
 	}
 	c.key, c.f = k, f
 	return f
+}
+
+// minSweep is the inbox size below which idle queues are kept (reused by
+// the next message of their key).
+const minSweep = 1024
+
+// sweep drops idle queues, so that programs using ever new tags (or
+// communicators) do not grow the inbox with the length of the trace: it
+// stays bounded by the messages and receives in flight. The threshold
+// doubles with what remains, which keeps the cost amortized O(1).
+func (rs *rankSync) sweep() {
+	for k, f := range rs.inbox {
+		if f.idle() {
+			f.dead = true
+			delete(rs.inbox, k)
+		}
+	}
+	rs.sweepAt = max(minSweep, 2*len(rs.inbox))
 }
 
 // send posts a message (its send's entry time). Only the destination's
