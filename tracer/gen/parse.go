@@ -155,10 +155,10 @@ func parseParams(s string) (Proto, bool) {
 		}
 		name := fmt.Sprintf("a%d", i)
 		m := paramRE.FindStringSubmatch(raw)
-		if m == nil {
-			return p, false
+		prefix := ""
+		if m != nil {
+			prefix = strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(m[1], "const", ""), "*", ""))
 		}
-		prefix := strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(m[1], "const", ""), "*", ""))
 		var decl, typ string
 		if prefix == "" {
 			// Unnamed parameter: the last identifier is the type.

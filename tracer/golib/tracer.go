@@ -14,7 +14,6 @@ int64_t dt_ns(uint64_t raw);
 import "C"
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,6 +27,7 @@ import (
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/params"
+	"github.com/dtpa/dtpa/tracer/records"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -43,7 +43,7 @@ type initInfo struct {
 	rank, size, level uint32
 	runID             []byte
 	impl, version     string
-	conv              converter
+	conv              records.Converter
 	clk               *C.dt_clock
 	params            params.Params
 }
@@ -59,7 +59,7 @@ type job struct {
 }
 
 type tracer struct {
-	conv converter
+	conv records.Converter
 	f    *os.File
 	w    *traceformat.Writer
 	jobs chan job
@@ -82,28 +82,6 @@ type tracer struct {
 	done     chan struct{}
 
 	batch traceformat.Batch
-}
-
-// converter turns raw clock readings into local nanoseconds exactly as
-// dt_ns in dt_clock.c does (the clock-sync samples are converted there).
-type converter struct {
-	tsc       bool
-	nsPerTick float64
-	raw0      uint64
-	ns0       int64
-	skewOff   int64
-	skewPPM   float64
-}
-
-func (c *converter) ns(raw uint64) int64 {
-	ns := int64(raw)
-	if c.tsc {
-		ns = c.ns0 + int64(float64(int64(raw-c.raw0))*c.nsPerTick)
-	}
-	if c.skewOff != 0 || c.skewPPM != 0 {
-		ns += c.skewOff + int64(c.skewPPM*1e-6*float64(ns-c.ns0))
-	}
-	return ns
 }
 
 // programName is <app> of <app>.<rank>.trc: argv[0] without directory or
@@ -136,10 +114,10 @@ func newTracer(in initInfo) (*tracer, error) {
 	}
 	host, _ := os.Hostname()
 	exe, _ := os.Readlink("/proc/self/exe")
-	clk := &tracepb.Clock{Source: tracepb.Clock_MONOTONIC_RAW, InjectedOffsetNs: in.conv.skewOff, InjectedDriftPpm: in.conv.skewPPM}
-	if in.conv.tsc {
+	clk := &tracepb.Clock{Source: tracepb.Clock_MONOTONIC_RAW, InjectedOffsetNs: in.conv.SkewOff, InjectedDriftPpm: in.conv.SkewPPM}
+	if in.conv.TSC {
 		clk.Source = tracepb.Clock_TSC
-		clk.TscHz = 1e9 / in.conv.nsPerTick
+		clk.TscHz = 1e9 / in.conv.NsPerTick
 		clk.Calibration = []*tracepb.CalibrationPoint{
 			{Tsc: uint64(in.clk.raw0), MonotonicRawNs: int64(in.clk.ns0)},
 			{Tsc: uint64(in.clk.raw1), MonotonicRawNs: int64(in.clk.ns1)},
@@ -276,7 +254,9 @@ func (t *tracer) loop() {
 		switch {
 		case j.buf != nil:
 			t.batch.Reset()
-			decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv)
+			if err := records.Decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
+				fmt.Fprintf(os.Stderr, "dtpa tracer: internal error: thread %d buffer: %v\n", j.tid, err)
+			}
 			C.dt_buf_put(j.buf)
 			if t.stopped() {
 				t.mu.Lock()
@@ -307,7 +287,7 @@ func (t *tracer) loop() {
 			t.mu.Lock()
 			f := &tracepb.Footer{DroppedEvents: t.dropped + uint64(C.dt_dropped()), StopReason: t.stop,
 				EndLocalNs: int64(C.dt_ns(C.uint64_t(nowRaw())))}
-			stall := time.Duration(float64(C.dt_max_stall_ticks) * t.conv.nsPerTick)
+			stall := time.Duration(float64(C.dt_max_stall_ticks) * t.conv.NsPerTick)
 			f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns over %d flushes", t.stopMsg, stall.Nanoseconds(), uint64(C.dt_flushes)))
 			f.Message = strings.TrimPrefix(f.Message, "; ")
 			t.mu.Unlock()
@@ -369,81 +349,4 @@ func function(id uint32, name string) *tracepb.Function {
 	f := mpifunc.Function(id, strings.TrimSuffix(name, "_c"))
 	f.Name = name
 	return f
-}
-
-// decode turns one thread buffer of C records (dt_wrap.h) into batch columns.
-func decode(b *traceformat.Batch, p []byte, tid uint32, conv *converter) {
-	le := binary.LittleEndian
-	b.Thread = tid
-	var last int64
-	for off := 0; off+24 <= len(p); {
-		fn, attr, site := le.Uint16(p[off:]), le.Uint16(p[off+2:]), le.Uint32(p[off+4:])
-		t0, t1 := conv.ns(le.Uint64(p[off+8:])), conv.ns(le.Uint64(p[off+16:]))
-		off += 24
-		if b.Len() == 0 {
-			b.BaseNs, last = t0, t0
-		}
-		b.Func = append(b.Func, uint32(fn))
-		b.Gap = append(b.Gap, t0-last)
-		d := t1 - t0
-		if d < 0 {
-			d, t1 = 0, t0
-		}
-		b.Dur = append(b.Dur, uint64(d))
-		last = t1
-		b.Site = append(b.Site, site)
-		a := traceformat.Attr(attr)
-		b.Attr = append(b.Attr, a)
-		if a == 0 {
-			continue
-		}
-		i32 := func() int32 { v := int32(le.Uint32(p[off:])); off += 4; return v }
-		u32 := func() uint32 { v := le.Uint32(p[off:]); off += 4; return v }
-		u64 := func() uint64 { v := le.Uint64(p[off:]); off += 8; return v }
-		if a&traceformat.AttrComm != 0 {
-			b.Comm = append(b.Comm, u32())
-		}
-		if a&traceformat.AttrSend != 0 {
-			b.SendPeer = append(b.SendPeer, i32())
-			b.SendTag = append(b.SendTag, i32())
-		}
-		if a&traceformat.AttrRecv != 0 {
-			b.RecvPeer = append(b.RecvPeer, i32())
-			b.RecvTag = append(b.RecvTag, i32())
-		}
-		if a&traceformat.AttrSendBytes != 0 {
-			b.SendBytes = append(b.SendBytes, u64())
-		}
-		if a&traceformat.AttrRecvBytes != 0 {
-			b.RecvBytes = append(b.RecvBytes, u64())
-		}
-		if a&traceformat.AttrRoot != 0 {
-			b.Root = append(b.Root, i32())
-		}
-		nst := 1
-		if a&traceformat.AttrReqs != 0 {
-			n := u32()
-			b.NReqs = append(b.NReqs, n)
-			for k := uint32(0); k < n; k++ {
-				b.Reqs = append(b.Reqs, u64())
-			}
-			nst = int(n)
-		}
-		if a&traceformat.AttrStatus != 0 {
-			for k := 0; k < nst; k++ {
-				s := i32()
-				b.Status = append(b.Status, traceformat.Status{Source: s, Tag: i32()})
-			}
-		}
-		if a&traceformat.AttrNewComm != 0 {
-			b.NewComm = append(b.NewComm, u32())
-		}
-		if a&traceformat.AttrPcontrol != 0 {
-			b.PcLevel = append(b.PcLevel, i32())
-			b.PcArg = append(b.PcArg, int64(u64()))
-		}
-		if a&traceformat.AttrFlag != 0 {
-			b.Flag = append(b.Flag, u32())
-		}
-	}
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFindProgram(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"/bin/sh"}, "/bin/sh"},
+		{[]string{"-np", "4", "/bin/sh", "-c", "x"}, "/bin/sh"},
+		{[]string{"--oversubscribe", "-x", "FOO=1", "--mca", "btl", "self", "/bin/sh"}, "/bin/sh"},
+		{[]string{"-genv", "A", "B", "-n", "2", "/bin/sh"}, "/bin/sh"},
+		{[]string{"--map-by=core", "/bin/sh"}, "/bin/sh"},
+	} {
+		got, err := findProgram(tc.args)
+		if err != nil || got != tc.want {
+			t.Errorf("findProgram(%q) = %q, %v; want %q", tc.args, got, err, tc.want)
+		}
+	}
+	if _, err := findProgram([]string{"-np", "4"}); err == nil || !strings.Contains(err.Error(), "no program") {
+		t.Errorf("no program: %v", err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib")
+	os.MkdirAll(lib, 0o755)
+	os.WriteFile(filepath.Join(lib, "libdtpa_preload.so"), nil, 0o644)
+	notExec := filepath.Join(dir, "data.txt")
+	os.WriteFile(notExec, []byte("x"), 0o644)
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"missing program", Options{Args: []string{"-np", "2", filepath.Join(dir, "nope")}}, "not found"},
+		{"not executable", Options{Args: []string{notExec}}, "not executable"},
+		{"not MPI", Options{Args: []string{"-np", "2", "/bin/true"}}, "not an MPI program"},
+		{"no launcher", Options{Args: []string{"/bin/true"}, Mpirun: "/nonexistent/mpirun"}, "not"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.LibDir = lib
+			err := Run(context.Background(), tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestNoLauncher(t *testing.T) {
+	// An empty PATH: no mpirun anywhere.
+	t.Setenv("PATH", t.TempDir())
+	if _, err := findLauncher("openmpi"); err == nil || !strings.Contains(err.Error(), "no MPI launcher") {
+		t.Errorf("findLauncher: %v", err)
+	}
+}
+
+func TestMissingTracer(t *testing.T) {
+	_, err := stubPath(t.TempDir(), func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), "make build") {
+		t.Errorf("stubPath: %v", err)
+	}
+}
+
+func TestIsMPICH(t *testing.T) {
+	for name, want := range map[string]bool{"/usr/bin/mpiexec.mpich": true, "/usr/bin/mpiexec.hydra": true,
+		"/usr/bin/mpirun.openmpi": false, "/opt/x/orterun": false} {
+		if isMPICH(name) != want {
+			t.Errorf("isMPICH(%s) != %v", name, want)
+		}
+	}
+}
+
+func TestMainUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"dtrun", "--help"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Examples") {
+		t.Errorf("--help: code %d\n%s%s", code, out.String(), errb.String())
+	}
+	out.Reset()
+	if code := Main(context.Background(), []string{"dtrun"}, &out, &errb); code != 2 {
+		t.Errorf("no arguments: code %d", code)
+	}
+	if code := Main(context.Background(), []string{"dtrun", "--mpirun", "/nonexistent", "/bin/true"}, &out, &errb); code != 1 {
+		t.Errorf("bad launcher: code %d", code)
+	}
+}

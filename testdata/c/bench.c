@@ -1,0 +1,54 @@
+// Per-call cost of MPI calls, for the tracer overhead benchmark:
+//   bench pingpong|barrier|allreduce|cheap ITERATIONS
+// Repeats the loop 5 times and prints, on rank 0, the best time per MPI call
+// (ns), measured with clock_gettime so that the measurement itself makes no
+// MPI call.
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+	int rank, size, v = 1, w;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	const char *mode = argc > 1 ? argv[1] : "cheap";
+	long n = argc > 2 ? atol(argv[2]) : 100000;
+	double best = 1e300;
+	int calls = 1;
+	for (int rep = 0; rep < 5; rep++) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = now();
+		if (strcmp(mode, "pingpong") == 0) {
+			calls = 2;
+			for (long i = 0; i < n; i++) {
+				if (rank == 0) {
+					MPI_Send(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+					MPI_Recv(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				} else if (rank == 1) {
+					MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+					MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+				}
+			}
+		} else if (strcmp(mode, "barrier") == 0) {
+			for (long i = 0; i < n; i++) MPI_Barrier(MPI_COMM_WORLD);
+		} else if (strcmp(mode, "allreduce") == 0) {
+			for (long i = 0; i < n; i++) MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		} else {
+			for (long i = 0; i < n; i++) MPI_Comm_rank(MPI_COMM_WORLD, &w);
+		}
+		double t = (now() - t0) / ((double)n * calls);
+		if (t < best) best = t;
+	}
+	if (rank == 0) printf("ns_per_call=%.2f\n", best);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,73 @@
+package tracer_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+var (
+	nsRE    = regexp.MustCompile(`ns_per_call=([0-9.]+)`)
+	stallRE = regexp.MustCompile(`max flush stall (\d+) ns`)
+)
+
+// BenchmarkOverhead measures the time an MPI call takes untraced and traced
+// in the same benchmark run (2 ranks, one per core), at UserStackSize 1 and
+// 4, and reports the difference (ns added per call), the bytes on disk per
+// recorded call, and the longest stall of the program caused by handing a
+// buffer over (footer message).
+func BenchmarkOverhead(b *testing.B) {
+	iters := map[string]string{"pingpong": "100000", "barrier": "50000", "allreduce": "50000", "cheap": "2000000"}
+	for _, mode := range []string{"pingpong", "barrier", "allreduce", "cheap"} {
+		for _, depth := range []int{1, 4} {
+			b.Run(fmt.Sprintf("%s/depth%d", mode, depth), func(b *testing.B) {
+				prog := build(b, "bench", ompi)
+				var plain, traced, bytes, events, stall float64
+				for i := 0; i < b.N; i++ {
+					p := run(b, b.TempDir(), nil, "mpirun.openmpi", "-np", "2", "--bind-to", "core", prog, mode, iters[mode])
+					dir := b.TempDir()
+					env := []string{"UserStackSize=" + strconv.Itoa(depth), "MaxTraceSize=0"}
+					tr := dtrun(b, dir, env, "-np", "2", "--bind-to", "core", prog, mode, iters[mode])
+					pm, tm := nsRE.FindStringSubmatch(p.out), nsRE.FindStringSubmatch(tr.out)
+					if pm == nil || tm == nil {
+						b.Fatalf("no measurement:\n%s\n%s", p.out, tr.out)
+					}
+					pv, _ := strconv.ParseFloat(pm[1], 64)
+					tv, _ := strconv.ParseFloat(tm[1], 64)
+					plain += pv
+					traced += tv
+					for r := 0; r < 2; r++ {
+						path := filepath.Join(dir, "bench."+strconv.Itoa(r)+".trc")
+						st, err := os.Stat(path)
+						if err != nil {
+							b.Fatal(err)
+						}
+						t := readTrace(b, path)
+						if t.footer.GetStopReason() != tracepb.Footer_FINALIZE {
+							b.Fatalf("rank %d: footer %v", r, t.footer)
+						}
+						bytes += float64(st.Size())
+						events += float64(len(t.events))
+						if m := stallRE.FindStringSubmatch(t.footer.Message); m != nil {
+							if s, _ := strconv.ParseFloat(m[1], 64); s > stall {
+								stall = s
+							}
+						}
+					}
+				}
+				n := float64(b.N)
+				b.ReportMetric(plain/n, "ns/call-untraced")
+				b.ReportMetric(traced/n, "ns/call-traced")
+				b.ReportMetric((traced-plain)/n, "ns/call-added")
+				b.ReportMetric(bytes/events, "B/call")
+				b.ReportMetric(stall, "max-stall-ns")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}

@@ -1,0 +1,206 @@
+// Package records decodes the tracer's in-memory call records (written by
+// the C recording path, tracer/golib/dt_wrap.h) into traceformat batches.
+// It is pure Go so that the decoder can be tested and benchmarked without
+// MPI.
+//
+// A record is a 24-byte header — uint16 function id, uint16 Attr bits,
+// uint32 call-site id, uint64 raw entry and exit clock readings — followed
+// by the attributes its bits announce, in bit order, little-endian:
+// COMM u32; SEND i32 peer, i32 tag; RECV i32 peer, i32 tag; SEND_BYTES u64;
+// RECV_BYTES u64; ROOT i32; REQS u32 n then n × u64 ids; STATUS (n or 1) ×
+// (i32 source, i32 tag); NEWCOMM u32; PCONTROL i32 level, i64 arg; FLAG u32.
+package records
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/dtpa/dtpa/traceformat"
+)
+
+// HeaderSize is the size of a record header.
+const HeaderSize = 24
+
+// Converter turns raw clock readings into local nanoseconds exactly as
+// dt_ns in tracer/golib/dt_clock.c does (clock-sync samples are converted
+// there, events here).
+type Converter struct {
+	TSC       bool    // raw readings are TSC ticks
+	NsPerTick float64 // TSC calibration …
+	Raw0      uint64  // … from this reading
+	Ns0       int64   // … taken at this CLOCK_MONOTONIC_RAW time
+	SkewOff   int64   // injected offset (DT_CLOCK_SKEW), ns
+	SkewPPM   float64 // injected drift, parts per million
+}
+
+// Ns converts a raw reading.
+func (c *Converter) Ns(raw uint64) int64 {
+	ns := int64(raw)
+	if c.TSC {
+		ns = c.Ns0 + int64(float64(int64(raw-c.Raw0))*c.NsPerTick)
+	}
+	if c.SkewOff != 0 || c.SkewPPM != 0 {
+		ns += c.SkewOff + int64(c.SkewPPM*1e-6*float64(ns-c.Ns0))
+	}
+	return ns
+}
+
+// ErrTruncated reports a record cut by the end of its buffer (the C side
+// only hands over complete records, so this means a bug or a crash race).
+var ErrTruncated = errors.New("record truncated")
+
+var le = binary.LittleEndian
+
+// Decode appends the records of p (one thread's buffer) to b, which must be
+// empty or hold earlier events of the same thread. It stops at the first
+// malformed record, keeping the complete ones before it.
+func Decode(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) error {
+	b.Thread = tid
+	var last int64
+	if n := b.Len(); n > 0 {
+		last = b.BaseNs
+		for i := 0; i < n; i++ {
+			last += b.Gap[i] + int64(b.Dur[i])
+		}
+	}
+	off := 0
+	for off+HeaderSize <= len(p) {
+		h := p[off : off+HeaderSize]
+		attr := traceformat.Attr(le.Uint16(h[2:]))
+		need := size(attr, p[off+HeaderSize:])
+		if need < 0 || off+HeaderSize+need > len(p) {
+			return ErrTruncated
+		}
+		t0, t1 := conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[16:]))
+		if b.Len() == 0 {
+			b.BaseNs, last = t0, t0
+		}
+		d := t1 - t0
+		if d < 0 {
+			d, t1 = 0, t0
+		}
+		b.Func = append(b.Func, uint32(le.Uint16(h)))
+		b.Gap = append(b.Gap, t0-last)
+		b.Dur = append(b.Dur, uint64(d))
+		b.Site = append(b.Site, le.Uint32(h[4:]))
+		b.Attr = append(b.Attr, attr)
+		last = t1
+		off += HeaderSize
+		if attr != 0 {
+			decodeAttrs(b, attr, p[off:off+need])
+		}
+		off += need
+	}
+	if off != len(p) {
+		return ErrTruncated
+	}
+	return nil
+}
+
+// size returns the attribute bytes a record with attr takes, or -1 when q is
+// too short to tell.
+func size(attr traceformat.Attr, q []byte) int {
+	if attr == 0 {
+		return 0
+	}
+	n := 0
+	if attr&traceformat.AttrComm != 0 {
+		n += 4
+	}
+	if attr&traceformat.AttrSend != 0 {
+		n += 8
+	}
+	if attr&traceformat.AttrRecv != 0 {
+		n += 8
+	}
+	if attr&traceformat.AttrSendBytes != 0 {
+		n += 8
+	}
+	if attr&traceformat.AttrRecvBytes != 0 {
+		n += 8
+	}
+	if attr&traceformat.AttrRoot != 0 {
+		n += 4
+	}
+	nst := 1
+	if attr&traceformat.AttrReqs != 0 {
+		if len(q) < n+4 {
+			return -1
+		}
+		nst = int(le.Uint32(q[n:]))
+		n += 4 + 8*nst
+	}
+	if attr&traceformat.AttrStatus != 0 {
+		n += 8 * nst
+	}
+	if attr&traceformat.AttrNewComm != 0 {
+		n += 4
+	}
+	if attr&traceformat.AttrPcontrol != 0 {
+		n += 12
+	}
+	if attr&traceformat.AttrFlag != 0 {
+		n += 4
+	}
+	return n
+}
+
+func decodeAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
+	off := 0
+	i32 := func(o int) int32 { return int32(le.Uint32(q[o:])) }
+	if a&traceformat.AttrComm != 0 {
+		b.Comm = append(b.Comm, le.Uint32(q[off:]))
+		off += 4
+	}
+	if a&traceformat.AttrSend != 0 {
+		b.SendPeer = append(b.SendPeer, i32(off))
+		b.SendTag = append(b.SendTag, i32(off+4))
+		off += 8
+	}
+	if a&traceformat.AttrRecv != 0 {
+		b.RecvPeer = append(b.RecvPeer, i32(off))
+		b.RecvTag = append(b.RecvTag, i32(off+4))
+		off += 8
+	}
+	if a&traceformat.AttrSendBytes != 0 {
+		b.SendBytes = append(b.SendBytes, le.Uint64(q[off:]))
+		off += 8
+	}
+	if a&traceformat.AttrRecvBytes != 0 {
+		b.RecvBytes = append(b.RecvBytes, le.Uint64(q[off:]))
+		off += 8
+	}
+	if a&traceformat.AttrRoot != 0 {
+		b.Root = append(b.Root, i32(off))
+		off += 4
+	}
+	nst := 1
+	if a&traceformat.AttrReqs != 0 {
+		n := le.Uint32(q[off:])
+		off += 4
+		b.NReqs = append(b.NReqs, n)
+		for k := uint32(0); k < n; k++ {
+			b.Reqs = append(b.Reqs, le.Uint64(q[off:]))
+			off += 8
+		}
+		nst = int(n)
+	}
+	if a&traceformat.AttrStatus != 0 {
+		for k := 0; k < nst; k++ {
+			b.Status = append(b.Status, traceformat.Status{Source: i32(off), Tag: i32(off + 4)})
+			off += 8
+		}
+	}
+	if a&traceformat.AttrNewComm != 0 {
+		b.NewComm = append(b.NewComm, le.Uint32(q[off:]))
+		off += 4
+	}
+	if a&traceformat.AttrPcontrol != 0 {
+		b.PcLevel = append(b.PcLevel, i32(off))
+		b.PcArg = append(b.PcArg, int64(le.Uint64(q[off+4:])))
+		off += 12
+	}
+	if a&traceformat.AttrFlag != 0 {
+		b.Flag = append(b.Flag, le.Uint32(q[off:]))
+	}
+}

@@ -1,0 +1,128 @@
+package records
+
+import (
+	"encoding/binary"
+	"io"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/klauspost/compress/zstd"
+)
+
+// rec appends one record in the C layout.
+func rec(p []byte, fn, attr uint16, site uint32, t0, t1 uint64, attrs ...any) []byte {
+	p = binary.LittleEndian.AppendUint16(p, fn)
+	p = binary.LittleEndian.AppendUint16(p, attr)
+	p = binary.LittleEndian.AppendUint32(p, site)
+	p = binary.LittleEndian.AppendUint64(p, t0)
+	p = binary.LittleEndian.AppendUint64(p, t1)
+	for _, a := range attrs {
+		switch v := a.(type) {
+		case uint32:
+			p = binary.LittleEndian.AppendUint32(p, v)
+		case int32:
+			p = binary.LittleEndian.AppendUint32(p, uint32(v))
+		case uint64:
+			p = binary.LittleEndian.AppendUint64(p, v)
+		}
+	}
+	return p
+}
+
+func TestDecode(t *testing.T) {
+	A := func(a traceformat.Attr) uint16 { return uint16(a) }
+	var p []byte
+	p = rec(p, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1000, 1100, uint32(0), int32(1), int32(7), uint64(16))
+	p = rec(p, 6, A(traceformat.AttrReqs|traceformat.AttrStatus|traceformat.AttrFlag), 2, 1200, 1300,
+		uint32(2), uint64(0xabc), uint64(0xdef), int32(3), int32(9), int32(-4), int32(-4), uint32(1))
+	p = rec(p, 7, A(traceformat.AttrPcontrol), 3, 1400, 1400, int32(100), uint64(5))
+	p = rec(p, 8, 0, 0, 1500, 1450) // exit before entry: clamped
+	var b traceformat.Batch
+	conv := &Converter{}
+	if err := Decode(&b, p, 3, conv); err != nil {
+		t.Fatal(err)
+	}
+	var c traceformat.Cursor
+	var e traceformat.Event
+	var got []traceformat.Event
+	for c.Next(&b, &e) {
+		e.Reqs = append([]uint64(nil), e.Reqs...)
+		e.Status = append([]traceformat.Status(nil), e.Status...)
+		got = append(got, e)
+	}
+	if len(got) != 4 || b.Thread != 3 {
+		t.Fatalf("%d events on thread %d", len(got), b.Thread)
+	}
+	if e := got[0]; e.Func != 5 || e.Entry != 1000 || e.Exit != 1100 || e.SendPeer != 1 || e.SendTag != 7 || e.SendBytes != 16 {
+		t.Errorf("send %+v", e)
+	}
+	if e := got[1]; len(e.Reqs) != 2 || e.Reqs[1] != 0xdef || e.Status[0] != (traceformat.Status{Source: 3, Tag: 9}) || !e.Flag || e.Entry != 1200 {
+		t.Errorf("waitall %+v", e)
+	}
+	if e := got[2]; e.PcLevel != 100 || e.PcArg != 5 {
+		t.Errorf("pcontrol %+v", e)
+	}
+	if e := got[3]; e.Exit != e.Entry {
+		t.Errorf("clamped %+v", e)
+	}
+	if err := Decode(&traceformat.Batch{}, p[:len(p)-3], 0, conv); err != ErrTruncated {
+		t.Errorf("truncated buffer: %v", err)
+	}
+}
+
+func TestConverterSkew(t *testing.T) {
+	c := Converter{TSC: true, NsPerTick: 0.5, Raw0: 1000, Ns0: 10_000, SkewOff: 2_500_000_000, SkewPPM: 100}
+	if got, want := c.Ns(1000+2e9), int64(10_000+1e9+2_500_000_000+100_000); got < want-1 || got > want+1 {
+		t.Errorf("Ns = %d", got)
+	}
+}
+
+// cheapCalls is one buffer of the tight-loop benchmark's records
+// (MPI_Comm_rank on WORLD from one call site, ~60 ns apart).
+func cheapCalls(n int) []byte {
+	var p []byte
+	t := uint64(1 << 40)
+	for i := 0; i < n; i++ {
+		p = rec(p, 42, uint16(traceformat.AttrComm), 3, t, t+25, uint32(0))
+		t += 150 + uint64(i%7)
+	}
+	return p
+}
+
+// BenchmarkDecodeEncode is the Go side's cost per event: decoding C
+// records, encoding the batch and compressing it (zstd fastest, as the
+// tracer writes). Under core binding this cost lands on the program's core.
+func BenchmarkDecodeEncode(b *testing.B) {
+	p := cheapCalls(1 << 15)
+	conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
+	w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Level: zstd.SpeedFastest})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var batch traceformat.Batch
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		batch.Reset()
+		if err := Decode(&batch, p, 0, conv); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.WriteBatch(&batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<15)), "ns/event")
+	b.ReportMetric(float64(w.Offset())/float64(b.N*(1<<15)), "B/event")
+}
+
+func BenchmarkDecode(b *testing.B) {
+	p := cheapCalls(1 << 15)
+	conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
+	var batch traceformat.Batch
+	for i := 0; i < b.N; i++ {
+		batch.Reset()
+		Decode(&batch, p, 0, conv)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<15)), "ns/event")
+}
