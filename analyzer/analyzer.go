@@ -103,16 +103,19 @@ type Stats struct {
 	Events int64 // events replayed
 }
 
-// LastStats are the Stats of the latest Analyze call (benchmarks read them).
-var LastStats Stats
-
 // Analyze reads the traces and computes the report.
-func Analyze(ctx context.Context, opts Options) (rep *report.Report, err error) {
+func Analyze(ctx context.Context, opts Options) (*report.Report, error) {
+	rep, _, err := AnalyzeStats(ctx, opts)
+	return rep, err
+}
+
+// AnalyzeStats is Analyze that also says how much work it did.
+func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats Stats, err error) {
 	defer func() {
 		// Input must never crash dtpa; a panic here is a bug, reported as
 		// such rather than as a crash.
 		if p := recover(); p != nil {
-			rep, err = nil, fmt.Errorf("internal error: analysing %s: %v", opts.App, p)
+			rep, stats, err = nil, Stats{}, fmt.Errorf("internal error: analysing %s: %v", opts.App, p)
 		}
 	}()
 	var warns []string
@@ -124,7 +127,7 @@ func Analyze(ctx context.Context, opts Options) (rep *report.Report, err error) 
 	}
 	paths, err := discover(opts.Dir, opts.App)
 	if err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -139,7 +142,7 @@ func Analyze(ctx context.Context, opts Options) (rep *report.Report, err error) 
 	for i, e := range errs {
 		if e != nil {
 			if isVersionError(e) {
-				return nil, e
+				return nil, Stats{}, e
 			}
 			warn(fmt.Sprintf("%s cannot be read and is left out: %v.", paths[i], e))
 			continue
@@ -147,14 +150,14 @@ func Analyze(ctx context.Context, opts Options) (rep *report.Report, err error) 
 		files = append(files, scanned[i])
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("no readable traces of %q in %s", opts.App, dirName(opts.Dir))
+		return nil, Stats{}, fmt.Errorf("no readable traces of %q in %s", opts.App, dirName(opts.Dir))
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
 	size, err := checkRuns(files)
 	if err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
 	byRank := make([]*rankFile, size)
 	for _, f := range files {
@@ -206,7 +209,7 @@ func Analyze(ctx context.Context, opts Options) (rep *report.Report, err error) 
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, Stats{}, err
 	}
 	// Contributions of instances completed after their member finished.
 	for r, rp := range reps {
@@ -229,8 +232,7 @@ func Analyze(ctx context.Context, opts Options) (rep *report.Report, err error) 
 			ev += rp.events
 		}
 	}
-	LastStats = Stats{Events: ev}
-	return rep, nil
+	return rep, Stats{Events: ev}, nil
 }
 
 // summarize turns the replays' counters into warnings, rank by rank.

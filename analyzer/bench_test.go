@@ -246,14 +246,14 @@ func BenchmarkAnalyze(b *testing.B) {
 	}()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
+		rep, st, err := AnalyzeStats(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
 		if err != nil {
 			b.Fatal(err)
 		}
 		if len(rep.Warnings) != 0 {
 			b.Fatalf("warnings: %q", rep.Warnings)
 		}
-		events += LastStats.Events
+		events += st.Events
 	}
 	wall := time.Since(start).Seconds()
 	close(stop)
