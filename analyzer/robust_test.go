@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
@@ -224,4 +225,39 @@ func TestCancelled(t *testing.T) {
 	if _, err := Analyze(ctx, Options{Dir: dir, App: "app", MaxLevel: -1}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
+}
+
+// FuzzAnalyze mutates one rank's file of a consistent run: Analyze must
+// neither panic (an "internal error") nor hang.
+func FuzzAnalyze(f *testing.F) {
+	run := mixed()
+	var files [][]byte
+	for i := 0; i < run.Size(); i++ {
+		d, err := run.Bytes(i)
+		if err != nil {
+			f.Fatal(err)
+		}
+		files = append(files, d)
+	}
+	f.Add(files[1])
+	f.Add(files[1][:len(files[1])/2])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		for i, d := range files {
+			if i == 1 {
+				d = data
+			}
+			if err := os.WriteFile(filepath.Join(dir, "app."+itoa(i)+".trc"), d, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		_, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+		if err != nil && strings.Contains(err.Error(), "internal error") {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("analysis took %v", d)
+		}
+	})
 }
