@@ -2,6 +2,10 @@
 # make demo: build the sample solver, trace it at 4 ranks with dtrun, and
 # print dtpa's report. Runs in a scratch directory under /tmp.
 set -euo pipefail
+# CI and the development machines run as root, which OpenMPI refuses without these.
+if [ "$(id -u)" -eq 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/dtpa-demo.XXXXXX)
 cd "$work"
