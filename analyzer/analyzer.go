@@ -66,6 +66,7 @@ package analyzer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -73,6 +74,7 @@ import (
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
@@ -177,7 +179,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		present[r] = true
 		syncs[r] = f.syncs
 		if f.err != nil {
-			warn(fmt.Sprintf("Rank %d: %v; the events before byte offset %d are analysed.", r, f.err, f.off))
+			warn(damage(r, f.path, f.err))
 		} else if f.footer != nil && f.footer.StopReason != tracepb.Footer_FINALIZE && f.footer.StopReason != tracepb.Footer_STOP_UNSPECIFIED {
 			warn(fmt.Sprintf("Rank %d: tracing stopped early (%s%s); later events are missing.", r, f.footer.StopReason, detail(f.footer.Message)))
 		}
@@ -247,7 +249,7 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 			warn(w)
 		}
 		if rp.readErr != nil && byRank[r].err == nil {
-			warn(fmt.Sprintf("Rank %d: %v.", r, rp.readErr))
+			warn(damage(r, byRank[r].path, rp.readErr))
 		}
 		viol += rp.violations
 		if rp.worstViolation > worst {
@@ -281,6 +283,16 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 	if x.stalls > 0 {
 		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; the operations waiting at that moment are reported unmatched.", x.stalls))
 	}
+}
+
+// damage describes a damaged file in one sentence.
+func damage(r int, path string, err error) string {
+	var ce *traceformat.CorruptError
+	if errors.As(err, &ce) {
+		return fmt.Sprintf("Rank %d: %s: %s at byte offset %d (%v); the events before it are analysed.",
+			r, path, ce.Reason, ce.Offset, ce.Err)
+	}
+	return fmt.Sprintf("Rank %d: %s: %v; the events read before the error are analysed.", r, path, err)
 }
 
 func detail(s string) string {
