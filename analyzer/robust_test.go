@@ -261,3 +261,31 @@ func FuzzAnalyze(f *testing.F) {
 		}
 	})
 }
+
+// Damage in the middle of a file (found by the replay, not by the first
+// pass, which seeks over event batches) is reported with its offset, and
+// the intact prefix analysed.
+func TestCorruptBatch(t *testing.T) {
+	run := tracetest.NewRun(1)
+	r := run.Rank(0)
+	r.Init(1 * us)
+	for i := 0; i < 10000; i++ {
+		r.Compute(int64(1+i%7) * us).Barrier(1 * us)
+	}
+	r.Finalize(1 * us)
+	dir := t.TempDir()
+	paths, err := run.WriteDir(dir, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(paths[0])
+	data[len(data)*9/10] ^= 0xff // inside the last batch
+	os.WriteFile(paths[0], data, 0o644)
+	rep := analyzeDir(t, dir)
+	if !hasWarning(rep, "Rank 0: "+paths[0]) || !hasWarning(rep, "byte offset") || !hasWarning(rep, "corrupt") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	if n := find(t, rep).Main.CollectiveNumber; n < 1000 || n >= 10000 {
+		t.Errorf("%d barriers analysed; want the intact prefix", n)
+	}
+}
