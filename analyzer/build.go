@@ -36,6 +36,7 @@ type siteRef struct {
 type gnode struct {
 	path  []int
 	ranks map[int]*rankTot
+	entry siteRef // call site of the entering MPI_Pcontrol (first processor's)
 }
 
 func isVersionError(err error) bool {
@@ -64,6 +65,18 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 		name = f.Name
 	}
 	b.WriteString(name)
+	ref := k.ref(site)
+	for i := range ref.modules {
+		fmt.Fprintf(&b, "|%s+%#x", ref.modules[i], ref.offsets[i])
+	}
+	s := b.String()
+	k.cache[ck] = s
+	k.refs[s] = ref
+	return s
+}
+
+// ref maps a call site's return addresses to modules and offsets.
+func (k *siteKeyer) ref(site uint32) siteRef {
 	var ref siteRef
 	var pcs []uint64
 	if int(site) < len(k.rp.defs.CallSites) {
@@ -77,14 +90,10 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 				break
 			}
 		}
-		fmt.Fprintf(&b, "|%s+%#x", mod, off)
 		ref.modules = append(ref.modules, mod)
 		ref.offsets = append(ref.offsets, off)
 	}
-	s := b.String()
-	k.cache[ck] = s
-	k.refs[s] = ref
-	return s
+	return ref
 }
 
 // total sums n's subtree for one processor.
@@ -120,6 +129,9 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 		g := out[key]
 		if g == nil {
 			g = &gnode{path: n.Path, ranks: map[int]*rankTot{}}
+			if len(n.Path) > 0 {
+				g.entry = keys.ref(n.Site)
+			}
 			out[key] = g
 		}
 		g.ranks[rank] = t
@@ -271,6 +283,13 @@ func interval(g *gnode, program string, siteID map[string]int) report.Interval {
 		Ranks: []report.Rank{}, SRC: []report.SRC{}}
 	if len(g.path) > 0 {
 		iv.Number = g.path[len(g.path)-1]
+		// The interval's source position is the entering MPI_Pcontrol's
+		// caller, when a symbolizer is available.
+		if DefaultSymbolizer != nil && len(g.entry.modules) > 0 {
+			if fr := DefaultSymbolizer.Symbolize(g.entry.modules[0], g.entry.offsets[0]); len(fr) > 0 {
+				iv.SourceFile, iv.Line = fr[0].File, fr[0].Line
+			}
+		}
 	}
 	ranks := make([]int, 0, len(g.ranks))
 	for r := range g.ranks {

@@ -24,7 +24,7 @@ func TestSRCMergesAcrossRanks(t *testing.T) {
 		r.Compute(int64(i+1) * 10 * ms)
 		r.Barrier(30*ms-r.Now(), tracetest.Site("loop", 0x401234, 0x405678)) // leave at 30 ms
 		r.Barrier(10*us, tracetest.Site("end", 0x401300))
-		r.Pcontrol(100, 1)
+		r.Pcontrol(100, 1, tracetest.Site("pc", 0x402222))
 		r.Barrier(10*us, tracetest.Site("end", 0x401300))
 		r.Pcontrol(101, 1)
 		r.Finalize(1 * us)
@@ -61,5 +61,9 @@ func TestSRCMergesAcrossRanks(t *testing.T) {
 	in1 := find(t, rep, 1)
 	if len(in1.SRC) != 1 || in1.SRC[0].ID != end.ID || in1.SRC[0].Ranks[0].ExeCount != 1 {
 		t.Errorf("interval 1 points %+v", in1.SRC)
+	}
+	// Its source position comes from the entering MPI_Pcontrol's site.
+	if in1.SourceFile != "/tmp/app" || in1.Line != 0x2222 {
+		t.Errorf("interval 1 at %s:%d", in1.SourceFile, in1.Line)
 	}
 }
