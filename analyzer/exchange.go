@@ -33,22 +33,27 @@ type exchange struct {
 	blocked  int // replays waiting
 	stallGen uint64
 	stalls   int
-	colls    map[collKey]*collInst
-	sections map[sectionKey]int // processors that completed each section instance
+	// Flow control (p2p.go): senders waiting for their destination to
+	// catch up, and a generation that releases them all.
+	throttled   int
+	throttleGen uint64
+	colls       map[collKey]*collInst
+	sections    map[sectionKey]int // processors that completed each section instance
 
 	sectionOverflow atomic.Bool  // some replay saw more than maxSectionRuns sections
 	droppedSends    atomic.Int64 // sends to a rank whose replay had already finished
 }
 
 type rankSync struct {
-	mu       sync.Mutex // guards inbox; done and waiting change under x.mu and mu
-	cond     *sync.Cond // on x.mu
-	present  bool
-	done     bool
-	waiting  bool
-	inbox    map[p2pKey]*fifo
-	sweepAt  int // inbox size that triggers the next sweep (p2p.go)
-	deferred []collContrib
+	mu        sync.Mutex // guards inbox; done and waiting change under x.mu and mu
+	cond      *sync.Cond // on x.mu
+	present   bool
+	done      bool
+	waiting   bool
+	throttled bool // held back by flow control; under x.mu
+	inbox     map[p2pKey]*fifo
+	sweepAt   int // inbox size that triggers the next sweep (p2p.go)
+	deferred  []collContrib
 }
 
 type p2pKey struct {
@@ -121,7 +126,11 @@ func newExchange(size int, present []bool) *exchange {
 // says the awaited rank is gone or a stall was detected. x.mu is held;
 // ready is called with the rank's own lock held too, so that a sender that
 // posts to the inbox in between cannot miss the waiter.
-func (x *exchange) waitLocked(me int32, ready, giveUp func() bool) bool {
+//
+// soft marks a sender held back by flow control (p2p.go): if every other
+// replay waits too, it simply goes on. Senders held back are released
+// first when everybody else waits, so flow control never causes a stall.
+func (x *exchange) waitLocked(me int32, soft bool, ready, giveUp func() bool) bool {
 	gen := x.stallGen
 	rs := x.ranks[me]
 	for {
@@ -136,6 +145,13 @@ func (x *exchange) waitLocked(me int32, ready, giveUp func() bool) bool {
 		}
 		if x.blocked+1 >= x.live {
 			rs.mu.Unlock()
+			if soft {
+				return false
+			}
+			if x.throttled > 0 {
+				x.releaseThrottled()
+				continue
+			}
 			// Every running replay waits: nobody can post what they
 			// wait for. Release them all.
 			x.stallGen++
@@ -150,6 +166,17 @@ func (x *exchange) waitLocked(me int32, ready, giveUp func() bool) bool {
 		rs.mu.Unlock()
 		for rs.waiting {
 			rs.cond.Wait()
+		}
+	}
+}
+
+// releaseThrottled lets every sender held back by flow control go on.
+// x.mu is held.
+func (x *exchange) releaseThrottled() {
+	x.throttleGen++
+	for _, r := range x.ranks {
+		if r.throttled {
+			x.wake(r)
 		}
 	}
 }
@@ -242,7 +269,7 @@ func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has 
 		return true
 	}
 	in.waiters = append(in.waiters, me)
-	ok = x.waitLocked(me, ready, func() bool {
+	ok = x.waitLocked(me, false, ready, func() bool {
 		if lo == 0 && hi == n-1 {
 			return in.entryGone > 0
 		}

@@ -25,7 +25,17 @@ type fifo struct {
 	tickets uint64   // tickets issued
 	revoked []uint64 // tickets given back by cancelled receives
 	dead    bool     // removed from the inbox (cached pointers must look again)
+	npend   int      // messages not yet received
+	full    bool     // the sender waits for npend to drop (flow control)
 }
+
+// maxPending is the flow-control bound: a sender whose destination has
+// this many of its messages (one key) not yet received waits until half
+// of them are, so that a replay running far ahead of its receivers does not
+// keep the whole trace's messages in memory. The bound is far above what
+// MPI itself buffers, and a sender never waits when that would stall the
+// replay.
+var maxPending = 1 << 16
 
 // idle says whether the queue is in its initial state: no message waiting
 // and every ticket used, so that dropping it and starting afresh changes
@@ -37,17 +47,19 @@ func (f *fifo) idle() bool {
 func (f *fifo) push(t int64) {
 	f.q = append(f.q, t)
 	f.taken = append(f.taken, false)
+	f.npend++
 }
 
 // pending is the number of messages not yet received.
-func (f *fifo) pending() int {
-	n := 0
-	for i := f.head; i < len(f.q); i++ {
-		if !f.taken[i] {
-			n++
-		}
+func (f *fifo) pending() int { return f.npend }
+
+// normalize forgets the revoked tickets once the queue is idle: ticket and
+// message numbers then agree again, and the list does not grow forever.
+func (f *fifo) normalize() {
+	if len(f.revoked) > 0 && f.idle() {
+		f.revoked = f.revoked[:0]
+		f.tickets = f.base
 	}
-	return n
 }
 
 // message is the index of the message a ticket stands for.
@@ -79,6 +91,7 @@ func (f *fifo) take(tk uint64) (int64, bool) {
 	}
 	t := f.q[i]
 	f.taken[i] = true
+	f.npend--
 	for f.head < len(f.q) && f.taken[f.head] {
 		f.head++
 		f.base++
@@ -90,7 +103,17 @@ func (f *fifo) take(tk uint64) (int64, bool) {
 		copy(f.taken, f.taken[f.head:])
 		f.q, f.taken, f.head = f.q[:n], f.taken[:n], 0
 	}
+	f.normalize()
 	return t, true
+}
+
+// release says whether a sender held back by flow control may go on now.
+func (f *fifo) release() bool {
+	if f.full && f.npend < maxPending/2 {
+		f.full = false
+		return true
+	}
+	return false
 }
 
 // fifoCache remembers the queue of the last key a replay used: most
@@ -140,7 +163,8 @@ func (rs *rankSync) sweep() {
 }
 
 // send posts a message (its send's entry time). Only the destination's
-// lock is taken, unless the destination waits.
+// lock is taken, unless the destination waits or flow control holds the
+// sender back.
 func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 	dst := x.ranks[k.dst]
 	dst.mu.Lock()
@@ -149,14 +173,47 @@ func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 		x.droppedSends.Add(1)
 		return
 	}
-	dst.queue(k, c).push(entry)
+	f := dst.queue(k, c)
+	f.push(entry)
 	w := dst.waiting
+	full := f.npend >= maxPending && k.src != k.dst
 	dst.mu.Unlock()
 	if w {
 		x.mu.Lock()
 		x.wake(dst)
 		x.mu.Unlock()
 	}
+	if full {
+		x.throttle(k, f)
+	}
+}
+
+// throttle holds sender k.src back until the destination has received half
+// of the messages of k in flight, or the destination ended, or holding it
+// back would stall the replay.
+func (x *exchange) throttle(k p2pKey, f *fifo) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	me, dst := x.ranks[k.src], x.ranks[k.dst]
+	gen := x.throttleGen
+	me.throttled = true
+	x.throttled++
+	// ready runs with me.mu held and takes dst.mu: two rank locks are only
+	// ever held together under x.mu, so the order cannot deadlock.
+	x.waitLocked(k.src, true, func() bool {
+		if x.throttleGen != gen {
+			return true
+		}
+		dst.mu.Lock()
+		defer dst.mu.Unlock()
+		if dst.done || f.npend < maxPending/2 {
+			return true
+		}
+		f.full = true
+		return false
+	}, func() bool { return false })
+	me.throttled = false
+	x.throttled--
 }
 
 // ticket hands the next ticket of k to a receive of rank k.dst (the
@@ -177,6 +234,7 @@ func (x *exchange) revoke(k p2pKey, tk uint64, c *fifoCache) {
 	me.mu.Lock()
 	f := me.queue(k, c)
 	f.revoked = append(f.revoked, tk)
+	f.normalize()
 	me.mu.Unlock()
 }
 
@@ -188,18 +246,28 @@ func (x *exchange) recv(k p2pKey, tk uint64, c *fifoCache) (entry int64, ok bool
 	f := me.queue(k, c)
 	if f.has(tk) {
 		t, ok := f.take(tk)
+		rel := f.release()
 		me.mu.Unlock()
+		if rel {
+			x.mu.Lock()
+			x.wake(x.ranks[k.src])
+			x.mu.Unlock()
+		}
 		return t, ok
 	}
 	me.mu.Unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	src := x.ranks[k.src]
-	if !x.waitLocked(k.dst, func() bool { return f.has(tk) }, func() bool { return src.done }) {
+	if !x.waitLocked(k.dst, false, func() bool { return f.has(tk) }, func() bool { return src.done }) {
 		return 0, false
 	}
 	me.mu.Lock()
 	t, ok := f.take(tk)
+	rel := f.release()
 	me.mu.Unlock()
+	if rel {
+		x.wake(src)
+	}
 	return t, ok
 }

@@ -298,3 +298,37 @@ func TestTestFamilyAndIbarrier(t *testing.T) {
 		t.Errorf("collectives %d warnings %q", iv.Main.CollectiveNumber, rep.Warnings)
 	}
 }
+
+// Flow control: a sender far ahead of its receiver waits for it (memory),
+// but never when that would stall the replay (the forwarded message below
+// is needed before the flood is received).
+func TestFlowControl(t *testing.T) {
+	old := maxPending
+	maxPending = 16
+	defer func() { maxPending = old }()
+	run := tracetest.NewRun(3)
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Init(1 * us)
+	}
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	const n = 200
+	for i := 0; i < n; i++ {
+		r0.Send(1, 1, 8, 1*us) // 0.001 + i µs
+	}
+	r0.Send(2, 2, 8, 1*us) // entered at 0.201 ms
+	r2.Recv(0, 2, 8, 200*us+1*us)
+	r2.Send(1, 3, 8, 1*us)        // entered at 0.202 ms
+	r1.Recv(2, 3, 8, 201*us+1*us) // 0.001 … 0.203 ms: Real Sync 0.201 ms
+	for i := 0; i < n; i++ {
+		r1.Recv(0, 1, 8, 1*us)
+	}
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Finalize(1 * us)
+	}
+	rep := analyzeRun(t, run)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+	expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, 0.000201)
+	expect(t, "rank 2 Real Sync", rank(t, find(t, rep), 2).RealSync, 0.000200)
+}
