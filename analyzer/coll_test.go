@@ -121,3 +121,33 @@ func TestRootedCollectives(t *testing.T) {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}
 }
+
+// A root running ahead through many broadcasts waits for the others past
+// maxPendingColls instances, without changing any figure.
+func TestCollectiveFlowControl(t *testing.T) {
+	old := maxPendingColls
+	maxPendingColls = 4
+	defer func() { maxPendingColls = old }()
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	for i := 0; i < 100; i++ {
+		r0.Bcast(0, 8, 1*us) // the root enters at 0.001 + i µs
+	}
+	r1.Compute(10 * ms)
+	for i := 0; i < 100; i++ {
+		r1.Bcast(0, 8, 1*us) // enters at 10.001 ms + i µs
+	}
+	r0.Compute(20 * ms).Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+	// Each instance: the root entered 10 ms earlier than rank 1.
+	expect(t, "root Potential Sync", rank(t, find(t, rep), 0).PotentialSync, 100*0.010)
+	if n := find(t, rep).Main.CollectiveNumber; n != 100 {
+		t.Errorf("Collective Number %d", n)
+	}
+}

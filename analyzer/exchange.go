@@ -38,7 +38,9 @@ type exchange struct {
 	throttled   int
 	throttleGen uint64
 	colls       map[collKey]*collInst
-	sections    map[sectionKey]int // processors that completed each section instance
+	// pendingColls counts the instances in progress per communicator.
+	pendingColls map[commKey]int
+	sections     map[sectionKey]int // processors that completed each section instance
 
 	sectionOverflow atomic.Bool  // some replay saw more than maxSectionRuns sections
 	droppedSends    atomic.Int64 // sends to a rank whose replay had already finished
@@ -70,6 +72,18 @@ type sectionKey struct {
 // collKey names a collective instance: the seq-th collective call on a
 // communicator (by global id; group tells the two groups of an
 // intercommunicator apart).
+// maxPendingColls bounds the collective instances in progress on one
+// communicator: a replay that would open a new one past it waits for the
+// others to catch up (never when that would stall the replay), so that a
+// root running ahead through many MPI_Bcast calls does not hold an
+// instance per call in memory.
+var maxPendingColls = 1024
+
+type commKey struct {
+	comm  uint64
+	group int32
+}
+
 type collKey struct {
 	comm  uint64
 	group int32
@@ -111,7 +125,7 @@ type collContrib struct {
 }
 
 func newExchange(size int, present []bool) *exchange {
-	x := &exchange{colls: map[collKey]*collInst{}, sections: map[sectionKey]int{}}
+	x := &exchange{colls: map[collKey]*collInst{}, pendingColls: map[commKey]int{}, sections: map[sectionKey]int{}}
 	for r := 0; r < size; r++ {
 		rs := &rankSync{cond: sync.NewCond(&x.mu), present: present[r], done: !present[r], inbox: map[p2pKey]*fifo{}, sweepAt: minSweep}
 		if present[r] {
@@ -203,6 +217,25 @@ func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collec
 	defer x.mu.Unlock()
 	in := x.colls[k]
 	if in == nil {
+		// This rank is the first at the instance: if it is already far
+		// ahead of the others on this communicator, let them catch up.
+		ck := commKey{k.comm, k.group}
+		if x.pendingColls[ck] >= maxPendingColls && idx < len(members) {
+			w := members[idx] // this rank
+			gen := x.throttleGen
+			me := x.ranks[w]
+			me.throttled = true
+			x.throttled++
+			x.waitLocked(w, true, func() bool {
+				return x.throttleGen != gen || x.pendingColls[ck] < maxPendingColls/2
+			}, func() bool { return false })
+			me.throttled = false
+			x.throttled--
+			in = x.colls[k] // somebody may have created it meanwhile
+		}
+	}
+	if in == nil {
+		x.pendingColls[commKey{k.comm, k.group}]++
 		n := len(members)
 		in = &collInst{key: k, fn: fn, shape: shape, root: root, members: members,
 			entry: make([]int64, n), exit: make([]int64, n), hasEntry: make([]bool, n), hasExit: make([]bool, n),
@@ -331,6 +364,14 @@ func (x *exchange) maybeComplete(in *collInst) {
 		return
 	}
 	delete(x.colls, in.key)
+	ck := commKey{in.key.comm, in.key.group}
+	x.pendingColls[ck]--
+	if x.pendingColls[ck] == 0 {
+		delete(x.pendingColls, ck)
+	}
+	if x.throttled > 0 && x.pendingColls[ck] < maxPendingColls/2 {
+		x.releaseThrottled()
+	}
 	var maxEntry, maxExit int64
 	first := true
 	for i := range in.members {
