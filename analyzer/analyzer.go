@@ -6,23 +6,39 @@
 //
 // Two passes over the files, both streaming:
 //
-//  1. A scan of every file (in parallel) reads its header, clock-sync
-//     samples, footer and damage. Traces of different runs are refused,
-//     missing ranks and damaged files reported, and package clocks builds
-//     each rank's map from local to global time (piecewise linear between
-//     the synchronization phases, composed along the reference tree).
+//  1. A scan of every file (Options.Workers at a time) reads its header,
+//     clock-sync samples and footer, seeking over the event batches
+//     (scan.go). Traces of different runs are refused, missing ranks and
+//     damaged files reported, and package clocks builds each rank's map from
+//     local to global time (piecewise linear between the synchronization
+//     phases, composed along the reference tree).
 //  2. A replay: one goroutine per rank reads its events forward, converts
 //     every time to global time and accumulates the characteristics of the
 //     interval current at that moment. Ranks meet only in the exchange
-//     (exchange.go): a send posts its entry time, a receive (or the
-//     wait/test completing it) takes the oldest matching one, and the k-th
-//     collective call of each member of a communicator forms one instance
-//     whose entry and exit times every member sees.
+//     (exchange.go, p2p.go): a send posts its entry time, a receive takes
+//     the message its place in MPI's matching order gives it (p2p.go
+//     explains the tickets), and the k-th collective call of each member of
+//     a communicator forms one instance whose entry and exit times every
+//     member sees. A replay waits only where the program itself had to
+//     wait, so a complete, consistent run cannot deadlock; a missing or cut
+//     rank, or traces that disagree, are detected and reported
+//     (exchange.go).
 //
-// Memory is bounded by the ranks, the messages and collectives in flight
-// and the (small) interval and call-site tables, never by the length of the
-// traces: each reader holds one batch. Work spreads over the cores because
-// the replays run concurrently.
+// Memory is bounded by the ranks (each reader holds one batch), the
+// messages, receives and collectives in flight, and the interval and
+// call-site tables, never by the length of the traces. What could grow with
+// it is bounded explicitly: a replay running far ahead of its partners
+// waits for them past maxPending messages of one key or maxPendingColls
+// collective instances of one communicator (flow control that gives way
+// whenever it would stall the replay), idle message queues of ever new
+// tags are swept, and sequential-section executions are capped.
+//
+// Work spreads over the cores because the replays run concurrently, as far
+// as the program's dependencies allow: a tightly coupled program (a ring
+// exchange) replays mostly as a chain of replays waking each other.
+// Measured here on 256 ranks and 1.03e8 calls (BenchmarkAnalyze): 10.7 M
+// calls/s on one core, 14 M calls/s (7 M per core) on two, about 0.5 GB
+// peak RSS; decoding takes about 40 % of the CPU time.
 //
 // Clock-condition violations are repaired while replaying, before any wait
 // is computed, by the forward pass of the controlled logical clock (Becker
