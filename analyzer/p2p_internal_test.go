@@ -30,3 +30,33 @@ func TestInboxStaysBounded(t *testing.T) {
 		t.Errorf("second ticket got %d, want 100", got)
 	}
 }
+
+// The request table switches from a slice to a map past smallReqs live
+// requests and keeps working.
+func TestReqTable(t *testing.T) {
+	var tb reqTable
+	for i := uint64(1); i <= 100; i++ {
+		tb.put(i, request{start: int64(i)})
+		if i%3 == 0 {
+			tb.del(i - 1)
+		}
+	}
+	tb.put(7, request{start: 70})
+	for i := uint64(1); i <= 100; i++ {
+		r := tb.get(i)
+		switch {
+		case i%3 == 2 && i < 99:
+			if r != nil {
+				t.Errorf("request %d should be gone", i)
+			}
+		case i == 7:
+			if r == nil || r.start != 70 {
+				t.Errorf("request 7 = %+v", r)
+			}
+		default:
+			if r == nil || r.start != int64(i) {
+				t.Errorf("request %d = %+v", i, r)
+			}
+		}
+	}
+}

@@ -332,3 +332,27 @@ func TestFlowControl(t *testing.T) {
 	expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, 0.000201)
 	expect(t, "rank 2 Real Sync", rank(t, find(t, rep), 2).RealSync, 0.000200)
 }
+
+// Many requests in flight at once (a rank receiving from everybody).
+func TestManyRequests(t *testing.T) {
+	const n = 48
+	run := tracetest.NewRun(n + 1)
+	for i := 0; i <= n; i++ {
+		run.Rank(i).Init(1 * us)
+	}
+	root := run.Rank(0)
+	var qs []tracetest.Req
+	for i := 1; i <= n; i++ {
+		qs = append(qs, root.Irecv(int32(i), 0, 8, 0))
+		run.Rank(i).Compute(int64(i)*ms).Send(0, 0, 8, 1*us) // entered at 0.001 + i ms
+	}
+	root.Waitall(qs, n*ms) // entered at 0.001 ms: latest send at 0.001 + 48 ms
+	for i := 0; i <= n; i++ {
+		run.Rank(i).Finalize(1 * us)
+	}
+	rep := analyzeRun(t, run)
+	expect(t, "Real Sync", rank(t, find(t, rep), 0).RealSync, 0.048)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}
