@@ -114,8 +114,22 @@ func checkRuns(files []*rankFile) (int, error) {
 			size = int(f.hdr.WorldSize)
 		}
 	}
+	for _, f := range files {
+		if int(f.hdr.WorldSize) != size {
+			return 0, fmt.Errorf("%s says the run had %d processes, %s says %d: the traces are inconsistent",
+				filepath.Base(f.path), f.hdr.WorldSize, filepath.Base(files[0].path), files[0].hdr.WorldSize)
+		}
+	}
+	// Tables are sized by the world: refuse a size no run has (a damaged
+	// or forged header) rather than allocate for it.
+	if size > maxWorld {
+		return 0, fmt.Errorf("%s claims %d processes, more than dtpa handles (%d)", filepath.Base(files[0].path), size, maxWorld)
+	}
 	return size, nil
 }
+
+// maxWorld bounds the world size dtpa accepts.
+const maxWorld = 1 << 22
 
 // missingRanks lists ranks without a file, compactly ("3, 5-7").
 func missingRanks(present []bool) string {

@@ -289,3 +289,23 @@ func TestCorruptBatch(t *testing.T) {
 		t.Errorf("%d barriers analysed; want the intact prefix", n)
 	}
 }
+
+// Files of one run id that disagree on the world size are refused.
+func TestWorldSizeDisagreement(t *testing.T) {
+	dir := t.TempDir()
+	a := lateSender()
+	if _, err := a.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	b := mixed() // three ranks
+	b.RunID = a.RunID
+	data, err := b.Bytes(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "app.2.trc"), data, 0o644)
+	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	if err == nil || !strings.Contains(err.Error(), "inconsistent") {
+		t.Fatalf("error %v", err)
+	}
+}
