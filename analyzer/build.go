@@ -107,6 +107,9 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 		}
 		addSite(t.sites, keys, uint32(id), s)
 	}
+	for id, s := range n.Value.bigSites {
+		addSite(t.sites, keys, id, s)
+	}
 	for _, c := range n.Children {
 		ct := total(c, keys, out, rank)
 		addAcc(&t.a, &ct.a)

@@ -34,6 +34,7 @@ type acc struct {
 	sends, recvs, waits, sysCalls       int64
 	collCalls, collInst                 int64
 	sites                               []siteAcc // by file-local call-site id
+	bigSites                            map[uint32]*siteAcc
 }
 
 // siteAcc is one call site's figures on one processor in one interval.
@@ -45,17 +46,33 @@ type siteAcc struct {
 }
 
 func (a *acc) site(id uint32) *siteAcc {
+	if id >= denseSites {
+		// Sparse, large ids (legal in the format) must not make every
+		// interval of every rank allocate a table that large.
+		if a.bigSites == nil {
+			a.bigSites = map[uint32]*siteAcc{}
+		}
+		p := a.bigSites[id]
+		if p == nil {
+			p = &siteAcc{}
+			a.bigSites[id] = p
+		}
+		return p
+	}
 	if int(id) >= len(a.sites) {
 		n := int(id) + 1
 		if n < 2*len(a.sites) {
 			n = 2 * len(a.sites)
 		}
-		s := make([]siteAcc, n)
+		s := make([]siteAcc, min(n, denseSites))
 		copy(s, a.sites)
 		a.sites = s
 	}
 	return &a.sites[id]
 }
+
+// denseSites is the call-site id below which sites are kept in a slice.
+const denseSites = 1 << 16
 
 // commInfo is a communicator as the replay of one rank uses it.
 type commInfo struct {
@@ -134,11 +151,13 @@ type replayer struct {
 	secRuns []sectionRun
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
 
-	defs  *traceformat.Definitions
-	fns   []fnInfo
-	fnOK  []bool
-	comms []*commInfo
-	reqs  reqTable
+	defs     *traceformat.Definitions
+	fns      []fnInfo
+	fnOK     []bool
+	bigFns   map[uint32]*fnInfo
+	comms    []*commInfo
+	bigComms map[uint32]*commInfo
+	reqs     reqTable
 	// reqSeq numbers request starts; done holds the receives a wait
 	// completes, sorted into posting order before matching.
 	reqSeq uint64
@@ -228,6 +247,19 @@ func (rp *replayer) run() {
 }
 
 func (rp *replayer) fn(id uint32) *fnInfo {
+	if id >= denseSites {
+		// Large ids are legal but rare: no table that large per rank.
+		if rp.bigFns == nil {
+			rp.bigFns = map[uint32]*fnInfo{}
+		}
+		f := rp.bigFns[id]
+		if f == nil {
+			in := classify(rp.defs.Function(id))
+			f = &in
+			rp.bigFns[id] = f
+		}
+		return f
+	}
 	if int(id) >= len(rp.fns) {
 		n := int(id) + 1
 		rp.fns = append(rp.fns, make([]fnInfo, n-len(rp.fns))...)
@@ -242,7 +274,11 @@ func (rp *replayer) fn(id uint32) *fnInfo {
 
 func (rp *replayer) comm(local uint32) *commInfo {
 	d := rp.defs.Comm(local)
-	if int(local) < len(rp.comms) && rp.comms[local] != nil && rp.comms[local].def == d {
+	if local >= denseSites {
+		if c := rp.bigComms[local]; c != nil && c.def == d {
+			return c
+		}
+	} else if int(local) < len(rp.comms) && rp.comms[local] != nil && rp.comms[local].def == d {
 		return rp.comms[local]
 	}
 	if d == nil {
@@ -261,6 +297,13 @@ func (rp *replayer) comm(local uint32) *commInfo {
 	}
 	if len(c.members) > 0 {
 		c.group = c.members[0]
+	}
+	if local >= denseSites {
+		if rp.bigComms == nil {
+			rp.bigComms = map[uint32]*commInfo{}
+		}
+		rp.bigComms[local] = c
+		return c
 	}
 	if int(local) >= len(rp.comms) {
 		rp.comms = append(rp.comms, make([]*commInfo, int(local)+1-len(rp.comms))...)

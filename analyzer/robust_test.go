@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/mpifunc"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -307,5 +310,52 @@ func TestWorldSizeDisagreement(t *testing.T) {
 	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
 	if err == nil || !strings.Contains(err.Error(), "inconsistent") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// Large (but legal) function, call-site and communicator ids work without
+// tables of that size.
+func TestLargeIDs(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "app.0.trc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := traceformat.NewWriter(f, &tracepb.Header{Rank: 0, WorldSize: 1, RunId: []byte("x"), Program: "/p/app"},
+		traceformat.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const fi, fb, ff, site, comm = 1 << 20, 1<<20 + 1, 1<<20 + 2, 1<<23 + 5, 1<<22 + 3
+	defs := &tracepb.Definitions{
+		Functions: []*tracepb.Function{mpifunc.Function(fi, "MPI_Init"), mpifunc.Function(fb, "MPI_Barrier"), mpifunc.Function(ff, "MPI_Finalize")},
+		CallSites: []*tracepb.CallSite{{Id: site, Pcs: []uint64{0x401000}}},
+		Communicators: []*tracepb.Communicator{{Local: 0, Id: 0, Members: []uint32{0}},
+			{Local: comm, Id: 77, Members: []uint32{0}}},
+	}
+	if err := w.WriteDefinitions(defs); err != nil {
+		t.Fatal(err)
+	}
+	var b traceformat.Batch
+	for _, e := range []traceformat.Event{
+		{Func: fi, Site: site, Entry: 0, Exit: 1000},
+		{Func: fb, Site: site, Entry: 2000, Exit: 5000, Attr: traceformat.AttrComm, Comm: comm},
+		{Func: ff, Site: site, Entry: 9000, Exit: 9500},
+	} {
+		b.Append(&e)
+	}
+	if err := w.WriteBatch(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(&tracepb.Footer{EventCount: 3, StopReason: tracepb.Footer_FINALIZE}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	rep := analyzeDir(t, dir)
+	iv := find(t, rep)
+	expect(t, "Execution", iv.Main.ExecutionTime, 8e-6)
+	expect(t, "Collective", iv.Main.CollectiveTime, 3e-6)
+	if len(iv.SRC) != 1 || iv.SRC[0].Function != "MPI_Barrier" || iv.Main.CollectiveNumber != 1 {
+		t.Errorf("SRC %+v collectives %d", iv.SRC, iv.Main.CollectiveNumber)
 	}
 }
