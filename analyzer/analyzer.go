@@ -36,9 +36,10 @@
 // Work spreads over the cores because the replays run concurrently, as far
 // as the program's dependencies allow: a tightly coupled program (a ring
 // exchange) replays mostly as a chain of replays waking each other.
-// Measured here on 256 ranks and 1.03e8 calls (BenchmarkAnalyze): 10.7 M
-// calls/s on one core, 14 M calls/s (7 M per core) on two, about 0.5 GB
-// peak RSS; decoding takes about 40 % of the CPU time.
+// Measured here (a shared, noisy machine) on 256 ranks and 1.03e8 calls
+// (BenchmarkAnalyze): 9.9–10.7 M calls/s on one core, 11–14 M calls/s
+// (5.6–7 M per core) on two, about 0.5 GB peak RSS; reading and decoding
+// the events take about a third of the CPU time.
 //
 // Clock-condition violations are repaired while replaying, before any wait
 // is computed, by the forward pass of the controlled logical clock (Becker
