@@ -265,6 +265,9 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		for _, w := range rp.warns {
 			warn(w)
 		}
+		if rp.otherThreads > 0 {
+			warn(fmt.Sprintf("Rank %d: %d calls made by threads other than the one that called MPI_Init are not analysed.", r, rp.otherThreads))
+		}
 		if rp.readErr != nil && byRank[r].err == nil {
 			warn(damage(r, byRank[r].path, rp.readErr))
 		}

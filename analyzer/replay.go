@@ -177,6 +177,7 @@ type replayer struct {
 	unmatchedRecvs, unmatchedColls int64
 	unknownReqs, unreceived        int64
 	readErr                        error
+	otherThreads                   int64 // events of threads other than 0, not replayed
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
@@ -234,13 +235,14 @@ func (rp *replayer) run() {
 			}
 			return
 		}
+		if b.Thread != 0 {
+			// Other threads' calls are outside the rank's program order;
+			// only thread 0 (the MPI_Init thread) is replayed.
+			rp.otherThreads += int64(b.Len())
+			continue
+		}
 		var cur traceformat.Cursor
 		for cur.Next(b, &e) {
-			if b.Thread != 0 {
-				// Other threads' calls are outside the rank's program
-				// order; only thread 0 (the MPI_Init thread) is replayed.
-				break
-			}
 			rp.event(&e)
 		}
 	}

@@ -359,3 +359,14 @@ func TestLargeIDs(t *testing.T) {
 		t.Errorf("SRC %+v collectives %d", iv.SRC, iv.Main.CollectiveNumber)
 	}
 }
+
+// Calls of other threads are left out, with a warning.
+func TestOtherThreads(t *testing.T) {
+	run := lateSender()
+	run.Rank(1).Call("MPI_Comm_rank", 5*us, traceformat.Event{Thread: 1})
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "Rank 1: 1 calls made by threads other") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.2)
+}

@@ -486,6 +486,13 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	var b traceformat.Batch
 	for _, e := range k.events {
 		e.Entry, e.Exit = k.local(e.Entry), k.local(e.Exit)
+		if b.Len() > 0 && e.Thread != b.Thread {
+			// A batch holds the events of one thread.
+			if err := w.WriteBatch(&b); err != nil {
+				return nil, err
+			}
+			b.Reset()
+		}
 		b.Append(&e)
 		if b.Len() == 4096 {
 			if err := w.WriteBatch(&b); err != nil {
