@@ -8,24 +8,24 @@ import (
 )
 
 // exchange is what the per-rank replays share: the messages in flight
-// (send entry times, FIFO per communicator, source, destination and tag,
-// which is MPI's non-overtaking rule once ANY_SOURCE/ANY_TAG are resolved
-// from the statuses), the collective instances in progress, and the
-// bookkeeping that keeps a missing, truncated or inconsistent trace from
-// hanging the replay.
+// (send entry times, matched as MPI does, see p2p.go), the collective
+// instances in progress, and the bookkeeping that keeps a missing,
+// truncated or inconsistent trace from hanging the replay.
 //
 // A replay blocks only where the traced program itself could not have
 // proceeded: a receive waits for the matching send's entry, a collective
-// waits for the entries its shape depends on. Sends never block. Since the
-// real run respected these dependencies, the replay of a complete,
-// consistent run cannot deadlock; when it could (a rank is missing or
-// ends early, or the traces disagree), a waiter gives up as soon as the rank
-// it waits for has finished, and if every running replay is waiting (a
-// stall), all of them give up and report their operation as unmatched.
+// waits for the entries its shape depends on. (Sends wait only for flow
+// control, which gives way whenever waiting would stall the replay.) Since
+// the real run respected these dependencies, the replay of a complete,
+// consistent run cannot deadlock; when it could (a rank is missing or ends
+// early, or the traces disagree), a waiter gives up as soon as the rank it
+// waits for has finished, and if every running replay is waiting (a
+// stall), they all give up and report their operation as unmatched.
 //
 // A rank's inbox has its own lock, so that messages are posted and taken
 // without contention; the global mutex guards the collectives and the
-// waiting (the slow path).
+// waiting (the slow path). Two rank locks are only ever held together
+// under the global one.
 type exchange struct {
 	mu       sync.Mutex
 	ranks    []*rankSync
@@ -46,6 +46,7 @@ type exchange struct {
 	droppedSends    atomic.Int64 // sends to a rank whose replay had already finished
 }
 
+// rankSync is one rank's part of the exchange.
 type rankSync struct {
 	mu        sync.Mutex // guards inbox; done and waiting change under x.mu and mu
 	cond      *sync.Cond // on x.mu
