@@ -370,3 +370,32 @@ func TestOtherThreads(t *testing.T) {
 	}
 	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.2)
 }
+
+// A larger run (32 ranks, ring and allreduces) with one rank missing and
+// one cut in the middle still finishes, with warnings.
+func TestLargeRunWithDamage(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := genBench(dir, 32, 6000); err != nil { // two batches per rank
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "bench.17.trc"))
+	p := filepath.Join(dir, "bench.20.trc")
+	data, _ := os.ReadFile(p)
+	os.WriteFile(p, data[:len(data)*3/4], 0o644) // inside the second batch
+	p = filepath.Join(dir, "bench.25.trc")
+	data, _ = os.ReadFile(p)
+	os.WriteFile(p, data[:len(data)/4], 0o644) // inside the first: no event left
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, rep)
+	if !hasWarning(rep, "rank(s) 17 are missing") || !hasWarning(rep, "Rank 20") || !hasWarning(rep, "Rank 25") ||
+		!hasWarning(rep, "no matching send") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	// Rank 25 has no event left: it is in no interval.
+	if n := len(find(t, rep).Ranks); n != 30 {
+		t.Errorf("%d ranks in the report, want 30", n)
+	}
+}

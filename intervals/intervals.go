@@ -202,13 +202,17 @@ func (t *Tracker[T]) Leave(num int64, at int64) {
 }
 
 // Finish closes everything still open at time at (the end of the program);
-// intervals other than the root left open are reported.
+// intervals other than the root left open are reported. A tracker that
+// never started stays empty (root ExeCount 0).
 func (t *Tracker[T]) Finish(at int64) {
 	if t.ended {
 		return
 	}
 	if !t.started {
-		t.Start(at)
+		// Nothing happened (an empty or cut trace): the processor did not
+		// execute anything we can analyse, not even level 0.
+		t.ended = true
+		return
 	}
 	if len(t.stack) > 1 {
 		var open []string
