@@ -8,7 +8,7 @@
 //
 //  1. A scan of every file (Options.Workers at a time) reads its header,
 //     clock-sync samples and footer, seeking over the event batches
-//     (scan.go). Traces of different runs are refused, missing ranks and
+//     (files.go). Traces of different runs are refused, missing ranks and
 //     damaged files reported, and package clocks builds each rank's map from
 //     local to global time (piecewise linear between the synchronization
 //     phases, composed along the reference tree).

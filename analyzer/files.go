@@ -19,7 +19,6 @@ type rankFile struct {
 	path   string
 	hdr    *tracepb.Header
 	syncs  []*tracepb.ClockSync
-	events int64
 	footer *tracepb.Footer
 	err    error // damage found (the intact prefix is still analysed)
 	off    int64 // byte offset of the damage
@@ -56,33 +55,28 @@ func rankOf(p, app string) int {
 	return n
 }
 
-// scan reads a whole file once for its header, clock-sync samples, footer
-// and damage. Only the first pass's results are kept; the replay reads the
-// events again.
-func scanFull(path string) (*rankFile, error) {
+// scan is the first pass over one file: its header, clock-sync samples,
+// footer and damage. The tracer writes clock syncs at both ends of the
+// file, so the reader seeks over the event batches (SkipEvents) rather than
+// decoding them twice; damage inside a batch is found and reported by the
+// replay, which decodes everything.
+func scan(path string) (*rankFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, SkipEvents: true})
 	if err != nil {
 		return nil, err
 	}
 	rf := &rankFile{path: path, hdr: rd.Header()}
-	for {
-		b, err := rd.ReadBatch()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				rf.err = err
-				var ce *traceformat.CorruptError
-				if errors.As(err, &ce) {
-					rf.off = ce.Offset
-				}
-			}
-			break
+	if _, err := rd.ReadBatch(); err != nil && !errors.Is(err, io.EOF) {
+		rf.err = err
+		var ce *traceformat.CorruptError
+		if errors.As(err, &ce) {
+			rf.off = ce.Offset
 		}
-		rf.events += int64(b.Len())
 	}
 	rf.syncs = rd.ClockSyncs()
 	rf.footer = rd.Footer()
@@ -152,6 +146,3 @@ func missingRanks(present []bool) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
-// scan is the first pass; see scanFull.
-var scan = scanFull

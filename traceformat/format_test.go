@@ -555,3 +555,85 @@ func TestLyingLengthCostsNoMemory(t *testing.T) {
 		t.Fatalf("reading a %d-byte file allocated %d bytes", len(data), alloc)
 	}
 }
+
+type plainReader struct{ r io.Reader }
+
+func (p plainReader) Read(b []byte) (int, error) { return p.r.Read(b) }
+
+// TestSkipEvents: a first pass can pass over event batches, seeking or not,
+// and still get definitions, clock syncs and the footer; a file cut inside a
+// skipped batch is still reported as truncated.
+func TestSkipEvents(t *testing.T) {
+	data := writeTestTrace(t, WriterOptions{}, 2)
+	for _, src := range []struct {
+		name string
+		r    func(b []byte) io.Reader
+	}{
+		{"seeker", func(b []byte) io.Reader { return bytes.NewReader(b) }},
+		{"plain", func(b []byte) io.Reader { return plainReader{bytes.NewReader(b)} }},
+	} {
+		t.Run(src.name, func(t *testing.T) {
+			r, err := NewReader(src.r(data), ReaderOptions{SkipEvents: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err := r.ReadBatch(); err != io.EOF || b != nil {
+				t.Fatalf("ReadBatch = %v, %v; want nil, io.EOF", b, err)
+			}
+			if r.SkippedBatches() != 4 || len(r.ClockSyncs()) != 2 || r.Footer() == nil || r.Definitions().Function(3) == nil {
+				t.Fatalf("skipped %d, syncs %d, footer %v", r.SkippedBatches(), len(r.ClockSyncs()), r.Footer())
+			}
+			if r.Offset() != int64(len(data)) {
+				t.Fatalf("offset %d, file %d", r.Offset(), len(data))
+			}
+			// Cut inside the last event batch: every earlier frame, then a
+			// truncation error.
+			full, _ := NewReader(bytes.NewReader(data))
+			var lastBatchEnd int64
+			for {
+				_, err := full.ReadBatch()
+				if err != nil {
+					break
+				}
+				lastBatchEnd = full.Offset()
+			}
+			r, _ = NewReader(src.r(data[:lastBatchEnd-3]), ReaderOptions{SkipEvents: true})
+			_, err = r.ReadBatch()
+			if !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "event batch") {
+				t.Fatalf("cut batch: %v", err)
+			}
+		})
+	}
+}
+
+// TestSparseIDsRefused: an id far beyond the number of definitions would
+// make tables indexed by id huge; the reader refuses it instead.
+func TestSparseIDsRefused(t *testing.T) {
+	for _, d := range []*tracepb.Definitions{
+		{Functions: []*tracepb.Function{{Id: 1 << 20, Name: "MPI_Send"}}},
+		{CallSites: []*tracepb.CallSite{{Id: 1 << 22}}},
+		{Communicators: []*tracepb.Communicator{{Local: 5000, Members: []uint32{0}}}},
+	} {
+		var buf bytes.Buffer
+		w, _ := NewWriter(&buf, testHeader(), WriterOptions{})
+		w.WriteDefinitions(d)
+		w.Close(nil)
+		_, _, err := readAll(buf.Bytes())
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "too large") {
+			t.Errorf("%v: got %v", d, err)
+		}
+	}
+}
+
+func TestCommRedefinition(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, testHeader(), WriterOptions{})
+	w.WriteDefinitions(testDefs())
+	w.WriteDefinitions(&tracepb.Definitions{Communicators: testDefs().Communicators[2:]}) // the same again: fine
+	w.WriteDefinitions(&tracepb.Definitions{Communicators: []*tracepb.Communicator{{Local: 2, Id: 78, Members: []uint32{0}}}})
+	w.Close(nil)
+	_, _, err := readAll(buf.Bytes())
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "redefined") {
+		t.Fatalf("got %v", err)
+	}
+}

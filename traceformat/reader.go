@@ -51,6 +51,12 @@ func (d *Definitions) Comm(local uint32) *tracepb.Communicator {
 type ReaderOptions struct {
 	// Name is used in error messages (usually the file path).
 	Name string
+	// SkipEvents makes the reader pass over event batches without reading
+	// or decoding them (seeking when the source is an io.Seeker), for a
+	// first pass that only needs the definitions, clock-sync samples and
+	// footer. ReadBatch then returns no batch, only the final io.EOF or
+	// error. Damage inside a skipped batch is not detected.
+	SkipEvents bool
 }
 
 // Reader streams a trace file. Its memory holds one frame and one decoded
@@ -70,15 +76,35 @@ type Reader struct {
 	payload []byte
 	raw     []byte
 	err     error
+
+	skip    bool
+	seeker  io.Seeker // the source, when SkipEvents may seek
+	src     io.Reader
+	size    int64 // of the source, when seekable
+	skipped int   // event batches skipped
+
+	nfuncs, nsites, ncomms int // definitions read, for the density bound
 }
 
 // NewReader reads the preamble and the header frame. It fails with a
 // *VersionError for a format version it does not read, and with a
 // *CorruptError when the file is not a trace or is cut before its header.
 func NewReader(r io.Reader, opts ...ReaderOptions) (*Reader, error) {
-	tr := &Reader{r: bufio.NewReaderSize(r, 64<<10)}
+	tr := &Reader{r: bufio.NewReaderSize(r, 64<<10), src: r}
 	if len(opts) > 0 {
 		tr.name = opts[0].Name
+		tr.skip = opts[0].SkipEvents
+	}
+	if s, ok := r.(io.Seeker); ok && tr.skip {
+		// Seeking past event batches needs the size, to tell a batch cut
+		// short from one that is complete.
+		if cur, err := s.Seek(0, io.SeekCurrent); err == nil {
+			if end, err := s.Seek(0, io.SeekEnd); err == nil {
+				if _, err := s.Seek(cur, io.SeekStart); err == nil {
+					tr.seeker, tr.size = s, end-cur
+				}
+			}
+		}
 	}
 	var pre [PreambleSize]byte
 	n, err := io.ReadFull(tr.r, pre[:])
@@ -135,6 +161,9 @@ func (r *Reader) Offset() int64 { return r.off }
 // Frames is the number of frames read so far, the header included.
 func (r *Reader) Frames() int { return r.frames }
 
+// SkippedBatches is the number of event batches passed over (SkipEvents).
+func (r *Reader) SkippedBatches() int { return r.skipped }
+
 // ReadBatch returns the next event batch, reading definition, clock-sync and
 // footer frames on the way. It returns io.EOF after a complete file. The
 // batch is reused by the next call.
@@ -144,7 +173,7 @@ func (r *Reader) ReadBatch() (*Batch, error) {
 		if err != nil {
 			return nil, err
 		}
-		if k == KindEvents {
+		if k == KindEvents && !r.skip {
 			r.cur = Cursor{}
 			return &r.batch, nil
 		}
@@ -226,6 +255,9 @@ func (r *Reader) readFrame() (Kind, error) {
 	default:
 		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("unknown payload encoding %d", enc))
 	}
+	if kind == KindEvents && r.skip {
+		return kind, r.skipPayload(start, int64(plen))
+	}
 	// Read the payload in steps, so that a length field promising more than
 	// the file holds costs no more memory than the file.
 	r.payload = r.payload[:0]
@@ -281,6 +313,40 @@ func (r *Reader) readFrame() (Kind, error) {
 	return kind, nil
 }
 
+// skipPayload passes over n payload bytes of the event batch starting at
+// start: seeking when it can, reading and discarding otherwise.
+func (r *Reader) skipPayload(start, n int64) error {
+	truncated := func() error {
+		return r.corrupt(start, ErrTruncated, "file ends inside an event batch frame")
+	}
+	if r.seeker != nil {
+		if r.off+n > r.size {
+			return truncated()
+		}
+		if buffered := int64(r.r.Buffered()); n <= buffered {
+			r.r.Discard(int(n))
+		} else {
+			if _, err := r.seeker.Seek(n-buffered, io.SeekCurrent); err != nil {
+				return fmt.Errorf("%s: seeking at byte offset %d: %w", orTrace(r.name), r.off, err)
+			}
+			r.r.Reset(r.src)
+		}
+		r.off += n
+	} else {
+		d, err := r.r.Discard(int(n))
+		r.off += int64(d)
+		if err != nil {
+			if err == io.EOF {
+				return truncated()
+			}
+			return fmt.Errorf("%s: reading at byte offset %d: %w", orTrace(r.name), r.off, err)
+		}
+	}
+	r.frames++
+	r.skipped++
+	return nil
+}
+
 func (r *Reader) decode(k Kind, raw []byte) error {
 	if k != KindHeader && r.hdr == nil {
 		return fmt.Errorf("%s frame before the header", k)
@@ -333,6 +399,11 @@ func (r *Reader) decode(k Kind, raw []byte) error {
 	return nil
 }
 
+// dense bounds an id by how many entries of its kind the file has defined:
+// writers assign ids densely from 0, and a reader's tables are indexed by
+// id, so a sparse id would make it allocate for entries that do not exist.
+func dense(id uint32, defined int) bool { return int64(id) < 4*int64(defined)+4096 && id < maxID }
+
 func grow[T any](s []T, id uint32) []T {
 	if int(id) >= len(s) {
 		s = append(s, make([]T, int(id)+1-len(s))...)
@@ -342,15 +413,17 @@ func grow[T any](s []T, id uint32) []T {
 
 func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
 	for _, f := range d.Functions {
-		if f.Id >= maxID {
-			return fmt.Errorf("function id %d exceeds the limit %d", f.Id, maxID)
+		r.nfuncs++
+		if !dense(f.Id, r.nfuncs) {
+			return fmt.Errorf("function id %d is too large for %d functions defined (ids are assigned densely from 0)", f.Id, r.nfuncs)
 		}
 		r.defs.Functions = grow(r.defs.Functions, f.Id)
 		r.defs.Functions[f.Id] = f
 	}
 	for _, s := range d.CallSites {
-		if s.Id >= maxID {
-			return fmt.Errorf("call-site id %d exceeds the limit %d", s.Id, maxID)
+		r.nsites++
+		if !dense(s.Id, r.nsites) {
+			return fmt.Errorf("call-site id %d is too large for %d call sites defined (ids are assigned densely from 0)", s.Id, r.nsites)
 		}
 		r.defs.CallSites = grow(r.defs.CallSites, s.Id)
 		pcs := s.Pcs
@@ -361,8 +434,12 @@ func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
 	}
 	r.defs.Modules = append(r.defs.Modules, d.Modules...)
 	for _, c := range d.Communicators {
-		if c.Local >= maxID {
-			return fmt.Errorf("communicator index %d exceeds the limit %d", c.Local, maxID)
+		r.ncomms++
+		if !dense(c.Local, r.ncomms) {
+			return fmt.Errorf("communicator index %d is too large for %d communicators defined (indexes are assigned densely from 0)", c.Local, r.ncomms)
+		}
+		if old := r.defs.Comm(c.Local); old != nil && !proto.Equal(old, c) {
+			return fmt.Errorf("communicator index %d redefined differently (local indexes are never reused)", c.Local)
 		}
 		for _, m := range c.Members {
 			if m >= r.hdr.WorldSize {

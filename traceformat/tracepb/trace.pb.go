@@ -812,6 +812,9 @@ func (x *TracerParams) GetOther() map[string]string {
 }
 
 // Definitions adds functions, call sites, modules and communicators.
+// Function ids, call-site ids and communicator indexes are small integers
+// assigned densely from 0 (readers index tables by them and may refuse an
+// id far beyond the number of entries defined).
 type Definitions struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Functions     []*Function            `protobuf:"bytes,1,rep,name=functions,proto3" json:"functions,omitempty"`
@@ -1113,7 +1116,9 @@ func (x *Module) GetBuildId() []byte {
 type Communicator struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Index used by events (EventBatch.comm, EventBatch.newcomm).
-	// 0 is always MPI_COMM_WORLD and 1 MPI_COMM_SELF.
+	// 0 is always MPI_COMM_WORLD and 1 MPI_COMM_SELF. Indexes are assigned
+	// densely from 0 and never reused within a file, even after
+	// MPI_Comm_free: a communicator created later gets a new index.
 	Local uint32 `protobuf:"varint,1,opt,name=local,proto3" json:"local,omitempty"`
 	// Global id: two ranks' communicators with the same id are the same
 	// communicator; distinct communicators have distinct ids. MPI_COMM_WORLD
