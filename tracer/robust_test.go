@@ -20,6 +20,11 @@ func abnormal(t *testing.T, name string, env []string, args ...string) []*trace 
 	if res.code == 0 {
 		t.Fatalf("%s %v: exit 0, want a failure\n%s", name, args, res.out)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("dtrun output:\n%s", res.out)
+		}
+	})
 	return readTraces(t, dir, name, 4)
 }
 

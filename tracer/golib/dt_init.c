@@ -70,8 +70,7 @@ static void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 #else
 	const char *impl = "MPICH";
 #endif
-	int pipefd = dtgo_init(dt_rank_world, dt_size_world, level, runid, (char *)impl, ver, &dt_clk);
-	if (pipefd < 0) {
+	if (!dtgo_init(dt_rank_world, dt_size_world, level, runid, (char *)impl, ver, &dt_clk)) {
 		dt_clock_free();
 		return; // could not open the trace: the program runs untraced
 	}
@@ -80,7 +79,7 @@ static void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	dt_comm_init();
 	dt_modules();
 	dt_clock_sync(1);
-	dt_install_signals(pipefd);
+	dt_install_signals();
 	atexit(dt_atexit);
 	dt_state = 1;
 	T->busy = 1;
@@ -120,6 +119,7 @@ int MPI_Finalize(void) {
 		dt_rec_end(T);
 	}
 	dt_state = 3;
+	dt_modules(); // libraries loaded since MPI_Init
 	dt_collect();
 	dtgo_finish(DT_STOP_FINALIZE);
 	return r;

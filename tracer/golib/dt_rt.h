@@ -40,7 +40,7 @@ void dt_buf_put(void *b);
 void dt_stop(int reason);
 void dt_collect(void);
 uint64_t dt_dropped(void);
-void dt_install_signals(int pipefd);
+void dt_install_signals(void);
 void dt_comm_init(void);
 void dt_clock_init(void);
 void dt_clock_calibrate(void);

@@ -66,9 +66,8 @@ var loadedParams = params.Defaults()
 var discard = os.Getenv("DT_BENCH_DISCARD") == "1"
 
 //export dtgo_init
-func dtgo_init(rank, size, level C.int, runid *C.uchar, impl, ver *C.char, clk *C.dt_clock) (fd C.int) {
+func dtgo_init(rank, size, level C.int, runid *C.uchar, impl, ver *C.char, clk *C.dt_clock) (ok C.int) {
 	defer recovered("init")
-	fd = -1
 	conv := records.Converter{
 		TSC: clk.tsc != 0, NsPerTick: float64(clk.ns_per_tick), Raw0: uint64(clk.raw0), Ns0: int64(clk.ns0),
 		SkewOff: int64(clk.skew_off_ns), SkewPPM: float64(clk.skew_ppm),
@@ -80,10 +79,18 @@ func dtgo_init(rank, size, level C.int, runid *C.uchar, impl, ver *C.char, clk *
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "dtpa tracer: rank %d: %v; running untraced\n", rank, err)
-		return -1
+		return 0
 	}
 	tr = t
-	return C.int(t.sigW.Fd())
+	return 1
+}
+
+//export dtgo_signal
+func dtgo_signal() {
+	defer recovered("signal")
+	if tr != nil {
+		tr.signalFlush()
+	}
 }
 
 //export dtgo_submit

@@ -7,6 +7,7 @@ package main
 #include "dt_rt.h"
 void dt_bump_epoch(void);
 void dt_set_flush_done(void);
+void dt_finish_state(void);
 const char *dt_fname(int i);
 int dt_nfunc(void);
 int64_t dt_ns(uint64_t raw);
@@ -63,8 +64,6 @@ type tracer struct {
 	f    *os.File
 	w    *traceformat.Writer
 	jobs chan job
-	sigR *os.File
-	sigW *os.File
 
 	limit int64 // bytes for this process's file; 0 = none
 
@@ -146,11 +145,6 @@ func newTracer(in initInfo) (*tracer, error) {
 		f.Close()
 		return nil, err
 	}
-	t.sigR, t.sigW, err = os.Pipe()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
 	// The function table, once: ids are the generated wrapper indexes.
 	nf := int(C.dt_nfunc())
 	for i := 0; i < nf; i++ {
@@ -160,7 +154,6 @@ func newTracer(in initInfo) (*tracer, error) {
 	t.ndefs = 1
 	go t.loop()
 	go t.ticker()
-	go t.signals()
 	return t, nil
 }
 
@@ -313,16 +306,13 @@ func (t *tracer) ticker() {
 	}
 }
 
-// signals waits for the C signal handler's byte, then writes everything
-// recorded so far while the handler waits.
-func (t *tracer) signals() {
-	defer recovered("signals")
-	var b [1]byte
-	if n, _ := t.sigR.Read(b[:]); n == 1 {
-		C.dt_collect()
-		t.finish(tracepb.Footer_SIGNAL)
-		C.dt_set_flush_done()
-	}
+// signalFlush runs on the C signal-watcher thread (dt.c) when a fatal
+// signal arrived: it writes everything recorded so far while the handler
+// waits.
+func (t *tracer) signalFlush() {
+	C.dt_finish_state()
+	C.dt_collect()
+	t.finish(tracepb.Footer_SIGNAL)
 }
 
 // finish writes what is queued and the footer, once; later calls wait for
