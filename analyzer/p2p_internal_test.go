@@ -32,31 +32,38 @@ func TestInboxStaysBounded(t *testing.T) {
 }
 
 // The request table switches from a slice to a map past smallReqs live
-// requests and keeps working.
+// requests and keeps working; an id live several times at once (Open MPI's
+// shared handle for requests completed at once) is taken oldest first.
 func TestReqTable(t *testing.T) {
-	var tb reqTable
-	for i := uint64(1); i <= 100; i++ {
-		tb.put(i, request{start: int64(i)})
-		if i%3 == 0 {
-			tb.del(i - 1)
+	for _, n := range []uint64{10, 100} { // slice, then map representation
+		var tb reqTable
+		for i := uint64(1); i <= n; i++ {
+			tb.put(i, request{start: int64(i)})
+			if i%3 == 0 {
+				tb.del(i - 1)
+			}
 		}
-	}
-	tb.put(7, request{start: 70})
-	for i := uint64(1); i <= 100; i++ {
-		r := tb.get(i)
-		switch {
-		case i%3 == 2 && i < 99:
-			if r != nil {
-				t.Errorf("request %d should be gone", i)
+		tb.put(7, request{start: 70})
+		for i := uint64(1); i <= n; i++ {
+			r := tb.get(i)
+			switch {
+			case i%3 == 2 && i < n-1:
+				if r != nil {
+					t.Errorf("n=%d: request %d should be gone", n, i)
+				}
+			default:
+				if r == nil || r.start != int64(i) {
+					t.Errorf("n=%d: request %d = %+v", n, i, r)
+				}
 			}
-		case i == 7:
-			if r == nil || r.start != 70 {
-				t.Errorf("request 7 = %+v", r)
-			}
-		default:
-			if r == nil || r.start != int64(i) {
-				t.Errorf("request %d = %+v", i, r)
-			}
+		}
+		tb.del(7)
+		if r := tb.get(7); r == nil || r.start != 70 {
+			t.Errorf("n=%d: second request 7 = %+v", n, r)
+		}
+		tb.del(7)
+		if r := tb.get(7); r != nil {
+			t.Errorf("n=%d: request 7 still there: %+v", n, r)
 		}
 	}
 }

@@ -356,3 +356,51 @@ func TestManyRequests(t *testing.T) {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}
 }
+
+// Open MPI returns one shared request handle (ompi_request_empty) for every
+// request that completed at once: an MPI_PROC_NULL receive, a small eager
+// send. Traces that record handle values therefore have several live
+// requests with the same id; completions apply to them oldest first. Here
+// rank 0 computes 200 ms and sends to rank 1 with such a handle, and rank 1
+// waits for its receive in MPI_Waitall alongside a PROC_NULL send that
+// shares the handle.
+func TestSharedRequestHandle(t *testing.T) {
+	const empty, real = 0x7f4fe91c6cc0, 0x55f11768dd80
+	none := traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}
+	irecv := func(src int32, id uint64) traceformat.Event {
+		return traceformat.Event{Attr: traceformat.AttrComm | traceformat.AttrRecv | traceformat.AttrRecvBytes | traceformat.AttrReqs,
+			RecvPeer: src, RecvBytes: 8, Reqs: []uint64{id}}
+	}
+	isend := func(dst int32, id uint64) traceformat.Event {
+		return traceformat.Event{Attr: traceformat.AttrComm | traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrReqs,
+			SendPeer: dst, SendBytes: 8, Reqs: []uint64{id}}
+	}
+	waitall := func(ids []uint64, st []traceformat.Status) traceformat.Event {
+		return traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrStatus, Reqs: ids, Status: st}
+	}
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(us)
+	r1.Init(us)
+	r0.Compute(200*ms).
+		Call("MPI_Irecv", us, irecv(traceformat.ProcNull, empty)).
+		Call("MPI_Isend", us, isend(1, empty)). // entered at 200.002 ms
+		Call("MPI_Waitall", us, waitall([]uint64{empty, empty},
+			[]traceformat.Status{{Source: traceformat.ProcNull, Tag: traceformat.AnyTag}, none}))
+	r1.Call("MPI_Irecv", us, irecv(0, real)).
+		Call("MPI_Isend", us, isend(traceformat.ProcNull, empty)).
+		Call("MPI_Waitall", 200*ms, waitall([]uint64{real, empty}, // entered at 0.003 ms
+			[]traceformat.Status{{Source: 0, Tag: 0}, none}))
+	r0.Finalize(us)
+	r1.Finalize(us)
+	rep := analyzeRun(t, run)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	iv := find(t, rep)
+	expect(t, "Real Sync on rank 1", rank(t, iv, 1).RealSync, float64(200*ms+2*us-3*us)/1e9)
+	expect(t, "Real Sync on rank 0", rank(t, iv, 0).RealSync, 0)
+	if r := rank(t, iv, 0); r.SendNumber != 1 || r.ReceiveNumber != 0 || r.WaitNumber != 1 {
+		t.Errorf("rank 0 counts: %d sends, %d receives, %d waits", r.SendNumber, r.ReceiveNumber, r.WaitNumber)
+	}
+}

@@ -1,21 +1,30 @@
 package analyzer
 
-// reqTable holds a rank's live requests by id. Programs usually have a
-// handful of requests in flight, for which a linear scan of a short slice
-// beats a map; past smallReqs live requests the table switches to a map.
+// reqTable holds a rank's live requests by id. An id may be live several
+// times at once: tracers may record MPI's handle values, and Open MPI
+// returns one shared handle for every request that completed at once
+// (MPI_PROC_NULL operations, small eager sends). Completions of such an id
+// apply to its live requests oldest first, which is the order programs
+// pass them in. Programs usually have a handful of requests in flight, for
+// which a linear scan of a short slice in creation order beats a map; past
+// smallReqs live requests the table switches to a map of queues.
 type reqTable struct {
 	ids  []uint64
 	vals []request
-	big  map[uint64]*request
+	big  map[uint64][]request
+	n    int // live requests in big
 }
 
 const smallReqs = 32
 
-// get returns the request with the given id, or nil. The pointer is valid
-// until the next put or del.
+// get returns the oldest live request with the given id, or nil. The
+// pointer is valid until the next put or del.
 func (t *reqTable) get(id uint64) *request {
 	if t.big != nil {
-		return t.big[id]
+		if q := t.big[id]; len(q) > 0 {
+			return &q[0]
+		}
+		return nil
 	}
 	for i, x := range t.ids {
 		if x == id {
@@ -25,49 +34,48 @@ func (t *reqTable) get(id uint64) *request {
 	return nil
 }
 
-// put adds or replaces a request.
+// put adds a request, after any live request with the same id.
 func (t *reqTable) put(id uint64, r request) {
-	if t.big != nil {
-		t.putBig(id, r)
-		return
-	}
-	if p := t.get(id); p != nil {
-		*p = r
-		return
-	}
-	if len(t.ids) == smallReqs {
-		t.big = make(map[uint64]*request, 2*smallReqs)
+	if t.big == nil && len(t.ids) == smallReqs {
+		t.big = make(map[uint64][]request, 2*smallReqs)
 		for i, x := range t.ids {
-			v := t.vals[i]
-			t.big[x] = &v
+			t.big[x] = append(t.big[x], t.vals[i])
 		}
+		t.n = len(t.ids)
 		t.ids, t.vals = nil, nil
-		t.putBig(id, r)
+	}
+	if t.big != nil {
+		t.big[id] = append(t.big[id], r)
+		t.n++
 		return
 	}
 	t.ids = append(t.ids, id)
 	t.vals = append(t.vals, r)
 }
 
-// del removes a request.
+// del removes the oldest live request with the given id.
 func (t *reqTable) del(id uint64) {
 	if t.big != nil {
-		delete(t.big, id)
+		q := t.big[id]
+		switch len(q) {
+		case 0:
+			return
+		case 1:
+			delete(t.big, id)
+		default:
+			t.big[id] = q[1:]
+		}
+		t.n--
 		return
 	}
 	for i, x := range t.ids {
 		if x == id {
-			last := len(t.ids) - 1
-			t.ids[i], t.vals[i] = t.ids[last], t.vals[last]
-			t.ids, t.vals = t.ids[:last], t.vals[:last]
+			// Keep creation order: it decides which of several requests
+			// sharing an id a later completion applies to.
+			copy(t.ids[i:], t.ids[i+1:])
+			copy(t.vals[i:], t.vals[i+1:])
+			t.ids, t.vals = t.ids[:len(t.ids)-1], t.vals[:len(t.vals)-1]
 			return
 		}
 	}
-}
-
-// putBig is apart so that only the map case moves the request to the heap.
-func (t *reqTable) putBig(id uint64, r request) {
-	v := new(request)
-	*v = r
-	t.big[id] = v
 }

@@ -1269,6 +1269,12 @@ type EventBatch struct {
 	// these follows from the function — then that many request ids in reqs.
 	// A request id names a request from its creation until it is completed
 	// (non-persistent) or freed (persistent); an id may be reused afterwards.
+	// A tracer may record MPI's handle values as ids, and some MPI libraries
+	// hand out one shared handle for several live requests (Open MPI returns
+	// the same handle for every request that completed at once: MPI_PROC_NULL
+	// operations, small eager sends). An id created again while still live
+	// therefore names several requests; completions of that id apply to its
+	// live requests oldest first.
 	Nreqs []uint32 `protobuf:"varint,18,rep,packed,name=nreqs,proto3" json:"nreqs,omitempty"`
 	// Request ids, each stored as the difference from the previous value of
 	// this column (0 before the first) to keep the column small.
