@@ -102,20 +102,39 @@ type Options struct {
 	MaxLevel int    // deepest interval level reported; -1 = all
 	Workers  int    // goroutines; 0 = GOMAXPROCS
 	Exe      string // executable for symbolization, when not found from the trace header
+	// Symbolizer, when set, fills SRC stacks and the intervals' source
+	// positions; without it stacks stay empty and intervals name the
+	// program.
+	Symbolizer Symbolizer
 	// Warn, when set, receives each warning as it is found (dtpa prints
 	// them on stderr); they are also listed in Report.Warnings.
 	Warn func(string)
 }
 
 // Symbolizer turns a return address, given as a module path and an offset
-// in the module's ELF address space, into stack frames (innermost first).
-// The SRC issue provides one; without it SRC stacks stay empty.
+// in the module's ELF address space, into stack frames (innermost first);
+// none for a frame to leave out (inside MPI or the tracer). Package srcchar
+// provides one. It is called once per distinct address of the report, from
+// one goroutine.
 type Symbolizer interface {
 	Symbolize(module string, offset uint64) []report.Frame
 }
 
-// DefaultSymbolizer, when set, fills SRC.Stack.
-var DefaultSymbolizer Symbolizer
+// Module is a loaded object as the traces recorded it.
+type Module struct {
+	Path    string
+	BuildID []byte // NT_GNU_BUILD_ID, when recorded
+	// Executable is true for the program itself (the module named by the
+	// trace header, else the first one recorded).
+	Executable bool
+}
+
+// ModuleNoter is implemented by symbolizers that want to know the recorded
+// modules (to check build ids, or to find a moved executable) before the
+// first Symbolize call. Each distinct path is noted once.
+type ModuleNoter interface {
+	NoteModules(mods []Module)
+}
 
 // Stats describe the work done (for benchmarks and verbose output).
 type Stats struct {

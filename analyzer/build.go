@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
 // rankTot is one processor's figures for an interval, nested ones
@@ -189,6 +191,9 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options) *rep
 			break
 		}
 	}
+	if mn, ok := opts.Symbolizer.(ModuleNoter); ok {
+		mn.NoteModules(recordedModules(reps, byRank))
+	}
 	nodes := map[string]*gnode{}
 	insufficientParallelism(reps, x)
 	for r, rp := range reps {
@@ -221,9 +226,36 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options) *rep
 	}
 	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
-		rep.Intervals = append(rep.Intervals, interval(g, program, siteID))
+		rep.Intervals = append(rep.Intervals, interval(g, program, siteID, opts.Symbolizer))
 	}
 	return rep
+}
+
+// recordedModules lists the modules of every rank's module map once per
+// path, marking the executable.
+func recordedModules(reps []*replayer, byRank []*rankFile) []Module {
+	var out []Module
+	seen := map[string]bool{}
+	for r, rp := range reps {
+		if rp == nil || rp.defs == nil {
+			continue
+		}
+		exe := ""
+		if f := byRank[r]; f != nil && f.hdr != nil {
+			exe = f.hdr.Program
+		}
+		if !slices.ContainsFunc(rp.defs.Modules, func(m *tracepb.Module) bool { return m.Path == exe }) && len(rp.defs.Modules) > 0 {
+			exe = rp.defs.Modules[0].Path
+		}
+		for _, m := range rp.defs.Modules {
+			if m.Path == "" || seen[m.Path] {
+				continue
+			}
+			seen[m.Path] = true
+			out = append(out, Module{Path: m.Path, BuildID: m.BuildId, Executable: m.Path == exe})
+		}
+	}
+	return out
 }
 
 // insufficientParallelism adds Tseq·(K−1)/K to the intervals where
@@ -281,16 +313,23 @@ func lessPath(a, b []int) bool {
 }
 
 // interval computes one interval's characteristics (SPEC §3–§6).
-func interval(g *gnode, program string, siteID map[string]int) report.Interval {
+func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) report.Interval {
 	iv := report.Interval{Path: append([]int{}, g.path...), Level: len(g.path), SourceFile: program,
 		Ranks: []report.Rank{}, SRC: []report.SRC{}}
 	if len(g.path) > 0 {
 		iv.Number = g.path[len(g.path)-1]
 		// The interval's source position is the entering MPI_Pcontrol's
-		// caller, when a symbolizer is available.
-		if DefaultSymbolizer != nil && len(g.entry.modules) > 0 {
-			if fr := DefaultSymbolizer.Symbolize(g.entry.modules[0], g.entry.offsets[0]); len(fr) > 0 {
-				iv.SourceFile, iv.Line = fr[0].File, fr[0].Line
+		// caller: the innermost frame with a file (frames inside MPI, a
+		// Fortran binding for instance, are not the user's).
+		if sym != nil {
+		entry:
+			for i := range g.entry.modules {
+				for _, fr := range sym.Symbolize(g.entry.modules[i], g.entry.offsets[i]) {
+					if fr.File != "" {
+						iv.SourceFile, iv.Line = fr.File, fr.Line
+						break entry
+					}
+				}
 			}
 		}
 	}
@@ -385,21 +424,21 @@ func interval(g *gnode, program string, siteID map[string]int) report.Interval {
 	c.PotentialSync = stat(func(r *report.Rank) float64 { return r.PotentialSync })
 	c.TimeVariation = stat(func(r *report.Rank) float64 { return r.TimeVariation })
 	c.Overlap = stat(func(r *report.Rank) float64 { return r.Overlap })
-	iv.SRC = srcs(g, ranks, siteID)
+	iv.SRC = srcs(g, ranks, siteID, sym)
 	return iv
 }
 
 // srcs merges the call sites of an interval over processors.
-func srcs(g *gnode, ranks []int, siteID map[string]int) []report.SRC {
+func srcs(g *gnode, ranks []int, siteID map[string]int, sym Symbolizer) []report.SRC {
 	byKey := map[string]*report.SRC{}
 	for _, r := range ranks {
 		for k, s := range g.ranks[r].sites {
 			p := byKey[k]
 			if p == nil {
 				p = &report.SRC{ID: siteID[k], Function: s.fn, Stack: []report.Frame{}, Ranks: []report.SRCRank{}}
-				if DefaultSymbolizer != nil {
+				if sym != nil {
 					for i := range s.pcs.modules {
-						p.Stack = append(p.Stack, DefaultSymbolizer.Symbolize(s.pcs.modules[i], s.pcs.offsets[i])...)
+						p.Stack = append(p.Stack, sym.Symbolize(s.pcs.modules[i], s.pcs.offsets[i])...)
 					}
 				}
 				byKey[k] = p

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"context"
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
@@ -29,9 +30,15 @@ func TestSRCMergesAcrossRanks(t *testing.T) {
 		r.Pcontrol(101, 1)
 		r.Finalize(1 * us)
 	}
-	DefaultSymbolizer = fakeSymbolizer{}
-	defer func() { DefaultSymbolizer = nil }()
-	rep := analyzeRun(t, run)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: fakeSymbolizer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, rep)
 	iv := find(t, rep)
 	if len(iv.SRC) != 2 {
 		t.Fatalf("%d SRC points, want 2: %+v", len(iv.SRC), iv.SRC)
@@ -65,5 +72,39 @@ func TestSRCMergesAcrossRanks(t *testing.T) {
 	// Its source position comes from the entering MPI_Pcontrol's site.
 	if in1.SourceFile != "/tmp/app" || in1.Line != 0x2222 {
 		t.Errorf("interval 1 at %s:%d", in1.SourceFile, in1.Line)
+	}
+}
+
+type notingSymbolizer struct {
+	fakeSymbolizer
+	mods []Module
+}
+
+func (n *notingSymbolizer) NoteModules(mods []Module) { n.mods = append(n.mods, mods...) }
+
+// A ModuleNoter hears of each recorded module once, the program marked as
+// the executable, before symbolizing.
+func TestSymbolizerNotedModules(t *testing.T) {
+	run := tracetest.NewRun(2)
+	for i := 0; i < 2; i++ {
+		r := run.Rank(i)
+		r.Init(1 * us)
+		r.Barrier(10*us, tracetest.Site("b", 0x401234))
+		r.Finalize(1 * us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	sym := &notingSymbolizer{}
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: sym})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sym.mods) != 1 || sym.mods[0].Path != "/tmp/app" || !sym.mods[0].Executable {
+		t.Errorf("noted %+v, want the program once, as the executable", sym.mods)
+	}
+	if iv := find(t, rep); len(iv.SRC) != 1 || len(iv.SRC[0].Stack) != 1 || iv.SRC[0].Stack[0].Line != 0x1234 {
+		t.Errorf("points %+v", iv.SRC)
 	}
 }
