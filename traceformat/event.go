@@ -214,7 +214,8 @@ func (b *Batch) Append(e *Event) {
 
 // Cursor walks a Batch event by event. The zero Cursor is at the first
 // event; Next fills e and reports whether there was an event. The batch must
-// be consistent (see Batch.validate), as batches from Reader always are.
+// be consistent, as batches from a Reader (checked when decoded) and
+// batches built with Append always are.
 type Cursor struct {
 	i, comm, send, recv, sbytes, rbytes, root, nreq, req, status, newcomm, pc, flag int
 	t                                                                               int64
@@ -230,104 +231,68 @@ func (c *Cursor) Next(b *Batch, e *Event) bool {
 		c.t = b.BaseNs
 		c.started = true
 	}
-	if len(b.shapeIdx) != 0 {
-		return c.nextDecoded(b, e)
-	}
 	i := c.i
 	c.i++
 	e.Thread = b.Thread
-	e.Func = b.Func[i]
 	e.Entry = c.t + b.Gap[i]
 	e.Exit = e.Entry + int64(b.Dur[i])
 	c.t = e.Exit
-	e.Site = b.Site[i]
-	a := b.Attr[i]
-	e.Attr = a
-	if a == 0 {
-		e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = 0, 0, 0, 0, 0
-		e.SendBytes, e.RecvBytes, e.Root, e.Reqs, e.Status = 0, 0, 0, nil, nil
-		e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
-		return true
+	if len(b.shapeIdx) != 0 {
+		// Decoded form: static values come from the event's shape.
+		sh := &b.shapes[b.shapeIdx[i]]
+		e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
+		e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
+		e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
+	} else {
+		c.static(b, e, i)
 	}
-	e.Comm = 0
+	c.dynamic(b, e)
+	return true
+}
+
+// static fills the static attributes of event i of a batch in writer form
+// from its per-event columns.
+func (c *Cursor) static(b *Batch, e *Event, i int) {
+	a := b.Attr[i]
+	e.Func, e.Site, e.Attr = b.Func[i], b.Site[i], a
+	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = 0, 0, 0, 0, 0
+	e.SendBytes, e.RecvBytes, e.Root = 0, 0, 0
+	if a&staticAttrs == 0 {
+		return
+	}
 	if a&AttrComm != 0 {
 		e.Comm = b.Comm[c.comm]
 		c.comm++
 	}
-	e.SendPeer, e.SendTag = 0, 0
 	if a&AttrSend != 0 {
 		e.SendPeer, e.SendTag = b.SendPeer[c.send], b.SendTag[c.send]
 		c.send++
 	}
-	e.RecvPeer, e.RecvTag = 0, 0
 	if a&AttrRecv != 0 {
 		e.RecvPeer, e.RecvTag = b.RecvPeer[c.recv], b.RecvTag[c.recv]
 		c.recv++
 	}
-	e.SendBytes = 0
 	if a&AttrSendBytes != 0 {
 		e.SendBytes = b.SendBytes[c.sbytes]
 		c.sbytes++
 	}
-	e.RecvBytes = 0
 	if a&AttrRecvBytes != 0 {
 		e.RecvBytes = b.RecvBytes[c.rbytes]
 		c.rbytes++
 	}
-	e.Root = 0
 	if a&AttrRoot != 0 {
 		e.Root = b.Root[c.root]
 		c.root++
 	}
-	e.Reqs = nil
-	nst := 1
-	if a&AttrReqs != 0 {
-		n := int(b.NReqs[c.nreq])
-		c.nreq++
-		e.Reqs = b.Reqs[c.req : c.req+n : c.req+n]
-		c.req += n
-		nst = n
-	}
-	e.Status = nil
-	if a&AttrStatus != 0 {
-		e.Status = b.Status[c.status : c.status+nst : c.status+nst]
-		c.status += nst
-	}
-	e.NewComm = 0
-	if a&AttrNewComm != 0 {
-		e.NewComm = b.NewComm[c.newcomm]
-		c.newcomm++
-	}
-	e.PcLevel, e.PcArg = 0, 0
-	if a&AttrPcontrol != 0 {
-		e.PcLevel, e.PcArg = b.PcLevel[c.pc], b.PcArg[c.pc]
-		c.pc++
-	}
-	e.Flag = false
-	if a&AttrFlag != 0 {
-		e.Flag = b.Flag[c.flag] != 0
-		c.flag++
-	}
-	return true
 }
 
-// nextDecoded is Next for a batch from a Reader: static values come from the
-// event's shape, the others from the per-event columns.
-func (c *Cursor) nextDecoded(b *Batch, e *Event) bool {
-	i := c.i
-	c.i++
-	sh := &b.shapes[b.shapeIdx[i]]
-	e.Thread = b.Thread
-	e.Entry = c.t + b.Gap[i]
-	e.Exit = e.Entry + int64(b.Dur[i])
-	c.t = e.Exit
-	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
-	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
-	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
+// dynamic fills the per-call attributes of e (whose Attr is set) from the
+// per-event attribute columns, the same in both forms.
+func (c *Cursor) dynamic(b *Batch, e *Event) {
 	e.Reqs, e.Status, e.NewComm, e.PcLevel, e.PcArg, e.Flag = nil, nil, 0, 0, 0, false
-	a := sh.attr &^ staticAttrs
+	a := e.Attr &^ staticAttrs
 	if a == 0 {
-		return true
+		return
 	}
 	nst := 1
 	if a&AttrReqs != 0 {
@@ -353,5 +318,4 @@ func (c *Cursor) nextDecoded(b *Batch, e *Event) bool {
 		e.Flag = b.Flag[c.flag] != 0
 		c.flag++
 	}
-	return true
 }
