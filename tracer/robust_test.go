@@ -69,10 +69,9 @@ func TestAbnormalEnd(t *testing.T) {
 				"exit": tracepb.Footer_EXIT}[how]
 			switch {
 			case how == "kill":
-				// SIGKILL: no footer, but events up to the periodic flush.
-				var ce *traceformat.CorruptError
-				if tr.footer != nil || !errors.As(tr.err, &ce) {
-					t.Errorf("rank 1: footer %v err %v, want a truncated file", tr.footer, tr.err)
+				// SIGKILL: dtrun completes the file from the rank's buffers.
+				if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_SIGNAL || !strings.Contains(tr.footer.Message, "recovered") {
+					t.Errorf("rank 1: footer %v err %v, want one written by dtrun", tr.footer, tr.err)
 				}
 				if len(tr.calls("MPI_Comm_size")) != 1 {
 					t.Errorf("rank 1: %d events, want those up to MPI_Comm_size", len(tr.events))

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dtpa/dtpa/tracer/records"
 	"github.com/urfave/cli/v2"
 )
 
@@ -139,11 +140,18 @@ func Run(ctx context.Context, o Options) error {
 	if old := getenv("LD_PRELOAD"); old != "" {
 		preload += ":" + old
 	}
+	// The spill directory holds the ranks' trace buffers in shared memory,
+	// so that dtrun can save the records of a rank killed without warning.
+	spill, err := os.MkdirTemp(spillRoot(), "dtpa-")
+	if err != nil {
+		return fmt.Errorf("creating the trace buffer directory: %w", err)
+	}
+	defer os.RemoveAll(spill)
 	var args []string
 	if isMPICH(launcher) {
-		args = append([]string{"-genv", "LD_PRELOAD", preload}, o.Args...)
+		args = append([]string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}, o.Args...)
 	} else {
-		args = append([]string{"-x", "LD_PRELOAD=" + preload}, o.Args...)
+		args = append([]string{"-x", "LD_PRELOAD=" + preload, "-x", "DT_SPILL_DIR=" + spill}, o.Args...)
 	}
 	cmd := exec.CommandContext(ctx, launcher, args...)
 	cmd.Stdin = os.Stdin
@@ -158,6 +166,7 @@ func Run(ctx context.Context, o Options) error {
 	// the ranks (whose tracer then writes what it has).
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	err = cmd.Run()
+	recoverSpills(spill, cmd.Stderr)
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		code := xe.ExitCode()
@@ -170,6 +179,41 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("running %s: %w", launcher, err)
 	}
 	return nil
+}
+
+// spillRoot is a memory file system when there is one: trace buffers live
+// there, and writing them must cost no disk I/O.
+func spillRoot() string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() && canWrite("/dev/shm") {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
+func canWrite(dir string) bool {
+	f, err := os.CreateTemp(dir, ".dtpa-probe-")
+	if err != nil {
+		return false
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return true
+}
+
+// recoverSpills appends to their traces the records of ranks that died
+// without writing them (their spill files remain).
+func recoverSpills(dir string, w io.Writer) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
+	for _, f := range files {
+		n, err := records.Recover(f)
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "dtrun: recovering %s: %v\n", filepath.Base(f), err)
+		case n > 0:
+			fmt.Fprintf(w, "dtrun: %s: the process died; %d events recovered from its trace buffers\n",
+				strings.TrimSuffix(filepath.Base(f), ".spill"), n)
+		}
+	}
 }
 
 // Launcher options that take a value (Open MPI's mpirun and MPICH's hydra

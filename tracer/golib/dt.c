@@ -37,6 +37,7 @@ static uint32_t thr_next;
 static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t buf_cv = PTHREAD_COND_INITIALIZER;
 static void *buf_free[4096];
+static char *spill_take(void);
 static int buf_nfree, buf_nalloc, buf_max = 16;
 static int64_t buf_limit_mode; // MaxTraceSize == -1: stop when TraceBufSize bytes were traced
 static uint64_t buf_total, buf_budget;
@@ -61,6 +62,7 @@ static char *dt_buf_get(void) {
 	}
 	char *b = NULL;
 	if (buf_nfree > 0) b = buf_free[--buf_nfree];
+	else if ((b = spill_take()) != NULL) buf_nalloc++;
 	pthread_mutex_unlock(&buf_mu);
 	if (b == NULL) {
 		b = malloc(dt_chunk); // over budget rather than hang the program
@@ -69,7 +71,56 @@ static char *dt_buf_get(void) {
 	return b;
 }
 
+// ---- spill: when dtrun provides a spill directory, the buffers are slots
+// of a shared file mapping (tracer/records/spill.go has the layout), so that
+// records not yet written survive SIGKILL and dtrun can append them to the
+// trace. Each slot starts with a header: seq (order of the buffer's
+// records; 0 = nothing to recover), commit (bytes of complete records), tid.
+typedef struct {
+	volatile uint64_t seq, commit;
+	uint32_t tid;
+} dt_slot;
+#define SLOT_HDR 64
+static char *spill_lo, *spill_hi;
+static uint64_t spill_seq;
+
+static inline dt_slot *chunk_of(char *b) {
+	return b && b >= spill_lo && b < spill_hi ? (dt_slot *)(b - SLOT_HDR) : NULL;
+}
+
+size_t dt_buf_chunk(void) { return dt_chunk; }
+int dt_buf_slots(void) { return buf_max; }
+
+static int spill_fd = -1, spill_n, spill_next;
+static off_t spill_off; // file offset of the first slot
+
+// dt_spill_setup registers the mapping of n slots at base (first slot
+// header), backed by fd from file offset off. Slots are allocated in the
+// file when first used (dt_buf_get), so that memory is taken as needed.
+void dt_spill_setup(char *base, int n, int fd, long off) {
+	pthread_mutex_lock(&buf_mu);
+	spill_lo = base + SLOT_HDR;
+	spill_hi = base + (size_t)n * (SLOT_HDR + dt_chunk);
+	spill_fd = fd;
+	spill_n = n;
+	spill_off = off;
+	pthread_mutex_unlock(&buf_mu);
+}
+
+// spill_take returns a fresh slot, or NULL. Called with buf_mu held.
+static char *spill_take(void) {
+	if (spill_next >= spill_n) return NULL;
+	size_t sz = SLOT_HDR + dt_chunk;
+	if (fallocate(spill_fd, 0, spill_off + (off_t)(spill_next * sz), sz) != 0) {
+		spill_n = spill_next; // no space: plain memory from now on
+		return NULL;
+	}
+	return spill_lo - SLOT_HDR + (size_t)spill_next++ * sz + SLOT_HDR;
+}
+
 void dt_buf_put(void *b) {
+	dt_slot *ch = chunk_of(b);
+	if (ch) ch->seq = 0; // written (or deliberately dropped): nothing to recover
 	pthread_mutex_lock(&buf_mu);
 	if (buf_nfree < (int)(sizeof buf_free / sizeof buf_free[0])) {
 		buf_free[buf_nfree++] = b;
@@ -77,12 +128,19 @@ void dt_buf_put(void *b) {
 	}
 	pthread_cond_signal(&buf_cv);
 	pthread_mutex_unlock(&buf_mu);
-	free(b);
+	if (b && !chunk_of(b)) free(b);
 }
 
 static void dt_thr_attach_buf(dt_thr *T, char *b) {
 	T->buf = T->pos = T->commit = b;
 	T->end = b ? b + dt_chunk : b;
+	dt_slot *ch = chunk_of(b);
+	T->chunk_commit = ch ? &ch->commit : NULL;
+	if (ch) {
+		ch->commit = 0;
+		ch->tid = T->tid;
+		ch->seq = __atomic_add_fetch(&spill_seq, 1, __ATOMIC_RELAXED);
+	}
 }
 
 // dt_submit hands the thread's committed records to Go, which owns the buffer
@@ -146,10 +204,10 @@ dt_thr *dt_thr_new(void) {
 		pthread_attr_destroy(&a);
 	}
 	T->epoch = dt_epoch;
+	T->tid = __atomic_fetch_add(&thr_next, 1, __ATOMIC_RELAXED);
 	dt_thr_attach_buf(T, dt_buf_get());
 	if (!T->sites || !T->buf) return NULL;
 	pthread_mutex_lock(&thr_mu);
-	T->tid = thr_next++;
 	T->next = thr_list;
 	thr_list = T;
 	pthread_mutex_unlock(&thr_mu);

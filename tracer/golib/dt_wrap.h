@@ -56,6 +56,7 @@ typedef struct {
 
 typedef struct dt_thr {
 	char *buf, *pos, *commit, *end;
+	volatile uint64_t *chunk_commit; // in the spill mapping, when there is one
 	uint32_t tid;
 	int busy;
 	uint64_t epoch;
@@ -164,6 +165,7 @@ static inline dt_hdr *dt_rec_begin(dt_thr *T, int fid, uint64_t t0, uint64_t t1,
 
 static inline void dt_rec_end(dt_thr *T) {
 	T->commit = T->pos;
+	if (T->chunk_commit) *T->chunk_commit = (uint64_t)(T->pos - T->buf);
 	T->busy = 0;
 	if (__builtin_expect(T->epoch != dt_epoch, 0)) dt_epoch_flush(T);
 }

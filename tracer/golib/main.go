@@ -20,6 +20,9 @@ void dt_bump_epoch(void);
 void dt_set_flush_done(void);
 const char *dt_fname(int i);
 int dt_nfunc(void);
+size_t dt_buf_chunk(void);
+int dt_buf_slots(void);
+void dt_spill_setup(char *base, int n, int fd, long off);
 */
 import "C"
 

@@ -11,6 +11,9 @@ void dt_finish_state(void);
 const char *dt_fname(int i);
 int dt_nfunc(void);
 int64_t dt_ns(uint64_t raw);
+size_t dt_buf_chunk(void);
+int dt_buf_slots(void);
+void dt_spill_setup(char *base, int n, int fd, long off);
 */
 import "C"
 
@@ -55,6 +58,7 @@ type job struct {
 	n     int
 	tid   uint32
 	clock *tracepb.ClockSync
+	defs  bool // write pending definitions now
 	fin   tracepb.Footer_StopReason
 	ack   chan struct{}
 }
@@ -68,6 +72,7 @@ type tracer struct {
 	limit int64 // bytes for this process's file; 0 = none
 
 	noFallocate bool
+	spill       string // spill file, removed once the trace is complete
 
 	mu       sync.Mutex // guards the fields below
 	defs     tracepb.Definitions
@@ -138,6 +143,17 @@ func newTracer(in initInfo) (*tracer, error) {
 		return nil, err
 	}
 	t := &tracer{conv: in.conv, f: f, w: w, jobs: make(chan job, 8192), modules: map[string]bool{}, done: make(chan struct{})}
+	if dir := os.Getenv("DT_SPILL_DIR"); dir != "" {
+		// Buffers in a shared file mapping survive SIGKILL (see records.Recover);
+		// without one (no space, no directory) they are plain memory.
+		abs, _ := filepath.Abs(name)
+		path := filepath.Join(dir, fmt.Sprintf("%s.%d.spill", programName(args), in.rank))
+		info := records.SpillInfo{Trace: abs, Rank: in.rank, Slots: int(C.dt_buf_slots()), Chunk: int(C.dt_buf_chunk()), Conv: in.conv}
+		if mem, fd, err := records.CreateSpill(path, info); err == nil {
+			C.dt_spill_setup((*C.char)(unsafe.Pointer(&mem[records.SpillHeaderSize])), C.int(info.Slots), C.int(fd), records.SpillHeaderSize)
+			t.spill = path
+		}
+	}
 	if p.MaxTraceSize > 0 && in.size > 0 {
 		t.limit = p.MaxTraceSize << 20 / int64(in.size)
 	}
@@ -159,11 +175,18 @@ func newTracer(in initInfo) (*tracer, error) {
 
 func nowRaw() uint64 { return uint64(C.dt_now()) }
 
+// addDefs queues definitions and wakes the writer, so that they reach the
+// disk soon even if no batch follows (a process killed later still has
+// them).
 func (t *tracer) addDefs(f func(d *tracepb.Definitions)) {
 	t.mu.Lock()
 	f(&t.defs)
 	t.ndefs++
 	t.mu.Unlock()
+	select {
+	case t.jobs <- job{defs: true}:
+	default:
+	}
 }
 
 func (t *tracer) addModule(m *tracepb.Module) {
@@ -250,27 +273,13 @@ func (t *tracer) loop() {
 			if err := records.Decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
 				fmt.Fprintf(os.Stderr, "dtpa tracer: internal error: thread %d buffer: %v\n", j.tid, err)
 			}
+			t.writeBatch()
+			// Only now that its records are on disk (or deliberately dropped)
+			// may the buffer be reused: until then a spill slot keeps them
+			// recoverable.
 			C.dt_buf_put(j.buf)
-			if t.stopped() {
-				t.mu.Lock()
-				t.dropped += uint64(t.batch.Len())
-				t.mu.Unlock()
-				continue
-			}
-			if err := t.reserve(int64(j.n)); err != nil {
-				t.setStop(tracepb.Footer_WRITE_ERROR, err.Error())
-				C.dt_stop(C.DT_STOP_WRITE_ERROR)
-				t.mu.Lock()
-				t.dropped += uint64(t.batch.Len())
-				t.mu.Unlock()
-				continue
-			}
+		case j.defs:
 			t.writeDefs()
-			t.check(t.w.WriteBatch(&t.batch))
-			if t.limit > 0 && t.w.Offset() >= t.limit {
-				t.setStop(tracepb.Footer_SIZE_LIMIT, fmt.Sprintf("trace reached %d bytes (MaxTraceSize %d MB over all ranks)", t.w.Offset(), loadedParams.MaxTraceSize))
-				C.dt_stop(C.DT_STOP_SIZE_LIMIT)
-			}
 		case j.clock != nil:
 			t.writeDefs()
 			t.check(t.w.WriteClockSync(j.clock))
@@ -286,9 +295,35 @@ func (t *tracer) loop() {
 			t.mu.Unlock()
 			t.w.Close(f)
 			t.f.Close()
+			if t.spill != "" {
+				os.Remove(t.spill)
+			}
 			close(j.ack)
 			return
 		}
+	}
+}
+
+func (t *tracer) writeBatch() {
+	if t.stopped() {
+		t.mu.Lock()
+		t.dropped += uint64(t.batch.Len())
+		t.mu.Unlock()
+		return
+	}
+	if err := t.reserve(int64(t.batch.Len()) * 64); err != nil {
+		t.setStop(tracepb.Footer_WRITE_ERROR, err.Error())
+		C.dt_stop(C.DT_STOP_WRITE_ERROR)
+		t.mu.Lock()
+		t.dropped += uint64(t.batch.Len())
+		t.mu.Unlock()
+		return
+	}
+	t.writeDefs()
+	t.check(t.w.WriteBatch(&t.batch))
+	if t.limit > 0 && t.w.Offset() >= t.limit {
+		t.setStop(tracepb.Footer_SIZE_LIMIT, fmt.Sprintf("trace reached %d bytes (MaxTraceSize %d MB over all ranks)", t.w.Offset(), loadedParams.MaxTraceSize))
+		C.dt_stop(C.DT_STOP_SIZE_LIMIT)
 	}
 }
 

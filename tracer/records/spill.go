@@ -1,0 +1,195 @@
+package records
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"syscall"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// A spill file backs a process's trace buffers with a shared file mapping
+// (in a memory file system such as /dev/shm, provided by dtrun), so that
+// records not yet written to the trace survive the process being killed:
+// dtrun then appends them to the trace with Recover.
+//
+// Layout: a 4096-byte header (SpillMagic, uint32 length, JSON SpillInfo),
+// then Slots slots of SlotHeader + Chunk bytes. A slot header holds uint64
+// seq (handover order; 0 = nothing to recover), uint64 commit (bytes of
+// complete records), uint32 thread.
+const (
+	SpillMagic      = "DTPASPL1"
+	SpillHeaderSize = 4096
+	SlotHeader      = 64
+)
+
+// SpillInfo describes a spill file.
+type SpillInfo struct {
+	Trace string    // absolute path of the trace file
+	Rank  uint32    // world rank
+	Slots int       // number of buffers
+	Chunk int       // bytes of records per buffer
+	Conv  Converter // clock conversion of the records
+}
+
+// CreateSpill creates and maps a spill file, returning the mapping and the
+// file descriptor (kept open: the tracer allocates each slot in the file
+// with fallocate before its first use, because a page of a shared mapping
+// that the file system cannot back would kill the program with SIGBUS).
+func CreateSpill(path string, info SpillInfo) ([]byte, int, error) {
+	fd, err := syscall.Open(path, syscall.O_CREAT|syscall.O_TRUNC|syscall.O_RDWR|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, -1, err
+	}
+	size := int64(SpillHeaderSize) + int64(info.Slots)*int64(SlotHeader+info.Chunk)
+	fail := func(err error) ([]byte, int, error) {
+		syscall.Close(fd)
+		os.Remove(path)
+		return nil, -1, err
+	}
+	if err := syscall.Ftruncate(fd, size); err != nil {
+		return fail(err)
+	}
+	if err := syscall.Fallocate(fd, 0, 0, SpillHeaderSize); err != nil {
+		return fail(fmt.Errorf("allocating %s: %w", path, err))
+	}
+	hdr, err := json.Marshal(info)
+	if err != nil || len(hdr) > SpillHeaderSize-12 {
+		return fail(fmt.Errorf("spill header: %v", err))
+	}
+	mem, err := syscall.Mmap(fd, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fail(err)
+	}
+	copy(mem, SpillMagic)
+	binary.LittleEndian.PutUint32(mem[8:], uint32(len(hdr)))
+	copy(mem[12:], hdr)
+	return mem, fd, nil
+}
+
+type slot struct {
+	seq  uint64
+	tid  uint32
+	recs []byte
+}
+
+// Recover appends to the trace named in the spill file the records that
+// its process had not written when it died, with the definitions they need
+// and a footer, and removes the spill file. A trace that already has a
+// footer is left alone. It returns the number of events recovered.
+func Recover(spillPath string) (int, error) {
+	data, err := os.ReadFile(spillPath)
+	if err != nil {
+		return 0, err
+	}
+	if len(data) < SpillHeaderSize || string(data[:8]) != SpillMagic {
+		return 0, fmt.Errorf("%s: not a spill file", spillPath)
+	}
+	var info SpillInfo
+	n := binary.LittleEndian.Uint32(data[8:])
+	if int(n) > SpillHeaderSize-12 || json.Unmarshal(data[12:12+n], &info) != nil || info.Chunk <= 0 {
+		return 0, fmt.Errorf("%s: bad spill header", spillPath)
+	}
+	f, err := os.OpenFile(info.Trace, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	r, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: info.Trace})
+	if err != nil {
+		return 0, err
+	}
+	existing := 0
+	for {
+		if _, err = r.ReadEvent(); err != nil {
+			break
+		}
+		existing++
+	}
+	if errors.Is(err, io.EOF) && r.Footer() != nil {
+		return 0, os.Remove(spillPath) // complete: the process wrote everything
+	}
+	good := r.Offset() // end of the last intact frame …
+	var ce *traceformat.CorruptError
+	if errors.As(err, &ce) {
+		good = ce.Offset // … which is where the damaged one starts
+	}
+
+	var slots []slot
+	for i := 0; i < info.Slots; i++ {
+		off := SpillHeaderSize + i*(SlotHeader+info.Chunk)
+		if off+SlotHeader+info.Chunk > len(data) {
+			break
+		}
+		seq, commit := binary.LittleEndian.Uint64(data[off:]), binary.LittleEndian.Uint64(data[off+8:])
+		if seq == 0 || commit == 0 || commit > uint64(info.Chunk) {
+			continue
+		}
+		slots = append(slots, slot{seq: seq, tid: binary.LittleEndian.Uint32(data[off+16:]),
+			recs: data[off+SlotHeader : off+SlotHeader+int(commit)]})
+	}
+	sort.Slice(slots, func(i, j int) bool { return slots[i].seq < slots[j].seq })
+
+	var out bytes.Buffer
+	w, err := traceformat.NewWriter(&out, r.Header(), traceformat.WriterOptions{})
+	if err != nil {
+		return 0, err
+	}
+	prefix := out.Len() // preamble and header: already in the file
+	defs := r.Definitions()
+	missing := &tracepb.Definitions{}
+	seenSite, seenComm := map[uint32]bool{}, map[uint32]bool{}
+	var batches []*traceformat.Batch
+	recovered := 0
+	for _, s := range slots {
+		b := &traceformat.Batch{}
+		Decode(b, s.recs, s.tid, &info.Conv) // keeps the complete records
+		if b.Len() == 0 {
+			continue
+		}
+		// Definitions made just before the death may not be in the file:
+		// call sites become empty stacks, communicators placeholders.
+		for _, id := range b.Site {
+			if (int(id) >= len(defs.CallSites) || defs.CallSites[id] == nil) && !seenSite[id] {
+				seenSite[id] = true
+				missing.CallSites = append(missing.CallSites, &tracepb.CallSite{Id: id})
+			}
+		}
+		for _, c := range append(append([]uint32(nil), b.Comm...), b.NewComm...) {
+			if c != traceformat.CommNull && defs.Comm(c) == nil && !seenComm[c] {
+				seenComm[c] = true
+				missing.Communicators = append(missing.Communicators, &tracepb.Communicator{Local: c, Id: 1<<62 | uint64(c)})
+			}
+		}
+		batches = append(batches, b)
+		recovered += b.Len()
+	}
+	if len(missing.CallSites)+len(missing.Communicators) > 0 {
+		if err := w.WriteDefinitions(missing); err != nil {
+			return 0, err
+		}
+	}
+	for _, b := range batches {
+		if err := w.WriteBatch(b); err != nil {
+			return 0, err
+		}
+	}
+	msg := fmt.Sprintf("the process died without writing a footer; dtrun recovered %d events from its trace buffers", recovered)
+	if err := w.Close(&tracepb.Footer{EventCount: uint64(existing + recovered), StopReason: tracepb.Footer_SIGNAL, Message: msg}); err != nil {
+		return 0, err
+	}
+	if err := f.Truncate(good); err != nil {
+		return 0, err
+	}
+	if _, err := f.WriteAt(out.Bytes()[prefix:], good); err != nil {
+		return 0, err
+	}
+	return recovered, os.Remove(spillPath)
+}
