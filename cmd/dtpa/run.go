@@ -11,6 +11,7 @@ import (
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/report/trpa"
+	"github.com/dtpa/dtpa/srcchar"
 )
 
 // Options are what one dtpa invocation does, built from the command line by
@@ -32,12 +33,20 @@ var analyze = analyzer.Analyze
 // Run analyses the traces and writes the report to w (or to opts.Output),
 // warnings to stderr as they are found.
 func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
+	warn := func(msg string) { fmt.Fprintf(stderr, "dtpa: warning: %s\n", msg) }
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
 	rep, err := analyze(ctx, analyzer.Options{
 		Dir:      opts.Dir,
 		App:      opts.App,
 		MaxLevel: opts.MaxLevel,
 		Exe:      opts.Exe,
-		Warn:     func(msg string) { fmt.Fprintf(stderr, "dtpa: warning: %s\n", msg) },
+		Warn:     warn,
+		// The executable is taken from --exe when given, else from the
+		// path the traces recorded, else next to the traces (srcchar).
+		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn}),
 	})
 	if err != nil {
 		return err

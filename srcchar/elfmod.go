@@ -1,0 +1,372 @@
+package srcchar
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"sort"
+
+	"github.com/dtpa/dtpa/report"
+)
+
+// module is one opened ELF file: its symbols and, when present, its DWARF
+// data, indexed lazily per compilation unit.
+type module struct {
+	path       string
+	exe        bool // the program itself
+	mpi        bool // inside MPI or the tracer: frames left out
+	definesMPI bool // its .dynsym defines MPI_* / PMPI_* functions
+	buildID    []byte
+	syms       []symbol // functions by address
+	dw         *dwarf.Data
+	units      map[dwarf.Offset]*unit
+	names      map[dwarf.Offset]string
+}
+
+type symbol struct {
+	name       string
+	addr, size uint64
+}
+
+// unit is a compilation unit's line table and the tree of its functions
+// and inlined calls that have code.
+type unit struct {
+	lr    *dwarf.LineReader
+	funcs []*scope
+}
+
+// scope is a subprogram or an inlined call with its address ranges.
+type scope struct {
+	name     string
+	ranges   [][2]uint64
+	callFile string // where an inlined call was made, in its parent
+	callLine int
+	children []*scope
+}
+
+func (s *scope) contains(pc uint64) bool {
+	for _, r := range s.ranges {
+		if pc >= r[0] && pc < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// openModule reads what symbolization needs from the ELF file at path and
+// closes it. A file without symbols or debug information is not an error.
+func openModule(path string, debugDirs []string) (*module, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	m := &module{path: path, buildID: buildID(f), units: map[dwarf.Offset]*unit{}, names: map[dwarf.Offset]string{}}
+	m.addSymbols(f)
+	if hasDWARF(f) {
+		// A damaged .debug_* section costs the lines, not the module.
+		m.dw, _ = f.DWARF()
+	} else if len(m.buildID) > 0 {
+		m.separateDebug(debugDirs)
+	}
+	return m, nil
+}
+
+func hasDWARF(f *elf.File) bool {
+	return f.Section(".debug_info") != nil || f.Section(".zdebug_info") != nil
+}
+
+// separateDebug loads DWARF (and the full symbol table) from a debug file
+// installed by build id, as Debian's -dbgsym packages do.
+func (m *module) separateDebug(dirs []string) {
+	if len(m.buildID) < 2 {
+		return
+	}
+	id := hex.EncodeToString(m.buildID)
+	for _, d := range dirs {
+		p := filepath.Join(d, ".build-id", id[:2], id[2:]+".debug")
+		f, err := elf.Open(p)
+		if err != nil {
+			continue
+		}
+		if hasDWARF(f) {
+			if dw, err := f.DWARF(); err == nil {
+				m.dw = dw
+				m.addSymbols(f)
+			}
+		}
+		f.Close()
+		if m.dw != nil {
+			return
+		}
+	}
+}
+
+// addSymbols adds the defined functions of .symtab and .dynsym.
+func (m *module) addSymbols(f *elf.File) {
+	add := func(syms []elf.Symbol, dynamic bool) {
+		for _, s := range syms {
+			t := elf.ST_TYPE(s.Info)
+			if (t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC) || s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
+				continue
+			}
+			m.syms = append(m.syms, symbol{name: s.Name, addr: s.Value, size: s.Size})
+			if dynamic && isMPIName(s.Name) {
+				m.definesMPI = true
+			}
+		}
+	}
+	if s, err := f.Symbols(); err == nil {
+		add(s, false)
+	}
+	if s, err := f.DynamicSymbols(); err == nil {
+		add(s, true)
+	}
+	sort.SliceStable(m.syms, func(i, j int) bool { return m.syms[i].addr < m.syms[j].addr })
+}
+
+// symbolAt is the function symbol covering pc, if any.
+func (m *module) symbolAt(pc uint64) (symbol, bool) {
+	i := sort.Search(len(m.syms), func(i int) bool { return m.syms[i].addr > pc }) - 1
+	// Aliases share an address; any of them covering pc will do, but a
+	// sized one is preferred to a size-0 marker.
+	for j := i; j >= 0 && m.syms[j].addr == m.syms[i].addr; j-- {
+		s := m.syms[j]
+		if s.size > 0 && pc < s.addr+s.size {
+			return s, true
+		}
+	}
+	if i >= 0 && m.syms[i].size == 0 {
+		return m.syms[i], true
+	}
+	return symbol{}, false
+}
+
+// frames symbolizes pc (an address inside the call instruction), innermost
+// first; none when nothing is known about it.
+func (m *module) frames(pc uint64) []report.Frame {
+	if fr := m.dwarfFrames(pc); len(fr) > 0 {
+		return fr
+	}
+	if s, ok := m.symbolAt(pc); ok {
+		return []report.Frame{{Function: fmt.Sprintf("%s+%#x", s.name, pc+1-s.addr)}}
+	}
+	return nil
+}
+
+func (m *module) dwarfFrames(pc uint64) []report.Frame {
+	if m.dw == nil {
+		return nil
+	}
+	cu, err := m.dw.Reader().SeekPC(pc)
+	if err != nil || cu == nil {
+		return nil
+	}
+	u := m.unit(cu)
+	var le dwarf.LineEntry
+	haveLine := u.lr != nil && u.lr.SeekPC(pc, &le) == nil && le.File != nil
+	chain := u.chain(pc)
+	if len(chain) == 0 {
+		if !haveLine {
+			return nil
+		}
+		f := report.Frame{File: le.File.Name, Line: le.Line}
+		if s, ok := m.symbolAt(pc); ok {
+			f.Function = s.name
+		}
+		return []report.Frame{f}
+	}
+	inner := chain[len(chain)-1]
+	out := []report.Frame{{Function: inner.name}}
+	if haveLine {
+		out[0].File, out[0].Line = le.File.Name, le.Line
+	}
+	// Each inlined call sits in its parent at its call_file:call_line.
+	for k := len(chain) - 1; k > 0; k-- {
+		out = append(out, report.Frame{Function: chain[k-1].name, File: chain[k].callFile, Line: chain[k].callLine})
+	}
+	if out[len(out)-1].Function == "" {
+		if s, ok := m.symbolAt(pc); ok {
+			out[len(out)-1].Function = s.name
+		}
+	}
+	return out
+}
+
+// unit indexes a compilation unit on first use.
+func (m *module) unit(cu *dwarf.Entry) *unit {
+	if u, ok := m.units[cu.Offset]; ok {
+		return u
+	}
+	u := &unit{}
+	m.units[cu.Offset] = u
+	lr, err := m.dw.LineReader(cu)
+	if err == nil && lr != nil {
+		u.lr = lr
+	}
+	var files []*dwarf.LineFile
+	if u.lr != nil {
+		files = u.lr.Files()
+	}
+	if !cu.Children {
+		return u
+	}
+	r := m.dw.Reader()
+	r.Seek(cu.Offset)
+	if _, err := r.Next(); err != nil {
+		return u
+	}
+	// open holds the DIEs whose children are being read: the scope they
+	// opened, or nil for DIEs that are not scopes (lexical blocks …).
+	open := []*scope{nil}
+	for len(open) > 0 {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag == 0 {
+			open = open[:len(open)-1]
+			continue
+		}
+		var sc *scope
+		if e.Tag == dwarf.TagSubprogram || e.Tag == dwarf.TagInlinedSubroutine {
+			if rs, err := m.dw.Ranges(e); err == nil && len(rs) > 0 {
+				sc = &scope{name: m.name(e, 0), ranges: rs}
+				if e.Tag == dwarf.TagInlinedSubroutine {
+					if i, ok := e.Val(dwarf.AttrCallFile).(int64); ok && i >= 0 && int(i) < len(files) && files[i] != nil {
+						sc.callFile = files[i].Name
+					}
+					if l, ok := e.Val(dwarf.AttrCallLine).(int64); ok {
+						sc.callLine = int(l)
+					}
+				}
+				if p := innermost(open); p != nil {
+					p.children = append(p.children, sc)
+				} else {
+					u.funcs = append(u.funcs, sc)
+				}
+			}
+		}
+		if e.Children {
+			open = append(open, sc)
+		}
+	}
+	return u
+}
+
+func innermost(open []*scope) *scope {
+	for i := len(open) - 1; i >= 0; i-- {
+		if open[i] != nil {
+			return open[i]
+		}
+	}
+	return nil
+}
+
+// chain is the function containing pc and the inlined calls inside it that
+// contain pc, outermost first.
+func (u *unit) chain(pc uint64) []*scope {
+	var out []*scope
+	level := u.funcs
+	for {
+		var next *scope
+		for _, s := range level {
+			if s.contains(pc) {
+				next = s
+				break
+			}
+		}
+		if next == nil {
+			return out
+		}
+		out = append(out, next)
+		level = next.children
+	}
+}
+
+// name is a subprogram's name, following DW_AT_abstract_origin (inlined
+// and out-of-line instances) and DW_AT_specification (C++ definitions).
+func (m *module) name(e *dwarf.Entry, depth int) string {
+	if n, ok := e.Val(dwarf.AttrName).(string); ok {
+		return n
+	}
+	if depth > 4 {
+		return ""
+	}
+	for _, a := range []dwarf.Attr{dwarf.AttrAbstractOrigin, dwarf.AttrSpecification} {
+		off, ok := e.Val(a).(dwarf.Offset)
+		if !ok {
+			continue
+		}
+		if n, ok := m.names[off]; ok {
+			return n
+		}
+		r := m.dw.Reader()
+		r.Seek(off)
+		oe, err := r.Next()
+		n := ""
+		if err == nil && oe != nil {
+			n = m.name(oe, depth+1)
+		}
+		m.names[off] = n
+		if n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+// buildID is the content of the NT_GNU_BUILD_ID note, from the section or,
+// when section headers are gone, the PT_NOTE segments.
+func buildID(f *elf.File) []byte {
+	if s := f.Section(".note.gnu.build-id"); s != nil {
+		if d, err := s.Data(); err == nil {
+			if id := noteBuildID(d, f.ByteOrder); id != nil {
+				return id
+			}
+		}
+	}
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE {
+			continue
+		}
+		d := make([]byte, p.Filesz)
+		if _, err := p.ReadAt(d, 0); err != nil {
+			continue
+		}
+		if id := noteBuildID(d, f.ByteOrder); id != nil {
+			return id
+		}
+	}
+	return nil
+}
+
+func noteBuildID(d []byte, bo binary.ByteOrder) []byte {
+	const ntGNUBuildID = 3
+	align4 := func(n uint32) int { return int((n + 3) &^ 3) }
+	for len(d) >= 12 {
+		namesz, descsz, typ := bo.Uint32(d), bo.Uint32(d[4:]), bo.Uint32(d[8:])
+		d = d[12:]
+		if align4(namesz) > len(d) {
+			return nil
+		}
+		name := d[:namesz]
+		d = d[align4(namesz):]
+		if align4(descsz) > len(d) && int(descsz) > len(d) {
+			return nil
+		}
+		desc := d[:descsz]
+		if typ == ntGNUBuildID && bytes.Equal(bytes.TrimRight(name, "\x00"), []byte("GNU")) {
+			return append([]byte{}, desc...)
+		}
+		if align4(descsz) > len(d) {
+			return nil
+		}
+		d = d[align4(descsz):]
+	}
+	return nil
+}
