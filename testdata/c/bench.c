@@ -15,13 +15,27 @@ static double now(void) {
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+// The loops run four calls deep, so that UserStackSize 4 walks four frames.
+static double loops(int rank, const char *mode, long n);
+__attribute__((noinline)) static double depth3(int rank, const char *mode, long n) { return loops(rank, mode, n); }
+__attribute__((noinline)) static double depth2(int rank, const char *mode, long n) { return depth3(rank, mode, n) + 0; }
+__attribute__((noinline)) static double depth1(int rank, const char *mode, long n) { return depth2(rank, mode, n) + 0; }
+
 int main(int argc, char **argv) {
-	int rank, size, v = 1, w;
+	int rank, size;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	const char *mode = argc > 1 ? argv[1] : "cheap";
 	long n = argc > 2 ? atol(argv[2]) : 100000;
+	double best = depth1(rank, mode, n);
+	if (rank == 0) printf("ns_per_call=%.2f\n", best);
+	MPI_Finalize();
+	return 0;
+}
+
+static double loops(int rank, const char *mode, long n) {
+	int v = 1, w;
 	double best = 1e300;
 	int calls = 1;
 	for (int rep = 0; rep < 5; rep++) {
@@ -48,7 +62,5 @@ int main(int argc, char **argv) {
 		double t = (now() - t0) / ((double)n * calls);
 		if (t < best) best = t;
 	}
-	if (rank == 0) printf("ns_per_call=%.2f\n", best);
-	MPI_Finalize();
-	return 0;
+	return best;
 }

@@ -14,6 +14,7 @@ package records
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 
 	"github.com/dtpa/dtpa/traceformat"
 )
@@ -64,10 +65,25 @@ func Decode(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) error {
 		}
 	}
 	off := 0
+	// Room for every event the buffer can hold, so that appends do not grow.
+	if max := len(p) / HeaderSize; cap(b.Func)-len(b.Func) < max {
+		b.Func = slices.Grow(b.Func, max)
+		b.Gap = slices.Grow(b.Gap, max)
+		b.Dur = slices.Grow(b.Dur, max)
+		b.Site = slices.Grow(b.Site, max)
+		b.Attr = slices.Grow(b.Attr, max)
+	}
 	for off+HeaderSize <= len(p) {
 		h := p[off : off+HeaderSize]
 		attr := traceformat.Attr(le.Uint16(h[2:]))
-		need := size(attr, p[off+HeaderSize:])
+		need := 0
+		switch attr {
+		case 0:
+		case traceformat.AttrComm: // the commonest: calls taking only a communicator
+			need = 4
+		default:
+			need = size(attr, p[off+HeaderSize:])
+		}
 		if need < 0 || off+HeaderSize+need > len(p) {
 			return ErrTruncated
 		}
@@ -86,7 +102,11 @@ func Decode(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) error {
 		b.Attr = append(b.Attr, attr)
 		last = t1
 		off += HeaderSize
-		if attr != 0 {
+		switch attr {
+		case 0:
+		case traceformat.AttrComm:
+			b.Comm = append(b.Comm, le.Uint32(p[off:]))
+		default:
 			decodeAttrs(b, attr, p[off:off+need])
 		}
 		off += need
