@@ -1,0 +1,304 @@
+package srcchar
+
+import (
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/report"
+)
+
+// needTool skips when a tool is missing, except under CI where the test
+// environment must have it.
+func needTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is required under CI: %v", name, err)
+		}
+		t.Skipf("%s not installed", name)
+	}
+}
+
+// markerLine is the line of testdata/file holding /* marker */.
+func markerLine(t *testing.T, file, marker string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, "/* "+marker+" */") {
+			return i + 1
+		}
+	}
+	t.Fatalf("no marker %s in %s", marker, file)
+	return 0
+}
+
+func run(t *testing.T, dir, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// site is a return address the test program printed.
+type site struct {
+	module string // recorded path ("" in the program's output means the executable)
+	offset uint64
+}
+
+// built is the test program compiled with some flags, and the return
+// addresses it printed, by tag.
+type built struct {
+	dir, exe string
+	sites    map[string]site
+}
+
+// build compiles testdata/prog.c with flags (and its two libraries with
+// -g -O2) into a fresh directory and runs it.
+func build(t *testing.T, flags ...string) *built {
+	t.Helper()
+	needTool(t, "gcc")
+	dir := t.TempDir()
+	src, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "gcc", "-g", "-O2", "-shared", "-fPIC", "-o", "libcb.so", filepath.Join(src, "libcb.c"))
+	run(t, dir, "gcc", "-g", "-O2", "-shared", "-fPIC", "-o", "libother.so", filepath.Join(src, "libmpifake.c"))
+	args := append(append([]string{}, flags...), "-o", "prog", filepath.Join(src, "prog.c"),
+		"-L"+dir, "-lcb", "-lother", "-Wl,-rpath,"+dir)
+	run(t, dir, "gcc", args...)
+	b := &built{dir: dir, exe: filepath.Join(dir, "prog"), sites: map[string]site{}}
+	out, err := exec.Command(b.exe).Output()
+	if err != nil {
+		t.Fatalf("running the test program: %v", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 {
+			t.Fatalf("test program printed %q", sc.Text())
+		}
+		off, err := strconv.ParseUint(strings.TrimPrefix(f[2], "0x"), 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mod := f[1]
+		if mod == "EXE" {
+			mod = b.exe
+		}
+		b.sites[f[0]] = site{mod, off}
+	}
+	return b
+}
+
+func (b *built) symbolize(t *testing.T, s *Symbolizer, tag string) []report.Frame {
+	t.Helper()
+	st, ok := b.sites[tag]
+	if !ok {
+		t.Fatalf("the program printed no %s site", tag)
+	}
+	return s.Symbolize(st.module, st.offset)
+}
+
+func checkFrame(t *testing.T, what string, f report.Frame, fn, file string, line int) {
+	t.Helper()
+	if f.Function != fn || filepath.Base(f.File) != file || f.Line != line {
+		t.Errorf("%s: frame %s %s:%d, want %s %s:%d", what, f.Function, f.File, f.Line, fn, file, line)
+	}
+}
+
+// The line of a call is found in the executable, PIE or not: the return
+// address is looked up one byte back.
+func TestCallLine(t *testing.T) {
+	plain := markerLine(t, "prog.c", "PLAIN")
+	for _, flags := range [][]string{{"-g", "-O0", "-pie", "-fPIE"}, {"-g", "-O0", "-no-pie"}, {"-g", "-O2"}} {
+		t.Run(strings.Join(flags, ""), func(t *testing.T) {
+			b := build(t, flags...)
+			fr := b.symbolize(t, New(Config{}), "plain")
+			if len(fr) != 1 {
+				t.Fatalf("frames %+v, want one", fr)
+			}
+			checkFrame(t, "plain call", fr[0], "caller", "prog.c", plain)
+			if !filepath.IsAbs(fr[0].File) {
+				t.Errorf("file %q should be the full path DWARF gives", fr[0].File)
+			}
+		})
+	}
+}
+
+// A call inlined at -O2 gives two frames from one return address: the
+// inlined function at the call's line, and its caller at the line of the
+// inlined call.
+func TestInlinedFrames(t *testing.T) {
+	b := build(t, "-g", "-O2")
+	fr := b.symbolize(t, New(Config{}), "inlined")
+	if len(fr) != 2 {
+		t.Fatalf("frames %+v, want helper inlined into outer", fr)
+	}
+	checkFrame(t, "inlined frame", fr[0], "helper", "prog.c", markerLine(t, "prog.c", "INLINED"))
+	checkFrame(t, "caller of the inlined call", fr[1], "outer", "prog.c", markerLine(t, "prog.c", "OUTER"))
+}
+
+// Return addresses in a shared library are symbolized from the library;
+// a library defining MPI names is left out, as are MPI and tracer
+// libraries recognized by name.
+func TestSharedLibraries(t *testing.T) {
+	b := build(t, "-g", "-O0")
+	s := New(Config{})
+	fr := b.symbolize(t, s, "lib")
+	if len(fr) != 1 {
+		t.Fatalf("frames %+v", fr)
+	}
+	checkFrame(t, "library call", fr[0], "lib_call", "libcb.c", markerLine(t, "libcb.c", "LIBCALL"))
+	if fr := b.symbolize(t, s, "mpi"); len(fr) != 0 {
+		t.Errorf("frames in a library defining PMPI_Fake: %+v, want none", fr)
+	}
+	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libmpi.so.40", "/opt/mpich/lib/libmpich.so.12",
+		"/usr/lib/x86_64-linux-gnu/libmpi_mpifh.so.40", "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_pml_ob1.so",
+		"/x/lib/libdtpa_preload.so", "/x/lib/libdtpa_openmpi.so", "/usr/lib/libmpifort.so.12"} {
+		if fr := s.Symbolize(p, 0x1234); len(fr) != 0 {
+			t.Errorf("%s: frames %+v, want none", p, fr)
+		}
+	}
+}
+
+// Without debug information a frame is function+offset; without symbols
+// either, module+offset. Never a failure, never a file.
+func TestNoDebugInfo(t *testing.T) {
+	b := build(t, "-O0")
+	st := b.sites["plain"]
+	fr := New(Config{}).Symbolize(st.module, st.offset)
+	if len(fr) != 1 || !strings.HasPrefix(fr[0].Function, "caller+0x") || fr[0].File != "" || fr[0].Line != 0 {
+		t.Errorf("without -g: frames %+v, want caller+0x…", fr)
+	}
+	run(t, b.dir, "strip", "prog")
+	fr = New(Config{}).Symbolize(st.module, st.offset)
+	want := "prog+0x" + strconv.FormatUint(st.offset, 16)
+	if len(fr) != 1 || fr[0].Function != want || fr[0].File != "" {
+		t.Errorf("stripped: frames %+v, want %s", fr, want)
+	}
+}
+
+// Addresses outside every module, and pseudo-modules without a file, read
+// as addresses; no warning for them.
+func TestUnknownModules(t *testing.T) {
+	var warned []string
+	s := New(Config{Warn: func(w string) { warned = append(warned, w) }})
+	if fr := s.Symbolize("", 0x1234); len(fr) != 1 || fr[0].Function != "0x1234" {
+		t.Errorf("no module: %+v", fr)
+	}
+	if fr := s.Symbolize("linux-vdso.so.1", 0x10); len(fr) != 1 || fr[0].Function != "linux-vdso.so.1+0x10" {
+		t.Errorf("vdso: %+v", fr)
+	}
+	if len(warned) != 0 {
+		t.Errorf("warnings %q", warned)
+	}
+}
+
+func fileBuildID(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	id := buildID(f)
+	if len(id) == 0 {
+		t.Fatalf("%s has no build id", path)
+	}
+	return id
+}
+
+// The executable is found at --exe, at the recorded path, or next to the
+// traces; a file of another build is refused with a warning.
+func TestExecutableLookup(t *testing.T) {
+	b := build(t, "-g", "-O0")
+	plain := markerLine(t, "prog.c", "PLAIN")
+	id := fileBuildID(t, b.exe)
+	st := b.sites["plain"]
+	gone := "/nonexistent/build/prog" // where the traces say it was
+	moved := t.TempDir()
+	data, err := os.ReadFile(b.exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(moved, "prog"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Another build of the same program, at the recorded path.
+	run(t, b.dir, "gcc", "-g", "-O1", "-o", "other", filepath.Join(must(filepath.Abs("testdata")), "prog.c"),
+		"-L"+b.dir, "-lcb", "-lother", "-Wl,-rpath,"+b.dir)
+	other := filepath.Join(b.dir, "other")
+
+	for _, tc := range []struct {
+		name     string
+		recorded string
+		cfg      Config
+		ok       bool
+		warning  string
+	}{
+		{"recorded path", b.exe, Config{}, true, ""},
+		{"next to the traces", gone, Config{TraceDir: moved}, true, ""},
+		{"--exe", gone, Config{Exe: filepath.Join(moved, "prog")}, true, ""},
+		{"--exe before the recorded path", other, Config{Exe: b.exe}, true, ""},
+		{"other build refused", other, Config{}, false, "different build"},
+		{"not found", gone, Config{TraceDir: t.TempDir()}, false, "--exe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var warned []string
+			tc.cfg.Warn = func(w string) { warned = append(warned, w) }
+			s := New(tc.cfg)
+			s.NoteModules([]analyzer.Module{{Path: tc.recorded, BuildID: id, Executable: true}})
+			fr := s.Symbolize(tc.recorded, st.offset)
+			if tc.ok {
+				if len(fr) != 1 {
+					t.Fatalf("frames %+v (warnings %q)", fr, warned)
+				}
+				checkFrame(t, "plain call", fr[0], "caller", "prog.c", plain)
+			} else {
+				want := filepath.Base(tc.recorded) + "+0x" + strconv.FormatUint(st.offset, 16)
+				if len(fr) != 1 || fr[0].Function != want {
+					t.Errorf("frames %+v, want %s", fr, want)
+				}
+			}
+			if (tc.warning == "") != (len(warned) == 0) || (tc.warning != "" && !strings.Contains(warned[0], tc.warning)) {
+				t.Errorf("warnings %q, want one saying %q", warned, tc.warning)
+			}
+			// Cached: asking again neither warns again nor changes.
+			again := s.Symbolize(tc.recorded, st.offset)
+			if len(again) != len(fr) || len(warned) > 1 {
+				t.Errorf("second lookup %+v, warnings %q", again, warned)
+			}
+		})
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// Names reserved by MPI, with or without an offset.
+func TestIsMPIName(t *testing.T) {
+	for fn, want := range map[string]bool{"MPI_Send": true, "PMPI_Recv+0x12": true, "pmpi_send_": true,
+		"MPI_SEND": true, "main": false, "mpi_helper": false, "compute_MPI_x": false} {
+		if got := isMPIName(fn); got != want {
+			t.Errorf("isMPIName(%q) = %v", fn, got)
+		}
+	}
+}
