@@ -23,8 +23,16 @@ type module struct {
 	buildID    []byte
 	syms       []symbol // functions by address
 	dw         *dwarf.Data
+	cus        []cuRange // built on first use; nil until then
+	cusBuilt   bool
 	units      map[dwarf.Offset]*unit
 	names      map[dwarf.Offset]string
+}
+
+// cuRange is an address range of a compilation unit.
+type cuRange struct {
+	lo, hi uint64
+	cu     *dwarf.Entry
 }
 
 type symbol struct {
@@ -35,8 +43,27 @@ type symbol struct {
 // unit is a compilation unit's line table and the tree of its functions
 // and inlined calls that have code.
 type unit struct {
-	lr    *dwarf.LineReader
+	rows  []lineRow // by address
 	funcs []*scope
+}
+
+// lineRow is a row of the line table: from addr up to the next row's
+// address the code belongs to file:line (end rows close a sequence).
+type lineRow struct {
+	addr uint64
+	file string
+	line int
+	end  bool
+}
+
+// line finds the row covering pc. LineReader.SeekPC would decode the
+// table from its start on every call; the rows are decoded once.
+func (u *unit) line(pc uint64) (file string, line int, ok bool) {
+	i := sort.Search(len(u.rows), func(i int) bool { return u.rows[i].addr > pc }) - 1
+	if i < 0 || u.rows[i].end || u.rows[i].file == "" {
+		return "", 0, false
+	}
+	return u.rows[i].file, u.rows[i].line, true
 }
 
 // scope is a subprogram or an inlined call with its address ranges.
@@ -162,19 +189,18 @@ func (m *module) dwarfFrames(pc uint64) []report.Frame {
 	if m.dw == nil {
 		return nil
 	}
-	cu, err := m.dw.Reader().SeekPC(pc)
-	if err != nil || cu == nil {
+	cu := m.cuAt(pc)
+	if cu == nil {
 		return nil
 	}
 	u := m.unit(cu)
-	var le dwarf.LineEntry
-	haveLine := u.lr != nil && u.lr.SeekPC(pc, &le) == nil && le.File != nil
+	file, line, haveLine := u.line(pc)
 	chain := u.chain(pc)
 	if len(chain) == 0 {
 		if !haveLine {
 			return nil
 		}
-		f := report.Frame{File: le.File.Name, Line: le.Line}
+		f := report.Frame{File: file, Line: line}
 		if s, ok := m.symbolAt(pc); ok {
 			f.Function = s.name
 		}
@@ -183,7 +209,7 @@ func (m *module) dwarfFrames(pc uint64) []report.Frame {
 	inner := chain[len(chain)-1]
 	out := []report.Frame{{Function: inner.name}}
 	if haveLine {
-		out[0].File, out[0].Line = le.File.Name, le.Line
+		out[0].File, out[0].Line = file, line
 	}
 	// Each inlined call sits in its parent at its call_file:call_line.
 	for k := len(chain) - 1; k > 0; k-- {
@@ -197,6 +223,42 @@ func (m *module) dwarfFrames(pc uint64) []report.Frame {
 	return out
 }
 
+// cuAt is the compilation unit covering pc. dwarf.Reader.SeekPC would
+// parse every unit's header on each call; a sorted index of the units'
+// ranges, built once, keeps a lookup logarithmic in large programs.
+func (m *module) cuAt(pc uint64) *dwarf.Entry {
+	if !m.cusBuilt {
+		m.cusBuilt = true
+		r := m.dw.Reader()
+		for {
+			e, err := r.Next()
+			if err != nil || e == nil {
+				break
+			}
+			if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
+				if rs, err := m.dw.Ranges(e); err == nil {
+					for _, rg := range rs {
+						if rg[1] > rg[0] {
+							m.cus = append(m.cus, cuRange{rg[0], rg[1], e})
+						}
+					}
+				}
+			}
+			r.SkipChildren()
+		}
+		sort.Slice(m.cus, func(i, j int) bool { return m.cus[i].lo < m.cus[j].lo })
+	}
+	i := sort.Search(len(m.cus), func(i int) bool { return m.cus[i].lo > pc }) - 1
+	// Ranges of different units do not overlap in practice; a few steps
+	// back cover a unit whose range encloses smaller ones.
+	for j := i; j >= 0 && j > i-8; j-- {
+		if pc < m.cus[j].hi {
+			return m.cus[j].cu
+		}
+	}
+	return nil
+}
+
 // unit indexes a compilation unit on first use.
 func (m *module) unit(cu *dwarf.Entry) *unit {
 	if u, ok := m.units[cu.Offset]; ok {
@@ -204,13 +266,23 @@ func (m *module) unit(cu *dwarf.Entry) *unit {
 	}
 	u := &unit{}
 	m.units[cu.Offset] = u
-	lr, err := m.dw.LineReader(cu)
-	if err == nil && lr != nil {
-		u.lr = lr
-	}
 	var files []*dwarf.LineFile
-	if u.lr != nil {
-		files = u.lr.Files()
+	if lr, err := m.dw.LineReader(cu); err == nil && lr != nil {
+		files = lr.Files()
+		var e dwarf.LineEntry
+		for lr.Next(&e) == nil {
+			r := lineRow{addr: e.Address, line: e.Line, end: e.EndSequence}
+			if e.File != nil {
+				r.file = e.File.Name
+			}
+			u.rows = append(u.rows, r)
+		}
+		// Sequences may come in any order; at an address where one ends
+		// and another starts, the start must win.
+		sort.SliceStable(u.rows, func(i, j int) bool {
+			a, b := u.rows[i], u.rows[j]
+			return a.addr < b.addr || a.addr == b.addr && a.end && !b.end
+		})
 	}
 	if !cu.Children {
 		return u
