@@ -63,7 +63,7 @@ var (
 	}
 	flagExe = &cli.StringFlag{
 		Name:  "exe",
-		Usage: "executable `PATH` for symbolizing call stacks, when the one named in the traces is not found",
+		Usage: "executable `PATH` for symbolizing call stacks (default: the path the traces recorded, else <DIR>/<its name>)",
 	}
 )
 
@@ -85,6 +85,12 @@ SRC ORDER:
    Both: two SRC listings per interval, the -src one, then the -srct one.
    -src 100 -srct 100 prints only call sites that alone account for all communications.
 
+CALL STACKS:
+   Build with -g for function, file and line per frame (frames inside MPI and the tracer are left
+   out). The executable is read from --exe, else from the path the traces recorded, else from
+   DIR/<its name>; a file of another build (build id) is refused with a warning. Without debug
+   information a frame reads function+0xOFF, without symbols module+0xOFF.
+
 EXAMPLES:
    # Full report of jacobi.*.trc in the current directory, kept in a file:
    dtpa jacobi > jacobi.trpa
@@ -94,6 +100,8 @@ EXAMPLES:
    dtpa -src 5 jacobi 1
    # Call sites with at least 10 % of communications, in source order:
    dtpa -wp -srct 10 jacobi
+   # Traces copied from the cluster; the executable (built with -g) is elsewhere:
+   dtpa --dir run42 --exe ~/build/jacobi jacobi
    # JSON report of the traces in run42/, written to r.json:
    dtpa --json --dir run42 -o r.json jacobi
 
