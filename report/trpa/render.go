@@ -311,7 +311,9 @@ func (p *printer) srcPoint(sr *srcRow) {
 	p.emit(t, "  ")
 
 	if len(s.Stack) == 0 {
-		p.printf("  Stack: (not recorded)\n")
+		// UserStackSize 0, or every recorded frame was inside MPI or the
+		// tracer (a Fortran binding without frame pointers, for one).
+		p.printf("  Stack: (no frame recorded outside MPI)\n")
 	} else {
 		p.printf("  Stack (innermost first):\n")
 		t := newTable()
