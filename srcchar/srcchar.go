@@ -127,9 +127,24 @@ func (s *Symbolizer) Symbolize(path string, offset uint64) []report.Frame {
 	if fr, ok := s.cache[k]; ok {
 		return fr
 	}
-	fr := s.symbolize(path, offset)
+	fr := s.safeSymbolize(path, offset)
 	s.cache[k] = fr
 	return fr
+}
+
+// safeSymbolize keeps a file that debug/elf or debug/dwarf cannot cope
+// with from costing more than its own frames: the analysis must go on.
+func (s *Symbolizer) safeSymbolize(path string, offset uint64) (fr []report.Frame) {
+	defer func() {
+		if p := recover(); p != nil {
+			if s.cfg.Warn != nil {
+				s.cfg.Warn(fmt.Sprintf("Reading %s for call stacks failed (%v); its frames read module+offset.", path, p))
+			}
+			s.mods[path] = &module{}
+			fr = []report.Frame{{Function: fmt.Sprintf("%s+%#x", filepath.Base(path), offset)}}
+		}
+	}()
+	return s.symbolize(path, offset)
 }
 
 func (s *Symbolizer) symbolize(path string, offset uint64) []report.Frame {

@@ -302,3 +302,35 @@ func TestIsMPIName(t *testing.T) {
 		}
 	}
 }
+
+// Damaged files (a truncated executable, garbage at a library's path) read
+// module+offset with a warning, never a failure.
+func TestDamagedFiles(t *testing.T) {
+	b := build(t, "-g", "-O0")
+	st := b.sites["plain"]
+	data, err := os.ReadFile(b.exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 16, 64, 1000, len(data) / 3, len(data) - 100} {
+		path := filepath.Join(t.TempDir(), "prog")
+		if err := os.WriteFile(path, data[:n], 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var warned []string
+		s := New(Config{Warn: func(w string) { warned = append(warned, w) }})
+		fr := s.Symbolize(path, st.offset)
+		if len(fr) != 1 || fr[0].Function == "" {
+			t.Errorf("%d bytes: frames %+v", n, fr)
+		}
+	}
+	lib := filepath.Join(t.TempDir(), "libjunk.so")
+	if err := os.WriteFile(lib, bytes.Repeat([]byte("\x7fELF junk "), 100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	s := New(Config{Warn: func(w string) { warned = append(warned, w) }})
+	if fr := s.Symbolize(lib, 0x10); len(fr) != 1 || fr[0].Function != "libjunk.so+0x10" || len(warned) != 1 {
+		t.Errorf("junk library: frames %+v, warnings %q", fr, warned)
+	}
+}
