@@ -22,6 +22,8 @@ type module struct {
 	definesMPI bool // its .dynsym defines MPI_* / PMPI_* functions
 	buildID    []byte
 	syms       []symbol // functions by address
+	debugDirs  []string
+	dwLoaded   bool // dw is loaded on first use: MPI libraries never need it
 	dw         *dwarf.Data
 	cus        []cuRange // built on first use; nil until then
 	cusBuilt   bool
@@ -92,15 +94,30 @@ func openModule(path string, debugDirs []string) (*module, error) {
 		return nil, err
 	}
 	defer f.Close()
-	m := &module{path: path, buildID: buildID(f), units: map[dwarf.Offset]*unit{}, names: map[dwarf.Offset]string{}}
+	m := &module{path: path, buildID: buildID(f), debugDirs: debugDirs,
+		units: map[dwarf.Offset]*unit{}, names: map[dwarf.Offset]string{}}
 	m.addSymbols(f)
+	return m, nil
+}
+
+// loadDWARF reads the module's DWARF, from the file or a separate debug
+// file, the first time a frame needs it.
+func (m *module) loadDWARF() {
+	if m.dwLoaded || m.path == "" {
+		return
+	}
+	m.dwLoaded = true
+	f, err := elf.Open(m.path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
 	if hasDWARF(f) {
 		// A damaged .debug_* section costs the lines, not the module.
 		m.dw, _ = f.DWARF()
-	} else if len(m.buildID) > 0 {
-		m.separateDebug(debugDirs)
+	} else {
+		m.separateDebug(m.debugDirs)
 	}
-	return m, nil
 }
 
 func hasDWARF(f *elf.File) bool {
@@ -186,6 +203,7 @@ func (m *module) frames(pc uint64) []report.Frame {
 }
 
 func (m *module) dwarfFrames(pc uint64) []report.Frame {
+	m.loadDWARF()
 	if m.dw == nil {
 		return nil
 	}

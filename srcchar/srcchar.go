@@ -203,7 +203,9 @@ func (s *Symbolizer) module(path string) *module {
 }
 
 func (s *Symbolizer) open(rec analyzer.Module) *module {
-	byName := isMPILibrary(rec.Path)
+	if isMPILibrary(rec.Path) {
+		return &module{mpi: true}
+	}
 	var candidates []string
 	if rec.Executable && s.cfg.Exe != "" {
 		candidates = append(candidates, s.cfg.Exe)
@@ -214,13 +216,16 @@ func (s *Symbolizer) open(rec analyzer.Module) *module {
 	}
 	var problems []string
 	tried := map[string]bool{}
-	for _, c := range candidates {
+	for i, c := range candidates {
 		abs, err := filepath.Abs(c)
 		if err != nil || tried[abs] {
 			continue
 		}
 		tried[abs] = true
 		if _, err := os.Stat(c); err != nil {
+			if i == 0 && c == s.cfg.Exe && rec.Executable {
+				problems = append(problems, fmt.Sprintf("--exe %s: %v", c, err))
+			}
 			continue
 		}
 		m, err := openModule(c, s.cfg.DebugDirs)
@@ -233,12 +238,16 @@ func (s *Symbolizer) open(rec analyzer.Module) *module {
 			continue
 		}
 		m.exe = rec.Executable
-		m.mpi = byName || (!m.exe && m.definesMPI)
+		m.mpi = !m.exe && m.definesMPI
+		if len(problems) > 0 && rec.Executable && s.cfg.Exe != "" && s.cfg.Warn != nil {
+			// The user named a file that was not used: say so.
+			s.cfg.Warn(fmt.Sprintf("The executable given with --exe is not used (%s); call stacks come from %s.", strings.Join(problems, "; "), c))
+		}
 		return m
 	}
-	m := &module{exe: rec.Executable, mpi: byName}
+	m := &module{exe: rec.Executable}
 	// Pseudo-modules such as linux-vdso.so.1 have no file: no warning.
-	if s.cfg.Warn != nil && !m.mpi && (rec.Executable || strings.Contains(rec.Path, "/")) {
+	if s.cfg.Warn != nil && (rec.Executable || strings.Contains(rec.Path, "/")) {
 		s.cfg.Warn(moduleWarning(rec, problems))
 	}
 	return m

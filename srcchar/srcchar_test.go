@@ -254,6 +254,8 @@ func TestExecutableLookup(t *testing.T) {
 		{"next to the traces", gone, Config{TraceDir: moved}, true, ""},
 		{"--exe", gone, Config{Exe: filepath.Join(moved, "prog")}, true, ""},
 		{"--exe before the recorded path", other, Config{Exe: b.exe}, true, ""},
+		{"--exe of another build", b.exe, Config{Exe: other}, true, "--exe"},
+		{"--exe missing", b.exe, Config{Exe: "/nonexistent/prog"}, true, "--exe"},
 		{"other build refused", other, Config{}, false, "different build"},
 		{"not found", gone, Config{TraceDir: t.TempDir()}, false, "--exe"},
 	} {
