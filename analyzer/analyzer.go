@@ -101,7 +101,7 @@ type Options struct {
 	App      string // application name
 	MaxLevel int    // deepest interval level reported; -1 = all
 	Workers  int    // goroutines; 0 = GOMAXPROCS
-	Exe      string // executable for symbolization, when not found from the trace header
+	Exe      string // dtpa --exe, for the record: the Symbolizer is what reads it
 	// Symbolizer, when set, fills SRC stacks and the intervals' source
 	// positions; without it stacks stay empty and intervals name the
 	// program.
