@@ -109,7 +109,8 @@ func TestOptionsPassed(t *testing.T) {
 	if _, errOut, code := dtpa(t, "--dir", "/traces", "--exe", "/bin/app", "app", "2"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if f.got.Dir != "/traces" || f.got.App != "app" || f.got.MaxLevel != 2 || f.got.Exe != "/bin/app" || f.got.Warn == nil {
+	if f.got.Dir != "/traces" || f.got.App != "app" || f.got.MaxLevel != 2 || f.got.Exe != "/bin/app" || f.got.Warn == nil ||
+		f.got.Symbolizer == nil {
 		t.Errorf("analyzer.Options = %+v", f.got)
 	}
 	dtpa(t, "app")
