@@ -421,7 +421,7 @@ func buildID(f *elf.File) []byte {
 		}
 	}
 	for _, p := range f.Progs {
-		if p.Type != elf.PT_NOTE {
+		if p.Type != elf.PT_NOTE || p.Filesz > 1<<20 {
 			continue
 		}
 		d := make([]byte, p.Filesz)
@@ -437,23 +437,23 @@ func buildID(f *elf.File) []byte {
 
 func noteBuildID(d []byte, bo binary.ByteOrder) []byte {
 	const ntGNUBuildID = 3
-	align4 := func(n uint32) int { return int((n + 3) &^ 3) }
+	// Sizes come from the file: computed in 64 bits, checked before use.
+	align4 := func(n uint32) uint64 { return (uint64(n) + 3) &^ 3 }
 	for len(d) >= 12 {
 		namesz, descsz, typ := bo.Uint32(d), bo.Uint32(d[4:]), bo.Uint32(d[8:])
 		d = d[12:]
-		if align4(namesz) > len(d) {
+		if align4(namesz) > uint64(len(d)) {
 			return nil
 		}
 		name := d[:namesz]
 		d = d[align4(namesz):]
-		if align4(descsz) > len(d) && int(descsz) > len(d) {
+		if uint64(descsz) > uint64(len(d)) {
 			return nil
 		}
-		desc := d[:descsz]
 		if typ == ntGNUBuildID && bytes.Equal(bytes.TrimRight(name, "\x00"), []byte("GNU")) {
-			return append([]byte{}, desc...)
+			return append([]byte{}, d[:descsz]...)
 		}
-		if align4(descsz) > len(d) {
+		if align4(descsz) > uint64(len(d)) {
 			return nil
 		}
 		d = d[align4(descsz):]

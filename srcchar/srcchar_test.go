@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -334,5 +335,33 @@ func TestDamagedFiles(t *testing.T) {
 	s := New(Config{Warn: func(w string) { warned = append(warned, w) }})
 	if fr := s.Symbolize(lib, 0x10); len(fr) != 1 || fr[0].Function != "libjunk.so+0x10" || len(warned) != 1 {
 		t.Errorf("junk library: frames %+v, warnings %q", fr, warned)
+	}
+}
+
+// Notes with sizes beyond the data are refused, not read.
+func TestNoteBuildID(t *testing.T) {
+	le := func(v ...uint32) []byte {
+		var b []byte
+		for _, x := range v {
+			b = append(b, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+		}
+		return b
+	}
+	good := append(le(4, 3, 3), "GNU\x00\x01\x02\x03\x00"...)
+	other := append(le(4, 2, 1), "GNU\x00\xaa\xbb\x00\x00"...)
+	for name, tc := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"build id":       {good, "\x01\x02\x03"},
+		"after another":  {append(append([]byte{}, other...), good...), "\x01\x02\x03"},
+		"huge name size": {append(le(0xfffffffe, 3, 3), "GNU\x00\x01\x02\x03\x00"...), ""},
+		"huge desc size": {append(le(4, 0xffffffff, 3), "GNU\x00\x01\x02\x03\x00"...), ""},
+		"truncated":      {good[:14], ""},
+		"not GNU":        {append(le(4, 3, 3), "XYZ\x00\x01\x02\x03\x00"...), ""},
+	} {
+		if got := noteBuildID(tc.data, binary.LittleEndian); string(got) != tc.want {
+			t.Errorf("%s: %x, want %x", name, got, tc.want)
+		}
 	}
 }
