@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,28 +25,40 @@ var repoRoot = func() string {
 
 const mpiRanks = 3
 
-// traceMPI compiles testdata/mpirecv.c with mpicc.openmpi and flags into
-// a fresh directory as name, traces it with bin/dtrun at mpiRanks ranks and
+// mpiImpl is an MPI implementation the test program is built and run with.
+type mpiImpl struct {
+	name, cc, mpirun string
+	args             []string
+}
+
+var (
+	openMPI = mpiImpl{"openmpi", "mpicc.openmpi", "mpirun.openmpi", []string{"--oversubscribe"}}
+	mpich   = mpiImpl{"mpich", "mpicc.mpich", "mpiexec.mpich", nil}
+)
+
+// traceMPI compiles testdata/mpirecv.c with m's compiler and flags into a
+// fresh directory as name, traces it with bin/dtrun at mpiRanks ranks and
 // returns the directory (holding the program and its traces).
-func traceMPI(t *testing.T, name string, strip bool, flags ...string) string {
+func traceMPI(t *testing.T, m mpiImpl, name string, strip bool, flags ...string) string {
 	t.Helper()
-	needTool(t, "mpicc.openmpi")
-	needTool(t, "mpirun.openmpi")
+	needTool(t, m.cc)
+	needTool(t, m.mpirun)
 	dtrun := filepath.Join(repoRoot, "bin", "dtrun")
-	for _, p := range []string{dtrun, filepath.Join(repoRoot, "lib", "libdtpa_openmpi.so")} {
+	for _, p := range []string{dtrun, filepath.Join(repoRoot, "lib", "libdtpa_"+m.name+".so")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("%s missing: run make build", p)
 		}
 	}
 	dir := t.TempDir()
 	src := filepath.Join(repoRoot, "srcchar", "testdata", "mpirecv.c")
-	run(t, dir, "mpicc.openmpi", append(flags, "-o", name, src)...)
+	run(t, dir, m.cc, append(flags, "-o", name, src)...)
 	if strip {
 		run(t, dir, "strip", name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, dtrun, "--mpirun", "mpirun.openmpi", "-np", "3", "--oversubscribe", "./"+name)
+	args := append([]string{"--mpirun", m.mpirun, "-np", strconv.Itoa(mpiRanks)}, m.args...)
+	cmd := exec.CommandContext(ctx, dtrun, append(args, "./"+name)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	var out bytes.Buffer
@@ -91,9 +104,15 @@ func pointOf(t *testing.T, iv *report.Interval, fn string) *report.SRC {
 // A real program built with -g and traced by dtrun: the MPI_Recv point
 // names the file and line of the call, interval 1 the line of its
 // MPI_Pcontrol, and the points' per-processor figures add up to the
-// processors' totals of each interval.
+// processors' totals of each interval. Open MPI and MPICH.
 func TestTracedProgram(t *testing.T) {
-	dir := traceMPI(t, "mpirecv", false, "-g", "-O0")
+	for _, m := range []mpiImpl{openMPI, mpich} {
+		t.Run(m.name, func(t *testing.T) { testTracedProgram(t, m) })
+	}
+}
+
+func testTracedProgram(t *testing.T, m mpiImpl) {
+	dir := traceMPI(t, m, "mpirecv", false, "-g", "-O0")
 	rep, warned := analyzeMPI(t, dir, "mpirecv")
 	for _, w := range warned {
 		if strings.Contains(w, "call-stack") || strings.Contains(w, "call stacks") {
@@ -182,7 +201,7 @@ func checkSums(t *testing.T, iv *report.Interval) {
 // A stripped program without -g is still analysed: the same points, with
 // module+offset frames and no file.
 func TestTracedProgramStripped(t *testing.T) {
-	dir := traceMPI(t, "mpistripped", true, "-O0")
+	dir := traceMPI(t, openMPI, "mpistripped", true, "-O0")
 	rep, _ := analyzeMPI(t, dir, "mpistripped")
 	for i := range rep.Intervals {
 		iv := &rep.Intervals[i]
