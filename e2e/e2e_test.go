@@ -1,0 +1,139 @@
+// Package e2e runs real MPI programs under the tracer (bin/dtrun), analyses
+// their traces with bin/dtpa --json and checks the figures against values
+// known by construction. The programs live in testdata/apps; bin/ and lib/
+// must have been built (`make test` builds them first).
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/report"
+)
+
+// root is the repository root, found from this file's location so that the
+// tests work from any working directory.
+var root = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}()
+
+// mpiImpl is one MPI implementation the programs are built and run with.
+type mpiImpl struct {
+	name   string // short name for subtests
+	cc     string // compiler wrapper
+	mpirun string // launcher dtrun is told to use
+	args   []string
+}
+
+// impls are the two implementations installed by `make deps`. Four ranks on
+// two cores need --oversubscribe with Open MPI (MPICH's hydra allows it).
+var impls = []mpiImpl{
+	{name: "openmpi", cc: "mpicc.openmpi", mpirun: "mpirun.openmpi", args: []string{"--oversubscribe"}},
+	{name: "mpich", cc: "mpicc.mpich", mpirun: "mpiexec.mpich"},
+}
+
+// mpiEnv lets Open MPI run as root (CI and the development machines do).
+var mpiEnv = []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}
+
+// needMPI skips the test (fails it under CI) when m is not installed, and
+// fails it when the tracer and commands have not been built.
+func needMPI(t *testing.T, m mpiImpl) {
+	t.Helper()
+	for _, p := range []string{m.cc, m.mpirun} {
+		if _, err := exec.LookPath(p); err != nil {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("%s not installed (make deps)", p)
+			}
+			t.Skipf("%s not installed", p)
+		}
+	}
+	for _, p := range []string{"bin/dtrun", "bin/dtpa", "lib/libdtpa_preload.so"} {
+		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
+			t.Fatalf("%s missing: run make build", p)
+		}
+	}
+}
+
+// compile builds testdata/apps/<name>.c with m's compiler into dir.
+func compile(t *testing.T, m mpiImpl, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	src := filepath.Join(root, "testdata", "apps", name+".c")
+	// -O0 -g: the programs are about timing, not speed, and call sites
+	// should symbolize.
+	if b, err := exec.Command(m.cc, "-g", "-O0", "-o", out, src).CombinedOutput(); err != nil {
+		t.Fatalf("compiling %s with %s: %v\n%s", name, m.cc, err, b)
+	}
+	return out
+}
+
+// run runs name args in dir with the MPI environment plus env and returns
+// its combined output; a non-zero exit or a timeout fails the test.
+func run(t *testing.T, dir string, env []string, timeout time.Duration, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), mpiEnv...), env...)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s: timed out after %v\n%s", name, strings.Join(args, " "), timeout, buf.String())
+	}
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, buf.String())
+	}
+	return buf.String()
+}
+
+// trace runs the program exe (in dir) at np ranks under bin/dtrun with m's
+// launcher; the traces land in dir. It returns the job's output.
+func trace(t *testing.T, m mpiImpl, dir string, env []string, np int, exe string, args ...string) string {
+	t.Helper()
+	a := []string{"--mpirun", m.mpirun, "-np", itoa(np)}
+	a = append(a, m.args...)
+	a = append(a, "./"+filepath.Base(exe))
+	a = append(a, args...)
+	return run(t, dir, env, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), a...)
+}
+
+// analyse runs bin/dtpa --json on the traces of app in dir and decodes the
+// report; warnings printed on stderr are returned too (they must also be in
+// the report).
+func analyse(t *testing.T, dir, app string) (*report.Report, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "dtpa"), "--json", "--dir", dir, app)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		var xe *exec.ExitError
+		if errors.As(err, &xe) || ctx.Err() != nil {
+			t.Fatalf("dtpa --json %s: %v\n%s", app, err, stderr.String())
+		}
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		t.Fatalf("decoding the JSON report: %v", err)
+	}
+	return &r, stderr.String()
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -1,0 +1,660 @@
+package e2e
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/report"
+)
+
+// Tolerances of the ground-truth figures.
+//
+// Every delay in groundtruth.c is a nanosleep, which never returns early
+// but may return late: by the timer slack (50 µs) plus the time the woken
+// rank waits for a core. The tests run 4 ranks on 2 cores, where ranks
+// blocked in MPI calls busy-poll (Open MPI and MPICH both spin in blocking
+// calls), on a machine shared with other jobs; a woken rank was seen to
+// resume up to ~20 ms late (a 150 ms sleep lasting 169 ms), usually < 1 ms.
+// An interval's entry after the preceding MPI_Barrier also differs between
+// ranks by such a wake-up. So a figure made of one or two sleeps is checked
+// within tol, and figures that add up many sleeps within tolMany. The
+// scenarios are built so that the nearest wrong answer (a late sender not
+// counted, a wait measured from the MPI_Irecv instead of the MPI_Wait,
+// ANY_SOURCE matched in rank order, collectives matched across the halves,
+// a sequential section's K wrong) is at least 50 ms away from the right one,
+// so these tolerances still tell them apart. Counts are exact.
+const (
+	tol     = 0.03
+	tolMany = 0.045
+)
+
+// clockSkew is the skew the tracer injects for the skewed runs: rank 1's
+// clock 2.5 s ahead and running 100 ppm fast, rank 3's 0.7 s behind and
+// 50 ppm slow. Clock alignment must undo it: the expected figures are the
+// same.
+const clockSkew = "1:+2.5:100,3:-0.7:-50"
+
+// expect is what one interval of groundtruth must show. Ranks lists the
+// processors that execute it (nil = all 4); per-rank values follow that
+// order. A time characteristic of Rank not listed in times must be ≈ 0, a
+// count not listed in counts must be 0 (exe_count defaults to 1).
+type expect struct {
+	path   []int
+	ranks  []int
+	times  map[string][]float64
+	counts map[string][]int64
+	many   bool // figures add up many sleeps: tolMany
+	// main holds checks of Main beyond the per-rank ones (the sums are
+	// checked by checkInvariants).
+	main map[string]float64
+}
+
+// groundTruth are the expected figures of testdata/apps/groundtruth.c at 4
+// ranks, derived by hand from the program. Time 0 is the interval's entry,
+// which all ranks reach together (they leave an MPI_Barrier just before).
+// Small messages are sent eagerly, so an MPI_Send returns at once.
+// Identities used throughout (analyzer package doc): Productive = own
+// Execution − Communications − Insufficient Parallelism; Idle = max
+// Execution − own; Load Imbalance = max Productive − own; Lost = max
+// Execution − Productive.
+var groundTruth = []expect{
+	{
+		// 1. Late senders, blocking receives. Rank 0 sleeps 0.2 then sends
+		// to 1, which sat in MPI_Recv from 0: Real Sync(1) = 0.2 − 0 = 0.2.
+		// Rank 2 sleeps 0.1 then sends to 3: Real Sync(3) = 0.1.
+		// Execution: 0.2, 0.2, 0.1, 0.1; Communications (the receives):
+		// 0, 0.2, 0, 0.1; Productive: 0.2, 0, 0.1, 0; Idle: 0, 0, 0.1,
+		// 0.1; Load Imbalance: 0, 0.2, 0.1, 0.2; Lost: 0, 0.2, 0.1, 0.2.
+		path: []int{1},
+		times: map[string][]float64{
+			"execution_time":  {0.2, 0.2, 0.1, 0.1},
+			"communications":  {0, 0.2, 0, 0.1},
+			"sendrecv_time":   {0, 0.2, 0, 0.1},
+			"real_sync":       {0, 0.2, 0, 0.1},
+			"productive_time": {0.2, 0, 0.1, 0},
+			"idle_time":       {0, 0, 0.1, 0.1},
+			"load_imbalance":  {0, 0.2, 0.1, 0.2},
+			"lost_time":       {0, 0.2, 0.1, 0.2},
+		},
+		counts: map[string][]int64{
+			"send_number":    {1, 0, 1, 0},
+			"receive_number": {0, 1, 0, 1},
+		},
+		main: map[string]float64{"real_sync": 0.3, "efficiency": 0.3 / 0.8},
+	},
+	{
+		// 2. Late senders seen through MPI_Wait. Rank 1 posts MPI_Irecv
+		// and enters MPI_Wait at 0; rank 0 sends at 0.2: Real Sync(1) =
+		// Tsend − Twait = 0.2. Rank 3 posts MPI_Irecv at 0, sleeps 0.05,
+		// enters MPI_Wait at 0.05; rank 2 sends at 0.15: Real Sync(3) =
+		// 0.15 − 0.05 = 0.1 (measuring from the MPI_Irecv would give
+		// 0.15). Overlap of the receives = Twait − max(Tirecv, Tsend) < 0
+		// → 0 on both. Execution: 0.2, 0.2, 0.15, 0.15; Communications:
+		// 0, 0.2, 0, 0.1 (rank 3's wait); Productive: 0.2, 0, 0.15, 0.05;
+		// Idle: 0, 0, 0.05, 0.05; Load Imbalance: 0, 0.2, 0.05, 0.15.
+		path: []int{2},
+		times: map[string][]float64{
+			"execution_time":  {0.2, 0.2, 0.15, 0.15},
+			"communications":  {0, 0.2, 0, 0.1},
+			"sendrecv_time":   {0, 0.2, 0, 0.1},
+			"real_sync":       {0, 0.2, 0, 0.1},
+			"productive_time": {0.2, 0, 0.15, 0.05},
+			"idle_time":       {0, 0, 0.05, 0.05},
+			"load_imbalance":  {0, 0.2, 0.05, 0.15},
+			"lost_time":       {0, 0.2, 0.05, 0.15},
+		},
+		counts: map[string][]int64{
+			"send_number":    {1, 0, 1, 0},
+			"receive_number": {0, 1, 0, 1},
+			"wait_number":    {0, 1, 0, 1},
+		},
+		main: map[string]float64{"real_sync": 0.3},
+	},
+	{
+		// 3. WaitPatternUp into MPI_Barrier: rank r sleeps 0.1·r, so it
+		// enters at 0.1·r and everybody leaves at 0.3 (rank 3's entry).
+		// Potential Sync(r) = 0.3 − 0.1·r = 0.3, 0.2, 0.1, 0 (sum 0.6);
+		// Collective Time the same; Time Variation 0 (a barrier is left
+		// together). Execution 0.3 everywhere, Productive = 0.1·r, Load
+		// Imbalance = 0.3 − 0.1·r. One instance, one call per rank.
+		path: []int{3},
+		times: map[string][]float64{
+			"execution_time":  {0.3, 0.3, 0.3, 0.3},
+			"communications":  {0.3, 0.2, 0.1, 0},
+			"collective_time": {0.3, 0.2, 0.1, 0},
+			"potential_sync":  {0.3, 0.2, 0.1, 0},
+			"productive_time": {0, 0.1, 0.2, 0.3},
+			"load_imbalance":  {0.3, 0.2, 0.1, 0},
+			"lost_time":       {0.3, 0.2, 0.1, 0},
+		},
+		counts: map[string][]int64{"collective_number": {1, 1, 1, 1}},
+		main:   map[string]float64{"potential_sync": 0.6, "collective_number": 1, "efficiency": 0.6 / 1.2},
+	},
+	{
+		// 4. Overlap: a ring exchange, MPI_Irecv from the left and MPI_Isend
+		// to the right at 0, 0.2 s of work, MPI_Waitall at 0.2. Send:
+		// Overlap = Twait − Tstart = 0.2; receive: Twait − max(Tirecv,
+		// Tsend of the left neighbour) = 0.2. So 0.4 per rank; no Real Sync
+		// (every send started long before the wait); Execution =
+		// Productive = 0.2; communications ≈ 0.
+		path: []int{4},
+		times: map[string][]float64{
+			"execution_time":  {0.2, 0.2, 0.2, 0.2},
+			"productive_time": {0.2, 0.2, 0.2, 0.2},
+			"overlap":         {0.4, 0.4, 0.4, 0.4},
+		},
+		counts: map[string][]int64{
+			"send_number":    {1, 1, 1, 1},
+			"receive_number": {1, 1, 1, 1},
+			"wait_number":    {1, 1, 1, 1},
+		},
+		main: map[string]float64{"overlap": 1.6, "efficiency": 1},
+	},
+	{
+		// 5. Imbalance without communication: rank r sleeps 0.05·(r+1).
+		// Execution = Productive = 0.05, 0.1, 0.15, 0.2; Idle = Load
+		// Imbalance = 0.2 − Execution = 0.15, 0.1, 0.05, 0. Efficiency =
+		// 0.5 / (0.2·4) = 0.625.
+		path: []int{5},
+		times: map[string][]float64{
+			"execution_time":  {0.05, 0.1, 0.15, 0.2},
+			"productive_time": {0.05, 0.1, 0.15, 0.2},
+			"idle_time":       {0.15, 0.1, 0.05, 0},
+			"load_imbalance":  {0.15, 0.1, 0.05, 0},
+			"lost_time":       {0.15, 0.1, 0.05, 0},
+		},
+		main: map[string]float64{"idle_time": 0.3, "load_imbalance": 0.3, "efficiency": 0.625},
+	},
+	{
+		// 6. MPI_ANY_SOURCE: rank 0 enters three MPI_Recv(ANY_SOURCE,
+		// ANY_TAG) back to back from 0; rank 3 sends at 0.1, rank 1 at
+		// 0.2, rank 2 at 0.3, so the receives match 3, 1, 2 and each waits
+		// 0.1: Real Sync(0) = 0.1 + 0.1 + 0.1 = 0.3. (Matched in rank
+		// order 1, 2, 3 it would be 0.2 + 0.2 + 0 = 0.4.) Execution: 0.3,
+		// 0.2, 0.3, 0.1; Productive: 0, 0.2, 0.3, 0.1; Idle: 0, 0.1, 0,
+		// 0.2; Load Imbalance: 0.3, 0.1, 0, 0.2.
+		path: []int{6},
+		times: map[string][]float64{
+			"execution_time":  {0.3, 0.2, 0.3, 0.1},
+			"communications":  {0.3, 0, 0, 0},
+			"sendrecv_time":   {0.3, 0, 0, 0},
+			"real_sync":       {0.3, 0, 0, 0},
+			"productive_time": {0, 0.2, 0.3, 0.1},
+			"idle_time":       {0, 0.1, 0, 0.2},
+			"load_imbalance":  {0.3, 0.1, 0, 0.2},
+			"lost_time":       {0.3, 0.1, 0, 0.2},
+		},
+		counts: map[string][]int64{
+			"send_number":    {0, 1, 1, 1},
+			"receive_number": {3, 0, 0, 0},
+		},
+		main: map[string]float64{"real_sync": 0.3},
+	},
+	{
+		// 7. Collectives on split communicators {0,1} and {2,3}: one
+		// MPI_Allreduce per half. Rank 0 enters 0.1 late (rank 1 waits 0.1),
+		// rank 3 enters 0.2 late (rank 2 waits 0.2): Potential Sync = 0,
+		// 0.1, 0.2, 0; Collective Time the same. Execution: 0.1, 0.1, 0.2,
+		// 0.2; Productive: 0.1, 0, 0, 0.2; Idle: 0.1, 0.1, 0, 0; Load
+		// Imbalance: 0.1, 0.2, 0.2, 0. Two instances (one per half).
+		// Matched across the halves, Potential Sync of rank 1 would be 0.2.
+		path: []int{7},
+		times: map[string][]float64{
+			"execution_time":  {0.1, 0.1, 0.2, 0.2},
+			"communications":  {0, 0.1, 0.2, 0},
+			"collective_time": {0, 0.1, 0.2, 0},
+			"potential_sync":  {0, 0.1, 0.2, 0},
+			"productive_time": {0.1, 0, 0, 0.2},
+			"idle_time":       {0.1, 0.1, 0, 0},
+			"load_imbalance":  {0.1, 0.2, 0.2, 0},
+			"lost_time":       {0.1, 0.2, 0.2, 0},
+		},
+		counts: map[string][]int64{"collective_number": {1, 1, 1, 1}},
+		main:   map[string]float64{"collective_number": 2, "potential_sync": 0.3},
+	},
+	{
+		// 8. Nested intervals: interval 8 holds 5 entries of 8/1 (each
+		// sleeps 0.02) and, on even iterations (3 of 5) and ranks 0–2 only,
+		// 8/1/2 inside it (0.01 each). Execution of 8 and 8/1 = 5·0.02 +
+		// 3·0.01 = 0.13 on ranks 0–2, 0.1 on rank 3 (Idle = Load
+		// Imbalance = 0.03 there).
+		path: []int{8},
+		many: true,
+		times: map[string][]float64{
+			"execution_time":  {0.13, 0.13, 0.13, 0.1},
+			"productive_time": {0.13, 0.13, 0.13, 0.1},
+			"idle_time":       {0, 0, 0, 0.03},
+			"load_imbalance":  {0, 0, 0, 0.03},
+			"lost_time":       {0, 0, 0, 0.03},
+		},
+	},
+	{
+		path: []int{8, 1},
+		many: true,
+		times: map[string][]float64{
+			"execution_time":  {0.13, 0.13, 0.13, 0.1},
+			"productive_time": {0.13, 0.13, 0.13, 0.1},
+			"idle_time":       {0, 0, 0, 0.03},
+			"load_imbalance":  {0, 0, 0, 0.03},
+			"lost_time":       {0, 0, 0, 0.03},
+		},
+		counts: map[string][]int64{"exe_count": {5, 5, 5, 5}},
+	},
+	{
+		// 8/1/2: 3 entries of 0.01 on ranks 0–2; rank 3 never enters it.
+		path:  []int{8, 1, 2},
+		ranks: []int{0, 1, 2},
+		many:  true,
+		times: map[string][]float64{
+			"execution_time":  {0.03, 0.03, 0.03},
+			"productive_time": {0.03, 0.03, 0.03},
+		},
+		counts: map[string][]int64{"exe_count": {3, 3, 3}},
+		main:   map[string]float64{"processors": 3},
+	},
+	{
+		// 9. Sequential sections. Section 1 (0.1) on all 4 ranks: each
+		// loses 0.1·3/4 = 0.075. Section 2 (0.2) on ranks 0 and 1 (K = 2):
+		// each loses 0.2·1/2 = 0.1, while ranks 2 and 3 compute 0.2 outside
+		// any section. Insufficient Parallelism: 0.175, 0.175, 0.075,
+		// 0.075 (sum 0.5); Execution 0.3; Productive = 0.3 − IP = 0.125,
+		// 0.125, 0.225, 0.225; Load Imbalance: 0.1, 0.1, 0, 0.
+		path: []int{9},
+		times: map[string][]float64{
+			"execution_time":           {0.3, 0.3, 0.3, 0.3},
+			"insufficient_parallelism": {0.175, 0.175, 0.075, 0.075},
+			"productive_time":          {0.125, 0.125, 0.225, 0.225},
+			"load_imbalance":           {0.1, 0.1, 0, 0},
+			"lost_time":                {0.175, 0.175, 0.075, 0.075},
+		},
+		main: map[string]float64{"insufficient_parallelism": 0.5},
+	},
+}
+
+// wholeProgram are the whole-program figures that follow from the
+// intervals: outside them the program only calls MPI_Barrier,
+// MPI_Comm_rank/size/split/free, which add neither Real Sync, Overlap nor
+// Insufficient Parallelism. Real Sync: rank 0 0.3 (interval 6), rank 1
+// 0.2 + 0.2 (1, 2), rank 3 0.1 + 0.1. Overlap 0.4 per rank (4). Sends:
+// rank 0 1+1+1, rank 1 1+1, rank 2 1+1+1+1, rank 3 1+1; receives: rank 0
+// 1+3, ranks 1 and 3 1+1+1, rank 2 1; waits: ranks 1 and 3 2, ranks 0 and 2
+// 1. Collective calls: 10 barriers between scenarios, the barrier of 3 and
+// the Allreduce of 7 = 12 per rank; instances: 11 on MPI_COMM_WORLD + 2.
+var wholeProgram = expect{
+	times: map[string][]float64{
+		"real_sync":                {0.3, 0.4, 0, 0.2},
+		"overlap":                  {0.4, 0.4, 0.4, 0.4},
+		"insufficient_parallelism": {0.175, 0.175, 0.075, 0.075},
+	},
+	counts: map[string][]int64{
+		"send_number":       {3, 2, 4, 2},
+		"receive_number":    {4, 3, 1, 3},
+		"wait_number":       {1, 2, 1, 2},
+		"collective_number": {12, 12, 12, 12},
+	},
+	main: map[string]float64{"collective_number": 13},
+}
+
+// minWholeExecution is the sum of the intervals' expected maximum
+// execution times; the barriers between the scenarios make the whole
+// program last at least that long.
+const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3
+
+// Noise handling. groundtruth times each interval on each rank with its
+// own clock and prints the totals (see below), and the longest time a
+// sleep lasted beyond what it asked for. The noise of a run is how far
+// those strayed from the construction (the expected execution times, and 0
+// overshoot). A run within quietNoise realized the construction, and its
+// figures are checked within tol / tolMany. A noisier run (the machine is
+// shared: a rank may get no core for tens of milliseconds, be it in a sleep
+// or polling in an MPI call) is repeated, up to attempts runs; if none is
+// quiet, the quietest is checked with its noise added to the tolerances,
+// since each hand-derived figure is then off by about that much. A wrong
+// figure is wrong in every run, so retrying hides no bug; it only avoids
+// blaming dtpa for the scheduler. A figure that subtracts two
+// processors' times (Idle, Load Imbalance) can be off by two late
+// wake-ups, hence twice the noise. Beyond maxNoise the hand-derived figures
+// say nothing any more (the machine is overloaded): they are not checked,
+// and the test says so by skipping (after the checks that hold whatever
+// the noise).
+//
+// Whatever the noise, dtpa's Execution Time of every interval on every
+// rank must lie within the program's own bracket of it: dtpa measures from
+// the exit of MPI_Pcontrol(100, n) to the entry of MPI_Pcontrol(101, n);
+// the program times "inner" (from the return of the first call to the call
+// of the second) and "outer" (from the call of the first to the return of
+// the second). Usually the two differ by microseconds; they differ by
+// milliseconds when the tracer flushed its buffer inside MPI_Pcontrol
+// after taking the exit time. selfTimed allows for clock alignment errors
+// in a duration (drift errors of ~100 ppm over 0.3 s are 30 µs).
+const (
+	quietNoise = 0.010
+	maxNoise   = 0.050
+	attempts   = 4
+	selfTimed  = 0.0005
+)
+
+var (
+	overshootRE = regexp.MustCompile(`groundtruth: rank (\d+): longest sleep overshoot ([0-9.]+) s`)
+	timedRE     = regexp.MustCompile(`groundtruth: rank (\d+): interval ([0-9/]+): inner ([0-9.]+) s, outer ([0-9.]+) s`)
+)
+
+// bracket is a rank's own timing of an interval (seconds).
+type bracket struct{ inner, outer float64 }
+
+// selfTiming is what groundtruth printed: per rank, its longest sleep
+// overshoot and its time in each interval (by path "8/1/2").
+type selfTiming struct {
+	overshoot [4]float64
+	intervals map[string]map[int]bracket
+}
+
+func parseSelfTiming(t *testing.T, out string) selfTiming {
+	t.Helper()
+	st := selfTiming{intervals: map[string]map[int]bracket{}}
+	ms := overshootRE.FindAllStringSubmatch(out, -1)
+	if len(ms) != 4 {
+		t.Fatalf("groundtruth printed %d overshoot lines, want 4:\n%s", len(ms), out)
+	}
+	for _, m := range ms {
+		r, _ := strconv.Atoi(m[1])
+		st.overshoot[r%4], _ = strconv.ParseFloat(m[2], 64)
+	}
+	for _, m := range timedRE.FindAllStringSubmatch(out, -1) {
+		r, _ := strconv.Atoi(m[1])
+		var b bracket
+		b.inner, _ = strconv.ParseFloat(m[3], 64)
+		b.outer, _ = strconv.ParseFloat(m[4], 64)
+		if st.intervals[m[2]] == nil {
+			st.intervals[m[2]] = map[int]bracket{}
+		}
+		st.intervals[m[2]][r] = b
+	}
+	return st
+}
+
+// pathKey writes an interval path the way groundtruth prints it.
+func pathKey(p []int) string {
+	s := make([]string, len(p))
+	for i, n := range p {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, "/")
+}
+
+// noise is how far the run strayed from the construction: the longest
+// sleep overshoot and the largest difference between a rank's own timing
+// of an interval and the execution time expected by construction.
+func (st selfTiming) noise() float64 {
+	n := slices.Max(st.overshoot[:])
+	for _, e := range groundTruth {
+		ranks := e.ranks
+		if ranks == nil {
+			ranks = []int{0, 1, 2, 3}
+		}
+		for i, r := range ranks {
+			got, ok := st.intervals[pathKey(e.path)][r]
+			if !ok {
+				return math.Inf(1)
+			}
+			n = math.Max(n, math.Abs(got.inner-e.times["execution_time"][i]))
+		}
+	}
+	return n
+}
+
+// violationRE matches the analyzer's clock-condition warning.
+var violationRE = regexp.MustCompile(`^(\d+) clock-condition violation\(s\) found after clock alignment \(the worst, ([0-9.]+) s`)
+
+// maxViolation bounds the clock-condition violations tolerated in skewed
+// runs. Under oversubscription the tracer's ping-pong clock
+// synchronization may only get round trips of several milliseconds (the
+// reference rank waits for a core), so the offset of a phase is known only
+// to ±RTT/2 and the drift between phases wrongly; violations of a few
+// hundred microseconds follow, which the analyzer reports and repairs
+// (controlled logical clock). They are true findings about the run, far
+// below the tolerances of the figures, so they are logged, not failed;
+// anything larger would be an alignment bug.
+const maxViolation = 0.001
+
+// checkWarnings fails on any warning of a clean run, except, in a skewed
+// run, clock-condition violations below maxViolation.
+func checkWarnings(t *testing.T, r *report.Report, stderr string, skewed bool) {
+	t.Helper()
+	for _, w := range r.Warnings {
+		if m := violationRE.FindStringSubmatch(w); m != nil && skewed {
+			if v, _ := strconv.ParseFloat(m[2], 64); v <= maxViolation {
+				t.Logf("tolerated in a skewed run: %s", w)
+				continue
+			}
+		}
+		t.Errorf("warning on a clean run: %s", w)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if l != "" && !strings.HasPrefix(l, "dtpa: warning: ") {
+			t.Errorf("dtpa printed on stderr: %s", l)
+		}
+	}
+	if n := strings.Count(stderr, "dtpa: warning: "); n != len(r.Warnings) {
+		t.Errorf("%d warnings on stderr, %d in the report", n, len(r.Warnings))
+	}
+}
+
+// checkSelfTimed checks dtpa's per-rank execution times against the
+// program's own brackets of them.
+func checkSelfTimed(t *testing.T, r *report.Report, st selfTiming) {
+	t.Helper()
+	for _, iv := range r.Intervals {
+		if len(iv.Path) == 0 {
+			continue
+		}
+		own := st.intervals[pathKey(iv.Path)]
+		if len(own) != len(iv.Ranks) {
+			t.Errorf("interval %v: executed by %d ranks in the report, %d by the program's account", iv.Path, len(iv.Ranks), len(own))
+		}
+		for _, rk := range iv.Ranks {
+			b, e := own[rk.Rank], rk.ExecutionTime
+			if e < b.inner-selfTimed || e > b.outer+selfTimed {
+				t.Errorf("interval %v rank %d: execution time %.6f, the program timed %.6f…%.6f", iv.Path, rk.Rank, e, b.inner, b.outer)
+			} else if b.outer-b.inner > 0.001 {
+				t.Logf("interval %v rank %d: execution time %.6f within the program's %.6f…%.6f (the tracer spent %.1f ms in MPI_Pcontrol)",
+					iv.Path, rk.Rank, e, b.inner, b.outer, (b.outer-b.inner)*1e3)
+			}
+		}
+	}
+}
+
+// TestGroundTruth traces groundtruth.c at 4 ranks with Open MPI and MPICH,
+// with and without injected clock skew, and checks every figure of every
+// interval against the values derived by hand in groundTruth.
+func TestGroundTruth(t *testing.T) {
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			exe := compile(t, m, t.TempDir(), "groundtruth")
+			for _, skew := range []bool{false, true} {
+				name := "aligned"
+				var env []string
+				if skew {
+					name = "skewed"
+					env = []string{"DT_CLOCK_SKEW=" + clockSkew}
+				}
+				t.Run(name, func(t *testing.T) {
+					var best *report.Report
+					bestNoise := math.Inf(1)
+					for i := 1; i <= attempts; i++ {
+						dir := t.TempDir()
+						if err := os.Link(exe, filepath.Join(dir, "groundtruth")); err != nil {
+							t.Fatal(err)
+						}
+						st := parseSelfTiming(t, trace(t, m, dir, env, 4, "groundtruth"))
+						r, stderr := analyse(t, dir, "groundtruth")
+						// Warnings, broken identities and execution times that
+						// disagree with the program's own clock are bugs
+						// whatever the noise.
+						checkWarnings(t, r, stderr, skew)
+						checkInvariants(t, r, 4)
+						checkSelfTimed(t, r, st)
+						noise := st.noise()
+						t.Logf("run %d: noise %.4f s (longest sleep overshoot %.4f s)", i, noise, slices.Max(st.overshoot[:]))
+						if noise < bestNoise {
+							best, bestNoise = r, noise
+						}
+						if noise <= quietNoise {
+							break
+						}
+					}
+					extra := 0.0
+					switch {
+					case bestNoise > maxNoise:
+						t.Skipf("machine too busy: the quietest of %d runs strayed %.3f s from the construction; hand-derived figures not checked", attempts, bestNoise)
+					case bestNoise > quietNoise:
+						extra = 2 * bestNoise
+						t.Logf("no quiet run in %d: checking the quietest with tolerances widened by %.4f s", attempts, extra)
+					}
+					checkGroundTruth(t, best, extra)
+				})
+			}
+		})
+	}
+}
+
+// checkGroundTruth compares r with groundTruth and wholeProgram, logging
+// every compared figure (go test -v shows measured against expected);
+// extra widens the tolerances (a noisy run).
+func checkGroundTruth(t *testing.T, r *report.Report, extra float64) {
+	t.Helper()
+	byPath := map[string]*report.Interval{}
+	for i := range r.Intervals {
+		byPath[fmt.Sprint(r.Intervals[i].Path)] = &r.Intervals[i]
+	}
+	want := map[string]bool{"[]": true}
+	for _, e := range groundTruth {
+		want[fmt.Sprint(e.path)] = true
+	}
+	for p := range byPath {
+		if !want[p] {
+			t.Errorf("unexpected interval %s", p)
+		}
+	}
+	for _, e := range groundTruth {
+		iv := byPath[fmt.Sprint(e.path)]
+		if iv == nil {
+			t.Errorf("interval %v missing", e.path)
+			continue
+		}
+		checkInterval(t, iv, e, true, extra)
+	}
+	w := byPath["[]"]
+	if w == nil {
+		t.Fatal("whole program missing")
+	}
+	checkInterval(t, w, wholeProgram, false, extra)
+	// Sleeps only get longer, so the whole program lasts at least the sum
+	// of the intervals. Above it: the 11 barriers, MPI_Comm_split and
+	// wake-ups; MPICH's barriers cost up to ~0.1 s each with 4 ranks
+	// polling on 2 cores (measured 2.6–3.1 s in all). The upper bound
+	// mainly checks that MPI_Init and MPI_Finalize stay out (level 0 runs
+	// from the exit of one to the entry of the other).
+	if e := w.Main.ExecutionTime; e < minWholeExecution-tol || e > minWholeExecution+1.5 {
+		t.Errorf("whole program: execution time %.4f, want %.2f…%.2f", e, minWholeExecution, minWholeExecution+1.5)
+	}
+}
+
+// checkInterval compares one interval with e. With others, time
+// characteristics e does not list must be ≈ 0 and counts e does not list
+// 0; without, only the listed ones are checked.
+func checkInterval(t *testing.T, iv *report.Interval, e expect, others bool, extra float64) {
+	t.Helper()
+	ranks := e.ranks
+	if ranks == nil {
+		ranks = []int{0, 1, 2, 3}
+	}
+	got := make([]map[string]float64, len(iv.Ranks))
+	var have []int
+	for i, rk := range iv.Ranks {
+		got[i] = fields(rk)
+		have = append(have, rk.Rank)
+	}
+	if fmt.Sprint(have) != fmt.Sprint(ranks) {
+		t.Errorf("interval %v: executed by ranks %v, want %v", iv.Path, have, ranks)
+		return
+	}
+	tl := tol + extra
+	if e.many {
+		tl = tolMany + extra
+	}
+	var log strings.Builder
+	fmt.Fprintf(&log, "interval %v (measured / expected):", iv.Path)
+	names := timeFields
+	if !others {
+		names = nil
+		for _, k := range timeFields {
+			if e.times[k] != nil {
+				names = append(names, k)
+			}
+		}
+	}
+	for _, k := range names {
+		exp := e.times[k]
+		if exp == nil {
+			exp = make([]float64, len(ranks))
+		}
+		fmt.Fprintf(&log, "\n  %-25s", k)
+		for i := range ranks {
+			g := got[i][k]
+			bad := math.Abs(g-exp[i]) > tl
+			mark := ""
+			if bad {
+				mark = "!"
+			}
+			fmt.Fprintf(&log, " %7.4f/%-6.3g%1s", g, exp[i], mark)
+			if bad {
+				t.Errorf("interval %v rank %d: %s = %.4f, want %.3f ± %.3f", iv.Path, ranks[i], k, g, exp[i], tl)
+			}
+		}
+	}
+	for _, k := range countFields {
+		exp := e.counts[k]
+		if exp == nil {
+			if !others {
+				continue
+			}
+			exp = make([]int64, len(ranks))
+			if k == "exe_count" {
+				for i := range exp {
+					exp[i] = 1
+				}
+			}
+		}
+		for i := range ranks {
+			if g := got[i][k]; g != float64(exp[i]) {
+				t.Errorf("interval %v rank %d: %s = %v, want %d", iv.Path, ranks[i], k, g, exp[i])
+			}
+		}
+	}
+	mf := fields(iv.Main)
+	for k, exp := range e.main {
+		g := mf[k]
+		lim := tl * float64(len(ranks)) // a sum over ranks of figures each within tl
+		if strings.HasSuffix(k, "_number") || k == "processors" {
+			lim = 0
+		} else if k == "efficiency" {
+			// Productive / (max Execution · processors): a late wake-up of
+			// tl moves it by about tl / max Execution.
+			lim = tl / slices.Max(e.times["execution_time"])
+		}
+		fmt.Fprintf(&log, "\n  main %-20s %7.4f/%g", k, g, exp)
+		if math.Abs(g-exp) > lim {
+			t.Errorf("interval %v: main %s = %.4f, want %g ± %g", iv.Path, k, g, exp, lim)
+		}
+	}
+	t.Log(log.String())
+}

@@ -1,0 +1,280 @@
+/* groundtruth.c: MPI scenarios whose dtpa characteristics are known by
+ * construction, one scenario per interval (MPI_Pcontrol(100, n) … (101, n)),
+ * for the end-to-end tests in e2e/. Needs exactly 4 ranks.
+ *
+ * Every delay is a sleep (nanosleep), never a spin: the tests run 4 ranks on
+ * 2 cores, where a spinning rank would steal a core from a rank that is
+ * supposed to be on time. Every scenario starts after an MPI_Barrier outside
+ * any interval, so the ranks enter the interval together (within a
+ * scheduler wake-up) and nothing of one scenario leaks into the next.
+ *
+ * Interval  scenario (see e2e/groundtruth_test.go for the expected figures)
+ *   1       late senders, blocking MPI_Recv: 0 sleeps 200 ms then sends to
+ *           1; 2 sleeps 100 ms then sends to 3
+ *   2       late senders seen through MPI_Wait: 1 posts MPI_Irecv and waits
+ *           at once, 0 sends after 200 ms; 3 posts MPI_Irecv, sleeps 50 ms,
+ *           waits, 2 sends after 150 ms
+ *   3       WaitPatternUp into MPI_Barrier: rank r sleeps r*100 ms first
+ *   4       overlap: ring exchange with MPI_Irecv/MPI_Isend, 200 ms of
+ *           "compute" (sleep), then MPI_Waitall
+ *   5       imbalance without communication: rank r sleeps (r+1)*50 ms
+ *   6       MPI_ANY_SOURCE: rank 0 receives 3 messages with ANY_SOURCE and
+ *           ANY_TAG; rank 3 sends after 100 ms, rank 1 after 200 ms, rank
+ *           2 after 300 ms
+ *   7       collectives on split communicators: halves {0,1} and {2,3};
+ *           in {0,1} rank 0 enters MPI_Allreduce 100 ms late, in {2,3}
+ *           rank 3 enters 200 ms late
+ *   8       nested intervals entered many times: 5 times 8/1 (20 ms), and
+ *           inside it, on even iterations and ranks 0-2 only, 8/1/2 (10 ms)
+ *   9       sequential sections: all ranks run section 1 (100 ms); then
+ *           ranks 0 and 1 run section 2 (200 ms) while 2 and 3 compute
+ *           200 ms outside any section
+ *
+ *   mpicc -g -O0 -o groundtruth groundtruth.c && dtrun -np 4 ./groundtruth
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* overshoot is the longest a nap lasted beyond what it asked for, in
+ * seconds. Each rank prints it at the end: the expected figures assume the
+ * naps last what they ask, so the tests use it to tell a noisy run (a rank
+ * that got no core for a while) from a wrong figure. */
+static double overshoot;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* nap sleeps ms milliseconds, resuming after signals. */
+static void nap(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	double t0 = now();
+	while (nanosleep(&ts, &ts) != 0)
+		;
+	double late = now() - t0 - ms * 1e-3;
+	if (late > overshoot)
+		overshoot = late;
+}
+
+static int rank;
+
+/* Each rank also times its intervals with its own clock and prints the
+ * totals per interval path at the end. dtpa measures an interval from the
+ * exit of MPI_Pcontrol(100, n) to the entry of MPI_Pcontrol(101, n); the
+ * program cannot see those two instants, but brackets them: "inner" runs
+ * from the return of the first call to the call of the second, "outer"
+ * from the call of the first to the return of the second. dtpa's Execution
+ * Time must lie between the two (to clock alignment error). The tests also
+ * compare them with the durations intended by construction: a run that
+ * strays from those was disturbed by other load (see
+ * e2e/groundtruth_test.go). */
+#define MAXPATHS 16
+static struct {
+	char path[32];
+	double inner, outer;
+} timed[MAXPATHS];
+static int ntimed;
+static char path[32]; /* current interval path, "8/1/2"; "" at level 0 */
+static double called[8], returned[8]; /* MPI_Pcontrol(100, n) of each level */
+static int depth;
+
+static void enter(int n)
+{
+	called[depth] = now();
+	MPI_Pcontrol(100, n);
+	returned[depth++] = now();
+	size_t l = strlen(path);
+	snprintf(path + l, sizeof path - l, l ? "/%d" : "%d", n);
+}
+
+static void leave(int n)
+{
+	double call = now();
+	MPI_Pcontrol(101, n);
+	double ret = now();
+	depth--;
+	int i;
+	for (i = 0; i < ntimed && strcmp(timed[i].path, path) != 0; i++)
+		;
+	if (i == ntimed && ntimed < MAXPATHS)
+		strcpy(timed[ntimed++].path, path);
+	if (i < MAXPATHS) {
+		timed[i].inner += call - returned[depth];
+		timed[i].outer += ret - called[depth];
+	}
+	char *slash = strrchr(path, '/');
+	*(slash ? slash : path) = '\0';
+}
+
+static void late_sender(void)
+{
+	int v = rank;
+	enter(1);
+	switch (rank) {
+	case 0: nap(200); MPI_Send(&v, 1, MPI_INT, 1, 1, MPI_COMM_WORLD); break;
+	case 1: MPI_Recv(&v, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); break;
+	case 2: nap(100); MPI_Send(&v, 1, MPI_INT, 3, 1, MPI_COMM_WORLD); break;
+	case 3: MPI_Recv(&v, 1, MPI_INT, 2, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); break;
+	}
+	leave(1);
+}
+
+static void late_sender_wait(void)
+{
+	int v = rank;
+	MPI_Request rq;
+	enter(2);
+	switch (rank) {
+	case 0: nap(200); MPI_Send(&v, 1, MPI_INT, 1, 2, MPI_COMM_WORLD); break;
+	case 1:
+		MPI_Irecv(&v, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	case 2: nap(150); MPI_Send(&v, 1, MPI_INT, 3, 2, MPI_COMM_WORLD); break;
+	case 3:
+		MPI_Irecv(&v, 1, MPI_INT, 2, 2, MPI_COMM_WORLD, &rq);
+		nap(50);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	}
+	leave(2);
+}
+
+static void wait_pattern_up(void)
+{
+	enter(3);
+	nap(100 * rank);
+	MPI_Barrier(MPI_COMM_WORLD);
+	leave(3);
+}
+
+static void overlap(int size)
+{
+	int out = rank, in = -1;
+	MPI_Request rq[2];
+	MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: gcc 12 warns on MPICH's */
+	enter(4);
+	MPI_Irecv(&in, 1, MPI_INT, (rank + size - 1) % size, 4, MPI_COMM_WORLD, &rq[0]);
+	MPI_Isend(&out, 1, MPI_INT, (rank + 1) % size, 4, MPI_COMM_WORLD, &rq[1]);
+	nap(200);
+	MPI_Waitall(2, rq, st);
+	leave(4);
+}
+
+static void imbalance(void)
+{
+	enter(5);
+	nap(50 * (rank + 1));
+	leave(5);
+}
+
+static void any_source(void)
+{
+	static const int delay[4] = {0, 200, 300, 100};
+	int v = rank;
+	enter(6);
+	if (rank == 0) {
+		for (int i = 0; i < 3; i++) {
+			MPI_Status st;
+			MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+		}
+	} else {
+		nap(delay[rank]);
+		MPI_Send(&v, 1, MPI_INT, 0, 60 + rank, MPI_COMM_WORLD);
+	}
+	leave(6);
+}
+
+static void split_collectives(MPI_Comm half)
+{
+	int v = rank, sum;
+	enter(7);
+	if (rank == 0)
+		nap(100);
+	if (rank == 3)
+		nap(200);
+	MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, half);
+	leave(7);
+}
+
+static void nested(void)
+{
+	enter(8);
+	for (int i = 0; i < 5; i++) {
+		enter(1);
+		nap(20);
+		if (i % 2 == 0 && rank != 3) {
+			enter(2);
+			nap(10);
+			leave(2);
+		}
+		leave(1);
+	}
+	leave(8);
+}
+
+static void sections(void)
+{
+	enter(9);
+	MPI_Pcontrol(102, 1);
+	nap(100);
+	MPI_Pcontrol(103, 1);
+	if (rank < 2) {
+		MPI_Pcontrol(102, 2);
+		nap(200);
+		MPI_Pcontrol(103, 2);
+	} else {
+		nap(200);
+	}
+	leave(9);
+}
+
+int main(int argc, char **argv)
+{
+	int size;
+	MPI_Comm half;
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (size != 4) {
+		if (rank == 0)
+			fprintf(stderr, "groundtruth: needs 4 ranks, not %d\n", size);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &half);
+
+	MPI_Barrier(MPI_COMM_WORLD);
+	late_sender();
+	MPI_Barrier(MPI_COMM_WORLD);
+	late_sender_wait();
+	MPI_Barrier(MPI_COMM_WORLD);
+	wait_pattern_up();
+	MPI_Barrier(MPI_COMM_WORLD);
+	overlap(size);
+	MPI_Barrier(MPI_COMM_WORLD);
+	imbalance();
+	MPI_Barrier(MPI_COMM_WORLD);
+	any_source();
+	MPI_Barrier(MPI_COMM_WORLD);
+	split_collectives(half);
+	MPI_Barrier(MPI_COMM_WORLD);
+	nested();
+	MPI_Barrier(MPI_COMM_WORLD);
+	sections();
+	MPI_Barrier(MPI_COMM_WORLD);
+
+	MPI_Comm_free(&half);
+	printf("groundtruth: rank %d: longest sleep overshoot %.6f s\n", rank, overshoot);
+	for (int i = 0; i < ntimed; i++)
+		printf("groundtruth: rank %d: interval %s: inner %.6f s, outer %.6f s\n", rank, timed[i].path,
+		       timed[i].inner, timed[i].outer);
+	MPI_Finalize();
+	return 0;
+}
