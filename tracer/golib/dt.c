@@ -25,7 +25,7 @@ int dt_depth = 4;
 size_t dt_chunk = 1 << 20;
 dt_comm dt_world_ent, dt_self_ent;
 int dt_rank_world, dt_size_world;
-uint64_t dt_max_stall_ticks, dt_flushes;
+uint64_t dt_max_stall_ticks, dt_stall_ticks, dt_flushes;
 
 static pthread_mutex_t thr_mu = PTHREAD_MUTEX_INITIALIZER;
 static dt_thr *thr_list;
@@ -131,6 +131,49 @@ void dt_buf_put(void *b) {
 	if (b && !chunk_of(b)) free(b);
 }
 
+// ---- hand-over queue: full buffers go to Go through a C queue that a Go
+// goroutine drains (dt_q_pop blocks in C). A cgo call into Go per buffer
+// would have to wait for a Go P, which under core binding (GOMAXPROCS=1)
+// the encoder holds for milliseconds: the program would stall.
+typedef struct {
+	void *buf;
+	size_t n;
+	uint32_t tid;
+	int fin; // > 0: end of tracing with this stop reason, after the buffers before it
+} dt_qent;
+#define Q_CAP 8192
+static dt_qent q_ent[Q_CAP];
+static unsigned q_head, q_tail; // under buf_mu
+static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
+
+static void q_push(void *buf, size_t n, uint32_t tid, int fin) {
+	pthread_mutex_lock(&buf_mu);
+	while (q_tail - q_head >= Q_CAP) { // cannot happen: fewer buffers than slots
+		pthread_mutex_unlock(&buf_mu);
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+		pthread_mutex_lock(&buf_mu);
+	}
+	q_ent[q_tail++ % Q_CAP] = (dt_qent){buf, n, tid, fin};
+	pthread_cond_signal(&q_cv);
+	pthread_mutex_unlock(&buf_mu);
+}
+
+// dt_q_pop waits for the next entry (called by Go's pump goroutine).
+void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin) {
+	pthread_mutex_lock(&buf_mu);
+	while (q_head == q_tail) pthread_cond_wait(&q_cv, &buf_mu);
+	dt_qent e = q_ent[q_head++ % Q_CAP];
+	pthread_mutex_unlock(&buf_mu);
+	*buf = e.buf;
+	*n = e.n;
+	*tid = e.tid;
+	*fin = e.fin;
+}
+
+// dt_q_fin queues the end of tracing behind every buffer handed over so far.
+void dt_q_fin(int reason) { q_push(NULL, 0, 0, reason); }
+
 static void dt_thr_attach_buf(dt_thr *T, char *b) {
 	T->buf = T->pos = T->commit = b;
 	T->end = b ? b + dt_chunk : b;
@@ -152,10 +195,11 @@ static void dt_submit(dt_thr *T) {
 	uint64_t t0 = dt_now();
 	char *old = T->buf;
 	dt_thr_attach_buf(T, NULL);
-	dtgo_submit(old, n, T->tid);
+	q_push(old, n, T->tid, 0);
 	dt_thr_attach_buf(T, dt_buf_get());
 	uint64_t d = dt_now() - t0;
 	if (d > dt_max_stall_ticks) dt_max_stall_ticks = d;
+	dt_stall_ticks += d;
 	dt_flushes++;
 	if (buf_limit_mode) {
 		buf_total += n;
@@ -225,7 +269,7 @@ void dt_collect(void) {
 			char *old = T->buf;
 			size_t n = T->commit - T->buf;
 			T->buf = T->pos = T->commit = T->end = NULL;
-			dtgo_submit(old, n, T->tid);
+			q_push(old, n, T->tid, 0);
 		}
 	}
 	pthread_mutex_unlock(&thr_mu);

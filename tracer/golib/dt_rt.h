@@ -32,7 +32,7 @@ typedef struct {
 
 extern dt_clock dt_clk;
 extern int dt_rank_world, dt_size_world;
-extern uint64_t dt_max_stall_ticks, dt_flushes;
+extern uint64_t dt_max_stall_ticks, dt_stall_ticks, dt_flushes;
 extern volatile int dt_flush_done;
 
 void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb);

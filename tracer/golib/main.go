@@ -96,16 +96,6 @@ func dtgo_signal() {
 	}
 }
 
-//export dtgo_submit
-func dtgo_submit(buf unsafe.Pointer, n C.size_t, tid C.uint32_t) {
-	defer recovered("submit")
-	if tr == nil || discard {
-		C.dt_buf_put(buf)
-		return
-	}
-	tr.jobs <- job{buf: buf, n: int(n), tid: uint32(tid)}
-}
-
 //export dtgo_define_site
 func dtgo_define_site(id C.uint32_t, pcs *C.uint64_t, n C.int) {
 	defer recovered("define_site")

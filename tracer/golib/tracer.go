@@ -14,6 +14,8 @@ int64_t dt_ns(uint64_t raw);
 size_t dt_buf_chunk(void);
 int dt_buf_slots(void);
 void dt_spill_setup(char *base, int n, int fd, long off);
+void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin);
+void dt_q_fin(int reason);
 */
 import "C"
 
@@ -21,6 +23,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,6 +88,7 @@ type tracer struct {
 	finished bool
 	finOnce  sync.Once
 	done     chan struct{}
+	finAck   chan struct{} // closed when the footer is written
 
 	batch traceformat.Batch
 }
@@ -142,7 +147,8 @@ func newTracer(in initInfo) (*tracer, error) {
 		f.Close()
 		return nil, err
 	}
-	t := &tracer{conv: in.conv, f: f, w: w, jobs: make(chan job, 8192), modules: map[string]bool{}, done: make(chan struct{})}
+	t := &tracer{conv: in.conv, f: f, w: w, jobs: make(chan job, 8192), modules: map[string]bool{}, done: make(chan struct{}),
+		finAck: make(chan struct{})}
 	if dir := os.Getenv("DT_SPILL_DIR"); dir != "" {
 		// Buffers in a shared file mapping survive SIGKILL (see records.Recover);
 		// without one (no space, no directory) they are plain memory.
@@ -169,6 +175,7 @@ func newTracer(in initInfo) (*tracer, error) {
 	t.defs.CallSites = append(t.defs.CallSites, &tracepb.CallSite{Id: 0}) // empty stack
 	t.ndefs = 1
 	go t.loop()
+	go t.pump()
 	go t.ticker()
 	return t, nil
 }
@@ -266,6 +273,18 @@ func (t *tracer) stopped() bool {
 
 func (t *tracer) loop() {
 	defer recovered("writer")
+	// The encoder runs at low priority on its own thread: on a core it shares
+	// with the rank (core binding), the rank's thread is not preempted for
+	// it, so that the program does not stall at a hand-over; the encoder
+	// catches up whenever the rank waits.
+	runtime.LockOSThread()
+	if n := os.Getenv("DT_WRITER_NICE"); n != "0" {
+		nice := 19
+		if v, err := strconv.Atoi(n); err == nil {
+			nice = v
+		}
+		syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice)
+	}
 	for j := range t.jobs {
 		switch {
 		case j.buf != nil:
@@ -289,8 +308,14 @@ func (t *tracer) loop() {
 			t.mu.Lock()
 			f := &tracepb.Footer{DroppedEvents: t.dropped + uint64(C.dt_dropped()), StopReason: t.stop,
 				EndLocalNs: int64(C.dt_ns(C.uint64_t(nowRaw())))}
-			stall := time.Duration(float64(C.dt_max_stall_ticks) * t.conv.NsPerTick)
-			f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns over %d flushes", t.stopMsg, stall.Nanoseconds(), uint64(C.dt_flushes)))
+			// Hand-over cost as the program saw it (wall time: it includes
+			// any descheduling of the thread during the hand-over).
+			stall := int64(float64(C.dt_max_stall_ticks) * t.conv.NsPerTick)
+			mean := int64(0)
+			if C.dt_flushes > 0 {
+				mean = int64(float64(C.dt_stall_ticks) * t.conv.NsPerTick / float64(C.dt_flushes))
+			}
+			f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns, mean %d ns over %d flushes", t.stopMsg, stall, mean, uint64(C.dt_flushes)))
 			f.Message = strings.TrimPrefix(f.Message, "; ")
 			t.mu.Unlock()
 			t.w.Close(f)
@@ -301,6 +326,25 @@ func (t *tracer) loop() {
 			close(j.ack)
 			return
 		}
+	}
+}
+
+// pump moves the buffers the C side queued (dt_q_pop blocks in C, holding
+// no Go P while it waits) into the writer's job queue, in order; the end of
+// tracing comes through the same queue, behind the last buffers.
+func (t *tracer) pump() {
+	defer recovered("pump")
+	for {
+		var buf unsafe.Pointer
+		var n C.size_t
+		var tid C.uint32_t
+		var fin C.int
+		C.dt_q_pop(&buf, &n, &tid, &fin)
+		if fin != 0 {
+			t.jobs <- job{fin: tracepb.Footer_StopReason(fin), ack: t.finAck}
+			return
+		}
+		t.jobs <- job{buf: buf, n: int(n), tid: uint32(tid)}
 	}
 }
 
@@ -354,10 +398,9 @@ func (t *tracer) signalFlush() {
 // the first to complete (bounded, so that a stuck writer cannot hang exit).
 func (t *tracer) finish(r tracepb.Footer_StopReason) {
 	t.finOnce.Do(func() {
-		ack := make(chan struct{})
-		t.jobs <- job{fin: r, ack: ack}
+		C.dt_q_fin(C.int(r))
 		select {
-		case <-ack:
+		case <-t.finAck:
 		case <-time.After(10 * time.Second):
 		}
 		close(t.done)
