@@ -2,6 +2,7 @@ package tracer_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -453,5 +454,25 @@ func TestNonMPIProcessesUntouched(t *testing.T) {
 	checkPingPong(t, readTraces(t, dir, "pingpong", 4))
 	if m, _ := filepath.Glob(filepath.Join(dir, "wrap*.trc")); len(m) != 0 {
 		t.Errorf("the shell wrote traces: %v", m)
+	}
+}
+
+// TestMPILoadedLocally traces a program that loads MPI the way Python loads
+// mpi4py: through a module opened RTLD_LOCAL, out of the preload stub's sight.
+func TestMPILoadedLocally(t *testing.T) {
+	prog := build(t, "localmpi", ompi)
+	ext := filepath.Join(filepath.Dir(prog), "libmpiext.so")
+	if out, err := exec.Command(ompi, "-shared", "-fPIC", "-o", ext, filepath.Join(root, "testdata", "c", "mpiext.c")).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	res := dtrun(t, dir, nil, "--oversubscribe", "-np", "2", prog, ext)
+	if res.code != 0 || !strings.Contains(res.out, "ext sum 1") {
+		t.Fatalf("exit %d\n%s", res.code, res.out)
+	}
+	for _, tr := range readTraces(t, dir, "localmpi", 2) {
+		if tr.err != nil || len(tr.calls("MPI_Allreduce")) != 1 {
+			t.Errorf("rank %d: %v, %d events", tr.hdr.Rank, tr.err, len(tr.events))
+		}
 	}
 }

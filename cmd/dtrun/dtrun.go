@@ -279,6 +279,9 @@ func mpiOf(prog string) (string, error) {
 		if strings.HasPrefix(s.Name, "MPI_Init") || strings.HasPrefix(s.Name, "mpi_init") {
 			return "", nil // MPI through some other library
 		}
+		if s.Name == "dlopen" {
+			return "", nil // may load MPI at run time (python3 with mpi4py)
+		}
 	}
 	if all, err := f.Symbols(); err == nil {
 		for _, s := range all {

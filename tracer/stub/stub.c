@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <libgen.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,9 +23,29 @@
 
 static int resolved, loaded;
 
+// find_mpi looks for a loaded library defining PMPI_Init that is not in the
+// global scope (a Python extension loaded RTLD_LOCAL and linked with MPI):
+// RTLD_NEXT cannot see it, its handle can.
+static void *mpi_handle;
+static int find_mpi_cb(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	(void)data;
+	if (!info->dlpi_name || !*info->dlpi_name) return 0;
+	void *h = dlopen(info->dlpi_name, RTLD_NOLOAD | RTLD_LAZY);
+	if (!h) return 0;
+	if (dlsym(h, "PMPI_Init")) {
+		mpi_handle = h;
+		return 1;
+	}
+	dlclose(h);
+	return 0;
+}
+
 static void resolve_next(void) {
 	if (resolved) return;
 	for (int i = 0; i < DT_NSYMS; i++) dt_tab[i] = dlsym(RTLD_NEXT, dt_names[i]);
+	if (!dt_tab[DT_IDX_Init] && (mpi_handle || dl_iterate_phdr(find_mpi_cb, NULL)))
+		for (int i = 0; i < DT_NSYMS; i++) dt_tab[i] = dlsym(mpi_handle, dt_names[i]);
 	resolved = 1;
 }
 
@@ -48,6 +69,14 @@ static void load_tracer(void) {
 	const char *off = getenv("DT_DISABLE");
 	if (off && *off && strcmp(off, "0") != 0) return;
 	const char *impl = impl_name();
+	if (!impl && mpi_handle) {
+		// MPI is loaded locally: make it global, so that the tracer library
+		// (which links it) and the detection below see the same one.
+		Dl_info di;
+		if (dladdr(dlsym(mpi_handle, "PMPI_Init"), &di) && di.dli_fname)
+			dlopen(di.dli_fname, RTLD_NOLOAD | RTLD_LAZY | RTLD_GLOBAL);
+		impl = impl_name();
+	}
 	if (!impl) {
 		fprintf(stderr, "dtpa: unknown MPI implementation; running untraced\n");
 		return;
