@@ -257,6 +257,23 @@ func TestCollectivesSplitCommunicators(t *testing.T) {
 			}
 		}
 	}
+	// The communicator of MPI_Comm_idup is defined at its first use (the
+	// barrier after the wait), with an id that agrees across the half.
+	var idup [4]uint64
+	for r, tr := range trs {
+		b := tr.calls("MPI_Barrier")
+		if len(b) < 2 {
+			t.Fatalf("rank %d: %d barriers", r, len(b))
+		}
+		c := tr.defs.Comm(b[len(b)-2].Comm)
+		idup[r] = c.Id
+		if len(c.Members) != 2 || c.Members[0] != uint32(r%2) {
+			t.Errorf("rank %d: idup communicator %v", r, c)
+		}
+	}
+	if idup[0] != idup[2] || idup[1] != idup[3] || idup[0] == idup[1] || idup[0] == ids["MPI_Comm_dup"][0] {
+		t.Errorf("idup ids %x", idup)
+	}
 	sp, dup := ids["MPI_Comm_split"], ids["MPI_Comm_dup"]
 	if sp[0] != sp[2] || sp[1] != sp[3] || sp[0] == sp[1] || sp[0] == 0 {
 		t.Errorf("split ids %x: want ranks 0,2 and 1,3 to agree and the halves to differ", sp)
@@ -284,6 +301,9 @@ func TestCollectivesSplitCommunicators(t *testing.T) {
 			t.Errorf("rank %d: Gather %+v", r, g)
 		}
 		ib, w := tr.calls("MPI_Ibarrier"), tr.calls("MPI_Wait")
+		if len(w) == 2 {
+			w = w[:1] // the second completes MPI_Comm_idup
+		}
 		if len(ib) != 1 || len(w) != 1 || len(ib[0].Reqs) != 1 || len(w[0].Reqs) != 1 || ib[0].Reqs[0] != w[0].Reqs[0] {
 			t.Errorf("rank %d: Ibarrier %v completed by %v", r, ib, w)
 		} else if w[0].Status[0].Source != traceformat.NoStatus {
@@ -473,6 +493,35 @@ func TestMPILoadedLocally(t *testing.T) {
 	for _, tr := range readTraces(t, dir, "localmpi", 2) {
 		if tr.err != nil || len(tr.calls("MPI_Allreduce")) != 1 {
 			t.Errorf("rank %d: %v, %d events", tr.hdr.Rank, tr.err, len(tr.events))
+		}
+	}
+}
+
+func TestCancelTestanyTestsome(t *testing.T) {
+	trs, _ := traced(t, "cancel", nil)
+	checkComplete(t, trs)
+	for r, tr := range trs {
+		peer := int32(r ^ 1)
+		irecv, c, w := tr.calls("MPI_Irecv"), tr.calls("MPI_Cancel"), tr.calls("MPI_Wait")
+		if len(irecv) != 5 || len(c) != 1 || len(w) != 1 || c[0].Reqs[0] != irecv[0].Reqs[0] || w[0].Reqs[0] != irecv[0].Reqs[0] {
+			t.Fatalf("rank %d: Irecv %v Cancel %v Wait %v", r, irecv, c, w)
+		}
+		if w[0].Status[0].Source != traceformat.NoStatus {
+			t.Errorf("rank %d: cancelled receive has status %v", r, w[0].Status)
+		}
+		for _, fn := range []string{"MPI_Testany", "MPI_Testsome"} {
+			tags := map[int32]bool{}
+			for _, e := range tr.calls(fn) {
+				for _, s := range e.Status {
+					if s.Source != peer {
+						t.Errorf("rank %d: %s status %v", r, fn, s)
+					}
+					tags[s.Tag] = true
+				}
+			}
+			if len(tags) != 2 || !tags[60] || !tags[61] {
+				t.Errorf("rank %d: %s completed tags %v", r, fn, tags)
+			}
 		}
 	}
 }

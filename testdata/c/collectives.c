@@ -33,6 +33,12 @@ int main(int argc, char **argv) {
 		MPI_Barrier(created);
 		MPI_Comm_free(&created);
 	}
+	// Nonblocking duplication: the new communicator is usable after the wait.
+	MPI_Comm idup;
+	MPI_Comm_idup(half, &idup, &r);
+	MPI_Wait(&r, MPI_STATUS_IGNORE);
+	MPI_Barrier(idup);
+	MPI_Comm_free(&idup);
 	MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 ? 0 : 1, 99, &inter);
 	MPI_Barrier(inter);
 	MPI_Comm_free(&inter);
