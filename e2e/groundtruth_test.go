@@ -276,36 +276,114 @@ var groundTruth = []expect{
 		},
 		main: map[string]float64{"insufficient_parallelism": 0.5},
 	},
+	{
+		// 10. Time Variation: MPI_Gather on the halves, roots 0 and 2 (rank
+		// 0 of each half). In {0,1} the root enters 0.1 late; rank 1 sends
+		// its one int eagerly and leaves at 0: Potential Sync(1) = 0.1 − 0
+		// = 0.1, Time Variation(1) = latest exit 0.1 − own exit 0 = 0.1; the
+		// root waits for nobody (0, 0). In {2,3} rank 3 enters 0.2 late and
+		// the root waits for it: Potential Sync(2) = Collective Time(2) =
+		// 0.2, both leave at 0.2 (Time Variation 0). Execution: 0.1, 0,
+		// 0.2, 0.2; Productive: 0.1, 0, 0, 0.2; Idle: 0.1, 0.2, 0, 0; Load
+		// Imbalance: 0.1, 0.2, 0.2, 0.
+		path: []int{10},
+		times: map[string][]float64{
+			"execution_time":  {0.1, 0, 0.2, 0.2},
+			"communications":  {0, 0, 0.2, 0},
+			"collective_time": {0, 0, 0.2, 0},
+			"potential_sync":  {0, 0.1, 0.2, 0},
+			"time_variation":  {0, 0.1, 0, 0},
+			"productive_time": {0.1, 0, 0, 0.2},
+			"idle_time":       {0.1, 0.2, 0, 0},
+			"load_imbalance":  {0.1, 0.2, 0.2, 0},
+			"lost_time":       {0.1, 0.2, 0.2, 0},
+		},
+		counts: map[string][]int64{"collective_number": {1, 1, 1, 1}},
+		main:   map[string]float64{"collective_number": 2, "time_variation": 0.1, "potential_sync": 0.3},
+	},
+	{
+		// 11. One MPI_Waitall completing several late receives: rank 0
+		// posts MPI_Irecv from 1, 2, 3 and enters MPI_Waitall at 0; rank r
+		// sends at 0.05·r. Real Sync(0) = latest send 0.15 − Twait 0 = 0.15
+		// (adding each receive's lateness would give 0.3); Overlap 0 (every
+		// send started after the wait was entered). Execution: 0.15, 0.05,
+		// 0.1, 0.15; Productive: 0, 0.05, 0.1, 0.15; Idle: 0, 0.1, 0.05, 0;
+		// Load Imbalance: 0.15, 0.1, 0.05, 0.
+		path: []int{11},
+		times: map[string][]float64{
+			"execution_time":  {0.15, 0.05, 0.1, 0.15},
+			"communications":  {0.15, 0, 0, 0},
+			"sendrecv_time":   {0.15, 0, 0, 0},
+			"real_sync":       {0.15, 0, 0, 0},
+			"productive_time": {0, 0.05, 0.1, 0.15},
+			"idle_time":       {0, 0.1, 0.05, 0},
+			"load_imbalance":  {0.15, 0.1, 0.05, 0},
+			"lost_time":       {0.15, 0.1, 0.05, 0},
+		},
+		counts: map[string][]int64{
+			"send_number":    {0, 1, 1, 1},
+			"receive_number": {3, 0, 0, 0},
+			"wait_number":    {1, 0, 0, 0},
+		},
+	},
+	{
+		// 12. MPI_Test polling: rank 1 posts MPI_Irecv from 0 at 0 and calls
+		// MPI_Test every 0.01 s; rank 0 sends at 0.1; ranks 2 and 3 sleep
+		// 0.1. The test that completes the receive is entered 0–0.01 after
+		// the send (0.005 on average): Real Sync 0, Overlap(1) = Ttest −
+		// max(Tirecv, Tsend) ≈ 0.005, Execution(1) ≈ 0.105, so the others
+		// show ≈ 0.005 of Idle and Load Imbalance; the failed tests take
+		// microseconds. Wait Number counts only the test that completed
+		// something: 1, not the ~10 calls.
+		path: []int{12},
+		times: map[string][]float64{
+			"execution_time":  {0.1, 0.105, 0.1, 0.1},
+			"productive_time": {0.1, 0.105, 0.1, 0.1},
+			"idle_time":       {0.005, 0, 0.005, 0.005},
+			"load_imbalance":  {0.005, 0, 0.005, 0.005},
+			"lost_time":       {0.005, 0, 0.005, 0.005},
+			"overlap":         {0, 0.005, 0, 0},
+		},
+		counts: map[string][]int64{
+			"send_number":    {1, 0, 0, 0},
+			"receive_number": {0, 1, 0, 0},
+			"wait_number":    {0, 1, 0, 0},
+		},
+	},
 }
 
 // wholeProgram are the whole-program figures that follow from the
 // intervals: outside them the program only calls MPI_Barrier,
 // MPI_Comm_rank/size/split/free, which add neither Real Sync, Overlap nor
-// Insufficient Parallelism. Real Sync: rank 0 0.3 (interval 6), rank 1
-// 0.2 + 0.2 (1, 2), rank 3 0.1 + 0.1. Overlap 0.4 per rank (4). Sends:
-// rank 0 1+1+1, rank 1 1+1, rank 2 1+1+1+1, rank 3 1+1; receives: rank 0
-// 1+3, ranks 1 and 3 1+1+1, rank 2 1; waits: ranks 1 and 3 2, ranks 0 and 2
-// 1. Collective calls: 10 barriers between scenarios, the barrier of 3 and
-// the Allreduce of 7 = 12 per rank; instances: 11 on MPI_COMM_WORLD + 2.
+// Insufficient Parallelism. Real Sync: rank 0 0.3 + 0.15 (intervals 6,
+// 11), rank 1 0.2 + 0.2 (1, 2), rank 3 0.1 + 0.1 (1, 2). Overlap 0.4 per
+// rank (4), plus ≈ 0.005 on rank 1 (12). Sends: rank 0 1+1+1+1 (1, 2, 4,
+// 12), rank 1 1+1+1 (4, 6, 11), rank 2 1+1+1+1+1 (1, 2, 4, 6, 11), rank 3
+// 1+1+1 (4, 6, 11); receives: rank 0 1+3+3 (4, 6, 11), rank 1 1+1+1+1 (1,
+// 2, 4, 12), rank 2 1 (4), rank 3 1+1+1 (1, 2, 4); waits: rank 0 1+1 (4,
+// 11), rank 1 1+1+1 (2, 4, 12), rank 2 1 (4), rank 3 1+1 (2, 4).
+// Collective calls: 13 barriers between scenarios, the barrier of 3, the
+// MPI_Allreduce of 7 and the MPI_Gather of 10 = 16 per rank; instances:
+// 14 on MPI_COMM_WORLD + 2 + 2 on the halves.
 var wholeProgram = expect{
 	times: map[string][]float64{
-		"real_sync":                {0.3, 0.4, 0, 0.2},
-		"overlap":                  {0.4, 0.4, 0.4, 0.4},
+		"real_sync":                {0.45, 0.4, 0, 0.2},
+		"overlap":                  {0.4, 0.405, 0.4, 0.4},
 		"insufficient_parallelism": {0.175, 0.175, 0.075, 0.075},
 	},
 	counts: map[string][]int64{
-		"send_number":       {3, 2, 4, 2},
-		"receive_number":    {4, 3, 1, 3},
-		"wait_number":       {1, 2, 1, 2},
-		"collective_number": {12, 12, 12, 12},
+		"send_number":       {4, 3, 5, 3},
+		"receive_number":    {7, 4, 1, 3},
+		"wait_number":       {2, 3, 1, 2},
+		"collective_number": {16, 16, 16, 16},
 	},
-	main: map[string]float64{"collective_number": 13},
+	main: map[string]float64{"collective_number": 18},
 }
 
 // minWholeExecution is the sum of the intervals' expected maximum
 // execution times; the barriers between the scenarios make the whole
 // program last at least that long.
-const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3
+const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3 + 0.2 + 0.15 + 0.1
 
 // Noise handling. groundtruth times each interval on each rank with its
 // own clock, and notes the longest time a sleep in it lasted beyond what it
@@ -571,7 +649,7 @@ func checkGroundTruth(t *testing.T, r *report.Report, st selfTiming) {
 		checkInterval(t, w, wholeProgram, false, extra)
 	}
 	// Sleeps only get longer, so the whole program lasts at least the sum
-	// of the intervals. Above it: the 11 barriers, MPI_Comm_split and
+	// of the intervals. Above it: the 14 barriers, MPI_Comm_split and
 	// wake-ups; MPICH's barriers cost up to ~0.1 s each with 4 ranks
 	// polling on 2 cores (measured 2.6–3.1 s in all). The upper bound
 	// mainly checks that MPI_Init and MPI_Finalize stay out (level 0 runs

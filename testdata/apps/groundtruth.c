@@ -30,6 +30,15 @@
  *           ranks 0 and 1 run section 2 (200 ms) while 2 and 3 compute
  *           200 ms outside any section
  *
+ *  10       Time Variation: MPI_Gather on the halves; in {0,1} the root 0
+ *           enters 100 ms late (rank 1 sends eagerly and leaves at once),
+ *           in {2,3} rank 3 enters 200 ms late (the root 2 waits)
+ *  11       MPI_Waitall completing several late receives: rank 0 posts
+ *           MPI_Irecv from 1, 2, 3 and waits at once; rank r sends after
+ *           r*50 ms
+ *  12       MPI_Test polling: rank 1 posts MPI_Irecv from 0 and tests every
+ *           10 ms; rank 0 sends after 100 ms; ranks 2 and 3 sleep 100 ms
+ *
  *   mpicc -g -O0 -o groundtruth groundtruth.c && dtrun -np 4 ./groundtruth
  */
 #include <mpi.h>
@@ -233,6 +242,56 @@ static void sections(void)
 	leave(9);
 }
 
+static void gather_variation(MPI_Comm half)
+{
+	int v = rank, all[2];
+	enter(10);
+	if (rank == 0)
+		nap(100);
+	if (rank == 3)
+		nap(200);
+	MPI_Gather(&v, 1, MPI_INT, all, 1, MPI_INT, 0, half);
+	leave(10);
+}
+
+static void waitall_late(void)
+{
+	int v[4] = {rank, rank, rank, rank};
+	MPI_Request rq[3];
+	MPI_Status st[3];
+	enter(11);
+	if (rank == 0) {
+		for (int r = 1; r < 4; r++)
+			MPI_Irecv(&v[r], 1, MPI_INT, r, 11, MPI_COMM_WORLD, &rq[r - 1]);
+		MPI_Waitall(3, rq, st);
+	} else {
+		nap(50 * rank);
+		MPI_Send(&v[0], 1, MPI_INT, 0, 11, MPI_COMM_WORLD);
+	}
+	leave(11);
+}
+
+static void test_polling(void)
+{
+	int v = rank, flag = 0;
+	MPI_Request rq;
+	enter(12);
+	switch (rank) {
+	case 0: nap(100); MPI_Send(&v, 1, MPI_INT, 1, 12, MPI_COMM_WORLD); break;
+	case 1:
+		MPI_Irecv(&v, 1, MPI_INT, 0, 12, MPI_COMM_WORLD, &rq);
+		for (;;) {
+			MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+			if (flag)
+				break;
+			nap(10);
+		}
+		break;
+	default: nap(100);
+	}
+	leave(12);
+}
+
 int main(int argc, char **argv)
 {
 	int size;
@@ -265,6 +324,12 @@ int main(int argc, char **argv)
 	nested();
 	MPI_Barrier(MPI_COMM_WORLD);
 	sections();
+	MPI_Barrier(MPI_COMM_WORLD);
+	gather_variation(half);
+	MPI_Barrier(MPI_COMM_WORLD);
+	waitall_late();
+	MPI_Barrier(MPI_COMM_WORLD);
+	test_polling();
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	MPI_Comm_free(&half);
