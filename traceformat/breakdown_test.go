@@ -1,0 +1,48 @@
+package traceformat
+
+import (
+	"bytes"
+	"testing"
+)
+
+// BenchmarkDecodeStages splits decoding of the halo mix into its stages,
+// per event: zstd, column decode (with checks), and the cursor.
+func BenchmarkDecodeStages(b *testing.B) {
+	evs := haloEvents(1 << 16)
+	var bt Batch
+	for i := range evs {
+		bt.Append(&evs[i])
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, &bt)
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, testHeader(), WriterOptions{})
+	comp := w.enc.EncodeAll(raw, nil)
+	dec, _ := decoder()
+	n := float64(len(evs))
+	b.Run("zstd", func(b *testing.B) {
+		out := make([]byte, 0, len(raw))
+		for i := 0; i < b.N; i++ {
+			out, _ = dec.DecodeAll(comp, out[:0])
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+	})
+	var d Batch
+	b.Run("columns", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := decodeBatch(raw, &d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+	})
+	b.Run("cursor", func(b *testing.B) {
+		var e Event
+		for i := 0; i < b.N; i++ {
+			var c Cursor
+			for c.Next(&d, &e) {
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+	})
+}
