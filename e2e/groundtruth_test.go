@@ -350,40 +350,119 @@ var groundTruth = []expect{
 			"wait_number":    {0, 1, 0, 0},
 		},
 	},
+	{
+		// 13. MPI_Waitany completes one receive per call: rank 0 posts
+		// MPI_Irecv from 1 and 2 and enters MPI_Waitany at 0; rank 1 sends
+		// at 0.1, so the first call completes that receive alone: Real Sync
+		// 0.1 − 0 = 0.1; the second call, entered at 0.1, completes rank
+		// 2's (sent at 0.2): 0.1 more. Real Sync(0) = 0.2 (charging the
+		// first call with the pending receive from 2 too would give 0.3).
+		// Rank 3 sleeps 0.2. Execution: 0.2, 0.1, 0.2, 0.2; Productive: 0,
+		// 0.1, 0.2, 0.2; Idle: 0, 0.1, 0, 0; Load Imbalance: 0.2, 0.1, 0, 0.
+		path: []int{13},
+		times: map[string][]float64{
+			"execution_time":  {0.2, 0.1, 0.2, 0.2},
+			"communications":  {0.2, 0, 0, 0},
+			"sendrecv_time":   {0.2, 0, 0, 0},
+			"real_sync":       {0.2, 0, 0, 0},
+			"productive_time": {0, 0.1, 0.2, 0.2},
+			"idle_time":       {0, 0.1, 0, 0},
+			"load_imbalance":  {0.2, 0.1, 0, 0},
+			"lost_time":       {0.2, 0.1, 0, 0},
+		},
+		counts: map[string][]int64{
+			"send_number":    {0, 1, 1, 0},
+			"receive_number": {2, 0, 0, 0},
+			"wait_number":    {2, 0, 0, 0},
+		},
+	},
+	{
+		// 14. MPI_Sendrecv between 0 and 1: 0 enters at 0, 1 at 0.1. 0's
+		// receive waits for 1's send: Real Sync(0) = 0.1; 1's receive finds
+		// 0's message sent at 0: no Real Sync. Persistent requests between
+		// 2 and 3 (created before the interval, freed after it): 3 starts
+		// its receive and enters MPI_Wait at 0, 2 starts its send at 0.15:
+		// Real Sync(3) = 0.15; 2's MPI_Wait returns at once (eager),
+		// Overlap ≈ 0. Sends and receives count at MPI_Sendrecv and
+		// MPI_Start. Execution: 0.1, 0.1, 0.15, 0.15; Communications: 0.1,
+		// 0, 0, 0.15; Productive: 0, 0.1, 0.15, 0; Idle: 0.05, 0.05, 0, 0;
+		// Load Imbalance: 0.15, 0.05, 0, 0.15.
+		path: []int{14},
+		times: map[string][]float64{
+			"execution_time":  {0.1, 0.1, 0.15, 0.15},
+			"communications":  {0.1, 0, 0, 0.15},
+			"sendrecv_time":   {0.1, 0, 0, 0.15},
+			"real_sync":       {0.1, 0, 0, 0.15},
+			"productive_time": {0, 0.1, 0.15, 0},
+			"idle_time":       {0.05, 0.05, 0, 0},
+			"load_imbalance":  {0.15, 0.05, 0, 0.15},
+			"lost_time":       {0.15, 0.05, 0, 0.15},
+		},
+		counts: map[string][]int64{
+			"send_number":    {1, 1, 1, 0},
+			"receive_number": {1, 1, 0, 1},
+			"wait_number":    {0, 0, 1, 1},
+		},
+	},
+	{
+		// 15. Nonblocking barrier: rank r starts MPI_Ibarrier at 0.05·r and
+		// completes it with MPI_Wait at 0.2, when every rank has started
+		// it (so the waits return at once). The starts form the instance
+		// (analyzer package doc): Potential Sync(r) = latest start 0.15 −
+		// 0.05·r = 0.15, 0.1, 0.05, 0, and, the starts returning at once,
+		// Time Variation the same; they wait for nobody, so Collective Time
+		// ≈ 0. Execution = Productive = 0.2. One collective call and one
+		// wait per rank, one instance.
+		path: []int{15},
+		times: map[string][]float64{
+			"execution_time":  {0.2, 0.2, 0.2, 0.2},
+			"productive_time": {0.2, 0.2, 0.2, 0.2},
+			"potential_sync":  {0.15, 0.1, 0.05, 0},
+			"time_variation":  {0.15, 0.1, 0.05, 0},
+		},
+		counts: map[string][]int64{
+			"wait_number":       {1, 1, 1, 1},
+			"collective_number": {1, 1, 1, 1},
+		},
+		main: map[string]float64{"collective_number": 1, "potential_sync": 0.3},
+	},
 }
 
 // wholeProgram are the whole-program figures that follow from the
 // intervals: outside them the program only calls MPI_Barrier,
-// MPI_Comm_rank/size/split/free, which add neither Real Sync, Overlap nor
-// Insufficient Parallelism. Real Sync: rank 0 0.3 + 0.15 (intervals 6,
-// 11), rank 1 0.2 + 0.2 (1, 2), rank 3 0.1 + 0.1 (1, 2). Overlap 0.4 per
-// rank (4), plus ≈ 0.005 on rank 1 (12). Sends: rank 0 1+1+1+1 (1, 2, 4,
-// 12), rank 1 1+1+1 (4, 6, 11), rank 2 1+1+1+1+1 (1, 2, 4, 6, 11), rank 3
-// 1+1+1 (4, 6, 11); receives: rank 0 1+3+3 (4, 6, 11), rank 1 1+1+1+1 (1,
-// 2, 4, 12), rank 2 1 (4), rank 3 1+1+1 (1, 2, 4); waits: rank 0 1+1 (4,
-// 11), rank 1 1+1+1 (2, 4, 12), rank 2 1 (4), rank 3 1+1 (2, 4).
-// Collective calls: 13 barriers between scenarios, the barrier of 3, the
-// MPI_Allreduce of 7 and the MPI_Gather of 10 = 16 per rank; instances:
-// 14 on MPI_COMM_WORLD + 2 + 2 on the halves.
+// MPI_Comm_rank/size/split/free and creates and frees the persistent
+// requests of 14, which add neither Real Sync, Overlap nor Insufficient
+// Parallelism, nor sends, receives or waits. Real Sync: rank 0 0.3 + 0.15
+// + 0.2 + 0.1 (intervals 6, 11, 13, 14), rank 1 0.2 + 0.2 (1, 2), rank 3
+// 0.1 + 0.1 + 0.15 (1, 2, 14). Overlap 0.4 per rank (4), plus ≈ 0.005 on
+// rank 1 (12). Sends: rank 0 1+1+1+1+1 (1, 2, 4, 12, 14), rank 1 1+1+1+1+1
+// (4, 6, 11, 13, 14), rank 2 1+1+1+1+1+1+1 (1, 2, 4, 6, 11, 13, 14), rank
+// 3 1+1+1 (4, 6, 11); receives: rank 0 1+3+3+2+1 (4, 6, 11, 13, 14), rank
+// 1 1+1+1+1+1 (1, 2, 4, 12, 14), rank 2 1 (4), rank 3 1+1+1+1 (1, 2, 4,
+// 14); waits: rank 0 1+1+2+1 (4, 11, 13, 15), rank 1 1+1+1+1 (2, 4, 12,
+// 15), rank 2 1+1+1 (4, 14, 15), rank 3 1+1+1+1 (2, 4, 14, 15). Collective
+// calls: 16 barriers between scenarios, the barrier of 3, the
+// MPI_Allreduce of 7, the MPI_Gather of 10 and the MPI_Ibarrier of 15 =
+// 20 per rank; instances: 18 on MPI_COMM_WORLD + 2 + 2 on the halves.
 var wholeProgram = expect{
 	times: map[string][]float64{
-		"real_sync":                {0.45, 0.4, 0, 0.2},
+		"real_sync":                {0.75, 0.4, 0, 0.35},
 		"overlap":                  {0.4, 0.405, 0.4, 0.4},
 		"insufficient_parallelism": {0.175, 0.175, 0.075, 0.075},
 	},
 	counts: map[string][]int64{
-		"send_number":       {4, 3, 5, 3},
-		"receive_number":    {7, 4, 1, 3},
-		"wait_number":       {2, 3, 1, 2},
-		"collective_number": {16, 16, 16, 16},
+		"send_number":       {5, 5, 7, 3},
+		"receive_number":    {10, 5, 1, 4},
+		"wait_number":       {5, 4, 3, 4},
+		"collective_number": {20, 20, 20, 20},
 	},
-	main: map[string]float64{"collective_number": 18},
+	main: map[string]float64{"collective_number": 22},
 }
 
 // minWholeExecution is the sum of the intervals' expected maximum
 // execution times; the barriers between the scenarios make the whole
 // program last at least that long.
-const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3 + 0.2 + 0.15 + 0.1
+const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3 + 0.2 + 0.15 + 0.1 + 0.2 + 0.15 + 0.2
 
 // Noise handling. groundtruth times each interval on each rank with its
 // own clock, and notes the longest time a sleep in it lasted beyond what it
@@ -631,25 +710,24 @@ func checkGroundTruth(t *testing.T, r *report.Report, st selfTiming) {
 		noise := st.noise(e)
 		extra, ok := widen(noise)
 		if !ok {
-			t.Logf("interval %v: not checked, the run strayed %.3f s from the construction there", e.path, noise)
-			continue
-		}
-		if extra > 0 {
+			t.Logf("interval %v: times not checked, the run strayed %.3f s from the construction there", e.path, noise)
+		} else if extra > 0 {
 			t.Logf("interval %v: noise %.4f s, tolerances widened by %.4f s", e.path, noise, extra)
 		}
-		checkInterval(t, iv, e, true, extra)
-		checked++
+		checkInterval(t, iv, e, true, ok, extra)
+		if ok {
+			checked++
+		}
 	}
 	w := byPath["[]"]
 	if w == nil {
 		t.Fatal("whole program missing")
 	}
 	// The whole program adds up every interval: its noise is the run's.
-	if extra, ok := widen(st.runNoise()); ok {
-		checkInterval(t, w, wholeProgram, false, extra)
-	}
+	extra, ok := widen(st.runNoise())
+	checkInterval(t, w, wholeProgram, false, ok, extra)
 	// Sleeps only get longer, so the whole program lasts at least the sum
-	// of the intervals. Above it: the 14 barriers, MPI_Comm_split and
+	// of the intervals. Above it: the 17 barriers, MPI_Comm_split and
 	// wake-ups; MPICH's barriers cost up to ~0.1 s each with 4 ranks
 	// polling on 2 cores (measured 2.6–3.1 s in all). The upper bound
 	// mainly checks that MPI_Init and MPI_Finalize stay out (level 0 runs
@@ -664,8 +742,10 @@ func checkGroundTruth(t *testing.T, r *report.Report, st selfTiming) {
 
 // checkInterval compares one interval with e. With others, time
 // characteristics e does not list must be ≈ 0 and counts e does not list
-// 0; without, only the listed ones are checked.
-func checkInterval(t *testing.T, iv *report.Interval, e expect, others bool, extra float64) {
+// 0; without, only the listed ones are checked. Times are checked only
+// with times (the run was quiet enough there), within tolerances widened
+// by extra; counts always.
+func checkInterval(t *testing.T, iv *report.Interval, e expect, others, times bool, extra float64) {
 	t.Helper()
 	ranks := e.ranks
 	if ranks == nil {
@@ -688,7 +768,9 @@ func checkInterval(t *testing.T, iv *report.Interval, e expect, others bool, ext
 	var log strings.Builder
 	fmt.Fprintf(&log, "interval %v (measured / expected):", iv.Path)
 	names := timeFields
-	if !others {
+	if !times {
+		names = nil
+	} else if !others {
 		names = nil
 		for _, k := range timeFields {
 			if e.times[k] != nil {
@@ -740,6 +822,8 @@ func checkInterval(t *testing.T, iv *report.Interval, e expect, others bool, ext
 		lim := tl * float64(len(ranks)) // a sum over ranks of figures each within tl
 		if strings.HasSuffix(k, "_number") || k == "processors" {
 			lim = 0
+		} else if !times {
+			continue
 		} else if k == "efficiency" {
 			// Productive / (max Execution · processors): a late wake-up of
 			// tl moves it by about tl / max Execution.

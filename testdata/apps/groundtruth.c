@@ -38,6 +38,16 @@
  *           r*50 ms
  *  12       MPI_Test polling: rank 1 posts MPI_Irecv from 0 and tests every
  *           10 ms; rank 0 sends after 100 ms; ranks 2 and 3 sleep 100 ms
+
+ *  13       MPI_Waitany completing one late receive at a time: rank 0 posts
+ *           MPI_Irecv from 1 and 2 and calls MPI_Waitany twice; rank 1
+ *           sends after 100 ms, rank 2 after 200 ms; rank 3 sleeps 200 ms
+ *  14       MPI_Sendrecv and persistent requests: rank 1 enters
+ *           MPI_Sendrecv with 0 after 100 ms (0 enters at once); rank 3
+ *           starts a persistent receive and waits at once, rank 2 starts
+ *           its persistent send after 150 ms
+ *  15       nonblocking barrier: rank r starts MPI_Ibarrier after r*50 ms
+ *           and completes it with MPI_Wait at 200 ms
  *
  *   mpicc -g -O0 -o groundtruth groundtruth.c && dtrun -np 4 ./groundtruth
  */
@@ -67,7 +77,7 @@ static int rank;
  * tests compare inner with the durations intended by construction and look
  * at the overshoot: a run that strays from the construction was disturbed
  * by other load (see e2e/groundtruth_test.go). */
-#define MAXPATHS 16
+#define MAXPATHS 32
 static struct {
 	char path[32];
 	double inner, outer, overshoot;
@@ -292,6 +302,68 @@ static void test_polling(void)
 	leave(12);
 }
 
+static void waitany_late(void)
+{
+	int v[2] = {rank, rank}, idx;
+	MPI_Request rq[2];
+	enter(13);
+	switch (rank) {
+	case 0:
+		MPI_Irecv(&v[0], 1, MPI_INT, 1, 13, MPI_COMM_WORLD, &rq[0]);
+		MPI_Irecv(&v[1], 1, MPI_INT, 2, 13, MPI_COMM_WORLD, &rq[1]);
+		MPI_Waitany(2, rq, &idx, MPI_STATUS_IGNORE);
+		MPI_Waitany(2, rq, &idx, MPI_STATUS_IGNORE);
+		break;
+	case 1: nap(100); MPI_Send(&v[0], 1, MPI_INT, 0, 13, MPI_COMM_WORLD); break;
+	case 2: nap(200); MPI_Send(&v[0], 1, MPI_INT, 0, 13, MPI_COMM_WORLD); break;
+	default: nap(200);
+	}
+	leave(13);
+}
+
+static void sendrecv_persistent(void)
+{
+	int out = rank, in = -1;
+	MPI_Request rq = MPI_REQUEST_NULL;
+	if (rank == 2)
+		MPI_Send_init(&out, 1, MPI_INT, 3, 14, MPI_COMM_WORLD, &rq);
+	if (rank == 3)
+		MPI_Recv_init(&in, 1, MPI_INT, 2, 14, MPI_COMM_WORLD, &rq);
+	enter(14);
+	switch (rank) {
+	case 0:
+		MPI_Sendrecv(&out, 1, MPI_INT, 1, 14, &in, 1, MPI_INT, 1, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		break;
+	case 1:
+		nap(100);
+		MPI_Sendrecv(&out, 1, MPI_INT, 0, 14, &in, 1, MPI_INT, 0, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		break;
+	case 2:
+		nap(150);
+		MPI_Start(&rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	case 3:
+		MPI_Start(&rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	}
+	leave(14);
+	if (rq != MPI_REQUEST_NULL)
+		MPI_Request_free(&rq);
+}
+
+static void ibarrier(void)
+{
+	MPI_Request rq;
+	enter(15);
+	nap(50 * rank);
+	MPI_Ibarrier(MPI_COMM_WORLD, &rq);
+	nap(200 - 50 * rank);
+	MPI_Wait(&rq, MPI_STATUS_IGNORE);
+	leave(15);
+}
+
 int main(int argc, char **argv)
 {
 	int size;
@@ -330,6 +402,12 @@ int main(int argc, char **argv)
 	waitall_late();
 	MPI_Barrier(MPI_COMM_WORLD);
 	test_polling();
+	MPI_Barrier(MPI_COMM_WORLD);
+	waitany_late();
+	MPI_Barrier(MPI_COMM_WORLD);
+	sendrecv_persistent();
+	MPI_Barrier(MPI_COMM_WORLD);
+	ibarrier();
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	MPI_Comm_free(&half);
