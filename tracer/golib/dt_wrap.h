@@ -73,13 +73,15 @@ typedef struct dt_thr {
 	struct dt_thr *next;
 } dt_thr;
 
-extern __thread dt_thr *dt_self __attribute__((tls_model("initial-exec")));
-extern volatile int dt_state; // 0 off, 1 tracing, 2 stopped, 3 finished
-extern volatile uint64_t dt_epoch;
-extern volatile uint64_t dt_type_gen;
-extern int dt_use_tsc, dt_depth;
-extern size_t dt_chunk;
-extern dt_comm dt_world_ent, dt_self_ent;
+// Hidden: the per-call path reaches them without a GOT indirection.
+#define DT_HIDDEN __attribute__((visibility("hidden")))
+extern __thread dt_thr *dt_self __attribute__((tls_model("initial-exec"))) DT_HIDDEN;
+extern volatile int dt_state DT_HIDDEN; // 0 off, 1 tracing, 2 stopped, 3 finished
+extern volatile uint64_t dt_epoch DT_HIDDEN;
+extern volatile uint64_t dt_type_gen DT_HIDDEN;
+extern int dt_use_tsc DT_HIDDEN, dt_depth DT_HIDDEN;
+extern size_t dt_chunk DT_HIDDEN;
+extern dt_comm dt_world_ent DT_HIDDEN, dt_self_ent DT_HIDDEN;
 
 dt_thr *dt_enter_slow(void);
 dt_thr *dt_thr_new(void);

@@ -16,6 +16,7 @@ int dt_buf_slots(void);
 void dt_spill_setup(char *base, int n, int fd, long off);
 void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin);
 void dt_q_fin(int reason);
+void dt_spill_prepare(int k);
 */
 import "C"
 
@@ -157,6 +158,7 @@ func newTracer(in initInfo) (*tracer, error) {
 		info := records.SpillInfo{Trace: abs, Rank: in.rank, Slots: int(C.dt_buf_slots()), Chunk: int(C.dt_buf_chunk()), Conv: in.conv}
 		if mem, fd, err := records.CreateSpill(path, info); err == nil {
 			C.dt_spill_setup((*C.char)(unsafe.Pointer(&mem[records.SpillHeaderSize])), C.int(info.Slots), C.int(fd), records.SpillHeaderSize)
+			C.dt_spill_prepare(spillAhead)
 			t.spill = path
 		}
 	}
@@ -240,6 +242,9 @@ func (t *tracer) check(err error) {
 	}
 }
 
+// spillAhead is how many free buffers the writer keeps prepared.
+const spillAhead = 3
+
 // footerRoom is disk space kept allocated beyond the end of the file, so
 // that the footer saying why tracing stopped can still be written when the
 // disk fills up.
@@ -287,6 +292,8 @@ func (t *tracer) loop() {
 	}
 	for j := range t.jobs {
 		switch {
+		case j.buf != nil && discard:
+			C.dt_buf_put(j.buf)
 		case j.buf != nil:
 			t.batch.Reset()
 			if err := records.Decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
@@ -297,6 +304,9 @@ func (t *tracer) loop() {
 			// may the buffer be reused: until then a spill slot keeps them
 			// recoverable.
 			C.dt_buf_put(j.buf)
+			if t.spill != "" {
+				C.dt_spill_prepare(spillAhead)
+			}
 		case j.defs:
 			t.writeDefs()
 		case j.clock != nil:
