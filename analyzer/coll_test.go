@@ -3,6 +3,7 @@ package analyzer
 import (
 	"testing"
 
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -149,5 +150,63 @@ func TestCollectiveFlowControl(t *testing.T) {
 	expect(t, "root Potential Sync", rank(t, find(t, rep), 0).PotentialSync, 100*0.010)
 	if n := find(t, rep).Main.CollectiveNumber; n != 100 {
 		t.Errorf("Collective Number %d", n)
+	}
+}
+
+// A collective of count 0 is a no-op in MPI implementations: a non-root
+// leaves MPI_Bcast of 0 bytes at once, long before the root enters it
+// (seen in hpcc). That exit is no clock-condition violation: nothing may
+// be repaired, nothing shifted. Rank 1 enters the Bcast at 0.001 ms and
+// leaves at 0.011 ms; the root enters at 100.001 ms. Rank 1 then sends to
+// rank 0 at 50 ms, received by rank 0 at 100.011 ms: no Real Sync. Shifting
+// rank 1 behind the root's entry (the bug) would move its send to ~150 ms,
+// giving Real Sync(0) ≈ 0.05 s and a violation warning. Potential Sync and
+// Time Variation still count the instance: rank 1's are 100.001 − 0.001 =
+// 0.1 s and 100.011 − 0.011 = 0.1 s.
+func TestZeroByteCollectiveNoViolation(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(100 * ms)
+	r0.Call("MPI_Bcast", 10*us, traceformat.Event{
+		Attr: traceformat.AttrRoot | traceformat.AttrSendBytes, Root: 0, SendBytes: 0})
+	r1.Call("MPI_Bcast", 10*us, traceformat.Event{
+		Attr: traceformat.AttrRoot | traceformat.AttrRecvBytes, Root: 0, RecvBytes: 0})
+	r1.Compute(50*ms - r1.Now())
+	r1.Send(0, 1, 8, 10*us)
+	r0.Recv(1, 1, 8, 10*us)
+	r1.Compute(r0.Now() - r1.Now())
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+	iv := find(t, rep)
+	expect(t, "Real Sync rank 0", rank(t, iv, 0).RealSync, 0)
+	expect(t, "Potential Sync rank 1", rank(t, iv, 1).PotentialSync, 0.1)
+	expect(t, "Time Variation rank 1", rank(t, iv, 1).TimeVariation, 0.1)
+	expect(t, "Execution Time rank 1", rank(t, iv, 1).ExecutionTime, 0.1+20e-6)
+	checkInvariants(t, rep)
+}
+
+// A Bcast that does carry data and ends before its root entered is a
+// violation: it is still repaired and reported.
+func TestDataCollectiveViolationRepaired(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(100 * ms)
+	r0.Bcast(0, 8, 10*us)
+	r1.Call("MPI_Bcast", 10*us, traceformat.Event{
+		Attr: traceformat.AttrRoot | traceformat.AttrRecvBytes, Root: 0, RecvBytes: 8})
+	r1.Compute(r0.Now() - r1.Now())
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "clock-condition violation") {
+		t.Errorf("no violation reported: %q", rep.Warnings)
 	}
 }

@@ -729,7 +729,9 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	if in.mismatch {
 		rp.unmatchedColls++
 	} else if latest, has, ok := rp.x.collWait(in, c.myIdx, rp.rank); has {
-		rp.repair(exit, latest)
+		if movesData(e, fi) {
+			rp.repair(exit, latest)
+		}
 		if !ok {
 			rp.unmatchedColls++
 		}
@@ -738,6 +740,21 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	}
 	rp.contrib = rp.x.collExit(in, c.myIdx, rp.rank, *exit, rp.contrib)
 	rp.applyContrib()
+}
+
+// movesData tells whether a collective call's exit may depend on its
+// partners' entries (the clock condition). A call that moves no data on
+// this rank (every byte count it records is 0: MPI_Bcast or MPI_Reduce of
+// count 0, …) returns at once in both Open MPI and MPICH, before the
+// partners arrive, so its exit bounds nothing; MPI_Barrier moves no data
+// but synchronizes. Without recorded byte counts, assume it does.
+func movesData(e *traceformat.Event, fi *fnInfo) bool {
+	const bytes = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
+	if e.Attr&bytes == 0 || baseName(fi.name) == "Barrier" {
+		return true
+	}
+	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
+		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
 }
 
 func (rp *replayer) applyContrib() {
