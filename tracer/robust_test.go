@@ -186,3 +186,16 @@ func TestParamsFromEnvironment(t *testing.T) {
 		t.Errorf("params %v", p)
 	}
 }
+
+func TestForkedChild(t *testing.T) {
+	trs, res := traced(t, "fork", nil)
+	if !strings.Contains(res.out, "child exited 0") {
+		t.Fatalf("output:\n%s", res.out)
+	}
+	checkComplete(t, trs)
+	for r, tr := range trs {
+		if n := len(tr.calls("MPI_Comm_rank")); n != 1 {
+			t.Errorf("rank %d: %d MPI_Comm_rank events, want the parent's only", r, n)
+		}
+	}
+}

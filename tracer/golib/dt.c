@@ -557,8 +557,15 @@ static void dbg(const char *what, int sig) {
 	if (write(2, m, n) < 0) return;
 }
 
+extern pid_t dt_pid;
+
 static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
 	dbg("handler", sig);
+	if (getpid() != dt_pid) { // a forked child: nothing of the tracer works there
+		dt_state = 3;
+		sig_busy = 0;
+		dt_flush_done = 1;
+	}
 	// Every thread that takes a fatal signal waits for the one flush: the
 	// launcher may signal the process more than once, and the default action
 	// of a second signal must not cut the first flush short.

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <sys/random.h>
 #include <unistd.h>
+#include <pthread.h>
 
 extern const char *const dt_fnames[];
 extern const int dt_nfuncs;
@@ -33,7 +34,14 @@ void *dt_wrapper(const char *name) {
 const char *dt_fname(int i) { return i >= 0 && i < dt_nfuncs ? dt_fnames[i] : NULL; }
 int dt_nfunc(void) { return dt_nfuncs; }
 
+pid_t dt_pid; // the traced process: a forked child must not touch the tracer
+
+// dt_forked runs in the child of a fork: it has no Go runtime threads and no
+// trace of its own, so the tracer steps aside there.
+static void dt_forked(void) { dt_state = 3; }
+
 static void dt_atexit(void) {
+	if (getpid() != dt_pid) return; // a forked child exiting: its Go runtime has no threads
 	if (dt_state == 1 || dt_state == 2) {
 		dt_state = 3;
 		dt_collect();
@@ -79,6 +87,8 @@ static void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	dt_comm_init();
 	dt_modules();
 	dt_clock_sync(1);
+	dt_pid = getpid();
+	pthread_atfork(NULL, NULL, dt_forked);
 	dt_install_signals();
 	atexit(dt_atexit);
 	dt_state = 1;
