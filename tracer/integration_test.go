@@ -525,3 +525,12 @@ func TestCancelTestanyTestsome(t *testing.T) {
 		}
 	}
 }
+
+func TestExitCodePassedThrough(t *testing.T) {
+	prog := build(t, "exitcode", ompi)
+	dir := t.TempDir()
+	if res := dtrun(t, dir, nil, append(oversub, prog)...); res.code != 7 {
+		t.Errorf("dtrun exit %d, want the program's 7\n%s", res.code, res.out)
+	}
+	checkComplete(t, readTraces(t, dir, "exitcode", 4))
+}

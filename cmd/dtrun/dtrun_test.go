@@ -35,6 +35,8 @@ func TestRunErrors(t *testing.T) {
 	lib := filepath.Join(dir, "lib")
 	os.MkdirAll(lib, 0o755)
 	os.WriteFile(filepath.Join(lib, "libdtpa_preload.so"), nil, 0o644)
+	script := filepath.Join(dir, "app.sh") // not ELF: dtrun cannot tell, trusts it
+	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
 	notExec := filepath.Join(dir, "data.txt")
 	os.WriteFile(notExec, []byte("x"), 0o644)
 	for _, tc := range []struct {
@@ -45,7 +47,10 @@ func TestRunErrors(t *testing.T) {
 		{"missing program", Options{Args: []string{"-np", "2", filepath.Join(dir, "nope")}}, "not found"},
 		{"not executable", Options{Args: []string{notExec}}, "not executable"},
 		{"not MPI", Options{Args: []string{"-np", "2", "/bin/true"}}, "not an MPI program"},
-		{"no launcher", Options{Args: []string{"/bin/true"}, Mpirun: "/nonexistent/mpirun"}, "not"},
+		{"no launcher", Options{Args: []string{script}, Mpirun: "/nonexistent/mpirun"}, "launcher"},
+		{"DT_MPIRUN", Options{Args: []string{script}, Getenv: func(k string) string {
+			return map[string]string{"DT_MPIRUN": "/nonexistent/mpiexec"}[k]
+		}}, "/nonexistent/mpiexec"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.LibDir = lib
