@@ -2,6 +2,7 @@ package tracer_test
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -196,6 +197,27 @@ func TestForkedChild(t *testing.T) {
 	for r, tr := range trs {
 		if n := len(tr.calls("MPI_Comm_rank")); n != 1 {
 			t.Errorf("rank %d: %d MPI_Comm_rank events, want the parent's only", r, n)
+		}
+	}
+}
+
+// TestTraceFileUnwritable: a rank that cannot create its trace runs
+// untraced, still taking its part in the clock synchronization (it is a
+// clock leader here, through its injected skew), so nobody hangs.
+func TestTraceFileUnwritable(t *testing.T) {
+	prog := build(t, "pingpong", ompi)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "pingpong.1.trc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := dtrun(t, dir, []string{"DT_CLOCK_SKEW=1:0.5:0"}, append(oversub, prog)...)
+	if res.code != 0 || !strings.Contains(res.out, "pingpong done") || !strings.Contains(res.out, "running untraced") {
+		t.Fatalf("exit %d\n%s", res.code, res.out)
+	}
+	for _, r := range []int{0, 2, 3} {
+		tr := readTrace(t, filepath.Join(dir, "pingpong."+string(rune('0'+r))+".trc"))
+		if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_FINALIZE {
+			t.Errorf("rank %d: footer %v err %v", r, tr.footer, tr.err)
 		}
 	}
 }

@@ -34,6 +34,7 @@ void *dt_wrapper(const char *name) {
 const char *dt_fname(int i) { return i >= 0 && i < dt_nfuncs ? dt_fnames[i] : NULL; }
 int dt_nfunc(void) { return dt_nfuncs; }
 
+static int dt_sync_ready; // clock-sync communicators exist: MPI_Finalize must sync
 pid_t dt_pid; // the traced process: a forked child must not touch the tracer
 
 // dt_forked runs in the child of a fork: it has no Go runtime threads and no
@@ -78,9 +79,13 @@ static void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 #else
 	const char *impl = "MPICH";
 #endif
+	dt_sync_ready = 1;
 	if (!dtgo_init(dt_rank_world, dt_size_world, level, runid, (char *)impl, ver, &dt_clk)) {
-		dt_clock_free();
-		return; // could not open the trace: the program runs untraced
+		// Could not open the trace: the program runs untraced, but this rank
+		// still takes its part in the clock synchronization, which the
+		// others may be waiting for.
+		dt_clock_sync(1);
+		return;
 	}
 	dt_thr *T = dt_self ? dt_self : dt_thr_new();
 	if (!T) return;
@@ -118,7 +123,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 
 int MPI_Finalize(void) {
 	dt_thr *T = dt_enter();
-	if (T == NULL && dt_state != 2) return PMPI_Finalize();
+	if (!dt_sync_ready) return PMPI_Finalize(); // the tracer never started
+	dt_sync_ready = 0;
 	uint64_t t0 = dt_now();
 	dt_clock_sync(2);
 	dt_clock_free();
@@ -128,6 +134,7 @@ int MPI_Finalize(void) {
 		dt_rec_begin(T, DT_FID_Finalize, t0, t1, __builtin_frame_address(0), 64);
 		dt_rec_end(T);
 	}
+	if (dt_state != 1 && dt_state != 2) return r; // untraced, or already finished (abort, signal)
 	dt_state = 3;
 	dt_modules(); // libraries loaded since MPI_Init
 	dt_collect();

@@ -176,6 +176,9 @@ func newTracer(in initInfo) (*tracer, error) {
 	}
 	t.defs.CallSites = append(t.defs.CallSites, &tracepb.CallSite{Id: 0}) // empty stack
 	t.ndefs = 1
+	// On disk at once: a process killed before its first batch still leaves
+	// a trace that dtrun can complete from its buffers.
+	t.writeDefs()
 	go t.loop()
 	go t.pump()
 	go t.ticker()

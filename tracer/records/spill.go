@@ -145,7 +145,7 @@ func Recover(spillPath string) (int, error) {
 	prefix := out.Len() // preamble and header: already in the file
 	defs := r.Definitions()
 	missing := &tracepb.Definitions{}
-	seenSite, seenComm := map[uint32]bool{}, map[uint32]bool{}
+	seenSite, seenComm, seenFunc := map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}
 	var batches []*traceformat.Batch
 	recovered := 0
 	for _, s := range slots {
@@ -156,6 +156,13 @@ func Recover(spillPath string) (int, error) {
 		}
 		// Definitions made just before the death may not be in the file:
 		// call sites become empty stacks, communicators placeholders.
+		for _, id := range b.Func {
+			if defs.Function(id) == nil && !seenFunc[id] {
+				seenFunc[id] = true
+				missing.Functions = append(missing.Functions, &tracepb.Function{Id: id, Name: fmt.Sprintf("MPI_unknown_%d", id),
+					Class: tracepb.Function_SYSTEM})
+			}
+		}
 		for _, id := range b.Site {
 			if (int(id) >= len(defs.CallSites) || defs.CallSites[id] == nil) && !seenSite[id] {
 				seenSite[id] = true
@@ -171,7 +178,7 @@ func Recover(spillPath string) (int, error) {
 		batches = append(batches, b)
 		recovered += b.Len()
 	}
-	if len(missing.CallSites)+len(missing.Communicators) > 0 {
+	if len(missing.Functions)+len(missing.CallSites)+len(missing.Communicators) > 0 {
 		if err := w.WriteDefinitions(missing); err != nil {
 			return 0, err
 		}
