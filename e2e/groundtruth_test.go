@@ -579,22 +579,29 @@ var violationRE = regexp.MustCompile(`^(\d+) clock-condition violation\(s\) foun
 // maxViolation bounds the clock-condition violations tolerated in skewed
 // runs. Under oversubscription the tracer's ping-pong clock
 // synchronization may only get round trips of several milliseconds (the
-// reference rank waits for a core), so the offset of a phase is known only
-// to ±RTT/2 and the drift between phases wrongly; violations of a few
-// hundred microseconds follow, which the analyzer reports and repairs
-// (controlled logical clock). They are true findings about the run, far
-// below the tolerances of the figures, so they are logged, not failed;
-// anything larger would be an alignment bug.
-const maxViolation = 0.001
+// reference rank waits for a core: with MPICH, whose ranks poll without
+// yielding, all the rounds of a phase were seen to take 6–12 ms), so the
+// offset of that phase is known only to ±RTT/2 and the drift between the
+// phases wrongly; violations of up to a millisecond or two follow, which
+// the analyzer reports and repairs (controlled logical clock). They are
+// true findings about the run's clocks, below the tolerances of the
+// figures, so they are logged, not failed; anything larger would be an
+// alignment bug. Without skew all ranks read one clock: no violation is
+// tolerated.
+const maxViolation = 0.005
 
 // checkWarnings fails on any warning of a clean run, except, in a skewed
-// run, clock-condition violations below maxViolation.
-func checkWarnings(t *testing.T, r *report.Report, stderr string, skewed bool) {
+// run, clock-condition violations below maxViolation. It returns how much
+// the repairs of tolerated violations may have shifted events (count ×
+// worst), an allowance for checks of durations.
+func checkWarnings(t *testing.T, r *report.Report, stderr string, skewed bool) (shift float64) {
 	t.Helper()
 	for _, w := range r.Warnings {
 		if m := violationRE.FindStringSubmatch(w); m != nil && skewed {
+			n, _ := strconv.Atoi(m[1])
 			if v, _ := strconv.ParseFloat(m[2], 64); v <= maxViolation {
 				t.Logf("tolerated in a skewed run: %s", w)
+				shift += float64(n) * v
 				continue
 			}
 		}
@@ -608,11 +615,12 @@ func checkWarnings(t *testing.T, r *report.Report, stderr string, skewed bool) {
 	if n := strings.Count(stderr, "dtpa: warning: "); n != len(r.Warnings) {
 		t.Errorf("%d warnings on stderr, %d in the report", n, len(r.Warnings))
 	}
+	return shift
 }
 
 // checkSelfTimed checks dtpa's per-rank execution times against the
-// program's own brackets of them.
-func checkSelfTimed(t *testing.T, r *report.Report, st selfTiming) {
+// program's own brackets of them, allowing shift more (see checkWarnings).
+func checkSelfTimed(t *testing.T, r *report.Report, st selfTiming, shift float64) {
 	t.Helper()
 	for _, iv := range r.Intervals {
 		if len(iv.Path) == 0 {
@@ -624,7 +632,7 @@ func checkSelfTimed(t *testing.T, r *report.Report, st selfTiming) {
 		}
 		for _, rk := range iv.Ranks {
 			b, e := own[rk.Rank], rk.ExecutionTime
-			if e < b.inner-selfTimed || e > b.outer+selfTimed {
+			if e < b.inner-selfTimed-shift || e > b.outer+selfTimed+shift {
 				t.Errorf("interval %v rank %d: execution time %.6f, the program timed %.6f…%.6f", iv.Path, rk.Rank, e, b.inner, b.outer)
 			} else if b.outer-b.inner > 0.001 {
 				t.Logf("interval %v rank %d: execution time %.6f within the program's %.6f…%.6f (the tracer spent %.1f ms in MPI_Pcontrol)",
@@ -663,9 +671,9 @@ func TestGroundTruth(t *testing.T) {
 						// Warnings, broken identities and execution times that
 						// disagree with the program's own clock are bugs
 						// whatever the noise.
-						checkWarnings(t, r, stderr, skew)
+						shift := checkWarnings(t, r, stderr, skew)
 						checkInvariants(t, r, 4)
-						checkSelfTimed(t, r, st)
+						checkSelfTimed(t, r, st, shift)
 						noise := st.runNoise()
 						t.Logf("run %d: noise %.4f s", i, noise)
 						if noise < bestNoise {

@@ -47,8 +47,9 @@ func fields(v any) map[string]float64 {
 // checkInvariants checks what must hold in any report of a complete run of
 // np processors, whatever the program: every rank present, the identities
 // of SPEC §3–§5 (as the analyzer package doc reads them), the comparative
-// characteristics agreeing with the per-processor ones, efficiency in
-// [0, 1], no negative time, nested intervals inside their parents.
+// characteristics agreeing with the per-processor ones, the call sites
+// adding up to the interval, efficiency in [0, 1], no negative time,
+// nested intervals inside their parents.
 func checkInvariants(t *testing.T, r *report.Report, np int) {
 	t.Helper()
 	errorf := func(iv *report.Interval, format string, a ...any) {
@@ -148,6 +149,7 @@ func checkInvariants(t *testing.T, r *report.Report, np int) {
 			errorf(iv, "main collective number %d > calls %v", m.CollectiveNumber, sums["collective_number"])
 		}
 		checkComparative(t, iv)
+		checkSRC(t, iv)
 		if len(iv.Path) > 0 {
 			parent := byPath[fmt.Sprint(iv.Path[:len(iv.Path)-1])]
 			if parent == nil {
@@ -215,6 +217,45 @@ func checkComparative(t *testing.T, iv *report.Interval) {
 		}
 		if v, ok := at[s.MaxProc]; !ok || math.Abs(v-s.Max) > eps {
 			t.Errorf("interval %v: comparative %s: max_proc %d does not hold the maximum", iv.Path, k, s.MaxProc)
+		}
+	}
+}
+
+// checkSRC checks that the call sites account for the interval: summed
+// over sites, their times are the interval's, and each site's figures are
+// the sums of its per-processor ones.
+func checkSRC(t *testing.T, iv *report.Interval) {
+	t.Helper()
+	var comm, rs, ps, tv, ov float64
+	perRank := map[int]float64{}
+	for _, p := range iv.SRC {
+		comm, rs, ps, tv, ov = comm+p.Comm, rs+p.RealSync, ps+p.PotentialSync, tv+p.TimeVariation, ov+p.Overlap
+		var c, r, pt, v, o float64
+		for _, x := range p.Ranks {
+			c, r, pt, v, o = c+x.ExeTime, r+x.RealSync, pt+x.PotentialSync, v+x.TimeVariation, o+x.Overlap
+			perRank[x.Rank] += x.ExeTime
+		}
+		for _, d := range []struct {
+			name      string
+			site, sum float64
+		}{{"comm", p.Comm, c}, {"real_sync", p.RealSync, r}, {"potential_sync", p.PotentialSync, pt}, {"time_variation", p.TimeVariation, v}, {"overlap", p.Overlap, o}} {
+			if math.Abs(d.site-d.sum) > eps {
+				t.Errorf("interval %v SRC %d (%s): %s %v, its processors sum to %v", iv.Path, p.ID, p.Function, d.name, d.site, d.sum)
+			}
+		}
+	}
+	m := iv.Main
+	for _, d := range []struct {
+		name      string
+		main, sum float64
+	}{{"communications", m.Communications, comm}, {"real_sync", m.RealSync, rs}, {"potential_sync", m.PotentialSync, ps}, {"time_variation", m.TimeVariation, tv}, {"overlap", m.Overlap, ov}} {
+		if math.Abs(d.main-d.sum) > eps*float64(len(iv.SRC)+1) {
+			t.Errorf("interval %v: main %s %v, its call sites sum to %v", iv.Path, d.name, d.main, d.sum)
+		}
+	}
+	for _, rk := range iv.Ranks {
+		if math.Abs(perRank[rk.Rank]-rk.Communications) > eps*float64(len(iv.SRC)+1) {
+			t.Errorf("interval %v rank %d: communications %v, its call sites sum to %v", iv.Path, rk.Rank, rk.Communications, perRank[rk.Rank])
 		}
 	}
 }
