@@ -426,6 +426,32 @@ var groundTruth = []expect{
 		},
 		main: map[string]float64{"collective_number": 1, "potential_sync": 0.3},
 	},
+	{
+		// 16. A sequential section holding an MPI call: all 4 ranks run
+		// section 3; rank r sleeps 0.05·r, enters MPI_Barrier (left by all
+		// at 0.15), sleeps 0.05, ends the section at 0.2. Its time in MPI
+		// (already in Communications) is not sequential work: Tseq(r) = 0.2
+		// − (0.15 − 0.05·r) = 0.05, 0.1, 0.15, 0.2, and with K = 4,
+		// Insufficient Parallelism = Tseq·3/4 = 0.0375, 0.075, 0.1125, 0.15
+		// (counting the barrier in would give 0.15 each). Communications =
+		// Collective Time = Potential Sync = 0.15 − 0.05·r; Execution 0.2;
+		// Productive = 0.2 − Communications − IP = 0.0125, 0.025, 0.0375,
+		// 0.05; Load Imbalance = 0.0375, 0.025, 0.0125, 0; Lost = 0.2 −
+		// Productive.
+		path: []int{16},
+		times: map[string][]float64{
+			"execution_time":           {0.2, 0.2, 0.2, 0.2},
+			"insufficient_parallelism": {0.0375, 0.075, 0.1125, 0.15},
+			"communications":           {0.15, 0.1, 0.05, 0},
+			"collective_time":          {0.15, 0.1, 0.05, 0},
+			"potential_sync":           {0.15, 0.1, 0.05, 0},
+			"productive_time":          {0.0125, 0.025, 0.0375, 0.05},
+			"load_imbalance":           {0.0375, 0.025, 0.0125, 0},
+			"lost_time":                {0.1875, 0.175, 0.1625, 0.15},
+		},
+		counts: map[string][]int64{"collective_number": {1, 1, 1, 1}},
+		main:   map[string]float64{"insufficient_parallelism": 0.375, "collective_number": 1},
+	},
 }
 
 // wholeProgram are the whole-program figures that follow from the
@@ -440,29 +466,30 @@ var groundTruth = []expect{
 // 3 1+1+1 (4, 6, 11); receives: rank 0 1+3+3+2+1 (4, 6, 11, 13, 14), rank
 // 1 1+1+1+1+1 (1, 2, 4, 12, 14), rank 2 1 (4), rank 3 1+1+1+1 (1, 2, 4,
 // 14); waits: rank 0 1+1+2+1 (4, 11, 13, 15), rank 1 1+1+1+1 (2, 4, 12,
-// 15), rank 2 1+1+1 (4, 14, 15), rank 3 1+1+1+1 (2, 4, 14, 15). Collective
-// calls: 16 barriers between scenarios, the barrier of 3, the
-// MPI_Allreduce of 7, the MPI_Gather of 10 and the MPI_Ibarrier of 15 =
-// 20 per rank; instances: 18 on MPI_COMM_WORLD + 2 + 2 on the halves.
+// 15), rank 2 1+1+1 (4, 14, 15), rank 3 1+1+1+1 (2, 4, 14, 15).
+// Insufficient Parallelism: intervals 9 and 16. Collective calls: 17
+// barriers between scenarios, the barriers of 3 and 16, the MPI_Allreduce
+// of 7, the MPI_Gather of 10 and the MPI_Ibarrier of 15 = 22 per rank;
+// instances: 20 on MPI_COMM_WORLD + 2 + 2 on the halves.
 var wholeProgram = expect{
 	times: map[string][]float64{
 		"real_sync":                {0.75, 0.4, 0, 0.35},
 		"overlap":                  {0.4, 0.405, 0.4, 0.4},
-		"insufficient_parallelism": {0.175, 0.175, 0.075, 0.075},
+		"insufficient_parallelism": {0.2125, 0.25, 0.1875, 0.225},
 	},
 	counts: map[string][]int64{
 		"send_number":       {5, 5, 7, 3},
 		"receive_number":    {10, 5, 1, 4},
 		"wait_number":       {5, 4, 3, 4},
-		"collective_number": {20, 20, 20, 20},
+		"collective_number": {22, 22, 22, 22},
 	},
-	main: map[string]float64{"collective_number": 22},
+	main: map[string]float64{"collective_number": 24},
 }
 
 // minWholeExecution is the sum of the intervals' expected maximum
 // execution times; the barriers between the scenarios make the whole
 // program last at least that long.
-const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3 + 0.2 + 0.15 + 0.1 + 0.2 + 0.15 + 0.2
+const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3 + 0.2 + 0.15 + 0.1 + 0.2 + 0.15 + 0.2 + 0.2
 
 // Noise handling. groundtruth times each interval on each rank with its
 // own clock, and notes the longest time a sleep in it lasted beyond what it
@@ -735,7 +762,7 @@ func checkGroundTruth(t *testing.T, r *report.Report, st selfTiming) {
 	extra, ok := widen(st.runNoise())
 	checkInterval(t, w, wholeProgram, false, ok, extra)
 	// Sleeps only get longer, so the whole program lasts at least the sum
-	// of the intervals. Above it: the 17 barriers, MPI_Comm_split and
+	// of the intervals. Above it: the 18 barriers, MPI_Comm_split and
 	// wake-ups; MPICH's barriers cost up to ~0.1 s each with 4 ranks
 	// polling on 2 cores (measured 2.6–3.1 s in all). The upper bound
 	// mainly checks that MPI_Init and MPI_Finalize stay out (level 0 runs

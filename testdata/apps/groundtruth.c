@@ -48,6 +48,10 @@
  *           its persistent send after 150 ms
  *  15       nonblocking barrier: rank r starts MPI_Ibarrier after r*50 ms
  *           and completes it with MPI_Wait at 200 ms
+
+ *  16       a sequential section holding an MPI call: every rank runs
+ *           section 3, in which rank r sleeps r*50 ms, enters MPI_Barrier,
+ *           then sleeps 50 ms
  *
  *   mpicc -g -O0 -o groundtruth groundtruth.c && dtrun -np 4 ./groundtruth
  */
@@ -364,6 +368,17 @@ static void ibarrier(void)
 	leave(15);
 }
 
+static void section_with_mpi(void)
+{
+	enter(16);
+	MPI_Pcontrol(102, 3);
+	nap(50 * rank);
+	MPI_Barrier(MPI_COMM_WORLD);
+	nap(50);
+	MPI_Pcontrol(103, 3);
+	leave(16);
+}
+
 int main(int argc, char **argv)
 {
 	int size;
@@ -408,6 +423,8 @@ int main(int argc, char **argv)
 	sendrecv_persistent();
 	MPI_Barrier(MPI_COMM_WORLD);
 	ibarrier();
+	MPI_Barrier(MPI_COMM_WORLD);
+	section_with_mpi();
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	MPI_Comm_free(&half);
