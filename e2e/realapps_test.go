@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,4 +78,88 @@ func TestHPCC(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLAMMPS traces LAMMPS (Debian package lammps, built with Open MPI) at 4
+// ranks on the classic Lennard-Jones melt, small and short
+// (testdata/apps/in.melt: 4000 atoms, 200 steps, under a second), with and
+// without clock skew. Besides the sanity of TestHPCC, dtpa must agree with
+// LAMMPS's own timing: the loop LAMMPS times lies inside the whole program,
+// and the force and neighbour-list computations it reports (Pair, Neigh:
+// no MPI calls in them) are part of what dtpa calls productive.
+//
+// lammps is not installed by scripts/deps.sh yet (apt-get install
+// --no-install-recommends lammps, ~70 MB): the test skips without it.
+func TestLAMMPS(t *testing.T) {
+	m := impls[0] // Debian's lammps links Open MPI
+	needMPI(t, m)
+	exe, err := exec.LookPath("lmp")
+	if err != nil {
+		t.Skip("lammps not installed (apt-get install --no-install-recommends lammps)")
+	}
+	in, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "in.melt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, skew := range []bool{false, true} {
+		name := "aligned"
+		var env []string
+		if skew {
+			name = "skewed"
+			env = []string{"DT_CLOCK_SKEW=" + clockSkew}
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "in.melt"), in, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			a := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
+			out := run(t, dir, env, 3*time.Minute, filepath.Join(root, "bin", "dtrun"),
+				append(a, exe, "-in", "in.melt", "-log", "none", "-echo", "none")...)
+			own := parseLAMMPSTiming(t, out)
+			r, stderr := analyse(t, dir, "lmp")
+			checkWarnings(t, r, stderr, skew)
+			checkInvariants(t, r, 4)
+			w := r.Intervals[0]
+			var prod float64
+			for _, rk := range w.Ranks {
+				prod += rk.ProductiveTime
+			}
+			prod /= float64(len(w.Ranks))
+			t.Logf("LAMMPS: loop %.4f s, Pair %.4f s, Neigh %.4f s, Comm %.4f s (averages); dtpa: execution %.4f s, productive %.4f s, communications %.4f s (averages)",
+				own["Loop"], own["Pair"], own["Neigh"], own["Comm"], w.Main.ExecutionTime, prod, w.Main.Communications/4)
+			// A millisecond of slack: the two read different clocks at
+			// slightly different moments.
+			if own["Loop"] > w.Main.ExecutionTime+1e-3 {
+				t.Errorf("LAMMPS's loop (%.4f s) outlasts the whole program (%.4f s)", own["Loop"], w.Main.ExecutionTime)
+			}
+			if pn := own["Pair"] + own["Neigh"]; prod < pn-1e-3 {
+				t.Errorf("productive time %.4f s per rank < LAMMPS's Pair + Neigh %.4f s (computation without MPI calls)", prod, pn)
+			}
+			if w.Main.InsufficientParallelism != 0 || len(r.Intervals) != 1 {
+				t.Errorf("%d intervals, insufficient parallelism %v, in a program without MPI_Pcontrol", len(r.Intervals), w.Main.InsufficientParallelism)
+			}
+		})
+	}
+}
+
+var (
+	lammpsSectionRE = regexp.MustCompile(`(?m)^(Pair|Neigh|Comm|Output|Modify)\s*\|\s*[0-9.e+-]+\s*\|\s*([0-9.e+-]+)`)
+	lammpsLoopRE    = regexp.MustCompile(`Loop time of ([0-9.e+-]+) on 4 procs`)
+)
+
+// parseLAMMPSTiming reads LAMMPS's "MPI task timing breakdown" (average
+// seconds per section) and its loop time from its output.
+func parseLAMMPSTiming(t *testing.T, out string) map[string]float64 {
+	t.Helper()
+	own := map[string]float64{}
+	for _, m := range lammpsSectionRE.FindAllStringSubmatch(out, -1) {
+		own[m[1]], _ = strconv.ParseFloat(m[2], 64)
+	}
+	m := lammpsLoopRE.FindStringSubmatch(out)
+	if m == nil || len(own) < 3 {
+		t.Fatalf("no LAMMPS timing in its output:\n%s", out)
+	}
+	own["Loop"], _ = strconv.ParseFloat(m[1], 64)
+	return own
 }
