@@ -532,5 +532,11 @@ func TestExitCodePassedThrough(t *testing.T) {
 	if res := dtrun(t, dir, nil, append(oversub, prog)...); res.code != 7 {
 		t.Errorf("dtrun exit %d, want the program's 7\n%s", res.code, res.out)
 	}
-	checkComplete(t, readTraces(t, dir, "exitcode", 4))
+	// Open MPI aborts the job when a rank exits non-zero: the others may be
+	// killed inside MPI_Finalize. Their traces must still be readable.
+	for _, tr := range readTraces(t, dir, "exitcode", 4) {
+		if tr.err != nil || len(tr.calls("MPI_Init")) != 1 {
+			t.Errorf("rank %d: %v, %d events", tr.hdr.Rank, tr.err, len(tr.events))
+		}
+	}
 }
