@@ -85,7 +85,18 @@ func dump(name string) error {
 		fmt.Println()
 	}
 	for _, c := range r.ClockSyncs() {
-		fmt.Printf("clocksync phase %v ref %d same %v samples %d\n", c.Phase, c.Reference, c.SameClock, len(c.LocalSendNs))
+		fmt.Printf("clocksync phase %v ref %d same %v samples %d", c.Phase, c.Reference, c.SameClock, len(c.LocalSendNs))
+		if len(c.LocalSendNs) > 0 {
+			best := 0
+			for i := range c.LocalSendNs {
+				if c.LocalRecvNs[i]-c.LocalSendNs[i] < c.LocalRecvNs[best]-c.LocalSendNs[best] {
+					best = i
+				}
+			}
+			fmt.Printf(" min rtt %d ns offset %d ns", c.LocalRecvNs[best]-c.LocalSendNs[best],
+				c.RemoteNs[best]-(c.LocalSendNs[best]+c.LocalRecvNs[best])/2)
+		}
+		fmt.Println()
 	}
 	fmt.Printf("modules %d, footer %v\n", len(r.Definitions().Modules), r.Footer())
 	return nil
