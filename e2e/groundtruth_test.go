@@ -453,44 +453,97 @@ var groundTruth = []expect{
 		counts: map[string][]int64{"collective_number": {1, 1, 1, 1}},
 		main:   map[string]float64{"insufficient_parallelism": 0.375, "collective_number": 1},
 	},
+	{
+		// 17. Overlap bounded by the partner. Rank 0 posts MPI_Irecv from 1
+		// at 0 and waits at 0.2; rank 1 sends at 0.1: Overlap(0) = Twait −
+		// max(Tirecv, Tsend) = 0.2 − 0.1 = 0.1 (not 0.2: the message could
+		// not progress before it was sent); no Real Sync (sent before the
+		// wait). Rank 3 starts MPI_Isend to 2 at 0 and waits at 0.2:
+		// Overlap(3) = 0.2 − 0 = 0.2; rank 2 posts its MPI_Irecv at 0.1 and
+		// waits at 0.2: Overlap(2) = 0.2 − max(0.1, 0) = 0.1. Rank 1 sleeps
+		// on to 0.2. Execution = Productive = 0.2 everywhere.
+		path: []int{17},
+		times: map[string][]float64{
+			"execution_time":  {0.2, 0.2, 0.2, 0.2},
+			"productive_time": {0.2, 0.2, 0.2, 0.2},
+			"overlap":         {0.1, 0, 0.1, 0.2},
+		},
+		counts: map[string][]int64{
+			"send_number":    {0, 1, 0, 1},
+			"receive_number": {1, 0, 1, 0},
+			"wait_number":    {1, 0, 1, 1},
+		},
+		main: map[string]float64{"overlap": 0.4},
+	},
+	{
+		// 18. An interval of ranks 0 and 1 only, entered 3 times by rank 0
+		// (0.03 each) and once by rank 1 (0.05, then a send to rank 2, which
+		// receives it outside any interval: its Real Sync of 0.05 belongs
+		// to the whole program only). Processors 2; ExeCount 3 (the
+		// maximum), per rank 3 and 1. Execution = Productive = 0.09, 0.05;
+		// Idle and Load Imbalance of rank 1: 0.04, against the processors
+		// that executed the interval.
+		path:  []int{18},
+		ranks: []int{0, 1},
+		times: map[string][]float64{
+			"execution_time":  {0.09, 0.05},
+			"productive_time": {0.09, 0.05},
+			"idle_time":       {0, 0.04},
+			"load_imbalance":  {0, 0.04},
+			"lost_time":       {0, 0.04},
+		},
+		counts: map[string][]int64{
+			"exe_count":   {3, 1},
+			"send_number": {0, 1},
+		},
+		main: map[string]float64{"processors": 2},
+	},
 }
 
 // wholeProgram are the whole-program figures that follow from the
-// intervals: outside them the program only calls MPI_Barrier,
-// MPI_Comm_rank/size/split/free and creates and frees the persistent
-// requests of 14, which add neither Real Sync, Overlap nor Insufficient
-// Parallelism, nor sends, receives or waits. Real Sync: rank 0 0.3 + 0.15
-// + 0.2 + 0.1 (intervals 6, 11, 13, 14), rank 1 0.2 + 0.2 (1, 2), rank 3
-// 0.1 + 0.1 + 0.15 (1, 2, 14). Overlap 0.4 per rank (4), plus ≈ 0.005 on
-// rank 1 (12). Sends: rank 0 1+1+1+1+1 (1, 2, 4, 12, 14), rank 1 1+1+1+1+1
-// (4, 6, 11, 13, 14), rank 2 1+1+1+1+1+1+1 (1, 2, 4, 6, 11, 13, 14), rank
-// 3 1+1+1 (4, 6, 11); receives: rank 0 1+3+3+2+1 (4, 6, 11, 13, 14), rank
-// 1 1+1+1+1+1 (1, 2, 4, 12, 14), rank 2 1 (4), rank 3 1+1+1+1 (1, 2, 4,
-// 14); waits: rank 0 1+1+2+1 (4, 11, 13, 15), rank 1 1+1+1+1 (2, 4, 12,
-// 15), rank 2 1+1+1 (4, 14, 15), rank 3 1+1+1+1 (2, 4, 14, 15).
-// Insufficient Parallelism: intervals 9 and 16. Collective calls: 17
-// barriers between scenarios, the barriers of 3 and 16, the MPI_Allreduce
-// of 7, the MPI_Gather of 10 and the MPI_Ibarrier of 15 = 22 per rank;
-// instances: 20 on MPI_COMM_WORLD + 2 + 2 on the halves.
+// intervals: outside them the program calls MPI_Barrier,
+// MPI_Comm_rank/size/split/free, creates and frees the persistent requests
+// of 14, which add neither Real Sync, Overlap nor Insufficient
+// Parallelism, nor sends, receives or waits, and rank 2 receives the
+// message of 18.
+//   - Real Sync: rank 0 0.3 + 0.15 + 0.2 + 0.1 (intervals 6, 11, 13, 14),
+//     rank 1 0.2 + 0.2 (1, 2), rank 2 0.05 (18, outside the interval),
+//     rank 3 0.1 + 0.1 + 0.15 (1, 2, 14).
+//   - Overlap: 0.4 per rank (4); plus 0.1 on rank 0 (17), ≈ 0.005 on rank
+//     1 (12), 0.1 on rank 2 and 0.2 on rank 3 (17).
+//   - Sends: rank 0 in 1, 2, 4, 12, 14 (5); rank 1 in 4, 6, 11, 13, 14,
+//     17, 18 (7); rank 2 in 1, 2, 4, 6, 11, 13, 14 (7); rank 3 in 4, 6,
+//     11, 17 (4).
+//   - Receives: rank 0 1+3+3+2+1+1 in 4, 6, 11, 13, 14, 17 (11); rank 1 in
+//     1, 2, 4, 12, 14 (5); rank 2 in 4, 17, 18 (3); rank 3 in 1, 2, 4, 14
+//     (4).
+//   - Waits: rank 0 1+1+2+1+1 in 4, 11, 13, 15, 17 (6); rank 1 in 2, 4,
+//     12, 15 (4); rank 2 in 4, 14, 15, 17 (4); rank 3 in 2, 4, 14, 15, 17
+//     (5).
+//   - Insufficient Parallelism: intervals 9 and 16.
+//   - Collective calls: 19 barriers between scenarios, the barriers of 3
+//     and 16, the MPI_Allreduce of 7, the MPI_Gather of 10 and the
+//     MPI_Ibarrier of 15 = 24 per rank; instances: 22 on MPI_COMM_WORLD +
+//     2 + 2 on the halves.
 var wholeProgram = expect{
 	times: map[string][]float64{
-		"real_sync":                {0.75, 0.4, 0, 0.35},
-		"overlap":                  {0.4, 0.405, 0.4, 0.4},
+		"real_sync":                {0.75, 0.4, 0.05, 0.35},
+		"overlap":                  {0.5, 0.405, 0.5, 0.6},
 		"insufficient_parallelism": {0.2125, 0.25, 0.1875, 0.225},
 	},
 	counts: map[string][]int64{
-		"send_number":       {5, 5, 7, 3},
-		"receive_number":    {10, 5, 1, 4},
-		"wait_number":       {5, 4, 3, 4},
-		"collective_number": {22, 22, 22, 22},
+		"send_number":       {5, 7, 7, 4},
+		"receive_number":    {11, 5, 3, 4},
+		"wait_number":       {6, 4, 4, 5},
+		"collective_number": {24, 24, 24, 24},
 	},
-	main: map[string]float64{"collective_number": 24},
+	main: map[string]float64{"collective_number": 26},
 }
 
 // minWholeExecution is the sum of the intervals' expected maximum
 // execution times; the barriers between the scenarios make the whole
 // program last at least that long.
-const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3 + 0.2 + 0.15 + 0.1 + 0.2 + 0.15 + 0.2 + 0.2
+const minWholeExecution = 0.2 + 0.2 + 0.3 + 0.2 + 0.2 + 0.3 + 0.2 + 0.13 + 0.3 + 0.2 + 0.15 + 0.1 + 0.2 + 0.15 + 0.2 + 0.2 + 0.2 + 0.09
 
 // Noise handling. groundtruth times each interval on each rank with its
 // own clock, and notes the longest time a sleep in it lasted beyond what it
@@ -763,7 +816,7 @@ func checkGroundTruth(t *testing.T, r *report.Report, st selfTiming) {
 	extra, ok := widen(st.runNoise())
 	checkInterval(t, w, wholeProgram, false, ok, extra)
 	// Sleeps only get longer, so the whole program lasts at least the sum
-	// of the intervals. Above it: the 18 barriers, MPI_Comm_split and
+	// of the intervals. Above it: the 21 barriers, MPI_Comm_split and
 	// wake-ups; MPICH's barriers cost up to ~0.1 s each with 4 ranks
 	// polling on 2 cores (measured 2.6–3.1 s in all). The upper bound
 	// mainly checks that MPI_Init and MPI_Finalize stay out (level 0 runs

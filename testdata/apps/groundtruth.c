@@ -53,6 +53,14 @@
  *  16       a sequential section holding an MPI call: every rank runs
  *           section 3, in which rank r sleeps r*50 ms, enters MPI_Barrier,
  *           then sleeps 50 ms
+
+ *  17       overlap bounded by a late sender: rank 0 posts MPI_Irecv from 1
+ *           at 0, rank 1 sends at 100 ms, rank 0 waits at 200 ms; rank 3
+ *           starts MPI_Isend to 2 at 0 and waits at 200 ms, rank 2 posts
+ *           its MPI_Irecv at 100 ms and waits at 200 ms
+ *  18       an interval of some ranks only, entered several times: rank 0
+ *           enters it 3 times (30 ms each), rank 1 once, sending to rank 2
+ *           after 50 ms; rank 2 receives outside any interval
  *
  *   mpicc -g -O0 -o groundtruth groundtruth.c && dtrun -np 4 ./groundtruth
  */
@@ -385,6 +393,54 @@ static void section_with_mpi(void)
 	leave(16);
 }
 
+static void overlap_late_sender(void)
+{
+	int v = rank;
+	MPI_Request rq;
+	enter(17);
+	switch (rank) {
+	case 0:
+		MPI_Irecv(&v, 1, MPI_INT, 1, 17, MPI_COMM_WORLD, &rq);
+		nap(200);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	case 1: nap(100); MPI_Send(&v, 1, MPI_INT, 0, 17, MPI_COMM_WORLD); nap(100); break;
+	case 2:
+		nap(100);
+		MPI_Irecv(&v, 1, MPI_INT, 3, 17, MPI_COMM_WORLD, &rq);
+		nap(100);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	case 3:
+		MPI_Isend(&v, 1, MPI_INT, 2, 17, MPI_COMM_WORLD, &rq);
+		nap(200);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	}
+	leave(17);
+}
+
+static void some_ranks(void)
+{
+	int v = rank;
+	switch (rank) {
+	case 0:
+		for (int i = 0; i < 3; i++) {
+			enter(18);
+			nap(30);
+			leave(18);
+		}
+		break;
+	case 1:
+		enter(18);
+		nap(50);
+		MPI_Send(&v, 1, MPI_INT, 2, 18, MPI_COMM_WORLD);
+		leave(18);
+		break;
+	case 2: MPI_Recv(&v, 1, MPI_INT, 1, 18, MPI_COMM_WORLD, MPI_STATUS_IGNORE); break;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int size;
@@ -431,6 +487,10 @@ int main(int argc, char **argv)
 	ibarrier();
 	MPI_Barrier(MPI_COMM_WORLD);
 	section_with_mpi();
+	MPI_Barrier(MPI_COMM_WORLD);
+	overlap_late_sender();
+	MPI_Barrier(MPI_COMM_WORLD);
+	some_ranks();
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	MPI_Comm_free(&half);
