@@ -21,9 +21,15 @@ var oversub = []string{"--oversubscribe", "-np", "4"}
 // fresh directory and reads the traces back.
 func traced(t *testing.T, name string, env []string, args ...string) ([]*trace, result) {
 	t.Helper()
-	prog := build(t, name, ompi)
+	return tracedWith(t, ompi, oversub, name, env, args...)
+}
+
+// tracedWith is traced with another MPI compiler and launcher arguments.
+func tracedWith(t *testing.T, cc string, launch []string, name string, env []string, args ...string) ([]*trace, result) {
+	t.Helper()
+	prog := build(t, name, cc)
 	dir := t.TempDir()
-	res := dtrun(t, dir, env, append(append(oversub[:len(oversub):len(oversub)], prog), args...)...)
+	res := dtrun(t, dir, env, append(append(launch[:len(launch):len(launch)], prog), args...)...)
 	if res.code != 0 {
 		t.Fatalf("dtrun %s: exit %d\n%s", name, res.code, res.out)
 	}
@@ -130,6 +136,25 @@ func TestUserStackSizeFromParFile(t *testing.T) {
 func TestHaloRequests(t *testing.T) {
 	trs, _ := traced(t, "halo", nil)
 	checkComplete(t, trs)
+	checkHalo(t, trs)
+}
+
+// MPICH breadth is another issue's; these two check that its ABI's request
+// and communicator handles go through the same paths.
+func TestHaloRequestsMPICH(t *testing.T) {
+	trs, _ := tracedWith(t, "mpicc.mpich", []string{"-n", "4"}, "halo", nil)
+	checkComplete(t, trs)
+	checkHalo(t, trs)
+}
+
+func TestCollectivesSplitCommunicatorsMPICH(t *testing.T) {
+	trs, _ := tracedWith(t, "mpicc.mpich", []string{"-n", "4"}, "collectives", nil)
+	checkComplete(t, trs)
+	checkCollectives(t, trs)
+}
+
+func checkHalo(t *testing.T, trs []*trace) {
+	t.Helper()
 	for r, tr := range trs {
 		left, right := int32((r+3)%4), int32((r+1)%4)
 		type req struct {
@@ -217,6 +242,11 @@ func TestHaloRequests(t *testing.T) {
 func TestCollectivesSplitCommunicators(t *testing.T) {
 	trs, _ := traced(t, "collectives", nil)
 	checkComplete(t, trs)
+	checkCollectives(t, trs)
+}
+
+func checkCollectives(t *testing.T, trs []*trace) {
+	t.Helper()
 	newcomm := func(tr *trace, fn string) *tracepb.Communicator {
 		ev := tr.calls(fn)
 		if len(ev) != 1 || ev[0].Attr&traceformat.AttrNewComm == 0 {

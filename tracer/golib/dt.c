@@ -637,5 +637,4 @@ void dt_install_signals(void) {
 }
 
 void dt_bump_epoch(void) { __atomic_add_fetch(&dt_epoch, 1, __ATOMIC_RELAXED); }
-void dt_set_flush_done(void) { dt_flush_done = 1; }
 void dt_finish_state(void) { dt_state = 3; }

@@ -17,7 +17,6 @@ package main
 #include "dt_wrap.h"
 #include "dt_rt.h"
 void dt_bump_epoch(void);
-void dt_set_flush_done(void);
 const char *dt_fname(int i);
 int dt_nfunc(void);
 size_t dt_buf_chunk(void);

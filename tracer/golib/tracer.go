@@ -6,7 +6,6 @@ package main
 #include "dt_wrap.h"
 #include "dt_rt.h"
 void dt_bump_epoch(void);
-void dt_set_flush_done(void);
 void dt_finish_state(void);
 const char *dt_fname(int i);
 int dt_nfunc(void);
