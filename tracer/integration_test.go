@@ -490,6 +490,32 @@ func TestThreadMultiple(t *testing.T) {
 	}
 }
 
+// TestManyShortThreads: buffers of threads that end are handed over, so a
+// small TraceBufSize does not run out over a program's many threads.
+func TestManyShortThreads(t *testing.T) {
+	trs, res := traced(t, "manythreads", []string{"TraceBufSize=1M"})
+	if !strings.Contains(res.out, "threads done") {
+		t.Fatalf("output:\n%s", res.out)
+	}
+	checkComplete(t, trs)
+	for r, tr := range trs {
+		threads := map[uint32]int{}
+		for _, e := range tr.calls("MPI_Comm_rank", "MPI_Comm_size") {
+			if e.Thread != 0 {
+				threads[e.Thread]++
+			}
+		}
+		if len(threads) != 40 {
+			t.Errorf("rank %d: events from %d worker threads, want 40", r, len(threads))
+		}
+		for th, n := range threads {
+			if n != 2 {
+				t.Errorf("rank %d: thread %d has %d events, want 2", r, th, n)
+			}
+		}
+	}
+}
+
 // TestNonMPIProcessesUntouched runs the program through a shell script that
 // also starts a non-MPI process: the preload must not disturb either.
 func TestNonMPIProcessesUntouched(t *testing.T) {

@@ -263,7 +263,27 @@ dt_thr *dt_enter_slow(void) {
 	return NULL;
 }
 
+// dt_thr_exit hands over the buffer of a thread that ends, so that programs
+// creating many threads do not run out of buffers.
+static pthread_key_t thr_key;
+static pthread_once_t thr_key_once = PTHREAD_ONCE_INIT;
+
+static void dt_thr_exit(void *p) {
+	dt_thr *T = p;
+	pthread_mutex_lock(&thr_mu);
+	char *b = T->buf;
+	size_t n = T->commit - T->buf;
+	T->buf = T->pos = T->commit = T->end = NULL;
+	T->chunk_commit = NULL;
+	pthread_mutex_unlock(&thr_mu);
+	if (b && n > 0 && dt_state >= 1 && dt_state <= 2) q_push(b, n, T->tid, 0);
+	else if (b) dt_buf_put(b);
+}
+
+static void thr_key_init(void) { pthread_key_create(&thr_key, dt_thr_exit); }
+
 dt_thr *dt_thr_new(void) {
+	pthread_once(&thr_key_once, thr_key_init);
 	dt_thr *T = calloc(1, sizeof *T);
 	if (!T) return NULL;
 	T->sites = calloc(DT_SITE_CACHE, sizeof(dt_site_ent));
@@ -286,6 +306,7 @@ dt_thr *dt_thr_new(void) {
 	thr_list = T;
 	pthread_mutex_unlock(&thr_mu);
 	dt_self = T;
+	pthread_setspecific(thr_key, T);
 	return T;
 }
 
