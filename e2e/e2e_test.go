@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 )
 
 // root is the repository root, found from this file's location so that the
@@ -107,6 +108,31 @@ func trace(t *testing.T, m mpiImpl, dir string, env []string, np int, exe string
 	a = append(a, "./"+filepath.Base(exe))
 	a = append(a, args...)
 	return run(t, dir, env, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), a...)
+}
+
+// checkSkew checks that each rank's trace of app in dir records the clock
+// skew the tracer injected (DT_CLOCK_SKEW): want maps rank to offset in
+// seconds and drift in ppm; other ranks must record none. Without it a
+// "skewed" run would test nothing.
+func checkSkew(t *testing.T, dir, app string, np int, want map[int][2]float64) {
+	t.Helper()
+	for r := 0; r < np; r++ {
+		f, err := os.Open(filepath.Join(dir, app+"."+strconv.Itoa(r)+".trc"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{SkipEvents: true})
+		if err != nil {
+			f.Close()
+			t.Fatal(err)
+		}
+		c := rd.Header().GetClock()
+		f.Close()
+		got := [2]float64{float64(c.GetInjectedOffsetNs()) / 1e9, c.GetInjectedDriftPpm()}
+		if got != want[r] {
+			t.Errorf("rank %d: trace records injected skew %v s, %v ppm; want %v", r, got[0], got[1], want[r])
+		}
+	}
 }
 
 // analyse runs bin/dtpa --json on the traces of app in dir and decodes the

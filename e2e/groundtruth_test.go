@@ -41,6 +41,9 @@ const (
 // same.
 const clockSkew = "1:+2.5:100,3:-0.7:-50"
 
+// injected is clockSkew by rank: offset in seconds, drift in ppm.
+var injected = map[int][2]float64{1: {2.5, 100}, 3: {-0.7, -50}}
+
 // expect is what one interval of groundtruth must show. Ranks lists the
 // processors that execute it (nil = all 4); per-rank values follow that
 // order. A time characteristic of Rank not listed in times must be ≈ 0, a
@@ -748,6 +751,9 @@ func TestGroundTruth(t *testing.T) {
 							t.Fatal(err)
 						}
 						st := parseSelfTiming(t, trace(t, m, dir, env, 4, "groundtruth"))
+						if skew {
+							checkSkew(t, dir, "groundtruth", 4, injected)
+						}
 						r, stderr := analyse(t, dir, "groundtruth")
 						// Warnings, broken identities and execution times that
 						// disagree with the program's own clock are bugs

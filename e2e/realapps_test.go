@@ -51,6 +51,9 @@ func TestHPCC(t *testing.T) {
 			a := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
 			run(t, dir, env, 3*time.Minute, filepath.Join(root, "bin", "dtrun"), append(a, exe)...)
 			t.Logf("traced run: %v", time.Since(start).Round(time.Millisecond))
+			if skew {
+				checkSkew(t, dir, "hpcc", 4, injected)
+			}
 			out, err := os.ReadFile(filepath.Join(dir, "hpccoutf.txt"))
 			if err != nil {
 				t.Fatalf("hpcc wrote no hpccoutf.txt: %v", err)
@@ -117,6 +120,9 @@ func TestLAMMPS(t *testing.T) {
 			out := run(t, dir, env, 3*time.Minute, filepath.Join(root, "bin", "dtrun"),
 				append(a, exe, "-in", "in.melt", "-log", "none", "-echo", "none")...)
 			own := parseLAMMPSTiming(t, out)
+			if skew {
+				checkSkew(t, dir, "lmp", 4, injected)
+			}
 			r, stderr := analyse(t, dir, "lmp")
 			checkWarnings(t, r, stderr, skew)
 			checkInvariants(t, r, 4)
