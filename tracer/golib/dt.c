@@ -278,6 +278,16 @@ static void dt_thr_exit(void *p) {
 	pthread_mutex_unlock(&thr_mu);
 	if (b && n > 0 && dt_state >= 1 && dt_state <= 2) q_push(b, n, T->tid, 0);
 	else if (b) dt_buf_put(b);
+	// The small struct stays listed (its dropped count); the rest goes. A
+	// later MPI call from this thread (another key's destructor) finds no
+	// buffer and records nothing.
+	free(T->sites);
+	free(T->rscratch);
+	free(T->sscratch);
+	T->sites = NULL;
+	T->rscratch = NULL;
+	T->sscratch = NULL;
+	T->nrscratch = T->nsscratch = 0;
 }
 
 static void thr_key_init(void) { pthread_key_create(&thr_key, dt_thr_exit); }
