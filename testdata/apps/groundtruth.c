@@ -85,15 +85,21 @@ static int rank;
  * program cannot see those two instants, but brackets them: "inner" runs
  * from the return of the first call to the call of the second, "outer"
  * from the call of the first to the return of the second. dtpa's Execution
- * Time must lie between the two (to clock alignment error). "overshoot" is
- * the longest a sleep in the interval lasted beyond what it asked for. The
- * tests compare inner with the durations intended by construction and look
- * at the overshoot: a run that strays from the construction was disturbed
- * by other load (see e2e/groundtruth_test.go). */
+ * Time must lie between the two (to clock alignment error). "first entry"
+ * is the time of the first entry on CLOCK_MONOTONIC. "overshoot" is
+ * the longest delay in the interval the construction did not intend: a
+ * sleep lasting beyond what it asked for, or a rank late at a point the
+ * construction fixes (see due). The tests compare inner with the durations
+ * intended by construction and look at the overshoot: a run that strays
+ * from the construction was disturbed by other load (see
+ * e2e/groundtruth_test.go). */
 #define MAXPATHS 32
 static struct {
 	char path[32];
 	double inner, outer, overshoot;
+	double first; /* CLOCK_MONOTONIC at the first entry: one clock for all
+	               * ranks of a host, so the tests see how far apart the
+	               * ranks entered */
 } timed[MAXPATHS + 1]; /* the last entry collects anything beyond MAXPATHS */
 static int ntimed;
 static char path[32]; /* current interval path, "8/1/2"; "" at level 0 */
@@ -113,6 +119,8 @@ static void enter(int n)
 		;
 	if (i == ntimed && ntimed < MAXPATHS)
 		strcpy(timed[ntimed++].path, path);
+	if (timed[i].first == 0)
+		timed[i].first = returned[depth];
 	cur[depth++] = i;
 }
 
@@ -128,6 +136,15 @@ static void leave(int n)
 	*(slash ? slash : path) = '\0';
 }
 
+/* late notes a delay the construction did not intend, in every open
+ * interval. */
+static void late(double s)
+{
+	for (int d = 0; d < depth; d++)
+		if (s > timed[cur[d]].overshoot)
+			timed[cur[d]].overshoot = s;
+}
+
 /* nap sleeps ms milliseconds, resuming after signals, and notes by how
  * much it overslept. */
 static void nap(int ms)
@@ -136,10 +153,16 @@ static void nap(int ms)
 	double t0 = now();
 	while (nanosleep(&ts, &ts) != 0)
 		;
-	double late = now() - t0 - ms * 1e-3;
-	for (int d = 0; d < depth; d++)
-		if (late > timed[cur[d]].overshoot)
-			timed[cur[d]].overshoot = late;
+	late(now() - t0 - ms * 1e-3);
+}
+
+/* due notes how late the rank is at a point the construction puts ms
+ * milliseconds after its entry into the current interval: a blocking call
+ * that returned late (the rank got no core when its message came) delays
+ * the next call, and with it what dtpa measures from that call's entry. */
+static void due(int ms)
+{
+	late(now() - returned[depth - 1] - ms * 1e-3);
 }
 
 static void late_sender(void)
@@ -213,6 +236,7 @@ static void any_source(void)
 		for (int i = 0; i < 3; i++) {
 			MPI_Status st;
 			MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+			due(100 * (i + 1));
 		}
 	} else {
 		nap(delay[rank]);
@@ -330,6 +354,7 @@ static void waitany_late(void)
 		MPI_Irecv(&v[0], 1, MPI_INT, 1, 13, MPI_COMM_WORLD, &rq[0]);
 		MPI_Irecv(&v[1], 1, MPI_INT, 2, 13, MPI_COMM_WORLD, &rq[1]);
 		MPI_Waitany(2, rq, &idx, MPI_STATUS_IGNORE);
+		due(100);
 		MPI_Waitany(2, rq, &idx, MPI_STATUS_IGNORE);
 		break;
 	case 1: nap(100); MPI_Send(&v[0], 1, MPI_INT, 0, 13, MPI_COMM_WORLD); break;
@@ -495,8 +520,8 @@ int main(int argc, char **argv)
 
 	MPI_Comm_free(&half);
 	for (int i = 0; i < ntimed; i++)
-		printf("groundtruth: rank %d: interval %s: inner %.6f s, outer %.6f s, overshoot %.6f s\n", rank,
-		       timed[i].path, timed[i].inner, timed[i].outer, timed[i].overshoot);
+		printf("groundtruth: rank %d: interval %s: inner %.6f s, outer %.6f s, overshoot %.6f s, first entry %.6f s\n",
+		       rank, timed[i].path, timed[i].inner, timed[i].outer, timed[i].overshoot, timed[i].first);
 	MPI_Finalize();
 	return 0;
 }
