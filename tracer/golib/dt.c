@@ -170,13 +170,14 @@ typedef struct {
 	size_t n;
 	uint32_t tid;
 	int fin; // > 0: end of tracing with this stop reason, after the buffers before it
+	int kind; // DT_Q_*
 } dt_qent;
 #define Q_CAP 8192
 static dt_qent q_ent[Q_CAP];
 static unsigned q_head, q_tail; // under buf_mu
 static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
 
-static void q_push(void *buf, size_t n, uint32_t tid, int fin) {
+static void q_push_kind(void *buf, size_t n, uint32_t tid, int fin, int kind) {
 	pthread_mutex_lock(&buf_mu);
 	while (q_tail - q_head >= Q_CAP) { // cannot happen: fewer buffers than slots
 		pthread_mutex_unlock(&buf_mu);
@@ -184,13 +185,38 @@ static void q_push(void *buf, size_t n, uint32_t tid, int fin) {
 		nanosleep(&ms, NULL);
 		pthread_mutex_lock(&buf_mu);
 	}
-	q_ent[q_tail++ % Q_CAP] = (dt_qent){buf, n, tid, fin};
+	q_ent[q_tail++ % Q_CAP] = (dt_qent){buf, n, tid, fin, kind};
 	pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&buf_mu);
 }
 
+static void q_push(void *buf, size_t n, uint32_t tid, int fin) { q_push_kind(buf, n, tid, fin, DT_Q_BUF); }
+
+// Definitions travel through the same queue, ahead of the buffers holding
+// events that use them, so that defining a call site or a communicator
+// costs the program no call into Go (which may have to wait for a P).
+void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n) {
+	uint64_t *p = malloc(sizeof(uint64_t) * (n > 0 ? n : 1));
+	if (!p) return;
+	for (int i = 0; i < n; i++) p[i] = pcs[i];
+	q_push_kind(p, (size_t)n, id, 0, DT_Q_SITE);
+}
+
+void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
+	uint32_t parent, int fid) {
+	// Layout read by Go (tracer.go, pumpComm): u32 local, u32 nm, u32 nr, u32 inter, u32 parent, u32 fid,
+	// u64 id, nm + nr × u32.
+	uint32_t *p = malloc(32 + 4 * (size_t)(nm + nr));
+	if (!p) return;
+	p[0] = local, p[1] = nm, p[2] = nr, p[3] = inter, p[4] = parent, p[5] = fid;
+	memcpy(p + 6, &id, 8);
+	if (nm) memcpy(p + 8, mem, 4 * (size_t)nm);
+	if (nr) memcpy(p + 8 + nm, rem, 4 * (size_t)nr);
+	q_push_kind(p, 0, 0, 0, DT_Q_COMM);
+}
+
 // dt_q_pop waits for the next entry (called by Go's pump goroutine).
-void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin) {
+void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 	pthread_mutex_lock(&buf_mu);
 	while (q_head == q_tail) pthread_cond_wait(&q_cv, &buf_mu);
 	dt_qent e = q_ent[q_head++ % Q_CAP];
@@ -199,6 +225,7 @@ void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin) {
 	*n = e.n;
 	*tid = e.tid;
 	*fin = e.fin;
+	*kind = e.kind;
 }
 
 // dt_q_fin queues the end of tracing behind every buffer handed over so far.
@@ -362,7 +389,7 @@ uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h) {
 				e->n = n;
 				memcpy(e->pcs, pcs, n * sizeof(uintptr_t));
 				e->id = id = site_next++;
-				dtgo_define_site(id, (uint64_t *)pcs, n);
+				dt_q_def_site(id, pcs, n);
 				break;
 			}
 			if (e->hash == h && e->n == (uint32_t)n && memcmp(e->pcs, pcs, n * sizeof(uintptr_t)) == 0) {

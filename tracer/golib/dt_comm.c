@@ -88,8 +88,8 @@ void dt_comm_init(void) {
 	uint32_t *all = malloc(sizeof(uint32_t) * dt_size_world);
 	for (int i = 0; all && i < dt_size_world; i++) all[i] = i;
 	uint32_t me = dt_rank_world;
-	dtgo_define_comm(0, 0, all, dt_size_world, NULL, 0, 0, 0, 0);
-	dtgo_define_comm(1, dt_self_ent.id, &me, 1, NULL, 0, 0, 0, 0);
+	dt_q_def_comm(0, 0, all, dt_size_world, NULL, 0, 0, 0, 0);
+	dt_q_def_comm(1, dt_self_ent.id, &me, 1, NULL, 0, 0, 0, 0);
 	free(all);
 }
 
@@ -147,7 +147,7 @@ static dt_comm *reg(MPI_Comm c, int kind, uint64_t parent_id, uint32_t seq, int 
 	e->pending = 0;
 	__atomic_store_n(&e->dead, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&e->key, n.key, __ATOMIC_RELEASE);
-	dtgo_define_comm(n.local, n.id, mem, nm, rem, nr, inter, parent_local, fid);
+	dt_q_def_comm(n.local, n.id, mem, nm, rem, nr, inter, parent_local, fid);
 	free(mem);
 	free(rem);
 	return e;

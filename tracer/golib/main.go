@@ -95,40 +95,6 @@ func dtgo_signal() {
 	}
 }
 
-//export dtgo_define_site
-func dtgo_define_site(id C.uint32_t, pcs *C.uint64_t, n C.int) {
-	defer recovered("define_site")
-	if tr == nil {
-		return
-	}
-	s := &tracepb.CallSite{Id: uint32(id)}
-	if n > 0 {
-		s.Pcs = append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(pcs)), int(n))...)
-	}
-	tr.addDefs(func(d *tracepb.Definitions) { d.CallSites = append(d.CallSites, s) })
-}
-
-func u32s(p *C.uint32_t, n C.int) []uint32 {
-	if n <= 0 || p == nil {
-		return nil
-	}
-	return append([]uint32(nil), unsafe.Slice((*uint32)(unsafe.Pointer(p)), int(n))...)
-}
-
-//export dtgo_define_comm
-func dtgo_define_comm(local C.uint32_t, id C.uint64_t, mem *C.uint32_t, nm C.int, rem *C.uint32_t, nr C.int,
-	inter C.int, parent C.uint32_t, fid C.int) {
-	defer recovered("define_comm")
-	if tr == nil {
-		return
-	}
-	c := &tracepb.Communicator{
-		Local: uint32(local), Id: uint64(id), Members: u32s(mem, nm), RemoteMembers: u32s(rem, nr),
-		Inter: inter != 0, Parent: uint32(parent), CreatedBy: uint32(fid),
-	}
-	tr.addDefs(func(d *tracepb.Definitions) { d.Communicators = append(d.Communicators, c) })
-}
-
 //export dtgo_module
 func dtgo_module(path *C.char, bias, lo, hi C.uint64_t, bid *C.uchar, nbid C.int) {
 	defer recovered("module")

@@ -5,6 +5,7 @@ package main
 /*
 #include "dt_wrap.h"
 #include "dt_rt.h"
+#include <stdlib.h>
 void dt_bump_epoch(void);
 void dt_finish_state(void);
 const char *dt_fname(int i);
@@ -13,7 +14,7 @@ int64_t dt_ns(uint64_t raw);
 size_t dt_buf_chunk(void);
 int dt_buf_slots(void);
 void dt_spill_setup(char *base, int n, int fd, long off);
-void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin);
+void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind);
 void dt_q_fin(int reason);
 void dt_spill_prepare(int k);
 */
@@ -350,14 +351,44 @@ func (t *tracer) pump() {
 		var buf unsafe.Pointer
 		var n C.size_t
 		var tid C.uint32_t
-		var fin C.int
-		C.dt_q_pop(&buf, &n, &tid, &fin)
+		var fin, kind C.int
+		C.dt_q_pop(&buf, &n, &tid, &fin, &kind)
+		switch kind {
+		case C.DT_Q_SITE:
+			s := &tracepb.CallSite{Id: uint32(tid)}
+			if n > 0 {
+				s.Pcs = append([]uint64(nil), unsafe.Slice((*uint64)(buf), int(n))...)
+			}
+			C.free(buf)
+			t.addDefs(func(d *tracepb.Definitions) { d.CallSites = append(d.CallSites, s) })
+			continue
+		case C.DT_Q_COMM:
+			t.addDefs(func(d *tracepb.Definitions) { d.Communicators = append(d.Communicators, commDef(buf)) })
+			C.free(buf)
+			continue
+		}
 		if fin != 0 {
 			t.jobs <- job{fin: tracepb.Footer_StopReason(fin), ack: t.finAck}
 			return
 		}
 		t.jobs <- job{buf: buf, n: int(n), tid: uint32(tid)}
 	}
+}
+
+// commDef reads a communicator definition queued by dt_q_def_comm.
+func commDef(p unsafe.Pointer) *tracepb.Communicator {
+	h := unsafe.Slice((*uint32)(p), 8)
+	nm, nr := int(h[1]), int(h[2])
+	all := unsafe.Slice((*uint32)(p), 8+nm+nr)
+	c := &tracepb.Communicator{Local: h[0], Inter: h[3] != 0, Parent: h[4], CreatedBy: h[5],
+		Id: uint64(h[6]) | uint64(h[7])<<32}
+	if nm > 0 {
+		c.Members = append([]uint32(nil), all[8:8+nm]...)
+	}
+	if nr > 0 {
+		c.RemoteMembers = append([]uint32(nil), all[8+nm:]...)
+	}
+	return c
 }
 
 func (t *tracer) writeBatch() {
