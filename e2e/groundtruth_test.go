@@ -50,6 +50,7 @@ var injected = map[int][2]float64{1: {2.5, 100}, 3: {-0.7, -50}}
 // count not listed in counts must be 0 (exe_count defaults to 1).
 type expect struct {
 	path   []int
+	fn     string // the C function of the scenario: its MPI calls and MPI_Pcontrol(100, n)
 	ranks  []int
 	times  map[string][]float64
 	counts map[string][]int64
@@ -76,6 +77,7 @@ var groundTruth = []expect{
 		// 0, 0.2, 0, 0.1; Productive: 0.2, 0, 0.1, 0; Idle: 0, 0, 0.1,
 		// 0.1; Load Imbalance: 0, 0.2, 0.1, 0.2; Lost: 0, 0.2, 0.1, 0.2.
 		path: []int{1},
+		fn:   "late_sender",
 		times: map[string][]float64{
 			"execution_time":  {0.2, 0.2, 0.1, 0.1},
 			"communications":  {0, 0.2, 0, 0.1},
@@ -103,6 +105,7 @@ var groundTruth = []expect{
 		// 0, 0.2, 0, 0.1 (rank 3's wait); Productive: 0.2, 0, 0.15, 0.05;
 		// Idle: 0, 0, 0.05, 0.05; Load Imbalance: 0, 0.2, 0.05, 0.15.
 		path: []int{2},
+		fn:   "late_sender_wait",
 		times: map[string][]float64{
 			"execution_time":  {0.2, 0.2, 0.15, 0.15},
 			"communications":  {0, 0.2, 0, 0.1},
@@ -128,6 +131,7 @@ var groundTruth = []expect{
 		// together). Execution 0.3 everywhere, Productive = 0.1·r, Load
 		// Imbalance = 0.3 − 0.1·r. One instance, one call per rank.
 		path: []int{3},
+		fn:   "wait_pattern_up",
 		times: map[string][]float64{
 			"execution_time":  {0.3, 0.3, 0.3, 0.3},
 			"communications":  {0.3, 0.2, 0.1, 0},
@@ -148,6 +152,7 @@ var groundTruth = []expect{
 		// (every send started long before the wait); Execution =
 		// Productive = 0.2; communications ≈ 0.
 		path: []int{4},
+		fn:   "overlap",
 		times: map[string][]float64{
 			"execution_time":  {0.2, 0.2, 0.2, 0.2},
 			"productive_time": {0.2, 0.2, 0.2, 0.2},
@@ -166,6 +171,7 @@ var groundTruth = []expect{
 		// Imbalance = 0.2 − Execution = 0.15, 0.1, 0.05, 0. Efficiency =
 		// 0.5 / (0.2·4) = 0.625.
 		path: []int{5},
+		fn:   "imbalance",
 		times: map[string][]float64{
 			"execution_time":  {0.05, 0.1, 0.15, 0.2},
 			"productive_time": {0.05, 0.1, 0.15, 0.2},
@@ -184,6 +190,7 @@ var groundTruth = []expect{
 		// 0.2, 0.3, 0.1; Productive: 0, 0.2, 0.3, 0.1; Idle: 0, 0.1, 0,
 		// 0.2; Load Imbalance: 0.3, 0.1, 0, 0.2.
 		path: []int{6},
+		fn:   "any_source",
 		times: map[string][]float64{
 			"execution_time":  {0.3, 0.2, 0.3, 0.1},
 			"communications":  {0.3, 0, 0, 0},
@@ -209,6 +216,7 @@ var groundTruth = []expect{
 		// Imbalance: 0.1, 0.2, 0.2, 0. Two instances (one per half).
 		// Matched across the halves, Potential Sync of rank 1 would be 0.2.
 		path: []int{7},
+		fn:   "split_collectives",
 		times: map[string][]float64{
 			"execution_time":  {0.1, 0.1, 0.2, 0.2},
 			"communications":  {0, 0.1, 0.2, 0},
@@ -229,6 +237,7 @@ var groundTruth = []expect{
 		// 3·0.01 = 0.13 on ranks 0–2, 0.1 on rank 3 (Idle = Load
 		// Imbalance = 0.03 there).
 		path: []int{8},
+		fn:   "nested",
 		many: true,
 		times: map[string][]float64{
 			"execution_time":  {0.13, 0.13, 0.13, 0.1},
@@ -240,6 +249,7 @@ var groundTruth = []expect{
 	},
 	{
 		path: []int{8, 1},
+		fn:   "nested",
 		many: true,
 		times: map[string][]float64{
 			"execution_time":  {0.13, 0.13, 0.13, 0.1},
@@ -253,6 +263,7 @@ var groundTruth = []expect{
 	{
 		// 8/1/2: 3 entries of 0.01 on ranks 0–2; rank 3 never enters it.
 		path:  []int{8, 1, 2},
+		fn:    "nested",
 		ranks: []int{0, 1, 2},
 		many:  true,
 		times: map[string][]float64{
@@ -270,6 +281,7 @@ var groundTruth = []expect{
 		// 0.075 (sum 0.5); Execution 0.3; Productive = 0.3 − IP = 0.125,
 		// 0.125, 0.225, 0.225; Load Imbalance: 0.1, 0.1, 0, 0.
 		path: []int{9},
+		fn:   "sections",
 		times: map[string][]float64{
 			"execution_time":           {0.3, 0.3, 0.3, 0.3},
 			"insufficient_parallelism": {0.175, 0.175, 0.075, 0.075},
@@ -290,6 +302,7 @@ var groundTruth = []expect{
 		// 0.2, 0.2; Productive: 0.1, 0, 0, 0.2; Idle: 0.1, 0.2, 0, 0; Load
 		// Imbalance: 0.1, 0.2, 0.2, 0.
 		path: []int{10},
+		fn:   "gather_variation",
 		times: map[string][]float64{
 			"execution_time":  {0.1, 0, 0.2, 0.2},
 			"communications":  {0, 0, 0.2, 0},
@@ -313,6 +326,7 @@ var groundTruth = []expect{
 		// 0.1, 0.15; Productive: 0, 0.05, 0.1, 0.15; Idle: 0, 0.1, 0.05, 0;
 		// Load Imbalance: 0.15, 0.1, 0.05, 0.
 		path: []int{11},
+		fn:   "waitall_late",
 		times: map[string][]float64{
 			"execution_time":  {0.15, 0.05, 0.1, 0.15},
 			"communications":  {0.15, 0, 0, 0},
@@ -340,6 +354,7 @@ var groundTruth = []expect{
 		// something: 1, not the ~10 calls. Ranks 2 and 3 first send to and
 		// receive from MPI_PROC_NULL (at once): no Send or Receive Number.
 		path: []int{12},
+		fn:   "test_polling",
 		times: map[string][]float64{
 			"execution_time":  {0.1, 0.105, 0.1, 0.1},
 			"productive_time": {0.1, 0.105, 0.1, 0.1},
@@ -364,6 +379,7 @@ var groundTruth = []expect{
 		// Rank 3 sleeps 0.2. Execution: 0.2, 0.1, 0.2, 0.2; Productive: 0,
 		// 0.1, 0.2, 0.2; Idle: 0, 0.1, 0, 0; Load Imbalance: 0.2, 0.1, 0, 0.
 		path: []int{13},
+		fn:   "waitany_late",
 		times: map[string][]float64{
 			"execution_time":  {0.2, 0.1, 0.2, 0.2},
 			"communications":  {0.2, 0, 0, 0},
@@ -392,6 +408,7 @@ var groundTruth = []expect{
 		// 0, 0, 0.15; Productive: 0, 0.1, 0.15, 0; Idle: 0.05, 0.05, 0, 0;
 		// Load Imbalance: 0.15, 0.05, 0, 0.15.
 		path: []int{14},
+		fn:   "sendrecv_persistent",
 		times: map[string][]float64{
 			"execution_time":  {0.1, 0.1, 0.15, 0.15},
 			"communications":  {0.1, 0, 0, 0.15},
@@ -418,6 +435,7 @@ var groundTruth = []expect{
 		// ≈ 0. Execution = Productive = 0.2. One collective call and one
 		// wait per rank, one instance.
 		path: []int{15},
+		fn:   "ibarrier",
 		times: map[string][]float64{
 			"execution_time":  {0.2, 0.2, 0.2, 0.2},
 			"productive_time": {0.2, 0.2, 0.2, 0.2},
@@ -443,6 +461,7 @@ var groundTruth = []expect{
 		// 0.05; Load Imbalance = 0.0375, 0.025, 0.0125, 0; Lost = 0.2 −
 		// Productive.
 		path: []int{16},
+		fn:   "section_with_mpi",
 		times: map[string][]float64{
 			"execution_time":           {0.2, 0.2, 0.2, 0.2},
 			"insufficient_parallelism": {0.0375, 0.075, 0.1125, 0.15},
@@ -466,6 +485,7 @@ var groundTruth = []expect{
 		// waits at 0.2: Overlap(2) = 0.2 − max(0.1, 0) = 0.1. Rank 1 sleeps
 		// on to 0.2. Execution = Productive = 0.2 everywhere.
 		path: []int{17},
+		fn:   "overlap_late_sender",
 		times: map[string][]float64{
 			"execution_time":  {0.2, 0.2, 0.2, 0.2},
 			"productive_time": {0.2, 0.2, 0.2, 0.2},
@@ -487,6 +507,7 @@ var groundTruth = []expect{
 		// Idle and Load Imbalance of rank 1: 0.04, against the processors
 		// that executed the interval.
 		path:  []int{18},
+		fn:    "some_ranks",
 		ranks: []int{0, 1},
 		times: map[string][]float64{
 			"execution_time":  {0.09, 0.05},
@@ -793,6 +814,7 @@ func TestGroundTruth(t *testing.T) {
 // tolerances widened by each interval's noise (st).
 func checkGroundTruth(t *testing.T, r *report.Report, st selfTiming) {
 	t.Helper()
+	src := readSource(t)
 	byPath := map[string]*report.Interval{}
 	for i := range r.Intervals {
 		byPath[fmt.Sprint(r.Intervals[i].Path)] = &r.Intervals[i]
@@ -821,6 +843,7 @@ func checkGroundTruth(t *testing.T, r *report.Report, st selfTiming) {
 			t.Logf("interval %v: noise %.4f s, tolerances widened by %.4f s", e.path, noise, extra)
 		}
 		checkInterval(t, iv, e, true, ok, extra)
+		checkSource(t, iv, e, src)
 		if ok {
 			checked++
 		}
@@ -941,4 +964,62 @@ func checkInterval(t *testing.T, iv *report.Interval, e expect, others, times bo
 		}
 	}
 	t.Log(log.String())
+}
+
+// cSource is groundtruth.c line by line, with the function each line is in.
+type cSource struct {
+	lines []string // lines[i] is line i+1
+	fn    []string // fn[i]: the function line i+1 belongs to ("" outside)
+}
+
+var funcRE = regexp.MustCompile(`^static void (\w+)\(`)
+
+func readSource(t *testing.T) cSource {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "groundtruth.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c cSource
+	cur := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := funcRE.FindStringSubmatch(l); m != nil {
+			cur = m[1]
+		} else if strings.HasPrefix(l, "int main(") || strings.HasPrefix(l, "#define") {
+			cur = ""
+		}
+		c.lines = append(c.lines, l)
+		c.fn = append(c.fn, cur)
+	}
+	return c
+}
+
+// checkSource checks the source positions dtpa gives the interval of e
+// (symbolized from the executable's DWARF): the interval's is the line of
+// an enter(n) of its number in the scenario's function (enter is a macro
+// around MPI_Pcontrol), and every call site's innermost frame is a line
+// of that function calling the site's MPI function.
+func checkSource(t *testing.T, iv *report.Interval, e expect, c cSource) {
+	t.Helper()
+	at := func(file string, line int) (fn, text string) {
+		if !strings.HasSuffix(file, "groundtruth.c") || line < 1 || line > len(c.lines) {
+			return "", ""
+		}
+		return c.fn[line-1], c.lines[line-1]
+	}
+	enter := fmt.Sprintf("enter(%d);", e.path[len(e.path)-1])
+	if fn, text := at(iv.SourceFile, iv.Line); fn != e.fn || !strings.Contains(text, enter) {
+		t.Errorf("interval %v: source %s:%d (%q), want a line of %s with %s", iv.Path, iv.SourceFile, iv.Line, strings.TrimSpace(text), e.fn, enter)
+	}
+	for _, p := range iv.SRC {
+		if len(p.Stack) == 0 {
+			t.Errorf("interval %v: SRC %d (%s) has no stack", iv.Path, p.ID, p.Function)
+			continue
+		}
+		f := p.Stack[0]
+		if fn, text := at(f.File, f.Line); fn != e.fn || f.Function != e.fn || !strings.Contains(text, p.Function+"(") {
+			t.Errorf("interval %v: SRC %d (%s) at %s %s:%d (%q), want a call of %s in %s",
+				iv.Path, p.ID, p.Function, f.Function, f.File, f.Line, strings.TrimSpace(text), p.Function, e.fn)
+		}
+	}
 }

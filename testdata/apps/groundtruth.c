@@ -107,10 +107,18 @@ static int cur[8];    /* timed[] entry of each open interval */
 static double called[8], returned[8]; /* its MPI_Pcontrol(100, n) */
 static int depth;
 
-static void enter(int n)
+/* enter(n) enters interval n. A macro, so that the MPI_Pcontrol call, and
+ * with it the interval's source position in the report, is in the
+ * scenario's function. */
+#define enter(n)                           \
+	do {                               \
+		called[depth] = now();     \
+		MPI_Pcontrol(100, (n));    \
+		entered(n);                \
+	} while (0)
+
+static void entered(int n)
 {
-	called[depth] = now();
-	MPI_Pcontrol(100, n);
 	returned[depth] = now();
 	size_t l = strlen(path);
 	snprintf(path + l, sizeof path - l, l ? "/%d" : "%d", n);
