@@ -1,7 +1,18 @@
 // Package e2e runs real MPI programs under the tracer (bin/dtrun), analyses
-// their traces with bin/dtpa --json and checks the figures against values
-// known by construction. The programs live in testdata/apps; bin/ and lib/
-// must have been built (`make test` builds them first).
+// their traces with bin/dtpa --json and checks the reports:
+//
+//   - TestGroundTruth: testdata/apps/groundtruth.c, 18 scenarios in as
+//     many intervals whose characteristics are known by construction,
+//     traced at 4 ranks with Open MPI and MPICH, with and without injected
+//     clock skew; every figure of every interval is compared with the
+//     value derived by hand in groundtruth_test.go (~45–80 s here, most of
+//     it MPICH runs repeated when the machine is noisy).
+//   - TestHPCC, TestLAMMPS: real programs from Debian packages on small
+//     inputs; the analysis must be sane and warning-free (skip when the
+//     package is not installed).
+//
+// Every report also passes checkInvariants (identities of SPEC §3–§6).
+// bin/ and lib/ must have been built (`make test` builds them first).
 package e2e
 
 import (
