@@ -52,7 +52,14 @@ type batchEncoder struct {
 	index   map[shape]uint32
 	shapes  []shape
 	idx     []uint32
+	// bySite caches the last shape seen at each call site (index+1, 0 =
+	// none): a call site nearly always makes the same call, so most events
+	// are resolved by one comparison instead of hashing the shape.
+	bySite []uint32
 }
+
+// siteCache bounds the per-site cache; sites beyond it use the map alone.
+const siteCache = 1 << 16
 
 // shapesOf fills e.shapes and e.idx from a batch in either form.
 func (e *batchEncoder) shapesOf(b *Batch) {
@@ -65,6 +72,7 @@ func (e *batchEncoder) shapesOf(b *Batch) {
 		e.index = make(map[shape]uint32)
 	}
 	clear(e.index)
+	clear(e.bySite)
 	e.shapes, e.idx = e.shapes[:0], e.idx[:0]
 	var comm, send, recv, sb, rb, root int
 	for i, a := range b.Attr {
@@ -93,11 +101,23 @@ func (e *batchEncoder) shapesOf(b *Batch) {
 			sh.root = b.Root[root]
 			root++
 		}
+		if sh.site < siteCache {
+			if int(sh.site) >= len(e.bySite) {
+				e.bySite = append(e.bySite, make([]uint32, int(sh.site)+1-len(e.bySite))...)
+			}
+			if c := e.bySite[sh.site]; c != 0 && e.shapes[c-1] == sh {
+				e.idx = append(e.idx, c-1)
+				continue
+			}
+		}
 		id, ok := e.index[sh]
 		if !ok {
 			id = uint32(len(e.shapes))
 			e.index[sh] = id
 			e.shapes = append(e.shapes, sh)
+		}
+		if sh.site < siteCache {
+			e.bySite[sh.site] = id + 1
 		}
 		e.idx = append(e.idx, id)
 	}

@@ -127,5 +127,10 @@ func canonical(name string) string {
 		// Fortran spellings lose case: restore the C spelling "Xxx_yyy".
 		n = strings.ToUpper(n[:1]) + strings.ToLower(n[1:])
 	}
+	// MPI 4 large-count variants (MPI_Send_c, MPI_Allreduce_init_c …)
+	// behave as the functions they extend.
+	if strings.HasSuffix(n, "_c") && len(n) > 2 {
+		n = strings.TrimSuffix(n, "_c")
+	}
 	return n
 }

@@ -41,6 +41,12 @@ func TestClassify(t *testing.T) {
 		{"MPI_Pcontrol", S, 0, false},
 		{"MPI_Reduce_local", S, 0, false},
 		{"MPI_Info_create", S, 0, false},
+		{"MPI_Send_c", P, 0, false},
+		{"MPI_Isend_c", P, 0, true},
+		{"MPI_Allreduce_c", C, tracepb.Function_ALL_TO_ALL, false},
+		{"MPI_Bcast_init_c", C, tracepb.Function_ONE_TO_ALL, true},
+		{"mpi_send_c_", P, 0, false},
+		{"MPI_Type_size_c", S, 0, false},
 	} {
 		got := Classify(c.name)
 		if got.Class != c.class || got.Collective != c.shape || got.Nonblocking != c.nb {
