@@ -7,12 +7,16 @@ export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-.PHONY: all build test bench proto deps demo clean tracer
+.PHONY: all build test bench proto deps test-deps demo clean tracer
 
 all: build
 
 deps:
 	@scripts/deps.sh
+
+# deps plus the third-party MPI programs the end-to-end tests trace.
+test-deps:
+	@scripts/deps.sh --test
 
 # Go commands into bin/, tracer libraries into lib/.
 build:
@@ -20,7 +24,7 @@ build:
 	$(GO) build -o bin/ ./cmd/...
 	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
 
-test: deps build
+test: test-deps build
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing dtpa needs, only when it is missing:
 # OpenMPI, MPICH, gfortran, protoc (Debian packages) and the Go modules.
-# Idempotent; needs root (or sudo) only when something is missing.
+# With --test also the third-party MPI programs the end-to-end tests trace
+# (hpcc, LAMMPS). Idempotent; needs root (or sudo) only when something is
+# missing.
 set -euo pipefail
 
 need=()
@@ -12,6 +14,10 @@ command -v mpiexec.mpich  >/dev/null || need+=(mpich)
 command -v gfortran       >/dev/null || need+=(gfortran)
 command -v protoc         >/dev/null || need+=(protobuf-compiler)
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need+=(python3-mpi4py)
+if [ "${1:-}" = "--test" ]; then
+  command -v hpcc >/dev/null || need+=(hpcc)
+  command -v lmp  >/dev/null || need+=(lammps)
+fi
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
