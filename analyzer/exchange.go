@@ -258,9 +258,16 @@ func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collec
 		in.maxEntry = entry
 	}
 	in.nEntry++
-	if len(in.waiters) > 0 && (in.nEntry+in.entryGone == len(in.members) || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
+	all := in.nEntry+in.entryGone == len(in.members)
+	if len(in.waiters) > 0 && (all || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
 		for _, w := range in.waiters {
 			x.wake(x.ranks[w])
+		}
+		if all {
+			// Every waiter is ready now, whatever the shape: none waits
+			// again, so none needs to find and remove itself (which was
+			// quadratic in the communicator size, under the global lock).
+			in.waiters = in.waiters[:0]
 		}
 	}
 	return in
