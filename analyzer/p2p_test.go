@@ -404,3 +404,34 @@ func TestSharedRequestHandle(t *testing.T) {
 		t.Errorf("rank 0 counts: %d sends, %d receives, %d waits", r.SendNumber, r.ReceiveNumber, r.WaitNumber)
 	}
 }
+
+// MPICH leaves the status of a receive from MPI_PROC_NULL unset ({0, 0}
+// in the trace) where Open MPI reports {PROC_NULL, ANY_TAG}; it also hands
+// out one shared handle for requests completed at once. A PROC_NULL receive
+// must match nothing whatever its status says: here it would otherwise
+// steal rank 0's message to rank 1 (source 0, tag 0). Rank 0 sends after
+// 100 ms; rank 1 waits from 0.003 ms: Real Sync 0.1 s - 0.002 ms + 0.001 ms.
+func TestProcNullReceiveStatusIgnored(t *testing.T) {
+	const shared, real = 0x6c000002, 0xac000000
+	irecv := func(src int32, id uint64) traceformat.Event {
+		return traceformat.Event{Attr: traceformat.AttrComm | traceformat.AttrRecv | traceformat.AttrRecvBytes | traceformat.AttrReqs,
+			RecvPeer: src, RecvBytes: 8, Reqs: []uint64{id}}
+	}
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(us)
+	r1.Init(us)
+	r0.Compute(100*ms).Send(1, 0, 8, us) // entered at 100.001 ms
+	r1.Call("MPI_Irecv", us, irecv(traceformat.ProcNull, shared)).
+		Call("MPI_Irecv", us, irecv(0, real)).
+		Call("MPI_Waitall", 100*ms, traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrStatus, // entered at 0.003 ms
+			Reqs: []uint64{shared, real}, Status: []traceformat.Status{{Source: 0, Tag: 0}, {Source: 0, Tag: 0}}})
+	r1.Recv(traceformat.ProcNull, 0, 8, us, tracetest.Status(0, 0)) // blocking, status unset too
+	r0.Finalize(us)
+	r1.Finalize(us)
+	rep := analyzeRun(t, run)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	expect(t, "Real Sync on rank 1", rank(t, find(t, rep), 1).RealSync, float64(100*ms+us-3*us)/1e9)
+}

@@ -531,7 +531,9 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
 // match receives the message of a blocking receive (status index si): t is
 // its send's entry; counted is false for PROC_NULL receives.
 func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int) (t int64, ok, counted bool) {
-	if e.Attr&traceformat.AttrRecv == 0 {
+	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
+		// A receive from MPI_PROC_NULL matches nothing, whatever its
+		// status says (MPICH leaves it unset for PROC_NULL requests).
 		return 0, false, false
 	}
 	if e.Attr&traceformat.AttrStatus != 0 && si < len(e.Status) {
@@ -651,6 +653,9 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 		case reqSend:
 			overlap += max(0, entry-rq.start)
 		case reqRecv:
+			if rq.peer == traceformat.ProcNull {
+				continue // matches nothing, whatever its status says
+			}
 			d := doneRecv{rq: rq, src: rq.peer, tag: rq.tag}
 			if e.Attr&traceformat.AttrStatus != 0 && i < len(e.Status) {
 				d.src, d.tag = e.Status[i].Source, e.Status[i].Tag
