@@ -22,6 +22,7 @@ test-deps:
 build:
 	@mkdir -p bin lib
 	$(GO) build -o bin/ ./cmd/...
+	@for t in dtcxx dtf90 dtf77; do ln -sf dtcc bin/$$t; done
 	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
 
 test: test-deps build

@@ -1,0 +1,96 @@
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/report"
+)
+
+// TestDemoSolver traces the demo program (testdata/apps/solver.c, what
+// `make demo` shows) under both MPIs, once through dtrun and once linked
+// with dtcc and started by the plain launcher, and checks what does not
+// depend on timing: no warning, the identities, the exact call counts of
+// the main loop (interval 1) and the source line of its MPI_Waitall point.
+//
+// solver.c's edge ranks exchange with MPI_PROC_NULL: under MPICH the
+// status of such a receive is unset, and requests completed at once share
+// one handle under both MPIs — this test caught the analyzer matching a
+// PROC_NULL receive by its status.
+func TestDemoSolver(t *testing.T) {
+	waitallLine := sourceLine(t, filepath.Join(root, "testdata", "apps", "solver.c"), "MPI_Waitall(")
+	for _, m := range impls {
+		for _, how := range []string{"dtrun", "dtcc"} {
+			t.Run(m.name+"/"+how, func(t *testing.T) {
+				needMPI(t, m)
+				dir := t.TempDir()
+				src := filepath.Join(root, "testdata", "apps", "solver.c")
+				if how == "dtrun" {
+					exe := compile(t, m, dir, "solver")
+					trace(t, m, dir, nil, 4, exe)
+				} else {
+					run(t, dir, []string{"DT_MPICC=" + m.cc}, time.Minute,
+						filepath.Join(root, "bin", "dtcc"), "-g", "-O0", "-o", "solver", src)
+					args := append([]string{"-np", "4"}, m.args...)
+					run(t, dir, nil, 2*time.Minute, m.mpirun, append(args, "./solver")...)
+				}
+				r, stderr := analyse(t, dir, "solver")
+				if len(r.Warnings) != 0 || stderr != "" {
+					t.Errorf("warnings %q, stderr %q", r.Warnings, stderr)
+				}
+				checkInvariants(t, r, 4)
+				var loop *report.Interval
+				for i := range r.Intervals {
+					if len(r.Intervals[i].Path) == 1 && r.Intervals[i].Path[0] == 1 {
+						loop = &r.Intervals[i]
+					}
+				}
+				if loop == nil {
+					t.Fatal("no interval 1 (the main loop)")
+				}
+				// 200 steps; ranks 1 and 2 exchange with two neighbours,
+				// ranks 0 and 3 with one (the other is MPI_PROC_NULL,
+				// not counted); an Allreduce every 10 steps.
+				mn := loop.Main
+				if mn.SendNumber != 1200 || mn.ReceiveNumber != 1200 || mn.WaitNumber != 800 || mn.CollectiveNumber != 20 {
+					t.Errorf("counts: send %d receive %d wait %d collective %d; want 1200 1200 800 20",
+						mn.SendNumber, mn.ReceiveNumber, mn.WaitNumber, mn.CollectiveNumber)
+				}
+				found := false
+				for _, p := range loop.SRC {
+					if p.Function == "MPI_Waitall" && len(p.Stack) > 0 {
+						found = true
+						if f := p.Stack[0]; filepath.Base(f.File) != "solver.c" || f.Line != waitallLine {
+							t.Errorf("MPI_Waitall point at %s:%d, want solver.c:%d", f.File, f.Line, waitallLine)
+						}
+					}
+				}
+				if !found {
+					t.Error("no MPI_Waitall point with a stack")
+				}
+			})
+		}
+	}
+}
+
+// sourceLine is the first line of file containing s.
+func sourceLine(t *testing.T, file, s string) int {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		if strings.Contains(sc.Text(), s) {
+			return n
+		}
+	}
+	t.Fatalf("%s not found in %s", s, file)
+	return 0
+}
