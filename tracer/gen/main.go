@@ -241,11 +241,18 @@ func genStub(ccs []string) ([]byte, error) {
 		fmt.Fprintf(&b, "\t%q,\n", n)
 	}
 	b.WriteString("};\n\n__asm__(\".text\\n\"\n")
+	// A slot is empty until MPI is found: a program that loads MPI after
+	// the stub (mpi4py dlopens it) may call MPI_Initialized or
+	// MPI_Get_version before MPI_Init. An empty slot goes to dt_lazy
+	// (stub.c) with its index in r11, which finds MPI and jumps on; a
+	// filled one costs a load, a test and an indirect jump.
 	for i, n := range names {
 		if n == "MPI_Init" || n == "MPI_Init_thread" {
 			continue // real functions in stub.c: they load the tracer
 		}
-		fmt.Fprintf(&b, "\t\".globl %s\\n.type %s,@function\\n%s:\\n\\tjmp *dt_tab+%d(%%rip)\\n.size %s,.-%s\\n\"\n", n, n, n, 8*i, n, n)
+		fmt.Fprintf(&b, "\t\".globl %s\\n.type %s,@function\\n%s:\\n"+
+			"\\tmovq dt_tab+%d(%%rip), %%r11\\n\\ttestq %%r11, %%r11\\n\\tjz 1f\\n\\tjmp *%%r11\\n"+
+			"1:\\tmovl $%d, %%r11d\\n\\tjmp dt_lazy\\n.size %s,.-%s\\n\"\n", n, n, n, 8*i, i, n, n)
 	}
 	b.WriteString(");\n")
 	for i, n := range names {

@@ -49,6 +49,43 @@ static void resolve_next(void) {
 	resolved = 1;
 }
 
+// dt_lazy_slot serves a call made through an empty slot: MPI was not
+// loaded when the stub started (mpi4py dlopens it later) and the program
+// calls an MPI function that may precede MPI_Init (MPI_Initialized,
+// MPI_Get_version …). It looks for MPI again and returns the function to
+// jump to.
+__attribute__((visibility("hidden"), used)) void *dt_lazy_slot(unsigned i) {
+	if (i >= DT_NSYMS) abort();
+	if (!dt_tab[i]) {
+		resolved = 0;
+		resolve_next();
+	}
+	if (!dt_tab[i]) {
+		fprintf(stderr, "dtpa: %s called, but no loaded MPI library defines it\n", dt_names[i]);
+		abort();
+	}
+	return dt_tab[i];
+}
+
+// dt_lazy is where an empty slot's trampoline jumps, with the slot index in
+// r11. It keeps every argument register (rdi rsi rdx rcx r8 r9, xmm0-7 and
+// al, the vector count of a variadic call) across dt_lazy_slot, then jumps
+// to the real function as if the program had called it directly.
+__asm__(".text\n"
+	".globl dt_lazy\n.hidden dt_lazy\n.type dt_lazy,@function\ndt_lazy:\n"
+	"\tpushq %rbp\n\tmovq %rsp, %rbp\n\tsubq $192, %rsp\n"
+	"\tmovq %rdi, 0(%rsp)\n\tmovq %rsi, 8(%rsp)\n\tmovq %rdx, 16(%rsp)\n\tmovq %rcx, 24(%rsp)\n"
+	"\tmovq %r8, 32(%rsp)\n\tmovq %r9, 40(%rsp)\n\tmovq %rax, 48(%rsp)\n"
+	"\tmovdqu %xmm0, 64(%rsp)\n\tmovdqu %xmm1, 80(%rsp)\n\tmovdqu %xmm2, 96(%rsp)\n\tmovdqu %xmm3, 112(%rsp)\n"
+	"\tmovdqu %xmm4, 128(%rsp)\n\tmovdqu %xmm5, 144(%rsp)\n\tmovdqu %xmm6, 160(%rsp)\n\tmovdqu %xmm7, 176(%rsp)\n"
+	"\tmovl %r11d, %edi\n\tcall dt_lazy_slot\n\tmovq %rax, %r11\n"
+	"\tmovq 0(%rsp), %rdi\n\tmovq 8(%rsp), %rsi\n\tmovq 16(%rsp), %rdx\n\tmovq 24(%rsp), %rcx\n"
+	"\tmovq 32(%rsp), %r8\n\tmovq 40(%rsp), %r9\n\tmovq 48(%rsp), %rax\n"
+	"\tmovdqu 64(%rsp), %xmm0\n\tmovdqu 80(%rsp), %xmm1\n\tmovdqu 96(%rsp), %xmm2\n\tmovdqu 112(%rsp), %xmm3\n"
+	"\tmovdqu 128(%rsp), %xmm4\n\tmovdqu 144(%rsp), %xmm5\n\tmovdqu 160(%rsp), %xmm6\n\tmovdqu 176(%rsp), %xmm7\n"
+	"\tleave\n\tjmp *%r11\n"
+	".size dt_lazy,.-dt_lazy\n");
+
 __attribute__((constructor)) static void stub_init(void) {
 	// Only processes linked with MPI resolve anything now; others (and
 	// programs that dlopen MPI later, such as mpi4py) resolve at MPI_Init.
