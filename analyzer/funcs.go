@@ -16,7 +16,7 @@ const (
 	opFinalize             // MPI_Finalize
 	opPcontrol             // MPI_Pcontrol: interval and section marks
 	opSend                 // blocking send
-	opRecv                 // blocking receive (MPI_Recv, MPI_Mrecv)
+	opRecv                 // blocking receive (MPI_Recv)
 	opSendrecv             // MPI_Sendrecv, MPI_Sendrecv_replace
 	opIsend                // nonblocking send start
 	opIrecv                // nonblocking receive start
@@ -27,6 +27,13 @@ const (
 	opFree                 // MPI_Request_free
 	opColl                 // blocking collective
 	opICollStart           // nonblocking or persistent collective start
+	// Matched probes (MPI 3): MPI_Mprobe and a successful MPI_Improbe take
+	// the message out of matching; MPI_Mrecv and MPI_Imrecv then receive it
+	// by its message handle, matching nothing themselves.
+	opMprobe  // MPI_Mprobe: blocking, waits for the sender like a receive
+	opImprobe // MPI_Improbe: matches only when it found a message
+	opMrecv   // MPI_Mrecv
+	opImrecv  // MPI_Imrecv: a request whose message is already matched
 )
 
 // fnInfo is the replay's view of a Function definition.
@@ -74,13 +81,21 @@ func classify(f *tracepb.Function) fnInfo {
 	switch b {
 	case "Send", "Bsend", "Ssend", "Rsend":
 		in.op = opSend
-	case "Recv", "Mrecv":
+	case "Recv":
 		in.op = opRecv
+	case "Mprobe":
+		in.op = opMprobe
+	case "Improbe":
+		in.op = opImprobe
+	case "Mrecv":
+		in.op = opMrecv
+	case "Imrecv":
+		in.op = opImrecv
 	case "Sendrecv", "Sendrecv_replace":
 		in.op = opSendrecv
 	case "Isend", "Ibsend", "Issend", "Irsend":
 		in.op = opIsend
-	case "Irecv", "Imrecv":
+	case "Irecv":
 		in.op = opIrecv
 	case "Send_init", "Bsend_init", "Ssend_init", "Rsend_init":
 		in.op = opSendInit

@@ -435,3 +435,59 @@ func TestProcNullReceiveStatusIgnored(t *testing.T) {
 	}
 	expect(t, "Real Sync on rank 1", rank(t, find(t, rep), 1).RealSync, float64(100*ms+us-3*us)/1e9)
 }
+
+// Matched probes, as mpi4py receives pickled objects: MPI_Mprobe waits for
+// the message and takes it out of matching, MPI_Mrecv receives it by its
+// handle (no communicator, no source). Rank 0 sends to rank 2 at 0.001 ms,
+// computes 200 ms and sends to rank 1, entering at 200.002 ms; rank 1 is in
+// MPI_Mprobe from 0.001 ms: Real Sync 200.001 ms. Rank 2 polls with
+// MPI_Improbe (twice nothing, then rank 0's first message), then
+// MPI_Imrecv and MPI_Wait: no Real Sync, Overlap = wait entry − Imrecv
+// start = 50.001 ms; one receive each, counted at the probe.
+func TestMatchedProbes(t *testing.T) {
+	probe := func(src, tag int32, st ...traceformat.Status) traceformat.Event {
+		e := traceformat.Event{Attr: traceformat.AttrComm | traceformat.AttrRecv, RecvPeer: src, RecvTag: tag}
+		if len(st) > 0 {
+			e.Attr |= traceformat.AttrStatus
+			e.Status = st
+		}
+		return e
+	}
+	flag := func(e traceformat.Event, f bool) traceformat.Event {
+		e.Attr |= traceformat.AttrFlag
+		e.Flag = f
+		return e
+	}
+	run := tracetest.NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	r0.Init(us)
+	r1.Init(us)
+	r2.Init(us)
+	r0.Send(2, 9, 8, us) // entered at 0.001 ms, to rank 2
+	r0.Compute(200*ms).Send(1, 7, 23, us)
+	r1.Call("MPI_Mprobe", 200*ms+10*us, probe(0, 7, traceformat.Status{Source: 0, Tag: 7})).
+		Call("MPI_Mrecv", 2*us, traceformat.Event{Attr: traceformat.AttrRecvBytes | traceformat.AttrStatus,
+			RecvBytes: 23, Status: []traceformat.Status{{Source: 0, Tag: 7}}})
+	r2.Compute(10*ms).
+		Call("MPI_Improbe", us, flag(probe(0, 9), false)).
+		Call("MPI_Improbe", us, flag(probe(0, 9), false)).
+		Call("MPI_Improbe", us, flag(probe(0, 9, traceformat.Status{Source: 0, Tag: 9}), true)).
+		Call("MPI_Imrecv", us, traceformat.Event{Attr: traceformat.AttrRecvBytes | traceformat.AttrReqs, RecvBytes: 8, Reqs: []uint64{42}}).
+		Compute(50*ms). // Imrecv started at 10.004 ms; the wait is entered at 60.005 ms
+		Call("MPI_Wait", us, traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrStatus, Reqs: []uint64{42},
+			Status: []traceformat.Status{{Source: 0, Tag: 9}}})
+	r0.Finalize(us)
+	r1.Finalize(us)
+	r2.Finalize(us)
+	rep := analyzeRun(t, run)
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	iv := find(t, rep)
+	expect(t, "Real Sync on rank 1", rank(t, iv, 1).RealSync, float64(200*ms+2*us-us)/1e9)
+	expect(t, "Real Sync on rank 2", rank(t, iv, 2).RealSync, 0)
+	expect(t, "Overlap on rank 2", rank(t, iv, 2).Overlap, float64(50*ms+us)/1e9)
+	if r1, r2 := rank(t, iv, 1), rank(t, iv, 2); r1.ReceiveNumber != 1 || r2.ReceiveNumber != 1 || r2.WaitNumber != 1 {
+		t.Errorf("receives %d, %d; waits on rank 2 %d; want 1, 1, 1", r1.ReceiveNumber, r2.ReceiveNumber, r2.WaitNumber)
+	}
+}

@@ -103,6 +103,7 @@ const (
 	reqSend reqKind = iota
 	reqRecv
 	reqColl
+	reqMatched // MPI_Imrecv: its message was matched by a matched probe
 )
 
 // request is a nonblocking or persistent request of one rank.
@@ -385,7 +386,23 @@ func (rp *replayer) event(e *traceformat.Event) {
 				rp.repair(&exit, t)
 			}
 		}
-	case opIsend, opIrecv, opSendInit, opRecvInit:
+	case opMprobe, opImprobe:
+		// The probe is where the message is matched and, for MPI_Mprobe,
+		// where a late sender is waited for: Real Sync as for MPI_Recv.
+		// A MPI_Improbe that found nothing records no status.
+		if fi.op == opImprobe && (e.Attr&traceformat.AttrStatus == 0 || (e.Attr&traceformat.AttrFlag != 0 && !e.Flag)) {
+			break
+		}
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+			a.recvs++
+			if ok {
+				realSync = max(0, t-entry)
+				rp.repair(&exit, t)
+			}
+		}
+	case opMrecv:
+		// Matched by the probe already.
+	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
 		rp.create(e, fi.op, entry, a)
 	case opStart:
 		for _, id := range e.Reqs {
@@ -611,6 +628,8 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		rq.kind, rq.peer, rq.tag = reqSend, e.SendPeer, e.SendTag
 	case opIrecv, opRecvInit:
 		rq.kind, rq.peer, rq.tag = reqRecv, e.RecvPeer, e.RecvTag
+	case opImrecv:
+		rq.kind = reqMatched
 	}
 	if o == opSendInit || o == opRecvInit {
 		rq.persistent, rq.active = true, false
@@ -650,7 +669,9 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 			rp.reqs.del(id)
 		}
 		switch rq.kind {
-		case reqSend:
+		case reqSend, reqMatched:
+			// (An MPI_Imrecv's message was there when it started: it
+			// was matched by the probe before.)
 			overlap += max(0, entry-rq.start)
 		case reqRecv:
 			if rq.peer == traceformat.ProcNull {
