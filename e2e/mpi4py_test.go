@@ -1,0 +1,53 @@
+package e2e
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestMPI4Py traces a Python MPI program (testdata/apps/late_sender.py,
+// Debian's python3-mpi4py, which links Open MPI) under dtrun at 4 ranks.
+// mpi4py loads MPI after the tracer's stub and calls MPI_Initialized
+// before MPI_Init_thread (the stub crashed on that once), and receives
+// pickled objects with MPI_Mprobe + MPI_Mrecv (the analyzer matched
+// nothing there once). Rank 0 sleeps 0.2 s before sending to rank 1, which
+// waits in MPI_Mprobe: Real Sync on rank 1 is 0.2 s; 0.03 s of tolerance
+// covers a late wake-up of the sleeping rank on this oversubscribed
+// machine (the same bound as the C ground truth).
+func TestMPI4Py(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	const python = "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
+		missingApp(t, "python3-mpi4py not installed (make deps installs it)")
+	}
+	dir := t.TempDir()
+	script, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "late_sender.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "late_sender.py"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
+	run(t, dir, nil, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), append(a, python, "late_sender.py")...)
+	r, stderr := analyse(t, dir, "python3")
+	if len(r.Warnings) != 0 || stderr != "" {
+		t.Errorf("warnings %q, stderr %q", r.Warnings, stderr)
+	}
+	checkInvariants(t, r, 4)
+	whole := r.Intervals[0]
+	if len(whole.Ranks) != 4 {
+		t.Fatalf("%d ranks in the report", len(whole.Ranks))
+	}
+	if rs := whole.Ranks[1].RealSync; math.Abs(rs-0.2) > 0.03 {
+		t.Errorf("Real Sync on rank 1 = %.6f s, want 0.2 ± 0.03", rs)
+	}
+	if n := whole.Ranks[1].ReceiveNumber; n < 1 {
+		t.Errorf("rank 1 received %d messages", n)
+	}
+}

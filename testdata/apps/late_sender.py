@@ -1,0 +1,24 @@
+"""late_sender.py: a late sender in mpi4py, for dtpa's end-to-end tests.
+
+Rank 0 sleeps 200 ms, then sends a pickled object to rank 1 (mpi4py
+receives it with MPI_Mprobe + MPI_Mrecv); rank 1 waits from the start:
+Real Sync on rank 1 is 0.2 s. Then a barrier and an allreduce.
+
+    dtrun -np 4 python3 late_sender.py && dtpa python3
+"""
+import time
+
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+rank = comm.Get_rank()
+comm.Barrier()
+if rank == 0:
+    time.sleep(0.2)
+    comm.send({"payload": list(range(8))}, dest=1, tag=7)
+elif rank == 1:
+    comm.recv(source=0, tag=7)
+comm.Barrier()
+total = comm.allreduce(rank)
+if rank == 0:
+    print("late_sender.py: sum of ranks", total)
