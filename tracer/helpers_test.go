@@ -58,7 +58,12 @@ func needMPI(t testing.TB, cc string) {
 	}
 }
 
-// build compiles testdata/c/<name>.c with cc once per test binary.
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// build compiles testdata/c/<name>.c (or tracer/testdata/c/<name>.c) with cc once per test binary.
 func build(t testing.TB, name, cc string) string {
 	t.Helper()
 	needMPI(t, cc)
@@ -77,7 +82,11 @@ func build(t testing.TB, name, cc string) string {
 	dir := filepath.Join(buildDir, cc)
 	os.MkdirAll(dir, 0o755)
 	out := filepath.Join(dir, name)
-	cmd := exec.Command(cc, "-g", "-O0", "-pthread", "-o", out, filepath.Join(root, "testdata", "c", name+".c"))
+	src := filepath.Join(root, "testdata", "c", name+".c")
+	if own := filepath.Join(root, "tracer", "testdata", "c", name+".c"); fileExists(own) {
+		src = own // the tracer's own test programs
+	}
+	cmd := exec.Command(cc, "-g", "-O0", "-pthread", "-o", out, src)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("compiling %s: %v\n%s", name, err, b)
 	}

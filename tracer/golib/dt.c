@@ -271,9 +271,35 @@ int dt_make_room(dt_thr *T, size_t need) {
 	return 1;
 }
 
+// dt_epoch_flush runs in dt_rec_end when the epoch moved: it hands over the
+// committed records and moves the record being ended, [T->commit, T->pos),
+// to the fresh buffer with its exit time taken now, after the hand-over, so
+// that the flush is counted in the call that triggered it. (The record is
+// saved first: once handed over, the old buffer may be reused at any time.)
 void dt_epoch_flush(dt_thr *T) {
 	T->epoch = dt_epoch;
-	if (dt_state == 1) dt_submit(T);
+	if (dt_state != 1 || T->buf == NULL || T->commit == T->buf) return;
+	size_t len = T->pos - T->commit;
+	char small[512], *tmp = len <= sizeof small ? small : malloc(len);
+	if (tmp == NULL) { // cannot move it: hand it over with the rest
+		T->commit = T->pos;
+		dt_submit(T);
+		return;
+	}
+	memcpy(tmp, T->commit, len);
+	T->pos = T->commit;
+	dt_submit(T);
+	if (T->buf != NULL && T->pos == T->commit && len <= (size_t)(T->end - T->pos)) {
+		memcpy(T->pos, tmp, len);
+		if (len >= sizeof(dt_hdr)) {
+			uint64_t t1 = dt_now();
+			memcpy(T->pos + offsetof(dt_hdr, t1), &t1, sizeof t1);
+		}
+		T->pos += len;
+	} else if (len > 0) {
+		T->dropped++;
+	}
+	if (tmp != small) free(tmp);
 }
 
 void dt_stop(int reason) {
@@ -376,8 +402,9 @@ static pthread_mutex_t site_mu = PTHREAD_MUTEX_INITIALIZER;
 static dt_site_ent *site_tab;
 static uint32_t site_next = 1; // 0 = empty stack, defined at init
 
-uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h) {
+uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1) {
 	uint32_t id = 0;
+	int defined = 0;
 	pthread_mutex_lock(&site_mu);
 	if (!site_tab) site_tab = calloc(SITE_CAP, sizeof(dt_site_ent));
 	if (site_tab) {
@@ -390,6 +417,7 @@ uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h) {
 				memcpy(e->pcs, pcs, n * sizeof(uintptr_t));
 				e->id = id = site_next++;
 				dt_q_def_site(id, pcs, n);
+				defined = 1;
 				break;
 			}
 			if (e->hash == h && e->n == (uint32_t)n && memcmp(e->pcs, pcs, n * sizeof(uintptr_t)) == 0) {
@@ -404,6 +432,7 @@ uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h) {
 	c->n = n;
 	memcpy(c->pcs, pcs, n * sizeof(uintptr_t));
 	c->id = id;
+	if (defined && t1) *t1 = dt_now(); // the hand-over is part of the call
 	return id;
 }
 

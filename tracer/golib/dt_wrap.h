@@ -87,7 +87,7 @@ dt_thr *dt_enter_slow(void);
 dt_thr *dt_thr_new(void);
 int dt_make_room(dt_thr *T, size_t need);
 void dt_epoch_flush(dt_thr *T);
-uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h);
+uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1);
 dt_comm *dt_comm_lookup(MPI_Comm c, int ok);
 uint32_t dt_comm_created(MPI_Comm c, MPI_Comm parent, int kind, int tag, int fid);
 void dt_comm_forget(MPI_Comm c);
@@ -131,8 +131,10 @@ static inline void dt_put64(dt_thr *T, uint64_t v) { memcpy(T->pos, &v, 8); T->p
 
 // Call site: return addresses by a frame-pointer walk bounded by the thread's
 // stack (a caller without frame pointers yields fewer or meaningless frames,
-// never a fault), then a per-thread cache lookup.
-static inline uint32_t dt_site(dt_thr *T, void *fp) {
+// never a fault), then a per-thread cache lookup. A new call site is handed
+// to Go (dt_site_slow), which then moves *t1, the record's exit time, past
+// the hand-over.
+static inline uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
 	uintptr_t pcs[DT_MAXDEPTH];
 	int n = 0;
 	uintptr_t *f = (uintptr_t *)fp;
@@ -149,27 +151,39 @@ static inline uint32_t dt_site(dt_thr *T, void *fp) {
 	h ^= h >> 29;
 	dt_site_ent *e = &T->sites[h & (DT_SITE_CACHE - 1)];
 	if (e->hash == h && e->n == (uint32_t)n && memcmp(e->pcs, pcs, n * sizeof(uintptr_t)) == 0) return e->id;
-	return dt_site_slow(T, pcs, n, h);
+	return dt_site_slow(T, pcs, n, h, t1);
 }
 
+// Hand-overs to Go (a full buffer here, a new call site in dt_site, the
+// periodic flush in dt_rec_end) happen inside the call that triggered them:
+// each moves the record's exit time past itself, so that the tracer's cost
+// is seen as time in that MPI call, never as the program's own time after it
+// (README: "Flushes"). The common path is unchanged: the exit time is only
+// read again on those slow paths.
 static inline dt_hdr *dt_rec_begin(dt_thr *T, int fid, uint64_t t0, uint64_t t1, void *fp, size_t need) {
-	if (__builtin_expect(T->pos + need + sizeof(dt_hdr) > T->end, 0) && !dt_make_room(T, need + sizeof(dt_hdr)))
-		return NULL;
+	if (__builtin_expect(T->pos + need + sizeof(dt_hdr) > T->end, 0)) {
+		if (!dt_make_room(T, need + sizeof(dt_hdr))) return NULL;
+		t1 = dt_now();
+	}
 	dt_hdr *H = (dt_hdr *)T->pos;
 	H->func = (uint16_t)fid;
 	H->attr = 0;
 	H->t0 = t0;
 	H->t1 = t1;
-	H->site = dt_site(T, fp);
+	H->site = dt_site(T, fp, &H->t1);
 	T->pos += sizeof(dt_hdr);
 	return H;
 }
 
+// dt_rec_end commits the record begun at T->commit. A periodic flush is
+// due when the epoch moved: dt_epoch_flush hands over the records before
+// this one, which moves to the fresh buffer with its exit time taken after
+// the hand-over.
 static inline void dt_rec_end(dt_thr *T) {
+	if (__builtin_expect(T->epoch != dt_epoch, 0)) dt_epoch_flush(T);
 	T->commit = T->pos;
 	if (T->chunk_commit) *T->chunk_commit = (uint64_t)(T->pos - T->buf);
 	T->busy = 0;
-	if (__builtin_expect(T->epoch != dt_epoch, 0)) dt_epoch_flush(T);
 }
 
 static inline int dt_tsize(dt_thr *T, MPI_Datatype t) {
@@ -217,8 +231,9 @@ static inline size_t dt_need_reqs(int n) {
 #define DONEALL(n, rs, sts) dt_a_doneall(T, H, (n), (rs), (sts));
 #define DONESOME(n, idx, rs, sts) if ((n) != MPI_UNDEFINED) dt_a_donesome(T, H, (n), (idx), (rs), (sts));
 #define STAT(sp) if (dt_ok) { H->attr |= A_STATUS; dt_put32(T, dt_rank((sp)->MPI_SOURCE)); dt_put32(T, (uint32_t)(sp)->MPI_TAG); }
+// A new communicator's definition is handed to Go: the exit time follows it.
 #define NEWC(h, parent, kind, tag) if (dt_ok) { uint32_t l_ = dt_comm_created((h), (parent), (kind), (tag), H->func); \
-	if (l_ != DT_NORECORD) { H->attr |= A_NEWCOMM; dt_put32(T, l_); } }
+	if (l_ != DT_NORECORD) { H->attr |= A_NEWCOMM; dt_put32(T, l_); H->t1 = dt_now(); } }
 #define PC(level, arg) do { H->attr |= A_PCONTROL; dt_put32(T, (uint32_t)(level)); dt_put64(T, (uint64_t)(arg)); } while (0);
 #define FLAG(f) do { H->attr |= A_FLAG; dt_put32(T, (f) ? 1 : 0); } while (0);
 
