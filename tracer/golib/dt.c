@@ -271,23 +271,24 @@ int dt_make_room(dt_thr *T, size_t need) {
 	return 1;
 }
 
-// dt_epoch_flush runs in dt_rec_end when the epoch moved: it hands over the
-// committed records and moves the record being ended, [T->commit, T->pos),
-// to the fresh buffer with its exit time taken now, after the hand-over, so
-// that the flush is counted in the call that triggered it. (The record is
-// saved first: once handed over, the old buffer may be reused at any time.)
-void dt_epoch_flush(dt_thr *T) {
+// dt_epoch_flush runs at the end of dt_rec_end when the epoch moved: it
+// hands over the records before the one just committed, [rec, T->pos), and
+// moves that one to the fresh buffer with its exit time taken now, after
+// the hand-over, so that the flush is counted in the call that triggered it.
+// (The record is saved first: once handed over, the old buffer may be
+// reused at any time.)
+void dt_epoch_flush(dt_thr *T, char *rec) {
 	T->epoch = dt_epoch;
-	if (dt_state != 1 || T->buf == NULL || T->commit == T->buf) return;
-	size_t len = T->pos - T->commit;
+	if (dt_state != 1 || T->buf == NULL || rec == T->buf || rec < T->buf || rec > T->pos) return;
+	size_t len = T->pos - rec;
 	char small[512], *tmp = len <= sizeof small ? small : malloc(len);
 	if (tmp == NULL) { // cannot move it: hand it over with the rest
-		T->commit = T->pos;
 		dt_submit(T);
 		return;
 	}
-	memcpy(tmp, T->commit, len);
-	T->pos = T->commit;
+	memcpy(tmp, rec, len);
+	T->pos = T->commit = rec; // uncommit it
+	if (T->chunk_commit) *T->chunk_commit = (uint64_t)(rec - T->buf);
 	dt_submit(T);
 	if (T->buf != NULL && T->pos == T->commit && len <= (size_t)(T->end - T->pos)) {
 		memcpy(T->pos, tmp, len);
@@ -296,6 +297,8 @@ void dt_epoch_flush(dt_thr *T) {
 			memcpy(T->pos + offsetof(dt_hdr, t1), &t1, sizeof t1);
 		}
 		T->pos += len;
+		T->commit = T->pos;
+		if (T->chunk_commit) *T->chunk_commit = (uint64_t)(T->pos - T->buf);
 	} else if (len > 0) {
 		T->dropped++;
 	}

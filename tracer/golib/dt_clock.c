@@ -3,14 +3,19 @@
 // Clock: invariant TSC calibrated against CLOCK_MONOTONIC_RAW, else
 // CLOCK_MONOTONIC_RAW itself. Synchronization (DESIGN.md): one leader per
 // clock (ranks of a host share one), leaders measured along a binomial tree
-// by ping-pongs keeping every raw sample; a round stops when the minimum
-// round trip has not improved for a while, between a floor and a ceiling.
+// by ping-pongs keeping every raw sample; a pair stops when the minimum
+// round trip is small and has not improved for a while, or when it stopped
+// improving for long, between a floor and a ceiling (rounds and time).
+// Only the measuring pair spins: every other rank waits asleep (polled
+// nonblocking operations), so that on an oversubscribed host the pair has
+// the cores (MPICH ranks blocked in MPI poll without yielding).
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "_cgo_export.h"
 
 #include <link.h>
+#include <sched.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +25,7 @@ int dt_use_tsc;
 MPI_Comm dt_priv = MPI_COMM_NULL;
 static MPI_Comm leaders = MPI_COMM_NULL;
 static int leader_world = 0, *leader_ranks;
+static int serial; // leaders share a host: one pair measures at a time
 
 static int64_t mono_raw(void) {
 	struct timespec ts;
@@ -106,63 +112,137 @@ void dt_clock_groups(void) {
 	PMPI_Comm_rank(grp, &gr);
 	leader_world = dt_rank_world;
 	PMPI_Bcast(&leader_world, 1, MPI_INT, 0, grp);
+	int host = dt_rank_world; // the host's id: its lowest world rank
+	PMPI_Bcast(&host, 1, MPI_INT, 0, shm);
 	PMPI_Comm_split(dt_priv, gr == 0 ? 0 : MPI_UNDEFINED, dt_rank_world, &leaders);
 	if (leaders != MPI_COMM_NULL) {
 		int n;
 		PMPI_Comm_size(leaders, &n);
 		leader_ranks = malloc(sizeof(int) * n);
+		int *hosts = malloc(sizeof(int) * n);
 		PMPI_Allgather(&dt_rank_world, 1, MPI_INT, leader_ranks, 1, MPI_INT, leaders);
+		PMPI_Allgather(&host, 1, MPI_INT, hosts, 1, MPI_INT, leaders);
+		// Leaders on one host (injected skew) would compete for its cores if
+		// pairs measured at once: then pairs take turns.
+		for (int i = 0; i < n && !serial; i++)
+			for (int j = 0; j < i; j++)
+				if (hosts[i] == hosts[j]) serial = 1;
+		free(hosts);
 	}
 	PMPI_Comm_free(&grp);
 	PMPI_Comm_free(&shm);
 }
 
-enum { ROUNDS_MIN = 10, ROUNDS_MAX = 100, ROUNDS_STALE = 20 };
+// Stopping rule of a pair (measure): at least ROUNDS_MIN round trips; stop
+// once the minimum is below RTT_GOOD and has not improved for STALE_GOOD
+// rounds; with a larger minimum (a partner waiting for a core), go on until
+// it has not improved for STALE_MAX rounds, ROUNDS_MAX rounds or PAIR_NS.
+enum { ROUNDS_MIN = 10, ROUNDS_MAX = 200, STALE_GOOD = 20, STALE_MAX = 100 };
+#define RTT_GOOD 20000LL   // ns
+#define PAIR_NS 50000000LL // ns
+enum { TAG_GO = 1, TAG_TIME = 2, TAG_TURN = 3 };
+
+// await completes a nonblocking operation of the tracer's without spinning:
+// MPI_Test, then sleep 20 µs doubling up to 1 ms. A rank waiting for its
+// turn, or for the others to finish, leaves the cores to the pair measuring.
+static void await(MPI_Request *r) {
+	long ns = 20000;
+	for (;;) {
+		int done = 0;
+		PMPI_Test(r, &done, MPI_STATUS_IGNORE);
+		if (done) return;
+		struct timespec ts = {0, ns};
+		nanosleep(&ts, NULL);
+		if (ns < 1000000) ns *= 2;
+	}
+}
+
+// barrier is an MPI_Barrier on the tracer's communicator that waits asleep.
+static void barrier(void) {
+	MPI_Request r;
+	PMPI_Ibarrier(dt_priv, &r);
+	await(&r);
+}
 
 static void measure(int phase, int ref) {
 	int64_t snd[ROUNDS_MAX], rem[ROUNDS_MAX], rcv[ROUNDS_MAX];
-	int64_t best = INT64_MAX;
+	int64_t best = INT64_MAX, start = mono_raw();
 	int n = 0, last = 0;
 	for (; n < ROUNDS_MAX; n++) {
 		int go = 1;
+		// A thread that wants this core takes it now, between round trips,
+		// rather than in the middle of one.
+		sched_yield();
 		int64_t t1 = dt_ns(dt_now());
-		PMPI_Send(&go, 1, MPI_INT, ref, 1, leaders);
-		PMPI_Recv(&rem[n], 1, MPI_INT64_T, ref, 2, leaders, MPI_STATUS_IGNORE);
+		PMPI_Send(&go, 1, MPI_INT, ref, TAG_GO, leaders);
+		PMPI_Recv(&rem[n], 1, MPI_INT64_T, ref, TAG_TIME, leaders, MPI_STATUS_IGNORE);
 		int64_t t2 = dt_ns(dt_now());
 		snd[n] = t1;
 		rcv[n] = t2;
 		if (t2 - t1 < best) best = t2 - t1, last = n;
-		if (n + 1 >= ROUNDS_MIN && n - last >= ROUNDS_STALE) { n++; break; }
+		if (n + 1 < ROUNDS_MIN) continue;
+		int stale = n - last;
+		if ((best <= RTT_GOOD && stale >= STALE_GOOD) || stale >= STALE_MAX || mono_raw() - start >= PAIR_NS) {
+			n++;
+			break;
+		}
 	}
 	int stop = 0;
-	PMPI_Send(&stop, 1, MPI_INT, ref, 1, leaders);
+	PMPI_Send(&stop, 1, MPI_INT, ref, TAG_GO, leaders);
 	dtgo_clocksync(phase, leader_ranks[ref], 0, snd, rem, rcv, n);
 }
 
+// serve answers a child's ping-pongs with its clock. The first message is
+// awaited asleep (the child may be waiting for its turn); the others come
+// back to back and are received spinning.
 static void serve(int child) {
-	for (;;) {
-		int go;
-		PMPI_Recv(&go, 1, MPI_INT, child, 1, leaders, MPI_STATUS_IGNORE);
-		if (!go) return;
+	int go;
+	MPI_Request r;
+	PMPI_Irecv(&go, 1, MPI_INT, child, TAG_GO, leaders, &r);
+	await(&r);
+	while (go) {
 		int64_t t = dt_ns(dt_now());
-		PMPI_Send(&t, 1, MPI_INT64_T, child, 2, leaders);
+		PMPI_Send(&t, 1, MPI_INT64_T, child, TAG_TIME, leaders);
+		PMPI_Recv(&go, 1, MPI_INT, child, TAG_GO, leaders, MPI_STATUS_IGNORE);
 	}
 }
 
+// dt_clock_sync measures this phase. Every rank takes part in the two
+// barriers around the measurements, so that no rank runs (or spins in MPI)
+// while pairs measure. The pairs of the binomial tree over leaders: in
+// round k, leaders [k, 2k) measure against i-k. When leaders share a host,
+// the pairs take turns (leader i measures after leader i-1, which sends it
+// the turn); otherwise each round's pairs measure at once.
+//
+// Cost (MPI_Init and MPI_Finalize each): the barriers, plus per pair at
+// most max(PAIR_NS, ROUNDS_MIN round trips) — 50 ms unless round trips
+// exceed 5 ms — and ~1 ms of wake-up latency; pairs one after the other
+// when serial (leaders - 1 of them), else ceil(log2(leaders)) rounds.
 void dt_clock_sync(int phase) {
+	barrier();
 	if (leaders == MPI_COMM_NULL) {
 		dtgo_clocksync(phase, leader_world, 1, NULL, NULL, NULL, 0);
+		barrier();
 		return;
 	}
 	int li, ln;
 	PMPI_Comm_rank(leaders, &li);
 	PMPI_Comm_size(leaders, &ln);
 	if (li == 0) dtgo_clocksync(phase, dt_rank_world, 1, NULL, NULL, NULL, 0);
-	// Binomial tree: in round k, leaders [k, 2k) measure against i-k.
 	for (int k = 1; k < ln; k <<= 1) {
 		if (li < k && li + k < ln) serve(li + k);
-		else if (li >= k && li < 2 * k) measure(phase, li - k);
+		else if (li >= k && li < 2 * k) {
+			int turn = 0;
+			if (serial && li > 1) {
+				MPI_Request r;
+				PMPI_Irecv(&turn, 1, MPI_INT, li - 1, TAG_TURN, leaders, &r);
+				await(&r);
+			}
+			measure(phase, li - k);
+			if (serial && li + 1 < ln) PMPI_Send(&turn, 1, MPI_INT, li + 1, TAG_TURN, leaders);
+		}
 	}
+	barrier();
 }
 
 void dt_clock_free(void) {
