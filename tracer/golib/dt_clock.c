@@ -142,10 +142,11 @@ enum { ROUNDS_MIN = 10, ROUNDS_MAX = 200, STALE_GOOD = 20, STALE_MAX = 100 };
 #define PAIR_NS 50000000LL // ns
 enum { TAG_GO = 1, TAG_TIME = 2, TAG_TURN = 3 };
 
-// await completes a nonblocking operation of the tracer's without spinning:
-// MPI_Test, then sleep 20 µs doubling up to 1 ms. A rank waiting for its
-// turn, or for the others to finish, leaves the cores to the pair measuring.
-static void await(MPI_Request *r) {
+// await_asleep completes a nonblocking operation of the tracer's without
+// spinning: MPI_Test, then sleep 20 µs doubling up to 1 ms. A rank waiting
+// for its turn, or for the others to finish, leaves the cores to the pair
+// measuring.
+static void await_asleep(MPI_Request *r) {
 	long ns = 20000;
 	for (;;) {
 		int done = 0;
@@ -161,16 +162,16 @@ static void await(MPI_Request *r) {
 static void barrier(void) {
 	MPI_Request r;
 	PMPI_Ibarrier(dt_priv, &r);
-	await(&r);
+	await_asleep(&r);
 }
 
-// recv receives one message of a ping-pong spinning, as MPI would, but
+// pp_recv receives one message of a ping-pong spinning, as MPI would, but
 // yields the core every YIELD_NS: a partner descheduled on this core (a
 // host with more runnable threads than cores) then answers at once instead
 // of after this thread's time slice, while a partner running elsewhere
 // answers within the spin.
 #define YIELD_NS 5000LL
-static void recv(void *buf, MPI_Datatype t, int src, int tag) {
+static void pp_recv(void *buf, MPI_Datatype t, int src, int tag) {
 	MPI_Request r;
 	PMPI_Irecv(buf, 1, t, src, tag, leaders, &r);
 	int64_t spin = mono_raw();
@@ -194,7 +195,7 @@ static void measure(int phase, int ref) {
 		int go = 1;
 		int64_t t1 = dt_ns(dt_now());
 		PMPI_Send(&go, 1, MPI_INT, ref, TAG_GO, leaders);
-		recv(&rem[n], MPI_INT64_T, ref, TAG_TIME);
+		pp_recv(&rem[n], MPI_INT64_T, ref, TAG_TIME);
 		int64_t t2 = dt_ns(dt_now());
 		snd[n] = t1;
 		rcv[n] = t2;
@@ -213,16 +214,16 @@ static void measure(int phase, int ref) {
 
 // serve answers a child's ping-pongs with its clock. The first message is
 // awaited asleep (the child may be waiting for its turn); the others come
-// back to back and are received spinning (recv).
+// back to back and are received spinning (pp_recv).
 static void serve(int child) {
 	int go;
 	MPI_Request r;
 	PMPI_Irecv(&go, 1, MPI_INT, child, TAG_GO, leaders, &r);
-	await(&r);
+	await_asleep(&r);
 	while (go) {
 		int64_t t = dt_ns(dt_now());
 		PMPI_Send(&t, 1, MPI_INT64_T, child, TAG_TIME, leaders);
-		recv(&go, MPI_INT, child, TAG_GO);
+		pp_recv(&go, MPI_INT, child, TAG_GO);
 	}
 }
 
@@ -255,7 +256,7 @@ void dt_clock_sync(int phase) {
 			if (serial && li > 1) {
 				MPI_Request r;
 				PMPI_Irecv(&turn, 1, MPI_INT, li - 1, TAG_TURN, leaders, &r);
-				await(&r);
+				await_asleep(&r);
 			}
 			measure(phase, li - k);
 			if (serial && li + 1 < ln) PMPI_Send(&turn, 1, MPI_INT, li + 1, TAG_TURN, leaders);
