@@ -54,7 +54,7 @@ func TestFlushInsideCalls(t *testing.T) {
 		{"full/mpich", "mpicc.mpich", mpich, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19"}, 10},
 		// The periodic hand-over (every 200 ms) of partly filled buffers:
 		// 1000 calls 0.6 ms apart fill no buffer.
-		{"periodic/openmpi", ompi, oversub, 1000, 600000, nil, 3},
+		{"periodic/openmpi", ompi, oversub, 1000, 600000, nil, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := build(t, "flushgap", c.cc)
