@@ -30,7 +30,7 @@ test: test-deps build
 	$(GO) test -count=1 -timeout 30m ./...
 
 bench: deps build
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./... | tee bench.txt
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime 2s ./... | tee bench.txt
 
 proto:
 	@command -v protoc >/dev/null || scripts/deps.sh

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -636,32 +635,5 @@ func TestCommRedefinition(t *testing.T) {
 	_, _, err := readAll(buf.Bytes())
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "redefined") {
 		t.Fatalf("got %v", err)
-	}
-}
-
-// TestUvarint8 checks the branch-free decoder against protowire on every
-// length from 1 to 10 bytes, at the edges of each length.
-func TestUvarint8(t *testing.T) {
-	var vals []uint64
-	for k := 0; k < 64; k += 7 {
-		for _, d := range []int64{-1, 0, 1} {
-			vals = append(vals, uint64(int64(1)<<k+d))
-		}
-	}
-	vals = append(vals, 0, math.MaxUint64, 1<<56-1, 1<<56, 1<<63)
-	for _, v := range vals {
-		b := protowire.AppendVarint(nil, v)
-		want := len(b)
-		b = append(b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff) // junk after the varint
-		got, n := uvarint8(b)
-		if want > 8 {
-			if n != 0 {
-				t.Errorf("%d (%d bytes): n = %d, want 0 (too long)", v, want, n)
-			}
-			continue
-		}
-		if got != v || n != want {
-			t.Errorf("%d: got %d, %d bytes; want %d bytes", v, got, n, want)
-		}
 	}
 }
