@@ -22,22 +22,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
 )
 
-// root is the repository root, found from this file's location so that the
-// tests work from any working directory.
-var root = func() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}()
+// root is the repository root (bin/ and lib/ come from there).
+var root = testenv.Root()
 
 // mpiImpl is one MPI implementation the programs are built and run with.
 type mpiImpl struct {
@@ -54,21 +50,13 @@ var impls = []mpiImpl{
 	{name: "mpich", cc: "mpicc.mpich", mpirun: "mpiexec.mpich"},
 }
 
-// mpiEnv lets Open MPI run as root (CI and the development machines do).
-var mpiEnv = []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}
+var mpiEnv = testenv.MPIEnv
 
 // needMPI skips the test (fails it under CI) when m is not installed, and
 // fails it when the tracer and commands have not been built.
 func needMPI(t *testing.T, m mpiImpl) {
 	t.Helper()
-	for _, p := range []string{m.cc, m.mpirun} {
-		if _, err := exec.LookPath(p); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s not installed (make deps)", p)
-			}
-			t.Skipf("%s not installed", p)
-		}
-	}
+	testenv.NeedCommands(t, m.cc, m.mpirun)
 	for _, p := range []string{"bin/dtrun", "bin/dtpa", "lib/libdtpa_preload.so"} {
 		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 			t.Fatalf("%s missing: run make build", p)

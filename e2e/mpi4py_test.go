@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/dtpa/dtpa/internal/testenv"
 )
 
 // TestMPI4Py traces a Python MPI program (testdata/apps/late_sender.py,
@@ -23,7 +25,7 @@ func TestMPI4Py(t *testing.T) {
 	needMPI(t, m)
 	const python = "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
-		missingApp(t, "python3-mpi4py not installed (make deps installs it)")
+		testenv.Missing(t, "python3-mpi4py not installed")
 	}
 	dir := t.TempDir()
 	script, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "late_sender.py"))

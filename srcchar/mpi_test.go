@@ -7,21 +7,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/internal/testenv"
+
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
 )
 
-// repoRoot is found from this file so that the test runs from anywhere.
-var repoRoot = func() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}()
+var repoRoot = testenv.Root()
 
 const mpiRanks = 3
 
@@ -60,7 +57,7 @@ func traceMPI(t *testing.T, m mpiImpl, name string, strip bool, flags ...string)
 	args := append([]string{"--mpirun", m.mpirun, "-np", strconv.Itoa(mpiRanks)}, m.args...)
 	cmd := exec.CommandContext(ctx, dtrun, append(args, "./"+name)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	cmd.Env = append(os.Environ(), testenv.MPIEnv...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/testenv"
+
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
 )
@@ -20,12 +22,7 @@ import (
 // environment must have it.
 func needTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
+	testenv.NeedCommands(t, name)
 }
 
 // markerLine is the line of testdata/file holding /* marker */.

@@ -8,12 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dtpa/dtpa/internal/testenv"
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -21,10 +22,7 @@ import (
 
 // root is the repository root: tests use bin/dtrun and lib/ from there
 // (`make test` builds them first).
-var root = func() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(file))
-}()
+var root = testenv.Root()
 
 var (
 	buildDir  string
@@ -45,12 +43,7 @@ func TestMain(m *testing.M) {
 // fails when the tracer has not been built.
 func needMPI(t testing.TB, cc string) {
 	t.Helper()
-	if _, err := exec.LookPath(cc); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s not installed (make deps)", cc)
-		}
-		t.Skipf("%s not installed", cc)
-	}
+	testenv.NeedCommands(t, cc)
 	for _, p := range []string{"bin/dtrun", "lib/libdtpa_preload.so"} {
 		if _, err := os.Stat(filepath.Join(root, p)); err != nil {
 			t.Fatalf("%s missing: run make build", p)
@@ -100,7 +93,7 @@ type result struct {
 }
 
 // mpiEnv is what OpenMPI needs as root; the Makefile exports the same.
-var mpiEnv = []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1"}
+var mpiEnv = append(testenv.MPIEnv[:len(testenv.MPIEnv):len(testenv.MPIEnv)], "OMPI_MCA_rmaps_base_oversubscribe=1")
 
 // run runs a command in dir with the MPI environment plus env.
 func run(t testing.TB, dir string, env []string, name string, args ...string) result {

@@ -11,21 +11,9 @@ import (
 )
 
 // The tests in this file run the real analyzer on traces written by
-// tracetest. They skip while analyzer.Analyze is a stub, so they start
-// running as soon as it lands.
+// tracetest.
 
 const us, ms = tracetest.US, tracetest.MS
-
-// realDtpa runs dtpa with the real analyzer and skips the test when the
-// analyzer is not implemented yet.
-func realDtpa(t *testing.T, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	stdout, stderr, code = dtpa(t, args...)
-	if code != 0 && strings.Contains(stderr, "not implemented") {
-		t.Skipf("analyzer not implemented yet: %s", strings.TrimSpace(stderr))
-	}
-	return stdout, stderr, code
-}
 
 // lateSender writes the canonical late-sender run into a temporary
 // directory: rank 0 computes 0.2 s, then sends; rank 1 waits in MPI_Recv.
@@ -66,7 +54,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 // whole program and interval 1, and Real Sync is the 0.2 s rank 1 waited.
 func TestEndToEndLateSender(t *testing.T) {
 	dir := lateSender(t)
-	out, errOut, code := realDtpa(t, "--json", "--dir", dir, "app")
+	out, errOut, code := dtpa(t, "--json", "--dir", dir, "app")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -90,7 +78,7 @@ func TestEndToEndLateSender(t *testing.T) {
 // TestEndToEndText: the text report of the same run, full and minimal.
 func TestEndToEndText(t *testing.T) {
 	dir := lateSender(t)
-	out, errOut, code := realDtpa(t, "--dir", dir, "app")
+	out, errOut, code := dtpa(t, "--dir", dir, "app")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -99,7 +87,7 @@ func TestEndToEndText(t *testing.T) {
 			t.Errorf("report lacks %q", s)
 		}
 	}
-	out, errOut, code = realDtpa(t, "-wp", "-src", "100", "-srct", "100", "--dir", dir, "app", "0")
+	out, errOut, code = dtpa(t, "-wp", "-src", "100", "-srct", "100", "--dir", dir, "app", "0")
 	if code != 0 {
 		t.Fatalf("minimal report: exit %d: %s", code, errOut)
 	}
@@ -110,7 +98,7 @@ func TestEndToEndText(t *testing.T) {
 
 // TestEndToEndNoTraces: a directory without traces is a clear error.
 func TestEndToEndNoTraces(t *testing.T) {
-	out, errOut, code := realDtpa(t, "--dir", t.TempDir(), "app")
+	out, errOut, code := dtpa(t, "--dir", t.TempDir(), "app")
 	if code != exitError || out != "" || !strings.HasPrefix(errOut, "dtpa: ") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}

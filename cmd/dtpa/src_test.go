@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/testenv"
+
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -81,12 +83,7 @@ func lineAddr(t *testing.T, exe string, line int) uint64 {
 // order and a 20 % cut drops SECOND.
 func sitesTraces(t *testing.T) (dir string, lines map[string]int) {
 	t.Helper()
-	if _, err := exec.LookPath("gcc"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("gcc is required under CI")
-		}
-		t.Skip("gcc not installed")
-	}
+	testenv.NeedCommands(t, "gcc")
 	dir = t.TempDir()
 	src, err := filepath.Abs(filepath.Join("testdata", "sites.c"))
 	if err != nil {
@@ -135,7 +132,7 @@ func TestSRCOrderSymbolized(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			args := append(append([]string{}, tc.args...), "--dir", dir, "sites", "0")
-			out, errOut, code := realDtpa(t, args...)
+			out, errOut, code := dtpa(t, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
@@ -163,7 +160,7 @@ func TestSRCOrderSymbolized(t *testing.T) {
 // TestSRCJSONStack: the JSON report carries the symbolized stacks.
 func TestSRCJSONStack(t *testing.T) {
 	dir, lines := sitesTraces(t)
-	out, errOut, code := realDtpa(t, "--json", "--dir", dir, "sites")
+	out, errOut, code := dtpa(t, "--json", "--dir", dir, "sites")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
