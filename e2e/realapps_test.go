@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtpa/dtpa/internal/testenv"
 )
 
 // TestHPCC traces the HPC Challenge benchmark (Debian package hpcc, built
@@ -25,62 +27,39 @@ import (
 // hpcc is installed by `make test` (scripts/deps.sh --test); elsewhere the
 // test skips without it, under CI it fails.
 func TestHPCC(t *testing.T) {
-	m := impls[0] // Debian's hpcc links Open MPI
-	needMPI(t, m)
-	exe, err := exec.LookPath("hpcc")
-	if err != nil {
-		missingApp(t, "hpcc not installed (apt-get install hpcc)")
-	}
-	in, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "hpccinf.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, skew := range []bool{false, true} {
-		name := "aligned"
-		var env []string
+	eachRealRun(t, "hpcc", "hpcc", "hpccinf.txt", func(t *testing.T, dir string, skew bool, trace func(args ...string) string) {
+		start := time.Now()
+		trace()
+		t.Logf("traced run: %v", time.Since(start).Round(time.Millisecond))
 		if skew {
-			name = "skewed"
-			env = []string{"DT_CLOCK_SKEW=" + clockSkew}
+			checkSkew(t, dir, "hpcc", 4, injected)
 		}
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "hpccinf.txt"), in, 0o644); err != nil {
-				t.Fatal(err)
+		out, err := os.ReadFile(filepath.Join(dir, "hpccoutf.txt"))
+		if err != nil {
+			t.Fatalf("hpcc wrote no hpccoutf.txt: %v", err)
+		}
+		for _, s := range []string{"End of HPC Challenge tests.", "0 tests completed and failed residual checks."} {
+			if !strings.Contains(string(out), s) {
+				t.Errorf("hpccoutf.txt lacks %q", s)
 			}
-			start := time.Now()
-			a := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
-			run(t, dir, env, 3*time.Minute, filepath.Join(root, "bin", "dtrun"), append(a, exe)...)
-			t.Logf("traced run: %v", time.Since(start).Round(time.Millisecond))
-			if skew {
-				checkSkew(t, dir, "hpcc", 4, injected)
-			}
-			out, err := os.ReadFile(filepath.Join(dir, "hpccoutf.txt"))
-			if err != nil {
-				t.Fatalf("hpcc wrote no hpccoutf.txt: %v", err)
-			}
-			for _, s := range []string{"End of HPC Challenge tests.", "0 tests completed and failed residual checks."} {
-				if !strings.Contains(string(out), s) {
-					t.Errorf("hpccoutf.txt lacks %q", s)
-				}
-			}
-			r, stderr := analyse(t, dir, "hpcc")
-			checkWarnings(t, r, stderr, skew)
-			checkInvariants(t, r, 4)
-			w := r.Intervals[0].Main
-			t.Logf("whole program: %.3f s × 4, efficiency %.4f, %d sends, %d receives, %d waits, %d collectives, Real Sync %.3f s, Potential Sync %.3f s",
-				w.ExecutionTime, w.Efficiency, w.SendNumber, w.ReceiveNumber, w.WaitNumber, w.CollectiveNumber, w.RealSync, w.PotentialSync)
-			if w.SendNumber == 0 || w.ReceiveNumber == 0 || w.CollectiveNumber == 0 || w.WaitNumber == 0 {
-				t.Errorf("whole program: sends %d, receives %d, waits %d, collectives %d: all must be > 0",
-					w.SendNumber, w.ReceiveNumber, w.WaitNumber, w.CollectiveNumber)
-			}
-			// Every receive of hpcc matches a send but the cancelled
-			// ones (4 MPI_Cancel per rank, of receives): the counts
-			// differ by at most those.
-			if d := w.ReceiveNumber - w.SendNumber; d < 0 || d > 16 {
-				t.Errorf("whole program: %d receives for %d sends", w.ReceiveNumber, w.SendNumber)
-			}
-		})
-	}
+		}
+		r, stderr := analyse(t, dir, "hpcc")
+		checkWarnings(t, r, stderr, skew)
+		checkInvariants(t, r, 4)
+		w := r.Intervals[0].Main
+		t.Logf("whole program: %.3f s × 4, efficiency %.4f, %d sends, %d receives, %d waits, %d collectives, Real Sync %.3f s, Potential Sync %.3f s",
+			w.ExecutionTime, w.Efficiency, w.SendNumber, w.ReceiveNumber, w.WaitNumber, w.CollectiveNumber, w.RealSync, w.PotentialSync)
+		if w.SendNumber == 0 || w.ReceiveNumber == 0 || w.CollectiveNumber == 0 || w.WaitNumber == 0 {
+			t.Errorf("whole program: sends %d, receives %d, waits %d, collectives %d: all must be > 0",
+				w.SendNumber, w.ReceiveNumber, w.WaitNumber, w.CollectiveNumber)
+		}
+		// Every receive of hpcc matches a send but the cancelled
+		// ones (4 MPI_Cancel per rank, of receives): the counts
+		// differ by at most those.
+		if d := w.ReceiveNumber - w.SendNumber; d < 0 || d > 16 {
+			t.Errorf("whole program: %d receives for %d sends", w.ReceiveNumber, w.SendNumber)
+		}
+	})
 }
 
 // TestLAMMPS traces LAMMPS (Debian package lammps, built with Open MPI) at 4
@@ -91,16 +70,54 @@ func TestHPCC(t *testing.T) {
 // and the force and neighbour-list computations it reports (Pair, Neigh:
 // no MPI calls in them) are part of what dtpa calls productive.
 //
-// lammps is not installed by scripts/deps.sh yet (apt-get install
-// --no-install-recommends lammps, ~70 MB): the test skips without it.
+// lammps (~70 MB) is installed by `make test` like hpcc.
 func TestLAMMPS(t *testing.T) {
-	m := impls[0] // Debian's lammps links Open MPI
+	eachRealRun(t, "lmp", "lammps", "in.melt", func(t *testing.T, dir string, skew bool, trace func(args ...string) string) {
+		out := trace("-in", "in.melt", "-log", "none", "-echo", "none")
+		own := parseLAMMPSTiming(t, out)
+		if skew {
+			checkSkew(t, dir, "lmp", 4, injected)
+		}
+		r, stderr := analyse(t, dir, "lmp")
+		checkWarnings(t, r, stderr, skew)
+		checkInvariants(t, r, 4)
+		w := r.Intervals[0]
+		var prod float64
+		for _, rk := range w.Ranks {
+			prod += rk.ProductiveTime
+		}
+		prod /= float64(len(w.Ranks))
+		t.Logf("LAMMPS: loop %.4f s, Pair %.4f s, Neigh %.4f s, Comm %.4f s (averages); dtpa: execution %.4f s, productive %.4f s, communications %.4f s (averages)",
+			own["Loop"], own["Pair"], own["Neigh"], own["Comm"], w.Main.ExecutionTime, prod, w.Main.Communications/4)
+		// A millisecond of slack: the two read different clocks at
+		// slightly different moments.
+		if own["Loop"] > w.Main.ExecutionTime+1e-3 {
+			t.Errorf("LAMMPS's loop (%.4f s) outlasts the whole program (%.4f s)", own["Loop"], w.Main.ExecutionTime)
+		}
+		if pn := own["Pair"] + own["Neigh"]; prod < pn-1e-3 {
+			t.Errorf("productive time %.4f s per rank < LAMMPS's Pair + Neigh %.4f s (computation without MPI calls)", prod, pn)
+		}
+		if w.Main.InsufficientParallelism != 0 || len(r.Intervals) != 1 {
+			t.Errorf("%d intervals, insufficient parallelism %v, in a program without MPI_Pcontrol", len(r.Intervals), w.Main.InsufficientParallelism)
+		}
+	})
+}
+
+// eachRealRun runs body for a third-party program (Debian's builds link
+// Open MPI) twice, with aligned clocks and with clockSkew injected, each in
+// a fresh directory holding the program's input file from testdata/apps;
+// trace runs the program there under dtrun at 4 ranks with the given
+// arguments and returns its output. A missing package skips the test (fails
+// it under CI).
+func eachRealRun(t *testing.T, prog, pkg, input string,
+	body func(t *testing.T, dir string, skew bool, trace func(args ...string) string)) {
+	m := impls[0]
 	needMPI(t, m)
-	exe, err := exec.LookPath("lmp")
+	exe, err := exec.LookPath(prog)
 	if err != nil {
-		missingApp(t, "lammps not installed (apt-get install --no-install-recommends lammps)")
+		testenv.Missing(t, prog+" not installed (apt-get install --no-install-recommends "+pkg+")")
 	}
-	in, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "in.melt"))
+	in, err := os.ReadFile(filepath.Join(root, "testdata", "apps", input))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,38 +130,14 @@ func TestLAMMPS(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "in.melt"), in, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, input), in, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			a := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
-			out := run(t, dir, env, 3*time.Minute, filepath.Join(root, "bin", "dtrun"),
-				append(a, exe, "-in", "in.melt", "-log", "none", "-echo", "none")...)
-			own := parseLAMMPSTiming(t, out)
-			if skew {
-				checkSkew(t, dir, "lmp", 4, injected)
+			trace := func(args ...string) string {
+				a := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
+				return run(t, dir, env, 3*time.Minute, filepath.Join(root, "bin", "dtrun"), append(append(a, exe), args...)...)
 			}
-			r, stderr := analyse(t, dir, "lmp")
-			checkWarnings(t, r, stderr, skew)
-			checkInvariants(t, r, 4)
-			w := r.Intervals[0]
-			var prod float64
-			for _, rk := range w.Ranks {
-				prod += rk.ProductiveTime
-			}
-			prod /= float64(len(w.Ranks))
-			t.Logf("LAMMPS: loop %.4f s, Pair %.4f s, Neigh %.4f s, Comm %.4f s (averages); dtpa: execution %.4f s, productive %.4f s, communications %.4f s (averages)",
-				own["Loop"], own["Pair"], own["Neigh"], own["Comm"], w.Main.ExecutionTime, prod, w.Main.Communications/4)
-			// A millisecond of slack: the two read different clocks at
-			// slightly different moments.
-			if own["Loop"] > w.Main.ExecutionTime+1e-3 {
-				t.Errorf("LAMMPS's loop (%.4f s) outlasts the whole program (%.4f s)", own["Loop"], w.Main.ExecutionTime)
-			}
-			if pn := own["Pair"] + own["Neigh"]; prod < pn-1e-3 {
-				t.Errorf("productive time %.4f s per rank < LAMMPS's Pair + Neigh %.4f s (computation without MPI calls)", prod, pn)
-			}
-			if w.Main.InsufficientParallelism != 0 || len(r.Intervals) != 1 {
-				t.Errorf("%d intervals, insufficient parallelism %v, in a program without MPI_Pcontrol", len(r.Intervals), w.Main.InsufficientParallelism)
-			}
+			body(t, dir, skew, trace)
 		})
 	}
 }
@@ -168,15 +161,4 @@ func parseLAMMPSTiming(t *testing.T, out string) map[string]float64 {
 	}
 	own["Loop"], _ = strconv.ParseFloat(m[1], 64)
 	return own
-}
-
-// missingApp skips a test whose third-party program is not installed, but
-// fails it under CI, where `make test` installs it: a green CI must not
-// hide a test that never ran.
-func missingApp(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }
