@@ -25,9 +25,12 @@ build:
 	@for t in dtcxx dtf90 dtf77; do ln -sf dtcc bin/$$t; done
 	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
 
+# -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
+# 2 cores each); run side by side they starved each other's clock-sync
+# ping-pongs and the ground truth's sleeps on CI (1.5 min either way).
 test: test-deps build
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -p 1 -count=1 -timeout 30m ./...
 
 bench: deps build
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 2s ./... | tee bench.txt

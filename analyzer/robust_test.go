@@ -259,7 +259,7 @@ func FuzzAnalyze(f *testing.F) {
 		if err != nil && strings.Contains(err.Error(), "internal error") {
 			t.Fatal(err)
 		}
-		if d := time.Since(start); d > 2*time.Second {
+		if d := time.Since(start); d > time.Minute { // a hang, not slowness: CI machines are loaded
 			t.Fatalf("analysis took %v", d)
 		}
 	})
