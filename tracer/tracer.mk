@@ -13,6 +13,10 @@ GEN    := $(BUILD)/gen
 
 HAVE_OMPI  := $(shell command -v mpicc.openmpi 2>/dev/null)
 HAVE_MPICH := $(shell command -v mpicc.mpich 2>/dev/null)
+# Fortran wrappers are generated for the Fortran libraries these report
+# (none when the Fortran compiler wrapper is missing).
+FC_OMPI    := mpif90.openmpi
+FC_MPICH   := mpif90.mpich
 
 LIBS := $(OUT)/libdtpa_preload.so
 ifneq ($(HAVE_OMPI),)
@@ -34,13 +38,16 @@ $(GEN): $(wildcard tracer/gen/*.go traceformat/mpifunc/*.go)
 
 # Generation runs every time (cheap) but only touches files whose content
 # changed, so the targets below rebuild only when needed.
-$(BUILD)/stub_gen.c tracer/golib/zz_openmpi_gen.c tracer/golib/zz_mpich_gen.c: FORCE | $(GEN)
+$(BUILD)/stub_gen.c tracer/golib/zz_openmpi_gen.c tracer/golib/zz_mpich_gen.c \
+	tracer/golib/zz_openmpi_fort_gen.c tracer/golib/zz_mpich_fort_gen.c: FORCE | $(GEN)
 	@true
 
 gen: $(GEN)
-	@$(GEN) stub -cc mpicc.openmpi -cc mpicc.mpich -o $(BUILD)/stub_gen.c
-	@if [ -n "$(HAVE_OMPI)" ]; then $(GEN) wrappers -cc mpicc.openmpi -tag dtpa_openmpi -o tracer/golib/zz_openmpi_gen.c; fi
-	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -tag dtpa_mpich -o tracer/golib/zz_mpich_gen.c; fi
+	@$(GEN) stub -cc mpicc.openmpi -fc $(FC_OMPI) -cc mpicc.mpich -fc $(FC_MPICH) -o $(BUILD)/stub_gen.c
+	@if [ -n "$(HAVE_OMPI)" ]; then $(GEN) wrappers -cc mpicc.openmpi -fc $(FC_OMPI) -tag dtpa_openmpi \
+		-o tracer/golib/zz_openmpi_gen.c -fo tracer/golib/zz_openmpi_fort_gen.c; fi
+	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -fc $(FC_MPICH) -tag dtpa_mpich \
+		-o tracer/golib/zz_mpich_gen.c -fo tracer/golib/zz_mpich_fort_gen.c; fi
 
 $(OUT)/libdtpa_preload.so: tracer/stub/stub.c | gen
 	@mkdir -p $(OUT)

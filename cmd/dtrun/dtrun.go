@@ -268,9 +268,10 @@ func mpiOf(prog string) (string, error) {
 	libs, _ := f.ImportedLibraries()
 	for _, l := range libs {
 		switch {
-		case strings.HasPrefix(l, "libmpi.so"):
+		// Fortran programs may list only the Fortran library of their MPI.
+		case strings.HasPrefix(l, "libmpi.so"), strings.HasPrefix(l, "libmpi_mpifh"), strings.HasPrefix(l, "libmpi_use"):
 			return "openmpi", nil
-		case strings.HasPrefix(l, "libmpich.so"), strings.HasPrefix(l, "libmpi_mpifh"):
+		case strings.HasPrefix(l, "libmpich.so"), strings.HasPrefix(l, "libmpichfort"):
 			return "mpich", nil
 		}
 	}

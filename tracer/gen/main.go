@@ -1,13 +1,16 @@
 // Command gen writes the tracer's C wrappers from the installed mpi.h.
 //
-//	gen wrappers -cc mpicc.openmpi -tag dtpa_openmpi -o golib/zz_openmpi_gen.c
-//	gen stub -cc mpicc.openmpi -cc mpicc.mpich -o build/stub_gen.c
+//	gen wrappers -cc mpicc.openmpi -fc mpif90.openmpi -tag dtpa_openmpi -o golib/zz_openmpi_gen.c -fo golib/zz_openmpi_fort_gen.c
+//	gen stub -cc mpicc.openmpi -fc mpif90.openmpi -cc mpicc.mpich -fc mpif90.mpich -o build/stub_gen.c
 //
 // "wrappers" emits one wrapper per MPI function that the implementation's
 // header declares and its library exports (PMPI_ spelling), compiled into the
 // Go c-shared library of that implementation. "stub" emits the preload
 // stub's trampolines: one exported MPI_ symbol per function of any installed
 // implementation, jumping through a table the stub fills at MPI_Init.
+// With -fc (the MPI Fortran compiler wrapper, paired with the -cc before
+// it), the Fortran spellings its libraries export are wrapped too
+// (fortran.go), into the file given by -fo.
 // Output files are rewritten only when their content changes, which keeps
 // the Go build cache valid across builds.
 package main
@@ -36,23 +39,41 @@ func main() {
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
-	var ccs multi
+	var ccs, fcs multi
 	fs.Var(&ccs, "cc", "MPI compiler wrapper (repeatable for stub)")
+	fs.Var(&fcs, "fc", "MPI Fortran compiler wrapper of the -cc before it (optional)")
 	tag := fs.String("tag", "", "Go build tag guarding the wrappers file")
 	out := fs.String("o", "", "output file")
+	fout := fs.String("fo", "", "output file of the Fortran wrappers")
 	_ = fs.Parse(os.Args[2:])
-	var src []byte
+	// Pair each -cc with its -fc by position in the command line.
+	pairs := map[string]string{}
+	{
+		var last string
+		for i := 2; i < len(os.Args)-1; i++ {
+			switch os.Args[i] {
+			case "-cc", "--cc":
+				last = os.Args[i+1]
+			case "-fc", "--fc":
+				pairs[last] = os.Args[i+1]
+			}
+		}
+	}
+	var src, fsrc []byte
 	var err error
 	switch os.Args[1] {
 	case "wrappers":
-		src, err = genWrappers(ccs[0], *tag)
+		src, fsrc, err = genWrappers(ccs[0], pairs[ccs[0]], *tag)
 	case "stub":
-		src, err = genStub(ccs)
+		src, err = genStub(ccs, pairs)
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
 	if err == nil {
 		err = writeIfChanged(*out, src)
+	}
+	if err == nil && *fout != "" {
+		err = writeIfChanged(*fout, fsrc)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
@@ -118,10 +139,10 @@ func loadProtos(cc string) ([]Proto, map[string]bool, error) {
 	return parseProtos(text), syms, nil
 }
 
-func genWrappers(cc, tag string) ([]byte, error) {
+func genWrappers(cc, fc, tag string) ([]byte, []byte, error) {
 	protos, syms, err := loadProtos(cc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sp := special()
 	var b bytes.Buffer
@@ -165,16 +186,22 @@ func genWrappers(cc, tag string) ([]byte, error) {
 	for _, n := range []string{"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Abort"} {
 		fmt.Fprintf(&b, "const int DT_FID_%s = %d;\n", strings.TrimPrefix(n, "MPI_"), fid[n])
 	}
-	return b.Bytes(), nil
+	fsyms, err := fortranLibSymbols(fc)
+	if err != nil {
+		return nil, nil, err
+	}
+	fsrc, err := genFortran(protos, fsyms, fid, tag, fc)
+	return b.Bytes(), fsrc, err
 }
 
 func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {
 	var decls, args, callArgs []string
+	pre, repl := t.cPre()
 	for i, a := range p.Params {
 		decls = append(decls, a.Decl)
 		n := fmt.Sprintf("a%d", i)
 		args = append(args, n)
-		if r, ok := t.args[i]; ok {
+		if r, ok := repl[i]; ok {
 			n = r
 		}
 		callArgs = append(callArgs, n)
@@ -195,8 +222,8 @@ func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {
 	}
 	fmt.Fprintf(b, "%s %s(%s) {\n", p.Ret, p.Name, strings.Join(decls, ", "))
 	fmt.Fprintf(b, "\tdt_thr *T = dt_enter();\n\tif (__builtin_expect(T == NULL, 0)) return P%s(%s);\n", p.Name, strings.Join(args, ", "))
-	if t.pre != "" {
-		fmt.Fprintf(b, "\t%s\n", t.pre)
+	if pre != "" {
+		fmt.Fprintf(b, "\t%s\n", pre)
 	}
 	fmt.Fprintf(b, "\tuint64_t t0 = dt_now();\n\t%s r = P%s(%s);\n\tuint64_t t1 = dt_now();\n", p.Ret, p.Name, strings.Join(callArgs, ", "))
 	fmt.Fprintf(b, "\tint dt_ok = %s; (void)dt_ok;\n", ok)
@@ -207,8 +234,9 @@ func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {
 	b.WriteString("\tdt_rec_end(T);\n\treturn r;\n}\n\n")
 }
 
-func genStub(ccs []string) ([]byte, error) {
+func genStub(ccs []string, fcs map[string]string) ([]byte, error) {
 	set := map[string]bool{}
+	finit := map[string]bool{} // Fortran spellings of MPI_Init and MPI_Init_thread
 	for _, cc := range ccs {
 		if _, err := exec.LookPath(cc); err != nil {
 			continue // that MPI is not installed
@@ -220,6 +248,18 @@ func genStub(ccs []string) ([]byte, error) {
 		for _, p := range protos {
 			if syms[p.Name] {
 				set[p.Name] = true
+			}
+		}
+		fsyms, err := fortranLibSymbols(fcs[cc])
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range fortranSyms(protos, fsyms) {
+			if syms[s.CName] && syms["P"+s.CName] {
+				set[s.Sym] = true
+				if s.CName == "MPI_Init" || s.CName == "MPI_Init_thread" {
+					finit[s.Sym] = true
+				}
 			}
 		}
 	}
@@ -249,6 +289,12 @@ func genStub(ccs []string) ([]byte, error) {
 	for i, n := range names {
 		if n == "MPI_Init" || n == "MPI_Init_thread" {
 			continue // real functions in stub.c: they load the tracer
+		}
+		if finit[n] {
+			// Fortran MPI_Init: load the tracer first (dt_finit in stub.c).
+			fmt.Fprintf(&b, "\t\".globl %s\\n.type %s,@function\\n%s:\\n"+
+				"\\tmovl $%d, %%r11d\\n\\tjmp dt_finit\\n.size %s,.-%s\\n\"\n", n, n, n, i, n, n)
+			continue
 		}
 		fmt.Fprintf(&b, "\t\".globl %s\\n.type %s,@function\\n%s:\\n"+
 			"\\tmovq dt_tab+%d(%%rip), %%r11\\n\\ttestq %%r11, %%r11\\n\\tjz 1f\\n\\tjmp *%%r11\\n"+

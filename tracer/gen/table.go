@@ -10,10 +10,20 @@ import (
 // golib/dt_wrap.h, which must be emitted in attribute-bit order: CM, SEND,
 // RECV, SB/SBN, RB/RBN, ROOT, REQ*, STAT*, NEWC, PC, FLAG.
 type tmpl struct {
-	pre  string         // before the call (copies of requests, status substitutes)
+	pre  string         // before the call (copies of requests)
 	args map[int]string // replacement expressions for arguments of the PMPI call
 	post string         // after the call: record attributes
 	need string         // bytes the record may take (default 160)
+	// Arguments that the wrapper replaces or copies, by position + 1 (0:
+	// none): the C and the Fortran wrappers do this differently (Fortran
+	// handles and status sentinels need converting).
+	st  int    // a status that may be MPI_STATUS_IGNORE (dt_sp)
+	sts [2]int // count position, statuses that may be MPI_STATUSES_IGNORE (dt_sts)
+	rc  [2]int // count position, requests copied before the call (dt_rs)
+	// Fortran only: post when it differs from post (1-based indices, arrays
+	// of handles), and a request array to convert (dt_rs) that C reads as is.
+	fpost string
+	frc   [2]int
 }
 
 // handWritten functions live in golib/dt.c: they start and stop tracing.
@@ -25,27 +35,41 @@ var handWritten = map[string]bool{
 // MPI_STATUS_IGNORE, so that the actual source and tag can be recorded while
 // the program still sees exactly what it asked for.
 func statusArg(t tmpl, k int) tmpl {
-	t.pre += fmt.Sprintf("MPI_Status dt_st; MPI_Status *dt_sp = (a%d == MPI_STATUS_IGNORE) ? &dt_st : a%d; ", k, k)
-	if t.args == nil {
-		t.args = map[int]string{}
-	}
-	t.args[k] = "dt_sp"
+	t.st = k + 1
 	return t
 }
 
 func statusesArg(t tmpl, n, k int) tmpl {
-	t.pre += fmt.Sprintf("MPI_Status *dt_sts = (a%d == MPI_STATUSES_IGNORE) ? dt_status_scratch(T, a%d) : a%d; ", k, n, k)
-	if t.args == nil {
-		t.args = map[int]string{}
-	}
-	t.args[k] = "dt_sts"
+	t.sts = [2]int{n, k + 1}
 	return t
 }
 
 func reqsCopy(t tmpl, n, k int) tmpl {
-	t.pre += fmt.Sprintf("MPI_Request *dt_rs = dt_req_scratch(T, a%d, a%d); ", n, k)
+	t.rc = [2]int{n, k + 1}
 	t.need = fmt.Sprintf("dt_need_reqs(a%d)", n)
 	return t
+}
+
+// cPre is the C wrapper's code before the call, and the arguments it
+// replaces: copies of requests, substitutes for ignored statuses.
+func (t tmpl) cPre() (string, map[int]string) {
+	pre := t.pre
+	args := map[int]string{}
+	for i, a := range t.args {
+		args[i] = a
+	}
+	if t.rc[1] > 0 {
+		pre += fmt.Sprintf("MPI_Request *dt_rs = dt_req_scratch(T, a%d, a%d); ", t.rc[0], t.rc[1]-1)
+	}
+	if k := t.sts[1] - 1; k >= 0 {
+		pre += fmt.Sprintf("MPI_Status *dt_sts = (a%d == MPI_STATUSES_IGNORE) ? dt_status_scratch(T, a%d) : a%d; ", k, t.sts[0], k)
+		args[k] = "dt_sts"
+	}
+	if k := t.st - 1; k >= 0 {
+		pre += fmt.Sprintf("MPI_Status dt_st; MPI_Status *dt_sp = (a%d == MPI_STATUS_IGNORE) ? &dt_st : a%d; ", k, k)
+		args[k] = "dt_sp"
+	}
+	return pre, args
 }
 
 // special holds the functions whose arguments matter for matching. Every
@@ -82,9 +106,20 @@ func special() map[string]tmpl {
 	m["MPI_Testall"] = statusesArg(reqsCopy(tmpl{post: "if (*a2) DONEALL(a0, dt_rs, dt_sts) FLAG(*a2)"}, 0, 1), 0, 3)
 	m["MPI_Waitsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)"}, 0, 1), 0, 4)
 	m["MPI_Testsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)"}, 0, 1), 0, 4)
+	// Fortran indices are 1-based.
+	for _, n := range []string{"MPI_Waitany", "MPI_Testany", "MPI_Waitsome", "MPI_Testsome"} {
+		t := m[n]
+		t.fpost = map[string]string{
+			"MPI_Waitany":  "if (*a2 > 0) DONE1(dt_rs[*a2 - 1], dt_sp)",
+			"MPI_Testany":  "if (*a3 && *a2 > 0) DONE1(dt_rs[*a2 - 1], dt_sp) FLAG(*a3)",
+			"MPI_Waitsome": "DONESOME(*a2, dt_fidx(T, *a2, a3), dt_rs, dt_sts)",
+			"MPI_Testsome": "DONESOME(*a2, dt_fidx(T, *a2, a3), dt_rs, dt_sts)",
+		}[n]
+		m[n] = t
+	}
 	m["MPI_Request_get_status"] = tmpl{post: "FLAG(*a1)"}
 	m["MPI_Start"] = tmpl{post: "REQLIST(1, a0)"}
-	m["MPI_Startall"] = tmpl{post: "REQLIST(a0, a1)", need: "dt_need_reqs(a0)"}
+	m["MPI_Startall"] = tmpl{post: "REQLIST(a0, a1)", need: "dt_need_reqs(a0)", fpost: "REQLIST(a0, dt_rs)", frc: [2]int{0, 2}}
 	m["MPI_Request_free"] = tmpl{pre: "MPI_Request dt_r = *a0; ", post: "REQFREE(dt_r)"}
 	m["MPI_Cancel"] = tmpl{post: "REQLIST(1, a0)"}
 	m["MPI_Pcontrol"] = tmpl{
@@ -120,6 +155,10 @@ func special() map[string]tmpl {
 		in := "MPI_I" + strings.ToLower(name[:1]) + name[1:]
 		m[in] = tmpl{post: c.post + fmt.Sprintf(" REQC(*a%d, 0)", c.nreq)}
 	}
+	// Fortran passes the datatypes of Alltoallw as an array of Fortran handles.
+	fw := "CM(a8) if (a0 != MPI_IN_PLACE) SBN(dt_fsumw(T, C, a1, f3)) RBN(dt_fsumw(T, C, a5, f7))"
+	m["MPI_Alltoallw"] = tmpl{post: m["MPI_Alltoallw"].post, fpost: fw}
+	m["MPI_Ialltoallw"] = tmpl{post: m["MPI_Ialltoallw"].post, fpost: fw + " REQC(*a9, 0)"}
 
 	// Communicator creation: the new communicator gets an id that agrees
 	// across ranks (see dt_comm_created in dt.c).

@@ -18,6 +18,7 @@ extern const int dt_nfuncs;
 extern void *const dt_wrapfns[];
 extern const int DT_FID_Init, DT_FID_Init_thread, DT_FID_Finalize, DT_FID_Abort;
 extern MPI_Comm dt_priv;
+extern __thread int dt_fnest __attribute__((tls_model("initial-exec"))); // dt_fortran.c
 
 // dt_wrapper returns this library's wrapper for an MPI function, for the
 // preload stub's table.
@@ -50,7 +51,8 @@ static void dt_atexit(void) {
 	}
 }
 
-static void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
+// dt_start also serves the Fortran MPI_Init wrappers (dt_fortran.c).
+void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	if (dt_state != 0) return;
 	int inited = 0;
 	PMPI_Initialized(&inited);
@@ -103,7 +105,10 @@ static void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	dt_rec_end(T);
 }
 
+// Under dt_fnest a Fortran wrapper is the outer call (MPICH's Fortran
+// bindings call the C functions): it records and starts or ends tracing.
 int MPI_Init(int *argc, char ***argv) {
+	if (dt_fnest) return PMPI_Init(argc, argv);
 	dt_clock_init();
 	uint64_t t0 = dt_now();
 	int r = PMPI_Init(argc, argv);
@@ -113,6 +118,7 @@ int MPI_Init(int *argc, char ***argv) {
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+	if (dt_fnest) return PMPI_Init_thread(argc, argv, required, provided);
 	dt_clock_init();
 	uint64_t t0 = dt_now();
 	int r = PMPI_Init_thread(argc, argv, required, provided);
@@ -121,17 +127,20 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 	return r;
 }
 
-int MPI_Finalize(void) {
+// dt_finalize ends tracing around fin (PMPI_Finalize when NULL; the real
+// Fortran MPI_FINALIZE for the Fortran wrappers), recording the call with
+// the call site of frame fp.
+int dt_finalize(int (*fin)(void *), void *arg, void *fp) {
 	dt_thr *T = dt_enter();
-	if (!dt_sync_ready) return PMPI_Finalize(); // the tracer never started
+	if (!dt_sync_ready) return fin ? fin(arg) : PMPI_Finalize(); // the tracer never started
 	dt_sync_ready = 0;
 	uint64_t t0 = dt_now();
 	dt_clock_sync(2);
 	dt_clock_free();
-	int r = PMPI_Finalize();
+	int r = fin ? fin(arg) : PMPI_Finalize();
 	uint64_t t1 = dt_now();
 	if (T) {
-		dt_rec_begin(T, DT_FID_Finalize, t0, t1, __builtin_frame_address(0), 64);
+		dt_rec_begin(T, DT_FID_Finalize, t0, t1, fp, 64);
 		dt_rec_end(T);
 	}
 	if (dt_state != 1 && dt_state != 2) return r; // untraced, or already finished (abort, signal)
@@ -142,11 +151,20 @@ int MPI_Finalize(void) {
 	return r;
 }
 
-int MPI_Abort(MPI_Comm comm, int code) {
+int MPI_Finalize(void) {
+	if (dt_fnest) return PMPI_Finalize();
+	int r = dt_finalize(NULL, NULL, __builtin_frame_address(0));
+	__asm__ volatile("" ::: "memory"); // not a tail call: dt_finalize reads this frame
+	return r;
+}
+
+// dt_abort_record records MPI_Abort (call site of frame fp) and writes the
+// trace before the program is aborted.
+void dt_abort_record(MPI_Comm comm, void *fp) {
 	dt_thr *T = dt_enter();
 	if (T) {
 		uint64_t t = dt_now();
-		dt_hdr *H = dt_rec_begin(T, DT_FID_Abort, t, t, __builtin_frame_address(0), 64);
+		dt_hdr *H = dt_rec_begin(T, DT_FID_Abort, t, t, fp, 64);
 		if (H) {
 			int dt_ok = 1;
 			CM(comm)
@@ -158,5 +176,9 @@ int MPI_Abort(MPI_Comm comm, int code) {
 		dt_collect();
 		dtgo_finish(DT_STOP_ABORT);
 	}
+}
+
+int MPI_Abort(MPI_Comm comm, int code) {
+	if (!dt_fnest) dt_abort_record(comm, __builtin_frame_address(0));
 	return PMPI_Abort(comm, code);
 }

@@ -3,8 +3,9 @@
 // launcher and other non-MPI processes never call MPI_Init and are left
 // untouched (no Go runtime, no unresolved MPI symbols).
 //
-// It exports every MPI_ function of the installed implementations as a
-// trampoline (stub_gen.c) jumping through dt_tab. Until MPI_Init, dt_tab
+// It exports every MPI_ function of the installed implementations, and every
+// Fortran spelling of them (mpi_send_, mpi_send_f08_ …), as a trampoline
+// (stub_gen.c) jumping through dt_tab. Until MPI_Init, dt_tab
 // holds the next definition (the MPI library's); MPI_Init and
 // MPI_Init_thread detect the implementation, dlopen the matching tracer
 // library (lib/libdtpa_<impl>.so next to this file) and point dt_tab at its
@@ -67,24 +68,38 @@ __attribute__((visibility("hidden"), used)) void *dt_lazy_slot(unsigned i) {
 	return dt_tab[i];
 }
 
+static void load_tracer(void);
+
+// dt_finit_slot serves the Fortran spellings of MPI_Init and
+// MPI_Init_thread (mpi_init_, mpi_init_f08_ …): like the C ones, they load
+// the tracer first, then go on to its wrapper (or to MPI).
+__attribute__((visibility("hidden"), used)) void *dt_finit_slot(unsigned i) {
+	load_tracer();
+	return dt_lazy_slot(i);
+}
+
 // dt_lazy is where an empty slot's trampoline jumps, with the slot index in
-// r11. It keeps every argument register (rdi rsi rdx rcx r8 r9, xmm0-7 and
-// al, the vector count of a variadic call) across dt_lazy_slot, then jumps
-// to the real function as if the program had called it directly.
-__asm__(".text\n"
-	".globl dt_lazy\n.hidden dt_lazy\n.type dt_lazy,@function\ndt_lazy:\n"
-	"\tpushq %rbp\n\tmovq %rsp, %rbp\n\tsubq $192, %rsp\n"
-	"\tmovq %rdi, 0(%rsp)\n\tmovq %rsi, 8(%rsp)\n\tmovq %rdx, 16(%rsp)\n\tmovq %rcx, 24(%rsp)\n"
-	"\tmovq %r8, 32(%rsp)\n\tmovq %r9, 40(%rsp)\n\tmovq %rax, 48(%rsp)\n"
-	"\tmovdqu %xmm0, 64(%rsp)\n\tmovdqu %xmm1, 80(%rsp)\n\tmovdqu %xmm2, 96(%rsp)\n\tmovdqu %xmm3, 112(%rsp)\n"
-	"\tmovdqu %xmm4, 128(%rsp)\n\tmovdqu %xmm5, 144(%rsp)\n\tmovdqu %xmm6, 160(%rsp)\n\tmovdqu %xmm7, 176(%rsp)\n"
-	"\tmovl %r11d, %edi\n\tcall dt_lazy_slot\n\tmovq %rax, %r11\n"
-	"\tmovq 0(%rsp), %rdi\n\tmovq 8(%rsp), %rsi\n\tmovq 16(%rsp), %rdx\n\tmovq 24(%rsp), %rcx\n"
-	"\tmovq 32(%rsp), %r8\n\tmovq 40(%rsp), %r9\n\tmovq 48(%rsp), %rax\n"
-	"\tmovdqu 64(%rsp), %xmm0\n\tmovdqu 80(%rsp), %xmm1\n\tmovdqu 96(%rsp), %xmm2\n\tmovdqu 112(%rsp), %xmm3\n"
-	"\tmovdqu 128(%rsp), %xmm4\n\tmovdqu 144(%rsp), %xmm5\n\tmovdqu 160(%rsp), %xmm6\n\tmovdqu 176(%rsp), %xmm7\n"
-	"\tleave\n\tjmp *%r11\n"
-	".size dt_lazy,.-dt_lazy\n");
+// r11; dt_finit where a Fortran MPI_Init's does. They keep every argument
+// register (rdi rsi rdx rcx r8 r9, xmm0-7 and al, the vector count of a
+// variadic call) across the slot function, then jump to the function it
+// returns as if the program had called it directly.
+#define DT_TRAMPOLINE(name, slotfn) \
+	".text\n" \
+	".globl " name "\n.hidden " name "\n.type " name ",@function\n" name ":\n" \
+	"\tpushq %rbp\n\tmovq %rsp, %rbp\n\tsubq $192, %rsp\n" \
+	"\tmovq %rdi, 0(%rsp)\n\tmovq %rsi, 8(%rsp)\n\tmovq %rdx, 16(%rsp)\n\tmovq %rcx, 24(%rsp)\n" \
+	"\tmovq %r8, 32(%rsp)\n\tmovq %r9, 40(%rsp)\n\tmovq %rax, 48(%rsp)\n" \
+	"\tmovdqu %xmm0, 64(%rsp)\n\tmovdqu %xmm1, 80(%rsp)\n\tmovdqu %xmm2, 96(%rsp)\n\tmovdqu %xmm3, 112(%rsp)\n" \
+	"\tmovdqu %xmm4, 128(%rsp)\n\tmovdqu %xmm5, 144(%rsp)\n\tmovdqu %xmm6, 160(%rsp)\n\tmovdqu %xmm7, 176(%rsp)\n" \
+	"\tmovl %r11d, %edi\n\tcall " slotfn "\n\tmovq %rax, %r11\n" \
+	"\tmovq 0(%rsp), %rdi\n\tmovq 8(%rsp), %rsi\n\tmovq 16(%rsp), %rdx\n\tmovq 24(%rsp), %rcx\n" \
+	"\tmovq 32(%rsp), %r8\n\tmovq 40(%rsp), %r9\n\tmovq 48(%rsp), %rax\n" \
+	"\tmovdqu 64(%rsp), %xmm0\n\tmovdqu 80(%rsp), %xmm1\n\tmovdqu 96(%rsp), %xmm2\n\tmovdqu 112(%rsp), %xmm3\n" \
+	"\tmovdqu 128(%rsp), %xmm4\n\tmovdqu 144(%rsp), %xmm5\n\tmovdqu 160(%rsp), %xmm6\n\tmovdqu 176(%rsp), %xmm7\n" \
+	"\tleave\n\tjmp *%r11\n" \
+	".size " name ",.-" name "\n"
+__asm__(DT_TRAMPOLINE("dt_lazy", "dt_lazy_slot"));
+__asm__(DT_TRAMPOLINE("dt_finit", "dt_finit_slot"));
 
 __attribute__((constructor)) static void stub_init(void) {
 	// Only processes linked with MPI resolve anything now; others (and
@@ -141,8 +156,11 @@ static void load_tracer(void) {
 	}
 	void *(*lookup)(const char *) = (void *(*)(const char *))dlsym(h, "dt_wrapper");
 	if (!lookup) return;
+	// Fortran wrappers forward to the definition the slot holds now.
+	void *(*flookup)(const char *, void *) = (void *(*)(const char *, void *))dlsym(h, "dt_fwrapper");
 	for (int i = 0; i < DT_NSYMS; i++) {
 		void *w = lookup(dt_names[i]);
+		if (!w && flookup && dt_tab[i]) w = flookup(dt_names[i], dt_tab[i]);
 		if (w) dt_tab[i] = w;
 	}
 }
