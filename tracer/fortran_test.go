@@ -312,3 +312,32 @@ func TestFortranLateSender(t *testing.T) {
 		}
 	}
 }
+
+// TestFortranDtf90 links the tracer in at build time (bin/dtf90, bin/dtf77)
+// and runs the program with the plain launcher: the traces must be those
+// dtrun gives.
+func TestFortranDtf90(t *testing.T) {
+	for _, c := range []struct {
+		mpi, tool, env, fc, name string
+		launch                   []string
+	}{
+		{"OpenMPI", "dtf90", "DT_MPIF90", "mpif90.openmpi", "f08", append([]string{"mpirun.openmpi"}, oversub...)},
+		{"MPICH", "dtf77", "DT_MPIF77", "mpif77.mpich", "mpifh", []string{"mpiexec.mpich", "-n", "4"}},
+	} {
+		t.Run(c.mpi+"/"+c.tool, func(t *testing.T) {
+			needMPI(t, c.fc)
+			needMPI(t, c.launch[0])
+			dir := t.TempDir()
+			src := filepath.Join(root, "tracer", "testdata", "fortran", c.name+".f90")
+			if res := run(t, dir, []string{c.env + "=" + c.fc}, filepath.Join(root, "bin", c.tool), "-g", "-o", c.name, src); res.code != 0 {
+				t.Fatalf("%s: exit %d\n%s", c.tool, res.code, res.out)
+			}
+			if res := run(t, dir, nil, c.launch[0], append(c.launch[1:], "./"+c.name)...); res.code != 0 {
+				t.Fatalf("%s: exit %d\n%s", c.launch[0], res.code, res.out)
+			}
+			trs := readTraces(t, dir, c.name, 4)
+			checkComplete(t, trs)
+			checkFortran(t, trs, c.name)
+		})
+	}
+}
