@@ -41,9 +41,9 @@ import (
 type fortKind int
 
 const (
-	fortF77  fortKind = iota // mpif.h and use mpi: addresses
-	fortF08                  // mpi_f08 (Open MPI: addresses)
-	fortF08TS                // mpi_f08 of MPICH (TS 29113): a C descriptor, address first
+	fortF77   fortKind = iota // mpif.h and use mpi: addresses
+	fortF08                   // mpi_f08 (Open MPI: addresses)
+	fortF08TS                 // mpi_f08 of MPICH (TS 29113): a C descriptor, address first
 )
 
 // fortSym is one exported Fortran symbol wrapping C function CName.
