@@ -52,4 +52,16 @@ func TestMPI4Py(t *testing.T) {
 	if n := whole.Ranks[1].ReceiveNumber; n < 1 {
 		t.Errorf("rank 1 received %d messages", n)
 	}
+	// Interval 1 (MPI.Pcontrol(100001) … MPI.Pcontrol(101001)) holds the
+	// late sender, entered once by every rank.
+	if len(r.Intervals) != 2 {
+		t.Fatalf("%d intervals, want the program and interval 1", len(r.Intervals))
+	}
+	in := r.Intervals[1]
+	if len(in.Path) != 1 || in.Path[0] != 1 || in.ExeCount != 1 || len(in.Ranks) != 4 {
+		t.Fatalf("interval %v: exe count %d, %d ranks", in.Path, in.ExeCount, len(in.Ranks))
+	}
+	if rs := in.Ranks[1].RealSync; math.Abs(rs-0.2) > 0.03 {
+		t.Errorf("Real Sync on rank 1 in interval 1 = %.6f s, want 0.2 ± 0.03", rs)
+	}
 }

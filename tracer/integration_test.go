@@ -411,7 +411,7 @@ func TestPcontrol(t *testing.T) {
 			}
 			got = append(got, strings.Join([]string{itoa(int64(e.PcLevel)), itoa(e.PcArg)}, ","))
 		}
-		want := "100,1 100,2 101,2 101,1 102,7 103,7"
+		want := "100,1 100,2 101,2 101,1 102,7 103,7 100,3 101,3"
 		if strings.Join(got, " ") != want || plain != 1 {
 			t.Errorf("rank %d: Pcontrol %v and %d other levels, want %s and 1", r, got, plain, want)
 		}

@@ -2,23 +2,38 @@
 
 Rank 0 sleeps 200 ms, then sends a pickled object to rank 1 (mpi4py
 receives it with MPI_Mprobe + MPI_Mrecv); rank 1 waits from the start:
-Real Sync on rank 1 is 0.2 s. Then a barrier and an allreduce.
+Real Sync on rank 1 is 0.2 s. Then a barrier and an allreduce. The
+exchange is interval 1. mpi4py's MPI.Pcontrol accepts levels 0…2 only, so
+the marks call the C function through ctypes (the traced process has it;
+an untraced one may not: then they do nothing).
 
     dtrun -np 4 python3 late_sender.py && dtpa python3
 """
+import ctypes
 import time
 
 from mpi4py import MPI
 
+
+def pcontrol(level, n):
+    """MPI_Pcontrol(level, n): dtpa's interval marks (100 enter, 101 leave)."""
+    try:
+        ctypes.CDLL(None).MPI_Pcontrol(level, n)
+    except AttributeError:
+        pass
+
+
 comm = MPI.COMM_WORLD
 rank = comm.Get_rank()
 comm.Barrier()
+pcontrol(100, 1)
 if rank == 0:
     time.sleep(0.2)
     comm.send({"payload": list(range(8))}, dest=1, tag=7)
 elif rank == 1:
     comm.recv(source=0, tag=7)
 comm.Barrier()
+pcontrol(101, 1)
 total = comm.allreduce(rank)
 if rank == 0:
     print("late_sender.py: sum of ranks", total)

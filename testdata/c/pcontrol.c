@@ -12,6 +12,8 @@ int main(int argc, char **argv) {
 	MPI_Pcontrol(101, 1);
 	MPI_Pcontrol(102, 7);
 	MPI_Pcontrol(103, 7);
+	MPI_Pcontrol(100003); /* the one-argument spelling (Fortran, ctypes): (100, 3) */
+	MPI_Pcontrol(101003);
 	MPI_Pcontrol(1);
 	MPI_Finalize();
 	return 0;

@@ -122,9 +122,14 @@ func special() map[string]tmpl {
 	m["MPI_Startall"] = tmpl{post: "REQLIST(a0, a1)", need: "dt_need_reqs(a0)", fpost: "REQLIST(a0, dt_rs)", frc: [2]int{0, 2}}
 	m["MPI_Request_free"] = tmpl{pre: "MPI_Request dt_r = *a0; ", post: "REQFREE(dt_r)"}
 	m["MPI_Cancel"] = tmpl{post: "REQLIST(1, a0)"}
+	// Levels 100…103 take the interval number as the second argument; a
+	// caller that cannot pass one (mpi4py's MPI.Pcontrol(level), like
+	// Fortran's MPI_PCONTROL, dt_fortran.c) puts it in the level:
+	// 100000 + n is (100, n), 101000 + n is (101, n), … (n ≤ 999).
 	m["MPI_Pcontrol"] = tmpl{
-		pre:  "int64_t dt_pa = 0; if (a0 >= 100 && a0 <= 103) { va_list ap; va_start(ap, a0); dt_pa = va_arg(ap, int); va_end(ap); } ",
-		post: "if (a0 >= 100 && a0 <= 103) PC(a0, dt_pa)",
+		pre: "int64_t dt_pa = 0; int dt_pl = a0; if (a0 >= 100 && a0 <= 103) { va_list ap; va_start(ap, a0); dt_pa = va_arg(ap, int); va_end(ap); } " +
+			"else if (a0 >= 100000 && a0 < 104000) { dt_pl = a0 / 1000; dt_pa = a0 % 1000; } ",
+		post: "if (dt_pl >= 100 && dt_pl <= 103) PC(dt_pl, dt_pa)",
 	}
 
 	// Collectives: bytes this rank contributes (SB) and receives (RB).
