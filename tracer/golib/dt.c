@@ -362,9 +362,9 @@ static void dt_submit(dt_thr *T) {
 	if (d > dt_max_stall_ticks) dt_max_stall_ticks = d;
 	dt_stall_ticks += d;
 	dt_flushes++;
-	if (buf_limit_mode) {
+	if (buf_limit_mode) { // MaxTraceSize -1: no free buffer means the trace buffer is full
 		buf_total += n;
-		if (buf_total >= buf_budget) dt_stop(DT_STOP_BUFFER_FULL);
+		if (buf_total >= buf_budget || T->buf == NULL) dt_stop(DT_STOP_BUFFER_FULL);
 	}
 }
 
