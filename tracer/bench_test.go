@@ -23,14 +23,16 @@ var (
 // caused by handing a buffer over (footer message). A third run drops the
 // buffers unread (DT_BENCH_DISCARD) and gives the cost of the C recording
 // path alone (ns/call-added-C): the rest is the Go encoder and compressor,
-// which under core binding share the rank's core.
+// which under core binding share the rank's core. %dropped is the share of
+// calls the tracer dropped for want of a free buffer (README, "When the
+// encoder cannot keep up"): B/call is per recorded call.
 func BenchmarkOverhead(b *testing.B) {
 	iters := map[string]string{"pingpong": "100000", "barrier": "50000", "allreduce": "50000", "cheap": "1000000"}
 	for _, mode := range []string{"pingpong", "barrier", "allreduce", "cheap"} {
 		for _, depth := range []int{1, 4} {
 			b.Run(fmt.Sprintf("%s/depth%d", mode, depth), func(b *testing.B) {
 				prog := build(b, "bench", ompi)
-				var plain, traced, recOnly, bytes, events, stall, stallSum, flushes float64
+				var plain, traced, recOnly, bytes, events, dropped, stall, stallSum, flushes float64
 				for i := 0; i < b.N; i++ {
 					p := run(b, b.TempDir(), nil, "mpirun.openmpi", "-np", "2", "--bind-to", "core", prog, mode, iters[mode])
 					dir := b.TempDir()
@@ -59,6 +61,7 @@ func BenchmarkOverhead(b *testing.B) {
 						}
 						bytes += float64(st.Size())
 						events += float64(len(t.events))
+						dropped += float64(t.footer.GetDroppedEvents())
 						if m := stallRE.FindStringSubmatch(t.footer.Message); m != nil {
 							if s, _ := strconv.ParseFloat(m[1], 64); s > stall {
 								stall = s
@@ -76,6 +79,7 @@ func BenchmarkOverhead(b *testing.B) {
 				b.ReportMetric((traced-plain)/n, "ns/call-added")
 				b.ReportMetric((recOnly-plain)/n, "ns/call-added-C")
 				b.ReportMetric(bytes/events, "B/call")
+				b.ReportMetric(100*dropped/(events+dropped), "%dropped")
 				b.ReportMetric(stall, "max-stall-ns")
 				if flushes > 0 {
 					b.ReportMetric(stallSum/flushes, "mean-stall-ns")

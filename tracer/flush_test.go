@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -21,7 +22,8 @@ var flushStatsRE = regexp.MustCompile(`max flush stall (\d+) ns, mean (\d+) ns o
 // TestFlushInsideCalls checks that buffer hand-overs are charged to the MPI
 // call that triggered them, never to the program's own time after it.
 //
-// In the first two cases, flushgap makes 40000 cheap calls in a tight loop with TraceBufSize=256K:
+// In the first two cases, flushgap makes 40000 cheap calls in a tight loop with TraceBufSize=256K
+// and the tracer told to wait for free buffers (DT_FULL_WAIT_NS=-1):
 // four 64 KB buffers, a hand-over every ~2300 calls, and with the encoder at
 // the lowest priority the loop often waits for a free buffer (stalls of
 // 0.1 to tens of ms; a bare call takes ~100 ns). Each handed-over buffer is
@@ -52,8 +54,11 @@ func TestFlushInsideCalls(t *testing.T) {
 		minHandOver int
 	}{
 		// Buffers filling up, the loop waiting for free ones.
-		{"full/openmpi", ompi, oversub, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19"}, 10},
-		{"full/mpich", "mpicc.mpich", mpich, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19"}, 10},
+		// DT_FULL_WAIT_NS=-1: wait for a free buffer rather than drop calls
+		// (the default; TestDropWhenEncoderBehind), so that every call is
+		// in the trace and the loop waits inside the calls.
+		{"full/openmpi", ompi, oversub, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=-1"}, 10},
+		{"full/mpich", "mpicc.mpich", mpich, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=-1"}, 10},
 		// The periodic hand-over (every 200 ms) of partly filled buffers:
 		// 1000 calls 0.6 ms apart fill no buffer.
 		{"periodic/openmpi", ompi, oversub, 1000, 600000, nil, 2},
@@ -122,6 +127,36 @@ func TestFlushInsideCalls(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDropWhenEncoderBehind: by default a thread that finds no free buffer
+// does not wait for the encoder but drops its calls until one is free
+// (README, "When the encoder cannot keep up"). flushgap's tight loop with
+// four 64 KB buffers and the encoder at the lowest priority outruns the
+// encoder: every call is either in the trace or counted in the footer's
+// dropped_events (whether any is dropped depends on timing: not asserted),
+// the footer says so, the trace stays readable and the program unharmed.
+func TestDropWhenEncoderBehind(t *testing.T) {
+	const calls = 40000
+	prog := build(t, "flushgap", ompi)
+	dir := t.TempDir()
+	res := dtrun(t, dir, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19"}, append(oversub, prog, strconv.Itoa(calls), "0")...)
+	if res.code != 0 || !strings.Contains(res.out, "flushgap done") {
+		t.Fatalf("exit %d\n%s", res.code, res.out)
+	}
+	trs := readTraces(t, dir, "flushgap", 4)
+	checkComplete(t, trs)
+	for r, tr := range trs {
+		// Besides the loop: MPI_Init, MPI_Comm_rank, two MPI_Barrier, MPI_Finalize.
+		got, dropped := uint64(len(tr.events)), tr.footer.GetDroppedEvents()
+		if got+dropped != calls+5 {
+			t.Errorf("rank %d: %d events + %d dropped, want %d calls", r, got, dropped, calls+5)
+		}
+		if dropped > 0 && !strings.Contains(tr.footer.GetMessage(), "calls dropped in") {
+			t.Errorf("rank %d: %d calls dropped but the footer message does not say so: %q", r, dropped, tr.footer.GetMessage())
+		}
+		t.Logf("rank %d: %d events, %d dropped; %s", r, got, dropped, tr.footer.GetMessage())
 	}
 }
 

@@ -16,6 +16,10 @@
 #include <unistd.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 __thread dt_thr *dt_self __attribute__((tls_model("initial-exec")));
 volatile int dt_state;
@@ -32,15 +36,24 @@ static dt_thr *thr_list;
 static uint32_t thr_next;
 
 // ---- buffers: a free list shared with Go, which returns buffers it has
-// encoded (dt_buf_put). The total is bounded by TraceBufSize; past it the
-// program waits for Go (a stall), bounded so that tracing never hangs it.
+// encoded (dt_buf_put). The total is bounded by TraceBufSize. A thread that
+// fills its buffer never sleeps for another (README, "When the encoder
+// cannot keep up"): a sleeping rank may get its core back only milliseconds
+// later on a loaded machine, whatever it waited for. If no buffer is free
+// and the budget is spent, the thread drops its calls (counted, reported in
+// the footer) until one is free again: the program's speed comes first.
+// DT_FULL_WAIT_NS=n makes it wait up to n ns first (-1: as long as it
+// takes, for a lossless trace at the cost of stalls; tests use it).
 static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t buf_cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t buf_cv;
 static void *buf_free[4096];
-static char *spill_take(void);
 static int buf_nfree, buf_nalloc, buf_max = 16;
 static int64_t buf_limit_mode; // MaxTraceSize == -1: stop when TraceBufSize bytes were traced
 static uint64_t buf_total, buf_budget;
+static int64_t buf_wait_ns;
+uint64_t dt_drop_gaps; // (atomic) times a thread started dropping calls for want of a free buffer
+
+static void q_wake(void);
 
 void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb) {
 	dt_chunk = chunk;
@@ -49,26 +62,58 @@ void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb) {
 	if (buf_max > 4000) buf_max = 4000;
 	buf_limit_mode = max_trace_mb == -1;
 	buf_budget = total;
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&buf_cv, &a);
+	pthread_condattr_destroy(&a);
+	const char *w = getenv("DT_FULL_WAIT_NS");
+	if (w && *w) buf_wait_ns = strtoll(w, NULL, 10);
 }
 
-static char *dt_buf_get(void) {
+// spill_pending tells whether spill slots remain that nobody has made yet
+// (under buf_mu, or racily).
+static inline int spill_pending(void);
+static char *spill_make(int prefault);
+
+// dt_buf_get returns a free buffer, else a new one while fewer than buf_max
+// exist, else NULL — at once, or after waiting buf_wait_ns when wait is set.
+// The pump keeps spill_ahead spill slots ready; when it falls behind, the
+// program thread makes one itself but only reserves its space (~0.1 ms for
+// 256 KB) and takes the page faults while recording, rather than all of it
+// in one stall. (Dropping calls there instead lost 2-20 % of a ping-pong's
+// events while the budget was far from spent.)
+static char *dt_buf_get(int wait) {
 	pthread_mutex_lock(&buf_mu);
-	if (buf_nfree == 0 && buf_nalloc >= buf_max) {
+	if (buf_nfree == 0 && buf_nalloc >= buf_max && wait && buf_wait_ns != 0) {
+		q_wake(); // the pump may be asleep with full buffers queued
 		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 2;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		int64_t w = buf_wait_ns > 0 ? buf_wait_ns : 3600 * (int64_t)1000000000;
+		ts.tv_sec += w / 1000000000;
+		ts.tv_nsec += w % 1000000000;
+		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
 		while (buf_nfree == 0 && pthread_cond_timedwait(&buf_cv, &buf_mu, &ts) == 0) {
 		}
 	}
 	char *b = NULL;
+	int fresh = 0;
 	if (buf_nfree > 0) b = buf_free[--buf_nfree];
-	else if ((b = spill_take()) != NULL) buf_nalloc++;
+	else if (buf_nalloc < buf_max) {
+		fresh = 1;
+		buf_nalloc++;
+	}
 	pthread_mutex_unlock(&buf_mu);
-	if (b == NULL) {
-		b = malloc(dt_chunk); // over budget rather than hang the program
-		if (b) __atomic_add_fetch(&buf_nalloc, 1, __ATOMIC_RELAXED);
+	if (fresh) {
+		if ((b = spill_make(0)) == NULL) b = malloc(dt_chunk); // no spill file, or no space left in it
+		if (b == NULL) __atomic_sub_fetch(&buf_nalloc, 1, __ATOMIC_RELAXED);
 	}
 	return b;
+}
+
+// dt_buf_ready tells, without a lock, whether dt_buf_get(0) may succeed.
+static inline int dt_buf_ready(void) {
+	return __atomic_load_n(&buf_nfree, __ATOMIC_RELAXED) > 0 || __atomic_load_n(&buf_nalloc, __ATOMIC_RELAXED) < buf_max;
 }
 
 // ---- spill: when dtrun provides a spill directory, the buffers are slots
@@ -107,45 +152,62 @@ void dt_spill_setup(char *base, int n, int fd, long off) {
 	pthread_mutex_unlock(&buf_mu);
 }
 
-// dt_spill_prepare allocates fresh slots ahead of need, from the writer's
-// thread, so that a program thread seldom pays for fallocate (about 0.3 ms
-// per MB on tmpfs) at a hand-over: it keeps up to k buffers free.
-void dt_spill_prepare(int k) {
-	size_t sz = SLOT_HDR + dt_chunk;
-	for (;;) {
-		pthread_mutex_lock(&buf_mu);
-		if (buf_nfree >= k || spill_next >= spill_n || buf_nalloc >= buf_max) {
-			pthread_mutex_unlock(&buf_mu);
-			return;
-		}
-		int i = spill_next++;
-		buf_nalloc++;
-		pthread_mutex_unlock(&buf_mu);
-		char *b = spill_lo - SLOT_HDR + (size_t)i * sz + SLOT_HDR;
-		int ok = fallocate(spill_fd, 0, spill_off + (off_t)(i * sz), sz) == 0;
-		if (ok) memset(b - SLOT_HDR, 0, sz); // fault the pages in now, not while recording
-		pthread_mutex_lock(&buf_mu);
-		if (ok) {
-			buf_free[buf_nfree++] = b;
-			pthread_cond_signal(&buf_cv);
-		} else {
-			spill_n = spill_next; // no space: plain memory from now on
-			buf_nalloc--;
-		}
-		pthread_mutex_unlock(&buf_mu);
-		if (!ok) return;
-	}
-}
+static int spill_ahead = 8;
 
-// spill_take returns a fresh slot, or NULL. Called with buf_mu held.
-static char *spill_take(void) {
-	if (spill_next >= spill_n) return NULL;
+static inline int spill_pending(void) { return spill_next < spill_n; }
+
+// spill_make allocates the next slot of the spill file, or returns NULL
+// (none left, or no space: plain memory from then on). Space is reserved
+// with fallocate (tmpfs would otherwise raise SIGBUS when full; ~0.35 ms
+// per MB on this VM); with prefault (the pump, ahead of need) the pages are
+// also faulted in at once (one madvise, about a third cheaper than touching
+// each page: ~0.45 ms per MB).
+static char *spill_make(int prefault) {
 	size_t sz = SLOT_HDR + dt_chunk;
-	if (fallocate(spill_fd, 0, spill_off + (off_t)(spill_next * sz), sz) != 0) {
-		spill_n = spill_next; // no space: plain memory from now on
+	pthread_mutex_lock(&buf_mu);
+	int i = spill_next < spill_n ? spill_next++ : -1;
+	pthread_mutex_unlock(&buf_mu);
+	if (i < 0) return NULL;
+	char *s = spill_lo - SLOT_HDR + (size_t)i * sz;
+	if (fallocate(spill_fd, 0, spill_off + (off_t)i * (off_t)sz, sz) != 0) {
+		pthread_mutex_lock(&buf_mu);
+		if (spill_n > i) spill_n = i;
+		pthread_mutex_unlock(&buf_mu);
 		return NULL;
 	}
-	return spill_lo - SLOT_HDR + (size_t)spill_next++ * sz + SLOT_HDR;
+	uintptr_t lo = ((uintptr_t)s + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)s + sz) & ~(uintptr_t)4095;
+	if (prefault && (hi <= lo || madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0)) memset(s, 0, sz);
+	return s + SLOT_HDR;
+}
+
+// spill_prepare1 makes one fresh slot if fewer than spill_ahead buffers are
+// free, and tells whether it did. The pump calls it once per entry or poll
+// (dt_q_pop), one slot at a time, sleeping between: the program keeps its
+// core.
+static int spill_prepare1(void) {
+	pthread_mutex_lock(&buf_mu);
+	int go = buf_nfree < spill_ahead && spill_next < spill_n && buf_nalloc < buf_max;
+	if (go) buf_nalloc++;
+	pthread_mutex_unlock(&buf_mu);
+	if (!go) return 0;
+	char *b = spill_make(1);
+	pthread_mutex_lock(&buf_mu);
+	if (b) {
+		buf_free[buf_nfree++] = b;
+		pthread_cond_signal(&buf_cv);
+	} else {
+		buf_nalloc--;
+	}
+	pthread_mutex_unlock(&buf_mu);
+	return b != NULL;
+}
+
+// dt_spill_prepare sets how many buffers the pump keeps free and prepares
+// them now (at start, from Go).
+void dt_spill_prepare(int k) {
+	spill_ahead = k;
+	while (spill_prepare1()) {
+	}
 }
 
 void dt_buf_put(void *b) {
@@ -174,20 +236,32 @@ typedef struct {
 } dt_qent;
 #define Q_CAP 8192
 static dt_qent q_ent[Q_CAP];
-static unsigned q_head, q_tail; // under buf_mu
+static unsigned q_head, q_tail; // under q_mu
+static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
+static int q_sleeping; // the pump waits on q_cv (under q_mu)
+
+// q_wake wakes the pump. A program thread calls it only where it is about
+// to sleep anyway (waiting for a free buffer) or at the end of tracing: a
+// wake-up at every hand-over let the woken threads preempt the program in
+// the middle of it (stalls of 1-50 ms in a ping-pong, measured).
+static void q_wake(void) {
+	pthread_mutex_lock(&q_mu);
+	if (q_sleeping) pthread_cond_signal(&q_cv);
+	pthread_mutex_unlock(&q_mu);
+}
 
 static void q_push_kind(void *buf, size_t n, uint32_t tid, int fin, int kind) {
-	pthread_mutex_lock(&buf_mu);
+	pthread_mutex_lock(&q_mu);
 	while (q_tail - q_head >= Q_CAP) { // cannot happen: fewer buffers than slots
-		pthread_mutex_unlock(&buf_mu);
+		pthread_mutex_unlock(&q_mu);
 		struct timespec ms = {0, 1000000};
 		nanosleep(&ms, NULL);
-		pthread_mutex_lock(&buf_mu);
+		pthread_mutex_lock(&q_mu);
 	}
 	q_ent[q_tail++ % Q_CAP] = (dt_qent){buf, n, tid, fin, kind};
-	pthread_cond_signal(&q_cv);
-	pthread_mutex_unlock(&buf_mu);
+	if (fin && q_sleeping) pthread_cond_signal(&q_cv);
+	pthread_mutex_unlock(&q_mu);
 }
 
 static void q_push(void *buf, size_t n, uint32_t tid, int fin) { q_push_kind(buf, n, tid, fin, DT_Q_BUF); }
@@ -215,12 +289,41 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 	q_push_kind(p, 0, 0, 0, DT_Q_COMM);
 }
 
-// dt_q_pop waits for the next entry (called by Go's pump goroutine).
+// dt_q_pop waits for the next entry (called by Go's pump goroutine, in C so
+// that it holds no Go P while it waits). Nobody wakes it at a hand-over: it
+// polls, every 100 µs while entries keep coming, backing off when idle, and
+// is woken only at the end of tracing or by a thread about to wait for a
+// free buffer (DT_FULL_WAIT_NS). Between polls it makes spill slots, one
+// per wake-up, so that the program keeps its core.
 void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
-	pthread_mutex_lock(&buf_mu);
-	while (q_head == q_tail) pthread_cond_wait(&q_cv, &buf_mu);
+	static int64_t sleep_ns = 100000;
+	if (spill_n) spill_prepare1();
+	pthread_mutex_lock(&q_mu);
+	while (q_head == q_tail) {
+		int more = 0;
+		if (spill_n && spill_next < spill_n) {
+			// One slot per wake-up, then sleep: a program thread waiting
+			// for it gets the core (the scheduler does not preempt the
+			// pump for it).
+			pthread_mutex_unlock(&q_mu);
+			more = spill_prepare1();
+			pthread_mutex_lock(&q_mu);
+			if (q_head != q_tail) break;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += sleep_ns;
+		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+		q_sleeping = 1;
+		pthread_cond_timedwait(&q_cv, &q_mu, &ts);
+		q_sleeping = 0;
+		// Back off to 5 ms when idle, 2 ms while spill slots remain to be
+		// made (the program may use up the ready ones meanwhile).
+		if (q_head == q_tail && !more && sleep_ns < (spill_pending() ? 2000000 : 5000000)) sleep_ns *= 2;
+	}
 	dt_qent e = q_ent[q_head++ % Q_CAP];
-	pthread_mutex_unlock(&buf_mu);
+	sleep_ns = 100000;
+	pthread_mutex_unlock(&q_mu);
 	*buf = e.buf;
 	*n = e.n;
 	*tid = e.tid;
@@ -253,22 +356,30 @@ static void dt_submit(dt_thr *T) {
 	char *old = T->buf;
 	dt_thr_attach_buf(T, NULL);
 	q_push(old, n, T->tid, 0);
-	dt_thr_attach_buf(T, dt_buf_get());
+	dt_thr_attach_buf(T, dt_buf_get(1));
+	if (T->buf == NULL) __atomic_add_fetch(&dt_drop_gaps, 1, __ATOMIC_RELAXED);
 	uint64_t d = dt_now() - t0;
 	if (d > dt_max_stall_ticks) dt_max_stall_ticks = d;
 	dt_stall_ticks += d;
 	dt_flushes++;
-	if (buf_limit_mode) {
+	if (buf_limit_mode) { // MaxTraceSize -1: no free buffer means the trace buffer is full
 		buf_total += n;
-		if (buf_total >= buf_budget) dt_stop(DT_STOP_BUFFER_FULL);
+		if (buf_total >= buf_budget || T->buf == NULL) dt_stop(DT_STOP_BUFFER_FULL);
 	}
 }
 
+// dt_make_room is the slow path of dt_rec_begin: the buffer is full (hand
+// it over), or the thread has none since no buffer was free (take one if
+// there is one now, without waiting). 0: the call is not recorded, and is
+// counted as dropped.
 int dt_make_room(dt_thr *T, size_t need) {
-	if (need > dt_chunk) return 0;
-	dt_submit(T);
-	if (T->buf == NULL || dt_state != 1) return 0;
-	return 1;
+	if (need <= dt_chunk && dt_state == 1) {
+		if (T->buf != NULL) dt_submit(T);
+		else if (dt_buf_ready()) dt_thr_attach_buf(T, dt_buf_get(0));
+		if (T->buf != NULL && dt_state == 1) return 1;
+	}
+	T->dropped++;
+	return 0;
 }
 
 // dt_epoch_flush runs at the end of dt_rec_end when the epoch moved: it
@@ -332,8 +443,23 @@ static void dt_thr_exit(void *p) {
 	T->buf = T->pos = T->commit = T->end = NULL;
 	T->chunk_commit = NULL;
 	pthread_mutex_unlock(&thr_mu);
-	if (b && n > 0 && dt_state >= 1 && dt_state <= 2) q_push(b, n, T->tid, 0);
-	else if (b) dt_buf_put(b);
+	// A few records are copied out and the buffer goes straight back to the
+	// free list: a program starting threads one after another must not
+	// find every buffer queued behind the encoder (its new threads would
+	// drop their calls).
+	char *c = b && n > 0 && n <= 16384 ? malloc(n) : NULL;
+	if (c) {
+		memcpy(c, b, n);
+		dt_buf_put(b);
+		b = NULL;
+	}
+	if (dt_state >= 1 && dt_state <= 2) {
+		if (c) q_push_kind(c, n, T->tid, 0, DT_Q_COPY);
+		else if (b && n > 0) q_push(b, n, T->tid, 0), b = NULL;
+	} else {
+		free(c);
+	}
+	if (b) dt_buf_put(b);
 	// The small struct stays listed (its dropped count); the rest goes. A
 	// later MPI call from this thread (another key's destructor) finds no
 	// buffer and records nothing.
@@ -365,8 +491,11 @@ dt_thr *dt_thr_new(void) {
 	}
 	T->epoch = dt_epoch;
 	T->tid = __atomic_fetch_add(&thr_next, 1, __ATOMIC_RELAXED);
-	dt_thr_attach_buf(T, dt_buf_get());
-	if (!T->sites || !T->buf) return NULL;
+	dt_thr_attach_buf(T, dt_buf_get(1)); // none free: the thread starts by dropping (dt_make_room)
+	if (!T->sites) {
+		free(T);
+		return NULL;
+	}
 	pthread_mutex_lock(&thr_mu);
 	T->next = thr_list;
 	thr_list = T;

@@ -13,7 +13,7 @@
 package main
 
 /*
-#cgo CFLAGS: -O2 -fno-omit-frame-pointer -Wno-unused-variable -Wno-unused-but-set-variable -Wno-deprecated-declarations
+#cgo CFLAGS: -O2 -fno-omit-frame-pointer -fno-plt -Wno-unused-variable -Wno-unused-but-set-variable -Wno-deprecated-declarations
 #include "dt_wrap.h"
 #include "dt_rt.h"
 void dt_bump_epoch(void);

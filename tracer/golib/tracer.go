@@ -61,6 +61,7 @@ type initInfo struct {
 type job struct {
 	buf   unsafe.Pointer // records of one thread (owned by Go until dt_buf_put)
 	n     int
+	copy  bool // buf is a malloc'd copy (C.free), not a buffer
 	tid   uint32
 	clock *tracepb.ClockSync
 	defs  bool // write pending definitions now
@@ -245,8 +246,9 @@ func (t *tracer) check(err error) {
 	}
 }
 
-// spillAhead is how many free buffers the writer keeps prepared.
-const spillAhead = 8
+// spillAhead is how many free buffers the pump keeps prepared (4 MB of
+// 256 KB buffers: a tight loop of cheap calls fills them in ~6 ms).
+const spillAhead = 16
 
 // footerRoom is disk space kept allocated beyond the end of the file, so
 // that the footer saying why tracing stopped can still be written when the
@@ -281,22 +283,12 @@ func (t *tracer) stopped() bool {
 
 func (t *tracer) loop() {
 	defer recovered("writer")
-	// The encoder runs at a lower priority on its own thread: on a core it
-	// shares with the rank (core binding), it then takes short slices (about
-	// a tenth of the core when both want it) instead of preempting the rank
-	// for milliseconds, and catches up whenever the rank waits.
-	runtime.LockOSThread()
-	if n := os.Getenv("DT_WRITER_NICE"); n != "0" {
-		nice := 10
-		if v, err := strconv.Atoi(n); err == nil {
-			nice = v
-		}
-		syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice)
-	}
+	lowPriority() // the encoder on its own thread
+
 	for j := range t.jobs {
 		switch {
 		case j.buf != nil && discard:
-			C.dt_buf_put(j.buf)
+			t.release(j)
 		case j.buf != nil:
 			t.batch.Reset()
 			if err := records.Decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
@@ -306,10 +298,7 @@ func (t *tracer) loop() {
 			// Only now that its records are on disk (or deliberately dropped)
 			// may the buffer be reused: until then a spill slot keeps them
 			// recoverable.
-			C.dt_buf_put(j.buf)
-			if t.spill != "" {
-				C.dt_spill_prepare(spillAhead)
-			}
+			t.release(j)
 		case j.defs:
 			t.writeDefs()
 		case j.clock != nil:
@@ -329,6 +318,9 @@ func (t *tracer) loop() {
 				mean = int64(float64(C.dt_stall_ticks) * t.conv.NsPerTick / float64(C.dt_flushes))
 			}
 			f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns, mean %d ns over %d flushes", t.stopMsg, stall, mean, uint64(C.dt_flushes)))
+			if g := uint64(C.dt_drop_gaps); g > 0 {
+				f.Message += fmt.Sprintf("; calls dropped in %d gaps: no free buffer (events came faster than the encoder absorbed them)", g)
+			}
 			f.Message = strings.TrimPrefix(f.Message, "; ")
 			t.mu.Unlock()
 			t.w.Close(f)
@@ -342,11 +334,41 @@ func (t *tracer) loop() {
 	}
 }
 
+// lowPriority locks the calling goroutine to its thread and lowers that
+// thread's priority (DT_WRITER_NICE, default 10): the tracer's background
+// work then takes short slices of a core it shares with the program (about
+// a tenth of it when both want it) instead of preempting the program for
+// milliseconds, and catches up whenever the program waits.
+func lowPriority() {
+	runtime.LockOSThread()
+	if n := os.Getenv("DT_WRITER_NICE"); n != "0" {
+		nice := 10
+		if v, err := strconv.Atoi(n); err == nil {
+			nice = v
+		}
+		syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice)
+	}
+}
+
+// release gives a written job's memory back: a buffer to the C free list,
+// a copy to the C heap.
+func (t *tracer) release(j job) {
+	if j.copy {
+		C.free(j.buf)
+	} else {
+		C.dt_buf_put(j.buf)
+	}
+}
+
 // pump moves the buffers the C side queued (dt_q_pop blocks in C, holding
 // no Go P while it waits) into the writer's job queue, in order; the end of
 // tracing comes through the same queue, behind the last buffers.
 func (t *tracer) pump() {
 	defer recovered("pump")
+	// The pump keeps the program's priority: it makes spill slots ahead of
+	// need (dt_q_pop), which at nice 10 it could not do beside a busy rank,
+	// and the rank then made them itself in its hand-overs (stalls of
+	// 1-4 ms, measured).
 	for {
 		var buf unsafe.Pointer
 		var n C.size_t
@@ -371,7 +393,7 @@ func (t *tracer) pump() {
 			t.jobs <- job{fin: tracepb.Footer_StopReason(fin), ack: t.finAck}
 			return
 		}
-		t.jobs <- job{buf: buf, n: int(n), tid: uint32(tid)}
+		t.jobs <- job{buf: buf, n: int(n), tid: uint32(tid), copy: kind == C.DT_Q_COPY}
 	}
 }
 
