@@ -54,9 +54,9 @@ func TestFlushInsideCalls(t *testing.T) {
 		minHandOver int
 	}{
 		// Buffers filling up, the loop waiting for free ones.
-		// DT_FULL_WAIT_NS=-1: wait for a free buffer rather than drop calls
-		// (the default; TestDropWhenEncoderBehind), so that every call is
-		// in the trace and the loop waits inside the calls.
+		// DT_FULL_WAIT_NS=-1 (the default, explicit here): wait for a free
+		// buffer rather than drop calls (TestDropWhenEncoderBehind), so that
+		// every call is in the trace and the loop waits inside the calls.
 		{"full/openmpi", ompi, oversub, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=-1"}, 10},
 		{"full/mpich", "mpicc.mpich", mpich, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=-1"}, 10},
 		// The periodic hand-over (every 200 ms) of partly filled buffers:
@@ -130,9 +130,9 @@ func TestFlushInsideCalls(t *testing.T) {
 	}
 }
 
-// TestDropWhenEncoderBehind: by default a thread that finds no free buffer
-// does not wait for the encoder but drops its calls until one is free
-// (README, "When the encoder cannot keep up"). flushgap's tight loop with
+// TestDropWhenEncoderBehind: with DT_FULL_WAIT_NS=0 a thread that finds no
+// free buffer does not wait for the encoder but drops its calls until one is
+// free (README, "When the encoder cannot keep up"; the default waits). flushgap's tight loop with
 // four 64 KB buffers and the encoder at the lowest priority outruns the
 // encoder: every call is either in the trace or counted in the footer's
 // dropped_events (whether any is dropped depends on timing: not asserted),
@@ -141,7 +141,7 @@ func TestDropWhenEncoderBehind(t *testing.T) {
 	const calls = 40000
 	prog := build(t, "flushgap", ompi)
 	dir := t.TempDir()
-	res := dtrun(t, dir, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19"}, append(oversub, prog, strconv.Itoa(calls), "0")...)
+	res := dtrun(t, dir, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=0"}, append(oversub, prog, strconv.Itoa(calls), "0")...)
 	if res.code != 0 || !strings.Contains(res.out, "flushgap done") {
 		t.Fatalf("exit %d\n%s", res.code, res.out)
 	}

@@ -37,20 +37,21 @@ static uint32_t thr_next;
 
 // ---- buffers: a free list shared with Go, which returns buffers it has
 // encoded (dt_buf_put). The total is bounded by TraceBufSize. A thread that
-// fills its buffer never sleeps for another (README, "When the encoder
-// cannot keep up"): a sleeping rank may get its core back only milliseconds
-// later on a loaded machine, whatever it waited for. If no buffer is free
-// and the budget is spent, the thread drops its calls (counted, reported in
-// the footer) until one is free again: the program's speed comes first.
-// DT_FULL_WAIT_NS=n makes it wait up to n ns first (-1: as long as it
-// takes, for a lossless trace at the cost of stalls; tests use it).
+// fills its buffer when none is free and the budget is spent waits for one
+// (README, "When the encoder cannot keep up"): the trace stays complete and
+// the wait shows inside the MPI call that filled the buffer. Dropping calls
+// instead would keep the program's pace but could make the analyzer pair
+// the wrong messages, so it is opt-in: DT_FULL_WAIT_NS=n waits up to n ns,
+// then drops the thread's calls (counted, reported in the footer) until a
+// buffer is free again (0: drop at once; default -1: wait as long as it
+// takes).
 static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t buf_cv;
 static void *buf_free[4096];
 static int buf_nfree, buf_nalloc, buf_max = 16;
 static int64_t buf_limit_mode; // MaxTraceSize == -1: stop when TraceBufSize bytes were traced
 static uint64_t buf_total, buf_budget;
-static int64_t buf_wait_ns;
+static int64_t buf_wait_ns = -1;
 uint64_t dt_drop_gaps; // (atomic) times a thread started dropping calls for want of a free buffer
 
 static void q_wake(void);
