@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,6 +180,15 @@ func worldMembers(n int) []uint32 {
 	return m
 }
 
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // peakRSS is the process's peak resident set (VmHWM) in bytes.
 func peakRSS() int64 {
 	data, err := os.ReadFile("/proc/self/status")
@@ -225,7 +235,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	})
 	runtime.GC()
 	b.ResetTimer()
-	var events int64
+	var events, parks int64
 	var peakHeap uint64
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -246,6 +256,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			}
 		}
 	}()
+	cpu0 := cpuTime()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		rep, st, err := AnalyzeStats(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
@@ -256,15 +267,22 @@ func BenchmarkAnalyze(b *testing.B) {
 			b.Fatalf("warnings: %q", rep.Warnings)
 		}
 		events += st.Events
+		parks += st.Parks
 	}
 	wall := time.Since(start).Seconds()
+	cpu := (cpuTime() - cpu0).Seconds()
 	close(stop)
 	<-done
 	b.ReportMetric(float64(events)/(wall*float64(runtime.GOMAXPROCS(0))), "calls/s/core")
+	// On a shared machine the wall-clock figure depends on the other
+	// processes; CPU time per call and the cores actually used do less.
+	b.ReportMetric(cpu*1e9/float64(events), "cpu-ns/call")
+	b.ReportMetric(cpu/wall, "cores-used")
 	b.ReportMetric(float64(events)/float64(b.N), "calls/op")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(size)/(1<<20), "trace-MB")
+	b.ReportMetric(float64(parks)/float64(b.N), "parks/op")
 }
 
 // BenchmarkDecodeOnly reads the benchmark trace without analysing it: the

@@ -1,12 +1,13 @@
 package analyzer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -121,10 +122,16 @@ type request struct {
 	hasTicket bool
 }
 
+// doneRecv is a receive a Wait/Test call completed: what matching it
+// needs, copied out of the request table.
 type doneRecv struct {
-	rq  request
-	src int32 // status source and tag (or the posted ones)
-	tag int32
+	seq       uint64
+	start     int64
+	comm      *commInfo
+	key       p2pKey
+	ticket    uint64
+	src, tag  int32 // status source and tag (or the posted ones)
+	hasTicket bool
 }
 
 type collSeqKey struct {
@@ -662,53 +669,54 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 			continue
 		}
 		n++
-		rq := *p
-		if rq.persistent {
-			p.active = false
-		} else {
-			rp.reqs.del(id)
-		}
-		switch rq.kind {
+		switch p.kind {
 		case reqSend, reqMatched:
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
-			overlap += max(0, entry-rq.start)
+			overlap += max(0, entry-p.start)
 		case reqRecv:
-			if rq.peer == traceformat.ProcNull {
-				continue // matches nothing, whatever its status says
+			if p.peer == traceformat.ProcNull {
+				break // matches nothing, whatever its status says
 			}
-			d := doneRecv{rq: rq, src: rq.peer, tag: rq.tag}
+			d := doneRecv{seq: p.seq, start: p.start, comm: p.comm, key: p.key, ticket: p.ticket,
+				src: p.peer, tag: p.tag, hasTicket: p.hasTicket}
 			if e.Attr&traceformat.AttrStatus != 0 && i < len(e.Status) {
 				d.src, d.tag = e.Status[i].Source, e.Status[i].Tag
 			}
 			rp.done = append(rp.done, d)
 		}
+		if p.persistent {
+			p.active = false
+		} else {
+			rp.reqs.del(id)
+		}
 	}
 	if len(rp.done) > 1 {
 		// Wildcard receives take their tickets now: in posting order.
-		sort.Slice(rp.done, func(i, j int) bool { return rp.done[i].rq.seq < rp.done[j].rq.seq })
+		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
 	}
 	var latest int64
 	has := false
-	for _, d := range rp.done {
+	for i := range rp.done {
+		d := &rp.done[i]
 		var t int64
 		var ok bool
 		switch {
 		case d.src == traceformat.NoStatus:
 			// Cancelled: it received nothing.
-			if d.rq.hasTicket {
-				rp.x.revoke(d.rq.key, d.rq.ticket, &rp.recvCache)
+			if d.hasTicket {
+				rp.x.revoke(d.key, d.ticket, &rp.recvCache)
 			}
 			continue
-		case d.rq.hasTicket:
-			t, ok, _ = rp.take(d.rq.key, d.rq.ticket)
+		case d.hasTicket:
+			t, ok, _ = rp.take(d.key, d.ticket)
 		default:
-			t, ok, _ = rp.matchOn(d.rq.comm, d.src, d.tag)
+			t, ok, _ = rp.matchOn(d.comm, d.src, d.tag)
 		}
 		if !ok {
 			continue
 		}
-		overlap += max(0, entry-max(d.rq.start, t))
+		overlap += max(0, entry-max(d.start, t))
 		if !has || t > latest {
 			latest, has = t, true
 		}
@@ -751,7 +759,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 		}
 	}
 	att := collAtt{node: node, site: e.Site}
-	in := rp.x.collEnter(key, fi.name, shape, root, c.members, c.myIdx, entry, att)
+	in := rp.x.collEnter(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, att)
 	if in.mismatch {
 		rp.unmatchedColls++
 	} else if latest, has, ok := rp.x.collWait(in, c.myIdx, rp.rank); has {
