@@ -82,8 +82,9 @@ type commInfo struct {
 	members []int32 // world ranks, local group
 	remote  []int32 // world ranks, remote group (intercommunicators)
 	inter   bool
-	myIdx   int   // this rank's rank in it, -1 if not a member
-	group   int32 // first world rank of the local group
+	myIdx   int     // this rank's rank in it, -1 if not a member
+	group   int32   // first world rank of the local group
+	collSeq *uint64 // collective calls on it so far (replayer.collSeq)
 }
 
 // peerWorld translates a peer rank of a point-to-point call.
@@ -171,7 +172,7 @@ type replayer struct {
 	reqSeq uint64
 	done   []doneRecv
 	// collSeq counts collective calls per communicator.
-	collSeq map[collSeqKey]uint64
+	collSeq map[collSeqKey]*uint64
 
 	sendCache, recvCache fifoCache
 
@@ -189,7 +190,7 @@ type replayer struct {
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, clk: clk, collSeq: map[collSeqKey]uint64{}}
+	rp := &replayer{rank: rank, path: path, x: x, clk: clk, collSeq: map[collSeqKey]*uint64{}}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
 	rp.secs = intervals.NewSections(who, rp.warn)
@@ -743,9 +744,17 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 			root = e.Root
 		}
 	}
-	sk := collSeqKey{id: c.id, group: c.group}
-	key := collKey{comm: c.id, group: c.group, seq: rp.collSeq[sk]}
-	rp.collSeq[sk]++
+	if c.collSeq == nil {
+		// Shared by every local index naming the communicator.
+		sk := collSeqKey{id: c.id, group: c.group}
+		c.collSeq = rp.collSeq[sk]
+		if c.collSeq == nil {
+			c.collSeq = new(uint64)
+			rp.collSeq[sk] = c.collSeq
+		}
+	}
+	key := collKey{comm: c.id, group: c.group, seq: *c.collSeq}
+	*c.collSeq++
 	shape := fi.shape
 	if fi.op == opICollStart {
 		// The start of a nonblocking collective does not wait for
@@ -784,7 +793,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 // but synchronizes. Without recorded byte counts, assume it does.
 func movesData(e *traceformat.Event, fi *fnInfo) bool {
 	const bytes = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
-	if e.Attr&bytes == 0 || baseName(fi.name) == "Barrier" {
+	if e.Attr&bytes == 0 || fi.barrier {
 		return true
 	}
 	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"runtime"
 	"sync"
 )
 
@@ -203,6 +204,7 @@ func (s *sched) resume(r int32) (more bool) {
 // nextLocked takes the next replay to run, waiting for one; false when
 // all have finished. s.mu is held.
 func (s *sched) nextLocked(w int) (int32, bool) {
+	spins := 0
 	for {
 		if s.live == 0 {
 			return 0, false
@@ -218,14 +220,32 @@ func (s *sched) nextLocked(w int) (int32, bool) {
 			}
 		}
 		if s.running == 0 {
+			// Every queue is empty and no replay runs: those left
+			// are all parked.
 			s.stall()
 			continue
 		}
+		if spins < maxSpins {
+			// Other workers are running replays that will likely wake
+			// one soon: sleeping on the condition variable and being
+			// woken costs system calls and, on a busy machine,
+			// milliseconds before the thread runs again.
+			spins++
+			s.mu.Unlock()
+			runtime.Gosched()
+			s.mu.Lock()
+			continue
+		}
+		spins = 0
 		s.nIdle++
 		s.idle.Wait()
 		s.nIdle--
 	}
 }
+
+// maxSpins bounds how often an idle worker yields and looks for work again
+// before it sleeps (tens of microseconds).
+const maxSpins = 200
 
 // wake puts rank r back on the run queue if it is parked, or notes that it
 // must check its wait again if it is running. Any lock may be held.
