@@ -42,12 +42,14 @@
 // are in bench_test.go.
 //
 // Clock-condition violations are repaired while replaying, before any wait
-// is computed, by the forward pass of the controlled logical clock (Becker
-// et al. 2009): when a receive (or a collective exit) would end before the
-// send (or the entries it depends on) started, its end is moved to that
-// bound plus minLatencyNs and all later events of the rank are shifted by
-// the same amount, which keeps every local interval after the repaired
-// event. Backward amortization is not done.
+// is computed, with the controlled logical clock (Becker et al. 2009; clc.go):
+// when a receive (or a collective exit) would end before the send (or the
+// entries it depends on) started, its end is moved to that bound plus
+// minLatencyNs and all later events of the rank are shifted by the same
+// amount (the forward pass, which keeps every local interval after the
+// repaired event); the jump is also amortized backward, linearly over the
+// rank's events since its last send, collective or MPI_Pcontrol, when the
+// repaired call published nothing itself.
 //
 // # Definitions where SPEC.md leaves a choice
 //

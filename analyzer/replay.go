@@ -176,6 +176,15 @@ type replayer struct {
 
 	sendCache, recvCache fifoCache
 
+	// Backward amortization of clock-condition repairs (clc.go): the
+	// events since the last fixed point, their overlap terms, when that
+	// point ended, and whether the current event was repaired.
+	pend      []pendEv
+	pendOv    []ovTerm
+	fixedAt   int64
+	repaired  bool
+	amortized int64 // repairs amortized backward
+
 	mpiNs   int64 // time in MPI calls counted so far (for sections)
 	last    int64 // latest exit seen (global ns), the end of a cut trace
 	events  int64
@@ -352,9 +361,11 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if fi.op == opInit {
 			rp.tr.Start(exit)
 			rp.last = exit
+			rp.fix(exit)
 			return
 		}
 		rp.tr.Start(entry)
+		rp.fix(entry)
 	}
 	if rp.tr.Ended() {
 		return
@@ -367,26 +378,35 @@ func (rp *replayer) event(e *traceformat.Event) {
 	a := node.Value
 	if fi.op == opPcontrol {
 		rp.pcontrol(e, entry, exit)
+		rp.fix(exit)
 		return
 	}
-	var realSync, overlap int64
+	var realSync, overlap, syncT int64
+	var hasSync bool
+	// fixed: the call handed its times to other ranks (clc.go).
+	fixed := false
+	rp.repaired = false
+	ovLo := len(rp.pendOv)
 	switch fi.op {
 	case opSend:
 		if rp.post(e, entry) {
 			a.sends++
 		}
+		fixed = true
 	case opRecv:
 		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
 			a.recvs++
 			if ok {
+				rp.repairRecv(&entry, &exit, t)
 				realSync = max(0, t-entry)
-				rp.repair(&exit, t)
+				syncT, hasSync = t, true
 			}
 		}
 	case opSendrecv:
 		if rp.post(e, entry) {
 			a.sends++
 		}
+		fixed = true
 		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
 			a.recvs++
 			if ok {
@@ -404,14 +424,16 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
 			a.recvs++
 			if ok {
+				rp.repairRecv(&entry, &exit, t)
 				realSync = max(0, t-entry)
-				rp.repair(&exit, t)
+				syncT, hasSync = t, true
 			}
 		}
 	case opMrecv:
 		// Matched by the probe already.
 	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
 		rp.create(e, fi.op, entry, a)
+		fixed = fi.op == opIsend
 	case opStart:
 		for _, id := range e.Reqs {
 			rq := rp.reqs.get(id)
@@ -423,6 +445,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 			rp.reqSeq++
 			rq.seq = rp.reqSeq
 			if rq.kind == reqSend {
+				fixed = true
 				if rp.postTo(rq.comm, rq.peer, rq.tag, entry) {
 					a.sends++
 				}
@@ -432,8 +455,12 @@ func (rp *replayer) event(e *traceformat.Event) {
 			}
 		}
 	case opComplete:
-		n, rs, ov := rp.complete(e, entry, &exit)
-		realSync, overlap = rs, ov
+		var n int
+		n, syncT, hasSync = rp.complete(e, &entry, &exit)
+		if hasSync {
+			realSync = max(0, syncT-entry)
+		}
+		overlap = overlapOf(entry, rp.pendOv[ovLo:])
 		if fi.wait || n > 0 {
 			a.waits++
 		}
@@ -445,6 +472,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		}
 	case opColl, opICollStart:
 		rp.collective(e, fi, entry, &exit, node)
+		fixed = true
 	}
 	dur := exit - entry
 	rp.mpiNs += dur
@@ -469,6 +497,12 @@ func (rp *replayer) event(e *traceformat.Event) {
 	s.time += dur
 	s.realSync += realSync
 	s.overlap += overlap
+	if fixed || rp.repaired {
+		rp.fix(exit)
+	} else {
+		rp.keep(pendEv{a: a, site: e.Site, class: fi.class, entry: entry, exit: exit,
+			syncT: syncT, hasSync: hasSync, ovLo: int32(ovLo), ovHi: int32(len(rp.pendOv))})
+	}
 }
 
 // end closes the rank's program at global time at.
@@ -656,11 +690,13 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	rp.reqs.put(e.Reqs[0], rq)
 }
 
-// complete handles a Wait/Test call: n requests completed, the Real Sync
-// of the receives among them and the overlap of all.
-func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n int, realSync, overlap int64) {
+// complete handles a Wait/Test call: n requests completed; the latest send
+// entry of the receives among them (for Real Sync and the repair), and
+// their overlap terms appended to pendOv (clc.go), so that the caller
+// computes Overlap with the call's final entry.
+func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, latest int64, has bool) {
 	if e.Attr&traceformat.AttrReqs == 0 {
-		return 0, 0, 0
+		return 0, 0, false
 	}
 	rp.done = rp.done[:0]
 	for i, id := range e.Reqs {
@@ -674,7 +710,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 		case reqSend, reqMatched:
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
-			overlap += max(0, entry-p.start)
+			rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: noT})
 		case reqRecv:
 			if p.peer == traceformat.ProcNull {
 				break // matches nothing, whatever its status says
@@ -696,8 +732,6 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 		// Wildcard receives take their tickets now: in posting order.
 		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
 	}
-	var latest int64
-	has := false
 	for i := range rp.done {
 		d := &rp.done[i]
 		var t int64
@@ -717,16 +751,15 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 		if !ok {
 			continue
 		}
-		overlap += max(0, entry-max(d.start, t))
+		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
 		if !has || t > latest {
 			latest, has = t, true
 		}
 	}
 	if has {
-		realSync = max(0, latest-entry)
-		rp.repair(exit, latest)
+		rp.repairRecv(entry, exit, latest)
 	}
-	return n, realSync, overlap
+	return n, latest, has
 }
 
 // collective replays one collective call.
