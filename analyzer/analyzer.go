@@ -262,12 +262,13 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		x.ranks[r].deferred = nil
 		rp.applyContrib()
 	}
-	summarize(reps, x, byRank, warn)
+	cv, un := summarize(reps, x, byRank, warn)
 
 	rep = build(reps, x, byRank, opts)
 	rep.Task = opts.App
 	rep.Processors = size
 	rep.Warnings = append([]string{}, warns...)
+	rep.ClockViolations, rep.Unmatched = cv, un
 	var st Stats
 	for r, rp := range reps {
 		if rp != nil {
@@ -278,9 +279,10 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	return rep, st, nil
 }
 
-// summarize turns the replays' counters into warnings, rank by rank.
-func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(string)) {
-	var viol, worst, unRecv, unColl, unReq, unSent int64
+// summarize turns the replays' counters into warnings, rank by rank, and
+// into the report's structured counts (nil when zero).
+func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(string)) (*report.ClockViolations, *report.Unmatched) {
+	var viol, worst, amortized, unRecv, unColl, unReq, unSent int64
 	var worstRank int32
 	for r, rp := range reps {
 		if rp == nil {
@@ -296,6 +298,7 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 			warn(damage(r, byRank[r].path, rp.readErr))
 		}
 		viol += rp.violations
+		amortized += rp.amortized
 		if rp.worstViolation > worst {
 			worst, worstRank = rp.worstViolation, rp.rank
 		}
@@ -325,8 +328,17 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		warn(fmt.Sprintf("More than %d sequential sections were executed on a processor: Insufficient Parallelism counts, for each section number, K = the processors that executed it at all.", maxSectionRuns))
 	}
 	if x.stalls > 0 {
-		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; the operations waiting at that moment are reported unmatched.", x.stalls))
+		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; each time one waiting operation was given up and is reported unmatched.", x.stalls))
 	}
+	var cv *report.ClockViolations
+	if viol > 0 {
+		cv = &report.ClockViolations{Count: viol, Worst: sec(worst), WorstRank: int(worstRank), Repaired: true, Amortized: amortized}
+	}
+	var un *report.Unmatched
+	if unRecv+unSent+unColl+unReq > 0 || x.stalls > 0 {
+		un = &report.Unmatched{Receives: unRecv, Sends: unSent, Collectives: unColl, Requests: unReq, Stalls: int64(x.stalls)}
+	}
+	return cv, un
 }
 
 // damage describes a damaged file in one sentence.

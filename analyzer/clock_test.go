@@ -39,8 +39,8 @@ func TestSkewIsUndone(t *testing.T) {
 	skewed.Rank(1).Skew(3*s, 80)
 	skewed.Rank(2).Skew(-7*s, -50)
 	got := analyzeRun(t, skewed)
-	if len(got.Warnings) != 0 {
-		t.Errorf("warnings: %q", got.Warnings)
+	if len(got.Warnings) != 0 || got.ClockViolations != nil || got.Unmatched != nil {
+		t.Errorf("warnings: %q, %+v, %+v", got.Warnings, got.ClockViolations, got.Unmatched)
 	}
 	compareReports(t, got, want)
 }
@@ -177,6 +177,13 @@ func TestBackwardAmortization(t *testing.T) {
 	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.0100056)
 	expect(t, "rank 1 Execution", r1r.ExecutionTime, 0.101012)
 	expect(t, "rank 0 Potential Sync", rank(t, iv, 0).PotentialSync, 0.101012-0.100031)
+	want := report.ClockViolations{Count: 1, Worst: 0.040007, WorstRank: 1, Repaired: true, Amortized: 1}
+	if cv := rep.ClockViolations; cv == nil || *cv != want {
+		t.Errorf("clock_violations %+v, want %+v", cv, want)
+	}
+	if rep.Unmatched != nil {
+		t.Errorf("unmatched %+v, want none", rep.Unmatched)
+	}
 }
 
 // No room to amortize: a receive entered right at the fixed point keeps
@@ -202,6 +209,10 @@ func TestSendrecvViolationForwardOnly(t *testing.T) {
 	expect(t, "rank 1 System", r1r.SystemTime, 0.040)
 	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.050)
 	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.050)
+	want := report.ClockViolations{Count: 1, Worst: 0.040, WorstRank: 1, Repaired: true}
+	if cv := rep.ClockViolations; cv == nil || *cv != want {
+		t.Errorf("clock_violations %+v, want %+v (not amortized)", cv, want)
+	}
 }
 
 // The same stretch with MPI_Recv: the system call inside it grows by the

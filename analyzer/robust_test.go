@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -240,6 +241,10 @@ func TestRingStallReleasesOne(t *testing.T) {
 		}
 		if find(t, rep).Main.CollectiveNumber != 1 {
 			t.Errorf("%d workers: the barrier after the stall was not replayed", w)
+		}
+		want := report.Unmatched{Receives: 1, Sends: 1, Stalls: 1}
+		if un := rep.Unmatched; un == nil || *un != want {
+			t.Errorf("%d workers: unmatched %+v, want %+v", w, un, want)
 		}
 	}
 }
