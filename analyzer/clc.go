@@ -82,17 +82,19 @@ func (rp *replayer) fix(exit int64) {
 	rp.fixedAt = exit
 }
 
-// keep records an event after the last fixed point.
-func (rp *replayer) keep(p pendEv) {
-	if len(rp.pend) >= maxPend || int(p.ovLo) >= 16*maxPend {
+// keep records an event after the last fixed point; its overlap terms
+// start at pendOv[ovLo].
+func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entry, exit, syncT int64, hasSync bool, ovLo int) {
+	if len(rp.pend) >= maxPend || ovLo >= 16*maxPend {
 		// The older events stay as they are: the last of them becomes
-		// the fixed point. p's overlap terms move to the front.
+		// the fixed point. This event's overlap terms move to the front.
 		rp.fixedAt = rp.pend[len(rp.pend)-1].exit
-		n := copy(rp.pendOv, rp.pendOv[p.ovLo:p.ovHi])
+		n := copy(rp.pendOv, rp.pendOv[ovLo:])
 		rp.pend, rp.pendOv = rp.pend[:0], rp.pendOv[:n]
-		p.ovLo, p.ovHi = 0, int32(n)
+		ovLo = 0
 	}
-	rp.pend = append(rp.pend, p)
+	rp.pend = append(rp.pend, pendEv{a: a, site: site, class: class, entry: entry, exit: exit,
+		syncT: syncT, hasSync: hasSync, ovLo: int32(ovLo), ovHi: int32(len(rp.pendOv))})
 }
 
 // repairRecv is repair for a call that published nothing (a receive, a

@@ -156,12 +156,26 @@ func (x *exchange) releaseThrottled() {
 	}
 }
 
-// collEnter posts the entry of participant idx, world rank me, and
-// returns the instance.
-func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry int64, att collAtt) *collInst {
+// collJoin posts the entry of participant idx (world rank me) in the
+// instance k and waits for the entries it depends on (collWaitLocked),
+// under one hold of x.mu. mismatch is true when the calls of the members
+// disagree (the instance is then not waited for).
+func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collective, root int32,
+	members []int32, idx int, me int32, entry int64, att collAtt) (in *collInst, latest int64, has, ok, mismatch bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	in = x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
+	if in.mismatch {
+		return in, 0, false, false, true
+	}
+	latest, has, ok = x.collWaitLocked(in, idx, me)
+	return in, latest, has, ok, false
+}
+
+// collEnterLocked posts the entry of participant idx, world rank me, and
+// returns the instance. x.mu is held.
+func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
+	members []int32, idx int, me int32, entry int64, att collAtt) *collInst {
 	ck := commKey{k.comm, k.group}
 	in := x.colls[k]
 	if in == nil && x.pendingColls[ck] >= maxPendingColls {
@@ -218,10 +232,11 @@ func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collec
 	return in
 }
 
-// collWait waits until the entries that participant idx depends on
+// collWaitLocked waits until the entries that participant idx depends on
 // (by the collective's shape) are posted, and returns the latest of them;
 // has is false when the participant depends on nobody (or nobody came).
-func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has bool, ok bool) {
+// x.mu is held (and released while parked).
+func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64, has bool, ok bool) {
 	n := len(in.members)
 	lo, hi := 0, -1 // dependency range [lo, hi] in communicator ranks
 	switch in.shape {
@@ -241,8 +256,6 @@ func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has 
 	if hi < lo || in.mismatch {
 		return 0, false, true
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	ready := func() bool {
 		if lo == 0 && hi == n-1 {
 			return in.nEntry+in.entryGone >= n

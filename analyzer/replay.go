@@ -154,6 +154,10 @@ type replayer struct {
 	x     *exchange
 	clk   *clocks.Map
 	delta int64 // shift added by the controlled logical clock so far
+	// clkOffsetOnly: clk is a constant offset; clkOffset is that offset
+	// plus delta.
+	clkOffsetOnly bool
+	clkOffset     int64
 
 	tr      *intervals.Tracker[*acc]
 	secs    *intervals.Sections
@@ -200,6 +204,14 @@ type replayer struct {
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
 	rp := &replayer{rank: rank, path: path, x: x, clk: clk, collSeq: map[collSeqKey]*uint64{}}
+	if len(clk.Local) <= 1 {
+		// Offset only (one clock-sync phase, or none): no need to look
+		// up the segment for every time.
+		rp.clkOffsetOnly = true
+		if len(clk.Local) == 1 {
+			rp.clkOffset = clk.Global[0] - clk.Local[0]
+		}
+	}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
 	rp.secs = intervals.NewSections(who, rp.warn)
@@ -346,14 +358,19 @@ func (rp *replayer) repair(exit *int64, bound int64) {
 		rp.worstViolation = d
 	}
 	rp.delta += d
+	rp.clkOffset += d
 	*exit = bound
 }
 
 func (rp *replayer) event(e *traceformat.Event) {
 	rp.events++
 	fi := rp.fn(e.Func)
-	entry := rp.clk.At(e.Entry) + rp.delta
-	exit := rp.clk.At(e.Exit) + rp.delta
+	var entry, exit int64
+	if rp.clkOffsetOnly {
+		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
+	} else {
+		entry, exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
+	}
 	if exit < entry {
 		exit = entry
 	}
@@ -500,8 +517,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 	if fixed || rp.repaired {
 		rp.fix(exit)
 	} else {
-		rp.keep(pendEv{a: a, site: e.Site, class: fi.class, entry: entry, exit: exit,
-			syncT: syncT, hasSync: hasSync, ovLo: int32(ovLo), ovHi: int32(len(rp.pendOv))})
+		rp.keep(a, e.Site, fi.class, entry, exit, syncT, hasSync, ovLo)
 	}
 }
 
@@ -801,10 +817,10 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 		}
 	}
 	att := collAtt{node: node, site: e.Site}
-	in := rp.x.collEnter(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, att)
-	if in.mismatch {
+	in, latest, has, ok, mismatch := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, att)
+	if mismatch {
 		rp.unmatchedColls++
-	} else if latest, has, ok := rp.x.collWait(in, c.myIdx, rp.rank); has {
+	} else if has {
 		if movesData(e, fi) {
 			rp.repair(exit, latest)
 		}
