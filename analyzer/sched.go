@@ -35,8 +35,8 @@ import (
 // they arrived, which for a ring exchange is the direction the messages
 // flow: a replay usually finds its messages already posted and runs many
 // iterations before it parks again. (With one shared queue, two workers
-// running neighbouring ranks side by side made each other park at every
-// iteration, three times as often.)
+// running neighbouring ranks side by side made each other park: on the
+// ring benchmark 3.1 times as often as one worker; with blocks 1.7 times.)
 type sched struct {
 	mu      sync.Mutex
 	idle    sync.Cond // on mu: workers with nothing to run
