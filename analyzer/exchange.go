@@ -139,10 +139,11 @@ func newExchange(size int, present []bool) *exchange {
 	return x
 }
 
-// wake makes rank r check its wait again.
-func (x *exchange) wake(r int32) {
+// wake makes rank r check its wait again; by is the rank whose replay
+// wakes it, or -1 (sched.wake).
+func (x *exchange) wake(r, by int32) {
 	if x.s != nil {
-		x.s.wake(r)
+		x.s.wake(r, by)
 	}
 }
 
@@ -151,7 +152,7 @@ func (x *exchange) releaseThrottled() {
 	x.throttleGen.Add(1)
 	for r, rs := range x.ranks {
 		if rs.throttled.Load() {
-			x.wake(int32(r))
+			x.wake(int32(r), -1)
 		}
 	}
 }
@@ -220,7 +221,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	all := in.nEntry+in.entryGone == len(in.members)
 	if len(in.waiters) > 0 && (all || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
 		for _, w := range in.waiters {
-			x.wake(w)
+			x.wake(w, me)
 		}
 		if all {
 			// Every waiter is ready now, whatever the shape: none waits
@@ -408,7 +409,7 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 	}
 	for r := range x.ranks {
 		if int32(r) != me {
-			x.wake(int32(r))
+			x.wake(int32(r), -1)
 		}
 	}
 	return unreceived, x.takeDeferred(me, buf)

@@ -179,7 +179,7 @@ func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 	full := f.npend >= maxPending && k.src != k.dst
 	dst.mu.Unlock()
 	if w {
-		x.wake(k.dst)
+		x.wake(k.dst, k.src)
 	}
 	if full {
 		x.throttle(k, f)
@@ -259,7 +259,7 @@ func (x *exchange) recv(k p2pKey, tk uint64, c *fifoCache) (entry int64, ok bool
 	rel := f.release()
 	me.mu.Unlock()
 	if rel {
-		x.wake(k.src)
+		x.wake(k.src, k.dst)
 	}
 	return t, ok
 }

@@ -46,6 +46,8 @@ type sched struct {
 	coros   []coro
 	state   []rstate
 	queues  []runQueue // by worker
+	runnext []int32    // by worker: the replay it runs next, -1 if none (wake)
+	runOn   []int32    // by rank: the worker running it (while running)
 	workers int
 	running int // replays on a worker now
 	live    int // replays not finished
@@ -99,9 +101,12 @@ func newSched(x *exchange, ctx context.Context) *sched {
 func (s *sched) setWorkers(w int) {
 	s.workers = w
 	s.queues = make([]runQueue, w)
+	s.runnext = make([]int32, w)
 	for i := range s.queues {
 		s.queues[i].q = make([]int32, len(s.state))
+		s.runnext[i] = -1
 	}
+	s.runOn = make([]int32, len(s.state))
 }
 
 // owner is the worker whose queue rank r goes to.
@@ -209,15 +214,34 @@ func (s *sched) nextLocked(w int) (int32, bool) {
 		if s.live == 0 {
 			return 0, false
 		}
-		for i := range s.queues {
-			// Its own queue first, then the others'.
-			q := &s.queues[(w+i)%len(s.queues)]
-			if q.size > 0 {
-				r := q.pop()
-				s.state[r] = stRunning
-				s.running++
-				return r, true
+		r := s.runnext[w]
+		if r >= 0 {
+			s.runnext[w] = -1
+		} else {
+			for i := range s.queues {
+				// Its own queue first, then the others'.
+				q := &s.queues[(w+i)%len(s.queues)]
+				if q.size > 0 {
+					r = q.pop()
+					break
+				}
 			}
+		}
+		if r < 0 && (spins >= stealNextAfter || s.running == 0) {
+			// Another worker's next replay, when that worker seems
+			// not to get to it.
+			for i := range s.runnext {
+				if s.runnext[i] >= 0 {
+					r, s.runnext[i] = s.runnext[i], -1
+					break
+				}
+			}
+		}
+		if r >= 0 {
+			s.state[r] = stRunning
+			s.runOn[r] = int32(w)
+			s.running++
+			return r, true
 		}
 		if s.running == 0 {
 			// Every queue is empty and no replay runs: those left
@@ -247,14 +271,28 @@ func (s *sched) nextLocked(w int) (int32, bool) {
 // before it sleeps (tens of microseconds).
 const maxSpins = 200
 
+// stealNextAfter is how often an idle worker looks for work before it takes
+// another worker's next replay (sched.wake).
+const stealNextAfter = 20
+
 // wake puts rank r back on the run queue if it is parked, or notes that it
-// must check its wait again if it is running. Any lock may be held.
-func (s *sched) wake(r int32) {
+// must check its wait again if it is running. by is the rank whose replay
+// wakes it (-1: none in particular): when by runs on r's owner, r becomes
+// that worker's next replay (runnext) if none is set yet, so that a chain
+// of replays waking each other runs in order on one worker instead of
+// being stolen link by link by another (each stolen link would find its
+// predecessor still running and park at once). Any lock may be held.
+func (s *sched) wake(r, by int32) {
 	s.mu.Lock()
 	switch s.state[r] {
 	case stParked:
 		s.state[r] = stQueued
-		s.push(r)
+		w := s.owner(r)
+		if by >= 0 && (s.state[by] == stRunning || s.state[by] == stNotified) && s.runOn[by] == int32(w) && s.runnext[w] < 0 {
+			s.runnext[w] = r // the owner is running: no worker to wake
+		} else {
+			s.push(r)
+		}
 	case stRunning:
 		s.state[r] = stNotified
 	}
