@@ -12,17 +12,18 @@
 //     damaged files reported, and package clocks builds each rank's map from
 //     local to global time (piecewise linear between the synchronization
 //     phases, composed along the reference tree).
-//  2. A replay: one goroutine per rank reads its events forward, converts
+//  2. A replay: one coroutine per rank reads its events forward, converts
 //     every time to global time and accumulates the characteristics of the
-//     interval current at that moment. Ranks meet only in the exchange
-//     (exchange.go, p2p.go): a send posts its entry time, a receive takes
-//     the message its place in MPI's matching order gives it (p2p.go
-//     explains the tickets), and the k-th collective call of each member of
-//     a communicator forms one instance whose entry and exit times every
-//     member sees. A replay waits only where the program itself had to
-//     wait, so a complete, consistent run cannot deadlock; a missing or cut
-//     rank, or traces that disagree, are detected and reported
-//     (exchange.go).
+//     interval current at that moment; Options.Workers goroutines run the
+//     coroutines (sched.go). Ranks meet only in the exchange (exchange.go,
+//     p2p.go): a send posts its entry time, a receive takes the message
+//     its place in MPI's matching order gives it (p2p.go explains the
+//     tickets), and the k-th collective call of each member of a
+//     communicator forms one instance whose entry and exit times every
+//     member sees. A replay waits (parks its coroutine) only where the
+//     program itself had to wait, so a complete, consistent run cannot
+//     deadlock; a missing or cut rank, or traces that disagree, are
+//     detected and reported (exchange.go, sched.go).
 //
 // Memory is bounded by the ranks (each reader holds one batch), the
 // messages, receives and collectives in flight, and the interval and
@@ -35,19 +36,20 @@
 //
 // Work spreads over the cores because the replays run concurrently, as far
 // as the program's dependencies allow: a tightly coupled program (a ring
-// exchange) replays mostly as a chain of replays waking each other.
-// Measured here (a shared, noisy machine) on 256 ranks and 1.03e8 calls
-// (BenchmarkAnalyze): 9.9–10.7 M calls/s on one core, 11–14 M calls/s
-// (5.6–7 M per core) on two, about 0.5 GB peak RSS; reading and decoding
-// the events take about a third of the CPU time.
+// exchange) replays mostly as a chain of replays waking each other, which
+// the scheduler keeps cheap (a coroutine switch, no thread wake-up) and
+// rare (replays resume in the order their messages flow). Measured figures
+// are in bench_test.go.
 //
 // Clock-condition violations are repaired while replaying, before any wait
-// is computed, by the forward pass of the controlled logical clock (Becker
-// et al. 2009): when a receive (or a collective exit) would end before the
-// send (or the entries it depends on) started, its end is moved to that
-// bound plus minLatencyNs and all later events of the rank are shifted by
-// the same amount, which keeps every local interval after the repaired
-// event. Backward amortization is not done.
+// is computed, with the controlled logical clock (Becker et al. 2009; clc.go):
+// when a receive (or a collective exit) would end before the send (or the
+// entries it depends on) started, its end is moved to that bound plus
+// minLatencyNs and all later events of the rank are shifted by the same
+// amount (the forward pass, which keeps every local interval after the
+// repaired event); the jump is also amortized backward, linearly over the
+// rank's events since its last send, collective or MPI_Pcontrol, when the
+// repaired call published nothing itself.
 //
 // # Definitions where SPEC.md leaves a choice
 //
@@ -139,6 +141,7 @@ type ModuleNoter interface {
 // Stats describe the work done (for benchmarks and verbose output).
 type Stats struct {
 	Events int64 // events replayed
+	Parks  int64 // times a replay waited for another (see sched.go)
 }
 
 // Analyze reads the traces and computes the report.
@@ -233,8 +236,8 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 
 	// Pass 2: the replay.
 	x := newExchange(size, present)
+	s := newSched(x, ctx)
 	reps := make([]*replayer, size)
-	var wg sync.WaitGroup
 	for r, f := range byRank {
 		if f == nil {
 			continue
@@ -242,10 +245,11 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		rp := newReplayer(int32(r), f.path, x, model.Maps[r].Clone())
 		rp.ctx = ctx
 		reps[r] = rp
-		wg.Add(1)
-		go func() { defer wg.Done(); rp.run() }()
+		s.add(int32(r), rp.run)
 	}
-	wg.Wait()
+	if err := s.run(workers); err != nil {
+		return nil, Stats{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, Stats{}, err
 	}
@@ -258,24 +262,27 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		x.ranks[r].deferred = nil
 		rp.applyContrib()
 	}
-	summarize(reps, x, byRank, warn)
+	cv, un := summarize(reps, x, byRank, warn)
 
 	rep = build(reps, x, byRank, opts)
 	rep.Task = opts.App
 	rep.Processors = size
 	rep.Warnings = append([]string{}, warns...)
-	var ev int64
-	for _, rp := range reps {
+	rep.ClockViolations, rep.Unmatched = cv, un
+	var st Stats
+	for r, rp := range reps {
 		if rp != nil {
-			ev += rp.events
+			st.Events += rp.events
+			st.Parks += x.ranks[r].parks
 		}
 	}
-	return rep, Stats{Events: ev}, nil
+	return rep, st, nil
 }
 
-// summarize turns the replays' counters into warnings, rank by rank.
-func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(string)) {
-	var viol, worst, unRecv, unColl, unReq, unSent int64
+// summarize turns the replays' counters into warnings, rank by rank, and
+// into the report's structured counts (nil when zero).
+func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(string)) (*report.ClockViolations, *report.Unmatched) {
+	var viol, worst, amortized, unRecv, unColl, unReq, unSent int64
 	var worstRank int32
 	for r, rp := range reps {
 		if rp == nil {
@@ -291,6 +298,7 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 			warn(damage(r, byRank[r].path, rp.readErr))
 		}
 		viol += rp.violations
+		amortized += rp.amortized
 		if rp.worstViolation > worst {
 			worst, worstRank = rp.worstViolation, rp.rank
 		}
@@ -320,8 +328,17 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		warn(fmt.Sprintf("More than %d sequential sections were executed on a processor: Insufficient Parallelism counts, for each section number, K = the processors that executed it at all.", maxSectionRuns))
 	}
 	if x.stalls > 0 {
-		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; the operations waiting at that moment are reported unmatched.", x.stalls))
+		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; each time one waiting operation was given up and is reported unmatched.", x.stalls))
 	}
+	var cv *report.ClockViolations
+	if viol > 0 {
+		cv = &report.ClockViolations{Count: viol, Worst: sec(worst), WorstRank: int(worstRank), Repaired: true, Amortized: amortized}
+	}
+	var un *report.Unmatched
+	if unRecv+unSent+unColl+unReq > 0 || x.stalls > 0 {
+		un = &report.Unmatched{Receives: unRecv, Sends: unSent, Collectives: unColl, Requests: unReq, Stalls: int64(x.stalls)}
+	}
+	return cv, un
 }
 
 // damage describes a damaged file in one sentence.

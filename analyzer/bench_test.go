@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,6 +180,15 @@ func worldMembers(n int) []uint32 {
 	return m
 }
 
+// cpuTime is the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // peakRSS is the process's peak resident set (VmHWM) in bytes.
 func peakRSS() int64 {
 	data, err := os.ReadFile("/proc/self/status")
@@ -198,8 +208,23 @@ func peakRSS() int64 {
 }
 
 // BenchmarkAnalyze reports calls/s per core (events / (wall s ×
-// GOMAXPROCS)), the peak heap sampled during the analysis and the
-// process's peak RSS.
+// GOMAXPROCS)), the CPU time per call and the cores actually used (CPU /
+// wall: the machine may be shared), the replays' parks (sched.go), the
+// peak heap sampled during the analysis and the process's peak RSS.
+//
+// Measured on the development machine (2 vCPUs, KVM, shared with other
+// jobs: load average 2.5–4), 256 ranks, 1.03e8 calls, two runs each:
+//
+//	GOMAXPROCS=1: 7.5–10.8 M calls/s, 93–100 CPU ns per call, 2.2 M parks
+//	GOMAXPROCS=2: 3.9–6.6 M calls/s per core, 108–128 CPU ns per call,
+//	              3.2 M parks (1.0–1.7 cores obtained)
+//	peak RSS 0.46–0.51 GB (mostly the decoded event batches, ~1.6 MB per
+//	rank)
+//
+// About half of the CPU time is reading and decoding the events: on the
+// same machine BenchmarkDecodeOnly, which has no dependencies at all,
+// reaches 19–21 M calls/s on one core but only 12.2–12.5 M per core on two
+// (1.2 times one core), the same gain as the analysis gets.
 func BenchmarkAnalyze(b *testing.B) {
 	ranks, iters, dir := benchParams()
 	if dir == "" {
@@ -225,7 +250,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	})
 	runtime.GC()
 	b.ResetTimer()
-	var events int64
+	var events, parks int64
 	var peakHeap uint64
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -246,6 +271,7 @@ func BenchmarkAnalyze(b *testing.B) {
 			}
 		}
 	}()
+	cpu0 := cpuTime()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		rep, st, err := AnalyzeStats(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
@@ -256,15 +282,22 @@ func BenchmarkAnalyze(b *testing.B) {
 			b.Fatalf("warnings: %q", rep.Warnings)
 		}
 		events += st.Events
+		parks += st.Parks
 	}
 	wall := time.Since(start).Seconds()
+	cpu := (cpuTime() - cpu0).Seconds()
 	close(stop)
 	<-done
 	b.ReportMetric(float64(events)/(wall*float64(runtime.GOMAXPROCS(0))), "calls/s/core")
+	// On a shared machine the wall-clock figure depends on the other
+	// processes; CPU time per call and the cores actually used do less.
+	b.ReportMetric(cpu*1e9/float64(events), "cpu-ns/call")
+	b.ReportMetric(cpu/wall, "cores-used")
 	b.ReportMetric(float64(events)/float64(b.N), "calls/op")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(size)/(1<<20), "trace-MB")
+	b.ReportMetric(float64(parks)/float64(b.N), "parks/op")
 }
 
 // BenchmarkDecodeOnly reads the benchmark trace without analysing it: the

@@ -39,8 +39,8 @@ func TestSkewIsUndone(t *testing.T) {
 	skewed.Rank(1).Skew(3*s, 80)
 	skewed.Rank(2).Skew(-7*s, -50)
 	got := analyzeRun(t, skewed)
-	if len(got.Warnings) != 0 {
-		t.Errorf("warnings: %q", got.Warnings)
+	if len(got.Warnings) != 0 || got.ClockViolations != nil || got.Unmatched != nil {
+		t.Errorf("warnings: %q, %+v, %+v", got.Warnings, got.ClockViolations, got.Unmatched)
 	}
 	compareReports(t, got, want)
 }
@@ -126,4 +126,141 @@ func TestCollectiveClockCondition(t *testing.T) {
 	// repair rank 1 enters the Reduce at 20.002 + 9.999 = 30.001 ms; rank 0
 	// at 50.002 ms.
 	expect(t, "rank 1 Potential Sync", rank(t, iv, 1).PotentialSync, 0.010000+0.020001)
+}
+
+// Backward amortization (clc.go): the jump of a receive that ended before
+// its send started is spread over the rank's events since the last fixed
+// point, so that the receive keeps its recorded duration and the calls
+// before it are not left where the skewed clock put them.
+//
+// Rank 1 (times in ms): MPI_Isend 0.001–0.002 (the fixed point: its entry
+// went to rank 0), MPI_Irecv q1 0.002–0.003, compute, MPI_Irecv q2
+// 10.003–10.004, compute, MPI_Wait(q1) 50.004–60.004. q1's send started at
+// 100.011: a jump d = 40.007 over the stretch 0.002…50.004 (50.002 long),
+// so an event at t moves by d·(t − 0.002)/50.002, rounded to the ns:
+//
+//	q1 0.002–0.003      → 0.002–0.0038      (1.8 µs)
+//	q2 10.003–10.004    → 18.00488–18.00668 (1.8 µs; +8.00188, +8.00268)
+//	Wait(q1)            → 90.011–100.011    (10 ms, as recorded)
+//
+// Real Sync of the Wait: 100.011 − 90.011 = 10 ms (forward only it would
+// be 50.007 ms, the whole jump in one call). Everything after is shifted
+// by d: MPI_Wait(q2) 101.011–101.012 finds q2's message (sent at 5.001)
+// and overlaps from q2's moved start: 101.011 − 18.00488 = 83.00612 ms.
+func TestBackwardAmortization(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(5*ms).Send(1, 3, 8, 10*us)        // 5.001 … 5.011
+	r0.Compute(95*ms).Send(1, 1, 8, 10*us)       // 100.011 … 100.021
+	r0.Recv(1, 2, 8, 10*us)                      // 100.021 … 100.031
+	s := r1.Isend(0, 2, 8, 1*us)                 // 0.001 … 0.002
+	q1 := r1.Irecv(0, 1, 8, 1*us)                // 0.002 … 0.003
+	q2 := r1.Compute(10*ms).Irecv(0, 3, 8, 1*us) // 10.003 … 10.004
+	r1.Compute(40*ms).Wait(q1, 10*ms)            // 50.004 … 60.004
+	r1.Compute(1*ms).Wait(q2, 1*us)              // 61.004 … 61.005 → 101.011 … 101.012
+	r1.Barrier(1 * us)                           // → 101.012 … 101.013
+	r0.Barrier(20 * ms)                          // 100.031 … 120.031
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	_ = s
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.040007000 s") {
+		t.Fatalf("violation not reported: %q", rep.Warnings)
+	}
+	iv := find(t, rep)
+	r1r := rank(t, iv, 1)
+	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.010)
+	expect(t, "rank 1 Overlap", r1r.Overlap, 0.08300612)
+	// Isend 1 µs + two Irecvs 1.8 µs each + Wait 10 ms + Wait 1 µs.
+	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.0100056)
+	expect(t, "rank 1 Execution", r1r.ExecutionTime, 0.101012)
+	expect(t, "rank 0 Potential Sync", rank(t, iv, 0).PotentialSync, 0.101012-0.100031)
+	want := report.ClockViolations{Count: 1, Worst: 0.040007, WorstRank: 1, Repaired: true, Amortized: 1}
+	if cv := rep.ClockViolations; cv == nil || *cv != want {
+		t.Errorf("clock_violations %+v, want %+v", cv, want)
+	}
+	if rep.Unmatched != nil {
+		t.Errorf("unmatched %+v, want none", rep.Unmatched)
+	}
+}
+
+// No room to amortize: a receive entered right at the fixed point keeps
+// the whole jump (TestClockConditionViolation), and so does a violation at
+// MPI_Sendrecv, whose entry was handed to its partner before the
+// violation could be seen: the calls before it keep their times.
+func TestSendrecvViolationForwardOnly(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(100*ms).Send(1, 1, 8, 10*us)          // entered at 100.001
+	r0.Recv(1, 2, 8, 10*us)                          // 100.011 … 100.021
+	r1.Compute(10*ms).System("MPI_Comm_rank", 40*ms) // 10.001 … 50.001
+	r1.Sendrecv(0, 2, 8, 0, 1, 8, 10*ms)             // 50.001 … 60.001: jump 40 ms
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.040000000 s") {
+		t.Fatalf("violation not reported: %q", rep.Warnings)
+	}
+	r1r := rank(t, find(t, rep), 1)
+	expect(t, "rank 1 System", r1r.SystemTime, 0.040)
+	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.050)
+	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.050)
+	want := report.ClockViolations{Count: 1, Worst: 0.040, WorstRank: 1, Repaired: true}
+	if cv := rep.ClockViolations; cv == nil || *cv != want {
+		t.Errorf("clock_violations %+v, want %+v (not amortized)", cv, want)
+	}
+}
+
+// The same stretch with MPI_Recv: the system call inside it grows by the
+// factor 1 + d/(t_r − t_a).
+func TestBackwardAmortizationRecv(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)                                  // fixed point 0.001
+	r0.Compute(100*ms).Send(1, 1, 8, 10*us)          // entered at 100.001
+	r1.Compute(40*ms).System("MPI_Comm_rank", 10*ms) // 40.001 … 50.001
+	r1.Recv(0, 1, 8, 10*ms)                          // 50.001 … 60.001: jump 40 ms
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	r1r := rank(t, find(t, rep), 1)
+	// Stretch 0.001…50.001 (50 ms), factor 1 + 40/50: the system call
+	// moves to 72.001 … 90.001 (18 ms), the receive to 90.001 … 100.001.
+	expect(t, "rank 1 System", r1r.SystemTime, 0.018)
+	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.010)
+	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.010)
+	expect(t, "rank 1 Execution", r1r.ExecutionTime, 0.100) // 0.001 … 100.001
+}
+
+// Past maxPend events since the last fixed point, the stretch so far is
+// fixed: only the later events are moved.
+func TestBackwardAmortizationBounded(t *testing.T) {
+	old := maxPend
+	maxPend = 2
+	defer func() { maxPend = old }()
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Compute(110*ms).Send(1, 1, 8, 10*us)          // entered at 110.001
+	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms) // A 10.001 … 20.001
+	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms) // B 30.001 … 40.001
+	r1.System("MPI_Comm_rank", 20*ms)                // C 40.001 … 60.001
+	r1.Recv(0, 1, 8, 10*ms)                          // 60.001 … 70.001: jump 40 ms
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	rep := analyzeRun(t, run)
+	r1r := rank(t, find(t, rep), 1)
+	// A and B are fixed when C arrives (the stretch then starts at B's
+	// exit, 40.001, and is 20 ms long): C moves to 40.001 … 100.001 (60
+	// ms), A and B keep 10 ms each. (Unbounded, the stretch would start at
+	// 0.001 and the three calls would take 66.667 ms.)
+	expect(t, "rank 1 System", r1r.SystemTime, 0.080)
+	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.010)
+	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.010)
 }

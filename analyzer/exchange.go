@@ -12,31 +12,33 @@ import (
 // instances in progress, and the bookkeeping that keeps a missing,
 // truncated or inconsistent trace from hanging the replay.
 //
-// A replay blocks only where the traced program itself could not have
+// A replay waits only where the traced program itself could not have
 // proceeded: a receive waits for the matching send's entry, a collective
 // waits for the entries its shape depends on. (Sends wait only for flow
 // control, which gives way whenever waiting would stall the replay.) Since
 // the real run respected these dependencies, the replay of a complete,
 // consistent run cannot deadlock; when it could (a rank is missing or ends
 // early, or the traces disagree), a waiter gives up as soon as the rank it
-// waits for has finished, and if every running replay is waiting (a
-// stall), they all give up and report their operation as unmatched.
+// waits for has finished, and if every replay waits (a stall, which the
+// scheduler detects, sched.go), one of them gives up and reports its
+// operation as unmatched.
 //
-// A rank's inbox has its own lock, so that messages are posted and taken
-// without contention; the global mutex guards the collectives and the
-// waiting (the slow path). Two rank locks are only ever held together
-// under the global one.
+// Waiting means parking the replay's coroutine (sched.go) after saying,
+// under the lock that guards what it waits for, who must wake it: a rank's
+// inbox has its own lock (messages are posted and taken without
+// contention, and the receiver waiting on its inbox is woken by the
+// sender); x.mu guards the collectives, whose waiters are listed in their
+// instance. No lock is held while a replay is parked. Lock order: x.mu, then
+// a rank's lock, then the scheduler's.
 type exchange struct {
-	mu       sync.Mutex
-	ranks    []*rankSync
-	live     int // replays running
-	blocked  int // replays waiting
-	stallGen uint64
-	stalls   int
-	// Flow control (p2p.go): senders waiting for their destination to
-	// catch up, and a generation that releases them all.
-	throttled   int
-	throttleGen uint64
+	mu     sync.Mutex
+	ranks  []*rankSync
+	s      *sched
+	stalls int // under s.mu
+	// Flow control (p2p.go): senders held back, and a generation that
+	// releases them all.
+	throttled   atomic.Int32
+	throttleGen atomic.Uint64
 	colls       map[collKey]*collInst
 	// pendingColls counts the instances in progress per communicator.
 	pendingColls map[commKey]int
@@ -48,15 +50,17 @@ type exchange struct {
 
 // rankSync is one rank's part of the exchange.
 type rankSync struct {
-	mu        sync.Mutex // guards inbox; done and waiting change under x.mu and mu
-	cond      *sync.Cond // on x.mu
+	mu        sync.Mutex // guards inbox and waiting
 	present   bool
-	done      bool
-	waiting   bool
-	throttled bool // held back by flow control; under x.mu
+	done      atomic.Bool // the replay finished (set under x.mu and mu)
+	waiting   bool        // parked until a message arrives in its inbox
+	throttled atomic.Bool // held back by flow control
+	abort     atomic.Bool // set by the scheduler: give up the current wait
 	inbox     map[p2pKey]*fifo
-	sweepAt   int // inbox size that triggers the next sweep (p2p.go)
-	deferred  []collContrib
+	sweepAt   int           // inbox size that triggers the next sweep (p2p.go)
+	deferred  []collContrib // under x.mu
+	yield     func(struct{}) bool
+	parks     int64 // times the replay parked (by its own coroutine only)
 }
 
 type p2pKey struct {
@@ -128,121 +132,77 @@ type collContrib struct {
 func newExchange(size int, present []bool) *exchange {
 	x := &exchange{colls: map[collKey]*collInst{}, pendingColls: map[commKey]int{}, sections: map[sectionKey]int{}}
 	for r := 0; r < size; r++ {
-		rs := &rankSync{cond: sync.NewCond(&x.mu), present: present[r], done: !present[r], inbox: map[p2pKey]*fifo{}, sweepAt: minSweep}
-		if present[r] {
-			x.live++
-		}
+		rs := &rankSync{present: present[r], inbox: map[p2pKey]*fifo{}, sweepAt: minSweep}
+		rs.done.Store(!present[r])
 		x.ranks = append(x.ranks, rs)
 	}
 	return x
 }
 
-// waitLocked blocks rank me until ready, or returns false when giveUp
-// says the awaited rank is gone or a stall was detected. x.mu is held;
-// ready is called with the rank's own lock held too, so that a sender that
-// posts to the inbox in between cannot miss the waiter.
-//
-// soft marks a sender held back by flow control (p2p.go): if every other
-// replay waits too, it simply goes on. Senders held back are released
-// first when everybody else waits, so flow control never causes a stall.
-func (x *exchange) waitLocked(me int32, soft bool, ready, giveUp func() bool) bool {
-	gen := x.stallGen
-	rs := x.ranks[me]
-	for {
-		rs.mu.Lock()
-		if ready() {
-			rs.mu.Unlock()
-			return true
-		}
-		if giveUp() || x.stallGen != gen {
-			rs.mu.Unlock()
-			return false
-		}
-		if x.blocked+1 >= x.live {
-			rs.mu.Unlock()
-			if soft {
-				return false
-			}
-			if x.throttled > 0 {
-				x.releaseThrottled()
-				continue
-			}
-			// Every running replay waits: nobody can post what they
-			// wait for. Release them all.
-			x.stallGen++
-			x.stalls++
-			for _, r := range x.ranks {
-				x.wake(r)
-			}
-			return false
-		}
-		x.blocked++
-		rs.waiting = true
-		rs.mu.Unlock()
-		for rs.waiting {
-			rs.cond.Wait()
-		}
+// wake makes rank r check its wait again; by is the rank whose replay
+// wakes it, or -1 (sched.wake).
+func (x *exchange) wake(r, by int32) {
+	if x.s != nil {
+		x.s.wake(r, by)
 	}
 }
 
 // releaseThrottled lets every sender held back by flow control go on.
-// x.mu is held.
 func (x *exchange) releaseThrottled() {
-	x.throttleGen++
-	for _, r := range x.ranks {
-		if r.throttled {
-			x.wake(r)
+	x.throttleGen.Add(1)
+	for r, rs := range x.ranks {
+		if rs.throttled.Load() {
+			x.wake(int32(r), -1)
 		}
 	}
 }
 
-// wake makes a waiting replay check its condition again. x.mu is held.
-// The waker, not the waiter, takes it off the blocked count, so that a
-// replay that was woken but has not run yet is never mistaken for a
-// stalled one. rankSync.waiting changes only under both x.mu and the
-// rank's lock, so either lock suffices to read it.
-func (x *exchange) wake(r *rankSync) {
-	r.mu.Lock()
-	if r.waiting {
-		r.waiting = false
-		x.blocked--
-		r.cond.Signal()
-	}
-	r.mu.Unlock()
-}
-
-// collEnter posts a participant's entry and returns the instance.
-func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, entry int64, att collAtt) *collInst {
+// collJoin posts the entry of participant idx (world rank me) in the
+// instance k and waits for the entries it depends on (collWaitLocked),
+// under one hold of x.mu. mismatch is true when the calls of the members
+// disagree (the instance is then not waited for).
+func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collective, root int32,
+	members []int32, idx int, me int32, entry int64, att collAtt) (in *collInst, latest int64, has, ok, mismatch bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	in = x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
+	if in.mismatch {
+		return in, 0, false, false, true
+	}
+	latest, has, ok = x.collWaitLocked(in, idx, me)
+	return in, latest, has, ok, false
+}
+
+// collEnterLocked posts the entry of participant idx, world rank me, and
+// returns the instance. x.mu is held.
+func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
+	members []int32, idx int, me int32, entry int64, att collAtt) *collInst {
+	ck := commKey{k.comm, k.group}
 	in := x.colls[k]
-	if in == nil {
-		// This rank is the first at the instance: if it is already far
-		// ahead of the others on this communicator, let them catch up.
-		ck := commKey{k.comm, k.group}
-		if x.pendingColls[ck] >= maxPendingColls && idx < len(members) {
-			w := members[idx] // this rank
-			gen := x.throttleGen
-			me := x.ranks[w]
-			me.throttled = true
-			x.throttled++
-			x.waitLocked(w, true, func() bool {
-				return x.throttleGen != gen || x.pendingColls[ck] < maxPendingColls/2
-			}, func() bool { return false })
-			me.throttled = false
-			x.throttled--
-			in = x.colls[k] // somebody may have created it meanwhile
+	if in == nil && x.pendingColls[ck] >= maxPendingColls {
+		// This rank is the first at the instance and already far ahead
+		// of the others on this communicator: let them catch up.
+		gen := x.throttleGen.Load()
+		rs := x.ranks[me]
+		rs.throttled.Store(true)
+		x.throttled.Add(1)
+		for x.throttleGen.Load() == gen && x.pendingColls[ck] >= maxPendingColls/2 {
+			x.mu.Unlock()
+			x.park(me) // a stall releases throttled replays, never aborts them
+			x.mu.Lock()
 		}
+		rs.throttled.Store(false)
+		x.throttled.Add(-1)
+		in = x.colls[k] // somebody may have created it meanwhile
 	}
 	if in == nil {
-		x.pendingColls[commKey{k.comm, k.group}]++
+		x.pendingColls[ck]++
 		n := len(members)
 		in = &collInst{key: k, fn: fn, shape: shape, root: root, members: members,
 			entry: make([]int64, n), exit: make([]int64, n), hasEntry: make([]bool, n), hasExit: make([]bool, n),
 			att: make([]collAtt, n)}
 		for _, m := range members {
-			if x.ranks[m].done {
+			if x.ranks[m].done.Load() {
 				in.entryGone++
 				in.exitGone++
 			}
@@ -261,7 +221,7 @@ func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collec
 	all := in.nEntry+in.entryGone == len(in.members)
 	if len(in.waiters) > 0 && (all || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
 		for _, w := range in.waiters {
-			x.wake(x.ranks[w])
+			x.wake(w, me)
 		}
 		if all {
 			// Every waiter is ready now, whatever the shape: none waits
@@ -273,10 +233,11 @@ func (x *exchange) collEnter(k collKey, fn string, shape tracepb.Function_Collec
 	return in
 }
 
-// collWait waits until the entries that participant idx depends on
+// collWaitLocked waits until the entries that participant idx depends on
 // (by the collective's shape) are posted, and returns the latest of them;
 // has is false when the participant depends on nobody (or nobody came).
-func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has bool, ok bool) {
+// x.mu is held (and released while parked).
+func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64, has bool, ok bool) {
 	n := len(in.members)
 	lo, hi := 0, -1 // dependency range [lo, hi] in communicator ranks
 	switch in.shape {
@@ -296,35 +257,49 @@ func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has 
 	if hi < lo || in.mismatch {
 		return 0, false, true
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	ready := func() bool {
 		if lo == 0 && hi == n-1 {
 			return in.nEntry+in.entryGone >= n
 		}
 		for i := lo; i <= hi; i++ {
-			if !in.hasEntry[i] && !x.ranks[in.members[i]].done {
+			if !in.hasEntry[i] && !x.ranks[in.members[i]].done.Load() {
 				return false
 			}
 		}
 		return true
 	}
-	in.waiters = append(in.waiters, me)
-	ok = x.waitLocked(me, false, ready, func() bool {
+	giveUp := func() bool {
 		if lo == 0 && hi == n-1 {
 			return in.entryGone > 0
 		}
 		for i := lo; i <= hi; i++ {
-			if !in.hasEntry[i] && x.ranks[in.members[i]].done {
+			if !in.hasEntry[i] && x.ranks[in.members[i]].done.Load() {
 				return true
 			}
 		}
 		return false
-	})
-	for i, w := range in.waiters {
-		if w == me {
-			in.waiters = append(in.waiters[:i], in.waiters[i+1:]...)
-			break
+	}
+	ok = true
+	if !ready() {
+		in.waiters = append(in.waiters, me)
+		for !ready() {
+			if giveUp() {
+				ok = false
+				break
+			}
+			x.mu.Unlock()
+			aborted := x.park(me)
+			x.mu.Lock()
+			if aborted {
+				ok = false
+				break
+			}
+		}
+		for i, w := range in.waiters {
+			if w == me {
+				in.waiters = append(in.waiters[:i], in.waiters[i+1:]...)
+				break
+			}
 		}
 	}
 	if lo == 0 && hi == n-1 {
@@ -348,12 +323,10 @@ func (x *exchange) collWait(in *collInst, idx int, me int32) (latest int64, has 
 func (x *exchange) collExit(in *collInst, idx int, me int32, exit int64, buf []collContrib) []collContrib {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if !in.mismatch || (idx < len(in.members) && in.hasEntry[idx] && !in.hasExit[idx]) {
-		if idx < len(in.members) && in.hasEntry[idx] && !in.hasExit[idx] {
-			in.exit[idx], in.hasExit[idx] = exit, true
-			in.nExit++
-			x.maybeComplete(in)
-		}
+	if idx < len(in.members) && in.hasEntry[idx] && !in.hasExit[idx] {
+		in.exit[idx], in.hasExit[idx] = exit, true
+		in.nExit++
+		x.maybeComplete(in)
 	}
 	return x.takeDeferred(me, buf)
 }
@@ -377,7 +350,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 	if x.pendingColls[ck] == 0 {
 		delete(x.pendingColls, ck)
 	}
-	if x.throttled > 0 && x.pendingColls[ck] < maxPendingColls/2 {
+	if x.throttled.Load() > 0 && x.pendingColls[ck] < maxPendingColls/2 {
 		x.releaseThrottled()
 	}
 	var maxEntry, maxExit int64
@@ -412,13 +385,12 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 	defer x.mu.Unlock()
 	rs := x.ranks[me]
 	rs.mu.Lock()
-	rs.done = true
+	rs.done.Store(true)
 	for _, f := range rs.inbox {
 		unreceived += int64(f.pending())
 	}
 	rs.inbox = nil
 	rs.mu.Unlock()
-	x.live--
 	for _, in := range x.colls {
 		for i, m := range in.members {
 			if m != me {
@@ -435,8 +407,10 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 	for _, in := range x.colls {
 		x.maybeComplete(in)
 	}
-	for _, r := range x.ranks {
-		x.wake(r)
+	for r := range x.ranks {
+		if int32(r) != me {
+			x.wake(int32(r), -1)
+		}
 	}
 	return unreceived, x.takeDeferred(me, buf)
 }

@@ -43,6 +43,9 @@ type fnInfo struct {
 	class tracepb.Function_Class
 	shape tracepb.Function_Collective
 	wait  bool // a Wait* call (counted in Wait Number even if it completes nothing)
+	// barrier: MPI_Barrier, which synchronizes
+	// without moving data (movesData).
+	barrier bool
 }
 
 func baseName(name string) string {
@@ -60,6 +63,7 @@ func classify(f *tracepb.Function) fnInfo {
 	switch f.Class {
 	case tracepb.Function_COLLECTIVE:
 		in.op = opColl
+		in.barrier = b == "Barrier"
 		if f.Nonblocking {
 			in.op = opICollStart
 		}

@@ -163,12 +163,11 @@ func (rs *rankSync) sweep() {
 }
 
 // send posts a message (its send's entry time). Only the destination's
-// lock is taken, unless the destination waits or flow control holds the
-// sender back.
+// lock is taken, unless flow control holds the sender back.
 func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 	dst := x.ranks[k.dst]
 	dst.mu.Lock()
-	if dst.done {
+	if dst.done.Load() {
 		dst.mu.Unlock()
 		x.droppedSends.Add(1)
 		return
@@ -176,12 +175,11 @@ func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 	f := dst.queue(k, c)
 	f.push(entry)
 	w := dst.waiting
+	dst.waiting = false
 	full := f.npend >= maxPending && k.src != k.dst
 	dst.mu.Unlock()
 	if w {
-		x.mu.Lock()
-		x.wake(dst)
-		x.mu.Unlock()
+		x.wake(k.dst, k.src)
 	}
 	if full {
 		x.throttle(k, f)
@@ -190,30 +188,24 @@ func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 
 // throttle holds sender k.src back until the destination has received half
 // of the messages of k in flight, or the destination ended, or holding it
-// back would stall the replay.
+// back would stall the replay (the scheduler then releases it).
 func (x *exchange) throttle(k p2pKey, f *fifo) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	me, dst := x.ranks[k.src], x.ranks[k.dst]
-	gen := x.throttleGen
-	me.throttled = true
-	x.throttled++
-	// ready runs with me.mu held and takes dst.mu: two rank locks are only
-	// ever held together under x.mu, so the order cannot deadlock.
-	x.waitLocked(k.src, true, func() bool {
-		if x.throttleGen != gen {
-			return true
-		}
+	gen := x.throttleGen.Load()
+	me.throttled.Store(true)
+	x.throttled.Add(1)
+	for {
 		dst.mu.Lock()
-		defer dst.mu.Unlock()
-		if dst.done || f.npend < maxPending/2 {
-			return true
+		if x.throttleGen.Load() != gen || dst.done.Load() || f.npend < maxPending/2 {
+			dst.mu.Unlock()
+			break
 		}
-		f.full = true
-		return false
-	}, func() bool { return false })
-	me.throttled = false
-	x.throttled--
+		f.full = true // the receiver wakes the sender (fifo.release)
+		dst.mu.Unlock()
+		x.park(k.src)
+	}
+	me.throttled.Store(false)
+	x.throttled.Add(-1)
 }
 
 // ticket hands the next ticket of k to a receive of rank k.dst (the
@@ -241,33 +233,33 @@ func (x *exchange) revoke(k p2pKey, tk uint64, c *fifoCache) {
 // recv returns the send entry of the ticket's message, waiting for it if
 // needed; ok is false when it never comes.
 func (x *exchange) recv(k p2pKey, tk uint64, c *fifoCache) (entry int64, ok bool) {
-	me := x.ranks[k.dst]
+	me, src := x.ranks[k.dst], x.ranks[k.src]
 	me.mu.Lock()
 	f := me.queue(k, c)
-	if f.has(tk) {
-		t, ok := f.take(tk)
-		rel := f.release()
-		me.mu.Unlock()
-		if rel {
-			x.mu.Lock()
-			x.wake(x.ranks[k.src])
-			x.mu.Unlock()
+	// f stays in the inbox while parked: a queue with a ticket out is not
+	// idle, so no sweep removes it.
+	for !f.has(tk) {
+		// Checked under me.mu: the sender posts (under me.mu) before it
+		// is done, so a finished sender's message would be seen above.
+		if src.done.Load() {
+			me.mu.Unlock()
+			return 0, false
 		}
-		return t, ok
+		me.waiting = true
+		me.mu.Unlock()
+		aborted := x.park(k.dst)
+		me.mu.Lock()
+		me.waiting = false
+		if aborted {
+			me.mu.Unlock()
+			return 0, false
+		}
 	}
-	me.mu.Unlock()
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	src := x.ranks[k.src]
-	if !x.waitLocked(k.dst, false, func() bool { return f.has(tk) }, func() bool { return src.done }) {
-		return 0, false
-	}
-	me.mu.Lock()
 	t, ok := f.take(tk)
 	rel := f.release()
 	me.mu.Unlock()
 	if rel {
-		x.wake(src)
+		x.wake(k.src, k.dst)
 	}
 	return t, ok
 }

@@ -1,12 +1,13 @@
 package analyzer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -81,8 +82,9 @@ type commInfo struct {
 	members []int32 // world ranks, local group
 	remote  []int32 // world ranks, remote group (intercommunicators)
 	inter   bool
-	myIdx   int   // this rank's rank in it, -1 if not a member
-	group   int32 // first world rank of the local group
+	myIdx   int     // this rank's rank in it, -1 if not a member
+	group   int32   // first world rank of the local group
+	collSeq *uint64 // collective calls on it so far (replayer.collSeq)
 }
 
 // peerWorld translates a peer rank of a point-to-point call.
@@ -121,10 +123,16 @@ type request struct {
 	hasTicket bool
 }
 
+// doneRecv is a receive a Wait/Test call completed: what matching it
+// needs, copied out of the request table.
 type doneRecv struct {
-	rq  request
-	src int32 // status source and tag (or the posted ones)
-	tag int32
+	seq       uint64
+	start     int64
+	comm      *commInfo
+	key       p2pKey
+	ticket    uint64
+	src, tag  int32 // status source and tag (or the posted ones)
+	hasTicket bool
 }
 
 type collSeqKey struct {
@@ -146,6 +154,10 @@ type replayer struct {
 	x     *exchange
 	clk   *clocks.Map
 	delta int64 // shift added by the controlled logical clock so far
+	// clkOffsetOnly: clk is a constant offset; clkOffset is that offset
+	// plus delta.
+	clkOffsetOnly bool
+	clkOffset     int64
 
 	tr      *intervals.Tracker[*acc]
 	secs    *intervals.Sections
@@ -164,9 +176,18 @@ type replayer struct {
 	reqSeq uint64
 	done   []doneRecv
 	// collSeq counts collective calls per communicator.
-	collSeq map[collSeqKey]uint64
+	collSeq map[collSeqKey]*uint64
 
 	sendCache, recvCache fifoCache
+
+	// Backward amortization of clock-condition repairs (clc.go): the
+	// events since the last fixed point, their overlap terms, when that
+	// point ended, and whether the current event was repaired.
+	pend      []pendEv
+	pendOv    []ovTerm
+	fixedAt   int64
+	repaired  bool
+	amortized int64 // repairs amortized backward
 
 	mpiNs   int64 // time in MPI calls counted so far (for sections)
 	last    int64 // latest exit seen (global ns), the end of a cut trace
@@ -182,7 +203,15 @@ type replayer struct {
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, clk: clk, collSeq: map[collSeqKey]uint64{}}
+	rp := &replayer{rank: rank, path: path, x: x, clk: clk, collSeq: map[collSeqKey]*uint64{}}
+	if len(clk.Local) <= 1 {
+		// Offset only (one clock-sync phase, or none): no need to look
+		// up the segment for every time.
+		rp.clkOffsetOnly = true
+		if len(clk.Local) == 1 {
+			rp.clkOffset = clk.Global[0] - clk.Local[0]
+		}
+	}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
 	rp.secs = intervals.NewSections(who, rp.warn)
@@ -329,14 +358,19 @@ func (rp *replayer) repair(exit *int64, bound int64) {
 		rp.worstViolation = d
 	}
 	rp.delta += d
+	rp.clkOffset += d
 	*exit = bound
 }
 
 func (rp *replayer) event(e *traceformat.Event) {
 	rp.events++
 	fi := rp.fn(e.Func)
-	entry := rp.clk.At(e.Entry) + rp.delta
-	exit := rp.clk.At(e.Exit) + rp.delta
+	var entry, exit int64
+	if rp.clkOffsetOnly {
+		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
+	} else {
+		entry, exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
+	}
 	if exit < entry {
 		exit = entry
 	}
@@ -344,9 +378,11 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if fi.op == opInit {
 			rp.tr.Start(exit)
 			rp.last = exit
+			rp.fix(exit)
 			return
 		}
 		rp.tr.Start(entry)
+		rp.fix(entry)
 	}
 	if rp.tr.Ended() {
 		return
@@ -359,26 +395,35 @@ func (rp *replayer) event(e *traceformat.Event) {
 	a := node.Value
 	if fi.op == opPcontrol {
 		rp.pcontrol(e, entry, exit)
+		rp.fix(exit)
 		return
 	}
-	var realSync, overlap int64
+	var realSync, overlap, syncT int64
+	var hasSync bool
+	// fixed: the call handed its times to other ranks (clc.go).
+	fixed := false
+	rp.repaired = false
+	ovLo := len(rp.pendOv)
 	switch fi.op {
 	case opSend:
 		if rp.post(e, entry) {
 			a.sends++
 		}
+		fixed = true
 	case opRecv:
 		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
 			a.recvs++
 			if ok {
+				rp.repairRecv(&entry, &exit, t)
 				realSync = max(0, t-entry)
-				rp.repair(&exit, t)
+				syncT, hasSync = t, true
 			}
 		}
 	case opSendrecv:
 		if rp.post(e, entry) {
 			a.sends++
 		}
+		fixed = true
 		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
 			a.recvs++
 			if ok {
@@ -396,14 +441,16 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
 			a.recvs++
 			if ok {
+				rp.repairRecv(&entry, &exit, t)
 				realSync = max(0, t-entry)
-				rp.repair(&exit, t)
+				syncT, hasSync = t, true
 			}
 		}
 	case opMrecv:
 		// Matched by the probe already.
 	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
 		rp.create(e, fi.op, entry, a)
+		fixed = fi.op == opIsend
 	case opStart:
 		for _, id := range e.Reqs {
 			rq := rp.reqs.get(id)
@@ -415,6 +462,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 			rp.reqSeq++
 			rq.seq = rp.reqSeq
 			if rq.kind == reqSend {
+				fixed = true
 				if rp.postTo(rq.comm, rq.peer, rq.tag, entry) {
 					a.sends++
 				}
@@ -424,8 +472,12 @@ func (rp *replayer) event(e *traceformat.Event) {
 			}
 		}
 	case opComplete:
-		n, rs, ov := rp.complete(e, entry, &exit)
-		realSync, overlap = rs, ov
+		var n int
+		n, syncT, hasSync = rp.complete(e, &entry, &exit)
+		if hasSync {
+			realSync = max(0, syncT-entry)
+		}
+		overlap = overlapOf(entry, rp.pendOv[ovLo:])
 		if fi.wait || n > 0 {
 			a.waits++
 		}
@@ -437,6 +489,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		}
 	case opColl, opICollStart:
 		rp.collective(e, fi, entry, &exit, node)
+		fixed = true
 	}
 	dur := exit - entry
 	rp.mpiNs += dur
@@ -461,6 +514,11 @@ func (rp *replayer) event(e *traceformat.Event) {
 	s.time += dur
 	s.realSync += realSync
 	s.overlap += overlap
+	if fixed || rp.repaired {
+		rp.fix(exit)
+	} else {
+		rp.keep(a, e.Site, fi.class, entry, exit, syncT, hasSync, ovLo)
+	}
 }
 
 // end closes the rank's program at global time at.
@@ -648,11 +706,13 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	rp.reqs.put(e.Reqs[0], rq)
 }
 
-// complete handles a Wait/Test call: n requests completed, the Real Sync
-// of the receives among them and the overlap of all.
-func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n int, realSync, overlap int64) {
+// complete handles a Wait/Test call: n requests completed; the latest send
+// entry of the receives among them (for Real Sync and the repair), and
+// their overlap terms appended to pendOv (clc.go), so that the caller
+// computes Overlap with the call's final entry.
+func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, latest int64, has bool) {
 	if e.Attr&traceformat.AttrReqs == 0 {
-		return 0, 0, 0
+		return 0, 0, false
 	}
 	rp.done = rp.done[:0]
 	for i, id := range e.Reqs {
@@ -662,62 +722,60 @@ func (rp *replayer) complete(e *traceformat.Event, entry int64, exit *int64) (n 
 			continue
 		}
 		n++
-		rq := *p
-		if rq.persistent {
-			p.active = false
-		} else {
-			rp.reqs.del(id)
-		}
-		switch rq.kind {
+		switch p.kind {
 		case reqSend, reqMatched:
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
-			overlap += max(0, entry-rq.start)
+			rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: noT})
 		case reqRecv:
-			if rq.peer == traceformat.ProcNull {
-				continue // matches nothing, whatever its status says
+			if p.peer == traceformat.ProcNull {
+				break // matches nothing, whatever its status says
 			}
-			d := doneRecv{rq: rq, src: rq.peer, tag: rq.tag}
+			d := doneRecv{seq: p.seq, start: p.start, comm: p.comm, key: p.key, ticket: p.ticket,
+				src: p.peer, tag: p.tag, hasTicket: p.hasTicket}
 			if e.Attr&traceformat.AttrStatus != 0 && i < len(e.Status) {
 				d.src, d.tag = e.Status[i].Source, e.Status[i].Tag
 			}
 			rp.done = append(rp.done, d)
 		}
+		if p.persistent {
+			p.active = false
+		} else {
+			rp.reqs.del(id)
+		}
 	}
 	if len(rp.done) > 1 {
 		// Wildcard receives take their tickets now: in posting order.
-		sort.Slice(rp.done, func(i, j int) bool { return rp.done[i].rq.seq < rp.done[j].rq.seq })
+		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
 	}
-	var latest int64
-	has := false
-	for _, d := range rp.done {
+	for i := range rp.done {
+		d := &rp.done[i]
 		var t int64
 		var ok bool
 		switch {
 		case d.src == traceformat.NoStatus:
 			// Cancelled: it received nothing.
-			if d.rq.hasTicket {
-				rp.x.revoke(d.rq.key, d.rq.ticket, &rp.recvCache)
+			if d.hasTicket {
+				rp.x.revoke(d.key, d.ticket, &rp.recvCache)
 			}
 			continue
-		case d.rq.hasTicket:
-			t, ok, _ = rp.take(d.rq.key, d.rq.ticket)
+		case d.hasTicket:
+			t, ok, _ = rp.take(d.key, d.ticket)
 		default:
-			t, ok, _ = rp.matchOn(d.rq.comm, d.src, d.tag)
+			t, ok, _ = rp.matchOn(d.comm, d.src, d.tag)
 		}
 		if !ok {
 			continue
 		}
-		overlap += max(0, entry-max(d.rq.start, t))
+		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
 		if !has || t > latest {
 			latest, has = t, true
 		}
 	}
 	if has {
-		realSync = max(0, latest-entry)
-		rp.repair(exit, latest)
+		rp.repairRecv(entry, exit, latest)
 	}
-	return n, realSync, overlap
+	return n, latest, has
 }
 
 // collective replays one collective call.
@@ -735,9 +793,17 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 			root = e.Root
 		}
 	}
-	sk := collSeqKey{id: c.id, group: c.group}
-	key := collKey{comm: c.id, group: c.group, seq: rp.collSeq[sk]}
-	rp.collSeq[sk]++
+	if c.collSeq == nil {
+		// Shared by every local index naming the communicator.
+		sk := collSeqKey{id: c.id, group: c.group}
+		c.collSeq = rp.collSeq[sk]
+		if c.collSeq == nil {
+			c.collSeq = new(uint64)
+			rp.collSeq[sk] = c.collSeq
+		}
+	}
+	key := collKey{comm: c.id, group: c.group, seq: *c.collSeq}
+	*c.collSeq++
 	shape := fi.shape
 	if fi.op == opICollStart {
 		// The start of a nonblocking collective does not wait for
@@ -751,10 +817,10 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 		}
 	}
 	att := collAtt{node: node, site: e.Site}
-	in := rp.x.collEnter(key, fi.name, shape, root, c.members, c.myIdx, entry, att)
-	if in.mismatch {
+	in, latest, has, ok, mismatch := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, att)
+	if mismatch {
 		rp.unmatchedColls++
-	} else if latest, has, ok := rp.x.collWait(in, c.myIdx, rp.rank); has {
+	} else if has {
 		if movesData(e, fi) {
 			rp.repair(exit, latest)
 		}
@@ -776,7 +842,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 // but synchronizes. Without recorded byte counts, assume it does.
 func movesData(e *traceformat.Event, fi *fnInfo) bool {
 	const bytes = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
-	if e.Attr&bytes == 0 || baseName(fi.name) == "Barrier" {
+	if e.Attr&bytes == 0 || fi.barrier {
 		return true
 	}
 	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||

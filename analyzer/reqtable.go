@@ -79,3 +79,15 @@ func (t *reqTable) del(id uint64) {
 		}
 	}
 }
+
+// each calls f for every live request.
+func (t *reqTable) each(f func(*request)) {
+	for i := range t.vals {
+		f(&t.vals[i])
+	}
+	for _, q := range t.big {
+		for i := range q {
+			f(&q[i])
+		}
+	}
+}

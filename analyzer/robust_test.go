@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -204,6 +205,47 @@ func TestInconsistentTracesStall(t *testing.T) {
 	}
 	if find(t, rep).Main.CollectiveNumber != 1 {
 		t.Errorf("the barrier after the stall was not replayed")
+	}
+}
+
+// A ring whose every rank receives before it sends (traces that disagree
+// with any real run) stalls once: the scheduler makes one replay give up
+// its receive, its send then satisfies the next rank, and so on around the
+// ring; with any number of workers exactly one receive is unmatched and
+// one message left over.
+func TestRingStallReleasesOne(t *testing.T) {
+	const n = 8
+	run := tracetest.NewRun(n)
+	for i := 0; i < n; i++ {
+		r := run.Rank(i)
+		r.Init(1 * us)
+		r.Recv(int32((i+n-1)%n), 0, 8, 1*ms)
+		r.Send(int32((i+1)%n), 0, 8, 1*us)
+		r.Barrier(1 * ms)
+		r.Finalize(1 * us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []int{1, 2, 5} {
+		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !hasWarning(rep, "stalled 1 time(s)") || !hasWarning(rep, "1 receive(s) found no matching send") || !hasWarning(rep, "1 message(s) sent were never received") {
+			t.Errorf("%d workers: warnings %q", w, rep.Warnings)
+		}
+		if got := find(t, rep).Main.ReceiveNumber; got != n {
+			t.Errorf("%d workers: %d receives, want %d", w, got, n)
+		}
+		if find(t, rep).Main.CollectiveNumber != 1 {
+			t.Errorf("%d workers: the barrier after the stall was not replayed", w)
+		}
+		want := report.Unmatched{Receives: 1, Sends: 1, Stalls: 1}
+		if un := rep.Unmatched; un == nil || *un != want {
+			t.Errorf("%d workers: unmatched %+v, want %+v", w, un, want)
+		}
 	}
 }
 

@@ -16,8 +16,44 @@ type Report struct {
 	// Warnings are problems found in the traces (missing ranks, truncated
 	// files, unmatched messages, clock-condition violations, unbalanced
 	// Pcontrol …), one sentence each.
-	Warnings  []string   `json:"warnings"`
+	Warnings []string `json:"warnings"`
+	// ClockViolations summarizes the clock-condition violations found
+	// after clock alignment; nil (absent from JSON) when there were none.
+	ClockViolations *ClockViolations `json:"clock_violations,omitempty"`
+	// Unmatched counts the operations that found no partner; nil (absent
+	// from JSON) when every operation was matched.
+	Unmatched *Unmatched `json:"unmatched,omitempty"`
 	Intervals []Interval `json:"intervals"` // depth-first, the whole program first
+}
+
+// ClockViolations are the clock-condition violations (a receive ending
+// before its send started, a collective left before the entries it
+// depends on) that remained after clock alignment. Each was repaired with
+// the controlled logical clock before any wait was computed; they are also
+// described in Warnings.
+type ClockViolations struct {
+	Count     int64   `json:"count"`
+	Worst     float64 `json:"worst"`      // the largest repair, seconds
+	WorstRank int     `json:"worst_rank"` // the processor where it was
+	// Repaired is true when the figures were computed from repaired times
+	// (always, in this version).
+	Repaired bool `json:"repaired"`
+	// Amortized counts the repairs whose jump was also spread backward
+	// over the events before the repaired call.
+	Amortized int64 `json:"amortized"`
+}
+
+// Unmatched counts operations that could not be matched with a partner:
+// the traces are incomplete (a missing or cut rank) or disagree. Their
+// waits are not counted; they are also described in Warnings.
+type Unmatched struct {
+	Receives    int64 `json:"receives"`    // receives that found no matching send
+	Sends       int64 `json:"sends"`       // messages sent but never received
+	Collectives int64 `json:"collectives"` // collective calls not matched with all participants
+	Requests    int64 `json:"requests"`    // requests waited for, started or tested without having been created
+	// Stalls is how often the replay stopped because every processor
+	// waited for another; each time one operation was given up.
+	Stalls int64 `json:"stalls"`
 }
 
 // Interval holds the characteristics of one interval (SPEC §2), summed over

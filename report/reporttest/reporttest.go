@@ -236,7 +236,9 @@ func Full() *report.Report {
 			"rank 2: 3 messages sent to rank 1 were never received",
 			"jacobi.c:118: MPI_Pcontrol(100, 2) entered on ranks 0, 1, 3 only",
 		},
-		Intervals: []report.Interval{whole, solver, inner},
+		ClockViolations: &report.ClockViolations{Count: 2, Worst: 0.000042, WorstRank: 3, Repaired: true, Amortized: 1},
+		Unmatched:       &report.Unmatched{Sends: 3},
+		Intervals:       []report.Interval{whole, solver, inner},
 	}
 }
 

@@ -93,6 +93,20 @@ func (p *printer) header(r *report.Report) {
 			p.printf("  - %s\n", w)
 		}
 	}
+	if cv := r.ClockViolations; cv != nil {
+		how := "not repaired"
+		if cv.Repaired {
+			how = fmt.Sprintf("repaired (%d amortized backward)", cv.Amortized)
+		}
+		p.printf("\nClock-condition violations: %d, worst %.9f s on processor %d, %s\n", cv.Count, cv.Worst, cv.WorstRank, how)
+	}
+	if u := r.Unmatched; u != nil {
+		if cv := r.ClockViolations; cv == nil {
+			p.printf("\n")
+		}
+		p.printf("Unmatched operations: receives %d, sends %d, collectives %d, requests %d; replay stalls %d\n",
+			u.Receives, u.Sends, u.Collectives, u.Requests, u.Stalls)
+	}
 }
 
 func (p *printer) interval(r *report.Report, ir *intervalRows) {

@@ -1,0 +1,176 @@
+package analyzer
+
+import (
+	"math"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// The controlled logical clock (Becker, Rabenseifner, Wolf, "Scalable
+// timestamp synchronization for event traces of message-passing
+// applications", Parallel Computing 35(12), 2009) repairs clock-condition
+// violations in two steps; the replay does both while it streams.
+//
+// Forward: a call that ends before the time it depends on (a receive
+// before its send started, a collective exit before the entries its shape
+// depends on) is moved to end at that bound, and every later event of the
+// rank is shifted by the same jump (replayer.delta), which keeps the local
+// intervals after it.
+//
+// Backward amortization: a jump alone would put the whole error into the
+// repaired call (a receive that seems to wait for the full jump) while the
+// events just before it stay where the skewed clock put them. Instead, the
+// events of the rank between the last fixed point t_a and the entry t_r of
+// the repaired receive are moved forward by a correction rising linearly
+// from 0 at t_a to the jump d at t_r,
+//
+//	t ↦ t + d·(t − t_a)/(t_r − t_a),
+//
+// so the jump is spread over that stretch and the receive keeps its
+// recorded duration (its entry moves by d, like its exit). Durations inside
+// the stretch grow by the factor 1 + d/(t_r − t_a), and the Real Sync and
+// Overlap of the calls there are recomputed with the moved times.
+//
+// A fixed point is an event whose times the replay has already handed to
+// another rank (a send's entry, a collective's entry and exit) or that
+// delimits an interval or a sequential section (MPI_Pcontrol, the start of
+// the program), or a repaired call. Scalasca lets the amortization move
+// sends too, as far as their receives allow, which takes a backward replay;
+// a streaming replay has already given the send times away, so here the
+// stretch ends at the last of them: never a new violation, and no second
+// pass. Only violations at calls that publish nothing are amortized
+// (MPI_Recv, MPI_Mprobe/MPI_Improbe, the Wait and Test family); a violation
+// at a collective or at MPI_Sendrecv, whose entry was published before the
+// violation could be seen, is repaired forward only. At most maxPend
+// events (and 16·maxPend completed requests) wait for a possible
+// amortization; past that, the stretch so far is fixed (memory stays
+// bounded on a rank that only receives).
+
+// maxPend bounds the events kept for backward amortization.
+var maxPend = 4096
+
+// pendEv is an event since the last fixed point: what its contributions to
+// the accumulators depend on, to redo them if its times move.
+type pendEv struct {
+	a           *acc
+	site        uint32
+	class       tracepb.Function_Class
+	entry, exit int64
+	syncT       int64 // Real Sync is max(0, syncT − entry) when hasSync
+	hasSync     bool
+	ovLo, ovHi  int32 // its overlap terms: replayer.pendOv[ovLo:ovHi]
+}
+
+// ovTerm is one completed request's part of a Wait/Test call's Overlap:
+// max(0, entry − max(start, t)); t is noT for sends (no message time).
+type ovTerm struct {
+	start, t int64
+}
+
+const noT = math.MinInt64
+
+func overlapOf(entry int64, terms []ovTerm) (ov int64) {
+	for _, o := range terms {
+		ov += max(0, entry-max(o.start, o.t))
+	}
+	return ov
+}
+
+// fix makes the event that ended at exit a fixed point.
+func (rp *replayer) fix(exit int64) {
+	rp.pend, rp.pendOv = rp.pend[:0], rp.pendOv[:0]
+	rp.fixedAt = exit
+}
+
+// keep records an event after the last fixed point; its overlap terms
+// start at pendOv[ovLo].
+func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entry, exit, syncT int64, hasSync bool, ovLo int) {
+	if len(rp.pend) >= maxPend || ovLo >= 16*maxPend {
+		// The older events stay as they are: the last of them becomes
+		// the fixed point. This event's overlap terms move to the front.
+		rp.fixedAt = rp.pend[len(rp.pend)-1].exit
+		n := copy(rp.pendOv, rp.pendOv[ovLo:])
+		rp.pend, rp.pendOv = rp.pend[:0], rp.pendOv[:n]
+		ovLo = 0
+	}
+	rp.pend = append(rp.pend, pendEv{a: a, site: site, class: class, entry: entry, exit: exit,
+		syncT: syncT, hasSync: hasSync, ovLo: int32(ovLo), ovHi: int32(len(rp.pendOv))})
+}
+
+// repairRecv is repair for a call that published nothing (a receive, a
+// probe, a Wait or Test): the jump is also amortized backward when there is
+// room, which moves the call's entry by the jump too.
+func (rp *replayer) repairRecv(entry, exit *int64, bound int64) {
+	before := *exit
+	rp.repair(exit, bound)
+	d := *exit - before
+	if d == 0 {
+		return
+	}
+	rp.repaired = true
+	if rp.amortize(*entry, d) {
+		*entry += d
+	}
+}
+
+// amortize moves the events since the last fixed point for a jump of d ns
+// found at a call entered at tr, and redoes their contributions. The
+// current call's overlap terms (already in pendOv past the pending events'
+// ranges) and the live requests' start times move with them.
+func (rp *replayer) amortize(tr, d int64) bool {
+	ta := rp.fixedAt
+	if tr <= ta || d <= 0 {
+		return false
+	}
+	k := float64(d) / float64(tr-ta)
+	move := func(t int64) int64 {
+		switch {
+		case t <= ta:
+			return t
+		case t >= tr:
+			return t + d
+		}
+		return t + int64(math.Round(float64(t-ta)*k))
+	}
+	ovDone := 0
+	for i := range rp.pend {
+		p := &rp.pend[i]
+		ne, nx := move(p.entry), move(p.exit)
+		s := p.a.site(p.site)
+		if dd := (nx - ne) - (p.exit - p.entry); dd != 0 {
+			switch p.class {
+			case tracepb.Function_POINT_TO_POINT:
+				p.a.p2p += dd
+			case tracepb.Function_COLLECTIVE:
+				p.a.coll += dd
+			default:
+				p.a.sys += dd
+			}
+			s.time += dd
+			rp.mpiNs += dd
+		}
+		if p.hasSync {
+			dd := max(0, p.syncT-ne) - max(0, p.syncT-p.entry)
+			p.a.realSync += dd
+			s.realSync += dd
+		}
+		if p.ovHi > p.ovLo {
+			terms := rp.pendOv[p.ovLo:p.ovHi]
+			old := overlapOf(p.entry, terms)
+			for j := range terms {
+				terms[j].start = move(terms[j].start)
+			}
+			dd := overlapOf(ne, terms) - old
+			p.a.overlap += dd
+			s.overlap += dd
+			ovDone = int(p.ovHi)
+		}
+		p.entry, p.exit = ne, nx
+	}
+	for j := ovDone; j < len(rp.pendOv); j++ {
+		rp.pendOv[j].start = move(rp.pendOv[j].start)
+	}
+	rp.reqs.each(func(r *request) { r.start = move(r.start) })
+	rp.amortized++
+	return true
+}
