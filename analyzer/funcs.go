@@ -46,6 +46,7 @@ type fnInfo struct {
 	// barrier: MPI_Barrier, which synchronizes
 	// without moving data (movesData).
 	barrier bool
+	ok      bool // classified (replayer.fns)
 }
 
 func baseName(name string) string {

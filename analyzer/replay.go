@@ -46,7 +46,15 @@ type siteAcc struct {
 	time, realSync, pot, tv, overlap int64
 }
 
+// site is call site id's figures; the common case is inlined.
 func (a *acc) site(id uint32) *siteAcc {
+	if id < uint32(len(a.sites)) {
+		return &a.sites[id]
+	}
+	return a.siteSlow(id)
+}
+
+func (a *acc) siteSlow(id uint32) *siteAcc {
 	if id >= denseSites {
 		// Sparse, large ids (legal in the format) must not make every
 		// interval of every rank allocate a table that large.
@@ -165,8 +173,7 @@ type replayer struct {
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
 
 	defs     *traceformat.Definitions
-	fns      []fnInfo
-	fnOK     []bool
+	fns      []fnInfo // by id, classified when first seen (ok)
 	bigFns   map[uint32]*fnInfo
 	comms    []*commInfo
 	bigComms map[uint32]*commInfo
@@ -278,7 +285,15 @@ func (rp *replayer) run() {
 	}
 }
 
+// fn is the replay's view of function id; the common case is inlined.
 func (rp *replayer) fn(id uint32) *fnInfo {
+	if id < uint32(len(rp.fns)) && rp.fns[id].ok {
+		return &rp.fns[id]
+	}
+	return rp.fnSlow(id)
+}
+
+func (rp *replayer) fnSlow(id uint32) *fnInfo {
 	if id >= denseSites {
 		// Large ids are legal but rare: no table that large per rank.
 		if rp.bigFns == nil {
@@ -295,16 +310,24 @@ func (rp *replayer) fn(id uint32) *fnInfo {
 	if int(id) >= len(rp.fns) {
 		n := int(id) + 1
 		rp.fns = append(rp.fns, make([]fnInfo, n-len(rp.fns))...)
-		rp.fnOK = append(rp.fnOK, make([]bool, n-len(rp.fnOK))...)
 	}
-	if !rp.fnOK[id] {
-		rp.fns[id] = classify(rp.defs.Function(id))
-		rp.fnOK[id] = true
-	}
+	rp.fns[id] = classify(rp.defs.Function(id))
+	rp.fns[id].ok = true
 	return &rp.fns[id]
 }
 
+// comm is the communicator of local index local; the common case is
+// inlined.
 func (rp *replayer) comm(local uint32) *commInfo {
+	if local < uint32(len(rp.comms)) {
+		if c := rp.comms[local]; c != nil && c.def == rp.defs.Comm(local) {
+			return c
+		}
+	}
+	return rp.commSlow(local)
+}
+
+func (rp *replayer) commSlow(local uint32) *commInfo {
 	d := rp.defs.Comm(local)
 	if local >= denseSites {
 		if c := rp.bigComms[local]; c != nil && c.def == d {
@@ -680,7 +703,9 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	}
 	c := rp.eventComm(e)
 	rp.reqSeq++
-	rq := request{comm: c, start: entry, active: true, seq: rp.reqSeq}
+	// Filled in place in the table (nothing below touches the table).
+	rq := rp.reqs.add(e.Reqs[0])
+	rq.comm, rq.start, rq.active, rq.seq = c, entry, true, rp.reqSeq
 	switch o {
 	case opIsend, opSendInit:
 		rq.kind, rq.peer, rq.tag = reqSend, e.SendPeer, e.SendTag
@@ -701,9 +726,8 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		if rq.peer != traceformat.ProcNull {
 			a.recvs++
 		}
-		rp.postRecv(&rq)
+		rp.postRecv(rq)
 	}
-	rp.reqs.put(e.Reqs[0], rq)
 }
 
 // complete handles a Wait/Test call: n requests completed; the latest send
@@ -731,12 +755,13 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			if p.peer == traceformat.ProcNull {
 				break // matches nothing, whatever its status says
 			}
-			d := doneRecv{seq: p.seq, start: p.start, comm: p.comm, key: p.key, ticket: p.ticket,
-				src: p.peer, tag: p.tag, hasTicket: p.hasTicket}
+			rp.done = append(rp.done, doneRecv{})
+			d := &rp.done[len(rp.done)-1]
+			d.seq, d.start, d.comm, d.key, d.ticket = p.seq, p.start, p.comm, p.key, p.ticket
+			d.src, d.tag, d.hasTicket = p.peer, p.tag, p.hasTicket
 			if e.Attr&traceformat.AttrStatus != 0 && i < len(e.Status) {
 				d.src, d.tag = e.Status[i].Source, e.Status[i].Tag
 			}
-			rp.done = append(rp.done, d)
 		}
 		if p.persistent {
 			p.active = false

@@ -36,6 +36,14 @@ func (t *reqTable) get(id uint64) *request {
 
 // put adds a request, after any live request with the same id.
 func (t *reqTable) put(id uint64, r request) {
+	*t.add(id) = r
+}
+
+// add adds a zero request, after any live request with the same id, and
+// returns it to be filled in place (a request is large: building it on the
+// stack and copying it in showed in the replay's profile). The pointer is
+// valid until the next put, add or del.
+func (t *reqTable) add(id uint64) *request {
 	if t.big == nil && len(t.ids) == smallReqs {
 		t.big = make(map[uint64][]request, 2*smallReqs)
 		for i, x := range t.ids {
@@ -45,12 +53,20 @@ func (t *reqTable) put(id uint64, r request) {
 		t.ids, t.vals = nil, nil
 	}
 	if t.big != nil {
-		t.big[id] = append(t.big[id], r)
+		q := append(t.big[id], request{})
+		t.big[id] = q
 		t.n++
-		return
+		return &q[len(q)-1]
 	}
 	t.ids = append(t.ids, id)
-	t.vals = append(t.vals, r)
+	n := len(t.vals)
+	if n < cap(t.vals) {
+		t.vals = t.vals[:n+1]
+		t.vals[n] = request{}
+	} else {
+		t.vals = append(t.vals, request{})
+	}
+	return &t.vals[n]
 }
 
 // del removes the oldest live request with the given id.
