@@ -740,7 +740,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	}
 	rp.done = rp.done[:0]
 	for i, id := range e.Reqs {
-		p := rp.reqs.get(id)
+		p, at := rp.reqs.find(id)
 		if p == nil {
 			rp.unknownReqs++
 			continue
@@ -766,7 +766,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		if p.persistent {
 			p.active = false
 		} else {
-			rp.reqs.del(id)
+			rp.reqs.delAt(id, at)
 		}
 	}
 	if len(rp.done) > 1 {

@@ -69,6 +69,34 @@ func (t *reqTable) add(id uint64) *request {
 	return &t.vals[n]
 }
 
+// find is get that also returns where the request is, for delAt: its index
+// in the small table, -1 in the map.
+func (t *reqTable) find(id uint64) (*request, int) {
+	if t.big != nil {
+		return t.get(id), -1
+	}
+	for i, x := range t.ids {
+		if x == id {
+			return &t.vals[i], i
+		}
+	}
+	return nil, -1
+}
+
+// delAt removes the request find returned at index i (del when i < 0),
+// without searching the table again.
+func (t *reqTable) delAt(id uint64, i int) {
+	if i < 0 || t.big != nil {
+		t.del(id)
+		return
+	}
+	if last := len(t.ids) - 1; i < last {
+		copy(t.ids[i:], t.ids[i+1:])
+		copy(t.vals[i:], t.vals[i+1:])
+	}
+	t.ids, t.vals = t.ids[:len(t.ids)-1], t.vals[:len(t.vals)-1]
+}
+
 // del removes the oldest live request with the given id.
 func (t *reqTable) del(id uint64) {
 	if t.big != nil {
