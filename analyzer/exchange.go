@@ -220,8 +220,8 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	in.nEntry++
 	all := in.nEntry+in.entryGone == len(in.members)
 	if len(in.waiters) > 0 && (all || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
-		for _, w := range in.waiters {
-			x.wake(w, me)
+		if x.s != nil {
+			x.s.wakeAll(in.waiters, me)
 		}
 		if all {
 			// Every waiter is ready now, whatever the shape: none waits

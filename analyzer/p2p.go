@@ -233,7 +233,7 @@ func (x *exchange) revoke(k p2pKey, tk uint64, c *fifoCache) {
 // recv returns the send entry of the ticket's message, waiting for it if
 // needed; ok is false when it never comes.
 func (x *exchange) recv(k p2pKey, tk uint64, c *fifoCache) (entry int64, ok bool) {
-	me, src := x.ranks[k.dst], x.ranks[k.src]
+	me := x.ranks[k.dst]
 	me.mu.Lock()
 	f := me.queue(k, c)
 	// f stays in the inbox while parked: a queue with a ticket out is not
@@ -241,7 +241,9 @@ func (x *exchange) recv(k p2pKey, tk uint64, c *fifoCache) (entry int64, ok bool
 	for !f.has(tk) {
 		// Checked under me.mu: the sender posts (under me.mu) before it
 		// is done, so a finished sender's message would be seen above.
-		if src.done.Load() {
+		// (The sender's state is looked at only here: usually the
+		// message is there, and another rank's state is a cache miss.)
+		if x.ranks[k.src].done.Load() {
 			me.mu.Unlock()
 			return 0, false
 		}

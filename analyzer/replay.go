@@ -168,6 +168,7 @@ type replayer struct {
 	clkOffset     int64
 
 	tr      *intervals.Tracker[*acc]
+	cur     *rnode // tr.Current() once started, updated when it may change
 	secs    *intervals.Sections
 	secRuns []sectionRun
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
@@ -400,11 +401,13 @@ func (rp *replayer) event(e *traceformat.Event) {
 	if !rp.tr.Started() {
 		if fi.op == opInit {
 			rp.tr.Start(exit)
+			rp.cur = rp.tr.Current()
 			rp.last = exit
 			rp.fix(exit)
 			return
 		}
 		rp.tr.Start(entry)
+		rp.cur = rp.tr.Current()
 		rp.fix(entry)
 	}
 	if rp.tr.Ended() {
@@ -414,10 +417,11 @@ func (rp *replayer) event(e *traceformat.Event) {
 		rp.end(entry)
 		return
 	}
-	node := rp.tr.Current()
+	node := rp.cur
 	a := node.Value
 	if fi.op == opPcontrol {
 		rp.pcontrol(e, entry, exit)
+		rp.cur = rp.tr.Current()
 		rp.fix(exit)
 		return
 	}
@@ -539,6 +543,13 @@ func (rp *replayer) event(e *traceformat.Event) {
 	s.overlap += overlap
 	if fixed || rp.repaired {
 		rp.fix(exit)
+	} else if n := len(rp.pend); n < cap(rp.pend) && n < maxPend && ovLo < 16*maxPend {
+		// keep's common case, inlined: two calls in three are kept on the
+		// benchmark.
+		rp.pend = rp.pend[:n+1]
+		p := &rp.pend[n]
+		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, fi.class, entry, exit
+		p.syncT, p.hasSync, p.ovLo, p.ovHi = syncT, hasSync, int32(ovLo), int32(len(rp.pendOv))
 	} else {
 		rp.keep(a, e.Site, fi.class, entry, exit, syncT, hasSync, ovLo)
 	}

@@ -284,6 +284,22 @@ const stealNextAfter = 20
 // predecessor still running and park at once). Any lock may be held.
 func (s *sched) wake(r, by int32) {
 	s.mu.Lock()
+	s.wakeLocked(r, by)
+	s.mu.Unlock()
+}
+
+// wakeAll is wake for several ranks under one hold of s.mu (a collective
+// instance wakes up to all the other members at once).
+func (s *sched) wakeAll(rs []int32, by int32) {
+	s.mu.Lock()
+	for _, r := range rs {
+		s.wakeLocked(r, by)
+	}
+	s.mu.Unlock()
+}
+
+// wakeLocked is wake with s.mu held.
+func (s *sched) wakeLocked(r, by int32) {
 	switch s.state[r] {
 	case stParked:
 		s.state[r] = stQueued
@@ -296,7 +312,6 @@ func (s *sched) wake(r, by int32) {
 	case stRunning:
 		s.state[r] = stNotified
 	}
-	s.mu.Unlock()
 }
 
 // stall handles the moment when every live replay is parked. s.mu is held.
