@@ -18,8 +18,7 @@ package analyzer
 // tickets handed to the destination's receives. It belongs to the
 // destination's inbox and is guarded by the destination's lock.
 type fifo struct {
-	q       []int64 // message base+i is q[head+i]
-	taken   []bool
+	q       []msg // message base+i is q[head+i]
 	head    int
 	base    uint64
 	tickets uint64   // tickets issued
@@ -27,6 +26,13 @@ type fifo struct {
 	dead    bool     // removed from the inbox (cached pointers must look again)
 	npend   int      // messages not yet received
 	full    bool     // the sender waits for npend to drop (flow control)
+}
+
+// msg is a message in a fifo: its send's entry time, and whether a
+// receive took it (receives may take them out of order, by ticket).
+type msg struct {
+	t     int64
+	taken bool
 }
 
 // maxPending is the flow-control bound: a sender whose destination has
@@ -45,8 +51,7 @@ func (f *fifo) idle() bool {
 }
 
 func (f *fifo) push(t int64) {
-	f.q = append(f.q, t)
-	f.taken = append(f.taken, false)
+	f.q = append(f.q, msg{t: t})
 	f.npend++
 }
 
@@ -86,22 +91,21 @@ func (f *fifo) take(tk uint64) (int64, bool) {
 		return 0, false
 	}
 	i := f.head + int(m-f.base)
-	if f.taken[i] {
+	if f.q[i].taken {
 		return 0, false
 	}
-	t := f.q[i]
-	f.taken[i] = true
+	t := f.q[i].t
+	f.q[i].taken = true
 	f.npend--
-	for f.head < len(f.q) && f.taken[f.head] {
+	for f.head < len(f.q) && f.q[f.head].taken {
 		f.head++
 		f.base++
 	}
 	if f.head == len(f.q) {
-		f.q, f.taken, f.head = f.q[:0], f.taken[:0], 0
+		f.q, f.head = f.q[:0], 0
 	} else if f.head > 64 && f.head*2 > len(f.q) {
 		n := copy(f.q, f.q[f.head:])
-		copy(f.taken, f.taken[f.head:])
-		f.q, f.taken, f.head = f.q[:n], f.taken[:n], 0
+		f.q, f.head = f.q[:n], 0
 	}
 	f.normalize()
 	return t, true
@@ -132,6 +136,10 @@ func (rs *rankSync) queue(k p2pKey, c *fifoCache) *fifo {
 	if c.f != nil && c.key == k && !c.f.dead {
 		return c.f
 	}
+	return rs.queueSlow(k, c)
+}
+
+func (rs *rankSync) queueSlow(k p2pKey, c *fifoCache) *fifo {
 	f := rs.inbox[k]
 	if f == nil {
 		if len(rs.inbox) >= rs.sweepAt {
