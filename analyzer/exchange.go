@@ -31,9 +31,14 @@ import (
 // instance. No lock is held while a replay is parked. Lock order: x.mu, then
 // a rank's lock, then the scheduler's.
 type exchange struct {
+	// Read by every message and wake: kept off the cache line of mu,
+	// which the collectives take from every worker (in a profile at two
+	// workers, the replay's reads of len(ranks) had become cache misses).
+	ranks []*rankSync
+	s     *sched
+	_     [64]byte
+
 	mu     sync.Mutex
-	ranks  []*rankSync
-	s      *sched
 	stalls int // under s.mu
 	// Flow control (p2p.go): senders held back, and a generation that
 	// releases them all.

@@ -156,12 +156,13 @@ type sectionRun struct {
 
 // replayer replays one rank's trace forward.
 type replayer struct {
-	ctx   context.Context
-	rank  int32
-	path  string
-	x     *exchange
-	clk   *clocks.Map
-	delta int64 // shift added by the controlled logical clock so far
+	ctx    context.Context
+	rank   int32
+	path   string
+	x      *exchange
+	nranks int32 // len(x.ranks)
+	clk    *clocks.Map
+	delta  int64 // shift added by the controlled logical clock so far
 	// clkOffsetOnly: clk is a constant offset; clkOffset is that offset
 	// plus delta.
 	clkOffsetOnly bool
@@ -211,7 +212,7 @@ type replayer struct {
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, clk: clk, collSeq: map[collSeqKey]*uint64{}}
+	rp := &replayer{rank: rank, path: path, x: x, nranks: int32(len(x.ranks)), clk: clk, collSeq: map[collSeqKey]*uint64{}}
 	if len(clk.Local) <= 1 {
 		// Offset only (one clock-sync phase, or none): no need to look
 		// up the segment for every time.
@@ -630,7 +631,7 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
 		return false
 	}
 	dst, ok := c.peerWorld(peer)
-	if !ok || int(dst) >= len(rp.x.ranks) {
+	if !ok || dst >= rp.nranks {
 		return false
 	}
 	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, &rp.sendCache)
@@ -689,7 +690,7 @@ func (rp *replayer) recvKey(c *commInfo, peer, tag int32) (p2pKey, keyState) {
 		return p2pKey{}, keyBad
 	}
 	src, ok := c.peerWorld(peer)
-	if !ok || int(src) >= len(rp.x.ranks) {
+	if !ok || src >= rp.nranks {
 		return p2pKey{}, keyBad
 	}
 	return p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag}, keyOK
