@@ -162,20 +162,31 @@ func (x *exchange) releaseThrottled() {
 	}
 }
 
-// collJoin posts the entry of participant idx (world rank me) in the
-// instance k and waits for the entries it depends on (collWaitLocked),
-// under one hold of x.mu. mismatch is true when the calls of the members
-// disagree (the instance is then not waited for).
+// collJoin replays participant idx's (world rank me) call of instance k
+// under one hold of x.mu: it posts the entry, waits for the entries it
+// depends on (collWaitLocked), and posts the exit, moved to the latest of
+// those entries when the call moves data (moves) and left before it — the
+// controlled logical clock's forward repair, which the caller applies to
+// its own clock too (replayer.repair gives the same time). It returns that
+// latest entry (has is false when the participant depends on nobody) and
+// the contributions deferred to rank me so far, in buf. mismatch is true
+// when the calls of the members disagree (the instance is then not waited
+// for).
 func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry int64, att collAtt) (in *collInst, latest int64, has, ok, mismatch bool) {
+	members []int32, idx int, me int32, entry, exit int64, moves bool, att collAtt, buf []collContrib) (latest int64, has, ok, mismatch bool, out []collContrib) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	in = x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
+	in := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
 	if in.mismatch {
-		return in, 0, false, false, true
+		mismatch = true
+	} else {
+		latest, has, ok = x.collWaitLocked(in, idx, me)
+		if has && moves && exit < latest+minLatencyNs {
+			exit = latest + minLatencyNs
+		}
 	}
-	latest, has, ok = x.collWaitLocked(in, idx, me)
-	return in, latest, has, ok, false
+	x.collExitLocked(in, idx, exit)
+	return latest, has, ok, mismatch, x.takeDeferred(me, buf)
 }
 
 // collEnterLocked posts the entry of participant idx, world rank me, and
@@ -322,18 +333,15 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 	return latest, has, ok && complete
 }
 
-// collExit posts a participant's exit; the participant that completes the
-// instance computes everybody's Potential Sync and Time Variation. It
-// returns the contributions deferred to rank me so far.
-func (x *exchange) collExit(in *collInst, idx int, me int32, exit int64, buf []collContrib) []collContrib {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+// collExitLocked posts a participant's exit; the participant that
+// completes the instance computes everybody's Potential Sync and Time
+// Variation. x.mu is held.
+func (x *exchange) collExitLocked(in *collInst, idx int, exit int64) {
 	if idx < len(in.members) && in.hasEntry[idx] && !in.hasExit[idx] {
 		in.exit[idx], in.hasExit[idx] = exit, true
 		in.nExit++
 		x.maybeComplete(in)
 	}
-	return x.takeDeferred(me, buf)
 }
 
 func (x *exchange) takeDeferred(me int32, buf []collContrib) []collContrib {

@@ -854,11 +854,14 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 		}
 	}
 	att := collAtt{node: node, site: e.Site}
-	in, latest, has, ok, mismatch := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, att)
+	moves := movesData(e, fi)
+	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, *exit, moves, att, rp.contrib)
+	rp.contrib = contrib
 	if mismatch {
 		rp.unmatchedColls++
 	} else if has {
-		if movesData(e, fi) {
+		if moves {
+			// The exit collJoin posted.
 			rp.repair(exit, latest)
 		}
 		if !ok {
@@ -867,7 +870,6 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	} else if !ok {
 		rp.unmatchedColls++
 	}
-	rp.contrib = rp.x.collExit(in, c.myIdx, rp.rank, *exit, rp.contrib)
 	rp.applyContrib()
 }
 
