@@ -221,10 +221,21 @@ func peakRSS() int64 {
 //	peak RSS 0.46–0.51 GB (mostly the decoded event batches, ~1.6 MB per
 //	rank)
 //
-// About half of the CPU time is reading and decoding the events: on the
-// same machine BenchmarkDecodeOnly, which has no dependencies at all,
-// reaches 19–21 M calls/s on one core but only 12.2–12.5 M per core on two
-// (1.2 times one core), the same gain as the analysis gets.
+// After the replay's own cost was cut (in-place records, inlined lookups,
+// one lock round trip per collective call, no false sharing on the
+// exchange's lock), old and new binaries alternated, three runs each, on a
+// busier machine (load 1.2–5): GOMAXPROCS=1 old 126–214, new 118–133 CPU
+// ns per call (83–132 for a build without the last change); GOMAXPROCS=2
+// old 163–167, new 107–171. The old binary alone ranged over 107–214 at
+// GOMAXPROCS=1 during that session: the CPU time per call depends mostly
+// on what else runs. The profile's split is steadier: the replay
+// (everything but reading and decoding the events, coroutine switches
+// included) took 1.97 times the decoding's CPU time before and 1.45 times
+// after at one worker (2.0–2.1 and 1.48 at two), about a quarter less;
+// decoding is 31% of the CPU time before and 38% after. Per-worker CPU
+// time at two workers is higher mostly because both vCPUs run at once:
+// decoding alone slows down as much or more per core (BenchmarkDecodeOnly,
+// 19–21 M calls/s on one core, 12.2–12.5 M per core on two).
 func BenchmarkAnalyze(b *testing.B) {
 	ranks, iters, dir := benchParams()
 	if dir == "" {
