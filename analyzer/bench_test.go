@@ -223,10 +223,11 @@ func peakRSS() int64 {
 //
 // After the replay's own cost was cut (in-place records, inlined lookups,
 // one lock round trip per collective call, no false sharing on the
-// exchange's lock), old and new binaries alternated, three runs each, on a
-// busier machine (load 1.2–5): GOMAXPROCS=1 old 126–214, new 118–133 CPU
+// exchange's lock), old and new binaries alternated, five runs each, on a
+// busier machine (load 1.2–6): GOMAXPROCS=1 old 126–214, new 118–135 CPU
 // ns per call (83–132 for a build without the last change); GOMAXPROCS=2
-// old 163–167, new 107–171. The old binary alone ranged over 107–214 at
+// old 163–186, new 107–179 (the new binary was not better in every pair
+// at two workers). The old binary alone ranged over 107–214 at
 // GOMAXPROCS=1 during that session: the CPU time per call depends mostly
 // on what else runs. The profile's split is steadier: the replay
 // (everything but reading and decoding the events, coroutine switches
