@@ -97,7 +97,7 @@ type Batch struct {
 	lastExit   int64   // exit time of the last appended event
 	statusTags []int32 // decode scratch, kept for reuse
 	statusSrc  []int32 // decode scratch
-	reqDeltas  []int64 // decode scratch
+	dynAttr    []Attr  // decode scratch: per-call attribute bits by shape
 
 	// Decoded form: the shape table and each event's index into it.
 	shapes   []shape
@@ -136,7 +136,7 @@ func (b *Batch) Reset() {
 		RecvPeer: b.RecvPeer[:0], RecvTag: b.RecvTag[:0],
 		SendBytes: b.SendBytes[:0], RecvBytes: b.RecvBytes[:0], Root: b.Root[:0],
 		NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], NewComm: b.NewComm[:0],
-		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], reqDeltas: b.reqDeltas[:0],
+		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], dynAttr: b.dynAttr[:0],
 		shapes: b.shapes[:0], shapeIdx: b.shapeIdx[:0],
 	}
 }
