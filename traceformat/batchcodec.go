@@ -104,7 +104,7 @@ func (e *batchEncoder) shapesOf(b *Batch) {
 			if int(sh.site) >= len(e.bySite) {
 				e.bySite = append(e.bySite, make([]uint32, int(sh.site)+1-len(e.bySite))...)
 			}
-			if c := e.bySite[sh.site]; c != 0 && e.shapes[c-1] == sh {
+			if c := e.bySite[sh.site]; c != 0 && e.shapes[c-1].equal(&sh) {
 				e.idx = append(e.idx, c-1)
 				continue
 			}
@@ -120,6 +120,26 @@ func (e *batchEncoder) shapesOf(b *Batch) {
 		}
 		e.idx = append(e.idx, id)
 	}
+}
+
+// equal is s == *o written out: the generated comparison of the struct
+// calls memequal, which cost more than the rest of the per-site lookup.
+func (s *shape) equal(o *shape) bool {
+	return s.fn == o.fn && s.site == o.site && s.attr == o.attr && s.comm == o.comm &&
+		s.sendPeer == o.sendPeer && s.sendTag == o.sendTag && s.recvPeer == o.recvPeer && s.recvTag == o.recvTag &&
+		s.root == o.root && s.sendBytes == o.sendBytes && s.recvBytes == o.recvBytes
+}
+
+// appendVarint is protowire.AppendVarint with the one- and two-byte cases
+// inlined (gaps and durations are mostly one or two bytes).
+func appendVarint(s []byte, v uint64) []byte {
+	if v < 1<<7 {
+		return append(s, byte(v))
+	}
+	if v < 1<<14 {
+		return append(s, byte(v)|0x80, byte(v>>7))
+	}
+	return protowire.AppendVarint(s, v)
 }
 
 // appendBatch appends the protobuf encoding of b to dst.
@@ -148,7 +168,7 @@ func (e *batchEncoder) appendBatch(dst []byte, b *Batch) []byte {
 	u32 := func(field protowire.Number, v []uint32) {
 		col(field, len(v), func(s []byte) []byte {
 			for _, x := range v {
-				s = protowire.AppendVarint(s, uint64(x))
+				s = appendVarint(s, uint64(x))
 			}
 			return s
 		})
@@ -189,14 +209,28 @@ func (e *batchEncoder) appendBatch(dst []byte, b *Batch) []byte {
 	}
 	zz := func(v int32) uint64 { return protowire.EncodeZigZag(int64(v)) }
 
-	u32(fShape, e.idx)
-	s64(fGap, b.Gap)
-	col(fDur, len(b.Dur), func(s []byte) []byte {
-		for _, x := range b.Dur {
-			s = protowire.AppendVarint(s, x)
+	// The per-event columns, in plain loops (no closure per value).
+	if len(e.idx) != 0 {
+		sc := e.scratch[:0]
+		for _, x := range e.idx {
+			sc = appendVarint(sc, uint64(x))
 		}
-		return s
-	})
+		dst = protowire.AppendTag(dst, fShape, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, sc)
+		sc = sc[:0]
+		for _, x := range b.Gap {
+			sc = appendVarint(sc, uint64(x<<1)^uint64(x>>63))
+		}
+		dst = protowire.AppendTag(dst, fGap, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, sc)
+		sc = sc[:0]
+		for _, x := range b.Dur {
+			sc = appendVarint(sc, x)
+		}
+		dst = protowire.AppendTag(dst, fDur, protowire.BytesType)
+		dst = protowire.AppendBytes(dst, sc)
+		e.scratch = sc
+	}
 	shapeCol(fFunc, 0, func(sh *shape) uint64 { return uint64(sh.fn) })
 	shapeCol(fSite, 0, func(sh *shape) uint64 { return uint64(sh.site) })
 	shapeCol(fAttr, 0, func(sh *shape) uint64 { return uint64(sh.attr) })
@@ -212,20 +246,20 @@ func (e *batchEncoder) appendBatch(dst []byte, b *Batch) []byte {
 	col(fReqs, len(b.Reqs), func(s []byte) []byte {
 		var prev uint64
 		for _, x := range b.Reqs {
-			s = protowire.AppendVarint(s, protowire.EncodeZigZag(int64(x-prev)))
+			s = appendVarint(s, protowire.EncodeZigZag(int64(x-prev)))
 			prev = x
 		}
 		return s
 	})
 	col(fStatusSource, len(b.Status), func(s []byte) []byte {
 		for _, x := range b.Status {
-			s = protowire.AppendVarint(s, zz(x.Source))
+			s = appendVarint(s, zz(x.Source))
 		}
 		return s
 	})
 	col(fStatusTag, len(b.Status), func(s []byte) []byte {
 		for _, x := range b.Status {
-			s = protowire.AppendVarint(s, zz(x.Tag))
+			s = appendVarint(s, zz(x.Tag))
 		}
 		return s
 	})
