@@ -1,6 +1,7 @@
 package traceformat
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -130,14 +131,10 @@ func (s *shape) equal(o *shape) bool {
 		s.root == o.root && s.sendBytes == o.sendBytes && s.recvBytes == o.recvBytes
 }
 
-// appendVarint is protowire.AppendVarint with the one- and two-byte cases
-// inlined (gaps and durations are mostly one or two bytes).
+// appendVarint is protowire.AppendVarint, inlined for one-byte values.
 func appendVarint(s []byte, v uint64) []byte {
 	if v < 1<<7 {
 		return append(s, byte(v))
-	}
-	if v < 1<<14 {
-		return append(s, byte(v)|0x80, byte(v>>7))
 	}
 	return protowire.AppendVarint(s, v)
 }
@@ -210,25 +207,27 @@ func (e *batchEncoder) appendBatch(dst []byte, b *Batch) []byte {
 	zz := func(v int32) uint64 { return protowire.EncodeZigZag(int64(v)) }
 
 	// The per-event columns, in plain loops (no closure per value).
-	if len(e.idx) != 0 {
-		sc := e.scratch[:0]
+	if n := len(e.idx); n != 0 {
+		sc := slices.Grow(e.scratch[:0], n*binary.MaxVarintLen64)
+		buf := sc[:cap(sc)]
+		k := 0
 		for _, x := range e.idx {
-			sc = appendVarint(sc, uint64(x))
+			k += binary.PutUvarint(buf[k:], uint64(x))
 		}
 		dst = protowire.AppendTag(dst, fShape, protowire.BytesType)
-		dst = protowire.AppendBytes(dst, sc)
-		sc = sc[:0]
+		dst = protowire.AppendBytes(dst, buf[:k])
+		k = 0
 		for _, x := range b.Gap {
-			sc = appendVarint(sc, uint64(x<<1)^uint64(x>>63))
+			k += binary.PutUvarint(buf[k:], uint64(x<<1)^uint64(x>>63))
 		}
 		dst = protowire.AppendTag(dst, fGap, protowire.BytesType)
-		dst = protowire.AppendBytes(dst, sc)
-		sc = sc[:0]
+		dst = protowire.AppendBytes(dst, buf[:k])
+		k = 0
 		for _, x := range b.Dur {
-			sc = appendVarint(sc, x)
+			k += binary.PutUvarint(buf[k:], x)
 		}
 		dst = protowire.AppendTag(dst, fDur, protowire.BytesType)
-		dst = protowire.AppendBytes(dst, sc)
+		dst = protowire.AppendBytes(dst, buf[:k])
 		e.scratch = sc
 	}
 	shapeCol(fFunc, 0, func(sh *shape) uint64 { return uint64(sh.fn) })

@@ -3,6 +3,7 @@ package records
 import (
 	"encoding/binary"
 	"io"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -125,4 +126,69 @@ func BenchmarkDecode(b *testing.B) {
 		Decode(&batch, p, 0, conv)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<15)), "ns/event")
+}
+
+// haloCalls is one buffer of an iterative halo exchange's records, as
+// traceformat's haloEvents: per step two MPI_Irecv, two MPI_Isend and an
+// MPI_Waitall of the four after ~50 µs of compute, and an MPI_Allreduce
+// every 10 steps, with times jittered at tick resolution.
+func haloCalls(n int) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	A := func(a traceformat.Attr) uint16 { return uint16(a) }
+	var p []byte
+	t := uint64(1 << 40)
+	req := uint64(1)
+	call := func(fn, attr uint16, site uint32, dur uint64, attrs ...any) {
+		t += 100 + rng.Uint64N(150)
+		p = rec(p, fn, attr, site, t, t+dur, attrs...)
+		t += dur
+	}
+	for step, k := 0, 0; k < n; step++ {
+		t += 125_000 + rng.Uint64N(10_000)
+		for i, peer := range []int32{1, 3} {
+			call(1, A(traceformat.AttrComm|traceformat.AttrRecv|traceformat.AttrRecvBytes|traceformat.AttrReqs), 1+uint32(i),
+				470+rng.Uint64N(230), uint32(0), peer, int32(10), uint64(8192), uint32(1), req+uint64(i))
+		}
+		for i, peer := range []int32{1, 3} {
+			call(2, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes|traceformat.AttrReqs), 3+uint32(i),
+				900+rng.Uint64N(400), uint32(0), peer, int32(10), uint64(8192), uint32(1), req+2+uint64(i))
+		}
+		call(3, A(traceformat.AttrReqs|traceformat.AttrStatus), 5, 2000+rng.Uint64N(31_000), uint32(4), req, req+1, req+2, req+3,
+			int32(1), int32(10), int32(3), int32(10), int32(-32766), int32(-32766), int32(-32766), int32(-32766))
+		req += 4
+		k += 5
+		if step%10 == 9 {
+			call(4, A(traceformat.AttrComm|traceformat.AttrSendBytes|traceformat.AttrRecvBytes), 6, 7800+rng.Uint64N(39_000),
+				uint32(0), uint64(8), uint64(8))
+			k++
+		}
+	}
+	return p
+}
+
+// BenchmarkDecodeEncodeHalo is BenchmarkDecodeEncode on the halo mix,
+// whose records carry attributes and whose times compress less.
+func BenchmarkDecodeEncodeHalo(b *testing.B) {
+	p := haloCalls(1 << 15)
+	var batch traceformat.Batch
+	conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
+	Decode(&batch, p, 0, conv)
+	n := batch.Len()
+	w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Level: zstd.SpeedFastest})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		batch.Reset()
+		if err := Decode(&batch, p, 0, conv); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.WriteBatch(&batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+	b.ReportMetric(float64(w.Offset())/float64(b.N*n), "B/event")
 }
