@@ -102,6 +102,11 @@ type Batch struct {
 	// Decoded form: the shape table and each event's index into it.
 	shapes   []shape
 	shapeIdx []uint32
+
+	// AppendStatic's shape lookup: the last shape of each call site (index
+	// + 1, 0 = none), and all shapes.
+	bySite []uint32
+	index  map[shape]uint32
 }
 
 // shape is the part of an event that an iterative program repeats: the
@@ -137,8 +142,82 @@ func (b *Batch) Reset() {
 		SendBytes: b.SendBytes[:0], RecvBytes: b.RecvBytes[:0], Root: b.Root[:0],
 		NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], NewComm: b.NewComm[:0],
 		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], dynAttr: b.dynAttr[:0],
-		shapes: b.shapes[:0], shapeIdx: b.shapeIdx[:0],
+		shapes: b.shapes[:0], shapeIdx: b.shapeIdx[:0], bySite: b.bySite, index: b.index,
 	}
+	clear(b.bySite)
+	clear(b.index)
+}
+
+// AppendStatic adds e at the end of a batch in the shape-table form, the
+// form a Reader returns, which a Writer encodes without building the table
+// again: it is the fast path for producers (the tracer). It takes e's
+// times and static part: function, call site, attribute bits and the
+// values of AttrComm, AttrSend, AttrRecv, AttrSendBytes, AttrRecvBytes and
+// AttrRoot. The caller then appends the values of e's per-call attributes
+// to NReqs, Reqs, Status, NewComm, PcLevel, PcArg and Flag, as Append does
+// (one NReqs entry and len(Reqs) ids for AttrReqs, one Status per request
+// or one without AttrReqs, and so on). A batch holds events of one form:
+// do not mix Append and AppendStatic in one batch.
+func (b *Batch) AppendStatic(e *Event) {
+	if len(b.Gap) == 0 {
+		b.BaseNs = e.Entry
+		b.lastExit = e.Entry
+		b.Thread = e.Thread
+	}
+	b.Gap = append(b.Gap, e.Entry-b.lastExit)
+	b.Dur = append(b.Dur, uint64(e.Exit-e.Entry))
+	b.lastExit = e.Exit
+	b.shapeIdx = append(b.shapeIdx, b.shapeID(e))
+}
+
+// shapeID returns the index of e's shape, adding it to the table if new.
+// A call site nearly always makes the same call, so most events are
+// resolved by one comparison with the site's last shape.
+func (b *Batch) shapeID(e *Event) uint32 {
+	a := e.Attr & attrKnown
+	sh := shape{fn: e.Func, site: e.Site, attr: a}
+	if a&staticAttrs != 0 {
+		if a&AttrComm != 0 {
+			sh.comm = e.Comm
+		}
+		if a&AttrSend != 0 {
+			sh.sendPeer, sh.sendTag = e.SendPeer, e.SendTag
+		}
+		if a&AttrRecv != 0 {
+			sh.recvPeer, sh.recvTag = e.RecvPeer, e.RecvTag
+		}
+		if a&AttrSendBytes != 0 {
+			sh.sendBytes = e.SendBytes
+		}
+		if a&AttrRecvBytes != 0 {
+			sh.recvBytes = e.RecvBytes
+		}
+		if a&AttrRoot != 0 {
+			sh.root = e.Root
+		}
+	}
+	cached := sh.site < siteCache
+	if cached {
+		if int(sh.site) >= len(b.bySite) {
+			b.bySite = append(b.bySite, make([]uint32, int(sh.site)+1-len(b.bySite))...)
+		}
+		if c := b.bySite[sh.site]; c != 0 && b.shapes[c-1].equal(&sh) {
+			return c - 1
+		}
+	}
+	if b.index == nil {
+		b.index = make(map[shape]uint32)
+	}
+	id, ok := b.index[sh]
+	if !ok {
+		id = uint32(len(b.shapes))
+		b.index[sh] = id
+		b.shapes = append(b.shapes, sh)
+	}
+	if cached {
+		b.bySite[sh.site] = id + 1
+	}
+	return id
 }
 
 // Append adds e at the end of the batch. The first event sets BaseNs; the
