@@ -585,8 +585,12 @@ func decodeBatch(data []byte, b *Batch) error {
 	if len(statusTags) != len(b.statusSrc) {
 		return fmt.Errorf("event batch: %d status sources but %d status tags", len(b.statusSrc), len(statusTags))
 	}
-	for i, t := range statusTags {
-		b.Status = append(b.Status, Status{Source: b.statusSrc[i], Tag: t})
+	if n := len(statusTags); n > 0 {
+		st, src := slices.Grow(b.Status[:0], n)[:n], b.statusSrc[:n]
+		for i, t := range statusTags {
+			st[i] = Status{Source: src[i], Tag: t}
+		}
+		b.Status = st
 	}
 	n := len(b.shapeIdx)
 	if uint64(n) != count {

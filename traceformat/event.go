@@ -298,24 +298,22 @@ func (b *Batch) Append(e *Event) {
 type Cursor struct {
 	i, comm, send, recv, sbytes, rbytes, root, nreq, req, status, newcomm, pc, flag int
 	t                                                                               int64
-	started                                                                         bool
 }
 
 // Next decodes the next event of b into e.
 func (c *Cursor) Next(b *Batch, e *Event) bool {
-	if c.i >= len(b.Gap) {
+	i := c.i
+	if i >= len(b.Gap) {
 		return false
 	}
-	if !c.started {
+	if i == 0 {
 		c.t = b.BaseNs
-		c.started = true
 	}
-	i := c.i
-	c.i++
-	e.Thread = b.Thread
-	e.Entry = c.t + b.Gap[i]
-	e.Exit = e.Entry + int64(b.Dur[i])
-	c.t = e.Exit
+	c.i = i + 1
+	entry := c.t + b.Gap[i]
+	exit := entry + int64(b.Dur[i])
+	c.t = exit
+	e.Thread, e.Entry, e.Exit = b.Thread, entry, exit
 	if len(b.shapeIdx) != 0 {
 		// Decoded form: static values come from the event's shape.
 		sh := &b.shapes[b.shapeIdx[i]]
@@ -324,6 +322,19 @@ func (c *Cursor) Next(b *Batch, e *Event) bool {
 		e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
 	} else {
 		c.static(b, e, i)
+	}
+	if e.Attr&^staticAttrs == 0 {
+		// No per-call attributes. The slices are stored only when not nil
+		// already: a pointer store costs a write barrier while the GC
+		// marks, and the Event is usually reused call after call.
+		if e.Reqs != nil {
+			e.Reqs = nil
+		}
+		if e.Status != nil {
+			e.Status = nil
+		}
+		e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+		return true
 	}
 	c.dynamic(b, e)
 	return true
@@ -368,11 +379,7 @@ func (c *Cursor) static(b *Batch, e *Event, i int) {
 // dynamic fills the per-call attributes of e (whose Attr is set) from the
 // per-event attribute columns, the same in both forms.
 func (c *Cursor) dynamic(b *Batch, e *Event) {
-	e.Reqs, e.Status, e.NewComm, e.PcLevel, e.PcArg, e.Flag = nil, nil, 0, 0, 0, false
-	a := e.Attr &^ staticAttrs
-	if a == 0 {
-		return
-	}
+	a := e.Attr
 	nst := 1
 	if a&AttrReqs != 0 {
 		n := int(b.NReqs[c.nreq])
@@ -380,10 +387,18 @@ func (c *Cursor) dynamic(b *Batch, e *Event) {
 		e.Reqs = b.Reqs[c.req : c.req+n : c.req+n]
 		c.req += n
 		nst = n
+	} else if e.Reqs != nil {
+		e.Reqs = nil
 	}
 	if a&AttrStatus != 0 {
 		e.Status = b.Status[c.status : c.status+nst : c.status+nst]
 		c.status += nst
+	} else if e.Status != nil {
+		e.Status = nil
+	}
+	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+	if a&(AttrNewComm|AttrPcontrol|AttrFlag) == 0 {
+		return
 	}
 	if a&AttrNewComm != 0 {
 		e.NewComm = b.NewComm[c.newcomm]
