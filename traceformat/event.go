@@ -61,7 +61,7 @@ type Event struct {
 // A Batch has two forms. Built with Append (the writer's form), every
 // column below is filled: per-event columns have Len() entries, attribute
 // columns one entry per event carrying the attribute. Returned by a Reader
-// (the decoded form), the values repeated call after call (function, call
+// or built with AppendStatic (the decoded form), the values repeated call after call (function, call
 // site, attributes, communicator, peers, tags, byte counts, root) live in
 // the batch's shape table instead, and only Thread, BaseNs, Gap, Dur and the
 // per-call attribute columns (NReqs, Reqs, Status, NewComm, PcLevel, PcArg,
