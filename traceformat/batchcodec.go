@@ -521,10 +521,13 @@ func decodeBatch(data []byte, b *Batch) error {
 				return fmt.Errorf("event batch: count %d exceeds the limit %d", count, MaxBatchEvents)
 			}
 			// Room for the per-event columns at once (the count comes
-			// first as written, and is bounded above).
-			b.shapeIdx = slices.Grow(b.shapeIdx, int(count))
-			b.Gap = slices.Grow(b.Gap, int(count))
-			b.Dur = slices.Grow(b.Dur, int(count))
+			// first as written). Each event takes at least one byte of
+			// what follows, so a lying count costs no more memory than
+			// the batch's own bytes.
+			hint := int(min(count, uint64(len(data))))
+			b.shapeIdx = slices.Grow(b.shapeIdx, hint)
+			b.Gap = slices.Grow(b.Gap, hint)
+			b.Dur = slices.Grow(b.Dur, hint)
 		case fShape:
 			var hi uint32
 			b.shapeIdx, hi, err = decShapeIdx(b.shapeIdx, payload)

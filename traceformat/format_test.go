@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -669,5 +670,25 @@ func TestAppendStaticSameBytes(t *testing.T) {
 		if cs.Next(&s, &e2) {
 			t.Fatalf("batch %d: AppendStatic batch longer", k)
 		}
+	}
+}
+
+// TestLyingCountCostsNoMemory: a batch whose count promises millions of
+// events in a few bytes is refused without allocating for them.
+func TestLyingCountCostsNoMemory(t *testing.T) {
+	raw := protowire.AppendTag(nil, fCount, protowire.VarintType)
+	raw = protowire.AppendVarint(raw, MaxBatchEvents)
+	raw = protowire.AppendTag(raw, fShape, protowire.BytesType)
+	raw = protowire.AppendBytes(raw, []byte{0})
+	var b Batch
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	err := decodeBatch(raw, &b)
+	runtime.ReadMemStats(&m1)
+	if err == nil {
+		t.Fatal("batch with a lying count accepted")
+	}
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > 1<<20 {
+		t.Errorf("decoding %d bytes allocated %d", len(raw), n)
 	}
 }
