@@ -61,7 +61,7 @@ type Event struct {
 // A Batch has two forms. Built with Append (the writer's form), every
 // column below is filled: per-event columns have Len() entries, attribute
 // columns one entry per event carrying the attribute. Returned by a Reader
-// (the decoded form), the values repeated call after call (function, call
+// or built with AppendStatic (the decoded form), the values repeated call after call (function, call
 // site, attributes, communicator, peers, tags, byte counts, root) live in
 // the batch's shape table instead, and only Thread, BaseNs, Gap, Dur and the
 // per-call attribute columns (NReqs, Reqs, Status, NewComm, PcLevel, PcArg,
@@ -97,11 +97,16 @@ type Batch struct {
 	lastExit   int64   // exit time of the last appended event
 	statusTags []int32 // decode scratch, kept for reuse
 	statusSrc  []int32 // decode scratch
-	reqDeltas  []int64 // decode scratch
+	dynAttr    []Attr  // decode scratch: per-call attribute bits by shape
 
 	// Decoded form: the shape table and each event's index into it.
 	shapes   []shape
 	shapeIdx []uint32
+
+	// AppendStatic's shape lookup: the last shape of each call site (index
+	// + 1, 0 = none), and all shapes.
+	bySite []uint32
+	index  map[shape]uint32
 }
 
 // shape is the part of an event that an iterative program repeats: the
@@ -136,9 +141,83 @@ func (b *Batch) Reset() {
 		RecvPeer: b.RecvPeer[:0], RecvTag: b.RecvTag[:0],
 		SendBytes: b.SendBytes[:0], RecvBytes: b.RecvBytes[:0], Root: b.Root[:0],
 		NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], NewComm: b.NewComm[:0],
-		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], reqDeltas: b.reqDeltas[:0],
-		shapes: b.shapes[:0], shapeIdx: b.shapeIdx[:0],
+		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], dynAttr: b.dynAttr[:0],
+		shapes: b.shapes[:0], shapeIdx: b.shapeIdx[:0], bySite: b.bySite, index: b.index,
 	}
+	clear(b.bySite)
+	clear(b.index)
+}
+
+// AppendStatic adds e at the end of a batch in the shape-table form, the
+// form a Reader returns, which a Writer encodes without building the table
+// again: it is the fast path for producers (the tracer). It takes e's
+// times and static part: function, call site, attribute bits and the
+// values of AttrComm, AttrSend, AttrRecv, AttrSendBytes, AttrRecvBytes and
+// AttrRoot. The caller then appends the values of e's per-call attributes
+// to NReqs, Reqs, Status, NewComm, PcLevel, PcArg and Flag, as Append does
+// (one NReqs entry and len(Reqs) ids for AttrReqs, one Status per request
+// or one without AttrReqs, and so on). A batch holds events of one form:
+// do not mix Append and AppendStatic in one batch.
+func (b *Batch) AppendStatic(e *Event) {
+	if len(b.Gap) == 0 {
+		b.BaseNs = e.Entry
+		b.lastExit = e.Entry
+		b.Thread = e.Thread
+	}
+	b.Gap = append(b.Gap, e.Entry-b.lastExit)
+	b.Dur = append(b.Dur, uint64(e.Exit-e.Entry))
+	b.lastExit = e.Exit
+	b.shapeIdx = append(b.shapeIdx, b.shapeID(e))
+}
+
+// shapeID returns the index of e's shape, adding it to the table if new.
+// A call site nearly always makes the same call, so most events are
+// resolved by one comparison with the site's last shape.
+func (b *Batch) shapeID(e *Event) uint32 {
+	a := e.Attr & attrKnown
+	sh := shape{fn: e.Func, site: e.Site, attr: a}
+	if a&staticAttrs != 0 {
+		if a&AttrComm != 0 {
+			sh.comm = e.Comm
+		}
+		if a&AttrSend != 0 {
+			sh.sendPeer, sh.sendTag = e.SendPeer, e.SendTag
+		}
+		if a&AttrRecv != 0 {
+			sh.recvPeer, sh.recvTag = e.RecvPeer, e.RecvTag
+		}
+		if a&AttrSendBytes != 0 {
+			sh.sendBytes = e.SendBytes
+		}
+		if a&AttrRecvBytes != 0 {
+			sh.recvBytes = e.RecvBytes
+		}
+		if a&AttrRoot != 0 {
+			sh.root = e.Root
+		}
+	}
+	cached := sh.site < siteCache
+	if cached {
+		if int(sh.site) >= len(b.bySite) {
+			b.bySite = append(b.bySite, make([]uint32, int(sh.site)+1-len(b.bySite))...)
+		}
+		if c := b.bySite[sh.site]; c != 0 && b.shapes[c-1].equal(&sh) {
+			return c - 1
+		}
+	}
+	if b.index == nil {
+		b.index = make(map[shape]uint32)
+	}
+	id, ok := b.index[sh]
+	if !ok {
+		id = uint32(len(b.shapes))
+		b.index[sh] = id
+		b.shapes = append(b.shapes, sh)
+	}
+	if cached {
+		b.bySite[sh.site] = id + 1
+	}
+	return id
 }
 
 // Append adds e at the end of the batch. The first event sets BaseNs; the
@@ -219,24 +298,22 @@ func (b *Batch) Append(e *Event) {
 type Cursor struct {
 	i, comm, send, recv, sbytes, rbytes, root, nreq, req, status, newcomm, pc, flag int
 	t                                                                               int64
-	started                                                                         bool
 }
 
 // Next decodes the next event of b into e.
 func (c *Cursor) Next(b *Batch, e *Event) bool {
-	if c.i >= len(b.Gap) {
+	i := c.i
+	if i >= len(b.Gap) {
 		return false
 	}
-	if !c.started {
+	if i == 0 {
 		c.t = b.BaseNs
-		c.started = true
 	}
-	i := c.i
-	c.i++
-	e.Thread = b.Thread
-	e.Entry = c.t + b.Gap[i]
-	e.Exit = e.Entry + int64(b.Dur[i])
-	c.t = e.Exit
+	c.i = i + 1
+	entry := c.t + b.Gap[i]
+	exit := entry + int64(b.Dur[i])
+	c.t = exit
+	e.Thread, e.Entry, e.Exit = b.Thread, entry, exit
 	if len(b.shapeIdx) != 0 {
 		// Decoded form: static values come from the event's shape.
 		sh := &b.shapes[b.shapeIdx[i]]
@@ -245,6 +322,19 @@ func (c *Cursor) Next(b *Batch, e *Event) bool {
 		e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
 	} else {
 		c.static(b, e, i)
+	}
+	if e.Attr&^staticAttrs == 0 {
+		// No per-call attributes. The slices are stored only when not nil
+		// already: a pointer store costs a write barrier while the GC
+		// marks, and the Event is usually reused call after call.
+		if e.Reqs != nil {
+			e.Reqs = nil
+		}
+		if e.Status != nil {
+			e.Status = nil
+		}
+		e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+		return true
 	}
 	c.dynamic(b, e)
 	return true
@@ -289,11 +379,7 @@ func (c *Cursor) static(b *Batch, e *Event, i int) {
 // dynamic fills the per-call attributes of e (whose Attr is set) from the
 // per-event attribute columns, the same in both forms.
 func (c *Cursor) dynamic(b *Batch, e *Event) {
-	e.Reqs, e.Status, e.NewComm, e.PcLevel, e.PcArg, e.Flag = nil, nil, 0, 0, 0, false
-	a := e.Attr &^ staticAttrs
-	if a == 0 {
-		return
-	}
+	a := e.Attr
 	nst := 1
 	if a&AttrReqs != 0 {
 		n := int(b.NReqs[c.nreq])
@@ -301,10 +387,18 @@ func (c *Cursor) dynamic(b *Batch, e *Event) {
 		e.Reqs = b.Reqs[c.req : c.req+n : c.req+n]
 		c.req += n
 		nst = n
+	} else if e.Reqs != nil {
+		e.Reqs = nil
 	}
 	if a&AttrStatus != 0 {
 		e.Status = b.Status[c.status : c.status+nst : c.status+nst]
 		c.status += nst
+	} else if e.Status != nil {
+		e.Status = nil
+	}
+	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+	if a&(AttrNewComm|AttrPcontrol|AttrFlag) == 0 {
+		return
 	}
 	if a&AttrNewComm != 0 {
 		e.NewComm = b.NewComm[c.newcomm]

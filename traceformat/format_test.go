@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -635,5 +636,59 @@ func TestCommRedefinition(t *testing.T) {
 	_, _, err := readAll(buf.Bytes())
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "redefined") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestAppendStaticSameBytes checks that a batch built with AppendStatic
+// (the tracer's path) encodes to the bytes of one built with Append, and
+// reads back as the same events, across batches reusing the storage.
+func TestAppendStaticSameBytes(t *testing.T) {
+	evs := haloEvents(20000)
+	evs[7].Site = 1 << 17 // beyond the per-site cache
+	evs[9].Site = 1 << 17
+	var a, s Batch
+	var ea, es batchEncoder
+	for k := 0; k < 3; k++ {
+		a.Reset()
+		s.Reset()
+		part := evs[k*5000 : (k+2)*5000]
+		for i := range part {
+			a.Append(&part[i])
+			appendStatic(&s, &part[i])
+		}
+		x, y := ea.appendBatch(nil, &a), es.appendBatch(nil, &s)
+		if !bytes.Equal(x, y) {
+			t.Fatalf("batch %d: AppendStatic encodes to %d bytes, Append to %d", k, len(y), len(x))
+		}
+		var ca, cs Cursor
+		var e1, e2 Event
+		for ca.Next(&a, &e1) {
+			if !cs.Next(&s, &e2) || !reflect.DeepEqual(e1, e2) {
+				t.Fatalf("batch %d: cursor differs: %+v, %+v", k, e1, e2)
+			}
+		}
+		if cs.Next(&s, &e2) {
+			t.Fatalf("batch %d: AppendStatic batch longer", k)
+		}
+	}
+}
+
+// TestLyingCountCostsNoMemory: a batch whose count promises millions of
+// events in a few bytes is refused without allocating for them.
+func TestLyingCountCostsNoMemory(t *testing.T) {
+	raw := protowire.AppendTag(nil, fCount, protowire.VarintType)
+	raw = protowire.AppendVarint(raw, MaxBatchEvents)
+	raw = protowire.AppendTag(raw, fShape, protowire.BytesType)
+	raw = protowire.AppendBytes(raw, []byte{0})
+	var b Batch
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	err := decodeBatch(raw, &b)
+	runtime.ReadMemStats(&m1)
+	if err == nil {
+		t.Fatal("batch with a lying count accepted")
+	}
+	if n := m1.TotalAlloc - m0.TotalAlloc; n > 1<<20 {
+		t.Errorf("decoding %d bytes allocated %d", len(raw), n)
 	}
 }

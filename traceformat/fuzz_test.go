@@ -100,6 +100,15 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatal(err)
 		}
 		w.Close(nil)
+		// The producer's fast path encodes to the same bytes.
+		var st Batch
+		for i := range evs {
+			appendStatic(&st, &evs[i])
+		}
+		var e1, e2 batchEncoder
+		if x, y := e1.appendBatch(nil, &b), e2.appendBatch(nil, &st); !bytes.Equal(x, y) {
+			t.Fatalf("AppendStatic batch encodes differently:\n%x\n%x", x, y)
+		}
 		_, got, err := readAll(buf.Bytes())
 		if err != nil {
 			t.Fatal(err)
@@ -148,4 +157,40 @@ func zeroAbsent(e Event) Event {
 		e.Flag = false
 	}
 	return e
+}
+
+// appendStatic adds e with AppendStatic and its per-call attributes as
+// AppendStatic's caller must (the tracer's records.DecodeShaped).
+func appendStatic(b *Batch, e *Event) {
+	b.AppendStatic(e)
+	a := e.Attr & attrKnown
+	nst := 1
+	if a&AttrReqs != 0 {
+		b.NReqs = append(b.NReqs, uint32(len(e.Reqs)))
+		b.Reqs = append(b.Reqs, e.Reqs...)
+		nst = len(e.Reqs)
+	}
+	if a&AttrStatus != 0 {
+		for i := 0; i < nst; i++ {
+			s := Status{Source: NoStatus, Tag: NoStatus}
+			if i < len(e.Status) {
+				s = e.Status[i]
+			}
+			b.Status = append(b.Status, s)
+		}
+	}
+	if a&AttrNewComm != 0 {
+		b.NewComm = append(b.NewComm, e.NewComm)
+	}
+	if a&AttrPcontrol != 0 {
+		b.PcLevel = append(b.PcLevel, e.PcLevel)
+		b.PcArg = append(b.PcArg, e.PcArg)
+	}
+	if a&AttrFlag != 0 {
+		var f uint32
+		if e.Flag {
+			f = 1
+		}
+		b.Flag = append(b.Flag, f)
+	}
 }

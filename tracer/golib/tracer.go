@@ -291,7 +291,7 @@ func (t *tracer) loop() {
 			t.release(j)
 		case j.buf != nil:
 			t.batch.Reset()
-			if err := records.Decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
+			if err := records.DecodeShaped(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
 				fmt.Fprintf(os.Stderr, "dtpa tracer: internal error: thread %d buffer: %v\n", j.tid, err)
 			}
 			t.writeBatch()

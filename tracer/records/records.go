@@ -117,6 +117,128 @@ func Decode(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) error {
 	return nil
 }
 
+// DecodeShaped is Decode into a batch in the shape-table form
+// (traceformat.Batch.AppendStatic), the tracer's fast path: the static part
+// of a call is stored once per batch instead of in per-event columns that
+// the writer would then fold into the same table. b must be empty or hold
+// earlier events of the same thread added by DecodeShaped. Written to a
+// trace, the batch encodes to the same bytes as after Decode.
+func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) error {
+	if max := len(p) / HeaderSize; cap(b.Gap)-len(b.Gap) < max {
+		b.Gap = slices.Grow(b.Gap, max)
+		b.Dur = slices.Grow(b.Dur, max)
+	}
+	if b.Len() == 0 {
+		b.Thread = tid
+	}
+	e := traceformat.Event{Thread: tid}
+	off := 0
+	for off+HeaderSize <= len(p) {
+		h := p[off : off+HeaderSize]
+		attr := traceformat.Attr(le.Uint16(h[2:]))
+		need := 0
+		switch attr {
+		case 0:
+		case traceformat.AttrComm:
+			need = 4
+		default:
+			need = size(attr, p[off+HeaderSize:])
+		}
+		if need < 0 || off+HeaderSize+need > len(p) {
+			return ErrTruncated
+		}
+		t0, t1 := conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[16:]))
+		if t1 < t0 {
+			t1 = t0
+		}
+		e.Func, e.Site, e.Attr, e.Entry, e.Exit = uint32(le.Uint16(h)), le.Uint32(h[4:]), attr, t0, t1
+		off += HeaderSize
+		q := p[off : off+need]
+		off += need
+		switch attr {
+		case 0:
+			b.AppendStatic(&e)
+		case traceformat.AttrComm:
+			e.Comm = le.Uint32(q)
+			b.AppendStatic(&e)
+		default:
+			o := staticAttrs(&e, attr, q)
+			b.AppendStatic(&e)
+			dynamicAttrs(b, attr, q[o:])
+		}
+	}
+	if off != len(p) {
+		return ErrTruncated
+	}
+	return nil
+}
+
+// staticAttrs reads the static attribute values of a record into e and
+// returns the bytes they take.
+func staticAttrs(e *traceformat.Event, a traceformat.Attr, q []byte) int {
+	off := 0
+	if a&traceformat.AttrComm != 0 {
+		e.Comm = le.Uint32(q[off:])
+		off += 4
+	}
+	if a&traceformat.AttrSend != 0 {
+		e.SendPeer, e.SendTag = int32(le.Uint32(q[off:])), int32(le.Uint32(q[off+4:]))
+		off += 8
+	}
+	if a&traceformat.AttrRecv != 0 {
+		e.RecvPeer, e.RecvTag = int32(le.Uint32(q[off:])), int32(le.Uint32(q[off+4:]))
+		off += 8
+	}
+	if a&traceformat.AttrSendBytes != 0 {
+		e.SendBytes = le.Uint64(q[off:])
+		off += 8
+	}
+	if a&traceformat.AttrRecvBytes != 0 {
+		e.RecvBytes = le.Uint64(q[off:])
+		off += 8
+	}
+	if a&traceformat.AttrRoot != 0 {
+		e.Root = int32(le.Uint32(q[off:]))
+		off += 4
+	}
+	return off
+}
+
+// dynamicAttrs appends the per-call attribute values of a record (q starts
+// after its static attributes) to b's columns.
+func dynamicAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
+	off := 0
+	nst := 1
+	if a&traceformat.AttrReqs != 0 {
+		n := le.Uint32(q[off:])
+		off += 4
+		b.NReqs = append(b.NReqs, n)
+		for k := uint32(0); k < n; k++ {
+			b.Reqs = append(b.Reqs, le.Uint64(q[off:]))
+			off += 8
+		}
+		nst = int(n)
+	}
+	if a&traceformat.AttrStatus != 0 {
+		for k := 0; k < nst; k++ {
+			b.Status = append(b.Status, traceformat.Status{Source: int32(le.Uint32(q[off:])), Tag: int32(le.Uint32(q[off+4:]))})
+			off += 8
+		}
+	}
+	if a&traceformat.AttrNewComm != 0 {
+		b.NewComm = append(b.NewComm, le.Uint32(q[off:]))
+		off += 4
+	}
+	if a&traceformat.AttrPcontrol != 0 {
+		b.PcLevel = append(b.PcLevel, int32(le.Uint32(q[off:])))
+		b.PcArg = append(b.PcArg, int64(le.Uint64(q[off+4:])))
+		off += 12
+	}
+	if a&traceformat.AttrFlag != 0 {
+		b.Flag = append(b.Flag, le.Uint32(q[off:]))
+	}
+}
+
 // size returns the attribute bytes a record with attr takes, or -1 when q is
 // too short to tell.
 func size(attr traceformat.Attr, q []byte) int {
