@@ -260,6 +260,12 @@ func (b *Batch) Append(e *Event) {
 	if a&AttrRoot != 0 {
 		b.Root = append(b.Root, e.Root)
 	}
+	b.appendPerCall(e, a)
+}
+
+// appendPerCall adds the per-call attributes of e (attribute bits a) to b's
+// columns: the part of Append that AppendStatic's callers do themselves.
+func (b *Batch) appendPerCall(e *Event, a Attr) {
 	nst := 1
 	if a&AttrReqs != 0 {
 		b.NReqs = append(b.NReqs, uint32(len(e.Reqs)))

@@ -163,34 +163,5 @@ func zeroAbsent(e Event) Event {
 // AppendStatic's caller must (the tracer's records.DecodeShaped).
 func appendStatic(b *Batch, e *Event) {
 	b.AppendStatic(e)
-	a := e.Attr & attrKnown
-	nst := 1
-	if a&AttrReqs != 0 {
-		b.NReqs = append(b.NReqs, uint32(len(e.Reqs)))
-		b.Reqs = append(b.Reqs, e.Reqs...)
-		nst = len(e.Reqs)
-	}
-	if a&AttrStatus != 0 {
-		for i := 0; i < nst; i++ {
-			s := Status{Source: NoStatus, Tag: NoStatus}
-			if i < len(e.Status) {
-				s = e.Status[i]
-			}
-			b.Status = append(b.Status, s)
-		}
-	}
-	if a&AttrNewComm != 0 {
-		b.NewComm = append(b.NewComm, e.NewComm)
-	}
-	if a&AttrPcontrol != 0 {
-		b.PcLevel = append(b.PcLevel, e.PcLevel)
-		b.PcArg = append(b.PcArg, e.PcArg)
-	}
-	if a&AttrFlag != 0 {
-		var f uint32
-		if e.Flag {
-			f = 1
-		}
-		b.Flag = append(b.Flag, f)
-	}
+	b.appendPerCall(e, e.Attr&attrKnown)
 }

@@ -287,6 +287,8 @@ func size(attr traceformat.Attr, q []byte) int {
 	return n
 }
 
+// decodeAttrs appends a record's attributes (q starts after its header) to
+// b's columns: the static ones here, then the per-call ones.
 func decodeAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
 	off := 0
 	i32 := func(o int) int32 { return int32(le.Uint32(q[o:])) }
@@ -316,33 +318,5 @@ func decodeAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
 		b.Root = append(b.Root, i32(off))
 		off += 4
 	}
-	nst := 1
-	if a&traceformat.AttrReqs != 0 {
-		n := le.Uint32(q[off:])
-		off += 4
-		b.NReqs = append(b.NReqs, n)
-		for k := uint32(0); k < n; k++ {
-			b.Reqs = append(b.Reqs, le.Uint64(q[off:]))
-			off += 8
-		}
-		nst = int(n)
-	}
-	if a&traceformat.AttrStatus != 0 {
-		for k := 0; k < nst; k++ {
-			b.Status = append(b.Status, traceformat.Status{Source: i32(off), Tag: i32(off + 4)})
-			off += 8
-		}
-	}
-	if a&traceformat.AttrNewComm != 0 {
-		b.NewComm = append(b.NewComm, le.Uint32(q[off:]))
-		off += 4
-	}
-	if a&traceformat.AttrPcontrol != 0 {
-		b.PcLevel = append(b.PcLevel, i32(off))
-		b.PcArg = append(b.PcArg, int64(le.Uint64(q[off+4:])))
-		off += 12
-	}
-	if a&traceformat.AttrFlag != 0 {
-		b.Flag = append(b.Flag, le.Uint32(q[off:]))
-	}
+	dynamicAttrs(b, a, q[off:])
 }
