@@ -74,17 +74,8 @@ func Decode(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) error {
 		b.Attr = slices.Grow(b.Attr, max)
 	}
 	for off+HeaderSize <= len(p) {
-		h := p[off : off+HeaderSize]
-		attr := traceformat.Attr(le.Uint16(h[2:]))
-		need := 0
-		switch attr {
-		case 0:
-		case traceformat.AttrComm: // the commonest: calls taking only a communicator
-			need = 4
-		default:
-			need = size(attr, p[off+HeaderSize:])
-		}
-		if need < 0 || off+HeaderSize+need > len(p) {
+		h, attr, need := record(p, off)
+		if need < 0 {
 			return ErrTruncated
 		}
 		t0, t1 := conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[16:]))
@@ -134,17 +125,8 @@ func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) e
 	e := traceformat.Event{Thread: tid}
 	off := 0
 	for off+HeaderSize <= len(p) {
-		h := p[off : off+HeaderSize]
-		attr := traceformat.Attr(le.Uint16(h[2:]))
-		need := 0
-		switch attr {
-		case 0:
-		case traceformat.AttrComm:
-			need = 4
-		default:
-			need = size(attr, p[off+HeaderSize:])
-		}
-		if need < 0 || off+HeaderSize+need > len(p) {
+		h, attr, need := record(p, off)
+		if need < 0 {
 			return ErrTruncated
 		}
 		t0, t1 := conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[16:]))
@@ -237,6 +219,25 @@ func dynamicAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
 	if a&traceformat.AttrFlag != 0 {
 		b.Flag = append(b.Flag, le.Uint32(q[off:]))
 	}
+}
+
+// record returns the header of the record at off (off+HeaderSize ≤
+// len(p)), its attribute bits and how many attribute bytes follow the
+// header; need < 0 when p ends inside the record.
+func record(p []byte, off int) (h []byte, attr traceformat.Attr, need int) {
+	h = p[off : off+HeaderSize]
+	attr = traceformat.Attr(le.Uint16(h[2:]))
+	switch attr {
+	case 0:
+	case traceformat.AttrComm: // the commonest: calls taking only a communicator
+		need = 4
+	default:
+		need = size(attr, p[off+HeaderSize:])
+	}
+	if need < 0 || off+HeaderSize+need > len(p) {
+		need = -1
+	}
+	return h, attr, need
 }
 
 // size returns the attribute bytes a record with attr takes, or -1 when q is
