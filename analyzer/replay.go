@@ -267,7 +267,10 @@ func (rp *replayer) run() {
 		if rp.ctx != nil && rp.ctx.Err() != nil {
 			return // cancelled: Analyze returns the context's error
 		}
-		b, err := rd.ReadBatch()
+		// Lazily decoded: the replay switches rank every few dozen
+		// calls, and a batch decoded up front into columns would be cold
+		// by the time its events are replayed.
+		b, err := rd.ReadLazyBatch()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				rp.readErr = err
@@ -280,8 +283,7 @@ func (rp *replayer) run() {
 			rp.otherThreads += int64(b.Len())
 			continue
 		}
-		var cur traceformat.Cursor
-		for cur.Next(b, &e) {
+		for b.Next(&e) {
 			rp.event(&e)
 		}
 	}

@@ -110,7 +110,8 @@ func BenchmarkEncode(b *testing.B) {
 }
 
 // BenchmarkDecode measures streaming decode (ReadEvent over a whole file)
-// and the batch-level path analyzers can use (ReadBatch + Cursor).
+// and the batch-level paths analyzers can use (ReadBatch + Cursor, and
+// ReadLazyBatch).
 func BenchmarkDecode(b *testing.B) {
 	evs := haloEvents(1 << 20)
 	data := encodeHalo(b, evs, WriterOptions{})
@@ -159,6 +160,28 @@ func BenchmarkDecode(b *testing.B) {
 				}
 				var c Cursor
 				for c.Next(batch, &e) {
+				}
+			}
+		}
+		b.ReportMetric(float64(len(evs))*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		reportPerCore(b, len(evs), cpu0)
+	})
+	b.Run("ReadLazyBatch", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(data)))
+		cpu0 := cpuTime()
+		var e Event
+		for i := 0; i < b.N; i++ {
+			r, _ := NewReader(bytes.NewReader(data))
+			for {
+				batch, err := r.ReadLazyBatch()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				for batch.Next(&e) {
 				}
 			}
 		}

@@ -6,7 +6,8 @@ import (
 )
 
 // BenchmarkDecodeStages splits decoding of the halo mix into its stages,
-// per event: zstd, column decode (with checks), and the cursor.
+// per event: zstd, column decode (with checks), and the cursor; and the
+// lazy path's check (parse) and walk (Next).
 func BenchmarkDecodeStages(b *testing.B) {
 	evs := haloEvents(1 << 16)
 	var bt Batch
@@ -32,6 +33,24 @@ func BenchmarkDecodeStages(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			if err := decodeBatch(raw, &d); err != nil {
 				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+	})
+	var lb LazyBatch
+	b.Run("lazy-check", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if err := lb.parse(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")
+	})
+	b.Run("lazy-next", func(b *testing.B) {
+		var e Event
+		for i := 0; i < b.N; i++ {
+			lb.Rewind()
+			for lb.Next(&e) {
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/event")

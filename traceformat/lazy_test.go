@@ -1,0 +1,293 @@
+package traceformat
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// eventsBoth reads data once with ReadBatch and a Cursor and once with
+// ReadLazyBatch, and fails the test unless both give the same batches,
+// events and error.
+func eventsBoth(t testing.TB, data []byte) ([]Event, error) {
+	t.Helper()
+	type batch struct {
+		thread uint32
+		n      int
+		evs    []Event
+	}
+	read := func(lazy bool) ([]batch, error) {
+		r, err := NewReader(bytes.NewReader(data), ReaderOptions{Name: "t.0.trc"})
+		if err != nil {
+			return nil, err
+		}
+		var out []batch
+		var e Event
+		keep := func(bt *batch) {
+			e.Reqs = append([]uint64(nil), e.Reqs...)
+			e.Status = append([]Status(nil), e.Status...)
+			bt.evs = append(bt.evs, e)
+		}
+		for {
+			var bt batch
+			if lazy {
+				b, err := r.ReadLazyBatch()
+				if err != nil {
+					return out, err
+				}
+				bt.thread, bt.n = b.Thread, b.Len()
+				for b.Next(&e) {
+					keep(&bt)
+				}
+			} else {
+				b, err := r.ReadBatch()
+				if err != nil {
+					return out, err
+				}
+				bt.thread, bt.n = b.Thread, b.Len()
+				var c Cursor
+				for c.Next(b, &e) {
+					keep(&bt)
+				}
+			}
+			out = append(out, bt)
+		}
+	}
+	full, errFull := read(false)
+	lazy, errLazy := read(true)
+	if !reflect.DeepEqual(full, lazy) {
+		t.Fatalf("lazy read differs:\n full %+v\n lazy %+v", full, lazy)
+	}
+	if (errFull == nil) != (errLazy == nil) || errors.Is(errFull, io.EOF) != errors.Is(errLazy, io.EOF) {
+		t.Fatalf("errors differ: full %v, lazy %v", errFull, errLazy)
+	}
+	var cf, cl *CorruptError
+	if errors.As(errFull, &cf) != errors.As(errLazy, &cl) || cf != nil && (cf.Offset != cl.Offset || !errors.Is(cl, cf.Err)) {
+		t.Fatalf("errors differ: full %v, lazy %v", errFull, errLazy)
+	}
+	var evs []Event
+	for _, b := range lazy {
+		evs = append(evs, b.evs...)
+	}
+	return evs, errLazy
+}
+
+func TestLazyMatchesBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"test/zstd-1000", writeTestTrace(t, WriterOptions{}, 1000)},
+		{"test/zstd-2", writeTestTrace(t, WriterOptions{}, 2)},
+		{"test/raw-1", writeTestTrace(t, WriterOptions{Raw: true}, 1)},
+		{"halo", encodeHalo(t, haloEvents(3*batchEvents+17), WriterOptions{})},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evs, err := eventsBoth(t, tc.data)
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			if len(evs) == 0 {
+				t.Fatal("no events")
+			}
+		})
+	}
+}
+
+// TestLazyRewind: a lazy batch can be walked again from the start.
+func TestLazyRewind(t *testing.T) {
+	r, err := NewReader(bytes.NewReader(writeTestTrace(t, WriterOptions{}, 1000)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.ReadLazyBatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, second []Event
+	var e Event
+	for b.Next(&e) {
+		first = append(first, e)
+	}
+	b.Rewind()
+	for b.Next(&e) {
+		second = append(second, e)
+	}
+	if len(first) != b.Len() || len(first) != len(testEvents()) {
+		t.Fatalf("%d events, Len %d, want %d", len(first), b.Len(), len(testEvents()))
+	}
+	// Reqs and Status alias scratch: compare the rest.
+	strip := func(evs []Event) []Event {
+		out := append([]Event(nil), evs...)
+		for i := range out {
+			out[i].Reqs, out[i].Status = nil, nil
+		}
+		return out
+	}
+	if !reflect.DeepEqual(strip(first), strip(second)) {
+		t.Fatal("second walk differs")
+	}
+}
+
+// TestLazySplitColumns: proto3 lets a packed field come in pieces (and
+// one value unpacked); a lazy batch joins them as the column decoder does.
+func TestLazySplitColumns(t *testing.T) {
+	var b Batch
+	for _, e := range testEvents() {
+		b.Append(&e)
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, &b)
+	split := splitColumns(t, raw)
+	var d Batch
+	if err := decodeBatch(split, &d); err != nil {
+		t.Fatal(err)
+	}
+	var lb LazyBatch
+	if err := lb.parse(split); err != nil {
+		t.Fatal(err)
+	}
+	var got, want []Event
+	var e Event
+	var c Cursor
+	for c.Next(&d, &e) {
+		e.Reqs, e.Status = append([]uint64(nil), e.Reqs...), append([]Status(nil), e.Status...)
+		want = append(want, e)
+	}
+	for lb.Next(&e) {
+		e.Reqs, e.Status = append([]uint64(nil), e.Reqs...), append([]Status(nil), e.Status...)
+		got = append(got, e)
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(normalize(got), normalize(testEvents())) {
+		t.Fatalf("split columns:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// splitColumns re-encodes a batch with every packed column of more than
+// one value cut into a packed first half, and its second half as unpacked
+// values.
+func splitColumns(t *testing.T, raw []byte) []byte {
+	var out []byte
+	for len(raw) > 0 {
+		num, typ, n := protowire.ConsumeTag(raw)
+		raw = raw[n:]
+		if typ != protowire.BytesType {
+			v, n := protowire.ConsumeVarint(raw)
+			raw = raw[n:]
+			out = protowire.AppendTag(out, num, typ)
+			out = protowire.AppendVarint(out, v)
+			continue
+		}
+		p, n := protowire.ConsumeBytes(raw)
+		raw = raw[n:]
+		var vals []uint64
+		for len(p) > 0 {
+			v, n := protowire.ConsumeVarint(p)
+			if n < 0 {
+				t.Fatal("bad varint")
+			}
+			vals, p = append(vals, v), p[n:]
+		}
+		h := len(vals) / 2
+		var packed []byte
+		for _, v := range vals[:h] {
+			packed = protowire.AppendVarint(packed, v)
+		}
+		if h > 0 {
+			out = protowire.AppendTag(out, num, protowire.BytesType)
+			out = protowire.AppendBytes(out, packed)
+		}
+		for _, v := range vals[h:] {
+			out = protowire.AppendTag(out, num, protowire.VarintType)
+			out = protowire.AppendVarint(out, v)
+		}
+	}
+	return out
+}
+
+// TestLazyRefusesBadBatch: a batch whose last event lacks its status is
+// refused before any of its events is handed out, at the batch's offset,
+// and the batches before it are delivered whole.
+func TestLazyRefusesBadBatch(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteDefinitions(testDefs())
+	var b Batch
+	for _, e := range testEvents() {
+		b.Append(&e)
+	}
+	w.WriteBatch(&b)
+	at := w.Offset()
+	b.Status = b.Status[:len(b.Status)-1] // the last status column value is missing
+	var enc batchEncoder
+	w.writeFrame(KindEvents, enc.appendBatch(nil, &b))
+	w.Close(nil)
+	evs, err := eventsBoth(t, buf.Bytes())
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) || ce.Offset != at || ce.Rank != 1 ||
+		!strings.Contains(err.Error(), "t.0.trc") || !strings.Contains(err.Error(), "status") {
+		t.Fatalf("got %v, want a CorruptError at %d naming the status column", err, at)
+	}
+	if len(evs) != len(testEvents()) {
+		t.Fatalf("%d events before the damage, want %d", len(evs), len(testEvents()))
+	}
+}
+
+// FuzzBatchDecoders feeds arbitrary bytes as an EventBatch to both
+// decoders: they must accept and refuse the same batches, and the events
+// of an accepted one must be the same.
+func FuzzBatchDecoders(f *testing.F) {
+	var b Batch
+	for _, e := range testEvents() {
+		b.Append(&e)
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, &b)
+	f.Add(raw)
+	f.Add(splitColumns(&testing.T{}, raw))
+	if ref, err := proto.Marshal(pbFromEvents(testEvents())); err == nil {
+		f.Add(ref)
+	}
+	var h Batch
+	for _, e := range haloEvents(300) {
+		h.Append(&e)
+	}
+	f.Add(enc.appendBatch(nil, &h))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d Batch
+		var lb LazyBatch
+		errFull, errLazy := decodeBatch(data, &d), lb.parse(data)
+		if (errFull == nil) != (errLazy == nil) {
+			t.Fatalf("decoders disagree: full %v, lazy %v", errFull, errLazy)
+		}
+		var e1, e2 Event
+		var c Cursor
+		if errFull != nil {
+			if lb.Next(&e2) {
+				t.Fatal("a refused lazy batch hands out an event")
+			}
+			return
+		}
+		if lb.Len() != d.Len() || lb.Thread != d.Thread || lb.BaseNs != d.BaseNs {
+			t.Fatalf("batch differs: lazy %d events thread %d base %d, full %d, %d, %d",
+				lb.Len(), lb.Thread, lb.BaseNs, d.Len(), d.Thread, d.BaseNs)
+		}
+		for i := 0; c.Next(&d, &e1); i++ {
+			if !lb.Next(&e2) || !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
+				t.Fatalf("event %d differs:\n full %+v\n lazy %+v", i, e1, e2)
+			}
+		}
+		if lb.Next(&e2) {
+			t.Fatal("lazy batch longer")
+		}
+	})
+}
