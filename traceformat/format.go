@@ -8,7 +8,8 @@
 // byte-level specification and trace.proto the chunk schema.
 //
 // Reading is streaming: Reader keeps one frame and one decoded batch in
-// memory, whatever the file's length, and every size read from the file is
+// memory, whatever the file's length (ReadLazyBatch decodes a batch's
+// events one by one instead, for readers that walk each batch once), and every size read from the file is
 // checked against a limit before anything is allocated for it. A damaged or
 // truncated tail yields every intact frame first, then a *CorruptError that
 // names the file, rank and byte offset.

@@ -34,7 +34,7 @@ type LazyBatch struct {
 
 	// The per-event columns: packed varints as on disk.
 	shape, gap, dur, nreqs, reqs, stSrc, stTag, newcomm, pcLevel, pcArg, flag lcol
-	prevReq                                                                  uint64 // last request id (ids are delta coded)
+	prevReq                                                                   uint64 // last request id (ids are delta coded)
 
 	// The shape table, and the per-call attribute bits of each shape.
 	tab     Batch // decoded with the batch codec's column decoders; tab.shapes is the table
@@ -127,22 +127,6 @@ func uvarint(b []byte, p int) (uint64, int) {
 	return v, p + n
 }
 
-// uv2 decodes a varint of one or two bytes at b[p:] without branching on
-// its length: in Next, the lengths of the values of a column vary from
-// call to call with nothing for the branch predictor to learn, while the
-// chain of dependent instructions this makes is short and Next decodes
-// the columns independently. ok is false for a longer varint, and for a
-// varint at the last byte of b: the caller then calls uvarint.
-func uv2(b []byte, p int) (v uint64, q int, ok bool) {
-	if p < 0 || p+1 >= len(b) {
-		return 0, p, false
-	}
-	w := uint64(b[p]) | uint64(b[p+1])<<8
-	c := w >> 7 & 1 // 1 if the varint has a second byte
-	v = w&0x7f | (w>>8&0x7f)<<7&-c
-	return v, p + 1 + int(c), c&(w>>15) == 0
-}
-
 // Next decodes the next event into e and reports whether there was one.
 // e's Reqs and Status alias the batch's scratch buffers, valid until the
 // next call.
@@ -160,15 +144,15 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	} else {
 		s, lb.shape.p = uvarint(b, p)
 	}
-	if v, q, ok := uv2(lb.gap.b, lb.gap.p); ok {
-		gap, lb.gap.p = v, q
+	if b, p := lb.gap.b, lb.gap.p; p < len(b) && b[p] < 0x80 {
+		gap, lb.gap.p = uint64(b[p]), p+1
 	} else {
-		gap, lb.gap.p = uvarint(lb.gap.b, lb.gap.p)
+		gap, lb.gap.p = uvarint(b, p)
 	}
-	if v, q, ok := uv2(lb.dur.b, lb.dur.p); ok {
-		dur, lb.dur.p = v, q
+	if b, p := lb.dur.b, lb.dur.p; p < len(b) && b[p] < 0x80 {
+		dur, lb.dur.p = uint64(b[p]), p+1
 	} else {
-		dur, lb.dur.p = uvarint(lb.dur.b, lb.dur.p)
+		dur, lb.dur.p = uvarint(b, p)
 	}
 	entry := lb.t + protowire.DecodeZigZag(gap)
 	exit := entry + int64(dur)
@@ -266,15 +250,14 @@ func (lb *LazyBatch) dynamic(e *Event) {
 		}
 		st := lb.stBuf[:nst:nst]
 		for k := range st {
-			src, q, ok := uv2(bs, ps)
-			if ok {
-				ps = q
+			var src, tag uint64
+			if ps < len(bs) && bs[ps] < 0x80 {
+				src, ps = uint64(bs[ps]), ps+1
 			} else {
 				src, ps = uvarint(bs, ps)
 			}
-			tag, q, ok := uv2(bt, pt)
-			if ok {
-				pt = q
+			if pt < len(bt) && bt[pt] < 0x80 {
+				tag, pt = uint64(bt[pt]), pt+1
 			} else {
 				tag, pt = uvarint(bt, pt)
 			}
@@ -497,6 +480,39 @@ func (lb *LazyBatch) check(count uint64) error {
 		return lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0)
 	}
 	var nreq, reqs, st, nc, pc, flag int
+	if nrb := lb.nreqs.b; len(sc) == n && len(nrb) == cnt[lcNReqs] {
+		// Shape indexes and request counts of one byte each (fewer than
+		// 128 shapes, and of requests per call): the common case, walked
+		// without decoding. A count of ids beyond the column is caught by
+		// the comparison of the totals.
+		for i, x := range sc {
+			if uint64(x) >= ns {
+				return fmt.Errorf("event batch: shape index %d of %d", x, ns)
+			}
+			a := dyn[x]
+			if a == 0 {
+				continue
+			}
+			nst := 1
+			if a&AttrReqs != 0 {
+				if nreq >= len(nrb) {
+					return fmt.Errorf("event batch: event %d: nreqs column too short", i)
+				}
+				nst = int(nrb[nreq])
+				nreq++
+				reqs += nst
+			}
+			if a&AttrStatus != 0 {
+				st += nst
+			}
+			if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
+				nc += int(a / AttrNewComm & 1)
+				pc += int(a / AttrPcontrol & 1)
+				flag += int(a / AttrFlag & 1)
+			}
+		}
+		return lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
+	}
 	nr := lcol{b: lb.nreqs.b}
 	c := lcol{b: sc}
 	for i := range n {

@@ -62,7 +62,18 @@ func eventsBoth(t testing.TB, data []byte) ([]Event, error) {
 	full, errFull := read(false)
 	lazy, errLazy := read(true)
 	if !reflect.DeepEqual(full, lazy) {
-		t.Fatalf("lazy read differs:\n full %+v\n lazy %+v", full, lazy)
+		for i := range min(len(full), len(lazy)) {
+			f, l := full[i], lazy[i]
+			if f.thread != l.thread || f.n != l.n {
+				t.Fatalf("batch %d: lazy thread %d, %d events; full %d, %d", i, l.thread, l.n, f.thread, f.n)
+			}
+			for j := range min(len(f.evs), len(l.evs)) {
+				if !reflect.DeepEqual(f.evs[j], l.evs[j]) {
+					t.Fatalf("batch %d event %d:\n full %+v\n lazy %+v", i, j, f.evs[j], l.evs[j])
+				}
+			}
+		}
+		t.Fatalf("lazy read differs in length: %d batches, full %d", len(lazy), len(full))
 	}
 	if (errFull == nil) != (errLazy == nil) || errors.Is(errFull, io.EOF) != errors.Is(errLazy, io.EOF) {
 		t.Fatalf("errors differ: full %v, lazy %v", errFull, errLazy)
