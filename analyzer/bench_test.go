@@ -312,8 +312,10 @@ func BenchmarkAnalyze(b *testing.B) {
 	b.ReportMetric(float64(parks)/float64(b.N), "parks/op")
 }
 
-// BenchmarkDecodeOnly reads the benchmark trace without analysing it: the
-// reader's share of BenchmarkAnalyze.
+// BenchmarkDecodeOnly reads the benchmark trace without analysing it, as
+// the replay reads it (ReadLazyBatch), one file after the other: the
+// reader's share of BenchmarkAnalyze without the cache misses of the
+// replay's interleaving of ranks.
 func BenchmarkDecodeOnly(b *testing.B) {
 	ranks, iters, dir := benchParams()
 	if dir == "" {

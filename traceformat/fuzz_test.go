@@ -10,7 +10,7 @@ import (
 
 // FuzzReader feeds arbitrary bytes to the reader: it must not panic, must
 // not allocate without bound (lengths are checked before allocating), and
-// every error must be typed.
+// every error must be typed. ReadBatch and ReadLazyBatch must agree.
 func FuzzReader(f *testing.F) {
 	f.Add(writeTestTrace(f, WriterOptions{}, 2))
 	f.Add(writeTestTrace(f, WriterOptions{Raw: true}, 3))
@@ -21,6 +21,7 @@ func FuzzReader(f *testing.F) {
 			checkTyped(t, err)
 			return
 		}
+		defer eventsBoth(t, data)
 		for i := 0; ; i++ {
 			e, err := r.ReadEvent()
 			if err == io.EOF {

@@ -29,23 +29,37 @@ type LazyBatch struct {
 	Thread uint32 // thread of every event of the batch
 	BaseNs int64  // entry time of the first event
 
+	// What Next uses at every event comes first, together: the replay
+	// switches rank every few dozen events, and each cache line of a
+	// rank's state is then likely a miss.
 	n, i int   // events, events handed out
 	t    int64 // exit time of the last event handed out
+	// Next's position in each column it reads at every event: offsets in
+	// raw, which is the message, or a copy of the columns when some were
+	// split into several fields.
+	raw                                           []byte
+	pShape, pGap, pDur, pNReqs, pReqs, pSrc, pTag int
+	shapes                                        []shape // the shape table (tab.shapes)
+	prevReq                                       uint64  // last request id (ids are delta coded)
+	// The current event's Reqs and Status.
+	reqBuf []uint64
+	stBuf  []Status
 
-	// The per-event columns: packed varints as on disk.
+	start [numHot]int // where the columns read at every event start in raw
+
+	// The per-event columns as parsed (packed varints as on disk), with
+	// their offsets in the message (-1: joined from several fields). Next
+	// reads the rare ones (newcomm, pcLevel, pcArg, flag) from here.
 	shape, gap, dur, nreqs, reqs, stSrc, stTag, newcomm, pcLevel, pcArg, flag lcol
-	prevReq                                                                   uint64 // last request id (ids are delta coded)
+	off                                                                       [numLazyCols]int
+	joinBuf                                                                   []byte
 
 	// The shape table, and the per-call attribute bits of each shape.
 	tab     Batch // decoded with the batch codec's column decoders; tab.shapes is the table
 	dynAttr []Attr
 
-	// Scratch: the current event's Reqs and Status; columns that appear
-	// more than once in the message, concatenated.
-	reqBuf []uint64
-	stBuf  []Status
-	concat [numLazyCols][]byte
-	sink   byte // touchAhead's loads go here, so that they are not removed
+	concat [numLazyCols][]byte // columns that appear more than once in the message, joined
+	sink   byte                // touchAhead's loads go here, so that they are not removed
 }
 
 // lcol is a column of packed varints and the position of the next one.
@@ -68,6 +82,7 @@ const (
 	lcPcArg
 	lcFlag
 	numLazyCols
+	numHot = lcStTag + 1 // the columns before this one are read at every event
 )
 
 // Len is the number of events in the batch.
@@ -78,6 +93,28 @@ func (lb *LazyBatch) Rewind() {
 	lb.i, lb.t, lb.prevReq = 0, lb.BaseNs, 0
 	for _, c := range lb.cols() {
 		c.p = 0
+	}
+	st := &lb.start
+	lb.pShape, lb.pGap, lb.pDur, lb.pNReqs, lb.pReqs, lb.pSrc, lb.pTag = st[lcShape], st[lcGap], st[lcDur], st[lcNReqs], st[lcReqs], st[lcStSrc], st[lcStTag]
+}
+
+// pack points raw and the positions of the columns read at every event at
+// msg, the message the columns were parsed from, or at a copy of the
+// columns if some were split into several fields.
+func (lb *LazyBatch) pack(msg []byte) {
+	cols := lb.cols()
+	lb.raw = msg
+	for k := range numHot {
+		if lb.off[k] < 0 {
+			buf := lb.joinBuf[:0]
+			for k := range numHot {
+				lb.start[k] = len(buf)
+				buf = append(buf, cols[k].b...)
+			}
+			lb.raw, lb.joinBuf = buf, buf
+			return
+		}
+		lb.start[k] = lb.off[k]
 	}
 }
 
@@ -92,7 +129,10 @@ func (lb *LazyBatch) reset() {
 	for k, c := range lb.cols() {
 		*c = lcol{}
 		lb.concat[k] = lb.concat[k][:0]
+		lb.off[k] = 0
 	}
+	lb.raw, lb.shapes = nil, nil
+	lb.start = [numHot]int{}
 	lb.Rewind()
 }
 
@@ -138,27 +178,41 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		lb.touchAhead()
 	}
 	lb.i++
+	// The batch was checked: every column holds the values its events
+	// call for, so the positions stay inside raw, and a varint that does
+	// not end at its first byte has a second one.
+	raw := lb.raw
 	var s, gap, dur uint64
-	if b, p := lb.shape.b, lb.shape.p; p < len(b) && b[p] < 0x80 {
-		s, lb.shape.p = uint64(b[p]), p+1 // nearly always: a batch has few shapes
+	p := lb.pShape
+	if x := raw[p]; x < 0x80 {
+		s, p = uint64(x), p+1 // nearly always: a batch has few shapes
 	} else {
-		s, lb.shape.p = uvarint(b, p)
+		s, p = uvarint(raw, p)
 	}
-	if b, p := lb.gap.b, lb.gap.p; p < len(b) && b[p] < 0x80 {
-		gap, lb.gap.p = uint64(b[p]), p+1
+	lb.pShape = p
+	p = lb.pGap
+	if x := raw[p]; x < 0x80 {
+		gap, p = uint64(x), p+1
+	} else if y := raw[p+1]; y < 0x80 {
+		gap, p = uint64(x&0x7f)|uint64(y)<<7, p+2
 	} else {
-		gap, lb.gap.p = uvarint(b, p)
+		gap, p = uvarint(raw, p)
 	}
-	if b, p := lb.dur.b, lb.dur.p; p < len(b) && b[p] < 0x80 {
-		dur, lb.dur.p = uint64(b[p]), p+1
+	lb.pGap = p
+	p = lb.pDur
+	if x := raw[p]; x < 0x80 {
+		dur, p = uint64(x), p+1
+	} else if y := raw[p+1]; y < 0x80 {
+		dur, p = uint64(x&0x7f)|uint64(y)<<7, p+2
 	} else {
-		dur, lb.dur.p = uvarint(b, p)
+		dur, p = uvarint(raw, p)
 	}
+	lb.pDur = p
 	entry := lb.t + protowire.DecodeZigZag(gap)
 	exit := entry + int64(dur)
 	lb.t = exit
 	e.Thread, e.Entry, e.Exit = lb.Thread, entry, exit
-	shapes := lb.tab.shapes
+	shapes := lb.shapes
 	if s >= uint64(len(shapes)) {
 		// Not in a checked batch; a zero shape rather than a panic.
 		s = 0
@@ -200,9 +254,10 @@ func (lb *LazyBatch) Next(e *Event) bool {
 func (lb *LazyBatch) touchAhead() {
 	const ahead = 128
 	var x byte
-	for _, c := range [...]*lcol{&lb.shape, &lb.gap, &lb.dur, &lb.nreqs, &lb.reqs, &lb.stSrc, &lb.stTag} {
-		if q := c.p + ahead; q < len(c.b) {
-			x ^= c.b[q]
+	raw := lb.raw
+	for _, p := range [numHot]int{lb.pShape, lb.pGap, lb.pDur, lb.pNReqs, lb.pReqs, lb.pSrc, lb.pTag} {
+		if q := p + ahead; q < len(raw) {
+			x ^= raw[q]
 		}
 	}
 	lb.sink = x
@@ -211,59 +266,63 @@ func (lb *LazyBatch) touchAhead() {
 // dynamic decodes the per-call attributes of e (whose Attr is set).
 func (lb *LazyBatch) dynamic(e *Event) {
 	a := e.Attr
+	raw := lb.raw
 	nst := 1
 	if a&AttrReqs != 0 {
 		var v uint64
-		if b, p := lb.nreqs.b, lb.nreqs.p; p < len(b) && b[p] < 0x80 {
-			v, lb.nreqs.p = uint64(b[p]), p+1
+		p := lb.pNReqs
+		if x := raw[p]; x < 0x80 {
+			v, p = uint64(x), p+1
 		} else {
-			v, lb.nreqs.p = uvarint(b, p)
+			v, p = uvarint(raw, p)
 		}
-		b, p := lb.reqs.b, lb.reqs.p
-		n := min(int(uint32(v)), len(b)-p) // each id takes a byte at least
+		lb.pNReqs = p
+		p = lb.pReqs
+		n := min(int(uint32(v)), len(raw)-p) // each id takes a byte at least
 		if cap(lb.reqBuf) < n {
 			lb.reqBuf = make([]uint64, n, max(n, 8))
 		}
 		r := lb.reqBuf[:n:n]
 		prev := lb.prevReq
 		for k := range r {
-			if p < len(b) && b[p] < 0x80 {
-				v, p = uint64(b[p]), p+1
+			if x := raw[p]; x < 0x80 {
+				v, p = uint64(x), p+1
 			} else {
-				v, p = uvarint(b, p)
+				v, p = uvarint(raw, p)
 			}
 			prev += uint64(protowire.DecodeZigZag(v))
 			r[k] = prev
 		}
-		lb.reqs.p, lb.prevReq = p, prev
+		lb.pReqs, lb.prevReq = p, prev
 		e.Reqs = r
 		nst = n
 	} else if e.Reqs != nil {
 		e.Reqs = nil
 	}
 	if a&AttrStatus != 0 {
-		bs, ps := lb.stSrc.b, lb.stSrc.p
-		bt, pt := lb.stTag.b, lb.stTag.p
-		nst = min(nst, len(bs)-ps)
+		ps, pt := lb.pSrc, lb.pTag
+		nst = min(nst, len(raw)-ps)
 		if cap(lb.stBuf) < nst {
 			lb.stBuf = make([]Status, nst, max(nst, 8))
 		}
 		st := lb.stBuf[:nst:nst]
 		for k := range st {
 			var src, tag uint64
-			if ps < len(bs) && bs[ps] < 0x80 {
-				src, ps = uint64(bs[ps]), ps+1
+			if x := raw[ps]; x < 0x80 {
+				src, ps = uint64(x), ps+1
+			} else if y := raw[ps+1]; y < 0x80 {
+				src, ps = uint64(x&0x7f)|uint64(y)<<7, ps+2
 			} else {
-				src, ps = uvarint(bs, ps)
+				src, ps = uvarint(raw, ps)
 			}
-			if pt < len(bt) && bt[pt] < 0x80 {
-				tag, pt = uint64(bt[pt]), pt+1
+			if x := raw[pt]; x < 0x80 {
+				tag, pt = uint64(x), pt+1
 			} else {
-				tag, pt = uvarint(bt, pt)
+				tag, pt = uvarint(raw, pt)
 			}
 			st[k] = Status{Source: zz32(src), Tag: zz32(tag)}
 		}
-		lb.stSrc.p, lb.stTag.p = ps, pt
+		lb.pSrc, lb.pTag = ps, pt
 		e.Status = st
 	} else if e.Status != nil {
 		e.Status = nil
@@ -291,6 +350,7 @@ func (lb *LazyBatch) parse(data []byte) error {
 	tb.Reset()
 	var count uint64
 	var seen [numLazyCols]int
+	msg := data
 	for len(data) > 0 {
 		num, typ, n := protowire.ConsumeTag(data)
 		if n < 0 {
@@ -394,7 +454,9 @@ func (lb *LazyBatch) parse(data []byte) error {
 			switch seen[col]++; seen[col] {
 			case 1:
 				c.b = payload
+				lb.off[col] = len(msg) - len(data) - len(payload)
 			case 2:
+				lb.off[col] = -1
 				lb.concat[col] = append(append(lb.concat[col][:0], c.b...), payload...)
 				c.b = lb.concat[col]
 			default:
@@ -407,6 +469,9 @@ func (lb *LazyBatch) parse(data []byte) error {
 	if err := lb.check(count); err != nil {
 		return err
 	}
+	lb.pack(msg)
+	lb.shapes = lb.tab.shapes
+	lb.Rewind()
 	lb.n = int(count) // only now: a refused batch hands out no events
 	return nil
 }
