@@ -36,7 +36,12 @@ type exchange struct {
 	// workers, the replay's reads of len(ranks) had become cache misses).
 	ranks []*rankSync
 	s     *sched
-	_     [64]byte
+	// solo: a single worker runs every replay (sched.run), one coroutine
+	// at a time, each switch a synchronization: the locks below are then
+	// not taken. A lock round trip is two atomic instructions, and the
+	// replay of a ring exchange took three per iteration in the exchange.
+	solo bool
+	_    [64]byte
 
 	mu     sync.Mutex
 	stalls int // under s.mu
@@ -144,6 +149,20 @@ func newExchange(size int, present []bool) *exchange {
 	return x
 }
 
+// lock takes m unless a single worker runs every replay (solo).
+func (x *exchange) lock(m *sync.Mutex) {
+	if !x.solo {
+		m.Lock()
+	}
+}
+
+// unlock releases m taken by lock.
+func (x *exchange) unlock(m *sync.Mutex) {
+	if !x.solo {
+		m.Unlock()
+	}
+}
+
 // wake makes rank r check its wait again; by is the rank whose replay
 // wakes it, or -1 (sched.wake).
 func (x *exchange) wake(r, by int32) {
@@ -174,8 +193,8 @@ func (x *exchange) releaseThrottled() {
 // for).
 func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collective, root int32,
 	members []int32, idx int, me int32, entry, exit int64, moves bool, att collAtt, buf []collContrib) (latest int64, has, ok, mismatch bool, out []collContrib) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.lock(&x.mu)
+	defer x.unlock(&x.mu)
 	in := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
 	if in.mismatch {
 		mismatch = true
@@ -203,9 +222,9 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		rs.throttled.Store(true)
 		x.throttled.Add(1)
 		for x.throttleGen.Load() == gen && x.pendingColls[ck] >= maxPendingColls/2 {
-			x.mu.Unlock()
+			x.unlock(&x.mu)
 			x.park(me) // a stall releases throttled replays, never aborts them
-			x.mu.Lock()
+			x.lock(&x.mu)
 		}
 		rs.throttled.Store(false)
 		x.throttled.Add(-1)
@@ -303,9 +322,9 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 				ok = false
 				break
 			}
-			x.mu.Unlock()
+			x.unlock(&x.mu)
 			aborted := x.park(me)
-			x.mu.Lock()
+			x.lock(&x.mu)
 			if aborted {
 				ok = false
 				break
@@ -394,16 +413,16 @@ func (x *exchange) maybeComplete(in *collInst) {
 // messages left unreceived in its inbox and the last deferred
 // contributions.
 func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []collContrib) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.lock(&x.mu)
+	defer x.unlock(&x.mu)
 	rs := x.ranks[me]
-	rs.mu.Lock()
+	x.lock(&rs.mu)
 	rs.done.Store(true)
 	for _, f := range rs.inbox {
 		unreceived += int64(f.pending())
 	}
 	rs.inbox = nil
-	rs.mu.Unlock()
+	x.unlock(&rs.mu)
 	for _, in := range x.colls {
 		for i, m := range in.members {
 			if m != me {
@@ -430,7 +449,7 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 
 // sectionDone counts one more processor that completed a section instance.
 func (x *exchange) sectionDone(k sectionKey) {
-	x.mu.Lock()
+	x.lock(&x.mu)
 	x.sections[k]++
-	x.mu.Unlock()
+	x.unlock(&x.mu)
 }

@@ -116,19 +116,22 @@ const (
 	reqMatched // MPI_Imrecv: its message was matched by a matched probe
 )
 
-// request is a nonblocking or persistent request of one rank.
+// request is a nonblocking or persistent request of one rank (64 bytes:
+// it is written at every start and read at every completion).
 type request struct {
 	kind       reqKind
 	persistent bool
 	active     bool
+	hasTicket  bool
+	peer, tag  int32 // as passed by the program (ranks in comm)
 	comm       *commInfo
-	peer, tag  int32  // as passed by the program (ranks in comm)
 	start      int64  // global ns of the call that started it
 	seq        uint64 // order of (re)starts on the rank
-	// Receives without wildcards get their ticket when posted (p2p.go).
-	key       p2pKey
-	ticket    uint64
-	hasTicket bool
+	// Receives without wildcards get their ticket when posted (p2p.go):
+	// the queue, the sender's world rank and the ticket.
+	q      *fifo
+	ticket uint64
+	src    int32
 }
 
 // doneRecv is a receive a Wait/Test call completed: what matching it
@@ -137,8 +140,9 @@ type doneRecv struct {
 	seq       uint64
 	start     int64
 	comm      *commInfo
-	key       p2pKey
+	q         *fifo
 	ticket    uint64
+	qsrc      int32 // the sender's world rank, with q
 	src, tag  int32 // status source and tag (or the posted ones)
 	hasTicket bool
 }
@@ -661,16 +665,20 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	return rp.take(k, rp.x.ticket(k, &rp.recvCache))
-}
-
-// take receives the message of a ticket.
-func (rp *replayer) take(k p2pKey, tk uint64) (t int64, ok, counted bool) {
-	t, ok = rp.x.recv(k, tk, &rp.recvCache)
+	t, ok = rp.x.recvNext(k, &rp.recvCache)
 	if !ok {
 		rp.unmatchedRecvs++
 	}
 	return t, ok, true
+}
+
+// take receives the message of a ticket of queue q, sent by world rank src.
+func (rp *replayer) take(q *fifo, src int32, tk uint64) (t int64, ok bool) {
+	t, ok = rp.x.recv(q, src, rp.rank, tk)
+	if !ok {
+		rp.unmatchedRecvs++
+	}
+	return t, ok
 }
 
 type keyState uint8
@@ -704,7 +712,8 @@ func (rp *replayer) postRecv(rq *request) {
 		return
 	}
 	if k, st := rp.recvKey(rq.comm, rq.peer, rq.tag); st == keyOK {
-		rq.key, rq.ticket, rq.hasTicket = k, rp.x.ticket(k, &rp.recvCache), true
+		rq.q, rq.ticket = rp.x.ticket(k, &rp.recvCache)
+		rq.src, rq.hasTicket = k.src, true
 	}
 }
 
@@ -750,7 +759,11 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	if e.Attr&traceformat.AttrReqs == 0 {
 		return 0, 0, false
 	}
-	rp.done = rp.done[:0]
+	// The receives completed, in posting order: one (the common case)
+	// stays in first, more go to rp.done to be sorted.
+	var first doneRecv
+	nd := 0
+	status := e.Attr&traceformat.AttrStatus != 0
 	for i, id := range e.Reqs {
 		p, at := rp.reqs.find(id)
 		if p == nil {
@@ -767,11 +780,18 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			if p.peer == traceformat.ProcNull {
 				break // matches nothing, whatever its status says
 			}
-			rp.done = append(rp.done, doneRecv{})
-			d := &rp.done[len(rp.done)-1]
-			d.seq, d.start, d.comm, d.key, d.ticket = p.seq, p.start, p.comm, p.key, p.ticket
+			d := &first
+			if nd > 0 {
+				if nd == 1 {
+					rp.done = append(rp.done[:0], first)
+				}
+				rp.done = append(rp.done, doneRecv{})
+				d = &rp.done[len(rp.done)-1]
+			}
+			nd++
+			d.seq, d.start, d.comm, d.q, d.ticket, d.qsrc = p.seq, p.start, p.comm, p.q, p.ticket, p.src
 			d.src, d.tag, d.hasTicket = p.peer, p.tag, p.hasTicket
-			if e.Attr&traceformat.AttrStatus != 0 && i < len(e.Status) {
+			if status && i < len(e.Status) {
 				d.src, d.tag = e.Status[i].Source, e.Status[i].Tag
 			}
 		}
@@ -781,38 +801,43 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			rp.reqs.delAt(id, at)
 		}
 	}
-	if len(rp.done) > 1 {
+	switch {
+	case nd == 1:
+		latest, has = rp.received(&first)
+	case nd > 1:
 		// Wildcard receives take their tickets now: in posting order.
 		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
-	}
-	for i := range rp.done {
-		d := &rp.done[i]
-		var t int64
-		var ok bool
-		switch {
-		case d.src == traceformat.NoStatus:
-			// Cancelled: it received nothing.
-			if d.hasTicket {
-				rp.x.revoke(d.key, d.ticket, &rp.recvCache)
+		for i := range rp.done {
+			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
+				latest, has = t, true
 			}
-			continue
-		case d.hasTicket:
-			t, ok, _ = rp.take(d.key, d.ticket)
-		default:
-			t, ok, _ = rp.matchOn(d.comm, d.src, d.tag)
-		}
-		if !ok {
-			continue
-		}
-		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
-		if !has || t > latest {
-			latest, has = t, true
 		}
 	}
 	if has {
 		rp.repairRecv(entry, exit, latest)
 	}
 	return n, latest, has
+}
+
+// received matches a receive a Wait/Test call completed: t is its send's
+// entry, and its overlap term is appended to pendOv.
+func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
+	switch {
+	case d.src == traceformat.NoStatus:
+		// Cancelled: it received nothing.
+		if d.hasTicket {
+			rp.x.revoke(d.q, rp.rank, d.ticket)
+		}
+		return 0, false
+	case d.hasTicket:
+		t, ok = rp.take(d.q, d.qsrc, d.ticket)
+	default:
+		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag)
+	}
+	if ok {
+		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
+	}
+	return t, ok
 }
 
 // collective replays one collective call.
