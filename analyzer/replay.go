@@ -174,6 +174,7 @@ type replayer struct {
 
 	tr      *intervals.Tracker[*acc]
 	cur     *rnode // tr.Current() once started, updated when it may change
+	running bool   // tr started and not ended: the calls to replay
 	secs    *intervals.Sections
 	secRuns []sectionRun
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
@@ -403,33 +404,13 @@ func (rp *replayer) event(e *traceformat.Event) {
 	if exit < entry {
 		exit = entry
 	}
-	if !rp.tr.Started() {
-		if fi.op == opInit {
-			rp.tr.Start(exit)
-			rp.cur = rp.tr.Current()
-			rp.last = exit
-			rp.fix(exit)
+	if !rp.running || (fi.op >= opInit && fi.op <= opPcontrol) {
+		if rp.prelude(e, fi, entry, exit) {
 			return
 		}
-		rp.tr.Start(entry)
-		rp.cur = rp.tr.Current()
-		rp.fix(entry)
-	}
-	if rp.tr.Ended() {
-		return
-	}
-	if fi.op == opFinalize {
-		rp.end(entry)
-		return
 	}
 	node := rp.cur
 	a := node.Value
-	if fi.op == opPcontrol {
-		rp.pcontrol(e, entry, exit)
-		rp.cur = rp.tr.Current()
-		rp.fix(exit)
-		return
-	}
 	var realSync, overlap, syncT int64
 	var hasSync bool
 	// fixed: the call handed its times to other ranks (clc.go).
@@ -560,8 +541,44 @@ func (rp *replayer) event(e *traceformat.Event) {
 	}
 }
 
+// prelude handles what comes before the program's start and after its
+// end, and the calls that delimit it, its intervals and its sections (a
+// few per run): done is true when nothing more is to be done with the
+// event.
+func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64) (done bool) {
+	if !rp.tr.Started() {
+		if fi.op == opInit {
+			rp.tr.Start(exit)
+			rp.running = true
+			rp.cur = rp.tr.Current()
+			rp.last = exit
+			rp.fix(exit)
+			return true
+		}
+		rp.tr.Start(entry)
+		rp.running = true
+		rp.cur = rp.tr.Current()
+		rp.fix(entry)
+	}
+	if rp.tr.Ended() {
+		return true
+	}
+	switch fi.op {
+	case opFinalize:
+		rp.end(entry)
+		return true
+	case opPcontrol:
+		rp.pcontrol(e, entry, exit)
+		rp.cur = rp.tr.Current()
+		rp.fix(exit)
+		return true
+	}
+	return false
+}
+
 // end closes the rank's program at global time at.
 func (rp *replayer) end(at int64) {
+	rp.running = false
 	if rp.tr.Ended() {
 		return
 	}
@@ -763,8 +780,13 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	// stays in first, more go to rp.done to be sorted.
 	var first doneRecv
 	nd := 0
-	status := e.Attr&traceformat.AttrStatus != 0
-	for i, id := range e.Reqs {
+	// Local copies: the compiler reloads fields of *e after every store
+	// through a pointer.
+	reqs, status := e.Reqs, e.Status
+	if e.Attr&traceformat.AttrStatus == 0 {
+		status = nil
+	}
+	for i, id := range reqs {
 		p, at := rp.reqs.find(id)
 		if p == nil {
 			rp.unknownReqs++
@@ -791,8 +813,8 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			nd++
 			d.seq, d.start, d.comm, d.q, d.ticket, d.qsrc = p.seq, p.start, p.comm, p.q, p.ticket, p.src
 			d.src, d.tag, d.hasTicket = p.peer, p.tag, p.hasTicket
-			if status && i < len(e.Status) {
-				d.src, d.tag = e.Status[i].Source, e.Status[i].Tag
+			if i < len(status) {
+				d.src, d.tag = status[i].Source, status[i].Tag
 			}
 		}
 		if p.persistent {
