@@ -110,6 +110,13 @@ func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entr
 // probe, a Wait or Test): the jump is also amortized backward when there is
 // room, which moves the call's entry by the jump too.
 func (rp *replayer) repairRecv(entry, exit *int64, bound int64) {
+	if *exit < bound+minLatencyNs {
+		// Inlined: a consistent trace needs no repair.
+		rp.repairRecvSlow(entry, exit, bound)
+	}
+}
+
+func (rp *replayer) repairRecvSlow(entry, exit *int64, bound int64) {
 	before := *exit
 	rp.repair(exit, bound)
 	d := *exit - before

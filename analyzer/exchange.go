@@ -36,7 +36,12 @@ type exchange struct {
 	// workers, the replay's reads of len(ranks) had become cache misses).
 	ranks []*rankSync
 	s     *sched
-	_     [64]byte
+	// solo: a single worker runs every replay (sched.run), one coroutine
+	// at a time, each switch a synchronization: the locks below are then
+	// not taken. A lock round trip is two atomic instructions, and the
+	// replay of a ring exchange took three per iteration in the exchange.
+	solo bool
+	_    [64]byte
 
 	mu     sync.Mutex
 	stalls int // under s.mu
@@ -105,13 +110,9 @@ type collInst struct {
 	key       collKey
 	fn        string
 	shape     tracepb.Function_Collective
-	root      int32   // rank in the communicator, -1 when none
-	members   []int32 // world ranks, by communicator rank
-	entry     []int64
-	exit      []int64
-	hasEntry  []bool
-	hasExit   []bool
-	att       []collAtt
+	root      int32      // rank in the communicator, -1 when none
+	members   []int32    // world ranks, by communicator rank
+	slots     []collSlot // by communicator rank
 	nEntry    int
 	nExit     int
 	maxEntry  int64 // latest entry posted so far
@@ -119,6 +120,16 @@ type collInst struct {
 	exitGone  int   // members that finished without leaving
 	waiters   []int32
 	mismatch  bool
+}
+
+// collSlot is one participant's part of a collective instance: its times
+// in one place, so that joining an instance touches one cache line of it
+// (separate arrays of entries, exits, flags and attributions cost one
+// each, missed in cache at 256 ranks since other ranks wrote them).
+type collSlot struct {
+	entry, exit       int64
+	att               collAtt
+	hasEntry, hasExit bool
 }
 
 // collAtt says where a participant's Potential Sync and Time Variation go.
@@ -142,6 +153,20 @@ func newExchange(size int, present []bool) *exchange {
 		x.ranks = append(x.ranks, rs)
 	}
 	return x
+}
+
+// lock takes m unless a single worker runs every replay (solo).
+func (x *exchange) lock(m *sync.Mutex) {
+	if !x.solo {
+		m.Lock()
+	}
+}
+
+// unlock releases m taken by lock.
+func (x *exchange) unlock(m *sync.Mutex) {
+	if !x.solo {
+		m.Unlock()
+	}
 }
 
 // wake makes rank r check its wait again; by is the rank whose replay
@@ -174,8 +199,8 @@ func (x *exchange) releaseThrottled() {
 // for).
 func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collective, root int32,
 	members []int32, idx int, me int32, entry, exit int64, moves bool, att collAtt, buf []collContrib) (latest int64, has, ok, mismatch bool, out []collContrib) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.lock(&x.mu)
+	defer x.unlock(&x.mu)
 	in := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
 	if in.mismatch {
 		mismatch = true
@@ -203,9 +228,9 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		rs.throttled.Store(true)
 		x.throttled.Add(1)
 		for x.throttleGen.Load() == gen && x.pendingColls[ck] >= maxPendingColls/2 {
-			x.mu.Unlock()
+			x.unlock(&x.mu)
 			x.park(me) // a stall releases throttled replays, never aborts them
-			x.mu.Lock()
+			x.lock(&x.mu)
 		}
 		rs.throttled.Store(false)
 		x.throttled.Add(-1)
@@ -215,8 +240,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		x.pendingColls[ck]++
 		n := len(members)
 		in = &collInst{key: k, fn: fn, shape: shape, root: root, members: members,
-			entry: make([]int64, n), exit: make([]int64, n), hasEntry: make([]bool, n), hasExit: make([]bool, n),
-			att: make([]collAtt, n)}
+			slots: make([]collSlot, n)}
 		for _, m := range members {
 			if x.ranks[m].done.Load() {
 				in.entryGone++
@@ -225,11 +249,12 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		}
 		x.colls[k] = in
 	}
-	if in.fn != fn || in.root != root || len(in.members) != len(members) || idx >= len(in.members) || in.hasEntry[idx] {
+	if in.fn != fn || in.root != root || len(in.members) != len(members) || idx >= len(in.members) || in.slots[idx].hasEntry {
 		in.mismatch = true
 		return in
 	}
-	in.entry[idx], in.hasEntry[idx], in.att[idx] = entry, true, att
+	sl := &in.slots[idx]
+	sl.entry, sl.hasEntry, sl.att = entry, true, att
 	if in.nEntry == 0 || entry > in.maxEntry {
 		in.maxEntry = entry
 	}
@@ -278,7 +303,7 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 			return in.nEntry+in.entryGone >= n
 		}
 		for i := lo; i <= hi; i++ {
-			if !in.hasEntry[i] && !x.ranks[in.members[i]].done.Load() {
+			if !in.slots[i].hasEntry && !x.ranks[in.members[i]].done.Load() {
 				return false
 			}
 		}
@@ -289,7 +314,7 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 			return in.entryGone > 0
 		}
 		for i := lo; i <= hi; i++ {
-			if !in.hasEntry[i] && x.ranks[in.members[i]].done.Load() {
+			if !in.slots[i].hasEntry && x.ranks[in.members[i]].done.Load() {
 				return true
 			}
 		}
@@ -303,9 +328,9 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 				ok = false
 				break
 			}
-			x.mu.Unlock()
+			x.unlock(&x.mu)
 			aborted := x.park(me)
-			x.mu.Lock()
+			x.lock(&x.mu)
 			if aborted {
 				ok = false
 				break
@@ -324,10 +349,10 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 	}
 	complete := true
 	for i := lo; i <= hi; i++ {
-		if !in.hasEntry[i] {
+		if !in.slots[i].hasEntry {
 			complete = false
-		} else if !has || in.entry[i] > latest {
-			latest, has = in.entry[i], true
+		} else if !has || in.slots[i].entry > latest {
+			latest, has = in.slots[i].entry, true
 		}
 	}
 	return latest, has, ok && complete
@@ -337,8 +362,11 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 // completes the instance computes everybody's Potential Sync and Time
 // Variation. x.mu is held.
 func (x *exchange) collExitLocked(in *collInst, idx int, exit int64) {
-	if idx < len(in.members) && in.hasEntry[idx] && !in.hasExit[idx] {
-		in.exit[idx], in.hasExit[idx] = exit, true
+	if idx >= len(in.members) {
+		return
+	}
+	if sl := &in.slots[idx]; sl.hasEntry && !sl.hasExit {
+		sl.exit, sl.hasExit = exit, true
 		in.nExit++
 		x.maybeComplete(in)
 	}
@@ -368,24 +396,26 @@ func (x *exchange) maybeComplete(in *collInst) {
 	}
 	var maxEntry, maxExit int64
 	first := true
-	for i := range in.members {
-		if !in.hasExit[i] {
+	for i := range in.slots {
+		sl := &in.slots[i]
+		if !sl.hasExit {
 			continue
 		}
-		if first || in.entry[i] > maxEntry {
-			maxEntry = in.entry[i]
+		if first || sl.entry > maxEntry {
+			maxEntry = sl.entry
 		}
-		if first || in.exit[i] > maxExit {
-			maxExit = in.exit[i]
+		if first || sl.exit > maxExit {
+			maxExit = sl.exit
 		}
 		first = false
 	}
 	for i, m := range in.members {
-		if !in.hasExit[i] {
+		sl := &in.slots[i]
+		if !sl.hasExit {
 			continue
 		}
 		rs := x.ranks[m]
-		rs.deferred = append(rs.deferred, collContrib{att: in.att[i], pot: maxEntry - in.entry[i], tv: maxExit - in.exit[i]})
+		rs.deferred = append(rs.deferred, collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit})
 	}
 }
 
@@ -394,25 +424,25 @@ func (x *exchange) maybeComplete(in *collInst) {
 // messages left unreceived in its inbox and the last deferred
 // contributions.
 func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []collContrib) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.lock(&x.mu)
+	defer x.unlock(&x.mu)
 	rs := x.ranks[me]
-	rs.mu.Lock()
+	x.lock(&rs.mu)
 	rs.done.Store(true)
 	for _, f := range rs.inbox {
 		unreceived += int64(f.pending())
 	}
 	rs.inbox = nil
-	rs.mu.Unlock()
+	x.unlock(&rs.mu)
 	for _, in := range x.colls {
 		for i, m := range in.members {
 			if m != me {
 				continue
 			}
-			if !in.hasEntry[i] {
+			if !in.slots[i].hasEntry {
 				in.entryGone++
 			}
-			if !in.hasExit[i] {
+			if !in.slots[i].hasExit {
 				in.exitGone++
 			}
 		}
@@ -430,7 +460,7 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 
 // sectionDone counts one more processor that completed a section instance.
 func (x *exchange) sectionDone(k sectionKey) {
-	x.mu.Lock()
+	x.lock(&x.mu)
 	x.sections[k]++
-	x.mu.Unlock()
+	x.unlock(&x.mu)
 }

@@ -6,7 +6,8 @@ import (
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
-// op is what the replay does with a call.
+// op is what the replay does with a call. (opInit, opFinalize and
+// opPcontrol follow each other: replayer.event tests the range.)
 type op uint8
 
 const (

@@ -67,8 +67,13 @@ func (f *fifo) normalize() {
 	}
 }
 
-// message is the index of the message a ticket stands for.
+// message is the index of the message a ticket stands for. Only the
+// receiver changes the revoked tickets, so it stays the same while the
+// receiver waits for the message.
 func (f *fifo) message(tk uint64) uint64 {
+	if len(f.revoked) == 0 {
+		return tk
+	}
 	for _, r := range f.revoked {
 		if r < tk {
 			tk--
@@ -77,16 +82,14 @@ func (f *fifo) message(tk uint64) uint64 {
 	return tk
 }
 
-// has says whether the ticket's message has arrived.
-func (f *fifo) has(tk uint64) bool {
-	m := f.message(tk)
+// arrived says whether message m has been sent.
+func (f *fifo) arrived(m uint64) bool {
 	return m < f.base+uint64(len(f.q)-f.head)
 }
 
-// take removes the ticket's message; ok is false if it was taken already
-// (inconsistent traces).
-func (f *fifo) take(tk uint64) (int64, bool) {
-	m := f.message(tk)
+// take removes message m (fifo.message of a ticket, arrived); ok is false
+// if it was taken already (inconsistent traces).
+func (f *fifo) take(m uint64) (int64, bool) {
 	if m < f.base {
 		return 0, false
 	}
@@ -97,17 +100,22 @@ func (f *fifo) take(tk uint64) (int64, bool) {
 	t := f.q[i].t
 	f.q[i].taken = true
 	f.npend--
-	for f.head < len(f.q) && f.q[f.head].taken {
-		f.head++
-		f.base++
+	if i == f.head {
+		// In order (the common case): pass the taken messages.
+		for f.head < len(f.q) && f.q[f.head].taken {
+			f.head++
+			f.base++
+		}
+		if f.head == len(f.q) {
+			f.q, f.head = f.q[:0], 0
+		} else if f.head > 64 && f.head*2 > len(f.q) {
+			n := copy(f.q, f.q[f.head:])
+			f.q, f.head = f.q[:n], 0
+		}
 	}
-	if f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	} else if f.head > 64 && f.head*2 > len(f.q) {
-		n := copy(f.q, f.q[f.head:])
-		f.q, f.head = f.q[:n], 0
+	if len(f.revoked) > 0 {
+		f.normalize()
 	}
-	f.normalize()
 	return t, true
 }
 
@@ -174,9 +182,9 @@ func (rs *rankSync) sweep() {
 // lock is taken, unless flow control holds the sender back.
 func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 	dst := x.ranks[k.dst]
-	dst.mu.Lock()
+	x.lock(&dst.mu)
 	if dst.done.Load() {
-		dst.mu.Unlock()
+		x.unlock(&dst.mu)
 		x.droppedSends.Add(1)
 		return
 	}
@@ -185,7 +193,7 @@ func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 	w := dst.waiting
 	dst.waiting = false
 	full := f.npend >= maxPending && k.src != k.dst
-	dst.mu.Unlock()
+	x.unlock(&dst.mu)
 	if w {
 		x.wake(k.dst, k.src)
 	}
@@ -203,13 +211,13 @@ func (x *exchange) throttle(k p2pKey, f *fifo) {
 	me.throttled.Store(true)
 	x.throttled.Add(1)
 	for {
-		dst.mu.Lock()
+		x.lock(&dst.mu)
 		if x.throttleGen.Load() != gen || dst.done.Load() || f.npend < maxPending/2 {
-			dst.mu.Unlock()
+			x.unlock(&dst.mu)
 			break
 		}
 		f.full = true // the receiver wakes the sender (fifo.release)
-		dst.mu.Unlock()
+		x.unlock(&dst.mu)
 		x.park(k.src)
 	}
 	me.throttled.Store(false)
@@ -217,59 +225,86 @@ func (x *exchange) throttle(k p2pKey, f *fifo) {
 }
 
 // ticket hands the next ticket of k to a receive of rank k.dst (the
-// caller).
-func (x *exchange) ticket(k p2pKey, c *fifoCache) uint64 {
+// caller), and the queue it is for: a queue with a ticket out is not idle,
+// so no sweep removes it from the inbox, and the receive keeps the pointer
+// instead of looking the key up again (recv, revoke).
+func (x *exchange) ticket(k p2pKey, c *fifoCache) (*fifo, uint64) {
 	me := x.ranks[k.dst]
-	me.mu.Lock()
+	x.lock(&me.mu)
 	f := me.queue(k, c)
 	tk := f.tickets
 	f.tickets++
-	me.mu.Unlock()
-	return tk
+	x.unlock(&me.mu)
+	return f, tk
 }
 
-// revoke gives back the ticket of a cancelled receive.
-func (x *exchange) revoke(k p2pKey, tk uint64, c *fifoCache) {
-	me := x.ranks[k.dst]
-	me.mu.Lock()
-	f := me.queue(k, c)
+// revoke gives back the ticket of a cancelled receive of rank dst (the
+// caller) on queue f (from ticket).
+func (x *exchange) revoke(f *fifo, dst int32, tk uint64) {
+	me := x.ranks[dst]
+	x.lock(&me.mu)
 	f.revoked = append(f.revoked, tk)
 	f.normalize()
-	me.mu.Unlock()
+	x.unlock(&me.mu)
 }
 
-// recv returns the send entry of the ticket's message, waiting for it if
+// recv returns the send entry of the message of ticket tk of queue f (from
+// ticket) of rank dst (the caller), sent by rank src, waiting for it if
 // needed; ok is false when it never comes.
-func (x *exchange) recv(k p2pKey, tk uint64, c *fifoCache) (entry int64, ok bool) {
+func (x *exchange) recv(f *fifo, src, dst int32, tk uint64) (entry int64, ok bool) {
+	me := x.ranks[dst]
+	x.lock(&me.mu)
+	if m := f.message(tk); f.arrived(m) {
+		// recvLocked's common case written out: the message is there.
+		t, ok := f.take(m)
+		rel := f.full && f.release()
+		x.unlock(&me.mu)
+		if rel {
+			x.wake(src, dst)
+		}
+		return t, ok
+	}
+	return x.recvLocked(me, f, src, dst, tk)
+}
+
+// recvNext is ticket and recv under one hold of the lock, for a blocking
+// receive of rank k.dst (the caller).
+func (x *exchange) recvNext(k p2pKey, c *fifoCache) (entry int64, ok bool) {
 	me := x.ranks[k.dst]
-	me.mu.Lock()
+	x.lock(&me.mu)
 	f := me.queue(k, c)
-	// f stays in the inbox while parked: a queue with a ticket out is not
-	// idle, so no sweep removes it.
-	for !f.has(tk) {
+	tk := f.tickets
+	f.tickets++
+	return x.recvLocked(me, f, k.src, k.dst, tk)
+}
+
+// recvLocked is recv with me.mu held; it releases it.
+func (x *exchange) recvLocked(me *rankSync, f *fifo, src, dst int32, tk uint64) (entry int64, ok bool) {
+	m := f.message(tk)
+	for !f.arrived(m) {
 		// Checked under me.mu: the sender posts (under me.mu) before it
 		// is done, so a finished sender's message would be seen above.
 		// (The sender's state is looked at only here: usually the
 		// message is there, and another rank's state is a cache miss.)
-		if x.ranks[k.src].done.Load() {
-			me.mu.Unlock()
+		if x.ranks[src].done.Load() {
+			x.unlock(&me.mu)
 			return 0, false
 		}
 		me.waiting = true
-		me.mu.Unlock()
-		aborted := x.park(k.dst)
-		me.mu.Lock()
+		x.unlock(&me.mu)
+		aborted := x.park(dst)
+		x.lock(&me.mu)
 		me.waiting = false
 		if aborted {
-			me.mu.Unlock()
+			x.unlock(&me.mu)
 			return 0, false
 		}
 	}
-	t, ok := f.take(tk)
-	rel := f.release()
-	me.mu.Unlock()
+	t, ok := f.take(m)
+	rel := f.full && f.release()
+	x.unlock(&me.mu)
 	if rel {
-		x.wake(k.src, k.dst)
+		x.wake(src, dst)
 	}
 	return t, ok
 }

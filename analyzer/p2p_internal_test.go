@@ -10,8 +10,8 @@ func TestInboxStaysBounded(t *testing.T) {
 	for i := 0; i < 20000; i++ {
 		k := p2pKey{src: 0, dst: 1, tag: int32(i)}
 		x.send(k, int64(i), &sc)
-		tk := x.ticket(k, &rc)
-		if got, ok := x.recv(k, tk, &rc); !ok || got != int64(i) {
+		f, tk := x.ticket(k, &rc)
+		if got, ok := x.recv(f, k.src, k.dst, tk); !ok || got != int64(i) {
 			t.Fatalf("message %d: got %d %v", i, got, ok)
 		}
 	}
@@ -19,14 +19,16 @@ func TestInboxStaysBounded(t *testing.T) {
 		t.Errorf("inbox holds %d queues", n)
 	}
 	k := p2pKey{src: 0, dst: 1, tag: -5}
-	a, b, c := x.ticket(k, &rc), x.ticket(k, &rc), x.ticket(k, &rc)
-	x.revoke(k, a, &rc)
+	f, a := x.ticket(k, &rc)
+	_, b := x.ticket(k, &rc)
+	_, c := x.ticket(k, &rc)
+	x.revoke(f, k.dst, a)
 	x.send(k, 100, &sc)
 	x.send(k, 200, &sc)
-	if got, _ := x.recv(k, c, &rc); got != 200 {
+	if got, _ := x.recv(f, k.src, k.dst, c); got != 200 {
 		t.Errorf("third ticket (second after the revoked one) got %d, want 200", got)
 	}
-	if got, _ := x.recv(k, b, &rc); got != 100 {
+	if got, _ := x.recv(f, k.src, k.dst, b); got != 100 {
 		t.Errorf("second ticket got %d, want 100", got)
 	}
 }

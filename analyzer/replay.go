@@ -116,19 +116,22 @@ const (
 	reqMatched // MPI_Imrecv: its message was matched by a matched probe
 )
 
-// request is a nonblocking or persistent request of one rank.
+// request is a nonblocking or persistent request of one rank (64 bytes:
+// it is written at every start and read at every completion).
 type request struct {
 	kind       reqKind
 	persistent bool
 	active     bool
+	hasTicket  bool
+	peer, tag  int32 // as passed by the program (ranks in comm)
 	comm       *commInfo
-	peer, tag  int32  // as passed by the program (ranks in comm)
 	start      int64  // global ns of the call that started it
 	seq        uint64 // order of (re)starts on the rank
-	// Receives without wildcards get their ticket when posted (p2p.go).
-	key       p2pKey
-	ticket    uint64
-	hasTicket bool
+	// Receives without wildcards get their ticket when posted (p2p.go):
+	// the queue, the sender's world rank and the ticket.
+	q      *fifo
+	ticket uint64
+	src    int32
 }
 
 // doneRecv is a receive a Wait/Test call completed: what matching it
@@ -137,8 +140,9 @@ type doneRecv struct {
 	seq       uint64
 	start     int64
 	comm      *commInfo
-	key       p2pKey
+	q         *fifo
 	ticket    uint64
+	qsrc      int32 // the sender's world rank, with q
 	src, tag  int32 // status source and tag (or the posted ones)
 	hasTicket bool
 }
@@ -170,6 +174,7 @@ type replayer struct {
 
 	tr      *intervals.Tracker[*acc]
 	cur     *rnode // tr.Current() once started, updated when it may change
+	running bool   // tr started and not ended: the calls to replay
 	secs    *intervals.Sections
 	secRuns []sectionRun
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
@@ -401,33 +406,13 @@ func (rp *replayer) event(e *traceformat.Event) {
 	if exit < entry {
 		exit = entry
 	}
-	if !rp.tr.Started() {
-		if fi.op == opInit {
-			rp.tr.Start(exit)
-			rp.cur = rp.tr.Current()
-			rp.last = exit
-			rp.fix(exit)
+	if !rp.running || (fi.op >= opInit && fi.op <= opPcontrol) {
+		if rp.prelude(e, fi, entry, exit) {
 			return
 		}
-		rp.tr.Start(entry)
-		rp.cur = rp.tr.Current()
-		rp.fix(entry)
-	}
-	if rp.tr.Ended() {
-		return
-	}
-	if fi.op == opFinalize {
-		rp.end(entry)
-		return
 	}
 	node := rp.cur
 	a := node.Value
-	if fi.op == opPcontrol {
-		rp.pcontrol(e, entry, exit)
-		rp.cur = rp.tr.Current()
-		rp.fix(exit)
-		return
-	}
 	var realSync, overlap, syncT int64
 	var hasSync bool
 	// fixed: the call handed its times to other ranks (clc.go).
@@ -558,8 +543,44 @@ func (rp *replayer) event(e *traceformat.Event) {
 	}
 }
 
+// prelude handles what comes before the program's start and after its
+// end, and the calls that delimit it, its intervals and its sections (a
+// few per run): done is true when nothing more is to be done with the
+// event.
+func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64) (done bool) {
+	if !rp.tr.Started() {
+		if fi.op == opInit {
+			rp.tr.Start(exit)
+			rp.running = true
+			rp.cur = rp.tr.Current()
+			rp.last = exit
+			rp.fix(exit)
+			return true
+		}
+		rp.tr.Start(entry)
+		rp.running = true
+		rp.cur = rp.tr.Current()
+		rp.fix(entry)
+	}
+	if rp.tr.Ended() {
+		return true
+	}
+	switch fi.op {
+	case opFinalize:
+		rp.end(entry)
+		return true
+	case opPcontrol:
+		rp.pcontrol(e, entry, exit)
+		rp.cur = rp.tr.Current()
+		rp.fix(exit)
+		return true
+	}
+	return false
+}
+
 // end closes the rank's program at global time at.
 func (rp *replayer) end(at int64) {
+	rp.running = false
 	if rp.tr.Ended() {
 		return
 	}
@@ -663,16 +684,20 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	return rp.take(k, rp.x.ticket(k, &rp.recvCache))
-}
-
-// take receives the message of a ticket.
-func (rp *replayer) take(k p2pKey, tk uint64) (t int64, ok, counted bool) {
-	t, ok = rp.x.recv(k, tk, &rp.recvCache)
+	t, ok = rp.x.recvNext(k, &rp.recvCache)
 	if !ok {
 		rp.unmatchedRecvs++
 	}
 	return t, ok, true
+}
+
+// take receives the message of a ticket of queue q, sent by world rank src.
+func (rp *replayer) take(q *fifo, src int32, tk uint64) (t int64, ok bool) {
+	t, ok = rp.x.recv(q, src, rp.rank, tk)
+	if !ok {
+		rp.unmatchedRecvs++
+	}
+	return t, ok
 }
 
 type keyState uint8
@@ -706,7 +731,8 @@ func (rp *replayer) postRecv(rq *request) {
 		return
 	}
 	if k, st := rp.recvKey(rq.comm, rq.peer, rq.tag); st == keyOK {
-		rq.key, rq.ticket, rq.hasTicket = k, rp.x.ticket(k, &rp.recvCache), true
+		rq.q, rq.ticket = rp.x.ticket(k, &rp.recvCache)
+		rq.src, rq.hasTicket = k.src, true
 	}
 }
 
@@ -731,16 +757,29 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	if o == opSendInit || o == opRecvInit {
 		rq.persistent, rq.active = true, false
 	}
+	// postTo and postRecv written out (rq is new: no ticket yet): these
+	// two calls were a third of all calls on a ring exchange.
 	switch o {
 	case opIsend:
-		if rp.postTo(c, rq.peer, rq.tag, entry) {
+		if c == nil || rq.peer == traceformat.ProcNull {
+			return
+		}
+		if dst, ok := c.peerWorld(rq.peer); ok && dst < rp.nranks {
+			rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: rq.tag}, entry, &rp.sendCache)
 			a.sends++
 		}
 	case opIrecv:
-		if rq.peer != traceformat.ProcNull {
-			a.recvs++
+		if rq.peer == traceformat.ProcNull {
+			return
 		}
-		rp.postRecv(rq)
+		a.recvs++
+		if c == nil || rq.peer < 0 || rq.tag < 0 || rq.peer == traceformat.NoStatus {
+			return // a wildcard (or bad) receive: matched at completion
+		}
+		if src, ok := c.peerWorld(rq.peer); ok && src < rp.nranks {
+			rq.q, rq.ticket = rp.x.ticket(p2pKey{comm: c.id, src: src, dst: rp.rank, tag: rq.tag}, &rp.recvCache)
+			rq.src, rq.hasTicket = src, true
+		}
 	}
 }
 
@@ -752,8 +791,17 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	if e.Attr&traceformat.AttrReqs == 0 {
 		return 0, 0, false
 	}
-	rp.done = rp.done[:0]
-	for i, id := range e.Reqs {
+	// The receives completed, in posting order: one (the common case)
+	// stays in first, more go to rp.done to be sorted.
+	var first doneRecv
+	nd := 0
+	// Local copies: the compiler reloads fields of *e after every store
+	// through a pointer.
+	reqs, status := e.Reqs, e.Status
+	if e.Attr&traceformat.AttrStatus == 0 {
+		status = nil
+	}
+	for i, id := range reqs {
 		p, at := rp.reqs.find(id)
 		if p == nil {
 			rp.unknownReqs++
@@ -769,12 +817,19 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			if p.peer == traceformat.ProcNull {
 				break // matches nothing, whatever its status says
 			}
-			rp.done = append(rp.done, doneRecv{})
-			d := &rp.done[len(rp.done)-1]
-			d.seq, d.start, d.comm, d.key, d.ticket = p.seq, p.start, p.comm, p.key, p.ticket
+			d := &first
+			if nd > 0 {
+				if nd == 1 {
+					rp.done = append(rp.done[:0], first)
+				}
+				rp.done = append(rp.done, doneRecv{})
+				d = &rp.done[len(rp.done)-1]
+			}
+			nd++
+			d.seq, d.start, d.comm, d.q, d.ticket, d.qsrc = p.seq, p.start, p.comm, p.q, p.ticket, p.src
 			d.src, d.tag, d.hasTicket = p.peer, p.tag, p.hasTicket
-			if e.Attr&traceformat.AttrStatus != 0 && i < len(e.Status) {
-				d.src, d.tag = e.Status[i].Source, e.Status[i].Tag
+			if i < len(status) {
+				d.src, d.tag = status[i].Source, status[i].Tag
 			}
 		}
 		if p.persistent {
@@ -783,38 +838,52 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			rp.reqs.delAt(id, at)
 		}
 	}
-	if len(rp.done) > 1 {
+	switch {
+	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
+		// received's common case written out.
+		var ok bool
+		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket); ok {
+			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
+			has = true
+		} else {
+			rp.unmatchedRecvs++
+		}
+	case nd == 1:
+		latest, has = rp.received(&first)
+	case nd > 1:
 		// Wildcard receives take their tickets now: in posting order.
 		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
-	}
-	for i := range rp.done {
-		d := &rp.done[i]
-		var t int64
-		var ok bool
-		switch {
-		case d.src == traceformat.NoStatus:
-			// Cancelled: it received nothing.
-			if d.hasTicket {
-				rp.x.revoke(d.key, d.ticket, &rp.recvCache)
+		for i := range rp.done {
+			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
+				latest, has = t, true
 			}
-			continue
-		case d.hasTicket:
-			t, ok, _ = rp.take(d.key, d.ticket)
-		default:
-			t, ok, _ = rp.matchOn(d.comm, d.src, d.tag)
-		}
-		if !ok {
-			continue
-		}
-		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
-		if !has || t > latest {
-			latest, has = t, true
 		}
 	}
 	if has {
 		rp.repairRecv(entry, exit, latest)
 	}
 	return n, latest, has
+}
+
+// received matches a receive a Wait/Test call completed: t is its send's
+// entry, and its overlap term is appended to pendOv.
+func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
+	switch {
+	case d.src == traceformat.NoStatus:
+		// Cancelled: it received nothing.
+		if d.hasTicket {
+			rp.x.revoke(d.q, rp.rank, d.ticket)
+		}
+		return 0, false
+	case d.hasTicket:
+		t, ok = rp.take(d.q, d.qsrc, d.ticket)
+	default:
+		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag)
+	}
+	if ok {
+		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
+	}
+	return t, ok
 }
 
 // collective replays one collective call.

@@ -44,6 +44,19 @@ func (t *reqTable) put(id uint64, r request) {
 // stack and copying it in showed in the replay's profile). The pointer is
 // valid until the next put, add or del.
 func (t *reqTable) add(id uint64) *request {
+	// The common case: the small table with room (the rest is in
+	// addSlow, which keeps this function's frame small).
+	if n := len(t.vals); t.big == nil && n < smallReqs && n < cap(t.vals) && n < cap(t.ids) {
+		t.ids = t.ids[:n+1]
+		t.ids[n] = id
+		t.vals = t.vals[:n+1]
+		t.vals[n] = request{}
+		return &t.vals[n]
+	}
+	return t.addSlow(id)
+}
+
+func (t *reqTable) addSlow(id uint64) *request {
 	if t.big == nil && len(t.ids) == smallReqs {
 		t.big = make(map[uint64][]request, 2*smallReqs)
 		for i, x := range t.ids {
@@ -59,14 +72,8 @@ func (t *reqTable) add(id uint64) *request {
 		return &q[len(q)-1]
 	}
 	t.ids = append(t.ids, id)
-	n := len(t.vals)
-	if n < cap(t.vals) {
-		t.vals = t.vals[:n+1]
-		t.vals[n] = request{}
-	} else {
-		t.vals = append(t.vals, request{})
-	}
-	return &t.vals[n]
+	t.vals = append(t.vals, request{})
+	return &t.vals[len(t.vals)-1]
 }
 
 // find is get that also returns where the request is, for delAt: its index
@@ -86,6 +93,17 @@ func (t *reqTable) find(id uint64) (*request, int) {
 // delAt removes the request find returned at index i (del when i < 0),
 // without searching the table again.
 func (t *reqTable) delAt(id uint64, i int) {
+	if t.big == nil && i >= 0 && i == len(t.vals)-1 {
+		// The newest request (the rest is in delAtSlow, which keeps
+		// this function's frame small).
+		t.ids = t.ids[:i]
+		t.vals = t.vals[:i]
+		return
+	}
+	t.delAtSlow(id, i)
+}
+
+func (t *reqTable) delAtSlow(id uint64, i int) {
 	if i < 0 || t.big != nil {
 		t.del(id)
 		return

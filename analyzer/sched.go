@@ -140,6 +140,7 @@ func (s *sched) push(r int32) {
 // have finished.
 func (s *sched) run(workers int) error {
 	workers = max(1, min(workers, s.live))
+	s.x.solo = workers == 1
 	s.setWorkers(workers)
 	for r, st := range s.state {
 		if st == stQueued {
@@ -156,16 +157,16 @@ func (s *sched) run(workers int) error {
 }
 
 func (s *sched) worker(w int) {
-	s.mu.Lock()
+	s.x.lock(&s.mu)
 	for {
 		r, ok := s.nextLocked(w)
 		if !ok {
-			s.mu.Unlock()
+			s.x.unlock(&s.mu)
 			return
 		}
-		s.mu.Unlock()
+		s.x.unlock(&s.mu)
 		more := s.resume(r)
-		s.mu.Lock()
+		s.x.lock(&s.mu)
 		s.running--
 		switch {
 		case !more:
@@ -191,11 +192,11 @@ func (s *sched) resume(r int32) (more bool) {
 		if p := recover(); p != nil {
 			// replayer.run recovers its own panics; this is the
 			// exchange's or the scheduler's.
-			s.mu.Lock()
+			s.x.lock(&s.mu)
 			if s.err == nil {
 				s.err = fmt.Errorf("internal error replaying rank %d: %v", r, p)
 			}
-			s.mu.Unlock()
+			s.x.unlock(&s.mu)
 			more = false
 		}
 	}()
@@ -255,11 +256,14 @@ func (s *sched) nextLocked(w int) (int32, bool) {
 			// woken costs system calls and, on a busy machine,
 			// milliseconds before the thread runs again.
 			spins++
-			s.mu.Unlock()
+			s.x.unlock(&s.mu)
 			runtime.Gosched()
-			s.mu.Lock()
+			s.x.lock(&s.mu)
 			continue
 		}
+		// (Not reached with one worker, which runs without locks: it
+		// is the only one that could be running a replay, so
+		// s.running is 0 here and the stall branch above is taken.)
 		spins = 0
 		s.nIdle++
 		s.idle.Wait()
@@ -283,19 +287,19 @@ const stealNextAfter = 20
 // being stolen link by link by another (each stolen link would find its
 // predecessor still running and park at once). Any lock may be held.
 func (s *sched) wake(r, by int32) {
-	s.mu.Lock()
+	s.x.lock(&s.mu)
 	s.wakeLocked(r, by)
-	s.mu.Unlock()
+	s.x.unlock(&s.mu)
 }
 
 // wakeAll is wake for several ranks under one hold of s.mu (a collective
 // instance wakes up to all the other members at once).
 func (s *sched) wakeAll(rs []int32, by int32) {
-	s.mu.Lock()
+	s.x.lock(&s.mu)
 	for _, r := range rs {
 		s.wakeLocked(r, by)
 	}
-	s.mu.Unlock()
+	s.x.unlock(&s.mu)
 }
 
 // wakeLocked is wake with s.mu held.
