@@ -69,6 +69,8 @@ type rankSync struct {
 	inbox     map[p2pKey]*fifo
 	sweepAt   int           // inbox size that triggers the next sweep (p2p.go)
 	deferred  []collContrib // under x.mu
+	pendExit  pendingExit   // by its own replay, posted under x.mu
+	wakeBuf   []int32       // by its own replay: members to wake (collJoin)
 	yield     func(struct{}) bool
 	parks     int64 // times the replay parked (by its own coroutine only)
 }
@@ -120,6 +122,9 @@ type collInst struct {
 	exitGone  int   // members that finished without leaving
 	waiters   []int32
 	mismatch  bool
+	// allIn: every member entered or is gone (set under x.mu after the
+	// last entry; entries do not change after).
+	allIn atomic.Bool
 }
 
 // collSlot is one participant's part of a collective instance: its times
@@ -187,37 +192,82 @@ func (x *exchange) releaseThrottled() {
 	}
 }
 
-// collJoin replays participant idx's (world rank me) call of instance k
-// under one hold of x.mu: it posts the entry, waits for the entries it
-// depends on (collWaitLocked), and posts the exit, moved to the latest of
-// those entries when the call moves data (moves) and left before it — the
+// collJoin replays participant idx's (world rank me) call of instance k:
+// it posts the entry, waits for the entries it depends on
+// (collWaitLocked), and posts the exit, moved to the latest of those
+// entries when the call moves data (moves) and left before it — the
 // controlled logical clock's forward repair, which the caller applies to
 // its own clock too (replayer.repair gives the same time). It returns that
 // latest entry (has is false when the participant depends on nobody) and
 // the contributions deferred to rank me so far, in buf. mismatch is true
 // when the calls of the members disagree (the instance is then not waited
 // for).
+//
+// x.mu is taken once per call: a participant that waited and was woken
+// by the entry that completed the instance's entries (collInst.allIn) reads
+// what it needs without the lock, and its exit is posted at its next hold
+// (its next collective call, or finish). Nobody waits for exits, so that
+// only delays the instance's completion, whose contributions are sums; at
+// two workers the second hold was most of the lock traffic of the
+// collectives (both workers take x.mu, so each hold is a contended cache
+// line). Members to wake are woken after x.mu is released.
 func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collective, root int32,
 	members []int32, idx int, me int32, entry, exit int64, moves bool, att collAtt, buf []collContrib) (latest int64, has, ok, mismatch bool, out []collContrib) {
+	rs := x.ranks[me]
 	x.lock(&x.mu)
-	defer x.unlock(&x.mu)
-	in := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
+	x.postExitLocked(rs)
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
+	locked := true
 	if in.mismatch {
 		mismatch = true
 	} else {
-		latest, has, ok = x.collWaitLocked(in, idx, me)
+		latest, has, ok, locked, wake = x.collWaitLocked(in, idx, me, wake)
 		if has && moves && exit < latest+minLatencyNs {
 			exit = latest + minLatencyNs
 		}
 	}
+	if !locked {
+		rs.pendExit = pendingExit{in: in, idx: idx, exit: exit}
+		return latest, has, ok, mismatch, buf[:0]
+	}
 	x.collExitLocked(in, idx, exit)
-	return latest, has, ok, mismatch, x.takeDeferred(me, buf)
+	out = x.takeDeferred(me, buf)
+	x.unlock(&x.mu)
+	x.wakeAll(wake, me)
+	return latest, has, ok, mismatch, out
+}
+
+// pendingExit is the exit of rank's last collective call when it was left
+// without the lock (collJoin); posted at the rank's next hold of x.mu.
+type pendingExit struct {
+	in   *collInst
+	idx  int
+	exit int64
+}
+
+// postExitLocked posts rank rs's pending exit, if any. x.mu is held.
+func (x *exchange) postExitLocked(rs *rankSync) {
+	if rs.pendExit.in != nil {
+		x.collExitLocked(rs.pendExit.in, rs.pendExit.idx, rs.pendExit.exit)
+		rs.pendExit = pendingExit{}
+	}
+}
+
+// wakeAll wakes the ranks in rs, woken by rank by's replay; no lock of the
+// exchange is held. (Waking after the lock that guards the wait was
+// released is safe: a waiter woken before it parks is put back on the run
+// queue when it does, sched.wakeLocked.)
+func (x *exchange) wakeAll(rs []int32, by int32) {
+	if len(rs) > 0 && x.s != nil {
+		x.s.wakeAll(rs, by)
+	}
 }
 
 // collEnterLocked posts the entry of participant idx, world rank me, and
-// returns the instance. x.mu is held.
+// returns the instance and the members to wake once x.mu is released
+// (in a buffer of rank me's). x.mu is held.
 func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry int64, att collAtt) *collInst {
+	members []int32, idx int, me int32, entry int64, att collAtt) (*collInst, []int32) {
 	ck := commKey{k.comm, k.group}
 	in := x.colls[k]
 	if in == nil && x.pendingColls[ck] >= maxPendingColls {
@@ -251,7 +301,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	}
 	if in.fn != fn || in.root != root || len(in.members) != len(members) || idx >= len(in.members) || in.slots[idx].hasEntry {
 		in.mismatch = true
-		return in
+		return in, nil
 	}
 	sl := &in.slots[idx]
 	sl.entry, sl.hasEntry, sl.att = entry, true, att
@@ -260,10 +310,16 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	}
 	in.nEntry++
 	all := in.nEntry+in.entryGone == len(in.members)
+	if all {
+		// Every entry is final now: woken waiters may read them without
+		// x.mu (collWaitLocked).
+		in.allIn.Store(true)
+	}
+	var wake []int32
 	if len(in.waiters) > 0 && (all || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
-		if x.s != nil {
-			x.s.wakeAll(in.waiters, me)
-		}
+		rs := x.ranks[me]
+		rs.wakeBuf = append(rs.wakeBuf[:0], in.waiters...)
+		wake = rs.wakeBuf
 		if all {
 			// Every waiter is ready now, whatever the shape: none waits
 			// again, so none needs to find and remove itself (which was
@@ -271,14 +327,17 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 			in.waiters = in.waiters[:0]
 		}
 	}
-	return in
+	return in, wake
 }
 
 // collWaitLocked waits until the entries that participant idx depends on
 // (by the collective's shape) are posted, and returns the latest of them;
 // has is false when the participant depends on nobody (or nobody came).
-// x.mu is held (and released while parked).
-func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64, has bool, ok bool) {
+// x.mu is held and released while parked; locked is false when it was not
+// taken again (the waiter was woken with every entry in, collJoin). The
+// members in wake are woken before it parks; those it returns are still
+// to wake.
+func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32) (latest int64, has, ok, locked bool, _ []int32) {
 	n := len(in.members)
 	lo, hi := 0, -1 // dependency range [lo, hi] in communicator ranks
 	switch in.shape {
@@ -296,7 +355,7 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 		lo, hi = 0, idx
 	}
 	if hi < lo || in.mismatch {
-		return 0, false, true
+		return 0, false, true, true, wake
 	}
 	ready := func() bool {
 		if lo == 0 && hi == n-1 {
@@ -329,7 +388,17 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 				break
 			}
 			x.unlock(&x.mu)
+			x.wakeAll(wake, me)
+			wake = nil
 			aborted := x.park(me)
+			if !aborted && in.allIn.Load() {
+				// Woken by the last entry (which also emptied
+				// in.waiters): every entry is final and was
+				// written before allIn, so they are read without
+				// the lock.
+				latest, has, ok = x.collLatest(in, lo, hi, true)
+				return latest, has, ok, false, nil
+			}
 			x.lock(&x.mu)
 			if aborted {
 				ok = false
@@ -343,6 +412,15 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32) (latest int64
 			}
 		}
 	}
+	latest, has, ok = x.collLatest(in, lo, hi, ok)
+	return latest, has, ok, true, wake
+}
+
+// collLatest returns the latest entry posted among participants lo to hi
+// of instance in, and whether all of them entered (and ok). Either x.mu is
+// held or in.allIn is set.
+func (x *exchange) collLatest(in *collInst, lo, hi int, ok bool) (latest int64, has, _ bool) {
+	n := len(in.members)
 	if lo == 0 && hi == n-1 {
 		// The common all-to-all case in O(1).
 		return in.maxEntry, in.nEntry > 0, ok && in.nEntry == n
@@ -427,6 +505,7 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 	x.lock(&x.mu)
 	defer x.unlock(&x.mu)
 	rs := x.ranks[me]
+	x.postExitLocked(rs)
 	x.lock(&rs.mu)
 	rs.done.Store(true)
 	for _, f := range rs.inbox {
