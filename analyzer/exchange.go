@@ -216,6 +216,10 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
+	// Taken at every call, also by a waiter that will not hold x.mu
+	// again: a rank that always waits would otherwise pile up a
+	// contribution per instance until it finishes.
+	out = x.takeDeferred(me, buf[:0])
 	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
 	locked := true
 	if in.mismatch {
@@ -228,10 +232,10 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 	}
 	if !locked {
 		rs.pendExit = pendingExit{in: in, idx: idx, exit: exit}
-		return latest, has, ok, mismatch, buf[:0]
+		return latest, has, ok, mismatch, out
 	}
 	x.collExitLocked(in, idx, exit)
-	out = x.takeDeferred(me, buf)
+	out = x.takeDeferred(me, out)
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
 	return latest, has, ok, mismatch, out
@@ -450,9 +454,11 @@ func (x *exchange) collExitLocked(in *collInst, idx int, exit int64) {
 	}
 }
 
+// takeDeferred appends the contributions deferred to rank me to buf.
+// x.mu is held.
 func (x *exchange) takeDeferred(me int32, buf []collContrib) []collContrib {
 	rs := x.ranks[me]
-	buf = append(buf[:0], rs.deferred...)
+	buf = append(buf, rs.deferred...)
 	rs.deferred = rs.deferred[:0]
 	return buf
 }
@@ -534,7 +540,7 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 			x.wake(int32(r), -1)
 		}
 	}
-	return unreceived, x.takeDeferred(me, buf)
+	return unreceived, x.takeDeferred(me, buf[:0])
 }
 
 // sectionDone counts one more processor that completed a section instance.
