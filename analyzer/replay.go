@@ -147,6 +147,24 @@ type doneRecv struct {
 	hasTicket bool
 }
 
+// shapeInfo is what the replay resolves once per shape of a batch instead
+// of at every call: the function's classification, the event's
+// communicator, and the matching key of a nonblocking send or receive
+// (create). Each lookup it replaces was a load or two from the rank's
+// tables, which the replay, switching rank every few dozen calls, mostly
+// finds out of the cache; a batch has a few shapes (six on the
+// benchmark), so their entries stay in one or two lines. It is valid for
+// one batch: the definitions change only between batches.
+type shapeInfo struct {
+	fi     *fnInfo   // an entry of replayer.fns (fixed once classified)
+	comm   *commInfo // with commOK: eventComm's result (nil possible)
+	commOK bool
+	// keySet: key and keyOK are create's resolution of the send's
+	// destination or the receive's source (keyOK false: nothing to post).
+	keySet, keyOK bool
+	key           p2pKey
+}
+
 type collSeqKey struct {
 	id    uint64
 	group int32
@@ -193,6 +211,14 @@ type replayer struct {
 	collSeq map[collSeqKey]*uint64
 
 	sendCache, recvCache fifoCache
+
+	// shapes holds, by shape index of the current batch
+	// (traceformat.LazyBatch.Shape), what the replay resolves from the
+	// fields a shape fixes; sc is the current event's entry (noShape for
+	// an event without a shape, reset at every such event).
+	shapes  []shapeInfo
+	sc      *shapeInfo
+	noShape shapeInfo
 
 	// Backward amortization of clock-condition repairs (clc.go): the
 	// events since the last fixed point, their overlap terms, when that
@@ -288,7 +314,14 @@ func (rp *replayer) run() {
 			rp.otherThreads += int64(b.Len())
 			continue
 		}
+		rp.shapes = append(rp.shapes[:0], make([]shapeInfo, b.NumShapes())...)
 		for b.Next(&e) {
+			if s := b.Shape(); s >= 0 {
+				rp.sc = &rp.shapes[s]
+			} else {
+				rp.noShape = shapeInfo{}
+				rp.sc = &rp.noShape
+			}
 			rp.event(&e)
 		}
 	}
@@ -396,7 +429,12 @@ func (rp *replayer) repair(exit *int64, bound int64) {
 
 func (rp *replayer) event(e *traceformat.Event) {
 	rp.events++
-	fi := rp.fn(e.Func)
+	sc := rp.sc
+	fi := sc.fi
+	if fi == nil {
+		fi = rp.fn(e.Func)
+		sc.fi = fi
+	}
 	var entry, exit int64
 	if rp.clkOffsetOnly {
 		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
@@ -634,11 +672,25 @@ func (rp *replayer) sectionEnded(r intervals.SectionRun) {
 
 // eventComm is the event's communicator (WORLD when the event has none).
 func (rp *replayer) eventComm(e *traceformat.Event) *commInfo {
+	if sc := rp.sc; sc.commOK {
+		return sc.comm
+	}
+	return rp.eventCommSlow(e)
+}
+
+func (rp *replayer) eventCommSlow(e *traceformat.Event) *commInfo {
+	c := rp.comm(eventLocalComm(e))
+	rp.sc.comm, rp.sc.commOK = c, true
+	return c
+}
+
+// eventLocalComm is the local index of the event's communicator.
+func eventLocalComm(e *traceformat.Event) uint32 {
 	local := traceformat.CommWorld
 	if e.Attr&traceformat.AttrComm != 0 {
 		local = e.Comm
 	}
-	return rp.comm(local)
+	return local
 }
 
 // post sends the event's message; false for PROC_NULL or an unusable peer.
@@ -758,14 +810,17 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		rq.persistent, rq.active = true, false
 	}
 	// postTo and postRecv written out (rq is new: no ticket yet): these
-	// two calls were a third of all calls on a ring exchange.
+	// two calls were a third of all calls on a ring exchange. The key
+	// depends only on fields the shape fixes: it is resolved once per
+	// shape (createKey).
+	sc := rp.sc
 	switch o {
 	case opIsend:
-		if c == nil || rq.peer == traceformat.ProcNull {
-			return
+		if !sc.keySet {
+			rp.createKey(sc, c, o, rq.peer, rq.tag)
 		}
-		if dst, ok := c.peerWorld(rq.peer); ok && dst < rp.nranks {
-			rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: rq.tag}, entry, &rp.sendCache)
+		if sc.keyOK {
+			rp.x.send(sc.key, entry, &rp.sendCache)
 			a.sends++
 		}
 	case opIrecv:
@@ -773,14 +828,38 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			return
 		}
 		a.recvs++
-		if c == nil || rq.peer < 0 || rq.tag < 0 || rq.peer == traceformat.NoStatus {
-			return // a wildcard (or bad) receive: matched at completion
+		if !sc.keySet {
+			rp.createKey(sc, c, o, rq.peer, rq.tag)
 		}
-		if src, ok := c.peerWorld(rq.peer); ok && src < rp.nranks {
-			rq.q, rq.ticket = rp.x.ticket(p2pKey{comm: c.id, src: src, dst: rp.rank, tag: rq.tag}, &rp.recvCache)
-			rq.src, rq.hasTicket = src, true
+		if sc.keyOK {
+			rq.q, rq.ticket = rp.x.ticket(sc.key, &rp.recvCache)
+			rq.src, rq.hasTicket = sc.key.src, true
 		}
 	}
+}
+
+// createKey resolves into sc the matching key of an MPI_Isend (o) to peer
+// or of an MPI_Irecv from peer, with tag, on c: keyOK is false when there
+// is nothing to post (PROC_NULL, an unusable peer, a wildcard receive,
+// which is matched at completion).
+func (rp *replayer) createKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) {
+	sc.keySet, sc.keyOK = true, false
+	if c == nil || peer == traceformat.ProcNull {
+		return
+	}
+	if o == opIrecv && (peer < 0 || tag < 0 || peer == traceformat.NoStatus) {
+		return
+	}
+	w, ok := c.peerWorld(peer)
+	if !ok || w >= rp.nranks {
+		return
+	}
+	if o == opIsend {
+		sc.key = p2pKey{comm: c.id, src: rp.rank, dst: w, tag: tag}
+	} else {
+		sc.key = p2pKey{comm: c.id, src: w, dst: rp.rank, tag: tag}
+	}
+	sc.keyOK = true
 }
 
 // complete handles a Wait/Test call: n requests completed; the latest send

@@ -34,6 +34,7 @@ type LazyBatch struct {
 	// rank's state is then likely a miss.
 	n, i int   // events, events handed out
 	t    int64 // exit time of the last event handed out
+	cur  int   // shape index of the last event handed out (Shape)
 	// Next's position in each column it reads at every event: offsets in
 	// raw, which is the message, or a copy of the columns when some were
 	// split into several fields.
@@ -88,9 +89,23 @@ const (
 // Len is the number of events in the batch.
 func (lb *LazyBatch) Len() int { return lb.n }
 
+// NumShapes is the number of shapes of the batch: the distinct
+// combinations of an event's function, call site, attribute bits and
+// values stored once per batch (communicator, peers, tags, byte counts,
+// root).
+func (lb *LazyBatch) NumShapes() int { return len(lb.shapes) }
+
+// Shape is the shape index, in [0, NumShapes()), of the event last handed
+// out by Next, or -1 if none was (or the batch has no shapes). Events of
+// the same shape have the same Func, Site, Attr, Comm, SendPeer, SendTag,
+// RecvPeer, RecvTag, SendBytes, RecvBytes and Root (their other fields are
+// per call), so that a consumer may resolve what depends only on these
+// once per shape and batch.
+func (lb *LazyBatch) Shape() int { return lb.cur }
+
 // Rewind makes Next start again from the first event.
 func (lb *LazyBatch) Rewind() {
-	lb.i, lb.t, lb.prevReq = 0, lb.BaseNs, 0
+	lb.i, lb.t, lb.prevReq, lb.cur = 0, lb.BaseNs, 0, -1
 	for _, c := range lb.cols() {
 		c.p = 0
 	}
@@ -217,10 +232,12 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		// panic all the same.
 		s = 0
 		if len(shapes) == 0 {
+			lb.cur = -1
 			*e = Event{Thread: lb.Thread, Entry: entry, Exit: exit}
 			return true
 		}
 	}
+	lb.cur = int(s)
 	sh := &shapes[s]
 	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
 	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag

@@ -302,3 +302,57 @@ func FuzzBatchDecoders(f *testing.F) {
 		}
 	})
 }
+
+// TestLazyShape: Shape names the shape of the event last handed out, and
+// events of one shape agree on every field the shape stores.
+func TestLazyShape(t *testing.T) {
+	data := encodeHalo(t, haloEvents(3*batchEvents+17), WriterOptions{})
+	r, err := NewReader(bytes.NewReader(data), ReaderOptions{Name: "t.0.trc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	static := func(e Event) Event {
+		return Event{Func: e.Func, Site: e.Site, Attr: e.Attr, Comm: e.Comm, SendPeer: e.SendPeer, SendTag: e.SendTag,
+			RecvPeer: e.RecvPeer, RecvTag: e.RecvTag, SendBytes: e.SendBytes, RecvBytes: e.RecvBytes, Root: e.Root}
+	}
+	batches := 0
+	for {
+		b, err := r.ReadLazyBatch()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		batches++
+		if b.Shape() != -1 {
+			t.Fatalf("Shape before Next: %d, want -1", b.Shape())
+		}
+		seen := make([]*Event, b.NumShapes())
+		used := 0
+		var e Event
+		for b.Next(&e) {
+			s := b.Shape()
+			if s < 0 || s >= b.NumShapes() {
+				t.Fatalf("Shape %d outside [0, %d)", s, b.NumShapes())
+			}
+			st := static(e)
+			if seen[s] == nil {
+				seen[s] = &st
+				used++
+			} else if !reflect.DeepEqual(*seen[s], st) {
+				t.Fatalf("shape %d: event %+v, earlier %+v", s, st, *seen[s])
+			}
+		}
+		if used != b.NumShapes() || used < 2 {
+			t.Fatalf("%d of %d shapes used", used, b.NumShapes())
+		}
+		b.Rewind()
+		if b.Shape() != -1 {
+			t.Fatalf("Shape after Rewind: %d, want -1", b.Shape())
+		}
+	}
+	if batches < 2 {
+		t.Fatalf("%d batches", batches)
+	}
+}
