@@ -1,6 +1,10 @@
 package analyzer
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
 
 // Messages with ever new tags do not grow the inbox beyond what is in
 // flight; tickets, revocations and out-of-order takes keep FIFO order.
@@ -66,6 +70,56 @@ func TestReqTable(t *testing.T) {
 		tb.del(7)
 		if r := tb.get(7); r != nil {
 			t.Errorf("n=%d: request 7 still there: %+v", n, r)
+		}
+	}
+}
+
+// Every collective call takes the contributions deferred to its rank, also
+// when it waited and left without taking x.mu again (collJoin): no rank
+// piles up one per instance. With 64 ranks the last entrant's role moves
+// from rank to rank, so that without it a rank would hold dozens.
+func TestDeferredStaysBounded(t *testing.T) {
+	const n, calls = 64, 1000
+	for _, workers := range []int{1, 2, 5} {
+		present := make([]bool, n)
+		members := make([]int32, n)
+		for i := range present {
+			present[i], members[i] = true, int32(i)
+		}
+		x := newExchange(n, present)
+		s := newSched(x, nil)
+		most := make([]int, n)
+		got := make([]int, n) // contributions received
+		for r := range int32(n) {
+			s.add(r, func() {
+				var buf []collContrib
+				for i := range calls {
+					t0 := int64(i) * 1000
+					_, _, ok, mismatch, out := x.collJoin(collKey{seq: uint64(i)}, "MPI_Allreduce", tracepb.Function_ALL_TO_ALL, -1,
+						members, int(r), r, t0+int64(r), t0+500, true, collAtt{}, buf)
+					if !ok || mismatch {
+						t.Errorf("rank %d call %d: ok %v mismatch %v", r, i, ok, mismatch)
+					}
+					got[r] += len(out)
+					buf = out[:0]
+					x.lock(&x.mu)
+					most[r] = max(most[r], len(x.ranks[r].deferred))
+					x.unlock(&x.mu)
+				}
+				_, out := x.finish(r, buf)
+				got[r] += len(out)
+			})
+		}
+		if err := s.run(workers); err != nil {
+			t.Fatal(err)
+		}
+		for r := range n {
+			// What completes after a rank finished is collected once
+			// every replay ended (Analyze).
+			got[r] += len(x.ranks[r].deferred)
+			if most[r] > 4 || got[r] != calls {
+				t.Errorf("%d workers, rank %d: up to %d contributions waiting, %d received, want %d", workers, r, most[r], got[r], calls)
+			}
 		}
 	}
 }
