@@ -150,7 +150,7 @@ type doneRecv struct {
 // shapeInfo is what the replay resolves once per shape of a batch instead
 // of at every call: the function's classification, the event's
 // communicator, and the matching key of a nonblocking send or receive
-// (create). Each lookup it replaces was a load or two from the rank's
+// (create) or of a blocking send (post). Each lookup it replaces was a load or two from the rank's
 // tables, which the replay, switching rank every few dozen calls, mostly
 // finds out of the cache; a batch has a few shapes (six on the
 // benchmark), so their entries stay in one or two lines. It is valid for
@@ -159,7 +159,7 @@ type shapeInfo struct {
 	fi     *fnInfo   // an entry of replayer.fns (fixed once classified)
 	comm   *commInfo // with commOK: eventComm's result (nil possible)
 	commOK bool
-	// keySet: key and keyOK are create's resolution of the send's
+	// keySet: key and keyOK are shapeKey's resolution of the send's
 	// destination or the receive's source (keyOK false: nothing to post).
 	keySet, keyOK bool
 	key           p2pKey
@@ -698,7 +698,16 @@ func (rp *replayer) post(e *traceformat.Event, entry int64) bool {
 	if e.Attr&traceformat.AttrSend == 0 {
 		return false
 	}
-	return rp.postTo(rp.eventComm(e), e.SendPeer, e.SendTag, entry)
+	// postTo with the key resolved once per shape.
+	sc := rp.sc
+	if !sc.keySet {
+		rp.shapeKey(sc, rp.eventComm(e), opIsend, e.SendPeer, e.SendTag)
+	}
+	if !sc.keyOK {
+		return false
+	}
+	rp.x.send(sc.key, entry, &rp.sendCache)
+	return true
 }
 
 func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
@@ -812,12 +821,12 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	// postTo and postRecv written out (rq is new: no ticket yet): these
 	// two calls were a third of all calls on a ring exchange. The key
 	// depends only on fields the shape fixes: it is resolved once per
-	// shape (createKey).
+	// shape (shapeKey).
 	sc := rp.sc
 	switch o {
 	case opIsend:
 		if !sc.keySet {
-			rp.createKey(sc, c, o, rq.peer, rq.tag)
+			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
 			rp.x.send(sc.key, entry, &rp.sendCache)
@@ -829,7 +838,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		}
 		a.recvs++
 		if !sc.keySet {
-			rp.createKey(sc, c, o, rq.peer, rq.tag)
+			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
 			rq.q, rq.ticket = rp.x.ticket(sc.key, &rp.recvCache)
@@ -838,11 +847,13 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	}
 }
 
-// createKey resolves into sc the matching key of an MPI_Isend (o) to peer
-// or of an MPI_Irecv from peer, with tag, on c: keyOK is false when there
-// is nothing to post (PROC_NULL, an unusable peer, a wildcard receive,
-// which is matched at completion).
-func (rp *replayer) createKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) {
+// shapeKey resolves into sc the matching key of a send (o is opIsend:
+// MPI_Isend, or the send of MPI_Send and MPI_Sendrecv, post) to peer or of
+// an MPI_Irecv (opIrecv) from peer, with tag, on c: keyOK is false when
+// there is nothing to post (PROC_NULL, an unusable peer, a wildcard
+// receive, which is matched at completion). A shape has one function, so
+// that one key per shape suffices.
+func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) {
 	sc.keySet, sc.keyOK = true, false
 	if c == nil || peer == traceformat.ProcNull {
 		return
