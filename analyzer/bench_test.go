@@ -237,6 +237,25 @@ func peakRSS() int64 {
 // time at two workers is higher mostly because both vCPUs run at once:
 // decoding alone slows down as much or more per core (BenchmarkDecodeOnly,
 // 19–21 M calls/s on one core, 12.2–12.5 M per core on two).
+//
+// One hold of x.mu per collective call and per-shape resolution (fn,
+// communicator, matching key) against main before them, alternated, on the
+// shared machine. At two workers with 1.4–1.75 cores obtained (load
+// 0.9–1.7): old 102–120, new 84–108 CPU ns per call, new better in 4 of 4
+// pairs (6.8–8.1 against 8.0–9.8 M calls/s per core); with load 4–7 (0.5–1.8
+// cores obtained) 78–102 against 70–124, 2 pairs of 4 each way. At one
+// worker the noise hides the difference (old 64–106, new 68–95). Profiles
+// of one run each, back to back: CPU time 10.83 → 9.40 s at two workers and
+// 7.61 → 6.74 s at one; the function, communicator and peer lookups went
+// from 7–8 % of the samples to under 1 %. Parks at two workers stayed at
+// 3.1–3.4 M (2.2 M at one), 1.0–1.1 M of them point-to-point waits at the
+// block boundaries (0.13 M at one worker); deferring the wakes of a running
+// replay until it parks left them unchanged and was dropped. At two
+// workers the ranks' inbox locks (send, ticket, receive: three lock round
+// trips per ring iteration, uncontended mostly) took about 8 % of the CPU
+// time in a profile with 1.7 cores obtained, which one worker does not
+// pay; the collectives' lock 1 %, the scheduler's 1 %. Peak RSS 100–117 MB
+// either way.
 func BenchmarkAnalyze(b *testing.B) {
 	ranks, iters, dir := benchParams()
 	if dir == "" {
