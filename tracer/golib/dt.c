@@ -226,7 +226,7 @@ void dt_buf_put(void *b) {
 
 // ---- hand-over queue: full buffers go to Go through a C queue that a Go
 // goroutine drains (dt_q_pop blocks in C). A cgo call into Go per buffer
-// would have to wait for a Go P, which under core binding (GOMAXPROCS=1)
+// would have to wait for a Go P, which under core binding (one CPU)
 // the encoder holds for milliseconds: the program would stall.
 typedef struct {
 	void *buf;
