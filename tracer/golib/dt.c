@@ -80,8 +80,8 @@ static char *spill_make(int prefault);
 // dt_buf_get returns a free buffer, else a new one while fewer than buf_max
 // exist, else NULL — at once, or after waiting buf_wait_ns when wait is set.
 // The pump keeps spill_ahead spill slots ready; when it falls behind, the
-// program thread makes one itself but only reserves its space (~0.1 ms for
-// 256 KB) and takes the page faults while recording, rather than all of it
+// program thread makes one itself but only reserves its space (~0.05 ms for
+// 128 KB) and takes the page faults while recording, rather than all of it
 // in one stall. (Dropping calls there instead lost 2-20 % of a ping-pong's
 // events while the budget was far from spent.)
 static char *dt_buf_get(int wait) {

@@ -269,8 +269,8 @@ func (t *tracer) check(err error) {
 }
 
 // spillAhead is how many free buffers the pump keeps prepared (4 MB of
-// 256 KB buffers: a tight loop of cheap calls fills them in ~6 ms).
-const spillAhead = 16
+// 128 KB buffers: a tight loop of cheap calls fills them in a few ms).
+const spillAhead = 32
 
 // footerRoom is disk space kept allocated beyond the end of the file, so
 // that the footer saying why tracing stopped can still be written when the
