@@ -51,7 +51,6 @@ static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t buf_cv;
 static void *buf_free[4096];
 static int buf_nfree, buf_nalloc, buf_max = 16;
-static int buf_waiting; // threads waiting for a free buffer (under buf_mu)
 static int64_t buf_limit_mode; // MaxTraceSize == -1: stop when TraceBufSize bytes were traced
 static uint64_t buf_total, buf_budget;
 static int64_t buf_wait_ns = -1;
@@ -97,10 +96,8 @@ static char *dt_buf_get(int wait) {
 		ts.tv_sec += w / 1000000000;
 		ts.tv_nsec += w % 1000000000;
 		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
-		buf_waiting++;
 		while (buf_nfree == 0 && pthread_cond_timedwait(&buf_cv, &buf_mu, &ts) == 0) {
 		}
-		buf_waiting--;
 	}
 	char *b = NULL;
 	int fresh = 0;
@@ -216,12 +213,6 @@ void dt_spill_prepare(int k) {
 	}
 }
 
-// dt_buf_put returns a buffer to the free list (from Go's encoder). When a
-// thread waits for one, the encoder then yields its core: the woken thread
-// shares it (core binding) and the scheduler did not always switch to it at
-// once — a rank that had used more than its share of the core waited while
-// the encoder freed 5-20 more buffers (0.6-2.6 ms; tight loop, timestamps of
-// free and wake-up). With the yield it runs 10-50 µs after the free.
 void dt_buf_put(void *b) {
 	dt_slot *ch = chunk_of(b);
 	if (ch) ch->seq = 0; // written (or deliberately dropped): nothing to recover
@@ -231,10 +222,22 @@ void dt_buf_put(void *b) {
 		b = NULL;
 	}
 	pthread_cond_signal(&buf_cv);
-	int waiting = buf_waiting;
 	pthread_mutex_unlock(&buf_mu);
 	if (b && !chunk_of(b)) free(b);
-	if (waiting) sched_yield();
+}
+
+// dt_buf_done returns a buffer the encoder has written (from Go) and yields
+// the encoder's core to the program's thread if it is runnable there (core
+// binding): the scheduler did not always switch back to a woken rank at
+// once, and let the encoder go on for 5-20 more buffers (0.6-8 ms; tight
+// loop, timestamps of free and wake-up), whether the rank had waited for a
+// free buffer or for a lock the tracer's threads held (spill-slot making).
+// With the yield a woken rank runs 10-50 µs after the free, and the encoder
+// takes its share of a shared core one buffer (0.15-0.25 ms) at a time.
+// The yield costs ~1 µs per buffer, nothing when the core is otherwise idle.
+void dt_buf_done(void *b) {
+	dt_buf_put(b);
+	sched_yield();
 }
 
 // ---- hand-over queue: full buffers go to Go through a C queue that a Go

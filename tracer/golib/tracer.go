@@ -17,6 +17,7 @@ void dt_spill_setup(char *base, int n, int fd, long off);
 int dt_q_take(dt_qent *out, int max, int *made, int *pending);
 int dt_q_eventfd(void);
 void dt_q_fin(int reason);
+void dt_buf_done(void *b);
 void dt_spill_prepare(int k);
 */
 import "C"
@@ -384,7 +385,7 @@ func (t *tracer) release(j job) {
 	if j.copy {
 		C.free(j.buf)
 	} else {
-		C.dt_buf_put(j.buf)
+		C.dt_buf_done(j.buf)
 	}
 }
 
