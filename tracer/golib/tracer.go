@@ -403,6 +403,11 @@ const (
 	maxPollSlots = 2 * time.Millisecond
 )
 
+// wakeFile is the pump's eventfd. It stays referenced for the life of the
+// process: a collected os.File closes its descriptor, and the C side may
+// still write to it.
+var wakeFile *os.File
+
 // pump moves the entries the C side queued into the writer's job queue, in
 // order; the end of tracing comes through the same queue, behind the last
 // buffers. It polls (dt_q_take does not block) and sleeps in Go, on the
@@ -414,10 +419,10 @@ func (t *tracer) pump() {
 	// need (dt_q_take), which at nice 10 it could not do beside a busy rank,
 	// and the rank then made them itself in its hand-overs (stalls of
 	// 1-4 ms, measured).
-	var wake *os.File
 	if fd := int(C.dt_q_eventfd()); fd >= 0 {
-		wake = os.NewFile(uintptr(fd), "dtpa-wake") // non-blocking: Read waits in Go's netpoller
+		wakeFile = os.NewFile(uintptr(fd), "dtpa-wake") // non-blocking: Read waits in Go's netpoller
 	}
+	wake := wakeFile
 	var ents [64]C.dt_qent
 	var made, pending C.int
 	var drain [8]byte
@@ -425,8 +430,10 @@ func (t *tracer) pump() {
 	for {
 		n := int(C.dt_q_take(&ents[0], C.int(len(ents)), &made, &pending))
 		if n == 0 {
+			if wake != nil && wake.SetReadDeadline(time.Now().Add(sleep)) != nil {
+				wake = nil // not in the netpoller (cannot happen): a Read could block for good; poll only
+			}
 			if wake != nil {
-				wake.SetReadDeadline(time.Now().Add(sleep))
 				if _, err := wake.Read(drain[:]); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 					wake = nil // cannot happen; poll only
 				}
