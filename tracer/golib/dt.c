@@ -17,7 +17,6 @@
 #include <unistd.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -51,6 +50,7 @@ static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t buf_cv;
 static void *buf_free[4096];
 static int buf_nfree, buf_nalloc, buf_max = 16;
+static int buf_waiting; // threads waiting for a free buffer (under buf_mu)
 static int64_t buf_limit_mode; // MaxTraceSize == -1: stop when TraceBufSize bytes were traced
 static uint64_t buf_total, buf_budget;
 static int64_t buf_wait_ns = -1;
@@ -96,8 +96,10 @@ static char *dt_buf_get(int wait) {
 		ts.tv_sec += w / 1000000000;
 		ts.tv_nsec += w % 1000000000;
 		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+		buf_waiting++;
 		while (buf_nfree == 0 && pthread_cond_timedwait(&buf_cv, &buf_mu, &ts) == 0) {
 		}
+		buf_waiting--;
 	}
 	char *b = NULL;
 	int fresh = 0;
@@ -185,7 +187,7 @@ static char *spill_make(int prefault) {
 
 // spill_prepare1 makes one fresh slot if fewer than spill_ahead buffers are
 // free, and tells whether it did. The pump calls it once per entry or poll
-// (dt_q_take), one slot at a time, sleeping between: the program keeps its
+// (dt_q_pop), one slot at a time, sleeping between: the program keeps its
 // core.
 static int spill_prepare1(void) {
 	pthread_mutex_lock(&buf_mu);
@@ -226,46 +228,39 @@ void dt_buf_put(void *b) {
 	if (b && !chunk_of(b)) free(b);
 }
 
-// dt_buf_done returns a buffer the encoder has written (from Go) and yields
-// the encoder's core to the program's thread if it is runnable there (core
-// binding): the scheduler did not always switch back to a woken rank at
-// once, and let the encoder go on for 5-20 more buffers (0.6-8 ms; tight
-// loop, timestamps of free and wake-up), whether the rank had waited for a
-// free buffer or for a lock the tracer's threads held (spill-slot making).
-// With the yield a woken rank runs 10-50 µs after the free, and the encoder
-// takes its share of a shared core one buffer (0.15-0.25 ms) at a time.
-// The yield costs ~1 µs per buffer, nothing when the core is otherwise idle.
+// dt_buf_done returns a buffer the encoder has written (from Go). When a
+// thread waits for one, the encoder then yields its core: the woken thread
+// shares it (core binding) and the scheduler did not always switch to it at
+// once — a rank that had used more than its share of the core waited while
+// the encoder freed 5-20 more buffers (0.6-2.6 ms; tight loop, timestamps of
+// free and wake-up). With the yield it ran 10-50 µs after the free. (A
+// yield after every buffer also cut the rank's other delays, but made MPICH
+// runs at 4 ranks on 2 cores noisier: e2e TestGroundTruth.)
 void dt_buf_done(void *b) {
+	pthread_mutex_lock(&buf_mu);
+	int waiting = buf_waiting;
+	pthread_mutex_unlock(&buf_mu);
 	dt_buf_put(b);
-	sched_yield();
+	if (waiting) sched_yield();
 }
 
 // ---- hand-over queue: full buffers go to Go through a C queue that a Go
-// goroutine drains (dt_q_take). A cgo call into Go per buffer would have to
-// wait for a Go P, which the encoder may hold for milliseconds: the program
-// would stall.
+// goroutine drains (dt_q_pop blocks in C). A cgo call into Go per buffer
+// would have to wait for a Go P, which under core binding (one CPU)
+// the encoder holds for milliseconds: the program would stall.
+typedef struct {
+	void *buf;
+	size_t n;
+	uint32_t tid;
+	int fin; // > 0: end of tracing with this stop reason, after the buffers before it
+	int kind; // DT_Q_*
+} dt_qent;
 #define Q_CAP 8192
 static dt_qent q_ent[Q_CAP];
 static unsigned q_head, q_tail; // under q_mu
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
-static int q_sleeping; // the pump sleeps (under q_mu): a wake-up writes to q_efd
-static int q_efd = -1; // eventfd the pump waits on in Go (-1: it only polls)
-
-// dt_q_eventfd makes the eventfd through which the pump is woken, or
-// returns -1.
-int dt_q_eventfd(void) {
-	if (q_efd < 0) q_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return q_efd;
-}
-
-// q_signal wakes the pump if it sleeps (under q_mu).
-static void q_signal(void) {
-	if (q_sleeping && q_efd >= 0) {
-		uint64_t one = 1;
-		if (write(q_efd, &one, sizeof one) < 0) return; // full counter: a wake-up is pending anyway
-		q_sleeping = 0;
-	}
-}
+static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
+static int q_sleeping; // the pump waits on q_cv (under q_mu)
 
 // q_wake wakes the pump. A program thread calls it only where it is about
 // to sleep anyway (waiting for a free buffer) or at the end of tracing: a
@@ -273,7 +268,7 @@ static void q_signal(void) {
 // the middle of it (stalls of 1-50 ms in a ping-pong, measured).
 static void q_wake(void) {
 	pthread_mutex_lock(&q_mu);
-	q_signal();
+	if (q_sleeping) pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&q_mu);
 }
 
@@ -286,7 +281,7 @@ static void q_push_kind(void *buf, size_t n, uint32_t tid, int fin, int kind) {
 		pthread_mutex_lock(&q_mu);
 	}
 	q_ent[q_tail++ % Q_CAP] = (dt_qent){buf, n, tid, fin, kind};
-	if (fin) q_signal();
+	if (fin && q_sleeping) pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&q_mu);
 }
 
@@ -315,26 +310,46 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 	q_push_kind(p, 0, 0, 0, DT_Q_COMM);
 }
 
-// dt_q_take moves up to max queued entries to out and returns how many
-// (called by Go's pump goroutine, which waits in Go, not in C: a cgo call
-// that blocks keeps its Go P until sysmon takes it back, and with idle Ps
-// that takes 10 ms, after which sysmon polls every 20 µs for a while —
-// thousands of wake-ups a second on the program's core, measured). Nobody
-// wakes the pump at a hand-over: it polls, every 0.5 ms while entries keep
-// coming, backing off when idle, and is woken through the eventfd only at
-// the end of tracing or by a thread about to wait for a free buffer. Each
-// call makes at most one spill slot, so that the program keeps its core;
-// *made tells whether it did, *pending whether slots remain to be made.
-// With nothing queued, the pump is marked asleep until its next call.
-int dt_q_take(dt_qent *out, int max, int *made, int *pending) {
-	*made = spill_n ? spill_prepare1() : 0;
-	*pending = spill_n && spill_pending();
+// dt_q_pop waits for the next entry (called by Go's pump goroutine, in C so
+// that it holds no Go P while it waits). Nobody wakes it at a hand-over: it
+// polls, every 100 µs while entries keep coming, backing off when idle, and
+// is woken only at the end of tracing or by a thread about to wait for a
+// free buffer (DT_FULL_WAIT_NS). Between polls it makes spill slots, one
+// per wake-up, so that the program keeps its core.
+void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
+	static int64_t sleep_ns = 100000;
+	if (spill_n) spill_prepare1();
 	pthread_mutex_lock(&q_mu);
-	int n = 0;
-	while (n < max && q_head != q_tail) out[n++] = q_ent[q_head++ % Q_CAP];
-	q_sleeping = n == 0;
+	while (q_head == q_tail) {
+		int more = 0;
+		if (spill_n && spill_next < spill_n) {
+			// One slot per wake-up, then sleep: a program thread waiting
+			// for it gets the core (the scheduler does not preempt the
+			// pump for it).
+			pthread_mutex_unlock(&q_mu);
+			more = spill_prepare1();
+			pthread_mutex_lock(&q_mu);
+			if (q_head != q_tail) break;
+		}
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += sleep_ns;
+		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+		q_sleeping = 1;
+		pthread_cond_timedwait(&q_cv, &q_mu, &ts);
+		q_sleeping = 0;
+		// Back off to 5 ms when idle, 2 ms while spill slots remain to be
+		// made (the program may use up the ready ones meanwhile).
+		if (q_head == q_tail && !more && sleep_ns < (spill_pending() ? 2000000 : 5000000)) sleep_ns *= 2;
+	}
+	dt_qent e = q_ent[q_head++ % Q_CAP];
+	sleep_ns = 100000;
 	pthread_mutex_unlock(&q_mu);
-	return n;
+	*buf = e.buf;
+	*n = e.n;
+	*tid = e.tid;
+	*fin = e.fin;
+	*kind = e.kind;
 }
 
 // dt_q_fin queues the end of tracing behind every buffer handed over so far.

@@ -36,15 +36,6 @@ extern uint64_t dt_max_stall_ticks, dt_stall_ticks, dt_flushes, dt_drop_gaps;
 extern volatile int dt_flush_done;
 
 enum { DT_Q_BUF = 0, DT_Q_SITE = 1, DT_Q_COMM = 2, DT_Q_COPY = 3 }; // DT_Q_COPY: records in a malloc'd copy (free it)
-
-// An entry of the hand-over queue (dt.c), read by Go's pump.
-typedef struct {
-	void *buf;
-	size_t n;
-	uint32_t tid;
-	int fin; // > 0: end of tracing with this stop reason, after the buffers before it
-	int kind; // DT_Q_*
-} dt_qent;
 void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
 	uint32_t parent, int fid);
 void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb);

@@ -14,8 +14,7 @@ int64_t dt_ns(uint64_t raw);
 size_t dt_buf_chunk(void);
 int dt_buf_slots(void);
 void dt_spill_setup(char *base, int n, int fd, long off);
-int dt_q_take(dt_qent *out, int max, int *made, int *pending);
-int dt_q_eventfd(void);
+void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind);
 void dt_q_fin(int reason);
 void dt_buf_done(void *b);
 void dt_spill_prepare(int k);
@@ -23,7 +22,6 @@ void dt_spill_prepare(int k);
 import "C"
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -191,24 +189,20 @@ func newTracer(in initInfo) (*tracer, error) {
 }
 
 // minProcs is the number of Go Ps the tracer needs so that its goroutines
-// never wait for one another: the encoder (busy for milliseconds at a
-// time), the pump, and calls into Go from the program's threads (clock
-// sync, finish).
+// never wait for one another: the pump waiting in C (dt_q_pop holds its P
+// as a cgo call does), the encoder, and calls into Go from the program's
+// threads (clock sync, finish).
 const minProcs = 3
 
 // ensureProcs raises GOMAXPROCS to minProcs. Under core binding the runtime
-// sees one CPU (GOMAXPROCS=1): the pump, which then waited in C and so held
-// the only P, kept the encoder it had just handed a buffer to from running
-// until sysmon took the P back (up to 10 ms), and could not return from C
+// sees one CPU (GOMAXPROCS=1): the pump then held the only P in dt_q_pop,
+// and the encoder it had just handed a buffer to could not run until
+// sysmon took the P back (up to 10 ms), nor could the pump return from C
 // while the encoder ran (until preempted, 10 ms). A thread waiting for a
-// free buffer stalled 10–25 ms for an encoding of 0.3–0.6 ms (tight loop of
-// BenchmarkOverhead). More Ps are not more threads taking the program's
-// core: a P only runs goroutines that are runnable, and the tracer
-// allocates nothing per buffer (no GC work on idle Ps). Nothing may block
-// in C for long, though: with idle Ps sysmon takes such a P back only
-// after 10 ms and then polls every 20 µs for a while (the pump sleeping in
-// C so woke sysmon ~5000 times a second in a ping-pong, each time on the
-// program's core); the pump sleeps in Go instead.
+// free buffer stalled 10–25 ms for an encoding of 0.3–0.6 ms (measured in
+// the tight loop of BenchmarkOverhead). More Ps are not more threads taking
+// the program's core: a P only runs goroutines that are runnable, and the
+// tracer allocates nothing per buffer (no GC work on idle Ps).
 func ensureProcs() {
 	if runtime.GOMAXPROCS(0) < minProcs {
 		runtime.GOMAXPROCS(minProcs)
@@ -389,98 +383,41 @@ func (t *tracer) release(j job) {
 	}
 }
 
-// Poll intervals of the pump: minPoll while entries keep coming, doubling
-// while idle up to maxPoll, or maxPollSlots while spill slots remain to be
-// made (the program may use up the ready ones meanwhile). Each poll is a
-// wake-up on the program's core: a ping-pong hands over a 128 KB buffer
-// every ~1.5 ms, and polls from 100 µs on woke the pump 3-4 times per
-// buffer. A buffer waiting up to minPoll costs nothing (a thread that finds
-// no free buffer wakes the pump at once), and each poll makes a spill slot
-// if needed: 256 MB/s of them, more than a ping-pong's records.
-const (
-	minPoll      = 500 * time.Microsecond
-	maxPoll      = 5 * time.Millisecond
-	maxPollSlots = 2 * time.Millisecond
-)
-
-// wakeFile is the pump's eventfd. It stays referenced for the life of the
-// process: a collected os.File closes its descriptor, and the C side may
-// still write to it.
-var wakeFile *os.File
-
-// pump moves the entries the C side queued into the writer's job queue, in
-// order; the end of tracing comes through the same queue, behind the last
-// buffers. It polls (dt_q_take does not block) and sleeps in Go, on the
-// eventfd through which a thread about to wait for a free buffer wakes it,
-// so that no P is held while it sleeps.
+// pump moves the buffers the C side queued (dt_q_pop blocks in C, holding
+// no Go P while it waits) into the writer's job queue, in order; the end of
+// tracing comes through the same queue, behind the last buffers.
 func (t *tracer) pump() {
 	defer recovered("pump")
 	// The pump keeps the program's priority: it makes spill slots ahead of
-	// need (dt_q_take), which at nice 10 it could not do beside a busy rank,
+	// need (dt_q_pop), which at nice 10 it could not do beside a busy rank,
 	// and the rank then made them itself in its hand-overs (stalls of
 	// 1-4 ms, measured).
-	if fd := int(C.dt_q_eventfd()); fd >= 0 {
-		wakeFile = os.NewFile(uintptr(fd), "dtpa-wake") // non-blocking: Read waits in Go's netpoller
-	}
-	wake := wakeFile
-	var ents [64]C.dt_qent
-	var made, pending C.int
-	var drain [8]byte
-	sleep := minPoll
 	for {
-		n := int(C.dt_q_take(&ents[0], C.int(len(ents)), &made, &pending))
-		if n == 0 {
-			if wake != nil && wake.SetReadDeadline(time.Now().Add(sleep)) != nil {
-				wake = nil // not in the netpoller (cannot happen): a Read could block for good; poll only
+		var buf unsafe.Pointer
+		var n C.size_t
+		var tid C.uint32_t
+		var fin, kind C.int
+		C.dt_q_pop(&buf, &n, &tid, &fin, &kind)
+		switch kind {
+		case C.DT_Q_SITE:
+			s := &tracepb.CallSite{Id: uint32(tid)}
+			if n > 0 {
+				s.Pcs = append([]uint64(nil), unsafe.Slice((*uint64)(buf), int(n))...)
 			}
-			if wake != nil {
-				if _, err := wake.Read(drain[:]); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-					wake = nil // cannot happen; poll only
-				}
-			} else {
-				time.Sleep(sleep)
-			}
-			limit := maxPoll
-			if pending != 0 {
-				limit = maxPollSlots
-			}
-			if made == 0 && sleep < limit {
-				sleep = min(2*sleep, limit)
-			}
+			C.free(buf)
+			t.addDefs(func(d *tracepb.Definitions) { d.CallSites = append(d.CallSites, s) })
+			continue
+		case C.DT_Q_COMM:
+			t.addDefs(func(d *tracepb.Definitions) { d.Communicators = append(d.Communicators, commDef(buf)) })
+			C.free(buf)
 			continue
 		}
-		sleep = minPoll
-		for _, e := range ents[:n] {
-			if !t.pumpEntry(e) {
-				return
-			}
+		if fin != 0 {
+			t.jobs <- job{fin: tracepb.Footer_StopReason(fin), ack: t.finAck}
+			return
 		}
+		t.jobs <- job{buf: buf, n: int(n), tid: uint32(tid), copy: kind == C.DT_Q_COPY}
 	}
-}
-
-// pumpEntry passes one queue entry on, and tells whether more may follow.
-func (t *tracer) pumpEntry(e C.dt_qent) bool {
-	buf, n := e.buf, int(e.n)
-	switch e.kind {
-	case C.DT_Q_SITE:
-		s := &tracepb.CallSite{Id: uint32(e.tid)}
-		if n > 0 {
-			s.Pcs = append([]uint64(nil), unsafe.Slice((*uint64)(buf), n)...)
-		}
-		C.free(buf)
-		t.addDefs(func(d *tracepb.Definitions) { d.CallSites = append(d.CallSites, s) })
-		return true
-	case C.DT_Q_COMM:
-		t.addDefs(func(d *tracepb.Definitions) { d.Communicators = append(d.Communicators, commDef(buf)) })
-		C.free(buf)
-		return true
-	}
-	if e.fin != 0 {
-		t.jobs <- job{fin: tracepb.Footer_StopReason(e.fin), ack: t.finAck}
-		return false
-	}
-	t.jobs <- job{buf: buf, n: n, tid: uint32(e.tid), copy: e.kind == C.DT_Q_COPY}
-	return true
 }
 
 // commDef reads a communicator definition queued by dt_q_def_comm.
