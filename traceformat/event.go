@@ -170,6 +170,17 @@ func (b *Batch) AppendStatic(e *Event) {
 	b.shapeIdx = append(b.shapeIdx, b.shapeID(e))
 }
 
+// AppendRepeat adds an event of the same static part as the last one
+// AppendStatic or AppendRepeat added (only its times differ): the tracer's
+// path for a run of one call, which needs no shape lookup. The batch must
+// not be empty.
+func (b *Batch) AppendRepeat(entry, exit int64) {
+	b.Gap = append(b.Gap, entry-b.lastExit)
+	b.Dur = append(b.Dur, uint64(exit-entry))
+	b.lastExit = exit
+	b.shapeIdx = append(b.shapeIdx, b.shapeIdx[len(b.shapeIdx)-1])
+}
+
 // shapeID returns the index of e's shape, adding it to the table if new.
 // A call site nearly always makes the same call, so most events are
 // resolved by one comparison with the site's last shape.

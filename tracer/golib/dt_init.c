@@ -62,11 +62,13 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	dt_params p = {4, 500, 64 << 20};
 	dtgo_params(&p);
 	dt_depth = p.user_stack_size < 0 ? 0 : p.user_stack_size > DT_MAXDEPTH ? DT_MAXDEPTH : p.user_stack_size;
-	// 256 KB buffers (≥ 4 of them, ≥ 64 KB, ≤ 4000): a fresh one costs
-	// ~0.2 ms to make (fallocate and faulting its pages in: ~0.8 ms per MB
+	// 128 KB buffers (≥ 4 of them, ≥ 64 KB, ≤ 4000): a fresh one costs
+	// ~0.1 ms to make (fallocate and faulting its pages in: ~0.8 ms per MB
 	// on this VM), and a thread waiting for the encoder to free one waits
-	// for a quarter of what a 1 MB buffer took.
-	size_t chunk = 256 << 10;
+	// for the encoding of 128 KB of records: 0.15-0.25 ms (tight loop of
+	// BenchmarkOverhead; 0.3-0.6 ms with 256 KB buffers, whose waits passed
+	// 1 ms whenever other processes shared the core).
+	size_t chunk = 128 << 10;
 	while (chunk > 64 << 10 && chunk * 4 > p.trace_buf_size) chunk >>= 1;
 	while (p.trace_buf_size / chunk > 4000) chunk <<= 1;
 	dt_buf_setup(chunk, p.trace_buf_size, p.max_trace_mb);

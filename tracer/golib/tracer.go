@@ -16,6 +16,7 @@ int dt_buf_slots(void);
 void dt_spill_setup(char *base, int n, int fd, long off);
 void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind);
 void dt_q_fin(int reason);
+void dt_buf_done(void *b);
 void dt_spill_prepare(int k);
 */
 import "C"
@@ -180,10 +181,32 @@ func newTracer(in initInfo) (*tracer, error) {
 	// On disk at once: a process killed before its first batch still leaves
 	// a trace that dtrun can complete from its buffers.
 	t.writeDefs()
+	ensureProcs()
 	go t.loop()
 	go t.pump()
 	go t.ticker()
 	return t, nil
+}
+
+// minProcs is the number of Go Ps the tracer needs so that its goroutines
+// never wait for one another: the pump waiting in C (dt_q_pop holds its P
+// as a cgo call does), the encoder, and calls into Go from the program's
+// threads (clock sync, finish).
+const minProcs = 3
+
+// ensureProcs raises GOMAXPROCS to minProcs. Under core binding the runtime
+// sees one CPU (GOMAXPROCS=1): the pump then held the only P in dt_q_pop,
+// and the encoder it had just handed a buffer to could not run until
+// sysmon took the P back (up to 10 ms), nor could the pump return from C
+// while the encoder ran (until preempted, 10 ms). A thread waiting for a
+// free buffer stalled 10–25 ms for an encoding of 0.3–0.6 ms (measured in
+// the tight loop of BenchmarkOverhead). More Ps are not more threads taking
+// the program's core: a P only runs goroutines that are runnable, and the
+// tracer allocates nothing per buffer (no GC work on idle Ps).
+func ensureProcs() {
+	if runtime.GOMAXPROCS(0) < minProcs {
+		runtime.GOMAXPROCS(minProcs)
+	}
 }
 
 func nowRaw() uint64 { return uint64(C.dt_now()) }
@@ -247,8 +270,8 @@ func (t *tracer) check(err error) {
 }
 
 // spillAhead is how many free buffers the pump keeps prepared (4 MB of
-// 256 KB buffers: a tight loop of cheap calls fills them in ~6 ms).
-const spillAhead = 16
+// 128 KB buffers: a tight loop of cheap calls fills them in a few ms).
+const spillAhead = 32
 
 // footerRoom is disk space kept allocated beyond the end of the file, so
 // that the footer saying why tracing stopped can still be written when the
@@ -356,7 +379,7 @@ func (t *tracer) release(j job) {
 	if j.copy {
 		C.free(j.buf)
 	} else {
-		C.dt_buf_put(j.buf)
+		C.dt_buf_done(j.buf)
 	}
 }
 

@@ -12,6 +12,7 @@
 package records
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"slices"
@@ -122,38 +123,68 @@ func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) e
 	if b.Len() == 0 {
 		b.Thread = tid
 	}
+	// The clock conversion of Ns, with the calibration in locals: the usual
+	// case (TSC, no injected skew) then costs no reload per reading.
+	plain := conv.TSC && conv.SkewOff == 0 && conv.SkewPPM == 0
+	raw0, ns0, k := conv.Raw0, conv.Ns0, conv.NsPerTick
 	e := traceformat.Event{Thread: tid}
+	// A run of one call (a loop) repeats the header's first 8 bytes
+	// (function, attribute bits, call site) and the static attribute bytes:
+	// such a record takes the last event's shape (AppendRepeat) without a
+	// lookup. last is the last record appended, when it had only static
+	// attributes.
+	var last []byte
 	off := 0
 	for off+HeaderSize <= len(p) {
 		h, attr, need := record(p, off)
 		if need < 0 {
 			return ErrTruncated
 		}
-		t0, t1 := conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[16:]))
+		var t0, t1 int64
+		if r0, r1 := le.Uint64(h[8:]), le.Uint64(h[16:]); plain {
+			t0, t1 = ns0+int64(float64(int64(r0-raw0))*k), ns0+int64(float64(int64(r1-raw0))*k)
+		} else {
+			t0, t1 = conv.Ns(r0), conv.Ns(r1)
+		}
 		if t1 < t0 {
 			t1 = t0
 		}
+		rec := p[off : off+HeaderSize+need]
+		off += HeaderSize + need
+		if attr&^staticOnly == 0 && len(last) == len(rec) &&
+			le.Uint64(last) == le.Uint64(rec) && bytes.Equal(last[HeaderSize:], rec[HeaderSize:]) {
+			b.AppendRepeat(t0, t1)
+			continue
+		}
 		e.Func, e.Site, e.Attr, e.Entry, e.Exit = uint32(le.Uint16(h)), le.Uint32(h[4:]), attr, t0, t1
-		off += HeaderSize
-		q := p[off : off+need]
-		off += need
-		switch attr {
-		case 0:
+		q := rec[HeaderSize:]
+		switch {
+		case attr == 0:
 			b.AppendStatic(&e)
-		case traceformat.AttrComm:
+		case attr == traceformat.AttrComm:
 			e.Comm = le.Uint32(q)
 			b.AppendStatic(&e)
 		default:
 			o := staticAttrs(&e, attr, q)
 			b.AppendStatic(&e)
-			dynamicAttrs(b, attr, q[o:])
+			if attr&^staticOnly != 0 {
+				dynamicAttrs(b, attr, q[o:])
+				last = nil
+				continue
+			}
 		}
+		last = rec
 	}
 	if off != len(p) {
 		return ErrTruncated
 	}
 	return nil
 }
+
+// staticOnly are the attributes whose values are part of a call's shape
+// (traceformat.Batch.AppendStatic); the others are per call.
+const staticOnly = traceformat.AttrComm | traceformat.AttrSend | traceformat.AttrRecv | traceformat.AttrSendBytes |
+	traceformat.AttrRecvBytes | traceformat.AttrRoot
 
 // staticAttrs reads the static attribute values of a record into e and
 // returns the bytes they take.

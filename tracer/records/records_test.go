@@ -141,6 +141,19 @@ func BenchmarkDecode(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<15)), "ns/event")
 }
 
+// BenchmarkDecodeShaped is DecodeShaped alone on the tight loop's records
+// (the Go side's cost before the writer encodes and compresses the batch).
+func BenchmarkDecodeShaped(b *testing.B) {
+	p := cheapCalls(1 << 15)
+	conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
+	var batch traceformat.Batch
+	for i := 0; i < b.N; i++ {
+		batch.Reset()
+		DecodeShaped(&batch, p, 0, conv)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<15)), "ns/event")
+}
+
 // haloCalls is one buffer of an iterative halo exchange's records, as
 // traceformat's haloEvents: per step two MPI_Irecv, two MPI_Isend and an
 // MPI_Waitall of the four after ~50 µs of compute, and an MPI_Allreduce
