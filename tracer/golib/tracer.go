@@ -181,32 +181,17 @@ func newTracer(in initInfo) (*tracer, error) {
 	// On disk at once: a process killed before its first batch still leaves
 	// a trace that dtrun can complete from its buffers.
 	t.writeDefs()
-	ensureProcs()
+	// GOMAXPROCS is left as the runtime found it (1 under core binding).
+	// Raising it to 3 let the encoder run while the pump waits in C, which cut
+	// the tight loop's longest wait for a free buffer from ~20 ms to 2–8 ms,
+	// but with idle Ps sysmon polls every 20 µs and switches the rank out:
+	// a traced MPI_Allreduce cost ~300 ns more per call (2 ranks bound to a
+	// core each, alternated runs, session 3), and programs of MPI calls
+	// matter more than a tight loop of a 4 ns call. 2 Ps did the same.
 	go t.loop()
 	go t.pump()
 	go t.ticker()
 	return t, nil
-}
-
-// minProcs is the number of Go Ps the tracer needs so that its goroutines
-// never wait for one another: the pump waiting in C (dt_q_pop holds its P
-// as a cgo call does), the encoder, and calls into Go from the program's
-// threads (clock sync, finish).
-const minProcs = 3
-
-// ensureProcs raises GOMAXPROCS to minProcs. Under core binding the runtime
-// sees one CPU (GOMAXPROCS=1): the pump then held the only P in dt_q_pop,
-// and the encoder it had just handed a buffer to could not run until
-// sysmon took the P back (up to 10 ms), nor could the pump return from C
-// while the encoder ran (until preempted, 10 ms). A thread waiting for a
-// free buffer stalled 10–25 ms for an encoding of 0.3–0.6 ms (measured in
-// the tight loop of BenchmarkOverhead). More Ps are not more threads taking
-// the program's core: a P only runs goroutines that are runnable, and the
-// tracer allocates nothing per buffer (no GC work on idle Ps).
-func ensureProcs() {
-	if runtime.GOMAXPROCS(0) < minProcs {
-		runtime.GOMAXPROCS(minProcs)
-	}
 }
 
 func nowRaw() uint64 { return uint64(C.dt_now()) }
