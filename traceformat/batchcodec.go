@@ -482,34 +482,14 @@ func decodeBatch(data []byte, b *Batch) error {
 	// The shape table is decoded into the writer-form columns first (used
 	// here as scratch) and then folded into b.shapes.
 	for len(data) > 0 {
-		num, typ, n := protowire.ConsumeTag(data)
-		if n < 0 {
-			return fmt.Errorf("event batch: bad field tag")
+		num, payload, rest, use, err := nextBatchField(data)
+		if err != nil {
+			return err
 		}
-		data = data[n:]
-		var payload []byte
-		switch typ {
-		case protowire.BytesType:
-			v, n := protowire.ConsumeBytes(data)
-			if n < 0 {
-				return fmt.Errorf("event batch: field %d: bad length", num)
-			}
-			payload, data = v, data[n:]
-		case protowire.VarintType:
-			_, n := protowire.ConsumeVarint(data)
-			if n < 0 {
-				return fmt.Errorf("event batch: field %d: bad varint", num)
-			}
-			payload, data = data[:n], data[n:]
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, data)
-			if n < 0 {
-				return fmt.Errorf("event batch: field %d: bad value", num)
-			}
-			data = data[n:]
+		data = rest
+		if !use {
 			continue // a field of a type we do not use: skip it
 		}
-		var err error
 		switch num {
 		case fThread:
 			err = varints(payload, func(v uint64) { b.Thread = uint32(v) })
@@ -753,4 +733,35 @@ func (b *Batch) checkEventColumns() error {
 		}
 	}
 	return nil
+}
+
+// nextBatchField splits the next field off an event batch's protobuf bytes:
+// its number and payload (a length-delimited field's bytes, or a varint's
+// own bytes) and the rest; use is false for a field of another wire type,
+// which both decoders skip.
+func nextBatchField(data []byte) (num protowire.Number, payload, rest []byte, use bool, err error) {
+	num, typ, n := protowire.ConsumeTag(data)
+	if n < 0 {
+		return 0, nil, nil, false, fmt.Errorf("event batch: bad field tag")
+	}
+	data = data[n:]
+	switch typ {
+	case protowire.BytesType:
+		v, n := protowire.ConsumeBytes(data)
+		if n < 0 {
+			return 0, nil, nil, false, fmt.Errorf("event batch: field %d: bad length", num)
+		}
+		return num, v, data[n:], true, nil
+	case protowire.VarintType:
+		_, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return 0, nil, nil, false, fmt.Errorf("event batch: field %d: bad varint", num)
+		}
+		return num, data[:n], data[n:], true, nil
+	}
+	n = protowire.ConsumeFieldValue(num, typ, data)
+	if n < 0 {
+		return 0, nil, nil, false, fmt.Errorf("event batch: field %d: bad value", num)
+	}
+	return num, nil, data[n:], false, nil
 }

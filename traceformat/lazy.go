@@ -369,34 +369,14 @@ func (lb *LazyBatch) parse(data []byte) error {
 	var seen [numLazyCols]int
 	msg := data
 	for len(data) > 0 {
-		num, typ, n := protowire.ConsumeTag(data)
-		if n < 0 {
-			return fmt.Errorf("event batch: bad field tag")
+		num, payload, rest, use, err := nextBatchField(data)
+		if err != nil {
+			return err
 		}
-		data = data[n:]
-		var payload []byte
-		switch typ {
-		case protowire.BytesType:
-			v, n := protowire.ConsumeBytes(data)
-			if n < 0 {
-				return fmt.Errorf("event batch: field %d: bad length", num)
-			}
-			payload, data = v, data[n:]
-		case protowire.VarintType:
-			_, n := protowire.ConsumeVarint(data)
-			if n < 0 {
-				return fmt.Errorf("event batch: field %d: bad varint", num)
-			}
-			payload, data = data[:n], data[n:]
-		default:
-			n := protowire.ConsumeFieldValue(num, typ, data)
-			if n < 0 {
-				return fmt.Errorf("event batch: field %d: bad value", num)
-			}
-			data = data[n:]
+		data = rest
+		if !use {
 			continue // a field of a type we do not use: skip it
 		}
-		var err error
 		col := -1
 		switch num {
 		case fThread:
