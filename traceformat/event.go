@@ -341,20 +341,25 @@ func (c *Cursor) Next(b *Batch, e *Event) bool {
 		c.static(b, e, i)
 	}
 	if e.Attr&^staticAttrs == 0 {
-		// No per-call attributes. The slices are stored only when not nil
-		// already: a pointer store costs a write barrier while the GC
-		// marks, and the Event is usually reused call after call.
-		if e.Reqs != nil {
-			e.Reqs = nil
-		}
-		if e.Status != nil {
-			e.Status = nil
-		}
-		e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+		clearPerCall(e)
 		return true
 	}
 	c.dynamic(b, e)
 	return true
+}
+
+// clearPerCall clears an event without per-call attributes (Cursor.Next,
+// LazyBatch.Next; small enough to be inlined there). The slices are
+// stored only when not nil already: a pointer store costs a write barrier
+// while the GC marks, and the Event is usually reused call after call.
+func clearPerCall(e *Event) {
+	if e.Reqs != nil {
+		e.Reqs = nil
+	}
+	if e.Status != nil {
+		e.Status = nil
+	}
+	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
 }
 
 // static fills the static attributes of event i of a batch in writer form

@@ -243,16 +243,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
 	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
 	if sh.attr&^staticAttrs == 0 {
-		// No per-call attributes. The slices are stored only when not nil
-		// already: a pointer store costs a write barrier while the GC
-		// marks, and the Event is usually reused call after call.
-		if e.Reqs != nil {
-			e.Reqs = nil
-		}
-		if e.Status != nil {
-			e.Status = nil
-		}
-		e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+		clearPerCall(e)
 		return true
 	}
 	lb.dynamic(e)
