@@ -305,9 +305,8 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		unRecv += rp.unmatchedRecvs
 		unColl += rp.unmatchedColls
 		unReq += rp.unknownReqs
-		unSent += rp.unreceived
 	}
-	unSent += x.droppedSends.Load()
+	unSent += x.unreceived() + x.droppedSends.Load()
 	if viol > 0 {
 		warn(fmt.Sprintf("%d clock-condition violation(s) found after clock alignment (the worst, %.9f s, on rank %d); repaired with a controlled logical clock before computing waits.",
 			viol, float64(worst)/1e9, worstRank))

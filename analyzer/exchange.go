@@ -23,13 +23,13 @@ import (
 // scheduler detects, sched.go), one of them gives up and reports its
 // operation as unmatched.
 //
-// Waiting means parking the replay's coroutine (sched.go) after saying,
-// under the lock that guards what it waits for, who must wake it: a rank's
-// inbox has its own lock (messages are posted and taken without
-// contention, and the receiver waiting on its inbox is woken by the
-// sender); x.mu guards the collectives, whose waiters are listed in their
-// instance. No lock is held while a replay is parked. Lock order: x.mu, then
-// a rank's lock, then the scheduler's.
+// Waiting means parking the replay's coroutine (sched.go) after saying
+// who must wake it: a receiver waiting on its inbox says so in its
+// rankSync (waiting) and the sender wakes it (the messages of a key are a
+// queue without a lock, p2p.go); x.mu guards the collectives, whose
+// waiters are listed in their instance. No lock is held while a replay is
+// parked. Lock order: x.mu, then a rank's lock (its inbox's map), then the
+// scheduler's.
 type exchange struct {
 	// Read by every message and wake: kept off the cache line of mu,
 	// which the collectives take from every worker (in a profile at two
@@ -60,10 +60,10 @@ type exchange struct {
 
 // rankSync is one rank's part of the exchange.
 type rankSync struct {
-	mu        sync.Mutex // guards inbox and waiting
+	mu        sync.Mutex // guards the inbox map (not its queues, p2p.go)
 	present   bool
 	done      atomic.Bool // the replay finished (set under x.mu and mu)
-	waiting   bool        // parked until a message arrives in its inbox
+	waiting   atomic.Bool // parked until a message arrives in its inbox
 	throttled atomic.Bool // held back by flow control
 	abort     atomic.Bool // set by the scheduler: give up the current wait
 	inbox     map[p2pKey]*fifo
@@ -505,19 +505,16 @@ func (x *exchange) maybeComplete(in *collInst) {
 
 // finish marks rank me's replay as ended: whoever waits for it gives up,
 // and instances it will never join are completed without it. It returns the
-// messages left unreceived in its inbox and the last deferred
-// contributions.
-func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []collContrib) {
+// last deferred contributions. (Messages left in its inbox are counted
+// once every replay has finished, exchange.unreceived: a sender may be
+// posting one as it finishes.)
+func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 	x.lock(&x.mu)
 	defer x.unlock(&x.mu)
 	rs := x.ranks[me]
 	x.postExitLocked(rs)
 	x.lock(&rs.mu)
 	rs.done.Store(true)
-	for _, f := range rs.inbox {
-		unreceived += int64(f.pending())
-	}
-	rs.inbox = nil
 	x.unlock(&rs.mu)
 	for _, in := range x.colls {
 		for i, m := range in.members {
@@ -540,7 +537,7 @@ func (x *exchange) finish(me int32, buf []collContrib) (unreceived int64, out []
 			x.wake(int32(r), -1)
 		}
 	}
-	return unreceived, x.takeDeferred(me, buf[:0])
+	return x.takeDeferred(me, buf[:0])
 }
 
 // sectionDone counts one more processor that completed a section instance.

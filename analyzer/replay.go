@@ -237,7 +237,7 @@ type replayer struct {
 	warns                          []string
 	violations, worstViolation     int64
 	unmatchedRecvs, unmatchedColls int64
-	unknownReqs, unreceived        int64
+	unknownReqs                    int64
 	readErr                        error
 	otherThreads                   int64 // events of threads other than 0, not replayed
 }
@@ -276,9 +276,7 @@ func (rp *replayer) run() {
 			rp.readErr = fmt.Errorf("internal error replaying %s: %v", rp.path, p)
 		}
 		rp.end(rp.last)
-		var un int64
-		un, rp.contrib = rp.x.finish(rp.rank, rp.contrib)
-		rp.unreceived = un
+		rp.contrib = rp.x.finish(rp.rank, rp.contrib)
 		rp.applyContrib()
 	}()
 	f, err := os.Open(rp.path)
