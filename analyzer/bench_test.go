@@ -30,6 +30,10 @@ import (
 // between runs (they take longer to write than to analyse).
 func benchPairs() bool { return os.Getenv("DTPA_BENCH_PATTERN") == "pairs" }
 
+// benchReverse: DTPA_BENCH_PATTERN=reverse sends around the ring the other
+// way (to the left neighbour).
+func benchReverse() bool { return os.Getenv("DTPA_BENCH_PATTERN") == "reverse" }
+
 func benchParams() (ranks, iters int, dir string) {
 	ranks, iters = 256, 131072
 	if v, err := strconv.Atoi(os.Getenv("DTPA_BENCH_RANKS")); err == nil && v > 1 {
@@ -41,6 +45,9 @@ func benchParams() (ranks, iters int, dir string) {
 	dir = os.Getenv("DTPA_BENCH_DIR")
 	if dir != "" && benchPairs() {
 		dir = filepath.Join(dir, "pairs")
+	}
+	if dir != "" && benchReverse() {
+		dir = filepath.Join(dir, "reverse")
 	}
 	return ranks, iters, dir
 }
@@ -96,6 +103,9 @@ func genRank(dir string, r, ranks, iters int) (int64, error) {
 		}
 	}
 	left, right := int32((r+ranks-1)%ranks), int32((r+1)%ranks)
+	if benchReverse() {
+		left, right = right, left
+	}
 	if benchPairs() {
 		// Pairwise exchange (r with r^1): independent pairs between the
 		// allreduces, where the ring is one long dependency chain.

@@ -441,6 +441,14 @@ func (x *exchange) await(f *fifo, m uint64, src, dst int32) bool {
 			me.waiting.Store(false)
 			return true
 		}
+		if !x.solo {
+			// For the order of wakes after a collective (sortWake).
+			if src < dst {
+				x.waitUp.Add(1)
+			} else {
+				x.waitDown.Add(1)
+			}
+		}
 		aborted := x.park(dst)
 		me.waiting.Store(false)
 		if aborted {

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -246,5 +247,29 @@ func TestInboxSweepRace(t *testing.T) {
 	wg.Wait()
 	if n := x.unreceived() + x.droppedSends.Load(); n != 0 {
 		t.Errorf("%d messages unreceived", n)
+	}
+}
+
+// With several workers, the members a collective wakes are ordered by rank
+// in the direction of the messages the replays parked for since the last
+// collective; in arrival order when there is no clear direction.
+func TestSortWake(t *testing.T) {
+	x := newExchange(4, []bool{true, true, true, true})
+	for _, c := range []struct {
+		up, down int64
+		want     []int32
+	}{
+		{10, 1, []int32{0, 1, 2, 3}},
+		{0, 5, []int32{3, 2, 1, 0}},
+		{3, 3, []int32{2, 0, 3, 1}},
+		{0, 0, []int32{2, 0, 3, 1}},
+	} {
+		x.waitUp.Add(c.up)
+		x.waitDown.Add(c.down)
+		rs := []int32{2, 0, 3, 1}
+		x.sortWake(rs)
+		if !slices.Equal(rs, c.want) {
+			t.Errorf("up %d down %d: %v, want %v", c.up, c.down, rs, c.want)
+		}
 	}
 }
