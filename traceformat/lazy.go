@@ -32,7 +32,7 @@ type LazyBatch struct {
 	// What Next uses at every event comes first, together: the replay
 	// switches rank every few dozen events, and each cache line of a
 	// rank's state is then likely a miss.
-	n, i int   // events, events handed out
+	n, i int   // events Next decodes (0 when nextSlow does), events handed out
 	t    int64 // exit time of the last event handed out
 	cur  int   // shape index of the last event handed out (Shape)
 	// Next's position in each column it reads at every event: offsets in
@@ -61,6 +61,15 @@ type LazyBatch struct {
 
 	concat [numLazyCols][]byte // columns that appear more than once in the message, joined
 	sink   byte                // touchAhead's loads go here, so that they are not removed
+
+	count int // events in the batch
+
+	// A batch with a varint of more than 8 bytes in a column Next reads
+	// at every event is decoded up front into slowBuf and walked with
+	// cursor (nextSlow); slow points at slowBuf then.
+	slow    *Batch
+	slowBuf Batch
+	cursor  Cursor
 }
 
 // lcol is a column of packed varints and the position of the next one.
@@ -87,7 +96,7 @@ const (
 )
 
 // Len is the number of events in the batch.
-func (lb *LazyBatch) Len() int { return lb.n }
+func (lb *LazyBatch) Len() int { return lb.count }
 
 // NumShapes is the number of shapes of the batch: the distinct
 // combinations of an event's function, call site, attribute bits and
@@ -106,6 +115,7 @@ func (lb *LazyBatch) Shape() int { return lb.cur }
 // Rewind makes Next start again from the first event.
 func (lb *LazyBatch) Rewind() {
 	lb.i, lb.t, lb.prevReq, lb.cur = 0, lb.BaseNs, 0, -1
+	lb.cursor = Cursor{}
 	for _, c := range lb.cols() {
 		c.p = 0
 	}
@@ -115,22 +125,27 @@ func (lb *LazyBatch) Rewind() {
 
 // pack points raw and the positions of the columns read at every event at
 // msg, the message the columns were parsed from, or at a copy of the
-// columns if some were split into several fields.
+// columns if some were split into several fields or if msg has no room
+// for rawSlack bytes after its end (a reader's buffers have it).
 func (lb *LazyBatch) pack(msg []byte) {
 	cols := lb.cols()
-	lb.raw = msg
-	for k := range numHot {
-		if lb.off[k] < 0 {
-			buf := lb.joinBuf[:0]
-			for j := range numHot {
-				lb.start[j] = len(buf)
-				buf = append(buf, cols[j].b...)
-			}
-			lb.raw, lb.joinBuf = buf, buf
+	if cap(msg)-len(msg) >= rawSlack {
+		lb.raw = msg[:len(msg)+rawSlack]
+		k := 0
+		for ; k < numHot && lb.off[k] >= 0; k++ {
+			lb.start[k] = lb.off[k]
+		}
+		if k == numHot {
 			return
 		}
-		lb.start[k] = lb.off[k]
 	}
+	buf := lb.joinBuf[:0]
+	for j := range numHot {
+		lb.start[j] = len(buf)
+		buf = append(buf, cols[j].b...)
+	}
+	buf = append(buf, make([]byte, rawSlack)...)
+	lb.raw, lb.joinBuf = buf, buf
 }
 
 func (lb *LazyBatch) cols() [numLazyCols]*lcol {
@@ -140,7 +155,7 @@ func (lb *LazyBatch) cols() [numLazyCols]*lcol {
 // reset empties the batch, keeping its storage: a stale LazyBatch hands
 // out no events rather than whatever its buffers hold now.
 func (lb *LazyBatch) reset() {
-	lb.Thread, lb.BaseNs, lb.n = 0, 0, 0
+	lb.Thread, lb.BaseNs, lb.n, lb.count, lb.slow = 0, 0, 0, 0, nil
 	for k, c := range lb.cols() {
 		*c = lcol{}
 		lb.concat[k] = lb.concat[k][:0]
@@ -154,7 +169,7 @@ func (lb *LazyBatch) reset() {
 // next returns the column's next varint; past the end (which a checked
 // batch never reaches) it returns 0. Next does not call it for the
 // columns it reads at every event: it cannot be inlined, and Next decodes
-// their one- and two-byte values inline.
+// their values with varintAt.
 func (c *lcol) next() uint64 {
 	v, p := uvarint(c.b, c.p)
 	c.p = p
@@ -181,48 +196,83 @@ func uvarint(b []byte, p int) (uint64, int) {
 	return v, p + n
 }
 
+// rawSlack is how many bytes LazyBatch.raw holds beyond the last byte of
+// its hot columns: Next loads 8 bytes at once wherever a varint of these
+// columns starts, so that one load and one bounds check serve a varint of
+// any length up to 8 bytes, instead of a load and a check per byte.
+const rawSlack = 8
+
+// varint8 decodes the varint at the start of w, 8 bytes loaded at once,
+// and returns it with its length; the varint must be at most 8 bytes long
+// (values below 2^56), which LazyBatch.check makes sure of for the
+// columns Next reads this way. There is no branch per byte: the length is
+// where the first byte without the continuation bit is, and the 7-bit
+// groups are packed together in three steps (pairs of bytes, pairs of
+// pairs, halves). Next decodes one-byte values (and two-byte ones in
+// the time columns) before it, inline.
+func varint8(w uint64) (uint64, int) {
+	stops := ^w & 0x8080808080808080
+	n := bits.TrailingZeros64(stops)>>3 + 1
+	w &= stops ^ (stops - 1) // the varint's bytes only
+	w = w&0x007f007f007f007f | w>>1&0x3f803f803f803f80
+	w = w&0x00003fff00003fff | w>>2&0x0fffc0000fffc000
+	w = w&0x000000000fffffff | w>>4&0x00fffffff0000000
+	return w, n
+}
+
 // Next decodes the next event into e and reports whether there was one.
 // e's Reqs and Status alias the batch's scratch buffers, valid until the
 // next call.
 func (lb *LazyBatch) Next(e *Event) bool {
 	if lb.i >= lb.n {
-		return false
+		// Past the end, or a batch with varints too long for this path
+		// (lb.n is then 0).
+		return lb.slow != nil && lb.nextSlow(e)
 	}
 	if lb.i&15 == 0 {
 		lb.touchAhead()
 	}
 	lb.i++
 	// The batch was checked: every column holds the values its events
-	// call for, so the positions stay inside raw, and a varint that does
-	// not end at its first byte has a second one.
+	// call for, none of them longer than 8 bytes, so the positions stay
+	// inside the columns, and raw holds rawSlack bytes after them. The
+	// varints are decoded inline (a call here would make the compiler
+	// save registers on every path): one load of 8 bytes, one- (and in
+	// the time columns two-) byte values first, varint8 for the others.
 	raw := lb.raw
 	var s, gap, dur uint64
 	p := lb.pShape
-	if x := raw[p]; x < 0x80 {
-		s, p = uint64(x), p+1 // nearly always: a batch has few shapes
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+		s, p = w&0x7f, p+1 // nearly always: a batch has few shapes
 	} else {
-		s, p = uvarint(raw, p)
+		var n int
+		s, n = varint8(w)
+		p += n
 	}
 	lb.pShape = p
 	p = lb.pGap
-	if x := raw[p]; x < 0x80 {
-		gap, p = uint64(x), p+1
-	} else if y := raw[p+1]; y < 0x80 {
-		gap, p = uint64(x&0x7f)|uint64(y)<<7, p+2
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+		gap, p = w&0x7f, p+1
+	} else if w&0x8000 == 0 {
+		gap, p = w&0x7f|w>>1&0x3f80, p+2
 	} else {
-		gap, p = uvarint(raw, p)
+		var n int
+		gap, n = varint8(w)
+		p += n
 	}
 	lb.pGap = p
 	p = lb.pDur
-	if x := raw[p]; x < 0x80 {
-		dur, p = uint64(x), p+1
-	} else if y := raw[p+1]; y < 0x80 {
-		dur, p = uint64(x&0x7f)|uint64(y)<<7, p+2
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+		dur, p = w&0x7f, p+1
+	} else if w&0x8000 == 0 {
+		dur, p = w&0x7f|w>>1&0x3f80, p+2
 	} else {
-		dur, p = uvarint(raw, p)
+		var n int
+		dur, n = varint8(w)
+		p += n
 	}
 	lb.pDur = p
-	entry := lb.t + protowire.DecodeZigZag(gap)
+	entry := lb.t + (int64(gap>>1) ^ -int64(gap&1))
 	exit := entry + int64(dur)
 	lb.t = exit
 	e.Thread, e.Entry, e.Exit = lb.Thread, entry, exit
@@ -250,6 +300,20 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	return true
 }
 
+// nextSlow is Next for a batch whose columns hold a varint longer than 8
+// bytes (a value of 2^56 or more, which no tracer writes in these columns,
+// but the format allows): such a batch is decoded up front, as ReadBatch
+// does, and walked with a Cursor.
+func (lb *LazyBatch) nextSlow(e *Event) bool {
+	sb := lb.slow
+	i := lb.cursor.i
+	if !lb.cursor.Next(sb, e) {
+		return false
+	}
+	lb.cur = int(sb.shapeIdx[i])
+	return true
+}
+
 // touchAhead loads a byte two cache lines ahead in each column. With many
 // readers interleaved (the analyzer's replay), the batch's bytes have left
 // the caches by the time Next reaches them, and Next's loads of one column
@@ -271,7 +335,9 @@ func (lb *LazyBatch) touchAhead() {
 	lb.sink = x
 }
 
-// dynamic decodes the per-call attributes of e (whose Attr is set).
+// dynamic decodes the per-call attributes of e (whose Attr is set). Its
+// buffers were made large enough by parse, and its varints are decoded as
+// Next decodes them.
 func (lb *LazyBatch) dynamic(e *Event) {
 	a := e.Attr
 	raw := lb.raw
@@ -279,66 +345,68 @@ func (lb *LazyBatch) dynamic(e *Event) {
 	if a&AttrReqs != 0 {
 		var v uint64
 		p := lb.pNReqs
-		if x := raw[p]; x < 0x80 {
-			v, p = uint64(x), p+1
+		if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+			v, p = w&0x7f, p+1
 		} else {
-			v, p = uvarint(raw, p)
+			var k int
+			v, k = varint8(w)
+			p += k
 		}
 		lb.pNReqs = p
 		p = lb.pReqs
-		n := min(int(uint32(v)), len(raw)-p) // each id takes a byte at least
-		if cap(lb.reqBuf) < n {
-			lb.reqBuf = make([]uint64, n, max(n, 8))
-		}
-		r := lb.reqBuf[:n:n]
+		r := lb.reqBuf[:min(v, uint64(cap(lb.reqBuf)))]
 		prev := lb.prevReq
 		for k := range r {
-			if x := raw[p]; x < 0x80 {
-				v, p = uint64(x), p+1
+			if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+				v, p = w&0x7f, p+1
 			} else {
-				v, p = uvarint(raw, p)
+				var n int
+				v, n = varint8(w)
+				p += n
 			}
-			prev += uint64(protowire.DecodeZigZag(v))
+			prev += uint64(int64(v>>1) ^ -int64(v&1))
 			r[k] = prev
 		}
 		lb.pReqs, lb.prevReq = p, prev
-		e.Reqs = r
-		nst = n
+		e.Reqs = r[:len(r):len(r)]
+		nst = len(r)
 	} else if e.Reqs != nil {
 		e.Reqs = nil
 	}
 	if a&AttrStatus != 0 {
 		ps, pt := lb.pSrc, lb.pTag
-		nst = min(nst, len(raw)-ps)
-		if cap(lb.stBuf) < nst {
-			lb.stBuf = make([]Status, nst, max(nst, 8))
-		}
-		st := lb.stBuf[:nst:nst]
+		st := lb.stBuf[:min(nst, cap(lb.stBuf))]
 		for k := range st {
 			var src, tag uint64
-			if x := raw[ps]; x < 0x80 {
-				src, ps = uint64(x), ps+1
-			} else if y := raw[ps+1]; y < 0x80 {
-				src, ps = uint64(x&0x7f)|uint64(y)<<7, ps+2
+			if w := binary.LittleEndian.Uint64(raw[ps : ps+8]); w&0x80 == 0 {
+				src, ps = w&0x7f, ps+1
 			} else {
-				src, ps = uvarint(raw, ps)
+				var n int
+				src, n = varint8(w)
+				ps += n
 			}
-			if x := raw[pt]; x < 0x80 {
-				tag, pt = uint64(x), pt+1
+			if w := binary.LittleEndian.Uint64(raw[pt : pt+8]); w&0x80 == 0 {
+				tag, pt = w&0x7f, pt+1
 			} else {
-				tag, pt = uvarint(raw, pt)
+				var n int
+				tag, n = varint8(w)
+				pt += n
 			}
 			st[k] = Status{Source: zz32(src), Tag: zz32(tag)}
 		}
 		lb.pSrc, lb.pTag = ps, pt
-		e.Status = st
+		e.Status = st[:len(st):len(st)]
 	} else if e.Status != nil {
 		e.Status = nil
 	}
 	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
-	if a&(AttrNewComm|AttrPcontrol|AttrFlag) == 0 {
-		return
+	if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
+		lb.rare(e, a)
 	}
+}
+
+// rare decodes the per-call attributes few calls have.
+func (lb *LazyBatch) rare(e *Event, a Attr) {
 	if a&AttrNewComm != 0 {
 		e.NewComm = uint32(lb.newcomm.next())
 	}
@@ -454,51 +522,70 @@ func (lb *LazyBatch) parse(data []byte) error {
 		}
 	}
 	lb.t = lb.BaseNs
-	if err := lb.check(count); err != nil {
+	long, maxReqs, err := lb.check(count)
+	if err != nil {
 		return err
 	}
 	lb.pack(msg)
 	lb.shapes = lb.tab.shapes
 	lb.Rewind()
-	lb.n = int(count) // only now: a refused batch hands out no events
+	if long {
+		if err := decodeBatch(msg, &lb.slowBuf); err != nil {
+			return err // cannot happen: check accepted the batch
+		}
+		lb.slow, lb.count = &lb.slowBuf, int(count)
+		return nil
+	}
+	// dynamic takes its buffers as they are: room for the most request
+	// ids (and statuses) of one event.
+	if cap(lb.reqBuf) < maxReqs {
+		lb.reqBuf = make([]uint64, 0, maxReqs)
+	}
+	if cap(lb.stBuf) < max(maxReqs, 1) {
+		lb.stBuf = make([]Status, 0, max(maxReqs, 1))
+	}
+	lb.n, lb.count = int(count), int(count) // only now: a refused batch hands out no events
 	return nil
 }
 
 var errVarintCol = errors.New("bad varint")
 
 // check verifies everything Next relies on, without storing the events.
-func (lb *LazyBatch) check(count uint64) error {
+// It also reports whether a column Next reads with 8-byte loads holds a
+// varint longer than 8 bytes, and the most request ids of one event.
+func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	var cnt [numLazyCols]int
 	for k, c := range lb.cols() {
-		n := countVarints(c.b, k == lcDur)
+		n, l := countVarints(c.b, k == lcDur)
+		long = long || l && k < numHot
 		if n < 0 {
 			f := [numLazyCols]int{fShape, fGap, fDur, fNReqs, fReqs, fStatusSource, fStatusTag, fNewComm, fPcontrolLevel, fPcontrolArg, fFlag}[k]
 			if k == lcDur {
-				return fmt.Errorf("event batch: field %d: bad varint or duration out of range", f)
+				return false, 0, fmt.Errorf("event batch: field %d: bad varint or duration out of range", f)
 			}
-			return fmt.Errorf("event batch: field %d: %v", f, errVarintCol)
+			return false, 0, fmt.Errorf("event batch: field %d: %v", f, errVarintCol)
 		}
 		cnt[k] = n
 	}
 	if cnt[lcStSrc] != cnt[lcStTag] {
-		return fmt.Errorf("event batch: %d status sources but %d status tags", cnt[lcStSrc], cnt[lcStTag])
+		return false, 0, fmt.Errorf("event batch: %d status sources but %d status tags", cnt[lcStSrc], cnt[lcStTag])
 	}
 	n := cnt[lcShape]
 	if uint64(n) != count {
-		return fmt.Errorf("event batch: count says %d events, shape column has %d", count, n)
+		return false, 0, fmt.Errorf("event batch: count says %d events, shape column has %d", count, n)
 	}
 	if cnt[lcGap] != n || cnt[lcDur] != n {
-		return fmt.Errorf("event batch: per-event columns differ in length (shape %d, gap %d, dur %d)", n, cnt[lcGap], cnt[lcDur])
+		return false, 0, fmt.Errorf("event batch: per-event columns differ in length (shape %d, gap %d, dur %d)", n, cnt[lcGap], cnt[lcDur])
 	}
 	if n == 0 {
-		return nil
+		return long, 0, nil
 	}
 	tb := &lb.tab
 	if cnt[lcPcLevel] != cnt[lcPcArg] {
-		return fmt.Errorf("event batch: paired columns differ in length")
+		return false, 0, fmt.Errorf("event batch: paired columns differ in length")
 	}
 	if err := tb.foldShapes(); err != nil {
-		return err
+		return false, 0, err
 	}
 	// The per-call attribute bits of each shape, in a table of their own:
 	// the loop below then touches one small array.
@@ -520,17 +607,17 @@ func (lb *LazyBatch) check(count uint64) error {
 				hi = max(hi, x)
 			}
 			if uint64(hi) >= ns {
-				return fmt.Errorf("event batch: shape index %d of %d", hi, ns)
+				return false, 0, fmt.Errorf("event batch: shape index %d of %d", hi, ns)
 			}
 		} else {
 			c := lcol{b: sc}
 			for range n {
 				if s := c.next(); s >= ns {
-					return fmt.Errorf("event batch: shape index %d of %d", s, ns)
+					return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
 				}
 			}
 		}
-		return lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0)
+		return long, 0, lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0)
 	}
 	var nreq, reqs, st, nc, pc, flag int
 	if nrb := lb.nreqs.b; len(sc) == n && len(nrb) == cnt[lcNReqs] {
@@ -540,7 +627,7 @@ func (lb *LazyBatch) check(count uint64) error {
 		// the comparison of the totals.
 		for i, x := range sc {
 			if uint64(x) >= ns {
-				return fmt.Errorf("event batch: shape index %d of %d", x, ns)
+				return false, 0, fmt.Errorf("event batch: shape index %d of %d", x, ns)
 			}
 			a := dyn[x]
 			if a == 0 {
@@ -549,9 +636,10 @@ func (lb *LazyBatch) check(count uint64) error {
 			nst := 1
 			if a&AttrReqs != 0 {
 				if nreq >= len(nrb) {
-					return fmt.Errorf("event batch: event %d: nreqs column too short", i)
+					return false, 0, fmt.Errorf("event batch: event %d: nreqs column too short", i)
 				}
 				nst = int(nrb[nreq])
+				maxReqs = max(maxReqs, nst)
 				nreq++
 				reqs += nst
 			}
@@ -564,14 +652,14 @@ func (lb *LazyBatch) check(count uint64) error {
 				flag += int(a / AttrFlag & 1)
 			}
 		}
-		return lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
+		return long, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
 	}
 	nr := lcol{b: lb.nreqs.b}
 	c := lcol{b: sc}
 	for i := range n {
 		s := c.next()
 		if s >= ns {
-			return fmt.Errorf("event batch: shape index %d of %d", s, ns)
+			return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
 		}
 		a := dyn[s]
 		if a == 0 {
@@ -580,15 +668,16 @@ func (lb *LazyBatch) check(count uint64) error {
 		nst := 1
 		if a&AttrReqs != 0 {
 			if nreq >= cnt[lcNReqs] {
-				return fmt.Errorf("event batch: event %d: nreqs column too short", i)
+				return false, 0, fmt.Errorf("event batch: event %d: nreqs column too short", i)
 			}
 			k := int(uint32(nr.next()))
 			nreq++
 			if k > cnt[lcReqs]-reqs {
-				return fmt.Errorf("event batch: event %d: %d request ids, only %d left", i, k, cnt[lcReqs]-reqs)
+				return false, 0, fmt.Errorf("event batch: event %d: %d request ids, only %d left", i, k, cnt[lcReqs]-reqs)
 			}
 			reqs += k
 			nst = k
+			maxReqs = max(maxReqs, k)
 		}
 		if a&AttrStatus != 0 {
 			st += nst
@@ -605,7 +694,7 @@ func (lb *LazyBatch) check(count uint64) error {
 			}
 		}
 	}
-	return lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
+	return long, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
 }
 
 func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, flag int) error {
@@ -625,24 +714,21 @@ func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, f
 
 // countVarints returns the number of varints in a packed column, or -1 if
 // the column is not a sequence of valid varints (or, with dur, holds a
-// value of 2^63 or more). It looks at 8 bytes at a time: the varints are
-// the bytes without the continuation bit, and runs of continuation bytes
-// are tracked across words; a run of 9 or more (a value of 63 bits or
-// more, rare) sends the column to the exact byte-by-byte check.
-func countVarints(b []byte, dur bool) int {
+// value of 2^63 or more), and whether a varint is longer than 8 bytes. It
+// looks at 8 bytes at a time: the varints are the bytes without the
+// continuation bit, and runs of continuation bytes are tracked across
+// words; a run of 8 or more (a value of 56 bits or more, rare) sends the
+// column to the exact byte-by-byte check.
+func countVarints(b []byte, dur bool) (int, bool) {
 	const stops = 0x8080808080808080
 	n, run, i := 0, 0, 0
 	for ; i+8 <= len(b); i += 8 {
 		t := ^binary.LittleEndian.Uint64(b[i:]) & stops
 		if t == 0 {
-			run += 8
-			if run >= 9 {
-				return countExact(b, dur)
-			}
-			continue
+			return countExact(b, dur), true
 		}
-		if run+bits.TrailingZeros64(t)/8 >= 9 {
-			return countExact(b, dur)
+		if run+bits.TrailingZeros64(t)/8 >= 8 {
+			return countExact(b, dur), true
 		}
 		n += bits.OnesCount64(t)
 		run = bits.LeadingZeros64(t) / 8 // continuation bytes after the last stop
@@ -651,14 +737,14 @@ func countVarints(b []byte, dur bool) int {
 		if b[i] < 0x80 {
 			n++
 			run = 0
-		} else if run++; run >= 9 {
-			return countExact(b, dur)
+		} else if run++; run >= 8 {
+			return countExact(b, dur), true
 		}
 	}
 	if run != 0 {
-		return -1 // the last varint is cut
+		return -1, false // the last varint is cut
 	}
-	return n
+	return n, false
 }
 
 func countExact(b []byte, dur bool) int {

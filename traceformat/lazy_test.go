@@ -2,6 +2,7 @@ package traceformat
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"reflect"
@@ -354,5 +355,93 @@ func TestLazyShape(t *testing.T) {
 	}
 	if batches < 2 {
 		t.Fatalf("%d batches", batches)
+	}
+}
+
+// TestVarint8 compares varint8 with protowire for every length it takes
+// (1 to 8 bytes), the bytes after the varint set to anything.
+func TestVarint8(t *testing.T) {
+	vals := []uint64{0, 1, 127, 128, 300, 16383, 16384, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<35 + 5,
+		1<<42 - 1, 1 << 42, 1<<49 + 12345, 1<<56 - 1}
+	for k := range 200 {
+		vals = append(vals, uint64(k)*0x9e3779b97f4a7c15>>(8+k%49))
+	}
+	for _, v := range vals {
+		for _, after := range []byte{0x00, 0x80, 0xff, 0x7f} {
+			b := protowire.AppendVarint(nil, v)
+			n := len(b)
+			for len(b) < 8 {
+				b = append(b, after)
+			}
+			got, k := varint8(binary.LittleEndian.Uint64(b))
+			if got != v || k != n {
+				t.Fatalf("varint8(% x) = %d, %d; want %d, %d", b, got, k, v, n)
+			}
+		}
+	}
+}
+
+// TestLazyLongVarints: a batch with varints of 9 or 10 bytes in the columns
+// Next reads at every event (request id deltas, gaps and durations of 2^56
+// or more: the format allows them, tracers do not write them) is read by
+// nextSlow, with the same events, shapes and rewinding as ReadBatch.
+func TestLazyLongVarints(t *testing.T) {
+	evs := []Event{
+		{Func: 0, Entry: 1000, Exit: 2000},
+		{Func: 1, Site: 1, Entry: 2500, Exit: 2600, Attr: AttrComm | AttrSend | AttrReqs, SendPeer: 1, Reqs: []uint64{1 << 62}},
+		{Func: 1, Site: 1, Entry: 2700, Exit: 2800, Attr: AttrComm | AttrSend | AttrReqs, SendPeer: 1, Reqs: []uint64{3}},
+		{Func: 2, Site: 1, Entry: 3000, Exit: 3000 + 1<<60, Attr: AttrReqs | AttrStatus, Reqs: []uint64{1 << 62, 3},
+			Status: []Status{{1, 2}, {NoStatus, NoStatus}}},
+		{Func: 3, Site: 0, Attr: AttrComm, Entry: 1<<61 + 1<<60 + 5000, Exit: 1<<61 + 1<<60 + 6000},
+	}
+	for _, long := range []bool{false, true} {
+		in := evs
+		if !long {
+			in = testEvents()
+		}
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.WriteDefinitions(testDefs())
+		var b Batch
+		for i := range in {
+			b.Append(&in[i])
+		}
+		w.WriteBatch(&b)
+		w.Close(nil)
+		got, err := eventsBoth(t, buf.Bytes())
+		if err != io.EOF {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(in)) {
+			t.Fatalf("long %v: read\n%+v\nwant\n%+v", long, got, in)
+		}
+		r, err := NewReader(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb, err := r.ReadLazyBatch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (lb.slow != nil) != long || lb.Len() != len(in) {
+			t.Fatalf("long %v: slow path %v, %d events", long, lb.slow != nil, lb.Len())
+		}
+		var e Event
+		var shapes []int
+		for lb.Next(&e) {
+			shapes = append(shapes, lb.Shape())
+		}
+		lb.Rewind()
+		for i := 0; lb.Next(&e); i++ {
+			if lb.Shape() != shapes[i] || e.Entry != in[i].Entry {
+				t.Fatalf("long %v: after Rewind event %d: shape %d entry %d, want %d, %d", long, i, lb.Shape(), e.Entry, shapes[i], in[i].Entry)
+			}
+		}
+		if long && (shapes[1] != shapes[2] || shapes[0] == shapes[1]) {
+			t.Fatalf("shapes %v", shapes)
+		}
 	}
 }
