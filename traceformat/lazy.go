@@ -26,27 +26,29 @@ import (
 // A LazyBatch aliases the reader's buffers: it is valid until the next
 // call of any of the Reader's Read methods, which reuse it.
 type LazyBatch struct {
+	// What Next uses at every event comes first, together, in as few
+	// bytes as will do (two cache lines, three with the buffers of
+	// request ids and statuses): the replay switches rank every few dozen
+	// events, and each cache line of a rank's state is then likely a miss.
+	raw    []byte  // the message, or a copy of the hot columns (pack)
+	shapes []shape // the shape table (tab.shapes)
+	t      int64   // exit time of the last event handed out
+	i, n   int32   // events handed out, events Next decodes (0 when nextSlow does)
+	// Next's position in each column it reads at every event: offsets in
+	// raw (below MaxRaw: 32 bits, which also spares a bounds check of each
+	// 8-byte load, as p+8 cannot overflow).
+	pShape, pGap, pDur, pNReqs, pReqs, pSrc, pTag uint32
+	cur                                           int32 // shape index of the last event handed out (Shape)
+
 	Thread uint32 // thread of every event of the batch
 	BaseNs int64  // entry time of the first event
 
-	// What Next uses at every event comes first, together: the replay
-	// switches rank every few dozen events, and each cache line of a
-	// rank's state is then likely a miss.
-	n, i int   // events Next decodes (0 when nextSlow does), events handed out
-	t    int64 // exit time of the last event handed out
-	cur  int   // shape index of the last event handed out (Shape)
-	// Next's position in each column it reads at every event: offsets in
-	// raw, which is the message, or a copy of the columns when some were
-	// split into several fields.
-	raw                                           []byte
-	pShape, pGap, pDur, pNReqs, pReqs, pSrc, pTag int
-	shapes                                        []shape // the shape table (tab.shapes)
-	prevReq                                       uint64  // last request id (ids are delta coded)
+	prevReq uint64 // last request id (ids are delta coded)
 	// The current event's Reqs and Status.
 	reqBuf []uint64
 	stBuf  []Status
 
-	start [numHot]int // where the columns read at every event start in raw
+	start [numHot]uint32 // where the columns read at every event start in raw
 
 	// The per-event columns as parsed (packed varints as on disk), with
 	// their offsets in the message (-1: joined from several fields). Next
@@ -110,7 +112,7 @@ func (lb *LazyBatch) NumShapes() int { return len(lb.shapes) }
 // RecvPeer, RecvTag, SendBytes, RecvBytes and Root (their other fields are
 // per call), so that a consumer may resolve what depends only on these
 // once per shape and batch.
-func (lb *LazyBatch) Shape() int { return lb.cur }
+func (lb *LazyBatch) Shape() int { return int(lb.cur) }
 
 // Rewind makes Next start again from the first event.
 func (lb *LazyBatch) Rewind() {
@@ -133,7 +135,7 @@ func (lb *LazyBatch) pack(msg []byte) {
 		lb.raw = msg[:len(msg)+rawSlack]
 		k := 0
 		for ; k < numHot && lb.off[k] >= 0; k++ {
-			lb.start[k] = lb.off[k]
+			lb.start[k] = uint32(lb.off[k])
 		}
 		if k == numHot {
 			return
@@ -141,7 +143,7 @@ func (lb *LazyBatch) pack(msg []byte) {
 	}
 	buf := lb.joinBuf[:0]
 	for j := range numHot {
-		lb.start[j] = len(buf)
+		lb.start[j] = uint32(len(buf))
 		buf = append(buf, cols[j].b...)
 	}
 	buf = append(buf, make([]byte, rawSlack)...)
@@ -162,7 +164,7 @@ func (lb *LazyBatch) reset() {
 		lb.off[k] = 0
 	}
 	lb.raw, lb.shapes = nil, nil
-	lb.start = [numHot]int{}
+	lb.start = [numHot]uint32{}
 	lb.Rewind()
 }
 
@@ -224,15 +226,16 @@ func varint8(w uint64) (uint64, int) {
 // e's Reqs and Status alias the batch's scratch buffers, valid until the
 // next call.
 func (lb *LazyBatch) Next(e *Event) bool {
-	if lb.i >= lb.n {
+	i := lb.i
+	if i >= lb.n {
 		// Past the end, or a batch with varints too long for this path
 		// (lb.n is then 0).
 		return lb.slow != nil && lb.nextSlow(e)
 	}
-	if lb.i&15 == 0 {
+	if i&15 == 0 {
 		lb.touchAhead()
 	}
-	lb.i++
+	lb.i = i + 1
 	// The batch was checked: every column holds the values its events
 	// call for, none of them longer than 8 bytes, so the positions stay
 	// inside the columns, and raw holds rawSlack bytes after them. The
@@ -241,7 +244,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	// the time columns two-) byte values first, varint8 for the others.
 	raw := lb.raw
 	var s, gap, dur uint64
-	p := lb.pShape
+	p := int(lb.pShape)
 	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 		s, p = w&0x7f, p+1 // nearly always: a batch has few shapes
 	} else {
@@ -249,8 +252,8 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		s, n = varint8(w)
 		p += n
 	}
-	lb.pShape = p
-	p = lb.pGap
+	lb.pShape = uint32(p)
+	p = int(lb.pGap)
 	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 		gap, p = w&0x7f, p+1
 	} else if w&0x8000 == 0 {
@@ -260,8 +263,8 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		gap, n = varint8(w)
 		p += n
 	}
-	lb.pGap = p
-	p = lb.pDur
+	lb.pGap = uint32(p)
+	p = int(lb.pDur)
 	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 		dur, p = w&0x7f, p+1
 	} else if w&0x8000 == 0 {
@@ -271,7 +274,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		dur, n = varint8(w)
 		p += n
 	}
-	lb.pDur = p
+	lb.pDur = uint32(p)
 	entry := lb.t + (int64(gap>>1) ^ -int64(gap&1))
 	exit := entry + int64(dur)
 	lb.t = exit
@@ -287,74 +290,36 @@ func (lb *LazyBatch) Next(e *Event) bool {
 			return true
 		}
 	}
-	lb.cur = int(s)
+	lb.cur = int32(s)
 	sh := &shapes[s]
 	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
 	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
 	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
-	if sh.attr&^staticAttrs == 0 {
+	a := sh.attr &^ staticAttrs
+	if a == 0 {
 		clearPerCall(e)
 		return true
 	}
-	lb.dynamic(e)
-	return true
-}
-
-// nextSlow is Next for a batch whose columns hold a varint longer than 8
-// bytes (a value of 2^56 or more, which no tracer writes in these columns,
-// but the format allows): such a batch is decoded up front, as ReadBatch
-// does, and walked with a Cursor.
-func (lb *LazyBatch) nextSlow(e *Event) bool {
-	sb := lb.slow
-	i := lb.cursor.i
-	if !lb.cursor.Next(sb, e) {
-		return false
-	}
-	lb.cur = int(sb.shapeIdx[i])
-	return true
-}
-
-// touchAhead loads a byte two cache lines ahead in each column. With many
-// readers interleaved (the analyzer's replay), the batch's bytes have left
-// the caches by the time Next reaches them, and Next's loads of one column
-// depend on each other (the position of a varint depends on the length of
-// the previous one): the columns' next lines missed one after the other.
-// These loads are independent of each other and of Next's work, so that
-// their misses overlap, and they come early enough that Next finds the
-// lines in the cache. Called every 16 events: a column advances less than
-// a line (64 bytes) in 16 events unless its values take 4 bytes or more.
-func (lb *LazyBatch) touchAhead() {
-	const ahead = 128
-	var x byte
-	raw := lb.raw
-	for _, p := range [numHot]int{lb.pShape, lb.pGap, lb.pDur, lb.pNReqs, lb.pReqs, lb.pSrc, lb.pTag} {
-		if q := p + ahead; q < len(raw) {
-			x ^= raw[q]
-		}
-	}
-	lb.sink = x
-}
-
-// dynamic decodes the per-call attributes of e (whose Attr is set). Its
-// buffers were made large enough by parse, and its varints are decoded as
-// Next decodes them.
-func (lb *LazyBatch) dynamic(e *Event) {
-	a := e.Attr
-	raw := lb.raw
+	// The per-call attributes, here rather than in a function of their
+	// own (a call and the reloads after it cost about a tenth of Next on
+	// the analyzer's benchmark trace, where most calls have request ids).
+	// Their buffers were made large enough by parse.
 	nst := 1
 	if a&AttrReqs != 0 {
 		var v uint64
-		p := lb.pNReqs
+		p = int(lb.pNReqs)
 		if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 			v, p = w&0x7f, p+1
 		} else {
-			var k int
-			v, k = varint8(w)
-			p += k
+			var n int
+			v, n = varint8(w)
+			p += n
 		}
-		lb.pNReqs = p
-		p = lb.pReqs
-		r := lb.reqBuf[:min(v, uint64(cap(lb.reqBuf)))]
+		lb.pNReqs = uint32(p)
+		p = int(lb.pReqs)
+		rb := lb.reqBuf
+		m := int(min(v, uint64(cap(rb))))
+		r := rb[:m:m]
 		prev := lb.prevReq
 		for k := range r {
 			if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
@@ -367,15 +332,17 @@ func (lb *LazyBatch) dynamic(e *Event) {
 			prev += uint64(int64(v>>1) ^ -int64(v&1))
 			r[k] = prev
 		}
-		lb.pReqs, lb.prevReq = p, prev
-		e.Reqs = r[:len(r):len(r)]
-		nst = len(r)
+		lb.pReqs, lb.prevReq = uint32(p), prev
+		e.Reqs = r
+		nst = m
 	} else if e.Reqs != nil {
 		e.Reqs = nil
 	}
 	if a&AttrStatus != 0 {
-		ps, pt := lb.pSrc, lb.pTag
-		st := lb.stBuf[:min(nst, cap(lb.stBuf))]
+		ps, pt := int(lb.pSrc), int(lb.pTag)
+		sb := lb.stBuf
+		m := min(nst, cap(sb))
+		st := sb[:m:m]
 		for k := range st {
 			var src, tag uint64
 			if w := binary.LittleEndian.Uint64(raw[ps : ps+8]); w&0x80 == 0 {
@@ -394,8 +361,8 @@ func (lb *LazyBatch) dynamic(e *Event) {
 			}
 			st[k] = Status{Source: zz32(src), Tag: zz32(tag)}
 		}
-		lb.pSrc, lb.pTag = ps, pt
-		e.Status = st[:len(st):len(st)]
+		lb.pSrc, lb.pTag = uint32(ps), uint32(pt)
+		e.Status = st
 	} else if e.Status != nil {
 		e.Status = nil
 	}
@@ -403,6 +370,42 @@ func (lb *LazyBatch) dynamic(e *Event) {
 	if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
 		lb.rare(e, a)
 	}
+	return true
+}
+
+// nextSlow is Next for a batch whose columns hold a varint longer than 8
+// bytes (a value of 2^56 or more, which no tracer writes in these columns,
+// but the format allows): such a batch is decoded up front, as ReadBatch
+// does, and walked with a Cursor.
+func (lb *LazyBatch) nextSlow(e *Event) bool {
+	sb := lb.slow
+	i := lb.cursor.i
+	if !lb.cursor.Next(sb, e) {
+		return false
+	}
+	lb.cur = int32(sb.shapeIdx[i])
+	return true
+}
+
+// touchAhead loads a byte two cache lines ahead in each column. With many
+// readers interleaved (the analyzer's replay), the batch's bytes have left
+// the caches by the time Next reaches them, and Next's loads of one column
+// depend on each other (the position of a varint depends on the length of
+// the previous one): the columns' next lines missed one after the other.
+// These loads are independent of each other and of Next's work, so that
+// their misses overlap, and they come early enough that Next finds the
+// lines in the cache. Called every 16 events: a column advances less than
+// a line (64 bytes) in 16 events unless its values take 4 bytes or more.
+func (lb *LazyBatch) touchAhead() {
+	const ahead = 128
+	var x byte
+	raw := lb.raw
+	for _, p := range [numHot]uint32{lb.pShape, lb.pGap, lb.pDur, lb.pNReqs, lb.pReqs, lb.pSrc, lb.pTag} {
+		if q := int(p) + ahead; q < len(raw) {
+			x ^= raw[q]
+		}
+	}
+	lb.sink = x
 }
 
 // rare decodes the per-call attributes few calls have.
@@ -544,7 +547,7 @@ func (lb *LazyBatch) parse(data []byte) error {
 	if cap(lb.stBuf) < max(maxReqs, 1) {
 		lb.stBuf = make([]Status, 0, max(maxReqs, 1))
 	}
-	lb.n, lb.count = int(count), int(count) // only now: a refused batch hands out no events
+	lb.n, lb.count = int32(count), int(count) // only now: a refused batch hands out no events
 	return nil
 }
 
