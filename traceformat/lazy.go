@@ -66,6 +66,9 @@ type LazyBatch struct {
 
 	count int // events in the batch
 
+	hist [256]int32 // check's histogram of one-byte shape indexes
+	kind [256]uint8 // check's table: which shapes have request ids, and statuses with them
+
 	// A batch with a varint of more than 8 bytes in a column Next reads
 	// at every event is decoded up front into slowBuf and walked with
 	// cursor (nextSlow); slow points at slowBuf then.
@@ -558,7 +561,16 @@ var errVarintCol = errors.New("bad varint")
 // varint longer than 8 bytes, and the most request ids of one event.
 func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	var cnt [numLazyCols]int
+	// Shape indexes of one byte each (fewer than 128 shapes): the common
+	// case. Their histogram then stands for the count of the column's
+	// varints, and for most of the walk over the events below.
+	sc := lb.shape.b
+	oneByte := count > 0 && uint64(len(sc)) == count && histogram(&lb.hist, sc)
 	for k, c := range lb.cols() {
+		if k == lcShape && oneByte {
+			cnt[k] = len(sc)
+			continue
+		}
 		n, l := countVarints(c.b, k == lcDur)
 		long = long || l && k < numHot
 		if n < 0 {
@@ -601,7 +613,13 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	}
 	lb.dynAttr = dyn
 	ns := uint64(len(dyn))
-	sc := lb.shape.b
+	if oneByte {
+		if ok, maxReqs, err := lb.checkOneByte(cnt); ok {
+			return long, maxReqs, err
+		}
+		// A shape index out of range, or request counts of more than one
+		// byte: the walk below (names the first bad index).
+	}
 	if any == 0 {
 		// Only the range of the shape indexes to check.
 		if len(sc) == n { // one byte each, the common case
@@ -623,40 +641,6 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 		return long, 0, lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0)
 	}
 	var nreq, reqs, st, nc, pc, flag int
-	if nrb := lb.nreqs.b; len(sc) == n && len(nrb) == cnt[lcNReqs] {
-		// Shape indexes and request counts of one byte each (fewer than
-		// 128 shapes, and of requests per call): the common case, walked
-		// without decoding. A count of ids beyond the column is caught by
-		// the comparison of the totals.
-		for i, x := range sc {
-			if uint64(x) >= ns {
-				return false, 0, fmt.Errorf("event batch: shape index %d of %d", x, ns)
-			}
-			a := dyn[x]
-			if a == 0 {
-				continue
-			}
-			nst := 1
-			if a&AttrReqs != 0 {
-				if nreq >= len(nrb) {
-					return false, 0, fmt.Errorf("event batch: event %d: nreqs column too short", i)
-				}
-				nst = int(nrb[nreq])
-				maxReqs = max(maxReqs, nst)
-				nreq++
-				reqs += nst
-			}
-			if a&AttrStatus != 0 {
-				st += nst
-			}
-			if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
-				nc += int(a / AttrNewComm & 1)
-				pc += int(a / AttrPcontrol & 1)
-				flag += int(a / AttrFlag & 1)
-			}
-		}
-		return long, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
-	}
 	nr := lcol{b: lb.nreqs.b}
 	c := lcol{b: sc}
 	for i := range n {
@@ -700,6 +684,89 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	return long, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
 }
 
+// histogram counts the values of a column of one-byte shape indexes into
+// h and reports whether every byte is a whole varint (below 0x80).
+func histogram(h *[256]int32, sc []byte) bool {
+	clear(h[:])
+	for _, x := range sc {
+		h[x]++
+	}
+	for _, k := range h[0x80:] {
+		if k != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkOneByte is the end of check for a batch whose shape indexes take
+// one byte each (lb.hist holds their histogram) and whose request counts
+// too: the counts of the per-call columns follow from the histogram and
+// the request counts' sum, and only events with request ids need a walk,
+// when some of them have statuses (one per request id) and some not. ok
+// is false, for check's general walk, when an index is out of range or a
+// request count takes more than a byte.
+func (lb *LazyBatch) checkOneByte(cnt [numLazyCols]int) (ok bool, maxReqs int, err error) {
+	dyn, h := lb.dynAttr, &lb.hist
+	for _, k := range h[min(len(dyn), 0x80):0x80] {
+		if k != 0 {
+			return false, 0, nil
+		}
+	}
+	var nreq, st, nc, pc, flag int
+	var with, without bool // request ids with statuses, and without, occur
+	for s, a := range dyn[:min(len(dyn), 0x80)] {
+		k := int(h[s])
+		if k == 0 || a == 0 {
+			continue
+		}
+		if a&AttrReqs != 0 {
+			nreq += k
+			with = with || a&AttrStatus != 0
+			without = without || a&AttrStatus == 0
+		} else if a&AttrStatus != 0 {
+			st += k
+		}
+		nc += k * int(a/AttrNewComm&1)
+		pc += k * int(a/AttrPcontrol&1)
+		flag += k * int(a/AttrFlag&1)
+	}
+	nrb := lb.nreqs.b
+	if nreq != cnt[lcNReqs] {
+		return true, 0, lb.checkCounts(cnt, nreq, cnt[lcReqs], st, nc, pc, flag)
+	}
+	if len(nrb) != nreq {
+		return false, 0, nil // request counts of more than one byte
+	}
+	reqs := 0
+	for _, k := range nrb {
+		reqs += int(k)
+		maxReqs = max(maxReqs, int(k))
+	}
+	switch {
+	case with && !without:
+		st += reqs
+	case with:
+		kind := &lb.kind
+		clear(kind[:])
+		for s, a := range dyn[:min(len(dyn), 0x80)] {
+			if a&AttrReqs != 0 {
+				kind[s] = 1 + uint8(a/AttrStatus&1)
+			}
+		}
+		j := 0
+		for _, x := range lb.shape.b {
+			if d := kind[x]; d != 0 {
+				if d == 2 {
+					st += int(nrb[j])
+				}
+				j++
+			}
+		}
+	}
+	return true, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
+}
+
 func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, flag int) error {
 	for _, c := range [...]struct {
 		name      string
@@ -724,9 +791,10 @@ func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, f
 // column to the exact byte-by-byte check.
 func countVarints(b []byte, dur bool) (int, bool) {
 	const stops = 0x8080808080808080
-	n, run, i := 0, 0, 0
-	for ; i+8 <= len(b); i += 8 {
-		t := ^binary.LittleEndian.Uint64(b[i:]) & stops
+	n, run := 0, 0
+	w := b
+	for ; len(w) >= 8; w = w[8:] {
+		t := ^binary.LittleEndian.Uint64(w) & stops
 		if t == 0 {
 			return countExact(b, dur), true
 		}
@@ -736,8 +804,8 @@ func countVarints(b []byte, dur bool) (int, bool) {
 		n += bits.OnesCount64(t)
 		run = bits.LeadingZeros64(t) / 8 // continuation bytes after the last stop
 	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x80 {
+	for _, x := range w {
+		if x < 0x80 {
 			n++
 			run = 0
 		} else if run++; run >= 8 {
