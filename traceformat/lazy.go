@@ -319,52 +319,54 @@ func (lb *LazyBatch) Next(e *Event) bool {
 			p += n
 		}
 		lb.pNReqs = uint32(p)
-		p = int(lb.pReqs)
+		// In the loops the positions stay 32-bit, converted at each load:
+		// then p+8 cannot overflow and one bounds check does.
+		q := lb.pReqs
 		rb := lb.reqBuf
 		m := int(min(v, uint64(cap(rb))))
 		r := rb[:m:m]
 		prev := lb.prevReq
 		for k := range r {
-			if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
-				v, p = w&0x7f, p+1
+			if w := binary.LittleEndian.Uint64(raw[int(q) : int(q)+8]); w&0x80 == 0 {
+				v, q = w&0x7f, q+1
 			} else {
 				var n int
 				v, n = varint8(w)
-				p += n
+				q += uint32(n)
 			}
 			prev += uint64(int64(v>>1) ^ -int64(v&1))
 			r[k] = prev
 		}
-		lb.pReqs, lb.prevReq = uint32(p), prev
+		lb.pReqs, lb.prevReq = q, prev
 		e.Reqs = r
 		nst = m
 	} else if e.Reqs != nil {
 		e.Reqs = nil
 	}
 	if a&AttrStatus != 0 {
-		ps, pt := int(lb.pSrc), int(lb.pTag)
+		ps, pt := lb.pSrc, lb.pTag
 		sb := lb.stBuf
 		m := min(nst, cap(sb))
 		st := sb[:m:m]
 		for k := range st {
 			var src, tag uint64
-			if w := binary.LittleEndian.Uint64(raw[ps : ps+8]); w&0x80 == 0 {
+			if w := binary.LittleEndian.Uint64(raw[int(ps) : int(ps)+8]); w&0x80 == 0 {
 				src, ps = w&0x7f, ps+1
 			} else {
 				var n int
 				src, n = varint8(w)
-				ps += n
+				ps += uint32(n)
 			}
-			if w := binary.LittleEndian.Uint64(raw[pt : pt+8]); w&0x80 == 0 {
+			if w := binary.LittleEndian.Uint64(raw[int(pt) : int(pt)+8]); w&0x80 == 0 {
 				tag, pt = w&0x7f, pt+1
 			} else {
 				var n int
 				tag, n = varint8(w)
-				pt += n
+				pt += uint32(n)
 			}
 			st[k] = Status{Source: zz32(src), Tag: zz32(tag)}
 		}
-		lb.pSrc, lb.pTag = uint32(ps), uint32(pt)
+		lb.pSrc, lb.pTag = ps, pt
 		e.Status = st
 	} else if e.Status != nil {
 		e.Status = nil
