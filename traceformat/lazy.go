@@ -373,7 +373,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	}
 	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
 	if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
-		lb.rare(e, a)
+		lb.rare(e) // takes e.Attr again: a passed to it was kept on the stack on every path
 	}
 	return true
 }
@@ -414,7 +414,8 @@ func (lb *LazyBatch) touchAhead() {
 }
 
 // rare decodes the per-call attributes few calls have.
-func (lb *LazyBatch) rare(e *Event, a Attr) {
+func (lb *LazyBatch) rare(e *Event) {
+	a := e.Attr
 	if a&AttrNewComm != 0 {
 		e.NewComm = uint32(lb.newcomm.next())
 	}
