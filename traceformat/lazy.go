@@ -796,16 +796,23 @@ func countVarints(b []byte, dur bool) (int, bool) {
 	const stops = 0x8080808080808080
 	n, run := 0, 0
 	w := b
-	for ; len(w) >= 8; w = w[8:] {
+	for ; len(w) >= 16; w = w[16:] { // two words per turn: half the loop's own work
 		t := ^binary.LittleEndian.Uint64(w) & stops
-		if t == 0 {
+		u := ^binary.LittleEndian.Uint64(w[8:]) & stops
+		if t == 0 || u == 0 || run+bits.TrailingZeros64(t)/8 >= 8 ||
+			bits.LeadingZeros64(t)/8+bits.TrailingZeros64(u)/8 >= 8 {
 			return countExact(b, dur), true
 		}
-		if run+bits.TrailingZeros64(t)/8 >= 8 {
+		n += bits.OnesCount64(t) + bits.OnesCount64(u)
+		run = bits.LeadingZeros64(u) / 8 // continuation bytes after the last stop
+	}
+	for ; len(w) >= 8; w = w[8:] {
+		t := ^binary.LittleEndian.Uint64(w) & stops
+		if t == 0 || run+bits.TrailingZeros64(t)/8 >= 8 {
 			return countExact(b, dur), true
 		}
 		n += bits.OnesCount64(t)
-		run = bits.LeadingZeros64(t) / 8 // continuation bytes after the last stop
+		run = bits.LeadingZeros64(t) / 8
 	}
 	for _, x := range w {
 		if x < 0x80 {

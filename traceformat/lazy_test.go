@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -450,6 +451,39 @@ func TestLazyLongVarints(t *testing.T) {
 		}
 		if long && (shapes[1] != shapes[2] || shapes[0] == shapes[1]) {
 			t.Fatalf("shapes %v", shapes)
+		}
+	}
+}
+
+// TestCountVarints compares countVarints, which looks at 8 or 16 bytes at
+// a time, with a byte-by-byte count, on columns of varints of every
+// length (those longer than 8 bytes at every offset against the words),
+// whole and cut.
+func TestCountVarints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 3000 {
+		var b []byte
+		long := false
+		for range rng.IntN(40) {
+			bitsLen := rng.IntN(64) + 1
+			if trial%3 != 0 {
+				bitsLen = min(bitsLen, 56) // most columns without long varints
+			}
+			v := rng.Uint64() >> (64 - bitsLen)
+			b = protowire.AppendVarint(b, v)
+			long = long || v >= 1<<56
+		}
+		n, l := countVarints(b, false)
+		if want := countExact(b, false); n != want || n >= 0 && l != long {
+			t.Fatalf("countVarints(% x) = %d, %v; want %d, %v", b, n, l, want, long)
+		}
+		if len(b) > 0 && b[len(b)-1] < 0x80 {
+			cut := b[:len(b)-1]
+			if len(cut) > 0 && cut[len(cut)-1] >= 0x80 {
+				if n, _ := countVarints(cut, false); n != -1 {
+					t.Fatalf("countVarints(% x) = %d for a cut column", cut, n)
+				}
+			}
 		}
 	}
 }
