@@ -174,7 +174,7 @@ func (lb *LazyBatch) reset() {
 // next returns the column's next varint; past the end (which a checked
 // batch never reaches) it returns 0. Next does not call it for the
 // columns it reads at every event: it cannot be inlined, and Next decodes
-// their values with varintAt.
+// their values inline.
 func (c *lcol) next() uint64 {
 	v, p := uvarint(c.b, c.p)
 	c.p = p
@@ -323,7 +323,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		// then p+8 cannot overflow and one bounds check does.
 		q := lb.pReqs
 		rb := lb.reqBuf
-		m := int(min(v, uint64(cap(rb))))
+		m := int(min(uint64(uint32(v)), uint64(cap(rb)))) // 32 bits, as the column decoder reads it
 		r := rb[:m:m]
 		prev := lb.prevReq
 		for k := range r {

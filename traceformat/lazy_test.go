@@ -487,3 +487,54 @@ func TestCountVarints(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyWideRequestCount: a request count of 2^32 or more (which no
+// writer makes: the column holds uint32) is read modulo 2^32 by both
+// decoders, so that they agree on the events.
+func TestLazyWideRequestCount(t *testing.T) {
+	var b Batch
+	for _, e := range testEvents() {
+		b.Append(&e)
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, &b)
+	var out []byte
+	for data := raw; len(data) > 0; {
+		num, payload, rest, _, err := nextBatchField(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		field := data[:len(data)-len(rest)]
+		data = rest
+		if num != fNReqs {
+			out = append(out, field...)
+			continue
+		}
+		var col []byte
+		varints(payload, func(v uint64) { col = protowire.AppendVarint(col, v|1<<32) })
+		out = protowire.AppendTag(out, fNReqs, protowire.BytesType)
+		out = protowire.AppendBytes(out, col)
+	}
+	var d Batch
+	if err := decodeBatch(out, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range [][]byte{out, append(out, make([]byte, zstdSlack)...)[:len(out)]} {
+		var lb LazyBatch
+		if err := lb.parse(in); err != nil {
+			t.Fatal(err)
+		}
+		var c Cursor
+		var e1, e2 Event
+		n := 0
+		for c.Next(&d, &e1) {
+			if !lb.Next(&e2) || !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
+				t.Fatalf("event %d differs:\n full %+v\n lazy %+v", n, e1, e2)
+			}
+			n++
+		}
+		if lb.Next(&e2) || n != len(testEvents()) {
+			t.Fatalf("%d events", n)
+		}
+	}
+}
