@@ -26,27 +26,29 @@ import (
 // A LazyBatch aliases the reader's buffers: it is valid until the next
 // call of any of the Reader's Read methods, which reuse it.
 type LazyBatch struct {
+	// What Next uses at every event comes first, together, in as few
+	// bytes as will do (two cache lines, three with the buffers of
+	// request ids and statuses): the replay switches rank every few dozen
+	// events, and each cache line of a rank's state is then likely a miss.
+	raw    []byte  // the message, or a copy of the hot columns (pack)
+	shapes []shape // the shape table (tab.shapes)
+	t      int64   // exit time of the last event handed out
+	i, n   int32   // events handed out, events Next decodes (0 when nextSlow does)
+	// Next's position in each column it reads at every event: offsets in
+	// raw (below MaxRaw: 32 bits, which also spares a bounds check of each
+	// 8-byte load, as p+8 cannot overflow).
+	pShape, pGap, pDur, pNReqs, pReqs, pSrc, pTag uint32
+	cur                                           int32 // shape index of the last event handed out (Shape)
+
 	Thread uint32 // thread of every event of the batch
 	BaseNs int64  // entry time of the first event
 
-	// What Next uses at every event comes first, together: the replay
-	// switches rank every few dozen events, and each cache line of a
-	// rank's state is then likely a miss.
-	n, i int   // events, events handed out
-	t    int64 // exit time of the last event handed out
-	cur  int   // shape index of the last event handed out (Shape)
-	// Next's position in each column it reads at every event: offsets in
-	// raw, which is the message, or a copy of the columns when some were
-	// split into several fields.
-	raw                                           []byte
-	pShape, pGap, pDur, pNReqs, pReqs, pSrc, pTag int
-	shapes                                        []shape // the shape table (tab.shapes)
-	prevReq                                       uint64  // last request id (ids are delta coded)
+	prevReq uint64 // last request id (ids are delta coded)
 	// The current event's Reqs and Status.
 	reqBuf []uint64
 	stBuf  []Status
 
-	start [numHot]int // where the columns read at every event start in raw
+	start [numHot]uint32 // where the columns read at every event start in raw
 
 	// The per-event columns as parsed (packed varints as on disk), with
 	// their offsets in the message (-1: joined from several fields). Next
@@ -61,6 +63,18 @@ type LazyBatch struct {
 
 	concat [numLazyCols][]byte // columns that appear more than once in the message, joined
 	sink   byte                // touchAhead's loads go here, so that they are not removed
+
+	count int // events in the batch
+
+	hist [256]int32 // check's histogram of one-byte shape indexes
+	kind [256]uint8 // check's table: which shapes have request ids, and statuses with them
+
+	// A batch with a varint of more than 8 bytes in a column Next reads
+	// at every event is decoded up front into slowBuf and walked with
+	// cursor (nextSlow); slow points at slowBuf then.
+	slow    *Batch
+	slowBuf Batch
+	cursor  Cursor
 }
 
 // lcol is a column of packed varints and the position of the next one.
@@ -87,7 +101,7 @@ const (
 )
 
 // Len is the number of events in the batch.
-func (lb *LazyBatch) Len() int { return lb.n }
+func (lb *LazyBatch) Len() int { return lb.count }
 
 // NumShapes is the number of shapes of the batch: the distinct
 // combinations of an event's function, call site, attribute bits and
@@ -101,11 +115,12 @@ func (lb *LazyBatch) NumShapes() int { return len(lb.shapes) }
 // RecvPeer, RecvTag, SendBytes, RecvBytes and Root (their other fields are
 // per call), so that a consumer may resolve what depends only on these
 // once per shape and batch.
-func (lb *LazyBatch) Shape() int { return lb.cur }
+func (lb *LazyBatch) Shape() int { return int(lb.cur) }
 
 // Rewind makes Next start again from the first event.
 func (lb *LazyBatch) Rewind() {
 	lb.i, lb.t, lb.prevReq, lb.cur = 0, lb.BaseNs, 0, -1
+	lb.cursor = Cursor{}
 	for _, c := range lb.cols() {
 		c.p = 0
 	}
@@ -115,22 +130,27 @@ func (lb *LazyBatch) Rewind() {
 
 // pack points raw and the positions of the columns read at every event at
 // msg, the message the columns were parsed from, or at a copy of the
-// columns if some were split into several fields.
+// columns if some were split into several fields or if msg has no room
+// for rawSlack bytes after its end (a reader's buffers have it).
 func (lb *LazyBatch) pack(msg []byte) {
 	cols := lb.cols()
-	lb.raw = msg
-	for k := range numHot {
-		if lb.off[k] < 0 {
-			buf := lb.joinBuf[:0]
-			for j := range numHot {
-				lb.start[j] = len(buf)
-				buf = append(buf, cols[j].b...)
-			}
-			lb.raw, lb.joinBuf = buf, buf
+	if cap(msg)-len(msg) >= rawSlack {
+		lb.raw = msg[:len(msg)+rawSlack]
+		k := 0
+		for ; k < numHot && lb.off[k] >= 0; k++ {
+			lb.start[k] = uint32(lb.off[k])
+		}
+		if k == numHot {
 			return
 		}
-		lb.start[k] = lb.off[k]
 	}
+	buf := lb.joinBuf[:0]
+	for j := range numHot {
+		lb.start[j] = uint32(len(buf))
+		buf = append(buf, cols[j].b...)
+	}
+	buf = append(buf, make([]byte, rawSlack)...)
+	lb.raw, lb.joinBuf = buf, buf
 }
 
 func (lb *LazyBatch) cols() [numLazyCols]*lcol {
@@ -140,21 +160,21 @@ func (lb *LazyBatch) cols() [numLazyCols]*lcol {
 // reset empties the batch, keeping its storage: a stale LazyBatch hands
 // out no events rather than whatever its buffers hold now.
 func (lb *LazyBatch) reset() {
-	lb.Thread, lb.BaseNs, lb.n = 0, 0, 0
+	lb.Thread, lb.BaseNs, lb.n, lb.count, lb.slow = 0, 0, 0, 0, nil
 	for k, c := range lb.cols() {
 		*c = lcol{}
 		lb.concat[k] = lb.concat[k][:0]
 		lb.off[k] = 0
 	}
 	lb.raw, lb.shapes = nil, nil
-	lb.start = [numHot]int{}
+	lb.start = [numHot]uint32{}
 	lb.Rewind()
 }
 
 // next returns the column's next varint; past the end (which a checked
 // batch never reaches) it returns 0. Next does not call it for the
 // columns it reads at every event: it cannot be inlined, and Next decodes
-// their one- and two-byte values inline.
+// their values inline.
 func (c *lcol) next() uint64 {
 	v, p := uvarint(c.b, c.p)
 	c.p = p
@@ -181,48 +201,84 @@ func uvarint(b []byte, p int) (uint64, int) {
 	return v, p + n
 }
 
+// rawSlack is how many bytes LazyBatch.raw holds beyond the last byte of
+// its hot columns: Next loads 8 bytes at once wherever a varint of these
+// columns starts, so that one load and one bounds check serve a varint of
+// any length up to 8 bytes, instead of a load and a check per byte.
+const rawSlack = 8
+
+// varint8 decodes the varint at the start of w, 8 bytes loaded at once,
+// and returns it with its length; the varint must be at most 8 bytes long
+// (values below 2^56), which LazyBatch.check makes sure of for the
+// columns Next reads this way. There is no branch per byte: the length is
+// where the first byte without the continuation bit is, and the 7-bit
+// groups are packed together in three steps (pairs of bytes, pairs of
+// pairs, halves). Next decodes one-byte values (and two-byte ones in
+// the time columns) before it, inline.
+func varint8(w uint64) (uint64, int) {
+	stops := ^w & 0x8080808080808080
+	n := bits.TrailingZeros64(stops)>>3 + 1
+	w &= stops ^ (stops - 1) // the varint's bytes only
+	w = w&0x007f007f007f007f | w>>1&0x3f803f803f803f80
+	w = w&0x00003fff00003fff | w>>2&0x0fffc0000fffc000
+	w = w&0x000000000fffffff | w>>4&0x00fffffff0000000
+	return w, n
+}
+
 // Next decodes the next event into e and reports whether there was one.
 // e's Reqs and Status alias the batch's scratch buffers, valid until the
 // next call.
 func (lb *LazyBatch) Next(e *Event) bool {
-	if lb.i >= lb.n {
-		return false
+	i := lb.i
+	if i >= lb.n {
+		// Past the end, or a batch with varints too long for this path
+		// (lb.n is then 0).
+		return lb.slow != nil && lb.nextSlow(e)
 	}
-	if lb.i&15 == 0 {
+	if i&15 == 0 {
 		lb.touchAhead()
 	}
-	lb.i++
+	lb.i = i + 1
 	// The batch was checked: every column holds the values its events
-	// call for, so the positions stay inside raw, and a varint that does
-	// not end at its first byte has a second one.
+	// call for, none of them longer than 8 bytes, so the positions stay
+	// inside the columns, and raw holds rawSlack bytes after them. The
+	// varints are decoded inline (a call here would make the compiler
+	// save registers on every path): one load of 8 bytes, one- (and in
+	// the time columns two-) byte values first, varint8 for the others.
 	raw := lb.raw
 	var s, gap, dur uint64
-	p := lb.pShape
-	if x := raw[p]; x < 0x80 {
-		s, p = uint64(x), p+1 // nearly always: a batch has few shapes
+	p := int(lb.pShape)
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+		s, p = w&0x7f, p+1 // nearly always: a batch has few shapes
 	} else {
-		s, p = uvarint(raw, p)
+		var n int
+		s, n = varint8(w)
+		p += n
 	}
-	lb.pShape = p
-	p = lb.pGap
-	if x := raw[p]; x < 0x80 {
-		gap, p = uint64(x), p+1
-	} else if y := raw[p+1]; y < 0x80 {
-		gap, p = uint64(x&0x7f)|uint64(y)<<7, p+2
+	lb.pShape = uint32(p)
+	p = int(lb.pGap)
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+		gap, p = w&0x7f, p+1
+	} else if w&0x8000 == 0 {
+		gap, p = w&0x7f|w>>1&0x3f80, p+2
 	} else {
-		gap, p = uvarint(raw, p)
+		var n int
+		gap, n = varint8(w)
+		p += n
 	}
-	lb.pGap = p
-	p = lb.pDur
-	if x := raw[p]; x < 0x80 {
-		dur, p = uint64(x), p+1
-	} else if y := raw[p+1]; y < 0x80 {
-		dur, p = uint64(x&0x7f)|uint64(y)<<7, p+2
+	lb.pGap = uint32(p)
+	p = int(lb.pDur)
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+		dur, p = w&0x7f, p+1
+	} else if w&0x8000 == 0 {
+		dur, p = w&0x7f|w>>1&0x3f80, p+2
 	} else {
-		dur, p = uvarint(raw, p)
+		var n int
+		dur, n = varint8(w)
+		p += n
 	}
-	lb.pDur = p
-	entry := lb.t + protowire.DecodeZigZag(gap)
+	lb.pDur = uint32(p)
+	entry := lb.t + (int64(gap>>1) ^ -int64(gap&1))
 	exit := entry + int64(dur)
 	lb.t = exit
 	e.Thread, e.Entry, e.Exit = lb.Thread, entry, exit
@@ -237,16 +293,102 @@ func (lb *LazyBatch) Next(e *Event) bool {
 			return true
 		}
 	}
-	lb.cur = int(s)
+	lb.cur = int32(s)
 	sh := &shapes[s]
 	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
 	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
 	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
-	if sh.attr&^staticAttrs == 0 {
+	a := sh.attr &^ staticAttrs
+	if a == 0 {
 		clearPerCall(e)
 		return true
 	}
-	lb.dynamic(e)
+	// The per-call attributes, here rather than in a function of their
+	// own (a call and the reloads after it cost about a tenth of Next on
+	// the analyzer's benchmark trace, where most calls have request ids).
+	// Their buffers were made large enough by parse.
+	nst := 1
+	if a&AttrReqs != 0 {
+		var v uint64
+		p = int(lb.pNReqs)
+		if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
+			v, p = w&0x7f, p+1
+		} else {
+			var n int
+			v, n = varint8(w)
+			p += n
+		}
+		lb.pNReqs = uint32(p)
+		// In the loops the positions stay 32-bit, converted at each load:
+		// then p+8 cannot overflow and one bounds check does.
+		q := lb.pReqs
+		rb := lb.reqBuf
+		m := int(min(uint64(uint32(v)), uint64(cap(rb)))) // 32 bits, as the column decoder reads it
+		r := rb[:m:m]
+		prev := lb.prevReq
+		for k := range r {
+			if w := binary.LittleEndian.Uint64(raw[int(q) : int(q)+8]); w&0x80 == 0 {
+				v, q = w&0x7f, q+1
+			} else {
+				var n int
+				v, n = varint8(w)
+				q += uint32(n)
+			}
+			prev += uint64(int64(v>>1) ^ -int64(v&1))
+			r[k] = prev
+		}
+		lb.pReqs, lb.prevReq = q, prev
+		e.Reqs = r
+		nst = m
+	} else if e.Reqs != nil {
+		e.Reqs = nil
+	}
+	if a&AttrStatus != 0 {
+		ps, pt := lb.pSrc, lb.pTag
+		sb := lb.stBuf
+		m := min(nst, cap(sb))
+		st := sb[:m:m]
+		for k := range st {
+			var src, tag uint64
+			if w := binary.LittleEndian.Uint64(raw[int(ps) : int(ps)+8]); w&0x80 == 0 {
+				src, ps = w&0x7f, ps+1
+			} else {
+				var n int
+				src, n = varint8(w)
+				ps += uint32(n)
+			}
+			if w := binary.LittleEndian.Uint64(raw[int(pt) : int(pt)+8]); w&0x80 == 0 {
+				tag, pt = w&0x7f, pt+1
+			} else {
+				var n int
+				tag, n = varint8(w)
+				pt += uint32(n)
+			}
+			st[k] = Status{Source: zz32(src), Tag: zz32(tag)}
+		}
+		lb.pSrc, lb.pTag = ps, pt
+		e.Status = st
+	} else if e.Status != nil {
+		e.Status = nil
+	}
+	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+	if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
+		lb.rare(e) // takes e.Attr again: a passed to it was kept on the stack on every path
+	}
+	return true
+}
+
+// nextSlow is Next for a batch whose columns hold a varint longer than 8
+// bytes (a value of 2^56 or more, which no tracer writes in these columns,
+// but the format allows): such a batch is decoded up front, as ReadBatch
+// does, and walked with a Cursor.
+func (lb *LazyBatch) nextSlow(e *Event) bool {
+	sb := lb.slow
+	i := lb.cursor.i
+	if !lb.cursor.Next(sb, e) {
+		return false
+	}
+	lb.cur = int32(sb.shapeIdx[i])
 	return true
 }
 
@@ -263,82 +405,17 @@ func (lb *LazyBatch) touchAhead() {
 	const ahead = 128
 	var x byte
 	raw := lb.raw
-	for _, p := range [numHot]int{lb.pShape, lb.pGap, lb.pDur, lb.pNReqs, lb.pReqs, lb.pSrc, lb.pTag} {
-		if q := p + ahead; q < len(raw) {
+	for _, p := range [numHot]uint32{lb.pShape, lb.pGap, lb.pDur, lb.pNReqs, lb.pReqs, lb.pSrc, lb.pTag} {
+		if q := int(p) + ahead; q < len(raw) {
 			x ^= raw[q]
 		}
 	}
 	lb.sink = x
 }
 
-// dynamic decodes the per-call attributes of e (whose Attr is set).
-func (lb *LazyBatch) dynamic(e *Event) {
+// rare decodes the per-call attributes few calls have.
+func (lb *LazyBatch) rare(e *Event) {
 	a := e.Attr
-	raw := lb.raw
-	nst := 1
-	if a&AttrReqs != 0 {
-		var v uint64
-		p := lb.pNReqs
-		if x := raw[p]; x < 0x80 {
-			v, p = uint64(x), p+1
-		} else {
-			v, p = uvarint(raw, p)
-		}
-		lb.pNReqs = p
-		p = lb.pReqs
-		n := min(int(uint32(v)), len(raw)-p) // each id takes a byte at least
-		if cap(lb.reqBuf) < n {
-			lb.reqBuf = make([]uint64, n, max(n, 8))
-		}
-		r := lb.reqBuf[:n:n]
-		prev := lb.prevReq
-		for k := range r {
-			if x := raw[p]; x < 0x80 {
-				v, p = uint64(x), p+1
-			} else {
-				v, p = uvarint(raw, p)
-			}
-			prev += uint64(protowire.DecodeZigZag(v))
-			r[k] = prev
-		}
-		lb.pReqs, lb.prevReq = p, prev
-		e.Reqs = r
-		nst = n
-	} else if e.Reqs != nil {
-		e.Reqs = nil
-	}
-	if a&AttrStatus != 0 {
-		ps, pt := lb.pSrc, lb.pTag
-		nst = min(nst, len(raw)-ps)
-		if cap(lb.stBuf) < nst {
-			lb.stBuf = make([]Status, nst, max(nst, 8))
-		}
-		st := lb.stBuf[:nst:nst]
-		for k := range st {
-			var src, tag uint64
-			if x := raw[ps]; x < 0x80 {
-				src, ps = uint64(x), ps+1
-			} else if y := raw[ps+1]; y < 0x80 {
-				src, ps = uint64(x&0x7f)|uint64(y)<<7, ps+2
-			} else {
-				src, ps = uvarint(raw, ps)
-			}
-			if x := raw[pt]; x < 0x80 {
-				tag, pt = uint64(x), pt+1
-			} else {
-				tag, pt = uvarint(raw, pt)
-			}
-			st[k] = Status{Source: zz32(src), Tag: zz32(tag)}
-		}
-		lb.pSrc, lb.pTag = ps, pt
-		e.Status = st
-	} else if e.Status != nil {
-		e.Status = nil
-	}
-	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
-	if a&(AttrNewComm|AttrPcontrol|AttrFlag) == 0 {
-		return
-	}
 	if a&AttrNewComm != 0 {
 		e.NewComm = uint32(lb.newcomm.next())
 	}
@@ -454,51 +531,79 @@ func (lb *LazyBatch) parse(data []byte) error {
 		}
 	}
 	lb.t = lb.BaseNs
-	if err := lb.check(count); err != nil {
+	long, maxReqs, err := lb.check(count)
+	if err != nil {
 		return err
 	}
 	lb.pack(msg)
 	lb.shapes = lb.tab.shapes
 	lb.Rewind()
-	lb.n = int(count) // only now: a refused batch hands out no events
+	if long {
+		if err := decodeBatch(msg, &lb.slowBuf); err != nil {
+			return err // cannot happen: check accepted the batch
+		}
+		lb.slow, lb.count = &lb.slowBuf, int(count)
+		return nil
+	}
+	// dynamic takes its buffers as they are: room for the most request
+	// ids (and statuses) of one event.
+	if cap(lb.reqBuf) < maxReqs {
+		lb.reqBuf = make([]uint64, 0, maxReqs)
+	}
+	if cap(lb.stBuf) < max(maxReqs, 1) {
+		lb.stBuf = make([]Status, 0, max(maxReqs, 1))
+	}
+	lb.n, lb.count = int32(count), int(count) // only now: a refused batch hands out no events
 	return nil
 }
 
 var errVarintCol = errors.New("bad varint")
 
 // check verifies everything Next relies on, without storing the events.
-func (lb *LazyBatch) check(count uint64) error {
+// It also reports whether a column Next reads with 8-byte loads holds a
+// varint longer than 8 bytes, and the most request ids of one event.
+func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	var cnt [numLazyCols]int
+	// Shape indexes of one byte each (fewer than 128 shapes): the common
+	// case. Their histogram then stands for the count of the column's
+	// varints, and for most of the walk over the events below.
+	sc := lb.shape.b
+	oneByte := count > 0 && uint64(len(sc)) == count && histogram(&lb.hist, sc)
 	for k, c := range lb.cols() {
-		n := countVarints(c.b, k == lcDur)
+		if k == lcShape && oneByte {
+			cnt[k] = len(sc)
+			continue
+		}
+		n, l := countVarints(c.b, k == lcDur)
+		long = long || l && k < numHot
 		if n < 0 {
 			f := [numLazyCols]int{fShape, fGap, fDur, fNReqs, fReqs, fStatusSource, fStatusTag, fNewComm, fPcontrolLevel, fPcontrolArg, fFlag}[k]
 			if k == lcDur {
-				return fmt.Errorf("event batch: field %d: bad varint or duration out of range", f)
+				return false, 0, fmt.Errorf("event batch: field %d: bad varint or duration out of range", f)
 			}
-			return fmt.Errorf("event batch: field %d: %v", f, errVarintCol)
+			return false, 0, fmt.Errorf("event batch: field %d: %v", f, errVarintCol)
 		}
 		cnt[k] = n
 	}
 	if cnt[lcStSrc] != cnt[lcStTag] {
-		return fmt.Errorf("event batch: %d status sources but %d status tags", cnt[lcStSrc], cnt[lcStTag])
+		return false, 0, fmt.Errorf("event batch: %d status sources but %d status tags", cnt[lcStSrc], cnt[lcStTag])
 	}
 	n := cnt[lcShape]
 	if uint64(n) != count {
-		return fmt.Errorf("event batch: count says %d events, shape column has %d", count, n)
+		return false, 0, fmt.Errorf("event batch: count says %d events, shape column has %d", count, n)
 	}
 	if cnt[lcGap] != n || cnt[lcDur] != n {
-		return fmt.Errorf("event batch: per-event columns differ in length (shape %d, gap %d, dur %d)", n, cnt[lcGap], cnt[lcDur])
+		return false, 0, fmt.Errorf("event batch: per-event columns differ in length (shape %d, gap %d, dur %d)", n, cnt[lcGap], cnt[lcDur])
 	}
 	if n == 0 {
-		return nil
+		return long, 0, nil
 	}
 	tb := &lb.tab
 	if cnt[lcPcLevel] != cnt[lcPcArg] {
-		return fmt.Errorf("event batch: paired columns differ in length")
+		return false, 0, fmt.Errorf("event batch: paired columns differ in length")
 	}
 	if err := tb.foldShapes(); err != nil {
-		return err
+		return false, 0, err
 	}
 	// The per-call attribute bits of each shape, in a table of their own:
 	// the loop below then touches one small array.
@@ -511,7 +616,13 @@ func (lb *LazyBatch) check(count uint64) error {
 	}
 	lb.dynAttr = dyn
 	ns := uint64(len(dyn))
-	sc := lb.shape.b
+	if oneByte {
+		if ok, maxReqs, err := lb.checkOneByte(cnt); ok {
+			return long, maxReqs, err
+		}
+		// A shape index out of range, or request counts of more than one
+		// byte: the walk below (names the first bad index).
+	}
 	if any == 0 {
 		// Only the range of the shape indexes to check.
 		if len(sc) == n { // one byte each, the common case
@@ -520,58 +631,25 @@ func (lb *LazyBatch) check(count uint64) error {
 				hi = max(hi, x)
 			}
 			if uint64(hi) >= ns {
-				return fmt.Errorf("event batch: shape index %d of %d", hi, ns)
+				return false, 0, fmt.Errorf("event batch: shape index %d of %d", hi, ns)
 			}
 		} else {
 			c := lcol{b: sc}
 			for range n {
 				if s := c.next(); s >= ns {
-					return fmt.Errorf("event batch: shape index %d of %d", s, ns)
+					return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
 				}
 			}
 		}
-		return lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0)
+		return long, 0, lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0)
 	}
 	var nreq, reqs, st, nc, pc, flag int
-	if nrb := lb.nreqs.b; len(sc) == n && len(nrb) == cnt[lcNReqs] {
-		// Shape indexes and request counts of one byte each (fewer than
-		// 128 shapes, and of requests per call): the common case, walked
-		// without decoding. A count of ids beyond the column is caught by
-		// the comparison of the totals.
-		for i, x := range sc {
-			if uint64(x) >= ns {
-				return fmt.Errorf("event batch: shape index %d of %d", x, ns)
-			}
-			a := dyn[x]
-			if a == 0 {
-				continue
-			}
-			nst := 1
-			if a&AttrReqs != 0 {
-				if nreq >= len(nrb) {
-					return fmt.Errorf("event batch: event %d: nreqs column too short", i)
-				}
-				nst = int(nrb[nreq])
-				nreq++
-				reqs += nst
-			}
-			if a&AttrStatus != 0 {
-				st += nst
-			}
-			if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
-				nc += int(a / AttrNewComm & 1)
-				pc += int(a / AttrPcontrol & 1)
-				flag += int(a / AttrFlag & 1)
-			}
-		}
-		return lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
-	}
 	nr := lcol{b: lb.nreqs.b}
 	c := lcol{b: sc}
 	for i := range n {
 		s := c.next()
 		if s >= ns {
-			return fmt.Errorf("event batch: shape index %d of %d", s, ns)
+			return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
 		}
 		a := dyn[s]
 		if a == 0 {
@@ -580,15 +658,16 @@ func (lb *LazyBatch) check(count uint64) error {
 		nst := 1
 		if a&AttrReqs != 0 {
 			if nreq >= cnt[lcNReqs] {
-				return fmt.Errorf("event batch: event %d: nreqs column too short", i)
+				return false, 0, fmt.Errorf("event batch: event %d: nreqs column too short", i)
 			}
 			k := int(uint32(nr.next()))
 			nreq++
 			if k > cnt[lcReqs]-reqs {
-				return fmt.Errorf("event batch: event %d: %d request ids, only %d left", i, k, cnt[lcReqs]-reqs)
+				return false, 0, fmt.Errorf("event batch: event %d: %d request ids, only %d left", i, k, cnt[lcReqs]-reqs)
 			}
 			reqs += k
 			nst = k
+			maxReqs = max(maxReqs, k)
 		}
 		if a&AttrStatus != 0 {
 			st += nst
@@ -605,7 +684,90 @@ func (lb *LazyBatch) check(count uint64) error {
 			}
 		}
 	}
-	return lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
+	return long, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
+}
+
+// histogram counts the values of a column of one-byte shape indexes into
+// h and reports whether every byte is a whole varint (below 0x80).
+func histogram(h *[256]int32, sc []byte) bool {
+	clear(h[:])
+	for _, x := range sc {
+		h[x]++
+	}
+	for _, k := range h[0x80:] {
+		if k != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkOneByte is the end of check for a batch whose shape indexes take
+// one byte each (lb.hist holds their histogram) and whose request counts
+// too: the counts of the per-call columns follow from the histogram and
+// the request counts' sum, and only events with request ids need a walk,
+// when some of them have statuses (one per request id) and some not. ok
+// is false, for check's general walk, when an index is out of range or a
+// request count takes more than a byte.
+func (lb *LazyBatch) checkOneByte(cnt [numLazyCols]int) (ok bool, maxReqs int, err error) {
+	dyn, h := lb.dynAttr, &lb.hist
+	for _, k := range h[min(len(dyn), 0x80):0x80] {
+		if k != 0 {
+			return false, 0, nil
+		}
+	}
+	var nreq, st, nc, pc, flag int
+	var with, without bool // request ids with statuses, and without, occur
+	for s, a := range dyn[:min(len(dyn), 0x80)] {
+		k := int(h[s])
+		if k == 0 || a == 0 {
+			continue
+		}
+		if a&AttrReqs != 0 {
+			nreq += k
+			with = with || a&AttrStatus != 0
+			without = without || a&AttrStatus == 0
+		} else if a&AttrStatus != 0 {
+			st += k
+		}
+		nc += k * int(a/AttrNewComm&1)
+		pc += k * int(a/AttrPcontrol&1)
+		flag += k * int(a/AttrFlag&1)
+	}
+	nrb := lb.nreqs.b
+	if nreq != cnt[lcNReqs] {
+		return true, 0, lb.checkCounts(cnt, nreq, cnt[lcReqs], st, nc, pc, flag)
+	}
+	if len(nrb) != nreq {
+		return false, 0, nil // request counts of more than one byte
+	}
+	reqs := 0
+	for _, k := range nrb {
+		reqs += int(k)
+		maxReqs = max(maxReqs, int(k))
+	}
+	switch {
+	case with && !without:
+		st += reqs
+	case with:
+		kind := &lb.kind
+		clear(kind[:])
+		for s, a := range dyn[:min(len(dyn), 0x80)] {
+			if a&AttrReqs != 0 {
+				kind[s] = 1 + uint8(a/AttrStatus&1)
+			}
+		}
+		j := 0
+		for _, x := range lb.shape.b {
+			if d := kind[x]; d != 0 {
+				if d == 2 {
+					st += int(nrb[j])
+				}
+				j++
+			}
+		}
+	}
+	return true, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
 }
 
 func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, flag int) error {
@@ -625,40 +787,45 @@ func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, f
 
 // countVarints returns the number of varints in a packed column, or -1 if
 // the column is not a sequence of valid varints (or, with dur, holds a
-// value of 2^63 or more). It looks at 8 bytes at a time: the varints are
-// the bytes without the continuation bit, and runs of continuation bytes
-// are tracked across words; a run of 9 or more (a value of 63 bits or
-// more, rare) sends the column to the exact byte-by-byte check.
-func countVarints(b []byte, dur bool) int {
+// value of 2^63 or more), and whether a varint is longer than 8 bytes. It
+// looks at 8 bytes at a time: the varints are the bytes without the
+// continuation bit, and runs of continuation bytes are tracked across
+// words; a run of 8 or more (a value of 56 bits or more, rare) sends the
+// column to the exact byte-by-byte check.
+func countVarints(b []byte, dur bool) (int, bool) {
 	const stops = 0x8080808080808080
-	n, run, i := 0, 0, 0
-	for ; i+8 <= len(b); i += 8 {
-		t := ^binary.LittleEndian.Uint64(b[i:]) & stops
-		if t == 0 {
-			run += 8
-			if run >= 9 {
-				return countExact(b, dur)
-			}
-			continue
+	n, run := 0, 0
+	w := b
+	for ; len(w) >= 16; w = w[16:] { // two words per turn: half the loop's own work
+		t := ^binary.LittleEndian.Uint64(w) & stops
+		u := ^binary.LittleEndian.Uint64(w[8:]) & stops
+		if t == 0 || u == 0 || run+bits.TrailingZeros64(t)/8 >= 8 ||
+			bits.LeadingZeros64(t)/8+bits.TrailingZeros64(u)/8 >= 8 {
+			return countExact(b, dur), true
 		}
-		if run+bits.TrailingZeros64(t)/8 >= 9 {
-			return countExact(b, dur)
+		n += bits.OnesCount64(t) + bits.OnesCount64(u)
+		run = bits.LeadingZeros64(u) / 8 // continuation bytes after the last stop
+	}
+	for ; len(w) >= 8; w = w[8:] {
+		t := ^binary.LittleEndian.Uint64(w) & stops
+		if t == 0 || run+bits.TrailingZeros64(t)/8 >= 8 {
+			return countExact(b, dur), true
 		}
 		n += bits.OnesCount64(t)
-		run = bits.LeadingZeros64(t) / 8 // continuation bytes after the last stop
+		run = bits.LeadingZeros64(t) / 8
 	}
-	for ; i < len(b); i++ {
-		if b[i] < 0x80 {
+	for _, x := range w {
+		if x < 0x80 {
 			n++
 			run = 0
-		} else if run++; run >= 9 {
-			return countExact(b, dur)
+		} else if run++; run >= 8 {
+			return countExact(b, dur), true
 		}
 	}
 	if run != 0 {
-		return -1 // the last varint is cut
+		return -1, false // the last varint is cut
 	}
-	return n
+	return n, false
 }
 
 func countExact(b []byte, dur bool) int {

@@ -2,8 +2,10 @@ package traceformat
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -275,30 +277,38 @@ func FuzzBatchDecoders(f *testing.F) {
 	f.Add(enc.appendBatch(nil, &h))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d Batch
-		var lb LazyBatch
-		errFull, errLazy := decodeBatch(data, &d), lb.parse(data)
-		if (errFull == nil) != (errLazy == nil) {
-			t.Fatalf("decoders disagree: full %v, lazy %v", errFull, errLazy)
-		}
-		var e1, e2 Event
-		var c Cursor
-		if errFull != nil {
+		errFull := decodeBatch(data, &d)
+		// The lazy decoder reads the message in place when it has room
+		// after its end (as the reader's buffers have, holding stale
+		// bytes), and a copy of its columns otherwise: both ways.
+		slack := bytes.Repeat([]byte{0xff}, len(data)+zstdSlack)[:len(data)]
+		copy(slack, data)
+		for _, in := range [][]byte{data, slack} {
+			var lb LazyBatch
+			errLazy := lb.parse(in)
+			if (errFull == nil) != (errLazy == nil) {
+				t.Fatalf("decoders disagree: full %v, lazy %v", errFull, errLazy)
+			}
+			var e1, e2 Event
+			var c Cursor
+			if errFull != nil {
+				if lb.Next(&e2) {
+					t.Fatal("a refused lazy batch hands out an event")
+				}
+				continue
+			}
+			if lb.Len() != d.Len() || lb.Thread != d.Thread || lb.BaseNs != d.BaseNs {
+				t.Fatalf("batch differs: lazy %d events thread %d base %d, full %d, %d, %d",
+					lb.Len(), lb.Thread, lb.BaseNs, d.Len(), d.Thread, d.BaseNs)
+			}
+			for i := 0; c.Next(&d, &e1); i++ {
+				if !lb.Next(&e2) || !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
+					t.Fatalf("event %d differs:\n full %+v\n lazy %+v", i, e1, e2)
+				}
+			}
 			if lb.Next(&e2) {
-				t.Fatal("a refused lazy batch hands out an event")
+				t.Fatal("lazy batch longer")
 			}
-			return
-		}
-		if lb.Len() != d.Len() || lb.Thread != d.Thread || lb.BaseNs != d.BaseNs {
-			t.Fatalf("batch differs: lazy %d events thread %d base %d, full %d, %d, %d",
-				lb.Len(), lb.Thread, lb.BaseNs, d.Len(), d.Thread, d.BaseNs)
-		}
-		for i := 0; c.Next(&d, &e1); i++ {
-			if !lb.Next(&e2) || !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
-				t.Fatalf("event %d differs:\n full %+v\n lazy %+v", i, e1, e2)
-			}
-		}
-		if lb.Next(&e2) {
-			t.Fatal("lazy batch longer")
 		}
 	})
 }
@@ -354,5 +364,177 @@ func TestLazyShape(t *testing.T) {
 	}
 	if batches < 2 {
 		t.Fatalf("%d batches", batches)
+	}
+}
+
+// TestVarint8 compares varint8 with protowire for every length it takes
+// (1 to 8 bytes), the bytes after the varint set to anything.
+func TestVarint8(t *testing.T) {
+	vals := []uint64{0, 1, 127, 128, 300, 16383, 16384, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<35 + 5,
+		1<<42 - 1, 1 << 42, 1<<49 + 12345, 1<<56 - 1}
+	for k := range 200 {
+		vals = append(vals, uint64(k)*0x9e3779b97f4a7c15>>(8+k%49))
+	}
+	for _, v := range vals {
+		for _, after := range []byte{0x00, 0x80, 0xff, 0x7f} {
+			b := protowire.AppendVarint(nil, v)
+			n := len(b)
+			for len(b) < 8 {
+				b = append(b, after)
+			}
+			got, k := varint8(binary.LittleEndian.Uint64(b))
+			if got != v || k != n {
+				t.Fatalf("varint8(% x) = %d, %d; want %d, %d", b, got, k, v, n)
+			}
+		}
+	}
+}
+
+// TestLazyLongVarints: a batch with varints of 9 or 10 bytes in the columns
+// Next reads at every event (request id deltas, gaps and durations of 2^56
+// or more: the format allows them, tracers do not write them) is read by
+// nextSlow, with the same events, shapes and rewinding as ReadBatch.
+func TestLazyLongVarints(t *testing.T) {
+	evs := []Event{
+		{Func: 0, Entry: 1000, Exit: 2000},
+		{Func: 1, Site: 1, Entry: 2500, Exit: 2600, Attr: AttrComm | AttrSend | AttrReqs, SendPeer: 1, Reqs: []uint64{1 << 62}},
+		{Func: 1, Site: 1, Entry: 2700, Exit: 2800, Attr: AttrComm | AttrSend | AttrReqs, SendPeer: 1, Reqs: []uint64{3}},
+		{Func: 2, Site: 1, Entry: 3000, Exit: 3000 + 1<<60, Attr: AttrReqs | AttrStatus, Reqs: []uint64{1 << 62, 3},
+			Status: []Status{{1, 2}, {NoStatus, NoStatus}}},
+		{Func: 3, Site: 0, Attr: AttrComm, Entry: 1<<61 + 1<<60 + 5000, Exit: 1<<61 + 1<<60 + 6000},
+	}
+	for _, long := range []bool{false, true} {
+		in := evs
+		if !long {
+			in = testEvents()
+		}
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.WriteDefinitions(testDefs())
+		var b Batch
+		for i := range in {
+			b.Append(&in[i])
+		}
+		w.WriteBatch(&b)
+		w.Close(nil)
+		got, err := eventsBoth(t, buf.Bytes())
+		if err != io.EOF {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(normalize(got), normalize(in)) {
+			t.Fatalf("long %v: read\n%+v\nwant\n%+v", long, got, in)
+		}
+		r, err := NewReader(bytes.NewReader(buf.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lb, err := r.ReadLazyBatch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (lb.slow != nil) != long || lb.Len() != len(in) {
+			t.Fatalf("long %v: slow path %v, %d events", long, lb.slow != nil, lb.Len())
+		}
+		var e Event
+		var shapes []int
+		for lb.Next(&e) {
+			shapes = append(shapes, lb.Shape())
+		}
+		lb.Rewind()
+		for i := 0; lb.Next(&e); i++ {
+			if lb.Shape() != shapes[i] || e.Entry != in[i].Entry {
+				t.Fatalf("long %v: after Rewind event %d: shape %d entry %d, want %d, %d", long, i, lb.Shape(), e.Entry, shapes[i], in[i].Entry)
+			}
+		}
+		if long && (shapes[1] != shapes[2] || shapes[0] == shapes[1]) {
+			t.Fatalf("shapes %v", shapes)
+		}
+	}
+}
+
+// TestCountVarints compares countVarints, which looks at 8 or 16 bytes at
+// a time, with a byte-by-byte count, on columns of varints of every
+// length (those longer than 8 bytes at every offset against the words),
+// whole and cut.
+func TestCountVarints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 3000 {
+		var b []byte
+		long := false
+		for range rng.IntN(40) {
+			bitsLen := rng.IntN(64) + 1
+			if trial%3 != 0 {
+				bitsLen = min(bitsLen, 56) // most columns without long varints
+			}
+			v := rng.Uint64() >> (64 - bitsLen)
+			b = protowire.AppendVarint(b, v)
+			long = long || v >= 1<<56
+		}
+		n, l := countVarints(b, false)
+		if want := countExact(b, false); n != want || n >= 0 && l != long {
+			t.Fatalf("countVarints(% x) = %d, %v; want %d, %v", b, n, l, want, long)
+		}
+		if len(b) > 0 && b[len(b)-1] < 0x80 {
+			cut := b[:len(b)-1]
+			if len(cut) > 0 && cut[len(cut)-1] >= 0x80 {
+				if n, _ := countVarints(cut, false); n != -1 {
+					t.Fatalf("countVarints(% x) = %d for a cut column", cut, n)
+				}
+			}
+		}
+	}
+}
+
+// TestLazyWideRequestCount: a request count of 2^32 or more (which no
+// writer makes: the column holds uint32) is read modulo 2^32 by both
+// decoders, so that they agree on the events.
+func TestLazyWideRequestCount(t *testing.T) {
+	var b Batch
+	for _, e := range testEvents() {
+		b.Append(&e)
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, &b)
+	var out []byte
+	for data := raw; len(data) > 0; {
+		num, payload, rest, _, err := nextBatchField(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		field := data[:len(data)-len(rest)]
+		data = rest
+		if num != fNReqs {
+			out = append(out, field...)
+			continue
+		}
+		var col []byte
+		varints(payload, func(v uint64) { col = protowire.AppendVarint(col, v|1<<32) })
+		out = protowire.AppendTag(out, fNReqs, protowire.BytesType)
+		out = protowire.AppendBytes(out, col)
+	}
+	var d Batch
+	if err := decodeBatch(out, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range [][]byte{out, append(out, make([]byte, zstdSlack)...)[:len(out)]} {
+		var lb LazyBatch
+		if err := lb.parse(in); err != nil {
+			t.Fatal(err)
+		}
+		var c Cursor
+		var e1, e2 Event
+		n := 0
+		for c.Next(&d, &e1) {
+			if !lb.Next(&e2) || !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
+				t.Fatalf("event %d differs:\n full %+v\n lazy %+v", n, e1, e2)
+			}
+			n++
+		}
+		if lb.Next(&e2) || n != len(testEvents()) {
+			t.Fatalf("%d events", n)
+		}
 	}
 }
