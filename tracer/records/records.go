@@ -128,57 +128,129 @@ func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) e
 	plain := conv.TSC && conv.SkewOff == 0 && conv.SkewPPM == 0
 	raw0, ns0, k := conv.Raw0, conv.Ns0, conv.NsPerTick
 	e := traceformat.Event{Thread: tid}
-	// A run of one call (a loop) repeats the header's first 8 bytes
-	// (function, attribute bits, call site) and the static attribute bytes:
-	// such a record takes the last event's shape (AppendRepeat) without a
-	// lookup. last is the last record appended, when it had only static
-	// attributes.
-	var last []byte
+	// A record's first 8 bytes are its key: function, attribute bits and
+	// call site. A call site nearly always makes the same call, so a record
+	// whose key and static attribute bytes equal those of the site's last
+	// record in p takes that record's event's shape (AppendLike) without
+	// reading its static attributes or looking the shape up. sites holds,
+	// by call site modulo its size, the offset+1 in p of such a record
+	// (0 = none) and the index of its event in b.
+	var sites [64]struct{ off, ev int }
+	// A run of one call with only static attributes (a loop of a cheap
+	// call) is taken whole by the inner loop below. run is the offset of
+	// the last record when it had only static attributes, else -1.
+	run := -1
+	var exit int64 // exit time of the last event appended
 	off := 0
 	for off+HeaderSize <= len(p) {
-		h, attr, need := record(p, off)
-		if need < 0 {
+		key := le.Uint64(p[off:])
+		attr := traceformat.Attr(uint16(key >> 16))
+		st := int(staticSize[attr&staticOnly])
+		if run >= 0 && key == le.Uint64(p[run:]) {
+			// The same call again: its record has run's length.
+			rl := HeaderSize + st
+			s0 := p[run+HeaderSize : run+rl]
+			var c4 uint32 // the communicator, when it is the only attribute
+			if st == 4 {
+				c4 = le.Uint32(s0)
+			}
+			gap, dur := b.Gap, b.Dur
+			n := 0
+			for off+rl <= len(p) {
+				r := p[off : off+rl]
+				if le.Uint64(r) != key {
+					break
+				}
+				if st == 4 {
+					if le.Uint32(r[HeaderSize:]) != c4 {
+						break
+					}
+				} else if st != 0 && !bytes.Equal(r[HeaderSize:], s0) {
+					break
+				}
+				r0, r1 := le.Uint64(r[8:]), le.Uint64(r[16:])
+				var t0, t1 int64
+				if plain {
+					t0, t1 = ns0+int64(float64(int64(r0-raw0))*k), ns0+int64(float64(int64(r1-raw0))*k)
+				} else {
+					t0, t1 = conv.Ns(r0), conv.Ns(r1)
+				}
+				t1 = max(t1, t0)
+				gap = append(gap, t0-exit)
+				dur = append(dur, uint64(t1-t0))
+				exit = t1
+				off += rl
+				n++
+			}
+			b.Gap, b.Dur = gap, dur
+			if n > 0 {
+				b.RepeatLast(n, exit)
+				continue
+			}
+		}
+		need := st
+		if attr&^staticOnly != 0 {
+			need = size(attr, p[off+HeaderSize:])
+		}
+		if need < 0 || off+HeaderSize+need > len(p) {
 			return ErrTruncated
 		}
 		var t0, t1 int64
-		if r0, r1 := le.Uint64(h[8:]), le.Uint64(h[16:]); plain {
+		if r0, r1 := le.Uint64(p[off+8:]), le.Uint64(p[off+16:]); plain {
 			t0, t1 = ns0+int64(float64(int64(r0-raw0))*k), ns0+int64(float64(int64(r1-raw0))*k)
 		} else {
 			t0, t1 = conv.Ns(r0), conv.Ns(r1)
 		}
-		if t1 < t0 {
-			t1 = t0
-		}
-		rec := p[off : off+HeaderSize+need]
-		off += HeaderSize + need
-		if attr&^staticOnly == 0 && len(last) == len(rec) &&
-			le.Uint64(last) == le.Uint64(rec) && bytes.Equal(last[HeaderSize:], rec[HeaderSize:]) {
-			b.AppendRepeat(t0, t1)
-			continue
-		}
-		e.Func, e.Site, e.Attr, e.Entry, e.Exit = uint32(le.Uint16(h)), le.Uint32(h[4:]), attr, t0, t1
-		q := rec[HeaderSize:]
-		switch {
-		case attr == 0:
-			b.AppendStatic(&e)
-		case attr == traceformat.AttrComm:
-			e.Comm = le.Uint32(q)
-			b.AppendStatic(&e)
-		default:
-			o := staticAttrs(&e, attr, q)
-			b.AppendStatic(&e)
-			if attr&^staticOnly != 0 {
-				dynamicAttrs(b, attr, q[o:])
-				last = nil
-				continue
+		t1 = max(t1, t0)
+		q := p[off+HeaderSize : off+HeaderSize+need]
+		site := uint32(key >> 32)
+		c := &sites[site%uint32(len(sites))]
+		if c.off > 0 && le.Uint64(p[c.off-1:]) == key && sameStatic(p[c.off-1+HeaderSize:c.off-1+HeaderSize+st], q[:st]) {
+			b.AppendLike(c.ev, t0, t1)
+		} else {
+			e.Func, e.Site, e.Attr, e.Entry, e.Exit = uint32(uint16(key)), site, attr, t0, t1
+			if attr == traceformat.AttrComm {
+				e.Comm = le.Uint32(q)
+			} else if attr&staticOnly != 0 {
+				staticAttrs(&e, attr, q)
 			}
+			b.AppendStatic(&e)
+			c.off, c.ev = off+1, b.Len()-1
 		}
-		last = rec
+		exit = t1
+		run = off
+		if attr&^staticOnly != 0 {
+			dynamicAttrs(b, attr, q[st:])
+			run = -1
+		}
+		off += HeaderSize + need
 	}
 	if off != len(p) {
 		return ErrTruncated
 	}
 	return nil
+}
+
+// staticSize is the size of the static attributes of a record by its
+// attribute bits (those of staticOnly).
+var staticSize = func() (t [staticOnly + 1]uint8) {
+	for a := range t {
+		t[a] = uint8(size(traceformat.Attr(a)&staticOnly, nil))
+	}
+	return t
+}()
+
+// sameStatic reports whether the static attribute bytes of two records
+// with the same attribute bits are equal, with the common lengths (none,
+// a communicator) compared inline.
+func sameStatic(x, y []byte) bool {
+	switch len(x) {
+	case 0:
+		return true
+	case 4:
+		return le.Uint32(x) == le.Uint32(y)
+	}
+	return bytes.Equal(x, y)
 }
 
 // staticOnly are the attributes whose values are part of a call's shape
