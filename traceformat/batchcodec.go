@@ -141,7 +141,6 @@ func (s *shape) equal(o *shape) bool {
 		s.root == o.root && s.sendBytes == o.sendBytes && s.recvBytes == o.recvBytes
 }
 
-
 // putVarints writes the varints of v to buf (which has room for them) and
 // returns their length; one- and two-byte values, nearly all of a batch's,
 // are written inline (measured faster than protowire's or binary's
