@@ -367,3 +367,63 @@ func TestDecodeShapedMixed(t *testing.T) {
 		}
 	}
 }
+
+// cut128K cuts p into buffers of whole records of at most 128 KB, the
+// tracer's buffer size.
+func cut128K(p []byte) [][]byte {
+	var out [][]byte
+	for off := 0; off < len(p); {
+		end := off
+		for end < len(p) {
+			_, _, need := record(p, end)
+			if end+HeaderSize+need-off > 128<<10 {
+				break
+			}
+			end += HeaderSize + need
+		}
+		out = append(out, p[off:end])
+		off = end
+	}
+	return out
+}
+
+// BenchmarkDecodeEncode128K is the Go side's cost per event as the tracer
+// pays it: DecodeShaped, encoding and compression of 128 KB buffers (each
+// a frame, so per-frame costs such as zstd's literal tables count), for the
+// cheap stream and the halo mix, at the tracer's zstd level (SpeedFastest)
+// and the Writer's default.
+func BenchmarkDecodeEncode128K(b *testing.B) {
+	for _, src := range []struct {
+		name string
+		p    []byte
+	}{{"Cheap", cheapCalls(1 << 16)}, {"Halo", haloCalls(1 << 16)}} {
+		bufs := cut128K(src.p)
+		for _, lv := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
+			b.Run(src.name+"/"+lv.String(), func(b *testing.B) {
+				conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
+				w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Level: lv})
+				if err != nil {
+					b.Fatal(err)
+				}
+				off0, n := w.Offset(), 0
+				var batch traceformat.Batch
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					for _, p := range bufs {
+						batch.Reset()
+						if err := DecodeShaped(&batch, p, 0, conv); err != nil {
+							b.Fatal(err)
+						}
+						if err := w.WriteBatch(&batch); err != nil {
+							b.Fatal(err)
+						}
+						n += batch.Len()
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/event")
+				b.ReportMetric(float64(w.Offset()-off0)/float64(n), "B/event")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}
