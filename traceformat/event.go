@@ -204,11 +204,12 @@ func (b *Batch) AppendLike(i int, entry, exit int64) {
 // entry time minus the exit time of event k-1, Dur[k] the exit time minus
 // the entry time.
 func (b *Batch) RepeatLast(n int, exit int64) {
+	// The index of the last event repeated n times, by doubling copies
+	// (memmove) rather than a store per event.
 	k := len(b.shapeIdx)
-	s := b.shapeIdx[k-1]
 	b.shapeIdx = slices.Grow(b.shapeIdx, n)[:k+n]
-	for j := k; j < len(b.shapeIdx); j++ {
-		b.shapeIdx[j] = s
+	for j := k; j < k+n; {
+		j += copy(b.shapeIdx[j:], b.shapeIdx[k-1:j])
 	}
 	b.lastExit = exit
 }
