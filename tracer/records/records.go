@@ -132,9 +132,13 @@ func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) e
 	// whose key and static attribute bytes equal those of the site's last
 	// record in p takes that record's event's shape (AppendLike) without
 	// reading its static attributes or looking the shape up. sites holds,
-	// by call site modulo its size, the offset+1 in p of such a record
-	// (0 = none) and the index of its event in b.
-	var sites [64]struct{ off, ev int }
+	// by call site modulo its size, the key and static attributes of such
+	// a record (a slice of p; empty = none) and the index of its event in
+	// b.
+	var sites [64]struct {
+		rec []byte
+		ev  int
+	}
 	// A run of one call with only static attributes (a loop of a cheap
 	// call) is taken whole by the inner loop below. run is the offset of
 	// the last record when it had only static attributes, else -1.
@@ -163,7 +167,8 @@ func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) e
 		if need < 0 || off+HeaderSize+need > len(p) {
 			return ErrTruncated
 		}
-		h := (*[HeaderSize]byte)(p[off:])
+		r := p[off : off+HeaderSize+need]
+		h := (*[HeaderSize]byte)(r)
 		var t0, t1 int64
 		if r0, r1 := le.Uint64(h[8:]), le.Uint64(h[16:]); plain {
 			t0, t1 = ns0+int64(float64(int64(r0-raw0))*k), ns0+int64(float64(int64(r1-raw0))*k)
@@ -171,10 +176,10 @@ func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) e
 			t0, t1 = conv.Ns(r0), conv.Ns(r1)
 		}
 		t1 = max(t1, t0)
-		q := p[off+HeaderSize : off+HeaderSize+need]
+		q := r[HeaderSize:]
 		site := uint32(key >> 32)
 		c := &sites[site%uint32(len(sites))]
-		if c.off > 0 && le.Uint64(p[c.off-1:]) == key && sameStatic(p[c.off-1+HeaderSize:c.off-1+HeaderSize+st], q[:st]) {
+		if len(c.rec) != 0 && le.Uint64(c.rec) == key && sameStatic(c.rec[HeaderSize:], q[:st]) {
 			b.AppendLike(c.ev, t0, t1)
 		} else {
 			e.Func, e.Site, e.Attr, e.Entry, e.Exit = uint32(uint16(key)), site, attr, t0, t1
@@ -184,7 +189,7 @@ func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) e
 				staticAttrs(&e, attr, q)
 			}
 			b.AppendStatic(&e)
-			c.off, c.ev = off+1, b.Len()-1
+			c.rec, c.ev = r[:HeaderSize+st], b.Len()-1
 		}
 		exit = t1
 		run = off
@@ -396,6 +401,15 @@ func dynamicAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
 		}
 		b.Status = st
 	}
+	if a&(traceformat.AttrNewComm|traceformat.AttrPcontrol|traceformat.AttrFlag) != 0 {
+		rareAttrs(b, a, q[off:])
+	}
+}
+
+// rareAttrs is the part of dynamicAttrs for the attributes few calls
+// carry (q starts after the statuses), out of line.
+func rareAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
+	off := 0
 	if a&traceformat.AttrNewComm != 0 {
 		b.NewComm = append(b.NewComm, le.Uint32(q[off:]))
 		off += 4
