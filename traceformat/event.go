@@ -1,5 +1,7 @@
 package traceformat
 
+import "slices"
+
 // Attr bits say which optional attributes an event carries (trace.proto,
 // enum Attr).
 type Attr uint32
@@ -179,6 +181,37 @@ func (b *Batch) AppendRepeat(entry, exit int64) {
 	b.Dur = append(b.Dur, uint64(exit-entry))
 	b.lastExit = exit
 	b.shapeIdx = append(b.shapeIdx, b.shapeIdx[len(b.shapeIdx)-1])
+}
+
+// AppendLike adds an event of the same static part as event i of the
+// batch (an earlier event added by AppendStatic, AppendRepeat, AppendLike
+// or RepeatLast) with new times: the tracer's path for a call site seen
+// before in the batch, which needs no shape lookup. The caller then appends
+// the event's per-call attributes as after AppendStatic.
+func (b *Batch) AppendLike(i int, entry, exit int64) {
+	b.Gap = append(b.Gap, entry-b.lastExit)
+	b.Dur = append(b.Dur, uint64(exit-entry))
+	b.lastExit = exit
+	b.shapeIdx = append(b.shapeIdx, b.shapeIdx[i])
+}
+
+// RepeatLast completes n events that repeat the static part of the last
+// event added by AppendStatic, AppendRepeat, AppendLike or RepeatLast,
+// whose gaps and durations the caller has appended to Gap and Dur itself;
+// exit is the exit time of the last of them. It is AppendRepeat for a
+// whole run of one call (the tracer's tight loop), whose times the caller
+// converts and appends with the columns held in registers: Gap[k] is the
+// entry time minus the exit time of event k-1, Dur[k] the exit time minus
+// the entry time.
+func (b *Batch) RepeatLast(n int, exit int64) {
+	// The index of the last event repeated n times, by doubling copies
+	// (memmove) rather than a store per event.
+	k := len(b.shapeIdx)
+	b.shapeIdx = slices.Grow(b.shapeIdx, n)[:k+n]
+	for j := k; j < k+n; {
+		j += copy(b.shapeIdx[j:], b.shapeIdx[k-1:j])
+	}
+	b.lastExit = exit
 }
 
 // shapeID returns the index of e's shape, adding it to the table if new.

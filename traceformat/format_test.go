@@ -692,3 +692,47 @@ func TestLyingCountCostsNoMemory(t *testing.T) {
 		t.Errorf("decoding %d bytes allocated %d", len(raw), n)
 	}
 }
+
+// TestAppendLikeSameBytes checks that a batch built with AppendLike and
+// RepeatLast where an earlier event has the same static part (as
+// records.DecodeShaped does) encodes to the bytes of one built with Append.
+func TestAppendLikeSameBytes(t *testing.T) {
+	evs := haloEvents(3000)
+	// Runs of one call whose times the caller appends itself.
+	for i := 100; i < 3000; i += 300 {
+		for j := i + 1; j < i+40; j++ {
+			evs[j] = Event{Func: 42, Site: 9, Attr: AttrComm, Comm: 1, Entry: evs[j-1].Exit + 150, Exit: evs[j-1].Exit + 175}
+		}
+	}
+	var a, s Batch
+	var ea, es batchEncoder
+	for k := 0; k < 2; k++ {
+		a.Reset()
+		s.Reset()
+		seen := map[shape]int{}
+		for i := range evs {
+			e := &evs[i]
+			a.Append(e)
+			sh := Batch{}
+			sh.AppendStatic(e)
+			key := sh.shapes[0]
+			j, ok := seen[key]
+			switch {
+			case ok && j == s.Len()-1 && k == 1 && e.Attr&^staticAttrs == 0:
+				s.Gap = append(s.Gap, e.Entry-s.lastExit)
+				s.Dur = append(s.Dur, uint64(e.Exit-e.Entry))
+				s.RepeatLast(1, e.Exit)
+			case ok:
+				s.AppendLike(j, e.Entry, e.Exit)
+				s.appendPerCall(e, e.Attr&attrKnown)
+			default:
+				appendStatic(&s, e)
+			}
+			seen[key] = s.Len() - 1
+		}
+		x, y := ea.appendBatch(nil, &a), es.appendBatch(nil, &s)
+		if !bytes.Equal(x, y) {
+			t.Fatalf("pass %d: AppendLike encodes to %d bytes, Append to %d", k, len(y), len(x))
+		}
+	}
+}

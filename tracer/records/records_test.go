@@ -258,3 +258,172 @@ func TestDecodeShaped(t *testing.T) {
 		}
 	}
 }
+
+// mixedCalls is a random mix of a few calls in runs and alternations, for
+// DecodeShaped's run loop and per-site cache: runs of a communicator-only
+// call whose communicator changes inside the run, of a call without
+// attributes and of one with several static attributes; call sites that
+// share a cache slot (3 and 67); a site making two different calls; and
+// calls with per-call attributes between them.
+func mixedCalls(rng *rand.Rand, n int, t uint64) []byte {
+	A := func(a traceformat.Attr) uint16 { return uint16(a) }
+	var p []byte
+	for i := 0; i < n; {
+		t += uint64(rng.IntN(300))
+		d := uint64(rng.IntN(80))
+		if rng.IntN(20) == 0 {
+			d = 0
+		}
+		run := 1 + rng.IntN(6)
+		switch k := rng.IntN(7); k {
+		case 0, 1:
+			comm := uint32(rng.IntN(2))
+			for j := 0; j < run; j++ {
+				if rng.IntN(4) == 0 {
+					comm ^= 1
+				}
+				p = rec(p, 42, A(traceformat.AttrComm), 3+64*uint32(k), t, t+d, comm)
+				t += d + 50
+			}
+		case 2:
+			for j := 0; j < run; j++ {
+				p = rec(p, 8, 0, 0, t, t+d)
+				t += d + 50
+			}
+		case 3:
+			peer := int32(rng.IntN(2))
+			for j := 0; j < run; j++ {
+				p = rec(p, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, t, t+d,
+					uint32(0), peer, int32(7), uint64(16<<rng.IntN(2)))
+				t += d + 50
+			}
+		case 4: // site 1 making another call
+			p = rec(p, 6, A(traceformat.AttrComm), 1, t, t+d, uint32(0))
+		case 5:
+			p = rec(p, 1, A(traceformat.AttrComm|traceformat.AttrRecv|traceformat.AttrReqs), 2, t, t+d,
+				uint32(0), int32(1), int32(10), uint32(1), uint64(i))
+		case 6:
+			p = rec(p, 3, A(traceformat.AttrReqs|traceformat.AttrStatus), 5, t, t-5, uint32(2), uint64(i), uint64(i+1),
+				int32(1), int32(10), int32(-32766), int32(-32766))
+		}
+		t += d
+		i += run
+	}
+	return p
+}
+
+// TestDecodeShapedMixed checks DecodeShaped against Decode on mixedCalls,
+// with buffers decoded one after the other into one batch (a run or a call
+// site seen in the previous buffer is looked up again), with and without
+// the TSC conversion.
+func TestDecodeShapedMixed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 50; round++ {
+		conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
+		if round%2 == 1 {
+			conv = &Converter{SkewOff: 7, SkewPPM: 3}
+		}
+		var b1, b2 traceformat.Batch
+		b2.AppendStatic(&traceformat.Event{})
+		b2.Reset()
+		tm := uint64(1 << 40)
+		for part := 0; part < 1+round%3; part++ {
+			p := mixedCalls(rng, 1+rng.IntN(400), tm)
+			tm += 1 << 30
+			if err := Decode(&b1, p, 7, conv); err != nil {
+				t.Fatal(err)
+			}
+			if err := DecodeShaped(&b2, p, 7, conv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var c1, c2 traceformat.Cursor
+		var e1, e2 traceformat.Event
+		n := 0
+		for c1.Next(&b1, &e1) {
+			if !c2.Next(&b2, &e2) {
+				t.Fatalf("round %d: shaped batch ends at %d", round, n)
+			}
+			if fmt.Sprint(e1) != fmt.Sprint(e2) {
+				t.Fatalf("round %d: event %d: %+v, shaped %+v", round, n, e1, e2)
+			}
+			n++
+		}
+		if c2.Next(&b2, &e2) {
+			t.Fatalf("round %d: shaped batch longer", round)
+		}
+		var o1, o2 bytes.Buffer
+		for _, x := range []struct {
+			b *traceformat.Batch
+			o *bytes.Buffer
+		}{{&b1, &o1}, {&b2, &o2}} {
+			w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
+			if err := w.WriteBatch(x.b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(o1.Bytes(), o2.Bytes()) {
+			t.Fatalf("round %d: encodings differ (%d, %d bytes)", round, o1.Len(), o2.Len())
+		}
+	}
+}
+
+// cut128K cuts p into buffers of whole records of at most 128 KB, the
+// tracer's buffer size.
+func cut128K(p []byte) [][]byte {
+	var out [][]byte
+	for off := 0; off < len(p); {
+		end := off
+		for end < len(p) {
+			_, _, need := record(p, end)
+			if end+HeaderSize+need-off > 128<<10 {
+				break
+			}
+			end += HeaderSize + need
+		}
+		out = append(out, p[off:end])
+		off = end
+	}
+	return out
+}
+
+// BenchmarkDecodeEncode128K is the Go side's cost per event as the tracer
+// pays it: DecodeShaped, encoding and compression of 128 KB buffers (each
+// a frame, so per-frame costs such as zstd's literal tables count), for the
+// cheap stream and the halo mix, at the tracer's zstd level (SpeedFastest)
+// and the Writer's default.
+func BenchmarkDecodeEncode128K(b *testing.B) {
+	for _, src := range []struct {
+		name string
+		p    []byte
+	}{{"Cheap", cheapCalls(1 << 16)}, {"Halo", haloCalls(1 << 16)}} {
+		bufs := cut128K(src.p)
+		for _, lv := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
+			b.Run(src.name+"/"+lv.String(), func(b *testing.B) {
+				conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
+				w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Level: lv})
+				if err != nil {
+					b.Fatal(err)
+				}
+				off0, n := w.Offset(), 0
+				var batch traceformat.Batch
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					for _, p := range bufs {
+						batch.Reset()
+						if err := DecodeShaped(&batch, p, 0, conv); err != nil {
+							b.Fatal(err)
+						}
+						if err := w.WriteBatch(&batch); err != nil {
+							b.Fatal(err)
+						}
+						n += batch.Len()
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/event")
+				b.ReportMetric(float64(w.Offset()-off0)/float64(n), "B/event")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}
