@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -79,6 +80,35 @@ void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb) {
 static inline int spill_pending(void);
 static char *spill_make(int prefault);
 
+// The encoder runs at nice 10 (tracer.go, lowPriority), so that it takes
+// short slices of a core it shares with a computing rank. But a thread
+// waiting for a free buffer waits for the encoder, and at nice 10 the
+// encoder got ~5 % of a core that other processes also wanted: one buffer's
+// encoding (0.3 ms of CPU) took 2-36 ms (tight loop, schedstat of both
+// threads). So while a thread waits, the encoder runs at that thread's
+// priority, and returns to its own once it frees a buffer that nobody waits
+// for. Raising a priority needs CAP_SYS_NICE (or RLIMIT_NICE): without it
+// the encoder stays at nice 10. (Under buf_mu.)
+static int enc_tid, enc_nice, enc_boosted, enc_boost_ok = 1;
+
+// dt_enc_register names the encoder's thread and its nice value (from Go,
+// on that thread).
+void dt_enc_register(int nice) {
+	pthread_mutex_lock(&buf_mu);
+	enc_tid = gettid();
+	enc_nice = nice;
+	pthread_mutex_unlock(&buf_mu);
+}
+
+static void enc_boost(void) {
+	if (!enc_tid || enc_boosted || !enc_boost_ok) return;
+	errno = 0;
+	int mine = getpriority(PRIO_PROCESS, 0); // the calling thread's
+	if (errno != 0 || mine >= enc_nice) return;
+	if (setpriority(PRIO_PROCESS, enc_tid, mine) == 0) enc_boosted = 1;
+	else enc_boost_ok = 0;
+}
+
 // dt_buf_get returns a free buffer, else a new one while fewer than buf_max
 // exist, else NULL — at once, or after waiting buf_wait_ns when wait is set.
 // The aux thread keeps spill_ahead spill slots ready; when it falls behind, the
@@ -97,6 +127,7 @@ static char *dt_buf_get(int wait) {
 		ts.tv_nsec += w % 1000000000;
 		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
 		buf_waiting++;
+		enc_boost();
 		while (buf_nfree == 0 && pthread_cond_timedwait(&buf_cv, &buf_mu, &ts) == 0) {
 		}
 		buf_waiting--;
@@ -239,6 +270,10 @@ void dt_buf_put(void *b) {
 void dt_buf_done(void *b) {
 	pthread_mutex_lock(&buf_mu);
 	int waiting = buf_waiting;
+	if (enc_boosted && !waiting) {
+		setpriority(PRIO_PROCESS, enc_tid, enc_nice);
+		enc_boosted = 0;
+	}
 	pthread_mutex_unlock(&buf_mu);
 	dt_buf_put(b);
 	if (waiting) sched_yield();

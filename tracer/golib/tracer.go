@@ -18,6 +18,7 @@ void dt_q_fin(int reason);
 void dt_q_kick(void);
 void dt_aux_start(int64_t epoch_ns);
 void dt_aux_stop(void);
+void dt_enc_register(int nice);
 void dt_buf_done(void *b);
 void dt_spill_prepare(int k);
 */
@@ -399,13 +400,19 @@ func (t *tracer) do(j job) bool {
 // milliseconds, and catches up whenever the program waits.
 func lowPriority() {
 	runtime.LockOSThread()
+	nice := 0
 	if n := os.Getenv("DT_WRITER_NICE"); n != "0" {
-		nice := 10
+		nice = 10
 		if v, err := strconv.Atoi(n); err == nil {
 			nice = v
 		}
-		syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice)
+		if syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice) != nil {
+			nice = 0
+		}
 	}
+	// A thread waiting for a free buffer lends the encoder its priority
+	// (dt.c, enc_boost).
+	C.dt_enc_register(C.int(nice))
 }
 
 // release gives a written job's memory back: a buffer to the C free list,
