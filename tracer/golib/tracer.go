@@ -184,8 +184,9 @@ func newTracer(in initInfo) (*tracer, error) {
 	// a trace that dtrun can complete from its buffers.
 	t.writeDefs()
 	// GOMAXPROCS is left as the runtime found it (1 under core binding).
-	// Raising it to 3 let the encoder run while the pump waits in C, which cut
-	// the tight loop's longest wait for a free buffer from ~20 ms to 2–8 ms,
+	// Raising it to 3 let the encoder run while a pump goroutine (since
+	// removed) waited in C for buffers, which cut the tight loop's longest
+	// wait for a free buffer from ~20 ms to 2–8 ms,
 	// but with idle Ps sysmon polls every 20 µs and switches the rank out:
 	// a traced MPI_Allreduce cost ~300 ns more per call (2 ranks bound to a
 	// core each, alternated runs, session 3), and programs of MPI calls
@@ -260,7 +261,7 @@ func (t *tracer) check(err error) {
 	}
 }
 
-// spillAhead is how many free buffers the pump keeps prepared (4 MB of
+// spillAhead is how many free buffers the aux thread keeps prepared (4 MB of
 // 128 KB buffers: a tight loop of cheap calls fills them in a few ms).
 const spillAhead = 32
 
