@@ -468,27 +468,11 @@ func size(attr traceformat.Attr, q []byte) int {
 	if attr&traceformat.AttrRoot != 0 {
 		n += 4
 	}
-	nst := 1
-	if attr&traceformat.AttrReqs != 0 {
-		if len(q) < n+4 {
-			return -1
-		}
-		nst = int(le.Uint32(q[n:]))
-		n += 4 + 8*nst
+	d := dynamicSize(attr, q[min(n, len(q)):])
+	if d < 0 {
+		return -1
 	}
-	if attr&traceformat.AttrStatus != 0 {
-		n += 8 * nst
-	}
-	if attr&traceformat.AttrNewComm != 0 {
-		n += 4
-	}
-	if attr&traceformat.AttrPcontrol != 0 {
-		n += 12
-	}
-	if attr&traceformat.AttrFlag != 0 {
-		n += 4
-	}
-	return n
+	return n + d
 }
 
 // decodeAttrs appends a record's attributes (q starts after its header) to
