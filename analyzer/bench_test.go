@@ -279,6 +279,18 @@ func peakRSS() int64 {
 // noise (old 61–73, new 67–77); cachegrind on 1.6e6 calls: the
 // point-to-point functions 121 M → 105 M instructions. Peak RSS 96–121 MB
 // either way.
+//
+// End of session 4 (those changes plus the faster lazy decoding), quiet
+// machine (load ~1.5), calls/s/core = calls / (wall × GOMAXPROCS): one
+// worker 14.4–17.4 M (64–70 CPU ns per call; session 3's binary 11.6–14.6);
+// two workers, 10 runs: 8.1–13.6 M, median 10.2 (1.64–1.79 cores, 19–24 M
+// calls/s wall, 2.5 M parks); session 3's binary, 7 runs alternated with
+// them: 7.3–10.7 M, median 9.4 (3.1–3.2 M parks). Two single-worker runs
+// started together got 13.1–16.6 M each against 15.9–17.4 alone: part of
+// the second worker's cost is the VM's, not the replay's (a profile of two
+// workers against one: ~15 ns per call spread over each rank's own replay
+// code, i.e. slower memory, ~7 ns in collectives, ~2.5 ns idle spinning).
+// Peak RSS 100–115 MB.
 func BenchmarkAnalyze(b *testing.B) {
 	ranks, iters, dir := benchParams()
 	if dir == "" {
