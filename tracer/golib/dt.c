@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -79,9 +80,38 @@ void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb) {
 static inline int spill_pending(void);
 static char *spill_make(int prefault);
 
+// The encoder runs at nice 10 (tracer.go, lowPriority), so that it takes
+// short slices of a core it shares with a computing rank. But a thread
+// waiting for a free buffer waits for the encoder, and at nice 10 the
+// encoder got ~5 % of a core that other processes also wanted: one buffer's
+// encoding (0.3 ms of CPU) took 2-36 ms (tight loop, schedstat of both
+// threads). So while a thread waits, the encoder runs at that thread's
+// priority, and returns to its own once it frees a buffer that nobody waits
+// for. Raising a priority needs CAP_SYS_NICE (or RLIMIT_NICE): without it
+// the encoder stays at nice 10. (Under buf_mu.)
+static int enc_tid, enc_nice, enc_boosted, enc_boost_ok = 1;
+
+// dt_enc_register names the encoder's thread and its nice value (from Go,
+// on that thread).
+void dt_enc_register(int nice) {
+	pthread_mutex_lock(&buf_mu);
+	enc_tid = gettid();
+	enc_nice = nice;
+	pthread_mutex_unlock(&buf_mu);
+}
+
+static void enc_boost(void) {
+	if (!enc_tid || enc_boosted || !enc_boost_ok) return;
+	errno = 0;
+	int mine = getpriority(PRIO_PROCESS, 0); // the calling thread's
+	if (errno != 0 || mine >= enc_nice) return;
+	if (setpriority(PRIO_PROCESS, enc_tid, mine) == 0) enc_boosted = 1;
+	else enc_boost_ok = 0;
+}
+
 // dt_buf_get returns a free buffer, else a new one while fewer than buf_max
 // exist, else NULL — at once, or after waiting buf_wait_ns when wait is set.
-// The pump keeps spill_ahead spill slots ready; when it falls behind, the
+// The aux thread keeps spill_ahead spill slots ready; when it falls behind, the
 // program thread makes one itself but only reserves its space (~0.05 ms for
 // 128 KB) and takes the page faults while recording, rather than all of it
 // in one stall. (Dropping calls there instead lost 2-20 % of a ping-pong's
@@ -89,7 +119,7 @@ static char *spill_make(int prefault);
 static char *dt_buf_get(int wait) {
 	pthread_mutex_lock(&buf_mu);
 	if (buf_nfree == 0 && buf_nalloc >= buf_max && wait && buf_wait_ns != 0) {
-		q_wake(); // the pump may be asleep with full buffers queued
+		q_wake(); // the encoder may be asleep with full buffers queued
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		int64_t w = buf_wait_ns > 0 ? buf_wait_ns : 3600 * (int64_t)1000000000;
@@ -97,6 +127,7 @@ static char *dt_buf_get(int wait) {
 		ts.tv_nsec += w % 1000000000;
 		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
 		buf_waiting++;
+		enc_boost();
 		while (buf_nfree == 0 && pthread_cond_timedwait(&buf_cv, &buf_mu, &ts) == 0) {
 		}
 		buf_waiting--;
@@ -164,7 +195,7 @@ static inline int spill_pending(void) { return spill_next < spill_n; }
 // spill_make allocates the next slot of the spill file, or returns NULL
 // (none left, or no space: plain memory from then on). Space is reserved
 // with fallocate (tmpfs would otherwise raise SIGBUS when full; ~0.35 ms
-// per MB on this VM); with prefault (the pump, ahead of need) the pages are
+// per MB on this VM); with prefault (the aux thread, ahead of need) the pages are
 // also faulted in at once (one madvise, about a third cheaper than touching
 // each page: ~0.45 ms per MB).
 static char *spill_make(int prefault) {
@@ -186,8 +217,8 @@ static char *spill_make(int prefault) {
 }
 
 // spill_prepare1 makes one fresh slot if fewer than spill_ahead buffers are
-// free, and tells whether it did. The pump calls it once per entry or poll
-// (dt_q_pop), one slot at a time, sleeping between: the program keeps its
+// free, and tells whether it did. The aux thread calls it once per wake-up
+// (aux_main), one slot at a time, sleeping between: the program keeps its
 // core.
 static int spill_prepare1(void) {
 	pthread_mutex_lock(&buf_mu);
@@ -207,7 +238,7 @@ static int spill_prepare1(void) {
 	return b != NULL;
 }
 
-// dt_spill_prepare sets how many buffers the pump keeps free and prepares
+// dt_spill_prepare sets how many buffers the aux thread keeps free and prepares
 // them now (at start, from Go).
 void dt_spill_prepare(int k) {
 	spill_ahead = k;
@@ -239,15 +270,24 @@ void dt_buf_put(void *b) {
 void dt_buf_done(void *b) {
 	pthread_mutex_lock(&buf_mu);
 	int waiting = buf_waiting;
+	if (enc_boosted && !waiting) {
+		setpriority(PRIO_PROCESS, enc_tid, enc_nice);
+		enc_boosted = 0;
+	}
 	pthread_mutex_unlock(&buf_mu);
 	dt_buf_put(b);
 	if (waiting) sched_yield();
 }
 
-// ---- hand-over queue: full buffers go to Go through a C queue that a Go
-// goroutine drains (dt_q_pop blocks in C). A cgo call into Go per buffer
-// would have to wait for a Go P, which under core binding (one CPU)
-// the encoder holds for milliseconds: the program would stall.
+// ---- hand-over queue: full buffers go to Go through a C queue that the
+// encoder goroutine drains itself (dt_q_pop blocks in C). A cgo call into
+// Go per buffer would have to wait for a Go P, which under core binding
+// (one CPU) the encoder holds for milliseconds: the program would stall.
+// No other goroutine runs in steady state: a second one (a pump feeding the
+// encoder through a channel) made every buffer wait for a P hand-over, which
+// with one P happens only when sysmon retakes the P from a goroutine in C
+// (up to 10 ms; tight loop stalls of 3.4-19 ms). The work that must keep the
+// program's priority (spill slots, the epoch tick) is a C thread (aux_main).
 typedef struct {
 	void *buf;
 	size_t n;
@@ -260,9 +300,9 @@ static dt_qent q_ent[Q_CAP];
 static unsigned q_head, q_tail; // under q_mu
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
-static int q_sleeping; // the pump waits on q_cv (under q_mu)
+static int q_sleeping; // the encoder waits on q_cv (under q_mu)
 
-// q_wake wakes the pump. A program thread calls it only where it is about
+// q_wake wakes the encoder. A program thread calls it only where it is about
 // to sleep anyway (waiting for a free buffer) or at the end of tracing: a
 // wake-up at every hand-over let the woken threads preempt the program in
 // the middle of it (stalls of 1-50 ms in a ping-pong, measured).
@@ -281,11 +321,15 @@ static void q_push_kind(void *buf, size_t n, uint32_t tid, int fin, int kind) {
 		pthread_mutex_lock(&q_mu);
 	}
 	q_ent[q_tail++ % Q_CAP] = (dt_qent){buf, n, tid, fin, kind};
-	if (fin && q_sleeping) pthread_cond_signal(&q_cv);
+	if ((fin || kind == DT_Q_GO) && q_sleeping) pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&q_mu);
 }
 
 static void q_push(void *buf, size_t n, uint32_t tid, int fin) { q_push_kind(buf, n, tid, fin, DT_Q_BUF); }
+
+// dt_q_kick tells the encoder that Go queued a job of its own (clock-sync
+// samples), in order with the buffers handed over before.
+void dt_q_kick(void) { q_push_kind(NULL, 0, 0, 0, DT_Q_GO); }
 
 // Definitions travel through the same queue, ahead of the buffers holding
 // events that use them, so that defining a call site or a communicator
@@ -299,7 +343,7 @@ void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n) {
 
 void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
 	uint32_t parent, int fid) {
-	// Layout read by Go (tracer.go, pumpComm): u32 local, u32 nm, u32 nr, u32 inter, u32 parent, u32 fid,
+	// Layout read by Go (tracer.go, commDef): u32 local, u32 nm, u32 nr, u32 inter, u32 parent, u32 fid,
 	// u64 id, nm + nr × u32.
 	uint32_t *p = malloc(32 + 4 * (size_t)(nm + nr));
 	if (!p) return;
@@ -310,27 +354,16 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 	q_push_kind(p, 0, 0, 0, DT_Q_COMM);
 }
 
-// dt_q_pop waits for the next entry (called by Go's pump goroutine, in C so
-// that it holds no Go P while it waits). Nobody wakes it at a hand-over: it
-// polls, every 100 µs while entries keep coming, backing off when idle, and
-// is woken only at the end of tracing or by a thread about to wait for a
-// free buffer (DT_FULL_WAIT_NS). Between polls it makes spill slots, one
-// per wake-up, so that the program keeps its core.
-void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
+// dt_q_pop waits for the next entry and tells whether more are queued
+// behind it (called by the encoder goroutine, in C so that it asks the Go
+// scheduler for nothing while it waits). Nobody wakes it at a hand-over: it
+// polls, every 100 µs while entries keep coming, backing off to 5 ms when
+// idle, and is woken only at the end of tracing, by a Go job (dt_q_kick), or
+// by a thread about to wait for a free buffer.
+int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 	static int64_t sleep_ns = 100000;
-	if (spill_n) spill_prepare1();
 	pthread_mutex_lock(&q_mu);
 	while (q_head == q_tail) {
-		int more = 0;
-		if (spill_n && spill_next < spill_n) {
-			// One slot per wake-up, then sleep: a program thread waiting
-			// for it gets the core (the scheduler does not preempt the
-			// pump for it).
-			pthread_mutex_unlock(&q_mu);
-			more = spill_prepare1();
-			pthread_mutex_lock(&q_mu);
-			if (q_head != q_tail) break;
-		}
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += sleep_ns;
@@ -338,11 +371,10 @@ void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 		q_sleeping = 1;
 		pthread_cond_timedwait(&q_cv, &q_mu, &ts);
 		q_sleeping = 0;
-		// Back off to 5 ms when idle, 2 ms while spill slots remain to be
-		// made (the program may use up the ready ones meanwhile).
-		if (q_head == q_tail && !more && sleep_ns < (spill_pending() ? 2000000 : 5000000)) sleep_ns *= 2;
+		if (q_head == q_tail && sleep_ns < 5000000) sleep_ns *= 2;
 	}
 	dt_qent e = q_ent[q_head++ % Q_CAP];
+	int more = q_head != q_tail;
 	sleep_ns = 100000;
 	pthread_mutex_unlock(&q_mu);
 	*buf = e.buf;
@@ -350,6 +382,92 @@ void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 	*tid = e.tid;
 	*fin = e.fin;
 	*kind = e.kind;
+	return more;
+}
+
+// ---- aux thread: a plain C thread at the program's priority (it holds no
+// Go P and asks the Go scheduler for nothing) that makes spill slots ahead
+// of need and moves the epoch (periodic hand-over). The encoder, at nice 10,
+// could not make slots beside a busy rank (the rank then made them itself
+// in its hand-overs: stalls of 1-4 ms, measured); a Go ticker goroutine
+// would need the encoder's P every period.
+static pthread_mutex_t aux_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t aux_cv;
+static pthread_t aux_th;
+static int aux_run, aux_started; // under aux_mu
+static int64_t aux_epoch_ns;
+
+static int64_t mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void dt_bump_epoch(void);
+
+static void *aux_main(void *arg) {
+	(void)arg;
+	int64_t next_epoch = mono_ns() + aux_epoch_ns, sleep_ns = 100000;
+	pthread_mutex_lock(&aux_mu);
+	while (aux_run) {
+		pthread_mutex_unlock(&aux_mu);
+		// One slot per wake-up, then sleep: a program thread waiting for
+		// the core gets it (the scheduler does not preempt this thread for
+		// it). While slots are made, every 100 µs; when enough are free,
+		// backing off to 2 ms; when none remain to be made, only the epoch.
+		int made = spill_n ? spill_prepare1() : 0;
+		int64_t now = mono_ns();
+		if (now >= next_epoch) {
+			dt_bump_epoch();
+			next_epoch += aux_epoch_ns;
+			if (next_epoch <= now) next_epoch = now + aux_epoch_ns;
+		}
+		if (made) sleep_ns = 100000;
+		else if (sleep_ns < 2000000) sleep_ns *= 2;
+		int64_t until = spill_n && spill_pending() ? now + sleep_ns : next_epoch;
+		if (until > next_epoch) until = next_epoch;
+		struct timespec ts = {until / 1000000000, until % 1000000000};
+		pthread_mutex_lock(&aux_mu);
+		if (aux_run) pthread_cond_timedwait(&aux_cv, &aux_mu, &ts);
+	}
+	pthread_mutex_unlock(&aux_mu);
+	return NULL;
+}
+
+// dt_aux_start starts the aux thread with every signal blocked (the
+// program's asynchronous signals must reach the program's threads).
+void dt_aux_start(int64_t epoch_ns) {
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&aux_cv, &a);
+	pthread_condattr_destroy(&a);
+	aux_epoch_ns = epoch_ns > 0 ? epoch_ns : 200000000;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_mutex_lock(&aux_mu);
+	aux_run = 1;
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	aux_started = pthread_create(&aux_th, NULL, aux_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_unlock(&aux_mu);
+}
+
+// dt_aux_stop stops the aux thread at the end of tracing (finalize, abort,
+// signal, exit). The join is bounded: a thread stuck in a fatal signal's
+// handler must not hang the flush that the handler waits for.
+void dt_aux_stop(void) {
+	pthread_mutex_lock(&aux_mu);
+	int started = aux_started;
+	aux_started = 0;
+	aux_run = 0;
+	if (started) pthread_cond_signal(&aux_cv);
+	pthread_mutex_unlock(&aux_mu);
+	if (!started || pthread_equal(aux_th, pthread_self())) return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	if (pthread_timedjoin_np(aux_th, NULL, &ts) != 0) pthread_detach(aux_th);
 }
 
 // dt_q_fin queues the end of tracing behind every buffer handed over so far.

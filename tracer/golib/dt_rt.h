@@ -35,7 +35,8 @@ extern int dt_rank_world, dt_size_world;
 extern uint64_t dt_max_stall_ticks, dt_stall_ticks, dt_flushes, dt_drop_gaps;
 extern volatile int dt_flush_done;
 
-enum { DT_Q_BUF = 0, DT_Q_SITE = 1, DT_Q_COMM = 2, DT_Q_COPY = 3 }; // DT_Q_COPY: records in a malloc'd copy (free it)
+// DT_Q_COPY: records in a malloc'd copy (free it); DT_Q_GO: a job queued on the Go side (dt_q_kick).
+enum { DT_Q_BUF = 0, DT_Q_SITE = 1, DT_Q_COMM = 2, DT_Q_COPY = 3, DT_Q_GO = 4 };
 void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
 	uint32_t parent, int fid);
 void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb);

@@ -16,7 +16,6 @@ package main
 #cgo CFLAGS: -O2 -fno-omit-frame-pointer -fno-plt -Wno-unused-variable -Wno-unused-but-set-variable -Wno-deprecated-declarations
 #include "dt_wrap.h"
 #include "dt_rt.h"
-void dt_bump_epoch(void);
 const char *dt_fname(int i);
 int dt_nfunc(void);
 size_t dt_buf_chunk(void);
@@ -121,7 +120,7 @@ func dtgo_clocksync(phase, ref, same C.int, snd, rem, rcv *C.int64_t, n C.int) {
 		}
 		cs.LocalSendNs, cs.RemoteNs, cs.LocalRecvNs = get(snd), get(rem), get(rcv)
 	}
-	tr.jobs <- job{clock: cs}
+	tr.submit(job{clock: cs})
 }
 
 //export dtgo_stopped

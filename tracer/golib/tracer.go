@@ -6,7 +6,6 @@ package main
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include <stdlib.h>
-void dt_bump_epoch(void);
 void dt_finish_state(void);
 const char *dt_fname(int i);
 int dt_nfunc(void);
@@ -14,8 +13,12 @@ int64_t dt_ns(uint64_t raw);
 size_t dt_buf_chunk(void);
 int dt_buf_slots(void);
 void dt_spill_setup(char *base, int n, int fd, long off);
-void dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind);
+int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind);
 void dt_q_fin(int reason);
+void dt_q_kick(void);
+void dt_aux_start(int64_t epoch_ns);
+void dt_aux_stop(void);
+void dt_enc_register(int nice);
 void dt_buf_done(void *b);
 void dt_spill_prepare(int k);
 */
@@ -65,7 +68,6 @@ type job struct {
 	copy  bool // buf is a malloc'd copy (C.free), not a buffer
 	tid   uint32
 	clock *tracepb.ClockSync
-	defs  bool // write pending definitions now
 	fin   tracepb.Footer_StopReason
 	ack   chan struct{}
 }
@@ -74,7 +76,7 @@ type tracer struct {
 	conv records.Converter
 	f    *os.File
 	w    *traceformat.Writer
-	jobs chan job
+	jobs chan job // jobs from Go (clock sync), announced by dt_q_kick
 
 	limit int64 // bytes for this process's file; 0 = none
 
@@ -150,7 +152,7 @@ func newTracer(in initInfo) (*tracer, error) {
 		f.Close()
 		return nil, err
 	}
-	t := &tracer{conv: in.conv, f: f, w: w, jobs: make(chan job, 8192), modules: map[string]bool{}, done: make(chan struct{}),
+	t := &tracer{conv: in.conv, f: f, w: w, jobs: make(chan job, 64), modules: map[string]bool{}, done: make(chan struct{}),
 		finAck: make(chan struct{})}
 	if dir := os.Getenv("DT_SPILL_DIR"); dir != "" {
 		// Buffers in a shared file mapping survive SIGKILL (see records.Recover);
@@ -182,32 +184,37 @@ func newTracer(in initInfo) (*tracer, error) {
 	// a trace that dtrun can complete from its buffers.
 	t.writeDefs()
 	// GOMAXPROCS is left as the runtime found it (1 under core binding).
-	// Raising it to 3 let the encoder run while the pump waits in C, which cut
-	// the tight loop's longest wait for a free buffer from ~20 ms to 2–8 ms,
+	// Raising it to 3 let the encoder run while a pump goroutine (since
+	// removed) waited in C for buffers, which cut the tight loop's longest
+	// wait for a free buffer from ~20 ms to 2–8 ms,
 	// but with idle Ps sysmon polls every 20 µs and switches the rank out:
 	// a traced MPI_Allreduce cost ~300 ns more per call (2 ranks bound to a
 	// core each, alternated runs, session 3), and programs of MPI calls
 	// matter more than a tight loop of a 4 ns call. 2 Ps did the same.
+	// So the encoder is the only goroutine that runs while tracing (it pops
+	// the C queue itself), and the periodic work is a C thread (dt_aux_start):
+	// no goroutine ever waits for the encoder's P.
 	go t.loop()
-	go t.pump()
-	go t.ticker()
+	C.dt_aux_start(C.int64_t(epochPeriod))
 	return t, nil
 }
 
 func nowRaw() uint64 { return uint64(C.dt_now()) }
 
-// addDefs queues definitions and wakes the writer, so that they reach the
-// disk soon even if no batch follows (a process killed later still has
-// them).
+// addDefs adds definitions, which the encoder writes before the next batch
+// or as soon as its queue is empty (a process killed later still has them).
 func (t *tracer) addDefs(f func(d *tracepb.Definitions)) {
 	t.mu.Lock()
 	f(&t.defs)
 	t.ndefs++
 	t.mu.Unlock()
-	select {
-	case t.jobs <- job{defs: true}:
-	default:
-	}
+}
+
+// submit queues a job from Go (the program's thread, in a callback) behind
+// the buffers handed over so far, and wakes the encoder.
+func (t *tracer) submit(j job) {
+	t.jobs <- j
+	C.dt_q_kick()
 }
 
 func (t *tracer) addModule(m *tracepb.Module) {
@@ -254,7 +261,7 @@ func (t *tracer) check(err error) {
 	}
 }
 
-// spillAhead is how many free buffers the pump keeps prepared (4 MB of
+// spillAhead is how many free buffers the aux thread keeps prepared (4 MB of
 // 128 KB buffers: a tight loop of cheap calls fills them in a few ms).
 const spillAhead = 32
 
@@ -289,57 +296,102 @@ func (t *tracer) stopped() bool {
 	return t.stop != 0
 }
 
+// loop is the encoder: it pops the C queue itself (dt_q_pop waits in C) and
+// writes what it finds, in order, until the end of tracing.
 func (t *tracer) loop() {
 	defer recovered("writer")
 	lowPriority() // the encoder on its own thread
 
-	for j := range t.jobs {
+	for {
+		var buf unsafe.Pointer
+		var n C.size_t
+		var tid C.uint32_t
+		var fin, kind C.int
+		more := C.dt_q_pop(&buf, &n, &tid, &fin, &kind) != 0
+		var j job
 		switch {
-		case j.buf != nil && discard:
-			t.release(j)
-		case j.buf != nil:
-			t.batch.Reset()
-			if err := records.DecodeShaped(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
-				fmt.Fprintf(os.Stderr, "dtpa tracer: internal error: thread %d buffer: %v\n", j.tid, err)
+		case kind == C.DT_Q_SITE:
+			s := &tracepb.CallSite{Id: uint32(tid)}
+			if n > 0 {
+				s.Pcs = append([]uint64(nil), unsafe.Slice((*uint64)(buf), int(n))...)
 			}
-			t.writeBatch()
-			// Only now that its records are on disk (or deliberately dropped)
-			// may the buffer be reused: until then a spill slot keeps them
-			// recoverable.
-			t.release(j)
-		case j.defs:
-			t.writeDefs()
-		case j.clock != nil:
-			t.writeDefs()
-			t.check(t.w.WriteClockSync(j.clock))
-		case j.fin != 0:
-			t.writeDefs()
-			t.setStop(j.fin, "")
-			t.mu.Lock()
-			f := &tracepb.Footer{DroppedEvents: t.dropped + uint64(C.dt_dropped()), StopReason: t.stop,
-				EndLocalNs: int64(C.dt_ns(C.uint64_t(nowRaw())))}
-			// Hand-over cost as the program saw it (wall time: it includes
-			// any descheduling of the thread during the hand-over).
-			stall := int64(float64(C.dt_max_stall_ticks) * t.conv.NsPerTick)
-			mean := int64(0)
-			if C.dt_flushes > 0 {
-				mean = int64(float64(C.dt_stall_ticks) * t.conv.NsPerTick / float64(C.dt_flushes))
+			C.free(buf)
+			t.addDefs(func(d *tracepb.Definitions) { d.CallSites = append(d.CallSites, s) })
+		case kind == C.DT_Q_COMM:
+			t.addDefs(func(d *tracepb.Definitions) { d.Communicators = append(d.Communicators, commDef(buf)) })
+			C.free(buf)
+		case kind == C.DT_Q_GO:
+			for drained := false; !drained; {
+				select {
+				case gj := <-t.jobs:
+					t.do(gj)
+				default:
+					drained = true
+				}
 			}
-			f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns, mean %d ns over %d flushes", t.stopMsg, stall, mean, uint64(C.dt_flushes)))
-			if g := uint64(C.dt_drop_gaps); g > 0 {
-				f.Message += fmt.Sprintf("; calls dropped in %d gaps: no free buffer (events came faster than the encoder absorbed them)", g)
+		case fin != 0:
+			j = job{fin: tracepb.Footer_StopReason(fin), ack: t.finAck}
+		default:
+			j = job{buf: buf, n: int(n), tid: uint32(tid), copy: kind == C.DT_Q_COPY}
+		}
+		if j.buf == nil && j.fin == 0 {
+			if !more {
+				t.writeDefs() // definitions reach the disk even if no batch follows
 			}
-			f.Message = strings.TrimPrefix(f.Message, "; ")
-			t.mu.Unlock()
-			t.w.Close(f)
-			t.f.Close()
-			if t.spill != "" {
-				os.Remove(t.spill)
-			}
-			close(j.ack)
+			continue
+		}
+		if t.do(j) {
 			return
 		}
 	}
+}
+
+// do runs one job and tells whether it was the last (the footer).
+func (t *tracer) do(j job) bool {
+	switch {
+	case j.buf != nil && discard:
+		t.release(j)
+	case j.buf != nil:
+		t.batch.Reset()
+		if err := records.DecodeShaped(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
+			fmt.Fprintf(os.Stderr, "dtpa tracer: internal error: thread %d buffer: %v\n", j.tid, err)
+		}
+		t.writeBatch()
+		// Only now that its records are on disk (or deliberately dropped)
+		// may the buffer be reused: until then a spill slot keeps them
+		// recoverable.
+		t.release(j)
+	case j.clock != nil:
+		t.writeDefs()
+		t.check(t.w.WriteClockSync(j.clock))
+	case j.fin != 0:
+		t.writeDefs()
+		t.setStop(j.fin, "")
+		t.mu.Lock()
+		f := &tracepb.Footer{DroppedEvents: t.dropped + uint64(C.dt_dropped()), StopReason: t.stop,
+			EndLocalNs: int64(C.dt_ns(C.uint64_t(nowRaw())))}
+		// Hand-over cost as the program saw it (wall time: it includes
+		// any descheduling of the thread during the hand-over).
+		stall := int64(float64(C.dt_max_stall_ticks) * t.conv.NsPerTick)
+		mean := int64(0)
+		if C.dt_flushes > 0 {
+			mean = int64(float64(C.dt_stall_ticks) * t.conv.NsPerTick / float64(C.dt_flushes))
+		}
+		f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns, mean %d ns over %d flushes", t.stopMsg, stall, mean, uint64(C.dt_flushes)))
+		if g := uint64(C.dt_drop_gaps); g > 0 {
+			f.Message += fmt.Sprintf("; calls dropped in %d gaps: no free buffer (events came faster than the encoder absorbed them)", g)
+		}
+		f.Message = strings.TrimPrefix(f.Message, "; ")
+		t.mu.Unlock()
+		t.w.Close(f)
+		t.f.Close()
+		if t.spill != "" {
+			os.Remove(t.spill)
+		}
+		close(j.ack)
+		return true
+	}
+	return false
 }
 
 // lowPriority locks the calling goroutine to its thread and lowers that
@@ -349,13 +401,19 @@ func (t *tracer) loop() {
 // milliseconds, and catches up whenever the program waits.
 func lowPriority() {
 	runtime.LockOSThread()
+	nice := 0
 	if n := os.Getenv("DT_WRITER_NICE"); n != "0" {
-		nice := 10
+		nice = 10
 		if v, err := strconv.Atoi(n); err == nil {
 			nice = v
 		}
-		syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice)
+		if syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice) != nil {
+			nice = 0
+		}
 	}
+	// A thread waiting for a free buffer lends the encoder its priority
+	// (dt.c, enc_boost).
+	C.dt_enc_register(C.int(nice))
 }
 
 // release gives a written job's memory back: a buffer to the C free list,
@@ -365,43 +423,6 @@ func (t *tracer) release(j job) {
 		C.free(j.buf)
 	} else {
 		C.dt_buf_done(j.buf)
-	}
-}
-
-// pump moves the buffers the C side queued (dt_q_pop blocks in C, holding
-// no Go P while it waits) into the writer's job queue, in order; the end of
-// tracing comes through the same queue, behind the last buffers.
-func (t *tracer) pump() {
-	defer recovered("pump")
-	// The pump keeps the program's priority: it makes spill slots ahead of
-	// need (dt_q_pop), which at nice 10 it could not do beside a busy rank,
-	// and the rank then made them itself in its hand-overs (stalls of
-	// 1-4 ms, measured).
-	for {
-		var buf unsafe.Pointer
-		var n C.size_t
-		var tid C.uint32_t
-		var fin, kind C.int
-		C.dt_q_pop(&buf, &n, &tid, &fin, &kind)
-		switch kind {
-		case C.DT_Q_SITE:
-			s := &tracepb.CallSite{Id: uint32(tid)}
-			if n > 0 {
-				s.Pcs = append([]uint64(nil), unsafe.Slice((*uint64)(buf), int(n))...)
-			}
-			C.free(buf)
-			t.addDefs(func(d *tracepb.Definitions) { d.CallSites = append(d.CallSites, s) })
-			continue
-		case C.DT_Q_COMM:
-			t.addDefs(func(d *tracepb.Definitions) { d.Communicators = append(d.Communicators, commDef(buf)) })
-			C.free(buf)
-			continue
-		}
-		if fin != 0 {
-			t.jobs <- job{fin: tracepb.Footer_StopReason(fin), ack: t.finAck}
-			return
-		}
-		t.jobs <- job{buf: buf, n: int(n), tid: uint32(tid), copy: kind == C.DT_Q_COPY}
 	}
 }
 
@@ -444,20 +465,6 @@ func (t *tracer) writeBatch() {
 	}
 }
 
-func (t *tracer) ticker() {
-	defer recovered("ticker")
-	tk := time.NewTicker(epochPeriod)
-	for {
-		select {
-		case <-tk.C:
-			C.dt_bump_epoch()
-		case <-t.done:
-			tk.Stop()
-			return
-		}
-	}
-}
-
 // signalFlush runs on the C signal-watcher thread (dt.c) when a fatal
 // signal arrived: it writes everything recorded so far while the handler
 // waits.
@@ -471,6 +478,7 @@ func (t *tracer) signalFlush() {
 // the first to complete (bounded, so that a stuck writer cannot hang exit).
 func (t *tracer) finish(r tracepb.Footer_StopReason) {
 	t.finOnce.Do(func() {
+		C.dt_aux_stop()
 		C.dt_q_fin(C.int(r))
 		select {
 		case <-t.finAck:
