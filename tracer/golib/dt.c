@@ -89,7 +89,7 @@ static char *spill_make(int prefault);
 // priority, and returns to its own once it frees a buffer that nobody waits
 // for. Raising a priority needs CAP_SYS_NICE (or RLIMIT_NICE): without it
 // the encoder stays at nice 10. (Under buf_mu.)
-static int enc_tid, enc_nice, enc_boosted, enc_boost_ok = 1;
+static int enc_tid, enc_nice, enc_boosted, enc_boost_ok = 1, enc_final;
 
 // dt_enc_register names the encoder's thread and its nice value (from Go,
 // on that thread).
@@ -109,8 +109,29 @@ static void enc_boost(void) {
 	else enc_boost_ok = 0;
 }
 
+// dt_enc_hurry gives the encoder the program's priority for good, at the
+// end of tracing (finalize, abort, fatal signal): what is left must be
+// written before the process ends, and after a signal the launcher kills
+// the process if it takes too long (Open MPI: SIGKILL 1 s after SIGTERM),
+// while the other ranks may still be busy on this core.
+void dt_enc_hurry(void) {
+	extern pid_t dt_pid;
+	pthread_mutex_lock(&buf_mu);
+	enc_final = 1;
+	if (enc_tid && !enc_boosted && enc_boost_ok) {
+		errno = 0;
+		int prog = getpriority(PRIO_PROCESS, dt_pid); // the main thread's
+		if (errno == 0 && prog < enc_nice && setpriority(PRIO_PROCESS, enc_tid, prog) == 0) enc_boosted = 1;
+	}
+	pthread_mutex_unlock(&buf_mu);
+}
+
 // dt_buf_get returns a free buffer, else a new one while fewer than buf_max
-// exist, else NULL — at once, or after waiting buf_wait_ns when wait is set.
+// exist, else NULL — at once, or after waiting buf_wait_ns when wait is 1.
+// With wait 2 it waits (up to 5 s, or as long as buf_wait_ns says when that
+// is longer) even when DT_FULL_WAIT_NS says to drop: for the records that
+// end a thread's trace (MPI_Finalize, MPI_Abort), which a dropping mode
+// would otherwise lose at the very end, where waiting costs nothing.
 // The aux thread keeps spill_ahead spill slots ready; when it falls behind, the
 // program thread makes one itself but only reserves its space (~0.05 ms for
 // 128 KB) and takes the page faults while recording, rather than all of it
@@ -118,11 +139,12 @@ static void enc_boost(void) {
 // events while the budget was far from spent.)
 static char *dt_buf_get(int wait) {
 	pthread_mutex_lock(&buf_mu);
-	if (buf_nfree == 0 && buf_nalloc >= buf_max && wait && buf_wait_ns != 0) {
+	if (buf_nfree == 0 && buf_nalloc >= buf_max && wait && (buf_wait_ns != 0 || wait == 2)) {
 		q_wake(); // the encoder may be asleep with full buffers queued
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		int64_t w = buf_wait_ns > 0 ? buf_wait_ns : 3600 * (int64_t)1000000000;
+		if (wait == 2 && buf_wait_ns >= 0 && w < 5 * (int64_t)1000000000) w = 5 * (int64_t)1000000000;
 		ts.tv_sec += w / 1000000000;
 		ts.tv_nsec += w % 1000000000;
 		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
@@ -270,7 +292,7 @@ void dt_buf_put(void *b) {
 void dt_buf_done(void *b) {
 	pthread_mutex_lock(&buf_mu);
 	int waiting = buf_waiting;
-	if (enc_boosted && !waiting) {
+	if (enc_boosted && !waiting && !enc_final) {
 		setpriority(PRIO_PROCESS, enc_tid, enc_nice);
 		enc_boosted = 0;
 	}
@@ -486,8 +508,8 @@ static void dt_thr_attach_buf(dt_thr *T, char *b) {
 }
 
 // dt_submit hands the thread's committed records to Go, which owns the buffer
-// from then on, and gives the thread a fresh one.
-static void dt_submit(dt_thr *T) {
+// from then on, and gives the thread a fresh one (dt_buf_get's wait).
+static void dt_submit_w(dt_thr *T, int wait) {
 	if (T->buf == NULL) return;
 	size_t n = T->commit - T->buf;
 	if (n == 0) return;
@@ -495,7 +517,7 @@ static void dt_submit(dt_thr *T) {
 	char *old = T->buf;
 	dt_thr_attach_buf(T, NULL);
 	q_push(old, n, T->tid, 0);
-	dt_thr_attach_buf(T, dt_buf_get(1));
+	dt_thr_attach_buf(T, dt_buf_get(wait));
 	if (T->buf == NULL) __atomic_add_fetch(&dt_drop_gaps, 1, __ATOMIC_RELAXED);
 	uint64_t d = dt_now() - t0;
 	if (d > dt_max_stall_ticks) dt_max_stall_ticks = d;
@@ -505,6 +527,17 @@ static void dt_submit(dt_thr *T) {
 		buf_total += n;
 		if (buf_total >= buf_budget || T->buf == NULL) dt_stop(DT_STOP_BUFFER_FULL);
 	}
+}
+
+static void dt_submit(dt_thr *T) { dt_submit_w(T, 1); }
+
+// dt_room_wait makes room for a record of need bytes before the last record
+// of a thread's trace (MPI_Finalize, MPI_Abort), waiting for a free buffer
+// whatever DT_FULL_WAIT_NS says (dt_buf_get, wait 2).
+void dt_room_wait(dt_thr *T, size_t need) {
+	if (dt_state != 1 || need > dt_chunk || (T->buf != NULL && T->pos + need <= T->end)) return;
+	if (T->buf != NULL) dt_submit_w(T, 2);
+	else dt_thr_attach_buf(T, dt_buf_get(2));
 }
 
 // dt_make_room is the slow path of dt_rec_begin: the buffer is full (hand

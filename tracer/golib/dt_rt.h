@@ -41,6 +41,8 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 	uint32_t parent, int fid);
 void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb);
 void dt_buf_put(void *b);
+void dt_room_wait(dt_thr *T, size_t need);
+void dt_enc_hurry(void);
 void dt_stop(int reason);
 void dt_collect(void);
 uint64_t dt_dropped(void);

@@ -478,6 +478,7 @@ func (t *tracer) signalFlush() {
 // the first to complete (bounded, so that a stuck writer cannot hang exit).
 func (t *tracer) finish(r tracepb.Footer_StopReason) {
 	t.finOnce.Do(func() {
+		C.dt_enc_hurry()
 		C.dt_aux_stop()
 		C.dt_q_fin(C.int(r))
 		select {

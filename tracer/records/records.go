@@ -424,6 +424,22 @@ func rareAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
 	}
 }
 
+// After returns the records of p (one thread's buffer, in time order) that
+// entered after ns, the entry time of the last event of that thread already
+// in the trace: a buffer written to the trace but not yet marked free when
+// its process died would otherwise be recovered a second time. A malformed
+// record ends the scan (Decode stops there too).
+func After(p []byte, conv *Converter, ns int64) []byte {
+	for off := 0; off+HeaderSize <= len(p); {
+		h, _, need := record(p, off)
+		if need < 0 || conv.Ns(le.Uint64(h[8:])) > ns {
+			return p[off:]
+		}
+		off += HeaderSize + need
+	}
+	return nil
+}
+
 // record returns the header of the record at off (off+HeaderSize ≤
 // len(p)), its attribute bits and how many attribute bytes follow the
 // header; need < 0 when p ends inside the record.

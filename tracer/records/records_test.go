@@ -83,9 +83,11 @@ func TestConverterSkew(t *testing.T) {
 
 // cheapCalls is one buffer of the tight-loop benchmark's records
 // (MPI_Comm_rank on WORLD from one call site, ~60 ns apart).
-func cheapCalls(n int) []byte {
+func cheapCalls(n int) []byte { return cheapCallsAt(n, 1<<40) }
+
+// cheapCallsAt is cheapCalls with the first call entered at raw time t.
+func cheapCallsAt(n int, t uint64) []byte {
 	var p []byte
-	t := uint64(1 << 40)
 	for i := 0; i < n; i++ {
 		p = rec(p, 42, uint16(traceformat.AttrComm), 3, t, t+25, uint32(0))
 		t += 150 + uint64(i%7)

@@ -107,11 +107,16 @@ func Recover(spillPath string) (int, error) {
 		return 0, err
 	}
 	existing := 0
+	last := map[uint32]int64{} // per thread, the entry time of its last event in the trace
 	for {
-		if _, err = r.ReadEvent(); err != nil {
+		var e traceformat.Event
+		if e, err = r.ReadEvent(); err != nil {
 			break
 		}
 		existing++
+		if l, ok := last[e.Thread]; !ok || e.Entry > l {
+			last[e.Thread] = e.Entry
+		}
 	}
 	if errors.Is(err, io.EOF) && r.Footer() != nil {
 		return 0, os.Remove(spillPath) // complete: the process wrote everything
@@ -149,8 +154,12 @@ func Recover(spillPath string) (int, error) {
 	var batches []*traceformat.Batch
 	recovered := 0
 	for _, s := range slots {
+		recs := s.recs
+		if l, ok := last[s.tid]; ok {
+			recs = After(recs, &info.Conv, l) // a slot written but not yet freed: skip what the trace has
+		}
 		b := &traceformat.Batch{}
-		Decode(b, s.recs, s.tid, &info.Conv) // keeps the complete records
+		Decode(b, recs, s.tid, &info.Conv) // keeps the complete records
 		if b.Len() == 0 {
 			continue
 		}

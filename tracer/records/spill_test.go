@@ -45,10 +45,10 @@ func TestRecover(t *testing.T) {
 		binary.LittleEndian.PutUint64(mem[off+8:], uint64(len(recs)))
 		copy(mem[off+SlotHeader:], recs)
 	}
-	put(2, 7, cheapCalls(3)) // filled later: goes last
-	put(0, 5, cheapCalls(4)) // handed over, not yet written
-	put(1, 0, cheapCalls(9)) // written already
-	unknownSite := rec(nil, 42, 0, 99, 1, 2)
+	put(2, 7, cheapCallsAt(3, 1<<40+30000)) // filled later: goes last
+	put(0, 5, cheapCallsAt(4, 1<<40+10000)) // handed over, not yet written
+	put(1, 0, cheapCallsAt(9, 1<<40+40000)) // written already
+	unknownSite := rec(nil, 42, 0, 99, 1<<40+20000, 1<<40+20010)
 	put(3, 6, unknownSite)
 	_ = fd
 	n, err := Recover(spill)
@@ -81,5 +81,90 @@ func TestRecover(t *testing.T) {
 	}
 	if s := r.Definitions().CallSites; len(s) <= 99 || s[99] == nil {
 		t.Errorf("call site 99 not defined")
+	}
+}
+
+// TestRecoverSkipsWritten plays a process killed after the encoder wrote a
+// buffer to the trace but before it marked the buffer's slot free: the
+// slot's records are in the trace already and must not be appended again;
+// a later slot of the same thread and a slot of another thread are.
+func TestRecoverSkipsWritten(t *testing.T) {
+	dir := t.TempDir()
+	tracePath := filepath.Join(dir, "app.0.trc")
+	f, _ := os.Create(tracePath)
+	w, err := traceformat.NewWriter(f, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteDefinitions(&tracepb.Definitions{Functions: []*tracepb.Function{{Id: 42, Name: "MPI_Comm_rank"}},
+		CallSites:     []*tracepb.CallSite{{Id: 3, Pcs: []uint64{0x1234}}},
+		Communicators: []*tracepb.Communicator{{Local: 0, Members: []uint32{0}}}})
+	written := cheapCalls(5)
+	var b traceformat.Batch
+	Decode(&b, written, 0, &Converter{})
+	w.WriteBatch(&b)
+	f.Close() // no footer: killed
+
+	info := SpillInfo{Trace: tracePath, Slots: 3, Chunk: 4096}
+	spill := filepath.Join(dir, "app.0.spill")
+	mem, _, err := CreateSpill(spill, info)
+	if err != nil {
+		t.Skipf("no spill on this file system: %v", err)
+	}
+	defer os.Remove(spill)
+	put := func(slot int, seq uint64, tid uint32, recs []byte) {
+		off := SpillHeaderSize + slot*(SlotHeader+info.Chunk)
+		binary.LittleEndian.PutUint64(mem[off:], seq)
+		binary.LittleEndian.PutUint64(mem[off+8:], uint64(len(recs)))
+		binary.LittleEndian.PutUint32(mem[off+16:], tid)
+		copy(mem[off+SlotHeader:], recs)
+	}
+	put(0, 1, 0, written)                     // in the trace, slot not yet freed
+	put(1, 2, 0, cheapCallsAt(2, 1<<40+5000)) // the thread's next buffer
+	put(2, 3, 1, cheapCalls(3))               // another thread, same times
+	n, err := Recover(spill)
+	if err != nil || n != 5 {
+		t.Fatalf("Recover = %d, %v; want 5 events (2 of thread 0, 3 of thread 1)", n, err)
+	}
+	g, _ := os.Open(tracePath)
+	defer g.Close()
+	r, err := traceformat.NewReader(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perThread := map[uint32][]int64{}
+	for {
+		e, err := r.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		perThread[e.Thread] = append(perThread[e.Thread], e.Entry)
+	}
+	if len(perThread[0]) != 7 || len(perThread[1]) != 3 || r.Footer().GetEventCount() != 10 {
+		t.Fatalf("thread 0: %d events, thread 1: %d, footer %v; want 7, 3, 10", len(perThread[0]), len(perThread[1]), r.Footer())
+	}
+	for i := 1; i < len(perThread[0]); i++ {
+		if perThread[0][i] <= perThread[0][i-1] {
+			t.Errorf("thread 0: event %d entered at %d, not after %d: a duplicate", i, perThread[0][i], perThread[0][i-1])
+		}
+	}
+}
+
+func TestAfter(t *testing.T) {
+	p := cheapCalls(4) // raw entries 1<<40, +150, +301, +453
+	conv := &Converter{}
+	for _, c := range []struct {
+		ns   int64
+		want int
+	}{{0, 4}, {1 << 40, 3}, {1<<40 + 150, 2}, {1<<40 + 452, 1}, {1<<40 + 453, 0}} {
+		if got := len(After(p, conv, c.ns)) / (HeaderSize + 4); got != c.want {
+			t.Errorf("After(%d): %d records, want %d", c.ns, got, c.want)
+		}
+	}
+	if got := After(p[:len(p)-2], conv, 1<<40+301); len(got) != HeaderSize+4-2 {
+		t.Errorf("a cut last record: %d bytes left, want the cut record's %d", len(got), HeaderSize+2)
 	}
 }
