@@ -281,14 +281,24 @@ void dt_buf_put(void *b) {
 	if (b && !chunk_of(b)) free(b);
 }
 
-// dt_buf_done returns a buffer the encoder has written (from Go). When a
-// thread waits for one, the encoder then yields its core: the woken thread
-// shares it (core binding) and the scheduler did not always switch to it at
-// once — a rank that had used more than its share of the core waited while
-// the encoder freed 5-20 more buffers (0.6-2.6 ms; tight loop, timestamps of
-// free and wake-up). With the yield it ran 10-50 µs after the free. (A
-// yield after every buffer also cut the rank's other delays, but made MPICH
-// runs at 4 ranks on 2 cores noisier: e2e TestGroundTruth.)
+// dt_buf_done returns a buffer the encoder has written (from Go), then
+// yields the encoder's core once it has run enc_yield_ns since it last slept
+// or yielded (DT_ENC_YIELD_NS; default 0: after every buffer, 0.15-0.3 ms of
+// work; -1: only when a thread waits for a buffer). Why: under EEVDF (kernel
+// 6.6+) a nice value changes how often a thread runs, not how long: once
+// picked, the encoder at nice 10 kept the core for a whole slice, which ends
+// at the next 4 ms tick, while the rank it had preempted waited (tight loop:
+// hand-overs of 2-4.5 ms with the rank runnable and the encoder running,
+// schedstat of both threads; perf sched timehist showed the encoder running
+// 4.0 ms from one tick to the next). A yield hands the core back to the
+// rank, which at nice 0 against 10 is eligible again after ~0.1 ms of the
+// encoder's run. When a thread waits for the buffer, the yield also lets it
+// run at once (without, the scheduler often let the encoder free 5-20 more
+// first: 0.6-2.6 ms). A yield when nothing else is runnable returns at once.
+static int64_t mono_ns(void);
+static int64_t enc_ran_from; // when the encoder last slept or yielded (its thread only)
+static int64_t enc_yield_ns = -2; // -2: not read yet
+
 void dt_buf_done(void *b) {
 	pthread_mutex_lock(&buf_mu);
 	int waiting = buf_waiting;
@@ -298,7 +308,14 @@ void dt_buf_done(void *b) {
 	}
 	pthread_mutex_unlock(&buf_mu);
 	dt_buf_put(b);
-	if (waiting) sched_yield();
+	if (enc_yield_ns == -2) {
+		const char *y = getenv("DT_ENC_YIELD_NS");
+		enc_yield_ns = y && *y ? strtoll(y, NULL, 10) : 0;
+	}
+	if (waiting || (enc_yield_ns >= 0 && mono_ns() - enc_ran_from >= enc_yield_ns)) {
+		sched_yield();
+		enc_ran_from = mono_ns();
+	}
 }
 
 // ---- hand-over queue: full buffers go to Go through a C queue that the
@@ -393,6 +410,7 @@ int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 		q_sleeping = 1;
 		pthread_cond_timedwait(&q_cv, &q_mu, &ts);
 		q_sleeping = 0;
+		enc_ran_from = mono_ns();
 		if (q_head == q_tail && sleep_ns < 5000000) sleep_ns *= 2;
 	}
 	dt_qent e = q_ent[q_head++ % Q_CAP];

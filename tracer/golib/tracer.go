@@ -396,9 +396,10 @@ func (t *tracer) do(j job) bool {
 
 // lowPriority locks the calling goroutine to its thread and lowers that
 // thread's priority (DT_WRITER_NICE, default 10): the tracer's background
-// work then takes short slices of a core it shares with the program (about
-// a tenth of it when both want it) instead of preempting the program for
-// milliseconds, and catches up whenever the program waits.
+// work then takes about a tenth of a core it shares with the program when
+// both want it, and catches up whenever the program waits. (Under EEVDF a
+// nice value does not shorten the encoder's turns on the core: it yields
+// after each buffer for that, dt.c, dt_buf_done.)
 func lowPriority() {
 	runtime.LockOSThread()
 	nice := 0
