@@ -283,8 +283,8 @@ void dt_buf_put(void *b) {
 
 // dt_buf_done returns a buffer the encoder has written (from Go), then
 // yields the encoder's core once it has run enc_yield_ns since it last slept
-// or yielded (DT_ENC_YIELD_NS; default 0: after every buffer, 0.15-0.3 ms of
-// work; -1: only when a thread waits for a buffer). Why: under EEVDF (kernel
+// or yielded (DT_ENC_YIELD_NS; 0: after every buffer, 0.15-0.3 ms of work;
+// default -1: only when a thread waits for a buffer). Why: under EEVDF (kernel
 // 6.6+) a nice value changes how often a thread runs, not how long: once
 // picked, the encoder at nice 10 kept the core for a whole slice, which ends
 // at the next 4 ms tick, while the rank it had preempted waited (tight loop:
@@ -295,6 +295,9 @@ void dt_buf_put(void *b) {
 // encoder's run. When a thread waits for the buffer, the yield also lets it
 // run at once (without, the scheduler often let the encoder free 5-20 more
 // first: 0.6-2.6 ms). A yield when nothing else is runnable returns at once.
+// Not the default: yielding after every buffer cut the tight loop's longest
+// stall (1.1-2.0 ms against 1.4-5.8) but a traced MPI_Allreduce cost more in
+// every alternated pair measured (9 of 9; tracer/README.md).
 static int64_t mono_ns(void);
 static int64_t enc_ran_from; // when the encoder last slept or yielded (its thread only)
 static int64_t enc_yield_ns = -2; // -2: not read yet
@@ -310,7 +313,7 @@ void dt_buf_done(void *b) {
 	dt_buf_put(b);
 	if (enc_yield_ns == -2) {
 		const char *y = getenv("DT_ENC_YIELD_NS");
-		enc_yield_ns = y && *y ? strtoll(y, NULL, 10) : 0;
+		enc_yield_ns = y && *y ? strtoll(y, NULL, 10) : -1;
 	}
 	if (waiting || (enc_yield_ns >= 0 && mono_ns() - enc_ran_from >= enc_yield_ns)) {
 		sched_yield();
