@@ -16,41 +16,14 @@ import (
 // TestRecover plays a process killed with records in two buffers (one
 // handed over, one being filled) and a trace holding only earlier frames.
 func TestRecover(t *testing.T) {
-	dir := t.TempDir()
-	tracePath := filepath.Join(dir, "app.0.trc")
-	f, _ := os.Create(tracePath)
-	w, err := traceformat.NewWriter(f, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.WriteDefinitions(&tracepb.Definitions{Functions: []*tracepb.Function{{Id: 42, Name: "MPI_Comm_rank"}},
-		CallSites:     []*tracepb.CallSite{{Id: 3, Pcs: []uint64{0x1234}}},
-		Communicators: []*tracepb.Communicator{{Local: 0, Members: []uint32{0}}}})
-	var b traceformat.Batch
-	Decode(&b, cheapCalls(5), 0, &Converter{})
-	w.WriteBatch(&b)
-	f.Write([]byte{1, 2, 3}) // a frame cut short by the kill
-	f.Close()
-
-	info := SpillInfo{Trace: tracePath, Slots: 4, Chunk: 4096}
-	spill := filepath.Join(dir, "app.0.spill")
-	mem, fd, err := CreateSpill(spill, info)
-	if err != nil {
-		t.Skipf("no spill on this file system: %v", err)
-	}
-	defer os.Remove(spill)
-	put := func(slot int, seq uint64, recs []byte) {
-		off := SpillHeaderSize + slot*(SlotHeader+info.Chunk)
-		binary.LittleEndian.PutUint64(mem[off:], seq)
-		binary.LittleEndian.PutUint64(mem[off+8:], uint64(len(recs)))
-		copy(mem[off+SlotHeader:], recs)
-	}
+	tracePath := killedTrace(t, t.TempDir(), cheapCalls(5), []byte{1, 2, 3}) // the last frame cut short by the kill
+	spill, put4 := spillFor(t, tracePath, 4)
+	put := func(slot int, seq uint64, recs []byte) { put4(slot, seq, 0, recs) }
 	put(2, 7, cheapCallsAt(3, 1<<40+30000)) // filled later: goes last
 	put(0, 5, cheapCallsAt(4, 1<<40+10000)) // handed over, not yet written
 	put(1, 0, cheapCallsAt(9, 1<<40+40000)) // written already
 	unknownSite := rec(nil, 42, 0, 99, 1<<40+20000, 1<<40+20010)
 	put(3, 6, unknownSite)
-	_ = fd
 	n, err := Recover(spill)
 	if err != nil || n != 8 {
 		t.Fatalf("Recover = %d, %v; want 8 events", n, err)
@@ -89,36 +62,9 @@ func TestRecover(t *testing.T) {
 // slot's records are in the trace already and must not be appended again;
 // a later slot of the same thread and a slot of another thread are.
 func TestRecoverSkipsWritten(t *testing.T) {
-	dir := t.TempDir()
-	tracePath := filepath.Join(dir, "app.0.trc")
-	f, _ := os.Create(tracePath)
-	w, err := traceformat.NewWriter(f, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.WriteDefinitions(&tracepb.Definitions{Functions: []*tracepb.Function{{Id: 42, Name: "MPI_Comm_rank"}},
-		CallSites:     []*tracepb.CallSite{{Id: 3, Pcs: []uint64{0x1234}}},
-		Communicators: []*tracepb.Communicator{{Local: 0, Members: []uint32{0}}}})
 	written := cheapCalls(5)
-	var b traceformat.Batch
-	Decode(&b, written, 0, &Converter{})
-	w.WriteBatch(&b)
-	f.Close() // no footer: killed
-
-	info := SpillInfo{Trace: tracePath, Slots: 3, Chunk: 4096}
-	spill := filepath.Join(dir, "app.0.spill")
-	mem, _, err := CreateSpill(spill, info)
-	if err != nil {
-		t.Skipf("no spill on this file system: %v", err)
-	}
-	defer os.Remove(spill)
-	put := func(slot int, seq uint64, tid uint32, recs []byte) {
-		off := SpillHeaderSize + slot*(SlotHeader+info.Chunk)
-		binary.LittleEndian.PutUint64(mem[off:], seq)
-		binary.LittleEndian.PutUint64(mem[off+8:], uint64(len(recs)))
-		binary.LittleEndian.PutUint32(mem[off+16:], tid)
-		copy(mem[off+SlotHeader:], recs)
-	}
+	tracePath := killedTrace(t, t.TempDir(), written, nil)
+	spill, put := spillFor(t, tracePath, 3)
 	put(0, 1, 0, written)                     // in the trace, slot not yet freed
 	put(1, 2, 0, cheapCallsAt(2, 1<<40+5000)) // the thread's next buffer
 	put(2, 3, 1, cheapCalls(3))               // another thread, same times
@@ -166,5 +112,51 @@ func TestAfter(t *testing.T) {
 	}
 	if got := After(p[:len(p)-2], conv, 1<<40+301); len(got) != HeaderSize+4-2 {
 		t.Errorf("a cut last record: %d bytes left, want the cut record's %d", len(got), HeaderSize+2)
+	}
+}
+
+// killedTrace writes a trace of a killed process to dir/app.0.trc: header,
+// definitions, the records recs of thread 0 as one batch, then tail (a frame
+// cut short, or nothing), and no footer. It returns the trace's path.
+func killedTrace(t *testing.T, dir string, recs, tail []byte) string {
+	t.Helper()
+	tracePath := filepath.Join(dir, "app.0.trc")
+	f, err := os.Create(tracePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := traceformat.NewWriter(f, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteDefinitions(&tracepb.Definitions{Functions: []*tracepb.Function{{Id: 42, Name: "MPI_Comm_rank"}},
+		CallSites:     []*tracepb.CallSite{{Id: 3, Pcs: []uint64{0x1234}}},
+		Communicators: []*tracepb.Communicator{{Local: 0, Members: []uint32{0}}}})
+	var b traceformat.Batch
+	Decode(&b, recs, 0, &Converter{})
+	w.WriteBatch(&b)
+	f.Write(tail)
+	f.Close()
+	return tracePath
+}
+
+// spillFor creates the spill file of the trace at tracePath (skipping the
+// test where the file system cannot hold one) and returns a function that
+// fills a slot: its seq, thread and records.
+func spillFor(t *testing.T, tracePath string, slots int) (spill string, put func(slot int, seq uint64, tid uint32, recs []byte)) {
+	t.Helper()
+	info := SpillInfo{Trace: tracePath, Slots: slots, Chunk: 4096}
+	spill = filepath.Join(filepath.Dir(tracePath), "app.0.spill")
+	mem, _, err := CreateSpill(spill, info)
+	if err != nil {
+		t.Skipf("no spill on this file system: %v", err)
+	}
+	t.Cleanup(func() { os.Remove(spill) })
+	return spill, func(slot int, seq uint64, tid uint32, recs []byte) {
+		off := SpillHeaderSize + slot*(SlotHeader+info.Chunk)
+		binary.LittleEndian.PutUint64(mem[off:], seq)
+		binary.LittleEndian.PutUint64(mem[off+8:], uint64(len(recs)))
+		binary.LittleEndian.PutUint32(mem[off+16:], tid)
+		copy(mem[off+SlotHeader:], recs)
 	}
 }
