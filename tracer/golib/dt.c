@@ -297,7 +297,8 @@ void dt_buf_put(void *b) {
 // first: 0.6-2.6 ms). A yield when nothing else is runnable returns at once.
 // Not the default: yielding after every buffer cut the tight loop's longest
 // stall (1.1-2.0 ms against 1.4-5.8) but a traced MPI_Allreduce cost more in
-// every alternated pair measured (9 of 9; tracer/README.md).
+// each of the last 6 alternated comparisons, and in the first round's range
+// at depth 4 (tracer/README.md).
 static int64_t mono_ns(void);
 static int64_t enc_ran_from; // when the encoder last slept or yielded (its thread only)
 static int64_t enc_yield_ns = -2; // -2: not read yet
