@@ -1,6 +1,7 @@
 package records
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -31,23 +32,8 @@ func TestRecover(t *testing.T) {
 	if _, err := os.Stat(spill); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("spill file left behind")
 	}
-	g, _ := os.Open(tracePath)
-	defer g.Close()
-	r, err := traceformat.NewReader(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := 0
-	for {
-		_, err := r.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		count++
-	}
+	events, r := readRecovered(t, tracePath)
+	count := len(events)
 	ft := r.Footer()
 	if count != 13 || ft.GetEventCount() != 13 || ft.StopReason != tracepb.Footer_SIGNAL || !strings.Contains(ft.Message, "recovered 8") {
 		t.Errorf("%d events, footer %v", count, ft)
@@ -72,21 +58,9 @@ func TestRecoverSkipsWritten(t *testing.T) {
 	if err != nil || n != 5 {
 		t.Fatalf("Recover = %d, %v; want 5 events (2 of thread 0, 3 of thread 1)", n, err)
 	}
-	g, _ := os.Open(tracePath)
-	defer g.Close()
-	r, err := traceformat.NewReader(g)
-	if err != nil {
-		t.Fatal(err)
-	}
+	events, r := readRecovered(t, tracePath)
 	perThread := map[uint32][]int64{}
-	for {
-		e, err := r.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range events {
 		perThread[e.Thread] = append(perThread[e.Thread], e.Entry)
 	}
 	if len(perThread[0]) != 7 || len(perThread[1]) != 3 || r.Footer().GetEventCount() != 10 {
@@ -158,5 +132,30 @@ func spillFor(t *testing.T, tracePath string, slots int) (spill string, put func
 		binary.LittleEndian.PutUint64(mem[off+8:], uint64(len(recs)))
 		binary.LittleEndian.PutUint32(mem[off+16:], tid)
 		copy(mem[off+SlotHeader:], recs)
+	}
+}
+
+// readRecovered reads every event of a completed trace; the reader then
+// holds its footer and definitions.
+func readRecovered(t *testing.T, path string) ([]traceformat.Event, *traceformat.Reader) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := traceformat.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []traceformat.Event
+	for {
+		e, err := r.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			return events, r
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, e)
 	}
 }
