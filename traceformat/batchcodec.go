@@ -40,6 +40,7 @@ const (
 	fPcontrolLevel = 23
 	fPcontrolArg   = 24
 	fFlag          = 25
+	fCalls         = 26
 )
 
 // maxShapes bounds the shape table of one batch. The encoder never needs
@@ -301,6 +302,7 @@ func (e *batchEncoder) appendBatch(dst []byte, b *Batch) []byte {
 	s32(fPcontrolLevel, b.PcLevel)
 	dst = e.packed(dst, fPcontrolArg, len(b.PcArg), func(buf []byte) int { return putZigZags(buf, b.PcArg) })
 	u32(fFlag, b.Flag)
+	u32(fCalls, b.Calls)
 	return dst
 }
 
@@ -593,6 +595,8 @@ func decodeBatch(data []byte, b *Batch) error {
 			b.PcArg, err = decS64(b.PcArg, payload)
 		case fFlag:
 			b.Flag, err = decU32(b.Flag, payload)
+		case fCalls:
+			b.Calls, err = decU32(b.Calls, payload)
 		}
 		if err != nil {
 			return fmt.Errorf("event batch: field %d: %v", num, err)
@@ -719,7 +723,7 @@ func (b *Batch) checkEventColumns() error {
 		any |= a
 	}
 	b.dynAttr = dyn
-	var nreq, st, nc, pc, flag int
+	var nreq, st, nc, pc, flag, calls int
 	reqs := 0
 	if any != 0 {
 		for i, s := range b.shapeIdx {
@@ -743,7 +747,7 @@ func (b *Batch) checkEventColumns() error {
 			if a&AttrStatus != 0 {
 				st += nst
 			}
-			if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
+			if a&(AttrNewComm|AttrPcontrol|AttrFlag|AttrCalls) != 0 {
 				if a&AttrNewComm != 0 {
 					nc++
 				}
@@ -752,6 +756,9 @@ func (b *Batch) checkEventColumns() error {
 				}
 				if a&AttrFlag != 0 {
 					flag++
+				}
+				if a&AttrCalls != 0 {
+					calls++
 				}
 			}
 		}
@@ -762,6 +769,7 @@ func (b *Batch) checkEventColumns() error {
 	}{
 		{"nreqs", len(b.NReqs), nreq}, {"reqs", len(b.Reqs), reqs}, {"status", len(b.Status), st},
 		{"newcomm", len(b.NewComm), nc}, {"pcontrol", len(b.PcLevel), pc}, {"flag", len(b.Flag), flag},
+		{"calls", len(b.Calls), calls},
 	} {
 		if c.have != c.use {
 			return fmt.Errorf("event batch: column %s has %d values, attributes call for %d", c.name, c.have, c.use)

@@ -19,8 +19,13 @@ const (
 	AttrNewComm   Attr = 1 << 8
 	AttrPcontrol  Attr = 1 << 9
 	AttrFlag      Attr = 1 << 10
+	// AttrCalls marks an event that stands for a run of consecutive
+	// unsuccessful polls (tests with flag false, Testsome with no
+	// completion, Iprobe/Improbe with flag false, Request_get_status flag
+	// false) of one call site with equal arguments: Calls says how many.
+	AttrCalls Attr = 1 << 11
 
-	attrKnown = 1<<11 - 1
+	attrKnown = 1<<12 - 1
 )
 
 // Status is the actual source and tag of a completed receive (ranks in the
@@ -56,6 +61,19 @@ type Event struct {
 	PcLevel int32  // AttrPcontrol
 	PcArg   int64  // AttrPcontrol
 	Flag    bool   // AttrFlag
+	// AttrCalls: the number of calls the event stands for (>= 2); 0 when
+	// the attribute is absent, meaning one call. Dur is then the calls'
+	// summed time inside MPI and Exit the last call's exit.
+	Calls uint32
+}
+
+// NumCalls is the number of MPI calls e stands for: Calls for a folded
+// run of polls, else 1.
+func (e *Event) NumCalls() uint32 {
+	if e.Calls > 1 {
+		return e.Calls
+	}
+	return 1
 }
 
 // Batch is a run of consecutive events of one thread in columnar form.
@@ -67,7 +85,7 @@ type Event struct {
 // site, attributes, communicator, peers, tags, byte counts, root) live in
 // the batch's shape table instead, and only Thread, BaseNs, Gap, Dur and the
 // per-call attribute columns (NReqs, Reqs, Status, NewComm, PcLevel, PcArg,
-// Flag) are filled. Read either form event by event with a Cursor.
+// Flag, Calls) are filled. Read either form event by event with a Cursor.
 // Reqs holds absolute request ids (the delta coding is applied only on
 // disk).
 type Batch struct {
@@ -95,6 +113,7 @@ type Batch struct {
 	PcLevel   []int32
 	PcArg     []int64
 	Flag      []uint32
+	Calls     []uint32
 
 	lastExit   int64   // exit time of the last appended event
 	statusTags []int32 // decode scratch, kept for reuse
@@ -143,7 +162,7 @@ func (b *Batch) Reset() {
 		RecvPeer: b.RecvPeer[:0], RecvTag: b.RecvTag[:0],
 		SendBytes: b.SendBytes[:0], RecvBytes: b.RecvBytes[:0], Root: b.Root[:0],
 		NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], NewComm: b.NewComm[:0],
-		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], dynAttr: b.dynAttr[:0],
+		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], Calls: b.Calls[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], dynAttr: b.dynAttr[:0],
 		shapes: b.shapes[:0], shapeIdx: b.shapeIdx[:0], bySite: b.bySite, index: b.index,
 	}
 	clear(b.bySite)
@@ -156,7 +175,7 @@ func (b *Batch) Reset() {
 // times and static part: function, call site, attribute bits and the
 // values of AttrComm, AttrSend, AttrRecv, AttrSendBytes, AttrRecvBytes and
 // AttrRoot. The caller then appends the values of e's per-call attributes
-// to NReqs, Reqs, Status, NewComm, PcLevel, PcArg and Flag, as Append does
+// to NReqs, Reqs, Status, NewComm, PcLevel, PcArg, Flag and Calls, as Append does
 // (one NReqs entry and len(Reqs) ids for AttrReqs, one Status per request
 // or one without AttrReqs, and so on). A batch holds events of one form:
 // do not mix Append and AppendStatic in one batch.
@@ -339,6 +358,9 @@ func (b *Batch) appendPerCall(e *Event, a Attr) {
 		}
 		b.Flag = append(b.Flag, f)
 	}
+	if a&AttrCalls != 0 {
+		b.Calls = append(b.Calls, e.Calls)
+	}
 }
 
 // Cursor walks a Batch event by event. The zero Cursor is at the first
@@ -346,8 +368,8 @@ func (b *Batch) appendPerCall(e *Event, a Attr) {
 // be consistent, as batches from a Reader (checked when decoded) and
 // batches built with Append always are.
 type Cursor struct {
-	i, comm, send, recv, sbytes, rbytes, root, nreq, req, status, newcomm, pc, flag int
-	t                                                                               int64
+	i, comm, send, recv, sbytes, rbytes, root, nreq, req, status, newcomm, pc, flag, calls int
+	t                                                                                      int64
 }
 
 // Next decodes the next event of b into e.
@@ -392,7 +414,7 @@ func clearPerCall(e *Event) {
 	if e.Status != nil {
 		e.Status = nil
 	}
-	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
+	e.NewComm, e.PcLevel, e.PcArg, e.Flag, e.Calls = 0, 0, 0, false, 0
 }
 
 // static fills the static attributes of event i of a batch in writer form
@@ -451,8 +473,8 @@ func (c *Cursor) dynamic(b *Batch, e *Event) {
 	} else if e.Status != nil {
 		e.Status = nil
 	}
-	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
-	if a&(AttrNewComm|AttrPcontrol|AttrFlag) == 0 {
+	e.NewComm, e.PcLevel, e.PcArg, e.Flag, e.Calls = 0, 0, 0, false, 0
+	if a&(AttrNewComm|AttrPcontrol|AttrFlag|AttrCalls) == 0 {
 		return
 	}
 	if a&AttrNewComm != 0 {
@@ -466,5 +488,9 @@ func (c *Cursor) dynamic(b *Batch, e *Event) {
 	if a&AttrFlag != 0 {
 		e.Flag = b.Flag[c.flag] != 0
 		c.flag++
+	}
+	if a&AttrCalls != 0 {
+		e.Calls = b.Calls[c.calls]
+		c.calls++
 	}
 }

@@ -24,7 +24,8 @@ var Magic = [8]byte{0x89, 'D', 'T', 'P', 'A', '\r', '\n', 0x1a}
 // older readers skip.
 const (
 	VersionMajor = 1
-	VersionMinor = 0
+	// Minor 1 added ATTR_CALLS (folded runs of unsuccessful polls).
+	VersionMinor = 1
 )
 
 // PreambleSize is the size of the magic and version at the start of a file.

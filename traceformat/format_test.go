@@ -63,6 +63,12 @@ func testEvents() []Event {
 		{Func: 0, Entry: 20000, Exit: 20001, Site: 0, Attr: AttrNewComm | AttrPcontrol | AttrStatus,
 			NewComm: CommNull, PcLevel: 100, PcArg: math.MinInt64, Status: []Status{{1, 2}}},
 		{Func: 2, Entry: 30000, Exit: 30000 + math.MaxInt32, Site: 0, Attr: AttrReqs, Reqs: []uint64{}},
+		// Folded runs of unsuccessful polls: a test (1000 calls) and a
+		// probe (the most calls the column holds).
+		{Func: 2, Entry: 2_200_000_000, Exit: 2_203_000_000, Site: 1, Attr: AttrReqs | AttrFlag | AttrCalls,
+			Reqs: []uint64{}, Calls: 1000},
+		{Func: 1, Entry: 2_203_000_100, Exit: 2_203_000_200, Site: 1, Attr: AttrComm | AttrRecv | AttrFlag | AttrCalls,
+			RecvPeer: AnySource, RecvTag: 5, Calls: math.MaxUint32},
 	}
 }
 
@@ -268,7 +274,7 @@ func eventsFromPB(pb *tracepb.EventBatch) []Event {
 	}
 	var evs []Event
 	t := pb.BaseNs
-	var nq, rq, st, nc, pc, fl int
+	var nq, rq, st, nc, pc, fl, ca int
 	var prev uint64
 	for i, s := range pb.Shape {
 		a := Attr(pb.Attr[s])
@@ -306,6 +312,10 @@ func eventsFromPB(pb *tracepb.EventBatch) []Event {
 		if a&AttrFlag != 0 {
 			e.Flag = pb.Flag[fl] != 0
 			fl++
+		}
+		if a&AttrCalls != 0 {
+			e.Calls = pb.Calls[ca]
+			ca++
 		}
 		evs = append(evs, e)
 	}
@@ -369,6 +379,9 @@ func pbFromEvents(evs []Event) *tracepb.EventBatch {
 				f = 1
 			}
 			pb.Flag = append(pb.Flag, f)
+		}
+		if a&AttrCalls != 0 {
+			pb.Calls = append(pb.Calls, e.Calls)
 		}
 	}
 	return pb
@@ -445,6 +458,7 @@ func TestNotATraceAndVersion(t *testing.T) {
 	}
 	data := writeTestTrace(t, WriterOptions{}, 10)
 	binary.LittleEndian.PutUint16(data[8:], 2)
+	binary.LittleEndian.PutUint16(data[10:], 0)
 	_, _, err = readAll(data)
 	var ve *VersionError
 	if !errors.As(err, &ve) || ve.Major != 2 || !strings.Contains(err.Error(), "version 2.0 is not supported") {
@@ -581,7 +595,7 @@ func TestSkipEvents(t *testing.T) {
 			if b, err := r.ReadBatch(); err != io.EOF || b != nil {
 				t.Fatalf("ReadBatch = %v, %v; want nil, io.EOF", b, err)
 			}
-			if r.SkippedBatches() != 4 || len(r.ClockSyncs()) != 2 || r.Footer() == nil || r.Definitions().Function(3) == nil {
+			if r.SkippedBatches() != (len(testEvents())+1)/2 || len(r.ClockSyncs()) != 2 || r.Footer() == nil || r.Definitions().Function(3) == nil {
 				t.Fatalf("skipped %d, syncs %d, footer %v", r.SkippedBatches(), len(r.ClockSyncs()), r.Footer())
 			}
 			if r.Offset() != int64(len(data)) {
@@ -643,7 +657,7 @@ func TestCommRedefinition(t *testing.T) {
 // (the tracer's path) encodes to the bytes of one built with Append, and
 // reads back as the same events, across batches reusing the storage.
 func TestAppendStaticSameBytes(t *testing.T) {
-	evs := haloEvents(20000)
+	evs := withFoldedPolls(haloEvents(20000))
 	evs[7].Site = 1 << 17 // beyond the per-site cache
 	evs[9].Site = 1 << 17
 	var a, s Batch
@@ -697,7 +711,7 @@ func TestLyingCountCostsNoMemory(t *testing.T) {
 // RepeatLast where an earlier event has the same static part (as
 // records.DecodeShaped does) encodes to the bytes of one built with Append.
 func TestAppendLikeSameBytes(t *testing.T) {
-	evs := haloEvents(3000)
+	evs := withFoldedPolls(haloEvents(3000))
 	// Runs of one call whose times the caller appends itself.
 	for i := 100; i < 3000; i += 300 {
 		for j := i + 1; j < i+40; j++ {
@@ -734,5 +748,47 @@ func TestAppendLikeSameBytes(t *testing.T) {
 		if !bytes.Equal(x, y) {
 			t.Fatalf("pass %d: AppendLike encodes to %d bytes, Append to %d", k, len(y), len(x))
 		}
+	}
+}
+
+// withFoldedPolls turns every 97th event into a folded run of unsuccessful
+// MPI_Test polls of one call site (AttrCalls), with a call count that
+// changes from run to run, keeping the times.
+func withFoldedPolls(evs []Event) []Event {
+	for i := 50; i < len(evs); i += 97 {
+		e := &evs[i]
+		*e = Event{Func: 5, Site: 7, Entry: e.Entry, Exit: e.Exit, Attr: AttrReqs | AttrFlag | AttrCalls,
+			Reqs: []uint64{uint64(i)}, Calls: uint32(2 + i%1000)}
+	}
+	return evs
+}
+
+// TestCallsColumnCount: a batch whose calls column has a value too few or
+// too many for the events carrying AttrCalls is refused by both decoders,
+// with an error naming the column.
+func TestCallsColumnCount(t *testing.T) {
+	var b Batch
+	for _, e := range testEvents() {
+		b.Append(&e)
+	}
+	good := b.Calls
+	for _, tc := range []struct {
+		name  string
+		calls []uint32
+	}{{"short", good[:len(good)-1]}, {"long", append(append([]uint32(nil), good...), 7)}, {"absent", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b.Calls = tc.calls
+			var enc batchEncoder
+			raw := enc.appendBatch(nil, &b)
+			var d Batch
+			errFull := decodeBatch(raw, &d)
+			var lb LazyBatch
+			errLazy := lb.parse(raw)
+			for _, err := range []error{errFull, errLazy} {
+				if err == nil || !strings.Contains(err.Error(), "column calls has") {
+					t.Errorf("got %v, want an error naming the calls column", err)
+				}
+			}
+		})
 	}
 }

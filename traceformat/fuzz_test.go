@@ -51,6 +51,8 @@ func checkTyped(t *testing.T, err error) {
 func FuzzRoundTrip(f *testing.F) {
 	f.Add(uint32(1), int64(5), int64(3), uint16(0xffff), int32(-1), int32(7), uint64(1<<40), int64(-9), uint8(3))
 	f.Add(uint32(0), int64(0), int64(0), uint16(0), int32(0), int32(0), uint64(0), int64(0), uint8(0))
+	// A folded run of polls: a test with requests, flag and call count.
+	f.Add(uint32(2), int64(100), int64(3_000_000), uint16(AttrReqs|AttrFlag|AttrCalls), int32(0), int32(0), uint64(8000), int64(0), uint8(1))
 	f.Fuzz(func(t *testing.T, fn uint32, gap, dur int64, attr uint16, peer, tag int32, n uint64, arg int64, nreq uint8) {
 		if dur < 0 {
 			dur = -dur
@@ -67,6 +69,7 @@ func FuzzRoundTrip(f *testing.F) {
 			t0 = e.Exit
 			e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag, e.Root, e.PcLevel = peer, tag, tag, peer, peer, tag
 			e.SendBytes, e.RecvBytes, e.PcArg, e.Flag = n, n+1, arg, n&1 == 1
+			e.Calls = uint32(n>>3) + uint32(i)
 			if e.Attr&AttrComm != 0 {
 				e.Comm = uint32(i % 3)
 			}
@@ -156,6 +159,9 @@ func zeroAbsent(e Event) Event {
 	}
 	if a&AttrFlag == 0 {
 		e.Flag = false
+	}
+	if a&AttrCalls == 0 {
+		e.Calls = 0
 	}
 	return e
 }

@@ -52,10 +52,10 @@ type LazyBatch struct {
 
 	// The per-event columns as parsed (packed varints as on disk), with
 	// their offsets in the message (-1: joined from several fields). Next
-	// reads the rare ones (newcomm, pcLevel, pcArg, flag) from here.
-	shape, gap, dur, nreqs, reqs, stSrc, stTag, newcomm, pcLevel, pcArg, flag lcol
-	off                                                                       [numLazyCols]int
-	joinBuf                                                                   []byte
+	// reads the rare ones (newcomm, pcLevel, pcArg, flag, calls) from here.
+	shape, gap, dur, nreqs, reqs, stSrc, stTag, newcomm, pcLevel, pcArg, flag, calls lcol
+	off                                                                              [numLazyCols]int
+	joinBuf                                                                          []byte
 
 	// The shape table, and the per-call attribute bits of each shape.
 	tab     Batch // decoded with the batch codec's column decoders; tab.shapes is the table
@@ -96,6 +96,7 @@ const (
 	lcPcLevel
 	lcPcArg
 	lcFlag
+	lcCalls
 	numLazyCols
 	numHot = lcStTag + 1 // the columns before this one are read at every event
 )
@@ -154,7 +155,7 @@ func (lb *LazyBatch) pack(msg []byte) {
 }
 
 func (lb *LazyBatch) cols() [numLazyCols]*lcol {
-	return [...]*lcol{&lb.shape, &lb.gap, &lb.dur, &lb.nreqs, &lb.reqs, &lb.stSrc, &lb.stTag, &lb.newcomm, &lb.pcLevel, &lb.pcArg, &lb.flag}
+	return [...]*lcol{&lb.shape, &lb.gap, &lb.dur, &lb.nreqs, &lb.reqs, &lb.stSrc, &lb.stTag, &lb.newcomm, &lb.pcLevel, &lb.pcArg, &lb.flag, &lb.calls}
 }
 
 // reset empties the batch, keeping its storage: a stale LazyBatch hands
@@ -371,8 +372,8 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	} else if e.Status != nil {
 		e.Status = nil
 	}
-	e.NewComm, e.PcLevel, e.PcArg, e.Flag = 0, 0, 0, false
-	if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
+	e.NewComm, e.PcLevel, e.PcArg, e.Flag, e.Calls = 0, 0, 0, false, 0
+	if a&(AttrNewComm|AttrPcontrol|AttrFlag|AttrCalls) != 0 {
 		lb.rare(e) // takes e.Attr again: a passed to it was kept on the stack on every path
 	}
 	return true
@@ -424,6 +425,9 @@ func (lb *LazyBatch) rare(e *Event) {
 	}
 	if a&AttrFlag != 0 {
 		e.Flag = uint32(lb.flag.next()) != 0
+	}
+	if a&AttrCalls != 0 {
+		e.Calls = uint32(lb.calls.next()) // 32 bits, as the column decoder reads it
 	}
 }
 
@@ -500,6 +504,8 @@ func (lb *LazyBatch) parse(data []byte) error {
 			col = lcPcArg
 		case fFlag:
 			col = lcFlag
+		case fCalls:
+			col = lcCalls
 		}
 		if err != nil {
 			return fmt.Errorf("event batch: field %d: %v", num, err)
@@ -577,7 +583,7 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 		n, l := countVarints(c.b, k == lcDur)
 		long = long || l && k < numHot
 		if n < 0 {
-			f := [numLazyCols]int{fShape, fGap, fDur, fNReqs, fReqs, fStatusSource, fStatusTag, fNewComm, fPcontrolLevel, fPcontrolArg, fFlag}[k]
+			f := [numLazyCols]int{fShape, fGap, fDur, fNReqs, fReqs, fStatusSource, fStatusTag, fNewComm, fPcontrolLevel, fPcontrolArg, fFlag, fCalls}[k]
 			if k == lcDur {
 				return false, 0, fmt.Errorf("event batch: field %d: bad varint or duration out of range", f)
 			}
@@ -641,9 +647,9 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 				}
 			}
 		}
-		return long, 0, lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0)
+		return long, 0, lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0, 0)
 	}
-	var nreq, reqs, st, nc, pc, flag int
+	var nreq, reqs, st, nc, pc, flag, calls int
 	nr := lcol{b: lb.nreqs.b}
 	c := lcol{b: sc}
 	for i := range n {
@@ -672,7 +678,7 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 		if a&AttrStatus != 0 {
 			st += nst
 		}
-		if a&(AttrNewComm|AttrPcontrol|AttrFlag) != 0 {
+		if a&(AttrNewComm|AttrPcontrol|AttrFlag|AttrCalls) != 0 {
 			if a&AttrNewComm != 0 {
 				nc++
 			}
@@ -682,9 +688,12 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 			if a&AttrFlag != 0 {
 				flag++
 			}
+			if a&AttrCalls != 0 {
+				calls++
+			}
 		}
 	}
-	return long, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
+	return long, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag, calls)
 }
 
 // histogram counts the values of a column of one-byte shape indexes into
@@ -716,7 +725,7 @@ func (lb *LazyBatch) checkOneByte(cnt [numLazyCols]int) (ok bool, maxReqs int, e
 			return false, 0, nil
 		}
 	}
-	var nreq, st, nc, pc, flag int
+	var nreq, st, nc, pc, flag, calls int
 	var with, without bool // request ids with statuses, and without, occur
 	for s, a := range dyn[:min(len(dyn), 0x80)] {
 		k := int(h[s])
@@ -733,10 +742,11 @@ func (lb *LazyBatch) checkOneByte(cnt [numLazyCols]int) (ok bool, maxReqs int, e
 		nc += k * int(a/AttrNewComm&1)
 		pc += k * int(a/AttrPcontrol&1)
 		flag += k * int(a/AttrFlag&1)
+		calls += k * int(a/AttrCalls&1)
 	}
 	nrb := lb.nreqs.b
 	if nreq != cnt[lcNReqs] {
-		return true, 0, lb.checkCounts(cnt, nreq, cnt[lcReqs], st, nc, pc, flag)
+		return true, 0, lb.checkCounts(cnt, nreq, cnt[lcReqs], st, nc, pc, flag, calls)
 	}
 	if len(nrb) != nreq {
 		return false, 0, nil // request counts of more than one byte
@@ -767,16 +777,17 @@ func (lb *LazyBatch) checkOneByte(cnt [numLazyCols]int) (ok bool, maxReqs int, e
 			}
 		}
 	}
-	return true, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag)
+	return true, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag, calls)
 }
 
-func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, flag int) error {
+func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, flag, calls int) error {
 	for _, c := range [...]struct {
 		name      string
 		have, use int
 	}{
 		{"nreqs", cnt[lcNReqs], nreq}, {"reqs", cnt[lcReqs], reqs}, {"status", cnt[lcStSrc], st},
 		{"newcomm", cnt[lcNewComm], nc}, {"pcontrol", cnt[lcPcLevel], pc}, {"flag", cnt[lcFlag], flag},
+		{"calls", cnt[lcCalls], calls},
 	} {
 		if c.have != c.use {
 			return fmt.Errorf("event batch: column %s has %d values, attributes call for %d", c.name, c.have, c.use)

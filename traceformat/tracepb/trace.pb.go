@@ -59,6 +59,7 @@ const (
 	Attr_ATTR_NEWCOMM    Attr = 256
 	Attr_ATTR_PCONTROL   Attr = 512
 	Attr_ATTR_FLAG       Attr = 1024
+	Attr_ATTR_CALLS      Attr = 2048
 )
 
 // Enum value maps for Attr.
@@ -76,6 +77,7 @@ var (
 		256:  "ATTR_NEWCOMM",
 		512:  "ATTR_PCONTROL",
 		1024: "ATTR_FLAG",
+		2048: "ATTR_CALLS",
 	}
 	Attr_value = map[string]int32{
 		"ATTR_NONE":       0,
@@ -90,6 +92,7 @@ var (
 		"ATTR_NEWCOMM":    256,
 		"ATTR_PCONTROL":   512,
 		"ATTR_FLAG":       1024,
+		"ATTR_CALLS":      2048,
 	}
 )
 
@@ -1294,7 +1297,16 @@ type EventBatch struct {
 	PcontrolLevel []int32 `protobuf:"zigzag32,23,rep,packed,name=pcontrol_level,json=pcontrolLevel,proto3" json:"pcontrol_level,omitempty"`
 	PcontrolArg   []int64 `protobuf:"zigzag64,24,rep,packed,name=pcontrol_arg,json=pcontrolArg,proto3" json:"pcontrol_arg,omitempty"`
 	// ATTR_FLAG: the flag of a test or probe (1 = true) when the call has one.
-	Flag          []uint32 `protobuf:"varint,25,rep,packed,name=flag,proto3" json:"flag,omitempty"`
+	Flag []uint32 `protobuf:"varint,25,rep,packed,name=flag,proto3" json:"flag,omitempty"`
+	// ATTR_CALLS: how many calls the event stands for (2 or more). The
+	// tracer folds a run of consecutive unsuccessful polls of one call site
+	// with equal arguments (MPI_Test/Testany/Testall with flag false,
+	// MPI_Testsome with no completion, MPI_Iprobe/Improbe with flag false,
+	// MPI_Request_get_status with flag false) into one event: its dur is
+	// the summed time of the calls inside MPI, and it is placed to end at
+	// the last call's exit (the computation between the calls is in its
+	// gap). The entry of each call is not kept.
+	Calls         []uint32 `protobuf:"varint,26,rep,packed,name=calls,proto3" json:"calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1500,6 +1512,13 @@ func (x *EventBatch) GetPcontrolArg() []int64 {
 func (x *EventBatch) GetFlag() []uint32 {
 	if x != nil {
 		return x.Flag
+	}
+	return nil
+}
+
+func (x *EventBatch) GetCalls() []uint32 {
+	if x != nil {
+		return x.Calls
 	}
 	return nil
 }
@@ -1779,7 +1798,7 @@ const file_trace_proto_rawDesc = "" +
 	"\x05inter\x18\x05 \x01(\bR\x05inter\x12\x16\n" +
 	"\x06parent\x18\x06 \x01(\rR\x06parent\x12\x1d\n" +
 	"\n" +
-	"created_by\x18\a \x01(\rR\tcreatedBy\"\xdd\x05\n" +
+	"created_by\x18\a \x01(\rR\tcreatedBy\"\xf7\x05\n" +
 	"\n" +
 	"EventBatch\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x17\n" +
@@ -1810,7 +1829,8 @@ const file_trace_proto_rawDesc = "" +
 	"\anewcomm\x18\x16 \x03(\rB\x02\x10\x01R\anewcomm\x12)\n" +
 	"\x0epcontrol_level\x18\x17 \x03(\x11B\x02\x10\x01R\rpcontrolLevel\x12%\n" +
 	"\fpcontrol_arg\x18\x18 \x03(\x12B\x02\x10\x01R\vpcontrolArg\x12\x16\n" +
-	"\x04flag\x18\x19 \x03(\rB\x02\x10\x01R\x04flag\"\xb9\x02\n" +
+	"\x04flag\x18\x19 \x03(\rB\x02\x10\x01R\x04flag\x12\x18\n" +
+	"\x05calls\x18\x1a \x03(\rB\x02\x10\x01R\x05calls\"\xb9\x02\n" +
 	"\tClockSync\x124\n" +
 	"\x05phase\x18\x01 \x01(\x0e2\x1e.dtpa.trace.v1.ClockSync.PhaseR\x05phase\x12\x1c\n" +
 	"\treference\x18\x02 \x01(\rR\treference\x12\x1d\n" +
@@ -1844,7 +1864,7 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a*\xd3\x01\n" +
+	"\x04EXIT\x10\a*\xe4\x01\n" +
 	"\x04Attr\x12\r\n" +
 	"\tATTR_NONE\x10\x00\x12\r\n" +
 	"\tATTR_COMM\x10\x01\x12\r\n" +
@@ -1857,7 +1877,9 @@ const file_trace_proto_rawDesc = "" +
 	"\vATTR_STATUS\x10\x80\x01\x12\x11\n" +
 	"\fATTR_NEWCOMM\x10\x80\x02\x12\x12\n" +
 	"\rATTR_PCONTROL\x10\x80\x04\x12\x0e\n" +
-	"\tATTR_FLAG\x10\x80\bB*Z(github.com/dtpa/dtpa/traceformat/tracepbb\x06proto3"
+	"\tATTR_FLAG\x10\x80\b\x12\x0f\n" +
+	"\n" +
+	"ATTR_CALLS\x10\x80\x10B*Z(github.com/dtpa/dtpa/traceformat/tracepbb\x06proto3"
 
 var (
 	file_trace_proto_rawDescOnce sync.Once
