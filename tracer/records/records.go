@@ -8,7 +8,18 @@
 // by the attributes its bits announce, in bit order, little-endian:
 // COMM u32; SEND i32 peer, i32 tag; RECV i32 peer, i32 tag; SEND_BYTES u64;
 // RECV_BYTES u64; ROOT i32; REQS u32 n then n × u64 ids; STATUS (n or 1) ×
-// (i32 source, i32 tag); NEWCOMM u32; PCONTROL i32 level, i64 arg; FLAG u32.
+// (i32 source, i32 tag); NEWCOMM u32; PCONTROL i32 level, i64 arg; FLAG u32;
+// CALLS u32.
+//
+// CALLS (bit 11) marks a record that stands for a run of consecutive
+// unsuccessful polls (a test or probe whose flag is false, MPI_Testsome
+// with no completion) of one call site with identical attribute bytes,
+// which the C side folds into one record; the u32 is how many calls (2 or
+// more). Its header then holds the LAST call's exit as the exit reading
+// and, as the entry reading, that exit minus the summed time of the calls
+// inside MPI: the event's duration is the run's MPI time, placed to end at
+// the last exit, and the computation between the polls falls in the gap
+// before it. The decoder needs no special case for the times.
 package records
 
 import (
@@ -335,6 +346,9 @@ func dynamicSize(attr traceformat.Attr, q []byte) int {
 	if attr&traceformat.AttrFlag != 0 {
 		n += 4
 	}
+	if attr&traceformat.AttrCalls != 0 {
+		n += 4
+	}
 	return n
 }
 
@@ -401,7 +415,7 @@ func dynamicAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
 		}
 		b.Status = st
 	}
-	if a&(traceformat.AttrNewComm|traceformat.AttrPcontrol|traceformat.AttrFlag) != 0 {
+	if a&(traceformat.AttrNewComm|traceformat.AttrPcontrol|traceformat.AttrFlag|traceformat.AttrCalls) != 0 {
 		rareAttrs(b, a, q[off:])
 	}
 }
@@ -421,6 +435,10 @@ func rareAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
 	}
 	if a&traceformat.AttrFlag != 0 {
 		b.Flag = append(b.Flag, le.Uint32(q[off:]))
+		off += 4
+	}
+	if a&traceformat.AttrCalls != 0 {
+		b.Calls = append(b.Calls, le.Uint32(q[off:]))
 	}
 }
 

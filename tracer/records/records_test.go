@@ -198,6 +198,70 @@ func haloCalls(n int) []byte {
 // whose records carry attributes and whose times compress less.
 func BenchmarkDecodeEncodeHalo(b *testing.B) { benchDecodeEncode(b, haloCalls(1<<15)) }
 
+// TestDecodeFolded: a record standing for a folded run of unsuccessful
+// polls (CALLS) decodes, with Decode and DecodeShaped alike, to one event
+// with Calls = the run's length and the header's times (entry = last exit
+// minus the run's time in MPI), between ordinary calls; cut anywhere
+// inside it, the buffer is refused as truncated.
+func TestDecodeFolded(t *testing.T) {
+	A := func(a traceformat.Attr) uint16 { return uint16(a) }
+	test := A(traceformat.AttrReqs | traceformat.AttrFlag | traceformat.AttrCalls)
+	probe := A(traceformat.AttrComm | traceformat.AttrRecv | traceformat.AttrFlag | traceformat.AttrCalls)
+	var p []byte
+	p = rec(p, 1, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes|traceformat.AttrReqs), 1, 1000, 1100,
+		uint32(0), int32(1), int32(7), uint64(16), uint32(1), uint64(0x77))
+	// 1000 MPI_Test calls on request 0x77 over 10 ms, 3 ms of it in MPI:
+	// the last exits at 11_001_100.
+	p = rec(p, 2, test, 2, 8_001_100, 11_001_100, uint32(1), uint64(0x77), uint32(0), uint32(1000))
+	start := len(p)
+	p = rec(p, 3, probe, 3, 11_002_000, 11_002_500, uint32(0), int32(-1), int32(5), uint32(0), uint32(2))
+	end := len(p)
+	p = rec(p, 2, A(traceformat.AttrReqs|traceformat.AttrFlag), 2, 11_003_000, 11_003_400, uint32(1), uint64(0x77), uint32(1))
+	conv := &Converter{}
+	var b1, b2 traceformat.Batch
+	if err := Decode(&b1, p, 0, conv); err != nil {
+		t.Fatal(err)
+	}
+	if err := DecodeShaped(&b2, p, 0, conv); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"MPI 1 [1000,1100] calls 0 reqs [119]",
+		"MPI 2 [8001100,11001100] calls 1000 flag false reqs [119]",
+		"MPI 3 [11002000,11002500] calls 2 flag false recv -1/5",
+		"MPI 2 [11003000,11003400] calls 0 flag true reqs [119]",
+	}
+	for name, b := range map[string]*traceformat.Batch{"Decode": &b1, "DecodeShaped": &b2} {
+		var c traceformat.Cursor
+		var e traceformat.Event
+		var got []string
+		for c.Next(b, &e) {
+			s := fmt.Sprintf("MPI %d [%d,%d] calls %d", e.Func, e.Entry, e.Exit, e.Calls)
+			if e.Attr&traceformat.AttrFlag != 0 {
+				s += fmt.Sprintf(" flag %v", e.Flag)
+			}
+			if e.Attr&traceformat.AttrReqs != 0 {
+				s += fmt.Sprintf(" reqs %v", e.Reqs)
+			}
+			if e.Attr&traceformat.AttrRecv != 0 {
+				s += fmt.Sprintf(" recv %d/%d", e.RecvPeer, e.RecvTag)
+			}
+			got = append(got, s)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+		}
+	}
+	for n := start + 1; n < end; n++ {
+		if err := Decode(&traceformat.Batch{}, p[:n], 0, conv); err != ErrTruncated {
+			t.Errorf("cut at %d of the folded record: Decode %v", n-start, err)
+		}
+		if err := DecodeShaped(&traceformat.Batch{}, p[:n], 0, conv); err != ErrTruncated {
+			t.Errorf("cut at %d of the folded record: DecodeShaped %v", n-start, err)
+		}
+	}
+}
+
 // TestDecodeShaped checks that DecodeShaped gives the events of Decode and
 // a batch that encodes to the same bytes.
 func TestDecodeShaped(t *testing.T) {
@@ -213,6 +277,10 @@ func TestDecodeShaped(t *testing.T) {
 	odd = rec(odd, 9, A(traceformat.AttrComm|traceformat.AttrRoot|traceformat.AttrRecv|traceformat.AttrRecvBytes|traceformat.AttrNewComm), 70000, 2000, 2100,
 		uint32(1), int32(4), int32(-1), uint64(1<<40), int32(3), uint32(2))
 	odd = rec(odd, 42, A(traceformat.AttrComm), 3, 2200, 2250, uint32(0))
+	odd = rec(odd, 11, A(traceformat.AttrReqs|traceformat.AttrFlag|traceformat.AttrCalls), 4, 2300, 5300,
+		uint32(1), uint64(0xabc), uint32(0), uint32(1000))
+	odd = rec(odd, 12, A(traceformat.AttrComm|traceformat.AttrRecv|traceformat.AttrFlag|traceformat.AttrCalls), 5, 6000, 6100,
+		uint32(0), int32(-1), int32(5), uint32(0), uint32(2))
 	for name, p := range map[string][]byte{"cheap": cheapCalls(5000), "halo": haloCalls(5000), "odd": odd} {
 		conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
 		if name == "odd" {
@@ -277,7 +345,7 @@ func mixedCalls(rng *rand.Rand, n int, t uint64) []byte {
 			d = 0
 		}
 		run := 1 + rng.IntN(6)
-		switch k := rng.IntN(7); k {
+		switch k := rng.IntN(8); k {
 		case 0, 1:
 			comm := uint32(rng.IntN(2))
 			for j := 0; j < run; j++ {
@@ -307,6 +375,9 @@ func mixedCalls(rng *rand.Rand, n int, t uint64) []byte {
 		case 6:
 			p = rec(p, 3, A(traceformat.AttrReqs|traceformat.AttrStatus), 5, t, t-5, uint32(2), uint64(i), uint64(i+1),
 				int32(1), int32(10), int32(-32766), int32(-32766))
+		case 7: // a folded run of unsuccessful tests, ending at t+d
+			p = rec(p, 4, A(traceformat.AttrReqs|traceformat.AttrFlag|traceformat.AttrCalls), 6, t, t+d,
+				uint32(1), uint64(i), uint32(0), uint32(2+rng.IntN(5000)))
 		}
 		t += d
 		i += run
