@@ -82,6 +82,11 @@ func dump(name string) error {
 		if a&traceformat.AttrFlag != 0 {
 			fmt.Printf(" flag %v", e.Flag)
 		}
+		if a&traceformat.AttrCalls != 0 {
+			// A folded run of unsuccessful polls: dur is their summed
+			// time inside MPI.
+			fmt.Printf(" calls %d", e.Calls)
+		}
 		fmt.Println()
 	}
 	for _, c := range r.ClockSyncs() {
