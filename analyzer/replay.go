@@ -555,13 +555,15 @@ func (rp *replayer) event(e *traceformat.Event) {
 		a.collCalls++
 	default:
 		a.sys += dur
-		a.sysCalls++
+		a.sysCalls += int64(e.NumCalls())
 	}
 	a.realSync += realSync
 	a.overlap += overlap
 	s := a.site(e.Site)
 	s.used, s.fn = true, e.Func
-	s.count++
+	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
+	// its Dur is already their summed time in MPI.
+	s.count += int64(e.NumCalls())
 	s.time += dur
 	s.realSync += realSync
 	s.overlap += overlap

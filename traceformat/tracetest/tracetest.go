@@ -198,6 +198,17 @@ func Status(source, tag int32) Opt {
 	}
 }
 
+// Folded makes the event stand for a run of n consecutive unsuccessful
+// polls (a test or probe that found nothing) of one call site, as the
+// tracer folds them (traceformat.AttrCalls): the event's duration is then
+// their summed time inside MPI.
+func Folded(n uint32) Opt {
+	return func(k *Rank, e *traceformat.Event) {
+		e.Attr |= traceformat.AttrCalls
+		e.Calls = n
+	}
+}
+
 // On sets the communicator of the event.
 func On(c *Comm) Opt {
 	return func(k *Rank, e *traceformat.Event) {
