@@ -1,5 +1,7 @@
 // Per-call cost of MPI calls, for the tracer overhead benchmark:
-//   bench pingpong|barrier|allreduce|cheap ITERATIONS
+//   bench pingpong|barrier|allreduce|cheap|poll ITERATIONS
+// (poll: an MPI_Iprobe that never finds a message, as a program polling
+// for one makes: the tracer folds such calls into one record per run)
 // Repeats the loop 5 times and prints, on rank 0, the best time per MPI call
 // (ns), measured with clock_gettime so that the measurement itself makes no
 // MPI call.
@@ -56,6 +58,8 @@ static double loops(int rank, const char *mode, long n) {
 			for (long i = 0; i < n; i++) MPI_Barrier(MPI_COMM_WORLD);
 		} else if (strcmp(mode, "allreduce") == 0) {
 			for (long i = 0; i < n; i++) MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+		} else if (strcmp(mode, "poll") == 0) {
+			for (long i = 0; i < n; i++) MPI_Iprobe(MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, &w, MPI_STATUS_IGNORE);
 		} else {
 			for (long i = 0; i < n; i++) MPI_Comm_rank(MPI_COMM_WORLD, &w);
 		}

@@ -338,7 +338,7 @@ func emitFortran(b *bytes.Buffer, p Proto, s fortSym, j, fid int, t tmpl) error 
 	if post != "" {
 		fmt.Fprintf(b, "\tif (H) { %s }\n", post)
 	}
-	b.WriteString("\tdt_rec_end(T);\n")
+	b.WriteString("\t" + t.recEnd() + "\n")
 	if p.Ret != "int" {
 		b.WriteString("\treturn r;\n")
 	}

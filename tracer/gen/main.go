@@ -231,7 +231,15 @@ func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {
 	if t.post != "" {
 		fmt.Fprintf(b, "\tif (H) { %s }\n", t.post)
 	}
-	b.WriteString("\tdt_rec_end(T);\n\treturn r;\n}\n\n")
+	b.WriteString("\t" + t.recEnd() + "\n\treturn r;\n}\n\n")
+}
+
+// recEnd is the statement that ends a wrapper's record.
+func (t tmpl) recEnd() string {
+	if t.poll != "" {
+		return fmt.Sprintf("dt_rec_end_poll(T, H, dt_ok && (%s));", t.poll)
+	}
+	return "dt_rec_end(T);"
 }
 
 func genStub(ccs []string, fcs map[string]string) ([]byte, error) {

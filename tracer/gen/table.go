@@ -14,6 +14,11 @@ type tmpl struct {
 	args map[int]string // replacement expressions for arguments of the PMPI call
 	post string         // after the call: record attributes
 	need string         // bytes the record may take (default 160)
+	// poll: a test or probe; the C condition under which the call completed
+	// nothing (found no message), so that a run of such calls is folded into
+	// one record (dt_rec_end_poll). Fortran's flags and counts are at the
+	// same positions, so both wrappers use it.
+	poll string
 	// Arguments that the wrapper replaces or copies, by position + 1 (0:
 	// none): the C and the Fortran wrappers do this differently (Fortran
 	// handles and status sentinels need converting).
@@ -90,22 +95,22 @@ func special() map[string]tmpl {
 	m["MPI_Isendrecv"] = tmpl{post: "CM(a10) SEND(a3, a4) RECV(a8, a9) SB(a1, a2) RB(a6, a7) REQC(*a11, DT_RK_RECV)"}
 	m["MPI_Isendrecv_replace"] = tmpl{post: "CM(a7) SEND(a3, a4) RECV(a5, a6) SB(a1, a2) RB(a1, a2) REQC(*a8, DT_RK_RECV)"}
 	m["MPI_Probe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) STAT(dt_sp)"}, 3)
-	m["MPI_Iprobe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) if (*a3) STAT(dt_sp) FLAG(*a3)"}, 4)
+	m["MPI_Iprobe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) if (*a3) STAT(dt_sp) FLAG(*a3)", poll: "!*a3"}, 4)
 	m["MPI_Mprobe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) STAT(dt_sp)"}, 4)
-	m["MPI_Improbe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) if (*a3) STAT(dt_sp) FLAG(*a3)"}, 5)
+	m["MPI_Improbe"] = statusArg(tmpl{post: "CM(a2) RECV(a0, a1) if (*a3) STAT(dt_sp) FLAG(*a3)", poll: "!*a3"}, 5)
 	m["MPI_Mrecv"] = statusArg(tmpl{post: "RB(a1, a2) STAT(dt_sp)"}, 4)
 	m["MPI_Imrecv"] = tmpl{post: "RB(a1, a2) REQC(*a4, DT_RK_RECV)"}
 
 	// Completion: requests are copied first because MPI sets completed ones to
 	// MPI_REQUEST_NULL.
 	m["MPI_Wait"] = statusArg(tmpl{pre: "MPI_Request dt_r = *a0; ", post: "DONE1(dt_r, dt_sp)"}, 1)
-	m["MPI_Test"] = statusArg(tmpl{pre: "MPI_Request dt_r = *a0; ", post: "if (*a1) DONE1(dt_r, dt_sp) FLAG(*a1)"}, 2)
+	m["MPI_Test"] = statusArg(tmpl{pre: "MPI_Request dt_r = *a0; ", post: "if (*a1) DONE1(dt_r, dt_sp) FLAG(*a1)", poll: "!*a1"}, 2)
 	m["MPI_Waitany"] = statusArg(reqsCopy(tmpl{post: "if (*a2 >= 0) DONE1(dt_rs[*a2], dt_sp)"}, 0, 1), 3)
-	m["MPI_Testany"] = statusArg(reqsCopy(tmpl{post: "if (*a3 && *a2 >= 0) DONE1(dt_rs[*a2], dt_sp) FLAG(*a3)"}, 0, 1), 4)
+	m["MPI_Testany"] = statusArg(reqsCopy(tmpl{post: "if (*a3 && *a2 >= 0) DONE1(dt_rs[*a2], dt_sp) FLAG(*a3)", poll: "!*a3"}, 0, 1), 4)
 	m["MPI_Waitall"] = statusesArg(reqsCopy(tmpl{post: "DONEALL(a0, dt_rs, dt_sts)"}, 0, 1), 0, 2)
-	m["MPI_Testall"] = statusesArg(reqsCopy(tmpl{post: "if (*a2) DONEALL(a0, dt_rs, dt_sts) FLAG(*a2)"}, 0, 1), 0, 3)
+	m["MPI_Testall"] = statusesArg(reqsCopy(tmpl{post: "if (*a2) DONEALL(a0, dt_rs, dt_sts) FLAG(*a2)", poll: "!*a2"}, 0, 1), 0, 3)
 	m["MPI_Waitsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)"}, 0, 1), 0, 4)
-	m["MPI_Testsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)"}, 0, 1), 0, 4)
+	m["MPI_Testsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)", poll: "*a2 == 0"}, 0, 1), 0, 4)
 	// Fortran indices are 1-based.
 	for _, n := range []string{"MPI_Waitany", "MPI_Testany", "MPI_Waitsome", "MPI_Testsome"} {
 		t := m[n]
@@ -117,7 +122,7 @@ func special() map[string]tmpl {
 		}[n]
 		m[n] = t
 	}
-	m["MPI_Request_get_status"] = tmpl{post: "FLAG(*a1)"}
+	m["MPI_Request_get_status"] = tmpl{post: "FLAG(*a1)", poll: "!*a1"}
 	m["MPI_Start"] = tmpl{post: "REQLIST(1, a0)"}
 	m["MPI_Startall"] = tmpl{post: "REQLIST(a0, a1)", need: "dt_need_reqs(a0)", fpost: "REQLIST(a0, dt_rs)", frc: [2]int{0, 2}}
 	m["MPI_Request_free"] = tmpl{pre: "MPI_Request dt_r = *a0; ", post: "REQFREE(dt_r)"}

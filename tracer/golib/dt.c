@@ -519,6 +519,7 @@ void dt_q_fin(int reason) { q_push(NULL, 0, 0, reason); }
 
 static void dt_thr_attach_buf(dt_thr *T, char *b) {
 	T->buf = T->pos = T->commit = b;
+	T->poll = NULL;
 	T->end = b ? b + dt_chunk : b;
 	dt_slot *ch = chunk_of(b);
 	T->chunk_commit = ch ? &ch->commit : NULL;
@@ -636,6 +637,7 @@ static void dt_thr_exit(void *p) {
 	size_t n = T->commit - T->buf;
 	T->buf = T->pos = T->commit = T->end = NULL;
 	T->chunk_commit = NULL;
+	T->poll = NULL;
 	pthread_mutex_unlock(&thr_mu);
 	// A few records are copied out and the buffer goes straight back to the
 	// free list: a program starting threads one after another must not

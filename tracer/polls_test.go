@@ -1,0 +1,125 @@
+package tracer_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat"
+)
+
+// TestPollsFolded checks the folding of unsuccessful tests and probes
+// (dt_rec_end_poll) against testdata/c/polls.c, which counts and times its
+// own calls: per polling loop, the trace's events must stand for exactly the
+// calls the program made (Calls summed), with no more time inside MPI than
+// the program measured around those calls, and a run of unsuccessful calls
+// of one call site must be one event or, split by a periodic hand-over or a
+// full buffer, a few.
+func TestPollsFolded(t *testing.T) {
+	trs, res := traced(t, "polls", nil)
+	checkComplete(t, trs)
+	type loop struct {
+		calls int64
+		ns    float64
+	}
+	own := map[string]loop{} // "rank fn" → the program's own count and time
+	for _, l := range strings.Split(res.out, "\n") {
+		var r int
+		var fn string
+		var lp loop
+		if n, _ := fmt.Sscanf(l, "rank %d %s calls %d ns %g", &r, &fn, &lp.calls, &lp.ns); n == 4 {
+			own[strconv.Itoa(r)+" "+fn] = lp
+		}
+	}
+	if len(own) != 2*8 {
+		t.Fatalf("%d loops reported, want 16:\n%s", len(own), res.out)
+	}
+	for r := 0; r < 4; r += 2 {
+		tr := trs[r]
+		// Group the events by loop: tests by call site in order of first
+		// use, probes by tag.
+		type group struct {
+			events, calls, maxCalls, folded int64
+			dur                             uint64
+		}
+		groups := map[string]*group{}
+		sites := map[string][]uint32{}
+		for _, e := range tr.calls("MPI_Test", "MPI_Testany", "MPI_Testsome", "MPI_Testall", "MPI_Request_get_status", "MPI_Iprobe") {
+			fn := tr.name(e)
+			key := fn
+			switch fn {
+			case "MPI_Test":
+				k := -1
+				for i, s := range sites[fn] {
+					if s == e.Site {
+						k = i
+					}
+				}
+				if k < 0 {
+					sites[fn] = append(sites[fn], e.Site)
+					k = len(sites[fn]) - 1
+				}
+				if k == 1 {
+					key = "MPI_Test/broken"
+				}
+			case "MPI_Iprobe":
+				if e.RecvTag != 2 {
+					key = "MPI_Iprobe/alternating"
+				}
+			}
+			g := groups[key]
+			if g == nil {
+				g = &group{}
+				groups[key] = g
+			}
+			n := int64(1)
+			if e.Attr&traceformat.AttrCalls != 0 {
+				n = int64(e.Calls)
+				g.folded++
+				if n < 2 || !(e.Attr&traceformat.AttrFlag != 0 && !e.Flag) && fn != "MPI_Testsome" {
+					t.Errorf("rank %d %s: folded event of %d calls, flag %v (attr %b)", r, key, n, e.Flag, e.Attr)
+				}
+			}
+			g.events++
+			g.calls += n
+			g.maxCalls = max(g.maxCalls, n)
+			g.dur += uint64(e.Exit - e.Entry)
+		}
+		for key, g := range groups {
+			want, ok := own[strconv.Itoa(r)+" "+key]
+			if !ok {
+				t.Errorf("rank %d: %s in the trace, not in the program's output", r, key)
+				continue
+			}
+			if g.calls != want.calls {
+				t.Errorf("rank %d %s: the trace stands for %d calls (%d events), the program made %d", r, key, g.calls, g.events, want.calls)
+			}
+			// The wrapper's times are taken inside the program's own bracket
+			// around each call; 0.1 % and 20 µs allow for the TSC
+			// calibration against CLOCK_MONOTONIC_RAW.
+			if float64(g.dur) > want.ns*1.001+20e3 {
+				t.Errorf("rank %d %s: %d ns inside MPI in the trace, the program measured %.0f around the calls", r, key, g.dur, want.ns)
+			}
+			switch key {
+			case "MPI_Iprobe/alternating":
+				if g.folded != 0 {
+					t.Errorf("rank %d %s: %d folded events, want none (the call site changes at every call)", r, key, g.folded)
+				}
+			case "MPI_Test/broken":
+				if g.maxCalls > 3 {
+					t.Errorf("rank %d %s: an event of %d calls, want at most 3 (another call every third test)", r, key, g.maxCalls)
+				}
+			default:
+				// One run of unsuccessful calls, then the successful one(s):
+				// two completions for the pairs of Testany and Testsome.
+				if want.calls >= 4 && (g.folded == 0 || g.events > 6) {
+					t.Errorf("rank %d %s: %d calls in %d events, %d of them folded", r, key, g.calls, g.events, g.folded)
+				}
+			}
+		}
+		if len(groups) != 8 {
+			t.Errorf("rank %d: %d polling loops in the trace, want 8", r, len(groups))
+		}
+	}
+}
