@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -51,6 +52,9 @@ static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t buf_cv;
 static void *buf_free[4096];
 static int buf_nfree, buf_nalloc, buf_max = 16;
+// buf_taken counts the buffers handed out (dt_buf_get): the aux thread backs
+// off further while it does not move. (Under buf_mu; read without it.)
+static unsigned buf_taken;
 static int buf_waiting; // threads waiting for a free buffer (under buf_mu)
 static int64_t buf_limit_mode; // MaxTraceSize == -1: stop when TraceBufSize bytes were traced
 static uint64_t buf_total, buf_budget;
@@ -94,6 +98,9 @@ static int enc_tid, enc_nice, enc_boosted, enc_boost_ok = 1, enc_final;
 // dt_enc_register names the encoder's thread and its nice value (from Go,
 // on that thread).
 void dt_enc_register(int nice) {
+	// Named, like the tracer's other threads, so that top -H, perf and
+	// /proc/PID/task/*/comm tell the tracer's threads from the program's.
+	prctl(PR_SET_NAME, "dtpa-encoder");
 	pthread_mutex_lock(&buf_mu);
 	enc_tid = gettid();
 	enc_nice = nice;
@@ -156,6 +163,7 @@ static char *dt_buf_get(int wait) {
 	}
 	char *b = NULL;
 	int fresh = 0;
+	buf_taken++;
 	if (buf_nfree > 0) b = buf_free[--buf_nfree];
 	else if (buf_nalloc < buf_max) {
 		fresh = 1;
@@ -400,9 +408,12 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 // dt_q_pop waits for the next entry and tells whether more are queued
 // behind it (called by the encoder goroutine, in C so that it asks the Go
 // scheduler for nothing while it waits). Nobody wakes it at a hand-over: it
-// polls, every 100 µs while entries keep coming, backing off to 5 ms when
+// polls, every 100 µs while entries keep coming, backing off to 50 ms when
 // idle, and is woken only at the end of tracing, by a Go job (dt_q_kick), or
-// by a thread about to wait for a free buffer.
+// by a thread about to wait for a free buffer. Buffers that arrive while it
+// sleeps wait in the queue, which costs only free buffers (a thread that
+// runs out wakes it); each wake-up costs the program its core for a moment
+// (5 ms: 2000 wake-ups per rank in hpcc at 4 ranks on 2 cores).
 int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 	static int64_t sleep_ns = 100000;
 	pthread_mutex_lock(&q_mu);
@@ -415,7 +426,7 @@ int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 		pthread_cond_timedwait(&q_cv, &q_mu, &ts);
 		q_sleeping = 0;
 		enc_ran_from = mono_ns();
-		if (q_head == q_tail && sleep_ns < 5000000) sleep_ns *= 2;
+		if (q_head == q_tail && sleep_ns < 50000000) sleep_ns *= 2;
 	}
 	dt_qent e = q_ent[q_head++ % Q_CAP];
 	int more = q_head != q_tail;
@@ -451,15 +462,24 @@ void dt_bump_epoch(void);
 
 static void *aux_main(void *arg) {
 	(void)arg;
+	prctl(PR_SET_NAME, "dtpa-aux");
 	int64_t next_epoch = mono_ns() + aux_epoch_ns, sleep_ns = 100000;
+	unsigned taken = 0;
 	pthread_mutex_lock(&aux_mu);
 	while (aux_run) {
 		pthread_mutex_unlock(&aux_mu);
 		// One slot per wake-up, then sleep: a program thread waiting for
 		// the core gets it (the scheduler does not preempt this thread for
 		// it). While slots are made, every 100 µs; when enough are free,
-		// backing off to 2 ms; when none remain to be made, only the epoch.
+		// backing off to 2 ms while buffers are being taken, to 100 ms
+		// while none is (the encoder keeps up and they come back: every
+		// wake-up takes the core from the program, which in hpcc's
+		// RandomAccess at 4 ranks on 2 cores were 3000 wake-ups per rank
+		// at 2 ms); when none remain to be made, only the epoch.
 		int made = spill_n ? spill_prepare1() : 0;
+		unsigned t = __atomic_load_n(&buf_taken, __ATOMIC_RELAXED);
+		int busy = t != taken;
+		taken = t;
 		int64_t now = mono_ns();
 		if (now >= next_epoch) {
 			dt_bump_epoch();
@@ -467,7 +487,8 @@ static void *aux_main(void *arg) {
 			if (next_epoch <= now) next_epoch = now + aux_epoch_ns;
 		}
 		if (made) sleep_ns = 100000;
-		else if (sleep_ns < 2000000) sleep_ns *= 2;
+		else if (busy && sleep_ns >= 2000000) sleep_ns = 2000000;
+		else if (sleep_ns < (busy ? 2000000 : 100000000)) sleep_ns *= 2;
 		int64_t until = spill_n && spill_pending() ? now + sleep_ns : next_epoch;
 		if (until > next_epoch) until = next_epoch;
 		struct timespec ts = {until / 1000000000, until % 1000000000};
@@ -1013,6 +1034,7 @@ static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
 // blocked: it wakes at once when a handler writes, whatever the Go
 // scheduler is doing, and calls into Go to write the trace.
 static void *sig_watcher(void *arg) {
+	prctl(PR_SET_NAME, "dtpa-signals");
 	int fd = (int)(intptr_t)arg;
 	unsigned char c;
 	for (;;) {
