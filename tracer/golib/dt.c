@@ -107,12 +107,31 @@ void dt_enc_register(int nice) {
 	pthread_mutex_unlock(&buf_mu);
 }
 
+static int enc_idle; // the encoder runs under SCHED_IDLE (dt_enc_idle)
+
+// enc_set gives the encoder nice value nice under SCHED_OTHER, or puts it
+// back under SCHED_IDLE (idle).
+static int enc_set(int nice, int idle) {
+	struct sched_param sp = {0};
+	if (idle) return sched_setscheduler(enc_tid, SCHED_IDLE, &sp);
+	if (enc_idle && sched_setscheduler(enc_tid, SCHED_OTHER, &sp) != 0) return -1;
+	return setpriority(PRIO_PROCESS, enc_tid, nice);
+}
+
+// dt_enc_idle puts the calling thread, the encoder, under SCHED_IDLE.
+int dt_enc_idle(void) {
+	struct sched_param sp = {0};
+	if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0) return 0;
+	enc_idle = 1;
+	return 1;
+}
+
 static void enc_boost(void) {
 	if (!enc_tid || enc_boosted || !enc_boost_ok) return;
 	errno = 0;
 	int mine = getpriority(PRIO_PROCESS, 0); // the calling thread's
-	if (errno != 0 || mine >= enc_nice) return;
-	if (setpriority(PRIO_PROCESS, enc_tid, mine) == 0) enc_boosted = 1;
+	if (errno != 0 || (!enc_idle && mine >= enc_nice)) return;
+	if (enc_set(mine, 0) == 0) enc_boosted = 1;
 	else enc_boost_ok = 0;
 }
 
@@ -128,7 +147,7 @@ void dt_enc_hurry(void) {
 	if (enc_tid && !enc_boosted && enc_boost_ok) {
 		errno = 0;
 		int prog = getpriority(PRIO_PROCESS, dt_pid); // the main thread's
-		if (errno == 0 && prog < enc_nice && setpriority(PRIO_PROCESS, enc_tid, prog) == 0) enc_boosted = 1;
+		if (errno == 0 && (enc_idle || prog < enc_nice) && enc_set(prog, 0) == 0) enc_boosted = 1;
 	}
 	pthread_mutex_unlock(&buf_mu);
 }
@@ -160,6 +179,9 @@ static char *dt_buf_get(int wait) {
 		while (buf_nfree == 0 && pthread_cond_timedwait(&buf_cv, &buf_mu, &ts) == 0) {
 		}
 		buf_waiting--;
+		// The last waiter takes the lent priority back at once: under
+		// SCHED_IDLE the encoder then gives way to this thread.
+		if (enc_idle && enc_boosted && buf_waiting == 0 && !enc_final && enc_set(enc_nice, 1) == 0) enc_boosted = 0;
 	}
 	char *b = NULL;
 	int fresh = 0;
@@ -315,7 +337,7 @@ void dt_buf_done(void *b) {
 	pthread_mutex_lock(&buf_mu);
 	int waiting = buf_waiting;
 	if (enc_boosted && !waiting && !enc_final) {
-		setpriority(PRIO_PROCESS, enc_tid, enc_nice);
+		enc_set(enc_nice, enc_idle);
 		enc_boosted = 0;
 	}
 	pthread_mutex_unlock(&buf_mu);

@@ -19,6 +19,7 @@ void dt_q_kick(void);
 void dt_aux_start(int64_t epoch_ns);
 void dt_aux_stop(void);
 void dt_enc_register(int nice);
+int dt_enc_idle(void);
 void dt_buf_done(void *b);
 void dt_spill_prepare(int k);
 */
@@ -448,6 +449,9 @@ func lowPriority() {
 	// A thread waiting for a free buffer lends the encoder its priority
 	// (dt.c, enc_boost).
 	C.dt_enc_register(C.int(nice))
+	if os.Getenv("DT_WRITER_SCHED") == "idle" {
+		C.dt_enc_idle()
+	}
 }
 
 // release gives a written job's memory back: a buffer to the C free list,
