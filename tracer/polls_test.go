@@ -1,11 +1,15 @@
 package tracer_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
 )
 
@@ -15,9 +19,16 @@ import (
 // calls the program made (Calls summed), with no more time inside MPI than
 // the program measured around those calls, and a run of unsuccessful calls
 // of one call site must be one event or, split by a periodic hand-over or a
-// full buffer, a few.
+// full buffer, a few. dtpa's report then counts every call the program
+// made (SRC ExeCount).
 func TestPollsFolded(t *testing.T) {
-	trs, res := traced(t, "polls", nil)
+	prog := build(t, "polls", ompi)
+	dir := t.TempDir()
+	res := dtrun(t, dir, nil, append(oversub, prog)...)
+	if res.code != 0 {
+		t.Fatalf("dtrun polls: exit %d\n%s", res.code, res.out)
+	}
+	trs := readTraces(t, dir, "polls", 4)
 	checkComplete(t, trs)
 	type loop struct {
 		calls int64
@@ -120,6 +131,30 @@ func TestPollsFolded(t *testing.T) {
 		}
 		if len(groups) != 8 {
 			t.Errorf("rank %d: %d polling loops in the trace, want 8", r, len(groups))
+		}
+	}
+	// The report: per rank and function, the calls of all its loops.
+	out, err := exec.Command(filepath.Join(root, "bin", "dtpa"), "--json", "--dir", dir, "polls").Output()
+	if err != nil {
+		t.Fatalf("dtpa --json: %v", err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Intervals) == 0 {
+		t.Fatalf("the JSON report: %v", err)
+	}
+	counted := map[string]int64{} // "rank fn" → ExeCount summed over points
+	for _, p := range rep.Intervals[0].SRC {
+		for _, rk := range p.Ranks {
+			counted[strconv.Itoa(rk.Rank)+" "+p.Function] += rk.ExeCount
+		}
+	}
+	made := map[string]int64{}
+	for key, lp := range own {
+		made[strings.SplitN(key, "/", 2)[0]] += lp.calls
+	}
+	for key, n := range made {
+		if counted[key] != n {
+			t.Errorf("rank and function %s: ExeCount %d in the report, the program made %d calls", key, counted[key], n)
 		}
 	}
 }
