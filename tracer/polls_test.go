@@ -21,10 +21,15 @@ import (
 // of one call site must be one event or, split by a periodic hand-over or a
 // full buffer, a few. dtpa's report then counts every call the program
 // made (SRC ExeCount).
-func TestPollsFolded(t *testing.T) {
-	prog := build(t, "polls", ompi)
+func TestPollsFolded(t *testing.T) { checkPolls(t, ompi, oversub) }
+
+func TestPollsFoldedMPICH(t *testing.T) { checkPolls(t, "mpicc.mpich", []string{"-n", "4"}) }
+
+func checkPolls(t *testing.T, cc string, launch []string) {
+	t.Helper()
+	prog := build(t, "polls", cc)
 	dir := t.TempDir()
-	res := dtrun(t, dir, nil, append(oversub, prog)...)
+	res := dtrun(t, dir, nil, append(launch[:len(launch):len(launch)], prog)...)
 	if res.code != 0 {
 		t.Fatalf("dtrun polls: exit %d\n%s", res.code, res.out)
 	}
