@@ -163,3 +163,48 @@ func checkPolls(t *testing.T, cc string, launch []string) {
 		}
 	}
 }
+
+// TestFortranPollsFolded checks the folding in the Fortran wrappers (their
+// flag is a LOGICAL, the status may be the binding's MPI_STATUS_IGNORE):
+// per even rank, the MPI_Test and MPI_Iprobe events stand for exactly the
+// calls testdata/fortran/polls.f90 made, and runs were folded.
+func TestFortranPollsFolded(t *testing.T) {
+	for _, m := range fortranMPIs {
+		t.Run(m.name, func(t *testing.T) {
+			prog := buildFortran(t, "polls", m.fc)
+			dir := t.TempDir()
+			res := dtrun(t, dir, nil, append(m.launch[:len(m.launch):len(m.launch)], prog)...)
+			if res.code != 0 {
+				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
+			}
+			trs := readTraces(t, dir, "polls", 4)
+			checkComplete(t, trs)
+			made := map[string]int64{}
+			for _, l := range strings.Split(res.out, "\n") {
+				var r int
+				var tests, probes int64
+				if n, _ := fmt.Sscanf(strings.TrimSpace(l), "rank %d tests %d probes %d", &r, &tests, &probes); n == 3 {
+					made[strconv.Itoa(r)+" MPI_Test"], made[strconv.Itoa(r)+" MPI_Iprobe"] = tests, probes
+				}
+			}
+			if len(made) != 4 {
+				t.Fatalf("%d loops reported, want 4:\n%s", len(made), res.out)
+			}
+			for r := 0; r < 4; r += 2 {
+				for _, fn := range []string{"MPI_Test", "MPI_Iprobe"} {
+					var calls, folded int64
+					for _, e := range trs[r].calls(fn) {
+						calls += int64(e.NumCalls())
+						if e.Attr&traceformat.AttrCalls != 0 {
+							folded++
+						}
+					}
+					want := made[strconv.Itoa(r)+" "+fn]
+					if calls != want || want >= 4 && folded == 0 {
+						t.Errorf("rank %d %s: the trace stands for %d calls (%d folded events), the program made %d", r, fn, calls, folded, want)
+					}
+				}
+			}
+		})
+	}
+}

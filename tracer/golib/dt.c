@@ -773,10 +773,16 @@ static pthread_mutex_t site_mu = PTHREAD_MUTEX_INITIALIZER;
 static dt_site_ent *site_tab;
 static uint32_t site_next = 1; // 0 = empty stack, defined at init
 
+void dt_text_update(void);
+
 uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1) {
+	// A call from a module loaded since MPI_Init: its callers' frames would
+	// be cut off by the span of code; widen it (dt_site). Rare: once per
+	// call site first seen from outside the span.
 	uint32_t id = 0;
 	int defined = 0;
 	pthread_mutex_lock(&site_mu);
+	if (n > 0 && pcs[0] - dt_text_lo >= dt_text_span) dt_text_update();
 	if (!site_tab) site_tab = calloc(SITE_CAP, sizeof(dt_site_ent));
 	if (site_tab) {
 		for (uint32_t i = 0; i < SITE_CAP; i++) {

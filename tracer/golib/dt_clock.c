@@ -271,6 +271,7 @@ void dt_clock_free(void) {
 }
 
 // ---- loaded modules, for symbolizing call sites later.
+static void dt_text_widen(const char *name, uintptr_t lo, uintptr_t hi);
 static int module_cb(struct dl_phdr_info *info, size_t size, void *data) {
 	(void)size;
 	(void)data;
@@ -300,6 +301,8 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data) {
 		}
 	}
 	if (hi == 0) return 0;
+	dt_text_widen(info->dlpi_name, lo, hi);
+	if (data) return 0; // dt_text_update: the range only
 	char exe[4096];
 	const char *path = info->dlpi_name;
 	if (!path || !*path) {
@@ -312,3 +315,22 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 void dt_modules(void) { dl_iterate_phdr(module_cb, NULL); }
+
+uintptr_t dt_text_lo, dt_text_span = UINTPTR_MAX; // every address, until dt_modules ran
+
+// dt_text_widen makes the span of code (dt_site's walk) cover [lo, hi). The
+// vDSO is left out: it sits next to the stack, and a span reaching it would
+// take stack addresses for code.
+static void dt_text_widen(const char *name, uintptr_t lo, uintptr_t hi) {
+	static uintptr_t tlo = UINTPTR_MAX, thi;
+	if (name && strstr(name, "linux-vdso")) return;
+	if (lo < tlo) tlo = lo;
+	if (hi > thi) thi = hi;
+	dt_text_lo = tlo;
+	dt_text_span = thi - tlo;
+}
+
+// dt_text_update widens the span to modules loaded since (dt_site_slow,
+// when a call comes from outside it), without defining them to Go: that is
+// done at MPI_Finalize.
+void dt_text_update(void) { dl_iterate_phdr(module_cb, (void *)1); }

@@ -90,6 +90,9 @@ extern volatile int dt_state DT_HIDDEN; // 0 off, 1 tracing, 2 stopped, 3 finish
 extern volatile uint64_t dt_epoch DT_HIDDEN;
 extern volatile uint64_t dt_type_gen DT_HIDDEN;
 extern int dt_use_tsc DT_HIDDEN, dt_depth DT_HIDDEN;
+// The span of the loaded modules' code (dt_clock.c, module_cb): return
+// addresses outside it end a stack walk.
+extern uintptr_t dt_text_lo DT_HIDDEN, dt_text_span DT_HIDDEN;
 extern size_t dt_chunk DT_HIDDEN;
 extern dt_comm dt_world_ent DT_HIDDEN, dt_self_ent DT_HIDDEN;
 
@@ -151,6 +154,13 @@ DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
 	while (n < dt_depth) {
 		uintptr_t a = (uintptr_t)f;
 		if (a < T->stk_lo || a + 16 > T->stk_hi || (a & 7)) break;
+		// Beyond the first (the wrapper's own frame), a "frame" of a caller
+		// built without frame pointers is whatever its rbp held: often a
+		// pointer into its locals, whose "return address" then changes from
+		// call to call (MPICH's use-mpi Fortran: a loop counter), making
+		// every call a new call site. A return address outside the code of
+		// the loaded modules ends the walk.
+		if (n > 0 && f[1] - dt_text_lo >= dt_text_span) break;
 		pcs[n++] = f[1];
 		uintptr_t *nf = (uintptr_t *)f[0];
 		if (nf <= f) break;
