@@ -774,15 +774,30 @@ static dt_site_ent *site_tab;
 static uint32_t site_next = 1; // 0 = empty stack, defined at init
 
 void dt_text_update(void);
+int dt_in_text(uintptr_t pc);
 
 uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1) {
-	// A call from a module loaded since MPI_Init: its callers' frames would
-	// be cut off by the span of code; widen it (dt_site). Rare: once per
-	// call site first seen from outside the span.
 	uint32_t id = 0;
 	int defined = 0;
 	pthread_mutex_lock(&site_mu);
+	// A call from a module loaded since MPI_Init: its callers' frames would
+	// be cut off by the span of code; widen it (dt_site). Rare: once per
+	// call site first seen from outside the span.
 	if (n > 0 && pcs[0] - dt_text_lo >= dt_text_span) dt_text_update();
+	// A new stack: its frames beyond the first must be in some module's
+	// code, not merely in the span between the lowest and the highest
+	// (dt_site checks only that): a "return address" read from a caller's
+	// locals can fall there (MPICH's use-mpi Fortran, a loop counter in the
+	// high half). The walk ends at the first that is not. Such a stack
+	// misses the thread's cache at every call and comes here, but it is
+	// one call site: no new definition, and polls fold.
+	for (int i = 1; i < n; i++) {
+		if (!dt_in_text(pcs[i])) {
+			n = i;
+			h = dt_site_hash(pcs, n);
+			break;
+		}
+	}
 	if (!site_tab) site_tab = calloc(SITE_CAP, sizeof(dt_site_ent));
 	if (site_tab) {
 		for (uint32_t i = 0; i < SITE_CAP; i++) {

@@ -318,19 +318,48 @@ void dt_modules(void) { dl_iterate_phdr(module_cb, NULL); }
 
 uintptr_t dt_text_lo, dt_text_span = UINTPTR_MAX; // every address, until dt_modules ran
 
-// dt_text_widen makes the span of code (dt_site's walk) cover [lo, hi). The
-// vDSO is left out: it sits next to the stack, and a span reaching it would
-// take stack addresses for code.
+// The code of each loaded module, [text_lo[i], text_hi[i]) sorted by start,
+// for dt_in_text (under site_mu once tracing runs; dt_modules fills it at
+// MPI_Init, before any call is recorded).
+#define TEXT_MAX 512
+static uintptr_t text_lo[TEXT_MAX], text_hi[TEXT_MAX];
+static int ntext;
+
+// dt_text_widen adds a module's code [lo, hi) to the table and makes the
+// span of code (dt_site's walk) cover it. The vDSO is left out: it sits next
+// to the stack, and a span reaching it would take stack addresses for code.
 static void dt_text_widen(const char *name, uintptr_t lo, uintptr_t hi) {
 	static uintptr_t tlo = UINTPTR_MAX, thi;
 	if (name && strstr(name, "linux-vdso")) return;
+	int i = 0;
+	while (i < ntext && text_lo[i] < lo) i++;
+	if (i < ntext && text_lo[i] == lo) return; // known
+	if (ntext < TEXT_MAX) {
+		memmove(text_lo + i + 1, text_lo + i, (size_t)(ntext - i) * sizeof text_lo[0]);
+		memmove(text_hi + i + 1, text_hi + i, (size_t)(ntext - i) * sizeof text_hi[0]);
+		text_lo[i] = lo, text_hi[i] = hi;
+		ntext++;
+	}
 	if (lo < tlo) tlo = lo;
 	if (hi > thi) thi = hi;
 	dt_text_lo = tlo;
 	dt_text_span = thi - tlo;
 }
 
-// dt_text_update widens the span to modules loaded since (dt_site_slow,
-// when a call comes from outside it), without defining them to Go: that is
-// done at MPI_Finalize.
+// dt_in_text tells whether pc is in the code of a loaded module (or the
+// table is full or empty: then everything is).
+int dt_in_text(uintptr_t pc) {
+	if (ntext == 0 || ntext == TEXT_MAX) return 1;
+	int lo = 0, hi = ntext;
+	while (lo < hi) {
+		int m = (lo + hi) / 2;
+		if (text_lo[m] <= pc) lo = m + 1;
+		else hi = m;
+	}
+	return lo > 0 && pc < text_hi[lo - 1];
+}
+
+// dt_text_update adds the modules loaded since (dt_site_slow, when a call
+// comes from outside the span), without defining them to Go: that is done
+// at MPI_Finalize.
 void dt_text_update(void) { dl_iterate_phdr(module_cb, (void *)1); }

@@ -142,6 +142,12 @@ DT_INLINE int32_t dt_rank(int r) {
 DT_INLINE void dt_put32(dt_thr *T, uint32_t v) { memcpy(T->pos, &v, 4); T->pos += 4; }
 DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { memcpy(T->pos, &v, 8); T->pos += 8; }
 
+DT_INLINE uint64_t dt_site_hash(const uintptr_t *pcs, int n) {
+	uint64_t h = 0x9E3779B97F4A7C15ull * (uint64_t)(n + 1);
+	for (int i = 0; i < n; i++) h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
 // Call site: return addresses by a frame-pointer walk bounded by the thread's
 // stack (a caller without frame pointers yields fewer or meaningless frames,
 // never a fault), then a per-thread cache lookup. A new call site is handed
@@ -166,9 +172,7 @@ DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
 		if (nf <= f) break;
 		f = nf;
 	}
-	uint64_t h = 0x9E3779B97F4A7C15ull * (uint64_t)(n + 1);
-	for (int i = 0; i < n; i++) h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;
-	h ^= h >> 29;
+	uint64_t h = dt_site_hash(pcs, n);
 	dt_site_ent *e = &T->sites[h & (DT_SITE_CACHE - 1)];
 	if (__builtin_expect(e->hash == h && e->n == (uint32_t)n, 1)) {
 		// An inline compare: memcmp is a PLT call with a variable length.
