@@ -509,8 +509,10 @@ static void *aux_main(void *arg) {
 			if (next_epoch <= now) next_epoch = now + aux_epoch_ns;
 		}
 		if (made) sleep_ns = 100000;
-		else if (busy && sleep_ns >= 2000000) sleep_ns = 2000000;
-		else if (sleep_ns < (busy ? 2000000 : 100000000)) sleep_ns *= 2;
+		else {
+			int64_t cap = busy ? 2000000 : 100000000;
+			sleep_ns = sleep_ns * 2 < cap ? sleep_ns * 2 : cap;
+		}
 		int64_t until = spill_n && spill_pending() ? now + sleep_ns : next_epoch;
 		if (until > next_epoch) until = next_epoch;
 		struct timespec ts = {until / 1000000000, until % 1000000000};
