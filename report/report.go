@@ -68,11 +68,18 @@ type Interval struct {
 	Line       int    `json:"line"`
 	// ExeCount is the number of entries (the maximum over processors; the
 	// per-processor counts are in Ranks).
-	ExeCount    int         `json:"exe_count"`
-	Main        Main        `json:"main"`
-	Comparative Comparative `json:"comparative"`
-	Ranks       []Rank      `json:"ranks"` // processors that executed the interval, by rank
-	SRC         []SRC       `json:"src"`
+	ExeCount int `json:"exe_count"`
+	// Incomplete is true when the interval's figures lack events: the
+	// trace of a processor that executed it (or may have executed it)
+	// ended before the interval did (a cut trace, docs/characteristics.md
+	// §8). IncompleteReason says which processors and why, in one
+	// sentence. Both are absent from JSON when the figures are complete.
+	Incomplete       bool        `json:"incomplete,omitempty"`
+	IncompleteReason string      `json:"incomplete_reason,omitempty"`
+	Main             Main        `json:"main"`
+	Comparative      Comparative `json:"comparative"`
+	Ranks            []Rank      `json:"ranks"` // processors that executed the interval, by rank
+	SRC              []SRC       `json:"src"`
 }
 
 // Main are the main characteristics (SPEC §5): sums over processors except
@@ -150,6 +157,12 @@ type Rank struct {
 	WaitNumber              int64   `json:"wait_number"`
 	CollectiveNumber        int64   `json:"collective_number"`
 	SystemNumber            int64   `json:"system_number"`
+	// Incomplete is true when this processor's figures in the interval
+	// lack events (its trace ended before the interval did, or the tracer
+	// dropped events); IncompleteReason says why. Absent from JSON when
+	// the figures are complete.
+	Incomplete       bool   `json:"incomplete,omitempty"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
 }
 
 // SRC are the characteristics of one call site (SPEC §6) in an interval.

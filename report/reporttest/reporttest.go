@@ -2,8 +2,8 @@
 // command-line tests: a 4-rank run with two nested intervals and call sites
 // with stacks, a minimal one-interval run, and a many-rank run. The numbers
 // are chosen by hand per processor; the interval totals (Main, Comparative)
-// are derived from them with the SPEC §3–§5 rules so that the fixtures are
-// self-consistent, which makes the golden reports easy to check by eye.
+// are derived from them by report.Derive, as the analyzer derives them, so
+// that the fixtures hold only figures the analyzer can produce.
 package reporttest
 
 import (
@@ -12,9 +12,10 @@ import (
 	"github.com/dtpa/dtpa/report"
 )
 
-// proc is the hand-chosen part of one processor's characteristics; the
-// rest (Communications, Lost Time, Productive Time, Idle Time, Load
-// Imbalance) follows from SPEC §3.
+// proc is the hand-chosen part of one processor's characteristics, the
+// figures the analyzer measures; the rest (Communications, Lost Time,
+// Productive Time, Idle Time, Load Imbalance, Main, Comparative) follows
+// from report.Derive.
 type proc struct {
 	rank                          int
 	exeCount                      int
@@ -24,118 +25,40 @@ type proc struct {
 	send, recv, wait, ncoll, nsys int64
 }
 
-// ranks completes the per-processor characteristics of one interval.
-func ranks(ps []proc) []report.Rank {
-	rs := make([]report.Rank, len(ps))
-	maxExec, maxProd := 0.0, 0.0
-	for _, p := range ps {
-		maxExec = max(maxExec, p.exec)
+// interval derives the interval from the processors' measured figures.
+// collectives is the number of collective instances (counted once, SPEC
+// §5). A fixture that report.Derive warns about is a mistake in this file.
+func interval(path []int, file string, line int, ps []proc, collectives int64, src []report.SRC) report.Interval {
+	iv := report.Interval{
+		Path: path, Level: len(path), SourceFile: file, Line: line,
+		Ranks: make([]report.Rank, len(ps)), SRC: src,
+	}
+	if len(path) > 0 {
+		iv.Number = path[len(path)-1]
 	}
 	for i, p := range ps {
-		comm := p.sendRecv + p.coll + p.sys
-		idle := maxExec - p.exec
-		lost := comm + idle + p.insuf
-		rs[i] = report.Rank{
+		iv.Ranks[i] = report.Rank{
 			Rank: p.rank, ExeCount: p.exeCount, ExecutionTime: p.exec,
-			ProductiveTime: p.exec - lost, LostTime: lost,
-			InsufficientParallelism: p.insuf, IdleTime: idle,
-			Communications: comm, SendRecvTime: p.sendRecv, CollectiveTime: p.coll,
+			InsufficientParallelism: p.insuf,
+			SendRecvTime:            p.sendRecv, CollectiveTime: p.coll,
 			SystemTime: p.sys, RealSync: p.realSync, PotentialSync: p.potSync,
 			TimeVariation: p.timeVar, Overlap: p.overlap,
 			SendNumber: p.send, ReceiveNumber: p.recv, WaitNumber: p.wait,
 			CollectiveNumber: p.ncoll, SystemNumber: p.nsys,
 		}
-		maxProd = max(maxProd, rs[i].ProductiveTime)
 	}
-	for i := range rs {
-		rs[i].LoadImbalance = maxProd - rs[i].ProductiveTime
+	iv.Main.CollectiveNumber = collectives
+	if w := report.Derive(&iv); len(w) > 0 {
+		panic(fmt.Sprintf("reporttest: inconsistent fixture: %v", w))
 	}
-	return rs
-}
-
-// interval derives Main and Comparative from the ranks. collectives is the
-// number of collective instances (counted once, SPEC §5).
-func interval(path []int, file string, line int, ps []proc, collectives int64, src []report.SRC) report.Interval {
-	rs := ranks(ps)
-	iv := report.Interval{
-		Path: path, Level: len(path), SourceFile: file, Line: line,
-		Ranks: rs, SRC: src,
-	}
-	if len(path) > 0 {
-		iv.Number = path[len(path)-1]
-	}
-	m := &iv.Main
-	m.Processors = len(rs)
-	for _, r := range rs {
-		iv.ExeCount = max(iv.ExeCount, r.ExeCount)
-		m.ExecutionTime = max(m.ExecutionTime, r.ExecutionTime)
-		m.ProductiveTime += r.ProductiveTime
-		m.LostTime += r.LostTime
-		m.InsufficientParallelism += r.InsufficientParallelism
-		m.Communications += r.Communications
-		m.SendRecvTime += r.SendRecvTime
-		m.RealSync += r.RealSync
-		m.SendNumber += r.SendNumber
-		m.ReceiveNumber += r.ReceiveNumber
-		m.WaitNumber += r.WaitNumber
-		m.CollectiveTime += r.CollectiveTime
-		m.SystemTime += r.SystemTime
-		m.SystemNumber += r.SystemNumber
-		m.IdleTime += r.IdleTime
-		m.LoadImbalance += r.LoadImbalance
-		m.PotentialSync += r.PotentialSync
-		m.TimeVariation += r.TimeVariation
-		m.Overlap += r.Overlap
-	}
-	m.CollectiveNumber = collectives
-	m.TotalTime = m.ExecutionTime * float64(m.Processors)
-	if m.TotalTime > 0 {
-		m.Efficiency = m.ProductiveTime / m.TotalTime
-	}
-	c := &iv.Comparative
-	c.ExecutionTime = stat(rs, func(r report.Rank) float64 { return r.ExecutionTime })
-	c.ProductiveTime = stat(rs, func(r report.Rank) float64 { return r.ProductiveTime })
-	c.LostTime = stat(rs, func(r report.Rank) float64 { return r.LostTime })
-	c.IdleTime = stat(rs, func(r report.Rank) float64 { return r.IdleTime })
-	c.Communications = stat(rs, func(r report.Rank) float64 { return r.Communications })
-	c.InsufficientParallelism = stat(rs, func(r report.Rank) float64 { return r.InsufficientParallelism })
-	c.RealSync = stat(rs, func(r report.Rank) float64 { return r.RealSync })
-	c.LoadImbalance = stat(rs, func(r report.Rank) float64 { return r.LoadImbalance })
-	c.PotentialSync = stat(rs, func(r report.Rank) float64 { return r.PotentialSync })
-	c.TimeVariation = stat(rs, func(r report.Rank) float64 { return r.TimeVariation })
-	c.Overlap = stat(rs, func(r report.Rank) float64 { return r.Overlap })
 	return iv
-}
-
-func stat(rs []report.Rank, f func(report.Rank) float64) report.Stat {
-	var s report.Stat
-	for i, r := range rs {
-		v := f(r)
-		if i == 0 || v < s.Min {
-			s.Min, s.MinProc = v, r.Rank
-		}
-		if i == 0 || v > s.Max {
-			s.Max, s.MaxProc = v, r.Rank
-		}
-		s.Mean += v
-	}
-	if len(rs) > 0 {
-		s.Mean /= float64(len(rs))
-	}
-	return s
 }
 
 // site builds a call site from its per-processor values; Comm and the other
 // totals are sums over processors.
 func site(id int, fn string, stack []report.Frame, rs ...report.SRCRank) report.SRC {
 	s := report.SRC{ID: id, Function: fn, Stack: stack, Ranks: rs}
-	for _, r := range rs {
-		s.Comm += r.ExeTime
-		s.RealSync += r.RealSync
-		s.PotentialSync += r.PotentialSync
-		s.TimeVariation += r.TimeVariation
-		s.Overlap += r.Overlap
-	}
+	report.DeriveSRC(&s)
 	return s
 }
 
