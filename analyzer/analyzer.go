@@ -271,7 +271,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	}
 	cv, un := summarize(reps, x, byRank, warn)
 
-	rep = build(reps, x, byRank, opts)
+	rep = build(reps, x, byRank, opts, warn)
 	rep.Task = opts.App
 	rep.Processors = size
 	rep.Warnings = append([]string{}, warns...)

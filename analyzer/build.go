@@ -182,8 +182,9 @@ func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
 
 func sec(ns int64) float64 { return float64(ns) / 1e9 }
 
-// build merges the processors' interval trees into the report.
-func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options) *report.Report {
+// build merges the processors' interval trees into the report; warn
+// receives what report.Derive finds.
+func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn func(string)) *report.Report {
 	program := ""
 	for _, f := range byRank {
 		if f != nil {
@@ -226,7 +227,11 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options) *rep
 	}
 	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
-		rep.Intervals = append(rep.Intervals, interval(g, program, siteID, opts.Symbolizer))
+		iv, ws := interval(g, program, siteID, opts.Symbolizer)
+		for _, w := range ws {
+			warn(w)
+		}
+		rep.Intervals = append(rep.Intervals, iv)
 	}
 	return rep
 }
@@ -312,9 +317,11 @@ func lessPath(a, b []int) bool {
 	return len(a) < len(b)
 }
 
-// interval computes one interval's characteristics (SPEC §3–§6).
-func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) report.Interval {
-	iv := report.Interval{Path: append([]int{}, g.path...), Level: len(g.path), SourceFile: program,
+// interval computes one interval's characteristics (SPEC §3–§6): the
+// measured figures of each processor, completed by report.Derive; warnings
+// are Derive's.
+func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) (iv report.Interval, warnings []string) {
+	iv = report.Interval{Path: append([]int{}, g.path...), Level: len(g.path), SourceFile: program,
 		Ranks: []report.Rank{}, SRC: []report.SRC{}}
 	if len(g.path) > 0 {
 		iv.Number = g.path[len(g.path)-1]
@@ -338,94 +345,22 @@ func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) r
 		ranks = append(ranks, r)
 	}
 	sort.Ints(ranks)
-	var maxExec float64
-	for _, r := range ranks {
-		maxExec = max(maxExec, sec(g.ranks[r].exec))
-	}
-	m := &iv.Main
 	for _, r := range ranks {
 		t := g.ranks[r]
 		a := &t.a
-		rk := report.Rank{
+		iv.Ranks = append(iv.Ranks, report.Rank{
 			Rank: r, ExeCount: t.exeCount, ExecutionTime: sec(t.exec),
 			SendRecvTime: sec(a.p2p), CollectiveTime: sec(a.coll), SystemTime: sec(a.sys),
 			RealSync: sec(a.realSync), PotentialSync: sec(a.potSync), TimeVariation: sec(a.timeVar),
 			Overlap: sec(a.overlap), InsufficientParallelism: a.insuf / 1e9,
 			SendNumber: a.sends, ReceiveNumber: a.recvs, WaitNumber: a.waits,
 			CollectiveNumber: a.collCalls, SystemNumber: a.sysCalls,
-		}
-		rk.Communications = rk.SendRecvTime + rk.CollectiveTime + rk.SystemTime
-		rk.IdleTime = maxExec - rk.ExecutionTime
-		rk.LostTime = rk.Communications + rk.IdleTime + rk.InsufficientParallelism
-		rk.ProductiveTime = maxExec - rk.LostTime
-		iv.Ranks = append(iv.Ranks, rk)
-		iv.ExeCount = max(iv.ExeCount, t.exeCount)
-		m.CollectiveNumber += a.collInst
+		})
+		iv.Main.CollectiveNumber += a.collInst
 	}
-	var maxProd float64
-	for i := range iv.Ranks {
-		if i == 0 || iv.Ranks[i].ProductiveTime > maxProd {
-			maxProd = iv.Ranks[i].ProductiveTime
-		}
-	}
-	for i := range iv.Ranks {
-		rk := &iv.Ranks[i]
-		rk.LoadImbalance = maxProd - rk.ProductiveTime
-		m.ProductiveTime += rk.ProductiveTime
-		m.LostTime += rk.LostTime
-		m.InsufficientParallelism += rk.InsufficientParallelism
-		m.Communications += rk.Communications
-		m.SendRecvTime += rk.SendRecvTime
-		m.RealSync += rk.RealSync
-		m.SendNumber += rk.SendNumber
-		m.ReceiveNumber += rk.ReceiveNumber
-		m.WaitNumber += rk.WaitNumber
-		m.CollectiveTime += rk.CollectiveTime
-		m.SystemTime += rk.SystemTime
-		m.SystemNumber += rk.SystemNumber
-		m.IdleTime += rk.IdleTime
-		m.LoadImbalance += rk.LoadImbalance
-		m.PotentialSync += rk.PotentialSync
-		m.TimeVariation += rk.TimeVariation
-		m.Overlap += rk.Overlap
-	}
-	m.ExecutionTime = maxExec
-	m.Processors = len(iv.Ranks)
-	m.TotalTime = maxExec * float64(m.Processors)
-	if m.TotalTime > 0 {
-		m.Efficiency = min(1, max(0, m.ProductiveTime/m.TotalTime))
-	}
-	c := &iv.Comparative
-	stat := func(f func(*report.Rank) float64) report.Stat {
-		var s report.Stat
-		for i := range iv.Ranks {
-			v := f(&iv.Ranks[i])
-			if i == 0 || v < s.Min {
-				s.Min, s.MinProc = v, iv.Ranks[i].Rank
-			}
-			if i == 0 || v > s.Max {
-				s.Max, s.MaxProc = v, iv.Ranks[i].Rank
-			}
-			s.Mean += v
-		}
-		if len(iv.Ranks) > 0 {
-			s.Mean /= float64(len(iv.Ranks))
-		}
-		return s
-	}
-	c.ExecutionTime = stat(func(r *report.Rank) float64 { return r.ExecutionTime })
-	c.ProductiveTime = stat(func(r *report.Rank) float64 { return r.ProductiveTime })
-	c.LostTime = stat(func(r *report.Rank) float64 { return r.LostTime })
-	c.IdleTime = stat(func(r *report.Rank) float64 { return r.IdleTime })
-	c.Communications = stat(func(r *report.Rank) float64 { return r.Communications })
-	c.InsufficientParallelism = stat(func(r *report.Rank) float64 { return r.InsufficientParallelism })
-	c.RealSync = stat(func(r *report.Rank) float64 { return r.RealSync })
-	c.LoadImbalance = stat(func(r *report.Rank) float64 { return r.LoadImbalance })
-	c.PotentialSync = stat(func(r *report.Rank) float64 { return r.PotentialSync })
-	c.TimeVariation = stat(func(r *report.Rank) float64 { return r.TimeVariation })
-	c.Overlap = stat(func(r *report.Rank) float64 { return r.Overlap })
+	warnings = report.Derive(&iv)
 	iv.SRC = srcs(g, ranks, siteID, sym)
-	return iv
+	return iv, warnings
 }
 
 // srcs merges the call sites of an interval over processors.
@@ -443,17 +378,13 @@ func srcs(g *gnode, ranks []int, siteID map[string]int, sym Symbolizer) []report
 				}
 				byKey[k] = p
 			}
-			p.Comm += sec(s.time)
-			p.RealSync += sec(s.rs)
-			p.PotentialSync += sec(s.pot)
-			p.TimeVariation += sec(s.tv)
-			p.Overlap += sec(s.overlap)
 			p.Ranks = append(p.Ranks, report.SRCRank{Rank: r, ExeCount: s.count, ExeTime: sec(s.time),
 				RealSync: sec(s.rs), PotentialSync: sec(s.pot), TimeVariation: sec(s.tv), Overlap: sec(s.overlap)})
 		}
 	}
 	out := make([]report.SRC, 0, len(byKey))
 	for _, p := range byKey {
+		report.DeriveSRC(p)
 		out = append(out, *p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

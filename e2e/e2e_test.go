@@ -11,7 +11,8 @@
 //     inputs; the analysis must be sane and warning-free (skip when the
 //     package is not installed).
 //
-// Every report also passes checkInvariants (identities of SPEC §3–§6).
+// Every report passes checkReport (report.Check: the identities of SPEC
+// §3–§6, Productive Time ≥ 0), those of complete runs checkInvariants.
 // bin/ and lib/ must have been built (`make test` builds them first).
 package e2e
 
@@ -135,8 +136,8 @@ func checkSkew(t *testing.T, dir, app string, np int, want map[int][2]float64) {
 }
 
 // analyse runs bin/dtpa --json on the traces of app in dir and decodes the
-// report; warnings printed on stderr are returned too (they must also be in
-// the report).
+// report, which must pass checkReport; warnings printed on stderr are
+// returned too (they must also be in the report).
 func analyse(t *testing.T, dir, app string) (*report.Report, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -151,5 +152,6 @@ func analyse(t *testing.T, dir, app string) (*report.Report, string) {
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
 		t.Fatalf("decoding the JSON report: %v", err)
 	}
+	checkReport(t, &r)
 	return &r, stderr.String()
 }
