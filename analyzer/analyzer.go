@@ -70,10 +70,15 @@
 //     on every processor is one instance; K is the number of processors
 //     that executed it. Each processor's Tseq is its own duration of the
 //     section minus its time in MPI calls inside (already in
-//     Communications), and it loses Tseq·(K−1)/K. The loss belongs to the
-//     interval current when the section ends. To keep memory bounded, past
-//     maxSectionRuns executions on a processor K becomes the number of
-//     processors that executed the section number at all (with a warning).
+//     Communications), and it loses Tseq·(K−1)/K. A section need not nest
+//     with the intervals: each interval, and so each level (the whole
+//     program included), gets the part of the section that lies inside
+//     it, Tseq_inside·(K−1)/K, where Tseq_inside is the section's time
+//     inside the interval minus the MPI time in that part (package
+//     intervals splits executions at interval boundaries). To keep memory
+//     bounded, past maxSectionRuns pieces of executions on a processor K
+//     becomes the number of processors that executed the section number
+//     at all (with a warning).
 //   - Wait Number counts Wait-family calls and Test-family calls that
 //     completed at least one request.
 //   - An event standing for a folded run of unsuccessful polls

@@ -263,9 +263,9 @@ func recordedModules(reps []*replayer, byRank []*rankFile) []Module {
 	return out
 }
 
-// insufficientParallelism adds Tseq·(K−1)/K to the intervals where
-// sections ended. K, the processors that executed a section instance, is
-// known once every replay ended. When some processor executed more
+// insufficientParallelism adds Tseq·(K−1)/K to the intervals the sections
+// lay in (each interval the part of Tseq inside it). K, the processors that
+// executed a section instance, is known once every replay ended. When some processor executed more
 // sections than the replay remembers one by one, K falls back to the
 // processors that executed the section number at all (exact whenever the
 // same processors execute every instance, the usual case).
@@ -276,9 +276,9 @@ func insufficientParallelism(reps []*replayer, x *exchange) {
 				continue
 			}
 			for _, s := range rp.secRuns {
-				k := x.sections[sectionKey{num: s.run.Number, inst: s.run.Instance}]
+				k := x.sections[sectionKey{num: s.num, inst: s.inst}]
 				if k > 0 {
-					s.node.Value.insuf += float64(s.run.SeqNs) * float64(k-1) / float64(k)
+					s.node.Value.insuf += float64(s.seqNs) * float64(k-1) / float64(k)
 				}
 			}
 		}

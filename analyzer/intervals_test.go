@@ -1,8 +1,10 @@
 package analyzer
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -158,6 +160,93 @@ func checkInsufficientParallelism(t *testing.T, overflow bool) {
 	expect(t, "rank 1 Insufficient Parallelism", rank(t, iv, 1).InsufficientParallelism, 0.050/2)
 	expect(t, "rank 2 Insufficient Parallelism", rank(t, iv, 2).InsufficientParallelism, 0)
 	expect(t, "Main Insufficient Parallelism", iv.Main.InsufficientParallelism, 0.070)
+	if hasWarning(rep, "sequential sections were executed") != overflow {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+}
+
+// Sequential sections crossing interval boundaries: each interval, and
+// each level, gets the part of a section inside it.
+func TestSectionsAcrossIntervals(t *testing.T) {
+	checkSectionsAcrossIntervals(t, false)
+}
+
+// The same figures when the replay stops remembering executions one by
+// one (K per section number: the same processors run every instance).
+func TestSectionsAcrossIntervalsBounded(t *testing.T) {
+	old := maxSectionRuns
+	maxSectionRuns = 1
+	defer func() { maxSectionRuns = old }()
+	checkSectionsAcrossIntervals(t, true)
+}
+
+func checkSectionsAcrossIntervals(t *testing.T, overflow bool) {
+	run := tracetest.NewRun(4)
+	for i := 0; i < 4; i++ {
+		r := run.Rank(i)
+		r.Init(1 * us)
+		// Interval 1: section 1 starts 0.5 s before it and ends 0.1 s
+		// into it (the example), on every rank (K = 4).
+		r.Pcontrol(102, 1).Compute(500 * ms)
+		r.Pcontrol(100, 1).Compute(100 * ms)
+		r.Pcontrol(103, 1).Compute(50 * ms)
+		r.Pcontrol(101, 1)
+		// Interval 5: section 4 starts 0.05 s into it and ends 0.5 s
+		// after it (the reverse case), K = 4.
+		r.Pcontrol(100, 5).Compute(50 * ms)
+		r.Pcontrol(102, 4).Compute(100 * ms)
+		r.Pcontrol(101, 5).Compute(500 * ms)
+		r.Pcontrol(103, 4)
+		// Interval 2 holding 2/3: section 2, executed by ranks 0–2 only
+		// (K = 3), starts in 2 and ends in 2/3 after a 20 ms MPI call.
+		r.Pcontrol(100, 2).Compute(50 * ms)
+		if i < 3 {
+			r.Pcontrol(102, 2)
+		}
+		r.Compute(40 * ms)
+		r.Pcontrol(100, 3).Compute(60 * ms)
+		r.Call("MPI_Comm_rank", 20*ms, traceformat.Event{})
+		if i < 3 {
+			r.Pcontrol(103, 2)
+		}
+		r.Compute(30 * ms)
+		r.Pcontrol(101, 3).Pcontrol(101, 2)
+		r.Finalize(1 * us)
+	}
+	rep := analyzeRun(t, run)
+	for _, path := range [][]int{{1}, {5}} {
+		// Execution 0.15 s per rank; the section's 0.1 s inside the
+		// interval gives 0.1·3/4 = 0.075 s per rank (0.3 s in all), and
+		// Productive = 0.15 − 0.075 = 0.075 s per rank (0.3 s in all).
+		iv := find(t, rep, path...)
+		for r := 0; r < 4; r++ {
+			expect(t, fmt.Sprintf("interval %v rank %d Insufficient Parallelism", path, r), rank(t, iv, r).InsufficientParallelism, 0.075)
+			expect(t, fmt.Sprintf("interval %v rank %d Productive", path, r), rank(t, iv, r).ProductiveTime, 0.075)
+		}
+		expect(t, fmt.Sprintf("interval %v Insufficient Parallelism", path), iv.Main.InsufficientParallelism, 0.3)
+		expect(t, fmt.Sprintf("interval %v Productive", path), iv.Main.ProductiveTime, 0.3)
+		expect(t, fmt.Sprintf("interval %v efficiency", path), iv.Main.Efficiency, 0.5)
+	}
+	// 2/3: 0.08 s of section 2 inside, 0.02 s of it in MPI: Tseq 0.06 s,
+	// 0.06·2/3 = 0.04 s on ranks 0–2, none on rank 3. Execution 0.11 s.
+	// Productive: 0.11 − 0.02 − 0.04 = 0.05 (ranks 0–2), 0.09 (rank 3).
+	in := find(t, rep, 2, 3)
+	// 2: the whole section, 0.04 + 0.06 = 0.1 s: 0.1·2/3 per rank 0–2.
+	out := find(t, rep, 2)
+	for r := 0; r < 4; r++ {
+		ip, prod, ipOut := 0.04, 0.05, 0.1*2/3
+		if r == 3 {
+			ip, prod, ipOut = 0, 0.09, 0
+		}
+		expect(t, fmt.Sprintf("interval 2/3 rank %d Insufficient Parallelism", r), rank(t, in, r).InsufficientParallelism, ip)
+		expect(t, fmt.Sprintf("interval 2/3 rank %d Productive", r), rank(t, in, r).ProductiveTime, prod)
+		expect(t, fmt.Sprintf("interval 2 rank %d Insufficient Parallelism", r), rank(t, out, r).InsufficientParallelism, ipOut)
+	}
+	// Whole program: sections 1 and 4 whole (0.6 s each, K = 4: 0.45 s
+	// each per rank) and section 2 (0.1·2/3 on ranks 0–2).
+	w := find(t, rep)
+	expect(t, "whole program Insufficient Parallelism", w.Main.InsufficientParallelism, 4*0.9+3*0.1*2/3)
+	expect(t, "whole program rank 3 Insufficient Parallelism", rank(t, w, 3).InsufficientParallelism, 0.9)
 	if hasWarning(rep, "sequential sections were executed") != overflow {
 		t.Errorf("warnings %q", rep.Warnings)
 	}

@@ -170,10 +170,14 @@ type collSeqKey struct {
 	group int32
 }
 
-// sectionRun is a completed sequential section and where it belongs.
+// sectionRun is the part of a completed sequential section execution that
+// lies in one interval (intervals.Sections splits executions at interval
+// boundaries).
 type sectionRun struct {
-	node *rnode
-	run  intervals.SectionRun
+	node  *rnode
+	num   int64
+	inst  int
+	seqNs int64
 }
 
 // replayer replays one rank's trace forward.
@@ -193,7 +197,7 @@ type replayer struct {
 	tr      *intervals.Tracker[*acc]
 	cur     *rnode // tr.Current() once started, updated when it may change
 	running bool   // tr started and not ended: the calls to replay
-	secs    *intervals.Sections
+	secs    *intervals.Sections[*rnode]
 	secRuns []sectionRun
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
 
@@ -254,7 +258,7 @@ func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replaye
 	}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
-	rp.secs = intervals.NewSections(who, rp.warn)
+	rp.secs = intervals.NewSections(who, rp.tr.Current(), rp.warn)
 	return rp
 }
 
@@ -632,11 +636,17 @@ func (rp *replayer) pcontrol(e *traceformat.Event, entry, exit int64) {
 	if e.Attr&traceformat.AttrPcontrol == 0 {
 		return
 	}
+	// Each interval gets the part of an open section that lies inside it:
+	// the sections move with the interval boundaries (an interval starts
+	// at the exit of MPI_Pcontrol(100) and ends at the entry of
+	// MPI_Pcontrol(101)).
 	switch e.PcLevel {
 	case intervals.EnterInterval:
 		rp.tr.Enter(e.PcArg, exit, e.Site)
+		rp.secs.Move(exit, rp.mpiNs, rp.tr.Current())
 	case intervals.LeaveInterval:
 		rp.tr.Leave(e.PcArg, entry)
+		rp.secs.Move(entry, rp.mpiNs, rp.tr.Current())
 	case intervals.StartSection:
 		rp.secs.Start(e.PcArg, exit, rp.mpiNs)
 	case intervals.EndSection:
@@ -646,9 +656,10 @@ func (rp *replayer) pcontrol(e *traceformat.Event, entry, exit int64) {
 	}
 }
 
-// maxSectionRuns bounds the section executions a replay remembers one by
-// one (for K per instance); past it, figures fall back to K per section
-// number, so that memory does not grow with the trace.
+// maxSectionRuns bounds the section executions (their pieces, one per
+// interval each lies in) a replay remembers one by one (for K per
+// instance); past it, figures fall back to K per section number, so that
+// memory does not grow with the trace.
 var maxSectionRuns = 1 << 14
 
 type secAggKey struct {
@@ -656,14 +667,24 @@ type secAggKey struct {
 	num  int64
 }
 
-func (rp *replayer) sectionEnded(r intervals.SectionRun) {
-	node := rp.tr.Current()
+// sectionEnded records a completed section execution, piece by piece:
+// its Insufficient Parallelism goes to the intervals it lay in once K is
+// known (build.go).
+func (rp *replayer) sectionEnded(r intervals.SectionRun[*rnode]) {
 	if rp.secAgg == nil {
 		rp.secAgg = map[secAggKey]int64{}
 	}
-	rp.secAgg[secAggKey{node, r.Number}] += r.SeqNs
-	if len(rp.secRuns) < maxSectionRuns {
-		rp.secRuns = append(rp.secRuns, sectionRun{node: node, run: r})
+	for _, p := range r.Pieces {
+		rp.secAgg[secAggKey{p.Where, r.Number}] += p.SeqNs
+	}
+	if len(r.Pieces) == 0 {
+		// Executed (K counts it) though all its time was in MPI.
+		rp.secAgg[secAggKey{rp.tr.Current(), r.Number}] += 0
+	}
+	if len(rp.secRuns)+len(r.Pieces) <= maxSectionRuns && !rp.x.sectionOverflow.Load() {
+		for _, p := range r.Pieces {
+			rp.secRuns = append(rp.secRuns, sectionRun{node: p.Where, num: r.Number, inst: r.Instance, seqNs: p.SeqNs})
+		}
 		rp.x.sectionDone(sectionKey{num: r.Number, inst: r.Instance})
 	} else {
 		rp.x.sectionOverflow.Store(true)

@@ -1,6 +1,7 @@
 package intervals
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -64,7 +65,7 @@ func TestMalformed(t *testing.T) {
 
 func TestSections(t *testing.T) {
 	var warns []string
-	s := NewSections("rank 1", func(w string) { warns = append(warns, w) })
+	s := NewSections("rank 1", "root", func(w string) { warns = append(warns, w) })
 	s.Start(1, 100, 0)
 	s.Start(1, 150, 0) // already open
 	r, ok := s.End(1, 300, 50)
@@ -85,5 +86,27 @@ func TestSections(t *testing.T) {
 	}
 	if len(warns) != 3 {
 		t.Errorf("warnings %q", warns)
+	}
+}
+
+// TestSectionPieces: a section crossing interval boundaries is split at
+// them, its MPI time taken out of the piece where it was spent; a place
+// visited twice gets one piece.
+func TestSectionPieces(t *testing.T) {
+	s := NewSections("rank 0", "root", nil)
+	s.Start(1, 0, 0)    // section 1 starts in root at 0
+	s.Move(500, 0, "1") // enter interval 1 at 500: 500 in root
+	s.Start(2, 520, 0)  // section 2 starts inside interval 1
+	// 30 of MPI between 520 and 600
+	r, ok := s.End(1, 600, 30) // 100 − 30 in interval 1
+	if !ok || r.SeqNs != 570 || fmt.Sprint(r.Pieces) != "[{root 500} {1 70}]" {
+		t.Errorf("section 1: %+v", r)
+	}
+	s.Move(650, 30, "root")  // leave interval 1 at 650: section 2 had 130 − 30 there
+	s.Move(700, 30, "1")     // in root 50
+	s.Move(710, 40, "root")  // interval 1 again: 10 − 10 of MPI, no time
+	r, _ = s.End(2, 800, 40) // 90 more in root
+	if r.SeqNs != 240 || fmt.Sprint(r.Pieces) != "[{1 100} {root 140}]" {
+		t.Errorf("section 2: %+v", r)
 	}
 }
