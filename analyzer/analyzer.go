@@ -329,6 +329,9 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 	if unSent > 0 {
 		warn(fmt.Sprintf("%d message(s) sent were never received in the traces.", unSent))
 	}
+	for _, w := range x.unmatched.warnings() {
+		warn(w)
+	}
 	if unColl > 0 {
 		warn(fmt.Sprintf("%d collective call(s) could not be matched with all participants of their communicator.", unColl))
 	}

@@ -18,6 +18,10 @@ import (
 type rankTot struct {
 	exeCount int
 	exec     int64
+	// lastExit and openAtEnd are the node's (intervals.Node), for
+	// incomplete traces (incomplete.go).
+	lastExit  int64
+	openAtEnd bool
 	a        acc
 	sites    map[string]*siteTot
 }
@@ -100,7 +104,7 @@ func (k *siteKeyer) ref(site uint32) siteRef {
 
 // total sums n's subtree for one processor.
 func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot {
-	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, sites: map[string]*siteTot{}}
+	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[string]*siteTot{}}
 	addAcc(&t.a, n.Value)
 	for id := range n.Value.sites {
 		s := &n.Value.sites[id]
@@ -225,9 +229,11 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 	for i, k := range sortedKeys(allSites) {
 		siteID[k] = i + 1
 	}
+	states := rankStates(reps, byRank)
 	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
 		iv, ws := interval(g, program, siteID, opts.Symbolizer)
+		markIncomplete(&iv, g, states)
 		for _, w := range ws {
 			warn(w)
 		}

@@ -1,6 +1,8 @@
 package analyzer
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -208,5 +210,32 @@ func TestDataCollectiveViolationRepaired(t *testing.T) {
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "clock-condition violation") {
 		t.Errorf("no violation reported: %q", rep.Warnings)
+	}
+}
+
+// A collective lacking a rank (its trace is missing) is counted over the
+// ranks present, a lower bound, and a warning names the collective and the
+// missing rank. Rank 0 enters the barrier at 0.1 s, rank 1 at 0.3 s; both
+// leave at 0.301 s: Potential Sync of rank 0 = 0.3 − 0.1 = 0.2 s, Time
+// Variation 0.
+func TestUnmatchedCollective(t *testing.T) {
+	run := tracetest.NewRun(3)
+	for i, work := range []int64{100 * ms, 300 * ms, 0} {
+		r := run.Rank(i)
+		r.Init(1 * us).Compute(work)
+		r.Barrier(301*ms - r.Now()).Finalize(1 * us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "app.2.trc"))
+	rep := analyzeDir(t, dir)
+	iv := find(t, rep)
+	expect(t, "rank 0 Potential Sync", rank(t, iv, 0).PotentialSync, 0.2)
+	expect(t, "rank 1 Potential Sync", rank(t, iv, 1).PotentialSync, 0)
+	expect(t, "Time Variation", iv.Main.TimeVariation, 0)
+	if !hasWarning(rep, "Collective MPI_Barrier (call 1 on MPI_COMM_WORLD) lacks rank(s) 2 (their traces end before it") {
+		t.Errorf("warnings %q", rep.Warnings)
 	}
 }

@@ -55,6 +55,7 @@ type exchange struct {
 	// pendingColls counts the instances in progress per communicator.
 	pendingColls map[commKey]int
 	sections     map[sectionKey]int // processors that completed each section instance
+	unmatched    unmatchedColls     // instances completed without some members (unmatched.go)
 
 	lastUp, lastDown int64        // waitUp and waitDown at the last sortWake
 	sectionOverflow  atomic.Bool  // some replay saw more than maxSectionRuns sections
@@ -488,6 +489,9 @@ func (x *exchange) maybeComplete(in *collInst) {
 	}
 	if x.throttled.Load() > 0 && x.pendingColls[ck] < maxPendingColls/2 {
 		x.releaseThrottled()
+	}
+	if in.nExit < len(in.members) || in.mismatch {
+		x.unmatched.note(in, len(x.ranks))
 	}
 	var maxEntry, maxExit int64
 	first := true

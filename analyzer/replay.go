@@ -233,10 +233,11 @@ type replayer struct {
 	repaired  bool
 	amortized int64 // repairs amortized backward
 
-	mpiNs   int64 // time in MPI calls counted so far (for sections)
-	last    int64 // latest exit seen (global ns), the end of a cut trace
-	events  int64
-	contrib []collContrib
+	mpiNs     int64 // time in MPI calls counted so far (for sections)
+	finalized bool  // the trace holds MPI_Finalize (else it was cut)
+	last      int64 // latest exit seen (global ns), the end of a cut trace
+	events    int64
+	contrib   []collContrib
 
 	warns                          []string
 	violations, worstViolation     int64
@@ -609,6 +610,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 	}
 	switch fi.op {
 	case opFinalize:
+		rp.finalized = true
 		rp.end(entry)
 		return true
 	case opPcontrol:

@@ -45,6 +45,11 @@ type Node[T any] struct {
 	// entered the interval, kept for symbolization (SourceFile/Line).
 	Site  uint32
 	Value T
+	// LastExit is the time of the latest exit; OpenAtEnd says the interval
+	// was still open when Finish closed it (at the end of the program, or
+	// of a trace cut short: then its figures lack what came after).
+	LastExit  int64
+	OpenAtEnd bool
 
 	enteredAt int64
 	open      bool
@@ -144,6 +149,7 @@ func (t *Tracker[T]) close(n *Node[T], at int64) {
 	if d := at - n.enteredAt; d > 0 {
 		n.ExecNs += d
 	}
+	n.LastExit = max(n.LastExit, at)
 	n.open = false
 	t.stack = t.stack[:len(t.stack)-1]
 }
@@ -223,6 +229,7 @@ func (t *Tracker[T]) Finish(at int64) {
 			t.Who, strings.Join(open, ", ")))
 	}
 	for len(t.stack) > 0 {
+		t.Current().OpenAtEnd = true
 		t.close(t.Current(), at)
 	}
 	t.ended = true

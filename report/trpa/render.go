@@ -119,6 +119,16 @@ func (p *printer) interval(r *report.Report, ir *intervalRows) {
 			ir.path, iv.Level, iv.Number, orUnknown(iv.SourceFile), iv.Line, iv.ExeCount)
 	}
 	p.printf("%s\n", rule)
+	if iv.Incomplete {
+		// Before any figure: they lack events (a trace cut short).
+		p.printf("INCOMPLETE  %s\n", iv.IncompleteReason)
+		for _, rk := range iv.Ranks {
+			if rk.Incomplete {
+				p.printf("  processor %d: %s\n", rk.Rank, rk.IncompleteReason)
+			}
+		}
+		p.printf("\n")
+	}
 
 	p.printf("--- The main characteristics ---\n")
 	p.mainTable(ir.main)

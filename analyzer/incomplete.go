@@ -1,0 +1,111 @@
+package analyzer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// rankState says whether a rank's trace covers its whole program. A trace
+// that ends early (tracing stopped at MaxTraceSize or a full buffer, a
+// killed or aborted process, a cut file) ends the rank's program at its
+// last event: the intervals still open then lack what came after, and the
+// other ranks' Idle Time in them is measured against a short Execution
+// Time. Such figures are marked incomplete (report.Interval.Incomplete,
+// report.Rank.Incomplete), never silently shown as if whole.
+type rankState struct {
+	missing bool   // no trace, or no event in it: the rank is in no interval
+	cut     bool   // the trace ends before MPI_Finalize
+	end     int64  // with cut: global time of its last event
+	dropped int64  // events the tracer dropped although the trace reached MPI_Finalize
+	why     string // with cut: why the trace ended, for the reason sentences
+}
+
+// stopReasons explains the footer's stop reasons other than FINALIZE.
+var stopReasons = map[tracepb.Footer_StopReason]string{
+	tracepb.Footer_SIZE_LIMIT:  "SIZE_LIMIT: tracing stopped at MaxTraceSize",
+	tracepb.Footer_BUFFER_FULL: "BUFFER_FULL: tracing stopped when the trace buffer filled up, MaxTraceSize = -1",
+	tracepb.Footer_WRITE_ERROR: "WRITE_ERROR: a trace write failed",
+	tracepb.Footer_ABORT:       "ABORT: the program called MPI_Abort",
+	tracepb.Footer_SIGNAL:      "SIGNAL: the process received a fatal signal",
+	tracepb.Footer_EXIT:        "EXIT: the process exited without MPI_Finalize",
+}
+
+// rankStates tells, rank by rank, whether the traces are complete.
+func rankStates(reps []*replayer, byRank []*rankFile) []rankState {
+	st := make([]rankState, len(reps))
+	for r, rp := range reps {
+		s := &st[r]
+		f := byRank[r]
+		if rp == nil || f == nil || !rp.tr.Started() {
+			s.missing = true
+			continue
+		}
+		if !rp.finalized {
+			s.cut, s.end = true, rp.last
+			switch {
+			case f.footer != nil && stopReasons[f.footer.StopReason] != "":
+				s.why = stopReasons[f.footer.StopReason]
+			case f.err != nil || rp.readErr != nil || f.footer == nil:
+				s.why = "the trace file is cut or damaged"
+			default:
+				s.why = "the trace holds no MPI_Finalize"
+			}
+		} else if f.footer != nil && f.footer.DroppedEvents > 0 {
+			s.dropped = int64(f.footer.DroppedEvents)
+		}
+	}
+	return st
+}
+
+// markIncomplete marks the ranks of iv (merged from g) whose figures lack
+// events, and iv itself when some rank's do or when a rank without a
+// complete trace may have executed it unseen: its trace is missing, or it
+// ended while the interval still ran on another rank.
+func markIncomplete(iv *report.Interval, g *gnode, states []rankState) {
+	byReason := map[string][]int32{}
+	var latest int64 // the interval's latest exit over the ranks that executed it
+	for _, t := range g.ranks {
+		latest = max(latest, t.lastExit)
+	}
+	for i := range iv.Ranks {
+		rk := &iv.Ranks[i]
+		s := states[rk.Rank]
+		switch {
+		case s.cut && g.ranks[rk.Rank].openAtEnd:
+			rk.Incomplete = true
+			rk.IncompleteReason = fmt.Sprintf("its trace ends inside this interval (%s)", s.why)
+		case s.dropped > 0:
+			rk.Incomplete = true
+			rk.IncompleteReason = fmt.Sprintf("the tracer dropped %d of its events, the figures are approximate", s.dropped)
+		}
+		if rk.Incomplete {
+			byReason[rk.IncompleteReason] = append(byReason[rk.IncompleteReason], int32(rk.Rank))
+		}
+	}
+	for r, s := range states {
+		if _, in := g.ranks[r]; in {
+			continue
+		}
+		switch {
+		case s.missing:
+			byReason["no events of it were analysed (missing or empty trace)"] = append(byReason["no events of it were analysed (missing or empty trace)"], int32(r))
+		case s.cut && s.end < latest:
+			why := fmt.Sprintf("its trace ends before this interval ended on the others (%s): it may have executed it afterwards", s.why)
+			byReason[why] = append(byReason[why], int32(r))
+		}
+	}
+	if len(byReason) == 0 {
+		return
+	}
+	var parts []string
+	for why, ranks := range byReason {
+		parts = append(parts, fmt.Sprintf("rank(s) %s: %s", rankList(ranks), why))
+	}
+	sort.Strings(parts)
+	iv.Incomplete = true
+	iv.IncompleteReason = "Figures incomplete: " + strings.Join(parts, "; ") + "."
+}

@@ -1,0 +1,88 @@
+package analyzer
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// maxCollWarnings bounds the unmatched collective instances described one
+// by one; the others are counted.
+const maxCollWarnings = 10
+
+// unmatchedColls describes the collective instances that completed
+// without every member of their communicator: the first maxCollWarnings
+// one by one, the rest counted. Guarded by exchange.mu.
+type unmatchedColls struct {
+	described []string
+	more      int
+}
+
+// note records instance in, which is complete (every member left it or is
+// gone) but lacks some members' calls. x.mu is held.
+//
+// Its Potential Sync and Time Variation are counted over the members
+// present (exchange.maybeComplete): the latest entry and exit among them
+// are at most the true ones, so each present member's figures are lower
+// bounds of what it really lost, never more; leaving them out would lose
+// real waits among the members that were traced.
+func (u *unmatchedColls) note(in *collInst, size int) {
+	if len(u.described) >= maxCollWarnings {
+		u.more++
+		return
+	}
+	var missing []int32
+	for i, m := range in.members {
+		if !in.slots[i].hasExit {
+			missing = append(missing, m)
+		}
+	}
+	why := "their traces end before it, or they never made the call"
+	if in.mismatch {
+		why = "the members' calls disagree on the function, the root or the communicator's size"
+	}
+	u.described = append(u.described, fmt.Sprintf(
+		"Collective %s (call %d on %s) lacks rank(s) %s (%s); its Potential Sync and Time Variation are counted over the ranks present, a lower bound.",
+		in.fn, in.key.seq+1, commName(in.key.comm, in.members, size), rankList(missing), why))
+}
+
+// warnings are the descriptions, with a count of those left out.
+func (u *unmatchedColls) warnings() []string {
+	out := append([]string{}, u.described...)
+	if u.more > 0 {
+		out = append(out, fmt.Sprintf("%d more collective instance(s) lack some of their communicator's ranks.", u.more))
+	}
+	return out
+}
+
+// commName names a communicator in a warning: MPI_COMM_WORLD when it holds
+// every rank in order, else its id and world ranks.
+func commName(id uint64, members []int32, size int) string {
+	world := len(members) == size
+	for i, m := range members {
+		world = world && int(m) == i
+	}
+	if world {
+		return "MPI_COMM_WORLD"
+	}
+	return fmt.Sprintf("communicator %#x of world rank(s) %s", id, rankList(members))
+}
+
+// rankList prints ranks compactly: "0, 2-5, 7" (runs of consecutive ranks
+// as ranges, in the given order).
+func rankList(rs []int32) string {
+	var parts []string
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if i == j {
+			parts = append(parts, strconv.Itoa(int(rs[i])))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", rs[i], rs[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
