@@ -22,8 +22,8 @@ type rankTot struct {
 	// incomplete traces (incomplete.go).
 	lastExit  int64
 	openAtEnd bool
-	a        acc
-	sites    map[string]*siteTot
+	a         acc
+	sites     map[string]*siteTot
 }
 
 type siteTot struct {

@@ -18,14 +18,14 @@ func TestIncompleteTrace(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		r := run.Rank(i)
 		r.Init(1 * us)
-		r.Pcontrol(100, 3).Compute(10 * ms).Barrier(1 * ms).Pcontrol(101, 3)
+		r.Pcontrol(100, 3).Compute(10*ms).Barrier(1*ms).Pcontrol(101, 3)
 		r.Pcontrol(100, 1).Compute(50 * ms)
 		if i == 2 {
 			r.StopReason(tracepb.Footer_SIZE_LIMIT) // nothing after this
 			continue
 		}
-		r.Compute(50 * ms).Pcontrol(101, 1)
-		r.Pcontrol(100, 2).Compute(20 * ms).Pcontrol(101, 2)
+		r.Compute(50*ms).Pcontrol(101, 1)
+		r.Pcontrol(100, 2).Compute(20*ms).Pcontrol(101, 2)
 		r.Finalize(1 * us)
 	}
 	rep := analyzeRun(t, run)
