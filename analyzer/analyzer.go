@@ -93,6 +93,19 @@
 //   - Starts of nonblocking collectives form instances (Potential Sync and
 //     Time Variation of the start calls) but do not wait for anybody.
 //   - Only thread 0 (the thread that called MPI_Init) is replayed.
+//   - A collective instance lacking some members of its communicator
+//     (missing or cut traces, calls that disagree) is counted over the
+//     members present: their Potential Sync and Time Variation are lower
+//     bounds of the true ones. A warning names the instance and the
+//     missing ranks (unmatched.go).
+//   - A trace that ends before MPI_Finalize ends its rank's program at its
+//     last event; the intervals it had open then, and those that ran on
+//     after it elsewhere, are marked incomplete, as is every interval of
+//     a missing rank or a rank whose tracer dropped events
+//     (incomplete.go).
+//   - Productive Time is never negative; were it ever computed so (a
+//     bug), it is shown as 0 with an "Internal inconsistency" warning
+//     (report.Derive).
 package analyzer
 
 import (
