@@ -317,7 +317,8 @@
     info.append(legend([["point-to-point", , colors.p2p], ["collective", , colors.coll], ["wait/test", , colors.wait],
       ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]]),
     el("div", { class: "note" }, tl.call_count + " calls, " + tl.message_count + " messages on " + n +
-      " ranks. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details."));
+      " ranks. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
+      "A link ending in #t=FROM,TO (seconds) opens this window."));
     if (tl.truncated) {
       info.append(el("div", { class: "trunc", id: "truncated" }, "Detail truncated: the page keeps " + tl.max_calls +
         " calls; past each lane's last kept call (marked ┃) only the overview (time per kind, aggregated) is drawn."));
@@ -416,6 +417,9 @@
           }
         }
       });
+      // Lines stay out of the lane labels.
+      ctx.save();
+      ctx.beginPath(); ctx.rect(gutter, 0, W - gutter, H); ctx.clip();
       // Collective instances: a line through the lanes at the latest entry.
       ctx.strokeStyle = "rgba(30,90,30,.55)"; ctx.lineWidth = 1;
       let drawn = 0;
@@ -442,7 +446,7 @@
         ctx.lineTo(xb - k * Math.cos(a + 0.4), yb - k * Math.sin(a + 0.4));
         ctx.fill();
       }
-      ctx.fillStyle = "#fff"; ctx.fillRect(0, axis, gutter - 2, 0);
+      ctx.restore();
     }
     function zoom(f, at) {
       const c = at === undefined ? (t0 + t1) / 2 : at;
@@ -496,6 +500,9 @@
     });
     canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });
     window.addEventListener("resize", () => { resize(); draw(); });
+    // #t=FROM,TO (seconds since the start) opens the timeline on a window.
+    const h = /^#t=([0-9.]+),([0-9.]+)$/.exec(location.hash);
+    if (h && +h[2] > +h[1]) { t0 = +h[1] * 1e9; t1 = +h[2] * 1e9; }
     resize();
     draw();
   })();
