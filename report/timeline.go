@@ -43,10 +43,10 @@ type TimelineFunc struct {
 // Lane is one rank's calls, column by column (the i-th call is
 // Start[i], Dur[i], …), in the order the rank made them.
 type Lane struct {
-	Rank      int   `json:"rank"`
-	Calls     int64 `json:"calls"`      // calls replayed on the rank, kept or not
-	DetailEnd int64 `json:"detail_end"` // detail is complete before this time
-	Truncated bool  `json:"truncated"`  // calls after DetailEnd are left out
+	Rank      int     `json:"rank"`
+	Calls     int64   `json:"calls"`      // calls replayed on the rank, kept or not
+	DetailEnd int64   `json:"detail_end"` // detail is complete before this time
+	Truncated bool    `json:"truncated"`  // calls after DetailEnd are left out
 	Start     []int64 `json:"start"`
 	Dur       []int64 `json:"dur"`
 	// Lost is the part of the call, from its start, spent waiting for a
