@@ -130,7 +130,7 @@ func TestBrowser(t *testing.T) {
 
 // TestBrowserTimeline: the timeline of a three-rank run with two messages
 // (analyzer's timelineRun, rebuilt here) draws three lanes and counts two
-// messages.
+// messages, with the detail complete and cut to one call per rank.
 func TestBrowserTimeline(t *testing.T) {
 	const us, ms = tracetest.US, tracetest.MS
 	run := tracetest.NewRun(3)
@@ -152,24 +152,36 @@ func TestBrowserTimeline(t *testing.T) {
 	if _, err := run.WriteDir(dir, "app"); err != nil {
 		t.Fatal(err)
 	}
-	rec := &analyzer.TimelineRecorder{}
-	rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path, _ := write(t, rep, rec.Timeline())
-	p := headless.Open(t, path)
-	checkPage(t, p)
-	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
-	for _, want := range []string{`data-ranks="3"`, `data-messages="2"`, `data-arrows="2"`} {
-		if !strings.Contains(tlDiv, want) {
-			t.Errorf("timeline element %s lacks %s", tlDiv, want)
+	for _, budget := range []int{0, 3} {
+		rec := &analyzer.TimelineRecorder{MaxCalls: budget}
+		rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// Rank 1 waits 100 ms in MPI_Recv for rank 0's send: its biggest loss
-	// at a call site (its Load Imbalance, not at a call site, is bigger).
-	if !regexp.MustCompile(`<li data-characteristic="Real sync" data-rank="1" data-interval="" data-function="MPI_Recv"`).MatchString(p.DOM) {
-		t.Errorf("the summary does not list rank 1's Real Sync in MPI_Recv:\n%s", regexp.MustCompile(`(?s)<ol class="losses".*?</ol>`).FindString(p.DOM))
+		path, _ := write(t, rep, rec.Timeline())
+		p := headless.Open(t, path)
+		checkPage(t, p)
+		tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+		// With a budget of one call per rank, rank 1's Wait is left out
+		// and with it the arrow from rank 2; the count stays.
+		arrows, truncated := `data-arrows="2"`, false
+		if budget == 3 {
+			arrows, truncated = `data-arrows="1"`, true
+		}
+		for _, want := range []string{`data-ranks="3"`, `data-messages="2"`, arrows} {
+			if !strings.Contains(tlDiv, want) {
+				t.Errorf("budget %d: timeline element %s lacks %s", budget, tlDiv, want)
+			}
+		}
+		if got := strings.Contains(p.DOM, `id="truncated"`); got != truncated {
+			t.Errorf("budget %d: says detail truncated: %v, want %v", budget, got, truncated)
+		}
+		// Rank 1 waits 100 ms in MPI_Recv for rank 0's send: its biggest
+		// loss at a call site (its Load Imbalance, not at a call site, is
+		// bigger).
+		if !regexp.MustCompile(`<li data-characteristic="Real sync" data-rank="1" data-interval="" data-function="MPI_Recv"`).MatchString(p.DOM) {
+			t.Errorf("the summary does not list rank 1's Real Sync in MPI_Recv:\n%s", regexp.MustCompile(`(?s)<ol class="losses".*?</ol>`).FindString(p.DOM))
+		}
 	}
 }
 
