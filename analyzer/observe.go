@@ -24,10 +24,14 @@ import (
 const DefaultTimelineCalls = 1 << 20
 
 // overviewBins is the resolution of the overview in the finished
-// Timeline; histBins that of each rank's histogram while replaying.
+// Timeline. While replaying, each rank's histogram has histBins bins at
+// most, fewer with many ranks so that all of them together hold
+// histTotalBins (40 bytes each), but never fewer than minHistBins.
 const (
-	overviewBins = 1000
-	histBins     = 2048
+	overviewBins  = 1000
+	histBins      = 2048
+	minHistBins   = 64
+	histTotalBins = 1 << 20
 )
 
 // TimelineRecorder records the timeline of a run when set in
@@ -54,7 +58,11 @@ func (t *TimelineRecorder) rank(rp *replayer, size int) *rankObs {
 	if max <= 0 {
 		max = DefaultTimelineCalls
 	}
-	o := &rankObs{rp: rp, budget: max / size, fnIdx: map[*fnInfo]int{}}
+	bins := histBins
+	for bins > minHistBins && bins*size > histTotalBins {
+		bins /= 2
+	}
+	o := &rankObs{rp: rp, budget: max / size, fnIdx: map[*fnInfo]int{}, hist: hist{bins: make([][nKinds]int64, bins)}}
 	if o.budget < 1 {
 		o.budget = 1
 	}
@@ -212,15 +220,15 @@ func kindOf(fi *fnInfo) int {
 	return kOther
 }
 
-// hist is one rank's time per kind in histBins bins of width ns from
-// origin; when a call ends past the last bin, pairs of bins merge and the
-// width doubles, so it covers any run in fixed memory.
+// hist is one rank's time per kind in len(bins) bins (an even number) of
+// width ns from origin; when a call ends past the last bin, pairs of bins
+// merge and the width doubles, so it covers any run in fixed memory.
 type hist struct {
 	origin, width int64
-	bins          [histBins][nKinds]int64
+	bins          [][nKinds]int64
 }
 
-// maxHistWidth keeps width·histBins within int64.
+// maxHistWidth keeps width·len(bins) within int64.
 const maxHistWidth = math.MaxInt64 / (2 * histBins)
 
 func (h *hist) add(entry, exit, lost int64, kind int) {
@@ -229,16 +237,17 @@ func (h *hist) add(entry, exit, lost int64, kind int) {
 	}
 	entry = max(entry, h.origin)
 	exit = max(exit, entry)
-	for exit-h.origin >= h.width*histBins && h.width < maxHistWidth {
-		for i := 0; i < histBins/2; i++ {
+	n := int64(len(h.bins))
+	for exit-h.origin >= h.width*n && h.width < maxHistWidth {
+		for i := range n / 2 {
 			for k := range h.bins[i] {
 				h.bins[i][k] = h.bins[2*i][k] + h.bins[2*i+1][k]
 			}
 		}
-		clear(h.bins[histBins/2:])
+		clear(h.bins[n/2:])
 		h.width *= 2
 	}
-	exit = min(exit, h.origin+h.width*histBins-1) // beyond ~290 years: damaged times
+	exit = min(exit, h.origin+h.width*n-1) // beyond ~290 years: damaged times
 	entry = min(entry, exit)
 	h.spread(entry, exit, kind)
 	if lost > 0 {
@@ -356,7 +365,7 @@ func (h *hist) resample(origin, span, first, last int64) report.Overview {
 		for i := range h.bins {
 			lo := max(h.origin+int64(i)*h.width, first)
 			hi := min(h.origin+int64(i+1)*h.width, last)
-			if hi <= lo || h.bins[i] == [nKinds]int64{} {
+			if hi <= lo || h.bins[i] == ([nKinds]int64{}) {
 				continue
 			}
 			flo, fhi := float64(lo-origin), float64(hi-origin)
