@@ -32,7 +32,7 @@ type Options struct {
 }
 
 // defaultTimelineCalls is the HTML page's timeline detail budget: about
-// 60 bytes of page per call, so the page stays near 15 MB at most.
+// 40 bytes of page per call with its arrows, so the page stays near 10 MB.
 const defaultTimelineCalls = 250_000
 
 // analyze is analyzer.Analyze; tests replace it to render hand-built
