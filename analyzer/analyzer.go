@@ -135,7 +135,9 @@ type Options struct {
 	Symbolizer Symbolizer
 	// Warn, when set, receives each warning as it is found (dtpa prints
 	// them on stderr); they are also listed in Report.Warnings.
-	Warn func(string)
+	Warn func(string) // Timeline, when set, records the run call by call for drawing
+	// (observe.go); its Timeline is filled when Analyze returns.
+	Timeline *TimelineRecorder
 }
 
 // Symbolizer turns a return address, given as a module path and an offset
@@ -269,6 +271,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		}
 		rp := newReplayer(int32(r), f.path, x, model.Maps[r].Clone())
 		rp.ctx = ctx
+		rp.obs = opts.Timeline.rank(rp, size)
 		reps[r] = rp
 		s.add(int32(r), rp.run)
 	}
@@ -290,6 +293,9 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	cv, un := summarize(reps, x, byRank, warn)
 
 	rep = build(reps, x, byRank, opts, warn)
+	if opts.Timeline != nil {
+		opts.Timeline.finish(reps, reportSiteIDs(reps))
+	}
 	rep.Task = opts.App
 	rep.Processors = size
 	rep.Warnings = append([]string{}, warns...)

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/report/html"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -339,10 +341,28 @@ func BenchmarkAnalyze(b *testing.B) {
 	}()
 	cpu0 := cpuTime()
 	start := time.Now()
+	// DTPA_BENCH_TIMELINE=N also records the timeline with a detail budget
+	// of N calls and writes the HTML page (dtpa --html) into memory.
+	tlCalls, _ := strconv.Atoi(os.Getenv("DTPA_BENCH_TIMELINE"))
+	var htmlBytes int64
+	var htmlSecs float64
 	for i := 0; i < b.N; i++ {
-		rep, st, err := AnalyzeStats(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
+		var rec *TimelineRecorder
+		if tlCalls > 0 {
+			rec = &TimelineRecorder{MaxCalls: tlCalls}
+		}
+		rep, st, err := AnalyzeStats(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1, Timeline: rec})
 		if err != nil {
 			b.Fatal(err)
+		}
+		if rec != nil {
+			t0 := time.Now()
+			var buf bytes.Buffer
+			if err := html.Write(&buf, rep, rec.Timeline()); err != nil {
+				b.Fatal(err)
+			}
+			htmlSecs += time.Since(t0).Seconds()
+			htmlBytes += int64(buf.Len())
 		}
 		if len(rep.Warnings) != 0 {
 			b.Fatalf("warnings: %q", rep.Warnings)
@@ -364,6 +384,10 @@ func BenchmarkAnalyze(b *testing.B) {
 	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(size)/(1<<20), "trace-MB")
 	b.ReportMetric(float64(parks)/float64(b.N), "parks/op")
+	if tlCalls > 0 {
+		b.ReportMetric(float64(htmlBytes)/float64(b.N)/(1<<20), "html-MB")
+		b.ReportMetric(htmlSecs/float64(b.N), "html-write-s")
+	}
 }
 
 // BenchmarkDecodeOnly reads the benchmark trace without analysing it, as

@@ -245,6 +245,8 @@ type replayer struct {
 	unknownReqs                    int64
 	readErr                        error
 	otherThreads                   int64 // events of threads other than 0, not replayed
+
+	obs *rankObs // the timeline recorder (observe.go), nil when off
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
@@ -572,6 +574,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 	s.time += dur
 	s.realSync += realSync
 	s.overlap += overlap
+	rp.obs.call(e, fi, entry, exit, realSync)
 	if fixed || rp.repaired {
 		rp.fix(exit)
 	} else if n := len(rp.pend); n < cap(rp.pend) && n < maxPend && ovLo < 16*maxPend {
@@ -769,6 +772,7 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted 
 		return 0, false, true
 	}
 	t, ok = rp.x.recvNext(k, &rp.recvCache)
+	rp.obs.recv(k.src, t, ok)
 	if !ok {
 		rp.unmatchedRecvs++
 	}
@@ -778,6 +782,7 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted 
 // take receives the message of a ticket of queue q, sent by world rank src.
 func (rp *replayer) take(q *fifo, src int32, tk uint64) (t int64, ok bool) {
 	t, ok = rp.x.recv(q, src, rp.rank, tk)
+	rp.obs.recv(src, t, ok)
 	if !ok {
 		rp.unmatchedRecvs++
 	}
@@ -956,6 +961,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		// received's common case written out.
 		var ok bool
 		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket); ok {
+			rp.obs.recv(first.qsrc, latest, true)
 			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
 			has = true
 		} else {
@@ -1041,6 +1047,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	moves := movesData(e, fi)
 	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, *exit, moves, att, rp.contrib)
 	rp.contrib = contrib
+	rp.obs.coll(key, latest, has)
 	if mismatch {
 		rp.unmatchedColls++
 	} else if has {

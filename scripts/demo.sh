@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make demo: build the sample solver, trace it at 4 ranks with dtrun, and
-# print dtpa's report. Runs in a scratch directory under /tmp.
+# make demo: build the sample solver, trace it at 4 ranks with dtrun, print
+# dtpa's report and write the HTML page next to it. Runs in a scratch
+# directory under /tmp.
 set -euo pipefail
 # CI and the development machines run as root, which OpenMPI refuses without these.
 if [ "$(id -u)" -eq 0 ]; then
@@ -17,3 +18,5 @@ ls -l solver.*.trc
 echo "== analysing: dtpa solver"
 "$root/bin/dtpa" solver | tee solver.trpa
 echo "== report kept in $work/solver.trpa"
+"$root/bin/dtpa" --html -o solver.html solver
+echo "== HTML report (open it in a browser): $work/solver.html"

@@ -2,7 +2,8 @@
 # Installs what building and testing dtpa needs, only when it is missing:
 # OpenMPI, MPICH, gfortran, protoc (Debian packages) and the Go modules.
 # With --test also the third-party MPI programs the end-to-end tests trace
-# (hpcc, LAMMPS). Idempotent; needs root (or sudo) only when something is
+# (hpcc, LAMMPS) and Debian's chromium, in which the HTML report is tested
+# headless. Idempotent; needs root (or sudo) only when something is
 # missing.
 set -euo pipefail
 
@@ -17,6 +18,7 @@ command -v protoc         >/dev/null || need+=(protobuf-compiler)
 if [ "${1:-}" = "--test" ]; then
   command -v hpcc >/dev/null || need+=(hpcc)
   command -v lmp  >/dev/null || need+=(lammps)
+  command -v chromium >/dev/null || need+=(chromium)
 fi
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -56,6 +56,11 @@ var (
 		DisableDefaultText: true,
 		Usage:              "print the JSON report (docs/report-format.md) instead of the .trpa text",
 	}
+	flagHTML = &cli.BoolFlag{
+		Name:               "html",
+		DisableDefaultText: true,
+		Usage:              "write a self-contained HTML page (charts, tables, a timeline of every rank) instead of the .trpa text; use with -o FILE",
+	}
 	flagDir = &cli.StringFlag{
 		Name:  "dir",
 		Value: ".",
@@ -104,6 +109,8 @@ EXAMPLES:
    dtpa --dir run42 --exe ~/build/jacobi jacobi
    # JSON report of the traces in run42/, written to r.json:
    dtpa --json --dir run42 -o r.json jacobi
+   # The page to open in a browser: summary, charts, SRC tables, timeline:
+   dtpa --html -o jacobi.html jacobi
 
 EXIT STATUS:
    0 report written, 1 analysis or output failed, 2 bad command line.
@@ -114,9 +121,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:                  "dtpa",
 		Usage:                 "performance report of a traced MPI run (DVM PPPA characteristics)",
-		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json] [--dir DIR] [--exe PATH] <app> [level]",
+		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html] [--dir DIR] [--exe PATH] <app> [level]",
 		CustomAppHelpTemplate: helpTemplate,
-		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagDir, flagExe},
+		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagDir, flagExe},
 		HideHelpCommand:       true,
 		Writer:                stdout,
 		ErrWriter:             stderr,
@@ -156,7 +163,11 @@ func optionsFrom(c *cli.Context) (Options, error) {
 		Exe:      c.String(flagExe.Name),
 		Output:   c.String(flagOutput.Name),
 		JSON:     c.Bool(flagJSON.Name),
+		HTML:     c.Bool(flagHTML.Name),
 		MaxLevel: -1,
+	}
+	if opts.JSON && opts.HTML {
+		return Options{}, usagef("--json and --html exclude each other")
 	}
 	if opts.App == "" || strings.HasPrefix(opts.App, "-") {
 		return Options{}, usagef("bad application name %q", opts.App)

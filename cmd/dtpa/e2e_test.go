@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -101,5 +103,29 @@ func TestEndToEndNoTraces(t *testing.T) {
 	out, errOut, code := dtpa(t, "--dir", t.TempDir(), "app")
 	if code != exitError || out != "" || !strings.HasPrefix(errOut, "dtpa: ") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestEndToEndHTML: --html writes one page holding the report and the
+// timeline of the late-sender run (2 ranks, 1 message); --json and --html
+// together are a usage error.
+func TestEndToEndHTML(t *testing.T) {
+	dir := lateSender(t)
+	page := filepath.Join(t.TempDir(), "app.html")
+	out, errOut, code := dtpa(t, "--html", "--dir", dir, "-o", page, "app")
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"<!DOCTYPE html>", `id="dtpa-report">{"schema":"dtpa-report/1","task":"app"`, `"message_count":1,`, `id="timeline"`} {
+		if !strings.Contains(string(b), s) {
+			t.Errorf("the page lacks %s", s)
+		}
+	}
+	if _, errOut, code := dtpa(t, "--html", "--json", "--dir", dir, "app"); code != exitUsage || !strings.Contains(errOut, "exclude each other") {
+		t.Errorf("--html --json: exit %d, stderr %q", code, errOut)
 	}
 }

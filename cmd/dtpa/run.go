@@ -10,6 +10,7 @@ import (
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/report/html"
 	"github.com/dtpa/dtpa/report/trpa"
 	"github.com/dtpa/dtpa/srcchar"
 )
@@ -23,8 +24,16 @@ type Options struct {
 	Exe      string // executable for symbolization
 	Output   string // file for the report; "" = w
 	JSON     bool   // JSON report instead of .trpa text
-	Render   trpa.Options
+	HTML     bool   // self-contained HTML page with a timeline instead of .trpa text
+	// TimelineCalls is the timeline's detail budget for HTML (calls over
+	// all ranks); 0 = defaultTimelineCalls.
+	TimelineCalls int
+	Render        trpa.Options
 }
+
+// defaultTimelineCalls is the HTML page's timeline detail budget: about
+// 40 bytes of page per call with its arrows, so the page stays near 10 MB.
+const defaultTimelineCalls = 250_000
 
 // analyze is analyzer.Analyze; tests replace it to render hand-built
 // reports through the whole command.
@@ -38,6 +47,13 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	if dir == "" {
 		dir = "."
 	}
+	var tl *analyzer.TimelineRecorder
+	if opts.HTML {
+		tl = &analyzer.TimelineRecorder{MaxCalls: opts.TimelineCalls}
+		if tl.MaxCalls <= 0 {
+			tl.MaxCalls = defaultTimelineCalls
+		}
+	}
 	rep, err := analyze(ctx, analyzer.Options{
 		Dir:      opts.Dir,
 		App:      opts.App,
@@ -47,6 +63,7 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 		// The executable is taken from --exe when given, else from the
 		// path the traces recorded, else next to the traces (srcchar).
 		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn}),
+		Timeline:   tl,
 	})
 	if err != nil {
 		return err
@@ -56,9 +73,12 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	// Render completely before writing so that a failure never leaves half
 	// a report in -o FILE.
 	var buf bytes.Buffer
-	if opts.JSON {
+	switch {
+	case opts.JSON:
 		err = writeJSON(&buf, rep)
-	} else {
+	case opts.HTML:
+		err = html.Write(&buf, nonNil(rep), tl.Timeline())
+	default:
 		err = trpa.Render(&buf, rep, opts.Render)
 	}
 	if err != nil {

@@ -1,0 +1,178 @@
+package analyzer
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// timelineRun: three ranks, two messages into rank 1 and a barrier.
+//
+//	rank 0: Send to 1 at 100.001 ms (10 µs), Barrier from 100.011 ms
+//	rank 1: Recv from 0 at 0.001 ms until 100.021 ms (waits 100 ms for the
+//	        send), Irecv from 2 [100.021, 100.022], Wait until 100.030 ms
+//	        (the message was sent at 50.001 ms: no wait), Barrier from
+//	        100.030 ms
+//	rank 2: Send to 1 at 50.001 ms (5 µs), Barrier from 150 ms
+//
+// Everybody leaves the barrier at 150.010 ms. Times 0 of the timeline is
+// the earliest call's entry: rank 1's Recv at 0.001 ms.
+func timelineRun() *tracetest.Run {
+	run := tracetest.NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Init(1 * us)
+	}
+	r0.Compute(100*ms).Send(1, 7, 8, 10*us)
+	r1.Recv(0, 7, 8, 100*ms+20*us)
+	q := r1.Irecv(2, 3, 16, 1*us)
+	r1.Wait(q, 8*us)
+	r2.Compute(50*ms).Send(1, 3, 16, 5*us)
+	r2.Compute(150*ms - r2.Now())
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Barrier(150*ms + 10*us - r.Now())
+		r.Finalize(1 * us)
+	}
+	return run
+}
+
+func recordTimeline(t *testing.T, run *tracetest.Run, maxCalls int) (*report.Report, *report.Timeline) {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &TimelineRecorder{MaxCalls: maxCalls}
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := rec.Timeline()
+	if tl == nil {
+		t.Fatal("no timeline recorded")
+	}
+	return rep, tl
+}
+
+func fnName(tl *report.Timeline, ln *report.Lane, i int) string { return tl.Funcs[ln.Func[i]].Name }
+
+func TestTimeline(t *testing.T) {
+	rep, tl := recordTimeline(t, timelineRun(), 0)
+	if len(tl.Lanes) != 3 || tl.MessageCount != 2 || tl.CallCount != 8 || tl.Truncated {
+		t.Fatalf("lanes %d messages %d calls %d truncated %v; want 3 2 8 false", len(tl.Lanes), tl.MessageCount, tl.CallCount, tl.Truncated)
+	}
+	if tl.End != 150*ms+10*us-1*us {
+		t.Errorf("End %d, want %d", tl.End, 150*ms+9*us)
+	}
+	type box struct {
+		fn               string
+		start, dur, lost int64
+		bytes            int64
+		peer             int
+		coll             bool
+	}
+	want := [][]box{
+		{{"MPI_Send", 100 * ms, 10 * us, 0, 8, 1, false},
+			// Waits from 100.011 ms for rank 2's entry at 150 ms.
+			{"MPI_Barrier", 100*ms + 10*us, 50*ms - 1*us, 50*ms - 11*us, 0, -1, true}},
+		{{"MPI_Recv", 0, 100*ms + 20*us, 100 * ms, 8, 0, false},
+			{"MPI_Irecv", 100*ms + 20*us, 1 * us, 0, 16, -1, false},
+			{"MPI_Wait", 100*ms + 21*us, 8 * us, 0, 0, 2, false},
+			{"MPI_Barrier", 100*ms + 29*us, 50*ms - 20*us, 50*ms - 30*us, 0, -1, true}},
+		{{"MPI_Send", 50 * ms, 5 * us, 0, 16, 1, false},
+			{"MPI_Barrier", 150*ms - 1*us, 10 * us, 0, 0, -1, true}},
+	}
+	for r, lw := range want {
+		ln := &tl.Lanes[r]
+		if ln.Rank != r || len(ln.Start) != len(lw) || ln.Truncated || ln.DetailEnd != tl.End {
+			t.Errorf("lane %d: rank %d, %d boxes, truncated %v, detail end %d; want %d boxes", r, ln.Rank, len(ln.Start), ln.Truncated, ln.DetailEnd, len(lw))
+			continue
+		}
+		for i, w := range lw {
+			got := box{fnName(tl, ln, i), ln.Start[i], ln.Dur[i], ln.Lost[i], ln.Bytes[i], ln.Peer[i], ln.Coll[i] >= 0}
+			if got != w {
+				t.Errorf("rank %d box %d: %+v, want %+v", r, i, got, w)
+			}
+			// The site numbers are the report's SRC ids.
+			found := false
+			for _, p := range rep.Intervals[0].SRC {
+				if p.ID == ln.Site[i] && p.Function == got.fn {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("rank %d box %d (%s): site %d is no SRC of that function", r, i, got.fn, ln.Site[i])
+			}
+		}
+	}
+	// One barrier instance on all three.
+	if c0, c1, c2 := tl.Lanes[0].Coll[1], tl.Lanes[1].Coll[3], tl.Lanes[2].Coll[1]; c0 != c1 || c1 != c2 {
+		t.Errorf("barrier instances %d %d %d, want one", c0, c1, c2)
+	}
+	kinds := map[string]string{}
+	for _, f := range tl.Funcs {
+		kinds[f.Name] = f.Kind
+	}
+	for fn, k := range map[string]string{"MPI_Send": report.KindP2P, "MPI_Irecv": report.KindP2P, "MPI_Wait": report.KindWait, "MPI_Barrier": report.KindColl} {
+		if kinds[fn] != k {
+			t.Errorf("%s kind %q, want %q", fn, kinds[fn], k)
+		}
+	}
+	// Arrows, in the receiver's order: 0→1 sent at 100 ms, received at the
+	// Recv's exit 100.020 ms; 2→1 sent at 50 ms, received at the Wait's
+	// exit 100.029 ms.
+	m := tl.Messages
+	if len(m.From) != 2 || m.From[0] != 0 || m.To[0] != 1 || m.Send[0] != 100*ms || m.Recv[0] != 100*ms+20*us ||
+		m.From[1] != 2 || m.To[1] != 1 || m.Send[1] != 50*ms || m.Recv[1] != 100*ms+29*us {
+		t.Errorf("messages %+v", m)
+	}
+	// The overview holds every call's time: rank 1's point-to-point time
+	// is the Recv and the Irecv, its lost time the Recv's 100 ms and the
+	// barrier's wait (resampling rounds, by < 1 ns per bin).
+	ov := tl.Lanes[1].Overview
+	if len(ov.P2P) != tl.Bins {
+		t.Fatalf("%d overview bins, want %d", len(ov.P2P), tl.Bins)
+	}
+	for _, c := range []struct {
+		what string
+		bins []int64
+		want int64
+	}{{"p2p", ov.P2P, 100*ms + 21*us}, {"wait", ov.Wait, 8 * us}, {"coll", ov.Coll, 50*ms - 20*us}, {"lost", ov.Lost, 150*ms - 30*us}} {
+		var sum int64
+		for _, v := range c.bins {
+			sum += v
+		}
+		if d := sum - c.want; d < -int64(tl.Bins) || d > int64(tl.Bins) {
+			t.Errorf("rank 1 overview %s: %d ns, want %d", c.what, sum, c.want)
+		}
+	}
+}
+
+// TestTimelineTruncated: a budget of one box per rank keeps each rank's
+// first call; the arrow into a dropped box is left out, the count is not.
+func TestTimelineTruncated(t *testing.T) {
+	_, tl := recordTimeline(t, timelineRun(), 3)
+	if !tl.Truncated || tl.MessageCount != 2 || tl.CallCount != 8 {
+		t.Fatalf("truncated %v messages %d calls %d", tl.Truncated, tl.MessageCount, tl.CallCount)
+	}
+	for r, end := range []int64{100*ms + 10*us, 100*ms + 20*us, 150*ms - 1*us} {
+		ln := tl.Lanes[r]
+		if len(ln.Start) != 1 || !ln.Truncated || ln.DetailEnd != end {
+			t.Errorf("lane %d: %d boxes, truncated %v, detail end %d; want 1, true, %d", r, len(ln.Start), ln.Truncated, ln.DetailEnd, end)
+		}
+	}
+	if m := tl.Messages; len(m.From) != 1 || m.From[0] != 0 {
+		t.Errorf("messages %+v, want the one from rank 0", m)
+	}
+}
+
+// TestTimelineOffCostsNothing: without a recorder the replay keeps no
+// observer.
+func TestTimelineOff(t *testing.T) {
+	var rec *TimelineRecorder
+	if rec.rank(&replayer{}, 1) != nil {
+		t.Error("a nil recorder gave an observer")
+	}
+}

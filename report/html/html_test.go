@@ -1,0 +1,210 @@
+package html_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/internal/headless"
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/report/html"
+	"github.com/dtpa/dtpa/report/reporttest"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+const (
+	evilFile = `<img src=x onerror=alert(1)>.c`
+	evilFunc = `<b>MPI_Evil</b>`
+	evilWarn = `</script><script>alert(2)</script>`
+)
+
+// evilReport is reporttest.Full with names a hostile trace could carry,
+// and one loss made the biggest by construction: rank 1 waits 2.5 s in
+// MPI_Waitall (SRC 2) in interval 1/2, and so in its enclosing intervals
+// (the same call site) — everything else is below 1 s.
+func evilReport() *report.Report {
+	r := reporttest.Full()
+	r.Task = `<img src=x onerror=alert(3)>`
+	r.Warnings = append(r.Warnings, evilWarn)
+	for i := range r.Intervals {
+		iv := &r.Intervals[i]
+		src := make([]report.SRC, len(iv.SRC))
+		for j, p := range iv.SRC {
+			p.Stack = append([]report.Frame(nil), p.Stack...)
+			p.Ranks = append([]report.SRCRank(nil), p.Ranks...)
+			if p.ID == 2 {
+				for k := range p.Ranks {
+					if p.Ranks[k].Rank == 1 {
+						p.Ranks[k].RealSync = 2.5
+					}
+				}
+			}
+			if p.ID == 4 {
+				p.Function = evilFunc
+				p.Stack = []report.Frame{{Function: evilFunc, File: evilFile, Line: 7}}
+			}
+			src[j] = p
+		}
+		iv.SRC = src
+	}
+	return r
+}
+
+func write(t *testing.T, r *report.Report, tl *report.Timeline) (string, []byte) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := html.Write(&b, r, tl); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, b.Bytes()
+}
+
+// TestDataIsData: names from the traces reach the page only inside the
+// JSON data, escaped so that they cannot end the element; the data reads
+// back as the report.
+func TestDataIsData(t *testing.T) {
+	r := evilReport()
+	_, page := write(t, r, nil)
+	for _, s := range []string{"<img", "<b>", "alert(2)</script>"} {
+		if bytes.Contains(page, []byte(s)) {
+			t.Errorf("the page holds %q as written", s)
+		}
+	}
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="dtpa-report">(.*?)</script>`).FindSubmatch(page)
+	if m == nil {
+		t.Fatal("no report data in the page")
+	}
+	var back report.Report
+	if err := json.Unmarshal(m[1], &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Task != r.Task || back.Warnings[len(back.Warnings)-1] != evilWarn {
+		t.Errorf("data read back: task %q, warnings %q", back.Task, back.Warnings)
+	}
+	if !bytes.Contains(page, []byte("Content-Security-Policy")) || !bytes.Contains(page, []byte("default-src 'none'")) {
+		t.Error("no Content-Security-Policy forbidding requests")
+	}
+}
+
+// attrRE matches serialized attribute values, which may hold < and >.
+var attrRE = regexp.MustCompile(`="[^"]*"`)
+
+// TestBrowser opens the page of evilReport in headless chromium: the
+// scripts ran without error and fetched nothing, the summary names the
+// biggest loss, the hostile names are text, and the page is not blank.
+func TestBrowser(t *testing.T) {
+	path, _ := write(t, evilReport(), nil)
+	p := headless.Open(t, path)
+	checkPage(t, p)
+	li := firstLoss(t, p.DOM)
+	for _, want := range []string{`data-rank="1"`, `data-function="MPI_Waitall"`, `data-file="jacobi.c"`, `data-line="95"`, `data-interval="1/2"`, `data-characteristic="Real sync"`} {
+		if !strings.Contains(li, want) {
+			t.Errorf("the biggest loss lacks %s: %s", want, li)
+		}
+	}
+	dom := attrRE.ReplaceAllString(p.DOM, `=""`)
+	for _, s := range []string{"<img", "<b>MPI_Evil"} {
+		if strings.Contains(dom, s) {
+			t.Errorf("the DOM has an element %s from a trace name", s)
+		}
+	}
+	for _, s := range []string{"&lt;b&gt;MPI_Evil&lt;/b&gt;", "&lt;img src=x onerror=alert(1)&gt;.c", "&lt;/script&gt;&lt;script&gt;alert(2)"} {
+		if !strings.Contains(p.DOM, s) {
+			t.Errorf("the DOM does not show %s as text", s)
+		}
+	}
+	if n := headless.Colours(headless.Screenshot(t, path, 1200, 900)); n < 16 {
+		t.Errorf("the screenshot has %d colours: blank?", n)
+	}
+}
+
+// TestBrowserTimeline: the timeline of a three-rank run with two messages
+// (analyzer's timelineRun, rebuilt here) draws three lanes and counts two
+// messages, with the detail complete and cut to one call per rank.
+func TestBrowserTimeline(t *testing.T) {
+	const us, ms = tracetest.US, tracetest.MS
+	run := tracetest.NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Init(1 * us)
+	}
+	r0.Compute(100*ms).Send(1, 7, 8, 10*us)
+	r1.Recv(0, 7, 8, 100*ms+20*us)
+	q := r1.Irecv(2, 3, 16, 1*us)
+	r1.Wait(q, 8*us)
+	r2.Compute(50*ms).Send(1, 3, 16, 5*us)
+	r2.Compute(150*ms - r2.Now())
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Barrier(150*ms + 10*us - r.Now())
+		r.Finalize(1 * us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	for _, budget := range []int{0, 3} {
+		rec := &analyzer.TimelineRecorder{MaxCalls: budget}
+		rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, _ := write(t, rep, rec.Timeline())
+		p := headless.Open(t, path)
+		checkPage(t, p)
+		tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+		// With a budget of one call per rank, rank 1's Wait is left out
+		// and with it the arrow from rank 2; the count stays.
+		arrows, truncated := `data-arrows="2"`, false
+		if budget == 3 {
+			arrows, truncated = `data-arrows="1"`, true
+		}
+		for _, want := range []string{`data-ranks="3"`, `data-messages="2"`, arrows} {
+			if !strings.Contains(tlDiv, want) {
+				t.Errorf("budget %d: timeline element %s lacks %s", budget, tlDiv, want)
+			}
+		}
+		if got := strings.Contains(p.DOM, `id="truncated"`); got != truncated {
+			t.Errorf("budget %d: says detail truncated: %v, want %v", budget, got, truncated)
+		}
+		// Rank 1 waits 100 ms in MPI_Recv for rank 0's send: its biggest
+		// loss at a call site (its Load Imbalance, not at a call site, is
+		// bigger).
+		if !regexp.MustCompile(`<li data-characteristic="Real sync" data-rank="1" data-interval="" data-function="MPI_Recv"`).MatchString(p.DOM) {
+			t.Errorf("the summary does not list rank 1's Real Sync in MPI_Recv:\n%s", regexp.MustCompile(`(?s)<ol class="losses".*?</ol>`).FindString(p.DOM))
+		}
+	}
+}
+
+// checkPage: the scripts ran to the end, logged no error, and the browser
+// requested nothing but the file.
+func checkPage(t *testing.T, p headless.Page) {
+	t.Helper()
+	if !strings.Contains(p.DOM, `data-rendered="1"`) {
+		t.Errorf("the page's script did not finish; console:\n%s", p.Console)
+	}
+	if errs := headless.ConsoleErrors(p.Console); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+	if len(p.Requests) > 0 {
+		t.Errorf("network requests: %q", p.Requests)
+	}
+}
+
+func firstLoss(t *testing.T, dom string) string {
+	t.Helper()
+	li := regexp.MustCompile(`<ol class="losses" id="losses"><li [^>]*>`).FindString(dom)
+	if li == "" {
+		t.Fatalf("no loss in the summary")
+	}
+	return li
+}

@@ -1,0 +1,512 @@
+// dtpa report page: renders the report and timeline embedded as JSON in
+// this file. Every string from the traces (function names, paths, warnings)
+// goes into the page as text (textContent, setAttribute), never as markup.
+"use strict";
+(function () {
+  const rep = JSON.parse(document.getElementById("dtpa-report").textContent);
+  const tl = JSON.parse(document.getElementById("dtpa-timeline").textContent);
+  const SVGNS = "http://www.w3.org/2000/svg";
+  // Absent lists (a report written by other tools) read as empty.
+  rep.warnings = rep.warnings || [];
+  rep.intervals = rep.intervals || [];
+  for (const iv of rep.intervals) {
+    iv.path = iv.path || []; iv.ranks = iv.ranks || []; iv.src = iv.src || [];
+    for (const p of iv.src) { p.stack = p.stack || []; p.ranks = p.ranks || []; }
+  }
+
+  // el builds an element: attrs are set with setAttribute, children are
+  // elements or strings (text nodes).
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    for (const c of kids) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
+    return e;
+  }
+  function svg(tag, attrs, ...kids) {
+    const e = document.createElementNS(SVGNS, tag);
+    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
+    for (const c of kids) e.append(c instanceof Node ? c : String(c));
+    return e;
+  }
+  const sec = (v) => v.toFixed(6);
+  const pct = (v, of) => (of > 0 ? (100 * v / of).toFixed(2) + "%" : "");
+  function dur(ns) {
+    const a = Math.abs(ns);
+    if (a >= 1e9) return (ns / 1e9).toFixed(3) + " s";
+    if (a >= 1e6) return (ns / 1e6).toFixed(3) + " ms";
+    if (a >= 1e3) return (ns / 1e3).toFixed(3) + " µs";
+    return ns + " ns";
+  }
+  const base = (p) => (p || "").split("/").pop();
+  function ivName(iv) {
+    if (iv.level === 0) return "whole program";
+    return "interval " + iv.path.join("/");
+  }
+  const ivId = (i) => "iv-" + i;
+  const srcId = (i, id) => "src-" + i + "-" + id;
+  // site is the innermost frame with a file: where the user's code called.
+  function site(p) {
+    for (const f of p.stack || []) if (f.file) return f;
+    return null;
+  }
+  const siteText = (f) => (f ? base(f.file) + ":" + f.line : "?");
+
+  // The SRC points of the whole program by id, for the timeline.
+  const srcById = new Map();
+  if (rep.intervals.length) for (const p of rep.intervals[0].src) srcById.set(p.id, p);
+
+  document.title = "dtpa: " + rep.task;
+  document.getElementById("title").textContent = "dtpa report: " + rep.task;
+  document.getElementById("meta").textContent =
+    rep.processors + " processors, " + rep.intervals.length + " intervals" +
+    (rep.warnings.length ? ", " + rep.warnings.length + " warnings" : "");
+
+  // ---- Interval tree ----
+  (function tree() {
+    const nav = document.getElementById("tree");
+    const root = el("ul");
+    const byKey = new Map();
+    rep.intervals.forEach((iv, i) => {
+      const li = el("li", {}, el("a", { href: "#" + ivId(i) }, iv.level === 0 ? "Whole program" : "Interval " + iv.number),
+        el("span", { class: "note" }, " ", (100 * iv.main.efficiency).toFixed(1) + "%"));
+      const kids = el("ul");
+      li.append(kids);
+      byKey.set(iv.path.join("/"), kids);
+      const parent = byKey.get(iv.path.slice(0, -1).join("/"));
+      (iv.level === 0 || !parent ? root : parent).append(li);
+    });
+    nav.append(el("div", {}, el("a", { href: "#summary" }, "Biggest losses")),
+      el("div", {}, el("a", { href: "#timeline-section" }, "Timeline")), el("h3", {}, "Intervals"), root);
+  })();
+
+  // ---- Summary: the biggest losses ----
+  (function summary() {
+    const items = [];
+    const siteChars = [["Real sync", "real_sync"], ["Potential sync", "potential_sync"], ["Time variation", "time_variation"]];
+    const rankChars = [["Load imbalance", "load_imbalance"], ["Idle time", "idle_time"], ["Insufficient parallelism", "insufficient_parallelism"]];
+    rep.intervals.forEach((iv, i) => {
+      for (const p of iv.src) for (const r of p.ranks) for (const [label, key] of siteChars)
+        if (r[key] > 0) items.push({ v: r[key], label, i, iv, rank: r.rank, p });
+      for (const r of iv.ranks) for (const [label, key] of rankChars)
+        if (r[key] > 0) items.push({ v: r[key], label, i, iv, rank: r.rank, p: null });
+    });
+    // Largest first; of equal figures the deepest interval, which says
+    // most precisely where. A loss is listed once, in the interval where
+    // it is largest (an enclosing interval repeats its call sites).
+    items.sort((a, b) => b.v - a.v || b.iv.level - a.iv.level);
+    const seen = new Set(), top = [];
+    for (const it of items) {
+      const k = it.label + "|" + it.rank + "|" + (it.p ? it.p.id : "iv" + it.i);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      top.push(it);
+      if (top.length === 8) break;
+    }
+    const ol = document.getElementById("losses");
+    for (const it of top) {
+      const f = it.p ? site(it.p) : null;
+      const where = it.p ? srcId(it.i, it.p.id) : "exec-" + it.i;
+      const li = el("li", { "data-characteristic": it.label, "data-rank": it.rank, "data-interval": it.iv.path.join("/") },
+        el("span", { class: "v" }, sec(it.v) + " s"), " ", it.label, " (", pct(it.v, it.iv.main.total_time), " of ",
+        ivName(it.iv), "'s total time) on ", el("b", {}, "rank " + it.rank));
+      if (it.p) {
+        li.setAttribute("data-function", it.p.function);
+        if (f) {
+          li.setAttribute("data-file", f.file);
+          li.setAttribute("data-line", f.line);
+        }
+        li.append(" in ", el("code", {}, it.p.function), " at ", el("code", {}, f ? f.file + ":" + f.line : "unknown call site"));
+      }
+      li.append(" ", el("a", { href: "#" + where }, "→ show"));
+      ol.append(li);
+    }
+    if (!top.length) ol.append(el("li", {}, "No time lost."));
+    if (rep.warnings.length) {
+      const w = document.getElementById("warnings");
+      w.append(el("h2", {}, "Warnings"));
+      const ul = el("ul");
+      for (const s of rep.warnings) ul.append(el("li", { class: "warn" }, s));
+      w.append(ul);
+    }
+  })();
+
+  // ---- Charts ----
+  const parts = [
+    ["Productive", "productive_time", "var(--prod)"], ["SendRecv", "sendrecv_time", "var(--p2p)"],
+    ["Collective", "collective_time", "var(--coll)"], ["System", "system_time", "var(--sys)"],
+    ["Idle", "idle_time", "var(--idle)"], ["Insufficient parallelism", "insufficient_parallelism", "var(--insuf)"]];
+  function legend(list) {
+    const d = el("div", { class: "legend" });
+    for (const [label, , color] of list) {
+      const i = el("i");
+      i.style.background = color;
+      d.append(el("span", {}, i, label));
+    }
+    return d;
+  }
+  // hbar: one horizontal bar of the parts of total (Main characteristics).
+  function hbar(m) {
+    const W = 700, H = 26, s = svg("svg", { width: W, height: H + 4, role: "img" });
+    let x = 0;
+    for (const [label, key, color] of parts) {
+      const w = m.total_time > 0 ? W * m[key] / m.total_time : 0;
+      if (w <= 0) continue;
+      const r = svg("rect", { x: x, y: 2, width: Math.max(w, 0.5), height: H });
+      r.style.fill = color;
+      r.append(svg("title", {}, label + ": " + sec(m[key]) + " s (" + pct(m[key], m.total_time) + ")"));
+      s.append(r);
+      x += w;
+    }
+    return s;
+  }
+  // vbars: one stacked bar per rank (Execution characteristics).
+  function vbars(iv, i) {
+    const n = iv.ranks.length, H = 160, bw = Math.max(4, Math.min(40, Math.floor(680 / Math.max(n, 1)) - 2));
+    const W = 40 + n * (bw + 2), s = svg("svg", { width: W, height: H + 20, role: "img", id: "exec-chart-" + i });
+    const top = iv.main.execution_time || 1;
+    iv.ranks.forEach((r, j) => {
+      let y = H;
+      const x = 40 + j * (bw + 2);
+      for (const [label, key, color] of parts) {
+        const h = H * r[key] / top;
+        if (h <= 0) continue;
+        y -= h;
+        const rc = svg("rect", { x: x, y: y, width: bw, height: Math.max(h, 0.5) });
+        rc.style.fill = color;
+        rc.append(svg("title", {}, "rank " + r.rank + " " + label + ": " + sec(r[key]) + " s"));
+        s.append(rc);
+      }
+      if (n <= 64 || j % Math.ceil(n / 32) === 0) s.append(svg("text", { x: x + bw / 2, y: H + 14, "text-anchor": "middle" }, String(r.rank)));
+    });
+    s.append(svg("text", { x: 0, y: 10 }, sec(top) + " s"), svg("text", { x: 0, y: H }, "0"));
+    return s;
+  }
+
+  function table(head, rows, attrs) {
+    const t = el("table", attrs || {});
+    const tr = el("tr");
+    for (const h of head) tr.append(el("th", {}, h));
+    t.append(el("thead", {}, tr));
+    const tb = el("tbody");
+    for (const r of rows) tb.append(r);
+    t.append(tb);
+    return t;
+  }
+  const row = (...cells) => el("tr", {}, ...cells.map((c) => (c instanceof Node && c.tagName === "TD" ? c : el("td", {}, c))));
+
+  function mainTable(m) {
+    const T = m.total_time;
+    const rows = [
+      ["Parallelization efficiency", m.efficiency.toFixed(4), ""], ["Execution time", sec(m.execution_time), ""],
+      ["Processors", m.processors, ""], ["Total time", sec(T), ""], ["Productive time", sec(m.productive_time), pct(m.productive_time, T)],
+      ["Lost time", sec(m.lost_time), pct(m.lost_time, T)], ["  Insufficient parallelism", sec(m.insufficient_parallelism), pct(m.insufficient_parallelism, T)],
+      ["  Communications", sec(m.communications), pct(m.communications, T)],
+      ["    SendRecv time", sec(m.sendrecv_time), pct(m.sendrecv_time, T)], ["      Real sync", sec(m.real_sync), pct(m.real_sync, T)],
+      ["    Collective time", sec(m.collective_time), pct(m.collective_time, T)], ["    System time", sec(m.system_time), pct(m.system_time, T)],
+      ["  Idle time", sec(m.idle_time), pct(m.idle_time, T)], ["Load imbalance", sec(m.load_imbalance), pct(m.load_imbalance, T)],
+      ["Potential sync", sec(m.potential_sync), pct(m.potential_sync, T)], ["Time variation", sec(m.time_variation), pct(m.time_variation, T)],
+      ["Overlap", sec(m.overlap), pct(m.overlap, T)],
+      ["Send / Receive / Wait number", m.send_number + " / " + m.receive_number + " / " + m.wait_number, ""],
+      ["Collective / System number", m.collective_number + " / " + m.system_number, ""]];
+    return table(["Characteristic", "Value", "% of total"], rows.map((r) => row(el("td", { class: "l" }, r[0].replace(/^ +/, (s) => "\u00a0".repeat(s.length * 2))), r[1], r[2])));
+  }
+
+  const compChars = [["Execution time", "execution_time"], ["Productive time", "productive_time"], ["Lost time", "lost_time"],
+    ["Idle time", "idle_time"], ["Communications", "communications"], ["Insufficient parallelism", "insufficient_parallelism"],
+    ["Real sync", "real_sync"], ["Load imbalance", "load_imbalance"], ["Potential sync", "potential_sync"],
+    ["Time variation", "time_variation"], ["Overlap", "overlap"]];
+  function compTable(c) {
+    return table(["Characteristic", "Tmin", "proc", "Tmax", "proc", "Tmid"],
+      compChars.map(([label, key]) => row(label, sec(c[key].min), c[key].min_proc, sec(c[key].max), c[key].max_proc, sec(c[key].mean))));
+  }
+  const rankChars = [["Execution", "execution_time"], ["Productive", "productive_time"], ["Lost", "lost_time"],
+    ["Communications", "communications"], ["Real sync", "real_sync"], ["Load imbalance", "load_imbalance"],
+    ["Potential sync", "potential_sync"], ["Time variation", "time_variation"], ["Idle", "idle_time"], ["Overlap", "overlap"]];
+  function execTable(iv) {
+    return table(["Rank", ...rankChars.map((c) => c[0]), "Sends", "Receives", "Collectives"],
+      iv.ranks.map((r) => row(r.rank, ...rankChars.map((c) => sec(r[c[1]])), r.send_number, r.receive_number, r.collective_number)));
+  }
+
+  // sortable makes a table's columns sort on click; numbers numerically.
+  function sortable(t, body) {
+    const ths = t.querySelectorAll("th");
+    ths.forEach((th, col) => {
+      th.classList.add("sort");
+      th.tabIndex = 0;
+      let asc = false;
+      const sortBy = () => {
+        asc = !asc;
+        const rows = [...body.children].filter((r) => r.classList.contains("srcrow"));
+        const key = (r) => r.children[col].getAttribute("data-v") ?? r.children[col].textContent;
+        rows.sort((a, b) => {
+          const x = key(a), y = key(b), nx = parseFloat(x), ny = parseFloat(y);
+          const c = !isNaN(nx) && !isNaN(ny) ? nx - ny : String(x).localeCompare(String(y));
+          return asc ? c : -c;
+        });
+        for (const r of rows) {
+          body.append(r);
+          body.append(r._detail);
+        }
+      };
+      th.addEventListener("click", sortBy);
+      th.addEventListener("keydown", (e) => { if (e.key === "Enter") sortBy(); });
+    });
+  }
+  function srcTable(iv, i) {
+    const head = ["ID", "Function", "Call site", "Calls", "Comm", "% of comm", "Real sync", "Potential sync", "Time variation", "Overlap"];
+    const tb = el("tbody");
+    const comm = iv.main.communications;
+    const list = [...iv.src].sort((a, b) => b.comm - a.comm);
+    for (const p of list) {
+      const f = site(p), calls = p.ranks.reduce((s, r) => s + r.exe_count, 0);
+      const num = (v) => el("td", { "data-v": v }, sec(v));
+      const tr = el("tr", { id: srcId(i, p.id), class: "srcrow" }, el("td", { "data-v": p.id }, p.id), el("td", { class: "l" }, p.function),
+        el("td", { class: "l" }, f ? siteText(f) : "?"), el("td", { "data-v": calls }, calls), num(p.comm),
+        el("td", { "data-v": p.comm }, pct(p.comm, comm)), num(p.real_sync), num(p.potential_sync), num(p.time_variation), num(p.overlap));
+      const det = el("details");
+      det.append(el("summary", {}, "stack and processors"));
+      const st = el("div", { class: "stack" });
+      (p.stack.length ? p.stack : [{ function: "(no stack)", file: "", line: 0 }]).forEach((fr, k) =>
+        st.append(el("div", {}, "#" + k + "  " + fr.function + "  " + fr.file + (fr.line ? ":" + fr.line : ""))));
+      det.append(st, table(["Rank", "Calls", "Time", "Real sync", "Potential sync", "Time variation", "Overlap"],
+        p.ranks.map((r) => row(r.rank, r.exe_count, sec(r.exe_time), sec(r.real_sync), sec(r.potential_sync), sec(r.time_variation), sec(r.overlap)))));
+      const dr = el("tr", { class: "srcdetail" }, el("td", { colspan: head.length, class: "l" }, det));
+      tr._detail = dr;
+      tb.append(tr, dr);
+    }
+    const t = table(head, [], { class: "src" });
+    t.replaceChild(tb, t.querySelector("tbody"));
+    sortable(t, tb);
+    return t;
+  }
+
+  (function intervals() {
+    const box = document.getElementById("intervals");
+    rep.intervals.forEach((iv, i) => {
+      const s = el("section", { id: ivId(i) });
+      const title = iv.level === 0 ? "Whole program" : "Interval " + iv.path.join("/") + " (level " + iv.level + ", number " + iv.number + ")";
+      s.append(el("h2", {}, title));
+      s.append(el("div", { class: "note" }, "Source ", iv.source_file + (iv.line ? ":" + iv.line : ""), ", entered ", iv.exe_count, " time(s), ",
+        iv.main.processors, " processors, efficiency ", (100 * iv.main.efficiency).toFixed(2) + "%"));
+      s.append(el("h3", {}, "Main characteristics"), legend(parts), hbar(iv.main), mainTable(iv.main));
+      s.append(el("h3", { id: "exec-" + i }, "Execution characteristics (per processor)"), vbars(iv, i), execTable(iv));
+      s.append(el("h3", {}, "Comparative characteristics"), compTable(iv.comparative));
+      s.append(el("h3", {}, "Call sites (SRC)"), el("div", { class: "note" }, "Click a column to sort; open a row for its stack and processors."), srcTable(iv, i));
+      box.append(s);
+    });
+  })();
+
+  // ---- Timeline ----
+  (function timeline() {
+    const host = document.getElementById("timeline");
+    const info = document.getElementById("timeline-info");
+    if (!tl || !tl.lanes.length) {
+      host.setAttribute("data-ranks", "0");
+      host.setAttribute("data-messages", "0");
+      info.textContent = "No timeline in this report.";
+      return;
+    }
+    const lanes = tl.lanes, n = lanes.length, M = tl.messages;
+    host.setAttribute("data-ranks", String(n));
+    host.setAttribute("data-messages", String(tl.message_count));
+    host.setAttribute("data-arrows", String(M.from.length));
+    const kinds = tl.funcs.map((f) => f.kind);
+    const colors = { p2p: "#4e79a7", coll: "#59a14f", wait: "#f28e2b", other: "#a0a0a0" };
+    const laneOf = new Map();
+    lanes.forEach((l, j) => laneOf.set(l.rank, j));
+    info.append(legend([["point-to-point", , colors.p2p], ["collective", , colors.coll], ["wait/test", , colors.wait],
+      ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]]),
+    el("div", { class: "note" }, tl.call_count + " calls, " + tl.message_count + " messages on " + n +
+      " ranks. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
+      "A link ending in #t=FROM,TO (seconds) opens this window."));
+    if (tl.truncated) {
+      info.append(el("div", { class: "trunc", id: "truncated" }, "Detail truncated: the page keeps " + tl.max_calls +
+        " calls; past each lane's last kept call (marked ┃) only the overview (time per kind, aggregated) is drawn."));
+    }
+    // Collective instances: members (lane, box) and the latest entry.
+    const inst = new Map();
+    lanes.forEach((l, j) => l.coll.forEach((c, k) => {
+      if (c < 0) return;
+      let e = inst.get(c);
+      if (!e) inst.set(c, (e = { lo: j, hi: j, t: l.start[k] }));
+      e.lo = Math.min(e.lo, j); e.hi = Math.max(e.hi, j); e.t = Math.max(e.t, l.start[k]);
+    }));
+    const insts = [...inst.values()].sort((a, b) => a.t - b.t);
+
+    const canvas = el("canvas");
+    host.append(canvas);
+    const tip = el("div", { id: "tip" });
+    host.append(tip);
+    host.tabIndex = 0;
+    const gutter = 56, axis = 22;
+    const laneH = Math.max(3, Math.min(28, Math.floor(560 / n)));
+    const H = axis + n * laneH + 8;
+    let W = 800, t0 = 0, t1 = Math.max(tl.end, 1);
+    const ctx = canvas.getContext("2d");
+    function resize() {
+      W = Math.max(300, host.clientWidth || 800);
+      const dpr = window.devicePixelRatio || 1;
+      canvas.width = W * dpr; canvas.height = H * dpr;
+      canvas.style.height = H + "px";
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    }
+    const X = (t) => gutter + (t - t0) * (W - gutter - 4) / (t1 - t0);
+    const T = (x) => t0 + (x - gutter) * (t1 - t0) / (W - gutter - 4);
+    const Y = (j) => axis + j * laneH;
+    // first box of lane l ending at or after t (starts are in call order).
+    function firstAt(l, t) {
+      let lo = 0, hi = l.start.length;
+      while (lo < hi) {
+        const m = (lo + hi) >> 1;
+        if (l.start[m] + l.dur[m] < t) lo = m + 1; else hi = m;
+      }
+      return lo;
+    }
+    function draw() {
+      ctx.clearRect(0, 0, W, H);
+      ctx.font = "11px system-ui, sans-serif";
+      // Axis.
+      const span = t1 - t0, step = Math.pow(10, Math.floor(Math.log10(span / 6)));
+      const st = step * (span / step > 30 ? 5 : span / step > 12 ? 2 : 1);
+      ctx.fillStyle = "#444"; ctx.strokeStyle = "#ddd";
+      for (let t = Math.ceil(t0 / st) * st; t <= t1; t += st) {
+        const x = X(t);
+        ctx.fillText(dur(t), x + 2, 12);
+        ctx.beginPath(); ctx.moveTo(x, 15); ctx.lineTo(x, H); ctx.stroke();
+      }
+      const px = (t1 - t0) / (W - gutter - 4);
+      lanes.forEach((l, j) => {
+        const y = Y(j), h = Math.max(2, laneH - 2);
+        ctx.fillStyle = j % 2 ? "#f7f7f7" : "#fbfbfb";
+        ctx.fillRect(gutter, y, W - gutter, laneH);
+        if (laneH >= 9) { ctx.fillStyle = "#333"; ctx.fillText("rank " + l.rank, 4, y + Math.min(laneH - 3, 14)); }
+        // Overview where the detail stops.
+        if (l.truncated && l.detail_end < t1) {
+          const bw = tl.end / tl.bins, ov = l.overview;
+          for (let b = Math.max(0, Math.floor(Math.max(t0, l.detail_end) / bw)); b < tl.bins && b * bw <= t1; b++) {
+            const vals = [["p2p", ov.p2p[b]], ["coll", ov.coll[b]], ["wait", ov.wait[b]], ["other", ov.other[b]]];
+            let busy = 0, best = vals[0];
+            for (const v of vals) { busy += v[1]; if (v[1] > best[1]) best = v; }
+            if (!busy) continue;
+            const x0 = Math.max(X(Math.max(b * bw, l.detail_end)), gutter), x1 = X((b + 1) * bw);
+            const f = Math.min(1, busy / bw);
+            ctx.fillStyle = colors[best[0]];
+            ctx.fillRect(x0, y + 1 + h * (1 - f), Math.max(1, x1 - x0), h * f);
+            const lf = Math.min(1, ov.lost[b] / bw);
+            if (lf > 0) { ctx.fillStyle = "#d62728"; ctx.fillRect(x0, y + 1 + h * (1 - lf), Math.max(1, x1 - x0), Math.max(1, h * lf * 0.35)); }
+          }
+          const xd = X(l.detail_end);
+          if (xd >= gutter && xd <= W) { ctx.fillStyle = "#000"; ctx.fillRect(xd, y, 2, laneH); }
+        }
+        let lastX = -1;
+        for (let i = firstAt(l, t0); i < l.start.length && l.start[i] <= t1; i++) {
+          const s = l.start[i], d = l.dur[i];
+          let x0 = X(s), x1 = X(s + d);
+          if (x1 - x0 < 1) {
+            if (Math.floor(x0) === lastX) continue;
+            x1 = x0 + 1;
+          }
+          lastX = Math.floor(x0);
+          x0 = Math.max(x0, gutter);
+          ctx.fillStyle = colors[kinds[l.func[i]]];
+          ctx.fillRect(x0, y + 1, x1 - x0, h);
+          if (l.lost[i] > 0 && l.lost[i] >= px) {
+            const xl = Math.max(gutter, X(s)), xe = X(s + Math.min(l.lost[i], d));
+            ctx.fillStyle = "#d62728";
+            ctx.fillRect(xl, y + 1 + h * 0.6, Math.max(1, xe - xl), h * 0.4);
+          }
+        }
+      });
+      // Lines stay out of the lane labels.
+      ctx.save();
+      ctx.beginPath(); ctx.rect(gutter, 0, W - gutter, H); ctx.clip();
+      // Collective instances: a line through the lanes at the latest entry.
+      ctx.strokeStyle = "rgba(30,90,30,.55)"; ctx.lineWidth = 1;
+      let drawn = 0;
+      for (const c of insts) {
+        if (c.t < t0 || c.t > t1 || c.lo === c.hi) continue;
+        if (++drawn > 20000) break;
+        const x = X(c.t);
+        ctx.beginPath(); ctx.moveTo(x, Y(c.lo) + 1); ctx.lineTo(x, Y(c.hi) + laneH - 1); ctx.stroke();
+      }
+      // Message arrows.
+      ctx.strokeStyle = "rgba(0,0,0,.6)"; ctx.fillStyle = "rgba(0,0,0,.6)";
+      drawn = 0;
+      for (let m = 0; m < M.from.length; m++) {
+        const s = M.send[m], r = M.recv[m];
+        if (r < t0 || s > t1) continue;
+        if (++drawn > 20000) break;
+        const jf = laneOf.get(M.from[m]), jt = laneOf.get(M.to[m]);
+        if (jf === undefined || jt === undefined) continue;
+        const xa = X(s), ya = Y(jf) + laneH / 2, xb = X(r), yb = Y(jt) + laneH / 2;
+        ctx.beginPath(); ctx.moveTo(xa, ya); ctx.lineTo(xb, yb); ctx.stroke();
+        const a = Math.atan2(yb - ya, xb - xa), k = Math.min(6, laneH / 2);
+        ctx.beginPath(); ctx.moveTo(xb, yb);
+        ctx.lineTo(xb - k * Math.cos(a - 0.4), yb - k * Math.sin(a - 0.4));
+        ctx.lineTo(xb - k * Math.cos(a + 0.4), yb - k * Math.sin(a + 0.4));
+        ctx.fill();
+      }
+      ctx.restore();
+    }
+    function zoom(f, at) {
+      const c = at === undefined ? (t0 + t1) / 2 : at;
+      let n0 = c - (c - t0) * f, n1 = c + (t1 - c) * f;
+      if (n1 - n0 < 100) return;
+      const full = Math.max(tl.end, 1);
+      if (n1 - n0 > full) { n0 = 0; n1 = full; }
+      t0 = n0; t1 = n1; draw();
+    }
+    function pan(dt) { t0 += dt; t1 += dt; draw(); }
+    canvas.addEventListener("wheel", (e) => {
+      e.preventDefault();
+      const r = canvas.getBoundingClientRect();
+      zoom(e.deltaY > 0 ? 1.25 : 0.8, T(e.clientX - r.left));
+    }, { passive: false });
+    let drag = null;
+    canvas.addEventListener("mousedown", (e) => { drag = { x: e.clientX, t0, t1 }; canvas.style.cursor = "grabbing"; });
+    window.addEventListener("mouseup", () => { drag = null; canvas.style.cursor = "grab"; });
+    window.addEventListener("mousemove", (e) => {
+      if (!drag) return;
+      const dt = (e.clientX - drag.x) * (drag.t1 - drag.t0) / (W - gutter - 4);
+      t0 = drag.t0 - dt; t1 = drag.t1 - dt; draw();
+    });
+    host.addEventListener("keydown", (e) => {
+      const w = t1 - t0;
+      const k = { "+": () => zoom(0.8), "=": () => zoom(0.8), "-": () => zoom(1.25), "_": () => zoom(1.25),
+        ArrowLeft: () => pan(-w / 10), ArrowRight: () => pan(w / 10), "0": () => { t0 = 0; t1 = Math.max(tl.end, 1); draw(); },
+        Home: () => { t0 = 0; t1 = Math.max(tl.end, 1); draw(); } }[e.key];
+      if (k) { e.preventDefault(); k(); }
+    });
+    canvas.addEventListener("mousemove", (e) => {
+      if (drag) return;
+      const r = canvas.getBoundingClientRect(), x = e.clientX - r.left, yy = e.clientY - r.top;
+      const j = Math.floor((yy - axis) / laneH);
+      tip.style.display = "none";
+      if (j < 0 || j >= n || x < gutter) return;
+      const l = lanes[j], t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
+      let i = firstAt(l, t - slack);
+      if (i >= l.start.length || l.start[i] > t + slack) return;
+      const f = tl.funcs[l.func[i]], p = srcById.get(l.site[i]);
+      const lines = [f.name + " (" + f.kind + ")", "rank " + l.rank + (p ? ", " + siteText(site(p)) + " [SRC " + p.id + "]" : ""),
+        "start " + dur(l.start[i]) + ", duration " + dur(l.dur[i])];
+      if (l.lost[i] > 0) lines.push("lost to a late partner " + dur(l.lost[i]));
+      if (l.bytes[i] > 0) lines.push(l.bytes[i] + " bytes");
+      if (l.peer[i] >= 0) lines.push("peer rank " + l.peer[i]);
+      if (l.coll[i] >= 0) lines.push("collective instance " + l.coll[i]);
+      tip.textContent = lines.join("\n");
+      tip.style.display = "block";
+      tip.style.left = Math.min(x + 12, W - 260) + "px";
+      tip.style.top = (yy + 14) + "px";
+    });
+    canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+    window.addEventListener("resize", () => { resize(); draw(); });
+    // #t=FROM,TO (seconds since the start) opens the timeline on a window.
+    const h = /^#t=([0-9.]+),([0-9.]+)$/.exec(location.hash);
+    if (h && +h[2] > +h[1]) { t0 = +h[1] * 1e9; t1 = +h[2] * 1e9; }
+    resize();
+    draw();
+  })();
+  document.body.setAttribute("data-rendered", "1");
+  // Milliseconds from navigation start to the page drawn (benchmarks).
+  document.body.setAttribute("data-render-ms", String(Math.round(performance.now())));
+})();

@@ -1,0 +1,83 @@
+package report
+
+// Timeline is the run as the replay saw it, call by call, for drawing
+// (dtpa --html): one lane per rank with its MPI calls on the global clock,
+// the messages between them, and an overview of every rank aggregated to a
+// fixed number of time bins. Times are nanoseconds since Origin.
+//
+// Detail is bounded (MaxCalls boxes over all ranks): past its share a lane
+// keeps only the overview, and DetailEnd says where its detail stops. The
+// overview always covers the whole run.
+type Timeline struct {
+	Origin int64 `json:"origin_ns"` // global clock of time 0 (the earliest call's entry)
+	End    int64 `json:"end"`       // the latest exit
+	// Funcs are the MPI functions the boxes name (Lane.Func indexes it).
+	Funcs []TimelineFunc `json:"funcs"`
+	Lanes []Lane         `json:"lanes"` // by rank; ranks without a trace are absent
+	// Messages are the message arrows kept (both ends within detail).
+	Messages Messages `json:"messages"`
+	// MessageCount counts the messages matched in the whole run, kept or
+	// not; CallCount the calls replayed (one folded run of polls is one).
+	MessageCount int64 `json:"message_count"`
+	CallCount    int64 `json:"call_count"`
+	MaxCalls     int   `json:"max_calls"` // the detail budget
+	Truncated    bool  `json:"truncated"` // some lane's detail stops before End
+	// Bins is the number of overview bins, each (End / Bins) ns wide.
+	Bins int `json:"bins"`
+}
+
+// Kinds of MPI call, as the timeline colours them.
+const (
+	KindP2P   = "p2p"   // point-to-point (sends, receives, probes, starts)
+	KindColl  = "coll"  // collective
+	KindWait  = "wait"  // Wait and Test family
+	KindOther = "other" // everything else (communicator management, …)
+)
+
+// TimelineFunc is an MPI function and how it is coloured.
+type TimelineFunc struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+// Lane is one rank's calls, column by column (the i-th call is
+// Start[i], Dur[i], …), in the order the rank made them.
+type Lane struct {
+	Rank      int     `json:"rank"`
+	Calls     int64   `json:"calls"`      // calls replayed on the rank, kept or not
+	DetailEnd int64   `json:"detail_end"` // detail is complete before this time
+	Truncated bool    `json:"truncated"`  // calls after DetailEnd are left out
+	Start     []int64 `json:"start"`
+	Dur       []int64 `json:"dur"`
+	// Lost is the part of the call, from its start, spent waiting for a
+	// late partner (Real Sync of a receive or wait; for a collective the
+	// wait for the latest entry it depends on).
+	Lost  []int64 `json:"lost"`
+	Func  []int   `json:"func"`  // index into Timeline.Funcs
+	Site  []int   `json:"site"`  // SRC id of the call site (Report SRC.ID), 0 unknown
+	Bytes []int64 `json:"bytes"` // sent plus received
+	Peer  []int   `json:"peer"`  // partner's world rank (the sender of a receive), -1 none
+	Coll  []int   `json:"coll"`  // collective instance (same number on every member), -1 none
+	// Overview: per bin, ns spent in each kind of call and lost to late
+	// partners.
+	Overview Overview `json:"overview"`
+}
+
+// Overview is one rank's time per bin and kind.
+type Overview struct {
+	P2P   []int64 `json:"p2p"`
+	Coll  []int64 `json:"coll"`
+	Wait  []int64 `json:"wait"`
+	Other []int64 `json:"other"`
+	Lost  []int64 `json:"lost"`
+}
+
+// Messages are message arrows, column by column: from rank From[i] at its
+// send's entry Send[i] to rank To[i] at the exit Recv[i] of the call that
+// completed the receive.
+type Messages struct {
+	From []int   `json:"from"`
+	To   []int   `json:"to"`
+	Send []int64 `json:"send"`
+	Recv []int64 `json:"recv"`
+}
