@@ -268,6 +268,9 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		rp.contrib = append(rp.contrib[:0], x.ranks[r].deferred...)
 		x.ranks[r].deferred = nil
 		rp.applyContrib()
+		// Late receivers' charges to this rank's sends.
+		rp.applyLate(x.ranks[r].late)
+		x.ranks[r].late = nil
 	}
 	cv, un := summarize(reps, x, byRank, warn)
 

@@ -26,6 +26,7 @@ type siteTot struct {
 	fn                                string
 	pcs                               siteRef
 	count, time, rs, pot, tv, overlap int64
+	late                              int64
 }
 
 // siteRef says where a call site's addresses can be symbolized.
@@ -127,6 +128,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 			d.pot += s.pot
 			d.tv += s.tv
 			d.overlap += s.overlap
+			d.late += s.late
 		}
 	}
 	if t.exeCount > 0 {
@@ -152,6 +154,7 @@ func addAcc(d, s *acc) {
 	d.potSync += s.potSync
 	d.timeVar += s.timeVar
 	d.overlap += s.overlap
+	d.lateRecv += s.lateRecv
 	d.insuf += s.insuf
 	d.sends += s.sends
 	d.recvs += s.recvs
@@ -178,6 +181,7 @@ func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
 	d.pot += s.pot
 	d.tv += s.tv
 	d.overlap += s.overlap
+	d.late += s.lateRecv
 }
 
 func sec(ns int64) float64 { return float64(ns) / 1e9 }
@@ -349,7 +353,7 @@ func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) r
 		rk := report.Rank{
 			Rank: r, ExeCount: t.exeCount, ExecutionTime: sec(t.exec),
 			SendRecvTime: sec(a.p2p), CollectiveTime: sec(a.coll), SystemTime: sec(a.sys),
-			RealSync: sec(a.realSync), PotentialSync: sec(a.potSync), TimeVariation: sec(a.timeVar),
+			RealSync: sec(a.realSync), LateReceiver: sec(a.lateRecv), PotentialSync: sec(a.potSync), TimeVariation: sec(a.timeVar),
 			Overlap: sec(a.overlap), InsufficientParallelism: a.insuf / 1e9,
 			SendNumber: a.sends, ReceiveNumber: a.recvs, WaitNumber: a.waits,
 			CollectiveNumber: a.collCalls, SystemNumber: a.sysCalls,
@@ -377,6 +381,7 @@ func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) r
 		m.Communications += rk.Communications
 		m.SendRecvTime += rk.SendRecvTime
 		m.RealSync += rk.RealSync
+		m.LateReceiver += rk.LateReceiver
 		m.SendNumber += rk.SendNumber
 		m.ReceiveNumber += rk.ReceiveNumber
 		m.WaitNumber += rk.WaitNumber
@@ -445,11 +450,12 @@ func srcs(g *gnode, ranks []int, siteID map[string]int, sym Symbolizer) []report
 			}
 			p.Comm += sec(s.time)
 			p.RealSync += sec(s.rs)
+			p.LateReceiver += sec(s.late)
 			p.PotentialSync += sec(s.pot)
 			p.TimeVariation += sec(s.tv)
 			p.Overlap += sec(s.overlap)
 			p.Ranks = append(p.Ranks, report.SRCRank{Rank: r, ExeCount: s.count, ExeTime: sec(s.time),
-				RealSync: sec(s.rs), PotentialSync: sec(s.pot), TimeVariation: sec(s.tv), Overlap: sec(s.overlap)})
+				RealSync: sec(s.rs), LateReceiver: sec(s.late), PotentialSync: sec(s.pot), TimeVariation: sec(s.tv), Overlap: sec(s.overlap)})
 		}
 	}
 	out := make([]report.SRC, 0, len(byKey))

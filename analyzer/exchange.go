@@ -81,6 +81,10 @@ type rankSync struct {
 	wakeBuf   []int32       // by its own replay: members to wake (collJoin)
 	yield     func(struct{}) bool
 	parks     int64 // times the replay parked (by its own coroutine only)
+	// late holds the Real Sync its receivers charged to the rank's
+	// blocking sends for posting late, by lateAtt (under mu; applied once
+	// every replay has finished).
+	late map[uint64]int64
 }
 
 type p2pKey struct {
@@ -130,6 +134,10 @@ type collInst struct {
 	exitGone  int   // members that finished without leaving
 	waiters   []int32
 	mismatch  bool
+	// nonblocking: the instance of a nonblocking collective, whose
+	// members' exits are the entries of the calls that complete it
+	// (icollStart, icollDone).
+	nonblocking bool
 	// allIn: every member entered or is gone (set under x.mu after the
 	// last entry; entries do not change after).
 	allIn atomic.Bool
@@ -140,7 +148,10 @@ type collInst struct {
 // (separate arrays of entries, exits, flags and attributions cost one
 // each, missed in cache at 256 ranks since other ranks wrote them).
 type collSlot struct {
-	entry, exit       int64
+	entry, exit int64
+	// dur: of a nonblocking instance, the duration of the call that
+	// completed it (its entry is exit), which bounds its Potential Sync.
+	dur               int64
 	att               collAtt
 	hasEntry, hasExit bool
 }
@@ -510,8 +521,56 @@ func (x *exchange) maybeComplete(in *collInst) {
 			continue
 		}
 		rs := x.ranks[m]
-		rs.deferred = append(rs.deferred, collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit})
+		c := collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit}
+		if in.nonblocking {
+			// The loss is suffered in the completing call (entered at
+			// sl.exit): the latest start over the participants minus
+			// its entry, within its own time; no Time Variation
+			// (analyzer package doc).
+			c.pot, c.tv = min(sl.dur, max(0, in.maxEntry-sl.exit)), 0
+		}
+		rs.deferred = append(rs.deferred, c)
 	}
+}
+
+// icollStart posts the start of participant idx (world rank me) of a
+// nonblocking collective instance k: its entry only, since the start waits
+// for nobody; the instance's exits are posted by the calls that complete it
+// (icollDone). It returns the instance (nil when the members' calls
+// disagree) and the contributions deferred to rank me so far, in buf.
+func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32, idx int, me int32, entry int64, buf []collContrib) (*collInst, []collContrib) {
+	rs := x.ranks[me]
+	x.lock(&x.mu)
+	x.postExitLocked(rs)
+	out := x.takeDeferred(me, buf[:0])
+	in, wake := x.collEnterLocked(k, fn, tracepb.Function_NONE, root, members, idx, me, entry, collAtt{})
+	if !in.mismatch {
+		in.nonblocking = true
+	}
+	x.unlock(&x.mu)
+	x.wakeAll(wake, me)
+	if in.mismatch {
+		return nil, out
+	}
+	return in, out
+}
+
+// icollDone posts the completion of participant idx (world rank me) of
+// nonblocking instance in by a call entered at entry lasting dur, whose
+// Potential Sync goes to att; it returns the contributions deferred to
+// rank me so far, in buf.
+func (x *exchange) icollDone(in *collInst, idx int, me int32, entry, dur int64, att collAtt, buf []collContrib) []collContrib {
+	rs := x.ranks[me]
+	x.lock(&x.mu)
+	x.postExitLocked(rs)
+	if sl := &in.slots[idx]; sl.hasEntry && !sl.hasExit && !in.mismatch {
+		sl.exit, sl.dur, sl.att, sl.hasExit = entry, dur, att, true
+		in.nExit++
+		x.maybeComplete(in)
+	}
+	out := x.takeDeferred(me, buf[:0])
+	x.unlock(&x.mu)
+	return out
 }
 
 // finish marks rank me's replay as ended: whoever waits for it gives up,
@@ -549,6 +608,20 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 		}
 	}
 	return x.takeDeferred(me, buf[:0])
+}
+
+// lateReceiver charges d ns of waiting for a late receiver to the blocking
+// send of rank src that att names (replayer.lateAtt); by the receiver's
+// replay, which has just matched the message. Rare: only sends that
+// waited for their receive.
+func (x *exchange) lateReceiver(src int32, att uint64, d int64) {
+	rs := x.ranks[src]
+	x.lock(&rs.mu)
+	if rs.late == nil {
+		rs.late = map[uint64]int64{}
+	}
+	rs.late[att] += d
+	x.unlock(&rs.mu)
 }
 
 // sectionDone counts one more processor that completed a section instance.

@@ -35,6 +35,9 @@ const (
 	opImprobe // MPI_Improbe: matches only when it found a message
 	opMrecv   // MPI_Mrecv
 	opImrecv  // MPI_Imrecv: a request whose message is already matched
+	// opProbe is MPI_Probe: it waits for a late sender like a receive but
+	// takes nothing (the receive that follows matches the message).
+	opProbe
 )
 
 // fnInfo is the replay's view of a Function definition.
@@ -47,7 +50,10 @@ type fnInfo struct {
 	// barrier: MPI_Barrier, which synchronizes
 	// without moving data (movesData).
 	barrier bool
-	ok      bool // classified (replayer.fns)
+	// mayBlock: a blocking send that may wait for its receive to be
+	// posted (MPI_Send, MPI_Ssend, MPI_Rsend; not MPI_Bsend).
+	mayBlock bool
+	ok       bool // classified (replayer.fns)
 }
 
 func baseName(name string) string {
@@ -87,8 +93,11 @@ func classify(f *tracepb.Function) fnInfo {
 	switch b {
 	case "Send", "Bsend", "Ssend", "Rsend":
 		in.op = opSend
+		in.mayBlock = b != "Bsend"
 	case "Recv":
 		in.op = opRecv
+	case "Probe":
+		in.op = opProbe
 	case "Mprobe":
 		in.op = opMprobe
 	case "Improbe":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 
@@ -31,11 +32,18 @@ type rnode = intervals.Node[*acc]
 type acc struct {
 	p2p, coll, sys                      int64
 	realSync, potSync, timeVar, overlap int64
+	lateRecv                            int64 // the part of realSync charged to sends by late receivers
 	insuf                               float64
 	sends, recvs, waits, sysCalls       int64
 	collCalls, collInst                 int64
 	sites                               []siteAcc // by file-local call-site id
 	bigSites                            map[uint32]*siteAcc
+	// since is when the processor last entered the interval: overlap
+	// windows are clipped to it (overlapCover).
+	since int64
+	// lrIdx is 1 + the interval's index in replayer.lrNodes, once a send
+	// in it may be charged by a late receiver (lateAtt).
+	lrIdx int32
 }
 
 // siteAcc is one call site's figures on one processor in one interval.
@@ -44,6 +52,7 @@ type siteAcc struct {
 	fn                               uint32
 	count                            int64
 	time, realSync, pot, tv, overlap int64
+	lateRecv                         int64
 }
 
 // site is call site id's figures; the common case is inlined.
@@ -112,7 +121,7 @@ type reqKind uint8
 const (
 	reqSend reqKind = iota
 	reqRecv
-	reqColl
+	reqColl    // a nonblocking collective: ticket indexes replayer.icolls
 	reqMatched // MPI_Imrecv: its message was matched by a matched probe
 )
 
@@ -228,6 +237,21 @@ type replayer struct {
 	fixedAt   int64
 	repaired  bool
 	amortized int64 // repairs amortized backward
+
+	// Nonblocking collectives in progress (a request's ticket indexes
+	// icolls; free slots are listed in icFree), and those the current
+	// Wait/Test call completed.
+	icolls []icollRef
+	icFree []uint64
+	icDone []icollRef
+
+	// lrNodes are the intervals a late receiver may charge (lateAtt).
+	lrNodes []*rnode
+
+	// The time already counted as Overlap (overlapCover): disjoint
+	// segments in time order, and everything before ovFloor.
+	ovSeg   []ovSeg
+	ovFloor int64
 
 	mpiNs   int64 // time in MPI calls counted so far (for sections)
 	last    int64 // latest exit seen (global ns), the end of a cut trace
@@ -455,14 +479,31 @@ func (rp *replayer) event(e *traceformat.Event) {
 	fixed := false
 	rp.repaired = false
 	ovLo := len(rp.pendOv)
+	// class: the call's time goes to fi.class, except for a Wait/Test
+	// that completes nonblocking collectives only (Collective time).
+	class := fi.class
 	switch fi.op {
 	case opSend:
-		if rp.post(e, entry) {
+		var li lateInfo
+		if fi.mayBlock && exit > entry {
+			li = lateInfo{exit: exit, att: rp.lateAtt(node, e.Site)}
+		}
+		if rp.post(e, entry, li) {
 			a.sends++
 		}
 		fixed = true
+	case opProbe:
+		// MPI_Probe waits for a late sender like a receive, without
+		// taking the message (the receive that follows gets it: its
+		// entry is after the probe's exit, so the wait is not counted
+		// twice).
+		if t, ok := rp.peek(e); ok {
+			rp.repairRecv(&entry, &exit, t)
+			realSync = max(0, t-entry)
+			syncT, hasSync = t, true
+		}
 	case opRecv:
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
 			a.recvs++
 			if ok {
 				rp.repairRecv(&entry, &exit, t)
@@ -471,11 +512,11 @@ func (rp *replayer) event(e *traceformat.Event) {
 			}
 		}
 	case opSendrecv:
-		if rp.post(e, entry) {
+		if rp.post(e, entry, lateInfo{}) {
 			a.sends++
 		}
 		fixed = true
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
 			a.recvs++
 			if ok {
 				realSync = max(0, t-entry)
@@ -489,7 +530,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if fi.op == opImprobe && (e.Attr&traceformat.AttrStatus == 0 || (e.Attr&traceformat.AttrFlag != 0 && !e.Flag)) {
 			break
 		}
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
 			a.recvs++
 			if ok {
 				rp.repairRecv(&entry, &exit, t)
@@ -514,7 +555,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 			rq.seq = rp.reqSeq
 			if rq.kind == reqSend {
 				fixed = true
-				if rp.postTo(rq.comm, rq.peer, rq.tag, entry) {
+				if rp.postTo(rq.comm, rq.peer, rq.tag, entry, lateInfo{}) {
 					a.sends++
 				}
 			} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
@@ -524,16 +565,30 @@ func (rp *replayer) event(e *traceformat.Event) {
 		}
 	case opComplete:
 		var n int
+		rp.icDone = rp.icDone[:0]
 		n, syncT, hasSync = rp.complete(e, &entry, &exit)
 		if hasSync {
 			realSync = max(0, syncT-entry)
 		}
-		overlap = overlapOf(entry, rp.pendOv[ovLo:])
+		if ovLo < len(rp.pendOv) {
+			overlap = rp.overlapCover(node, entry, rp.pendOv[ovLo:])
+			// The terms are needed no more: amortize moves the
+			// overlap counted, not the terms (clc.go).
+			rp.pendOv = rp.pendOv[:ovLo]
+		}
 		if fi.wait || n > 0 {
 			a.waits++
 		}
+		if len(rp.icDone) > 0 {
+			rp.icollsDone(n, entry, exit, node, e.Site, &class)
+			fixed = true
+		}
 	case opFree:
 		for _, id := range e.Reqs {
+			if q := rp.reqs.get(id); q != nil && q.kind == reqColl && q.ticket < uint64(len(rp.icolls)) {
+				rp.icolls[q.ticket] = icollRef{}
+				rp.icFree = append(rp.icFree, q.ticket)
+			}
 			// A freed active request still completes, but no wait will
 			// say when: its overlap is unknown and it is dropped.
 			rp.reqs.del(id)
@@ -547,12 +602,14 @@ func (rp *replayer) event(e *traceformat.Event) {
 	if exit > rp.last {
 		rp.last = exit
 	}
-	switch fi.class {
+	switch class {
 	case tracepb.Function_POINT_TO_POINT:
 		a.p2p += dur
 	case tracepb.Function_COLLECTIVE:
 		a.coll += dur
-		a.collCalls++
+		if fi.class == tracepb.Function_COLLECTIVE {
+			a.collCalls++
+		}
 	default:
 		a.sys += dur
 		a.sysCalls += int64(e.NumCalls())
@@ -569,15 +626,15 @@ func (rp *replayer) event(e *traceformat.Event) {
 	s.overlap += overlap
 	if fixed || rp.repaired {
 		rp.fix(exit)
-	} else if n := len(rp.pend); n < cap(rp.pend) && n < maxPend && ovLo < 16*maxPend {
+	} else if n := len(rp.pend); n < cap(rp.pend) && n < maxPend {
 		// keep's common case, inlined: two calls in three are kept on the
 		// benchmark.
 		rp.pend = rp.pend[:n+1]
 		p := &rp.pend[n]
-		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, fi.class, entry, exit
-		p.syncT, p.hasSync, p.ovLo, p.ovHi = syncT, hasSync, int32(ovLo), int32(len(rp.pendOv))
+		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, class, entry, exit
+		p.syncT, p.hasSync, p.ov = syncT, hasSync, overlap
 	} else {
-		rp.keep(a, e.Site, fi.class, entry, exit, syncT, hasSync, ovLo)
+		rp.keep(a, e.Site, class, entry, exit, syncT, hasSync, overlap)
 	}
 }
 
@@ -591,6 +648,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 			rp.tr.Start(exit)
 			rp.running = true
 			rp.cur = rp.tr.Current()
+			rp.cur.Value.since = exit
 			rp.last = exit
 			rp.fix(exit)
 			return true
@@ -598,6 +656,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 		rp.tr.Start(entry)
 		rp.running = true
 		rp.cur = rp.tr.Current()
+		rp.cur.Value.since = entry
 		rp.fix(entry)
 	}
 	if rp.tr.Ended() {
@@ -609,6 +668,9 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 		return true
 	case opPcontrol:
 		rp.pcontrol(e, entry, exit)
+		if n := rp.tr.Current(); n != rp.cur && n.Parent == rp.cur {
+			n.Value.since = exit // entered (overlapCover)
+		}
 		rp.cur = rp.tr.Current()
 		rp.fix(exit)
 		return true
@@ -694,7 +756,7 @@ func eventLocalComm(e *traceformat.Event) uint32 {
 }
 
 // post sends the event's message; false for PROC_NULL or an unusable peer.
-func (rp *replayer) post(e *traceformat.Event, entry int64) bool {
+func (rp *replayer) post(e *traceformat.Event, entry int64, li lateInfo) bool {
 	if e.Attr&traceformat.AttrSend == 0 {
 		return false
 	}
@@ -706,11 +768,11 @@ func (rp *replayer) post(e *traceformat.Event, entry int64) bool {
 	if !sc.keyOK {
 		return false
 	}
-	rp.x.send(sc.key, entry, &rp.sendCache)
+	rp.x.send(sc.key, entry, li, &rp.sendCache)
 	return true
 }
 
-func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
+func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInfo) bool {
 	if c == nil || peer == traceformat.ProcNull {
 		return false
 	}
@@ -718,13 +780,14 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
 	if !ok || dst >= rp.nranks {
 		return false
 	}
-	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, &rp.sendCache)
+	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, li, &rp.sendCache)
 	return true
 }
 
-// match receives the message of a blocking receive (status index si): t is
-// its send's entry; counted is false for PROC_NULL receives.
-func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int) (t int64, ok, counted bool) {
+// match receives the message of a blocking receive (status index si)
+// posted at post: t is its send's entry; counted is false for PROC_NULL
+// receives.
+func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int, post int64) (t int64, ok, counted bool) {
 	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
 		// A receive from MPI_PROC_NULL matches nothing, whatever its
 		// status says (MPICH leaves it unset for PROC_NULL requests).
@@ -733,10 +796,29 @@ func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int) (t int6
 	if e.Attr&traceformat.AttrStatus != 0 && si < len(e.Status) {
 		peer, tag = e.Status[si].Source, e.Status[si].Tag
 	}
-	return rp.matchOn(rp.eventComm(e), peer, tag)
+	return rp.matchOn(rp.eventComm(e), peer, tag, post)
 }
 
-func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted bool) {
+// peek is the send entry of the message a blocking MPI_Probe found,
+// waiting for it (exchange.peek); ok is false when there is none (no
+// status, PROC_NULL, or the message never comes).
+func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
+	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
+		return 0, false
+	}
+	peer, tag := e.RecvPeer, e.RecvTag
+	if e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 {
+		// ANY_SOURCE and ANY_TAG resolved by the status.
+		peer, tag = e.Status[0].Source, e.Status[0].Tag
+	}
+	k, st := rp.recvKey(rp.eventComm(e), peer, tag)
+	if st != keyOK {
+		return 0, false
+	}
+	return rp.x.peek(k, &rp.recvCache)
+}
+
+func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, ok, counted bool) {
 	k, st := rp.recvKey(c, peer, tag)
 	switch st {
 	case keyNone:
@@ -745,16 +827,17 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	t, ok = rp.x.recvNext(k, &rp.recvCache)
+	t, ok = rp.x.recvNext(k, &rp.recvCache, post)
 	if !ok {
 		rp.unmatchedRecvs++
 	}
 	return t, ok, true
 }
 
-// take receives the message of a ticket of queue q, sent by world rank src.
-func (rp *replayer) take(q *fifo, src int32, tk uint64) (t int64, ok bool) {
-	t, ok = rp.x.recv(q, src, rp.rank, tk)
+// take receives the message of a ticket of queue q, sent by world rank
+// src, for a receive posted at post.
+func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
+	t, ok = rp.x.recv(q, src, rp.rank, tk, post)
 	if !ok {
 		rp.unmatchedRecvs++
 	}
@@ -829,7 +912,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
-			rp.x.send(sc.key, entry, &rp.sendCache)
+			rp.x.send(sc.key, entry, lateInfo{}, &rp.sendCache)
 			a.sends++
 		}
 	case opIrecv:
@@ -899,6 +982,12 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		}
 		n++
 		switch p.kind {
+		case reqColl:
+			if p.ticket < uint64(len(rp.icolls)) && rp.icolls[p.ticket].in != nil {
+				rp.icDone = append(rp.icDone, rp.icolls[p.ticket])
+				rp.icolls[p.ticket] = icollRef{}
+				rp.icFree = append(rp.icFree, p.ticket)
+			}
 		case reqSend, reqMatched:
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
@@ -932,7 +1021,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
 		// received's common case written out.
 		var ok bool
-		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket); ok {
+		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start); ok {
 			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
 			has = true
 		} else {
@@ -966,9 +1055,9 @@ func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
 		}
 		return 0, false
 	case d.hasTicket:
-		t, ok = rp.take(d.q, d.qsrc, d.ticket)
+		t, ok = rp.take(d.q, d.qsrc, d.ticket, d.start)
 	default:
-		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag)
+		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag, d.start)
 	}
 	if ok {
 		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
@@ -1002,18 +1091,11 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	}
 	key := collKey{comm: c.id, group: c.group, seq: *c.collSeq}
 	*c.collSeq++
-	shape := fi.shape
 	if fi.op == opICollStart {
-		// The start of a nonblocking collective does not wait for
-		// anybody; its instance still gives Potential Sync and Time
-		// Variation of the start calls.
-		shape = tracepb.Function_NONE
+		rp.icollStart(e, fi, key, root, c, entry)
+		return
 	}
-	if fi.op == opICollStart && e.Attr&traceformat.AttrReqs != 0 {
-		for _, id := range e.Reqs {
-			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true})
-		}
-	}
+	shape := fi.shape
 	att := collAtt{node: node, site: e.Site}
 	moves := movesData(e, fi)
 	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, *exit, moves, att, rp.contrib)
@@ -1047,6 +1129,164 @@ func movesData(e *traceformat.Event, fi *fnInfo) bool {
 	}
 	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
 		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
+}
+
+// icollRef is a nonblocking collective in progress on this rank: its
+// instance and this rank's index in it.
+type icollRef struct {
+	in  *collInst
+	idx int
+}
+
+// icollStart replays the start of a nonblocking collective: it posts its
+// entry (the start waits for nobody) and keeps the instance in its
+// request, for the call that completes it (icollsDone).
+func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, entry int64) {
+	in, contrib := rp.x.icollStart(key, fi.name, root, c.members, c.myIdx, rp.rank, entry, rp.contrib)
+	rp.contrib = contrib
+	if in == nil {
+		rp.unmatchedColls++
+	}
+	if e.Attr&traceformat.AttrReqs != 0 {
+		for i, id := range e.Reqs {
+			slot := uint64(math.MaxUint64)
+			if i == 0 && in != nil {
+				if n := len(rp.icFree); n > 0 {
+					slot = rp.icFree[n-1]
+					rp.icFree = rp.icFree[:n-1]
+				} else {
+					slot = uint64(len(rp.icolls))
+					rp.icolls = append(rp.icolls, icollRef{})
+				}
+				rp.icolls[slot] = icollRef{in: in, idx: c.myIdx}
+			}
+			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true, ticket: slot})
+		}
+	} else if in != nil {
+		// No request recorded: nothing will say when it completes.
+		rp.contrib = rp.x.icollDone(in, c.myIdx, rp.rank, entry, 0, collAtt{}, rp.contrib)
+	}
+	rp.applyContrib()
+}
+
+// icollsDone posts the completion of the nonblocking collectives the
+// current Wait/Test call (n requests, entered at entry, left at exit, in
+// interval node at site) completed (rp.icDone). The call's time is
+// Collective time when it completed nothing else, and then bounds the
+// Potential Sync they give it (exchange.maybeComplete); a call that also
+// completed point-to-point requests stays SendRecv time and gets no
+// Potential Sync (analyzer package doc).
+func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint32, class *tracepb.Function_Class) {
+	dur := exit - entry
+	if n == len(rp.icDone) {
+		*class = tracepb.Function_COLLECTIVE
+	} else {
+		dur = 0
+	}
+	att := collAtt{node: node, site: site}
+	for _, r := range rp.icDone {
+		rp.contrib = rp.x.icollDone(r.in, r.idx, rp.rank, entry, dur, att, rp.contrib)
+		rp.applyContrib()
+	}
+	rp.icDone = rp.icDone[:0]
+}
+
+// lateAtt names a blocking send's interval and call site for the charge a
+// late receiver may make (exchange.lateReceiver, applyLate).
+func (rp *replayer) lateAtt(node *rnode, site uint32) uint64 {
+	a := node.Value
+	if a.lrIdx == 0 {
+		rp.lrNodes = append(rp.lrNodes, node)
+		a.lrIdx = int32(len(rp.lrNodes))
+	}
+	return uint64(a.lrIdx-1)<<32 | uint64(site)
+}
+
+// applyLate adds the Real Sync late receivers charged to this rank's
+// blocking sends (by lateAtt); once every replay has finished.
+func (rp *replayer) applyLate(late map[uint64]int64) {
+	for att, d := range late {
+		i := int(att >> 32)
+		if i >= len(rp.lrNodes) {
+			continue
+		}
+		a := rp.lrNodes[i].Value
+		a.realSync += d
+		a.lateRecv += d
+		s := a.site(uint32(att))
+		s.realSync += d
+		s.lateRecv += d
+	}
+}
+
+// ovSeg is a stretch of time [lo, hi) already counted as Overlap.
+type ovSeg struct{ lo, hi int64 }
+
+// maxOvSegs bounds the segments overlapCover remembers; older ones are
+// merged into ovFloor, so that time between them is never counted again
+// (Overlap may then be a little low, never too high).
+const maxOvSegs = 8
+
+// overlapCover is the Overlap of a Wait/Test call entered at entry in
+// interval node completing requests with the given terms: the time of the
+// windows max(start, t) … entry of its requests (SPEC's terms) that is
+// not yet counted on this processor, clipped to the interval's current
+// entry. Overlap is thus the time covered by overlap windows (their union),
+// which never exceeds the processor's execution time in the interval
+// (analyzer package doc).
+func (rp *replayer) overlapCover(node *rnode, entry int64, terms []ovTerm) int64 {
+	lo := entry
+	for _, o := range terms {
+		lo = min(lo, max(o.start, o.t))
+	}
+	lo = max(lo, node.Value.since, rp.ovFloor)
+	if lo >= entry {
+		return 0
+	}
+	return rp.cover(lo, entry)
+}
+
+// cover adds [lo, hi) to the counted segments and returns how much of it
+// was new.
+func (rp *replayer) cover(lo, hi int64) int64 {
+	seg := rp.ovSeg
+	if n := len(seg); n == 0 || lo >= seg[n-1].hi {
+		// After everything counted so far: the common case.
+		if n > 0 && lo == seg[n-1].hi {
+			seg[n-1].hi = hi
+		} else {
+			rp.ovSeg = append(seg, ovSeg{lo, hi})
+			rp.trimOv()
+		}
+		return hi - lo
+	}
+	i := 0
+	for i < len(seg) && seg[i].hi < lo {
+		i++
+	}
+	added := hi - lo
+	mlo, mhi := lo, hi
+	j := i
+	for ; j < len(seg) && seg[j].lo <= hi; j++ {
+		added -= max(0, min(seg[j].hi, hi)-max(seg[j].lo, lo))
+		mlo, mhi = min(mlo, seg[j].lo), max(mhi, seg[j].hi)
+	}
+	if j == i {
+		// Between two segments, touching neither.
+		rp.ovSeg = slices.Insert(seg, i, ovSeg{lo, hi})
+	} else {
+		seg[i] = ovSeg{mlo, mhi}
+		rp.ovSeg = append(seg[:i+1], seg[j:]...)
+	}
+	rp.trimOv()
+	return added
+}
+
+func (rp *replayer) trimOv() {
+	if len(rp.ovSeg) > maxOvSegs {
+		rp.ovFloor = rp.ovSeg[0].hi
+		rp.ovSeg = append(rp.ovSeg[:0], rp.ovSeg[1:]...)
+	}
 }
 
 func (rp *replayer) applyContrib() {
