@@ -63,8 +63,10 @@ type fifo struct {
 // still reading it.
 type msgRing struct {
 	t []int64
-	// lr is, by message, what a late receiver needs (lateInfo): written
-	// with t, read with it.
+	// lr is, by message, what a late receiver needs (lateInfo), written
+	// with t and read with it; nil (all zero) until the key's first
+	// blocking send that may wait for its receiver, so that the keys of
+	// nonblocking sends pay nothing.
 	lr   []lateInfo
 	mask uint64
 }
@@ -84,7 +86,7 @@ type lateInfo struct {
 const minRing = 4
 
 func newFifo(solo bool) *fifo {
-	r := &msgRing{t: make([]int64, minRing), lr: make([]lateInfo, minRing), mask: minRing - 1}
+	r := &msgRing{t: make([]int64, minRing), mask: minRing - 1}
 	f := &fifo{sring: r, solo: solo}
 	f.ring.Store(r)
 	return f
@@ -127,11 +129,16 @@ func (f *fifo) push(t int64, li lateInfo) int {
 	if n-f.seen >= uint64(len(r.t)) {
 		f.seen = f.load(&f.base)
 		if n-f.seen >= uint64(len(r.t)) {
-			r = f.grow(n)
+			r = f.grow(n, 2*len(r.t), r.lr != nil)
 		}
 	}
+	if r.lr == nil && li.exit != 0 {
+		r = f.grow(n, len(r.t), true)
+	}
 	r.t[n&r.mask] = t
-	r.lr[n&r.mask] = li
+	if r.lr != nil {
+		r.lr[n&r.mask] = li
+	}
 	f.store(&f.sent, n+1)
 	if n+1-f.seen < uint64(maxPending) {
 		return 0
@@ -140,15 +147,20 @@ func (f *fifo) push(t int64, li lateInfo) int {
 	return int(n + 1 - f.seen - f.load(&f.nooo))
 }
 
-// grow doubles the ring, copying the messages from seen to n (some may
-// have been taken since: they are copied for nothing). By the sender.
-func (f *fifo) grow(n uint64) *msgRing {
+// grow replaces the ring by one of size messages (with late-receiver
+// information when lr), copying the messages from seen to n (some may have
+// been taken since: they are copied for nothing). By the sender.
+func (f *fifo) grow(n uint64, size int, lr bool) *msgRing {
 	old := f.sring
-	size := 2 * len(old.t)
-	r := &msgRing{t: make([]int64, size), lr: make([]lateInfo, size), mask: uint64(size - 1)}
+	r := &msgRing{t: make([]int64, size), mask: uint64(size - 1)}
+	if lr {
+		r.lr = make([]lateInfo, size)
+	}
 	for m := f.seen; m < n; m++ {
 		r.t[m&r.mask] = old.t[m&old.mask]
-		r.lr[m&r.mask] = old.lr[m&old.mask]
+		if old.lr != nil {
+			r.lr[m&r.mask] = old.lr[m&old.mask]
+		}
 	}
 	f.sring = r
 	f.ring.Store(r)
@@ -206,7 +218,10 @@ func (f *fifo) take(m uint64) (t int64, li lateInfo, ok bool) {
 	}
 	r := f.ring.Load()
 	// Read before base passes it: the slot is reused after.
-	t, li = r.t[m&r.mask], r.lr[m&r.mask]
+	t = r.t[m&r.mask]
+	if r.lr != nil {
+		li = r.lr[m&r.mask]
+	}
 	if m != f.base {
 		i, found := slices.BinarySearch(f.ooo, m)
 		if found {

@@ -1282,10 +1282,14 @@ func (rp *replayer) cover(lo, hi int64) int64 {
 	return added
 }
 
+// trimOv merges the older half of the segments into ovFloor when there
+// are more than maxOvSegs (half at once: a loop of nonblocking calls adds
+// a segment per wait).
 func (rp *replayer) trimOv() {
 	if len(rp.ovSeg) > maxOvSegs {
-		rp.ovFloor = rp.ovSeg[0].hi
-		rp.ovSeg = append(rp.ovSeg[:0], rp.ovSeg[1:]...)
+		h := len(rp.ovSeg) / 2
+		rp.ovFloor = rp.ovSeg[h-1].hi
+		rp.ovSeg = append(rp.ovSeg[:0], rp.ovSeg[h:]...)
 	}
 }
 
