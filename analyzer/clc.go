@@ -181,8 +181,9 @@ func (rp *replayer) amortize(tr, d int64) bool {
 	for j := range rp.pendOv {
 		rp.pendOv[j].start = move(rp.pendOv[j].start)
 	}
-	for j := range rp.ovSeg {
-		rp.ovSeg[j].lo, rp.ovSeg[j].hi = move(rp.ovSeg[j].lo), move(rp.ovSeg[j].hi)
+	for j := 0; j < rp.ovSeg.n; j++ {
+		g := rp.ovSeg.at(j)
+		g.lo, g.hi = move(g.lo), move(g.hi)
 	}
 	rp.ovFloor = move(rp.ovFloor)
 	rp.reqs.each(func(r *request) { r.start = move(r.start) })

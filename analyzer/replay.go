@@ -250,7 +250,7 @@ type replayer struct {
 
 	// The time already counted as Overlap (overlapCover): disjoint
 	// segments in time order, and everything before ovFloor.
-	ovSeg   []ovSeg
+	ovSeg   ovSegs
 	ovFloor int64
 
 	mpiNs   int64 // time in MPI calls counted so far (for sections)
@@ -1222,10 +1222,19 @@ func (rp *replayer) applyLate(late map[uint64]int64) {
 // ovSeg is a stretch of time [lo, hi) already counted as Overlap.
 type ovSeg struct{ lo, hi int64 }
 
-// maxOvSegs bounds the segments overlapCover remembers; older ones are
-// merged into ovFloor, so that time between them is never counted again
-// (Overlap may then be a little low, never too high).
+// maxOvSegs bounds the segments overlapCover remembers; the oldest is
+// merged into ovFloor, so that time between it and the floor is never
+// counted again (Overlap may then be a little low, never too high).
 const maxOvSegs = 8
+
+// ovSegs are the counted segments in time order, in a ring (a loop of
+// nonblocking calls adds one per wait: no copying).
+type ovSegs struct {
+	s       [maxOvSegs]ovSeg
+	head, n int
+}
+
+func (o *ovSegs) at(i int) *ovSeg { return &o.s[(o.head+i)%maxOvSegs] }
 
 // overlapCover is the Overlap of a Wait/Test call entered at entry in
 // interval node completing requests with the given terms: the time of the
@@ -1243,54 +1252,61 @@ func (rp *replayer) overlapCover(node *rnode, entry int64, terms []ovTerm) int64
 	if lo >= entry {
 		return 0
 	}
+	o := &rp.ovSeg
+	if o.n == 0 || lo > o.at(o.n-1).hi {
+		// After everything counted so far: the common case.
+		if o.n == maxOvSegs {
+			rp.ovFloor = o.s[o.head].hi
+			o.head = (o.head + 1) % maxOvSegs
+			o.n--
+		}
+		*o.at(o.n) = ovSeg{lo, entry}
+		o.n++
+		return entry - lo
+	}
 	return rp.cover(lo, entry)
 }
 
-// cover adds [lo, hi) to the counted segments and returns how much of it
-// was new.
+// cover adds [lo, hi) to the counted segments, lo at or before the end of
+// the last, and returns how much of it was new.
 func (rp *replayer) cover(lo, hi int64) int64 {
-	seg := rp.ovSeg
-	if n := len(seg); n == 0 || lo >= seg[n-1].hi {
-		// After everything counted so far: the common case.
-		if n > 0 && lo == seg[n-1].hi {
-			seg[n-1].hi = hi
-		} else {
-			rp.ovSeg = append(seg, ovSeg{lo, hi})
-			rp.trimOv()
-		}
-		return hi - lo
-	}
-	i := 0
-	for i < len(seg) && seg[i].hi < lo {
-		i++
-	}
+	o := &rp.ovSeg
+	var seg [maxOvSegs + 1]ovSeg
+	n := 0
 	added := hi - lo
 	mlo, mhi := lo, hi
-	j := i
-	for ; j < len(seg) && seg[j].lo <= hi; j++ {
-		added -= max(0, min(seg[j].hi, hi)-max(seg[j].lo, lo))
-		mlo, mhi = min(mlo, seg[j].lo), max(mhi, seg[j].hi)
+	placed := false
+	for i := 0; i < o.n; i++ {
+		g := *o.at(i)
+		switch {
+		case g.hi < lo:
+			seg[n] = g
+			n++
+		case g.lo > hi:
+			if !placed {
+				seg[n] = ovSeg{mlo, mhi}
+				n++
+				placed = true
+			}
+			seg[n] = g
+			n++
+		default:
+			added -= max(0, min(g.hi, hi)-max(g.lo, lo))
+			mlo, mhi = min(mlo, g.lo), max(mhi, g.hi)
+		}
 	}
-	if j == i {
-		// Between two segments, touching neither.
-		rp.ovSeg = slices.Insert(seg, i, ovSeg{lo, hi})
-	} else {
-		seg[i] = ovSeg{mlo, mhi}
-		rp.ovSeg = append(seg[:i+1], seg[j:]...)
+	if !placed {
+		seg[n] = ovSeg{mlo, mhi}
+		n++
 	}
-	rp.trimOv()
+	k := 0
+	if n > maxOvSegs {
+		rp.ovFloor = seg[0].hi
+		k = 1
+	}
+	o.head, o.n = 0, n-k
+	copy(o.s[:], seg[k:n])
 	return added
-}
-
-// trimOv merges the older half of the segments into ovFloor when there
-// are more than maxOvSegs (half at once: a loop of nonblocking calls adds
-// a segment per wait).
-func (rp *replayer) trimOv() {
-	if len(rp.ovSeg) > maxOvSegs {
-		h := len(rp.ovSeg) / 2
-		rp.ovFloor = rp.ovSeg[h-1].hi
-		rp.ovSeg = append(rp.ovSeg[:0], rp.ovSeg[h:]...)
-	}
 }
 
 func (rp *replayer) applyContrib() {
