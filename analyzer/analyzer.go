@@ -109,8 +109,13 @@
 //     once gets nothing; reported apart as Late receiver. The receiver
 //     computes it when it matches the message (the send posts its exit and
 //     attribution, lateInfo) and hands it back to the sender's figures once
-//     every replay has finished: a send never waits for its receive. Not
-//     for nonblocking sends or MPI_Sendrecv.
+//     every replay has finished: a send never waits for its receive. The
+//     Wait/Test call completing an MPI_Issend (or a started
+//     MPI_Ssend_init) gets posting − its entry when the posting falls
+//     within the call (the latest, for several; none when it also
+//     completed receives), paired in the exchange whichever side comes
+//     first (issendPosted, issendWaited). Not for standard-mode
+//     nonblocking sends or MPI_Sendrecv.
 //   - Overlap ("Overlap") is the time covered by the windows SPEC adds up
 //     (their union per processor), clipped to the entry of the interval
 //     where they are completed, so that it never exceeds the processor's

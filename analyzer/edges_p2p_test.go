@@ -342,3 +342,58 @@ func TestOverlapClippedToInterval(t *testing.T) {
 	expect(t, "interval 1 Overlap", rank(t, find(t, rep, 1), 0).Overlap, 0.1)
 	expect(t, "whole-program Overlap", rank(t, find(t, rep), 0).Overlap, 0.1)
 }
+
+// Synchronous nonblocking sends: the call that completes them waits for a
+// late receiver. Rank 0 starts MPI_Issend to 1 at 0.001 ms, computes 10 ms
+// and waits from 10.002 ms to 300.011 ms; rank 1 posts its MPI_Recv at
+// 300.001 ms: Late receiver(0) = 300.001 − 10.002 = 289.999 ms, at the
+// MPI_Wait. Rank 2 does the same with a persistent MPI_Ssend_init, started
+// at 0.002 ms and waited for from 10.003 ms to 100.010 ms; rank 3 posts an
+// MPI_Irecv at 100.001 ms: 100.001 − 10.003 = 89.998 ms. A second round on
+// rank 2, started at 100.011 and waited for from 100.012 to 100.013 ms,
+// returned before rank 3 posted its receive (100.022 ms): nothing more. Whichever of sender and
+// receiver is replayed first, the charge is the same (it is paired in the
+// exchange).
+func TestLateReceiverIssend(t *testing.T) {
+	for _, skew := range []bool{false, true} {
+		run := tracetest.NewRun(4)
+		if skew {
+			run.Rank(1).Skew(3*s, 80)
+			run.Rank(2).Skew(-7*s, -50)
+		}
+		r0, r1, r2, r3 := run.Rank(0), run.Rank(1), run.Rank(2), run.Rank(3)
+		for r := 0; r < 4; r++ {
+			run.Rank(r).Init(us)
+		}
+		sendEv := func(dest, tag int32, id uint64) traceformat.Event {
+			return traceformat.Event{Attr: traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrReqs,
+				SendPeer: dest, SendTag: tag, SendBytes: 8, Reqs: []uint64{id}}
+		}
+		r0.Call("MPI_Issend", us, sendEv(1, 1, 5)).Compute(10 * ms)
+		waitColl(r0, 5, 300*ms+11*us-r0.Now())
+		r1.Compute(300*ms).Recv(0, 1, 8, 20*us)
+		r2.Call("MPI_Ssend_init", us, sendEv(3, 2, 6))
+		r2.Call("MPI_Start", us, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{6}}).Compute(10 * ms)
+		waitColl(r2, 6, 100*ms+10*us-r2.Now())
+		r2.Call("MPI_Start", us, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{6}})
+		waitColl(r2, 6, us)
+		r3.Compute(100 * ms)
+		q := r3.Irecv(2, 2, 8, us) // posted 100.001 ms
+		r3.Wait(q, 20*us)
+		q = r3.Irecv(2, 2, 8, us)
+		r3.Wait(q, 5*us)
+		for r := 0; r < 4; r++ {
+			run.Rank(r).Finalize(us)
+		}
+		rep := analyzeRun(t, run)
+		if len(rep.Warnings) != 0 {
+			t.Errorf("warnings %q", rep.Warnings)
+		}
+		iv := find(t, rep)
+		for r, want := range []float64{0.289999, 0, 0.089998, 0} {
+			expect(t, "Late receiver rank "+itoa(r), rank(t, iv, r).LateReceiver, want)
+			expect(t, "Real Sync rank "+itoa(r), rank(t, iv, r).RealSync, want)
+		}
+		expect(t, "MPI_Wait Late receiver", srcPoint(t, iv, "MPI_Wait").LateReceiver, 0.379997)
+	}
+}

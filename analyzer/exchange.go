@@ -85,6 +85,29 @@ type rankSync struct {
 	// blocking sends for posting late, by lateAtt (under mu; applied once
 	// every replay has finished).
 	late map[uint64]int64
+	// iss pairs the synchronous nonblocking sends of the rank with their
+	// receives' posting times and the calls that completed them, by
+	// serial, whichever comes first (under mu; issendPosted).
+	iss map[uint64]*issState
+}
+
+// issState is half of a synchronous nonblocking send's pairing: its
+// receive's posting time (posted), or the call that completed it.
+type issState struct {
+	post   int64
+	posted bool
+	call   *issCall
+}
+
+// issCall is a Wait/Test call that completed synchronous sends, waiting
+// for their receives' posting times: it is charged the latest of them
+// within the call, minus its entry (a late receiver), unless it also
+// completed receives (skip).
+type issCall struct {
+	entry, exit, best int64
+	att               uint64
+	pending           int
+	skip              bool
 }
 
 type p2pKey struct {
@@ -622,6 +645,60 @@ func (x *exchange) lateReceiver(src int32, att uint64, d int64) {
 	}
 	rs.late[att] += d
 	x.unlock(&rs.mu)
+}
+
+// issendPosted reports the posting time of the receive of rank src's
+// synchronous send serial; by the receiver's replay.
+func (x *exchange) issendPosted(src int32, serial uint64, post int64) {
+	rs := x.ranks[src]
+	x.lock(&rs.mu)
+	if st := rs.iss[serial]; st != nil {
+		delete(rs.iss, serial)
+		rs.issNote(st.call, post, true)
+	} else {
+		if rs.iss == nil {
+			rs.iss = map[uint64]*issState{}
+		}
+		rs.iss[serial] = &issState{post: post, posted: true}
+	}
+	x.unlock(&rs.mu)
+}
+
+// issendWaited reports that rank me's Wait/Test call entered at entry and
+// left at exit, charged at att, completed the synchronous sends serials;
+// skip when it also completed receives. By the sender's replay.
+func (x *exchange) issendWaited(me int32, serials []uint64, entry, exit int64, att uint64, skip bool) {
+	rs := x.ranks[me]
+	c := &issCall{entry: entry, exit: exit, best: entry, att: att, pending: 1, skip: skip}
+	x.lock(&rs.mu)
+	for _, s := range serials {
+		if st := rs.iss[s]; st != nil && st.posted {
+			delete(rs.iss, s)
+			rs.issNote(c, st.post, true)
+			continue
+		}
+		if rs.iss == nil {
+			rs.iss = map[uint64]*issState{}
+		}
+		rs.iss[s] = &issState{call: c}
+		c.pending++
+	}
+	rs.issNote(c, 0, false)
+	x.unlock(&rs.mu)
+}
+
+// issNote adds a posting time (when has) to c and, once c has them all,
+// charges it. rs.mu is held.
+func (rs *rankSync) issNote(c *issCall, post int64, has bool) {
+	if has && post > c.best && post < c.exit {
+		c.best = post
+	}
+	if c.pending--; c.pending == 0 && !c.skip && c.best > c.entry {
+		if rs.late == nil {
+			rs.late = map[uint64]int64{}
+		}
+		rs.late[c.att] += c.best - c.entry
+	}
 }
 
 // sectionDone counts one more processor that completed a section instance.

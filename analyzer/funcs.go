@@ -50,8 +50,10 @@ type fnInfo struct {
 	// barrier: MPI_Barrier, which synchronizes
 	// without moving data (movesData).
 	barrier bool
-	// mayBlock: a blocking send that may wait for its receive to be
-	// posted (MPI_Send, MPI_Ssend, MPI_Rsend; not MPI_Bsend).
+	// mayBlock: a send that may wait for its receive to be posted: a
+	// blocking MPI_Send, MPI_Ssend or MPI_Rsend (not MPI_Bsend), or a
+	// synchronous nonblocking one, MPI_Issend or MPI_Ssend_init, whose
+	// completing wait does.
 	mayBlock bool
 	ok       bool // classified (replayer.fns)
 }
@@ -110,10 +112,12 @@ func classify(f *tracepb.Function) fnInfo {
 		in.op = opSendrecv
 	case "Isend", "Ibsend", "Issend", "Irsend":
 		in.op = opIsend
+		in.mayBlock = b == "Issend"
 	case "Irecv":
 		in.op = opIrecv
 	case "Send_init", "Bsend_init", "Ssend_init", "Rsend_init":
 		in.op = opSendInit
+		in.mayBlock = b == "Ssend_init"
 	case "Recv_init":
 		in.op = opRecvInit
 	case "Start", "Startall":

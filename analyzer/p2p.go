@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"math"
 	"slices"
 	"sync/atomic"
 )
@@ -80,6 +81,11 @@ type lateInfo struct {
 	exit int64
 	att  uint64
 }
+
+// issendMark is lateInfo.exit of a synchronous nonblocking send, whose
+// att is then its serial number (replayer.issendSerial): its receiver
+// reports the posting time (exchange.issendPosted).
+const issendMark = math.MinInt64
 
 // minRing is the initial ring size: a key's messages in flight are mostly
 // few.
@@ -444,8 +450,12 @@ func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64) (entry i
 		return 0, false
 	}
 	t, li, ok := f.take(m)
-	if li.exit > post && post > t && ok {
-		x.lateReceiver(src, li.att, post-t)
+	if li.exit != 0 && ok {
+		if li.exit == issendMark {
+			x.issendPosted(src, li.att, post)
+		} else if li.exit > post && post > t {
+			x.lateReceiver(src, li.att, post-t)
+		}
 	}
 	if f.full.Load() {
 		x.release(f, src, dst)

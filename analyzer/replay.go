@@ -137,7 +137,9 @@ type request struct {
 	start      int64  // global ns of the call that started it
 	seq        uint64 // order of (re)starts on the rank
 	// Receives without wildcards get their ticket when posted (p2p.go):
-	// the queue, the sender's world rank and the ticket.
+	// the queue, the sender's world rank and the ticket. A synchronous
+	// send (MPI_Issend, MPI_Ssend_init) has hasTicket set and its ticket
+	// is its serial number for a late receiver's charge (issendSerial).
 	q      *fifo
 	ticket uint64
 	src    int32
@@ -244,6 +246,10 @@ type replayer struct {
 	icolls []icollRef
 	icFree []uint64
 	icDone []icollRef
+	// Synchronous sends: the next serial (issendSerial), and those the
+	// current Wait/Test call completed.
+	issSeq  uint64
+	issDone []uint64
 
 	// lrNodes are the intervals a late receiver may charge (lateAtt).
 	lrNodes []*rnode
@@ -555,7 +561,11 @@ func (rp *replayer) event(e *traceformat.Event) {
 			rq.seq = rp.reqSeq
 			if rq.kind == reqSend {
 				fixed = true
-				if rp.postTo(rq.comm, rq.peer, rq.tag, entry, lateInfo{}) {
+				var li lateInfo
+				if rq.hasTicket {
+					li = rp.issendSerial(rq)
+				}
+				if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li) {
 					a.sends++
 				}
 			} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
@@ -582,6 +592,13 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if len(rp.icDone) > 0 {
 			rp.icollsDone(n, entry, exit, node, e.Site, &class)
 			fixed = true
+		}
+		if len(rp.issDone) > 0 {
+			// Synchronous sends completed: a late receiver may charge
+			// this call (not when it also completed receives, whose Real
+			// Sync may cover the same time).
+			rp.x.issendWaited(rp.rank, rp.issDone, entry, exit, rp.lateAtt(node, e.Site), hasSync)
+			rp.issDone = rp.issDone[:0]
 		}
 	case opFree:
 		for _, id := range e.Reqs {
@@ -900,6 +917,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	}
 	if o == opSendInit || o == opRecvInit {
 		rq.persistent, rq.active = true, false
+		rq.hasTicket = o == opSendInit && rp.sc.fi != nil && rp.sc.fi.mayBlock
 	}
 	// postTo and postRecv written out (rq is new: no ticket yet): these
 	// two calls were a third of all calls on a ring exchange. The key
@@ -912,7 +930,11 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
-			rp.x.send(sc.key, entry, lateInfo{}, &rp.sendCache)
+			var li lateInfo
+			if sc.fi.mayBlock {
+				li = rp.issendSerial(rq)
+			}
+			rp.x.send(sc.key, entry, li, &rp.sendCache)
 			a.sends++
 		}
 	case opIrecv:
@@ -992,6 +1014,9 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
 			rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: noT})
+			if p.kind == reqSend && p.hasTicket && p.active {
+				rp.issDone = append(rp.issDone, p.ticket)
+			}
 		case reqRecv:
 			if p.peer == traceformat.ProcNull {
 				break // matches nothing, whatever its status says
@@ -1189,6 +1214,15 @@ func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint3
 		rp.applyContrib()
 	}
 	rp.icDone = rp.icDone[:0]
+}
+
+// issendSerial numbers a synchronous nonblocking send (or start of a
+// persistent one) rq, for the charge a late receiver may make to the call
+// that completes it (exchange.issendPosted, issendWaited).
+func (rp *replayer) issendSerial(rq *request) lateInfo {
+	rp.issSeq++
+	rq.ticket, rq.hasTicket = rp.issSeq, true
+	return lateInfo{exit: issendMark, att: rp.issSeq}
 }
 
 // lateAtt names a blocking send's interval and call site for the charge a

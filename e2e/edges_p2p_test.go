@@ -124,15 +124,46 @@ var edgesP2P = []expect{
 		},
 		main: map[string]float64{"overlap": 0.8, "efficiency": 1},
 	},
+	{
+		// 5. Late receiver of a synchronous nonblocking send. Rank 0
+		// starts MPI_Issend to 1 at 0 and waits from 0.05; its wait
+		// returns when rank 1 posts MPI_Recv at 0.2: Real Sync(0) = Late
+		// receiver(0) = 0.2 − 0.05 = 0.15, at the MPI_Wait. Rank 2's
+		// MPI_Issend to 3 is matched at once by the MPI_Irecv rank 3
+		// posted at 0: nothing. Rank 3's receive window runs from 0 to its
+		// wait at 0.1: Overlap 0.1. Execution: 0.2, 0.2, 0.1, 0.1;
+		// Communications = SendRecv: 0.15, 0, 0, 0; Productive: 0.05, 0.2,
+		// 0.1, 0.1; Idle: 0, 0, 0.1, 0.1; Load Imbalance: 0.15, 0, 0.1,
+		// 0.1; Lost: 0.15, 0, 0.1, 0.1.
+		path: []int{5},
+		fn:   "late_receiver_issend",
+		times: map[string][]float64{
+			"execution_time":  {0.2, 0.2, 0.1, 0.1},
+			"communications":  {0.15, 0, 0, 0},
+			"sendrecv_time":   {0.15, 0, 0, 0},
+			"real_sync":       {0.15, 0, 0, 0},
+			"productive_time": {0.05, 0.2, 0.1, 0.1},
+			"idle_time":       {0, 0, 0.1, 0.1},
+			"load_imbalance":  {0.15, 0, 0.1, 0.1},
+			"lost_time":       {0.15, 0, 0.1, 0.1},
+			"overlap":         {0, 0, 0, 0.1},
+		},
+		counts: map[string][]int64{
+			"send_number":    {1, 0, 1, 0},
+			"receive_number": {0, 1, 0, 1},
+			"wait_number":    {1, 0, 1, 1},
+		},
+		main: map[string]float64{"real_sync": 0.15},
+	},
 }
 
 // edgesLateReceiver is the Late receiver part of Real Sync of each
 // interval (by path) and of the whole program (""), by rank: only the
-// sends of interval 3 waited for their receivers (checked apart: it is not
-// among the fields checkInterval knows).
+// sends of intervals 3 and 5 waited for their receivers (checked apart: it
+// is not among the fields checkInterval knows).
 var edgesLateReceiver = map[string][]float64{
-	"1": {0, 0, 0, 0}, "2": {0, 0, 0, 0}, "3": {0.2, 0, 0.1, 0}, "4": {0, 0, 0, 0},
-	"": {0.2, 0, 0.1, 0},
+	"1": {0, 0, 0, 0}, "2": {0, 0, 0, 0}, "3": {0.2, 0, 0.1, 0}, "4": {0, 0, 0, 0}, "5": {0.15, 0, 0, 0},
+	"": {0.35, 0, 0.1, 0},
 }
 
 // TestEdgesP2P traces edges_p2p.c at 4 ranks with Open MPI and MPICH, with

@@ -21,6 +21,11 @@
  *   4       overlap of requests in flight together: every rank starts
  *           MPI_Isend and MPI_Irecv with both neighbours, sleeps 200 ms,
  *           then MPI_Waitall
+ *   5       late receiver of a synchronous nonblocking send: rank 0 starts
+ *           MPI_Issend to 1, sleeps 50 ms and waits; rank 1 sleeps 200 ms
+ *           before MPI_Recv; rank 2 MPI_Issends to 3 and waits at once,
+ *           then sleeps 100 ms; rank 3 has posted MPI_Irecv at once, sleeps
+ *           100 ms and waits
  *
  *   mpicc -g -O0 -o edges_p2p edges_p2p.c && dtrun -np 4 ./edges_p2p
  */
@@ -202,6 +207,32 @@ static void overlap_together(int size)
 	leave(4);
 }
 
+static void late_receiver_issend(void)
+{
+	int v = rank;
+	MPI_Request rq;
+	enter(5);
+	switch (rank) {
+	case 0:
+		MPI_Issend(&v, 1, MPI_INT, 1, 5, MPI_COMM_WORLD, &rq);
+		nap(50);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	case 1: nap(200); MPI_Recv(&v, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE); break;
+	case 2:
+		MPI_Issend(&v, 1, MPI_INT, 3, 5, MPI_COMM_WORLD, &rq);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		nap(100);
+		break;
+	case 3:
+		MPI_Irecv(&v, 1, MPI_INT, 2, 5, MPI_COMM_WORLD, &rq);
+		nap(100);
+		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		break;
+	}
+	leave(5);
+}
+
 int main(int argc, char **argv)
 {
 	int size;
@@ -223,6 +254,8 @@ int main(int argc, char **argv)
 	late_receiver(big);
 	MPI_Barrier(MPI_COMM_WORLD);
 	overlap_together(size);
+	MPI_Barrier(MPI_COMM_WORLD);
+	late_receiver_issend();
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	free(big);
