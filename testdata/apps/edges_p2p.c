@@ -24,8 +24,9 @@
  *   5       late receiver of a synchronous nonblocking send: rank 0 starts
  *           MPI_Issend to 1, sleeps 50 ms and waits; rank 1 sleeps 200 ms
  *           before MPI_Recv; rank 2 MPI_Issends to 3 and waits at once,
- *           then sleeps 100 ms; rank 3 has posted MPI_Irecv at once, sleeps
- *           100 ms and waits
+ *           then sleeps 100 ms; rank 3 posts MPI_Irecv and waits at once
+ *           (in MPI: a receiver sleeping outside MPI would not acknowledge
+ *           the synchronous send), then sleeps 100 ms
  *
  *   mpicc -g -O0 -o edges_p2p edges_p2p.c && dtrun -np 4 ./edges_p2p
  */
@@ -226,8 +227,8 @@ static void late_receiver_issend(void)
 		break;
 	case 3:
 		MPI_Irecv(&v, 1, MPI_INT, 2, 5, MPI_COMM_WORLD, &rq);
-		nap(100);
 		MPI_Wait(&rq, MPI_STATUS_IGNORE);
+		nap(100);
 		break;
 	}
 	leave(5);
