@@ -138,13 +138,13 @@ func (f *fifo) push(t int64, li lateInfo) int {
 			r = f.grow(n, 2*len(r.t), r.lr != nil)
 		}
 	}
-	if r.lr == nil && li.exit != 0 {
-		r = f.grow(n, len(r.t), true)
-	}
-	r.t[n&r.mask] = t
 	if r.lr != nil {
 		r.lr[n&r.mask] = li
+	} else if li.exit != 0 {
+		r = f.grow(n, len(r.t), true)
+		r.lr[n&r.mask] = li
 	}
+	r.t[n&r.mask] = t
 	f.store(&f.sent, n+1)
 	if n+1-f.seen < uint64(maxPending) {
 		return 0

@@ -575,7 +575,6 @@ func (rp *replayer) event(e *traceformat.Event) {
 		}
 	case opComplete:
 		var n int
-		rp.icDone = rp.icDone[:0]
 		n, syncT, hasSync = rp.complete(e, &entry, &exit)
 		if hasSync {
 			realSync = max(0, syncT-entry)
