@@ -17,7 +17,13 @@ import (
 // status at completion and take a ticket then (MPI's choice among pending
 // messages of different keys cannot be reconstructed better). A cancelled
 // receive returns its ticket, so that later receives of the key still get
-// the right message.
+// the right message. A blocking MPI_Probe looks at the message of the
+// key's next ticket without taking it (exchange.peek): the receive posted
+// after it takes that ticket and gets the message the probe saw.
+//
+// A message also carries what its receiver needs to charge a late receive
+// to a blocking or synchronous send (lateInfo): the receiver knows when it
+// posted, the sender does not, and the sender must never wait for it.
 
 // fifo holds the messages of one key (communicator, source, destination,
 // tag) in send order, as the send's entry time (global ns), and the
