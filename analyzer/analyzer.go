@@ -90,8 +90,42 @@
 //     are never collectives.
 //   - Collective Number of a processor counts its collective calls; Main's
 //     counts instances once, on the member of rank 0 in the communicator.
-//   - Starts of nonblocking collectives form instances (Potential Sync and
-//     Time Variation of the start calls) but do not wait for anybody.
+//   - Nonblocking collectives (docs/characteristics.md, "Nonblocking
+//     collectives"): the starts form instances but wait for nobody and get
+//     no Potential Sync or Time Variation. A Wait/Test call that completes
+//     only nonblocking collectives is Collective time; its Potential Sync
+//     is the latest start over the participants − its entry, when
+//     positive, at most its own time (added once the instance is
+//     complete). Time Variation of a nonblocking collective is 0: its
+//     completing calls' exits say when the program chose to wait, not how
+//     unevenly the operation ended. A call completing point-to-point
+//     requests too stays SendRecv time and gets no Potential Sync.
+//   - Probes ("Probes"): a blocking MPI_Probe gets Real Sync as a receive
+//     would (matched message's send entry − its entry); it peeks the
+//     message of its key's next ticket (p2p.go) without taking it, so the
+//     receive that follows gets that message, once, and no Real Sync (it
+//     is entered after the send). Its status resolves ANY_SOURCE/ANY_TAG.
+//     A successful MPI_Iprobe counts its time only; a probe is not a
+//     receive (Receive Number).
+//   - Late receiver ("Late receiver"): a blocking MPI_Send, MPI_Ssend or
+//     MPI_Rsend (not MPI_Bsend) gets Real Sync = posting time of its
+//     receive − its entry when it was still in the call at that posting
+//     (entry < posting < exit), so that an eager send that returned at
+//     once gets nothing; reported apart as Late receiver. The receiver
+//     computes it when it matches the message (the send posts its exit and
+//     attribution, lateInfo) and hands it back to the sender's figures once
+//     every replay has finished: a send never waits for its receive. The
+//     Wait/Test call completing an MPI_Issend (or a started
+//     MPI_Ssend_init) gets posting − its entry when the posting falls
+//     within the call (the latest, for several; none when it also
+//     completed receives), paired in the exchange whichever side comes
+//     first (issendPosted, issendWaited). Not for standard-mode
+//     nonblocking sends or MPI_Sendrecv.
+//   - Overlap ("Overlap") is the time covered by the windows SPEC adds up
+//     (their union per processor), clipped to the entry of the interval
+//     where they are completed, so that it never exceeds the processor's
+//     execution time there; each Wait/Test call gets the part of its
+//     windows not counted before (overlapCover).
 //   - Only thread 0 (the thread that called MPI_Init) is replayed.
 //   - A collective instance lacking some members of its communicator
 //     (missing or cut traces, calls that disagree) is counted over the
@@ -289,6 +323,9 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		rp.contrib = append(rp.contrib[:0], x.ranks[r].deferred...)
 		x.ranks[r].deferred = nil
 		rp.applyContrib()
+		// Late receivers' charges to this rank's sends.
+		rp.applyLate(x.ranks[r].late)
+		x.ranks[r].late = nil
 	}
 	cv, un := summarize(reps, x, byRank, warn)
 

@@ -30,6 +30,7 @@ type siteTot struct {
 	fn                                string
 	pcs                               siteRef
 	count, time, rs, pot, tv, overlap int64
+	late                              int64
 }
 
 // siteRef says where a call site's addresses can be symbolized.
@@ -131,6 +132,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 			d.pot += s.pot
 			d.tv += s.tv
 			d.overlap += s.overlap
+			d.late += s.late
 		}
 	}
 	if t.exeCount > 0 {
@@ -156,6 +158,7 @@ func addAcc(d, s *acc) {
 	d.potSync += s.potSync
 	d.timeVar += s.timeVar
 	d.overlap += s.overlap
+	d.lateRecv += s.lateRecv
 	d.insuf += s.insuf
 	d.sends += s.sends
 	d.recvs += s.recvs
@@ -182,6 +185,7 @@ func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
 	d.pot += s.pot
 	d.tv += s.tv
 	d.overlap += s.overlap
+	d.late += s.lateRecv
 }
 
 func sec(ns int64) float64 { return float64(ns) / 1e9 }
@@ -357,7 +361,7 @@ func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) (
 		iv.Ranks = append(iv.Ranks, report.Rank{
 			Rank: r, ExeCount: t.exeCount, ExecutionTime: sec(t.exec),
 			SendRecvTime: sec(a.p2p), CollectiveTime: sec(a.coll), SystemTime: sec(a.sys),
-			RealSync: sec(a.realSync), PotentialSync: sec(a.potSync), TimeVariation: sec(a.timeVar),
+			RealSync: sec(a.realSync), LateReceiver: sec(a.lateRecv), PotentialSync: sec(a.potSync), TimeVariation: sec(a.timeVar),
 			Overlap: sec(a.overlap), InsufficientParallelism: a.insuf / 1e9,
 			SendNumber: a.sends, ReceiveNumber: a.recvs, WaitNumber: a.waits,
 			CollectiveNumber: a.collCalls, SystemNumber: a.sysCalls,
@@ -385,7 +389,7 @@ func srcs(g *gnode, ranks []int, siteID map[string]int, sym Symbolizer) []report
 				byKey[k] = p
 			}
 			p.Ranks = append(p.Ranks, report.SRCRank{Rank: r, ExeCount: s.count, ExeTime: sec(s.time),
-				RealSync: sec(s.rs), PotentialSync: sec(s.pot), TimeVariation: sec(s.tv), Overlap: sec(s.overlap)})
+				RealSync: sec(s.rs), LateReceiver: sec(s.late), PotentialSync: sec(s.pot), TimeVariation: sec(s.tv), Overlap: sec(s.overlap)})
 		}
 	}
 	out := make([]report.SRC, 0, len(byKey))

@@ -58,7 +58,7 @@ type pendEv struct {
 	entry, exit int64
 	syncT       int64 // Real Sync is max(0, syncT − entry) when hasSync
 	hasSync     bool
-	ovLo, ovHi  int32 // its overlap terms: replayer.pendOv[ovLo:ovHi]
+	ov          int64 // its Overlap: the time before entry it newly covered
 }
 
 // ovTerm is one completed request's part of a Wait/Test call's Overlap:
@@ -82,16 +82,13 @@ func (rp *replayer) fix(exit int64) {
 	rp.fixedAt = exit
 }
 
-// keep records an event after the last fixed point; its overlap terms
-// start at pendOv[ovLo].
-func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entry, exit, syncT int64, hasSync bool, ovLo int) {
-	if len(rp.pend) >= maxPend || ovLo >= 16*maxPend {
+// keep records an event after the last fixed point; ov is its Overlap.
+func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entry, exit, syncT int64, hasSync bool, ov int64) {
+	if len(rp.pend) >= maxPend {
 		// The older events stay as they are: the last of them becomes
-		// the fixed point. This event's overlap terms move to the front.
+		// the fixed point.
 		rp.fixedAt = rp.pend[len(rp.pend)-1].exit
-		n := copy(rp.pendOv, rp.pendOv[ovLo:])
-		rp.pend, rp.pendOv = rp.pend[:0], rp.pendOv[:n]
-		ovLo = 0
+		rp.pend = rp.pend[:0]
 	}
 	// Written in place: a composite literal is built on the stack and
 	// copied, which showed in the replay's profile.
@@ -103,7 +100,7 @@ func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entr
 	}
 	p := &rp.pend[n]
 	p.a, p.site, p.class, p.entry, p.exit = a, site, class, entry, exit
-	p.syncT, p.hasSync, p.ovLo, p.ovHi = syncT, hasSync, int32(ovLo), int32(len(rp.pendOv))
+	p.syncT, p.hasSync, p.ov = syncT, hasSync, ov
 }
 
 // repairRecv is repair for a call that published nothing (a receive, a
@@ -148,7 +145,6 @@ func (rp *replayer) amortize(tr, d int64) bool {
 		}
 		return t + int64(math.Round(float64(t-ta)*k))
 	}
-	ovDone := 0
 	for i := range rp.pend {
 		p := &rp.pend[i]
 		ne, nx := move(p.entry), move(p.exit)
@@ -170,22 +166,26 @@ func (rp *replayer) amortize(tr, d int64) bool {
 			p.a.realSync += dd
 			s.realSync += dd
 		}
-		if p.ovHi > p.ovLo {
-			terms := rp.pendOv[p.ovLo:p.ovHi]
-			old := overlapOf(p.entry, terms)
-			for j := range terms {
-				terms[j].start = move(terms[j].start)
-			}
-			dd := overlapOf(ne, terms) - old
-			p.a.overlap += dd
-			s.overlap += dd
-			ovDone = int(p.ovHi)
+		if p.ov > 0 {
+			// The time it covered ends at its entry and is, but for
+			// gaps in what was covered before, the ov ns before it.
+			nov := ne - move(p.entry-p.ov)
+			p.a.overlap += nov - p.ov
+			s.overlap += nov - p.ov
+			p.ov = nov
 		}
 		p.entry, p.exit = ne, nx
 	}
-	for j := ovDone; j < len(rp.pendOv); j++ {
+	// The current call's terms (the only ones in pendOv) and the time
+	// counted as Overlap move with the events.
+	for j := range rp.pendOv {
 		rp.pendOv[j].start = move(rp.pendOv[j].start)
 	}
+	for j := 0; j < rp.ovSeg.n; j++ {
+		g := rp.ovSeg.at(j)
+		g.lo, g.hi = move(g.lo), move(g.hi)
+	}
+	rp.ovFloor = move(rp.ovFloor)
 	rp.reqs.each(func(r *request) { r.start = move(r.start) })
 	rp.amortized++
 	return true

@@ -82,6 +82,33 @@ type rankSync struct {
 	wakeBuf   []int32       // by its own replay: members to wake (collJoin)
 	yield     func(struct{}) bool
 	parks     int64 // times the replay parked (by its own coroutine only)
+	// late holds the Real Sync its receivers charged to the rank's
+	// blocking sends for posting late, by lateAtt (under mu; applied once
+	// every replay has finished).
+	late map[uint64]int64
+	// iss pairs the synchronous nonblocking sends of the rank with their
+	// receives' posting times and the calls that completed them, by
+	// serial, whichever comes first (under mu; issendPosted).
+	iss map[uint64]*issState
+}
+
+// issState is half of a synchronous nonblocking send's pairing: its
+// receive's posting time (posted), or the call that completed it.
+type issState struct {
+	post   int64
+	posted bool
+	call   *issCall
+}
+
+// issCall is a Wait/Test call that completed synchronous sends, waiting
+// for their receives' posting times: it is charged the latest of them
+// within the call, minus its entry (a late receiver), unless it also
+// completed receives (skip).
+type issCall struct {
+	entry, exit, best int64
+	att               uint64
+	pending           int
+	skip              bool
 }
 
 type p2pKey struct {
@@ -131,6 +158,10 @@ type collInst struct {
 	exitGone  int   // members that finished without leaving
 	waiters   []int32
 	mismatch  bool
+	// nonblocking: the instance of a nonblocking collective, whose
+	// members' exits are the entries of the calls that complete it
+	// (icollStart, icollDone).
+	nonblocking bool
 	// allIn: every member entered or is gone (set under x.mu after the
 	// last entry; entries do not change after).
 	allIn atomic.Bool
@@ -141,7 +172,10 @@ type collInst struct {
 // (separate arrays of entries, exits, flags and attributions cost one
 // each, missed in cache at 256 ranks since other ranks wrote them).
 type collSlot struct {
-	entry, exit       int64
+	entry, exit int64
+	// dur: of a nonblocking instance, the duration of the call that
+	// completed it (its entry is exit), which bounds its Potential Sync.
+	dur               int64
 	att               collAtt
 	hasEntry, hasExit bool
 }
@@ -514,8 +548,56 @@ func (x *exchange) maybeComplete(in *collInst) {
 			continue
 		}
 		rs := x.ranks[m]
-		rs.deferred = append(rs.deferred, collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit})
+		c := collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit}
+		if in.nonblocking {
+			// The loss is suffered in the completing call (entered at
+			// sl.exit): the latest start over the participants minus
+			// its entry, within its own time; no Time Variation
+			// (analyzer package doc).
+			c.pot, c.tv = min(sl.dur, max(0, in.maxEntry-sl.exit)), 0
+		}
+		rs.deferred = append(rs.deferred, c)
 	}
+}
+
+// icollStart posts the start of participant idx (world rank me) of a
+// nonblocking collective instance k: its entry only, since the start waits
+// for nobody; the instance's exits are posted by the calls that complete it
+// (icollDone). It returns the instance (nil when the members' calls
+// disagree) and the contributions deferred to rank me so far, in buf.
+func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32, idx int, me int32, entry int64, buf []collContrib) (*collInst, []collContrib) {
+	rs := x.ranks[me]
+	x.lock(&x.mu)
+	x.postExitLocked(rs)
+	out := x.takeDeferred(me, buf[:0])
+	in, wake := x.collEnterLocked(k, fn, tracepb.Function_NONE, root, members, idx, me, entry, collAtt{})
+	if !in.mismatch {
+		in.nonblocking = true
+	}
+	x.unlock(&x.mu)
+	x.wakeAll(wake, me)
+	if in.mismatch {
+		return nil, out
+	}
+	return in, out
+}
+
+// icollDone posts the completion of participant idx (world rank me) of
+// nonblocking instance in by a call entered at entry lasting dur, whose
+// Potential Sync goes to att; it returns the contributions deferred to
+// rank me so far, in buf.
+func (x *exchange) icollDone(in *collInst, idx int, me int32, entry, dur int64, att collAtt, buf []collContrib) []collContrib {
+	rs := x.ranks[me]
+	x.lock(&x.mu)
+	x.postExitLocked(rs)
+	if sl := &in.slots[idx]; sl.hasEntry && !sl.hasExit && !in.mismatch {
+		sl.exit, sl.dur, sl.att, sl.hasExit = entry, dur, att, true
+		in.nExit++
+		x.maybeComplete(in)
+	}
+	out := x.takeDeferred(me, buf[:0])
+	x.unlock(&x.mu)
+	return out
 }
 
 // finish marks rank me's replay as ended: whoever waits for it gives up,
@@ -553,6 +635,74 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 		}
 	}
 	return x.takeDeferred(me, buf[:0])
+}
+
+// lateReceiver charges d ns of waiting for a late receiver to the blocking
+// send of rank src that att names (replayer.lateAtt); by the receiver's
+// replay, which has just matched the message. Rare: only sends that
+// waited for their receive.
+func (x *exchange) lateReceiver(src int32, att uint64, d int64) {
+	rs := x.ranks[src]
+	x.lock(&rs.mu)
+	if rs.late == nil {
+		rs.late = map[uint64]int64{}
+	}
+	rs.late[att] += d
+	x.unlock(&rs.mu)
+}
+
+// issendPosted reports the posting time of the receive of rank src's
+// synchronous send serial; by the receiver's replay.
+func (x *exchange) issendPosted(src int32, serial uint64, post int64) {
+	rs := x.ranks[src]
+	x.lock(&rs.mu)
+	if st := rs.iss[serial]; st != nil {
+		delete(rs.iss, serial)
+		rs.issNote(st.call, post, true)
+	} else {
+		if rs.iss == nil {
+			rs.iss = map[uint64]*issState{}
+		}
+		rs.iss[serial] = &issState{post: post, posted: true}
+	}
+	x.unlock(&rs.mu)
+}
+
+// issendWaited reports that rank me's Wait/Test call entered at entry and
+// left at exit, charged at att, completed the synchronous sends serials;
+// skip when it also completed receives. By the sender's replay.
+func (x *exchange) issendWaited(me int32, serials []uint64, entry, exit int64, att uint64, skip bool) {
+	rs := x.ranks[me]
+	c := &issCall{entry: entry, exit: exit, best: entry, att: att, pending: 1, skip: skip}
+	x.lock(&rs.mu)
+	for _, s := range serials {
+		if st := rs.iss[s]; st != nil && st.posted {
+			delete(rs.iss, s)
+			rs.issNote(c, st.post, true)
+			continue
+		}
+		if rs.iss == nil {
+			rs.iss = map[uint64]*issState{}
+		}
+		rs.iss[s] = &issState{call: c}
+		c.pending++
+	}
+	rs.issNote(c, 0, false)
+	x.unlock(&rs.mu)
+}
+
+// issNote adds a posting time (when has) to c and, once c has them all,
+// charges it. rs.mu is held.
+func (rs *rankSync) issNote(c *issCall, post int64, has bool) {
+	if has && post > c.best && post < c.exit {
+		c.best = post
+	}
+	if c.pending--; c.pending == 0 && !c.skip && c.best > c.entry {
+		if rs.late == nil {
+			rs.late = map[uint64]int64{}
+		}
+		rs.late[c.att] += c.best - c.entry
+	}
 }
 
 // sectionDone counts one more processor that completed a section instance.

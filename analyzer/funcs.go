@@ -35,6 +35,9 @@ const (
 	opImprobe // MPI_Improbe: matches only when it found a message
 	opMrecv   // MPI_Mrecv
 	opImrecv  // MPI_Imrecv: a request whose message is already matched
+	// opProbe is MPI_Probe: it waits for a late sender like a receive but
+	// takes nothing (the receive that follows matches the message).
+	opProbe
 )
 
 // fnInfo is the replay's view of a Function definition.
@@ -47,7 +50,12 @@ type fnInfo struct {
 	// barrier: MPI_Barrier, which synchronizes
 	// without moving data (movesData).
 	barrier bool
-	ok      bool // classified (replayer.fns)
+	// mayBlock: a send that may wait for its receive to be posted: a
+	// blocking MPI_Send, MPI_Ssend or MPI_Rsend (not MPI_Bsend), or a
+	// synchronous nonblocking one, MPI_Issend or MPI_Ssend_init, whose
+	// completing wait does.
+	mayBlock bool
+	ok       bool // classified (replayer.fns)
 }
 
 func baseName(name string) string {
@@ -87,8 +95,11 @@ func classify(f *tracepb.Function) fnInfo {
 	switch b {
 	case "Send", "Bsend", "Ssend", "Rsend":
 		in.op = opSend
+		in.mayBlock = b != "Bsend"
 	case "Recv":
 		in.op = opRecv
+	case "Probe":
+		in.op = opProbe
 	case "Mprobe":
 		in.op = opMprobe
 	case "Improbe":
@@ -101,10 +112,12 @@ func classify(f *tracepb.Function) fnInfo {
 		in.op = opSendrecv
 	case "Isend", "Ibsend", "Issend", "Irsend":
 		in.op = opIsend
+		in.mayBlock = b == "Issend"
 	case "Irecv":
 		in.op = opIrecv
 	case "Send_init", "Bsend_init", "Ssend_init", "Rsend_init":
 		in.op = opSendInit
+		in.mayBlock = b == "Ssend_init"
 	case "Recv_init":
 		in.op = opRecvInit
 	case "Start", "Startall":

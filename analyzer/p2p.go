@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"math"
 	"slices"
 	"sync/atomic"
 )
@@ -16,7 +17,13 @@ import (
 // status at completion and take a ticket then (MPI's choice among pending
 // messages of different keys cannot be reconstructed better). A cancelled
 // receive returns its ticket, so that later receives of the key still get
-// the right message.
+// the right message. A blocking MPI_Probe looks at the message of the
+// key's next ticket without taking it (exchange.peek): the receive posted
+// after it takes that ticket and gets the message the probe saw.
+//
+// A message also carries what its receiver needs to charge a late receive
+// to a blocking or synchronous send (lateInfo): the receiver knows when it
+// posted, the sender does not, and the sender must never wait for it.
 
 // fifo holds the messages of one key (communicator, source, destination,
 // tag) in send order, as the send's entry time (global ns), and the
@@ -62,9 +69,29 @@ type fifo struct {
 // yet passed into a new ring, and the old one stays valid for a receiver
 // still reading it.
 type msgRing struct {
-	t    []int64
+	t []int64
+	// lr is, by message, what a late receiver needs (lateInfo), written
+	// with t and read with it; nil (all zero) until the key's first
+	// blocking send that may wait for its receiver, so that the keys of
+	// nonblocking sends pay nothing.
+	lr   []lateInfo
 	mask uint64
 }
+
+// lateInfo is what a message tells its receiver about its send, so that
+// the receiver can charge a late receive to the sender (the sender's
+// replay may be anywhere by then): exit is the exit of a blocking send
+// that may wait for its receiver (0 for other sends), att where its
+// charge goes (lateAtt).
+type lateInfo struct {
+	exit int64
+	att  uint64
+}
+
+// issendMark is lateInfo.exit of a synchronous nonblocking send, whose
+// att is then its serial number (replayer.issendSerial): its receiver
+// reports the posting time (exchange.issendPosted).
+const issendMark = math.MinInt64
 
 // minRing is the initial ring size: a key's messages in flight are mostly
 // few.
@@ -105,16 +132,23 @@ func (f *fifo) idle() bool {
 	return f.load(&f.sent) == f.base && f.tickets-uint64(len(f.revoked)) == f.base
 }
 
-// push appends a message; by the sender. It returns the messages not yet
-// received when they may have reached maxPending (else 0).
-func (f *fifo) push(t int64) int {
+// push appends a message (its send's entry t and its late-receiver
+// information li); by the sender. It returns the messages not yet received
+// when they may have reached maxPending (else 0).
+func (f *fifo) push(t int64, li lateInfo) int {
 	n := f.sent
 	r := f.sring
 	if n-f.seen >= uint64(len(r.t)) {
 		f.seen = f.load(&f.base)
 		if n-f.seen >= uint64(len(r.t)) {
-			r = f.grow(n)
+			r = f.grow(n, 2*len(r.t), r.lr != nil)
 		}
+	}
+	if r.lr != nil {
+		r.lr[n&r.mask] = li
+	} else if li.exit != 0 {
+		r = f.grow(n, len(r.t), true)
+		r.lr[n&r.mask] = li
 	}
 	r.t[n&r.mask] = t
 	f.store(&f.sent, n+1)
@@ -125,14 +159,20 @@ func (f *fifo) push(t int64) int {
 	return int(n + 1 - f.seen - f.load(&f.nooo))
 }
 
-// grow doubles the ring, copying the messages from seen to n (some may
-// have been taken since: they are copied for nothing). By the sender.
-func (f *fifo) grow(n uint64) *msgRing {
+// grow replaces the ring by one of size messages (with late-receiver
+// information when lr), copying the messages from seen to n (some may have
+// been taken since: they are copied for nothing). By the sender.
+func (f *fifo) grow(n uint64, size int, lr bool) *msgRing {
 	old := f.sring
-	size := 2 * len(old.t)
 	r := &msgRing{t: make([]int64, size), mask: uint64(size - 1)}
+	if lr {
+		r.lr = make([]lateInfo, size)
+	}
 	for m := f.seen; m < n; m++ {
 		r.t[m&r.mask] = old.t[m&old.mask]
+		if old.lr != nil {
+			r.lr[m&r.mask] = old.lr[m&old.mask]
+		}
 	}
 	f.sring = r
 	f.ring.Store(r)
@@ -182,21 +222,26 @@ func (f *fifo) arrived(m uint64) bool {
 }
 
 // take removes message m (fifo.message of a ticket, arrived); ok is false
-// if it was taken already (inconsistent traces). By the receiver.
-func (f *fifo) take(m uint64) (int64, bool) {
+// if it was taken already (inconsistent traces). li is the message's
+// late-receiver information. By the receiver.
+func (f *fifo) take(m uint64) (t int64, li lateInfo, ok bool) {
 	if m < f.base {
-		return 0, false
+		return 0, li, false
 	}
 	r := f.ring.Load()
-	t := r.t[m&r.mask] // read before base passes it: the slot is reused after
+	// Read before base passes it: the slot is reused after.
+	t = r.t[m&r.mask]
+	if r.lr != nil {
+		li = r.lr[m&r.mask]
+	}
 	if m != f.base {
 		i, found := slices.BinarySearch(f.ooo, m)
 		if found {
-			return 0, false
+			return 0, li, false
 		}
 		f.ooo = slices.Insert(f.ooo, i, m)
 		f.store(&f.nooo, uint64(len(f.ooo)))
-		return t, true
+		return t, li, true
 	}
 	// In order (the common case): pass the taken messages.
 	b := m + 1
@@ -213,7 +258,7 @@ func (f *fifo) take(m uint64) (int64, bool) {
 	if len(f.revoked) > 0 {
 		f.normalize()
 	}
-	return t, true
+	return t, li, true
 }
 
 // fifoCache remembers the queue of the last key a replay used: most
@@ -286,9 +331,10 @@ func (x *exchange) sweep(rs *rankSync) {
 	rs.sweepAt = max(minSweep, 2*len(rs.inbox))
 }
 
-// send posts a message (its send's entry time) without a lock, unless the
-// key is new to the sender or flow control holds the sender back.
-func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
+// send posts a message (its send's entry time and late-receiver
+// information) without a lock, unless the key is new to the sender or flow
+// control holds the sender back.
+func (x *exchange) send(k p2pKey, entry int64, li lateInfo, c *fifoCache) {
 	dst := x.ranks[k.dst]
 	if dst.done.Load() {
 		// (A message posted while the destination finishes is counted
@@ -302,9 +348,9 @@ func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 			return
 		}
 	}
-	n := f.push(entry)
+	n := f.push(entry, li)
 	if f.dead.Load() && !x.solo {
-		x.repost(dst, k, f, entry, c)
+		x.repost(dst, k, f, entry, li, c)
 	}
 	if dst.waiting.Load() && dst.waiting.CompareAndSwap(true, false) {
 		// The receiver stores waiting before it looks at the count
@@ -325,14 +371,14 @@ func (x *exchange) send(k p2pKey, entry int64, c *fifoCache) {
 // receiver may have taken the message and a later sweep dropped the queue:
 // a queue is dropped only when every message in it was taken, and nothing
 // is taken from it after.)
-func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, c *fifoCache) {
+func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, li lateInfo, c *fifoCache) {
 	x.lock(&dst.mu)
 	defer x.unlock(&dst.mu)
 	if dst.inbox[k] == f || f.load(&f.base) == f.sent {
 		return
 	}
 	f = dst.queueLocked(k, x.solo)
-	f.push(entry)
+	f.push(entry, li)
 	c.key, c.f = k, f
 }
 
@@ -401,13 +447,22 @@ func (x *exchange) revoke(f *fifo, dst int32, tk uint64) {
 
 // recv returns the send entry of the message of ticket tk of queue f (from
 // ticket) of rank dst (the caller), sent by rank src, waiting for it if
-// needed; ok is false when it never comes.
-func (x *exchange) recv(f *fifo, src, dst int32, tk uint64) (entry int64, ok bool) {
+// needed; ok is false when it never comes. post is when the receive was
+// posted (its call's entry, or its request's start): a blocking send that
+// waited for it is charged (lateReceiver).
+func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64) (entry int64, ok bool) {
 	m := f.message(tk)
 	if !f.arrived(m) && !x.await(f, m, src, dst) {
 		return 0, false
 	}
-	t, ok := f.take(m)
+	t, li, ok := f.take(m)
+	if li.exit != 0 && ok {
+		if li.exit == issendMark {
+			x.issendPosted(src, li.att, post)
+		} else if li.exit > post && post > t {
+			x.lateReceiver(src, li.att, post-t)
+		}
+	}
 	if f.full.Load() {
 		x.release(f, src, dst)
 	}
@@ -415,10 +470,26 @@ func (x *exchange) recv(f *fifo, src, dst int32, tk uint64) (entry int64, ok boo
 }
 
 // recvNext is ticket and recv, for a blocking receive of rank k.dst (the
-// caller).
-func (x *exchange) recvNext(k p2pKey, c *fifoCache) (entry int64, ok bool) {
+// caller) posted at post.
+func (x *exchange) recvNext(k p2pKey, c *fifoCache, post int64) (entry int64, ok bool) {
 	f, tk := x.ticket(k, c)
-	return x.recv(f, k.src, k.dst, tk)
+	return x.recv(f, k.src, k.dst, tk, post)
+}
+
+// peek is the send entry of the message a receive of rank k.dst (the
+// caller) from k.src with k.tag would get if posted now, waiting for it
+// if needed, without taking it (MPI_Probe): the message of the key's next
+// ticket, so that the receive that follows, taking that ticket, gets the
+// same message. ok is false when it never comes.
+func (x *exchange) peek(k p2pKey, c *fifoCache) (entry int64, ok bool) {
+	f := x.recvQueue(x.ranks[k.dst], k, c)
+	m := f.message(f.tickets)
+	if !f.arrived(m) && !x.await(f, m, k.src, k.dst) {
+		return 0, false
+	}
+	// Not taken: m is at or above base, so its slot stays as written.
+	r := f.ring.Load()
+	return r.t[m&r.mask], true
 }
 
 // await waits until message m of f, sent by rank src to rank dst (the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 
@@ -31,11 +32,18 @@ type rnode = intervals.Node[*acc]
 type acc struct {
 	p2p, coll, sys                      int64
 	realSync, potSync, timeVar, overlap int64
+	lateRecv                            int64 // the part of realSync charged to sends by late receivers
 	insuf                               float64
 	sends, recvs, waits, sysCalls       int64
 	collCalls, collInst                 int64
 	sites                               []siteAcc // by file-local call-site id
 	bigSites                            map[uint32]*siteAcc
+	// since is when the processor last entered the interval: overlap
+	// windows are clipped to it (overlapCover).
+	since int64
+	// lrIdx is 1 + the interval's index in replayer.lrNodes, once a send
+	// in it may be charged by a late receiver (lateAtt).
+	lrIdx int32
 }
 
 // siteAcc is one call site's figures on one processor in one interval.
@@ -44,6 +52,7 @@ type siteAcc struct {
 	fn                               uint32
 	count                            int64
 	time, realSync, pot, tv, overlap int64
+	lateRecv                         int64
 }
 
 // site is call site id's figures; the common case is inlined.
@@ -112,7 +121,7 @@ type reqKind uint8
 const (
 	reqSend reqKind = iota
 	reqRecv
-	reqColl
+	reqColl    // a nonblocking collective: ticket indexes replayer.icolls
 	reqMatched // MPI_Imrecv: its message was matched by a matched probe
 )
 
@@ -128,7 +137,9 @@ type request struct {
 	start      int64  // global ns of the call that started it
 	seq        uint64 // order of (re)starts on the rank
 	// Receives without wildcards get their ticket when posted (p2p.go):
-	// the queue, the sender's world rank and the ticket.
+	// the queue, the sender's world rank and the ticket. A synchronous
+	// send (MPI_Issend, MPI_Ssend_init) has hasTicket set and its ticket
+	// is its serial number for a late receiver's charge (issendSerial).
 	q      *fifo
 	ticket uint64
 	src    int32
@@ -232,6 +243,25 @@ type replayer struct {
 	fixedAt   int64
 	repaired  bool
 	amortized int64 // repairs amortized backward
+
+	// Nonblocking collectives in progress (a request's ticket indexes
+	// icolls; free slots are listed in icFree), and those the current
+	// Wait/Test call completed.
+	icolls []icollRef
+	icFree []uint64
+	icDone []icollRef
+	// Synchronous sends: the next serial (issendSerial), and those the
+	// current Wait/Test call completed.
+	issSeq  uint64
+	issDone []uint64
+
+	// lrNodes are the intervals a late receiver may charge (lateAtt).
+	lrNodes []*rnode
+
+	// The time already counted as Overlap (overlapCover): disjoint
+	// segments in time order, and everything before ovFloor.
+	ovSeg   ovSegs
+	ovFloor int64
 
 	mpiNs     int64 // time in MPI calls counted so far (for sections)
 	finalized bool  // the trace holds MPI_Finalize (else it was cut)
@@ -462,14 +492,31 @@ func (rp *replayer) event(e *traceformat.Event) {
 	fixed := false
 	rp.repaired = false
 	ovLo := len(rp.pendOv)
+	// class: the call's time goes to fi.class, except for a Wait/Test
+	// that completes nonblocking collectives only (Collective time).
+	class := fi.class
 	switch fi.op {
 	case opSend:
-		if rp.post(e, entry) {
+		var li lateInfo
+		if fi.mayBlock && exit > entry {
+			li = lateInfo{exit: exit, att: rp.lateAtt(node, e.Site)}
+		}
+		if rp.post(e, entry, li) {
 			a.sends++
 		}
 		fixed = true
+	case opProbe:
+		// MPI_Probe waits for a late sender like a receive, without
+		// taking the message (the receive that follows gets it: its
+		// entry is after the probe's exit, so the wait is not counted
+		// twice).
+		if t, ok := rp.peek(e); ok {
+			rp.repairRecv(&entry, &exit, t)
+			realSync = max(0, t-entry)
+			syncT, hasSync = t, true
+		}
 	case opRecv:
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
 			a.recvs++
 			if ok {
 				rp.repairRecv(&entry, &exit, t)
@@ -478,11 +525,11 @@ func (rp *replayer) event(e *traceformat.Event) {
 			}
 		}
 	case opSendrecv:
-		if rp.post(e, entry) {
+		if rp.post(e, entry, lateInfo{}) {
 			a.sends++
 		}
 		fixed = true
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
 			a.recvs++
 			if ok {
 				realSync = max(0, t-entry)
@@ -496,7 +543,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if fi.op == opImprobe && (e.Attr&traceformat.AttrStatus == 0 || (e.Attr&traceformat.AttrFlag != 0 && !e.Flag)) {
 			break
 		}
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0); counted {
+		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
 			a.recvs++
 			if ok {
 				rp.repairRecv(&entry, &exit, t)
@@ -521,7 +568,11 @@ func (rp *replayer) event(e *traceformat.Event) {
 			rq.seq = rp.reqSeq
 			if rq.kind == reqSend {
 				fixed = true
-				if rp.postTo(rq.comm, rq.peer, rq.tag, entry) {
+				var li lateInfo
+				if rq.hasTicket {
+					li = rp.issendSerial(rq)
+				}
+				if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li) {
 					a.sends++
 				}
 			} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
@@ -535,12 +586,32 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if hasSync {
 			realSync = max(0, syncT-entry)
 		}
-		overlap = overlapOf(entry, rp.pendOv[ovLo:])
+		if ovLo < len(rp.pendOv) {
+			overlap = rp.overlapCover(node, entry, rp.pendOv[ovLo:])
+			// The terms are needed no more: amortize moves the
+			// overlap counted, not the terms (clc.go).
+			rp.pendOv = rp.pendOv[:ovLo]
+		}
 		if fi.wait || n > 0 {
 			a.waits++
 		}
+		if len(rp.icDone) > 0 {
+			rp.icollsDone(n, entry, exit, node, e.Site, &class)
+			fixed = true
+		}
+		if len(rp.issDone) > 0 {
+			// Synchronous sends completed: a late receiver may charge
+			// this call (not when it also completed receives, whose Real
+			// Sync may cover the same time).
+			rp.x.issendWaited(rp.rank, rp.issDone, entry, exit, rp.lateAtt(node, e.Site), hasSync)
+			rp.issDone = rp.issDone[:0]
+		}
 	case opFree:
 		for _, id := range e.Reqs {
+			if q := rp.reqs.get(id); q != nil && q.kind == reqColl && q.ticket < uint64(len(rp.icolls)) {
+				rp.icolls[q.ticket] = icollRef{}
+				rp.icFree = append(rp.icFree, q.ticket)
+			}
 			// A freed active request still completes, but no wait will
 			// say when: its overlap is unknown and it is dropped.
 			rp.reqs.del(id)
@@ -554,12 +625,14 @@ func (rp *replayer) event(e *traceformat.Event) {
 	if exit > rp.last {
 		rp.last = exit
 	}
-	switch fi.class {
+	switch class {
 	case tracepb.Function_POINT_TO_POINT:
 		a.p2p += dur
 	case tracepb.Function_COLLECTIVE:
 		a.coll += dur
-		a.collCalls++
+		if fi.class == tracepb.Function_COLLECTIVE {
+			a.collCalls++
+		}
 	default:
 		a.sys += dur
 		a.sysCalls += int64(e.NumCalls())
@@ -577,15 +650,15 @@ func (rp *replayer) event(e *traceformat.Event) {
 	rp.obs.call(e, fi, entry, exit, realSync)
 	if fixed || rp.repaired {
 		rp.fix(exit)
-	} else if n := len(rp.pend); n < cap(rp.pend) && n < maxPend && ovLo < 16*maxPend {
+	} else if n := len(rp.pend); n < cap(rp.pend) && n < maxPend {
 		// keep's common case, inlined: two calls in three are kept on the
 		// benchmark.
 		rp.pend = rp.pend[:n+1]
 		p := &rp.pend[n]
-		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, fi.class, entry, exit
-		p.syncT, p.hasSync, p.ovLo, p.ovHi = syncT, hasSync, int32(ovLo), int32(len(rp.pendOv))
+		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, class, entry, exit
+		p.syncT, p.hasSync, p.ov = syncT, hasSync, overlap
 	} else {
-		rp.keep(a, e.Site, fi.class, entry, exit, syncT, hasSync, ovLo)
+		rp.keep(a, e.Site, class, entry, exit, syncT, hasSync, overlap)
 	}
 }
 
@@ -599,6 +672,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 			rp.tr.Start(exit)
 			rp.running = true
 			rp.cur = rp.tr.Current()
+			rp.cur.Value.since = exit
 			rp.last = exit
 			rp.fix(exit)
 			return true
@@ -606,6 +680,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 		rp.tr.Start(entry)
 		rp.running = true
 		rp.cur = rp.tr.Current()
+		rp.cur.Value.since = entry
 		rp.fix(entry)
 	}
 	if rp.tr.Ended() {
@@ -618,6 +693,9 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 		return true
 	case opPcontrol:
 		rp.pcontrol(e, entry, exit)
+		if n := rp.tr.Current(); n != rp.cur && n.Parent == rp.cur {
+			n.Value.since = exit // entered (overlapCover)
+		}
 		rp.cur = rp.tr.Current()
 		rp.fix(exit)
 		return true
@@ -720,7 +798,7 @@ func eventLocalComm(e *traceformat.Event) uint32 {
 }
 
 // post sends the event's message; false for PROC_NULL or an unusable peer.
-func (rp *replayer) post(e *traceformat.Event, entry int64) bool {
+func (rp *replayer) post(e *traceformat.Event, entry int64, li lateInfo) bool {
 	if e.Attr&traceformat.AttrSend == 0 {
 		return false
 	}
@@ -732,11 +810,11 @@ func (rp *replayer) post(e *traceformat.Event, entry int64) bool {
 	if !sc.keyOK {
 		return false
 	}
-	rp.x.send(sc.key, entry, &rp.sendCache)
+	rp.x.send(sc.key, entry, li, &rp.sendCache)
 	return true
 }
 
-func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
+func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInfo) bool {
 	if c == nil || peer == traceformat.ProcNull {
 		return false
 	}
@@ -744,13 +822,14 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64) bool {
 	if !ok || dst >= rp.nranks {
 		return false
 	}
-	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, &rp.sendCache)
+	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, li, &rp.sendCache)
 	return true
 }
 
-// match receives the message of a blocking receive (status index si): t is
-// its send's entry; counted is false for PROC_NULL receives.
-func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int) (t int64, ok, counted bool) {
+// match receives the message of a blocking receive (status index si)
+// posted at post: t is its send's entry; counted is false for PROC_NULL
+// receives.
+func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int, post int64) (t int64, ok, counted bool) {
 	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
 		// A receive from MPI_PROC_NULL matches nothing, whatever its
 		// status says (MPICH leaves it unset for PROC_NULL requests).
@@ -759,10 +838,29 @@ func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int) (t int6
 	if e.Attr&traceformat.AttrStatus != 0 && si < len(e.Status) {
 		peer, tag = e.Status[si].Source, e.Status[si].Tag
 	}
-	return rp.matchOn(rp.eventComm(e), peer, tag)
+	return rp.matchOn(rp.eventComm(e), peer, tag, post)
 }
 
-func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted bool) {
+// peek is the send entry of the message a blocking MPI_Probe found,
+// waiting for it (exchange.peek); ok is false when there is none (no
+// status, PROC_NULL, or the message never comes).
+func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
+	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
+		return 0, false
+	}
+	peer, tag := e.RecvPeer, e.RecvTag
+	if e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 {
+		// ANY_SOURCE and ANY_TAG resolved by the status.
+		peer, tag = e.Status[0].Source, e.Status[0].Tag
+	}
+	k, st := rp.recvKey(rp.eventComm(e), peer, tag)
+	if st != keyOK {
+		return 0, false
+	}
+	return rp.x.peek(k, &rp.recvCache)
+}
+
+func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, ok, counted bool) {
 	k, st := rp.recvKey(c, peer, tag)
 	switch st {
 	case keyNone:
@@ -771,7 +869,7 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	t, ok = rp.x.recvNext(k, &rp.recvCache)
+	t, ok = rp.x.recvNext(k, &rp.recvCache, post)
 	rp.obs.recv(k.src, t, ok)
 	if !ok {
 		rp.unmatchedRecvs++
@@ -779,9 +877,10 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32) (t int64, ok, counted 
 	return t, ok, true
 }
 
-// take receives the message of a ticket of queue q, sent by world rank src.
-func (rp *replayer) take(q *fifo, src int32, tk uint64) (t int64, ok bool) {
-	t, ok = rp.x.recv(q, src, rp.rank, tk)
+// take receives the message of a ticket of queue q, sent by world rank
+// src, for a receive posted at post.
+func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
+	t, ok = rp.x.recv(q, src, rp.rank, tk, post)
 	rp.obs.recv(src, t, ok)
 	if !ok {
 		rp.unmatchedRecvs++
@@ -845,6 +944,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	}
 	if o == opSendInit || o == opRecvInit {
 		rq.persistent, rq.active = true, false
+		rq.hasTicket = o == opSendInit && rp.sc.fi != nil && rp.sc.fi.mayBlock
 	}
 	// postTo and postRecv written out (rq is new: no ticket yet): these
 	// two calls were a third of all calls on a ring exchange. The key
@@ -857,7 +957,11 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
-			rp.x.send(sc.key, entry, &rp.sendCache)
+			var li lateInfo
+			if sc.fi.mayBlock {
+				li = rp.issendSerial(rq)
+			}
+			rp.x.send(sc.key, entry, li, &rp.sendCache)
 			a.sends++
 		}
 	case opIrecv:
@@ -927,10 +1031,19 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		}
 		n++
 		switch p.kind {
+		case reqColl:
+			if p.ticket < uint64(len(rp.icolls)) && rp.icolls[p.ticket].in != nil {
+				rp.icDone = append(rp.icDone, rp.icolls[p.ticket])
+				rp.icolls[p.ticket] = icollRef{}
+				rp.icFree = append(rp.icFree, p.ticket)
+			}
 		case reqSend, reqMatched:
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
 			rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: noT})
+			if p.kind == reqSend && p.hasTicket && p.active {
+				rp.issDone = append(rp.issDone, p.ticket)
+			}
 		case reqRecv:
 			if p.peer == traceformat.ProcNull {
 				break // matches nothing, whatever its status says
@@ -960,7 +1073,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
 		// received's common case written out.
 		var ok bool
-		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket); ok {
+		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start); ok {
 			rp.obs.recv(first.qsrc, latest, true)
 			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
 			has = true
@@ -995,9 +1108,9 @@ func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
 		}
 		return 0, false
 	case d.hasTicket:
-		t, ok = rp.take(d.q, d.qsrc, d.ticket)
+		t, ok = rp.take(d.q, d.qsrc, d.ticket, d.start)
 	default:
-		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag)
+		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag, d.start)
 	}
 	if ok {
 		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
@@ -1031,18 +1144,11 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	}
 	key := collKey{comm: c.id, group: c.group, seq: *c.collSeq}
 	*c.collSeq++
-	shape := fi.shape
 	if fi.op == opICollStart {
-		// The start of a nonblocking collective does not wait for
-		// anybody; its instance still gives Potential Sync and Time
-		// Variation of the start calls.
-		shape = tracepb.Function_NONE
+		rp.icollStart(e, fi, key, root, c, entry)
+		return
 	}
-	if fi.op == opICollStart && e.Attr&traceformat.AttrReqs != 0 {
-		for _, id := range e.Reqs {
-			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true})
-		}
-	}
+	shape := fi.shape
 	att := collAtt{node: node, site: e.Site}
 	moves := movesData(e, fi)
 	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, *exit, moves, att, rp.contrib)
@@ -1077,6 +1183,193 @@ func movesData(e *traceformat.Event, fi *fnInfo) bool {
 	}
 	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
 		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
+}
+
+// icollRef is a nonblocking collective in progress on this rank: its
+// instance and this rank's index in it.
+type icollRef struct {
+	in  *collInst
+	idx int
+}
+
+// icollStart replays the start of a nonblocking collective: it posts its
+// entry (the start waits for nobody) and keeps the instance in its
+// request, for the call that completes it (icollsDone).
+func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, entry int64) {
+	in, contrib := rp.x.icollStart(key, fi.name, root, c.members, c.myIdx, rp.rank, entry, rp.contrib)
+	rp.contrib = contrib
+	if in == nil {
+		rp.unmatchedColls++
+	}
+	if e.Attr&traceformat.AttrReqs != 0 {
+		for i, id := range e.Reqs {
+			slot := uint64(math.MaxUint64)
+			if i == 0 && in != nil {
+				if n := len(rp.icFree); n > 0 {
+					slot = rp.icFree[n-1]
+					rp.icFree = rp.icFree[:n-1]
+				} else {
+					slot = uint64(len(rp.icolls))
+					rp.icolls = append(rp.icolls, icollRef{})
+				}
+				rp.icolls[slot] = icollRef{in: in, idx: c.myIdx}
+			}
+			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true, ticket: slot})
+		}
+	} else if in != nil {
+		// No request recorded: nothing will say when it completes.
+		rp.contrib = rp.x.icollDone(in, c.myIdx, rp.rank, entry, 0, collAtt{}, rp.contrib)
+	}
+	rp.applyContrib()
+}
+
+// icollsDone posts the completion of the nonblocking collectives the
+// current Wait/Test call (n requests, entered at entry, left at exit, in
+// interval node at site) completed (rp.icDone). The call's time is
+// Collective time when it completed nothing else, and then bounds the
+// Potential Sync they give it (exchange.maybeComplete); a call that also
+// completed point-to-point requests stays SendRecv time and gets no
+// Potential Sync (analyzer package doc).
+func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint32, class *tracepb.Function_Class) {
+	dur := exit - entry
+	if n == len(rp.icDone) {
+		*class = tracepb.Function_COLLECTIVE
+	} else {
+		dur = 0
+	}
+	att := collAtt{node: node, site: site}
+	for _, r := range rp.icDone {
+		rp.contrib = rp.x.icollDone(r.in, r.idx, rp.rank, entry, dur, att, rp.contrib)
+		rp.applyContrib()
+	}
+	rp.icDone = rp.icDone[:0]
+}
+
+// issendSerial numbers a synchronous nonblocking send (or start of a
+// persistent one) rq, for the charge a late receiver may make to the call
+// that completes it (exchange.issendPosted, issendWaited).
+func (rp *replayer) issendSerial(rq *request) lateInfo {
+	rp.issSeq++
+	rq.ticket, rq.hasTicket = rp.issSeq, true
+	return lateInfo{exit: issendMark, att: rp.issSeq}
+}
+
+// lateAtt names a blocking send's interval and call site for the charge a
+// late receiver may make (exchange.lateReceiver, applyLate).
+func (rp *replayer) lateAtt(node *rnode, site uint32) uint64 {
+	a := node.Value
+	if a.lrIdx == 0 {
+		rp.lrNodes = append(rp.lrNodes, node)
+		a.lrIdx = int32(len(rp.lrNodes))
+	}
+	return uint64(a.lrIdx-1)<<32 | uint64(site)
+}
+
+// applyLate adds the Real Sync late receivers charged to this rank's
+// blocking sends (by lateAtt); once every replay has finished.
+func (rp *replayer) applyLate(late map[uint64]int64) {
+	for att, d := range late {
+		i := int(att >> 32)
+		if i >= len(rp.lrNodes) {
+			continue
+		}
+		a := rp.lrNodes[i].Value
+		a.realSync += d
+		a.lateRecv += d
+		s := a.site(uint32(att))
+		s.realSync += d
+		s.lateRecv += d
+	}
+}
+
+// ovSeg is a stretch of time [lo, hi) already counted as Overlap.
+type ovSeg struct{ lo, hi int64 }
+
+// maxOvSegs bounds the segments overlapCover remembers; the oldest is
+// merged into ovFloor, so that time between it and the floor is never
+// counted again (Overlap may then be a little low, never too high).
+const maxOvSegs = 8
+
+// ovSegs are the counted segments in time order, in a ring (a loop of
+// nonblocking calls adds one per wait: no copying).
+type ovSegs struct {
+	s       [maxOvSegs]ovSeg
+	head, n int
+}
+
+func (o *ovSegs) at(i int) *ovSeg { return &o.s[(o.head+i)%maxOvSegs] }
+
+// overlapCover is the Overlap of a Wait/Test call entered at entry in
+// interval node completing requests with the given terms: the time of the
+// windows max(start, t) … entry of its requests (SPEC's terms) that is
+// not yet counted on this processor, clipped to the interval's current
+// entry. Overlap is thus the time covered by overlap windows (their union),
+// which never exceeds the processor's execution time in the interval
+// (analyzer package doc).
+func (rp *replayer) overlapCover(node *rnode, entry int64, terms []ovTerm) int64 {
+	lo := entry
+	for _, o := range terms {
+		lo = min(lo, max(o.start, o.t))
+	}
+	lo = max(lo, node.Value.since, rp.ovFloor)
+	if lo >= entry {
+		return 0
+	}
+	o := &rp.ovSeg
+	if o.n == 0 || lo > o.at(o.n-1).hi {
+		// After everything counted so far: the common case.
+		if o.n == maxOvSegs {
+			rp.ovFloor = o.s[o.head].hi
+			o.head = (o.head + 1) % maxOvSegs
+			o.n--
+		}
+		*o.at(o.n) = ovSeg{lo, entry}
+		o.n++
+		return entry - lo
+	}
+	return rp.cover(lo, entry)
+}
+
+// cover adds [lo, hi) to the counted segments, lo at or before the end of
+// the last, and returns how much of it was new.
+func (rp *replayer) cover(lo, hi int64) int64 {
+	o := &rp.ovSeg
+	var seg [maxOvSegs + 1]ovSeg
+	n := 0
+	added := hi - lo
+	mlo, mhi := lo, hi
+	placed := false
+	for i := 0; i < o.n; i++ {
+		g := *o.at(i)
+		switch {
+		case g.hi < lo:
+			seg[n] = g
+			n++
+		case g.lo > hi:
+			if !placed {
+				seg[n] = ovSeg{mlo, mhi}
+				n++
+				placed = true
+			}
+			seg[n] = g
+			n++
+		default:
+			added -= max(0, min(g.hi, hi)-max(g.lo, lo))
+			mlo, mhi = min(mlo, g.lo), max(mhi, g.hi)
+		}
+	}
+	if !placed {
+		seg[n] = ovSeg{mlo, mhi}
+		n++
+	}
+	k := 0
+	if n > maxOvSegs {
+		rp.ovFloor = seg[0].hi
+		k = 1
+	}
+	o.head, o.n = 0, n-k
+	copy(o.s[:], seg[k:n])
+	return added
 }
 
 func (rp *replayer) applyContrib() {

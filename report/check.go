@@ -150,6 +150,9 @@ func checkInterval(iv *Interval, processors int, fail func(*Interval, string, ..
 		if rk.RealSync > rk.SendRecvTime+tolerance(rk.RealSync, rk.SendRecvTime) {
 			who("real sync %v > sendrecv time %v", rk.RealSync, rk.SendRecvTime)
 		}
+		if rk.LateReceiver < 0 || rk.LateReceiver > rk.RealSync+tolerance(rk.LateReceiver, rk.RealSync) {
+			who("late receiver %v outside [0, real sync %v]", rk.LateReceiver, rk.RealSync)
+		}
 		if rk.Communications > rk.ExecutionTime+tolerance(rk.Communications, rk.ExecutionTime) {
 			who("communications %v > execution %v", rk.Communications, rk.ExecutionTime)
 		}
@@ -162,6 +165,7 @@ func checkInterval(iv *Interval, processors int, fail func(*Interval, string, ..
 		sum.Communications += rk.Communications
 		sum.SendRecvTime += rk.SendRecvTime
 		sum.RealSync += rk.RealSync
+		sum.LateReceiver += rk.LateReceiver
 		sum.SendNumber += rk.SendNumber
 		sum.ReceiveNumber += rk.ReceiveNumber
 		sum.WaitNumber += rk.WaitNumber
@@ -193,6 +197,7 @@ func checkInterval(iv *Interval, processors int, fail func(*Interval, string, ..
 		{"communications", m.Communications, sum.Communications},
 		{"sendrecv time", m.SendRecvTime, sum.SendRecvTime},
 		{"real sync", m.RealSync, sum.RealSync},
+		{"late receiver", m.LateReceiver, sum.LateReceiver},
 		{"collective time", m.CollectiveTime, sum.CollectiveTime},
 		{"system time", m.SystemTime, sum.SystemTime},
 		{"idle time", m.IdleTime, sum.IdleTime},
@@ -252,7 +257,7 @@ func rankTimes(r *Rank) []namedTime {
 		{"execution time", r.ExecutionTime}, {"productive time", r.ProductiveTime}, {"lost time", r.LostTime},
 		{"insufficient parallelism", r.InsufficientParallelism}, {"idle time", r.IdleTime},
 		{"communications", r.Communications}, {"sendrecv time", r.SendRecvTime}, {"collective time", r.CollectiveTime},
-		{"system time", r.SystemTime}, {"real sync", r.RealSync}, {"load imbalance", r.LoadImbalance},
+		{"system time", r.SystemTime}, {"real sync", r.RealSync}, {"late receiver", r.LateReceiver}, {"load imbalance", r.LoadImbalance},
 		{"potential sync", r.PotentialSync}, {"time variation", r.TimeVariation}, {"overlap", r.Overlap},
 	}
 }
@@ -261,22 +266,22 @@ func rankTimes(r *Rank) []namedTime {
 // site's figures are the sums of its per-processor ones, and summed over
 // sites they are the interval's (per processor for the time in MPI).
 func checkSRC(iv *Interval, fail func(*Interval, string, ...any)) {
-	var comm, rs, ps, tv, ov float64
+	var comm, rs, lr, ps, tv, ov float64
 	perRank := map[int]float64{}
 	for _, p := range iv.SRC {
-		comm, rs, ps, tv, ov = comm+p.Comm, rs+p.RealSync, ps+p.PotentialSync, tv+p.TimeVariation, ov+p.Overlap
-		var c, r, pt, v, o float64
+		comm, rs, lr, ps, tv, ov = comm+p.Comm, rs+p.RealSync, lr+p.LateReceiver, ps+p.PotentialSync, tv+p.TimeVariation, ov+p.Overlap
+		var c, r, l, pt, v, o float64
 		for _, x := range p.Ranks {
-			if x.ExeTime < 0 || x.RealSync < 0 || x.PotentialSync < 0 || x.TimeVariation < 0 || x.Overlap < 0 || x.ExeCount < 0 {
+			if x.ExeTime < 0 || x.RealSync < 0 || x.LateReceiver < 0 || x.PotentialSync < 0 || x.TimeVariation < 0 || x.Overlap < 0 || x.ExeCount < 0 {
 				fail(iv, "SRC %d (%s) rank %d: negative figure %+v", p.ID, p.Function, x.Rank, x)
 			}
-			c, r, pt, v, o = c+x.ExeTime, r+x.RealSync, pt+x.PotentialSync, v+x.TimeVariation, o+x.Overlap
+			c, r, l, pt, v, o = c+x.ExeTime, r+x.RealSync, l+x.LateReceiver, pt+x.PotentialSync, v+x.TimeVariation, o+x.Overlap
 			perRank[x.Rank] += x.ExeTime
 		}
 		for _, d := range []struct {
 			name      string
 			site, sum float64
-		}{{"comm", p.Comm, c}, {"real sync", p.RealSync, r}, {"potential sync", p.PotentialSync, pt}, {"time variation", p.TimeVariation, v}, {"overlap", p.Overlap, o}} {
+		}{{"comm", p.Comm, c}, {"real sync", p.RealSync, r}, {"late receiver", p.LateReceiver, l}, {"potential sync", p.PotentialSync, pt}, {"time variation", p.TimeVariation, v}, {"overlap", p.Overlap, o}} {
 			if differ(d.site, d.sum) {
 				fail(iv, "SRC %d (%s): %s %v, its processors sum to %v", p.ID, p.Function, d.name, d.site, d.sum)
 			}
@@ -286,7 +291,7 @@ func checkSRC(iv *Interval, fail func(*Interval, string, ...any)) {
 	for _, d := range []struct {
 		name      string
 		main, sum float64
-	}{{"communications", m.Communications, comm}, {"real sync", m.RealSync, rs}, {"potential sync", m.PotentialSync, ps}, {"time variation", m.TimeVariation, tv}, {"overlap", m.Overlap, ov}} {
+	}{{"communications", m.Communications, comm}, {"real sync", m.RealSync, rs}, {"late receiver", m.LateReceiver, lr}, {"potential sync", m.PotentialSync, ps}, {"time variation", m.TimeVariation, tv}, {"overlap", m.Overlap, ov}} {
 		if differ(d.main, d.sum) {
 			fail(iv, "main %s %v, its call sites sum to %v", d.name, d.main, d.sum)
 		}

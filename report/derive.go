@@ -26,7 +26,7 @@ import (
 
 // Derive completes interval iv from the measured per-processor figures in
 // iv.Ranks: Rank, ExeCount, ExecutionTime, SendRecvTime, CollectiveTime,
-// SystemTime, InsufficientParallelism, RealSync, PotentialSync,
+// SystemTime, InsufficientParallelism, RealSync, LateReceiver, PotentialSync,
 // TimeVariation, Overlap and the counts. It sorts the ranks, fills every
 // rank's Communications, IdleTime, LostTime, ProductiveTime and
 // LoadImbalance, iv.ExeCount, all of Main except CollectiveNumber (the
@@ -78,6 +78,7 @@ func Derive(iv *Interval) (warnings []string) {
 		m.Communications += rk.Communications
 		m.SendRecvTime += rk.SendRecvTime
 		m.RealSync += rk.RealSync
+		m.LateReceiver += rk.LateReceiver
 		m.SendNumber += rk.SendNumber
 		m.ReceiveNumber += rk.ReceiveNumber
 		m.WaitNumber += rk.WaitNumber
@@ -154,10 +155,11 @@ var comparativeFields = []comparativeField{
 // ranks sorted, Comm and the other totals summed over them.
 func DeriveSRC(s *SRC) {
 	sort.Slice(s.Ranks, func(i, j int) bool { return s.Ranks[i].Rank < s.Ranks[j].Rank })
-	s.Comm, s.RealSync, s.PotentialSync, s.TimeVariation, s.Overlap = 0, 0, 0, 0, 0
+	s.Comm, s.RealSync, s.LateReceiver, s.PotentialSync, s.TimeVariation, s.Overlap = 0, 0, 0, 0, 0, 0
 	for _, r := range s.Ranks {
 		s.Comm += r.ExeTime
 		s.RealSync += r.RealSync
+		s.LateReceiver += r.LateReceiver
 		s.PotentialSync += r.PotentialSync
 		s.TimeVariation += r.TimeVariation
 		s.Overlap += r.Overlap

@@ -95,18 +95,21 @@ type Main struct {
 	Communications          float64 `json:"communications"`
 	SendRecvTime            float64 `json:"sendrecv_time"`
 	RealSync                float64 `json:"real_sync"`
-	SendNumber              int64   `json:"send_number"`
-	ReceiveNumber           int64   `json:"receive_number"`
-	WaitNumber              int64   `json:"wait_number"`
-	CollectiveTime          float64 `json:"collective_time"`
-	CollectiveNumber        int64   `json:"collective_number"` // instances, counted once
-	SystemTime              float64 `json:"system_time"`
-	SystemNumber            int64   `json:"system_number"`
-	IdleTime                float64 `json:"idle_time"`
-	LoadImbalance           float64 `json:"load_imbalance"`
-	PotentialSync           float64 `json:"potential_sync"`
-	TimeVariation           float64 `json:"time_variation"`
-	Overlap                 float64 `json:"overlap"`
+	// LateReceiver is the part of RealSync lost by sends waiting for a
+	// receive posted late (docs/report-format.md).
+	LateReceiver     float64 `json:"late_receiver"`
+	SendNumber       int64   `json:"send_number"`
+	ReceiveNumber    int64   `json:"receive_number"`
+	WaitNumber       int64   `json:"wait_number"`
+	CollectiveTime   float64 `json:"collective_time"`
+	CollectiveNumber int64   `json:"collective_number"` // instances, counted once
+	SystemTime       float64 `json:"system_time"`
+	SystemNumber     int64   `json:"system_number"`
+	IdleTime         float64 `json:"idle_time"`
+	LoadImbalance    float64 `json:"load_imbalance"`
+	PotentialSync    float64 `json:"potential_sync"`
+	TimeVariation    float64 `json:"time_variation"`
+	Overlap          float64 `json:"overlap"`
 }
 
 // Stat is a comparative characteristic (SPEC §4): minimum and maximum with
@@ -148,6 +151,7 @@ type Rank struct {
 	CollectiveTime          float64 `json:"collective_time"`
 	SystemTime              float64 `json:"system_time"`
 	RealSync                float64 `json:"real_sync"`
+	LateReceiver            float64 `json:"late_receiver"` // part of RealSync
 	LoadImbalance           float64 `json:"load_imbalance"`
 	PotentialSync           float64 `json:"potential_sync"`
 	TimeVariation           float64 `json:"time_variation"`
@@ -171,6 +175,7 @@ type SRC struct {
 	Function      string    `json:"function"`
 	Comm          float64   `json:"comm"` // total time in the MPI function
 	RealSync      float64   `json:"real_sync"`
+	LateReceiver  float64   `json:"late_receiver"` // part of RealSync
 	PotentialSync float64   `json:"potential_sync"`
 	TimeVariation float64   `json:"time_variation"`
 	Overlap       float64   `json:"overlap"`
@@ -191,6 +196,7 @@ type SRCRank struct {
 	ExeCount      int64   `json:"exe_count"`
 	ExeTime       float64 `json:"exe_time"`
 	RealSync      float64 `json:"real_sync"`
+	LateReceiver  float64 `json:"late_receiver"` // part of RealSync
 	PotentialSync float64 `json:"potential_sync"`
 	TimeVariation float64 `json:"time_variation"`
 	Overlap       float64 `json:"overlap"`

@@ -328,6 +328,9 @@ func (p *printer) srcPoint(sr *srcRow) {
 	if s.RealSync != 0 {
 		t.AppendRow(table.Row{"Real sync", seconds(s.RealSync)})
 	}
+	if s.LateReceiver != 0 {
+		t.AppendRow(table.Row{"  Late receiver", seconds(s.LateReceiver)})
+	}
 	t.AppendRow(table.Row{"Potential sync", seconds(s.PotentialSync)})
 	t.AppendRow(table.Row{"Time variation", seconds(s.TimeVariation)})
 	t.AppendRow(table.Row{"Overlap", seconds(s.Overlap)})

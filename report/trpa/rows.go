@@ -134,11 +134,16 @@ func mainRows(m *report.Main) []mainRow {
 	}
 	rows = append(rows, row(1, "Communications", m.Communications))
 	if m.SendRecvTime != 0 || m.SendNumber+m.ReceiveNumber+m.WaitNumber != 0 {
-		rows = append(rows, row(2, "SendRecv time", m.SendRecvTime,
-			detail{name: "Real sync", value: m.RealSync},
+		d := []detail{{name: "Real sync", value: m.RealSync}}
+		if m.LateReceiver != 0 {
+			// The part of Real Sync lost by sends to late receivers.
+			d = append(d, detail{name: "Late receiver", value: m.LateReceiver})
+		}
+		d = append(d,
 			detail{name: "Send", value: float64(m.SendNumber), count: true},
 			detail{name: "Receive", value: float64(m.ReceiveNumber), count: true},
-			detail{name: "Wait", value: float64(m.WaitNumber), count: true}))
+			detail{name: "Wait", value: float64(m.WaitNumber), count: true})
+		rows = append(rows, row(2, "SendRecv time", m.SendRecvTime, d...))
 	}
 	if m.CollectiveTime != 0 || m.CollectiveNumber != 0 {
 		rows = append(rows, row(2, "Collective time", m.CollectiveTime,
@@ -198,6 +203,7 @@ func execRows(rs []report.Rank) []execRow {
 		col("Communications", "Comm", false, func(r *report.Rank) float64 { return r.Communications }),
 		col("SendRecv time", "SendRecv", false, func(r *report.Rank) float64 { return r.SendRecvTime }),
 		col("Real sync", "RealSync", false, func(r *report.Rank) float64 { return r.RealSync }),
+		col("  Late receiver", "LateRecv", false, func(r *report.Rank) float64 { return r.LateReceiver }),
 		col("Collective time", "Collective", false, func(r *report.Rank) float64 { return r.CollectiveTime }),
 		col("System time", "System", false, func(r *report.Rank) float64 { return r.SystemTime }),
 		col("Idle time", "Idle", false, func(r *report.Rank) float64 { return r.IdleTime }),
@@ -211,9 +217,11 @@ func execRows(rs []report.Rank) []execRow {
 		col("Collective number", "Coll#", true, func(r *report.Rank) float64 { return float64(r.CollectiveNumber) }),
 		col("System number", "Sys#", true, func(r *report.Rank) float64 { return float64(r.SystemNumber) }),
 	}
-	// Same rule as the main characteristics: no sequential sections, no row.
+	// Same rule as the main characteristics: no sequential sections (no
+	// late receivers), no row.
 	return slices.DeleteFunc(rows, func(r execRow) bool {
-		return r.name == "Insufficient parallelism" && !slices.ContainsFunc(r.values, func(v float64) bool { return v != 0 })
+		return (r.name == "Insufficient parallelism" || r.name == "  Late receiver") &&
+			!slices.ContainsFunc(r.values, func(v float64) bool { return v != 0 })
 	})
 }
 

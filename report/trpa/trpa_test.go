@@ -247,3 +247,23 @@ func TestEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestLateReceiverShown: the Late receiver part of Real Sync appears (main
+// characteristics, execution characteristics, SRC point) only when some
+// processor has one.
+func TestLateReceiverShown(t *testing.T) {
+	if out := render(t, reporttest.Full(), Options{}); strings.Contains(out, "Late receiver") {
+		t.Errorf("a report without late receivers shows Late receiver")
+	}
+	r := reporttest.Full()
+	iv := &r.Intervals[0]
+	iv.Main.LateReceiver = 0.125
+	iv.Ranks[0].LateReceiver = 0.125
+	iv.SRC[0].LateReceiver = 0.125
+	out := render(t, r, Options{})
+	for _, s := range []string{"Real sync 0.420000  Late receiver 0.125000  Send", "  Late receiver           0.125000  0.000000", "    Late receiver  0.125000"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q:\n%s", s, out)
+		}
+	}
+}
