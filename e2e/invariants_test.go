@@ -52,7 +52,7 @@ func checkReport(t *testing.T, r *report.Report) {
 // timeFields are the per-processor times of report.Rank, by JSON name.
 var timeFields = []string{
 	"execution_time", "productive_time", "lost_time", "insufficient_parallelism", "idle_time",
-	"communications", "sendrecv_time", "collective_time", "system_time", "real_sync",
+	"communications", "sendrecv_time", "collective_time", "system_time", "real_sync", "late_receiver",
 	"load_imbalance", "potential_sync", "time_variation", "overlap",
 }
 
