@@ -31,7 +31,9 @@ type tmpl struct {
 	frc   [2]int
 }
 
-// handWritten functions live in golib/dt.c: they start and stop tracing.
+// handWritten functions are written by hand in golib/dt_init.c (their
+// Fortran bindings in golib/dt_fortran.c: fortHand): they start and stop
+// tracing.
 var handWritten = map[string]bool{
 	"MPI_Init": true, "MPI_Init_thread": true, "MPI_Finalize": true, "MPI_Abort": true,
 }
@@ -171,7 +173,7 @@ func special() map[string]tmpl {
 	m["MPI_Ialltoallw"] = tmpl{post: m["MPI_Ialltoallw"].post, fpost: fw + " REQC(*a9, 0)"}
 
 	// Communicator creation: the new communicator gets an id that agrees
-	// across ranks (see dt_comm_created in dt.c).
+	// across ranks (see dt_comm_created in golib/dt_comm.c).
 	newc := map[string][2]int{ // parent argument, newcomm argument
 		"Comm_dup": {0, 1}, "Comm_dup_with_info": {0, 2}, "Comm_create": {0, 2}, "Comm_split": {0, 3},
 		"Comm_split_type": {0, 4}, "Cart_create": {0, 5}, "Cart_sub": {0, 2}, "Graph_create": {0, 5},

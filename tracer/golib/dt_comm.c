@@ -19,6 +19,7 @@ static dt_comm *comm_tab;
 static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t comm_next = 2;
 static MPI_Group world_group = MPI_GROUP_NULL;
+dt_comm dt_world_ent, dt_self_ent; // set by dt_comm_init; dt_a_comm (dt_wrap.h) takes WORLD's without a lookup
 
 // Creation counters for communicators not created collectively over a parent
 // (intercommunicators, MPI_Comm_create_group, lazily discovered ones): by key.

@@ -54,15 +54,16 @@ int dt_nfunc(void) { return dt_nfuncs; }
 
 static int dt_sync_ready; // clock-sync communicators exist: MPI_Finalize must sync
 pid_t dt_pid; // the traced process: a forked child must not touch the tracer
+int dt_rank_world, dt_size_world;
 
 // dt_forked runs in the child of a fork: it has no Go runtime threads and no
 // trace of its own, so the tracer steps aside there.
-static void dt_forked(void) { dt_state = 3; }
+static void dt_forked(void) { dt_state = DT_ST_FINISHED; }
 
 static void dt_atexit(void) {
 	if (getpid() != dt_pid) return; // a forked child exiting: its Go runtime has no threads
-	if (dt_state == 1 || dt_state == 2) {
-		dt_state = 3;
+	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
+		dt_state = DT_ST_FINISHED;
 		dt_collect();
 		dtgo_finish(DT_STOP_EXIT);
 	}
@@ -70,7 +71,7 @@ static void dt_atexit(void) {
 
 // dt_start also serves the Fortran MPI_Init wrappers (dt_fortran.c).
 void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
-	if (dt_state != 0) return;
+	if (dt_state != DT_ST_OFF) return;
 	int inited = 0;
 	PMPI_Initialized(&inited);
 	if (!inited) return;
@@ -122,7 +123,7 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	pthread_atfork(NULL, NULL, dt_forked);
 	dt_install_signals();
 	atexit(dt_atexit);
-	dt_state = 1;
+	dt_state = DT_ST_TRACING;
 	T->busy = 1;
 	dt_hdr *H = dt_rec_begin(T, fid, t0, t1, fp, 64);
 	(void)H;
@@ -168,8 +169,8 @@ int dt_finalize(int (*fin)(void *), void *arg, void *fp) {
 		dt_rec_begin(T, DT_FID_Finalize, t0, t1, fp, 64);
 		dt_rec_end(T);
 	}
-	if (dt_state != 1 && dt_state != 2) return r; // untraced, or already finished (abort, signal)
-	dt_state = 3;
+	if (dt_state != DT_ST_TRACING && dt_state != DT_ST_STOPPED) return r; // untraced, or already finished (abort, signal)
+	dt_state = DT_ST_FINISHED;
 	dt_modules(); // libraries loaded since MPI_Init
 	dt_collect();
 	dtgo_finish(DT_STOP_FINALIZE);
@@ -197,8 +198,8 @@ void dt_abort_record(MPI_Comm comm, void *fp) {
 		}
 		dt_rec_end(T);
 	}
-	if (dt_state == 1 || dt_state == 2) {
-		dt_state = 3;
+	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
+		dt_state = DT_ST_FINISHED;
 		dt_collect();
 		dtgo_finish(DT_STOP_ABORT);
 	}

@@ -1,10 +1,23 @@
 // Declarations shared by the tracer's C runtime files (not by the generated
-// wrappers, which only need dt_wrap.h).
+// wrappers, which only need dt_wrap.h), grouped by the file defining them.
+// Everything here is off the per-call path, which is inline in dt_wrap.h.
 #ifndef DT_RT_H
 #define DT_RT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+// dt_state (dt_thr.c): DT_ST_OFF before MPI_Init (and for good when the
+// trace could not be opened), DT_ST_TRACING while calls are recorded,
+// DT_ST_STOPPED once recording stopped early (dt_stop: size limit, write
+// error, full trace buffer; calls are counted as dropped until the trace is
+// finished), DT_ST_FINISHED once the trace is finished (MPI_Finalize,
+// MPI_Abort, fatal signal, exit) and in a forked child. dt_enter
+// (dt_wrap.h) compares dt_state with DT_ST_TRACING's value, 1.
+enum { DT_ST_OFF = 0, DT_ST_TRACING = 1, DT_ST_STOPPED = 2, DT_ST_FINISHED = 3 };
 
 // Footer.StopReason values.
 enum {
@@ -32,22 +45,60 @@ typedef struct {
 
 extern dt_clock dt_clk;
 extern int dt_rank_world, dt_size_world;
+extern pid_t dt_pid; // the traced process: a forked child must not touch the tracer
 extern uint64_t dt_max_stall_ticks, dt_stall_ticks, dt_flushes, dt_drop_gaps;
 extern volatile int dt_flush_done;
 
-// DT_Q_COPY: records in a malloc'd copy (free it); DT_Q_GO: a job queued on the Go side (dt_q_kick).
-enum { DT_Q_BUF = 0, DT_Q_SITE = 1, DT_Q_COMM = 2, DT_Q_COPY = 3, DT_Q_GO = 4 };
-void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
-	uint32_t parent, int fid);
-void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb);
-void dt_buf_put(void *b);
+// dt_thr.c: per-thread buffers and the tracing state.
 void dt_room_wait(dt_thr *T, size_t need);
-void dt_enc_hurry(void);
 void dt_stop(int reason);
 void dt_collect(void);
 uint64_t dt_dropped(void);
+
+// dt_buf.c: the free list of buffers, and the encoder's priority. The
+// counts are read without the lock by dt_buf_ready; dt_buf_mu also guards
+// the spill slots' allocation (dt_spill.c).
+extern pthread_mutex_t dt_buf_mu DT_HIDDEN;
+extern int dt_buf_nfree DT_HIDDEN, dt_buf_nalloc DT_HIDDEN, dt_buf_max DT_HIDDEN;
+void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb);
+char *dt_buf_get(int wait);
+void dt_buf_put(void *b);
+int dt_buf_reserve(int ahead);
+void dt_buf_add(char *b);
+unsigned dt_buf_taken(void);
+int dt_buf_spend(size_t n, int none);
+void dt_enc_hurry(void);
+void dt_enc_slept(void);
+
+// dt_buf_ready tells, without a lock, whether dt_buf_get(0) may succeed.
+static inline int dt_buf_ready(void) {
+	return __atomic_load_n(&dt_buf_nfree, __ATOMIC_RELAXED) > 0 ||
+		__atomic_load_n(&dt_buf_nalloc, __ATOMIC_RELAXED) < dt_buf_max;
+}
+
+// dt_spill.c: buffers that are slots of the spill file.
+char *dt_spill_make(int prefault);
+volatile uint64_t *dt_spill_claim(char *b, uint32_t tid);
+int dt_spill_done(char *b);
+int dt_spill_left(void);
+int dt_spill_prepare1(void);
+
+// dt_queue.c: the hand-over queue to the Go encoder.
+// DT_Q_COPY: records in a malloc'd copy (free it); DT_Q_GO: a job queued on the Go side (dt_q_kick).
+enum { DT_Q_BUF = 0, DT_Q_SITE = 1, DT_Q_COMM = 2, DT_Q_COPY = 3, DT_Q_GO = 4 };
+void dt_q_push(void *buf, size_t n, uint32_t tid, int fin, int kind);
+void dt_q_wake(void);
+void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n);
+void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
+	uint32_t parent, int fid);
+
+// dt_signal.c
 void dt_install_signals(void);
+
+// dt_comm.c
 void dt_comm_init(void);
+
+// dt_clock.c
 void dt_clock_init(void);
 void dt_clock_calibrate(void);
 int64_t dt_ns(uint64_t raw);
@@ -55,5 +106,14 @@ void dt_clock_groups(void);
 void dt_clock_sync(int phase);
 void dt_clock_free(void);
 void dt_modules(void);
+void dt_text_update(void);
+int dt_in_text(uintptr_t pc);
+
+// dt_mono_ns reads CLOCK_MONOTONIC (the runtime's own waits and periods).
+static inline int64_t dt_mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 #endif

@@ -433,7 +433,7 @@ func (t *tracer) do(j job) bool {
 // work then takes about a tenth of a core it shares with the program when
 // both want it, and catches up whenever the program waits. (Under EEVDF a
 // nice value does not shorten the encoder's turns on the core: it yields
-// after each buffer for that, dt.c, dt_buf_done.)
+// after each buffer for that, dt_buf.c, dt_buf_done.)
 func lowPriority() {
 	runtime.LockOSThread()
 	nice := 0
@@ -447,7 +447,7 @@ func lowPriority() {
 		}
 	}
 	// A thread waiting for a free buffer lends the encoder its priority
-	// (dt.c, enc_boost).
+	// (dt_buf.c, enc_boost).
 	C.dt_enc_register(C.int(nice))
 	if os.Getenv("DT_WRITER_SCHED") == "idle" {
 		C.dt_enc_idle()
@@ -503,7 +503,7 @@ func (t *tracer) writeBatch() {
 	}
 }
 
-// signalFlush runs on the C signal-watcher thread (dt.c) when a fatal
+// signalFlush runs on the C signal-watcher thread (dt_signal.c) when a fatal
 // signal arrived: it writes everything recorded so far while the handler
 // waits.
 func (t *tracer) signalFlush() {

@@ -1,0 +1,98 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+// Aux thread: a plain C thread at the program's priority (it holds no
+// Go P and asks the Go scheduler for nothing) that makes spill slots ahead
+// of need and moves the epoch (periodic hand-over). The encoder, at nice 10,
+// could not make slots beside a busy rank (the rank then made them itself
+// in its hand-overs: stalls of 1-4 ms, measured); a Go ticker goroutine
+// would need the encoder's P every period.
+#define _GNU_SOURCE
+#include "dt_wrap.h"
+#include "dt_rt.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+
+static pthread_mutex_t aux_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t aux_cv;
+static pthread_t aux_th;
+static int aux_run, aux_started; // under aux_mu
+static int64_t aux_epoch_ns;
+
+static void *aux_main(void *arg) {
+	(void)arg;
+	prctl(PR_SET_NAME, "dtpa-aux");
+	int64_t next_epoch = dt_mono_ns() + aux_epoch_ns, sleep_ns = 100000;
+	unsigned taken = 0;
+	pthread_mutex_lock(&aux_mu);
+	while (aux_run) {
+		pthread_mutex_unlock(&aux_mu);
+		// One slot per wake-up, then sleep: a program thread waiting for
+		// the core gets it (the scheduler does not preempt this thread for
+		// it). While slots are made, every 100 µs; when enough are free,
+		// backing off to 2 ms while buffers are being taken, to 100 ms
+		// while none is (the encoder keeps up and they come back: every
+		// wake-up takes the core from the program, which in hpcc's
+		// RandomAccess at 4 ranks on 2 cores were 3000 wake-ups per rank
+		// at 2 ms); when none remain to be made, only the epoch.
+		int made = dt_spill_prepare1();
+		unsigned t = dt_buf_taken();
+		int busy = t != taken;
+		taken = t;
+		int64_t now = dt_mono_ns();
+		if (now >= next_epoch) {
+			__atomic_add_fetch(&dt_epoch, 1, __ATOMIC_RELAXED); // a periodic hand-over (dt_rec_end)
+			next_epoch += aux_epoch_ns;
+			if (next_epoch <= now) next_epoch = now + aux_epoch_ns;
+		}
+		if (made) sleep_ns = 100000;
+		else {
+			int64_t cap = busy ? 2000000 : 100000000;
+			sleep_ns = sleep_ns * 2 < cap ? sleep_ns * 2 : cap;
+		}
+		int64_t until = dt_spill_left() ? now + sleep_ns : next_epoch;
+		if (until > next_epoch) until = next_epoch;
+		struct timespec ts = {until / 1000000000, until % 1000000000};
+		pthread_mutex_lock(&aux_mu);
+		if (aux_run) pthread_cond_timedwait(&aux_cv, &aux_mu, &ts);
+	}
+	pthread_mutex_unlock(&aux_mu);
+	return NULL;
+}
+
+// dt_aux_start starts the aux thread with every signal blocked (the
+// program's asynchronous signals must reach the program's threads).
+void dt_aux_start(int64_t epoch_ns) {
+	pthread_condattr_t a;
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&aux_cv, &a);
+	pthread_condattr_destroy(&a);
+	aux_epoch_ns = epoch_ns > 0 ? epoch_ns : 200000000;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_mutex_lock(&aux_mu);
+	aux_run = 1;
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	aux_started = pthread_create(&aux_th, NULL, aux_main, NULL) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_unlock(&aux_mu);
+}
+
+// dt_aux_stop stops the aux thread at the end of tracing (finalize, abort,
+// signal, exit). The join is bounded: a thread stuck in a fatal signal's
+// handler must not hang the flush that the handler waits for.
+void dt_aux_stop(void) {
+	pthread_mutex_lock(&aux_mu);
+	int started = aux_started;
+	aux_started = 0;
+	aux_run = 0;
+	if (started) pthread_cond_signal(&aux_cv);
+	pthread_mutex_unlock(&aux_mu);
+	if (!started || pthread_equal(aux_th, pthread_self())) return;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	if (pthread_timedjoin_np(aux_th, NULL, &ts) != 0) pthread_detach(aux_th);
+}

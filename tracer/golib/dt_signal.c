@@ -1,0 +1,112 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+// Fatal signals: ask a Go goroutine (through a pipe, the only
+// async-signal-safe way in) to write what was recorded, wait for it a
+// bounded time, then chain to the previous handler.
+#define _GNU_SOURCE
+#include "dt_wrap.h"
+#include "dt_rt.h"
+#include "_cgo_export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+
+static int sig_pipe = -1;
+static struct sigaction sig_old[65];
+static volatile int sig_busy;
+volatile int dt_flush_done;
+
+static int sig_debug;
+static void dbg(const char *what, int sig) {
+	if (!sig_debug) return;
+	char m[96];
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	int n = snprintf(m, sizeof m, "dtpa: rank %d %s sig %d state %d at %ld.%03ld\n", dt_rank_world, what, sig, dt_state,
+		(long)ts.tv_sec % 1000, ts.tv_nsec / 1000000);
+	if (write(2, m, n) < 0) return;
+}
+
+static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
+	dbg("handler", sig);
+	if (getpid() != dt_pid) { // a forked child: nothing of the tracer works there
+		dt_state = DT_ST_FINISHED;
+		sig_busy = 0;
+		dt_flush_done = 1;
+	}
+	// Every thread that takes a fatal signal waits for the one flush: the
+	// launcher may signal the process more than once, and the default action
+	// of a second signal must not cut the first flush short.
+	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED || sig_busy) {
+		if (__atomic_exchange_n(&sig_busy, 1, __ATOMIC_SEQ_CST) == 0) {
+			unsigned char c = (unsigned char)sig;
+			if (write(sig_pipe, &c, 1) != 1) dt_flush_done = 1;
+		}
+		struct timespec ms = {0, 1000000};
+		for (int i = 0; i < 5000 && !dt_flush_done; i++) nanosleep(&ms, NULL);
+	}
+	struct sigaction *o = &sig_old[sig];
+	if ((o->sa_flags & SA_SIGINFO) && o->sa_sigaction) {
+		sigaction(sig, o, NULL);
+		o->sa_sigaction(sig, si, ctx);
+		return;
+	}
+	if (o->sa_handler == SIG_IGN) return;
+	if (o->sa_handler != SIG_DFL && o->sa_handler) {
+		sigaction(sig, o, NULL);
+		o->sa_handler(sig);
+		return;
+	}
+	signal(sig, SIG_DFL);
+	if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGABRT) raise(sig);
+	// synchronous signals: returning re-executes the fault under SIG_DFL
+}
+
+// The watcher is a plain thread blocked in read(2), with every signal
+// blocked: it wakes at once when a handler writes, whatever the Go
+// scheduler is doing, and calls into Go to write the trace.
+static void *sig_watcher(void *arg) {
+	prctl(PR_SET_NAME, "dtpa-signals");
+	int fd = (int)(intptr_t)arg;
+	unsigned char c;
+	for (;;) {
+		ssize_t n = read(fd, &c, 1);
+		if (n == 1) break;
+		if (n == 0 || (n < 0 && errno != EINTR)) return NULL;
+	}
+	dbg("watcher", c);
+	dtgo_signal();
+	dt_flush_done = 1;
+	dbg("flushed", c);
+	return NULL;
+}
+
+void dt_install_signals(void) {
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0) return;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t th;
+	int err = pthread_create(&th, NULL, sig_watcher, (void *)(intptr_t)p[0]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err != 0) return;
+	pthread_detach(th);
+	sig_pipe = p[1];
+	sig_debug = getenv("DT_DEBUG") != NULL;
+	int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = dt_on_signal;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, &sig_old[sigs[i]]);
+	}
+}

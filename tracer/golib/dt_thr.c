@@ -1,0 +1,226 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+// Per-thread buffers: each thread records into a buffer of its own
+// (dt_wrap.h) and hands it over to Go when it is full, when the epoch moved
+// (periodic flush) or when the thread ends; the tracing state (dt_state);
+// the list of threads, whose records are collected at the end of tracing.
+// The free list the buffers come from is dt_buf.c.
+#define _GNU_SOURCE
+#include "dt_wrap.h"
+#include "dt_rt.h"
+#include "_cgo_export.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+__thread dt_thr *dt_self __attribute__((tls_model("initial-exec")));
+volatile int dt_state; // DT_ST_*
+volatile uint64_t dt_epoch;
+uint64_t dt_max_stall_ticks, dt_stall_ticks, dt_flushes;
+uint64_t dt_drop_gaps; // (atomic) times a thread started dropping calls for want of a free buffer
+
+static pthread_mutex_t thr_mu = PTHREAD_MUTEX_INITIALIZER;
+static dt_thr *thr_list;
+static uint32_t thr_next;
+
+// dt_thr_attach_buf gives thread T buffer b (NULL: none) to record into.
+static void dt_thr_attach_buf(dt_thr *T, char *b) {
+	T->buf = T->pos = T->commit = b;
+	T->poll = NULL;
+	T->end = b ? b + dt_chunk : b;
+	T->chunk_commit = dt_spill_claim(b, T->tid);
+}
+
+// dt_submit hands the thread's committed records to Go, which owns the buffer
+// from then on, and gives the thread a fresh one (dt_buf_get's wait).
+static void dt_submit_w(dt_thr *T, int wait) {
+	if (T->buf == NULL) return;
+	size_t n = T->commit - T->buf;
+	if (n == 0) return;
+	uint64_t t0 = dt_now();
+	char *old = T->buf;
+	dt_thr_attach_buf(T, NULL);
+	dt_q_push(old, n, T->tid, 0, DT_Q_BUF);
+	dt_thr_attach_buf(T, dt_buf_get(wait));
+	if (T->buf == NULL) __atomic_add_fetch(&dt_drop_gaps, 1, __ATOMIC_RELAXED);
+	uint64_t d = dt_now() - t0;
+	if (d > dt_max_stall_ticks) dt_max_stall_ticks = d;
+	dt_stall_ticks += d;
+	dt_flushes++;
+	if (dt_buf_spend(n, T->buf == NULL)) dt_stop(DT_STOP_BUFFER_FULL);
+}
+
+static void dt_submit(dt_thr *T) { dt_submit_w(T, 1); }
+
+// dt_room_wait makes room for a record of need bytes before the last record
+// of a thread's trace (MPI_Finalize, MPI_Abort), waiting for a free buffer
+// whatever DT_FULL_WAIT_NS says (dt_buf_get, wait 2).
+void dt_room_wait(dt_thr *T, size_t need) {
+	if (dt_state != DT_ST_TRACING || need > dt_chunk || (T->buf != NULL && T->pos + need <= T->end)) return;
+	if (T->buf != NULL) dt_submit_w(T, 2);
+	else dt_thr_attach_buf(T, dt_buf_get(2));
+}
+
+// dt_make_room is the slow path of dt_rec_begin: the buffer is full (hand
+// it over), or the thread has none since no buffer was free (take one if
+// there is one now, without waiting). 0: the call is not recorded, and is
+// counted as dropped.
+int dt_make_room(dt_thr *T, size_t need) {
+	if (need <= dt_chunk && dt_state == DT_ST_TRACING) {
+		if (T->buf != NULL) dt_submit(T);
+		else if (dt_buf_ready()) dt_thr_attach_buf(T, dt_buf_get(0));
+		if (T->buf != NULL && dt_state == DT_ST_TRACING) return 1;
+	}
+	T->dropped++;
+	return 0;
+}
+
+// dt_epoch_flush runs at the end of dt_rec_end when the epoch moved: it
+// hands over the records before the one just committed, [rec, T->pos), and
+// moves that one to the fresh buffer with its exit time taken now, after
+// the hand-over, so that the flush is counted in the call that triggered it.
+// (The record is saved first: once handed over, the old buffer may be
+// reused at any time.)
+void dt_epoch_flush(dt_thr *T, char *rec) {
+	T->epoch = dt_epoch;
+	if (dt_state != DT_ST_TRACING || T->buf == NULL || rec == T->buf || rec < T->buf || rec > T->pos) return;
+	size_t len = T->pos - rec;
+	char small[512], *tmp = len <= sizeof small ? small : malloc(len);
+	if (tmp == NULL) { // cannot move it: hand it over with the rest
+		dt_submit(T);
+		return;
+	}
+	memcpy(tmp, rec, len);
+	T->pos = T->commit = rec; // uncommit it
+	if (T->chunk_commit) *T->chunk_commit = (uint64_t)(rec - T->buf);
+	dt_submit(T);
+	if (T->buf != NULL && T->pos == T->commit && len <= (size_t)(T->end - T->pos)) {
+		memcpy(T->pos, tmp, len);
+		if (len >= sizeof(dt_hdr)) {
+			uint64_t t1 = dt_now();
+			memcpy(T->pos + offsetof(dt_hdr, t1), &t1, sizeof t1);
+		}
+		T->pos += len;
+		T->commit = T->pos;
+		if (T->chunk_commit) *T->chunk_commit = (uint64_t)(T->pos - T->buf);
+	} else if (len > 0) {
+		T->dropped++;
+	}
+	if (tmp != small) free(tmp);
+}
+
+void dt_stop(int reason) {
+	int tracing = DT_ST_TRACING;
+	if (__atomic_compare_exchange_n(&dt_state, &tracing, DT_ST_STOPPED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		dtgo_stopped(reason);
+}
+
+dt_thr *dt_enter_slow(void) {
+	if (dt_state == DT_ST_STOPPED) {
+		dt_thr *T = dt_self;
+		if (T && !T->busy) T->dropped++;
+	}
+	return NULL;
+}
+
+// dt_thr_exit hands over the buffer of a thread that ends, so that programs
+// creating many threads do not run out of buffers.
+static pthread_key_t thr_key;
+static pthread_once_t thr_key_once = PTHREAD_ONCE_INIT;
+
+static void dt_thr_exit(void *p) {
+	dt_thr *T = p;
+	pthread_mutex_lock(&thr_mu);
+	char *b = T->buf;
+	size_t n = T->commit - T->buf;
+	T->buf = T->pos = T->commit = T->end = NULL;
+	T->chunk_commit = NULL;
+	T->poll = NULL;
+	pthread_mutex_unlock(&thr_mu);
+	// A few records are copied out and the buffer goes straight back to the
+	// free list: a program starting threads one after another must not
+	// find every buffer queued behind the encoder (its new threads would
+	// drop their calls).
+	char *c = b && n > 0 && n <= 16384 ? malloc(n) : NULL;
+	if (c) {
+		memcpy(c, b, n);
+		dt_buf_put(b);
+		b = NULL;
+	}
+	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
+		if (c) dt_q_push(c, n, T->tid, 0, DT_Q_COPY);
+		else if (b && n > 0) dt_q_push(b, n, T->tid, 0, DT_Q_BUF), b = NULL;
+	} else {
+		free(c);
+	}
+	if (b) dt_buf_put(b);
+	// The small struct stays listed (its dropped count); the rest goes. A
+	// later MPI call from this thread (another key's destructor) finds no
+	// buffer and records nothing.
+	free(T->sites);
+	free(T->rscratch);
+	free(T->sscratch);
+	T->sites = NULL;
+	T->rscratch = NULL;
+	T->sscratch = NULL;
+	T->nrscratch = T->nsscratch = 0;
+}
+
+static void thr_key_init(void) { pthread_key_create(&thr_key, dt_thr_exit); }
+
+dt_thr *dt_thr_new(void) {
+	pthread_once(&thr_key_once, thr_key_init);
+	dt_thr *T = calloc(1, sizeof *T);
+	if (!T) return NULL;
+	T->sites = calloc(DT_SITE_CACHE, sizeof(dt_site_ent));
+	pthread_attr_t a;
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		void *lo;
+		size_t sz;
+		if (pthread_attr_getstack(&a, &lo, &sz) == 0) {
+			T->stk_lo = (uintptr_t)lo;
+			T->stk_hi = (uintptr_t)lo + sz;
+		}
+		pthread_attr_destroy(&a);
+	}
+	T->epoch = dt_epoch;
+	T->tid = __atomic_fetch_add(&thr_next, 1, __ATOMIC_RELAXED);
+	dt_thr_attach_buf(T, dt_buf_get(1)); // none free: the thread starts by dropping (dt_make_room)
+	if (!T->sites) {
+		free(T);
+		return NULL;
+	}
+	pthread_mutex_lock(&thr_mu);
+	T->next = thr_list;
+	thr_list = T;
+	pthread_mutex_unlock(&thr_mu);
+	dt_self = T;
+	pthread_setspecific(thr_key, T);
+	return T;
+}
+
+// dt_collect hands Go every thread's unsubmitted records at the end of
+// tracing (finalize, abort, signal). Other threads may still run in a crash:
+// their records up to the last complete one are taken.
+void dt_collect(void) {
+	pthread_mutex_lock(&thr_mu);
+	for (dt_thr *T = thr_list; T; T = T->next) {
+		if (T->buf && T->commit > T->buf) {
+			char *old = T->buf;
+			size_t n = T->commit - T->buf;
+			T->buf = T->pos = T->commit = T->end = NULL;
+			dt_q_push(old, n, T->tid, 0, DT_Q_BUF);
+		}
+	}
+	pthread_mutex_unlock(&thr_mu);
+}
+
+uint64_t dt_dropped(void) {
+	uint64_t d = 0;
+	for (dt_thr *T = thr_list; T; T = T->next) d += T->dropped;
+	return d;
+}
+
+
+// dt_finish_state ends tracing (from Go, at a fatal signal).
+void dt_finish_state(void) { dt_state = DT_ST_FINISHED; }
