@@ -10,15 +10,6 @@
 #include <sys/types.h>
 #include <time.h>
 
-// dt_state (dt_thr.c): DT_ST_OFF before MPI_Init (and for good when the
-// trace could not be opened), DT_ST_TRACING while calls are recorded,
-// DT_ST_STOPPED once recording stopped early (dt_stop: size limit, write
-// error, full trace buffer; calls are counted as dropped until the trace is
-// finished), DT_ST_FINISHED once the trace is finished (MPI_Finalize,
-// MPI_Abort, fatal signal, exit) and in a forked child. dt_enter
-// (dt_wrap.h) compares dt_state with DT_ST_TRACING's value, 1.
-enum { DT_ST_OFF = 0, DT_ST_TRACING = 1, DT_ST_STOPPED = 2, DT_ST_FINISHED = 3 };
-
 // Footer.StopReason values.
 enum {
 	DT_STOP_FINALIZE = 1, DT_STOP_SIZE_LIMIT = 2, DT_STOP_WRITE_ERROR = 3, DT_STOP_ABORT = 4,

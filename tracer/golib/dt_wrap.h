@@ -1,5 +1,5 @@
 // Per-call recording path of the tracer, included by the generated wrappers
-// (zz_*_gen.c) and by dt.c. Everything a wrapper does on each MPI call is
+// (zz_*_gen.c) and by the runtime's C files (dt_*.c). Everything a wrapper does on each MPI call is
 // inline here: two timestamps, a call-site lookup in a per-thread cache and a
 // compact record appended to the calling thread's buffer. Go is entered only
 // when a buffer is full (see dt_make_room), never per call.
@@ -12,6 +12,14 @@
 #include <string.h>
 #include <time.h>
 #include <x86intrin.h>
+
+// dt_state (dt_thr.c): DT_ST_OFF before MPI_Init (and for good when the
+// trace could not be opened), DT_ST_TRACING while calls are recorded,
+// DT_ST_STOPPED once recording stopped early (dt_stop: size limit, write
+// error, full trace buffer; calls are counted as dropped until the trace is
+// finished), DT_ST_FINISHED once the trace is finished (MPI_Finalize,
+// MPI_Abort, fatal signal, exit) and in a forked child.
+enum { DT_ST_OFF = 0, DT_ST_TRACING = 1, DT_ST_STOPPED = 2, DT_ST_FINISHED = 3 };
 
 #define DT_MAXDEPTH 16
 #define DT_SITE_CACHE 512
@@ -86,7 +94,7 @@ typedef struct dt_thr {
 // Hidden: the per-call path reaches them without a GOT indirection.
 #define DT_HIDDEN __attribute__((visibility("hidden")))
 extern __thread dt_thr *dt_self __attribute__((tls_model("initial-exec"))) DT_HIDDEN;
-extern volatile int dt_state DT_HIDDEN; // 0 off, 1 tracing, 2 stopped, 3 finished
+extern volatile int dt_state DT_HIDDEN; // a DT_ST_* value
 extern volatile uint64_t dt_epoch DT_HIDDEN;
 extern volatile uint64_t dt_type_gen DT_HIDDEN;
 extern int dt_use_tsc DT_HIDDEN, dt_depth DT_HIDDEN;
@@ -122,7 +130,7 @@ DT_INLINE uint64_t dt_now(void) {
 }
 
 DT_INLINE dt_thr *dt_enter(void) {
-	if (__builtin_expect(dt_state != 1, 0)) return dt_enter_slow();
+	if (__builtin_expect(dt_state != DT_ST_TRACING, 0)) return dt_enter_slow();
 	dt_thr *T = dt_self;
 	if (__builtin_expect(T == NULL, 0)) T = dt_thr_new();
 	if (T == NULL || T->busy) return NULL; // nested MPI call: recorded by the outer one
