@@ -40,8 +40,10 @@ type ChromeExport struct {
 	W       io.Writer // where the JSON goes, once the replay is over
 	TempDir string    // directory of the spool file; "" = os.TempDir()
 
-	// Counts of what was written, once Analyze returned.
+	// Counts of what was written, once Analyze returned, and the size
+	// the spool reached.
 	Calls, Messages, Spans int64
+	SpoolBytes             int64
 
 	sp    *spool
 	ranks []*exRank
@@ -343,6 +345,7 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 	if x.sp.err != nil {
 		return x.sp.err
 	}
+	x.SpoolBytes = x.sp.off
 	size := len(x.ranks)
 	var origin int64
 	first := true
@@ -407,8 +410,9 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 						siteArgs[sk] = sa
 					}
 				}
-				args = append(args[:0], `"kind":`...)
-				args = chrome.AppendString(args, kindNames[kindOf(fi)])
+				args = append(args[:0], `"kind":"`...)
+				args = append(args, kindNames[kindOf(fi)]...) // no character to escape
+				args = append(args, '"')
 				args = append(args, sa...)
 				if rec.bytes > 0 {
 					args = append(args, `,"bytes":`...)
