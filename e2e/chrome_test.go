@@ -77,7 +77,9 @@ func TestChromeSolver(t *testing.T) {
 		}
 		// The durations are the trace's: one host, so the alignment only
 		// shifts; without clock-condition repairs nothing stretches.
-		if r.ClockViolations == nil {
+		if r.ClockViolations != nil {
+			t.Logf("rank %d: clock-condition repairs: durations not compared", rank)
+		} else {
 			recorded, err := traceCalls(filepath.Join(dir, fmt.Sprintf("solver.%d.trc", rank)))
 			if err != nil {
 				t.Fatal(err)
