@@ -169,9 +169,13 @@ type Options struct {
 	Symbolizer Symbolizer
 	// Warn, when set, receives each warning as it is found (dtpa prints
 	// them on stderr); they are also listed in Report.Warnings.
-	Warn func(string) // Timeline, when set, records the run call by call for drawing
+	Warn func(string)
+	// Timeline, when set, records the run call by call for drawing
 	// (observe.go); its Timeline is filled when Analyze returns.
 	Timeline *TimelineRecorder
+	// Chrome, when set, gets the run written as Chrome trace-event JSON
+	// (export.go) before Analyze returns.
+	Chrome *ChromeExport
 }
 
 // Symbolizer turns a return address, given as a module path and an offset
@@ -296,6 +300,10 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	}
 
 	// Pass 2: the replay.
+	if err := opts.Chrome.start(size); err != nil {
+		return nil, Stats{}, err
+	}
+	defer opts.Chrome.cleanup()
 	x := newExchange(size, present)
 	s := newSched(x, ctx)
 	reps := make([]*replayer, size)
@@ -305,7 +313,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		}
 		rp := newReplayer(int32(r), f.path, x, model.Maps[r].Clone())
 		rp.ctx = ctx
-		rp.obs = opts.Timeline.rank(rp, size)
+		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, size), opts.Chrome.rank(rp))
 		reps[r] = rp
 		s.add(int32(r), rp.run)
 	}
@@ -330,13 +338,27 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	cv, un := summarize(reps, x, byRank, warn)
 
 	rep = build(reps, x, byRank, opts, warn)
-	if opts.Timeline != nil {
-		opts.Timeline.finish(reps, reportSiteIDs(reps))
-	}
 	rep.Task = opts.App
 	rep.Processors = size
 	rep.Warnings = append([]string{}, warns...)
 	rep.ClockViolations, rep.Unmatched = cv, un
+	if opts.Timeline != nil || opts.Chrome != nil {
+		ids := reportSiteIDs(reps)
+		hosts := make([]string, size)
+		for r, f := range byRank {
+			if f != nil && f.hdr != nil {
+				hosts[r] = f.hdr.Hostname
+			}
+		}
+		if opts.Timeline != nil {
+			opts.Timeline.finish(reps, ids, hosts)
+		}
+		if opts.Chrome != nil {
+			if err := opts.Chrome.finish(reps, ids, rep, hosts); err != nil {
+				return nil, Stats{}, err
+			}
+		}
+	}
 	var st Stats
 	for r, rp := range reps {
 		if rp != nil {

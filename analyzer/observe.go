@@ -9,15 +9,137 @@ import (
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
-// The timeline recorder watches the replay: every replayed call, on the
-// global clock after alignment and the controlled logical clock's forward
-// repairs, with the message each receive took (its sender and send entry)
-// and the instance each collective call joined. The replay calls it at a
-// few points (replayer.obs); disabled, each point is a nil check.
+// Observers watch the replay: every replayed call, on the global clock
+// after alignment and the controlled logical clock's forward repairs, with
+// the message each receive took (its sender and send entry) and the
+// instance each collective call joined, and every interval entered and
+// left. The replay calls its rank's rankObs at a few points (replayer.obs)
+// and the interval tracker calls it at each interval boundary; disabled,
+// each point is a nil check. Two observers exist: the timeline recorder
+// (dtpa --html) and the Chrome trace export (export.go).
 //
 // The times are those the replay computed when it replayed the call: the
 // backward amortization of a repair (clc.go), which moves earlier calls of
-// the rank after the fact for Overlap, is not reflected in the boxes.
+// the rank after the fact for Overlap, is not reflected.
+
+// rankObs gathers what the replay of one rank says about the call being
+// replayed and hands each finished call, and each interval boundary, to
+// the observers that are on. Only that rank's replay touches it.
+type rankObs struct {
+	rp *replayer
+	tl *tlRank // the timeline recorder's, nil when off
+	ex *exRank // the Chrome export's, nil when off
+	c  obsCall
+}
+
+// obsCall is one replayed call as the observers see it.
+type obsCall struct {
+	e                        *traceformat.Event
+	fi                       *fnInfo
+	kind                     int
+	entry, exit, lost, bytes int64
+	peer                     int32   // partner's world rank, -1 none
+	msgs                     []tlMsg // messages the call received (box unset)
+	// The collective instance it joined and the latest entry it waited
+	// for (collHas: it waited for one).
+	inColl, collHas bool
+	collKey         collKey
+	collLatest      int64
+}
+
+// newRankObs is the observer of rp's replay, nil when nothing observes.
+func newRankObs(rp *replayer, tl *tlRank, ex *exRank) *rankObs {
+	if tl == nil && ex == nil {
+		return nil
+	}
+	o := &rankObs{rp: rp, tl: tl, ex: ex}
+	rp.tr.Observe = o.interval
+	return o
+}
+
+// recv notes that the call being replayed received the message rank src
+// sent at global time send (ok false: nothing was received).
+func (o *rankObs) recv(src int32, send int64, ok bool) {
+	if o != nil && ok {
+		o.c.msgs = append(o.c.msgs, tlMsg{src: src, send: send})
+	}
+}
+
+// coll notes the collective instance the call being replayed joined and
+// the latest entry it waited for (has: it waited for one).
+func (o *rankObs) coll(k collKey, latest int64, has bool) {
+	if o != nil {
+		o.c.collKey, o.c.inColl, o.c.collLatest, o.c.collHas = k, true, latest, has
+	}
+}
+
+// call finishes the call just replayed: global entry and exit, and its
+// Real Sync.
+func (o *rankObs) call(e *traceformat.Event, fi *fnInfo, entry, exit, realSync int64) {
+	if o == nil {
+		return
+	}
+	c := &o.c
+	c.e, c.fi, c.kind, c.entry, c.exit, c.lost = e, fi, kindOf(fi), entry, exit, realSync
+	if c.inColl && c.collHas && fi.op == opColl {
+		c.lost = max(0, min(c.collLatest, exit)-entry)
+	}
+	c.bytes, c.peer = 0, -1
+	if e.Attr&traceformat.AttrSendBytes != 0 {
+		c.bytes += int64(e.SendBytes)
+	}
+	if e.Attr&traceformat.AttrRecvBytes != 0 {
+		c.bytes += int64(e.RecvBytes)
+	}
+	if len(c.msgs) > 0 {
+		c.peer = c.msgs[0].src
+	} else if e.Attr&traceformat.AttrSend != 0 {
+		if cm := o.rp.eventComm(e); cm != nil {
+			if w, ok := cm.peerWorld(e.SendPeer); ok {
+				c.peer = w
+			}
+		}
+	}
+	if o.tl != nil {
+		o.tl.record(c)
+	}
+	if o.ex != nil {
+		o.ex.record(c)
+	}
+	c.msgs = c.msgs[:0]
+	c.inColl = false
+}
+
+// interval notes that interval n (never the root) was entered or left at
+// global time at (intervals.Tracker.Observe).
+func (o *rankObs) interval(n *rnode, at int64, enter bool) {
+	if o.tl != nil {
+		o.tl.interval(n, at, enter)
+	}
+	if o.ex != nil {
+		o.ex.interval(n, at, enter)
+	}
+}
+
+// openSpan is an interval entered and not yet left.
+type openSpan struct {
+	n  *rnode
+	at int64
+}
+
+// popSpan removes n from the open intervals and says when it was entered
+// (the tracker leaves the innermost first).
+func popSpan(open *[]openSpan, n *rnode) (int64, bool) {
+	s := *open
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i].n == n {
+			at := s[i].at
+			*open = append(s[:i], s[i+1:]...)
+			return at, true
+		}
+	}
+	return 0, false
+}
 
 // DefaultTimelineCalls is the detail budget of a TimelineRecorder whose
 // MaxCalls is 0: boxes over all ranks (about 80 bytes each in memory).
@@ -41,7 +163,7 @@ const (
 type TimelineRecorder struct {
 	MaxCalls int // detail budget over all ranks; 0 = DefaultTimelineCalls
 
-	ranks []*rankObs
+	ranks []*tlRank
 	tl    *report.Timeline
 }
 
@@ -50,7 +172,7 @@ type TimelineRecorder struct {
 func (t *TimelineRecorder) Timeline() *report.Timeline { return t.tl }
 
 // rank sets up the recording of one rank (nil when t is nil).
-func (t *TimelineRecorder) rank(rp *replayer, size int) *rankObs {
+func (t *TimelineRecorder) rank(rp *replayer, size int) *tlRank {
 	if t == nil {
 		return nil
 	}
@@ -62,12 +184,12 @@ func (t *TimelineRecorder) rank(rp *replayer, size int) *rankObs {
 	for bins > minHistBins && bins*size > histTotalBins {
 		bins /= 2
 	}
-	o := &rankObs{rp: rp, budget: max / size, fnIdx: map[*fnInfo]int{}, hist: hist{bins: make([][nKinds]int64, bins)}}
+	o := &tlRank{rp: rp, budget: max / size, fnIdx: map[*fnInfo]int{}, hist: hist{bins: make([][nKinds]int64, bins)}}
 	if o.budget < 1 {
 		o.budget = 1
 	}
 	if t.ranks == nil {
-		t.ranks = make([]*rankObs, size)
+		t.ranks = make([]*tlRank, size)
 	}
 	t.ranks[rp.rank] = o
 	return o
@@ -91,20 +213,22 @@ type tlColl struct {
 	key collKey
 }
 
-// rankObs records one rank. Only that rank's replay touches it.
-type rankObs struct {
+// tlSpan is one execution of an interval kept in detail.
+type tlSpan struct {
+	enter, leave int64
+	n            *rnode
+}
+
+// tlRank records one rank. Only that rank's replay touches it.
+type tlRank struct {
 	rp     *replayer
 	budget int
 	boxes  []tlBox
 	msgs   []tlMsg
 	colls  []tlColl
+	spans  []tlSpan
+	open   []openSpan
 
-	// Of the call being replayed: the messages it received and the
-	// collective instance it joined.
-	pend             []tlMsg
-	collKey          collKey
-	inColl, collHas  bool
-	collLatest       int64
 	calls, received  int64
 	truncated        bool
 	detailEnd        int64
@@ -115,77 +239,62 @@ type rankObs struct {
 	hist             hist
 }
 
-// recv notes that the call being replayed received the message rank src
-// sent at global time send (ok false: nothing was received).
-func (o *rankObs) recv(src int32, send int64, ok bool) {
-	if o != nil && ok {
-		o.pend = append(o.pend, tlMsg{src: src, send: send})
-	}
-}
-
-// coll notes the collective instance the call being replayed joined and
-// the latest entry it waited for (has: it waited for one).
-func (o *rankObs) coll(k collKey, latest int64, has bool) {
-	if o != nil {
-		o.collKey, o.inColl, o.collLatest, o.collHas = k, true, latest, has
-	}
-}
-
-// call records the call just replayed: global entry and exit, and its Real
-// Sync.
-func (o *rankObs) call(e *traceformat.Event, fi *fnInfo, entry, exit, realSync int64) {
-	if o != nil {
-		o.record(e, fi, entry, exit, realSync)
-	}
-}
-
-func (o *rankObs) record(e *traceformat.Event, fi *fnInfo, entry, exit, lost int64) {
+func (o *tlRank) extend(from, to int64) {
 	if !o.started {
-		o.started, o.first = true, entry
+		o.started, o.first = true, from
 	}
-	o.last = max(o.last, exit)
-	kind := kindOf(fi)
-	if o.inColl && o.collHas && fi.op == opColl {
-		lost = max(0, min(o.collLatest, exit)-entry)
-	}
-	o.hist.add(entry, exit, lost, kind)
+	o.first = min(o.first, from)
+	o.last = max(o.last, to)
+}
+
+func (o *tlRank) record(c *obsCall) {
+	o.extend(c.entry, c.exit)
+	o.hist.add(c.entry, c.exit, c.lost, c.kind)
 	o.calls++
-	o.received += int64(len(o.pend))
+	o.received += int64(len(c.msgs))
 	if !o.truncated && len(o.boxes) >= o.budget {
-		o.truncated, o.detailEnd = true, entry
+		o.truncated, o.detailEnd = true, c.entry
 	}
 	if !o.truncated {
-		b := tlBox{entry: entry, exit: exit, lost: lost, site: e.Site, fn: e.Func, fidx: int32(o.fnIndex(fi, kind)), peer: -1}
-		if e.Attr&traceformat.AttrSendBytes != 0 {
-			b.bytes += int64(e.SendBytes)
-		}
-		if e.Attr&traceformat.AttrRecvBytes != 0 {
-			b.bytes += int64(e.RecvBytes)
-		}
-		if len(o.pend) > 0 {
-			b.peer = o.pend[0].src
-		} else if e.Attr&traceformat.AttrSend != 0 {
-			if c := o.rp.eventComm(e); c != nil {
-				if w, ok := c.peerWorld(e.SendPeer); ok {
-					b.peer = w
-				}
-			}
-		}
+		e := c.e
+		b := tlBox{entry: c.entry, exit: c.exit, lost: c.lost, site: e.Site, fn: e.Func, fidx: int32(o.fnIndex(c.fi, c.kind)),
+			peer: c.peer, bytes: c.bytes}
 		i := int32(len(o.boxes))
 		o.boxes = append(o.boxes, b)
-		for _, m := range o.pend {
+		for _, m := range c.msgs {
 			m.box = i
 			o.msgs = append(o.msgs, m)
 		}
-		if o.inColl {
-			o.colls = append(o.colls, tlColl{box: i, key: o.collKey})
+		if c.inColl {
+			o.colls = append(o.colls, tlColl{box: i, key: c.collKey})
 		}
 	}
-	o.pend = o.pend[:0]
-	o.inColl = false
 }
 
-func (o *rankObs) fnIndex(fi *fnInfo, kind int) int {
+// interval keeps the executions of intervals that start within the
+// detail, as many as the detail budget.
+func (o *tlRank) interval(n *rnode, at int64, enter bool) {
+	if enter {
+		if len(o.open) < maxOpenSpans {
+			o.open = append(o.open, openSpan{n, at})
+		}
+		return
+	}
+	from, ok := popSpan(&o.open, n)
+	if !ok {
+		return
+	}
+	o.extend(from, at)
+	if (!o.truncated || from < o.detailEnd) && len(o.spans) < o.budget {
+		o.spans = append(o.spans, tlSpan{enter: from, leave: at, n: n})
+	}
+}
+
+// maxOpenSpans bounds the nesting of intervals followed (deeper ones are
+// not drawn).
+const maxOpenSpans = 64
+
+func (o *tlRank) fnIndex(fi *fnInfo, kind int) int {
 	if i, ok := o.fnIdx[fi]; ok {
 		return i
 	}
@@ -267,8 +376,9 @@ func (h *hist) spread(from, to int64, k int) {
 
 // finish builds t's Timeline once the replay is over; siteID numbers call
 // sites as the report's SRC ids do (the keys of siteKeyer).
-func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int) {
-	tl := &report.Timeline{Funcs: []report.TimelineFunc{}, Lanes: []report.Lane{}, Bins: overviewBins,
+// hosts are the ranks' host names.
+func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts []string) {
+	tl := &report.Timeline{Funcs: []report.TimelineFunc{}, Lanes: []report.Lane{}, Bins: overviewBins, Intervals: []string{},
 		Messages: report.Messages{From: []int{}, To: []int{}, Send: []int64{}, Recv: []int64{}}}
 	t.tl = tl
 	tl.MaxCalls = t.MaxCalls
@@ -290,11 +400,12 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int) {
 	tl.End = max(0, last-tl.Origin)
 	funcs := map[report.TimelineFunc]int{}
 	insts := map[collKey]int{}
+	ivs := map[string]int{}
 	for r, o := range t.ranks {
 		if o == nil || !o.started {
 			continue
 		}
-		ln := report.Lane{Rank: r, Calls: o.calls, Truncated: o.truncated, DetailEnd: tl.End}
+		ln := report.Lane{Rank: r, Host: hosts[r], Calls: o.calls, Truncated: o.truncated, DetailEnd: tl.End}
 		if o.truncated {
 			ln.DetailEnd = o.detailEnd - tl.Origin
 			tl.Truncated = true
@@ -331,6 +442,19 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int) {
 				insts[c.key] = id
 			}
 			ln.Coll[c.box] = id
+		}
+		sp := &ln.Spans
+		sp.Start, sp.Dur = make([]int64, len(o.spans)), make([]int64, len(o.spans))
+		sp.Interval, sp.Level = make([]int, len(o.spans)), make([]int, len(o.spans))
+		for i, s := range o.spans {
+			key := s.n.Key()
+			id, ok := ivs[key]
+			if !ok {
+				id = len(tl.Intervals)
+				ivs[key] = id
+				tl.Intervals = append(tl.Intervals, key)
+			}
+			sp.Start[i], sp.Dur[i], sp.Interval[i], sp.Level[i] = s.enter-tl.Origin, s.leave-s.enter, id, s.n.Level()
 		}
 		ln.Overview = o.hist.resample(tl.Origin, tl.End, o.first, o.last)
 		tl.Lanes = append(tl.Lanes, ln)

@@ -99,6 +99,11 @@ type Tracker[T any] struct {
 	started bool
 	ended   bool
 	Who     string // prefix of warnings, e.g. "rank 3"
+	// Observe, when set, is told of every interval (not the root)
+	// entered (enter true) or left, at the time of the entry or exit,
+	// including those closed at a crossing MPI_Pcontrol(101) or at the
+	// end (drawing tools follow the intervals with it).
+	Observe func(n *Node[T], at int64, enter bool)
 }
 
 // NewTracker returns a tracker whose nodes get values from newVal. warn
@@ -143,6 +148,9 @@ func (t *Tracker[T]) open(n *Node[T], at int64) {
 	n.enteredAt = at
 	n.open = true
 	t.stack = append(t.stack, n)
+	if t.Observe != nil && n != t.root {
+		t.Observe(n, at, true)
+	}
 }
 
 func (t *Tracker[T]) close(n *Node[T], at int64) {
@@ -152,6 +160,9 @@ func (t *Tracker[T]) close(n *Node[T], at int64) {
 	n.LastExit = max(n.LastExit, at)
 	n.open = false
 	t.stack = t.stack[:len(t.stack)-1]
+	if t.Observe != nil && n != t.root {
+		t.Observe(n, at, false)
+	}
 }
 
 // Enter opens interval num inside the current one at time at; site is the

@@ -110,3 +110,23 @@ func TestSectionPieces(t *testing.T) {
 		t.Errorf("section 2: %+v", r)
 	}
 }
+
+// TestObserve: every entry and exit of an interval (not the root) is
+// reported, those closed by a crossing leave and at the end included.
+func TestObserve(t *testing.T) {
+	var warns, seen []string
+	tr := newTracker(&warns)
+	tr.Observe = func(n *Node[*counter], at int64, enter bool) {
+		seen = append(seen, fmt.Sprintf("%v %s@%d", enter, n.Key(), at))
+	}
+	tr.Start(0)
+	tr.Enter(1, 10, 0)
+	tr.Enter(2, 20, 0)
+	tr.Leave(1, 30) // crosses 2: both close at 30
+	tr.Enter(3, 40, 0)
+	tr.Finish(50)
+	want := "true 1@10 true 1/2@20 false 1/2@30 false 1@30 true 3@40 false 3@50"
+	if got := strings.Join(seen, " "); got != want {
+		t.Errorf("observed %q, want %q", got, want)
+	}
+}

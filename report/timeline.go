@@ -9,11 +9,16 @@ package report
 // keeps only the overview, and DetailEnd says where its detail stops. The
 // overview always covers the whole run.
 type Timeline struct {
-	Origin int64 `json:"origin_ns"` // global clock of time 0 (the earliest call's entry)
-	End    int64 `json:"end"`       // the latest exit
+	// Origin is the global clock of time 0: the earliest call's entry (or
+	// interval entry, when a rank enters an interval before its first call).
+	Origin int64 `json:"origin_ns"`
+	End    int64 `json:"end"` // the latest exit
 	// Funcs are the MPI functions the boxes name (Lane.Func indexes it).
 	Funcs []TimelineFunc `json:"funcs"`
-	Lanes []Lane         `json:"lanes"` // by rank; ranks without a trace are absent
+	// Intervals are the intervals the spans name (Spans.Interval indexes
+	// it), by path ("1", "1/2", as Interval.Path joined by "/").
+	Intervals []string `json:"intervals"`
+	Lanes     []Lane   `json:"lanes"` // by rank; ranks without a trace are absent
 	// Messages are the message arrows kept (both ends within detail).
 	Messages Messages `json:"messages"`
 	// MessageCount counts the messages matched in the whole run, kept or
@@ -44,6 +49,7 @@ type TimelineFunc struct {
 // Start[i], Dur[i], …), in the order the rank made them.
 type Lane struct {
 	Rank      int     `json:"rank"`
+	Host      string  `json:"host"`       // host name the rank ran on (trace header)
 	Calls     int64   `json:"calls"`      // calls replayed on the rank, kept or not
 	DetailEnd int64   `json:"detail_end"` // detail is complete before this time
 	Truncated bool    `json:"truncated"`  // calls after DetailEnd are left out
@@ -58,9 +64,21 @@ type Lane struct {
 	Bytes []int64 `json:"bytes"` // sent plus received
 	Peer  []int   `json:"peer"`  // partner's world rank (the sender of a receive), -1 none
 	Coll  []int   `json:"coll"`  // collective instance (same number on every member), -1 none
+	// Spans are the interval executions (MPI_Pcontrol(100) exit to
+	// MPI_Pcontrol(101) entry) that start within the detail.
+	Spans Spans `json:"spans"`
 	// Overview: per bin, ns spent in each kind of call and lost to late
 	// partners.
 	Overview Overview `json:"overview"`
+}
+
+// Spans are interval executions, column by column, in the order they were left
+// (an inner interval before the one it lies in).
+type Spans struct {
+	Start    []int64 `json:"start"`
+	Dur      []int64 `json:"dur"`
+	Interval []int   `json:"interval"` // index into Timeline.Intervals
+	Level    []int   `json:"level"`    // nesting level, 1 for an outermost interval
 }
 
 // Overview is one rank's time per bin and kind.

@@ -61,6 +61,10 @@ var (
 		DisableDefaultText: true,
 		Usage:              "write a self-contained HTML page (charts, tables, a timeline of every rank) instead of the .trpa text; use with -o FILE",
 	}
+	flagExport = &cli.StringFlag{
+		Name:  "export",
+		Usage: "write the run as `FORMAT` instead of a report; chrome: trace-event JSON for Perfetto UI or chrome://tracing (MPI calls per rank, a flow per message, intervals); use with -o FILE",
+	}
 	flagDir = &cli.StringFlag{
 		Name:  "dir",
 		Value: ".",
@@ -111,6 +115,8 @@ EXAMPLES:
    dtpa --json --dir run42 -o r.json jacobi
    # The page to open in a browser: summary, charts, SRC tables, timeline:
    dtpa --html -o jacobi.html jacobi
+   # Every MPI call and message, to open in https://ui.perfetto.dev or chrome://tracing:
+   dtpa --export chrome -o jacobi.json jacobi
 
 EXIT STATUS:
    0 report written, 1 analysis or output failed, 2 bad command line.
@@ -121,9 +127,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:                  "dtpa",
 		Usage:                 "performance report of a traced MPI run (DVM PPPA characteristics)",
-		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html] [--dir DIR] [--exe PATH] <app> [level]",
+		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html | --export chrome] [--dir DIR] [--exe PATH] <app> [level]",
 		CustomAppHelpTemplate: helpTemplate,
-		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagDir, flagExe},
+		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagExport, flagDir, flagExe},
 		HideHelpCommand:       true,
 		Writer:                stdout,
 		ErrWriter:             stderr,
@@ -164,10 +170,19 @@ func optionsFrom(c *cli.Context) (Options, error) {
 		Output:   c.String(flagOutput.Name),
 		JSON:     c.Bool(flagJSON.Name),
 		HTML:     c.Bool(flagHTML.Name),
+		Export:   c.String(flagExport.Name),
 		MaxLevel: -1,
 	}
 	if opts.JSON && opts.HTML {
 		return Options{}, usagef("--json and --html exclude each other")
+	}
+	if c.IsSet(flagExport.Name) {
+		if opts.Export != "chrome" {
+			return Options{}, usagef("--export knows one format, chrome; not %q", opts.Export)
+		}
+		if opts.JSON || opts.HTML {
+			return Options{}, usagef("--export excludes --json and --html")
+		}
 	}
 	if opts.App == "" || strings.HasPrefix(opts.App, "-") {
 		return Options{}, usagef("bad application name %q", opts.App)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/report/chrome/chrometest"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -127,5 +128,58 @@ func TestEndToEndHTML(t *testing.T) {
 	}
 	if _, errOut, code := dtpa(t, "--html", "--json", "--dir", dir, "app"); code != exitUsage || !strings.Contains(errOut, "exclude each other") {
 		t.Errorf("--html --json: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestEndToEndChrome: --export chrome writes the late-sender run as trace
+// events: its two MPI calls, one flow for its message, interval 1 on both
+// ranks; nothing else is left beside the file. Other formats, and
+// --export with --json or --html, are usage errors.
+func TestEndToEndChrome(t *testing.T) {
+	dir := lateSender(t)
+	outDir := t.TempDir()
+	file := filepath.Join(outDir, "app.json")
+	out, errOut, code := dtpa(t, "--export", "chrome", "--dir", dir, "-o", file, "app")
+	if code != 0 || out != "" {
+		t.Fatalf("exit %d, stdout %q: %s", code, out, errOut)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := chrometest.Read(b)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	var calls, spans []string
+	for _, s := range tr.Slices {
+		if s.Cat == "mpi" {
+			calls = append(calls, s.Name)
+		} else {
+			spans = append(spans, s.Name)
+		}
+	}
+	if strings.Join(calls, " ") != "MPI_Send MPI_Recv" || strings.Join(spans, " ") != "interval 1 interval 1" || len(tr.Flows) != 1 {
+		t.Errorf("calls %v spans %v flows %v", calls, spans, tr.Flows)
+	}
+	if ents, _ := os.ReadDir(outDir); len(ents) != 1 {
+		t.Errorf("beside the export: %v", ents)
+	}
+	// To standard output without -o.
+	out, errOut, code = dtpa(t, "--export", "chrome", "--dir", dir, "app")
+	if code != 0 || !strings.HasPrefix(out, `{"displayTimeUnit"`) {
+		t.Errorf("to stdout: exit %d, %.40q: %s", code, out, errOut)
+	}
+	for _, args := range [][]string{{"--export", "perfetto", "app"}, {"--export", "chrome", "--json", "app"}, {"--export", "chrome", "--html", "app"}} {
+		if _, errOut, code := dtpa(t, append([]string{"--dir", dir}, args...)...); code != exitUsage {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+	}
+	// A failed analysis leaves no file.
+	if _, _, code := dtpa(t, "--export", "chrome", "--dir", t.TempDir(), "-o", file+"2", "app"); code != exitError {
+		t.Errorf("no traces: exit %d", code)
+	}
+	if ents, _ := os.ReadDir(outDir); len(ents) != 1 {
+		t.Errorf("after a failure, beside the export: %v", ents)
 	}
 }

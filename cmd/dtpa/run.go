@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
@@ -25,6 +26,9 @@ type Options struct {
 	Output   string // file for the report; "" = w
 	JSON     bool   // JSON report instead of .trpa text
 	HTML     bool   // self-contained HTML page with a timeline instead of .trpa text
+	// Export names a format to write the run in instead of a report:
+	// "chrome" (Chrome trace-event JSON); "" none.
+	Export string
 	// TimelineCalls is the timeline's detail budget for HTML (calls over
 	// all ranks); 0 = defaultTimelineCalls.
 	TimelineCalls int
@@ -46,6 +50,9 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	dir := opts.Dir
 	if dir == "" {
 		dir = "."
+	}
+	if opts.Export != "" {
+		return export(ctx, opts, w, warn)
 	}
 	var tl *analyzer.TimelineRecorder
 	if opts.HTML {
@@ -91,6 +98,63 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
+	return nil
+}
+
+// export writes the run as Chrome trace-event JSON, streamed: to w, or
+// to a temporary file beside opts.Output renamed once complete, so that a
+// failure never leaves half a file.
+func export(ctx context.Context, opts Options, w io.Writer, warn func(string)) (err error) {
+	if opts.Export != "chrome" {
+		return fmt.Errorf("unknown export format %q", opts.Export)
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	x := &analyzer.ChromeExport{W: w}
+	var f *os.File
+	if opts.Output != "" {
+		// The spool goes beside the output too: the disk that takes the
+		// export takes its spool, a tenth of it, rather than /tmp.
+		x.TempDir = filepath.Dir(opts.Output)
+		f, err = os.CreateTemp(x.TempDir, "."+filepath.Base(opts.Output)+".*.tmp")
+		if err != nil {
+			return fmt.Errorf("writing export: %w", err)
+		}
+		defer func() {
+			if f != nil {
+				f.Close()
+				os.Remove(f.Name())
+			}
+		}()
+		x.W = f
+	}
+	_, err = analyze(ctx, analyzer.Options{
+		Dir:        opts.Dir,
+		App:        opts.App,
+		MaxLevel:   opts.MaxLevel,
+		Exe:        opts.Exe,
+		Warn:       warn,
+		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn}),
+		Chrome:     x,
+	})
+	if err != nil {
+		return err
+	}
+	if f == nil {
+		return nil
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing export: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing export: %w", err)
+	}
+	if err := os.Rename(f.Name(), opts.Output); err != nil {
+		return fmt.Errorf("writing export: %w", err)
+	}
+	f = nil
 	return nil
 }
 

@@ -208,3 +208,42 @@ func firstLoss(t *testing.T, dom string) string {
 	}
 	return li
 }
+
+// TestBrowserTimelineSpans: interval executions are drawn on the lanes
+// (two ranks, intervals 1 and 1/2 on each) and lanes name their hosts,
+// even hosts named like markup.
+func TestBrowserTimelineSpans(t *testing.T) {
+	const us = tracetest.US
+	run := tracetest.NewRun(2)
+	for i := 0; i < 2; i++ {
+		r := run.Rank(i)
+		r.Init(1*us).Pcontrol(100, 1).Compute(10*us).Pcontrol(100, 2).Barrier(5*us).Pcontrol(101, 2)
+		r.Compute(4*us).Pcontrol(101, 1).Finalize(1 * us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &analyzer.TimelineRecorder{}
+	rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := rec.Timeline()
+	if tl.Lanes[0].Host != "testhost" {
+		t.Errorf("host %q, want the trace header's testhost", tl.Lanes[0].Host)
+	}
+	tl.Lanes[0].Host = evilFile
+	path, _ := write(t, rep, tl)
+	p := headless.Open(t, path)
+	checkPage(t, p)
+	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	for _, want := range []string{`data-ranks="2"`, `data-spans="4"`, `data-hosts="2"`} {
+		if !strings.Contains(tlDiv, want) {
+			t.Errorf("timeline element %s lacks %s", tlDiv, want)
+		}
+	}
+	if strings.Contains(attrRE.ReplaceAllString(p.DOM, `=""`), "<img") {
+		t.Error("a host name became an element")
+	}
+}

@@ -310,6 +310,13 @@
     host.setAttribute("data-ranks", String(n));
     host.setAttribute("data-messages", String(tl.message_count));
     host.setAttribute("data-arrows", String(M.from.length));
+    // Interval executions drawn behind the calls, and the hosts.
+    const spansOf = (l) => l.spans || { start: [], dur: [], interval: [], level: [] };
+    host.setAttribute("data-spans", String(lanes.reduce((a, l) => a + spansOf(l).start.length, 0)));
+    const hosts = [...new Set(lanes.map((l) => l.host || ""))];
+    host.setAttribute("data-hosts", String(hosts.filter((h) => h).length));
+    const oneHost = hosts.length === 1;
+    const label = (l) => "rank " + l.rank + (oneHost || !l.host ? "" : " " + l.host);
     const kinds = tl.funcs.map((f) => f.kind);
     const colors = { p2p: "#4e79a7", coll: "#59a14f", wait: "#f28e2b", other: "#a0a0a0" };
     const laneOf = new Map();
@@ -317,7 +324,7 @@
     info.append(legend([["point-to-point", , colors.p2p], ["collective", , colors.coll], ["wait/test", , colors.wait],
       ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]]),
     el("div", { class: "note" }, tl.call_count + " calls, " + tl.message_count + " messages on " + n +
-      " ranks. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
+      " ranks" + (oneHost && hosts[0] ? " on host " + hosts[0] : "") + "; intervals shaded purple behind the calls. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
       "A link ending in #t=FROM,TO (seconds) opens this window."));
     if (tl.truncated) {
       info.append(el("div", { class: "trunc", id: "truncated" }, "Detail truncated: the page keeps " + tl.max_calls +
@@ -335,10 +342,13 @@
 
     const canvas = el("canvas");
     host.append(canvas);
+    const ctx0 = canvas.getContext("2d");
     const tip = el("div", { id: "tip" });
     host.append(tip);
     host.tabIndex = 0;
-    const gutter = 56, axis = 22;
+    const axis = 22;
+    ctx0.font = "11px system-ui, sans-serif";
+    const gutter = Math.min(200, Math.max(56, 10 + Math.max(...lanes.map((l) => ctx0.measureText(label(l)).width))));
     const laneH = Math.max(3, Math.min(28, Math.floor(560 / n)));
     const H = axis + n * laneH + 8;
     let W = 800, t0 = 0, t1 = Math.max(tl.end, 1);
@@ -379,7 +389,18 @@
         const y = Y(j), h = Math.max(2, laneH - 2);
         ctx.fillStyle = j % 2 ? "#f7f7f7" : "#fbfbfb";
         ctx.fillRect(gutter, y, W - gutter, laneH);
-        if (laneH >= 9) { ctx.fillStyle = "#333"; ctx.fillText("rank " + l.rank, 4, y + Math.min(laneH - 3, 14)); }
+        if (laneH >= 9) { ctx.fillStyle = "#333"; ctx.fillText(label(l), 4, y + Math.min(laneH - 3, 14), gutter - 6); }
+        // Interval executions: a purple tint per level, a line on top.
+        const sp = spansOf(l);
+        for (let i = 0; i < sp.start.length; i++) {
+          const s = sp.start[i], e = s + sp.dur[i];
+          if (e < t0 || s > t1) continue;
+          const x0 = Math.max(gutter, X(s)), x1 = Math.max(x0 + 1, X(e));
+          ctx.fillStyle = "rgba(148,103,189,.13)";
+          ctx.fillRect(x0, y, x1 - x0, laneH);
+          ctx.fillStyle = "rgba(118,73,159,.8)";
+          ctx.fillRect(x0, y + Math.min(sp.level[i] - 1, 3), x1 - x0, 1);
+        }
         // Overview where the detail stops.
         if (l.truncated && l.detail_end < t1) {
           const bw = tl.end / tl.bins, ov = l.overview;
@@ -482,10 +503,30 @@
       const r = canvas.getBoundingClientRect(), x = e.clientX - r.left, yy = e.clientY - r.top;
       const j = Math.floor((yy - axis) / laneH);
       tip.style.display = "none";
-      if (j < 0 || j >= n || x < gutter) return;
+      if (j < 0 || j >= n) return;
+      const show = (lines) => {
+        tip.textContent = lines.join("\n");
+        tip.style.display = "block";
+        tip.style.left = Math.min(x + 12, W - 260) + "px";
+        tip.style.top = (yy + 14) + "px";
+      };
+      if (x < gutter) {
+        show(["rank " + lanes[j].rank + (lanes[j].host ? " on host " + lanes[j].host : ""), lanes[j].calls + " calls"]);
+        return;
+      }
       const l = lanes[j], t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
       let i = firstAt(l, t - slack);
-      if (i >= l.start.length || l.start[i] > t + slack) return;
+      if (i >= l.start.length || l.start[i] > t + slack) {
+        // Not on a call: the innermost interval there, if any.
+        const sp = spansOf(l);
+        let best = -1;
+        for (let k = 0; k < sp.start.length; k++)
+          if (sp.start[k] <= t && t <= sp.start[k] + sp.dur[k] && (best < 0 || sp.level[k] > sp.level[best])) best = k;
+        if (best >= 0)
+          show(["interval " + tl.intervals[sp.interval[best]], "rank " + l.rank,
+            "start " + dur(sp.start[best]) + ", duration " + dur(sp.dur[best])]);
+        return;
+      }
       const f = tl.funcs[l.func[i]], p = srcById.get(l.site[i]);
       const lines = [f.name + " (" + f.kind + ")", "rank " + l.rank + (p ? ", " + siteText(site(p)) + " [SRC " + p.id + "]" : ""),
         "start " + dur(l.start[i]) + ", duration " + dur(l.dur[i])];
@@ -493,10 +534,7 @@
       if (l.bytes[i] > 0) lines.push(l.bytes[i] + " bytes");
       if (l.peer[i] >= 0) lines.push("peer rank " + l.peer[i]);
       if (l.coll[i] >= 0) lines.push("collective instance " + l.coll[i]);
-      tip.textContent = lines.join("\n");
-      tip.style.display = "block";
-      tip.style.left = Math.min(x + 12, W - 260) + "px";
-      tip.style.top = (yy + 14) + "px";
+      show(lines);
     });
     canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });
     window.addEventListener("resize", () => { resize(); draw(); });
