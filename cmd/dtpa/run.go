@@ -24,11 +24,14 @@ type Options struct {
 	Output   string // file for the report; "" = w
 	JSON     bool   // JSON report instead of .trpa text
 	Render   trpa.Options
+	// Analyze computes the report; nil means analyzer.Analyze. Tests pass
+	// a stand-in that returns a hand-built report, so that rendering,
+	// levels, output and exit codes are checked through the whole command.
+	Analyze AnalyzeFunc
 }
 
-// analyze is analyzer.Analyze; tests replace it to render hand-built
-// reports through the whole command.
-var analyze = analyzer.Analyze
+// AnalyzeFunc is the signature of analyzer.Analyze.
+type AnalyzeFunc func(context.Context, analyzer.Options) (*report.Report, error)
 
 // Run analyses the traces and writes the report to w (or to opts.Output),
 // warnings to stderr as they are found.
@@ -37,6 +40,10 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	dir := opts.Dir
 	if dir == "" {
 		dir = "."
+	}
+	analyze := opts.Analyze
+	if analyze == nil {
+		analyze = analyzer.Analyze
 	}
 	rep, err := analyze(ctx, analyzer.Options{
 		Dir:      opts.Dir,
