@@ -266,6 +266,24 @@ func TestMarkdownNamesResolve(t *testing.T) {
 	}
 }
 
+// TestNoCheckoutPaths: no Markdown file shows where this checkout is
+// (sample output pasted from a run names files relative to the repository).
+func TestNoCheckoutPaths(t *testing.T) {
+	root := repoRoot(t)
+	for _, file := range markdownFiles(t, root) {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, root+"/") {
+				rel, _ := filepath.Rel(root, file)
+				t.Errorf("%s:%d: names this checkout's path %s", rel, i+1, root)
+			}
+		}
+	}
+}
+
 // TestSlug pins the anchor rule against headings as GitHub renders them.
 func TestSlug(t *testing.T) {
 	for h, want := range map[string]string{
