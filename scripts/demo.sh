@@ -11,7 +11,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/dtpa-demo.XXXXXX)
 cd "$work"
 echo "== building testdata/apps/solver.c in $work"
-mpicc.openmpi -g -O2 -o solver "$root/testdata/apps/solver.c"
+# Compiled from the repository root with the root mapped to ".", so that the
+# report names testdata/apps/solver.c wherever the checkout is.
+(cd "$root" && mpicc.openmpi -g -O2 -fdebug-prefix-map="$root"=. -o "$work/solver" testdata/apps/solver.c)
 echo "== tracing: dtrun -np 4 --oversubscribe ./solver"
 "$root/bin/dtrun" -np 4 --oversubscribe ./solver
 ls -l solver.*.trc

@@ -122,8 +122,9 @@ EXIT STATUS:
    0 report written, 1 analysis or output failed, 2 bad command line.
 `
 
-// newApp builds the command line; Main runs it.
-func newApp(stdout, stderr io.Writer) *cli.App {
+// newApp builds the command line; Main runs it. Its Action runs analyze
+// (nil: analyzer.Analyze).
+func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 	return &cli.App{
 		Name:                  "dtpa",
 		Usage:                 "performance report of a traced MPI run (DVM PPPA characteristics)",
@@ -147,6 +148,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			if err != nil {
 				return err
 			}
+			opts.Analyze = analyze
 			return Run(c.Context, opts, stdout, stderr)
 		},
 	}
@@ -215,9 +217,10 @@ func optionsFrom(c *cli.Context) (Options, error) {
 }
 
 // Main runs dtpa with args (args[0] is the program name) and returns the
-// exit code; everything it prints goes to stdout and stderr.
-func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
+// exit code; everything it prints goes to stdout and stderr. analyze
+// computes the report (nil: analyzer.Analyze).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer, analyze AnalyzeFunc) int {
+	app := newApp(stdout, stderr, analyze)
 	err := app.RunContext(ctx, args)
 	var ue usageError
 	switch {

@@ -19,9 +19,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// fake replaces the analyzer for one test: it records the options it was
-// given, sends the warnings through opts.Warn as the analyzer does, and
-// returns rep (a fresh copy per call) or err.
+// fake stands in for the analyzer: it records the options it was given,
+// sends the warnings through opts.Warn as the analyzer does, and returns
+// rep (a fresh copy per call) or err.
 type fake struct {
 	rep  func() *report.Report
 	err  error
@@ -29,27 +29,34 @@ type fake struct {
 	warn []string
 }
 
-func (f *fake) install(t *testing.T) {
-	t.Helper()
-	saved := analyze
-	analyze = func(ctx context.Context, opts analyzer.Options) (*report.Report, error) {
-		f.got = opts
-		if f.err != nil {
-			return nil, f.err
-		}
-		for _, w := range f.warn {
-			opts.Warn(w)
-		}
-		return f.rep(), nil
+func (f *fake) analyze(ctx context.Context, opts analyzer.Options) (*report.Report, error) {
+	f.got = opts
+	if f.err != nil {
+		return nil, f.err
 	}
-	t.Cleanup(func() { analyze = saved })
+	for _, w := range f.warn {
+		opts.Warn(w)
+	}
+	return f.rep(), nil
 }
 
-// dtpa runs the command line as the shell would and returns its output.
+// dtpa runs the command line as the shell would, with f in place of the
+// analyzer, and returns its output.
+func (f *fake) dtpa(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return run(t, f.analyze, args...)
+}
+
+// dtpa runs the command line as the shell would, with the real analyzer.
 func dtpa(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return run(t, nil, args...)
+}
+
+func run(t *testing.T, analyze AnalyzeFunc, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = Main(context.Background(), append([]string{"dtpa"}, args...), &out, &errb)
+	code = Main(context.Background(), append([]string{"dtpa"}, args...), &out, &errb, analyze)
 	return out.String(), errb.String(), code
 }
 
@@ -69,8 +76,8 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			(&fake{rep: tt.rep}).install(t)
-			out, errOut, code := dtpa(t, tt.args...)
+			f := &fake{rep: tt.rep}
+			out, errOut, code := f.dtpa(t, tt.args...)
 			if code != 0 || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
@@ -82,14 +89,14 @@ func TestGolden(t *testing.T) {
 // TestDashes: the options work exactly as SPEC.md writes them (one dash,
 // multi-letter, value as the next argument) and with two dashes or '='.
 func TestDashes(t *testing.T) {
-	(&fake{rep: reporttest.Full}).install(t)
-	want, _, _ := dtpa(t, "-wp", "-src", "20", "-srct", "10", "jacobi")
+	f := &fake{rep: reporttest.Full}
+	want, _, _ := f.dtpa(t, "-wp", "-src", "20", "-srct", "10", "jacobi")
 	for _, args := range [][]string{
 		{"--wp", "--src", "20", "--srct", "10", "jacobi"},
 		{"-wp", "-src=20", "--srct=10", "jacobi"},
 		{"--wp=true", "-src", "20.0", "-srct", "10", "jacobi"},
 	} {
-		got, errOut, code := dtpa(t, args...)
+		got, errOut, code := f.dtpa(t, args...)
 		if code != 0 || got != want {
 			t.Errorf("%v: exit %d, stderr %q, output differs from -wp -src 20 -srct 10", args, code, errOut)
 		}
@@ -105,15 +112,14 @@ func TestDashes(t *testing.T) {
 // TestOptionsPassed: the command line reaches analyzer.Options.
 func TestOptionsPassed(t *testing.T) {
 	f := &fake{rep: reporttest.Minimal}
-	f.install(t)
-	if _, errOut, code := dtpa(t, "--dir", "/traces", "--exe", "/bin/app", "app", "2"); code != 0 {
+	if _, errOut, code := f.dtpa(t, "--dir", "/traces", "--exe", "/bin/app", "app", "2"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if f.got.Dir != "/traces" || f.got.App != "app" || f.got.MaxLevel != 2 || f.got.Exe != "/bin/app" || f.got.Warn == nil ||
 		f.got.Symbolizer == nil {
 		t.Errorf("analyzer.Options = %+v", f.got)
 	}
-	dtpa(t, "app")
+	f.dtpa(t, "app")
 	if f.got.Dir != "." || f.got.MaxLevel != -1 {
 		t.Errorf("defaults: Dir %q MaxLevel %d, want \".\" -1", f.got.Dir, f.got.MaxLevel)
 	}
@@ -122,17 +128,17 @@ func TestOptionsPassed(t *testing.T) {
 // TestLevel: intervals deeper than level are left out of both reports,
 // whatever the analyzer returned.
 func TestLevel(t *testing.T) {
-	(&fake{rep: reporttest.Full}).install(t)
+	f := &fake{rep: reporttest.Full}
 	for level, want := range map[string]int{"0": 1, "1": 2, "2": 3, "7": 3, "": 3} {
 		args := []string{"jacobi"}
 		if level != "" {
 			args = append(args, level)
 		}
-		out, _, _ := dtpa(t, args...)
+		out, _, _ := f.dtpa(t, args...)
 		if n := strings.Count(out, "\nINTERVAL "); n != want {
 			t.Errorf("level %q: %d intervals in .trpa, want %d", level, n, want)
 		}
-		out, _, _ = dtpa(t, append([]string{"--json"}, args...)...)
+		out, _, _ = f.dtpa(t, append([]string{"--json"}, args...)...)
 		var r report.Report
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatal(err)
@@ -146,8 +152,8 @@ func TestLevel(t *testing.T) {
 // TestJSON: the JSON report is the model itself (every field, -wp
 // ignored), indented, with empty arrays instead of null.
 func TestJSON(t *testing.T) {
-	(&fake{rep: reporttest.Full}).install(t)
-	out, _, code := dtpa(t, "--json", "-wp", "-src", "100", "jacobi")
+	f := &fake{rep: reporttest.Full}
+	out, _, code := f.dtpa(t, "--json", "-wp", "-src", "100", "jacobi")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -161,8 +167,8 @@ func TestJSON(t *testing.T) {
 	if !strings.HasPrefix(out, "{\n  \"schema\": \"dtpa-report/1\",\n") || !strings.HasSuffix(out, "}\n") {
 		t.Errorf("JSON not 2-space indented with a final newline:\n%.80s", out)
 	}
-	(&fake{rep: func() *report.Report { return &report.Report{Schema: report.Schema, Task: "x"} }}).install(t)
-	out, _, _ = dtpa(t, "--json", "x")
+	f = &fake{rep: func() *report.Report { return &report.Report{Schema: report.Schema, Task: "x"} }}
+	out, _, _ = f.dtpa(t, "--json", "x")
 	if strings.Contains(out, "null") {
 		t.Errorf("empty report has null: %s", out)
 	}
@@ -171,17 +177,17 @@ func TestJSON(t *testing.T) {
 // TestOutputFile: -o writes the report to a file and nothing to stdout; a
 // file that cannot be written is an error.
 func TestOutputFile(t *testing.T) {
-	(&fake{rep: reporttest.Minimal}).install(t)
-	want, _, _ := dtpa(t, "hello")
+	f := &fake{rep: reporttest.Minimal}
+	want, _, _ := f.dtpa(t, "hello")
 	path := filepath.Join(t.TempDir(), "hello.trpa")
-	out, errOut, code := dtpa(t, "-o", path, "hello")
+	out, errOut, code := f.dtpa(t, "-o", path, "hello")
 	if code != 0 || out != "" || errOut != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != want {
 		t.Errorf("file: %v, same as stdout report: %v", err, string(b) == want)
 	}
-	_, errOut, code = dtpa(t, "-o", filepath.Join(t.TempDir(), "no", "such", "dir"), "hello")
+	_, errOut, code = f.dtpa(t, "-o", filepath.Join(t.TempDir(), "no", "such", "dir"), "hello")
 	if code != exitError || !strings.HasPrefix(errOut, "dtpa: writing report: ") {
 		t.Errorf("unwritable -o: exit %d, stderr %q", code, errOut)
 	}
@@ -190,8 +196,8 @@ func TestOutputFile(t *testing.T) {
 // TestWarnings: analyzer warnings go to stderr as they are found, and the
 // report still goes to stdout.
 func TestWarnings(t *testing.T) {
-	(&fake{rep: reporttest.Full, warn: []string{"rank 3: trace truncated", "clock condition violated"}}).install(t)
-	out, errOut, code := dtpa(t, "jacobi")
+	f := &fake{rep: reporttest.Full, warn: []string{"rank 3: trace truncated", "clock condition violated"}}
+	out, errOut, code := f.dtpa(t, "jacobi")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
@@ -221,7 +227,7 @@ func TestUsage(t *testing.T) {
 // TestErrors: command-line mistakes exit 2, failed analyses exit 1, both
 // with one "dtpa: " line on stderr and nothing on stdout.
 func TestErrors(t *testing.T) {
-	(&fake{err: errors.New("no traces app.*.trc in /x")}).install(t)
+	f := &fake{err: errors.New("no traces app.*.trc in /x")}
 	tests := []struct {
 		args []string
 		code int
@@ -240,7 +246,7 @@ func TestErrors(t *testing.T) {
 		{[]string{"-src"}, exitUsage, "dtpa: flag needs an argument: -src\n"},
 	}
 	for _, tt := range tests {
-		out, errOut, code := dtpa(t, tt.args...)
+		out, errOut, code := f.dtpa(t, tt.args...)
 		if code != tt.code || out != "" || !strings.HasPrefix(errOut, tt.msg) {
 			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q (want %q…)", tt.args, code, tt.code, out, errOut, tt.msg)
 		}

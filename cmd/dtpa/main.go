@@ -11,11 +11,13 @@ import (
 	"context"
 	"os"
 	"os/signal"
+
+	"github.com/dtpa/dtpa/analyzer"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := Main(ctx, os.Args, os.Stdout, os.Stderr)
+	code := Main(ctx, os.Args, os.Stdout, os.Stderr, analyzer.Analyze)
 	stop()
 	os.Exit(code)
 }

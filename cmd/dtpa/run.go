@@ -33,15 +33,18 @@ type Options struct {
 	// all ranks); 0 = defaultTimelineCalls.
 	TimelineCalls int
 	Render        trpa.Options
+	// Analyze computes the report; nil means analyzer.Analyze. Tests pass
+	// a stand-in that returns a hand-built report, so that rendering,
+	// levels, output and exit codes are checked through the whole command.
+	Analyze AnalyzeFunc
 }
+
+// AnalyzeFunc is the signature of analyzer.Analyze.
+type AnalyzeFunc func(context.Context, analyzer.Options) (*report.Report, error)
 
 // defaultTimelineCalls is the HTML page's timeline detail budget: about
 // 40 bytes of page per call with its arrows, so the page stays near 10 MB.
 const defaultTimelineCalls = 250_000
-
-// analyze is analyzer.Analyze; tests replace it to render hand-built
-// reports through the whole command.
-var analyze = analyzer.Analyze
 
 // Run analyses the traces and writes the report to w (or to opts.Output),
 // warnings to stderr as they are found.
@@ -53,6 +56,10 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	}
 	if opts.Export != "" {
 		return export(ctx, opts, w, warn)
+	}
+	analyze := opts.Analyze
+	if analyze == nil {
+		analyze = analyzer.Analyze
 	}
 	var tl *analyzer.TimelineRecorder
 	if opts.HTML {
@@ -129,6 +136,10 @@ func export(ctx context.Context, opts Options, w io.Writer, warn func(string)) (
 			}
 		}()
 		x.W = f
+	}
+	analyze := opts.Analyze
+	if analyze == nil {
+		analyze = analyzer.Analyze
 	}
 	_, err = analyze(ctx, analyzer.Options{
 		Dir:        opts.Dir,
