@@ -16,11 +16,9 @@ import (
 	"unicode"
 )
 
-// notInRepo are Markdown files that the text may still name although the
-// repository does not hold them. SPEC.md is the characteristics
-// specification kept outside the repository; its references are being
-// pointed at docs/characteristics.md, and then this entry goes.
-var notInRepo = map[string]bool{"SPEC.md": true}
+// notInRepo are Markdown files that the text may name although the
+// repository does not hold them (none: users see only this repository).
+var notInRepo = map[string]bool{}
 
 var (
 	// [text](target) and [text](target "title"); images likewise.

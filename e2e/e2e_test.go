@@ -11,7 +11,7 @@
 //     inputs; the analysis must be sane and warning-free (skip when the
 //     package is not installed).
 //
-// Every report passes checkReport (report.Check: the identities of SPEC
+// Every report passes checkReport (report.Check: the identities of docs/characteristics.md
 // §3–§6, Productive Time ≥ 0), those of complete runs checkInvariants.
 // bin/ and lib/ must have been built (`make test` builds them first).
 package e2e

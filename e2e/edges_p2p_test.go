@@ -109,7 +109,7 @@ var edgesP2P = []expect{
 		// 4. Overlap of requests in flight together: every rank starts two
 		// MPI_Irecv and two MPI_Isend at 0 (its neighbours' sends start at
 		// 0 too) and completes them with MPI_Waitall at 0.2. Each window
-		// is 0 … 0.2: SPEC's sum would be 0.8 per rank in a 0.2 interval;
+		// is 0 … 0.2: the DVM method's sum would be 0.8 per rank in a 0.2 interval;
 		// the time covered is 0.2. Execution = Productive = 0.2.
 		path: []int{4},
 		fn:   "overlap_together",

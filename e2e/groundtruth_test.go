@@ -149,7 +149,7 @@ var groundTruth = []expect{
 		// to the right at 0, 0.2 s of work, MPI_Waitall at 0.2. Send:
 		// window Tstart … Twait = 0 … 0.2; receive: max(Tirecv, Tsend of
 		// the left neighbour) … Twait = 0 … 0.2. Overlap is the time the
-		// windows cover (docs/characteristics.md): 0.2 per rank (SPEC's
+		// windows cover (docs/characteristics.md): 0.2 per rank (the DVM method's
 		// sum would be 0.4); no Real Sync
 		// (every send started long before the wait); Execution =
 		// Productive = 0.2; communications ≈ 0.

@@ -10,7 +10,7 @@ import (
 
 // checkInvariants checks what must hold in any report of a complete run of
 // np processors, whatever the program: report.Check (the identities of
-// SPEC §3–§5, comparative and call-site sums, no negative time — Productive
+// characteristics.md §3–§5, comparative and call-site sums, no negative time — Productive
 // Time included —, efficiency in [0, 1], nesting), plus what a complete
 // run adds: every rank present in the whole program, no interval or rank
 // marked incomplete, and no internal-inconsistency warning.

@@ -1,5 +1,5 @@
 // Package intervals follows the interval structure of one processor's trace
-// (SPEC §2): the whole program as level 0, MPI_Pcontrol(100, n) entering
+// (characteristics.md §2): the whole program as level 0, MPI_Pcontrol(100, n) entering
 // interval n inside the current one, MPI_Pcontrol(101, n) leaving it, and
 // the sequential sections marked by MPI_Pcontrol(102/103, k).
 //

@@ -6,7 +6,7 @@ import (
 )
 
 // Sections follows one processor's sequential sections
-// (MPI_Pcontrol(102, k) … MPI_Pcontrol(103, k)), SPEC §3.8, and splits
+// (MPI_Pcontrol(102, k) … MPI_Pcontrol(103, k)), characteristics.md §3.8, and splits
 // each execution at the interval boundaries it crosses.
 //
 // The j-th execution of section k on one processor and the j-th execution

@@ -6,7 +6,7 @@ import (
 )
 
 // Check verifies what holds in every report, whatever the program: the
-// identities of SPEC.md §3–§5 as Derive reads them (written out here
+// identities of docs/characteristics.md §3–§5 as Derive reads them (written out here
 // independently of Derive, so that a mistake in one shows in the other),
 // the comparative characteristics agreeing with the per-processor ones,
 // the call sites adding up to their interval, no negative time, efficiency

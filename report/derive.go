@@ -6,13 +6,13 @@ import (
 )
 
 // This file is the one derivation of the characteristics that follow from
-// others (SPEC.md §3.7, §3.9–§3.11, §4, §5). The analyzer measures the
+// others (docs/characteristics.md §3.7, §3.9–§3.11, §4, §5). The analyzer measures the
 // additive per-processor figures; Derive computes everything else from
 // them, and so do the test fixtures (report/reporttest), so that a report
 // holds only figures the analyzer can produce. Check (check.go) verifies
 // the same identities on a finished report.
 //
-// The reading of SPEC.md's identities (analyzer package doc): Productive
+// The reading of the identities of docs/characteristics.md (analyzer package doc): Productive
 // Time = Execution Time − Lost Time takes the interval's execution time
 // (the maximum over processors), so that Idle Time is subtracted once:
 //
@@ -136,7 +136,7 @@ type comparativeField struct {
 	value func(*Rank) float64
 }
 
-// comparativeFields lists the characteristics of SPEC.md §4.
+// comparativeFields lists the characteristics of docs/characteristics.md §4.
 var comparativeFields = []comparativeField{
 	{"execution time", func(c *Comparative) *Stat { return &c.ExecutionTime }, func(r *Rank) float64 { return r.ExecutionTime }},
 	{"productive time", func(c *Comparative) *Stat { return &c.ProductiveTime }, func(r *Rank) float64 { return r.ProductiveTime }},

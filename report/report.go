@@ -56,7 +56,7 @@ type Unmatched struct {
 	Stalls int64 `json:"stalls"`
 }
 
-// Interval holds the characteristics of one interval (SPEC §2), summed over
+// Interval holds the characteristics of one interval (characteristics.md §2), summed over
 // all its entries on all processors.
 type Interval struct {
 	// Path lists interval numbers from the whole program down: [] is the
@@ -82,7 +82,7 @@ type Interval struct {
 	SRC              []SRC       `json:"src"`
 }
 
-// Main are the main characteristics (SPEC §5): sums over processors except
+// Main are the main characteristics (characteristics.md §5): sums over processors except
 // where noted.
 type Main struct {
 	Efficiency              float64 `json:"efficiency"`     // ProductiveTime / TotalTime
@@ -112,7 +112,7 @@ type Main struct {
 	Overlap          float64 `json:"overlap"`
 }
 
-// Stat is a comparative characteristic (SPEC §4): minimum and maximum with
+// Stat is a comparative characteristic (characteristics.md §4): minimum and maximum with
 // the processors where they occur, and the arithmetic mean.
 type Stat struct {
 	Min     float64 `json:"min"`
@@ -122,7 +122,7 @@ type Stat struct {
 	Mean    float64 `json:"mean"`
 }
 
-// Comparative has one Stat per characteristic of SPEC §4.
+// Comparative has one Stat per characteristic of characteristics.md §4.
 type Comparative struct {
 	ExecutionTime           Stat `json:"execution_time"`
 	ProductiveTime          Stat `json:"productive_time"`
@@ -137,7 +137,7 @@ type Comparative struct {
 	Overlap                 Stat `json:"overlap"`
 }
 
-// Rank are the execution characteristics of one processor (SPEC §3).
+// Rank are the execution characteristics of one processor (characteristics.md §3).
 type Rank struct {
 	Rank                    int     `json:"rank"`
 	ExeCount                int     `json:"exe_count"`
@@ -169,7 +169,7 @@ type Rank struct {
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
 }
 
-// SRC are the characteristics of one call site (SPEC §6) in an interval.
+// SRC are the characteristics of one call site (characteristics.md §6) in an interval.
 type SRC struct {
 	ID            int       `json:"id"`
 	Function      string    `json:"function"`

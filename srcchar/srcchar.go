@@ -1,5 +1,5 @@
 // Package srcchar symbolizes the call sites of the SRC characteristics
-// (SPEC.md §6): it turns a recorded return address, given as a module path
+// (docs/characteristics.md §6): it turns a recorded return address, given as a module path
 // and an offset in that module's ELF address space (the analyzer applies
 // the recorded module map), into stack frames with function, source file
 // and line. It implements analyzer.Symbolizer and analyzer.ModuleNoter.

@@ -86,7 +86,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestDashes: the options work exactly as SPEC.md writes them (one dash,
+// TestDashes: the options work exactly as docs/characteristics.md §1 writes them (one dash,
 // multi-letter, value as the next argument) and with two dashes or '='.
 func TestDashes(t *testing.T) {
 	f := &fake{rep: reporttest.Full}

@@ -26,8 +26,8 @@ type proc struct {
 }
 
 // interval derives the interval from the processors' measured figures.
-// collectives is the number of collective instances (counted once, SPEC
-// §5). A fixture that report.Derive warns about is a mistake in this file.
+// collectives is the number of collective instances (counted once,
+// characteristics.md §5). A fixture that report.Derive warns about is a mistake in this file.
 func interval(path []int, file string, line int, ps []proc, collectives int64, src []report.SRC) report.Interval {
 	iv := report.Interval{
 		Path: path, Level: len(path), SourceFile: file, Line: line,

@@ -113,7 +113,7 @@ func share(v, total float64) float64 {
 	return v / total
 }
 
-// mainRows lays out SPEC §5: totals, then Lost Time with its components
+// mainRows lays out characteristics.md §5: totals, then Lost Time with its components
 // nested under it. Zero Insufficient Parallelism (no sequential sections
 // marked) and MPI classes that were never called are left out.
 func mainRows(m *report.Main) []mainRow {
@@ -163,7 +163,7 @@ func mainRows(m *report.Main) []mainRow {
 	return rows
 }
 
-// compRows follows the order of SPEC §4, leaving out Insufficient
+// compRows follows the order of characteristics.md §4, leaving out Insufficient
 // Parallelism when no processor has any.
 func compRows(c *report.Comparative) []compRow {
 	rows := []compRow{

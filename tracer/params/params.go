@@ -1,4 +1,4 @@
-// Package params reads and writes the tracer parameters of SPEC §1
+// Package params reads and writes the tracer parameters of characteristics.md §1
 // (UserStackSize, MaxTraceSize, TraceBufSize): defaults, then tracer.par in
 // the current directory, then environment variables of the same names.
 package params
@@ -119,7 +119,7 @@ func ParseSize(s string) (uint64, error) {
 // WriteDefault writes a commented tracer.par holding the defaults.
 func WriteDefault(w io.Writer) error {
 	d := Defaults()
-	_, err := fmt.Fprintf(w, `# dtpa tracer parameters (SPEC §1). dtrun's tracer reads this file from the
+	_, err := fmt.Fprintf(w, `# dtpa tracer parameters (docs/characteristics.md §1). dtrun's tracer reads this file from the
 # current directory; an environment variable of the same name overrides a line.
 
 # Return addresses kept per MPI call (call-site depth of the SRC report), 0…16.
