@@ -1,0 +1,277 @@
+package traceformat
+
+import "google.golang.org/protobuf/encoding/protowire"
+
+// The event encoding, described once: every field of trace.proto's
+// EventBatch, in field order, with where its values live, how they are
+// encoded on disk and in the tracer's call records, and the attribute
+// whose presence they follow. The batch encoder, both decoders (their
+// field switch, the shape table and the checks of the column lengths) and
+// the record decoder (tracer/records) are driven by it; TestColumnsMatch*
+// check it against trace.proto's descriptor and tracer/golib/dt_wrap.h, and
+// TestHotPathsMatchColumns the hand-written hot loops (LazyBatch.Next,
+// Cursor.Next, clearPerCall) against it.
+//
+// Adding an attribute: a bit below AttrCalls's, an entry in attributes,
+// its columns here (a new Event field, and for a static one a shape field,
+// with their accessors in the entry), the field in trace.proto, and the C
+// side (A_* in dt_wrap.h and the wrappers that record it). Per-call
+// attributes other than REQS and STATUS need nothing else: their values
+// travel in the generic rare columns.
+
+// Form says where a column's values live.
+type Form uint8
+
+const (
+	// FormScalar is a single value of the batch (thread, base_ns, count).
+	FormScalar Form = iota
+	// FormEvent is one value per event (shape, gap, dur).
+	FormEvent
+	// FormShape is one value per shape (func, site, attr).
+	FormShape
+	// FormStatic is one value per shape whose attributes have the column's
+	// bit: values an iterative program repeats call after call.
+	FormStatic
+	// FormPerCall is one value (see Count) per event whose shape has the
+	// column's bit: values that change from call to call.
+	FormPerCall
+)
+
+// Enc is how a column's values are encoded in the packed protobuf field.
+type Enc uint8
+
+const (
+	EncU32      Enc = iota // uint32 varint
+	EncU64                 // uint64 varint
+	EncS32                 // sint32 (zigzag) varint
+	EncS64                 // sint64 (zigzag) varint
+	EncDur                 // uint64 varint below 2^63
+	EncReqDelta            // sint64 zigzag of the difference from the previous value
+)
+
+// Count says how many values a per-call column has for one event.
+type Count uint8
+
+const (
+	CountOne    Count = iota // one
+	CountReqs                // as many as the event's nreqs value
+	CountStatus              // as many as nreqs when the event has AttrReqs, else one
+)
+
+// Column describes one field of EventBatch.
+type Column struct {
+	Field protowire.Number
+	Name  string // field name in trace.proto
+	Form  Form
+	Enc   Enc
+	Attr  Attr  // FormStatic, FormPerCall: the attribute the values follow
+	Count Count // FormPerCall
+	// RecordSize is the bytes per value in the tracer's call record
+	// (records package, dt_wrap.h); the values of an attribute's columns
+	// follow each other in column order, repeated Count times (request ids
+	// after their count, statuses as source/tag pairs).
+	RecordSize int
+
+	// FormShape, FormStatic: the value in a shape. FormStatic, rare
+	// FormPerCall: the value in an Event. Values travel as uint64 (signed
+	// ones sign-extended).
+	shapeGet func(*shape) uint64
+	shapeSet func(*shape, uint64)
+	eventGet func(*Event) uint64
+	eventSet func(*Event, uint64)
+}
+
+// Field numbers of the columns the hand-written hot paths name (batch
+// encoder and decoders); TestColumnsMatchDescriptor checks them.
+const (
+	fThread       = 1
+	fBaseNs       = 2
+	fCount        = 3
+	fShape        = 4
+	fGap          = 5
+	fDur          = 6
+	fNReqs        = 18
+	fReqs         = 19
+	fStatusSource = 20
+	fStatusTag    = 21
+)
+
+func u32(v uint64) uint64 { return uint64(uint32(v)) }
+func s32(v int32) uint64  { return uint64(int64(v)) }
+
+// columns is the table: every EventBatch field, in field order.
+var columns = [...]Column{
+	{Field: fThread, Name: "thread", Form: FormScalar, Enc: EncU32},
+	{Field: fBaseNs, Name: "base_ns", Form: FormScalar, Enc: EncS64},
+	{Field: fCount, Name: "count", Form: FormScalar, Enc: EncU32},
+	{Field: fShape, Name: "shape", Form: FormEvent, Enc: EncU32},
+	{Field: fGap, Name: "gap", Form: FormEvent, Enc: EncS64},
+	{Field: fDur, Name: "dur", Form: FormEvent, Enc: EncDur},
+	{Field: 7, Name: "func", Form: FormShape, Enc: EncU32,
+		shapeGet: func(s *shape) uint64 { return uint64(s.fn) }, shapeSet: func(s *shape, v uint64) { s.fn = uint32(v) }},
+	{Field: 8, Name: "site", Form: FormShape, Enc: EncU32,
+		shapeGet: func(s *shape) uint64 { return uint64(s.site) }, shapeSet: func(s *shape, v uint64) { s.site = uint32(v) }},
+	{Field: 9, Name: "attr", Form: FormShape, Enc: EncU32,
+		shapeGet: func(s *shape) uint64 { return uint64(s.attr) }, shapeSet: func(s *shape, v uint64) { s.attr = Attr(v) }},
+	{Field: 10, Name: "comm", Form: FormStatic, Enc: EncU32, Attr: AttrComm, RecordSize: 4,
+		shapeGet: func(s *shape) uint64 { return uint64(s.comm) }, shapeSet: func(s *shape, v uint64) { s.comm = uint32(v) },
+		eventGet: func(e *Event) uint64 { return uint64(e.Comm) }, eventSet: func(e *Event, v uint64) { e.Comm = uint32(v) }},
+	{Field: 11, Name: "send_peer", Form: FormStatic, Enc: EncS32, Attr: AttrSend, RecordSize: 4,
+		shapeGet: func(s *shape) uint64 { return s32(s.sendPeer) }, shapeSet: func(s *shape, v uint64) { s.sendPeer = int32(v) },
+		eventGet: func(e *Event) uint64 { return s32(e.SendPeer) }, eventSet: func(e *Event, v uint64) { e.SendPeer = int32(v) }},
+	{Field: 12, Name: "send_tag", Form: FormStatic, Enc: EncS32, Attr: AttrSend, RecordSize: 4,
+		shapeGet: func(s *shape) uint64 { return s32(s.sendTag) }, shapeSet: func(s *shape, v uint64) { s.sendTag = int32(v) },
+		eventGet: func(e *Event) uint64 { return s32(e.SendTag) }, eventSet: func(e *Event, v uint64) { e.SendTag = int32(v) }},
+	{Field: 13, Name: "recv_peer", Form: FormStatic, Enc: EncS32, Attr: AttrRecv, RecordSize: 4,
+		shapeGet: func(s *shape) uint64 { return s32(s.recvPeer) }, shapeSet: func(s *shape, v uint64) { s.recvPeer = int32(v) },
+		eventGet: func(e *Event) uint64 { return s32(e.RecvPeer) }, eventSet: func(e *Event, v uint64) { e.RecvPeer = int32(v) }},
+	{Field: 14, Name: "recv_tag", Form: FormStatic, Enc: EncS32, Attr: AttrRecv, RecordSize: 4,
+		shapeGet: func(s *shape) uint64 { return s32(s.recvTag) }, shapeSet: func(s *shape, v uint64) { s.recvTag = int32(v) },
+		eventGet: func(e *Event) uint64 { return s32(e.RecvTag) }, eventSet: func(e *Event, v uint64) { e.RecvTag = int32(v) }},
+	{Field: 15, Name: "send_bytes", Form: FormStatic, Enc: EncU64, Attr: AttrSendBytes, RecordSize: 8,
+		shapeGet: func(s *shape) uint64 { return s.sendBytes }, shapeSet: func(s *shape, v uint64) { s.sendBytes = v },
+		eventGet: func(e *Event) uint64 { return e.SendBytes }, eventSet: func(e *Event, v uint64) { e.SendBytes = v }},
+	{Field: 16, Name: "recv_bytes", Form: FormStatic, Enc: EncU64, Attr: AttrRecvBytes, RecordSize: 8,
+		shapeGet: func(s *shape) uint64 { return s.recvBytes }, shapeSet: func(s *shape, v uint64) { s.recvBytes = v },
+		eventGet: func(e *Event) uint64 { return e.RecvBytes }, eventSet: func(e *Event, v uint64) { e.RecvBytes = v }},
+	{Field: 17, Name: "root", Form: FormStatic, Enc: EncS32, Attr: AttrRoot, RecordSize: 4,
+		shapeGet: func(s *shape) uint64 { return s32(s.root) }, shapeSet: func(s *shape, v uint64) { s.root = int32(v) },
+		eventGet: func(e *Event) uint64 { return s32(e.Root) }, eventSet: func(e *Event, v uint64) { e.Root = int32(v) }},
+	{Field: fNReqs, Name: "nreqs", Form: FormPerCall, Enc: EncU32, Attr: AttrReqs, Count: CountOne, RecordSize: 4},
+	{Field: fReqs, Name: "reqs", Form: FormPerCall, Enc: EncReqDelta, Attr: AttrReqs, Count: CountReqs, RecordSize: 8},
+	{Field: fStatusSource, Name: "status_source", Form: FormPerCall, Enc: EncS32, Attr: AttrStatus, Count: CountStatus, RecordSize: 4},
+	{Field: fStatusTag, Name: "status_tag", Form: FormPerCall, Enc: EncS32, Attr: AttrStatus, Count: CountStatus, RecordSize: 4},
+	{Field: 22, Name: "newcomm", Form: FormPerCall, Enc: EncU32, Attr: AttrNewComm, RecordSize: 4,
+		eventGet: func(e *Event) uint64 { return uint64(e.NewComm) }, eventSet: func(e *Event, v uint64) { e.NewComm = uint32(v) }},
+	{Field: 23, Name: "pcontrol_level", Form: FormPerCall, Enc: EncS32, Attr: AttrPcontrol, RecordSize: 4,
+		eventGet: func(e *Event) uint64 { return s32(e.PcLevel) }, eventSet: func(e *Event, v uint64) { e.PcLevel = int32(v) }},
+	{Field: 24, Name: "pcontrol_arg", Form: FormPerCall, Enc: EncS64, Attr: AttrPcontrol, RecordSize: 8,
+		eventGet: func(e *Event) uint64 { return uint64(e.PcArg) }, eventSet: func(e *Event, v uint64) { e.PcArg = int64(v) }},
+	{Field: 25, Name: "flag", Form: FormPerCall, Enc: EncU32, Attr: AttrFlag, RecordSize: 4,
+		eventGet: func(e *Event) uint64 {
+			if e.Flag {
+				return 1
+			}
+			return 0
+		},
+		eventSet: func(e *Event, v uint64) { e.Flag = uint32(v) != 0 }},
+	{Field: 26, Name: "calls", Form: FormPerCall, Enc: EncU32, Attr: AttrCalls, RecordSize: 4,
+		eventGet: func(e *Event) uint64 { return uint64(e.Calls) }, eventSet: func(e *Event, v uint64) { e.Calls = uint32(v) }},
+}
+
+// attribute names an Attr bit as trace.proto (enum Attr) and dt_wrap.h
+// (the A_* constants the C recording path sets) spell it.
+type attribute struct {
+	bit          Attr
+	proto, cName string
+}
+
+// attributes lists every bit, in bit order.
+var attributes = [...]attribute{
+	{AttrComm, "ATTR_COMM", "A_COMM"},
+	{AttrSend, "ATTR_SEND", "A_SEND"},
+	{AttrRecv, "ATTR_RECV", "A_RECV"},
+	{AttrSendBytes, "ATTR_SEND_BYTES", "A_SBYTES"},
+	{AttrRecvBytes, "ATTR_RECV_BYTES", "A_RBYTES"},
+	{AttrRoot, "ATTR_ROOT", "A_ROOT"},
+	{AttrReqs, "ATTR_REQS", "A_REQS"},
+	{AttrStatus, "ATTR_STATUS", "A_STATUS"},
+	{AttrNewComm, "ATTR_NEWCOMM", "A_NEWCOMM"},
+	{AttrPcontrol, "ATTR_PCONTROL", "A_PCONTROL"},
+	{AttrFlag, "ATTR_FLAG", "A_FLAG"},
+	{AttrCalls, "ATTR_CALLS", "A_CALLS"},
+}
+
+// Views of the table, built once.
+var (
+	// colByField is the index in columns of a field number (-1: none).
+	colByField [len(columns) + 1]int8
+	// staticCols are the FormStatic columns, shapeTabCols those of the
+	// shape table (FormShape and FormStatic), in field order.
+	staticCols, shapeTabCols []int
+	// lazyCols are the columns LazyBatch keeps packed: FormEvent, then
+	// FormPerCall, in field order (LazyBatch's lc* indexes).
+	lazyCols []int
+	// rareCols are the per-call columns other than those of AttrReqs and
+	// AttrStatus, which Next, Cursor and the record decoder read through
+	// the table: index r of a batch's rare columns is rareCols[r].
+	rareCols []int
+	// rareAttrs are the attribute bits of the rare columns.
+	rareAttrs Attr
+	// lazyOf and rareOf give a column's index in lazyCols and rareCols
+	// (-1: none).
+	lazyOf, rareOf [len(columns)]int8
+	// colFunc is the index of the func column (the shape table's length),
+	// colNewComm that of newcomm (checked against the definitions).
+	colFunc, colNewComm = colIndex("func"), colIndex("newcomm")
+)
+
+func colIndex(name string) int {
+	for i := range columns {
+		if columns[i].Name == name {
+			return i
+		}
+	}
+	panic("traceformat: no column " + name)
+}
+
+func init() {
+	for i := range colByField {
+		colByField[i] = -1
+	}
+	for i := range columns {
+		c := &columns[i]
+		colByField[c.Field] = int8(i)
+		switch c.Form {
+		case FormShape:
+			shapeTabCols = append(shapeTabCols, i)
+		case FormStatic:
+			staticCols = append(staticCols, i)
+			shapeTabCols = append(shapeTabCols, i)
+		case FormEvent:
+			lazyCols = append(lazyCols, i)
+		}
+	}
+	for i := range columns {
+		if c := &columns[i]; c.Form == FormPerCall {
+			lazyCols = append(lazyCols, i)
+			if c.Attr&(AttrReqs|AttrStatus) == 0 {
+				rareCols = append(rareCols, i)
+				rareAttrs |= c.Attr
+			}
+		}
+	}
+	for i := range columns {
+		lazyOf[i], rareOf[i] = -1, -1
+	}
+	for k, i := range lazyCols {
+		lazyOf[i] = int8(k)
+	}
+	for r, i := range rareCols {
+		rareOf[i] = int8(r)
+	}
+}
+
+// column returns the table entry of field num, or nil for a field the
+// format does not define (which readers skip).
+func column(num protowire.Number) *Column {
+	if num <= 0 || int(num) >= len(colByField) || colByField[num] < 0 {
+		return nil
+	}
+	return &columns[colByField[num]]
+}
+
+// Columns returns the table of the event encoding (do not modify it): for
+// the record decoder of tracer/records, which reads the attribute values
+// of the tracer's call records in this order and with these sizes.
+func Columns() []Column { return columns[:] }
+
+// RareColumns is the number of rare per-call columns (Builder.AppendRare).
+func RareColumns() int { return len(rareCols) }
+
+// RareColumn returns the table entry of rare column r.
+func RareColumn(r int) *Column { return &columns[rareCols[r]] }
+
+// SetEvent stores v, a value of a FormStatic or rare FormPerCall column
+// (signed values sign-extended), in e's field of the column.
+func (c *Column) SetEvent(e *Event, v uint64) { c.eventSet(e, v) }
