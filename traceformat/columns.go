@@ -43,6 +43,7 @@ type Enc uint8
 const (
 	EncU32      Enc = iota // uint32 varint
 	EncU64                 // uint64 varint
+	EncI64                 // int64 varint (two's complement)
 	EncS32                 // sint32 (zigzag) varint
 	EncS64                 // sint64 (zigzag) varint
 	EncDur                 // uint64 varint below 2^63
@@ -102,7 +103,7 @@ func s32(v int32) uint64  { return uint64(int64(v)) }
 // columns is the table: every EventBatch field, in field order.
 var columns = [...]Column{
 	{Field: fThread, Name: "thread", Form: FormScalar, Enc: EncU32},
-	{Field: fBaseNs, Name: "base_ns", Form: FormScalar, Enc: EncS64},
+	{Field: fBaseNs, Name: "base_ns", Form: FormScalar, Enc: EncI64},
 	{Field: fCount, Name: "count", Form: FormScalar, Enc: EncU32},
 	{Field: fShape, Name: "shape", Form: FormEvent, Enc: EncU32},
 	{Field: fGap, Name: "gap", Form: FormEvent, Enc: EncS64},
