@@ -1,6 +1,10 @@
 package traceformat
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"unsafe"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
 
 // The event encoding, described once: every field of trace.proto's
 // EventBatch, in field order, with where its values live, how they are
@@ -73,14 +77,72 @@ type Column struct {
 	// after their count, statuses as source/tag pairs).
 	RecordSize int
 
-	// FormShape, FormStatic: the value in a shape. FormStatic, rare
-	// FormPerCall: the value in an Event. Values travel as uint64 (signed
-	// ones sign-extended).
-	shapeGet func(*shape) uint64
-	shapeSet func(*shape, uint64)
-	eventGet func(*Event) uint64
-	eventSet func(*Event, uint64)
+	// FormShape, FormStatic: the value's field in a shape. FormStatic,
+	// rare FormPerCall: its field in an Event. Values travel as uint64
+	// (signed ones sign-extended). Fields rather than accessor functions:
+	// an Event passed to a function value escapes to the heap.
+	shape, event field
 }
+
+// field locates a column's value in a struct (shape or Event): its offset
+// and type. TestColumnFields checks them against the structs' fields.
+type field struct {
+	off uintptr
+	typ fieldType
+}
+
+type fieldType uint8
+
+const (
+	tNone fieldType = iota
+	tU32
+	tI32
+	tU64
+	tI64
+	tBool
+)
+
+func at(off uintptr, typ fieldType) field { return field{off, typ} }
+
+func (f field) get(p unsafe.Pointer) uint64 {
+	q := unsafe.Add(p, f.off)
+	switch f.typ {
+	case tU32:
+		return uint64(*(*uint32)(q))
+	case tI32:
+		return uint64(int64(*(*int32)(q)))
+	case tU64:
+		return *(*uint64)(q)
+	case tI64:
+		return uint64(*(*int64)(q))
+	case tBool:
+		if *(*bool)(q) {
+			return 1
+		}
+	}
+	return 0
+}
+
+func (f field) set(p unsafe.Pointer, v uint64) {
+	q := unsafe.Add(p, f.off)
+	switch f.typ {
+	case tU32:
+		*(*uint32)(q) = uint32(v)
+	case tI32:
+		*(*int32)(q) = int32(v)
+	case tU64:
+		*(*uint64)(q) = v
+	case tI64:
+		*(*int64)(q) = int64(v)
+	case tBool:
+		*(*bool)(q) = uint32(v) != 0
+	}
+}
+
+func (c *Column) shapeGet(s *shape) uint64    { return c.shape.get(unsafe.Pointer(s)) }
+func (c *Column) shapeSet(s *shape, v uint64) { c.shape.set(unsafe.Pointer(s), v) }
+func (c *Column) eventGet(e *Event) uint64    { return c.event.get(unsafe.Pointer(e)) }
+func (c *Column) eventSet(e *Event, v uint64) { c.event.set(unsafe.Pointer(e), v) }
 
 // Field numbers of the columns the hand-written hot paths name (batch
 // encoder and decoders); TestColumnsMatchDescriptor checks them.
@@ -109,55 +171,49 @@ var columns = [...]Column{
 	{Field: fGap, Name: "gap", Form: FormEvent, Enc: EncS64},
 	{Field: fDur, Name: "dur", Form: FormEvent, Enc: EncDur},
 	{Field: 7, Name: "func", Form: FormShape, Enc: EncU32,
-		shapeGet: func(s *shape) uint64 { return uint64(s.fn) }, shapeSet: func(s *shape, v uint64) { s.fn = uint32(v) }},
+		shape: at(unsafe.Offsetof(shape{}.fn), tU32)},
 	{Field: 8, Name: "site", Form: FormShape, Enc: EncU32,
-		shapeGet: func(s *shape) uint64 { return uint64(s.site) }, shapeSet: func(s *shape, v uint64) { s.site = uint32(v) }},
+		shape: at(unsafe.Offsetof(shape{}.site), tU32)},
 	{Field: 9, Name: "attr", Form: FormShape, Enc: EncU32,
-		shapeGet: func(s *shape) uint64 { return uint64(s.attr) }, shapeSet: func(s *shape, v uint64) { s.attr = Attr(v) }},
+		shape: at(unsafe.Offsetof(shape{}.attr), tU32)},
 	{Field: 10, Name: "comm", Form: FormStatic, Enc: EncU32, Attr: AttrComm, RecordSize: 4,
-		shapeGet: func(s *shape) uint64 { return uint64(s.comm) }, shapeSet: func(s *shape, v uint64) { s.comm = uint32(v) },
-		eventGet: func(e *Event) uint64 { return uint64(e.Comm) }, eventSet: func(e *Event, v uint64) { e.Comm = uint32(v) }},
+		shape: at(unsafe.Offsetof(shape{}.comm), tU32),
+		event: at(unsafe.Offsetof(Event{}.Comm), tU32)},
 	{Field: 11, Name: "send_peer", Form: FormStatic, Enc: EncS32, Attr: AttrSend, RecordSize: 4,
-		shapeGet: func(s *shape) uint64 { return s32(s.sendPeer) }, shapeSet: func(s *shape, v uint64) { s.sendPeer = int32(v) },
-		eventGet: func(e *Event) uint64 { return s32(e.SendPeer) }, eventSet: func(e *Event, v uint64) { e.SendPeer = int32(v) }},
+		shape: at(unsafe.Offsetof(shape{}.sendPeer), tI32),
+		event: at(unsafe.Offsetof(Event{}.SendPeer), tI32)},
 	{Field: 12, Name: "send_tag", Form: FormStatic, Enc: EncS32, Attr: AttrSend, RecordSize: 4,
-		shapeGet: func(s *shape) uint64 { return s32(s.sendTag) }, shapeSet: func(s *shape, v uint64) { s.sendTag = int32(v) },
-		eventGet: func(e *Event) uint64 { return s32(e.SendTag) }, eventSet: func(e *Event, v uint64) { e.SendTag = int32(v) }},
+		shape: at(unsafe.Offsetof(shape{}.sendTag), tI32),
+		event: at(unsafe.Offsetof(Event{}.SendTag), tI32)},
 	{Field: 13, Name: "recv_peer", Form: FormStatic, Enc: EncS32, Attr: AttrRecv, RecordSize: 4,
-		shapeGet: func(s *shape) uint64 { return s32(s.recvPeer) }, shapeSet: func(s *shape, v uint64) { s.recvPeer = int32(v) },
-		eventGet: func(e *Event) uint64 { return s32(e.RecvPeer) }, eventSet: func(e *Event, v uint64) { e.RecvPeer = int32(v) }},
+		shape: at(unsafe.Offsetof(shape{}.recvPeer), tI32),
+		event: at(unsafe.Offsetof(Event{}.RecvPeer), tI32)},
 	{Field: 14, Name: "recv_tag", Form: FormStatic, Enc: EncS32, Attr: AttrRecv, RecordSize: 4,
-		shapeGet: func(s *shape) uint64 { return s32(s.recvTag) }, shapeSet: func(s *shape, v uint64) { s.recvTag = int32(v) },
-		eventGet: func(e *Event) uint64 { return s32(e.RecvTag) }, eventSet: func(e *Event, v uint64) { e.RecvTag = int32(v) }},
+		shape: at(unsafe.Offsetof(shape{}.recvTag), tI32),
+		event: at(unsafe.Offsetof(Event{}.RecvTag), tI32)},
 	{Field: 15, Name: "send_bytes", Form: FormStatic, Enc: EncU64, Attr: AttrSendBytes, RecordSize: 8,
-		shapeGet: func(s *shape) uint64 { return s.sendBytes }, shapeSet: func(s *shape, v uint64) { s.sendBytes = v },
-		eventGet: func(e *Event) uint64 { return e.SendBytes }, eventSet: func(e *Event, v uint64) { e.SendBytes = v }},
+		shape: at(unsafe.Offsetof(shape{}.sendBytes), tU64),
+		event: at(unsafe.Offsetof(Event{}.SendBytes), tU64)},
 	{Field: 16, Name: "recv_bytes", Form: FormStatic, Enc: EncU64, Attr: AttrRecvBytes, RecordSize: 8,
-		shapeGet: func(s *shape) uint64 { return s.recvBytes }, shapeSet: func(s *shape, v uint64) { s.recvBytes = v },
-		eventGet: func(e *Event) uint64 { return e.RecvBytes }, eventSet: func(e *Event, v uint64) { e.RecvBytes = v }},
+		shape: at(unsafe.Offsetof(shape{}.recvBytes), tU64),
+		event: at(unsafe.Offsetof(Event{}.RecvBytes), tU64)},
 	{Field: 17, Name: "root", Form: FormStatic, Enc: EncS32, Attr: AttrRoot, RecordSize: 4,
-		shapeGet: func(s *shape) uint64 { return s32(s.root) }, shapeSet: func(s *shape, v uint64) { s.root = int32(v) },
-		eventGet: func(e *Event) uint64 { return s32(e.Root) }, eventSet: func(e *Event, v uint64) { e.Root = int32(v) }},
+		shape: at(unsafe.Offsetof(shape{}.root), tI32),
+		event: at(unsafe.Offsetof(Event{}.Root), tI32)},
 	{Field: fNReqs, Name: "nreqs", Form: FormPerCall, Enc: EncU32, Attr: AttrReqs, Count: CountOne, RecordSize: 4},
 	{Field: fReqs, Name: "reqs", Form: FormPerCall, Enc: EncReqDelta, Attr: AttrReqs, Count: CountReqs, RecordSize: 8},
 	{Field: fStatusSource, Name: "status_source", Form: FormPerCall, Enc: EncS32, Attr: AttrStatus, Count: CountStatus, RecordSize: 4},
 	{Field: fStatusTag, Name: "status_tag", Form: FormPerCall, Enc: EncS32, Attr: AttrStatus, Count: CountStatus, RecordSize: 4},
 	{Field: 22, Name: "newcomm", Form: FormPerCall, Enc: EncU32, Attr: AttrNewComm, RecordSize: 4,
-		eventGet: func(e *Event) uint64 { return uint64(e.NewComm) }, eventSet: func(e *Event, v uint64) { e.NewComm = uint32(v) }},
+		event: at(unsafe.Offsetof(Event{}.NewComm), tU32)},
 	{Field: 23, Name: "pcontrol_level", Form: FormPerCall, Enc: EncS32, Attr: AttrPcontrol, RecordSize: 4,
-		eventGet: func(e *Event) uint64 { return s32(e.PcLevel) }, eventSet: func(e *Event, v uint64) { e.PcLevel = int32(v) }},
+		event: at(unsafe.Offsetof(Event{}.PcLevel), tI32)},
 	{Field: 24, Name: "pcontrol_arg", Form: FormPerCall, Enc: EncS64, Attr: AttrPcontrol, RecordSize: 8,
-		eventGet: func(e *Event) uint64 { return uint64(e.PcArg) }, eventSet: func(e *Event, v uint64) { e.PcArg = int64(v) }},
+		event: at(unsafe.Offsetof(Event{}.PcArg), tI64)},
 	{Field: 25, Name: "flag", Form: FormPerCall, Enc: EncU32, Attr: AttrFlag, RecordSize: 4,
-		eventGet: func(e *Event) uint64 {
-			if e.Flag {
-				return 1
-			}
-			return 0
-		},
-		eventSet: func(e *Event, v uint64) { e.Flag = uint32(v) != 0 }},
+		event: at(unsafe.Offsetof(Event{}.Flag), tBool)},
 	{Field: 26, Name: "calls", Form: FormPerCall, Enc: EncU32, Attr: AttrCalls, RecordSize: 4,
-		eventGet: func(e *Event) uint64 { return uint64(e.Calls) }, eventSet: func(e *Event, v uint64) { e.Calls = uint32(v) }},
+		event: at(unsafe.Offsetof(Event{}.Calls), tU32)},
 }
 
 // attribute names an Attr bit as trace.proto (enum Attr) and dt_wrap.h

@@ -3,6 +3,7 @@ package traceformat
 import (
 	"bytes"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -122,6 +123,37 @@ func TestColumnsMatchCHeader(t *testing.T) {
 	}
 }
 
+// TestColumnFields checks that each column's field in shape and Event is
+// a field of the struct, of the column's type, and that the columns with
+// such fields are those of the forms that need them.
+func TestColumnFields(t *testing.T) {
+	kinds := map[fieldType]reflect.Kind{tU32: reflect.Uint32, tI32: reflect.Int32, tU64: reflect.Uint64,
+		tI64: reflect.Int64, tBool: reflect.Bool}
+	check := func(c *Column, f field, typ reflect.Type, want bool) {
+		if (f.typ != tNone) != want {
+			t.Errorf("column %s: %s field %v, want one: %v", c.Name, typ.Name(), f, want)
+			return
+		}
+		if !want {
+			return
+		}
+		for i := range typ.NumField() {
+			if sf := typ.Field(i); sf.Offset == f.off {
+				if sf.Type.Kind() != kinds[f.typ] {
+					t.Errorf("column %s: %s.%s is %v, the table says %v", c.Name, typ.Name(), sf.Name, sf.Type.Kind(), kinds[f.typ])
+				}
+				return
+			}
+		}
+		t.Errorf("column %s: no field of %s at offset %d", c.Name, typ.Name(), f.off)
+	}
+	for i := range columns {
+		c := &columns[i]
+		check(c, c.shape, reflect.TypeOf(shape{}), c.Form == FormShape || c.Form == FormStatic)
+		check(c, c.event, reflect.TypeOf(Event{}), c.Form == FormStatic || rareOf[i] >= 0)
+	}
+}
+
 // TestHotPathsMatchColumns checks the hand-written hot paths against the
 // table: LazyBatch's column indexes, clearRare, the shape's comparison and
 // the copying of every column between Event, shape and back through both
@@ -153,12 +185,12 @@ func TestHotPathsMatchColumns(t *testing.T) {
 	var evs []Event
 	for i := range columns {
 		c := &columns[i]
-		if c.eventSet == nil {
+		if c.event.typ == tNone {
 			continue
 		}
 		e := base
 		for j := range columns {
-			if d := &columns[j]; d.eventSet != nil {
+			if d := &columns[j]; d.event.typ != tNone {
 				d.eventSet(&e, 1)
 			}
 		}
@@ -192,7 +224,7 @@ func TestHotPathsMatchColumns(t *testing.T) {
 			t.Fatal("batch too short")
 		}
 		for k := range columns {
-			if col := &columns[k]; col.eventGet != nil {
+			if col := &columns[k]; col.event.typ != tNone {
 				want := col.eventGet(&evs[i])
 				if g1, g2 := col.eventGet(&e1), col.eventGet(&e2); g1 != want || g2 != want {
 					t.Errorf("event %d: %s is %d (Cursor), %d (LazyBatch), want %d", i, col.Name, g1, g2, want)

@@ -76,7 +76,6 @@ func (e *Event) NumCalls() uint32 {
 	return 1
 }
 
-
 // Batch is a read-only run of consecutive events of one thread in the
 // shape-table form of trace.proto's EventBatch: the values an iterative
 // program repeats call after call (function, call site, attributes,

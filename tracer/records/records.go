@@ -467,4 +467,3 @@ func record(p []byte, off int) (h []byte, attr traceformat.Attr, need int) {
 	}
 	return h, attr, need
 }
-

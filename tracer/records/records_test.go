@@ -98,7 +98,7 @@ func cheapCallsAt(n int, t uint64) []byte {
 // BenchmarkDecodeEncode is the Go side's cost per event: decoding C
 // records, encoding the batch and compressing it (zstd fastest, as the
 // tracer writes). Under core binding this cost lands on the program's core.
-// Shaped is the tracer's path (DecodeShaped), Columns the general one.
+// Shaped is the tracer's path (Decode).
 func BenchmarkDecodeEncode(b *testing.B) { benchDecodeEncode(b, cheapCalls(1<<15)) }
 
 func benchDecodeEncode(b *testing.B, p []byte) {
@@ -188,7 +188,7 @@ func haloCalls(n int) []byte {
 func BenchmarkDecodeEncodeHalo(b *testing.B) { benchDecodeEncode(b, haloCalls(1<<15)) }
 
 // TestDecodeFolded: a record standing for a folded run of unsuccessful
-// polls (CALLS) decodes, with Decode and DecodeShaped alike, to one event
+// polls (CALLS) decodes, with Decode and the reference decoder alike, to one event
 // with Calls = the run's length and the header's times (entry = last exit
 // minus the run's time in MPI), between ordinary calls; cut anywhere
 // inside it, the buffer is refused as truncated.
@@ -243,10 +243,10 @@ func TestDecodeFolded(t *testing.T) {
 	}
 	for n := start + 1; n < end; n++ {
 		if err := refDecode(&traceformat.Builder{}, p[:n], 0, conv); err != ErrTruncated {
-			t.Errorf("cut at %d of the folded record: Decode %v", n-start, err)
+			t.Errorf("cut at %d of the folded record: reference %v", n-start, err)
 		}
 		if err := Decode(&traceformat.Builder{}, p[:n], 0, conv); err != ErrTruncated {
-			t.Errorf("cut at %d of the folded record: DecodeShaped %v", n-start, err)
+			t.Errorf("cut at %d of the folded record: Decode %v", n-start, err)
 		}
 	}
 }
@@ -320,7 +320,7 @@ func TestDecodeMatchesReference(t *testing.T) {
 }
 
 // mixedCalls is a random mix of a few calls in runs and alternations, for
-// DecodeShaped's run loop and per-site cache: runs of a communicator-only
+// Decode's run loop and per-site cache: runs of a communicator-only
 // call whose communicator changes inside the run, of a call without
 // attributes and of one with several static attributes; call sites that
 // share a cache slot (3 and 67); a site making two different calls; and
@@ -375,7 +375,7 @@ func mixedCalls(rng *rand.Rand, n int, t uint64) []byte {
 	return p
 }
 
-// TestDecodeShapedMixed checks DecodeShaped against Decode on mixedCalls,
+// TestDecodeShapedMixed checks Decode against the reference decoder on mixedCalls,
 // with buffers decoded one after the other into one batch (a run or a call
 // site seen in the previous buffer is looked up again), with and without
 // the TSC conversion.
@@ -452,7 +452,7 @@ func cut128K(p []byte) [][]byte {
 }
 
 // BenchmarkDecodeEncode128K is the Go side's cost per event as the tracer
-// pays it: DecodeShaped, encoding and compression of 128 KB buffers (each
+// pays it: Decode, encoding and compression of 128 KB buffers (each
 // a frame, so per-frame costs such as zstd's literal tables count), for the
 // cheap stream and the halo mix, at the tracer's zstd level (SpeedFastest)
 // and the Writer's default.
