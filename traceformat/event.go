@@ -167,9 +167,13 @@ func (s *shape) equal(o *shape) bool {
 		s.root == o.root && s.sendBytes == o.sendBytes && s.recvBytes == o.recvBytes
 }
 
-// Attributes whose values are stored in the shape table (FormStatic in
-// columns); the others are stored per event.
-const staticAttrs = AttrComm | AttrSend | AttrRecv | AttrSendBytes | AttrRecvBytes | AttrRoot
+// StaticAttrs are the attributes whose values are stored in the shape
+// table (FormStatic in the column table, which TestColumnsMatchDescriptor
+// checks); the others are stored per event. A constant for the hot paths
+// that mask with it.
+const StaticAttrs = AttrComm | AttrSend | AttrRecv | AttrSendBytes | AttrRecvBytes | AttrRoot
+
+const staticAttrs = StaticAttrs
 
 // siteCache bounds the per-site cache of shapeID; sites beyond it use the
 // map alone.

@@ -243,21 +243,22 @@ func commRepeats(gap []int64, dur []uint64, i int, p []byte, off int, key uint64
 	return i, off, exit
 }
 
+// staticOnly are the attributes whose values are part of a call's shape
+// (traceformat.Builder.AppendStatic); the others are per call.
+const staticOnly = traceformat.StaticAttrs
+
 // The record layout follows traceformat's column table: after the header,
 // the values of each attribute present, in bit order (the table's column
 // order), each value RecordSize bytes; an attribute's CountReqs columns
 // repeat as many times as its count column says and CountStatus columns
 // (in pairs) once per request id, or once without AttrReqs.
 var (
-	// staticOnly are the attributes whose values are part of a call's
-	// shape (traceformat.Builder.AppendStatic); the others are per call.
-	staticOnly traceformat.Attr
 	// staticCols and rareCols are the table's static columns and rare
 	// per-call columns (index r of traceformat.Builder.AppendRare).
 	staticCols, rareCols []*traceformat.Column
 	// staticSize is the size of the static attributes of a record by its
 	// static attribute bits.
-	staticSize []uint8
+	staticSize [staticOnly + 1]uint8
 	// dynLayout is the size of the per-call attributes of a record by its
 	// per-call attribute bits (shifted down by perCallShift): fixed bytes,
 	// and bytes per request id when AttrReqs is set (the count of ids is
@@ -272,7 +273,6 @@ func init() {
 	for i := range cols {
 		switch c := &cols[i]; c.Form {
 		case traceformat.FormStatic:
-			staticOnly |= c.Attr
 			staticCols = append(staticCols, c)
 		case traceformat.FormPerCall:
 			perCall |= c.Attr
@@ -281,7 +281,6 @@ func init() {
 	for r := range traceformat.RareColumns() {
 		rareCols = append(rareCols, traceformat.RareColumn(r))
 	}
-	staticSize = make([]uint8, staticOnly+1)
 	for a := range staticSize {
 		for _, c := range staticCols {
 			if traceformat.Attr(a)&c.Attr != 0 {
