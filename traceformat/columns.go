@@ -12,16 +12,19 @@ import (
 // whose presence they follow. The batch encoder, both decoders (their
 // field switch, the shape table and the checks of the column lengths) and
 // the record decoder (tracer/records) are driven by it; TestColumnsMatch*
-// check it against trace.proto's descriptor and tracer/golib/dt_wrap.h, and
-// TestHotPathsMatchColumns the hand-written hot loops (LazyBatch.Next,
-// Cursor.Next, clearPerCall) against it.
+// check it against trace.proto's descriptor and tracer/golib/dt_wrap.h,
+// and TestHotPathsMatchColumns the hand-written hot paths (LazyBatch.Next,
+// Cursor.Next, Builder.shapeID, shape.equal, clearRare) against it.
 //
-// Adding an attribute: a bit below AttrCalls's, an entry in attributes,
-// its columns here (a new Event field, and for a static one a shape field,
-// with their accessors in the entry), the field in trace.proto, and the C
-// side (A_* in dt_wrap.h and the wrappers that record it). Per-call
-// attributes other than REQS and STATUS need nothing else: their values
-// travel in the generic rare columns.
+// Adding a per-call attribute (one that changes from call to call): its
+// bit (Attr* and attrKnown), an entry in attributes, a column here with
+// its Event field, a line in clearRare, the field and enum value in
+// trace.proto (make proto; VersionMinor+1), and the C side (A_* in
+// dt_wrap.h, the wrappers that record it). The codec, both decoders and
+// the record decoder take it from the table, in the generic rare columns.
+// A static attribute (part of a call's shape) also needs a shape field
+// and its copies in shape.equal, Builder.shapeID, Cursor.Next and
+// LazyBatch.Next (the hot paths; the tests name any that is missing).
 
 // Form says where a column's values live.
 type Form uint8
@@ -239,6 +242,11 @@ var attributes = [...]attribute{
 	{AttrCalls, "ATTR_CALLS", "A_CALLS"},
 }
 
+// rareAttrs are the attributes of the rare columns: every per-call
+// attribute but AttrReqs and AttrStatus (a constant for the hot paths;
+// TestColumnsMatchDescriptor checks it against the table).
+const rareAttrs = attrKnown &^ staticAttrs &^ (AttrReqs | AttrStatus)
+
 // Views of the table, built once.
 var (
 	// colByField is the index in columns of a field number (-1: none).
@@ -253,8 +261,6 @@ var (
 	// AttrStatus, which Next, Cursor and the record decoder read through
 	// the table: index r of a batch's rare columns is rareCols[r].
 	rareCols []int
-	// rareAttrs are the attribute bits of the rare columns.
-	rareAttrs Attr
 	// lazyOf and rareOf give a column's index in lazyCols and rareCols
 	// (-1: none).
 	lazyOf, rareOf [len(columns)]int8
@@ -294,7 +300,6 @@ func init() {
 			lazyCols = append(lazyCols, i)
 			if c.Attr&(AttrReqs|AttrStatus) == 0 {
 				rareCols = append(rareCols, i)
-				rareAttrs |= c.Attr
 			}
 		}
 	}

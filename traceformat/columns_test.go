@@ -66,8 +66,13 @@ func TestColumnsMatchDescriptor(t *testing.T) {
 	for _, k := range staticCols {
 		static |= columns[k].Attr
 	}
-	if all != attrKnown || static != staticAttrs {
-		t.Errorf("attrKnown %#x, staticAttrs %#x; the table says %#x, %#x", attrKnown, staticAttrs, all, static)
+	var rare Attr
+	for _, k := range rareCols {
+		rare |= columns[k].Attr
+	}
+	if all != attrKnown || static != staticAttrs || rare != rareAttrs {
+		t.Errorf("attrKnown %#x, staticAttrs %#x, rareAttrs %#x; the table says %#x, %#x, %#x",
+			attrKnown, staticAttrs, rareAttrs, all, static, rare)
 	}
 }
 

@@ -5,11 +5,11 @@
 //
 // A record is a 24-byte header — uint16 function id, uint16 Attr bits,
 // uint32 call-site id, uint64 raw entry and exit clock readings — followed
-// by the attributes its bits announce, in bit order, little-endian:
-// COMM u32; SEND i32 peer, i32 tag; RECV i32 peer, i32 tag; SEND_BYTES u64;
-// RECV_BYTES u64; ROOT i32; REQS u32 n then n × u64 ids; STATUS (n or 1) ×
-// (i32 source, i32 tag); NEWCOMM u32; PCONTROL i32 level, i64 arg; FLAG u32;
-// CALLS u32.
+// by the values of the attributes its bits announce, in bit order,
+// little-endian, as traceformat's column table gives them
+// (traceformat.Columns: an attribute's columns in order, RecordSize bytes
+// each): REQS is a u32 count n then n u64 ids, STATUS n (1 without REQS)
+// pairs of i32 source and tag; each other column is one value.
 //
 // CALLS (bit 11) marks a record that stands for a run of consecutive
 // unsuccessful polls (a test or probe whose flag is false, MPI_Testsome
