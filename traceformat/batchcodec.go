@@ -454,16 +454,8 @@ func decodeBatch(data []byte, b *Batch) error {
 	}
 	src, tag := d.src[:0], d.tag[:0]
 	var hiShape uint32
-	for len(data) > 0 {
-		num, payload, rest, use, err := nextBatchField(data)
-		if err != nil {
-			return err
-		}
-		data = rest
-		c := column(num)
-		if !use || c == nil {
-			continue // a field of a type or number we do not use: skip it
-		}
+	err := batchFields(data, func(c *Column, payload, rest []byte) error {
+		var err error
 		switch c.Field {
 		case fShape:
 			var hi uint32
@@ -486,7 +478,7 @@ func decodeBatch(data []byte, b *Batch) error {
 		case fStatusTag:
 			tag, err = decS32(tag, payload)
 		default:
-			if r := rareOf[colByField[num]]; r >= 0 {
+			if r := rareOf[colByField[c.Field]]; r >= 0 {
 				b.rare[r], err = decodeValues(b.rare[r], payload, c.Enc)
 				break
 			}
@@ -498,18 +490,22 @@ func decodeBatch(data []byte, b *Batch) error {
 				// first as written). Each event takes at least one byte of
 				// what follows, so a lying count costs no more memory than
 				// the batch's own bytes.
-				hint := int(min(t.count, uint64(len(data))))
+				hint := int(min(t.count, uint64(len(rest))))
 				b.shapeIdx = slices.Grow(b.shapeIdx, hint)
 				b.gap = slices.Grow(b.gap, hint)
 				b.dur = slices.Grow(b.dur, hint)
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("event batch: field %d: %v", num, err)
+			return fmt.Errorf("event batch: field %d: %v", c.Field, err)
 		}
 		if len(b.shapeIdx) > MaxBatchEvents {
 			return fmt.Errorf("event batch: more than %d events or shapes", MaxBatchEvents)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	b.thread, b.baseNs = t.thread, t.baseNs
 	d.src, d.tag = src, tag
@@ -761,6 +757,26 @@ func (t *tableDec) perCall(have []int, reqSum func() int, walk func(kind []uint8
 		}
 		if have[j] != want {
 			return fmt.Errorf("event batch: column %s has %d values, attributes call for %d", c.Name, have[j], want)
+		}
+	}
+	return nil
+}
+
+// batchFields calls f for each field of an event batch's protobuf bytes
+// that the column table defines, with its payload (nextBatchField) and the
+// bytes after it, and stops at the first error; fields of other numbers or
+// wire types are skipped.
+func batchFields(data []byte, f func(c *Column, payload, rest []byte) error) error {
+	for len(data) > 0 {
+		num, payload, rest, use, err := nextBatchField(data)
+		if err != nil {
+			return err
+		}
+		data = rest
+		if c := column(num); use && c != nil {
+			if err := f(c, payload, rest); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

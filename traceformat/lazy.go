@@ -432,35 +432,23 @@ func (lb *LazyBatch) parse(data []byte) error {
 		seen = append(seen, 0)
 	}
 	msg := data
-	for len(data) > 0 {
-		num, payload, rest, use, err := nextBatchField(data)
-		if err != nil {
-			return err
-		}
-		data = rest
-		c := column(num)
-		if !use || c == nil {
-			continue // a field of a type or number we do not use: skip it
-		}
-		col := int(lazyOf[colByField[num]])
+	err := batchFields(data, func(c *Column, payload, rest []byte) error {
+		col := int(lazyOf[colByField[c.Field]])
 		if col < 0 {
-			if err := t.field(c, payload); err != nil {
-				return err
-			}
-			continue
+			return t.field(c, payload)
 		}
 		// A repeated field continues the column (proto3 packed fields
 		// may be split): the pieces are joined so that a column is one
 		// run of bytes. Writers never split them. A piece must end
 		// with a whole varint, or joining would mend it.
 		if len(payload) > 0 && payload[len(payload)-1] >= 0x80 {
-			return fmt.Errorf("event batch: field %d: %v", num, errVarintCol)
+			return fmt.Errorf("event batch: field %d: %v", c.Field, errVarintCol)
 		}
 		lc := &lb.lc[col]
 		switch seen[col]++; seen[col] {
 		case 1:
 			lc.b = payload
-			lb.off[col] = len(msg) - len(data) - len(payload)
+			lb.off[col] = len(msg) - len(rest) - len(payload)
 		case 2:
 			lb.off[col] = -1
 			lb.concat[col] = append(append(lb.concat[col][:0], lc.b...), payload...)
@@ -469,6 +457,10 @@ func (lb *LazyBatch) parse(data []byte) error {
 			lb.concat[col] = append(lb.concat[col], payload...)
 			lc.b = lb.concat[col]
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	lb.cnt = seen
 	lb.Thread, lb.BaseNs = t.thread, t.baseNs
