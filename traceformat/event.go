@@ -25,7 +25,9 @@ const (
 	// false) of one call site with equal arguments: Calls says how many.
 	AttrCalls Attr = 1 << 11
 
-	attrKnown = 1<<12 - 1
+	// AttrKnown are all the bits this package knows.
+	AttrKnown = 1<<12 - 1
+	attrKnown = AttrKnown
 )
 
 // Status is the actual source and tag of a completed receive (ranks in the

@@ -25,7 +25,6 @@ package records
 import (
 	"encoding/binary"
 	"errors"
-	"math/bits"
 	"slices"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -260,11 +259,10 @@ var (
 	// static attribute bits.
 	staticSize [staticOnly + 1]uint8
 	// dynLayout is the size of the per-call attributes of a record by its
-	// per-call attribute bits (shifted down by perCallShift): fixed bytes,
-	// and bytes per request id when AttrReqs is set (the count of ids is
-	// the first value after the static attributes).
-	dynLayout    []struct{ fixed, perReq int }
-	perCallShift int
+	// per-call attribute bits (the static ones, the low bits, divided
+	// away): fixed bytes, and bytes per request id when AttrReqs is set
+	// (the count of ids is the first value after the static attributes).
+	dynLayout [traceformat.AttrKnown/(staticOnly+1) + 1]struct{ fixed, perReq int }
 )
 
 func init() {
@@ -288,13 +286,11 @@ func init() {
 			}
 		}
 	}
-	perCallShift = bits.TrailingZeros32(uint32(perCall))
-	if perCall&^(perCall>>perCallShift<<perCallShift) != 0 || perCall&(traceformat.AttrReqs<<1-1) != traceformat.AttrReqs {
-		panic("records: AttrReqs must be the lowest per-call attribute")
+	if staticOnly&(staticOnly+1) != 0 || perCall&(traceformat.AttrReqs<<1-1) != traceformat.AttrReqs {
+		panic("records: the static attributes must be the low bits, and AttrReqs the next")
 	}
-	dynLayout = make([]struct{ fixed, perReq int }, perCall>>perCallShift+1)
 	for k := range dynLayout {
-		a := traceformat.Attr(k) << perCallShift
+		a := traceformat.Attr(k) * (staticOnly + 1)
 		l := &dynLayout[k]
 		for i := range cols {
 			c := &cols[i]
@@ -330,7 +326,7 @@ func value(c *traceformat.Column, q []byte) uint64 {
 // record with attr (q starts after its static attributes), or -1 when q is
 // too short to tell.
 func dynamicSize(attr traceformat.Attr, q []byte) int {
-	l := &dynLayout[int(attr&^staticOnly&(traceformat.Attr(len(dynLayout)-1)<<perCallShift))>>perCallShift]
+	l := &dynLayout[(attr&traceformat.AttrKnown)/(staticOnly+1)]
 	if attr&traceformat.AttrReqs == 0 {
 		return l.fixed
 	}
