@@ -116,7 +116,7 @@ func genRank(dir string, r, ranks, iters int) (int64, error) {
 			left, right = int32(r), int32(r)
 		}
 	}
-	var b traceformat.Batch
+	var b traceformat.Builder
 	var n int64
 	add := func(e *traceformat.Event) error {
 		b.Append(e)

@@ -380,7 +380,7 @@ func TestLargeIDs(t *testing.T) {
 	if err := w.WriteDefinitions(defs); err != nil {
 		t.Fatal(err)
 	}
-	var b traceformat.Batch
+	var b traceformat.Builder
 	for _, e := range []traceformat.Event{
 		{Func: fi, Site: site, Entry: 0, Exit: 1000},
 		{Func: fb, Site: site, Entry: 2000, Exit: 5000, Attr: traceformat.AttrComm, Comm: comm},

@@ -4,142 +4,26 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Field numbers of tracepb.EventBatch. The batch codec is written against
-// protowire instead of the generated code because it is the hot path: it
-// appends packed columns straight into a reused buffer and decodes them into
-// reused slices, with no allocation per batch in the steady state.
-// TestBatchMatchesGenerated checks that both agree.
-const (
-	fThread        = 1
-	fBaseNs        = 2
-	fCount         = 3
-	fShape         = 4
-	fGap           = 5
-	fDur           = 6
-	fFunc          = 7
-	fSite          = 8
-	fAttr          = 9
-	fComm          = 10
-	fSendPeer      = 11
-	fSendTag       = 12
-	fRecvPeer      = 13
-	fRecvTag       = 14
-	fSendBytes     = 15
-	fRecvBytes     = 16
-	fRoot          = 17
-	fNReqs         = 18
-	fReqs          = 19
-	fStatusSource  = 20
-	fStatusTag     = 21
-	fNewComm       = 22
-	fPcontrolLevel = 23
-	fPcontrolArg   = 24
-	fFlag          = 25
-	fCalls         = 26
-)
+// The batch codec is written against protowire instead of the generated
+// code because it is the hot path: it appends packed columns straight into
+// a reused buffer and decodes them into reused slices, with no allocation
+// per batch in the steady state. Which fields there are, and how each is
+// encoded, comes from the column table (columns.go); TestBatchMatchesGenerated
+// checks that the codec and the generated code agree.
 
-// maxShapes bounds the shape table of one batch. The encoder never needs
+// maxShapes bounds the shape table of one batch. A builder never makes
 // more than one shape per event, and MaxBatchEvents bounds those.
 const maxShapes = MaxBatchEvents
 
 // batchEncoder holds the reusable state of the batch encoder.
 type batchEncoder struct {
 	scratch []byte
-	index   map[shape]uint32
-	shapes  []shape
-	idx     []uint32
-	// bySite caches the last shape seen at each call site (index+1, 0 =
-	// none): a call site nearly always makes the same call, so most events
-	// are resolved by one comparison instead of hashing the shape.
-	bySite []uint32
-	// own is the storage of shapes and idx when they are built here (a
-	// batch in the writer's form); for a batch in the decoded form they
-	// alias the batch's table.
-	own struct {
-		shapes []shape
-		idx    []uint32
-	}
-}
-
-// siteCache bounds the per-site cache; sites beyond it use the map alone.
-const siteCache = 1 << 16
-
-// shapesOf fills e.shapes and e.idx from a batch in either form.
-func (e *batchEncoder) shapesOf(b *Batch) {
-	if len(b.shapeIdx) != 0 { // decoded form: the table is there already
-		// Aliased, not copied: appendBatch only reads them, and e.own keeps
-		// the encoder's own storage for batches in the writer's form.
-		e.shapes, e.idx = b.shapes, b.shapeIdx
-		return
-	}
-	e.shapes, e.idx = e.own.shapes, e.own.idx
-	if e.index == nil {
-		e.index = make(map[shape]uint32)
-	}
-	clear(e.index)
-	clear(e.bySite)
-	e.shapes, e.idx = e.shapes[:0], e.idx[:0]
-	var comm, send, recv, sb, rb, root int
-	for i, a := range b.Attr {
-		sh := shape{fn: b.Func[i], site: b.Site[i], attr: a}
-		if a&AttrComm != 0 {
-			sh.comm = b.Comm[comm]
-			comm++
-		}
-		if a&AttrSend != 0 {
-			sh.sendPeer, sh.sendTag = b.SendPeer[send], b.SendTag[send]
-			send++
-		}
-		if a&AttrRecv != 0 {
-			sh.recvPeer, sh.recvTag = b.RecvPeer[recv], b.RecvTag[recv]
-			recv++
-		}
-		if a&AttrSendBytes != 0 {
-			sh.sendBytes = b.SendBytes[sb]
-			sb++
-		}
-		if a&AttrRecvBytes != 0 {
-			sh.recvBytes = b.RecvBytes[rb]
-			rb++
-		}
-		if a&AttrRoot != 0 {
-			sh.root = b.Root[root]
-			root++
-		}
-		if sh.site < siteCache {
-			if int(sh.site) >= len(e.bySite) {
-				e.bySite = append(e.bySite, make([]uint32, int(sh.site)+1-len(e.bySite))...)
-			}
-			if c := e.bySite[sh.site]; c != 0 && e.shapes[c-1].equal(&sh) {
-				e.idx = append(e.idx, c-1)
-				continue
-			}
-		}
-		id, ok := e.index[sh]
-		if !ok {
-			id = uint32(len(e.shapes))
-			e.index[sh] = id
-			e.shapes = append(e.shapes, sh)
-		}
-		if sh.site < siteCache {
-			e.bySite[sh.site] = id + 1
-		}
-		e.idx = append(e.idx, id)
-	}
-	e.own.shapes, e.own.idx = e.shapes, e.idx
-}
-
-// equal is s == *o written out: the generated comparison of the struct
-// calls memequal, which cost more than the rest of the per-site lookup.
-func (s *shape) equal(o *shape) bool {
-	return s.fn == o.fn && s.site == o.site && s.attr == o.attr && s.comm == o.comm &&
-		s.sendPeer == o.sendPeer && s.sendTag == o.sendTag && s.recvPeer == o.recvPeer && s.recvTag == o.recvTag &&
-		s.root == o.root && s.sendBytes == o.sendBytes && s.recvBytes == o.recvBytes
 }
 
 // putVarints writes the varints of v to buf (which has room for them) and
@@ -216,93 +100,118 @@ func (e *batchEncoder) packed(dst []byte, field protowire.Number, n int, put fun
 	return protowire.AppendBytes(dst, buf[:k])
 }
 
-// appendBatch appends the protobuf encoding of b to dst.
+// encodeValue is the varint of a value of a column of encoding enc, as
+// Column's accessors give it (signed values sign-extended).
+func encodeValue(enc Enc, v uint64) uint64 {
+	switch enc {
+	case EncS32, EncS64:
+		return zigzag(int64(v))
+	}
+	return v
+}
+
+// decodeValue is the inverse of encodeValue (with the truncation of the
+// 32-bit encodings that the typed column decoders apply).
+func decodeValue(enc Enc, v uint64) uint64 {
+	switch enc {
+	case EncU32:
+		return u32(v)
+	case EncS32:
+		return s32(zz32(v))
+	case EncS64:
+		return uint64(protowire.DecodeZigZag(v))
+	}
+	return v
+}
+
+// appendBatch appends the protobuf encoding of b to dst, column by column
+// in the order of the table.
 func (e *batchEncoder) appendBatch(dst []byte, b *Batch) []byte {
-	e.shapesOf(b)
-	if b.Thread != 0 {
-		dst = protowire.AppendTag(dst, fThread, protowire.VarintType)
-		dst = protowire.AppendVarint(dst, uint64(b.Thread))
-	}
-	if b.BaseNs != 0 {
-		dst = protowire.AppendTag(dst, fBaseNs, protowire.VarintType)
-		dst = protowire.AppendVarint(dst, uint64(b.BaseNs))
-	}
-	if n := b.Len(); n != 0 {
-		dst = protowire.AppendTag(dst, fCount, protowire.VarintType)
-		dst = protowire.AppendVarint(dst, uint64(n))
-	}
-	u32 := func(field protowire.Number, v []uint32) {
-		dst = e.packed(dst, field, len(v), func(buf []byte) int { return putVarints(buf, v) })
-	}
-	s32 := func(field protowire.Number, v []int32) {
-		dst = e.packed(dst, field, len(v), func(buf []byte) int { return putZigZags(buf, v) })
-	}
-	// shapeCol writes one column of the shape table: one value per shape
-	// having bit (all shapes when bit is 0).
-	shapeCol := func(field protowire.Number, bit Attr, val func(sh *shape) uint64) {
-		n := 0
-		for i := range e.shapes {
-			if bit == 0 || e.shapes[i].attr&bit != 0 {
-				n++
+	for i := range columns {
+		c := &columns[i]
+		switch c.Form {
+		case FormScalar:
+			var v uint64
+			switch c.Field {
+			case fThread:
+				v = uint64(b.thread)
+			case fBaseNs:
+				v = uint64(b.baseNs)
+			case fCount:
+				v = uint64(b.Len())
 			}
-		}
-		dst = e.packed(dst, field, n, func(buf []byte) int {
-			k := 0
-			for i := range e.shapes {
-				if sh := &e.shapes[i]; bit == 0 || sh.attr&bit != 0 {
-					k = putVarint(buf, k, val(sh))
+			if v != 0 {
+				dst = protowire.AppendTag(dst, c.Field, protowire.VarintType)
+				dst = protowire.AppendVarint(dst, v)
+			}
+		case FormEvent:
+			n := len(b.shapeIdx)
+			switch c.Field {
+			case fShape:
+				dst = e.packed(dst, c.Field, n, func(buf []byte) int { return putVarints(buf, b.shapeIdx) })
+			case fGap:
+				dst = e.packed(dst, c.Field, n, func(buf []byte) int { return putZigZags(buf, b.gap) })
+			case fDur:
+				dst = e.packed(dst, c.Field, n, func(buf []byte) int { return putVarints(buf, b.dur) })
+			}
+		case FormShape, FormStatic:
+			// One value per shape (having the column's bit).
+			n := 0
+			for i := range b.shapes {
+				if c.Attr == 0 || b.shapes[i].attr&c.Attr != 0 {
+					n++
 				}
 			}
-			return k
-		})
+			dst = e.packed(dst, c.Field, n, func(buf []byte) int {
+				k := 0
+				for i := range b.shapes {
+					if sh := &b.shapes[i]; c.Attr == 0 || sh.attr&c.Attr != 0 {
+						k = putVarint(buf, k, encodeValue(c.Enc, c.shapeGet(sh)))
+					}
+				}
+				return k
+			})
+		case FormPerCall:
+			switch c.Field {
+			case fNReqs:
+				dst = e.packed(dst, c.Field, len(b.nreqs), func(buf []byte) int { return putVarints(buf, b.nreqs) })
+			case fReqs:
+				dst = e.packed(dst, c.Field, len(b.reqs), func(buf []byte) int {
+					k := 0
+					var prev uint64
+					for _, x := range b.reqs {
+						k = putVarint(buf, k, zigzag(int64(x-prev)))
+						prev = x
+					}
+					return k
+				})
+			case fStatusSource, fStatusTag:
+				tag := c.Field == fStatusTag
+				dst = e.packed(dst, c.Field, len(b.status), func(buf []byte) int {
+					k := 0
+					for _, x := range b.status {
+						v := x.Source
+						if tag {
+							v = x.Tag
+						}
+						k = putVarint(buf, k, zigzag(int64(v)))
+					}
+					return k
+				})
+			default:
+				if r := rareOf[i]; r >= 0 && int(r) < len(b.rare) {
+					col := b.rare[r]
+					dst = e.packed(dst, c.Field, len(col), func(buf []byte) int {
+						k := 0
+						for _, v := range col {
+							k = putVarint(buf, k, encodeValue(c.Enc, v))
+						}
+						return k
+					})
+				}
+			}
+		}
 	}
-	zz := func(v int32) uint64 { return zigzag(int64(v)) }
-
-	// The per-event columns.
-	n := len(e.idx)
-	dst = e.packed(dst, fShape, n, func(buf []byte) int { return putVarints(buf, e.idx) })
-	dst = e.packed(dst, fGap, n, func(buf []byte) int { return putZigZags(buf, b.Gap) })
-	dst = e.packed(dst, fDur, n, func(buf []byte) int { return putVarints(buf, b.Dur) })
-	shapeCol(fFunc, 0, func(sh *shape) uint64 { return uint64(sh.fn) })
-	shapeCol(fSite, 0, func(sh *shape) uint64 { return uint64(sh.site) })
-	shapeCol(fAttr, 0, func(sh *shape) uint64 { return uint64(sh.attr) })
-	shapeCol(fComm, AttrComm, func(sh *shape) uint64 { return uint64(sh.comm) })
-	shapeCol(fSendPeer, AttrSend, func(sh *shape) uint64 { return zz(sh.sendPeer) })
-	shapeCol(fSendTag, AttrSend, func(sh *shape) uint64 { return zz(sh.sendTag) })
-	shapeCol(fRecvPeer, AttrRecv, func(sh *shape) uint64 { return zz(sh.recvPeer) })
-	shapeCol(fRecvTag, AttrRecv, func(sh *shape) uint64 { return zz(sh.recvTag) })
-	shapeCol(fSendBytes, AttrSendBytes, func(sh *shape) uint64 { return sh.sendBytes })
-	shapeCol(fRecvBytes, AttrRecvBytes, func(sh *shape) uint64 { return sh.recvBytes })
-	shapeCol(fRoot, AttrRoot, func(sh *shape) uint64 { return zz(sh.root) })
-	u32(fNReqs, b.NReqs)
-	dst = e.packed(dst, fReqs, len(b.Reqs), func(buf []byte) int {
-		k := 0
-		var prev uint64
-		for _, x := range b.Reqs {
-			k = putVarint(buf, k, zigzag(int64(x-prev)))
-			prev = x
-		}
-		return k
-	})
-	dst = e.packed(dst, fStatusSource, len(b.Status), func(buf []byte) int {
-		k := 0
-		for _, x := range b.Status {
-			k = putVarint(buf, k, zz(x.Source))
-		}
-		return k
-	})
-	dst = e.packed(dst, fStatusTag, len(b.Status), func(buf []byte) int {
-		k := 0
-		for _, x := range b.Status {
-			k = putVarint(buf, k, zz(x.Tag))
-		}
-		return k
-	})
-	u32(fNewComm, b.NewComm)
-	s32(fPcontrolLevel, b.PcLevel)
-	dst = e.packed(dst, fPcontrolArg, len(b.PcArg), func(buf []byte) int { return putZigZags(buf, b.PcArg) })
-	u32(fFlag, b.Flag)
-	u32(fCalls, b.Calls)
 	return dst
 }
 
@@ -508,200 +417,263 @@ func decReqs(dst []uint64, b []byte, prev uint64) ([]uint64, error) {
 	return dst, nil
 }
 
-// decodeBatch decodes a protobuf EventBatch into b (decoded form), reusing
-// b's storage, then checks that it is consistent so that a Cursor cannot
-// index out of range.
+// decodeValues decodes a packed column of encoding enc into values as
+// Column's accessors take them: for the columns with few values (the
+// shape table, the rare per-call columns).
+func decodeValues(dst []uint64, b []byte, enc Enc) ([]uint64, error) {
+	err := varints(b, func(v uint64) { dst = append(dst, decodeValue(enc, v)) })
+	return dst, err
+}
+
+// batchDecoder is the reusable decoding state of a Batch.
+type batchDecoder struct {
+	tab         tableDec
+	src, tag    []int32 // the status columns as parsed
+	have        []int   // values by lazy column index (lazyCols)
+	kind        []uint8
+	hiShape     uint32
+	nreqsParsed bool
+}
+
+// decodeBatch decodes a protobuf EventBatch into b, reusing b's storage,
+// then checks that it is consistent so that a Cursor cannot index out of
+// range.
 func decodeBatch(data []byte, b *Batch) error {
-	b.Reset()
-	var count uint64
-	var hiShape uint32 // largest shape index
-	statusTags := b.statusTags[:0]
-	// The shape table is decoded into the writer-form columns first (used
-	// here as scratch) and then folded into b.shapes.
-	for len(data) > 0 {
-		num, payload, rest, use, err := nextBatchField(data)
-		if err != nil {
-			return err
-		}
-		data = rest
-		if !use {
-			continue // a field of a type we do not use: skip it
-		}
-		switch num {
-		case fThread:
-			err = varints(payload, func(v uint64) { b.Thread = uint32(v) })
-		case fBaseNs:
-			err = varints(payload, func(v uint64) { b.BaseNs = int64(v) })
-		case fCount:
-			err = varints(payload, func(v uint64) { count = v })
-			if count > MaxBatchEvents {
-				return fmt.Errorf("event batch: count %d exceeds the limit %d", count, MaxBatchEvents)
-			}
-			// Room for the per-event columns at once (the count comes
-			// first as written). Each event takes at least one byte of
-			// what follows, so a lying count costs no more memory than
-			// the batch's own bytes.
-			hint := int(min(count, uint64(len(data))))
-			b.shapeIdx = slices.Grow(b.shapeIdx, hint)
-			b.Gap = slices.Grow(b.Gap, hint)
-			b.Dur = slices.Grow(b.Dur, hint)
+	if b.dec == nil {
+		b.dec = &batchDecoder{}
+		b.rare = make([][]uint64, len(rareCols))
+	}
+	d := b.dec
+	t := &d.tab
+	t.reset()
+	b.thread, b.baseNs, b.shapes = 0, 0, nil
+	b.gap, b.dur, b.shapeIdx = b.gap[:0], b.dur[:0], b.shapeIdx[:0]
+	b.nreqs, b.reqs, b.status = b.nreqs[:0], b.reqs[:0], b.status[:0]
+	for r := range b.rare {
+		b.rare[r] = b.rare[r][:0]
+	}
+	src, tag := d.src[:0], d.tag[:0]
+	var hiShape uint32
+	err := batchFields(data, func(c *Column, payload, rest []byte) error {
+		var err error
+		switch c.Field {
 		case fShape:
 			var hi uint32
 			b.shapeIdx, hi, err = decShapeIdx(b.shapeIdx, payload)
 			hiShape = max(hiShape, hi)
 		case fGap:
-			b.Gap, err = decS64(b.Gap, payload)
+			b.gap, err = decS64(b.gap, payload)
 		case fDur:
-			b.Dur, err = decDur(b.Dur, payload)
-		case fFunc:
-			b.Func, err = decU32(b.Func, payload)
-		case fSite:
-			b.Site, err = decU32(b.Site, payload)
-		case fAttr:
-			b.Attr, err = decU32(b.Attr, payload)
-		case fComm:
-			b.Comm, err = decU32(b.Comm, payload)
-		case fSendPeer:
-			b.SendPeer, err = decS32(b.SendPeer, payload)
-		case fSendTag:
-			b.SendTag, err = decS32(b.SendTag, payload)
-		case fRecvPeer:
-			b.RecvPeer, err = decS32(b.RecvPeer, payload)
-		case fRecvTag:
-			b.RecvTag, err = decS32(b.RecvTag, payload)
-		case fSendBytes:
-			b.SendBytes, err = decU64(b.SendBytes, payload)
-		case fRecvBytes:
-			b.RecvBytes, err = decU64(b.RecvBytes, payload)
-		case fRoot:
-			b.Root, err = decS32(b.Root, payload)
+			b.dur, err = decDur(b.dur, payload)
 		case fNReqs:
-			b.NReqs, err = decU32(b.NReqs, payload)
+			b.nreqs, err = decU32(b.nreqs, payload)
 		case fReqs:
 			prev := uint64(0)
-			if n := len(b.Reqs); n > 0 {
-				prev = b.Reqs[n-1]
+			if n := len(b.reqs); n > 0 {
+				prev = b.reqs[n-1]
 			}
-			b.Reqs, err = decReqs(b.Reqs, payload, prev)
+			b.reqs, err = decReqs(b.reqs, payload, prev)
 		case fStatusSource:
-			b.statusSrc, err = decS32(b.statusSrc, payload)
+			src, err = decS32(src, payload)
 		case fStatusTag:
-			statusTags, err = decS32(statusTags, payload)
-		case fNewComm:
-			b.NewComm, err = decU32(b.NewComm, payload)
-		case fPcontrolLevel:
-			b.PcLevel, err = decS32(b.PcLevel, payload)
-		case fPcontrolArg:
-			b.PcArg, err = decS64(b.PcArg, payload)
-		case fFlag:
-			b.Flag, err = decU32(b.Flag, payload)
-		case fCalls:
-			b.Calls, err = decU32(b.Calls, payload)
+			tag, err = decS32(tag, payload)
+		default:
+			if r := rareOf[colByField[c.Field]]; r >= 0 {
+				b.rare[r], err = decodeValues(b.rare[r], payload, c.Enc)
+				break
+			}
+			if err := t.field(c, payload); err != nil {
+				return err
+			}
+			if c.Field == fCount {
+				// Room for the per-event columns at once (the count comes
+				// first as written). Each event takes at least one byte of
+				// what follows, so a lying count costs no more memory than
+				// the batch's own bytes.
+				hint := int(min(t.count, uint64(len(rest))))
+				b.shapeIdx = slices.Grow(b.shapeIdx, hint)
+				b.gap = slices.Grow(b.gap, hint)
+				b.dur = slices.Grow(b.dur, hint)
+			}
 		}
 		if err != nil {
-			return fmt.Errorf("event batch: field %d: %v", num, err)
+			return fmt.Errorf("event batch: field %d: %v", c.Field, err)
 		}
-		if len(b.shapeIdx) > MaxBatchEvents || len(b.Func) > maxShapes {
+		if len(b.shapeIdx) > MaxBatchEvents {
 			return fmt.Errorf("event batch: more than %d events or shapes", MaxBatchEvents)
 		}
-	}
-	b.statusTags = statusTags
-	if len(statusTags) != len(b.statusSrc) {
-		return fmt.Errorf("event batch: %d status sources but %d status tags", len(b.statusSrc), len(statusTags))
-	}
-	if n := len(statusTags); n > 0 {
-		st, src := slices.Grow(b.Status[:0], n)[:n], b.statusSrc[:n]
-		for i, t := range statusTags {
-			st[i] = Status{Source: src[i], Tag: t}
-		}
-		b.Status = st
-	}
-	n := len(b.shapeIdx)
-	if uint64(n) != count {
-		return fmt.Errorf("event batch: count says %d events, shape column has %d", count, n)
-	}
-	if len(b.Gap) != n || len(b.Dur) != n {
-		return fmt.Errorf("event batch: per-event columns differ in length (shape %d, gap %d, dur %d)", n, len(b.Gap), len(b.Dur))
-	}
-	if n == 0 {
 		return nil
-	}
-	if err := b.foldShapes(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	if int(hiShape) >= len(b.shapes) {
-		return fmt.Errorf("event batch: shape index %d of %d", hiShape, len(b.shapes))
+	b.thread, b.baseNs = t.thread, t.baseNs
+	d.src, d.tag = src, tag
+	if len(tag) != len(src) {
+		return fmt.Errorf("event batch: %d status sources but %d status tags", len(src), len(tag))
 	}
-	return b.checkEventColumns()
+	if n := len(tag); n > 0 {
+		st := slices.Grow(b.status[:0], n)[:n]
+		for i, t := range tag {
+			st[i] = Status{Source: src[i], Tag: t}
+		}
+		b.status = st
+	}
+	n := len(b.shapeIdx)
+	if err := t.eventColumns(n, len(b.gap), len(b.dur)); err != nil || n == 0 {
+		return err
+	}
+	if err := t.fold(); err != nil {
+		return err
+	}
+	b.shapes = t.shapes
+	ns := len(t.shapes)
+	if int(hiShape) >= ns {
+		return fmt.Errorf("event batch: shape index %d of %d", hiShape, ns)
+	}
+	h := t.histogram()
+	for _, s := range b.shapeIdx {
+		h[s]++
+	}
+	have := d.have[:0]
+	for _, k := range lazyCols {
+		c := &columns[k]
+		v := 0
+		switch c.Field {
+		case fNReqs:
+			v = len(b.nreqs)
+		case fReqs:
+			v = len(b.reqs)
+		case fStatusSource, fStatusTag:
+			v = len(b.status)
+		default:
+			if r := rareOf[k]; r >= 0 {
+				v = len(b.rare[r])
+			}
+		}
+		have = append(have, v)
+	}
+	d.have = have
+	nreqs, idx := b.nreqs, b.shapeIdx
+	return t.perCall(have, func() int {
+		s := 0
+		for _, k := range nreqs {
+			s += int(k)
+		}
+		return s
+	}, func(kind []uint8) int {
+		st, j := 0, 0
+		for _, s := range idx {
+			if d := kind[s]; d != 0 {
+				if d == 2 {
+					st += int(nreqs[j])
+				}
+				j++
+			}
+		}
+		return st
+	})
 }
 
-// foldShapes builds b.shapes from the shape-table columns, then empties
-// those columns (the decoded form keeps static values only in shapes).
-func (b *Batch) foldShapes() error {
-	ns := len(b.Func)
-	if ns == 0 || len(b.Site) != ns || len(b.Attr) != ns {
-		return fmt.Errorf("event batch: shape table columns differ in length (func %d, site %d, attr %d)", ns, len(b.Site), len(b.Attr))
+// tableDec is what both decoders (decodeBatch, LazyBatch.parse) do alike,
+// driven by the column table: the scalar fields, the shape table, and the
+// checks that every per-call column holds the values its events call for.
+type tableDec struct {
+	thread uint32
+	baseNs int64
+	count  uint64
+	cols   [len(columns)][]uint64 // the shape-table columns as parsed, by column index
+	shapes []shape
+	hist   []int32 // events by shape
+	kind   []uint8 // perCall's scratch
+}
+
+func (t *tableDec) reset() {
+	t.thread, t.baseNs, t.count = 0, 0, 0
+	for i := range t.cols {
+		t.cols[i] = t.cols[i][:0]
 	}
-	if len(b.SendPeer) != len(b.SendTag) || len(b.RecvPeer) != len(b.RecvTag) || len(b.PcLevel) != len(b.PcArg) {
-		return fmt.Errorf("event batch: paired columns differ in length")
+	t.shapes = t.shapes[:0]
+}
+
+// field parses a field of FormScalar, FormShape or FormStatic.
+func (t *tableDec) field(c *Column, payload []byte) error {
+	var err error
+	switch c.Form {
+	case FormScalar:
+		switch c.Field {
+		case fThread:
+			err = varints(payload, func(v uint64) { t.thread = uint32(v) })
+		case fBaseNs:
+			err = varints(payload, func(v uint64) { t.baseNs = int64(v) })
+		case fCount:
+			err = varints(payload, func(v uint64) { t.count = v })
+			if t.count > MaxBatchEvents {
+				return fmt.Errorf("event batch: count %d exceeds the limit %d", t.count, MaxBatchEvents)
+			}
+		}
+	case FormShape, FormStatic:
+		i := colByField[c.Field]
+		t.cols[i], err = decodeValues(t.cols[i], payload, c.Enc)
 	}
-	var comm, send, recv, sb, rb, root int
-	for i, a := range b.Attr {
-		if a&^attrKnown != 0 {
-			return fmt.Errorf("event batch: shape %d: unknown attribute bits %#x", i, uint32(a&^attrKnown))
-		}
-		sh := shape{fn: b.Func[i], site: b.Site[i], attr: a}
-		if a&AttrComm != 0 {
-			if comm >= len(b.Comm) {
-				return errShort("comm")
-			}
-			sh.comm = b.Comm[comm]
-			comm++
-		}
-		if a&AttrSend != 0 {
-			if send >= len(b.SendPeer) {
-				return errShort("send")
-			}
-			sh.sendPeer, sh.sendTag = b.SendPeer[send], b.SendTag[send]
-			send++
-		}
-		if a&AttrRecv != 0 {
-			if recv >= len(b.RecvPeer) {
-				return errShort("recv")
-			}
-			sh.recvPeer, sh.recvTag = b.RecvPeer[recv], b.RecvTag[recv]
-			recv++
-		}
-		if a&AttrSendBytes != 0 {
-			if sb >= len(b.SendBytes) {
-				return errShort("send_bytes")
-			}
-			sh.sendBytes = b.SendBytes[sb]
-			sb++
-		}
-		if a&AttrRecvBytes != 0 {
-			if rb >= len(b.RecvBytes) {
-				return errShort("recv_bytes")
-			}
-			sh.recvBytes = b.RecvBytes[rb]
-			rb++
-		}
-		if a&AttrRoot != 0 {
-			if root >= len(b.Root) {
-				return errShort("root")
-			}
-			sh.root = b.Root[root]
-			root++
-		}
-		b.shapes = append(b.shapes, sh)
+	if err != nil {
+		return fmt.Errorf("event batch: field %d: %v", c.Field, err)
 	}
-	if comm != len(b.Comm) || send != len(b.SendPeer) || recv != len(b.RecvPeer) || sb != len(b.SendBytes) ||
-		rb != len(b.RecvBytes) || root != len(b.Root) {
-		return errors.New("event batch: a static attribute column has more values than the shapes call for")
+	if len(t.cols[colFunc]) > maxShapes {
+		return fmt.Errorf("event batch: more than %d events or shapes", MaxBatchEvents)
 	}
-	b.Func, b.Site, b.Attr, b.Comm = b.Func[:0], b.Site[:0], b.Attr[:0], b.Comm[:0]
-	b.SendPeer, b.SendTag, b.RecvPeer, b.RecvTag = b.SendPeer[:0], b.SendTag[:0], b.RecvPeer[:0], b.RecvTag[:0]
-	b.SendBytes, b.RecvBytes, b.Root = b.SendBytes[:0], b.RecvBytes[:0], b.Root[:0]
+	return nil
+}
+
+// eventColumns checks the lengths of the per-event columns.
+func (t *tableDec) eventColumns(shapes, gaps, durs int) error {
+	if uint64(shapes) != t.count {
+		return fmt.Errorf("event batch: count says %d events, shape column has %d", t.count, shapes)
+	}
+	if gaps != shapes || durs != shapes {
+		return fmt.Errorf("event batch: per-event columns differ in length (shape %d, gap %d, dur %d)", shapes, gaps, durs)
+	}
+	return nil
+}
+
+// fold builds the shape table from its columns: every FormShape column has
+// one value per shape, every FormStatic column one per shape having its
+// bit.
+func (t *tableDec) fold() error {
+	ns := len(t.cols[colFunc])
+	for _, k := range shapeTabCols {
+		if c := &columns[k]; c.Form == FormShape && len(t.cols[k]) != ns || ns == 0 {
+			return fmt.Errorf("event batch: shape table columns differ in length (func %d, %s %d)", ns, c.Name, len(t.cols[k]))
+		}
+	}
+	t.shapes = slices.Grow(t.shapes[:0], ns)[:ns]
+	for s := range t.shapes {
+		sh := &t.shapes[s]
+		*sh = shape{}
+		for _, k := range shapeTabCols {
+			if c := &columns[k]; c.Form == FormShape {
+				c.shapeSet(sh, t.cols[k][s])
+			}
+		}
+		if a := sh.attr; a&^attrKnown != 0 {
+			return fmt.Errorf("event batch: shape %d: unknown attribute bits %#x", s, uint32(a&^attrKnown))
+		}
+	}
+	for _, k := range staticCols {
+		c, vals, j := &columns[k], t.cols[k], 0
+		for s := range t.shapes {
+			if sh := &t.shapes[s]; sh.attr&c.Attr != 0 {
+				if j >= len(vals) {
+					return errShort(c.Name)
+				}
+				c.shapeSet(sh, vals[j])
+				j++
+			}
+		}
+		if j != len(vals) {
+			return fmt.Errorf("event batch: column %s has more values than the shapes call for", c.Name)
+		}
+	}
 	return nil
 }
 
@@ -709,70 +681,102 @@ func errShort(col string) error {
 	return fmt.Errorf("event batch: column %s has fewer values than the shapes call for", col)
 }
 
-// checkEventColumns verifies that every per-event attribute column has
-// exactly one entry per event carrying the attribute. (Shape indexes and
-// durations were checked while decoded.)
-func (b *Batch) checkEventColumns() error {
-	// The per-call attribute bits of each shape, in a table of their own:
-	// the loop below then touches one small array.
-	dyn := b.dynAttr[:0]
-	var any Attr
-	for i := range b.shapes {
-		a := b.shapes[i].attr &^ staticAttrs
-		dyn = append(dyn, a)
-		any |= a
-	}
-	b.dynAttr = dyn
-	var nreq, st, nc, pc, flag, calls int
-	reqs := 0
-	if any != 0 {
-		for i, s := range b.shapeIdx {
-			a := dyn[s]
-			if a == 0 {
-				continue
-			}
-			nst := 1
-			if a&AttrReqs != 0 {
-				if nreq >= len(b.NReqs) {
-					return fmt.Errorf("event batch: event %d: nreqs column too short", i)
-				}
-				k := int(b.NReqs[nreq])
-				nreq++
-				if k > len(b.Reqs)-reqs {
-					return fmt.Errorf("event batch: event %d: %d request ids, only %d left", i, k, len(b.Reqs)-reqs)
-				}
-				reqs += k
-				nst = k
-			}
-			if a&AttrStatus != 0 {
-				st += nst
-			}
-			if a&(AttrNewComm|AttrPcontrol|AttrFlag|AttrCalls) != 0 {
-				if a&AttrNewComm != 0 {
-					nc++
-				}
-				if a&AttrPcontrol != 0 {
-					pc++
-				}
-				if a&AttrFlag != 0 {
-					flag++
-				}
-				if a&AttrCalls != 0 {
-					calls++
-				}
-			}
+// histogram returns t.hist cleared, one entry per shape.
+func (t *tableDec) histogram() []int32 {
+	ns := len(t.shapes)
+	h := slices.Grow(t.hist[:0], ns)[:ns]
+	clear(h)
+	t.hist = h
+	return h
+}
+
+// perCall checks that every per-call column holds exactly the values its
+// events call for, given the events of each shape (t.hist). have[k] is the
+// number of values in the column lazyCols[k] (those of other forms are
+// ignored); reqSum returns the sum of the nreqs column's values (called
+// once that column's length is right), walk the statuses of the events
+// with AttrReqs and AttrStatus when some events with AttrReqs have
+// statuses and others not (kind[s] is 1 for a shape with AttrReqs, 2 with
+// AttrStatus too).
+func (t *tableDec) perCall(have []int, reqSum func() int, walk func(kind []uint8) int) error {
+	var byBit [32]int // events carrying each bit
+	var statusAlone int
+	var with, without bool // events with request ids, with statuses and without
+	for s, k := range t.hist {
+		if k == 0 {
+			continue
+		}
+		a := t.shapes[s].attr &^ staticAttrs
+		for x := a; x != 0; x &= x - 1 {
+			byBit[bits.TrailingZeros32(uint32(x))] += int(k)
+		}
+		if a&AttrReqs != 0 {
+			with = with || a&AttrStatus != 0
+			without = without || a&AttrStatus == 0
+		} else if a&AttrStatus != 0 {
+			statusAlone += int(k)
 		}
 	}
-	for _, c := range [...]struct {
-		name      string
-		have, use int
-	}{
-		{"nreqs", len(b.NReqs), nreq}, {"reqs", len(b.Reqs), reqs}, {"status", len(b.Status), st},
-		{"newcomm", len(b.NewComm), nc}, {"pcontrol", len(b.PcLevel), pc}, {"flag", len(b.Flag), flag},
-		{"calls", len(b.Calls), calls},
-	} {
-		if c.have != c.use {
-			return fmt.Errorf("event batch: column %s has %d values, attributes call for %d", c.name, c.have, c.use)
+	reqs, statuses := -1, -1
+	sum := func() int {
+		if reqs < 0 {
+			reqs = reqSum()
+		}
+		return reqs
+	}
+	for j, k := range lazyCols {
+		c := &columns[k]
+		if c.Form != FormPerCall {
+			continue
+		}
+		var want int
+		switch c.Count {
+		case CountOne:
+			want = byBit[bits.TrailingZeros32(uint32(c.Attr))]
+		case CountReqs:
+			want = sum()
+		case CountStatus:
+			if statuses < 0 {
+				statuses = statusAlone
+				switch {
+				case with && !without:
+					statuses += sum()
+				case with:
+					kind := slices.Grow(t.kind[:0], len(t.shapes))[:len(t.shapes)]
+					for s := range t.shapes {
+						kind[s] = 0
+						if a := t.shapes[s].attr; a&AttrReqs != 0 {
+							kind[s] = 1 + uint8(a/AttrStatus&1)
+						}
+					}
+					t.kind = kind
+					statuses += walk(kind)
+				}
+			}
+			want = statuses
+		}
+		if have[j] != want {
+			return fmt.Errorf("event batch: column %s has %d values, attributes call for %d", c.Name, have[j], want)
+		}
+	}
+	return nil
+}
+
+// batchFields calls f for each field of an event batch's protobuf bytes
+// that the column table defines, with its payload (nextBatchField) and the
+// bytes after it, and stops at the first error; fields of other numbers or
+// wire types are skipped.
+func batchFields(data []byte, f func(c *Column, payload, rest []byte) error) error {
+	for len(data) > 0 {
+		num, payload, rest, use, err := nextBatchField(data)
+		if err != nil {
+			return err
+		}
+		data = rest
+		if c := column(num); use && c != nil {
+			if err := f(c, payload, rest); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

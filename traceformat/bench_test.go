@@ -77,7 +77,7 @@ func encodeHalo(tb testing.TB, evs []Event, opts WriterOptions) []byte {
 		tb.Fatal(err)
 	}
 	w.WriteDefinitions(benchDefs())
-	var b Batch
+	var b Builder
 	for i := range evs {
 		b.Append(&evs[i])
 		if b.Len() == batchEvents {

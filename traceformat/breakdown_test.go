@@ -21,12 +21,12 @@ import (
 // 234 (Next) per event.
 func BenchmarkDecodeStages(b *testing.B) {
 	evs := haloEvents(1 << 16)
-	var bt Batch
+	var bt Builder
 	for i := range evs {
 		bt.Append(&evs[i])
 	}
 	var enc batchEncoder
-	raw := enc.appendBatch(nil, &bt)
+	raw := enc.appendBatch(nil, bt.Batch())
 	// Room after the message, as the reader leaves after a decompressed
 	// frame (zstdSlack): the lazy path then reads the message in place.
 	raw = append(raw, make([]byte, zstdSlack)...)[:len(raw)]

@@ -25,7 +25,9 @@ const (
 	// false) of one call site with equal arguments: Calls says how many.
 	AttrCalls Attr = 1 << 11
 
-	attrKnown = 1<<12 - 1
+	// AttrKnown are all the bits this package knows.
+	AttrKnown = 1<<12 - 1
+	attrKnown = AttrKnown
 )
 
 // Status is the actual source and tag of a completed receive (ranks in the
@@ -76,58 +78,70 @@ func (e *Event) NumCalls() uint32 {
 	return 1
 }
 
-// Batch is a run of consecutive events of one thread in columnar form.
-//
-// A Batch has two forms. Built with Append (the writer's form), every
-// column below is filled: per-event columns have Len() entries, attribute
-// columns one entry per event carrying the attribute. Returned by a Reader
-// or built with AppendStatic (the decoded form), the values repeated call after call (function, call
-// site, attributes, communicator, peers, tags, byte counts, root) live in
-// the batch's shape table instead, and only Thread, BaseNs, Gap, Dur and the
-// per-call attribute columns (NReqs, Reqs, Status, NewComm, PcLevel, PcArg,
-// Flag, Calls) are filled. Read either form event by event with a Cursor.
-// Reqs holds absolute request ids (the delta coding is applied only on
-// disk).
+// Batch is a read-only run of consecutive events of one thread in the
+// shape-table form of trace.proto's EventBatch: the values an iterative
+// program repeats call after call (function, call site, attributes,
+// communicator, peers, tags, byte counts, root) once per distinct shape,
+// each event's index into that table, its times and its per-call values.
+// A Reader returns one (ReadBatch), a Builder shows its events as one
+// (Builder.Batch); read it event by event with a Cursor. Request ids are
+// absolute (the delta coding is applied only on disk).
 type Batch struct {
+	thread uint32
+	baseNs int64
+
+	gap      []int64
+	dur      []uint64
+	shapeIdx []uint32
+	shapes   []shape
+
+	nreqs  []uint32
+	reqs   []uint64
+	status []Status
+	rare   [][]uint64 // by rare column (rareCols), values as Column.eventGet gives them
+
+	dec *batchDecoder // decoding scratch, for a batch a Reader reuses
+}
+
+// Len is the number of events in the batch.
+func (b *Batch) Len() int { return len(b.gap) }
+
+// Thread is the thread of the batch's events.
+func (b *Batch) Thread() uint32 { return b.thread }
+
+// BaseNs is the time base: the first event's entry is BaseNs plus its gap.
+func (b *Batch) BaseNs() int64 { return b.baseNs }
+
+// Builder builds a batch for a Writer, event by event: the writer's side of
+// a Batch. Append takes a whole event; the producers' fast path
+// (records.Decode) adds an event's static part with AppendStatic,
+// AppendLike, AppendRepeat or RepeatLast and then appends its per-call
+// values itself (NReqs, Reqs, Status, AppendRare), as AppendPerCall does.
+type Builder struct {
 	Thread uint32
 	BaseNs int64
 
-	Func []uint32
-	Gap  []int64
-	Dur  []uint64
-	Site []uint32
-	Attr []Attr
+	// Gap[k] is the entry time minus the exit time of event k-1 (BaseNs
+	// for the first event), Dur[k] the exit time minus the entry time.
+	Gap []int64
+	Dur []uint64
+	// The per-call values of AttrReqs (the number of request ids, then the
+	// ids) and AttrStatus (one per request id with AttrReqs, else one).
+	NReqs  []uint32
+	Reqs   []uint64
+	Status []Status
+	rare   [][]uint64
 
-	Comm      []uint32
-	SendPeer  []int32
-	SendTag   []int32
-	RecvPeer  []int32
-	RecvTag   []int32
-	SendBytes []uint64
-	RecvBytes []uint64
-	Root      []int32
-	NReqs     []uint32
-	Reqs      []uint64
-	Status    []Status
-	NewComm   []uint32
-	PcLevel   []int32
-	PcArg     []int64
-	Flag      []uint32
-	Calls     []uint32
-
-	lastExit   int64   // exit time of the last appended event
-	statusTags []int32 // decode scratch, kept for reuse
-	statusSrc  []int32 // decode scratch
-	dynAttr    []Attr  // decode scratch: per-call attribute bits by shape
-
-	// Decoded form: the shape table and each event's index into it.
-	shapes   []shape
 	shapeIdx []uint32
+	shapes   []shape
+	lastExit int64 // exit time of the last appended event
 
-	// AppendStatic's shape lookup: the last shape of each call site (index
-	// + 1, 0 = none), and all shapes.
+	// shapeID's lookup: the last shape of each call site (index + 1, 0 =
+	// none), and all shapes.
 	bySite []uint32
 	index  map[shape]uint32
+
+	view Batch
 }
 
 // shape is the part of an event that an iterative program repeats: the
@@ -147,39 +161,66 @@ type shape struct {
 	recvBytes uint64
 }
 
-// Attributes whose values are stored in the shape table; the others are
-// stored per event.
-const staticAttrs = AttrComm | AttrSend | AttrRecv | AttrSendBytes | AttrRecvBytes | AttrRoot
+// equal is s == *o written out: the generated comparison of the struct
+// calls memequal, which cost more than the rest of the per-site lookup.
+func (s *shape) equal(o *shape) bool {
+	return s.fn == o.fn && s.site == o.site && s.attr == o.attr && s.comm == o.comm &&
+		s.sendPeer == o.sendPeer && s.sendTag == o.sendTag && s.recvPeer == o.recvPeer && s.recvTag == o.recvTag &&
+		s.root == o.root && s.sendBytes == o.sendBytes && s.recvBytes == o.recvBytes
+}
+
+// StaticAttrs are the attributes whose values are stored in the shape
+// table (FormStatic in the column table, which TestColumnsMatchDescriptor
+// checks); the others are stored per event. A constant for the hot paths
+// that mask with it.
+const StaticAttrs = AttrComm | AttrSend | AttrRecv | AttrSendBytes | AttrRecvBytes | AttrRoot
+
+const staticAttrs = StaticAttrs
+
+// siteCache bounds the per-site cache of shapeID; sites beyond it use the
+// map alone.
+const siteCache = 1 << 16
 
 // Len is the number of events in the batch.
-func (b *Batch) Len() int { return len(b.Gap) }
+func (b *Builder) Len() int { return len(b.Gap) }
+
+// Batch shows the events added so far as a read-only Batch, valid until
+// the next change of b.
+func (b *Builder) Batch() *Batch {
+	b.view = Batch{thread: b.Thread, baseNs: b.BaseNs, gap: b.Gap, dur: b.Dur, shapeIdx: b.shapeIdx, shapes: b.shapes,
+		nreqs: b.NReqs, reqs: b.Reqs, status: b.Status, rare: b.rare}
+	return &b.view
+}
 
 // Reset empties the batch, keeping its storage.
-func (b *Batch) Reset() {
-	*b = Batch{
-		Func: b.Func[:0], Gap: b.Gap[:0], Dur: b.Dur[:0], Site: b.Site[:0], Attr: b.Attr[:0],
-		Comm: b.Comm[:0], SendPeer: b.SendPeer[:0], SendTag: b.SendTag[:0],
-		RecvPeer: b.RecvPeer[:0], RecvTag: b.RecvTag[:0],
-		SendBytes: b.SendBytes[:0], RecvBytes: b.RecvBytes[:0], Root: b.Root[:0],
-		NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], NewComm: b.NewComm[:0],
-		PcLevel: b.PcLevel[:0], PcArg: b.PcArg[:0], Flag: b.Flag[:0], Calls: b.Calls[:0], statusTags: b.statusTags[:0], statusSrc: b.statusSrc[:0], dynAttr: b.dynAttr[:0],
-		shapes: b.shapes[:0], shapeIdx: b.shapeIdx[:0], bySite: b.bySite, index: b.index,
+func (b *Builder) Reset() {
+	rare := b.rare
+	for r := range rare {
+		rare[r] = rare[r][:0]
+	}
+	*b = Builder{
+		Gap: b.Gap[:0], Dur: b.Dur[:0], NReqs: b.NReqs[:0], Reqs: b.Reqs[:0], Status: b.Status[:0], rare: rare,
+		shapeIdx: b.shapeIdx[:0], shapes: b.shapes[:0], bySite: b.bySite, index: b.index,
 	}
 	clear(b.bySite)
 	clear(b.index)
 }
 
-// AppendStatic adds e at the end of a batch in the shape-table form, the
-// form a Reader returns, which a Writer encodes without building the table
-// again: it is the fast path for producers (the tracer). It takes e's
-// times and static part: function, call site, attribute bits and the
-// values of AttrComm, AttrSend, AttrRecv, AttrSendBytes, AttrRecvBytes and
-// AttrRoot. The caller then appends the values of e's per-call attributes
-// to NReqs, Reqs, Status, NewComm, PcLevel, PcArg, Flag and Calls, as Append does
-// (one NReqs entry and len(Reqs) ids for AttrReqs, one Status per request
-// or one without AttrReqs, and so on). A batch holds events of one form:
-// do not mix Append and AppendStatic in one batch.
-func (b *Batch) AppendStatic(e *Event) {
+// Append adds e at the end of the batch. The first event sets BaseNs; the
+// thread of the batch is the thread of its first event. Status entries
+// beyond what the attributes call for are ignored, missing ones are padded
+// with NoStatus, so that a batch built by Append is always consistent.
+func (b *Builder) Append(e *Event) {
+	b.AppendStatic(e)
+	b.AppendPerCall(e)
+}
+
+// AppendStatic adds e's times and static part: function, call site,
+// attribute bits and the values of the static attributes (FormStatic). The
+// caller then appends the values of e's per-call attributes, as
+// AppendPerCall does (one NReqs entry and that many Reqs for AttrReqs, one
+// Status per request or one without AttrReqs, AppendRare for the others).
+func (b *Builder) AppendStatic(e *Event) {
 	if len(b.Gap) == 0 {
 		b.BaseNs = e.Entry
 		b.lastExit = e.Entry
@@ -192,10 +233,9 @@ func (b *Batch) AppendStatic(e *Event) {
 }
 
 // AppendRepeat adds an event of the same static part as the last one
-// AppendStatic or AppendRepeat added (only its times differ): the tracer's
-// path for a run of one call, which needs no shape lookup. The batch must
-// not be empty.
-func (b *Batch) AppendRepeat(entry, exit int64) {
+// added (only its times differ): the tracer's path for a run of one call,
+// which needs no shape lookup. The batch must not be empty.
+func (b *Builder) AppendRepeat(entry, exit int64) {
 	b.Gap = append(b.Gap, entry-b.lastExit)
 	b.Dur = append(b.Dur, uint64(exit-entry))
 	b.lastExit = exit
@@ -203,11 +243,10 @@ func (b *Batch) AppendRepeat(entry, exit int64) {
 }
 
 // AppendLike adds an event of the same static part as event i of the
-// batch (an earlier event added by AppendStatic, AppendRepeat, AppendLike
-// or RepeatLast) with new times: the tracer's path for a call site seen
-// before in the batch, which needs no shape lookup. The caller then appends
-// the event's per-call attributes as after AppendStatic.
-func (b *Batch) AppendLike(i int, entry, exit int64) {
+// batch with new times: the tracer's path for a call site seen before in
+// the batch, which needs no shape lookup. The caller then appends the
+// event's per-call attributes as after AppendStatic.
+func (b *Builder) AppendLike(i int, entry, exit int64) {
 	b.Gap = append(b.Gap, entry-b.lastExit)
 	b.Dur = append(b.Dur, uint64(exit-entry))
 	b.lastExit = exit
@@ -215,14 +254,12 @@ func (b *Batch) AppendLike(i int, entry, exit int64) {
 }
 
 // RepeatLast completes n events that repeat the static part of the last
-// event added by AppendStatic, AppendRepeat, AppendLike or RepeatLast,
-// whose gaps and durations the caller has appended to Gap and Dur itself;
-// exit is the exit time of the last of them. It is AppendRepeat for a
-// whole run of one call (the tracer's tight loop), whose times the caller
-// converts and appends with the columns held in registers: Gap[k] is the
-// entry time minus the exit time of event k-1, Dur[k] the exit time minus
-// the entry time.
-func (b *Batch) RepeatLast(n int, exit int64) {
+// event added, whose gaps and durations the caller has appended to Gap and
+// Dur itself; exit is the exit time of the last of them. It is
+// AppendRepeat for a whole run of one call (the tracer's tight loop),
+// whose times the caller converts and appends with the columns held in
+// registers.
+func (b *Builder) RepeatLast(n int, exit int64) {
 	// The index of the last event repeated n times, by doubling copies
 	// (memmove) rather than a store per event.
 	k := len(b.shapeIdx)
@@ -236,7 +273,7 @@ func (b *Batch) RepeatLast(n int, exit int64) {
 // shapeID returns the index of e's shape, adding it to the table if new.
 // A call site nearly always makes the same call, so most events are
 // resolved by one comparison with the site's last shape.
-func (b *Batch) shapeID(e *Event) uint32 {
+func (b *Builder) shapeID(e *Event) uint32 {
 	a := e.Attr & attrKnown
 	sh := shape{fn: e.Func, site: e.Site, attr: a}
 	if a&staticAttrs != 0 {
@@ -283,52 +320,13 @@ func (b *Batch) shapeID(e *Event) uint32 {
 	return id
 }
 
-// Append adds e at the end of the batch. The first event sets BaseNs; the
-// thread of the batch is the thread of its first event. Status entries
-// beyond what the attributes call for are ignored, missing ones are padded
-// with NoStatus, so that a batch built by Append is always consistent.
-func (b *Batch) Append(e *Event) {
-	if len(b.Func) == 0 {
-		b.BaseNs = e.Entry
-		b.lastExit = e.Entry
-		b.Thread = e.Thread
-	}
-	b.Func = append(b.Func, e.Func)
-	b.Gap = append(b.Gap, e.Entry-b.lastExit)
-	b.Dur = append(b.Dur, uint64(e.Exit-e.Entry))
-	b.lastExit = e.Exit
-	b.Site = append(b.Site, e.Site)
+// AppendPerCall adds the per-call attribute values of e to the batch: the
+// part of Append that AppendStatic's callers do themselves.
+func (b *Builder) AppendPerCall(e *Event) {
 	a := e.Attr & attrKnown
-	b.Attr = append(b.Attr, a)
-	if a == 0 {
+	if a&^staticAttrs == 0 {
 		return
 	}
-	if a&AttrComm != 0 {
-		b.Comm = append(b.Comm, e.Comm)
-	}
-	if a&AttrSend != 0 {
-		b.SendPeer = append(b.SendPeer, e.SendPeer)
-		b.SendTag = append(b.SendTag, e.SendTag)
-	}
-	if a&AttrRecv != 0 {
-		b.RecvPeer = append(b.RecvPeer, e.RecvPeer)
-		b.RecvTag = append(b.RecvTag, e.RecvTag)
-	}
-	if a&AttrSendBytes != 0 {
-		b.SendBytes = append(b.SendBytes, e.SendBytes)
-	}
-	if a&AttrRecvBytes != 0 {
-		b.RecvBytes = append(b.RecvBytes, e.RecvBytes)
-	}
-	if a&AttrRoot != 0 {
-		b.Root = append(b.Root, e.Root)
-	}
-	b.appendPerCall(e, a)
-}
-
-// appendPerCall adds the per-call attributes of e (attribute bits a) to b's
-// columns: the part of Append that AppendStatic's callers do themselves.
-func (b *Batch) appendPerCall(e *Event, a Attr) {
 	nst := 1
 	if a&AttrReqs != 0 {
 		b.NReqs = append(b.NReqs, uint32(len(e.Reqs)))
@@ -344,23 +342,23 @@ func (b *Batch) appendPerCall(e *Event, a Attr) {
 			b.Status = append(b.Status, s)
 		}
 	}
-	if a&AttrNewComm != 0 {
-		b.NewComm = append(b.NewComm, e.NewComm)
-	}
-	if a&AttrPcontrol != 0 {
-		b.PcLevel = append(b.PcLevel, e.PcLevel)
-		b.PcArg = append(b.PcArg, e.PcArg)
-	}
-	if a&AttrFlag != 0 {
-		var f uint32
-		if e.Flag {
-			f = 1
+	if a&rareAttrs != 0 {
+		for r, k := range rareCols {
+			if c := &columns[k]; a&c.Attr != 0 {
+				b.AppendRare(r, c.eventGet(e))
+			}
 		}
-		b.Flag = append(b.Flag, f)
 	}
-	if a&AttrCalls != 0 {
-		b.Calls = append(b.Calls, e.Calls)
+}
+
+// AppendRare appends a value of rare column r (RareColumn), as the
+// column's accessor of Event gives it: a per-call attribute other than
+// AttrReqs and AttrStatus.
+func (b *Builder) AppendRare(r int, v uint64) {
+	if b.rare == nil {
+		b.rare = make([][]uint64, len(rareCols))
 	}
+	b.rare[r] = append(b.rare[r], v)
 }
 
 // Cursor walks a Batch event by event. The zero Cursor is at the first
@@ -368,33 +366,38 @@ func (b *Batch) appendPerCall(e *Event, a Attr) {
 // be consistent, as batches from a Reader (checked when decoded) and
 // batches built with Append always are.
 type Cursor struct {
-	i, comm, send, recv, sbytes, rbytes, root, nreq, req, status, newcomm, pc, flag, calls int
-	t                                                                                      int64
+	i, nreq, req, status int
+	rare                 [maxRareCols]int
+	t                    int64
+}
+
+// maxRareCols bounds the rare columns (init checks the table).
+const maxRareCols = 8
+
+func init() {
+	if len(rareCols) > maxRareCols {
+		panic("traceformat: more rare columns than maxRareCols")
+	}
 }
 
 // Next decodes the next event of b into e.
 func (c *Cursor) Next(b *Batch, e *Event) bool {
 	i := c.i
-	if i >= len(b.Gap) {
+	if i >= len(b.gap) {
 		return false
 	}
 	if i == 0 {
-		c.t = b.BaseNs
+		c.t = b.baseNs
 	}
 	c.i = i + 1
-	entry := c.t + b.Gap[i]
-	exit := entry + int64(b.Dur[i])
+	entry := c.t + b.gap[i]
+	exit := entry + int64(b.dur[i])
 	c.t = exit
-	e.Thread, e.Entry, e.Exit = b.Thread, entry, exit
-	if len(b.shapeIdx) != 0 {
-		// Decoded form: static values come from the event's shape.
-		sh := &b.shapes[b.shapeIdx[i]]
-		e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
-		e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
-		e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
-	} else {
-		c.static(b, e, i)
-	}
+	e.Thread, e.Entry, e.Exit = b.thread, entry, exit
+	sh := &b.shapes[b.shapeIdx[i]]
+	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
+	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
+	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
 	if e.Attr&^staticAttrs == 0 {
 		clearPerCall(e)
 		return true
@@ -414,83 +417,41 @@ func clearPerCall(e *Event) {
 	if e.Status != nil {
 		e.Status = nil
 	}
+	clearRare(e)
+}
+
+// clearRare zeroes the Event fields of the rare columns
+// (TestHotPathsMatchColumns checks that it names them all).
+func clearRare(e *Event) {
 	e.NewComm, e.PcLevel, e.PcArg, e.Flag, e.Calls = 0, 0, 0, false, 0
 }
 
-// static fills the static attributes of event i of a batch in writer form
-// from its per-event columns.
-func (c *Cursor) static(b *Batch, e *Event, i int) {
-	a := b.Attr[i]
-	e.Func, e.Site, e.Attr = b.Func[i], b.Site[i], a
-	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = 0, 0, 0, 0, 0
-	e.SendBytes, e.RecvBytes, e.Root = 0, 0, 0
-	if a&staticAttrs == 0 {
-		return
-	}
-	if a&AttrComm != 0 {
-		e.Comm = b.Comm[c.comm]
-		c.comm++
-	}
-	if a&AttrSend != 0 {
-		e.SendPeer, e.SendTag = b.SendPeer[c.send], b.SendTag[c.send]
-		c.send++
-	}
-	if a&AttrRecv != 0 {
-		e.RecvPeer, e.RecvTag = b.RecvPeer[c.recv], b.RecvTag[c.recv]
-		c.recv++
-	}
-	if a&AttrSendBytes != 0 {
-		e.SendBytes = b.SendBytes[c.sbytes]
-		c.sbytes++
-	}
-	if a&AttrRecvBytes != 0 {
-		e.RecvBytes = b.RecvBytes[c.rbytes]
-		c.rbytes++
-	}
-	if a&AttrRoot != 0 {
-		e.Root = b.Root[c.root]
-		c.root++
-	}
-}
-
-// dynamic fills the per-call attributes of e (whose Attr is set) from the
-// per-event attribute columns, the same in both forms.
+// dynamic fills the per-call attributes of e (whose Attr is set).
 func (c *Cursor) dynamic(b *Batch, e *Event) {
 	a := e.Attr
 	nst := 1
 	if a&AttrReqs != 0 {
-		n := int(b.NReqs[c.nreq])
+		n := int(b.nreqs[c.nreq])
 		c.nreq++
-		e.Reqs = b.Reqs[c.req : c.req+n : c.req+n]
+		e.Reqs = b.reqs[c.req : c.req+n : c.req+n]
 		c.req += n
 		nst = n
 	} else if e.Reqs != nil {
 		e.Reqs = nil
 	}
 	if a&AttrStatus != 0 {
-		e.Status = b.Status[c.status : c.status+nst : c.status+nst]
+		e.Status = b.status[c.status : c.status+nst : c.status+nst]
 		c.status += nst
 	} else if e.Status != nil {
 		e.Status = nil
 	}
-	e.NewComm, e.PcLevel, e.PcArg, e.Flag, e.Calls = 0, 0, 0, false, 0
-	if a&(AttrNewComm|AttrPcontrol|AttrFlag|AttrCalls) == 0 {
-		return
-	}
-	if a&AttrNewComm != 0 {
-		e.NewComm = b.NewComm[c.newcomm]
-		c.newcomm++
-	}
-	if a&AttrPcontrol != 0 {
-		e.PcLevel, e.PcArg = b.PcLevel[c.pc], b.PcArg[c.pc]
-		c.pc++
-	}
-	if a&AttrFlag != 0 {
-		e.Flag = b.Flag[c.flag] != 0
-		c.flag++
-	}
-	if a&AttrCalls != 0 {
-		e.Calls = b.Calls[c.calls]
-		c.calls++
+	clearRare(e)
+	if a&rareAttrs != 0 {
+		for r, k := range rareCols {
+			if col := &columns[k]; a&col.Attr != 0 {
+				col.eventSet(e, b.rare[r][c.rare[r]])
+				c.rare[r]++
+			}
+		}
 	}
 }

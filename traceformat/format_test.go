@@ -87,7 +87,7 @@ func writeTestTrace(t testing.TB, opts WriterOptions, batchSize int) []byte {
 		LocalSendNs: []int64{1, 2}, RemoteNs: []int64{-5, math.MaxInt64}, LocalRecvNs: []int64{3, 4}}); err != nil {
 		t.Fatal(err)
 	}
-	var b Batch
+	var b Builder
 	for _, e := range testEvents() {
 		b.Append(&e)
 		if b.Len() == batchSize {
@@ -199,12 +199,12 @@ func TestRoundTripEveryChunk(t *testing.T) {
 // from any writer following it (here: one shape per event, no sharing).
 func TestBatchMatchesGenerated(t *testing.T) {
 	twice := append(testEvents(), testEvents()...) // the second half repeats the shapes
-	var b Batch
+	var b Builder
 	for _, e := range twice {
 		b.Append(&e)
 	}
 	var enc batchEncoder
-	raw := enc.appendBatch(nil, &b)
+	raw := enc.appendBatch(nil, b.Batch())
 	var pb tracepb.EventBatch
 	if err := proto.Unmarshal(raw, &pb); err != nil {
 		t.Fatal(err)
@@ -482,7 +482,7 @@ func TestUnknownFrameSkipped(t *testing.T) {
 	}
 	w.WriteDefinitions(testDefs())
 	w.writeFrame(Kind(200), []byte("future"))
-	var b Batch
+	var b Builder
 	e := testEvents()[0]
 	b.Append(&e)
 	w.WriteBatch(&b)
@@ -497,7 +497,7 @@ func TestUndefinedReferencesRejected(t *testing.T) {
 	var buf bytes.Buffer
 	w, _ := NewWriter(&buf, testHeader(), WriterOptions{})
 	w.WriteDefinitions(testDefs())
-	var b Batch
+	var b Builder
 	b.Append(&Event{Func: 9, Entry: 1, Exit: 2})
 	w.WriteBatch(&b)
 	w.Close(nil)
@@ -660,7 +660,7 @@ func TestAppendStaticSameBytes(t *testing.T) {
 	evs := withFoldedPolls(haloEvents(20000))
 	evs[7].Site = 1 << 17 // beyond the per-site cache
 	evs[9].Site = 1 << 17
-	var a, s Batch
+	var a, s Builder
 	var ea, es batchEncoder
 	for k := 0; k < 3; k++ {
 		a.Reset()
@@ -670,18 +670,19 @@ func TestAppendStaticSameBytes(t *testing.T) {
 			a.Append(&part[i])
 			appendStatic(&s, &part[i])
 		}
-		x, y := ea.appendBatch(nil, &a), es.appendBatch(nil, &s)
+		x, y := ea.appendBatch(nil, a.Batch()), es.appendBatch(nil, s.Batch())
 		if !bytes.Equal(x, y) {
 			t.Fatalf("batch %d: AppendStatic encodes to %d bytes, Append to %d", k, len(y), len(x))
 		}
 		var ca, cs Cursor
 		var e1, e2 Event
-		for ca.Next(&a, &e1) {
-			if !cs.Next(&s, &e2) || !reflect.DeepEqual(e1, e2) {
+		ab, sb := a.Batch(), s.Batch()
+		for ca.Next(ab, &e1) {
+			if !cs.Next(sb, &e2) || !reflect.DeepEqual(e1, e2) {
 				t.Fatalf("batch %d: cursor differs: %+v, %+v", k, e1, e2)
 			}
 		}
-		if cs.Next(&s, &e2) {
+		if cs.Next(sb, &e2) {
 			t.Fatalf("batch %d: AppendStatic batch longer", k)
 		}
 	}
@@ -718,7 +719,7 @@ func TestAppendLikeSameBytes(t *testing.T) {
 			evs[j] = Event{Func: 42, Site: 9, Attr: AttrComm, Comm: 1, Entry: evs[j-1].Exit + 150, Exit: evs[j-1].Exit + 175}
 		}
 	}
-	var a, s Batch
+	var a, s Builder
 	var ea, es batchEncoder
 	for k := 0; k < 2; k++ {
 		a.Reset()
@@ -727,7 +728,7 @@ func TestAppendLikeSameBytes(t *testing.T) {
 		for i := range evs {
 			e := &evs[i]
 			a.Append(e)
-			sh := Batch{}
+			sh := Builder{}
 			sh.AppendStatic(e)
 			key := sh.shapes[0]
 			j, ok := seen[key]
@@ -738,13 +739,13 @@ func TestAppendLikeSameBytes(t *testing.T) {
 				s.RepeatLast(1, e.Exit)
 			case ok:
 				s.AppendLike(j, e.Entry, e.Exit)
-				s.appendPerCall(e, e.Attr&attrKnown)
+				s.AppendPerCall(e)
 			default:
 				appendStatic(&s, e)
 			}
 			seen[key] = s.Len() - 1
 		}
-		x, y := ea.appendBatch(nil, &a), es.appendBatch(nil, &s)
+		x, y := ea.appendBatch(nil, a.Batch()), es.appendBatch(nil, s.Batch())
 		if !bytes.Equal(x, y) {
 			t.Fatalf("pass %d: AppendLike encodes to %d bytes, Append to %d", k, len(y), len(x))
 		}
@@ -767,19 +768,20 @@ func withFoldedPolls(evs []Event) []Event {
 // too many for the events carrying AttrCalls is refused by both decoders,
 // with an error naming the column.
 func TestCallsColumnCount(t *testing.T) {
-	var b Batch
+	var b Builder
 	for _, e := range testEvents() {
 		b.Append(&e)
 	}
-	good := b.Calls
+	r := rareOf[colIndex("calls")]
+	good := b.rare[r]
 	for _, tc := range []struct {
 		name  string
-		calls []uint32
-	}{{"short", good[:len(good)-1]}, {"long", append(append([]uint32(nil), good...), 7)}, {"absent", nil}} {
+		calls []uint64
+	}{{"short", good[:len(good)-1]}, {"long", append(append([]uint64(nil), good...), 7)}, {"absent", nil}} {
 		t.Run(tc.name, func(t *testing.T) {
-			b.Calls = tc.calls
+			b.rare[r] = tc.calls
 			var enc batchEncoder
-			raw := enc.appendBatch(nil, &b)
+			raw := enc.appendBatch(nil, b.Batch())
 			var d Batch
 			errFull := decodeBatch(raw, &d)
 			var lb LazyBatch

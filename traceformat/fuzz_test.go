@@ -96,7 +96,7 @@ func FuzzRoundTrip(f *testing.F) {
 			t.Fatal(err)
 		}
 		w.WriteDefinitions(testDefs())
-		var b Batch
+		var b Builder
 		for i := range evs {
 			b.Append(&evs[i])
 		}
@@ -105,12 +105,12 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		w.Close(nil)
 		// The producer's fast path encodes to the same bytes.
-		var st Batch
+		var st Builder
 		for i := range evs {
 			appendStatic(&st, &evs[i])
 		}
 		var e1, e2 batchEncoder
-		if x, y := e1.appendBatch(nil, &b), e2.appendBatch(nil, &st); !bytes.Equal(x, y) {
+		if x, y := e1.appendBatch(nil, b.Batch()), e2.appendBatch(nil, st.Batch()); !bytes.Equal(x, y) {
 			t.Fatalf("AppendStatic batch encodes differently:\n%x\n%x", x, y)
 		}
 		_, got, err := readAll(buf.Bytes())
@@ -168,7 +168,7 @@ func zeroAbsent(e Event) Event {
 
 // appendStatic adds e with AppendStatic and its per-call attributes as
 // AppendStatic's caller must (the tracer's records.DecodeShaped).
-func appendStatic(b *Batch, e *Event) {
+func appendStatic(b *Builder, e *Event) {
 	b.AppendStatic(e)
-	b.appendPerCall(e, e.Attr&attrKnown)
+	b.AppendPerCall(e)
 }

@@ -50,24 +50,24 @@ type LazyBatch struct {
 
 	start [numHot]uint32 // where the columns read at every event start in raw
 
-	// The per-event columns as parsed (packed varints as on disk), with
-	// their offsets in the message (-1: joined from several fields). Next
-	// reads the rare ones (newcomm, pcLevel, pcArg, flag, calls) from here.
-	shape, gap, dur, nreqs, reqs, stSrc, stTag, newcomm, pcLevel, pcArg, flag, calls lcol
-	off                                                                              [numLazyCols]int
-	joinBuf                                                                          []byte
+	// The per-event and per-call columns as parsed (packed varints as on
+	// disk), by lc index (lazyCols), with their offsets in the message (-1:
+	// joined from several fields). Next reads the rare ones from here.
+	lc      []lcol
+	off     []int
+	joinBuf []byte
 
-	// The shape table, and the per-call attribute bits of each shape.
-	tab     Batch // decoded with the batch codec's column decoders; tab.shapes is the table
-	dynAttr []Attr
+	// The scalar fields and the shape table (tab.shapes), parsed and
+	// checked as the batch decoder does.
+	tab tableDec
 
-	concat [numLazyCols][]byte // columns that appear more than once in the message, joined
-	sink   byte                // touchAhead's loads go here, so that they are not removed
+	concat [][]byte // columns that appear more than once in the message, joined
+	sink   byte     // touchAhead's loads go here, so that they are not removed
 
 	count int // events in the batch
 
 	hist [256]int32 // check's histogram of one-byte shape indexes
-	kind [256]uint8 // check's table: which shapes have request ids, and statuses with them
+	cnt  []int      // check's count of each column's values
 
 	// A batch with a varint of more than 8 bytes in a column Next reads
 	// at every event is decoded up front into slowBuf and walked with
@@ -83,7 +83,9 @@ type lcol struct {
 	p int
 }
 
-// Indexes of the per-event columns in LazyBatch.concat.
+// Indexes in LazyBatch.lc of the columns Next reads at every event
+// (lazyCols; TestHotPathsMatchColumns checks them against the table). The
+// rare per-call columns follow them.
 const (
 	lcShape = iota
 	lcGap
@@ -92,13 +94,7 @@ const (
 	lcReqs
 	lcStSrc
 	lcStTag
-	lcNewComm
-	lcPcLevel
-	lcPcArg
-	lcFlag
-	lcCalls
-	numLazyCols
-	numHot = lcStTag + 1 // the columns before this one are read at every event
+	numHot // the columns before this one are read at every event
 )
 
 // Len is the number of events in the batch.
@@ -122,8 +118,8 @@ func (lb *LazyBatch) Shape() int { return int(lb.cur) }
 func (lb *LazyBatch) Rewind() {
 	lb.i, lb.t, lb.prevReq, lb.cur = 0, lb.BaseNs, 0, -1
 	lb.cursor = Cursor{}
-	for _, c := range lb.cols() {
-		c.p = 0
+	for k := range lb.lc {
+		lb.lc[k].p = 0
 	}
 	st := &lb.start
 	lb.pShape, lb.pGap, lb.pDur, lb.pNReqs, lb.pReqs, lb.pSrc, lb.pTag = st[lcShape], st[lcGap], st[lcDur], st[lcNReqs], st[lcReqs], st[lcStSrc], st[lcStTag]
@@ -134,7 +130,7 @@ func (lb *LazyBatch) Rewind() {
 // columns if some were split into several fields or if msg has no room
 // for rawSlack bytes after its end (a reader's buffers have it).
 func (lb *LazyBatch) pack(msg []byte) {
-	cols := lb.cols()
+	cols := lb.lc
 	if cap(msg)-len(msg) >= rawSlack {
 		lb.raw = msg[:len(msg)+rawSlack]
 		k := 0
@@ -154,16 +150,17 @@ func (lb *LazyBatch) pack(msg []byte) {
 	lb.raw, lb.joinBuf = buf, buf
 }
 
-func (lb *LazyBatch) cols() [numLazyCols]*lcol {
-	return [...]*lcol{&lb.shape, &lb.gap, &lb.dur, &lb.nreqs, &lb.reqs, &lb.stSrc, &lb.stTag, &lb.newcomm, &lb.pcLevel, &lb.pcArg, &lb.flag, &lb.calls}
-}
-
 // reset empties the batch, keeping its storage: a stale LazyBatch hands
 // out no events rather than whatever its buffers hold now.
 func (lb *LazyBatch) reset() {
 	lb.Thread, lb.BaseNs, lb.n, lb.count, lb.slow = 0, 0, 0, 0, nil
-	for k, c := range lb.cols() {
-		*c = lcol{}
+	if lb.lc == nil {
+		lb.lc = make([]lcol, len(lazyCols))
+		lb.off = make([]int, len(lazyCols))
+		lb.concat = make([][]byte, len(lazyCols))
+	}
+	for k := range lb.lc {
+		lb.lc[k] = lcol{}
 		lb.concat[k] = lb.concat[k][:0]
 		lb.off[k] = 0
 	}
@@ -372,8 +369,8 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	} else if e.Status != nil {
 		e.Status = nil
 	}
-	e.NewComm, e.PcLevel, e.PcArg, e.Flag, e.Calls = 0, 0, 0, false, 0
-	if a&(AttrNewComm|AttrPcontrol|AttrFlag|AttrCalls) != 0 {
+	clearRare(e)
+	if a&rareAttrs != 0 {
 		lb.rare(e) // takes e.Attr again: a passed to it was kept on the stack on every path
 	}
 	return true
@@ -414,20 +411,13 @@ func (lb *LazyBatch) touchAhead() {
 	lb.sink = x
 }
 
-// rare decodes the per-call attributes few calls have.
+// rare decodes the per-call attributes few calls have (rareCols).
 func (lb *LazyBatch) rare(e *Event) {
 	a := e.Attr
-	if a&AttrNewComm != 0 {
-		e.NewComm = uint32(lb.newcomm.next())
-	}
-	if a&AttrPcontrol != 0 {
-		e.PcLevel, e.PcArg = zz32(lb.pcLevel.next()), protowire.DecodeZigZag(lb.pcArg.next())
-	}
-	if a&AttrFlag != 0 {
-		e.Flag = uint32(lb.flag.next()) != 0
-	}
-	if a&AttrCalls != 0 {
-		e.Calls = uint32(lb.calls.next()) // 32 bits, as the column decoder reads it
+	for _, k := range rareCols {
+		if c := &columns[k]; a&c.Attr != 0 {
+			c.eventSet(e, decodeValue(c.Enc, lb.lc[lazyOf[k]].next()))
+		}
 	}
 }
 
@@ -435,114 +425,53 @@ func (lb *LazyBatch) rare(e *Event) {
 // as decodeBatch does, accepting and refusing the same batches.
 func (lb *LazyBatch) parse(data []byte) error {
 	lb.reset()
-	tb := &lb.tab
-	tb.Reset()
-	var count uint64
-	var seen [numLazyCols]int
-	msg := data
-	for len(data) > 0 {
-		num, payload, rest, use, err := nextBatchField(data)
-		if err != nil {
-			return err
-		}
-		data = rest
-		if !use {
-			continue // a field of a type we do not use: skip it
-		}
-		col := -1
-		switch num {
-		case fThread:
-			err = varints(payload, func(v uint64) { lb.Thread = uint32(v) })
-		case fBaseNs:
-			err = varints(payload, func(v uint64) { lb.BaseNs = int64(v) })
-		case fCount:
-			err = varints(payload, func(v uint64) { count = v })
-			if count > MaxBatchEvents {
-				return fmt.Errorf("event batch: count %d exceeds the limit %d", count, MaxBatchEvents)
-			}
-		case fFunc:
-			tb.Func, err = decU32(tb.Func, payload)
-		case fSite:
-			tb.Site, err = decU32(tb.Site, payload)
-		case fAttr:
-			tb.Attr, err = decU32(tb.Attr, payload)
-		case fComm:
-			tb.Comm, err = decU32(tb.Comm, payload)
-		case fSendPeer:
-			tb.SendPeer, err = decS32(tb.SendPeer, payload)
-		case fSendTag:
-			tb.SendTag, err = decS32(tb.SendTag, payload)
-		case fRecvPeer:
-			tb.RecvPeer, err = decS32(tb.RecvPeer, payload)
-		case fRecvTag:
-			tb.RecvTag, err = decS32(tb.RecvTag, payload)
-		case fSendBytes:
-			tb.SendBytes, err = decU64(tb.SendBytes, payload)
-		case fRecvBytes:
-			tb.RecvBytes, err = decU64(tb.RecvBytes, payload)
-		case fRoot:
-			tb.Root, err = decS32(tb.Root, payload)
-		case fShape:
-			col = lcShape
-		case fGap:
-			col = lcGap
-		case fDur:
-			col = lcDur
-		case fNReqs:
-			col = lcNReqs
-		case fReqs:
-			col = lcReqs
-		case fStatusSource:
-			col = lcStSrc
-		case fStatusTag:
-			col = lcStTag
-		case fNewComm:
-			col = lcNewComm
-		case fPcontrolLevel:
-			col = lcPcLevel
-		case fPcontrolArg:
-			col = lcPcArg
-		case fFlag:
-			col = lcFlag
-		case fCalls:
-			col = lcCalls
-		}
-		if err != nil {
-			return fmt.Errorf("event batch: field %d: %v", num, err)
-		}
-		if len(tb.Func) > maxShapes {
-			return fmt.Errorf("event batch: more than %d events or shapes", MaxBatchEvents)
-		}
-		if col >= 0 {
-			// A repeated field continues the column (proto3 packed fields
-			// may be split): the pieces are joined so that a column is one
-			// run of bytes. Writers never split them. A piece must end
-			// with a whole varint, or joining would mend it.
-			if len(payload) > 0 && payload[len(payload)-1] >= 0x80 {
-				return fmt.Errorf("event batch: field %d: %v", num, errVarintCol)
-			}
-			c := lb.cols()[col]
-			switch seen[col]++; seen[col] {
-			case 1:
-				c.b = payload
-				lb.off[col] = len(msg) - len(data) - len(payload)
-			case 2:
-				lb.off[col] = -1
-				lb.concat[col] = append(append(lb.concat[col][:0], c.b...), payload...)
-				c.b = lb.concat[col]
-			default:
-				lb.concat[col] = append(lb.concat[col], payload...)
-				c.b = lb.concat[col]
-			}
-		}
+	t := &lb.tab
+	t.reset()
+	seen := lb.cnt[:0]
+	for range lazyCols {
+		seen = append(seen, 0)
 	}
+	msg := data
+	err := batchFields(data, func(c *Column, payload, rest []byte) error {
+		col := int(lazyOf[colByField[c.Field]])
+		if col < 0 {
+			return t.field(c, payload)
+		}
+		// A repeated field continues the column (proto3 packed fields
+		// may be split): the pieces are joined so that a column is one
+		// run of bytes. Writers never split them. A piece must end
+		// with a whole varint, or joining would mend it.
+		if len(payload) > 0 && payload[len(payload)-1] >= 0x80 {
+			return fmt.Errorf("event batch: field %d: %v", c.Field, errVarintCol)
+		}
+		lc := &lb.lc[col]
+		switch seen[col]++; seen[col] {
+		case 1:
+			lc.b = payload
+			lb.off[col] = len(msg) - len(rest) - len(payload)
+		case 2:
+			lb.off[col] = -1
+			lb.concat[col] = append(append(lb.concat[col][:0], lc.b...), payload...)
+			lc.b = lb.concat[col]
+		default:
+			lb.concat[col] = append(lb.concat[col], payload...)
+			lc.b = lb.concat[col]
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	lb.cnt = seen
+	lb.Thread, lb.BaseNs = t.thread, t.baseNs
+	count := t.count
 	lb.t = lb.BaseNs
 	long, maxReqs, err := lb.check(count)
 	if err != nil {
 		return err
 	}
 	lb.pack(msg)
-	lb.shapes = lb.tab.shapes
+	lb.shapes = t.shapes
 	lb.Rewind()
 	if long {
 		if err := decodeBatch(msg, &lb.slowBuf); err != nil {
@@ -551,8 +480,8 @@ func (lb *LazyBatch) parse(data []byte) error {
 		lb.slow, lb.count = &lb.slowBuf, int(count)
 		return nil
 	}
-	// dynamic takes its buffers as they are: room for the most request
-	// ids (and statuses) of one event.
+	// Next takes its buffers as they are: room for the most request ids
+	// (and statuses) of one event.
 	if cap(lb.reqBuf) < maxReqs {
 		lb.reqBuf = make([]uint64, 0, maxReqs)
 	}
@@ -569,22 +498,23 @@ var errVarintCol = errors.New("bad varint")
 // It also reports whether a column Next reads with 8-byte loads holds a
 // varint longer than 8 bytes, and the most request ids of one event.
 func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
-	var cnt [numLazyCols]int
+	cnt := lb.cnt
 	// Shape indexes of one byte each (fewer than 128 shapes): the common
 	// case. Their histogram then stands for the count of the column's
-	// varints, and for most of the walk over the events below.
-	sc := lb.shape.b
+	// varints, and for the walk over the events.
+	sc := lb.lc[lcShape].b
 	oneByte := count > 0 && uint64(len(sc)) == count && histogram(&lb.hist, sc)
-	for k, c := range lb.cols() {
+	for k := range lb.lc {
 		if k == lcShape && oneByte {
 			cnt[k] = len(sc)
 			continue
 		}
-		n, l := countVarints(c.b, k == lcDur)
+		dur := k == lcDur
+		n, l := countVarints(lb.lc[k].b, dur)
 		long = long || l && k < numHot
 		if n < 0 {
-			f := [numLazyCols]int{fShape, fGap, fDur, fNReqs, fReqs, fStatusSource, fStatusTag, fNewComm, fPcontrolLevel, fPcontrolArg, fFlag, fCalls}[k]
-			if k == lcDur {
+			f := columns[lazyCols[k]].Field
+			if dur {
 				return false, 0, fmt.Errorf("event batch: field %d: bad varint or duration out of range", f)
 			}
 			return false, 0, fmt.Errorf("event batch: field %d: %v", f, errVarintCol)
@@ -594,106 +524,80 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	if cnt[lcStSrc] != cnt[lcStTag] {
 		return false, 0, fmt.Errorf("event batch: %d status sources but %d status tags", cnt[lcStSrc], cnt[lcStTag])
 	}
+	t := &lb.tab
 	n := cnt[lcShape]
-	if uint64(n) != count {
-		return false, 0, fmt.Errorf("event batch: count says %d events, shape column has %d", count, n)
+	if err := t.eventColumns(n, cnt[lcGap], cnt[lcDur]); err != nil || n == 0 {
+		return long, 0, err
 	}
-	if cnt[lcGap] != n || cnt[lcDur] != n {
-		return false, 0, fmt.Errorf("event batch: per-event columns differ in length (shape %d, gap %d, dur %d)", n, cnt[lcGap], cnt[lcDur])
-	}
-	if n == 0 {
-		return long, 0, nil
-	}
-	tb := &lb.tab
-	if cnt[lcPcLevel] != cnt[lcPcArg] {
-		return false, 0, fmt.Errorf("event batch: paired columns differ in length")
-	}
-	if err := tb.foldShapes(); err != nil {
+	if err := t.fold(); err != nil {
 		return false, 0, err
 	}
-	// The per-call attribute bits of each shape, in a table of their own:
-	// the loop below then touches one small array.
-	dyn := lb.dynAttr[:0]
-	var any Attr
-	for i := range tb.shapes {
-		a := tb.shapes[i].attr &^ staticAttrs
-		dyn = append(dyn, a)
-		any |= a
-	}
-	lb.dynAttr = dyn
-	ns := uint64(len(dyn))
+	ns := len(t.shapes)
+	h := t.histogram()
 	if oneByte {
-		if ok, maxReqs, err := lb.checkOneByte(cnt); ok {
-			return long, maxReqs, err
+		for s := 255; s >= ns; s-- {
+			if lb.hist[s] != 0 {
+				return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
+			}
 		}
-		// A shape index out of range, or request counts of more than one
-		// byte: the walk below (names the first bad index).
+		copy(h, lb.hist[:])
+	} else {
+		c := lcol{b: sc}
+		var hi uint64
+		for range n {
+			s := c.next()
+			hi = max(hi, s)
+			if s < uint64(ns) {
+				h[s]++
+			}
+		}
+		if hi >= uint64(ns) {
+			return false, 0, fmt.Errorf("event batch: shape index %d of %d", min(hi, 0xffffffff), ns)
+		}
 	}
-	if any == 0 {
-		// Only the range of the shape indexes to check.
-		if len(sc) == n { // one byte each, the common case
-			var hi byte
+	nrb := lb.lc[lcNReqs].b
+	nrOne := len(nrb) == cnt[lcNReqs] // request counts of one byte each
+	err = t.perCall(cnt, func() int {
+		s := 0
+		if nrOne {
+			for _, k := range nrb {
+				s += int(k)
+				maxReqs = max(maxReqs, int(k))
+			}
+			return s
+		}
+		for c := (lcol{b: nrb}); c.p < len(c.b); {
+			k := int(uint32(c.next()))
+			s += k
+			maxReqs = max(maxReqs, k)
+		}
+		return s
+	}, func(kind []uint8) int {
+		st := 0
+		if oneByte && nrOne {
+			j := 0
 			for _, x := range sc {
-				hi = max(hi, x)
+				if d := kind[x]; d != 0 {
+					if d == 2 {
+						st += int(nrb[j])
+					}
+					j++
+				}
 			}
-			if uint64(hi) >= ns {
-				return false, 0, fmt.Errorf("event batch: shape index %d of %d", hi, ns)
-			}
-		} else {
-			c := lcol{b: sc}
-			for range n {
-				if s := c.next(); s >= ns {
-					return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
+			return st
+		}
+		nr, c := lcol{b: nrb}, lcol{b: sc}
+		for range n {
+			if d := kind[c.next()]; d != 0 {
+				k := int(uint32(nr.next()))
+				if d == 2 {
+					st += k
 				}
 			}
 		}
-		return long, 0, lb.checkCounts(cnt, 0, 0, 0, 0, 0, 0, 0)
-	}
-	var nreq, reqs, st, nc, pc, flag, calls int
-	nr := lcol{b: lb.nreqs.b}
-	c := lcol{b: sc}
-	for i := range n {
-		s := c.next()
-		if s >= ns {
-			return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
-		}
-		a := dyn[s]
-		if a == 0 {
-			continue
-		}
-		nst := 1
-		if a&AttrReqs != 0 {
-			if nreq >= cnt[lcNReqs] {
-				return false, 0, fmt.Errorf("event batch: event %d: nreqs column too short", i)
-			}
-			k := int(uint32(nr.next()))
-			nreq++
-			if k > cnt[lcReqs]-reqs {
-				return false, 0, fmt.Errorf("event batch: event %d: %d request ids, only %d left", i, k, cnt[lcReqs]-reqs)
-			}
-			reqs += k
-			nst = k
-			maxReqs = max(maxReqs, k)
-		}
-		if a&AttrStatus != 0 {
-			st += nst
-		}
-		if a&(AttrNewComm|AttrPcontrol|AttrFlag|AttrCalls) != 0 {
-			if a&AttrNewComm != 0 {
-				nc++
-			}
-			if a&AttrPcontrol != 0 {
-				pc++
-			}
-			if a&AttrFlag != 0 {
-				flag++
-			}
-			if a&AttrCalls != 0 {
-				calls++
-			}
-		}
-	}
-	return long, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag, calls)
+		return st
+	})
+	return long, maxReqs, err
 }
 
 // histogram counts the values of a column of one-byte shape indexes into
@@ -709,91 +613,6 @@ func histogram(h *[256]int32, sc []byte) bool {
 		}
 	}
 	return true
-}
-
-// checkOneByte is the end of check for a batch whose shape indexes take
-// one byte each (lb.hist holds their histogram) and whose request counts
-// too: the counts of the per-call columns follow from the histogram and
-// the request counts' sum, and only events with request ids need a walk,
-// when some of them have statuses (one per request id) and some not. ok
-// is false, for check's general walk, when an index is out of range or a
-// request count takes more than a byte.
-func (lb *LazyBatch) checkOneByte(cnt [numLazyCols]int) (ok bool, maxReqs int, err error) {
-	dyn, h := lb.dynAttr, &lb.hist
-	for _, k := range h[min(len(dyn), 0x80):0x80] {
-		if k != 0 {
-			return false, 0, nil
-		}
-	}
-	var nreq, st, nc, pc, flag, calls int
-	var with, without bool // request ids with statuses, and without, occur
-	for s, a := range dyn[:min(len(dyn), 0x80)] {
-		k := int(h[s])
-		if k == 0 || a == 0 {
-			continue
-		}
-		if a&AttrReqs != 0 {
-			nreq += k
-			with = with || a&AttrStatus != 0
-			without = without || a&AttrStatus == 0
-		} else if a&AttrStatus != 0 {
-			st += k
-		}
-		nc += k * int(a/AttrNewComm&1)
-		pc += k * int(a/AttrPcontrol&1)
-		flag += k * int(a/AttrFlag&1)
-		calls += k * int(a/AttrCalls&1)
-	}
-	nrb := lb.nreqs.b
-	if nreq != cnt[lcNReqs] {
-		return true, 0, lb.checkCounts(cnt, nreq, cnt[lcReqs], st, nc, pc, flag, calls)
-	}
-	if len(nrb) != nreq {
-		return false, 0, nil // request counts of more than one byte
-	}
-	reqs := 0
-	for _, k := range nrb {
-		reqs += int(k)
-		maxReqs = max(maxReqs, int(k))
-	}
-	switch {
-	case with && !without:
-		st += reqs
-	case with:
-		kind := &lb.kind
-		clear(kind[:])
-		for s, a := range dyn[:min(len(dyn), 0x80)] {
-			if a&AttrReqs != 0 {
-				kind[s] = 1 + uint8(a/AttrStatus&1)
-			}
-		}
-		j := 0
-		for _, x := range lb.shape.b {
-			if d := kind[x]; d != 0 {
-				if d == 2 {
-					st += int(nrb[j])
-				}
-				j++
-			}
-		}
-	}
-	return true, maxReqs, lb.checkCounts(cnt, nreq, reqs, st, nc, pc, flag, calls)
-}
-
-func (lb *LazyBatch) checkCounts(cnt [numLazyCols]int, nreq, reqs, st, nc, pc, flag, calls int) error {
-	for _, c := range [...]struct {
-		name      string
-		have, use int
-	}{
-		{"nreqs", cnt[lcNReqs], nreq}, {"reqs", cnt[lcReqs], reqs}, {"status", cnt[lcStSrc], st},
-		{"newcomm", cnt[lcNewComm], nc}, {"pcontrol", cnt[lcPcLevel], pc}, {"flag", cnt[lcFlag], flag},
-		{"calls", cnt[lcCalls], calls},
-	} {
-		if c.have != c.use {
-			return fmt.Errorf("event batch: column %s has %d values, attributes call for %d", c.name, c.have, c.use)
-		}
-	}
-	return nil
 }
 
 // countVarints returns the number of varints in a packed column, or -1 if

@@ -52,7 +52,7 @@ func eventsBoth(t testing.TB, data []byte) ([]Event, error) {
 				if err != nil {
 					return out, err
 				}
-				bt.thread, bt.n = b.Thread, b.Len()
+				bt.thread, bt.n = b.Thread(), b.Len()
 				var c Cursor
 				for c.Next(b, &e) {
 					keep(&bt)
@@ -151,12 +151,12 @@ func TestLazyRewind(t *testing.T) {
 // TestLazySplitColumns: proto3 lets a packed field come in pieces (and
 // one value unpacked); a lazy batch joins them as the column decoder does.
 func TestLazySplitColumns(t *testing.T) {
-	var b Batch
+	var b Builder
 	for _, e := range testEvents() {
 		b.Append(&e)
 	}
 	var enc batchEncoder
-	raw := enc.appendBatch(nil, &b)
+	raw := enc.appendBatch(nil, b.Batch())
 	split := splitColumns(t, raw)
 	var d Batch
 	if err := decodeBatch(split, &d); err != nil {
@@ -234,7 +234,7 @@ func TestLazyRefusesBadBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.WriteDefinitions(testDefs())
-	var b Batch
+	var b Builder
 	for _, e := range testEvents() {
 		b.Append(&e)
 	}
@@ -242,7 +242,7 @@ func TestLazyRefusesBadBatch(t *testing.T) {
 	at := w.Offset()
 	b.Status = b.Status[:len(b.Status)-1] // the last status column value is missing
 	var enc batchEncoder
-	w.writeFrame(KindEvents, enc.appendBatch(nil, &b))
+	w.writeFrame(KindEvents, enc.appendBatch(nil, b.Batch()))
 	w.Close(nil)
 	evs, err := eventsBoth(t, buf.Bytes())
 	var ce *CorruptError
@@ -259,22 +259,22 @@ func TestLazyRefusesBadBatch(t *testing.T) {
 // decoders: they must accept and refuse the same batches, and the events
 // of an accepted one must be the same.
 func FuzzBatchDecoders(f *testing.F) {
-	var b Batch
+	var b Builder
 	for _, e := range testEvents() {
 		b.Append(&e)
 	}
 	var enc batchEncoder
-	raw := enc.appendBatch(nil, &b)
+	raw := enc.appendBatch(nil, b.Batch())
 	f.Add(raw)
 	f.Add(splitColumns(&testing.T{}, raw))
 	if ref, err := proto.Marshal(pbFromEvents(testEvents())); err == nil {
 		f.Add(ref)
 	}
-	var h Batch
+	var h Builder
 	for _, e := range haloEvents(300) {
 		h.Append(&e)
 	}
-	f.Add(enc.appendBatch(nil, &h))
+	f.Add(enc.appendBatch(nil, h.Batch()))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var d Batch
 		errFull := decodeBatch(data, &d)
@@ -297,9 +297,9 @@ func FuzzBatchDecoders(f *testing.F) {
 				}
 				continue
 			}
-			if lb.Len() != d.Len() || lb.Thread != d.Thread || lb.BaseNs != d.BaseNs {
+			if lb.Len() != d.Len() || lb.Thread != d.Thread() || lb.BaseNs != d.BaseNs() {
 				t.Fatalf("batch differs: lazy %d events thread %d base %d, full %d, %d, %d",
-					lb.Len(), lb.Thread, lb.BaseNs, d.Len(), d.Thread, d.BaseNs)
+					lb.Len(), lb.Thread, lb.BaseNs, d.Len(), d.Thread(), d.BaseNs())
 			}
 			for i := 0; c.Next(&d, &e1); i++ {
 				if !lb.Next(&e2) || !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
@@ -414,7 +414,7 @@ func TestLazyLongVarints(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.WriteDefinitions(testDefs())
-		var b Batch
+		var b Builder
 		for i := range in {
 			b.Append(&in[i])
 		}
@@ -492,12 +492,12 @@ func TestCountVarints(t *testing.T) {
 // writer makes: the column holds uint32) is read modulo 2^32 by both
 // decoders, so that they agree on the events.
 func TestLazyWideRequestCount(t *testing.T) {
-	var b Batch
+	var b Builder
 	for _, e := range testEvents() {
 		b.Append(&e)
 	}
 	var enc batchEncoder
-	raw := enc.appendBatch(nil, &b)
+	raw := enc.appendBatch(nil, b.Batch())
 	var out []byte
 	for data := raw; len(data) > 0; {
 		num, payload, rest, _, err := nextBatchField(data)

@@ -408,7 +408,7 @@ func (r *Reader) decode(k Kind, raw []byte) error {
 			if err := r.lazy.parse(raw); err != nil {
 				return err
 			}
-			if err := r.checkRefs(r.lazy.tab.shapes, nil, r.lazy.newcomm.b); err != nil {
+			if err := r.checkRefs(r.lazy.tab.shapes, nil, r.lazy.lc[lazyOf[colNewComm]].b); err != nil {
 				r.lazy.reset()
 				return err
 			}
@@ -417,7 +417,7 @@ func (r *Reader) decode(k Kind, raw []byte) error {
 		if err := decodeBatch(raw, &r.batch); err != nil {
 			return err
 		}
-		return r.checkRefs(r.batch.shapes, r.batch.NewComm, nil)
+		return r.checkRefs(r.batch.shapes, r.batch.rare[rareOf[colNewComm]], nil)
 	case KindClockSync:
 		c := &tracepb.ClockSync{}
 		if err := proto.Unmarshal(raw, c); err != nil {
@@ -499,7 +499,7 @@ func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
 // decoded or as a packed column) only names defined functions, call sites
 // and communicators, so that users of the reader can index definitions
 // without checks.
-func (r *Reader) checkRefs(shapes []shape, newComm []uint32, packedNewComm []byte) error {
+func (r *Reader) checkRefs(shapes []shape, newComm []uint64, packedNewComm []byte) error {
 	fns, sites, comms := r.defs.Functions, r.defs.CallSites, r.defs.Comms
 	for i := range shapes {
 		sh := &shapes[i]
@@ -515,7 +515,7 @@ func (r *Reader) checkRefs(shapes []shape, newComm []uint32, packedNewComm []byt
 	}
 	bad := func(c uint32) bool { return c != CommNull && (int(c) >= len(comms) || comms[c] == nil) }
 	for _, c := range newComm {
-		if bad(c) {
+		if c := uint32(c); bad(c) {
 			return fmt.Errorf("undefined new communicator %d", c)
 		}
 	}

@@ -92,14 +92,14 @@ func (w *Writer) WriteClockSync(c *tracepb.ClockSync) error {
 
 // WriteBatch writes the events of b as one frame. An empty batch writes
 // nothing. b is not modified and may be reused after the call.
-func (w *Writer) WriteBatch(b *Batch) error {
+func (w *Writer) WriteBatch(b *Builder) error {
 	if b.Len() == 0 {
 		return w.err
 	}
 	if b.Len() > MaxBatchEvents {
 		return fmt.Errorf("batch of %d events exceeds the limit of %d", b.Len(), MaxBatchEvents)
 	}
-	w.buf = w.batches.appendBatch(w.buf[:0], b)
+	w.buf = w.batches.appendBatch(w.buf[:0], b.Batch())
 	if err := w.writeFrame(KindEvents, w.buf); err != nil {
 		return err
 	}

@@ -494,7 +494,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 			return nil, err
 		}
 	}
-	var b traceformat.Batch
+	var b traceformat.Builder
 	for _, e := range k.events {
 		e.Entry, e.Exit = k.local(e.Entry), k.local(e.Exit)
 		if b.Len() > 0 && e.Thread != b.Thread {

@@ -97,7 +97,7 @@ type tracer struct {
 	done     chan struct{}
 	finAck   chan struct{} // closed when the footer is written
 
-	batch traceformat.Batch
+	batch traceformat.Builder
 }
 
 // programName is <app> of <app>.<rank>.trc: argv[0] without directory or
@@ -387,7 +387,7 @@ func (t *tracer) do(j job) bool {
 		t.release(j)
 	case j.buf != nil:
 		t.batch.Reset()
-		if err := records.DecodeShaped(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
+		if err := records.Decode(&t.batch, unsafe.Slice((*byte)(j.buf), j.n), j.tid, &t.conv); err != nil {
 			fmt.Fprintf(os.Stderr, "dtpa tracer: internal error: thread %d buffer: %v\n", j.tid, err)
 		}
 		t.writeBatch()

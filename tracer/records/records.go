@@ -5,11 +5,11 @@
 //
 // A record is a 24-byte header — uint16 function id, uint16 Attr bits,
 // uint32 call-site id, uint64 raw entry and exit clock readings — followed
-// by the attributes its bits announce, in bit order, little-endian:
-// COMM u32; SEND i32 peer, i32 tag; RECV i32 peer, i32 tag; SEND_BYTES u64;
-// RECV_BYTES u64; ROOT i32; REQS u32 n then n × u64 ids; STATUS (n or 1) ×
-// (i32 source, i32 tag); NEWCOMM u32; PCONTROL i32 level, i64 arg; FLAG u32;
-// CALLS u32.
+// by the values of the attributes its bits announce, in bit order,
+// little-endian, as traceformat's column table gives them
+// (traceformat.Columns: an attribute's columns in order, RecordSize bytes
+// each): REQS is a u32 count n then n u64 ids, STATUS n (1 without REQS)
+// pairs of i32 source and tag; each other column is one value.
 //
 // CALLS (bit 11) marks a record that stands for a run of consecutive
 // unsuccessful polls (a test or probe whose flag is false, MPI_Testsome
@@ -64,68 +64,12 @@ var ErrTruncated = errors.New("record truncated")
 var le = binary.LittleEndian
 
 // Decode appends the records of p (one thread's buffer) to b, which must be
-// empty or hold earlier events of the same thread. It stops at the first
-// malformed record, keeping the complete ones before it.
-func Decode(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) error {
-	b.Thread = tid
-	var last int64
-	if n := b.Len(); n > 0 {
-		last = b.BaseNs
-		for i := 0; i < n; i++ {
-			last += b.Gap[i] + int64(b.Dur[i])
-		}
-	}
-	off := 0
-	// Room for every event the buffer can hold, so that appends do not grow.
-	if max := len(p) / HeaderSize; cap(b.Func)-len(b.Func) < max {
-		b.Func = slices.Grow(b.Func, max)
-		b.Gap = slices.Grow(b.Gap, max)
-		b.Dur = slices.Grow(b.Dur, max)
-		b.Site = slices.Grow(b.Site, max)
-		b.Attr = slices.Grow(b.Attr, max)
-	}
-	for off+HeaderSize <= len(p) {
-		h, attr, need := record(p, off)
-		if need < 0 {
-			return ErrTruncated
-		}
-		t0, t1 := conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[16:]))
-		if b.Len() == 0 {
-			b.BaseNs, last = t0, t0
-		}
-		d := t1 - t0
-		if d < 0 {
-			d, t1 = 0, t0
-		}
-		b.Func = append(b.Func, uint32(le.Uint16(h)))
-		b.Gap = append(b.Gap, t0-last)
-		b.Dur = append(b.Dur, uint64(d))
-		b.Site = append(b.Site, le.Uint32(h[4:]))
-		b.Attr = append(b.Attr, attr)
-		last = t1
-		off += HeaderSize
-		switch attr {
-		case 0:
-		case traceformat.AttrComm:
-			b.Comm = append(b.Comm, le.Uint32(p[off:]))
-		default:
-			decodeAttrs(b, attr, p[off:off+need])
-		}
-		off += need
-	}
-	if off != len(p) {
-		return ErrTruncated
-	}
-	return nil
-}
-
-// DecodeShaped is Decode into a batch in the shape-table form
-// (traceformat.Batch.AppendStatic), the tracer's fast path: the static part
-// of a call is stored once per batch instead of in per-event columns that
-// the writer would then fold into the same table. b must be empty or hold
-// earlier events of the same thread added by DecodeShaped. Written to a
-// trace, the batch encodes to the same bytes as after Decode.
-func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) error {
+// empty or hold earlier events of the same thread added by Decode. It
+// stops at the first malformed record, keeping the complete ones before
+// it. The static part of a call goes to b's shape table
+// (traceformat.Builder.AppendStatic) without a lookup when it repeats the
+// call before it or the last call of its call site.
+func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error {
 	if max := len(p) / HeaderSize; cap(b.Gap)-len(b.Gap) < max {
 		b.Gap = slices.Grow(b.Gap, max)
 		b.Dur = slices.Grow(b.Dur, max)
@@ -219,10 +163,10 @@ func DecodeShaped(b *traceformat.Batch, p []byte, tid uint32, conv *Converter) e
 // repeats appends to b.Gap and b.Dur the times of the records from off
 // that repeat the one at run (static attributes only, st bytes of them)
 // and returns how many, the offset after them and the exit time of the
-// last; exit is that of the event before them. It is DecodeShaped's loop
+// last; exit is that of the event before them. It is Decode's loop
 // over a run of one call, in a function of its own so that its locals get
 // the registers.
-func repeats(b *traceformat.Batch, p []byte, off, run, st int, exit int64, conv *Converter) (n, end int, last int64) {
+func repeats(b *traceformat.Builder, p []byte, off, run, st int, exit int64, conv *Converter) (n, end int, last int64) {
 	rl := HeaderSize + st
 	s0 := p[run+HeaderSize : run+rl]
 	key := le.Uint64(p[run:])
@@ -233,7 +177,7 @@ func repeats(b *traceformat.Batch, p []byte, off, run, st int, exit int64, conv 
 	plain := conv.TSC && conv.SkewOff == 0 && conv.SkewPPM == 0
 	raw0, ns0, k := conv.Raw0, conv.Ns0, conv.NsPerTick
 	// Indexed stores instead of appends: with no call in the loop (growing
-	// the slices) its locals need not be spilled. DecodeShaped made room.
+	// the slices) its locals need not be spilled. Decode made room.
 	i := len(b.Gap)
 	room := min(cap(b.Gap), cap(b.Dur))
 	gap, dur := b.Gap[:room], b.Dur[:room]
@@ -298,99 +242,114 @@ func commRepeats(gap []int64, dur []uint64, i int, p []byte, off int, key uint64
 	return i, off, exit
 }
 
-// staticSize is the size of the static attributes of a record by its
-// attribute bits (those of staticOnly).
-var staticSize = func() (t [staticOnly + 1]uint8) {
-	for a := range t {
-		t[a] = uint8(size(traceformat.Attr(a)&staticOnly, nil))
-	}
-	return t
-}()
+// staticOnly are the attributes whose values are part of a call's shape
+// (traceformat.Builder.AppendStatic); the others are per call.
+const staticOnly = traceformat.StaticAttrs
 
-// sameStatic reports whether the static attribute bytes of two records
-// with the same attribute bits are equal. Their length is a multiple of 4
-// of at most 40 bytes: compared a word at a time, without the call of
-// bytes.Equal.
-func sameStatic(x, y []byte) bool {
-	y = y[:len(x)]
-	for len(x) >= 8 {
-		if le.Uint64(x) != le.Uint64(y) {
-			return false
+// The record layout follows traceformat's column table: after the header,
+// the values of each attribute present, in bit order (the table's column
+// order), each value RecordSize bytes; an attribute's CountReqs columns
+// repeat as many times as its count column says and CountStatus columns
+// (in pairs) once per request id, or once without AttrReqs.
+var (
+	// staticCols and rareCols are the table's static columns and rare
+	// per-call columns (index r of traceformat.Builder.AppendRare).
+	staticCols, rareCols []*traceformat.Column
+	// staticSize is the size of the static attributes of a record by its
+	// static attribute bits.
+	staticSize [staticOnly + 1]uint8
+	// dynLayout is the size of the per-call attributes of a record by its
+	// per-call attribute bits (the static ones, the low bits, divided
+	// away): fixed bytes, and bytes per request id when AttrReqs is set
+	// (the count of ids is the first value after the static attributes).
+	dynLayout [traceformat.AttrKnown/(staticOnly+1) + 1]struct{ fixed, perReq int }
+)
+
+func init() {
+	cols := traceformat.Columns()
+	var perCall traceformat.Attr
+	for i := range cols {
+		switch c := &cols[i]; c.Form {
+		case traceformat.FormStatic:
+			staticCols = append(staticCols, c)
+		case traceformat.FormPerCall:
+			perCall |= c.Attr
 		}
-		x, y = x[8:], y[8:]
 	}
-	return len(x) < 4 || le.Uint32(x) == le.Uint32(y)
+	for r := range traceformat.RareColumns() {
+		rareCols = append(rareCols, traceformat.RareColumn(r))
+	}
+	for a := range staticSize {
+		for _, c := range staticCols {
+			if traceformat.Attr(a)&c.Attr != 0 {
+				staticSize[a] += uint8(c.RecordSize)
+			}
+		}
+	}
+	if staticOnly&(staticOnly+1) != 0 || perCall&(traceformat.AttrReqs<<1-1) != traceformat.AttrReqs {
+		panic("records: the static attributes must be the low bits, and AttrReqs the next")
+	}
+	for k := range dynLayout {
+		a := traceformat.Attr(k) * (staticOnly + 1)
+		l := &dynLayout[k]
+		for i := range cols {
+			c := &cols[i]
+			if c.Form != traceformat.FormPerCall || a&c.Attr == 0 {
+				continue
+			}
+			switch {
+			case c.Count == traceformat.CountOne:
+				l.fixed += c.RecordSize
+			case c.Count == traceformat.CountReqs, c.Count == traceformat.CountStatus && a&traceformat.AttrReqs != 0:
+				l.perReq += c.RecordSize
+			default: // CountStatus without request ids: one
+				l.fixed += c.RecordSize
+			}
+		}
+	}
+}
+
+// value reads a value of column c from q (RecordSize bytes, signed ones
+// sign-extended, as traceformat.Column's accessors take them).
+func value(c *traceformat.Column, q []byte) uint64 {
+	if c.RecordSize == 8 {
+		return le.Uint64(q)
+	}
+	v := le.Uint32(q)
+	if c.Enc == traceformat.EncS32 {
+		return uint64(int64(int32(v)))
+	}
+	return uint64(v)
 }
 
 // dynamicSize returns the bytes taken by the per-call attributes of a
 // record with attr (q starts after its static attributes), or -1 when q is
 // too short to tell.
 func dynamicSize(attr traceformat.Attr, q []byte) int {
-	n, nst := 0, 1
-	if attr&traceformat.AttrReqs != 0 {
-		if len(q) < 4 {
-			return -1
-		}
-		nst = int(le.Uint32(q))
-		n = 4 + 8*nst
+	l := &dynLayout[(attr&traceformat.AttrKnown)/(staticOnly+1)]
+	if attr&traceformat.AttrReqs == 0 {
+		return l.fixed
 	}
-	if attr&traceformat.AttrStatus != 0 {
-		n += 8 * nst
+	if len(q) < 4 {
+		return -1
 	}
-	if attr&traceformat.AttrNewComm != 0 {
-		n += 4
-	}
-	if attr&traceformat.AttrPcontrol != 0 {
-		n += 12
-	}
-	if attr&traceformat.AttrFlag != 0 {
-		n += 4
-	}
-	if attr&traceformat.AttrCalls != 0 {
-		n += 4
-	}
-	return n
+	return l.fixed + l.perReq*int(le.Uint32(q))
 }
 
-// staticOnly are the attributes whose values are part of a call's shape
-// (traceformat.Batch.AppendStatic); the others are per call.
-const staticOnly = traceformat.AttrComm | traceformat.AttrSend | traceformat.AttrRecv | traceformat.AttrSendBytes |
-	traceformat.AttrRecvBytes | traceformat.AttrRoot
-
-// staticAttrs reads the static attribute values of a record into e and
-// returns the bytes they take.
-func staticAttrs(e *traceformat.Event, a traceformat.Attr, q []byte) int {
+// staticAttrs reads the static attribute values of a record into e.
+func staticAttrs(e *traceformat.Event, a traceformat.Attr, q []byte) {
 	off := 0
-	if a&traceformat.AttrComm != 0 {
-		e.Comm = le.Uint32(q[off:])
-		off += 4
+	for _, c := range staticCols {
+		if a&c.Attr != 0 {
+			c.SetEvent(e, value(c, q[off:]))
+			off += c.RecordSize
+		}
 	}
-	if a&traceformat.AttrSend != 0 {
-		e.SendPeer, e.SendTag = int32(le.Uint32(q[off:])), int32(le.Uint32(q[off+4:]))
-		off += 8
-	}
-	if a&traceformat.AttrRecv != 0 {
-		e.RecvPeer, e.RecvTag = int32(le.Uint32(q[off:])), int32(le.Uint32(q[off+4:]))
-		off += 8
-	}
-	if a&traceformat.AttrSendBytes != 0 {
-		e.SendBytes = le.Uint64(q[off:])
-		off += 8
-	}
-	if a&traceformat.AttrRecvBytes != 0 {
-		e.RecvBytes = le.Uint64(q[off:])
-		off += 8
-	}
-	if a&traceformat.AttrRoot != 0 {
-		e.Root = int32(le.Uint32(q[off:]))
-		off += 4
-	}
-	return off
 }
 
 // dynamicAttrs appends the per-call attribute values of a record (q starts
 // after its static attributes) to b's columns.
-func dynamicAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
+func dynamicAttrs(b *traceformat.Builder, a traceformat.Attr, q []byte) {
 	off := 0
 	nst := 1
 	// The loops append to locals, which stay in registers (b's fields
@@ -415,31 +374,58 @@ func dynamicAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
 		}
 		b.Status = st
 	}
-	if a&(traceformat.AttrNewComm|traceformat.AttrPcontrol|traceformat.AttrFlag|traceformat.AttrCalls) != 0 {
-		rareAttrs(b, a, q[off:])
+	if a&rareAttrs != 0 {
+		appendRare(b, a, q[off:])
 	}
 }
 
-// rareAttrs is the part of dynamicAttrs for the attributes few calls
+// rareAttrs are the attributes of the rare columns.
+var rareAttrs = func() (a traceformat.Attr) {
+	for r := range traceformat.RareColumns() {
+		a |= traceformat.RareColumn(r).Attr
+	}
+	return a
+}()
+
+// appendRare is the part of dynamicAttrs for the attributes few calls
 // carry (q starts after the statuses), out of line.
-func rareAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
+func appendRare(b *traceformat.Builder, a traceformat.Attr, q []byte) {
 	off := 0
-	if a&traceformat.AttrNewComm != 0 {
-		b.NewComm = append(b.NewComm, le.Uint32(q[off:]))
-		off += 4
+	for r, c := range rareCols {
+		if a&c.Attr != 0 {
+			b.AppendRare(r, value(c, q[off:]))
+			off += c.RecordSize
+		}
 	}
-	if a&traceformat.AttrPcontrol != 0 {
-		b.PcLevel = append(b.PcLevel, int32(le.Uint32(q[off:])))
-		b.PcArg = append(b.PcArg, int64(le.Uint64(q[off+4:])))
-		off += 12
+}
+
+// size returns the attribute bytes a record with attr takes, or -1 when q is
+// too short to tell.
+func size(attr traceformat.Attr, q []byte) int {
+	if attr == 0 {
+		return 0
 	}
-	if a&traceformat.AttrFlag != 0 {
-		b.Flag = append(b.Flag, le.Uint32(q[off:]))
-		off += 4
+	n := int(staticSize[attr&staticOnly])
+	d := dynamicSize(attr, q[min(n, len(q)):])
+	if d < 0 {
+		return -1
 	}
-	if a&traceformat.AttrCalls != 0 {
-		b.Calls = append(b.Calls, le.Uint32(q[off:]))
+	return n + d
+}
+
+// sameStatic reports whether the static attribute bytes of two records
+// with the same attribute bits are equal. Their length is a multiple of 4
+// of at most 40 bytes: compared a word at a time, without the call of
+// bytes.Equal.
+func sameStatic(x, y []byte) bool {
+	y = y[:len(x)]
+	for len(x) >= 8 {
+		if le.Uint64(x) != le.Uint64(y) {
+			return false
+		}
+		x, y = x[8:], y[8:]
 	}
+	return len(x) < 4 || le.Uint32(x) == le.Uint32(y)
 }
 
 // After returns the records of p (one thread's buffer, in time order) that
@@ -475,70 +461,4 @@ func record(p []byte, off int) (h []byte, attr traceformat.Attr, need int) {
 		need = -1
 	}
 	return h, attr, need
-}
-
-// size returns the attribute bytes a record with attr takes, or -1 when q is
-// too short to tell.
-func size(attr traceformat.Attr, q []byte) int {
-	if attr == 0 {
-		return 0
-	}
-	n := 0
-	if attr&traceformat.AttrComm != 0 {
-		n += 4
-	}
-	if attr&traceformat.AttrSend != 0 {
-		n += 8
-	}
-	if attr&traceformat.AttrRecv != 0 {
-		n += 8
-	}
-	if attr&traceformat.AttrSendBytes != 0 {
-		n += 8
-	}
-	if attr&traceformat.AttrRecvBytes != 0 {
-		n += 8
-	}
-	if attr&traceformat.AttrRoot != 0 {
-		n += 4
-	}
-	d := dynamicSize(attr, q[min(n, len(q)):])
-	if d < 0 {
-		return -1
-	}
-	return n + d
-}
-
-// decodeAttrs appends a record's attributes (q starts after its header) to
-// b's columns: the static ones here, then the per-call ones.
-func decodeAttrs(b *traceformat.Batch, a traceformat.Attr, q []byte) {
-	off := 0
-	i32 := func(o int) int32 { return int32(le.Uint32(q[o:])) }
-	if a&traceformat.AttrComm != 0 {
-		b.Comm = append(b.Comm, le.Uint32(q[off:]))
-		off += 4
-	}
-	if a&traceformat.AttrSend != 0 {
-		b.SendPeer = append(b.SendPeer, i32(off))
-		b.SendTag = append(b.SendTag, i32(off+4))
-		off += 8
-	}
-	if a&traceformat.AttrRecv != 0 {
-		b.RecvPeer = append(b.RecvPeer, i32(off))
-		b.RecvTag = append(b.RecvTag, i32(off+4))
-		off += 8
-	}
-	if a&traceformat.AttrSendBytes != 0 {
-		b.SendBytes = append(b.SendBytes, le.Uint64(q[off:]))
-		off += 8
-	}
-	if a&traceformat.AttrRecvBytes != 0 {
-		b.RecvBytes = append(b.RecvBytes, le.Uint64(q[off:]))
-		off += 8
-	}
-	if a&traceformat.AttrRoot != 0 {
-		b.Root = append(b.Root, i32(off))
-		off += 4
-	}
-	dynamicAttrs(b, a, q[off:])
 }

@@ -41,7 +41,7 @@ func TestDecode(t *testing.T) {
 		uint32(2), uint64(0xabc), uint64(0xdef), int32(3), int32(9), int32(-4), int32(-4), uint32(1))
 	p = rec(p, 7, A(traceformat.AttrPcontrol), 3, 1400, 1400, int32(100), uint64(5))
 	p = rec(p, 8, 0, 0, 1500, 1450) // exit before entry: clamped
-	var b traceformat.Batch
+	var b traceformat.Builder
 	conv := &Converter{}
 	if err := Decode(&b, p, 3, conv); err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestDecode(t *testing.T) {
 	var c traceformat.Cursor
 	var e traceformat.Event
 	var got []traceformat.Event
-	for c.Next(&b, &e) {
+	for bt := b.Batch(); c.Next(bt, &e); {
 		e.Reqs = append([]uint64(nil), e.Reqs...)
 		e.Status = append([]traceformat.Status(nil), e.Status...)
 		got = append(got, e)
@@ -69,7 +69,7 @@ func TestDecode(t *testing.T) {
 	if e := got[3]; e.Exit != e.Entry {
 		t.Errorf("clamped %+v", e)
 	}
-	if err := Decode(&traceformat.Batch{}, p[:len(p)-3], 0, conv); err != ErrTruncated {
+	if err := refDecode(&traceformat.Builder{}, p[:len(p)-3], 0, conv); err != ErrTruncated {
 		t.Errorf("truncated buffer: %v", err)
 	}
 }
@@ -98,21 +98,21 @@ func cheapCallsAt(n int, t uint64) []byte {
 // BenchmarkDecodeEncode is the Go side's cost per event: decoding C
 // records, encoding the batch and compressing it (zstd fastest, as the
 // tracer writes). Under core binding this cost lands on the program's core.
-// Shaped is the tracer's path (DecodeShaped), Columns the general one.
+// Shaped is the tracer's path (Decode).
 func BenchmarkDecodeEncode(b *testing.B) { benchDecodeEncode(b, cheapCalls(1<<15)) }
 
 func benchDecodeEncode(b *testing.B, p []byte) {
 	for _, v := range []struct {
 		name string
-		dec  func(*traceformat.Batch, []byte, uint32, *Converter) error
-	}{{"Shaped", DecodeShaped}, {"Columns", Decode}} {
+		dec  func(*traceformat.Builder, []byte, uint32, *Converter) error
+	}{{"Shaped", Decode}} {
 		b.Run(v.name, func(b *testing.B) {
 			conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
 			w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Level: zstd.SpeedFastest})
 			if err != nil {
 				b.Fatal(err)
 			}
-			var batch traceformat.Batch
+			var batch traceformat.Builder
 			v.dec(&batch, p, 0, conv)
 			n := batch.Len()
 			b.ReportAllocs()
@@ -132,26 +132,15 @@ func benchDecodeEncode(b *testing.B, p []byte) {
 	}
 }
 
+// BenchmarkDecodeShaped is Decode alone on the tight loop's records
+// (the Go side's cost before the writer encodes and compresses the batch).
 func BenchmarkDecode(b *testing.B) {
 	p := cheapCalls(1 << 15)
 	conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
-	var batch traceformat.Batch
+	var batch traceformat.Builder
 	for i := 0; i < b.N; i++ {
 		batch.Reset()
 		Decode(&batch, p, 0, conv)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<15)), "ns/event")
-}
-
-// BenchmarkDecodeShaped is DecodeShaped alone on the tight loop's records
-// (the Go side's cost before the writer encodes and compresses the batch).
-func BenchmarkDecodeShaped(b *testing.B) {
-	p := cheapCalls(1 << 15)
-	conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
-	var batch traceformat.Batch
-	for i := 0; i < b.N; i++ {
-		batch.Reset()
-		DecodeShaped(&batch, p, 0, conv)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<15)), "ns/event")
 }
@@ -199,7 +188,7 @@ func haloCalls(n int) []byte {
 func BenchmarkDecodeEncodeHalo(b *testing.B) { benchDecodeEncode(b, haloCalls(1<<15)) }
 
 // TestDecodeFolded: a record standing for a folded run of unsuccessful
-// polls (CALLS) decodes, with Decode and DecodeShaped alike, to one event
+// polls (CALLS) decodes, with Decode and the reference decoder alike, to one event
 // with Calls = the run's length and the header's times (entry = last exit
 // minus the run's time in MPI), between ordinary calls; cut anywhere
 // inside it, the buffer is refused as truncated.
@@ -218,11 +207,11 @@ func TestDecodeFolded(t *testing.T) {
 	end := len(p)
 	p = rec(p, 2, A(traceformat.AttrReqs|traceformat.AttrFlag), 2, 11_003_000, 11_003_400, uint32(1), uint64(0x77), uint32(1))
 	conv := &Converter{}
-	var b1, b2 traceformat.Batch
-	if err := Decode(&b1, p, 0, conv); err != nil {
+	var b1, b2 traceformat.Builder
+	if err := refDecode(&b1, p, 0, conv); err != nil {
 		t.Fatal(err)
 	}
-	if err := DecodeShaped(&b2, p, 0, conv); err != nil {
+	if err := Decode(&b2, p, 0, conv); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -231,11 +220,11 @@ func TestDecodeFolded(t *testing.T) {
 		"MPI 3 [11002000,11002500] calls 2 flag false recv -1/5",
 		"MPI 2 [11003000,11003400] calls 0 flag true reqs [119]",
 	}
-	for name, b := range map[string]*traceformat.Batch{"Decode": &b1, "DecodeShaped": &b2} {
+	for name, b := range map[string]*traceformat.Builder{"reference": &b1, "Decode": &b2} {
 		var c traceformat.Cursor
 		var e traceformat.Event
 		var got []string
-		for c.Next(b, &e) {
+		for bt := b.Batch(); c.Next(bt, &e); {
 			s := fmt.Sprintf("MPI %d [%d,%d] calls %d", e.Func, e.Entry, e.Exit, e.Calls)
 			if e.Attr&traceformat.AttrFlag != 0 {
 				s += fmt.Sprintf(" flag %v", e.Flag)
@@ -253,18 +242,18 @@ func TestDecodeFolded(t *testing.T) {
 		}
 	}
 	for n := start + 1; n < end; n++ {
-		if err := Decode(&traceformat.Batch{}, p[:n], 0, conv); err != ErrTruncated {
-			t.Errorf("cut at %d of the folded record: Decode %v", n-start, err)
+		if err := refDecode(&traceformat.Builder{}, p[:n], 0, conv); err != ErrTruncated {
+			t.Errorf("cut at %d of the folded record: reference %v", n-start, err)
 		}
-		if err := DecodeShaped(&traceformat.Batch{}, p[:n], 0, conv); err != ErrTruncated {
-			t.Errorf("cut at %d of the folded record: DecodeShaped %v", n-start, err)
+		if err := Decode(&traceformat.Builder{}, p[:n], 0, conv); err != ErrTruncated {
+			t.Errorf("cut at %d of the folded record: Decode %v", n-start, err)
 		}
 	}
 }
 
-// TestDecodeShaped checks that DecodeShaped gives the events of Decode and
-// a batch that encodes to the same bytes.
-func TestDecodeShaped(t *testing.T) {
+// TestDecodeMatchesReference checks that Decode gives the events of the
+// reference decoder and a batch that encodes to the same bytes.
+func TestDecodeMatchesReference(t *testing.T) {
 	A := func(a traceformat.Attr) uint16 { return uint16(a) }
 	var odd []byte
 	odd = rec(odd, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1000, 1100, uint32(0), int32(1), int32(7), uint64(16))
@@ -286,20 +275,21 @@ func TestDecodeShaped(t *testing.T) {
 		if name == "odd" {
 			conv = &Converter{}
 		}
-		var b1, b2 traceformat.Batch
-		if err := Decode(&b1, p, 7, conv); err != nil {
+		var b1, b2 traceformat.Builder
+		if err := refDecode(&b1, p, 7, conv); err != nil {
 			t.Fatal(err)
 		}
 		b2.AppendStatic(&traceformat.Event{}) // storage from an earlier use …
 		b2.Reset()                            // … reset as the tracer does
-		if err := DecodeShaped(&b2, p, 7, conv); err != nil {
+		if err := Decode(&b2, p, 7, conv); err != nil {
 			t.Fatal(err)
 		}
 		var c1, c2 traceformat.Cursor
 		var e1, e2 traceformat.Event
 		n := 0
-		for c1.Next(&b1, &e1) {
-			if !c2.Next(&b2, &e2) {
+		bt1, bt2 := b1.Batch(), b2.Batch()
+		for c1.Next(bt1, &e1) {
+			if !c2.Next(bt2, &e2) {
 				t.Fatalf("%s: shaped batch ends at %d", name, n)
 			}
 			if fmt.Sprint(e1) != fmt.Sprint(e2) {
@@ -307,12 +297,12 @@ func TestDecodeShaped(t *testing.T) {
 			}
 			n++
 		}
-		if c2.Next(&b2, &e2) || b2.Thread != 7 {
+		if c2.Next(bt2, &e2) || b2.Thread != 7 {
 			t.Fatalf("%s: shaped batch longer, or thread %d", name, b2.Thread)
 		}
 		var o1, o2 bytes.Buffer
 		for _, x := range []struct {
-			b *traceformat.Batch
+			b *traceformat.Builder
 			o *bytes.Buffer
 		}{{&b1, &o1}, {&b2, &o2}} {
 			w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
@@ -323,14 +313,14 @@ func TestDecodeShaped(t *testing.T) {
 		if !bytes.Equal(o1.Bytes(), o2.Bytes()) {
 			t.Errorf("%s: encodings differ (%d, %d bytes)", name, o1.Len(), o2.Len())
 		}
-		if err := DecodeShaped(&traceformat.Batch{}, p[:len(p)-3], 0, conv); err != ErrTruncated {
+		if err := Decode(&traceformat.Builder{}, p[:len(p)-3], 0, conv); err != ErrTruncated {
 			t.Errorf("%s: truncated buffer: %v", name, err)
 		}
 	}
 }
 
 // mixedCalls is a random mix of a few calls in runs and alternations, for
-// DecodeShaped's run loop and per-site cache: runs of a communicator-only
+// Decode's run loop and per-site cache: runs of a communicator-only
 // call whose communicator changes inside the run, of a call without
 // attributes and of one with several static attributes; call sites that
 // share a cache slot (3 and 67); a site making two different calls; and
@@ -385,7 +375,7 @@ func mixedCalls(rng *rand.Rand, n int, t uint64) []byte {
 	return p
 }
 
-// TestDecodeShapedMixed checks DecodeShaped against Decode on mixedCalls,
+// TestDecodeShapedMixed checks Decode against the reference decoder on mixedCalls,
 // with buffers decoded one after the other into one batch (a run or a call
 // site seen in the previous buffer is looked up again), with and without
 // the TSC conversion.
@@ -396,25 +386,26 @@ func TestDecodeShapedMixed(t *testing.T) {
 		if round%2 == 1 {
 			conv = &Converter{SkewOff: 7, SkewPPM: 3}
 		}
-		var b1, b2 traceformat.Batch
+		var b1, b2 traceformat.Builder
 		b2.AppendStatic(&traceformat.Event{})
 		b2.Reset()
 		tm := uint64(1 << 40)
 		for part := 0; part < 1+round%3; part++ {
 			p := mixedCalls(rng, 1+rng.IntN(400), tm)
 			tm += 1 << 30
-			if err := Decode(&b1, p, 7, conv); err != nil {
+			if err := refDecode(&b1, p, 7, conv); err != nil {
 				t.Fatal(err)
 			}
-			if err := DecodeShaped(&b2, p, 7, conv); err != nil {
+			if err := Decode(&b2, p, 7, conv); err != nil {
 				t.Fatal(err)
 			}
 		}
 		var c1, c2 traceformat.Cursor
 		var e1, e2 traceformat.Event
 		n := 0
-		for c1.Next(&b1, &e1) {
-			if !c2.Next(&b2, &e2) {
+		bt1, bt2 := b1.Batch(), b2.Batch()
+		for c1.Next(bt1, &e1) {
+			if !c2.Next(bt2, &e2) {
 				t.Fatalf("round %d: shaped batch ends at %d", round, n)
 			}
 			if fmt.Sprint(e1) != fmt.Sprint(e2) {
@@ -422,12 +413,12 @@ func TestDecodeShapedMixed(t *testing.T) {
 			}
 			n++
 		}
-		if c2.Next(&b2, &e2) {
+		if c2.Next(bt2, &e2) {
 			t.Fatalf("round %d: shaped batch longer", round)
 		}
 		var o1, o2 bytes.Buffer
 		for _, x := range []struct {
-			b *traceformat.Batch
+			b *traceformat.Builder
 			o *bytes.Buffer
 		}{{&b1, &o1}, {&b2, &o2}} {
 			w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
@@ -461,7 +452,7 @@ func cut128K(p []byte) [][]byte {
 }
 
 // BenchmarkDecodeEncode128K is the Go side's cost per event as the tracer
-// pays it: DecodeShaped, encoding and compression of 128 KB buffers (each
+// pays it: Decode, encoding and compression of 128 KB buffers (each
 // a frame, so per-frame costs such as zstd's literal tables count), for the
 // cheap stream and the halo mix, at the tracer's zstd level (SpeedFastest)
 // and the Writer's default.
@@ -479,12 +470,12 @@ func BenchmarkDecodeEncode128K(b *testing.B) {
 					b.Fatal(err)
 				}
 				off0, n := w.Offset(), 0
-				var batch traceformat.Batch
+				var batch traceformat.Builder
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
 					for _, p := range bufs {
 						batch.Reset()
-						if err := DecodeShaped(&batch, p, 0, conv); err != nil {
+						if err := Decode(&batch, p, 0, conv); err != nil {
 							b.Fatal(err)
 						}
 						if err := w.WriteBatch(&batch); err != nil {
@@ -499,4 +490,78 @@ func BenchmarkDecodeEncode128K(b *testing.B) {
 			})
 		}
 	}
+}
+
+// refDecode is a reference decoder of the records, written from
+// traceformat's column table alone: each record's attribute values are
+// read column by column into an Event, which is appended whole. Decode
+// must give the same events and encode to the same bytes.
+func refDecode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error {
+	cols := traceformat.Columns()
+	off := 0
+	for off+HeaderSize <= len(p) {
+		h := p[off : off+HeaderSize]
+		e := traceformat.Event{Thread: tid, Func: uint32(le.Uint16(h)), Attr: traceformat.Attr(le.Uint16(h[2:])), Site: le.Uint32(h[4:])}
+		e.Entry, e.Exit = conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[16:]))
+		e.Exit = max(e.Exit, e.Entry)
+		q := p[off+HeaderSize:]
+		k, nreqs := 0, -1
+		read := func(c *traceformat.Column) (uint64, bool) {
+			if k+c.RecordSize > len(q) {
+				return 0, false
+			}
+			v := value(c, q[k:])
+			k += c.RecordSize
+			return v, true
+		}
+		for i := 0; i < len(cols); i++ {
+			c := &cols[i]
+			if c.Form != traceformat.FormStatic && c.Form != traceformat.FormPerCall || e.Attr&c.Attr == 0 {
+				continue
+			}
+			switch c.Count {
+			case traceformat.CountOne:
+				v, ok := read(c)
+				if !ok {
+					return ErrTruncated
+				}
+				if c.Field == 18 { // nreqs
+					nreqs = int(v)
+				} else {
+					c.SetEvent(&e, v)
+				}
+			case traceformat.CountReqs:
+				for range nreqs {
+					v, ok := read(c)
+					if !ok {
+						return ErrTruncated
+					}
+					e.Reqs = append(e.Reqs, v)
+				}
+			case traceformat.CountStatus: // source, tag pairs
+				n := 1
+				if e.Attr&traceformat.AttrReqs != 0 {
+					n = nreqs
+				}
+				for range n {
+					src, ok1 := read(c)
+					tag, ok2 := read(&cols[i+1])
+					if !ok1 || !ok2 {
+						return ErrTruncated
+					}
+					e.Status = append(e.Status, traceformat.Status{Source: int32(src), Tag: int32(tag)})
+				}
+				i++
+			}
+		}
+		if e.Attr&traceformat.AttrReqs != 0 && e.Reqs == nil {
+			e.Reqs = []uint64{}
+		}
+		b.Append(&e)
+		off += HeaderSize + k
+	}
+	if off != len(p) {
+		return ErrTruncated
+	}
+	return nil
 }

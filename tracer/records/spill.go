@@ -151,37 +151,40 @@ func Recover(spillPath string) (int, error) {
 	defs := r.Definitions()
 	missing := &tracepb.Definitions{}
 	seenSite, seenComm, seenFunc := map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}
-	var batches []*traceformat.Batch
+	var batches []*traceformat.Builder
 	recovered := 0
 	for _, s := range slots {
 		recs := s.recs
 		if l, ok := last[s.tid]; ok {
 			recs = After(recs, &info.Conv, l) // a slot written but not yet freed: skip what the trace has
 		}
-		b := &traceformat.Batch{}
+		b := &traceformat.Builder{}
 		Decode(b, recs, s.tid, &info.Conv) // keeps the complete records
 		if b.Len() == 0 {
 			continue
 		}
 		// Definitions made just before the death may not be in the file:
 		// call sites become empty stacks, communicators placeholders.
-		for _, id := range b.Func {
-			if defs.Function(id) == nil && !seenFunc[id] {
+		var c traceformat.Cursor
+		var e traceformat.Event
+		for bt := b.Batch(); c.Next(bt, &e); {
+			if id := e.Func; defs.Function(id) == nil && !seenFunc[id] {
 				seenFunc[id] = true
 				missing.Functions = append(missing.Functions, &tracepb.Function{Id: id, Name: fmt.Sprintf("MPI_unknown_%d", id),
 					Class: tracepb.Function_SYSTEM})
 			}
-		}
-		for _, id := range b.Site {
-			if (int(id) >= len(defs.CallSites) || defs.CallSites[id] == nil) && !seenSite[id] {
+			if id := e.Site; (int(id) >= len(defs.CallSites) || defs.CallSites[id] == nil) && !seenSite[id] {
 				seenSite[id] = true
 				missing.CallSites = append(missing.CallSites, &tracepb.CallSite{Id: id})
 			}
-		}
-		for _, c := range append(append([]uint32(nil), b.Comm...), b.NewComm...) {
-			if c != traceformat.CommNull && defs.Comm(c) == nil && !seenComm[c] {
-				seenComm[c] = true
-				missing.Communicators = append(missing.Communicators, &tracepb.Communicator{Local: c, Id: 1<<62 | uint64(c)})
+			for _, c := range [...]struct {
+				used bool
+				c    uint32
+			}{{e.Attr&traceformat.AttrComm != 0, e.Comm}, {e.Attr&traceformat.AttrNewComm != 0, e.NewComm}} {
+				if c.used && c.c != traceformat.CommNull && defs.Comm(c.c) == nil && !seenComm[c.c] {
+					seenComm[c.c] = true
+					missing.Communicators = append(missing.Communicators, &tracepb.Communicator{Local: c.c, Id: 1<<62 | uint64(c.c)})
+				}
 			}
 		}
 		batches = append(batches, b)

@@ -106,7 +106,7 @@ func killedTrace(t *testing.T, dir string, recs, tail []byte) string {
 	w.WriteDefinitions(&tracepb.Definitions{Functions: []*tracepb.Function{{Id: 42, Name: "MPI_Comm_rank"}},
 		CallSites:     []*tracepb.CallSite{{Id: 3, Pcs: []uint64{0x1234}}},
 		Communicators: []*tracepb.Communicator{{Local: 0, Members: []uint32{0}}}})
-	var b traceformat.Batch
+	var b traceformat.Builder
 	Decode(&b, recs, 0, &Converter{})
 	w.WriteBatch(&b)
 	f.Write(tail)
