@@ -2,7 +2,7 @@
 // collective (with its shape) or system, and whether the call starts an
 // operation that a wait/test completes. It is the one source of truth shared
 // by the tracer's wrapper generator, the test fixture builder and the
-// analyzer, so that all three split Communications (SPEC §3.2) alike.
+// analyzer, so that all three split Communications (docs/characteristics.md §3.2) alike.
 package mpifunc
 
 import (
@@ -76,7 +76,7 @@ func set(names ...string) map[string]bool {
 
 // Classify returns the class of an MPI function given its C name
 // ("MPI_Isend"; "PMPI_" and Fortran spellings such as "mpi_isend_" are
-// accepted too). Unknown names are SYSTEM: SPEC §3.2 puts every call that is
+// accepted too). Unknown names are SYSTEM: docs/characteristics.md §3.2 puts every call that is
 // neither point-to-point nor collective into System Time.
 func Classify(name string) Info {
 	base := canonical(name)

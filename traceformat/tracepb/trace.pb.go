@@ -456,7 +456,7 @@ type Header struct {
 	Clock *Clock `protobuf:"bytes,10,opt,name=clock,proto3" json:"clock,omitempty"`
 	// Version of the tracer that wrote the file (semantic version string).
 	TracerVersion string `protobuf:"bytes,11,opt,name=tracer_version,json=tracerVersion,proto3" json:"tracer_version,omitempty"`
-	// Tracer parameters in force (SPEC §1).
+	// Tracer parameters in force (docs/characteristics.md §1).
 	Params *TracerParams `protobuf:"bytes,12,opt,name=params,proto3" json:"params,omitempty"`
 	// MPI library: implementation name ("Open MPI", "MPICH") and the string of
 	// MPI_Get_library_version.
@@ -740,7 +740,7 @@ func (x *CalibrationPoint) GetMonotonicRawNs() int64 {
 	return 0
 }
 
-// TracerParams are the user-settable parameters (SPEC §1) as applied.
+// TracerParams are the user-settable parameters (docs/characteristics.md §1) as applied.
 type TracerParams struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Return addresses kept per MPI call.
@@ -893,7 +893,7 @@ type Function struct {
 	Id uint32 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	// MPI name as in the standard, e.g. "MPI_Isend".
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	// Class for the Communications split (SPEC §3.2).
+	// Class for the Communications split (docs/characteristics.md §3.2).
 	Class Function_Class `protobuf:"varint,3,opt,name=class,proto3,enum=dtpa.trace.v1.Function_Class" json:"class,omitempty"`
 	// Shape of a collective, for the clock condition and the waits.
 	Collective Function_Collective `protobuf:"varint,4,opt,name=collective,proto3,enum=dtpa.trace.v1.Function_Collective" json:"collective,omitempty"`
