@@ -179,6 +179,7 @@ type replayer struct {
 	// events since the last fixed point, their overlap terms, when that
 	// point ended, and whether the current event was repaired.
 	pend      []pendEv
+	maxPend   int // x.lim.pend, at hand where an event is kept
 	pendOv    []ovTerm
 	fixedAt   int64
 	repaired  bool
@@ -220,7 +221,7 @@ type replayer struct {
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, nranks: int32(len(x.ranks)), clk: clk, collSeq: map[collSeqKey]*uint64{}}
+	rp := &replayer{rank: rank, path: path, x: x, nranks: int32(len(x.ranks)), clk: clk, collSeq: map[collSeqKey]*uint64{}, maxPend: x.lim.pend}
 	if len(clk.Local) <= 1 {
 		// Offset only (one clock-sync phase, or none): no need to look
 		// up the segment for every time.
@@ -590,7 +591,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 	rp.obs.call(e, fi, entry, exit, realSync)
 	if fixed || rp.repaired {
 		rp.fix(exit)
-	} else if n := len(rp.pend); n < cap(rp.pend) && n < maxPend {
+	} else if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {
 		// keep's common case, inlined: two calls in three are kept on the
 		// benchmark.
 		rp.pend = rp.pend[:n+1]

@@ -54,8 +54,9 @@ func (rp *replayer) pcontrol(e *traceformat.Event, entry, exit int64) {
 // maxSectionRuns bounds the section executions (their pieces, one per
 // interval each lies in) a replay remembers one by one (for K per
 // instance); past it, figures fall back to K per section number, so that
-// memory does not grow with the trace.
-var maxSectionRuns = 1 << 14
+// memory does not grow with the trace. It is the default of
+// limits.sectionRuns.
+const maxSectionRuns = 1 << 14
 
 type secAggKey struct {
 	node *rnode
@@ -76,7 +77,7 @@ func (rp *replayer) sectionEnded(r intervals.SectionRun[*rnode]) {
 		// Executed (K counts it) though all its time was in MPI.
 		rp.secAgg[secAggKey{rp.tr.Current(), r.Number}] += 0
 	}
-	if len(rp.secRuns)+len(r.Pieces) <= maxSectionRuns && !rp.x.sectionOverflow.Load() {
+	if len(rp.secRuns)+len(r.Pieces) <= rp.x.lim.sectionRuns && !rp.x.sectionOverflow.Load() {
 		for _, p := range r.Pieces {
 			rp.secRuns = append(rp.secRuns, sectionRun{node: p.Where, num: r.Number, inst: r.Instance, seqNs: p.SeqNs})
 		}
