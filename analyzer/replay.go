@@ -403,6 +403,25 @@ func (rp *replayer) repair(exit *int64, bound int64) {
 	*exit = bound
 }
 
+// callFigures are one call's times and what matching found for it, which
+// charge adds to the accumulators.
+type callFigures struct {
+	entry, exit int64 // global ns, repaired
+	// class: the call's time goes to fi.class, except for a Wait/Test
+	// that completes nonblocking collectives only (Collective time).
+	class             tracepb.Function_Class
+	realSync, overlap int64
+	// syncT is the latest send entry the call waited for (hasSync): Real
+	// Sync is max(0, syncT − entry), redone by backward amortization
+	// (clc.go). MPI_Sendrecv sets realSync alone: it is not amortized.
+	syncT   int64
+	hasSync bool
+	// fixed: the call handed its times to other ranks (clc.go).
+	fixed bool
+}
+
+// event replays one call: its times on the global clock, its matching
+// with other ranks' calls (the replay_*.go files), then charge.
 func (rp *replayer) event(e *traceformat.Event) {
 	rp.events++
 	sc := rp.sc
@@ -411,124 +430,84 @@ func (rp *replayer) event(e *traceformat.Event) {
 		fi = rp.fn(e.Func)
 		sc.fi = fi
 	}
-	var entry, exit int64
+	var f callFigures
 	if rp.clkOffsetOnly {
-		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
+		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else {
-		entry, exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
+		f.entry, f.exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
 	}
-	if exit < entry {
-		exit = entry
+	if f.exit < f.entry {
+		f.exit = f.entry
 	}
 	if !rp.running || (fi.op >= opInit && fi.op <= opPcontrol) {
-		if rp.prelude(e, fi, entry, exit) {
+		if rp.prelude(e, fi, f.entry, f.exit) {
 			return
 		}
 	}
 	node := rp.cur
 	a := node.Value
-	var realSync, overlap, syncT int64
-	var hasSync bool
-	// fixed: the call handed its times to other ranks (clc.go).
-	fixed := false
 	rp.repaired = false
 	ovLo := len(rp.pendOv)
-	// class: the call's time goes to fi.class, except for a Wait/Test
-	// that completes nonblocking collectives only (Collective time).
-	class := fi.class
+	f.class = fi.class
 	switch fi.op {
 	case opSend:
 		var li lateInfo
-		if fi.mayBlock && exit > entry {
-			li = lateInfo{exit: exit, att: rp.lateAtt(node, e.Site)}
+		if fi.mayBlock && f.exit > f.entry {
+			li = lateInfo{exit: f.exit, att: rp.lateAtt(node, e.Site)}
 		}
-		if rp.post(e, entry, li) {
+		if rp.post(e, f.entry, li) {
 			a.sends++
 		}
-		fixed = true
+		f.fixed = true
 	case opProbe:
 		// MPI_Probe waits for a late sender like a receive, without
 		// taking the message (the receive that follows gets it: its
 		// entry is after the probe's exit, so the wait is not counted
 		// twice).
 		if t, ok := rp.peek(e); ok {
-			rp.repairRecv(&entry, &exit, t)
-			realSync = max(0, t-entry)
-			syncT, hasSync = t, true
+			rp.repairRecv(&f.entry, &f.exit, t)
+			f.syncT, f.hasSync = t, true
 		}
-	case opRecv:
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
-			a.recvs++
-			if ok {
-				rp.repairRecv(&entry, &exit, t)
-				realSync = max(0, t-entry)
-				syncT, hasSync = t, true
-			}
-		}
-	case opSendrecv:
-		if rp.post(e, entry, lateInfo{}) {
-			a.sends++
-		}
-		fixed = true
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
-			a.recvs++
-			if ok {
-				realSync = max(0, t-entry)
-				rp.repair(&exit, t)
-			}
-		}
-	case opMprobe, opImprobe:
-		// The probe is where the message is matched and, for MPI_Mprobe,
-		// where a late sender is waited for: Real Sync as for MPI_Recv.
-		// A MPI_Improbe that found nothing records no status.
+	case opRecv, opMprobe, opImprobe:
+		// A matched probe is where the message is matched and, for
+		// MPI_Mprobe, where a late sender is waited for: Real Sync as for
+		// MPI_Recv. A MPI_Improbe that found nothing records no status.
 		if fi.op == opImprobe && (e.Attr&traceformat.AttrStatus == 0 || (e.Attr&traceformat.AttrFlag != 0 && !e.Flag)) {
 			break
 		}
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
+		if t, ok, counted := rp.match(e, f.entry); counted {
 			a.recvs++
 			if ok {
-				rp.repairRecv(&entry, &exit, t)
-				realSync = max(0, t-entry)
-				syncT, hasSync = t, true
+				rp.repairRecv(&f.entry, &f.exit, t)
+				f.syncT, f.hasSync = t, true
+			}
+		}
+	case opSendrecv:
+		if rp.post(e, f.entry, lateInfo{}) {
+			a.sends++
+		}
+		f.fixed = true
+		if t, ok, counted := rp.match(e, f.entry); counted {
+			a.recvs++
+			if ok {
+				// Its entry was published with the send: repaired
+				// forward only, no backward amortization (clc.go).
+				f.realSync = max(0, t-f.entry)
+				rp.repair(&f.exit, t)
 			}
 		}
 	case opMrecv:
 		// Matched by the probe already.
 	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
-		rp.create(e, fi.op, entry, a)
-		fixed = fi.op == opIsend
+		rp.create(e, fi.op, f.entry, a)
+		f.fixed = fi.op == opIsend
 	case opStart:
-		for _, id := range e.Reqs {
-			rq := rp.reqs.get(id)
-			if rq == nil {
-				rp.unknownReqs++
-				continue
-			}
-			rq.active, rq.start = true, entry
-			rp.reqSeq++
-			rq.seq = rp.reqSeq
-			if rq.kind == reqSend {
-				fixed = true
-				var li lateInfo
-				if rq.hasTicket {
-					li = rp.issendSerial(rq)
-				}
-				if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li) {
-					a.sends++
-				}
-			} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
-				a.recvs++
-				rp.postRecv(rq)
-			}
-		}
+		f.fixed = rp.start(e, f.entry, a)
 	case opComplete:
 		var n int
-		n, syncT, hasSync = rp.complete(e, &entry, &exit)
-		if hasSync {
-			realSync = max(0, syncT-entry)
-		}
+		n, f.syncT, f.hasSync = rp.complete(e, &f.entry, &f.exit)
 		if ovLo < len(rp.pendOv) {
-			overlap = rp.overlapCover(node, entry, rp.pendOv[ovLo:])
+			f.overlap = rp.overlapCover(node, f.entry, rp.pendOv[ovLo:])
 			// The terms are needed no more: amortize moves the
 			// overlap counted, not the terms (clc.go).
 			rp.pendOv = rp.pendOv[:ovLo]
@@ -537,36 +516,40 @@ func (rp *replayer) event(e *traceformat.Event) {
 			a.waits++
 		}
 		if len(rp.icDone) > 0 {
-			rp.icollsDone(n, entry, exit, node, e.Site, &class)
-			fixed = true
+			rp.icollsDone(n, f.entry, f.exit, node, e.Site, &f.class)
+			f.fixed = true
 		}
 		if len(rp.issDone) > 0 {
 			// Synchronous sends completed: a late receiver may charge
 			// this call (not when it also completed receives, whose Real
 			// Sync may cover the same time).
-			rp.x.issendWaited(rp.rank, rp.issDone, entry, exit, rp.lateAtt(node, e.Site), hasSync)
+			rp.x.issendWaited(rp.rank, rp.issDone, f.entry, f.exit, rp.lateAtt(node, e.Site), f.hasSync)
 			rp.issDone = rp.issDone[:0]
 		}
 	case opFree:
-		for _, id := range e.Reqs {
-			if q := rp.reqs.get(id); q != nil && q.kind == reqColl && q.ticket < uint64(len(rp.icolls)) {
-				rp.icolls[q.ticket] = icollRef{}
-				rp.icFree = append(rp.icFree, q.ticket)
-			}
-			// A freed active request still completes, but no wait will
-			// say when: its overlap is unknown and it is dropped.
-			rp.reqs.del(id)
-		}
+		rp.free(e)
 	case opColl, opICollStart:
-		rp.collective(e, fi, entry, &exit, node)
-		fixed = true
+		rp.collective(e, fi, f.entry, &f.exit, node)
+		f.fixed = true
 	}
+	if f.hasSync {
+		f.realSync = max(0, f.syncT-f.entry)
+	}
+	rp.charge(a, e, fi, &f)
+}
+
+// charge adds a replayed call's figures to its interval's accumulators a
+// (per class and per call site), hands them to the timeline, and keeps
+// the call for backward amortization or makes it a fixed point (clc.go).
+// Every replayed call's figures go through it.
+func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigures) {
+	entry, exit := f.entry, f.exit
 	dur := exit - entry
 	rp.mpiNs += dur
 	if exit > rp.last {
 		rp.last = exit
 	}
-	switch class {
+	switch f.class {
 	case tracepb.Function_POINT_TO_POINT:
 		a.p2p += dur
 	case tracepb.Function_COLLECTIVE:
@@ -578,28 +561,28 @@ func (rp *replayer) event(e *traceformat.Event) {
 		a.sys += dur
 		a.sysCalls += int64(e.NumCalls())
 	}
-	a.realSync += realSync
-	a.overlap += overlap
+	a.realSync += f.realSync
+	a.overlap += f.overlap
 	s := a.site(e.Site)
 	s.used, s.fn = true, e.Func
 	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
 	// its Dur is already their summed time in MPI.
 	s.count += int64(e.NumCalls())
 	s.time += dur
-	s.realSync += realSync
-	s.overlap += overlap
-	rp.obs.call(e, fi, entry, exit, realSync)
-	if fixed || rp.repaired {
+	s.realSync += f.realSync
+	s.overlap += f.overlap
+	rp.obs.call(e, fi, entry, exit, f.realSync)
+	if f.fixed || rp.repaired {
 		rp.fix(exit)
 	} else if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {
 		// keep's common case, inlined: two calls in three are kept on the
 		// benchmark.
 		rp.pend = rp.pend[:n+1]
 		p := &rp.pend[n]
-		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, class, entry, exit
-		p.syncT, p.hasSync, p.ov = syncT, hasSync, overlap
+		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
+		p.syncT, p.hasSync, p.ov = f.syncT, f.hasSync, f.overlap
 	} else {
-		rp.keep(a, e.Site, class, entry, exit, syncT, hasSync, overlap)
+		rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
 	}
 }
 

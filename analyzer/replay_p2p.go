@@ -33,32 +33,39 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInf
 	return true
 }
 
-// match receives the message of a blocking receive (status index si)
+// match receives the message of a blocking receive or matched probe
 // posted at post: t is its send's entry; counted is false for PROC_NULL
 // receives.
-func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int, post int64) (t int64, ok, counted bool) {
-	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
-		// A receive from MPI_PROC_NULL matches nothing, whatever its
-		// status says (MPICH leaves it unset for PROC_NULL requests).
+func (rp *replayer) match(e *traceformat.Event, post int64) (t int64, ok, counted bool) {
+	peer, tag, ok := recvFrom(e)
+	if !ok {
 		return 0, false, false
 	}
-	if e.Attr&traceformat.AttrStatus != 0 && si < len(e.Status) {
-		peer, tag = e.Status[si].Source, e.Status[si].Tag
-	}
 	return rp.matchOn(rp.eventComm(e), peer, tag, post)
+}
+
+// recvFrom is the source and tag of the event's receive, wildcards
+// resolved by its status; ok is false when it receives nothing: a receive
+// from MPI_PROC_NULL matches nothing, whatever its status says (MPICH
+// leaves it unset for PROC_NULL requests).
+func recvFrom(e *traceformat.Event) (peer, tag int32, ok bool) {
+	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
+		return 0, 0, false
+	}
+	peer, tag = e.RecvPeer, e.RecvTag
+	if e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 {
+		peer, tag = e.Status[0].Source, e.Status[0].Tag
+	}
+	return peer, tag, true
 }
 
 // peek is the send entry of the message a blocking MPI_Probe found,
 // waiting for it (exchange.peek); ok is false when there is none (no
 // status, PROC_NULL, or the message never comes).
 func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
-	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
+	peer, tag, ok := recvFrom(e)
+	if !ok {
 		return 0, false
-	}
-	peer, tag := e.RecvPeer, e.RecvTag
-	if e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 {
-		// ANY_SOURCE and ANY_TAG resolved by the status.
-		peer, tag = e.Status[0].Source, e.Status[0].Tag
 	}
 	k, st := rp.recvKey(rp.eventComm(e), peer, tag)
 	if st != keyOK {
@@ -67,6 +74,8 @@ func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
 	return rp.x.peek(k, &rp.recvCache)
 }
 
+// matchOn receives the next message from peer (rank in c) with tag for a
+// receive posted at post, as match does.
 func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, ok, counted bool) {
 	k, st := rp.recvKey(c, peer, tag)
 	switch st {
@@ -118,8 +127,8 @@ func (rp *replayer) recvKey(c *commInfo, peer, tag int32) (p2pKey, keyState) {
 	return p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag}, keyOK
 }
 
-// post gives a nonblocking or started persistent receive its ticket now,
-// when its source and tag are known (see p2p.go).
+// postRecv gives a nonblocking or started persistent receive its ticket
+// now, when its source and tag are known (see p2p.go).
 func (rp *replayer) postRecv(rq *request) {
 	rq.hasTicket = false
 	if rq.peer < 0 || rq.tag < 0 {

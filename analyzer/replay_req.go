@@ -195,3 +195,46 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	}
 	return n, latest, has
 }
+
+// start replays MPI_Start/MPI_Startall: each persistent request becomes
+// active and its send is posted, or its receive gets its ticket. fixed is
+// true when a send was posted (the call handed its entry to another rank).
+func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc) (fixed bool) {
+	for _, id := range e.Reqs {
+		rq := rp.reqs.get(id)
+		if rq == nil {
+			rp.unknownReqs++
+			continue
+		}
+		rq.active, rq.start = true, entry
+		rp.reqSeq++
+		rq.seq = rp.reqSeq
+		if rq.kind == reqSend {
+			fixed = true
+			var li lateInfo
+			if rq.hasTicket {
+				li = rp.issendSerial(rq)
+			}
+			if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li) {
+				a.sends++
+			}
+		} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
+			a.recvs++
+			rp.postRecv(rq)
+		}
+	}
+	return fixed
+}
+
+// free replays MPI_Request_free.
+func (rp *replayer) free(e *traceformat.Event) {
+	for _, id := range e.Reqs {
+		if q := rp.reqs.get(id); q != nil && q.kind == reqColl && q.ticket < uint64(len(rp.icolls)) {
+			rp.icolls[q.ticket] = icollRef{}
+			rp.icFree = append(rp.icFree, q.ticket)
+		}
+		// A freed active request still completes, but no wait will
+		// say when: its overlap is unknown and it is dropped.
+		rp.reqs.del(id)
+	}
+}
