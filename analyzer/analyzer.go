@@ -169,7 +169,8 @@ type Options struct {
 	Symbolizer Symbolizer
 	// Warn, when set, receives each warning as it is found (dtpa prints
 	// them on stderr); they are also listed in Report.Warnings.
-	Warn func(string) // Timeline, when set, records the run call by call for drawing
+	Warn func(string)
+	// Timeline, when set, records the run call by call for drawing
 	// (observe.go); its Timeline is filled when Analyze returns.
 	Timeline *TimelineRecorder
 
