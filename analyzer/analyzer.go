@@ -176,6 +176,8 @@ type Options struct {
 	// Chrome, when set, gets the run written as Chrome trace-event JSON
 	// (export.go) before Analyze returns.
 	Chrome *ChromeExport
+
+	limits *limits // tests: bounds other than defaultLimits
 }
 
 // Symbolizer turns a return address, given as a module path and an offset
@@ -304,8 +306,13 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		return nil, Stats{}, err
 	}
 	defer opts.Chrome.cleanup()
-	x := newExchange(size, present)
-	s := newSched(x, ctx)
+	lim := defaultLimits()
+	if opts.limits != nil {
+		lim = *opts.limits
+	}
+	x := newExchange(size, present, lim)
+	s := newSched(ctx, x)
+	x.s = s
 	reps := make([]*replayer, size)
 	for r, f := range byRank {
 		if f == nil {
@@ -417,7 +424,7 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		warn(fmt.Sprintf("%d request(s) were waited for, started or tested without having been created in the trace.", unReq))
 	}
 	if x.sectionOverflow.Load() {
-		warn(fmt.Sprintf("More than %d sequential sections were executed on a processor: Insufficient Parallelism counts, for each section number, K = the processors that executed it at all.", maxSectionRuns))
+		warn(fmt.Sprintf("More than %d sequential sections were executed on a processor: Insufficient Parallelism counts, for each section number, K = the processors that executed it at all.", x.lim.sectionRuns))
 	}
 	if x.stalls > 0 {
 		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; each time one waiting operation was given up and is reported unmatched.", x.stalls))

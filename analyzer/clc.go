@@ -46,8 +46,9 @@ import (
 // amortization; past that, the stretch so far is fixed (memory stays
 // bounded on a rank that only receives).
 
-// maxPend bounds the events kept for backward amortization.
-var maxPend = 4096
+// maxPend bounds the events kept for backward amortization (the default
+// of limits.pend).
+const maxPend = 4096
 
 // pendEv is an event since the last fixed point: what its contributions to
 // the accumulators depend on, to redo them if its times move.
@@ -84,7 +85,7 @@ func (rp *replayer) fix(exit int64) {
 
 // keep records an event after the last fixed point; ov is its Overlap.
 func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entry, exit, syncT int64, hasSync bool, ov int64) {
-	if len(rp.pend) >= maxPend {
+	if len(rp.pend) >= rp.maxPend {
 		// The older events stay as they are: the last of them becomes
 		// the fixed point.
 		rp.fixedAt = rp.pend[len(rp.pend)-1].exit

@@ -237,12 +237,9 @@ func TestBackwardAmortizationRecv(t *testing.T) {
 	expect(t, "rank 1 Execution", r1r.ExecutionTime, 0.100) // 0.001 … 100.001
 }
 
-// Past maxPend events since the last fixed point, the stretch so far is
+// Past limits.pend events (here 2) since the last fixed point, the stretch so far is
 // fixed: only the later events are moved.
 func TestBackwardAmortizationBounded(t *testing.T) {
-	old := maxPend
-	maxPend = 2
-	defer func() { maxPend = old }()
 	run := tracetest.NewRun(2)
 	r0, r1 := run.Rank(0), run.Rank(1)
 	r0.Init(1 * us)
@@ -254,7 +251,7 @@ func TestBackwardAmortizationBounded(t *testing.T) {
 	r1.Recv(0, 1, 8, 10*ms)                          // 60.001 … 70.001: jump 40 ms
 	r0.Finalize(1 * us)
 	r1.Finalize(1 * us)
-	rep := analyzeRun(t, run)
+	rep := analyzeRunLimits(t, run, func(l *limits) { l.pend = 2 })
 	r1r := rank(t, find(t, rep), 1)
 	// A and B are fixed when C arrives (the stretch then starts at B's
 	// exit, 40.001, and is 20 ms long): C moves to 40.001 … 100.001 (60

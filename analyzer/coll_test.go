@@ -126,11 +126,8 @@ func TestRootedCollectives(t *testing.T) {
 }
 
 // A root running ahead through many broadcasts waits for the others past
-// maxPendingColls instances, without changing any figure.
+// limits.pendingColls instances (here 4), without changing any figure.
 func TestCollectiveFlowControl(t *testing.T) {
-	old := maxPendingColls
-	maxPendingColls = 4
-	defer func() { maxPendingColls = old }()
 	run := tracetest.NewRun(2)
 	r0, r1 := run.Rank(0), run.Rank(1)
 	r0.Init(1 * us)
@@ -144,7 +141,7 @@ func TestCollectiveFlowControl(t *testing.T) {
 	}
 	r0.Compute(20 * ms).Finalize(1 * us)
 	r1.Finalize(1 * us)
-	rep := analyzeRun(t, run)
+	rep := analyzeRunLimits(t, run, func(l *limits) { l.pendingColls = 4 })
 	if len(rep.Warnings) != 0 {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}

@@ -43,6 +43,7 @@ type exchange struct {
 	// not taken. A lock round trip is two atomic instructions, and the
 	// replay of a ring exchange took three per iteration in the exchange.
 	solo bool
+	lim  limits
 	_    [64]byte
 
 	mu     sync.Mutex
@@ -117,26 +118,43 @@ type p2pKey struct {
 	tag      int32
 }
 
+// limits are the bounds that keep the replay's memory from growing with
+// the trace; past each, the replay degrades as the constant that gives
+// its default says. Tests lower them (Options.limits) to reach those paths
+// with small traces.
+type limits struct {
+	pend         int // events kept for backward amortization (maxPend)
+	pending      int // messages of one key in flight (maxPending)
+	pendingColls int // collective instances in progress per communicator (maxPendingColls)
+	sectionRuns  int // section execution pieces remembered per processor (maxSectionRuns)
+}
+
+func defaultLimits() limits {
+	return limits{pend: maxPend, pending: maxPending, pendingColls: maxPendingColls, sectionRuns: maxSectionRuns}
+}
+
 type sectionKey struct {
 	num  int64
 	inst int
 }
 
-// collKey names a collective instance: the seq-th collective call on a
-// communicator (by global id; group tells the two groups of an
-// intercommunicator apart).
 // maxPendingColls bounds the collective instances in progress on one
 // communicator: a replay that would open a new one past it waits for the
 // others to catch up (never when that would stall the replay), so that a
 // root running ahead through many MPI_Bcast calls does not hold an
-// instance per call in memory.
-var maxPendingColls = 1024
+// instance per call in memory. It is the default of limits.pendingColls.
+const maxPendingColls = 1024
 
+// commKey names one group of a communicator (by global id; group, its
+// first world rank, tells the two groups of an intercommunicator apart).
 type commKey struct {
 	comm  uint64
 	group int32
 }
 
+// collKey names a collective instance: the seq-th collective call on a
+// communicator (by global id; group tells the two groups of an
+// intercommunicator apart).
 type collKey struct {
 	comm  uint64
 	group int32
@@ -193,8 +211,8 @@ type collContrib struct {
 	pot, tv int64
 }
 
-func newExchange(size int, present []bool) *exchange {
-	x := &exchange{colls: map[collKey]*collInst{}, pendingColls: map[commKey]int{}, sections: map[sectionKey]int{}}
+func newExchange(size int, present []bool, lim limits) *exchange {
+	x := &exchange{lim: lim, colls: map[collKey]*collInst{}, pendingColls: map[commKey]int{}, sections: map[sectionKey]int{}}
 	for r := 0; r < size; r++ {
 		rs := &rankSync{present: present[r], inbox: map[p2pKey]*fifo{}, sweepAt: minSweep}
 		rs.done.Store(!present[r])
@@ -317,14 +335,14 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	members []int32, idx int, me int32, entry int64, att collAtt) (*collInst, []int32) {
 	ck := commKey{k.comm, k.group}
 	in := x.colls[k]
-	if in == nil && x.pendingColls[ck] >= maxPendingColls {
+	if in == nil && x.pendingColls[ck] >= x.lim.pendingColls {
 		// This rank is the first at the instance and already far ahead
 		// of the others on this communicator: let them catch up.
 		gen := x.throttleGen.Load()
 		rs := x.ranks[me]
 		rs.throttled.Store(true)
 		x.throttled.Add(1)
-		for x.throttleGen.Load() == gen && x.pendingColls[ck] >= maxPendingColls/2 {
+		for x.throttleGen.Load() == gen && x.pendingColls[ck] >= x.lim.pendingColls/2 {
 			x.unlock(&x.mu)
 			x.park(me) // a stall releases throttled replays, never aborts them
 			x.lock(&x.mu)
@@ -521,7 +539,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 	if x.pendingColls[ck] == 0 {
 		delete(x.pendingColls, ck)
 	}
-	if x.throttled.Load() > 0 && x.pendingColls[ck] < maxPendingColls/2 {
+	if x.throttled.Load() > 0 && x.pendingColls[ck] < x.lim.pendingColls/2 {
 		x.releaseThrottled()
 	}
 	if in.nExit < len(in.members) || in.mismatch {

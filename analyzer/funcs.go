@@ -1,8 +1,7 @@
 package analyzer
 
 import (
-	"strings"
-
+	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
@@ -58,18 +57,14 @@ type fnInfo struct {
 	ok       bool // classified (replayer.fns)
 }
 
-func baseName(name string) string {
-	for _, p := range []string{"PMPI_", "MPI_"} {
-		if strings.HasPrefix(name, p) {
-			return name[len(p):]
-		}
-	}
-	return name
-}
-
+// classify is the replay's view of function f. Its class, shape and
+// whether it starts a nonblocking collective are the trace's (the tracer
+// writes mpifunc's classification); within a class, the calls the replay
+// treats apart are told by their name as mpifunc spells it (mpifunc.Base:
+// PMPI_, Fortran and large-count spellings alike).
 func classify(f *tracepb.Function) fnInfo {
 	in := fnInfo{name: f.Name, class: f.Class, shape: f.Collective}
-	b := baseName(f.Name)
+	b := mpifunc.Base(f.Name)
 	switch f.Class {
 	case tracepb.Function_COLLECTIVE:
 		in.op = opColl

@@ -31,15 +31,34 @@ func analyzeRun(t *testing.T, run *tracetest.Run, maxLevel ...int) *report.Repor
 	return analyzeDir(t, dir, maxLevel...)
 }
 
+// analyzeRunLimits is analyzeRun with the replay's bounds changed by set.
+func analyzeRunLimits(t *testing.T, run *tracetest.Run, set func(*limits)) *report.Report {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	lim := defaultLimits()
+	set(&lim)
+	return analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, limits: &lim})
+}
+
 func analyzeDir(t *testing.T, dir string, maxLevel ...int) *report.Report {
 	t.Helper()
 	ml := -1
 	if len(maxLevel) > 0 {
 		ml = maxLevel[0]
 	}
+	return analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: ml})
+}
+
+// analyzeOpts analyzes with opts, checking the warnings passed to Warn and
+// the report's invariants.
+func analyzeOpts(t *testing.T, opts Options) *report.Report {
+	t.Helper()
 	var warned []string
-	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: ml,
-		Warn: func(s string) { warned = append(warned, s) }})
+	opts.Warn = func(s string) { warned = append(warned, s) }
+	rep, err := Analyze(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

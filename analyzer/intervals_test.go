@@ -123,12 +123,9 @@ func TestInsufficientParallelism(t *testing.T) {
 	checkInsufficientParallelism(t, false)
 }
 
-// Past maxSectionRuns executions K is counted per section number, which
+// Past limits.sectionRuns executions (here one) K is counted per section number, which
 // gives the same figures when the same processors run every instance.
 func TestInsufficientParallelismBounded(t *testing.T) {
-	old := maxSectionRuns
-	maxSectionRuns = 1
-	defer func() { maxSectionRuns = old }()
 	checkInsufficientParallelism(t, true)
 }
 
@@ -153,7 +150,11 @@ func checkInsufficientParallelism(t *testing.T, overflow bool) {
 		r.Barrier(200*ms - r.Now())
 		r.Finalize(1 * us)
 	}
-	rep := analyzeRun(t, run)
+	rep := analyzeRunLimits(t, run, func(l *limits) {
+		if overflow {
+			l.sectionRuns = 1
+		}
+	})
 	iv := find(t, rep)
 	// Tseq excludes the MPI time: rank 0: 100 - 10 ms (Recv), rank 1: 60 - 10 ms.
 	expect(t, "rank 0 Insufficient Parallelism", rank(t, iv, 0).InsufficientParallelism, 0.090/2)
@@ -174,9 +175,6 @@ func TestSectionsAcrossIntervals(t *testing.T) {
 // The same figures when the replay stops remembering executions one by
 // one (K per section number: the same processors run every instance).
 func TestSectionsAcrossIntervalsBounded(t *testing.T) {
-	old := maxSectionRuns
-	maxSectionRuns = 1
-	defer func() { maxSectionRuns = old }()
 	checkSectionsAcrossIntervals(t, true)
 }
 
@@ -213,7 +211,11 @@ func checkSectionsAcrossIntervals(t *testing.T, overflow bool) {
 		r.Pcontrol(101, 3).Pcontrol(101, 2)
 		r.Finalize(1 * us)
 	}
-	rep := analyzeRun(t, run)
+	rep := analyzeRunLimits(t, run, func(l *limits) {
+		if overflow {
+			l.sectionRuns = 1
+		}
+	})
 	for _, path := range [][]int{{1}, {5}} {
 		// Execution 0.15 s per rank; the section's 0.1 s inside the
 		// interval gives 0.1·3/4 = 0.075 s per rank (0.3 s in all), and

@@ -122,8 +122,8 @@ func (f *fifo) store(p *uint64, v uint64) {
 // of them are, so that a replay running far ahead of its receivers does not
 // keep the whole trace's messages in memory. The bound is far above what
 // MPI itself buffers, and a sender never waits when that would stall the
-// replay.
-var maxPending = 1 << 16
+// replay. It is the default of limits.pending.
+const maxPending = 1 << 16
 
 // idle says whether the queue is in its initial state: no message waiting
 // and every ticket used, so that dropping it and starting afresh changes
@@ -134,8 +134,8 @@ func (f *fifo) idle() bool {
 
 // push appends a message (its send's entry t and its late-receiver
 // information li); by the sender. It returns the messages not yet received
-// when they may have reached maxPending (else 0).
-func (f *fifo) push(t int64, li lateInfo) int {
+// when they may have reached bound (the exchange's limits.pending; else 0).
+func (f *fifo) push(t int64, li lateInfo, bound int) int {
 	n := f.sent
 	r := f.sring
 	if n-f.seen >= uint64(len(r.t)) {
@@ -152,7 +152,7 @@ func (f *fifo) push(t int64, li lateInfo) int {
 	}
 	r.t[n&r.mask] = t
 	f.store(&f.sent, n+1)
-	if n+1-f.seen < uint64(maxPending) {
+	if n+1-f.seen < uint64(bound) {
 		return 0
 	}
 	f.seen = f.load(&f.base)
@@ -348,7 +348,7 @@ func (x *exchange) send(k p2pKey, entry int64, li lateInfo, c *fifoCache) {
 			return
 		}
 	}
-	n := f.push(entry, li)
+	n := f.push(entry, li, x.lim.pending)
 	if f.dead.Load() && !x.solo {
 		x.repost(dst, k, f, entry, li, c)
 	}
@@ -359,7 +359,7 @@ func (x *exchange) send(k p2pKey, entry int64, li lateInfo, c *fifoCache) {
 		// woken.
 		x.wake(k.dst, k.src)
 	}
-	if n >= maxPending && k.src != k.dst {
+	if n >= x.lim.pending && k.src != k.dst {
 		x.throttle(k, f)
 	}
 }
@@ -378,7 +378,7 @@ func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, li late
 		return
 	}
 	f = dst.queueLocked(k, x.solo)
-	f.push(entry, li)
+	f.push(entry, li, x.lim.pending)
 	c.key, c.f = k, f
 }
 
@@ -405,12 +405,12 @@ func (x *exchange) throttle(k p2pKey, f *fifo) {
 	gen := x.throttleGen.Load()
 	me.throttled.Store(true)
 	x.throttled.Add(1)
-	for x.throttleGen.Load() == gen && !dst.done.Load() && f.sentPending() >= maxPending/2 {
+	for x.throttleGen.Load() == gen && !dst.done.Load() && f.sentPending() >= x.lim.pending/2 {
 		// The receiver wakes the sender (release): full is stored
 		// before the counts are read again, as the receiver stores
 		// its counts before it reads full.
 		f.full.Store(true)
-		if f.sentPending() < maxPending/2 {
+		if f.sentPending() < x.lim.pending/2 {
 			break
 		}
 		x.park(k.src)
@@ -422,7 +422,7 @@ func (x *exchange) throttle(k p2pKey, f *fifo) {
 // release wakes the sender of f held back by flow control once half of its
 // messages were received. By the receiver, after a take.
 func (x *exchange) release(f *fifo, src, dst int32) {
-	if f.pending() < maxPending/2 && f.full.CompareAndSwap(true, false) {
+	if f.pending() < x.lim.pending/2 && f.full.CompareAndSwap(true, false) {
 		x.wake(src, dst)
 	}
 }

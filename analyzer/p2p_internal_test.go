@@ -13,7 +13,7 @@ import (
 // Messages with ever new tags do not grow the inbox beyond what is in
 // flight; tickets, revocations and out-of-order takes keep FIFO order.
 func TestInboxStaysBounded(t *testing.T) {
-	x := newExchange(2, []bool{true, true})
+	x := newExchange(2, []bool{true, true}, defaultLimits())
 	var sc, rc fifoCache
 	for i := 0; i < 20000; i++ {
 		k := p2pKey{src: 0, dst: 1, tag: int32(i)}
@@ -90,8 +90,9 @@ func TestDeferredStaysBounded(t *testing.T) {
 		for i := range present {
 			present[i], members[i] = true, int32(i)
 		}
-		x := newExchange(n, present)
-		s := newSched(x, nil)
+		x := newExchange(n, present, defaultLimits())
+		s := newSched(nil, x)
+		x.s = s
 		most := make([]int, n)
 		got := make([]int, n) // contributions received
 		for r := range int32(n) {
@@ -135,17 +136,17 @@ func TestDeferredStaysBounded(t *testing.T) {
 // and never received are counted once. Run with -race at several
 // GOMAXPROCS.
 func TestInboxConcurrent(t *testing.T) {
-	old := maxPending
-	maxPending = 8
-	defer func() { maxPending = old }()
 	const n, msgs, tags, flood, extra = 4, 6000, 3000, 3000, 5
+	lim := defaultLimits()
+	lim.pending = 8
 	for _, workers := range []int{1, 2, 5} {
 		present := make([]bool, n)
 		for i := range present {
 			present[i] = true
 		}
-		x := newExchange(n, present)
-		s := newSched(x, nil)
+		x := newExchange(n, present, lim)
+		s := newSched(nil, x)
+		x.s = s
 		for r := range int32(n) {
 			to, from := (r+1)%n, (r+n-1)%n
 			s.add(r, func() {
@@ -166,7 +167,7 @@ func TestInboxConcurrent(t *testing.T) {
 						}
 					}
 				}
-				// A flood on one key, far above maxPending: the sender
+				// A flood on one key, far above lim.pending: the sender
 				// is held back, then released as the receiver catches up.
 				k := p2pKey{src: r, dst: to, tag: -1}
 				for i := 0; i < flood; i++ {
@@ -210,7 +211,7 @@ func TestInboxConcurrent(t *testing.T) {
 // neither parks, the receiver spins until its message is there.)
 func TestInboxSweepRace(t *testing.T) {
 	const msgs = 20000
-	x := newExchange(2, []bool{true, true})
+	x := newExchange(2, []bool{true, true}, defaultLimits())
 	k := p2pKey{src: 0, dst: 1, tag: 3}
 	var got atomic.Int64 // messages received
 	var wg sync.WaitGroup
@@ -254,7 +255,7 @@ func TestInboxSweepRace(t *testing.T) {
 // in the direction of the messages the replays parked for since the last
 // collective; in arrival order when there is no clear direction.
 func TestSortWake(t *testing.T) {
-	x := newExchange(4, []bool{true, true, true, true})
+	x := newExchange(4, []bool{true, true, true, true}, defaultLimits())
 	for _, c := range []struct {
 		up, down int64
 		want     []int32

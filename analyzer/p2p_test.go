@@ -303,9 +303,6 @@ func TestTestFamilyAndIbarrier(t *testing.T) {
 // but never when that would stall the replay (the forwarded message below
 // is needed before the flood is received).
 func TestFlowControl(t *testing.T) {
-	old := maxPending
-	maxPending = 16
-	defer func() { maxPending = old }()
 	run := tracetest.NewRun(3)
 	for i := 0; i < 3; i++ {
 		run.Rank(i).Init(1 * us)
@@ -325,7 +322,7 @@ func TestFlowControl(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		run.Rank(i).Finalize(1 * us)
 	}
-	rep := analyzeRun(t, run)
+	rep := analyzeRunLimits(t, run, func(l *limits) { l.pending = 16 })
 	if len(rep.Warnings) != 0 {
 		t.Errorf("warnings: %q", rep.Warnings)
 	}

@@ -1,14 +1,11 @@
 package analyzer
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"slices"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -116,48 +113,6 @@ func (c *commInfo) peerWorld(p int32) (int32, bool) {
 	return g[p], true
 }
 
-type reqKind uint8
-
-const (
-	reqSend reqKind = iota
-	reqRecv
-	reqColl    // a nonblocking collective: ticket indexes replayer.icolls
-	reqMatched // MPI_Imrecv: its message was matched by a matched probe
-)
-
-// request is a nonblocking or persistent request of one rank (64 bytes:
-// it is written at every start and read at every completion).
-type request struct {
-	kind       reqKind
-	persistent bool
-	active     bool
-	hasTicket  bool
-	peer, tag  int32 // as passed by the program (ranks in comm)
-	comm       *commInfo
-	start      int64  // global ns of the call that started it
-	seq        uint64 // order of (re)starts on the rank
-	// Receives without wildcards get their ticket when posted (p2p.go):
-	// the queue, the sender's world rank and the ticket. A synchronous
-	// send (MPI_Issend, MPI_Ssend_init) has hasTicket set and its ticket
-	// is its serial number for a late receiver's charge (issendSerial).
-	q      *fifo
-	ticket uint64
-	src    int32
-}
-
-// doneRecv is a receive a Wait/Test call completed: what matching it
-// needs, copied out of the request table.
-type doneRecv struct {
-	seq       uint64
-	start     int64
-	comm      *commInfo
-	q         *fifo
-	ticket    uint64
-	qsrc      int32 // the sender's world rank, with q
-	src, tag  int32 // status source and tag (or the posted ones)
-	hasTicket bool
-}
-
 // shapeInfo is what the replay resolves once per shape of a batch instead
 // of at every call: the function's classification, the event's
 // communicator, and the matching key of a nonblocking send or receive
@@ -174,21 +129,6 @@ type shapeInfo struct {
 	// destination or the receive's source (keyOK false: nothing to post).
 	keySet, keyOK bool
 	key           p2pKey
-}
-
-type collSeqKey struct {
-	id    uint64
-	group int32
-}
-
-// sectionRun is the part of a completed sequential section execution that
-// lies in one interval (intervals.Sections splits executions at interval
-// boundaries).
-type sectionRun struct {
-	node  *rnode
-	num   int64
-	inst  int
-	seqNs int64
 }
 
 // replayer replays one rank's trace forward.
@@ -239,6 +179,7 @@ type replayer struct {
 	// events since the last fixed point, their overlap terms, when that
 	// point ended, and whether the current event was repaired.
 	pend      []pendEv
+	maxPend   int // x.lim.pend, at hand where an event is kept
 	pendOv    []ovTerm
 	fixedAt   int64
 	repaired  bool
@@ -280,7 +221,7 @@ type replayer struct {
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, nranks: int32(len(x.ranks)), clk: clk, collSeq: map[collSeqKey]*uint64{}}
+	rp := &replayer{rank: rank, path: path, x: x, nranks: int32(len(x.ranks)), clk: clk, collSeq: map[collSeqKey]*uint64{}, maxPend: x.lim.pend}
 	if len(clk.Local) <= 1 {
 		// Offset only (one clock-sync phase, or none): no need to look
 		// up the segment for every time.
@@ -462,6 +403,25 @@ func (rp *replayer) repair(exit *int64, bound int64) {
 	*exit = bound
 }
 
+// callFigures are one call's times and what matching found for it, which
+// charge adds to the accumulators.
+type callFigures struct {
+	entry, exit int64 // global ns, repaired
+	// class: the call's time goes to fi.class, except for a Wait/Test
+	// that completes nonblocking collectives only (Collective time).
+	class             tracepb.Function_Class
+	realSync, overlap int64
+	// syncT is the latest send entry the call waited for (hasSync): Real
+	// Sync is max(0, syncT − entry), redone by backward amortization
+	// (clc.go). MPI_Sendrecv sets realSync alone: it is not amortized.
+	syncT   int64
+	hasSync bool
+	// fixed: the call handed its times to other ranks (clc.go).
+	fixed bool
+}
+
+// event replays one call: its times on the global clock, its matching
+// with other ranks' calls (the replay_*.go files), then charge.
 func (rp *replayer) event(e *traceformat.Event) {
 	rp.events++
 	sc := rp.sc
@@ -470,124 +430,84 @@ func (rp *replayer) event(e *traceformat.Event) {
 		fi = rp.fn(e.Func)
 		sc.fi = fi
 	}
-	var entry, exit int64
+	var f callFigures
 	if rp.clkOffsetOnly {
-		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
+		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else {
-		entry, exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
+		f.entry, f.exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
 	}
-	if exit < entry {
-		exit = entry
+	if f.exit < f.entry {
+		f.exit = f.entry
 	}
 	if !rp.running || (fi.op >= opInit && fi.op <= opPcontrol) {
-		if rp.prelude(e, fi, entry, exit) {
+		if rp.prelude(e, fi, f.entry, f.exit) {
 			return
 		}
 	}
 	node := rp.cur
 	a := node.Value
-	var realSync, overlap, syncT int64
-	var hasSync bool
-	// fixed: the call handed its times to other ranks (clc.go).
-	fixed := false
 	rp.repaired = false
 	ovLo := len(rp.pendOv)
-	// class: the call's time goes to fi.class, except for a Wait/Test
-	// that completes nonblocking collectives only (Collective time).
-	class := fi.class
+	f.class = fi.class
 	switch fi.op {
 	case opSend:
 		var li lateInfo
-		if fi.mayBlock && exit > entry {
-			li = lateInfo{exit: exit, att: rp.lateAtt(node, e.Site)}
+		if fi.mayBlock && f.exit > f.entry {
+			li = lateInfo{exit: f.exit, att: rp.lateAtt(node, e.Site)}
 		}
-		if rp.post(e, entry, li) {
+		if rp.post(e, f.entry, li) {
 			a.sends++
 		}
-		fixed = true
+		f.fixed = true
 	case opProbe:
 		// MPI_Probe waits for a late sender like a receive, without
 		// taking the message (the receive that follows gets it: its
 		// entry is after the probe's exit, so the wait is not counted
 		// twice).
 		if t, ok := rp.peek(e); ok {
-			rp.repairRecv(&entry, &exit, t)
-			realSync = max(0, t-entry)
-			syncT, hasSync = t, true
+			rp.repairRecv(&f.entry, &f.exit, t)
+			f.syncT, f.hasSync = t, true
 		}
-	case opRecv:
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
-			a.recvs++
-			if ok {
-				rp.repairRecv(&entry, &exit, t)
-				realSync = max(0, t-entry)
-				syncT, hasSync = t, true
-			}
-		}
-	case opSendrecv:
-		if rp.post(e, entry, lateInfo{}) {
-			a.sends++
-		}
-		fixed = true
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
-			a.recvs++
-			if ok {
-				realSync = max(0, t-entry)
-				rp.repair(&exit, t)
-			}
-		}
-	case opMprobe, opImprobe:
-		// The probe is where the message is matched and, for MPI_Mprobe,
-		// where a late sender is waited for: Real Sync as for MPI_Recv.
-		// A MPI_Improbe that found nothing records no status.
+	case opRecv, opMprobe, opImprobe:
+		// A matched probe is where the message is matched and, for
+		// MPI_Mprobe, where a late sender is waited for: Real Sync as for
+		// MPI_Recv. A MPI_Improbe that found nothing records no status.
 		if fi.op == opImprobe && (e.Attr&traceformat.AttrStatus == 0 || (e.Attr&traceformat.AttrFlag != 0 && !e.Flag)) {
 			break
 		}
-		if t, ok, counted := rp.match(e, e.RecvPeer, e.RecvTag, 0, entry); counted {
+		if t, ok, counted := rp.match(e, f.entry); counted {
 			a.recvs++
 			if ok {
-				rp.repairRecv(&entry, &exit, t)
-				realSync = max(0, t-entry)
-				syncT, hasSync = t, true
+				rp.repairRecv(&f.entry, &f.exit, t)
+				f.syncT, f.hasSync = t, true
+			}
+		}
+	case opSendrecv:
+		if rp.post(e, f.entry, lateInfo{}) {
+			a.sends++
+		}
+		f.fixed = true
+		if t, ok, counted := rp.match(e, f.entry); counted {
+			a.recvs++
+			if ok {
+				// Its entry was published with the send: repaired
+				// forward only, no backward amortization (clc.go).
+				f.realSync = max(0, t-f.entry)
+				rp.repair(&f.exit, t)
 			}
 		}
 	case opMrecv:
 		// Matched by the probe already.
 	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
-		rp.create(e, fi.op, entry, a)
-		fixed = fi.op == opIsend
+		rp.create(e, fi.op, f.entry, a)
+		f.fixed = fi.op == opIsend
 	case opStart:
-		for _, id := range e.Reqs {
-			rq := rp.reqs.get(id)
-			if rq == nil {
-				rp.unknownReqs++
-				continue
-			}
-			rq.active, rq.start = true, entry
-			rp.reqSeq++
-			rq.seq = rp.reqSeq
-			if rq.kind == reqSend {
-				fixed = true
-				var li lateInfo
-				if rq.hasTicket {
-					li = rp.issendSerial(rq)
-				}
-				if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li) {
-					a.sends++
-				}
-			} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
-				a.recvs++
-				rp.postRecv(rq)
-			}
-		}
+		f.fixed = rp.start(e, f.entry, a)
 	case opComplete:
 		var n int
-		n, syncT, hasSync = rp.complete(e, &entry, &exit)
-		if hasSync {
-			realSync = max(0, syncT-entry)
-		}
+		n, f.syncT, f.hasSync = rp.complete(e, &f.entry, &f.exit)
 		if ovLo < len(rp.pendOv) {
-			overlap = rp.overlapCover(node, entry, rp.pendOv[ovLo:])
+			f.overlap = rp.overlapCover(node, f.entry, rp.pendOv[ovLo:])
 			// The terms are needed no more: amortize moves the
 			// overlap counted, not the terms (clc.go).
 			rp.pendOv = rp.pendOv[:ovLo]
@@ -596,36 +516,40 @@ func (rp *replayer) event(e *traceformat.Event) {
 			a.waits++
 		}
 		if len(rp.icDone) > 0 {
-			rp.icollsDone(n, entry, exit, node, e.Site, &class)
-			fixed = true
+			rp.icollsDone(n, f.entry, f.exit, node, e.Site, &f.class)
+			f.fixed = true
 		}
 		if len(rp.issDone) > 0 {
 			// Synchronous sends completed: a late receiver may charge
 			// this call (not when it also completed receives, whose Real
 			// Sync may cover the same time).
-			rp.x.issendWaited(rp.rank, rp.issDone, entry, exit, rp.lateAtt(node, e.Site), hasSync)
+			rp.x.issendWaited(rp.rank, rp.issDone, f.entry, f.exit, rp.lateAtt(node, e.Site), f.hasSync)
 			rp.issDone = rp.issDone[:0]
 		}
 	case opFree:
-		for _, id := range e.Reqs {
-			if q := rp.reqs.get(id); q != nil && q.kind == reqColl && q.ticket < uint64(len(rp.icolls)) {
-				rp.icolls[q.ticket] = icollRef{}
-				rp.icFree = append(rp.icFree, q.ticket)
-			}
-			// A freed active request still completes, but no wait will
-			// say when: its overlap is unknown and it is dropped.
-			rp.reqs.del(id)
-		}
+		rp.free(e)
 	case opColl, opICollStart:
-		rp.collective(e, fi, entry, &exit, node)
-		fixed = true
+		rp.collective(e, fi, f.entry, &f.exit, node)
+		f.fixed = true
 	}
+	if f.hasSync {
+		f.realSync = max(0, f.syncT-f.entry)
+	}
+	rp.charge(a, e, fi, &f)
+}
+
+// charge adds a replayed call's figures to its interval's accumulators a
+// (per class and per call site), hands them to the timeline, and keeps
+// the call for backward amortization or makes it a fixed point (clc.go).
+// Every replayed call's figures go through it.
+func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigures) {
+	entry, exit := f.entry, f.exit
 	dur := exit - entry
 	rp.mpiNs += dur
 	if exit > rp.last {
 		rp.last = exit
 	}
-	switch class {
+	switch f.class {
 	case tracepb.Function_POINT_TO_POINT:
 		a.p2p += dur
 	case tracepb.Function_COLLECTIVE:
@@ -637,28 +561,28 @@ func (rp *replayer) event(e *traceformat.Event) {
 		a.sys += dur
 		a.sysCalls += int64(e.NumCalls())
 	}
-	a.realSync += realSync
-	a.overlap += overlap
+	a.realSync += f.realSync
+	a.overlap += f.overlap
 	s := a.site(e.Site)
 	s.used, s.fn = true, e.Func
 	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
 	// its Dur is already their summed time in MPI.
 	s.count += int64(e.NumCalls())
 	s.time += dur
-	s.realSync += realSync
-	s.overlap += overlap
-	rp.obs.call(e, fi, entry, exit, realSync)
-	if fixed || rp.repaired {
+	s.realSync += f.realSync
+	s.overlap += f.overlap
+	rp.obs.call(e, fi, entry, exit, f.realSync)
+	if f.fixed || rp.repaired {
 		rp.fix(exit)
-	} else if n := len(rp.pend); n < cap(rp.pend) && n < maxPend {
+	} else if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {
 		// keep's common case, inlined: two calls in three are kept on the
 		// benchmark.
 		rp.pend = rp.pend[:n+1]
 		p := &rp.pend[n]
-		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, class, entry, exit
-		p.syncT, p.hasSync, p.ov = syncT, hasSync, overlap
+		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
+		p.syncT, p.hasSync, p.ov = f.syncT, f.hasSync, f.overlap
 	} else {
-		rp.keep(a, e.Site, class, entry, exit, syncT, hasSync, overlap)
+		rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
 	}
 }
 
@@ -703,77 +627,6 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 	return false
 }
 
-// end closes the rank's program at global time at.
-func (rp *replayer) end(at int64) {
-	rp.running = false
-	if rp.tr.Ended() {
-		return
-	}
-	for _, r := range rp.secs.Finish(at, rp.mpiNs) {
-		rp.sectionEnded(r)
-	}
-	rp.tr.Finish(at)
-}
-
-func (rp *replayer) pcontrol(e *traceformat.Event, entry, exit int64) {
-	if e.Attr&traceformat.AttrPcontrol == 0 {
-		return
-	}
-	// Each interval gets the part of an open section that lies inside it:
-	// the sections move with the interval boundaries (an interval starts
-	// at the exit of MPI_Pcontrol(100) and ends at the entry of
-	// MPI_Pcontrol(101)).
-	switch e.PcLevel {
-	case intervals.EnterInterval:
-		rp.tr.Enter(e.PcArg, exit, e.Site)
-		rp.secs.Move(exit, rp.mpiNs, rp.tr.Current())
-	case intervals.LeaveInterval:
-		rp.tr.Leave(e.PcArg, entry)
-		rp.secs.Move(entry, rp.mpiNs, rp.tr.Current())
-	case intervals.StartSection:
-		rp.secs.Start(e.PcArg, exit, rp.mpiNs)
-	case intervals.EndSection:
-		if r, ok := rp.secs.End(e.PcArg, entry, rp.mpiNs); ok {
-			rp.sectionEnded(r)
-		}
-	}
-}
-
-// maxSectionRuns bounds the section executions (their pieces, one per
-// interval each lies in) a replay remembers one by one (for K per
-// instance); past it, figures fall back to K per section number, so that
-// memory does not grow with the trace.
-var maxSectionRuns = 1 << 14
-
-type secAggKey struct {
-	node *rnode
-	num  int64
-}
-
-// sectionEnded records a completed section execution, piece by piece:
-// its Insufficient Parallelism goes to the intervals it lay in once K is
-// known (build.go).
-func (rp *replayer) sectionEnded(r intervals.SectionRun[*rnode]) {
-	if rp.secAgg == nil {
-		rp.secAgg = map[secAggKey]int64{}
-	}
-	for _, p := range r.Pieces {
-		rp.secAgg[secAggKey{p.Where, r.Number}] += p.SeqNs
-	}
-	if len(r.Pieces) == 0 {
-		// Executed (K counts it) though all its time was in MPI.
-		rp.secAgg[secAggKey{rp.tr.Current(), r.Number}] += 0
-	}
-	if len(rp.secRuns)+len(r.Pieces) <= maxSectionRuns && !rp.x.sectionOverflow.Load() {
-		for _, p := range r.Pieces {
-			rp.secRuns = append(rp.secRuns, sectionRun{node: p.Where, num: r.Number, inst: r.Instance, seqNs: p.SeqNs})
-		}
-		rp.x.sectionDone(sectionKey{num: r.Number, inst: r.Instance})
-	} else {
-		rp.x.sectionOverflow.Store(true)
-	}
-}
-
 // eventComm is the event's communicator (WORLD when the event has none).
 func (rp *replayer) eventComm(e *traceformat.Event) *commInfo {
 	if sc := rp.sc; sc.commOK {
@@ -795,591 +648,4 @@ func eventLocalComm(e *traceformat.Event) uint32 {
 		local = e.Comm
 	}
 	return local
-}
-
-// post sends the event's message; false for PROC_NULL or an unusable peer.
-func (rp *replayer) post(e *traceformat.Event, entry int64, li lateInfo) bool {
-	if e.Attr&traceformat.AttrSend == 0 {
-		return false
-	}
-	// postTo with the key resolved once per shape.
-	sc := rp.sc
-	if !sc.keySet {
-		rp.shapeKey(sc, rp.eventComm(e), opIsend, e.SendPeer, e.SendTag)
-	}
-	if !sc.keyOK {
-		return false
-	}
-	rp.x.send(sc.key, entry, li, &rp.sendCache)
-	return true
-}
-
-func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInfo) bool {
-	if c == nil || peer == traceformat.ProcNull {
-		return false
-	}
-	dst, ok := c.peerWorld(peer)
-	if !ok || dst >= rp.nranks {
-		return false
-	}
-	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, li, &rp.sendCache)
-	return true
-}
-
-// match receives the message of a blocking receive (status index si)
-// posted at post: t is its send's entry; counted is false for PROC_NULL
-// receives.
-func (rp *replayer) match(e *traceformat.Event, peer, tag int32, si int, post int64) (t int64, ok, counted bool) {
-	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
-		// A receive from MPI_PROC_NULL matches nothing, whatever its
-		// status says (MPICH leaves it unset for PROC_NULL requests).
-		return 0, false, false
-	}
-	if e.Attr&traceformat.AttrStatus != 0 && si < len(e.Status) {
-		peer, tag = e.Status[si].Source, e.Status[si].Tag
-	}
-	return rp.matchOn(rp.eventComm(e), peer, tag, post)
-}
-
-// peek is the send entry of the message a blocking MPI_Probe found,
-// waiting for it (exchange.peek); ok is false when there is none (no
-// status, PROC_NULL, or the message never comes).
-func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
-	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
-		return 0, false
-	}
-	peer, tag := e.RecvPeer, e.RecvTag
-	if e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 {
-		// ANY_SOURCE and ANY_TAG resolved by the status.
-		peer, tag = e.Status[0].Source, e.Status[0].Tag
-	}
-	k, st := rp.recvKey(rp.eventComm(e), peer, tag)
-	if st != keyOK {
-		return 0, false
-	}
-	return rp.x.peek(k, &rp.recvCache)
-}
-
-func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, ok, counted bool) {
-	k, st := rp.recvKey(c, peer, tag)
-	switch st {
-	case keyNone:
-		return 0, false, false
-	case keyBad:
-		rp.unmatchedRecvs++
-		return 0, false, true
-	}
-	t, ok = rp.x.recvNext(k, &rp.recvCache, post)
-	rp.obs.recv(k.src, t, ok)
-	if !ok {
-		rp.unmatchedRecvs++
-	}
-	return t, ok, true
-}
-
-// take receives the message of a ticket of queue q, sent by world rank
-// src, for a receive posted at post.
-func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
-	t, ok = rp.x.recv(q, src, rp.rank, tk, post)
-	rp.obs.recv(src, t, ok)
-	if !ok {
-		rp.unmatchedRecvs++
-	}
-	return t, ok
-}
-
-type keyState uint8
-
-const (
-	keyOK   keyState = iota
-	keyNone          // PROC_NULL or no status: nothing to receive
-	keyBad           // unusable (wildcard without status, bad rank)
-)
-
-// recvKey is the matching key of a receive from peer (rank in c) with tag.
-func (rp *replayer) recvKey(c *commInfo, peer, tag int32) (p2pKey, keyState) {
-	if peer == traceformat.ProcNull || peer == traceformat.NoStatus {
-		return p2pKey{}, keyNone
-	}
-	if c == nil || peer < 0 || tag < 0 {
-		return p2pKey{}, keyBad
-	}
-	src, ok := c.peerWorld(peer)
-	if !ok || src >= rp.nranks {
-		return p2pKey{}, keyBad
-	}
-	return p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag}, keyOK
-}
-
-// post gives a nonblocking or started persistent receive its ticket now,
-// when its source and tag are known (see p2p.go).
-func (rp *replayer) postRecv(rq *request) {
-	rq.hasTicket = false
-	if rq.peer < 0 || rq.tag < 0 {
-		return
-	}
-	if k, st := rp.recvKey(rq.comm, rq.peer, rq.tag); st == keyOK {
-		rq.q, rq.ticket = rp.x.ticket(k, &rp.recvCache)
-		rq.src, rq.hasTicket = k.src, true
-	}
-}
-
-// create registers the request(s) of a nonblocking start or persistent init.
-func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
-	if e.Attr&traceformat.AttrReqs == 0 || len(e.Reqs) == 0 {
-		return
-	}
-	c := rp.eventComm(e)
-	rp.reqSeq++
-	// Filled in place in the table (nothing below touches the table).
-	rq := rp.reqs.add(e.Reqs[0])
-	rq.comm, rq.start, rq.active, rq.seq = c, entry, true, rp.reqSeq
-	switch o {
-	case opIsend, opSendInit:
-		rq.kind, rq.peer, rq.tag = reqSend, e.SendPeer, e.SendTag
-	case opIrecv, opRecvInit:
-		rq.kind, rq.peer, rq.tag = reqRecv, e.RecvPeer, e.RecvTag
-	case opImrecv:
-		rq.kind = reqMatched
-	}
-	if o == opSendInit || o == opRecvInit {
-		rq.persistent, rq.active = true, false
-		rq.hasTicket = o == opSendInit && rp.sc.fi != nil && rp.sc.fi.mayBlock
-	}
-	// postTo and postRecv written out (rq is new: no ticket yet): these
-	// two calls were a third of all calls on a ring exchange. The key
-	// depends only on fields the shape fixes: it is resolved once per
-	// shape (shapeKey).
-	sc := rp.sc
-	switch o {
-	case opIsend:
-		if !sc.keySet {
-			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
-		}
-		if sc.keyOK {
-			var li lateInfo
-			if sc.fi.mayBlock {
-				li = rp.issendSerial(rq)
-			}
-			rp.x.send(sc.key, entry, li, &rp.sendCache)
-			a.sends++
-		}
-	case opIrecv:
-		if rq.peer == traceformat.ProcNull {
-			return
-		}
-		a.recvs++
-		if !sc.keySet {
-			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
-		}
-		if sc.keyOK {
-			rq.q, rq.ticket = rp.x.ticket(sc.key, &rp.recvCache)
-			rq.src, rq.hasTicket = sc.key.src, true
-		}
-	}
-}
-
-// shapeKey resolves into sc the matching key of a send (o is opIsend:
-// MPI_Isend, or the send of MPI_Send and MPI_Sendrecv, post) to peer or of
-// an MPI_Irecv (opIrecv) from peer, with tag, on c: keyOK is false when
-// there is nothing to post (PROC_NULL, an unusable peer, a wildcard
-// receive, which is matched at completion). A shape has one function, so
-// that one key per shape suffices.
-func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) {
-	sc.keySet, sc.keyOK = true, false
-	if c == nil || peer == traceformat.ProcNull {
-		return
-	}
-	if o == opIrecv && (peer < 0 || tag < 0 || peer == traceformat.NoStatus) {
-		return
-	}
-	w, ok := c.peerWorld(peer)
-	if !ok || w >= rp.nranks {
-		return
-	}
-	if o == opIsend {
-		sc.key = p2pKey{comm: c.id, src: rp.rank, dst: w, tag: tag}
-	} else {
-		sc.key = p2pKey{comm: c.id, src: w, dst: rp.rank, tag: tag}
-	}
-	sc.keyOK = true
-}
-
-// complete handles a Wait/Test call: n requests completed; the latest send
-// entry of the receives among them (for Real Sync and the repair), and
-// their overlap terms appended to pendOv (clc.go), so that the caller
-// computes Overlap with the call's final entry.
-func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, latest int64, has bool) {
-	if e.Attr&traceformat.AttrReqs == 0 {
-		return 0, 0, false
-	}
-	// The receives completed, in posting order: one (the common case)
-	// stays in first, more go to rp.done to be sorted.
-	var first doneRecv
-	nd := 0
-	// Local copies: the compiler reloads fields of *e after every store
-	// through a pointer.
-	reqs, status := e.Reqs, e.Status
-	if e.Attr&traceformat.AttrStatus == 0 {
-		status = nil
-	}
-	for i, id := range reqs {
-		p, at := rp.reqs.find(id)
-		if p == nil {
-			rp.unknownReqs++
-			continue
-		}
-		n++
-		switch p.kind {
-		case reqColl:
-			if p.ticket < uint64(len(rp.icolls)) && rp.icolls[p.ticket].in != nil {
-				rp.icDone = append(rp.icDone, rp.icolls[p.ticket])
-				rp.icolls[p.ticket] = icollRef{}
-				rp.icFree = append(rp.icFree, p.ticket)
-			}
-		case reqSend, reqMatched:
-			// (An MPI_Imrecv's message was there when it started: it
-			// was matched by the probe before.)
-			rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: noT})
-			if p.kind == reqSend && p.hasTicket && p.active {
-				rp.issDone = append(rp.issDone, p.ticket)
-			}
-		case reqRecv:
-			if p.peer == traceformat.ProcNull {
-				break // matches nothing, whatever its status says
-			}
-			d := &first
-			if nd > 0 {
-				if nd == 1 {
-					rp.done = append(rp.done[:0], first)
-				}
-				rp.done = append(rp.done, doneRecv{})
-				d = &rp.done[len(rp.done)-1]
-			}
-			nd++
-			d.seq, d.start, d.comm, d.q, d.ticket, d.qsrc = p.seq, p.start, p.comm, p.q, p.ticket, p.src
-			d.src, d.tag, d.hasTicket = p.peer, p.tag, p.hasTicket
-			if i < len(status) {
-				d.src, d.tag = status[i].Source, status[i].Tag
-			}
-		}
-		if p.persistent {
-			p.active = false
-		} else {
-			rp.reqs.delAt(id, at)
-		}
-	}
-	switch {
-	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
-		// received's common case written out.
-		var ok bool
-		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start); ok {
-			rp.obs.recv(first.qsrc, latest, true)
-			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
-			has = true
-		} else {
-			rp.unmatchedRecvs++
-		}
-	case nd == 1:
-		latest, has = rp.received(&first)
-	case nd > 1:
-		// Wildcard receives take their tickets now: in posting order.
-		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
-		for i := range rp.done {
-			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
-				latest, has = t, true
-			}
-		}
-	}
-	if has {
-		rp.repairRecv(entry, exit, latest)
-	}
-	return n, latest, has
-}
-
-// received matches a receive a Wait/Test call completed: t is its send's
-// entry, and its overlap term is appended to pendOv.
-func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
-	switch {
-	case d.src == traceformat.NoStatus:
-		// Cancelled: it received nothing.
-		if d.hasTicket {
-			rp.x.revoke(d.q, rp.rank, d.ticket)
-		}
-		return 0, false
-	case d.hasTicket:
-		t, ok = rp.take(d.q, d.qsrc, d.ticket, d.start)
-	default:
-		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag, d.start)
-	}
-	if ok {
-		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
-	}
-	return t, ok
-}
-
-// collective replays one collective call.
-func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, exit *int64, node *rnode) {
-	c := rp.eventComm(e)
-	if c == nil || c.myIdx < 0 {
-		return
-	}
-	if c.myIdx == 0 {
-		node.Value.collInst++
-	}
-	root := int32(-1)
-	if fi.shape == tracepb.Function_ONE_TO_ALL || fi.shape == tracepb.Function_ALL_TO_ONE {
-		if e.Attr&traceformat.AttrRoot != 0 {
-			root = e.Root
-		}
-	}
-	if c.collSeq == nil {
-		// Shared by every local index naming the communicator.
-		sk := collSeqKey{id: c.id, group: c.group}
-		c.collSeq = rp.collSeq[sk]
-		if c.collSeq == nil {
-			c.collSeq = new(uint64)
-			rp.collSeq[sk] = c.collSeq
-		}
-	}
-	key := collKey{comm: c.id, group: c.group, seq: *c.collSeq}
-	*c.collSeq++
-	if fi.op == opICollStart {
-		rp.icollStart(e, fi, key, root, c, entry)
-		return
-	}
-	shape := fi.shape
-	att := collAtt{node: node, site: e.Site}
-	moves := movesData(e, fi)
-	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, *exit, moves, att, rp.contrib)
-	rp.contrib = contrib
-	rp.obs.coll(key, latest, has)
-	if mismatch {
-		rp.unmatchedColls++
-	} else if has {
-		if moves {
-			// The exit collJoin posted.
-			rp.repair(exit, latest)
-		}
-		if !ok {
-			rp.unmatchedColls++
-		}
-	} else if !ok {
-		rp.unmatchedColls++
-	}
-	rp.applyContrib()
-}
-
-// movesData tells whether a collective call's exit may depend on its
-// partners' entries (the clock condition). A call that moves no data on
-// this rank (every byte count it records is 0: MPI_Bcast or MPI_Reduce of
-// count 0, …) returns at once in both Open MPI and MPICH, before the
-// partners arrive, so its exit bounds nothing; MPI_Barrier moves no data
-// but synchronizes. Without recorded byte counts, assume it does.
-func movesData(e *traceformat.Event, fi *fnInfo) bool {
-	const bytes = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
-	if e.Attr&bytes == 0 || fi.barrier {
-		return true
-	}
-	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
-		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
-}
-
-// icollRef is a nonblocking collective in progress on this rank: its
-// instance and this rank's index in it.
-type icollRef struct {
-	in  *collInst
-	idx int
-}
-
-// icollStart replays the start of a nonblocking collective: it posts its
-// entry (the start waits for nobody) and keeps the instance in its
-// request, for the call that completes it (icollsDone).
-func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, entry int64) {
-	in, contrib := rp.x.icollStart(key, fi.name, root, c.members, c.myIdx, rp.rank, entry, rp.contrib)
-	rp.contrib = contrib
-	if in == nil {
-		rp.unmatchedColls++
-	}
-	if e.Attr&traceformat.AttrReqs != 0 {
-		for i, id := range e.Reqs {
-			slot := uint64(math.MaxUint64)
-			if i == 0 && in != nil {
-				if n := len(rp.icFree); n > 0 {
-					slot = rp.icFree[n-1]
-					rp.icFree = rp.icFree[:n-1]
-				} else {
-					slot = uint64(len(rp.icolls))
-					rp.icolls = append(rp.icolls, icollRef{})
-				}
-				rp.icolls[slot] = icollRef{in: in, idx: c.myIdx}
-			}
-			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true, ticket: slot})
-		}
-	} else if in != nil {
-		// No request recorded: nothing will say when it completes.
-		rp.contrib = rp.x.icollDone(in, c.myIdx, rp.rank, entry, 0, collAtt{}, rp.contrib)
-	}
-	rp.applyContrib()
-}
-
-// icollsDone posts the completion of the nonblocking collectives the
-// current Wait/Test call (n requests, entered at entry, left at exit, in
-// interval node at site) completed (rp.icDone). The call's time is
-// Collective time when it completed nothing else, and then bounds the
-// Potential Sync they give it (exchange.maybeComplete); a call that also
-// completed point-to-point requests stays SendRecv time and gets no
-// Potential Sync (analyzer package doc).
-func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint32, class *tracepb.Function_Class) {
-	dur := exit - entry
-	if n == len(rp.icDone) {
-		*class = tracepb.Function_COLLECTIVE
-	} else {
-		dur = 0
-	}
-	att := collAtt{node: node, site: site}
-	for _, r := range rp.icDone {
-		rp.contrib = rp.x.icollDone(r.in, r.idx, rp.rank, entry, dur, att, rp.contrib)
-		rp.applyContrib()
-	}
-	rp.icDone = rp.icDone[:0]
-}
-
-// issendSerial numbers a synchronous nonblocking send (or start of a
-// persistent one) rq, for the charge a late receiver may make to the call
-// that completes it (exchange.issendPosted, issendWaited).
-func (rp *replayer) issendSerial(rq *request) lateInfo {
-	rp.issSeq++
-	rq.ticket, rq.hasTicket = rp.issSeq, true
-	return lateInfo{exit: issendMark, att: rp.issSeq}
-}
-
-// lateAtt names a blocking send's interval and call site for the charge a
-// late receiver may make (exchange.lateReceiver, applyLate).
-func (rp *replayer) lateAtt(node *rnode, site uint32) uint64 {
-	a := node.Value
-	if a.lrIdx == 0 {
-		rp.lrNodes = append(rp.lrNodes, node)
-		a.lrIdx = int32(len(rp.lrNodes))
-	}
-	return uint64(a.lrIdx-1)<<32 | uint64(site)
-}
-
-// applyLate adds the Real Sync late receivers charged to this rank's
-// blocking sends (by lateAtt); once every replay has finished.
-func (rp *replayer) applyLate(late map[uint64]int64) {
-	for att, d := range late {
-		i := int(att >> 32)
-		if i >= len(rp.lrNodes) {
-			continue
-		}
-		a := rp.lrNodes[i].Value
-		a.realSync += d
-		a.lateRecv += d
-		s := a.site(uint32(att))
-		s.realSync += d
-		s.lateRecv += d
-	}
-}
-
-// ovSeg is a stretch of time [lo, hi) already counted as Overlap.
-type ovSeg struct{ lo, hi int64 }
-
-// maxOvSegs bounds the segments overlapCover remembers; the oldest is
-// merged into ovFloor, so that time between it and the floor is never
-// counted again (Overlap may then be a little low, never too high).
-const maxOvSegs = 8
-
-// ovSegs are the counted segments in time order, in a ring (a loop of
-// nonblocking calls adds one per wait: no copying).
-type ovSegs struct {
-	s       [maxOvSegs]ovSeg
-	head, n int
-}
-
-func (o *ovSegs) at(i int) *ovSeg { return &o.s[(o.head+i)%maxOvSegs] }
-
-// overlapCover is the Overlap of a Wait/Test call entered at entry in
-// interval node completing requests with the given terms: the time of the
-// windows max(start, t) … entry of its requests (SPEC's terms) that is
-// not yet counted on this processor, clipped to the interval's current
-// entry. Overlap is thus the time covered by overlap windows (their union),
-// which never exceeds the processor's execution time in the interval
-// (analyzer package doc).
-func (rp *replayer) overlapCover(node *rnode, entry int64, terms []ovTerm) int64 {
-	lo := entry
-	for _, o := range terms {
-		lo = min(lo, max(o.start, o.t))
-	}
-	lo = max(lo, node.Value.since, rp.ovFloor)
-	if lo >= entry {
-		return 0
-	}
-	o := &rp.ovSeg
-	if o.n == 0 || lo > o.at(o.n-1).hi {
-		// After everything counted so far: the common case.
-		if o.n == maxOvSegs {
-			rp.ovFloor = o.s[o.head].hi
-			o.head = (o.head + 1) % maxOvSegs
-			o.n--
-		}
-		*o.at(o.n) = ovSeg{lo, entry}
-		o.n++
-		return entry - lo
-	}
-	return rp.cover(lo, entry)
-}
-
-// cover adds [lo, hi) to the counted segments, lo at or before the end of
-// the last, and returns how much of it was new.
-func (rp *replayer) cover(lo, hi int64) int64 {
-	o := &rp.ovSeg
-	var seg [maxOvSegs + 1]ovSeg
-	n := 0
-	added := hi - lo
-	mlo, mhi := lo, hi
-	placed := false
-	for i := 0; i < o.n; i++ {
-		g := *o.at(i)
-		switch {
-		case g.hi < lo:
-			seg[n] = g
-			n++
-		case g.lo > hi:
-			if !placed {
-				seg[n] = ovSeg{mlo, mhi}
-				n++
-				placed = true
-			}
-			seg[n] = g
-			n++
-		default:
-			added -= max(0, min(g.hi, hi)-max(g.lo, lo))
-			mlo, mhi = min(mlo, g.lo), max(mhi, g.hi)
-		}
-	}
-	if !placed {
-		seg[n] = ovSeg{mlo, mhi}
-		n++
-	}
-	k := 0
-	if n > maxOvSegs {
-		rp.ovFloor = seg[0].hi
-		k = 1
-	}
-	o.head, o.n = 0, n-k
-	copy(o.s[:], seg[k:n])
-	return added
-}
-
-func (rp *replayer) applyContrib() {
-	for _, k := range rp.contrib {
-		a := k.att.node.Value
-		a.potSync += k.pot
-		a.timeVar += k.tv
-		s := a.site(k.att.site)
-		s.pot += k.pot
-		s.tv += k.tv
-	}
-	rp.contrib = rp.contrib[:0]
 }

@@ -90,11 +90,12 @@ const (
 	stParked                 // waiting to be woken
 )
 
-func newSched(x *exchange, ctx context.Context) *sched {
+// newSched makes the scheduler of x's replays; the caller gives it to x
+// (x.s) before any replay runs, so that the exchange can wake them.
+func newSched(ctx context.Context, x *exchange) *sched {
 	n := len(x.ranks)
 	s := &sched{x: x, ctx: ctx, coros: make([]coro, n), state: make([]rstate, n), last: -1}
 	s.idle.L = &s.mu
-	x.s = s
 	return s
 }
 

@@ -107,6 +107,11 @@ func Classify(name string) Info {
 	return Info{Class: tracepb.Function_SYSTEM}
 }
 
+// Base is the name Classify goes by: "Isend" for "MPI_Isend", "PMPI_Isend",
+// "mpi_isend_" or "MPI_Isend_c". The analyzer tells the calls of a class
+// apart by it, so that it names them as Classify does.
+func Base(name string) string { return canonical(name) }
+
 // canonical turns "MPI_Isend", "PMPI_Isend", "mpi_isend_", "MPI_ISEND" or
 // "mpi_isend_f08" into "Isend".
 func canonical(name string) string {

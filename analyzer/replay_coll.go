@@ -1,0 +1,152 @@
+package analyzer
+
+import (
+	"math"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+type collSeqKey struct {
+	id    uint64
+	group int32
+}
+
+// collective replays one collective call.
+func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, exit *int64, node *rnode) {
+	c := rp.eventComm(e)
+	if c == nil || c.myIdx < 0 {
+		return
+	}
+	if c.myIdx == 0 {
+		node.Value.collInst++
+	}
+	root := int32(-1)
+	if fi.shape == tracepb.Function_ONE_TO_ALL || fi.shape == tracepb.Function_ALL_TO_ONE {
+		if e.Attr&traceformat.AttrRoot != 0 {
+			root = e.Root
+		}
+	}
+	if c.collSeq == nil {
+		// Shared by every local index naming the communicator.
+		sk := collSeqKey{id: c.id, group: c.group}
+		c.collSeq = rp.collSeq[sk]
+		if c.collSeq == nil {
+			c.collSeq = new(uint64)
+			rp.collSeq[sk] = c.collSeq
+		}
+	}
+	key := collKey{comm: c.id, group: c.group, seq: *c.collSeq}
+	*c.collSeq++
+	if fi.op == opICollStart {
+		rp.icollStart(e, fi, key, root, c, entry)
+		return
+	}
+	shape := fi.shape
+	att := collAtt{node: node, site: e.Site}
+	moves := movesData(e, fi)
+	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, *exit, moves, att, rp.contrib)
+	rp.contrib = contrib
+	rp.obs.coll(key, latest, has)
+	if mismatch {
+		rp.unmatchedColls++
+	} else if has {
+		if moves {
+			// The exit collJoin posted.
+			rp.repair(exit, latest)
+		}
+		if !ok {
+			rp.unmatchedColls++
+		}
+	} else if !ok {
+		rp.unmatchedColls++
+	}
+	rp.applyContrib()
+}
+
+// movesData tells whether a collective call's exit may depend on its
+// partners' entries (the clock condition). A call that moves no data on
+// this rank (every byte count it records is 0: MPI_Bcast or MPI_Reduce of
+// count 0, …) returns at once in both Open MPI and MPICH, before the
+// partners arrive, so its exit bounds nothing; MPI_Barrier moves no data
+// but synchronizes. Without recorded byte counts, assume it does.
+func movesData(e *traceformat.Event, fi *fnInfo) bool {
+	const bytes = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
+	if e.Attr&bytes == 0 || fi.barrier {
+		return true
+	}
+	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
+		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
+}
+
+// icollRef is a nonblocking collective in progress on this rank: its
+// instance and this rank's index in it.
+type icollRef struct {
+	in  *collInst
+	idx int
+}
+
+// icollStart replays the start of a nonblocking collective: it posts its
+// entry (the start waits for nobody) and keeps the instance in its
+// request, for the call that completes it (icollsDone).
+func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, entry int64) {
+	in, contrib := rp.x.icollStart(key, fi.name, root, c.members, c.myIdx, rp.rank, entry, rp.contrib)
+	rp.contrib = contrib
+	if in == nil {
+		rp.unmatchedColls++
+	}
+	if e.Attr&traceformat.AttrReqs != 0 {
+		for i, id := range e.Reqs {
+			slot := uint64(math.MaxUint64)
+			if i == 0 && in != nil {
+				if n := len(rp.icFree); n > 0 {
+					slot = rp.icFree[n-1]
+					rp.icFree = rp.icFree[:n-1]
+				} else {
+					slot = uint64(len(rp.icolls))
+					rp.icolls = append(rp.icolls, icollRef{})
+				}
+				rp.icolls[slot] = icollRef{in: in, idx: c.myIdx}
+			}
+			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true, ticket: slot})
+		}
+	} else if in != nil {
+		// No request recorded: nothing will say when it completes.
+		rp.contrib = rp.x.icollDone(in, c.myIdx, rp.rank, entry, 0, collAtt{}, rp.contrib)
+	}
+	rp.applyContrib()
+}
+
+// icollsDone posts the completion of the nonblocking collectives the
+// current Wait/Test call (n requests, entered at entry, left at exit, in
+// interval node at site) completed (rp.icDone). The call's time is
+// Collective time when it completed nothing else, and then bounds the
+// Potential Sync they give it (exchange.maybeComplete); a call that also
+// completed point-to-point requests stays SendRecv time and gets no
+// Potential Sync (analyzer package doc).
+func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint32, class *tracepb.Function_Class) {
+	dur := exit - entry
+	if n == len(rp.icDone) {
+		*class = tracepb.Function_COLLECTIVE
+	} else {
+		dur = 0
+	}
+	att := collAtt{node: node, site: site}
+	for _, r := range rp.icDone {
+		rp.contrib = rp.x.icollDone(r.in, r.idx, rp.rank, entry, dur, att, rp.contrib)
+		rp.applyContrib()
+	}
+	rp.icDone = rp.icDone[:0]
+}
+
+func (rp *replayer) applyContrib() {
+	for _, k := range rp.contrib {
+		a := k.att.node.Value
+		a.potSync += k.pot
+		a.timeVar += k.tv
+		s := a.site(k.att.site)
+		s.pot += k.pot
+		s.tv += k.tv
+	}
+	rp.contrib = rp.contrib[:0]
+}

@@ -1,0 +1,225 @@
+package analyzer
+
+import (
+	"github.com/dtpa/dtpa/traceformat"
+)
+
+// post sends the event's message; false for PROC_NULL or an unusable peer.
+func (rp *replayer) post(e *traceformat.Event, entry int64, li lateInfo) bool {
+	if e.Attr&traceformat.AttrSend == 0 {
+		return false
+	}
+	// postTo with the key resolved once per shape.
+	sc := rp.sc
+	if !sc.keySet {
+		rp.shapeKey(sc, rp.eventComm(e), opIsend, e.SendPeer, e.SendTag)
+	}
+	if !sc.keyOK {
+		return false
+	}
+	rp.x.send(sc.key, entry, li, &rp.sendCache)
+	return true
+}
+
+func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInfo) bool {
+	if c == nil || peer == traceformat.ProcNull {
+		return false
+	}
+	dst, ok := c.peerWorld(peer)
+	if !ok || dst >= rp.nranks {
+		return false
+	}
+	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, li, &rp.sendCache)
+	return true
+}
+
+// match receives the message of a blocking receive or matched probe
+// posted at post: t is its send's entry; counted is false for PROC_NULL
+// receives.
+func (rp *replayer) match(e *traceformat.Event, post int64) (t int64, ok, counted bool) {
+	peer, tag, ok := recvFrom(e)
+	if !ok {
+		return 0, false, false
+	}
+	return rp.matchOn(rp.eventComm(e), peer, tag, post)
+}
+
+// recvFrom is the source and tag of the event's receive, wildcards
+// resolved by its status; ok is false when it receives nothing: a receive
+// from MPI_PROC_NULL matches nothing, whatever its status says (MPICH
+// leaves it unset for PROC_NULL requests).
+func recvFrom(e *traceformat.Event) (peer, tag int32, ok bool) {
+	if e.Attr&traceformat.AttrRecv == 0 || e.RecvPeer == traceformat.ProcNull {
+		return 0, 0, false
+	}
+	peer, tag = e.RecvPeer, e.RecvTag
+	if e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 {
+		peer, tag = e.Status[0].Source, e.Status[0].Tag
+	}
+	return peer, tag, true
+}
+
+// peek is the send entry of the message a blocking MPI_Probe found,
+// waiting for it (exchange.peek); ok is false when there is none (no
+// status, PROC_NULL, or the message never comes).
+func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
+	peer, tag, ok := recvFrom(e)
+	if !ok {
+		return 0, false
+	}
+	k, st := rp.recvKey(rp.eventComm(e), peer, tag)
+	if st != keyOK {
+		return 0, false
+	}
+	return rp.x.peek(k, &rp.recvCache)
+}
+
+// matchOn receives the next message from peer (rank in c) with tag for a
+// receive posted at post, as match does.
+func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, ok, counted bool) {
+	k, st := rp.recvKey(c, peer, tag)
+	switch st {
+	case keyNone:
+		return 0, false, false
+	case keyBad:
+		rp.unmatchedRecvs++
+		return 0, false, true
+	}
+	t, ok = rp.x.recvNext(k, &rp.recvCache, post)
+	rp.obs.recv(k.src, t, ok)
+	if !ok {
+		rp.unmatchedRecvs++
+	}
+	return t, ok, true
+}
+
+// take receives the message of a ticket of queue q, sent by world rank
+// src, for a receive posted at post.
+func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
+	t, ok = rp.x.recv(q, src, rp.rank, tk, post)
+	rp.obs.recv(src, t, ok)
+	if !ok {
+		rp.unmatchedRecvs++
+	}
+	return t, ok
+}
+
+type keyState uint8
+
+const (
+	keyOK   keyState = iota
+	keyNone          // PROC_NULL or no status: nothing to receive
+	keyBad           // unusable (wildcard without status, bad rank)
+)
+
+// recvKey is the matching key of a receive from peer (rank in c) with tag.
+func (rp *replayer) recvKey(c *commInfo, peer, tag int32) (p2pKey, keyState) {
+	if peer == traceformat.ProcNull || peer == traceformat.NoStatus {
+		return p2pKey{}, keyNone
+	}
+	if c == nil || peer < 0 || tag < 0 {
+		return p2pKey{}, keyBad
+	}
+	src, ok := c.peerWorld(peer)
+	if !ok || src >= rp.nranks {
+		return p2pKey{}, keyBad
+	}
+	return p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag}, keyOK
+}
+
+// postRecv gives a nonblocking or started persistent receive its ticket
+// now, when its source and tag are known (see p2p.go).
+func (rp *replayer) postRecv(rq *request) {
+	rq.hasTicket = false
+	if rq.peer < 0 || rq.tag < 0 {
+		return
+	}
+	if k, st := rp.recvKey(rq.comm, rq.peer, rq.tag); st == keyOK {
+		rq.q, rq.ticket = rp.x.ticket(k, &rp.recvCache)
+		rq.src, rq.hasTicket = k.src, true
+	}
+}
+
+// shapeKey resolves into sc the matching key of a send (o is opIsend:
+// MPI_Isend, or the send of MPI_Send and MPI_Sendrecv, post) to peer or of
+// an MPI_Irecv (opIrecv) from peer, with tag, on c: keyOK is false when
+// there is nothing to post (PROC_NULL, an unusable peer, a wildcard
+// receive, which is matched at completion). A shape has one function, so
+// that one key per shape suffices.
+func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) {
+	sc.keySet, sc.keyOK = true, false
+	if c == nil || peer == traceformat.ProcNull {
+		return
+	}
+	if o == opIrecv && (peer < 0 || tag < 0 || peer == traceformat.NoStatus) {
+		return
+	}
+	w, ok := c.peerWorld(peer)
+	if !ok || w >= rp.nranks {
+		return
+	}
+	if o == opIsend {
+		sc.key = p2pKey{comm: c.id, src: rp.rank, dst: w, tag: tag}
+	} else {
+		sc.key = p2pKey{comm: c.id, src: w, dst: rp.rank, tag: tag}
+	}
+	sc.keyOK = true
+}
+
+// received matches a receive a Wait/Test call completed: t is its send's
+// entry, and its overlap term is appended to pendOv.
+func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
+	switch {
+	case d.src == traceformat.NoStatus:
+		// Cancelled: it received nothing.
+		if d.hasTicket {
+			rp.x.revoke(d.q, rp.rank, d.ticket)
+		}
+		return 0, false
+	case d.hasTicket:
+		t, ok = rp.take(d.q, d.qsrc, d.ticket, d.start)
+	default:
+		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag, d.start)
+	}
+	if ok {
+		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
+	}
+	return t, ok
+}
+
+// issendSerial numbers a synchronous nonblocking send (or start of a
+// persistent one) rq, for the charge a late receiver may make to the call
+// that completes it (exchange.issendPosted, issendWaited).
+func (rp *replayer) issendSerial(rq *request) lateInfo {
+	rp.issSeq++
+	rq.ticket, rq.hasTicket = rp.issSeq, true
+	return lateInfo{exit: issendMark, att: rp.issSeq}
+}
+
+// lateAtt names a blocking send's interval and call site for the charge a
+// late receiver may make (exchange.lateReceiver, applyLate).
+func (rp *replayer) lateAtt(node *rnode, site uint32) uint64 {
+	a := node.Value
+	if a.lrIdx == 0 {
+		rp.lrNodes = append(rp.lrNodes, node)
+		a.lrIdx = int32(len(rp.lrNodes))
+	}
+	return uint64(a.lrIdx-1)<<32 | uint64(site)
+}
+
+// applyLate adds the Real Sync late receivers charged to this rank's
+// blocking sends (by lateAtt); once every replay has finished.
+func (rp *replayer) applyLate(late map[uint64]int64) {
+	for att, d := range late {
+		i := int(att >> 32)
+		if i >= len(rp.lrNodes) {
+			continue
+		}
+		a := rp.lrNodes[i].Value
+		a.realSync += d
+		a.lateRecv += d
+		s := a.site(uint32(att))
+		s.realSync += d
+		s.lateRecv += d
+	}
+}

@@ -1,0 +1,240 @@
+package analyzer
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/dtpa/dtpa/traceformat"
+)
+
+type reqKind uint8
+
+const (
+	reqSend reqKind = iota
+	reqRecv
+	reqColl    // a nonblocking collective: ticket indexes replayer.icolls
+	reqMatched // MPI_Imrecv: its message was matched by a matched probe
+)
+
+// request is a nonblocking or persistent request of one rank (64 bytes:
+// it is written at every start and read at every completion).
+type request struct {
+	kind       reqKind
+	persistent bool
+	active     bool
+	hasTicket  bool
+	peer, tag  int32 // as passed by the program (ranks in comm)
+	comm       *commInfo
+	start      int64  // global ns of the call that started it
+	seq        uint64 // order of (re)starts on the rank
+	// Receives without wildcards get their ticket when posted (p2p.go):
+	// the queue, the sender's world rank and the ticket. A synchronous
+	// send (MPI_Issend, MPI_Ssend_init) has hasTicket set and its ticket
+	// is its serial number for a late receiver's charge (issendSerial).
+	q      *fifo
+	ticket uint64
+	src    int32
+}
+
+// doneRecv is a receive a Wait/Test call completed: what matching it
+// needs, copied out of the request table.
+type doneRecv struct {
+	seq       uint64
+	start     int64
+	comm      *commInfo
+	q         *fifo
+	ticket    uint64
+	qsrc      int32 // the sender's world rank, with q
+	src, tag  int32 // status source and tag (or the posted ones)
+	hasTicket bool
+}
+
+// create registers the request(s) of a nonblocking start or persistent init.
+func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
+	if e.Attr&traceformat.AttrReqs == 0 || len(e.Reqs) == 0 {
+		return
+	}
+	c := rp.eventComm(e)
+	rp.reqSeq++
+	// Filled in place in the table (nothing below touches the table).
+	rq := rp.reqs.add(e.Reqs[0])
+	rq.comm, rq.start, rq.active, rq.seq = c, entry, true, rp.reqSeq
+	switch o {
+	case opIsend, opSendInit:
+		rq.kind, rq.peer, rq.tag = reqSend, e.SendPeer, e.SendTag
+	case opIrecv, opRecvInit:
+		rq.kind, rq.peer, rq.tag = reqRecv, e.RecvPeer, e.RecvTag
+	case opImrecv:
+		rq.kind = reqMatched
+	}
+	if o == opSendInit || o == opRecvInit {
+		rq.persistent, rq.active = true, false
+		rq.hasTicket = o == opSendInit && rp.sc.fi != nil && rp.sc.fi.mayBlock
+	}
+	// postTo and postRecv written out (rq is new: no ticket yet): these
+	// two calls were a third of all calls on a ring exchange. The key
+	// depends only on fields the shape fixes: it is resolved once per
+	// shape (shapeKey).
+	sc := rp.sc
+	switch o {
+	case opIsend:
+		if !sc.keySet {
+			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
+		}
+		if sc.keyOK {
+			var li lateInfo
+			if sc.fi.mayBlock {
+				li = rp.issendSerial(rq)
+			}
+			rp.x.send(sc.key, entry, li, &rp.sendCache)
+			a.sends++
+		}
+	case opIrecv:
+		if rq.peer == traceformat.ProcNull {
+			return
+		}
+		a.recvs++
+		if !sc.keySet {
+			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
+		}
+		if sc.keyOK {
+			rq.q, rq.ticket = rp.x.ticket(sc.key, &rp.recvCache)
+			rq.src, rq.hasTicket = sc.key.src, true
+		}
+	}
+}
+
+// complete handles a Wait/Test call: n requests completed; the latest send
+// entry of the receives among them (for Real Sync and the repair), and
+// their overlap terms appended to pendOv (clc.go), so that the caller
+// computes Overlap with the call's final entry.
+func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, latest int64, has bool) {
+	if e.Attr&traceformat.AttrReqs == 0 {
+		return 0, 0, false
+	}
+	// The receives completed, in posting order: one (the common case)
+	// stays in first, more go to rp.done to be sorted.
+	var first doneRecv
+	nd := 0
+	// Local copies: the compiler reloads fields of *e after every store
+	// through a pointer.
+	reqs, status := e.Reqs, e.Status
+	if e.Attr&traceformat.AttrStatus == 0 {
+		status = nil
+	}
+	for i, id := range reqs {
+		p, at := rp.reqs.find(id)
+		if p == nil {
+			rp.unknownReqs++
+			continue
+		}
+		n++
+		switch p.kind {
+		case reqColl:
+			if p.ticket < uint64(len(rp.icolls)) && rp.icolls[p.ticket].in != nil {
+				rp.icDone = append(rp.icDone, rp.icolls[p.ticket])
+				rp.icolls[p.ticket] = icollRef{}
+				rp.icFree = append(rp.icFree, p.ticket)
+			}
+		case reqSend, reqMatched:
+			// (An MPI_Imrecv's message was there when it started: it
+			// was matched by the probe before.)
+			rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: noT})
+			if p.kind == reqSend && p.hasTicket && p.active {
+				rp.issDone = append(rp.issDone, p.ticket)
+			}
+		case reqRecv:
+			if p.peer == traceformat.ProcNull {
+				break // matches nothing, whatever its status says
+			}
+			d := &first
+			if nd > 0 {
+				if nd == 1 {
+					rp.done = append(rp.done[:0], first)
+				}
+				rp.done = append(rp.done, doneRecv{})
+				d = &rp.done[len(rp.done)-1]
+			}
+			nd++
+			d.seq, d.start, d.comm, d.q, d.ticket, d.qsrc = p.seq, p.start, p.comm, p.q, p.ticket, p.src
+			d.src, d.tag, d.hasTicket = p.peer, p.tag, p.hasTicket
+			if i < len(status) {
+				d.src, d.tag = status[i].Source, status[i].Tag
+			}
+		}
+		if p.persistent {
+			p.active = false
+		} else {
+			rp.reqs.delAt(id, at)
+		}
+	}
+	switch {
+	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
+		// received's common case written out.
+		var ok bool
+		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start); ok {
+			rp.obs.recv(first.qsrc, latest, true)
+			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
+			has = true
+		} else {
+			rp.unmatchedRecvs++
+		}
+	case nd == 1:
+		latest, has = rp.received(&first)
+	case nd > 1:
+		// Wildcard receives take their tickets now: in posting order.
+		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
+		for i := range rp.done {
+			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
+				latest, has = t, true
+			}
+		}
+	}
+	if has {
+		rp.repairRecv(entry, exit, latest)
+	}
+	return n, latest, has
+}
+
+// start replays MPI_Start/MPI_Startall: each persistent request becomes
+// active and its send is posted, or its receive gets its ticket. fixed is
+// true when a send was posted (the call handed its entry to another rank).
+func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc) (fixed bool) {
+	for _, id := range e.Reqs {
+		rq := rp.reqs.get(id)
+		if rq == nil {
+			rp.unknownReqs++
+			continue
+		}
+		rq.active, rq.start = true, entry
+		rp.reqSeq++
+		rq.seq = rp.reqSeq
+		if rq.kind == reqSend {
+			fixed = true
+			var li lateInfo
+			if rq.hasTicket {
+				li = rp.issendSerial(rq)
+			}
+			if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li) {
+				a.sends++
+			}
+		} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
+			a.recvs++
+			rp.postRecv(rq)
+		}
+	}
+	return fixed
+}
+
+// free replays MPI_Request_free.
+func (rp *replayer) free(e *traceformat.Event) {
+	for _, id := range e.Reqs {
+		if q := rp.reqs.get(id); q != nil && q.kind == reqColl && q.ticket < uint64(len(rp.icolls)) {
+			rp.icolls[q.ticket] = icollRef{}
+			rp.icFree = append(rp.icFree, q.ticket)
+		}
+		// A freed active request still completes, but no wait will
+		// say when: its overlap is unknown and it is dropped.
+		rp.reqs.del(id)
+	}
+}
