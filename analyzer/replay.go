@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 
@@ -102,6 +101,10 @@ type commInfo struct {
 	myIdx   int     // this rank's rank in it, -1 if not a member
 	group   int32   // first world rank of the local group
 	collSeq *uint64 // collective calls on it so far (replayer.collSeq)
+	// both, bothIdx: an intercommunicator's two groups as one instance's
+	// members and this rank's index among them (collPlace).
+	both    []int32
+	bothIdx int
 }
 
 // peerWorld translates a peer rank of a point-to-point call.
@@ -430,6 +433,9 @@ func (rp *replayer) commSlow(local uint32) *commInfo {
 	if len(c.members) > 0 {
 		c.group = c.members[0]
 	}
+	if c.inter {
+		c.group = interGroup(c)
+	}
 	if local >= denseSites {
 		if rp.bigComms == nil {
 			rp.bigComms = map[uint32]*commInfo{}
@@ -553,6 +559,10 @@ func (rp *replayer) event(e *traceformat.Event) {
 		}
 	case opMrecv:
 		// Matched by the probe already.
+	case opSystem, opOther:
+		rp.createOther(e, fi, entry)
+	case opPCollInit:
+		rp.pcollInit(e, fi, entry)
 	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
 		rp.create(e, fi.op, entry, a)
 		fixed = fi.op == opIsend
@@ -578,6 +588,9 @@ func (rp *replayer) event(e *traceformat.Event) {
 			} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
 				a.recvs++
 				rp.postRecv(rq)
+			} else if rq.kind == reqPColl {
+				fixed = true
+				rp.pcollStart(rq, entry, node)
 			}
 		}
 	case opComplete:
@@ -608,7 +621,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		}
 	case opFree:
 		for _, id := range e.Reqs {
-			if q := rp.reqs.get(id); q != nil && q.kind == reqColl && q.ticket < uint64(len(rp.icolls)) {
+			if q := rp.reqs.get(id); q != nil && (q.kind == reqColl || q.kind == reqPColl) && q.ticket < uint64(len(rp.icolls)) {
 				rp.icolls[q.ticket] = icollRef{}
 				rp.icFree = append(rp.icFree, q.ticket)
 			}
@@ -1031,12 +1044,13 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		}
 		n++
 		switch p.kind {
-		case reqColl:
+		case reqColl, reqPColl:
 			if p.ticket < uint64(len(rp.icolls)) && rp.icolls[p.ticket].in != nil {
 				rp.icDone = append(rp.icDone, rp.icolls[p.ticket])
 				rp.icolls[p.ticket] = icollRef{}
 				rp.icFree = append(rp.icFree, p.ticket)
 			}
+			p.ticket = noSlot
 		case reqSend, reqMatched:
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
@@ -1124,34 +1138,27 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	if c == nil || c.myIdx < 0 {
 		return
 	}
-	if c.myIdx == 0 {
-		node.Value.collInst++
-	}
 	root := int32(-1)
 	if fi.shape == tracepb.Function_ONE_TO_ALL || fi.shape == tracepb.Function_ALL_TO_ONE {
 		if e.Attr&traceformat.AttrRoot != 0 {
 			root = e.Root
 		}
 	}
-	if c.collSeq == nil {
-		// Shared by every local index naming the communicator.
-		sk := collSeqKey{id: c.id, group: c.group}
-		c.collSeq = rp.collSeq[sk]
-		if c.collSeq == nil {
-			c.collSeq = new(uint64)
-			rp.collSeq[sk] = c.collSeq
-		}
+	key, members, idx, root, joins := rp.collPlace(c, root)
+	if !joins {
+		return
 	}
-	key := collKey{comm: c.id, group: c.group, seq: *c.collSeq}
-	*c.collSeq++
+	if idx == 0 {
+		node.Value.collInst++
+	}
 	if fi.op == opICollStart {
-		rp.icollStart(e, fi, key, root, c, entry)
+		rp.icollStart(e, fi, key, root, c, members, idx, entry)
 		return
 	}
 	shape := fi.shape
 	att := collAtt{node: node, site: e.Site}
 	moves := movesData(e, fi)
-	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, *exit, moves, att, rp.contrib)
+	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
 	rp.contrib = contrib
 	rp.obs.coll(key, latest, has)
 	if mismatch {
@@ -1195,30 +1202,23 @@ type icollRef struct {
 // icollStart replays the start of a nonblocking collective: it posts its
 // entry (the start waits for nobody) and keeps the instance in its
 // request, for the call that completes it (icollsDone).
-func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, entry int64) {
-	in, contrib := rp.x.icollStart(key, fi.name, root, c.members, c.myIdx, rp.rank, entry, rp.contrib)
+func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, members []int32, idx int, entry int64) {
+	in, contrib := rp.x.icollStart(key, fi.name, root, members, idx, rp.rank, entry, rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++
 	}
 	if e.Attr&traceformat.AttrReqs != 0 {
 		for i, id := range e.Reqs {
-			slot := uint64(math.MaxUint64)
+			slot := noSlot
 			if i == 0 && in != nil {
-				if n := len(rp.icFree); n > 0 {
-					slot = rp.icFree[n-1]
-					rp.icFree = rp.icFree[:n-1]
-				} else {
-					slot = uint64(len(rp.icolls))
-					rp.icolls = append(rp.icolls, icollRef{})
-				}
-				rp.icolls[slot] = icollRef{in: in, idx: c.myIdx}
+				slot = rp.icollSlot(icollRef{in: in, idx: idx})
 			}
 			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true, ticket: slot})
 		}
 	} else if in != nil {
 		// No request recorded: nothing will say when it completes.
-		rp.contrib = rp.x.icollDone(in, c.myIdx, rp.rank, entry, 0, collAtt{}, rp.contrib)
+		rp.contrib = rp.x.icollDone(in, idx, rp.rank, entry, 0, collAtt{}, rp.contrib)
 	}
 	rp.applyContrib()
 }
