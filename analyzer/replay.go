@@ -591,6 +591,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 			} else if rq.kind == reqPColl {
 				fixed = true
 				rp.pcollStart(rq, entry, node)
+				class = tracepb.Function_COLLECTIVE // as MPI_Ibarrier's start
 			}
 		}
 	case opComplete:
