@@ -1,6 +1,8 @@
 package analyzer
 
 import (
+	"strings"
+
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
@@ -26,7 +28,8 @@ const (
 	opComplete             // Wait/Test family
 	opFree                 // MPI_Request_free
 	opColl                 // blocking collective
-	opICollStart           // nonblocking or persistent collective start
+	opICollStart           // nonblocking collective start
+	opPCollInit            // persistent collective creation (MPI_Barrier_init …): MPI_Start starts it
 	// Matched probes (MPI 3): MPI_Mprobe and a successful MPI_Improbe take
 	// the message out of matching; MPI_Mrecv and MPI_Imrecv then receive it
 	// by its message handle, matching nothing themselves.
@@ -71,6 +74,9 @@ func classify(f *tracepb.Function) fnInfo {
 		in.barrier = b == "Barrier"
 		if f.Nonblocking {
 			in.op = opICollStart
+			if strings.HasSuffix(b, "_init") {
+				in.op = opPCollInit
+			}
 		}
 		return in
 	case tracepb.Function_POINT_TO_POINT:

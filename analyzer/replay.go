@@ -99,6 +99,10 @@ type commInfo struct {
 	myIdx   int     // this rank's rank in it, -1 if not a member
 	group   int32   // first world rank of the local group
 	collSeq *uint64 // collective calls on it so far (replayer.collSeq)
+	// both, bothIdx: an intercommunicator's two groups as one instance's
+	// members and this rank's index among them (collPlace).
+	both    []int32
+	bothIdx int
 }
 
 // peerWorld translates a peer rank of a point-to-point call.
@@ -371,6 +375,9 @@ func (rp *replayer) commSlow(local uint32) *commInfo {
 	if len(c.members) > 0 {
 		c.group = c.members[0]
 	}
+	if c.inter {
+		c.group = interGroup(c)
+	}
 	if local >= denseSites {
 		if rp.bigComms == nil {
 			rp.bigComms = map[uint32]*commInfo{}
@@ -498,11 +505,19 @@ func (rp *replayer) event(e *traceformat.Event) {
 		}
 	case opMrecv:
 		// Matched by the probe already.
+	case opSystem, opOther:
+		rp.createOther(e, fi, f.entry)
+	case opPCollInit:
+		rp.pcollInit(e, fi, f.entry)
 	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
 		rp.create(e, fi.op, f.entry, a)
 		f.fixed = fi.op == opIsend
 	case opStart:
-		f.fixed = rp.start(e, f.entry, a)
+		var coll bool
+		f.fixed, coll = rp.start(e, f.entry, a, node)
+		if coll {
+			f.class = tracepb.Function_COLLECTIVE // as MPI_Ibarrier's start
+		}
 	case opComplete:
 		var n int
 		n, f.syncT, f.hasSync = rp.complete(e, &f.entry, &f.exit)

@@ -1,8 +1,6 @@
 package analyzer
 
 import (
-	"math"
-
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
@@ -18,34 +16,27 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	if c == nil || c.myIdx < 0 {
 		return
 	}
-	if c.myIdx == 0 {
-		node.Value.collInst++
-	}
 	root := int32(-1)
 	if fi.shape == tracepb.Function_ONE_TO_ALL || fi.shape == tracepb.Function_ALL_TO_ONE {
 		if e.Attr&traceformat.AttrRoot != 0 {
 			root = e.Root
 		}
 	}
-	if c.collSeq == nil {
-		// Shared by every local index naming the communicator.
-		sk := collSeqKey{id: c.id, group: c.group}
-		c.collSeq = rp.collSeq[sk]
-		if c.collSeq == nil {
-			c.collSeq = new(uint64)
-			rp.collSeq[sk] = c.collSeq
-		}
+	key, members, idx, root, joins := rp.collPlace(c, root)
+	if !joins {
+		return
 	}
-	key := collKey{comm: c.id, group: c.group, seq: *c.collSeq}
-	*c.collSeq++
+	if idx == 0 {
+		node.Value.collInst++
+	}
 	if fi.op == opICollStart {
-		rp.icollStart(e, fi, key, root, c, entry)
+		rp.icollStart(e, fi, key, root, c, members, idx, entry)
 		return
 	}
 	shape := fi.shape
 	att := collAtt{node: node, site: e.Site}
 	moves := movesData(e, fi)
-	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, c.members, c.myIdx, rp.rank, entry, *exit, moves, att, rp.contrib)
+	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
 	rp.contrib = contrib
 	rp.obs.coll(key, latest, has)
 	if mismatch {
@@ -89,30 +80,23 @@ type icollRef struct {
 // icollStart replays the start of a nonblocking collective: it posts its
 // entry (the start waits for nobody) and keeps the instance in its
 // request, for the call that completes it (icollsDone).
-func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, entry int64) {
-	in, contrib := rp.x.icollStart(key, fi.name, root, c.members, c.myIdx, rp.rank, entry, rp.contrib)
+func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, members []int32, idx int, entry int64) {
+	in, contrib := rp.x.icollStart(key, fi.name, root, members, idx, rp.rank, entry, rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++
 	}
 	if e.Attr&traceformat.AttrReqs != 0 {
 		for i, id := range e.Reqs {
-			slot := uint64(math.MaxUint64)
+			slot := noSlot
 			if i == 0 && in != nil {
-				if n := len(rp.icFree); n > 0 {
-					slot = rp.icFree[n-1]
-					rp.icFree = rp.icFree[:n-1]
-				} else {
-					slot = uint64(len(rp.icolls))
-					rp.icolls = append(rp.icolls, icollRef{})
-				}
-				rp.icolls[slot] = icollRef{in: in, idx: c.myIdx}
+				slot = rp.icollSlot(icollRef{in: in, idx: idx})
 			}
 			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true, ticket: slot})
 		}
 	} else if in != nil {
 		// No request recorded: nothing will say when it completes.
-		rp.contrib = rp.x.icollDone(in, c.myIdx, rp.rank, entry, 0, collAtt{}, rp.contrib)
+		rp.contrib = rp.x.icollDone(in, idx, rp.rank, entry, 0, collAtt{}, rp.contrib)
 	}
 	rp.applyContrib()
 }

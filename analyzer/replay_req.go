@@ -130,12 +130,13 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		}
 		n++
 		switch p.kind {
-		case reqColl:
+		case reqColl, reqPColl:
 			if p.ticket < uint64(len(rp.icolls)) && rp.icolls[p.ticket].in != nil {
 				rp.icDone = append(rp.icDone, rp.icolls[p.ticket])
 				rp.icolls[p.ticket] = icollRef{}
 				rp.icFree = append(rp.icFree, p.ticket)
 			}
+			p.ticket = noSlot
 		case reqSend, reqMatched:
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
@@ -198,8 +199,11 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 
 // start replays MPI_Start/MPI_Startall: each persistent request becomes
 // active and its send is posted, or its receive gets its ticket. fixed is
-// true when a send was posted (the call handed its entry to another rank).
-func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc) (fixed bool) {
+// true when a send was posted or a persistent collective started (the call
+// handed its entry to other ranks); coll is true when a persistent
+// collective started (its time is then Collective time, as a nonblocking
+// collective's start).
+func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc, node *rnode) (fixed, coll bool) {
 	for _, id := range e.Reqs {
 		rq := rp.reqs.get(id)
 		if rq == nil {
@@ -221,15 +225,18 @@ func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc) (fixed bool
 		} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
 			a.recvs++
 			rp.postRecv(rq)
+		} else if rq.kind == reqPColl {
+			fixed, coll = true, true
+			rp.pcollStart(rq, entry, node)
 		}
 	}
-	return fixed
+	return fixed, coll
 }
 
 // free replays MPI_Request_free.
 func (rp *replayer) free(e *traceformat.Event) {
 	for _, id := range e.Reqs {
-		if q := rp.reqs.get(id); q != nil && q.kind == reqColl && q.ticket < uint64(len(rp.icolls)) {
+		if q := rp.reqs.get(id); q != nil && (q.kind == reqColl || q.kind == reqPColl) && q.ticket < uint64(len(rp.icolls)) {
 			rp.icolls[q.ticket] = icollRef{}
 			rp.icFree = append(rp.icFree, q.ticket)
 		}

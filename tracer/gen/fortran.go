@@ -33,8 +33,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/dtpa/dtpa/traceformat/mpifunc"
 )
 
 // fortKind tells how a Fortran spelling passes its choice buffers.
@@ -213,7 +211,7 @@ func genFortran(protos []Proto, fsyms map[string]bool, fid map[string]int, tag, 
 			t, ok = sp[strings.TrimSuffix(p.Name, "_c")]
 		}
 		if !ok {
-			t = tmpl{post: genericPost(p, mpifunc.Classify(p.Name).Nonblocking)}
+			t = tmpl{post: genericPost(p)}
 		}
 		if err := emitFortran(&b, p, s, j, fid[p.Name], t); err != nil {
 			return nil, err

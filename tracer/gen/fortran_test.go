@@ -38,7 +38,7 @@ int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int 
 	for _, p := range protos {
 		t0, ok := sp[p.Name]
 		if !ok {
-			t0 = tmpl{post: genericPost(p, false)}
+			t0 = tmpl{post: genericPost(p)}
 		}
 		if err := emitFortran(&b, p, fortSym{strings.ToLower(p.Name) + "_", p.Name, fortF77}, 0, 7, t0); err != nil {
 			t.Fatal(err)

@@ -24,8 +24,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-
-	"github.com/dtpa/dtpa/traceformat/mpifunc"
 )
 
 type multi []string
@@ -169,7 +167,7 @@ func genWrappers(cc, fc, tag string) ([]byte, []byte, error) {
 			t, ok = sp[strings.TrimSuffix(p.Name, "_c")] // large-count variant, same positions
 		}
 		if !ok {
-			t = tmpl{post: genericPost(p, mpifunc.Classify(p.Name).Nonblocking)}
+			t = tmpl{post: genericPost(p)}
 		}
 		emitWrapper(&b, p, id, t)
 	}

@@ -166,11 +166,14 @@ func special() map[string]tmpl {
 		m["MPI_"+name] = tmpl{post: c.post}
 		in := "MPI_I" + strings.ToLower(name[:1]) + name[1:]
 		m[in] = tmpl{post: c.post + fmt.Sprintf(" REQC(*a%d, 0)", c.nreq)}
+		// Persistent (MPI 4): an MPI_Info, then the request.
+		m["MPI_"+name+"_init"] = tmpl{post: c.post + fmt.Sprintf(" REQC(*a%d, 0)", c.nreq+1)}
 	}
 	// Fortran passes the datatypes of Alltoallw as an array of Fortran handles.
 	fw := "CM(a8) if (a0 != MPI_IN_PLACE) SBN(dt_fsumw(T, C, a1, f3)) RBN(dt_fsumw(T, C, a5, f7))"
 	m["MPI_Alltoallw"] = tmpl{post: m["MPI_Alltoallw"].post, fpost: fw}
 	m["MPI_Ialltoallw"] = tmpl{post: m["MPI_Ialltoallw"].post, fpost: fw + " REQC(*a9, 0)"}
+	m["MPI_Alltoallw_init"] = tmpl{post: m["MPI_Alltoallw_init"].post, fpost: fw + " REQC(*a10, 0)"}
 
 	// Communicator creation: the new communicator gets an id that agrees
 	// across ranks (see dt_comm_created in golib/dt_comm.c).
@@ -193,9 +196,13 @@ func special() map[string]tmpl {
 	return m
 }
 
-// genericPost records the first communicator argument and, for calls that
-// start an operation, the request they create.
-func genericPost(p Proto, nonblocking bool) string {
+// genericPost records the first communicator argument and the request the
+// call creates. Every MPI function whose last parameter is an MPI_Request *
+// and that special() does not handle creates one: nonblocking and
+// persistent operations of every kind (file I/O, MPI_Rget/Rput/…,
+// MPI_Grequest_start, nonblocking neighbourhood collectives, partitioned
+// communication), so that the wait completing it finds it created.
+func genericPost(p Proto) string {
 	var b strings.Builder
 	for i, a := range p.Params {
 		if a.Type == "MPI_Comm" {
@@ -203,7 +210,7 @@ func genericPost(p Proto, nonblocking bool) string {
 			break
 		}
 	}
-	if n := len(p.Params); n > 0 && nonblocking && p.Params[n-1].Type == "MPI_Request *" {
+	if n := len(p.Params); n > 0 && p.Params[n-1].Type == "MPI_Request *" {
 		fmt.Fprintf(&b, "REQC(*a%d, 0)", n-1)
 	}
 	return b.String()
