@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,12 +13,17 @@ import (
 )
 
 // edgeFigure is one figure of testdata/apps/edges_intervals.c expected by
-// construction, with its tolerance.
+// construction, with its tolerance in a quiet run (slack) and how much a
+// noisy run may move it: wide times the allowance widen gives for the noise
+// of its interval (path nil: the whole program, whose noise is the run's).
+// A figure of one rank made of an interval's sleeps has wide 1, a sum over
+// ranks of such figures 4.
 type edgeFigure struct {
 	path        []int
 	rank        int // -1: Main
 	name        string
 	want, slack float64
+	wide        float64
 }
 
 // sectionFigures are the expected figures of the sections scenarios, by
@@ -40,14 +46,16 @@ func sectionFigures() []edgeFigure {
 	for _, n := range []int{1, 2} {
 		for r := 0; r < 4; r++ {
 			f = append(f,
-				edgeFigure{[]int{n}, r, "execution_time", 0.15, tol},
-				edgeFigure{[]int{n}, r, "insufficient_parallelism", 0.075, tol},
-				edgeFigure{[]int{n}, r, "productive_time", 0.075, tol})
+				edgeFigure{[]int{n}, r, "execution_time", 0.15, tol, 1},
+				edgeFigure{[]int{n}, r, "insufficient_parallelism", 0.075, tol, 1},
+				edgeFigure{[]int{n}, r, "productive_time", 0.075, tol, 1})
 		}
 		f = append(f,
-			edgeFigure{[]int{n}, -1, "insufficient_parallelism", 0.3, 2 * tol},
-			edgeFigure{[]int{n}, -1, "productive_time", 0.3, 2 * tol},
-			edgeFigure{[]int{n}, -1, "efficiency", 0.5, 0.1})
+			edgeFigure{[]int{n}, -1, "insufficient_parallelism", 0.3, 2 * tol, 4},
+			edgeFigure{[]int{n}, -1, "productive_time", 0.3, 2 * tol, 4},
+			// Productive / (max Execution · 4): a late wake-up of x
+			// moves it by about x / 0.15 (as in checkInterval).
+			edgeFigure{[]int{n}, -1, "efficiency", 0.5, 0.1, 1 / 0.15})
 	}
 	// Interval 3 (0.3 s): section 3 on ranks 0 and 1 only (K = 2) covers
 	// its first 0.2 s: 0.2·1/2 = 0.1 on ranks 0 and 1, 0 on 2 and 3
@@ -55,33 +63,71 @@ func sectionFigures() []edgeFigure {
 	// 0.3; Load Imbalance 0.1, 0.1, 0, 0. Main: 0.2 and 1.0.
 	for r, ip := range []float64{0.1, 0.1, 0, 0} {
 		f = append(f,
-			edgeFigure{[]int{3}, r, "execution_time", 0.3, tol},
-			edgeFigure{[]int{3}, r, "insufficient_parallelism", ip, tol},
-			edgeFigure{[]int{3}, r, "productive_time", 0.3 - ip, tol},
-			edgeFigure{[]int{3}, r, "load_imbalance", ip, tol})
+			edgeFigure{[]int{3}, r, "execution_time", 0.3, tol, 1},
+			edgeFigure{[]int{3}, r, "insufficient_parallelism", ip, tol, 1},
+			edgeFigure{[]int{3}, r, "productive_time", 0.3 - ip, tol, 1},
+			edgeFigure{[]int{3}, r, "load_imbalance", ip, tol, 1})
 	}
 	f = append(f,
-		edgeFigure{[]int{3}, -1, "insufficient_parallelism", 0.2, 2 * tol},
-		edgeFigure{[]int{3}, -1, "productive_time", 1.0, 2 * tol})
+		edgeFigure{[]int{3}, -1, "insufficient_parallelism", 0.2, 2 * tol, 4},
+		edgeFigure{[]int{3}, -1, "productive_time", 1.0, 2 * tol, 4})
 	// The whole program holds every section whole: sections 1 and 2
 	// (0.6 s each, K = 4) give 0.45 each per rank, section 3 (0.4 s,
-	// K = 2) 0.2 on ranks 0 and 1: 1.1, 1.1, 0.9, 0.9; 4.0 in all.
+	// K = 2) 0.2 on ranks 0 and 1: 1.1, 1.1, 0.9, 0.9; 4.0 in all. Each
+	// section is two sleeps: oversleeping each by the noise adds up to
+	// 2·0.75 + 2·0.75 + 2·0.5 = 4 times the noise per rank, twice widen's
+	// allowance.
 	for r, ip := range []float64{1.1, 1.1, 0.9, 0.9} {
-		f = append(f, edgeFigure{nil, r, "insufficient_parallelism", ip, tolMany})
+		f = append(f, edgeFigure{nil, r, "insufficient_parallelism", ip, tolMany, 2})
 	}
-	f = append(f, edgeFigure{nil, -1, "insufficient_parallelism", 4.0, 4 * tolMany})
+	f = append(f, edgeFigure{nil, -1, "insufficient_parallelism", 4.0, 4 * tolMany, 8})
 	return f
 }
 
-// checkFigures compares r with figures and returns the mismatches, logging
-// every comparison.
-func checkFigures(t *testing.T, r *report.Report, figures []edgeFigure) []string {
+// edgeScenarios are the scenarios figs cover, for selfTiming.noise: an
+// interval's ranks are those with an expected execution_time.
+func edgeScenarios(figs []edgeFigure) []expect {
+	var es []expect
+	at := map[string]int{}
+	for _, f := range figs {
+		if f.name != "execution_time" || f.rank < 0 || f.path == nil {
+			continue
+		}
+		k := pathKey(f.path)
+		i, ok := at[k]
+		if !ok {
+			i = len(es)
+			at[k] = i
+			es = append(es, expect{path: f.path, times: map[string][]float64{}})
+		}
+		es[i].ranks = append(es[i].ranks, f.rank)
+		es[i].times["execution_time"] = append(es[i].times["execution_time"], f.want)
+	}
+	return es
+}
+
+// checkFigures compares r with figures, within tolerances widened by the
+// noise of each figure's interval in st (the whole program: the run's). A
+// figure whose interval strayed beyond maxNoise is not compared (logged);
+// a figure missing from the report always fails. Every comparison is
+// logged. It skips t when no figure could be compared.
+func checkFigures(t *testing.T, r *report.Report, figures []edgeFigure, st selfTiming) {
 	t.Helper()
-	var bad []string
+	scen := edgeScenarios(figures)
+	noiseOf := map[string]float64{"": st.runNoise(scen)}
+	for _, e := range scen {
+		noiseOf[pathKey(e.path)] = st.noise(e)
+	}
+	logged := map[string]bool{}
+	checked := 0
 	for _, f := range figures {
+		what := fmt.Sprintf("interval %s rank %d %s", report.PathString(f.path), f.rank, f.name)
+		if f.rank < 0 {
+			what = fmt.Sprintf("interval %s main %s", report.PathString(f.path), f.name)
+		}
 		iv := findInterval(r, f.path)
 		if iv == nil {
-			bad = append(bad, fmt.Sprintf("no interval %v", f.path))
+			t.Errorf("no interval %v", f.path)
 			continue
 		}
 		var got float64
@@ -95,16 +141,37 @@ func checkFigures(t *testing.T, r *report.Report, figures []edgeFigure) []string
 				}
 			}
 		}
-		what := fmt.Sprintf("interval %s rank %d %s", report.PathString(f.path), f.rank, f.name)
-		if f.rank < 0 {
-			what = fmt.Sprintf("interval %s main %s", report.PathString(f.path), f.name)
+		if !found {
+			t.Errorf("%s: missing", what)
+			continue
 		}
-		t.Logf("%s: %.4f (expected %.4f ± %.3f)", what, got, f.want, f.slack)
-		if !found || math.Abs(got-f.want) > f.slack {
-			bad = append(bad, fmt.Sprintf("%s = %.4f, want %.4f ± %.3f", what, got, f.want, f.slack))
+		k := pathKey(f.path)
+		noise, ok := noiseOf[k]
+		if !ok {
+			t.Fatalf("interval %v: no scenario times it", f.path)
+		}
+		extra, ok := widen(noise)
+		if !logged[k] {
+			logged[k] = true
+			if !ok {
+				t.Logf("interval %s: times not checked, the run strayed %.3f s from the construction there", report.PathString(f.path), noise)
+			} else if extra > 0 {
+				t.Logf("interval %s: noise %.4f s, tolerances widened by %.4f s per rank", report.PathString(f.path), noise, extra)
+			}
+		}
+		if !ok {
+			continue
+		}
+		checked++
+		tl := f.slack + f.wide*extra
+		t.Logf("%s: %.4f (expected %.4f ± %.3f)", what, got, f.want, tl)
+		if math.Abs(got-f.want) > tl {
+			t.Errorf("%s = %.4f, want %.4f ± %.3f", what, got, f.want, tl)
 		}
 	}
-	return bad
+	if checked == 0 {
+		t.Skipf("machine too busy: every interval strayed more than %.3f s from the construction; hand-derived figures not checked", maxNoise)
+	}
 }
 
 func findInterval(r *report.Report, path []int) *report.Interval {
@@ -116,19 +183,14 @@ func findInterval(r *report.Report, path []int) *report.Interval {
 	return nil
 }
 
-// edgeAttempts is how many times a scenario is traced when the machine's
-// load pushes a figure outside its tolerance (a wake-up late by tens of
-// milliseconds); broken identities and wrong marks fail at once.
-const edgeAttempts = 3
-
 // TestEdgesSections traces the sequential sections crossing interval
 // boundaries under both MPIs, with and without injected clock skew, and
 // checks each figure against its construction.
 func TestEdgesSections(t *testing.T) {
-	eachEdgeRun(t, "sections", nil, nil, func(t *testing.T, r *report.Report, stderr string, skewed bool) []string {
-		checkWarnings(t, r, stderr, skewed)
+	eachEdgeRun(t, "sections", nil, nil, sectionFigures(), func(t *testing.T, r *report.Report, stderr string, skewed bool) float64 {
+		shift := checkWarnings(t, r, stderr, skewed)
 		checkInvariants(t, r, 4)
-		return checkFigures(t, r, sectionFigures())
+		return shift
 	})
 }
 
@@ -141,13 +203,26 @@ func TestEdgesCutTrace(t *testing.T) {
 	// 1 MB for 4 processes: 256 KB each. Rank 3's 3 million calls need
 	// far more; the other ranks make a dozen.
 	env := []string{"MaxTraceSize=1"}
-	eachEdgeRun(t, "cut", env, []string{"cut", "3000000"}, func(t *testing.T, r *report.Report, stderr string, skewed bool) []string {
+	// Ranks 0–2 sleep 0.1 s in interval 4, outside MPI: their Execution
+	// and Productive time are 0.1 s each.
+	var figs []edgeFigure
+	for rk := 0; rk < 3; rk++ {
+		figs = append(figs, edgeFigure{[]int{4}, rk, "execution_time", 0.1, tol, 1})
+	}
+	eachEdgeRun(t, "cut", env, []string{"cut", "3000000"}, figs, func(t *testing.T, r *report.Report, stderr string, skewed bool) float64 {
 		if !hasWarningE2E(r, "Rank 3: tracing stopped early (SIZE_LIMIT") {
 			t.Errorf("warnings %q", r.Warnings)
 		}
+		shift := 0.0
 		for _, w := range r.Warnings {
 			if strings.Contains(w, "Rank 0") || strings.Contains(w, "Rank 1") || strings.Contains(w, "Rank 2") {
 				t.Errorf("warning about a complete rank: %s", w)
+			}
+			// Clock repairs, as checkWarnings allows them.
+			if m := violationRE.FindStringSubmatch(w); m != nil && skewed {
+				n, _ := strconv.Atoi(m[1])
+				v, _ := strconv.ParseFloat(m[2], 64)
+				shift += float64(n) * v
 			}
 		}
 		for _, path := range [][]int{nil, {4}} {
@@ -167,13 +242,7 @@ func TestEdgesCutTrace(t *testing.T) {
 				t.Errorf("interval %v: %d ranks", path, len(iv.Ranks))
 			}
 		}
-		// Ranks 0–2 sleep 0.1 s in interval 4, outside MPI: their
-		// Execution and Productive time are 0.1 s each.
-		var figs []edgeFigure
-		for rk := 0; rk < 3; rk++ {
-			figs = append(figs, edgeFigure{[]int{4}, rk, "execution_time", 0.1, tol})
-		}
-		return checkFigures(t, r, figs)
+		return shift
 	})
 }
 
@@ -187,12 +256,14 @@ func hasWarningE2E(r *report.Report, sub string) bool {
 }
 
 // eachEdgeRun traces edges_intervals with args under both MPIs, aligned
-// and with injected clock skew, analyses it and runs check, which returns
-// the figures outside their tolerance: those are retried up to
-// edgeAttempts times (the machine's load), anything check reports through
-// t fails at once.
-func eachEdgeRun(t *testing.T, name string, env, args []string,
-	check func(t *testing.T, r *report.Report, stderr string, skewed bool) []string) {
+// and with injected clock skew, and analyses it, as TestGroundTruth does:
+// check (warnings, marks, identities: bugs whatever the noise; it returns
+// checkWarnings' allowance for clock repairs) and checkSelfTimed run on
+// every run; a run noisier than quietNoise is traced again, up to attempts
+// runs, and figs are compared on the quietest (checkFigures).
+func eachEdgeRun(t *testing.T, name string, env, args []string, figs []edgeFigure,
+	check func(t *testing.T, r *report.Report, stderr string, skewed bool) float64) {
+	scen := edgeScenarios(figs)
 	for _, m := range impls {
 		t.Run(m.name, func(t *testing.T) {
 			needMPI(t, m)
@@ -205,8 +276,10 @@ func eachEdgeRun(t *testing.T, name string, env, args []string,
 					runEnv = append(runEnv, "DT_CLOCK_SKEW="+clockSkew)
 				}
 				t.Run(sub, func(t *testing.T) {
-					var bad []string
-					for i := 1; i <= edgeAttempts; i++ {
+					var best *report.Report
+					var bestTiming selfTiming
+					bestNoise := math.Inf(1)
+					for i := 1; i <= attempts; i++ {
 						dir := t.TempDir()
 						if err := os.Link(exe, filepath.Join(dir, "edges_intervals")); err != nil {
 							t.Fatal(err)
@@ -215,18 +288,23 @@ func eachEdgeRun(t *testing.T, name string, env, args []string,
 						if !strings.Contains(out, "edges_intervals done") {
 							t.Fatalf("%s: the program did not finish:\n%s", name, out)
 						}
+						st := parseSelfTiming(t, out)
 						if skew {
 							checkSkew(t, dir, "edges_intervals", 4, injected)
 						}
 						r, stderr := analyse(t, dir, "edges_intervals")
-						if bad = check(t, r, stderr, skew); len(bad) == 0 || t.Failed() {
+						shift := check(t, r, stderr, skew)
+						checkSelfTimed(t, r, st, shift)
+						noise := st.runNoise(scen)
+						t.Logf("run %d: noise %.4f s", i, noise)
+						if noise < bestNoise {
+							best, bestTiming, bestNoise = r, st, noise
+						}
+						if noise <= quietNoise || t.Failed() {
 							break
 						}
-						t.Logf("attempt %d: %d figure(s) outside their tolerance, tracing again", i, len(bad))
 					}
-					for _, b := range bad {
-						t.Error(b)
-					}
+					checkFigures(t, best, figs, bestTiming)
 				})
 			}
 		})
