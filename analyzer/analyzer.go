@@ -1,6 +1,6 @@
 // Package analyzer turns the per-rank traces of one run into a
 // report.Report: it aligns clocks, matches messages and collectives, builds
-// the interval tree and accumulates the characteristics of SPEC.md §3–§5.
+// the interval tree and accumulates the characteristics of docs/characteristics.md §3–§5.
 //
 // # How it works
 //
@@ -51,7 +51,7 @@
 // rank's events since its last send, collective or MPI_Pcontrol, when the
 // repaired call published nothing itself.
 //
-// # Definitions where SPEC.md leaves a choice
+// # Definitions where the DVM method leaves a choice
 //
 //   - Level 0 runs from the exit of MPI_Init to the entry of MPI_Finalize:
 //     the two calls themselves (start-up, clock synchronization, trace
@@ -121,7 +121,7 @@
 //     completed receives), paired in the exchange whichever side comes
 //     first (issendPosted, issendWaited). Not for standard-mode
 //     nonblocking sends or MPI_Sendrecv.
-//   - Overlap ("Overlap") is the time covered by the windows SPEC adds up
+//   - Overlap ("Overlap") is the time covered by the windows the DVM method adds up
 //     (their union per processor), clipped to the entry of the interval
 //     where they are completed, so that it never exceeds the processor's
 //     execution time there; each Wait/Test call gets the part of its

@@ -327,7 +327,7 @@ func lessPath(a, b []int) bool {
 	return len(a) < len(b)
 }
 
-// interval computes one interval's characteristics (SPEC §3–§6): the
+// interval computes one interval's characteristics (docs/characteristics.md §3–§6): the
 // measured figures of each processor, completed by report.Derive; warnings
 // are Derive's.
 func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) (iv report.Interval, warnings []string) {

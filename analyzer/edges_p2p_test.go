@@ -10,7 +10,7 @@ import (
 
 // The edges of point-to-point and nonblocking-collective replay: probes,
 // nonblocking collectives, late receivers and Overlap as time covered
-// (analyzer package doc, "Definitions where SPEC.md leaves a choice").
+// (analyzer package doc, "Definitions where the DVM method leaves a choice").
 
 // probeEv is MPI_Probe/MPI_Iprobe's event: the posted source and tag and,
 // when found, the status.
@@ -271,7 +271,7 @@ func lateReceiver(t *testing.T, run *tracetest.Run) {
 
 // Overlap counts time covered. Rank 0 starts two MPI_Isend and an
 // MPI_Irecv at 0.001–0.003 ms (rank 1 sends at 0.001 ms), computes to
-// 200 ms and completes them with one MPI_Waitall: SPEC's sum would be
+// 200 ms and completes them with one MPI_Waitall: the DVM method's sum would be
 // about 3 × 200 ms in a 200 ms interval; covered, it is 200 − 0.001 ms
 // (from the first start to the wait). Rank 1: MPI_Isend A at 0.001 ms,
 // MPI_Isend B at 100.002 ms, waits for B at 150.003 ms (covers 100.002 …

@@ -16,7 +16,7 @@ import (
 // minLatencyNs is the minimum message latency the controlled logical clock
 // enforces when it repairs a clock-condition violation (a receive then ends
 // at least this long after its send started). Detection itself is strict
-// (SPEC: a receive ending before its send started).
+// (a receive ending before its send started is a violation).
 const minLatencyNs = 0
 
 // rnode is one processor's interval with its accumulators.

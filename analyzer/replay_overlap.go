@@ -19,7 +19,7 @@ func (o *ovSegs) at(i int) *ovSeg { return &o.s[(o.head+i)%maxOvSegs] }
 
 // overlapCover is the Overlap of a Wait/Test call entered at entry in
 // interval node completing requests with the given terms: the time of the
-// windows max(start, t) … entry of its requests (SPEC's terms) that is
+// windows max(start, t) … entry of its requests (characteristics.md §3.6) that is
 // not yet counted on this processor, clipped to the interval's current
 // entry. Overlap is thus the time covered by overlap windows (their union),
 // which never exceeds the processor's execution time in the interval
