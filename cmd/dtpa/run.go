@@ -42,6 +42,29 @@ type Options struct {
 // AnalyzeFunc is the signature of analyzer.Analyze.
 type AnalyzeFunc func(context.Context, analyzer.Options) (*report.Report, error)
 
+// analyze is opts.Analyze, or analyzer.Analyze when unset.
+func (opts Options) analyze() AnalyzeFunc {
+	if opts.Analyze != nil {
+		return opts.Analyze
+	}
+	return analyzer.Analyze
+}
+
+// analyzerOptions are the analyzer's options for the traces in dir (the
+// trace directory, "." for the current one); warn gets each warning.
+func (opts Options) analyzerOptions(dir string, warn func(string)) analyzer.Options {
+	return analyzer.Options{
+		Dir:      opts.Dir,
+		App:      opts.App,
+		MaxLevel: opts.MaxLevel,
+		Exe:      opts.Exe,
+		Warn:     warn,
+		// The executable is taken from --exe when given, else from the
+		// path the traces recorded, else next to the traces (srcchar).
+		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn}),
+	}
+}
+
 // defaultTimelineCalls is the HTML page's timeline detail budget: about
 // 40 bytes of page per call with its arrows, so the page stays near 10 MB.
 const defaultTimelineCalls = 250_000
@@ -57,28 +80,14 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	if opts.Export != "" {
 		return export(ctx, opts, w, warn)
 	}
-	analyze := opts.Analyze
-	if analyze == nil {
-		analyze = analyzer.Analyze
-	}
-	var tl *analyzer.TimelineRecorder
+	aopts := opts.analyzerOptions(dir, warn)
 	if opts.HTML {
-		tl = &analyzer.TimelineRecorder{MaxCalls: opts.TimelineCalls}
-		if tl.MaxCalls <= 0 {
-			tl.MaxCalls = defaultTimelineCalls
+		aopts.Timeline = &analyzer.TimelineRecorder{MaxCalls: opts.TimelineCalls}
+		if aopts.Timeline.MaxCalls <= 0 {
+			aopts.Timeline.MaxCalls = defaultTimelineCalls
 		}
 	}
-	rep, err := analyze(ctx, analyzer.Options{
-		Dir:      opts.Dir,
-		App:      opts.App,
-		MaxLevel: opts.MaxLevel,
-		Exe:      opts.Exe,
-		Warn:     warn,
-		// The executable is taken from --exe when given, else from the
-		// path the traces recorded, else next to the traces (srcchar).
-		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn}),
-		Timeline:   tl,
-	})
+	rep, err := opts.analyze()(ctx, aopts)
 	if err != nil {
 		return err
 	}
@@ -91,7 +100,7 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	case opts.JSON:
 		err = writeJSON(&buf, rep)
 	case opts.HTML:
-		err = html.Write(&buf, nonNil(rep), tl.Timeline())
+		err = html.Write(&buf, nonNil(rep), aopts.Timeline.Timeline())
 	default:
 		err = trpa.Render(&buf, rep, opts.Render)
 	}
@@ -137,19 +146,9 @@ func export(ctx context.Context, opts Options, w io.Writer, warn func(string)) (
 		}()
 		x.W = f
 	}
-	analyze := opts.Analyze
-	if analyze == nil {
-		analyze = analyzer.Analyze
-	}
-	_, err = analyze(ctx, analyzer.Options{
-		Dir:        opts.Dir,
-		App:        opts.App,
-		MaxLevel:   opts.MaxLevel,
-		Exe:        opts.Exe,
-		Warn:       warn,
-		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn}),
-		Chrome:     x,
-	})
+	aopts := opts.analyzerOptions(dir, warn)
+	aopts.Chrome = x
+	_, err = opts.analyze()(ctx, aopts)
 	if err != nil {
 		return err
 	}
