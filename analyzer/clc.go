@@ -70,13 +70,6 @@ type ovTerm struct {
 
 const noT = math.MinInt64
 
-func overlapOf(entry int64, terms []ovTerm) (ov int64) {
-	for _, o := range terms {
-		ov += max(0, entry-max(o.start, o.t))
-	}
-	return ov
-}
-
 // fix makes the event that ended at exit a fixed point.
 func (rp *replayer) fix(exit int64) {
 	rp.pend, rp.pendOv = rp.pend[:0], rp.pendOv[:0]

@@ -135,15 +135,4 @@ func checkInvariants(t *testing.T, rep *report.Report) {
 	}
 }
 
-func pathString(p []int) string {
-	if len(p) == 0 {
-		return "0"
-	}
-	var parts []string
-	for _, x := range p {
-		parts = append(parts, itoa(x))
-	}
-	return strings.Join(parts, "/")
-}
-
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"context"
 	"runtime"
 	"slices"
 	"sync"
@@ -91,7 +92,7 @@ func TestDeferredStaysBounded(t *testing.T) {
 			present[i], members[i] = true, int32(i)
 		}
 		x := newExchange(n, present, defaultLimits())
-		s := newSched(nil, x)
+		s := newSched(context.Background(), x)
 		x.s = s
 		most := make([]int, n)
 		got := make([]int, n) // contributions received
@@ -145,7 +146,7 @@ func TestInboxConcurrent(t *testing.T) {
 			present[i] = true
 		}
 		x := newExchange(n, present, lim)
-		s := newSched(nil, x)
+		s := newSched(context.Background(), x)
 		x.s = s
 		for r := range int32(n) {
 			to, from := (r+1)%n, (r+n-1)%n

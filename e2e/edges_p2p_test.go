@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -298,5 +297,5 @@ func checkLateReceiver(t *testing.T, iv *report.Interval, want []float64, tl flo
 			t.Errorf("interval %v rank %d: late_receiver = %.4f, want %.3f ± %.3f", iv.Path, rk.Rank, rk.LateReceiver, want[i], tl)
 		}
 	}
-	t.Log(fmt.Sprintf("interval %v late_receiver (measured / expected): %.4f / %v", iv.Path, got, want))
+	t.Logf("interval %v late_receiver (measured / expected): %.4f / %v", iv.Path, got, want)
 }

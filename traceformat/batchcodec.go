@@ -296,29 +296,6 @@ func decShapeIdx(dst []uint32, b []byte) ([]uint32, uint32, error) {
 	return dst, hi, nil
 }
 
-func decU64(dst []uint64, b []byte) ([]uint64, error) {
-	for i := 0; i < len(b); {
-		c := b[i]
-		if c < 0x80 {
-			dst = append(dst, uint64(c))
-			i++
-			continue
-		}
-		if i+1 < len(b) && b[i+1] < 0x80 {
-			dst = append(dst, uint64(c&0x7f)|uint64(b[i+1])<<7)
-			i += 2
-			continue
-		}
-		v, n := protowire.ConsumeVarint(b[i:])
-		if n < 0 {
-			return dst, errVarint
-		}
-		dst = append(dst, v)
-		i += n
-	}
-	return dst, nil
-}
-
 // decDur decodes the duration column and checks on the way that every
 // duration is representable as an int64 (the top bit of none is set).
 func decDur(dst []uint64, b []byte) ([]uint64, error) {
@@ -427,12 +404,9 @@ func decodeValues(dst []uint64, b []byte, enc Enc) ([]uint64, error) {
 
 // batchDecoder is the reusable decoding state of a Batch.
 type batchDecoder struct {
-	tab         tableDec
-	src, tag    []int32 // the status columns as parsed
-	have        []int   // values by lazy column index (lazyCols)
-	kind        []uint8
-	hiShape     uint32
-	nreqsParsed bool
+	tab      tableDec
+	src, tag []int32 // the status columns as parsed
+	have     []int   // values by lazy column index (lazyCols)
 }
 
 // decodeBatch decodes a protobuf EventBatch into b, reusing b's storage,
