@@ -122,7 +122,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 	for _, c := range n.Children {
 		ct := total(c, keys, out, rank)
 		addAcc(&t.a, &ct.a)
-		t.addWaits(ct.waits)
+		t.addWaitVals(ct.waits)
 		for k, s := range ct.sites {
 			d := t.sites[k]
 			if d == nil {

@@ -43,7 +43,9 @@ type acc struct {
 	lrIdx int32
 	// culprits are the waits of the interval by kind, waiting site and
 	// late partner (waits.go).
-	culprits map[waitKey]waitVal
+	culprits map[waitKey]*waitVal
+	lastKey  waitKey
+	lastWait *waitVal
 }
 
 // siteAcc is one call site's figures on one processor in one interval.

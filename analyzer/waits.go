@@ -66,19 +66,23 @@ type waitVal struct {
 	ns, n int64
 }
 
-// addWait records ns of waiting (n instances) in a.
+// addWait records ns of waiting (n instances) in a. The last key is
+// remembered: a loop waits at the same site for the same partner over and
+// over, and the common case then costs a comparison instead of a hash.
 func (a *acc) addWait(k waitKey, ns, n int64) {
-	if a.culprits == nil {
-		a.culprits = map[waitKey]waitVal{}
+	v := a.lastWait
+	if v == nil || a.lastKey != k {
+		if a.culprits == nil {
+			a.culprits = map[waitKey]*waitVal{}
+		}
+		if v = a.culprits[k]; v == nil {
+			v = &waitVal{}
+			a.culprits[k] = v
+		}
+		a.lastKey, a.lastWait = k, v
 	}
-	v := a.culprits[k]
 	v.ns += ns
 	v.n += n
-	if v.ns == 0 && v.n == 0 {
-		delete(a.culprits, k)
-		return
-	}
-	a.culprits[k] = v
 }
 
 // lateSender records the Real Sync rs > 0 of a receiving call at site,
@@ -170,7 +174,7 @@ func collWait(a *acc, k *collContrib) {
 }
 
 // addWaits adds waits m (one node's or a nested interval's) to t.
-func (t *rankTot) addWaits(m map[waitKey]waitVal) {
+func (t *rankTot) addWaits(m map[waitKey]*waitVal) {
 	if len(m) == 0 {
 		return
 	}
@@ -250,4 +254,17 @@ func reportWaits(g *gnode, sites []map[uint32]string, siteID map[string]int) []r
 			cmp.Compare(a.WaitingSRC, b.WaitingSRC), cmp.Compare(a.LateSRC, b.LateSRC))
 	})
 	return out
+}
+
+// addWaitVals adds a nested interval's waits m to t.
+func (t *rankTot) addWaitVals(m map[waitKey]waitVal) {
+	for k, v := range m {
+		if t.waits == nil {
+			t.waits = map[waitKey]waitVal{}
+		}
+		w := t.waits[k]
+		w.ns += v.ns
+		w.n += v.n
+		t.waits[k] = w
+	}
 }
