@@ -24,6 +24,7 @@ type rankTot struct {
 	openAtEnd bool
 	a         acc
 	sites     map[string]*siteTot
+	waits     map[waitKey]waitVal // file-local sites (waits.go)
 }
 
 type siteTot struct {
@@ -107,6 +108,7 @@ func (k *siteKeyer) ref(site uint32) siteRef {
 func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot {
 	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[string]*siteTot{}}
 	addAcc(&t.a, n.Value)
+	t.addWaits(n.Value.culprits)
 	for id := range n.Value.sites {
 		s := &n.Value.sites[id]
 		if !s.used {
@@ -120,6 +122,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 	for _, c := range n.Children {
 		ct := total(c, keys, out, rank)
 		addAcc(&t.a, &ct.a)
+		t.addWaitVals(ct.waits)
 		for k, s := range ct.sites {
 			d := t.sites[k]
 			if d == nil {
@@ -234,10 +237,12 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 		siteID[k] = i + 1
 	}
 	states := rankStates(reps, byRank)
+	wsites := waitSiteKeys(reps)
 	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
 		iv, ws := interval(g, program, siteID, opts.Symbolizer)
 		markIncomplete(&iv, g, states)
+		iv.Waits = reportWaits(g, wsites, siteID)
 		for _, w := range ws {
 			warn(w)
 		}

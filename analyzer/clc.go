@@ -59,7 +59,8 @@ type pendEv struct {
 	entry, exit int64
 	syncT       int64 // Real Sync is max(0, syncT − entry) when hasSync
 	hasSync     bool
-	ov          int64 // its Overlap: the time before entry it newly covered
+	ov          int64   // its Overlap: the time before entry it newly covered
+	from        msgFrom // the late sender of its Real Sync (waits.go)
 }
 
 // ovTerm is one completed request's part of a Wait/Test call's Overlap:
@@ -94,7 +95,7 @@ func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entr
 	}
 	p := &rp.pend[n]
 	p.a, p.site, p.class, p.entry, p.exit = a, site, class, entry, exit
-	p.syncT, p.hasSync, p.ov = syncT, hasSync, ov
+	p.syncT, p.hasSync, p.ov, p.from = syncT, hasSync, ov, rp.from
 }
 
 // repairRecv is repair for a call that published nothing (a receive, a
@@ -156,9 +157,13 @@ func (rp *replayer) amortize(tr, d int64) bool {
 			rp.mpiNs += dd
 		}
 		if p.hasSync {
-			dd := max(0, p.syncT-ne) - max(0, p.syncT-p.entry)
+			old := max(0, p.syncT-p.entry)
+			dd := max(0, p.syncT-ne) - old
 			p.a.realSync += dd
 			s.realSync += dd
+			if dd != 0 {
+				p.resync(old, old+dd)
+			}
 		}
 		if p.ov > 0 {
 			// The time it covered ends at its entry and is, but for

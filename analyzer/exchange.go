@@ -86,7 +86,7 @@ type rankSync struct {
 	// late holds the Real Sync its receivers charged to the rank's
 	// blocking sends for posting late, by lateAtt (under mu; applied once
 	// every replay has finished).
-	late map[uint64]int64
+	late map[lateKey]waitVal
 	// iss pairs the synchronous nonblocking sends of the rank with their
 	// receives' posting times and the calls that completed them, by
 	// serial, whichever comes first (under mu; issendPosted).
@@ -99,6 +99,7 @@ type issState struct {
 	post   int64
 	posted bool
 	call   *issCall
+	from   msgFrom // the receive's rank and call site, with post
 }
 
 // issCall is a Wait/Test call that completed synchronous sends, waiting
@@ -110,6 +111,7 @@ type issCall struct {
 	att               uint64
 	pending           int
 	skip              bool
+	from              msgFrom // the receive that posted at best
 }
 
 type p2pKey struct {
@@ -183,6 +185,7 @@ type collInst struct {
 	// allIn: every member entered or is gone (set under x.mu after the
 	// last entry; entries do not change after).
 	allIn atomic.Bool
+	kind  waitKind // of its participants' Potential Sync (waits.go)
 }
 
 // collSlot is one participant's part of a collective instance: its times
@@ -195,6 +198,7 @@ type collSlot struct {
 	// completed it (its entry is exit), which bounds its Potential Sync.
 	dur               int64
 	att               collAtt
+	esite             uint32 // the entering call's site (the late site, waits.go)
 	hasEntry, hasExit bool
 }
 
@@ -209,6 +213,9 @@ type collAtt struct {
 type collContrib struct {
 	att     collAtt
 	pot, tv int64
+	// The participant whose entry was the latest (the late partner of
+	// the Potential Sync, waits.go) and the wait's kind.
+	late collLate
 }
 
 func newExchange(size int, present []bool, lim limits) *exchange {
@@ -355,7 +362,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		x.pendingColls[ck]++
 		n := len(members)
 		in = &collInst{key: k, fn: fn, shape: shape, root: root, members: members,
-			slots: make([]collSlot, n)}
+			slots: make([]collSlot, n), kind: collWaitKind(fn, shape)}
 		for _, m := range members {
 			if x.ranks[m].done.Load() {
 				in.entryGone++
@@ -369,7 +376,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		return in, nil
 	}
 	sl := &in.slots[idx]
-	sl.entry, sl.hasEntry, sl.att = entry, true, att
+	sl.entry, sl.hasEntry, sl.att, sl.esite = entry, true, att, att.site
 	if in.nEntry == 0 || entry > in.maxEntry {
 		in.maxEntry = entry
 	}
@@ -547,6 +554,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 	}
 	var maxEntry, maxExit int64
 	first := true
+	lateIdx := -1
 	for i := range in.slots {
 		sl := &in.slots[i]
 		if !sl.hasExit {
@@ -554,19 +562,21 @@ func (x *exchange) maybeComplete(in *collInst) {
 		}
 		if first || sl.entry > maxEntry {
 			maxEntry = sl.entry
+			lateIdx = i
 		}
 		if first || sl.exit > maxExit {
 			maxExit = sl.exit
 		}
 		first = false
 	}
+	late := in.latest(lateIdx)
 	for i, m := range in.members {
 		sl := &in.slots[i]
 		if !sl.hasExit {
 			continue
 		}
 		rs := x.ranks[m]
-		c := collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit}
+		c := collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit, late: late}
 		if in.nonblocking {
 			// The loss is suffered in the completing call (entered at
 			// sl.exit): the latest start over the participants minus
@@ -583,12 +593,12 @@ func (x *exchange) maybeComplete(in *collInst) {
 // for nobody; the instance's exits are posted by the calls that complete it
 // (icollDone). It returns the instance (nil when the members' calls
 // disagree) and the contributions deferred to rank me so far, in buf.
-func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32, idx int, me int32, entry int64, buf []collContrib) (*collInst, []collContrib) {
+func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32, idx int, me int32, entry int64, site uint32, buf []collContrib) (*collInst, []collContrib) {
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, tracepb.Function_NONE, root, members, idx, me, entry, collAtt{})
+	in, wake := x.collEnterLocked(k, fn, tracepb.Function_NONE, root, members, idx, me, entry, collAtt{site: site})
 	if !in.mismatch {
 		in.nonblocking = true
 	}
@@ -659,29 +669,27 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 // send of rank src that att names (replayer.lateAtt); by the receiver's
 // replay, which has just matched the message. Rare: only sends that
 // waited for their receive.
-func (x *exchange) lateReceiver(src int32, att uint64, d int64) {
+func (x *exchange) lateReceiver(src int32, att uint64, d int64, dst int32, rsite uint32) {
 	rs := x.ranks[src]
 	x.lock(&rs.mu)
-	if rs.late == nil {
-		rs.late = map[uint64]int64{}
-	}
-	rs.late[att] += d
+	rs.addLate(lateKey{att: att, from: msgFrom{rank: dst, site: rsite}}, d)
 	x.unlock(&rs.mu)
 }
 
 // issendPosted reports the posting time of the receive of rank src's
 // synchronous send serial; by the receiver's replay.
-func (x *exchange) issendPosted(src int32, serial uint64, post int64) {
+func (x *exchange) issendPosted(src int32, serial uint64, post int64, dst int32, rsite uint32) {
 	rs := x.ranks[src]
+	from := msgFrom{rank: dst, site: rsite}
 	x.lock(&rs.mu)
 	if st := rs.iss[serial]; st != nil {
 		delete(rs.iss, serial)
-		rs.issNote(st.call, post, true)
+		rs.issNote(st.call, post, from, true)
 	} else {
 		if rs.iss == nil {
 			rs.iss = map[uint64]*issState{}
 		}
-		rs.iss[serial] = &issState{post: post, posted: true}
+		rs.iss[serial] = &issState{post: post, posted: true, from: from}
 	}
 	x.unlock(&rs.mu)
 }
@@ -696,7 +704,7 @@ func (x *exchange) issendWaited(me int32, serials []uint64, entry, exit int64, a
 	for _, s := range serials {
 		if st := rs.iss[s]; st != nil && st.posted {
 			delete(rs.iss, s)
-			rs.issNote(c, st.post, true)
+			rs.issNote(c, st.post, st.from, true)
 			continue
 		}
 		if rs.iss == nil {
@@ -705,21 +713,18 @@ func (x *exchange) issendWaited(me int32, serials []uint64, entry, exit int64, a
 		rs.iss[s] = &issState{call: c}
 		c.pending++
 	}
-	rs.issNote(c, 0, false)
+	rs.issNote(c, 0, msgFrom{}, false)
 	x.unlock(&rs.mu)
 }
 
 // issNote adds a posting time (when has) to c and, once c has them all,
 // charges it. rs.mu is held.
-func (rs *rankSync) issNote(c *issCall, post int64, has bool) {
+func (rs *rankSync) issNote(c *issCall, post int64, from msgFrom, has bool) {
 	if has && post > c.best && post < c.exit {
-		c.best = post
+		c.best, c.from = post, from
 	}
 	if c.pending--; c.pending == 0 && !c.skip && c.best > c.entry {
-		if rs.late == nil {
-			rs.late = map[uint64]int64{}
-		}
-		rs.late[c.att] += c.best - c.entry
+		rs.addLate(lateKey{att: c.att, from: c.from}, c.best-c.entry)
 	}
 }
 

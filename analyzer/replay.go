@@ -41,6 +41,11 @@ type acc struct {
 	// lrIdx is 1 + the interval's index in replayer.lrNodes, once a send
 	// in it may be charged by a late receiver (lateAtt).
 	lrIdx int32
+	// culprits are the waits of the interval by kind, waiting site and
+	// late partner (waits.go).
+	culprits map[waitKey]*waitVal
+	lastKey  waitKey
+	lastWait *waitVal
 }
 
 // siteAcc is one call site's figures on one processor in one interval.
@@ -222,6 +227,12 @@ type replayer struct {
 	otherThreads                   int64 // events of threads other than 0, not replayed
 
 	obs *rankObs // the timeline recorder (observe.go), nil when off
+
+	// evSite is the current event's call site; from is the sender and
+	// send site of the latest message the current call received
+	// (waits.go).
+	evSite uint32
+	from   msgFrom
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
@@ -431,6 +442,7 @@ type callFigures struct {
 // with other ranks' calls (the replay_*.go files), then charge.
 func (rp *replayer) event(e *traceformat.Event) {
 	rp.events++
+	rp.evSite = e.Site
 	sc := rp.sc
 	fi := sc.fi
 	if fi == nil {
@@ -577,6 +589,9 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		a.sysCalls += int64(e.NumCalls())
 	}
 	a.realSync += f.realSync
+	if f.realSync > 0 {
+		rp.lateSender(a, e.Site, f.realSync)
+	}
 	a.overlap += f.overlap
 	s := a.site(e.Site)
 	s.used, s.fn = true, e.Func
@@ -595,7 +610,7 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		rp.pend = rp.pend[:n+1]
 		p := &rp.pend[n]
 		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
-		p.syncT, p.hasSync, p.ov = f.syncT, f.hasSync, f.overlap
+		p.syncT, p.hasSync, p.ov, p.from = f.syncT, f.hasSync, f.overlap, rp.from
 	} else {
 		rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
 	}

@@ -81,7 +81,7 @@ type icollRef struct {
 // entry (the start waits for nobody) and keeps the instance in its
 // request, for the call that completes it (icollsDone).
 func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, members []int32, idx int, entry int64) {
-	in, contrib := rp.x.icollStart(key, fi.name, root, members, idx, rp.rank, entry, rp.contrib)
+	in, contrib := rp.x.icollStart(key, fi.name, root, members, idx, rp.rank, entry, e.Site, rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++
@@ -124,13 +124,15 @@ func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint3
 }
 
 func (rp *replayer) applyContrib() {
-	for _, k := range rp.contrib {
+	for i := range rp.contrib {
+		k := &rp.contrib[i]
 		a := k.att.node.Value
 		a.potSync += k.pot
 		a.timeVar += k.tv
 		s := a.site(k.att.site)
 		s.pot += k.pot
 		s.tv += k.tv
+		collWait(a, k)
 	}
 	rp.contrib = rp.contrib[:0]
 }

@@ -17,7 +17,7 @@ func (rp *replayer) post(e *traceformat.Event, entry int64, li lateInfo) bool {
 	if !sc.keyOK {
 		return false
 	}
-	rp.x.send(sc.key, entry, li, &rp.sendCache)
+	rp.x.send(sc.key, entry, e.Site, li, &rp.sendCache)
 	return true
 }
 
@@ -29,7 +29,7 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInf
 	if !ok || dst >= rp.nranks {
 		return false
 	}
-	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, li, &rp.sendCache)
+	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, rp.evSite, li, &rp.sendCache)
 	return true
 }
 
@@ -71,7 +71,9 @@ func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
 	if st != keyOK {
 		return 0, false
 	}
-	return rp.x.peek(k, &rp.recvCache)
+	t, site, ok := rp.x.peek(k, &rp.recvCache)
+	rp.from = msgFrom{rank: k.src, site: site}
+	return t, ok
 }
 
 // matchOn receives the next message from peer (rank in c) with tag for a
@@ -85,7 +87,9 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	t, ok = rp.x.recvNext(k, &rp.recvCache, post)
+	var site uint32
+	t, site, ok = rp.x.recvNext(k, &rp.recvCache, post, rp.evSite)
+	rp.from = msgFrom{rank: k.src, site: site}
 	rp.obs.recv(k.src, t, ok)
 	if !ok {
 		rp.unmatchedRecvs++
@@ -96,7 +100,9 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 // take receives the message of a ticket of queue q, sent by world rank
 // src, for a receive posted at post.
 func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
-	t, ok = rp.x.recv(q, src, rp.rank, tk, post)
+	var site uint32
+	t, site, ok = rp.x.recv(q, src, rp.rank, tk, post, rp.evSite)
+	rp.from = msgFrom{rank: src, site: site}
 	rp.obs.recv(src, t, ok)
 	if !ok {
 		rp.unmatchedRecvs++
@@ -208,18 +214,21 @@ func (rp *replayer) lateAtt(node *rnode, site uint32) uint64 {
 }
 
 // applyLate adds the Real Sync late receivers charged to this rank's
-// blocking sends (by lateAtt); once every replay has finished.
-func (rp *replayer) applyLate(late map[uint64]int64) {
-	for att, d := range late {
-		i := int(att >> 32)
+// blocking sends (by lateAtt), with the receives that were late; once
+// every replay has finished.
+func (rp *replayer) applyLate(late map[lateKey]waitVal) {
+	for k, v := range late {
+		i := int(k.att >> 32)
 		if i >= len(rp.lrNodes) {
 			continue
 		}
 		a := rp.lrNodes[i].Value
+		d := v.ns
 		a.realSync += d
 		a.lateRecv += d
-		s := a.site(uint32(att))
+		s := a.site(uint32(k.att))
 		s.realSync += d
 		s.lateRecv += d
+		a.addWait(waitKey{kind: wkLateReceiver, site: uint32(k.att), late: k.from}, d, v.n)
 	}
 }

@@ -86,7 +86,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			if sc.fi.mayBlock {
 				li = rp.issendSerial(rq)
 			}
-			rp.x.send(sc.key, entry, li, &rp.sendCache)
+			rp.x.send(sc.key, entry, e.Site, li, &rp.sendCache)
 			a.sends++
 		}
 	case opIrecv:
@@ -173,7 +173,9 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
 		// received's common case written out.
 		var ok bool
-		if latest, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start); ok {
+		var site uint32
+		if latest, site, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start, e.Site); ok {
+			rp.from = msgFrom{rank: first.qsrc, site: site}
 			rp.obs.recv(first.qsrc, latest, true)
 			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
 			has = true
@@ -185,11 +187,13 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd > 1:
 		// Wildcard receives take their tickets now: in posting order.
 		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
+		var from msgFrom
 		for i := range rp.done {
 			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
-				latest, has = t, true
+				latest, has, from = t, true, rp.from
 			}
 		}
+		rp.from = from
 	}
 	if has {
 		rp.repairRecv(entry, exit, latest)

@@ -58,6 +58,9 @@ type expect struct {
 	// main holds checks of Main beyond the per-rank ones (the sums are
 	// checked by checkInvariants).
 	main map[string]float64
+	// late names, by waiting rank, the rank whose late send caused its
+	// Real Sync (checkLateSenders).
+	late map[int]int
 }
 
 // groundTruth are the expected figures of testdata/apps/groundtruth.c at 4
@@ -78,6 +81,7 @@ var groundTruth = []expect{
 		// 0.1; Load Imbalance: 0, 0.2, 0.1, 0.2; Lost: 0, 0.2, 0.1, 0.2.
 		path: []int{1},
 		fn:   "late_sender",
+		late: map[int]int{1: 0, 3: 2},
 		times: map[string][]float64{
 			"execution_time":  {0.2, 0.2, 0.1, 0.1},
 			"communications":  {0, 0.2, 0, 0.1},
@@ -106,6 +110,7 @@ var groundTruth = []expect{
 		// Idle: 0, 0, 0.05, 0.05; Load Imbalance: 0, 0.2, 0.05, 0.15.
 		path: []int{2},
 		fn:   "late_sender_wait",
+		late: map[int]int{1: 0, 3: 2},
 		times: map[string][]float64{
 			"execution_time":  {0.2, 0.2, 0.15, 0.15},
 			"communications":  {0, 0.2, 0, 0.1},
@@ -849,6 +854,7 @@ func checkGroundTruth(t *testing.T, r *report.Report, st selfTiming) {
 		}
 		checkInterval(t, iv, e, true, ok, extra)
 		checkSource(t, iv, e, src)
+		checkLateSenders(t, iv, e)
 		if ok {
 			checked++
 		}

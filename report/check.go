@@ -45,6 +45,7 @@ func Check(r *Report) []error {
 		}
 		checkInterval(iv, r.Processors, fail)
 		checkSRC(iv, fail)
+		checkWaits(iv, fail)
 		if len(iv.Path) > 0 {
 			pkey := PathString(iv.Path[:len(iv.Path)-1])
 			parent := byPath[pkey]

@@ -80,6 +80,9 @@ type Interval struct {
 	Comparative      Comparative `json:"comparative"`
 	Ranks            []Rank      `json:"ranks"` // processors that executed the interval, by rank
 	SRC              []SRC       `json:"src"`
+	// Waits are the interval's waits with the partners that caused them
+	// (waits.go), the longest first; absent when there were none.
+	Waits []Wait `json:"waits,omitempty"`
 }
 
 // Main are the main characteristics (characteristics.md §5): sums over processors except

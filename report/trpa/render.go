@@ -140,6 +140,7 @@ func (p *printer) interval(r *report.Report, ir *intervalRows) {
 		p.printf("\n--- The execution characteristics ---\n")
 		p.execTables(iv.Ranks, ir.exec)
 	}
+	p.waits(r, iv)
 	for _, l := range ir.src {
 		p.srcListing(iv, &l)
 	}

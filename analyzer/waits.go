@@ -1,0 +1,270 @@
+package analyzer
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// Waits with their culprit (docs/characteristics.md §9): every Real Sync
+// and Potential Sync the replay charges is also recorded, per interval and
+// processor, under its kind, the waiting call site, and the partner whose
+// late arrival caused it (its rank and the call site of its late call, in
+// that rank's file-local id space; build maps both sites to SRC ids). The
+// map is touched only for a wait > 0.
+
+// waitKind is the kind of a wait; the names are waitKindNames.
+type waitKind uint8
+
+const (
+	wkLateSender waitKind = iota
+	wkLateReceiver
+	wkBarrier
+	wkNxN
+	wkScan
+	wkLateBroadcast
+	wkEarlyReduce
+	wkLateScatter
+	wkEarlyGather
+	wkNonblockingColl
+	numWaitKinds
+)
+
+// waitKindNames are the kinds as the report names them (report.Wait).
+var waitKindNames = [numWaitKinds]string{
+	wkLateSender:      "late_sender",
+	wkLateReceiver:    "late_receiver",
+	wkBarrier:         "wait_at_barrier",
+	wkNxN:             "wait_at_nxn",
+	wkScan:            "wait_at_scan",
+	wkLateBroadcast:   "late_broadcast",
+	wkEarlyReduce:     "early_reduce",
+	wkLateScatter:     "late_scatter",
+	wkEarlyGather:     "early_gather",
+	wkNonblockingColl: "wait_at_nonblocking_collective",
+}
+
+// msgFrom names a late partner: its world rank and the call site of its
+// late call (file-local to that rank).
+type msgFrom struct {
+	rank int32
+	site uint32
+}
+
+// waitKey is one aggregate of waits on one processor in one interval.
+type waitKey struct {
+	kind waitKind
+	site uint32 // the waiting call's site
+	late msgFrom
+}
+
+// waitVal is the waiting time (ns) and the number of waits > 0.
+type waitVal struct {
+	ns, n int64
+}
+
+// addWait records ns of waiting (n instances) in a. The last key is
+// remembered: a loop waits at the same site for the same partner over and
+// over, and the common case then costs a comparison instead of a hash.
+func (a *acc) addWait(k waitKey, ns, n int64) {
+	v := a.lastWait
+	if v == nil || a.lastKey != k {
+		if a.culprits == nil {
+			a.culprits = map[waitKey]*waitVal{}
+		}
+		if v = a.culprits[k]; v == nil {
+			v = &waitVal{}
+			a.culprits[k] = v
+		}
+		a.lastKey, a.lastWait = k, v
+	}
+	v.ns += ns
+	v.n += n
+}
+
+// lateSender records the Real Sync rs > 0 of a receiving call at site,
+// caused by the message of rp.from.
+func (rp *replayer) lateSender(a *acc, site uint32, rs int64) {
+	a.addWait(waitKey{kind: wkLateSender, site: site, late: rp.from}, rs, 1)
+}
+
+// resync adjusts the late-sender record of a kept call whose Real Sync
+// changed from old to nw ns (backward amortization, clc.go).
+func (p *pendEv) resync(old, nw int64) {
+	n := int64(0)
+	if nw > 0 && old <= 0 {
+		n = 1
+	} else if nw <= 0 && old > 0 {
+		n = -1
+	}
+	p.a.addWait(waitKey{kind: wkLateSender, site: p.site, late: p.from}, nw-old, n)
+}
+
+// lateKey is where a late receiver's charge goes: the sending call
+// (replayer.lateAtt) and the receive that was posted late.
+type lateKey struct {
+	att  uint64
+	from msgFrom
+}
+
+// addLate adds d ns of a late receiver. rs.mu is held.
+func (rs *rankSync) addLate(k lateKey, d int64) {
+	if rs.late == nil {
+		rs.late = map[lateKey]waitVal{}
+	}
+	v := rs.late[k]
+	v.ns += d
+	v.n++
+	rs.late[k] = v
+}
+
+// collLate is the latest participant of a collective instance and the
+// kind of the waits it caused.
+type collLate struct {
+	from msgFrom
+	kind waitKind
+	ok   bool
+}
+
+// latest is the late partner of instance in: participant i's rank and the
+// site of the call it entered with.
+func (in *collInst) latest(i int) collLate {
+	if i < 0 {
+		return collLate{}
+	}
+	k := in.kind
+	if in.nonblocking {
+		k = wkNonblockingColl
+	}
+	return collLate{from: msgFrom{rank: in.members[i], site: in.slots[i].esite}, kind: k, ok: true}
+}
+
+// collWaitKind is the kind of the Potential Sync of a blocking collective
+// fn of the given shape.
+func collWaitKind(fn string, shape tracepb.Function_Collective) waitKind {
+	name := strings.ToLower(fn)
+	switch shape {
+	case tracepb.Function_ONE_TO_ALL:
+		if strings.Contains(name, "scatter") {
+			return wkLateScatter
+		}
+		return wkLateBroadcast
+	case tracepb.Function_ALL_TO_ONE:
+		if strings.Contains(name, "gather") {
+			return wkEarlyGather
+		}
+		return wkEarlyReduce
+	case tracepb.Function_PREFIX:
+		return wkScan
+	}
+	if strings.Contains(name, "barrier") {
+		return wkBarrier
+	}
+	return wkNxN
+}
+
+// collWait records a participant's Potential Sync k.pot > 0 in a.
+func collWait(a *acc, k *collContrib) {
+	if k.pot > 0 && k.late.ok {
+		a.addWait(waitKey{kind: k.late.kind, site: k.att.site, late: k.late.from}, k.pot, 1)
+	}
+}
+
+// addWaits adds waits m (one node's or a nested interval's) to t.
+func (t *rankTot) addWaits(m map[waitKey]*waitVal) {
+	if len(m) == 0 {
+		return
+	}
+	if t.waits == nil {
+		t.waits = map[waitKey]waitVal{}
+	}
+	for k, v := range m {
+		w := t.waits[k]
+		w.ns += v.ns
+		w.n += v.n
+		t.waits[k] = w
+	}
+}
+
+// waitSiteKeys maps each rank's call sites (file-local ids) to their keys
+// (siteKeyer), for the SRC ids of the waits; by rank.
+func waitSiteKeys(reps []*replayer) []map[uint32]string {
+	out := make([]map[uint32]string, len(reps))
+	for r, rp := range reps {
+		if rp == nil || rp.defs == nil {
+			continue
+		}
+		m := map[uint32]string{}
+		keys := &siteKeyer{rp: rp, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
+		rp.tr.Root().Walk(func(n *rnode) {
+			for id := range n.Value.sites {
+				if s := &n.Value.sites[id]; s.used {
+					m[uint32(id)] = keys.key(uint32(id), s.fn)
+				}
+			}
+			for id, s := range n.Value.bigSites {
+				m[id] = keys.key(id, s.fn)
+			}
+		})
+		out[r] = m
+	}
+	return out
+}
+
+// reportWaits lists an interval's waits for the report: merged by kind,
+// ranks and SRC ids (different file-local sites may be one SRC), the
+// longest first.
+func reportWaits(g *gnode, sites []map[uint32]string, siteID map[string]int) []report.Wait {
+	srcOf := func(rank int32, site uint32) int {
+		if rank < 0 || int(rank) >= len(sites) || sites[rank] == nil {
+			return 0
+		}
+		return siteID[sites[rank][site]]
+	}
+	type key struct {
+		kind                  waitKind
+		rank, late, src, lsrc int
+	}
+	agg := map[key]waitVal{}
+	for r, t := range g.ranks {
+		for k, v := range t.waits {
+			if v.ns <= 0 || v.n <= 0 {
+				continue
+			}
+			rk := key{k.kind, r, int(k.late.rank), srcOf(int32(r), k.site), srcOf(k.late.rank, k.late.site)}
+			w := agg[rk]
+			w.ns += v.ns
+			w.n += v.n
+			agg[rk] = w
+		}
+	}
+	out := make([]report.Wait, 0, len(agg))
+	for k, v := range agg {
+		out = append(out, report.Wait{Kind: waitKindNames[k.kind], WaitingRank: k.rank, LateRank: k.late,
+			Seconds: sec(v.ns), Count: v.n, WaitingSRC: k.src, LateSRC: k.lsrc})
+	}
+	slices.SortFunc(out, func(a, b report.Wait) int {
+		if c := cmp.Compare(b.Seconds, a.Seconds); c != 0 {
+			return c
+		}
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.WaitingRank, b.WaitingRank), cmp.Compare(a.LateRank, b.LateRank),
+			cmp.Compare(a.WaitingSRC, b.WaitingSRC), cmp.Compare(a.LateSRC, b.LateSRC))
+	})
+	return out
+}
+
+// addWaitVals adds a nested interval's waits m to t.
+func (t *rankTot) addWaitVals(m map[waitKey]waitVal) {
+	for k, v := range m {
+		if t.waits == nil {
+			t.waits = map[waitKey]waitVal{}
+		}
+		w := t.waits[k]
+		w.ns += v.ns
+		w.n += v.n
+		t.waits[k] = w
+	}
+}

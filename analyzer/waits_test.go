@@ -1,0 +1,134 @@
+package analyzer
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// srcID is the SRC id of the interval's call site of function fn (the
+// default site: one per function).
+func srcID(t *testing.T, iv *report.Interval, fn string) int {
+	t.Helper()
+	for _, p := range iv.SRC {
+		if p.Function == fn {
+			return p.ID
+		}
+	}
+	t.Fatalf("no SRC point for %s", fn)
+	return 0
+}
+
+// expectWaits compares the interval's waits, in their order, with want
+// (seconds within tol).
+func expectWaits(t *testing.T, iv *report.Interval, want []report.Wait) {
+	t.Helper()
+	if len(iv.Waits) != len(want) {
+		t.Fatalf("waits %+v, want %+v", iv.Waits, want)
+	}
+	for i, w := range want {
+		g := iv.Waits[i]
+		expect(t, fmt.Sprintf("wait %d seconds", i), g.Seconds, w.Seconds)
+		g.Seconds = w.Seconds
+		if g != w {
+			t.Errorf("wait %d: %+v, want %+v", i, iv.Waits[i], w)
+		}
+	}
+}
+
+// A late sender names the sending rank and its MPI_Send as the culprit of
+// the receive's Real Sync.
+func TestWaitsLateSender(t *testing.T) {
+	iv := find(t, analyzeRun(t, lateSender()))
+	// Real Sync of rank 1 = send entry 200.001 ms − receive entry 0.001 ms.
+	expectWaits(t, iv, []report.Wait{{Kind: "late_sender", WaitingRank: 1, LateRank: 0, Seconds: 0.2, Count: 1,
+		WaitingSRC: srcID(t, iv, "MPI_Recv"), LateSRC: srcID(t, iv, "MPI_Send")}})
+}
+
+// A Waitall completing two receives waits for the later of the two
+// senders, rank 2, whose clock runs 3 ms ahead (aligned by its clock-sync
+// records before anything is computed).
+func TestWaitsWaitallSkewed(t *testing.T) {
+	run := tracetest.NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	r2.Skew(3*ms, 0)
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Init(1 * us)
+	}
+	r0.Compute(10*ms).Send(1, 1, 8, 10*us, tracetest.Site("early send")) // entered at 10.001 ms
+	r2.Compute(50*ms).Send(1, 1, 8, 10*us, tracetest.Site("late send"))  // entered at 50.001 ms
+	a := r1.Irecv(0, 1, 8, 1*us)                                         // 0.001 … 0.002 ms
+	b := r1.Irecv(2, 1, 8, 1*us)                                         // 0.002 … 0.003 ms
+	r1.Waitall([]tracetest.Req{a, b}, 50*ms)                             // 0.003 … 50.003 ms
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Finalize(1 * us)
+	}
+	iv := find(t, analyzeRun(t, run))
+	late := 0
+	for _, p := range iv.SRC {
+		if p.Function == "MPI_Send" && len(p.Ranks) == 1 && p.Ranks[0].Rank == 2 {
+			late = p.ID
+		}
+	}
+	// Real Sync = the latest send entry, 50.001 ms, − the Waitall's
+	// entry, 0.003 ms = 49.998 ms, all of it rank 2's.
+	expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, 0.049998)
+	expectWaits(t, iv, []report.Wait{{Kind: "late_sender", WaitingRank: 1, LateRank: 2, Seconds: 0.049998, Count: 1,
+		WaitingSRC: srcID(t, iv, "MPI_Waitall"), LateSRC: late}})
+}
+
+// A synchronous send waiting for its receive names the receiving rank.
+func TestWaitsLateReceiver(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Ssend(1, 5, 8, 100*ms)              // 0.001 … 100.001 ms
+	r1.Compute(80*ms).Recv(0, 5, 8, 10*us) // posted at 80.001 ms
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	iv := find(t, analyzeRun(t, run))
+	// The send waited from its entry, 0.001 ms, to the receive's
+	// posting, 80.001 ms.
+	expectWaits(t, iv, []report.Wait{{Kind: "late_receiver", WaitingRank: 0, LateRank: 1, Seconds: 0.08, Count: 1,
+		WaitingSRC: srcID(t, iv, "MPI_Ssend"), LateSRC: srcID(t, iv, "MPI_Recv")}})
+}
+
+// Staggered arrivals at MPI_Barrier: every earlier rank's Potential Sync
+// is attributed to the last arriver, rank 1; then a late MPI_Bcast root and
+// an early MPI_Reduce root.
+func TestWaitsCollectives(t *testing.T) {
+	run := tracetest.NewRun(3)
+	rs := []*tracetest.Rank{run.Rank(0), run.Rank(1), run.Rank(2)}
+	for _, r := range rs {
+		r.Init(1 * us)
+	}
+	// Barrier entries 10.001, 30.001, 20.001 ms; all leave at 30.011 ms.
+	for i, d := range []int64{10 * ms, 30 * ms, 20 * ms} {
+		rs[i].Compute(d).Barrier(30*ms + 10*us - d)
+	}
+	// Bcast from root 2, entered 5 ms after the others (at 35.011 ms
+	// against 30.011 ms); each lasts until 35.021 ms.
+	rs[0].Bcast(2, 8, 5*ms+10*us)
+	rs[1].Bcast(2, 8, 5*ms+10*us)
+	rs[2].Compute(5*ms).Bcast(2, 8, 10*us)
+	// Reduce to root 0 entered at 35.021 ms; rank 1 enters 7 ms later.
+	rs[0].Reduce(0, 8, 7*ms+10*us)
+	rs[1].Compute(7*ms).Reduce(0, 8, 10*us)
+	rs[2].Reduce(0, 8, 10*us)
+	for _, r := range rs {
+		r.Finalize(1 * us)
+	}
+	iv := find(t, analyzeRun(t, run))
+	bar, bc, red := srcID(t, iv, "MPI_Barrier"), srcID(t, iv, "MPI_Bcast"), srcID(t, iv, "MPI_Reduce")
+	expectWaits(t, iv, []report.Wait{
+		{Kind: "wait_at_barrier", WaitingRank: 0, LateRank: 1, Seconds: 0.02, Count: 1, WaitingSRC: bar, LateSRC: bar},
+		{Kind: "wait_at_barrier", WaitingRank: 2, LateRank: 1, Seconds: 0.01, Count: 1, WaitingSRC: bar, LateSRC: bar},
+		{Kind: "early_reduce", WaitingRank: 0, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "early_reduce", WaitingRank: 2, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "late_broadcast", WaitingRank: 0, LateRank: 2, Seconds: 0.005, Count: 1, WaitingSRC: bc, LateSRC: bc},
+		{Kind: "late_broadcast", WaitingRank: 1, LateRank: 2, Seconds: 0.005, Count: 1, WaitingSRC: bc, LateSRC: bc},
+	})
+}
