@@ -319,26 +319,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	runtime.GC()
 	b.ResetTimer()
 	var events, parks int64
-	var peakHeap uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var ms runtime.MemStats
-		tk := time.NewTicker(50 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > peakHeap {
-					peakHeap = ms.HeapInuse
-				}
-			}
-		}
-	}()
+	stopHeap := sampleHeap()
 	cpu0 := cpuTime()
 	start := time.Now()
 	// DTPA_BENCH_TIMELINE=N also records the timeline with a detail budget
@@ -372,8 +353,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	}
 	wall := time.Since(start).Seconds()
 	cpu := (cpuTime() - cpu0).Seconds()
-	close(stop)
-	<-done
+	peakHeap := stopHeap()
 	b.ReportMetric(float64(events)/(wall*float64(runtime.GOMAXPROCS(0))), "calls/s/core")
 	// On a shared machine the wall-clock figure depends on the other
 	// processes; CPU time per call and the cores actually used do less.
@@ -496,23 +476,7 @@ func BenchmarkExportChrome(b *testing.B) {
 	spool := b.TempDir()
 	runtime.GC()
 	b.ResetTimer()
-	var peakHeap uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var ms runtime.MemStats
-		tk := time.NewTicker(50 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				runtime.ReadMemStats(&ms)
-				peakHeap = max(peakHeap, ms.HeapInuse)
-			}
-		}
-	}()
+	stopHeap := sampleHeap()
 	var calls, events, out, spoolBytes int64
 	var exportSecs, exportCPU float64
 	start := time.Now()
@@ -542,8 +506,7 @@ func BenchmarkExportChrome(b *testing.B) {
 		spoolBytes += x.SpoolBytes
 	}
 	wall := time.Since(start).Seconds()
-	close(stop)
-	<-done
+	peakHeap := stopHeap()
 	b.ReportMetric(float64(calls)/wall, "calls/s")
 	b.ReportMetric(exportSecs/float64(b.N), "export-pass-s")
 	b.ReportMetric(float64(events)/exportSecs, "json-events/s")
@@ -558,3 +521,32 @@ func BenchmarkExportChrome(b *testing.B) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// sampleHeap samples the heap in use every 50 ms until the function it
+// returns is called; that returns the largest sample.
+func sampleHeap() func() (peak uint64) {
+	var peak uint64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var ms runtime.MemStats
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak {
+					peak = ms.HeapInuse
+				}
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		<-done
+		return peak
+	}
+}

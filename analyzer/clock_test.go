@@ -78,10 +78,7 @@ func compareReports(t *testing.T, got, want *report.Report) {
 // A receive that ends before its send started (after alignment) is
 // detected, repaired before the waits are computed, and reported.
 func TestClockConditionViolation(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(100*ms).Send(1, 1, 8, 10*us) // entered at 100.001 ms
 	r1.Recv(0, 1, 8, 50*ms)                 // 0.001 … 50.001 ms: ends 50 ms before the send started
 	r1.Compute(10 * ms)
@@ -107,10 +104,7 @@ func TestClockConditionViolation(t *testing.T) {
 // Collective clock conditions: a non-root leaving MPI_Bcast before the root
 // entered it, and the root of MPI_Reduce leaving before the last entered.
 func TestCollectiveClockCondition(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(10*ms).Bcast(0, 8, 1*us)  // root enters at 10.001 ms
 	r1.Bcast(0, 8, 1*us)                 // non-root leaves at 0.002 ms: violation of 9.999 ms
 	r1.Compute(20*ms).Reduce(1, 8, 1*us) // root 1: recorded 20.002 … 20.003, shifted by 9.999 ms
@@ -148,10 +142,7 @@ func TestCollectiveClockCondition(t *testing.T) {
 // by d: MPI_Wait(q2) 101.011–101.012 finds q2's message (sent at 5.001)
 // and overlaps from q2's moved start: 101.011 − 18.00488 = 83.00612 ms.
 func TestBackwardAmortization(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(5*ms).Send(1, 3, 8, 10*us)        // 5.001 … 5.011
 	r0.Compute(95*ms).Send(1, 1, 8, 10*us)       // 100.011 … 100.021
 	r0.Recv(1, 2, 8, 10*us)                      // 100.021 … 100.031
@@ -191,10 +182,7 @@ func TestBackwardAmortization(t *testing.T) {
 // MPI_Sendrecv, whose entry was handed to its partner before the
 // violation could be seen: the calls before it keep their times.
 func TestSendrecvViolationForwardOnly(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(100*ms).Send(1, 1, 8, 10*us)          // entered at 100.001
 	r0.Recv(1, 2, 8, 10*us)                          // 100.011 … 100.021
 	r1.Compute(10*ms).System("MPI_Comm_rank", 40*ms) // 10.001 … 50.001
@@ -240,10 +228,7 @@ func TestBackwardAmortizationRecv(t *testing.T) {
 // Past limits.pend events (here 2) since the last fixed point, the stretch so far is
 // fixed: only the later events are moved.
 func TestBackwardAmortizationBounded(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(110*ms).Send(1, 1, 8, 10*us)          // entered at 110.001
 	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms) // A 10.001 … 20.001
 	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms) // B 30.001 … 40.001

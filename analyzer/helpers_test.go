@@ -31,6 +31,32 @@ func analyzeRun(t *testing.T, run *tracetest.Run, maxLevel ...int) *report.Repor
 	return analyzeDir(t, dir, maxLevel...)
 }
 
+// pair starts the run of two ranks most tests build on: both ranks'
+// MPI_Init lasts 1 µs from 0.
+func pair() (run *tracetest.Run, r0, r1 *tracetest.Rank) {
+	run = tracetest.NewRun(2)
+	r0, r1 = run.Rank(0), run.Rank(1)
+	r0.Init(us)
+	r1.Init(us)
+	return run, r0, r1
+}
+
+// analyzeClean is analyzeRun of a well-formed run: any warning fails t.
+func analyzeClean(t *testing.T, run *tracetest.Run) *report.Report {
+	t.Helper()
+	rep := analyzeRun(t, run)
+	noWarnings(t, rep)
+	return rep
+}
+
+// noWarnings fails t if rep has warnings.
+func noWarnings(t *testing.T, rep *report.Report) {
+	t.Helper()
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}
+
 // analyzeRunLimits is analyzeRun with the replay's bounds changed by set.
 func analyzeRunLimits(t *testing.T, run *tracetest.Run, set func(*limits)) *report.Report {
 	t.Helper()

@@ -129,25 +129,10 @@ func TestBrowser(t *testing.T) {
 }
 
 // TestBrowserTimeline: the timeline of a three-rank run with two messages
-// (analyzer's timelineRun, rebuilt here) draws three lanes and counts two
+// (tracetest.TwoMessages, analyzer's timelineRun) draws three lanes and counts two
 // messages, with the detail complete and cut to one call per rank.
 func TestBrowserTimeline(t *testing.T) {
-	const us, ms = tracetest.US, tracetest.MS
-	run := tracetest.NewRun(3)
-	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
-	for _, r := range []*tracetest.Rank{r0, r1, r2} {
-		r.Init(1 * us)
-	}
-	r0.Compute(100*ms).Send(1, 7, 8, 10*us)
-	r1.Recv(0, 7, 8, 100*ms+20*us)
-	q := r1.Irecv(2, 3, 16, 1*us)
-	r1.Wait(q, 8*us)
-	r2.Compute(50*ms).Send(1, 3, 16, 5*us)
-	r2.Compute(150*ms - r2.Now())
-	for _, r := range []*tracetest.Rank{r0, r1, r2} {
-		r.Barrier(150*ms + 10*us - r.Now())
-		r.Finalize(1 * us)
-	}
+	run := tracetest.TwoMessages()
 	dir := t.TempDir()
 	if _, err := run.WriteDir(dir, "app"); err != nil {
 		t.Fatal(err)
