@@ -212,14 +212,8 @@ func (o *exRank) record(c *obsCall) {
 }
 
 func (o *exRank) interval(n *rnode, at int64, enter bool) {
-	if enter {
-		if len(o.open) < maxOpenSpans {
-			o.open = append(o.open, openSpan{n, at})
-		}
-		return
-	}
-	from, ok := popSpan(&o.open, n)
-	if !ok || len(n.Path) > 8 {
+	from, left := followSpan(&o.open, n, at, enter)
+	if !left || len(n.Path) > 8 {
 		return // deeper than any record holds: not drawn
 	}
 	o.extend(from, at)
@@ -287,14 +281,13 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 		i += n
 		return v
 	}
-	sv := func() int64 {
-		v, n := binary.Varint(b[i:])
-		if n <= 0 {
-			bad = true
-			return 0
+	sv := func() int64 { // zig-zag, as binary.Varint decodes it
+		ux := uv()
+		x := int64(ux >> 1)
+		if ux&1 != 0 {
+			x = ^x
 		}
-		i += n
-		return v
+		return x
 	}
 	rec.kind = b[0]
 	switch rec.kind {

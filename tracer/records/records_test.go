@@ -284,34 +284,9 @@ func TestDecodeMatchesReference(t *testing.T) {
 		if err := Decode(&b2, p, 7, conv); err != nil {
 			t.Fatal(err)
 		}
-		var c1, c2 traceformat.Cursor
-		var e1, e2 traceformat.Event
-		n := 0
-		bt1, bt2 := b1.Batch(), b2.Batch()
-		for c1.Next(bt1, &e1) {
-			if !c2.Next(bt2, &e2) {
-				t.Fatalf("%s: shaped batch ends at %d", name, n)
-			}
-			if fmt.Sprint(e1) != fmt.Sprint(e2) {
-				t.Fatalf("%s: event %d: %+v, shaped %+v", name, n, e1, e2)
-			}
-			n++
-		}
-		if c2.Next(bt2, &e2) || b2.Thread != 7 {
-			t.Fatalf("%s: shaped batch longer, or thread %d", name, b2.Thread)
-		}
-		var o1, o2 bytes.Buffer
-		for _, x := range []struct {
-			b *traceformat.Builder
-			o *bytes.Buffer
-		}{{&b1, &o1}, {&b2, &o2}} {
-			w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
-			if err := w.WriteBatch(x.b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if !bytes.Equal(o1.Bytes(), o2.Bytes()) {
-			t.Errorf("%s: encodings differ (%d, %d bytes)", name, o1.Len(), o2.Len())
+		sameBatches(t, name, &b1, &b2)
+		if b2.Thread != 7 {
+			t.Fatalf("%s: thread %d", name, b2.Thread)
 		}
 		if err := Decode(&traceformat.Builder{}, p[:len(p)-3], 0, conv); err != ErrTruncated {
 			t.Errorf("%s: truncated buffer: %v", name, err)
@@ -400,35 +375,43 @@ func TestDecodeShapedMixed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var c1, c2 traceformat.Cursor
-		var e1, e2 traceformat.Event
-		n := 0
-		bt1, bt2 := b1.Batch(), b2.Batch()
-		for c1.Next(bt1, &e1) {
-			if !c2.Next(bt2, &e2) {
-				t.Fatalf("round %d: shaped batch ends at %d", round, n)
-			}
-			if fmt.Sprint(e1) != fmt.Sprint(e2) {
-				t.Fatalf("round %d: event %d: %+v, shaped %+v", round, n, e1, e2)
-			}
-			n++
+		sameBatches(t, fmt.Sprintf("round %d", round), &b1, &b2)
+	}
+}
+
+// sameBatches fails t unless the shaped batch b2 (Decode's) holds the
+// events of b1 (refDecode's), one by one, and encodes to the same bytes;
+// what names the case in failures.
+func sameBatches(t *testing.T, what string, b1, b2 *traceformat.Builder) {
+	t.Helper()
+	var c1, c2 traceformat.Cursor
+	var e1, e2 traceformat.Event
+	n := 0
+	bt1, bt2 := b1.Batch(), b2.Batch()
+	for c1.Next(bt1, &e1) {
+		if !c2.Next(bt2, &e2) {
+			t.Fatalf("%s: shaped batch ends at %d", what, n)
 		}
-		if c2.Next(bt2, &e2) {
-			t.Fatalf("round %d: shaped batch longer", round)
+		if fmt.Sprint(e1) != fmt.Sprint(e2) {
+			t.Fatalf("%s: event %d: %+v, shaped %+v", what, n, e1, e2)
 		}
-		var o1, o2 bytes.Buffer
-		for _, x := range []struct {
-			b *traceformat.Builder
-			o *bytes.Buffer
-		}{{&b1, &o1}, {&b2, &o2}} {
-			w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
-			if err := w.WriteBatch(x.b); err != nil {
-				t.Fatal(err)
-			}
+		n++
+	}
+	if c2.Next(bt2, &e2) {
+		t.Fatalf("%s: shaped batch longer", what)
+	}
+	var o1, o2 bytes.Buffer
+	for _, x := range []struct {
+		b *traceformat.Builder
+		o *bytes.Buffer
+	}{{b1, &o1}, {b2, &o2}} {
+		w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
+		if err := w.WriteBatch(x.b); err != nil {
+			t.Fatal(err)
 		}
-		if !bytes.Equal(o1.Bytes(), o2.Bytes()) {
-			t.Fatalf("round %d: encodings differ (%d, %d bytes)", round, o1.Len(), o2.Len())
-		}
+	}
+	if !bytes.Equal(o1.Bytes(), o2.Bytes()) {
+		t.Errorf("%s: encodings differ (%d, %d bytes)", what, o1.Len(), o2.Len())
 	}
 }
 
