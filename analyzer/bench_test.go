@@ -294,21 +294,7 @@ func peakRSS() int64 {
 // code, i.e. slower memory, ~7 ns in collectives, ~2.5 ns idle spinning).
 // Peak RSS 100–115 MB.
 func BenchmarkAnalyze(b *testing.B) {
-	ranks, iters, dir := benchParams()
-	if dir == "" {
-		dir = b.TempDir()
-	} else {
-		dir = filepath.Join(dir, fmt.Sprintf("r%d-i%d", ranks, iters))
-	}
-	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("bench.%d.trc", ranks-1))); err != nil {
-		os.MkdirAll(dir, 0o755)
-		start := time.Now()
-		n, err := genBench(dir, ranks, iters)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("generated %d events for %d ranks in %v", n, ranks, time.Since(start))
-	}
+	dir := benchTraces(b)
 	var size int64
 	filepath.Walk(dir, func(_ string, fi os.FileInfo, _ error) error {
 		if fi != nil && !fi.IsDir() {
@@ -368,6 +354,27 @@ func BenchmarkAnalyze(b *testing.B) {
 		b.ReportMetric(float64(htmlBytes)/float64(b.N)/(1<<20), "html-MB")
 		b.ReportMetric(htmlSecs/float64(b.N), "html-write-s")
 	}
+}
+
+// benchTraces is the directory of the benchmark's traces (benchParams),
+// generated unless DTPA_BENCH_DIR already holds them.
+func benchTraces(b *testing.B) string {
+	ranks, iters, dir := benchParams()
+	if dir == "" {
+		dir = b.TempDir()
+	} else {
+		dir = filepath.Join(dir, fmt.Sprintf("r%d-i%d", ranks, iters))
+	}
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("bench.%d.trc", ranks-1))); err != nil {
+		os.MkdirAll(dir, 0o755)
+		start := time.Now()
+		n, err := genBench(dir, ranks, iters)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("generated %d events for %d ranks in %v", n, ranks, time.Since(start))
+	}
+	return dir
 }
 
 // BenchmarkDecodeOnly reads the benchmark trace without analysing it, as
@@ -461,18 +468,7 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); re
 //	with the trace (the spool buffers, 64 KiB per rank, are most of the
 //	difference).
 func BenchmarkExportChrome(b *testing.B) {
-	ranks, iters, dir := benchParams()
-	if dir == "" {
-		dir = b.TempDir()
-	} else {
-		dir = filepath.Join(dir, fmt.Sprintf("r%d-i%d", ranks, iters))
-	}
-	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("bench.%d.trc", ranks-1))); err != nil {
-		os.MkdirAll(dir, 0o755)
-		if _, err := genBench(dir, ranks, iters); err != nil {
-			b.Fatal(err)
-		}
-	}
+	dir := benchTraces(b)
 	spool := b.TempDir()
 	runtime.GC()
 	b.ResetTimer()

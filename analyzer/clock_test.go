@@ -84,8 +84,7 @@ func TestClockConditionViolation(t *testing.T) {
 	r1.Compute(10 * ms)
 	r1.Barrier(1 * us)  // recorded 60.001 … 60.002; shifted by 50 ms
 	r0.Barrier(20 * ms) // 100.011 … 120.011
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.050000000 s") {
 		t.Fatalf("violation not reported: %q", rep.Warnings)
@@ -109,8 +108,7 @@ func TestCollectiveClockCondition(t *testing.T) {
 	r1.Bcast(0, 8, 1*us)                 // non-root leaves at 0.002 ms: violation of 9.999 ms
 	r1.Compute(20*ms).Reduce(1, 8, 1*us) // root 1: recorded 20.002 … 20.003, shifted by 9.999 ms
 	r0.Compute(40*ms).Reduce(1, 8, 1*us) // enters at 10.002 + 40 = 50.002 ms: the root left too early
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "2 clock-condition violation") {
 		t.Errorf("warnings %q", rep.Warnings)
@@ -153,8 +151,7 @@ func TestBackwardAmortization(t *testing.T) {
 	r1.Compute(1*ms).Wait(q2, 1*us)              // 61.004 … 61.005 → 101.011 … 101.012
 	r1.Barrier(1 * us)                           // → 101.012 … 101.013
 	r0.Barrier(20 * ms)                          // 100.031 … 120.031
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	_ = s
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.040007000 s") {
@@ -187,8 +184,7 @@ func TestSendrecvViolationForwardOnly(t *testing.T) {
 	r0.Recv(1, 2, 8, 10*us)                          // 100.011 … 100.021
 	r1.Compute(10*ms).System("MPI_Comm_rank", 40*ms) // 10.001 … 50.001
 	r1.Sendrecv(0, 2, 8, 0, 1, 8, 10*ms)             // 50.001 … 60.001: jump 40 ms
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.040000000 s") {
 		t.Fatalf("violation not reported: %q", rep.Warnings)
@@ -234,8 +230,7 @@ func TestBackwardAmortizationBounded(t *testing.T) {
 	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms) // B 30.001 … 40.001
 	r1.System("MPI_Comm_rank", 20*ms)                // C 40.001 … 60.001
 	r1.Recv(0, 1, 8, 10*ms)                          // 60.001 … 70.001: jump 40 ms
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRunLimits(t, run, func(l *limits) { l.pend = 2 })
 	r1r := rank(t, find(t, rep), 1)
 	// A and B are fixed when C arrives (the stretch then starts at B's

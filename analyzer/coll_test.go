@@ -12,10 +12,8 @@ import (
 // WaitPatternUp into a barrier: rank i enters i·100 ms late; everybody
 // leaves at the same moment.
 func TestPotentialSyncBarrier(t *testing.T) {
-	run := tracetest.NewRun(3)
-	for i := 0; i < 3; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(3)
+	for i, r := range ranks {
 		r.Compute(int64(i) * 100 * ms) // enters at 0.001 + i·100 ms
 		r.Barrier(300*ms - r.Now())    // all leave at 300 ms
 		r.Finalize(1 * us)
@@ -38,10 +36,8 @@ func TestPotentialSyncBarrier(t *testing.T) {
 
 // Exits spread over 30 µs: Time Variation.
 func TestTimeVariation(t *testing.T) {
-	run := tracetest.NewRun(3)
-	for i := 0; i < 3; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(3)
+	for i, r := range ranks {
 		r.Allreduce(8, int64(10+10*i)*us) // enter together at 0.001 ms, leave at 0.011, 0.021, 0.031 ms
 		r.Compute(40*us - r.Now())
 		r.Finalize(1 * us)
@@ -57,11 +53,9 @@ func TestTimeVariation(t *testing.T) {
 
 // Collectives on split communicators: each group is its own instance.
 func TestSplitCommunicators(t *testing.T) {
-	run := tracetest.NewRun(4)
+	run, ranks := start(4)
 	lo, hi := run.NewComm(0, 1), run.NewComm(3, 2) // rank 3 is rank 0 of hi
-	for i := 0; i < 4; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	for i, r := range ranks {
 		c := lo
 		if i >= 2 {
 			c = hi
@@ -92,10 +86,8 @@ func TestSplitCommunicators(t *testing.T) {
 // Rooted collectives: Gather waits for everybody at the root only,
 // Scatter makes non-roots wait for the root.
 func TestRootedCollectives(t *testing.T) {
-	run := tracetest.NewRun(3)
-	for i := 0; i < 3; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(3)
+	for i, r := range ranks {
 		r.Compute(int64(i) * 10 * ms) // enter at 0.001 + i·10 ms
 		if i == 0 {
 			r.Gather(0, 8, 20*ms+10*us) // the root leaves at 20.011 ms
@@ -162,8 +154,7 @@ func TestZeroByteCollectiveNoViolation(t *testing.T) {
 	r1.Send(0, 1, 8, 10*us)
 	r0.Recv(1, 1, 8, 10*us)
 	r1.Compute(r0.Now() - r1.Now())
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "Real Sync rank 0", rank(t, iv, 0).RealSync, 0)
@@ -182,8 +173,7 @@ func TestDataCollectiveViolationRepaired(t *testing.T) {
 	r1.Call("MPI_Bcast", 10*us, traceformat.Event{
 		Attr: traceformat.AttrRoot | traceformat.AttrRecvBytes, Root: 0, RecvBytes: 8})
 	r1.Compute(r0.Now() - r1.Now())
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "clock-condition violation") {
 		t.Errorf("no violation reported: %q", rep.Warnings)

@@ -45,8 +45,7 @@ func TestProbeLateSender(t *testing.T) {
 	r1.Call("MPI_Probe", 300*ms+10*us, probeEv(traceformat.AnySource, 5, traceformat.Status{Source: 0, Tag: 5})).
 		System("MPI_Get_count", 1*us).
 		Recv(traceformat.AnySource, 5, 8, 5*us, tracetest.Status(0, 5))
-	r0.Finalize(us)
-	r1.Finalize(us)
+	finish(run)
 	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
@@ -82,8 +81,7 @@ func TestProbeAfterPostedReceive(t *testing.T) {
 		e.Flag = true
 		return e
 	}()).Recv(0, 6, 8, 5*us)
-	r0.Finalize(us)
-	r1.Finalize(us)
+	finish(run)
 	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "MPI_Probe Real Sync", srcPoint(t, iv, "MPI_Probe").RealSync, 0.200006-0.000002)
@@ -177,8 +175,7 @@ func TestMixedCompletion(t *testing.T) {
 	b1 := r1.Ibarrier(us) // 100.001 … 100.002
 	r1.Send(0, 3, 8, us)
 	r1.Wait(b1, us)
-	r0.Finalize(us)
-	r1.Finalize(us)
+	finish(run)
 	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	r0r := rank(t, iv, 0)
@@ -229,9 +226,7 @@ func lateReceiver(t *testing.T, run *tracetest.Run) {
 	r3.Compute(50*ms - 5*us)                    // to 150.001 ms
 	q := r3.Irecv(2, 2, 1<<20, us)              // posted 150.001 ms
 	r3.Wait(q, 20*us)
-	for r := 0; r < 4; r++ {
-		run.Rank(r).Finalize(us)
-	}
+	finish(run)
 	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	for r, want := range []float64{0.3, 0, 0.149995, 0} {
@@ -269,8 +264,7 @@ func TestOverlapCovered(t *testing.T) {
 	r1.Wait(qa, 5*us, tracetest.Site("waitA")) // entered 200 ms
 	r1.Recv(0, 1, 8, us).Recv(0, 2, 8, us)
 	r0.Recv(1, 9, 8, us)
-	r0.Finalize(us)
-	r1.Finalize(us)
+	finish(run)
 	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "rank 0 Overlap", rank(t, iv, 0).Overlap, 0.199999)
@@ -303,8 +297,7 @@ func TestOverlapClippedToInterval(t *testing.T) {
 	r0.Wait(q, 5*us) // entered 200.002 ms
 	r0.Pcontrol(101, 1)
 	r1.Recv(0, 1, 8, 5*us)
-	r0.Finalize(us)
-	r1.Finalize(us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	expect(t, "interval 1 Overlap", rank(t, find(t, rep, 1), 0).Overlap, 0.1)
 	expect(t, "whole-program Overlap", rank(t, find(t, rep), 0).Overlap, 0.1)
@@ -349,9 +342,7 @@ func TestLateReceiverIssend(t *testing.T) {
 		r3.Wait(q, 20*us)
 		q = r3.Irecv(2, 2, 8, us)
 		r3.Wait(q, 5*us)
-		for r := 0; r < 4; r++ {
-			run.Rank(r).Finalize(us)
-		}
+		finish(run)
 		rep := analyzeClean(t, run)
 		iv := find(t, rep)
 		for r, want := range []float64{0.289999, 0, 0.089998, 0} {

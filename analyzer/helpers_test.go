@@ -31,14 +31,29 @@ func analyzeRun(t *testing.T, run *tracetest.Run, maxLevel ...int) *report.Repor
 	return analyzeDir(t, dir, maxLevel...)
 }
 
-// pair starts the run of two ranks most tests build on: both ranks'
+// start starts the run of n ranks most tests build on: every rank's
 // MPI_Init lasts 1 µs from 0.
+func start(n int) (*tracetest.Run, []*tracetest.Rank) {
+	run := tracetest.NewRun(n)
+	ranks := make([]*tracetest.Rank, n)
+	for i := range ranks {
+		ranks[i] = run.Rank(i)
+		ranks[i].Init(us)
+	}
+	return run, ranks
+}
+
+// pair is start(2).
 func pair() (run *tracetest.Run, r0, r1 *tracetest.Rank) {
-	run = tracetest.NewRun(2)
-	r0, r1 = run.Rank(0), run.Rank(1)
-	r0.Init(us)
-	r1.Init(us)
-	return run, r0, r1
+	run, ranks := start(2)
+	return run, ranks[0], ranks[1]
+}
+
+// finish ends every rank of run with an MPI_Finalize of 1 µs.
+func finish(run *tracetest.Run) {
+	for i := 0; i < run.Size(); i++ {
+		run.Rank(i).Finalize(us)
+	}
 }
 
 // analyzeClean is analyzeRun of a well-formed run: any warning fails t.

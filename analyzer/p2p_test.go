@@ -69,8 +69,7 @@ func TestLateSenderWait(t *testing.T) {
 	q := r1.Irecv(0, 7, 8, 1*us)            // 0.001 … 0.002 ms
 	r1.Compute(50 * ms)                     // wait entered at 50.002 ms
 	r1.Wait(q, 150*ms+20*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
@@ -92,8 +91,7 @@ func TestOverlap(t *testing.T) {
 	r0.Wait(q0, 5*us)
 	r1.Compute(60 * ms) // wait entered at 60.002 ms
 	r1.Wait(q1, 5*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	// Send: wait entry - Isend start = 40.003 - 10.001 ms.
@@ -136,8 +134,7 @@ func TestFIFOAndTags(t *testing.T) {
 	r1.Recv(0, 2, 8, 30*ms)               // gets B: 0.001 … 30.001 ms, Real Sync 20.001 ms
 	r1.Recv(0, 1, 8, 1*us)                // gets A (no wait): 30.001 … 30.002
 	r1.Recv(0, 1, 8, 10*ms)               // gets C: 30.002 … 40.002, Real Sync 0.001 ms
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020001+0.000001)
 }
@@ -150,8 +147,7 @@ func TestSendrecvAndProcNull(t *testing.T) {
 	r1.Sendrecv(0, 0, 8, 0, 0, 8, 50*ms+20*us) // entered at 0.001 ms
 	r0.Send(traceformat.ProcNull, 0, 8, 1*us)
 	r1.Recv(traceformat.ProcNull, 0, 8, 1*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, 0.05)
@@ -176,8 +172,7 @@ func TestPersistentAndWaitsome(t *testing.T) {
 	}
 	r0.RequestFree(sq, 1*us)
 	r1.RequestFree(rq, 1*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
@@ -208,8 +203,7 @@ func TestMatchAtPosting(t *testing.T) {
 	c := r1.Irecv(0, 4, 8, 1*us)          // m4; 20.005 … 20.006
 	r1.Wait(c, 40*ms-r1.Now()+5*us)       // entered 20.006 ms, m4 sent at 40.004: Real Sync 19.998 ms
 	r1.Wait(b, 1*us)                      // m3 already there
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020000+0.019998)
 	noWarnings(t, rep)
@@ -224,8 +218,7 @@ func TestCancelledReceive(t *testing.T) {
 	r1.Wait(a, 1*us)                      // completes the cancelled request: 0.003 … 0.004 ms
 	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // entered at 10.001 ms
 	r1.Recv(0, 4, 8, 10*ms)               // 0.004 ms … : Real Sync 9.997 ms
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.009997)
 	noWarnings(t, rep)
@@ -244,8 +237,7 @@ func TestTestFamilyAndIbarrier(t *testing.T) {
 	b0, b1 := r0.Ibarrier(1*us), r1.Ibarrier(1*us)
 	r0.Wait(b0, 1*us)
 	r1.Waitall([]tracetest.Req{b1}, 1*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
@@ -342,8 +334,7 @@ func TestSharedRequestHandle(t *testing.T) {
 		Call("MPI_Isend", us, isend(traceformat.ProcNull, empty)).
 		Call("MPI_Waitall", 200*ms, waitall([]uint64{real, empty}, // entered at 0.003 ms
 			[]traceformat.Status{{Source: 0, Tag: 0}, none}))
-	r0.Finalize(us)
-	r1.Finalize(us)
+	finish(run)
 	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "Real Sync on rank 1", rank(t, iv, 1).RealSync, float64(200*ms+2*us-3*us)/1e9)
@@ -372,8 +363,7 @@ func TestProcNullReceiveStatusIgnored(t *testing.T) {
 		Call("MPI_Waitall", 100*ms, traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrStatus, // entered at 0.003 ms
 			Reqs: []uint64{shared, real}, Status: []traceformat.Status{{Source: 0, Tag: 0}, {Source: 0, Tag: 0}}})
 	r1.Recv(traceformat.ProcNull, 0, 8, us, tracetest.Status(0, 0)) // blocking, status unset too
-	r0.Finalize(us)
-	r1.Finalize(us)
+	finish(run)
 	rep := analyzeClean(t, run)
 	expect(t, "Real Sync on rank 1", rank(t, find(t, rep), 1).RealSync, float64(100*ms+us-3*us)/1e9)
 }
