@@ -85,10 +85,7 @@ func TestClockConditionViolation(t *testing.T) {
 	r1.Barrier(1 * us)  // recorded 60.001 … 60.002; shifted by 50 ms
 	r0.Barrier(20 * ms) // 100.011 … 120.011
 	finish(run)
-	rep := analyzeRun(t, run)
-	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.050000000 s") {
-		t.Fatalf("violation not reported: %q", rep.Warnings)
-	}
+	rep := analyzeOneViolation(t, run, "0.050000000 s")
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
 	// After repair the receive ends at the send's entry (100.001 ms): Real
@@ -153,10 +150,7 @@ func TestBackwardAmortization(t *testing.T) {
 	r0.Barrier(20 * ms)                          // 100.031 … 120.031
 	finish(run)
 	_ = s
-	rep := analyzeRun(t, run)
-	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.040007000 s") {
-		t.Fatalf("violation not reported: %q", rep.Warnings)
-	}
+	rep := analyzeOneViolation(t, run, "0.040007000 s")
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
 	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.010)
@@ -185,10 +179,7 @@ func TestSendrecvViolationForwardOnly(t *testing.T) {
 	r1.Compute(10*ms).System("MPI_Comm_rank", 40*ms) // 10.001 … 50.001
 	r1.Sendrecv(0, 2, 8, 0, 1, 8, 10*ms)             // 50.001 … 60.001: jump 40 ms
 	finish(run)
-	rep := analyzeRun(t, run)
-	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.040000000 s") {
-		t.Fatalf("violation not reported: %q", rep.Warnings)
-	}
+	rep := analyzeOneViolation(t, run, "0.040000000 s")
 	r1r := rank(t, find(t, rep), 1)
 	expect(t, "rank 1 System", r1r.SystemTime, 0.040)
 	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.050)
@@ -240,4 +231,16 @@ func TestBackwardAmortizationBounded(t *testing.T) {
 	expect(t, "rank 1 System", r1r.SystemTime, 0.080)
 	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.010)
 	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.010)
+}
+
+// analyzeOneViolation is analyzeRun of a run with one clock-condition
+// violation, which the warnings must report with its size (size, as the
+// warning prints it).
+func analyzeOneViolation(t *testing.T, run *tracetest.Run, size string) *report.Report {
+	t.Helper()
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, size) {
+		t.Fatalf("violation not reported: %q", rep.Warnings)
+	}
+	return rep
 }

@@ -33,14 +33,21 @@ func rec(p []byte, fn, attr uint16, site uint32, t0, t1 uint64, attrs ...any) []
 	return p
 }
 
-func TestDecode(t *testing.T) {
+// fourCalls are the records TestDecode checks field by field: a send, a
+// call with two requests, their statuses and a flag, an MPI_Pcontrol, and
+// a call without attributes whose exit precedes its entry (clamped).
+func fourCalls() []byte {
 	A := func(a traceformat.Attr) uint16 { return uint16(a) }
 	var p []byte
 	p = rec(p, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1000, 1100, uint32(0), int32(1), int32(7), uint64(16))
 	p = rec(p, 6, A(traceformat.AttrReqs|traceformat.AttrStatus|traceformat.AttrFlag), 2, 1200, 1300,
 		uint32(2), uint64(0xabc), uint64(0xdef), int32(3), int32(9), int32(-4), int32(-4), uint32(1))
 	p = rec(p, 7, A(traceformat.AttrPcontrol), 3, 1400, 1400, int32(100), uint64(5))
-	p = rec(p, 8, 0, 0, 1500, 1450) // exit before entry: clamped
+	return rec(p, 8, 0, 0, 1500, 1450)
+}
+
+func TestDecode(t *testing.T) {
+	p := fourCalls()
 	var b traceformat.Builder
 	conv := &Converter{}
 	if err := Decode(&b, p, 3, conv); err != nil {
@@ -255,12 +262,7 @@ func TestDecodeFolded(t *testing.T) {
 // reference decoder and a batch that encodes to the same bytes.
 func TestDecodeMatchesReference(t *testing.T) {
 	A := func(a traceformat.Attr) uint16 { return uint16(a) }
-	var odd []byte
-	odd = rec(odd, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1000, 1100, uint32(0), int32(1), int32(7), uint64(16))
-	odd = rec(odd, 6, A(traceformat.AttrReqs|traceformat.AttrStatus|traceformat.AttrFlag), 2, 1200, 1300,
-		uint32(2), uint64(0xabc), uint64(0xdef), int32(3), int32(9), int32(-4), int32(-4), uint32(1))
-	odd = rec(odd, 7, A(traceformat.AttrPcontrol), 3, 1400, 1400, int32(100), uint64(5))
-	odd = rec(odd, 8, 0, 0, 1500, 1450)
+	odd := fourCalls()
 	odd = rec(odd, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1600, 1700, uint32(0), int32(2), int32(7), uint64(16))
 	odd = rec(odd, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1800, 1900, uint32(0), int32(1), int32(7), uint64(16))
 	odd = rec(odd, 9, A(traceformat.AttrComm|traceformat.AttrRoot|traceformat.AttrRecv|traceformat.AttrRecvBytes|traceformat.AttrNewComm), 70000, 2000, 2100,
