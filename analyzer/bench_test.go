@@ -294,21 +294,7 @@ func peakRSS() int64 {
 // code, i.e. slower memory, ~7 ns in collectives, ~2.5 ns idle spinning).
 // Peak RSS 100–115 MB.
 func BenchmarkAnalyze(b *testing.B) {
-	ranks, iters, dir := benchParams()
-	if dir == "" {
-		dir = b.TempDir()
-	} else {
-		dir = filepath.Join(dir, fmt.Sprintf("r%d-i%d", ranks, iters))
-	}
-	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("bench.%d.trc", ranks-1))); err != nil {
-		os.MkdirAll(dir, 0o755)
-		start := time.Now()
-		n, err := genBench(dir, ranks, iters)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Logf("generated %d events for %d ranks in %v", n, ranks, time.Since(start))
-	}
+	dir := benchTraces(b)
 	var size int64
 	filepath.Walk(dir, func(_ string, fi os.FileInfo, _ error) error {
 		if fi != nil && !fi.IsDir() {
@@ -319,26 +305,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	runtime.GC()
 	b.ResetTimer()
 	var events, parks int64
-	var peakHeap uint64
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var ms runtime.MemStats
-		tk := time.NewTicker(50 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > peakHeap {
-					peakHeap = ms.HeapInuse
-				}
-			}
-		}
-	}()
+	stopHeap := sampleHeap()
 	cpu0 := cpuTime()
 	start := time.Now()
 	// DTPA_BENCH_TIMELINE=N also records the timeline with a detail budget
@@ -372,8 +339,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	}
 	wall := time.Since(start).Seconds()
 	cpu := (cpuTime() - cpu0).Seconds()
-	close(stop)
-	<-done
+	peakHeap := stopHeap()
 	b.ReportMetric(float64(events)/(wall*float64(runtime.GOMAXPROCS(0))), "calls/s/core")
 	// On a shared machine the wall-clock figure depends on the other
 	// processes; CPU time per call and the cores actually used do less.
@@ -388,6 +354,27 @@ func BenchmarkAnalyze(b *testing.B) {
 		b.ReportMetric(float64(htmlBytes)/float64(b.N)/(1<<20), "html-MB")
 		b.ReportMetric(htmlSecs/float64(b.N), "html-write-s")
 	}
+}
+
+// benchTraces is the directory of the benchmark's traces (benchParams),
+// generated unless DTPA_BENCH_DIR already holds them.
+func benchTraces(b *testing.B) string {
+	ranks, iters, dir := benchParams()
+	if dir == "" {
+		dir = b.TempDir()
+	} else {
+		dir = filepath.Join(dir, fmt.Sprintf("r%d-i%d", ranks, iters))
+	}
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("bench.%d.trc", ranks-1))); err != nil {
+		os.MkdirAll(dir, 0o755)
+		start := time.Now()
+		n, err := genBench(dir, ranks, iters)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("generated %d events for %d ranks in %v", n, ranks, time.Since(start))
+	}
+	return dir
 }
 
 // BenchmarkDecodeOnly reads the benchmark trace without analysing it, as
@@ -481,38 +468,11 @@ func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); re
 //	with the trace (the spool buffers, 64 KiB per rank, are most of the
 //	difference).
 func BenchmarkExportChrome(b *testing.B) {
-	ranks, iters, dir := benchParams()
-	if dir == "" {
-		dir = b.TempDir()
-	} else {
-		dir = filepath.Join(dir, fmt.Sprintf("r%d-i%d", ranks, iters))
-	}
-	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("bench.%d.trc", ranks-1))); err != nil {
-		os.MkdirAll(dir, 0o755)
-		if _, err := genBench(dir, ranks, iters); err != nil {
-			b.Fatal(err)
-		}
-	}
+	dir := benchTraces(b)
 	spool := b.TempDir()
 	runtime.GC()
 	b.ResetTimer()
-	var peakHeap uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var ms runtime.MemStats
-		tk := time.NewTicker(50 * time.Millisecond)
-		defer tk.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tk.C:
-				runtime.ReadMemStats(&ms)
-				peakHeap = max(peakHeap, ms.HeapInuse)
-			}
-		}
-	}()
+	stopHeap := sampleHeap()
 	var calls, events, out, spoolBytes int64
 	var exportSecs, exportCPU float64
 	start := time.Now()
@@ -542,8 +502,7 @@ func BenchmarkExportChrome(b *testing.B) {
 		spoolBytes += x.SpoolBytes
 	}
 	wall := time.Since(start).Seconds()
-	close(stop)
-	<-done
+	peakHeap := stopHeap()
 	b.ReportMetric(float64(calls)/wall, "calls/s")
 	b.ReportMetric(exportSecs/float64(b.N), "export-pass-s")
 	b.ReportMetric(float64(events)/exportSecs, "json-events/s")
@@ -558,3 +517,32 @@ func BenchmarkExportChrome(b *testing.B) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// sampleHeap samples the heap in use every 50 ms until the function it
+// returns is called; that returns the largest sample.
+func sampleHeap() func() (peak uint64) {
+	var peak uint64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var ms runtime.MemStats
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak {
+					peak = ms.HeapInuse
+				}
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		<-done
+		return peak
+	}
+}

@@ -78,21 +78,14 @@ func compareReports(t *testing.T, got, want *report.Report) {
 // A receive that ends before its send started (after alignment) is
 // detected, repaired before the waits are computed, and reported.
 func TestClockConditionViolation(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(100*ms).Send(1, 1, 8, 10*us) // entered at 100.001 ms
 	r1.Recv(0, 1, 8, 50*ms)                 // 0.001 … 50.001 ms: ends 50 ms before the send started
 	r1.Compute(10 * ms)
 	r1.Barrier(1 * us)  // recorded 60.001 … 60.002; shifted by 50 ms
 	r0.Barrier(20 * ms) // 100.011 … 120.011
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
-	rep := analyzeRun(t, run)
-	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.050000000 s") {
-		t.Fatalf("violation not reported: %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeOneViolation(t, run, "0.050000000 s")
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
 	// After repair the receive ends at the send's entry (100.001 ms): Real
@@ -107,16 +100,12 @@ func TestClockConditionViolation(t *testing.T) {
 // Collective clock conditions: a non-root leaving MPI_Bcast before the root
 // entered it, and the root of MPI_Reduce leaving before the last entered.
 func TestCollectiveClockCondition(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(10*ms).Bcast(0, 8, 1*us)  // root enters at 10.001 ms
 	r1.Bcast(0, 8, 1*us)                 // non-root leaves at 0.002 ms: violation of 9.999 ms
 	r1.Compute(20*ms).Reduce(1, 8, 1*us) // root 1: recorded 20.002 … 20.003, shifted by 9.999 ms
 	r0.Compute(40*ms).Reduce(1, 8, 1*us) // enters at 10.002 + 40 = 50.002 ms: the root left too early
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "2 clock-condition violation") {
 		t.Errorf("warnings %q", rep.Warnings)
@@ -148,10 +137,7 @@ func TestCollectiveClockCondition(t *testing.T) {
 // by d: MPI_Wait(q2) 101.011–101.012 finds q2's message (sent at 5.001)
 // and overlaps from q2's moved start: 101.011 − 18.00488 = 83.00612 ms.
 func TestBackwardAmortization(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(5*ms).Send(1, 3, 8, 10*us)        // 5.001 … 5.011
 	r0.Compute(95*ms).Send(1, 1, 8, 10*us)       // 100.011 … 100.021
 	r0.Recv(1, 2, 8, 10*us)                      // 100.021 … 100.031
@@ -162,13 +148,9 @@ func TestBackwardAmortization(t *testing.T) {
 	r1.Compute(1*ms).Wait(q2, 1*us)              // 61.004 … 61.005 → 101.011 … 101.012
 	r1.Barrier(1 * us)                           // → 101.012 … 101.013
 	r0.Barrier(20 * ms)                          // 100.031 … 120.031
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	_ = s
-	rep := analyzeRun(t, run)
-	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.040007000 s") {
-		t.Fatalf("violation not reported: %q", rep.Warnings)
-	}
+	rep := analyzeOneViolation(t, run, "0.040007000 s")
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
 	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.010)
@@ -191,20 +173,13 @@ func TestBackwardAmortization(t *testing.T) {
 // MPI_Sendrecv, whose entry was handed to its partner before the
 // violation could be seen: the calls before it keep their times.
 func TestSendrecvViolationForwardOnly(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(100*ms).Send(1, 1, 8, 10*us)          // entered at 100.001
 	r0.Recv(1, 2, 8, 10*us)                          // 100.011 … 100.021
 	r1.Compute(10*ms).System("MPI_Comm_rank", 40*ms) // 10.001 … 50.001
 	r1.Sendrecv(0, 2, 8, 0, 1, 8, 10*ms)             // 50.001 … 60.001: jump 40 ms
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
-	rep := analyzeRun(t, run)
-	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, "0.040000000 s") {
-		t.Fatalf("violation not reported: %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeOneViolation(t, run, "0.040000000 s")
 	r1r := rank(t, find(t, rep), 1)
 	expect(t, "rank 1 System", r1r.SystemTime, 0.040)
 	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.050)
@@ -240,17 +215,13 @@ func TestBackwardAmortizationRecv(t *testing.T) {
 // Past limits.pend events (here 2) since the last fixed point, the stretch so far is
 // fixed: only the later events are moved.
 func TestBackwardAmortizationBounded(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(110*ms).Send(1, 1, 8, 10*us)          // entered at 110.001
 	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms) // A 10.001 … 20.001
 	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms) // B 30.001 … 40.001
 	r1.System("MPI_Comm_rank", 20*ms)                // C 40.001 … 60.001
 	r1.Recv(0, 1, 8, 10*ms)                          // 60.001 … 70.001: jump 40 ms
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRunLimits(t, run, func(l *limits) { l.pend = 2 })
 	r1r := rank(t, find(t, rep), 1)
 	// A and B are fixed when C arrives (the stretch then starts at B's
@@ -260,4 +231,16 @@ func TestBackwardAmortizationBounded(t *testing.T) {
 	expect(t, "rank 1 System", r1r.SystemTime, 0.080)
 	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.010)
 	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.010)
+}
+
+// analyzeOneViolation is analyzeRun of a run with one clock-condition
+// violation, which the warnings must report with its size (size, as the
+// warning prints it).
+func analyzeOneViolation(t *testing.T, run *tracetest.Run, size string) *report.Report {
+	t.Helper()
+	rep := analyzeRun(t, run)
+	if !hasWarning(rep, "1 clock-condition violation") || !hasWarning(rep, size) {
+		t.Fatalf("violation not reported: %q", rep.Warnings)
+	}
+	return rep
 }

@@ -12,10 +12,8 @@ import (
 // WaitPatternUp into a barrier: rank i enters i·100 ms late; everybody
 // leaves at the same moment.
 func TestPotentialSyncBarrier(t *testing.T) {
-	run := tracetest.NewRun(3)
-	for i := 0; i < 3; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(3)
+	for i, r := range ranks {
 		r.Compute(int64(i) * 100 * ms) // enters at 0.001 + i·100 ms
 		r.Barrier(300*ms - r.Now())    // all leave at 300 ms
 		r.Finalize(1 * us)
@@ -33,17 +31,13 @@ func TestPotentialSyncBarrier(t *testing.T) {
 	if rank(t, iv, 2).CollectiveNumber != 1 {
 		t.Errorf("rank 2 Collective Number %d, want 1 (its calls)", rank(t, iv, 2).CollectiveNumber)
 	}
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // Exits spread over 30 µs: Time Variation.
 func TestTimeVariation(t *testing.T) {
-	run := tracetest.NewRun(3)
-	for i := 0; i < 3; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(3)
+	for i, r := range ranks {
 		r.Allreduce(8, int64(10+10*i)*us) // enter together at 0.001 ms, leave at 0.011, 0.021, 0.031 ms
 		r.Compute(40*us - r.Now())
 		r.Finalize(1 * us)
@@ -59,11 +53,9 @@ func TestTimeVariation(t *testing.T) {
 
 // Collectives on split communicators: each group is its own instance.
 func TestSplitCommunicators(t *testing.T) {
-	run := tracetest.NewRun(4)
+	run, ranks := start(4)
 	lo, hi := run.NewComm(0, 1), run.NewComm(3, 2) // rank 3 is rank 0 of hi
-	for i := 0; i < 4; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	for i, r := range ranks {
 		c := lo
 		if i >= 2 {
 			c = hi
@@ -88,18 +80,14 @@ func TestSplitCommunicators(t *testing.T) {
 		t.Errorf("System Number %d, want 4 (MPI_Comm_split)", iv.Main.SystemNumber)
 	}
 	expect(t, "System Time", iv.Main.SystemTime, 4e-6)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // Rooted collectives: Gather waits for everybody at the root only,
 // Scatter makes non-roots wait for the root.
 func TestRootedCollectives(t *testing.T) {
-	run := tracetest.NewRun(3)
-	for i := 0; i < 3; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(3)
+	for i, r := range ranks {
 		r.Compute(int64(i) * 10 * ms) // enter at 0.001 + i·10 ms
 		if i == 0 {
 			r.Gather(0, 8, 20*ms+10*us) // the root leaves at 20.011 ms
@@ -120,18 +108,13 @@ func TestRootedCollectives(t *testing.T) {
 	for i, want := range []float64{0, 0.010005, 0.000005} {
 		expect(t, "Time Variation rank "+itoa(i), rank(t, iv, i).TimeVariation, want)
 	}
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // A root running ahead through many broadcasts waits for the others past
 // limits.pendingColls instances (here 4), without changing any figure.
 func TestCollectiveFlowControl(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	for i := 0; i < 100; i++ {
 		r0.Bcast(0, 8, 1*us) // the root enters at 0.001 + i µs
 	}
@@ -142,9 +125,7 @@ func TestCollectiveFlowControl(t *testing.T) {
 	r0.Compute(20 * ms).Finalize(1 * us)
 	r1.Finalize(1 * us)
 	rep := analyzeRunLimits(t, run, func(l *limits) { l.pendingColls = 4 })
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 	// Each instance: the root entered 10 ms earlier than rank 1.
 	expect(t, "root Potential Sync", rank(t, find(t, rep), 0).PotentialSync, 100*0.010)
 	if n := find(t, rep).Main.CollectiveNumber; n != 100 {
@@ -163,10 +144,7 @@ func TestCollectiveFlowControl(t *testing.T) {
 // Time Variation still count the instance: rank 1's are 100.001 − 0.001 =
 // 0.1 s and 100.011 − 0.011 = 0.1 s.
 func TestZeroByteCollectiveNoViolation(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(100 * ms)
 	r0.Call("MPI_Bcast", 10*us, traceformat.Event{
 		Attr: traceformat.AttrRoot | traceformat.AttrSendBytes, Root: 0, SendBytes: 0})
@@ -176,12 +154,8 @@ func TestZeroByteCollectiveNoViolation(t *testing.T) {
 	r1.Send(0, 1, 8, 10*us)
 	r0.Recv(1, 1, 8, 10*us)
 	r1.Compute(r0.Now() - r1.Now())
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "Real Sync rank 0", rank(t, iv, 0).RealSync, 0)
 	expect(t, "Potential Sync rank 1", rank(t, iv, 1).PotentialSync, 0.1)
@@ -193,17 +167,13 @@ func TestZeroByteCollectiveNoViolation(t *testing.T) {
 // A Bcast that does carry data and ends before its root entered is a
 // violation: it is still repaired and reported.
 func TestDataCollectiveViolationRepaired(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(100 * ms)
 	r0.Bcast(0, 8, 10*us)
 	r1.Call("MPI_Bcast", 10*us, traceformat.Event{
 		Attr: traceformat.AttrRoot | traceformat.AttrRecvBytes, Root: 0, RecvBytes: 8})
 	r1.Compute(r0.Now() - r1.Now())
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	if !hasWarning(rep, "clock-condition violation") {
 		t.Errorf("no violation reported: %q", rep.Warnings)

@@ -40,20 +40,13 @@ func srcPoint(t *testing.T, iv *report.Interval, fn string) *report.SRC {
 // probe. MPI_Recv(ANY_SOURCE), entered at 300.012 ms after the send
 // started, waits for nobody: 0. One receive, matched once (no warning).
 func TestProbeLateSender(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(us)
-	r1.Init(us)
+	run, r0, r1 := pair()
 	r0.Compute(300*ms).Send(1, 5, 8, 10*us)
 	r1.Call("MPI_Probe", 300*ms+10*us, probeEv(traceformat.AnySource, 5, traceformat.Status{Source: 0, Tag: 5})).
 		System("MPI_Get_count", 1*us).
 		Recv(traceformat.AnySource, 5, 8, 5*us, tracetest.Status(0, 5))
-	r0.Finalize(us)
-	r1.Finalize(us)
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
 	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.3)
@@ -74,10 +67,7 @@ func TestProbeLateSender(t *testing.T) {
 // after B's send: 0), and the MPI_Wait gets A (sent long before: 0).
 // Rank 1's successful MPI_Iprobe after that counts its own time only.
 func TestProbeAfterPostedReceive(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(us)
-	r1.Init(us)
+	run, r0, r1 := pair()
 	r0.Send(1, 5, 8, 5*us)                                                                    // A: 0.001 … 0.006 ms
 	r0.Compute(200*ms).Send(1, 5, 8, 5*us)                                                    // B: entered 200.006 ms
 	r0.Send(1, 6, 8, 5*us)                                                                    // C: entered 200.011 ms
@@ -91,12 +81,8 @@ func TestProbeAfterPostedReceive(t *testing.T) {
 		e.Flag = true
 		return e
 	}()).Recv(0, 6, 8, 5*us)
-	r0.Finalize(us)
-	r1.Finalize(us)
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "MPI_Probe Real Sync", srcPoint(t, iv, "MPI_Probe").RealSync, 0.200006-0.000002)
 	expect(t, "MPI_Recv Real Sync", srcPoint(t, iv, "MPI_Recv").RealSync, 0)
@@ -151,10 +137,7 @@ func nonblockingCollective(t *testing.T, run *tracetest.Run) {
 		waitColl(k, 77, 300*ms+21*us-k.Now())
 		k.Finalize(us)
 	}
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	for r, want := range []float64{0.249990, 0.149990, 0.049990, 0} {
 		rk := rank(t, iv, r)
@@ -184,10 +167,7 @@ func nonblockingCollective(t *testing.T, run *tracetest.Run) {
 // ms to 100.020 ms; rank 1 sends at 100.002 ms: Real Sync(0) = 100.002 −
 // 0.003 ms; SendRecv(0) = the MPI_Irecv's 1 µs + the wait's 100.017 ms.
 func TestMixedCompletion(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(us)
-	r1.Init(us)
+	run, r0, r1 := pair()
 	b := r0.Ibarrier(us)       // 0.001 … 0.002
 	q := r0.Irecv(1, 3, 8, us) // 0.002 … 0.003
 	r0.Waitall([]tracetest.Req{b, q}, 100*ms+17*us)
@@ -195,12 +175,8 @@ func TestMixedCompletion(t *testing.T) {
 	b1 := r1.Ibarrier(us) // 100.001 … 100.002
 	r1.Send(0, 3, 8, us)
 	r1.Wait(b1, us)
-	r0.Finalize(us)
-	r1.Finalize(us)
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	r0r := rank(t, iv, 0)
 	expect(t, "rank 0 Real Sync", r0r.RealSync, 0.100002-0.000003)
@@ -250,13 +226,8 @@ func lateReceiver(t *testing.T, run *tracetest.Run) {
 	r3.Compute(50*ms - 5*us)                    // to 150.001 ms
 	q := r3.Irecv(2, 2, 1<<20, us)              // posted 150.001 ms
 	r3.Wait(q, 20*us)
-	for r := 0; r < 4; r++ {
-		run.Rank(r).Finalize(us)
-	}
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	for r, want := range []float64{0.3, 0, 0.149995, 0} {
 		expect(t, "Real Sync rank "+itoa(r), rank(t, iv, r).RealSync, want)
@@ -278,10 +249,7 @@ func lateReceiver(t *testing.T, run *tracetest.Run) {
 // 150.003: 50.001 ms), then for A at 200 ms (0.001 … 200: the 149.998 ms
 // not yet covered): 200 − 0.001 ms, each wait its new part.
 func TestOverlapCovered(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(us)
-	r1.Init(us)
+	run, r0, r1 := pair()
 	a := r0.Isend(1, 1, 8, us) // 0.001
 	b := r0.Isend(1, 2, 8, us) // 0.002
 	c := r0.Irecv(1, 3, 8, us) // 0.003; its message sent at 0.001 ms
@@ -296,12 +264,8 @@ func TestOverlapCovered(t *testing.T) {
 	r1.Wait(qa, 5*us, tracetest.Site("waitA")) // entered 200 ms
 	r1.Recv(0, 1, 8, us).Recv(0, 2, 8, us)
 	r0.Recv(1, 9, 8, us)
-	r0.Finalize(us)
-	r1.Finalize(us)
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "rank 0 Overlap", rank(t, iv, 0).Overlap, 0.199999)
 	expect(t, "rank 1 Overlap", rank(t, iv, 1).Overlap, 0.199999)
@@ -327,17 +291,13 @@ func TestOverlapCovered(t *testing.T) {
 // at 200.002 ms inside it: Overlap 100 ms in interval 1 (and so in the
 // whole program, which holds it), not 200 ms.
 func TestOverlapClippedToInterval(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(us)
-	r1.Init(us)
+	run, r0, r1 := pair()
 	q := r0.Isend(1, 1, 8, us) // 0.001 … 0.002
 	r0.Compute(100*ms).Pcontrol(100, 1).Compute(100 * ms)
 	r0.Wait(q, 5*us) // entered 200.002 ms
 	r0.Pcontrol(101, 1)
 	r1.Recv(0, 1, 8, 5*us)
-	r0.Finalize(us)
-	r1.Finalize(us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	expect(t, "interval 1 Overlap", rank(t, find(t, rep, 1), 0).Overlap, 0.1)
 	expect(t, "whole-program Overlap", rank(t, find(t, rep), 0).Overlap, 0.1)
@@ -382,13 +342,8 @@ func TestLateReceiverIssend(t *testing.T) {
 		r3.Wait(q, 20*us)
 		q = r3.Irecv(2, 2, 8, us)
 		r3.Wait(q, 5*us)
-		for r := 0; r < 4; r++ {
-			run.Rank(r).Finalize(us)
-		}
-		rep := analyzeRun(t, run)
-		if len(rep.Warnings) != 0 {
-			t.Errorf("warnings %q", rep.Warnings)
-		}
+		finish(run)
+		rep := analyzeClean(t, run)
 		iv := find(t, rep)
 		for r, want := range []float64{0.289999, 0, 0.089998, 0} {
 			expect(t, "Late receiver rank "+itoa(r), rank(t, iv, r).LateReceiver, want)

@@ -212,14 +212,8 @@ func (o *exRank) record(c *obsCall) {
 }
 
 func (o *exRank) interval(n *rnode, at int64, enter bool) {
-	if enter {
-		if len(o.open) < maxOpenSpans {
-			o.open = append(o.open, openSpan{n, at})
-		}
-		return
-	}
-	from, ok := popSpan(&o.open, n)
-	if !ok || len(n.Path) > 8 {
+	from, left := followSpan(&o.open, n, at, enter)
+	if !left || len(n.Path) > 8 {
 		return // deeper than any record holds: not drawn
 	}
 	o.extend(from, at)
@@ -257,6 +251,15 @@ type spoolReader struct {
 	pos    int
 	prev   int64
 	rank   int
+	err    error // of the last scan
+}
+
+// scan reads the next record into rec, as bufio.Scanner scans: false at
+// the end of the rank's records or on an error, which err then holds.
+func (r *spoolReader) scan(rec *exportRecord) bool {
+	ok, err := r.next(rec)
+	r.err = err
+	return ok
 }
 
 func (r *spoolReader) next(rec *exportRecord) (bool, error) {
@@ -287,14 +290,13 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 		i += n
 		return v
 	}
-	sv := func() int64 {
-		v, n := binary.Varint(b[i:])
-		if n <= 0 {
-			bad = true
-			return 0
+	sv := func() int64 { // zig-zag, as binary.Varint decodes it
+		ux := uv()
+		x := int64(ux >> 1)
+		if ux&1 != 0 {
+			x = ^x
 		}
-		i += n
-		return v
+		return x
 	}
 	rec.kind = b[0]
 	switch rec.kind {
@@ -391,14 +393,7 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 		keys := &siteKeyer{rp: reps[r], cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
 		siteArgs := map[[2]uint32][]byte{}
 		rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
-		for {
-			ok, err := rd.next(&rec)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
+		for rd.scan(&rec) {
 			switch rec.kind {
 			case recCall:
 				fi := o.fns[rec.fn]
@@ -447,6 +442,9 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 				x.Spans++
 			}
 		}
+		if rd.err != nil {
+			return rd.err
+		}
 	}
 	// Pass 2: the messages, after every slice, so that a viewer reading
 	// the file in order has the slice a flow binds to when it reads the
@@ -458,14 +456,7 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 			continue
 		}
 		rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
-		for {
-			ok, err := rd.next(&rec)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
+		for rd.scan(&rec) {
 			if rec.kind != recMsg || rec.src < 0 || int(rec.src) >= size {
 				continue
 			}
@@ -474,6 +465,9 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 			w.FlowStart(s+1, callsTid(s), chromeCat, chromeFlow, id, rec.send-origin)
 			w.FlowEnd(r+1, callsTid(r), chromeCat, chromeFlow, id, rec.entry-origin)
 			x.Messages++
+		}
+		if rd.err != nil {
+			return rd.err
 		}
 	}
 	other := map[string]string{

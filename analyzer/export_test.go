@@ -41,7 +41,7 @@ func exportRun(t *testing.T, run *tracetest.Run, sym Symbolizer) (*report.Report
 // 0.001 ms), and its two messages as flows from the sending call to the
 // receiving one.
 func TestChromeExport(t *testing.T) {
-	rep, _, x, tr, _ := exportRun(t, timelineRun(), fakeSymbolizer{})
+	rep, _, x, tr, _ := exportRun(t, tracetest.TwoMessages(), fakeSymbolizer{})
 	type slice struct {
 		name      string
 		ts, dur   int64
@@ -105,7 +105,7 @@ func TestChromeExport(t *testing.T) {
 		}
 	}
 	// The lost time is written exactly, in µs.
-	if _, _, _, _, raw := exportRun(t, timelineRun(), nil); !bytes.Contains(raw, []byte(`"lost_us":100000.000`)) || !bytes.Contains(raw, []byte(`"lost_us":49989.000`)) {
+	if _, _, _, _, raw := exportRun(t, tracetest.TwoMessages(), nil); !bytes.Contains(raw, []byte(`"lost_us":100000.000`)) || !bytes.Contains(raw, []byte(`"lost_us":49989.000`)) {
 		t.Errorf("lost times not written as µs with three decimals")
 	}
 	if len(tr.Flows) != 2 || x.Messages != 2 || x.Calls != 8 {

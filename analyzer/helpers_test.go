@@ -31,6 +31,47 @@ func analyzeRun(t *testing.T, run *tracetest.Run, maxLevel ...int) *report.Repor
 	return analyzeDir(t, dir, maxLevel...)
 }
 
+// start starts the run of n ranks most tests build on: every rank's
+// MPI_Init lasts 1 µs from 0.
+func start(n int) (*tracetest.Run, []*tracetest.Rank) {
+	run := tracetest.NewRun(n)
+	ranks := make([]*tracetest.Rank, n)
+	for i := range ranks {
+		ranks[i] = run.Rank(i)
+		ranks[i].Init(us)
+	}
+	return run, ranks
+}
+
+// pair is start(2).
+func pair() (run *tracetest.Run, r0, r1 *tracetest.Rank) {
+	run, ranks := start(2)
+	return run, ranks[0], ranks[1]
+}
+
+// finish ends every rank of run with an MPI_Finalize of 1 µs.
+func finish(run *tracetest.Run) {
+	for i := 0; i < run.Size(); i++ {
+		run.Rank(i).Finalize(us)
+	}
+}
+
+// analyzeClean is analyzeRun of a well-formed run: any warning fails t.
+func analyzeClean(t *testing.T, run *tracetest.Run) *report.Report {
+	t.Helper()
+	rep := analyzeRun(t, run)
+	noWarnings(t, rep)
+	return rep
+}
+
+// noWarnings fails t if rep has warnings.
+func noWarnings(t *testing.T, rep *report.Report) {
+	t.Helper()
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+}
+
 // analyzeRunLimits is analyzeRun with the replay's bounds changed by set.
 func analyzeRunLimits(t *testing.T, run *tracetest.Run, set func(*limits)) *report.Report {
 	t.Helper()

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
-	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
 // A rank whose tracing stopped early (SIZE_LIMIT) inside interval 1:
@@ -14,10 +13,8 @@ import (
 // ran on ranks 0 and 1 after rank 2's trace ended, is incomplete without
 // any rank marked (rank 2 may have executed it unseen).
 func TestIncompleteTrace(t *testing.T) {
-	run := tracetest.NewRun(3)
-	for i := 0; i < 3; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(3)
+	for i, r := range ranks {
 		r.Pcontrol(100, 3).Compute(10*ms).Barrier(1*ms).Pcontrol(101, 3)
 		r.Pcontrol(100, 1).Compute(50 * ms)
 		if i == 2 {

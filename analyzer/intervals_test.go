@@ -44,10 +44,8 @@ func TestImbalanceInInterval(t *testing.T) {
 
 // Nested intervals entered many times.
 func TestNestedExeCount(t *testing.T) {
-	run := tracetest.NewRun(2)
-	for i := 0; i < 2; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(2)
+	for i, r := range ranks {
 		for it := 0; it < 3; it++ {
 			r.Pcontrol(100, 1)
 			r.Compute(1 * ms)
@@ -179,10 +177,8 @@ func TestSectionsAcrossIntervalsBounded(t *testing.T) {
 }
 
 func checkSectionsAcrossIntervals(t *testing.T, overflow bool) {
-	run := tracetest.NewRun(4)
-	for i := 0; i < 4; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(4)
+	for i, r := range ranks {
 		// Interval 1: section 1 starts 0.5 s before it and ends 0.1 s
 		// into it (the example), on every rank (K = 4).
 		r.Pcontrol(102, 1).Compute(500 * ms)

@@ -127,15 +127,23 @@ type openSpan struct {
 	at int64
 }
 
-// popSpan removes n from the open intervals and says when it was entered
-// (the tracker leaves the innermost first).
-func popSpan(open *[]openSpan, n *rnode) (int64, bool) {
+// followSpan follows the open intervals of a rank through the entry
+// (enter) or exit of n at time at: an entry is kept, up to maxOpenSpans
+// open at once; an exit removes n and returns when it was entered, left
+// true. An exit of an interval not kept returns left false.
+func followSpan(open *[]openSpan, n *rnode, at int64, enter bool) (from int64, left bool) {
 	s := *open
+	if enter {
+		if len(s) < maxOpenSpans {
+			*open = append(s, openSpan{n, at})
+		}
+		return 0, false
+	}
 	for i := len(s) - 1; i >= 0; i-- {
 		if s[i].n == n {
-			at := s[i].at
+			from := s[i].at
 			*open = append(s[:i], s[i+1:]...)
-			return at, true
+			return from, true
 		}
 	}
 	return 0, false
@@ -274,14 +282,8 @@ func (o *tlRank) record(c *obsCall) {
 // interval keeps the executions of intervals that start within the
 // detail, as many as the detail budget.
 func (o *tlRank) interval(n *rnode, at int64, enter bool) {
-	if enter {
-		if len(o.open) < maxOpenSpans {
-			o.open = append(o.open, openSpan{n, at})
-		}
-		return
-	}
-	from, ok := popSpan(&o.open, n)
-	if !ok {
+	from, left := followSpan(&o.open, n, at, enter)
+	if !left {
 		return
 	}
 	o.extend(from, at)

@@ -8,36 +8,6 @@ import (
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
-// timelineRun: three ranks, two messages into rank 1 and a barrier.
-//
-//	rank 0: Send to 1 at 100.001 ms (10 µs), Barrier from 100.011 ms
-//	rank 1: Recv from 0 at 0.001 ms until 100.021 ms (waits 100 ms for the
-//	        send), Irecv from 2 [100.021, 100.022], Wait until 100.030 ms
-//	        (the message was sent at 50.001 ms: no wait), Barrier from
-//	        100.030 ms
-//	rank 2: Send to 1 at 50.001 ms (5 µs), Barrier from 150 ms
-//
-// Everybody leaves the barrier at 150.010 ms. Times 0 of the timeline is
-// the earliest call's entry: rank 1's Recv at 0.001 ms.
-func timelineRun() *tracetest.Run {
-	run := tracetest.NewRun(3)
-	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
-	for _, r := range []*tracetest.Rank{r0, r1, r2} {
-		r.Init(1 * us)
-	}
-	r0.Compute(100*ms).Send(1, 7, 8, 10*us)
-	r1.Recv(0, 7, 8, 100*ms+20*us)
-	q := r1.Irecv(2, 3, 16, 1*us)
-	r1.Wait(q, 8*us)
-	r2.Compute(50*ms).Send(1, 3, 16, 5*us)
-	r2.Compute(150*ms - r2.Now())
-	for _, r := range []*tracetest.Rank{r0, r1, r2} {
-		r.Barrier(150*ms + 10*us - r.Now())
-		r.Finalize(1 * us)
-	}
-	return run
-}
-
 func recordTimeline(t *testing.T, run *tracetest.Run, maxCalls int) (*report.Report, *report.Timeline) {
 	t.Helper()
 	dir := t.TempDir()
@@ -58,8 +28,10 @@ func recordTimeline(t *testing.T, run *tracetest.Run, maxCalls int) (*report.Rep
 
 func fnName(tl *report.Timeline, ln *report.Lane, i int) string { return tl.Funcs[ln.Func[i]].Name }
 
+// TestTimeline records tracetest.TwoMessages. Time 0 of the timeline is the
+// earliest call's entry: rank 1's Recv at 0.001 ms.
 func TestTimeline(t *testing.T) {
-	rep, tl := recordTimeline(t, timelineRun(), 0)
+	rep, tl := recordTimeline(t, tracetest.TwoMessages(), 0)
 	if len(tl.Lanes) != 3 || tl.MessageCount != 2 || tl.CallCount != 8 || tl.Truncated {
 		t.Fatalf("lanes %d messages %d calls %d truncated %v; want 3 2 8 false", len(tl.Lanes), tl.MessageCount, tl.CallCount, tl.Truncated)
 	}
@@ -153,7 +125,7 @@ func TestTimeline(t *testing.T) {
 // TestTimelineTruncated: a budget of one box per rank keeps each rank's
 // first call; the arrow into a dropped box is left out, the count is not.
 func TestTimelineTruncated(t *testing.T) {
-	_, tl := recordTimeline(t, timelineRun(), 3)
+	_, tl := recordTimeline(t, tracetest.TwoMessages(), 3)
 	if !tl.Truncated || tl.MessageCount != 2 || tl.CallCount != 8 {
 		t.Fatalf("truncated %v messages %d calls %d", tl.Truncated, tl.MessageCount, tl.CallCount)
 	}

@@ -9,10 +9,7 @@ import (
 
 // lateSender: rank 0 computes 200 ms then sends; rank 1 waits in MPI_Recv.
 func lateSender() *tracetest.Run {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(200*ms).Send(1, 7, 8, 10*us) // send 200.001 ms … 200.011 ms
 	r1.Recv(0, 7, 8, 200*ms+20*us)          // recv 0.001 ms … 200.021 ms
 	r0.Finalize(1 * us)                     // level 0 ends at 200.011 ms
@@ -22,9 +19,7 @@ func lateSender() *tracetest.Run {
 
 func TestLateSender(t *testing.T) {
 	rep := analyzeRun(t, lateSender())
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 	if rep.Processors != 2 || rep.Task != "app" {
 		t.Errorf("processors %d task %q", rep.Processors, rep.Task)
 	}
@@ -69,16 +64,12 @@ func TestLateSender(t *testing.T) {
 
 // The same late sender seen through MPI_Irecv + MPI_Wait.
 func TestLateSenderWait(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(200*ms).Send(1, 7, 8, 10*us) // send entered at 200.001 ms
 	q := r1.Irecv(0, 7, 8, 1*us)            // 0.001 … 0.002 ms
 	r1.Compute(50 * ms)                     // wait entered at 50.002 ms
 	r1.Wait(q, 150*ms+20*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
@@ -92,10 +83,7 @@ func TestLateSenderWait(t *testing.T) {
 
 // Isend/Irecv overlapped with computation.
 func TestOverlap(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	q1 := r1.Irecv(0, 3, 64, 1*us) // 0.001 … 0.002 ms
 	r0.Compute(10 * ms)
 	q0 := r0.Isend(1, 3, 64, 2*us) // 10.001 … 10.003 ms
@@ -103,8 +91,7 @@ func TestOverlap(t *testing.T) {
 	r0.Wait(q0, 5*us)
 	r1.Compute(60 * ms) // wait entered at 60.002 ms
 	r1.Wait(q1, 5*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	// Send: wait entry - Isend start = 40.003 - 10.001 ms.
@@ -134,43 +121,33 @@ func TestAnySource(t *testing.T) {
 	iv := find(t, rep)
 	// (100.001 - 0.001) + (300.001 - 100.011) ms
 	expect(t, "ANY_SOURCE Real Sync", rank(t, iv, 2).RealSync, 0.1+0.19999)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // Messages with the same source, destination and tag match in order
 // (non-overtaking); different tags match independently.
 func TestFIFOAndTags(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(10*ms).Send(1, 1, 8, 1*us) // A tag 1 at 10.001 ms
 	r0.Compute(10*ms).Send(1, 2, 8, 1*us) // B tag 2 at 20.002 ms
 	r0.Compute(10*ms).Send(1, 1, 8, 1*us) // C tag 1 at 30.003 ms
 	r1.Recv(0, 2, 8, 30*ms)               // gets B: 0.001 … 30.001 ms, Real Sync 20.001 ms
 	r1.Recv(0, 1, 8, 1*us)                // gets A (no wait): 30.001 … 30.002
 	r1.Recv(0, 1, 8, 10*ms)               // gets C: 30.002 … 40.002, Real Sync 0.001 ms
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020001+0.000001)
 }
 
 // MPI_Sendrecv both sends and receives; PROC_NULL peers are ignored.
 func TestSendrecvAndProcNull(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(50 * ms)
 	r0.Sendrecv(1, 0, 8, 1, 0, 8, 10*us)       // entered at 50.001 ms
 	r1.Sendrecv(0, 0, 8, 0, 0, 8, 50*ms+20*us) // entered at 0.001 ms
 	r0.Send(traceformat.ProcNull, 0, 8, 1*us)
 	r1.Recv(traceformat.ProcNull, 0, 8, 1*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, 0.05)
@@ -178,18 +155,13 @@ func TestSendrecvAndProcNull(t *testing.T) {
 	if n := rank(t, iv, 0).SendNumber; n != 1 {
 		t.Errorf("rank 0 Send Number %d, want 1 (PROC_NULL ignored)", n)
 	}
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // Persistent requests: created once, started and completed twice, freed;
 // completed through MPI_Waitsome and MPI_Startall.
 func TestPersistentAndWaitsome(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	sq := r0.SendInit(1, 9, 8, 1*us) // 0.001 … 0.002
 	rq := r1.RecvInit(0, 9, 8, 1*us) // 0.001 … 0.002
 	for i := 0; i < 2; i++ {
@@ -200,8 +172,7 @@ func TestPersistentAndWaitsome(t *testing.T) {
 	}
 	r0.RequestFree(sq, 1*us)
 	r1.RequestFree(rq, 1*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
@@ -213,19 +184,14 @@ func TestPersistentAndWaitsome(t *testing.T) {
 	if r1r.ReceiveNumber != 2 || rank(t, iv, 0).SendNumber != 2 || r1r.WaitNumber != 2 {
 		t.Errorf("receive %d send %d wait %d", r1r.ReceiveNumber, rank(t, iv, 0).SendNumber, r1r.WaitNumber)
 	}
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // MPI matches receives when they are posted: a pre-posted MPI_Irecv gets
 // the first message even if a later blocking receive of the same key
 // completes first, and waits in reverse order do not swap messages.
 func TestMatchAtPosting(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // m1 entered at 10.001 ms
 	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // m2 at 20.002 ms
 	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // m3 at 30.003 ms
@@ -237,43 +203,31 @@ func TestMatchAtPosting(t *testing.T) {
 	c := r1.Irecv(0, 4, 8, 1*us)          // m4; 20.005 … 20.006
 	r1.Wait(c, 40*ms-r1.Now()+5*us)       // entered 20.006 ms, m4 sent at 40.004: Real Sync 19.998 ms
 	r1.Wait(b, 1*us)                      // m3 already there
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020000+0.019998)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // A cancelled receive gives back its place: the next receive of the key
 // gets the message.
 func TestCancelledReceive(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	a := r1.Irecv(0, 4, 8, 1*us)
 	r1.Cancel(a, 1*us)
 	r1.Wait(a, 1*us)                      // completes the cancelled request: 0.003 … 0.004 ms
 	r0.Compute(10*ms).Send(1, 4, 8, 1*us) // entered at 10.001 ms
 	r1.Recv(0, 4, 8, 10*ms)               // 0.004 ms … : Real Sync 9.997 ms
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	expect(t, "Real Sync", rank(t, find(t, rep), 1).RealSync, 0.009997)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // Tests that complete nothing are not Wait Number; a successful test is.
 // Nonblocking collectives are completed by waits without warnings.
 func TestTestFamilyAndIbarrier(t *testing.T) {
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(1 * us)
-	r1.Init(1 * us)
+	run, r0, r1 := pair()
 	q := r1.Irecv(0, 2, 8, 1*us) // 0.001 … 0.002
 	for i := 0; i < 3; i++ {
 		r1.Compute(1*ms).Test(q, false, 1*us)
@@ -283,8 +237,7 @@ func TestTestFamilyAndIbarrier(t *testing.T) {
 	b0, b1 := r0.Ibarrier(1*us), r1.Ibarrier(1*us)
 	r0.Wait(b0, 1*us)
 	r1.Waitall([]tracetest.Req{b1}, 1*us)
-	r0.Finalize(1 * us)
-	r1.Finalize(1 * us)
+	finish(run)
 	rep := analyzeRun(t, run)
 	iv := find(t, rep)
 	r1r := rank(t, iv, 1)
@@ -323,9 +276,7 @@ func TestFlowControl(t *testing.T) {
 		run.Rank(i).Finalize(1 * us)
 	}
 	rep := analyzeRunLimits(t, run, func(l *limits) { l.pending = 16 })
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 	expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, 0.000201)
 	expect(t, "rank 2 Real Sync", rank(t, find(t, rep), 2).RealSync, 0.000200)
 }
@@ -349,9 +300,7 @@ func TestManyRequests(t *testing.T) {
 	}
 	rep := analyzeRun(t, run)
 	expect(t, "Real Sync", rank(t, find(t, rep), 0).RealSync, 0.048)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings: %q", rep.Warnings)
-	}
+	noWarnings(t, rep)
 }
 
 // Open MPI returns one shared request handle (ompi_request_empty) for every
@@ -375,10 +324,7 @@ func TestSharedRequestHandle(t *testing.T) {
 	waitall := func(ids []uint64, st []traceformat.Status) traceformat.Event {
 		return traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrStatus, Reqs: ids, Status: st}
 	}
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(us)
-	r1.Init(us)
+	run, r0, r1 := pair()
 	r0.Compute(200*ms).
 		Call("MPI_Irecv", us, irecv(traceformat.ProcNull, empty)).
 		Call("MPI_Isend", us, isend(1, empty)). // entered at 200.002 ms
@@ -388,12 +334,8 @@ func TestSharedRequestHandle(t *testing.T) {
 		Call("MPI_Isend", us, isend(traceformat.ProcNull, empty)).
 		Call("MPI_Waitall", 200*ms, waitall([]uint64{real, empty}, // entered at 0.003 ms
 			[]traceformat.Status{{Source: 0, Tag: 0}, none}))
-	r0.Finalize(us)
-	r1.Finalize(us)
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "Real Sync on rank 1", rank(t, iv, 1).RealSync, float64(200*ms+2*us-3*us)/1e9)
 	expect(t, "Real Sync on rank 0", rank(t, iv, 0).RealSync, 0)
@@ -414,22 +356,15 @@ func TestProcNullReceiveStatusIgnored(t *testing.T) {
 		return traceformat.Event{Attr: traceformat.AttrComm | traceformat.AttrRecv | traceformat.AttrRecvBytes | traceformat.AttrReqs,
 			RecvPeer: src, RecvBytes: 8, Reqs: []uint64{id}}
 	}
-	run := tracetest.NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r0.Init(us)
-	r1.Init(us)
+	run, r0, r1 := pair()
 	r0.Compute(100*ms).Send(1, 0, 8, us) // entered at 100.001 ms
 	r1.Call("MPI_Irecv", us, irecv(traceformat.ProcNull, shared)).
 		Call("MPI_Irecv", us, irecv(0, real)).
 		Call("MPI_Waitall", 100*ms, traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrStatus, // entered at 0.003 ms
 			Reqs: []uint64{shared, real}, Status: []traceformat.Status{{Source: 0, Tag: 0}, {Source: 0, Tag: 0}}})
 	r1.Recv(traceformat.ProcNull, 0, 8, us, tracetest.Status(0, 0)) // blocking, status unset too
-	r0.Finalize(us)
-	r1.Finalize(us)
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	finish(run)
+	rep := analyzeClean(t, run)
 	expect(t, "Real Sync on rank 1", rank(t, find(t, rep), 1).RealSync, float64(100*ms+us-3*us)/1e9)
 }
 
@@ -476,10 +411,7 @@ func TestMatchedProbes(t *testing.T) {
 	r0.Finalize(us)
 	r1.Finalize(us)
 	r2.Finalize(us)
-	rep := analyzeRun(t, run)
-	if len(rep.Warnings) != 0 {
-		t.Errorf("warnings %q", rep.Warnings)
-	}
+	rep := analyzeClean(t, run)
 	iv := find(t, rep)
 	expect(t, "Real Sync on rank 1", rank(t, iv, 1).RealSync, float64(200*ms+2*us-us)/1e9)
 	expect(t, "Real Sync on rank 2", rank(t, iv, 2).RealSync, 0)

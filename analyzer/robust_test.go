@@ -190,10 +190,8 @@ func TestUnknownVersion(t *testing.T) {
 // replay stalls, reports it and goes on (releasing the rank that found
 // the stall is enough here: its send then satisfies the other).
 func TestInconsistentTracesStall(t *testing.T) {
-	run := tracetest.NewRun(2)
-	for i := 0; i < 2; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(2)
+	for i, r := range ranks {
 		r.Recv(int32(1-i), 0, 8, 1*ms)
 		r.Send(int32(1-i), 0, 8, 1*us)
 		r.Barrier(1 * ms)

@@ -85,10 +85,8 @@ func (n *notingSymbolizer) NoteModules(mods []Module) { n.mods = append(n.mods, 
 // A ModuleNoter hears of each recorded module once, the program marked as
 // the executable, before symbolizing.
 func TestSymbolizerNotedModules(t *testing.T) {
-	run := tracetest.NewRun(2)
-	for i := 0; i < 2; i++ {
-		r := run.Rank(i)
-		r.Init(1 * us)
+	run, ranks := start(2)
+	for _, r := range ranks {
 		r.Barrier(10*us, tracetest.Site("b", 0x401234))
 		r.Finalize(1 * us)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/report/chrome/chrometest"
 	"github.com/dtpa/dtpa/traceformat"
 )
@@ -22,14 +23,7 @@ import (
 // one flow per message, 1200 of them, each from an MPI_Isend to the
 // MPI_Waitall of a neighbour; and interval 1 once on every rank.
 func TestChromeSolver(t *testing.T) {
-	m := impls[0]
-	needMPI(t, m)
-	dir := t.TempDir()
-	exe := compile(t, m, dir, "solver")
-	trace(t, m, dir, nil, 4, exe)
-	r, _ := analyse(t, dir, "solver")
-	file := filepath.Join(dir, "solver.json")
-	run(t, dir, nil, time.Minute, filepath.Join(root, "bin", "dtpa"), "--export", "chrome", "-o", file, "solver")
+	dir, r, file := exportSolver(t, "solver.json", "--export", "chrome")
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -107,6 +101,24 @@ func TestChromeSolver(t *testing.T) {
 		}
 	}
 	t.Logf("export %d bytes, %d slices, %d flows", len(b), len(tr.Slices), len(tr.Flows))
+}
+
+// exportSolver traces the demo program (testdata/apps/solver.c) at 4 ranks
+// under Open MPI, analyses it, and has bin/dtpa write the traces with flags
+// to the file out in the traces' directory dir. It returns dir, the JSON
+// report of the same traces and the path of out.
+func exportSolver(t *testing.T, out string, flags ...string) (dir string, r *report.Report, file string) {
+	t.Helper()
+	m := impls[0]
+	needMPI(t, m)
+	dir = t.TempDir()
+	exe := compile(t, m, dir, "solver")
+	trace(t, m, dir, nil, 4, exe)
+	r, _ = analyse(t, dir, "solver")
+	file = filepath.Join(dir, out)
+	args := append(append([]string{}, flags...), "-o", file, "solver")
+	run(t, dir, nil, time.Minute, filepath.Join(root, "bin", "dtpa"), args...)
+	return dir, r, file
 }
 
 type recordedCall struct {

@@ -3,8 +3,6 @@ package e2e
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -188,9 +186,7 @@ func findInterval(r *report.Report, path []int) *report.Interval {
 // checks each figure against its construction.
 func TestEdgesSections(t *testing.T) {
 	eachEdgeRun(t, "sections", nil, nil, sectionFigures(), func(t *testing.T, r *report.Report, stderr string, skewed bool) float64 {
-		shift := checkWarnings(t, r, stderr, skewed)
-		checkInvariants(t, r, 4)
-		return shift
+		return checkBugs(t, "", r, stderr, skewed)
 	})
 }
 
@@ -255,58 +251,19 @@ func hasWarningE2E(r *report.Report, sub string) bool {
 	return false
 }
 
-// eachEdgeRun traces edges_intervals with args under both MPIs, aligned
-// and with injected clock skew, and analyses it, as TestGroundTruth does:
+// eachEdgeRun traces edges_intervals with args through quietRuns, with
 // check (warnings, marks, identities: bugs whatever the noise; it returns
-// checkWarnings' allowance for clock repairs) and checkSelfTimed run on
-// every run; a run noisier than quietNoise is traced again, up to attempts
-// runs, and figs are compared on the quietest (checkFigures).
+// checkWarnings' allowance for clock repairs) on every run, and compares
+// figs with the quietest (checkFigures). name names the scenario in
+// failures.
 func eachEdgeRun(t *testing.T, name string, env, args []string, figs []edgeFigure,
 	check func(t *testing.T, r *report.Report, stderr string, skewed bool) float64) {
-	scen := edgeScenarios(figs)
-	for _, m := range impls {
-		t.Run(m.name, func(t *testing.T) {
-			needMPI(t, m)
-			exe := compile(t, m, t.TempDir(), "edges_intervals")
-			for _, skew := range []bool{false, true} {
-				sub := "aligned"
-				runEnv := append([]string{}, env...)
-				if skew {
-					sub = "skewed"
-					runEnv = append(runEnv, "DT_CLOCK_SKEW="+clockSkew)
-				}
-				t.Run(sub, func(t *testing.T) {
-					var best *report.Report
-					var bestTiming selfTiming
-					bestNoise := math.Inf(1)
-					for i := 1; i <= attempts; i++ {
-						dir := t.TempDir()
-						if err := os.Link(exe, filepath.Join(dir, "edges_intervals")); err != nil {
-							t.Fatal(err)
-						}
-						out := trace(t, m, dir, runEnv, 4, "edges_intervals", args...)
-						if !strings.Contains(out, "edges_intervals done") {
-							t.Fatalf("%s: the program did not finish:\n%s", name, out)
-						}
-						st := parseSelfTiming(t, out)
-						if skew {
-							checkSkew(t, dir, "edges_intervals", 4, injected)
-						}
-						r, stderr := analyse(t, dir, "edges_intervals")
-						shift := check(t, r, stderr, skew)
-						checkSelfTimed(t, r, st, shift)
-						noise := st.runNoise(scen)
-						t.Logf("run %d: noise %.4f s", i, noise)
-						if noise < bestNoise {
-							best, bestTiming, bestNoise = r, st, noise
-						}
-						if noise <= quietNoise || t.Failed() {
-							break
-						}
-					}
-					checkFigures(t, best, figs, bestTiming)
-				})
+	quietRuns(t, "edges_intervals", env, args, edgeScenarios(figs),
+		func(t *testing.T, out string, r *report.Report, stderr string, skewed bool) float64 {
+			if !strings.Contains(out, "edges_intervals done") {
+				t.Fatalf("%s: the program did not finish:\n%s", name, out)
 			}
-		})
-	}
+			return check(t, r, stderr, skewed)
+		},
+		func(t *testing.T, r *report.Report, st selfTiming, _ float64) { checkFigures(t, r, figs, st) })
 }

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
@@ -172,53 +170,12 @@ var edgesLateReceiver = map[string][]float64{
 // edgesP2P, as TestGroundTruth does for groundtruth.c (same tolerances,
 // noise handling and retries).
 func TestEdgesP2P(t *testing.T) {
-	for _, m := range impls {
-		t.Run(m.name, func(t *testing.T) {
-			needMPI(t, m)
-			exe := compile(t, m, t.TempDir(), "edges_p2p")
-			for _, skew := range []bool{false, true} {
-				name := "aligned"
-				var env []string
-				if skew {
-					name = "skewed"
-					env = []string{"DT_CLOCK_SKEW=" + clockSkew}
-				}
-				t.Run(name, func(t *testing.T) {
-					var best *report.Report
-					var bestTiming selfTiming
-					bestNoise := math.Inf(1)
-					for i := 1; i <= attempts; i++ {
-						dir := t.TempDir()
-						if err := os.Link(exe, filepath.Join(dir, "edges_p2p")); err != nil {
-							t.Fatal(err)
-						}
-						out := trace(t, m, dir, env, 4, "edges_p2p")
-						st := parseSelfTiming(t, out)
-						if skew {
-							checkSkew(t, dir, "edges_p2p", 4, injected)
-						}
-						r, stderr := analyse(t, dir, "edges_p2p")
-						shift := checkWarnings(t, r, stderr, skew)
-						checkInvariants(t, r, 4)
-						checkSelfTimed(t, r, st, shift)
-						checkEdgeBounds(t, r)
-						noise := 0.0
-						for _, e := range edgesP2P {
-							noise = math.Max(noise, st.noise(e))
-						}
-						t.Logf("run %d: noise %.4f s", i, noise)
-						if noise < bestNoise {
-							best, bestTiming, bestNoise = r, st, noise
-						}
-						if noise <= quietNoise {
-							break
-						}
-					}
-					checkEdgesP2P(t, best, bestTiming, bestNoise)
-				})
-			}
-		})
-	}
+	quietRuns(t, "edges_p2p", nil, nil, edgesP2P,
+		func(t *testing.T, out string, r *report.Report, stderr string, skewed bool) float64 {
+			shift := checkBugs(t, out, r, stderr, skewed)
+			checkEdgeBounds(t, r)
+			return shift
+		}, checkEdgesP2P)
 }
 
 // checkEdgeBounds checks, whatever the noise, what the rules guarantee:

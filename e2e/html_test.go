@@ -3,11 +3,9 @@ package e2e
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dtpa/dtpa/internal/headless"
 	"github.com/dtpa/dtpa/report"
@@ -22,25 +20,9 @@ import (
 // same traces (its characteristic, rank, function and source line), and
 // the screenshot is not blank.
 func TestHTMLSolver(t *testing.T) {
-	m := impls[0]
-	needMPI(t, m)
-	dir := t.TempDir()
-	exe := compile(t, m, dir, "solver")
-	trace(t, m, dir, nil, 4, exe)
-	r, _ := analyse(t, dir, "solver")
-	page := filepath.Join(dir, "solver.html")
-	run(t, dir, nil, time.Minute, filepath.Join(root, "bin", "dtpa"), "--html", "-o", page, "solver")
-
+	_, r, page := exportSolver(t, "solver.html", "--html")
 	p := headless.Open(t, page)
-	if !strings.Contains(p.DOM, `data-rendered="1"`) {
-		t.Errorf("the page's script did not finish; console:\n%s", p.Console)
-	}
-	if errs := headless.ConsoleErrors(p.Console); len(errs) > 0 {
-		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
-	}
-	if len(p.Requests) > 0 {
-		t.Errorf("network requests: %q", p.Requests)
-	}
+	headless.CheckReport(t, p)
 	tl := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
 	for _, want := range []string{`data-ranks="4"`, `data-messages="1200"`, `data-arrows="1200"`} {
 		if !strings.Contains(tl, want) {

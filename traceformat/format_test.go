@@ -47,6 +47,33 @@ func testDefs() *tracepb.Definitions {
 	}
 }
 
+// builderOf is a batch of evs, appended one by one.
+func builderOf(evs []Event) *Builder {
+	var b Builder
+	for i := range evs {
+		b.Append(&evs[i])
+	}
+	return &b
+}
+
+// oneBatchTrace is a trace (testHeader, testDefs) holding evs in one batch,
+// and that batch.
+func oneBatchTrace(t testing.TB, evs []Event) ([]byte, *Builder) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteDefinitions(testDefs())
+	b := builderOf(evs)
+	if err := w.WriteBatch(b); err != nil {
+		t.Fatal(err)
+	}
+	w.Close(nil)
+	return buf.Bytes(), b
+}
+
 // testEvents exercises every attribute, boundary values included.
 func testEvents() []Event {
 	return []Event{
@@ -768,10 +795,7 @@ func withFoldedPolls(evs []Event) []Event {
 // too many for the events carrying AttrCalls is refused by both decoders,
 // with an error naming the column.
 func TestCallsColumnCount(t *testing.T) {
-	var b Builder
-	for _, e := range testEvents() {
-		b.Append(&e)
-	}
+	b := builderOf(testEvents())
 	r := rareOf[colIndex("calls")]
 	good := b.rare[r]
 	for _, tc := range []struct {

@@ -90,20 +90,7 @@ func FuzzRoundTrip(f *testing.F) {
 			}
 			evs = append(evs, zeroAbsent(e))
 		}
-		var buf bytes.Buffer
-		w, err := NewWriter(&buf, testHeader(), WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.WriteDefinitions(testDefs())
-		var b Builder
-		for i := range evs {
-			b.Append(&evs[i])
-		}
-		if err := w.WriteBatch(&b); err != nil {
-			t.Fatal(err)
-		}
-		w.Close(nil)
+		data, b := oneBatchTrace(t, evs)
 		// The producer's fast path encodes to the same bytes.
 		var st Builder
 		for i := range evs {
@@ -113,7 +100,7 @@ func FuzzRoundTrip(f *testing.F) {
 		if x, y := e1.appendBatch(nil, b.Batch()), e2.appendBatch(nil, st.Batch()); !bytes.Equal(x, y) {
 			t.Fatalf("AppendStatic batch encodes differently:\n%x\n%x", x, y)
 		}
-		_, got, err := readAll(buf.Bytes())
+		_, got, err := readAll(data)
 		if err != nil {
 			t.Fatal(err)
 		}

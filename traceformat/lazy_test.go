@@ -151,12 +151,8 @@ func TestLazyRewind(t *testing.T) {
 // TestLazySplitColumns: proto3 lets a packed field come in pieces (and
 // one value unpacked); a lazy batch joins them as the column decoder does.
 func TestLazySplitColumns(t *testing.T) {
-	var b Builder
-	for _, e := range testEvents() {
-		b.Append(&e)
-	}
 	var enc batchEncoder
-	raw := enc.appendBatch(nil, b.Batch())
+	raw := enc.appendBatch(nil, builderOf(testEvents()).Batch())
 	split := splitColumns(t, raw)
 	var d Batch
 	if err := decodeBatch(split, &d); err != nil {
@@ -259,12 +255,8 @@ func TestLazyRefusesBadBatch(t *testing.T) {
 // decoders: they must accept and refuse the same batches, and the events
 // of an accepted one must be the same.
 func FuzzBatchDecoders(f *testing.F) {
-	var b Builder
-	for _, e := range testEvents() {
-		b.Append(&e)
-	}
 	var enc batchEncoder
-	raw := enc.appendBatch(nil, b.Batch())
+	raw := enc.appendBatch(nil, builderOf(testEvents()).Batch())
 	f.Add(raw)
 	f.Add(splitColumns(&testing.T{}, raw))
 	if ref, err := proto.Marshal(pbFromEvents(testEvents())); err == nil {
@@ -408,26 +400,15 @@ func TestLazyLongVarints(t *testing.T) {
 		if !long {
 			in = testEvents()
 		}
-		var buf bytes.Buffer
-		w, err := NewWriter(&buf, testHeader(), WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.WriteDefinitions(testDefs())
-		var b Builder
-		for i := range in {
-			b.Append(&in[i])
-		}
-		w.WriteBatch(&b)
-		w.Close(nil)
-		got, err := eventsBoth(t, buf.Bytes())
+		data, _ := oneBatchTrace(t, in)
+		got, err := eventsBoth(t, data)
 		if err != io.EOF {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(normalize(got), normalize(in)) {
 			t.Fatalf("long %v: read\n%+v\nwant\n%+v", long, got, in)
 		}
-		r, err := NewReader(bytes.NewReader(buf.Bytes()))
+		r, err := NewReader(bytes.NewReader(data))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -492,12 +473,8 @@ func TestCountVarints(t *testing.T) {
 // writer makes: the column holds uint32) is read modulo 2^32 by both
 // decoders, so that they agree on the events.
 func TestLazyWideRequestCount(t *testing.T) {
-	var b Builder
-	for _, e := range testEvents() {
-		b.Append(&e)
-	}
 	var enc batchEncoder
-	raw := enc.appendBatch(nil, b.Batch())
+	raw := enc.appendBatch(nil, builderOf(testEvents()).Batch())
 	var out []byte
 	for data := raw; len(data) > 0; {
 		num, payload, rest, _, err := nextBatchField(data)

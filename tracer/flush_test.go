@@ -169,15 +169,8 @@ const wrapperSlack = 1000 // ns
 // event in file order, whether it starts a batch other than the first.
 func batchStarts(t *testing.T, path string) []bool {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, closeFile := openTrace(t, path)
+	defer closeFile()
 	var starts []bool
 	for nb := 0; ; nb++ {
 		b, err := r.ReadBatch()

@@ -135,17 +135,25 @@ type trace struct {
 	err    error // nil for a complete file
 }
 
-func readTrace(t testing.TB, path string) *trace {
+// openTrace opens the trace at path for reading; closeFile closes it.
+func openTrace(t testing.TB, path string) (r *traceformat.Reader, closeFile func() error) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
+	r, err = traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
 	if err != nil {
+		f.Close()
 		t.Fatalf("%s: %v", path, err)
 	}
+	return r, f.Close
+}
+
+func readTrace(t testing.TB, path string) *trace {
+	t.Helper()
+	r, closeFile := openTrace(t, path)
+	defer closeFile()
 	tr := &trace{hdr: r.Header()}
 	for {
 		e, err := r.ReadEvent()

@@ -32,35 +32,15 @@ func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(forma
 // Flags are package variables, read through their Name in the Action
 // (s5cmd style), so the help text and the parsing cannot disagree.
 var (
-	flagWP = &cli.BoolFlag{
-		Name:               "wp",
-		DisableDefaultText: true,
-		Usage:              "without per-processor output: no execution characteristics, no per-processor lines in SRC",
-	}
-	flagSRC = &cli.Float64Flag{
-		Name:        "src",
-		DefaultText: "off",
-		Usage:       "SRC points by decreasing Comm, down to the first below `NN` % of the interval's Communications",
-	}
-	flagSRCT = &cli.Float64Flag{
-		Name:        "srct",
-		DefaultText: "off",
-		Usage:       "SRC points that reach `NN` % of the interval's Communications, by source position (file, line)",
-	}
+	flagWP     = switchFlag("wp", "without per-processor output: no execution characteristics, no per-processor lines in SRC")
+	flagSRC    = percentFlag("src", "SRC points by decreasing Comm, down to the first below `NN` % of the interval's Communications")
+	flagSRCT   = percentFlag("srct", "SRC points that reach `NN` % of the interval's Communications, by source position (file, line)")
 	flagOutput = &cli.StringFlag{
 		Name:  "o",
 		Usage: "write the report to `FILE` instead of standard output",
 	}
-	flagJSON = &cli.BoolFlag{
-		Name:               "json",
-		DisableDefaultText: true,
-		Usage:              "print the JSON report (docs/report-format.md) instead of the .trpa text",
-	}
-	flagHTML = &cli.BoolFlag{
-		Name:               "html",
-		DisableDefaultText: true,
-		Usage:              "write a self-contained HTML page (charts, tables, a timeline of every rank) instead of the .trpa text; use with -o FILE",
-	}
+	flagJSON   = switchFlag("json", "print the JSON report (docs/report-format.md) instead of the .trpa text")
+	flagHTML   = switchFlag("html", "write a self-contained HTML page (charts, tables, a timeline of every rank) instead of the .trpa text; use with -o FILE")
 	flagExport = &cli.StringFlag{
 		Name:  "export",
 		Usage: "write the run as `FORMAT` instead of a report; chrome: trace-event JSON for Perfetto UI or chrome://tracing (MPI calls per rank, a flow per message, intervals); use with -o FILE",
@@ -75,6 +55,16 @@ var (
 		Usage: "executable `PATH` for symbolizing call stacks (default: the path the traces recorded, else <DIR>/<its name>)",
 	}
 )
+
+// switchFlag is a flag present or absent: its help shows no default.
+func switchFlag(name, usage string) *cli.BoolFlag {
+	return &cli.BoolFlag{Name: name, DisableDefaultText: true, Usage: usage}
+}
+
+// percentFlag is an optional percentage, off when absent.
+func percentFlag(name, usage string) *cli.Float64Flag {
+	return &cli.Float64Flag{Name: name, DefaultText: "off", Usage: usage}
+}
 
 const helpTemplate = `NAME:
    {{.Name}} - {{.Usage}}

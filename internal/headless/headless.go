@@ -141,6 +141,22 @@ func ConsoleErrors(log string) []string {
 	return out
 }
 
+// CheckReport fails t unless p, a page of dtpa's HTML report, ran its
+// scripts to the end (they mark the page data-rendered="1"), logged no
+// error and requested nothing but the file.
+func CheckReport(t testing.TB, p Page) {
+	t.Helper()
+	if !strings.Contains(p.DOM, `data-rendered="1"`) {
+		t.Errorf("the page's script did not finish; console:\n%s", p.Console)
+	}
+	if errs := ConsoleErrors(p.Console); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+	if len(p.Requests) > 0 {
+		t.Errorf("network requests: %q", p.Requests)
+	}
+}
+
 func run(t testing.TB, dir string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -105,7 +105,7 @@ var attrRE = regexp.MustCompile(`="[^"]*"`)
 func TestBrowser(t *testing.T) {
 	path, _ := write(t, evilReport(), nil)
 	p := headless.Open(t, path)
-	checkPage(t, p)
+	headless.CheckReport(t, p)
 	li := firstLoss(t, p.DOM)
 	for _, want := range []string{`data-rank="1"`, `data-function="MPI_Waitall"`, `data-file="jacobi.c"`, `data-line="95"`, `data-interval="1/2"`, `data-characteristic="Real sync"`} {
 		if !strings.Contains(li, want) {
@@ -129,25 +129,10 @@ func TestBrowser(t *testing.T) {
 }
 
 // TestBrowserTimeline: the timeline of a three-rank run with two messages
-// (analyzer's timelineRun, rebuilt here) draws three lanes and counts two
+// (tracetest.TwoMessages, analyzer's timelineRun) draws three lanes and counts two
 // messages, with the detail complete and cut to one call per rank.
 func TestBrowserTimeline(t *testing.T) {
-	const us, ms = tracetest.US, tracetest.MS
-	run := tracetest.NewRun(3)
-	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
-	for _, r := range []*tracetest.Rank{r0, r1, r2} {
-		r.Init(1 * us)
-	}
-	r0.Compute(100*ms).Send(1, 7, 8, 10*us)
-	r1.Recv(0, 7, 8, 100*ms+20*us)
-	q := r1.Irecv(2, 3, 16, 1*us)
-	r1.Wait(q, 8*us)
-	r2.Compute(50*ms).Send(1, 3, 16, 5*us)
-	r2.Compute(150*ms - r2.Now())
-	for _, r := range []*tracetest.Rank{r0, r1, r2} {
-		r.Barrier(150*ms + 10*us - r.Now())
-		r.Finalize(1 * us)
-	}
+	run := tracetest.TwoMessages()
 	dir := t.TempDir()
 	if _, err := run.WriteDir(dir, "app"); err != nil {
 		t.Fatal(err)
@@ -160,7 +145,7 @@ func TestBrowserTimeline(t *testing.T) {
 		}
 		path, _ := write(t, rep, rec.Timeline())
 		p := headless.Open(t, path)
-		checkPage(t, p)
+		headless.CheckReport(t, p)
 		tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
 		// With a budget of one call per rank, rank 1's Wait is left out
 		// and with it the arrow from rank 2; the count stays.
@@ -182,21 +167,6 @@ func TestBrowserTimeline(t *testing.T) {
 		if !regexp.MustCompile(`<li data-characteristic="Real sync" data-rank="1" data-interval="" data-function="MPI_Recv"`).MatchString(p.DOM) {
 			t.Errorf("the summary does not list rank 1's Real Sync in MPI_Recv:\n%s", regexp.MustCompile(`(?s)<ol class="losses".*?</ol>`).FindString(p.DOM))
 		}
-	}
-}
-
-// checkPage: the scripts ran to the end, logged no error, and the browser
-// requested nothing but the file.
-func checkPage(t *testing.T, p headless.Page) {
-	t.Helper()
-	if !strings.Contains(p.DOM, `data-rendered="1"`) {
-		t.Errorf("the page's script did not finish; console:\n%s", p.Console)
-	}
-	if errs := headless.ConsoleErrors(p.Console); len(errs) > 0 {
-		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
-	}
-	if len(p.Requests) > 0 {
-		t.Errorf("network requests: %q", p.Requests)
 	}
 }
 
@@ -236,7 +206,7 @@ func TestBrowserTimelineSpans(t *testing.T) {
 	tl.Lanes[0].Host = evilFile
 	path, _ := write(t, rep, tl)
 	p := headless.Open(t, path)
-	checkPage(t, p)
+	headless.CheckReport(t, p)
 	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
 	for _, want := range []string{`data-ranks="2"`, `data-spans="4"`, `data-hosts="2"`} {
 		if !strings.Contains(tlDiv, want) {

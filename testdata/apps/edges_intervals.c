@@ -23,108 +23,13 @@
  * starts after an MPI_Barrier outside any interval and section, so the
  * ranks start it together and nothing leaks from one scenario into the
  * next. Each rank times its intervals and its sleeps and prints them at the
- * end, as groundtruth.c does (its timing machinery is repeated here), for
- * the tests to tell a run disturbed by other load from a wrong figure.
+ * end (gt.h, as groundtruth.c does), for the tests to tell a run disturbed
+ * by other load from a wrong figure; a scenario's overshoot covers its
+ * sleeps before and after the interval too (scenario_begin, scenario_end).
  *
  *   mpicc -g -O0 -o edges_intervals edges_intervals.c && dtrun -np 4 ./edges_intervals
  */
-#include <errno.h>
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int rank;
-
-/* The program's own timing, per interval path, printed at the end in the
- * format of groundtruth.c. dtpa measures an interval from the exit of
- * MPI_Pcontrol(100, n) to the entry of MPI_Pcontrol(101, n); "inner" runs
- * from the return of the first call to the call of the second, "outer"
- * from the call of the first to the return of the second: dtpa's Execution
- * Time lies between the two. "first entry" is the time of the first entry
- * on CLOCK_MONOTONIC, which all ranks of a host share. "overshoot" is the
- * longest any sleep of the interval's scenario lasted beyond what it asked
- * for, the sleeps before and after the interval included: a section that
- * starts before the interval or ends after it contributes its whole length
- * to the figures of the whole program, and a late wake-up anywhere in it
- * moves them (see e2e/edges_intervals_test.go). */
-#define MAXPATHS 8
-static struct {
-	char path[32];
-	double inner, outer, overshoot, first;
-} timed[MAXPATHS + 1]; /* the last entry collects anything beyond MAXPATHS */
-static int ntimed;
-static int cur;                 /* timed[] entry of the open interval */
-static double called, returned; /* its MPI_Pcontrol(100, n) */
-static int scenario;            /* timed[] entries from here on are the current scenario's */
-static double worst;            /* the current scenario's longest overshoot */
-
-/* enter(n) enters interval n. A macro, so that the MPI_Pcontrol call, and
- * with it the interval's source position in the report, is in the
- * scenario's function. */
-#define enter(n)                        \
-	do {                            \
-		called = now();         \
-		MPI_Pcontrol(100, (n)); \
-		entered(n);             \
-	} while (0)
-
-static void entered(int n)
-{
-	returned = now();
-	char path[32];
-	snprintf(path, sizeof path, "%d", n);
-	for (cur = 0; cur < ntimed && strcmp(timed[cur].path, path) != 0; cur++)
-		;
-	if (cur == ntimed && ntimed < MAXPATHS)
-		strcpy(timed[ntimed++].path, path);
-	if (timed[cur].first == 0)
-		timed[cur].first = returned;
-}
-
-static void leave(int n)
-{
-	double call = now();
-	MPI_Pcontrol(101, n);
-	double ret = now();
-	timed[cur].inner += call - returned;
-	timed[cur].outer += ret - called;
-}
-
-/* begin starts a scenario, end gives its worst overshoot to the intervals
- * it entered. */
-static void begin(void)
-{
-	scenario = ntimed;
-	worst = 0;
-}
-
-static void end(void)
-{
-	for (int i = scenario; i < ntimed; i++)
-		timed[i].overshoot = worst;
-}
-
-/* nap sleeps ms milliseconds, resuming after signals, and notes by how
- * much it overslept. */
-static void nap(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	double t0 = now();
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-	double over = now() - t0 - ms * 1e-3;
-	if (over > worst)
-		worst = over;
-}
+#include "gt.h"
 
 static void section_into_interval(void)
 {
@@ -175,37 +80,27 @@ static void cut(long calls)
 
 int main(int argc, char **argv)
 {
-	int size;
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 4) {
-		if (rank == 0)
-			fprintf(stderr, "edges_intervals: needs 4 ranks, not %d\n", size);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
+	gt_init(&argc, &argv, "edges_intervals");
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (argc > 2 && strcmp(argv[1], "cut") == 0) {
-		begin();
+		scenario_begin();
 		cut(atol(argv[2]));
-		end();
+		scenario_end();
 	} else {
-		begin();
+		scenario_begin();
 		section_into_interval();
-		end();
+		scenario_end();
 		MPI_Barrier(MPI_COMM_WORLD);
-		begin();
+		scenario_begin();
 		section_out_of_interval();
-		end();
+		scenario_end();
 		MPI_Barrier(MPI_COMM_WORLD);
-		begin();
+		scenario_begin();
 		section_of_two();
-		end();
+		scenario_end();
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
-	for (int i = 0; i < ntimed; i++)
-		printf("edges_intervals: rank %d: interval %s: inner %.6f s, outer %.6f s, overshoot %.6f s, first entry %.6f s\n",
-		       rank, timed[i].path, timed[i].inner, timed[i].outer, timed[i].overshoot, timed[i].first);
+	gt_report("edges_intervals");
 	if (rank == 0)
 		printf("edges_intervals done\n");
 	MPI_Finalize();

@@ -2,8 +2,8 @@
  * analysis, one scenario per interval (MPI_Pcontrol(100, n) … (101, n)),
  * whose dtpa characteristics are known by construction, for
  * e2e/edges_p2p_test.go (expected figures derived there). Needs exactly 4
- * ranks. Built like groundtruth.c (its timing machinery is repeated here):
- * every delay is a sleep, every scenario starts after an MPI_Barrier.
+ * ranks. Built like groundtruth.c, on the same timing (gt.h): every delay
+ * is a sleep, every scenario starts after an MPI_Barrier.
  *
  * Interval  scenario (docs/characteristics.md names the rules)
  *   1       MPI_Probe waiting for a late sender: rank 0 sleeps 200 ms then
@@ -30,105 +30,7 @@
  *
  *   mpicc -g -O0 -o edges_p2p edges_p2p.c && dtrun -np 4 ./edges_p2p
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int rank;
-
-/* Each rank also times its intervals with its own clock and prints the
- * totals per interval path at the end. dtpa measures an interval from the
- * exit of MPI_Pcontrol(100, n) to the entry of MPI_Pcontrol(101, n); the
- * program cannot see those two instants, but brackets them: "inner" runs
- * from the return of the first call to the call of the second, "outer"
- * from the call of the first to the return of the second. dtpa's Execution
- * Time must lie between the two (to clock alignment error). "first entry"
- * is the time of the first entry on CLOCK_MONOTONIC. "overshoot" is
- * the longest delay in the interval the construction did not intend: a
- * sleep lasting beyond what it asked for, or a rank late at a point the
- * construction fixes (see due). The tests compare inner with the durations
- * intended by construction and look at the overshoot: a run that strays
- * from the construction was disturbed by other load (see
- * e2e/groundtruth_test.go). */
-#define MAXPATHS 32
-static struct {
-	char path[32];
-	double inner, outer, overshoot;
-	double first; /* CLOCK_MONOTONIC at the first entry: one clock for all
-	               * ranks of a host, so the tests see how far apart the
-	               * ranks entered */
-} timed[MAXPATHS + 1]; /* the last entry collects anything beyond MAXPATHS */
-static int ntimed;
-static char path[32]; /* current interval path, "8/1/2"; "" at level 0 */
-static int cur[8];    /* timed[] entry of each open interval */
-static double called[8], returned[8]; /* its MPI_Pcontrol(100, n) */
-static int depth;
-
-/* enter(n) enters interval n. A macro, so that the MPI_Pcontrol call, and
- * with it the interval's source position in the report, is in the
- * scenario's function. */
-#define enter(n)                           \
-	do {                               \
-		called[depth] = now();     \
-		MPI_Pcontrol(100, (n));    \
-		entered(n);                \
-	} while (0)
-
-static void entered(int n)
-{
-	returned[depth] = now();
-	size_t l = strlen(path);
-	snprintf(path + l, sizeof path - l, l ? "/%d" : "%d", n);
-	int i;
-	for (i = 0; i < ntimed && strcmp(timed[i].path, path) != 0; i++)
-		;
-	if (i == ntimed && ntimed < MAXPATHS)
-		strcpy(timed[ntimed++].path, path);
-	if (timed[i].first == 0)
-		timed[i].first = returned[depth];
-	cur[depth++] = i;
-}
-
-static void leave(int n)
-{
-	double call = now();
-	MPI_Pcontrol(101, n);
-	double ret = now();
-	depth--;
-	timed[cur[depth]].inner += call - returned[depth];
-	timed[cur[depth]].outer += ret - called[depth];
-	char *slash = strrchr(path, '/');
-	*(slash ? slash : path) = '\0';
-}
-
-/* late notes a delay the construction did not intend, in every open
- * interval. */
-static void late(double s)
-{
-	for (int d = 0; d < depth; d++)
-		if (s > timed[cur[d]].overshoot)
-			timed[cur[d]].overshoot = s;
-}
-
-/* nap sleeps ms milliseconds, resuming after signals, and notes by how
- * much it overslept. */
-static void nap(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	double t0 = now();
-	while (nanosleep(&ts, &ts) != 0)
-		;
-	late(now() - t0 - ms * 1e-3);
-}
+#include "gt.h"
 
 static void probe_late_sender(void)
 {
@@ -236,15 +138,7 @@ static void late_receiver_issend(void)
 
 int main(int argc, char **argv)
 {
-	int size;
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	if (size != 4) {
-		if (rank == 0)
-			fprintf(stderr, "edges_p2p: needs 4 ranks, not %d\n", size);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
+	int size = gt_init(&argc, &argv, "edges_p2p");
 	int *big = calloc(BIG, sizeof *big);
 
 	MPI_Barrier(MPI_COMM_WORLD);
@@ -260,9 +154,7 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 
 	free(big);
-	for (int i = 0; i < ntimed; i++)
-		printf("edges_p2p: rank %d: interval %s: inner %.6f s, outer %.6f s, overshoot %.6f s, first entry %.6f s\n",
-		       rank, timed[i].path, timed[i].inner, timed[i].outer, timed[i].overshoot, timed[i].first);
+	gt_report("edges_p2p");
 	MPI_Finalize();
 	return 0;
 }

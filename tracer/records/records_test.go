@@ -33,14 +33,21 @@ func rec(p []byte, fn, attr uint16, site uint32, t0, t1 uint64, attrs ...any) []
 	return p
 }
 
-func TestDecode(t *testing.T) {
+// fourCalls are the records TestDecode checks field by field: a send, a
+// call with two requests, their statuses and a flag, an MPI_Pcontrol, and
+// a call without attributes whose exit precedes its entry (clamped).
+func fourCalls() []byte {
 	A := func(a traceformat.Attr) uint16 { return uint16(a) }
 	var p []byte
 	p = rec(p, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1000, 1100, uint32(0), int32(1), int32(7), uint64(16))
 	p = rec(p, 6, A(traceformat.AttrReqs|traceformat.AttrStatus|traceformat.AttrFlag), 2, 1200, 1300,
 		uint32(2), uint64(0xabc), uint64(0xdef), int32(3), int32(9), int32(-4), int32(-4), uint32(1))
 	p = rec(p, 7, A(traceformat.AttrPcontrol), 3, 1400, 1400, int32(100), uint64(5))
-	p = rec(p, 8, 0, 0, 1500, 1450) // exit before entry: clamped
+	return rec(p, 8, 0, 0, 1500, 1450)
+}
+
+func TestDecode(t *testing.T) {
+	p := fourCalls()
 	var b traceformat.Builder
 	conv := &Converter{}
 	if err := Decode(&b, p, 3, conv); err != nil {
@@ -255,12 +262,7 @@ func TestDecodeFolded(t *testing.T) {
 // reference decoder and a batch that encodes to the same bytes.
 func TestDecodeMatchesReference(t *testing.T) {
 	A := func(a traceformat.Attr) uint16 { return uint16(a) }
-	var odd []byte
-	odd = rec(odd, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1000, 1100, uint32(0), int32(1), int32(7), uint64(16))
-	odd = rec(odd, 6, A(traceformat.AttrReqs|traceformat.AttrStatus|traceformat.AttrFlag), 2, 1200, 1300,
-		uint32(2), uint64(0xabc), uint64(0xdef), int32(3), int32(9), int32(-4), int32(-4), uint32(1))
-	odd = rec(odd, 7, A(traceformat.AttrPcontrol), 3, 1400, 1400, int32(100), uint64(5))
-	odd = rec(odd, 8, 0, 0, 1500, 1450)
+	odd := fourCalls()
 	odd = rec(odd, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1600, 1700, uint32(0), int32(2), int32(7), uint64(16))
 	odd = rec(odd, 5, A(traceformat.AttrComm|traceformat.AttrSend|traceformat.AttrSendBytes), 1, 1800, 1900, uint32(0), int32(1), int32(7), uint64(16))
 	odd = rec(odd, 9, A(traceformat.AttrComm|traceformat.AttrRoot|traceformat.AttrRecv|traceformat.AttrRecvBytes|traceformat.AttrNewComm), 70000, 2000, 2100,
@@ -284,34 +286,9 @@ func TestDecodeMatchesReference(t *testing.T) {
 		if err := Decode(&b2, p, 7, conv); err != nil {
 			t.Fatal(err)
 		}
-		var c1, c2 traceformat.Cursor
-		var e1, e2 traceformat.Event
-		n := 0
-		bt1, bt2 := b1.Batch(), b2.Batch()
-		for c1.Next(bt1, &e1) {
-			if !c2.Next(bt2, &e2) {
-				t.Fatalf("%s: shaped batch ends at %d", name, n)
-			}
-			if fmt.Sprint(e1) != fmt.Sprint(e2) {
-				t.Fatalf("%s: event %d: %+v, shaped %+v", name, n, e1, e2)
-			}
-			n++
-		}
-		if c2.Next(bt2, &e2) || b2.Thread != 7 {
-			t.Fatalf("%s: shaped batch longer, or thread %d", name, b2.Thread)
-		}
-		var o1, o2 bytes.Buffer
-		for _, x := range []struct {
-			b *traceformat.Builder
-			o *bytes.Buffer
-		}{{&b1, &o1}, {&b2, &o2}} {
-			w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
-			if err := w.WriteBatch(x.b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if !bytes.Equal(o1.Bytes(), o2.Bytes()) {
-			t.Errorf("%s: encodings differ (%d, %d bytes)", name, o1.Len(), o2.Len())
+		sameBatches(t, name, &b1, &b2)
+		if b2.Thread != 7 {
+			t.Fatalf("%s: thread %d", name, b2.Thread)
 		}
 		if err := Decode(&traceformat.Builder{}, p[:len(p)-3], 0, conv); err != ErrTruncated {
 			t.Errorf("%s: truncated buffer: %v", name, err)
@@ -400,35 +377,43 @@ func TestDecodeShapedMixed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		var c1, c2 traceformat.Cursor
-		var e1, e2 traceformat.Event
-		n := 0
-		bt1, bt2 := b1.Batch(), b2.Batch()
-		for c1.Next(bt1, &e1) {
-			if !c2.Next(bt2, &e2) {
-				t.Fatalf("round %d: shaped batch ends at %d", round, n)
-			}
-			if fmt.Sprint(e1) != fmt.Sprint(e2) {
-				t.Fatalf("round %d: event %d: %+v, shaped %+v", round, n, e1, e2)
-			}
-			n++
+		sameBatches(t, fmt.Sprintf("round %d", round), &b1, &b2)
+	}
+}
+
+// sameBatches fails t unless the shaped batch b2 (Decode's) holds the
+// events of b1 (refDecode's), one by one, and encodes to the same bytes;
+// what names the case in failures.
+func sameBatches(t *testing.T, what string, b1, b2 *traceformat.Builder) {
+	t.Helper()
+	var c1, c2 traceformat.Cursor
+	var e1, e2 traceformat.Event
+	n := 0
+	bt1, bt2 := b1.Batch(), b2.Batch()
+	for c1.Next(bt1, &e1) {
+		if !c2.Next(bt2, &e2) {
+			t.Fatalf("%s: shaped batch ends at %d", what, n)
 		}
-		if c2.Next(bt2, &e2) {
-			t.Fatalf("round %d: shaped batch longer", round)
+		if fmt.Sprint(e1) != fmt.Sprint(e2) {
+			t.Fatalf("%s: event %d: %+v, shaped %+v", what, n, e1, e2)
 		}
-		var o1, o2 bytes.Buffer
-		for _, x := range []struct {
-			b *traceformat.Builder
-			o *bytes.Buffer
-		}{{&b1, &o1}, {&b2, &o2}} {
-			w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
-			if err := w.WriteBatch(x.b); err != nil {
-				t.Fatal(err)
-			}
+		n++
+	}
+	if c2.Next(bt2, &e2) {
+		t.Fatalf("%s: shaped batch longer", what)
+	}
+	var o1, o2 bytes.Buffer
+	for _, x := range []struct {
+		b *traceformat.Builder
+		o *bytes.Buffer
+	}{{b1, &o1}, {b2, &o2}} {
+		w, _ := traceformat.NewWriter(x.o, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Raw: true})
+		if err := w.WriteBatch(x.b); err != nil {
+			t.Fatal(err)
 		}
-		if !bytes.Equal(o1.Bytes(), o2.Bytes()) {
-			t.Fatalf("round %d: encodings differ (%d, %d bytes)", round, o1.Len(), o2.Len())
-		}
+	}
+	if !bytes.Equal(o1.Bytes(), o2.Bytes()) {
+		t.Errorf("%s: encodings differ (%d, %d bytes)", what, o1.Len(), o2.Len())
 	}
 }
 
