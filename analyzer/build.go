@@ -24,6 +24,7 @@ type rankTot struct {
 	openAtEnd bool
 	a         acc
 	sites     map[string]*siteTot
+	sentTo    []int64 // acc.sentTo, nested intervals included
 }
 
 type siteTot struct {
@@ -31,6 +32,7 @@ type siteTot struct {
 	pcs                               siteRef
 	count, time, rs, pot, tv, overlap int64
 	late                              int64
+	minCall, maxCall, bytes           int64 // profile.go
 }
 
 // siteRef says where a call site's addresses can be symbolized.
@@ -107,6 +109,7 @@ func (k *siteKeyer) ref(site uint32) siteRef {
 func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot {
 	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[string]*siteTot{}}
 	addAcc(&t.a, n.Value)
+	addSent(&t.sentTo, n.Value.sentTo)
 	for id := range n.Value.sites {
 		s := &n.Value.sites[id]
 		if !s.used {
@@ -120,12 +123,14 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 	for _, c := range n.Children {
 		ct := total(c, keys, out, rank)
 		addAcc(&t.a, &ct.a)
+		addSent(&t.sentTo, ct.sentTo)
 		for k, s := range ct.sites {
 			d := t.sites[k]
 			if d == nil {
 				d = &siteTot{fn: s.fn, pcs: s.pcs}
 				t.sites[k] = d
 			}
+			d.mergeProfile(s.count, s.minCall, s.maxCall, s.bytes)
 			d.count += s.count
 			d.time += s.time
 			d.rs += s.rs
@@ -179,6 +184,7 @@ func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
 		d = &siteTot{fn: name, pcs: keys.refs[k]}
 		m[k] = d
 	}
+	d.mergeProfile(s.count, s.minCall, s.maxCall, s.bytes)
 	d.count += s.count
 	d.time += s.time
 	d.rs += s.realSync
@@ -234,10 +240,12 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 		siteID[k] = i + 1
 	}
 	states := rankStates(reps, byRank)
+	hosts := hostNames(byRank)
 	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
 		iv, ws := interval(g, program, siteID, opts.Symbolizer)
 		markIncomplete(&iv, g, states)
+		profileInterval(&iv, g, hosts)
 		for _, w := range ws {
 			warn(w)
 		}

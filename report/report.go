@@ -23,6 +23,7 @@ type Report struct {
 	// Unmatched counts the operations that found no partner; nil (absent
 	// from JSON) when every operation was matched.
 	Unmatched *Unmatched `json:"unmatched,omitempty"`
+	RunFacts
 	Intervals []Interval `json:"intervals"` // depth-first, the whole program first
 }
 
@@ -80,6 +81,7 @@ type Interval struct {
 	Comparative      Comparative `json:"comparative"`
 	Ranks            []Rank      `json:"ranks"` // processors that executed the interval, by rank
 	SRC              []SRC       `json:"src"`
+	Profile
 }
 
 // Main are the main characteristics (characteristics.md §5): sums over processors except
