@@ -349,6 +349,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	rep.Processors = size
 	rep.Warnings = append([]string{}, warns...)
 	rep.ClockViolations, rep.Unmatched = cv, un
+	rep.RunFacts = runFacts(reps, byRank, model)
 	if opts.Timeline != nil || opts.Chrome != nil {
 		ids := reportSiteIDs(reps)
 		hosts := make([]string, size)

@@ -25,6 +25,7 @@ type rankTot struct {
 	a         acc
 	sites     map[string]*siteTot
 	waits     map[waitKey]waitVal // file-local sites (waits.go)
+	sentTo    []int64             // acc.sentTo, nested intervals included
 }
 
 type siteTot struct {
@@ -32,6 +33,7 @@ type siteTot struct {
 	pcs                               siteRef
 	count, time, rs, pot, tv, overlap int64
 	late                              int64
+	minCall, maxCall, bytes           int64 // profile.go
 }
 
 // siteRef says where a call site's addresses can be symbolized.
@@ -109,6 +111,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[string]*siteTot{}}
 	addAcc(&t.a, n.Value)
 	t.addWaits(n.Value.culprits)
+	addSent(&t.sentTo, n.Value.sentTo)
 	for id := range n.Value.sites {
 		s := &n.Value.sites[id]
 		if !s.used {
@@ -123,12 +126,14 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 		ct := total(c, keys, out, rank)
 		addAcc(&t.a, &ct.a)
 		t.addWaitVals(ct.waits)
+		addSent(&t.sentTo, ct.sentTo)
 		for k, s := range ct.sites {
 			d := t.sites[k]
 			if d == nil {
 				d = &siteTot{fn: s.fn, pcs: s.pcs}
 				t.sites[k] = d
 			}
+			d.mergeProfile(s.count, s.minCall, s.maxCall, s.bytes)
 			d.count += s.count
 			d.time += s.time
 			d.rs += s.rs
@@ -182,6 +187,7 @@ func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
 		d = &siteTot{fn: name, pcs: keys.refs[k]}
 		m[k] = d
 	}
+	d.mergeProfile(s.count, s.minCall, s.maxCall, s.bytes)
 	d.count += s.count
 	d.time += s.time
 	d.rs += s.realSync
@@ -238,11 +244,13 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 	}
 	states := rankStates(reps, byRank)
 	wsites := waitSiteKeys(reps)
+	hosts := hostNames(byRank)
 	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
 		iv, ws := interval(g, program, siteID, opts.Symbolizer)
 		markIncomplete(&iv, g, states)
 		iv.Waits = reportWaits(g, wsites, siteID)
+		profileInterval(&iv, g, hosts)
 		for _, w := range ws {
 			warn(w)
 		}

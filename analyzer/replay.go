@@ -46,6 +46,10 @@ type acc struct {
 	culprits map[waitKey]*waitVal
 	lastKey  waitKey
 	lastWait *waitVal
+	// sentTo counts the messages this processor sent in the interval by
+	// destination world rank, then their bytes (profile.go); nil until
+	// the first.
+	sentTo []int64
 }
 
 // siteAcc is one call site's figures on one processor in one interval.
@@ -55,6 +59,7 @@ type siteAcc struct {
 	count                            int64
 	time, realSync, pot, tv, overlap int64
 	lateRecv                         int64
+	minCall, maxCall, bytes          int64 // profile.go
 }
 
 // site is call site id's figures; the common case is inlined.
@@ -476,6 +481,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		}
 		if rp.post(e, f.entry, li) {
 			a.sends++
+			rp.sent(a, rp.sc.key.dst, e.SendBytes)
 		}
 		f.fixed = true
 	case opProbe:
@@ -504,6 +510,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 	case opSendrecv:
 		if rp.post(e, f.entry, lateInfo{}) {
 			a.sends++
+			rp.sent(a, rp.sc.key.dst, e.SendBytes)
 		}
 		f.fixed = true
 		if t, ok, counted := rp.match(e, f.entry); counted {
@@ -597,6 +604,7 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	s.used, s.fn = true, e.Func
 	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
 	// its Dur is already their summed time in MPI.
+	s.profile(e, dur)
 	s.count += int64(e.NumCalls())
 	s.time += dur
 	s.realSync += f.realSync

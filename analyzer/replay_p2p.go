@@ -21,7 +21,7 @@ func (rp *replayer) post(e *traceformat.Event, entry int64, li lateInfo) bool {
 	return true
 }
 
-func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInfo) bool {
+func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInfo, bytes uint64) bool {
 	if c == nil || peer == traceformat.ProcNull {
 		return false
 	}
@@ -30,6 +30,7 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInf
 		return false
 	}
 	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, rp.evSite, li, &rp.sendCache)
+	rp.sent(rp.cur.Value, dst, bytes)
 	return true
 }
 

@@ -34,6 +34,7 @@ type request struct {
 	q      *fifo
 	ticket uint64
 	src    int32
+	bytes  uint64 // a send's recorded bytes (profile.go)
 }
 
 // doneRecv is a receive a Wait/Test call completed: what matching it
@@ -61,7 +62,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	rq.comm, rq.start, rq.active, rq.seq = c, entry, true, rp.reqSeq
 	switch o {
 	case opIsend, opSendInit:
-		rq.kind, rq.peer, rq.tag = reqSend, e.SendPeer, e.SendTag
+		rq.kind, rq.peer, rq.tag, rq.bytes = reqSend, e.SendPeer, e.SendTag, e.SendBytes
 	case opIrecv, opRecvInit:
 		rq.kind, rq.peer, rq.tag = reqRecv, e.RecvPeer, e.RecvTag
 	case opImrecv:
@@ -88,6 +89,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			}
 			rp.x.send(sc.key, entry, e.Site, li, &rp.sendCache)
 			a.sends++
+			rp.sent(a, sc.key.dst, rq.bytes)
 		}
 	case opIrecv:
 		if rq.peer == traceformat.ProcNull {
@@ -223,7 +225,7 @@ func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc, node *rnode
 			if rq.hasTicket {
 				li = rp.issendSerial(rq)
 			}
-			if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li) {
+			if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li, rq.bytes) {
 				a.sends++
 			}
 		} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {

@@ -60,6 +60,7 @@ func TestDemoSolver(t *testing.T) {
 					t.Errorf("counts: send %d receive %d wait %d collective %d; want 1200 1200 800 20",
 						mn.SendNumber, mn.ReceiveNumber, mn.WaitNumber, mn.CollectiveNumber)
 				}
+				checkSolverProfile(t, r, loop, m.name)
 				found := false
 				for _, p := range loop.SRC {
 					if p.Function == "MPI_Waitall" && len(p.Stack) > 0 {
@@ -93,4 +94,49 @@ func sourceLine(t *testing.T, file, s string) int {
 	}
 	t.Fatalf("%s not found in %s", s, file)
 	return 0
+}
+
+// checkSolverProfile checks the profile views of the solver's run: one
+// host, and in the main loop 200 messages of one double (8 bytes) from
+// each rank to each neighbour, all of them intra-node, and the calls per
+// function (4 ranks × 200 steps: two MPI_Isend and two MPI_Irecv a step,
+// MPI_PROC_NULL ones included, one MPI_Waitall; MPI_Allreduce every 10
+// steps).
+func checkSolverProfile(t *testing.T, r *report.Report, loop *report.Interval, impl string) {
+	t.Helper()
+	if len(r.Hosts) != 1 || len(r.Hosts[0].Ranks) != 4 {
+		t.Errorf("hosts %+v, want one holding ranks 0-3", r.Hosts)
+	}
+	lib := map[string]string{"openmpi": "Open MPI", "mpich": "MPICH"}[impl]
+	if ru := r.Run; ru == nil || !strings.Contains(ru.MPI, lib) || len(ru.Command) == 0 ||
+		filepath.Base(ru.Command[0]) != "solver" || ru.Start == "" || len(ru.Ranks) != 4 || ru.Events <= 0 {
+		t.Errorf("run facts %+v", ru)
+	}
+	m := loop.CommMatrix
+	if m == nil || len(m.Messages) != 4 {
+		t.Fatalf("comm matrix %+v, want 4×4", m)
+	}
+	for s := range 4 {
+		for d := range 4 {
+			var want int64
+			if d == s-1 || d == s+1 {
+				want = 200
+			}
+			if m.Messages[s][d] != want || m.Bytes[s][d] != 8*want {
+				t.Errorf("matrix [%d][%d]: %d messages, %d bytes; want %d, %d", s, d, m.Messages[s][d], m.Bytes[s][d], want, 8*want)
+			}
+		}
+	}
+	if tr := loop.Traffic; tr == nil || tr.IntraNode.Messages != 1200 || tr.IntraNode.Bytes != 9600 || tr.InterNode.Messages != 0 {
+		t.Errorf("traffic %+v, want 1200 messages 9600 bytes intra-node, none inter-node", tr)
+	}
+	calls := map[string]int64{}
+	for _, f := range loop.Functions {
+		calls[f.Function] = f.Calls
+	}
+	for fn, want := range map[string]int64{"MPI_Isend": 1600, "MPI_Irecv": 1600, "MPI_Waitall": 800, "MPI_Allreduce": 80} {
+		if calls[fn] != want {
+			t.Errorf("%s: %d calls, want %d", fn, calls[fn], want)
+		}
+	}
 }

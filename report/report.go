@@ -23,6 +23,7 @@ type Report struct {
 	// Unmatched counts the operations that found no partner; nil (absent
 	// from JSON) when every operation was matched.
 	Unmatched *Unmatched `json:"unmatched,omitempty"`
+	RunFacts
 	Intervals []Interval `json:"intervals"` // depth-first, the whole program first
 }
 
@@ -83,6 +84,7 @@ type Interval struct {
 	// Waits are the interval's waits with the partners that caused them
 	// (waits.go), the longest first; absent when there were none.
 	Waits []Wait `json:"waits,omitempty"`
+	Profile
 }
 
 // Main are the main characteristics (characteristics.md §5): sums over processors except

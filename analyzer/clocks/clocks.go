@@ -88,6 +88,12 @@ type Model struct {
 	// MaxErrorNs is the largest half round trip of the samples used: an
 	// upper bound on the alignment error between a rank and its reference.
 	MaxErrorNs int64
+	// ErrorNs bounds, by world rank, the error of the rank's alignment on
+	// rank 0's clock at its anchors: the half round trip of each phase's
+	// chosen sample plus its reference's bound (errors add along the tree
+	// of references), the largest over the rank's phases. Drift between
+	// anchors is assumed linear; it is not part of the bound.
+	ErrorNs []int64
 }
 
 // Build aligns the ranks given their clock-sync chunks (syncs[r] for world
@@ -95,7 +101,7 @@ type Model struct {
 // exists at all.
 func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 	n := len(syncs)
-	m := &Model{Maps: make([]*Map, n)}
+	m := &Model{Maps: make([]*Map, n), ErrorNs: make([]int64, n)}
 	state := make([]int, n) // 0 todo, 1 in progress, 2 done
 	var noSync []int
 	var build func(r int) *Map
@@ -119,7 +125,7 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 				if ref == r || ref >= n {
 					continue
 				}
-				var x, y int64
+				var x, y, half int64
 				if c.SameClock {
 					// Same clock as the reference: this rank's map is the
 					// reference's.
@@ -129,6 +135,7 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 					}
 					local = append(local, ra.Local...)
 					global = append(global, ra.Global...)
+					m.ErrorNs[r] = max(m.ErrorNs[r], m.ErrorNs[ref])
 					continue
 				} else {
 					best := -1
@@ -146,8 +153,9 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 						m.Warnings = append(m.Warnings, fmt.Sprintf("Rank %d: %s clock-sync phase has no usable sample; ignored.", r, c.Phase))
 						continue
 					}
-					if h := bestRTT / 2; h > m.MaxErrorNs {
-						m.MaxErrorNs = h
+					half = bestRTT / 2
+					if half > m.MaxErrorNs {
+						m.MaxErrorNs = half
 					}
 					// mid = (send+recv)/2 without overflow.
 					s, rv := c.LocalSendNs[best], c.LocalRecvNs[best]
@@ -158,6 +166,7 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 					m.Warnings = append(m.Warnings, fmt.Sprintf("Rank %d measured its clock against rank %d, whose trace is missing; that link is taken as exact.", r, ref))
 				}
 				refMap := build(ref).Clone()
+				m.ErrorNs[r] = max(m.ErrorNs[r], half+m.ErrorNs[ref])
 				local = append(local, x)
 				global = append(global, refMap.At(y))
 			}

@@ -119,6 +119,27 @@ func Full() *report.Report {
 			report.SRCRank{Rank: 3, ExeCount: 10, ExeTime: 0.02}),
 	})
 	inner.SRC[3].Stack = []report.Frame{{Function: "exchange_halo", File: "jacobi.c", Line: 84}}
+	// Its profile: the call sites by function; each message 8192 bytes,
+	// ranks 0 and 1 exchanging 10 each way, both sending 10 to rank 3 and
+	// rank 3 5 to each of them; ranks 0 and 1 on node1, 2 and 3 on node2.
+	fr := func(r int, calls int64, t float64, b int64) report.FunctionRank {
+		return report.FunctionRank{Rank: r, Calls: calls, Time: t, Bytes: b}
+	}
+	inner.Functions = []report.Function{
+		{Function: "MPI_Waitall", Calls: 50, Time: 0.78, Min: 0.0002, Max: 0.03,
+			Ranks: []report.FunctionRank{fr(0, 20, 0.16, 0), fr(1, 20, 0.50, 0), fr(3, 10, 0.12, 0)}},
+		{Function: "MPI_Allreduce", Calls: 30, Time: 0.50, Bytes: 480, Min: 0.001, Max: 0.05,
+			Ranks: []report.FunctionRank{fr(0, 10, 0.10, 160), fr(1, 10, 0.35, 160), fr(3, 10, 0.05, 160)}},
+		{Function: "MPI_Irecv", Calls: 50, Time: 0.06, Bytes: 409600, Min: 0.0005, Max: 0.002,
+			Ranks: []report.FunctionRank{fr(0, 20, 0.02, 163840), fr(1, 20, 0.03, 163840), fr(3, 10, 0.01, 81920)}},
+		{Function: "MPI_Isend", Calls: 50, Time: 0.06, Bytes: 409600, Min: 0.0008, Max: 0.0015,
+			Ranks: []report.FunctionRank{fr(0, 20, 0.02, 163840), fr(1, 20, 0.02, 163840), fr(3, 10, 0.02, 81920)}},
+	}
+	inner.CommMatrix = &report.CommMatrix{
+		Messages: [][]int64{{0, 10, 0, 10}, {10, 0, 0, 10}, {0, 0, 0, 0}, {5, 5, 0, 0}},
+		Bytes:    [][]int64{{0, 81920, 0, 81920}, {81920, 0, 0, 81920}, {0, 0, 0, 0}, {40960, 40960, 0, 0}},
+	}
+	inner.Traffic = &report.Traffic{IntraNode: report.Volume{Messages: 20, Bytes: 163840}, InterNode: report.Volume{Messages: 30, Bytes: 245760}}
 
 	solver := interval([]int{1}, "jacobi.c", 110, []proc{
 		{rank: 0, exeCount: 1, exec: 2.4, sendRecv: 0.20, coll: 0.12, realSync: 0.02, potSync: 0.02, timeVar: 0.004, overlap: 0.05, send: 20, recv: 20, wait: 20, ncoll: 11},
@@ -161,7 +182,14 @@ func Full() *report.Report {
 		},
 		ClockViolations: &report.ClockViolations{Count: 2, Worst: 0.000042, WorstRank: 3, Repaired: true, Amortized: 1},
 		Unmatched:       &report.Unmatched{Sends: 3},
-		Intervals:       []report.Interval{whole, solver, inner},
+		RunFacts: report.RunFacts{
+			Run: &report.Run{MPI: "Open MPI v4.1.2", MPILibraryVersion: "Open MPI v4.1.2, package: Debian OpenMPI, ident: 4.1.2, repo rev: v4.1.2, Oct 13, 2021",
+				Command: []string{"./jacobi", "-n", "100"}, Program: "/home/user/jacobi", Start: "2026-01-01T12:00:00Z",
+				Clock: "TSC", TracerVersion: "0.1.0", SyncError: 0.000001250, TraceBytes: 4000, Events: 400, BytesPerEvent: 10,
+				Ranks: []report.TraceSize{{Rank: 0, Bytes: 1100, Events: 110}, {Rank: 1, Bytes: 1100, Events: 110}, {Rank: 2, Bytes: 600, Events: 60}, {Rank: 3, Bytes: 1200, Events: 120}}},
+			Hosts: []report.Host{{Host: "node1", Ranks: []int{0, 1}}, {Host: "node2", Ranks: []int{2, 3}}},
+		},
+		Intervals: []report.Interval{whole, solver, inner},
 	}
 }
 

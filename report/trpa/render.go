@@ -87,6 +87,7 @@ const rule = "==================================================================
 func (p *printer) header(r *report.Report) {
 	p.printf("dtpa performance report\n")
 	p.printf("Task: %s    Processors: %d    Intervals: %d\n", r.Task, r.Processors, len(r.Intervals))
+	p.runFacts(r)
 	if len(r.Warnings) > 0 {
 		p.printf("\nWarnings (%d):\n", len(r.Warnings))
 		for _, w := range r.Warnings {
@@ -144,6 +145,7 @@ func (p *printer) interval(r *report.Report, ir *intervalRows) {
 	for _, l := range ir.src {
 		p.srcListing(iv, &l)
 	}
+	p.profile(iv)
 }
 
 func plural(n int, what string) string {

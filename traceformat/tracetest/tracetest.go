@@ -22,6 +22,7 @@ package tracetest
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -77,6 +78,7 @@ type Rank struct {
 	bias    uint64 // load bias of the program (address-space randomization)
 	stop    tracepb.Footer_StopReason
 	syncs   bool
+	host    string // "" is testhost
 }
 
 type reqInfo struct {
@@ -156,6 +158,10 @@ func (k *Rank) Skew(offset int64, driftPPM float64) *Rank {
 
 // NoSync leaves the rank without clock-sync samples.
 func (k *Rank) NoSync() *Rank { k.syncs = false; return k }
+
+// Host sets the host name the rank's header records (testhost when not
+// set): the node map of a run spread over hosts.
+func (k *Rank) Host(name string) *Rank { k.host = name; return k }
 
 // Crash leaves the rank's file without a footer, as a killed process would.
 func (k *Rank) Crash() *Rank { k.noFoot = true; return k }
@@ -458,7 +464,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	k := r.ranks[i]
 	var buf bytes.Buffer
 	hdr := &tracepb.Header{
-		Rank: uint32(i), WorldSize: uint32(len(r.ranks)), Hostname: "testhost", Pid: uint32(1000 + i),
+		Rank: uint32(i), WorldSize: uint32(len(r.ranks)), Hostname: cmp.Or(k.host, "testhost"), Pid: uint32(1000 + i),
 		RunId: r.RunID, Program: r.Program, Args: []string{r.Program},
 		StartUnixNs: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), StartLocalNs: k.local(0),
 		Clock:         &tracepb.Clock{Source: tracepb.Clock_SYNTHETIC, InjectedOffsetNs: k.offset, InjectedDriftPpm: k.drift},

@@ -1,0 +1,114 @@
+package report
+
+// RunFacts are the facts of the run the traces record (docs/report-format.md,
+// "Run facts"): what ran, where, when, on which clock, and how large the
+// traces are. They are embedded in Report so that their JSON fields sit at
+// the top level.
+type RunFacts struct {
+	Run *Run `json:"run,omitempty"`
+	// Hosts groups the ranks by the host name their trace header records,
+	// in order of each host's first rank.
+	Hosts []Host `json:"hosts,omitempty"`
+}
+
+// Run describes the run as recorded by rank 0's trace header (else the
+// lowest rank present), with the clock alignment's error and the trace
+// sizes over every rank.
+type Run struct {
+	// MPI is the MPI library: implementation name and
+	// MPI_Get_library_version's string, as the tracer recorded them;
+	// empty when the traces do not say.
+	MPI string `json:"mpi"`
+	// MPILibraryVersion is MPI_Get_library_version's whole string.
+	MPILibraryVersion string   `json:"mpi_library_version"`
+	Command           []string `json:"command"` // argv as recorded, argv[0] first
+	Program           string   `json:"program"` // absolute path of the executable
+	Start             string   `json:"start"`   // wall-clock start of tracing, RFC 3339 UTC
+	Clock             string   `json:"clock"`   // TSC, MONOTONIC_RAW, MONOTONIC or SYNTHETIC
+	TracerVersion     string   `json:"tracer_version"`
+	// SyncError bounds the clock-offset error after alignment, seconds:
+	// the largest over ranks of the half round trip of the clock-sync
+	// samples used, added along each rank's chain of references to rank 0
+	// (docs/report-format.md).
+	SyncError float64 `json:"sync_error"`
+	// TraceBytes, Events: over every rank's file; BytesPerEvent is their
+	// ratio (0 without events).
+	TraceBytes    int64       `json:"trace_bytes"`
+	Events        int64       `json:"events"`
+	BytesPerEvent float64     `json:"bytes_per_event"`
+	Ranks         []TraceSize `json:"ranks"` // by rank, present ranks only
+}
+
+// TraceSize is one rank's trace file.
+type TraceSize struct {
+	Rank   int   `json:"rank"`
+	Bytes  int64 `json:"bytes"`
+	Events int64 `json:"events"` // events read (all threads)
+}
+
+// Host is one host and the world ranks that ran on it.
+type Host struct {
+	Host  string `json:"host"`
+	Ranks []int  `json:"ranks"`
+}
+
+// Profile is an interval's profile view (mpiP-style aggregates), embedded
+// in Interval so that its JSON fields sit beside the characteristics.
+type Profile struct {
+	// Functions are the MPI functions called in the interval, by
+	// decreasing time.
+	Functions []Function `json:"functions,omitempty"`
+	// CommMatrix counts the point-to-point messages sent in the interval.
+	CommMatrix *CommMatrix `json:"comm_matrix,omitempty"`
+	// Traffic splits CommMatrix by the node map (Hosts).
+	Traffic *Traffic `json:"traffic,omitempty"`
+}
+
+// Function is one MPI function's figures in an interval, summed over the
+// processors (mpiP's aggregate view).
+type Function struct {
+	Function string `json:"function"`
+	// Calls counts every call, a folded run of polls counting as the calls
+	// it stands for.
+	Calls int64   `json:"calls"`
+	Time  float64 `json:"time"` // seconds inside the function
+	// Bytes sums the send and receive buffer sizes the calls recorded
+	// (count × type size; for collectives this rank's contribution and
+	// what it receives).
+	Bytes int64 `json:"bytes"`
+	// Min and Max are the shortest and longest call, seconds; a folded
+	// run of polls counts as calls of its mean duration.
+	Min   float64        `json:"min"`
+	Max   float64        `json:"max"`
+	Ranks []FunctionRank `json:"ranks"`
+}
+
+// FunctionRank is a function's figures on one processor.
+type FunctionRank struct {
+	Rank  int     `json:"rank"`
+	Calls int64   `json:"calls"`
+	Time  float64 `json:"time"`
+	Bytes int64   `json:"bytes"`
+}
+
+// CommMatrix is indexed [sender][receiver] by world rank. A message is
+// counted once, in the sender's interval, when its send is posted (MPI_Send,
+// the send of MPI_Sendrecv, MPI_Isend, a start of a persistent send), with
+// the send's recorded bytes.
+type CommMatrix struct {
+	Messages [][]int64 `json:"messages"`
+	Bytes    [][]int64 `json:"bytes"`
+}
+
+// Traffic splits the messages of an interval by whether sender and
+// receiver ran on the same host.
+type Traffic struct {
+	IntraNode Volume `json:"intra_node"`
+	InterNode Volume `json:"inter_node"`
+}
+
+// Volume is a number of messages and their bytes.
+type Volume struct {
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"`
+}
