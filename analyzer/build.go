@@ -133,14 +133,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 				d = &siteTot{fn: s.fn, pcs: s.pcs}
 				t.sites[k] = d
 			}
-			d.mergeProfile(s.count, s.minCall, s.maxCall, s.bytes)
-			d.count += s.count
-			d.time += s.time
-			d.rs += s.rs
-			d.pot += s.pot
-			d.tv += s.tv
-			d.overlap += s.overlap
-			d.late += s.late
+			d.add(s)
 		}
 	}
 	if t.exeCount > 0 {
@@ -187,14 +180,21 @@ func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
 		d = &siteTot{fn: name, pcs: keys.refs[k]}
 		m[k] = d
 	}
+	d.add(&siteTot{count: s.count, time: s.time, rs: s.realSync, pot: s.pot, tv: s.tv, overlap: s.overlap,
+		late: s.lateRecv, minCall: s.minCall, maxCall: s.maxCall, bytes: s.bytes})
+}
+
+// add merges another processor's or a nested interval's figures of the
+// same call site into d.
+func (d *siteTot) add(s *siteTot) {
 	d.mergeProfile(s.count, s.minCall, s.maxCall, s.bytes)
 	d.count += s.count
 	d.time += s.time
-	d.rs += s.realSync
+	d.rs += s.rs
 	d.pot += s.pot
 	d.tv += s.tv
 	d.overlap += s.overlap
-	d.late += s.lateRecv
+	d.late += s.late
 }
 
 func sec(ns int64) float64 { return float64(ns) / 1e9 }
