@@ -209,6 +209,16 @@ func TestEdgesCutTrace(t *testing.T) {
 		if !hasWarningE2E(r, "Rank 3: tracing stopped early (SIZE_LIMIT") {
 			t.Errorf("warnings %q", r.Warnings)
 		}
+		// The MPI_Barrier after interval 4 is in rank 3's program but not
+		// in its trace: the instance is counted over ranks 0–2, and a
+		// warning names the collective and the missing rank
+		// (docs/characteristics.md §8.1).
+		if !hasWarningE2E(r, "Collective MPI_Barrier (call ") || !hasWarningE2E(r, "on MPI_COMM_WORLD) lacks rank(s) 3 ") {
+			t.Errorf("no warning names the MPI_Barrier that lacks rank 3: %q", r.Warnings)
+		}
+		if r.Unmatched == nil || r.Unmatched.Collectives == 0 {
+			t.Errorf("unmatched %+v: the barrier after the cut lacks rank 3", r.Unmatched)
+		}
 		shift := 0.0
 		for _, w := range r.Warnings {
 			if strings.Contains(w, "Rank 0") || strings.Contains(w, "Rank 1") || strings.Contains(w, "Rank 2") {
