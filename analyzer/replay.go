@@ -479,10 +479,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if fi.mayBlock && f.exit > f.entry {
 			li = lateInfo{exit: f.exit, att: rp.lateAtt(node, e.Site)}
 		}
-		if rp.post(e, f.entry, li) {
-			a.sends++
-			rp.sent(a, rp.sc.key.dst, e.SendBytes)
-		}
+		rp.post(a, e, f.entry, li)
 		f.fixed = true
 	case opProbe:
 		// MPI_Probe waits for a late sender like a receive, without
@@ -508,10 +505,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 			}
 		}
 	case opSendrecv:
-		if rp.post(e, f.entry, lateInfo{}) {
-			a.sends++
-			rp.sent(a, rp.sc.key.dst, e.SendBytes)
-		}
+		rp.post(a, e, f.entry, lateInfo{})
 		f.fixed = true
 		if t, ok, counted := rp.match(e, f.entry); counted {
 			a.recvs++

@@ -4,8 +4,9 @@ import (
 	"github.com/dtpa/dtpa/traceformat"
 )
 
-// post sends the event's message; false for PROC_NULL or an unusable peer.
-func (rp *replayer) post(e *traceformat.Event, entry int64, li lateInfo) bool {
+// post sends the event's message, counted in interval a; false for
+// PROC_NULL or an unusable peer.
+func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo) bool {
 	if e.Attr&traceformat.AttrSend == 0 {
 		return false
 	}
@@ -17,11 +18,22 @@ func (rp *replayer) post(e *traceformat.Event, entry int64, li lateInfo) bool {
 	if !sc.keyOK {
 		return false
 	}
-	rp.x.send(sc.key, entry, e.Site, li, &rp.sendCache)
+	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes)
 	return true
 }
 
-func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInfo, bytes uint64) bool {
+// send is every message a send posts: to the exchange, with its entry,
+// call site and late-receiver information li, and counted in interval a
+// (Send Number, the communication matrix).
+func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64) {
+	rp.x.send(k, entry, site, li, &rp.sendCache)
+	a.sends++
+	rp.sent(a, k.dst, bytes)
+}
+
+// postTo sends a started persistent send's message to peer (rank in c),
+// counted in interval a; false for PROC_NULL or an unusable peer.
+func (rp *replayer) postTo(a *acc, c *commInfo, peer, tag int32, entry int64, li lateInfo, bytes uint64) bool {
 	if c == nil || peer == traceformat.ProcNull {
 		return false
 	}
@@ -29,8 +41,7 @@ func (rp *replayer) postTo(c *commInfo, peer, tag int32, entry int64, li lateInf
 	if !ok || dst >= rp.nranks {
 		return false
 	}
-	rp.x.send(p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, rp.evSite, li, &rp.sendCache)
-	rp.sent(rp.cur.Value, dst, bytes)
+	rp.send(a, p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, rp.evSite, li, bytes)
 	return true
 }
 

@@ -87,9 +87,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			if sc.fi.mayBlock {
 				li = rp.issendSerial(rq)
 			}
-			rp.x.send(sc.key, entry, e.Site, li, &rp.sendCache)
-			a.sends++
-			rp.sent(a, sc.key.dst, rq.bytes)
+			rp.send(a, sc.key, entry, e.Site, li, rq.bytes)
 		}
 	case opIrecv:
 		if rq.peer == traceformat.ProcNull {
@@ -225,9 +223,7 @@ func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc, node *rnode
 			if rq.hasTicket {
 				li = rp.issendSerial(rq)
 			}
-			if rp.postTo(rq.comm, rq.peer, rq.tag, entry, li, rq.bytes) {
-				a.sends++
-			}
+			rp.postTo(a, rq.comm, rq.peer, rq.tag, entry, li, rq.bytes)
 		} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
 			a.recvs++
 			rp.postRecv(rq)
