@@ -344,25 +344,19 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	}
 	cv, un := summarize(reps, x, byRank, warn)
 
-	rep = build(reps, x, byRank, opts, warn)
+	rep, siteID := build(reps, x, byRank, opts, warn)
 	rep.Task = opts.App
 	rep.Processors = size
 	rep.Warnings = append([]string{}, warns...)
 	rep.ClockViolations, rep.Unmatched = cv, un
 	rep.RunFacts = runFacts(reps, byRank, model)
 	if opts.Timeline != nil || opts.Chrome != nil {
-		ids := reportSiteIDs(reps)
-		hosts := make([]string, size)
-		for r, f := range byRank {
-			if f != nil && f.hdr != nil {
-				hosts[r] = f.hdr.Hostname
-			}
-		}
+		hosts := hostNames(byRank)
 		if opts.Timeline != nil {
-			opts.Timeline.finish(reps, ids, hosts)
+			opts.Timeline.finish(reps, siteID, hosts)
 		}
 		if opts.Chrome != nil {
-			if err := opts.Chrome.finish(reps, ids, rep, hosts); err != nil {
+			if err := opts.Chrome.finish(reps, siteID, rep, hosts); err != nil {
 				return nil, Stats{}, err
 			}
 		}

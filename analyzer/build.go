@@ -200,8 +200,10 @@ func (d *siteTot) add(s *siteTot) {
 func sec(ns int64) float64 { return float64(ns) / 1e9 }
 
 // build merges the processors' interval trees into the report; warn
-// receives what report.Derive finds.
-func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn func(string)) *report.Report {
+// receives what report.Derive finds. siteID numbers the call sites by
+// their keys (siteKeyer) as the report's SRC ids, for the timeline and the
+// exports.
+func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn func(string)) (*report.Report, map[string]int) {
 	program := ""
 	for _, f := range byRank {
 		if f != nil {
@@ -256,7 +258,7 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 		}
 		rep.Intervals = append(rep.Intervals, iv)
 	}
-	return rep
+	return rep, siteID
 }
 
 // recordedModules lists the modules of every rank's module map once per

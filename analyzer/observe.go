@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"math"
-	"sort"
 
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
@@ -518,36 +517,4 @@ func (h *hist) resample(origin, span, first, last int64) report.Overview {
 		}
 	}
 	return report.Overview{P2P: out[kP2P], Coll: out[kColl], Wait: out[kWait], Other: out[kOther], Lost: out[kLost]}
-}
-
-// reportSiteIDs numbers call sites as build does for the SRC ids: by key,
-// over every call site used on any rank (level 0 holds them all).
-func reportSiteIDs(reps []*replayer) map[string]int {
-	all := map[string]bool{}
-	for _, rp := range reps {
-		if rp == nil || rp.defs == nil {
-			continue
-		}
-		keys := &siteKeyer{rp: rp, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
-		rp.tr.Root().Walk(func(n *rnode) {
-			for id := range n.Value.sites {
-				if s := &n.Value.sites[id]; s.used {
-					all[keys.key(uint32(id), s.fn)] = true
-				}
-			}
-			for id, s := range n.Value.bigSites {
-				all[keys.key(id, s.fn)] = true
-			}
-		})
-	}
-	ks := make([]string, 0, len(all))
-	for k := range all {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	ids := make(map[string]int, len(ks))
-	for i, k := range ks {
-		ids[k] = i + 1
-	}
-	return ids
 }
