@@ -57,7 +57,11 @@ type fnInfo struct {
 	// synchronous nonblocking one, MPI_Issend or MPI_Ssend_init, whose
 	// completing wait does.
 	mayBlock bool
-	ok       bool // classified (replayer.fns)
+	// persistentInit: a function named *_init creates a persistent
+	// request (MPI_Psend_init, MPI_Allreduce_init); cancel: MPI_Cancel,
+	// whose recorded request it does not create (createOther).
+	persistentInit, cancel bool
+	ok                     bool // classified (replayer.fns)
 }
 
 // classify is the replay's view of function f. Its class, shape and
@@ -68,13 +72,14 @@ type fnInfo struct {
 func classify(f *tracepb.Function) fnInfo {
 	in := fnInfo{name: f.Name, class: f.Class, shape: f.Collective}
 	b := mpifunc.Base(f.Name)
+	in.persistentInit, in.cancel = strings.HasSuffix(b, "_init"), b == "Cancel"
 	switch f.Class {
 	case tracepb.Function_COLLECTIVE:
 		in.op = opColl
 		in.barrier = b == "Barrier"
 		if f.Nonblocking {
 			in.op = opICollStart
-			if strings.HasSuffix(b, "_init") {
+			if in.persistentInit {
 				in.op = opPCollInit
 			}
 		}

@@ -2,10 +2,8 @@ package analyzer
 
 import (
 	"math"
-	"strings"
 
 	"github.com/dtpa/dtpa/traceformat"
-	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
@@ -39,11 +37,10 @@ func (rp *replayer) createOther(e *traceformat.Event, fi *fnInfo, entry int64) {
 	if e.Attr&traceformat.AttrReqs == 0 || len(e.Reqs) == 0 {
 		return
 	}
-	b := mpifunc.Base(fi.name)
-	if b == "Cancel" {
+	if fi.cancel {
 		return
 	}
-	persistent := strings.HasSuffix(b, "_init")
+	persistent := fi.persistentInit
 	c := rp.eventComm(e)
 	for _, id := range e.Reqs {
 		rp.reqSeq++
