@@ -148,6 +148,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
@@ -176,6 +177,8 @@ type Options struct {
 	// Chrome, when set, gets the run written as Chrome trace-event JSON
 	// (export.go) before Analyze returns.
 	Chrome *ChromeExport
+	// Progress, when set, counts the events replayed (progress.go).
+	Progress *Progress
 
 	limits *limits // tests: bounds other than defaultLimits
 }
@@ -311,6 +314,8 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		lim = *opts.limits
 	}
 	x := newExchange(size, present, lim)
+	x.progress = opts.Progress
+	opts.Progress.announce(byRank)
 	s := newSched(ctx, x)
 	x.s = s
 	reps := make([]*replayer, size)
@@ -445,7 +450,14 @@ func damage(r int, path string, err error) string {
 	return fmt.Sprintf("Rank %d: %s: %v; the events read before the error are analysed.", r, path, err)
 }
 
+// detail is a footer's message for a warning, without the tracer's flush
+// statistics ("max flush stall …", for the tracer's benchmarks, not for
+// users).
 func detail(s string) string {
+	if i := strings.Index(s, "max flush stall"); i >= 0 {
+		s = s[:i]
+	}
+	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ";"))
 	if s == "" {
 		return ""
 	}

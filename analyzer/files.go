@@ -26,7 +26,19 @@ type rankFile struct {
 
 // discover lists <app>.<n>.trc in dir.
 func discover(dir, app string) ([]string, error) {
-	pattern := filepath.Join(dir, app+".*.trc")
+	out, err := traceFiles(dir, app)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, noTraces(dir, app)
+	}
+	return out, nil
+}
+
+// traceFiles lists <app>.<n>.trc in dir by rank; none is not an error.
+func traceFiles(dir, app string) ([]string, error) {
+	pattern := filepath.Join(dir, globEscape(app)+".*.trc")
 	all, err := filepath.Glob(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("listing traces: %w", err)
@@ -38,16 +50,134 @@ func discover(dir, app string) ([]string, error) {
 			out = append(out, p)
 		}
 	}
-	if len(out) == 0 {
-		d := dir
-		if d == "" {
-			d = "."
-		}
-		return nil, fmt.Errorf("no traces of %q in %s (looked for %s.<rank>.trc); run the program under dtrun first, in this directory",
-			app, d, app)
-	}
 	sort.Slice(out, func(i, j int) bool { return rankOf(out[i], app) < rankOf(out[j], app) })
 	return out, nil
+}
+
+// globEscape quotes the glob metacharacters of a task name.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// noTraces is the error for a task without traces in dir: it names the
+// tasks whose traces dir does hold, so that a mistyped name is seen at
+// once.
+func noTraces(dir, app string) error {
+	d := dirName(dir)
+	msg := fmt.Sprintf("no traces of %q in %s (looked for %s.<rank>.trc)", app, d, app)
+	tasks := Tasks(dir)
+	if len(tasks) == 0 {
+		return fmt.Errorf("%s, and no traces of any task there; run the program under dtrun first, in this directory", msg)
+	}
+	var names []string
+	for _, t := range tasks {
+		names = append(names, fmt.Sprintf("%s (%s)", t.Name, plural(t.Files, "trace")))
+	}
+	return fmt.Errorf("%s; the traces there are of: %s", msg, strings.Join(names, ", "))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Task is one task whose traces a directory holds.
+type Task struct {
+	Name  string // <app> of <app>.<rank>.trc
+	Files int    // trace files
+}
+
+// Tasks lists the tasks whose traces (<app>.<rank>.trc) dir holds, by name;
+// none when it cannot be read.
+func Tasks(dir string) []Task {
+	ents, err := os.ReadDir(dirName(dir))
+	if err != nil {
+		return nil
+	}
+	count := map[string]int{}
+	for _, e := range ents {
+		if name, ok := taskOf(e.Name()); ok && !e.IsDir() {
+			count[name]++
+		}
+	}
+	var out []Task
+	for n, c := range count {
+		out = append(out, Task{n, c})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// taskOf is the task of a trace file name <app>.<rank>.trc.
+func taskOf(base string) (string, bool) {
+	s, ok := strings.CutSuffix(base, ".trc")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 {
+		return "", false
+	}
+	if n, err := strconv.Atoi(s[i+1:]); err != nil || n < 0 {
+		return "", false
+	}
+	return s[:i], true
+}
+
+// FindTraces turns what a user names the traces by into the directory
+// holding them and the task: dtpa accepts the application as run (app,
+// ./app, some/dir/app), one of its trace files (app.0.trc) or a directory
+// holding the traces of one task, each relative to dir ("" for the
+// current directory). When nothing matches, the error lists the tasks
+// whose traces the directory does hold.
+func FindTraces(dir, name string) (traceDir, app string, err error) {
+	if name == "" {
+		return "", "", fmt.Errorf("no task named")
+	}
+	p := name
+	if !filepath.IsAbs(p) && dir != "" {
+		p = filepath.Join(dir, p)
+	}
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		tasks := Tasks(p)
+		if len(tasks) == 1 {
+			return p, tasks[0].Name, nil
+		}
+		if len(tasks) == 0 {
+			return "", "", fmt.Errorf("%s is a directory without traces (<app>.<rank>.trc); run the program under dtrun first", p)
+		}
+		var names []string
+		for _, t := range tasks {
+			names = append(names, t.Name)
+		}
+		return "", "", fmt.Errorf("%s holds the traces of several tasks; name one: %s", p, strings.Join(names, ", "))
+	}
+	traceDir, app = filepath.Dir(p), filepath.Base(p)
+	if dir == "" && !strings.ContainsRune(name, '/') {
+		traceDir = ""
+	}
+	if t, ok := taskOf(app); ok {
+		if _, err := os.Stat(p); err == nil {
+			app = t
+		}
+	}
+	files, err := traceFiles(traceDir, app)
+	if err != nil {
+		return "", "", err
+	}
+	if len(files) == 0 {
+		return "", "", noTraces(traceDir, app)
+	}
+	return traceDir, app, nil
 }
 
 func rankOf(p, app string) int {

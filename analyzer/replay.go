@@ -304,6 +304,7 @@ func (rp *replayer) run() {
 			}
 			return
 		}
+		rp.x.progress.read(b.Len())
 		if b.Thread != 0 {
 			// Other threads' calls are outside the rank's program order;
 			// only thread 0 (the MPI_Init thread) is replayed.

@@ -13,6 +13,9 @@ type Report struct {
 	Schema     string `json:"schema"`
 	Task       string `json:"task"`       // application name (<app> of <app>.<rank>.trc)
 	Processors int    `json:"processors"` // MPI_COMM_WORLD size
+	// Findings are what the report says first (findings.go); nil (absent
+	// from JSON) when not derived.
+	Findings *Findings `json:"findings,omitempty"`
 	// Warnings are problems found in the traces (missing ranks, truncated
 	// files, unmatched messages, clock-condition violations, unbalanced
 	// Pcontrol …), one sentence each.

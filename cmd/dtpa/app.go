@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/dtpa/dtpa/internal/version"
 	"github.com/dtpa/dtpa/report/trpa"
 )
 
@@ -73,7 +74,9 @@ USAGE:
    {{.UsageText}}
 
 ARGUMENTS:
-   app     application name: the traces are <app>.0.trc, <app>.1.trc ... (from dtrun)
+   app     the traces <app>.0.trc, <app>.1.trc ... (from dtrun), named by the program as run
+           (app, ./app, some/dir/app), by one of them (app.0.trc) or by the directory
+           holding them; when none match, dtpa lists the tasks whose traces it sees
    level   deepest interval nesting level reported; absent = all, 0 = whole program only
 
 OPTIONS (one or two dashes: -wp and --wp are the same; options come before <app>):
@@ -122,6 +125,7 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 		CustomAppHelpTemplate: helpTemplate,
 		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagExport, flagDir, flagExe},
 		HideHelpCommand:       true,
+		Version:               version.String(),
 		Writer:                stdout,
 		ErrWriter:             stderr,
 		// Errors are reported by Main; without these urfave/cli would print

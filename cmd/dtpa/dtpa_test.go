@@ -161,7 +161,9 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
-	if want := reporttest.Full(); !reflect.DeepEqual(&got, nonNil(want)) {
+	want := reporttest.Full()
+	want.Findings = report.FindingsOf(want)
+	if got.Findings == nil || !reflect.DeepEqual(&got, nonNil(want)) {
 		t.Errorf("JSON does not decode to the report")
 	}
 	if !strings.HasPrefix(out, "{\n  \"schema\": \"dtpa-report/1\",\n") || !strings.HasSuffix(out, "}\n") {
@@ -193,19 +195,25 @@ func TestOutputFile(t *testing.T) {
 	}
 }
 
-// TestWarnings: analyzer warnings go to stderr as they are found, and the
-// report still goes to stdout.
+// TestWarnings: analyzer warnings go to stderr once the analysis is over,
+// one line per problem with the ranks it affects, and the report still
+// goes to stdout.
 func TestWarnings(t *testing.T) {
-	f := &fake{rep: reporttest.Full, warn: []string{"rank 3: trace truncated", "clock condition violated"}}
+	ws := []string{"Rank 3: trace truncated", "clock condition violated", "Rank 1: trace truncated", "Rank 2: trace truncated"}
+	f := &fake{rep: func() *report.Report {
+		r := reporttest.Full()
+		r.Warnings = ws
+		return r
+	}, warn: ws}
 	out, errOut, code := f.dtpa(t, "jacobi")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if want := "dtpa: warning: rank 3: trace truncated\ndtpa: warning: clock condition violated\n"; errOut != want {
+	if want := "dtpa: warning: Ranks 1-3: trace truncated\ndtpa: warning: clock condition violated\n"; errOut != want {
 		t.Errorf("stderr = %q, want %q", errOut, want)
 	}
-	if !strings.Contains(out, "Warnings (2):") {
-		t.Errorf("report does not list the warnings")
+	if !strings.Contains(out, "Warnings (2):\n  - Ranks 1-3: trace truncated\n  - clock condition violated\n") {
+		t.Errorf("report does not list the warnings grouped:\n%s", out)
 	}
 }
 

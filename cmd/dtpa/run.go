@@ -70,9 +70,19 @@ func (opts Options) analyzerOptions(dir string, warn func(string)) analyzer.Opti
 const defaultTimelineCalls = 250_000
 
 // Run analyses the traces and writes the report to w (or to opts.Output),
-// warnings to stderr as they are found.
+// the warnings to stderr once the analysis is over, one line per problem.
 func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
-	warn := func(msg string) { fmt.Fprintf(stderr, "dtpa: warning: %s\n", msg) }
+	var warns []string
+	warn := func(msg string) { warns = append(warns, msg) }
+	defer func() {
+		for _, msg := range report.GroupWarnings(warns) {
+			fmt.Fprintf(stderr, "dtpa: warning: %s\n", msg)
+		}
+	}()
+	opts, err := resolve(opts)
+	if err != nil {
+		return err
+	}
 	dir := opts.Dir
 	if dir == "" {
 		dir = "."
@@ -87,11 +97,50 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 			aopts.Timeline.MaxCalls = defaultTimelineCalls
 		}
 	}
-	rep, err := opts.analyze()(ctx, aopts)
+	var rep *report.Report
+	if isTerminal(stderr) {
+		aopts.Progress = &analyzer.Progress{}
+		stop := showProgress(stderr, aopts.Progress)
+		rep, err = opts.analyze()(ctx, aopts)
+		stop()
+		return write(rep, err, opts, aopts, w)
+	}
+	rep, err = opts.analyze()(ctx, aopts)
+	return write(rep, err, opts, aopts, w)
+}
+
+// resolve finds the traces the user named (./app, app.0.trc, some/dir/app
+// or a directory, analyzer.FindTraces). When nothing matches, opts stay as
+// given and the analysis reports what the directory does hold; a
+// directory named that does not hold the traces of one task is an error
+// here.
+func resolve(opts Options) (Options, error) {
+	d, app, err := analyzer.FindTraces(opts.Dir, opts.App)
+	if err == nil {
+		opts.Dir, opts.App = d, app
+		return opts, nil
+	}
+	p := opts.App
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(opts.Dir, p)
+	}
+	if st, serr := os.Stat(p); serr == nil && st.IsDir() {
+		return opts, err
+	}
+	return opts, nil
+}
+
+// write renders the report of a finished analysis (rep, err) and writes
+// it, with its findings and warnings grouped one line per problem.
+func write(rep *report.Report, err error, opts Options, aopts analyzer.Options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
 	rep = keepLevels(rep, opts.MaxLevel)
+	out := *rep
+	out.Findings = report.FindingsOf(&out)
+	out.Warnings = report.GroupWarnings(rep.Warnings)
+	rep = &out
 
 	// Render completely before writing so that a failure never leaves half
 	// a report in -o FILE.

@@ -87,6 +87,7 @@ const rule = "==================================================================
 func (p *printer) header(r *report.Report) {
 	p.printf("dtpa performance report\n")
 	p.printf("Task: %s    Processors: %d    Intervals: %d\n", r.Task, r.Processors, len(r.Intervals))
+	p.findings(r)
 	p.runFacts(r)
 	if len(r.Warnings) > 0 {
 		p.printf("\nWarnings (%d):\n", len(r.Warnings))

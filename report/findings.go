@@ -1,0 +1,282 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dtpa/dtpa/traceformat/mpifunc"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// Findings are what a report says first: the reading recipe of
+// docs/characteristics.md §7 applied to the report's figures, so that a
+// reader starts where the time is lost. They are derived from the other
+// figures of the report (FindingsOf), never measured.
+type Findings struct {
+	// Interval is the path of the interval the verdict is about: the
+	// deepest one holding most of the program's lost time (the main loop,
+	// usually).
+	Interval []int `json:"interval"`
+	// Verdict is the recipe's reading in one sentence: the share of lost
+	// time, the part of it that dominates and the call site where it is
+	// lost, and the processor with the most productive work when the load
+	// is unbalanced.
+	Verdict string `json:"verdict"`
+	// Losses are the largest single losses of that interval, the largest
+	// first (at most MaxLosses).
+	Losses []Loss `json:"losses"`
+}
+
+// Loss is one processor's loss of one kind, at one call site where it has
+// one.
+type Loss struct {
+	// Kind is real_sync (waiting for a late partner in point-to-point
+	// calls), potential_sync (waiting for the last to enter a
+	// collective), communication (the rest of the time in MPI calls), idle
+	// or insufficient_parallelism.
+	Kind    string  `json:"kind"`
+	Rank    int     `json:"rank"`
+	Seconds float64 `json:"seconds"`
+	// Share is Seconds over the interval's Total time.
+	Share float64 `json:"share"`
+	// SRC is the call site's id and Function, File, Line its MPI function
+	// and innermost source position; 0 and empty for idle and
+	// insufficient_parallelism, which lie at no call site.
+	SRC      int    `json:"src,omitempty"`
+	Function string `json:"function,omitempty"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	// LateRank is the partner whose late call caused most of a real_sync
+	// or potential_sync loss (from Interval.Waits); -1 when unknown.
+	LateRank int `json:"late_rank"`
+}
+
+// Loss kinds.
+const (
+	LossRealSync      = "real_sync"
+	LossPotentialSync = "potential_sync"
+	LossCommunication = "communication"
+	LossIdle          = "idle"
+	LossInsufficient  = "insufficient_parallelism"
+)
+
+// MaxLosses is how many losses Findings lists.
+const MaxLosses = 3
+
+// imbalanceShown is the Load Imbalance, as a share of Total time, from which
+// the verdict names the processor with the most productive work.
+const imbalanceShown = 0.05
+
+// FindingsOf reads r by the recipe of docs/characteristics.md §7; nil
+// when r has no interval or no time.
+func FindingsOf(r *Report) *Findings {
+	iv := focus(r.Intervals)
+	if iv == nil || iv.Main.TotalTime <= 0 {
+		return nil
+	}
+	return &Findings{
+		Interval: append([]int{}, iv.Path...),
+		Verdict:  verdict(iv),
+		Losses:   losses(iv),
+	}
+}
+
+// focus is the interval the findings are about: starting from the whole
+// program, the child interval with the most lost time, as long as it holds
+// at least half of its parent's.
+func focus(ivs []Interval) *Interval {
+	if len(ivs) == 0 {
+		return nil
+	}
+	cur := &ivs[0]
+	for {
+		var best *Interval
+		for i := range ivs {
+			c := &ivs[i]
+			if len(c.Path) == len(cur.Path)+1 && slices.Equal(c.Path[:len(cur.Path)], cur.Path) &&
+				(best == nil || c.Main.LostTime > best.Main.LostTime) {
+				best = c
+			}
+		}
+		if best == nil || best.Main.LostTime < cur.Main.LostTime/2 || best.Main.LostTime <= 0 {
+			return cur
+		}
+		cur = best
+	}
+}
+
+// verdict is the one-sentence reading of iv.
+func verdict(iv *Interval) string {
+	m := &iv.Main
+	var b strings.Builder
+	fmt.Fprintf(&b, "Lost time is %s of total", pct(m.LostTime/m.TotalTime))
+	if iv.Level > 0 {
+		fmt.Fprintf(&b, " in interval %s", PathString(iv.Path))
+		if iv.SourceFile != "" {
+			fmt.Fprintf(&b, " (%s:%d)", filepath.Base(iv.SourceFile), iv.Line)
+		}
+	}
+	if m.LostTime > 0 {
+		b.WriteString(", mostly ")
+		b.WriteString(dominant(iv))
+	}
+	if li := m.LoadImbalance / m.TotalTime; li >= imbalanceShown && len(iv.Ranks) > 1 {
+		fmt.Fprintf(&b, "; rank %d has the most productive work (Load imbalance %s of total)",
+			iv.Comparative.ProductiveTime.MaxProc, pct(li))
+	}
+	b.WriteString(".")
+	return b.String()
+}
+
+// dominant names the largest part of iv's Lost time and where it is lost:
+// the recipe's "which part dominates", with Real Sync and Potential Sync
+// named when they are most of their part.
+func dominant(iv *Interval) string {
+	m := &iv.Main
+	parts := []struct {
+		v    float64
+		name string
+	}{
+		{m.SendRecvTime, "SendRecv time"},
+		{m.CollectiveTime, "Collective time"},
+		{m.SystemTime, "System time"},
+		{m.IdleTime, "Idle time"},
+		{m.InsufficientParallelism, "Insufficient parallelism"},
+	}
+	top := 0
+	for i, p := range parts {
+		if p.v > parts[top].v {
+			top = i
+		}
+	}
+	name := parts[top].name
+	var site *SRC
+	switch top {
+	case 0:
+		if m.RealSync >= m.SendRecvTime/2 {
+			name = "Real Sync"
+			site = largestSRC(iv, func(s *SRC) float64 { return s.RealSync })
+		} else {
+			site = largestSRC(iv, commOf(tracepb.Function_POINT_TO_POINT))
+		}
+	case 1:
+		if m.PotentialSync >= m.CollectiveTime/2 {
+			name = "Potential Sync"
+			site = largestSRC(iv, func(s *SRC) float64 { return s.PotentialSync })
+		} else {
+			site = largestSRC(iv, commOf(tracepb.Function_COLLECTIVE))
+		}
+	case 2:
+		site = largestSRC(iv, commOf(tracepb.Function_SYSTEM))
+	case 3:
+		return fmt.Sprintf("%s: rank %d runs longest and the others wait for it to finish",
+			name, iv.Comparative.ExecutionTime.MaxProc)
+	}
+	if site == nil {
+		return name
+	}
+	s := name + " in " + site.Function
+	if f, l := Position(site); f != "" {
+		s += fmt.Sprintf(" at %s:%d", filepath.Base(f), l)
+	}
+	return s
+}
+
+// commOf is a call site's Comm when its function is of class c, else 0.
+func commOf(c tracepb.Function_Class) func(*SRC) float64 {
+	return func(s *SRC) float64 {
+		if mpifunc.Classify(s.Function).Class != c {
+			return 0
+		}
+		return s.Comm
+	}
+}
+
+// largestSRC is iv's call site with the largest positive v; nil if none.
+func largestSRC(iv *Interval, v func(*SRC) float64) *SRC {
+	var best *SRC
+	for i := range iv.SRC {
+		s := &iv.SRC[i]
+		if v(s) > 0 && (best == nil || v(s) > v(best)) {
+			best = s
+		}
+	}
+	return best
+}
+
+// Position is a call site's source position: the innermost frame that has
+// a file; "" when none has.
+func Position(s *SRC) (file string, line int) {
+	for _, f := range s.Stack {
+		if f.File != "" {
+			return f.File, f.Line
+		}
+	}
+	return "", 0
+}
+
+// losses are iv's largest losses: per processor and call site its Real
+// Sync, its Potential Sync and the rest of its time in the call; per
+// processor its Idle time and Insufficient parallelism.
+func losses(iv *Interval) []Loss {
+	var out []Loss
+	add := func(l Loss) {
+		if l.Seconds > 0 {
+			l.Share = l.Seconds / iv.Main.TotalTime
+			out = append(out, l)
+		}
+	}
+	for i := range iv.SRC {
+		s := &iv.SRC[i]
+		file, line := Position(s)
+		for _, sr := range s.Ranks {
+			at := Loss{Rank: sr.Rank, SRC: s.ID, Function: s.Function, File: file, Line: line, LateRank: -1}
+			rs, ps := at, at
+			rs.Kind, rs.Seconds = LossRealSync, sr.RealSync
+			rs.LateRank = lateRank(iv, sr.Rank, s.ID, true)
+			ps.Kind, ps.Seconds = LossPotentialSync, sr.PotentialSync
+			ps.LateRank = lateRank(iv, sr.Rank, s.ID, false)
+			co := at
+			co.Kind, co.Seconds = LossCommunication, sr.ExeTime-sr.RealSync-sr.PotentialSync
+			add(rs)
+			add(ps)
+			add(co)
+		}
+	}
+	for _, rk := range iv.Ranks {
+		add(Loss{Kind: LossIdle, Rank: rk.Rank, Seconds: rk.IdleTime, LateRank: -1})
+		add(Loss{Kind: LossInsufficient, Rank: rk.Rank, Seconds: rk.InsufficientParallelism, LateRank: -1})
+	}
+	slices.SortStableFunc(out, func(a, b Loss) int {
+		return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.SRC, b.SRC))
+	})
+	if len(out) > MaxLosses {
+		out = out[:MaxLosses]
+	}
+	return out
+}
+
+// lateRank is the partner that caused most of rank's point-to-point (p2p)
+// or collective waits at call site src, by iv.Waits; -1 when they do not
+// say.
+func lateRank(iv *Interval, rank, src int, p2p bool) int {
+	by := map[int]float64{}
+	for _, w := range iv.Waits {
+		if w.WaitingRank == rank && w.WaitingSRC == src && IsP2PWait(w.Kind) == p2p {
+			by[w.LateRank] += w.Seconds
+		}
+	}
+	best, most := -1, 0.0
+	for r, s := range by {
+		if s > most || (s == most && r < best) {
+			best, most = r, s
+		}
+	}
+	return best
+}
+
+// pct formats a share as a percentage with one decimal.
+func pct(f float64) string { return fmt.Sprintf("%.1f %%", 100*f) }

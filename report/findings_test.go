@@ -1,0 +1,138 @@
+package report
+
+import (
+	"math"
+	"reflect"
+	"testing"
+)
+
+// twoRanks is an interval of two processors of 1 s each: rank 0 spends
+// 0.1 s in MPI_Send (SRC 4, b.c:20), rank 1 0.5 s in MPI_Recv (SRC 3,
+// a.c:10) of which 0.4 s waiting for rank 0's late send. Derive gives:
+// Communications 0.1 and 0.5, Lost 0.6 of Total 2.0 (30 %), Productive
+// 0.9 and 0.5, Load imbalance 0 and 0.4 (20 % of Total).
+func twoRanks(path []int, exec float64) Interval {
+	iv := Interval{Path: path, Level: len(path), SourceFile: "/src/main.c", Line: 5}
+	if len(path) > 0 {
+		iv.Number = path[len(path)-1]
+	}
+	iv.Ranks = []Rank{
+		{Rank: 0, ExeCount: 1, ExecutionTime: exec, SendRecvTime: 0.1, SendNumber: 1},
+		{Rank: 1, ExeCount: 1, ExecutionTime: exec, SendRecvTime: 0.5, RealSync: 0.4, ReceiveNumber: 1},
+	}
+	iv.SRC = []SRC{
+		{ID: 3, Function: "MPI_Recv", Stack: []Frame{{"main", "/src/a.c", 10}},
+			Ranks: []SRCRank{{Rank: 1, ExeCount: 1, ExeTime: 0.5, RealSync: 0.4}}},
+		{ID: 4, Function: "MPI_Send", Stack: []Frame{{"MPI_Send", "", 0}, {"main", "/src/b.c", 20}},
+			Ranks: []SRCRank{{Rank: 0, ExeCount: 1, ExeTime: 0.1}}},
+	}
+	for i := range iv.SRC {
+		DeriveSRC(&iv.SRC[i])
+	}
+	iv.Waits = []Wait{{Kind: LateSender, WaitingRank: 1, LateRank: 0, Seconds: 0.4, Count: 1, WaitingSRC: 3, LateSRC: 4}}
+	Derive(&iv)
+	return iv
+}
+
+func TestFindings(t *testing.T) {
+	// The whole program adds 0.2 s of computation per rank around
+	// interval 1, whose 0.6 s of lost time is all the program's: the
+	// findings are about interval 1. Interval 2 has no time.
+	r := &Report{Intervals: []Interval{twoRanks(nil, 1.2), twoRanks([]int{1}, 1.0), {Path: []int{2}, Level: 1, Number: 2}}}
+	f := FindingsOf(r)
+	if f == nil {
+		t.Fatal("no findings")
+	}
+	if !reflect.DeepEqual(f.Interval, []int{1}) {
+		t.Errorf("interval %v, want [1]", f.Interval)
+	}
+	want := "Lost time is 30.0 % of total in interval 1 (main.c:5), mostly Real Sync in MPI_Recv at a.c:10; " +
+		"rank 0 has the most productive work (Load imbalance 20.0 % of total)."
+	if f.Verdict != want {
+		t.Errorf("verdict\n%s\nwant\n%s", f.Verdict, want)
+	}
+	// The largest: rank 1's 0.4 s Real Sync (20 % of 2 s) caused by rank
+	// 0; then the 0.1 s in MPI_Send of rank 0 and the 0.1 s rest of rank
+	// 1's MPI_Recv (5 % each).
+	wantLosses := []Loss{
+		{Kind: LossRealSync, Rank: 1, Seconds: 0.4, Share: 0.2, SRC: 3, Function: "MPI_Recv", File: "/src/a.c", Line: 10, LateRank: 0},
+		{Kind: LossCommunication, Rank: 0, Seconds: 0.1, Share: 0.05, SRC: 4, Function: "MPI_Send", File: "/src/b.c", Line: 20, LateRank: -1},
+		{Kind: LossCommunication, Rank: 1, Seconds: 0.1, Share: 0.05, SRC: 3, Function: "MPI_Recv", File: "/src/a.c", Line: 10, LateRank: -1},
+	}
+	if len(f.Losses) != len(wantLosses) {
+		t.Fatalf("losses %+v", f.Losses)
+	}
+	for i, l := range f.Losses {
+		w := wantLosses[i]
+		if math.Abs(l.Seconds-w.Seconds) > 1e-12 || math.Abs(l.Share-w.Share) > 1e-12 {
+			t.Errorf("loss %d: %v s, share %v; want %v, %v", i, l.Seconds, l.Share, w.Seconds, w.Share)
+		}
+		l.Seconds, l.Share = w.Seconds, w.Share
+		if l != w {
+			t.Errorf("loss %d: %+v\nwant %+v", i, l, w)
+		}
+	}
+}
+
+// TestFindingsFocus: a nested interval holding less than half of its
+// parent's lost time is not the focus; the verdict is then about the
+// parent, without interval.
+func TestFindingsFocus(t *testing.T) {
+	small := twoRanks([]int{1}, 1.0)
+	small.Ranks[1].SendRecvTime, small.Ranks[1].RealSync = 0.15, 0.1 // lost 0.25 of the program's 0.6
+	Derive(&small)
+	f := FindingsOf(&Report{Intervals: []Interval{twoRanks(nil, 1.2), small}})
+	if len(f.Interval) != 0 {
+		t.Errorf("interval %v, want the whole program", f.Interval)
+	}
+	// 0.6 of 2.4 s.
+	want := "Lost time is 25.0 % of total, mostly Real Sync in MPI_Recv at a.c:10; rank 0 has the most productive work (Load imbalance 16.7 % of total)."
+	if f.Verdict != want {
+		t.Errorf("verdict\n%s\nwant\n%s", f.Verdict, want)
+	}
+}
+
+// TestFindingsIdle: one rank computing 1 s, the other 0.5 s: the loss is
+// the shorter rank's Idle time, the longest rank named.
+func TestFindingsIdle(t *testing.T) {
+	iv := Interval{Path: []int{}, Ranks: []Rank{{Rank: 0, ExeCount: 1, ExecutionTime: 0.5}, {Rank: 1, ExeCount: 1, ExecutionTime: 1}}}
+	Derive(&iv)
+	f := FindingsOf(&Report{Intervals: []Interval{iv}})
+	// Lost 0.5 (rank 0's idle) of 2 s; Load imbalance 0.5 (25 %).
+	want := "Lost time is 25.0 % of total, mostly Idle time: rank 1 runs longest and the others wait for it to finish; " +
+		"rank 1 has the most productive work (Load imbalance 25.0 % of total)."
+	if f.Verdict != want {
+		t.Errorf("verdict\n%s\nwant\n%s", f.Verdict, want)
+	}
+	if len(f.Losses) != 1 || f.Losses[0].Kind != LossIdle || f.Losses[0].Rank != 0 || f.Losses[0].Seconds != 0.5 {
+		t.Errorf("losses %+v", f.Losses)
+	}
+	if FindingsOf(&Report{}) != nil {
+		t.Error("findings of a report without intervals")
+	}
+}
+
+func TestGroupWarnings(t *testing.T) {
+	got := GroupWarnings([]string{
+		"Rank 2: tracing stopped early (SIZE_LIMIT); later events are missing.",
+		"The run had 8 processes but traces of rank(s) 7 are missing.",
+		"Rank 0: tracing stopped early (SIZE_LIMIT); later events are missing.",
+		"Rank 1: the tracer dropped 5 events.",
+		"Rank 1: tracing stopped early (SIZE_LIMIT); later events are missing.",
+		"Rank 5: tracing stopped early (SIZE_LIMIT); later events are missing.",
+		"The run had 8 processes but traces of rank(s) 7 are missing.",
+		"Rank x: not a rank",
+	})
+	want := []string{
+		"Ranks 0-2, 5: tracing stopped early (SIZE_LIMIT); later events are missing.",
+		"The run had 8 processes but traces of rank(s) 7 are missing.",
+		"Rank 1: the tracer dropped 5 events.",
+		"Rank x: not a rank",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got\n%q\nwant\n%q", got, want)
+	}
+	if got := Ranges([]int{0, 1, 3, 4, 5, 7}); got != "0, 1, 3-5, 7" {
+		t.Errorf("Ranges = %q", got)
+	}
+}
