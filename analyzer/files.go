@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -275,4 +276,109 @@ func missingRanks(present []bool) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TraceSet is the traces of one task that a run wrote into a directory
+// (dtrun's closing summary).
+type TraceSet struct {
+	Dir   string
+	Task  string
+	Files int
+	Bytes int64
+	// Stopped lists the ranks whose tracing ended before the program did,
+	// with why, by rank.
+	Stopped []StoppedRank
+}
+
+// StoppedRank is a rank whose trace lacks the end of the run.
+type StoppedRank struct {
+	Rank int
+	Why  string
+}
+
+// RunTraces lists, by task, the traces in dir last written at or after
+// since (the traces of the run that started then), reading each file's
+// header and footer to find the ranks that stopped tracing early.
+func RunTraces(dir string, since time.Time) []TraceSet {
+	ents, err := os.ReadDir(dirName(dir))
+	if err != nil {
+		return nil
+	}
+	by := map[string]*TraceSet{}
+	var out []*TraceSet
+	for _, e := range ents {
+		task, ok := taskOf(e.Name())
+		if !ok || e.IsDir() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil || info.ModTime().Before(since) {
+			continue
+		}
+		ts := by[task]
+		if ts == nil {
+			ts = &TraceSet{Dir: dirName(dir), Task: task}
+			by[task] = ts
+			out = append(out, ts)
+		}
+		ts.Files++
+		ts.Bytes += info.Size()
+		path := filepath.Join(dir, e.Name())
+		rank := rankOf(path, task)
+		rf, err := scan(path)
+		switch {
+		case err != nil:
+			ts.Stopped = append(ts.Stopped, StoppedRank{rank, fmt.Sprintf("the trace cannot be read: %v", err)})
+		case rf.err != nil:
+			why := rf.err.Error()
+			var ce *traceformat.CorruptError
+			if errors.As(rf.err, &ce) {
+				why = ce.Reason
+			}
+			ts.Stopped = append(ts.Stopped, StoppedRank{rank, fmt.Sprintf("the trace is cut or damaged at byte %d (%s): the process died, or the file was damaged", rf.off, why)})
+		case rf.footer == nil:
+			ts.Stopped = append(ts.Stopped, StoppedRank{rank, "the trace has no end (the process was killed before writing it)"})
+		default:
+			if why := stopWhy(rf.footer); why != "" {
+				ts.Stopped = append(ts.Stopped, StoppedRank{rank, why})
+			}
+		}
+	}
+	res := make([]TraceSet, len(out))
+	for i, ts := range out {
+		sort.Slice(ts.Stopped, func(a, b int) bool { return ts.Stopped[a].Rank < ts.Stopped[b].Rank })
+		res[i] = *ts
+	}
+	sort.Slice(res, func(i, j int) bool { return res[i].Task < res[j].Task })
+	return res
+}
+
+// stopWhy says in words why a trace's footer says tracing ended early or
+// lost events; "" for a complete trace.
+func stopWhy(f *tracepb.Footer) string {
+	var why string
+	switch f.StopReason {
+	case tracepb.Footer_FINALIZE, tracepb.Footer_STOP_UNSPECIFIED:
+	case tracepb.Footer_SIZE_LIMIT:
+		why = "tracing stopped at MaxTraceSize"
+	case tracepb.Footer_BUFFER_FULL:
+		why = "tracing stopped when the trace buffer filled up (MaxTraceSize = -1)"
+	case tracepb.Footer_WRITE_ERROR:
+		why = "tracing stopped on a write error" + detail(f.Message)
+	case tracepb.Footer_ABORT:
+		why = "the program called MPI_Abort"
+	case tracepb.Footer_SIGNAL:
+		why = "a fatal signal ended the process" + detail(f.Message)
+	case tracepb.Footer_EXIT:
+		why = "the process exited without MPI_Finalize"
+	default:
+		why = "tracing stopped early (" + f.StopReason.String() + ")"
+	}
+	if f.DroppedEvents > 0 {
+		if why != "" {
+			why += "; "
+		}
+		why += fmt.Sprintf("%d events dropped", f.DroppedEvents)
+	}
+	return why
 }

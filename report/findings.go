@@ -115,7 +115,7 @@ func verdict(iv *Interval) string {
 	fmt.Fprintf(&b, "Lost time is %s of total", pct(m.LostTime/m.TotalTime))
 	if iv.Level > 0 {
 		fmt.Fprintf(&b, " in interval %s", PathString(iv.Path))
-		if iv.SourceFile != "" {
+		if iv.SourceFile != "" && iv.Line > 0 {
 			fmt.Fprintf(&b, " (%s:%d)", filepath.Base(iv.SourceFile), iv.Line)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,5 +41,12 @@ func TestNoProgressOffTerminal(t *testing.T) {
 	defer f.Close()
 	if isTerminal(f) {
 		t.Error("a regular file taken for a terminal")
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, errOut, code := dtpa(t, "--version")
+	if code != 0 || errOut != "" || !strings.HasPrefix(out, "dtpa version ") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/dtpa/dtpa/internal/version"
 	"github.com/dtpa/dtpa/tracer/records"
 	"github.com/urfave/cli/v2"
 )
@@ -48,6 +50,10 @@ The launcher: --mpirun PATH, else $DT_MPIRUN, else the launcher of the MPI
 implementation the program is linked with (mpirun.openmpi / mpiexec.mpich,
 then mpirun / mpiexec).
 
+When the job ends, dtrun prints where the traces are, how many and how
+large, and warns of every rank that stopped tracing early. dtrun --version
+prints its version.
+
 Tracer parameters come from ./tracer.par (write one with dtpar) or from the
 environment (UserStackSize, MaxTraceSize, TraceBufSize).
 
@@ -75,6 +81,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				if len(rest) == 0 {
 					return &ExitError{Code: 2}
 				}
+				return nil
+			}
+			if rest[0] == "--version" {
+				fmt.Fprintf(stdout, "dtrun version %s\n", version.String())
 				return nil
 			}
 			opts := Options{Stdout: stdout, Stderr: stderr}
@@ -165,8 +175,14 @@ func Run(ctx context.Context, o Options) error {
 	// On cancellation the launcher gets SIGTERM, so that it can pass it on to
 	// the ranks (whose tracer then writes what it has).
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	// Traces of this run are those written from now on (less a second, for
+	// file systems whose times are coarser than the clock).
+	start := time.Now().Add(-time.Second)
 	err = cmd.Run()
 	recoverSpills(spill, cmd.Stderr)
+	if ctx.Err() == nil {
+		summarize(cmd.Stderr, traceDir(o.Args), start)
+	}
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		code := xe.ExitCode()

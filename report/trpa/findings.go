@@ -42,6 +42,6 @@ func (p *printer) findings(r *report.Report) {
 		if l.LateRank >= 0 {
 			at += fmt.Sprintf(", waiting for rank %d", l.LateRank)
 		}
-		p.printf("    %s %6s  rank %d  %s%s\n", seconds(l.Seconds), percent(l.Share), l.Rank, lossNames[l.Kind], at)
+		p.printf("    %s %7s  rank %d  %s%s\n", seconds(l.Seconds), percent(l.Share), l.Rank, lossNames[l.Kind], at)
 	}
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dtpa/dtpa/analyzer"
+)
+
+// traceDir is where the ranks write their traces: their working
+// directory, which the launcher's -wdir (Open MPI: --wdir, -wd; MPICH:
+// -wdir) sets, else dtrun's.
+func traceDir(args []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			break // the program: the rest are its arguments
+		}
+		switch a {
+		case "-wdir", "--wdir", "-wd", "--wd":
+			if i+1 < len(args) {
+				return args[i+1]
+			}
+		}
+		for _, p := range []string{"--wdir=", "-wdir=", "--wd=", "-wd="} {
+			if v, ok := strings.CutPrefix(a, p); ok {
+				return v
+			}
+		}
+		if !strings.Contains(a, "=") {
+			i += valueOpts[a]
+		}
+	}
+	return "."
+}
+
+// summarize tells where the run's traces are (those in dir written since
+// start), how many and how large, warns of every rank that stopped
+// tracing early, and says how to analyse them.
+func summarize(w io.Writer, dir string, start time.Time) {
+	sets := analyzer.RunTraces(dir, start)
+	if len(sets) == 0 {
+		fmt.Fprintf(w, "dtrun: no traces were written in %s (did the program reach MPI_Init?)\n", absDir(dir))
+		return
+	}
+	for _, s := range sets {
+		fmt.Fprintf(w, "dtrun: %d %s of %s in %s, %s in all; analyse with: dtpa %s\n",
+			s.Files, plural(s.Files, "trace"), s.Task, absDir(dir), size(s.Bytes), dtpaArg(dir, s.Task))
+		for _, st := range s.Stopped {
+			fmt.Fprintf(w, "dtrun: warning: rank %d: %s; its trace lacks the rest of the run\n", st.Rank, st.Why)
+		}
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return what
+	}
+	return what + "s"
+}
+
+// dtpaArg is how dtpa is told where the traces are, from dtrun's
+// directory.
+func dtpaArg(dir, task string) string {
+	if dir == "." || dir == "" {
+		return task
+	}
+	return filepath.Join(dir, task)
+}
+
+func absDir(dir string) string {
+	if a, err := filepath.Abs(dir); err == nil {
+		return a
+	}
+	return dir
+}
+
+// size writes a byte count with a binary prefix: 950 B, 12.3 KiB, 4.56 MiB.
+func size(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}

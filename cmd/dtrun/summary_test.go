@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// TestSummary: dtrun's closing lines name the traces of the run (not an
+// older run's), their count and size, and every rank that stopped
+// tracing early, by the reason its footer records (or its missing
+// footer).
+func TestSummary(t *testing.T) {
+	dir := t.TempDir()
+	old := tracetest.NewRun(2)
+	if _, err := old.WriteDir(dir, "old"); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-time.Hour)
+	for r := 0; r < 2; r++ {
+		os.Chtimes(filepath.Join(dir, fmt.Sprintf("old.%d.trc", r)), past, past)
+	}
+	start := time.Now().Add(-time.Minute)
+
+	run := tracetest.NewRun(4)
+	for r := 0; r < 4; r++ {
+		run.Rank(r).Compute(1000).Barrier(10)
+	}
+	run.Rank(1).StopReason(tracepb.Footer_SIZE_LIMIT)
+	run.Rank(3).Crash()
+	paths, err := run.WriteDir(dir, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, p := range paths {
+		st, _ := os.Stat(p)
+		total += st.Size()
+	}
+	var out bytes.Buffer
+	summarize(&out, dir, start)
+	want := fmt.Sprintf("dtrun: 4 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
+		"dtrun: warning: rank 1: tracing stopped at MaxTraceSize; its trace lacks the rest of the run\n" +
+		"dtrun: warning: rank 3: the trace is cut or damaged at byte "
+	if !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), "the process died, or the file was damaged; its trace lacks the rest of the run\n") {
+		t.Errorf("summary\n%s\nwant\n%s", out.String(), want)
+	}
+
+	out.Reset()
+	summarize(&out, t.TempDir(), start)
+	if !strings.Contains(out.String(), "no traces were written") {
+		t.Errorf("empty directory: %q", out.String())
+	}
+}
+
+func TestTraceDir(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-np", "4", "./app"}, "."},
+		{[]string{"-np", "4", "--wdir", "/tmp/x", "./app", "-wdir", "no"}, "/tmp/x"},
+		{[]string{"-wdir=/w", "./app"}, "/w"},
+		{[]string{"-x", "-wdir", "./app"}, "."}, // -x takes "-wdir" as its value
+		{[]string{"./app", "--wd", "arg"}, "."},
+	} {
+		if got := traceDir(tc.args); got != tc.want {
+			t.Errorf("traceDir(%q) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+func TestSize(t *testing.T) {
+	for b, want := range map[int64]string{950: "950 B", 12595: "12.3 KiB", 5 << 20: "5.00 MiB", 3 << 30: "3.00 GiB"} {
+		if got := size(b); got != want {
+			t.Errorf("size(%d) = %q, want %q", b, got, want)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main(context.Background(), []string{"dtrun", "--version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "dtrun version ") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
