@@ -73,6 +73,7 @@ func TestDemoSolver(t *testing.T) {
 				if !found {
 					t.Error("no MPI_Waitall point with a stack")
 				}
+				checkDemoFindings(t, dir, waitallLine)
 			})
 		}
 	}

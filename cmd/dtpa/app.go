@@ -108,6 +108,8 @@ EXAMPLES:
    dtpa --json --dir run42 -o r.json jacobi
    # The page to open in a browser: summary, charts, SRC tables, timeline:
    dtpa --html -o jacobi.html jacobi
+   # Two runs side by side (here at 4 and at 1 processes, traced in run4/ and run1/):
+   dtpa --diff run4/jacobi run1/jacobi
    # Every MPI call and message, to open in https://ui.perfetto.dev or chrome://tracing:
    dtpa --export chrome -o jacobi.json jacobi
 
@@ -121,9 +123,9 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 	return &cli.App{
 		Name:                  "dtpa",
 		Usage:                 "performance report of a traced MPI run (DVM PPPA characteristics)",
-		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html | --export chrome] [--dir DIR] [--exe PATH] <app> [level]",
+		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html | --export chrome] [--dir DIR] [--exe PATH] <app> [level]\n   dtpa --diff [--json] [-o FILE] [--dir DIR] <app A> <app B> [level]",
 		CustomAppHelpTemplate: helpTemplate,
-		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagExport, flagDir, flagExe},
+		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagExport, flagDiff, flagDir, flagExe},
 		HideHelpCommand:       true,
 		Version:               version.String(),
 		Writer:                stdout,
@@ -137,6 +139,14 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return errNoArgs
+			}
+			if c.Bool(flagDiff.Name) {
+				o, err := diffOptionsFrom(c)
+				if err != nil {
+					return err
+				}
+				o.Analyze = analyze
+				return RunDiff(c.Context, o, stdout, stderr)
 			}
 			opts, err := optionsFrom(c)
 			if err != nil {
