@@ -67,8 +67,10 @@ const (
 const MaxLosses = 3
 
 // imbalanceShown is the Load Imbalance, as a share of Total time, from which
-// the verdict names the processor with the most productive work.
-const imbalanceShown = 0.05
+// the verdict names the processor with the most productive work (the
+// usual cause of waits, docs/characteristics.md §7); below it the verdict
+// calls the load balanced.
+const imbalanceShown = 0.01
 
 // FindingsOf reads r by the recipe of docs/characteristics.md §7; nil
 // when r has no interval or no time.
@@ -123,9 +125,11 @@ func verdict(iv *Interval) string {
 		b.WriteString(", mostly ")
 		b.WriteString(dominant(iv))
 	}
-	if li := m.LoadImbalance / m.TotalTime; li >= imbalanceShown && len(iv.Ranks) > 1 {
+	if li := m.LoadImbalance / m.TotalTime; len(iv.Ranks) > 1 && li >= imbalanceShown {
 		fmt.Fprintf(&b, "; rank %d has the most productive work (Load imbalance %s of total)",
 			iv.Comparative.ProductiveTime.MaxProc, pct(li))
+	} else if len(iv.Ranks) > 1 {
+		fmt.Fprintf(&b, "; the load is balanced (Load imbalance %s of total)", pct(li))
 	}
 	b.WriteString(".")
 	return b.String()

@@ -136,3 +136,17 @@ func TestGroupWarnings(t *testing.T) {
 		t.Errorf("Ranges = %q", got)
 	}
 }
+
+// TestFindingsBalanced: two ranks waiting 0.1 s each for the other with
+// equal work: Load imbalance 0, the load is called balanced.
+func TestFindingsBalanced(t *testing.T) {
+	iv := twoRanks(nil, 1.0)
+	iv.Ranks[0].SendRecvTime, iv.Ranks[0].RealSync = 0.5, 0.4
+	Derive(&iv)
+	f := FindingsOf(&Report{Intervals: []Interval{iv}})
+	// Lost 0.5 + 0.5 of 2 s; Real Sync 0.8 of SendRecv 1.0.
+	want := "Lost time is 50.0 % of total, mostly Real Sync in MPI_Recv at a.c:10; the load is balanced (Load imbalance 0.0 % of total)."
+	if f.Verdict != want {
+		t.Errorf("verdict\n%s\nwant\n%s", f.Verdict, want)
+	}
+}
