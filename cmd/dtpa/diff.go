@@ -102,4 +102,3 @@ func RunDiff(ctx context.Context, o DiffOptions, w, stderr io.Writer) error {
 	}
 	return nil
 }
-
