@@ -350,9 +350,12 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	cv, un := summarize(reps, x, byRank, warn)
 
 	rep, siteID := build(reps, x, byRank, opts, warn)
+	for _, w := range unreceivedWarnings(x.unreceivedMsgs(), reps, rep, siteID) {
+		warn(w)
+	}
 	rep.Task = opts.App
 	rep.Processors = size
-	rep.Warnings = append([]string{}, warns...)
+	rep.Warnings = placePcontrolWarnings(warns, reps, opts.Symbolizer)
 	rep.ClockViolations, rep.Unmatched = cv, un
 	rep.RunFacts = runFacts(reps, byRank, model)
 	if opts.Timeline != nil || opts.Chrome != nil {

@@ -225,6 +225,7 @@ type replayer struct {
 	contrib   []collContrib
 
 	warns                          []string
+	pcw                            pcontrolWarnings // which warns a misplaced MPI_Pcontrol caused (pcwarn.go)
 	violations, worstViolation     int64
 	unmatchedRecvs, unmatchedColls int64
 	unknownReqs                    int64

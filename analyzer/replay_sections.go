@@ -31,6 +31,7 @@ func (rp *replayer) pcontrol(e *traceformat.Event, entry, exit int64) {
 	if e.Attr&traceformat.AttrPcontrol == 0 {
 		return
 	}
+	defer rp.pcw.note(rp, len(rp.warns), e.Site)
 	// Each interval gets the part of an open section that lies inside it:
 	// the sections move with the interval boundaries (an interval starts
 	// at the exit of MPI_Pcontrol(100) and ends at the entry of

@@ -78,7 +78,12 @@ func TestGolden(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			f := &fake{rep: tt.rep}
 			out, errOut, code := f.dtpa(t, tt.args...)
-			if code != 0 || errOut != "" {
+			// stderr has the report's warnings.
+			var want strings.Builder
+			for _, w := range tt.rep().Warnings {
+				want.WriteString("dtpa: warning: " + w + "\n")
+			}
+			if code != 0 || errOut != want.String() {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
 			reporttest.Golden(t, filepath.Join("testdata", tt.file), []byte(out), *update)

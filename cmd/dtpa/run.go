@@ -72,16 +72,22 @@ const defaultTimelineCalls = 250_000
 // Run analyses the traces and writes the report to w (or to opts.Output),
 // the warnings to stderr once the analysis is over, one line per problem.
 func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
+	// The warnings as found, printed if the analysis fails; else the
+	// report's, in their final words (with source positions).
 	var warns []string
 	warn := func(msg string) { warns = append(warns, msg) }
+	var rep *report.Report
 	defer func() {
+		if rep != nil {
+			warns = rep.Warnings
+		}
 		for _, msg := range report.GroupWarnings(warns) {
 			fmt.Fprintf(stderr, "dtpa: warning: %s\n", msg)
 		}
 	}()
-	opts, err := resolve(opts)
-	if err != nil {
-		return err
+	opts, rerr := resolve(opts)
+	if rerr != nil {
+		return rerr
 	}
 	dir := opts.Dir
 	if dir == "" {
@@ -97,16 +103,20 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 			aopts.Timeline.MaxCalls = defaultTimelineCalls
 		}
 	}
-	var rep *report.Report
+	var err error
 	if isTerminal(stderr) {
 		aopts.Progress = &analyzer.Progress{}
 		stop := showProgress(stderr, aopts.Progress)
 		rep, err = opts.analyze()(ctx, aopts)
 		stop()
-		return write(rep, err, opts, aopts, w)
+	} else {
+		rep, err = opts.analyze()(ctx, aopts)
 	}
-	rep, err = opts.analyze()(ctx, aopts)
-	return write(rep, err, opts, aopts, w)
+	if err != nil {
+		rep = nil
+		return err
+	}
+	return write(rep, opts, aopts, w)
 }
 
 // resolve finds the traces the user named (./app, app.0.trc, some/dir/app
@@ -132,10 +142,7 @@ func resolve(opts Options) (Options, error) {
 
 // write renders the report of a finished analysis (rep, err) and writes
 // it, with its findings and warnings grouped one line per problem.
-func write(rep *report.Report, err error, opts Options, aopts analyzer.Options, w io.Writer) error {
-	if err != nil {
-		return err
-	}
+func write(rep *report.Report, opts Options, aopts analyzer.Options, w io.Writer) error {
 	rep = keepLevels(rep, opts.MaxLevel)
 	out := *rep
 	out.Findings = report.FindingsOf(&out)
@@ -145,6 +152,7 @@ func write(rep *report.Report, err error, opts Options, aopts analyzer.Options, 
 	// Render completely before writing so that a failure never leaves half
 	// a report in -o FILE.
 	var buf bytes.Buffer
+	var err error
 	switch {
 	case opts.JSON:
 		err = writeJSON(&buf, rep)
