@@ -34,3 +34,39 @@ func checkDemoFindings(t *testing.T, dir string, waitallLine int) {
 		}
 	}
 }
+
+// TestDtrunSummaryCut traces the cut run of edges_intervals.c (rank 3's
+// tracing stops at MaxTraceSize): dtrun ends by naming the 4 traces and
+// warning of rank 3 alone, and dtpa's warning about it gives the footer's
+// reason without the tracer's internal figures.
+func TestDtrunSummaryCut(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	dir := t.TempDir()
+	exe := compile(t, m, dir, "edges_intervals")
+	out := trace(t, m, dir, []string{"MaxTraceSize=1"}, 4, exe, "cut", "3000000")
+	for _, s := range []string{
+		"dtrun: 4 traces of edges_intervals in " + dir + ", ",
+		"dtrun: warning: rank 3: tracing stopped at MaxTraceSize; ",
+	} {
+		if !strings.Contains(out, s) {
+			t.Errorf("dtrun output lacks %q:\n%s", s, out)
+		}
+	}
+	if n := strings.Count(out, "dtrun: warning"); n != 1 {
+		t.Errorf("%d dtrun warnings, want 1 (rank 3):\n%s", n, out)
+	}
+	r, stderr := analyse(t, dir, "edges_intervals")
+	found := false
+	for _, w := range r.Warnings {
+		if strings.HasPrefix(w, "Rank 3: tracing stopped early (SIZE_LIMIT") {
+			found = true
+			if strings.Contains(w, "flush") || strings.Contains(w, " ns") {
+				t.Errorf("warning with the tracer's internal figures: %s", w)
+			}
+		}
+	}
+	if !found || strings.Contains(stderr, "flush stall") {
+		t.Errorf("warnings %q, stderr %q", r.Warnings, stderr)
+	}
+}
