@@ -1,8 +1,10 @@
 // Command dtpa analyses the traces of an MPI run (<app>.<rank>.trc, written
 // by dtrun) and prints the performance report: the .trpa text of DVM's
-// PPPA, or the JSON report with --json.
+// PPPA opened by its findings, or the JSON report with --json; or compares
+// two runs with --diff.
 //
 //	dtpa [-wp] [-src NN] [-srct NN] <app> [level]
+//	dtpa --diff <app A> <app B> [level]
 //
 // See `dtpa --help` and docs/report-format.md.
 package main
