@@ -70,8 +70,13 @@ func RunDiff(ctx context.Context, o DiffOptions, w, stderr io.Writer) error {
 		if dir == "" {
 			dir = "."
 		}
-		rep, err := opts.analyze()(ctx, opts.analyzerOptions(dir, func(s string) { warns = append(warns, s) }))
-		for _, msg := range report.GroupWarnings(warns) {
+		var symWarns []string
+		rep, err := opts.analyze()(ctx, opts.analyzerOptions(dir, func(s string) { warns = append(warns, s) },
+			func(s string) { symWarns = append(symWarns, s) }))
+		if err == nil {
+			warns = rep.Warnings
+		}
+		for _, msg := range append(report.GroupWarnings(warns), symWarns...) {
 			fmt.Fprintf(stderr, "dtpa: warning: %s: %s\n", name, msg)
 		}
 		if err != nil {

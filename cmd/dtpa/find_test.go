@@ -63,7 +63,8 @@ func TestEndToEndFindings(t *testing.T) {
 
 // TestEndToEndWarningsGrouped: a problem of several ranks is one warning
 // line naming them, on stderr and in the report, without the tracer's
-// internal figures.
+// internal figures (the tracetest footer has none; e2e's
+// TestDtrunSummaryCut checks a real one).
 func TestEndToEndWarningsGrouped(t *testing.T) {
 	run := tracetest.NewRun(3)
 	for r := 0; r < 3; r++ {
@@ -80,6 +81,10 @@ func TestEndToEndWarningsGrouped(t *testing.T) {
 	want := "Ranks 0-2: tracing stopped early (SIZE_LIMIT); later events are missing."
 	if !strings.HasPrefix(errOut, "dtpa: warning: "+want+"\n") || strings.Count(errOut, "SIZE_LIMIT") != 1 {
 		t.Errorf("stderr %q, want one line %q", errOut, want)
+	}
+	// The symbolizer's warnings, which the report does not list, follow.
+	if !strings.Contains(errOut, "\ndtpa: warning: Executable /tmp/app not found") {
+		t.Errorf("stderr %q lacks the symbolizer's warning", errOut)
 	}
 	if !strings.Contains(out, "):\n  - "+want+"\n") {
 		t.Errorf("report warnings:\n%s", out)

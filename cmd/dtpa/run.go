@@ -51,8 +51,10 @@ func (opts Options) analyze() AnalyzeFunc {
 }
 
 // analyzerOptions are the analyzer's options for the traces in dir (the
-// trace directory, "." for the current one); warn gets each warning.
-func (opts Options) analyzerOptions(dir string, warn func(string)) analyzer.Options {
+// trace directory, "." for the current one); warn gets each warning of
+// the analysis, symWarn each of the symbolizer (reading the executable),
+// which the report does not list.
+func (opts Options) analyzerOptions(dir string, warn, symWarn func(string)) analyzer.Options {
 	return analyzer.Options{
 		Dir:      opts.Dir,
 		App:      opts.App,
@@ -61,7 +63,7 @@ func (opts Options) analyzerOptions(dir string, warn func(string)) analyzer.Opti
 		Warn:     warn,
 		// The executable is taken from --exe when given, else from the
 		// path the traces recorded, else next to the traces (srcchar).
-		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn}),
+		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: symWarn}),
 	}
 }
 
@@ -72,16 +74,18 @@ const defaultTimelineCalls = 250_000
 // Run analyses the traces and writes the report to w (or to opts.Output),
 // the warnings to stderr once the analysis is over, one line per problem.
 func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
-	// The warnings as found, printed if the analysis fails; else the
-	// report's, in their final words (with source positions).
-	var warns []string
+	// The analysis' warnings as found, printed if it fails; else the
+	// report's, in their final words (with source positions). Then the
+	// symbolizer's, which the report does not list.
+	var warns, symWarns []string
 	warn := func(msg string) { warns = append(warns, msg) }
+	symWarn := func(msg string) { symWarns = append(symWarns, msg) }
 	var rep *report.Report
 	defer func() {
 		if rep != nil {
 			warns = rep.Warnings
 		}
-		for _, msg := range report.GroupWarnings(warns) {
+		for _, msg := range append(report.GroupWarnings(warns), symWarns...) {
 			fmt.Fprintf(stderr, "dtpa: warning: %s\n", msg)
 		}
 	}()
@@ -94,9 +98,9 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 		dir = "."
 	}
 	if opts.Export != "" {
-		return export(ctx, opts, w, warn)
+		return export(ctx, opts, w, warn, symWarn)
 	}
-	aopts := opts.analyzerOptions(dir, warn)
+	aopts := opts.analyzerOptions(dir, warn, symWarn)
 	if opts.HTML {
 		aopts.Timeline = &analyzer.TimelineRecorder{MaxCalls: opts.TimelineCalls}
 		if aopts.Timeline.MaxCalls <= 0 {
@@ -177,7 +181,7 @@ func write(rep *report.Report, opts Options, aopts analyzer.Options, w io.Writer
 // export writes the run as Chrome trace-event JSON, streamed: to w, or
 // to a temporary file beside opts.Output renamed once complete, so that a
 // failure never leaves half a file.
-func export(ctx context.Context, opts Options, w io.Writer, warn func(string)) (err error) {
+func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(string)) (err error) {
 	if opts.Export != "chrome" {
 		return fmt.Errorf("unknown export format %q", opts.Export)
 	}
@@ -203,7 +207,7 @@ func export(ctx context.Context, opts Options, w io.Writer, warn func(string)) (
 		}()
 		x.W = f
 	}
-	aopts := opts.analyzerOptions(dir, warn)
+	aopts := opts.analyzerOptions(dir, warn, symWarn)
 	aopts.Chrome = x
 	_, err = opts.analyze()(ctx, aopts)
 	if err != nil {
