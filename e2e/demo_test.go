@@ -15,7 +15,9 @@ import (
 // `make demo` shows) under both MPIs, once through dtrun and once linked
 // with dtcc and started by the plain launcher, and checks what does not
 // depend on timing: no warning, the identities, the exact call counts of
-// the main loop (interval 1) and the source line of its MPI_Waitall point.
+// the main loop (interval 1), the source line of its MPI_Waitall point,
+// and that the text report opens with findings naming that point and rank
+// 3 (checkDemoFindings).
 //
 // solver.c's edge ranks exchange with MPI_PROC_NULL: under MPICH the
 // status of such a receive is unset, and requests completed at once share

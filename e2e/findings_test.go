@@ -11,7 +11,7 @@ import (
 )
 
 // checkDemoFindings checks that the demo's text report opens with its
-// findings, naming the loss the README describes: Real Sync in
+// findings, naming the loss the README describes: time lost in
 // MPI_Waitall at solver.c:waitallLine, and rank 3 (which owns 50 % more
 // cells) as the one with the most productive work.
 func checkDemoFindings(t *testing.T, dir string, waitallLine int) {
@@ -26,7 +26,9 @@ func checkDemoFindings(t *testing.T, dir string, waitallLine int) {
 	for _, s := range []string{
 		"Findings:\n  Lost time is ",
 		" of total in interval 1 (solver.c:",
-		"mostly Real Sync in MPI_Waitall at solver.c:" + strconv.Itoa(waitallLine) + ";",
+		// Real Sync, or on a loaded machine SendRecv time (ranks
+		// descheduled inside MPI_Waitall): both lost there.
+		" in MPI_Waitall at solver.c:" + strconv.Itoa(waitallLine) + ";",
 		"rank 3 has the most productive work",
 	} {
 		if !strings.Contains(head, s) {
