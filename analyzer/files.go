@@ -138,7 +138,8 @@ func taskOf(base string) (string, bool) {
 // holding them and the task: dtpa accepts the application as run (app,
 // ./app, some/dir/app), one of its trace files (app.0.trc) or a directory
 // holding the traces of one task, each relative to dir ("" for the
-// current directory). When nothing matches, the error lists the tasks
+// current directory). A name that is both a task with traces and a
+// directory is the task. When nothing matches, the error lists the tasks
 // whose traces the directory does hold.
 func FindTraces(dir, name string) (traceDir, app string, err error) {
 	if name == "" {
@@ -147,20 +148,6 @@ func FindTraces(dir, name string) (traceDir, app string, err error) {
 	p := name
 	if !filepath.IsAbs(p) && dir != "" {
 		p = filepath.Join(dir, p)
-	}
-	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-		tasks := Tasks(p)
-		if len(tasks) == 1 {
-			return p, tasks[0].Name, nil
-		}
-		if len(tasks) == 0 {
-			return "", "", fmt.Errorf("%s is a directory without traces (<app>.<rank>.trc); run the program under dtrun first", p)
-		}
-		var names []string
-		for _, t := range tasks {
-			names = append(names, t.Name)
-		}
-		return "", "", fmt.Errorf("%s holds the traces of several tasks; name one: %s", p, strings.Join(names, ", "))
 	}
 	traceDir, app = filepath.Dir(p), filepath.Base(p)
 	if dir == "" && !strings.ContainsRune(name, '/') {
@@ -175,10 +162,24 @@ func FindTraces(dir, name string) (traceDir, app string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if len(files) == 0 {
-		return "", "", noTraces(traceDir, app)
+	if len(files) > 0 {
+		return traceDir, app, nil
 	}
-	return traceDir, app, nil
+	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+		tasks := Tasks(p)
+		switch len(tasks) {
+		case 1:
+			return p, tasks[0].Name, nil
+		case 0:
+			return "", "", fmt.Errorf("%s is a directory without traces (<app>.<rank>.trc); run the program under dtrun first", p)
+		}
+		var names []string
+		for _, t := range tasks {
+			names = append(names, t.Name)
+		}
+		return "", "", fmt.Errorf("%s holds the traces of several tasks; name one: %s", p, strings.Join(names, ", "))
+	}
+	return "", "", noTraces(traceDir, app)
 }
 
 func rankOf(p, app string) int {

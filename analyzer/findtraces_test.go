@@ -52,9 +52,19 @@ func TestFindTraces(t *testing.T) {
 		}
 	}
 
+	// A directory named like the task beside its traces: the task.
+	touch(filepath.Join(other, "x.0.trc"))
+	if err := os.Mkdir(filepath.Join(other, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	touch(filepath.Join(other, "x", "y.0.trc"))
+	if d, app, err := FindTraces(other, "x"); err != nil || d != other || app != "x" {
+		t.Errorf("task x beside directory x: %q, %q, %v", d, app, err)
+	}
+
 	for _, tt := range []struct{ dir, name, want string }{
-		{other, "c", `no traces of "c" in ` + other + ` (looked for c.<rank>.trc); the traces there are of: a (1 trace), b (2 traces)`},
-		{root, "two", "holds the traces of several tasks; name one: a, b"},
+		{other, "c", `no traces of "c" in ` + other + ` (looked for c.<rank>.trc); the traces there are of: a (1 trace), b (2 traces), x (1 trace)`},
+		{root, "two", "holds the traces of several tasks; name one: a, b, x"},
 		{root, "runs", "is a directory without traces"},
 		{root, "app", `no traces of "app" in ` + root + ` (looked for app.<rank>.trc), and no traces of any task there`},
 	} {
