@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-.PHONY: all build test check check-tidy check-proto staticcheck race bench proto deps test-deps demo clean tracer
+.PHONY: all build web test check check-tidy check-proto staticcheck race bench proto deps test-deps demo clean tracer
 
 all: build
 
@@ -19,11 +19,20 @@ test-deps:
 	@scripts/deps.sh --test
 
 # Go commands into bin/, tracer libraries into lib/.
-build:
+build: web
 	@mkdir -p bin lib
 	$(GO) build -o bin/ ./cmd/...
 	@for t in dtcxx dtf90 dtf77; do ln -sf dtcc bin/$$t; done
 	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
+
+# The HTML report's chart library: npm ci installs what web/package-lock.json
+# pins, and its single-file build is copied where report/html embeds it.
+CHARTJS = report/html/vendor/chart.umd.min.js
+web: $(CHARTJS)
+$(CHARTJS): web/package.json web/package-lock.json
+	@command -v npm >/dev/null || scripts/deps.sh
+	cd web && npm ci --ignore-scripts --no-audit --no-fund
+	cp web/node_modules/chart.js/dist/chart.umd.min.js $@
 
 # -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
 # 2 cores each); run side by side they starved each other's clock-sync

@@ -271,6 +271,7 @@ type TimelineRecorder struct {
 // their final times on the global clock (before the Timeline's Origin is
 // known); different ranks' calls come concurrently.
 type TimelineSink interface {
+	Start(ranks int)                // once, before any call: the run's number of ranks
 	Call(rank int, c *TimelineCall) // c and its Msgs are reused after the call
 	Span(rank int, s *TimelineSpan)
 }
@@ -283,6 +284,7 @@ type TimelineCall struct {
 	// call site: LaneFuncs and LaneSites map them to Timeline.Funcs and to
 	// SRC ids once Analyze returned.
 	Func, Site int32
+	Kind       string // report.KindP2P, KindColl, KindWait or KindOther
 	// Coll identifies the collective instance the call joined, the same
 	// on every member (a hash of the instance's key); 0 none.
 	Coll uint64
@@ -346,6 +348,9 @@ func (t *TimelineRecorder) rank(rp *replayer, size int) *tlRank {
 	}
 	if t.ranks == nil {
 		t.ranks = make([]*tlRank, size)
+		if t.Sink != nil {
+			t.Sink.Start(size)
+		}
 	}
 	t.ranks[rp.rank] = o
 	return o
@@ -406,7 +411,7 @@ type tlRank struct {
 func (o *tlRank) toSink(c *obsCall) {
 	sc := &o.sc
 	sc.Entry, sc.Exit, sc.Lost, sc.Bytes, sc.Peer = c.entry, c.exit, c.lost, c.bytes, c.peer
-	sc.Func = int32(o.fnIndex(c.fi, c.kind))
+	sc.Func, sc.Kind = int32(o.fnIndex(c.fi, c.kind)), kindNames[c.kind]
 	k := [2]uint32{c.site, c.fn}
 	si, ok := o.siteIdx[k]
 	if !ok {

@@ -122,6 +122,7 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 		CustomAppHelpTemplate: helpTemplate,
 		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagExport, flagDir, flagExe},
 		HideHelpCommand:       true,
+		Commands:              []*cli.Command{viewCommand(stdout, stderr, analyze)},
 		Writer:                stdout,
 		ErrWriter:             stderr,
 		// Errors are reported by Main; without these urfave/cli would print

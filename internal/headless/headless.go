@@ -58,6 +58,30 @@ func Open(t testing.TB, file string) Page {
 	return p
 }
 
+// OpenURL loads u (a page served over http, e.g. by dtpa view) in
+// chromium, giving its scripts up to budget of virtual time (time that
+// stands still while requests are in flight) before the DOM is taken, and
+// returns the DOM, console log and every request made, the page's own
+// load included.
+func OpenURL(t testing.TB, u string, budget time.Duration) Page {
+	t.Helper()
+	testenv.NeedCommands(t, "chromium")
+	dir := t.TempDir()
+	netlog := filepath.Join(dir, "netlog.json")
+	out, stderr := run(t, dir, "--log-net-log="+netlog, "--net-log-capture-mode=Default",
+		"--virtual-time-budget="+strconv.Itoa(int(budget.Milliseconds())), "--dump-dom", u)
+	p := Page{DOM: out, Console: stderr}
+	nl, err := os.ReadFile(netlog)
+	if err != nil {
+		t.Fatalf("chromium wrote no net log: %v\n%s", err, stderr)
+	}
+	p.Requests, err = pageRequests(nl)
+	if err != nil {
+		t.Fatalf("reading chromium's net log: %v", err)
+	}
+	return p
+}
+
 // pageRequests lists the URLs of the requests a page made, from a net log:
 // the jobs started with an initiator. Chromium's own requests (update
 // checks, network time, accounts), which it makes whatever the flags, have
