@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-.PHONY: all build web test check check-tidy check-proto staticcheck race bench proto deps test-deps demo clean tracer
+.PHONY: all build web bench-view test check check-tidy check-proto staticcheck race bench proto deps test-deps demo clean tracer
 
 all: build
 
@@ -77,6 +77,15 @@ race:
 
 bench: deps build
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 2s ./... | tee bench.txt
+
+# dtpa view and the static page on a 100 M-call run of 4 ranks, then the
+# static page on 10 M calls (report/view BenchmarkView; traces kept in
+# /tmp/dtpa-view-bench).
+bench-view: build
+	DTPA_VIEW_DIR=/tmp/dtpa-view-bench DTPA_VIEW_EVENTS=100000000 DTPA_VIEW_STATIC=0 \
+		$(GO) test -run '^$$' -bench BenchmarkView -benchtime 1x -timeout 60m ./report/view/ | tee bench-view.txt
+	DTPA_VIEW_DIR=/tmp/dtpa-view-bench DTPA_VIEW_EVENTS=10000000 \
+		$(GO) test -run '^$$' -bench BenchmarkView -benchtime 1x -timeout 60m ./report/view/ | tee -a bench-view.txt
 
 # protoc-gen-go is built at the version go.mod requires of the protobuf
 # runtime, so generator and runtime always agree.

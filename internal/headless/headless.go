@@ -181,6 +181,23 @@ func CheckReport(t testing.TB, p Page) {
 	}
 }
 
+// CheckPage is CheckReport for a page served from origin (a URL ending
+// in "/"): every request it made went there.
+func CheckPage(t testing.TB, p Page, origin string) {
+	t.Helper()
+	if !strings.Contains(p.DOM, `data-rendered="1"`) {
+		t.Errorf("the page's script did not finish; console:\n%s", p.Console)
+	}
+	if errs := ConsoleErrors(p.Console); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+	for _, r := range p.Requests {
+		if !strings.HasPrefix(r, origin) {
+			t.Errorf("request to %s, not to %s", r, origin)
+		}
+	}
+}
+
 func run(t testing.TB, dir string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

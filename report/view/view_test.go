@@ -3,13 +3,18 @@ package view
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/internal/headless"
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
@@ -281,5 +286,65 @@ func TestServeStops(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Serve: %v", err)
+	}
+}
+
+// TestServedInChromium: the served page in headless chromium, opened on
+// a zoomed window (#t=), fetches that window in detail from its server:
+// the timeline reports the window and its boxes, the script logged no
+// error, and every request went to the server on 127.0.0.1.
+func TestServedInChromium(t *testing.T) {
+	ref, srv, _ := analyzeBoth(t, ring(200))
+	ln, err := Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	// The middle fifth of the run, in seconds.
+	a, b := ref.End*2/5, ref.End*3/5
+	u := fmt.Sprintf("http://%s/#t=%.9f,%.9f", ln.Addr(), float64(a)/1e9, float64(b)/1e9)
+	p := headless.OpenURL(t, u, 10*time.Second)
+	headless.CheckPage(t, p, "http://"+ln.Addr().String()+"/")
+	asked := false
+	for _, r := range p.Requests {
+		asked = asked || strings.Contains(r, "/api/window?")
+	}
+	if !asked {
+		t.Errorf("the net log shows no window request: %q", p.Requests)
+	}
+	tlm := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	attr := func(name string) string {
+		m := regexp.MustCompile(` ` + name + `="([^"]*)"`).FindStringSubmatch(tlm)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if attr("data-live") != "1" || attr("data-ranks") != "4" || attr("data-messages") != "800" {
+		t.Errorf("timeline %s", tlm)
+	}
+	if attr("data-window-detail") != "1" || attr("data-window-error") != "" {
+		t.Fatalf("no detail window arrived: %s", tlm)
+	}
+	// The boxes of the window the page asked for (it rounds to whole ns).
+	w, err := srv.st.Window(a, b, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	boxes := 0
+	for _, l := range w.Lanes {
+		boxes += len(l.Start)
+	}
+	if got, _ := strconv.Atoi(attr("data-window-boxes")); boxes == 0 || got < boxes-8 || got > boxes+8 {
+		t.Errorf("window boxes %s, want about %d (%s)", attr("data-window-boxes"), boxes, tlm)
+	}
+	if n, _ := strconv.Atoi(attr("data-arrows")); n == 0 {
+		t.Errorf("no message arrows in the window: %s", tlm)
 	}
 }
