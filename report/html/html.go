@@ -26,8 +26,8 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -53,7 +53,8 @@ const chartFile = "vendor/chart.umd.min.js"
 // ErrNoChartLibrary: the binary was built without running make build.
 var ErrNoChartLibrary = errors.New("report/html: the chart library is not built in: run make build (npm ci in web/ copies Chart.js into report/html/vendor)")
 
-func chartJS() (string, error) {
+// ChartJS is the embedded chart library's script.
+func ChartJS() (string, error) {
 	b, err := vendor.ReadFile(chartFile)
 	if err != nil || len(b) == 0 {
 		return "", ErrNoChartLibrary
@@ -82,7 +83,7 @@ func WriteServed(w io.Writer, r *report.Report, tl *report.Timeline, windowURL s
 }
 
 func write(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string) error {
-	chart, err := chartJS()
+	chart, err := ChartJS()
 	if err != nil {
 		return err
 	}

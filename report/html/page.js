@@ -158,7 +158,7 @@
     return chart(c, {
       type: "bar",
       data: { labels: ["total"], datasets: parts.map(([label, key, color]) => ({ label, data: [m[key]], backgroundColor: hex[color] })) },
-      options: { indexAxis: "y", scales: { x: { stacked: true, max: m.total_time || undefined, ticks: { callback: (v) => v + " s" } }, y: { stacked: true, display: false } },
+      options: { indexAxis: "y", scales: { x: { stacked: true, max: m.total_time || undefined, ticks: { callback: (v) => +v.toFixed(3) + " s" } }, y: { stacked: true, display: false } },
         plugins: { legend: { display: false }, tooltip: tipSec((c) => " (" + pct(c.raw, m.total_time) + ")") } } });
   }
   // vbars: one stacked bar per rank (Execution characteristics).
