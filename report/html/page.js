@@ -1,5 +1,6 @@
 // dtpa report page: renders the report and timeline embedded as JSON in
-// this file. Every string from the traces (function names, paths, warnings)
+// this file; served by dtpa view (dtpa-live names the window URL), it
+// fetches the detail of each timeline window shown from its server. Every string from the traces (function names, paths, warnings)
 // goes into the page as text (textContent, setAttribute), never as markup.
 "use strict";
 (function () {
@@ -343,6 +344,8 @@
         " calls; past each lane's last kept call (marked ┃) only the overview (time per kind, aggregated) is drawn. dtpa view shows every call."));
     }
 
+    const arrowNote = el("div", { class: "note", id: "arrow-note" });
+    info.append(arrowNote);
     const canvas = el("canvas");
     host.append(canvas);
     const ctx0 = canvas.getContext("2d");
@@ -405,6 +408,14 @@
         }).catch((e) => { if (my === seq) host.setAttribute("data-window-error", String(e)); });
       }, 80);
     }
+    // tick labels a time with as many decimals as the step between ticks
+    // needs, in the unit of the time itself (at 40 s, steps of 20 µs read
+    // 40.00002 s).
+    function tick(t, step) {
+      const a = Math.abs(t), u = a >= 1e9 ? [1e9, " s"] : a >= 1e6 ? [1e6, " ms"] : a >= 1e3 ? [1e3, " µs"] : [1, " ns"];
+      const d = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / u[0]) - 1e-9)));
+      return (t / u[0]).toFixed(d) + u[1];
+    }
     function draw() {
       paint();
       if (live.window) want();
@@ -418,7 +429,7 @@
       ctx.fillStyle = "#444"; ctx.strokeStyle = "#ddd";
       for (let t = Math.ceil(t0 / st) * st; t <= t1; t += st) {
         const x = X(t);
-        ctx.fillText(dur(t), x + 2, 12);
+        ctx.fillText(tick(t, st), x + 2, 12);
         ctx.beginPath(); ctx.moveTo(x, 15); ctx.lineTo(x, H); ctx.stroke();
       }
       const px = (t1 - t0) / (W - gutter - 4);
@@ -501,7 +512,14 @@
       ctx.strokeStyle = "rgba(0,0,0,.6)"; ctx.fillStyle = "rgba(0,0,0,.6)";
       drawn = 0;
       const M = D.M;
-      for (let m = 0; m < M.from.length; m++) {
+      // More arrows than one per three pixels would only blacken the
+      // lanes: then none are drawn (zoom in to see them).
+      let visible = 0;
+      for (let m = 0; m < M.from.length; m++) if (M.recv[m] >= t0 && M.send[m] <= t1) visible++;
+      const dense = visible > (W - gutter) / 3;
+      host.setAttribute("data-arrows-hidden", dense ? "1" : "0");
+      arrowNote.textContent = dense ? visible + " message arrows in this window are not drawn: zoom in to see them." : "";
+      for (let m = 0; m < M.from.length && !dense; m++) {
         const s = M.send[m], r = M.recv[m];
         if (r < t0 || s > t1) continue;
         if (++drawn > 20000) break;

@@ -271,18 +271,14 @@ func (s *Store) finish(rec *analyzer.TimelineRecorder, tl *report.Timeline) erro
 	if len(tl.Lanes) > len(s.ranks) {
 		return errors.New("view: the store saw fewer ranks than the timeline has")
 	}
-	for r, l := range s.ranks {
+	for _, l := range s.ranks {
 		if l.calls.n > 0 {
 			s.put(&l.calls)
 		}
 		if l.spans.n > 0 {
-			// Spans are written as they are left: inner before outer.
-			// Sorting within a chunk is not needed for reading (each
-			// chunk is read whole); the chunk's range covers them all.
 			s.put(&l.spans)
 		}
 		l.calls.buf, l.spans.buf = nil, nil
-		_ = r
 	}
 	if s.err != nil {
 		return s.err
@@ -428,6 +424,8 @@ func (s *Store) calls(r int, from, to int64, fn func(c *wcall, msgs []wmsg)) err
 }
 
 // spans decodes rank r's interval executions overlapping [from, to].
+// They are spooled as they are left, an inner one before the one around
+// it, so chunks are not in time order: each chunk's range is checked.
 func (s *Store) spans(r int, from, to int64, fn func(start, dur int64, iv, level int)) error {
 	cs := s.ranks[r].spans.chunks
 	for i := 0; i < len(cs); i++ {
