@@ -31,14 +31,15 @@ type rankObs struct {
 	ex *exRank // the Chrome export's, nil when off
 	c  obsCall
 	// held are the finished calls after the last fixed point, in call
-	// order: an amortization may still move them. At most about maxPend
-	// (clc.go) — the replay fixes its stretch when it grows past that.
+	// order: an amortization may still move them. About replayer.maxPend
+	// at most: the replay fixes its stretch when it grows past that.
 	held []obsCall
 }
 
-// maxHeld bounds held should the replay's fixed points ever fall behind:
-// the oldest calls are then handed on as they are.
-const maxHeld = 4*maxPend + 64
+// heldSlack is how far held may grow past the replay's own bound of
+// pending events (replayer.maxPend) should its fixed points ever fall
+// behind: the oldest calls are then handed on as they are.
+const heldSlack = 64
 
 // obsCall is one replayed call as the observers see it.
 type obsCall struct {
@@ -135,10 +136,10 @@ func (o *rankObs) hold(c *obsCall) {
 }
 
 // release hands on the held calls that end at or before fixed (no
-// amortization moves them any more), and the oldest beyond maxHeld.
+// amortization moves them any more), and the oldest beyond the bound.
 func (o *rankObs) release(fixed int64) {
-	i := 0
-	for i < len(o.held) && (o.held[i].exit <= fixed || len(o.held)-i > maxHeld) {
+	i, bound := 0, 2*o.rp.maxPend+heldSlack
+	for i < len(o.held) && (o.held[i].exit <= fixed || len(o.held)-i > bound) {
 		h := &o.held[i]
 		if o.tl != nil {
 			o.tl.record(h)
