@@ -192,3 +192,42 @@ func TestTimelineAmortized(t *testing.T) {
 		}
 	}
 }
+
+// TestChromeExportAmortized: the Chrome export shows the run of
+// TestTimelineAmortized with the same amortized times (µs in the file,
+// relative to the earliest entry, rank 1's Isend at 1000 ns).
+func TestChromeExportAmortized(t *testing.T) {
+	run, r0, r1 := pair()
+	r0.Compute(5*ms).Send(1, 3, 8, 10*us)
+	r0.Compute(95*ms).Send(1, 1, 8, 10*us)
+	r0.Recv(1, 2, 8, 10*us)
+	r1.Isend(0, 2, 8, 1*us)
+	q1 := r1.Irecv(0, 1, 8, 1*us)
+	q2 := r1.Compute(10*ms).Irecv(0, 3, 8, 1*us)
+	r1.Compute(40*ms).Wait(q1, 10*ms)
+	r1.Compute(1*ms).Wait(q2, 1*us)
+	r1.Barrier(1 * us)
+	r0.Barrier(20 * ms)
+	finish(run)
+	_, _, _, tr, _ := exportRun(t, run, nil)
+	type slice struct {
+		name        string
+		entry, exit int64
+	}
+	want := []slice{{"MPI_Isend", 1000, 2000}, {"MPI_Irecv", 2000, 3800}, {"MPI_Irecv", 18004880, 18006680},
+		{"MPI_Wait", 90011000, 100011000}, {"MPI_Wait", 101011000, 101012000}, {"MPI_Barrier", 101012000, 101013000}}
+	var got []slice
+	for _, s := range tr.Slices {
+		if s.Pid == 2 {
+			got = append(got, slice{s.Name, s.Ts + 1000, s.Ts + s.Dur + 1000})
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rank 1 slices %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("rank 1 slice %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
