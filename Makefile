@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-.PHONY: all build test check check-tidy check-proto staticcheck race bench proto deps test-deps demo clean tracer
+.PHONY: all build web bench-view test check check-tidy check-proto staticcheck race bench proto deps test-deps demo clean tracer
 
 all: build
 
@@ -19,11 +19,20 @@ test-deps:
 	@scripts/deps.sh --test
 
 # Go commands into bin/, tracer libraries into lib/.
-build:
+build: web
 	@mkdir -p bin lib
 	$(GO) build -o bin/ ./cmd/...
 	@for t in dtcxx dtf90 dtf77; do ln -sf dtcc bin/$$t; done
 	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
+
+# The HTML report's chart library: npm ci installs what web/package-lock.json
+# pins, and its single-file build is copied where report/html embeds it.
+CHARTJS = report/html/vendor/chart.umd.min.js
+web: $(CHARTJS)
+$(CHARTJS): web/package.json web/package-lock.json
+	@command -v npm >/dev/null || scripts/deps.sh
+	cd web && npm ci --ignore-scripts --no-audit --no-fund
+	cp web/node_modules/chart.js/dist/chart.umd.min.js $@
 
 # -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
 # 2 cores each); run side by side they starved each other's clock-sync
@@ -68,6 +77,15 @@ race:
 
 bench: deps build
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 2s ./... | tee bench.txt
+
+# dtpa view and the static page on a 100 M-call run of 4 ranks, then the
+# static page on 10 M calls (report/view BenchmarkView; traces kept in
+# /tmp/dtpa-view-bench).
+bench-view: build
+	DTPA_VIEW_DIR=/tmp/dtpa-view-bench DTPA_VIEW_EVENTS=100000000 DTPA_VIEW_STATIC=0 \
+		$(GO) test -run '^$$' -bench BenchmarkView -benchtime 1x -timeout 60m ./report/view/ | tee bench-view.txt
+	DTPA_VIEW_DIR=/tmp/dtpa-view-bench DTPA_VIEW_EVENTS=10000000 \
+		$(GO) test -run '^$$' -bench BenchmarkView -benchtime 1x -timeout 60m ./report/view/ | tee -a bench-view.txt
 
 # protoc-gen-go is built at the version go.mod requires of the protobuf
 # runtime, so generator and runtime always agree.

@@ -340,6 +340,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		if rp == nil {
 			continue
 		}
+		rp.obs.flush()
 		rp.contrib = append(rp.contrib[:0], x.ranks[r].deferred...)
 		x.ranks[r].deferred = nil
 		rp.applyContrib()

@@ -186,6 +186,7 @@ func (rp *replayer) amortize(tr, d int64) bool {
 	}
 	rp.ovFloor = move(rp.ovFloor)
 	rp.reqs.each(func(r *request) { r.start = move(r.start) })
+	rp.obs.amortize(move)
 	rp.amortized++
 	return true
 }

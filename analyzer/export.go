@@ -196,9 +196,9 @@ func (o *exRank) record(c *obsCall) {
 	b = binary.AppendUvarint(b, uint64(max(0, c.bytes)))
 	b = binary.AppendVarint(b, int64(c.peer))
 	b = binary.AppendUvarint(b, uint64(fi))
-	b = binary.AppendUvarint(b, uint64(c.e.Site))
-	b = binary.AppendUvarint(b, uint64(c.e.Func))
-	b = binary.AppendUvarint(b, uint64(c.e.NumCalls()))
+	b = binary.AppendUvarint(b, uint64(c.site))
+	b = binary.AppendUvarint(b, uint64(c.fn))
+	b = binary.AppendUvarint(b, uint64(c.calls))
 	o.prev = c.entry
 	o.buf = b
 	for _, m := range c.msgs {

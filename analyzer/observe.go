@@ -17,9 +17,10 @@ import (
 // each point is a nil check. Two observers exist: the timeline recorder
 // (dtpa --html) and the Chrome trace export (export.go).
 //
-// The times are those the replay computed when it replayed the call: the
-// backward amortization of a repair (clc.go), which moves earlier calls of
-// the rank after the fact for Overlap, is not reflected.
+// The times are the report's: a call is handed on only once it lies
+// before the rank's last fixed point (clc.go), so that the backward
+// amortization of a later repair, which moves the calls since that point,
+// moves them here too (rankObs.amortize) before anyone sees them.
 
 // rankObs gathers what the replay of one rank says about the call being
 // replayed and hands each finished call, and each interval boundary, to
@@ -29,11 +30,24 @@ type rankObs struct {
 	tl *tlRank // the timeline recorder's, nil when off
 	ex *exRank // the Chrome export's, nil when off
 	c  obsCall
+	// held are the finished calls after the last fixed point, in call
+	// order: an amortization may still move them. About replayer.maxPend
+	// at most: the replay fixes its stretch when it grows past that.
+	held []obsCall
 }
+
+// heldSlack is how far held may grow past the replay's own bound of
+// pending events (replayer.maxPend) should its fixed points ever fall
+// behind: the oldest calls are then handed on as they are.
+const heldSlack = 64
 
 // obsCall is one replayed call as the observers see it.
 type obsCall struct {
-	e                        *traceformat.Event
+	// The event's call site and function ids and its number of calls (a
+	// folded run of polls is several): copied, since the event itself is
+	// reused by the decoder before a held call is handed on.
+	site, fn                 uint32
+	calls                    int64
 	fi                       *fnInfo
 	kind                     int
 	entry, exit, lost, bytes int64
@@ -79,7 +93,8 @@ func (o *rankObs) call(e *traceformat.Event, fi *fnInfo, entry, exit, realSync i
 		return
 	}
 	c := &o.c
-	c.e, c.fi, c.kind, c.entry, c.exit, c.lost = e, fi, kindOf(fi), entry, exit, realSync
+	c.site, c.fn, c.calls = e.Site, e.Func, int64(e.NumCalls())
+	c.fi, c.kind, c.entry, c.exit, c.lost = fi, kindOf(fi), entry, exit, realSync
 	if c.inColl && c.collHas && fi.op == opColl {
 		c.lost = max(0, min(c.collLatest, exit)-entry)
 	}
@@ -99,19 +114,92 @@ func (o *rankObs) call(e *traceformat.Event, fi *fnInfo, entry, exit, realSync i
 			}
 		}
 	}
-	if o.tl != nil {
-		o.tl.record(c)
-	}
-	if o.ex != nil {
-		o.ex.record(c)
-	}
+	o.release(o.rp.fixedAt)
+	o.hold(c)
 	c.msgs = c.msgs[:0]
 	c.inColl = false
+}
+
+// hold keeps a copy of c until it is fixed; the copy's messages reuse the
+// storage of the slot's earlier occupant.
+func (o *rankObs) hold(c *obsCall) {
+	n := len(o.held)
+	if n < cap(o.held) {
+		o.held = o.held[:n+1]
+	} else {
+		o.held = append(o.held, obsCall{})
+	}
+	h := &o.held[n]
+	msgs := append(h.msgs[:0], c.msgs...)
+	*h = *c
+	h.msgs = msgs
+}
+
+// release hands on the held calls that end at or before fixed (no
+// amortization moves them any more), and the oldest beyond the bound.
+func (o *rankObs) release(fixed int64) {
+	i, bound := 0, 2*o.rp.maxPend+heldSlack
+	for i < len(o.held) && (o.held[i].exit <= fixed || len(o.held)-i > bound) {
+		h := &o.held[i]
+		if o.tl != nil {
+			o.tl.record(h)
+		}
+		if o.ex != nil {
+			o.ex.record(h)
+		}
+		i++
+	}
+	switch i {
+	case 0:
+		return
+	case len(o.held):
+		o.held = o.held[:0]
+		return
+	}
+	// Shift the rest down; the released slots' message storage moves to
+	// the free slots at the end, so that no two slots share it.
+	var buf [8][]tlMsg
+	spare := buf[:0]
+	for j := 0; j < i; j++ {
+		spare = append(spare, o.held[j].msgs[:0])
+	}
+	n := copy(o.held, o.held[i:])
+	for j := n; j < len(o.held); j++ {
+		o.held[j] = obsCall{msgs: spare[j-n]}
+	}
+	o.held = o.held[:n]
+}
+
+// flush hands on every held call: at an interval boundary (a fixed point
+// of the replay: nothing before it moves) and at the end of the replay.
+func (o *rankObs) flush() {
+	if o != nil {
+		o.release(math.MaxInt64)
+	}
+}
+
+// amortize moves the held calls as clc.go's amortize moved the events
+// since the last fixed point (move maps an old time to the new one). The
+// time a call lost to a late partner ends where it did (the partner's
+// time does not move): it shrinks by as much as the entry moved.
+func (o *rankObs) amortize(move func(int64) int64) {
+	if o == nil {
+		return
+	}
+	for i := range o.held {
+		h := &o.held[i]
+		ne, nx := move(h.entry), move(h.exit)
+		if h.lost > 0 && !h.inColl {
+			h.lost = max(0, h.entry+h.lost-ne)
+		}
+		h.entry, h.exit = ne, nx
+	}
 }
 
 // interval notes that interval n (never the root) was entered or left at
 // global time at (intervals.Tracker.Observe).
 func (o *rankObs) interval(n *rnode, at int64, enter bool) {
+	o.flush()
 	if o.tl != nil {
 		o.tl.interval(n, at, enter)
 	}
@@ -169,9 +257,70 @@ const (
 // fixed-size overview of all of them.
 type TimelineRecorder struct {
 	MaxCalls int // detail budget over all ranks; 0 = DefaultTimelineCalls
+	// Sink, when set, also gets every call and interval execution of every
+	// rank, each once final, for a viewer that keeps the whole run
+	// outside memory (dtpa view); the Timeline's own detail stays bounded
+	// by MaxCalls.
+	Sink TimelineSink
 
 	ranks []*tlRank
 	tl    *report.Timeline
+}
+
+// TimelineSink receives a run call by call (TimelineRecorder.Sink). Each
+// rank's calls come from that rank's replay alone, in call order, with
+// their final times on the global clock (before the Timeline's Origin is
+// known); different ranks' calls come concurrently.
+type TimelineSink interface {
+	Start(ranks int)                // once, before any call: the run's number of ranks
+	Call(rank int, c *TimelineCall) // c and its Msgs are reused after the call
+	Span(rank int, s *TimelineSpan)
+}
+
+// TimelineCall is one call as a Lane holds it, on the global clock.
+type TimelineCall struct {
+	Entry, Exit, Lost, Bytes int64
+	Peer                     int32 // as Lane.Peer
+	// Func and Site are the rank's own numbers of the call's function and
+	// call site: LaneFuncs and LaneSites map them to Timeline.Funcs and to
+	// SRC ids once Analyze returned.
+	Func, Site int32
+	Kind       string // report.KindP2P, KindColl, KindWait or KindOther
+	// Coll identifies the collective instance the call joined, the same
+	// on every member (a hash of the instance's key); 0 none.
+	Coll uint64
+	Msgs []TimelineMsg // the messages the call received
+}
+
+// TimelineMsg is a message received: its sender and the send's entry.
+type TimelineMsg struct {
+	Src  int32
+	Send int64
+}
+
+// TimelineSpan is one execution of an interval, on the global clock.
+type TimelineSpan struct {
+	Enter, Leave int64
+	Interval     string // its path, as Timeline.Intervals names it
+	Level        int
+}
+
+// LaneFuncs maps rank's function numbers (TimelineCall.Func) to indexes
+// into Timeline.Funcs, once Analyze returned.
+func (t *TimelineRecorder) LaneFuncs(rank int) []int {
+	if rank < 0 || rank >= len(t.ranks) || t.ranks[rank] == nil {
+		return nil
+	}
+	return t.ranks[rank].laneFuncs
+}
+
+// LaneSites maps rank's call-site numbers (TimelineCall.Site) to SRC ids
+// (0 unknown), once Analyze returned.
+func (t *TimelineRecorder) LaneSites(rank int) []int {
+	if rank < 0 || rank >= len(t.ranks) || t.ranks[rank] == nil {
+		return nil
+	}
+	return t.ranks[rank].laneSites
 }
 
 // Timeline is the recorded timeline, once Analyze returned (nil before or
@@ -191,12 +340,18 @@ func (t *TimelineRecorder) rank(rp *replayer, size int) *tlRank {
 	for bins > minHistBins && bins*size > histTotalBins {
 		bins /= 2
 	}
-	o := &tlRank{rp: rp, budget: max / size, fnIdx: map[*fnInfo]int{}, hist: hist{bins: make([][nKinds]int64, bins)}}
+	o := &tlRank{rp: rp, budget: max / size, fnIdx: map[*fnInfo]int{}, hist: hist{bins: make([][nKinds]int64, bins)}, sink: t.Sink}
+	if t.Sink != nil {
+		o.siteIdx = map[[2]uint32]int32{}
+	}
 	if o.budget < 1 {
 		o.budget = 1
 	}
 	if t.ranks == nil {
 		t.ranks = make([]*tlRank, size)
+		if t.Sink != nil {
+			t.Sink.Start(size)
+		}
 	}
 	t.ranks[rp.rank] = o
 	return o
@@ -244,6 +399,44 @@ type tlRank struct {
 	fnIdx            map[*fnInfo]int
 	fnNames, fnKinds []string
 	hist             hist
+
+	sink      TimelineSink
+	sc        TimelineCall
+	siteIdx   map[[2]uint32]int32 // (call site, function) → the rank's site number
+	sites     [][2]uint32
+	laneFuncs []int // set by finish
+	laneSites []int
+}
+
+// toSink hands c to the sink.
+func (o *tlRank) toSink(c *obsCall) {
+	sc := &o.sc
+	sc.Entry, sc.Exit, sc.Lost, sc.Bytes, sc.Peer = c.entry, c.exit, c.lost, c.bytes, c.peer
+	sc.Func, sc.Kind = int32(o.fnIndex(c.fi, c.kind)), kindNames[c.kind]
+	k := [2]uint32{c.site, c.fn}
+	si, ok := o.siteIdx[k]
+	if !ok {
+		si = int32(len(o.sites))
+		o.siteIdx[k] = si
+		o.sites = append(o.sites, k)
+	}
+	sc.Site, sc.Coll = si, 0
+	if c.inColl {
+		sc.Coll = collHash(c.collKey)
+	}
+	sc.Msgs = sc.Msgs[:0]
+	for _, m := range c.msgs {
+		sc.Msgs = append(sc.Msgs, TimelineMsg{Src: m.src, Send: m.send})
+	}
+	o.sink.Call(int(o.rp.rank), sc)
+}
+
+// collHash numbers a collective instance alike on every member, never 0.
+func collHash(k collKey) uint64 {
+	h := k.comm*0x9e3779b97f4a7c15 ^ (uint64(uint32(k.group))+0x632be59bd9b4e019)*0xbf58476d1ce4e5b9
+	h ^= (k.seq + 0x94d049bb133111eb) * 0xd6e8feb86ca6b2c5
+	h ^= h >> 31
+	return h | 1
 }
 
 func (o *tlRank) extend(from, to int64) {
@@ -259,12 +452,14 @@ func (o *tlRank) record(c *obsCall) {
 	o.hist.add(c.entry, c.exit, c.lost, c.kind)
 	o.calls++
 	o.received += int64(len(c.msgs))
+	if o.sink != nil {
+		o.toSink(c)
+	}
 	if !o.truncated && len(o.boxes) >= o.budget {
 		o.truncated, o.detailEnd = true, c.entry
 	}
 	if !o.truncated {
-		e := c.e
-		b := tlBox{entry: c.entry, exit: c.exit, lost: c.lost, site: e.Site, fn: e.Func, fidx: int32(o.fnIndex(c.fi, c.kind)),
+		b := tlBox{entry: c.entry, exit: c.exit, lost: c.lost, site: c.site, fn: c.fn, fidx: int32(o.fnIndex(c.fi, c.kind)),
 			peer: c.peer, bytes: c.bytes}
 		i := int32(len(o.boxes))
 		o.boxes = append(o.boxes, b)
@@ -286,6 +481,9 @@ func (o *tlRank) interval(n *rnode, at int64, enter bool) {
 		return
 	}
 	o.extend(from, at)
+	if o.sink != nil {
+		o.sink.Span(int(o.rp.rank), &TimelineSpan{Enter: from, Leave: at, Interval: n.Key(), Level: n.Level()})
+	}
 	if (!o.truncated || from < o.detailEnd) && len(o.spans) < o.budget {
 		o.spans = append(o.spans, tlSpan{enter: from, leave: at, n: n})
 	}
@@ -425,6 +623,15 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts
 			gf[i] = j
 		}
 		keys := &siteKeyer{rp: reps[r], cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
+		o.laneFuncs = gf
+		if o.sink != nil {
+			o.laneSites = make([]int, len(o.sites))
+			if reps[r].defs != nil {
+				for i, k := range o.sites {
+					o.laneSites[i] = siteID[keys.key(k[0], k[1])]
+				}
+			}
+		}
 		n := len(o.boxes)
 		ln.Start, ln.Dur, ln.Lost = make([]int64, n), make([]int64, n), make([]int64, n)
 		ln.Func, ln.Site, ln.Bytes = make([]int, n), make([]int, n), make([]int64, n)

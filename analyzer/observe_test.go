@@ -148,3 +148,86 @@ func TestTimelineOff(t *testing.T) {
 		t.Error("a nil recorder gave an observer")
 	}
 }
+
+// TestTimelineAmortized: the timeline shows the calls where the report
+// puts them after the backward amortization of a repair (clc.go), on the
+// run of TestBackwardAmortization. Rank 1 in ns: Isend 1000–2000 (the
+// fixed point), q1 Irecv 2000–3000 → 2000–3800, q2 Irecv
+// 10003000–10004000 → 18004880–18006680, Wait(q1) 90011000–100011000 with
+// its 10 ms of Real Sync, Wait(q2) and the barrier shifted by the jump.
+func TestTimelineAmortized(t *testing.T) {
+	run, r0, r1 := pair()
+	r0.Compute(5*ms).Send(1, 3, 8, 10*us)
+	r0.Compute(95*ms).Send(1, 1, 8, 10*us)
+	r0.Recv(1, 2, 8, 10*us)
+	r1.Isend(0, 2, 8, 1*us)
+	q1 := r1.Irecv(0, 1, 8, 1*us)
+	q2 := r1.Compute(10*ms).Irecv(0, 3, 8, 1*us)
+	r1.Compute(40*ms).Wait(q1, 10*ms)
+	r1.Compute(1*ms).Wait(q2, 1*us)
+	r1.Barrier(1 * us)
+	r0.Barrier(20 * ms)
+	finish(run)
+	_, tl := recordTimeline(t, run, 0)
+	type box struct {
+		fn                string
+		entry, exit, lost int64
+	}
+	want := []box{
+		{"MPI_Isend", 1000, 2000, 0},
+		{"MPI_Irecv", 2000, 3800, 0},
+		{"MPI_Irecv", 18004880, 18006680, 0},
+		{"MPI_Wait", 90011000, 100011000, 10 * ms},
+		{"MPI_Wait", 101011000, 101012000, 0},
+		{"MPI_Barrier", 101012000, 101013000, 0},
+	}
+	ln := &tl.Lanes[1]
+	if len(ln.Start) != len(want) {
+		t.Fatalf("rank 1: %d boxes, want %d", len(ln.Start), len(want))
+	}
+	for i, w := range want {
+		got := box{fnName(tl, ln, i), tl.Origin + ln.Start[i], tl.Origin + ln.Start[i] + ln.Dur[i], ln.Lost[i]}
+		if got != w {
+			t.Errorf("rank 1 box %d: %+v, want %+v", i, got, w)
+		}
+	}
+}
+
+// TestChromeExportAmortized: the Chrome export shows the run of
+// TestTimelineAmortized with the same amortized times (µs in the file,
+// relative to the earliest entry, rank 1's Isend at 1000 ns).
+func TestChromeExportAmortized(t *testing.T) {
+	run, r0, r1 := pair()
+	r0.Compute(5*ms).Send(1, 3, 8, 10*us)
+	r0.Compute(95*ms).Send(1, 1, 8, 10*us)
+	r0.Recv(1, 2, 8, 10*us)
+	r1.Isend(0, 2, 8, 1*us)
+	q1 := r1.Irecv(0, 1, 8, 1*us)
+	q2 := r1.Compute(10*ms).Irecv(0, 3, 8, 1*us)
+	r1.Compute(40*ms).Wait(q1, 10*ms)
+	r1.Compute(1*ms).Wait(q2, 1*us)
+	r1.Barrier(1 * us)
+	r0.Barrier(20 * ms)
+	finish(run)
+	_, _, _, tr, _ := exportRun(t, run, nil)
+	type slice struct {
+		name        string
+		entry, exit int64
+	}
+	want := []slice{{"MPI_Isend", 1000, 2000}, {"MPI_Irecv", 2000, 3800}, {"MPI_Irecv", 18004880, 18006680},
+		{"MPI_Wait", 90011000, 100011000}, {"MPI_Wait", 101011000, 101012000}, {"MPI_Barrier", 101012000, 101013000}}
+	var got []slice
+	for _, s := range tr.Slices {
+		if s.Pid == 2 {
+			got = append(got, slice{s.Name, s.Ts + 1000, s.Ts + s.Dur + 1000})
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rank 1 slices %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("rank 1 slice %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing dtpa needs, only when it is missing:
-# OpenMPI, MPICH, gfortran, protoc (Debian packages) and the Go modules.
+# OpenMPI, MPICH, gfortran, protoc, npm (Debian packages) and the Go modules.
 # With --test also the third-party MPI programs the end-to-end tests trace
 # (hpcc, LAMMPS) and Debian's chromium, in which the HTML report is tested
 # headless. Idempotent; needs root (or sudo) only when something is
@@ -14,6 +14,7 @@ command -v mpicc.mpich    >/dev/null || need+=(mpich libmpich-dev)
 command -v mpiexec.mpich  >/dev/null || need+=(mpich)
 command -v gfortran       >/dev/null || need+=(gfortran)
 command -v protoc         >/dev/null || need+=(protobuf-compiler)
+command -v npm            >/dev/null || need+=(npm)
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need+=(python3-mpi4py)
 if [ "${1:-}" = "--test" ]; then
   command -v hpcc >/dev/null || need+=(hpcc)

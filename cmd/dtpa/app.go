@@ -128,6 +128,7 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagExport, flagDiff, flagDir, flagExe},
 		HideHelpCommand:       true,
 		Version:               version.String(),
+		Commands:              []*cli.Command{viewCommand(stdout, stderr, analyze)},
 		Writer:                stdout,
 		ErrWriter:             stderr,
 		// Errors are reported by Main; without these urfave/cli would print

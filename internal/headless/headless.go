@@ -58,6 +58,30 @@ func Open(t testing.TB, file string) Page {
 	return p
 }
 
+// OpenURL loads u (a page served over http, e.g. by dtpa view) in
+// chromium, giving its scripts up to budget of virtual time (time that
+// stands still while requests are in flight) before the DOM is taken, and
+// returns the DOM, console log and every request made, the page's own
+// load included.
+func OpenURL(t testing.TB, u string, budget time.Duration) Page {
+	t.Helper()
+	testenv.NeedCommands(t, "chromium")
+	dir := t.TempDir()
+	netlog := filepath.Join(dir, "netlog.json")
+	out, stderr := run(t, dir, "--log-net-log="+netlog, "--net-log-capture-mode=Default",
+		"--virtual-time-budget="+strconv.Itoa(int(budget.Milliseconds())), "--dump-dom", u)
+	p := Page{DOM: out, Console: stderr}
+	nl, err := os.ReadFile(netlog)
+	if err != nil {
+		t.Fatalf("chromium wrote no net log: %v\n%s", err, stderr)
+	}
+	p.Requests, err = pageRequests(nl)
+	if err != nil {
+		t.Fatalf("reading chromium's net log: %v", err)
+	}
+	return p
+}
+
 // pageRequests lists the URLs of the requests a page made, from a net log:
 // the jobs started with an initiator. Chromium's own requests (update
 // checks, network time, accounts), which it makes whatever the flags, have
@@ -154,6 +178,23 @@ func CheckReport(t testing.TB, p Page) {
 	}
 	if len(p.Requests) > 0 {
 		t.Errorf("network requests: %q", p.Requests)
+	}
+}
+
+// CheckPage is CheckReport for a page served from origin (a URL ending
+// in "/"): every request it made went there.
+func CheckPage(t testing.TB, p Page, origin string) {
+	t.Helper()
+	if !strings.Contains(p.DOM, `data-rendered="1"`) {
+		t.Errorf("the page's script did not finish; console:\n%s", p.Console)
+	}
+	if errs := ConsoleErrors(p.Console); len(errs) > 0 {
+		t.Errorf("console errors:\n%s", strings.Join(errs, "\n"))
+	}
+	for _, r := range p.Requests {
+		if !strings.HasPrefix(r, origin) {
+			t.Errorf("request to %s, not to %s", r, origin)
+		}
 	}
 }
 

@@ -1,24 +1,33 @@
 // Package html writes a report as one self-contained HTML page (dtpa
 // --html): the report and its timeline are embedded as JSON, and the
-// page's own script (page.js, no library) draws the summary of the biggest
-// losses, per interval the charts and tables, the interval tree and the
-// timeline. Nothing is fetched: the page opens from file:// offline, and
-// its Content-Security-Policy forbids any network request and any script
-// but the page's own (by hash), so that even a name from a trace that
-// slipped into markup could not run.
+// page's script (page.js) draws the summary of the biggest losses, per
+// interval the charts and tables, the interval tree and the timeline.
+// Nothing is fetched: the page opens from file:// offline, and its
+// Content-Security-Policy forbids any network request and any script but
+// the page's own (by hash), so that even a name from a trace that slipped
+// into markup could not run. The same page served by dtpa view
+// (WriteServed) may also ask its own server for windows of the timeline.
 //
-// The script is written here rather than taken from a chart library: the
-// page needs a canvas timeline (hundreds of thousands of boxes: a DOM or
-// SVG per box would not pan smoothly), a few stacked bars and sortable
-// tables, about 500 lines in all; a library would add a build step fetching
-// packages and more code than the page itself.
+// The bar charts are drawn by Chart.js, an npm package pinned in
+// web/package-lock.json: `make build` installs it with npm ci and copies
+// its single-file build into vendor/, which is embedded here (and not
+// committed). Chart.js because it is small for what it does (one file,
+// no dependencies at run time, ~200 KB), draws stacked horizontal and
+// vertical bars with tooltips and legends as they are, needs neither
+// eval nor fetched resources (so it runs under the page's policy), and is
+// well kept (regular releases, MIT). The timeline stays the page's own
+// canvas code: it draws up to hundreds of thousands of boxes with arrows
+// between lanes and an overview past the detail, which no chart library's
+// data model (a point or a bar per datum, redrawn in full) draws at
+// interactive speed.
 package html
 
 import (
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -32,8 +41,52 @@ var pageJS string
 //go:embed page.css
 var pageCSS string
 
+// vendor holds the chart library once make build copied it there; the
+// directory's README keeps the embed valid before.
+//
+//go:embed vendor
+var vendor embed.FS
+
+// chartFile is the library's file in vendor (web/ builds it).
+const chartFile = "vendor/chart.umd.min.js"
+
+// ErrNoChartLibrary: the binary was built without running make build.
+var ErrNoChartLibrary = errors.New("report/html: the chart library is not built in: run make build (npm ci in web/ copies Chart.js into report/html/vendor)")
+
+// ChartJS is the embedded chart library's script.
+func ChartJS() (string, error) {
+	b, err := vendor.ReadFile(chartFile)
+	if err != nil || len(b) == 0 {
+		return "", ErrNoChartLibrary
+	}
+	return string(b), nil
+}
+
+func hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
 // Write writes the page of r, with the timeline tl (nil: none recorded).
 func Write(w io.Writer, r *report.Report, tl *report.Timeline) error {
+	return write(w, r, tl, "")
+}
+
+// WriteServed writes the page of r as dtpa view serves it: tl holds the
+// overview, and the page asks windowURL (a path on its own server) for
+// the detail of each window shown (report/view).
+func WriteServed(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string) error {
+	if windowURL == "" {
+		return errors.New("report/html: no window URL")
+	}
+	return write(w, r, tl, windowURL)
+}
+
+func write(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string) error {
+	chart, err := ChartJS()
+	if err != nil {
+		return err
+	}
 	rj, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encoding report: %w", err)
@@ -42,9 +95,14 @@ func Write(w io.Writer, r *report.Report, tl *report.Timeline) error {
 	if err != nil {
 		return fmt.Errorf("encoding timeline: %w", err)
 	}
-	sum := sha256.Sum256([]byte(pageJS))
-	csp := "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" +
-		base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	lj, err := json.Marshal(map[string]string{"window": windowURL})
+	if err != nil {
+		return err
+	}
+	csp := "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src " + hash(chart) + " " + hash(pageJS)
+	if windowURL != "" {
+		csp += "; connect-src 'self'"
+	}
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
 	fmt.Fprintf(&b, "<meta http-equiv=\"Content-Security-Policy\" content=\"%s\">\n", csp)
@@ -71,7 +129,7 @@ func Write(w io.Writer, r *report.Report, tl *report.Timeline) error {
 	for _, d := range []struct {
 		id   string
 		data []byte
-	}{{"dtpa-report", rj}, {"dtpa-timeline", tj}} {
+	}{{"dtpa-report", rj}, {"dtpa-timeline", tj}, {"dtpa-live", lj}} {
 		if _, err := fmt.Fprintf(w, "<script type=\"application/json\" id=\"%s\">", d.id); err != nil {
 			return err
 		}
@@ -82,6 +140,8 @@ func Write(w io.Writer, r *report.Report, tl *report.Timeline) error {
 			return err
 		}
 	}
-	_, err = io.WriteString(w, "<script>"+pageJS+"</script>\n</body>\n</html>\n")
+	// The library's file holds no "</script" (chartFile is checked by
+	// TestChartLibrary).
+	_, err = io.WriteString(w, "<script>"+chart+"</script>\n<script>"+pageJS+"</script>\n</body>\n</html>\n")
 	return err
 }

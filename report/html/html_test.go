@@ -3,6 +3,8 @@ package html_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -96,6 +98,27 @@ func TestDataIsData(t *testing.T) {
 	}
 }
 
+// TestChartLibrary: the page carries the chart library make build
+// embedded (Chart.js from web/), allowed by its hash, and the library's
+// text cannot end its script element.
+func TestChartLibrary(t *testing.T) {
+	js, err := html.ChartJS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js[:200], "Chart.js v4") || strings.Contains(strings.ToLower(js), "</script") {
+		t.Errorf("the embedded library is not Chart.js 4 or holds </script: %.80q", js)
+	}
+	_, page := write(t, reporttest.Full(), nil)
+	sum := sha256.Sum256([]byte(js))
+	if !bytes.Contains(page, []byte(js)) || !bytes.Contains(page, []byte("'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")) {
+		t.Error("the page lacks the library or its hash in the policy")
+	}
+	if bytes.Contains(page, []byte("connect-src")) {
+		t.Error("the static page allows requests")
+	}
+}
+
 // attrRE matches serialized attribute values, which may hold < and >.
 var attrRE = regexp.MustCompile(`="[^"]*"`)
 
@@ -122,6 +145,16 @@ func TestBrowser(t *testing.T) {
 		if !strings.Contains(p.DOM, s) {
 			t.Errorf("the DOM does not show %s as text", s)
 		}
+	}
+	// The charts were drawn by the embedded Chart.js: a bar per rank.
+	for _, want := range []string{`<canvas [^>]*data-chart="main"[^>]*data-drawn="1"`,
+		`<canvas [^>]*id="exec-chart-0" data-chart="execution" data-bars="4"[^>]*data-drawn="1"`} {
+		if !regexp.MustCompile(want).MatchString(p.DOM) {
+			t.Errorf("the DOM lacks the chart %s:\n%s", want, regexp.MustCompile(`<canvas[^>]*>`).FindAllString(p.DOM, 3))
+		}
+	}
+	if n := regexp.MustCompile(`<canvas [^>]*data-drawn="1"`).FindAllStringIndex(p.DOM, -1); len(n) < 2*len(evilReport().Intervals) {
+		t.Errorf("%d charts drawn, want 2 per interval", len(n))
 	}
 	if n := headless.Colours(headless.Screenshot(t, path, 1200, 900)); n < 16 {
 		t.Errorf("the screenshot has %d colours: blank?", n)

@@ -1,11 +1,12 @@
 // dtpa report page: renders the report and timeline embedded as JSON in
-// this file. Every string from the traces (function names, paths, warnings)
+// this file; served by dtpa view (dtpa-live names the window URL), it
+// fetches the detail of each timeline window shown from its server. Every string from the traces (function names, paths, warnings)
 // goes into the page as text (textContent, setAttribute), never as markup.
 "use strict";
 (function () {
   const rep = JSON.parse(document.getElementById("dtpa-report").textContent);
   const tl = JSON.parse(document.getElementById("dtpa-timeline").textContent);
-  const SVGNS = "http://www.w3.org/2000/svg";
+  const live = JSON.parse((document.getElementById("dtpa-live") || { textContent: "null" }).textContent) || {};
   // Absent lists (a report written by other tools) read as empty.
   rep.warnings = rep.warnings || [];
   rep.intervals = rep.intervals || [];
@@ -20,12 +21,6 @@
     const e = document.createElement(tag);
     for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
     for (const c of kids) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
-    return e;
-  }
-  function svg(tag, attrs, ...kids) {
-    const e = document.createElementNS(SVGNS, tag);
-    for (const k in attrs || {}) e.setAttribute(k, attrs[k]);
-    for (const c of kids) e.append(c instanceof Node ? c : String(c));
     return e;
   }
   const sec = (v) => v.toFixed(6);
@@ -144,42 +139,39 @@
     }
     return d;
   }
+  // Charts are drawn by Chart.js (embedded before this script) once their
+  // canvas is in the page; CSS variables do not reach a canvas, hence hex.
+  const hex = { "var(--prod)": "#8cd17d", "var(--p2p)": "#4e79a7", "var(--coll)": "#59a14f", "var(--sys)": "#9d7660",
+    "var(--idle)": "#bab0ac", "var(--insuf)": "#b07aa1" };
+  const pendingCharts = [];
+  function chart(canvas, cfg) {
+    pendingCharts.push(() => {
+      cfg.options = Object.assign({ responsive: false, animation: false, plugins: {} }, cfg.options);
+      new Chart(canvas, cfg);
+      canvas.setAttribute("data-drawn", "1");
+    });
+    return canvas;
+  }
+  const tipSec = (label) => ({ callbacks: { label: (c) => c.dataset.label + ": " + sec(c.raw) + " s" + (label ? label(c) : "") } });
   // hbar: one horizontal bar of the parts of total (Main characteristics).
   function hbar(m) {
-    const W = 700, H = 26, s = svg("svg", { width: W, height: H + 4, role: "img" });
-    let x = 0;
-    for (const [label, key, color] of parts) {
-      const w = m.total_time > 0 ? W * m[key] / m.total_time : 0;
-      if (w <= 0) continue;
-      const r = svg("rect", { x: x, y: 2, width: Math.max(w, 0.5), height: H });
-      r.style.fill = color;
-      r.append(svg("title", {}, label + ": " + sec(m[key]) + " s (" + pct(m[key], m.total_time) + ")"));
-      s.append(r);
-      x += w;
-    }
-    return s;
+    const c = el("canvas", { width: 700, height: 60, role: "img", "data-chart": "main", "aria-label": "Main characteristics" });
+    return chart(c, {
+      type: "bar",
+      data: { labels: ["total"], datasets: parts.map(([label, key, color]) => ({ label, data: [m[key]], backgroundColor: hex[color] })) },
+      options: { indexAxis: "y", scales: { x: { stacked: true, max: m.total_time || undefined, ticks: { callback: (v) => +v.toFixed(3) + " s" } }, y: { stacked: true, display: false } },
+        plugins: { legend: { display: false }, tooltip: tipSec((c) => " (" + pct(c.raw, m.total_time) + ")") } } });
   }
   // vbars: one stacked bar per rank (Execution characteristics).
   function vbars(iv, i) {
-    const n = iv.ranks.length, H = 160, bw = Math.max(4, Math.min(40, Math.floor(680 / Math.max(n, 1)) - 2));
-    const W = 40 + n * (bw + 2), s = svg("svg", { width: W, height: H + 20, role: "img", id: "exec-chart-" + i });
-    const top = iv.main.execution_time || 1;
-    iv.ranks.forEach((r, j) => {
-      let y = H;
-      const x = 40 + j * (bw + 2);
-      for (const [label, key, color] of parts) {
-        const h = H * r[key] / top;
-        if (h <= 0) continue;
-        y -= h;
-        const rc = svg("rect", { x: x, y: y, width: bw, height: Math.max(h, 0.5) });
-        rc.style.fill = color;
-        rc.append(svg("title", {}, "rank " + r.rank + " " + label + ": " + sec(r[key]) + " s"));
-        s.append(rc);
-      }
-      if (n <= 64 || j % Math.ceil(n / 32) === 0) s.append(svg("text", { x: x + bw / 2, y: H + 14, "text-anchor": "middle" }, String(r.rank)));
-    });
-    s.append(svg("text", { x: 0, y: 10 }, sec(top) + " s"), svg("text", { x: 0, y: H }, "0"));
-    return s;
+    const n = iv.ranks.length, W = Math.min(900, Math.max(260, 60 + n * 24));
+    const c = el("canvas", { width: W, height: 220, role: "img", id: "exec-chart-" + i, "data-chart": "execution", "data-bars": n,
+      "aria-label": "Execution characteristics per processor" });
+    return chart(c, {
+      type: "bar",
+      data: { labels: iv.ranks.map((r) => String(r.rank)), datasets: parts.map(([label, key, color]) => ({ label, data: iv.ranks.map((r) => r[key]), backgroundColor: hex[color] })) },
+      options: { scales: { x: { stacked: true, title: { display: true, text: "rank" } }, y: { stacked: true, title: { display: true, text: "s" } } },
+        plugins: { legend: { display: false }, tooltip: tipSec() } } });
   }
 
   function table(head, rows, attrs) {
@@ -294,6 +286,7 @@
       s.append(el("h3", {}, "Call sites (SRC)"), el("div", { class: "note" }, "Click a column to sort; open a row for its stack and processors."), srcTable(iv, i));
       box.append(s);
     });
+    for (const f of pendingCharts) f();
   })();
 
   // ---- Timeline ----
@@ -306,12 +299,30 @@
       info.textContent = "No timeline in this report.";
       return;
     }
-    const lanes = tl.lanes, n = lanes.length, M = tl.messages;
+    // D is what is drawn in detail: from the page's own data, or, served
+    // by dtpa view (live.window), the last window the server answered.
+    // Lanes of D are in the order of tl.lanes.
+    const lanes = tl.lanes, n = lanes.length;
+    const emptySpans = { start: [], dur: [], interval: [], level: [] };
+    const spansOf = (l) => l.spans || emptySpans;
+    function collInsts(ls) {
+      const inst = new Map();
+      ls.forEach((l, j) => l.coll.forEach((c, k) => {
+        if (c < 0) return;
+        let e = inst.get(c);
+        if (!e) inst.set(c, (e = { lo: j, hi: j, t: l.start[k] }));
+        e.lo = Math.min(e.lo, j); e.hi = Math.max(e.hi, j); e.t = Math.max(e.t, l.start[k]);
+      }));
+      return [...inst.values()].sort((a, b) => a.t - b.t);
+    }
+    const noMsgs = { from: [], to: [], send: [], recv: [] };
+    let D = live.window ? { lanes: [], M: noMsgs, from: 0, to: 0, detail: false, bins: 0, insts: [] }
+      : { lanes, M: tl.messages, from: 0, to: tl.end, detail: true, bins: tl.bins, insts: collInsts(lanes) };
     host.setAttribute("data-ranks", String(n));
     host.setAttribute("data-messages", String(tl.message_count));
-    host.setAttribute("data-arrows", String(M.from.length));
+    host.setAttribute("data-arrows", String(D.M.from.length));
+    host.setAttribute("data-live", live.window ? "1" : "0");
     // Interval executions drawn behind the calls, and the hosts.
-    const spansOf = (l) => l.spans || { start: [], dur: [], interval: [], level: [] };
     host.setAttribute("data-spans", String(lanes.reduce((a, l) => a + spansOf(l).start.length, 0)));
     const hosts = [...new Set(lanes.map((l) => l.host || ""))];
     host.setAttribute("data-hosts", String(hosts.filter((h) => h).length));
@@ -326,20 +337,15 @@
     el("div", { class: "note" }, tl.call_count + " calls, " + tl.message_count + " messages on " + n +
       " ranks" + (oneHost && hosts[0] ? " on host " + hosts[0] : "") + "; intervals shaded purple behind the calls. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
       "A link ending in #t=FROM,TO (seconds) opens this window."));
-    if (tl.truncated) {
+    if (live.window) {
+      info.append(el("div", { class: "note", id: "live" }, "Served by dtpa view: the overview shows the whole run; each window you zoom to is fetched in detail (every call, message and interval) when it holds at most a few hundred thousand calls, else aggregated per pixel."));
+    } else if (tl.truncated) {
       info.append(el("div", { class: "trunc", id: "truncated" }, "Detail truncated: the page keeps " + tl.max_calls +
-        " calls; past each lane's last kept call (marked ┃) only the overview (time per kind, aggregated) is drawn."));
+        " calls; past each lane's last kept call (marked ┃) only the overview (time per kind, aggregated) is drawn. dtpa view shows every call."));
     }
-    // Collective instances: members (lane, box) and the latest entry.
-    const inst = new Map();
-    lanes.forEach((l, j) => l.coll.forEach((c, k) => {
-      if (c < 0) return;
-      let e = inst.get(c);
-      if (!e) inst.set(c, (e = { lo: j, hi: j, t: l.start[k] }));
-      e.lo = Math.min(e.lo, j); e.hi = Math.max(e.hi, j); e.t = Math.max(e.t, l.start[k]);
-    }));
-    const insts = [...inst.values()].sort((a, b) => a.t - b.t);
 
+    const arrowNote = el("div", { class: "note", id: "arrow-note" });
+    info.append(arrowNote);
     const canvas = el("canvas");
     host.append(canvas);
     const ctx0 = canvas.getContext("2d");
@@ -372,7 +378,49 @@
       }
       return lo;
     }
+    // Served: after each change of the view, ask for its window (the
+    // latest request wins; an answer to an older one is dropped).
+    let pending = null, seq = 0, windows = 0;
+    function want() {
+      clearTimeout(pending);
+      pending = setTimeout(() => {
+        const px = Math.max(1, Math.round(W - gutter - 4)), from = Math.floor(t0), to = Math.ceil(t1);
+        if (D.from === from && D.to === to && (D.detail || D.bins === px)) return;
+        const my = ++seq;
+        fetch(live.window + "?from=" + from + "&to=" + to + "&px=" + px).then((r) => {
+          if (!r.ok) throw new Error("window request: HTTP " + r.status);
+          return r.json();
+        }).then((w) => {
+          if (my !== seq) return;
+          const byRank = new Map(w.lanes.map((l) => [l.rank, l]));
+          const ls = lanes.map((l) => byRank.get(l.rank) || { rank: l.rank, start: [], dur: [], lost: [], func: [], site: [], bytes: [], peer: [], coll: [] });
+          D = { lanes: ls, M: w.messages, from: w.from, to: w.to, detail: w.detail, bins: w.bins, insts: collInsts(ls) };
+          windows++;
+          host.setAttribute("data-window", w.from + "," + w.to);
+          host.setAttribute("data-window-detail", w.detail ? "1" : "0");
+          host.setAttribute("data-window-calls", String(w.calls));
+          host.setAttribute("data-window-boxes", String(ls.reduce((a, l) => a + l.start.length, 0)));
+          host.setAttribute("data-window-spans", String(ls.reduce((a, l) => a + spansOf(l).start.length, 0)));
+          host.setAttribute("data-arrows", String(w.messages.from.length));
+          host.setAttribute("data-windows", String(windows));
+          if (windows === 1) host.setAttribute("data-window-ms", String(Math.round(performance.now())));
+          paint();
+        }).catch((e) => { if (my === seq) host.setAttribute("data-window-error", String(e)); });
+      }, 80);
+    }
+    // tick labels a time with as many decimals as the step between ticks
+    // needs, in the unit of the time itself (at 40 s, steps of 20 µs read
+    // 40.00002 s).
+    function tick(t, step) {
+      const a = Math.abs(t), u = a >= 1e9 ? [1e9, " s"] : a >= 1e6 ? [1e6, " ms"] : a >= 1e3 ? [1e3, " µs"] : [1, " ns"];
+      const d = Math.max(0, Math.min(9, Math.ceil(-Math.log10(step / u[0]) - 1e-9)));
+      return (t / u[0]).toFixed(d) + u[1];
+    }
     function draw() {
+      paint();
+      if (live.window) want();
+    }
+    function paint() {
       ctx.clearRect(0, 0, W, H);
       ctx.font = "11px system-ui, sans-serif";
       // Axis.
@@ -381,7 +429,7 @@
       ctx.fillStyle = "#444"; ctx.strokeStyle = "#ddd";
       for (let t = Math.ceil(t0 / st) * st; t <= t1; t += st) {
         const x = X(t);
-        ctx.fillText(dur(t), x + 2, 12);
+        ctx.fillText(tick(t, st), x + 2, 12);
         ctx.beginPath(); ctx.moveTo(x, 15); ctx.lineTo(x, H); ctx.stroke();
       }
       const px = (t1 - t0) / (W - gutter - 4);
@@ -391,7 +439,7 @@
         ctx.fillRect(gutter, y, W - gutter, laneH);
         if (laneH >= 9) { ctx.fillStyle = "#333"; ctx.fillText(label(l), 4, y + Math.min(laneH - 3, 14), gutter - 6); }
         // Interval executions: a purple tint per level, a line on top.
-        const sp = spansOf(l);
+        const sp = spansOf(D.lanes[j] || {});
         for (let i = 0; i < sp.start.length; i++) {
           const s = sp.start[i], e = s + sp.dur[i];
           if (e < t0 || s > t1) continue;
@@ -401,27 +449,37 @@
           ctx.fillStyle = "rgba(118,73,159,.8)";
           ctx.fillRect(x0, y + Math.min(sp.level[i] - 1, 3), x1 - x0, 1);
         }
-        // Overview where the detail stops.
-        if (l.truncated && l.detail_end < t1) {
-          const bw = tl.end / tl.bins, ov = l.overview;
-          for (let b = Math.max(0, Math.floor(Math.max(t0, l.detail_end) / bw)); b < tl.bins && b * bw <= t1; b++) {
+        // The overview: of the whole run where D holds nothing, past the
+        // detail's end in a truncated page, or D's own when it is an
+        // aggregated window.
+        const ovDraw = (ov, bins, from, to, lo, hi) => {
+          const bw = (to - from) / bins;
+          for (let b = Math.max(0, Math.floor((Math.max(t0, lo) - from) / bw)); b < bins && from + b * bw <= Math.min(t1, hi); b++) {
             const vals = [["p2p", ov.p2p[b]], ["coll", ov.coll[b]], ["wait", ov.wait[b]], ["other", ov.other[b]]];
             let busy = 0, best = vals[0];
             for (const v of vals) { busy += v[1]; if (v[1] > best[1]) best = v; }
             if (!busy) continue;
-            const x0 = Math.max(X(Math.max(b * bw, l.detail_end)), gutter), x1 = X((b + 1) * bw);
+            const x0 = Math.max(X(Math.max(from + b * bw, lo)), gutter), x1 = Math.min(X(Math.min(from + (b + 1) * bw, hi)), W);
             const f = Math.min(1, busy / bw);
             ctx.fillStyle = colors[best[0]];
             ctx.fillRect(x0, y + 1 + h * (1 - f), Math.max(1, x1 - x0), h * f);
             const lf = Math.min(1, ov.lost[b] / bw);
             if (lf > 0) { ctx.fillStyle = "#d62728"; ctx.fillRect(x0, y + 1 + h * (1 - lf), Math.max(1, x1 - x0), Math.max(1, h * lf * 0.35)); }
           }
+        };
+        const dl = D.lanes[j] || { start: [], coll: [] };
+        if (live.window) {
+          if (t0 < D.from) ovDraw(l.overview, tl.bins, 0, tl.end, t0, D.from);
+          if (t1 > D.to) ovDraw(l.overview, tl.bins, 0, tl.end, D.to, t1);
+          if (!D.detail && dl.overview) ovDraw(dl.overview, D.bins, D.from, D.to, D.from, D.to);
+        } else if (l.truncated && l.detail_end < t1) {
+          ovDraw(l.overview, tl.bins, 0, tl.end, l.detail_end, tl.end);
           const xd = X(l.detail_end);
           if (xd >= gutter && xd <= W) { ctx.fillStyle = "#000"; ctx.fillRect(xd, y, 2, laneH); }
         }
         let lastX = -1;
-        for (let i = firstAt(l, t0); i < l.start.length && l.start[i] <= t1; i++) {
-          const s = l.start[i], d = l.dur[i];
+        for (let i = firstAt(dl, t0); i < dl.start.length && dl.start[i] <= t1; i++) {
+          const s = dl.start[i], d = dl.dur[i];
           let x0 = X(s), x1 = X(s + d);
           if (x1 - x0 < 1) {
             if (Math.floor(x0) === lastX) continue;
@@ -429,10 +487,10 @@
           }
           lastX = Math.floor(x0);
           x0 = Math.max(x0, gutter);
-          ctx.fillStyle = colors[kinds[l.func[i]]];
+          ctx.fillStyle = colors[kinds[dl.func[i]]] || colors.other;
           ctx.fillRect(x0, y + 1, x1 - x0, h);
-          if (l.lost[i] > 0 && l.lost[i] >= px) {
-            const xl = Math.max(gutter, X(s)), xe = X(s + Math.min(l.lost[i], d));
+          if (dl.lost[i] > 0 && dl.lost[i] >= px) {
+            const xl = Math.max(gutter, X(s)), xe = X(s + Math.min(dl.lost[i], d));
             ctx.fillStyle = "#d62728";
             ctx.fillRect(xl, y + 1 + h * 0.6, Math.max(1, xe - xl), h * 0.4);
           }
@@ -444,7 +502,7 @@
       // Collective instances: a line through the lanes at the latest entry.
       ctx.strokeStyle = "rgba(30,90,30,.55)"; ctx.lineWidth = 1;
       let drawn = 0;
-      for (const c of insts) {
+      for (const c of D.insts) {
         if (c.t < t0 || c.t > t1 || c.lo === c.hi) continue;
         if (++drawn > 20000) break;
         const x = X(c.t);
@@ -453,7 +511,15 @@
       // Message arrows.
       ctx.strokeStyle = "rgba(0,0,0,.6)"; ctx.fillStyle = "rgba(0,0,0,.6)";
       drawn = 0;
-      for (let m = 0; m < M.from.length; m++) {
+      const M = D.M;
+      // More arrows than one per three pixels would only blacken the
+      // lanes: then none are drawn (zoom in to see them).
+      let visible = 0;
+      for (let m = 0; m < M.from.length; m++) if (M.recv[m] >= t0 && M.send[m] <= t1) visible++;
+      const dense = visible > (W - gutter) / 3;
+      host.setAttribute("data-arrows-hidden", dense ? "1" : "0");
+      arrowNote.textContent = dense ? visible + " message arrows in this window are not drawn: zoom in to see them." : "";
+      for (let m = 0; m < M.from.length && !dense; m++) {
         const s = M.send[m], r = M.recv[m];
         if (r < t0 || s > t1) continue;
         if (++drawn > 20000) break;
@@ -514,7 +580,7 @@
         show(["rank " + lanes[j].rank + (lanes[j].host ? " on host " + lanes[j].host : ""), lanes[j].calls + " calls"]);
         return;
       }
-      const l = lanes[j], t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
+      const l = Object.assign({ rank: lanes[j].rank }, D.lanes[j] || { start: [], dur: [] }), t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
       let i = firstAt(l, t - slack);
       if (i >= l.start.length || l.start[i] > t + slack) {
         // Not on a call: the innermost interval there, if any.
