@@ -43,7 +43,9 @@ func TestView(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int)
-	go func() { code <- Main(ctx, []string{"dtpa", "view", "--dir", dir, "app"}, &out, &errOut, analyzer.Analyze) }()
+	go func() {
+		code <- Main(ctx, []string{"dtpa", "view", "--dir", dir, "app"}, &out, &errOut, analyzer.Analyze)
+	}()
 	re := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/`)
 	var url string
 	for i := 0; url == "" && i < 600; i++ {
