@@ -59,12 +59,12 @@ type pendEv struct {
 	entry, exit int64
 	syncT       int64 // Real Sync is max(0, syncT − entry) when hasSync
 	hasSync     bool
+	calls       uint32  // e.Calls (profile.go, amortizeProfile)
 	ov          int64   // its Overlap: the time before entry it newly covered
 	from        msgFrom // the late sender of its Real Sync (waits.go)
-	// prevMin: its site's shortest call before it; calls: e.Calls
-	// (profile.go, amortizeProfile).
+	// prevMin: its site's shortest call before it (profile.go,
+	// amortizeProfile).
 	prevMin int64
-	calls   uint32
 }
 
 // ovTerm is one completed request's part of a Wait/Test call's Overlap:

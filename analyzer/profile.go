@@ -31,6 +31,17 @@ type profAcc struct {
 	gaps  gapHist
 }
 
+// maxComms bounds the communicators told apart per processor and
+// interval (a program may make a new one every iteration): the messages on
+// further ones count under otherComms. Memory stays within maxComms + 1
+// times the world matrix's row.
+const maxComms = 16
+
+// otherComms stands for the communicators beyond maxComms (no real
+// communicator has this id: the top bit marks MPI_COMM_SELF, whose id is
+// 1<<63 | rank).
+const otherComms = math.MaxUint64
+
 // commSent counts the messages sent on communicator id by destination
 // world rank: the messages in to[dst], their bytes in to[nranks+dst].
 type commSent struct {
@@ -129,11 +140,14 @@ func (rp *replayer) got(t int64, bytes uint64) {
 // received (their latency up to its final exit) to interval a.
 func (rp *replayer) profileCall(a *acc, gap, exit int64) {
 	if gap >= 0 {
-		a.profAcc().gaps.add(gap, 1)
+		a.profAcc().gaps.add1(gap)
 	}
-	if len(rp.pr.rcvd) == 0 {
-		return
+	if len(rp.pr.rcvd) > 0 {
+		rp.profileRecvd(a, exit)
 	}
+}
+
+func (rp *replayer) profileRecvd(a *acc, exit int64) {
 	p := a.profAcc()
 	for _, m := range rp.pr.rcvd {
 		b := sizeBinOf(m.bytes)
@@ -204,6 +218,9 @@ func (p *profAcc) commOf(id uint64, nranks int) *commSent {
 			p.last = c
 			return c
 		}
+	}
+	if len(p.comms) >= maxComms && id != otherComms {
+		return p.commOf(otherComms, nranks)
 	}
 	c := &commSent{id: id, to: make([]int64, 2*nranks)}
 	p.comms = append(p.comms, c)
@@ -526,14 +543,17 @@ func commMatrixAdd(byComm map[uint64]*report.CommMatrixOn, names map[uint64]comm
 	cm := byComm[c.id]
 	if cm == nil {
 		nm, ok := names[c.id]
+		if c.id == otherComms {
+			nm, ok = commLabel{name: "other communicators"}, false
+		}
 		if !ok {
-			// Not defined in any trace (cannot happen for a message the
-			// replay posted): the world ranks it reached stand for it.
-			nm = commLabel{name: fmt.Sprintf("communicator %#x", c.id)}
+			// Beyond maxComms, or not defined in any trace (cannot
+			// happen for a message the replay posted): every world rank.
+			if nm.name == "" {
+				nm.name = fmt.Sprintf("communicator %#x", c.id)
+			}
 			for d := range n {
-				if d == r || c.to[d] != 0 {
-					nm.ranks = append(nm.ranks, d)
-				}
+				nm.ranks = append(nm.ranks, d)
 			}
 		}
 		k := len(nm.ranks)

@@ -44,6 +44,18 @@ func gapBinRange(b int) (lo, w int64) {
 	return (16 + sub) << (e - 4), 1 << (e - 4)
 }
 
+// add1 counts a gap of g ns; the common case (a bin already in range) is
+// inlined.
+func (h *gapHist) add1(g int64) {
+	if i := gapBin(g) - h.lo; uint(i) < uint(len(h.c)) {
+		h.n++
+		h.sum += g
+		h.c[i]++
+		return
+	}
+	h.add(g, 1)
+}
+
 // add counts n gaps of g ns.
 func (h *gapHist) add(g, n int64) {
 	h.n += n

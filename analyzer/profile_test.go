@@ -371,3 +371,44 @@ func TestGapHistBound(t *testing.T) {
 		}
 	}
 }
+
+// A processor tells at most maxComms communicators apart per interval:
+// rank 0 sends one message on each of 18 communicators split from world,
+// the first 16 get a matrix each ("split #k of world"), the last two count
+// under "other communicators"; the totals stay exact.
+func TestProfileCommsBounded(t *testing.T) {
+	run, r0, r1 := pair()
+	var cs []*tracetest.Comm
+	for range maxComms + 2 {
+		c := run.NewComm(0, 1)
+		r0.CommSplit(nil, c, us)
+		r1.CommSplit(nil, c, us)
+		cs = append(cs, c)
+	}
+	for _, c := range cs {
+		r0.Send(1, 1, 8, us, tracetest.On(c))
+	}
+	r1.Compute(ms)
+	for _, c := range cs {
+		r1.Recv(0, 1, 8, us, tracetest.On(c))
+	}
+	finish(run)
+	iv := find(t, analyzeClean(t, run))
+	if len(iv.CommMatrices) != maxComms+1 {
+		t.Fatalf("%d comm matrices, want %d", len(iv.CommMatrices), maxComms+1)
+	}
+	names := map[string]int64{}
+	var total int64
+	for _, cm := range iv.CommMatrices {
+		names[cm.Comm] = cm.Messages[0][1]
+		total += cm.Messages[0][1]
+	}
+	for k := 1; k <= maxComms; k++ {
+		if n := names["split #"+itoa(k)+" of world"]; n != 1 {
+			t.Errorf("split #%d of world: %d messages, want 1", k, n)
+		}
+	}
+	if names["other communicators"] != 2 || total != maxComms+2 || iv.CommMatrix.Messages[0][1] != maxComms+2 {
+		t.Errorf("other communicators %d messages, total %d, matrix %v; want 2, %d", names["other communicators"], total, iv.CommMatrix.Messages, maxComms+2)
+	}
+}
