@@ -72,6 +72,11 @@ type profRank struct {
 	// received (clc.go), by index in replayer.pend.
 	pendMsgs []pendMsg
 	gen      uint32 // numbers amortizations (siteAcc.amGen)
+	// gaps collects the gaps of interval gapAcc until the rank's calls
+	// go to another interval (flushGaps): kept with the rank, it stays in
+	// the cache while the rank's calls are replayed.
+	gaps   gapHist
+	gapAcc *acc
 }
 
 type rcvMsg struct {
@@ -140,11 +145,27 @@ func (rp *replayer) got(t int64, bytes uint64) {
 // received (their latency up to its final exit) to interval a.
 func (rp *replayer) profileCall(a *acc, gap, exit int64) {
 	if gap >= 0 {
-		a.profAcc().gaps.add1(gap)
+		pr := &rp.pr
+		if a != pr.gapAcc {
+			pr.flushGaps()
+			pr.gapAcc = a
+		}
+		if !pr.gaps.tryAdd(gap) {
+			pr.gaps.add(gap, 1)
+		}
 	}
 	if len(rp.pr.rcvd) > 0 {
 		rp.profileRecvd(a, exit)
 	}
+}
+
+// flushGaps adds the gaps collected to their interval; at every change of
+// interval and at the end of the replay.
+func (pr *profRank) flushGaps() {
+	if pr.gapAcc != nil && len(pr.gaps.c) > 0 {
+		pr.gapAcc.profAcc().gaps.merge(&pr.gaps)
+	}
+	pr.gaps = gapHist{c: pr.gaps.c[:0]}
 }
 
 func (rp *replayer) profileRecvd(a *acc, exit int64) {
@@ -601,7 +622,7 @@ func rankProfile(fs []report.Function, rank int, t *rankTot) report.RankProfile 
 	}
 	sort.SliceStable(rp.CallMix, func(i, j int) bool { return rp.CallMix[i].Time > rp.CallMix[j].Time })
 	if p := t.prof; p != nil {
-		rp.Gaps = p.gaps.n
+		rp.Gaps = p.gaps.count()
 		rp.GapMean, rp.GapMedian = p.gaps.mean()/1e9, p.gaps.median()/1e9
 	}
 	return rp

@@ -12,9 +12,9 @@ import "math/bits"
 // most gapBins bins (7.7 KB) per processor and interval, whatever the
 // trace's length; a run whose gaps are alike uses a few dozen.
 type gapHist struct {
-	n, sum int64
-	lo     int     // bin of c[0]
-	c      []int64 // counts by bin lo+i
+	sum int64
+	lo  int     // bin of c[0]
+	c   []int64 // counts by bin lo+i
 }
 
 // gapMedianRelErr bounds the relative error of gapHist.median.
@@ -24,14 +24,12 @@ const gapMedianRelErr = 1.0 / 32
 // from 2^5 to 2^62 (gaps are int64 ns).
 const gapBins = 32 + 58*16
 
-// gapBin is the bin of a gap of g ≥ 0 ns.
+// gapBin is the bin of a gap of g ≥ 0 ns: with s = max(0, ⌊log2 g⌋ − 4),
+// 16·s + ⌊g / 2^s⌋ (for g < 32, g itself; above, 16 bins per power of
+// two).
 func gapBin(g int64) int {
-	if g < 32 {
-		return int(g)
-	}
-	e := bits.Len64(uint64(g)) - 1 // ≥ 5
-	sub := int(uint64(g)>>(e-4)) - 16
-	return 32 + (e-5)*16 + sub
+	s := max(bits.Len64(uint64(g))-5, 0)
+	return s<<4 + int(uint64(g)>>s)
 }
 
 // gapBinRange is the smallest value of bin b and its width.
@@ -44,21 +42,28 @@ func gapBinRange(b int) (lo, w int64) {
 	return (16 + sub) << (e - 4), 1 << (e - 4)
 }
 
-// add1 counts a gap of g ns; the common case (a bin already in range) is
-// inlined.
-func (h *gapHist) add1(g int64) {
+// tryAdd counts a gap of g ns if its bin is in range already (the common
+// case, inlined); else it returns false and add must count it.
+func (h *gapHist) tryAdd(g int64) bool {
 	if i := gapBin(g) - h.lo; uint(i) < uint(len(h.c)) {
-		h.n++
 		h.sum += g
 		h.c[i]++
-		return
+		return true
 	}
-	h.add(g, 1)
+	return false
+}
+
+// count is the number of gaps.
+func (h *gapHist) count() int64 {
+	var n int64
+	for _, c := range h.c {
+		n += c
+	}
+	return n
 }
 
 // add counts n gaps of g ns.
 func (h *gapHist) add(g, n int64) {
-	h.n += n
 	h.sum += g * n
 	b := gapBin(g)
 	switch {
@@ -91,22 +96,24 @@ func (h *gapHist) merge(o *gapHist) {
 
 // mean is the mean gap in ns (0 without gaps).
 func (h *gapHist) mean() float64 {
-	if h.n == 0 {
+	n := h.count()
+	if n == 0 {
 		return 0
 	}
-	return float64(h.sum) / float64(h.n)
+	return float64(h.sum) / float64(n)
 }
 
 // median estimates the median gap in ns: the middle of the bin of the
 // middle gap (of the two middle ones, averaged, for an even number).
 func (h *gapHist) median() float64 {
-	if h.n == 0 {
+	n := h.count()
+	if n == 0 {
 		return 0
 	}
-	if h.n%2 == 1 {
-		return h.kth(h.n / 2)
+	if n%2 == 1 {
+		return h.kth(n / 2)
 	}
-	return (h.kth(h.n/2-1) + h.kth(h.n/2)) / 2
+	return (h.kth(n/2-1) + h.kth(n/2)) / 2
 }
 
 // kth is the middle of the bin of the k-th smallest gap (from 0).

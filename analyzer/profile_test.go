@@ -366,8 +366,8 @@ func TestGapHistBound(t *testing.T) {
 			t.Fatalf("trial %d: median %g, exact %g: beyond %g relative", trial, got, exact, gapMedianRelErr)
 		}
 		h1.merge(&h2)
-		if h1.n != h.n || h1.sum != h.sum || h1.median() != h.median() {
-			t.Fatalf("trial %d: merged %d gaps sum %d median %g, want %d, %d, %g", trial, h1.n, h1.sum, h1.median(), h.n, h.sum, h.median())
+		if h1.count() != h.count() || h1.sum != h.sum || h1.median() != h.median() {
+			t.Fatalf("trial %d: merged %d gaps sum %d median %g, want %d, %d, %g", trial, h1.count(), h1.sum, h1.median(), h.count(), h.sum, h.median())
 		}
 	}
 }

@@ -275,6 +275,7 @@ func (rp *replayer) run() {
 			rp.readErr = fmt.Errorf("internal error replaying %s: %v", rp.path, p)
 		}
 		rp.end(rp.last)
+		rp.pr.flushGaps()
 		rp.contrib = rp.x.finish(rp.rank, rp.contrib)
 		rp.applyContrib()
 	}()
