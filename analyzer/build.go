@@ -25,7 +25,7 @@ type rankTot struct {
 	a         acc
 	sites     map[string]*siteTot
 	waits     map[waitKey]waitVal // file-local sites (waits.go)
-	sentTo    []int64             // acc.sentTo, nested intervals included
+	prof      *profAcc            // acc.prof, nested intervals included
 }
 
 type siteTot struct {
@@ -111,7 +111,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[string]*siteTot{}}
 	addAcc(&t.a, n.Value)
 	t.addWaits(n.Value.culprits)
-	addSent(&t.sentTo, n.Value.sentTo)
+	addProf(&t.prof, n.Value.prof)
 	for id := range n.Value.sites {
 		s := &n.Value.sites[id]
 		if !s.used {
@@ -126,7 +126,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 		ct := total(c, keys, out, rank)
 		addAcc(&t.a, &ct.a)
 		t.addWaitVals(ct.waits)
-		addSent(&t.sentTo, ct.sentTo)
+		addProf(&t.prof, ct.prof)
 		for k, s := range ct.sites {
 			d := t.sites[k]
 			if d == nil {
@@ -246,13 +246,13 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 	}
 	states := rankStates(reps, byRank)
 	wsites := waitSiteKeys(reps)
-	hosts := hostNames(byRank)
+	pc := newProfileCtx(reps, byRank)
 	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
 		iv, ws := interval(g, program, siteID, opts.Symbolizer)
 		markIncomplete(&iv, g, states)
 		iv.Waits = reportWaits(g, wsites, siteID)
-		profileInterval(&iv, g, hosts)
+		profileInterval(&iv, g, pc)
 		for _, w := range ws {
 			warn(w)
 		}

@@ -59,8 +59,12 @@ type pendEv struct {
 	entry, exit int64
 	syncT       int64 // Real Sync is max(0, syncT − entry) when hasSync
 	hasSync     bool
+	calls       uint32  // e.Calls (profile.go, amortizeProfile)
 	ov          int64   // its Overlap: the time before entry it newly covered
 	from        msgFrom // the late sender of its Real Sync (waits.go)
+	// prevMin: its site's shortest call before it (profile.go,
+	// amortizeProfile).
+	prevMin int64
 }
 
 // ovTerm is one completed request's part of a Wait/Test call's Overlap:
@@ -74,6 +78,7 @@ const noT = math.MinInt64
 // fix makes the event that ended at exit a fixed point.
 func (rp *replayer) fix(exit int64) {
 	rp.pend, rp.pendOv = rp.pend[:0], rp.pendOv[:0]
+	rp.pr.pendMsgs = rp.pr.pendMsgs[:0]
 	rp.fixedAt = exit
 }
 
@@ -84,6 +89,7 @@ func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entr
 		// the fixed point.
 		rp.fixedAt = rp.pend[len(rp.pend)-1].exit
 		rp.pend = rp.pend[:0]
+		rp.pr.pendMsgs = rp.pr.pendMsgs[:0]
 	}
 	// Written in place: a composite literal is built on the stack and
 	// copied, which showed in the replay's profile.
@@ -131,6 +137,8 @@ func (rp *replayer) amortize(tr, d int64) bool {
 		return false
 	}
 	k := float64(d) / float64(tr-ta)
+	rp.pr.gen++
+	cur := 0
 	move := func(t int64) int64 {
 		switch {
 		case t <= ta:
@@ -173,6 +181,7 @@ func (rp *replayer) amortize(tr, d int64) bool {
 			s.overlap += nov - p.ov
 			p.ov = nov
 		}
+		rp.amortizeProfile(i, p, s, ne, nx, &cur)
 		p.entry, p.exit = ne, nx
 	}
 	// The current call's terms (the only ones in pendOv) and the time

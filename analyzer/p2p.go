@@ -71,8 +71,10 @@ type fifo struct {
 type msgRing struct {
 	t []int64
 	// s is, by message, its send's call site (file-local to the sender),
-	// which the receiver names as the late partner (waits.go).
+	// which the receiver names as the late partner (waits.go); b its
+	// recorded bytes (the message sizes, profile.go).
 	s []uint32
+	b []uint64
 	// lr is, by message, what a late receiver needs (lateInfo), written
 	// with t and read with it; nil (all zero) until the key's first
 	// blocking send that may wait for its receiver, so that the keys of
@@ -101,7 +103,7 @@ const issendMark = math.MinInt64
 const minRing = 4
 
 func newFifo(solo bool) *fifo {
-	r := &msgRing{t: make([]int64, minRing), s: make([]uint32, minRing), mask: minRing - 1}
+	r := &msgRing{t: make([]int64, minRing), s: make([]uint32, minRing), b: make([]uint64, minRing), mask: minRing - 1}
 	f := &fifo{sring: r, solo: solo}
 	f.ring.Store(r)
 	return f
@@ -138,7 +140,7 @@ func (f *fifo) idle() bool {
 // push appends a message (its send's entry t and its late-receiver
 // information li); by the sender. It returns the messages not yet received
 // when they may have reached bound (the exchange's limits.pending; else 0).
-func (f *fifo) push(t int64, site uint32, li lateInfo, bound int) int {
+func (f *fifo) push(t int64, site uint32, bytes uint64, li lateInfo, bound int) int {
 	n := f.sent
 	r := f.sring
 	if n-f.seen >= uint64(len(r.t)) {
@@ -155,6 +157,7 @@ func (f *fifo) push(t int64, site uint32, li lateInfo, bound int) int {
 	}
 	r.t[n&r.mask] = t
 	r.s[n&r.mask] = site
+	r.b[n&r.mask] = bytes
 	f.store(&f.sent, n+1)
 	if n+1-f.seen < uint64(bound) {
 		return 0
@@ -168,13 +171,14 @@ func (f *fifo) push(t int64, site uint32, li lateInfo, bound int) int {
 // been taken since: they are copied for nothing). By the sender.
 func (f *fifo) grow(n uint64, size int, lr bool) *msgRing {
 	old := f.sring
-	r := &msgRing{t: make([]int64, size), s: make([]uint32, size), mask: uint64(size - 1)}
+	r := &msgRing{t: make([]int64, size), s: make([]uint32, size), b: make([]uint64, size), mask: uint64(size - 1)}
 	if lr {
 		r.lr = make([]lateInfo, size)
 	}
 	for m := f.seen; m < n; m++ {
 		r.t[m&r.mask] = old.t[m&old.mask]
 		r.s[m&r.mask] = old.s[m&old.mask]
+		r.b[m&r.mask] = old.b[m&old.mask]
 		if old.lr != nil {
 			r.lr[m&r.mask] = old.lr[m&old.mask]
 		}
@@ -228,25 +232,25 @@ func (f *fifo) arrived(m uint64) bool {
 
 // take removes message m (fifo.message of a ticket, arrived); ok is false
 // if it was taken already (inconsistent traces). li is the message's
-// late-receiver information. By the receiver.
-func (f *fifo) take(m uint64) (t int64, site uint32, li lateInfo, ok bool) {
+// late-receiver information, bytes its send's. By the receiver.
+func (f *fifo) take(m uint64) (t int64, site uint32, bytes uint64, li lateInfo, ok bool) {
 	if m < f.base {
-		return 0, 0, li, false
+		return 0, 0, 0, li, false
 	}
 	r := f.ring.Load()
 	// Read before base passes it: the slot is reused after.
-	t, site = r.t[m&r.mask], r.s[m&r.mask]
+	t, site, bytes = r.t[m&r.mask], r.s[m&r.mask], r.b[m&r.mask]
 	if r.lr != nil {
 		li = r.lr[m&r.mask]
 	}
 	if m != f.base {
 		i, found := slices.BinarySearch(f.ooo, m)
 		if found {
-			return 0, 0, li, false
+			return 0, 0, 0, li, false
 		}
 		f.ooo = slices.Insert(f.ooo, i, m)
 		f.store(&f.nooo, uint64(len(f.ooo)))
-		return t, site, li, true
+		return t, site, bytes, li, true
 	}
 	// In order (the common case): pass the taken messages.
 	b := m + 1
@@ -263,7 +267,7 @@ func (f *fifo) take(m uint64) (t int64, site uint32, li lateInfo, ok bool) {
 	if len(f.revoked) > 0 {
 		f.normalize()
 	}
-	return t, site, li, true
+	return t, site, bytes, li, true
 }
 
 // fifoCache remembers the queue of the last key a replay used: most
@@ -336,10 +340,10 @@ func (x *exchange) sweep(rs *rankSync) {
 	rs.sweepAt = max(minSweep, 2*len(rs.inbox))
 }
 
-// send posts a message (its send's entry time and late-receiver
-// information) without a lock, unless the key is new to the sender or flow
-// control holds the sender back.
-func (x *exchange) send(k p2pKey, entry int64, site uint32, li lateInfo, c *fifoCache) {
+// send posts a message (its send's entry time, call site, recorded bytes
+// and late-receiver information) without a lock, unless the key is new to
+// the sender or flow control holds the sender back.
+func (x *exchange) send(k p2pKey, entry int64, site uint32, bytes uint64, li lateInfo, c *fifoCache) {
 	dst := x.ranks[k.dst]
 	if dst.done.Load() {
 		// (A message posted while the destination finishes is counted
@@ -353,9 +357,9 @@ func (x *exchange) send(k p2pKey, entry int64, site uint32, li lateInfo, c *fifo
 			return
 		}
 	}
-	n := f.push(entry, site, li, x.lim.pending)
+	n := f.push(entry, site, bytes, li, x.lim.pending)
 	if f.dead.Load() && !x.solo {
-		x.repost(dst, k, f, entry, site, li, c)
+		x.repost(dst, k, f, entry, site, bytes, li, c)
 	}
 	if dst.waiting.Load() && dst.waiting.CompareAndSwap(true, false) {
 		// The receiver stores waiting before it looks at the count
@@ -376,14 +380,14 @@ func (x *exchange) send(k p2pKey, entry int64, site uint32, li lateInfo, c *fifo
 // receiver may have taken the message and a later sweep dropped the queue:
 // a queue is dropped only when every message in it was taken, and nothing
 // is taken from it after.)
-func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, site uint32, li lateInfo, c *fifoCache) {
+func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, site uint32, bytes uint64, li lateInfo, c *fifoCache) {
 	x.lock(&dst.mu)
 	defer x.unlock(&dst.mu)
 	if dst.inbox[k] == f || f.load(&f.base) == f.sent {
 		return
 	}
 	f = dst.queueLocked(k, x.solo)
-	f.push(entry, site, li, x.lim.pending)
+	f.push(entry, site, bytes, li, x.lim.pending)
 	c.key, c.f = k, f
 }
 
@@ -455,13 +459,14 @@ func (x *exchange) revoke(f *fifo, dst int32, tk uint64) {
 // needed; ok is false when it never comes. post is when the receive was
 // posted (its call's entry, or its request's start): a blocking send that
 // waited for it is charged (lateReceiver), naming the receiving call's
-// site rsite as the late one. site is the send's call site.
-func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite uint32) (entry int64, site uint32, ok bool) {
+// site rsite as the late one. site and bytes are the send's call site and
+// recorded bytes.
+func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite uint32) (entry int64, site uint32, bytes uint64, ok bool) {
 	m := f.message(tk)
 	if !f.arrived(m) && !x.await(f, m, src, dst) {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	t, site, li, ok := f.take(m)
+	t, site, bytes, li, ok := f.take(m)
 	if li.exit != 0 && ok {
 		if li.exit == issendMark {
 			x.issendPosted(src, li.att, post, dst, rsite)
@@ -472,12 +477,12 @@ func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite ui
 	if f.full.Load() {
 		x.release(f, src, dst)
 	}
-	return t, site, ok
+	return t, site, bytes, ok
 }
 
 // recvNext is ticket and recv, for a blocking receive of rank k.dst (the
 // caller) posted at post.
-func (x *exchange) recvNext(k p2pKey, c *fifoCache, post int64, rsite uint32) (entry int64, site uint32, ok bool) {
+func (x *exchange) recvNext(k p2pKey, c *fifoCache, post int64, rsite uint32) (entry int64, site uint32, bytes uint64, ok bool) {
 	f, tk := x.ticket(k, c)
 	return x.recv(f, k.src, k.dst, tk, post, rsite)
 }

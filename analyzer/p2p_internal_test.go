@@ -18,9 +18,9 @@ func TestInboxStaysBounded(t *testing.T) {
 	var sc, rc fifoCache
 	for i := 0; i < 20000; i++ {
 		k := p2pKey{src: 0, dst: 1, tag: int32(i)}
-		x.send(k, int64(i), 0, lateInfo{}, &sc)
+		x.send(k, int64(i), 0, 0, lateInfo{}, &sc)
 		f, tk := x.ticket(k, &rc)
-		if got, _, ok := x.recv(f, k.src, k.dst, tk, 0, 0); !ok || got != int64(i) {
+		if got, _, _, ok := x.recv(f, k.src, k.dst, tk, 0, 0); !ok || got != int64(i) {
 			t.Fatalf("message %d: got %d %v", i, got, ok)
 		}
 	}
@@ -32,12 +32,12 @@ func TestInboxStaysBounded(t *testing.T) {
 	_, b := x.ticket(k, &rc)
 	_, c := x.ticket(k, &rc)
 	x.revoke(f, k.dst, a)
-	x.send(k, 100, 0, lateInfo{}, &sc)
-	x.send(k, 200, 0, lateInfo{}, &sc)
-	if got, _, _ := x.recv(f, k.src, k.dst, c, 0, 0); got != 200 {
+	x.send(k, 100, 0, 0, lateInfo{}, &sc)
+	x.send(k, 200, 0, 0, lateInfo{}, &sc)
+	if got, _, _, _ := x.recv(f, k.src, k.dst, c, 0, 0); got != 200 {
 		t.Errorf("third ticket (second after the revoked one) got %d, want 200", got)
 	}
-	if got, _, _ := x.recv(f, k.src, k.dst, b, 0, 0); got != 100 {
+	if got, _, _, _ := x.recv(f, k.src, k.dst, b, 0, 0); got != 100 {
 		t.Errorf("second ticket got %d, want 100", got)
 	}
 }
@@ -155,15 +155,15 @@ func TestInboxConcurrent(t *testing.T) {
 				val := func(src int32, i int) int64 { return int64(src)<<32 | int64(i) }
 				for i := 0; i < msgs; i++ {
 					// Messages 2j and 2j+1 share a tag.
-					x.send(p2pKey{src: r, dst: to, tag: int32(i / 2 % tags)}, val(r, i), 0, lateInfo{}, &sc)
+					x.send(p2pKey{src: r, dst: to, tag: int32(i / 2 % tags)}, val(r, i), 0, 0, lateInfo{}, &sc)
 					if i%2 == 1 {
 						k := p2pKey{src: from, dst: r, tag: int32(i / 2 % tags)}
 						fa, a := x.ticket(k, &rc)
 						fb, b := x.ticket(k, &rc)
-						if got, _, ok := x.recv(fb, from, r, b, 0, 0); !ok || got != val(from, i) {
+						if got, _, _, ok := x.recv(fb, from, r, b, 0, 0); !ok || got != val(from, i) {
 							t.Errorf("%d workers, rank %d, message %d: got %x %v", workers, r, i, got, ok)
 						}
-						if got, _, ok := x.recv(fa, from, r, a, 0, 0); !ok || got != val(from, i-1) {
+						if got, _, _, ok := x.recv(fa, from, r, a, 0, 0); !ok || got != val(from, i-1) {
 							t.Errorf("%d workers, rank %d, message %d: got %x %v", workers, r, i-1, got, ok)
 						}
 					}
@@ -172,17 +172,17 @@ func TestInboxConcurrent(t *testing.T) {
 				// is held back, then released as the receiver catches up.
 				k := p2pKey{src: r, dst: to, tag: -1}
 				for i := 0; i < flood; i++ {
-					x.send(k, val(r, i), 0, lateInfo{}, &sc)
+					x.send(k, val(r, i), 0, 0, lateInfo{}, &sc)
 				}
 				k = p2pKey{src: from, dst: r, tag: -1}
 				for i := 0; i < flood; i++ {
-					if got, _, ok := x.recvNext(k, &rc, 0, 0); !ok || got != val(from, i) {
+					if got, _, _, ok := x.recvNext(k, &rc, 0, 0); !ok || got != val(from, i) {
 						t.Fatalf("%d workers, rank %d, flood message %d: got %x %v", workers, r, i, got, ok)
 					}
 				}
 				// Never received: counted at the end.
 				for i := 0; i < extra; i++ {
-					x.send(p2pKey{src: r, dst: to, tag: -2}, 0, 0, lateInfo{}, &sc)
+					x.send(p2pKey{src: r, dst: to, tag: -2}, 0, 0, 0, lateInfo{}, &sc)
 				}
 				x.finish(r, nil)
 			})
@@ -224,7 +224,7 @@ func TestInboxSweepRace(t *testing.T) {
 			for got.Load() < int64(i) {
 				runtime.Gosched()
 			}
-			x.send(k, int64(i), 0, lateInfo{}, &sc)
+			x.send(k, int64(i), 0, 0, lateInfo{}, &sc)
 		}
 	}()
 	go func() {
@@ -236,7 +236,7 @@ func TestInboxSweepRace(t *testing.T) {
 			for !f.arrived(f.message(tk)) {
 				runtime.Gosched()
 			}
-			if v, _, ok := x.recv(f, k.src, k.dst, tk, 0, 0); !ok || v != int64(i) {
+			if v, _, _, ok := x.recv(f, k.src, k.dst, tk, 0, 0); !ok || v != int64(i) {
 				t.Errorf("message %d: got %d %v", i, v, ok)
 				return
 			}

@@ -1,9 +1,13 @@
 package analyzer
 
 import (
+	"fmt"
+	"math"
+	"math/bits"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,13 +21,109 @@ import (
 // (profile) and an array increment per message sent (sent); everything else
 // is derived when the report is built.
 
+// profAcc is a processor's profile accumulators of one interval (nil
+// until its first message or gap): messages sent by communicator, messages
+// received by size, and the gaps between calls.
+type profAcc struct {
+	comms []*commSent // in order of first message
+	last  *commSent   // the communicator of the latest send
+	sizes []sizeBin   // by sizeBinOf of the bytes
+	gaps  gapHist
+}
+
+// maxComms bounds the communicators told apart per processor and
+// interval (a program may make a new one every iteration): the messages on
+// further ones count under otherComms. Memory stays within maxComms + 1
+// times the world matrix's row.
+const maxComms = 16
+
+// otherComms stands for the communicators beyond maxComms (no real
+// communicator has this id: the top bit marks MPI_COMM_SELF, whose id is
+// 1<<63 | rank).
+const otherComms = math.MaxUint64
+
+// commSent counts the messages sent on communicator id by destination
+// world rank: the messages in to[dst], their bytes in to[nranks+dst].
+type commSent struct {
+	id uint64
+	to []int64
+}
+
+// sizeBin is the messages received of one size class: how many, their
+// bytes, and their summed latency (ns from send entry to the exit of the
+// call that received them, on the corrected global clock).
+type sizeBin struct {
+	n, bytes, lat int64
+}
+
+// sizeBinOf is the power-of-two class of a message of b bytes: 0 for
+// empty messages, k for 2^(k−1) ≤ b < 2^k.
+func sizeBinOf(b uint64) int { return bits.Len64(b) }
+
+// profRank is one rank's profile state during the replay.
+type profRank struct {
+	// gapFrom is the local exit of the rank's previous call (hasPrev).
+	gapFrom int64
+	hasPrev bool
+	// rcvd are the messages the current call received: send entry,
+	// bytes.
+	rcvd []rcvMsg
+	// pendMsgs are the messages the calls kept for backward amortization
+	// received (clc.go), by index in replayer.pend.
+	pendMsgs []pendMsg
+	gen      uint32 // numbers amortizations (siteAcc.amGen)
+	// gaps collects the gaps of interval gapAcc until the rank's calls
+	// go to another interval (flushGaps): kept with the rank, it stays in
+	// the cache while the rank's calls are replayed.
+	gaps   gapHist
+	gapAcc *acc
+}
+
+type rcvMsg struct {
+	t     int64
+	bytes uint64
+}
+
+type pendMsg struct {
+	ev  int32 // index in replayer.pend
+	bin int32
+}
+
+func (a *acc) profAcc() *profAcc {
+	if a.prof == nil {
+		a.prof = &profAcc{}
+	}
+	return a.prof
+}
+
+// gapBefore is the gap in local ns between the rank's previous call and e
+// (−1 for its first call), and makes e the previous call. The gap is taken
+// on the rank's own clock: the clock condition's corrections concern
+// times compared across ranks, and backward amortization would stretch a
+// gap that the rank's clock measured.
+func (pr *profRank) gapBefore(e *traceformat.Event) int64 {
+	g := int64(-1)
+	if pr.hasPrev {
+		g = max(0, e.Entry-pr.gapFrom)
+	}
+	pr.gapFrom, pr.hasPrev = max(e.Entry, e.Exit), true
+	return g
+}
+
 // profile notes one call's duration and bytes on its call site: the per
 // call minimum and maximum (a folded run of polls counts as calls of its
-// mean duration) and the recorded send and receive buffer sizes.
-func (s *siteAcc) profile(e *traceformat.Event, dur int64) {
+// mean duration) and the recorded send and receive buffer sizes. It
+// returns the minimum before the call (math.MaxInt64 for none), which
+// backward amortization restores before it applies the moved durations
+// (amortizeProfile).
+func (s *siteAcc) profile(e *traceformat.Event, dur int64) (prevMin int64) {
 	d := dur
 	if e.Calls > 1 {
 		d /= int64(e.Calls)
+	}
+	prevMin = math.MaxInt64
+	if s.count > 0 {
+		prevMin = s.minCall
 	}
 	if s.count == 0 || d < s.minCall {
 		s.minCall = d
@@ -32,31 +132,162 @@ func (s *siteAcc) profile(e *traceformat.Event, dur int64) {
 		s.maxCall = d
 	}
 	s.bytes += int64(e.SendBytes + e.RecvBytes)
+	return prevMin
 }
 
-// sent counts a message posted to world rank dst in interval a: the
-// message in a.sentTo[dst], its bytes in a.sentTo[nranks+dst].
-func (rp *replayer) sent(a *acc, dst int32, bytes uint64) {
-	if a.sentTo == nil {
-		a.sentTo = make([]int64, 2*int(rp.nranks))
+// got notes a message the current call received: its send's entry t and
+// recorded bytes.
+func (rp *replayer) got(t int64, bytes uint64) {
+	rp.pr.rcvd = append(rp.pr.rcvd, rcvMsg{t, bytes})
+}
+
+// profileCall adds the current call's gap before it and the messages it
+// received (their latency up to its final exit) to interval a.
+func (rp *replayer) profileCall(a *acc, gap, exit int64) {
+	if gap >= 0 {
+		pr := &rp.pr
+		if a != pr.gapAcc {
+			pr.flushGaps()
+			pr.gapAcc = a
+		}
+		if !pr.gaps.tryAdd(gap) {
+			pr.gaps.add(gap, 1)
+		}
+	}
+	if len(rp.pr.rcvd) > 0 {
+		rp.profileRecvd(a, exit)
+	}
+}
+
+// flushGaps adds the gaps collected to their interval; at every change of
+// interval and at the end of the replay.
+func (pr *profRank) flushGaps() {
+	if pr.gapAcc != nil && len(pr.gaps.c) > 0 {
+		pr.gapAcc.profAcc().gaps.merge(&pr.gaps)
+	}
+	pr.gaps = gapHist{c: pr.gaps.c[:0]}
+}
+
+func (rp *replayer) profileRecvd(a *acc, exit int64) {
+	p := a.profAcc()
+	for _, m := range rp.pr.rcvd {
+		b := sizeBinOf(m.bytes)
+		for len(p.sizes) <= b {
+			p.sizes = append(p.sizes, sizeBin{})
+		}
+		sb := &p.sizes[b]
+		sb.n++
+		sb.bytes += int64(m.bytes)
+		sb.lat += exit - m.t
+	}
+}
+
+// keptProfile completes the pending event the current call became (the
+// last of replayer.pend): its per-call extremes' state and the messages it
+// received, for amortizeProfile.
+func (rp *replayer) keptProfile(prevMin int64, calls uint32) {
+	i := len(rp.pend) - 1
+	p := &rp.pend[i]
+	p.prevMin, p.calls = prevMin, calls
+	for _, m := range rp.pr.rcvd {
+		rp.pr.pendMsgs = append(rp.pr.pendMsgs, pendMsg{ev: int32(i), bin: int32(sizeBinOf(m.bytes))})
+	}
+}
+
+// amortizeProfile redoes pending event i's profile figures for its moved
+// times ne, nx (clc.go amortize; called for every pending event, in
+// order, before p's times change): its site's per-call extremes and the
+// latency of the messages it received. Durations only grow under
+// amortization, so the maximum takes the new duration; the minimum is
+// restored to what it was before the site's first pending call and the
+// pending calls' new durations applied again.
+func (rp *replayer) amortizeProfile(i int, p *pendEv, s *siteAcc, ne, nx int64, cur *int) {
+	d := nx - ne
+	if p.calls > 1 {
+		d /= int64(p.calls)
+	}
+	if s.amGen != rp.pr.gen {
+		s.amGen = rp.pr.gen
+		s.minCall = p.prevMin
+	}
+	s.minCall = min(s.minCall, d)
+	s.maxCall = max(s.maxCall, d)
+	pm := rp.pr.pendMsgs
+	for *cur < len(pm) && int(pm[*cur].ev) == i {
+		p.a.prof.sizes[pm[*cur].bin].lat += nx - p.exit
+		*cur++
+	}
+}
+
+// sent counts a message posted on communicator comm to world rank dst in
+// interval a.
+func (rp *replayer) sent(a *acc, comm uint64, dst int32, bytes uint64) {
+	p := a.profAcc()
+	c := p.last
+	if c == nil || c.id != comm {
+		c = p.commOf(comm, int(rp.nranks))
 	}
 	if uint32(dst) < uint32(rp.nranks) {
-		a.sentTo[dst]++
-		a.sentTo[rp.nranks+dst] += int64(bytes)
+		c.to[dst]++
+		c.to[rp.nranks+dst] += int64(bytes)
 	}
 }
 
-// addSent adds the message counts s to *d.
-func addSent(d *[]int64, s []int64) {
+func (p *profAcc) commOf(id uint64, nranks int) *commSent {
+	for _, c := range p.comms {
+		if c.id == id {
+			p.last = c
+			return c
+		}
+	}
+	if len(p.comms) >= maxComms && id != otherComms {
+		return p.commOf(otherComms, nranks)
+	}
+	c := &commSent{id: id, to: make([]int64, 2*nranks)}
+	p.comms = append(p.comms, c)
+	p.last = c
+	return c
+}
+
+// addProf adds the profile accumulators s to *d.
+func addProf(d **profAcc, s *profAcc) {
 	if s == nil {
 		return
 	}
 	if *d == nil {
-		*d = make([]int64, len(s))
+		*d = &profAcc{}
 	}
-	for i, v := range s {
-		(*d)[i] += v
+	t := *d
+	for _, c := range s.comms {
+		dc := t.commOf(c.id, len(c.to)/2)
+		for i, v := range c.to {
+			dc.to[i] += v
+		}
 	}
+	for len(t.sizes) < len(s.sizes) {
+		t.sizes = append(t.sizes, sizeBin{})
+	}
+	for i, b := range s.sizes {
+		t.sizes[i].n += b.n
+		t.sizes[i].bytes += b.bytes
+		t.sizes[i].lat += b.lat
+	}
+	t.gaps.merge(&s.gaps)
+}
+
+// sentTo is the messages sent on every communicator by destination world
+// rank (as commSent.to); nil when none.
+func (p *profAcc) sentTo() []int64 {
+	if p == nil || len(p.comms) == 0 {
+		return nil
+	}
+	out := make([]int64, len(p.comms[0].to))
+	for _, c := range p.comms {
+		for i, v := range c.to {
+			out[i] += v
+		}
+	}
+	return out
 }
 
 // mergeProfile adds a call site's per-call extremes and bytes (over count
@@ -154,27 +385,124 @@ func mpiName(impl, version string) string {
 	return impl + " " + line
 }
 
+// profileCtx is what the profile views of every interval share: the host
+// of each world rank ("" when its trace is missing) and the names of the
+// communicators.
+type profileCtx struct {
+	hosts []string
+	comms map[uint64]commLabel
+}
+
+func newProfileCtx(reps []*replayer, byRank []*rankFile) *profileCtx {
+	return &profileCtx{hosts: hostNames(byRank), comms: commNames(reps)}
+}
+
+// commLabel is a communicator's name and world ranks (both groups).
+type commLabel struct {
+	name  string
+	inter bool
+	ranks []int
+}
+
+// commNames names the communicators of the run from the definitions of
+// each one's lowest present rank (docs/report-format.md, comm_matrices):
+// every rank that defines a communicator has it by the same global id.
+func commNames(reps []*replayer) map[uint64]commLabel {
+	out := map[uint64]commLabel{}
+	for _, rp := range reps {
+		if rp == nil || rp.defs == nil {
+			continue
+		}
+		names := make([]string, len(rp.defs.Comms))
+		type madeBy struct{ parent, fn uint32 }
+		count := map[madeBy]int{}
+		for _, c := range rp.defs.Comms {
+			if c != nil && c.Id != 0 && c.Id>>63 == 0 {
+				count[madeBy{c.Parent, c.CreatedBy}]++
+			}
+		}
+		seen := map[madeBy]int{}
+		for local, c := range rp.defs.Comms {
+			if c == nil {
+				continue
+			}
+			switch {
+			case c.Id == 0:
+				names[local] = "world"
+			case c.Id>>63 != 0:
+				names[local] = "self"
+			default:
+				k := madeBy{c.Parent, c.CreatedBy}
+				seen[k]++
+				fn := "?"
+				if f := rp.defs.Function(c.CreatedBy); f != nil {
+					fn = f.Name
+				}
+				fn = strings.TrimPrefix(strings.TrimPrefix(fn, "MPI_"), "Comm_")
+				parent := "?"
+				if int(c.Parent) < local && names[c.Parent] != "" {
+					parent = names[c.Parent]
+				}
+				n := strings.ToLower(fn)
+				if count[k] > 1 {
+					n += " #" + strconv.Itoa(seen[k])
+				}
+				names[local] = n + " of " + parent
+			}
+			if _, ok := out[c.Id]; ok {
+				continue
+			}
+			var ranks []int
+			for _, m := range c.Members {
+				ranks = append(ranks, int(m))
+			}
+			for _, m := range c.RemoteMembers {
+				ranks = append(ranks, int(m))
+			}
+			slices.Sort(ranks)
+			out[c.Id] = commLabel{name: names[local], inter: c.Inter, ranks: slices.Compact(ranks)}
+		}
+	}
+	return out
+}
+
 // profileInterval fills an interval's profile view from its processors'
-// call sites and messages; hosts is the host of each world rank.
-func profileInterval(iv *report.Interval, g *gnode, hosts []string) {
+// call sites, messages and gaps.
+func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 	ranks := make([]int, 0, len(iv.Ranks))
 	for _, rk := range iv.Ranks {
 		ranks = append(ranks, rk.Rank)
 	}
 	iv.Functions = functions(g, ranks)
+	for i := range iv.Ranks {
+		r := iv.Ranks[i].Rank
+		iv.Ranks[i].RankProfile = rankProfile(iv.Functions, r, g.ranks[r])
+	}
+	hosts := pc.hosts
 	n := len(hosts)
 	var m *report.CommMatrix
 	var tr report.Traffic
+	var sizes []sizeBin
+	byComm := map[uint64]*report.CommMatrixOn{}
 	for _, r := range ranks {
-		s := g.ranks[r].sentTo
+		p := g.ranks[r].prof
+		if p == nil {
+			continue
+		}
+		for i, b := range p.sizes {
+			for len(sizes) <= i {
+				sizes = append(sizes, sizeBin{})
+			}
+			sizes[i].n += b.n
+			sizes[i].bytes += b.bytes
+			sizes[i].lat += b.lat
+		}
+		s := p.sentTo()
 		if len(s) != 2*n {
 			continue
 		}
 		if m == nil {
-			m = &report.CommMatrix{Messages: make([][]int64, n), Bytes: make([][]int64, n)}
-			for i := range n {
-				m.Messages[i], m.Bytes[i] = make([]int64, n), make([]int64, n)
-			}
+			m = &report.CommMatrix{Messages: square(n), Bytes: square(n)}
 		}
 		copy(m.Messages[r], s[:n])
 		copy(m.Bytes[r], s[n:])
@@ -186,10 +514,118 @@ func profileInterval(iv *report.Interval, g *gnode, hosts []string) {
 			v.Messages += s[d]
 			v.Bytes += s[n+d]
 		}
+		for _, c := range p.comms {
+			commMatrixAdd(byComm, pc.comms, c, r, n)
+		}
 	}
 	if m != nil {
 		iv.CommMatrix, iv.Traffic = m, &tr
+		iv.CommMatrices = make([]report.CommMatrixOn, 0, len(byComm))
+		for _, cm := range byComm {
+			iv.CommMatrices = append(iv.CommMatrices, *cm)
+		}
+		sort.Slice(iv.CommMatrices, func(i, j int) bool {
+			a, b := &iv.CommMatrices[i], &iv.CommMatrices[j]
+			if (a.Comm == "world") != (b.Comm == "world") {
+				return a.Comm == "world"
+			}
+			if a.Comm != b.Comm {
+				return a.Comm < b.Comm
+			}
+			return slices.Compare(a.Ranks, b.Ranks) < 0
+		})
 	}
+	for i, b := range sizes {
+		if b.n == 0 {
+			continue
+		}
+		sb := report.SizeBin{Messages: b.n, Bytes: b.bytes, Latency: sec(b.lat) / float64(b.n)}
+		if i > 0 {
+			sb.MinBytes, sb.MaxBytes = 1<<(i-1), 1<<(i-1)+(1<<(i-1)-1)
+		}
+		if b.lat > 0 {
+			sb.Throughput = float64(b.bytes) / sec(b.lat)
+		}
+		iv.MessageSizes = append(iv.MessageSizes, sb)
+	}
+}
+
+func square(n int) [][]int64 {
+	v := make([][]int64, n)
+	for i := range v {
+		v[i] = make([]int64, n)
+	}
+	return v
+}
+
+// commMatrixAdd adds sender r's messages on one communicator c (n world
+// ranks) to its matrix in byComm, indexed by the communicator's ranks.
+func commMatrixAdd(byComm map[uint64]*report.CommMatrixOn, names map[uint64]commLabel, c *commSent, r, n int) {
+	cm := byComm[c.id]
+	if cm == nil {
+		nm, ok := names[c.id]
+		if c.id == otherComms {
+			nm, ok = commLabel{name: "other communicators"}, false
+		}
+		if !ok {
+			// Beyond maxComms, or not defined in any trace (cannot
+			// happen for a message the replay posted): every world rank.
+			if nm.name == "" {
+				nm.name = fmt.Sprintf("communicator %#x", c.id)
+			}
+			for d := range n {
+				nm.ranks = append(nm.ranks, d)
+			}
+		}
+		k := len(nm.ranks)
+		cm = &report.CommMatrixOn{Comm: nm.name, Size: k, Inter: nm.inter, Ranks: nm.ranks, Messages: square(k), Bytes: square(k)}
+		byComm[c.id] = cm
+	}
+	i, ok := slices.BinarySearch(cm.Ranks, r)
+	if !ok {
+		return
+	}
+	for d := range n {
+		if c.to[d] == 0 && c.to[n+d] == 0 {
+			continue
+		}
+		if j, ok := slices.BinarySearch(cm.Ranks, d); ok {
+			cm.Messages[i][j] += c.to[d]
+			cm.Bytes[i][j] += c.to[n+d]
+		}
+	}
+}
+
+// rankProfile is processor rank's (t's) call mix (from the interval's functions,
+// fs, which hold every processor's figures) and grain.
+func rankProfile(fs []report.Function, rank int, t *rankTot) report.RankProfile {
+	var rp report.RankProfile
+	var calls int64
+	var time float64
+	for _, f := range fs {
+		for _, fr := range f.Ranks {
+			if fr.Rank == rank {
+				rp.CallMix = append(rp.CallMix, report.CallMix{Function: f.Function, Calls: fr.Calls, Time: fr.Time})
+				calls += fr.Calls
+				time += fr.Time
+			}
+		}
+	}
+	for i := range rp.CallMix {
+		c := &rp.CallMix[i]
+		if calls > 0 {
+			c.CallShare = float64(c.Calls) / float64(calls)
+		}
+		if time > 0 {
+			c.TimeShare = c.Time / time
+		}
+	}
+	sort.SliceStable(rp.CallMix, func(i, j int) bool { return rp.CallMix[i].Time > rp.CallMix[j].Time })
+	if p := t.prof; p != nil {
+		rp.Gaps = p.gaps.count()
+		rp.GapMean, rp.GapMedian = p.gaps.mean()/1e9, p.gaps.median()/1e9
+	}
+	return rp
 }
 
 // functions sums an interval's call sites by MPI function, by decreasing

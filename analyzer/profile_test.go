@@ -1,9 +1,12 @@
 package analyzer
 
 import (
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
@@ -174,5 +177,238 @@ func TestProfileMatrixPersistentNested(t *testing.T) {
 		if !reflect.DeepEqual(iv.Traffic, wt) {
 			t.Errorf("interval %v: traffic %+v, want %+v (one host)", p, iv.Traffic, wt)
 		}
+	}
+}
+
+// The per-communicator matrices, the message sizes with their latency, the
+// call mix and the gaps of a run of three ranks whose figures are known by
+// construction (times in µs):
+//
+//	rank 0: Init 0–1, Comm_split(c) 10–11, Send(1, world, 100 B) 20–22,
+//	        Send(comm-rank 1 of c = world 2, 1000 B) 30–32, Finalize 40–41
+//	rank 1: Init 0–1, Comm_split(d) 10–11, Recv(0, 100 B) 50–55, Finalize
+//	rank 2: Init 0–1, Comm_split(c) 10–11, Recv(comm-rank 0 of c, 1000 B)
+//	        80–90, Finalize
+//
+// c = {0, 2} and d = {1} are split from world. Latency: 55 − 20 = 35 µs
+// for the 100 B message (class 64–127), 90 − 30 = 60 µs for the 1000 B one
+// (class 512–1023). Rank 0's gaps end at Comm_split, the two Sends (the
+// one before Finalize ends no gap of the interval): 9, 9, 8 µs, mean
+// 26/3 µs; the median 9 µs = 9000 ns lies in [8704, 9215] (2^13 split in
+// 16 bins of 512 ns), whose middle 8959.5 ns is the estimate.
+func TestProfileCommsSizesMix(t *testing.T) {
+	run := tracetest.NewRun(3)
+	c, d := run.NewComm(0, 2), run.NewComm(1)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Init(us).Compute(9 * us)
+	}
+	r0.CommSplit(nil, c, us).Compute(9*us).Send(1, 1, 100, 2*us)
+	r0.Compute(8*us).Send(1, 2, 1000, 2*us, tracetest.On(c)).Compute(8 * us)
+	r1.CommSplit(nil, d, us).Compute(39*us).Recv(0, 1, 100, 5*us)
+	r2.CommSplit(nil, c, us).Compute(69*us).Recv(0, 2, 1000, 10*us, tracetest.On(c))
+	finish(run)
+	rep := analyzeClean(t, run)
+	iv := find(t, rep)
+
+	wm := []report.CommMatrixOn{
+		{Comm: "world", Size: 3, Ranks: []int{0, 1, 2},
+			Messages: [][]int64{{0, 1, 0}, {0, 0, 0}, {0, 0, 0}}, Bytes: [][]int64{{0, 100, 0}, {0, 0, 0}, {0, 0, 0}}},
+		{Comm: "split of world", Size: 2, Ranks: []int{0, 2},
+			Messages: [][]int64{{0, 1}, {0, 0}}, Bytes: [][]int64{{0, 1000}, {0, 0}}},
+	}
+	if !reflect.DeepEqual(iv.CommMatrices, wm) {
+		t.Errorf("comm matrices %+v, want %+v", iv.CommMatrices, wm)
+	}
+	if w := [][]int64{{0, 1, 1}, {0, 0, 0}, {0, 0, 0}}; iv.CommMatrix == nil || !reflect.DeepEqual(iv.CommMatrix.Messages, w) {
+		t.Errorf("comm matrix %+v, want messages %v (the sum over communicators)", iv.CommMatrix, w)
+	}
+
+	ws := []report.SizeBin{
+		{MinBytes: 64, MaxBytes: 127, Messages: 1, Bytes: 100, Latency: 35e-6, Throughput: 100 / 35e-6},
+		{MinBytes: 512, MaxBytes: 1023, Messages: 1, Bytes: 1000, Latency: 60e-6, Throughput: 1000 / 60e-6},
+	}
+	checkSizes(t, iv.MessageSizes, ws)
+
+	r0p := rank(t, iv, 0).RankProfile
+	wmix := []report.CallMix{
+		{Function: "MPI_Send", Calls: 2, Time: 4e-6, CallShare: 2.0 / 3, TimeShare: 0.8},
+		{Function: "MPI_Comm_split", Calls: 1, Time: 1e-6, CallShare: 1.0 / 3, TimeShare: 0.2},
+	}
+	checkMix(t, r0p.CallMix, wmix)
+	if r0p.Gaps != 3 || !near(r0p.GapMean, 26e-6/3) || !near(r0p.GapMedian, 8959.5e-9) {
+		t.Errorf("rank 0 gaps %d, mean %.9f, median %.9f; want 3, %.9f, %.9f", r0p.Gaps, r0p.GapMean, r0p.GapMedian, 26e-6/3, 8959.5e-9)
+	}
+	if math.Abs(r0p.GapMedian-9e-6) > 9e-6*gapMedianRelErr {
+		t.Errorf("rank 0 median %.9f beyond the bound of 9 µs", r0p.GapMedian)
+	}
+	// Rank 2: gaps 9 and 69 µs, mean 39 µs; the median, the mean of the
+	// two, is that of their bins' middles: 9 µs → 8959.5 ns, 69 µs in
+	// [65536, 69631] (2^16 in bins of 4096 ns) → 67583.5 ns.
+	r2p := rank(t, iv, 2).RankProfile
+	if r2p.Gaps != 2 || !near(r2p.GapMean, 39e-6) || !near(r2p.GapMedian, (8959.5e-9+67583.5e-9)/2) {
+		t.Errorf("rank 2 gaps %d, mean %.9f, median %.9f; want 2, 39 µs, %.9f", r2p.Gaps, r2p.GapMean, r2p.GapMedian, (8959.5e-9+67583.5e-9)/2)
+	}
+}
+
+func checkSizes(t *testing.T, got, want []report.SizeBin) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("message sizes %+v, want %+v", got, want)
+		return
+	}
+	for i, g := range got {
+		w := want[i]
+		if g.MinBytes != w.MinBytes || g.MaxBytes != w.MaxBytes || g.Messages != w.Messages || g.Bytes != w.Bytes ||
+			!near(g.Latency, w.Latency) || math.Abs(g.Throughput-w.Throughput) > 1e-6*w.Throughput {
+			t.Errorf("message size class %d: %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+func checkMix(t *testing.T, got, want []report.CallMix) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("call mix %+v, want %+v", got, want)
+		return
+	}
+	for i, g := range got {
+		w := want[i]
+		if g.Function != w.Function || g.Calls != w.Calls || !near(g.Time, w.Time) || !near(g.CallShare, w.CallShare) || !near(g.TimeShare, w.TimeShare) {
+			t.Errorf("call mix %d: %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// Backward amortization moves the calls of a stretch (clc.go): the per
+// call extremes of the functions view and the message latencies follow the
+// moved times, as every other figure does. Times in ms:
+//
+//	rank 0: Init 0–0.001, Send(tag 5, 64 B) 0.001–0.011,
+//	        Send(tag 1, 8 B) 100.001–100.011
+//	rank 1: Init 0–0.001 (the fixed point), Comm_rank A 10.001–20.001,
+//	        Recv(tag 5) 30.001–30.002, Comm_rank B 40.001–45.001,
+//	        Recv(tag 1) 50.001–60.001: ends before its send entered, jump
+//	        d = 40 to 100.001
+//
+// Stretch t_a = 0.001 to t_r = 50.001, factor 1 + 40/50 = 1.8:
+// A 18.001–36.001 (18 ms), Recv(tag 5) 54.001–54.0028, B 72.001–81.001
+// (9 ms), Recv(tag 1) 90.001–100.001. MPI_Comm_rank: min 9, max 18 ms
+// (as recorded 5 and 10). The 64 B message's latency is 54.0028 − 0.001 =
+// 54.0018 ms (as recorded 30.001); the 8 B one's 100.001 − 100.001 = 0.
+// The gaps stay those of rank 1's clock: 10, 10, 9.999 and 5 ms.
+func TestProfileAmortized(t *testing.T) {
+	run, r0, r1 := pair()
+	r0.Send(1, 5, 64, 10*us).Compute(99990*us).Send(1, 1, 8, 10*us)
+	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms)
+	r1.Compute(10*ms).Recv(0, 5, 64, us)
+	r1.Compute(9999*us).System("MPI_Comm_rank", 5*ms)
+	r1.Compute(5*ms).Recv(0, 1, 8, 10*ms)
+	finish(run)
+	rep := analyzeRun(t, run)
+	if cv := rep.ClockViolations; cv == nil || cv.Count != 1 || cv.Amortized != 1 {
+		t.Fatalf("clock violations %+v, want one, amortized", cv)
+	}
+	iv := find(t, rep)
+	fns := map[string]report.Function{}
+	for _, f := range iv.Functions {
+		fns[f.Function] = f
+	}
+	if f := fns["MPI_Comm_rank"]; !near(f.Time, 0.027) || !near(f.Min, 0.009) || !near(f.Max, 0.018) {
+		t.Errorf("MPI_Comm_rank time %.9f min %.9f max %.9f, want 0.027, 0.009, 0.018", f.Time, f.Min, f.Max)
+	}
+	if f := fns["MPI_Recv"]; !near(f.Time, 0.0100018) || !near(f.Min, 1.8e-6) || !near(f.Max, 0.010) {
+		t.Errorf("MPI_Recv time %.9f min %.9f max %.9f, want 0.0100018, 0.0000018, 0.010", f.Time, f.Min, f.Max)
+	}
+	checkSizes(t, iv.MessageSizes, []report.SizeBin{
+		{MinBytes: 8, MaxBytes: 15, Messages: 1, Bytes: 8},
+		{MinBytes: 64, MaxBytes: 127, Messages: 1, Bytes: 64, Latency: 0.0540018, Throughput: 64 / 0.0540018},
+	})
+	r1p := rank(t, iv, 1).RankProfile
+	if r1p.Gaps != 4 || !near(r1p.GapMean, 0.034999/4) {
+		t.Errorf("rank 1 gaps %d mean %.9f, want 4, %.9f (own clock)", r1p.Gaps, r1p.GapMean, 0.034999/4)
+	}
+}
+
+// The gap median's estimate stays within gapMedianRelErr of the exact
+// median, whatever the gaps; every bin holds the values gapBinRange says;
+// merging histograms equals adding the gaps to one.
+func TestGapHistBound(t *testing.T) {
+	for b := 0; b < gapBins; b++ {
+		lo, w := gapBinRange(b)
+		if gapBin(lo) != b || gapBin(lo+w-1) != b || (b > 0 && gapBin(lo-1) != b-1) {
+			t.Fatalf("bin %d: [%d, %d] maps to %d, %d", b, lo, lo+w-1, gapBin(lo), gapBin(lo+w-1))
+		}
+	}
+	if gapBin(math.MaxInt64) != gapBins-1 {
+		t.Fatalf("largest gap in bin %d, want %d", gapBin(math.MaxInt64), gapBins-1)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 2000 {
+		n := 1 + rng.IntN(50)
+		vals := make([]int64, n)
+		var h, h1, h2 gapHist
+		for i := range vals {
+			vals[i] = int64(math.Exp(rng.Float64() * 40)) // 1 ns … 235 s
+			h.add(vals[i], 1)
+			if i%2 == 0 {
+				h1.add(vals[i], 1)
+			} else {
+				h2.add(vals[i], 1)
+			}
+		}
+		slices.Sort(vals)
+		exact := float64(vals[n/2])
+		if n%2 == 0 {
+			exact = float64(vals[n/2-1]+vals[n/2]) / 2
+		}
+		if got := h.median(); math.Abs(got-exact) > exact*gapMedianRelErr {
+			t.Fatalf("trial %d: median %g, exact %g: beyond %g relative", trial, got, exact, gapMedianRelErr)
+		}
+		h1.merge(&h2)
+		if h1.count() != h.count() || h1.sum != h.sum || h1.median() != h.median() {
+			t.Fatalf("trial %d: merged %d gaps sum %d median %g, want %d, %d, %g", trial, h1.count(), h1.sum, h1.median(), h.count(), h.sum, h.median())
+		}
+	}
+}
+
+// A processor tells at most maxComms communicators apart per interval:
+// rank 0 sends one message on each of 18 communicators split from world,
+// the first 16 get a matrix each ("split #k of world"), the last two count
+// under "other communicators"; the totals stay exact.
+func TestProfileCommsBounded(t *testing.T) {
+	run, r0, r1 := pair()
+	var cs []*tracetest.Comm
+	for range maxComms + 2 {
+		c := run.NewComm(0, 1)
+		r0.CommSplit(nil, c, us)
+		r1.CommSplit(nil, c, us)
+		cs = append(cs, c)
+	}
+	for _, c := range cs {
+		r0.Send(1, 1, 8, us, tracetest.On(c))
+	}
+	r1.Compute(ms)
+	for _, c := range cs {
+		r1.Recv(0, 1, 8, us, tracetest.On(c))
+	}
+	finish(run)
+	iv := find(t, analyzeClean(t, run))
+	if len(iv.CommMatrices) != maxComms+1 {
+		t.Fatalf("%d comm matrices, want %d", len(iv.CommMatrices), maxComms+1)
+	}
+	names := map[string]int64{}
+	var total int64
+	for _, cm := range iv.CommMatrices {
+		names[cm.Comm] = cm.Messages[0][1]
+		total += cm.Messages[0][1]
+	}
+	for k := 1; k <= maxComms; k++ {
+		if n := names["split #"+itoa(k)+" of world"]; n != 1 {
+			t.Errorf("split #%d of world: %d messages, want 1", k, n)
+		}
+	}
+	if names["other communicators"] != 2 || total != maxComms+2 || iv.CommMatrix.Messages[0][1] != maxComms+2 {
+		t.Errorf("other communicators %d messages, total %d, matrix %v; want 2, %d", names["other communicators"], total, iv.CommMatrix.Messages, maxComms+2)
 	}
 }

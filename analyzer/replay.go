@@ -46,10 +46,9 @@ type acc struct {
 	culprits map[waitKey]*waitVal
 	lastKey  waitKey
 	lastWait *waitVal
-	// sentTo counts the messages this processor sent in the interval by
-	// destination world rank, then their bytes (profile.go); nil until
-	// the first.
-	sentTo []int64
+	// prof: the messages sent and received, the gaps between calls
+	// (profile.go); nil until the first.
+	prof *profAcc
 }
 
 // siteAcc is one call site's figures on one processor in one interval.
@@ -59,7 +58,8 @@ type siteAcc struct {
 	count                            int64
 	time, realSync, pot, tv, overlap int64
 	lateRecv                         int64
-	minCall, maxCall, bytes          int64 // profile.go
+	minCall, maxCall, bytes          int64  // profile.go
+	amGen                            uint32 // profile.go: amortizeProfile
 }
 
 // site is call site id's figures; the common case is inlined.
@@ -233,6 +233,7 @@ type replayer struct {
 	otherThreads                   int64 // events of threads other than 0, not replayed
 
 	obs *rankObs // the timeline recorder (observe.go), nil when off
+	pr  profRank // profile.go
 
 	// evSite is the current event's call site; from is the sender and
 	// send site of the latest message the current call received
@@ -275,6 +276,7 @@ func (rp *replayer) run() {
 			rp.readErr = fmt.Errorf("internal error replaying %s: %v", rp.path, p)
 		}
 		rp.end(rp.last)
+		rp.pr.flushGaps()
 		rp.contrib = rp.x.finish(rp.rank, rp.contrib)
 		rp.applyContrib()
 	}()
@@ -443,6 +445,7 @@ type callFigures struct {
 	hasSync bool
 	// fixed: the call handed its times to other ranks (clc.go).
 	fixed bool
+	gap   int64 // local ns since the previous call's exit, −1 for none (profile.go)
 }
 
 // event replays one call: its times on the global clock, its matching
@@ -457,6 +460,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		sc.fi = fi
 	}
 	var f callFigures
+	f.gap = rp.pr.gapBefore(e)
 	if rp.clkOffsetOnly {
 		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else {
@@ -600,24 +604,29 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	s.used, s.fn = true, e.Func
 	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
 	// its Dur is already their summed time in MPI.
-	s.profile(e, dur)
+	prevMin := s.profile(e, dur)
 	s.count += int64(e.NumCalls())
 	s.time += dur
 	s.realSync += f.realSync
 	s.overlap += f.overlap
 	rp.obs.call(e, fi, entry, exit, f.realSync)
+	rp.profileCall(a, f.gap, exit)
 	if f.fixed || rp.repaired {
 		rp.fix(exit)
-	} else if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {
-		// keep's common case, inlined: two calls in three are kept on the
-		// benchmark.
-		rp.pend = rp.pend[:n+1]
-		p := &rp.pend[n]
-		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
-		p.syncT, p.hasSync, p.ov, p.from = f.syncT, f.hasSync, f.overlap, rp.from
 	} else {
-		rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
+		if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {
+			// keep's common case, inlined: two calls in three are kept on
+			// the benchmark.
+			rp.pend = rp.pend[:n+1]
+			p := &rp.pend[n]
+			p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
+			p.syncT, p.hasSync, p.ov, p.from = f.syncT, f.hasSync, f.overlap, rp.from
+		} else {
+			rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
+		}
+		rp.keptProfile(prevMin, e.Calls)
 	}
+	rp.pr.rcvd = rp.pr.rcvd[:0]
 }
 
 // prelude handles what comes before the program's start and after its

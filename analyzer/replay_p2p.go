@@ -26,9 +26,9 @@ func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo)
 // call site and late-receiver information li, and counted in interval a
 // (Send Number, the communication matrix).
 func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64) {
-	rp.x.send(k, entry, site, li, &rp.sendCache)
+	rp.x.send(k, entry, site, bytes, li, &rp.sendCache)
 	a.sends++
-	rp.sent(a, k.dst, bytes)
+	rp.sent(a, k.comm, k.dst, bytes)
 }
 
 // postTo sends a started persistent send's message to peer (rank in c),
@@ -100,10 +100,13 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 		return 0, false, true
 	}
 	var site uint32
-	t, site, ok = rp.x.recvNext(k, &rp.recvCache, post, rp.evSite)
+	var bytes uint64
+	t, site, bytes, ok = rp.x.recvNext(k, &rp.recvCache, post, rp.evSite)
 	rp.from = msgFrom{rank: k.src, site: site}
 	rp.obs.recv(k.src, t, ok)
-	if !ok {
+	if ok {
+		rp.got(t, bytes)
+	} else {
 		rp.unmatchedRecvs++
 	}
 	return t, ok, true
@@ -113,10 +116,13 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 // src, for a receive posted at post.
 func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
 	var site uint32
-	t, site, ok = rp.x.recv(q, src, rp.rank, tk, post, rp.evSite)
+	var bytes uint64
+	t, site, bytes, ok = rp.x.recv(q, src, rp.rank, tk, post, rp.evSite)
 	rp.from = msgFrom{rank: src, site: site}
 	rp.obs.recv(src, t, ok)
-	if !ok {
+	if ok {
+		rp.got(t, bytes)
+	} else {
 		rp.unmatchedRecvs++
 	}
 	return t, ok

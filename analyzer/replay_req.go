@@ -174,8 +174,10 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		// received's common case written out.
 		var ok bool
 		var site uint32
-		if latest, site, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start, e.Site); ok {
+		var bytes uint64
+		if latest, site, bytes, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start, e.Site); ok {
 			rp.from = msgFrom{rank: first.qsrc, site: site}
+			rp.got(latest, bytes)
 			rp.obs.recv(first.qsrc, latest, true)
 			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
 			has = true

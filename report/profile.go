@@ -62,6 +62,13 @@ type Profile struct {
 	CommMatrix *CommMatrix `json:"comm_matrix,omitempty"`
 	// Traffic splits CommMatrix by the node map (Hosts).
 	Traffic *Traffic `json:"traffic,omitempty"`
+	// CommMatrices splits CommMatrix by communicator: world first, then
+	// by name.
+	CommMatrices []CommMatrixOn `json:"comm_matrices,omitempty"`
+	// MessageSizes are the messages received in the interval by size
+	// class, increasing; counted when received, in the receiver's
+	// interval (CommMatrix counts them when sent).
+	MessageSizes []SizeBin `json:"message_sizes,omitempty"`
 }
 
 // Function is one MPI function's figures in an interval, summed over the
@@ -111,4 +118,67 @@ type Traffic struct {
 type Volume struct {
 	Messages int64 `json:"messages"`
 	Bytes    int64 `json:"bytes"`
+}
+
+// CommMatrixOn is the messages sent on one communicator in an interval,
+// counted as CommMatrix counts them, indexed [sender][receiver] by the
+// position of the world rank in Ranks.
+type CommMatrixOn struct {
+	// Comm names the communicator as the program made it: "world",
+	// "self", or the creating function without its MPI_/MPI_Comm_
+	// prefix, lower-cased, and the parent's name: "dup of world",
+	// "split #2 of world" (#k: the k-th communicator that function made
+	// from that parent on the communicator's lowest rank, given when it
+	// made more than one), "create of dup of world".
+	Comm string `json:"comm"`
+	// Size is the number of its processes (both groups of an
+	// intercommunicator); Ranks their world ranks, increasing.
+	Size     int       `json:"size"`
+	Inter    bool      `json:"inter,omitempty"`
+	Ranks    []int     `json:"ranks"`
+	Messages [][]int64 `json:"messages"`
+	Bytes    [][]int64 `json:"bytes"`
+}
+
+// SizeBin is one power-of-two class of the messages received in an
+// interval: sizes from MinBytes to MaxBytes (0 to 0 for empty messages,
+// else 2^(k−1) to 2^k − 1).
+type SizeBin struct {
+	MinBytes uint64 `json:"min_bytes"`
+	MaxBytes uint64 `json:"max_bytes"`
+	Messages int64  `json:"messages"`
+	Bytes    int64  `json:"bytes"`
+	// Latency is the mean time from the entry of a message's send to the
+	// exit of the call that received it (the receive, the Wait or Test
+	// that completed it, the matched probe), seconds on the corrected
+	// global clock (docs/report-format.md).
+	Latency float64 `json:"latency"`
+	// Throughput is Bytes over the summed latency, bytes per second; 0
+	// when the summed latency is 0.
+	Throughput float64 `json:"throughput"`
+}
+
+// RankProfile is a processor's call mix and grain in an interval
+// (embedded in Rank).
+type RankProfile struct {
+	// CallMix is the MPI functions the processor called, by decreasing
+	// time; absent when it called none.
+	CallMix []CallMix `json:"call_mix,omitempty"`
+	// Gaps is the number of gaps between consecutive MPI calls that end
+	// at a call of the interval; GapMean and GapMedian are their mean
+	// (exact) and median (within 1/32 relative, docs/report-format.md),
+	// seconds, measured on the processor's own clock.
+	Gaps      int64   `json:"gaps"`
+	GapMean   float64 `json:"gap_mean"`
+	GapMedian float64 `json:"gap_median"`
+}
+
+// CallMix is one MPI function's share of a processor's calls and MPI time
+// in an interval.
+type CallMix struct {
+	Function  string  `json:"function"`
+	Calls     int64   `json:"calls"`
+	Time      float64 `json:"time"`
+	CallShare float64 `json:"call_share"` // of the processor's calls in the interval
+	TimeShare float64 `json:"time_share"` // of its time in MPI calls (0 when that is 0)
 }

@@ -175,6 +175,7 @@ type Rank struct {
 	// the figures are complete.
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+	RankProfile
 }
 
 // SRC are the characteristics of one call site (characteristics.md §6) in an interval.

@@ -140,6 +140,40 @@ func Full() *report.Report {
 		Bytes:    [][]int64{{0, 81920, 0, 81920}, {81920, 0, 0, 81920}, {0, 0, 0, 0}, {40960, 40960, 0, 0}},
 	}
 	inner.Traffic = &report.Traffic{IntraNode: report.Volume{Messages: 20, Bytes: 163840}, InterNode: report.Volume{Messages: 30, Bytes: 245760}}
+	// By communicator: ranks 0 and 1 exchange on a duplicate of world,
+	// the messages to and from rank 3 go over world. Every message is
+	// received in the interval (8192 bytes: the 8192-16383 class).
+	inner.CommMatrices = []report.CommMatrixOn{
+		{Comm: "world", Size: 4, Ranks: []int{0, 1, 2, 3},
+			Messages: [][]int64{{0, 0, 0, 10}, {0, 0, 0, 10}, {0, 0, 0, 0}, {5, 5, 0, 0}},
+			Bytes:    [][]int64{{0, 0, 0, 81920}, {0, 0, 0, 81920}, {0, 0, 0, 0}, {40960, 40960, 0, 0}}},
+		{Comm: "dup of world", Size: 4, Ranks: []int{0, 1, 2, 3},
+			Messages: [][]int64{{0, 10, 0, 0}, {10, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}},
+			Bytes:    [][]int64{{0, 81920, 0, 0}, {81920, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}},
+	}
+	inner.MessageSizes = []report.SizeBin{{MinBytes: 8192, MaxBytes: 16383, Messages: 50, Bytes: 409600, Latency: 0.0004, Throughput: 409600 / 0.02}}
+	// The call mix of each processor follows from Functions; the gaps
+	// are one per call.
+	for i := range inner.Ranks {
+		r := &inner.Ranks[i]
+		var calls int64
+		var time float64
+		for _, f := range inner.Functions {
+			for _, fr := range f.Ranks {
+				if fr.Rank == r.Rank {
+					r.CallMix = append(r.CallMix, report.CallMix{Function: f.Function, Calls: fr.Calls, Time: fr.Time})
+					calls += fr.Calls
+					time += fr.Time
+				}
+			}
+		}
+		for j := range r.CallMix {
+			r.CallMix[j].CallShare = float64(r.CallMix[j].Calls) / float64(calls)
+			r.CallMix[j].TimeShare = r.CallMix[j].Time / time
+		}
+		r.Gaps = calls
+		r.GapMean, r.GapMedian = 0.03*float64(i+1), 0.025*float64(i+1)
+	}
 
 	solver := interval([]int{1}, "jacobi.c", 110, []proc{
 		{rank: 0, exeCount: 1, exec: 2.4, sendRecv: 0.20, coll: 0.12, realSync: 0.02, potSync: 0.02, timeVar: 0.004, overlap: 0.05, send: 20, recv: 20, wait: 20, ncoll: 11},
