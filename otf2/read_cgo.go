@@ -1,7 +1,7 @@
 package otf2
 
 /*
-#cgo LDFLAGS: -lotf2
+#cgo pkg-config: otf2
 #include <stdlib.h>
 #include "read_cb.h"
 */
@@ -208,7 +208,9 @@ func (a *archive) readLocation(loc uint64, fn func([]rec) error) (events uint64,
 		if a.buf.overflow != 0 {
 			return events, ld != 0, uint64(a.buf.unknown), errors.New("event record buffer overflow")
 		}
-		if n == 0 {
+		if n < a.buf.cap {
+			// Fewer events than asked for: the end. (Reading on from
+			// there is not defined; libotf2 3.0 starts over.)
 			return events, ld != 0, uint64(a.buf.unknown), nil
 		}
 	}
