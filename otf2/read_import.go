@@ -116,6 +116,16 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	}
 	st.Ranks = len(l.ranks)
 	st.Calls = map[string]uint64{}
+	// Local definition files hold the id mappings and clock offsets of
+	// their location; OTF2 makes them optional. When the archive has them
+	// for some ranks, a rank without one cannot be read faithfully.
+	hasLocal := make([]bool, len(l.ranks))
+	anyLocal := false
+	for r, loc := range l.ranks {
+		if _, err := os.Stat(filepath.Join(base, strconv.FormatUint(loc, 10)+".def")); err == nil {
+			hasLocal[r], anyLocal = true, true
+		}
+	}
 	runID := sha256.Sum256([]byte(fmt.Sprintf("otf2:%s:%d", anchor, d.globalOffset)))
 	for r, loc := range l.ranks {
 		if err := ctx.Err(); err != nil {
@@ -123,6 +133,10 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 		}
 		path := filepath.Join(outDir, fmt.Sprintf("%s.%d.trc", app, r))
 		evtFile := filepath.Join(base, strconv.FormatUint(loc, 10)+".evt")
+		if anyLocal && !hasLocal[r] {
+			warn(fmt.Sprintf("%s is missing: rank %d's id mappings and clock offsets are unknown, so its events are not imported", filepath.Join(base, strconv.FormatUint(loc, 10)+".def"), r))
+			continue
+		}
 		n, err := importRank(a, d, l, r, loc, path, evtFile, runID[:16], st.Calls, warn)
 		st.Events += n
 		if err != nil {
