@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -91,6 +92,9 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	}
 	libMu.Lock()
 	defer libMu.Unlock()
+	// libotf2's error messages are kept per thread (read_cb.c).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	a, err := openArchive(anchor)
 	if err != nil {
 		return st, err
@@ -188,6 +192,11 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 		}
 	}
 	events, localDefs, unknown, rerr := a.readLocation(loc, c.feed)
+	if want := d.eventsOf(loc); rerr == nil && want > 0 && events < want {
+		// libotf2 reads a file cut at a chunk boundary without complaint;
+		// the global definitions say how many events there were.
+		rerr = fmt.Errorf("the file ends after %d of the %d events the definitions announce", events, want)
+	}
 	if !localDefs && rerr == nil {
 		warn(fmt.Sprintf("%s: no local definitions for rank %d: its clock offsets and id mappings are not applied", evtFile, r))
 	}
@@ -204,7 +213,7 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 		calls[name] += n
 	}
 	if rerr != nil {
-		if errors.Is(rerr, errLocalDefs) {
+		if errors.Is(rerr, errOpen) {
 			warn(fmt.Sprintf("%s: rank %d cannot be read: %v; its trace is empty", evtFile, r, rerr))
 		} else {
 			warn(fmt.Sprintf("%s: rank %d's events are damaged after %d events (%.6f s): %v; its trace ends there", evtFile, r, events, float64(c.lastTime)/1e9, rerr))
