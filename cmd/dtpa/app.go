@@ -139,6 +139,11 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 				return err
 			}
 			opts.Analyze = analyze
+			done, err := importOTF2(c.Context, &opts, stderr)
+			defer done()
+			if err != nil {
+				return err
+			}
 			return Run(c.Context, opts, stdout, stderr)
 		},
 	}
