@@ -209,7 +209,7 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 	if ferr := c.flush(true); ferr != nil {
 		return events, fmt.Errorf("%s: %w", path, ferr)
 	}
-	for name, n := range c.calls {
+	for name, n := range c.calls() {
 		calls[name] += n
 	}
 	if rerr != nil {
