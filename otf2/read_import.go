@@ -130,6 +130,13 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 			hasLocal[r], anyLocal = true, true
 		}
 	}
+	// The queue of calls, sized for the largest location (calls are at
+	// most half its events), within reason.
+	var most uint64
+	for _, loc := range l.ranks {
+		most = max(most, d.eventsOf(loc))
+	}
+	pend := make([]traceformat.Event, 0, min(most/2+flushEvery, 1<<16))
 	runID := sha256.Sum256([]byte(fmt.Sprintf("otf2:%s:%d", anchor, d.globalOffset)))
 	for r, loc := range l.ranks {
 		if err := ctx.Err(); err != nil {
@@ -141,7 +148,7 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 			warn(fmt.Sprintf("%s is missing: rank %d's id mappings and clock offsets are unknown, so its events are not imported", filepath.Join(base, strconv.FormatUint(loc, 10)+".def"), r))
 			continue
 		}
-		n, err := importRank(a, d, l, r, loc, path, evtFile, runID[:16], st.Calls, warn)
+		n, err := importRank(a, d, l, r, loc, path, evtFile, runID[:16], st.Calls, &pend, warn)
 		st.Events += n
 		if err != nil {
 			return st, err
@@ -153,7 +160,7 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 
 // importRank writes rank r's trace file from location loc.
 func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile string, runID []byte,
-	calls map[string]uint64, warn func(string)) (uint64, error) {
+	calls map[string]uint64, pend *[]traceformat.Event, warn func(string)) (uint64, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err
@@ -179,7 +186,8 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	c := newConverter(d, l, r, w)
+	c := newConverter(d, l, r, w, *pend)
+	defer func() { *pend = c.pend }()
 	if err := w.WriteDefinitions(&tracepb.Definitions{Communicators: c.rc.defs}); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
@@ -221,7 +229,7 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 		return events, nil // no footer: the analyzer treats the file as cut short
 	}
 	stop := tracepb.Footer_FINALIZE
-	if !c.finalized {
+	if !c.finalized && !c.programEnd {
 		stop = tracepb.Footer_EXIT
 	}
 	if err := w.Close(&tracepb.Footer{StopReason: stop, EndLocalNs: c.lastTime}); err != nil {

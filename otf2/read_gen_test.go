@@ -1,0 +1,127 @@
+package otf2
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// mpiWriter writes a synthetic OTF2 archive of an MPI run as Score-P
+// would: argv[2] ranks in a ring, argv[3] iterations of MPI_Send to the
+// next rank, MPI_Recv from the previous one and MPI_Allreduce, 10 events
+// per iteration, then PROGRAM_END. Built with the system's C compiler against libotf2, since
+// test files cannot use cgo.
+const mpiWriter = `
+#include <otf2/otf2.h>
+#include <stdio.h>
+#include <stdlib.h>
+static OTF2_FlushType pre(void *u, OTF2_FileType f, OTF2_LocationRef l, void *c, bool final) { return OTF2_FLUSH; }
+static OTF2_TimeStamp post(void *u, OTF2_FileType f, OTF2_LocationRef l) { return 0; }
+static OTF2_FlushCallbacks flush = { .otf2_pre_flush = pre, .otf2_post_flush = post };
+enum { R_SEND, R_RECV, R_ALLREDUCE };
+int main(int argc, char **argv) {
+    int n = atoi(argv[2]);
+    long iters = atol(argv[3]);
+    OTF2_Archive *a = OTF2_Archive_Open(argv[1], "traces", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
+                                        OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    if (!a) return 1;
+    OTF2_Archive_SetFlushCallbacks(a, &flush, NULL);
+    OTF2_Archive_SetSerialCollectiveCallbacks(a);
+    OTF2_Archive_OpenEvtFiles(a);
+    for (int r = 0; r < n; r++) {
+        OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(a, r);
+        uint64_t t = 1000;
+        for (long i = 0; i < iters; i++) {
+            OTF2_EvtWriter_Enter(w, NULL, t += 100, R_SEND);
+            OTF2_EvtWriter_MpiSend(w, NULL, t += 10, (r + 1) % n, 0, 7, 64);
+            OTF2_EvtWriter_Leave(w, NULL, t += 10, R_SEND);
+            OTF2_EvtWriter_Enter(w, NULL, t += 100, R_RECV);
+            OTF2_EvtWriter_MpiRecv(w, NULL, t += 10, (r + n - 1) % n, 0, 7, 64);
+            OTF2_EvtWriter_Leave(w, NULL, t += 10, R_RECV);
+            OTF2_EvtWriter_Enter(w, NULL, t += 100, R_ALLREDUCE);
+            OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t += 1);
+            OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t += 10, OTF2_COLLECTIVE_OP_ALLREDUCE, 0,
+                                            OTF2_UNDEFINED_UINT32, 8, 8);
+            OTF2_EvtWriter_Leave(w, NULL, t += 1, R_ALLREDUCE);
+        }
+        OTF2_EvtWriter_ProgramEnd(w, NULL, t += 10, 0);
+        OTF2_Archive_CloseEvtWriter(a, w);
+    }
+    OTF2_Archive_CloseEvtFiles(a);
+    OTF2_Archive_OpenDefFiles(a);
+    for (int r = 0; r < n; r++) OTF2_Archive_CloseDefWriter(a, OTF2_Archive_GetDefWriter(a, r));
+    OTF2_Archive_CloseDefFiles(a);
+    OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(a);
+    OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, 1000 + iters * 400, OTF2_UNDEFINED_TIMESTAMP);
+    const char *s[] = {"", "MPI_Send", "MPI_Recv", "MPI_Allreduce", "node", "process", "thread", "MPI_COMM_WORLD"};
+    for (int i = 0; i < 8; i++) OTF2_GlobalDefWriter_WriteString(g, i, s[i]);
+    OTF2_GlobalDefWriter_WriteRegion(g, R_SEND, 1, 1, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
+                                     OTF2_REGION_FLAG_NONE, 0, 0, 0);
+    OTF2_GlobalDefWriter_WriteRegion(g, R_RECV, 2, 2, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
+                                     OTF2_REGION_FLAG_NONE, 0, 0, 0);
+    OTF2_GlobalDefWriter_WriteRegion(g, R_ALLREDUCE, 3, 3, 0, OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_PARADIGM_MPI,
+                                     OTF2_REGION_FLAG_NONE, 0, 0, 0);
+    OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 4, 4, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+    uint64_t *members = calloc(n, sizeof *members);
+    for (int r = 0; r < n; r++) {
+        OTF2_GlobalDefWriter_WriteLocationGroup(g, r, 5, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
+                                                OTF2_UNDEFINED_LOCATION_GROUP);
+        OTF2_GlobalDefWriter_WriteLocation(g, r, 6, OTF2_LOCATION_TYPE_CPU_THREAD, iters * 10 + 1, r);
+        members[r] = r;
+    }
+    OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                                    OTF2_GROUP_FLAG_NONE, n, members);
+    OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                    OTF2_GROUP_FLAG_NONE, n, members);
+    OTF2_GlobalDefWriter_WriteComm(g, 0, 7, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+    return OTF2_Archive_Close(a) == OTF2_SUCCESS ? 0 : 1;
+}
+`
+
+// writeMPIArchive writes mpiWriter's archive into dir and returns its
+// experiment directory.
+func writeMPIArchive(t testing.TB, dir string, ranks, iters int) string {
+	t.Helper()
+	src := filepath.Join(dir, "mpiwriter.c")
+	if err := os.WriteFile(src, []byte(mpiWriter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	flags, err := exec.Command("pkg-config", "--cflags", "--libs", "otf2").Output()
+	if err != nil {
+		t.Fatalf("pkg-config otf2 (libopen-trace-format2-dev, scripts/deps.sh): %v", err)
+	}
+	bin := filepath.Join(dir, "mpiwriter")
+	if out, err := exec.Command("cc", append([]string{"-O2", "-o", bin, src}, strings.Fields(string(flags))...)...).CombinedOutput(); err != nil {
+		t.Fatalf("building the OTF2 writer: %v\n%s", err, out)
+	}
+	archive := filepath.Join(dir, "synthetic")
+	if out, err := exec.Command(bin, archive, strconv.Itoa(ranks), strconv.Itoa(iters)).CombinedOutput(); err != nil {
+		t.Fatalf("writing the archive: %v\n%s", err, out)
+	}
+	return archive
+}
+
+// The synthetic ring: every call converted, each receive waiting 0 (the
+// sends are entered 220 ns earlier on every rank).
+func TestSyntheticRing(t *testing.T) {
+	im := importArchive(t, writeMPIArchive(t, t.TempDir(), 3, 1000))
+	if im.stats.Events != 3*(1000*10+1) {
+		t.Errorf("%d events, want 30003", im.stats.Events)
+	}
+	want := "map[MPI_Allreduce:3000 MPI_Recv:3000 MPI_Send:3000]"
+	if got := fmtCalls(im.stats.Calls); got != want {
+		t.Errorf("calls %s, want %s", got, want)
+	}
+	rep, warns := im.analyze(t)
+	if len(warns) > 0 || len(im.warns) > 0 {
+		t.Errorf("warnings: %q %q", im.warns, warns)
+	}
+	for _, rk := range rep.Intervals[0].Ranks {
+		if rk.RealSync != 0 || rk.PotentialSync != 0 {
+			t.Errorf("rank %d: Real Sync %v, Potential Sync %v; want 0", rk.Rank, rk.RealSync, rk.PotentialSync)
+		}
+	}
+}
