@@ -12,7 +12,8 @@ import (
 // mpiWriter writes a synthetic OTF2 archive of an MPI run as Score-P
 // would: argv[2] ranks in a ring, argv[3] iterations of MPI_Send to the
 // next rank, MPI_Recv from the previous one and MPI_Allreduce, 10 events
-// per iteration, then PROGRAM_END. Built with the system's C compiler against libotf2, since
+// per iteration, then PROGRAM_END; with a fourth argument, before the end,
+// an MPI_Comm_split and a late send on the new communicator. Built with the system's C compiler against libotf2, since
 // test files cannot use cgo.
 const mpiWriter = `
 #include <otf2/otf2.h>
@@ -21,10 +22,11 @@ const mpiWriter = `
 static OTF2_FlushType pre(void *u, OTF2_FileType f, OTF2_LocationRef l, void *c, bool final) { return OTF2_FLUSH; }
 static OTF2_TimeStamp post(void *u, OTF2_FileType f, OTF2_LocationRef l) { return 0; }
 static OTF2_FlushCallbacks flush = { .otf2_pre_flush = pre, .otf2_post_flush = post };
-enum { R_SEND, R_RECV, R_ALLREDUCE };
+enum { R_SEND, R_RECV, R_ALLREDUCE, R_SPLIT };
 int main(int argc, char **argv) {
     int n = atoi(argv[2]);
     long iters = atol(argv[3]);
+    int split = argc > 4;
     OTF2_Archive *a = OTF2_Archive_Open(argv[1], "traces", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
                                         OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!a) return 1;
@@ -47,6 +49,26 @@ int main(int argc, char **argv) {
                                             OTF2_UNDEFINED_UINT32, 8, 8);
             OTF2_EvtWriter_Leave(w, NULL, t += 1, R_ALLREDUCE);
         }
+        if (split) {
+            // MPI_Comm_split of WORLD: ranks 1 and 2 form communicator 1;
+            // then its rank 0 (world 1) sends, 1 ms late, to its rank 1
+            // (world 2), which waits in MPI_Recv from t + 100.
+            OTF2_EvtWriter_Enter(w, NULL, t += 100, R_SPLIT);
+            OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t += 1);
+            if (r == 1 || r == 2) OTF2_EvtWriter_CommCreate(w, NULL, t += 1, 1);
+            OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, t += 10, OTF2_COLLECTIVE_OP_CREATE_HANDLE, 0,
+                                            OTF2_UNDEFINED_UINT32, 0, 0);
+            OTF2_EvtWriter_Leave(w, NULL, t += 1, R_SPLIT);
+            if (r == 1) {
+                OTF2_EvtWriter_Enter(w, NULL, t + 1000000, R_SEND);
+                OTF2_EvtWriter_MpiSend(w, NULL, t + 1000010, 1, 1, 9, 8);
+                OTF2_EvtWriter_Leave(w, NULL, t += 1000020, R_SEND);
+            } else if (r == 2) {
+                OTF2_EvtWriter_Enter(w, NULL, t + 100, R_RECV);
+                OTF2_EvtWriter_MpiRecv(w, NULL, t + 1000030, 0, 1, 9, 8);
+                OTF2_EvtWriter_Leave(w, NULL, t += 1000040, R_RECV);
+            }
+        }
         OTF2_EvtWriter_ProgramEnd(w, NULL, t += 10, 0);
         OTF2_Archive_CloseEvtWriter(a, w);
     }
@@ -56,8 +78,11 @@ int main(int argc, char **argv) {
     OTF2_Archive_CloseDefFiles(a);
     OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(a);
     OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, 1000 + iters * 400, OTF2_UNDEFINED_TIMESTAMP);
-    const char *s[] = {"", "MPI_Send", "MPI_Recv", "MPI_Allreduce", "node", "process", "thread", "MPI_COMM_WORLD"};
-    for (int i = 0; i < 8; i++) OTF2_GlobalDefWriter_WriteString(g, i, s[i]);
+    const char *s[] = {"", "MPI_Send", "MPI_Recv", "MPI_Allreduce", "node", "process", "thread", "MPI_COMM_WORLD",
+                       "MPI_Comm_split"};
+    for (int i = 0; i < 9; i++) OTF2_GlobalDefWriter_WriteString(g, i, s[i]);
+    OTF2_GlobalDefWriter_WriteRegion(g, R_SPLIT, 8, 8, 0, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI,
+                                     OTF2_REGION_FLAG_NONE, 0, 0, 0);
     OTF2_GlobalDefWriter_WriteRegion(g, R_SEND, 1, 1, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
                                      OTF2_REGION_FLAG_NONE, 0, 0, 0);
     OTF2_GlobalDefWriter_WriteRegion(g, R_RECV, 2, 2, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
@@ -69,7 +94,9 @@ int main(int argc, char **argv) {
     for (int r = 0; r < n; r++) {
         OTF2_GlobalDefWriter_WriteLocationGroup(g, r, 5, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
                                                 OTF2_UNDEFINED_LOCATION_GROUP);
-        OTF2_GlobalDefWriter_WriteLocation(g, r, 6, OTF2_LOCATION_TYPE_CPU_THREAD, iters * 10 + 1, r);
+        uint64_t events = iters * 10 + 1;
+        if (split) events += (r == 1 || r == 2) ? 8 : 4;
+        OTF2_GlobalDefWriter_WriteLocation(g, r, 6, OTF2_LOCATION_TYPE_CPU_THREAD, events, r);
         members[r] = r;
     }
     OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
@@ -77,13 +104,19 @@ int main(int argc, char **argv) {
     OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
                                     OTF2_GROUP_FLAG_NONE, n, members);
     OTF2_GlobalDefWriter_WriteComm(g, 0, 7, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
+    if (split) {
+        uint64_t sub[] = {1, 2};
+        OTF2_GlobalDefWriter_WriteGroup(g, 2, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
+                                        OTF2_GROUP_FLAG_NONE, 2, sub);
+        OTF2_GlobalDefWriter_WriteComm(g, 1, 0, 2, 0, OTF2_COMM_FLAG_NONE);
+    }
     return OTF2_Archive_Close(a) == OTF2_SUCCESS ? 0 : 1;
 }
 `
 
 // writeMPIArchive writes mpiWriter's archive into dir and returns its
 // experiment directory.
-func writeMPIArchive(t testing.TB, dir string, ranks, iters int) string {
+func writeMPIArchive(t testing.TB, dir string, ranks, iters int, split ...bool) string {
 	t.Helper()
 	src := filepath.Join(dir, "mpiwriter.c")
 	if err := os.WriteFile(src, []byte(mpiWriter), 0o644); err != nil {
@@ -98,7 +131,11 @@ func writeMPIArchive(t testing.TB, dir string, ranks, iters int) string {
 		t.Fatalf("building the OTF2 writer: %v\n%s", err, out)
 	}
 	archive := filepath.Join(dir, "synthetic")
-	if out, err := exec.Command(bin, archive, strconv.Itoa(ranks), strconv.Itoa(iters)).CombinedOutput(); err != nil {
+	args := []string{archive, strconv.Itoa(ranks), strconv.Itoa(iters)}
+	if len(split) > 0 && split[0] {
+		args = append(args, "split")
+	}
+	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("writing the archive: %v\n%s", err, out)
 	}
 	return archive
@@ -123,5 +160,34 @@ func TestSyntheticRing(t *testing.T) {
 		if rk.RealSync != 0 || rk.PotentialSync != 0 {
 			t.Errorf("rank %d: Real Sync %v, Potential Sync %v; want 0", rk.Rank, rk.RealSync, rk.PotentialSync)
 		}
+	}
+}
+
+// A communicator made by MPI_Comm_split (Score-P: COMM_CREATE inside the
+// call, a CREATE_HANDLE collective on the parent): its members are world
+// ranks 1 and 2, and the message on it names peers by communicator rank.
+// Rank 1 sends 1 ms late: rank 2's MPI_Recv, entered at t + 100 ns, waits
+// until the send's entry at t + 1,000,000 ns: Real Sync 999,900 ns.
+func TestSyntheticSplitCommunicator(t *testing.T) {
+	im := importArchive(t, writeMPIArchive(t, t.TempDir(), 4, 10, true))
+	if got := fmtCalls(im.stats.Calls); got != "map[MPI_Allreduce:40 MPI_Comm_split:4 MPI_Recv:41 MPI_Send:41]" {
+		t.Errorf("calls %s", got)
+	}
+	rep, warns := im.analyze(t)
+	if len(warns) > 0 || len(im.warns) > 0 {
+		t.Errorf("warnings: %q %q", im.warns, warns)
+	}
+	for _, rk := range rep.Intervals[0].Ranks {
+		want := 0.0
+		if rk.Rank == 2 {
+			want = 999_900e-9
+		}
+		if d := rk.RealSync - want; d > 1e-12 || d < -1e-12 {
+			t.Errorf("rank %d: Real Sync %.9f s, want %.9f s", rk.Rank, rk.RealSync, want)
+		}
+	}
+	w := waitsBy(rep)
+	if got := w["late_sender"][2]; got < 999_899e-9 || got > 999_901e-9 {
+		t.Errorf("rank 2's late_sender wait %.9f s, want 0.000999900 s", got)
 	}
 }
