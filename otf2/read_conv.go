@@ -67,7 +67,8 @@ type converter struct {
 // maxPending bounds the calls held back for an uncompleted nonblocking
 // receive; beyond it that receive is written with a wildcard source and
 // tag on MPI_COMM_WORLD (its completion still carries the actual ones).
-const maxPending = 1 << 20
+// A variable for tests.
+var maxPending = 1 << 20
 
 // flushEvery is the batch size written to our trace file.
 const flushEvery = 4096

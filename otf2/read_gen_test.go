@@ -1,6 +1,7 @@
 package otf2
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,20 +14,25 @@ import (
 // would: argv[2] ranks in a ring, argv[3] iterations of MPI_Send to the
 // next rank, MPI_Recv from the previous one and MPI_Allreduce, 10 events
 // per iteration, then PROGRAM_END; with a fourth argument, before the end,
-// an MPI_Comm_split and a late send on the new communicator. Built with the system's C compiler against libotf2, since
+// "split": an MPI_Comm_split and a late send on the new communicator;
+// "nb": a ring of MPI_Irecv, MPI_Isend and their MPI_Wait, with rank 0's
+// sender late; "nb-open": the same after a first MPI_Irecv never completed. Built with the system's C
+// compiler against libotf2, since
 // test files cannot use cgo.
 const mpiWriter = `
 #include <otf2/otf2.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 static OTF2_FlushType pre(void *u, OTF2_FileType f, OTF2_LocationRef l, void *c, bool final) { return OTF2_FLUSH; }
 static OTF2_TimeStamp post(void *u, OTF2_FileType f, OTF2_LocationRef l) { return 0; }
 static OTF2_FlushCallbacks flush = { .otf2_pre_flush = pre, .otf2_post_flush = post };
-enum { R_SEND, R_RECV, R_ALLREDUCE, R_SPLIT };
+enum { R_SEND, R_RECV, R_ALLREDUCE, R_SPLIT, R_ISEND, R_IRECV, R_WAIT };
 int main(int argc, char **argv) {
     int n = atoi(argv[2]);
     long iters = atol(argv[3]);
-    int split = argc > 4;
+    const char *mode = argc > 4 ? argv[4] : "";
+    int split = strcmp(mode, "split") == 0, nb = strncmp(mode, "nb", 2) == 0, open = strcmp(mode, "nb-open") == 0;
     OTF2_Archive *a = OTF2_Archive_Open(argv[1], "traces", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
                                         OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!a) return 1;
@@ -36,6 +42,11 @@ int main(int argc, char **argv) {
     for (int r = 0; r < n; r++) {
         OTF2_EvtWriter *w = OTF2_Archive_GetEvtWriter(a, r);
         uint64_t t = 1000;
+        if (open) {
+            OTF2_EvtWriter_Enter(w, NULL, t += 10, R_IRECV);
+            OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t += 5, 3);
+            OTF2_EvtWriter_Leave(w, NULL, t += 5, R_IRECV);
+        }
         for (long i = 0; i < iters; i++) {
             OTF2_EvtWriter_Enter(w, NULL, t += 100, R_SEND);
             OTF2_EvtWriter_MpiSend(w, NULL, t += 10, (r + 1) % n, 0, 7, 64);
@@ -69,6 +80,28 @@ int main(int argc, char **argv) {
                 OTF2_EvtWriter_Leave(w, NULL, t += 1000040, R_RECV);
             }
         }
+        if (nb) {
+            // Rank r posts MPI_Irecv from r-1 at t, computes r ms, then
+            // MPI_Isend to r+1 at t + 100 + r ms, MPI_Wait for it, MPI_Wait
+            // for the receive from t + 300 + r ms. Rank 0 receives from
+            // rank n-1, whose send is entered (n-1) ms after t + 100: it
+            // waits (n-1) ms − 200 ns; the others' sends were earlier.
+            uint64_t d = (uint64_t)r * 1000000, last = (uint64_t)(n - 1) * 1000000;
+            OTF2_EvtWriter_Enter(w, NULL, t, R_IRECV);
+            OTF2_EvtWriter_MpiIrecvRequest(w, NULL, t + 5, 2);
+            OTF2_EvtWriter_Leave(w, NULL, t + 10, R_IRECV);
+            OTF2_EvtWriter_Enter(w, NULL, t + 100 + d, R_ISEND);
+            OTF2_EvtWriter_MpiIsend(w, NULL, t + 105 + d, (r + 1) % n, 0, 5, 16, 1);
+            OTF2_EvtWriter_Leave(w, NULL, t + 110 + d, R_ISEND);
+            OTF2_EvtWriter_Enter(w, NULL, t + 200 + d, R_WAIT);
+            OTF2_EvtWriter_MpiIsendComplete(w, NULL, t + 205 + d, 1);
+            OTF2_EvtWriter_Leave(w, NULL, t + 210 + d, R_WAIT);
+            uint64_t done = r == 0 ? t + 300 + last : t + 305 + d;
+            OTF2_EvtWriter_Enter(w, NULL, t + 300 + d, R_WAIT);
+            OTF2_EvtWriter_MpiIrecv(w, NULL, done, (r + n - 1) % n, 0, 5, 16, 2);
+            OTF2_EvtWriter_Leave(w, NULL, done + 5, R_WAIT);
+            t += last + 1000;
+        }
         OTF2_EvtWriter_ProgramEnd(w, NULL, t += 10, 0);
         OTF2_Archive_CloseEvtWriter(a, w);
     }
@@ -79,8 +112,14 @@ int main(int argc, char **argv) {
     OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(a);
     OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, 1000 + iters * 400, OTF2_UNDEFINED_TIMESTAMP);
     const char *s[] = {"", "MPI_Send", "MPI_Recv", "MPI_Allreduce", "node", "process", "thread", "MPI_COMM_WORLD",
-                       "MPI_Comm_split"};
-    for (int i = 0; i < 9; i++) OTF2_GlobalDefWriter_WriteString(g, i, s[i]);
+                       "MPI_Comm_split", "MPI_Isend", "MPI_Irecv", "MPI_Wait"};
+    for (int i = 0; i < 12; i++) OTF2_GlobalDefWriter_WriteString(g, i, s[i]);
+    OTF2_GlobalDefWriter_WriteRegion(g, R_ISEND, 9, 9, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
+                                     OTF2_REGION_FLAG_NONE, 0, 0, 0);
+    OTF2_GlobalDefWriter_WriteRegion(g, R_IRECV, 10, 10, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
+                                     OTF2_REGION_FLAG_NONE, 0, 0, 0);
+    OTF2_GlobalDefWriter_WriteRegion(g, R_WAIT, 11, 11, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
+                                     OTF2_REGION_FLAG_NONE, 0, 0, 0);
     OTF2_GlobalDefWriter_WriteRegion(g, R_SPLIT, 8, 8, 0, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI,
                                      OTF2_REGION_FLAG_NONE, 0, 0, 0);
     OTF2_GlobalDefWriter_WriteRegion(g, R_SEND, 1, 1, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
@@ -96,6 +135,7 @@ int main(int argc, char **argv) {
                                                 OTF2_UNDEFINED_LOCATION_GROUP);
         uint64_t events = iters * 10 + 1;
         if (split) events += (r == 1 || r == 2) ? 8 : 4;
+        if (nb) events += 12 + (open ? 3 : 0);
         OTF2_GlobalDefWriter_WriteLocation(g, r, 6, OTF2_LOCATION_TYPE_CPU_THREAD, events, r);
         members[r] = r;
     }
@@ -116,7 +156,7 @@ int main(int argc, char **argv) {
 
 // writeMPIArchive writes mpiWriter's archive into dir and returns its
 // experiment directory.
-func writeMPIArchive(t testing.TB, dir string, ranks, iters int, split ...bool) string {
+func writeMPIArchive(t testing.TB, dir string, ranks, iters int, mode ...string) string {
 	t.Helper()
 	src := filepath.Join(dir, "mpiwriter.c")
 	if err := os.WriteFile(src, []byte(mpiWriter), 0o644); err != nil {
@@ -132,9 +172,7 @@ func writeMPIArchive(t testing.TB, dir string, ranks, iters int, split ...bool) 
 	}
 	archive := filepath.Join(dir, "synthetic")
 	args := []string{archive, strconv.Itoa(ranks), strconv.Itoa(iters)}
-	if len(split) > 0 && split[0] {
-		args = append(args, "split")
-	}
+	args = append(args, mode...)
 	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("writing the archive: %v\n%s", err, out)
 	}
@@ -169,7 +207,7 @@ func TestSyntheticRing(t *testing.T) {
 // Rank 1 sends 1 ms late: rank 2's MPI_Recv, entered at t + 100 ns, waits
 // until the send's entry at t + 1,000,000 ns: Real Sync 999,900 ns.
 func TestSyntheticSplitCommunicator(t *testing.T) {
-	im := importArchive(t, writeMPIArchive(t, t.TempDir(), 4, 10, true))
+	im := importArchive(t, writeMPIArchive(t, t.TempDir(), 4, 10, "split"))
 	if got := fmtCalls(im.stats.Calls); got != "map[MPI_Allreduce:40 MPI_Comm_split:4 MPI_Recv:41 MPI_Send:41]" {
 		t.Errorf("calls %s", got)
 	}
@@ -189,5 +227,52 @@ func TestSyntheticSplitCommunicator(t *testing.T) {
 	w := waitsBy(rep)
 	if got := w["late_sender"][2]; got < 999_899e-9 || got > 999_901e-9 {
 		t.Errorf("rank 2's late_sender wait %.9f s, want 0.000999900 s", got)
+	}
+}
+
+// Nonblocking ring of 3 ranks: each MPI_Irecv's source, tag, communicator
+// and size come from its completion (MPI_IRECV inside MPI_Wait); each
+// MPI_Isend completes in an MPI_Wait. Rank 0 waits for the receive from
+// t + 300 ns; its sender, rank 2, enters MPI_Isend at t + 100 + 2 ms: Real
+// Sync 1,999,800 ns; the other ranks' senders were earlier. An MPI_Irecv
+// never completed, posted first, holds every later call back until the
+// end, or, past maxPending calls, is written as a receive from any source
+// (here with maxPending 64): either way with a warning, and the same
+// figures.
+func TestSyntheticNonblocking(t *testing.T) {
+	for _, c := range []struct {
+		mode       string
+		maxPending int
+	}{{"nb", 1 << 20}, {"nb-open", 1 << 20}, {"nb-open", 64}} {
+		mode := c.mode
+		t.Run(fmt.Sprint(mode, c.maxPending), func(t *testing.T) {
+			defer func(m int) { maxPending = m }(maxPending)
+			maxPending = c.maxPending
+			im := importArchive(t, writeMPIArchive(t, t.TempDir(), 3, 1500, mode))
+			irecvs := 3
+			if mode == "nb-open" {
+				irecvs = 6
+				if !hasWarning(im.warns, "1 nonblocking receives were not completed") {
+					t.Errorf("no warning about the open receive: %q", im.warns)
+				}
+			} else if len(im.warns) > 0 {
+				t.Errorf("warnings: %q", im.warns)
+			}
+			want := fmt.Sprintf("map[MPI_Allreduce:4500 MPI_Irecv:%d MPI_Isend:3 MPI_Recv:4500 MPI_Send:4500 MPI_Wait:6]", irecvs)
+			if got := fmtCalls(im.stats.Calls); got != want {
+				t.Errorf("calls %s, want %s", got, want)
+			}
+			rep, warns := im.analyze(t)
+			t.Logf("analyzer warnings: %q", warns)
+			for _, rk := range rep.Intervals[0].Ranks {
+				want := 0.0
+				if rk.Rank == 0 {
+					want = 1_999_800e-9
+				}
+				if d := rk.RealSync - want; d > 1e-12 || d < -1e-12 {
+					t.Errorf("rank %d: Real Sync %.9f s, want %.9f s", rk.Rank, rk.RealSync, want)
+				}
+			}
+		})
 	}
 }

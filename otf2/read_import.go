@@ -211,11 +211,11 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 	if unknown > 0 {
 		warn(fmt.Sprintf("%s: %d events of record types this libotf2 does not know were skipped", evtFile, unknown))
 	}
-	for _, msg := range c.warnings(evtFile) {
-		warn(msg)
-	}
 	if ferr := c.flush(true); ferr != nil {
 		return events, fmt.Errorf("%s: %w", path, ferr)
+	}
+	for _, msg := range c.warnings(evtFile) {
+		warn(msg)
 	}
 	for name, n := range c.calls() {
 		calls[name] += n
