@@ -74,7 +74,11 @@ func IsArchive(path string) bool {
 // What the archive lacks or the format cannot carry goes to warn, one
 // sentence each. A location whose events are damaged is converted up to
 // the damage and its file left without a footer, as the tracer leaves the
-// file of a process that died; the other ranks are converted whole.
+// file of a process that died; the other ranks are converted whole. The
+// files are written without zstd compression: they are made to be
+// analysed (dtpa removes its temporary conversion afterwards), and the
+// compression would cost more than the whole conversion otherwise (the
+// shape-table coding alone gives about 8 bytes per call).
 func Import(ctx context.Context, archivePath, outDir, app string, warn func(string)) (ImportStats, error) {
 	if warn == nil {
 		warn = func(string) {}
@@ -182,7 +186,7 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 			"otf2.location":         strconv.FormatUint(loc, 10),
 		}},
 	}
-	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{})
+	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{Raw: true})
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
