@@ -76,7 +76,8 @@ USAGE:
 ARGUMENTS:
    app     the traces <app>.0.trc, <app>.1.trc ... (from dtrun), named by the program as run
            (app, ./app, some/dir/app), by one of them (app.0.trc) or by the directory
-           holding them; when none match, dtpa lists the tasks whose traces it sees
+           holding them; when none match, dtpa lists the tasks whose traces it sees;
+           or a Score-P OTF2 archive: its experiment directory or its traces.otf2 anchor file
    level   deepest interval nesting level reported; absent = all, 0 = whole program only
 
 OPTIONS (one or two dashes: -wp and --wp are the same; options come before <app>):
@@ -154,6 +155,11 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 				return err
 			}
 			opts.Analyze = analyze
+			done, err := importOTF2(c.Context, &opts, stderr)
+			defer done()
+			if err != nil {
+				return err
+			}
 			return Run(c.Context, opts, stdout, stderr)
 		},
 	}
