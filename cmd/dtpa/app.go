@@ -43,7 +43,7 @@ var (
 	flagHTML   = switchFlag("html", "write a self-contained HTML page (charts, tables, a timeline of every rank) instead of the .trpa text; use with -o FILE")
 	flagExport = &cli.StringFlag{
 		Name:  "export",
-		Usage: "write the run as `FORMAT` instead of a report; chrome: trace-event JSON for Perfetto UI or chrome://tracing (MPI calls per rank, a flow per message, intervals); use with -o FILE",
+		Usage: "write the run as `FORMAT` instead of a report; chrome: trace-event JSON for Perfetto UI or chrome://tracing (MPI calls per rank, a flow per message, intervals), use with -o FILE; otf2: an OTF2 archive for Vampir, Scalasca and the OTF2 tools, use with -o DIR",
 	}
 	flagDir = &cli.StringFlag{
 		Name:  "dir",
@@ -107,6 +107,8 @@ EXAMPLES:
    dtpa --html -o jacobi.html jacobi
    # Every MPI call and message, to open in https://ui.perfetto.dev or chrome://tracing:
    dtpa --export chrome -o jacobi.json jacobi
+   # The run as an OTF2 archive (open jacobi-otf2/traces.otf2 in Vampir, or scout.mpi it):
+   dtpa --export otf2 -o jacobi-otf2 jacobi
 
 EXIT STATUS:
    0 report written, 1 analysis or output failed, 2 bad command line.
@@ -118,7 +120,7 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 	return &cli.App{
 		Name:                  "dtpa",
 		Usage:                 "performance report of a traced MPI run (DVM PPPA characteristics)",
-		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html | --export chrome] [--dir DIR] [--exe PATH] <app> [level]",
+		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html | --export chrome|otf2] [--dir DIR] [--exe PATH] <app> [level]",
 		CustomAppHelpTemplate: helpTemplate,
 		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagExport, flagDir, flagExe},
 		HideHelpCommand:       true,
@@ -169,8 +171,11 @@ func optionsFrom(c *cli.Context) (Options, error) {
 		return Options{}, usagef("--json and --html exclude each other")
 	}
 	if c.IsSet(flagExport.Name) {
-		if opts.Export != "chrome" {
-			return Options{}, usagef("--export knows one format, chrome; not %q", opts.Export)
+		if opts.Export != "chrome" && opts.Export != "otf2" {
+			return Options{}, usagef("--export knows the formats chrome and otf2; not %q", opts.Export)
+		}
+		if opts.Export == "otf2" && opts.Output == "" {
+			return Options{}, usagef("--export otf2 writes a directory: give it with -o DIR")
 		}
 		if opts.JSON || opts.HTML {
 			return Options{}, usagef("--export excludes --json and --html")
