@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing dtpa needs, only when it is missing:
-# OpenMPI, MPICH, gfortran, protoc (Debian packages) and the Go modules.
+# OpenMPI, MPICH, gfortran, protoc, libotf2 and otf2-tools (Debian packages;
+# package otf2 builds with cgo against libotf2, its tests run otf2-print) and
+# the Go modules.
 # With --test also the third-party MPI programs the end-to-end tests trace
 # (hpcc, LAMMPS) and Debian's chromium, in which the HTML report is tested
 # headless. Idempotent; needs root (or sudo) only when something is
@@ -14,6 +16,8 @@ command -v mpicc.mpich    >/dev/null || need+=(mpich libmpich-dev)
 command -v mpiexec.mpich  >/dev/null || need+=(mpich)
 command -v gfortran       >/dev/null || need+=(gfortran)
 command -v protoc         >/dev/null || need+=(protobuf-compiler)
+[ -f /usr/include/otf2/otf2.h ]       || need+=(libopen-trace-format2-dev)
+command -v otf2-print     >/dev/null || need+=(otf2-tools)
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need+=(python3-mpi4py)
 if [ "${1:-}" = "--test" ]; then
   command -v hpcc >/dev/null || need+=(hpcc)

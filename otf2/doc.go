@@ -1,0 +1,39 @@
+// Package otf2 exchanges traces with the Score-P/Scalasca/Vampir world
+// through OTF2 archives, using libotf2 (cgo) so that the rest of dtpa stays
+// pure Go.
+//
+// Reading (Import) converts an archive into dtpa's own trace files, one per
+// MPI rank, which the analyzer then analyses unchanged:
+//
+//   - Ranks: the MPI paradigm's communication-locations group lists one
+//     location per world rank, in rank order. Other CPU threads of a process
+//     are not imported (a warning says so).
+//   - Calls: the outermost region of the MPI paradigm named MPI_* entered
+//     and left is one MPI call; regions of other paradigms (user code, the
+//     program's root region) are computation. The MPI records between a
+//     call's enter and leave give its attributes: MPI_SEND/MPI_ISEND the
+//     destination, tag, size and request; MPI_RECV the source, tag and size;
+//     MPI_IRECV_REQUEST the request of MPI_Irecv, whose source, tag,
+//     communicator and size OTF2 gives only at completion (MPI_IRECV), so
+//     the Irecv is written once its completion is read; MPI_ISEND_COMPLETE,
+//     MPI_IRECV and MPI_REQUEST_CANCELLED complete requests in the wait or
+//     test that contains them; MPI_COLLECTIVE_END the communicator, root and
+//     bytes sent and received. Score-P 8 writes MPI_Init, MPI_Finalize and
+//     communicator creation as collectives of type CREATE_HANDLE and
+//     DESTROY_HANDLE: these stay system calls, as our tracer records them.
+//     Receives' posted source and tag are not in OTF2: the matched ones
+//     stand for them.
+//   - Communicators: MPI communicators with their groups (COMM_GROUP members
+//     are world ranks); peers and roots in OTF2 are, as in our format, ranks
+//     in the communicator.
+//   - Time: ticks at the archive's timer resolution, counted from its global
+//     offset, in nanoseconds. libotf2's event reader applies each location's
+//     ClockOffset definitions (linear interpolation), so all ranks are on
+//     one clock; the files record that as same-clock synchronization.
+//   - Call sites: one per MPI function (OTF2 calling contexts are not
+//     imported yet), so SRC points are per function.
+//
+// What the archive lacks or the format cannot carry (Score-P's buffer
+// flushes, measurement switched off, filtered MPI functions, MPI_Pcontrol
+// without arguments) becomes a warning, never a wrong figure.
+package otf2

@@ -1,0 +1,292 @@
+// C side of the OTF2 reader (read_cgo.go): libotf2 calls back into C for
+// every event, and a C callback per event costs a fraction of a C→Go call,
+// so the event callbacks append fixed-size records to a buffer that Go
+// decodes a chunk at a time. Definitions are few and go to Go directly.
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "read_cb.h"
+#include "_cgo_export.h"
+
+// ---------------------------------------------------------------------------
+// Errors: libotf2 prints its errors on stderr unless a callback takes them;
+// the last message of the calling thread is kept for the Go error.
+
+static __thread char dt_errmsg[512];
+
+static OTF2_ErrorCode dt_error(void *ud, const char *file, uint64_t line, const char *function,
+                               OTF2_ErrorCode code, const char *fmt, va_list va) {
+    (void)ud; (void)file; (void)line; (void)function;
+    vsnprintf(dt_errmsg, sizeof dt_errmsg, fmt, va);
+    return code;
+}
+
+void dt_errors_init(void) { OTF2_Error_RegisterCallback(dt_error, NULL); }
+
+const char *dt_last_error(void) { return dt_errmsg; }
+
+void dt_clear_error(void) { dt_errmsg[0] = 0; }
+
+// ---------------------------------------------------------------------------
+// Global definitions.
+
+static OTF2_CallbackCode def_clock(void *ud, uint64_t res, uint64_t off, uint64_t len, uint64_t realtime) {
+    dtpaOtf2Clock((uintptr_t)ud, res, off, len, realtime);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_string(void *ud, OTF2_StringRef self, const char *s) {
+    dtpaOtf2String((uintptr_t)ud, self, (char *)s);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_tree(void *ud, OTF2_SystemTreeNodeRef self, OTF2_StringRef name,
+                                  OTF2_StringRef cls, OTF2_SystemTreeNodeRef parent) {
+    dtpaOtf2TreeNode((uintptr_t)ud, self, name, cls, parent);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_region(void *ud, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef canon,
+                                    OTF2_StringRef descr, OTF2_RegionRole role, OTF2_Paradigm paradigm,
+                                    OTF2_RegionFlag flags, OTF2_StringRef file, uint32_t begin, uint32_t end) {
+    (void)canon; (void)descr; (void)flags; (void)end;
+    dtpaOtf2Region((uintptr_t)ud, self, name, role, paradigm, file, begin);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_locgroup(void *ud, OTF2_LocationGroupRef self, OTF2_StringRef name,
+                                      OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent,
+                                      OTF2_LocationGroupRef creator) {
+    (void)creator;
+    dtpaOtf2LocationGroup((uintptr_t)ud, self, name, type, parent);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_location(void *ud, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type,
+                                      uint64_t events, OTF2_LocationGroupRef group) {
+    (void)name;
+    dtpaOtf2Location((uintptr_t)ud, self, type, events, group);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_group(void *ud, OTF2_GroupRef self, OTF2_StringRef name, OTF2_GroupType type,
+                                   OTF2_Paradigm paradigm, OTF2_GroupFlag flags, uint32_t n, const uint64_t *members) {
+    (void)name; (void)flags;
+    dtpaOtf2Group((uintptr_t)ud, self, type, paradigm, n, (uint64_t *)members);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_comm(void *ud, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group,
+                                  OTF2_CommRef parent, OTF2_CommFlag flags) {
+    (void)flags;
+    dtpaOtf2Comm((uintptr_t)ud, self, name, group, parent);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_ErrorCode dt_read_global_defs(OTF2_Reader *r, uintptr_t handle, uint64_t *n) {
+    OTF2_GlobalDefReader *gdr = OTF2_Reader_GetGlobalDefReader(r);
+    if (!gdr) {
+        return OTF2_ERROR_FILE_CAN_NOT_OPEN;
+    }
+    OTF2_GlobalDefReaderCallbacks *cb = OTF2_GlobalDefReaderCallbacks_New();
+    OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cb, def_clock);
+    OTF2_GlobalDefReaderCallbacks_SetStringCallback(cb, def_string);
+    OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(cb, def_tree);
+    OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cb, def_region);
+    OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(cb, def_locgroup);
+    OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, def_location);
+    OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, def_group);
+    OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, def_comm);
+    OTF2_ErrorCode err = OTF2_Reader_RegisterGlobalDefCallbacks(r, gdr, cb, (void *)handle);
+    OTF2_GlobalDefReaderCallbacks_Delete(cb);
+    if (err != OTF2_SUCCESS) {
+        return err;
+    }
+    err = OTF2_Reader_ReadAllGlobalDefinitions(r, gdr, n);
+    OTF2_Reader_CloseGlobalDefReader(r, gdr);
+    return err;
+}
+
+// ---------------------------------------------------------------------------
+// Events.
+
+static inline dt_rec *next(void *ud, OTF2_TimeStamp t, uint32_t kind) {
+    dt_buf *b = ud;
+    if (b->n >= b->cap) {
+        b->overflow = 1;
+        return NULL;
+    }
+    dt_rec *r = &b->recs[b->n++];
+    r->time = t;
+    r->kind = kind;
+    return r;
+}
+
+#define REC(kind)                                  \
+    dt_rec *r = next(ud, t, kind);                 \
+    if (!r) return OTF2_CALLBACK_INTERRUPT;        \
+    (void)loc; (void)pos; (void)al;
+
+static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al, OTF2_RegionRef region) {
+    REC(DT_ENTER) r->ref = region;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_leave(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al, OTF2_RegionRef region) {
+    REC(DT_LEAVE) r->ref = region;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_send(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                 OTF2_AttributeList *al, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t len) {
+    REC(DT_SEND) r->ref = peer; r->comm = comm; r->tag = tag; r->len = len;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_isend(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t len,
+                                  uint64_t req) {
+    REC(DT_ISEND) r->ref = peer; r->comm = comm; r->tag = tag; r->len = len; r->req = req;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_recv(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                 OTF2_AttributeList *al, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t len) {
+    REC(DT_RECV) r->ref = peer; r->comm = comm; r->tag = tag; r->len = len;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_irecv(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t len,
+                                  uint64_t req) {
+    REC(DT_IRECV) r->ref = peer; r->comm = comm; r->tag = tag; r->len = len; r->req = req;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+#define REQ_EVENT(name, kind)                                                                        \
+    static OTF2_CallbackCode name(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,     \
+                                  OTF2_AttributeList *al, uint64_t req) {                            \
+        REC(kind) r->req = req;                                                                      \
+        return OTF2_CALLBACK_SUCCESS;                                                                \
+    }
+REQ_EVENT(ev_isend_complete, DT_ISEND_COMPLETE)
+REQ_EVENT(ev_irecv_request, DT_IRECV_REQUEST)
+REQ_EVENT(ev_request_test, DT_REQUEST_TEST)
+REQ_EVENT(ev_request_cancelled, DT_REQUEST_CANCELLED)
+
+static OTF2_CallbackCode ev_coll_end(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                     OTF2_AttributeList *al, OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root,
+                                     uint64_t sent, uint64_t received) {
+    REC(DT_COLL_END) r->ref = op; r->comm = comm; r->tag = root; r->len = sent; r->len2 = received;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_comm_create(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                        OTF2_AttributeList *al, OTF2_CommRef comm) {
+    REC(DT_COMM_CREATE) r->comm = comm;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_flush(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al, OTF2_TimeStamp stop) {
+    REC(DT_FLUSH) r->req = stop;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_onoff(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                  OTF2_AttributeList *al, OTF2_MeasurementMode mode) {
+    REC(DT_ONOFF) r->ref = mode;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_cc_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                     OTF2_AttributeList *al, OTF2_CallingContextRef cc, uint32_t unwind) {
+    (void)cc; (void)unwind;
+    REC(DT_CALLING_CONTEXT)
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_cc_sample(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                      OTF2_AttributeList *al, OTF2_CallingContextRef cc, uint32_t unwind,
+                                      OTF2_InterruptGeneratorRef gen) {
+    (void)cc; (void)unwind; (void)gen;
+    REC(DT_CALLING_CONTEXT)
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_program_end(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                        OTF2_AttributeList *al, int64_t status) {
+    (void)status;
+    REC(DT_PROGRAM_END)
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_unknown(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                    OTF2_AttributeList *al) {
+    (void)loc; (void)t; (void)pos; (void)al;
+    ((dt_buf *)ud)->unknown++;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_EvtReaderCallbacks *dt_evt_callbacks(void) {
+    OTF2_EvtReaderCallbacks *cb = OTF2_EvtReaderCallbacks_New();
+    OTF2_EvtReaderCallbacks_SetEnterCallback(cb, ev_enter);
+    OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, ev_leave);
+    OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, ev_send);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, ev_isend);
+    OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(cb, ev_isend_complete);
+    OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cb, ev_irecv_request);
+    OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, ev_recv);
+    OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, ev_irecv);
+    OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(cb, ev_request_test);
+    OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(cb, ev_request_cancelled);
+    OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, ev_coll_end);
+    OTF2_EvtReaderCallbacks_SetCommCreateCallback(cb, ev_comm_create);
+    OTF2_EvtReaderCallbacks_SetBufferFlushCallback(cb, ev_flush);
+    OTF2_EvtReaderCallbacks_SetMeasurementOnOffCallback(cb, ev_onoff);
+    OTF2_EvtReaderCallbacks_SetCallingContextEnterCallback(cb, ev_cc_enter);
+    OTF2_EvtReaderCallbacks_SetCallingContextSampleCallback(cb, ev_cc_sample);
+    OTF2_EvtReaderCallbacks_SetProgramEndCallback(cb, ev_program_end);
+    OTF2_EvtReaderCallbacks_SetUnknownCallback(cb, ev_unknown);
+    return cb;
+}
+
+OTF2_ErrorCode dt_open_location(OTF2_Reader *r, uint64_t loc, dt_buf *b, OTF2_EvtReader **out, int *local_defs) {
+    *local_defs = 0;
+    OTF2_EvtReader *er = OTF2_Reader_GetEvtReader(r, loc);
+    if (!er) {
+        return OTF2_ERROR_FILE_CAN_NOT_OPEN;
+    }
+    // The local definitions hold the mapping tables and clock offsets that
+    // the event reader applies; an archive may lack them.
+    OTF2_DefReader *dr = OTF2_Reader_GetDefReader(r, loc);
+    if (dr) {
+        uint64_t n = 0;
+        OTF2_ErrorCode err = OTF2_Reader_ReadAllLocalDefinitions(r, dr, &n);
+        OTF2_Reader_CloseDefReader(r, dr);
+        if (err != OTF2_SUCCESS) {
+            OTF2_Reader_CloseEvtReader(r, er);
+            return err;
+        }
+        *local_defs = 1;
+    }
+    OTF2_EvtReaderCallbacks *cb = dt_evt_callbacks();
+    OTF2_ErrorCode err = OTF2_Reader_RegisterEvtCallbacks(r, er, cb, b);
+    OTF2_EvtReaderCallbacks_Delete(cb);
+    if (err != OTF2_SUCCESS) {
+        OTF2_Reader_CloseEvtReader(r, er);
+        return err;
+    }
+    *out = er;
+    return OTF2_SUCCESS;
+}
+
+OTF2_ErrorCode dt_read_events(OTF2_EvtReader *er, dt_buf *b, uint64_t *nread) {
+    b->n = 0;
+    b->overflow = 0;
+    return OTF2_EvtReader_ReadEvents(er, b->cap, nread);
+}

@@ -1,0 +1,52 @@
+// Records the C event callbacks of read_cb.c hand to Go (read_cgo.go).
+#ifndef DTPA_OTF2_READ_CB_H
+#define DTPA_OTF2_READ_CB_H
+
+#include <stdint.h>
+#include <otf2/otf2.h>
+
+enum {
+    DT_ENTER = 1,
+    DT_LEAVE,
+    DT_SEND,             // ref peer, comm, tag, len
+    DT_ISEND,            // ref peer, comm, tag, len, req
+    DT_ISEND_COMPLETE,   // req
+    DT_IRECV_REQUEST,    // req
+    DT_RECV,             // ref peer, comm, tag, len
+    DT_IRECV,            // ref peer, comm, tag, len, req
+    DT_REQUEST_TEST,     // req
+    DT_REQUEST_CANCELLED,// req
+    DT_COLL_END,         // ref op, comm, tag root, len sent, len2 received
+    DT_COMM_CREATE,      // comm
+    DT_FLUSH,            // req = stop time
+    DT_ONOFF,            // ref mode
+    DT_CALLING_CONTEXT,
+    DT_PROGRAM_END,
+};
+
+typedef struct {
+    uint64_t time;
+    uint64_t req;
+    uint64_t len;
+    uint64_t len2;
+    uint32_t kind;
+    uint32_t ref;
+    uint32_t comm;
+    uint32_t tag;
+} dt_rec;
+
+typedef struct {
+    dt_rec *recs;
+    uint64_t n, cap;
+    uint64_t unknown;
+    int overflow;
+} dt_buf;
+
+void dt_errors_init(void);
+const char *dt_last_error(void);
+void dt_clear_error(void);
+OTF2_ErrorCode dt_read_global_defs(OTF2_Reader *r, uintptr_t handle, uint64_t *n);
+OTF2_ErrorCode dt_open_location(OTF2_Reader *r, uint64_t loc, dt_buf *b, OTF2_EvtReader **out, int *local_defs);
+OTF2_ErrorCode dt_read_events(OTF2_EvtReader *er, dt_buf *b, uint64_t *nread);
+
+#endif

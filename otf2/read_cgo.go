@@ -1,0 +1,279 @@
+package otf2
+
+/*
+#cgo LDFLAGS: -lotf2
+#include <stdlib.h>
+#include "read_cb.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// The reader's cgo layer: opening an archive, the global definitions (via
+// exported Go callbacks, keyed by a handle since C must not keep Go
+// pointers) and the events of one location (decoded from the C record
+// buffer of read_cb.c a chunk at a time).
+
+var errorsOnce sync.Once
+
+// libotf2 is not documented as thread-safe: one archive is read at a time.
+var libMu sync.Mutex
+
+var (
+	handleMu sync.Mutex
+	handles  = map[uintptr]*defs{}
+	nextH    uintptr
+)
+
+func register(d *defs) uintptr {
+	handleMu.Lock()
+	defer handleMu.Unlock()
+	nextH++
+	handles[nextH] = d
+	return nextH
+}
+
+func unregister(h uintptr) {
+	handleMu.Lock()
+	defer handleMu.Unlock()
+	delete(handles, h)
+}
+
+func lookup(h C.uintptr_t) *defs {
+	handleMu.Lock()
+	defer handleMu.Unlock()
+	return handles[uintptr(h)]
+}
+
+// lastError is libotf2's last message on this thread, or the error code's
+// description.
+func lastError(code C.OTF2_ErrorCode) string {
+	msg := C.GoString(C.dt_last_error())
+	if msg == "" {
+		msg = C.GoString(C.OTF2_Error_GetDescription(code))
+	}
+	return fmt.Sprintf("%s (%s)", msg, C.GoString(C.OTF2_Error_GetName(code)))
+}
+
+// archive is an open OTF2 archive.
+type archive struct {
+	anchor string
+	r      *C.OTF2_Reader
+	buf    *C.dt_buf
+}
+
+// recordsPerRead is how many events one cgo call decodes.
+const recordsPerRead = 1 << 14
+
+func openArchive(anchor string) (*archive, error) {
+	errorsOnce.Do(func() { C.dt_errors_init() })
+	C.dt_clear_error()
+	cs := C.CString(anchor)
+	defer C.free(unsafe.Pointer(cs))
+	r := C.OTF2_Reader_Open(cs)
+	if r == nil {
+		return nil, fmt.Errorf("%s: libotf2 cannot open the archive: %s", anchor, lastError(C.OTF2_ERROR_FILE_CAN_NOT_OPEN))
+	}
+	a := &archive{anchor: anchor, r: r}
+	if code := C.OTF2_Reader_SetSerialCollectiveCallbacks(r); code != C.OTF2_SUCCESS {
+		a.close()
+		return nil, fmt.Errorf("%s: %s", anchor, lastError(code))
+	}
+	a.buf = (*C.dt_buf)(C.calloc(1, C.size_t(unsafe.Sizeof(C.dt_buf{}))))
+	a.buf.recs = (*C.dt_rec)(C.calloc(recordsPerRead, C.size_t(unsafe.Sizeof(C.dt_rec{}))))
+	a.buf.cap = recordsPerRead
+	return a, nil
+}
+
+func (a *archive) close() {
+	if a.r != nil {
+		C.OTF2_Reader_Close(a.r)
+		a.r = nil
+	}
+	if a.buf != nil {
+		C.free(unsafe.Pointer(a.buf.recs))
+		C.free(unsafe.Pointer(a.buf))
+		a.buf = nil
+	}
+}
+
+// version is the OTF2 version that wrote the archive.
+func (a *archive) version() string {
+	var ma, mi, bf C.uint8_t
+	if C.OTF2_Reader_GetVersion(a.r, &ma, &mi, &bf) != C.OTF2_SUCCESS {
+		return "?"
+	}
+	return fmt.Sprintf("%d.%d.%d", ma, mi, bf)
+}
+
+func (a *archive) creator() string {
+	var s *C.char
+	if C.OTF2_Reader_GetCreator(a.r, &s) != C.OTF2_SUCCESS || s == nil {
+		return ""
+	}
+	out := C.GoString(s)
+	C.free(unsafe.Pointer(s))
+	return out
+}
+
+// readDefs reads the global definitions.
+func (a *archive) readDefs(defFile string) (*defs, error) {
+	d := newDefs()
+	h := register(d)
+	defer unregister(h)
+	C.dt_clear_error()
+	var n C.uint64_t
+	if code := C.dt_read_global_defs(a.r, C.uintptr_t(h), &n); code != C.OTF2_SUCCESS {
+		return nil, fmt.Errorf("%s: reading the global definitions: %s", defFile, lastError(code))
+	}
+	return d, nil
+}
+
+// selectLocations selects the locations whose events will be read and
+// opens their files.
+func (a *archive) selectLocations(locs []uint64) error {
+	for _, l := range locs {
+		if code := C.OTF2_Reader_SelectLocation(a.r, C.OTF2_LocationRef(l)); code != C.OTF2_SUCCESS {
+			return fmt.Errorf("%s: selecting location %d: %s", a.anchor, l, lastError(code))
+		}
+	}
+	// Local definition files are optional in OTF2: a failure here leaves
+	// dt_open_location without them, which it reports per location.
+	C.OTF2_Reader_OpenDefFiles(a.r)
+	if code := C.OTF2_Reader_OpenEvtFiles(a.r); code != C.OTF2_SUCCESS {
+		return fmt.Errorf("%s: opening the event files: %s", a.anchor, lastError(code))
+	}
+	return nil
+}
+
+// rec is one event as read_cb.c records it (dt_rec).
+type rec = C.dt_rec
+
+// Record kinds (read_cb.h).
+const (
+	kEnter          = C.DT_ENTER
+	kLeave          = C.DT_LEAVE
+	kSend           = C.DT_SEND
+	kIsend          = C.DT_ISEND
+	kIsendComplete  = C.DT_ISEND_COMPLETE
+	kIrecvRequest   = C.DT_IRECV_REQUEST
+	kRecv           = C.DT_RECV
+	kIrecv          = C.DT_IRECV
+	kRequestTest    = C.DT_REQUEST_TEST
+	kRequestCancel  = C.DT_REQUEST_CANCELLED
+	kCollEnd        = C.DT_COLL_END
+	kCommCreate     = C.DT_COMM_CREATE
+	kFlush          = C.DT_FLUSH
+	kOnOff          = C.DT_ONOFF
+	kCallingContext = C.DT_CALLING_CONTEXT
+	kProgramEnd     = C.DT_PROGRAM_END
+)
+
+// errLocalDefs is returned (wrapped) when a location's local definitions
+// could not be read.
+var errLocalDefs = errors.New("local definitions")
+
+// readLocation reads the events of location loc in chunks and passes each
+// chunk's records to fn. localDefs says whether its local definitions were
+// read (without them no clock offsets are applied). Unknown is the number
+// of events of record types this libotf2 does not know. An error after
+// some chunks leaves what fn got intact.
+func (a *archive) readLocation(loc uint64, fn func([]rec) error) (events uint64, localDefs bool, unknown uint64, err error) {
+	C.dt_clear_error()
+	var er *C.OTF2_EvtReader
+	var ld C.int
+	if code := C.dt_open_location(a.r, C.uint64_t(loc), a.buf, &er, &ld); code != C.OTF2_SUCCESS {
+		return 0, false, 0, fmt.Errorf("%w: %s", errLocalDefs, lastError(code))
+	}
+	defer C.OTF2_Reader_CloseEvtReader(a.r, er)
+	a.buf.unknown = 0
+	for {
+		var n C.uint64_t
+		code := C.dt_read_events(er, a.buf, &n)
+		recs := unsafe.Slice(a.buf.recs, int(a.buf.n))
+		events += uint64(n)
+		if len(recs) > 0 {
+			if ferr := fn(recs); ferr != nil {
+				return events, ld != 0, uint64(a.buf.unknown), ferr
+			}
+		}
+		if code != C.OTF2_SUCCESS {
+			return events, ld != 0, uint64(a.buf.unknown), errors.New(lastError(code))
+		}
+		if a.buf.overflow != 0 {
+			return events, ld != 0, uint64(a.buf.unknown), errors.New("event record buffer overflow")
+		}
+		if n == 0 {
+			return events, ld != 0, uint64(a.buf.unknown), nil
+		}
+	}
+}
+
+//export dtpaOtf2Clock
+func dtpaOtf2Clock(h C.uintptr_t, res, off, length, realtime C.uint64_t) {
+	if d := lookup(h); d != nil {
+		d.resolution, d.globalOffset, d.traceLength, d.realtime = uint64(res), uint64(off), uint64(length), uint64(realtime)
+		d.haveClock = true
+	}
+}
+
+//export dtpaOtf2String
+func dtpaOtf2String(h C.uintptr_t, id C.uint32_t, s *C.char) {
+	if d := lookup(h); d != nil {
+		d.strings[uint32(id)] = C.GoString(s)
+	}
+}
+
+//export dtpaOtf2TreeNode
+func dtpaOtf2TreeNode(h C.uintptr_t, id, name, class, parent C.uint32_t) {
+	if d := lookup(h); d != nil {
+		d.nodes[uint32(id)] = treeNode{name: uint32(name), class: uint32(class), parent: uint32(parent)}
+	}
+}
+
+//export dtpaOtf2Region
+func dtpaOtf2Region(h C.uintptr_t, id, name C.uint32_t, role, paradigm C.uint8_t, file, line C.uint32_t) {
+	if d := lookup(h); d != nil {
+		d.regions[uint32(id)] = region{name: uint32(name), role: uint8(role), paradigm: uint8(paradigm),
+			file: uint32(file), line: uint32(line)}
+	}
+}
+
+//export dtpaOtf2LocationGroup
+func dtpaOtf2LocationGroup(h C.uintptr_t, id, name C.uint32_t, typ C.uint8_t, parent C.uint32_t) {
+	if d := lookup(h); d != nil {
+		d.locGroups[uint32(id)] = locGroup{name: uint32(name), typ: uint8(typ), parent: uint32(parent)}
+	}
+}
+
+//export dtpaOtf2Location
+func dtpaOtf2Location(h C.uintptr_t, id C.uint64_t, typ C.uint8_t, events C.uint64_t, group C.uint32_t) {
+	if d := lookup(h); d != nil {
+		d.locations = append(d.locations, location{id: uint64(id), typ: uint8(typ), events: uint64(events), group: uint32(group)})
+	}
+}
+
+//export dtpaOtf2Group
+func dtpaOtf2Group(h C.uintptr_t, id C.uint32_t, typ, paradigm C.uint8_t, n C.uint32_t, members *C.uint64_t) {
+	if d := lookup(h); d != nil {
+		g := group{typ: uint8(typ), paradigm: uint8(paradigm)}
+		if n > 0 && members != nil {
+			for _, m := range unsafe.Slice(members, int(n)) {
+				g.members = append(g.members, uint64(m))
+			}
+		}
+		d.groups[uint32(id)] = g
+	}
+}
+
+//export dtpaOtf2Comm
+func dtpaOtf2Comm(h C.uintptr_t, id, name, grp, parent C.uint32_t) {
+	if d := lookup(h); d != nil {
+		d.comms = append(d.comms, comm{id: uint32(id), name: uint32(name), group: uint32(grp), parent: uint32(parent)})
+	}
+}

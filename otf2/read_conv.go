@@ -1,0 +1,449 @@
+package otf2
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/mpifunc"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// converter turns the events of one location (an MPI rank's master
+// thread) into the MPI calls of our trace format: the outermost MPI
+// region entered and left is one call, and the MPI records between its
+// enter and leave give the call's attributes. Calls are held in a queue
+// until every nonblocking receive among them has completed, because OTF2
+// records a receive's source, tag, communicator and size only at its
+// completion (MPI_IRECV), not at MPI_Irecv (MPI_IRECV_REQUEST).
+type converter struct {
+	d    *defs
+	rank int
+	rc   *rankComms
+	w    *traceformat.Writer
+	b    traceformat.Builder
+
+	funcs    map[string]uint32 // our function id by name
+	newFuncs []*tracepb.Function
+	newSites []*tracepb.CallSite
+	fnName   map[uint32]string // MPI function by region id ("" not MPI), cached
+
+	stack   []uint32 // open regions
+	inCall  bool
+	callAt  int // depth of the call's region in stack
+	cur     traceformat.Event
+	curName string
+	sawColl bool // a collective end record in the current call
+
+	pend     []traceformat.Event // calls not yet written
+	pendBase int                 // absolute index of pend[0]
+	irecvAt  map[uint64]int      // OTF2 request id of an uncompleted Irecv → absolute index of its call
+	reqs     map[uint64]uint64   // OTF2 request id → our request id, while live
+	nextReq  uint64
+
+	// Time: OTF2 ticks since the global offset, converted to ns.
+	offset     uint64
+	resolution uint64
+
+	calls       map[string]uint64
+	finalized   bool
+	lastTime    int64
+	flushes     int
+	flushNs     int64
+	flushIn     int64 // entry time of an open flush region, -1 none
+	measOff     int
+	nested      uint64
+	outside     uint64
+	unknownComm uint64
+	lostReq     uint64
+	noColl      uint64
+	ccEvents    uint64
+	forcedIrecv uint64
+	pcontrol    uint64
+}
+
+// maxPending bounds the calls held back for an uncompleted nonblocking
+// receive; beyond it that receive is written with a wildcard source and
+// tag on MPI_COMM_WORLD (its completion still carries the actual ones).
+const maxPending = 1 << 20
+
+// flushEvery is the batch size written to our trace file.
+const flushEvery = 4096
+
+func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer) *converter {
+	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w,
+		funcs: map[string]uint32{}, fnName: map[uint32]string{}, irecvAt: map[uint64]int{}, reqs: map[uint64]uint64{},
+		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, calls: map[string]uint64{}, flushIn: -1}
+	if c.resolution == 0 {
+		c.resolution = 1e9
+	}
+	return c
+}
+
+// ns converts an OTF2 timestamp to nanoseconds since the global offset.
+func (c *converter) ns(t uint64) int64 {
+	d := int64(t - c.offset)
+	if c.resolution == 1e9 {
+		return d
+	}
+	res := int64(c.resolution)
+	q, r := d/res, d%res
+	return q*1e9 + int64(math.Round(float64(r)*1e9/float64(res)))
+}
+
+func (c *converter) function(name string) uint32 {
+	if id, ok := c.funcs[name]; ok {
+		return id
+	}
+	id := uint32(len(c.funcs))
+	c.funcs[name] = id
+	c.newFuncs = append(c.newFuncs, mpifunc.Function(id, name))
+	// One call site per function: OTF2 archives without calling contexts
+	// say nothing finer. Sites have no return addresses, so SRC points are
+	// keyed by function alone.
+	c.newSites = append(c.newSites, &tracepb.CallSite{Id: id})
+	return id
+}
+
+func (c *converter) mpiName(region uint32) string {
+	if n, ok := c.fnName[region]; ok {
+		return n
+	}
+	n := c.d.mpiFunction(region)
+	c.fnName[region] = n
+	return n
+}
+
+func (c *converter) comm(otf2 uint32) (uint32, bool) {
+	l, ok := c.rc.local[otf2]
+	if !ok {
+		c.unknownComm++
+	}
+	return l, ok
+}
+
+// feed converts a chunk of records.
+func (c *converter) feed(recs []rec) error {
+	for i := range recs {
+		r := &recs[i]
+		t := c.ns(uint64(r.time))
+		c.lastTime = t
+		switch r.kind {
+		case kEnter:
+			c.enter(uint32(r.ref), t)
+		case kLeave:
+			if err := c.leave(uint32(r.ref), t); err != nil {
+				return err
+			}
+		case kCallingContext:
+			c.ccEvents++
+		case kFlush:
+			c.flushes++
+			c.flushNs += c.ns(uint64(r.req)) - t
+		case kOnOff:
+			if uint32(r.ref) != measurementOn {
+				c.measOff++
+			}
+		case kProgramEnd:
+		default:
+			if !c.inCall {
+				if r.kind != kCommCreate {
+					c.outside++
+				}
+				continue
+			}
+			c.mpiRecord(r)
+		}
+	}
+	return nil
+}
+
+func (c *converter) enter(region uint32, t int64) {
+	c.stack = append(c.stack, region)
+	if c.d.isFlushRegion(region) {
+		c.flushes++
+		c.flushIn = t
+		return
+	}
+	name := c.mpiName(region)
+	if name == "" {
+		return
+	}
+	if c.inCall {
+		c.nested++
+		return
+	}
+	c.inCall, c.callAt, c.curName, c.sawColl = true, len(c.stack)-1, name, false
+	id := c.function(name)
+	c.cur = traceformat.Event{Func: id, Site: id, Entry: t}
+}
+
+func (c *converter) leave(region uint32, t int64) error {
+	if len(c.stack) == 0 || c.stack[len(c.stack)-1] != region {
+		return fmt.Errorf("leave of region %d at %d ns does not match the innermost open region", region, t)
+	}
+	c.stack = c.stack[:len(c.stack)-1]
+	if c.flushIn >= 0 && c.d.isFlushRegion(region) {
+		c.flushNs += t - c.flushIn
+		c.flushIn = -1
+	}
+	if !c.inCall || len(c.stack) != c.callAt {
+		return nil
+	}
+	c.inCall = false
+	c.cur.Exit = t
+	c.finishCall()
+	return c.push(c.cur)
+}
+
+// finishCall fills in what a call lacks after its records: the defaults
+// our tracer would have recorded.
+func (c *converter) finishCall() {
+	e := &c.cur
+	name := c.curName
+	c.calls[name]++
+	in := mpifunc.Classify(name)
+	switch {
+	case name == "MPI_Finalize":
+		c.finalized = true
+	case name == "MPI_Pcontrol":
+		c.pcontrol++
+	case in.Class == tracepb.Function_COLLECTIVE && !c.sawColl:
+		c.noColl++
+		e.Attr |= traceformat.AttrComm
+	case in.Class == tracepb.Function_POINT_TO_POINT:
+		// A blocking send or receive with no message record addressed
+		// MPI_PROC_NULL (Score-P records no message for it).
+		switch name {
+		case "MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend":
+			if e.Attr&traceformat.AttrSend == 0 {
+				e.Attr |= traceformat.AttrSend | traceformat.AttrComm
+				e.SendPeer = traceformat.ProcNull
+			}
+		case "MPI_Recv":
+			if e.Attr&traceformat.AttrRecv == 0 {
+				e.Attr |= traceformat.AttrRecv | traceformat.AttrComm | traceformat.AttrStatus
+				e.RecvPeer, e.RecvTag = traceformat.ProcNull, traceformat.AnyTag
+				e.Status = []traceformat.Status{{Source: traceformat.ProcNull, Tag: traceformat.AnyTag}}
+			}
+		}
+		if strings.HasPrefix(name, "MPI_Wait") || strings.HasPrefix(name, "MPI_Test") {
+			e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
+		}
+		if strings.HasPrefix(name, "MPI_Test") {
+			e.Attr |= traceformat.AttrFlag
+			e.Flag = len(e.Reqs) > 0
+		}
+	}
+}
+
+func (c *converter) newReq(otf2 uint64) uint64 {
+	id := c.nextReq
+	c.nextReq++
+	c.reqs[otf2] = id
+	return id
+}
+
+// mpiRecord adds an MPI record to the current call.
+func (c *converter) mpiRecord(r *rec) {
+	e := &c.cur
+	switch r.kind {
+	case kSend, kIsend:
+		lc, ok := c.comm(uint32(r.comm))
+		if !ok {
+			return
+		}
+		e.Attr |= traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrComm
+		e.Comm, e.SendPeer, e.SendTag, e.SendBytes = lc, int32(r.ref), int32(r.tag), uint64(r.len)
+		if r.kind == kIsend {
+			e.Attr |= traceformat.AttrReqs
+			e.Reqs = append(e.Reqs, c.newReq(uint64(r.req)))
+		}
+	case kRecv:
+		lc, ok := c.comm(uint32(r.comm))
+		if !ok {
+			return
+		}
+		e.Attr |= traceformat.AttrRecv | traceformat.AttrRecvBytes | traceformat.AttrStatus | traceformat.AttrComm
+		e.Comm, e.RecvPeer, e.RecvTag, e.RecvBytes = lc, int32(r.ref), int32(r.tag), uint64(r.len)
+		e.Status = append(e.Status[:0], traceformat.Status{Source: int32(r.ref), Tag: int32(r.tag)})
+	case kIrecvRequest:
+		e.Attr |= traceformat.AttrRecv | traceformat.AttrRecvBytes | traceformat.AttrReqs | traceformat.AttrComm
+		e.RecvPeer, e.RecvTag = traceformat.AnySource, traceformat.AnyTag
+		e.Reqs = append(e.Reqs, c.newReq(uint64(r.req)))
+		c.irecvAt[uint64(r.req)] = c.pendBase + len(c.pend) // the call's index once pushed
+	case kIsendComplete, kRequestCancel, kIrecv:
+		id, ok := c.reqs[uint64(r.req)]
+		if !ok {
+			c.lostReq++
+			return
+		}
+		delete(c.reqs, uint64(r.req))
+		st := traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}
+		if r.kind == kIrecv {
+			st = traceformat.Status{Source: int32(r.ref), Tag: int32(r.tag)}
+			c.completeIrecv(uint64(r.req), r)
+		} else if r.kind == kRequestCancel {
+			delete(c.irecvAt, uint64(r.req))
+		}
+		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
+		e.Reqs = append(e.Reqs, id)
+		e.Status = append(e.Status, st)
+	case kRequestTest:
+		// An unsuccessful test of a live request: nothing to record.
+	case kCollEnd:
+		op := uint32(r.ref)
+		if op == collCreateHandle || op == collDestroyHandle {
+			// Score-P 8 writes MPI_Init, MPI_Finalize and communicator
+			// creation and release as collectives of these types; our
+			// tracer records the communicator of the creating call only.
+			if c.curName != "MPI_Init" && c.curName != "MPI_Init_thread" && c.curName != "MPI_Finalize" {
+				if lc, ok := c.comm(uint32(r.comm)); ok {
+					e.Attr |= traceformat.AttrComm
+					e.Comm = lc
+				}
+			}
+			return
+		}
+		c.sawColl = true
+		lc, ok := c.comm(uint32(r.comm))
+		if !ok {
+			return
+		}
+		e.Attr |= traceformat.AttrComm | traceformat.AttrSendBytes | traceformat.AttrRecvBytes
+		e.Comm, e.SendBytes, e.RecvBytes = lc, uint64(r.len), uint64(r.len2)
+		in := mpifunc.Classify(c.curName)
+		if (in.Collective == tracepb.Function_ONE_TO_ALL || in.Collective == tracepb.Function_ALL_TO_ONE) && uint32(r.tag) != undefined32 {
+			e.Attr |= traceformat.AttrRoot
+			e.Root = int32(r.tag)
+		}
+	case kCommCreate:
+		if lc, ok := c.rc.local[uint32(r.comm)]; ok && lc != traceformat.CommWorld && lc != traceformat.CommSelf {
+			e.Attr |= traceformat.AttrNewComm
+			e.NewComm = lc
+		}
+	}
+}
+
+// completeIrecv gives the Irecv call of request req the source, tag,
+// communicator and size its completion reveals.
+func (c *converter) completeIrecv(req uint64, r *rec) {
+	at, ok := c.irecvAt[req]
+	if !ok {
+		return
+	}
+	delete(c.irecvAt, req)
+	lc, ok := c.rc.local[uint32(r.comm)]
+	if !ok {
+		c.unknownComm++
+		return
+	}
+	var e *traceformat.Event
+	if at == c.pendBase+len(c.pend) {
+		e = &c.cur // MPI_Irecv and its completion in one call (not MPI, but harmless)
+	} else if at >= c.pendBase {
+		e = &c.pend[at-c.pendBase]
+	} else {
+		return // already written with a wildcard (maxPending)
+	}
+	e.Comm, e.RecvPeer, e.RecvTag, e.RecvBytes = lc, int32(r.ref), int32(r.tag), uint64(r.len)
+}
+
+// push queues a finished call and writes what no longer waits for a
+// receive's completion.
+func (c *converter) push(e traceformat.Event) error {
+	c.pend = append(c.pend, e)
+	if len(c.pend)%flushEvery != 0 {
+		return nil
+	}
+	return c.flush(false)
+}
+
+// flush writes the queued calls before the oldest uncompleted Irecv (all
+// of them at the end, or when the queue exceeds maxPending).
+func (c *converter) flush(final bool) error {
+	n := len(c.pend)
+	if !final {
+		oldest := c.pendBase + n
+		for _, at := range c.irecvAt {
+			oldest = min(oldest, at)
+		}
+		if n > maxPending {
+			oldest = c.pendBase + n - maxPending/2
+			for req, at := range c.irecvAt {
+				if at < oldest {
+					delete(c.irecvAt, req)
+					c.forcedIrecv++
+				}
+			}
+		}
+		n = oldest - c.pendBase
+		if n < flushEvery && !(len(c.pend) > maxPending) {
+			return nil
+		}
+	} else {
+		c.forcedIrecv += uint64(len(c.irecvAt))
+		clear(c.irecvAt)
+	}
+	if len(c.newFuncs) > 0 {
+		if err := c.w.WriteDefinitions(&tracepb.Definitions{Functions: c.newFuncs, CallSites: c.newSites}); err != nil {
+			return err
+		}
+		c.newFuncs, c.newSites = nil, nil
+	}
+	for start := 0; start < n; start += flushEvery {
+		c.b.Reset()
+		for i := start; i < min(n, start+flushEvery); i++ {
+			c.b.Append(&c.pend[i])
+		}
+		if err := c.w.WriteBatch(&c.b); err != nil {
+			return err
+		}
+	}
+	rest := copy(c.pend, c.pend[n:])
+	clear(c.pend[rest:])
+	c.pend = c.pend[:rest]
+	c.pendBase += n
+	return nil
+}
+
+// warnings describes what the import could not carry over, one sentence
+// each.
+func (c *converter) warnings(file string) []string {
+	var w []string
+	add := func(format string, a ...any) {
+		w = append(w, fmt.Sprintf("%s (rank %d): ", file, c.rank)+fmt.Sprintf(format, a...))
+	}
+	if c.flushes > 0 {
+		add("Score-P flushed its trace buffer %d times (%.3f ms); that time is counted as the program's (inside an MPI call, as the call's)", c.flushes, float64(c.flushNs)/1e6)
+	}
+	if c.measOff > 0 {
+		add("measurement was switched off %d times; MPI calls in those spans are missing", c.measOff)
+	}
+	if c.nested > 0 {
+		add("%d MPI regions nested in another MPI call are counted as part of the outer call", c.nested)
+	}
+	if c.outside > 0 {
+		add("%d MPI message or collective records lie outside any MPI function region (MPI functions filtered out?) and are ignored", c.outside)
+	}
+	if c.unknownComm > 0 {
+		add("%d records name a communicator that is not an MPI communicator of this rank; they are ignored", c.unknownComm)
+	}
+	if c.lostReq > 0 {
+		add("%d request completions name a request whose creation was not recorded (filtered?); they are ignored", c.lostReq)
+	}
+	if c.noColl > 0 {
+		add("%d collective calls carry no collective record; they are taken as on MPI_COMM_WORLD", c.noColl)
+	}
+	if c.forcedIrecv > 0 {
+		add("%d nonblocking receives were not completed in the trace (or too long after); their source and tag are unknown (taken as any)", c.forcedIrecv)
+	}
+	if c.pcontrol > 0 {
+		add("%d MPI_Pcontrol calls were recorded without their arguments (OTF2 keeps none); they mark no intervals", c.pcontrol)
+	}
+	if c.ccEvents > 0 {
+		add("the archive has calling contexts (%d events), which dtpa does not import yet; SRC points are per MPI function", c.ccEvents)
+	}
+	return w
+}

@@ -1,0 +1,208 @@
+package otf2
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// ImportStats summarizes an import.
+type ImportStats struct {
+	Archive string // the anchor file read
+	Version string // OTF2 version that wrote the archive
+	Creator string // e.g. "Score-P 8.4"
+	Ranks   int
+	// Events is the number of OTF2 events read, over all ranks.
+	Events uint64
+	// Calls counts the MPI calls written, by function name.
+	Calls map[string]uint64
+	// Files are the trace files written, by world rank.
+	Files []string
+}
+
+// Anchor returns the anchor file of an archive given as the anchor itself
+// (…/traces.otf2) or the experiment directory holding it.
+func Anchor(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("OTF2 archive: %w", err)
+	}
+	if !st.IsDir() {
+		return path, nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(path, "*.otf2"))
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("%s holds no OTF2 anchor file (*.otf2)", path)
+	case 1:
+		return matches[0], nil
+	}
+	for _, m := range matches {
+		if filepath.Base(m) == "traces.otf2" {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("%s holds several OTF2 anchor files (%s); name one", path, strings.Join(matches, ", "))
+}
+
+// IsArchive reports whether path names an OTF2 archive: an anchor file
+// (*.otf2) or a directory holding one.
+func IsArchive(path string) bool {
+	if strings.HasSuffix(path, ".otf2") {
+		return true
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	m, _ := filepath.Glob(filepath.Join(path, "*.otf2"))
+	return len(m) > 0
+}
+
+// Import converts the OTF2 archive (its anchor file or the experiment
+// directory holding it) into our trace files <outDir>/<app>.<rank>.trc,
+// one per MPI rank, which the analyzer then reads like the tracer's.
+// What the archive lacks or the format cannot carry goes to warn, one
+// sentence each. A location whose events are damaged is converted up to
+// the damage and its file left without a footer, as the tracer leaves the
+// file of a process that died; the other ranks are converted whole.
+func Import(ctx context.Context, archivePath, outDir, app string, warn func(string)) (ImportStats, error) {
+	if warn == nil {
+		warn = func(string) {}
+	}
+	var st ImportStats
+	anchor, err := Anchor(archivePath)
+	if err != nil {
+		return st, err
+	}
+	st.Archive = anchor
+	base := strings.TrimSuffix(anchor, ".otf2")
+	defFile := base + ".def"
+	if _, err := os.Stat(defFile); err != nil {
+		return st, fmt.Errorf("%s: the archive's global definitions file is missing or unreadable: %w", anchor, err)
+	}
+	libMu.Lock()
+	defer libMu.Unlock()
+	a, err := openArchive(anchor)
+	if err != nil {
+		return st, err
+	}
+	defer a.close()
+	st.Version, st.Creator = a.version(), a.creator()
+	d, err := a.readDefs(defFile)
+	if err != nil {
+		return st, err
+	}
+	l, err := d.mpiLayout(defFile)
+	if err != nil {
+		return st, err
+	}
+	if !d.haveClock {
+		warn(fmt.Sprintf("%s has no clock properties; timestamps are taken as nanoseconds", defFile))
+	}
+	for r, extra := range l.extraThreads {
+		warn(fmt.Sprintf("%s: rank %d has %d more threads (locations %v); only its master thread is imported", anchor, r, len(extra), extra))
+	}
+	if err := a.selectLocations(l.ranks); err != nil {
+		return st, err
+	}
+	st.Ranks = len(l.ranks)
+	st.Calls = map[string]uint64{}
+	runID := sha256.Sum256([]byte(fmt.Sprintf("otf2:%s:%d", anchor, d.globalOffset)))
+	for r, loc := range l.ranks {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		path := filepath.Join(outDir, fmt.Sprintf("%s.%d.trc", app, r))
+		evtFile := filepath.Join(base, strconv.FormatUint(loc, 10)+".evt")
+		n, err := importRank(a, d, l, r, loc, path, evtFile, runID[:16], st.Calls, warn)
+		st.Events += n
+		if err != nil {
+			return st, err
+		}
+		st.Files = append(st.Files, path)
+	}
+	return st, nil
+}
+
+// importRank writes rank r's trace file from location loc.
+func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile string, runID []byte,
+	calls map[string]uint64, warn func(string)) (uint64, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	realtime := int64(0)
+	if d.realtime != ^uint64(0) && d.realtime < 1<<63 {
+		realtime = int64(d.realtime)
+	}
+	hdr := &tracepb.Header{
+		Rank: uint32(r), WorldSize: uint32(len(l.ranks)), Hostname: l.hosts[r], RunId: runID,
+		Program: filepath.Base(filepath.Dir(a.anchor)), StartUnixNs: realtime,
+		Clock:         &tracepb.Clock{Source: tracepb.Clock_SOURCE_UNSPECIFIED},
+		TracerVersion: "otf2 import of " + strings.TrimSpace(a.creator()+" (OTF2 "+a.version()+")"),
+		Params: &tracepb.TracerParams{Other: map[string]string{
+			"otf2.archive":          a.anchor,
+			"otf2.timer_resolution": strconv.FormatUint(d.resolution, 10),
+			"otf2.global_offset":    strconv.FormatUint(d.globalOffset, 10),
+			"otf2.location":         strconv.FormatUint(loc, 10),
+		}},
+	}
+	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	c := newConverter(d, l, r, w)
+	if err := w.WriteDefinitions(&tracepb.Definitions{Communicators: c.rc.defs}); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	if r != 0 {
+		// libotf2 has applied the archive's clock offsets already (linear
+		// interpolation between each location's ClockOffset definitions):
+		// every rank's times are on the global clock.
+		if err := w.WriteClockSync(&tracepb.ClockSync{Phase: tracepb.ClockSync_INIT, Reference: 0, SameClock: true}); err != nil {
+			return 0, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	events, localDefs, unknown, rerr := a.readLocation(loc, c.feed)
+	if !localDefs && rerr == nil {
+		warn(fmt.Sprintf("%s: no local definitions for rank %d: its clock offsets and id mappings are not applied", evtFile, r))
+	}
+	if unknown > 0 {
+		warn(fmt.Sprintf("%s: %d events of record types this libotf2 does not know were skipped", evtFile, unknown))
+	}
+	for _, msg := range c.warnings(evtFile) {
+		warn(msg)
+	}
+	if ferr := c.flush(true); ferr != nil {
+		return events, fmt.Errorf("%s: %w", path, ferr)
+	}
+	for name, n := range c.calls {
+		calls[name] += n
+	}
+	if rerr != nil {
+		if errors.Is(rerr, errLocalDefs) {
+			warn(fmt.Sprintf("%s: rank %d cannot be read: %v; its trace is empty", evtFile, r, rerr))
+		} else {
+			warn(fmt.Sprintf("%s: rank %d's events are damaged after %d events (%.6f s): %v; its trace ends there", evtFile, r, events, float64(c.lastTime)/1e9, rerr))
+		}
+		return events, nil // no footer: the analyzer treats the file as cut short
+	}
+	stop := tracepb.Footer_FINALIZE
+	if !c.finalized {
+		stop = tracepb.Footer_EXIT
+	}
+	if err := w.Close(&tracepb.Footer{StopReason: stop, EndLocalNs: c.lastTime}); err != nil {
+		return events, fmt.Errorf("%s: %w", path, err)
+	}
+	return events, f.Close()
+}
