@@ -222,8 +222,15 @@ type rankWriter struct {
 	nextReq    uint64
 	last       uint64 // last time written (times never go back)
 	backwards  int64
-	interComm  bool
+	interColl  bool
 	unknownReq int64
+	// The message the last successful MPI_Mprobe or MPI_Improbe took
+	// (MPI_Mrecv and MPI_Imrecv receive it by its handle).
+	probe struct {
+		ok       bool
+		comm     uint32
+		src, tag int32
+	}
 }
 
 // fnMap is how one traced function is written.
@@ -254,6 +261,7 @@ const (
 	wICollStart
 	wPCollInit
 	wMrecv
+	wMprobe
 )
 
 // pendReq is a request the rank has in flight (or a persistent one).
@@ -293,6 +301,8 @@ func classifyWrite(f *tracepb.Function) wop {
 		return wRecv
 	case "Mrecv":
 		return wMrecv
+	case "Mprobe", "Improbe":
+		return wMprobe
 	case "Sendrecv", "Sendrecv_replace":
 		return wSendrecv
 	case "Isend", "Ibsend", "Issend", "Irsend":
@@ -408,8 +418,8 @@ func (x *exporter) rank(ctx context.Context, ca *cArchive, r int, rk analyzer.Ra
 	if rw.backwards > 0 {
 		x.warn(fmt.Sprintf("Rank %d: %d times went back on the global clock and were written as the time before them.", r, rw.backwards))
 	}
-	if rw.interComm {
-		x.warn(fmt.Sprintf("Rank %d: operations on intercommunicators are written as their calls only (no message or collective records).", r))
+	if rw.interColl {
+		x.warn(fmt.Sprintf("Rank %d: collectives on intercommunicators are written as their calls only (no collective records).", r))
 	}
 	if rw.unknownReq > 0 {
 		x.warn(fmt.Sprintf("Rank %d: %d completed requests were never seen started; they are written as their calls only.", r, rw.unknownReq))
@@ -487,11 +497,7 @@ func (rw *rankWriter) comm(local uint32) (uint32, bool) {
 	}
 	c := undefinedComm
 	if d := rw.defs.Comm(local); d != nil {
-		if d.Inter {
-			rw.interComm = true
-		} else {
-			c = rw.x.defs.comm(d, rw.defs)
-		}
+		c = rw.x.defs.comm(d, rw.defs)
 	}
 	for int(local) >= len(rw.comms) {
 		rw.comms = append(rw.comms, 0)
@@ -582,6 +588,20 @@ func (rw *rankWriter) event(e *traceformat.Event, entry, exit int64) error {
 	comm, hasComm := uint32(0), false
 	if e.Attr&traceformat.AttrComm != 0 {
 		comm, hasComm = rw.comm(e.Comm)
+	}
+	if hasComm && rw.x.defs.commList[comm].inter && (fm.op == wColl || fm.op == wICollStart || fm.op == wPCollInit) {
+		// OTF2's collective records have no intercommunicator roots
+		// (MPI_ROOT, MPI_PROC_NULL): the calls alone are written.
+		hasComm, rw.interColl = false, true
+	}
+	if fm.op == wMrecv || (fm.op == wIrecv && e.Attr&traceformat.AttrRecv == 0) {
+		// MPI_Mrecv, MPI_Imrecv: the message of the last matched probe.
+		if !hasComm && rw.probe.ok {
+			comm, hasComm = rw.probe.comm, true
+			e.Attr |= traceformat.AttrRecv
+			e.RecvPeer, e.RecvTag = rw.probe.src, rw.probe.tag
+		}
+		rw.probe.ok = false
 	}
 	// Records at the entry.
 	sends := e.Attr&traceformat.AttrSend != 0 && e.SendPeer >= 0
@@ -702,6 +722,12 @@ func (rw *rankWriter) event(e *traceformat.Event, entry, exit int64) error {
 					rw.dropReq(id)
 				}
 			}
+		}
+	case wMprobe:
+		if hasComm && e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 && e.Status[0].Source >= 0 &&
+			(e.Attr&traceformat.AttrFlag == 0 || e.Flag) {
+			rw.probe.ok, rw.probe.comm = true, comm
+			rw.probe.src, rw.probe.tag = e.Status[0].Source, e.Status[0].Tag
 		}
 	case wColl:
 		if hasComm && fm.collOp != undefinedU32 {

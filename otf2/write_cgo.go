@@ -35,11 +35,63 @@ static OTF2_FlushType dtpa_w_pre_flush(void* u, OTF2_FileType t, OTF2_LocationRe
 // would be measurement artefacts of the export, not of the program.
 static OTF2_FlushCallbacks dtpa_w_flush = { dtpa_w_pre_flush, NULL };
 
+// Event buffers get at most dtpa_w_pool_chunks chunks of memory each: when
+// they are used up, libotf2 flushes the buffer to its file and frees them
+// (dtpa_w_free_all), so that a location's events never sit in memory
+// whole (libotf2's own pool would hold 128 MiB per writer).
+#define dtpa_w_pool_chunks 8
+// The chunks of an event buffer are kept for reuse after a flush (have
+// of them allocated, n in use).
+typedef struct { void* chunk[dtpa_w_pool_chunks]; int n, have; int unbounded; void** more; int nmore; } dtpa_w_pool;
+
+static void* dtpa_w_alloc(void* u, OTF2_FileType t, OTF2_LocationRef l, void** per, uint64_t size) {
+	dtpa_w_pool* p = *per;
+	if (!p) {
+		p = calloc(1, sizeof *p);
+		if (!p) return NULL;
+		p->unbounded = t != OTF2_FILETYPE_EVENTS;
+		*per = p;
+	}
+	if (p->n == dtpa_w_pool_chunks) {
+		if (!p->unbounded) return NULL; // libotf2 flushes, then frees
+		void** m = realloc(p->more, (p->nmore + 1) * sizeof *m);
+		if (!m) return NULL;
+		p->more = m;
+		void* c = malloc(size);
+		if (!c) return NULL;
+		p->more[p->nmore++] = c;
+		return c;
+	}
+	if (p->n < p->have) return p->chunk[p->n++];
+	void* c = malloc(size);
+	if (!c) return NULL;
+	p->chunk[p->n++] = c;
+	p->have = p->n;
+	return c;
+}
+
+static void dtpa_w_free_all(void* u, OTF2_FileType t, OTF2_LocationRef l, void** per, bool final) {
+	dtpa_w_pool* p = *per;
+	if (!p) return;
+	for (int i = 0; i < p->nmore; i++) free(p->more[i]);
+	free(p->more);
+	p->n = p->nmore = 0;
+	p->more = NULL;
+	if (final) {
+		for (int i = 0; i < p->have; i++) free(p->chunk[i]);
+		free(p);
+		*per = NULL;
+	}
+}
+
+static OTF2_MemoryCallbacks dtpa_w_memory = { dtpa_w_alloc, dtpa_w_free_all };
+
 static OTF2_Archive* dtpa_w_open(const char* dir, const char* name, OTF2_ErrorCode* err) {
 	OTF2_Archive* a = OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
 		OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!a) { *err = OTF2_ERROR_INVALID; return NULL; }
 	*err = OTF2_Archive_SetFlushCallbacks(a, &dtpa_w_flush, NULL);
+	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_SetMemoryCallbacks(a, &dtpa_w_memory, NULL);
 	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_SetSerialCollectiveCallbacks(a);
 	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_SetCreator(a, "dtpa");
 	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_OpenEvtFiles(a);
@@ -302,9 +354,9 @@ func (ca *cArchive) defRegion(id, name, file uint32, role int) error {
 
 // Group types (OTF2_GroupType).
 const (
-	groupCommLocations = C.OTF2_GROUP_TYPE_COMM_LOCATIONS
-	groupComm          = C.OTF2_GROUP_TYPE_COMM_GROUP
-	groupCommSelf      = C.OTF2_GROUP_TYPE_COMM_SELF
+	wGroupCommLocations = C.OTF2_GROUP_TYPE_COMM_LOCATIONS
+	wGroupComm          = C.OTF2_GROUP_TYPE_COMM_GROUP
+	wGroupCommSelf      = C.OTF2_GROUP_TYPE_COMM_SELF
 )
 
 func (ca *cArchive) defGroup(id, name uint32, typ int, members []uint64) error {
@@ -328,6 +380,13 @@ func (ca *cArchive) defComm(id, name, group, parent uint32, created bool) error 
 	}
 	return otf2Err("OTF2 communicator definition", C.OTF2_GlobalDefWriter_WriteComm(ca.gdw, C.OTF2_CommRef(id),
 		C.OTF2_StringRef(name), C.OTF2_GroupRef(group), C.OTF2_CommRef(parent), flags))
+}
+
+// defInterComm defines an intercommunicator between two groups of world
+// ranks.
+func (ca *cArchive) defInterComm(id, name, groupA, groupB uint32) error {
+	return otf2Err("OTF2 intercommunicator definition", C.OTF2_GlobalDefWriter_WriteInterComm(ca.gdw, C.OTF2_CommRef(id),
+		C.OTF2_StringRef(name), C.OTF2_GroupRef(groupA), C.OTF2_GroupRef(groupB), C.OTF2_UNDEFINED_COMM, C.OTF2_COMM_FLAG_NONE))
 }
 
 // Attribute types (OTF2_Type).

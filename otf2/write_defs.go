@@ -40,6 +40,9 @@ type commDef struct {
 	self    bool
 	parent  uint64 // global id of the parent
 	hasPar  bool
+	// An intercommunicator: members are one group, remote the other.
+	inter   bool
+	remote  []uint64
 	created bool // a CommCreate record names it
 }
 
@@ -100,6 +103,12 @@ func (g *globalDefs) comm(d *tracepb.Communicator, defs *traceformat.Definitions
 	}
 	for _, m := range d.Members {
 		c.members = append(c.members, uint64(m))
+	}
+	if d.Inter {
+		c.inter, c.hasPar = true, false
+		for _, m := range d.RemoteMembers {
+			c.remote = append(c.remote, uint64(m))
+		}
 	}
 	g.comms[d.Id] = id
 	g.commList = append(g.commList, c)
@@ -276,33 +285,48 @@ func (g *globalDefs) write(ca *cArchive, x *exporter) error {
 	for r := range world {
 		world[r] = uint64(r)
 	}
-	if err := ca.defGroup(groupLocations, mpi, groupCommLocations, world); err != nil {
+	if err := ca.defGroup(groupLocations, mpi, wGroupCommLocations, world); err != nil {
 		return err
 	}
-	if err := ca.defGroup(groupSelf, empty, groupCommSelf, nil); err != nil {
+	if err := ca.defGroup(groupSelf, empty, wGroupCommSelf, nil); err != nil {
 		return err
 	}
 	groups := map[string]uint32{}
 	commGroup := make([]uint32, len(g.commList))
+	remoteGroup := make([]uint32, len(g.commList))
 	next := uint32(groupSelf + 1)
+	group := func(members []uint64) (uint32, error) {
+		k := fmt.Sprint(members)
+		if grp, ok := groups[k]; ok {
+			return grp, nil
+		}
+		grp := next
+		next++
+		groups[k] = grp
+		return grp, ca.defGroup(grp, empty, wGroupComm, members)
+	}
 	for id, c := range g.commList {
 		if c.self {
 			commGroup[id] = groupSelf
 			continue
 		}
-		k := fmt.Sprint(c.members)
-		grp, ok := groups[k]
-		if !ok {
-			grp = next
-			next++
-			groups[k] = grp
-			if err := ca.defGroup(grp, empty, groupComm, c.members); err != nil {
+		var err error
+		if commGroup[id], err = group(c.members); err != nil {
+			return err
+		}
+		if c.inter {
+			if remoteGroup[id], err = group(c.remote); err != nil {
 				return err
 			}
 		}
-		commGroup[id] = grp
 	}
 	for id, c := range g.commList {
+		if c.inter {
+			if err := ca.defInterComm(uint32(id), g.strs[c.name], commGroup[id], remoteGroup[id]); err != nil {
+				return err
+			}
+			continue
+		}
 		parent := undefinedComm
 		if c.hasPar {
 			if p, ok := g.comms[c.parent]; ok {
