@@ -11,15 +11,18 @@
 #include "_cgo_export.h"
 
 // ---------------------------------------------------------------------------
-// Errors: libotf2 prints its errors on stderr unless a callback takes them;
-// the last message of the calling thread is kept for the Go error.
+// Errors: libotf2 prints its errors on stderr unless a callback takes them.
+// The first message since dt_clear_error on the calling thread is kept for
+// the Go error: it names the cause, the later ones the calls it failed.
 
 static __thread char dt_errmsg[512];
 
 static OTF2_ErrorCode dt_error(void *ud, const char *file, uint64_t line, const char *function,
                                OTF2_ErrorCode code, const char *fmt, va_list va) {
     (void)ud; (void)file; (void)line; (void)function;
-    vsnprintf(dt_errmsg, sizeof dt_errmsg, fmt, va);
+    if (dt_errmsg[0] == 0) {
+        vsnprintf(dt_errmsg, sizeof dt_errmsg, fmt, va);
+    }
     return code;
 }
 

@@ -1,7 +1,7 @@
 package otf2
 
 /*
-#cgo LDFLAGS: -lotf2
+#cgo pkg-config: otf2
 #include <stdlib.h>
 #include "read_cb.h"
 */
@@ -50,7 +50,8 @@ func lookup(h C.uintptr_t) *defs {
 	return handles[uintptr(h)]
 }
 
-// lastError is libotf2's last message on this thread, or the error code's
+// lastError is libotf2's first message since dt_clear_error on this
+// thread (Import locks its goroutine to one), or the error code's
 // description.
 func lastError(code C.OTF2_ErrorCode) string {
 	msg := C.GoString(C.dt_last_error())
@@ -174,9 +175,9 @@ const (
 	kProgramEnd     = C.DT_PROGRAM_END
 )
 
-// errLocalDefs is returned (wrapped) when a location's local definitions
+// errOpen is returned (wrapped) when a location's local definitions
 // could not be read.
-var errLocalDefs = errors.New("local definitions")
+var errOpen = errors.New("cannot open")
 
 // readLocation reads the events of location loc in chunks and passes each
 // chunk's records to fn. localDefs says whether its local definitions were
@@ -188,7 +189,7 @@ func (a *archive) readLocation(loc uint64, fn func([]rec) error) (events uint64,
 	var er *C.OTF2_EvtReader
 	var ld C.int
 	if code := C.dt_open_location(a.r, C.uint64_t(loc), a.buf, &er, &ld); code != C.OTF2_SUCCESS {
-		return 0, false, 0, fmt.Errorf("%w: %s", errLocalDefs, lastError(code))
+		return 0, false, 0, fmt.Errorf("%w: %s", errOpen, lastError(code))
 	}
 	defer C.OTF2_Reader_CloseEvtReader(a.r, er)
 	a.buf.unknown = 0
@@ -208,7 +209,9 @@ func (a *archive) readLocation(loc uint64, fn func([]rec) error) (events uint64,
 		if a.buf.overflow != 0 {
 			return events, ld != 0, uint64(a.buf.unknown), errors.New("event record buffer overflow")
 		}
-		if n == 0 {
+		if n < a.buf.cap {
+			// Fewer events than asked for: the end. (Reading on from
+			// there is not defined; libotf2 3.0 starts over.)
 			return events, ld != 0, uint64(a.buf.unknown), nil
 		}
 	}

@@ -24,16 +24,17 @@ type converter struct {
 	w    *traceformat.Writer
 	b    traceformat.Builder
 
-	funcs    map[string]uint32 // our function id by name
+	funcs    map[string]*fnInfo // by name
 	newFuncs []*tracepb.Function
 	newSites []*tracepb.CallSite
-	fnName   map[uint32]string // MPI function by region id ("" not MPI), cached
+	byRegion map[uint32]*fnInfo // by region id; nil: not an MPI function
+	fns      []*fnInfo          // by our function id
 
 	stack   []uint32 // open regions
 	inCall  bool
 	callAt  int // depth of the call's region in stack
 	cur     traceformat.Event
-	curName string
+	curFn   *fnInfo
 	sawColl bool // a collective end record in the current call
 
 	pend     []traceformat.Event // calls not yet written
@@ -46,7 +47,6 @@ type converter struct {
 	offset     uint64
 	resolution uint64
 
-	calls       map[string]uint64
 	finalized   bool
 	lastTime    int64
 	flushes     int
@@ -73,8 +73,8 @@ const flushEvery = 4096
 
 func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer) *converter {
 	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w,
-		funcs: map[string]uint32{}, fnName: map[uint32]string{}, irecvAt: map[uint64]int{}, reqs: map[uint64]uint64{},
-		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, calls: map[string]uint64{}, flushIn: -1}
+		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, reqs: map[uint64]uint64{},
+		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
 	if c.resolution == 0 {
 		c.resolution = 1e9
 	}
@@ -92,27 +92,70 @@ func (c *converter) ns(t uint64) int64 {
 	return q*1e9 + int64(math.Round(float64(r)*1e9/float64(res)))
 }
 
-func (c *converter) function(name string) uint32 {
-	if id, ok := c.funcs[name]; ok {
-		return id
+// fnInfo is what the converter needs of an MPI function, found once.
+type fnInfo struct {
+	id    uint32 // our function id (and call-site id)
+	name  string
+	info  mpifunc.Info
+	calls uint64
+	// initFin: MPI_Init, MPI_Init_thread, MPI_Finalize; blockingSend,
+	// blockingRecv: MPI_Send and co., MPI_Recv; completes: the wait and
+	// test families; test: the test family.
+	initFin, finalize, pcontrol, blockingSend, blockingRecv, completes, test bool
+}
+
+func (c *converter) function(name string) *fnInfo {
+	if f, ok := c.funcs[name]; ok {
+		return f
 	}
-	id := uint32(len(c.funcs))
-	c.funcs[name] = id
+	id := uint32(len(c.fns))
+	f := &fnInfo{id: id, name: name, info: mpifunc.Classify(name)}
+	switch name {
+	case "MPI_Init", "MPI_Init_thread":
+		f.initFin = true
+	case "MPI_Finalize":
+		f.initFin, f.finalize = true, true
+	case "MPI_Pcontrol":
+		f.pcontrol = true
+	case "MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend":
+		f.blockingSend = true
+	case "MPI_Recv":
+		f.blockingRecv = true
+	}
+	f.test = strings.HasPrefix(name, "MPI_Test") && name != "MPI_Test_cancelled"
+	f.completes = f.test || strings.HasPrefix(name, "MPI_Wait")
+	c.funcs[name] = f
+	c.fns = append(c.fns, f)
 	c.newFuncs = append(c.newFuncs, mpifunc.Function(id, name))
 	// One call site per function: OTF2 archives without calling contexts
 	// say nothing finer. Sites have no return addresses, so SRC points are
 	// keyed by function alone.
 	c.newSites = append(c.newSites, &tracepb.CallSite{Id: id})
-	return id
+	return f
 }
 
-func (c *converter) mpiName(region uint32) string {
-	if n, ok := c.fnName[region]; ok {
-		return n
+// regionFn is the MPI function of a region, nil for other regions.
+func (c *converter) regionFn(region uint32) *fnInfo {
+	if f, ok := c.byRegion[region]; ok {
+		return f
 	}
-	n := c.d.mpiFunction(region)
-	c.fnName[region] = n
-	return n
+	var f *fnInfo
+	if name := c.d.mpiFunction(region); name != "" {
+		f = c.function(name)
+	}
+	c.byRegion[region] = f
+	return f
+}
+
+// calls counts the MPI calls converted, by function.
+func (c *converter) calls() map[string]uint64 {
+	out := map[string]uint64{}
+	for _, f := range c.fns {
+		if f.calls > 0 {
+			out[f.name] = f.calls
+		}
+	}
+	return out
 }
 
 func (c *converter) comm(otf2 uint32) (uint32, bool) {
@@ -166,17 +209,16 @@ func (c *converter) enter(region uint32, t int64) {
 		c.flushIn = t
 		return
 	}
-	name := c.mpiName(region)
-	if name == "" {
+	f := c.regionFn(region)
+	if f == nil {
 		return
 	}
 	if c.inCall {
 		c.nested++
 		return
 	}
-	c.inCall, c.callAt, c.curName, c.sawColl = true, len(c.stack)-1, name, false
-	id := c.function(name)
-	c.cur = traceformat.Event{Func: id, Site: id, Entry: t}
+	c.inCall, c.callAt, c.curFn, c.sawColl = true, len(c.stack)-1, f, false
+	c.cur = traceformat.Event{Func: f.id, Site: f.id, Entry: t}
 }
 
 func (c *converter) leave(region uint32, t int64) error {
@@ -201,37 +243,28 @@ func (c *converter) leave(region uint32, t int64) error {
 // our tracer would have recorded.
 func (c *converter) finishCall() {
 	e := &c.cur
-	name := c.curName
-	c.calls[name]++
-	in := mpifunc.Classify(name)
+	f := c.curFn
+	f.calls++
 	switch {
-	case name == "MPI_Finalize":
+	case f.finalize:
 		c.finalized = true
-	case name == "MPI_Pcontrol":
+	case f.pcontrol:
 		c.pcontrol++
-	case in.Class == tracepb.Function_COLLECTIVE && !c.sawColl:
+	case f.info.Class == tracepb.Function_COLLECTIVE && !c.sawColl:
 		c.noColl++
 		e.Attr |= traceformat.AttrComm
-	case in.Class == tracepb.Function_POINT_TO_POINT:
+	case f.blockingSend && e.Attr&traceformat.AttrSend == 0:
 		// A blocking send or receive with no message record addressed
 		// MPI_PROC_NULL (Score-P records no message for it).
-		switch name {
-		case "MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend":
-			if e.Attr&traceformat.AttrSend == 0 {
-				e.Attr |= traceformat.AttrSend | traceformat.AttrComm
-				e.SendPeer = traceformat.ProcNull
-			}
-		case "MPI_Recv":
-			if e.Attr&traceformat.AttrRecv == 0 {
-				e.Attr |= traceformat.AttrRecv | traceformat.AttrComm | traceformat.AttrStatus
-				e.RecvPeer, e.RecvTag = traceformat.ProcNull, traceformat.AnyTag
-				e.Status = []traceformat.Status{{Source: traceformat.ProcNull, Tag: traceformat.AnyTag}}
-			}
-		}
-		if strings.HasPrefix(name, "MPI_Wait") || strings.HasPrefix(name, "MPI_Test") {
-			e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
-		}
-		if strings.HasPrefix(name, "MPI_Test") {
+		e.Attr |= traceformat.AttrSend | traceformat.AttrComm
+		e.SendPeer = traceformat.ProcNull
+	case f.blockingRecv && e.Attr&traceformat.AttrRecv == 0:
+		e.Attr |= traceformat.AttrRecv | traceformat.AttrComm | traceformat.AttrStatus
+		e.RecvPeer, e.RecvTag = traceformat.ProcNull, traceformat.AnyTag
+		e.Status = []traceformat.Status{{Source: traceformat.ProcNull, Tag: traceformat.AnyTag}}
+	case f.completes:
+		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
+		if f.test {
 			e.Attr |= traceformat.AttrFlag
 			e.Flag = len(e.Reqs) > 0
 		}
@@ -298,7 +331,7 @@ func (c *converter) mpiRecord(r *rec) {
 			// Score-P 8 writes MPI_Init, MPI_Finalize and communicator
 			// creation and release as collectives of these types; our
 			// tracer records the communicator of the creating call only.
-			if c.curName != "MPI_Init" && c.curName != "MPI_Init_thread" && c.curName != "MPI_Finalize" {
+			if !c.curFn.initFin {
 				if lc, ok := c.comm(uint32(r.comm)); ok {
 					e.Attr |= traceformat.AttrComm
 					e.Comm = lc
@@ -313,8 +346,7 @@ func (c *converter) mpiRecord(r *rec) {
 		}
 		e.Attr |= traceformat.AttrComm | traceformat.AttrSendBytes | traceformat.AttrRecvBytes
 		e.Comm, e.SendBytes, e.RecvBytes = lc, uint64(r.len), uint64(r.len2)
-		in := mpifunc.Classify(c.curName)
-		if (in.Collective == tracepb.Function_ONE_TO_ALL || in.Collective == tracepb.Function_ALL_TO_ONE) && uint32(r.tag) != undefined32 {
+		if in := c.curFn.info; (in.Collective == tracepb.Function_ONE_TO_ALL || in.Collective == tracepb.Function_ALL_TO_ONE) && uint32(r.tag) != undefined32 {
 			e.Attr |= traceformat.AttrRoot
 			e.Root = int32(r.tag)
 		}

@@ -273,3 +273,14 @@ func (d *defs) isFlushRegion(id uint32) bool {
 	rg, ok := d.regions[id]
 	return ok && rg.paradigm == paradigmMeasurementSystem && d.strings[rg.name] == "TRACE BUFFER FLUSH"
 }
+
+// eventsOf is the number of events the definitions announce for a
+// location (0 when unknown).
+func (d *defs) eventsOf(loc uint64) uint64 {
+	for _, l := range d.locations {
+		if l.id == loc {
+			return l.events
+		}
+	}
+	return 0
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -91,6 +92,9 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	}
 	libMu.Lock()
 	defer libMu.Unlock()
+	// libotf2's error messages are kept per thread (read_cb.c).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	a, err := openArchive(anchor)
 	if err != nil {
 		return st, err
@@ -116,6 +120,16 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	}
 	st.Ranks = len(l.ranks)
 	st.Calls = map[string]uint64{}
+	// Local definition files hold the id mappings and clock offsets of
+	// their location; OTF2 makes them optional. When the archive has them
+	// for some ranks, a rank without one cannot be read faithfully.
+	hasLocal := make([]bool, len(l.ranks))
+	anyLocal := false
+	for r, loc := range l.ranks {
+		if _, err := os.Stat(filepath.Join(base, strconv.FormatUint(loc, 10)+".def")); err == nil {
+			hasLocal[r], anyLocal = true, true
+		}
+	}
 	runID := sha256.Sum256([]byte(fmt.Sprintf("otf2:%s:%d", anchor, d.globalOffset)))
 	for r, loc := range l.ranks {
 		if err := ctx.Err(); err != nil {
@@ -123,6 +137,10 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 		}
 		path := filepath.Join(outDir, fmt.Sprintf("%s.%d.trc", app, r))
 		evtFile := filepath.Join(base, strconv.FormatUint(loc, 10)+".evt")
+		if anyLocal && !hasLocal[r] {
+			warn(fmt.Sprintf("%s is missing: rank %d's id mappings and clock offsets are unknown, so its events are not imported", filepath.Join(base, strconv.FormatUint(loc, 10)+".def"), r))
+			continue
+		}
 		n, err := importRank(a, d, l, r, loc, path, evtFile, runID[:16], st.Calls, warn)
 		st.Events += n
 		if err != nil {
@@ -174,6 +192,11 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 		}
 	}
 	events, localDefs, unknown, rerr := a.readLocation(loc, c.feed)
+	if want := d.eventsOf(loc); rerr == nil && want > 0 && events < want {
+		// libotf2 reads a file cut at a chunk boundary without complaint;
+		// the global definitions say how many events there were.
+		rerr = fmt.Errorf("the file ends after %d of the %d events the definitions announce", events, want)
+	}
 	if !localDefs && rerr == nil {
 		warn(fmt.Sprintf("%s: no local definitions for rank %d: its clock offsets and id mappings are not applied", evtFile, r))
 	}
@@ -186,11 +209,11 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 	if ferr := c.flush(true); ferr != nil {
 		return events, fmt.Errorf("%s: %w", path, ferr)
 	}
-	for name, n := range c.calls {
+	for name, n := range c.calls() {
 		calls[name] += n
 	}
 	if rerr != nil {
-		if errors.Is(rerr, errLocalDefs) {
+		if errors.Is(rerr, errOpen) {
 			warn(fmt.Sprintf("%s: rank %d cannot be read: %v; its trace is empty", evtFile, r, rerr))
 		} else {
 			warn(fmt.Sprintf("%s: rank %d's events are damaged after %d events (%.6f s): %v; its trace ends there", evtFile, r, events, float64(c.lastTime)/1e9, rerr))

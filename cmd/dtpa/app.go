@@ -74,6 +74,7 @@ USAGE:
 
 ARGUMENTS:
    app     application name: the traces are <app>.0.trc, <app>.1.trc ... (from dtrun)
+           or a Score-P OTF2 archive: its experiment directory or its traces.otf2 anchor file
    level   deepest interval nesting level reported; absent = all, 0 = whole program only
 
 OPTIONS (one or two dashes: -wp and --wp are the same; options come before <app>):
@@ -141,6 +142,11 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 				return err
 			}
 			opts.Analyze = analyze
+			done, err := importOTF2(c.Context, &opts, stderr)
+			defer done()
+			if err != nil {
+				return err
+			}
 			return Run(c.Context, opts, stdout, stderr)
 		},
 	}

@@ -1,0 +1,94 @@
+package otf2
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// BenchmarkImport converts the LAMMPS archive (77,352 events) into our
+// trace files: OTF2 events per second of wall time and per CPU second
+// (Import is sequential; the CPU time, the garbage collector's included,
+// is what a loaded machine does not distort), and the process's peak
+// resident memory.
+func BenchmarkImport(b *testing.B) {
+	archive := archivePath(b, "scorep_lammps_melt")
+	var events uint64
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		st, err := Import(context.Background(), archive, b.TempDir(), "app", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += st.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(events)/(cpuSeconds()-cpu0), "events/cpu-s")
+	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+}
+
+// BenchmarkReadOnly is libotf2's reading with the records decoded but not
+// converted: the C reader's own rate, for comparison.
+func BenchmarkReadOnly(b *testing.B) {
+	archive := archivePath(b, "scorep_lammps_melt")
+	anchor, err := Anchor(archive)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var events uint64
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		a, err := openArchive(anchor)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := a.readDefs(strings.TrimSuffix(anchor, ".otf2") + ".def")
+		if err != nil {
+			b.Fatal(err)
+		}
+		l, err := d.mpiLayout("defs")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := a.selectLocations(l.ranks); err != nil {
+			b.Fatal(err)
+		}
+		for _, loc := range l.ranks {
+			n, _, _, err := a.readLocation(loc, func([]rec) error { return nil })
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += n
+		}
+		a.close()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(events)/(cpuSeconds()-cpu0), "events/cpu-s")
+}
+
+// peakRSSMB is the process's peak resident set (VmHWM), MB.
+func peakRSSMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// cpuSeconds is the process's user and system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
