@@ -49,7 +49,11 @@ func exportRun(t *testing.T, run *Run) (*otf2test.Archive, ExportStats) {
 //	rank 1: Init; Recv from 0 [1 µs, 100.021 ms]; Test folded 3 polls;
 //	        Barrier; Finalize
 //	rank 2: Init; Irecv from 0 (tag 5) ; Waitall; Comm_split; Bcast; Barrier
-func mixedRun() *Run {
+func mixedRun() *Run { return mixedRunOf(true) }
+
+// mixedRunOf is mixedRun, without the interval and the folded polls when
+// marks is false.
+func mixedRunOf(marks bool) *Run {
 	run := NewRun(3)
 	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
 	r1.Skew(2_500*MS, 100)
@@ -57,7 +61,9 @@ func mixedRun() *Run {
 		r.Init(1 * US)
 	}
 	sub := run.NewComm(0, 2)
-	r0.Pcontrol(100, 1)
+	if marks {
+		r0.Pcontrol(100, 1)
+	}
 	r0.Compute(100*MS).Send(1, 7, 8, 10*US)
 	q := r0.Isend(2, 5, 32, 1*US)
 	r0.Wait(q, 8*US)
@@ -66,7 +72,11 @@ func mixedRun() *Run {
 
 	r1.Recv(0, 7, 8, 100*MS+20*US)
 	q1 := r1.Irecv(2, 9, 4, 1*US)
-	r1.Test(q1, false, 2*US, Folded(3))
+	if marks {
+		r1.Test(q1, false, 2*US, Folded(3))
+	} else {
+		r1.Test(q1, false, 2*US)
+	}
 
 	rq := r2.Irecv(0, 5, 32, 1*US)
 	r2.Compute(100 * MS)
@@ -80,7 +90,9 @@ func mixedRun() *Run {
 	for _, r := range []*Rank{r0, r1, r2} {
 		r.Barrier(end - r.Now())
 	}
-	r0.Pcontrol(101, 1)
+	if marks {
+		r0.Pcontrol(101, 1)
+	}
 	for _, r := range []*Rank{r0, r1, r2} {
 		r.Finalize(1 * US)
 	}
