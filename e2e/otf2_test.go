@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,8 +35,9 @@ var otf2Programs = []struct {
 // TestOTF2Export traces every ground-truth program under both MPIs and
 // writes it with dtpa --export otf2. otf2-print, libotf2's own reader,
 // must accept the archive and list, per rank, one ENTER per MPI call the
-// trace recorded (per function), and as many message and collective
-// records as the report counts sends, receives and collective calls.
+// trace recorded (per function), and as many message records as the
+// report counts sends and receives. dtpa's report of the archive must
+// equal the report of the traces (checkRoundTrip).
 func TestOTF2Export(t *testing.T) {
 	if !otf2test.Available() {
 		t.Skip("otf2-print is not installed (make deps)")
@@ -55,9 +57,33 @@ func TestOTF2Export(t *testing.T) {
 						t.Fatal(err)
 					}
 					checkOTF2Counts(t, dir, p.name, r, a)
+					checkRoundTrip(t, r, arch)
 				})
 			}
 		})
+	}
+}
+
+// checkRoundTrip analyses the archive with dtpa (which imports it) and
+// compares its report with r, the report of the traces: every figure
+// within one tick (otf2test.CompareReports). Every ground-truth program
+// marks intervals and sections with MPI_Pcontrol, whose arguments the
+// archive carries as the attributes dtpa::pcontrol_level and
+// dtpa::pcontrol_arg; while the importer says it drops them, the reports
+// cannot agree (no intervals, no sequential sections) and the
+// differences are only logged.
+func checkRoundTrip(t *testing.T, r *report.Report, arch string) {
+	t.Helper()
+	back, stderr := analyse(t, ".", arch)
+	diffs := otf2test.CompareReports(r, back)
+	if strings.Contains(stderr, "MPI_Pcontrol calls were recorded without their arguments") {
+		if len(diffs) > 0 {
+			t.Logf("round trip pending (the importer drops MPI_Pcontrol's arguments): %d differences, the first: %s", len(diffs), diffs[0])
+		}
+		return
+	}
+	for _, d := range diffs {
+		t.Errorf("round trip: %s", d)
 	}
 }
 
