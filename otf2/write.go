@@ -48,8 +48,8 @@ const ArchiveName = "traces.otf2"
 // are the ticks.
 const resolution = 1_000_000_000
 
-// Export writes the run of opts.App as an OTF2 archive (docs/format/otf2.md
-// says what goes where). Each rank is read once, forward, and written as
+// Export writes the run of opts.App as an OTF2 archive (docs/user-guide.md,
+// section 5c, says what goes where). Each rank is read once, forward, and written as
 // it is read: memory holds one rank's batch, its requests in flight and
 // the definitions, whatever the length of the traces.
 //
