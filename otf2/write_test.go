@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/otf2/otf2test"
+	"github.com/dtpa/dtpa/report"
 	. "github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -182,5 +183,76 @@ func TestExportOutExists(t *testing.T) {
 	_, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: dir})
 	if err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("export into a non-empty directory: %v", err)
+	}
+}
+
+// lineSymbolizer gives every address of /tmp/app the frame app.c, line
+// offset−0x1000 (the offsets TestExportSourceLocations chooses), and a
+// frame without a file to the others.
+type lineSymbolizer struct{}
+
+func (lineSymbolizer) Symbolize(module string, offset uint64) []report.Frame {
+	if module != "/tmp/app" || offset < 0x401000 {
+		return []report.Frame{{Function: "inner"}}
+	}
+	return []report.Frame{{Function: "main", File: "app.c", Line: int(offset - 0x401000)}}
+}
+
+// TestExportSourceLocations: a call site is written as the source position
+// of its innermost frame with a file (the symbolizer's), shared by ranks
+// whose sites symbolize alike, and an intercommunicator as an InterComm
+// whose messages name ranks of the remote group; rank 1 loads the program
+// at another address.
+func TestExportSourceLocations(t *testing.T) {
+	if !otf2test.Available() {
+		t.Skip("otf2-print is not installed (make deps)")
+	}
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r1.LoadBias(0x10000)
+	ic := run.NewInterComm([]int{0}, []int{1})
+	for _, r := range []*Rank{r0, r1} {
+		r.Init(1 * US)
+		r.IntercommCreate(ic, 2*US)
+	}
+	// An address inside MPI (no file), then the program's line 42.
+	r0.Send(0, 3, 8, 1*US, Site("send", 0x400100, 0x401000+42), On(ic.Of(0)))
+	r1.Recv(0, 3, 8, 5*US, Site("recv", 0x401000+57), On(ic.Of(1)))
+	for _, r := range []*Rank{r0, r1} {
+		r.Finalize(1 * US)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "otf2")
+	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out, Symbolizer: lineSymbolizer{}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := otf2test.Print(filepath.Join(out, ArchiveName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range a.Records {
+		switch {
+		case r.Kind == "ENTER" && r.Region == "MPI_Send":
+			if !strings.Contains(r.Attrs, `"app.c:42"`) {
+				t.Errorf("MPI_Send: %s", r.Attrs)
+			}
+		case r.Kind == "ENTER" && r.Region == "MPI_Recv":
+			if !strings.Contains(r.Attrs, `"app.c:57"`) {
+				t.Errorf("MPI_Recv: %s", r.Attrs)
+			}
+		case r.Kind == "MPI_SEND", r.Kind == "MPI_RECV":
+			if !strings.Contains(r.Attrs, "Communicator: \"Comm 0\"") {
+				t.Errorf("%s not on the intercommunicator: %s", r.Kind, r.Attrs)
+			}
+		}
+	}
+	if a.Kinds["MPI_SEND"] != 1 || a.Kinds["MPI_RECV"] != 1 {
+		t.Errorf("records: %v", a.Kinds)
+	}
+	if !strings.Contains(a.Defs, "INTER_COMM") {
+		t.Errorf("no intercommunicator defined:\n%s", a.Defs)
 	}
 }
