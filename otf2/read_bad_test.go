@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-func importErr(t *testing.T, archive string) (error, []string) {
+func importErr(t *testing.T, archive string) ([]string, error) {
 	t.Helper()
 	var warns []string
 	_, err := Import(context.Background(), archive, t.TempDir(), "app", func(s string) { warns = append(warns, s) })
-	return err, warns
+	return warns, err
 }
 
 func hasWarning(warns []string, parts ...string) bool {
@@ -83,7 +83,7 @@ func TestMissingGlobalDefinitions(t *testing.T) {
 	if err := os.Remove(def); err != nil {
 		t.Fatal(err)
 	}
-	err, _ := importErr(t, dir)
+	_, err := importErr(t, dir)
 	if err == nil || !strings.Contains(err.Error(), def) {
 		t.Fatalf("error %v; want one naming %s", err, def)
 	}
@@ -127,7 +127,7 @@ func TestVersionRefused(t *testing.T) {
 	if err := os.WriteFile(anchor, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err, _ = importErr(t, dir)
+	_, err = importErr(t, dir)
 	if err == nil || !strings.Contains(err.Error(), anchor) || !strings.Contains(err.Error(), "version") {
 		t.Fatalf("error %v; want one naming %s and the version", err, anchor)
 	}
@@ -142,7 +142,7 @@ func TestGarbageAnchor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(filepath.Dir(anchor), "traces.def"), []byte("nor this"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err, _ := importErr(t, anchor)
+	_, err := importErr(t, anchor)
 	if err == nil || !strings.Contains(err.Error(), anchor) {
 		t.Fatalf("error %v; want one naming %s", err, anchor)
 	}
@@ -211,7 +211,7 @@ func TestSerialRun(t *testing.T) {
 		t.Fatalf("writing the serial archive: %v\n%s", err, out)
 	}
 	otf2Print(t, filepath.Join(archive, "traces.otf2")) // a valid archive
-	err, _ = importErr(t, archive)
+	_, err = importErr(t, archive)
 	def := filepath.Join(archive, "traces.def")
 	if err == nil || !strings.Contains(err.Error(), def) || !strings.Contains(err.Error(), "no MPI") {
 		t.Fatalf("error %v; want one naming %s and saying it has no MPI processes", err, def)

@@ -9,13 +9,21 @@ import (
 	"testing"
 )
 
-// BenchmarkImport converts the LAMMPS archive (77,352 events) into our
-// trace files: OTF2 events per second of wall time and per CPU second
-// (Import is sequential; the CPU time, the garbage collector's included,
-// is what a loaded machine does not distort), and the process's peak
-// resident memory.
+// BenchmarkImport converts an archive into our trace files: OTF2 events
+// per second of wall time and per CPU second (Import is sequential; the
+// CPU time, the garbage collector's included, is what a loaded machine
+// does not distort), and the process's peak resident memory. Large is a
+// synthetic ring of 4 ranks × 1,000,001 events (read_gen_test.go);
+// LAMMPS the real Score-P archive of 77,352 events, where opening the
+// archive and the per-rank files weighs more.
 func BenchmarkImport(b *testing.B) {
-	archive := archivePath(b, "scorep_lammps_melt")
+	b.Run("Large", func(b *testing.B) {
+		benchImport(b, writeMPIArchive(b, b.TempDir(), 4, 100_000))
+	})
+	b.Run("LAMMPS", func(b *testing.B) { benchImport(b, archivePath(b, "scorep_lammps_melt")) })
+}
+
+func benchImport(b *testing.B, archive string) {
 	var events uint64
 	cpu0 := cpuSeconds()
 	for b.Loop() {
@@ -33,7 +41,13 @@ func BenchmarkImport(b *testing.B) {
 // BenchmarkReadOnly is libotf2's reading with the records decoded but not
 // converted: the C reader's own rate, for comparison.
 func BenchmarkReadOnly(b *testing.B) {
-	archive := archivePath(b, "scorep_lammps_melt")
+	b.Run("Large", func(b *testing.B) {
+		benchReadOnly(b, writeMPIArchive(b, b.TempDir(), 4, 100_000))
+	})
+	b.Run("LAMMPS", func(b *testing.B) { benchReadOnly(b, archivePath(b, "scorep_lammps_melt")) })
+}
+
+func benchReadOnly(b *testing.B, archive string) {
 	anchor, err := Anchor(archive)
 	if err != nil {
 		b.Fatal(err)

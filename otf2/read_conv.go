@@ -48,6 +48,7 @@ type converter struct {
 	resolution uint64
 
 	finalized   bool
+	programEnd  bool
 	lastTime    int64
 	flushes     int
 	flushNs     int64
@@ -66,13 +67,17 @@ type converter struct {
 // maxPending bounds the calls held back for an uncompleted nonblocking
 // receive; beyond it that receive is written with a wildcard source and
 // tag on MPI_COMM_WORLD (its completion still carries the actual ones).
-const maxPending = 1 << 20
+// A variable for tests.
+var maxPending = 1 << 20
 
 // flushEvery is the batch size written to our trace file.
 const flushEvery = 4096
 
-func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer) *converter {
-	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w,
+// newConverter converts rank's events into w. pend is scratch space for
+// the queue of calls (its contents are overwritten), reused from rank to
+// rank so that a queue held back by a long-pending receive grows once.
+func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer, pend []traceformat.Event) *converter {
+	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w, pend: pend[:0],
 		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, reqs: map[uint64]uint64{},
 		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
 	if c.resolution == 0 {
@@ -189,6 +194,7 @@ func (c *converter) feed(recs []rec) error {
 				c.measOff++
 			}
 		case kProgramEnd:
+			c.programEnd = true
 		default:
 			if !c.inCall {
 				if r.kind != kCommCreate {

@@ -74,7 +74,11 @@ func IsArchive(path string) bool {
 // What the archive lacks or the format cannot carry goes to warn, one
 // sentence each. A location whose events are damaged is converted up to
 // the damage and its file left without a footer, as the tracer leaves the
-// file of a process that died; the other ranks are converted whole.
+// file of a process that died; the other ranks are converted whole. The
+// files are written without zstd compression: they are made to be
+// analysed (dtpa removes its temporary conversion afterwards), and the
+// compression would cost more than the whole conversion otherwise (the
+// shape-table coding alone gives about 8 bytes per call).
 func Import(ctx context.Context, archivePath, outDir, app string, warn func(string)) (ImportStats, error) {
 	if warn == nil {
 		warn = func(string) {}
@@ -130,6 +134,13 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 			hasLocal[r], anyLocal = true, true
 		}
 	}
+	// The queue of calls, sized for the largest location (calls are at
+	// most half its events), within reason.
+	var most uint64
+	for _, loc := range l.ranks {
+		most = max(most, d.eventsOf(loc))
+	}
+	pend := make([]traceformat.Event, 0, min(most/2+flushEvery, 1<<16))
 	runID := sha256.Sum256([]byte(fmt.Sprintf("otf2:%s:%d", anchor, d.globalOffset)))
 	for r, loc := range l.ranks {
 		if err := ctx.Err(); err != nil {
@@ -141,7 +152,7 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 			warn(fmt.Sprintf("%s is missing: rank %d's id mappings and clock offsets are unknown, so its events are not imported", filepath.Join(base, strconv.FormatUint(loc, 10)+".def"), r))
 			continue
 		}
-		n, err := importRank(a, d, l, r, loc, path, evtFile, runID[:16], st.Calls, warn)
+		n, err := importRank(a, d, l, r, loc, path, evtFile, runID[:16], st.Calls, &pend, warn)
 		st.Events += n
 		if err != nil {
 			return st, err
@@ -153,7 +164,7 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 
 // importRank writes rank r's trace file from location loc.
 func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile string, runID []byte,
-	calls map[string]uint64, warn func(string)) (uint64, error) {
+	calls map[string]uint64, pend *[]traceformat.Event, warn func(string)) (uint64, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return 0, err
@@ -175,11 +186,12 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 			"otf2.location":         strconv.FormatUint(loc, 10),
 		}},
 	}
-	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{})
+	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{Raw: true})
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	c := newConverter(d, l, r, w)
+	c := newConverter(d, l, r, w, *pend)
+	defer func() { *pend = c.pend }()
 	if err := w.WriteDefinitions(&tracepb.Definitions{Communicators: c.rc.defs}); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
@@ -203,11 +215,11 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 	if unknown > 0 {
 		warn(fmt.Sprintf("%s: %d events of record types this libotf2 does not know were skipped", evtFile, unknown))
 	}
-	for _, msg := range c.warnings(evtFile) {
-		warn(msg)
-	}
 	if ferr := c.flush(true); ferr != nil {
 		return events, fmt.Errorf("%s: %w", path, ferr)
+	}
+	for _, msg := range c.warnings(evtFile) {
+		warn(msg)
 	}
 	for name, n := range c.calls() {
 		calls[name] += n
@@ -221,7 +233,7 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 		return events, nil // no footer: the analyzer treats the file as cut short
 	}
 	stop := tracepb.Footer_FINALIZE
-	if !c.finalized {
+	if !c.finalized && !c.programEnd {
 		stop = tracepb.Footer_EXIT
 	}
 	if err := w.Close(&tracepb.Footer{StopReason: stop, EndLocalNs: c.lastTime}); err != nil {

@@ -207,3 +207,5 @@ func TestRootedCollectivesByDefinition(t *testing.T) {
 		})
 	}
 }
+
+func fmtCalls(m map[string]uint64) string { return fmt.Sprint(m) }
