@@ -44,7 +44,7 @@ var (
 	flagHTML   = switchFlag("html", "write a self-contained HTML page (charts, tables, a timeline of every rank) instead of the .trpa text; use with -o FILE")
 	flagExport = &cli.StringFlag{
 		Name:  "export",
-		Usage: "write the run as `FORMAT` instead of a report; chrome: trace-event JSON for Perfetto UI or chrome://tracing (MPI calls per rank, a flow per message, intervals); use with -o FILE",
+		Usage: "write the run as `FORMAT` instead of a report; chrome: trace-event JSON for Perfetto UI or chrome://tracing (MPI calls per rank, a flow per message, intervals), use with -o FILE; otf2: an OTF2 archive for Vampir, Scalasca and the OTF2 tools, use with -o DIR",
 	}
 	flagDir = &cli.StringFlag{
 		Name:  "dir",
@@ -113,6 +113,8 @@ EXAMPLES:
    dtpa --diff run4/jacobi run1/jacobi
    # Every MPI call and message, to open in https://ui.perfetto.dev or chrome://tracing:
    dtpa --export chrome -o jacobi.json jacobi
+   # The run as an OTF2 archive (open jacobi-otf2/traces.otf2 in Vampir, or scout.mpi it):
+   dtpa --export otf2 -o jacobi-otf2 jacobi
 
 EXIT STATUS:
    0 report written, 1 analysis or output failed, 2 bad command line.
@@ -124,7 +126,7 @@ func newApp(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.App {
 	return &cli.App{
 		Name:                  "dtpa",
 		Usage:                 "performance report of a traced MPI run (DVM PPPA characteristics)",
-		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html | --export chrome] [--dir DIR] [--exe PATH] <app> [level]\n   dtpa --diff [--json] [-o FILE] [--dir DIR] <app A> <app B> [level]",
+		UsageText:             "dtpa [-wp] [-src NN] [-srct NN] [-o FILE] [--json | --html | --export chrome|otf2] [--dir DIR] [--exe PATH] <app> [level]\n   dtpa --diff [--json] [-o FILE] [--dir DIR] <app A> <app B> [level]",
 		CustomAppHelpTemplate: helpTemplate,
 		Flags:                 []cli.Flag{flagWP, flagSRC, flagSRCT, flagOutput, flagJSON, flagHTML, flagExport, flagDiff, flagDir, flagExe},
 		HideHelpCommand:       true,
@@ -190,8 +192,11 @@ func optionsFrom(c *cli.Context) (Options, error) {
 		return Options{}, usagef("--json and --html exclude each other")
 	}
 	if c.IsSet(flagExport.Name) {
-		if opts.Export != "chrome" {
-			return Options{}, usagef("--export knows one format, chrome; not %q", opts.Export)
+		if opts.Export != "chrome" && opts.Export != "otf2" {
+			return Options{}, usagef("--export knows the formats chrome and otf2; not %q", opts.Export)
+		}
+		if opts.Export == "otf2" && opts.Output == "" {
+			return Options{}, usagef("--export otf2 writes a directory: give it with -o DIR")
 		}
 		if opts.JSON || opts.HTML {
 			return Options{}, usagef("--export excludes --json and --html")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/otf2"
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/report/html"
 	"github.com/dtpa/dtpa/report/trpa"
@@ -27,7 +28,8 @@ type Options struct {
 	JSON     bool   // JSON report instead of .trpa text
 	HTML     bool   // self-contained HTML page with a timeline instead of .trpa text
 	// Export names a format to write the run in instead of a report:
-	// "chrome" (Chrome trace-event JSON); "" none.
+	// "chrome" (Chrome trace-event JSON), "otf2" (an OTF2 archive in the
+	// directory Output); "" none.
 	Export string
 	// TimelineCalls is the timeline's detail budget for HTML (calls over
 	// all ranks); 0 = defaultTimelineCalls.
@@ -182,6 +184,9 @@ func write(rep *report.Report, opts Options, aopts analyzer.Options, w io.Writer
 // to a temporary file beside opts.Output renamed once complete, so that a
 // failure never leaves half a file.
 func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(string)) (err error) {
+	if opts.Export == "otf2" {
+		return exportOTF2(ctx, opts, warn)
+	}
 	if opts.Export != "chrome" {
 		return fmt.Errorf("unknown export format %q", opts.Export)
 	}
@@ -227,6 +232,21 @@ func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(s
 	}
 	f = nil
 	return nil
+}
+
+// exportOTF2 writes the run as an OTF2 archive into the directory
+// opts.Output (package otf2).
+func exportOTF2(ctx context.Context, opts Options, warn func(string)) error {
+	if opts.Output == "" {
+		return usagef("--export otf2 writes a directory: give it with -o DIR")
+	}
+	dir := opts.Dir
+	if dir == "" {
+		dir = "."
+	}
+	_, err := otf2.Export(ctx, otf2.ExportOptions{Dir: opts.Dir, App: opts.App, Out: opts.Output, Warn: warn,
+		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn})})
+	return err
 }
 
 // keepLevels drops intervals deeper than maxLevel. The analyzer is asked

@@ -1,0 +1,83 @@
+package analyzer
+
+import (
+	"fmt"
+
+	"github.com/dtpa/dtpa/analyzer/clocks"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// RunClocks are the trace files of one run and each rank's map from local
+// to global time, as the analysis aligns them: what a converter to another
+// format (package otf2's writer) needs to write the run on the global
+// clock without replaying it. Finding them is the analysis's first pass
+// (Analyze): the same discovery, refusal of mixed runs and clock model.
+type RunClocks struct {
+	Size  int
+	Ranks []RankTrace // by world rank; Path "" for a missing rank
+	// Warnings about unreadable or missing files and the clock samples,
+	// one sentence each, as Analyze words them.
+	Warnings []string
+}
+
+// RankTrace is one rank's trace file.
+type RankTrace struct {
+	Path   string
+	Header *tracepb.Header
+	// Clock maps the file's local times to the global clock (rank 0's);
+	// not safe for concurrent use (Clone it per goroutine).
+	Clock *clocks.Map
+}
+
+// FindRun discovers the traces of app in dir and aligns their clocks.
+func FindRun(dir, app string) (*RunClocks, error) {
+	paths, err := discover(dir, app)
+	if err != nil {
+		return nil, err
+	}
+	rt := &RunClocks{}
+	var files []*rankFile
+	for _, p := range paths {
+		f, err := scan(p)
+		if err != nil {
+			if isVersionError(err) {
+				return nil, err
+			}
+			rt.Warnings = append(rt.Warnings, fmt.Sprintf("%s cannot be read and is left out: %v.", p, err))
+			continue
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no readable traces of %q in %s", app, dirName(dir))
+	}
+	size, err := checkRuns(files)
+	if err != nil {
+		return nil, err
+	}
+	rt.Size = size
+	rt.Ranks = make([]RankTrace, size)
+	present := make([]bool, size)
+	syncs := make([][]*tracepb.ClockSync, size)
+	for _, f := range files {
+		r := int(f.hdr.Rank)
+		if present[r] {
+			rt.Warnings = append(rt.Warnings, fmt.Sprintf("%s and %s both hold rank %d; the second is left out.", rt.Ranks[r].Path, f.path, r))
+			continue
+		}
+		present[r], syncs[r] = true, f.syncs
+		rt.Ranks[r] = RankTrace{Path: f.path, Header: f.hdr}
+		if f.err != nil {
+			rt.Warnings = append(rt.Warnings, damage(r, f.path, f.err))
+		}
+	}
+	if m := missingRanks(present); m != "" {
+		rt.Warnings = append(rt.Warnings, fmt.Sprintf("The run had %d processes but traces of rank(s) %s are missing.", size, m))
+	}
+	model := clocks.Build(syncs, present)
+	rt.Warnings = append(rt.Warnings, model.Warnings...)
+	for r := range rt.Ranks {
+		rt.Ranks[r].Clock = model.Maps[r]
+	}
+	return rt, nil
+}

@@ -1,0 +1,341 @@
+package otf2
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// globalDefs gathers the archive's global definitions while the ranks are
+// written; they are written once every rank's events are (write), as OTF2
+// requires of a serial writer. Their number grows with the program's
+// functions, communicators and call sites, not with the trace's length.
+type globalDefs struct {
+	strs    map[string]uint32
+	strList []string
+
+	regions    map[string]uint32
+	regionList []regionDef
+
+	comms    map[uint64]uint32 // global communicator id → OTF2 comm
+	commList []commDef
+	selfComm uint32 // +1; 0 = not defined yet
+
+	scls    map[[2]string]uint32 // file, line → source code location
+	sclList []sclDef
+	sites   map[string]uint32 // call site (module+offset of each frame) → source code location or undefinedU32
+}
+
+type regionDef struct {
+	name string
+	role int
+}
+
+type commDef struct {
+	name    string
+	members []uint64 // world ranks
+	self    bool
+	parent  uint64 // global id of the parent
+	hasPar  bool
+	// An intercommunicator: members are one group, remote the other.
+	inter   bool
+	remote  []uint64
+	created bool // a CommCreate record names it
+}
+
+type sclDef struct {
+	file string
+	line uint32
+}
+
+func newGlobalDefs() *globalDefs {
+	return &globalDefs{strs: map[string]uint32{}, regions: map[string]uint32{}, comms: map[uint64]uint32{},
+		scls: map[[2]string]uint32{}, sites: map[string]uint32{}}
+}
+
+// str interns s as a string definition.
+func (g *globalDefs) str(s string) uint32 {
+	if id, ok := g.strs[s]; ok {
+		return id
+	}
+	id := uint32(len(g.strList))
+	g.strs[s] = id
+	g.strList = append(g.strList, s)
+	return id
+}
+
+func (g *globalDefs) region(f *tracepb.Function) uint32 {
+	if id, ok := g.regions[f.Name]; ok {
+		return id
+	}
+	id := uint32(len(g.regionList))
+	g.regions[f.Name] = id
+	g.regionList = append(g.regionList, regionDef{name: f.Name, role: regionRole(f)})
+	return id
+}
+
+// selfBit marks the global id of a rank's MPI_COMM_SELF (trace.proto).
+const selfBit = 1 << 63
+
+// comm is the OTF2 communicator of d, a communicator of a rank whose
+// definitions are defs. Every rank's MPI_COMM_SELF is one OTF2
+// communicator, as Score-P writes it.
+func (g *globalDefs) comm(d *tracepb.Communicator, defs *traceformat.Definitions) uint32 {
+	if d.Id&selfBit != 0 {
+		if g.selfComm == 0 {
+			g.commList = append(g.commList, commDef{name: "MPI_COMM_SELF", self: true})
+			g.selfComm = uint32(len(g.commList))
+		}
+		return g.selfComm - 1
+	}
+	if id, ok := g.comms[d.Id]; ok {
+		return id
+	}
+	id := uint32(len(g.commList))
+	c := commDef{name: "Comm " + strconv.FormatUint(uint64(id), 10)}
+	if d.Id == 0 {
+		c.name = "MPI_COMM_WORLD"
+	} else if p := defs.Comm(d.Parent); p != nil && d.Parent != d.Local {
+		c.parent, c.hasPar = p.Id, true
+	}
+	for _, m := range d.Members {
+		c.members = append(c.members, uint64(m))
+	}
+	if d.Inter {
+		c.inter, c.hasPar = true, false
+		for _, m := range d.RemoteMembers {
+			c.remote = append(c.remote, uint64(m))
+		}
+	}
+	g.comms[d.Id] = id
+	g.commList = append(g.commList, c)
+	return id
+}
+
+// site is the source code location of a call site given as return
+// addresses: the innermost frame with a source file.
+func (g *globalDefs) site(pcs []uint64, mods []*tracepb.Module, sym analyzer.Symbolizer) uint32 {
+	key := make([]byte, 0, 64)
+	type ref struct {
+		mod string
+		off uint64
+	}
+	refs := make([]ref, 0, len(pcs))
+	for _, pc := range pcs {
+		r := ref{off: pc}
+		for _, m := range mods {
+			if pc >= m.Start && pc < m.End {
+				r = ref{m.Path, pc - m.LoadBias}
+				break
+			}
+		}
+		refs = append(refs, r)
+		key = append(key, r.mod...)
+		key = append(key, '+')
+		key = strconv.AppendUint(key, r.off, 16)
+		key = append(key, '|')
+	}
+	if id, ok := g.sites[string(key)]; ok {
+		return id
+	}
+	id := undefinedU32
+	for _, r := range refs {
+		for _, f := range sym.Symbolize(r.mod, r.off) {
+			if f.File == "" {
+				continue
+			}
+			k := [2]string{f.File, strconv.Itoa(f.Line)}
+			var ok bool
+			if id, ok = g.scls[k]; !ok {
+				id = uint32(len(g.sclList))
+				g.scls[k] = id
+				g.sclList = append(g.sclList, sclDef{file: f.File, line: uint32(max(f.Line, 0))})
+			}
+			break
+		}
+		if id != undefinedU32 {
+			break
+		}
+	}
+	g.sites[string(key)] = id
+	return id
+}
+
+// Groups of the archive: the MPI ranks as locations, MPI_COMM_SELF's,
+// then one per distinct member list of a communicator.
+const (
+	groupLocations = 0
+	groupSelf      = 1
+)
+
+// write writes the global definitions: strings first, then what refers
+// to them.
+func (g *globalDefs) write(ca *cArchive, x *exporter) error {
+	size := x.rt.Size
+	empty := g.str("")
+	mpi := g.str("MPI")
+	machine := g.str("machine")
+	nodeClass := g.str("node")
+	thread := g.str("Master thread")
+	hostNode := map[string]uint32{}
+	var hosts []string
+	rankName := make([]uint32, size)
+	for r, rk := range x.rt.Ranks {
+		h := "unknown host"
+		if rk.Header != nil && rk.Header.Hostname != "" {
+			h = rk.Header.Hostname
+		}
+		if _, ok := hostNode[h]; !ok {
+			hostNode[h] = uint32(len(hosts) + 1)
+			hosts = append(hosts, h)
+		}
+		rankName[r] = g.str("MPI Rank " + strconv.Itoa(r))
+	}
+	for _, h := range hosts {
+		g.str(h)
+	}
+	for _, r := range g.regionList {
+		g.str(r.name)
+	}
+	for _, s := range g.sclList {
+		g.str(s.file)
+	}
+	type attr struct {
+		name, desc string
+		typ        int
+	}
+	attrs := []attr{
+		attrSCL:     {"SOURCE_CODE_LOCATION", "Source code location", typeSCL},
+		attrCalls:   {"dtpa::calls", "Unsuccessful polls (tests, probes) of one call site that the tracer folded into this call", typeUint32},
+		attrPcLevel: {"dtpa::pcontrol_level", "MPI_Pcontrol level argument", typeInt32},
+		attrPcArg:   {"dtpa::pcontrol_arg", "MPI_Pcontrol second argument", typeInt64},
+		attrFlag:    {"dtpa::flag", "Flag the call returned (tests, probes)", typeUint8},
+	}
+	for _, a := range attrs {
+		g.str(a.name)
+		g.str(a.desc)
+	}
+	for _, c := range g.commList {
+		g.str(c.name)
+	}
+	for id, s := range g.strList {
+		if err := ca.defString(uint32(id), s); err != nil {
+			return err
+		}
+	}
+
+	first, length := x.first, x.last-x.first
+	realtime := undefinedTimestamp
+	if x.realtimeStart > 0 {
+		realtime = x.realtimeStart + first
+	}
+	if err := ca.defClock(resolution, first, length, realtime); err != nil {
+		return err
+	}
+	if err := ca.defParadigmMPI(mpi); err != nil {
+		return err
+	}
+	if err := ca.defSystemTreeNode(0, machine, machine, undefinedU32); err != nil {
+		return err
+	}
+	for i, h := range hosts {
+		if err := ca.defSystemTreeNode(uint32(i+1), g.strs[h], nodeClass, 0); err != nil {
+			return err
+		}
+	}
+	for r, rk := range x.rt.Ranks {
+		if !x.written[r] {
+			continue
+		}
+		h := "unknown host"
+		if rk.Header != nil && rk.Header.Hostname != "" {
+			h = rk.Header.Hostname
+		}
+		if err := ca.defLocationGroup(uint32(r), rankName[r], hostNode[h]); err != nil {
+			return err
+		}
+	}
+	for r := range x.rt.Ranks {
+		if !x.written[r] {
+			continue
+		}
+		if err := ca.defLocation(uint64(r), thread, x.locEvents[r], uint32(r)); err != nil {
+			return err
+		}
+	}
+	for id, r := range g.regionList {
+		if err := ca.defRegion(uint32(id), g.strs[r.name], mpi, r.role); err != nil {
+			return err
+		}
+	}
+	for id, s := range g.sclList {
+		if err := ca.defSourceCodeLocation(uint32(id), g.strs[s.file], s.line); err != nil {
+			return err
+		}
+	}
+	for id, a := range attrs {
+		if err := ca.defAttribute(uint32(id), g.strs[a.name], g.strs[a.desc], a.typ); err != nil {
+			return err
+		}
+	}
+	world := make([]uint64, size)
+	for r := range world {
+		world[r] = uint64(r)
+	}
+	if err := ca.defGroup(groupLocations, mpi, wGroupCommLocations, world); err != nil {
+		return err
+	}
+	if err := ca.defGroup(groupSelf, empty, wGroupCommSelf, nil); err != nil {
+		return err
+	}
+	groups := map[string]uint32{}
+	commGroup := make([]uint32, len(g.commList))
+	remoteGroup := make([]uint32, len(g.commList))
+	next := uint32(groupSelf + 1)
+	group := func(members []uint64) (uint32, error) {
+		k := fmt.Sprint(members)
+		if grp, ok := groups[k]; ok {
+			return grp, nil
+		}
+		grp := next
+		next++
+		groups[k] = grp
+		return grp, ca.defGroup(grp, empty, wGroupComm, members)
+	}
+	for id, c := range g.commList {
+		if c.self {
+			commGroup[id] = groupSelf
+			continue
+		}
+		var err error
+		if commGroup[id], err = group(c.members); err != nil {
+			return err
+		}
+		if c.inter {
+			if remoteGroup[id], err = group(c.remote); err != nil {
+				return err
+			}
+		}
+	}
+	for id, c := range g.commList {
+		if c.inter {
+			if err := ca.defInterComm(uint32(id), g.strs[c.name], commGroup[id], remoteGroup[id]); err != nil {
+				return err
+			}
+			continue
+		}
+		parent := undefinedComm
+		if c.hasPar {
+			if p, ok := g.comms[c.parent]; ok {
+				parent = p
+			}
+		}
+		if err := ca.defComm(uint32(id), g.strs[c.name], commGroup[id], parent, c.created); err != nil {
+			return err
+		}
+	}
+	return nil
+}

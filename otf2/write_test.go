@@ -1,0 +1,258 @@
+package otf2
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/otf2/otf2test"
+	"github.com/dtpa/dtpa/report"
+	. "github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// exportRun writes run's traces and exports them; it returns the archive
+// as otf2-print lists it.
+func exportRun(t *testing.T, run *Run) (*otf2test.Archive, ExportStats) {
+	t.Helper()
+	if !otf2test.Available() {
+		t.Skip("otf2-print is not installed (make deps)")
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "app-otf2")
+	var warns []string
+	st, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out, Warn: func(s string) { warns = append(warns, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range warns {
+		t.Logf("warning: %s", w)
+	}
+	a, err := otf2test.Print(filepath.Join(out, ArchiveName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, st
+}
+
+// mixedRun has one call of each kind the writer maps to its own records,
+// with rank 1's clock 2.5 s ahead and 100 ppm fast: the archive must show
+// rank 1 on rank 0's clock.
+//
+//	rank 0: Init [0, 1µs]; Pcontrol(100, 1) at 1 µs; Send to 1 (tag 7, 8 B)
+//	        at 100.001 ms for 10 µs; Isend to 2 (tag 5, 32 B) [100.011,
+//	        100.012]; Wait [100.012, 100.020]; Comm_split {0, 2}; Bcast
+//	        root 0 on it; Barrier; Pcontrol(101, 1); Finalize
+//	rank 1: Init; Recv from 0 [1 µs, 100.021 ms]; Test folded 3 polls;
+//	        Barrier; Finalize
+//	rank 2: Init; Irecv from 0 (tag 5) ; Waitall; Comm_split; Bcast; Barrier
+func mixedRun() *Run { return mixedRunOf(true) }
+
+// mixedRunOf is mixedRun, without the interval and the folded polls when
+// marks is false.
+func mixedRunOf(marks bool) *Run {
+	run := NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	r1.Skew(2_500*MS, 100)
+	for _, r := range []*Rank{r0, r1, r2} {
+		r.Init(1 * US)
+	}
+	sub := run.NewComm(0, 2)
+	if marks {
+		r0.Pcontrol(100, 1)
+	}
+	r0.Compute(100*MS).Send(1, 7, 8, 10*US)
+	q := r0.Isend(2, 5, 32, 1*US)
+	r0.Wait(q, 8*US)
+	r0.CommSplit(nil, sub, 5*US)
+	r0.Bcast(0, 64, 3*US, On(sub))
+
+	r1.Recv(0, 7, 8, 100*MS+20*US)
+	q1 := r1.Irecv(2, 9, 4, 1*US)
+	if marks {
+		r1.Test(q1, false, 2*US, Folded(3))
+	} else {
+		r1.Test(q1, false, 2*US)
+	}
+
+	rq := r2.Irecv(0, 5, 32, 1*US)
+	r2.Compute(100 * MS)
+	r2.Waitall([]Req{rq}, 30*US)
+	r2.Send(1, 9, 4, 1*US)
+	r2.CommSplit(nil, sub, 5*US)
+	r2.Bcast(0, 64, 3*US, On(sub))
+
+	r1.Wait(q1, 5*US)
+	end := max(r0.Now(), r1.Now(), r2.Now()) + 10*US
+	for _, r := range []*Rank{r0, r1, r2} {
+		r.Barrier(end - r.Now())
+	}
+	if marks {
+		r0.Pcontrol(101, 1)
+	}
+	for _, r := range []*Rank{r0, r1, r2} {
+		r.Finalize(1 * US)
+	}
+	return run
+}
+
+func TestExportRecords(t *testing.T) {
+	run := mixedRun()
+	a, st := exportRun(t, run)
+	events := 0
+	for i := 0; i < run.Size(); i++ {
+		events += run.Rank(i).Events()
+	}
+	if a.Kinds["ENTER"] != events || a.Kinds["LEAVE"] != events || st.Calls != int64(events) {
+		t.Errorf("%d ENTER, %d LEAVE, %d calls written; the traces hold %d calls", a.Kinds["ENTER"], a.Kinds["LEAVE"], st.Calls, events)
+	}
+	want := map[string]int{
+		"MPI_SEND": 2, "MPI_RECV": 1, "MPI_ISEND": 1, "MPI_ISEND_COMPLETE": 1,
+		"MPI_IRECV_REQUEST": 2, "MPI_IRECV": 2,
+		"MPI_COLLECTIVE_BEGIN": 5, "MPI_COLLECTIVE_END": 5, // 2 Bcast, 3 Barrier
+		"COMM_CREATE": 2,
+	}
+	for k, w := range want {
+		if a.Kinds[k] != w {
+			t.Errorf("%d %s records, want %d", a.Kinds[k], k, w)
+		}
+	}
+	if st.Sends != 3 || st.Recvs != 3 || st.Colls != 5 {
+		t.Errorf("stats: %d sends, %d receives, %d collectives; want 3, 3, 5", st.Sends, st.Recvs, st.Colls)
+	}
+	if int64(len(a.Records)) != st.Records {
+		t.Errorf("otf2-print lists %d records, the writer wrote %d", len(a.Records), st.Records)
+	}
+	if a.Enters["MPI_Pcontrol"] != 2 || a.Enters["MPI_Bcast"] != 2 {
+		t.Errorf("enters: %v", a.Enters)
+	}
+	// Rank 1's clock is undone: its MPI_Recv ends at 100.021 ms on rank
+	// 0's clock, within one tick.
+	var recvLeave, sendEnter uint64
+	for _, r := range a.Records {
+		switch {
+		case r.Kind == "LEAVE" && r.Location == 1 && r.Region == "MPI_Recv":
+			recvLeave = r.Time
+		case r.Kind == "ENTER" && r.Location == 0 && r.Region == "MPI_Send":
+			sendEnter = r.Time
+		case r.Kind == "MPI_RECV":
+			if !strings.Contains(r.Attrs, "Sender: 0") || !strings.Contains(r.Attrs, "Tag: 7") || !strings.Contains(r.Attrs, "Length: 8") {
+				t.Errorf("MPI_RECV: %s", r.Attrs)
+			}
+		case r.Kind == "MPI_COLLECTIVE_END" && strings.Contains(r.Attrs, "BCAST"):
+			if !strings.Contains(r.Attrs, "Root: 0") || !strings.Contains(r.Attrs, "Sent: 64") {
+				t.Errorf("MPI_COLLECTIVE_END of the Bcast: %s", r.Attrs)
+			}
+		case r.Kind == "ENTER" && r.Region == "MPI_Test":
+			if !strings.Contains(r.Attrs, `"dtpa::calls"`) || !strings.Contains(r.Attrs, "3") {
+				t.Errorf("folded MPI_Test: %s", r.Attrs)
+			}
+		case r.Kind == "ENTER" && r.Region == "MPI_Pcontrol":
+			if !strings.Contains(r.Attrs, `"dtpa::pcontrol_level"`) {
+				t.Errorf("MPI_Pcontrol: %s", r.Attrs)
+			}
+		}
+	}
+	if d := int64(recvLeave) - (100*MS + 21*US); d < -1 || d > 1 {
+		t.Errorf("rank 1's MPI_Recv leaves at %d ns, want 100021000 ± 1", recvLeave)
+	}
+	if sendEnter != uint64(100*MS+1*US) {
+		t.Errorf("rank 0's MPI_Send enters at %d ns, want 100001000", sendEnter)
+	}
+	for _, s := range []string{"Ticks per Seconds: 1000000000", `"MPI Rank 2"`, `Type: COMM_GROUP`, `"MPI_COMM_WORLD"`, `Role: BARRIER`, `Role: POINT2POINT`, `Role: COLL_ONE2ALL`} {
+		if !strings.Contains(a.Defs, s) {
+			t.Errorf("definitions lack %s:\n%s", s, a.Defs)
+		}
+	}
+}
+
+// TestExportOutExists: an archive is never written over a directory that
+// holds something.
+func TestExportOutExists(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := mixedRun().WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: dir})
+	if err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("export into a non-empty directory: %v", err)
+	}
+}
+
+// lineSymbolizer gives every address of /tmp/app the frame app.c, line
+// offset−0x1000 (the offsets TestExportSourceLocations chooses), and a
+// frame without a file to the others.
+type lineSymbolizer struct{}
+
+func (lineSymbolizer) Symbolize(module string, offset uint64) []report.Frame {
+	if module != "/tmp/app" || offset < 0x401000 {
+		return []report.Frame{{Function: "inner"}}
+	}
+	return []report.Frame{{Function: "main", File: "app.c", Line: int(offset - 0x401000)}}
+}
+
+// TestExportSourceLocations: a call site is written as the source position
+// of its innermost frame with a file (the symbolizer's), shared by ranks
+// whose sites symbolize alike, and an intercommunicator as an InterComm
+// whose messages name ranks of the remote group; rank 1 loads the program
+// at another address.
+func TestExportSourceLocations(t *testing.T) {
+	if !otf2test.Available() {
+		t.Skip("otf2-print is not installed (make deps)")
+	}
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r1.LoadBias(0x10000)
+	ic := run.NewInterComm([]int{0}, []int{1})
+	for _, r := range []*Rank{r0, r1} {
+		r.Init(1 * US)
+		r.IntercommCreate(ic, 2*US)
+	}
+	// An address inside MPI (no file), then the program's line 42.
+	r0.Send(0, 3, 8, 1*US, Site("send", 0x400100, 0x401000+42), On(ic.Of(0)))
+	r1.Recv(0, 3, 8, 5*US, Site("recv", 0x401000+57), On(ic.Of(1)))
+	for _, r := range []*Rank{r0, r1} {
+		r.Finalize(1 * US)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "otf2")
+	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out, Symbolizer: lineSymbolizer{}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := otf2test.Print(filepath.Join(out, ArchiveName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range a.Records {
+		switch {
+		case r.Kind == "ENTER" && r.Region == "MPI_Send":
+			if !strings.Contains(r.Attrs, `"app.c:42"`) {
+				t.Errorf("MPI_Send: %s", r.Attrs)
+			}
+		case r.Kind == "ENTER" && r.Region == "MPI_Recv":
+			if !strings.Contains(r.Attrs, `"app.c:57"`) {
+				t.Errorf("MPI_Recv: %s", r.Attrs)
+			}
+		case r.Kind == "MPI_SEND", r.Kind == "MPI_RECV":
+			if !strings.Contains(r.Attrs, "Communicator: \"Comm 0\"") {
+				t.Errorf("%s not on the intercommunicator: %s", r.Kind, r.Attrs)
+			}
+		}
+	}
+	if a.Kinds["MPI_SEND"] != 1 || a.Kinds["MPI_RECV"] != 1 {
+		t.Errorf("records: %v", a.Kinds)
+	}
+	if !strings.Contains(a.Defs, "INTER_COMM") {
+		t.Errorf("no intercommunicator defined:\n%s", a.Defs)
+	}
+}
