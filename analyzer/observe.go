@@ -207,6 +207,7 @@ type tlBox struct {
 	entry, exit, lost, bytes int64
 	site, fn                 uint32 // trace ids, for the SRC id
 	fidx, peer               int32
+	thread                   uint32 // the calling thread (0: the MPI_Init thread)
 }
 
 type tlMsg struct {
@@ -265,7 +266,7 @@ func (o *tlRank) record(c *obsCall) {
 	if !o.truncated {
 		e := c.e
 		b := tlBox{entry: c.entry, exit: c.exit, lost: c.lost, site: e.Site, fn: e.Func, fidx: int32(o.fnIndex(c.fi, c.kind)),
-			peer: c.peer, bytes: c.bytes}
+			peer: c.peer, bytes: c.bytes, thread: e.Thread}
 		i := int32(len(o.boxes))
 		o.boxes = append(o.boxes, b)
 		for _, m := range c.msgs {
@@ -434,6 +435,12 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts
 			ln.Func[i], ln.Bytes[i], ln.Peer[i], ln.Coll[i] = gf[b.fidx], b.bytes, int(b.peer), -1
 			if reps[r].defs != nil {
 				ln.Site[i] = siteID[keys.key(b.site, b.fn)]
+			}
+			if b.thread != 0 {
+				if ln.Thread == nil {
+					ln.Thread = make([]int, n)
+				}
+				ln.Thread[i] = int(b.thread)
 			}
 		}
 		for _, c := range o.colls {

@@ -47,10 +47,13 @@ const (
 type Run struct {
 	Program string
 	RunID   []byte
-	ranks   []*Rank
-	comms   []*Comm
-	funcs   map[string]uint32
-	order   []string
+	// ThreadLevel is the thread support the header records
+	// (MPI_THREAD_SINGLE = 0 … MPI_THREAD_MULTIPLE = 3).
+	ThreadLevel uint32
+	ranks       []*Rank
+	comms       []*Comm
+	funcs       map[string]uint32
+	order       []string
 }
 
 // Comm is a communicator of the run: a global id and its members (world
@@ -79,6 +82,10 @@ type Rank struct {
 	stop    tracepb.Footer_StopReason
 	syncs   bool
 	host    string // "" is testhost
+	// thread is the thread making the calls (Thread); cursors holds the
+	// other threads' time cursors.
+	thread  uint32
+	cursors map[uint32]int64
 }
 
 type reqInfo struct {
@@ -181,6 +188,25 @@ func (k *Rank) At(t int64) *Rank {
 	return k
 }
 
+// Thread makes the calls that follow thread t's (0 is the thread that
+// called MPI_Init, the default). Each thread has its own time cursor,
+// starting at the cursor of the thread that was current when it is first
+// named. The trace holds the calls in the order they are recorded, in one
+// batch per run of consecutive calls of a thread: recording a thread's
+// calls after later calls of another thread models a thread whose buffer
+// was handed over late.
+func (k *Rank) Thread(t uint32) *Rank {
+	if k.cursors == nil {
+		k.cursors = map[uint32]int64{}
+	}
+	k.cursors[k.thread] = k.now
+	if c, ok := k.cursors[t]; ok {
+		k.now = c
+	}
+	k.thread = t
+	return k
+}
+
 // Compute advances the cursor by d (time outside MPI).
 func (k *Rank) Compute(d int64) *Rank { k.now += d; return k }
 
@@ -245,6 +271,9 @@ func (k *Rank) site(name string, pcs []uint64) uint32 {
 // Attributes come from e and the options.
 func (k *Rank) Call(name string, dur int64, e traceformat.Event, opts ...Opt) *Rank {
 	e.Func = k.r.fn(name)
+	if e.Thread == 0 {
+		e.Thread = k.thread
+	}
 	e.Entry = k.now
 	e.Exit = k.now + dur
 	e.Site = k.site(name, nil)
@@ -469,7 +498,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 		StartUnixNs: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), StartLocalNs: k.local(0),
 		Clock:         &tracepb.Clock{Source: tracepb.Clock_SYNTHETIC, InjectedOffsetNs: k.offset, InjectedDriftPpm: k.drift},
 		TracerVersion: "tracetest", Params: &tracepb.TracerParams{UserStackSize: 1, MaxTraceSizeMb: 500},
-		MpiImplementation: "synthetic",
+		MpiImplementation: "synthetic", ThreadLevel: r.ThreadLevel,
 	}
 	w, err := traceformat.NewWriter(&buf, hdr, traceformat.WriterOptions{})
 	if err != nil {
