@@ -593,14 +593,17 @@ func (x *exchange) maybeComplete(in *collInst) {
 // for nobody; the instance's exits are posted by the calls that complete it
 // (icollDone). It returns the instance (nil when the members' calls
 // disagree) and the contributions deferred to rank me so far, in buf.
-func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32, idx int, me int32, entry int64, site uint32, buf []collContrib) (*collInst, []collContrib) {
+// shape is the collective's shape and nonblocking true for a nonblocking
+// collective; a blocking one of a multi-threaded process is posted in the
+// same two steps (threads.go): entry, then exit with icollDone.
+func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Collective, nonblocking bool, root int32, members []int32, idx int, me int32, entry int64, site uint32, buf []collContrib) (*collInst, []collContrib) {
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, tracepb.Function_NONE, root, members, idx, me, entry, collAtt{site: site})
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, collAtt{site: site})
 	if !in.mismatch {
-		in.nonblocking = true
+		in.nonblocking = nonblocking
 	}
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
@@ -612,7 +615,8 @@ func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32,
 
 // icollDone posts the completion of participant idx (world rank me) of
 // nonblocking instance in by a call entered at entry lasting dur, whose
-// Potential Sync goes to att; it returns the contributions deferred to
+// Potential Sync goes to att (of a blocking instance: the call's exit,
+// and dur 0); it returns the contributions deferred to
 // rank me so far, in buf.
 func (x *exchange) icollDone(in *collInst, idx int, me int32, entry, dur int64, att collAtt, buf []collContrib) []collContrib {
 	rs := x.ranks[me]

@@ -233,6 +233,9 @@ type replayer struct {
 	// thr: the rank's threads' time in MPI, on a multi-threaded rank
 	// (threads.go); nil otherwise.
 	thr *threadCover
+	// thrColls are the blocking collectives a thread has entered and
+	// not yet left, on a multi-threaded rank (threads.go).
+	thrColls map[uint32]thrColl
 
 	obs *rankObs // the timeline recorder (observe.go), nil when off
 
@@ -528,7 +531,9 @@ func (rp *replayer) event(e *traceformat.Event) {
 			}
 		}
 	case opSendrecv:
-		rp.post(a, e, f.entry, lateInfo{})
+		if rp.thr == nil { // (else posted at its entry: threads.go)
+			rp.post(a, e, f.entry, lateInfo{})
+		}
 		f.fixed = true
 		if t, ok, counted := rp.match(e, f.entry); counted {
 			a.recvs++

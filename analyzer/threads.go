@@ -18,21 +18,25 @@ import (
 // sequence of calls (the exchange, the intervals and the accumulators are
 // per process): threadMerge interleaves the threads' calls, and
 // threadCover accounts for the time during which several threads are in
-// MPI at once. docs/characteristics.md §8.6 defines the figures.
+// MPI at once. docs/characteristics.md §8.10 defines the figures.
 //
 // The order. Within a thread the calls keep their program order. Across
 // threads, MPI orders nothing but what the program synchronizes; the
-// replay orders the calls by the time at which each depends on the other
-// processes: a call that may wait for another process (a receive, probe,
-// Wait/Test, blocking collective, MPI_Sendrecv) at its exit, when what it
-// waited for had happened; any other call (a send, a nonblocking start)
-// at its entry, when it gave what others may wait for. Both times lie
-// within the call, so each thread's order is kept; and a message a
-// thread of the same process receives was sent before the receive's
-// exit, so the send is replayed first. Concurrent blocking collectives of
-// several threads on different communicators, entered in different
-// orders on different processes, have no such order: the replay of one of
-// them then stalls and is reported unmatched.
+// replay orders what each call gives other processes at its entry (a
+// send, a nonblocking start, the entry of a blocking collective, the send
+// of MPI_Sendrecv) and what it takes from them at its exit, when what it
+// waited for had happened (a receive, probe, Wait/Test, the rest of a
+// blocking collective or MPI_Sendrecv). Both times lie within the call,
+// so each thread's order is kept. Only receives (and probes and waits)
+// make the replay wait, for a send entered before their exit, which is
+// replayed before them: so the replay cannot deadlock where the program
+// did not, whatever the threads did at once (up to clock alignment
+// errors larger than a message's latency). A blocking collective of a
+// multi-threaded process is therefore replayed in two steps, like a
+// nonblocking one (its entry, then its exit) and never waits: its
+// Potential Sync and Time Variation are those of a blocking collective
+// (exchange.maybeComplete); only its exit is not repaired by the
+// controlled logical clock.
 
 // The merge reads threadWindow calls ahead, so that a thread's first
 // batch, handed over a little after other threads' later calls, is
@@ -61,6 +65,9 @@ type threadEv struct {
 	comm *tracepb.Communicator
 	key  int64 // local ns: its place in the merge
 	fin  bool  // MPI_Finalize
+	// early: the part replayed at the call's entry (early) of a call
+	// whose other part, later in the merge, is replayed at its exit.
+	early bool
 }
 
 // threadQ is one thread's calls read and not yet replayed.
@@ -202,7 +209,13 @@ func (m *threadMerge) read() error {
 		switch m.rp.fn(e.Func).op {
 		case opFinalize:
 			ev.fin = true
-		case opRecv, opProbe, opMprobe, opImprobe, opSendrecv, opComplete, opColl:
+		case opSendrecv, opColl:
+			ev.early = true
+			q.evs = append(q.evs, ev)
+			m.buffered++
+			ev.early = false
+			fallthrough
+		case opRecv, opProbe, opMprobe, opImprobe, opComplete:
 			ev.key = e.Exit
 		}
 		q.evs = append(q.evs, ev)
@@ -233,8 +246,84 @@ func (rp *replayer) runThreads(rd *traceformat.Reader) {
 		rp.thr.prune(lo)
 		rp.noShape = shapeInfo{comm: rp.commOf(eventLocalComm(&ev.e), ev.comm), commOK: true}
 		rp.sc = &rp.noShape
-		rp.event(&ev.e)
+		if ev.early {
+			rp.early(&ev.e)
+		} else {
+			rp.event(&ev.e)
+		}
 	}
+}
+
+// early replays what a call gives other processes at its entry, when the
+// rest of it is replayed at its exit: the send of MPI_Sendrecv, the entry
+// of a blocking collective.
+func (rp *replayer) early(e *traceformat.Event) {
+	if !rp.running || rp.tr.Ended() {
+		return
+	}
+	fi := rp.fn(e.Func)
+	entry := rp.global(e.Entry)
+	switch fi.op {
+	case opSendrecv:
+		rp.evSite = e.Site
+		rp.post(rp.cur.Value, e, entry, lateInfo{})
+	case opColl:
+		rp.collEntryThreaded(e, fi, entry)
+	}
+}
+
+// thrColl is a blocking collective a thread has entered (its instance and
+// index in it; in nil: not matched) and not yet left.
+type thrColl struct {
+	in  *collInst
+	idx int
+	key collKey
+}
+
+// collEntryThreaded posts the entry of a blocking collective call of a
+// multi-threaded rank; collExitThreaded, at its exit, completes it.
+func (rp *replayer) collEntryThreaded(e *traceformat.Event, fi *fnInfo, entry int64) {
+	c := rp.eventComm(e)
+	if c == nil || c.myIdx < 0 {
+		return
+	}
+	root := int32(-1)
+	if fi.shape == tracepb.Function_ONE_TO_ALL || fi.shape == tracepb.Function_ALL_TO_ONE {
+		if e.Attr&traceformat.AttrRoot != 0 {
+			root = e.Root
+		}
+	}
+	key, members, idx, root, joins := rp.collPlace(c, root)
+	if !joins {
+		return
+	}
+	if idx == 0 {
+		rp.cur.Value.collInst++
+	}
+	in, contrib := rp.x.icollStart(key, fi.name, fi.shape, false, root, members, idx, rp.rank, entry, e.Site, rp.contrib)
+	rp.contrib = contrib
+	if rp.thrColls == nil {
+		rp.thrColls = map[uint32]thrColl{}
+	}
+	rp.thrColls[e.Thread] = thrColl{in: in, idx: idx, key: key}
+	rp.applyContrib()
+}
+
+// collExitThreaded posts the exit of the blocking collective call e
+// (collEntryThreaded), in interval node.
+func (rp *replayer) collExitThreaded(e *traceformat.Event, exit int64, node *rnode) {
+	p, ok := rp.thrColls[e.Thread]
+	if !ok {
+		return // not a member, or not joined
+	}
+	delete(rp.thrColls, e.Thread)
+	if p.in == nil {
+		rp.unmatchedColls++
+		return
+	}
+	rp.obs.coll(p.key, 0, false)
+	rp.contrib = rp.x.icollDone(p.in, p.idx, rp.rank, exit, 0, collAtt{node: node, site: e.Site}, rp.contrib)
+	rp.applyContrib()
 }
 
 // global is local time t on the global clock, as event computes it.
@@ -252,7 +341,7 @@ func (rp *replayer) global(t int64) int64 {
 // Real Sync) is taken back from calls that were in MPI then without
 // waiting: so that the process's time in MPI is the union of its threads'
 // calls, its Real Sync the union of their waits, and each call's Real
-// Sync part of its own time (docs/characteristics.md §8.6).
+// Sync part of its own time (docs/characteristics.md §8.10).
 type threadCover struct {
 	segs []coverSeg
 	buf  []coverSeg

@@ -93,3 +93,46 @@ func TestThreadsSelfMessage(t *testing.T) {
 	expect(t, "Real Sync", r.RealSync, 0.099)
 	expect(t, "SendRecv", r.SendRecvTime, 0.09902)
 }
+
+// Two threads of each rank run blocking collectives on two communicators
+// at once, entered in opposite orders on the two ranks: rank 0 enters A's
+// MPI_Allreduce at 10 ms and B's at 15 ms, rank 1 B's at 18 ms and A's at
+// 25 ms. A replay that waited in each collective for the other rank would
+// deadlock here (each rank first waits in the collective the other enters
+// second); entries are replayed at the calls' entries, exits at their
+// exits, and nothing is unmatched.
+func TestThreadsConcurrentCollectives(t *testing.T) {
+	run, r0, r1 := pair()
+	run.ThreadLevel = threadMultiple
+	ca, cb := run.NewComm(0, 1), run.NewComm(0, 1)
+	for _, r := range []*tracetest.Rank{r0, r1} {
+		r.CommSplit(nil, ca, us).CommSplit(nil, cb, us) // 1 … 3 µs
+		r.Thread(2).Thread(1).Thread(0)
+	}
+	r0.Thread(1).At(10*ms).Allreduce(8, 20*ms, tracetest.On(ca)) // 10 … 30 ms
+	r0.Thread(2).At(15*ms).Allreduce(8, 5*ms, tracetest.On(cb))  // 15 … 20 ms
+	r1.Thread(2).At(18*ms).Allreduce(8, 2*ms, tracetest.On(cb))  // 18 … 20 ms
+	r1.Thread(1).At(25*ms).Allreduce(8, 5*ms, tracetest.On(ca))  // 25 … 30 ms
+	for _, r := range []*tracetest.Rank{r0, r1} {
+		r.Thread(0).At(40 * ms).Finalize(us)
+	}
+	rep := analyzeClean(t, run)
+	if rep.Unmatched != nil {
+		t.Errorf("unmatched %+v", rep.Unmatched)
+	}
+	iv := find(t, rep)
+	k0, k1 := rank(t, iv, 0), rank(t, iv, 1)
+	// Collective time: the union of each rank's calls.
+	expect(t, "rank 0 Collective", k0.CollectiveTime, 0.020)
+	expect(t, "rank 1 Collective", k1.CollectiveTime, 0.007)
+	// Potential Sync per call, as for blocking collectives: rank 0
+	// waited in A for rank 1's entry at 25 ms (15 ms) and in B for its
+	// entry at 18 ms (3 ms); rank 1 entered last both times. The exits
+	// agree: no Time Variation.
+	expect(t, "rank 0 Potential Sync", k0.PotentialSync, 0.018)
+	expect(t, "rank 1 Potential Sync", k1.PotentialSync, 0)
+	expect(t, "Time Variation", iv.Main.TimeVariation, 0)
+	if iv.Main.CollectiveNumber != 2 || k0.CollectiveNumber != 2 {
+		t.Errorf("collective number main %d, rank 0 %d", iv.Main.CollectiveNumber, k0.CollectiveNumber)
+	}
+}
