@@ -91,6 +91,10 @@ type rankSync struct {
 	// receives' posting times and the calls that completed them, by
 	// serial, whichever comes first (under mu; issendPosted).
 	iss map[uint64]*issState
+	// shifts counts, by communicator, the collective instances the rank
+	// skipped (resync.go), under x.mu; hasShift says there are some.
+	shifts   map[commKey]uint64
+	hasShift atomic.Bool
 }
 
 // issState is half of a synchronous nonblocking send's pairing: its
@@ -200,6 +204,7 @@ type collSlot struct {
 	att               collAtt
 	esite             uint32 // the entering call's site (the late site, waits.go)
 	hasEntry, hasExit bool
+	gone              bool // the participant lacks this call (resync.go)
 }
 
 // collAtt says where a participant's Potential Sync and Time Variation go.
@@ -288,7 +293,7 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 	// again: a rank that always waits would otherwise pile up a
 	// contribution per instance until it finishes.
 	out = x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, exit, att)
 	locked := true
 	if in.mismatch {
 		mismatch = true
@@ -339,9 +344,15 @@ func (x *exchange) wakeAll(rs []int32, by int32) {
 // returns the instance and the members to wake once x.mu is released
 // (in a buffer of rank me's). x.mu is held.
 func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry int64, att collAtt) (*collInst, []int32) {
+	members []int32, idx int, me int32, entry, until int64, att collAtt) (*collInst, []int32) {
 	ck := commKey{k.comm, k.group}
 	in := x.colls[k]
+	var left []int
+	var woken []int32
+	if in != nil && misfit(in, fn, root, members, idx) {
+		// A member's trace lacks a call: resynchronize.
+		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, until)
+	}
 	if in == nil && x.pendingColls[ck] >= x.lim.pendingColls {
 		// This rank is the first at the instance and already far ahead
 		// of the others on this communicator: let them catch up.
@@ -370,10 +381,13 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 			}
 		}
 		x.colls[k] = in
+		for _, i := range left {
+			woken = x.leaveLocked(in, i, woken)
+		}
 	}
 	if in.fn != fn || in.root != root || len(in.members) != len(members) || idx >= len(in.members) || in.slots[idx].hasEntry {
 		in.mismatch = true
-		return in, nil
+		return in, woken
 	}
 	sl := &in.slots[idx]
 	sl.entry, sl.hasEntry, sl.att, sl.esite = entry, true, att, att.site
@@ -401,6 +415,9 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 			// quadratic in the communicator size, under the global lock).
 			in.waiters = in.waiters[:0]
 		}
+	}
+	if len(woken) > 0 {
+		wake = append(wake, woken...)
 	}
 	return in, wake
 }
@@ -437,7 +454,7 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 			return in.nEntry+in.entryGone >= n
 		}
 		for i := lo; i <= hi; i++ {
-			if !in.slots[i].hasEntry && !x.ranks[in.members[i]].done.Load() {
+			if !in.slots[i].hasEntry && !in.slots[i].gone && !x.ranks[in.members[i]].done.Load() {
 				return false
 			}
 		}
@@ -448,7 +465,7 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 			return in.entryGone > 0
 		}
 		for i := lo; i <= hi; i++ {
-			if !in.slots[i].hasEntry && x.ranks[in.members[i]].done.Load() {
+			if !in.slots[i].hasEntry && (in.slots[i].gone || x.ranks[in.members[i]].done.Load()) {
 				return true
 			}
 		}
@@ -601,7 +618,7 @@ func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Colle
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, collAtt{site: site})
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, entry, collAtt{site: site})
 	if !in.mismatch {
 		in.nonblocking = nonblocking
 	}
@@ -648,6 +665,9 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 	for _, in := range x.colls {
 		for i, m := range in.members {
 			if m != me {
+				continue
+			}
+			if in.slots[i].gone {
 				continue
 			}
 			if !in.slots[i].hasEntry {

@@ -119,6 +119,7 @@ func (rp *replayer) icollSlot(r icollRef) uint64 {
 // part); any other call's instance is both groups, the one with the lower
 // first world rank first.
 func (rp *replayer) collPlace(c *commInfo, root int32) (key collKey, members []int32, idx int, r int32, joins bool) {
+	rp.x.takeShifts(rp.rank, rp.collSeq)
 	if c.collSeq == nil {
 		// Shared by every local index naming the communicator.
 		sk := collSeqKey{id: c.id, group: c.group}
