@@ -550,9 +550,9 @@ func (rp *replayer) event(e *traceformat.Event) {
 		rp.createOther(e, fi, f.entry)
 	case opPCollInit:
 		rp.pcollInit(e, fi, f.entry)
-	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
+	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv, opIsendrecv:
 		rp.create(e, fi.op, f.entry, a)
-		f.fixed = fi.op == opIsend
+		f.fixed = fi.op == opIsend || fi.op == opIsendrecv
 	case opStart:
 		var coll bool
 		f.fixed, coll = rp.start(e, f.entry, a, node)

@@ -91,6 +91,7 @@ type Rank struct {
 type reqInfo struct {
 	recv       bool
 	persistent bool
+	cancelled  bool // MPI_Cancel succeeded (Cancel)
 	// status to report at completion (receives)
 	st traceformat.Status
 }
@@ -383,6 +384,18 @@ func (k *Rank) IrecvOn(c *Comm, src, tag int32, bytes uint64, dur int64) Req {
 	return Req(id)
 }
 
+// Isendrecv records MPI_Isendrecv (MPI 4): a send to dest with stag and a
+// receive from src with rtag, completed together by one request.
+func (k *Rank) Isendrecv(dest, stag int32, sbytes uint64, src, rtag int32, rbytes uint64, dur int64) Req {
+	id := k.newReq(reqInfo{recv: true, st: traceformat.Status{Source: src, Tag: rtag}})
+	k.Call("MPI_Isendrecv", dur, traceformat.Event{
+		Attr: traceformat.AttrSend | traceformat.AttrRecv | traceformat.AttrSendBytes | traceformat.AttrRecvBytes |
+			traceformat.AttrReqs,
+		SendPeer: dest, SendTag: stag, RecvPeer: src, RecvTag: rtag, SendBytes: sbytes, RecvBytes: rbytes,
+		Reqs: []uint64{id}})
+	return Req(id)
+}
+
 func (k *Rank) newReq(in reqInfo) uint64 {
 	id := k.nextReq
 	k.nextReq++
@@ -427,7 +440,10 @@ func (k *Rank) complete(name string, reqs []Req, dur int64, opts []Opt) *Rank {
 		}
 		e.Reqs = append(e.Reqs, uint64(r))
 		st := traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}
-		if in.recv {
+		switch {
+		case in.cancelled && !in.recv:
+			st.Tag = traceformat.Cancelled
+		case in.recv && !in.cancelled:
 			st = in.st
 		}
 		e.Status = append(e.Status, st)
