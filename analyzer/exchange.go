@@ -165,6 +165,11 @@ type collKey struct {
 	comm  uint64
 	group int32
 	seq   uint64
+	// split: of an intercommunicator's non-rooted collective, whose
+	// members are both groups, the index of the second group's first
+	// member; 0 otherwise. Each member depends on the other group's
+	// entries only (collWaitLocked, maybeComplete).
+	split int32
 }
 
 // collInst is one collective instance while its participants replay it.
@@ -435,6 +440,14 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 	switch in.shape {
 	case tracepb.Function_ALL_TO_ALL:
 		lo, hi = 0, n-1
+		if s := int(in.key.split); s > 0 && s < n {
+			// An intercommunicator's: the other group.
+			if idx < s {
+				lo = s
+			} else {
+				hi = s - 1
+			}
+		}
 	case tracepb.Function_ONE_TO_ALL:
 		if in.root >= 0 && int(in.root) < n && idx != int(in.root) {
 			lo, hi = int(in.root), int(in.root)
@@ -569,37 +582,68 @@ func (x *exchange) maybeComplete(in *collInst) {
 	if in.nExit < len(in.members) || in.mismatch {
 		x.unmatched.note(in, len(x.ranks))
 	}
-	var maxEntry, maxExit int64
-	first := true
-	lateIdx := -1
+	// By group: an intercommunicator's non-rooted instance (key.split)
+	// has its members depend on the other group's entries; any other
+	// instance is one group.
+	split := int(in.key.split)
+	if split <= 0 || split >= len(in.slots) {
+		split = len(in.slots)
+	}
+	var maxEntry [2]int64
+	var maxExit int64
+	firstExit := true
+	lateIdx := [2]int{-1, -1}
 	for i := range in.slots {
 		sl := &in.slots[i]
 		if !sl.hasExit {
 			continue
 		}
-		if first || sl.entry > maxEntry {
-			maxEntry = sl.entry
-			lateIdx = i
+		g := 0
+		if i >= split {
+			g = 1
 		}
-		if first || sl.exit > maxExit {
+		if lateIdx[g] < 0 || sl.entry > maxEntry[g] {
+			maxEntry[g] = sl.entry
+			lateIdx[g] = i
+		}
+		if firstExit || sl.exit > maxExit {
 			maxExit = sl.exit
 		}
-		first = false
+		firstExit = false
 	}
-	late := in.latest(lateIdx)
+	// dep is the group whose entries group g depends on.
+	dep := func(g int) int {
+		if split == len(in.slots) {
+			return 0
+		}
+		return 1 - g
+	}
+	late := [2]collLate{in.latest(lateIdx[0]), in.latest(lateIdx[1])}
 	for i, m := range in.members {
 		sl := &in.slots[i]
 		if !sl.hasExit {
 			continue
 		}
+		g := 0
+		if i >= split {
+			g = 1
+		}
+		d := dep(g)
+		if lateIdx[d] < 0 {
+			continue // nobody of the other group came
+		}
 		rs := x.ranks[m]
-		c := collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit, late: late}
+		c := collContrib{att: sl.att, pot: max(0, maxEntry[d]-sl.entry), tv: maxExit - sl.exit, late: late[d]}
 		if in.nonblocking {
 			// The loss is suffered in the completing call (entered at
 			// sl.exit): the latest start over the participants minus
 			// its entry, within its own time; no Time Variation
 			// (analyzer package doc).
-			c.pot, c.tv = min(sl.dur, max(0, in.maxEntry-sl.exit)), 0
+			me := maxEntry[d]
+			if split == len(in.slots) {
+				me = in.maxEntry // every entry, completed or not
+			}
+			c.pot, c.tv = min(sl.dur, max(0, me-sl.exit)), 0
 		}
 		rs.deferred = append(rs.deferred, c)
 	}

@@ -111,8 +111,9 @@ type commInfo struct {
 	collSeq *uint64 // collective calls on it so far (replayer.collSeq)
 	// both, bothIdx: an intercommunicator's two groups as one instance's
 	// members and this rank's index among them (collPlace).
-	both    []int32
-	bothIdx int
+	both      []int32
+	bothIdx   int
+	bothSplit int32 // len of both's first group (collKey.split)
 }
 
 // peerWorld translates a peer rank of a point-to-point call.

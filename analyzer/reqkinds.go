@@ -157,7 +157,9 @@ func (rp *replayer) collPlace(c *commInfo, root int32) (key collKey, members []i
 		}
 		c.both = append(append(make([]int32, 0, len(a)+len(b)), a...), b...)
 		c.bothIdx = off + c.myIdx
+		c.bothSplit = int32(len(a))
 	}
+	key.split = c.bothSplit
 	return key, c.both, c.bothIdx, -1, true
 }
 
