@@ -126,7 +126,12 @@
 //     where they are completed, so that it never exceeds the processor's
 //     execution time there; each Wait/Test call gets the part of its
 //     windows not counted before (overlapCover).
-//   - Only thread 0 (the thread that called MPI_Init) is replayed.
+//   - Every thread's calls are replayed when the program asked for
+//     MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE, merged into one
+//     sequence per process; a call's time and Real Sync count where no
+//     other thread's call already covers them, so that the process's time
+//     in MPI is the union of its threads' (threads.go). Below that level
+//     only thread 0 (the thread that called MPI_Init) is replayed.
 //   - A collective instance lacking some members of its communicator
 //     (missing or cut traces, calls that disagree) is counted over the
 //     members present: their Potential Sync and Time Variation are lower
@@ -393,7 +398,7 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 			warn(w)
 		}
 		if rp.otherThreads > 0 {
-			warn(fmt.Sprintf("Rank %d: %d calls made by threads other than the one that called MPI_Init are not analysed.", r, rp.otherThreads))
+			warn(fmt.Sprintf("Rank %d: %d calls made by threads other than the one that called MPI_Init are not analysed: the program asked for less than MPI_THREAD_SERIALIZED.", r, rp.otherThreads))
 		}
 		if rp.readErr != nil && byRank[r].err == nil {
 			warn(damage(r, byRank[r].path, rp.readErr))

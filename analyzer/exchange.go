@@ -92,6 +92,10 @@ type rankSync struct {
 	// receives' posting times and the calls that completed them, by
 	// serial, whichever comes first (under mu; issendPosted).
 	iss map[uint64]*issState
+	// shifts counts, by communicator, the collective instances the rank
+	// skipped (resync.go), under x.mu; hasShift says there are some.
+	shifts   map[commKey]uint64
+	hasShift atomic.Bool
 }
 
 // issState is half of a synchronous nonblocking send's pairing: its
@@ -162,6 +166,11 @@ type collKey struct {
 	comm  uint64
 	group int32
 	seq   uint64
+	// split: of an intercommunicator's non-rooted collective, whose
+	// members are both groups, the index of the second group's first
+	// member; 0 otherwise. Each member depends on the other group's
+	// entries only (collWaitLocked, maybeComplete).
+	split int32
 }
 
 // collInst is one collective instance while its participants replay it.
@@ -201,6 +210,7 @@ type collSlot struct {
 	att               collAtt
 	esite             uint32 // the entering call's site (the late site, waits.go)
 	hasEntry, hasExit bool
+	gone              bool // the participant lacks this call (resync.go)
 }
 
 // collAtt says where a participant's Potential Sync and Time Variation go.
@@ -289,7 +299,7 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 	// again: a rank that always waits would otherwise pile up a
 	// contribution per instance until it finishes.
 	out = x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att)
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, exit, att)
 	locked := true
 	if in.mismatch {
 		mismatch = true
@@ -340,9 +350,15 @@ func (x *exchange) wakeAll(rs []int32, by int32) {
 // returns the instance and the members to wake once x.mu is released
 // (in a buffer of rank me's). x.mu is held.
 func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry int64, att collAtt) (*collInst, []int32) {
+	members []int32, idx int, me int32, entry, until int64, att collAtt) (*collInst, []int32) {
 	ck := commKey{k.comm, k.group}
 	in := x.colls[k]
+	var left []int
+	var woken []int32
+	if in != nil && misfit(in, fn, root, members, idx) {
+		// A member's trace lacks a call: resynchronize.
+		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, until)
+	}
 	if in == nil && x.pendingColls[ck] >= x.lim.pendingColls {
 		// This rank is the first at the instance and already far ahead
 		// of the others on this communicator: let them catch up.
@@ -371,10 +387,13 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 			}
 		}
 		x.colls[k] = in
+		for _, i := range left {
+			woken = x.leaveLocked(in, i, woken)
+		}
 	}
 	if in.fn != fn || in.root != root || len(in.members) != len(members) || idx >= len(in.members) || in.slots[idx].hasEntry {
 		in.mismatch = true
-		return in, nil
+		return in, woken
 	}
 	sl := &in.slots[idx]
 	sl.entry, sl.hasEntry, sl.att, sl.esite = entry, true, att, att.site
@@ -403,6 +422,9 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 			in.waiters = in.waiters[:0]
 		}
 	}
+	if len(woken) > 0 {
+		wake = append(wake, woken...)
+	}
 	return in, wake
 }
 
@@ -419,6 +441,14 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 	switch in.shape {
 	case tracepb.Function_ALL_TO_ALL:
 		lo, hi = 0, n-1
+		if s := int(in.key.split); s > 0 && s < n {
+			// An intercommunicator's: the other group.
+			if idx < s {
+				lo = s
+			} else {
+				hi = s - 1
+			}
+		}
 	case tracepb.Function_ONE_TO_ALL:
 		if in.root >= 0 && int(in.root) < n && idx != int(in.root) {
 			lo, hi = int(in.root), int(in.root)
@@ -438,7 +468,7 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 			return in.nEntry+in.entryGone >= n
 		}
 		for i := lo; i <= hi; i++ {
-			if !in.slots[i].hasEntry && !x.ranks[in.members[i]].done.Load() {
+			if !in.slots[i].hasEntry && !in.slots[i].gone && !x.ranks[in.members[i]].done.Load() {
 				return false
 			}
 		}
@@ -449,7 +479,7 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 			return in.entryGone > 0
 		}
 		for i := lo; i <= hi; i++ {
-			if !in.slots[i].hasEntry && x.ranks[in.members[i]].done.Load() {
+			if !in.slots[i].hasEntry && (in.slots[i].gone || x.ranks[in.members[i]].done.Load()) {
 				return true
 			}
 		}
@@ -553,37 +583,68 @@ func (x *exchange) maybeComplete(in *collInst) {
 	if in.nExit < len(in.members) || in.mismatch {
 		x.unmatched.note(in, len(x.ranks))
 	}
-	var maxEntry, maxExit int64
-	first := true
-	lateIdx := -1
+	// By group: an intercommunicator's non-rooted instance (key.split)
+	// has its members depend on the other group's entries; any other
+	// instance is one group.
+	split := int(in.key.split)
+	if split <= 0 || split >= len(in.slots) {
+		split = len(in.slots)
+	}
+	var maxEntry [2]int64
+	var maxExit int64
+	firstExit := true
+	lateIdx := [2]int{-1, -1}
 	for i := range in.slots {
 		sl := &in.slots[i]
 		if !sl.hasExit {
 			continue
 		}
-		if first || sl.entry > maxEntry {
-			maxEntry = sl.entry
-			lateIdx = i
+		g := 0
+		if i >= split {
+			g = 1
 		}
-		if first || sl.exit > maxExit {
+		if lateIdx[g] < 0 || sl.entry > maxEntry[g] {
+			maxEntry[g] = sl.entry
+			lateIdx[g] = i
+		}
+		if firstExit || sl.exit > maxExit {
 			maxExit = sl.exit
 		}
-		first = false
+		firstExit = false
 	}
-	late := in.latest(lateIdx)
+	// dep is the group whose entries group g depends on.
+	dep := func(g int) int {
+		if split == len(in.slots) {
+			return 0
+		}
+		return 1 - g
+	}
+	late := [2]collLate{in.latest(lateIdx[0]), in.latest(lateIdx[1])}
 	for i, m := range in.members {
 		sl := &in.slots[i]
 		if !sl.hasExit {
 			continue
 		}
+		g := 0
+		if i >= split {
+			g = 1
+		}
+		d := dep(g)
+		if lateIdx[d] < 0 {
+			continue // nobody of the other group came
+		}
 		rs := x.ranks[m]
-		c := collContrib{att: sl.att, pot: maxEntry - sl.entry, tv: maxExit - sl.exit, late: late}
+		c := collContrib{att: sl.att, pot: max(0, maxEntry[d]-sl.entry), tv: maxExit - sl.exit, late: late[d]}
 		if in.nonblocking {
 			// The loss is suffered in the completing call (entered at
 			// sl.exit): the latest start over the participants minus
 			// its entry, within its own time; no Time Variation
 			// (analyzer package doc).
-			c.pot, c.tv = min(sl.dur, max(0, in.maxEntry-sl.exit)), 0
+			me := maxEntry[d]
+			if split == len(in.slots) {
+				me = in.maxEntry // every entry, completed or not
+			}
+			c.pot, c.tv = min(sl.dur, max(0, me-sl.exit)), 0
 		}
 		rs.deferred = append(rs.deferred, c)
 	}
@@ -594,14 +655,17 @@ func (x *exchange) maybeComplete(in *collInst) {
 // for nobody; the instance's exits are posted by the calls that complete it
 // (icollDone). It returns the instance (nil when the members' calls
 // disagree) and the contributions deferred to rank me so far, in buf.
-func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32, idx int, me int32, entry int64, site uint32, buf []collContrib) (*collInst, []collContrib) {
+// shape is the collective's shape and nonblocking true for a nonblocking
+// collective; a blocking one of a multi-threaded process is posted in the
+// same two steps (threads.go): entry, then exit with icollDone.
+func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Collective, nonblocking bool, root int32, members []int32, idx int, me int32, entry int64, site uint32, buf []collContrib) (*collInst, []collContrib) {
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, tracepb.Function_NONE, root, members, idx, me, entry, collAtt{site: site})
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, entry, collAtt{site: site})
 	if !in.mismatch {
-		in.nonblocking = true
+		in.nonblocking = nonblocking
 	}
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
@@ -613,7 +677,8 @@ func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32,
 
 // icollDone posts the completion of participant idx (world rank me) of
 // nonblocking instance in by a call entered at entry lasting dur, whose
-// Potential Sync goes to att; it returns the contributions deferred to
+// Potential Sync goes to att (of a blocking instance: the call's exit,
+// and dur 0); it returns the contributions deferred to
 // rank me so far, in buf.
 func (x *exchange) icollDone(in *collInst, idx int, me int32, entry, dur int64, att collAtt, buf []collContrib) []collContrib {
 	rs := x.ranks[me]
@@ -645,6 +710,9 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 	for _, in := range x.colls {
 		for i, m := range in.members {
 			if m != me {
+				continue
+			}
+			if in.slots[i].gone {
 				continue
 			}
 			if !in.slots[i].hasEntry {

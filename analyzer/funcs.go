@@ -40,6 +40,9 @@ const (
 	// opProbe is MPI_Probe: it waits for a late sender like a receive but
 	// takes nothing (the receive that follows matches the message).
 	opProbe
+	// opIsendrecv is MPI_Isendrecv[_replace] (MPI 4): its send is posted
+	// at the call, its receive is a request completed by a Wait/Test.
+	opIsendrecv
 )
 
 // fnInfo is the replay's view of a Function definition.
@@ -121,6 +124,8 @@ func classify(f *tracepb.Function) fnInfo {
 		in.mayBlock = b == "Issend"
 	case "Irecv":
 		in.op = opIrecv
+	case "Isendrecv", "Isendrecv_replace":
+		in.op = opIsendrecv
 	case "Send_init", "Bsend_init", "Ssend_init", "Rsend_init":
 		in.op = opSendInit
 		in.mayBlock = b == "Ssend_init"

@@ -47,6 +47,7 @@ type obsCall struct {
 	// folded run of polls is several): copied, since the event itself is
 	// reused by the decoder before a held call is handed on.
 	site, fn                 uint32
+	thread                   uint32 // the calling thread (0: the MPI_Init thread)
 	calls                    int64
 	fi                       *fnInfo
 	kind                     int
@@ -93,7 +94,7 @@ func (o *rankObs) call(e *traceformat.Event, fi *fnInfo, entry, exit, realSync i
 		return
 	}
 	c := &o.c
-	c.site, c.fn, c.calls = e.Site, e.Func, int64(e.NumCalls())
+	c.site, c.fn, c.thread, c.calls = e.Site, e.Func, e.Thread, int64(e.NumCalls())
 	c.fi, c.kind, c.entry, c.exit, c.lost = fi, kindOf(fi), entry, exit, realSync
 	if c.inColl && c.collHas && fi.op == opColl {
 		c.lost = max(0, min(c.collLatest, exit)-entry)
@@ -362,6 +363,7 @@ type tlBox struct {
 	entry, exit, lost, bytes int64
 	site, fn                 uint32 // trace ids, for the SRC id
 	fidx, peer               int32
+	thread                   uint32 // the calling thread (0: the MPI_Init thread)
 }
 
 type tlMsg struct {
@@ -460,7 +462,7 @@ func (o *tlRank) record(c *obsCall) {
 	}
 	if !o.truncated {
 		b := tlBox{entry: c.entry, exit: c.exit, lost: c.lost, site: c.site, fn: c.fn, fidx: int32(o.fnIndex(c.fi, c.kind)),
-			peer: c.peer, bytes: c.bytes}
+			peer: c.peer, bytes: c.bytes, thread: c.thread}
 		i := int32(len(o.boxes))
 		o.boxes = append(o.boxes, b)
 		for _, m := range c.msgs {
@@ -641,6 +643,12 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts
 			ln.Func[i], ln.Bytes[i], ln.Peer[i], ln.Coll[i] = gf[b.fidx], b.bytes, int(b.peer), -1
 			if reps[r].defs != nil {
 				ln.Site[i] = siteID[keys.key(b.site, b.fn)]
+			}
+			if b.thread != 0 {
+				if ln.Thread == nil {
+					ln.Thread = make([]int, n)
+				}
+				ln.Thread[i] = int(b.thread)
 			}
 		}
 		for _, c := range o.colls {

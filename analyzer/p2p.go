@@ -3,6 +3,7 @@ package analyzer
 import (
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -60,6 +61,14 @@ type fifo struct {
 	tickets uint64      // tickets issued
 	revoked []uint64    // tickets given back by cancelled receives
 	ooo     []uint64    // messages above base taken out of order (by ticket), sorted
+
+	// Messages of cancelled sends (withdraw), added by the sender under
+	// cmu and skipped by the receiver, which removes them as it passes
+	// them; ncanc is their number, so that the receiver looks only when
+	// there are some.
+	cmu   sync.Mutex
+	canc  []uint64
+	ncanc atomic.Int32
 }
 
 // msgRing is a fifo's message storage: message m is t[m&mask]. A slot is
@@ -191,7 +200,17 @@ func (f *fifo) grow(n uint64, size int, lr bool) *msgRing {
 // pending is the number of messages not yet received; by the receiver, or
 // once every replay has finished.
 func (f *fifo) pending() int {
-	return int(f.load(&f.sent) - f.base - uint64(len(f.ooo)))
+	n := int(f.load(&f.sent) - f.base - uint64(len(f.ooo)))
+	if f.ncanc.Load() != 0 {
+		f.cmu.Lock()
+		for _, c := range f.canc {
+			if _, taken := slices.BinarySearch(f.ooo, c); c >= f.base && !taken {
+				n--
+			}
+		}
+		f.cmu.Unlock()
+	}
+	return n
 }
 
 // sentPending is pending as the sender sees it (the receiver's counts may
@@ -214,6 +233,13 @@ func (f *fifo) normalize() {
 // receiver changes the revoked tickets, so it stays the same while the
 // receiver waits for the message.
 func (f *fifo) message(tk uint64) uint64 {
+	if f.ncanc.Load() != 0 {
+		return f.skipCancelled(f.revokedMessage(tk))
+	}
+	return f.revokedMessage(tk)
+}
+
+func (f *fifo) revokedMessage(tk uint64) uint64 {
 	if len(f.revoked) == 0 {
 		return tk
 	}
@@ -223,6 +249,80 @@ func (f *fifo) message(tk uint64) uint64 {
 		}
 	}
 	return tk
+}
+
+// skipCancelled is the message a receive gets in place of m when the
+// messages of cancelled sends are skipped. A cancelled message the
+// receiver took already (traces disagreeing on the order) stays taken and
+// is forgotten. By the receiver.
+func (f *fifo) skipCancelled(m uint64) uint64 {
+	f.cmu.Lock()
+	defer f.cmu.Unlock()
+	slices.Sort(f.canc)
+	keep := f.canc[:0]
+	for _, c := range f.canc {
+		if _, taken := slices.BinarySearch(f.ooo, c); c < f.base || taken {
+			continue
+		}
+		keep = append(keep, c)
+		if c <= m {
+			m++
+		}
+	}
+	f.canc = keep
+	f.ncanc.Store(int32(len(keep)))
+	return m
+}
+
+// passCancelled moves base b past the messages of cancelled sends at it.
+// By the receiver.
+func (f *fifo) passCancelled(b uint64) uint64 {
+	f.cmu.Lock()
+	defer f.cmu.Unlock()
+	slices.Sort(f.canc)
+	keep := f.canc[:0]
+	for _, c := range f.canc {
+		if c == b {
+			b++
+		} else if c > b {
+			keep = append(keep, c)
+		}
+	}
+	f.canc = keep
+	f.ncanc.Store(int32(len(keep)))
+	return b
+}
+
+// advance moves base past the messages of cancelled sends and those taken
+// out of order after them. By the receiver.
+func (f *fifo) advance() {
+	b := f.base
+	for {
+		nb := f.passCancelled(b)
+		k := 0
+		for k < len(f.ooo) && f.ooo[k] == nb {
+			k++
+			nb++
+		}
+		if k > 0 {
+			f.ooo = append(f.ooo[:0], f.ooo[k:]...)
+			f.store(&f.nooo, uint64(len(f.ooo)))
+		}
+		if nb == b {
+			break
+		}
+		b = nb
+	}
+	f.store(&f.base, b)
+}
+
+// withdraw removes message m of queue f, whose send was cancelled (by the
+// sender): no receive gets it and it is not counted unreceived.
+func (x *exchange) withdraw(f *fifo, m uint64) {
+	f.cmu.Lock()
+	f.canc = append(f.canc, m)
+	f.ncanc.Store(int32(len(f.canc)))
+	f.cmu.Unlock()
 }
 
 // arrived says whether message m has been sent.
@@ -250,6 +350,9 @@ func (f *fifo) take(m uint64) (t int64, site uint32, bytes uint64, li lateInfo, 
 		}
 		f.ooo = slices.Insert(f.ooo, i, m)
 		f.store(&f.nooo, uint64(len(f.ooo)))
+		if f.ncanc.Load() != 0 {
+			f.advance()
+		}
 		return t, site, bytes, li, true
 	}
 	// In order (the common case): pass the taken messages.
@@ -264,6 +367,9 @@ func (f *fifo) take(m uint64) (t int64, site uint32, bytes uint64, li lateInfo, 
 		f.store(&f.nooo, uint64(len(f.ooo)))
 	}
 	f.store(&f.base, b)
+	if f.ncanc.Load() != 0 {
+		f.advance()
+	}
 	if len(f.revoked) > 0 {
 		f.normalize()
 	}

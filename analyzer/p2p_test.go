@@ -420,3 +420,52 @@ func TestMatchedProbes(t *testing.T) {
 		t.Errorf("receives %d, %d; waits on rank 2 %d; want 1, 1, 1", r1.ReceiveNumber, r2.ReceiveNumber, r2.WaitNumber)
 	}
 }
+
+// MPI_Isendrecv (MPI 4) sends at the call and receives through its
+// request: rank 0 starts one at 1 µs (to rank 1, tag 1; from rank 1, tag
+// 2) and waits from 10 ms; rank 1 receives the tag-1 message at 1 ms and
+// sends tag 2 at 50 ms. Rank 0's wait lasts until 50.02 ms: Real Sync =
+// 50 − 10 ms; rank 1's receive finds its message there (no wait).
+func TestIsendrecv(t *testing.T) {
+	run, r0, r1 := pair()
+	q := r0.Isendrecv(1, 1, 8, 1, 2, 8, 10*us)
+	r0.At(10*ms).Wait(q, 40*ms+20*us) // 10 … 50.02 ms
+	r1.At(1*ms).Recv(0, 1, 8, 10*us)
+	r1.At(50*ms).Send(0, 2, 8, 10*us)
+	finish(run)
+	rep := analyzeClean(t, run)
+	if rep.Unmatched != nil {
+		t.Errorf("unmatched %+v", rep.Unmatched)
+	}
+	iv := find(t, rep)
+	k0, k1 := rank(t, iv, 0), rank(t, iv, 1)
+	expect(t, "rank 0 Real Sync", k0.RealSync, 0.040)
+	expect(t, "rank 1 Real Sync", k1.RealSync, 0)
+	if k0.SendNumber != 1 || k0.ReceiveNumber != 1 || k0.WaitNumber != 1 {
+		t.Errorf("rank 0 sends %d receives %d waits %d", k0.SendNumber, k0.ReceiveNumber, k0.WaitNumber)
+	}
+}
+
+// A cancelled MPI_Isend sends nothing: rank 0 starts one at 1 µs and
+// cancels it, then sends again at 20 ms; rank 1's receive, posted at
+// 1 µs, gets the second message (Real Sync 20 ms − 1 µs), and no message
+// is left unreceived. (One worker: a receive replayed before the sender's
+// cancellation could take the message, exchange.withdraw.)
+func TestCancelledSend(t *testing.T) {
+	run, r0, r1 := pair()
+	q := r0.Isend(1, 5, 8, 10*us)
+	r0.Cancel(q, 10*us).Wait(q, 10*us)
+	r0.At(20*ms).Send(1, 5, 8, 10*us)
+	r1.Recv(0, 5, 8, 20*ms+20*us) // 0.001 … 20.021 ms
+	finish(run)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1})
+	noWarnings(t, rep)
+	if rep.Unmatched != nil {
+		t.Errorf("unmatched %+v", rep.Unmatched)
+	}
+	expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020-0.000001)
+}

@@ -106,7 +106,9 @@ func (pr *profRank) gapBefore(e *traceformat.Event) int64 {
 	if pr.hasPrev {
 		g = max(0, e.Entry-pr.gapFrom)
 	}
-	pr.gapFrom, pr.hasPrev = max(e.Entry, e.Exit), true
+	// (max with gapFrom: on a multi-threaded rank another thread's call
+	// may still be in MPI.)
+	pr.gapFrom, pr.hasPrev = max(pr.gapFrom, e.Entry, e.Exit), true
 	return g
 }
 

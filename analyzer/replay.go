@@ -111,8 +111,9 @@ type commInfo struct {
 	collSeq *uint64 // collective calls on it so far (replayer.collSeq)
 	// both, bothIdx: an intercommunicator's two groups as one instance's
 	// members and this rank's index among them (collPlace).
-	both    []int32
-	bothIdx int
+	both      []int32
+	bothIdx   int
+	bothSplit int32 // len of both's first group (collKey.split)
 }
 
 // peerWorld translates a peer rank of a point-to-point call.
@@ -231,6 +232,12 @@ type replayer struct {
 	unknownReqs                    int64
 	readErr                        error
 	otherThreads                   int64 // events of threads other than 0, not replayed
+	// thr: the rank's threads' time in MPI, on a multi-threaded rank
+	// (threads.go); nil otherwise.
+	thr *threadCover
+	// thrColls are the blocking collectives a thread has entered and
+	// not yet left, on a multi-threaded rank (threads.go).
+	thrColls map[uint32]thrColl
 
 	obs *rankObs // the timeline recorder (observe.go), nil when off
 	pr  profRank // profile.go
@@ -280,18 +287,20 @@ func (rp *replayer) run() {
 		rp.contrib = rp.x.finish(rp.rank, rp.contrib)
 		rp.applyContrib()
 	}()
-	f, err := os.Open(rp.path)
+	f, rd, err := openTrace(rp.path)
 	if err != nil {
 		rp.readErr = err
 		return
 	}
 	defer f.Close()
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: rp.path})
-	if err != nil {
+	rp.defs = rd.Definitions()
+	if mt, err := multiThreaded(rp.path, rd.Header()); err != nil {
 		rp.readErr = err
 		return
+	} else if mt {
+		rp.runThreads(rd)
+		return
 	}
-	rp.defs = rd.Definitions()
 	var e traceformat.Event
 	for {
 		if rp.ctx != nil && rp.ctx.Err() != nil {
@@ -309,8 +318,8 @@ func (rp *replayer) run() {
 		}
 		rp.x.progress.read(b.Len())
 		if b.Thread != 0 {
-			// Other threads' calls are outside the rank's program order;
-			// only thread 0 (the MPI_Init thread) is replayed.
+			// Calls from other threads than the MPI_Init thread, which
+			// the thread level (below MPI_THREAD_SERIALIZED) forbids.
 			rp.otherThreads += int64(b.Len())
 			continue
 		}
@@ -325,6 +334,20 @@ func (rp *replayer) run() {
 			rp.event(&e)
 		}
 	}
+}
+
+// openTrace opens the trace file at path for reading.
+func openTrace(path string) (*os.File, *traceformat.Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, rd, nil
 }
 
 // fn is the replay's view of function id; the common case is inlined.
@@ -370,7 +393,11 @@ func (rp *replayer) comm(local uint32) *commInfo {
 }
 
 func (rp *replayer) commSlow(local uint32) *commInfo {
-	d := rp.defs.Comm(local)
+	return rp.commOf(local, rp.defs.Comm(local))
+}
+
+// commOf is the communicator of local index local defined by d.
+func (rp *replayer) commOf(local uint32, d *tracepb.Communicator) *commInfo {
 	if local >= denseSites {
 		if c := rp.bigComms[local]; c != nil && c.def == d {
 			return c
@@ -511,7 +538,9 @@ func (rp *replayer) event(e *traceformat.Event) {
 			}
 		}
 	case opSendrecv:
-		rp.post(a, e, f.entry, lateInfo{})
+		if rp.thr == nil { // (else posted at its entry: threads.go)
+			rp.post(a, e, f.entry, lateInfo{})
+		}
 		f.fixed = true
 		if t, ok, counted := rp.match(e, f.entry); counted {
 			a.recvs++
@@ -528,9 +557,9 @@ func (rp *replayer) event(e *traceformat.Event) {
 		rp.createOther(e, fi, f.entry)
 	case opPCollInit:
 		rp.pcollInit(e, fi, f.entry)
-	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv:
+	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv, opIsendrecv:
 		rp.create(e, fi.op, f.entry, a)
-		f.fixed = fi.op == opIsend
+		f.fixed = fi.op == opIsend || fi.op == opIsendrecv
 	case opStart:
 		var coll bool
 		f.fixed, coll = rp.start(e, f.entry, a, node)
@@ -579,6 +608,12 @@ func (rp *replayer) event(e *traceformat.Event) {
 func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigures) {
 	entry, exit := f.entry, f.exit
 	dur := exit - entry
+	raw := dur
+	if rp.thr != nil {
+		// Several threads: the part of the call no other thread's call
+		// covers, and of its wait the part no other wait covers.
+		dur, f.realSync = rp.thr.charge(entry, exit, entry+f.realSync, coverOwner{a: a, site: e.Site, class: f.class})
+	}
 	rp.mpiNs += dur
 	if exit > rp.last {
 		rp.last = exit
@@ -604,14 +639,16 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	s.used, s.fn = true, e.Func
 	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
 	// its Dur is already their summed time in MPI.
-	prevMin := s.profile(e, dur)
+	prevMin := s.profile(e, raw)
 	s.count += int64(e.NumCalls())
 	s.time += dur
 	s.realSync += f.realSync
 	s.overlap += f.overlap
 	rp.obs.call(e, fi, entry, exit, f.realSync)
 	rp.profileCall(a, f.gap, exit)
-	if f.fixed || rp.repaired {
+	if f.fixed || rp.repaired || rp.thr != nil {
+		// (Backward amortization moves a thread's calls, not the
+		// cover's segments: none with several threads.)
 		rp.fix(exit)
 	} else {
 		if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {

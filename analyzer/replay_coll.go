@@ -12,6 +12,10 @@ type collSeqKey struct {
 
 // collective replays one collective call.
 func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, exit *int64, node *rnode) {
+	if rp.thr != nil && fi.op == opColl {
+		rp.collExitThreaded(e, *exit, node)
+		return
+	}
 	c := rp.eventComm(e)
 	if c == nil || c.myIdx < 0 {
 		return
@@ -81,7 +85,7 @@ type icollRef struct {
 // entry (the start waits for nobody) and keeps the instance in its
 // request, for the call that completes it (icollsDone).
 func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, members []int32, idx int, entry int64) {
-	in, contrib := rp.x.icollStart(key, fi.name, root, members, idx, rp.rank, entry, e.Site, rp.contrib)
+	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, e.Site, rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++

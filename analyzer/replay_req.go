@@ -16,8 +16,9 @@ const (
 	reqMatched // MPI_Imrecv: its message was matched by a matched probe
 )
 
-// request is a nonblocking or persistent request of one rank (64 bytes:
-// it is written at every start and read at every completion).
+// request is a nonblocking or persistent request of one rank (a little
+// more than a cache line: it is written at every start and read at every
+// completion).
 type request struct {
 	kind       reqKind
 	persistent bool
@@ -35,6 +36,9 @@ type request struct {
 	ticket uint64
 	src    int32
 	bytes  uint64 // a send's recorded bytes (profile.go)
+	// msg is an MPI_Isend's message in queue q, withdrawn if the send is
+	// cancelled (exchange.withdraw).
+	msg uint64
 }
 
 // doneRecv is a receive a Wait/Test call completed: what matching it
@@ -63,7 +67,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	switch o {
 	case opIsend, opSendInit:
 		rq.kind, rq.peer, rq.tag, rq.bytes = reqSend, e.SendPeer, e.SendTag, e.SendBytes
-	case opIrecv, opRecvInit:
+	case opIrecv, opRecvInit, opIsendrecv:
 		rq.kind, rq.peer, rq.tag = reqRecv, e.RecvPeer, e.RecvTag
 	case opImrecv:
 		rq.kind = reqMatched
@@ -88,6 +92,19 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 				li = rp.issendSerial(rq)
 			}
 			rp.send(a, sc.key, entry, e.Site, li, rq.bytes)
+			if c := &rp.sendCache; c.f != nil && c.key == sc.key {
+				rq.q, rq.msg = c.f, c.f.sent-1
+			}
+		}
+	case opIsendrecv:
+		// Its send is posted now; its receive is an MPI_Irecv's (the
+		// shape's key, shapeKey, is not used: one shape, two keys).
+		if e.Attr&traceformat.AttrSend != 0 {
+			rp.postTo(a, c, e.SendPeer, e.SendTag, entry, lateInfo{}, e.SendBytes)
+		}
+		if rq.peer != traceformat.ProcNull {
+			a.recvs++
+			rp.postRecv(rq)
 		}
 	case opIrecv:
 		if rq.peer == traceformat.ProcNull {
@@ -138,6 +155,13 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			}
 			p.ticket = noSlot
 		case reqSend, reqMatched:
+			if p.kind == reqSend && i < len(status) && status[i].Tag == traceformat.Cancelled {
+				// Cancelled: its message was never sent.
+				if p.q != nil && !p.persistent {
+					rp.x.withdraw(p.q, p.msg)
+				}
+				break
+			}
 			// (An MPI_Imrecv's message was there when it started: it
 			// was matched by the probe before.)
 			rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: noT})

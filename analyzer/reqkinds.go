@@ -83,7 +83,7 @@ func (rp *replayer) pcollStart(rq *request, entry int64, node *rnode) {
 	if idx == 0 {
 		node.Value.collInst++
 	}
-	in, contrib := rp.x.icollStart(key, fi.name, root, members, idx, rp.rank, entry, rp.evSite, rp.contrib)
+	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, rp.evSite, rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++
@@ -119,6 +119,7 @@ func (rp *replayer) icollSlot(r icollRef) uint64 {
 // part); any other call's instance is both groups, the one with the lower
 // first world rank first.
 func (rp *replayer) collPlace(c *commInfo, root int32) (key collKey, members []int32, idx int, r int32, joins bool) {
+	rp.x.takeShifts(rp.rank, rp.collSeq)
 	if c.collSeq == nil {
 		// Shared by every local index naming the communicator.
 		sk := collSeqKey{id: c.id, group: c.group}
@@ -156,7 +157,9 @@ func (rp *replayer) collPlace(c *commInfo, root int32) (key collKey, members []i
 		}
 		c.both = append(append(make([]int32, 0, len(a)+len(b)), a...), b...)
 		c.bothIdx = off + c.myIdx
+		c.bothSplit = int32(len(a))
 	}
+	key.split = c.bothSplit
 	return key, c.both, c.bothIdx, -1, true
 }
 

@@ -32,13 +32,19 @@ func (u *unmatchedColls) note(in *collInst, size int) {
 		return
 	}
 	var missing []int32
+	gone := false
 	for i, m := range in.members {
 		if !in.slots[i].hasExit {
 			missing = append(missing, m)
 		}
+		gone = gone || in.slots[i].gone
 	}
 	why := "their traces end before it, or they never made the call"
-	if in.mismatch {
+	switch {
+	case gone:
+		// resync.go: their calls matched the next instances.
+		why = "the members' calls disagree on the function or the root here: their traces lack this call, their later calls matched the next instances"
+	case in.mismatch:
 		why = "the members' calls disagree on the function, the root or the communicator's size"
 	}
 	u.described = append(u.described, fmt.Sprintf(

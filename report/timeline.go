@@ -64,6 +64,10 @@ type Lane struct {
 	Bytes []int64 `json:"bytes"` // sent plus received
 	Peer  []int   `json:"peer"`  // partner's world rank (the sender of a receive), -1 none
 	Coll  []int   `json:"coll"`  // collective instance (same number on every member), -1 none
+	// Thread is the calling thread of each call (0: the thread that
+	// called MPI_Init); absent when every call is thread 0's. A
+	// multi-threaded rank's calls overlap in time: one sub-lane per thread.
+	Thread []int `json:"thread,omitempty"`
 	// Spans are the interval executions (MPI_Pcontrol(100) exit to
 	// MPI_Pcontrol(101) entry) that start within the detail.
 	Spans Spans `json:"spans"`

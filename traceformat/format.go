@@ -99,6 +99,9 @@ const (
 	RootInter int32 = -3 // MPI_ROOT on an intercommunicator
 	AnyTag    int32 = -1
 	NoStatus  int32 = -4 // status of a completed request that is not a receive
+	// Cancelled is the status tag (with source NoStatus) of a completed
+	// send request whose MPI_Cancel succeeded: its message was never sent.
+	Cancelled int32 = -5
 	// CommNull is the newcomm value of a call that produced MPI_COMM_NULL.
 	CommNull uint32 = 0xFFFFFFFF
 )

@@ -1285,7 +1285,8 @@ type EventBatch struct {
 	// ATTR_STATUS: actual source (rank in comm) and tag of completed receives,
 	// taken from the status even when the program passed MPI_STATUS_IGNORE.
 	// With ATTR_REQS: one pair per request listed (NO_STATUS = -4 for requests
-	// that are not receives or were cancelled). Without: exactly one pair
+	// that are not receives or were cancelled; tag -5 with NO_STATUS for a
+	// send whose cancellation succeeded). Without: exactly one pair
 	// (MPI_Recv, MPI_Sendrecv, MPI_Probe, a successful MPI_Iprobe).
 	StatusSource []int32 `protobuf:"zigzag32,20,rep,packed,name=status_source,json=statusSource,proto3" json:"status_source,omitempty"`
 	StatusTag    []int32 `protobuf:"zigzag32,21,rep,packed,name=status_tag,json=statusTag,proto3" json:"status_tag,omitempty"`

@@ -115,11 +115,12 @@ func (k *Rank) Self() *Comm {
 	return c
 }
 
-// Cancel records MPI_Cancel of req; its completion then reports no status
-// (the request was cancelled).
+// Cancel records an MPI_Cancel of req that succeeds: its completion then
+// reports it cancelled (a receive with no status, a send with
+// traceformat.Cancelled).
 func (k *Rank) Cancel(req Req, dur int64) *Rank {
 	if in, ok := k.reqs[uint64(req)]; ok {
-		in.recv = false
+		in.cancelled = true
 		k.reqs[uint64(req)] = in
 	}
 	return k.Call("MPI_Cancel", dur, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{uint64(req)}})

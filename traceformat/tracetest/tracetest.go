@@ -47,10 +47,13 @@ const (
 type Run struct {
 	Program string
 	RunID   []byte
-	ranks   []*Rank
-	comms   []*Comm
-	funcs   map[string]uint32
-	order   []string
+	// ThreadLevel is the thread support the header records
+	// (MPI_THREAD_SINGLE = 0 … MPI_THREAD_MULTIPLE = 3).
+	ThreadLevel uint32
+	ranks       []*Rank
+	comms       []*Comm
+	funcs       map[string]uint32
+	order       []string
 }
 
 // Comm is a communicator of the run: a global id and its members (world
@@ -79,11 +82,16 @@ type Rank struct {
 	stop    tracepb.Footer_StopReason
 	syncs   bool
 	host    string // "" is testhost
+	// thread is the thread making the calls (Thread); cursors holds the
+	// other threads' time cursors.
+	thread  uint32
+	cursors map[uint32]int64
 }
 
 type reqInfo struct {
 	recv       bool
 	persistent bool
+	cancelled  bool // MPI_Cancel succeeded (Cancel)
 	// status to report at completion (receives)
 	st traceformat.Status
 }
@@ -181,6 +189,25 @@ func (k *Rank) At(t int64) *Rank {
 	return k
 }
 
+// Thread makes the calls that follow thread t's (0 is the thread that
+// called MPI_Init, the default). Each thread has its own time cursor,
+// starting at the cursor of the thread that was current when it is first
+// named. The trace holds the calls in the order they are recorded, in one
+// batch per run of consecutive calls of a thread: recording a thread's
+// calls after later calls of another thread models a thread whose buffer
+// was handed over late.
+func (k *Rank) Thread(t uint32) *Rank {
+	if k.cursors == nil {
+		k.cursors = map[uint32]int64{}
+	}
+	k.cursors[k.thread] = k.now
+	if c, ok := k.cursors[t]; ok {
+		k.now = c
+	}
+	k.thread = t
+	return k
+}
+
 // Compute advances the cursor by d (time outside MPI).
 func (k *Rank) Compute(d int64) *Rank { k.now += d; return k }
 
@@ -245,6 +272,9 @@ func (k *Rank) site(name string, pcs []uint64) uint32 {
 // Attributes come from e and the options.
 func (k *Rank) Call(name string, dur int64, e traceformat.Event, opts ...Opt) *Rank {
 	e.Func = k.r.fn(name)
+	if e.Thread == 0 {
+		e.Thread = k.thread
+	}
 	e.Entry = k.now
 	e.Exit = k.now + dur
 	e.Site = k.site(name, nil)
@@ -354,6 +384,18 @@ func (k *Rank) IrecvOn(c *Comm, src, tag int32, bytes uint64, dur int64) Req {
 	return Req(id)
 }
 
+// Isendrecv records MPI_Isendrecv (MPI 4): a send to dest with stag and a
+// receive from src with rtag, completed together by one request.
+func (k *Rank) Isendrecv(dest, stag int32, sbytes uint64, src, rtag int32, rbytes uint64, dur int64) Req {
+	id := k.newReq(reqInfo{recv: true, st: traceformat.Status{Source: src, Tag: rtag}})
+	k.Call("MPI_Isendrecv", dur, traceformat.Event{
+		Attr: traceformat.AttrSend | traceformat.AttrRecv | traceformat.AttrSendBytes | traceformat.AttrRecvBytes |
+			traceformat.AttrReqs,
+		SendPeer: dest, SendTag: stag, RecvPeer: src, RecvTag: rtag, SendBytes: sbytes, RecvBytes: rbytes,
+		Reqs: []uint64{id}})
+	return Req(id)
+}
+
 func (k *Rank) newReq(in reqInfo) uint64 {
 	id := k.nextReq
 	k.nextReq++
@@ -398,7 +440,10 @@ func (k *Rank) complete(name string, reqs []Req, dur int64, opts []Opt) *Rank {
 		}
 		e.Reqs = append(e.Reqs, uint64(r))
 		st := traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}
-		if in.recv {
+		switch {
+		case in.cancelled && !in.recv:
+			st.Tag = traceformat.Cancelled
+		case in.recv && !in.cancelled:
 			st = in.st
 		}
 		e.Status = append(e.Status, st)
@@ -469,7 +514,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 		StartUnixNs: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), StartLocalNs: k.local(0),
 		Clock:         &tracepb.Clock{Source: tracepb.Clock_SYNTHETIC, InjectedOffsetNs: k.offset, InjectedDriftPpm: k.drift},
 		TracerVersion: "tracetest", Params: &tracepb.TracerParams{UserStackSize: 1, MaxTraceSizeMb: 500},
-		MpiImplementation: "synthetic",
+		MpiImplementation: "synthetic", ThreadLevel: r.ThreadLevel,
 	}
 	w, err := traceformat.NewWriter(&buf, hdr, traceformat.WriterOptions{})
 	if err != nil {

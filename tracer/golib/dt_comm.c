@@ -112,21 +112,24 @@ static dt_comm *reg(MPI_Comm c, int kind, uint64_t parent_id, uint32_t seq, int 
 	if (PMPI_Comm_group(c, &g) == MPI_SUCCESS) { nm = members(g, &mem); PMPI_Group_free(&g); }
 	if (inter && PMPI_Comm_remote_group(c, &g) == MPI_SUCCESS) { nr = members(g, &rem); PMPI_Group_free(&g); }
 	uint64_t h = 0xcbf29ce484222325ull;
+	// Both sides of an intercommunicator must agree: the two groups are
+	// hashed in the order of their smallest member (an intracommunicator
+	// has no remote group: its members come first).
+	uint32_t *a = mem, *b = rem;
+	int na = nm, nb = nr;
+	uint32_t mina = UINT32_MAX, minb = UINT32_MAX;
+	for (int i = 0; i < na; i++) if (a[i] < mina) mina = a[i];
+	for (int i = 0; i < nb; i++) if (b[i] < minb) minb = b[i];
+	if (nb > 0 && minb < mina) { uint32_t *t = a; a = b; b = t; int tn = na; na = nb; nb = tn; }
 	switch (kind) {
 	case DT_NC_COLL:
+		// (MPI_Comm_dup, MPI_Comm_split … of an intercommunicator make
+		// one: both groups call them.)
 		h = hmix(hmix(h, parent_id), seq);
-		for (int i = 0; i < nm; i++) h = hmix(h, mem[i]);
-		for (int i = 0; i < nr; i++) h = hmix(h, rem[i] + (1ull << 32));
+		for (int i = 0; i < na; i++) h = hmix(h, a[i]);
+		for (int i = 0; i < nb; i++) h = hmix(h, b[i] + (1ull << 32));
 		break;
 	default: {
-		// Both sides of an intercommunicator must agree: order the two groups
-		// by their smallest member.
-		uint32_t *a = mem, *b = rem;
-		int na = nm, nb = nr;
-		uint32_t mina = UINT32_MAX, minb = UINT32_MAX;
-		for (int i = 0; i < na; i++) if (a[i] < mina) mina = a[i];
-		for (int i = 0; i < nb; i++) if (b[i] < minb) minb = b[i];
-		if (minb < mina) { uint32_t *t = a; a = b; b = t; int tn = na; na = nb; nb = tn; }
 		h = hmix(hmix(h, kind), (uint64_t)(int64_t)tag);
 		if (kind == DT_NC_GROUP) h = hmix(h, parent_id);
 		for (int i = 0; i < na; i++) h = hmix(h, a[i]);

@@ -124,17 +124,22 @@ void dt_a_reqfree(dt_thr *T, dt_hdr *H, MPI_Request r) {
 
 // dt_status gives the status pair of a completed request: the actual source
 // and tag for receives, NO_STATUS for everything else and for cancelled
-// receives. A completed non-persistent receive is forgotten.
+// receives, and tag -5 (traceformat.Cancelled) for other requests whose
+// cancellation succeeded (a send's message was never sent). A completed
+// non-persistent receive is forgotten.
 static void dt_status_of(MPI_Request r, MPI_Status *st, int32_t *src, int32_t *tag) {
 	*src = *tag = -4;
 	uint64_t id = dt_reqid(r);
 	int kind = rk_get(id);
-	if (!kind) return;
 	if (kind == DT_RK_RECV) rk_set(id, 0);
 	if (st == NULL || st == MPI_STATUS_IGNORE) return;
 	int c = 0;
 	PMPI_Test_cancelled(st, &c);
-	if (c) return;
+	if (c) {
+		if (!kind) *tag = -5;
+		return;
+	}
+	if (!kind) return;
 	*src = dt_rank(st->MPI_SOURCE);
 	*tag = st->MPI_TAG;
 }

@@ -1,0 +1,126 @@
+package analyzer
+
+// Resynchronizing collectives. Every member calls the collectives of a
+// communicator in the same order, so instances are keyed by their
+// sequence number on the communicator (collKey). A member whose trace
+// lacks a call (the tracer dropped it, or a record was lost) would number
+// each later call one less than the others and meet them in the wrong
+// instances, every one of which disagrees on the function, cascading into
+// thousands of unmatched calls and stalls. When a call disagrees with the
+// instance it meets on the function or the root, the exchange decides by
+// time which side lacks a call: the members that entered the instance
+// after the arriving call had left cannot have been in the same instance
+// as it, so they are the ones ahead (their instance moves one further,
+// resync renames it); otherwise the arriving call is ahead and leaves the
+// instance for the next one. The member that lacks the call is then
+// missing from one instance only: that instance is counted unmatched (its
+// other members' calls, one warning), the rest match. A member's numbers
+// shift by what it skipped (rankSync.shifts, applied by its replay at its
+// next collective: takeShifts).
+
+// maxResync is how many instances an arriving call may skip.
+const maxResync = 4
+
+// misfit tells whether participant idx's call (fn, root, members) meets
+// instance in, which it should be part of, with another function or root.
+func misfit(in *collInst, fn string, root int32, members []int32, idx int) bool {
+	return !in.mismatch && (in.fn != fn || in.root != root) && len(in.members) == len(members) &&
+		idx < len(in.members) && !in.slots[idx].hasEntry && !in.slots[idx].gone
+}
+
+// resyncLocked finds the instance the call of participant idx (world
+// rank me) of k should join, when the instance it meets disagrees with
+// it (misfit): in, at key k, is nil when a new one is to be made. left
+// lists the participants of the returned key that will never enter it
+// (moved one further: the caller marks them gone once the instance
+// exists); wake the members to wake. until is the call's exit (its entry
+// when not known). x.mu is held.
+func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32, members []int32, idx int, me int32, until int64) (_ *collInst, left []int, wake []int32) {
+	ck := commKey{k.comm, k.group}
+	for try := 0; in != nil && misfit(in, fn, root, members, idx) && try < maxResync; try++ {
+		next := *k
+		next.seq++
+		if x.colls[next] == nil && enteredAfter(in, until) {
+			// The members there are ahead: their instance is the next.
+			delete(x.colls, *k)
+			in.key = next
+			x.colls[next] = in
+			for i := range in.slots {
+				if in.slots[i].hasEntry {
+					x.shiftLocked(in.members[i], ck)
+					left = append(left, i)
+				}
+			}
+			return nil, left, wake
+		}
+		// This call is ahead: it leaves this instance for the next.
+		wake = x.leaveLocked(in, idx, wake)
+		x.shiftLocked(me, ck)
+		*k = next
+		in = x.colls[next]
+	}
+	return in, nil, wake
+}
+
+// enteredAfter tells whether some participant entered in and every one
+// that did entered after t.
+func enteredAfter(in *collInst, t int64) bool {
+	for i := range in.slots {
+		if in.slots[i].hasEntry && in.slots[i].entry <= t {
+			return false
+		}
+	}
+	return in.nEntry > 0
+}
+
+// leaveLocked marks participant idx of in as never coming; the members
+// waiting for it are appended to wake. x.mu is held.
+func (x *exchange) leaveLocked(in *collInst, idx int, wake []int32) []int32 {
+	sl := &in.slots[idx]
+	if sl.gone || sl.hasEntry {
+		return wake
+	}
+	sl.gone = true
+	in.entryGone++
+	in.exitGone++
+	if in.nEntry+in.entryGone == len(in.members) {
+		in.allIn.Store(true)
+	}
+	wake = append(wake, in.waiters...)
+	in.waiters = in.waiters[:0]
+	x.maybeComplete(in)
+	return wake
+}
+
+// shiftLocked notes that world rank r skips one instance of communicator
+// ck. x.mu is held.
+func (x *exchange) shiftLocked(r int32, ck commKey) {
+	rs := x.ranks[r]
+	if rs.shifts == nil {
+		rs.shifts = map[commKey]uint64{}
+	}
+	rs.shifts[ck]++
+	rs.hasShift.Store(true)
+}
+
+// takeShifts adds the instances rank me skipped to its sequence numbers
+// (replayer.collSeq); by its own replay, before it numbers a collective.
+func (x *exchange) takeShifts(me int32, seqs map[collSeqKey]*uint64) {
+	rs := x.ranks[me]
+	if !rs.hasShift.Load() {
+		return
+	}
+	x.lock(&x.mu)
+	for ck, d := range rs.shifts {
+		sk := collSeqKey{id: ck.comm, group: ck.group}
+		p := seqs[sk]
+		if p == nil {
+			p = new(uint64)
+			seqs[sk] = p
+		}
+		*p += d
+	}
+	clear(rs.shifts)
+	rs.hasShift.Store(false)
+	x.unlock(&x.mu)
+}
