@@ -213,9 +213,12 @@ type collAtt struct {
 type collContrib struct {
 	att     collAtt
 	pot, tv int64
-	// The participant whose entry was the latest (the late partner of
-	// the Potential Sync, waits.go) and the wait's kind.
-	late collLate
+	// The participant whose entry the shape's pattern waits for and the
+	// pattern's kind (late), and the part of pot that pattern explains
+	// (shape); the rest of pot is a wait for the latest participant
+	// (rest, kind wait_at_collective). waits.go.
+	late, rest collLate
+	shape      int64
 }
 
 func newExchange(size int, present []bool, lim limits) *exchange {
@@ -570,6 +573,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 		first = false
 	}
 	late := in.latest(lateIdx)
+	sh := in.newShapeWaits()
 	for i, m := range in.members {
 		sl := &in.slots[i]
 		if !sl.hasExit {
@@ -584,6 +588,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 			// (analyzer package doc).
 			c.pot, c.tv = min(sl.dur, max(0, in.maxEntry-sl.exit)), 0
 		}
+		sh.split(in, i, &c)
 		rs.deferred = append(rs.deferred, c)
 	}
 }

@@ -198,6 +198,9 @@ type replayer struct {
 	fixedAt   int64
 	repaired  bool
 	amortized int64 // repairs amortized backward
+	// pendGen counts the times pend was emptied: an index into pend
+	// taken under another generation is stale (woRing).
+	pendGen uint64
 
 	// Nonblocking collectives in progress (a request's ticket indexes
 	// icolls; free slots are listed in icFree), and those the current
@@ -238,6 +241,9 @@ type replayer struct {
 	// (waits.go).
 	evSite uint32
 	from   msgFrom
+	// wo are the recent late-sender waits that a message sent earlier
+	// may still make wrong-order waits (waits.go).
+	wo woRing
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
@@ -612,9 +618,12 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		rp.pend = rp.pend[:n+1]
 		p := &rp.pend[n]
 		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
-		p.syncT, p.hasSync, p.ov, p.from = f.syncT, f.hasSync, f.overlap, rp.from
+		p.syncT, p.hasSync, p.ov, p.from, p.wo = f.syncT, f.hasSync, f.overlap, rp.from, false
 	} else {
 		rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
+	}
+	if f.realSync > 0 {
+		rp.noteLateSender(a, e.Site, f)
 	}
 }
 

@@ -102,6 +102,9 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 	var site uint32
 	t, site, ok = rp.x.recvNext(k, &rp.recvCache, post, rp.evSite)
 	rp.from = msgFrom{rank: k.src, site: site}
+	if ok && rp.wo.n > 0 && t < rp.wo.max {
+		rp.wrongOrder(t)
+	}
 	rp.obs.recv(k.src, t, ok)
 	if !ok {
 		rp.unmatchedRecvs++
@@ -115,6 +118,9 @@ func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok
 	var site uint32
 	t, site, ok = rp.x.recv(q, src, rp.rank, tk, post, rp.evSite)
 	rp.from = msgFrom{rank: src, site: site}
+	if ok && rp.wo.n > 0 && t < rp.wo.max {
+		rp.wrongOrder(t)
+	}
 	rp.obs.recv(src, t, ok)
 	if !ok {
 		rp.unmatchedRecvs++

@@ -97,8 +97,10 @@ func TestWaitsLateReceiver(t *testing.T) {
 }
 
 // Staggered arrivals at MPI_Barrier: every earlier rank's Potential Sync
-// is attributed to the last arriver, rank 1; then a late MPI_Bcast root and
-// an early MPI_Reduce root.
+// is attributed to the last arriver, rank 1; then a late MPI_Bcast root;
+// then an MPI_Reduce whose root came with the first sender (rank 2): not an
+// early reduce, the root and rank 2 wait for rank 1 beyond any pattern
+// (wait_at_collective).
 func TestWaitsCollectives(t *testing.T) {
 	run := tracetest.NewRun(3)
 	rs := []*tracetest.Rank{run.Rank(0), run.Rank(1), run.Rank(2)}
@@ -126,9 +128,85 @@ func TestWaitsCollectives(t *testing.T) {
 	expectWaits(t, iv, []report.Wait{
 		{Kind: "wait_at_barrier", WaitingRank: 0, LateRank: 1, Seconds: 0.02, Count: 1, WaitingSRC: bar, LateSRC: bar},
 		{Kind: "wait_at_barrier", WaitingRank: 2, LateRank: 1, Seconds: 0.01, Count: 1, WaitingSRC: bar, LateSRC: bar},
-		{Kind: "early_reduce", WaitingRank: 0, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
-		{Kind: "early_reduce", WaitingRank: 2, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "wait_at_collective", WaitingRank: 2, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
 		{Kind: "late_broadcast", WaitingRank: 0, LateRank: 2, Seconds: 0.005, Count: 1, WaitingSRC: bc, LateSRC: bc},
 		{Kind: "late_broadcast", WaitingRank: 1, LateRank: 2, Seconds: 0.005, Count: 1, WaitingSRC: bc, LateSRC: bc},
+	})
+}
+
+// The rooted collectives split each participant's Potential Sync into the
+// part Scalasca's pattern explains and the rest, waiting for the latest
+// participant: an MPI_Reduce to an early root 0 (rank 1 comes 5 ms after
+// it, rank 2 8 ms), then an MPI_Bcast from root 1, which comes 4 ms after
+// rank 0 and 2 ms before rank 2.
+func TestWaitsShapeSplit(t *testing.T) {
+	run := tracetest.NewRun(3)
+	rs := []*tracetest.Rank{run.Rank(0), run.Rank(1), run.Rank(2)}
+	for _, r := range rs {
+		r.Init(1 * us) // all at 0.001 ms
+	}
+	// Reduce entries 0.001, 5.001, 8.001 ms; all leave at 8.011 ms.
+	for i, d := range []int64{0, 5 * ms, 8 * ms} {
+		rs[i].Compute(d).Reduce(0, 8, 8*ms+10*us-d)
+	}
+	// Bcast entries 8.011, 12.011, 14.011 ms; all leave at 14.021 ms
+	// (rank 1 then gets 2 ms of Potential Sync, rank 0 6 ms).
+	for i, d := range []int64{0, 4 * ms, 6 * ms} {
+		rs[i].Compute(d).Bcast(1, 8, 6*ms+10*us-d)
+	}
+	for _, r := range rs {
+		r.Finalize(1 * us)
+	}
+	iv := find(t, analyzeRun(t, run))
+	bc, red := srcID(t, iv, "MPI_Bcast"), srcID(t, iv, "MPI_Reduce")
+	// Reduce: the root's 8 ms = early_reduce until the first sender,
+	// rank 1 (5 ms), + 3 ms for rank 2; rank 1's 3 ms are rank 2's.
+	// Bcast: rank 0's 6 ms = late_broadcast until the root's entry (4 ms)
+	// + 2 ms for rank 2; the root's 2 ms are rank 2's.
+	expectWaits(t, iv, []report.Wait{
+		{Kind: "early_reduce", WaitingRank: 0, LateRank: 1, Seconds: 0.005, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "late_broadcast", WaitingRank: 0, LateRank: 1, Seconds: 0.004, Count: 1, WaitingSRC: bc, LateSRC: bc},
+		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 2, Seconds: 0.003, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "wait_at_collective", WaitingRank: 1, LateRank: 2, Seconds: 0.003, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 2, Seconds: 0.002, Count: 1, WaitingSRC: bc, LateSRC: bc},
+		{Kind: "wait_at_collective", WaitingRank: 1, LateRank: 2, Seconds: 0.002, Count: 1, WaitingSRC: bc, LateSRC: bc},
+	})
+}
+
+// Messages in wrong order: rank 2 waits in MPI_Recv for rank 0's message
+// (sent at 10.001 ms) while rank 1's, sent at 2.001 ms, was there to be
+// received; it receives that one next. Its second wait, for rank 0's
+// message sent at 20.001 ms, is a plain late sender: nothing it receives
+// after was sent earlier.
+func TestWaitsWrongOrder(t *testing.T) {
+	run := tracetest.NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Init(1 * us)
+	}
+	r0.Compute(10*ms).Send(2, 1, 8, 0, tracetest.Site("late send")) // 10.001 ms
+	r1.Compute(2*ms).Send(2, 2, 8, 0, tracetest.Site("early send")) // 2.001 ms
+	r2.Recv(0, 1, 8, 10*ms)                                          // 0.001 … 10.001 ms
+	r2.Recv(1, 2, 8, 10*us)                                          // 10.001 … 10.011 ms
+	r0.Compute(10*ms).Send(2, 3, 8, 0, tracetest.Site("late send"))  // 20.001 ms
+	r2.Recv(0, 3, 8, 20*ms+1*us-10*ms-11*us)                         // 10.011 … 20.001 ms
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Finalize(1 * us)
+	}
+	iv := find(t, analyzeRun(t, run))
+	late := 0
+	for _, p := range iv.SRC {
+		if p.Function == "MPI_Send" && len(p.Ranks) == 1 && p.Ranks[0].Rank == 0 {
+			late = p.ID
+		}
+	}
+	recv := srcID(t, iv, "MPI_Recv")
+	// Real Sync: 10.001 − 0.001 = 10 ms (wrong order), then 20.001 −
+	// 10.011 = 9.99 ms (late sender).
+	expect(t, "rank 2 Real Sync", rank(t, iv, 2).RealSync, 0.01999)
+	expectWaits(t, iv, []report.Wait{
+		{Kind: "wrong_order", WaitingRank: 2, LateRank: 0, Seconds: 0.01, Count: 1, WaitingSRC: recv, LateSRC: late},
+		{Kind: "late_sender", WaitingRank: 2, LateRank: 0, Seconds: 0.00999, Count: 1, WaitingSRC: recv, LateSRC: late},
 	})
 }

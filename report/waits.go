@@ -22,12 +22,13 @@ type Wait struct {
 const (
 	LateSender   = "late_sender"
 	LateReceiver = "late_receiver"
+	WrongOrder   = "wrong_order"
 )
 
 // IsP2PWait tells whether a wait kind explains Real Sync (else it is a
 // collective kind and explains Potential Sync).
 func IsP2PWait(kind string) bool {
-	return kind == LateSender || kind == LateReceiver
+	return kind == LateSender || kind == LateReceiver || kind == WrongOrder
 }
 
 // checkWaits verifies that an interval's waits explain its Real Sync and
