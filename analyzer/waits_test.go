@@ -187,10 +187,10 @@ func TestWaitsWrongOrder(t *testing.T) {
 	}
 	r0.Compute(10*ms).Send(2, 1, 8, 0, tracetest.Site("late send")) // 10.001 ms
 	r1.Compute(2*ms).Send(2, 2, 8, 0, tracetest.Site("early send")) // 2.001 ms
-	r2.Recv(0, 1, 8, 10*ms)                                          // 0.001 … 10.001 ms
-	r2.Recv(1, 2, 8, 10*us)                                          // 10.001 … 10.011 ms
-	r0.Compute(10*ms).Send(2, 3, 8, 0, tracetest.Site("late send"))  // 20.001 ms
-	r2.Recv(0, 3, 8, 20*ms+1*us-10*ms-11*us)                         // 10.011 … 20.001 ms
+	r2.Recv(0, 1, 8, 10*ms)                                         // 0.001 … 10.001 ms
+	r2.Recv(1, 2, 8, 10*us)                                         // 10.001 … 10.011 ms
+	r0.Compute(10*ms).Send(2, 3, 8, 0, tracetest.Site("late send")) // 20.001 ms
+	r2.Recv(0, 3, 8, 20*ms+1*us-10*ms-11*us)                        // 10.011 … 20.001 ms
 	for _, r := range []*tracetest.Rank{r0, r1, r2} {
 		r.Finalize(1 * us)
 	}
@@ -209,4 +209,21 @@ func TestWaitsWrongOrder(t *testing.T) {
 		{Kind: "wrong_order", WaitingRank: 2, LateRank: 0, Seconds: 0.01, Count: 1, WaitingSRC: recv, LateSRC: late},
 		{Kind: "late_sender", WaitingRank: 2, LateRank: 0, Seconds: 0.00999, Count: 1, WaitingSRC: recv, LateSRC: late},
 	})
+}
+
+// A synchronous send waiting for a nonblocking receive names the
+// MPI_Irecv, whose posting it waited for, not the MPI_Wait after it.
+func TestWaitsLateReceiverIrecv(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Ssend(1, 5, 8, 100*ms)                // 0.001 … 100.001 ms
+	q := r1.Compute(80*ms).Irecv(0, 5, 8, 0) // posted at 80.001 ms
+	r1.Compute(20*ms).Wait(q, 10*us)
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	iv := find(t, analyzeRun(t, run))
+	expectWaits(t, iv, []report.Wait{{Kind: "late_receiver", WaitingRank: 0, LateRank: 1, Seconds: 0.08, Count: 1,
+		WaitingSRC: srcID(t, iv, "MPI_Ssend"), LateSRC: srcID(t, iv, "MPI_Irecv")}})
 }
