@@ -25,6 +25,7 @@ type rankTot struct {
 	a         acc
 	sites     map[string]*siteTot
 	waits     map[waitKey]waitVal // file-local sites (waits.go)
+	causes    map[causeKey]causeVal
 	sentTo    []int64             // acc.sentTo, nested intervals included
 }
 
@@ -111,6 +112,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[string]*siteTot{}}
 	addAcc(&t.a, n.Value)
 	t.addWaits(n.Value.culprits)
+	t.addCauses(n.Value.causes)
 	addSent(&t.sentTo, n.Value.sentTo)
 	for id := range n.Value.sites {
 		s := &n.Value.sites[id]
@@ -126,6 +128,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 		ct := total(c, keys, out, rank)
 		addAcc(&t.a, &ct.a)
 		t.addWaitVals(ct.waits)
+		t.addCauseVals(ct.causes)
 		addSent(&t.sentTo, ct.sentTo)
 		for k, s := range ct.sites {
 			d := t.sites[k]
@@ -252,6 +255,7 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 		iv, ws := interval(g, program, siteID, opts.Symbolizer)
 		markIncomplete(&iv, g, states)
 		iv.Waits = reportWaits(g, wsites, siteID)
+		iv.Causes = reportCauses(g, wsites, siteID)
 		profileInterval(&iv, g, hosts)
 		for _, w := range ws {
 			warn(w)

@@ -98,7 +98,7 @@ func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entr
 	}
 	p := &rp.pend[n]
 	p.a, p.site, p.class, p.entry, p.exit = a, site, class, entry, exit
-	p.syncT, p.hasSync, p.ov, p.from, p.wo = syncT, hasSync, ov, rp.from, false
+	p.syncT, p.hasSync, p.ov, p.from, p.wo = syncT, hasSync, ov, rp.from.msgFrom, false
 }
 
 // repairRecv is repair for a call that published nothing (a receive, a

@@ -199,6 +199,8 @@ type collSlot struct {
 	dur               int64
 	att               collAtt
 	esite             uint32 // the entering call's site (the late site, waits.go)
+	espan             uint32 // and its span (causes.go)
+	ecomp             int64
 	hasEntry, hasExit bool
 }
 
@@ -206,6 +208,10 @@ type collSlot struct {
 type collAtt struct {
 	node *rnode
 	site uint32
+	// The call's span (causes.go): the site that began it and its
+	// computation up to the call.
+	span uint32
+	comp int64
 }
 
 // collContrib is a participant's share of a completed instance, handed to
@@ -380,6 +386,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	}
 	sl := &in.slots[idx]
 	sl.entry, sl.hasEntry, sl.att, sl.esite = entry, true, att, att.site
+	sl.espan, sl.ecomp = att.span, att.comp
 	if in.nEntry == 0 || entry > in.maxEntry {
 		in.maxEntry = entry
 	}
@@ -598,12 +605,12 @@ func (x *exchange) maybeComplete(in *collInst) {
 // for nobody; the instance's exits are posted by the calls that complete it
 // (icollDone). It returns the instance (nil when the members' calls
 // disagree) and the contributions deferred to rank me so far, in buf.
-func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32, idx int, me int32, entry int64, site uint32, buf []collContrib) (*collInst, []collContrib) {
+func (x *exchange) icollStart(k collKey, fn string, root int32, members []int32, idx int, me int32, entry int64, site sendSite, buf []collContrib) (*collInst, []collContrib) {
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, tracepb.Function_NONE, root, members, idx, me, entry, collAtt{site: site})
+	in, wake := x.collEnterLocked(k, fn, tracepb.Function_NONE, root, members, idx, me, entry, collAtt{site: site.site, span: site.span, comp: site.comp})
 	if !in.mismatch {
 		in.nonblocking = true
 	}

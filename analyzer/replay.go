@@ -44,6 +44,8 @@ type acc struct {
 	// culprits are the waits of the interval by kind, waiting site and
 	// late partner (waits.go).
 	culprits map[waitKey]*waitVal
+	// causes are the causes of those waits (causes.go).
+	causes map[causeKey]*causeVal
 	lastKey  waitKey
 	lastWait *waitVal
 	// sentTo counts the messages this processor sent in the interval by
@@ -240,10 +242,12 @@ type replayer struct {
 	// send site of the latest message the current call received
 	// (waits.go).
 	evSite uint32
-	from   msgFrom
+	from   lateCall
 	// wo are the recent late-sender waits that a message sent earlier
 	// may still make wrong-order waits (waits.go).
 	wo woRing
+	// span is the rank's current span (causes.go).
+	span spanState
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
@@ -598,6 +602,7 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	a.realSync += f.realSync
 	if f.realSync > 0 {
 		rp.lateSender(a, e.Site, f.realSync)
+		a.addCause(rp.from, f.realSync, rp.comp(entry))
 	}
 	a.overlap += f.overlap
 	s := a.site(e.Site)
@@ -618,13 +623,14 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		rp.pend = rp.pend[:n+1]
 		p := &rp.pend[n]
 		p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
-		p.syncT, p.hasSync, p.ov, p.from, p.wo = f.syncT, f.hasSync, f.overlap, rp.from, false
+		p.syncT, p.hasSync, p.ov, p.from, p.wo = f.syncT, f.hasSync, f.overlap, rp.from.msgFrom, false
 	} else {
 		rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
 	}
 	if f.realSync > 0 {
 		rp.noteLateSender(a, e.Site, f)
 	}
+	rp.spanAfter(fi.op, e.Site, entry, exit)
 }
 
 // prelude handles what comes before the program's start and after its
@@ -640,6 +646,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 			rp.cur.Value.since = exit
 			rp.last = exit
 			rp.fix(exit)
+			rp.span = spanState{start: exit, ok: true}
 			return true
 		}
 		rp.tr.Start(entry)
@@ -647,6 +654,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 		rp.cur = rp.tr.Current()
 		rp.cur.Value.since = entry
 		rp.fix(entry)
+		rp.span = spanState{start: entry, ok: true}
 	}
 	if rp.tr.Ended() {
 		return true

@@ -26,7 +26,7 @@ func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo)
 // call site and late-receiver information li, and counted in interval a
 // (Send Number, the communication matrix).
 func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64) {
-	rp.x.send(k, entry, site, li, &rp.sendCache)
+	rp.x.send(k, entry, rp.callSite(site, entry), li, &rp.sendCache)
 	a.sends++
 	rp.sent(a, k.dst, bytes)
 }
@@ -84,7 +84,7 @@ func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
 		return 0, false
 	}
 	t, site, ok := rp.x.peek(k, &rp.recvCache)
-	rp.from = msgFrom{rank: k.src, site: site}
+	rp.from = sentBy(k.src, site)
 	return t, ok
 }
 
@@ -99,9 +99,9 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	var site uint32
+	var site sendSite
 	t, site, ok = rp.x.recvNext(k, &rp.recvCache, post, rp.evSite)
-	rp.from = msgFrom{rank: k.src, site: site}
+	rp.from = sentBy(k.src, site)
 	if ok && rp.wo.n > 0 && t < rp.wo.max {
 		rp.wrongOrder(t)
 	}
@@ -115,9 +115,9 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 // take receives the message of a ticket of queue q, sent by world rank
 // src, for a receive posted at post.
 func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
-	var site uint32
+	var site sendSite
 	t, site, ok = rp.x.recv(q, src, rp.rank, tk, post, rp.evSite)
-	rp.from = msgFrom{rank: src, site: site}
+	rp.from = sentBy(src, site)
 	if ok && rp.wo.n > 0 && t < rp.wo.max {
 		rp.wrongOrder(t)
 	}

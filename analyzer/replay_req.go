@@ -176,9 +176,9 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
 		// received's common case written out.
 		var ok bool
-		var site uint32
+		var site sendSite
 		if latest, site, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start, first.site); ok {
-			rp.from = msgFrom{rank: first.qsrc, site: site}
+			rp.from = sentBy(first.qsrc, site)
 			if rp.wo.n > 0 && latest < rp.wo.max {
 				rp.wrongOrder(latest)
 			}
@@ -193,7 +193,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd > 1:
 		// Wildcard receives take their tickets now: in posting order.
 		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
-		var from msgFrom
+		var from lateCall
 		for i := range rp.done {
 			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
 				latest, has, from = t, true, rp.from

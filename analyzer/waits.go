@@ -93,7 +93,7 @@ func (a *acc) addWait(k waitKey, ns, n int64) {
 // lateSender records the Real Sync rs > 0 of a receiving call at site,
 // caused by the message of rp.from.
 func (rp *replayer) lateSender(a *acc, site uint32, rs int64) {
-	a.addWait(waitKey{kind: wkLateSender, site: site, late: rp.from}, rs, 1)
+	a.addWait(waitKey{kind: wkLateSender, site: site, late: rp.from.msgFrom}, rs, 1)
 }
 
 // resync adjusts the late-sender record of a kept call whose Real Sync
@@ -157,7 +157,7 @@ func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures) {
 	if !f.hasSync {
 		s = f.entry + f.realSync
 	}
-	*r = woRec{a: a, site: site, from: rp.from, s: s, ns: f.realSync, idx: -1, gen: rp.pendGen}
+	*r = woRec{a: a, site: site, from: rp.from.msgFrom, s: s, ns: f.realSync, idx: -1, gen: rp.pendGen}
 	if !f.fixed && !rp.repaired && len(rp.pend) > 0 {
 		r.idx = len(rp.pend) - 1
 	}
@@ -233,7 +233,7 @@ func (rs *rankSync) addLate(k lateKey, d int64) {
 // collLate is the latest participant of a collective instance and the
 // kind of the waits it caused.
 type collLate struct {
-	from msgFrom
+	from lateCall
 	kind waitKind
 	ok   bool
 }
@@ -248,7 +248,13 @@ func (in *collInst) latest(i int) collLate {
 	if in.nonblocking {
 		k = wkNonblockingColl
 	}
-	return collLate{from: msgFrom{rank: in.members[i], site: in.slots[i].esite}, kind: k, ok: true}
+	return collLate{from: in.partner(i), kind: k, ok: true}
+}
+
+// partner is participant i of in as a late partner.
+func (in *collInst) partner(i int) lateCall {
+	sl := &in.slots[i]
+	return lateCall{msgFrom: msgFrom{rank: in.members[i], site: sl.esite}, span: sl.espan, comp: sl.ecomp}
 }
 
 // collWaitKind is the kind of the Potential Sync of a blocking collective
@@ -283,10 +289,12 @@ func collWait(a *acc, k *collContrib) {
 		return
 	}
 	if k.shape > 0 && k.late.ok {
-		a.addWait(waitKey{kind: k.late.kind, site: k.att.site, late: k.late.from}, k.shape, 1)
+		a.addWait(waitKey{kind: k.late.kind, site: k.att.site, late: k.late.from.msgFrom}, k.shape, 1)
+		a.addCause(k.late.from, k.shape, k.att.comp)
 	}
 	if rest := k.pot - k.shape; rest > 0 && k.rest.ok {
-		a.addWait(waitKey{kind: wkCollRest, site: k.att.site, late: k.rest.from}, rest, 1)
+		a.addWait(waitKey{kind: wkCollRest, site: k.att.site, late: k.rest.from.msgFrom}, rest, 1)
+		a.addCause(k.rest.from, rest, k.att.comp)
 	}
 }
 
@@ -332,7 +340,7 @@ func (sh *shapeWaits) split(in *collInst, i int, c *collContrib) {
 			return
 		}
 		c.shape = min(c.pot, max(0, in.slots[j].entry-e))
-		c.late = collLate{from: msgFrom{rank: in.members[j], site: in.slots[j].esite}, kind: in.kind, ok: true}
+		c.late = collLate{from: in.partner(j), kind: in.kind, ok: true}
 	}
 	switch {
 	case in.nonblocking || in.mismatch:

@@ -227,3 +227,39 @@ func TestWaitsLateReceiverIrecv(t *testing.T) {
 	expectWaits(t, iv, []report.Wait{{Kind: "late_receiver", WaitingRank: 0, LateRank: 1, Seconds: 0.08, Count: 1,
 		WaitingSRC: srcID(t, iv, "MPI_Ssend"), LateSRC: srcID(t, iv, "MPI_Irecv")}})
 }
+
+// The cause of a wait: rank 0's MPI_Waitall waits for rank 1's MPI_Isend,
+// which came late because rank 1 computed 30 ms since its MPI_Barrier
+// against rank 0's 10 ms; the MPI_Irecv and MPI_Isend in between start
+// requests and return: they do not end the span.
+func TestWaitsCauses(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	for _, r := range []*tracetest.Rank{r0, r1} {
+		r.Init(1 * us).Barrier(10 * us) // 0.001 … 0.011 ms
+	}
+	a := r0.Compute(10*ms).Irecv(1, 1, 8, us) // 10.011 … 10.012 ms
+	b := r0.Isend(1, 1, 8, us)                 // 10.012 … 10.013 ms
+	r0.Waitall([]tracetest.Req{a, b}, 20*ms)   // 10.013 … 30.013 ms
+	c := r1.Compute(30*ms).Irecv(0, 1, 8, us)  // 30.011 … 30.012 ms
+	d := r1.Isend(0, 1, 8, us)                 // 30.012 … 30.013 ms
+	r1.Waitall([]tracetest.Req{c, d}, 10*us)
+	for _, r := range []*tracetest.Rank{r0, r1} {
+		r.Finalize(1 * us)
+	}
+	iv := find(t, analyzeRun(t, run))
+	if len(iv.Causes) != 1 {
+		t.Fatalf("causes %+v, want one", iv.Causes)
+	}
+	c0 := iv.Causes[0]
+	// Wait: 30.012 − 10.013 = 19.999 ms. Computations: rank 1 30.012 −
+	// 0.011 − 0.001 (its MPI_Irecv) = 30 ms, rank 0 10.013 − 0.011 −
+	// 0.002 = 10 ms; the 20 ms more explain the whole wait.
+	expect(t, "waits", c0.Waits, 0.019999)
+	expect(t, "delay", c0.Delay, 0.019999)
+	expect(t, "late computation", c0.LateComputation, 0.03)
+	expect(t, "waiting computation", c0.WaitingComputation, 0.01)
+	if c0.LateRank != 1 || c0.Count != 1 || c0.FromSRC != srcID(t, iv, "MPI_Barrier") || c0.ToSRC != srcID(t, iv, "MPI_Isend") {
+		t.Errorf("cause %+v: want rank 1 from the MPI_Barrier (SRC %d) to the MPI_Isend (SRC %d), once", c0, srcID(t, iv, "MPI_Barrier"), srcID(t, iv, "MPI_Isend"))
+	}
+}

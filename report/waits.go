@@ -81,3 +81,25 @@ func checkWaits(iv *Interval, fail func(*Interval, string, ...any)) {
 		fail(iv, "waits of rank %d, which does not execute the interval", r)
 	}
 }
+
+// Cause is the computation of a late partner that made others wait, in an
+// interval (docs/characteristics.md §9, "Causes"): rank LateRank's code
+// between its call at FromSRC (the last call before its late call that
+// could wait for another rank; 0 when the span began at the program's
+// start) and its late call at ToSRC, over Count waits it caused.
+type Cause struct {
+	LateRank int   `json:"late_rank"`
+	FromSRC  int   `json:"from_src"`
+	ToSRC    int   `json:"to_src"`
+	Count    int64 `json:"count"`
+	// Waits is the time the waits lasted; Delay the part of it that the
+	// late partner's longer computation explains: per wait, its
+	// computation in the span minus the waiting rank's in its own span
+	// before the waiting call, within 0 … the wait.
+	Waits float64 `json:"waits"`
+	Delay float64 `json:"delay"`
+	// LateComputation and WaitingComputation are those computations
+	// summed over the waits (divide by Count for one wait's).
+	LateComputation    float64 `json:"late_computation"`
+	WaitingComputation float64 `json:"waiting_computation"`
+}
