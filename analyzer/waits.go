@@ -118,10 +118,11 @@ func (p *pendEv) resync(old, nw int64) {
 // s: that message was there to be received while the rank waited for the
 // other one. Each late-sender wait is remembered until a message sent
 // earlier turns it into a wrong-order wait, or until maxWrongOrder later
-// late-sender waits have pushed it out (the window Scalasca also bounds).
+// late-sender waits have pushed it out. This is Scalasca's rule, with
+// its window.
 
 // maxWrongOrder is how many recent late-sender waits a rank keeps.
-const maxWrongOrder = 32
+const maxWrongOrder = 100
 
 // woRec is one recent late-sender wait: where it was charged (a, site,
 // from), the send entry it waited for (s), its Real Sync (ns), and the
