@@ -26,7 +26,7 @@ type rankTot struct {
 	sites     map[string]*siteTot
 	waits     map[waitKey]waitVal // file-local sites (waits.go)
 	causes    map[causeKey]causeVal
-	sentTo    []int64             // acc.sentTo, nested intervals included
+	sentTo    []int64 // acc.sentTo, nested intervals included
 }
 
 type siteTot struct {

@@ -45,7 +45,7 @@ type acc struct {
 	// late partner (waits.go).
 	culprits map[waitKey]*waitVal
 	// causes are the causes of those waits (causes.go).
-	causes map[causeKey]*causeVal
+	causes   map[causeKey]*causeVal
 	lastKey  waitKey
 	lastWait *waitVal
 	// sentTo counts the messages this processor sent in the interval by

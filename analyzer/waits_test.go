@@ -239,10 +239,10 @@ func TestWaitsCauses(t *testing.T) {
 		r.Init(1 * us).Barrier(10 * us) // 0.001 … 0.011 ms
 	}
 	a := r0.Compute(10*ms).Irecv(1, 1, 8, us) // 10.011 … 10.012 ms
-	b := r0.Isend(1, 1, 8, us)                 // 10.012 … 10.013 ms
-	r0.Waitall([]tracetest.Req{a, b}, 20*ms)   // 10.013 … 30.013 ms
-	c := r1.Compute(30*ms).Irecv(0, 1, 8, us)  // 30.011 … 30.012 ms
-	d := r1.Isend(0, 1, 8, us)                 // 30.012 … 30.013 ms
+	b := r0.Isend(1, 1, 8, us)                // 10.012 … 10.013 ms
+	r0.Waitall([]tracetest.Req{a, b}, 20*ms)  // 10.013 … 30.013 ms
+	c := r1.Compute(30*ms).Irecv(0, 1, 8, us) // 30.011 … 30.012 ms
+	d := r1.Isend(0, 1, 8, us)                // 30.012 … 30.013 ms
 	r1.Waitall([]tracetest.Req{c, d}, 10*us)
 	for _, r := range []*tracetest.Rank{r0, r1} {
 		r.Finalize(1 * us)

@@ -159,6 +159,7 @@ func TestWaits(t *testing.T) {
 			}
 			checked++
 			checkWaits(t, r, iv, s, marks, tol+extra)
+			checkCauses(t, r, iv, s, marks, tol+extra)
 		}
 		if checked == 0 {
 			t.Skipf("machine too busy: every interval strayed more than %.3f s from the construction", maxNoise)
@@ -203,6 +204,48 @@ func checkWaits(t *testing.T, r *report.Report, iv *report.Interval, s waitsScen
 	for k, v := range sum {
 		if v > tl {
 			t.Errorf("interval %d: unexpected %s of rank %d caused by rank %d: %.4f s", s.n, k.kind, k.waiting, k.late, v)
+		}
+	}
+}
+
+// checkCauses checks the causes of s's waits (but for late receivers,
+// which have none, docs/characteristics.md §9.2): every late rank's code
+// from the MPI_Barrier before the scenario (@sync) to its late call, and a
+// delay as long as the waits it caused (the waiting ranks computed less
+// than the late one, by construction by at least the wait), within tl per
+// wait.
+func checkCauses(t *testing.T, r *report.Report, iv *report.Interval, s waitsScenario, marks map[string]int, tl float64) {
+	t.Helper()
+	type key struct{ late, to int }
+	want := map[key]float64{}
+	n := map[key]int{}
+	for _, w := range s.waits {
+		if w.kind == report.LateReceiver {
+			continue
+		}
+		k := key{w.late, marks[w.lsite]}
+		want[k] += w.seconds
+		n[k]++
+	}
+	got := map[key]float64{}
+	for _, c := range iv.Causes {
+		k := key{c.LateRank, srcLine(r, iv, c.ToSRC)}
+		if _, ok := want[k]; !ok {
+			if c.Delay > tl {
+				t.Errorf("interval %d: unexpected cause %+v", s.n, c)
+			}
+			continue
+		}
+		got[k] += c.Delay
+		if from := srcLine(r, iv, c.FromSRC); c.Delay > tl && from != marks["sync"] {
+			t.Errorf("interval %d: cause of rank %d from line %d, want the MPI_Barrier at line %d (@sync)", s.n, c.LateRank, from, marks["sync"])
+		}
+	}
+	for k, w := range want {
+		if d := got[k] - w; d > tl*float64(n[k]) || d < -tl*float64(n[k]) {
+			t.Errorf("interval %d: rank %d's late call at line %d: delay %.4f s, want %.2f ± %.3f (causes %+v)", s.n, k.late, k.to, got[k], w, tl*float64(n[k]), iv.Causes)
+		} else {
+			t.Logf("interval %d: rank %d's late call at line %d: delay %.4f s (want %.2f)", s.n, k.late, k.to, got[k], w)
 		}
 	}
 }

@@ -8,7 +8,10 @@
  * same whatever the MPI library's algorithms do after the waits.
  *
  * The MPI calls whose sites the test checks carry a marker comment
- * (@name): the test finds their lines by it.
+ * (@name): the test finds their lines by it. Every delay is a sleep
+ * right after the MPI_Barrier before the scenario (@sync): the causes of
+ * the waits (the late rank's computation since its last call that could
+ * wait) are those sleeps.
  *
  * Interval  scenario
  *   1       late sender: rank 0 sleeps 200 ms then sends to 1, which sat in
@@ -163,7 +166,7 @@ int main(int argc, char **argv)
 	void (*scen[])(void) = {late_sender, late_receiver, barrier, allreduce, late_broadcast,
 				early_reduce, wrong_order, nonblocking_collective};
 	for (size_t i = 0; i < sizeof scen / sizeof scen[0]; i++) {
-		MPI_Barrier(MPI_COMM_WORLD);
+		MPI_Barrier(MPI_COMM_WORLD); /* @sync */
 		scen[i]();
 	}
 	MPI_Barrier(MPI_COMM_WORLD);
