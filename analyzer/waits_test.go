@@ -263,3 +263,47 @@ func TestWaitsCauses(t *testing.T) {
 		t.Errorf("cause %+v: want rank 1 from the MPI_Barrier (SRC %d) to the MPI_Isend (SRC %d), once", c0, srcID(t, iv, "MPI_Barrier"), srcID(t, iv, "MPI_Isend"))
 	}
 }
+
+// A wrong-order wait moved by backward amortization stays a wrong-order
+// wait: rank 2 waits 9 ms in MPI_Recv (1.001 … 10.011 ms) for rank 0's
+// message sent at 10.001 ms, then receives rank 1's, sent at 2.001 ms (the
+// first wait becomes wrong_order), then a message of rank 0 sent at 50.001
+// ms by a receive its clock puts at 10.021 … 10.031 ms: the ~40 ms jump is
+// amortized back to the fixed point at 0.001 ms, which moves the first
+// receive's entry forward and shrinks its wait. report.Check (analyzeDir)
+// verifies that the kinds still add up to Real Sync.
+func TestWaitsWrongOrderAmortized(t *testing.T) {
+	run := tracetest.NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Init(1 * us)
+	}
+	r0.Compute(10*ms).Send(2, 1, 8, 10*us)        // 10.001 … 10.011 ms
+	r0.Compute(39*ms+990*us).Send(2, 3, 8, 10*us) // 50.001 ms
+	r1.Compute(2*ms).Send(2, 2, 8, 10*us)         // 2.001 ms
+	r2.Compute(1*ms).Recv(0, 1, 8, 9*ms+10*us)    // 1.001 … 10.011 ms
+	r2.Recv(1, 2, 8, 10*us)                       // 10.011 … 10.021 ms
+	r2.Recv(0, 3, 8, 10*us)                       // 10.021 … 10.031 ms: violation
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Finalize(1 * us)
+	}
+	rep := analyzeRun(t, run)
+	if cv := rep.ClockViolations; cv == nil || cv.Amortized != 1 {
+		t.Fatalf("clock_violations %+v, want one amortized", cv)
+	}
+	iv := find(t, rep)
+	var wo []report.Wait
+	for _, w := range iv.Waits {
+		if w.Kind == report.WrongOrder {
+			wo = append(wo, w)
+		}
+	}
+	// The jump: d = 50.001 − 10.031 = 39.97 ms, spread over 0.001 …
+	// 10.021 ms. The first receive's entry, 1.001 ms, moves by 1 ·
+	// 39.97/10.02 = 3.989022 ms: its wait shrinks from 9 ms to 10.001 −
+	// 4.990022 = 5.010978 ms, and stays wrong_order.
+	if len(wo) != 1 || wo[0].WaitingRank != 2 || wo[0].LateRank != 0 || wo[0].Count != 1 {
+		t.Fatalf("wrong-order waits %+v, want one of rank 2 for rank 0", wo)
+	}
+	expect(t, "wrong-order wait", wo[0].Seconds, 0.005010978)
+}
