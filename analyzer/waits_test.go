@@ -172,6 +172,33 @@ func TestWaitsShapeSplit(t *testing.T) {
 		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 2, Seconds: 0.002, Count: 1, WaitingSRC: bc, LateSRC: bc},
 		{Kind: "wait_at_collective", WaitingRank: 1, LateRank: 2, Seconds: 0.002, Count: 1, WaitingSRC: bc, LateSRC: bc},
 	})
+	// Causes: before the Reduce every rank computed since MPI_Init (from
+	// SRC 0): 0, 5, 8 ms; before the Bcast, since the Reduce: 0, 4, 6 ms.
+	// Each wait's delay is the whole wait (the late rank computed longer
+	// than the waiter by at least the wait). Rank 2 made the root wait 3
+	// ms and rank 1 3 ms at the Reduce (computations 8 + 8 against 0 +
+	// 5), rank 1 the root 5 ms (5 against 0); at the Bcast rank 1 made
+	// rank 0 wait 4 ms (4 against 0), rank 2 ranks 0 and 1 2 ms each (6 + 6
+	// against 0 + 4).
+	want := []report.Cause{
+		{LateRank: 2, FromSRC: 0, ToSRC: red, Count: 2, Waits: 0.006, Delay: 0.006, LateComputation: 0.016, WaitingComputation: 0.005},
+		{LateRank: 1, FromSRC: 0, ToSRC: red, Count: 1, Waits: 0.005, Delay: 0.005, LateComputation: 0.005, WaitingComputation: 0},
+		{LateRank: 1, FromSRC: red, ToSRC: bc, Count: 1, Waits: 0.004, Delay: 0.004, LateComputation: 0.004, WaitingComputation: 0},
+		{LateRank: 2, FromSRC: red, ToSRC: bc, Count: 2, Waits: 0.004, Delay: 0.004, LateComputation: 0.012, WaitingComputation: 0.004},
+	}
+	if len(iv.Causes) != len(want) {
+		t.Fatalf("causes %+v, want %+v", iv.Causes, want)
+	}
+	for i, w := range want {
+		g := iv.Causes[i]
+		expect(t, fmt.Sprintf("cause %d waits", i), g.Waits, w.Waits)
+		expect(t, fmt.Sprintf("cause %d delay", i), g.Delay, w.Delay)
+		expect(t, fmt.Sprintf("cause %d late computation", i), g.LateComputation, w.LateComputation)
+		expect(t, fmt.Sprintf("cause %d waiting computation", i), g.WaitingComputation, w.WaitingComputation)
+		if g.LateRank != w.LateRank || g.FromSRC != w.FromSRC || g.ToSRC != w.ToSRC || g.Count != w.Count {
+			t.Errorf("cause %d: %+v, want %+v", i, g, w)
+		}
+	}
 }
 
 // Messages in wrong order: rank 2 waits in MPI_Recv for rank 0's message
