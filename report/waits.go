@@ -34,7 +34,8 @@ func IsP2PWait(kind string) bool {
 // checkWaits verifies that an interval's waits explain its Real Sync and
 // Potential Sync: per processor, the point-to-point kinds add up to its
 // RealSync (the late-receiver kind to its LateReceiver) and the collective
-// kinds to its PotentialSync. A report without a waits list (nil, from an
+// kinds to its PotentialSync; and that each cause's delay lies within its
+// waits. A report without a waits list (nil, from an
 // older analyzer) is not checked.
 func checkWaits(iv *Interval, fail func(*Interval, string, ...any)) {
 	if iv.Waits == nil {
@@ -79,6 +80,13 @@ func checkWaits(iv *Interval, fail func(*Interval, string, ...any)) {
 	}
 	for r := range by {
 		fail(iv, "waits of rank %d, which does not execute the interval", r)
+	}
+	for _, c := range iv.Causes {
+		if c.Count <= 0 || c.Waits <= 0 || c.Delay < 0 || (c.Delay > c.Waits && differ(c.Delay, c.Waits)) ||
+			c.LateComputation < 0 || c.WaitingComputation < 0 {
+			fail(iv, "cause of rank %d (SRC %d … %d): %d waits of %v s, delay %v s, computations %v and %v s",
+				c.LateRank, c.FromSRC, c.ToSRC, c.Count, c.Waits, c.Delay, c.LateComputation, c.WaitingComputation)
+		}
 	}
 }
 
