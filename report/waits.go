@@ -38,6 +38,13 @@ func IsP2PWait(kind string) bool {
 // waits. A report without a waits list (nil, from an
 // older analyzer) is not checked.
 func checkWaits(iv *Interval, fail func(*Interval, string, ...any)) {
+	for _, c := range iv.Causes {
+		if c.Count <= 0 || c.Waits <= 0 || c.Delay < 0 || (c.Delay > c.Waits && differ(c.Delay, c.Waits)) ||
+			c.LateComputation < 0 || c.WaitingComputation < 0 {
+			fail(iv, "cause of rank %d (SRC %d … %d): %d waits of %v s, delay %v s, computations %v and %v s",
+				c.LateRank, c.FromSRC, c.ToSRC, c.Count, c.Waits, c.Delay, c.LateComputation, c.WaitingComputation)
+		}
+	}
 	if iv.Waits == nil {
 		return
 	}
@@ -80,13 +87,6 @@ func checkWaits(iv *Interval, fail func(*Interval, string, ...any)) {
 	}
 	for r := range by {
 		fail(iv, "waits of rank %d, which does not execute the interval", r)
-	}
-	for _, c := range iv.Causes {
-		if c.Count <= 0 || c.Waits <= 0 || c.Delay < 0 || (c.Delay > c.Waits && differ(c.Delay, c.Waits)) ||
-			c.LateComputation < 0 || c.WaitingComputation < 0 {
-			fail(iv, "cause of rank %d (SRC %d … %d): %d waits of %v s, delay %v s, computations %v and %v s",
-				c.LateRank, c.FromSRC, c.ToSRC, c.Count, c.Waits, c.Delay, c.LateComputation, c.WaitingComputation)
-		}
 	}
 }
 
