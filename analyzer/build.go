@@ -25,7 +25,8 @@ type rankTot struct {
 	a         acc
 	sites     map[string]*siteTot
 	waits     map[waitKey]waitVal // file-local sites (waits.go)
-	prof      *profAcc            // acc.prof, nested intervals included
+	causes    map[causeKey]causeVal
+	prof      *profAcc // acc.prof, nested intervals included
 }
 
 type siteTot struct {
@@ -111,6 +112,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[string]*siteTot{}}
 	addAcc(&t.a, n.Value)
 	t.addWaits(n.Value.culprits)
+	t.addCauses(n.Value.causes)
 	addProf(&t.prof, n.Value.prof)
 	for id := range n.Value.sites {
 		s := &n.Value.sites[id]
@@ -126,6 +128,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 		ct := total(c, keys, out, rank)
 		addAcc(&t.a, &ct.a)
 		t.addWaitVals(ct.waits)
+		t.addCauseVals(ct.causes)
 		addProf(&t.prof, ct.prof)
 		for k, s := range ct.sites {
 			d := t.sites[k]
@@ -252,6 +255,7 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 		iv, ws := interval(g, program, siteID, opts.Symbolizer)
 		markIncomplete(&iv, g, states)
 		iv.Waits = reportWaits(g, wsites, siteID)
+		iv.Causes = reportCauses(g, wsites, siteID)
 		profileInterval(&iv, g, pc)
 		for _, w := range ws {
 			warn(w)

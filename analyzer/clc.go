@@ -62,6 +62,7 @@ type pendEv struct {
 	calls       uint32  // e.Calls (profile.go, amortizeProfile)
 	ov          int64   // its Overlap: the time before entry it newly covered
 	from        msgFrom // the late sender of its Real Sync (waits.go)
+	wo          bool    // its Real Sync is a wrong-order wait (waits.go)
 	// prevMin: its site's shortest call before it (profile.go,
 	// amortizeProfile).
 	prevMin int64
@@ -79,6 +80,7 @@ const noT = math.MinInt64
 func (rp *replayer) fix(exit int64) {
 	rp.pend, rp.pendOv = rp.pend[:0], rp.pendOv[:0]
 	rp.pr.pendMsgs = rp.pr.pendMsgs[:0]
+	rp.pendGen++
 	rp.fixedAt = exit
 }
 
@@ -90,6 +92,7 @@ func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entr
 		rp.fixedAt = rp.pend[len(rp.pend)-1].exit
 		rp.pend = rp.pend[:0]
 		rp.pr.pendMsgs = rp.pr.pendMsgs[:0]
+		rp.pendGen++
 	}
 	// Written in place: a composite literal is built on the stack and
 	// copied, which showed in the replay's profile.
@@ -101,7 +104,7 @@ func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entr
 	}
 	p := &rp.pend[n]
 	p.a, p.site, p.class, p.entry, p.exit = a, site, class, entry, exit
-	p.syncT, p.hasSync, p.ov, p.from = syncT, hasSync, ov, rp.from
+	p.syncT, p.hasSync, p.ov, p.from, p.wo = syncT, hasSync, ov, rp.from.msgFrom, false
 }
 
 // repairRecv is repair for a call that published nothing (a receive, a
@@ -196,6 +199,7 @@ func (rp *replayer) amortize(tr, d int64) bool {
 	rp.ovFloor = move(rp.ovFloor)
 	rp.reqs.each(func(r *request) { r.start = move(r.start) })
 	rp.obs.amortize(move)
+	rp.wo.amortized(rp)
 	rp.amortized++
 	return true
 }

@@ -209,6 +209,8 @@ type collSlot struct {
 	dur               int64
 	att               collAtt
 	esite             uint32 // the entering call's site (the late site, waits.go)
+	espan             uint32 // and its span (causes.go)
+	ecomp             int64
 	hasEntry, hasExit bool
 	gone              bool // the participant lacks this call (resync.go)
 }
@@ -217,6 +219,10 @@ type collSlot struct {
 type collAtt struct {
 	node *rnode
 	site uint32
+	// The call's span (causes.go): the site that began it and its
+	// computation up to the call.
+	span uint32
+	comp int64
 }
 
 // collContrib is a participant's share of a completed instance, handed to
@@ -224,9 +230,12 @@ type collAtt struct {
 type collContrib struct {
 	att     collAtt
 	pot, tv int64
-	// The participant whose entry was the latest (the late partner of
-	// the Potential Sync, waits.go) and the wait's kind.
-	late collLate
+	// The participant whose entry the shape's pattern waits for and the
+	// pattern's kind (late), and the part of pot that pattern explains
+	// (shape); the rest of pot is a wait for the latest participant
+	// (rest, kind wait_at_collective). waits.go.
+	late, rest collLate
+	shape      int64
 }
 
 func newExchange(size int, present []bool, lim limits) *exchange {
@@ -397,6 +406,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	}
 	sl := &in.slots[idx]
 	sl.entry, sl.hasEntry, sl.att, sl.esite = entry, true, att, att.site
+	sl.espan, sl.ecomp = att.span, att.comp
 	if in.nEntry == 0 || entry > in.maxEntry {
 		in.maxEntry = entry
 	}
@@ -620,6 +630,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 		return 1 - g
 	}
 	late := [2]collLate{in.latest(lateIdx[0]), in.latest(lateIdx[1])}
+	sh := in.newShapeWaits()
 	for i, m := range in.members {
 		sl := &in.slots[i]
 		if !sl.hasExit {
@@ -646,6 +657,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 			}
 			c.pot, c.tv = min(sl.dur, max(0, me-sl.exit)), 0
 		}
+		sh.split(in, i, &c)
 		rs.deferred = append(rs.deferred, c)
 	}
 }
@@ -657,13 +669,14 @@ func (x *exchange) maybeComplete(in *collInst) {
 // disagree) and the contributions deferred to rank me so far, in buf.
 // shape is the collective's shape and nonblocking true for a nonblocking
 // collective; a blocking one of a multi-threaded process is posted in the
-// same two steps (threads.go): entry, then exit with icollDone.
-func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Collective, nonblocking bool, root int32, members []int32, idx int, me int32, entry int64, site uint32, buf []collContrib) (*collInst, []collContrib) {
+// same two steps (threads.go): entry, then exit with icollDone. site is the
+// starting call's site with its span (causes.go).
+func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Collective, nonblocking bool, root int32, members []int32, idx int, me int32, entry int64, site sendSite, buf []collContrib) (*collInst, []collContrib) {
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, entry, collAtt{site: site})
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, entry, collAtt{site: site.site, span: site.span, comp: site.comp})
 	if !in.mismatch {
 		in.nonblocking = nonblocking
 	}

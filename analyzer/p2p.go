@@ -80,9 +80,10 @@ type fifo struct {
 type msgRing struct {
 	t []int64
 	// s is, by message, its send's call site (file-local to the sender),
-	// which the receiver names as the late partner (waits.go); b its
-	// recorded bytes (the message sizes, profile.go).
-	s []uint32
+	// which the receiver names as the late partner, and the computation
+	// before it (waits.go); b its recorded bytes (the message sizes,
+	// profile.go).
+	s []sendSite
 	b []uint64
 	// lr is, by message, what a late receiver needs (lateInfo), written
 	// with t and read with it; nil (all zero) until the key's first
@@ -112,7 +113,7 @@ const issendMark = math.MinInt64
 const minRing = 4
 
 func newFifo(solo bool) *fifo {
-	r := &msgRing{t: make([]int64, minRing), s: make([]uint32, minRing), b: make([]uint64, minRing), mask: minRing - 1}
+	r := &msgRing{t: make([]int64, minRing), s: make([]sendSite, minRing), b: make([]uint64, minRing), mask: minRing - 1}
 	f := &fifo{sring: r, solo: solo}
 	f.ring.Store(r)
 	return f
@@ -149,7 +150,7 @@ func (f *fifo) idle() bool {
 // push appends a message (its send's entry t and its late-receiver
 // information li); by the sender. It returns the messages not yet received
 // when they may have reached bound (the exchange's limits.pending; else 0).
-func (f *fifo) push(t int64, site uint32, bytes uint64, li lateInfo, bound int) int {
+func (f *fifo) push(t int64, site sendSite, bytes uint64, li lateInfo, bound int) int {
 	n := f.sent
 	r := f.sring
 	if n-f.seen >= uint64(len(r.t)) {
@@ -180,7 +181,7 @@ func (f *fifo) push(t int64, site uint32, bytes uint64, li lateInfo, bound int) 
 // been taken since: they are copied for nothing). By the sender.
 func (f *fifo) grow(n uint64, size int, lr bool) *msgRing {
 	old := f.sring
-	r := &msgRing{t: make([]int64, size), s: make([]uint32, size), b: make([]uint64, size), mask: uint64(size - 1)}
+	r := &msgRing{t: make([]int64, size), s: make([]sendSite, size), b: make([]uint64, size), mask: uint64(size - 1)}
 	if lr {
 		r.lr = make([]lateInfo, size)
 	}
@@ -333,9 +334,9 @@ func (f *fifo) arrived(m uint64) bool {
 // take removes message m (fifo.message of a ticket, arrived); ok is false
 // if it was taken already (inconsistent traces). li is the message's
 // late-receiver information, bytes its send's. By the receiver.
-func (f *fifo) take(m uint64) (t int64, site uint32, bytes uint64, li lateInfo, ok bool) {
+func (f *fifo) take(m uint64) (t int64, site sendSite, bytes uint64, li lateInfo, ok bool) {
 	if m < f.base {
-		return 0, 0, 0, li, false
+		return 0, sendSite{}, 0, li, false
 	}
 	r := f.ring.Load()
 	// Read before base passes it: the slot is reused after.
@@ -346,7 +347,7 @@ func (f *fifo) take(m uint64) (t int64, site uint32, bytes uint64, li lateInfo, 
 	if m != f.base {
 		i, found := slices.BinarySearch(f.ooo, m)
 		if found {
-			return 0, 0, 0, li, false
+			return 0, sendSite{}, 0, li, false
 		}
 		f.ooo = slices.Insert(f.ooo, i, m)
 		f.store(&f.nooo, uint64(len(f.ooo)))
@@ -449,7 +450,7 @@ func (x *exchange) sweep(rs *rankSync) {
 // send posts a message (its send's entry time, call site, recorded bytes
 // and late-receiver information) without a lock, unless the key is new to
 // the sender or flow control holds the sender back.
-func (x *exchange) send(k p2pKey, entry int64, site uint32, bytes uint64, li lateInfo, c *fifoCache) {
+func (x *exchange) send(k p2pKey, entry int64, site sendSite, bytes uint64, li lateInfo, c *fifoCache) {
 	dst := x.ranks[k.dst]
 	if dst.done.Load() {
 		// (A message posted while the destination finishes is counted
@@ -486,7 +487,7 @@ func (x *exchange) send(k p2pKey, entry int64, site uint32, bytes uint64, li lat
 // receiver may have taken the message and a later sweep dropped the queue:
 // a queue is dropped only when every message in it was taken, and nothing
 // is taken from it after.)
-func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, site uint32, bytes uint64, li lateInfo, c *fifoCache) {
+func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, site sendSite, bytes uint64, li lateInfo, c *fifoCache) {
 	x.lock(&dst.mu)
 	defer x.unlock(&dst.mu)
 	if dst.inbox[k] == f || f.load(&f.base) == f.sent {
@@ -565,12 +566,12 @@ func (x *exchange) revoke(f *fifo, dst int32, tk uint64) {
 // needed; ok is false when it never comes. post is when the receive was
 // posted (its call's entry, or its request's start): a blocking send that
 // waited for it is charged (lateReceiver), naming the receiving call's
-// site rsite as the late one. site and bytes are the send's call site and
-// recorded bytes.
-func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite uint32) (entry int64, site uint32, bytes uint64, ok bool) {
+// site rsite as the late one. site and bytes are the send's call site (with
+// its span, causes.go) and recorded bytes.
+func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
 	m := f.message(tk)
 	if !f.arrived(m) && !x.await(f, m, src, dst) {
-		return 0, 0, 0, false
+		return 0, sendSite{}, 0, false
 	}
 	t, site, bytes, li, ok := f.take(m)
 	if li.exit != 0 && ok {
@@ -588,7 +589,7 @@ func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite ui
 
 // recvNext is ticket and recv, for a blocking receive of rank k.dst (the
 // caller) posted at post.
-func (x *exchange) recvNext(k p2pKey, c *fifoCache, post int64, rsite uint32) (entry int64, site uint32, bytes uint64, ok bool) {
+func (x *exchange) recvNext(k p2pKey, c *fifoCache, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
 	f, tk := x.ticket(k, c)
 	return x.recv(f, k.src, k.dst, tk, post, rsite)
 }
@@ -598,11 +599,11 @@ func (x *exchange) recvNext(k p2pKey, c *fifoCache, post int64, rsite uint32) (e
 // if needed, without taking it (MPI_Probe): the message of the key's next
 // ticket, so that the receive that follows, taking that ticket, gets the
 // same message. ok is false when it never comes.
-func (x *exchange) peek(k p2pKey, c *fifoCache) (entry int64, site uint32, ok bool) {
+func (x *exchange) peek(k p2pKey, c *fifoCache) (entry int64, site sendSite, ok bool) {
 	f := x.recvQueue(x.ranks[k.dst], k, c)
 	m := f.message(f.tickets)
 	if !f.arrived(m) && !x.await(f, m, k.src, k.dst) {
-		return 0, 0, false
+		return 0, sendSite{}, false
 	}
 	// Not taken: m is at or above base, so its slot stays as written.
 	r := f.ring.Load()

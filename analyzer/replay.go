@@ -44,6 +44,8 @@ type acc struct {
 	// culprits are the waits of the interval by kind, waiting site and
 	// late partner (waits.go).
 	culprits map[waitKey]*waitVal
+	// causes are the causes of those waits (causes.go).
+	causes   map[causeKey]*causeVal
 	lastKey  waitKey
 	lastWait *waitVal
 	// prof: the messages sent and received, the gaps between calls
@@ -199,6 +201,9 @@ type replayer struct {
 	fixedAt   int64
 	repaired  bool
 	amortized int64 // repairs amortized backward
+	// pendGen counts the times pend was emptied: an index into pend
+	// taken under another generation is stale (woRing).
+	pendGen uint64
 
 	// Nonblocking collectives in progress (a request's ticket indexes
 	// icolls; free slots are listed in icFree), and those the current
@@ -246,7 +251,12 @@ type replayer struct {
 	// send site of the latest message the current call received
 	// (waits.go).
 	evSite uint32
-	from   msgFrom
+	from   lateCall
+	// wo are the recent late-sender waits that a message sent earlier
+	// may still make wrong-order waits (waits.go).
+	wo woRing
+	// span is the rank's current span (causes.go).
+	span spanState
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
@@ -633,6 +643,7 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	a.realSync += f.realSync
 	if f.realSync > 0 {
 		rp.lateSender(a, e.Site, f.realSync)
+		a.addCause(rp.from, f.realSync, rp.comp(entry))
 	}
 	a.overlap += f.overlap
 	s := a.site(e.Site)
@@ -657,13 +668,17 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 			rp.pend = rp.pend[:n+1]
 			p := &rp.pend[n]
 			p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
-			p.syncT, p.hasSync, p.ov, p.from = f.syncT, f.hasSync, f.overlap, rp.from
+			p.syncT, p.hasSync, p.ov, p.from, p.wo = f.syncT, f.hasSync, f.overlap, rp.from.msgFrom, false
 		} else {
 			rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
 		}
 		rp.keptProfile(prevMin, e.Calls)
 	}
 	rp.pr.rcvd = rp.pr.rcvd[:0]
+	if f.realSync > 0 {
+		rp.noteLateSender(a, e.Site, f)
+	}
+	rp.spanAfter(fi.op, e.Site, entry, exit)
 }
 
 // prelude handles what comes before the program's start and after its
@@ -679,6 +694,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 			rp.cur.Value.since = exit
 			rp.last = exit
 			rp.fix(exit)
+			rp.span = spanState{start: exit, ok: true}
 			return true
 		}
 		rp.tr.Start(entry)
@@ -686,6 +702,7 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 		rp.cur = rp.tr.Current()
 		rp.cur.Value.since = entry
 		rp.fix(entry)
+		rp.span = spanState{start: entry, ok: true}
 	}
 	if rp.tr.Ended() {
 		return true

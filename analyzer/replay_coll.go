@@ -38,7 +38,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 		return
 	}
 	shape := fi.shape
-	att := collAtt{node: node, site: e.Site}
+	att := collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry)}
 	moves := movesData(e, fi)
 	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
 	rp.contrib = contrib
@@ -85,7 +85,7 @@ type icollRef struct {
 // entry (the start waits for nobody) and keeps the instance in its
 // request, for the call that completes it (icollsDone).
 func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, members []int32, idx int, entry int64) {
-	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, e.Site, rp.contrib)
+	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, rp.callSite(e.Site, entry), rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++
@@ -119,7 +119,7 @@ func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint3
 	} else {
 		dur = 0
 	}
-	att := collAtt{node: node, site: site}
+	att := collAtt{node: node, site: site, comp: rp.comp(entry)}
 	for _, r := range rp.icDone {
 		rp.contrib = rp.x.icollDone(r.in, r.idx, rp.rank, entry, dur, att, rp.contrib)
 		rp.applyContrib()

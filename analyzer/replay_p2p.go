@@ -26,7 +26,7 @@ func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo)
 // call site and late-receiver information li, and counted in interval a
 // (Send Number, the communication matrix).
 func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64) {
-	rp.x.send(k, entry, site, bytes, li, &rp.sendCache)
+	rp.x.send(k, entry, rp.callSite(site, entry), bytes, li, &rp.sendCache)
 	a.sends++
 	rp.sent(a, k.comm, k.dst, bytes)
 }
@@ -84,7 +84,7 @@ func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
 		return 0, false
 	}
 	t, site, ok := rp.x.peek(k, &rp.recvCache)
-	rp.from = msgFrom{rank: k.src, site: site}
+	rp.from = sentBy(k.src, site)
 	return t, ok
 }
 
@@ -99,10 +99,13 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
-	var site uint32
+	var site sendSite
 	var bytes uint64
 	t, site, bytes, ok = rp.x.recvNext(k, &rp.recvCache, post, rp.evSite)
-	rp.from = msgFrom{rank: k.src, site: site}
+	rp.from = sentBy(k.src, site)
+	if ok && rp.wo.n > 0 && t < rp.wo.max {
+		rp.wrongOrder(t)
+	}
 	rp.obs.recv(k.src, t, ok)
 	if ok {
 		rp.got(t, bytes)
@@ -115,10 +118,13 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 // take receives the message of a ticket of queue q, sent by world rank
 // src, for a receive posted at post.
 func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
-	var site uint32
+	var site sendSite
 	var bytes uint64
 	t, site, bytes, ok = rp.x.recv(q, src, rp.rank, tk, post, rp.evSite)
-	rp.from = msgFrom{rank: src, site: site}
+	rp.from = sentBy(src, site)
+	if ok && rp.wo.n > 0 && t < rp.wo.max {
+		rp.wrongOrder(t)
+	}
 	rp.obs.recv(src, t, ok)
 	if ok {
 		rp.got(t, bytes)
@@ -193,18 +199,22 @@ func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) 
 // received matches a receive a Wait/Test call completed: t is its send's
 // entry, and its overlap term is appended to pendOv.
 func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
-	switch {
-	case d.src == traceformat.NoStatus:
+	if d.src == traceformat.NoStatus {
 		// Cancelled: it received nothing.
 		if d.hasTicket {
 			rp.x.revoke(d.q, rp.rank, d.ticket)
 		}
 		return 0, false
-	case d.hasTicket:
+	}
+	// A late receiver's late call is the one that posted the receive.
+	site := rp.evSite
+	rp.evSite = d.site
+	if d.hasTicket {
 		t, ok = rp.take(d.q, d.qsrc, d.ticket, d.start)
-	default:
+	} else {
 		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag, d.start)
 	}
+	rp.evSite = site
 	if ok {
 		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
 	}

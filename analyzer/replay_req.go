@@ -27,6 +27,7 @@ type request struct {
 	peer, tag  int32 // as passed by the program (ranks in comm)
 	comm       *commInfo
 	start      int64  // global ns of the call that started it
+	site       uint32 // that call's site (a late receiver's late call, waits.go)
 	seq        uint64 // order of (re)starts on the rank
 	// Receives without wildcards get their ticket when posted (p2p.go):
 	// the queue, the sender's world rank and the ticket. A synchronous
@@ -46,6 +47,7 @@ type request struct {
 type doneRecv struct {
 	seq       uint64
 	start     int64
+	site      uint32 // of the call that started it
 	comm      *commInfo
 	q         *fifo
 	ticket    uint64
@@ -63,7 +65,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	rp.reqSeq++
 	// Filled in place in the table (nothing below touches the table).
 	rq := rp.reqs.add(e.Reqs[0])
-	rq.comm, rq.start, rq.active, rq.seq = c, entry, true, rp.reqSeq
+	rq.comm, rq.start, rq.active, rq.seq, rq.site = c, entry, true, rp.reqSeq, e.Site
 	switch o {
 	case opIsend, opSendInit:
 		rq.kind, rq.peer, rq.tag, rq.bytes = reqSend, e.SendPeer, e.SendTag, e.SendBytes
@@ -182,6 +184,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			}
 			nd++
 			d.seq, d.start, d.comm, d.q, d.ticket, d.qsrc = p.seq, p.start, p.comm, p.q, p.ticket, p.src
+			d.site = p.site
 			d.src, d.tag, d.hasTicket = p.peer, p.tag, p.hasTicket
 			if i < len(status) {
 				d.src, d.tag = status[i].Source, status[i].Tag
@@ -197,11 +200,14 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
 		// received's common case written out.
 		var ok bool
-		var site uint32
+		var site sendSite
 		var bytes uint64
-		if latest, site, bytes, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start, e.Site); ok {
-			rp.from = msgFrom{rank: first.qsrc, site: site}
+		if latest, site, bytes, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start, first.site); ok {
+			rp.from = sentBy(first.qsrc, site)
 			rp.got(latest, bytes)
+			if rp.wo.n > 0 && latest < rp.wo.max {
+				rp.wrongOrder(latest)
+			}
 			rp.obs.recv(first.qsrc, latest, true)
 			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
 			has = true
@@ -213,7 +219,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd > 1:
 		// Wildcard receives take their tickets now: in posting order.
 		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
-		var from msgFrom
+		var from lateCall
 		for i := range rp.done {
 			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
 				latest, has, from = t, true, rp.from
@@ -240,7 +246,7 @@ func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc, node *rnode
 			rp.unknownReqs++
 			continue
 		}
-		rq.active, rq.start = true, entry
+		rq.active, rq.start, rq.site = true, entry, e.Site
 		rp.reqSeq++
 		rq.seq = rp.reqSeq
 		if rq.kind == reqSend {

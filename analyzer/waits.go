@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 
@@ -30,6 +31,8 @@ const (
 	wkLateScatter
 	wkEarlyGather
 	wkNonblockingColl
+	wkWrongOrder
+	wkCollRest
 	numWaitKinds
 )
 
@@ -45,6 +48,8 @@ var waitKindNames = [numWaitKinds]string{
 	wkLateScatter:     "late_scatter",
 	wkEarlyGather:     "early_gather",
 	wkNonblockingColl: "wait_at_nonblocking_collective",
+	wkWrongOrder:      "wrong_order",
+	wkCollRest:        "wait_at_collective",
 }
 
 // msgFrom names a late partner: its world rank and the call site of its
@@ -88,7 +93,7 @@ func (a *acc) addWait(k waitKey, ns, n int64) {
 // lateSender records the Real Sync rs > 0 of a receiving call at site,
 // caused by the message of rp.from.
 func (rp *replayer) lateSender(a *acc, site uint32, rs int64) {
-	a.addWait(waitKey{kind: wkLateSender, site: site, late: rp.from}, rs, 1)
+	a.addWait(waitKey{kind: wkLateSender, site: site, late: rp.from.msgFrom}, rs, 1)
 }
 
 // resync adjusts the late-sender record of a kept call whose Real Sync
@@ -100,7 +105,112 @@ func (p *pendEv) resync(old, nw int64) {
 	} else if nw <= 0 && old > 0 {
 		n = -1
 	}
-	p.a.addWait(waitKey{kind: wkLateSender, site: p.site, late: p.from}, nw-old, n)
+	k := wkLateSender
+	if p.wo {
+		k = wkWrongOrder
+	}
+	p.a.addWait(waitKey{kind: k, site: p.site, late: p.from}, nw-old, n)
+}
+
+// Messages in wrong order (Scalasca's "Late Sender, Wrong Order"): a
+// late-sender wait for a message sent at s is a wrong_order wait when the
+// rank receives, in a later call, a message whose send was entered before
+// s: that message was there to be received while the rank waited for the
+// other one. Each late-sender wait is remembered until a message sent
+// earlier turns it into a wrong-order wait, or until maxWrongOrder later
+// late-sender waits have pushed it out. This is Scalasca's rule, with
+// its window.
+
+// maxWrongOrder is how many recent late-sender waits a rank keeps.
+const maxWrongOrder = 100
+
+// woRec is one recent late-sender wait: where it was charged (a, site,
+// from), the send entry it waited for (s), its Real Sync (ns), and the
+// call's place in pend while it may still be amortized (idx ≥ 0 under
+// generation gen).
+type woRec struct {
+	a    *acc
+	site uint32
+	from msgFrom
+	s    int64
+	ns   int64
+	idx  int
+	gen  uint64
+}
+
+// woRing holds the recent late-sender waits, the oldest overwritten; max
+// bounds their send entries from above (a receive of a message sent
+// later cannot reorder any of them: the common case costs a comparison).
+type woRing struct {
+	recs [maxWrongOrder]woRec
+	n    int // records in use: recs[next-n … next-1] mod maxWrongOrder
+	next int
+	max  int64
+}
+
+// noteLateSender remembers the call just charged, which waited f.realSync
+// > 0 for a message sent at f.syncT (MPI_Sendrecv: at its entry plus its
+// Real Sync).
+func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures) {
+	w := &rp.wo
+	r := &w.recs[w.next]
+	s := f.syncT
+	if !f.hasSync {
+		s = f.entry + f.realSync
+	}
+	*r = woRec{a: a, site: site, from: rp.from.msgFrom, s: s, ns: f.realSync, idx: -1, gen: rp.pendGen}
+	if !f.fixed && !rp.repaired && len(rp.pend) > 0 {
+		r.idx = len(rp.pend) - 1
+	}
+	w.next = (w.next + 1) % maxWrongOrder
+	if w.n < maxWrongOrder {
+		w.n++
+	}
+	if w.n == 1 || s > w.max {
+		w.max = s
+	}
+}
+
+// wrongOrder turns every remembered late-sender wait for a message sent
+// after t into a wrong-order wait: a message sent at t is received now.
+func (rp *replayer) wrongOrder(t int64) {
+	w := &rp.wo
+	hi := int64(math.MinInt64)
+	kept := 0
+	var keep [maxWrongOrder]woRec
+	for j := 0; j < w.n; j++ {
+		r := &w.recs[(w.next-w.n+j+maxWrongOrder)%maxWrongOrder]
+		if r.s <= t {
+			keep[kept] = *r
+			kept++
+			hi = max(hi, r.s)
+			continue
+		}
+		ns := r.ns
+		if r.gen == rp.pendGen && r.idx >= 0 && r.idx < len(rp.pend) {
+			p := &rp.pend[r.idx]
+			ns = max(0, p.syncT-p.entry)
+			p.wo = true
+		}
+		if ns > 0 {
+			r.a.addWait(waitKey{kind: wkLateSender, site: r.site, late: r.from}, -ns, -1)
+			r.a.addWait(waitKey{kind: wkWrongOrder, site: r.site, late: r.from}, ns, 1)
+		}
+	}
+	copy(w.recs[:kept], keep[:kept])
+	w.n, w.next, w.max = kept, kept%maxWrongOrder, hi
+}
+
+// amortized refreshes the Real Sync of the remembered waits that the
+// amortization just redid (they are still in pend).
+func (w *woRing) amortized(rp *replayer) {
+	for j := 0; j < w.n; j++ {
+		r := &w.recs[(w.next-w.n+j+maxWrongOrder)%maxWrongOrder]
+		if r.gen == rp.pendGen && r.idx >= 0 && r.idx < len(rp.pend) {
+			p := &rp.pend[r.idx]
+			r.ns = max(0, p.syncT-p.entry)
+		}
+	}
 }
 
 // lateKey is where a late receiver's charge goes: the sending call
@@ -124,7 +234,7 @@ func (rs *rankSync) addLate(k lateKey, d int64) {
 // collLate is the latest participant of a collective instance and the
 // kind of the waits it caused.
 type collLate struct {
-	from msgFrom
+	from lateCall
 	kind waitKind
 	ok   bool
 }
@@ -139,7 +249,13 @@ func (in *collInst) latest(i int) collLate {
 	if in.nonblocking {
 		k = wkNonblockingColl
 	}
-	return collLate{from: msgFrom{rank: in.members[i], site: in.slots[i].esite}, kind: k, ok: true}
+	return collLate{from: in.partner(i), kind: k, ok: true}
+}
+
+// partner is participant i of in as a late partner.
+func (in *collInst) partner(i int) lateCall {
+	sl := &in.slots[i]
+	return lateCall{msgFrom: msgFrom{rank: in.members[i], site: sl.esite}, span: sl.espan, comp: sl.ecomp}
 }
 
 // collWaitKind is the kind of the Potential Sync of a blocking collective
@@ -166,10 +282,89 @@ func collWaitKind(fn string, shape tracepb.Function_Collective) waitKind {
 	return wkNxN
 }
 
-// collWait records a participant's Potential Sync k.pot > 0 in a.
+// collWait records a participant's Potential Sync k.pot > 0 in a: the
+// part its collective's pattern explains under the pattern's kind, the
+// rest as a wait for the latest participant.
 func collWait(a *acc, k *collContrib) {
-	if k.pot > 0 && k.late.ok {
-		a.addWait(waitKey{kind: k.late.kind, site: k.att.site, late: k.late.from}, k.pot, 1)
+	if k.pot <= 0 {
+		return
+	}
+	if k.shape > 0 && k.late.ok {
+		a.addWait(waitKey{kind: k.late.kind, site: k.att.site, late: k.late.from.msgFrom}, k.shape, 1)
+		a.addCause(k.late.from, k.shape, k.att.comp)
+	}
+	if rest := k.pot - k.shape; rest > 0 && k.rest.ok {
+		a.addWait(waitKey{kind: wkCollRest, site: k.att.site, late: k.rest.from.msgFrom}, rest, 1)
+		a.addCause(k.rest.from, rest, k.att.comp)
+	}
+}
+
+// shapeWaits is what a completed instance's participants wait for by its
+// shape (docs/characteristics.md §9, Scalasca's patterns): the root, the
+// earliest non-root, or the latest lower rank.
+type shapeWaits struct {
+	root, first int   // slot indexes, -1 when none
+	prefMax     int64 // latest entry of the slots before the current one (PREFIX)
+	prefIdx     int
+}
+
+// newShapeWaits prepares split for the blocking instance in.
+func (in *collInst) newShapeWaits() shapeWaits {
+	sh := shapeWaits{root: -1, first: -1, prefIdx: -1}
+	if in.nonblocking || in.mismatch {
+		return sh
+	}
+	if r := int(in.root); r >= 0 && r < len(in.slots) && in.slots[r].hasExit {
+		sh.root = r
+	}
+	if in.shape == tracepb.Function_ALL_TO_ONE && sh.root >= 0 {
+		for i := range in.slots {
+			if sl := &in.slots[i]; i != sh.root && sl.hasExit && (sh.first < 0 || sl.entry < in.slots[sh.first].entry) {
+				sh.first = i
+			}
+		}
+	}
+	return sh
+}
+
+// split divides participant i's Potential Sync c.pot into the part the
+// instance's pattern explains (c.shape, waiting for c.late) and the rest
+// (waiting for the latest participant, c.rest); called for the slots in
+// order (PREFIX keeps the latest entry before i).
+func (sh *shapeWaits) split(in *collInst, i int, c *collContrib) {
+	latest := c.late
+	c.rest = collLate{from: latest.from, kind: wkCollRest, ok: latest.ok}
+	e := in.slots[i].entry
+	wait := func(j int) {
+		if j < 0 {
+			c.shape, c.late = 0, collLate{}
+			return
+		}
+		c.shape = min(c.pot, max(0, in.slots[j].entry-e))
+		c.late = collLate{from: in.partner(j), kind: in.kind, ok: true}
+	}
+	switch {
+	case in.nonblocking || in.mismatch:
+		c.shape = c.pot
+	case in.shape == tracepb.Function_ONE_TO_ALL:
+		if i == sh.root {
+			wait(-1)
+		} else {
+			wait(sh.root)
+		}
+	case in.shape == tracepb.Function_ALL_TO_ONE:
+		if i == sh.root {
+			wait(sh.first)
+		} else {
+			wait(-1)
+		}
+	case in.shape == tracepb.Function_PREFIX:
+		wait(sh.prefIdx)
+		if sh.prefIdx < 0 || e > sh.prefMax {
+			sh.prefMax, sh.prefIdx = e, i
+		}
+	default:
+		c.shape = c.pot
 	}
 }
 

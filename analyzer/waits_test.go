@@ -97,8 +97,10 @@ func TestWaitsLateReceiver(t *testing.T) {
 }
 
 // Staggered arrivals at MPI_Barrier: every earlier rank's Potential Sync
-// is attributed to the last arriver, rank 1; then a late MPI_Bcast root and
-// an early MPI_Reduce root.
+// is attributed to the last arriver, rank 1; then a late MPI_Bcast root;
+// then an MPI_Reduce whose root came with the first sender (rank 2): not an
+// early reduce, the root and rank 2 wait for rank 1 beyond any pattern
+// (wait_at_collective).
 func TestWaitsCollectives(t *testing.T) {
 	run := tracetest.NewRun(3)
 	rs := []*tracetest.Rank{run.Rank(0), run.Rank(1), run.Rank(2)}
@@ -126,9 +128,209 @@ func TestWaitsCollectives(t *testing.T) {
 	expectWaits(t, iv, []report.Wait{
 		{Kind: "wait_at_barrier", WaitingRank: 0, LateRank: 1, Seconds: 0.02, Count: 1, WaitingSRC: bar, LateSRC: bar},
 		{Kind: "wait_at_barrier", WaitingRank: 2, LateRank: 1, Seconds: 0.01, Count: 1, WaitingSRC: bar, LateSRC: bar},
-		{Kind: "early_reduce", WaitingRank: 0, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
-		{Kind: "early_reduce", WaitingRank: 2, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "wait_at_collective", WaitingRank: 2, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
 		{Kind: "late_broadcast", WaitingRank: 0, LateRank: 2, Seconds: 0.005, Count: 1, WaitingSRC: bc, LateSRC: bc},
 		{Kind: "late_broadcast", WaitingRank: 1, LateRank: 2, Seconds: 0.005, Count: 1, WaitingSRC: bc, LateSRC: bc},
 	})
+}
+
+// The rooted collectives split each participant's Potential Sync into the
+// part Scalasca's pattern explains and the rest, waiting for the latest
+// participant: an MPI_Reduce to an early root 0 (rank 1 comes 5 ms after
+// it, rank 2 8 ms), then an MPI_Bcast from root 1, which comes 4 ms after
+// rank 0 and 2 ms before rank 2.
+func TestWaitsShapeSplit(t *testing.T) {
+	run := tracetest.NewRun(3)
+	rs := []*tracetest.Rank{run.Rank(0), run.Rank(1), run.Rank(2)}
+	for _, r := range rs {
+		r.Init(1 * us) // all at 0.001 ms
+	}
+	// Reduce entries 0.001, 5.001, 8.001 ms; all leave at 8.011 ms.
+	for i, d := range []int64{0, 5 * ms, 8 * ms} {
+		rs[i].Compute(d).Reduce(0, 8, 8*ms+10*us-d)
+	}
+	// Bcast entries 8.011, 12.011, 14.011 ms; all leave at 14.021 ms
+	// (rank 1 then gets 2 ms of Potential Sync, rank 0 6 ms).
+	for i, d := range []int64{0, 4 * ms, 6 * ms} {
+		rs[i].Compute(d).Bcast(1, 8, 6*ms+10*us-d)
+	}
+	for _, r := range rs {
+		r.Finalize(1 * us)
+	}
+	iv := find(t, analyzeRun(t, run))
+	bc, red := srcID(t, iv, "MPI_Bcast"), srcID(t, iv, "MPI_Reduce")
+	// Reduce: the root's 8 ms = early_reduce until the first sender,
+	// rank 1 (5 ms), + 3 ms for rank 2; rank 1's 3 ms are rank 2's.
+	// Bcast: rank 0's 6 ms = late_broadcast until the root's entry (4 ms)
+	// + 2 ms for rank 2; the root's 2 ms are rank 2's.
+	expectWaits(t, iv, []report.Wait{
+		{Kind: "early_reduce", WaitingRank: 0, LateRank: 1, Seconds: 0.005, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "late_broadcast", WaitingRank: 0, LateRank: 1, Seconds: 0.004, Count: 1, WaitingSRC: bc, LateSRC: bc},
+		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 2, Seconds: 0.003, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "wait_at_collective", WaitingRank: 1, LateRank: 2, Seconds: 0.003, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 2, Seconds: 0.002, Count: 1, WaitingSRC: bc, LateSRC: bc},
+		{Kind: "wait_at_collective", WaitingRank: 1, LateRank: 2, Seconds: 0.002, Count: 1, WaitingSRC: bc, LateSRC: bc},
+	})
+	// Causes: before the Reduce every rank computed since MPI_Init (from
+	// SRC 0): 0, 5, 8 ms; before the Bcast, since the Reduce: 0, 4, 6 ms.
+	// Each wait's delay is the whole wait (the late rank computed longer
+	// than the waiter by at least the wait). Rank 2 made the root wait 3
+	// ms and rank 1 3 ms at the Reduce (computations 8 + 8 against 0 +
+	// 5), rank 1 the root 5 ms (5 against 0); at the Bcast rank 1 made
+	// rank 0 wait 4 ms (4 against 0), rank 2 ranks 0 and 1 2 ms each (6 + 6
+	// against 0 + 4).
+	want := []report.Cause{
+		{LateRank: 2, FromSRC: 0, ToSRC: red, Count: 2, Waits: 0.006, Delay: 0.006, LateComputation: 0.016, WaitingComputation: 0.005},
+		{LateRank: 1, FromSRC: 0, ToSRC: red, Count: 1, Waits: 0.005, Delay: 0.005, LateComputation: 0.005, WaitingComputation: 0},
+		{LateRank: 1, FromSRC: red, ToSRC: bc, Count: 1, Waits: 0.004, Delay: 0.004, LateComputation: 0.004, WaitingComputation: 0},
+		{LateRank: 2, FromSRC: red, ToSRC: bc, Count: 2, Waits: 0.004, Delay: 0.004, LateComputation: 0.012, WaitingComputation: 0.004},
+	}
+	if len(iv.Causes) != len(want) {
+		t.Fatalf("causes %+v, want %+v", iv.Causes, want)
+	}
+	for i, w := range want {
+		g := iv.Causes[i]
+		expect(t, fmt.Sprintf("cause %d waits", i), g.Waits, w.Waits)
+		expect(t, fmt.Sprintf("cause %d delay", i), g.Delay, w.Delay)
+		expect(t, fmt.Sprintf("cause %d late computation", i), g.LateComputation, w.LateComputation)
+		expect(t, fmt.Sprintf("cause %d waiting computation", i), g.WaitingComputation, w.WaitingComputation)
+		if g.LateRank != w.LateRank || g.FromSRC != w.FromSRC || g.ToSRC != w.ToSRC || g.Count != w.Count {
+			t.Errorf("cause %d: %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// Messages in wrong order: rank 2 waits in MPI_Recv for rank 0's message
+// (sent at 10.001 ms) while rank 1's, sent at 2.001 ms, was there to be
+// received; it receives that one next. Its second wait, for rank 0's
+// message sent at 20.001 ms, is a plain late sender: nothing it receives
+// after was sent earlier.
+func TestWaitsWrongOrder(t *testing.T) {
+	run := tracetest.NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Init(1 * us)
+	}
+	r0.Compute(10*ms).Send(2, 1, 8, 0, tracetest.Site("late send")) // 10.001 ms
+	r1.Compute(2*ms).Send(2, 2, 8, 0, tracetest.Site("early send")) // 2.001 ms
+	r2.Recv(0, 1, 8, 10*ms)                                         // 0.001 … 10.001 ms
+	r2.Recv(1, 2, 8, 10*us)                                         // 10.001 … 10.011 ms
+	r0.Compute(10*ms).Send(2, 3, 8, 0, tracetest.Site("late send")) // 20.001 ms
+	r2.Recv(0, 3, 8, 20*ms+1*us-10*ms-11*us)                        // 10.011 … 20.001 ms
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Finalize(1 * us)
+	}
+	iv := find(t, analyzeRun(t, run))
+	late := 0
+	for _, p := range iv.SRC {
+		if p.Function == "MPI_Send" && len(p.Ranks) == 1 && p.Ranks[0].Rank == 0 {
+			late = p.ID
+		}
+	}
+	recv := srcID(t, iv, "MPI_Recv")
+	// Real Sync: 10.001 − 0.001 = 10 ms (wrong order), then 20.001 −
+	// 10.011 = 9.99 ms (late sender).
+	expect(t, "rank 2 Real Sync", rank(t, iv, 2).RealSync, 0.01999)
+	expectWaits(t, iv, []report.Wait{
+		{Kind: "wrong_order", WaitingRank: 2, LateRank: 0, Seconds: 0.01, Count: 1, WaitingSRC: recv, LateSRC: late},
+		{Kind: "late_sender", WaitingRank: 2, LateRank: 0, Seconds: 0.00999, Count: 1, WaitingSRC: recv, LateSRC: late},
+	})
+}
+
+// A synchronous send waiting for a nonblocking receive names the
+// MPI_Irecv, whose posting it waited for, not the MPI_Wait after it.
+func TestWaitsLateReceiverIrecv(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	r0.Ssend(1, 5, 8, 100*ms)                // 0.001 … 100.001 ms
+	q := r1.Compute(80*ms).Irecv(0, 5, 8, 0) // posted at 80.001 ms
+	r1.Compute(20*ms).Wait(q, 10*us)
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	iv := find(t, analyzeRun(t, run))
+	expectWaits(t, iv, []report.Wait{{Kind: "late_receiver", WaitingRank: 0, LateRank: 1, Seconds: 0.08, Count: 1,
+		WaitingSRC: srcID(t, iv, "MPI_Ssend"), LateSRC: srcID(t, iv, "MPI_Irecv")}})
+}
+
+// The cause of a wait: rank 0's MPI_Waitall waits for rank 1's MPI_Isend,
+// which came late because rank 1 computed 30 ms since its MPI_Barrier
+// against rank 0's 10 ms; the MPI_Irecv and MPI_Isend in between start
+// requests and return: they do not end the span.
+func TestWaitsCauses(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	for _, r := range []*tracetest.Rank{r0, r1} {
+		r.Init(1 * us).Barrier(10 * us) // 0.001 … 0.011 ms
+	}
+	a := r0.Compute(10*ms).Irecv(1, 1, 8, us) // 10.011 … 10.012 ms
+	b := r0.Isend(1, 1, 8, us)                // 10.012 … 10.013 ms
+	r0.Waitall([]tracetest.Req{a, b}, 20*ms)  // 10.013 … 30.013 ms
+	c := r1.Compute(30*ms).Irecv(0, 1, 8, us) // 30.011 … 30.012 ms
+	d := r1.Isend(0, 1, 8, us)                // 30.012 … 30.013 ms
+	r1.Waitall([]tracetest.Req{c, d}, 10*us)
+	for _, r := range []*tracetest.Rank{r0, r1} {
+		r.Finalize(1 * us)
+	}
+	iv := find(t, analyzeRun(t, run))
+	if len(iv.Causes) != 1 {
+		t.Fatalf("causes %+v, want one", iv.Causes)
+	}
+	c0 := iv.Causes[0]
+	// Wait: 30.012 − 10.013 = 19.999 ms. Computations: rank 1 30.012 −
+	// 0.011 − 0.001 (its MPI_Irecv) = 30 ms, rank 0 10.013 − 0.011 −
+	// 0.002 = 10 ms; the 20 ms more explain the whole wait.
+	expect(t, "waits", c0.Waits, 0.019999)
+	expect(t, "delay", c0.Delay, 0.019999)
+	expect(t, "late computation", c0.LateComputation, 0.03)
+	expect(t, "waiting computation", c0.WaitingComputation, 0.01)
+	if c0.LateRank != 1 || c0.Count != 1 || c0.FromSRC != srcID(t, iv, "MPI_Barrier") || c0.ToSRC != srcID(t, iv, "MPI_Isend") {
+		t.Errorf("cause %+v: want rank 1 from the MPI_Barrier (SRC %d) to the MPI_Isend (SRC %d), once", c0, srcID(t, iv, "MPI_Barrier"), srcID(t, iv, "MPI_Isend"))
+	}
+}
+
+// A wrong-order wait moved by backward amortization stays a wrong-order
+// wait: rank 2 waits 9 ms in MPI_Recv (1.001 … 10.011 ms) for rank 0's
+// message sent at 10.001 ms, then receives rank 1's, sent at 2.001 ms (the
+// first wait becomes wrong_order), then a message of rank 0 sent at 50.001
+// ms by a receive its clock puts at 10.021 … 10.031 ms: the ~40 ms jump is
+// amortized back to the fixed point at 0.001 ms, which moves the first
+// receive's entry forward and shrinks its wait. report.Check (analyzeDir)
+// verifies that the kinds still add up to Real Sync.
+func TestWaitsWrongOrderAmortized(t *testing.T) {
+	run := tracetest.NewRun(3)
+	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Init(1 * us)
+	}
+	r0.Compute(10*ms).Send(2, 1, 8, 10*us)        // 10.001 … 10.011 ms
+	r0.Compute(39*ms+990*us).Send(2, 3, 8, 10*us) // 50.001 ms
+	r1.Compute(2*ms).Send(2, 2, 8, 10*us)         // 2.001 ms
+	r2.Compute(1*ms).Recv(0, 1, 8, 9*ms+10*us)    // 1.001 … 10.011 ms
+	r2.Recv(1, 2, 8, 10*us)                       // 10.011 … 10.021 ms
+	r2.Recv(0, 3, 8, 10*us)                       // 10.021 … 10.031 ms: violation
+	for _, r := range []*tracetest.Rank{r0, r1, r2} {
+		r.Finalize(1 * us)
+	}
+	rep := analyzeRun(t, run)
+	if cv := rep.ClockViolations; cv == nil || cv.Amortized != 1 {
+		t.Fatalf("clock_violations %+v, want one amortized", cv)
+	}
+	iv := find(t, rep)
+	var wo []report.Wait
+	for _, w := range iv.Waits {
+		if w.Kind == report.WrongOrder {
+			wo = append(wo, w)
+		}
+	}
+	// The jump: d = 50.001 − 10.031 = 39.97 ms, spread over 0.001 …
+	// 10.021 ms. The first receive's entry, 1.001 ms, moves by 1 ·
+	// 39.97/10.02 = 3.989022 ms: its wait shrinks from 9 ms to 10.001 −
+	// 4.990022 = 5.010978 ms, and stays wrong_order.
+	if len(wo) != 1 || wo[0].WaitingRank != 2 || wo[0].LateRank != 0 || wo[0].Count != 1 {
+		t.Fatalf("wrong-order waits %+v, want one of rank 2 for rank 0", wo)
+	}
+	expect(t, "wrong-order wait", wo[0].Seconds, 0.005010978)
 }

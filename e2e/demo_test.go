@@ -63,6 +63,7 @@ func TestDemoSolver(t *testing.T) {
 						mn.SendNumber, mn.ReceiveNumber, mn.WaitNumber, mn.CollectiveNumber)
 				}
 				checkSolverProfile(t, r, loop, m.name)
+				checkDemoCulprit(t, r, loop, m.name)
 				found := false
 				for _, p := range loop.SRC {
 					if p.Function == "MPI_Waitall" && len(p.Stack) > 0 {

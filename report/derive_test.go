@@ -94,6 +94,9 @@ func TestCheckFinds(t *testing.T) {
 		{"efficiency", func(r *Report) { r.Intervals[1].Main.Efficiency = 0.9 }, "efficiency"},
 		{"src", func(r *Report) { r.Intervals[1].SRC[0].Comm = 5 }, "SRC 1"},
 		{"nesting", func(r *Report) { r.Intervals[0].Ranks = r.Intervals[0].Ranks[:1] }, "executes it but not its parent"},
+		{"cause", func(r *Report) {
+			r.Intervals[1].Causes = []Cause{{LateRank: 1, FromSRC: 1, ToSRC: 1, Count: 1, Waits: 0.1, Delay: 0.2}}
+		}, "cause of rank 1"},
 		{"incomplete", func(r *Report) {
 			r.Intervals[1].Ranks[1].Incomplete, r.Intervals[1].Ranks[1].IncompleteReason = true, "cut"
 		}, "interval is not"},

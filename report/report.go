@@ -87,6 +87,9 @@ type Interval struct {
 	// Waits are the interval's waits with the partners that caused them
 	// (waits.go), the longest first; absent when there were none.
 	Waits []Wait `json:"waits,omitempty"`
+	// Causes are the late partners' computations that made the waits
+	// (docs/characteristics.md §9), the longest delay first.
+	Causes []Cause `json:"causes,omitempty"`
 	Profile
 }
 

@@ -22,20 +22,29 @@ type Wait struct {
 const (
 	LateSender   = "late_sender"
 	LateReceiver = "late_receiver"
+	WrongOrder   = "wrong_order"
 )
 
 // IsP2PWait tells whether a wait kind explains Real Sync (else it is a
 // collective kind and explains Potential Sync).
 func IsP2PWait(kind string) bool {
-	return kind == LateSender || kind == LateReceiver
+	return kind == LateSender || kind == LateReceiver || kind == WrongOrder
 }
 
 // checkWaits verifies that an interval's waits explain its Real Sync and
 // Potential Sync: per processor, the point-to-point kinds add up to its
 // RealSync (the late-receiver kind to its LateReceiver) and the collective
-// kinds to its PotentialSync. A report without a waits list (nil, from an
+// kinds to its PotentialSync; and that each cause's delay lies within its
+// waits. A report without a waits list (nil, from an
 // older analyzer) is not checked.
 func checkWaits(iv *Interval, fail func(*Interval, string, ...any)) {
+	for _, c := range iv.Causes {
+		if c.Count <= 0 || c.Waits <= 0 || c.Delay < 0 || (c.Delay > c.Waits && differ(c.Delay, c.Waits)) ||
+			c.LateComputation < 0 || c.WaitingComputation < 0 {
+			fail(iv, "cause of rank %d (SRC %d … %d): %d waits of %v s, delay %v s, computations %v and %v s",
+				c.LateRank, c.FromSRC, c.ToSRC, c.Count, c.Waits, c.Delay, c.LateComputation, c.WaitingComputation)
+		}
+	}
 	if iv.Waits == nil {
 		return
 	}
@@ -79,4 +88,26 @@ func checkWaits(iv *Interval, fail func(*Interval, string, ...any)) {
 	for r := range by {
 		fail(iv, "waits of rank %d, which does not execute the interval", r)
 	}
+}
+
+// Cause is the computation of a late partner that made others wait, in an
+// interval (docs/characteristics.md §9, "Causes"): rank LateRank's code
+// between its call at FromSRC (the last call before its late call that
+// could wait for another rank; 0 when the span began at the program's
+// start) and its late call at ToSRC, over Count waits it caused.
+type Cause struct {
+	LateRank int   `json:"late_rank"`
+	FromSRC  int   `json:"from_src"`
+	ToSRC    int   `json:"to_src"`
+	Count    int64 `json:"count"`
+	// Waits is the time the waits lasted; Delay the part of it that the
+	// late partner's longer computation explains: per wait, its
+	// computation in the span minus the waiting rank's in its own span
+	// before the waiting call, within 0 … the wait.
+	Waits float64 `json:"waits"`
+	Delay float64 `json:"delay"`
+	// LateComputation and WaitingComputation are those computations
+	// summed over the waits (divide by Count for one wait's).
+	LateComputation    float64 `json:"late_computation"`
+	WaitingComputation float64 `json:"waiting_computation"`
 }

@@ -43,7 +43,7 @@ func CompareReports(want, got *report.Report) []string {
 // skipped are the JSON members left out of the comparison.
 var skipped = map[string]bool{
 	"warnings": true, "run": true, "hosts": true, "src": true, "source_file": true, "line": true,
-	"waiting_src": true, "late_src": true,
+	"waiting_src": true, "late_src": true, "from_src": true, "to_src": true,
 }
 
 func generic(r *report.Report) any {

@@ -144,7 +144,7 @@ func (p *printer) interval(r *report.Report, ir *intervalRows) {
 	}
 	p.waits(r, iv)
 	for _, l := range ir.src {
-		p.srcListing(iv, &l)
+		p.srcListing(r, iv, &l)
 	}
 	p.profile(iv)
 }
@@ -306,7 +306,7 @@ func (p *printer) execTables(ranks []report.Rank, rows []execRow) {
 	}
 }
 
-func (p *printer) srcListing(iv *report.Interval, l *srcListing) {
+func (p *printer) srcListing(r *report.Report, iv *report.Interval, l *srcListing) {
 	order := "by decreasing Comm"
 	if l.listing.Order == BySource {
 		order = "by source position"
@@ -319,11 +319,11 @@ func (p *printer) srcListing(iv *report.Interval, l *srcListing) {
 		p.printf("(%s, %s)\n", plural(l.total, "point"), order)
 	}
 	for _, sr := range l.points {
-		p.srcPoint(&sr)
+		p.srcPoint(r, iv, &sr)
 	}
 }
 
-func (p *printer) srcPoint(sr *srcRow) {
+func (p *printer) srcPoint(r *report.Report, iv *report.Interval, sr *srcRow) {
 	s := sr.src
 	p.printf("\nSRC %d  %s\n", s.ID, s.Function)
 	t := newTable()
@@ -359,6 +359,7 @@ func (p *printer) srcPoint(sr *srcRow) {
 		t.SetColumnConfigs(rightAligned(4, 4))
 		p.emit(t, "    ")
 	}
+	p.srcWaits(r, iv, s)
 
 	if p.opts.NoPerProcessor || len(s.Ranks) == 0 {
 		return

@@ -84,6 +84,67 @@ func (p *printer) waits(r *report.Report, iv *report.Interval) {
 			p.printf("  %10s %8d  %-30s  %-34s  %s\n", seconds(w.seconds), w.count, w.kind, ws, ls)
 		}
 	}
+	p.causes(r, iv)
+}
+
+// maxCauseRows is how many causes an interval's waits section lists.
+const maxCauseRows = 5
+
+// causes prints the interval's causes of waits, the longest delay first
+// (docs/characteristics.md §9, "Causes"): whose code, between which two
+// calls, made others wait, and how much longer it computed than they did.
+func (p *printer) causes(r *report.Report, iv *report.Interval) {
+	if len(iv.Causes) == 0 {
+		return
+	}
+	rows := iv.Causes
+	if len(rows) > maxCauseRows {
+		rows = rows[:maxCauseRows]
+	}
+	p.printf("\n--- Causes: the late partners' computation (%d of %d) ---\n", len(rows), len(iv.Causes))
+	p.printf("  %10s %10s %8s %5s  %10s %10s  %s\n", "Delay", "Waits", "Count", "Late", "its comp", "waiters'", "code from call … to late call")
+	for _, c := range rows {
+		from := "program start"
+		if c.FromSRC != 0 {
+			from = callSite(r, iv, c.FromSRC)
+		}
+		n := float64(max(c.Count, 1))
+		p.printf("  %10s %10s %8d %5d  %10s %10s  %s … %s\n", seconds(c.Delay), seconds(c.Waits), c.Count, c.LateRank,
+			seconds(c.LateComputation/n), seconds(c.WaitingComputation/n), from, callSite(r, iv, c.ToSRC))
+	}
+}
+
+// maxSRCWaits is how many partners an SRC point lists as having made it
+// wait.
+const maxSRCWaits = 3
+
+// srcWaits prints, under SRC point s, who made it wait: its waits merged
+// by kind, late rank and late call, the longest first.
+func (p *printer) srcWaits(r *report.Report, iv *report.Interval, s *report.SRC) {
+	type key struct {
+		kind       string
+		late, lsrc int
+	}
+	by := map[key]float64{}
+	for _, w := range iv.Waits {
+		if w.WaitingSRC == s.ID {
+			by[key{w.Kind, w.LateRank, w.LateSRC}] += w.Seconds
+		}
+	}
+	if len(by) == 0 {
+		return
+	}
+	keys := make([]key, 0, len(by))
+	for k := range by {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(by[b], by[a]), cmp.Compare(a.kind, b.kind), cmp.Compare(a.late, b.late), cmp.Compare(a.lsrc, b.lsrc))
+	})
+	p.printf("  Made it wait (%d of %d):\n", min(len(keys), maxSRCWaits), len(keys))
+	for _, k := range keys[:min(len(keys), maxSRCWaits)] {
+		p.printf("    %10s  %-30s rank %d at %s\n", seconds(by[k]), k.kind, k.late, callSite(r, iv, k.lsrc))
+	}
 }
 
 // callSite describes SRC point id: its function, id and source position.
@@ -105,9 +166,11 @@ func callSite(r *report.Report, iv *report.Interval, id int) string {
 	return b.String()
 }
 
+// srcByID finds SRC point id in iv (a linear search: the report does not
+// promise an order of iv.SRC, and few lines are printed).
 func srcByID(iv *report.Interval, id int) *report.SRC {
-	i, ok := slices.BinarySearchFunc(iv.SRC, id, func(s report.SRC, id int) int { return cmp.Compare(s.ID, id) })
-	if !ok {
+	i := slices.IndexFunc(iv.SRC, func(s report.SRC) bool { return s.ID == id })
+	if i < 0 {
 		return nil
 	}
 	return &iv.SRC[i]
