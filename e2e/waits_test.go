@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -297,7 +296,7 @@ func readMarks(t *testing.T, name string) map[string]int {
 		}
 	}
 	if len(m) == 0 {
-		t.Fatal(fmt.Sprintf("%s: no markers", name))
+		t.Fatalf("%s: no markers", name)
 	}
 	return m
 }
