@@ -334,7 +334,7 @@
     function draw() {
       const v = views[+pick.value], key = what.value, m = v[key], n = v.labels.length;
       const cell = Math.max(6, Math.min(28, Math.floor(448 / Math.max(1, n))));
-      canvas.width = left + n * cell + 8; canvas.height = top + n * cell + 28;
+      canvas.width = Math.max(360, left + n * cell + 8); canvas.height = top + n * cell + 28;
       for (const [a, x] of [["data-comm", v.comm], ["data-ranks", v.ranks], ["data-block", v.block], ["data-cells", n],
         ["data-messages", v.total_messages], ["data-bytes", v.total_bytes], ["data-measure", key]]) canvas.setAttribute(a, String(x));
       note.textContent = "Row: sender, column: receiver (" + (v.comm === "all communicators" ? "world ranks" : "world ranks of the communicator's processes") +
@@ -431,14 +431,14 @@
       datasets.push({ label: "other", backgroundColor: "#bab0ac", data: rs.map((r) => of(r, null).reduce((a, c) => a + c.time, 0)),
         calls: rs.map((r) => of(r, null).reduce((a, c) => a + c.calls, 0)) });
     const mpiTime = rs.map((r) => (r.call_mix || []).reduce((a, c) => a + c.time, 0));
-    const n = rs.length, W = Math.min(900, Math.max(260, 60 + n * 24));
-    const c = el("canvas", { width: W, height: 220, role: "img", id: "mix-chart-" + i, "data-chart": "callmix", "data-bars": n,
+    const n = rs.length, W = Math.min(900, Math.max(480, 60 + n * 24));
+    const c = el("canvas", { width: W, height: 260, role: "img", id: "mix-chart-" + i, "data-chart": "callmix", "data-bars": n,
       "data-datasets": datasets.length, "aria-label": "MPI time per function and processor" });
     chart(c, {
       type: "bar",
       data: { labels: rs.map((r) => String(r.rank)), datasets },
       options: { scales: { x: { stacked: true, title: { display: true, text: "rank" } }, y: { stacked: true, title: { display: true, text: "s in MPI" } } },
-        plugins: { legend: { position: "right" }, tooltip: { callbacks: { label: (t) => t.dataset.label + ": " + secs(t.raw) + " (" +
+        plugins: { legend: { position: "top" }, tooltip: { callbacks: { label: (t) => t.dataset.label + ": " + secs(t.raw) + " (" +
           pct(t.raw, mpiTime[t.dataIndex]) + " of the rank's MPI time), " + t.dataset.calls[t.dataIndex] + " calls" } } } } });
     const tb = el("tbody");
     rs.forEach((r, k) => {
