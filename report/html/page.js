@@ -296,6 +296,13 @@
     while (Math.abs(v) >= 1024 && k < u.length - 1) { v /= 1024; k++; }
     return (k ? (Number.isInteger(v) ? v : v.toFixed(1)) : v) + " " + u[k];
   }
+  // rate formats bytes per second in decimal units, three digits.
+  function rate(v) {
+    const u = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"];
+    let k = 0;
+    while (v >= 1000 && k < u.length - 1) { v /= 1000; k++; }
+    return (k ? v.toPrecision(3) : Math.round(v)) + " " + u[k];
+  }
   const numCell = (v, text) => el("td", { "data-v": v }, text === undefined ? v : text);
   const palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
 
@@ -304,12 +311,23 @@
     const fs = iv.functions || [];
     const total = fs.reduce((a, f) => a + f.time, 0);
     const tb = el("tbody");
-    for (const f of fs)
-      tb.append(el("tr", { class: "fnrow", "data-function": f.function }, el("td", { class: "l" }, f.function), numCell(f.calls),
+    const head = ["Function", "Calls", "Time", "% of MPI time", "Bytes", "Mean", "Min", "Max", "Processors"];
+    for (const f of fs) {
+      const fr = f.ranks || [];
+      const tr = el("tr", { class: "fnrow", "data-function": f.function }, el("td", { class: "l" }, f.function), numCell(f.calls),
         numCell(f.time, secs(f.time)), numCell(f.time, pct(f.time, total)), numCell(f.bytes, bytes(f.bytes)),
         numCell(f.calls ? f.time / f.calls : 0, secs(f.calls ? f.time / f.calls : 0)), numCell(f.min, secs(f.min)), numCell(f.max, secs(f.max)),
-        numCell((f.ranks || []).length)));
-    const t = table(["Function", "Calls", "Time", "% of MPI time", "Bytes", "Mean", "Min", "Max", "Processors"], [], { class: "functions" });
+        numCell(fr.length));
+      tb.append(tr);
+      if (!fr.length) continue;
+      // Per processor, the longest first; a long list is cut.
+      const det = el("details"), most = [...fr].sort((a, b) => b.time - a.time).slice(0, 64);
+      det.append(el("summary", {}, "per processor" + (fr.length > most.length ? " (the " + most.length + " with the most time of " + fr.length + ")" : "")),
+        table(["Rank", "Calls", "Time", "Bytes"], most.map((r) => row(r.rank, r.calls, secs(r.time), bytes(r.bytes)))));
+      tr._detail = el("tr", { class: "srcdetail" }, el("td", { colspan: head.length, class: "l" }, det));
+      tb.append(tr._detail);
+    }
+    const t = table(head, [], { class: "functions" });
     t.replaceChild(tb, t.querySelector("tbody"));
     sortable(t, tb);
     return t;
@@ -390,7 +408,7 @@
     const label = (b) => (b.max_bytes === 0 ? "0 B" : bytes(b.min_bytes) + " to " + bytes(b.max_bytes + 1) + " (excl.)");
     const c = el("canvas", { width: Math.min(900, Math.max(320, 80 + bins.length * 48)), height: 200, role: "img", id: "sizes-chart-" + i,
       "data-chart": "sizes", "data-bars": bins.length, "data-messages": bins.reduce((a, b) => a + b.messages, 0), "aria-label": "Messages by size" });
-    const extra = (k) => "; mean latency " + secs(bins[k].latency) + ", " + (bins[k].throughput / 1e6).toFixed(2) + " MB/s";
+    const extra = (k) => "; mean latency " + secs(bins[k].latency) + ", " + rate(bins[k].throughput);
     chart(c, {
       type: "bar",
       data: { labels: bins.map((b) => (b.max_bytes === 0 ? "0 B" : "≥" + bytes(b.min_bytes))), datasets: [
@@ -400,7 +418,7 @@
         y1: { position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "bytes" } } },
         plugins: { tooltip: { callbacks: { label: (t) => t.dataset.label + ": " + (t.datasetIndex ? bytes(t.raw) : t.raw) + extra(t.dataIndex) } } } } });
     const t = table(["Size", "Messages", "Bytes", "Mean latency", "Throughput"], bins.map((b) =>
-      row(el("td", { class: "l" }, label(b)), b.messages, bytes(b.bytes), secs(b.latency), (b.throughput / 1e6).toFixed(2) + " MB/s")), { class: "sizes" });
+      row(el("td", { class: "l" }, label(b)), b.messages, bytes(b.bytes), secs(b.latency), rate(b.throughput))), { class: "sizes" });
     return el("div", {}, c, t);
   }
 

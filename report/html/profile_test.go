@@ -44,10 +44,14 @@ func checkProfile(t *testing.T, dom string) {
 			t.Errorf("function row %d: %s with %s calls, want %s with %s", k, fns[k][1], fns[k][2], w[0], w[1])
 		}
 	}
+	// Per processor: rank 1's 20 Waitall calls, 0.5 s.
+	if !strings.Contains(dom, `<tr><td>1</td><td>20</td><td>500.000 ms</td><td>0 B</td></tr>`) {
+		t.Error("no per-processor row of MPI_Waitall on rank 1")
+	}
 	if !regexp.MustCompile(`<canvas [^>]*id="sizes-chart-2" data-chart="sizes" data-bars="1" data-messages="50"[^>]*data-drawn="1"`).MatchString(dom) {
 		t.Errorf("no message-size chart of one class and 50 messages: %s", regexp.MustCompile(`<canvas [^>]*id="sizes-chart-2"[^>]*>`).FindString(dom))
 	}
-	if !strings.Contains(dom, `<td class="l">8 KiB to 16 KiB (excl.)</td><td>50</td><td>400 KiB</td><td>400.000 µs</td><td>20.48 MB/s</td>`) {
+	if !strings.Contains(dom, `<td class="l">8 KiB to 16 KiB (excl.)</td><td>50</td><td>400 KiB</td><td>400.000 µs</td><td>20.5 MB/s</td>`) {
 		t.Errorf("no size-class row with latency and throughput:\n%s", regexp.MustCompile(`(?s)<table class="sizes">.*?</table>`).FindString(dom))
 	}
 	if !strings.Contains(dom, `data-intra-messages="20" data-inter-messages="30"`) {
