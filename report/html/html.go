@@ -1,7 +1,11 @@
 // Package html writes a report as one self-contained HTML page (dtpa
 // --html): the report and its timeline are embedded as JSON, and the
-// page's script (page.js) draws the summary of the biggest losses, per
-// interval the charts and tables, the interval tree and the timeline.
+// page's script (page.js) draws the findings (report.FindingsOf), per
+// interval the charts and tables and the profile views (functions,
+// communication matrices, message sizes, node traffic, call mix and
+// grain per processor), the interval tree and the timeline. The
+// communication matrices are embedded apart, summed into blocks past
+// MaxMatrixCells processors (matrix.go).
 // Nothing is fetched: the page opens from file:// offline, and its
 // Content-Security-Policy forbids any network request and any script but
 // the page's own (by hash), so that even a name from a trace that slipped
@@ -87,13 +91,18 @@ func write(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string)
 	if err != nil {
 		return err
 	}
-	rj, err := json.Marshal(r)
+	data, matrices := pageData(r)
+	rj, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encoding report: %w", err)
 	}
 	tj, err := json.Marshal(tl) // "null" when nil
 	if err != nil {
 		return fmt.Errorf("encoding timeline: %w", err)
+	}
+	mj, err := json.Marshal(matrices)
+	if err != nil {
+		return fmt.Errorf("encoding matrices: %w", err)
 	}
 	lj, err := json.Marshal(map[string]string{"window": windowURL})
 	if err != nil {
@@ -113,7 +122,7 @@ func write(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string)
 <nav id="tree"></nav>
 <main>
 <noscript><p>This report is drawn by its script; the data is in the page as JSON.</p></noscript>
-<section id="summary"><h2>Biggest losses</h2><ol class="losses" id="losses"></ol></section>
+<section id="summary"><h2>Findings</h2><p id="verdict"></p><ol class="losses" id="losses"></ol></section>
 <section id="warnings"></section>
 <section id="timeline-section"><h2>Timeline</h2><div id="timeline-info"></div>
 <div id="timeline" data-ranks="0" data-messages="0"></div></section>
@@ -129,7 +138,7 @@ func write(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string)
 	for _, d := range []struct {
 		id   string
 		data []byte
-	}{{"dtpa-report", rj}, {"dtpa-timeline", tj}, {"dtpa-live", lj}} {
+	}{{"dtpa-report", rj}, {"dtpa-timeline", tj}, {"dtpa-matrices", mj}, {"dtpa-live", lj}} {
 		if _, err := fmt.Fprintf(w, "<script type=\"application/json\" id=\"%s\">", d.id); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,6 +55,22 @@ func evilReport() *report.Report {
 			src[j] = p
 		}
 		iv.SRC = src
+		// A function and a communicator named like markup in the profile.
+		if len(iv.Functions) > 0 {
+			iv.Functions = append([]report.Function(nil), iv.Functions...)
+			iv.Functions[len(iv.Functions)-1].Function = evilFunc
+			iv.CommMatrices = append([]report.CommMatrixOn(nil), iv.CommMatrices...)
+			iv.CommMatrices[len(iv.CommMatrices)-1].Comm = evilFile
+			for k := range iv.Ranks {
+				rk := &iv.Ranks[k]
+				rk.CallMix = append([]report.CallMix(nil), rk.CallMix...)
+				for j := range rk.CallMix {
+					if rk.CallMix[j].Function == "MPI_Isend" {
+						rk.CallMix[j].Function = evilFunc
+					}
+				}
+			}
+		}
 	}
 	return r
 }
@@ -129,12 +146,34 @@ func TestBrowser(t *testing.T) {
 	path, _ := write(t, evilReport(), nil)
 	p := headless.Open(t, path)
 	headless.CheckReport(t, p)
+	// The findings are report.FindingsOf's: the verdict about interval
+	// 1/2 and its three largest losses, the first rank 1's 2.5 s of Real
+	// Sync in MPI_Waitall at jacobi.c:95, linked to its SRC row (interval
+	// 1/2 is the page's third interval).
+	fd := report.FindingsOf(evilReport())
+	if !strings.Contains(p.DOM, `<p id="verdict" data-interval="1/2">`+fd.Verdict+`</p>`) {
+		t.Errorf("the page lacks the verdict %q:\n%s", fd.Verdict, regexp.MustCompile(`<p id="verdict"[^<]*`).FindString(p.DOM))
+	}
 	li := firstLoss(t, p.DOM)
-	for _, want := range []string{`data-rank="1"`, `data-function="MPI_Waitall"`, `data-file="jacobi.c"`, `data-line="95"`, `data-interval="1/2"`, `data-characteristic="Real sync"`} {
+	for _, want := range []string{`data-rank-order="1"`, `data-kind="real_sync"`, `data-rank="1"`, `data-function="MPI_Waitall"`, `data-file="jacobi.c"`,
+		`data-line="95"`, `data-interval="1/2"`, `data-seconds="2.5"`} {
 		if !strings.Contains(li, want) {
 			t.Errorf("the biggest loss lacks %s: %s", want, li)
 		}
 	}
+	losses := regexp.MustCompile(`<li data-rank-order="(\d)" data-kind="([a-z_]+)" data-rank="(\d+)"`).FindAllStringSubmatch(p.DOM, -1)
+	if len(losses) != len(fd.Losses) {
+		t.Fatalf("%d losses on the page, want the findings' %d", len(losses), len(fd.Losses))
+	}
+	for k, l := range fd.Losses {
+		if losses[k][2] != l.Kind || losses[k][3] != strconv.Itoa(l.Rank) {
+			t.Errorf("loss %d: %s on rank %s, want %s on rank %d", k+1, losses[k][2], losses[k][3], l.Kind, l.Rank)
+		}
+	}
+	if !regexp.MustCompile(`data-seconds="2.5"[^>]*>.*?<a href="#src-2-2">`).MatchString(p.DOM) || !strings.Contains(p.DOM, `<tr id="src-2-2"`) {
+		t.Error("the biggest loss does not link to its SRC row")
+	}
+	checkProfile(t, p.DOM)
 	dom := attrRE.ReplaceAllString(p.DOM, `=""`)
 	for _, s := range []string{"<img", "<b>MPI_Evil"} {
 		if strings.Contains(dom, s) {
@@ -197,7 +236,7 @@ func TestBrowserTimeline(t *testing.T) {
 		// Rank 1 waits 100 ms in MPI_Recv for rank 0's send: its biggest
 		// loss at a call site (its Load Imbalance, not at a call site, is
 		// bigger).
-		if !regexp.MustCompile(`<li data-characteristic="Real sync" data-rank="1" data-interval="" data-function="MPI_Recv"`).MatchString(p.DOM) {
+		if !regexp.MustCompile(`<li [^>]*data-kind="real_sync" data-rank="1" data-interval=""[^>]*data-function="MPI_Recv"`).MatchString(p.DOM) {
 			t.Errorf("the summary does not list rank 1's Real Sync in MPI_Recv:\n%s", regexp.MustCompile(`(?s)<ol class="losses".*?</ol>`).FindString(p.DOM))
 		}
 	}

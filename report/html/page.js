@@ -55,6 +55,14 @@
   document.getElementById("meta").textContent =
     rep.processors + " processors, " + rep.intervals.length + " intervals" +
     (rep.warnings.length ? ", " + rep.warnings.length + " warnings" : "");
+  if (rep.run) {
+    const r = rep.run, facts = [];
+    if (r.command && r.command.length) facts.push(r.command.join(" "));
+    if (r.mpi) facts.push(r.mpi);
+    if (r.start) facts.push("started " + r.start);
+    if (r.clock) facts.push("clock " + r.clock + (r.sync_error ? " (sync error ≤ " + (r.sync_error * 1e6).toFixed(2) + " µs)" : ""));
+    if (facts.length) document.getElementById("meta").append(el("div", { id: "run" }, facts.join(" · ")));
+  }
 
   // ---- Interval tree ----
   (function tree() {
@@ -70,52 +78,52 @@
       const parent = byKey.get(iv.path.slice(0, -1).join("/"));
       (iv.level === 0 || !parent ? root : parent).append(li);
     });
-    nav.append(el("div", {}, el("a", { href: "#summary" }, "Biggest losses")),
+    nav.append(el("div", {}, el("a", { href: "#summary" }, "Findings")),
       el("div", {}, el("a", { href: "#timeline-section" }, "Timeline")), el("h3", {}, "Intervals"), root);
   })();
 
-  // ---- Summary: the biggest losses ----
-  (function summary() {
-    const items = [];
-    const siteChars = [["Real sync", "real_sync"], ["Potential sync", "potential_sync"], ["Time variation", "time_variation"]];
-    const rankChars = [["Load imbalance", "load_imbalance"], ["Idle time", "idle_time"], ["Insufficient parallelism", "insufficient_parallelism"]];
-    rep.intervals.forEach((iv, i) => {
-      for (const p of iv.src) for (const r of p.ranks) for (const [label, key] of siteChars)
-        if (r[key] > 0) items.push({ v: r[key], label, i, iv, rank: r.rank, p });
-      for (const r of iv.ranks) for (const [label, key] of rankChars)
-        if (r[key] > 0) items.push({ v: r[key], label, i, iv, rank: r.rank, p: null });
-    });
-    // Largest first; of equal figures the deepest interval, which says
-    // most precisely where. A loss is listed once, in the interval where
-    // it is largest (an enclosing interval repeats its call sites).
-    items.sort((a, b) => b.v - a.v || b.iv.level - a.iv.level);
-    const seen = new Set(), top = [];
-    for (const it of items) {
-      const k = it.label + "|" + it.rank + "|" + (it.p ? it.p.id : "iv" + it.i);
-      if (seen.has(k)) continue;
-      seen.add(k);
-      top.push(it);
-      if (top.length === 8) break;
-    }
+  // ---- Findings: the verdict and the largest losses (report.FindingsOf) ----
+  (function findings() {
+    const fd = rep.findings;
     const ol = document.getElementById("losses");
-    for (const it of top) {
-      const f = it.p ? site(it.p) : null;
-      const where = it.p ? srcId(it.i, it.p.id) : "exec-" + it.i;
-      const li = el("li", { "data-characteristic": it.label, "data-rank": it.rank, "data-interval": it.iv.path.join("/") },
-        el("span", { class: "v" }, sec(it.v) + " s"), " ", it.label, " (", pct(it.v, it.iv.main.total_time), " of ",
-        ivName(it.iv), "'s total time) on ", el("b", {}, "rank " + it.rank));
-      if (it.p) {
-        li.setAttribute("data-function", it.p.function);
-        if (f) {
-          li.setAttribute("data-file", f.file);
-          li.setAttribute("data-line", f.line);
+    const verdict = document.getElementById("verdict");
+    if (!fd) {
+      verdict.textContent = "No findings: the report has no interval with time.";
+    } else {
+      const fpath = (fd.interval || []).join("/");
+      let fi = rep.intervals.findIndex((iv) => iv.path.join("/") === fpath);
+      if (fi < 0) fi = 0;
+      const iv = rep.intervals[fi];
+      verdict.textContent = fd.verdict;
+      verdict.setAttribute("data-interval", fpath);
+      const kinds = { real_sync: "Real sync", potential_sync: "Potential sync", communication: "Communication",
+        idle: "Idle time", insufficient_parallelism: "Insufficient parallelism" };
+      (fd.losses || []).forEach((l, k) => {
+        const where = l.src ? srcId(fi, l.src) : "exec-" + fi;
+        const li = el("li", { "data-rank-order": k + 1, "data-kind": l.kind, "data-rank": l.rank, "data-interval": fpath,
+          "data-seconds": l.seconds },
+          el("span", { class: "v" }, sec(l.seconds) + " s"), " ", kinds[l.kind] || l.kind,
+          " (", (100 * l.share).toFixed(1) + "%", " of ", iv ? ivName(iv) : "the interval", "'s total time) on ", el("b", {}, "rank " + l.rank));
+        if (l.function) {
+          li.setAttribute("data-function", l.function);
+          li.append(" in ", el("code", {}, l.function));
         }
-        li.append(" in ", el("code", {}, it.p.function), " at ", el("code", {}, f ? f.file + ":" + f.line : "unknown call site"));
-      }
-      li.append(" ", el("a", { href: "#" + where }, "→ show"));
-      ol.append(li);
+        if (l.file) {
+          li.setAttribute("data-file", l.file);
+          li.setAttribute("data-line", l.line);
+          li.append(" at ", el("code", {}, base(l.file) + ":" + l.line));
+        } else if (l.src) {
+          li.append(" at ", el("code", {}, "unknown call site"));
+        }
+        if (l.late_rank >= 0) {
+          li.setAttribute("data-late-rank", l.late_rank);
+          li.append(", waiting for rank " + l.late_rank);
+        }
+        li.append(" ", el("a", { href: "#" + where }, "→ show"));
+        ol.append(li);
+      });
     }
-    if (!top.length) ol.append(el("li", {}, "No time lost."));
+    if (!ol.children.length) ol.append(el("li", {}, "No time lost."));
     if (rep.warnings.length) {
       const w = document.getElementById("warnings");
       w.append(el("h2", {}, "Warnings"));
@@ -228,7 +236,7 @@
       let asc = false;
       const sortBy = () => {
         asc = !asc;
-        const rows = [...body.children].filter((r) => r.classList.contains("srcrow"));
+        const rows = [...body.children].filter((r) => !r.classList.contains("srcdetail"));
         const key = (r) => r.children[col].getAttribute("data-v") ?? r.children[col].textContent;
         rows.sort((a, b) => {
           const x = key(a), y = key(b), nx = parseFloat(x), ny = parseFloat(y);
@@ -237,7 +245,7 @@
         });
         for (const r of rows) {
           body.append(r);
-          body.append(r._detail);
+          if (r._detail) body.append(r._detail);
         }
       };
       th.addEventListener("click", sortBy);
@@ -272,6 +280,213 @@
     return t;
   }
 
+  // ---- Profile views of an interval ----
+  const matrices = JSON.parse((document.getElementById("dtpa-matrices") || { textContent: "null" }).textContent) || [];
+  // secs formats seconds in the unit that suits them.
+  function secs(v) {
+    const a = Math.abs(v);
+    if (a >= 1) return v.toFixed(3) + " s";
+    if (a >= 1e-3) return (v * 1e3).toFixed(3) + " ms";
+    if (a >= 1e-6) return (v * 1e6).toFixed(3) + " µs";
+    return Math.round(v * 1e9) + " ns";
+  }
+  function bytes(n) {
+    const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let k = 0, v = n;
+    while (Math.abs(v) >= 1024 && k < u.length - 1) { v /= 1024; k++; }
+    return (k ? (Number.isInteger(v) ? v : v.toFixed(1)) : v) + " " + u[k];
+  }
+  // rate formats bytes per second in decimal units, three digits.
+  function rate(v) {
+    const u = ["B/s", "kB/s", "MB/s", "GB/s", "TB/s"];
+    let k = 0;
+    while (v >= 1000 && k < u.length - 1) { v /= 1000; k++; }
+    return (k ? v.toPrecision(3) : Math.round(v)) + " " + u[k];
+  }
+  const numCell = (v, text) => el("td", { "data-v": v }, text === undefined ? v : text);
+  const palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f"];
+
+  // functionsTable: mpiP's aggregate view, sortable.
+  function functionsTable(iv) {
+    const fs = iv.functions || [];
+    const total = fs.reduce((a, f) => a + f.time, 0);
+    const tb = el("tbody");
+    const head = ["Function", "Calls", "Time", "% of MPI time", "Bytes", "Mean", "Min", "Max", "Processors"];
+    for (const f of fs) {
+      const fr = f.ranks || [];
+      const tr = el("tr", { class: "fnrow", "data-function": f.function }, el("td", { class: "l" }, f.function), numCell(f.calls),
+        numCell(f.time, secs(f.time)), numCell(f.time, pct(f.time, total)), numCell(f.bytes, bytes(f.bytes)),
+        numCell(f.calls ? f.time / f.calls : 0, secs(f.calls ? f.time / f.calls : 0)), numCell(f.min, secs(f.min)), numCell(f.max, secs(f.max)),
+        numCell(fr.length));
+      tb.append(tr);
+      if (!fr.length) continue;
+      // Per processor, the longest first; a long list is cut.
+      const det = el("details"), most = [...fr].sort((a, b) => b.time - a.time).slice(0, 64);
+      det.append(el("summary", {}, "per processor" + (fr.length > most.length ? " (the " + most.length + " with the most time of " + fr.length + ")" : "")),
+        table(["Rank", "Calls", "Time", "Bytes"], most.map((r) => row(r.rank, r.calls, secs(r.time), bytes(r.bytes)))));
+      tr._detail = el("tr", { class: "srcdetail" }, el("td", { colspan: head.length, class: "l" }, det));
+      tb.append(tr._detail);
+    }
+    const t = table(head, [], { class: "functions" });
+    t.replaceChild(tb, t.querySelector("tbody"));
+    sortable(t, tb);
+    return t;
+  }
+
+  // matrixView draws an interval's communication matrices as a heat map,
+  // [sender][receiver], one communicator (or all) and one measure at a time.
+  function matrixView(i) {
+    const views = matrices[i] || [];
+    const box = el("div", { class: "matrix" });
+    if (!views.length) return box;
+    const pick = el("select", { "aria-label": "communicator" });
+    views.forEach((v, k) => pick.append(el("option", { value: k }, v.comm + (v.inter ? " (intercommunicator)" : "") + ": " + v.total_messages + " messages")));
+    const what = el("select", { "aria-label": "measure" }, el("option", { value: "messages" }, "messages"), el("option", { value: "bytes" }, "bytes"));
+    const note = el("div", { class: "note" });
+    const canvas = el("canvas", { id: "matrix-" + i, role: "img", "aria-label": "Communication matrix, sender by row, receiver by column" });
+    const tip = el("div", { class: "mtip" });
+    const wrap = el("div", { class: "mwrap" }, canvas, tip);
+    box.append(el("div", {}, "Communicator ", pick, " colour by ", what), note, wrap);
+    const left = 64, top = 40;
+    let geo = null;
+    function draw() {
+      const v = views[+pick.value], key = what.value, m = v[key], n = v.labels.length;
+      const cell = Math.max(6, Math.min(28, Math.floor(448 / Math.max(1, n))));
+      canvas.width = Math.max(360, left + n * cell + 8); canvas.height = top + n * cell + 28;
+      for (const [a, x] of [["data-comm", v.comm], ["data-ranks", v.ranks], ["data-block", v.block], ["data-cells", n],
+        ["data-messages", v.total_messages], ["data-bytes", v.total_bytes], ["data-measure", key]]) canvas.setAttribute(a, String(x));
+      note.textContent = "Row: sender, column: receiver (" + (v.comm === "all communicators" ? "world ranks" : "world ranks of the communicator's processes") +
+        "); " + v.total_messages + " messages, " + bytes(v.total_bytes) + " sent in the interval." +
+        (v.block > 1 ? " " + v.ranks + " processors are too many to draw one by one: each cell sums a block of " + v.block + " consecutive processors." : "");
+      let max = 0;
+      for (const r of m) for (const x of r) max = Math.max(max, x);
+      const ctx = canvas.getContext("2d");
+      ctx.clearRect(0, 0, canvas.width, canvas.height);
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.fillStyle = "#444";
+      ctx.fillText("receiver →", left, 10);
+      ctx.save(); ctx.translate(10, top + 60); ctx.rotate(-Math.PI / 2); ctx.fillText("sender →", 0, 0); ctx.restore();
+      const every = Math.ceil(12 / cell);
+      for (let k = 0; k < n; k += every) {
+        ctx.fillStyle = "#444";
+        ctx.fillText(v.labels[k], 16, top + k * cell + Math.min(cell, 12) - 1, left - 20);
+        ctx.save(); ctx.translate(left + k * cell + Math.min(cell, 12) - 2, top - 4); ctx.rotate(-Math.PI / 4);
+        ctx.fillText(v.labels[k], 0, 0, 40); ctx.restore();
+      }
+      for (let s = 0; s < n; s++) for (let r = 0; r < n; r++) {
+        const x = m[s][r];
+        if (x === 0) ctx.fillStyle = "#f3f3f3";
+        else {
+          // sqrt scale from light to dark blue.
+          const f = Math.sqrt(x / max), c = (a, b) => Math.round(a + (b - a) * f);
+          ctx.fillStyle = "rgb(" + c(222, 8) + "," + c(235, 48) + "," + c(247, 107) + ")";
+        }
+        ctx.fillRect(left + r * cell, top + s * cell, cell - (cell > 8 ? 1 : 0), cell - (cell > 8 ? 1 : 0));
+      }
+      ctx.fillStyle = "#444";
+      ctx.fillText("light: few, dark: " + (key === "bytes" ? bytes(max) : max + " messages") + " per cell; grey: none", left, top + n * cell + 16);
+      geo = { v, n, cell };
+    }
+    canvas.addEventListener("mousemove", (e) => {
+      const rc = canvas.getBoundingClientRect(), x = e.clientX - rc.left, y = e.clientY - rc.top;
+      const r = Math.floor((x - left) / geo.cell), s = Math.floor((y - top) / geo.cell);
+      if (r < 0 || s < 0 || r >= geo.n || s >= geo.n) { tip.style.display = "none"; return; }
+      tip.textContent = "rank " + geo.v.labels[s] + " → rank " + geo.v.labels[r] + "\n" + geo.v.messages[s][r] + " messages, " + bytes(geo.v.bytes[s][r]);
+      tip.style.display = "block"; tip.style.left = (x + 12) + "px"; tip.style.top = (y + 12) + "px";
+    });
+    canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });
+    pick.addEventListener("change", draw);
+    what.addEventListener("change", draw);
+    draw();
+    return box;
+  }
+
+  // sizesView: messages and bytes per power-of-two class, with latency and
+  // throughput in the table and the tooltip.
+  function sizesView(iv, i) {
+    const bins = iv.message_sizes || [];
+    const label = (b) => (b.max_bytes === 0 ? "0 B" : bytes(b.min_bytes) + " to " + bytes(b.max_bytes + 1) + " (excl.)");
+    const c = el("canvas", { width: Math.min(900, Math.max(320, 80 + bins.length * 48)), height: 200, role: "img", id: "sizes-chart-" + i,
+      "data-chart": "sizes", "data-bars": bins.length, "data-messages": bins.reduce((a, b) => a + b.messages, 0), "aria-label": "Messages by size" });
+    const extra = (k) => "; mean latency " + secs(bins[k].latency) + ", " + rate(bins[k].throughput);
+    chart(c, {
+      type: "bar",
+      data: { labels: bins.map((b) => (b.max_bytes === 0 ? "0 B" : "≥" + bytes(b.min_bytes))), datasets: [
+        { label: "messages", data: bins.map((b) => b.messages), backgroundColor: "#4e79a7", yAxisID: "y" },
+        { label: "bytes", data: bins.map((b) => b.bytes), backgroundColor: "#f28e2b", yAxisID: "y1" }] },
+      options: { scales: { x: { title: { display: true, text: "message size class" } }, y: { position: "left", title: { display: true, text: "messages" } },
+        y1: { position: "right", grid: { drawOnChartArea: false }, title: { display: true, text: "bytes" } } },
+        plugins: { tooltip: { callbacks: { label: (t) => t.dataset.label + ": " + (t.datasetIndex ? bytes(t.raw) : t.raw) + extra(t.dataIndex) } } } } });
+    const t = table(["Size", "Messages", "Bytes", "Mean latency", "Throughput"], bins.map((b) =>
+      row(el("td", { class: "l" }, label(b)), b.messages, bytes(b.bytes), secs(b.latency), rate(b.throughput))), { class: "sizes" });
+    return el("div", {}, c, t);
+  }
+
+  function trafficView(iv) {
+    const tr = iv.traffic;
+    const all = tr.intra_node.messages + tr.inter_node.messages, allB = tr.intra_node.bytes + tr.inter_node.bytes;
+    const hs = rep.hosts || [];
+    const ranksText = (rs) => (rs.length > 6 ? rs.slice(0, 6).join(", ") + ", … (" + rs.length + ")" : rs.join(", "));
+    return el("div", { class: "traffic", "data-intra-messages": tr.intra_node.messages, "data-inter-messages": tr.inter_node.messages },
+      table(["", "Messages", "% of messages", "Bytes", "% of bytes"], [
+        row(el("td", { class: "l" }, "inside a node"), tr.intra_node.messages, pct(tr.intra_node.messages, all), bytes(tr.intra_node.bytes), pct(tr.intra_node.bytes, allB)),
+        row(el("td", { class: "l" }, "between nodes"), tr.inter_node.messages, pct(tr.inter_node.messages, all), bytes(tr.inter_node.bytes), pct(tr.inter_node.bytes, allB))]),
+      hs.length ? el("div", { class: "note" }, hs.length + " host(s): " + hs.slice(0, 12).map((h) => h.host + " (ranks " + ranksText(h.ranks || []) + ")").join("; ") +
+        (hs.length > 12 ? "; …" : "")) : null);
+  }
+
+  // mixView: per processor, a stacked bar of its MPI time by function (the
+  // interval's eight costliest functions, the rest as "other") and a table
+  // with its grain (the gaps between consecutive MPI calls).
+  function mixView(iv, i) {
+    const top = (iv.functions || []).slice(0, 8).map((f) => f.function);
+    const topSet = new Set(top);
+    const rs = iv.ranks;
+    const of = (r, fn) => (r.call_mix || []).filter((c) => (fn === null ? !topSet.has(c.function) : c.function === fn));
+    const datasets = top.map((fn, k) => ({ label: fn, backgroundColor: palette[k % palette.length],
+      data: rs.map((r) => of(r, fn).reduce((a, c) => a + c.time, 0)), calls: rs.map((r) => of(r, fn).reduce((a, c) => a + c.calls, 0)) }));
+    if (rs.some((r) => of(r, null).length))
+      datasets.push({ label: "other", backgroundColor: "#bab0ac", data: rs.map((r) => of(r, null).reduce((a, c) => a + c.time, 0)),
+        calls: rs.map((r) => of(r, null).reduce((a, c) => a + c.calls, 0)) });
+    const mpiTime = rs.map((r) => (r.call_mix || []).reduce((a, c) => a + c.time, 0));
+    const n = rs.length, W = Math.min(900, Math.max(480, 60 + n * 24));
+    const c = el("canvas", { width: W, height: 260, role: "img", id: "mix-chart-" + i, "data-chart": "callmix", "data-bars": n,
+      "data-datasets": datasets.length, "aria-label": "MPI time per function and processor" });
+    chart(c, {
+      type: "bar",
+      data: { labels: rs.map((r) => String(r.rank)), datasets },
+      options: { scales: { x: { stacked: true, title: { display: true, text: "rank" } }, y: { stacked: true, title: { display: true, text: "s in MPI" } } },
+        plugins: { legend: { position: "top" }, tooltip: { callbacks: { label: (t) => t.dataset.label + ": " + secs(t.raw) + " (" +
+          pct(t.raw, mpiTime[t.dataIndex]) + " of the rank's MPI time), " + t.dataset.calls[t.dataIndex] + " calls" } } } } });
+    const tb = el("tbody");
+    rs.forEach((r, k) => {
+      const calls = (r.call_mix || []).reduce((a, x) => a + x.calls, 0), m = (r.call_mix || [])[0];
+      tb.append(el("tr", { class: "mixrow", "data-rank": r.rank, "data-gap-mean": r.gap_mean || 0, "data-gap-median": r.gap_median || 0 },
+        numCell(r.rank), numCell(calls), numCell(mpiTime[k], secs(mpiTime[k])), numCell(r.gaps || 0),
+        numCell(r.gap_mean || 0, secs(r.gap_mean || 0)), numCell(r.gap_median || 0, secs(r.gap_median || 0)),
+        el("td", { class: "l" }, m ? m.function + " (" + (100 * m.time_share).toFixed(1) + "% of time, " + (100 * m.call_share).toFixed(1) + "% of calls)" : "")));
+    });
+    const t = table(["Rank", "MPI calls", "MPI time", "Gaps", "Gap mean", "Gap median", "Costliest function"], [], { class: "mix" });
+    t.replaceChild(tb, t.querySelector("tbody"));
+    sortable(t, tb);
+    return el("div", {}, c, t);
+  }
+
+  // profile appends an interval's profile views that its report holds.
+  function profile(s, iv, i) {
+    if ((iv.functions || []).length)
+      s.append(el("h3", { id: "fn-" + i }, "MPI functions"), el("div", { class: "note" }, "Summed over the processors; click a column to sort."), functionsTable(iv));
+    if ((matrices[i] || []).length)
+      s.append(el("h3", { id: "matrix-h-" + i }, "Communication matrix"), matrixView(i));
+    if ((iv.message_sizes || []).length)
+      s.append(el("h3", { id: "sizes-" + i }, "Message sizes"), el("div", { class: "note" },
+        "Point-to-point messages received in the interval by size; latency: from the send's start to the end of the call that received it (global clock)."), sizesView(iv, i));
+    if (iv.traffic) s.append(el("h3", { id: "traffic-" + i }, "Node traffic"), trafficView(iv));
+    if (iv.ranks.some((r) => (r.call_mix || []).length || r.gaps))
+      s.append(el("h3", { id: "mix-" + i }, "Call mix and grain (per processor)"), el("div", { class: "note" },
+        "Grain: the gaps between the end of one MPI call and the start of the next on the processor's own clock."), mixView(iv, i));
+  }
+
   (function intervals() {
     const box = document.getElementById("intervals");
     rep.intervals.forEach((iv, i) => {
@@ -284,6 +499,7 @@
       s.append(el("h3", { id: "exec-" + i }, "Execution characteristics (per processor)"), vbars(iv, i), execTable(iv));
       s.append(el("h3", {}, "Comparative characteristics"), compTable(iv.comparative));
       s.append(el("h3", {}, "Call sites (SRC)"), el("div", { class: "note" }, "Click a column to sort; open a row for its stack and processors."), srcTable(iv, i));
+      profile(s, iv, i);
       box.append(s);
     });
     for (const f of pendingCharts) f();
