@@ -6,9 +6,10 @@
 # have it written again (after a change of the trace format, say).
 #
 #   stencil     testdata/apps/stencil.c, 4 ranks, 300 000 steps (~6 M calls)
-#   stencil32   the same at 32 ranks, 10 000 steps (~1.6 M calls)
-#   alltoall    testdata/apps/alltoall.c, 4 ranks, 20 000 steps (~0.64 M calls)
-#   hpcc        Debian's hpcc, 4 ranks, testdata/apps/hpccinf.txt
+#   stencil32   the same at 32 ranks, 20 000 steps (~3.2 M calls)
+#   alltoall    testdata/apps/alltoall.c, 4 ranks, 100 000 steps (~3.2 M calls)
+#   hpcc        Debian's hpcc, 4 ranks, testdata/apps/hpccinf.txt with HPL's
+#               N = 1000 as e2e BenchmarkHPCC runs it
 #   lammps      Debian's lmp, 4 ranks, testdata/apps/in.melt run for 5000 steps
 #
 # Programs run traced by bin/dtrun under Open MPI (make build first), under
@@ -72,10 +73,10 @@ for p in stencil alltoall; do
 done
 
 setup= trace stencil 4 "$bin/stencil" 300000
-setup= trace stencil32 32 "$bin/stencil" 10000
-setup= trace alltoall 4 "$bin/alltoall" 20000
+setup= trace stencil32 32 "$bin/stencil" 20000
+setup= trace alltoall 4 "$bin/alltoall" 100000
 if command -v hpcc >/dev/null; then
-	setup="cp '$apps/hpccinf.txt' ." trace hpcc 4 "$(command -v hpcc)"
+	setup="sed 's/^200  *Ns/1000         Ns/' '$apps/hpccinf.txt' >hpccinf.txt" trace hpcc 4 "$(command -v hpcc)"
 else
 	echo "realtraces: hpcc not installed (apt-get install --no-install-recommends hpcc): left out" >&2
 fi
