@@ -40,6 +40,7 @@ var realTraces = []string{"stencil", "stencil32", "alltoall", "hpcc", "lammps"}
 // machine distorts less than wall time), calls per wall second, the cores
 // obtained, the peak heap in use (sampled) and the peak RSS of the
 // sub-benchmark (the kernel's high-water mark, reset before it).
+// docs/performance.md has the figures and CPU profiles of these traces.
 //
 //	scripts/realtraces.sh && go test -run '^$' -bench AnalyzeReal -benchtime 3x ./analyzer/
 func BenchmarkAnalyzeReal(b *testing.B) {
