@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -49,7 +50,10 @@ func BenchmarkAnalyzeReal(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			dir := filepath.Join(root, name)
 			if _, err := os.Stat(filepath.Join(dir, "COMPLETE")); err != nil {
-				b.Skipf("no trace in %s: scripts/realtraces.sh writes it (needs Open MPI and make build; make bench runs it)", dir)
+				// go test does not print a skipped benchmark's reason.
+				msg := fmt.Sprintf("BenchmarkAnalyzeReal/%s skipped: no trace in %s: scripts/realtraces.sh writes it (needs Open MPI and make build; make bench runs it)", name, dir)
+				fmt.Fprintln(os.Stderr, msg)
+				b.Skip(msg)
 			}
 			app, size, err := realApp(dir)
 			if err != nil {
