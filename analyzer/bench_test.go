@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -518,14 +519,17 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-// sampleHeap samples the heap in use every 50 ms until the function it
-// returns is called; that returns the largest sample.
+// sampleHeap samples the heap in use (as runtime.MemStats.HeapInuse: the
+// spans holding objects) every 50 ms until the function it returns is
+// called; that returns the largest sample. It reads runtime/metrics, which
+// unlike runtime.ReadMemStats does not stop the world (twenty times a
+// second, in the middle of the replay being measured).
 func sampleHeap() func() (peak uint64) {
 	var peak uint64
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(done)
-		var ms runtime.MemStats
+		ms := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
 		tk := time.NewTicker(50 * time.Millisecond)
 		defer tk.Stop()
 		for {
@@ -533,9 +537,9 @@ func sampleHeap() func() (peak uint64) {
 			case <-stop:
 				return
 			case <-tk.C:
-				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > peak {
-					peak = ms.HeapInuse
+				metrics.Read(ms)
+				if v := ms[0].Value.Uint64() + ms[1].Value.Uint64(); v > peak {
+					peak = v
 				}
 			}
 		}
