@@ -551,7 +551,7 @@
     function split(ls) {
       const out = [], at = [];
       blocks.forEach((b, j) => {
-        const l = ls[j] || { start: [] };
+        const l = ls[j] || { rank: lanes[j].rank, start: [], dur: [], lost: [], func: [], site: [], bytes: [], peer: [], coll: [] };
         if (b.count === 1) { out.push(l); at.push(null); return; }
         const parts = [];
         for (let k = 0; k < b.count; k++) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -461,5 +462,44 @@ func TestWindowLateThread(t *testing.T) {
 	}
 	if l := w.Lanes[0]; !w.Detail || len(l.Start) != 1 || l.Start[0] != 50_500 || fmt.Sprint(l.Thread) != "[1]" {
 		t.Errorf("window 50.45 … 50.65 µs: detail %v, starts %v, threads %v; want thread 1's call at 50.5 µs", w.Detail, l.Start, l.Thread)
+	}
+}
+
+// TestServedThreadsInChromium: the served page of threaded lays out a
+// lane per thread of each rank (4 for 2 ranks) before any window arrives,
+// and draws the window's arrows between the threads that sent and
+// received: rank 0 thread 0 → rank 1 thread 0 (lanes 0, 2), rank 1
+// thread 1 → rank 0 thread 1 (lanes 3, 1).
+func TestServedThreadsInChromium(t *testing.T) {
+	ref, srv, _ := analyzeBoth(t, threaded())
+	ln, err := Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	u := fmt.Sprintf("http://%s/#t=0,%.9f", ln.Addr(), float64(ref.End)/1e9)
+	p := headless.OpenURL(t, u, 10*time.Second)
+	headless.CheckPage(t, p, "http://"+ln.Addr().String()+"/")
+	tlm := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	attr := func(name string) string {
+		m := regexp.MustCompile(` ` + name + `="([^"]*)"`).FindStringSubmatch(tlm)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if attr("data-ranks") != "2" || attr("data-lanes") != "4" || attr("data-window-detail") != "1" || attr("data-window-boxes") != "4" {
+		t.Fatalf("timeline %s", tlm)
+	}
+	got := strings.Fields(attr("data-arrow-lanes"))
+	sort.Strings(got)
+	if strings.Join(got, " ") != "0-2 3-1" {
+		t.Errorf("arrows between lanes %q, want 0-2 and 3-1", attr("data-arrow-lanes"))
 	}
 }
