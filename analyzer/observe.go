@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"math"
+	"slices"
 
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
@@ -287,6 +288,9 @@ type TimelineCall struct {
 	// SRC ids once Analyze returned.
 	Func, Site int32
 	Kind       string // report.KindP2P, KindColl, KindWait or KindOther
+	// Thread is the calling thread (0: the thread that called MPI_Init),
+	// as Lane.Thread.
+	Thread int32
 	// Coll identifies the collective instance the call joined, the same
 	// on every member (a hash of the instance's key); 0 none.
 	Coll uint64
@@ -401,6 +405,7 @@ type tlRank struct {
 	fnIdx            map[*fnInfo]int
 	fnNames, fnKinds []string
 	hist             hist
+	threads          []uint32 // the calling threads seen, ascending
 
 	sink      TimelineSink
 	sc        TimelineCall
@@ -414,7 +419,7 @@ type tlRank struct {
 func (o *tlRank) toSink(c *obsCall) {
 	sc := &o.sc
 	sc.Entry, sc.Exit, sc.Lost, sc.Bytes, sc.Peer = c.entry, c.exit, c.lost, c.bytes, c.peer
-	sc.Func, sc.Kind = int32(o.fnIndex(c.fi, c.kind)), kindNames[c.kind]
+	sc.Func, sc.Kind, sc.Thread = int32(o.fnIndex(c.fi, c.kind)), kindNames[c.kind], int32(c.thread)
 	k := [2]uint32{c.site, c.fn}
 	si, ok := o.siteIdx[k]
 	if !ok {
@@ -431,6 +436,15 @@ func (o *tlRank) toSink(c *obsCall) {
 		sc.Msgs = append(sc.Msgs, TimelineMsg{Src: m.src, Send: m.send})
 	}
 	o.sink.Call(int(o.rp.rank), sc)
+}
+
+// sawThread adds th to the threads seen (a handful at most, so a sorted
+// slice).
+func (o *tlRank) sawThread(th uint32) {
+	i, found := slices.BinarySearch(o.threads, th)
+	if !found {
+		o.threads = slices.Insert(o.threads, i, th)
+	}
 }
 
 // collHash numbers a collective instance alike on every member, never 0.
@@ -454,6 +468,7 @@ func (o *tlRank) record(c *obsCall) {
 	o.hist.add(c.entry, c.exit, c.lost, c.kind)
 	o.calls++
 	o.received += int64(len(c.msgs))
+	o.sawThread(c.thread)
 	if o.sink != nil {
 		o.toSink(c)
 	}
@@ -607,6 +622,11 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts
 			continue
 		}
 		ln := report.Lane{Rank: r, Host: hosts[r], Calls: o.calls, Truncated: o.truncated, DetailEnd: tl.End}
+		if len(o.threads) > 1 || len(o.threads) == 1 && o.threads[0] != 0 {
+			for _, th := range o.threads {
+				ln.Threads = append(ln.Threads, int(th))
+			}
+		}
 		if o.truncated {
 			ln.DetailEnd = o.detailEnd - tl.Origin
 			tl.Truncated = true

@@ -231,3 +231,64 @@ func TestChromeExportAmortized(t *testing.T) {
 		}
 	}
 }
+
+// threadSink keeps the thread of every call a TimelineSink gets, by rank.
+type threadSink struct{ threads [][]int }
+
+func (s *threadSink) Start(ranks int) { s.threads = make([][]int, ranks) }
+func (s *threadSink) Call(rank int, c *TimelineCall) {
+	s.threads[rank] = append(s.threads[rank], int(c.Thread))
+}
+func (s *threadSink) Span(int, *TimelineSpan) {}
+
+// TestTimelineThreads: on both ranks of threadedLateSender thread 1 makes
+// MPI calls besides thread 0. Each lane lists both threads, its Thread
+// column names thread 1 for exactly the calls the sink gets from thread 1,
+// and a lane truncated to one call still lists both threads.
+func TestTimelineThreads(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := threadedLateSender().WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	sink := &threadSink{}
+	rec := &TimelineRecorder{Sink: sink}
+	if _, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec}); err != nil {
+		t.Fatal(err)
+	}
+	tl := rec.Timeline()
+	for _, ln := range tl.Lanes {
+		if len(ln.Threads) != 2 || ln.Threads[0] != 0 || ln.Threads[1] != 1 {
+			t.Errorf("rank %d threads %v, want [0 1]", ln.Rank, ln.Threads)
+		}
+		if len(ln.Thread) != len(ln.Start) {
+			t.Fatalf("rank %d: %d threads for %d calls", ln.Rank, len(ln.Thread), len(ln.Start))
+		}
+		ones := 0
+		for i, th := range ln.Thread {
+			if th != sink.threads[ln.Rank][i] {
+				t.Errorf("rank %d call %d (%s): thread %d, the sink got %d", ln.Rank, i, fnName(tl, &ln, i), th, sink.threads[ln.Rank][i])
+			}
+			if th == 1 {
+				ones++
+				if f := fnName(tl, &ln, i); ln.Rank == 0 && f != "MPI_Recv" || ln.Rank == 1 && f != "MPI_Send" {
+					t.Errorf("rank %d: thread 1 made %s", ln.Rank, f)
+				}
+			}
+		}
+		if ones != 1 {
+			t.Errorf("rank %d: %d calls of thread 1, want 1", ln.Rank, ones)
+		}
+	}
+	_, tl = recordTimeline(t, threadedLateSender(), 2)
+	for _, ln := range tl.Lanes {
+		if len(ln.Start) != 1 || len(ln.Threads) != 2 {
+			t.Errorf("truncated rank %d: %d boxes, threads %v; want 1 box, threads [0 1]", ln.Rank, len(ln.Start), ln.Threads)
+		}
+	}
+	_, tl = recordTimeline(t, tracetest.TwoMessages(), 0)
+	for _, ln := range tl.Lanes {
+		if ln.Threads != nil || ln.Thread != nil {
+			t.Errorf("single-threaded rank %d: threads %v, thread column %v", ln.Rank, ln.Threads, ln.Thread)
+		}
+	}
+}

@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"fmt"
 	"math"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/dtpa/dtpa/internal/headless"
 	"github.com/dtpa/dtpa/report"
 )
 
@@ -70,7 +75,47 @@ func TestThreads(t *testing.T) {
 					t.Errorf("rank %d: sends %d, receives %d; want %d, %d", rk, k.SendNumber, k.ReceiveNumber, sends, recvs)
 				}
 			}
+			checkThreadLanes(t, dir)
 		})
+	}
+}
+
+// checkThreadLanes writes the HTML page of threads.c's traces in dir and
+// opens it in headless chromium: each of the 4 ranks has a lane per
+// thread calling MPI (the main thread, A and B: 12 lanes), and the 22
+// messages (per pair of ranks 1 of thread A, 10 of thread B) run between
+// partners' thread lanes, never the main thread's (the first of a rank's
+// three lanes), in 4 distinct pairs of lanes.
+func checkThreadLanes(t *testing.T, dir string) {
+	t.Helper()
+	page := filepath.Join(dir, "threads.html")
+	run(t, dir, nil, time.Minute, filepath.Join(root, "bin", "dtpa"), "--html", "-o", page, "threads")
+	p := headless.Open(t, page)
+	headless.CheckReport(t, p)
+	tl := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	for _, want := range []string{`data-ranks="4"`, `data-lanes="12"`, `data-messages="22"`, `data-arrows="22"`} {
+		if !strings.Contains(tl, want) {
+			t.Errorf("timeline element %s lacks %s", tl, want)
+		}
+	}
+	m := regexp.MustCompile(`data-arrow-lanes="([^"]*)"`).FindStringSubmatch(tl)
+	if m == nil {
+		t.Fatalf("timeline element %s names no arrow lanes", tl)
+	}
+	pairs := map[string]bool{}
+	arrows := strings.Fields(m[1])
+	for _, a := range arrows {
+		var from, to int
+		if _, err := fmt.Sscanf(a, "%d-%d", &from, &to); err != nil {
+			t.Fatalf("arrow %q: %v", a, err)
+		}
+		if from%3 == 0 || to%3 == 0 || from/3 != (to/3)^1 {
+			t.Errorf("arrow from lane %d to lane %d: not between partners' threads A or B", from, to)
+		}
+		pairs[a] = true
+	}
+	if len(arrows) != 22 || len(pairs) != 4 {
+		t.Errorf("%d arrows between %d pairs of lanes (%s), want 22 between 4", len(arrows), len(pairs), m[1])
 	}
 }
 

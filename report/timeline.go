@@ -68,6 +68,10 @@ type Lane struct {
 	// called MPI_Init); absent when every call is thread 0's. A
 	// multi-threaded rank's calls overlap in time: one sub-lane per thread.
 	Thread []int `json:"thread,omitempty"`
+	// Threads are the threads that made the rank's calls (kept in detail
+	// or not), ascending; absent when only thread 0 did. A drawing gives
+	// each one a sub-lane.
+	Threads []int `json:"threads,omitempty"`
 	// Spans are the interval executions (MPI_Pcontrol(100) exit to
 	// MPI_Pcontrol(101) entry) that start within the detail.
 	Spans Spans `json:"spans"`

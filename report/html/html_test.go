@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -225,7 +226,7 @@ func TestBrowserTimeline(t *testing.T) {
 		if budget == 3 {
 			arrows, truncated = `data-arrows="1"`, true
 		}
-		for _, want := range []string{`data-ranks="3"`, `data-messages="2"`, arrows} {
+		for _, want := range []string{`data-ranks="3"`, `data-lanes="3"`, `data-messages="2"`, arrows} {
 			if !strings.Contains(tlDiv, want) {
 				t.Errorf("budget %d: timeline element %s lacks %s", budget, tlDiv, want)
 			}
@@ -287,5 +288,59 @@ func TestBrowserTimelineSpans(t *testing.T) {
 	}
 	if strings.Contains(attrRE.ReplaceAllString(p.DOM, `=""`), "<img") {
 		t.Error("a host name became an element")
+	}
+}
+
+// TestBrowserTimelineThreads: rank 0 (MPI_THREAD_MULTIPLE) calls MPI from
+// threads 0 and 1, rank 1 from its main thread alone: three lanes, rank
+// 0 thread 0, rank 0 thread 1 and rank 1, for two ranks. Thread 0 sends
+// to rank 1 at 50 ms; thread 1 waits 1 … 201.02 ms for rank 1's send at
+// 201 ms, and its calls are recorded after thread 0's MPI_Finalize. The
+// arrows run from lane 0 to lane 2 and from lane 2 to lane 1.
+func TestBrowserTimelineThreads(t *testing.T) {
+	const us, ms = tracetest.US, 1000 * tracetest.US
+	run := tracetest.NewRun(2)
+	run.ThreadLevel = 3
+	r0, r1 := run.Rank(0).Init(us), run.Rank(1).Init(us)
+	r0.Thread(1).Thread(0)
+	r0.At(50*ms).Send(1, 0, 8, 10*us)
+	r0.At(300 * ms).Finalize(us)
+	r0.Thread(1).At(1*ms).Recv(1, 1, 8, 200*ms+20*us)
+	r1.At(60*ms).Recv(0, 0, 8, 10*us)
+	r1.At(201*ms).Send(0, 1, 8, 10*us)
+	r1.At(300 * ms).Finalize(us)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &analyzer.TimelineRecorder{}
+	rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) > 0 || rep.Unmatched != nil {
+		t.Fatalf("warnings %q, unmatched %+v", rep.Warnings, rep.Unmatched)
+	}
+	tl := rec.Timeline()
+	if len(tl.Lanes) != 2 || len(tl.Lanes[0].Threads) != 2 || tl.Lanes[1].Threads != nil {
+		t.Fatalf("lanes %d, threads %v and %v", len(tl.Lanes), tl.Lanes[0].Threads, tl.Lanes[1].Threads)
+	}
+	path, _ := write(t, rep, tl)
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	for _, want := range []string{`data-ranks="2"`, `data-lanes="3"`, `data-messages="2"`, `data-arrows="2"`} {
+		if !strings.Contains(tlDiv, want) {
+			t.Errorf("timeline element %s lacks %s", tlDiv, want)
+		}
+	}
+	m := regexp.MustCompile(`data-arrow-lanes="([^"]*)"`).FindStringSubmatch(tlDiv)
+	if m == nil {
+		t.Fatalf("timeline element %s names no arrow lanes", tlDiv)
+	}
+	got := strings.Fields(m[1])
+	sort.Strings(got)
+	if strings.Join(got, " ") != "0-2 2-1" {
+		t.Errorf("arrows between lanes %q, want 0-2 and 2-1", m[1])
 	}
 }

@@ -531,10 +531,64 @@
       }));
       return [...inst.values()].sort((a, b) => a.t - b.t);
     }
+    // Rows drawn: one per rank, or one per thread of a rank whose calls
+    // come from several threads (its threads overlap in time). blocks[j]
+    // is lane j's rows: the first, how many, and the row of each thread.
+    const rows = [], blocks = [];
+    lanes.forEach((l, j) => {
+      const ths = [...new Set([...(l.threads || []), ...(l.thread || [])])].sort((a, b) => a - b);
+      const b = { top: rows.length, count: Math.max(1, ths.length), row: new Map() };
+      if (ths.length > 1) ths.forEach((th, k) => { b.row.set(th, rows.length); rows.push({ j, rank: l.rank, thread: th, k }); });
+      else rows.push({ j, rank: l.rank, thread: -1, k: 0 });
+      blocks.push(b);
+    });
+    const nr = rows.length;
+    const cols = ["start", "dur", "lost", "func", "site", "bytes", "peer", "coll"];
+    // split gives each row its calls (in time order) from the lanes ls
+    // (in the order of tl.lanes), and each multi-threaded rank a lookup of
+    // the row of a call by its start (a message's send) and by its end (the
+    // call that completed a receive).
+    function split(ls) {
+      const out = [], at = [];
+      blocks.forEach((b, j) => {
+        const l = ls[j] || { rank: lanes[j].rank, start: [], dur: [], lost: [], func: [], site: [], bytes: [], peer: [], coll: [] };
+        if (b.count === 1) { out.push(l); at.push(null); return; }
+        const parts = [];
+        for (let k = 0; k < b.count; k++) {
+          const p = { rank: lanes[j].rank };
+          for (const c of cols) p[c] = [];
+          parts.push(p);
+        }
+        const starts = new Map(), ends = new Map();
+        for (let i = 0; i < l.start.length; i++) {
+          const th = l.thread ? l.thread[i] : 0, r = b.row.has(th) ? b.row.get(th) : b.top, p = parts[r - b.top];
+          for (const c of cols) p[c].push(l[c] ? l[c][i] : -1);
+          if (!starts.has(l.start[i])) starts.set(l.start[i], r);
+          if (!ends.has(l.start[i] + l.dur[i])) ends.set(l.start[i] + l.dur[i], r);
+        }
+        for (const p of parts) {
+          let sorted = true;
+          for (let i = 1; i < p.start.length && sorted; i++) sorted = p.start[i - 1] <= p.start[i];
+          if (!sorted) {
+            const ix = p.start.map((_, i) => i).sort((a, c) => p.start[a] - p.start[c]);
+            for (const c of cols) p[c] = ix.map((i) => p[c][i]);
+          }
+          out.push(p);
+        }
+        at.push({ starts, ends });
+        for (let k = 1; k < b.count; k++) at.push(null);
+      });
+      return { rows: out, at };
+    }
+    // view makes D from per-rank lanes.
+    function view(ls, M, from, to, detail, bins) {
+      const sp = split(ls);
+      return { lanes: ls, rows: sp.rows, at: sp.at, M, from, to, detail, bins, insts: collInsts(sp.rows) };
+    }
     const noMsgs = { from: [], to: [], send: [], recv: [] };
-    let D = live.window ? { lanes: [], M: noMsgs, from: 0, to: 0, detail: false, bins: 0, insts: [] }
-      : { lanes, M: tl.messages, from: 0, to: tl.end, detail: true, bins: tl.bins, insts: collInsts(lanes) };
+    let D = live.window ? view([], noMsgs, 0, 0, false, 0) : view(lanes, tl.messages, 0, tl.end, true, tl.bins);
     host.setAttribute("data-ranks", String(n));
+    host.setAttribute("data-lanes", String(nr));
     host.setAttribute("data-messages", String(tl.message_count));
     host.setAttribute("data-arrows", String(D.M.from.length));
     host.setAttribute("data-live", live.window ? "1" : "0");
@@ -548,10 +602,13 @@
     const colors = { p2p: "#4e79a7", coll: "#59a14f", wait: "#f28e2b", other: "#a0a0a0" };
     const laneOf = new Map();
     lanes.forEach((l, j) => laneOf.set(l.rank, j));
+    // rowLabel names a row: its rank, and its thread in a multi-threaded rank.
+    const rowLabel = (r) => r.thread < 0 ? label(lanes[r.j]) : "rank " + r.rank + " thread " + r.thread + (oneHost || !lanes[r.j].host ? "" : " " + lanes[r.j].host);
     info.append(legend([["point-to-point", , colors.p2p], ["collective", , colors.coll], ["wait/test", , colors.wait],
       ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]]),
     el("div", { class: "note" }, tl.call_count + " calls, " + tl.message_count + " messages on " + n +
-      " ranks" + (oneHost && hosts[0] ? " on host " + hosts[0] : "") + "; intervals shaded purple behind the calls. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
+      " ranks" + (oneHost && hosts[0] ? " on host " + hosts[0] : "") +
+      (nr > n ? " in " + nr + " lanes, one per thread of a rank whose threads call MPI" : "") + "; intervals shaded purple behind the calls. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
       "A link ending in #t=FROM,TO (seconds) opens this window."));
     if (live.window) {
       info.append(el("div", { class: "note", id: "live" }, "Served by dtpa view: the overview shows the whole run; each window you zoom to is fetched in detail (every call, message and interval) when it holds at most a few hundred thousand calls, else aggregated per pixel."));
@@ -570,9 +627,9 @@
     host.tabIndex = 0;
     const axis = 22;
     ctx0.font = "11px system-ui, sans-serif";
-    const gutter = Math.min(200, Math.max(56, 10 + Math.max(...lanes.map((l) => ctx0.measureText(label(l)).width))));
-    const laneH = Math.max(3, Math.min(28, Math.floor(560 / n)));
-    const H = axis + n * laneH + 8;
+    const gutter = Math.min(200, Math.max(56, 10 + Math.max(...rows.map((r) => ctx0.measureText(rowLabel(r)).width))));
+    const laneH = Math.max(3, Math.min(28, Math.floor(560 / nr)));
+    const H = axis + nr * laneH + 8;
     let W = 800, t0 = 0, t1 = Math.max(tl.end, 1);
     const ctx = canvas.getContext("2d");
     function resize() {
@@ -610,7 +667,7 @@
           if (my !== seq) return;
           const byRank = new Map(w.lanes.map((l) => [l.rank, l]));
           const ls = lanes.map((l) => byRank.get(l.rank) || { rank: l.rank, start: [], dur: [], lost: [], func: [], site: [], bytes: [], peer: [], coll: [] });
-          D = { lanes: ls, M: w.messages, from: w.from, to: w.to, detail: w.detail, bins: w.bins, insts: collInsts(ls) };
+          D = view(ls, w.messages, w.from, w.to, w.detail, w.bins);
           windows++;
           host.setAttribute("data-window", w.from + "," + w.to);
           host.setAttribute("data-window-detail", w.detail ? "1" : "0");
@@ -649,11 +706,17 @@
         ctx.beginPath(); ctx.moveTo(x, 15); ctx.lineTo(x, H); ctx.stroke();
       }
       const px = (t1 - t0) / (W - gutter - 4);
+      // A rank's block of rows: its background and labels, then what is
+      // the rank's as a whole (interval executions, overview, the end of
+      // its detail) over the whole block.
       lanes.forEach((l, j) => {
-        const y = Y(j), h = Math.max(2, laneH - 2);
+        const blk = blocks[j], y = Y(blk.top), bH = blk.count * laneH, h = Math.max(2, bH - 2);
         ctx.fillStyle = j % 2 ? "#f7f7f7" : "#fbfbfb";
-        ctx.fillRect(gutter, y, W - gutter, laneH);
-        if (laneH >= 9) { ctx.fillStyle = "#333"; ctx.fillText(label(l), 4, y + Math.min(laneH - 3, 14), gutter - 6); }
+        ctx.fillRect(gutter, y, W - gutter, bH);
+        for (let k = 0; k < blk.count; k++) {
+          if (k > 0) { ctx.fillStyle = "#e8e8e8"; ctx.fillRect(gutter, y + k * laneH, W - gutter, 1); }
+          if (laneH >= 9) { ctx.fillStyle = "#333"; ctx.fillText(rowLabel(rows[blk.top + k]), 4, y + k * laneH + Math.min(laneH - 3, 14), gutter - 6); }
+        }
         // Interval executions: a purple tint per level, a line on top.
         const sp = spansOf(D.lanes[j] || {});
         for (let i = 0; i < sp.start.length; i++) {
@@ -661,7 +724,7 @@
           if (e < t0 || s > t1) continue;
           const x0 = Math.max(gutter, X(s)), x1 = Math.max(x0 + 1, X(e));
           ctx.fillStyle = "rgba(148,103,189,.13)";
-          ctx.fillRect(x0, y, x1 - x0, laneH);
+          ctx.fillRect(x0, y, x1 - x0, bH);
           ctx.fillStyle = "rgba(118,73,159,.8)";
           ctx.fillRect(x0, y + Math.min(sp.level[i] - 1, 3), x1 - x0, 1);
         }
@@ -683,7 +746,7 @@
             if (lf > 0) { ctx.fillStyle = "#d62728"; ctx.fillRect(x0, y + 1 + h * (1 - lf), Math.max(1, x1 - x0), Math.max(1, h * lf * 0.35)); }
           }
         };
-        const dl = D.lanes[j] || { start: [], coll: [] };
+        const dl = D.lanes[j] || {};
         if (live.window) {
           if (t0 < D.from) ovDraw(l.overview, tl.bins, 0, tl.end, t0, D.from);
           if (t1 > D.to) ovDraw(l.overview, tl.bins, 0, tl.end, D.to, t1);
@@ -691,8 +754,13 @@
         } else if (l.truncated && l.detail_end < t1) {
           ovDraw(l.overview, tl.bins, 0, tl.end, l.detail_end, tl.end);
           const xd = X(l.detail_end);
-          if (xd >= gutter && xd <= W) { ctx.fillStyle = "#000"; ctx.fillRect(xd, y, 2, laneH); }
+          if (xd >= gutter && xd <= W) { ctx.fillStyle = "#000"; ctx.fillRect(xd, y, 2, bH); }
         }
+      });
+      // The calls, row by row.
+      rows.forEach((row, j) => {
+        const y = Y(j), h = Math.max(2, laneH - 2);
+        const dl = D.rows[j] || { start: [] };
         let lastX = -1;
         for (let i = firstAt(dl, t0); i < dl.start.length && dl.start[i] <= t1; i++) {
           const s = dl.start[i], d = dl.dur[i];
@@ -727,7 +795,7 @@
       // Message arrows.
       ctx.strokeStyle = "rgba(0,0,0,.6)"; ctx.fillStyle = "rgba(0,0,0,.6)";
       drawn = 0;
-      const M = D.M;
+      const M = D.M, ends = [];
       // More arrows than one per three pixels would only blacken the
       // lanes: then none are drawn (zoom in to see them).
       let visible = 0;
@@ -739,8 +807,9 @@
         const s = M.send[m], r = M.recv[m];
         if (r < t0 || s > t1) continue;
         if (++drawn > 20000) break;
-        const jf = laneOf.get(M.from[m]), jt = laneOf.get(M.to[m]);
+        const jf = rowAt(M.from[m], s, "starts"), jt = rowAt(M.to[m], r, "ends");
         if (jf === undefined || jt === undefined) continue;
+        if (ends.length < 64) ends.push(jf + "-" + jt);
         const xa = X(s), ya = Y(jf) + laneH / 2, xb = X(r), yb = Y(jt) + laneH / 2;
         ctx.beginPath(); ctx.moveTo(xa, ya); ctx.lineTo(xb, yb); ctx.stroke();
         const a = Math.atan2(yb - ya, xb - xa), k = Math.min(6, laneH / 2);
@@ -750,6 +819,16 @@
         ctx.fill();
       }
       ctx.restore();
+      // The lanes (rows) of the first arrows drawn, FROM-TO.
+      host.setAttribute("data-arrow-lanes", ends.join(" "));
+    }
+    // rowAt is the row of rank's call starting (starts) or ending (ends)
+    // at t; the rank's first row when it has one row or no such call.
+    function rowAt(rank, t, which) {
+      const j = laneOf.get(rank);
+      if (j === undefined) return undefined;
+      const a = D.at[blocks[j].top], r = a ? a[which].get(t) : undefined;
+      return r === undefined ? blocks[j].top : r;
     }
     function zoom(f, at) {
       const c = at === undefined ? (t0 + t1) / 2 : at;
@@ -785,7 +864,7 @@
       const r = canvas.getBoundingClientRect(), x = e.clientX - r.left, yy = e.clientY - r.top;
       const j = Math.floor((yy - axis) / laneH);
       tip.style.display = "none";
-      if (j < 0 || j >= n) return;
+      if (j < 0 || j >= nr) return;
       const show = (lines) => {
         tip.textContent = lines.join("\n");
         tip.style.display = "block";
@@ -793,24 +872,27 @@
         tip.style.top = (yy + 14) + "px";
       };
       if (x < gutter) {
-        show(["rank " + lanes[j].rank + (lanes[j].host ? " on host " + lanes[j].host : ""), lanes[j].calls + " calls"]);
+        const ln = lanes[rows[j].j];
+        show(["rank " + ln.rank + (rows[j].thread >= 0 ? " thread " + rows[j].thread : "") + (ln.host ? " on host " + ln.host : ""),
+          ln.calls + " calls" + (rows[j].thread >= 0 ? " on the rank's " + blocks[rows[j].j].count + " threads" : "")]);
         return;
       }
-      const l = Object.assign({ rank: lanes[j].rank }, D.lanes[j] || { start: [], dur: [] }), t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
+      const row = rows[j], who = "rank " + row.rank + (row.thread >= 0 ? " thread " + row.thread : "");
+      const l = Object.assign({ rank: row.rank }, D.rows[j] || { start: [], dur: [] }), t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
       let i = firstAt(l, t - slack);
       if (i >= l.start.length || l.start[i] > t + slack) {
         // Not on a call: the innermost interval there, if any.
-        const sp = spansOf(l);
+        const sp = spansOf(D.lanes[row.j] || {});
         let best = -1;
         for (let k = 0; k < sp.start.length; k++)
           if (sp.start[k] <= t && t <= sp.start[k] + sp.dur[k] && (best < 0 || sp.level[k] > sp.level[best])) best = k;
         if (best >= 0)
-          show(["interval " + tl.intervals[sp.interval[best]], "rank " + l.rank,
+          show(["interval " + tl.intervals[sp.interval[best]], who,
             "start " + dur(sp.start[best]) + ", duration " + dur(sp.dur[best])]);
         return;
       }
       const f = tl.funcs[l.func[i]], p = srcById.get(l.site[i]);
-      const lines = [f.name + " (" + f.kind + ")", "rank " + l.rank + (p ? ", " + siteText(site(p)) + " [SRC " + p.id + "]" : ""),
+      const lines = [f.name + " (" + f.kind + ")", who + (p ? ", " + siteText(site(p)) + " [SRC " + p.id + "]" : ""),
         "start " + dur(l.start[i]) + ", duration " + dur(l.dur[i])];
       if (l.lost[i] > 0) lines.push("lost to a late partner " + dur(l.lost[i]));
       if (l.bytes[i] > 0) lines.push(l.bytes[i] + " bytes");

@@ -58,17 +58,22 @@ type stream struct {
 	buf      []byte
 	n        int32
 	from, to int64 // time range of the records in buf
+	lo       int64 // the earliest start in buf
 	chunks   []chunk
 }
 
 // chunk is where a run of records lies in the file and the time they
 // cover: from is the first record's start, to the largest end so far in
 // the stream (so that to never decreases and a binary search finds the
-// first chunk reaching a time).
+// first chunk reaching a time), and lo the earliest start in this chunk
+// or any later one (so that a window's scan stops at the first chunk whose
+// lo is past it). A rank's calls are in time order thread by thread, not
+// across threads: a thread's buffer handed over late puts early calls
+// after later ones.
 type chunk struct {
-	off      int64
-	size, n  int32
-	from, to int64
+	off          int64
+	size, n      int32
+	from, to, lo int64
 }
 
 // Limits of a window answered in detail and of one aggregated by reading
@@ -150,14 +155,15 @@ func kindCol(k string) int {
 
 // Record flags.
 const (
-	fLost  = 1 << iota // lost > 0 follows
-	fBytes             // bytes > 0 follows
-	fPeer              // peer >= 0 follows
-	fColl              // 8 bytes of collective instance follow
-	fMsgs              // number of messages, then each message, follow
+	fLost   = 1 << iota // lost > 0 follows
+	fBytes              // bytes > 0 follows
+	fPeer               // peer >= 0 follows
+	fColl               // 8 bytes of collective instance follow
+	fMsgs               // number of messages, then each message, follow
+	fThread             // thread > 0 follows (absent: thread 0)
 )
 
-const maxCallRecord = 1 + 8*binary.MaxVarintLen64 + 8
+const maxCallRecord = 1 + 9*binary.MaxVarintLen64 + 8
 
 // Call spools one call (analyzer.TimelineSink).
 func (s *Store) Call(rank int, c *analyzer.TimelineCall) {
@@ -171,9 +177,10 @@ func (s *Store) Call(rank int, c *analyzer.TimelineCall) {
 		s.put(st)
 	}
 	if st.n == 0 {
-		st.from, l.prevEntry = c.Entry, c.Entry
+		st.from, st.lo, l.prevEntry = c.Entry, c.Entry, c.Entry
 		st.to = max(st.to, c.Exit)
 	}
+	st.lo = min(st.lo, c.Entry)
 	var fl byte
 	if c.Lost > 0 {
 		fl |= fLost
@@ -189,6 +196,9 @@ func (s *Store) Call(rank int, c *analyzer.TimelineCall) {
 	}
 	if len(c.Msgs) > 0 {
 		fl |= fMsgs
+	}
+	if c.Thread > 0 {
+		fl |= fThread
 	}
 	b := append(st.buf, fl)
 	b = binary.AppendVarint(b, c.Entry-l.prevEntry)
@@ -213,6 +223,9 @@ func (s *Store) Call(rank int, c *analyzer.TimelineCall) {
 			b = binary.AppendUvarint(b, uint64(max(0, m.Src)))
 			b = binary.AppendVarint(b, m.Send-c.Entry)
 		}
+	}
+	if fl&fThread != 0 {
+		b = binary.AppendUvarint(b, uint64(c.Thread))
 	}
 	st.buf = b
 	st.n++
@@ -241,6 +254,7 @@ func (s *Store) Span(rank int, sp *analyzer.TimelineSpan) {
 		st.from = sp.Enter
 	}
 	st.from = min(st.from, sp.Enter)
+	st.lo = st.from
 	b := binary.AppendVarint(st.buf, sp.Enter)
 	b = binary.AppendUvarint(b, uint64(max(0, sp.Leave-sp.Enter)))
 	b = binary.AppendUvarint(b, uint64(iv))
@@ -258,7 +272,7 @@ func (s *Store) put(st *stream) {
 			s.err = fmt.Errorf("view: writing the spool: %w", err)
 		}
 	}
-	c := chunk{off: s.off, size: int32(len(st.buf)), n: st.n, from: st.from, to: st.to}
+	c := chunk{off: s.off, size: int32(len(st.buf)), n: st.n, from: st.from, to: st.to, lo: st.lo}
 	s.off += int64(len(st.buf))
 	s.mu.Unlock()
 	st.chunks = append(st.chunks, c)
@@ -279,6 +293,10 @@ func (s *Store) finish(rec *analyzer.TimelineRecorder, tl *report.Timeline) erro
 			s.put(&l.spans)
 		}
 		l.calls.buf, l.spans.buf = nil, nil
+		cs := l.calls.chunks
+		for i := len(cs) - 2; i >= 0; i-- {
+			cs[i].lo = min(cs[i].lo, cs[i+1].lo)
+		}
 	}
 	if s.err != nil {
 		return s.err
@@ -302,7 +320,7 @@ func (s *Store) finish(rec *analyzer.TimelineRecorder, tl *report.Timeline) erro
 // window is one decoded call, times relative to the origin.
 type wcall struct {
 	start, dur, lost, bytes int64
-	fn, site, peer          int
+	fn, site, peer, thread  int
 	coll                    uint64
 	kind                    int
 }
@@ -321,7 +339,7 @@ func first(cs []chunk, t int64) int {
 // to] (global clock): an upper bound of the records in the window.
 func count(cs []chunk, from, to int64) int64 {
 	var n int64
-	for i := first(cs, from); i < len(cs) && cs[i].from <= to; i++ {
+	for i := first(cs, from); i < len(cs) && cs[i].lo <= to; i++ {
 		n += int64(cs[i].n)
 	}
 	return n
@@ -335,7 +353,7 @@ func (s *Store) calls(r int, from, to int64, fn func(c *wcall, msgs []wmsg)) err
 	cs := s.ranks[r].calls.chunks
 	var c wcall
 	var msgs []wmsg
-	for i := first(cs, from); i < len(cs) && cs[i].from <= to; i++ {
+	for i := first(cs, from); i < len(cs) && cs[i].lo <= to; i++ {
 		ch := cs[i]
 		if cap(s.readBuf) < int(ch.size) {
 			s.readBuf = make([]byte, ch.size)
@@ -405,6 +423,9 @@ func (s *Store) calls(r int, from, to int64, fn func(c *wcall, msgs []wmsg)) err
 					b = b[m:]
 					msgs = append(msgs, wmsg{src: int(src), send: entry + d, rcv: entry + c.dur})
 				}
+			}
+			if fl&fThread != 0 {
+				c.thread = int(uv())
 			}
 			if b == nil {
 				return errCorrupt

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -346,5 +347,159 @@ func TestServedInChromium(t *testing.T) {
 	}
 	if n, _ := strconv.Atoi(attr("data-arrows")); n == 0 {
 		t.Errorf("no message arrows in the window: %s", tlm)
+	}
+}
+
+// threaded is 2 ranks of MPI_THREAD_MULTIPLE whose threads 0 and 1 both
+// call MPI: on rank 0 thread 1 waits 1 … 201.02 ms for rank 1's thread 1,
+// while thread 0 sends to rank 1's thread 0 at 50 ms. Rank 0's thread 1
+// calls are recorded after thread 0's MPI_Finalize (a buffer handed over
+// late), so the rank's calls are not in time order.
+func threaded() *tracetest.Run {
+	const ms = 1000 * us
+	run := tracetest.NewRun(2)
+	run.ThreadLevel = 3
+	r0, r1 := run.Rank(0).Init(us), run.Rank(1).Init(us)
+	r0.Thread(1).Thread(0)
+	r0.At(50*ms).Send(1, 0, 8, 10*us)
+	r0.At(300 * ms).Finalize(us)
+	r0.Thread(1).At(1*ms).Recv(1, 1, 8, 200*ms+20*us)
+	r1.Thread(1).Thread(0)
+	r1.At(60*ms).Recv(0, 0, 8, 10*us)
+	r1.Thread(1).At(201*ms).Send(0, 1, 8, 10*us)
+	r1.Thread(0).At(300 * ms).Finalize(us)
+	return run
+}
+
+// TestWindowThreads: a window in detail names each call's thread as the
+// in-memory timeline does, and the served page's lanes list both threads
+// of each rank (the page lays out its sub-lanes from them) without the
+// recorder's own detail.
+func TestWindowThreads(t *testing.T) {
+	ref, srv, st := analyzeBoth(t, threaded())
+	w, err := st.Window(0, ref.End, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !w.Detail || len(w.Lanes) != 2 {
+		t.Fatalf("detail %v, %d lanes", w.Detail, len(w.Lanes))
+	}
+	for j, ln := range ref.Lanes {
+		got := w.Lanes[j]
+		if len(ln.Thread) != len(ln.Start) || len(got.Thread) != len(got.Start) || len(got.Start) != len(ln.Start) {
+			t.Fatalf("rank %d: window %d calls %d threads; reference %d calls %d threads", ln.Rank, len(got.Start), len(got.Thread), len(ln.Start), len(ln.Thread))
+		}
+		ones := 0
+		for i := range ln.Start {
+			if got.Start[i] != ln.Start[i] || got.Thread[i] != ln.Thread[i] {
+				t.Errorf("rank %d call %d: start %d thread %d, want %d %d", ln.Rank, i, got.Start[i], got.Thread[i], ln.Start[i], ln.Thread[i])
+			}
+			if ln.Thread[i] == 1 {
+				ones++
+			}
+		}
+		if ones != 1 {
+			t.Errorf("rank %d: %d calls of thread 1, want 1", ln.Rank, ones)
+		}
+	}
+	// At rank 1's receive (59 ms after the origin, rank 0's thread 1
+	// entering its receive) rank 0 has its thread 1 receive in the
+	// window, rank 1 a call of thread 0 alone: no column.
+	at := ref.Lanes[1].Start[0]
+	w, err = st.Window(at, at+us, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := w.Lanes[0]; len(l.Start) != 1 || fmt.Sprint(l.Thread) != "[1]" {
+		t.Errorf("rank 0 at %d: %d calls, threads %v; want 1 call of thread 1", at, len(l.Start), l.Thread)
+	}
+	if l := w.Lanes[1]; len(l.Start) != 1 || l.Thread != nil {
+		t.Errorf("rank 1 at %d: %d calls, thread column %v; want 1, none", at, len(l.Start), l.Thread)
+	}
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="dtpa-timeline">(.*?)</script>`).FindSubmatch(srv.page)
+	if m == nil {
+		t.Fatal("no timeline in the page")
+	}
+	var tl report.Timeline
+	if err := json.Unmarshal(m[1], &tl); err != nil {
+		t.Fatal(err)
+	}
+	for _, ln := range tl.Lanes {
+		if fmt.Sprint(ln.Threads) != "[0 1]" || ln.Thread != nil || len(ln.Start) != 0 {
+			t.Errorf("served rank %d: threads %v, thread column %v, %d calls", ln.Rank, ln.Threads, ln.Thread, len(ln.Start))
+		}
+	}
+}
+
+// TestWindowLateThread: a thread's calls spooled after later calls of
+// another thread (its buffer handed over late) are found by a window
+// however many chunks lie between: thread 0 calls at 0, 1, 2 … µs
+// (100 ns each), then thread 1 at 0.5, 1.5, 2.5 … µs, in chunks of a few
+// calls.
+func TestWindowLateThread(t *testing.T) {
+	st, err := NewStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	st.Start(1)
+	st.chunk = 64
+	for th := int64(0); th < 2; th++ {
+		for i := int64(0); i < 100; i++ {
+			e := 1000*i + 500*th
+			st.Call(0, &analyzer.TimelineCall{Entry: e, Exit: e + 100, Peer: -1, Kind: report.KindP2P, Thread: int32(th)})
+		}
+	}
+	if err := st.finish(&analyzer.TimelineRecorder{}, &report.Timeline{End: 100_000, Lanes: []report.Lane{{Rank: 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(st.ranks[0].calls.chunks); n < 10 {
+		t.Fatalf("%d chunks, want many", n)
+	}
+	w, err := st.Window(50_450, 50_650, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := w.Lanes[0]; !w.Detail || len(l.Start) != 1 || l.Start[0] != 50_500 || fmt.Sprint(l.Thread) != "[1]" {
+		t.Errorf("window 50.45 … 50.65 µs: detail %v, starts %v, threads %v; want thread 1's call at 50.5 µs", w.Detail, l.Start, l.Thread)
+	}
+}
+
+// TestServedThreadsInChromium: the served page of threaded lays out a
+// lane per thread of each rank (4 for 2 ranks) before any window arrives,
+// and draws the window's arrows between the threads that sent and
+// received: rank 0 thread 0 → rank 1 thread 0 (lanes 0, 2), rank 1
+// thread 1 → rank 0 thread 1 (lanes 3, 1).
+func TestServedThreadsInChromium(t *testing.T) {
+	ref, srv, _ := analyzeBoth(t, threaded())
+	ln, err := Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	u := fmt.Sprintf("http://%s/#t=0,%.9f", ln.Addr(), float64(ref.End)/1e9)
+	p := headless.OpenURL(t, u, 10*time.Second)
+	headless.CheckPage(t, p, "http://"+ln.Addr().String()+"/")
+	tlm := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	attr := func(name string) string {
+		m := regexp.MustCompile(` ` + name + `="([^"]*)"`).FindStringSubmatch(tlm)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	if attr("data-ranks") != "2" || attr("data-lanes") != "4" || attr("data-window-detail") != "1" || attr("data-window-boxes") != "4" {
+		t.Fatalf("timeline %s", tlm)
+	}
+	got := strings.Fields(attr("data-arrow-lanes"))
+	sort.Strings(got)
+	if strings.Join(got, " ") != "0-2 3-1" {
+		t.Errorf("arrows between lanes %q, want 0-2 and 3-1", attr("data-arrow-lanes"))
 	}
 }

@@ -33,6 +33,7 @@ type WLane struct {
 	Bytes    []int64          `json:"bytes"`
 	Peer     []int            `json:"peer"`
 	Coll     []int            `json:"coll"`
+	Thread   []int            `json:"thread,omitempty"` // absent when every call is thread 0's
 	Spans    report.Spans     `json:"spans"`
 	Overview *report.Overview `json:"overview,omitempty"`
 }
@@ -106,6 +107,12 @@ func (s *Store) detail(w *Window, gf, gt int64) (bool, error) {
 				}
 			}
 			ln.Coll = append(ln.Coll, id)
+			if c.thread != 0 && ln.Thread == nil {
+				ln.Thread = make([]int, len(ln.Start)-1, cap(ln.Start))
+			}
+			if ln.Thread != nil {
+				ln.Thread = append(ln.Thread, c.thread)
+			}
 			for _, m := range msgs {
 				w.Messages.From = append(w.Messages.From, m.src)
 				w.Messages.To = append(w.Messages.To, r)
