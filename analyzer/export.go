@@ -33,9 +33,9 @@ import (
 //
 // MPI_Init, MPI_Finalize and MPI_Pcontrol are not among the calls (the
 // first two delimit the program, MPI_Pcontrol shows as the intervals), nor
-// are calls before MPI_Init or after MPI_Finalize, nor those of threads
-// other than the one that called MPI_Init: the calls are those the
-// analysis replays.
+// are calls before MPI_Init or after MPI_Finalize: the calls are those the
+// analysis replays. A multi-threaded rank's calls of every thread share its
+// one "MPI calls" track, where they may overlap.
 type ChromeExport struct {
 	W       io.Writer // where the JSON goes, once the replay is over
 	TempDir string    // directory of the spool file; "" = os.TempDir()
