@@ -24,14 +24,14 @@ const stressRounds = 12
 // TestStress traces testdata/apps/stress.c (every MPI API family mixed,
 // round after round, hundreds of communicators created and freed) under
 // both MPIs: every operation must be matched, with no stall and no
-// warning. Then it cuts copies of the traces (one rank's file truncated at
-// a third, a half and two thirds of its length, the other ranks' complete)
-// and checks that the analysis gives up only what the cut lost: the
-// operations left unmatched are at most the communication operations
-// recorded after the cut in the cut rank's complete trace, plus the
-// requests it had outstanding at the cut (stressSlack); every collective
-// that is incomplete lacks only the cut rank; no request is "never
-// created" and the replay never stalls.
+// warning. Then it cuts copies of the traces (one rank's file, or two,
+// truncated inside an event batch after about a third, a half, two thirds
+// of its operations; the other ranks' complete) and checks that the
+// analysis gives up only what the cuts lost, never cascading: the
+// receives, sends and collective instances left unmatched are at most the
+// partner operations recorded after the cut in the cut rank's complete
+// trace, plus stressSlack per cut; every incomplete collective lacks only
+// cut ranks; no request is "never created" and the replay never stalls.
 func TestStress(t *testing.T) {
 	for _, m := range impls {
 		t.Run(m.name, func(t *testing.T) {
@@ -52,10 +52,12 @@ func TestStress(t *testing.T) {
 			if n := len(r.Intervals); n != 4 {
 				t.Errorf("%d intervals, want the whole program and 3", n)
 			}
-			for _, cut := range []struct{ rank, num, den int }{{2, 1, 2}, {1, 1, 3}, {3, 2, 3}, {0, 1, 2}} {
-				t.Run("cut"+strconv.Itoa(cut.rank)+"at"+strconv.Itoa(cut.num)+"of"+strconv.Itoa(cut.den), func(t *testing.T) {
-					checkCut(t, dir, cut.rank, cut.num, cut.den)
-				})
+			for _, cuts := range [][]stressCut{{{2, 1, 2}}, {{1, 1, 3}}, {{3, 2, 3}}, {{0, 1, 2}}, {{1, 1, 2}, {3, 3, 4}}} {
+				name := "cut"
+				for _, c := range cuts {
+					name += "_" + c.String()
+				}
+				t.Run(name, func(t *testing.T) { checkCut(t, dir, cuts...) })
 			}
 		})
 	}
@@ -75,61 +77,75 @@ var collLacksRE = regexp.MustCompile(`^Collective \S+ \(call .*\) lacks rank\(s\
 // not described one by one.
 var moreCollsRE = regexp.MustCompile(`^(\d+) more collective instance\(s\) lack some`)
 
-// checkCut copies the traces of stress in dir into a new directory, rank's
-// cut inside the event batch that completes the first num/den of its
-// communication operations, analyses them and checks that the unmatched
-// operations stay within what the cut removed.
-func checkCut(t *testing.T, dir string, rank, num, den int) {
-	cutDir := t.TempDir()
-	name := "stress." + strconv.Itoa(rank) + ".trc"
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	whole := countCommOps(t, b)
-	total := whole.sends + whole.recvs + whole.colls
-	// The shortest prefix that keeps num/den of the operations ends with
-	// the event batch frame that completes them; the file is cut in the
-	// middle of that frame (or of the next, if that is the first), which the
-	// analysis loses whole.
+// stressCut truncates rank's trace inside the event batch that completes
+// the first num/den of its communication operations.
+type stressCut struct{ rank, num, den int }
+
+func (c stressCut) String() string {
+	return "rank" + strconv.Itoa(c.rank) + "at" + strconv.Itoa(c.num) + "of" + strconv.Itoa(c.den)
+}
+
+// cutPoint is where c cuts the trace b: in the middle of the event batch
+// frame that completes num/den of its operations (or of the next, if that
+// is the first, so that the analysis has events of the cut rank to
+// match), which the analysis loses whole.
+func (c stressCut) cutPoint(t *testing.T, b []byte) int {
 	ops := func(n int) int64 {
 		k := countCommOps(t, b[:n])
 		return k.sends + k.recvs + k.colls
 	}
-	end := sort.Search(len(b)+1, func(n int) bool { return ops(n)*int64(den) >= total*int64(num) })
+	total := ops(len(b))
+	end := sort.Search(len(b)+1, func(n int) bool { return ops(n)*int64(c.den) >= total*int64(c.num) })
 	before := ops(end - 1)
 	start := sort.Search(end, func(n int) bool { return ops(n) >= before })
 	if before == 0 {
-		// That is the first batch: cut the next one, so that the
-		// analysis has events of the cut rank to match.
 		first := ops(end)
 		start, end = end, sort.Search(len(b)+1, func(n int) bool { return ops(n) > first })
 	}
-	cut := (start + end) / 2
+	return (start + end) / 2
+}
+
+// checkCut copies the traces of stress in dir into a new directory, cut
+// as cuts say, analyses them and checks that the unmatched operations stay
+// within what the cuts removed.
+func checkCut(t *testing.T, dir string, cuts ...stressCut) {
+	cutDir := t.TempDir()
+	var lost commOps
+	isCut := map[string]bool{}
 	for rk := 0; rk < 4; rk++ {
 		f := "stress." + strconv.Itoa(rk) + ".trc"
-		c, err := os.ReadFile(filepath.Join(dir, f))
+		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rk == rank {
-			c = c[:cut]
+		for _, c := range cuts {
+			if c.rank != rk {
+				continue
+			}
+			at := c.cutPoint(t, b)
+			whole, kept := countCommOps(t, b), countCommOps(t, b[:at])
+			l := commOps{whole.sends - kept.sends, whole.recvs - kept.recvs, whole.colls - kept.colls}
+			if l.sends <= 0 || l.recvs <= 0 || l.colls <= 0 || kept.colls <= 0 {
+				t.Fatalf("%v: the cut at byte %d of %d keeps %+v of %+v", c, at, len(b), kept, whole)
+			}
+			t.Logf("%v: cut at byte %d of %d, lost %+v of %+v", c, at, len(b), l, whole)
+			lost.sends += l.sends
+			lost.recvs += l.recvs
+			lost.colls += l.colls
+			isCut[strconv.Itoa(rk)] = true
+			b = b[:at]
 		}
-		if err := os.WriteFile(filepath.Join(cutDir, f), c, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(cutDir, f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	kept := countCommOps(t, b[:cut])
-	lost := commOps{whole.sends - kept.sends, whole.recvs - kept.recvs, whole.colls - kept.colls}
-	if lost.sends <= 0 || lost.recvs <= 0 || lost.colls <= 0 || kept.colls <= 0 {
-		t.Fatalf("the cut at byte %d of %d keeps %+v of %+v", cut, len(b), kept, whole)
-	}
+	slack := int64(stressSlack * len(cuts))
 	r, _ := analyse(t, cutDir, "stress")
 	u := r.Unmatched
 	if u == nil {
-		t.Fatalf("nothing unmatched although rank %d lost %+v", rank, lost)
+		t.Fatalf("nothing unmatched although the cuts lost %+v", lost)
 	}
-	// A send the cut rank lost leaves its partner's receive unmatched, a
+	// A send a cut rank lost leaves its partner's receive unmatched, a
 	// lost receive its partner's send, a lost collective call the
 	// instance the other members made (counted by instance in the
 	// warnings; Unmatched.Collectives counts the calls of the other
@@ -144,13 +160,13 @@ func checkCut(t *testing.T, dir string, rank, num, den int) {
 			inst += n
 		}
 	}
-	t.Logf("rank %d cut at %d/%d: lost %+v of %+v; unmatched %+v, %d collective instances", rank, num, den, lost, whole, *u, inst)
+	t.Logf("unmatched %+v, %d collective instances", *u, inst)
 	for _, c := range []struct {
 		what      string
 		got, lost int64
 	}{{"receives", u.Receives, lost.sends}, {"sends", u.Sends, lost.recvs}, {"collective instances", inst, lost.colls}} {
-		if c.got > c.lost+stressSlack {
-			t.Errorf("%d %s unmatched for %d partner operations lost by the cut (bound %d): a cascade", c.got, c.what, c.lost, c.lost+stressSlack)
+		if c.got > c.lost+slack {
+			t.Errorf("%d %s unmatched for %d partner operations lost by the cuts (bound %d): a cascade", c.got, c.what, c.lost, c.lost+slack)
 		}
 	}
 	if u.Collectives > 3*inst {
@@ -160,8 +176,12 @@ func checkCut(t *testing.T, dir string, rank, num, den int) {
 		t.Errorf("%d requests never created, %d stalls: the cut cascaded", u.Requests, u.Stalls)
 	}
 	for _, w := range r.Warnings {
-		if m := collLacksRE.FindStringSubmatch(w); m != nil && strings.TrimSpace(m[1]) != strconv.Itoa(rank) {
-			t.Errorf("a collective lacks ranks other than the cut one: %s", w)
+		if m := collLacksRE.FindStringSubmatch(w); m != nil {
+			for _, rk := range strings.Split(m[1], ",") {
+				if !isCut[strings.TrimSpace(rk)] {
+					t.Errorf("a collective lacks a rank that was not cut: %s", w)
+				}
+			}
 		}
 		if strings.Contains(w, "stall") {
 			t.Errorf("warning: %s", w)
