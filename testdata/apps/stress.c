@@ -30,6 +30,14 @@
  *     MPI_Waitany, MPI_Waitsome, MPI_Testany and MPI_Testall;
  *   - collectives: blocking (rooted, all-to-all, scans, v-variants),
  *     nonblocking (MPI_Waitall over several), persistent (MPI 4: MPICH);
+ *   - the less common calls (extras): MPI_Ibsend and MPI_Irsend completed
+ *     by MPI_Testsome, MPI_Ssend_init, MPI_Request_get_status, MPI_Waitany
+ *     over a null request, MPI_Iscan, MPI_Iexscan, MPI_Ireduce_scatter,
+ *     MPI_Igatherv, MPI_Ialltoallv, MPI_Iscatter, the v-variants of the
+ *     neighbourhood collectives, MPI_Comm_idup of an intercommunicator
+ *     with MPI_Ibcast (MPI_ROOT / MPI_PROC_NULL), MPI_Ialltoall and
+ *     MPI_Iallgather across, MPI_Comm_split of an intercommunicator,
+ *     MPI_Raccumulate under MPI_Win_lock_all;
  *   - every third round: nonblocking file I/O (MPI_File_iwrite_at +
  *     MPI_Wait, MPI_File_iread_at_all + MPI_Wait) on a temporary file in
  *     $TMPDIR, a generalized request, RMA (fences around MPI_Put, MPI_Get
@@ -369,6 +377,107 @@ static void p2p(int round)
 		MPI_Testall(2, r, &flag, MPI_STATUSES_IGNORE);
 }
 
+/* extras: the less common calls of each family. */
+static void extras(int round)
+{
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	int v = rank + round, x = -1, y[4], z[4], cnt[4] = {1, 1, 1, 1}, dsp[4] = {0, 1, 2, 3};
+	MPI_Request r[6];
+	/* Nonblocking sends of every mode, completed by MPI_Testsome. */
+	char bbuf[MPI_BSEND_OVERHEAD + 16];
+	void *bp;
+	int bsz;
+	MPI_Buffer_attach(bbuf, sizeof bbuf);
+	MPI_Irecv(&y[0], 1, MPI_INT, prev, 50, MPI_COMM_WORLD, &r[0]);
+	MPI_Irecv(&y[1], 1, MPI_INT, prev, 51, MPI_COMM_WORLD, &r[1]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Ibsend(&v, 1, MPI_INT, next, 50, MPI_COMM_WORLD, &r[2]);
+	MPI_Irsend(&v, 1, MPI_INT, next, 51, MPI_COMM_WORLD, &r[3]);
+	int nd = 0, idx[4];
+	while (nd < 4) {
+		int k;
+		MPI_Testsome(4, r, &k, idx, MPI_STATUSES_IGNORE);
+		if (k != MPI_UNDEFINED)
+			nd += k;
+	}
+	MPI_Buffer_detach(&bp, &bsz);
+	/* Persistent synchronous send; MPI_Request_get_status before the
+	 * wait; MPI_Waitany with a null request among the others. */
+	MPI_Ssend_init(&v, 1, MPI_INT, next, 52, MPI_COMM_WORLD, &r[0]);
+	MPI_Recv_init(&x, 1, MPI_INT, prev, 52, MPI_COMM_WORLD, &r[1]);
+	MPI_Startall(2, r);
+	int flag = 0;
+	MPI_Request_get_status(r[1], &flag, MPI_STATUS_IGNORE);
+	MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+	MPI_Request_free(&r[0]);
+	MPI_Request_free(&r[1]);
+	r[0] = MPI_REQUEST_NULL;
+	MPI_Irecv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 53, MPI_COMM_WORLD, &r[1]);
+	MPI_Isend(&v, 1, MPI_INT, next, 53, MPI_COMM_WORLD, &r[2]);
+	for (int i = 0; i < 2; i++) {
+		int k;
+		MPI_Waitany(3, r, &k, MPI_STATUS_IGNORE);
+	}
+	/* More nonblocking collectives. */
+	int sc = 0, ex = 0, rs = 0;
+	MPI_Iscan(&v, &sc, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+	MPI_Iexscan(&v, &ex, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[1]);
+	MPI_Ireduce_scatter(z, &rs, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[2]);
+	MPI_Igatherv(&v, 1, MPI_INT, y, cnt, dsp, MPI_INT, round % size, MPI_COMM_WORLD, &r[3]);
+	MPI_Ialltoallv(z, cnt, dsp, MPI_INT, y, cnt, dsp, MPI_INT, MPI_COMM_WORLD, &r[4]);
+	MPI_Iscatter(z, 1, MPI_INT, &x, 1, MPI_INT, (round + 1) % size, MPI_COMM_WORLD, &r[5]);
+	MPI_Waitall(6, r, MPI_STATUSES_IGNORE);
+	/* v-variants of the neighbourhood collectives on a ring. */
+	int left = prev, right = next;
+	MPI_Comm dg;
+	int src[2] = {left, right};
+	MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, src, MPI_UNWEIGHTED,
+		MPI_INFO_NULL, 0, &dg);
+	MPI_Neighbor_allgatherv(&v, 1, MPI_INT, y, cnt, dsp, MPI_INT, dg);
+	MPI_Neighbor_alltoallv(z, cnt, dsp, MPI_INT, y, cnt, dsp, MPI_INT, dg);
+	MPI_Ineighbor_alltoallv(z, cnt, dsp, MPI_INT, y, cnt, dsp, MPI_INT, dg, &r[0]);
+	MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+	freecomm(&dg);
+	/* An intercommunicator made from MPI_COMM_WORLD's halves, copied by
+	 * MPI_Comm_idup, with nonblocking collectives across. */
+	int low = rank < 2;
+	MPI_Comm local, inter, copy;
+	MPI_Comm_split(MPI_COMM_WORLD, low, rank, &local);
+	MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, low ? 2 : 0, 60 + round, &inter);
+	MPI_Comm_idup(inter, &copy, &r[0]);
+	MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+	int lr;
+	MPI_Comm_rank(local, &lr);
+	int root = round % 2;
+	if (low)
+		MPI_Ibcast(&v, 1, MPI_INT, lr == root ? MPI_ROOT : MPI_PROC_NULL, copy, &r[0]);
+	else
+		MPI_Ibcast(&x, 1, MPI_INT, root, copy, &r[0]);
+	MPI_Ialltoall(z, 1, MPI_INT, y, 1, MPI_INT, copy, &r[1]);
+	MPI_Iallgather(&v, 1, MPI_INT, y, 1, MPI_INT, copy, &r[2]);
+	MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+	MPI_Comm sub;
+	MPI_Comm_split(copy, lr, 0, &sub); /* an intercommunicator split */
+	if (sub != MPI_COMM_NULL) {
+		MPI_Allreduce(&v, &x, 1, MPI_INT, MPI_SUM, sub);
+		freecomm(&sub);
+	}
+	freecomm(&copy);
+	freecomm(&inter);
+	freecomm(&local);
+	/* MPI_Raccumulate in a passive epoch on every rank at once. */
+	int *base;
+	MPI_Win win;
+	MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	*base = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	MPI_Win_lock_all(0, win);
+	MPI_Raccumulate(&v, 1, MPI_INT, next, 0, 1, MPI_INT, MPI_SUM, win, &r[0]);
+	MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+	MPI_Win_unlock_all(win);
+	MPI_Win_free(&win);
+}
+
 static void pcolls(int round)
 {
 #if MPI_VERSION >= 4
@@ -485,6 +594,7 @@ int main(int argc, char **argv)
 		topologies(round);
 		intercomm(round);
 		p2p(round);
+		extras(round);
 		pcolls(round);
 		if (round % 3 == 0) {
 			fileio(round);
