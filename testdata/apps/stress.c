@@ -29,7 +29,7 @@
  *     MPI_Rsend, MPI_Iprobe + MPI_Improbe + MPI_Imrecv, completions by
  *     MPI_Waitany, MPI_Waitsome, MPI_Testany and MPI_Testall;
  *   - collectives: blocking (rooted, all-to-all, scans, v-variants),
- *     nonblocking (MPI_Waitall over several), persistent (MPI 4: MPICH);
+ *     nonblocking (MPI_Waitall over several);
  *   - the less common calls (extras): MPI_Ibsend and MPI_Irsend completed
  *     by MPI_Testsome, MPI_Ssend_init, MPI_Request_get_status, MPI_Waitany
  *     over a null request, MPI_Iscan, MPI_Iexscan, MPI_Ireduce_scatter,
@@ -38,6 +38,11 @@
  *     with MPI_Ibcast (MPI_ROOT / MPI_PROC_NULL), MPI_Ialltoall and
  *     MPI_Iallgather across, MPI_Comm_split of an intercommunicator,
  *     MPI_Raccumulate under MPI_Win_lock_all;
+ *   - MPI 4 (MPICH; Open MPI 4.1 has them as MPIX_ extensions, not
+ *     traced): persistent collectives, partitioned point-to-point
+ *     (MPI_Psend_init, MPI_Precv_init, MPI_Pready, MPI_Parrived),
+ *     MPI_Isendrecv, MPI_Isendrecv_replace, MPI_Comm_idup_with_info and a
+ *     persistent MPI_Neighbor_allgather_init;
  *   - every third round: nonblocking file I/O (MPI_File_iwrite_at +
  *     MPI_Wait, MPI_File_iread_at_all + MPI_Wait) on a temporary file in
  *     $TMPDIR, a generalized request, RMA (fences around MPI_Put, MPI_Get
@@ -494,6 +499,41 @@ static void pcolls(int round)
 	}
 	for (int i = 0; i < 3; i++)
 		MPI_Request_free(&rs[i]);
+	/* Partitioned point-to-point on a ring, two partitions. */
+	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+	int out[2] = {rank, round}, in[2];
+	MPI_Request p[2];
+	MPI_Psend_init(out, 2, 1, MPI_INT, next, 70, MPI_COMM_WORLD, MPI_INFO_NULL, &p[0]);
+	MPI_Precv_init(in, 2, 1, MPI_INT, prev, 70, MPI_COMM_WORLD, MPI_INFO_NULL, &p[1]);
+	MPI_Startall(2, p);
+	MPI_Pready(0, p[0]);
+	MPI_Pready(1, p[0]);
+	MPI_Wait(&p[0], MPI_STATUS_IGNORE);
+	MPI_Barrier(MPI_COMM_WORLD); /* every partition has been sent */
+	int arrived = 0;
+	MPI_Parrived(p[1], 1, &arrived);
+	MPI_Wait(&p[1], MPI_STATUS_IGNORE);
+	MPI_Request_free(&p[0]);
+	MPI_Request_free(&p[1]);
+	/* MPI_Isendrecv and MPI_Isendrecv_replace; a persistent
+	 * neighbourhood collective on a copy made by MPI_Comm_idup_with_info. */
+	MPI_Isendrecv(&out[0], 1, MPI_INT, next, 71, &in[0], 1, MPI_INT, prev, 71, MPI_COMM_WORLD, &p[0]);
+	MPI_Wait(&p[0], MPI_STATUS_IGNORE);
+	MPI_Isendrecv_replace(out, 2, MPI_INT, prev, 72, next, 72, MPI_COMM_WORLD, &p[0]);
+	MPI_Wait(&p[0], MPI_STATUS_IGNORE);
+	int dims[2] = {2, 2}, periods[2] = {1, 1}, nb[4];
+	MPI_Comm cart, copy;
+	MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+	MPI_Comm_idup_with_info(cart, MPI_INFO_NULL, &copy, &p[0]);
+	MPI_Wait(&p[0], MPI_STATUS_IGNORE);
+	MPI_Neighbor_allgather_init(&rank, 1, MPI_INT, nb, 1, MPI_INT, copy, MPI_INFO_NULL, &p[1]);
+	for (int i = 0; i < 2; i++) {
+		MPI_Start(&p[1]);
+		MPI_Wait(&p[1], MPI_STATUS_IGNORE);
+	}
+	MPI_Request_free(&p[1]);
+	freecomm(&copy);
+	freecomm(&cart);
 #else
 	(void)round;
 #endif
