@@ -18,6 +18,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	}
 	c := rp.eventComm(e)
 	if c == nil || c.myIdx < 0 {
+		rp.icollAlone(e, fi, c, entry)
 		return
 	}
 	root := int32(-1)
@@ -28,6 +29,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	}
 	key, members, idx, root, joins := rp.collPlace(c, root)
 	if !joins {
+		rp.icollAlone(e, fi, c, entry)
 		return
 	}
 	if idx == 0 {
@@ -72,6 +74,20 @@ func movesData(e *traceformat.Event, fi *fnInfo) bool {
 	}
 	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
 		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
+}
+
+// icollAlone registers the request of a nonblocking collective start that
+// joins no instance (a rank passing MPI_PROC_NULL as the root of an
+// intercommunicator's rooted collective takes no part in it): the call
+// that completes it completes nothing else and waits for nobody, but the
+// request exists, so that call does not count it "never created".
+func (rp *replayer) icollAlone(e *traceformat.Event, fi *fnInfo, c *commInfo, entry int64) {
+	if fi.op != opICollStart || e.Attr&traceformat.AttrReqs == 0 {
+		return
+	}
+	for _, id := range e.Reqs {
+		rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true, ticket: noSlot})
+	}
 }
 
 // icollRef is a nonblocking collective in progress on this rank: its

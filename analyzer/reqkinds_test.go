@@ -123,3 +123,43 @@ func TestInterCommCollectives(t *testing.T) {
 		t.Errorf("instances %d, want 2", iv.Main.CollectiveNumber)
 	}
 }
+
+// An MPI_Ibcast on an intercommunicator between {0,1} and {2,3}, rooted
+// at rank 0 (MPI_ROOT); rank 1 passes MPI_PROC_NULL: its request joins no
+// instance, and its MPI_Wait completes it without anything being
+// unmatched or "never created".
+func TestInterCommIbcastProcNull(t *testing.T) {
+	run := tracetest.NewRun(4)
+	ic := run.NewInterComm([]int{0, 1}, []int{2, 3})
+	for i := 0; i < 4; i++ {
+		k := run.Rank(i)
+		on := tracetest.On(ic.Of(i))
+		k.Init(us).IntercommCreate(ic, us) // 0 … 2 µs
+		switch i {
+		case 0:
+			k.Compute(20 * ms)
+			b := k.Ibcast(traceformat.RootInter, 8, us, on) // 20.002 … 20.003 ms
+			k.Wait(b, 10*us)                                // 20.003 … 20.013 ms
+		case 1:
+			b := k.Ibcast(traceformat.ProcNull, 0, us, on) // 2 … 3 µs
+			k.Wait(b, us)
+		default:
+			b := k.Ibcast(0, 8, us, on)    // 2 … 3 µs
+			k.Wait(b, 20*ms+13*us-k.Now()) // 3 µs … 20.013 ms
+		}
+		k.Finalize(us)
+	}
+	rep := analyzeRun(t, run)
+	if rep.Unmatched != nil || len(rep.Warnings) != 0 {
+		t.Fatalf("unmatched %+v, warnings %q", rep.Unmatched, rep.Warnings)
+	}
+	iv := find(t, rep)
+	// Ranks 2 and 3 wait from 3 µs for the root's start at 20.002 ms:
+	// 19.999 ms; the root and rank 1 wait for nobody.
+	for i, want := range []float64{0, 0, 0.019999, 0.019999} {
+		expect(t, "Potential Sync rank "+itoa(i), rank(t, iv, i).PotentialSync, want)
+	}
+	if iv.Main.CollectiveNumber != 1 {
+		t.Errorf("instances %d, want 1", iv.Main.CollectiveNumber)
+	}
+}

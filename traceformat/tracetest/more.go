@@ -131,6 +131,14 @@ func (k *Rank) Cancel(req Req, dur int64) *Rank {
 // move by bias, the addresses inside the executable do not.
 func (k *Rank) LoadBias(bias uint64) *Rank { k.bias = bias; return k }
 
+// Ibcast records MPI_Ibcast from root and returns its request.
+func (k *Rank) Ibcast(root int32, bytes uint64, dur int64, opts ...Opt) Req {
+	id := k.newReq(reqInfo{})
+	k.Call("MPI_Ibcast", dur, traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrRoot | traceformat.AttrSendBytes,
+		Reqs: []uint64{id}, Root: root, SendBytes: bytes}, opts...)
+	return Req(id)
+}
+
 // Ibarrier records MPI_Ibarrier and returns its request.
 func (k *Rank) Ibarrier(dur int64, opts ...Opt) Req {
 	id := k.newReq(reqInfo{})
