@@ -52,8 +52,10 @@ func TestThreads(t *testing.T) {
 			if len(waited) != 2 {
 				t.Fatalf("the program reported the waits of %d ranks, want 2:\n%s", len(waited), out)
 			}
-			if waited[0] < 0.2 {
-				t.Errorf("rank 0 waited %.6f s, less than rank 1's sleep", waited[0])
+			// (Rank 0's thread enters its receive a little after rank 1
+			// starts sleeping: the wait is the sleep less that start-up.)
+			if waited[0] < 0.15 {
+				t.Errorf("rank 0 waited %.6f s, far less than rank 1's 0.2 s sleep", waited[0])
 			}
 			whole := r.Intervals[0]
 			for _, rk := range []int{0, 2} {
