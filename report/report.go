@@ -53,7 +53,7 @@ type ClockViolations struct {
 type Unmatched struct {
 	Receives    int64 `json:"receives"`    // receives that found no matching send
 	Sends       int64 `json:"sends"`       // messages sent but never received
-	Collectives int64 `json:"collectives"` // collective calls not matched with all participants
+	Collectives int64 `json:"collectives"` // calls of the present participants of collective instances that lack a participant (characteristics.md §8.1)
 	Requests    int64 `json:"requests"`    // requests waited for, started or tested without having been created
 	// Stalls is how often the replay stopped because every processor
 	// waited for another; each time one operation was given up.
