@@ -40,6 +40,7 @@ type converter struct {
 	pend     []traceformat.Event // calls not yet written
 	pendBase int                 // absolute index of pend[0]
 	irecvAt  map[uint64]int      // OTF2 request id of an uncompleted Irecv → absolute index of its call
+	collAt   map[uint64]int      // the same of an uncompleted nonblocking collective
 	reqs     map[uint64]uint64   // OTF2 request id → our request id, while live
 	nextReq  uint64
 
@@ -61,6 +62,7 @@ type converter struct {
 	noColl      uint64
 	ccEvents    uint64
 	forcedIrecv uint64
+	forcedColl  uint64
 	pcontrol    uint64
 }
 
@@ -78,7 +80,7 @@ const flushEvery = 4096
 // rank so that a queue held back by a long-pending receive grows once.
 func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer, pend []traceformat.Event) *converter {
 	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w, pend: pend[:0],
-		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, reqs: map[uint64]uint64{},
+		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, reqs: map[uint64]uint64{},
 		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
 	if c.resolution == 0 {
 		c.resolution = 1e9
@@ -179,7 +181,7 @@ func (c *converter) feed(recs []rec) error {
 		c.lastTime = t
 		switch r.kind {
 		case kEnter:
-			c.enter(uint32(r.ref), t)
+			c.enter(r, t)
 		case kLeave:
 			if err := c.leave(uint32(r.ref), t); err != nil {
 				return err
@@ -208,7 +210,8 @@ func (c *converter) feed(recs []rec) error {
 	return nil
 }
 
-func (c *converter) enter(region uint32, t int64) {
+func (c *converter) enter(r *rec, t int64) {
+	region := uint32(r.ref)
 	c.stack = append(c.stack, region)
 	if c.d.isFlushRegion(region) {
 		c.flushes++
@@ -225,6 +228,30 @@ func (c *converter) enter(region uint32, t int64) {
 	}
 	c.inCall, c.callAt, c.curFn, c.sawColl = true, len(c.stack)-1, f, false
 	c.cur = traceformat.Event{Func: f.id, Site: f.id, Entry: t}
+	c.enterAttrs(r)
+}
+
+// enterAttrs gives the call the attributes dtpa's writer put on its
+// ENTER record (write.go): MPI_Pcontrol's arguments, the number of polls
+// folded into it and the flag a test or probe returned.
+func (c *converter) enterAttrs(r *rec) {
+	bits := uint32(r.tag)
+	if bits == 0 {
+		return
+	}
+	e := &c.cur
+	if bits&attrBitPcLevel != 0 && bits&attrBitPcArg != 0 {
+		e.Attr |= traceformat.AttrPcontrol
+		e.PcLevel, e.PcArg = int32(uint32(r.len2)), int64(r.len)
+	}
+	if n := uint32(uint64(r.len2) >> 32); bits&attrBitCalls != 0 && n > 1 {
+		e.Attr |= traceformat.AttrCalls
+		e.Calls = n
+	}
+	if bits&attrBitFlag != 0 {
+		e.Attr |= traceformat.AttrFlag
+		e.Flag = (bits>>8)&0xff != 0
+	}
 }
 
 func (c *converter) leave(region uint32, t int64) error {
@@ -255,7 +282,9 @@ func (c *converter) finishCall() {
 	case f.finalize:
 		c.finalized = true
 	case f.pcontrol:
-		c.pcontrol++
+		if e.Attr&traceformat.AttrPcontrol == 0 {
+			c.pcontrol++
+		}
 	case f.info.Class == tracepb.Function_COLLECTIVE && !c.sawColl:
 		c.noColl++
 		e.Attr |= traceformat.AttrComm
@@ -270,7 +299,7 @@ func (c *converter) finishCall() {
 		e.Status = []traceformat.Status{{Source: traceformat.ProcNull, Tag: traceformat.AnyTag}}
 	case f.completes:
 		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
-		if f.test {
+		if f.test && e.Attr&traceformat.AttrFlag == 0 {
 			e.Attr |= traceformat.AttrFlag
 			e.Flag = len(e.Reqs) > 0
 		}
@@ -329,6 +358,26 @@ func (c *converter) mpiRecord(r *rec) {
 		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
 		e.Reqs = append(e.Reqs, id)
 		e.Status = append(e.Status, st)
+	case kNBCRequest:
+		// The start of a nonblocking collective: its communicator, root
+		// and sizes come with its completion (completeColl); until then
+		// the call is held back like an MPI_Irecv.
+		c.sawColl = true
+		e.Attr |= traceformat.AttrReqs | traceformat.AttrComm
+		e.Comm = traceformat.CommWorld
+		e.Reqs = append(e.Reqs, c.newReq(uint64(r.req)))
+		c.collAt[uint64(r.req)] = c.pendBase + len(c.pend)
+	case kNBCComplete:
+		id, ok := c.reqs[uint64(r.req)]
+		if !ok {
+			c.lostReq++
+			return
+		}
+		delete(c.reqs, uint64(r.req))
+		c.completeColl(uint64(r.req), r)
+		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
+		e.Reqs = append(e.Reqs, id)
+		e.Status = append(e.Status, traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus})
 	case kRequestTest:
 		// An unsuccessful test of a live request: nothing to record.
 	case kCollEnd:
@@ -350,12 +399,7 @@ func (c *converter) mpiRecord(r *rec) {
 		if !ok {
 			return
 		}
-		e.Attr |= traceformat.AttrComm | traceformat.AttrSendBytes | traceformat.AttrRecvBytes
-		e.Comm, e.SendBytes, e.RecvBytes = lc, uint64(r.len), uint64(r.len2)
-		if in := c.curFn.info; (in.Collective == tracepb.Function_ONE_TO_ALL || in.Collective == tracepb.Function_ALL_TO_ONE) && uint32(r.tag) != undefined32 {
-			e.Attr |= traceformat.AttrRoot
-			e.Root = int32(r.tag)
-		}
+		c.collArgs(e, c.curFn, lc, r)
 	case kCommCreate:
 		if lc, ok := c.rc.local[uint32(r.comm)]; ok && lc != traceformat.CommWorld && lc != traceformat.CommSelf {
 			e.Attr |= traceformat.AttrNewComm
@@ -388,6 +432,42 @@ func (c *converter) completeIrecv(req uint64, r *rec) {
 	e.Comm, e.RecvPeer, e.RecvTag, e.RecvBytes = lc, int32(r.ref), int32(r.tag), uint64(r.len)
 }
 
+// completeColl gives the call that started nonblocking collective req
+// the communicator, root and sizes its completion reveals.
+func (c *converter) completeColl(req uint64, r *rec) {
+	at, ok := c.collAt[req]
+	if !ok {
+		return
+	}
+	delete(c.collAt, req)
+	var e *traceformat.Event
+	var f *fnInfo
+	if at == c.pendBase+len(c.pend) {
+		e, f = &c.cur, c.curFn
+	} else if at >= c.pendBase {
+		e = &c.pend[at-c.pendBase]
+		f = c.fns[e.Func]
+	} else {
+		return // already written (maxPending)
+	}
+	lc, ok := c.comm(uint32(r.comm))
+	if !ok {
+		return
+	}
+	c.collArgs(e, f, lc, r)
+}
+
+// collArgs records a collective record's communicator, sizes and root
+// (of a rooted collective, when defined) in e, a call of f.
+func (c *converter) collArgs(e *traceformat.Event, f *fnInfo, lc uint32, r *rec) {
+	e.Attr |= traceformat.AttrComm | traceformat.AttrSendBytes | traceformat.AttrRecvBytes
+	e.Comm, e.SendBytes, e.RecvBytes = lc, uint64(r.len), uint64(r.len2)
+	if in := f.info; (in.Collective == tracepb.Function_ONE_TO_ALL || in.Collective == tracepb.Function_ALL_TO_ONE) && uint32(r.tag) != undefined32 {
+		e.Attr |= traceformat.AttrRoot
+		e.Root = int32(r.tag)
+	}
+}
+
 // push queues a finished call and writes what no longer waits for a
 // receive's completion.
 func (c *converter) push(e traceformat.Event) error {
@@ -407,12 +487,21 @@ func (c *converter) flush(final bool) error {
 		for _, at := range c.irecvAt {
 			oldest = min(oldest, at)
 		}
+		for _, at := range c.collAt {
+			oldest = min(oldest, at)
+		}
 		if n > maxPending {
 			oldest = c.pendBase + n - maxPending/2
 			for req, at := range c.irecvAt {
 				if at < oldest {
 					delete(c.irecvAt, req)
 					c.forcedIrecv++
+				}
+			}
+			for req, at := range c.collAt {
+				if at < oldest {
+					delete(c.collAt, req)
+					c.forcedColl++
 				}
 			}
 		}
@@ -423,6 +512,8 @@ func (c *converter) flush(final bool) error {
 	} else {
 		c.forcedIrecv += uint64(len(c.irecvAt))
 		clear(c.irecvAt)
+		c.forcedColl += uint64(len(c.collAt))
+		clear(c.collAt)
 	}
 	if len(c.newFuncs) > 0 {
 		if err := c.w.WriteDefinitions(&tracepb.Definitions{Functions: c.newFuncs, CallSites: c.newSites}); err != nil {
@@ -476,6 +567,9 @@ func (c *converter) warnings(file string) []string {
 	}
 	if c.forcedIrecv > 0 {
 		add("%d nonblocking receives were not completed in the trace (or too long after); their source and tag are unknown (taken as any)", c.forcedIrecv)
+	}
+	if c.forcedColl > 0 {
+		add("%d nonblocking collectives were not completed in the trace (or too long after); they are taken as on MPI_COMM_WORLD", c.forcedColl)
 	}
 	if c.pcontrol > 0 {
 		add("%d MPI_Pcontrol calls were recorded without their arguments (OTF2 keeps none); they mark no intervals", c.pcontrol)

@@ -356,8 +356,9 @@ func collOpOf(f *tracepb.Function) uint32 {
 	if op, ok := collOps[b]; ok {
 		return op
 	}
-	if f.Nonblocking && strings.HasPrefix(b, "I") {
-		if op, ok := collOps[b[1:]]; ok {
+	if f.Nonblocking && len(b) > 1 && b[0] == 'I' {
+		// "Ibarrier" → "Barrier".
+		if op, ok := collOps[strings.ToUpper(b[1:2])+b[2:]]; ok {
 			return op
 		}
 	}
