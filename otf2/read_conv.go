@@ -41,29 +41,35 @@ type converter struct {
 	pendBase int                 // absolute index of pend[0]
 	irecvAt  map[uint64]int      // OTF2 request id of an uncompleted Irecv → absolute index of its call
 	collAt   map[uint64]int      // the same of an uncompleted nonblocking collective
-	reqs     map[uint64]uint64   // OTF2 request id → our request id, while live
-	nextReq  uint64
+	// Persistent requests (read_persist.go): all of the rank's, by id,
+	// and the calls creating those not yet started (our id → index).
+	pers      []*persReq
+	persByID  map[uint64]*persReq
+	persistAt map[uint64]int
+	reqs      map[uint64]uint64 // OTF2 request id → our request id, while live
+	nextReq   uint64
 
 	// Time: OTF2 ticks since the global offset, converted to ns.
 	offset     uint64
 	resolution uint64
 
-	finalized   bool
-	programEnd  bool
-	lastTime    int64
-	flushes     int
-	flushNs     int64
-	flushIn     int64 // entry time of an open flush region, -1 none
-	measOff     int
-	nested      uint64
-	outside     uint64
-	unknownComm uint64
-	lostReq     uint64
-	noColl      uint64
-	ccEvents    uint64
-	forcedIrecv uint64
-	forcedColl  uint64
-	pcontrol    uint64
+	finalized     bool
+	programEnd    bool
+	lastTime      int64
+	flushes       int
+	flushNs       int64
+	flushIn       int64 // entry time of an open flush region, -1 none
+	measOff       int
+	nested        uint64
+	outside       uint64
+	unknownComm   uint64
+	lostReq       uint64
+	noColl        uint64
+	ccEvents      uint64
+	forcedIrecv   uint64
+	forcedColl    uint64
+	unboundStarts uint64
+	pcontrol      uint64
 }
 
 // maxPending bounds the calls held back for an uncompleted nonblocking
@@ -80,7 +86,7 @@ const flushEvery = 4096
 // rank so that a queue held back by a long-pending receive grows once.
 func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer, pend []traceformat.Event) *converter {
 	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w, pend: pend[:0],
-		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, reqs: map[uint64]uint64{},
+		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, persByID: map[uint64]*persReq{}, persistAt: map[uint64]int{}, reqs: map[uint64]uint64{},
 		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
 	if c.resolution == 0 {
 		c.resolution = 1e9
@@ -109,6 +115,7 @@ type fnInfo struct {
 	// blockingRecv: MPI_Send and co., MPI_Recv; completes: the wait and
 	// test families; test: the test family.
 	initFin, finalize, pcontrol, blockingSend, blockingRecv, completes, test bool
+	starts                                                                   bool // MPI_Start, MPI_Startall
 }
 
 func (c *converter) function(name string) *fnInfo {
@@ -124,6 +131,8 @@ func (c *converter) function(name string) *fnInfo {
 		f.initFin, f.finalize = true, true
 	case "MPI_Pcontrol":
 		f.pcontrol = true
+	case "MPI_Start", "MPI_Startall":
+		f.starts = true
 	case "MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend":
 		f.blockingSend = true
 	case "MPI_Recv":
@@ -281,6 +290,8 @@ func (c *converter) finishCall() {
 	switch {
 	case f.finalize:
 		c.finalized = true
+	case isPersistentInit(f):
+		c.persistentInit(e, f)
 	case f.pcontrol:
 		if e.Attr&traceformat.AttrPcontrol == 0 {
 			c.pcontrol++
@@ -316,6 +327,9 @@ func (c *converter) newReq(otf2 uint64) uint64 {
 // mpiRecord adds an MPI record to the current call.
 func (c *converter) mpiRecord(r *rec) {
 	e := &c.cur
+	if c.curFn.starts && (r.kind == kIsend || r.kind == kIrecvRequest || r.kind == kNBCRequest) && c.startPersistent(r) {
+		return
+	}
 	switch r.kind {
 	case kSend, kIsend:
 		lc, ok := c.comm(uint32(r.comm))
@@ -348,6 +362,7 @@ func (c *converter) mpiRecord(r *rec) {
 			return
 		}
 		delete(c.reqs, uint64(r.req))
+		c.persistentDone(id)
 		st := traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}
 		if r.kind == kIrecv {
 			st = traceformat.Status{Source: int32(r.ref), Tag: int32(r.tag)}
@@ -374,6 +389,7 @@ func (c *converter) mpiRecord(r *rec) {
 			return
 		}
 		delete(c.reqs, uint64(r.req))
+		c.persistentDone(id)
 		c.completeColl(uint64(r.req), r)
 		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
 		e.Reqs = append(e.Reqs, id)
@@ -490,6 +506,9 @@ func (c *converter) flush(final bool) error {
 		for _, at := range c.collAt {
 			oldest = min(oldest, at)
 		}
+		for _, at := range c.persistAt {
+			oldest = min(oldest, at)
+		}
 		if n > maxPending {
 			oldest = c.pendBase + n - maxPending/2
 			for req, at := range c.irecvAt {
@@ -504,6 +523,11 @@ func (c *converter) flush(final bool) error {
 					c.forcedColl++
 				}
 			}
+			for id, at := range c.persistAt {
+				if at < oldest {
+					delete(c.persistAt, id)
+				}
+			}
 		}
 		n = oldest - c.pendBase
 		if n < flushEvery && !(len(c.pend) > maxPending) {
@@ -514,6 +538,7 @@ func (c *converter) flush(final bool) error {
 		clear(c.irecvAt)
 		c.forcedColl += uint64(len(c.collAt))
 		clear(c.collAt)
+		clear(c.persistAt)
 	}
 	if len(c.newFuncs) > 0 {
 		if err := c.w.WriteDefinitions(&tracepb.Definitions{Functions: c.newFuncs, CallSites: c.newSites}); err != nil {
@@ -567,6 +592,9 @@ func (c *converter) warnings(file string) []string {
 	}
 	if c.forcedIrecv > 0 {
 		add("%d nonblocking receives were not completed in the trace (or too long after); their source and tag are unknown (taken as any)", c.forcedIrecv)
+	}
+	if c.unboundStarts > 0 {
+		add("%d starts of persistent requests found no persistent request created before them; they are taken as nonblocking calls of their own", c.unboundStarts)
 	}
 	if c.forcedColl > 0 {
 		add("%d nonblocking collectives were not completed in the trace (or too long after); they are taken as on MPI_COMM_WORLD", c.forcedColl)

@@ -122,3 +122,48 @@ func TestRoundTripNonblockingCollectives(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestRoundTripPersistent: persistent sends, receives and collectives,
+// started twice each (MPI_Startall, MPI_Start) and completed by waits,
+// which the archive carries only as the starts' MPI_ISEND,
+// MPI_IRECV_REQUEST and NON_BLOCKING_COLLECTIVE_REQUEST records; Import
+// binds them back to their creating calls. Rank 1 is late, so the
+// receives and the collective lose time.
+func TestRoundTripPersistent(t *testing.T) {
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * US)
+	r1.Init(1 * US)
+	s0 := r0.SendInit(1, 3, 8, 1*US)
+	q0 := r0.RecvInit(1, 4, 16, 1*US)
+	b0 := r0.CollInit("MPI_Barrier_init", -1, 1*US)
+	r1.Compute(5 * MS)
+	s1 := r1.SendInit(0, 4, 16, 1*US)
+	q1 := r1.RecvInit(0, 3, 8, 1*US)
+	b1 := r1.CollInit("MPI_Barrier_init", -1, 1*US)
+	for i := 0; i < 2; i++ {
+		r0.Startall([]Req{s0, q0}, 2*US)
+		r0.Start(b0, 1*US)
+		r1.Compute(10 * MS)
+		r1.Startall([]Req{q1, s1}, 2*US)
+		r1.Start(b1, 1*US)
+		end := max(r0.Now(), r1.Now()) + 20*US
+		r0.Waitall([]Req{s0, q0, b0}, end-r0.Now())
+		r1.Waitall([]Req{q1, s1, b1}, end-r1.Now())
+	}
+	r0.Finalize(1 * US)
+	r1.Finalize(1 * US)
+	direct, back, warns := roundTrip(t, run)
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	if len(direct.Warnings) > 0 || len(back.Warnings) > 0 {
+		t.Errorf("warnings: direct %q, round trip %q", direct.Warnings, back.Warnings)
+	}
+	if direct.Intervals[0].Main.RealSync == 0 || direct.Intervals[0].Main.CollectiveNumber != 2 {
+		t.Errorf("the fixture should lose Real Sync and have 2 collectives: %+v", direct.Intervals[0].Main)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}
