@@ -40,8 +40,12 @@
 //     intervals come back), "dtpa::calls" a folded run of polls and
 //     "dtpa::flag" the flag a test or probe returned. Score-P writes none
 //     of them.
-//   - Call sites: one per MPI function (OTF2 calling contexts and source
-//     code locations are not imported yet), so SRC points are per function.
+//   - Call sites: a SOURCE_CODE_LOCATION attribute on a call's ENTER record
+//     makes one call site per function and location, whose return address
+//     lies in a module standing for the source file
+//     (traceformat.SourceModulePrefix), so that SRC points read file:line.
+//     Without it, one call site per MPI function (OTF2 calling contexts
+//     are not imported), so SRC points are per function.
 //
 // What the archive lacks or the format cannot carry (Score-P's buffer
 // flushes, measurement switched off, filtered MPI functions, MPI_Pcontrol

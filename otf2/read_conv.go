@@ -27,6 +27,12 @@ type converter struct {
 	funcs    map[string]*fnInfo // by name
 	newFuncs []*tracepb.Function
 	newSites []*tracepb.CallSite
+	newMods  []*tracepb.Module
+	nextSite uint32
+	// Call sites by function and source code location, and the modules
+	// standing for source files (sourceSite).
+	sclSites map[[2]uint32]uint32
+	fileMods map[string]uint64  // file → its module's base address
 	byRegion map[uint32]*fnInfo // by region id; nil: not an MPI function
 	fns      []*fnInfo          // by our function id
 
@@ -86,7 +92,7 @@ const flushEvery = 4096
 // rank so that a queue held back by a long-pending receive grows once.
 func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer, pend []traceformat.Event) *converter {
 	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w, pend: pend[:0],
-		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, persByID: map[uint64]*persReq{}, persistAt: map[uint64]int{}, reqs: map[uint64]uint64{},
+		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, sclSites: map[[2]uint32]uint32{}, fileMods: map[string]uint64{}, persByID: map[uint64]*persReq{}, persistAt: map[uint64]int{}, reqs: map[uint64]uint64{},
 		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
 	if c.resolution == 0 {
 		c.resolution = 1e9
@@ -107,7 +113,8 @@ func (c *converter) ns(t uint64) int64 {
 
 // fnInfo is what the converter needs of an MPI function, found once.
 type fnInfo struct {
-	id    uint32 // our function id (and call-site id)
+	id    uint32 // our function id
+	site  uint32 // its call site when the archive names no source location
 	name  string
 	info  mpifunc.Info
 	calls uint64
@@ -143,11 +150,43 @@ func (c *converter) function(name string) *fnInfo {
 	c.funcs[name] = f
 	c.fns = append(c.fns, f)
 	c.newFuncs = append(c.newFuncs, mpifunc.Function(id, name))
-	// One call site per function: OTF2 archives without calling contexts
-	// say nothing finer. Sites have no return addresses, so SRC points are
-	// keyed by function alone.
-	c.newSites = append(c.newSites, &tracepb.CallSite{Id: id})
+	// One call site per function where the archive names no source code
+	// location (sourceSite): such sites have no return addresses, so SRC
+	// points are keyed by function alone.
+	f.site = c.nextSite
+	c.nextSite++
+	c.newSites = append(c.newSites, &tracepb.CallSite{Id: f.site})
 	return f
+}
+
+// sourceSite is the call site of f at source code location scl: one per
+// distinct function and location. Its one return address lies in a module
+// standing for the location's file (traceformat.SourceModulePrefix) at
+// the line's offset, so that the report's SRC points read file:line.
+// An unknown location gives f's own site.
+func (c *converter) sourceSite(f *fnInfo, scl uint32) uint32 {
+	k := [2]uint32{f.id, scl}
+	if s, ok := c.sclSites[k]; ok {
+		return s
+	}
+	loc, ok := c.d.scls[scl]
+	file := c.d.strings[loc.file]
+	if !ok || file == "" {
+		c.sclSites[k] = f.site
+		return f.site
+	}
+	base, ok := c.fileMods[file]
+	if !ok {
+		base = uint64(len(c.fileMods)+1) << 32
+		c.fileMods[file] = base
+		c.newMods = append(c.newMods, &tracepb.Module{Id: uint32(len(c.fileMods) - 1),
+			Path: traceformat.SourceModulePrefix + file, Start: base, End: base + 1<<32, LoadBias: base})
+	}
+	s := c.nextSite
+	c.nextSite++
+	c.sclSites[k] = s
+	c.newSites = append(c.newSites, &tracepb.CallSite{Id: s, Pcs: []uint64{base + uint64(loc.line)}})
+	return s
 }
 
 // regionFn is the MPI function of a region, nil for other regions.
@@ -236,7 +275,7 @@ func (c *converter) enter(r *rec, t int64) {
 		return
 	}
 	c.inCall, c.callAt, c.curFn, c.sawColl = true, len(c.stack)-1, f, false
-	c.cur = traceformat.Event{Func: f.id, Site: f.id, Entry: t}
+	c.cur = traceformat.Event{Func: f.id, Site: f.site, Entry: t}
 	c.enterAttrs(r)
 }
 
@@ -249,6 +288,9 @@ func (c *converter) enterAttrs(r *rec) {
 		return
 	}
 	e := &c.cur
+	if bits&attrBitSCL != 0 {
+		e.Site = c.sourceSite(c.curFn, uint32(r.comm))
+	}
 	if bits&attrBitPcLevel != 0 && bits&attrBitPcArg != 0 {
 		e.Attr |= traceformat.AttrPcontrol
 		e.PcLevel, e.PcArg = int32(uint32(r.len2)), int64(r.len)
@@ -540,11 +582,11 @@ func (c *converter) flush(final bool) error {
 		clear(c.collAt)
 		clear(c.persistAt)
 	}
-	if len(c.newFuncs) > 0 {
-		if err := c.w.WriteDefinitions(&tracepb.Definitions{Functions: c.newFuncs, CallSites: c.newSites}); err != nil {
+	if len(c.newFuncs) > 0 || len(c.newSites) > 0 {
+		if err := c.w.WriteDefinitions(&tracepb.Definitions{Functions: c.newFuncs, CallSites: c.newSites, Modules: c.newMods}); err != nil {
 			return err
 		}
-		c.newFuncs, c.newSites = nil, nil
+		c.newFuncs, c.newSites, c.newMods = nil, nil, nil
 	}
 	for start := 0; start < n; start += flushEvery {
 		c.b.Reset()
