@@ -78,10 +78,9 @@ func TestOTF2Export(t *testing.T) {
 // arguments, nonblocking collectives), so the interval tree, every
 // interval's and rank's execution, total and insufficient-parallelism
 // time and every call count come back equal. The other differences are
-// the residual ones of docs/characteristics.md §10 (what OTF2 has no
-// record for: MPI_PROC_NULL byte counts, MPI_Probe's status, persistent
-// requests' binding to their creating call, call sites as file:line) and
-// are logged.
+// the residual ones of docs/characteristics.md §10 (MPI_PROC_NULL byte
+// counts, SRC numbering, intercommunicator and neighbourhood
+// collectives, gaps on the aligned clock) and are logged.
 func checkRoundTrip(t *testing.T, r *report.Report, arch string, allowed []string) {
 	t.Helper()
 	back, stderr := analyse(t, ".", arch)

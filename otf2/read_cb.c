@@ -151,16 +151,19 @@ static inline dt_rec *next(void *ud, OTF2_TimeStamp t, uint32_t kind) {
 // archive is read at a time (read_cgo.go, libMu).
 static OTF2_AttributeRef attr_scl = OTF2_UNDEFINED_ATTRIBUTE, attr_level = OTF2_UNDEFINED_ATTRIBUTE,
                          attr_arg = OTF2_UNDEFINED_ATTRIBUTE, attr_calls = OTF2_UNDEFINED_ATTRIBUTE,
-                         attr_flag = OTF2_UNDEFINED_ATTRIBUTE;
+                         attr_flag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_src = OTF2_UNDEFINED_ATTRIBUTE,
+                         attr_st_tag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_comm = OTF2_UNDEFINED_ATTRIBUTE;
 
-void dt_set_attrs(uint32_t scl, uint32_t level, uint32_t arg, uint32_t calls, uint32_t flag) {
+void dt_set_attrs(uint32_t scl, uint32_t level, uint32_t arg, uint32_t calls, uint32_t flag, uint32_t st_src,
+                  uint32_t st_tag, uint32_t st_comm) {
     attr_scl = scl; attr_level = level; attr_arg = arg; attr_calls = calls; attr_flag = flag;
+    attr_st_src = st_src; attr_st_tag = st_tag; attr_st_comm = st_comm;
 }
 
 static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
                                   OTF2_AttributeList *al, OTF2_RegionRef region) {
     REC(DT_ENTER) r->ref = region;
-    r->tag = 0; r->comm = 0; r->len = 0; r->len2 = 0;
+    r->tag = 0; r->comm = 0; r->len = 0; r->len2 = 0; r->req = 0;
     if (al == NULL || OTF2_AttributeList_GetNumberOfElements(al) == 0) {
         return OTF2_CALLBACK_SUCCESS;
     }
@@ -183,6 +186,17 @@ static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64
     uint8_t flag;
     if (attr_flag != OTF2_UNDEFINED_ATTRIBUTE && OTF2_AttributeList_GetUint8(al, attr_flag, &flag) == OTF2_SUCCESS) {
         r->tag |= DT_ATTR_FLAG | ((uint32_t)flag << 8);
+    }
+    int32_t src, tag;
+    OTF2_CommRef comm;
+    if (attr_st_src != OTF2_UNDEFINED_ATTRIBUTE && attr_st_tag != OTF2_UNDEFINED_ATTRIBUTE &&
+        attr_st_comm != OTF2_UNDEFINED_ATTRIBUTE && !(r->tag & DT_ATTR_PC_LEVEL) &&
+        OTF2_AttributeList_GetInt32(al, attr_st_src, &src) == OTF2_SUCCESS &&
+        OTF2_AttributeList_GetInt32(al, attr_st_tag, &tag) == OTF2_SUCCESS &&
+        OTF2_AttributeList_GetCommRef(al, attr_st_comm, &comm) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_STATUS;
+        r->req = (uint64_t)(uint32_t)src | ((uint64_t)(uint32_t)tag << 32);
+        r->len2 |= comm;
     }
     return OTF2_CALLBACK_SUCCESS;
 }

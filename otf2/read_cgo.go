@@ -297,7 +297,10 @@ func setAttributes(d *defs) {
 		C.uint32_t(d.attribute("dtpa::pcontrol_level", otf2Int32)),
 		C.uint32_t(d.attribute("dtpa::pcontrol_arg", otf2Int64)),
 		C.uint32_t(d.attribute("dtpa::calls", otf2Uint32)),
-		C.uint32_t(d.attribute("dtpa::flag", otf2Uint8)))
+		C.uint32_t(d.attribute("dtpa::flag", otf2Uint8)),
+		C.uint32_t(d.attribute("dtpa::status_source", otf2Int32)),
+		C.uint32_t(d.attribute("dtpa::status_tag", otf2Int32)),
+		C.uint32_t(d.attribute("dtpa::status_comm", otf2Comm)))
 }
 
 // Attribute bits of an ENTER record (read_cb.h).
@@ -307,6 +310,7 @@ const (
 	attrBitPcArg   = C.DT_ATTR_PC_ARG
 	attrBitCalls   = C.DT_ATTR_CALLS
 	attrBitFlag    = C.DT_ATTR_FLAG
+	attrBitStatus  = C.DT_ATTR_STATUS
 )
 
 //export dtpaOtf2Comm

@@ -303,6 +303,15 @@ func (c *converter) enterAttrs(r *rec) {
 		e.Attr |= traceformat.AttrFlag
 		e.Flag = (bits>>8)&0xff != 0
 	}
+	if bits&attrBitStatus != 0 {
+		// MPI_Probe's status: the message it waited for.
+		if lc, ok := c.comm(uint32(r.len2)); ok {
+			src, tag := int32(uint32(r.req)), int32(uint32(uint64(r.req)>>32))
+			e.Attr |= traceformat.AttrRecv | traceformat.AttrComm | traceformat.AttrStatus
+			e.Comm, e.RecvPeer, e.RecvTag = lc, src, tag
+			e.Status = append(e.Status[:0], traceformat.Status{Source: src, Tag: tag})
+		}
+	}
 }
 
 func (c *converter) leave(region uint32, t int64) error {

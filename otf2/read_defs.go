@@ -60,6 +60,7 @@ const (
 	otf2Uint32 = 3
 	otf2Int32  = 7
 	otf2Int64  = 8
+	otf2Comm   = 17
 	otf2SCL    = 20
 )
 

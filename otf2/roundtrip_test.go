@@ -167,3 +167,30 @@ func TestRoundTripPersistent(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestRoundTripProbe: a blocking MPI_Probe that waits 100 ms for a late
+// sender (Real Sync, §8.6); its status, which Score-P does not record,
+// goes into the attributes dtpa::status_source, dtpa::status_tag and
+// dtpa::status_comm of its ENTER record.
+func TestRoundTripProbe(t *testing.T) {
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * US)
+	r1.Init(1 * US)
+	r0.Compute(100*MS).Send(1, 6, 8, 2*US)
+	r1.Call("MPI_Probe", 100*MS+5*US, traceformat.Event{Attr: traceformat.AttrRecv | traceformat.AttrStatus,
+		RecvPeer: traceformat.AnySource, RecvTag: 6, Status: []traceformat.Status{{Source: 0, Tag: 6}}})
+	r1.Recv(0, 6, 8, 2*US)
+	r0.Finalize(1 * US)
+	r1.Finalize(1 * US)
+	direct, back, warns := roundTrip(t, run)
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	if rs := direct.Intervals[0].Main.RealSync; rs < 0.099 {
+		t.Errorf("the fixture's probe should lose 100 ms of Real Sync, not %g s", rs)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}

@@ -239,6 +239,7 @@ type fnMap struct {
 	op     wop
 	collOp uint32 // OTF2 collective op, undefinedU32 when it has none
 	shape  tracepb.Function_Collective
+	probe  bool // MPI_Probe: its status goes into attributes
 }
 
 // wop is what the writer does with a call besides Enter and Leave.
@@ -478,7 +479,8 @@ func (rw *rankWriter) fn(id uint32) *fnMap {
 	if f == nil {
 		f = &tracepb.Function{Id: id, Name: fmt.Sprintf("function %d", id)}
 	}
-	m := &fnMap{region: rw.x.defs.region(f), op: classifyWrite(f), collOp: undefinedU32, shape: f.Collective}
+	m := &fnMap{region: rw.x.defs.region(f), op: classifyWrite(f), collOp: undefinedU32, shape: f.Collective,
+		probe: mpifunc.Base(f.Name) == "Probe"}
 	if f.Class == tracepb.Function_COLLECTIVE {
 		m.collOp = collOpOf(f)
 	}
@@ -580,6 +582,14 @@ func (rw *rankWriter) event(e *traceformat.Event, entry, exit int64) error {
 		flags |= enterFlag
 		if e.Flag {
 			enter.u2 = 1
+		}
+	}
+	if fm.probe && e.Attr&traceformat.AttrComm != 0 && e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 && e.Status[0].Source >= 0 {
+		// The message MPI_Probe waited for, which Score-P does not record.
+		if comm, ok := rw.comm(e.Comm); ok {
+			flags |= enterStatus
+			enter.d = c32(comm)
+			enter.u3 = c64(uint64(u32(e.Status[0].Source)) | uint64(u32(e.Status[0].Tag))<<32)
 		}
 	}
 	enter.u1 = c64(flags)

@@ -22,10 +22,15 @@ enum {
 };
 
 // Enter flags (u1).
-enum { DTPA_W_SCL = 1, DTPA_W_CALLS = 2, DTPA_W_PCONTROL = 4, DTPA_W_FLAG = 8 };
+// DTPA_W_STATUS: the status of MPI_Probe, source and tag in u3 (low and
+// high 32 bits), communicator in d.
+enum { DTPA_W_SCL = 1, DTPA_W_CALLS = 2, DTPA_W_PCONTROL = 4, DTPA_W_FLAG = 8, DTPA_W_STATUS = 16 };
 
 // Attribute ids, fixed by the writer (write.go, attr*).
-enum { DTPA_W_ATTR_SCL = 0, DTPA_W_ATTR_CALLS, DTPA_W_ATTR_PC_LEVEL, DTPA_W_ATTR_PC_ARG, DTPA_W_ATTR_FLAG };
+enum {
+	DTPA_W_ATTR_SCL = 0, DTPA_W_ATTR_CALLS, DTPA_W_ATTR_PC_LEVEL, DTPA_W_ATTR_PC_ARG, DTPA_W_ATTR_FLAG,
+	DTPA_W_ATTR_ST_SOURCE, DTPA_W_ATTR_ST_TAG, DTPA_W_ATTR_ST_COMM
+};
 
 static OTF2_FlushType dtpa_w_pre_flush(void* u, OTF2_FileType t, OTF2_LocationRef l, void* c, bool final) {
 	return OTF2_FLUSH;
@@ -118,6 +123,11 @@ static OTF2_ErrorCode dtpa_w_events(OTF2_EvtWriter* w, OTF2_AttributeList* al, c
 				}
 				if (v->u1 & DTPA_W_FLAG)
 					OTF2_AttributeList_AddUint8(l, DTPA_W_ATTR_FLAG, (uint8_t)v->u2);
+				if (v->u1 & DTPA_W_STATUS) {
+					OTF2_AttributeList_AddInt32(l, DTPA_W_ATTR_ST_SOURCE, (int32_t)(uint32_t)v->u3);
+					OTF2_AttributeList_AddInt32(l, DTPA_W_ATTR_ST_TAG, (int32_t)(uint32_t)(v->u3 >> 32));
+					OTF2_AttributeList_AddCommRef(l, DTPA_W_ATTR_ST_COMM, v->d);
+				}
 			}
 			e = OTF2_EvtWriter_Enter(w, l, v->time, v->a);
 			break;
@@ -396,6 +406,7 @@ const (
 	typeInt32  = C.OTF2_TYPE_INT32
 	typeInt64  = C.OTF2_TYPE_INT64
 	typeSCL    = C.OTF2_TYPE_SOURCE_CODE_LOCATION
+	typeComm   = C.OTF2_TYPE_COMM
 )
 
 func (ca *cArchive) defAttribute(id, name, desc uint32, typ int) error {
@@ -419,6 +430,9 @@ const (
 	attrPcLevel = C.DTPA_W_ATTR_PC_LEVEL
 	attrPcArg   = C.DTPA_W_ATTR_PC_ARG
 	attrFlag    = C.DTPA_W_ATTR_FLAG
+	attrStSrc   = C.DTPA_W_ATTR_ST_SOURCE
+	attrStTag   = C.DTPA_W_ATTR_ST_TAG
+	attrStComm  = C.DTPA_W_ATTR_ST_COMM
 )
 
 // wev is the Go image of dtpa_w_ev.
@@ -445,6 +459,7 @@ const (
 	enterCalls    = C.DTPA_W_CALLS
 	enterPcontrol = C.DTPA_W_PCONTROL
 	enterFlag     = C.DTPA_W_FLAG
+	enterStatus   = C.DTPA_W_STATUS
 )
 
 // Collective operations (OTF2_CollectiveOp) by the base name of the MPI
