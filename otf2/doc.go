@@ -40,7 +40,9 @@
 //     intervals come back), "dtpa::calls" a folded run of polls and
 //     "dtpa::flag" the flag a test or probe returned, and
 //     "dtpa::status_source", "dtpa::status_tag" and "dtpa::status_comm" the
-//     message a blocking MPI_Probe waited for. Score-P writes none of them.
+//     message a blocking MPI_Probe waited for, "dtpa::bytes" the size of a
+//     send or receive addressed to MPI_PROC_NULL (which has no message
+//     record). Score-P writes none of them.
 //   - Call sites: a SOURCE_CODE_LOCATION attribute on a call's ENTER record
 //     makes one call site per function and location, whose return address
 //     lies in a module standing for the source file

@@ -152,12 +152,13 @@ static inline dt_rec *next(void *ud, OTF2_TimeStamp t, uint32_t kind) {
 static OTF2_AttributeRef attr_scl = OTF2_UNDEFINED_ATTRIBUTE, attr_level = OTF2_UNDEFINED_ATTRIBUTE,
                          attr_arg = OTF2_UNDEFINED_ATTRIBUTE, attr_calls = OTF2_UNDEFINED_ATTRIBUTE,
                          attr_flag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_src = OTF2_UNDEFINED_ATTRIBUTE,
-                         attr_st_tag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_comm = OTF2_UNDEFINED_ATTRIBUTE;
+                         attr_st_tag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_comm = OTF2_UNDEFINED_ATTRIBUTE,
+                         attr_bytes = OTF2_UNDEFINED_ATTRIBUTE;
 
 void dt_set_attrs(uint32_t scl, uint32_t level, uint32_t arg, uint32_t calls, uint32_t flag, uint32_t st_src,
-                  uint32_t st_tag, uint32_t st_comm) {
+                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes) {
     attr_scl = scl; attr_level = level; attr_arg = arg; attr_calls = calls; attr_flag = flag;
-    attr_st_src = st_src; attr_st_tag = st_tag; attr_st_comm = st_comm;
+    attr_st_src = st_src; attr_st_tag = st_tag; attr_st_comm = st_comm; attr_bytes = bytes;
 }
 
 static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
@@ -197,6 +198,11 @@ static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64
         r->tag |= DT_ATTR_STATUS;
         r->req = (uint64_t)(uint32_t)src | ((uint64_t)(uint32_t)tag << 32);
         r->len2 |= comm;
+    }
+    uint64_t bytes;
+    if (attr_bytes != OTF2_UNDEFINED_ATTRIBUTE && !(r->tag & DT_ATTR_PC_ARG) &&
+        OTF2_AttributeList_GetUint64(al, attr_bytes, &bytes) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_BYTES; r->len = bytes;
     }
     return OTF2_CALLBACK_SUCCESS;
 }

@@ -300,7 +300,8 @@ func setAttributes(d *defs) {
 		C.uint32_t(d.attribute("dtpa::flag", otf2Uint8)),
 		C.uint32_t(d.attribute("dtpa::status_source", otf2Int32)),
 		C.uint32_t(d.attribute("dtpa::status_tag", otf2Int32)),
-		C.uint32_t(d.attribute("dtpa::status_comm", otf2Comm)))
+		C.uint32_t(d.attribute("dtpa::status_comm", otf2Comm)),
+		C.uint32_t(d.attribute("dtpa::bytes", otf2Uint64)))
 }
 
 // Attribute bits of an ENTER record (read_cb.h).
@@ -311,6 +312,7 @@ const (
 	attrBitCalls   = C.DT_ATTR_CALLS
 	attrBitFlag    = C.DT_ATTR_FLAG
 	attrBitStatus  = C.DT_ATTR_STATUS
+	attrBitBytes   = C.DT_ATTR_BYTES
 )
 
 //export dtpaOtf2Comm

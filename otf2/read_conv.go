@@ -42,6 +42,10 @@ type converter struct {
 	cur     traceformat.Event
 	curFn   *fnInfo
 	sawColl bool // a collective end record in the current call
+	// The bytes of the current call if it is addressed to MPI_PROC_NULL
+	// (attribute dtpa::bytes).
+	procNullBytes    uint64
+	hasProcNullBytes bool
 
 	pend     []traceformat.Event // calls not yet written
 	pendBase int                 // absolute index of pend[0]
@@ -276,6 +280,7 @@ func (c *converter) enter(r *rec, t int64) {
 	}
 	c.inCall, c.callAt, c.curFn, c.sawColl = true, len(c.stack)-1, f, false
 	c.cur = traceformat.Event{Func: f.id, Site: f.site, Entry: t}
+	c.hasProcNullBytes = false
 	c.enterAttrs(r)
 }
 
@@ -302,6 +307,9 @@ func (c *converter) enterAttrs(r *rec) {
 	if bits&attrBitFlag != 0 {
 		e.Attr |= traceformat.AttrFlag
 		e.Flag = (bits>>8)&0xff != 0
+	}
+	if bits&attrBitBytes != 0 {
+		c.procNullBytes, c.hasProcNullBytes = uint64(r.len), true
 	}
 	if bits&attrBitStatus != 0 {
 		// MPI_Probe's status: the message it waited for.
@@ -355,10 +363,18 @@ func (c *converter) finishCall() {
 		// MPI_PROC_NULL (Score-P records no message for it).
 		e.Attr |= traceformat.AttrSend | traceformat.AttrComm
 		e.SendPeer = traceformat.ProcNull
+		if c.hasProcNullBytes {
+			e.Attr |= traceformat.AttrSendBytes
+			e.SendBytes = c.procNullBytes
+		}
 	case f.blockingRecv && e.Attr&traceformat.AttrRecv == 0:
 		e.Attr |= traceformat.AttrRecv | traceformat.AttrComm | traceformat.AttrStatus
 		e.RecvPeer, e.RecvTag = traceformat.ProcNull, traceformat.AnyTag
 		e.Status = []traceformat.Status{{Source: traceformat.ProcNull, Tag: traceformat.AnyTag}}
+		if c.hasProcNullBytes {
+			e.Attr |= traceformat.AttrRecvBytes
+			e.RecvBytes = c.procNullBytes
+		}
 	case f.completes:
 		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
 		if f.test && e.Attr&traceformat.AttrFlag == 0 {

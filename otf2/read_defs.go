@@ -58,6 +58,7 @@ type scl struct{ file, line uint32 }
 const (
 	otf2Uint8  = 1
 	otf2Uint32 = 3
+	otf2Uint64 = 4
 	otf2Int32  = 7
 	otf2Int64  = 8
 	otf2Comm   = 17

@@ -194,3 +194,30 @@ func TestRoundTripProbe(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestRoundTripProcNull: a send and a receive addressed to MPI_PROC_NULL
+// keep their byte counts (attribute dtpa::bytes; Score-P writes no
+// message for them).
+func TestRoundTripProcNull(t *testing.T) {
+	run := NewRun(2)
+	for i := 0; i < 2; i++ {
+		r := run.Rank(i)
+		r.Init(1 * US)
+		r.Send(traceformat.ProcNull, 3, 40, 2*US).Recv(traceformat.ProcNull, 3, 24, 2*US)
+		r.Finalize(1 * US)
+	}
+	direct, back, warns := roundTrip(t, run)
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	var bytes uint64
+	for _, f := range direct.Intervals[0].Functions {
+		bytes += uint64(f.Bytes)
+	}
+	if bytes != 128 {
+		t.Errorf("the fixture's calls move %d bytes, want 2·(40+24)", bytes)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}

@@ -348,6 +348,18 @@ func regionRole(f *tracepb.Function) int {
 	return roleFunction
 }
 
+// procNullBytes is the byte count of a blocking send or receive
+// addressed to MPI_PROC_NULL.
+func procNullBytes(e *traceformat.Event, op wop) (uint64, bool) {
+	switch {
+	case op == wSend && e.Attr&traceformat.AttrSend != 0 && e.SendPeer == traceformat.ProcNull && e.Attr&traceformat.AttrSendBytes != 0:
+		return e.SendBytes, true
+	case op == wRecv && e.Attr&traceformat.AttrRecv != 0 && e.RecvPeer == traceformat.ProcNull && e.Attr&traceformat.AttrRecvBytes != 0:
+		return e.RecvBytes, true
+	}
+	return 0, false
+}
+
 // collOpOf is the OTF2 collective operation of a collective function, by
 // its name without the I prefix of a nonblocking one or the _init suffix
 // of a persistent one; undefinedU32 for those OTF2 has none for (the
@@ -583,6 +595,11 @@ func (rw *rankWriter) event(e *traceformat.Event, entry, exit int64) error {
 		if e.Flag {
 			enter.u2 = 1
 		}
+	}
+	if b, ok := procNullBytes(e, fm.op); ok {
+		// Score-P writes no message for MPI_PROC_NULL, nor its size.
+		flags |= enterBytes
+		enter.s1 = cs64(int64(b))
 	}
 	if fm.probe && e.Attr&traceformat.AttrComm != 0 && e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 && e.Status[0].Source >= 0 {
 		// The message MPI_Probe waited for, which Score-P does not record.
