@@ -400,6 +400,9 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		if rp.otherThreads > 0 {
 			warn(fmt.Sprintf("Rank %d: %d calls made by threads other than the one that called MPI_Init are not analysed: the program asked for less than MPI_THREAD_SERIALIZED.", r, rp.otherThreads))
 		}
+		if rp.noIcollReq > 0 {
+			warn(fmt.Sprintf("Rank %d: %d nonblocking collective call(s) carry no request, so nothing says when they complete; each is taken as complete when started, and the Potential Sync of its completion is not counted.", r, rp.noIcollReq))
+		}
 		if rp.readErr != nil && byRank[r].err == nil {
 			warn(damage(r, byRank[r].path, rp.readErr))
 		}

@@ -235,6 +235,7 @@ type replayer struct {
 	violations, worstViolation     int64
 	unmatchedRecvs, unmatchedColls int64
 	unknownReqs                    int64
+	noIcollReq                     int64 // nonblocking collectives started without a request (replay_coll.go)
 	readErr                        error
 	otherThreads                   int64 // events of threads other than 0, not replayed
 	// thr: the rank's threads' time in MPI, on a multi-threaded rank

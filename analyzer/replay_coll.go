@@ -36,7 +36,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 		node.Value.collInst++
 	}
 	if fi.op == opICollStart {
-		rp.icollStart(e, fi, key, root, c, members, idx, entry)
+		rp.icollStart(e, fi, key, root, c, members, idx, entry, node)
 		return
 	}
 	shape := fi.shape
@@ -99,8 +99,9 @@ type icollRef struct {
 
 // icollStart replays the start of a nonblocking collective: it posts its
 // entry (the start waits for nobody) and keeps the instance in its
-// request, for the call that completes it (icollsDone).
-func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, members []int32, idx int, entry int64) {
+// request, for the call that completes it (icollsDone). node is the
+// interval node of the starting call.
+func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, members []int32, idx int, entry int64, node *rnode) {
 	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, rp.callSite(e.Site, entry), rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
@@ -115,8 +116,14 @@ func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, ro
 			rp.reqs.put(id, request{kind: reqColl, comm: c, start: entry, active: true, ticket: slot})
 		}
 	} else if in != nil {
-		// No request recorded: nothing will say when it completes.
-		rp.contrib = rp.x.icollDone(in, idx, rp.rank, entry, 0, collAtt{}, rp.contrib)
+		// No request recorded (a converted trace may lack it): nothing
+		// will say when it completes, so it completes at its start, with
+		// no time to lose (dur 0); its partners' figures still go to
+		// their own calls. att names the starting call, as every
+		// contribution must name a call.
+		rp.noIcollReq++
+		att := collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry)}
+		rp.contrib = rp.x.icollDone(in, idx, rp.rank, entry, 0, att, rp.contrib)
 	}
 	rp.applyContrib()
 }

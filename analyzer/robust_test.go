@@ -442,3 +442,39 @@ func TestLargeRunWithDamage(t *testing.T) {
 		t.Errorf("%d ranks in the report, want 30", n)
 	}
 }
+
+// A nonblocking collective recorded without its request (as a converted
+// trace may have it) completes at its start: it gives and takes no
+// Potential Sync, and the rank is warned about, never an internal error.
+// Rank r computes r·10 ms, starts MPI_Ibarrier (1 µs, no request) at
+// 0.001 + 10·r ms and enters MPI_Barrier at 0.002 + 10·r ms; every
+// barrier returns at 30 ms. Barrier Potential Sync: latest entry 20.002
+// ms − own entry = 20, 10, 0 ms; no Time Variation; the starts get 0.
+// Collective time: 1 µs + (30 − 0.002 − 10·r) ms.
+func TestNonblockingCollectiveWithoutRequest(t *testing.T) {
+	run := tracetest.NewRun(3)
+	for r := 0; r < 3; r++ {
+		k := run.Rank(r)
+		k.Init(us).Compute(int64(r) * 10 * ms)
+		k.Call("MPI_Ibarrier", us, traceformat.Event{})
+		k.Barrier(30*ms - k.Now()).Finalize(us)
+	}
+	rep := analyzeRun(t, run)
+	for r := 0; r < 3; r++ {
+		if !hasWarning(rep, "Rank "+itoa(r)+": 1 nonblocking collective call(s) carry no request") {
+			t.Errorf("rank %d: no warning about the missing request in %q", r, rep.Warnings)
+		}
+	}
+	if hasWarning(rep, "internal error") || hasWarning(rep, "could not be matched") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	iv := find(t, rep)
+	for r, want := range []float64{0.020, 0.010, 0} {
+		rk := rank(t, iv, r)
+		expect(t, "Potential Sync rank "+itoa(r), rk.PotentialSync, want)
+		expect(t, "Time Variation rank "+itoa(r), rk.TimeVariation, 0)
+		expect(t, "Collective rank "+itoa(r), rk.CollectiveTime, 1e-6+0.030-0.000002-float64(r)*0.010)
+	}
+	expect(t, "start Potential Sync", srcPoint(t, iv, "MPI_Ibarrier").PotentialSync, 0)
+	checkInvariants(t, rep)
+}

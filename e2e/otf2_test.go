@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,15 +23,21 @@ import (
 // otf2Programs are the ground-truth programs whose archives
 // TestOTF2Export checks, with the program arguments and environment of
 // their runs (groundtruth with injected clock skew, so that the archive's
-// times must be the aligned ones).
+// times must be the aligned ones). allowed are the import warnings the
+// round trip may give: mpiapi's intercommunicator collectives and
+// neighbourhood collective have no OTF2 collective record (OTF2 has no
+// MPI_ROOT/MPI_PROC_NULL roots nor neighbourhood operations), and the
+// importer maps no intercommunicator (docs/characteristics.md §10).
 var otf2Programs = []struct {
-	name string
-	env  []string
+	name    string
+	env     []string
+	allowed []string
+	exact   bool // every figure comes back (with a skewed clock, all but the gaps between calls)
 }{
-	{"groundtruth", []string{"DT_CLOCK_SKEW=" + clockSkew}},
-	{"edges_p2p", nil},
-	{"edges_intervals", nil},
-	{"mpiapi", nil},
+	{"groundtruth", []string{"DT_CLOCK_SKEW=" + clockSkew}, nil, true},
+	{"edges_p2p", nil, nil, true},
+	{"edges_intervals", nil, nil, true},
+	{"mpiapi", nil, []string{"carry no collective record"}, false},
 }
 
 // TestOTF2Export traces every ground-truth program under both MPIs and
@@ -57,7 +65,7 @@ func TestOTF2Export(t *testing.T) {
 						t.Fatal(err)
 					}
 					checkOTF2Counts(t, dir, p.name, r, a)
-					checkRoundTrip(t, r, arch)
+					checkRoundTrip(t, r, arch, p.allowed, p.exact)
 				})
 			}
 		})
@@ -65,27 +73,50 @@ func TestOTF2Export(t *testing.T) {
 }
 
 // checkRoundTrip analyses the archive with dtpa (which imports it) and
-// compares its report with r, the report of the traces: every figure
-// within one tick (otf2test.CompareReports). Every ground-truth program
-// marks intervals and sections with MPI_Pcontrol, whose arguments the
-// archive carries as the attributes dtpa::pcontrol_level and
-// dtpa::pcontrol_arg; while the importer says it drops them, the reports
-// cannot agree (no intervals, no sequential sections) and the
-// differences are only logged.
-func checkRoundTrip(t *testing.T, r *report.Report, arch string) {
+// compares its report with r, the report of the traces
+// (otf2test.CompareReports, every figure within one tick). Strict: the
+// import reads everything the writer put in the archive (MPI_Pcontrol's
+// arguments, nonblocking collectives), so the interval tree, every
+// interval's and rank's execution, total and insufficient-parallelism
+// time and every call count come back equal. The other differences are
+// the residual ones of docs/characteristics.md §10 (SRC numbering,
+// intercommunicator and neighbourhood collectives, gaps on the aligned
+// clock) and are logged; a program marked exact has none but the gaps.
+func checkRoundTrip(t *testing.T, r *report.Report, arch string, allowed []string, exact bool) {
 	t.Helper()
 	back, stderr := analyse(t, ".", arch)
-	diffs := otf2test.CompareReports(r, back)
-	if strings.Contains(stderr, "MPI_Pcontrol calls were recorded without their arguments") {
-		if len(diffs) > 0 {
-			t.Logf("round trip pending (the importer drops MPI_Pcontrol's arguments): %d differences, the first: %s", len(diffs), diffs[0])
+	for _, w := range []string{"MPI_Pcontrol calls were recorded without their arguments", "carry no collective record",
+		"carry no request", "internal error", "persistent requests found no persistent request"} {
+		if strings.Contains(stderr, w) && !slices.Contains(allowed, w) {
+			t.Errorf("round trip: dtpa warns %q: %s", w, stderr)
 		}
-		return
 	}
-	for _, d := range diffs {
-		t.Errorf("round trip: %s", d)
+	if len(back.Intervals) != len(r.Intervals) {
+		t.Errorf("round trip: %d intervals, the traces' report %d", len(back.Intervals), len(r.Intervals))
+	}
+	var residual []string
+	for _, d := range otf2test.CompareReports(r, back) {
+		if exact && !strings.HasPrefix(d, ".task:") && !gapDiff.MatchString(d) || strictDiff.MatchString(d) {
+			t.Errorf("round trip: %s", d)
+		} else if !strings.HasPrefix(d, ".task:") { // the archive's name
+			residual = append(residual, d)
+		}
+	}
+	if len(residual) > 0 {
+		t.Logf("round trip: %d residual differences (docs/characteristics.md §10), the first: %s", len(residual), residual[0])
 	}
 }
+
+// gapDiff matches the gaps between calls, measured on each rank's own
+// clock in the traces and on the aligned one in the archive: they differ
+// by the clock drift groundtruth's injected skew gives.
+var gapDiff = regexp.MustCompile(`\.gap_(mean|median): `)
+
+// strictDiff matches the differences checkRoundTrip does not allow: the
+// interval tree, the time figures that depend only on the calls' times and
+// the calls counted (collective_number is not: the instances of a
+// persistent collective are lost with its binding, §10).
+var strictDiff = regexp.MustCompile(`^\.intervals(: |\[\d+\]\.(path|level|number|exe_count|(main|ranks\[\d+\])\.(execution_time|total_time|insufficient_parallelism|processors|system_number|wait_number|system_time)|functions\[\d+\]\.(ranks\[\d+\]\.)?(calls|count|time)))`)
 
 // exportOTF2 runs bin/dtpa --export otf2 on the traces of app in dir and
 // returns the archive's directory.

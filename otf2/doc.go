@@ -18,7 +18,11 @@
 //     the Irecv is written once its completion is read; MPI_ISEND_COMPLETE,
 //     MPI_IRECV and MPI_REQUEST_CANCELLED complete requests in the wait or
 //     test that contains them; MPI_COLLECTIVE_END the communicator, root and
-//     bytes sent and received. Score-P 8 writes MPI_Init, MPI_Finalize and
+//     bytes sent and received. A nonblocking collective (MPI_Ibarrier …)
+//     has NON_BLOCKING_COLLECTIVE_REQUEST at the call and
+//     NON_BLOCKING_COLLECTIVE_COMPLETE, with its communicator, root and
+//     sizes, in the wait or test that completes it: the starting call gets
+//     its request, and its arguments once the completion is read. Score-P 8 writes MPI_Init, MPI_Finalize and
 //     communicator creation as collectives of type CREATE_HANDLE and
 //     DESTROY_HANDLE: these stay system calls, as our tracer records them.
 //     Receives' posted source and tag are not in OTF2: the matched ones
@@ -30,10 +34,38 @@
 //     offset, in nanoseconds. libotf2's event reader applies each location's
 //     ClockOffset definitions (linear interpolation), so all ranks are on
 //     one clock; the files record that as same-clock synchronization.
-//   - Call sites: one per MPI function (OTF2 calling contexts are not
-//     imported yet), so SRC points are per function.
+//   - Attributes: the ones Export writes on a call's ENTER record, found
+//     by name and type in the global definitions: "dtpa::pcontrol_level"
+//     and "dtpa::pcontrol_arg" give MPI_Pcontrol its arguments (so
+//     intervals come back), "dtpa::calls" a folded run of polls and
+//     "dtpa::flag" the flag a test or probe returned, and
+//     "dtpa::status_source", "dtpa::status_tag" and "dtpa::status_comm" the
+//     message a blocking MPI_Probe waited for, "dtpa::bytes" the size of a
+//     send or receive addressed to MPI_PROC_NULL (which has no message
+//     record). Score-P writes none of them.
+//   - Call sites: a SOURCE_CODE_LOCATION attribute on a call's ENTER record
+//     makes one call site per function and location, whose return address
+//     lies in a module standing for the source file
+//     (traceformat.SourceModulePrefix), so that SRC points read file:line.
+//     Without it, one call site per MPI function (OTF2 calling contexts
+//     are not imported), so SRC points are per function.
 //
 // What the archive lacks or the format cannot carry (Score-P's buffer
 // flushes, measurement switched off, filtered MPI functions, MPI_Pcontrol
 // without arguments) becomes a warning, never a wrong figure.
+//
+// Writing (Export, `dtpa --export otf2 -o DIR app`) is the reverse: one
+// location per rank, each MPI call an ENTER/LEAVE of a region of the MPI
+// paradigm named as the function with Score-P's region roles, and the
+// records Score-P writes for it (MPI_SEND/MPI_ISEND at the call's entry,
+// MPI_RECV/MPI_IRECV and request completions at its exit,
+// MPI_COLLECTIVE_BEGIN/END, NON_BLOCKING_COLLECTIVE_REQUEST/COMPLETE,
+// COMM_CREATE), so that otf2-print, Vampir and Scalasca read the archive
+// as one of Score-P's. Times are the traces' aligned global nanoseconds
+// (resolution 1 GHz, global offset the first timestamp). What Score-P has
+// no record for goes into the attributes above, and the call site's
+// innermost frame with a file into SOURCE_CODE_LOCATION; Import reads the
+// attributes back, so that trace → OTF2 → dtpa gives the trace's report
+// (roundtrip_test.go; the residual differences are in
+// docs/characteristics.md §10).
 package otf2

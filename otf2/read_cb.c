@@ -88,6 +88,18 @@ static OTF2_CallbackCode def_comm(void *ud, OTF2_CommRef self, OTF2_StringRef na
     return OTF2_CALLBACK_SUCCESS;
 }
 
+static OTF2_CallbackCode def_attribute(void *ud, OTF2_AttributeRef self, OTF2_StringRef name, OTF2_StringRef descr,
+                                       OTF2_Type type) {
+    (void)descr;
+    dtpaOtf2Attribute((uintptr_t)ud, self, name, type);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode def_scl(void *ud, OTF2_SourceCodeLocationRef self, OTF2_StringRef file, uint32_t line) {
+    dtpaOtf2SourceLocation((uintptr_t)ud, self, file, line);
+    return OTF2_CALLBACK_SUCCESS;
+}
+
 OTF2_ErrorCode dt_read_global_defs(OTF2_Reader *r, uintptr_t handle, uint64_t *n) {
     OTF2_GlobalDefReader *gdr = OTF2_Reader_GetGlobalDefReader(r);
     if (!gdr) {
@@ -102,6 +114,8 @@ OTF2_ErrorCode dt_read_global_defs(OTF2_Reader *r, uintptr_t handle, uint64_t *n
     OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cb, def_location);
     OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cb, def_group);
     OTF2_GlobalDefReaderCallbacks_SetCommCallback(cb, def_comm);
+    OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cb, def_attribute);
+    OTF2_GlobalDefReaderCallbacks_SetSourceCodeLocationCallback(cb, def_scl);
     OTF2_ErrorCode err = OTF2_Reader_RegisterGlobalDefCallbacks(r, gdr, cb, (void *)handle);
     OTF2_GlobalDefReaderCallbacks_Delete(cb);
     if (err != OTF2_SUCCESS) {
@@ -132,9 +146,64 @@ static inline dt_rec *next(void *ud, OTF2_TimeStamp t, uint32_t kind) {
     if (!r) return OTF2_CALLBACK_INTERRUPT;        \
     (void)loc; (void)pos; (void)al;
 
+// The global ids of the attributes an ENTER record may carry
+// (dt_set_attrs; OTF2_UNDEFINED_ATTRIBUTE: not in the archive). One
+// archive is read at a time (read_cgo.go, libMu).
+static OTF2_AttributeRef attr_scl = OTF2_UNDEFINED_ATTRIBUTE, attr_level = OTF2_UNDEFINED_ATTRIBUTE,
+                         attr_arg = OTF2_UNDEFINED_ATTRIBUTE, attr_calls = OTF2_UNDEFINED_ATTRIBUTE,
+                         attr_flag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_src = OTF2_UNDEFINED_ATTRIBUTE,
+                         attr_st_tag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_comm = OTF2_UNDEFINED_ATTRIBUTE,
+                         attr_bytes = OTF2_UNDEFINED_ATTRIBUTE;
+
+void dt_set_attrs(uint32_t scl, uint32_t level, uint32_t arg, uint32_t calls, uint32_t flag, uint32_t st_src,
+                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes) {
+    attr_scl = scl; attr_level = level; attr_arg = arg; attr_calls = calls; attr_flag = flag;
+    attr_st_src = st_src; attr_st_tag = st_tag; attr_st_comm = st_comm; attr_bytes = bytes;
+}
+
 static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
                                   OTF2_AttributeList *al, OTF2_RegionRef region) {
     REC(DT_ENTER) r->ref = region;
+    r->tag = 0; r->comm = 0; r->len = 0; r->len2 = 0; r->req = 0;
+    if (al == NULL || OTF2_AttributeList_GetNumberOfElements(al) == 0) {
+        return OTF2_CALLBACK_SUCCESS;
+    }
+    OTF2_SourceCodeLocationRef scl;
+    if (attr_scl != OTF2_UNDEFINED_ATTRIBUTE && OTF2_AttributeList_GetSourceCodeLocationRef(al, attr_scl, &scl) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_SCL; r->comm = scl;
+    }
+    int32_t level;
+    if (attr_level != OTF2_UNDEFINED_ATTRIBUTE && OTF2_AttributeList_GetInt32(al, attr_level, &level) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_PC_LEVEL; r->len2 |= (uint32_t)level;
+    }
+    int64_t arg;
+    if (attr_arg != OTF2_UNDEFINED_ATTRIBUTE && OTF2_AttributeList_GetInt64(al, attr_arg, &arg) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_PC_ARG; r->len = (uint64_t)arg;
+    }
+    uint32_t calls;
+    if (attr_calls != OTF2_UNDEFINED_ATTRIBUTE && OTF2_AttributeList_GetUint32(al, attr_calls, &calls) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_CALLS; r->len2 |= (uint64_t)calls << 32;
+    }
+    uint8_t flag;
+    if (attr_flag != OTF2_UNDEFINED_ATTRIBUTE && OTF2_AttributeList_GetUint8(al, attr_flag, &flag) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_FLAG | ((uint32_t)flag << 8);
+    }
+    int32_t src, tag;
+    OTF2_CommRef comm;
+    if (attr_st_src != OTF2_UNDEFINED_ATTRIBUTE && attr_st_tag != OTF2_UNDEFINED_ATTRIBUTE &&
+        attr_st_comm != OTF2_UNDEFINED_ATTRIBUTE && !(r->tag & DT_ATTR_PC_LEVEL) &&
+        OTF2_AttributeList_GetInt32(al, attr_st_src, &src) == OTF2_SUCCESS &&
+        OTF2_AttributeList_GetInt32(al, attr_st_tag, &tag) == OTF2_SUCCESS &&
+        OTF2_AttributeList_GetCommRef(al, attr_st_comm, &comm) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_STATUS;
+        r->req = (uint64_t)(uint32_t)src | ((uint64_t)(uint32_t)tag << 32);
+        r->len2 |= comm;
+    }
+    uint64_t bytes;
+    if (attr_bytes != OTF2_UNDEFINED_ATTRIBUTE && !(r->tag & DT_ATTR_PC_ARG) &&
+        OTF2_AttributeList_GetUint64(al, attr_bytes, &bytes) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_BYTES; r->len = bytes;
+    }
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -185,6 +254,19 @@ static OTF2_CallbackCode ev_coll_end(OTF2_LocationRef loc, OTF2_TimeStamp t, uin
                                      OTF2_AttributeList *al, OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root,
                                      uint64_t sent, uint64_t received) {
     REC(DT_COLL_END) r->ref = op; r->comm = comm; r->tag = root; r->len = sent; r->len2 = received;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_nbc_request(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                        OTF2_AttributeList *al, uint64_t req) {
+    REC(DT_NBC_REQUEST) r->req = req;
+    return OTF2_CALLBACK_SUCCESS;
+}
+
+static OTF2_CallbackCode ev_nbc_complete(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
+                                         OTF2_AttributeList *al, OTF2_CollectiveOp op, OTF2_CommRef comm,
+                                         uint32_t root, uint64_t sent, uint64_t received, uint64_t req) {
+    REC(DT_NBC_COMPLETE) r->ref = op; r->comm = comm; r->tag = root; r->len = sent; r->len2 = received; r->req = req;
     return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -249,6 +331,8 @@ static OTF2_EvtReaderCallbacks *dt_evt_callbacks(void) {
     OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(cb, ev_request_cancelled);
     OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, ev_coll_end);
     OTF2_EvtReaderCallbacks_SetCommCreateCallback(cb, ev_comm_create);
+    OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveRequestCallback(cb, ev_nbc_request);
+    OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cb, ev_nbc_complete);
     OTF2_EvtReaderCallbacks_SetBufferFlushCallback(cb, ev_flush);
     OTF2_EvtReaderCallbacks_SetMeasurementOnOffCallback(cb, ev_onoff);
     OTF2_EvtReaderCallbacks_SetCallingContextEnterCallback(cb, ev_cc_enter);

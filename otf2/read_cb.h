@@ -22,6 +22,25 @@ enum {
     DT_ONOFF,            // ref mode
     DT_CALLING_CONTEXT,
     DT_PROGRAM_END,
+    DT_NBC_REQUEST,      // req
+    DT_NBC_COMPLETE,     // ref op, comm, tag root, len sent, len2 received, req
+};
+
+// What an ENTER record carries of the attributes dtpa writes (write.go),
+// in dt_rec.tag: these bits, and the flag's value in bits 8–15. Its
+// source code location is in comm, MPI_Pcontrol's second argument in len,
+// its level in the low 32 bits of len2 and the folded calls in the high 32;
+// MPI_Probe's status source and tag in the low and high 32 bits of req and
+// its communicator in the low 32 bits of len2 (a probe has no level); the
+// bytes of a send or receive to MPI_PROC_NULL in len (it has no argument).
+enum {
+    DT_ATTR_SCL = 1,
+    DT_ATTR_PC_LEVEL = 2,
+    DT_ATTR_PC_ARG = 4,
+    DT_ATTR_CALLS = 8,
+    DT_ATTR_FLAG = 16,
+    DT_ATTR_STATUS = 32,
+    DT_ATTR_BYTES = 64,
 };
 
 typedef struct {
@@ -43,6 +62,8 @@ typedef struct {
 } dt_buf;
 
 void dt_errors_init(void);
+void dt_set_attrs(uint32_t scl, uint32_t level, uint32_t arg, uint32_t calls, uint32_t flag, uint32_t st_src,
+                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes);
 const char *dt_last_error(void);
 void dt_clear_error(void);
 OTF2_ErrorCode dt_read_global_defs(OTF2_Reader *r, uintptr_t handle, uint64_t *n);

@@ -173,6 +173,8 @@ const (
 	kOnOff          = C.DT_ONOFF
 	kCallingContext = C.DT_CALLING_CONTEXT
 	kProgramEnd     = C.DT_PROGRAM_END
+	kNBCRequest     = C.DT_NBC_REQUEST
+	kNBCComplete    = C.DT_NBC_COMPLETE
 )
 
 // errOpen is returned (wrapped) when a location's local definitions
@@ -273,6 +275,45 @@ func dtpaOtf2Group(h C.uintptr_t, id C.uint32_t, typ, paradigm C.uint8_t, n C.ui
 		d.groups[uint32(id)] = g
 	}
 }
+
+//export dtpaOtf2Attribute
+func dtpaOtf2Attribute(h C.uintptr_t, id, name C.uint32_t, typ C.uint8_t) {
+	if d := lookup(h); d != nil {
+		d.attrs[uint32(id)] = attribute{name: uint32(name), typ: uint8(typ)}
+	}
+}
+
+//export dtpaOtf2SourceLocation
+func dtpaOtf2SourceLocation(h C.uintptr_t, id, file, line C.uint32_t) {
+	if d := lookup(h); d != nil {
+		d.scls[uint32(id)] = scl{file: uint32(file), line: uint32(line)}
+	}
+}
+
+// setAttributes tells the event callbacks which attributes of an ENTER
+// record to read (read_cb.c): those of d found by name and type.
+func setAttributes(d *defs) {
+	C.dt_set_attrs(C.uint32_t(d.attribute("SOURCE_CODE_LOCATION", otf2SCL)),
+		C.uint32_t(d.attribute("dtpa::pcontrol_level", otf2Int32)),
+		C.uint32_t(d.attribute("dtpa::pcontrol_arg", otf2Int64)),
+		C.uint32_t(d.attribute("dtpa::calls", otf2Uint32)),
+		C.uint32_t(d.attribute("dtpa::flag", otf2Uint8)),
+		C.uint32_t(d.attribute("dtpa::status_source", otf2Int32)),
+		C.uint32_t(d.attribute("dtpa::status_tag", otf2Int32)),
+		C.uint32_t(d.attribute("dtpa::status_comm", otf2Comm)),
+		C.uint32_t(d.attribute("dtpa::bytes", otf2Uint64)))
+}
+
+// Attribute bits of an ENTER record (read_cb.h).
+const (
+	attrBitSCL     = C.DT_ATTR_SCL
+	attrBitPcLevel = C.DT_ATTR_PC_LEVEL
+	attrBitPcArg   = C.DT_ATTR_PC_ARG
+	attrBitCalls   = C.DT_ATTR_CALLS
+	attrBitFlag    = C.DT_ATTR_FLAG
+	attrBitStatus  = C.DT_ATTR_STATUS
+	attrBitBytes   = C.DT_ATTR_BYTES
+)
 
 //export dtpaOtf2Comm
 func dtpaOtf2Comm(h C.uintptr_t, id, name, grp, parent C.uint32_t) {

@@ -27,6 +27,12 @@ type converter struct {
 	funcs    map[string]*fnInfo // by name
 	newFuncs []*tracepb.Function
 	newSites []*tracepb.CallSite
+	newMods  []*tracepb.Module
+	nextSite uint32
+	// Call sites by function and source code location, and the modules
+	// standing for source files (sourceSite).
+	sclSites map[[2]uint32]uint32
+	fileMods map[string]uint64  // file → its module's base address
 	byRegion map[uint32]*fnInfo // by region id; nil: not an MPI function
 	fns      []*fnInfo          // by our function id
 
@@ -36,32 +42,44 @@ type converter struct {
 	cur     traceformat.Event
 	curFn   *fnInfo
 	sawColl bool // a collective end record in the current call
+	// The bytes of the current call if it is addressed to MPI_PROC_NULL
+	// (attribute dtpa::bytes).
+	procNullBytes    uint64
+	hasProcNullBytes bool
 
 	pend     []traceformat.Event // calls not yet written
 	pendBase int                 // absolute index of pend[0]
 	irecvAt  map[uint64]int      // OTF2 request id of an uncompleted Irecv → absolute index of its call
-	reqs     map[uint64]uint64   // OTF2 request id → our request id, while live
-	nextReq  uint64
+	collAt   map[uint64]int      // the same of an uncompleted nonblocking collective
+	// Persistent requests (read_persist.go): all of the rank's, by id,
+	// and the calls creating those not yet started (our id → index).
+	pers      []*persReq
+	persByID  map[uint64]*persReq
+	persistAt map[uint64]int
+	reqs      map[uint64]uint64 // OTF2 request id → our request id, while live
+	nextReq   uint64
 
 	// Time: OTF2 ticks since the global offset, converted to ns.
 	offset     uint64
 	resolution uint64
 
-	finalized   bool
-	programEnd  bool
-	lastTime    int64
-	flushes     int
-	flushNs     int64
-	flushIn     int64 // entry time of an open flush region, -1 none
-	measOff     int
-	nested      uint64
-	outside     uint64
-	unknownComm uint64
-	lostReq     uint64
-	noColl      uint64
-	ccEvents    uint64
-	forcedIrecv uint64
-	pcontrol    uint64
+	finalized     bool
+	programEnd    bool
+	lastTime      int64
+	flushes       int
+	flushNs       int64
+	flushIn       int64 // entry time of an open flush region, -1 none
+	measOff       int
+	nested        uint64
+	outside       uint64
+	unknownComm   uint64
+	lostReq       uint64
+	noColl        uint64
+	ccEvents      uint64
+	forcedIrecv   uint64
+	forcedColl    uint64
+	unboundStarts uint64
+	pcontrol      uint64
 }
 
 // maxPending bounds the calls held back for an uncompleted nonblocking
@@ -78,7 +96,7 @@ const flushEvery = 4096
 // rank so that a queue held back by a long-pending receive grows once.
 func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer, pend []traceformat.Event) *converter {
 	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w, pend: pend[:0],
-		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, reqs: map[uint64]uint64{},
+		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, sclSites: map[[2]uint32]uint32{}, fileMods: map[string]uint64{}, persByID: map[uint64]*persReq{}, persistAt: map[uint64]int{}, reqs: map[uint64]uint64{},
 		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
 	if c.resolution == 0 {
 		c.resolution = 1e9
@@ -99,7 +117,8 @@ func (c *converter) ns(t uint64) int64 {
 
 // fnInfo is what the converter needs of an MPI function, found once.
 type fnInfo struct {
-	id    uint32 // our function id (and call-site id)
+	id    uint32 // our function id
+	site  uint32 // its call site when the archive names no source location
 	name  string
 	info  mpifunc.Info
 	calls uint64
@@ -107,6 +126,7 @@ type fnInfo struct {
 	// blockingRecv: MPI_Send and co., MPI_Recv; completes: the wait and
 	// test families; test: the test family.
 	initFin, finalize, pcontrol, blockingSend, blockingRecv, completes, test bool
+	starts                                                                   bool // MPI_Start, MPI_Startall
 }
 
 func (c *converter) function(name string) *fnInfo {
@@ -122,6 +142,8 @@ func (c *converter) function(name string) *fnInfo {
 		f.initFin, f.finalize = true, true
 	case "MPI_Pcontrol":
 		f.pcontrol = true
+	case "MPI_Start", "MPI_Startall":
+		f.starts = true
 	case "MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend":
 		f.blockingSend = true
 	case "MPI_Recv":
@@ -132,11 +154,43 @@ func (c *converter) function(name string) *fnInfo {
 	c.funcs[name] = f
 	c.fns = append(c.fns, f)
 	c.newFuncs = append(c.newFuncs, mpifunc.Function(id, name))
-	// One call site per function: OTF2 archives without calling contexts
-	// say nothing finer. Sites have no return addresses, so SRC points are
-	// keyed by function alone.
-	c.newSites = append(c.newSites, &tracepb.CallSite{Id: id})
+	// One call site per function where the archive names no source code
+	// location (sourceSite): such sites have no return addresses, so SRC
+	// points are keyed by function alone.
+	f.site = c.nextSite
+	c.nextSite++
+	c.newSites = append(c.newSites, &tracepb.CallSite{Id: f.site})
 	return f
+}
+
+// sourceSite is the call site of f at source code location scl: one per
+// distinct function and location. Its one return address lies in a module
+// standing for the location's file (traceformat.SourceModulePrefix) at
+// the line's offset, so that the report's SRC points read file:line.
+// An unknown location gives f's own site.
+func (c *converter) sourceSite(f *fnInfo, scl uint32) uint32 {
+	k := [2]uint32{f.id, scl}
+	if s, ok := c.sclSites[k]; ok {
+		return s
+	}
+	loc, ok := c.d.scls[scl]
+	file := c.d.strings[loc.file]
+	if !ok || file == "" {
+		c.sclSites[k] = f.site
+		return f.site
+	}
+	base, ok := c.fileMods[file]
+	if !ok {
+		base = uint64(len(c.fileMods)+1) << 32
+		c.fileMods[file] = base
+		c.newMods = append(c.newMods, &tracepb.Module{Id: uint32(len(c.fileMods) - 1),
+			Path: traceformat.SourceModulePrefix + file, Start: base, End: base + 1<<32, LoadBias: base})
+	}
+	s := c.nextSite
+	c.nextSite++
+	c.sclSites[k] = s
+	c.newSites = append(c.newSites, &tracepb.CallSite{Id: s, Pcs: []uint64{base + uint64(loc.line)}})
+	return s
 }
 
 // regionFn is the MPI function of a region, nil for other regions.
@@ -179,7 +233,7 @@ func (c *converter) feed(recs []rec) error {
 		c.lastTime = t
 		switch r.kind {
 		case kEnter:
-			c.enter(uint32(r.ref), t)
+			c.enter(r, t)
 		case kLeave:
 			if err := c.leave(uint32(r.ref), t); err != nil {
 				return err
@@ -208,7 +262,8 @@ func (c *converter) feed(recs []rec) error {
 	return nil
 }
 
-func (c *converter) enter(region uint32, t int64) {
+func (c *converter) enter(r *rec, t int64) {
+	region := uint32(r.ref)
 	c.stack = append(c.stack, region)
 	if c.d.isFlushRegion(region) {
 		c.flushes++
@@ -224,7 +279,47 @@ func (c *converter) enter(region uint32, t int64) {
 		return
 	}
 	c.inCall, c.callAt, c.curFn, c.sawColl = true, len(c.stack)-1, f, false
-	c.cur = traceformat.Event{Func: f.id, Site: f.id, Entry: t}
+	c.cur = traceformat.Event{Func: f.id, Site: f.site, Entry: t}
+	c.hasProcNullBytes = false
+	c.enterAttrs(r)
+}
+
+// enterAttrs gives the call the attributes dtpa's writer put on its
+// ENTER record (write.go): MPI_Pcontrol's arguments, the number of polls
+// folded into it and the flag a test or probe returned.
+func (c *converter) enterAttrs(r *rec) {
+	bits := uint32(r.tag)
+	if bits == 0 {
+		return
+	}
+	e := &c.cur
+	if bits&attrBitSCL != 0 {
+		e.Site = c.sourceSite(c.curFn, uint32(r.comm))
+	}
+	if bits&attrBitPcLevel != 0 && bits&attrBitPcArg != 0 {
+		e.Attr |= traceformat.AttrPcontrol
+		e.PcLevel, e.PcArg = int32(uint32(r.len2)), int64(r.len)
+	}
+	if n := uint32(uint64(r.len2) >> 32); bits&attrBitCalls != 0 && n > 1 {
+		e.Attr |= traceformat.AttrCalls
+		e.Calls = n
+	}
+	if bits&attrBitFlag != 0 {
+		e.Attr |= traceformat.AttrFlag
+		e.Flag = (bits>>8)&0xff != 0
+	}
+	if bits&attrBitBytes != 0 {
+		c.procNullBytes, c.hasProcNullBytes = uint64(r.len), true
+	}
+	if bits&attrBitStatus != 0 {
+		// MPI_Probe's status: the message it waited for.
+		if lc, ok := c.comm(uint32(r.len2)); ok {
+			src, tag := int32(uint32(r.req)), int32(uint32(uint64(r.req)>>32))
+			e.Attr |= traceformat.AttrRecv | traceformat.AttrComm | traceformat.AttrStatus
+			e.Comm, e.RecvPeer, e.RecvTag = lc, src, tag
+			e.Status = append(e.Status[:0], traceformat.Status{Source: src, Tag: tag})
+		}
+	}
 }
 
 func (c *converter) leave(region uint32, t int64) error {
@@ -254,8 +349,12 @@ func (c *converter) finishCall() {
 	switch {
 	case f.finalize:
 		c.finalized = true
+	case isPersistentInit(f):
+		c.persistentInit(e, f)
 	case f.pcontrol:
-		c.pcontrol++
+		if e.Attr&traceformat.AttrPcontrol == 0 {
+			c.pcontrol++
+		}
 	case f.info.Class == tracepb.Function_COLLECTIVE && !c.sawColl:
 		c.noColl++
 		e.Attr |= traceformat.AttrComm
@@ -264,13 +363,21 @@ func (c *converter) finishCall() {
 		// MPI_PROC_NULL (Score-P records no message for it).
 		e.Attr |= traceformat.AttrSend | traceformat.AttrComm
 		e.SendPeer = traceformat.ProcNull
+		if c.hasProcNullBytes {
+			e.Attr |= traceformat.AttrSendBytes
+			e.SendBytes = c.procNullBytes
+		}
 	case f.blockingRecv && e.Attr&traceformat.AttrRecv == 0:
 		e.Attr |= traceformat.AttrRecv | traceformat.AttrComm | traceformat.AttrStatus
 		e.RecvPeer, e.RecvTag = traceformat.ProcNull, traceformat.AnyTag
 		e.Status = []traceformat.Status{{Source: traceformat.ProcNull, Tag: traceformat.AnyTag}}
+		if c.hasProcNullBytes {
+			e.Attr |= traceformat.AttrRecvBytes
+			e.RecvBytes = c.procNullBytes
+		}
 	case f.completes:
 		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
-		if f.test {
+		if f.test && e.Attr&traceformat.AttrFlag == 0 {
 			e.Attr |= traceformat.AttrFlag
 			e.Flag = len(e.Reqs) > 0
 		}
@@ -287,6 +394,9 @@ func (c *converter) newReq(otf2 uint64) uint64 {
 // mpiRecord adds an MPI record to the current call.
 func (c *converter) mpiRecord(r *rec) {
 	e := &c.cur
+	if c.curFn.starts && (r.kind == kIsend || r.kind == kIrecvRequest || r.kind == kNBCRequest) && c.startPersistent(r) {
+		return
+	}
 	switch r.kind {
 	case kSend, kIsend:
 		lc, ok := c.comm(uint32(r.comm))
@@ -319,6 +429,7 @@ func (c *converter) mpiRecord(r *rec) {
 			return
 		}
 		delete(c.reqs, uint64(r.req))
+		c.persistentDone(id)
 		st := traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}
 		if r.kind == kIrecv {
 			st = traceformat.Status{Source: int32(r.ref), Tag: int32(r.tag)}
@@ -329,6 +440,27 @@ func (c *converter) mpiRecord(r *rec) {
 		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
 		e.Reqs = append(e.Reqs, id)
 		e.Status = append(e.Status, st)
+	case kNBCRequest:
+		// The start of a nonblocking collective: its communicator, root
+		// and sizes come with its completion (completeColl); until then
+		// the call is held back like an MPI_Irecv.
+		c.sawColl = true
+		e.Attr |= traceformat.AttrReqs | traceformat.AttrComm
+		e.Comm = traceformat.CommWorld
+		e.Reqs = append(e.Reqs, c.newReq(uint64(r.req)))
+		c.collAt[uint64(r.req)] = c.pendBase + len(c.pend)
+	case kNBCComplete:
+		id, ok := c.reqs[uint64(r.req)]
+		if !ok {
+			c.lostReq++
+			return
+		}
+		delete(c.reqs, uint64(r.req))
+		c.persistentDone(id)
+		c.completeColl(uint64(r.req), r)
+		e.Attr |= traceformat.AttrReqs | traceformat.AttrStatus
+		e.Reqs = append(e.Reqs, id)
+		e.Status = append(e.Status, traceformat.Status{Source: traceformat.NoStatus, Tag: traceformat.NoStatus})
 	case kRequestTest:
 		// An unsuccessful test of a live request: nothing to record.
 	case kCollEnd:
@@ -350,12 +482,7 @@ func (c *converter) mpiRecord(r *rec) {
 		if !ok {
 			return
 		}
-		e.Attr |= traceformat.AttrComm | traceformat.AttrSendBytes | traceformat.AttrRecvBytes
-		e.Comm, e.SendBytes, e.RecvBytes = lc, uint64(r.len), uint64(r.len2)
-		if in := c.curFn.info; (in.Collective == tracepb.Function_ONE_TO_ALL || in.Collective == tracepb.Function_ALL_TO_ONE) && uint32(r.tag) != undefined32 {
-			e.Attr |= traceformat.AttrRoot
-			e.Root = int32(r.tag)
-		}
+		c.collArgs(e, c.curFn, lc, r)
 	case kCommCreate:
 		if lc, ok := c.rc.local[uint32(r.comm)]; ok && lc != traceformat.CommWorld && lc != traceformat.CommSelf {
 			e.Attr |= traceformat.AttrNewComm
@@ -388,6 +515,42 @@ func (c *converter) completeIrecv(req uint64, r *rec) {
 	e.Comm, e.RecvPeer, e.RecvTag, e.RecvBytes = lc, int32(r.ref), int32(r.tag), uint64(r.len)
 }
 
+// completeColl gives the call that started nonblocking collective req
+// the communicator, root and sizes its completion reveals.
+func (c *converter) completeColl(req uint64, r *rec) {
+	at, ok := c.collAt[req]
+	if !ok {
+		return
+	}
+	delete(c.collAt, req)
+	var e *traceformat.Event
+	var f *fnInfo
+	if at == c.pendBase+len(c.pend) {
+		e, f = &c.cur, c.curFn
+	} else if at >= c.pendBase {
+		e = &c.pend[at-c.pendBase]
+		f = c.fns[e.Func]
+	} else {
+		return // already written (maxPending)
+	}
+	lc, ok := c.comm(uint32(r.comm))
+	if !ok {
+		return
+	}
+	c.collArgs(e, f, lc, r)
+}
+
+// collArgs records a collective record's communicator, sizes and root
+// (of a rooted collective, when defined) in e, a call of f.
+func (c *converter) collArgs(e *traceformat.Event, f *fnInfo, lc uint32, r *rec) {
+	e.Attr |= traceformat.AttrComm | traceformat.AttrSendBytes | traceformat.AttrRecvBytes
+	e.Comm, e.SendBytes, e.RecvBytes = lc, uint64(r.len), uint64(r.len2)
+	if in := f.info; (in.Collective == tracepb.Function_ONE_TO_ALL || in.Collective == tracepb.Function_ALL_TO_ONE) && uint32(r.tag) != undefined32 {
+		e.Attr |= traceformat.AttrRoot
+		e.Root = int32(r.tag)
+	}
+}
+
 // push queues a finished call and writes what no longer waits for a
 // receive's completion.
 func (c *converter) push(e traceformat.Event) error {
@@ -407,12 +570,29 @@ func (c *converter) flush(final bool) error {
 		for _, at := range c.irecvAt {
 			oldest = min(oldest, at)
 		}
+		for _, at := range c.collAt {
+			oldest = min(oldest, at)
+		}
+		for _, at := range c.persistAt {
+			oldest = min(oldest, at)
+		}
 		if n > maxPending {
 			oldest = c.pendBase + n - maxPending/2
 			for req, at := range c.irecvAt {
 				if at < oldest {
 					delete(c.irecvAt, req)
 					c.forcedIrecv++
+				}
+			}
+			for req, at := range c.collAt {
+				if at < oldest {
+					delete(c.collAt, req)
+					c.forcedColl++
+				}
+			}
+			for id, at := range c.persistAt {
+				if at < oldest {
+					delete(c.persistAt, id)
 				}
 			}
 		}
@@ -423,12 +603,15 @@ func (c *converter) flush(final bool) error {
 	} else {
 		c.forcedIrecv += uint64(len(c.irecvAt))
 		clear(c.irecvAt)
+		c.forcedColl += uint64(len(c.collAt))
+		clear(c.collAt)
+		clear(c.persistAt)
 	}
-	if len(c.newFuncs) > 0 {
-		if err := c.w.WriteDefinitions(&tracepb.Definitions{Functions: c.newFuncs, CallSites: c.newSites}); err != nil {
+	if len(c.newFuncs) > 0 || len(c.newSites) > 0 {
+		if err := c.w.WriteDefinitions(&tracepb.Definitions{Functions: c.newFuncs, CallSites: c.newSites, Modules: c.newMods}); err != nil {
 			return err
 		}
-		c.newFuncs, c.newSites = nil, nil
+		c.newFuncs, c.newSites, c.newMods = nil, nil, nil
 	}
 	for start := 0; start < n; start += flushEvery {
 		c.b.Reset()
@@ -476,6 +659,12 @@ func (c *converter) warnings(file string) []string {
 	}
 	if c.forcedIrecv > 0 {
 		add("%d nonblocking receives were not completed in the trace (or too long after); their source and tag are unknown (taken as any)", c.forcedIrecv)
+	}
+	if c.unboundStarts > 0 {
+		add("%d starts of persistent requests found no persistent request created before them; they are taken as nonblocking calls of their own", c.unboundStarts)
+	}
+	if c.forcedColl > 0 {
+		add("%d nonblocking collectives were not completed in the trace (or too long after); they are taken as on MPI_COMM_WORLD", c.forcedColl)
 	}
 	if c.pcontrol > 0 {
 		add("%d MPI_Pcontrol calls were recorded without their arguments (OTF2 keeps none); they mark no intervals", c.pcontrol)

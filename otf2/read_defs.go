@@ -41,6 +41,40 @@ type defs struct {
 	locations []location
 	groups    map[uint32]group
 	comms     []comm
+	// attrs are the attribute definitions (id → name string and OTF2
+	// type); scls the source code locations (id → file string, line).
+	attrs map[uint32]attribute
+	scls  map[uint32]scl
+}
+
+type attribute struct {
+	name uint32
+	typ  uint8
+}
+
+type scl struct{ file, line uint32 }
+
+// OTF2 types of the attributes read (OTF2_Type).
+const (
+	otf2Uint8  = 1
+	otf2Uint32 = 3
+	otf2Uint64 = 4
+	otf2Int32  = 7
+	otf2Int64  = 8
+	otf2Comm   = 17
+	otf2SCL    = 20
+)
+
+// attribute returns the id of the attribute named name of type typ, or
+// undefined32. The writer (write_defs.go) names its own attributes
+// "dtpa::…"; SOURCE_CODE_LOCATION is also what Score-P may name its.
+func (d *defs) attribute(name string, typ uint8) uint32 {
+	for id, a := range d.attrs {
+		if a.typ == typ && d.strings[a.name] == name {
+			return id
+		}
+	}
+	return undefined32
 }
 
 type treeNode struct{ name, class, parent uint32 }
@@ -73,7 +107,7 @@ type comm struct{ id, name, group, parent uint32 }
 
 func newDefs() *defs {
 	return &defs{strings: map[uint32]string{}, nodes: map[uint32]treeNode{}, regions: map[uint32]region{},
-		locGroups: map[uint32]locGroup{}, groups: map[uint32]group{}}
+		locGroups: map[uint32]locGroup{}, groups: map[uint32]group{}, attrs: map[uint32]attribute{}, scls: map[uint32]scl{}}
 }
 
 // layout is what the definitions say about the MPI run: which location is

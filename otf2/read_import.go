@@ -113,6 +113,7 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	if err != nil {
 		return st, err
 	}
+	setAttributes(d)
 	if !d.haveClock {
 		warn(fmt.Sprintf("%s has no clock properties; timestamps are taken as nanoseconds", defFile))
 	}

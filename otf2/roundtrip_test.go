@@ -4,12 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/otf2/otf2test"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 	. "github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -60,17 +60,14 @@ func TestRoundTrip(t *testing.T) {
 // TestRoundTripMarks: the same with an interval (MPI_Pcontrol's arguments)
 // and a folded run of polls, which the archive carries as the
 // attributes dtpa::pcontrol_level, dtpa::pcontrol_arg and dtpa::calls of
-// the calls' ENTER records. Skipped while Import says it drops MPI_Pcontrol's
-// arguments (an importer that reads only what Score-P writes).
+// the calls' ENTER records; Import reads them back.
 func TestRoundTripMarks(t *testing.T) {
 	direct, back, warns := roundTrip(t, mixedRunOf(true))
 	if len(direct.Intervals) != 2 {
 		t.Fatalf("the direct report has %d intervals; the fixture has the whole program and interval 1", len(direct.Intervals))
 	}
 	for _, w := range warns {
-		if strings.Contains(w, "MPI_Pcontrol") {
-			t.Skipf("Import does not read the dtpa:: attributes yet: %s", w)
-		}
+		t.Errorf("Import warns: %s", w)
 	}
 	for _, d := range otf2test.CompareReports(direct, back) {
 		t.Error(d)
@@ -81,6 +78,145 @@ func TestRoundTripMarks(t *testing.T) {
 // analyzer's tests derive by hand.
 func TestRoundTripTwoMessages(t *testing.T) {
 	direct, back, _ := roundTrip(t, TwoMessages())
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}
+
+// TestRoundTripNonblockingCollectives: MPI_Ibarrier and a rooted
+// MPI_Ibcast on a derived communicator, completed later by MPI_Wait and
+// MPI_Waitall, which the archive carries as NON_BLOCKING_COLLECTIVE_REQUEST
+// at the start and NON_BLOCKING_COLLECTIVE_COMPLETE in the completing
+// call, as Score-P does; rank 2 starts late, so the waits lose time.
+func TestRoundTripNonblockingCollectives(t *testing.T) {
+	run := NewRun(3)
+	sub := run.NewComm(0, 2)
+	for i := 0; i < 3; i++ {
+		r := run.Rank(i)
+		r.Init(1 * US)
+		if i != 1 {
+			r.CommSplit(nil, sub, 5*US)
+		}
+		r.Compute(int64(i) * 10 * MS)
+		b := r.Ibarrier(2 * US)
+		if i == 1 {
+			r.Wait(b, 20*MS+10*US-r.Now())
+			r.Finalize(1 * US)
+			continue
+		}
+		id := r.Creates("MPI_Ibcast", 2*US, On(sub), func(_ *Rank, e *traceformat.Event) {
+			e.Attr |= traceformat.AttrRoot | traceformat.AttrSendBytes | traceformat.AttrRecvBytes
+			e.Root, e.SendBytes, e.RecvBytes = 0, 64, 64
+		})
+		r.Waitall([]Req{b, id}, 20*MS+10*US-r.Now())
+		r.Finalize(1 * US)
+	}
+	direct, back, warns := roundTrip(t, run)
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	if len(direct.Warnings) > 0 || len(back.Warnings) > 0 {
+		t.Errorf("warnings: direct %q, round trip %q", direct.Warnings, back.Warnings)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}
+
+// TestRoundTripPersistent: persistent sends, receives and collectives,
+// started twice each (MPI_Startall, MPI_Start) and completed by waits,
+// which the archive carries only as the starts' MPI_ISEND,
+// MPI_IRECV_REQUEST and NON_BLOCKING_COLLECTIVE_REQUEST records; Import
+// binds them back to their creating calls. Rank 1 is late, so the
+// receives and the collective lose time.
+func TestRoundTripPersistent(t *testing.T) {
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * US)
+	r1.Init(1 * US)
+	s0 := r0.SendInit(1, 3, 8, 1*US)
+	q0 := r0.RecvInit(1, 4, 16, 1*US)
+	b0 := r0.CollInit("MPI_Barrier_init", -1, 1*US)
+	r1.Compute(5 * MS)
+	s1 := r1.SendInit(0, 4, 16, 1*US)
+	q1 := r1.RecvInit(0, 3, 8, 1*US)
+	b1 := r1.CollInit("MPI_Barrier_init", -1, 1*US)
+	for i := 0; i < 2; i++ {
+		r0.Startall([]Req{s0, q0}, 2*US)
+		r0.Start(b0, 1*US)
+		r1.Compute(10 * MS)
+		r1.Startall([]Req{q1, s1}, 2*US)
+		r1.Start(b1, 1*US)
+		end := max(r0.Now(), r1.Now()) + 20*US
+		r0.Waitall([]Req{s0, q0, b0}, end-r0.Now())
+		r1.Waitall([]Req{q1, s1, b1}, end-r1.Now())
+	}
+	r0.Finalize(1 * US)
+	r1.Finalize(1 * US)
+	direct, back, warns := roundTrip(t, run)
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	if len(direct.Warnings) > 0 || len(back.Warnings) > 0 {
+		t.Errorf("warnings: direct %q, round trip %q", direct.Warnings, back.Warnings)
+	}
+	if direct.Intervals[0].Main.RealSync == 0 || direct.Intervals[0].Main.CollectiveNumber != 2 {
+		t.Errorf("the fixture should lose Real Sync and have 2 collectives: %+v", direct.Intervals[0].Main)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}
+
+// TestRoundTripProbe: a blocking MPI_Probe that waits 100 ms for a late
+// sender (Real Sync, §8.6); its status, which Score-P does not record,
+// goes into the attributes dtpa::status_source, dtpa::status_tag and
+// dtpa::status_comm of its ENTER record.
+func TestRoundTripProbe(t *testing.T) {
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * US)
+	r1.Init(1 * US)
+	r0.Compute(100*MS).Send(1, 6, 8, 2*US)
+	r1.Call("MPI_Probe", 100*MS+5*US, traceformat.Event{Attr: traceformat.AttrRecv | traceformat.AttrStatus,
+		RecvPeer: traceformat.AnySource, RecvTag: 6, Status: []traceformat.Status{{Source: 0, Tag: 6}}})
+	r1.Recv(0, 6, 8, 2*US)
+	r0.Finalize(1 * US)
+	r1.Finalize(1 * US)
+	direct, back, warns := roundTrip(t, run)
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	if rs := direct.Intervals[0].Main.RealSync; rs < 0.099 {
+		t.Errorf("the fixture's probe should lose 100 ms of Real Sync, not %g s", rs)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}
+
+// TestRoundTripProcNull: a send and a receive addressed to MPI_PROC_NULL
+// keep their byte counts (attribute dtpa::bytes; Score-P writes no
+// message for them).
+func TestRoundTripProcNull(t *testing.T) {
+	run := NewRun(2)
+	for i := 0; i < 2; i++ {
+		r := run.Rank(i)
+		r.Init(1 * US)
+		r.Send(traceformat.ProcNull, 3, 40, 2*US).Recv(traceformat.ProcNull, 3, 24, 2*US)
+		r.Finalize(1 * US)
+	}
+	direct, back, warns := roundTrip(t, run)
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	var bytes uint64
+	for _, f := range direct.Intervals[0].Functions {
+		bytes += uint64(f.Bytes)
+	}
+	if bytes != 128 {
+		t.Errorf("the fixture's calls move %d bytes, want 2·(40+24)", bytes)
+	}
 	for _, d := range otf2test.CompareReports(direct, back) {
 		t.Error(d)
 	}

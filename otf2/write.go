@@ -239,6 +239,7 @@ type fnMap struct {
 	op     wop
 	collOp uint32 // OTF2 collective op, undefinedU32 when it has none
 	shape  tracepb.Function_Collective
+	probe  bool // MPI_Probe: its status goes into attributes
 }
 
 // wop is what the writer does with a call besides Enter and Leave.
@@ -347,6 +348,18 @@ func regionRole(f *tracepb.Function) int {
 	return roleFunction
 }
 
+// procNullBytes is the byte count of a blocking send or receive
+// addressed to MPI_PROC_NULL.
+func procNullBytes(e *traceformat.Event, op wop) (uint64, bool) {
+	switch {
+	case op == wSend && e.Attr&traceformat.AttrSend != 0 && e.SendPeer == traceformat.ProcNull && e.Attr&traceformat.AttrSendBytes != 0:
+		return e.SendBytes, true
+	case op == wRecv && e.Attr&traceformat.AttrRecv != 0 && e.RecvPeer == traceformat.ProcNull && e.Attr&traceformat.AttrRecvBytes != 0:
+		return e.RecvBytes, true
+	}
+	return 0, false
+}
+
 // collOpOf is the OTF2 collective operation of a collective function, by
 // its name without the I prefix of a nonblocking one or the _init suffix
 // of a persistent one; undefinedU32 for those OTF2 has none for (the
@@ -356,8 +369,9 @@ func collOpOf(f *tracepb.Function) uint32 {
 	if op, ok := collOps[b]; ok {
 		return op
 	}
-	if f.Nonblocking && strings.HasPrefix(b, "I") {
-		if op, ok := collOps[b[1:]]; ok {
+	if f.Nonblocking && len(b) > 1 && b[0] == 'I' {
+		// "Ibarrier" → "Barrier".
+		if op, ok := collOps[strings.ToUpper(b[1:2])+b[2:]]; ok {
 			return op
 		}
 	}
@@ -477,7 +491,8 @@ func (rw *rankWriter) fn(id uint32) *fnMap {
 	if f == nil {
 		f = &tracepb.Function{Id: id, Name: fmt.Sprintf("function %d", id)}
 	}
-	m := &fnMap{region: rw.x.defs.region(f), op: classifyWrite(f), collOp: undefinedU32, shape: f.Collective}
+	m := &fnMap{region: rw.x.defs.region(f), op: classifyWrite(f), collOp: undefinedU32, shape: f.Collective,
+		probe: mpifunc.Base(f.Name) == "Probe"}
 	if f.Class == tracepb.Function_COLLECTIVE {
 		m.collOp = collOpOf(f)
 	}
@@ -579,6 +594,19 @@ func (rw *rankWriter) event(e *traceformat.Event, entry, exit int64) error {
 		flags |= enterFlag
 		if e.Flag {
 			enter.u2 = 1
+		}
+	}
+	if b, ok := procNullBytes(e, fm.op); ok {
+		// Score-P writes no message for MPI_PROC_NULL, nor its size.
+		flags |= enterBytes
+		enter.s1 = cs64(int64(b))
+	}
+	if fm.probe && e.Attr&traceformat.AttrComm != 0 && e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 && e.Status[0].Source >= 0 {
+		// The message MPI_Probe waited for, which Score-P does not record.
+		if comm, ok := rw.comm(e.Comm); ok {
+			flags |= enterStatus
+			enter.d = c32(comm)
+			enter.u3 = c64(uint64(u32(e.Status[0].Source)) | uint64(u32(e.Status[0].Tag))<<32)
 		}
 	}
 	enter.u1 = c64(flags)

@@ -22,10 +22,17 @@ enum {
 };
 
 // Enter flags (u1).
-enum { DTPA_W_SCL = 1, DTPA_W_CALLS = 2, DTPA_W_PCONTROL = 4, DTPA_W_FLAG = 8 };
+// DTPA_W_STATUS: the status of MPI_Probe, source and tag in u3 (low and
+// high 32 bits), communicator in d.
+// DTPA_W_BYTES: the byte count of a send or receive to MPI_PROC_NULL
+// (which has no message record), in s1.
+enum { DTPA_W_SCL = 1, DTPA_W_CALLS = 2, DTPA_W_PCONTROL = 4, DTPA_W_FLAG = 8, DTPA_W_STATUS = 16, DTPA_W_BYTES = 32 };
 
 // Attribute ids, fixed by the writer (write.go, attr*).
-enum { DTPA_W_ATTR_SCL = 0, DTPA_W_ATTR_CALLS, DTPA_W_ATTR_PC_LEVEL, DTPA_W_ATTR_PC_ARG, DTPA_W_ATTR_FLAG };
+enum {
+	DTPA_W_ATTR_SCL = 0, DTPA_W_ATTR_CALLS, DTPA_W_ATTR_PC_LEVEL, DTPA_W_ATTR_PC_ARG, DTPA_W_ATTR_FLAG,
+	DTPA_W_ATTR_ST_SOURCE, DTPA_W_ATTR_ST_TAG, DTPA_W_ATTR_ST_COMM, DTPA_W_ATTR_BYTES
+};
 
 static OTF2_FlushType dtpa_w_pre_flush(void* u, OTF2_FileType t, OTF2_LocationRef l, void* c, bool final) {
 	return OTF2_FLUSH;
@@ -118,6 +125,13 @@ static OTF2_ErrorCode dtpa_w_events(OTF2_EvtWriter* w, OTF2_AttributeList* al, c
 				}
 				if (v->u1 & DTPA_W_FLAG)
 					OTF2_AttributeList_AddUint8(l, DTPA_W_ATTR_FLAG, (uint8_t)v->u2);
+				if (v->u1 & DTPA_W_STATUS) {
+					OTF2_AttributeList_AddInt32(l, DTPA_W_ATTR_ST_SOURCE, (int32_t)(uint32_t)v->u3);
+					OTF2_AttributeList_AddInt32(l, DTPA_W_ATTR_ST_TAG, (int32_t)(uint32_t)(v->u3 >> 32));
+					OTF2_AttributeList_AddCommRef(l, DTPA_W_ATTR_ST_COMM, v->d);
+				}
+				if (v->u1 & DTPA_W_BYTES)
+					OTF2_AttributeList_AddUint64(l, DTPA_W_ATTR_BYTES, (uint64_t)v->s1);
 			}
 			e = OTF2_EvtWriter_Enter(w, l, v->time, v->a);
 			break;
@@ -393,9 +407,11 @@ func (ca *cArchive) defInterComm(id, name, groupA, groupB uint32) error {
 const (
 	typeUint8  = C.OTF2_TYPE_UINT8
 	typeUint32 = C.OTF2_TYPE_UINT32
+	typeUint64 = C.OTF2_TYPE_UINT64
 	typeInt32  = C.OTF2_TYPE_INT32
 	typeInt64  = C.OTF2_TYPE_INT64
 	typeSCL    = C.OTF2_TYPE_SOURCE_CODE_LOCATION
+	typeComm   = C.OTF2_TYPE_COMM
 )
 
 func (ca *cArchive) defAttribute(id, name, desc uint32, typ int) error {
@@ -419,6 +435,10 @@ const (
 	attrPcLevel = C.DTPA_W_ATTR_PC_LEVEL
 	attrPcArg   = C.DTPA_W_ATTR_PC_ARG
 	attrFlag    = C.DTPA_W_ATTR_FLAG
+	attrStSrc   = C.DTPA_W_ATTR_ST_SOURCE
+	attrStTag   = C.DTPA_W_ATTR_ST_TAG
+	attrStComm  = C.DTPA_W_ATTR_ST_COMM
+	attrBytes   = C.DTPA_W_ATTR_BYTES
 )
 
 // wev is the Go image of dtpa_w_ev.
@@ -445,6 +465,8 @@ const (
 	enterCalls    = C.DTPA_W_CALLS
 	enterPcontrol = C.DTPA_W_PCONTROL
 	enterFlag     = C.DTPA_W_FLAG
+	enterStatus   = C.DTPA_W_STATUS
+	enterBytes    = C.DTPA_W_BYTES
 )
 
 // Collective operations (OTF2_CollectiveOp) by the base name of the MPI

@@ -213,6 +213,10 @@ func (g *globalDefs) write(ca *cArchive, x *exporter) error {
 		attrPcLevel: {"dtpa::pcontrol_level", "MPI_Pcontrol level argument", typeInt32},
 		attrPcArg:   {"dtpa::pcontrol_arg", "MPI_Pcontrol second argument", typeInt64},
 		attrFlag:    {"dtpa::flag", "Flag the call returned (tests, probes)", typeUint8},
+		attrStSrc:   {"dtpa::status_source", "Source of the message MPI_Probe found", typeInt32},
+		attrStTag:   {"dtpa::status_tag", "Tag of the message MPI_Probe found", typeInt32},
+		attrStComm:  {"dtpa::status_comm", "Communicator MPI_Probe looked in", typeComm},
+		attrBytes:   {"dtpa::bytes", "Bytes of a send or receive addressed to MPI_PROC_NULL", typeUint64},
 	}
 	for _, a := range attrs {
 		g.str(a.name)

@@ -60,6 +60,7 @@ import (
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 )
 
 // Config says where to find the files of the recorded modules.
@@ -151,6 +152,10 @@ func (s *Symbolizer) symbolize(path string, offset uint64) []report.Frame {
 	if path == "" {
 		// Outside every recorded module (JIT code, a module map cut short).
 		return []report.Frame{{Function: fmt.Sprintf("%#x", offset)}}
+	}
+	if file, ok := strings.CutPrefix(path, traceformat.SourceModulePrefix); ok {
+		// A source file standing for a module: the offset is the line.
+		return []report.Frame{{File: file, Line: int(offset)}}
 	}
 	m := s.module(path)
 	if m.mpi {

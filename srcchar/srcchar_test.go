@@ -16,6 +16,7 @@ import (
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 )
 
 // needTool skips when a tool is missing, except under CI where the test
@@ -360,5 +361,15 @@ func TestNoteBuildID(t *testing.T) {
 		if got := noteBuildID(tc.data, binary.LittleEndian); string(got) != tc.want {
 			t.Errorf("%s: %x, want %x", name, got, tc.want)
 		}
+	}
+}
+
+// A module standing for a source file (a converted OTF2 trace's source
+// code location) reads as that file, the offset as its line.
+func TestSourceFileModule(t *testing.T) {
+	s := New(Config{})
+	got := s.Symbolize(traceformat.SourceModulePrefix+"/src/app.c", 42)
+	if len(got) != 1 || got[0].File != "/src/app.c" || got[0].Line != 42 || got[0].Function != "" {
+		t.Errorf("frames %+v, want /src/app.c:42", got)
 	}
 }

@@ -114,3 +114,11 @@ const (
 
 // SelfCommID is the global id of MPI_COMM_SELF on the given world rank.
 func SelfCommID(worldRank uint32) uint64 { return 1<<63 | uint64(worldRank) }
+
+// SourceModulePrefix starts the path of a module that stands for a source
+// file rather than a loaded object: a trace converted from a format that
+// records call sites as file and line (OTF2's source code locations)
+// gives each file such a module, "SourceModulePrefix + file", whose
+// offsets are line numbers, and a symbolizer reads a return address in it
+// as that file and line without opening any object file.
+const SourceModulePrefix = "source-file:"
