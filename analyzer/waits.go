@@ -301,28 +301,21 @@ func collWait(a *acc, k *collContrib) {
 
 // shapeWaits is what a completed instance's participants wait for by its
 // shape (docs/characteristics.md §9, Scalasca's patterns): the root, the
-// earliest non-root, or the latest lower rank.
+// latest non-root, or the latest lower rank.
 type shapeWaits struct {
-	root, first int   // slot indexes, -1 when none
-	prefMax     int64 // latest entry of the slots before the current one (PREFIX)
-	prefIdx     int
+	root    int   // slot index, -1 when none
+	prefMax int64 // latest entry of the slots before the current one (PREFIX)
+	prefIdx int
 }
 
 // newShapeWaits prepares split for the blocking instance in.
 func (in *collInst) newShapeWaits() shapeWaits {
-	sh := shapeWaits{root: -1, first: -1, prefIdx: -1}
+	sh := shapeWaits{root: -1, prefIdx: -1}
 	if in.nonblocking || in.mismatch {
 		return sh
 	}
 	if r := int(in.root); r >= 0 && r < len(in.slots) && in.slots[r].hasExit {
 		sh.root = r
-	}
-	if in.shape == tracepb.Function_ALL_TO_ONE && sh.root >= 0 {
-		for i := range in.slots {
-			if sl := &in.slots[i]; i != sh.root && sl.hasExit && (sh.first < 0 || sl.entry < in.slots[sh.first].entry) {
-				sh.first = i
-			}
-		}
 	}
 	return sh
 }
@@ -354,7 +347,10 @@ func (sh *shapeWaits) split(in *collInst, i int, c *collContrib) {
 		}
 	case in.shape == tracepb.Function_ALL_TO_ONE:
 		if i == sh.root {
-			wait(sh.first)
+			// The root waits for the latest non-root: its whole
+			// Potential Sync (Scalasca's Early Reduce is the last
+			// sender's entry minus the root's).
+			c.shape = c.pot
 		} else {
 			wait(-1)
 		}

@@ -98,9 +98,10 @@ func TestWaitsLateReceiver(t *testing.T) {
 
 // Staggered arrivals at MPI_Barrier: every earlier rank's Potential Sync
 // is attributed to the last arriver, rank 1; then a late MPI_Bcast root;
-// then an MPI_Reduce whose root came with the first sender (rank 2): not an
-// early reduce, the root and rank 2 wait for rank 1 beyond any pattern
-// (wait_at_collective).
+// then an MPI_Reduce whose root came with the first sender (rank 2): the
+// root waits for the last sender, rank 1, an early reduce (Scalasca's Early
+// Reduce: the last sender's entry minus the root's); rank 2 waits for rank
+// 1 beyond any pattern (wait_at_collective).
 func TestWaitsCollectives(t *testing.T) {
 	run := tracetest.NewRun(3)
 	rs := []*tracetest.Rank{run.Rank(0), run.Rank(1), run.Rank(2)}
@@ -128,7 +129,7 @@ func TestWaitsCollectives(t *testing.T) {
 	expectWaits(t, iv, []report.Wait{
 		{Kind: "wait_at_barrier", WaitingRank: 0, LateRank: 1, Seconds: 0.02, Count: 1, WaitingSRC: bar, LateSRC: bar},
 		{Kind: "wait_at_barrier", WaitingRank: 2, LateRank: 1, Seconds: 0.01, Count: 1, WaitingSRC: bar, LateSRC: bar},
-		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "early_reduce", WaitingRank: 0, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
 		{Kind: "wait_at_collective", WaitingRank: 2, LateRank: 1, Seconds: 0.007, Count: 1, WaitingSRC: red, LateSRC: red},
 		{Kind: "late_broadcast", WaitingRank: 0, LateRank: 2, Seconds: 0.005, Count: 1, WaitingSRC: bc, LateSRC: bc},
 		{Kind: "late_broadcast", WaitingRank: 1, LateRank: 2, Seconds: 0.005, Count: 1, WaitingSRC: bc, LateSRC: bc},
@@ -160,14 +161,14 @@ func TestWaitsShapeSplit(t *testing.T) {
 	}
 	iv := find(t, analyzeRun(t, run))
 	bc, red := srcID(t, iv, "MPI_Bcast"), srcID(t, iv, "MPI_Reduce")
-	// Reduce: the root's 8 ms = early_reduce until the first sender,
-	// rank 1 (5 ms), + 3 ms for rank 2; rank 1's 3 ms are rank 2's.
+	// Reduce: the root's 8 ms = early_reduce until the last sender,
+	// rank 2 (Scalasca's Early Reduce); rank 1's 3 ms are rank 2's too,
+	// wait_at_collective.
 	// Bcast: rank 0's 6 ms = late_broadcast until the root's entry (4 ms)
 	// + 2 ms for rank 2; the root's 2 ms are rank 2's.
 	expectWaits(t, iv, []report.Wait{
-		{Kind: "early_reduce", WaitingRank: 0, LateRank: 1, Seconds: 0.005, Count: 1, WaitingSRC: red, LateSRC: red},
+		{Kind: "early_reduce", WaitingRank: 0, LateRank: 2, Seconds: 0.008, Count: 1, WaitingSRC: red, LateSRC: red},
 		{Kind: "late_broadcast", WaitingRank: 0, LateRank: 1, Seconds: 0.004, Count: 1, WaitingSRC: bc, LateSRC: bc},
-		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 2, Seconds: 0.003, Count: 1, WaitingSRC: red, LateSRC: red},
 		{Kind: "wait_at_collective", WaitingRank: 1, LateRank: 2, Seconds: 0.003, Count: 1, WaitingSRC: red, LateSRC: red},
 		{Kind: "wait_at_collective", WaitingRank: 0, LateRank: 2, Seconds: 0.002, Count: 1, WaitingSRC: bc, LateSRC: bc},
 		{Kind: "wait_at_collective", WaitingRank: 1, LateRank: 2, Seconds: 0.002, Count: 1, WaitingSRC: bc, LateSRC: bc},
@@ -175,14 +176,13 @@ func TestWaitsShapeSplit(t *testing.T) {
 	// Causes: before the Reduce every rank computed since MPI_Init (from
 	// SRC 0): 0, 5, 8 ms; before the Bcast, since the Reduce: 0, 4, 6 ms.
 	// Each wait's delay is the whole wait (the late rank computed longer
-	// than the waiter by at least the wait). Rank 2 made the root wait 3
+	// than the waiter by at least the wait). Rank 2 made the root wait 8
 	// ms and rank 1 3 ms at the Reduce (computations 8 + 8 against 0 +
-	// 5), rank 1 the root 5 ms (5 against 0); at the Bcast rank 1 made
+	// 5); at the Bcast rank 1 made
 	// rank 0 wait 4 ms (4 against 0), rank 2 ranks 0 and 1 2 ms each (6 + 6
 	// against 0 + 4).
 	want := []report.Cause{
-		{LateRank: 2, FromSRC: 0, ToSRC: red, Count: 2, Waits: 0.006, Delay: 0.006, LateComputation: 0.016, WaitingComputation: 0.005},
-		{LateRank: 1, FromSRC: 0, ToSRC: red, Count: 1, Waits: 0.005, Delay: 0.005, LateComputation: 0.005, WaitingComputation: 0},
+		{LateRank: 2, FromSRC: 0, ToSRC: red, Count: 2, Waits: 0.011, Delay: 0.011, LateComputation: 0.016, WaitingComputation: 0.005},
 		{LateRank: 1, FromSRC: red, ToSRC: bc, Count: 1, Waits: 0.004, Delay: 0.004, LateComputation: 0.004, WaitingComputation: 0},
 		{LateRank: 2, FromSRC: red, ToSRC: bc, Count: 2, Waits: 0.004, Delay: 0.004, LateComputation: 0.012, WaitingComputation: 0.004},
 	}

@@ -103,12 +103,11 @@ var waitsScenarios = []waitsScenario{
 		{"late_broadcast", 3, 2, 0.2, "bcast", "bcast"},
 	}},
 	// 6. Root 1 enters MPI_Reduce at 0, ranks 0, 2, 3 at 0.1, 0.15,
-	// 0.25. The root's 0.25 s of Potential Sync: early_reduce until the
-	// first sender, rank 0 (0.1), and 0.15 waiting for the last, rank 3
-	// (wait_at_collective); the non-roots' 0.15 and 0.1 are rank 3's too.
+	// 0.25. The root's 0.25 s of Potential Sync is early_reduce, waiting
+	// for the last sender, rank 3 (Scalasca's Early Reduce); the
+	// non-roots' 0.15 and 0.1 are rank 3's too (wait_at_collective).
 	{6, 0.3, []wantWait{
-		{"early_reduce", 1, 0, 0.1, "reduce", "reduce"},
-		{"wait_at_collective", 1, 3, 0.15, "reduce", "reduce"},
+		{"early_reduce", 1, 3, 0.25, "reduce", "reduce"},
 		{"wait_at_collective", 0, 3, 0.15, "reduce", "reduce"},
 		{"wait_at_collective", 2, 3, 0.1, "reduce", "reduce"},
 	}},

@@ -152,7 +152,15 @@ func TestWaitKindsPerProcessMatchScalasca(t *testing.T) {
 // wait_at_collective must add up to the latest-entry definition, which
 // shows the figures differ by definition only (docs/characteristics.md §10).
 func TestRootedCollectivesByDefinition(t *testing.T) {
-	scalascaLateBcast := map[string]float64{"scorep_coll4": 0.9079055860, "scorep_lammps_melt": 0.0049706780}
+	// Scalasca 2.6's Late Broadcast, Early Reduce and Early Scan sums
+	// (../shared/otf2/README.md): our kinds must equal them within 0.1 %
+	// or 1 µs, much closer than the 2 % the issue asks of Real and
+	// Potential Sync.
+	scalasca := map[string]map[string]float64{
+		"scorep_coll4":       {"MPI_Bcast": 0.9079055860, "MPI_Reduce": 0.1024510450},
+		"scorep_lammps_melt": {"MPI_Bcast": 0.0049706780, "MPI_Reduce": 0.0001863760, "MPI_Scan": 0.0000283980},
+	}
+	near := func(got, want float64) bool { d := math.Abs(got - want); return d <= 1e-6 || d <= 1e-3*want }
 	kinds := map[string]string{"MPI_Bcast": "late_broadcast", "MPI_Reduce": "early_reduce", "MPI_Scan": "wait_at_scan"}
 	for _, name := range []string{"scorep_coll4", "scorep_lammps_melt"} {
 		t.Run(name, func(t *testing.T) {
@@ -202,6 +210,9 @@ func TestRootedCollectivesByDefinition(t *testing.T) {
 				allLatest += latestMinusOwn
 				allOurs += ours
 				t.Logf("%s: our %s %.6f, latest entry − own entry %.6f", fn, kinds[fn], ours, latestMinusOwn)
+				if want, ok := scalasca[name][fn]; ok && !near(ours, want) {
+					t.Errorf("%s: our %s %.9f s, Scalasca's %.9f s", fn, kinds[fn], ours, want)
+				}
 				if fn != "MPI_Bcast" {
 					continue
 				}
@@ -209,9 +220,6 @@ func TestRootedCollectivesByDefinition(t *testing.T) {
 				// few clock-condition violations before computing waits.
 				if d := ours - rootMinusOwn; d > 1e-5 || d < -1e-5 {
 					t.Errorf("%s: our late_broadcast %.9f s, root's entry − own entry %.9f s", fn, ours, rootMinusOwn)
-				}
-				if want := scalascaLateBcast[name]; !within(ours, want) {
-					t.Errorf("%s: our late_broadcast %.9f s, Scalasca's Late Broadcast %.9f s", fn, ours, want)
 				}
 			}
 			allOurs += sum("wait_at_collective")
