@@ -89,6 +89,14 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	size_t chunk = 128 << 10;
 	while (chunk > 64 << 10 && chunk * 4 > p.trace_buf_size) chunk >>= 1;
 	while (p.trace_buf_size / chunk > 4000) chunk <<= 1;
+	// DT_BUF_CHUNK (bytes, 4 KB to 1 MB) overrides the size for tests
+	// that need a small program's trace split into many batches (one per
+	// buffer handed over), such as cutting a trace between batches.
+	const char *ck = getenv("DT_BUF_CHUNK");
+	if (ck && *ck) {
+		size_t v = (size_t)strtoull(ck, NULL, 10) & ~(size_t)4095;
+		if (v >= 4096 && v <= 1 << 20) chunk = v;
+	}
 	dt_buf_setup(chunk, p.trace_buf_size, p.max_trace_mb);
 	dt_clock_calibrate();
 	dt_clock_groups();
