@@ -146,6 +146,11 @@ type shapeInfo struct {
 	// destination or the receive's source (keyOK false: nothing to post).
 	keySet, keyOK bool
 	key           p2pKey
+	// fc is the queue of key (shapeCache): a rank alternating between
+	// a few partners (a halo exchange's two or four) missed a cache of
+	// the last key used at nearly every call, and hashing the key into
+	// the inbox map was the largest single cost of the replay.
+	fc fifoCache
 }
 
 // replayer replays one rank's trace forward.
