@@ -218,6 +218,11 @@ type ModuleNoter interface {
 type Stats struct {
 	Events int64 // events replayed
 	Parks  int64 // times a replay waited for another (see sched.go)
+	// OpenFiles is the most trace files the replay held open at once,
+	// Reopens how often it reopened one that it had closed to stay
+	// within its bound (filePool).
+	OpenFiles int
+	Reopens   int64
 }
 
 // Analyze reads the traces and computes the report.
@@ -379,7 +384,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 			}
 		}
 	}
-	var st Stats
+	st := Stats{OpenFiles: x.files.peakOpen, Reopens: x.files.reopens}
 	for r, rp := range reps {
 		if rp != nil {
 			st.Events += rp.events

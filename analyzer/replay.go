@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -303,14 +302,14 @@ func (rp *replayer) run() {
 		rp.contrib = rp.x.finish(rp.rank, rp.contrib)
 		rp.applyContrib()
 	}()
-	f, rd, err := openTrace(rp.path)
+	f, rd, err := openTrace(rp.x.files, rp.path)
 	if err != nil {
 		rp.readErr = err
 		return
 	}
 	defer f.Close()
 	rp.defs = rd.Definitions()
-	if mt, err := multiThreaded(rp.path, rd.Header()); err != nil {
+	if mt, err := multiThreaded(rp.x.files, rp.path, rd.Header()); err != nil {
 		rp.readErr = err
 		return
 	} else if mt {
@@ -352,13 +351,13 @@ func (rp *replayer) run() {
 	}
 }
 
-// openTrace opens the trace file at path for reading.
-func openTrace(path string) (*os.File, *traceformat.Reader, error) {
-	f, err := os.Open(path)
+// openTrace opens the trace file at path for reading, through pool p.
+func openTrace(p *filePool, path string) (io.Closer, *traceformat.Reader, error) {
+	f, err := p.open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, BufferSize: p.buf})
 	if err != nil {
 		f.Close()
 		return nil, nil, err

@@ -63,6 +63,10 @@ type ReaderOptions struct {
 	// footer. ReadBatch then returns no batch, only the final io.EOF or
 	// error. Damage inside a skipped batch is not detected.
 	SkipEvents bool
+	// BufferSize is the size of the reader's read buffer; zero means
+	// 64 KiB. A program that holds many readers at once (one per rank of
+	// a large run) passes less, at the cost of more reads.
+	BufferSize int
 }
 
 // Reader streams a trace file. Its memory holds one frame and one decoded
@@ -97,7 +101,11 @@ type Reader struct {
 // *VersionError for a format version it does not read, and with a
 // *CorruptError when the file is not a trace or is cut before its header.
 func NewReader(r io.Reader, opts ...ReaderOptions) (*Reader, error) {
-	tr := &Reader{r: bufio.NewReaderSize(r, 64<<10), src: r}
+	size := 64 << 10
+	if len(opts) > 0 && opts[0].BufferSize > 0 {
+		size = opts[0].BufferSize
+	}
+	tr := &Reader{r: bufio.NewReaderSize(r, size), src: r}
 	if len(opts) > 0 {
 		tr.name = opts[0].Name
 		tr.skip = opts[0].SkipEvents
