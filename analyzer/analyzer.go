@@ -259,7 +259,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	// Pass 1: headers, clock samples, damage.
 	scanned := make([]*rankFile, len(paths))
 	errs := make([]error, len(paths))
-	parallel(len(paths), workers, func(i int) { scanned[i], errs[i] = scan(paths[i]) })
+	parallel(len(paths), workers, func(i int) { scanned[i], errs[i] = scan(paths[i], readBuffer(len(paths))) })
 	var files []*rankFile
 	for i, e := range errs {
 		if e != nil {

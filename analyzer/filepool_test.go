@@ -76,7 +76,7 @@ func TestFilePoolReopensAtOffset(t *testing.T) {
 // report that holding every file open gives, and hold no more than the
 // bound.
 func TestManyRanksFewOpenFiles(t *testing.T) {
-	const ranks, iters, bound = 600, 3000, 7
+	const ranks, iters, bound = 600, 1000, 7
 	dir := t.TempDir()
 	if _, err := genBench(dir, ranks, iters); err != nil {
 		t.Fatal(err)
@@ -115,4 +115,32 @@ func TestManyRanksFewOpenFiles(t *testing.T) {
 		t.Errorf("events %d and %d, want equal and at least %d", stAll.Events, stFew.Events, ranks*iters*3)
 	}
 	t.Logf("%d ranks, %d events: %d reopens with %d open at most", ranks, stFew.Events, stFew.Reopens, stFew.OpenFiles)
+}
+
+// Past maxMatrixRanks ranks the interval profiles have no communication
+// matrices but still their traffic, counted by destination sparsely
+// (commSent): every rank sends one message per iteration.
+func TestManyRanksTrafficWithoutMatrix(t *testing.T) {
+	const ranks, iters = maxMatrixRanks + 100, 20
+	dir := t.TempDir()
+	if _, err := genBench(dir, ranks, iters); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 0 {
+		t.Errorf("warnings: %q", rep.Warnings)
+	}
+	iv := &rep.Intervals[0]
+	if iv.CommMatrix != nil || len(iv.CommMatrices) != 0 {
+		t.Errorf("%d ranks: communication matrices reported", ranks)
+	}
+	if iv.Traffic == nil {
+		t.Fatal("no traffic")
+	}
+	if got := iv.Traffic.IntraNode.Messages + iv.Traffic.InterNode.Messages; got != ranks*iters {
+		t.Errorf("traffic %d messages, want %d", got, ranks*iters)
+	}
 }
