@@ -2,6 +2,8 @@ package analyzer
 
 import (
 	"container/list"
+
+	"github.com/dtpa/dtpa/traceformat"
 	"io"
 	"os"
 	"sync"
@@ -18,9 +20,16 @@ import (
 // buffer, 64 KiB), so the reopening costs little next to decoding what
 // it reads, and runs with no more ranks than max never reopen.
 type filePool struct {
-	mu       sync.Mutex
-	max      int
-	buf      int       // the read buffer of each trace reader (readBuffer)
+	mu  sync.Mutex
+	max int
+	buf int // the read buffer of each trace reader (readBuffer)
+	// members is shared by the trace readers, and worlds by the replays:
+	// the communicators' member lists as the readers decode them and as
+	// the replays convert them, one copy per communicator instead of one
+	// per rank (which grew with the square of the ranks).
+	members  traceformat.MemberTable
+	wmu      sync.Mutex
+	worlds   map[*uint32][]int32
 	lru      list.List // open files, most recently read first
 	reopens  int64     // opens after the first (tests, stats)
 	peakOpen int       // the most descriptors held at once (tests)
@@ -35,6 +44,32 @@ const defaultOpenFiles = 512
 // files open.
 func newFilePool(n, ranks int) *filePool {
 	return &filePool{max: max(1, n), buf: readBuffer(ranks)}
+}
+
+// convMembers is members as world ranks, shared with the replays of the
+// other ranks when the readers shared the list (traceformat.MemberTable).
+func (p *filePool) convMembers(members []uint32) []int32 {
+	conv := func() []int32 {
+		out := make([]int32, len(members))
+		for i, m := range members {
+			out[i] = int32(m)
+		}
+		return out
+	}
+	if len(members) < 64 {
+		return conv()
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if w, ok := p.worlds[&members[0]]; ok && len(w) == len(members) {
+		return w
+	}
+	if p.worlds == nil {
+		p.worlds = map[*uint32][]int32{}
+	}
+	w := conv()
+	p.worlds[&members[0]] = w
+	return w
 }
 
 // readBuffer is the size of the read buffer of each replay's trace reader

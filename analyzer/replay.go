@@ -357,7 +357,7 @@ func openTrace(p *filePool, path string) (io.Closer, *traceformat.Reader, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, BufferSize: p.buf})
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, BufferSize: p.buf, Members: &p.members})
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -425,14 +425,16 @@ func (rp *replayer) commOf(local uint32, d *tracepb.Communicator) *commInfo {
 	}
 	// New, or the local index was redefined for another communicator.
 	c := &commInfo{def: d, id: d.Id, inter: d.Inter, myIdx: -1}
-	for i, m := range d.Members {
-		c.members = append(c.members, int32(m))
-		if int32(m) == rp.rank {
+	if len(d.Members) > 0 {
+		c.members = rp.x.files.convMembers(d.Members)
+	}
+	for i, m := range c.members {
+		if m == rp.rank {
 			c.myIdx = i
 		}
 	}
-	for _, m := range d.RemoteMembers {
-		c.remote = append(c.remote, int32(m))
+	if len(d.RemoteMembers) > 0 {
+		c.remote = rp.x.files.convMembers(d.RemoteMembers)
 	}
 	if len(c.members) > 0 {
 		c.group = c.members[0]

@@ -67,6 +67,9 @@ type ReaderOptions struct {
 	// 64 KiB. A program that holds many readers at once (one per rank of
 	// a large run) passes less, at the cost of more reads.
 	BufferSize int
+	// Members, when set, is shared by the readers of one run's traces,
+	// which then share the communicators' member lists (MemberTable).
+	Members *MemberTable
 }
 
 // Reader streams a trace file. Its memory holds one frame and one decoded
@@ -95,6 +98,7 @@ type Reader struct {
 	skipped int   // event batches skipped
 
 	nfuncs, nsites, ncomms int // definitions read, for the density bound
+	members                *MemberTable
 }
 
 // NewReader reads the preamble and the header frame. It fails with a
@@ -109,6 +113,7 @@ func NewReader(r io.Reader, opts ...ReaderOptions) (*Reader, error) {
 	if len(opts) > 0 {
 		tr.name = opts[0].Name
 		tr.skip = opts[0].SkipEvents
+		tr.members = opts[0].Members
 	}
 	if s, ok := r.(io.Seeker); ok && tr.skip {
 		// Seeking past event batches needs the size, to tell a batch cut
@@ -410,6 +415,13 @@ func (r *Reader) decode(k Kind, raw []byte) error {
 		if err := proto.Unmarshal(raw, d); err != nil {
 			return fmt.Errorf("malformed definitions: %v", err)
 		}
+		if cap(r.raw) > 64<<10 || cap(r.payload) > 64<<10 {
+			// Definitions come at the start, and those of a large
+			// run's world are large: the buffers of a reader held per
+			// rank would keep their size (event batches grow them back
+			// as they need).
+			r.raw, r.payload = nil, nil
+		}
 		return r.addDefinitions(d)
 	case KindEvents:
 		if r.useLazy {
@@ -497,6 +509,8 @@ func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
 				return fmt.Errorf("communicator %d: member %d not in a world of %d", c.Local, m, r.hdr.WorldSize)
 			}
 		}
+		c.Members = r.members.share(c.Id, false, c.Members)
+		c.RemoteMembers = r.members.share(c.Id, true, c.RemoteMembers)
 		r.defs.Comms = grow(r.defs.Comms, c.Local)
 		r.defs.Comms[c.Local] = c
 	}
