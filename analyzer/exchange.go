@@ -741,10 +741,8 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 	for _, in := range x.colls {
 		x.maybeComplete(in)
 	}
-	for r := range x.ranks {
-		if int32(r) != me {
-			x.wake(int32(r), -1)
-		}
+	if x.s != nil {
+		x.s.wakeOthers(me)
 	}
 	return x.takeDeferred(me, buf[:0])
 }
