@@ -504,9 +504,25 @@ func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 		ranks = append(ranks, rk.Rank)
 	}
 	iv.Functions = functions(g, ranks)
+	// Every processor's call mix in one pass over the functions (each
+	// lists every processor: a pass per processor grew with the square
+	// of the processors).
+	mixes := map[int]*rankMix{}
+	for _, f := range iv.Functions {
+		for _, fr := range f.Ranks {
+			m := mixes[fr.Rank]
+			if m == nil {
+				m = &rankMix{}
+				mixes[fr.Rank] = m
+			}
+			m.mix = append(m.mix, report.CallMix{Function: f.Function, Calls: fr.Calls, Time: fr.Time})
+			m.calls += fr.Calls
+			m.time += fr.Time
+		}
+	}
 	for i := range iv.Ranks {
 		r := iv.Ranks[i].Rank
-		iv.Ranks[i].RankProfile = rankProfile(iv.Functions, r, g.ranks[r])
+		iv.Ranks[i].RankProfile = rankProfile(mixes[r], g.ranks[r])
 	}
 	hosts := pc.hosts
 	n := len(hosts)
@@ -638,20 +654,21 @@ func commMatrixAdd(byComm map[uint64]*report.CommMatrixOn, names map[uint64]comm
 	})
 }
 
-// rankProfile is processor rank's (t's) call mix (from the interval's functions,
-// fs, which hold every processor's figures) and grain.
-func rankProfile(fs []report.Function, rank int, t *rankTot) report.RankProfile {
+// rankMix is a processor's calls by function, in the order of the
+// interval's functions, and their totals.
+type rankMix struct {
+	mix   []report.CallMix
+	calls int64
+	time  float64
+}
+
+// rankProfile is a processor's (t's) call mix m (nil: none) and grain.
+func rankProfile(m *rankMix, t *rankTot) report.RankProfile {
 	var rp report.RankProfile
 	var calls int64
 	var time float64
-	for _, f := range fs {
-		for _, fr := range f.Ranks {
-			if fr.Rank == rank {
-				rp.CallMix = append(rp.CallMix, report.CallMix{Function: f.Function, Calls: fr.Calls, Time: fr.Time})
-				calls += fr.Calls
-				time += fr.Time
-			}
-		}
+	if m != nil {
+		rp.CallMix, calls, time = m.mix, m.calls, m.time
 	}
 	for i := range rp.CallMix {
 		c := &rp.CallMix[i]
