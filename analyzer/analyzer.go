@@ -15,7 +15,8 @@
 //  2. A replay: one coroutine per rank reads its events forward, converts
 //     every time to global time and accumulates the characteristics of the
 //     interval current at that moment; Options.Workers goroutines run the
-//     coroutines (sched.go). Ranks meet only in the exchange (exchange.go,
+//     coroutines (sched.go; by default one per 128 ranks,
+//     replayWorkers). Ranks meet only in the exchange (exchange.go,
 //     p2p.go): a send posts its entry time, a receive takes the message
 //     its place in MPI's matching order gives it (p2p.go explains the
 //     tickets), and the k-th collective call of each member of a
@@ -167,7 +168,7 @@ type Options struct {
 	Dir      string // directory holding <App>.<rank>.trc
 	App      string // application name
 	MaxLevel int    // deepest interval level reported; -1 = all
-	Workers  int    // goroutines; 0 = GOMAXPROCS
+	Workers  int    // goroutines; 0 = GOMAXPROCS for the scan, replayWorkers for the replay
 	Exe      string // dtpa --exe, for the record: the Symbolizer is what reads it
 	// Symbolizer, when set, fills SRC stacks and the intervals' source
 	// positions; without it stacks stay empty and intervals name the
@@ -217,6 +218,11 @@ type ModuleNoter interface {
 type Stats struct {
 	Events int64 // events replayed
 	Parks  int64 // times a replay waited for another (see sched.go)
+	// OpenFiles is the most trace files the replay held open at once,
+	// Reopens how often it reopened one that it had closed to stay
+	// within its bound (filePool).
+	OpenFiles int
+	Reopens   int64
 }
 
 // Analyze reads the traces and computes the report.
@@ -253,7 +259,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	// Pass 1: headers, clock samples, damage.
 	scanned := make([]*rankFile, len(paths))
 	errs := make([]error, len(paths))
-	parallel(len(paths), workers, func(i int) { scanned[i], errs[i] = scan(paths[i]) })
+	parallel(len(paths), workers, func(i int) { scanned[i], errs[i] = scan(paths[i], readBuffer(len(paths))) })
 	var files []*rankFile
 	for i, e := range errs {
 		if e != nil {
@@ -334,6 +340,9 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		reps[r] = rp
 		s.add(int32(r), rp.run)
 	}
+	if opts.Workers <= 0 {
+		workers = replayWorkers(size, workers)
+	}
 	if err := s.run(workers); err != nil {
 		return nil, Stats{}, err
 	}
@@ -375,7 +384,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 			}
 		}
 	}
-	var st Stats
+	st := Stats{OpenFiles: x.files.peakOpen, Reopens: x.files.reopens}
 	for r, rp := range reps {
 		if rp != nil {
 			st.Events += rp.events
@@ -482,6 +491,23 @@ func dirName(d string) string {
 	}
 	return d
 }
+
+// replayWorkers is the default number of workers of the replay of a run
+// of ranks ranks on a machine of cpus cores: one per ranksPerWorker ranks,
+// up to cpus. A second worker costs more than it brings on runs of a few
+// dozen ranks: the replays must then take the exchange's locks, idle
+// workers spin, and the ranks a worker could run while the other runs are
+// few, so that the workers mostly wait for each other (real traces of 4
+// and 32 ranks took 1.2 to 1.9 times the CPU time per call at two
+// workers as at one, in no less wall time; docs/performance.md).
+func replayWorkers(ranks, cpus int) int {
+	return max(1, min(cpus, ranks/ranksPerWorker))
+}
+
+// ranksPerWorker is how many ranks make a further replay worker worth it:
+// at 256 ranks two workers took about the CPU time per call of one, and
+// less wall time.
+const ranksPerWorker = 128
 
 // parallel runs f(0…n-1) on at most workers goroutines.
 func parallel(n, workers int, f func(int)) {

@@ -42,9 +42,10 @@ type exchange struct {
 	// at a time, each switch a synchronization: the locks below are then
 	// not taken. A lock round trip is two atomic instructions, and the
 	// replay of a ring exchange took three per iteration in the exchange.
-	solo bool
-	lim  limits
-	_    [64]byte
+	solo  bool
+	lim   limits
+	files *filePool // the replays' trace files
+	_     [64]byte
 
 	mu     sync.Mutex
 	stalls int // under s.mu
@@ -134,10 +135,11 @@ type limits struct {
 	pending      int // messages of one key in flight (maxPending)
 	pendingColls int // collective instances in progress per communicator (maxPendingColls)
 	sectionRuns  int // section execution pieces remembered per processor (maxSectionRuns)
+	openFiles    int // trace files held open at once (defaultOpenFiles, filePool)
 }
 
 func defaultLimits() limits {
-	return limits{pend: maxPend, pending: maxPending, pendingColls: maxPendingColls, sectionRuns: maxSectionRuns}
+	return limits{pend: maxPend, pending: maxPending, pendingColls: maxPendingColls, sectionRuns: maxSectionRuns, openFiles: defaultOpenFiles}
 }
 
 type sectionKey struct {
@@ -239,7 +241,7 @@ type collContrib struct {
 }
 
 func newExchange(size int, present []bool, lim limits) *exchange {
-	x := &exchange{lim: lim, colls: map[collKey]*collInst{}, pendingColls: map[commKey]int{}, sections: map[sectionKey]int{}}
+	x := &exchange{lim: lim, files: newFilePool(lim.openFiles, size), colls: map[collKey]*collInst{}, pendingColls: map[commKey]int{}, sections: map[sectionKey]int{}}
 	for r := 0; r < size; r++ {
 		rs := &rankSync{present: present[r], inbox: map[p2pKey]*fifo{}, sweepAt: minSweep}
 		rs.done.Store(!present[r])
@@ -739,10 +741,8 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 	for _, in := range x.colls {
 		x.maybeComplete(in)
 	}
-	for r := range x.ranks {
-		if int32(r) != me {
-			x.wake(int32(r), -1)
-		}
+	if x.s != nil {
+		x.s.wakeOthers(me)
 	}
 	return x.takeDeferred(me, buf[:0])
 }

@@ -191,14 +191,15 @@ func rankOf(p, app string) int {
 // footer and damage. The tracer writes clock syncs at both ends of the
 // file, so the reader seeks over the event batches (SkipEvents) rather than
 // decoding them twice; damage inside a batch is found and reported by the
-// replay, which decodes everything.
-func scan(path string) (*rankFile, error) {
+// replay, which decodes everything. buf is the reader's buffer size
+// (readBuffer).
+func scan(path string, buf int) (*rankFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, SkipEvents: true})
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, SkipEvents: true, BufferSize: buf})
 	if err != nil {
 		return nil, err
 	}
@@ -326,7 +327,7 @@ func RunTraces(dir string, since time.Time) []TraceSet {
 		ts.Bytes += info.Size()
 		path := filepath.Join(dir, e.Name())
 		rank := rankOf(path, task)
-		rf, err := scan(path)
+		rf, err := scan(path, readBuffer(len(ents)))
 		switch {
 		case err != nil:
 			ts.Stopped = append(ts.Stopped, StoppedRank{rank, fmt.Sprintf("the trace cannot be read: %v", err)})

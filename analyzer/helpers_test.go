@@ -3,6 +3,7 @@ package analyzer
 import (
 	"context"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,6 +100,11 @@ func analyzeOpts(t *testing.T, opts Options) *report.Report {
 	t.Helper()
 	var warned []string
 	opts.Warn = func(s string) { warned = append(warned, s) }
+	if opts.Workers == 0 {
+		// The exchange's concurrent paths, which the default of a few
+		// ranks (replayWorkers: one) would leave out.
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
 	rep, err := Analyze(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)

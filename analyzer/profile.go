@@ -43,10 +43,51 @@ const maxComms = 16
 const otherComms = math.MaxUint64
 
 // commSent counts the messages sent on communicator id by destination
-// world rank: the messages in to[dst], their bytes in to[nranks+dst].
+// world rank (of n): the messages in to[dst], their bytes in to[n+dst];
+// past denseSentRanks ranks in sp instead, by destination, since a rank
+// sends to few of them and a slice of every rank per rank and
+// communicator would grow with the square of the ranks.
 type commSent struct {
 	id uint64
+	n  int
 	to []int64
+	sp map[int32]sentPair
+}
+
+// sentPair is the messages sent to one destination and their bytes.
+type sentPair struct{ msgs, bytes int64 }
+
+// denseSentRanks is the most ranks whose messages are counted in a
+// slice by destination (commSent).
+const denseSentRanks = 1024
+
+// add counts msgs messages of bytes bytes to world rank dst.
+func (c *commSent) add(dst int32, msgs, bytes int64) {
+	if c.to != nil {
+		c.to[dst] += msgs
+		c.to[int32(c.n)+dst] += bytes
+		return
+	}
+	v := c.sp[dst]
+	v.msgs += msgs
+	v.bytes += bytes
+	c.sp[dst] = v
+}
+
+// each calls f with every destination messages were counted to (the
+// dense counts' nonzero ones), in no particular order.
+func (c *commSent) each(f func(dst int, msgs, bytes int64)) {
+	if c.to != nil {
+		for d := range c.n {
+			if c.to[d] != 0 || c.to[c.n+d] != 0 {
+				f(d, c.to[d], c.to[c.n+d])
+			}
+		}
+		return
+	}
+	for d, v := range c.sp {
+		f(int(d), v.msgs, v.bytes)
+	}
 }
 
 // sizeBin is the messages received of one size class: how many, their
@@ -230,8 +271,7 @@ func (rp *replayer) sent(a *acc, comm uint64, dst int32, bytes uint64) {
 		c = p.commOf(comm, int(rp.nranks))
 	}
 	if uint32(dst) < uint32(rp.nranks) {
-		c.to[dst]++
-		c.to[rp.nranks+dst] += int64(bytes)
+		c.add(dst, 1, int64(bytes))
 	}
 }
 
@@ -245,7 +285,12 @@ func (p *profAcc) commOf(id uint64, nranks int) *commSent {
 	if len(p.comms) >= maxComms && id != otherComms {
 		return p.commOf(otherComms, nranks)
 	}
-	c := &commSent{id: id, to: make([]int64, 2*nranks)}
+	c := &commSent{id: id, n: nranks}
+	if nranks <= denseSentRanks {
+		c.to = make([]int64, 2*nranks)
+	} else {
+		c.sp = map[int32]sentPair{}
+	}
 	p.comms = append(p.comms, c)
 	p.last = c
 	return c
@@ -261,10 +306,8 @@ func addProf(d **profAcc, s *profAcc) {
 	}
 	t := *d
 	for _, c := range s.comms {
-		dc := t.commOf(c.id, len(c.to)/2)
-		for i, v := range c.to {
-			dc.to[i] += v
-		}
+		dc := t.commOf(c.id, c.n)
+		c.each(func(d int, msgs, bytes int64) { dc.add(int32(d), msgs, bytes) })
 	}
 	for len(t.sizes) < len(s.sizes) {
 		t.sizes = append(t.sizes, sizeBin{})
@@ -275,21 +318,6 @@ func addProf(d **profAcc, s *profAcc) {
 		t.sizes[i].lat += b.lat
 	}
 	t.gaps.merge(&s.gaps)
-}
-
-// sentTo is the messages sent on every communicator by destination world
-// rank (as commSent.to); nil when none.
-func (p *profAcc) sentTo() []int64 {
-	if p == nil || len(p.comms) == 0 {
-		return nil
-	}
-	out := make([]int64, len(p.comms[0].to))
-	for _, c := range p.comms {
-		for i, v := range c.to {
-			out[i] += v
-		}
-	}
-	return out
 }
 
 // mergeProfile adds a call site's per-call extremes and bytes (over count
@@ -476,14 +504,31 @@ func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 		ranks = append(ranks, rk.Rank)
 	}
 	iv.Functions = functions(g, ranks)
+	// Every processor's call mix in one pass over the functions (each
+	// lists every processor: a pass per processor grew with the square
+	// of the processors).
+	mixes := map[int]*rankMix{}
+	for _, f := range iv.Functions {
+		for _, fr := range f.Ranks {
+			m := mixes[fr.Rank]
+			if m == nil {
+				m = &rankMix{}
+				mixes[fr.Rank] = m
+			}
+			m.mix = append(m.mix, report.CallMix{Function: f.Function, Calls: fr.Calls, Time: fr.Time})
+			m.calls += fr.Calls
+			m.time += fr.Time
+		}
+	}
 	for i := range iv.Ranks {
 		r := iv.Ranks[i].Rank
-		iv.Ranks[i].RankProfile = rankProfile(iv.Functions, r, g.ranks[r])
+		iv.Ranks[i].RankProfile = rankProfile(mixes[r], g.ranks[r])
 	}
 	hosts := pc.hosts
 	n := len(hosts)
 	var m *report.CommMatrix
 	var tr report.Traffic
+	sent := false
 	var sizes []sizeBin
 	byComm := map[uint64]*report.CommMatrixOn{}
 	for _, r := range ranks {
@@ -499,29 +544,36 @@ func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 			sizes[i].bytes += b.bytes
 			sizes[i].lat += b.lat
 		}
-		s := p.sentTo()
-		if len(s) != 2*n {
+		if len(p.comms) == 0 || p.comms[0].n != n {
 			continue
 		}
-		if m == nil {
+		sent = true
+		if m == nil && n <= maxMatrixRanks {
 			m = &report.CommMatrix{Messages: square(n), Bytes: square(n)}
 		}
-		copy(m.Messages[r], s[:n])
-		copy(m.Bytes[r], s[n:])
-		for d := range n {
-			v := &tr.InterNode
-			if hosts[r] != "" && hosts[r] == hosts[d] {
-				v = &tr.IntraNode
-			}
-			v.Messages += s[d]
-			v.Bytes += s[n+d]
-		}
 		for _, c := range p.comms {
-			commMatrixAdd(byComm, pc.comms, c, r, n)
+			c.each(func(d int, msgs, bytes int64) {
+				if m != nil {
+					m.Messages[r][d] += msgs
+					m.Bytes[r][d] += bytes
+				}
+				v := &tr.InterNode
+				if hosts[r] != "" && hosts[r] == hosts[d] {
+					v = &tr.IntraNode
+				}
+				v.Messages += msgs
+				v.Bytes += bytes
+			})
+			if m != nil {
+				commMatrixAdd(byComm, pc.comms, c, r)
+			}
 		}
 	}
+	if sent {
+		iv.Traffic = &tr
+	}
 	if m != nil {
-		iv.CommMatrix, iv.Traffic = m, &tr
+		iv.CommMatrix = m
 		iv.CommMatrices = make([]report.CommMatrixOn, 0, len(byComm))
 		for _, cm := range byComm {
 			iv.CommMatrices = append(iv.CommMatrices, *cm)
@@ -552,6 +604,12 @@ func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 	}
 }
 
+// maxMatrixRanks is the most ranks whose interval profiles have
+// communication matrices: a matrix has a cell per pair of ranks, and a
+// report of a larger run would be mostly zeros (of gigabytes past ten
+// thousand ranks). Traffic is given whatever the ranks.
+const maxMatrixRanks = 1024
+
 func square(n int) [][]int64 {
 	v := make([][]int64, n)
 	for i := range v {
@@ -560,9 +618,10 @@ func square(n int) [][]int64 {
 	return v
 }
 
-// commMatrixAdd adds sender r's messages on one communicator c (n world
+// commMatrixAdd adds sender r's messages on one communicator c (of c.n world
 // ranks) to its matrix in byComm, indexed by the communicator's ranks.
-func commMatrixAdd(byComm map[uint64]*report.CommMatrixOn, names map[uint64]commLabel, c *commSent, r, n int) {
+func commMatrixAdd(byComm map[uint64]*report.CommMatrixOn, names map[uint64]commLabel, c *commSent, r int) {
+	n := c.n
 	cm := byComm[c.id]
 	if cm == nil {
 		nm, ok := names[c.id]
@@ -587,31 +646,29 @@ func commMatrixAdd(byComm map[uint64]*report.CommMatrixOn, names map[uint64]comm
 	if !ok {
 		return
 	}
-	for d := range n {
-		if c.to[d] == 0 && c.to[n+d] == 0 {
-			continue
-		}
+	c.each(func(d int, msgs, bytes int64) {
 		if j, ok := slices.BinarySearch(cm.Ranks, d); ok {
-			cm.Messages[i][j] += c.to[d]
-			cm.Bytes[i][j] += c.to[n+d]
+			cm.Messages[i][j] += msgs
+			cm.Bytes[i][j] += bytes
 		}
-	}
+	})
 }
 
-// rankProfile is processor rank's (t's) call mix (from the interval's functions,
-// fs, which hold every processor's figures) and grain.
-func rankProfile(fs []report.Function, rank int, t *rankTot) report.RankProfile {
+// rankMix is a processor's calls by function, in the order of the
+// interval's functions, and their totals.
+type rankMix struct {
+	mix   []report.CallMix
+	calls int64
+	time  float64
+}
+
+// rankProfile is a processor's (t's) call mix m (nil: none) and grain.
+func rankProfile(m *rankMix, t *rankTot) report.RankProfile {
 	var rp report.RankProfile
 	var calls int64
 	var time float64
-	for _, f := range fs {
-		for _, fr := range f.Ranks {
-			if fr.Rank == rank {
-				rp.CallMix = append(rp.CallMix, report.CallMix{Function: f.Function, Calls: fr.Calls, Time: fr.Time})
-				calls += fr.Calls
-				time += fr.Time
-			}
-		}
+	if m != nil {
+		rp.CallMix, calls, time = m.mix, m.calls, m.time
 	}
 	for i := range rp.CallMix {
 		c := &rp.CallMix[i]

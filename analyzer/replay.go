@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -146,6 +145,11 @@ type shapeInfo struct {
 	// destination or the receive's source (keyOK false: nothing to post).
 	keySet, keyOK bool
 	key           p2pKey
+	// fc is the queue of key (shapeCache): a rank alternating between
+	// a few partners (a halo exchange's two or four) missed a cache of
+	// the last key used at nearly every call, and hashing the key into
+	// the inbox map was the largest single cost of the replay.
+	fc fifoCache
 }
 
 // replayer replays one rank's trace forward.
@@ -298,14 +302,14 @@ func (rp *replayer) run() {
 		rp.contrib = rp.x.finish(rp.rank, rp.contrib)
 		rp.applyContrib()
 	}()
-	f, rd, err := openTrace(rp.path)
+	f, rd, err := openTrace(rp.x.files, rp.path)
 	if err != nil {
 		rp.readErr = err
 		return
 	}
 	defer f.Close()
 	rp.defs = rd.Definitions()
-	if mt, err := multiThreaded(rp.path, rd.Header()); err != nil {
+	if mt, err := multiThreaded(rp.x.files, rp.path, rd.Header()); err != nil {
 		rp.readErr = err
 		return
 	} else if mt {
@@ -347,13 +351,13 @@ func (rp *replayer) run() {
 	}
 }
 
-// openTrace opens the trace file at path for reading.
-func openTrace(path string) (*os.File, *traceformat.Reader, error) {
-	f, err := os.Open(path)
+// openTrace opens the trace file at path for reading, through pool p.
+func openTrace(p *filePool, path string) (io.Closer, *traceformat.Reader, error) {
+	f, err := p.open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, BufferSize: p.buf, Members: &p.members})
 	if err != nil {
 		f.Close()
 		return nil, nil, err
@@ -421,14 +425,16 @@ func (rp *replayer) commOf(local uint32, d *tracepb.Communicator) *commInfo {
 	}
 	// New, or the local index was redefined for another communicator.
 	c := &commInfo{def: d, id: d.Id, inter: d.Inter, myIdx: -1}
-	for i, m := range d.Members {
-		c.members = append(c.members, int32(m))
-		if int32(m) == rp.rank {
+	if len(d.Members) > 0 {
+		c.members = rp.x.files.convMembers(d.Members)
+	}
+	for i, m := range c.members {
+		if m == rp.rank {
 			c.myIdx = i
 		}
 	}
-	for _, m := range d.RemoteMembers {
-		c.remote = append(c.remote, int32(m))
+	if len(d.RemoteMembers) > 0 {
+		c.remote = rp.x.files.convMembers(d.RemoteMembers)
 	}
 	if len(c.members) > 0 {
 		c.group = c.members[0]

@@ -18,15 +18,25 @@ func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo)
 	if !sc.keyOK {
 		return false
 	}
-	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes)
+	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes, rp.shapeCache(&rp.sendCache))
 	return true
+}
+
+// shapeCache is the queue cache of the current event's key when the
+// shape resolved it (shapeInfo.fc), else c (an event without a shape).
+func (rp *replayer) shapeCache(c *fifoCache) *fifoCache {
+	if rp.sc == &rp.noShape {
+		return c
+	}
+	return &rp.sc.fc
 }
 
 // send is every message a send posts: to the exchange, with its entry,
 // call site and late-receiver information li, and counted in interval a
 // (Send Number, the communication matrix).
-func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64) {
-	rp.x.send(k, entry, rp.callSite(site, entry), bytes, li, &rp.sendCache)
+// The queue is looked up through cache c.
+func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64, c *fifoCache) {
+	rp.x.send(k, entry, rp.callSite(site, entry), bytes, li, c)
 	a.sends++
 	rp.sent(a, k.comm, k.dst, bytes)
 }
@@ -41,7 +51,7 @@ func (rp *replayer) postTo(a *acc, c *commInfo, peer, tag int32, entry int64, li
 	if !ok || dst >= rp.nranks {
 		return false
 	}
-	rp.send(a, p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, rp.evSite, li, bytes)
+	rp.send(a, p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, rp.evSite, li, bytes, &rp.sendCache)
 	return true
 }
 

@@ -304,6 +304,19 @@ func (s *sched) wakeAll(rs []int32, by int32) {
 	s.x.unlock(&s.mu)
 }
 
+// wakeOthers is wake of every rank but me, under one hold of s.mu (a
+// rank that finishes wakes all the others: taking the lock per rank made
+// the finishes of a run cost the square of its ranks in lock round trips).
+func (s *sched) wakeOthers(me int32) {
+	s.x.lock(&s.mu)
+	for r, st := range s.state {
+		if int32(r) != me && (st == stParked || st == stRunning) {
+			s.wakeLocked(int32(r), -1)
+		}
+	}
+	s.x.unlock(&s.mu)
+}
+
 // wakeLocked is wake with s.mu held.
 func (s *sched) wakeLocked(r, by int32) {
 	switch s.state[r] {

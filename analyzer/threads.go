@@ -92,11 +92,11 @@ type threadMerge struct {
 // multiThreaded tells whether the trace at path holds calls of a thread
 // other than the one that called MPI_Init; only asked when the header's
 // thread level allows them (the file is read until the first such batch).
-func multiThreaded(path string, hdr *tracepb.Header) (bool, error) {
+func multiThreaded(p *filePool, path string, hdr *tracepb.Header) (bool, error) {
 	if hdr.GetThreadLevel() < threadLevelSerialized {
 		return false, nil
 	}
-	f, rd, err := openTrace(path)
+	f, rd, err := openTrace(p, path)
 	if err != nil {
 		return false, err
 	}

@@ -233,6 +233,19 @@ func losses(iv *Interval) []Loss {
 			out = append(out, l)
 		}
 	}
+	// The waits by waiting rank, call site and kind, summed by late rank
+	// in one pass (lateRank): scanning them for each processor and call
+	// site grew with the square of the processors.
+	late := map[lateKey]map[int]float64{}
+	for _, w := range iv.Waits {
+		k := lateKey{w.WaitingRank, w.WaitingSRC, IsP2PWait(w.Kind)}
+		by := late[k]
+		if by == nil {
+			by = map[int]float64{}
+			late[k] = by
+		}
+		by[w.LateRank] += w.Seconds
+	}
 	for i := range iv.SRC {
 		s := &iv.SRC[i]
 		file, line := Position(s)
@@ -240,9 +253,9 @@ func losses(iv *Interval) []Loss {
 			at := Loss{Rank: sr.Rank, SRC: s.ID, Function: s.Function, File: file, Line: line, LateRank: -1}
 			rs, ps := at, at
 			rs.Kind, rs.Seconds = LossRealSync, sr.RealSync
-			rs.LateRank = lateRank(iv, sr.Rank, s.ID, true)
+			rs.LateRank = lateRank(late[lateKey{sr.Rank, s.ID, true}])
 			ps.Kind, ps.Seconds = LossPotentialSync, sr.PotentialSync
-			ps.LateRank = lateRank(iv, sr.Rank, s.ID, false)
+			ps.LateRank = lateRank(late[lateKey{sr.Rank, s.ID, false}])
 			co := at
 			co.Kind, co.Seconds = LossCommunication, sr.ExeTime-sr.RealSync-sr.PotentialSync
 			add(rs)
@@ -263,16 +276,16 @@ func losses(iv *Interval) []Loss {
 	return out
 }
 
-// lateRank is the partner that caused most of rank's point-to-point (p2p)
-// or collective waits at call site src, by iv.Waits; -1 when they do not
-// say.
-func lateRank(iv *Interval, rank, src int, p2p bool) int {
-	by := map[int]float64{}
-	for _, w := range iv.Waits {
-		if w.WaitingRank == rank && w.WaitingSRC == src && IsP2PWait(w.Kind) == p2p {
-			by[w.LateRank] += w.Seconds
-		}
-	}
+// lateKey names the waits of one processor at one call site, of
+// point-to-point (p2p) or collective kinds.
+type lateKey struct {
+	rank, src int
+	p2p       bool
+}
+
+// lateRank is the partner that caused most of a processor's waits at a
+// call site, given their seconds by late rank; -1 when they do not say.
+func lateRank(by map[int]float64) int {
 	best, most := -1, 0.0
 	for r, s := range by {
 		if s > most || (s == most && r < best) {

@@ -63,6 +63,13 @@ type ReaderOptions struct {
 	// footer. ReadBatch then returns no batch, only the final io.EOF or
 	// error. Damage inside a skipped batch is not detected.
 	SkipEvents bool
+	// BufferSize is the size of the reader's read buffer; zero means
+	// 64 KiB. A program that holds many readers at once (one per rank of
+	// a large run) passes less, at the cost of more reads.
+	BufferSize int
+	// Members, when set, is shared by the readers of one run's traces,
+	// which then share the communicators' member lists (MemberTable).
+	Members *MemberTable
 }
 
 // Reader streams a trace file. Its memory holds one frame and one decoded
@@ -91,16 +98,22 @@ type Reader struct {
 	skipped int   // event batches skipped
 
 	nfuncs, nsites, ncomms int // definitions read, for the density bound
+	members                *MemberTable
 }
 
 // NewReader reads the preamble and the header frame. It fails with a
 // *VersionError for a format version it does not read, and with a
 // *CorruptError when the file is not a trace or is cut before its header.
 func NewReader(r io.Reader, opts ...ReaderOptions) (*Reader, error) {
-	tr := &Reader{r: bufio.NewReaderSize(r, 64<<10), src: r}
+	size := 64 << 10
+	if len(opts) > 0 && opts[0].BufferSize > 0 {
+		size = opts[0].BufferSize
+	}
+	tr := &Reader{r: bufio.NewReaderSize(r, size), src: r}
 	if len(opts) > 0 {
 		tr.name = opts[0].Name
 		tr.skip = opts[0].SkipEvents
+		tr.members = opts[0].Members
 	}
 	if s, ok := r.(io.Seeker); ok && tr.skip {
 		// Seeking past event batches needs the size, to tell a batch cut
@@ -402,6 +415,13 @@ func (r *Reader) decode(k Kind, raw []byte) error {
 		if err := proto.Unmarshal(raw, d); err != nil {
 			return fmt.Errorf("malformed definitions: %v", err)
 		}
+		if cap(r.raw) > 64<<10 || cap(r.payload) > 64<<10 {
+			// Definitions come at the start, and those of a large
+			// run's world are large: the buffers of a reader held per
+			// rank would keep their size (event batches grow them back
+			// as they need).
+			r.raw, r.payload = nil, nil
+		}
 		return r.addDefinitions(d)
 	case KindEvents:
 		if r.useLazy {
@@ -489,6 +509,8 @@ func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
 				return fmt.Errorf("communicator %d: member %d not in a world of %d", c.Local, m, r.hdr.WorldSize)
 			}
 		}
+		c.Members = r.members.share(c.Id, false, c.Members)
+		c.RemoteMembers = r.members.share(c.Id, true, c.RemoteMembers)
 		r.defs.Comms = grow(r.defs.Comms, c.Local)
 		r.defs.Comms[c.Local] = c
 	}
