@@ -224,7 +224,7 @@ contains
   end subroutine requests
 
   subroutine intercomm()
-    type(MPI_Comm) :: local, inter, merged
+    type(MPI_Comm) :: local, inter, merged, idup
     type(MPI_Request) :: reqs(2)
     integer :: color, lr, remote, root, rg
     integer :: v(1), w(1), b(1), rv(4), sv(4)
@@ -267,6 +267,16 @@ contains
     sv = rank
     call MPI_Alltoall(sv, 1, MPI_INTEGER, rv, 1, MPI_INTEGER, inter)
     call MPI_Barrier(inter)
+    ! A nonblocking duplicate of the intercommunicator, and nonblocking
+    ! collectives on it.
+    call MPI_Comm_idup(inter, idup, reqs(1))
+    call MPI_Wait(reqs(1), MPI_STATUS_IGNORE)
+    call MPI_Allreduce(v, w, 1, MPI_INTEGER, MPI_SUM, idup)
+    call MPI_Iallreduce(v, w, 1, MPI_INTEGER, MPI_SUM, idup, reqs(1))
+    call MPI_Wait(reqs(1), MPI_STATUS_IGNORE)
+    call MPI_Ibarrier(idup, reqs(1))
+    call MPI_Wait(reqs(1), MPI_STATUS_IGNORE)
+    call MPI_Comm_free(idup)
     call MPI_Intercomm_merge(inter, color == 1, merged)
     call MPI_Allreduce(v, w, 1, MPI_INTEGER, MPI_SUM, merged)
     call MPI_Comm_free(merged)
@@ -349,6 +359,15 @@ contains
       call MPI_Mprobe(MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, msg, st)
       call MPI_Mrecv(buf, 4, MPI_INTEGER, msg, MPI_STATUS_IGNORE)
     end if
+    ! Probes of MPI_PROC_NULL: MPI_MESSAGE_NO_PROC, received at once.
+    call MPI_Mprobe(MPI_PROC_NULL, 7, MPI_COMM_WORLD, msg, st)
+    call MPI_Mrecv(buf, 4, MPI_INTEGER, msg, MPI_STATUS_IGNORE)
+    call MPI_Improbe(MPI_PROC_NULL, 7, MPI_COMM_WORLD, flag, msg, st)
+    call MPI_Imrecv(buf, 4, MPI_INTEGER, msg, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    call MPI_Probe(MPI_PROC_NULL, 7, MPI_COMM_WORLD, st)
+    call MPI_Issend(buf, 4, MPI_INTEGER, MPI_PROC_NULL, 7, MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
     ! Large messages received after MPI_Probe: the size comes from the
     ! status.
     if (rank == 0) then
