@@ -16,7 +16,8 @@ run, named by the first argument; 4 ranks.
              point-to-point to remote ranks (blocking and nonblocking),
              rooted collectives in both directions (MPI.ROOT /
              MPI.PROC_NULL), all-to-all collectives (MPI_Allreduce,
-             Allgather, Alltoall, Barrier, Iallreduce), a merge.
+             Allgather, Alltoall, Barrier, Iallreduce), MPI_Comm_idup of
+             the intercommunicator, a merge.
   threads    MPI_THREAD_MULTIPLE (mpi4py's default): ranks pair up (0–1,
              2–3); thread A of the even rank receives one message from
              its partner, which rank 1 sends after sleeping 0.2 s; thread
@@ -27,8 +28,9 @@ run, named by the first argument; 4 ranks.
              CLOCK_MONOTONIC, one clock for the ranks of one host).
   pickle5    mpi4py.util.pkl5 (pickle protocol 5, out-of-band buffers of
              1 MiB): ssend (MPI_Issend), issend, send/recv (MPI_Mprobe,
-             MPI_Mrecv), improbe, isend, sendrecv, bcast; and a large
-             buffer received after MPI_Probe with ANY_SOURCE.
+             MPI_Mrecv), improbe, isend, sendrecv, bcast; probes of
+             MPI_PROC_NULL; and a large buffer received after MPI_Probe
+             with ANY_SOURCE.
 
     dtrun -np 4 python3 families.py requests && dtpa python3
 """
@@ -171,6 +173,11 @@ def intercomm():
     inter.Allgather(v, rv)
     inter.Alltoall(array.array("i", [rank] * remote), rv)
     inter.Barrier()
+    # A nonblocking duplicate of the intercommunicator.
+    idup, req = inter.Idup()
+    req.Wait()
+    idup.Allreduce(v, w)
+    idup.Free()
     merged = inter.Merge(color == 1)
     merged.Allreduce(v, w)
     merged.Free()
@@ -231,6 +238,10 @@ def pickle5():
     got = pc.sendrecv(big, dest=partner, sendtag=5, source=partner, recvtag=5)
     assert len(got) == len(big)
     assert len(pc.bcast(big if rank == 0 else None, root=0)) == len(big)
+    # Probes of MPI_PROC_NULL: MPI_MESSAGE_NO_PROC, received at once.
+    comm.Mprobe(source=MPI.PROC_NULL).Recv(bytearray(4))
+    comm.Probe(source=MPI.PROC_NULL)
+    comm.Issend(bytearray(4), dest=MPI.PROC_NULL).Wait()
     # A large message received after MPI_Probe: the size comes from the
     # status.
     if rank == 0:
