@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -28,14 +29,18 @@ import (
 // one temporary spool file shared by all ranks; once the replay is over
 // (call sites numbered, the report symbolized) the spool is read back
 // rank by rank and written out as JSON. Memory is a buffer per rank,
-// whatever the length of the traces; the spool is removed when Analyze
+// whatever the length of the traces (but for the sending calls of threads
+// other than the main one: see finish); the spool is removed when Analyze
 // returns.
 //
 // MPI_Init, MPI_Finalize and MPI_Pcontrol are not among the calls (the
 // first two delimit the program, MPI_Pcontrol shows as the intervals), nor
 // are calls before MPI_Init or after MPI_Finalize: the calls are those the
-// analysis replays. A multi-threaded rank's calls of every thread share its
-// one "MPI calls" track, where they may overlap.
+// analysis replays. A multi-threaded rank has a track of calls per thread
+// that called MPI ("MPI calls": the thread that called MPI_Init; "MPI
+// calls, thread n": the others, n as the trace numbers them), so that
+// concurrent calls never overlap on one track; a message's flow runs from
+// the sending thread's call to the receiving thread's.
 type ChromeExport struct {
 	W       io.Writer // where the JSON goes, once the replay is over
 	TempDir string    // directory of the spool file; "" = os.TempDir()
@@ -141,7 +146,7 @@ func (s *spool) put(rank int32, b []byte) {
 
 // Records of the spool: a kind byte, then varints.
 const (
-	recCall     = 1 // Δentry from the previous call, dur, lost, bytes, peer, fn, site, trace fn, calls
+	recCall     = 1 // Δentry from the previous call, dur, lost, bytes, peer, fn, site, trace fn, calls, thread
 	recMsg      = 2 // src, send entry, entry of the receiving call
 	recInterval = 3 // enter, leave, level, path…
 	maxRecord   = 1 + 16*binary.MaxVarintLen64
@@ -159,6 +164,7 @@ type exRank struct {
 	fnIdx       map[*fnInfo]int
 	fns         []*fnInfo
 	open        []openSpan
+	threads     []uint32 // the calling threads seen, ascending
 }
 
 func (o *exRank) extend(from, to int64) {
@@ -182,6 +188,9 @@ func (o *exRank) room() {
 
 func (o *exRank) record(c *obsCall) {
 	o.extend(c.entry, c.exit)
+	if i, found := slices.BinarySearch(o.threads, c.thread); !found {
+		o.threads = slices.Insert(o.threads, i, c.thread)
+	}
 	fi, ok := o.fnIdx[c.fi]
 	if !ok {
 		fi = len(o.fns)
@@ -199,6 +208,7 @@ func (o *exRank) record(c *obsCall) {
 	b = binary.AppendUvarint(b, uint64(c.site))
 	b = binary.AppendUvarint(b, uint64(c.fn))
 	b = binary.AppendUvarint(b, uint64(c.calls))
+	b = binary.AppendUvarint(b, uint64(c.thread))
 	o.prev = c.entry
 	o.buf = b
 	for _, m := range c.msgs {
@@ -236,6 +246,7 @@ type exportRecord struct {
 	fn                      int
 	site, traceFn           uint32
 	calls                   int64
+	thread                  uint32
 	src                     int32
 	send                    int64
 	enter, leave            int64
@@ -306,6 +317,7 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 		rec.peer = int32(sv())
 		rec.fn, rec.site, rec.traceFn = int(uv()), uint32(uv()), uint32(uv())
 		rec.calls = int64(uv())
+		rec.thread = uint32(uv())
 		r.prev = rec.entry
 	case recMsg:
 		rec.src, rec.send, rec.entry = int32(uv()), sv(), sv()
@@ -327,9 +339,11 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 	return true, nil
 }
 
-// Thread ids: the calls of rank r on thread r+1 of process r+1 (pid 0 and
-// tid 0 mean the kernel's idle task to Perfetto), its intervals on thread
-// size+r+1 (thread ids are global in the format).
+// Thread ids: the calls of rank r's main thread on thread r+1 of process
+// r+1 (pid 0 and tid 0 mean the kernel's idle task to Perfetto), its
+// intervals on thread size+r+1, the calls of its other threads on ids
+// from 2·size+1 on, numbered across ranks by threadTids (thread ids are
+// global in the format).
 func callsTid(r int) int         { return r + 1 }
 func spansTid(r, size int) int   { return size + r + 1 }
 func pathKey(p []int) string     { return intervals.PathKey(p) }
@@ -371,6 +385,7 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 	}
 
 	w := chrome.NewWriter(x.W)
+	tids := threadTids(x.ranks)
 	for r, o := range x.ranks {
 		if o == nil {
 			continue
@@ -381,8 +396,30 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 		}
 		w.ProcessName(r+1, name, r)
 		w.ThreadName(r+1, callsTid(r), "MPI calls", 0)
-		w.ThreadName(r+1, spansTid(r, size), "intervals", 1)
+		n := 1
+		for _, th := range o.threads {
+			if th != 0 {
+				w.ThreadName(r+1, tids[r][th], "MPI calls, thread "+strconv.FormatUint(uint64(th), 10), n)
+				n++
+			}
+		}
+		w.ThreadName(r+1, spansTid(r, size), "intervals", n)
 	}
+	// tidOf is the track of rank r's thread th.
+	tidOf := func(r int, th uint32) int {
+		if t, ok := tids[r][th]; ok {
+			return t
+		}
+		return callsTid(r)
+	}
+	// sendThreads maps, for each rank with threads besides the main one,
+	// the entry of each call of those threads that may send (neither a
+	// wait nor a collective) to its thread, so that a message's flow
+	// starts on the sending thread's track (a send is known to its
+	// receiver by its entry, as in the HTML timeline). Its size is the
+	// one part of the export's memory that grows with the traces, and
+	// only with multi-threaded ranks' calls.
+	sendThreads := make([]map[int64]uint32, size)
 	var rec exportRecord
 	var args []byte
 	// Pass 1: calls and intervals, rank by rank.
@@ -425,8 +462,14 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 					args = append(args, `,"calls":`...)
 					args = strconv.AppendInt(args, rec.calls, 10)
 				}
-				w.Complete(r+1, callsTid(r), chromeCat, fi.name, rec.entry-origin, rec.dur, args)
+				w.Complete(r+1, tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-origin, rec.dur, args)
 				x.Calls++
+				if k := kindOf(fi); rec.thread != 0 && k != kWait && k != kColl {
+					if sendThreads[r] == nil {
+						sendThreads[r] = map[int64]uint32{}
+					}
+					sendThreads[r][rec.entry] = rec.thread
+				}
 			case recInterval:
 				path := rec.path[:rec.level]
 				key := pathKey(path)
@@ -456,14 +499,18 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 			continue
 		}
 		rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
+		var thread uint32 // of the call the messages that follow it belong to
 		for rd.scan(&rec) {
+			if rec.kind == recCall {
+				thread = rec.thread
+			}
 			if rec.kind != recMsg || rec.src < 0 || int(rec.src) >= size {
 				continue
 			}
 			id++
 			s := int(rec.src)
-			w.FlowStart(s+1, callsTid(s), chromeCat, chromeFlow, id, rec.send-origin)
-			w.FlowEnd(r+1, callsTid(r), chromeCat, chromeFlow, id, rec.entry-origin)
+			w.FlowStart(s+1, tidOf(s, sendThreads[s][rec.send]), chromeCat, chromeFlow, id, rec.send-origin)
+			w.FlowEnd(r+1, tidOf(r, thread), chromeCat, chromeFlow, id, rec.entry-origin)
 			x.Messages++
 		}
 		if rd.err != nil {
@@ -480,6 +527,27 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 		return fmt.Errorf("writing the chrome export: %w", err)
 	}
 	return nil
+}
+
+// threadTids numbers the tracks of the threads other than the main one
+// of every rank, from 2·len(ranks)+1 on; the main thread's track is
+// callsTid's.
+func threadTids(ranks []*exRank) []map[uint32]int {
+	tids := make([]map[uint32]int, len(ranks))
+	next := 2*len(ranks) + 1
+	for r, o := range ranks {
+		if o == nil {
+			continue
+		}
+		tids[r] = map[uint32]int{0: callsTid(r)}
+		for _, th := range o.threads {
+			if th != 0 {
+				tids[r][th] = next
+				next++
+			}
+		}
+	}
+	return tids
 }
 
 // siteArgs encodes a call site's args members: `,"src":3,"file":"a.c","line":58`.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
@@ -214,5 +215,47 @@ func TestChromeExportOff(t *testing.T) {
 	}
 	if newRankObs(&replayer{}, nil, nil) != nil {
 		t.Error("an observer without observers")
+	}
+}
+
+// TestChromeExportThreads: each thread of a multi-threaded rank has its
+// own track of calls, and a message's flow runs between the sending and
+// the receiving thread's tracks (threadedLateSender: ranks 0 and 1 with
+// threads 0 and 1 each; thread 1's tracks are 5 (rank 0) and 6 (rank 1),
+// after the 2 main-thread and 2 interval tracks).
+func TestChromeExportThreads(t *testing.T) {
+	_, _, x, tr, _ := exportRun(t, threadedLateSender(), nil)
+	names := map[[2]int]string{{1, 1}: "MPI calls", {1, 5}: "MPI calls, thread 1", {1, 3}: "intervals",
+		{2, 2}: "MPI calls", {2, 6}: "MPI calls, thread 1", {2, 4}: "intervals"}
+	for k, want := range names {
+		if got := tr.Threads[k]; got != want {
+			t.Errorf("process %d thread %d named %q, want %q", k[0], k[1], got, want)
+		}
+	}
+	type call struct {
+		pid, tid int
+		name     string
+	}
+	var calls []call
+	for _, s := range tr.Slices {
+		calls = append(calls, call{s.Pid, s.Tid, s.Name})
+	}
+	want := []call{{1, 1, "MPI_Send"}, {1, 5, "MPI_Recv"}, {2, 2, "MPI_Recv"}, {2, 6, "MPI_Send"}}
+	if !slices.Equal(calls, want) {
+		t.Errorf("calls %v, want %v", calls, want)
+	}
+	if len(tr.Flows) != 2 || x.Messages != 2 {
+		t.Fatalf("%d flows, %d messages; want 2", len(tr.Flows), x.Messages)
+	}
+	var flows [][2]call
+	for _, f := range tr.Flows {
+		a, b := tr.Slices[f.From], tr.Slices[f.To]
+		flows = append(flows, [2]call{{a.Pid, a.Tid, a.Name}, {b.Pid, b.Tid, b.Name}})
+	}
+	// In the receivers' order: rank 1's thread 1 into rank 0's thread 1,
+	// rank 0's thread 0 into rank 1's thread 0.
+	wantFlows := [][2]call{{{2, 6, "MPI_Send"}, {1, 5, "MPI_Recv"}}, {{1, 1, "MPI_Send"}, {2, 2, "MPI_Recv"}}}
+	if !slices.Equal(flows, wantFlows) {
+		t.Errorf("flows %v, want %v", flows, wantFlows)
 	}
 }

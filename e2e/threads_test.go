@@ -3,8 +3,10 @@ package e2e
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/dtpa/dtpa/internal/headless"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/report/chrome/chrometest"
 )
 
 // waitedRE is threads.c's report of how long an even rank's thread A
@@ -78,6 +81,7 @@ func TestThreads(t *testing.T) {
 				}
 			}
 			checkThreadLanes(t, dir)
+			checkThreadTracks(t, dir)
 		})
 	}
 }
@@ -118,6 +122,72 @@ func checkThreadLanes(t *testing.T, dir string) {
 	}
 	if len(arrows) != 22 || len(pairs) != 4 {
 		t.Errorf("%d arrows between %d pairs of lanes (%s), want 22 between 4", len(arrows), len(pairs), m[1])
+	}
+}
+
+// checkThreadTracks exports threads.c's traces in dir with dtpa --export
+// chrome: each rank has a track of calls per thread (the main thread's,
+// "MPI calls", holding its MPI_Comm_rank, MPI_Comm_size, MPI_Comm_dup,
+// MPI_Barrier, MPI_Allreduce, MPI_Comm_free and MPI_Barrier and nothing
+// else; threads A and B), no two calls of a track overlap, and the 22
+// messages flow between partners' thread A and B tracks, never the main
+// thread's, in 4 distinct pairs of tracks.
+func checkThreadTracks(t *testing.T, dir string) {
+	t.Helper()
+	file := filepath.Join(dir, "threads.json")
+	run(t, dir, nil, time.Minute, filepath.Join(root, "bin", "dtpa"), "--export", "chrome", "-o", file, "threads")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := chrometest.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracks := map[[2]int][]chrometest.Slice{}
+	for _, s := range tr.Slices {
+		if s.Cat != "interval" {
+			k := [2]int{s.Pid, s.Tid}
+			tracks[k] = append(tracks[k], s)
+		}
+	}
+	for pid := 1; pid <= 4; pid++ {
+		var names []string
+		for k, ss := range tracks {
+			if k[0] != pid {
+				continue
+			}
+			names = append(names, tr.Threads[k])
+			for i := 1; i < len(ss); i++ {
+				if ss[i].Ts < ss[i-1].Ts+ss[i-1].Dur {
+					t.Errorf("rank %d, track %q: %s at %d ns overlaps %s until %d ns", pid-1, tr.Threads[k],
+						ss[i].Name, ss[i].Ts, ss[i-1].Name, ss[i-1].Ts+ss[i-1].Dur)
+				}
+			}
+		}
+		slices.Sort(names)
+		if want := []string{"MPI calls", "MPI calls, thread 1", "MPI calls, thread 2"}; !slices.Equal(names, want) {
+			t.Errorf("rank %d: call tracks %q, want %q", pid-1, names, want)
+		}
+		var main []string
+		for _, s := range tracks[[2]int{pid, pid}] {
+			main = append(main, s.Name)
+		}
+		if want := []string{"MPI_Comm_rank", "MPI_Comm_size", "MPI_Comm_dup", "MPI_Barrier", "MPI_Allreduce", "MPI_Comm_free", "MPI_Barrier"}; !slices.Equal(main, want) {
+			t.Errorf("rank %d: main thread's track %v, want %v", pid-1, main, want)
+		}
+	}
+	pairs := map[[2]int]bool{}
+	for _, f := range tr.Flows {
+		a, b := tr.Slices[f.From], tr.Slices[f.To]
+		if a.Tid == a.Pid || b.Tid == b.Pid || (a.Pid-1)^1 != b.Pid-1 {
+			t.Errorf("flow %d from rank %d track %q to rank %d track %q: not between partners' threads A or B",
+				f.ID, a.Pid-1, tr.Threads[[2]int{a.Pid, a.Tid}], b.Pid-1, tr.Threads[[2]int{b.Pid, b.Tid}])
+		}
+		pairs[[2]int{a.Tid, b.Tid}] = true
+	}
+	if len(tr.Flows) != 22 || len(pairs) != 4 {
+		t.Errorf("%d flows between %d pairs of tracks, want 22 between 4", len(tr.Flows), len(pairs))
 	}
 }
 
