@@ -306,7 +306,7 @@ func readMarks(t *testing.T, name string) map[string]int {
 // loop, docs/characteristics.md §9.2) with a delay, rank 3 computing
 // longer there than the ranks it made wait. Under Open MPI it also checks
 // that rank 3 is the culprit of its neighbour's MPI_Waitall waits and the
-// cause with the longest delay. Under MPICH that is logged only: its
+// rank whose causes add up to the longest delay. Under MPICH that is logged only: its
 // waiting ranks poll without yielding, and with 4 ranks on 2 cores they
 // were seen to slow the other computing ranks so much that rank 1's
 // relaxation made rank 2 wait longer than rank 3's did (the report says
@@ -333,8 +333,18 @@ func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval, imp
 	if len(loop.Causes) == 0 {
 		t.Fatal("no causes in the main loop")
 	}
-	if top := loop.Causes[0]; top.LateRank != 3 || top.Delay <= 0 {
-		strict("the longest delay is %+v, want one of rank 3", top)
+	// Summed by late rank rather than the single longest cause: under
+	// load a descheduled rank makes one cause of another rank's long
+	// now and then, while rank 3's extra cells delay its neighbours
+	// at every step.
+	delay := map[int]float64{}
+	for _, c := range loop.Causes {
+		delay[c.LateRank] += c.Delay
+	}
+	for l, d := range delay {
+		if l != 3 && d >= delay[3] {
+			strict("rank %d caused %.4f s of delay, rank 3 (the heavy rank) %.4f s", l, d, delay[3])
+		}
 	}
 	found := false
 	for _, c := range loop.Causes {
