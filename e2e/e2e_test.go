@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -89,6 +90,12 @@ func run(t *testing.T, dir string, env []string, timeout time.Duration, name str
 	cmd.Env = append(append(os.Environ(), mpiEnv...), env...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
+	// A job that hangs is killed whole (launcher and ranks: its own
+	// process group), and Run returns even if some child kept the
+	// output pipe open, so that one hang fails one test, not the suite.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		t.Fatalf("%s %s: timed out after %v\n%s", name, strings.Join(args, " "), timeout, buf.String())
