@@ -30,16 +30,16 @@ static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
 static int q_sleeping; // the encoder waits on q_cv (under q_mu)
 
-// Held encoding. While tracing, the encoder leaves full buffers queued until
-// q_hold_bytes of records (or q_hold_bufs buffers) wait, then writes them
-// all in one go; the end of tracing, a Go job, and a thread about to wait
-// for a free buffer make it drain at once (q_drain). Why: on a node whose
-// cores are all busy (ranks spinning in MPI), every encoding preempts a
-// rank, and in a ping-pong the partner spins meanwhile, so the two ranks'
-// encodings add up (README, "Cost"); the buffers are spill slots, which a
-// kill leaves recoverable, so holding them loses nothing. The bound keeps
-// what is left for MPI_Finalize (or a fatal signal's flush) small.
-// DT_ENC_HOLD=bytes sets it (0: write each buffer as it comes).
+// Held encoding (DT_ENC_HOLD=bytes, off by default). The encoder leaves full
+// buffers queued until that many bytes of records (or half the buffers)
+// wait, then writes them all in one go; the end of tracing, a Go job and a
+// thread about to wait for a free buffer make it drain at once (q_drain).
+// Only with a spill file: held buffers are spill slots, which a kill leaves
+// recoverable. Measured (tracer/README.md, "Where the per-call cost goes"):
+// on busy cores it moves the encoding rather than saving it, MPI_Finalize
+// writes what is held (~45 ns per event: 10 ms is ~4 MB), and the hand-over
+// that ends a hold wakes the encoder, which then preempts the rank inside
+// that hand-over (longest stalls 0.4-3.8 ms against 0.02-0.5). Hence off.
 static size_t q_bytes, q_hold_bytes; // queued record bytes (under q_mu)
 static unsigned q_bufs, q_hold_bufs;
 static int q_drain; // drain until the queue is empty (under q_mu)
