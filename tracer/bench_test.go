@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 var (
 	nsRE    = regexp.MustCompile(`ns_per_call=([0-9.]+)`)
+	finRE   = regexp.MustCompile(`finalize_ns=([0-9.]+)`)
 	stallRE = regexp.MustCompile(`max flush stall (\d+) ns, mean (\d+) ns over (\d+) flushes`)
 )
 
@@ -27,69 +29,129 @@ var (
 // MPI_Iprobe that never finds a message: the tracer folds a run of them into
 // one record (dt_rec_end_poll), so its B/call is per call made. %dropped is the share of
 // calls the tracer dropped for want of a free buffer (README, "When the
-// encoder cannot keep up"): B/call is per recorded call.
+// encoder cannot keep up"): B/call is per recorded call. ms-finalize-added
+// is how much longer the traced MPI_Finalize took (rank 0): what the
+// encoder held back (dt_queue.c) is written there.
+//
+// With DTPA_BENCH_BASE=<another checkout, built> each iteration also runs
+// that checkout's dtrun right after this one's, so that a change is
+// compared with its base on the same machine state; its metrics carry the
+// suffix -base. The -min/-max metrics are the spread over the iterations.
+//
+//	flock /tmp/dtpa-bench.lock go test -run '^$' -bench Overhead -benchtime 3x ./tracer/
 func BenchmarkOverhead(b *testing.B) {
 	iters := map[string]string{"pingpong": "100000", "barrier": "50000", "allreduce": "50000", "cheap": "1000000", "poll": "1000000"}
+	trees := []struct{ suffix, root string }{{"", root}}
+	if base := os.Getenv("DTPA_BENCH_BASE"); base != "" {
+		trees = append(trees, struct{ suffix, root string }{"-base", base})
+	}
 	for _, mode := range []string{"pingpong", "barrier", "allreduce", "cheap", "poll"} {
 		for _, depth := range []int{1, 4} {
 			b.Run(fmt.Sprintf("%s/depth%d", mode, depth), func(b *testing.B) {
 				prog := build(b, "bench", ompi)
-				var plain, traced, recOnly, bytes, events, dropped, stall, stallSum, flushes float64
+				args := []string{"-np", "2", "--bind-to", "core", prog, mode, iters[mode]}
+				env := []string{"UserStackSize=" + strconv.Itoa(depth), "MaxTraceSize=0"}
+				var plain, plainFin []float64
+				ms := make([]overheadRuns, len(trees))
 				for i := 0; i < b.N; i++ {
-					p := run(b, b.TempDir(), nil, "mpirun.openmpi", "-np", "2", "--bind-to", "core", prog, mode, iters[mode])
-					dir := b.TempDir()
-					env := []string{"UserStackSize=" + strconv.Itoa(depth), "MaxTraceSize=0"}
-					tr := dtrun(b, dir, env, "-np", "2", "--bind-to", "core", prog, mode, iters[mode])
-					c := dtrun(b, b.TempDir(), append(env, "DT_BENCH_DISCARD=1"), "-np", "2", "--bind-to", "core", prog, mode, iters[mode])
-					pm, tm, cm := nsRE.FindStringSubmatch(p.out), nsRE.FindStringSubmatch(tr.out), nsRE.FindStringSubmatch(c.out)
-					if pm == nil || tm == nil || cm == nil {
-						b.Fatalf("no measurement:\n%s\n%s\n%s", p.out, tr.out, c.out)
-					}
-					pv, _ := strconv.ParseFloat(pm[1], 64)
-					tv, _ := strconv.ParseFloat(tm[1], 64)
-					cv, _ := strconv.ParseFloat(cm[1], 64)
-					plain += pv
-					traced += tv
-					recOnly += cv
-					for r := 0; r < 2; r++ {
-						path := filepath.Join(dir, "bench."+strconv.Itoa(r)+".trc")
-						st, err := os.Stat(path)
-						if err != nil {
-							b.Fatal(err)
+					p := run(b, b.TempDir(), nil, "mpirun.openmpi", args...)
+					pv, pf := benchFigures(b, p.out)
+					plain, plainFin = append(plain, pv), append(plainFin, pf)
+					for j := range trees {
+						k := j
+						if i%2 == 1 { // the builds take turns in running first
+							k = len(trees) - 1 - j
 						}
-						t := readTrace(b, path)
-						if t.footer.GetStopReason() != tracepb.Footer_FINALIZE {
-							b.Fatalf("rank %d: footer %v", r, t.footer)
-						}
-						bytes += float64(st.Size())
-						for _, e := range t.events { // a folded event stands for Calls calls
-							events += float64(max(1, e.Calls))
-						}
-						dropped += float64(t.footer.GetDroppedEvents())
-						if m := stallRE.FindStringSubmatch(t.footer.Message); m != nil {
-							if s, _ := strconv.ParseFloat(m[1], 64); s > stall {
-								stall = s
-							}
-							mean, _ := strconv.ParseFloat(m[2], 64)
-							k, _ := strconv.ParseFloat(m[3], 64)
-							stallSum += mean * k
-							flushes += k
-						}
+						tr := trees[k]
+						dtrun := filepath.Join(tr.root, "bin", "dtrun")
+						dir := b.TempDir()
+						t := run(b, dir, env, dtrun, args...)
+						c := run(b, b.TempDir(), append(env, "DT_BENCH_DISCARD=1"), dtrun, args...)
+						tv, tf := benchFigures(b, t.out)
+						cv, _ := benchFigures(b, c.out)
+						ms[k].added = append(ms[k].added, tv-pv)
+						ms[k].addedC = append(ms[k].addedC, cv-pv)
+						ms[k].traced = append(ms[k].traced, tv)
+						ms[k].fin = append(ms[k].fin, tf-pf)
+						ms[k].footers(b, dir)
 					}
 				}
-				n := float64(b.N)
-				b.ReportMetric(plain/n, "ns/call-untraced")
-				b.ReportMetric(traced/n, "ns/call-traced")
-				b.ReportMetric((traced-plain)/n, "ns/call-added")
-				b.ReportMetric((recOnly-plain)/n, "ns/call-added-C")
-				b.ReportMetric(bytes/events, "B/call")
-				b.ReportMetric(100*dropped/(events+dropped), "%dropped")
-				b.ReportMetric(stall, "max-stall-ns")
-				if flushes > 0 {
-					b.ReportMetric(stallSum/flushes, "mean-stall-ns")
+				b.ReportMetric(mean(plain), "ns/call-untraced")
+				b.ReportMetric(mean(plainFin)/1e6, "ms-finalize-untraced")
+				for k, tr := range trees {
+					m := ms[k]
+					sfx := tr.suffix
+					b.ReportMetric(mean(m.traced), "ns/call-traced"+sfx)
+					b.ReportMetric(mean(m.added), "ns/call-added"+sfx)
+					b.ReportMetric(slices.Min(m.added), "ns/call-added-min"+sfx)
+					b.ReportMetric(slices.Max(m.added), "ns/call-added-max"+sfx)
+					b.ReportMetric(mean(m.addedC), "ns/call-added-C"+sfx)
+					b.ReportMetric(slices.Max(m.fin)/1e6, "ms-finalize-added-max"+sfx)
+					b.ReportMetric(mean(m.fin)/1e6, "ms-finalize-added"+sfx)
+					b.ReportMetric(m.bytes/m.events, "B/call"+sfx)
+					b.ReportMetric(100*m.dropped/(m.events+m.dropped), "%dropped"+sfx)
+					b.ReportMetric(m.stall, "max-stall-ns"+sfx)
+					if m.flushes > 0 {
+						b.ReportMetric(m.stallSum/m.flushes, "mean-stall-ns"+sfx)
+					}
 				}
 				b.ReportMetric(0, "ns/op")
 			})
 		}
 	}
+}
+
+// overheadRuns collects one tracer build's figures over the iterations.
+type overheadRuns struct {
+	added, addedC, traced, fin                       []float64
+	bytes, events, dropped, stall, stallSum, flushes float64
+}
+
+// footers reads the two ranks' traces in dir: size, calls, drops and the
+// hand-over stalls the footer reports.
+func (m *overheadRuns) footers(b *testing.B, dir string) {
+	for r := 0; r < 2; r++ {
+		path := filepath.Join(dir, "bench."+strconv.Itoa(r)+".trc")
+		st, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t := readTrace(b, path)
+		if t.footer.GetStopReason() != tracepb.Footer_FINALIZE {
+			b.Fatalf("rank %d: footer %v", r, t.footer)
+		}
+		m.bytes += float64(st.Size())
+		for _, e := range t.events { // a folded event stands for Calls calls
+			m.events += float64(max(1, e.Calls))
+		}
+		m.dropped += float64(t.footer.GetDroppedEvents())
+		if s := stallRE.FindStringSubmatch(t.footer.Message); s != nil {
+			if v, _ := strconv.ParseFloat(s[1], 64); v > m.stall {
+				m.stall = v
+			}
+			mean, _ := strconv.ParseFloat(s[2], 64)
+			k, _ := strconv.ParseFloat(s[3], 64)
+			m.stallSum += mean * k
+			m.flushes += k
+		}
+	}
+}
+
+// benchFigures reads the bench program's ns per call and MPI_Finalize time.
+func benchFigures(b *testing.B, out string) (nsPerCall, finalizeNs float64) {
+	m, f := nsRE.FindStringSubmatch(out), finRE.FindStringSubmatch(out)
+	if m == nil || f == nil {
+		b.Fatalf("no measurement:\n%s", out)
+	}
+	nsPerCall, _ = strconv.ParseFloat(m[1], 64)
+	finalizeNs, _ = strconv.ParseFloat(f[1], 64)
+	return nsPerCall, finalizeNs
+}
+
+func mean(v []float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
 }
