@@ -35,7 +35,8 @@ typedef struct {
 	int16_t rbp;    // the caller's RBP is at CFA + rbp, or DT_NOSAVE: unchanged
 	uint8_t kind;   // DT_R_*
 } dt_rule;
-#define DT_RULES 2048 // per thread, direct-mapped: 32 KB
+#define DT_RULES 2048 // per thread: 32 KB, sets of DT_WAYS (a hot pair colliding
+#define DT_WAYS 4     // in a direct-mapped table would relearn at every call)
 static __thread dt_rule *dt_rules __attribute__((tls_model("initial-exec")));
 static pthread_key_t rules_key;
 static pthread_once_t rules_once = PTHREAD_ONCE_INIT;
@@ -54,8 +55,15 @@ static dt_rule *rules_new(void) {
 	return dt_rules = t;
 }
 
-static inline uint32_t rule_slot(uintptr_t pc) {
-	return (uint32_t)((pc * 0x9E3779B97F4A7C15ull) >> 53) & (DT_RULES - 1);
+// rule_find returns pc's rule, or the slot to learn it into: a free one of
+// its set, else one chosen by the return address's low bits.
+static inline dt_rule *rule_find(dt_rule *tab, uintptr_t pc) {
+	dt_rule *set = &tab[((pc * 0x9E3779B97F4A7C15ull) >> 53) & (DT_RULES - DT_WAYS)];
+	for (int i = 0; i < DT_WAYS; i++) {
+		if (__builtin_expect(set[i].pc == pc, 1)) return &set[i];
+		if (set[i].pc == 0) return &set[i];
+	}
+	return &set[(pc >> 1) & (DT_WAYS - 1)];
 }
 
 // dt_rule_learn fills r with the rule for the frame that will return to pc,
@@ -140,7 +148,7 @@ int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs) {
 	dt_rule *tab = dt_rules;
 	if (__builtin_expect(!tab, 0) && !(tab = rules_new())) return n;
 	while (n < dt_depth) {
-		dt_rule *r = &tab[rule_slot(pc)];
+		dt_rule *r = rule_find(tab, pc);
 		if (__builtin_expect(r->pc != pc, 0)) dt_rule_learn(T, r, pc, sp, bp);
 		if (r->kind == DT_R_END) break;
 		uintptr_t cfa = (r->kind == DT_R_SP ? sp : bp) + (intptr_t)r->cfa;
