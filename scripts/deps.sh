@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing dtpa needs, only when it is missing:
-# OpenMPI, MPICH, gfortran, protoc, npm, libotf2 and otf2-tools (Debian packages;
+# OpenMPI, MPICH, gfortran, protoc, npm, libotf2, otf2-tools and libunwind (Debian packages;
 # package otf2 builds with cgo against libotf2, its tests run otf2-print) and
-# the Go modules.
+# the Go modules. libunwind-dev (its runtime, libunwind8, with it) is what the
+# tracer links to unwind call stacks; traced programs need libunwind8 too.
 # With --test also the third-party MPI programs the end-to-end tests trace
 # (hpcc, LAMMPS) and Debian's chromium, in which the HTML report is tested
 # headless. Idempotent; needs root (or sudo) only when something is
@@ -20,6 +21,7 @@ command -v npm            >/dev/null || need+=(npm)
 command -v pkg-config     >/dev/null || need+=(pkg-config)
 [ -f /usr/include/otf2/otf2.h ]       || need+=(libopen-trace-format2-dev)
 command -v otf2-print     >/dev/null || need+=(otf2-tools)
+[ -f /usr/include/x86_64-linux-gnu/libunwind.h ] || [ -f /usr/include/libunwind.h ] || need+=(libunwind-dev)
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need+=(python3-mpi4py)
 if [ "${1:-}" = "--test" ]; then
   command -v hpcc >/dev/null || need+=(hpcc)

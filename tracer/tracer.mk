@@ -57,17 +57,29 @@ $(OUT)/libdtpa_preload.so: tracer/stub/stub.c | gen
 	fi
 
 # The Go library links with -Bsymbolic so that its wrapper table points at
-# its own wrappers, not at the preload stub's trampolines of the same name.
-$(OUT)/libdtpa_openmpi.so: FORCE | gen
+# its own wrappers, not at the preload stub's trampolines of the same name,
+# and with libunwind (Debian's libunwind-dev; the runtime libunwind8 must be
+# installed where traced programs run), which reads the unwind tables of
+# call stacks (golib/dt_site.c). The stub loads the library RTLD_LOCAL, so
+# libunwind's _Unwind_* never replace the program's own (libgcc_s).
+# A machine without it gets it from scripts/deps.sh, as the web target does
+# npm.
+UNWIND := -lunwind
+HAVE_UNWIND := $(wildcard /usr/include/x86_64-linux-gnu/libunwind.h /usr/include/libunwind.h)
+
+.PHONY: unwind
+unwind:
+	@$(if $(HAVE_UNWIND),true,scripts/deps.sh)
+$(OUT)/libdtpa_openmpi.so: FORCE | gen unwind
 	@mkdir -p $(OUT)
-	CGO_CFLAGS="$$(mpicc.openmpi -showme:compile)" CGO_LDFLAGS="$$(mpicc.openmpi -showme:link) -Wl,-Bsymbolic" \
+	CGO_CFLAGS="$$(mpicc.openmpi -showme:compile)" CGO_LDFLAGS="$$(mpicc.openmpi -showme:link) $(UNWIND) -Wl,-Bsymbolic" \
 		$(GO) build -buildmode=c-shared -tags dtpa_openmpi -o $@ ./tracer/golib
 	@rm -f $(OUT)/libdtpa_openmpi.h
 
-$(OUT)/libdtpa_mpich.so: FORCE | gen
+$(OUT)/libdtpa_mpich.so: FORCE | gen unwind
 	@mkdir -p $(OUT)
 	CGO_CFLAGS="-I/usr/include/x86_64-linux-gnu/mpich $$(mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ')" \
-	CGO_LDFLAGS="$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') -Wl,-Bsymbolic" \
+	CGO_LDFLAGS="$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') $(UNWIND) -Wl,-Bsymbolic" \
 		$(GO) build -buildmode=c-shared -tags dtpa_mpich -o $@ ./tracer/golib
 	@rm -f $(OUT)/libdtpa_mpich.h
 

@@ -9,8 +9,162 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <ucontext.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 int dt_depth = 4; // UserStackSize (dt_start)
+
+// ---- Unwinding (README "Call sites")
+//
+// Optimised code keeps no frame pointers, so a caller's frame is found from
+// the binaries' unwind tables (.eh_frame CFI). libunwind reads them, but a
+// full unwind per MPI call costs 120-270 ns at depth 2-8 (unw_backtrace, its
+// fast path) and its unw_step loop microseconds. What a frame needs is one
+// rule per return address — the caller's CFA is RSP or RBP plus a constant,
+// its return address at CFA-8, its RBP unchanged or saved at CFA plus a
+// constant — so each thread keeps those rules in a small table: libunwind is
+// asked once per return address (dt_rule_learn), and every later walk is a
+// table probe and two loads per frame. A return address without a usable
+// rule (no unwind table, a signal frame, an exotic rule) ends the stack.
+enum { DT_R_END = 0, DT_R_SP = 1, DT_R_BP = 2 };
+#define DT_NOSAVE INT16_MIN
+typedef struct {
+	uintptr_t pc;   // the return address the rule is for; 0 = empty slot
+	int32_t cfa;    // the caller's CFA = (RSP or RBP in this frame) + cfa
+	int16_t rbp;    // the caller's RBP is at CFA + rbp, or DT_NOSAVE: unchanged
+	uint8_t kind;   // DT_R_*
+} dt_rule;
+#define DT_RULES 2048 // per thread: 32 KB, sets of DT_WAYS (a hot pair colliding
+#define DT_WAYS 4     // in a direct-mapped table would relearn at every call)
+static __thread dt_rule *dt_rules __attribute__((tls_model("initial-exec")));
+static pthread_key_t rules_key;
+static pthread_once_t rules_once = PTHREAD_ONCE_INIT;
+
+static void rules_init(void) {
+	pthread_key_create(&rules_key, free);
+	// libunwind's own caches (the FDE lookups of dt_rule_learn) without a
+	// lock shared by the threads.
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+}
+
+static dt_rule *rules_new(void) {
+	pthread_once(&rules_once, rules_init);
+	dt_rule *t = calloc(DT_RULES, sizeof *t);
+	if (t) pthread_setspecific(rules_key, t);
+	return dt_rules = t;
+}
+
+// rule_find returns pc's rule, or the slot to learn it into: a free one of
+// its set, else one chosen by the return address's low bits.
+static inline dt_rule *rule_find(dt_rule *tab, uintptr_t pc) {
+	dt_rule *set = &tab[((pc * 0x9E3779B97F4A7C15ull) >> 53) & (DT_RULES - DT_WAYS)];
+	for (int i = 0; i < DT_WAYS; i++) {
+		if (__builtin_expect(set[i].pc == pc, 1)) return &set[i];
+		if (set[i].pc == 0) return &set[i];
+	}
+	return &set[(pc >> 1) & (DT_WAYS - 1)];
+}
+
+// dt_rule_learn fills r with the rule for the frame that will return to pc,
+// whose stack pointer is sp and frame-pointer register bp (a value that is
+// not a frame pointer when the function uses RBP as an ordinary register).
+// libunwind steps from a context made of just those three registers, twice,
+// with two values of RBP: a CFA that follows RBP is RBP-based, one that stays
+// is RSP-based. Its reads stay in the thread's stack for any correct unwind
+// table: RBP is replaced by an address just above sp when it does not point
+// into the stack above sp, and a return address without an unwind table is
+// never stepped (libunwind would then follow RBP as a frame pointer).
+static __attribute__((noinline, cold)) void dt_rule_learn(dt_thr *T, dt_rule *r, uintptr_t pc, uintptr_t sp, uintptr_t bp) {
+	r->pc = pc;
+	r->kind = DT_R_END;
+	if (bp < sp + 16 || bp + 16 > T->stk_hi) bp = sp + 16;
+	uintptr_t bps[2] = {bp, bp - 8};
+	unw_word_t cfa[2];
+	uintptr_t rbp_at = 0;
+	for (int k = 0; k < 2; k++) {
+		unw_context_t uc;
+		memset(&uc, 0, sizeof uc);
+		uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+		uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+		uc.uc_mcontext.gregs[REG_RBP] = (greg_t)bps[k];
+		unw_cursor_t c;
+		if (unw_init_local(&c, &uc) < 0) return;
+		if (k == 0) {
+			// Without an unwind table libunwind reports a one-byte
+			// procedure starting at pc itself; a real one contains the
+			// call, pc - 1.
+			unw_proc_info_t pi;
+			if (unw_get_proc_info(&c, &pi) < 0 || pi.start_ip >= pc || pi.end_ip < pc) return;
+			if (unw_is_signal_frame(&c) > 0) return;
+		}
+		if (unw_step(&c) <= 0) return; // the outermost frame
+		if (unw_get_reg(&c, UNW_REG_SP, &cfa[k]) < 0) return;
+		if (k == 0) {
+			unw_save_loc_t loc;
+			// The return address must be at CFA-8, as for every call.
+			if (unw_get_save_loc(&c, UNW_X86_64_RIP, &loc) < 0 || loc.type != UNW_SLT_MEMORY ||
+				loc.u.addr != cfa[0] - 8)
+				return;
+			// A saved RBP lies in the frame; an unchanged one is still
+			// where the context held it (uc, below sp).
+			if (unw_get_save_loc(&c, UNW_X86_64_RBP, &loc) == 0 && loc.type == UNW_SLT_MEMORY &&
+				loc.u.addr >= sp && loc.u.addr < cfa[0])
+				rbp_at = loc.u.addr;
+		}
+	}
+	intptr_t off;
+	if (cfa[0] == cfa[1]) {
+		r->kind = DT_R_SP;
+		off = (intptr_t)(cfa[0] - sp);
+	} else if (cfa[0] - cfa[1] == 8) {
+		r->kind = DT_R_BP;
+		off = (intptr_t)(cfa[0] - bps[0]);
+	} else {
+		return;
+	}
+	intptr_t ro = rbp_at ? (intptr_t)rbp_at - (intptr_t)cfa[0] : DT_NOSAVE;
+	if (cfa[0] <= sp || off < INT32_MIN || off > INT32_MAX || (rbp_at && ro <= DT_NOSAVE)) {
+		r->kind = DT_R_END;
+		return;
+	}
+	r->cfa = (int32_t)off;
+	r->rbp = (int16_t)ro;
+}
+
+// dt_unwind returns the call stack of the wrapper whose frame is fp (the
+// wrapper keeps a frame pointer: fp[1] is its return address, fp[0] its
+// caller's RBP, fp + 16 its caller's stack pointer): up to dt_depth return
+// addresses, innermost first. Every read is inside the thread's stack; a
+// CFA outside it, or a return address outside the span of the loaded
+// modules' code, ends the stack.
+int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs) {
+	uintptr_t a = (uintptr_t)fp;
+	if (dt_depth <= 0 || a < T->stk_lo || a + 16 > T->stk_hi || (a & 7)) return 0;
+	const uintptr_t *f = fp;
+	uintptr_t pc = f[1], sp = a + 16, bp = f[0];
+	int n = 0;
+	pcs[n++] = pc;
+	dt_rule *tab = dt_rules;
+	if (__builtin_expect(!tab, 0) && !(tab = rules_new())) return n;
+	while (n < dt_depth) {
+		dt_rule *r = rule_find(tab, pc);
+		if (__builtin_expect(r->pc != pc, 0)) dt_rule_learn(T, r, pc, sp, bp);
+		if (r->kind == DT_R_END) break;
+		uintptr_t cfa = (r->kind == DT_R_SP ? sp : bp) + (intptr_t)r->cfa;
+		if (cfa <= sp || cfa > T->stk_hi || (cfa & 7)) break;
+		if (r->rbp != DT_NOSAVE) {
+			uintptr_t s = cfa + (intptr_t)r->rbp;
+			if (s < sp || s + 8 > T->stk_hi) break;
+			bp = *(const uintptr_t *)s;
+		}
+		pc = ((const uintptr_t *)cfa)[-1];
+		sp = cfa;
+		if (pc - dt_text_lo >= dt_text_span) break;
+		pcs[n++] = pc;
+	}
+	return n;
+}
 #define SITE_CAP (1 << 15)
 static pthread_mutex_t site_mu = PTHREAD_MUTEX_INITIALIZER;
 static dt_site_ent *site_tab;

@@ -109,6 +109,7 @@ dt_thr *dt_thr_new(void);
 int dt_make_room(dt_thr *T, size_t need);
 void dt_epoch_flush(dt_thr *T, char *rec);
 uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1);
+int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs);
 dt_comm *dt_comm_lookup(MPI_Comm c, int ok);
 uint32_t dt_comm_created(MPI_Comm c, MPI_Comm parent, int kind, int tag, int fid);
 void dt_comm_forget(MPI_Comm c);
@@ -156,30 +157,13 @@ DT_INLINE uint64_t dt_site_hash(const uintptr_t *pcs, int n) {
 	return h ^ (h >> 29);
 }
 
-// Call site: return addresses by a frame-pointer walk bounded by the thread's
-// stack (a caller without frame pointers yields fewer or meaningless frames,
-// never a fault), then a per-thread cache lookup. A new call site is handed
-// to Go (dt_site_slow), which then moves *t1, the record's exit time, past
-// the hand-over.
+// Call site: return addresses from the unwind tables (dt_unwind, dt_site.c),
+// bounded by the thread's stack, then a per-thread cache lookup. A new call
+// site is handed to Go (dt_site_slow), which then moves *t1, the record's
+// exit time, past the hand-over.
 DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
 	uintptr_t pcs[DT_MAXDEPTH];
-	int n = 0;
-	uintptr_t *f = (uintptr_t *)fp;
-	while (n < dt_depth) {
-		uintptr_t a = (uintptr_t)f;
-		if (a < T->stk_lo || a + 16 > T->stk_hi || (a & 7)) break;
-		// Beyond the first (the wrapper's own frame), a "frame" of a caller
-		// built without frame pointers is whatever its rbp held: often a
-		// pointer into its locals, whose "return address" then changes from
-		// call to call (MPICH's use-mpi Fortran: a loop counter), making
-		// every call a new call site. A return address outside the code of
-		// the loaded modules ends the walk.
-		if (n > 0 && f[1] - dt_text_lo >= dt_text_span) break;
-		pcs[n++] = f[1];
-		uintptr_t *nf = (uintptr_t *)f[0];
-		if (nf <= f) break;
-		f = nf;
-	}
+	int n = dt_unwind(T, fp, pcs);
 	uint64_t h = dt_site_hash(pcs, n);
 	dt_site_ent *e = &T->sites[h & (DT_SITE_CACHE - 1)];
 	if (__builtin_expect(e->hash == h && e->n == (uint32_t)n, 1)) {
