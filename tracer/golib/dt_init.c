@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/random.h>
 #include <unistd.h>
 #include <pthread.h>
 
@@ -17,7 +16,6 @@ extern const char *const dt_fnames[];
 extern const int dt_nfuncs;
 extern void *const dt_wrapfns[];
 extern const int DT_FID_Init, DT_FID_Init_thread, DT_FID_Finalize, DT_FID_Abort;
-extern MPI_Comm dt_priv;
 extern __thread int dt_fnest __attribute__((tls_model("initial-exec"))); // dt_fortran.c
 
 static int byname_cmp(const void *a, const void *b) {
@@ -91,13 +89,8 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	while (p.trace_buf_size / chunk > 4000) chunk <<= 1;
 	dt_buf_setup(chunk, p.trace_buf_size, p.max_trace_mb);
 	dt_clock_calibrate();
-	dt_clock_groups();
-	unsigned char runid[16] = {0};
-	if (dt_rank_world == 0 && getrandom(runid, sizeof runid, 0) != sizeof runid) {
-		uint64_t x = dt_now() ^ ((uint64_t)getpid() << 32);
-		memcpy(runid, &x, 8);
-	}
-	PMPI_Bcast(runid, 16, MPI_BYTE, 0, dt_priv);
+	unsigned char runid[16];
+	dt_clock_groups(runid);
 	char ver[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
 	int vlen = 0;
 	PMPI_Get_library_version(ver, &vlen);
