@@ -50,7 +50,7 @@ void *dt_wrapper(const char *name) {
 const char *dt_fname(int i) { return i >= 0 && i < dt_nfuncs ? dt_fnames[i] : NULL; }
 int dt_nfunc(void) { return dt_nfuncs; }
 
-static int dt_sync_ready; // clock-sync communicators exist: MPI_Finalize must sync
+static int dt_sync_ready; // the clock groups are known: MPI_Finalize must sync
 pid_t dt_pid; // the traced process: a forked child must not touch the tracer
 int dt_rank_world, dt_size_world;
 
