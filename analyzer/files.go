@@ -296,6 +296,7 @@ type TraceSet struct {
 type StoppedRank struct {
 	Rank int
 	Why  string
+	Cut  bool // the trace has no footer: the process died
 }
 
 // RunTraces lists, by task, the traces in dir last written at or after
@@ -330,19 +331,19 @@ func RunTraces(dir string, since time.Time) []TraceSet {
 		rf, err := scan(path, readBuffer(len(ents)))
 		switch {
 		case err != nil:
-			ts.Stopped = append(ts.Stopped, StoppedRank{rank, fmt.Sprintf("the trace cannot be read: %v", err)})
+			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: fmt.Sprintf("the trace cannot be read: %v", err)})
 		case rf.err != nil:
 			why := rf.err.Error()
 			var ce *traceformat.CorruptError
 			if errors.As(rf.err, &ce) {
 				why = ce.Reason
 			}
-			ts.Stopped = append(ts.Stopped, StoppedRank{rank, fmt.Sprintf("the trace is cut or damaged at byte %d (%s): the process died, or the file was damaged", rf.off, why)})
+			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: fmt.Sprintf("the trace is cut or damaged at byte %d (%s): the process died, or the file was damaged", rf.off, why), Cut: true})
 		case rf.footer == nil:
-			ts.Stopped = append(ts.Stopped, StoppedRank{rank, "the trace has no end (the process was killed before writing it)"})
+			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: "the trace has no end (the process was killed before writing it)", Cut: true})
 		default:
 			if why := stopWhy(rf.footer); why != "" {
-				ts.Stopped = append(ts.Stopped, StoppedRank{rank, why})
+				ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: why})
 			}
 		}
 	}

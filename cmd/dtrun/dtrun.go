@@ -54,6 +54,12 @@ When the job ends, dtrun prints where the traces are, how many and how
 large, and warns of every rank that stopped tracing early. dtrun --version
 prints its version.
 
+A rank killed without warning leaves the records it had not written in its
+node's spill directory (/dev/shm/dtpa-…, named by dtrun; the ranks of
+other nodes make it there): dtrun adds those of its own node to the traces.
+On another node, run there: dtrun --recover /dev/shm/dtpa-… (dtrun prints
+the directory when a trace lacks its end).
+
 Tracer parameters come from ./tracer.par (write one with dtpar) or from the
 environment (UserStackSize, MaxTraceSize, TraceBufSize).
 
@@ -85,6 +91,15 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			if rest[0] == "--version" {
 				fmt.Fprintf(stdout, "dtrun version %s\n", version.String())
+				return nil
+			}
+			if rest[0] == "--recover" {
+				if len(rest) != 2 {
+					fmt.Fprintln(stderr, "dtrun: --recover takes one directory: the job's spill directory on this node")
+					return &ExitError{Code: 2}
+				}
+				recoverSpills(rest[1], stderr)
+				os.Remove(rest[1]) // when empty: every spill file was recovered
 				return nil
 			}
 			opts := Options{Stdout: stdout, Stderr: stderr}
@@ -181,7 +196,7 @@ func Run(ctx context.Context, o Options) error {
 	err = cmd.Run()
 	recoverSpills(spill, cmd.Stderr)
 	if ctx.Err() == nil {
-		summarize(cmd.Stderr, traceDir(o.Args), start)
+		summarize(cmd.Stderr, traceDir(o.Args), start, spill)
 	}
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {

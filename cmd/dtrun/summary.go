@@ -40,7 +40,12 @@ func traceDir(args []string) string {
 // summarize tells where the run's traces are (those in dir written since
 // start), how many and how large, warns of every rank that stopped
 // tracing early, and says how to analyse them.
-func summarize(w io.Writer, dir string, start time.Time) {
+//
+// A trace without its end is that of a rank killed without warning: its
+// unwritten records were in spill, on its node; those of dtrun's node are
+// already recovered, so the rest are on other nodes, where
+// `dtrun --recover spill` adds them.
+func summarize(w io.Writer, dir string, start time.Time, spill string) {
 	sets := analyzer.RunTraces(dir, start)
 	if len(sets) == 0 {
 		fmt.Fprintf(w, "dtrun: no traces were written in %s (did the program reach MPI_Init?)\n", absDir(dir))
@@ -49,8 +54,13 @@ func summarize(w io.Writer, dir string, start time.Time) {
 	for _, s := range sets {
 		fmt.Fprintf(w, "dtrun: %d %s of %s in %s, %s in all; analyse with: dtpa %s\n",
 			s.Files, plural(s.Files, "trace"), s.Task, absDir(dir), size(s.Bytes), dtpaArg(dir, s.Task))
+		cut := false
 		for _, st := range s.Stopped {
 			fmt.Fprintf(w, "dtrun: warning: rank %d: %s; its trace lacks the rest of the run\n", st.Rank, st.Why)
+			cut = cut || st.Cut
+		}
+		if cut && spill != "" {
+			fmt.Fprintf(w, "dtrun: a rank killed on another node left its last records there: run `dtrun --recover %s` on that node to add them to its trace\n", spill)
 		}
 	}
 }

@@ -19,12 +19,13 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 
 dt_clock dt_clk;
 int dt_use_tsc;
-MPI_Comm dt_priv = MPI_COMM_NULL;
-static MPI_Comm leaders = MPI_COMM_NULL;
-static int leader_world = 0, *leader_ranks;
+MPI_Comm dt_priv = MPI_COMM_NULL; // ping-pongs and barriers of the sync (several clocks only)
+static int leader_world, *leader_ranks; // this rank's leader; world ranks of the leaders
+static int nleaders = 1, my_leader_index = -1;
 static int serial; // leaders share a host: one pair measures at a time
 
 static int64_t mono_raw(void) {
@@ -98,39 +99,85 @@ int64_t dt_ns(uint64_t raw) {
 	return ns;
 }
 
-// dt_clock_groups builds the private communicators: ranks sharing a host
-// share a clock, except ranks with an injected skew, which get their own.
-void dt_clock_groups(void) {
-	MPI_Comm shm, grp;
-	PMPI_Comm_dup(MPI_COMM_WORLD, &dt_priv);
-	PMPI_Comm_split_type(dt_priv, MPI_COMM_TYPE_SHARED, dt_rank_world, MPI_INFO_NULL, &shm);
-	int lr;
-	PMPI_Comm_rank(shm, &lr);
-	int skewed = dt_clk.skew_off_ns != 0 || dt_clk.skew_ppm != 0;
-	PMPI_Comm_split(shm, skewed ? 1 + lr : 0, dt_rank_world, &grp);
-	int gr;
-	PMPI_Comm_rank(grp, &gr);
-	leader_world = dt_rank_world;
-	PMPI_Bcast(&leader_world, 1, MPI_INT, 0, grp);
-	int host = dt_rank_world; // the host's id: its lowest world rank
-	PMPI_Bcast(&host, 1, MPI_INT, 0, shm);
-	PMPI_Comm_split(dt_priv, gr == 0 ? 0 : MPI_UNDEFINED, dt_rank_world, &leaders);
-	if (leaders != MPI_COMM_NULL) {
-		int n;
-		PMPI_Comm_size(leaders, &n);
-		leader_ranks = malloc(sizeof(int) * n);
-		int *hosts = malloc(sizeof(int) * n);
-		PMPI_Allgather(&dt_rank_world, 1, MPI_INT, leader_ranks, 1, MPI_INT, leaders);
-		PMPI_Allgather(&host, 1, MPI_INT, hosts, 1, MPI_INT, leaders);
-		// Leaders on one host (injected skew) would compete for its cores if
-		// pairs measured at once: then pairs take turns.
-		for (int i = 0; i < n && !serial; i++)
-			for (int j = 0; j < i; j++)
-				if (hosts[i] == hosts[j]) serial = 1;
-		free(hosts);
+// dt_host_hash identifies this rank's host: a 64-bit FNV-1a hash of its
+// name, DT_HOSTNAME when set (tests give ranks of one machine different
+// hosts with it), else gethostname.
+static uint64_t dt_host_hash(void) {
+	char name[256] = {0};
+	const char *o = getenv("DT_HOSTNAME");
+	if (o && *o) snprintf(name, sizeof name, "%s", o);
+	else if (gethostname(name, sizeof name - 1) != 0) name[0] = 0;
+	uint64_t h = 14695981039346656037ULL;
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 1099511628211ULL;
+	return h;
+}
+
+// What each rank tells every other at MPI_Init (dt_clock_groups).
+typedef struct {
+	uint64_t host;          // dt_host_hash
+	uint32_t skewed, pad;   // an injected skew: its own clock
+	unsigned char rand[16]; // rank 0's is the run id
+} dt_hello;
+
+static const dt_hello *hello_all; // for by_host (MPI_Init is single-threaded)
+static int by_host(const void *a, const void *b) {
+	int x = *(const int *)a, y = *(const int *)b;
+	uint64_t hx = hello_all[x].host, hy = hello_all[y].host;
+	return hx != hy ? (hx < hy ? -1 : 1) : x - y;
+}
+
+// dt_clock_groups finds the clocks and the run id (rank 0's random bytes).
+// Ranks of one host share a clock, led by the host's lowest world rank,
+// except ranks with an injected skew, which lead themselves. It takes one
+// MPI_Allgather on MPI_COMM_WORLD: at MPI_Init every rank calls it at the
+// same point, before the program can use the communicator. Each
+// communicator made costs a collective (its context id), and under MPICH,
+// whose ranks poll without yielding, the five the tracer used to make
+// (a duplicate, a shared-memory split, two splits, with their broadcasts)
+// took 0.6 s of MPI_Init at 8 ranks on 2 cores. So the tracer's private
+// communicator (its ping-pongs and barriers) is made only when there are
+// pairs to measure: more than one clock.
+void dt_clock_groups(unsigned char runid[16]) {
+	dt_hello me = {.host = dt_host_hash(), .skewed = dt_clk.skew_off_ns != 0 || dt_clk.skew_ppm != 0};
+	if (getrandom(me.rand, sizeof me.rand, 0) != (ssize_t)sizeof me.rand) {
+		uint64_t x = dt_now() ^ ((uint64_t)getpid() << 32);
+		memcpy(me.rand, &x, 8);
 	}
-	PMPI_Comm_free(&grp);
-	PMPI_Comm_free(&shm);
+	int n = dt_size_world;
+	// One block for the table and its indexes: MPI_Init has just allocated
+	// more than this per peer.
+	dt_hello *all = malloc((sizeof(dt_hello) + 3 * sizeof(int)) * (size_t)n);
+	if (!all) abort(); // no way to take part in the collective without it
+	int *idx = (int *)(all + n), *lead = idx + n;
+	leader_ranks = lead + n;
+	PMPI_Allgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, MPI_COMM_WORLD);
+	memcpy(runid, all[0].rand, 16);
+	hello_all = all;
+	for (int r = 0; r < n; r++) idx[r] = r;
+	qsort(idx, (size_t)n, sizeof(int), by_host);
+	for (int i = 0; i < n;) {
+		int j = i, host_leader = -1, leaders_here = 0;
+		for (; j < n && all[idx[j]].host == all[idx[i]].host; j++) {
+			int r = idx[j];
+			if (all[r].skewed) lead[r] = r, leaders_here++;
+			else {
+				if (host_leader < 0) host_leader = r, leaders_here++;
+				lead[r] = host_leader;
+			}
+		}
+		// Leaders on one host (injected skew) would compete for its cores
+		// if pairs measured at once: then pairs take turns.
+		if (leaders_here > 1) serial = 1;
+		i = j;
+	}
+	nleaders = 0;
+	for (int r = 0; r < n; r++)
+		if (lead[r] == r) {
+			if (r == dt_rank_world) my_leader_index = nleaders;
+			leader_ranks[nleaders++] = r;
+		}
+	leader_world = lead[dt_rank_world];
+	if (nleaders > 1) PMPI_Comm_dup(MPI_COMM_WORLD, &dt_priv);
 }
 
 // Stopping rule of a pair (measure): at least ROUNDS_MIN round trips; stop
@@ -173,7 +220,7 @@ static void barrier(void) {
 #define YIELD_NS 5000LL
 static void pp_recv(void *buf, MPI_Datatype t, int src, int tag) {
 	MPI_Request r;
-	PMPI_Irecv(buf, 1, t, src, tag, leaders, &r);
+	PMPI_Irecv(buf, 1, t, src, tag, dt_priv, &r);
 	int64_t spin = mono_raw();
 	for (;;) {
 		int done = 0;
@@ -187,6 +234,7 @@ static void pp_recv(void *buf, MPI_Datatype t, int src, int tag) {
 	}
 }
 
+// measure measures this leader's clock against leader ref's (world ranks).
 static void measure(int phase, int ref) {
 	int64_t snd[ROUNDS_MAX], rem[ROUNDS_MAX], rcv[ROUNDS_MAX];
 	int64_t best = INT64_MAX, start = mono_raw();
@@ -194,7 +242,7 @@ static void measure(int phase, int ref) {
 	for (; n < ROUNDS_MAX; n++) {
 		int go = 1;
 		int64_t t1 = dt_ns(dt_now());
-		PMPI_Send(&go, 1, MPI_INT, ref, TAG_GO, leaders);
+		PMPI_Send(&go, 1, MPI_INT, ref, TAG_GO, dt_priv);
 		pp_recv(&rem[n], MPI_INT64_T, ref, TAG_TIME);
 		int64_t t2 = dt_ns(dt_now());
 		snd[n] = t1;
@@ -208,8 +256,8 @@ static void measure(int phase, int ref) {
 		}
 	}
 	int stop = 0;
-	PMPI_Send(&stop, 1, MPI_INT, ref, TAG_GO, leaders);
-	dtgo_clocksync(phase, leader_ranks[ref], 0, snd, rem, rcv, n);
+	PMPI_Send(&stop, 1, MPI_INT, ref, TAG_GO, dt_priv);
+	dtgo_clocksync(phase, ref, 0, snd, rem, rcv, n);
 }
 
 // serve answers a child's ping-pongs with its clock. The first message is
@@ -218,11 +266,11 @@ static void measure(int phase, int ref) {
 static void serve(int child) {
 	int go;
 	MPI_Request r;
-	PMPI_Irecv(&go, 1, MPI_INT, child, TAG_GO, leaders, &r);
+	PMPI_Irecv(&go, 1, MPI_INT, child, TAG_GO, dt_priv, &r);
 	await_asleep(&r);
 	while (go) {
 		int64_t t = dt_ns(dt_now());
-		PMPI_Send(&t, 1, MPI_INT64_T, child, TAG_TIME, leaders);
+		PMPI_Send(&t, 1, MPI_INT64_T, child, TAG_TIME, dt_priv);
 		pp_recv(&go, MPI_INT, child, TAG_GO);
 	}
 }
@@ -238,35 +286,40 @@ static void serve(int child) {
 // most max(PAIR_NS, ROUNDS_MIN round trips) — 50 ms unless round trips
 // exceed 5 ms — and ~1 ms of wake-up latency; pairs one after the other
 // when serial (leaders - 1 of them), else ceil(log2(leaders)) rounds.
+//
+// With one clock (one host, no injected skew) there is nothing to measure:
+// every rank records that it shares its leader's clock, without a barrier
+// or any other communication.
 void dt_clock_sync(int phase) {
+	if (nleaders <= 1 || dt_priv == MPI_COMM_NULL) { // one clock
+		dtgo_clocksync(phase, leader_world, 1, NULL, NULL, NULL, 0);
+		return;
+	}
 	barrier();
-	if (leaders == MPI_COMM_NULL) {
+	int li = my_leader_index, ln = nleaders;
+	if (li < 0) {
 		dtgo_clocksync(phase, leader_world, 1, NULL, NULL, NULL, 0);
 		barrier();
 		return;
 	}
-	int li, ln;
-	PMPI_Comm_rank(leaders, &li);
-	PMPI_Comm_size(leaders, &ln);
 	if (li == 0) dtgo_clocksync(phase, dt_rank_world, 1, NULL, NULL, NULL, 0);
 	for (int k = 1; k < ln; k <<= 1) {
-		if (li < k && li + k < ln) serve(li + k);
+		if (li < k && li + k < ln) serve(leader_ranks[li + k]);
 		else if (li >= k && li < 2 * k) {
 			int turn = 0;
 			if (serial && li > 1) {
 				MPI_Request r;
-				PMPI_Irecv(&turn, 1, MPI_INT, li - 1, TAG_TURN, leaders, &r);
+				PMPI_Irecv(&turn, 1, MPI_INT, leader_ranks[li - 1], TAG_TURN, dt_priv, &r);
 				await_asleep(&r);
 			}
-			measure(phase, li - k);
-			if (serial && li + 1 < ln) PMPI_Send(&turn, 1, MPI_INT, li + 1, TAG_TURN, leaders);
+			measure(phase, leader_ranks[li - k]);
+			if (serial && li + 1 < ln) PMPI_Send(&turn, 1, MPI_INT, leader_ranks[li + 1], TAG_TURN, dt_priv);
 		}
 	}
 	barrier();
 }
 
 void dt_clock_free(void) {
-	if (leaders != MPI_COMM_NULL) PMPI_Comm_free(&leaders);
 	if (dt_priv != MPI_COMM_NULL) PMPI_Comm_free(&dt_priv);
 }
 

@@ -9,7 +9,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/random.h>
 #include <unistd.h>
 #include <pthread.h>
 
@@ -17,7 +16,6 @@ extern const char *const dt_fnames[];
 extern const int dt_nfuncs;
 extern void *const dt_wrapfns[];
 extern const int DT_FID_Init, DT_FID_Init_thread, DT_FID_Finalize, DT_FID_Abort;
-extern MPI_Comm dt_priv;
 extern __thread int dt_fnest __attribute__((tls_model("initial-exec"))); // dt_fortran.c
 
 static int byname_cmp(const void *a, const void *b) {
@@ -52,7 +50,7 @@ void *dt_wrapper(const char *name) {
 const char *dt_fname(int i) { return i >= 0 && i < dt_nfuncs ? dt_fnames[i] : NULL; }
 int dt_nfunc(void) { return dt_nfuncs; }
 
-static int dt_sync_ready; // clock-sync communicators exist: MPI_Finalize must sync
+static int dt_sync_ready; // the clock groups are known: MPI_Finalize must sync
 pid_t dt_pid; // the traced process: a forked child must not touch the tracer
 int dt_rank_world, dt_size_world;
 
@@ -99,13 +97,8 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	}
 	dt_buf_setup(chunk, p.trace_buf_size, p.max_trace_mb);
 	dt_clock_calibrate();
-	dt_clock_groups();
-	unsigned char runid[16] = {0};
-	if (dt_rank_world == 0 && getrandom(runid, sizeof runid, 0) != sizeof runid) {
-		uint64_t x = dt_now() ^ ((uint64_t)getpid() << 32);
-		memcpy(runid, &x, 8);
-	}
-	PMPI_Bcast(runid, 16, MPI_BYTE, 0, dt_priv);
+	unsigned char runid[16];
+	dt_clock_groups(runid);
 	char ver[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
 	int vlen = 0;
 	PMPI_Get_library_version(ver, &vlen);

@@ -94,7 +94,7 @@ void dt_comm_init(void);
 void dt_clock_init(void);
 void dt_clock_calibrate(void);
 int64_t dt_ns(uint64_t raw);
-void dt_clock_groups(void);
+void dt_clock_groups(unsigned char runid[16]);
 void dt_clock_sync(int phase);
 void dt_clock_free(void);
 void dt_modules(void);

@@ -96,23 +96,33 @@ char *dt_spill_make(int prefault) {
 	return s + SLOT_HDR;
 }
 
-// dt_spill_prepare1 makes one fresh slot if fewer than spill_ahead buffers
-// are free, and tells whether it did. The aux thread calls it once per
+// Slots are made ahead of need, but not more than the program has shown it
+// needs: at most spill_ahead free, and no more than SPILL_NOW plus
+// SPILL_RAMP per buffer taken so far. A program that records little (most
+// of the time: a buffer holds thousands of calls) never pays for the 4 MB
+// of slots a tight loop of cheap calls wants, and MPI_Init makes only
+// SPILL_NOW of them (each 128 KB slot is ~0.1 ms of fallocate and page
+// faults: the 32 made at once were ~3 ms of each rank's MPI_Init).
+enum { SPILL_NOW = 2, SPILL_RAMP = 2 };
+
+// dt_spill_prepare1 makes one fresh slot if fewer buffers than wanted are
+// free, and tells whether it did. The aux thread calls it once per
 // wake-up (dt_aux.c), one slot at a time, sleeping between: the program
 // keeps its core.
 int dt_spill_prepare1(void) {
 	if (!spill_n) return 0; // no spill file
-	if (!dt_buf_reserve(spill_ahead)) return 0;
+	uint64_t want = SPILL_NOW + SPILL_RAMP * (uint64_t)dt_buf_taken();
+	if (!dt_buf_reserve(want < (uint64_t)spill_ahead ? (int)want : spill_ahead)) return 0;
 	char *b = dt_spill_make(1);
 	dt_buf_add(b);
 	return b != NULL;
 }
 
-// dt_spill_prepare sets how many buffers the aux thread keeps free and prepares
-// them now (at start, from Go).
+// dt_spill_prepare sets how many buffers the aux thread keeps free at most,
+// and makes the first SPILL_NOW now (at start, from Go): the program's
+// first buffer is a slot.
 void dt_spill_prepare(int k) {
 	spill_ahead = k;
-	while (dt_spill_prepare1()) {
+	for (int i = 0; i < SPILL_NOW && dt_spill_prepare1(); i++) {
 	}
 }
-

@@ -129,7 +129,10 @@ func newTracer(in initInfo) (*tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating trace: %w", err)
 	}
-	host, _ := os.Hostname()
+	host := os.Getenv("DT_HOSTNAME") // as the clock groups see it (dt_clock.c)
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	exe, _ := os.Readlink("/proc/self/exe")
 	clk := &tracepb.Clock{Source: tracepb.Clock_MONOTONIC_RAW, InjectedOffsetNs: in.conv.SkewOff, InjectedDriftPpm: in.conv.SkewPPM}
 	if in.conv.TSC {
@@ -163,7 +166,7 @@ func newTracer(in initInfo) (*tracer, error) {
 		abs, _ := filepath.Abs(name)
 		path := filepath.Join(dir, fmt.Sprintf("%s.%d.spill", programName(args), in.rank))
 		info := records.SpillInfo{Trace: abs, Rank: in.rank, Slots: int(C.dt_buf_slots()), Chunk: int(C.dt_buf_chunk()), Conv: in.conv}
-		if mem, fd, err := records.CreateSpill(path, info); err == nil {
+		if mem, fd, err := createSpill(path, info); err == nil {
 			C.dt_spill_setup((*C.char)(unsafe.Pointer(&mem[records.SpillHeaderSize])), C.int(info.Slots), C.int(fd), records.SpillHeaderSize)
 			C.dt_spill_prepare(spillAhead)
 			t.spill = path
@@ -200,6 +203,26 @@ func newTracer(in initInfo) (*tracer, error) {
 	go t.loop()
 	C.dt_aux_start(C.int64_t(epochPeriod))
 	return t, nil
+}
+
+// createSpill creates the spill file, and its directory when missing: dtrun
+// made it on its own node only, and on the other nodes of the job the
+// ranks make it in theirs (where `dtrun --recover` finds the records of a
+// rank killed there). The last rank of a node to finish removes it once
+// empty (os.Remove fails while other spill files remain): a rank that
+// removes it just as another is about to create its file makes that one
+// try again.
+func createSpill(path string, info records.SpillInfo) ([]byte, int, error) {
+	var err error
+	for try := 0; try < 3; try++ {
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		var mem []byte
+		var fd int
+		if mem, fd, err = records.CreateSpill(path, info); err == nil || !os.IsNotExist(err) {
+			return mem, fd, err
+		}
+	}
+	return nil, -1, err
 }
 
 func nowRaw() uint64 { return uint64(C.dt_now()) }
@@ -427,6 +450,7 @@ func (t *tracer) do(j job) bool {
 		t.finishFile()
 		if t.spill != "" {
 			os.Remove(t.spill)
+			os.Remove(filepath.Dir(t.spill)) // the node's last rank: see createSpill
 		}
 		close(j.ack)
 		return true

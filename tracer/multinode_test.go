@@ -1,0 +1,112 @@
+package tracer_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// nodes writes a wrapper that runs prog as if each rank were on its own
+// node: node<r%2> for rank r (DT_HOSTNAME), with that node's spill
+// directory under base (DT_SPILL_DIR; dtrun's own stays unused, as on a
+// node other than dtrun's). The rank comes from the launcher's environment.
+func nodes(t *testing.T, base, prog string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "node.sh")
+	body := fmt.Sprintf(`#!/bin/sh
+r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}
+n=node$((r %% 2))
+DT_HOSTNAME=$n DT_SPILL_DIR=%s/$n exec %s "$@"
+`, base, prog)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// TestMultiNode runs 4 ranks on two simulated nodes (node0: ranks 0 and 2,
+// node1: ranks 1 and 3) under both MPIs: each node's ranks share a clock
+// led by its lowest rank, the leaders are measured against each other, the
+// headers name the nodes, and each node's spill directory is made by the
+// ranks and gone at the end.
+func TestMultiNode(t *testing.T) {
+	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
+		t.Run(mpi.run, func(t *testing.T) {
+			prog := build(t, "pingpong", mpi.cc)
+			dir, base := t.TempDir(), t.TempDir()
+			res := dtrun(t, dir, nil, "--mpirun", mpi.run, "-n", "4", nodes(t, base, prog))
+			if res.code != 0 {
+				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
+			}
+			trs := readTraces(t, dir, "pingpong", 4)
+			checkComplete(t, trs)
+			checkPingPong(t, trs)
+			for r, tr := range trs {
+				if want := fmt.Sprintf("node%d", r%2); tr.hdr.Hostname != want {
+					t.Errorf("rank %d: host %q, want %q", r, tr.hdr.Hostname, want)
+				}
+				leader := r % 2
+				for _, phase := range []tracepb.ClockSync_Phase{tracepb.ClockSync_INIT, tracepb.ClockSync_FINALIZE} {
+					var s *tracepb.ClockSync
+					for _, c := range tr.syncs {
+						if c.Phase == phase {
+							s = c
+						}
+					}
+					switch {
+					case s == nil:
+						t.Errorf("rank %d: no %v clock sync", r, phase)
+					case r == 1: // node1's leader, measured against node0's
+						if s.SameClock || s.Reference != 0 || len(s.LocalSendNs) < 10 {
+							t.Errorf("rank 1 %v: same %v reference %d, %d samples; want rank 0's clock measured", phase, s.SameClock, s.Reference, len(s.LocalSendNs))
+						}
+					case !s.SameClock || int(s.Reference) != leader:
+						t.Errorf("rank %d %v: same %v reference %d, want rank %d's clock", r, phase, s.SameClock, s.Reference, leader)
+					}
+				}
+			}
+			for _, n := range []string{"node0", "node1"} {
+				if fileExists(filepath.Join(base, n)) {
+					t.Errorf("spill directory of %s left behind", n)
+				}
+			}
+		})
+	}
+}
+
+// TestMultiNodeKill kills rank 1 (SIGKILL) on the simulated node1: dtrun,
+// on another node, cannot recover its last records and says how; `dtrun
+// --recover` on that node's spill directory completes the trace.
+func TestMultiNodeKill(t *testing.T) {
+	prog := build(t, "crash", ompi)
+	dir, base := t.TempDir(), t.TempDir()
+	res := dtrun(t, dir, nil, append(oversub[:len(oversub):len(oversub)], nodes(t, base, prog), "kill")...)
+	if res.code == 0 {
+		t.Fatalf("exit 0, want a failure\n%s", res.out)
+	}
+	if !strings.Contains(res.out, "dtrun --recover ") {
+		t.Errorf("dtrun does not say how to recover rank 1's records:\n%s", res.out)
+	}
+	path := filepath.Join(dir, "crash.1.trc")
+	if tr := readTrace(t, path); tr.footer != nil {
+		t.Fatalf("rank 1 has a footer before recovery: %v", tr.footer)
+	}
+	spill := filepath.Join(base, "node1")
+	rec := dtrun(t, dir, nil, "--recover", spill)
+	if rec.code != 0 || !strings.Contains(rec.out, "events recovered") {
+		t.Fatalf("dtrun --recover: exit %d\n%s", rec.code, rec.out)
+	}
+	tr := readTrace(t, path)
+	if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_SIGNAL || len(tr.calls("MPI_Comm_size")) != 1 {
+		t.Errorf("rank 1 after recovery: footer %v err %v, %d events; want the events up to MPI_Comm_size", tr.footer, tr.err, len(tr.events))
+	}
+	if fileExists(spill) {
+		t.Errorf("%s left behind after recovery", spill)
+	}
+	trs := readTraces(t, dir, "crash", 4)
+	checkSurvivors(t, trs, 1)
+}
