@@ -179,11 +179,17 @@ func (s *Symbolizer) symbolize(path string, offset uint64) []report.Frame {
 		}
 	}
 	// The C start-up code below main is nobody's source.
-	return slices.DeleteFunc(frames, func(f report.Frame) bool { return startupFuncs[baseName(f.Function)] })
+	return slices.DeleteFunc(frames, func(f report.Frame) bool { return isStartup(baseName(f.Function)) })
 }
 
-// startupFuncs are the C run-time's functions that call main.
-var startupFuncs = map[string]bool{"_start": true, "__libc_start_main": true, "__libc_start_call_main": true}
+// isStartup tells the C run-time's functions that call main: _start and
+// glibc's __libc_start_* (__libc_start_main, __libc_start_call_main, and
+// __libc_start_main_impl, the name glibc 2.34+ gives __libc_start_main in
+// its debug information). The tracer unwinds through them with their
+// unwind tables.
+func isStartup(fn string) bool {
+	return fn == "_start" || strings.HasPrefix(fn, "__libc_start")
+}
 
 // baseName strips the +0xoff of a symbol-only frame.
 func baseName(fn string) string {

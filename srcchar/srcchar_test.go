@@ -373,3 +373,19 @@ func TestSourceFileModule(t *testing.T) {
 		t.Errorf("frames %+v, want /src/app.c:42", got)
 	}
 }
+
+// The C start-up frames below main are left out under every name glibc
+// gives them, symbolized from debug information or from symbols alone.
+func TestIsStartup(t *testing.T) {
+	for fn, want := range map[string]bool{
+		"_start": true, "__libc_start_main": true, "__libc_start_call_main": true,
+		"__libc_start_main_impl": true, "main": false, "_start_helper": false, "start": false,
+	} {
+		if got := isStartup(fn); got != want {
+			t.Errorf("isStartup(%q) = %v, want %v", fn, got, want)
+		}
+	}
+	if !isStartup(baseName("__libc_start_call_main+0x7a")) {
+		t.Error("a symbol-only start-up frame is not left out")
+	}
+}
