@@ -21,11 +21,15 @@ import (
 // of one call site must be one event or, split by a periodic hand-over or a
 // full buffer, a few. dtpa's report then counts every call the program
 // made (SRC ExeCount).
-func TestPollsFolded(t *testing.T) { checkPolls(t, ompi, oversub) }
+func TestPollsFolded(t *testing.T) { checkPolls(t, ompi, oversub, 8) }
 
-func TestPollsFoldedMPICH(t *testing.T) { checkPolls(t, "mpicc.mpich", []string{"-n", "4"}) }
+// TestPollsFoldedMPICH adds a ninth loop, of MPI_Parrived (MPI 4
+// partitioned communication, which Open MPI 4.1 has only as MPIX_).
+func TestPollsFoldedMPICH(t *testing.T) { checkPolls(t, "mpicc.mpich", []string{"-n", "4"}, 9) }
 
-func checkPolls(t *testing.T, cc string, launch []string) {
+// checkPolls runs polls.c built with cc, which makes that many polling
+// loops per even rank.
+func checkPolls(t *testing.T, cc string, launch []string, loops int) {
 	t.Helper()
 	prog := build(t, "polls", cc)
 	dir := t.TempDir()
@@ -48,8 +52,8 @@ func checkPolls(t *testing.T, cc string, launch []string) {
 			own[strconv.Itoa(r)+" "+fn] = lp
 		}
 	}
-	if len(own) != 2*8 {
-		t.Fatalf("%d loops reported, want 16:\n%s", len(own), res.out)
+	if len(own) != 2*loops {
+		t.Fatalf("%d loops reported, want %d:\n%s", len(own), 2*loops, res.out)
 	}
 	for r := 0; r < 4; r += 2 {
 		tr := trs[r]
@@ -61,7 +65,7 @@ func checkPolls(t *testing.T, cc string, launch []string) {
 		}
 		groups := map[string]*group{}
 		sites := map[string][]uint32{}
-		for _, e := range tr.calls("MPI_Test", "MPI_Testany", "MPI_Testsome", "MPI_Testall", "MPI_Request_get_status", "MPI_Iprobe") {
+		for _, e := range tr.calls("MPI_Test", "MPI_Testany", "MPI_Testsome", "MPI_Testall", "MPI_Request_get_status", "MPI_Iprobe", "MPI_Parrived") {
 			fn := tr.name(e)
 			key := fn
 			switch fn {
@@ -134,8 +138,8 @@ func checkPolls(t *testing.T, cc string, launch []string) {
 				}
 			}
 		}
-		if len(groups) != 8 {
-			t.Errorf("rank %d: %d polling loops in the trace, want 8", r, len(groups))
+		if len(groups) != loops {
+			t.Errorf("rank %d: %d polling loops in the trace, want %d", r, len(groups), loops)
 		}
 	}
 	// The report: per rank and function, the calls of all its loops.
@@ -147,10 +151,24 @@ func checkPolls(t *testing.T, cc string, launch []string) {
 	if err := json.Unmarshal(out, &rep); err != nil || len(rep.Intervals) == 0 {
 		t.Fatalf("the JSON report: %v", err)
 	}
+	iv := rep.Intervals[0]
 	counted := map[string]int64{} // "rank fn" → ExeCount summed over points
-	for _, p := range rep.Intervals[0].SRC {
+	for _, p := range iv.SRC {
 		for _, rk := range p.Ranks {
 			counted[strconv.Itoa(rk.Rank)+" "+p.Function] += rk.ExeCount
+		}
+	}
+	// The profile views count the same calls: functions per rank, and
+	// each rank's call_mix.
+	perFunc, mix := map[string]int64{}, map[string]int64{}
+	for _, f := range iv.Functions {
+		for _, rk := range f.Ranks {
+			perFunc[strconv.Itoa(rk.Rank)+" "+f.Function] = rk.Calls
+		}
+	}
+	for _, rk := range iv.Ranks {
+		for _, c := range rk.CallMix {
+			mix[strconv.Itoa(rk.Rank)+" "+c.Function] = c.Calls
 		}
 	}
 	made := map[string]int64{}
@@ -158,8 +176,9 @@ func checkPolls(t *testing.T, cc string, launch []string) {
 		made[strings.SplitN(key, "/", 2)[0]] += lp.calls
 	}
 	for key, n := range made {
-		if counted[key] != n {
-			t.Errorf("rank and function %s: ExeCount %d in the report, the program made %d calls", key, counted[key], n)
+		if counted[key] != n || perFunc[key] != n || mix[key] != n {
+			t.Errorf("rank and function %s: ExeCount %d, functions calls %d, call_mix calls %d in the report; the program made %d calls",
+				key, counted[key], perFunc[key], mix[key], n)
 		}
 	}
 }

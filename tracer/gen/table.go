@@ -125,6 +125,9 @@ func special() map[string]tmpl {
 		m[n] = t
 	}
 	m["MPI_Request_get_status"] = tmpl{post: "FLAG(*a1)", poll: "!*a1"}
+	// MPI 4 partitioned receive: whether partition a1 has arrived (MPICH 4;
+	// Open MPI 4.1 has it only as MPIX_Parrived, which is not wrapped).
+	m["MPI_Parrived"] = tmpl{post: "FLAG(*a2)", poll: "!*a2"}
 	m["MPI_Start"] = tmpl{post: "REQLIST(1, a0)"}
 	m["MPI_Startall"] = tmpl{post: "REQLIST(a0, a1)", need: "dt_need_reqs(a0)", fpost: "REQLIST(a0, dt_rs)", frc: [2]int{0, 2}}
 	m["MPI_Request_free"] = tmpl{pre: "MPI_Request dt_r = *a0; ", post: "REQFREE(dt_r)"}

@@ -2,7 +2,8 @@
 // odd ranks sleep 20 ms before each send, even ranks poll for it with each
 // test or probe function in turn and print, per function, how many calls
 // they made and how long those calls took by their own clock (around each
-// call, so it bounds the tracer's in-call times from above).
+// call, so it bounds the tracer's in-call times from above). Under MPI 4
+// (MPICH) the last loop polls MPI_Parrived for a partitioned receive.
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <stdio.h>
@@ -47,6 +48,15 @@ int main(int argc, char **argv) {
 				tag++;
 			}
 		}
+#if MPI_VERSION >= 4
+		// A partitioned send of one partition, marked ready after a nap.
+		MPI_Psend_init(&v, 1, 1, MPI_INT, peer, 13, MPI_COMM_WORLD, MPI_INFO_NULL, r);
+		MPI_Start(r);
+		nap();
+		MPI_Pready(0, r[0]);
+		MPI_Wait(r, MPI_STATUS_IGNORE);
+		MPI_Request_free(r);
+#endif
 	} else {
 		MPI_Irecv(in, 1, MPI_INT, peer, 1, MPI_COMM_WORLD, r);
 		do T(MPI_Test(r, &flag, MPI_STATUS_IGNORE)); while (!flag);
@@ -99,6 +109,16 @@ int main(int argc, char **argv) {
 		}
 		report("MPI_Iprobe/alternating");
 		MPI_Recv(in, 1, MPI_INT, peer, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+#if MPI_VERSION >= 4
+		// MPI 4 partitioned receive (MPICH; Open MPI 4.1 has MPIX_ only):
+		// poll until the one partition arrived.
+		MPI_Precv_init(in, 1, 1, MPI_INT, peer, 13, MPI_COMM_WORLD, MPI_INFO_NULL, r);
+		MPI_Start(r);
+		do T(MPI_Parrived(r[0], 0, &flag)); while (!flag);
+		report("MPI_Parrived");
+		MPI_Wait(r, MPI_STATUS_IGNORE);
+		MPI_Request_free(r);
+#endif
 	}
 	MPI_Finalize();
 	return 0;
