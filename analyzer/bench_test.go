@@ -26,7 +26,7 @@ import (
 
 // The benchmark trace: DTPA_BENCH_RANKS ranks (default 256), each making
 // DTPA_BENCH_ITERS iterations (default 131072, about 1e8 calls) of a ring exchange
-// (MPI_Irecv from the left, MPI_Isend to the right, MPI_Waitall) with an
+// (MPI_Irecv from the left, MPI_Isend of benchBytes to the right, MPI_Waitall) with an
 // MPI_Allreduce every 16 iterations, inside Pcontrol interval 1. About 3
 // calls per iteration and rank. DTPA_BENCH_PATTERN=pairs exchanges between
 // rank pairs (r, r^1) instead of around the ring. DTPA_BENCH_DIR keeps the generated files
@@ -152,8 +152,9 @@ func genRank(dir string, r, ranks, iters int) (int64, error) {
 		if err := add(&ev); err != nil {
 			return n, err
 		}
-		ev = traceformat.Event{Func: 4, Site: 4, Entry: base + 300 + jit, Exit: base + 400 + jit, Attr: traceformat.AttrComm | traceformat.AttrSend | traceformat.AttrReqs,
-			SendPeer: right, Reqs: []uint64{sq}}
+		ev = traceformat.Event{Func: 4, Site: 4, Entry: base + 300 + jit, Exit: base + 400 + jit,
+			Attr:     traceformat.AttrComm | traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrReqs,
+			SendPeer: right, SendBytes: benchBytes(r), Reqs: []uint64{sq}}
 		if err := add(&ev); err != nil {
 			return n, err
 		}
@@ -184,6 +185,10 @@ func genRank(dir string, r, ranks, iters int) (int64, error) {
 	}
 	return n, w.Close(&tracepb.Footer{EventCount: uint64(n), StopReason: tracepb.Footer_FINALIZE, EndLocalNs: end + 1000})
 }
+
+// benchBytes is the size of rank r's messages in the benchmark trace:
+// 8, 16, 24 or 32 bytes, so that byte counts tell the senders apart.
+func benchBytes(r int) uint64 { return 8 * uint64(r%4+1) }
 
 func worldMembers(n int) []uint32 {
 	m := make([]uint32, n)

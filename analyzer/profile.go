@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
@@ -531,6 +532,9 @@ func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 	sent := false
 	var sizes []sizeBin
 	byComm := map[uint64]*report.CommMatrixOn{}
+	// pairs are the nonzero cells of a matrix too large to give dense,
+	// one per sender, communicator and receiver until merged below.
+	var pairs []report.CommPair
 	for _, r := range ranks {
 		p := g.ranks[r].prof
 		if p == nil {
@@ -556,6 +560,8 @@ func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 				if m != nil {
 					m.Messages[r][d] += msgs
 					m.Bytes[r][d] += bytes
+				} else {
+					pairs = append(pairs, report.CommPair{Sender: r, Receiver: d, Messages: msgs, Bytes: bytes})
 				}
 				v := &tr.InterNode
 				if hosts[r] != "" && hosts[r] == hosts[d] {
@@ -572,6 +578,7 @@ func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 	if sent {
 		iv.Traffic = &tr
 	}
+	iv.CommPairs = mergePairs(pairs)
 	if m != nil {
 		iv.CommMatrix = m
 		iv.CommMatrices = make([]report.CommMatrixOn, 0, len(byComm))
@@ -607,8 +614,36 @@ func profileInterval(iv *report.Interval, g *gnode, pc *profileCtx) {
 // maxMatrixRanks is the most ranks whose interval profiles have
 // communication matrices: a matrix has a cell per pair of ranks, and a
 // report of a larger run would be mostly zeros (of gigabytes past ten
-// thousand ranks). Traffic is given whatever the ranks.
+// thousand ranks). Larger runs get the nonzero cells as pairs
+// (CommPairs), not split by communicator; traffic is given whatever the
+// ranks.
 const maxMatrixRanks = 1024
+
+// mergePairs sorts pairs by sender then receiver and sums the entries of
+// the same pair (a sender's messages to one receiver on several
+// communicators), in place; nil when there are none.
+func mergePairs(pairs []report.CommPair) []report.CommPair {
+	if len(pairs) == 0 {
+		return nil
+	}
+	slices.SortFunc(pairs, func(a, b report.CommPair) int {
+		if c := cmp.Compare(a.Sender, b.Sender); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Receiver, b.Receiver)
+	})
+	out := pairs[:1]
+	for _, p := range pairs[1:] {
+		last := &out[len(out)-1]
+		if p.Sender == last.Sender && p.Receiver == last.Receiver {
+			last.Messages += p.Messages
+			last.Bytes += p.Bytes
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
 
 func square(n int) [][]int64 {
 	v := make([][]int64, n)

@@ -65,6 +65,11 @@ type Profile struct {
 	// CommMatrices splits CommMatrix by communicator: world first, then
 	// by name.
 	CommMatrices []CommMatrixOn `json:"comm_matrices,omitempty"`
+	// CommPairs holds CommMatrix's nonzero cells, by sender then
+	// receiver, in runs too large for the dense matrix (which is then
+	// absent, as is CommMatrices): a rank sends to few others, and a
+	// cell per pair of ranks would take gigabytes.
+	CommPairs []CommPair `json:"comm_pairs,omitempty"`
 	// MessageSizes are the messages received in the interval by size
 	// class, increasing; counted when received, in the receiver's
 	// interval (CommMatrix counts them when sent).
@@ -105,6 +110,15 @@ type FunctionRank struct {
 type CommMatrix struct {
 	Messages [][]int64 `json:"messages"`
 	Bytes    [][]int64 `json:"bytes"`
+}
+
+// CommPair is the messages one rank sent to another in an interval,
+// counted as CommMatrix counts them; both ranks are world ranks.
+type CommPair struct {
+	Sender   int   `json:"sender"`
+	Receiver int   `json:"receiver"`
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"`
 }
 
 // Traffic splits the messages of an interval by whether sender and
