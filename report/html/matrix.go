@@ -36,8 +36,10 @@ type matrixView struct {
 
 // matrixViews are the matrices of interval iv the page offers: every
 // communicator together first, then each communicator; nil without a
-// matrix.
-func matrixViews(iv *report.Interval) []matrixView {
+// matrix. A run too large for the dense matrix has its nonzero cells
+// (comm_pairs) instead: they are drawn as every communicator together, of
+// processors world ranks.
+func matrixViews(iv *report.Interval, processors int) []matrixView {
 	var out []matrixView
 	if m := iv.CommMatrix; m != nil {
 		ranks := make([]int, len(m.Messages))
@@ -45,6 +47,8 @@ func matrixViews(iv *report.Interval) []matrixView {
 			ranks[i] = i
 		}
 		out = append(out, aggregate("all communicators", false, ranks, m.Messages, m.Bytes))
+	} else if len(iv.CommPairs) > 0 {
+		out = append(out, aggregatePairs(processors, iv.CommPairs))
 	}
 	for _, c := range iv.CommMatrices {
 		out = append(out, aggregate(c.Comm, c.Inter, c.Ranks, c.Messages, c.Bytes))
@@ -57,6 +61,47 @@ func matrixViews(iv *report.Interval) []matrixView {
 // missing from a ragged matrix count as zero.
 func aggregate(comm string, inter bool, ranks []int, msgs, bytes [][]int64) matrixView {
 	n := max(len(ranks), len(msgs))
+	v := blocks(comm, inter, ranks, n)
+	add := func(dst [][]int64, src [][]int64, total *int64) {
+		for s, row := range src {
+			for r, x := range row {
+				if s < n && r < n {
+					dst[s/v.Block][r/v.Block] += x
+					*total += x
+				}
+			}
+		}
+	}
+	add(v.Messages, msgs, &v.TotalMessages)
+	add(v.Bytes, bytes, &v.TotalBytes)
+	return v
+}
+
+// aggregatePairs sums the nonzero cells pairs of a matrix of n world ranks
+// (all communicators) into blocks as aggregate does. Pairs of ranks
+// outside [0, n) widen the matrix to hold them rather than being lost.
+func aggregatePairs(n int, pairs []report.CommPair) matrixView {
+	for _, p := range pairs {
+		n = max(n, p.Sender+1, p.Receiver+1)
+	}
+	v := blocks("all communicators", false, nil, n)
+	for _, p := range pairs {
+		if p.Sender < 0 || p.Receiver < 0 {
+			continue
+		}
+		s, r := p.Sender/v.Block, p.Receiver/v.Block
+		v.Messages[s][r] += p.Messages
+		v.Bytes[s][r] += p.Bytes
+		v.TotalMessages += p.Messages
+		v.TotalBytes += p.Bytes
+	}
+	return v
+}
+
+// blocks is an empty view of a matrix of n positions (world ranks ranks,
+// or the positions themselves past its end) in blocks of at most
+// MaxMatrixCells per side, labelled.
+func blocks(comm string, inter bool, ranks []int, n int) matrixView {
 	block := 1
 	if n > MaxMatrixCells {
 		block = (n + MaxMatrixCells - 1) / MaxMatrixCells
@@ -77,18 +122,6 @@ func aggregate(comm string, inter bool, ranks []int, msgs, bytes [][]int64) matr
 			v.Labels[c] += "-" + strconv.Itoa(world(hi))
 		}
 	}
-	add := func(dst [][]int64, src [][]int64, total *int64) {
-		for s, row := range src {
-			for r, x := range row {
-				if s < n && r < n {
-					dst[s/block][r/block] += x
-					*total += x
-				}
-			}
-		}
-	}
-	add(v.Messages, msgs, &v.TotalMessages)
-	add(v.Bytes, bytes, &v.TotalBytes)
 	return v
 }
 
@@ -101,7 +134,7 @@ func square(n int) [][]int64 {
 }
 
 // pageData is the report as the page embeds it: findings derived when the
-// report lacks them, and the communication matrices taken out (the page
+// report lacks them, and the communication matrices and pairs taken out (the page
 // gets them as matrixView, bounded in size, by interval index).
 func pageData(r *report.Report) (*report.Report, [][]matrixView) {
 	out := *r
@@ -112,8 +145,8 @@ func pageData(r *report.Report) (*report.Report, [][]matrixView) {
 	views := make([][]matrixView, len(r.Intervals))
 	for i := range r.Intervals {
 		iv := r.Intervals[i]
-		views[i] = matrixViews(&iv)
-		iv.CommMatrix, iv.CommMatrices = nil, nil
+		views[i] = matrixViews(&iv, r.Processors)
+		iv.CommMatrix, iv.CommMatrices, iv.CommPairs = nil, nil, nil
 		out.Intervals[i] = iv
 	}
 	return &out, views

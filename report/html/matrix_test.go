@@ -52,3 +52,38 @@ func TestPageData(t *testing.T) {
 		t.Errorf("views %+v", views)
 	}
 }
+
+// TestPageDataPairs: a run past the dense matrix (1124 ranks, comm_pairs
+// only) is drawn as all communicators in blocks of 18 (ceil(1124/64)), 63
+// cells: 0→1 lands in [0][0], 1123→0 in [62][0], 40→41 in [2][2]; the
+// page's report has no pairs.
+func TestPageDataPairs(t *testing.T) {
+	r := &report.Report{Processors: 1124, Intervals: []report.Interval{{Profile: report.Profile{CommPairs: []report.CommPair{
+		{Sender: 0, Receiver: 1, Messages: 20, Bytes: 160},
+		{Sender: 40, Receiver: 41, Messages: 3, Bytes: 24},
+		{Sender: 1123, Receiver: 0, Messages: 20, Bytes: 640},
+	}}}}}
+	d, views := pageData(r)
+	if d.Intervals[0].CommPairs != nil || r.Intervals[0].CommPairs == nil {
+		t.Error("pairs left in the page's report, or taken from the report")
+	}
+	if len(views) != 1 || len(views[0]) != 1 {
+		t.Fatalf("views %+v", views)
+	}
+	v := views[0][0]
+	if v.Comm != "all communicators" || v.Ranks != 1124 || v.Block != 18 || len(v.Labels) != 63 || len(v.Messages) != 63 {
+		t.Fatalf("%q: ranks %d, block %d, %d labels, %d rows", v.Comm, v.Ranks, v.Block, len(v.Labels), len(v.Messages))
+	}
+	if v.Messages[0][0] != 20 || v.Bytes[62][0] != 640 || v.Messages[2][2] != 3 || v.TotalMessages != 43 || v.TotalBytes != 824 {
+		t.Errorf("cells %d %d %d, totals %d %d", v.Messages[0][0], v.Bytes[62][0], v.Messages[2][2], v.TotalMessages, v.TotalBytes)
+	}
+	if v.Labels[0] != "0-17" || v.Labels[62] != "1116-1123" {
+		t.Errorf("labels %q … %q", v.Labels[0], v.Labels[62])
+	}
+	// A pair naming a rank past the processors widens the matrix; a
+	// negative rank is left out.
+	w := aggregatePairs(2, []report.CommPair{{Sender: 2, Receiver: 0, Messages: 1}, {Sender: -1, Receiver: 0, Messages: 5}})
+	if w.Ranks != 3 || w.Messages[2][0] != 1 || w.TotalMessages != 1 {
+		t.Errorf("out of range: %+v", w)
+	}
+}
