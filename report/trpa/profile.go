@@ -92,11 +92,9 @@ func (p *printer) profileMatrices(iv *report.Interval) {
 		t.SetColumnConfigs(rightAligned(2, 6))
 		p.emit(t, "")
 	}
-	m := iv.CommMatrix
-	if m == nil {
-		return
-	}
-	if !p.opts.NoPerProcessor && len(m.Messages) <= MaxMatrixRanks {
+	// Runs too large for the dense matrix (comm_pairs instead) still
+	// have their node traffic.
+	if m := iv.CommMatrix; m != nil && !p.opts.NoPerProcessor && len(m.Messages) <= MaxMatrixRanks {
 		p.printf("\n--- Messages sent (row: sender, column: receiver) ---\n")
 		p.matrix(m.Messages)
 		p.printf("\n--- Bytes sent (row: sender, column: receiver) ---\n")

@@ -267,3 +267,30 @@ func TestLateReceiverShown(t *testing.T) {
 		}
 	}
 }
+
+// TestTrafficWithoutMatrix: an interval with comm_pairs and no dense
+// matrix (a run past 1 024 ranks) still prints its node traffic, and no
+// matrix.
+func TestTrafficWithoutMatrix(t *testing.T) {
+	r := reporttest.Full()
+	n := 0
+	for i := range r.Intervals {
+		iv := &r.Intervals[i]
+		if iv.CommMatrix == nil {
+			continue
+		}
+		n++
+		iv.CommPairs = []report.CommPair{{Sender: 0, Receiver: 1, Messages: 10, Bytes: 81920}}
+		iv.CommMatrix, iv.CommMatrices = nil, nil
+	}
+	if n == 0 {
+		t.Fatal("no interval with a matrix in reporttest.Full")
+	}
+	out := render(t, r, Options{})
+	if !strings.Contains(out, "Node traffic: intra-node 20 messages 163840 bytes, inter-node 30 messages 245760 bytes") {
+		t.Errorf("no node traffic:\n%s", out)
+	}
+	if strings.Contains(out, "--- Messages sent") || strings.Contains(out, "--- Messages/bytes sent on") {
+		t.Errorf("a matrix printed:\n%s", out)
+	}
+}
