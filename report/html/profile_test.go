@@ -101,3 +101,31 @@ func TestMatrixAggregated(t *testing.T) {
 		t.Error("the page does not say the matrix is aggregated")
 	}
 }
+
+// TestMatrixFromPairs: a run past the dense matrix (2000 ranks, the ring
+// of TestMatrixAggregated as comm_pairs) gets its matrix drawn from the
+// pairs, in blocks of 32 ranks (63 cells per side), with its totals.
+func TestMatrixFromPairs(t *testing.T) {
+	const n = 2000
+	r := reporttest.Minimal()
+	r.Processors = n
+	iv := &r.Intervals[0]
+	var total int64
+	for s := range n {
+		iv.CommPairs = append(iv.CommPairs, report.CommPair{Sender: s, Receiver: (s + 1) % n, Messages: int64(s + 1), Bytes: 8 * int64(s+1)})
+		total += int64(s + 1)
+	}
+	path, page := write(t, r, nil)
+	if strings.Contains(string(page), `"comm_pairs"`) {
+		t.Error("the page embeds the pairs")
+	}
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	m := regexp.MustCompile(`<canvas id="matrix-0"[^>]*>`).FindString(p.DOM)
+	for _, want := range []string{`data-ranks="2000"`, `data-block="32"`, `data-cells="63"`,
+		fmt.Sprintf(`data-messages="%d"`, total), fmt.Sprintf(`data-bytes="%d"`, 8*total)} {
+		if !strings.Contains(m, want) {
+			t.Errorf("matrix element %s lacks %s", m, want)
+		}
+	}
+}
