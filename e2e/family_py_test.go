@@ -1,19 +1,12 @@
 package e2e
 
 import (
-	"errors"
-	"io"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/report"
-	"github.com/dtpa/dtpa/traceformat"
 )
 
 // family is one MPI API family of issue 22 as a test case: its name (the
@@ -56,23 +49,11 @@ var families = []family{
 func TestFamiliesPython(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
-		testenv.Missing(t, "python3-mpi4py not installed")
-	}
-	script, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "families.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	needMPI4Py(t)
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "families.py"), script, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			a := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
-			out := run(t, dir, []string{"TMPDIR=" + dir}, 2*time.Minute, filepath.Join(root, "bin", "dtrun"),
-				append(a, python, "families.py", f.name)...)
+			out := tracePython(t, m, dir, []string{"TMPDIR=" + dir}, 4, "families.py", f.name)
 			checkFamily(t, f, dir, "python3", out)
 		})
 	}
@@ -84,11 +65,13 @@ func checkFamily(t *testing.T, f family, dir, app, out string) {
 	t.Helper()
 	calls := map[string]bool{}
 	for rk := 0; rk < 2; rk++ {
-		n, threads := traceFuncs(t, filepath.Join(dir, app+"."+strconv.Itoa(rk)+".trc"))
-		for f := range n {
-			calls[f] = true
+		byThread := traceCallsByThread(t, filepath.Join(dir, app+"."+strconv.Itoa(rk)+".trc"))
+		for _, n := range byThread {
+			for f := range n {
+				calls[f] = true
+			}
 		}
-		if rk == 1 && threads < f.threads {
+		if threads := len(byThread); rk == 1 && threads < f.threads {
 			t.Errorf("%s: rank 1 called MPI from %d threads, want %d", f.name, threads, f.threads)
 		}
 	}
@@ -105,33 +88,6 @@ func checkFamily(t *testing.T, f family, dir, app, out string) {
 	checkInvariants(t, r, 4)
 	if f.check != nil {
 		f.check(t, out, r)
-	}
-}
-
-// traceFuncs counts the calls of each MPI function in the trace at path
-// and the threads that made them.
-func traceFuncs(t *testing.T, path string) (map[string]int, int) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, threads := map[string]int{}, map[uint32]bool{}
-	for {
-		e, err := rd.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			return n, len(threads)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		n[rd.Definitions().Function(e.Func).GetName()]++
-		threads[e.Thread] = true
 	}
 }
 

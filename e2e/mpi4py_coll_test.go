@@ -1,14 +1,8 @@
 package e2e
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
-
-	"github.com/dtpa/dtpa/internal/testenv"
 )
 
 // TestMPI4PyObjectCollectives traces testdata/apps/objcoll.py (mpi4py's
@@ -23,22 +17,11 @@ import (
 func TestMPI4PyObjectCollectives(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
-		testenv.Missing(t, "python3-mpi4py not installed")
-	}
-	script, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "objcoll.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	needMPI4Py(t)
 	for _, np := range []int{2, 4} {
 		t.Run(strconv.Itoa(np), func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "objcoll.py"), script, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			a := append([]string{"--mpirun", m.mpirun, "-np", strconv.Itoa(np)}, m.args...)
-			run(t, dir, nil, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), append(a, python, "objcoll.py")...)
+			tracePython(t, m, dir, nil, np, "objcoll.py")
 			r, stderr := analyse(t, dir, "python3")
 			if len(r.Warnings) != 0 || stderr != "" {
 				t.Errorf("warnings %q, stderr %q", r.Warnings, stderr)

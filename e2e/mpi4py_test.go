@@ -2,13 +2,7 @@ package e2e
 
 import (
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
-	"time"
-
-	"github.com/dtpa/dtpa/internal/testenv"
 )
 
 // TestMPI4Py traces a Python MPI program (testdata/apps/late_sender.py,
@@ -23,20 +17,9 @@ import (
 func TestMPI4Py(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
-		testenv.Missing(t, "python3-mpi4py not installed")
-	}
+	needMPI4Py(t)
 	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(root, "testdata", "apps", "late_sender.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "late_sender.py"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	a := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
-	run(t, dir, nil, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), append(a, python, "late_sender.py")...)
+	tracePython(t, m, dir, nil, 4, "late_sender.py")
 	r, stderr := analyse(t, dir, "python3")
 	if len(r.Warnings) != 0 || stderr != "" {
 		t.Errorf("warnings %q, stderr %q", r.Warnings, stderr)

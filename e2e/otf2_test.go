@@ -2,9 +2,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
-	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -17,7 +14,6 @@ import (
 	"github.com/dtpa/dtpa/otf2"
 	"github.com/dtpa/dtpa/otf2/otf2test"
 	"github.com/dtpa/dtpa/report"
-	"github.com/dtpa/dtpa/traceformat"
 )
 
 // otf2Programs are the ground-truth programs whose archives
@@ -154,7 +150,7 @@ func checkOTF2Counts(t *testing.T, dir, app string, r *report.Report, a *otf2tes
 	}
 	calls := 0
 	for rank := 0; rank < 4; rank++ {
-		want := traceCallsByFunction(t, filepath.Join(dir, app+"."+strconv.Itoa(rank)+".trc"))
+		want := traceCallsByThread(t, filepath.Join(dir, app+"."+strconv.Itoa(rank)+".trc"))[0]
 		for fn, n := range want {
 			calls += n
 			if got := enters[key{uint64(rank), fn}]; got != n {
@@ -191,33 +187,4 @@ func checkOTF2Counts(t *testing.T, dir, app string, r *report.Report, a *otf2tes
 		a.Kinds["MPI_IRECV_REQUEST"] != a.Kinds["MPI_IRECV"]+a.Kinds["MPI_REQUEST_CANCELLED"] {
 		t.Errorf("unpaired records: %v", a.Kinds)
 	}
-}
-
-// traceCallsByFunction counts the MPI calls of thread 0 in a trace file
-// by function name (a folded run of polls is one call: one event).
-func traceCallsByFunction(t *testing.T, path string) map[string]int {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for {
-		e, err := rd.ReadEvent()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Thread == 0 {
-			out[rd.Definitions().Function(e.Func).GetName()]++
-		}
-	}
-	return out
 }

@@ -1,0 +1,77 @@
+package e2e
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/internal/testenv"
+	"github.com/dtpa/dtpa/traceformat"
+)
+
+// python is the interpreter Debian's python3-mpi4py is installed for; its
+// traces are python3.<rank>.trc.
+const python = "/usr/bin/python3"
+
+// needMPI4Py skips (or, where tests must not skip, fails) a test when
+// python3-mpi4py is missing.
+func needMPI4Py(t *testing.T) {
+	t.Helper()
+	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
+		testenv.Missing(t, "python3-mpi4py not installed")
+	}
+}
+
+// tracePython copies testdata/apps/script into dir and runs it with
+// python under bin/dtrun at np ranks of m, with env and args; it returns
+// the job's output.
+func tracePython(t *testing.T, m mpiImpl, dir string, env []string, np int, script string, args ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "testdata", "apps", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, script), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := append([]string{"--mpirun", m.mpirun, "-np", strconv.Itoa(np)}, m.args...)
+	a = append(append(a, python, script), args...)
+	return run(t, dir, env, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), a...)
+}
+
+// traceCallsByThread counts the MPI calls in the trace file at path per
+// thread and function name (a folded run of polls is one call: one
+// event).
+func traceCallsByThread(t *testing.T, path string) map[uint32]map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint32]map[string]int{}
+	for {
+		e, err := rd.ReadEvent()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := out[e.Thread]
+		if n == nil {
+			n = map[string]int{}
+			out[e.Thread] = n
+		}
+		n[rd.Definitions().Function(e.Func).GetName()]++
+	}
+}
