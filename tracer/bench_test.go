@@ -30,8 +30,8 @@ var (
 // one record (dt_rec_end_poll), so its B/call is per call made. %dropped is the share of
 // calls the tracer dropped for want of a free buffer (README, "When the
 // encoder cannot keep up"): B/call is per recorded call. ms-finalize-added
-// is how much longer the traced MPI_Finalize took (rank 0): what the
-// encoder held back (dt_queue.c) is written there.
+// is how much longer the traced MPI_Finalize took (rank 0): the encoding of
+// what was still queued is written there.
 //
 // With DTPA_BENCH_BASE=<another checkout, built> each iteration also runs
 // that checkout's dtrun right after this one's, so that a change is

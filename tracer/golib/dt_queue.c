@@ -30,48 +30,12 @@ static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
 static int q_sleeping; // the encoder waits on q_cv (under q_mu)
 
-// Held encoding (DT_ENC_HOLD=bytes, off by default). The encoder leaves full
-// buffers queued until that many bytes of records (or half the buffers)
-// wait, then writes them all in one go; the end of tracing, a Go job and a
-// thread about to wait for a free buffer make it drain at once (q_drain).
-// Only with a spill file: held buffers are spill slots, which a kill leaves
-// recoverable. Measured (tracer/README.md, "Where the per-call cost goes"):
-// on busy cores it moves the encoding rather than saving it, MPI_Finalize
-// writes what is held (~45 ns per event: 10 ms is ~4 MB), and the hand-over
-// that ends a hold wakes the encoder, which then preempts the rank inside
-// that hand-over (longest stalls 0.4-3.8 ms against 0.02-0.5). Hence off.
-static size_t q_bytes, q_hold_bytes; // queued record bytes (under q_mu)
-static unsigned q_bufs, q_hold_bufs;
-static int q_drain; // drain until the queue is empty (under q_mu)
-
-// dt_q_setup sets the hold (from the encoder, before its first dt_q_pop):
-// DT_ENC_HOLD bytes, default DT_HOLD_DEFAULT, at most half of the buffers;
-// none without a spill file (spill 0), where a held buffer would not
-// survive a kill.
-#define DT_HOLD_DEFAULT 0
-void dt_q_setup(int spill) {
-	const char *h = getenv("DT_ENC_HOLD");
-	size_t b = h && *h ? (size_t)strtoull(h, NULL, 10) : DT_HOLD_DEFAULT;
-	unsigned nb = (unsigned)(dt_buf_max / 2);
-	if (b / dt_chunk < nb) nb = (unsigned)(b / dt_chunk);
-	pthread_mutex_lock(&q_mu);
-	q_hold_bytes = spill && nb > 0 ? b : 0;
-	q_hold_bufs = nb;
-	pthread_mutex_unlock(&q_mu);
-}
-
-// q_held tells whether the encoder leaves the queue alone (under q_mu).
-static int q_held(void) {
-	return q_hold_bytes > 0 && !q_drain && q_bytes < q_hold_bytes && q_bufs < q_hold_bufs;
-}
-
 // dt_q_wake wakes the encoder. A program thread calls it only where it is
 // about to sleep anyway (waiting for a free buffer) or at the end of
 // tracing: a wake-up at every hand-over let the woken threads preempt the
 // program in the middle of it (stalls of 1-50 ms in a ping-pong, measured).
 void dt_q_wake(void) {
 	pthread_mutex_lock(&q_mu);
-	q_drain = 1;
 	if (q_sleeping) pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&q_mu);
 }
@@ -86,11 +50,7 @@ void dt_q_push(void *buf, size_t n, uint32_t tid, int fin, int kind) {
 		pthread_mutex_lock(&q_mu);
 	}
 	q_ent[q_tail++ % Q_CAP] = (dt_qent){buf, n, tid, fin, kind};
-	int held = q_held();
-	if (kind == DT_Q_BUF || kind == DT_Q_COPY) q_bytes += n, q_bufs++;
-	if (fin || kind == DT_Q_GO) q_drain = 1;
-	// Woken once per hold's worth of records, when the hold ends.
-	if (q_sleeping && (fin || kind == DT_Q_GO || (held && !q_held()))) pthread_cond_signal(&q_cv);
+	if ((fin || kind == DT_Q_GO) && q_sleeping) pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&q_mu);
 }
 
@@ -133,14 +93,10 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 	static int64_t sleep_ns = 100000;
 	pthread_mutex_lock(&q_mu);
-	while (q_head == q_tail || q_held()) {
+	while (q_head == q_tail) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		// Held: woken when the hold ends (dt_q_push) or by dt_q_wake;
-		// the timeout is only a safety net.
-		int64_t d = q_head != q_tail ? 1000000000 : sleep_ns;
-		ts.tv_sec += d / 1000000000;
-		ts.tv_nsec += d % 1000000000;
+		ts.tv_nsec += sleep_ns;
 		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
 		q_sleeping = 1;
 		pthread_cond_timedwait(&q_cv, &q_mu, &ts);
@@ -149,9 +105,7 @@ int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 		if (q_head == q_tail && sleep_ns < 50000000) sleep_ns *= 2;
 	}
 	dt_qent e = q_ent[q_head++ % Q_CAP];
-	if (e.kind == DT_Q_BUF || e.kind == DT_Q_COPY) q_bytes -= e.n, q_bufs--;
 	int more = q_head != q_tail;
-	if (!more) q_drain = 0;
 	sleep_ns = 100000;
 	pthread_mutex_unlock(&q_mu);
 	*buf = e.buf;

@@ -79,7 +79,6 @@ int dt_spill_prepare1(void);
 enum { DT_Q_BUF = 0, DT_Q_SITE = 1, DT_Q_COMM = 2, DT_Q_COPY = 3, DT_Q_GO = 4 };
 void dt_q_push(void *buf, size_t n, uint32_t tid, int fin, int kind);
 void dt_q_wake(void);
-void dt_q_setup(int spill);
 void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n);
 void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
 	uint32_t parent, int fid);

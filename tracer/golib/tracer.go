@@ -14,7 +14,6 @@ size_t dt_buf_chunk(void);
 int dt_buf_slots(void);
 void dt_spill_setup(char *base, int n, int fd, long off);
 int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind);
-void dt_q_setup(int spill);
 void dt_q_fin(int reason);
 void dt_q_kick(void);
 void dt_aux_start(int64_t epoch_ns);
@@ -359,11 +358,6 @@ func (t *tracer) stopped() bool {
 func (t *tracer) loop() {
 	defer recovered("writer")
 	lowPriority() // the encoder on its own thread
-	spill := 0
-	if t.spill != "" {
-		spill = 1
-	}
-	C.dt_q_setup(C.int(spill)) // held encoding (dt_queue.c) only where a kill cannot lose the held buffers
 
 	for {
 		var buf unsafe.Pointer
