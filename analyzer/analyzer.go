@@ -247,9 +247,79 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 			opts.Warn(s)
 		}
 	}
-	paths, err := discover(opts.Dir, opts.App)
+	sc, err := scanRun(ctx, opts, warn)
 	if err != nil {
 		return nil, Stats{}, err
+	}
+	size, byRank, model := sc.size, sc.byRank, sc.model
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+
+	// Pass 2: the replay.
+	if err := opts.Chrome.start(size); err != nil {
+		return nil, Stats{}, err
+	}
+	defer opts.Chrome.cleanup()
+	x, s, reps := newReplay(ctx, opts, sc, nil)
+	if opts.Workers <= 0 {
+		workers = replayWorkers(size, workers)
+	}
+	if err := s.run(workers); err != nil {
+		return nil, Stats{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, Stats{}, err
+	}
+	settle(reps, x)
+	cv, un := summarize(reps, x, byRank, warn)
+
+	rep, siteID := build(reps, x, byRank, opts, warn)
+	for _, w := range unreceivedWarnings(x.unreceivedMsgs(), reps, rep, siteID) {
+		warn(w)
+	}
+	rep.Task = opts.App
+	rep.Processors = size
+	rep.Warnings = placePcontrolWarnings(warns, reps, opts.Symbolizer)
+	rep.ClockViolations, rep.Unmatched = cv, un
+	rep.RunFacts = runFacts(reps, byRank, model)
+	if opts.Timeline != nil || opts.Chrome != nil {
+		hosts := hostNames(byRank)
+		if opts.Timeline != nil {
+			opts.Timeline.finish(reps, siteID, hosts)
+		}
+		if opts.Chrome != nil {
+			if err := opts.Chrome.finish(reps, siteID, rep, hosts); err != nil {
+				return nil, Stats{}, err
+			}
+		}
+	}
+	st := Stats{OpenFiles: x.files.peakOpen, Reopens: x.files.reopens}
+	for r, rp := range reps {
+		if rp != nil {
+			st.Events += rp.events
+			st.Parks += x.ranks[r].parks
+		}
+	}
+	return rep, st, nil
+}
+
+// runScan is what pass 1 finds: the run's size, each rank's file (nil
+// when missing or unreadable), and the clock model.
+type runScan struct {
+	size    int
+	byRank  []*rankFile
+	present []bool
+	model   *clocks.Model
+}
+
+// scanRun is pass 1: every file's header, clock samples and damage, the
+// run they belong to, and the clock model; warn receives what it finds.
+func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, error) {
+	paths, err := discover(opts.Dir, opts.App)
+	if err != nil {
+		return nil, err
 	}
 	workers := opts.Workers
 	if workers <= 0 {
@@ -264,7 +334,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	for i, e := range errs {
 		if e != nil {
 			if isVersionError(e) {
-				return nil, Stats{}, e
+				return nil, e
 			}
 			warn(fmt.Sprintf("%s cannot be read and is left out: %v.", paths[i], e))
 			continue
@@ -272,14 +342,14 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		files = append(files, scanned[i])
 	}
 	if len(files) == 0 {
-		return nil, Stats{}, fmt.Errorf("no readable traces of %q in %s", opts.App, dirName(opts.Dir))
+		return nil, fmt.Errorf("no readable traces of %q in %s", opts.App, dirName(opts.Dir))
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, Stats{}, err
+		return nil, err
 	}
 	size, err := checkRuns(files)
 	if err != nil {
-		return nil, Stats{}, err
+		return nil, err
 	}
 	byRank := make([]*rankFile, size)
 	for _, f := range files {
@@ -315,41 +385,39 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		warn(w)
 	}
 
-	// Pass 2: the replay.
-	if err := opts.Chrome.start(size); err != nil {
-		return nil, Stats{}, err
-	}
-	defer opts.Chrome.cleanup()
+	return &runScan{size: size, byRank: byRank, present: present, model: model}, nil
+}
+
+// newReplay prepares the replay of the ranks of sc that own selects (nil:
+// all of them).
+func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) bool) (*exchange, *sched, []*replayer) {
 	lim := defaultLimits()
 	if opts.limits != nil {
 		lim = *opts.limits
 	}
-	x := newExchange(size, present, lim)
+	x := newExchange(sc.size, sc.present, lim)
 	x.progress = opts.Progress
-	opts.Progress.announce(byRank)
+	opts.Progress.announce(sc.byRank)
 	s := newSched(ctx, x)
 	x.s = s
-	reps := make([]*replayer, size)
-	for r, f := range byRank {
-		if f == nil {
+	reps := make([]*replayer, sc.size)
+	for r, f := range sc.byRank {
+		if f == nil || (own != nil && !own(r)) {
 			continue
 		}
-		rp := newReplayer(int32(r), f.path, x, model.Maps[r].Clone())
+		rp := newReplayer(int32(r), f.path, x, sc.model.Maps[r].Clone())
 		rp.ctx = ctx
-		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, size), opts.Chrome.rank(rp))
+		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, sc.size), opts.Chrome.rank(rp))
 		reps[r] = rp
 		s.add(int32(r), rp.run)
 	}
-	if opts.Workers <= 0 {
-		workers = replayWorkers(size, workers)
-	}
-	if err := s.run(workers); err != nil {
-		return nil, Stats{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, Stats{}, err
-	}
-	// Contributions of instances completed after their member finished.
+	return x, s, reps
+}
+
+// settle adds to each replay what reached it after it finished: the
+// contributions of instances completed later and the late receivers'
+// charges to its sends.
+func settle(reps []*replayer, x *exchange) {
 	for r, rp := range reps {
 		if rp == nil {
 			continue
@@ -358,40 +426,9 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		rp.contrib = append(rp.contrib[:0], x.ranks[r].deferred...)
 		x.ranks[r].deferred = nil
 		rp.applyContrib()
-		// Late receivers' charges to this rank's sends.
 		rp.applyLate(x.ranks[r].late)
 		x.ranks[r].late = nil
 	}
-	cv, un := summarize(reps, x, byRank, warn)
-
-	rep, siteID := build(reps, x, byRank, opts, warn)
-	for _, w := range unreceivedWarnings(x.unreceivedMsgs(), reps, rep, siteID) {
-		warn(w)
-	}
-	rep.Task = opts.App
-	rep.Processors = size
-	rep.Warnings = placePcontrolWarnings(warns, reps, opts.Symbolizer)
-	rep.ClockViolations, rep.Unmatched = cv, un
-	rep.RunFacts = runFacts(reps, byRank, model)
-	if opts.Timeline != nil || opts.Chrome != nil {
-		hosts := hostNames(byRank)
-		if opts.Timeline != nil {
-			opts.Timeline.finish(reps, siteID, hosts)
-		}
-		if opts.Chrome != nil {
-			if err := opts.Chrome.finish(reps, siteID, rep, hosts); err != nil {
-				return nil, Stats{}, err
-			}
-		}
-	}
-	st := Stats{OpenFiles: x.files.peakOpen, Reopens: x.files.reopens}
-	for r, rp := range reps {
-		if rp != nil {
-			st.Events += rp.events
-			st.Parks += x.ranks[r].parks
-		}
-	}
-	return rep, st, nil
 }
 
 // summarize turns the replays' counters into warnings, rank by rank, and

@@ -45,7 +45,11 @@ type exchange struct {
 	solo  bool
 	lim   limits
 	files *filePool // the replays' trace files
-	_     [64]byte
+	// dist connects the exchange to the other processes of a
+	// distributed replay (dist.go); nil when one process replays every
+	// rank.
+	dist *distX
+	_    [64]byte
 
 	mu     sync.Mutex
 	stalls int // under s.mu
@@ -74,6 +78,9 @@ type exchange struct {
 type rankSync struct {
 	mu        sync.Mutex // guards the inbox map (not its queues, p2p.go)
 	present   bool
+	// remote: replayed by another process of a distributed replay
+	// (dist.go); its done is set when that process says so.
+	remote bool
 	done      atomic.Bool // the replay finished (set under x.mu and mu)
 	waiting   atomic.Bool // parked until a message arrives in its inbox
 	throttled atomic.Bool // held back by flow control
@@ -310,7 +317,7 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 	// again: a rank that always waits would otherwise pile up a
 	// contribution per instance until it finishes.
 	out = x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, exit, att)
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, exit, att, false)
 	locked := true
 	if in.mismatch {
 		mismatch = true
@@ -361,12 +368,12 @@ func (x *exchange) wakeAll(rs []int32, by int32) {
 // returns the instance and the members to wake once x.mu is released
 // (in a buffer of rank me's). x.mu is held.
 func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry, until int64, att collAtt) (*collInst, []int32) {
+	members []int32, idx int, me int32, entry, until int64, att collAtt, nonblocking bool) (*collInst, []int32) {
 	ck := commKey{k.comm, k.group}
 	in := x.colls[k]
 	var left []int
 	var woken []int32
-	if in != nil && misfit(in, fn, root, members, idx) {
+	if in != nil && x.dist == nil && misfit(in, fn, root, members, idx) {
 		// A member's trace lacks a call: resynchronize.
 		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, until)
 	}
@@ -391,13 +398,22 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		n := len(members)
 		in = &collInst{key: k, fn: fn, shape: shape, root: root, members: members,
 			slots: make([]collSlot, n), kind: collWaitKind(fn, shape)}
-		for _, m := range members {
+		x.colls[k] = in
+		if x.dist != nil {
+			// Other processes' members may have entered and left
+			// already.
+			x.dist.created(in, me)
+		}
+		for i, m := range members {
 			if x.ranks[m].done.Load() {
-				in.entryGone++
-				in.exitGone++
+				if !in.slots[i].hasEntry {
+					in.entryGone++
+				}
+				if !in.slots[i].hasExit {
+					in.exitGone++
+				}
 			}
 		}
-		x.colls[k] = in
 		for _, i := range left {
 			woken = x.leaveLocked(in, i, woken)
 		}
@@ -407,8 +423,30 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		return in, woken
 	}
 	sl := &in.slots[idx]
-	sl.entry, sl.hasEntry, sl.att, sl.esite = entry, true, att, att.site
-	sl.espan, sl.ecomp = att.span, att.comp
+	sl.att = att
+	if nonblocking && !in.mismatch {
+		in.nonblocking = true
+	}
+	if x.dist != nil {
+		x.dist.entered(in, idx, me, entry, att, nonblocking)
+	}
+	wake := x.postEntryLocked(in, idx, entry, att.site, att.span, att.comp, x.ranks[me].wakeBuf[:0])
+	if wake != nil {
+		x.ranks[me].wakeBuf = wake[:0] // kept for the next call
+	}
+	if len(woken) > 0 {
+		wake = append(wake, woken...)
+	}
+	return in, wake
+}
+
+// postEntryLocked posts the entry of participant idx of in (entered at
+// entry from call site site, with its span and computation) and returns
+// the members to wake, appended to buf. x.mu is held.
+func (x *exchange) postEntryLocked(in *collInst, idx int, entry int64, site, span uint32, comp int64, buf []int32) []int32 {
+	sl := &in.slots[idx]
+	sl.entry, sl.hasEntry, sl.esite = entry, true, site
+	sl.espan, sl.ecomp = span, comp
 	if in.nEntry == 0 || entry > in.maxEntry {
 		in.maxEntry = entry
 	}
@@ -421,12 +459,10 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	}
 	var wake []int32
 	if len(in.waiters) > 0 && (all || idx == int(in.root) || in.shape == tracepb.Function_PREFIX) {
-		rs := x.ranks[me]
-		rs.wakeBuf = append(rs.wakeBuf[:0], in.waiters...)
+		wake = append(buf, in.waiters...)
 		if all && !x.solo {
-			x.sortWake(rs.wakeBuf)
+			x.sortWake(wake)
 		}
-		wake = rs.wakeBuf
 		if all {
 			// Every waiter is ready now, whatever the shape: none waits
 			// again, so none needs to find and remove itself (which was
@@ -434,10 +470,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 			in.waiters = in.waiters[:0]
 		}
 	}
-	if len(woken) > 0 {
-		wake = append(wake, woken...)
-	}
-	return in, wake
+	return wake
 }
 
 // collWaitLocked waits until the entries that participant idx depends on
@@ -564,6 +597,9 @@ func (x *exchange) collExitLocked(in *collInst, idx int, exit int64) {
 	if sl := &in.slots[idx]; sl.hasEntry && !sl.hasExit {
 		sl.exit, sl.hasExit = exit, true
 		in.nExit++
+		if x.dist != nil && !x.ranks[in.members[idx]].remote {
+			x.dist.left(in, idx, exit, 0, false)
+		}
 		x.maybeComplete(in)
 	}
 }
@@ -592,7 +628,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 	if x.throttled.Load() > 0 && x.pendingColls[ck] < x.lim.pendingColls/2 {
 		x.releaseThrottled()
 	}
-	if in.nExit < len(in.members) || in.mismatch {
+	if (in.nExit < len(in.members) || in.mismatch) && (x.dist == nil || x.dist.notes(in)) {
 		x.unmatched.note(in, len(x.ranks))
 	}
 	// By group: an intercommunicator's non-rooted instance (key.split)
@@ -660,6 +696,9 @@ func (x *exchange) maybeComplete(in *collInst) {
 			c.pot, c.tv = min(sl.dur, max(0, me-sl.exit)), 0
 		}
 		sh.split(in, i, &c)
+		if rs.remote {
+			continue // its own process adds it
+		}
 		rs.deferred = append(rs.deferred, c)
 	}
 }
@@ -678,10 +717,7 @@ func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Colle
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, entry, collAtt{site: site.site, span: site.span, comp: site.comp})
-	if !in.mismatch {
-		in.nonblocking = nonblocking
-	}
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, entry, collAtt{site: site.site, span: site.span, comp: site.comp}, nonblocking)
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
 	if in.mismatch {
@@ -699,14 +735,24 @@ func (x *exchange) icollDone(in *collInst, idx int, me int32, entry, dur int64, 
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
-	if sl := &in.slots[idx]; sl.hasEntry && !sl.hasExit && !in.mismatch {
-		sl.exit, sl.dur, sl.att, sl.hasExit = entry, dur, att, true
-		in.nExit++
-		x.maybeComplete(in)
-	}
+	x.icollExitLocked(in, idx, entry, dur, att)
 	out := x.takeDeferred(me, buf[:0])
 	x.unlock(&x.mu)
 	return out
+}
+
+// icollExitLocked posts the completion of participant idx of nonblocking
+// instance in by a call entered at entry lasting dur (icollDone). x.mu is
+// held.
+func (x *exchange) icollExitLocked(in *collInst, idx int, entry, dur int64, att collAtt) {
+	if sl := &in.slots[idx]; sl.hasEntry && !sl.hasExit && !in.mismatch {
+		sl.exit, sl.dur, sl.att, sl.hasExit = entry, dur, att, true
+		in.nExit++
+		if x.dist != nil && !x.ranks[in.members[idx]].remote {
+			x.dist.left(in, idx, entry, dur, true)
+		}
+		x.maybeComplete(in)
+	}
 }
 
 // finish marks rank me's replay as ended: whoever waits for it gives up,
@@ -719,6 +765,17 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 	defer x.unlock(&x.mu)
 	rs := x.ranks[me]
 	x.postExitLocked(rs)
+	if x.dist != nil {
+		x.dist.finished(me)
+	}
+	x.doneLocked(me)
+	return x.takeDeferred(me, buf[:0])
+}
+
+// doneLocked marks rank me's replay as ended: waits for it give up, and
+// the instances it will never join complete without it. x.mu is held.
+func (x *exchange) doneLocked(me int32) {
+	rs := x.ranks[me]
 	x.lock(&rs.mu)
 	rs.done.Store(true)
 	x.unlock(&rs.mu)
@@ -744,7 +801,6 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 	if x.s != nil {
 		x.s.wakeOthers(me)
 	}
-	return x.takeDeferred(me, buf[:0])
 }
 
 // lateReceiver charges d ns of waiting for a late receiver to the blocking
@@ -753,6 +809,10 @@ func (x *exchange) finish(me int32, buf []collContrib) (out []collContrib) {
 // waited for their receive.
 func (x *exchange) lateReceiver(src int32, att uint64, d int64, dst int32, rsite uint32) {
 	rs := x.ranks[src]
+	if rs.remote {
+		x.dist.lateReceiver(src, att, d, dst, rsite)
+		return
+	}
 	x.lock(&rs.mu)
 	rs.addLate(lateKey{att: att, from: msgFrom{rank: dst, site: rsite}}, d)
 	x.unlock(&rs.mu)
@@ -762,6 +822,10 @@ func (x *exchange) lateReceiver(src int32, att uint64, d int64, dst int32, rsite
 // synchronous send serial; by the receiver's replay.
 func (x *exchange) issendPosted(src int32, serial uint64, post int64, dst int32, rsite uint32) {
 	rs := x.ranks[src]
+	if rs.remote {
+		x.dist.issendPosted(src, serial, post, dst, rsite)
+		return
+	}
 	from := msgFrom{rank: dst, site: rsite}
 	x.lock(&rs.mu)
 	if st := rs.iss[serial]; st != nil {

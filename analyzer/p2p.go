@@ -48,6 +48,16 @@ type fifo struct {
 	sring *msgRing                // the sender's copy of ring
 	seen  uint64                  // base as the sender last read it
 	solo  bool
+	// proxy, for a destination replayed by another process (dist.go),
+	// is the key: the fifo stands for the other process's queue and
+	// only counts the messages sent into it (sent), so that a
+	// cancelled send can name its message there.
+	proxy *p2pKey
+	// roff: in a queue a remote sender posts into, the sender's number
+	// of its message 0 (rset once known), to find a message a
+	// cancelled send withdraws (dist.go).
+	roff uint64
+	rset bool
 	// dead: swept from the inbox (sweep): cached pointers must look
 	// again. Written by the receiver, rarely, read by the sender at
 	// every message: kept on the sender's line.
@@ -320,6 +330,10 @@ func (f *fifo) advance() {
 // withdraw removes message m of queue f, whose send was cancelled (by the
 // sender): no receive gets it and it is not counted unreceived.
 func (x *exchange) withdraw(f *fifo, m uint64) {
+	if f.proxy != nil {
+		x.dist.withdraw(*f.proxy, m)
+		return
+	}
 	f.cmu.Lock()
 	f.canc = append(f.canc, m)
 	f.ncanc.Store(int32(len(f.canc)))
@@ -456,6 +470,10 @@ func (x *exchange) send(k p2pKey, entry int64, site sendSite, bytes uint64, li l
 		// (A message posted while the destination finishes is counted
 		// with the unreceived ones at the end, unreceived.)
 		x.droppedSends.Add(1)
+		return
+	}
+	if dst.remote {
+		x.dist.send(k, entry, site, bytes, li, c)
 		return
 	}
 	f := c.f

@@ -54,6 +54,10 @@ type sched struct {
 	live    int // replays not finished
 	last    int32
 	err     error // a panic that escaped a replay (a bug)
+	// dist: the other processes of a distributed replay (dist.go),
+	// which decide together when it has ended or stalled; nil when one
+	// process replays every rank.
+	dist *distX
 }
 
 // runQueue is a FIFO ring of ranks; a rank is queued at most once, so
@@ -168,6 +172,9 @@ func (s *sched) worker(w int) {
 		}
 		s.x.unlock(&s.mu)
 		more := s.resume(r)
+		if s.dist != nil {
+			s.dist.busy()
+		}
 		s.x.lock(&s.mu)
 		s.running--
 		switch {
@@ -215,7 +222,12 @@ func (s *sched) nextLocked(w int) (int32, bool) {
 	spins := 0
 	for {
 		if s.live == 0 {
-			return 0, false
+			// A process of a distributed replay serves the others
+			// until all of them have finished.
+			if s.dist == nil || s.dist.idle() {
+				return 0, false
+			}
+			continue
 		}
 		r := s.runnext[w]
 		if r >= 0 {
@@ -249,6 +261,12 @@ func (s *sched) nextLocked(w int) (int32, bool) {
 		if s.running == 0 {
 			// Every queue is empty and no replay runs: those left
 			// are all parked.
+			if s.dist != nil {
+				if s.dist.idle() {
+					return 0, false
+				}
+				continue
+			}
 			s.stall()
 			continue
 		}
@@ -335,32 +353,54 @@ func (s *sched) wakeLocked(r, by int32) {
 
 // stall handles the moment when every live replay is parked. s.mu is held.
 func (s *sched) stall() {
-	x := s.x
-	if x.throttled.Load() > 0 {
+	if s.releaseThrottled() > 0 {
 		// Flow control gives way.
-		x.throttleGen.Add(1)
-		n := 0
-		for r, rs := range x.ranks {
-			if s.state[r] == stParked && rs.throttled.Load() {
-				s.state[r] = stQueued
-				s.push(int32(r))
-				n++
-			}
-		}
-		if n > 0 {
-			return
-		}
-	}
-	x.stalls++
-	if s.ctx != nil && s.ctx.Err() != nil {
-		// Cancelled: everybody gives up, so that the replays end soon.
-		for r := range x.ranks {
-			if s.state[r] == stParked {
-				s.abort(int32(r))
-			}
-		}
 		return
 	}
+	s.x.stalls++
+	if s.cancelled() {
+		return
+	}
+	s.abortLast()
+}
+
+// releaseThrottled queues the parked replays that flow control holds
+// back and returns how many. s.mu is held.
+func (s *sched) releaseThrottled() int {
+	x := s.x
+	if x.throttled.Load() == 0 {
+		return 0
+	}
+	x.throttleGen.Add(1)
+	n := 0
+	for r, rs := range x.ranks {
+		if s.state[r] == stParked && rs.throttled.Load() {
+			s.state[r] = stQueued
+			s.push(int32(r))
+			n++
+		}
+	}
+	return n
+}
+
+// cancelled makes every parked replay give up when the analysis was
+// cancelled, so that the replays end soon, and says whether it was.
+// s.mu is held.
+func (s *sched) cancelled() bool {
+	if s.ctx == nil || s.ctx.Err() == nil {
+		return false
+	}
+	for r := range s.x.ranks {
+		if s.state[r] == stParked {
+			s.abort(int32(r))
+		}
+	}
+	return true
+}
+
+// abortLast makes the replay that parked last give up its wait (any
+// parked one if that one was woken since). s.mu is held.
+func (s *sched) abortLast() {
 	r := s.last
 	if r < 0 || s.state[r] != stParked {
 		r = -1

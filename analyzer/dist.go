@@ -1,0 +1,823 @@
+package analyzer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// A distributed replay (dtpa-mpi, docs/distributed.md) splits the traced
+// ranks into contiguous blocks over the processes of an analysis job;
+// each process replays its block with the single-process machinery
+// (exchange, sched) and a distX that stands in for the ranks the others
+// replay:
+//
+//   - A message to a rank replayed elsewhere is sent to that process,
+//     which posts it into the rank's inbox as the rank's own sender would:
+//     the receiving side, where the matching happens, is always local.
+//     What a receiver hands back to a sender (a late receiver's charge,
+//     a synchronous send's posting time) goes the other way.
+//   - Every process that replays a member of a communicator keeps its
+//     own copy of each collective instance on it; each entry and exit of
+//     a member is sent to the other processes that hold a copy, so that
+//     all copies end with the same slots and compute the same
+//     contributions, each process keeping those of its own members.
+//     Records about an instance that a process has not created yet (its
+//     own members have not reached it) wait in early until one does.
+//   - A rank whose replay ends is announced to every process: waits for
+//     it give up there as they would locally.
+//
+// Everything one process sends another travels in order (Transport), so
+// a rank's messages arrive before its end, an entry before its exit.
+//
+// Termination and stalls: a process with nothing to run reports its
+// state to process 0 and waits for messages. Process 0 decides, as the
+// scheduler does alone (sched.stall), once every process has reported
+// itself idle and as many data messages were received as sent, confirmed
+// by a second round of replies with unchanged counts (Mattern's
+// four-counter rule: no message was in flight): the replay has ended if
+// no replay is live anywhere; else flow control gives way, or one parked
+// replay gives up its wait.
+//
+// Flow control holds back only senders of the same process: a message to
+// another process is never refused, and a sender never waits for one.
+// Resynchronization of collectives (resync.go) needs one view of every
+// member and is left out: a member lacking a call makes its instances
+// unmatched instead.
+
+// Transport carries the messages of a distributed replay between its
+// processes. Messages from one process to another arrive in the order
+// they were sent.
+type Transport interface {
+	Rank() int // this process, 0 … Size()-1
+	Size() int
+	// Send queues msg for process to without waiting for it to be
+	// received; msg is the transport's from then on.
+	Send(to int, msg []byte) error
+	// Recv returns the next message from any process; when none is
+	// there, nil, or with wait, blocks until one arrives.
+	Recv(wait bool) (from int, msg []byte, err error)
+}
+
+// Kinds of messages (their first byte).
+const (
+	dmData    = 1 + iota // records (below)
+	dmReport             // a process is idle: distState, to process 0
+	dmProbe              // process 0 asks whether its reports still hold: epoch
+	dmAck                // the reply: epoch, distState, idle
+	dmRelease            // flow control gives way
+	dmAbort              // the replay that parked last gives up its wait
+	dmTerm               // every replay has ended
+	dmResult             // a process's results, to process 0 (replayResult)
+)
+
+// Kinds of records in a data message.
+const (
+	drSend  = 1 + iota // a message to a rank of the receiving process
+	drLate             // a late receiver's charge to a send of its rank
+	drIss              // a synchronous send's posting time, to its sender
+	drEnter            // a member entered a collective instance
+	drExit             // a member left one
+	drDone             // a rank's replay ended
+	drWithdraw         // a send was cancelled: its message is taken back
+)
+
+// flushBytes is the batch size at which records are sent at once; below
+// it they wait for flushEvery resumes, or for the process to be idle.
+const (
+	flushBytes = 32 << 10
+	flushEvery = 16
+)
+
+// distState is what process 0 needs of a process to decide.
+type distState struct {
+	sent, recvd int64 // data messages
+	live        int64 // replays not finished
+	parked      int64 // replays waiting
+	throttled   int64 // of those, held back by flow control
+	idle        bool
+}
+
+// distX is one process's side of a distributed replay.
+type distX struct {
+	x     *exchange
+	s     *sched
+	tr    Transport
+	me, n int
+	owner []int32 // by world rank: the process that replays it
+
+	out         [][]byte // records to send, by process
+	outBytes    int
+	sinceFlush  int
+	sent, recvd int64
+	// active: something happened since the last report (a replay ran,
+	// a message came).
+	active bool
+	term   bool
+	err    error
+
+	early map[collKey][]earlyRec
+	peers map[*int32][]int // by communicator member list: the other processes replaying members
+	// caches are the inbox queues last used by each remote sender.
+	caches map[int32]*fifoCache
+	// proxies number the messages sent to each key of another process
+	// (fifo.proxy).
+	proxies map[p2pKey]*fifo
+	wake   []int32
+
+	// Process 0: the latest report of each process, whether it is
+	// still valid, and the probe in progress.
+	reports []distState
+	have    []bool
+	epoch   uint64
+	probing bool
+	snap    []distState
+	acks    []distState
+	nacks   int
+	results [][]byte
+}
+
+// earlyRec is a record about an instance not created here yet.
+type earlyRec struct {
+	enter bool
+	rec   collRec
+}
+
+// collRec is a member's entry or exit as sent between processes.
+type collRec struct {
+	key             collKey
+	idx             int
+	rank            int32
+	t               int64 // entry or exit
+	site, span      uint32
+	comp, dur       int64
+	fn              string
+	root            int32
+	nonblocking, nb bool
+}
+
+// blockOwners splits size ranks into n contiguous blocks.
+func blockOwners(size, n int) []int32 {
+	o := make([]int32, size)
+	for p := 0; p < n; p++ {
+		for r := p * size / n; r < (p+1)*size/n; r++ {
+			o[r] = int32(p)
+		}
+	}
+	return o
+}
+
+func newDist(x *exchange, tr Transport) *distX {
+	n := tr.Size()
+	d := &distX{x: x, tr: tr, me: tr.Rank(), n: n, owner: blockOwners(len(x.ranks), n),
+		out: make([][]byte, n), early: map[collKey][]earlyRec{}, peers: map[*int32][]int{},
+		caches: map[int32]*fifoCache{}, proxies: map[p2pKey]*fifo{}, active: true}
+	if d.me == 0 {
+		d.reports, d.have, d.acks, d.snap = make([]distState, n), make([]bool, n), make([]distState, n), make([]distState, n)
+	}
+	for r, rs := range x.ranks {
+		if d.owner[r] != int32(d.me) && rs.present {
+			rs.remote = true
+		}
+	}
+	x.dist = d
+	return d
+}
+
+// local says whether rank r is replayed by this process.
+func (d *distX) local(r int32) bool { return d.owner[r] == int32(d.me) }
+
+// record starts a record of kind k to process p.
+func (d *distX) record(p int, k byte) []byte {
+	b := d.out[p]
+	if b == nil {
+		b = append(make([]byte, 0, 1024), dmData)
+	}
+	return append(b, k)
+}
+
+// put stores a record to process p and sends the batch when it is big.
+func (d *distX) put(p int, b []byte) {
+	d.outBytes += len(b) - len(d.out[p])
+	d.out[p] = b
+	if d.outBytes >= flushBytes {
+		d.flush()
+	}
+}
+
+func av(b []byte, v int64) []byte  { return binary.AppendVarint(b, v) }
+func auv(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+// send forwards a message to a rank of another process (exchange.send);
+// c caches the key's proxy queue, which numbers the messages.
+func (d *distX) send(k p2pKey, entry int64, site sendSite, bytes uint64, li lateInfo, c *fifoCache) {
+	f := c.f
+	if f == nil || c.key != k {
+		if f = d.proxies[k]; f == nil {
+			f = &fifo{proxy: &k}
+			d.proxies[k] = f
+		}
+		c.key, c.f = k, f
+	}
+	seq := f.sent
+	f.sent++
+	p := int(d.owner[k.dst])
+	b := d.record(p, drSend)
+	b = auv(b, seq)
+	b = av(b, int64(k.src))
+	b = av(b, int64(k.dst))
+	b = auv(b, k.comm)
+	b = av(b, int64(k.tag))
+	b = av(b, entry)
+	b = auv(b, uint64(site.site))
+	b = auv(b, uint64(site.span))
+	b = av(b, site.comp)
+	b = auv(b, bytes)
+	b = av(b, li.exit)
+	b = auv(b, li.att)
+	d.put(p, b)
+}
+
+// withdraw takes message seq of key k back from the receiver's process
+// (a cancelled send).
+func (d *distX) withdraw(k p2pKey, seq uint64) {
+	p := int(d.owner[k.dst])
+	b := d.record(p, drWithdraw)
+	b = av(b, int64(k.src))
+	b = av(b, int64(k.dst))
+	b = auv(b, k.comm)
+	b = av(b, int64(k.tag))
+	b = auv(b, seq)
+	d.put(p, b)
+}
+
+// lateReceiver forwards a late receiver's charge to the sender's process.
+func (d *distX) lateReceiver(src int32, att uint64, dur int64, dst int32, rsite uint32) {
+	p := int(d.owner[src])
+	b := d.record(p, drLate)
+	b = av(b, int64(src))
+	b = auv(b, att)
+	b = av(b, dur)
+	b = av(b, int64(dst))
+	b = auv(b, uint64(rsite))
+	d.put(p, b)
+}
+
+// issendPosted forwards a synchronous send's posting time to the
+// sender's process.
+func (d *distX) issendPosted(src int32, serial uint64, post int64, dst int32, rsite uint32) {
+	p := int(d.owner[src])
+	b := d.record(p, drIss)
+	b = av(b, int64(src))
+	b = auv(b, serial)
+	b = av(b, post)
+	b = av(b, int64(dst))
+	b = auv(b, uint64(rsite))
+	d.put(p, b)
+}
+
+func appendKey(b []byte, k collKey) []byte {
+	b = auv(b, k.comm)
+	b = av(b, int64(k.group))
+	b = auv(b, k.seq)
+	return av(b, int64(k.split))
+}
+
+// peersOf lists the other processes replaying members of in.
+func (d *distX) peersOf(in *collInst) []int {
+	if len(in.members) == 0 {
+		return nil
+	}
+	key := &in.members[0]
+	if p, ok := d.peers[key]; ok {
+		return p
+	}
+	seen := make([]bool, d.n)
+	var out []int
+	for _, m := range in.members {
+		if m < 0 || int(m) >= len(d.owner) {
+			continue
+		}
+		p := int(d.owner[m])
+		if p != d.me && !seen[p] && d.x.ranks[m].present {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	d.peers[key] = out
+	return out
+}
+
+// entered sends a local member's entry to the other copies of in.
+func (d *distX) entered(in *collInst, idx int, me int32, entry int64, att collAtt, nonblocking bool) {
+	for _, p := range d.peersOf(in) {
+		b := d.record(p, drEnter)
+		b = appendKey(b, in.key)
+		b = av(b, int64(idx))
+		b = av(b, int64(me))
+		b = av(b, entry)
+		b = auv(b, uint64(att.site))
+		b = auv(b, uint64(att.span))
+		b = av(b, att.comp)
+		b = auv(b, uint64(len(in.fn)))
+		b = append(b, in.fn...)
+		b = av(b, int64(in.root))
+		b = append(b, boolByte(nonblocking))
+		d.put(p, b)
+	}
+}
+
+// left sends a local member's exit to the other copies of in (nb: posted
+// by icollDone, with the completing call's duration dur).
+func (d *distX) left(in *collInst, idx int, exit, dur int64, nb bool) {
+	for _, p := range d.peersOf(in) {
+		b := d.record(p, drExit)
+		b = appendKey(b, in.key)
+		b = av(b, int64(idx))
+		b = av(b, exit)
+		b = av(b, dur)
+		b = append(b, boolByte(nb))
+		d.put(p, b)
+	}
+}
+
+// finished announces the end of local rank me's replay to every process.
+func (d *distX) finished(me int32) {
+	for p := 0; p < d.n; p++ {
+		if p != d.me {
+			d.put(p, av(d.record(p, drDone), int64(me)))
+		}
+	}
+}
+
+// notes says whether this process reports instance in as unmatched: the
+// one replaying its first present member, so that it is reported once.
+func (d *distX) notes(in *collInst) bool {
+	for _, m := range in.members {
+		if m >= 0 && int(m) < len(d.owner) && d.x.ranks[m].present {
+			return d.local(m)
+		}
+	}
+	return true
+}
+
+// created applies the records that arrived for in before a local member
+// created it. x.mu is held.
+func (d *distX) created(in *collInst, me int32) {
+	recs, ok := d.early[in.key]
+	if !ok {
+		return
+	}
+	delete(d.early, in.key)
+	for _, e := range recs {
+		if e.enter {
+			d.applyEnter(in, &e.rec)
+		} else {
+			d.applyExit(in, &e.rec)
+		}
+	}
+}
+
+func (d *distX) applyEnter(in *collInst, r *collRec) {
+	if in.fn != r.fn || in.root != r.root || r.idx < 0 || r.idx >= len(in.members) || in.members[r.idx] != r.rank || in.slots[r.idx].hasEntry {
+		in.mismatch = true
+		return
+	}
+	if r.nonblocking && !in.mismatch {
+		in.nonblocking = true
+	}
+	d.wake = d.x.postEntryLocked(in, r.idx, r.t, r.site, r.span, r.comp, d.wake[:0])
+	d.x.wakeAll(d.wake, -1)
+}
+
+func (d *distX) applyExit(in *collInst, r *collRec) {
+	if r.idx < 0 || r.idx >= len(in.members) {
+		in.mismatch = true
+		return
+	}
+	if r.nb {
+		d.x.icollExitLocked(in, r.idx, r.t, r.dur, collAtt{})
+	} else {
+		d.x.collExitLocked(in, r.idx, r.t)
+	}
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// flush sends the records waiting for each process.
+func (d *distX) flush() {
+	d.sinceFlush = 0
+	if d.outBytes == 0 {
+		return
+	}
+	for p, b := range d.out {
+		if len(b) <= 1 {
+			continue
+		}
+		d.out[p] = nil
+		d.sent++
+		d.fail(d.tr.Send(p, b))
+	}
+	d.outBytes = 0
+}
+
+func (d *distX) fail(err error) {
+	if err != nil && d.err == nil {
+		d.err = err
+	}
+}
+
+// busy is called between two replays' turns: records go out and messages
+// are taken in every so often, so that the other processes need not wait
+// until this one is idle.
+func (d *distX) busy() {
+	d.active = true
+	if d.sinceFlush++; d.sinceFlush >= flushEvery {
+		d.flush()
+		d.poll(false)
+	}
+}
+
+// idle is called when no local replay can run; it returns true once the
+// distributed replay has ended (or failed).
+func (d *distX) idle() bool {
+	d.flush()
+	if d.poll(false) || d.term || d.err != nil {
+		return d.term || d.err != nil
+	}
+	if d.s.ctx != nil && d.s.ctx.Err() != nil && d.state(true).parked > 0 {
+		// Cancelled: the replays give up their waits and end soon.
+		d.s.cancelled()
+		return false
+	}
+	if d.active {
+		d.active = false
+		st := d.state(true)
+		if d.me == 0 {
+			d.reports[0], d.have[0] = st, true
+		} else {
+			d.fail(d.tr.Send(0, d.encodeState(dmReport, 0, st)))
+		}
+	}
+	if d.me == 0 {
+		d.decide()
+		if d.term || d.active {
+			return d.term
+		}
+	}
+	d.poll(true)
+	return d.term || d.err != nil
+}
+
+// state is this process's distState. Only an idle one's counts of
+// parked replays matter: every live replay is parked then, the
+// throttled ones among them.
+func (d *distX) state(idle bool) distState {
+	live := int64(d.s.live)
+	return distState{sent: d.sent, recvd: d.recvd, live: live, parked: live, throttled: int64(d.x.throttled.Load()), idle: idle}
+}
+
+func (d *distX) encodeState(kind byte, epoch uint64, st distState) []byte {
+	b := []byte{kind}
+	b = auv(b, epoch)
+	b = av(b, st.sent)
+	b = av(b, st.recvd)
+	b = av(b, st.live)
+	b = av(b, st.parked)
+	b = av(b, st.throttled)
+	return append(b, boolByte(st.idle))
+}
+
+// decide is process 0's turn when it is idle itself: start a probe once
+// every process reported idle with balanced counts, and act once the
+// replies confirm the reports.
+func (d *distX) decide() {
+	d.reports[0], d.have[0] = d.state(true), true
+	if d.probing {
+		if d.nacks < d.n-1 {
+			return
+		}
+		d.probing = false
+		d.acks[0] = d.reports[0]
+		var all distState
+		ok := true
+		for p := 0; p < d.n && ok; p++ {
+			a := d.acks[p]
+			ok = a.idle && a.sent == d.snap[p].sent && a.recvd == d.snap[p].recvd
+			all.sent += a.sent
+			all.recvd += a.recvd
+			all.live += a.live
+			all.throttled += a.throttled
+		}
+		if ok && all.sent == all.recvd {
+			d.act(all)
+			return
+		}
+		// Something moved meanwhile: the reports that came since may
+		// already say it has settled.
+	}
+	var sent, recvd int64
+	for p := 0; p < d.n; p++ {
+		if !d.have[p] || !d.reports[p].idle {
+			return
+		}
+		sent += d.reports[p].sent
+		recvd += d.reports[p].recvd
+	}
+	if sent != recvd {
+		return
+	}
+	d.epoch++
+	d.probing, d.nacks = true, 0
+	copy(d.snap, d.reports)
+	for p := 1; p < d.n; p++ {
+		d.fail(d.tr.Send(p, auv([]byte{dmProbe}, d.epoch)))
+	}
+	if d.n == 1 {
+		d.decide()
+	}
+}
+
+// act is what process 0 decides once nothing moves anywhere.
+func (d *distX) act(all distState) {
+	tell := func(p int, kind byte) {
+		if p == 0 {
+			d.handle(0, []byte{kind})
+			return
+		}
+		d.have[p] = false
+		d.fail(d.tr.Send(p, []byte{kind}))
+	}
+	switch {
+	case all.live == 0:
+		for p := 1; p < d.n; p++ {
+			d.fail(d.tr.Send(p, []byte{dmTerm}))
+		}
+		d.term = true
+	case all.throttled > 0:
+		for p := 0; p < d.n; p++ {
+			if d.acks[p].throttled > 0 {
+				tell(p, dmRelease)
+			}
+		}
+	default:
+		for p := 0; p < d.n; p++ {
+			if d.acks[p].parked > 0 {
+				tell(p, dmAbort)
+				return
+			}
+		}
+		d.err = fmt.Errorf("internal error: %d replays live but none parked", all.live)
+	}
+}
+
+// poll takes in the messages that are there (with wait, at least one);
+// true when it took any.
+func (d *distX) poll(wait bool) bool {
+	got := false
+	for d.err == nil && !d.term {
+		from, msg, err := d.tr.Recv(wait && !got)
+		if err != nil {
+			d.fail(err)
+			break
+		}
+		if msg == nil {
+			break
+		}
+		got = true
+		d.handle(from, msg)
+	}
+	return got
+}
+
+// handle acts on one message.
+func (d *distX) handle(from int, msg []byte) {
+	if len(msg) == 0 {
+		d.fail(fmt.Errorf("empty message from analysis process %d", from))
+		return
+	}
+	rd := &drd{b: msg[1:]}
+	switch msg[0] {
+	case dmData:
+		d.recvd++
+		d.active = true
+		if d.probing {
+			d.probing = false
+		}
+		for len(rd.b) > 0 && rd.err == nil {
+			d.record1(rd)
+		}
+	case dmReport, dmAck:
+		epoch := rd.uv()
+		st := distState{sent: rd.v(), recvd: rd.v(), live: rd.v(), parked: rd.v(), throttled: rd.v(), idle: rd.byte1() == 1}
+		if d.me != 0 || from <= 0 || from >= d.n {
+			break
+		}
+		if msg[0] == dmReport {
+			d.reports[from], d.have[from] = st, true
+		} else if d.probing && epoch == d.epoch {
+			d.acks[from] = st
+			d.nacks++
+		}
+	case dmProbe:
+		// Idle: nothing happened since the last report.
+		if epoch := rd.uv(); rd.err == nil {
+			d.fail(d.tr.Send(0, d.encodeState(dmAck, epoch, d.state(!d.active))))
+		}
+	case dmRelease:
+		d.active = true
+		d.s.releaseThrottled()
+	case dmAbort:
+		d.active = true
+		d.x.stalls++
+		d.s.abortLast()
+	case dmTerm:
+		d.term = true
+	case dmResult:
+		if d.me == 0 && from > 0 && from < d.n {
+			d.results[from] = msg[1:]
+		}
+	default:
+		rd.err = fmt.Errorf("unknown message kind %d", msg[0])
+	}
+	if rd.err != nil {
+		d.fail(fmt.Errorf("analysis process %d sent a damaged message: %v", from, rd.err))
+	}
+}
+
+// record1 applies one record of a data message.
+func (d *distX) record1(rd *drd) {
+	x := d.x
+	kind := rd.byte1()
+	switch kind {
+	case drSend:
+		seq := rd.uv()
+		k := p2pKey{src: rd.rank(len(x.ranks)), dst: rd.rank(len(x.ranks))}
+		k.comm = rd.uv()
+		k.tag = int32(rd.v())
+		entry := rd.v()
+		site := sendSite{site: uint32(rd.uv()), span: uint32(rd.uv()), comp: rd.v()}
+		bytes := rd.uv()
+		li := lateInfo{exit: rd.v(), att: rd.uv()}
+		if rd.err == nil {
+			d.deliver(k, seq, entry, site, bytes, li)
+		}
+	case drLate:
+		src, att, dur, dst, rsite := rd.rank(len(x.ranks)), rd.uv(), rd.v(), rd.rank(len(x.ranks)), uint32(rd.uv())
+		if rd.err == nil && d.local(src) {
+			x.lateReceiver(src, att, dur, dst, rsite)
+		}
+	case drIss:
+		src, serial, post, dst, rsite := rd.rank(len(x.ranks)), rd.uv(), rd.v(), rd.rank(len(x.ranks)), uint32(rd.uv())
+		if rd.err == nil && d.local(src) {
+			x.issendPosted(src, serial, post, dst, rsite)
+		}
+	case drEnter, drExit:
+		r := collRec{key: collKey{comm: rd.uv(), group: int32(rd.v()), seq: rd.uv(), split: int32(rd.v())}, idx: int(rd.v())}
+		enter := kind == drEnter
+		if enter {
+			r.rank, r.t = int32(rd.v()), rd.v()
+			r.site, r.span, r.comp = uint32(rd.uv()), uint32(rd.uv()), rd.v()
+			r.fn = rd.str()
+			r.root = int32(rd.v())
+			r.nonblocking = rd.byte1() == 1
+		} else {
+			r.t, r.dur = rd.v(), rd.v()
+			r.nb = rd.byte1() == 1
+		}
+		if rd.err != nil {
+			return
+		}
+		in := x.colls[r.key]
+		switch {
+		case in == nil:
+			d.early[r.key] = append(d.early[r.key], earlyRec{enter: enter, rec: r})
+		case enter:
+			d.applyEnter(in, &r)
+		default:
+			d.applyExit(in, &r)
+		}
+	case drWithdraw:
+		k := p2pKey{src: rd.rank(len(x.ranks)), dst: rd.rank(len(x.ranks))}
+		k.comm, k.tag = rd.uv(), int32(rd.v())
+		seq := rd.uv()
+		if rd.err == nil && d.local(k.dst) {
+			if f := x.ranks[k.dst].inbox[k]; f != nil && f.rset && seq >= f.roff {
+				x.withdraw(f, seq-f.roff)
+			}
+		}
+	case drDone:
+		r := rd.rank(len(x.ranks))
+		if rd.err == nil && !d.local(r) {
+			x.doneLocked(r)
+		}
+	default:
+		rd.err = fmt.Errorf("unknown record kind %d", kind)
+	}
+}
+
+// deliver posts a message from a rank of another process into the local
+// destination's inbox, as its sender would locally (exchange.send).
+func (d *distX) deliver(k p2pKey, seq uint64, entry int64, site sendSite, bytes uint64, li lateInfo) {
+	x := d.x
+	if !d.local(k.dst) {
+		return
+	}
+	dst := x.ranks[k.dst]
+	if dst.done.Load() {
+		x.droppedSends.Add(1)
+		return
+	}
+	c := d.caches[k.src]
+	if c == nil {
+		c = &fifoCache{}
+		d.caches[k.src] = c
+	}
+	f := c.f
+	if f == nil || c.key != k || f.dead.Load() {
+		if f = x.sendQueue(dst, k, c); f == nil {
+			return
+		}
+	}
+	if !f.rset {
+		f.roff, f.rset = seq-f.sent, true
+	}
+	f.push(entry, site, bytes, li, x.lim.pending)
+	if dst.waiting.Load() && dst.waiting.CompareAndSwap(true, false) {
+		x.wake(k.dst, -1)
+	}
+}
+
+// drd reads a message; the first error sticks and reads give zero after.
+type drd struct {
+	b   []byte
+	err error
+}
+
+func (r *drd) v() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errors.New("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *drd) uv() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errors.New("bad uvarint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *drd) byte1() byte {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) == 0 {
+		r.err = errors.New("message ends early")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *drd) str() string {
+	n := r.uv()
+	if r.err != nil {
+		return ""
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errors.New("string past the end")
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+// rank reads a world rank, checked against the run's size.
+func (r *drd) rank(size int) int32 {
+	v := r.v()
+	if r.err == nil && (v < 0 || v >= int64(size)) {
+		r.err = fmt.Errorf("rank %d out of range", v)
+		return 0
+	}
+	return int32(v)
+}

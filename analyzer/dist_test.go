@@ -1,0 +1,184 @@
+package analyzer
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/dtpa/dtpa/report"
+)
+
+// memNet connects the processes of a distributed replay inside one test
+// process: one mailbox per process, in send order.
+type memNet struct {
+	boxes []*memBox
+}
+
+type memBox struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	q    []memMsg
+}
+
+type memMsg struct {
+	from int
+	b    []byte
+}
+
+func newMemNet(n int) *memNet {
+	net := &memNet{}
+	for i := 0; i < n; i++ {
+		b := &memBox{}
+		b.cond.L = &b.mu
+		net.boxes = append(net.boxes, b)
+	}
+	return net
+}
+
+type memTransport struct {
+	net *memNet
+	me  int
+}
+
+func (t *memTransport) Rank() int { return t.me }
+func (t *memTransport) Size() int { return len(t.net.boxes) }
+
+func (t *memTransport) Send(to int, msg []byte) error {
+	if to < 0 || to >= len(t.net.boxes) {
+		return fmt.Errorf("no process %d", to)
+	}
+	b := t.net.boxes[to]
+	b.mu.Lock()
+	b.q = append(b.q, memMsg{t.me, msg})
+	b.cond.Signal()
+	b.mu.Unlock()
+	return nil
+}
+
+func (t *memTransport) Recv(wait bool) (int, []byte, error) {
+	b := t.net.boxes[t.me]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.q) == 0 {
+		if !wait {
+			return 0, nil, nil
+		}
+		b.cond.Wait()
+	}
+	m := b.q[0]
+	b.q = b.q[1:]
+	return m.from, m.b, nil
+}
+
+// rankTotals is every rank's figures per interval, before the report is
+// built: what a distributed replay must reproduce exactly.
+func rankTotals(reps []*replayer) map[string]*rankTot {
+	out := map[string]*rankTot{}
+	for r, rp := range reps {
+		if rp == nil || rp.defs == nil {
+			continue
+		}
+		nodes := map[string]*gnode{}
+		keys := &siteKeyer{rp: rp, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
+		total(rp.tr.Root(), keys, nodes, r)
+		for k, g := range nodes {
+			for rr, t := range g.ranks {
+				out[fmt.Sprintf("%s/%d", k, rr)] = t
+			}
+		}
+	}
+	return out
+}
+
+// replayOnce is the single-process replay of opts, settled.
+func replayOnce(t *testing.T, opts Options) ([]*replayer, *exchange) {
+	t.Helper()
+	ctx := context.Background()
+	sc, err := scanRun(ctx, opts, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, s, reps := newReplay(ctx, opts, sc, nil)
+	if err := s.run(1); err != nil {
+		t.Fatal(err)
+	}
+	settle(reps, x)
+	return reps, x
+}
+
+// replayDist replays opts over n processes connected by a memNet and
+// returns every rank's replay (from the process that replayed it).
+func replayDist(t *testing.T, opts Options, n int) ([]*replayer, []*exchange) {
+	t.Helper()
+	net := newMemNet(n)
+	parts := make([][]*replayer, n)
+	xs := make([]*exchange, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for p := 0; p < n; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			parts[p], xs[p], errs[p] = distReplay(context.Background(), opts, &memTransport{net, p})
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d of %d: %v", p, n, err)
+		}
+	}
+	all := make([]*replayer, len(parts[0]))
+	for _, reps := range parts {
+		for r, rp := range reps {
+			if rp != nil {
+				all[r] = rp
+			}
+		}
+	}
+	return all, xs
+}
+
+// distReplay is one process's distributed replay, settled.
+func distReplay(ctx context.Context, opts Options, tr Transport) ([]*replayer, *exchange, error) {
+	sc, err := scanRun(ctx, opts, func(string) {})
+	if err != nil {
+		return nil, nil, err
+	}
+	x, s, reps, err := replayPart(ctx, opts, sc, tr)
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = s
+	settle(reps, x)
+	return reps, x, nil
+}
+
+// checkDist compares the per-rank figures of the distributed replay of
+// opts over 1–4 processes with the single-process replay's, unless the
+// figures depend on the order the replays ran in: which replay gives up
+// its wait in a stall, and whether a receive runs before the sender
+// cancels its message (a test pins one worker for that).
+func checkDist(t *testing.T, opts Options, rep *report.Report) {
+	t.Helper()
+	if opts.Workers == 1 || (rep.Unmatched != nil && rep.Unmatched.Stalls > 0) {
+		return
+	}
+	opts.Warn, opts.Timeline, opts.Chrome, opts.Progress = nil, nil, nil, nil
+	reps, _ := replayOnce(t, opts)
+	want := rankTotals(reps)
+	for n := 1; n <= 4; n++ {
+		got, _ := replayDist(t, opts, n)
+		g := rankTotals(got)
+		if len(g) != len(want) {
+			t.Errorf("%d processes: %d rank intervals, want %d", n, len(g), len(want))
+		}
+		for k, w := range want {
+			if !reflect.DeepEqual(g[k], w) {
+				t.Errorf("%d processes: %s:\n got %+v\nwant %+v", n, k, g[k], w)
+			}
+		}
+	}
+}
