@@ -23,6 +23,10 @@ build: web
 	@mkdir -p bin lib
 	$(GO) build -o bin/ ./cmd/...
 	@for t in dtcxx dtf90 dtf77; do ln -sf dtcc bin/$$t; done
+	@# dtpa-mpi: dtpa with the analysis as an MPI job, against Open MPI.
+	@if command -v mpicc.openmpi >/dev/null; then \
+		echo "CC=mpicc.openmpi $(GO) build -tags mpi -o bin/dtpa-mpi ./cmd/dtpa"; \
+		CC=mpicc.openmpi $(GO) build -tags mpi -o bin/dtpa-mpi ./cmd/dtpa; fi
 	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
 
 # The HTML report's chart library: npm ci installs what web/package-lock.json
@@ -68,6 +72,9 @@ staticcheck: build
 		echo "bin/staticcheck -tags dtpa_openmpi ./tracer/golib"; \
 		CGO_CFLAGS="$$(mpicc.openmpi -showme:compile)" CGO_LDFLAGS="$$(mpicc.openmpi -showme:link)" \
 			bin/staticcheck -tags dtpa_openmpi ./tracer/golib; fi
+	@if command -v mpicc.openmpi >/dev/null; then \
+		echo "CC=mpicc.openmpi bin/staticcheck -tags mpi ./cmd/dtpa ./internal/mpi"; \
+		CC=mpicc.openmpi bin/staticcheck -tags mpi ./cmd/dtpa ./internal/mpi; fi
 
 # The analyzer's replay (exchange, inboxes, scheduler) runs with more
 # workers than CI has cores; the format packages share decoders.

@@ -73,13 +73,13 @@ const (
 
 // Kinds of records in a data message.
 const (
-	drSend  = 1 + iota // a message to a rank of the receiving process
-	drLate             // a late receiver's charge to a send of its rank
-	drIss              // a synchronous send's posting time, to its sender
-	drEnter            // a member entered a collective instance
-	drExit             // a member left one
-	drDone             // a rank's replay ended
-	drWithdraw         // a send was cancelled: its message is taken back
+	drSend     = 1 + iota // a message to a rank of the receiving process
+	drLate                // a late receiver's charge to a send of its rank
+	drIss                 // a synchronous send's posting time, to its sender
+	drEnter               // a member entered a collective instance
+	drExit                // a member left one
+	drDone                // a rank's replay ended
+	drWithdraw            // a send was cancelled: its message is taken back
 )
 
 // flushBytes is the batch size at which records are sent at once; below
@@ -123,7 +123,7 @@ type distX struct {
 	// proxies number the messages sent to each key of another process
 	// (fifo.proxy).
 	proxies map[p2pKey]*fifo
-	wake   []int32
+	wake    []int32
 
 	// Process 0: the latest report of each process, whether it is
 	// still valid, and the probe in progress.
@@ -134,7 +134,6 @@ type distX struct {
 	snap    []distState
 	acks    []distState
 	nacks   int
-	results [][]byte
 }
 
 // earlyRec is a record about an instance not created here yet.
@@ -205,7 +204,7 @@ func (d *distX) put(p int, b []byte) {
 	}
 }
 
-func av(b []byte, v int64) []byte  { return binary.AppendVarint(b, v) }
+func av(b []byte, v int64) []byte   { return binary.AppendVarint(b, v) }
 func auv(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 
 // send forwards a message to a rank of another process (exchange.send);
@@ -638,10 +637,6 @@ func (d *distX) handle(from int, msg []byte) {
 		d.s.abortLast()
 	case dmTerm:
 		d.term = true
-	case dmResult:
-		if d.me == 0 && from > 0 && from < d.n {
-			d.results[from] = msg[1:]
-		}
 	default:
 		rd.err = fmt.Errorf("unknown message kind %d", msg[0])
 	}

@@ -76,11 +76,11 @@ type exchange struct {
 
 // rankSync is one rank's part of the exchange.
 type rankSync struct {
-	mu        sync.Mutex // guards the inbox map (not its queues, p2p.go)
-	present   bool
+	mu      sync.Mutex // guards the inbox map (not its queues, p2p.go)
+	present bool
 	// remote: replayed by another process of a distributed replay
 	// (dist.go); its done is set when that process says so.
-	remote bool
+	remote    bool
 	done      atomic.Bool // the replay finished (set under x.mu and mu)
 	waiting   atomic.Bool // parked until a message arrives in its inbox
 	throttled atomic.Bool // held back by flow control

@@ -73,6 +73,9 @@ func RunDiff(ctx context.Context, o DiffOptions, w, stderr io.Writer) error {
 		var symWarns []string
 		rep, err := opts.analyze()(ctx, opts.analyzerOptions(dir, func(s string) { warns = append(warns, s) },
 			func(s string) { symWarns = append(symWarns, s) }))
+		if err == nil && dist.silent {
+			continue
+		}
 		if err == nil {
 			warns = rep.Warnings
 		}
@@ -83,6 +86,9 @@ func RunDiff(ctx context.Context, o DiffOptions, w, stderr io.Writer) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		reps[i] = keepLevels(rep, o.MaxLevel)
+	}
+	if dist.silent {
+		return nil
 	}
 	d := diff.Compare(reps[0], reps[1])
 	var buf bytes.Buffer

@@ -19,7 +19,13 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := Main(ctx, os.Args, os.Stdout, os.Stderr, analyzer.Analyze)
+	code := runMain(ctx)
 	stop()
 	os.Exit(code)
+}
+
+// runMain is Main with the process's arguments and output; dtpa-mpi (the
+// mpi build, mpi.go) replaces it.
+var runMain = func(ctx context.Context) int {
+	return Main(ctx, os.Args, os.Stdout, os.Stderr, analyzer.Analyze)
 }

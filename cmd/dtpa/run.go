@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,6 +74,14 @@ func (opts Options) analyzerOptions(dir string, warn, symWarn func(string)) anal
 // 40 bytes of page per call with its arrows, so the page stays near 10 MB.
 const defaultTimelineCalls = 250_000
 
+// dist describes the process when dtpa runs as dtpa-mpi (mpi.go): on, its
+// analysis is an MPI job; silent, this process takes part in it but
+// process 0 writes the report.
+var dist struct{ on, silent bool }
+
+// errNotDistributed is what dtpa-mpi says of what needs dtpa.
+var errNotDistributed = errors.New("--html, --export and view need every rank's calls in one process: run dtpa for them")
+
 // Run analyses the traces and writes the report to w (or to opts.Output),
 // the warnings to stderr once the analysis is over, one line per problem.
 func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
@@ -99,6 +108,9 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	if dir == "" {
 		dir = "."
 	}
+	if dist.on && (opts.Export != "" || opts.HTML) {
+		return errNotDistributed
+	}
 	if opts.Export != "" {
 		return export(ctx, opts, w, warn, symWarn)
 	}
@@ -121,6 +133,9 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	if err != nil {
 		rep = nil
 		return err
+	}
+	if dist.silent {
+		return nil
 	}
 	return write(rep, opts, aopts, w)
 }

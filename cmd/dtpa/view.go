@@ -34,6 +34,9 @@ func viewCommand(stdout, stderr io.Writer, analyze AnalyzeFunc) *cli.Command {
 			"The calls are spooled to a temporary file (removed on exit); memory stays bounded.",
 		Flags: []cli.Flag{flagPort, flagDir, flagExe},
 		Action: func(c *cli.Context) error {
+			if dist.on {
+				return errNotDistributed
+			}
 			args := c.Args().Slice()
 			if len(args) == 0 || len(args) > 2 {
 				return usagef("dtpa view takes <app> [level]")

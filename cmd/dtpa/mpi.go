@@ -1,0 +1,57 @@
+//go:build mpi
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/internal/mpi"
+	"github.com/dtpa/dtpa/report"
+)
+
+// dtpa-mpi is this command built with the mpi tag against an MPI library:
+// started by mpirun, its processes analyse the run together
+// (analyzer.AnalyzeDist, docs/distributed.md) and process 0 writes what
+// dtpa would, with dtpa's options and exit codes. The other processes
+// print nothing; an error that only some of them meet ends the job.
+func init() {
+	runMain = mpiMain
+}
+
+func mpiMain(ctx context.Context) int {
+	runtime.LockOSThread()
+	w, err := mpi.Init()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dtpa-mpi: %v\n", err)
+		return exitError
+	}
+	stdout, stderr := io.Writer(os.Stdout), io.Writer(os.Stderr)
+	dist.on = true
+	if w.Rank() != 0 {
+		dist.silent = true
+		stdout, stderr = io.Discard, io.Discard
+	}
+	analyze := func(ctx context.Context, opts analyzer.Options) (*report.Report, error) {
+		rep, err := analyzer.AnalyzeDist(ctx, opts, w)
+		var de *analyzer.DistError
+		if errors.As(err, &de) {
+			// Met by this process alone, or after the replay began:
+			// the others may wait for it forever.
+			fmt.Fprintf(os.Stderr, "dtpa-mpi: analysis process %d: %v\n", w.Rank(), err)
+			w.Abort(exitError)
+		}
+		return rep, err
+	}
+	code := Main(ctx, os.Args, stdout, stderr, analyze)
+	if err := w.Finalize(); err != nil && code == exitOK {
+		fmt.Fprintf(os.Stderr, "dtpa-mpi: %v\n", err)
+		code = exitError
+	}
+	return code
+}

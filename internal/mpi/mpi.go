@@ -1,0 +1,179 @@
+//go:build mpi
+
+// Package mpi is the little of MPI that dtpa-mpi needs: MPI_COMM_WORLD,
+// and byte messages sent without waiting and received in order from any
+// process (analyzer.Transport). It is built only with the mpi build tag
+// and an MPI compiler wrapper as cgo's C compiler (CC=mpicc), so that the
+// rest of dtpa builds without MPI.
+//
+// All calls must come from one goroutine at a time (the library asks for
+// MPI_THREAD_SERIALIZED): dtpa-mpi's replay makes them from its single
+// worker, and the start and the end from the main goroutine.
+package mpi
+
+/*
+#include <mpi.h>
+#include <stdlib.h>
+
+static int dt_init(int *provided) {
+	return MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
+}
+static int dt_rank(int *r) { return MPI_Comm_rank(MPI_COMM_WORLD, r); }
+static int dt_size(int *n) { return MPI_Comm_size(MPI_COMM_WORLD, n); }
+static int dt_isend(void *buf, int n, int to, int tag, MPI_Request *req) {
+	return MPI_Isend(buf, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, req);
+}
+static int dt_test(MPI_Request *req, int *done) {
+	return MPI_Test(req, done, MPI_STATUS_IGNORE);
+}
+static int dt_wait(MPI_Request *req) { return MPI_Wait(req, MPI_STATUS_IGNORE); }
+// dt_probe looks for a message with tag (blocking when wait): its source
+// and size, or *found = 0.
+static int dt_probe(int tag, int wait, int *found, int *from, int *n) {
+	MPI_Status st;
+	int rc;
+	if (wait) {
+		rc = MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st);
+		*found = 1;
+	} else {
+		rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, found, &st);
+	}
+	if (rc != MPI_SUCCESS || !*found)
+		return rc;
+	*from = st.MPI_SOURCE;
+	return MPI_Get_count(&st, MPI_BYTE, n);
+}
+static int dt_recv(void *buf, int n, int from, int tag) {
+	return MPI_Recv(buf, n, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+static int dt_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
+static int dt_finalize(void) { return MPI_Finalize(); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
+
+// tag is the tag of every message: one tag keeps the messages from one
+// process to another in order (MPI's non-overtaking rule).
+const tag = 7301
+
+// World is MPI_COMM_WORLD as an analyzer.Transport.
+type World struct {
+	rank, size int
+	pending    []send
+}
+
+// send is a message on its way: its buffer (C memory, freed once sent)
+// and its request.
+type send struct {
+	buf unsafe.Pointer
+	req *C.MPI_Request
+}
+
+// Init initializes MPI for one goroutine at a time.
+func Init() (*World, error) {
+	var provided C.int
+	if rc := C.dt_init(&provided); rc != C.MPI_SUCCESS {
+		return nil, fmt.Errorf("MPI_Init_thread failed (%d)", int(rc))
+	}
+	if provided < C.MPI_THREAD_SERIALIZED {
+		return nil, fmt.Errorf("the MPI library provides thread level %d, dtpa-mpi needs MPI_THREAD_SERIALIZED", int(provided))
+	}
+	var r, n C.int
+	if C.dt_rank(&r) != C.MPI_SUCCESS || C.dt_size(&n) != C.MPI_SUCCESS {
+		return nil, fmt.Errorf("MPI_Comm_rank/size failed")
+	}
+	return &World{rank: int(r), size: int(n)}, nil
+}
+
+func (w *World) Rank() int { return w.rank }
+func (w *World) Size() int { return w.size }
+
+// Send starts sending msg to process to; the message is copied.
+func (w *World) Send(to int, msg []byte) error {
+	if len(msg) > math.MaxInt32 {
+		return fmt.Errorf("message of %d bytes too large", len(msg))
+	}
+	buf := C.CBytes(msg)
+	req := (*C.MPI_Request)(C.malloc(C.sizeof_MPI_Request))
+	if rc := C.dt_isend(buf, C.int(len(msg)), C.int(to), tag, req); rc != C.MPI_SUCCESS {
+		C.free(buf)
+		C.free(unsafe.Pointer(req))
+		return fmt.Errorf("MPI_Isend to %d failed (%d)", to, int(rc))
+	}
+	w.pending = append(w.pending, send{buf, req})
+	return w.progress()
+}
+
+// progress frees the buffers of the messages sent.
+func (w *World) progress() error {
+	keep := w.pending[:0]
+	for _, s := range w.pending {
+		var done C.int
+		if rc := C.dt_test(s.req, &done); rc != C.MPI_SUCCESS {
+			return fmt.Errorf("MPI_Test failed (%d)", int(rc))
+		}
+		if done != 0 {
+			C.free(s.buf)
+			C.free(unsafe.Pointer(s.req))
+			continue
+		}
+		keep = append(keep, s)
+	}
+	w.pending = keep
+	return nil
+}
+
+// Recv returns the next message from any process (nil when none is
+// there and !wait).
+func (w *World) Recv(wait bool) (int, []byte, error) {
+	if err := w.progress(); err != nil {
+		return 0, nil, err
+	}
+	var found, from, n C.int
+	if rc := C.dt_probe(tag, boolInt(wait), &found, &from, &n); rc != C.MPI_SUCCESS {
+		return 0, nil, fmt.Errorf("MPI_Probe failed (%d)", int(rc))
+	}
+	if found == 0 {
+		return 0, nil, nil
+	}
+	buf := make([]byte, int(n))
+	var p unsafe.Pointer
+	if n > 0 {
+		p = unsafe.Pointer(&buf[0])
+	}
+	if rc := C.dt_recv(p, n, from, tag); rc != C.MPI_SUCCESS {
+		return 0, nil, fmt.Errorf("MPI_Recv from %d failed (%d)", int(from), int(rc))
+	}
+	return int(from), buf, nil
+}
+
+// Finalize waits for the messages on their way and ends MPI.
+func (w *World) Finalize() error {
+	for _, s := range w.pending {
+		C.dt_wait(s.req)
+		C.free(s.buf)
+		C.free(unsafe.Pointer(s.req))
+	}
+	w.pending = nil
+	if rc := C.dt_finalize(); rc != C.MPI_SUCCESS {
+		return fmt.Errorf("MPI_Finalize failed (%d)", int(rc))
+	}
+	return nil
+}
+
+// Abort ends every process of the job with code.
+func (w *World) Abort(code int) {
+	C.dt_abort(C.int(code))
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
