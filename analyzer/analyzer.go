@@ -187,6 +187,10 @@ type Options struct {
 	Progress *Progress
 
 	limits *limits // tests: bounds other than defaultLimits
+	// roundTrip (tests) builds the report from the replay's results
+	// split by rank, marshalled, unmarshalled and merged again, as a
+	// distributed replay would (roundTrip in result.go).
+	roundTrip bool
 }
 
 // Symbolizer turns a return address, given as a module path and an offset
@@ -273,36 +277,15 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		return nil, Stats{}, err
 	}
 	settle(reps, x)
-	cv, un := summarize(reps, x, byRank, warn)
-
-	rep, siteID := build(reps, x, byRank, opts, warn)
-	for _, w := range unreceivedWarnings(x.unreceivedMsgs(), reps, rep, siteID) {
-		warn(w)
-	}
-	rep.Task = opts.App
-	rep.Processors = size
-	rep.Warnings = placePcontrolWarnings(warns, reps, opts.Symbolizer)
-	rep.ClockViolations, rep.Unmatched = cv, un
-	rep.RunFacts = runFacts(reps, byRank, model)
-	if opts.Timeline != nil || opts.Chrome != nil {
-		hosts := hostNames(byRank)
-		if opts.Timeline != nil {
-			opts.Timeline.finish(reps, siteID, hosts)
-		}
-		if opts.Chrome != nil {
-			if err := opts.Chrome.finish(reps, siteID, rep, hosts); err != nil {
-				return nil, Stats{}, err
-			}
+	res := collectResult(reps, x)
+	if opts.roundTrip {
+		if res, err = roundTrip(res); err != nil {
+			return nil, Stats{}, err
 		}
 	}
-	st := Stats{OpenFiles: x.files.peakOpen, Reopens: x.files.reopens}
-	for r, rp := range reps {
-		if rp != nil {
-			st.Events += rp.events
-			st.Parks += x.ranks[r].parks
-		}
-	}
-	return rep, st, nil
+	// The warnings so far are in warns; finishReport lists them with its
+	// own, which it gives to opts.Warn as it finds them.
+	return finishReport(res, reps, byRank, model, opts, warns, opts.Warn)
 }
 
 // runScan is what pass 1 finds: the run's size, each rank's file (nil
@@ -433,10 +416,11 @@ func settle(reps []*replayer, x *exchange) {
 
 // summarize turns the replays' counters into warnings, rank by rank, and
 // into the report's structured counts (nil when zero).
-func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(string)) (*report.ClockViolations, *report.Unmatched) {
+func summarize(res *replayResult, byRank []*rankFile, warn func(string)) (*report.ClockViolations, *report.Unmatched) {
 	var viol, worst, amortized, unRecv, unColl, unReq, unSent int64
 	var worstRank int32
-	for r, rp := range reps {
+	x := &res.proc
+	for r, rp := range res.ranks {
 		if rp == nil {
 			continue
 		}
@@ -449,8 +433,8 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		if rp.noIcollReq > 0 {
 			warn(fmt.Sprintf("Rank %d: %d nonblocking collective call(s) carry no request, so nothing says when they complete; each is taken as complete when started, and the Potential Sync of its completion is not counted.", r, rp.noIcollReq))
 		}
-		if rp.readErr != nil && byRank[r].err == nil {
-			warn(damage(r, byRank[r].path, rp.readErr))
+		if rp.readErr != "" && byRank[r].err == nil {
+			warn(rp.readErr)
 		}
 		viol += rp.violations
 		amortized += rp.amortized
@@ -461,7 +445,7 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 		unColl += rp.unmatchedColls
 		unReq += rp.unknownReqs
 	}
-	unSent += x.unreceived() + x.droppedSends.Load()
+	unSent += x.unsent
 	if viol > 0 {
 		warn(fmt.Sprintf("%d clock-condition violation(s) found after clock alignment (the worst, %.9f s, on rank %d); repaired with a controlled logical clock before computing waits.",
 			viol, float64(worst)/1e9, worstRank))
@@ -481,8 +465,8 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 	if unReq > 0 {
 		warn(fmt.Sprintf("%d request(s) were waited for, started or tested without having been created in the trace.", unReq))
 	}
-	if x.sectionOverflow.Load() {
-		warn(fmt.Sprintf("More than %d sequential sections were executed on a processor: Insufficient Parallelism counts, for each section number, K = the processors that executed it at all.", x.lim.sectionRuns))
+	if x.sectionOverflow {
+		warn(fmt.Sprintf("More than %d sequential sections were executed on a processor: Insufficient Parallelism counts, for each section number, K = the processors that executed it at all.", x.sectionRuns))
 	}
 	if x.stalls > 0 {
 		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; each time one waiting operation was given up and is reported unmatched.", x.stalls))
@@ -493,7 +477,7 @@ func summarize(reps []*replayer, x *exchange, byRank []*rankFile, warn func(stri
 	}
 	var un *report.Unmatched
 	if unRecv+unSent+unColl+unReq > 0 || x.stalls > 0 {
-		un = &report.Unmatched{Receives: unRecv, Sends: unSent, Collectives: unColl, Requests: unReq, Stalls: int64(x.stalls)}
+		un = &report.Unmatched{Receives: unRecv, Sends: unSent, Collectives: unColl, Requests: unReq, Stalls: x.stalls}
 	}
 	return cv, un
 }

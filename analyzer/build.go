@@ -60,9 +60,14 @@ func isVersionError(err error) bool {
 // module's ELF address space (so address-space randomization does not
 // matter).
 type siteKeyer struct {
-	rp    *replayer
+	defs  *traceformat.Definitions
 	cache map[[2]uint32]string
 	refs  map[string]siteRef
+}
+
+// newSiteKeyer is the siteKeyer of the rank whose definitions are defs.
+func newSiteKeyer(defs *traceformat.Definitions) *siteKeyer {
+	return &siteKeyer{defs: defs, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
 }
 
 func (k *siteKeyer) key(site uint32, fn uint32) string {
@@ -72,7 +77,7 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 	}
 	var b strings.Builder
 	name := "?"
-	if f := k.rp.defs.Function(fn); f != nil {
+	if f := k.defs.Function(fn); f != nil {
 		name = f.Name
 	}
 	b.WriteString(name)
@@ -90,12 +95,12 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 func (k *siteKeyer) ref(site uint32) siteRef {
 	var ref siteRef
 	var pcs []uint64
-	if int(site) < len(k.rp.defs.CallSites) {
-		pcs = k.rp.defs.CallSites[site]
+	if int(site) < len(k.defs.CallSites) {
+		pcs = k.defs.CallSites[site]
 	}
 	for _, pc := range pcs {
 		mod, off := "", pc
-		for _, m := range k.rp.defs.Modules {
+		for _, m := range k.defs.Modules {
 			if pc >= m.Start && pc < m.End {
 				mod, off = m.Path, pc-m.LoadBias
 				break
@@ -177,7 +182,7 @@ func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
 	d := m[k]
 	if d == nil {
 		name := "?"
-		if f := keys.rp.defs.Function(s.fn); f != nil {
+		if f := keys.defs.Function(s.fn); f != nil {
 			name = f.Name
 		}
 		d = &siteTot{fn: name, pcs: keys.refs[k]}
@@ -206,7 +211,7 @@ func sec(ns int64) float64 { return float64(ns) / 1e9 }
 // receives what report.Derive finds. siteID numbers the call sites by
 // their keys (siteKeyer) as the report's SRC ids, for the timeline and the
 // exports.
-func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn func(string)) (*report.Report, map[string]int) {
+func build(res *replayResult, byRank []*rankFile, opts Options, warn func(string)) (*report.Report, map[string]int) {
 	program := ""
 	for _, f := range byRank {
 		if f != nil {
@@ -215,16 +220,15 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 		}
 	}
 	if mn, ok := opts.Symbolizer.(ModuleNoter); ok {
-		mn.NoteModules(recordedModules(reps, byRank))
+		mn.NoteModules(recordedModules(res.ranks, byRank))
 	}
 	nodes := map[string]*gnode{}
-	insufficientParallelism(reps, x)
-	for r, rp := range reps {
-		if rp == nil || rp.defs == nil {
+	insufficientParallelism(res)
+	for r, rr := range res.ranks {
+		if rr == nil || rr.defs == nil {
 			continue
 		}
-		keys := &siteKeyer{rp: rp, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
-		total(rp.tr.Root(), keys, nodes, r)
+		total(rr.root, newSiteKeyer(rr.defs), nodes, r)
 	}
 	var order []*gnode
 	for _, g := range nodes {
@@ -247,9 +251,9 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 	for i, k := range sortedKeys(allSites) {
 		siteID[k] = i + 1
 	}
-	states := rankStates(reps, byRank)
-	wsites := waitSiteKeys(reps)
-	pc := newProfileCtx(reps, byRank)
+	states := rankStates(res.ranks, byRank)
+	wsites := waitSiteKeys(res.ranks)
+	pc := newProfileCtx(res.ranks, byRank)
 	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
 		iv, ws := interval(g, program, siteID, opts.Symbolizer)
@@ -267,10 +271,10 @@ func build(reps []*replayer, x *exchange, byRank []*rankFile, opts Options, warn
 
 // recordedModules lists the modules of every rank's module map once per
 // path, marking the executable.
-func recordedModules(reps []*replayer, byRank []*rankFile) []Module {
+func recordedModules(ranks []*rankResult, byRank []*rankFile) []Module {
 	var out []Module
 	seen := map[string]bool{}
-	for r, rp := range reps {
+	for r, rp := range ranks {
 		if rp == nil || rp.defs == nil {
 			continue
 		}
@@ -298,14 +302,15 @@ func recordedModules(reps []*replayer, byRank []*rankFile) []Module {
 // sections than the replay remembers one by one, K falls back to the
 // processors that executed the section number at all (exact whenever the
 // same processors execute every instance, the usual case).
-func insufficientParallelism(reps []*replayer, x *exchange) {
-	if !x.sectionOverflow.Load() {
-		for _, rp := range reps {
+func insufficientParallelism(res *replayResult) {
+	ranks := res.ranks
+	if !res.proc.sectionOverflow {
+		for _, rp := range ranks {
 			if rp == nil {
 				continue
 			}
 			for _, s := range rp.secRuns {
-				k := x.sections[sectionKey{num: s.num, inst: s.inst}]
+				k := res.proc.sections[sectionKey{num: s.num, inst: s.inst}]
 				if k > 0 {
 					s.node.Value.insuf += float64(s.seqNs) * float64(k-1) / float64(k)
 				}
@@ -314,7 +319,7 @@ func insufficientParallelism(reps []*replayer, x *exchange) {
 		return
 	}
 	procs := map[int64]int{}
-	for _, rp := range reps {
+	for _, rp := range ranks {
 		if rp == nil {
 			continue
 		}
@@ -326,7 +331,7 @@ func insufficientParallelism(reps []*replayer, x *exchange) {
 			}
 		}
 	}
-	for _, rp := range reps {
+	for _, rp := range ranks {
 		if rp == nil {
 			continue
 		}

@@ -81,7 +81,7 @@ func rankTotals(reps []*replayer) map[string]*rankTot {
 			continue
 		}
 		nodes := map[string]*gnode{}
-		keys := &siteKeyer{rp: rp, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
+		keys := newSiteKeyer(rp.defs)
 		total(rp.tr.Root(), keys, nodes, r)
 		for k, g := range nodes {
 			for rr, t := range g.ranks {

@@ -427,7 +427,7 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 		if o == nil {
 			continue
 		}
-		keys := &siteKeyer{rp: reps[r], cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
+		keys := newSiteKeyer(reps[r].defs)
 		siteArgs := map[[2]uint32][]byte{}
 		rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
 		for rd.scan(&rec) {

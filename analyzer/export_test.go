@@ -23,7 +23,7 @@ func exportRun(t *testing.T, run *tracetest.Run, sym Symbolizer) (*report.Report
 	var out bytes.Buffer
 	x := &ChromeExport{W: &out, TempDir: spool}
 	rec := &TimelineRecorder{}
-	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: sym, Timeline: rec, Chrome: x})
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true, Symbolizer: sym, Timeline: rec, Chrome: x})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func TestManyRanksFewOpenFiles(t *testing.T) {
 	analyze := func(openFiles int) ([]byte, Stats) {
 		lim := defaultLimits()
 		lim.openFiles = openFiles
-		rep, st, err := AnalyzeStats(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1, limits: &lim})
+		rep, st, err := AnalyzeStats(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1, roundTrip: true, limits: &lim})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +130,7 @@ func TestManyRanksTrafficWithoutMatrix(t *testing.T) {
 	if _, err := genBench(dir, ranks, iters); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1, roundTrip: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestFewRanksMatrixWithoutPairs(t *testing.T) {
 	if _, err := genBench(dir, ranks, iters); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1, roundTrip: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,12 +35,12 @@ var stopReasons = map[tracepb.Footer_StopReason]string{
 }
 
 // rankStates tells, rank by rank, whether the traces are complete.
-func rankStates(reps []*replayer, byRank []*rankFile) []rankState {
-	st := make([]rankState, len(reps))
-	for r, rp := range reps {
+func rankStates(ranks []*rankResult, byRank []*rankFile) []rankState {
+	st := make([]rankState, len(ranks))
+	for r, rp := range ranks {
 		s := &st[r]
 		f := byRank[r]
-		if rp == nil || f == nil || !rp.tr.Started() {
+		if rp == nil || f == nil || !rp.started {
 			s.missing = true
 			continue
 		}
@@ -49,7 +49,7 @@ func rankStates(reps []*replayer, byRank []*rankFile) []rankState {
 			switch {
 			case f.footer != nil && stopReasons[f.footer.StopReason] != "":
 				s.why = stopReasons[f.footer.StopReason]
-			case f.err != nil || rp.readErr != nil || f.footer == nil:
+			case f.err != nil || rp.readErr != "" || f.footer == nil:
 				s.why = "the trace file is cut or damaged"
 			default:
 				s.why = "the trace holds no MPI_Finalize"

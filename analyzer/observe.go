@@ -644,7 +644,7 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts
 			}
 			gf[i] = j
 		}
-		keys := &siteKeyer{rp: reps[r], cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
+		keys := newSiteKeyer(reps[r].defs)
 		o.laneFuncs = gf
 		if o.sink != nil {
 			o.laneSites = make([]int, len(o.sites))

@@ -15,7 +15,7 @@ func recordTimeline(t *testing.T, run *tracetest.Run, maxCalls int) (*report.Rep
 		t.Fatal(err)
 	}
 	rec := &TimelineRecorder{MaxCalls: maxCalls}
-	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true, Timeline: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestTimelineThreads(t *testing.T) {
 	}
 	sink := &threadSink{}
 	rec := &TimelineRecorder{Sink: sink}
-	if _, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec}); err != nil {
+	if _, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true, Timeline: rec}); err != nil {
 		t.Fatal(err)
 	}
 	tl := rec.Timeline()

@@ -29,17 +29,17 @@ func (p *pcontrolWarnings) note(rp *replayer, from int, site uint32) {
 // to each warning it caused: "Rank 2: solver.c:62: MPI_Pcontrol(101, 1)
 // leaves …". The position is the innermost frame with a file; warnings
 // whose call has none are left as they are.
-func placePcontrolWarnings(warns []string, reps []*replayer, sym Symbolizer) []string {
+func placePcontrolWarnings(warns []string, ranks []*rankResult, sym Symbolizer) []string {
 	if sym == nil {
 		return warns
 	}
 	pos := map[string]string{}
-	for _, rp := range reps {
-		if rp == nil || rp.defs == nil || len(rp.pcw.sites) == 0 {
+	for _, rr := range ranks {
+		if rr == nil || rr.defs == nil || len(rr.pcw) == 0 {
 			continue
 		}
-		keys := &siteKeyer{rp: rp}
-		for w, site := range rp.pcw.sites {
+		keys := &siteKeyer{defs: rr.defs}
+		for w, site := range rr.pcw {
 			ref := keys.ref(site)
 		frames:
 			for i := range ref.modules {

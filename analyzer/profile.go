@@ -347,7 +347,7 @@ func hostNames(byRank []*rankFile) []string {
 
 // runFacts gathers the run's facts from the trace headers, the clock model
 // and the replays.
-func runFacts(reps []*replayer, byRank []*rankFile, model *clocks.Model) report.RunFacts {
+func runFacts(ranks []*rankResult, byRank []*rankFile, model *clocks.Model) report.RunFacts {
 	var rf report.RunFacts
 	run := &report.Run{Command: []string{}, Ranks: []report.TraceSize{}}
 	var clk []string
@@ -377,7 +377,7 @@ func runFacts(reps []*replayer, byRank []*rankFile, model *clocks.Model) report.
 		if st, err := os.Stat(f.path); err == nil {
 			ts.Bytes = st.Size()
 		}
-		if rp := reps[r]; rp != nil {
+		if rp := ranks[r]; rp != nil {
 			ts.Events = rp.events + rp.otherThreads
 		}
 		run.TraceBytes += ts.Bytes
@@ -424,8 +424,8 @@ type profileCtx struct {
 	comms map[uint64]commLabel
 }
 
-func newProfileCtx(reps []*replayer, byRank []*rankFile) *profileCtx {
-	return &profileCtx{hosts: hostNames(byRank), comms: commNames(reps)}
+func newProfileCtx(ranks []*rankResult, byRank []*rankFile) *profileCtx {
+	return &profileCtx{hosts: hostNames(byRank), comms: commNames(ranks)}
 }
 
 // commLabel is a communicator's name and world ranks (both groups).
@@ -438,9 +438,9 @@ type commLabel struct {
 // commNames names the communicators of the run from the definitions of
 // each one's lowest present rank (docs/report-format.md, comm_matrices):
 // every rank that defines a communicator has it by the same global id.
-func commNames(reps []*replayer) map[uint64]commLabel {
+func commNames(ranks []*rankResult) map[uint64]commLabel {
 	out := map[uint64]commLabel{}
-	for _, rp := range reps {
+	for _, rp := range ranks {
 		if rp == nil || rp.defs == nil {
 			continue
 		}

@@ -19,7 +19,7 @@ import (
 
 func TestNoTraces(t *testing.T) {
 	dir := t.TempDir()
-	_, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	_, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true})
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "app.<rank>.trc") {
 		t.Fatalf("error %v should name the directory and the pattern", err)
 	}
@@ -40,7 +40,7 @@ func TestMixedRunsRefused(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "app.1.trc"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true})
 	if err == nil || !strings.Contains(err.Error(), "app.0.trc") || !strings.Contains(err.Error(), "app.1.trc") ||
 		!strings.Contains(err.Error(), "different runs") {
 		t.Fatalf("error %v should refuse mixed runs and name the files", err)
@@ -154,7 +154,7 @@ func TestCorruptTracesNeverPanic(t *testing.T) {
 			}
 			os.WriteFile(filepath.Join(dir, "app."+itoa(i)+".trc"), d, 0o644)
 		}
-		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true})
 		if err != nil {
 			continue // a clear error is fine
 		}
@@ -179,7 +179,7 @@ func TestUnknownVersion(t *testing.T) {
 	data, _ := os.ReadFile(paths[1])
 	data[8] = 9 // major version 9
 	os.WriteFile(paths[1], data, 0o644)
-	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true})
 	if err == nil || !strings.Contains(err.Error(), "version 9") {
 		t.Fatalf("error %v", err)
 	}
@@ -227,7 +227,7 @@ func TestRingStallReleasesOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []int{1, 2, 5} {
-		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w})
+		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true, Workers: w})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +266,7 @@ func TestCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Analyze(ctx, Options{Dir: dir, App: "app", MaxLevel: -1}); !errors.Is(err, context.Canceled) {
+	if _, err := Analyze(ctx, Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
 }
@@ -296,7 +296,7 @@ func FuzzAnalyze(f *testing.F) {
 			}
 		}
 		start := time.Now()
-		_, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+		_, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true})
 		if err != nil && strings.Contains(err.Error(), "internal error") {
 			t.Fatal(err)
 		}
@@ -348,7 +348,7 @@ func TestWorldSizeDisagreement(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "app.2.trc"), data, 0o644)
-	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	_, err = Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true})
 	if err == nil || !strings.Contains(err.Error(), "inconsistent") {
 		t.Fatalf("error %v", err)
 	}
@@ -393,7 +393,7 @@ func TestLargeIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1})
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true})
 	if err == nil {
 		if !hasWarning(rep, "too large") {
 			t.Errorf("warnings %q", rep.Warnings)
@@ -428,7 +428,7 @@ func TestLargeRunWithDamage(t *testing.T) {
 	p = filepath.Join(dir, "bench.25.trc")
 	data, _ = os.ReadFile(p)
 	os.WriteFile(p, data[:len(data)/4], 0o644) // inside the first: no event left
-	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1})
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "bench", MaxLevel: -1, roundTrip: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,11 +61,11 @@ func (x *exchange) unreceivedMsgs() []unreceived {
 // unreceivedWarnings names, for each sender, receiver and tag, the
 // messages never received and the call site of the first, as the report
 // lists it (SRC id, function, file:line in the whole program's SRC).
-func unreceivedWarnings(us []unreceived, reps []*replayer, rep *report.Report, siteID map[string]int) []string {
+func unreceivedWarnings(us []unreceived, ranks []*rankResult, rep *report.Report, siteID map[string]int) []string {
 	if len(us) == 0 {
 		return nil
 	}
-	keys := waitSiteKeys(reps)
+	keys := waitSiteKeys(ranks)
 	where := func(rank int32, site uint32) string {
 		if int(rank) >= len(keys) || keys[rank] == nil {
 			return ""

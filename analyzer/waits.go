@@ -406,15 +406,15 @@ func (t *rankTot) addWaits(m map[waitKey]*waitVal) {
 
 // waitSiteKeys maps each rank's call sites (file-local ids) to their keys
 // (siteKeyer), for the SRC ids of the waits; by rank.
-func waitSiteKeys(reps []*replayer) []map[uint32]string {
-	out := make([]map[uint32]string, len(reps))
-	for r, rp := range reps {
-		if rp == nil || rp.defs == nil {
+func waitSiteKeys(ranks []*rankResult) []map[uint32]string {
+	out := make([]map[uint32]string, len(ranks))
+	for r, rr := range ranks {
+		if rr == nil || rr.defs == nil {
 			continue
 		}
 		m := map[uint32]string{}
-		keys := &siteKeyer{rp: rp, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
-		rp.tr.Root().Walk(func(n *rnode) {
+		keys := newSiteKeyer(rr.defs)
+		rr.root.Walk(func(n *rnode) {
 			for id := range n.Value.sites {
 				if s := &n.Value.sites[id]; s.used {
 					m[uint32(id)] = keys.key(uint32(id), s.fn)
