@@ -52,10 +52,11 @@ type Transport interface {
 	Rank() int // this process, 0 … Size()-1
 	Size() int
 	// Send queues msg for process to without waiting for it to be
-	// received; msg is the transport's from then on.
+	// received; the caller may reuse msg when it returns.
 	Send(to int, msg []byte) error
 	// Recv returns the next message from any process; when none is
-	// there, nil, or with wait, blocks until one arrives.
+	// there, nil, or with wait, blocks until one arrives. msg is valid
+	// until the next call.
 	Recv(wait bool) (from int, msg []byte, err error)
 }
 
@@ -189,8 +190,8 @@ func (d *distX) local(r int32) bool { return d.owner[r] == int32(d.me) }
 // record starts a record of kind k to process p.
 func (d *distX) record(p int, k byte) []byte {
 	b := d.out[p]
-	if b == nil {
-		b = append(make([]byte, 0, 1024), dmData)
+	if len(b) == 0 {
+		b = append(b, dmData)
 	}
 	return append(b, k)
 }
@@ -418,7 +419,7 @@ func (d *distX) flush() {
 		if len(b) <= 1 {
 			continue
 		}
-		d.out[p] = nil
+		d.out[p] = b[:0]
 		d.sent++
 		d.fail(d.tr.Send(p, b))
 	}

@@ -91,7 +91,7 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 		if len(msg) == 0 || msg[0] != dmResult || from <= 0 || from >= len(parts) || parts[from] != nil {
 			continue
 		}
-		if parts[from], err = unmarshalResult(msg[1:]); err != nil {
+		if parts[from], err = unmarshalResult(append([]byte(nil), msg[1:]...)); err != nil {
 			return nil, &DistError{fmt.Errorf("the results of analysis process %d: %v", from, err)}
 		}
 		got++

@@ -51,7 +51,7 @@ func (t *memTransport) Send(to int, msg []byte) error {
 	}
 	b := t.net.boxes[to]
 	b.mu.Lock()
-	b.q = append(b.q, memMsg{t.me, msg})
+	b.q = append(b.q, memMsg{t.me, append([]byte(nil), msg...)})
 	b.cond.Signal()
 	b.mu.Unlock()
 	return nil

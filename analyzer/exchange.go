@@ -541,6 +541,9 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 			x.unlock(&x.mu)
 			x.wakeAll(wake, me)
 			wake = nil
+			if x.dist != nil {
+				x.dist.flush() // (as a receive does, await)
+			}
 			aborted := x.park(me)
 			if !aborted && in.allIn.Load() {
 				// Woken by the last entry (which also emptied

@@ -656,6 +656,11 @@ func (x *exchange) await(f *fifo, m uint64, src, dst int32) bool {
 				x.waitDown.Add(1)
 			}
 		}
+		if x.dist != nil && x.ranks[src].remote {
+			// The sender's process may wait for what this one has
+			// to send before it gets there.
+			x.dist.flush()
+		}
 		aborted := x.park(dst)
 		me.waiting.Store(false)
 		if aborted {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/internal/mpi"
@@ -25,7 +24,8 @@ func init() {
 }
 
 func mpiMain(ctx context.Context) int {
-	runtime.LockOSThread()
+	// Not locked to a thread: the replay's coroutines, created here,
+	// run on its worker goroutine (MPI_THREAD_SERIALIZED).
 	w, err := mpi.Init()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "dtpa-mpi: %v\n", err)

@@ -65,6 +65,7 @@ const tag = 7301
 type World struct {
 	rank, size int
 	pending    []send
+	buf        []byte // the last message received
 }
 
 // send is a message on its way: its buffer (C memory, freed once sent)
@@ -129,7 +130,7 @@ func (w *World) progress() error {
 }
 
 // Recv returns the next message from any process (nil when none is
-// there and !wait).
+// there and !wait), valid until the next call.
 func (w *World) Recv(wait bool) (int, []byte, error) {
 	if err := w.progress(); err != nil {
 		return 0, nil, err
@@ -141,7 +142,10 @@ func (w *World) Recv(wait bool) (int, []byte, error) {
 	if found == 0 {
 		return 0, nil, nil
 	}
-	buf := make([]byte, int(n))
+	if cap(w.buf) < int(n) {
+		w.buf = make([]byte, int(n))
+	}
+	buf := w.buf[:n]
 	var p unsafe.Pointer
 	if n > 0 {
 		p = unsafe.Pointer(&buf[0])

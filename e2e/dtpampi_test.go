@@ -1,0 +1,275 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/internal/testenv"
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// dtpa-mpi (docs/distributed.md) must write the report dtpa writes, for
+// any number of analysis processes: counts equal, seconds within 1e-9
+// relative. checkDtpaMPI compares them on every trace of these tests and
+// on hpcc's and LAMMPS's (realapps_test.go).
+
+// mpiProcs are the analysis process counts every comparison runs.
+var mpiProcs = []int{1, 2, 3, 4}
+
+// needDtpaMPI skips (fails under CI) without Open MPI or bin/dtpa-mpi.
+func needDtpaMPI(t *testing.T) {
+	t.Helper()
+	testenv.NeedCommands(t, "mpirun.openmpi")
+	if _, err := os.Stat(filepath.Join(root, "bin", "dtpa-mpi")); err != nil {
+		testenv.Missing(t, "bin/dtpa-mpi missing: make build builds it where mpicc.openmpi is installed")
+	}
+}
+
+// runJob runs name args in dir and returns its stdout, stderr and exit
+// code; a job that hangs is killed with its process group.
+func runJob(t *testing.T, dir string, name string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), mpiEnv...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s: timed out\n%s", name, strings.Join(args, " "), errb.String())
+	}
+	code = cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		t.Fatalf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// dtpaMPI runs bin/dtpa-mpi at np analysis processes with args.
+func dtpaMPI(t *testing.T, dir string, np int, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	a := append([]string{"-np", strconv.Itoa(np), "--oversubscribe", filepath.Join(root, "bin", "dtpa-mpi")}, args...)
+	return runJob(t, dir, "mpirun.openmpi", a...)
+}
+
+// checkDtpaMPI compares dtpa-mpi's JSON report of app in dir at every
+// process count with dtpa's, and their warnings.
+func checkDtpaMPI(t *testing.T, dir, app string) {
+	t.Helper()
+	needDtpaMPI(t)
+	start := time.Now()
+	want, wantErr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "--json", app)
+	if code != 0 {
+		t.Fatalf("dtpa --json %s: exit %d\n%s", app, code, wantErr)
+	}
+	took := []string{fmt.Sprintf("dtpa %v", time.Since(start).Round(time.Millisecond))}
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	for _, np := range mpiProcs {
+		start := time.Now()
+		got, gotErr, code := dtpaMPI(t, dir, np, "--json", app)
+		took = append(took, fmt.Sprintf("%d: %v", np, time.Since(start).Round(time.Millisecond)))
+		if code != 0 {
+			t.Errorf("dtpa-mpi at %d processes: exit %d\n%s", np, code, gotErr)
+			continue
+		}
+		var g any
+		if err := json.Unmarshal([]byte(got), &g); err != nil {
+			t.Errorf("dtpa-mpi at %d processes: %v", np, err)
+			continue
+		}
+		var diffs []string
+		jsonDiff("", g, w, &diffs)
+		if len(diffs) > 0 {
+			if len(diffs) > 20 {
+				diffs = append(diffs[:20], fmt.Sprintf("… and %d more", len(diffs)-20))
+			}
+			t.Errorf("dtpa-mpi at %d processes differs from dtpa:\n%s", np, strings.Join(diffs, "\n"))
+		}
+		if gotErr != wantErr {
+			t.Errorf("dtpa-mpi at %d processes warns\n%s\ndtpa warns\n%s", np, gotErr, wantErr)
+		}
+	}
+	t.Logf("%s: wall time %s", app, strings.Join(took, ", dtpa-mpi at "))
+}
+
+// jsonDiff lists where got and want differ; numbers agree within 1e-9
+// relative (counts, being below 1e9, then exactly).
+func jsonDiff(path string, got, want any, out *[]string) {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			*out = append(*out, fmt.Sprintf("%s: got %T, want an object", path, got))
+			return
+		}
+		for k, wv := range w {
+			gv, ok := g[k]
+			if !ok {
+				*out = append(*out, fmt.Sprintf("%s.%s: missing", path, k))
+				continue
+			}
+			jsonDiff(path+"."+k, gv, wv, out)
+		}
+		for k := range g {
+			if _, ok := w[k]; !ok {
+				*out = append(*out, fmt.Sprintf("%s.%s: not in dtpa's report", path, k))
+			}
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			*out = append(*out, fmt.Sprintf("%s: got %v, want %d elements", path, abbreviate(got), len(w)))
+			return
+		}
+		for i := range w {
+			jsonDiff(fmt.Sprintf("%s[%d]", path, i), g[i], w[i], out)
+		}
+	case float64:
+		g, ok := got.(float64)
+		if !ok || math.Abs(g-w) > 1e-9*math.Max(math.Abs(g), math.Abs(w)) {
+			*out = append(*out, fmt.Sprintf("%s: got %v, want %v", path, abbreviate(got), w))
+		}
+	default:
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			*out = append(*out, fmt.Sprintf("%s: got %v, want %v", path, abbreviate(got), abbreviate(want)))
+		}
+	}
+}
+
+func abbreviate(v any) string {
+	s := fmt.Sprint(v)
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return s
+}
+
+// TestDtpaMPIStencil: the halo-exchange stencil (testdata/apps/stencil.c)
+// traced at 32 ranks under Open MPI.
+func TestDtpaMPIStencil(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	needDtpaMPI(t)
+	dir := t.TempDir()
+	exe := compile(t, m, dir, "stencil")
+	trace(t, m, dir, nil, 32, exe, "300", "200")
+	checkDtpaMPI(t, dir, "stencil")
+}
+
+// TestDtpaMPISynthetic: a run written by the fixture builder, 7 ranks (no
+// process count but 1 and 7 divides them) with a skewed clock, nested
+// intervals, a ring of nonblocking messages, synchronous sends, wildcard
+// receives, collectives of every shape on the world and on a split
+// communicator, and a nonblocking collective; analysed also by more
+// processes than ranks.
+func TestDtpaMPISynthetic(t *testing.T) {
+	needDtpaMPI(t)
+	const n = 7
+	run := tracetest.NewRun(n)
+	half, odd := run.NewComm(0, 2, 4, 6), run.NewComm(1, 3, 5)
+	ranks := make([]*tracetest.Rank, n)
+	for i := range ranks {
+		ranks[i] = run.Rank(i)
+		ranks[i].Init(tracetest.US)
+	}
+	ranks[3].Skew(7*tracetest.MS, 40)
+	for i, k := range ranks {
+		if i%2 == 0 {
+			k.CommSplit(run.World(), half, 2*tracetest.US)
+		} else {
+			k.CommSplit(run.World(), odd, 2*tracetest.US)
+		}
+	}
+	for step := 0; step < 40; step++ {
+		for i, k := range ranks {
+			k.Pcontrol(100, 1)
+			k.Compute(int64((i*37+step*11)%50) * tracetest.US)
+			right, left := int32((i+1)%n), int32((i+n-1)%n)
+			r := k.Irecv(left, 1, 64, tracetest.US)
+			s := k.Isend(right, 1, 64, tracetest.US)
+			k.Waitall([]tracetest.Req{r, s}, 3*tracetest.US)
+			k.Pcontrol(101, 1)
+		}
+		for i, k := range ranks {
+			k.Compute(int64((i*13+step*7)%30) * tracetest.US)
+			k.Allreduce(8, 5*tracetest.US)
+			if step%5 == 0 {
+				k.Bcast(int32(step%n), 1024, 4*tracetest.US)
+				k.Reduce(int32((step+1)%n), 8, 4*tracetest.US)
+				k.Alltoall(16, 6*tracetest.US)
+			}
+		}
+		// Rank 0 gathers a message from everybody, by wildcard.
+		for i, k := range ranks {
+			if i == 0 {
+				continue
+			}
+			k.Compute(int64(i) * tracetest.US)
+			k.Ssend(0, 2, 32, 2*tracetest.US)
+		}
+		for i := 1; i < n; i++ {
+			q := ranks[0].Irecv(traceformat.AnySource, 2, 32, tracetest.US, int32(i), 2)
+			ranks[0].Wait(q, 2*tracetest.US)
+		}
+		for i, k := range ranks {
+			if i%2 == 0 {
+				k.Barrier(3*tracetest.US, tracetest.On(half))
+				q := k.Ibarrier(tracetest.US, tracetest.On(half))
+				k.Compute(10 * tracetest.US)
+				k.Wait(q, tracetest.US)
+			}
+		}
+	}
+	for _, k := range ranks {
+		k.Finalize(tracetest.US)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "synth"); err != nil {
+		t.Fatal(err)
+	}
+	old := mpiProcs
+	mpiProcs = []int{1, 2, 3, 4, 8}
+	defer func() { mpiProcs = old }()
+	checkDtpaMPI(t, dir, "synth")
+}
+
+// TestDtpaMPIErrors: dtpa-mpi fails as dtpa does, once: no traces, and
+// what needs one process.
+func TestDtpaMPIErrors(t *testing.T) {
+	needDtpaMPI(t)
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--json", "nothere"}, 1, "no readable traces"},
+		{[]string{"--html", "nothere"}, 1, "run dtpa for them"},
+		{[]string{"--bogus"}, 2, "flag provided but not defined"},
+	} {
+		_, stderr, code := dtpaMPI(t, dir, 3, c.args...)
+		if code != c.code || strings.Count(stderr, c.want) != 1 {
+			t.Errorf("dtpa-mpi %s: exit %d, stderr\n%s\nwant exit %d and %q once", strings.Join(c.args, " "), code, stderr, c.code, c.want)
+		}
+	}
+}
