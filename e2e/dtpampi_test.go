@@ -263,7 +263,7 @@ func TestDtpaMPIErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--json", "nothere"}, 1, "no readable traces"},
+		{[]string{"--json", "nothere"}, 1, "no traces of \"nothere\""},
 		{[]string{"--html", "nothere"}, 1, "run dtpa for them"},
 		{[]string{"--bogus"}, 2, "flag provided but not defined"},
 	} {

@@ -46,6 +46,7 @@ func TestHPCC(t *testing.T) {
 		r, stderr := analyse(t, dir, "hpcc")
 		checkWarnings(t, r, stderr, skew)
 		checkInvariants(t, r, 4)
+		checkDtpaMPI(t, dir, "hpcc")
 		w := r.Intervals[0].Main
 		t.Logf("whole program: %.3f s × 4, efficiency %.4f, %d sends, %d receives, %d waits, %d collectives, Real Sync %.3f s, Potential Sync %.3f s",
 			w.ExecutionTime, w.Efficiency, w.SendNumber, w.ReceiveNumber, w.WaitNumber, w.CollectiveNumber, w.RealSync, w.PotentialSync)
@@ -81,6 +82,7 @@ func TestLAMMPS(t *testing.T) {
 		r, stderr := analyse(t, dir, "lmp")
 		checkWarnings(t, r, stderr, skew)
 		checkInvariants(t, r, 4)
+		checkDtpaMPI(t, dir, "lmp")
 		w := r.Intervals[0]
 		var prod float64
 		for _, rk := range w.Ranks {
