@@ -380,7 +380,17 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 	}
 	x := newExchange(sc.size, sc.present, lim)
 	x.progress = opts.Progress
-	opts.Progress.announce(sc.byRank)
+	mine := sc.byRank
+	if own != nil {
+		// The progress of a distributed replay is this process's.
+		mine = make([]*rankFile, len(sc.byRank))
+		for r, f := range sc.byRank {
+			if own(r) {
+				mine[r] = f
+			}
+		}
+	}
+	opts.Progress.announce(mine)
 	s := newSched(ctx, x)
 	x.s = s
 	reps := make([]*replayer, sc.size)

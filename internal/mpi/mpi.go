@@ -13,7 +13,9 @@ package mpi
 
 /*
 #include <mpi.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 static int dt_init(int *provided) {
 	return MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
@@ -27,19 +29,35 @@ static int dt_test(MPI_Request *req, int *done) {
 	return MPI_Test(req, done, MPI_STATUS_IGNORE);
 }
 static int dt_wait(MPI_Request *req) { return MPI_Wait(req, MPI_STATUS_IGNORE); }
-// dt_probe looks for a message with tag (blocking when wait): its source
-// and size, or *found = 0.
+// dt_probe looks for a message with tag: its source and size, or
+// *found = 0. With wait it polls until one is there: MPI_Probe spins on a
+// core (Open MPI's does unless the node is oversubscribed), which on a
+// machine shared with the other analysis processes, or anything else,
+// takes the core from those that have work. It spins for a few
+// microseconds (the usual wait of a replay for its neighbour), then
+// yields the core, then sleeps, longer and longer up to a millisecond.
 static int dt_probe(int tag, int wait, int *found, int *from, int *n) {
 	MPI_Status st;
-	int rc;
-	if (wait) {
-		rc = MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st);
-		*found = 1;
-	} else {
-		rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, found, &st);
+	struct timespec ts = {0, 0};
+	for (long spins = 0;; spins++) {
+		int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, found, &st);
+		if (rc != MPI_SUCCESS)
+			return rc;
+		if (*found || !wait)
+			break;
+		if (spins < 256)
+			continue;
+		if (spins < 512) {
+			sched_yield();
+			continue;
+		}
+		ts.tv_nsec = ts.tv_nsec ? ts.tv_nsec * 2 : 10000;
+		if (ts.tv_nsec > 1000000)
+			ts.tv_nsec = 1000000;
+		nanosleep(&ts, NULL);
 	}
-	if (rc != MPI_SUCCESS || !*found)
-		return rc;
+	if (!*found)
+		return MPI_SUCCESS;
 	*from = st.MPI_SOURCE;
 	return MPI_Get_count(&st, MPI_BYTE, n);
 }
