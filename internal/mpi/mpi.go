@@ -13,6 +13,9 @@ package mpi
 
 /*
 #include <mpi.h>
+// MPICH's MPI_STATUSES_IGNORE, a constant pointer, looks to GCC like an
+// array of size 0.
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -25,10 +28,12 @@ static int dt_size(int *n) { return MPI_Comm_size(MPI_COMM_WORLD, n); }
 static int dt_isend(void *buf, int n, int to, int tag, MPI_Request *req) {
 	return MPI_Isend(buf, n, MPI_BYTE, to, tag, MPI_COMM_WORLD, req);
 }
-static int dt_test(MPI_Request *req, int *done) {
-	return MPI_Test(req, done, MPI_STATUS_IGNORE);
+static int dt_testsome(int n, MPI_Request *reqs, int *done, int *idx) {
+	return MPI_Testsome(n, reqs, done, idx, MPI_STATUSES_IGNORE);
 }
-static int dt_wait(MPI_Request *req) { return MPI_Wait(req, MPI_STATUS_IGNORE); }
+static int dt_waitall(int n, MPI_Request *reqs) {
+	return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+}
 // dt_probe looks for a message with tag: its source and size, or
 // *found = 0. With wait it polls until one is there: MPI_Probe spins on a
 // core (Open MPI's does unless the node is oversubscribed), which on a
@@ -82,15 +87,17 @@ const tag = 7301
 // World is MPI_COMM_WORLD as an analyzer.Transport.
 type World struct {
 	rank, size int
-	pending    []send
-	buf        []byte // the last message received
-}
-
-// send is a message on its way: its buffer (C memory, freed once sent)
-// and its request.
-type send struct {
-	buf unsafe.Pointer
-	req *C.MPI_Request
+	// The messages on their way: their requests (C memory, for
+	// MPI_Testsome), and their buffers (C memory, freed once sent).
+	reqs    *C.MPI_Request
+	idx     *C.int
+	capReqs int
+	bufs    []unsafe.Pointer
+	// testAt is the number of messages on their way at which Send
+	// looks which are gone: twice what remained last time, so that the
+	// cost stays constant per message.
+	testAt int
+	buf    []byte // the last message received
 }
 
 // Init initializes MPI for one goroutine at a time.
@@ -117,33 +124,61 @@ func (w *World) Send(to int, msg []byte) error {
 	if len(msg) > math.MaxInt32 {
 		return fmt.Errorf("message of %d bytes too large", len(msg))
 	}
+	n := len(w.bufs)
+	if n == w.capReqs {
+		w.capReqs = max(64, 2*n)
+		w.reqs = (*C.MPI_Request)(C.realloc(unsafe.Pointer(w.reqs), C.size_t(w.capReqs)*C.sizeof_MPI_Request))
+		w.idx = (*C.int)(C.realloc(unsafe.Pointer(w.idx), C.size_t(w.capReqs)*C.sizeof_int))
+		if w.reqs == nil || w.idx == nil {
+			return fmt.Errorf("out of memory for %d messages on their way", w.capReqs)
+		}
+	}
 	buf := C.CBytes(msg)
-	req := (*C.MPI_Request)(C.malloc(C.sizeof_MPI_Request))
-	if rc := C.dt_isend(buf, C.int(len(msg)), C.int(to), tag, req); rc != C.MPI_SUCCESS {
+	if rc := C.dt_isend(buf, C.int(len(msg)), C.int(to), tag, w.req(n)); rc != C.MPI_SUCCESS {
 		C.free(buf)
-		C.free(unsafe.Pointer(req))
 		return fmt.Errorf("MPI_Isend to %d failed (%d)", to, int(rc))
 	}
-	w.pending = append(w.pending, send{buf, req})
-	return w.progress()
+	w.bufs = append(w.bufs, buf)
+	if len(w.bufs) >= w.testAt {
+		return w.progress()
+	}
+	return nil
+}
+
+// req is the i-th request on its way.
+func (w *World) req(i int) *C.MPI_Request {
+	return (*C.MPI_Request)(unsafe.Add(unsafe.Pointer(w.reqs), uintptr(i)*C.sizeof_MPI_Request))
 }
 
 // progress frees the buffers of the messages sent.
 func (w *World) progress() error {
-	keep := w.pending[:0]
-	for _, s := range w.pending {
-		var done C.int
-		if rc := C.dt_test(s.req, &done); rc != C.MPI_SUCCESS {
-			return fmt.Errorf("MPI_Test failed (%d)", int(rc))
-		}
-		if done != 0 {
-			C.free(s.buf)
-			C.free(unsafe.Pointer(s.req))
-			continue
-		}
-		keep = append(keep, s)
+	n := len(w.bufs)
+	if n == 0 {
+		return nil
 	}
-	w.pending = keep
+	var done C.int
+	if rc := C.dt_testsome(C.int(n), w.reqs, &done, w.idx); rc != C.MPI_SUCCESS {
+		return fmt.Errorf("MPI_Testsome failed (%d)", int(rc))
+	}
+	if done > 0 && done != C.MPI_UNDEFINED {
+		for _, i := range unsafe.Slice(w.idx, int(done)) {
+			C.free(w.bufs[i])
+			w.bufs[i] = nil
+		}
+		// Compact: the requests of the messages still on their way,
+		// in order.
+		k := 0
+		for i, b := range w.bufs {
+			if b == nil {
+				continue
+			}
+			*w.req(k) = *w.req(i)
+			w.bufs[k] = b
+			k++
+		}
+		w.bufs = w.bufs[:k]
+	}
+	w.testAt = max(16, 2*len(w.bufs))
 	return nil
 }
 
@@ -176,12 +211,16 @@ func (w *World) Recv(wait bool) (int, []byte, error) {
 
 // Finalize waits for the messages on their way and ends MPI.
 func (w *World) Finalize() error {
-	for _, s := range w.pending {
-		C.dt_wait(s.req)
-		C.free(s.buf)
-		C.free(unsafe.Pointer(s.req))
+	if n := len(w.bufs); n > 0 {
+		C.dt_waitall(C.int(n), w.reqs)
+		for _, b := range w.bufs {
+			C.free(b)
+		}
+		w.bufs = nil
 	}
-	w.pending = nil
+	C.free(unsafe.Pointer(w.reqs))
+	C.free(unsafe.Pointer(w.idx))
+	w.reqs, w.idx, w.capReqs = nil, nil, 0
 	if rc := C.dt_finalize(); rc != C.MPI_SUCCESS {
 		return fmt.Errorf("MPI_Finalize failed (%d)", int(rc))
 	}
