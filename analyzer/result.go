@@ -34,8 +34,11 @@ type rankResult struct {
 	// started: the rank's program started (the tree holds something).
 	started bool
 	root    *rnode
-	// defs is nil when the trace could not be opened.
-	defs *traceformat.Definitions
+	// defs is nil when the trace could not be opened. Unmarshalled, its
+	// call sites are frames and its modules hold their paths and build
+	// ids only.
+	defs   *traceformat.Definitions
+	frames [][]siteFrame // siteKeyer.frames
 	// secRuns and secAgg are replayer's (replay_sections.go): K and the
 	// Insufficient Parallelism are computed once every rank's sections
 	// are known (insufficientParallelism).
@@ -55,6 +58,13 @@ type rankResult struct {
 	// readErr is the sentence describing the error that stopped the
 	// replay's reading (damage), "" when it read the trace to its end.
 	readErr string
+}
+
+// siteKeyer is the siteKeyer of the rank's call sites.
+func (rr *rankResult) siteKeyer() *siteKeyer {
+	k := newSiteKeyer(rr.defs)
+	k.frames = rr.frames
+	return k
 }
 
 // procResult is what the report needs from one process's exchange. Each

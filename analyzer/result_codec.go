@@ -204,21 +204,23 @@ func (w *resWriter) rank(rr *rankResult) error {
 }
 
 // defs writes the definitions of rr: its functions, modules and
-// communicators as indexes in the result's table, and its call sites.
-// (All of them, although the report reads only the functions that call
-// sites and communicators name: the ids then stay as dense as in the
-// trace, and unmarshalResult bounds them as the trace reader does.)
+// communicators as indexes in the result's table, and its call sites as
+// frames (module index, offset). (All the functions, although the report
+// reads only those that call sites and communicators name: the ids then
+// stay as dense as in the trace, and unmarshalResult bounds them as the
+// trace reader does. The modules without their addresses, which differ
+// from rank to rank and which the frames make useless: the ranks share
+// them.)
 func (w *resWriter) defs(rr *rankResult) error {
 	d := rr.defs
-	var fns []proto.Message
+	var fns, mods, comms []proto.Message
 	for _, f := range d.Functions {
 		if f != nil {
 			fns = append(fns, f)
 		}
 	}
-	var mods, comms []proto.Message
 	for _, m := range d.Modules {
-		mods = append(mods, m)
+		mods = append(mods, &tracepb.Module{Path: m.Path, BuildId: m.BuildId})
 	}
 	for _, c := range d.Comms {
 		if c != nil {
@@ -235,19 +237,32 @@ func (w *resWriter) defs(rr *rankResult) error {
 			w.u(uint64(i))
 		}
 	}
+	frames := rr.frames
+	if frames == nil {
+		frames = make([][]siteFrame, len(d.CallSites))
+		for id, pcs := range d.CallSites {
+			if pcs != nil {
+				frames[id] = make([]siteFrame, len(pcs))
+				for i, pc := range pcs {
+					frames[id][i] = frameOf(d.Modules, pc)
+				}
+			}
+		}
+	}
 	n := 0
-	for _, pcs := range d.CallSites {
-		if pcs != nil {
+	for _, f := range frames {
+		if f != nil {
 			n++
 		}
 	}
 	w.u(uint64(n))
-	for id, pcs := range d.CallSites {
-		if pcs != nil {
+	for id, fs := range frames {
+		if fs != nil {
 			w.u(uint64(id))
-			w.u(uint64(len(pcs)))
-			for _, pc := range pcs {
-				w.u(pc)
+			w.u(uint64(len(fs)))
+			for _, f := range fs {
+				w.u(uint64(f.mod + 1))
+				w.u(f.off)
 			}
 		}
 	}
@@ -556,7 +571,7 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 		}
 	}
 	if r.bool() {
-		rr.defs = r.defs()
+		rr.defs, rr.frames = r.defs()
 	}
 	n = r.count("intervals")
 	if n == 0 && r.err == nil {
@@ -628,18 +643,18 @@ func decodeBlob[M proto.Message](r *resReader, cache *map[uint64]M, i uint64, m 
 
 // defs decodes a rank's definitions, indexed by id as traceformat.Reader
 // indexes them (and bounded the same way).
-func (r *resReader) defs() *traceformat.Definitions {
+func (r *resReader) defs() (*traceformat.Definitions, [][]siteFrame) {
 	d := &traceformat.Definitions{}
 	dense := func(id uint32, n int) bool { return int64(id) < 4*int64(n)+4096 }
 	n := r.count("functions")
 	for range n {
 		f := decodeBlob(r, &r.fns, r.below(uint64(len(r.blobs)), "definition"), &tracepb.Function{})
 		if r.err != nil {
-			return nil
+			return nil, nil
 		}
 		if !dense(f.Id, n) {
 			r.fail("function id %d out of range", f.Id)
-			return nil
+			return nil, nil
 		}
 		d.Functions = growTo(d.Functions, f.Id)
 		d.Functions[f.Id] = f
@@ -652,33 +667,37 @@ func (r *resReader) defs() *traceformat.Definitions {
 	for range n {
 		c := decodeBlob(r, &r.comms, r.below(uint64(len(r.blobs)), "definition"), &tracepb.Communicator{})
 		if r.err != nil {
-			return nil
+			return nil, nil
 		}
 		if !dense(c.Local, n) {
 			r.fail("communicator index %d out of range", c.Local)
-			return nil
+			return nil, nil
 		}
 		d.Comms = growTo(d.Comms, c.Local)
 		d.Comms[c.Local] = c
 	}
+	var frames [][]siteFrame
 	n = r.count("call sites")
 	for range n {
 		id := r.u32("call site")
-		pcs := make([]uint64, r.count("addresses"))
-		for i := range pcs {
-			pcs[i] = r.u()
+		fs := make([]siteFrame, r.count("frames"))
+		for i := range fs {
+			fs[i] = siteFrame{mod: int32(r.below(uint64(len(d.Modules))+1, "module")) - 1, off: r.u()}
 		}
 		if r.err != nil {
-			return nil
+			return nil, nil
 		}
 		if !dense(id, n) {
 			r.fail("call site %d out of range", id)
-			return nil
+			return nil, nil
 		}
-		d.CallSites = growTo(d.CallSites, id)
-		d.CallSites[id] = pcs
+		frames = growTo(frames, id)
+		frames[id] = fs
 	}
-	return d
+	if frames == nil {
+		frames = [][]siteFrame{}
+	}
+	return d, frames
 }
 
 func growTo[T any](s []T, id uint32) []T {
