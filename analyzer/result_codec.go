@@ -628,6 +628,9 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 // decodeBlob is definition i of the result's table as a message of
 // the kind cache holds, decoded once.
 func decodeBlob[M proto.Message](r *resReader, cache *map[uint64]M, i uint64, m M) M {
+	if r.err != nil {
+		return m // (i is not an index then)
+	}
 	if v, ok := (*cache)[i]; ok {
 		return v
 	}
