@@ -26,6 +26,11 @@
 //     deadlock; a missing or cut rank, or traces that disagree, are
 //     detected and reported (exchange.go, sched.go).
 //
+// The report is then built from what the replays found, taken out of them
+// as a replayResult (result.go): the same whether one process replayed
+// every rank or several processes each replayed some and sent their
+// results, marshalled, to the one that builds the report (dist.go).
+//
 // Memory is bounded by the ranks (each reader holds one batch), the
 // messages, receives and collectives in flight, and the interval and
 // call-site tables, never by the length of the traces. What could grow with
