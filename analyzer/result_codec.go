@@ -470,6 +470,7 @@ func (r *resReader) bytes(what string) []byte {
 func (r *resReader) str(what string) string { return string(r.bytes(what)) }
 
 // unmarshalResult decodes what marshal encoded; bad bytes give an error.
+// The result does not refer to b.
 func unmarshalResult(b []byte) (res *replayResult, err error) {
 	if len(b) < len(resultMagic) || string(b[:len(resultMagic)-1]) != resultMagic[:len(resultMagic)-1] {
 		return nil, errors.New("not a replay result")
