@@ -1,7 +1,9 @@
 package analyzer
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -253,6 +255,28 @@ func roundTrip(res *replayResult) (*replayResult, error) {
 		}
 	}
 	return mergeResults(res.size, parts...)
+}
+
+// sameReport fails unless got and want are the same report, byte for
+// byte as JSON.
+func sameReport(got, want *report.Report) error {
+	g, err := json.Marshal(got)
+	if err != nil {
+		return err
+	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(g, w) {
+		return nil
+	}
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	around := func(b []byte) string { return string(b[max(0, i-200):min(len(b), i+200)]) }
+	return fmt.Errorf("the report through marshalled results differs from the direct one at byte %d:\n got …%s…\nwant …%s…", i, around(g), around(w))
 }
 
 // splitResult divides res into n parts that mergeResults puts back
