@@ -58,7 +58,7 @@ func replayForResult(t testing.TB, opts Options) *replayed {
 		t.Fatal(err)
 	}
 	x, s, reps := newReplay(ctx, opts, sc, nil)
-	if err := s.run(2); err != nil {
+	if err := s.run(1); err != nil {
 		t.Fatal(err)
 	}
 	settle(reps, x)
