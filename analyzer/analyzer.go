@@ -26,6 +26,11 @@
 //     deadlock; a missing or cut rank, or traces that disagree, are
 //     detected and reported (exchange.go, sched.go).
 //
+// The report is then built from what the replays found, taken out of them
+// as a replayResult (result.go): the same whether one process replayed
+// every rank or several processes each replayed some and sent their
+// results, marshalled, to the one that builds the report (dist.go).
+//
 // Memory is bounded by the ranks (each reader holds one batch), the
 // messages, receives and collectives in flight, and the interval and
 // call-site tables, never by the length of the traces. What could grow with
@@ -189,7 +194,8 @@ type Options struct {
 	limits *limits // tests: bounds other than defaultLimits
 	// roundTrip (tests) builds the report from the replay's results
 	// split by rank, marshalled, unmarshalled and merged again, as a
-	// distributed replay would (roundTrip in result.go).
+	// distributed replay would (roundTrip in result.go), and fails unless
+	// it is the report built from the results directly.
 	roundTrip bool
 }
 
@@ -278,14 +284,29 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	}
 	settle(reps, x)
 	res := collectResult(reps, x)
+	var direct *report.Report
 	if opts.roundTrip {
-		if res, err = roundTrip(res); err != nil {
+		// The report through the results split, marshalled and merged,
+		// checked against the report from the results themselves (the
+		// same replay's).
+		merged, err := roundTrip(res)
+		if err != nil {
 			return nil, Stats{}, err
 		}
+		o := opts
+		o.Timeline, o.Chrome = nil, nil
+		if direct, _, err = finishReport(res, nil, byRank, model, o, warns, nil); err != nil {
+			return nil, Stats{}, err
+		}
+		res = merged
 	}
 	// The warnings so far are in warns; finishReport lists them with its
 	// own, which it gives to opts.Warn as it finds them.
-	return finishReport(res, reps, byRank, model, opts, warns, opts.Warn)
+	rep, stats, err = finishReport(res, reps, byRank, model, opts, warns, opts.Warn)
+	if err == nil && direct != nil {
+		err = sameReport(rep, direct)
+	}
+	return rep, stats, err
 }
 
 // runScan is what pass 1 finds: the run's size, each rank's file (nil

@@ -60,9 +60,32 @@ func isVersionError(err error) bool {
 // module's ELF address space (so address-space randomization does not
 // matter).
 type siteKeyer struct {
-	defs  *traceformat.Definitions
-	cache map[[2]uint32]string
-	refs  map[string]siteRef
+	defs *traceformat.Definitions
+	// frames, when set, are the call sites' return addresses already
+	// mapped to defs.Modules, by call-site id (an unmarshalled result's,
+	// rankResult.frames): defs.CallSites is then not used.
+	frames [][]siteFrame
+	cache  map[[2]uint32]string
+	refs   map[string]siteRef
+}
+
+// siteFrame is a return address as the module holding it (an index in
+// Definitions.Modules, −1 for none) and its offset there (the address
+// itself for none).
+type siteFrame struct {
+	mod int32
+	off uint64
+}
+
+// frameOf maps return address pc to the first module of mods holding
+// it.
+func frameOf(mods []*tracepb.Module, pc uint64) siteFrame {
+	for i, m := range mods {
+		if pc >= m.Start && pc < m.End {
+			return siteFrame{int32(i), pc - m.LoadBias}
+		}
+	}
+	return siteFrame{-1, pc}
 }
 
 // newSiteKeyer is the siteKeyer of the rank whose definitions are defs.
@@ -94,20 +117,26 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 // ref maps a call site's return addresses to modules and offsets.
 func (k *siteKeyer) ref(site uint32) siteRef {
 	var ref siteRef
-	var pcs []uint64
-	if int(site) < len(k.defs.CallSites) {
-		pcs = k.defs.CallSites[site]
-	}
-	for _, pc := range pcs {
-		mod, off := "", pc
-		for _, m := range k.defs.Modules {
-			if pc >= m.Start && pc < m.End {
-				mod, off = m.Path, pc-m.LoadBias
-				break
-			}
+	add := func(f siteFrame) {
+		mod := ""
+		if f.mod >= 0 {
+			mod = k.defs.Modules[f.mod].Path
 		}
 		ref.modules = append(ref.modules, mod)
-		ref.offsets = append(ref.offsets, off)
+		ref.offsets = append(ref.offsets, f.off)
+	}
+	if k.frames != nil {
+		if int(site) < len(k.frames) {
+			for _, f := range k.frames[site] {
+				add(f)
+			}
+		}
+		return ref
+	}
+	if int(site) < len(k.defs.CallSites) {
+		for _, pc := range k.defs.CallSites[site] {
+			add(frameOf(k.defs.Modules, pc))
+		}
 	}
 	return ref
 }
@@ -228,7 +257,7 @@ func build(res *replayResult, byRank []*rankFile, opts Options, warn func(string
 		if rr == nil || rr.defs == nil {
 			continue
 		}
-		total(rr.root, newSiteKeyer(rr.defs), nodes, r)
+		total(rr.root, rr.siteKeyer(), nodes, r)
 	}
 	var order []*gnode
 	for _, g := range nodes {

@@ -38,7 +38,7 @@ func placePcontrolWarnings(warns []string, ranks []*rankResult, sym Symbolizer) 
 		if rr == nil || rr.defs == nil || len(rr.pcw) == 0 {
 			continue
 		}
-		keys := &siteKeyer{defs: rr.defs}
+		keys := rr.siteKeyer()
 		for w, site := range rr.pcw {
 			ref := keys.ref(site)
 		frames:

@@ -1,7 +1,9 @@
 package analyzer
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -34,8 +36,11 @@ type rankResult struct {
 	// started: the rank's program started (the tree holds something).
 	started bool
 	root    *rnode
-	// defs is nil when the trace could not be opened.
-	defs *traceformat.Definitions
+	// defs is nil when the trace could not be opened. Unmarshalled, its
+	// call sites are frames and its modules hold their paths and build
+	// ids only.
+	defs   *traceformat.Definitions
+	frames [][]siteFrame // siteKeyer.frames
 	// secRuns and secAgg are replayer's (replay_sections.go): K and the
 	// Insufficient Parallelism are computed once every rank's sections
 	// are known (insufficientParallelism).
@@ -55,6 +60,13 @@ type rankResult struct {
 	// readErr is the sentence describing the error that stopped the
 	// replay's reading (damage), "" when it read the trace to its end.
 	readErr string
+}
+
+// siteKeyer is the siteKeyer of the rank's call sites.
+func (rr *rankResult) siteKeyer() *siteKeyer {
+	k := newSiteKeyer(rr.defs)
+	k.frames = rr.frames
+	return k
 }
 
 // procResult is what the report needs from one process's exchange. Each
@@ -243,6 +255,28 @@ func roundTrip(res *replayResult) (*replayResult, error) {
 		}
 	}
 	return mergeResults(res.size, parts...)
+}
+
+// sameReport fails unless got and want are the same report, byte for
+// byte as JSON.
+func sameReport(got, want *report.Report) error {
+	g, err := json.Marshal(got)
+	if err != nil {
+		return err
+	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(g, w) {
+		return nil
+	}
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	around := func(b []byte) string { return string(b[max(0, i-200):min(len(b), i+200)]) }
+	return fmt.Errorf("the report through marshalled results differs from the direct one at byte %d:\n got …%s…\nwant …%s…", i, around(g), around(w))
 }
 
 // splitResult divides res into n parts that mergeResults puts back

@@ -46,7 +46,30 @@ const maxResultPath = 1 << 24
 // (its table by rank).
 const maxResultRanks = 1 << 22
 
-type resWriter struct{ b []byte }
+type resWriter struct {
+	b []byte
+	// blobs are the definitions (marshalled tracepb messages) written
+	// once per result, by their bytes: the ranks of a run mostly define
+	// the same functions and modules, which would otherwise be most of a
+	// result.
+	blobs map[string]int
+	order [][]byte
+}
+
+// blob is the index of definition m in the result's table.
+func (w *resWriter) blob(m proto.Message) (int, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return 0, err
+	}
+	i, ok := w.blobs[string(b)]
+	if !ok {
+		i = len(w.order)
+		w.blobs[string(b)] = i
+		w.order = append(w.order, b)
+	}
+	return i, nil
+}
 
 func (w *resWriter) u(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *resWriter) i(v int64)  { w.b = binary.AppendVarint(w.b, v) }
@@ -93,21 +116,27 @@ func (r *replayResult) marshal() ([]byte, error) {
 	w.i(int64(p.unmatched.more))
 	w.i(int64(p.openFiles))
 	w.i(p.reopens)
+	// The ranks go after the table of the definitions they refer to.
+	body := &resWriter{blobs: map[string]int{}}
 	n := 0
 	for _, rr := range r.ranks {
 		if rr != nil {
 			n++
 		}
 	}
-	w.u(uint64(n))
+	body.u(uint64(n))
 	for _, rr := range r.ranks {
 		if rr != nil {
-			if err := w.rank(rr); err != nil {
+			if err := body.rank(rr); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return w.b, nil
+	w.u(uint64(len(body.order)))
+	for _, b := range body.order {
+		w.bytes(b)
+	}
+	return append(w.b, body.b...), nil
 }
 
 func (w *resWriter) rank(rr *rankResult) error {
@@ -131,11 +160,9 @@ func (w *resWriter) rank(rr *rankResult) error {
 	}
 	w.bool(rr.defs != nil)
 	if rr.defs != nil {
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(defsMessage(rr.defs))
-		if err != nil {
+		if err := w.defs(rr); err != nil {
 			return fmt.Errorf("rank %d: definitions: %w", rr.rank, err)
 		}
-		w.bytes(b)
 	}
 	// Intervals, parents first; idx numbers them for the sections.
 	idx := map[*rnode]int{}
@@ -176,25 +203,70 @@ func (w *resWriter) rank(rr *rankResult) error {
 	return nil
 }
 
-// defsMessage is d as the trace format defines it.
-func defsMessage(d *traceformat.Definitions) *tracepb.Definitions {
-	m := &tracepb.Definitions{Modules: d.Modules}
+// defs writes the definitions of rr: its functions, modules and
+// communicators as indexes in the result's table, and its call sites as
+// frames (module index, offset). (All the functions, although the report
+// reads only those that call sites and communicators name: the ids then
+// stay as dense as in the trace, and unmarshalResult bounds them as the
+// trace reader does. The modules without their addresses, which differ
+// from rank to rank and which the frames make useless: the ranks share
+// them.)
+func (w *resWriter) defs(rr *rankResult) error {
+	d := rr.defs
+	var fns, mods, comms []proto.Message
 	for _, f := range d.Functions {
 		if f != nil {
-			m.Functions = append(m.Functions, f)
+			fns = append(fns, f)
 		}
 	}
-	for id, pcs := range d.CallSites {
-		if pcs != nil {
-			m.CallSites = append(m.CallSites, &tracepb.CallSite{Id: uint32(id), Pcs: pcs})
-		}
+	for _, m := range d.Modules {
+		mods = append(mods, &tracepb.Module{Path: m.Path, BuildId: m.BuildId})
 	}
 	for _, c := range d.Comms {
 		if c != nil {
-			m.Communicators = append(m.Communicators, c)
+			comms = append(comms, c)
 		}
 	}
-	return m
+	for _, list := range [][]proto.Message{fns, mods, comms} {
+		w.u(uint64(len(list)))
+		for _, m := range list {
+			i, err := w.blob(m)
+			if err != nil {
+				return err
+			}
+			w.u(uint64(i))
+		}
+	}
+	frames := rr.frames
+	if frames == nil {
+		frames = make([][]siteFrame, len(d.CallSites))
+		for id, pcs := range d.CallSites {
+			if pcs != nil {
+				frames[id] = make([]siteFrame, len(pcs))
+				for i, pc := range pcs {
+					frames[id][i] = frameOf(d.Modules, pc)
+				}
+			}
+		}
+	}
+	n := 0
+	for _, f := range frames {
+		if f != nil {
+			n++
+		}
+	}
+	w.u(uint64(n))
+	for id, fs := range frames {
+		if fs != nil {
+			w.u(uint64(id))
+			w.u(uint64(len(fs)))
+			for _, f := range fs {
+				w.u(uint64(f.mod + 1))
+				w.u(f.off)
+			}
+		}
+	}
+	return nil
 }
 
 func (w *resWriter) acc(a *acc) {
@@ -297,6 +369,12 @@ func (w *resWriter) site(id uint32, s *siteAcc) {
 type resReader struct {
 	b   []byte
 	err error
+	// blobs is the result's table of definitions; fns, mods and comms
+	// those decoded so far, by index (ranks share them).
+	blobs [][]byte
+	fns   map[uint64]*tracepb.Function
+	mods  map[uint64]*tracepb.Module
+	comms map[uint64]*tracepb.Communicator
 }
 
 func (r *resReader) fail(format string, args ...any) {
@@ -392,6 +470,7 @@ func (r *resReader) bytes(what string) []byte {
 func (r *resReader) str(what string) string { return string(r.bytes(what)) }
 
 // unmarshalResult decodes what marshal encoded; bad bytes give an error.
+// The result does not refer to b.
 func unmarshalResult(b []byte) (res *replayResult, err error) {
 	if len(b) < len(resultMagic) || string(b[:len(resultMagic)-1]) != resultMagic[:len(resultMagic)-1] {
 		return nil, errors.New("not a replay result")
@@ -439,6 +518,10 @@ func (r *resReader) result() *replayResult {
 	p.unmatched.more = r.int("unmatched collectives")
 	p.openFiles = r.int("open files")
 	p.reopens = r.i()
+	n = r.count("definitions")
+	for range n {
+		r.blobs = append(r.blobs, r.bytes("definition"))
+	}
 	if r.err != nil {
 		return nil
 	}
@@ -489,7 +572,7 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 		}
 	}
 	if r.bool() {
-		rr.defs = r.defs(r.bytes("definitions"))
+		rr.defs, rr.frames = r.defs()
 	}
 	n = r.count("intervals")
 	if n == 0 && r.err == nil {
@@ -543,49 +626,82 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 	return rr
 }
 
-// defs decodes a rank's definitions, indexed by id as traceformat.Reader
-// indexes them.
-func (r *resReader) defs(b []byte) *traceformat.Definitions {
+// decodeBlob is definition i of the result's table as a message of
+// the kind cache holds, decoded once.
+func decodeBlob[M proto.Message](r *resReader, cache *map[uint64]M, i uint64, m M) M {
 	if r.err != nil {
-		return nil
+		return m // (i is not an index then)
 	}
-	var m tracepb.Definitions
-	if err := proto.Unmarshal(b, &m); err != nil {
-		r.fail("definitions: %v", err)
-		return nil
+	if v, ok := (*cache)[i]; ok {
+		return v
 	}
-	d := &traceformat.Definitions{Modules: m.Modules}
-	// Ids index tables: bounded as the trace reader bounds them.
+	if err := proto.Unmarshal(r.blobs[i], m); err != nil {
+		r.fail("definition %d: %v", i, err)
+	}
+	if *cache == nil {
+		*cache = map[uint64]M{}
+	}
+	(*cache)[i] = m
+	return m
+}
+
+// defs decodes a rank's definitions, indexed by id as traceformat.Reader
+// indexes them (and bounded the same way).
+func (r *resReader) defs() (*traceformat.Definitions, [][]siteFrame) {
+	d := &traceformat.Definitions{}
 	dense := func(id uint32, n int) bool { return int64(id) < 4*int64(n)+4096 }
-	for _, f := range m.Functions {
-		if f == nil || !dense(f.Id, len(m.Functions)) {
-			r.fail("definitions: function id out of range")
-			return nil
+	n := r.count("functions")
+	for range n {
+		f := decodeBlob(r, &r.fns, r.below(uint64(len(r.blobs)), "definition"), &tracepb.Function{})
+		if r.err != nil {
+			return nil, nil
+		}
+		if !dense(f.Id, n) {
+			r.fail("function id %d out of range", f.Id)
+			return nil, nil
 		}
 		d.Functions = growTo(d.Functions, f.Id)
 		d.Functions[f.Id] = f
 	}
-	for _, s := range m.CallSites {
-		if s == nil || !dense(s.Id, len(m.CallSites)) {
-			r.fail("definitions: call-site id out of range")
-			return nil
-		}
-		d.CallSites = growTo(d.CallSites, s.Id)
-		pcs := s.Pcs
-		if pcs == nil {
-			pcs = []uint64{}
-		}
-		d.CallSites[s.Id] = pcs
+	n = r.count("modules")
+	for range n {
+		d.Modules = append(d.Modules, decodeBlob(r, &r.mods, r.below(uint64(len(r.blobs)), "definition"), &tracepb.Module{}))
 	}
-	for _, c := range m.Communicators {
-		if c == nil || !dense(c.Local, len(m.Communicators)) {
-			r.fail("definitions: communicator index out of range")
-			return nil
+	n = r.count("communicators")
+	for range n {
+		c := decodeBlob(r, &r.comms, r.below(uint64(len(r.blobs)), "definition"), &tracepb.Communicator{})
+		if r.err != nil {
+			return nil, nil
+		}
+		if !dense(c.Local, n) {
+			r.fail("communicator index %d out of range", c.Local)
+			return nil, nil
 		}
 		d.Comms = growTo(d.Comms, c.Local)
 		d.Comms[c.Local] = c
 	}
-	return d
+	var frames [][]siteFrame
+	n = r.count("call sites")
+	for range n {
+		id := r.u32("call site")
+		fs := make([]siteFrame, r.count("frames"))
+		for i := range fs {
+			fs[i] = siteFrame{mod: int32(r.below(uint64(len(d.Modules))+1, "module")) - 1, off: r.u()}
+		}
+		if r.err != nil {
+			return nil, nil
+		}
+		if !dense(id, n) {
+			r.fail("call site %d out of range", id)
+			return nil, nil
+		}
+		frames = growTo(frames, id)
+		frames[id] = fs
+	}
+	if frames == nil {
+		frames = [][]siteFrame{}
+	}
+	return d, frames
 }
 
 func growTo[T any](s []T, id uint32) []T {

@@ -413,7 +413,7 @@ func waitSiteKeys(ranks []*rankResult) []map[uint32]string {
 			continue
 		}
 		m := map[uint32]string{}
-		keys := newSiteKeyer(rr.defs)
+		keys := rr.siteKeyer()
 		rr.root.Walk(func(n *rnode) {
 			for id := range n.Value.sites {
 				if s := &n.Value.sites[id]; s.used {
