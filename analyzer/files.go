@@ -199,7 +199,7 @@ func scan(path string, buf int) (*rankFile, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, SkipEvents: true, BufferSize: buf})
+	rd, err := traceformat.NewReader(f, traceformat.ReaderOptions{Name: path, SkipEvents: true, SkipDefinitions: true, BufferSize: buf})
 	if err != nil {
 		return nil, err
 	}

@@ -648,6 +648,33 @@ func TestSkipEvents(t *testing.T) {
 	}
 }
 
+// TestSkipDefinitions: with SkipEvents, a first pass that needs only the
+// header, clock syncs and footer can pass over the definitions too, and
+// Definitions stays empty; the batches are counted as before.
+func TestSkipDefinitions(t *testing.T) {
+	data := writeTestTrace(t, WriterOptions{}, 2)
+	r, err := NewReader(bytes.NewReader(data), ReaderOptions{SkipEvents: true, SkipDefinitions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := r.ReadBatch(); err != io.EOF || b != nil {
+		t.Fatalf("ReadBatch = %v, %v; want nil, io.EOF", b, err)
+	}
+	if r.SkippedBatches() != (len(testEvents())+1)/2 || len(r.ClockSyncs()) != 2 || r.Footer() == nil || r.Definitions().Function(3) != nil {
+		t.Fatalf("skipped %d, syncs %d, footer %v, function 3 %v", r.SkippedBatches(), len(r.ClockSyncs()), r.Footer(), r.Definitions().Function(3))
+	}
+	// Without SkipEvents the definitions are read.
+	r, _ = NewReader(bytes.NewReader(data), ReaderOptions{SkipDefinitions: true})
+	for {
+		if _, err := r.ReadBatch(); err != nil {
+			break
+		}
+	}
+	if r.Definitions().Function(3) == nil {
+		t.Fatal("SkipDefinitions without SkipEvents skipped the definitions")
+	}
+}
+
 // TestSparseIDsRefused: an id far beyond the number of definitions would
 // make tables indexed by id huge; the reader refuses it instead.
 func TestSparseIDsRefused(t *testing.T) {

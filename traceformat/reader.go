@@ -63,6 +63,13 @@ type ReaderOptions struct {
 	// footer. ReadBatch then returns no batch, only the final io.EOF or
 	// error. Damage inside a skipped batch is not detected.
 	SkipEvents bool
+	// SkipDefinitions, with SkipEvents, passes over the definition
+	// frames too, for a first pass that needs only the header, the
+	// clock-sync samples and the footer: a large run's definitions list
+	// the world's members in every rank's trace, so that reading them
+	// all costs the square of the ranks. Definitions then stays empty,
+	// and damage inside a definitions frame is not detected either.
+	SkipDefinitions bool
 	// BufferSize is the size of the reader's read buffer; zero means
 	// 64 KiB. A program that holds many readers at once (one per rank of
 	// a large run) passes less, at the cost of more reads.
@@ -91,11 +98,12 @@ type Reader struct {
 	raw     []byte
 	err     error
 
-	skip    bool
-	seeker  io.Seeker // the source, when SkipEvents may seek
-	src     io.Reader
-	size    int64 // of the source, when seekable
-	skipped int   // event batches skipped
+	skip     bool
+	skipDefs bool      // ReaderOptions.SkipDefinitions
+	seeker   io.Seeker // the source, when SkipEvents may seek
+	src      io.Reader
+	size     int64 // of the source, when seekable
+	skipped  int   // event batches skipped
 
 	nfuncs, nsites, ncomms int // definitions read, for the density bound
 	members                *MemberTable
@@ -113,6 +121,7 @@ func NewReader(r io.Reader, opts ...ReaderOptions) (*Reader, error) {
 	if len(opts) > 0 {
 		tr.name = opts[0].Name
 		tr.skip = opts[0].SkipEvents
+		tr.skipDefs = tr.skip && opts[0].SkipDefinitions
 		tr.members = opts[0].Members
 	}
 	if s, ok := r.(io.Seeker); ok && tr.skip {
@@ -301,8 +310,8 @@ func (r *Reader) readFrame() (Kind, error) {
 	default:
 		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("unknown payload encoding %d", enc))
 	}
-	if kind == KindEvents && r.skip {
-		return kind, r.skipPayload(start, int64(plen))
+	if (kind == KindEvents && r.skip) || (kind == KindDefinitions && r.skipDefs) {
+		return kind, r.skipPayload(start, kind, int64(plen))
 	}
 	// Read the payload in steps, so that a length field promising more than
 	// the file holds costs no more memory than the file.
@@ -359,11 +368,11 @@ func (r *Reader) readFrame() (Kind, error) {
 	return kind, nil
 }
 
-// skipPayload passes over n payload bytes of the event batch starting at
-// start: seeking when it can, reading and discarding otherwise.
-func (r *Reader) skipPayload(start, n int64) error {
+// skipPayload passes over n payload bytes of the frame of kind k starting
+// at start: seeking when it can, reading and discarding otherwise.
+func (r *Reader) skipPayload(start int64, k Kind, n int64) error {
 	truncated := func() error {
-		return r.corrupt(start, ErrTruncated, "file ends inside an event batch frame")
+		return r.corrupt(start, ErrTruncated, fmt.Sprintf("file ends inside a %s frame", k))
 	}
 	if r.seeker != nil {
 		if r.off+n > r.size {
@@ -389,7 +398,9 @@ func (r *Reader) skipPayload(start, n int64) error {
 		}
 	}
 	r.frames++
-	r.skipped++
+	if k == KindEvents {
+		r.skipped++
+	}
 	return nil
 }
 
