@@ -35,29 +35,38 @@ static int dt_waitall(int n, MPI_Request *reqs) {
 	return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
 }
 // dt_probe looks for a message with tag: its source and size, or
-// *found = 0. With wait it polls until one is there: MPI_Probe spins on a
-// core (Open MPI's does unless the node is oversubscribed), which on a
-// machine shared with the other analysis processes, or anything else,
-// takes the core from those that have work (and each MPI_Iprobe takes
-// locks: at 256 polls before yielding, a third of dtpa-mpi's CPU time went
-// to them). It polls 32 times, yields the core 32 times, then sleeps,
-// from 20 µs doubling up to a millisecond.
+// *found = 0. With wait it polls until one is there. MPI_Probe would spin
+// on a core (Open MPI's does unless the node is oversubscribed), which on
+// a machine shared with the other analysis processes, or anything else,
+// takes the core from those that have work; sleeping at once makes each
+// wait of a replay for its neighbour's message (a halo exchange waits
+// once per step) cost a sleep. So it polls for 50 µs, then yields the
+// core between polls up to 2 ms (a core nobody else wants is taken
+// back at once), then sleeps between polls, from 50 µs doubling up to a
+// millisecond.
+static long dt_since(const struct timespec *t0) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+}
 static int dt_probe(int tag, int wait, int *found, int *from, int *n) {
 	MPI_Status st;
-	struct timespec ts = {0, 0};
-	for (long spins = 0;; spins++) {
+	struct timespec t0, ts = {0, 0};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
 		int rc = MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, found, &st);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		if (*found || !wait)
 			break;
-		if (spins < 32)
+		long ns = dt_since(&t0);
+		if (ns < 50000)
 			continue;
-		if (spins < 64) {
+		if (ns < 2000000) {
 			sched_yield();
 			continue;
 		}
-		ts.tv_nsec = ts.tv_nsec ? ts.tv_nsec * 2 : 20000;
+		ts.tv_nsec = ts.tv_nsec ? ts.tv_nsec * 2 : 50000;
 		if (ts.tv_nsec > 1000000)
 			ts.tv_nsec = 1000000;
 		nanosleep(&ts, NULL);
