@@ -505,18 +505,27 @@ func cut128K(p []byte) [][]byte {
 // BenchmarkDecodeEncode128K is the Go side's cost per event as the tracer
 // pays it: Decode, encoding and compression of 128 KB buffers (each
 // a frame, so per-frame costs such as zstd's literal tables count), for the
-// cheap stream and the halo mix, at the tracer's zstd level (SpeedFastest)
-// and the Writer's default.
+// cheap stream, the halo mix and the ping-pong, at the tracer's zstd level
+// (SpeedFastest), the same without entropy coding (DT_COMPRESS=fast) and
+// the Writer's default. cold-cpu-ns/event is one pass with the caches
+// evicted before each buffer.
 func BenchmarkDecodeEncode128K(b *testing.B) {
 	for _, src := range []struct {
 		name string
 		p    []byte
 	}{{"Cheap", cheapCalls(1 << 16)}, {"Halo", haloCalls(1 << 16)}, {"Pingpong", pingpongCalls(1 << 16)}} {
 		bufs := cut128K(src.p)
-		for _, lv := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
-			b.Run(src.name+"/"+lv.String(), func(b *testing.B) {
+		for _, o := range []struct {
+			name string
+			opts traceformat.WriterOptions
+		}{
+			{"fastest", traceformat.WriterOptions{Level: zstd.SpeedFastest}},
+			{"fastest-rawlit", traceformat.WriterOptions{Level: zstd.SpeedFastest, RawLiterals: true}},
+			{"default", traceformat.WriterOptions{Level: zstd.SpeedDefault}},
+		} {
+			b.Run(src.name+"/"+o.name, func(b *testing.B) {
 				conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
-				w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Level: lv})
+				w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, o.opts)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -539,6 +548,22 @@ func BenchmarkDecodeEncode128K(b *testing.B) {
 				b.ReportMetric(float64(cpuNs()-cpu0)/float64(n), "cpu-ns/event")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/event")
 				b.ReportMetric(float64(w.Offset()-off0)/float64(n), "B/event")
+				// The same with the caches cold, as the encoder finds them
+				// after the program ran on its core: 8 MB written before
+				// each buffer (outside the measured time).
+				evict := make([]byte, 8<<20)
+				var cold int64
+				for _, p := range bufs {
+					for j := 0; j < len(evict); j += 64 {
+						evict[j]++
+					}
+					c0 := cpuNs()
+					batch.Reset()
+					Decode(&batch, p, 0, conv)
+					w.WriteBatch(&batch)
+					cold += cpuNs() - c0
+				}
+				b.ReportMetric(float64(cold)/float64(n/b.N), "cold-cpu-ns/event")
 				b.ReportMetric(0, "ns/op")
 			})
 		}
