@@ -98,6 +98,7 @@ type tracer struct {
 	finAck   chan struct{} // closed when the footer is written
 
 	batch traceformat.Builder
+	cpu0  int64 // the encoder thread's CPU time when the encoder started (threadCPU)
 }
 
 // programName is <app> of <app>.<rank>.trc: argv[0] without directory or
@@ -366,6 +367,9 @@ func writerOptions() traceformat.WriterOptions {
 func (t *tracer) loop() {
 	defer recovered("writer")
 	lowPriority() // the encoder on its own thread
+	// The thread may have run the Go runtime's start before: the footer
+	// counts the encoder's CPU from here.
+	t.cpu0 = threadCPU()
 
 	for {
 		var buf unsafe.Pointer
@@ -443,7 +447,7 @@ func (t *tracer) do(j job) bool {
 			mean = int64(float64(C.dt_stall_ticks) * t.conv.NsPerTick / float64(C.dt_flushes))
 		}
 		f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns, mean %d ns over %d flushes; encoder CPU %d ns",
-			t.stopMsg, stall, mean, uint64(C.dt_flushes), threadCPU()))
+			t.stopMsg, stall, mean, uint64(C.dt_flushes), threadCPU()-t.cpu0))
 		if g := uint64(C.dt_drop_gaps); g > 0 {
 			f.Message += fmt.Sprintf("; calls dropped in %d gaps: no free buffer (events came faster than the encoder absorbed them)", g)
 		}
@@ -462,9 +466,10 @@ func (t *tracer) do(j job) bool {
 }
 
 // threadCPU is the CPU time of the calling thread in ns (-1: unknown). On
-// the encoder's thread, to which its goroutine is locked, it is what the
-// encoding of the whole trace cost: the footer's message carries it for
-// BenchmarkOverhead (ns per event, measured in the traced process itself).
+// the encoder's thread, to which its goroutine is locked, its growth from
+// the encoder's start to the footer is what encoding the trace cost: the
+// footer's message carries it for BenchmarkOverhead (ns per event,
+// measured in the traced process itself).
 func threadCPU() int64 {
 	const clockThreadCPUTime = 3 // CLOCK_THREAD_CPUTIME_ID
 	var ts syscall.Timespec
