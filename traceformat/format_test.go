@@ -178,7 +178,8 @@ func TestRoundTripEveryChunk(t *testing.T) {
 		name  string
 		opts  WriterOptions
 		batch int
-	}{{"zstd/one-batch", WriterOptions{}, 1000}, {"zstd/batches-of-2", WriterOptions{}, 2}, {"raw/batches-of-1", WriterOptions{Raw: true}, 1}} {
+	}{{"zstd/one-batch", WriterOptions{}, 1000}, {"zstd/batches-of-2", WriterOptions{}, 2}, {"raw/batches-of-1", WriterOptions{Raw: true}, 1},
+		{"zstd-raw-literals/batches-of-3", WriterOptions{RawLiterals: true}, 3}} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := writeTestTrace(t, tc.opts, tc.batch)
 			r, evs, err := readAll(data)

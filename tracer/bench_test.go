@@ -16,6 +16,7 @@ var (
 	nsRE    = regexp.MustCompile(`ns_per_call=([0-9.]+)`)
 	finRE   = regexp.MustCompile(`finalize_ns=([0-9.]+)`)
 	stallRE = regexp.MustCompile(`max flush stall (\d+) ns, mean (\d+) ns over (\d+) flushes`)
+	encRE   = regexp.MustCompile(`encoder CPU (\d+) ns`)
 )
 
 // BenchmarkOverhead measures the time an MPI call takes untraced and traced
@@ -31,7 +32,9 @@ var (
 // calls the tracer dropped for want of a free buffer (README, "When the
 // encoder cannot keep up"): B/call is per recorded call. ms-finalize-added
 // is how much longer the traced MPI_Finalize took (rank 0): the encoding of
-// what was still queued is written there.
+// what was still queued is written there. enc-ns/event is the encoder
+// thread's CPU time per recorded event (footer), which under core binding
+// the ranks' cores pay.
 //
 // With DTPA_BENCH_BASE=<another checkout, built> each iteration also runs
 // that checkout's dtrun right after this one's, so that a change is
@@ -91,6 +94,9 @@ func BenchmarkOverhead(b *testing.B) {
 					b.ReportMetric(m.bytes/m.events, "B/call"+sfx)
 					b.ReportMetric(100*m.dropped/(m.events+m.dropped), "%dropped"+sfx)
 					b.ReportMetric(m.stall, "max-stall-ns"+sfx)
+					if m.encEvents > 0 {
+						b.ReportMetric(m.encNs/m.encEvents, "enc-ns/event"+sfx)
+					}
 					if m.flushes > 0 {
 						b.ReportMetric(m.stallSum/m.flushes, "mean-stall-ns"+sfx)
 					}
@@ -105,6 +111,7 @@ func BenchmarkOverhead(b *testing.B) {
 type overheadRuns struct {
 	added, addedC, traced, fin                       []float64
 	bytes, events, dropped, stall, stallSum, flushes float64
+	encNs, encEvents                                 float64 // encoder CPU and the events of the traces that report it
 }
 
 // footers reads the two ranks' traces in dir: size, calls, drops and the
@@ -123,6 +130,11 @@ func (m *overheadRuns) footers(b *testing.B, dir string) {
 		m.bytes += float64(st.Size())
 		for _, e := range t.events { // a folded event stands for Calls calls
 			m.events += float64(max(1, e.Calls))
+		}
+		if s := encRE.FindStringSubmatch(t.footer.Message); s != nil {
+			v, _ := strconv.ParseFloat(s[1], 64)
+			m.encNs += v
+			m.encEvents += float64(len(t.events))
 		}
 		m.dropped += float64(t.footer.GetDroppedEvents())
 		if s := stallRE.FindStringSubmatch(t.footer.Message); s != nil {

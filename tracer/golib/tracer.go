@@ -98,6 +98,7 @@ type tracer struct {
 	finAck   chan struct{} // closed when the footer is written
 
 	batch traceformat.Builder
+	cpu0  int64 // the encoder thread's CPU time when the encoder started (threadCPU)
 }
 
 // programName is <app> of <app>.<rank>.trc: argv[0] without directory or
@@ -152,7 +153,7 @@ func newTracer(in initInfo) (*tracer, error) {
 		},
 		MpiImplementation: in.impl, MpiLibraryVersion: strings.TrimSpace(in.version), ThreadLevel: in.level,
 	}
-	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{Level: zstd.SpeedFastest})
+	w, err := traceformat.NewWriter(f, hdr, writerOptions())
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -353,11 +354,22 @@ func (t *tracer) stopped() bool {
 	return t.stop != 0
 }
 
+// writerOptions is how the encoder compresses: zstd's fastest level, and
+// with DT_COMPRESS=fast without entropy coding (a third less of the
+// encoder's CPU per event for a quarter more bytes: README, "Where the
+// per-call cost goes").
+func writerOptions() traceformat.WriterOptions {
+	return traceformat.WriterOptions{Level: zstd.SpeedFastest, RawLiterals: os.Getenv("DT_COMPRESS") == "fast"}
+}
+
 // loop is the encoder: it pops the C queue itself (dt_q_pop waits in C) and
 // writes what it finds, in order, until the end of tracing.
 func (t *tracer) loop() {
 	defer recovered("writer")
 	lowPriority() // the encoder on its own thread
+	// The thread may have run the Go runtime's start before: the footer
+	// counts the encoder's CPU from here.
+	t.cpu0 = threadCPU()
 
 	for {
 		var buf unsafe.Pointer
@@ -434,7 +446,8 @@ func (t *tracer) do(j job) bool {
 		if C.dt_flushes > 0 {
 			mean = int64(float64(C.dt_stall_ticks) * t.conv.NsPerTick / float64(C.dt_flushes))
 		}
-		f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns, mean %d ns over %d flushes", t.stopMsg, stall, mean, uint64(C.dt_flushes)))
+		f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns, mean %d ns over %d flushes; encoder CPU %d ns",
+			t.stopMsg, stall, mean, uint64(C.dt_flushes), threadCPU()-t.cpu0))
 		if g := uint64(C.dt_drop_gaps); g > 0 {
 			f.Message += fmt.Sprintf("; calls dropped in %d gaps: no free buffer (events came faster than the encoder absorbed them)", g)
 		}
@@ -450,6 +463,20 @@ func (t *tracer) do(j job) bool {
 		return true
 	}
 	return false
+}
+
+// threadCPU is the CPU time of the calling thread in ns (-1: unknown). On
+// the encoder's thread, to which its goroutine is locked, its growth from
+// the encoder's start to the footer is what encoding the trace cost: the
+// footer's message carries it for BenchmarkOverhead (ns per event,
+// measured in the traced process itself).
+func threadCPU() int64 {
+	const clockThreadCPUTime = 3 // CLOCK_THREAD_CPUTIME_ID
+	var ts syscall.Timespec
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		return -1
+	}
+	return ts.Nano()
 }
 
 // lowPriority locks the calling goroutine to its thread and lowers that

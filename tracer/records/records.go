@@ -87,12 +87,18 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 	// whose key and static attribute bytes equal those of the site's last
 	// record in p takes that record's event's shape (AppendLike) without
 	// reading its static attributes or looking the shape up. sites holds,
-	// by call site modulo its size, the key and static attributes of such
-	// a record (a slice of p; empty = none) and the index of its event in
-	// b.
+	// by call site modulo its size, the key of such a record, its static
+	// attributes (a slice of p; nil = none yet), the index of its event in
+	// b, and what the key says of the record's length: the attribute bytes
+	// (need; -1 when they depend on a request count) and whether per-call
+	// attributes follow (dyn: 0 none, 1 one status alone, 2 others). A hit
+	// then costs no table lookup of the sizes.
 	var sites [64]struct {
-		rec []byte
-		ev  int
+		key  uint64
+		stat []byte
+		ev   int
+		need int
+		dyn  int
 	}
 	// A run of one call with only static attributes (a loop of a cheap
 	// call) is taken whole by the inner loop below. run is the offset of
@@ -102,16 +108,48 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 	off := 0
 	for off+HeaderSize <= len(p) {
 		key := le.Uint64(p[off:])
-		attr := traceformat.Attr(uint16(key >> 16))
-		st := int(staticSize[attr&staticOnly])
 		if run >= 0 && key == le.Uint64(p[run:]) {
 			// The same call again: its record has run's length.
+			st := int(staticSize[traceformat.Attr(uint16(key>>16))&staticOnly])
 			if n, o, x := repeats(b, p, off, run, st, exit, conv); n > 0 {
 				off, exit = o, x
 				b.RepeatLast(n, exit)
 				continue
 			}
 		}
+		site := uint32(key >> 32)
+		c := &sites[site%uint32(len(sites))]
+		if c.key == key && c.stat != nil && c.need >= 0 && off+HeaderSize+c.need <= len(p) {
+			r := p[off : off+HeaderSize+c.need]
+			q := r[HeaderSize:]
+			if sameStatic(c.stat, q) {
+				h := (*[HeaderSize]byte)(r)
+				var t0, t1 int64
+				if r0, r1 := le.Uint64(h[8:]), le.Uint64(h[16:]); plain {
+					t0, t1 = ns0+int64(float64(int64(r0-raw0))*k), ns0+int64(float64(int64(r1-raw0))*k)
+				} else {
+					t0, t1 = conv.Ns(r0), conv.Ns(r1)
+				}
+				t1 = max(t1, t0)
+				b.AppendLike(c.ev, t0, t1)
+				exit = t1
+				run = off
+				switch st := len(c.stat); c.dyn {
+				case 1:
+					if len(q) >= st+8 {
+						b.Status = append(b.Status, traceformat.Status{Source: int32(le.Uint32(q[st:])), Tag: int32(le.Uint32(q[st+4:]))})
+					}
+					run = -1
+				case 2:
+					dynamicAttrs(b, traceformat.Attr(uint16(key>>16)), q[st:])
+					run = -1
+				}
+				off += HeaderSize + c.need
+				continue
+			}
+		}
+		attr := traceformat.Attr(uint16(key >> 16))
+		st := int(staticSize[attr&staticOnly])
 		need := st
 		if attr&^staticOnly != 0 {
 			need = dynamicSize(attr, p[min(off+HeaderSize+st, len(p)):])
@@ -132,9 +170,7 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 		}
 		t1 = max(t1, t0)
 		q := r[HeaderSize:]
-		site := uint32(key >> 32)
-		c := &sites[site%uint32(len(sites))]
-		if len(c.rec) != 0 && le.Uint64(c.rec) == key && sameStatic(c.rec[HeaderSize:], q[:st]) {
+		if c.stat != nil && c.key == key && sameStatic(c.stat, q[:st]) {
 			b.AppendLike(c.ev, t0, t1)
 		} else {
 			e.Func, e.Site, e.Attr, e.Entry, e.Exit = uint32(uint16(key)), site, attr, t0, t1
@@ -144,7 +180,16 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 				staticAttrs(&e, attr, q)
 			}
 			b.AppendStatic(&e)
-			c.rec, c.ev = r[:HeaderSize+st], b.Len()-1
+			c.key, c.stat, c.ev = key, q[:st:st], b.Len()-1
+			c.need, c.dyn = need, 0
+			switch dyn := attr &^ staticOnly; {
+			case dyn&traceformat.AttrReqs != 0:
+				c.need, c.dyn = -1, 2
+			case dyn == traceformat.AttrStatus:
+				c.dyn = 1
+			case dyn != 0:
+				c.dyn = 2
+			}
 		}
 		exit = t1
 		run = off

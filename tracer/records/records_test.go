@@ -6,12 +6,21 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/klauspost/compress/zstd"
 )
+
+// cpuNs is the process's CPU time (user + system) in ns: benchmarks report
+// it per event beside the wall time, which a loaded machine distorts more.
+func cpuNs() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
 
 // rec appends one record in the C layout.
 func rec(p []byte, fn, attr uint16, site uint32, t0, t1 uint64, attrs ...any) []byte {
@@ -139,17 +148,35 @@ func benchDecodeEncode(b *testing.B, p []byte) {
 	}
 }
 
-// BenchmarkDecodeShaped is Decode alone on the tight loop's records
-// (the Go side's cost before the writer encodes and compresses the batch).
+// BenchmarkDecode is Decode alone (the Go side's cost before the writer
+// encodes and compresses the batch), on 128 KB buffers of the tight loop's
+// records, the halo mix and the ping-pong.
 func BenchmarkDecode(b *testing.B) {
-	p := cheapCalls(1 << 15)
-	conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
-	var batch traceformat.Builder
-	for i := 0; i < b.N; i++ {
-		batch.Reset()
-		Decode(&batch, p, 0, conv)
+	for _, src := range []struct {
+		name string
+		p    []byte
+	}{{"Cheap", cheapCalls(1 << 16)}, {"Halo", haloCalls(1 << 16)}, {"Pingpong", pingpongCalls(1 << 16)}} {
+		bufs := cut128K(src.p)
+		b.Run(src.name, func(b *testing.B) {
+			conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
+			var batch traceformat.Builder
+			n := 0
+			b.ReportAllocs()
+			cpu0 := cpuNs()
+			for i := 0; i < b.N; i++ {
+				for _, p := range bufs {
+					batch.Reset()
+					if err := Decode(&batch, p, 0, conv); err != nil {
+						b.Fatal(err)
+					}
+					n += batch.Len()
+				}
+			}
+			b.ReportMetric(float64(cpuNs()-cpu0)/float64(n), "cpu-ns/event")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/event")
+			b.ReportMetric(0, "ns/op")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(1<<15)), "ns/event")
 }
 
 // haloCalls is one buffer of an iterative halo exchange's records, as
@@ -189,6 +216,45 @@ func haloCalls(n int) []byte {
 	}
 	return p
 }
+
+// pingpongCalls is one buffer of rank 0's records in the ping-pong of
+// BenchmarkOverhead (a 0-byte MPI_Send then MPI_Recv with
+// MPI_STATUS_IGNORE, for which the tracer records its own status), with
+// times spread as in a traced run on a loaded machine (ns, 10th–90th
+// percentile): send gap 630–920, duration 46–92; receive gap 85–150,
+// duration 580–880 (waiting for the reply); and one receive in a thousand
+// delayed by the partner's descheduling.
+func pingpongCalls(n int) []byte {
+	rng := rand.New(rand.NewPCG(3, 4))
+	A := func(a traceformat.Attr) uint16 { return uint16(a) }
+	send := A(traceformat.AttrComm | traceformat.AttrSend | traceformat.AttrSendBytes)
+	recv := A(traceformat.AttrComm | traceformat.AttrRecv | traceformat.AttrRecvBytes | traceformat.AttrStatus)
+	// around returns a time in ticks (0.385 ns, as the benchmarks'
+	// Converter) of about lo to hi ns, peaked in the middle.
+	around := func(lo, hi uint64) uint64 {
+		lo, hi = lo*1000/385, hi*1000/385
+		return lo + rng.Uint64N((hi-lo)/2+1) + rng.Uint64N((hi-lo)/2+1)
+	}
+	var p []byte
+	t := uint64(1 << 40)
+	for i := 0; i < n; i += 2 {
+		t += around(630, 920)
+		d := around(46, 92)
+		p = rec(p, 20, send, 1, t, t+d, uint32(0), int32(1), int32(0), uint64(0))
+		t += d + around(85, 150)
+		d = around(580, 880)
+		if rng.Uint64N(1000) == 0 {
+			d += around(5_000, 4_000_000)
+		}
+		p = rec(p, 21, recv, 2, t, t+d, uint32(0), int32(1), int32(0), uint64(0), int32(1), int32(0))
+		t += d
+	}
+	return p
+}
+
+// BenchmarkDecodeEncodePingpong is BenchmarkDecodeEncode on the ping-pong of
+// BenchmarkOverhead, the records whose encoding the per-call goal is about.
+func BenchmarkDecodeEncodePingpong(b *testing.B) { benchDecodeEncode(b, pingpongCalls(1<<15)) }
 
 // BenchmarkDecodeEncodeHalo is BenchmarkDecodeEncode on the halo mix,
 // whose records carry attributes and whose times compress less.
@@ -439,24 +505,34 @@ func cut128K(p []byte) [][]byte {
 // BenchmarkDecodeEncode128K is the Go side's cost per event as the tracer
 // pays it: Decode, encoding and compression of 128 KB buffers (each
 // a frame, so per-frame costs such as zstd's literal tables count), for the
-// cheap stream and the halo mix, at the tracer's zstd level (SpeedFastest)
-// and the Writer's default.
+// cheap stream, the halo mix and the ping-pong, at the tracer's zstd level
+// (SpeedFastest), the same without entropy coding (DT_COMPRESS=fast) and
+// the Writer's default. cold-cpu-ns/event is one pass with the caches
+// evicted before each buffer.
 func BenchmarkDecodeEncode128K(b *testing.B) {
 	for _, src := range []struct {
 		name string
 		p    []byte
-	}{{"Cheap", cheapCalls(1 << 16)}, {"Halo", haloCalls(1 << 16)}} {
+	}{{"Cheap", cheapCalls(1 << 16)}, {"Halo", haloCalls(1 << 16)}, {"Pingpong", pingpongCalls(1 << 16)}} {
 		bufs := cut128K(src.p)
-		for _, lv := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault} {
-			b.Run(src.name+"/"+lv.String(), func(b *testing.B) {
+		for _, o := range []struct {
+			name string
+			opts traceformat.WriterOptions
+		}{
+			{"fastest", traceformat.WriterOptions{Level: zstd.SpeedFastest}},
+			{"fastest-rawlit", traceformat.WriterOptions{Level: zstd.SpeedFastest, RawLiterals: true}},
+			{"default", traceformat.WriterOptions{Level: zstd.SpeedDefault}},
+		} {
+			b.Run(src.name+"/"+o.name, func(b *testing.B) {
 				conv := &Converter{TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}
-				w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, traceformat.WriterOptions{Level: lv})
+				w, err := traceformat.NewWriter(io.Discard, &tracepb.Header{WorldSize: 1}, o.opts)
 				if err != nil {
 					b.Fatal(err)
 				}
 				off0, n := w.Offset(), 0
 				var batch traceformat.Builder
 				b.ReportAllocs()
+				cpu0 := cpuNs()
 				for i := 0; i < b.N; i++ {
 					for _, p := range bufs {
 						batch.Reset()
@@ -469,8 +545,25 @@ func BenchmarkDecodeEncode128K(b *testing.B) {
 						n += batch.Len()
 					}
 				}
+				b.ReportMetric(float64(cpuNs()-cpu0)/float64(n), "cpu-ns/event")
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/event")
 				b.ReportMetric(float64(w.Offset()-off0)/float64(n), "B/event")
+				// The same with the caches cold, as the encoder finds them
+				// after the program ran on its core: 8 MB written before
+				// each buffer (outside the measured time).
+				evict := make([]byte, 8<<20)
+				var cold int64
+				for _, p := range bufs {
+					for j := 0; j < len(evict); j += 64 {
+						evict[j]++
+					}
+					c0 := cpuNs()
+					batch.Reset()
+					Decode(&batch, p, 0, conv)
+					w.WriteBatch(&batch)
+					cold += cpuNs() - c0
+				}
+				b.ReportMetric(float64(cold)/float64(n/b.N), "cold-cpu-ns/event")
 				b.ReportMetric(0, "ns/op")
 			})
 		}
