@@ -250,13 +250,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 			rep, stats, err = nil, Stats{}, fmt.Errorf("internal error: analysing %s: %v", opts.App, p)
 		}
 	}()
-	var warns []string
-	warn := func(s string) {
-		warns = append(warns, s)
-		if opts.Warn != nil {
-			opts.Warn(s)
-		}
-	}
+	warns, warn := warnings(opts)
 	sc, err := scanRun(ctx, opts, warn)
 	if err != nil {
 		return nil, Stats{}, err
@@ -295,18 +289,30 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		}
 		o := opts
 		o.Timeline, o.Chrome = nil, nil
-		if direct, _, err = finishReport(res, nil, byRank, model, o, warns, nil); err != nil {
+		if direct, _, err = finishReport(res, nil, byRank, model, o, *warns, nil); err != nil {
 			return nil, Stats{}, err
 		}
 		res = merged
 	}
 	// The warnings so far are in warns; finishReport lists them with its
 	// own, which it gives to opts.Warn as it finds them.
-	rep, stats, err = finishReport(res, reps, byRank, model, opts, warns, opts.Warn)
+	rep, stats, err = finishReport(res, reps, byRank, model, opts, *warns, opts.Warn)
 	if err == nil && direct != nil {
 		err = sameReport(rep, direct)
 	}
 	return rep, stats, err
+}
+
+// warnings collects the warnings of an analysis in order, passing each
+// to opts.Warn as it is found.
+func warnings(opts Options) (*[]string, func(string)) {
+	var warns []string
+	return &warns, func(s string) {
+		warns = append(warns, s)
+		if opts.Warn != nil {
+			opts.Warn(s)
+		}
+	}
 }
 
 // runScan is what pass 1 finds: the run's size, each rank's file (nil

@@ -726,7 +726,7 @@ func (d *distX) deliver(k p2pKey, seq uint64, entry int64, site sendSite, bytes 
 	}
 	dst := x.ranks[k.dst]
 	if dst.done.Load() {
-		x.droppedSends.Add(1)
+		x.dropSend(k, site.site)
 		return
 	}
 	c := d.caches[k.src]
@@ -736,7 +736,7 @@ func (d *distX) deliver(k p2pKey, seq uint64, entry int64, site sendSite, bytes 
 	}
 	f := c.f
 	if f == nil || c.key != k || f.dead.Load() {
-		if f = x.sendQueue(dst, k, c); f == nil {
+		if f = x.sendQueue(dst, k, site.site, c); f == nil {
 			return
 		}
 	}

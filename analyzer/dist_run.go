@@ -54,13 +54,7 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 			rep, err = nil, &DistError{fmt.Errorf("internal error: analysing %s: %v", opts.App, p)}
 		}
 	}()
-	var warns []string
-	warn := func(s string) {
-		warns = append(warns, s)
-		if opts.Warn != nil {
-			opts.Warn(s)
-		}
-	}
+	warns, warn := warnings(opts)
 	sc, err := scanRun(ctx, opts, warn)
 	if err != nil {
 		return nil, err
@@ -100,7 +94,7 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 	if err != nil {
 		return nil, &DistError{err}
 	}
-	rep, _, err = finishReport(merged, nil, sc.byRank, sc.model, opts, warns, warn)
+	rep, _, err = finishReport(merged, nil, sc.byRank, sc.model, opts, *warns, opts.Warn)
 	if err != nil {
 		return nil, &DistError{err}
 	}

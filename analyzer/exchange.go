@@ -66,8 +66,13 @@ type exchange struct {
 	lastUp, lastDown int64        // waitUp and waitDown at the last sortWake
 	sectionOverflow  atomic.Bool  // some replay saw more than maxSectionRuns sections
 	droppedSends     atomic.Int64 // sends to a rank whose replay had already finished
-	progress         *Progress    // Options.Progress: events replayed (progress.go)
-	_                [64]byte
+	// dropped are those sends by sender, receiver and tag, and the
+	// call site of the first (dropSend), so that they are named with the
+	// unreceived messages whichever replay finished first.
+	dropMu   sync.Mutex
+	dropped  map[p2pKey]*unreceived
+	progress *Progress // Options.Progress: events replayed (progress.go)
+	_        [64]byte
 	// Replays that parked waiting for a message from a lower rank (up)
 	// or a higher one (down), with several workers (sortWake): off the
 	// line of mu.

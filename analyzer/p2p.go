@@ -469,7 +469,7 @@ func (x *exchange) send(k p2pKey, entry int64, site sendSite, bytes uint64, li l
 	if dst.done.Load() {
 		// (A message posted while the destination finishes is counted
 		// with the unreceived ones at the end, unreceived.)
-		x.droppedSends.Add(1)
+		x.dropSend(k, site.site)
 		return
 	}
 	if dst.remote {
@@ -478,7 +478,7 @@ func (x *exchange) send(k p2pKey, entry int64, site sendSite, bytes uint64, li l
 	}
 	f := c.f
 	if f == nil || c.key != k || f.dead.Load() {
-		if f = x.sendQueue(dst, k, c); f == nil {
+		if f = x.sendQueue(dst, k, site.site, c); f == nil {
 			return
 		}
 	}
@@ -517,13 +517,13 @@ func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, site se
 }
 
 // sendQueue looks the queue of k up in the destination's inbox (under its
-// lock), creating it; nil when the destination has finished (the message
-// is dropped).
-func (x *exchange) sendQueue(dst *rankSync, k p2pKey, c *fifoCache) *fifo {
+// lock), creating it; nil when the destination has finished (the message,
+// sent from site, is dropped).
+func (x *exchange) sendQueue(dst *rankSync, k p2pKey, site uint32, c *fifoCache) *fifo {
 	x.lock(&dst.mu)
 	defer x.unlock(&dst.mu)
 	if dst.done.Load() {
-		x.droppedSends.Add(1)
+		x.dropSend(k, site)
 		return nil
 	}
 	f := dst.queueLocked(k, x.solo)

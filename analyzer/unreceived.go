@@ -48,6 +48,15 @@ func (x *exchange) unreceivedMsgs() []unreceived {
 			u.n += n
 		}
 	}
+	// Messages sent after their receiver's replay had finished come
+	// after those still queued for it.
+	for k, d := range x.dropped {
+		if u := by[k]; u != nil {
+			u.n += d.n
+		} else {
+			by[k] = d
+		}
+	}
 	out := make([]unreceived, 0, len(by))
 	for _, u := range by {
 		out = append(out, *u)
@@ -56,6 +65,23 @@ func (x *exchange) unreceivedMsgs() []unreceived {
 		return cmp.Or(cmp.Compare(a.src, b.src), cmp.Compare(a.dst, b.dst), cmp.Compare(a.tag, b.tag))
 	})
 	return out
+}
+
+// dropSend counts a message sent to rank k.dst after its replay had
+// finished, from call site site of the sender.
+func (x *exchange) dropSend(k p2pKey, site uint32) {
+	x.droppedSends.Add(1)
+	x.dropMu.Lock()
+	defer x.dropMu.Unlock()
+	if x.dropped == nil {
+		x.dropped = map[p2pKey]*unreceived{}
+	}
+	key := p2pKey{src: k.src, dst: k.dst, tag: k.tag}
+	if u := x.dropped[key]; u != nil {
+		u.n++
+	} else {
+		x.dropped[key] = &unreceived{src: k.src, dst: k.dst, tag: k.tag, n: 1, site: site}
+	}
 }
 
 // unreceivedWarnings names, for each sender, receiver and tag, the

@@ -42,6 +42,31 @@ func TestUnreceivedNamed(t *testing.T) {
 	}
 }
 
+// TestUnreceivedAfterFinishNamed: a message sent to a rank whose replay
+// had already finished (rank 1 ends right after it sent rank 0 the
+// message rank 0 waits for, and rank 0 then sends it one that nobody
+// receives) is named as the queued ones are, whichever replay ran first.
+func TestUnreceivedAfterFinishNamed(t *testing.T) {
+	run, ranks := start(2)
+	ranks[1].Send(0, 1, 8, us).Finalize(us)
+	ranks[0].Recv(1, 1, 8, ms).Send(1, 5, 8, us).Finalize(us)
+	rep := analyzeRun(t, run)
+	id := 0
+	for _, s := range rep.Intervals[0].SRC {
+		if s.Function == "MPI_Send" && slices.ContainsFunc(s.Ranks, func(r report.SRCRank) bool { return r.Rank == 0 }) {
+			id = s.ID
+		}
+	}
+	for _, want := range []string{
+		fmt.Sprintf("Rank 0: 1 message to rank 1 with tag 5 never received in the traces, sent by MPI_Send [SRC %d].", id),
+		"1 message(s) sent were never received in the traces.",
+	} {
+		if !slices.Contains(rep.Warnings, want) {
+			t.Errorf("no warning %q in %q", want, rep.Warnings)
+		}
+	}
+}
+
 // TestPcontrolWarningPlaced: a warning about a misplaced MPI_Pcontrol
 // names the call's source position (fakeSymbolizer: the module's base
 // name and the offset's low bits as the line), and the same mistake on
