@@ -19,7 +19,7 @@ import (
 // CPU seconds of the whole job (mpirun and its processes), and the
 // speed-up of dtpa-mpi from 1 to 2 processes (wall time).
 //
-//	scripts/realtraces.sh && flock /tmp/dtpa-bench.lock go test -run '^$' -bench DtpaMPI -benchtime 3x ./e2e/
+//	scripts/realtraces.sh && go test -run '^$' -bench DtpaMPI -benchtime 3x ./e2e/
 func BenchmarkDtpaMPI(b *testing.B) {
 	if _, err := exec.LookPath("mpirun.openmpi"); err != nil {
 		b.Skip("Open MPI not installed")
