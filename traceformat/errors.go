@@ -48,8 +48,8 @@ type VersionError struct {
 }
 
 func (e *VersionError) Error() string {
-	return fmt.Sprintf("%s: trace format version %d.%d is not supported: this dtpa reads version %d.x; use a dtpa at least as new as the tracer that wrote the file",
-		orTrace(e.File), e.Major, e.Minor, VersionMajor)
+	return fmt.Sprintf("%s: trace format version %d.%d is not supported: this dtpa reads versions %d.x to %d.x; use a dtpa at least as new as the tracer that wrote the file",
+		orTrace(e.File), e.Major, e.Minor, MinVersionMajor, VersionMajor)
 }
 
 func orTrace(s string) string {

@@ -20,12 +20,18 @@ package traceformat
 var Magic = [8]byte{0x89, 'D', 'T', 'P', 'A', '\r', '\n', 0x1a}
 
 // Format version written by this package. Readers accept any minor version of
-// their major version: minor versions only add fields and frame kinds, which
-// older readers skip.
+// the major versions they know: minor versions only add fields and frame
+// kinds, which older readers skip. A major version changes what an older
+// reader would misread, so that such a reader refuses the file instead.
 const (
-	VersionMajor = 1
-	// Minor 1 added ATTR_CALLS (folded runs of unsuccessful polls).
-	VersionMinor = 1
+	// Major 2: communicators may give their members as a range
+	// (Communicator.members_range), which a 1.x reader would take for an
+	// empty group. This package reads 1.x files too.
+	VersionMajor = 2
+	VersionMinor = 0
+	// MinVersionMajor is the oldest major version this package reads. 1.1
+	// added ATTR_CALLS (folded runs of unsuccessful polls).
+	MinVersionMajor = 1
 )
 
 // PreambleSize is the size of the magic and version at the start of a file.

@@ -485,12 +485,24 @@ func TestNotATraceAndVersion(t *testing.T) {
 		t.Errorf("magic prefix: %v", err)
 	}
 	data := writeTestTrace(t, WriterOptions{}, 10)
-	binary.LittleEndian.PutUint16(data[8:], 2)
+	binary.LittleEndian.PutUint16(data[8:], 3)
 	binary.LittleEndian.PutUint16(data[10:], 0)
 	_, _, err = readAll(data)
 	var ve *VersionError
-	if !errors.As(err, &ve) || ve.Major != 2 || !strings.Contains(err.Error(), "version 2.0 is not supported") {
-		t.Errorf("version 2: %v", err)
+	if !errors.As(err, &ve) || ve.Major != 3 || !strings.Contains(err.Error(), "version 3.0 is not supported") {
+		t.Errorf("version 3: %v", err)
+	}
+	// So is a major version older than this package reads.
+	binary.LittleEndian.PutUint16(data[8:], 0)
+	if _, _, err = readAll(data); !errors.As(err, &ve) || ve.Major != 0 {
+		t.Errorf("version 0: %v", err)
+	}
+	// A 1.x file (no member ranges) is read.
+	data = writeTestTrace(t, WriterOptions{}, 10)
+	binary.LittleEndian.PutUint16(data[8:], 1)
+	binary.LittleEndian.PutUint16(data[10:], 1)
+	if _, _, err := readAll(data); err != nil {
+		t.Errorf("version 1.1: %v", err)
 	}
 	// A newer minor version is read.
 	data = writeTestTrace(t, WriterOptions{}, 10)

@@ -3,6 +3,8 @@ package traceformat
 import (
 	"slices"
 	"sync"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
 // MemberTable lets the readers of a run's traces share the member lists
@@ -14,8 +16,9 @@ import (
 // define identically for the same communicator id. Safe for concurrent
 // use.
 type MemberTable struct {
-	mu sync.Mutex
-	m  map[memberKey][]uint32
+	mu     sync.Mutex
+	m      map[memberKey][]uint32
+	ranges map[int][]uint32 // firstRanks' lists by length
 }
 
 type memberKey struct {
@@ -49,4 +52,51 @@ func (t *MemberTable) share(id uint64, remote bool, members []uint32) []uint32 {
 		return old
 	}
 	return members
+}
+
+// firstRanks returns the list 0, 1, …, n−1: the members of a communicator
+// given as a range (Communicator.members_range). Readers given the same
+// table share one list per length, so that every rank's MPI_COMM_WORLD
+// costs one list for the run.
+func (t *MemberTable) firstRanks(n int) []uint32 {
+	if t == nil || n < minShared {
+		return identity(n)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ranges == nil {
+		t.ranges = map[int][]uint32{}
+	}
+	l, ok := t.ranges[n]
+	if !ok {
+		l = identity(n)
+		t.ranges[n] = l
+	}
+	return l
+}
+
+func identity(n int) []uint32 {
+	l := make([]uint32, n)
+	for i := range l {
+		l[i] = uint32(i)
+	}
+	return l
+}
+
+// isRange tells whether members is 0, 1, …, len(members)−1.
+func isRange(members []uint32) bool {
+	for i, m := range members {
+		if m != uint32(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameComm compares two definitions of one communicator index, member
+// lists by content (one of them may be a shared list).
+func sameComm(a, b *tracepb.Communicator) bool {
+	return a.Local == b.Local && a.Id == b.Id && a.Inter == b.Inter && a.Parent == b.Parent &&
+		a.CreatedBy == b.CreatedBy && a.MembersRange == b.MembersRange &&
+		slices.Equal(a.Members, b.Members) && slices.Equal(a.RemoteMembers, b.RemoteMembers)
 }

@@ -153,7 +153,7 @@ func NewReader(r io.Reader, opts ...ReaderOptions) (*Reader, error) {
 		return nil, tr.corrupt(0, ErrNotTrace, "bad magic number")
 	}
 	major, minor := binary.LittleEndian.Uint16(pre[8:]), binary.LittleEndian.Uint16(pre[10:])
-	if major != VersionMajor {
+	if major < MinVersionMajor || major > VersionMajor {
 		return nil, &VersionError{File: tr.name, Major: major, Minor: minor}
 	}
 	k, err := tr.next()
@@ -512,15 +512,25 @@ func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
 		if !dense(c.Local, r.ncomms) {
 			return fmt.Errorf("communicator index %d is too large for %d communicators defined (indexes are assigned densely from 0)", c.Local, r.ncomms)
 		}
-		if old := r.defs.Comm(c.Local); old != nil && !proto.Equal(old, c) {
+		if n := c.MembersRange; n > 0 {
+			if len(c.Members) > 0 {
+				return fmt.Errorf("communicator %d: both a member list and a member range", c.Local)
+			}
+			if n > r.hdr.WorldSize {
+				return fmt.Errorf("communicator %d: member range of %d ranks in a world of %d", c.Local, n, r.hdr.WorldSize)
+			}
+			c.Members, c.MembersRange = r.members.firstRanks(int(n)), 0
+		} else {
+			for _, m := range c.Members {
+				if m >= r.hdr.WorldSize {
+					return fmt.Errorf("communicator %d: member %d not in a world of %d", c.Local, m, r.hdr.WorldSize)
+				}
+			}
+			c.Members = r.members.share(c.Id, false, c.Members)
+		}
+		if old := r.defs.Comm(c.Local); old != nil && !sameComm(old, c) {
 			return fmt.Errorf("communicator index %d redefined differently (local indexes are never reused)", c.Local)
 		}
-		for _, m := range c.Members {
-			if m >= r.hdr.WorldSize {
-				return fmt.Errorf("communicator %d: member %d not in a world of %d", c.Local, m, r.hdr.WorldSize)
-			}
-		}
-		c.Members = r.members.share(c.Id, false, c.Members)
 		c.RemoteMembers = r.members.share(c.Id, true, c.RemoteMembers)
 		r.defs.Comms = grow(r.defs.Comms, c.Local)
 		r.defs.Comms[c.Local] = c

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/klauspost/compress/zstd"
@@ -87,8 +88,26 @@ func (w *Writer) Events() uint64 { return w.events }
 // Err is the first write error, if any.
 func (w *Writer) Err() error { return w.err }
 
-// WriteDefinitions writes a definitions frame.
+// WriteDefinitions writes a definitions frame. A communicator whose members
+// are world ranks 0 … n−1 in order is written as that range
+// (Communicator.members_range); d itself is left as it is.
 func (w *Writer) WriteDefinitions(d *tracepb.Definitions) error {
+	copied := false
+	for i, c := range d.Communicators {
+		if len(c.Members) < 2 || !isRange(c.Members) {
+			continue
+		}
+		if !copied {
+			cs := slices.Clone(d.Communicators)
+			d = &tracepb.Definitions{Functions: d.Functions, CallSites: d.CallSites, Modules: d.Modules, Communicators: cs}
+			copied = true
+		}
+		// Every field but the members (a clone would copy the list only
+		// to drop it).
+		d.Communicators[i] = &tracepb.Communicator{Local: c.Local, Id: c.Id, Inter: c.Inter,
+			RemoteMembers: c.RemoteMembers, Parent: c.Parent, CreatedBy: c.CreatedBy,
+			MembersRange: uint32(len(c.Members))}
+	}
 	return w.writeMessage(KindDefinitions, d)
 }
 

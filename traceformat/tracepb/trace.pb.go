@@ -1128,15 +1128,22 @@ type Communicator struct {
 	// has id 0. MPI_COMM_SELF of world rank r has id 1<<63 | r.
 	Id uint64 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
 	// World ranks of the members in communicator-rank order (the local group
-	// for an intercommunicator).
+	// for an intercommunicator). Empty when members_range says them.
 	Members []uint32 `protobuf:"varint,3,rep,packed,name=members,proto3" json:"members,omitempty"`
 	// For an intercommunicator, the world ranks of the remote group.
 	RemoteMembers []uint32 `protobuf:"varint,4,rep,packed,name=remote_members,json=remoteMembers,proto3" json:"remote_members,omitempty"`
 	Inter         bool     `protobuf:"varint,5,opt,name=inter,proto3" json:"inter,omitempty"`
 	// Local index of the communicator this one was derived from, and the MPI
 	// function (Function.id) that created it; absent for WORLD and SELF.
-	Parent        uint32 `protobuf:"varint,6,opt,name=parent,proto3" json:"parent,omitempty"`
-	CreatedBy     uint32 `protobuf:"varint,7,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	Parent    uint32 `protobuf:"varint,6,opt,name=parent,proto3" json:"parent,omitempty"`
+	CreatedBy uint32 `protobuf:"varint,7,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// When n > 0 (format 2.0): the members are world ranks 0, 1, …, n−1 in
+	// that order, and members is empty. Writers use it for every
+	// communicator whose members are so (MPI_COMM_WORLD, its duplicates):
+	// listed, each rank's trace would carry the whole world, and a run's
+	// traces ranks² entries that every reader decodes. Readers hand the
+	// list out expanded, so that users of the definitions see members only.
+	MembersRange  uint32 `protobuf:"varint,8,opt,name=members_range,json=membersRange,proto3" json:"members_range,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1216,6 +1223,13 @@ func (x *Communicator) GetParent() uint32 {
 func (x *Communicator) GetCreatedBy() uint32 {
 	if x != nil {
 		return x.CreatedBy
+	}
+	return 0
+}
+
+func (x *Communicator) GetMembersRange() uint32 {
+	if x != nil {
+		return x.MembersRange
 	}
 	return 0
 }
@@ -1790,7 +1804,7 @@ const file_trace_proto_rawDesc = "" +
 	"\tload_bias\x18\x03 \x01(\x04R\bloadBias\x12\x14\n" +
 	"\x05start\x18\x04 \x01(\x04R\x05start\x12\x10\n" +
 	"\x03end\x18\x05 \x01(\x04R\x03end\x12\x19\n" +
-	"\bbuild_id\x18\x06 \x01(\fR\abuildId\"\xc2\x01\n" +
+	"\bbuild_id\x18\x06 \x01(\fR\abuildId\"\xe7\x01\n" +
 	"\fCommunicator\x12\x14\n" +
 	"\x05local\x18\x01 \x01(\rR\x05local\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\x04R\x02id\x12\x18\n" +
@@ -1799,7 +1813,8 @@ const file_trace_proto_rawDesc = "" +
 	"\x05inter\x18\x05 \x01(\bR\x05inter\x12\x16\n" +
 	"\x06parent\x18\x06 \x01(\rR\x06parent\x12\x1d\n" +
 	"\n" +
-	"created_by\x18\a \x01(\rR\tcreatedBy\"\xf7\x05\n" +
+	"created_by\x18\a \x01(\rR\tcreatedBy\x12#\n" +
+	"\rmembers_range\x18\b \x01(\rR\fmembersRange\"\xf7\x05\n" +
 	"\n" +
 	"EventBatch\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x17\n" +
