@@ -72,6 +72,15 @@ func TestMissingRank(t *testing.T) {
 	if rep.Processors != 3 || len(find(t, rep).Ranks) != 2 {
 		t.Errorf("processors %d ranks %d", rep.Processors, len(find(t, rep).Ranks))
 	}
+	// The barrier lacks rank 1; rank 0's call (0.002 … 1.002 ms) waits
+	// for rank 2's entry at 2.001 ms whichever replay got there first: a
+	// clock-condition violation of 0.999 ms, and Potential Sync 1.999 ms.
+	if !hasWarning(rep, "1 clock-condition violation(s) found after clock alignment (the worst, 0.000999000 s, on rank 0)") ||
+		!hasWarning(rep, "Collective MPI_Barrier (call 1 on MPI_COMM_WORLD) lacks rank(s) 1 (their traces end before it") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	expect(t, "rank 0 Potential Sync", rank(t, find(t, rep), 0).PotentialSync, 0.001999)
+	expect(t, "rank 2 Potential Sync", rank(t, find(t, rep), 2).PotentialSync, 0)
 }
 
 // A rank cut short (no footer, or a partial last frame): the intact prefix
@@ -247,14 +256,18 @@ func TestRingStallReleasesOne(t *testing.T) {
 	}
 }
 
-// Collective calls that disagree between ranks are reported.
+// Collective calls that disagree between ranks are reported. Both are
+// entered at the same time, so the call of the higher rank is taken as
+// the one ahead (resync.go): rank 1 lacks the MPI_Barrier (call 1), rank 0
+// the MPI_Allreduce (call 2), whichever replay ran first.
 func TestCollectiveMismatch(t *testing.T) {
 	run := tracetest.NewRun(2)
 	run.Rank(0).Init(1 * us).Barrier(1 * ms).Finalize(1 * us)
 	run.Rank(1).Init(1*us).Allreduce(8, 1*ms).Finalize(1 * us)
 	rep := analyzeRun(t, run)
-	if !hasWarning(rep, "collective call(s) could not be matched") ||
-		!hasWarning(rep, "(call 1 on MPI_COMM_WORLD) lacks rank(s) ") || !hasWarning(rep, "calls disagree on the function") {
+	if !hasWarning(rep, "2 collective call(s) could not be matched") ||
+		!hasWarning(rep, "Collective MPI_Barrier (call 1 on MPI_COMM_WORLD) lacks rank(s) 1 (the members' calls disagree on the function") ||
+		!hasWarning(rep, "Collective MPI_Allreduce (call 2 on MPI_COMM_WORLD) lacks rank(s) 0 ") {
 		t.Errorf("warnings %q", rep.Warnings)
 	}
 }
