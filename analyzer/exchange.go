@@ -22,8 +22,8 @@ import (
 // consistent run cannot deadlock; when it could (a rank is missing or ends
 // early, or the traces disagree), a waiter gives up as soon as the rank it
 // waits for has finished, and if every replay waits (a stall, which the
-// scheduler detects, sched.go), one of them gives up and reports its
-// operation as unmatched.
+// scheduler detects, sched.go), the one of the lowest rank gives up and
+// reports its operation as unmatched.
 //
 // Waiting means parking the replay's coroutine (sched.go) after saying
 // who must wake it: a receiver waiting on its inbox says so in its

@@ -196,8 +196,9 @@ func TestUnknownVersion(t *testing.T) {
 }
 
 // Traces that disagree (each rank receives first, from the other): the
-// replay stalls, reports it and goes on (releasing the rank that found
-// the stall is enough here: its send then satisfies the other).
+// replay stalls, reports it and goes on (releasing rank 0, the lowest,
+// is enough here: its send then satisfies rank 1). Rank 1's receive
+// (0 … 1 ms) gets Real Sync up to rank 0's send, entered at 1 ms.
 func TestInconsistentTracesStall(t *testing.T) {
 	run, ranks := start(2)
 	for i, r := range ranks {
@@ -213,13 +214,15 @@ func TestInconsistentTracesStall(t *testing.T) {
 	if find(t, rep).Main.CollectiveNumber != 1 {
 		t.Errorf("the barrier after the stall was not replayed")
 	}
+	expect(t, "Real Sync of rank 0", rank(t, find(t, rep), 0).RealSync, 0)
+	expect(t, "Real Sync of rank 1", rank(t, find(t, rep), 1).RealSync, 0.001)
 }
 
 // A ring whose every rank receives before it sends (traces that disagree
-// with any real run) stalls once: the scheduler makes one replay give up
-// its receive, its send then satisfies the next rank, and so on around the
-// ring; with any number of workers exactly one receive is unmatched and
-// one message left over.
+// with any real run) stalls once: the scheduler makes the replay of the
+// lowest rank give up its receive, its send then satisfies the next rank,
+// and so on around the ring; with any number of workers exactly one
+// receive, rank 0's, is unmatched and one message left over.
 func TestRingStallReleasesOne(t *testing.T) {
 	const n = 8
 	run := tracetest.NewRun(n)
@@ -252,6 +255,16 @@ func TestRingStallReleasesOne(t *testing.T) {
 		want := report.Unmatched{Receives: 1, Sends: 1, Stalls: 1}
 		if un := rep.Unmatched; un == nil || *un != want {
 			t.Errorf("%d workers: unmatched %+v, want %+v", w, un, want)
+		}
+		// Rank 0, the lowest, gave up its receive; every other
+		// receive (1 µs … 1.001 ms) waited for its send, entered
+		// at 1.001 ms.
+		for r := 0; r < n; r++ {
+			want := 0.001
+			if r == 0 {
+				want = 0
+			}
+			expect(t, itoa(w)+" workers: Real Sync of rank "+itoa(r), rank(t, find(t, rep), r).RealSync, want)
 		}
 	}
 }
