@@ -141,8 +141,10 @@
 //   - A collective instance lacking some members of its communicator
 //     (missing or cut traces, calls that disagree) is counted over the
 //     members present: their Potential Sync and Time Variation are lower
-//     bounds of the true ones. A warning names the instance and the
-//     missing ranks (unmatched.go).
+//     bounds of the true ones. A present member's call waits for the
+//     entries of every other present member it depends on, so that they
+//     do not depend on which replay reached the instance first. A
+//     warning names the instance and the missing ranks (unmatched.go).
 //   - A trace that ends before MPI_Finalize ends its rank's program at its
 //     last event; the intervals it had open then, and those that ran on
 //     after it elsewhere, are marked incomplete, as is every interval of

@@ -67,7 +67,7 @@ const (
 	dmProbe              // process 0 asks whether its reports still hold: epoch
 	dmAck                // the reply: epoch, distState, idle
 	dmRelease            // flow control gives way
-	dmAbort              // the replay that parked last gives up its wait
+	dmAbort              // the lowest-ranked parked replay gives up its wait (sched.abortLowest)
 	dmTerm               // every replay has ended
 	dmResult             // a process's results, to process 0 (replayResult)
 )
@@ -566,6 +566,9 @@ func (d *distX) act(all distState) {
 			}
 		}
 	default:
+		// The lowest process with a parked replay replays the lowest
+		// parked rank, which gives up its wait as in one process
+		// (sched.abortLowest).
 		for p := 0; p < d.n; p++ {
 			if d.acks[p].parked > 0 {
 				tell(p, dmAbort)
@@ -635,7 +638,7 @@ func (d *distX) handle(from int, msg []byte) {
 	case dmAbort:
 		d.active = true
 		d.x.stalls++
-		d.s.abortLast()
+		d.s.abortLowest()
 	case dmTerm:
 		d.term = true
 	default:

@@ -22,8 +22,8 @@ import (
 // consistent run cannot deadlock; when it could (a rank is missing or ends
 // early, or the traces disagree), a waiter gives up as soon as the rank it
 // waits for has finished, and if every replay waits (a stall, which the
-// scheduler detects, sched.go), one of them gives up and reports its
-// operation as unmatched.
+// scheduler detects, sched.go), the one of the lowest rank gives up and
+// reports its operation as unmatched.
 //
 // Waiting means parking the replay's coroutine (sched.go) after saying
 // who must wake it: a receiver waiting on its inbox says so in its
@@ -322,7 +322,7 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 	// again: a rank that always waits would otherwise pile up a
 	// contribution per instance until it finishes.
 	out = x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, exit, att, false)
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att, false)
 	locked := true
 	if in.mismatch {
 		mismatch = true
@@ -373,14 +373,14 @@ func (x *exchange) wakeAll(rs []int32, by int32) {
 // returns the instance and the members to wake once x.mu is released
 // (in a buffer of rank me's). x.mu is held.
 func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry, until int64, att collAtt, nonblocking bool) (*collInst, []int32) {
+	members []int32, idx int, me int32, entry int64, att collAtt, nonblocking bool) (*collInst, []int32) {
 	ck := commKey{k.comm, k.group}
 	in := x.colls[k]
 	var left []int
 	var woken []int32
 	if in != nil && x.dist == nil && misfit(in, fn, root, members, idx) {
 		// A member's trace lacks a call: resynchronize.
-		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, until)
+		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, entry)
 	}
 	if in == nil && x.pendingColls[ck] >= x.lim.pendingColls {
 		// This rank is the first at the instance and already far ahead
@@ -524,25 +524,15 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 		}
 		return true
 	}
-	giveUp := func() bool {
-		if lo == 0 && hi == n-1 {
-			return in.entryGone > 0
-		}
-		for i := lo; i <= hi; i++ {
-			if !in.slots[i].hasEntry && (in.slots[i].gone || x.ranks[in.members[i]].done.Load()) {
-				return true
-			}
-		}
-		return false
-	}
+	// A participant waits for every member it depends on that is still
+	// to come, also when another will never come (its trace is missing
+	// or ends, or it lacks the call): the latest entry, and so the
+	// clock-condition repair and the figures, are then those of every
+	// member present, whichever replay got there first.
 	ok = true
 	if !ready() {
 		in.waiters = append(in.waiters, me)
 		for !ready() {
-			if giveUp() {
-				ok = false
-				break
-			}
 			x.unlock(&x.mu)
 			x.wakeAll(wake, me)
 			wake = nil
@@ -725,7 +715,7 @@ func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Colle
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, entry, collAtt{site: site.site, span: site.span, comp: site.comp}, nonblocking)
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, collAtt{site: site.site, span: site.span, comp: site.comp}, nonblocking)
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
 	if in.mismatch {

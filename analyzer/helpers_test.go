@@ -117,7 +117,7 @@ func analyzeOpts(t *testing.T, opts Options) *report.Report {
 		t.Errorf("Warn received %q, report lists %q", warned, rep.Warnings)
 	}
 	checkInvariants(t, rep)
-	checkDist(t, opts, rep)
+	checkDist(t, opts)
 	return rep
 }
 

@@ -128,7 +128,7 @@ func mergeResults(size int, parts ...*replayResult) (*replayResult, error) {
 	out := &replayResult{size: size, ranks: make([]*rankResult, size)}
 	p := &out.proc
 	p.sections = map[sectionKey]int{}
-	var described []string
+	var described []collWarning
 	for i, part := range parts {
 		if part == nil {
 			return nil, fmt.Errorf("result %d is missing", i)
@@ -159,6 +159,9 @@ func mergeResults(size int, parts ...*replayResult) (*replayResult, error) {
 		p.openFiles = max(p.openFiles, q.openFiles)
 		p.reopens += q.reopens
 	}
+	// Each part kept its first instances by call number: the first of
+	// them all are among them.
+	slices.SortFunc(described, collWarning.before)
 	if len(described) > maxCollWarnings {
 		p.unmatched.more += len(described) - maxCollWarnings
 		described = described[:maxCollWarnings]

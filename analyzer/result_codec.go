@@ -36,7 +36,7 @@ import (
 
 // resultMagic starts a marshalled result; its last byte is the version
 // of the layout.
-const resultMagic = "dtpaR\x01"
+const resultMagic = "dtpaR\x02"
 
 // maxResultPath bounds the interval numbers an unmarshalled result's
 // paths hold in all (a path per interval, as long as its depth).
@@ -110,8 +110,12 @@ func (r *replayResult) marshal() ([]byte, error) {
 		w.u(uint64(u.site))
 	}
 	w.u(uint64(len(p.unmatched.described)))
-	for _, s := range p.unmatched.described {
-		w.str(s)
+	for _, d := range p.unmatched.described {
+		w.u(d.key.comm)
+		w.i(int64(d.key.group))
+		w.u(d.key.seq)
+		w.i(int64(d.key.split))
+		w.str(d.text)
 	}
 	w.i(int64(p.unmatched.more))
 	w.i(int64(p.openFiles))
@@ -513,7 +517,8 @@ func (r *resReader) result() *replayResult {
 	}
 	n = r.count("unmatched collectives")
 	for range n {
-		p.unmatched.described = append(p.unmatched.described, r.str("warning"))
+		k := collKey{comm: r.u(), group: r.i32("group"), seq: r.u(), split: r.i32("split")}
+		p.unmatched.described = append(p.unmatched.described, collWarning{key: k, text: r.str("warning")})
 	}
 	p.unmatched.more = r.int("unmatched collectives")
 	p.openFiles = r.int("open files")

@@ -8,15 +8,22 @@ package analyzer
 // instances, every one of which disagrees on the function, cascading into
 // thousands of unmatched calls and stalls. When a call disagrees with the
 // instance it meets on the function or the root, the exchange decides by
-// time which side lacks a call: the members that entered the instance
-// after the arriving call had left cannot have been in the same instance
-// as it, so they are the ones ahead (their instance moves one further,
-// resync renames it); otherwise the arriving call is ahead and leaves the
-// instance for the next one. The member that lacks the call is then
-// missing from one instance only: that instance is counted unmatched (its
-// other members' calls, one warning), the rest match. A member's numbers
-// shift by what it skipped (rankSync.shifts, applied by its replay at its
-// next collective: takeShifts).
+// time which side lacks a call: of two calls that disagree, the one
+// entered later is ahead (at equal entries, the call of the higher
+// rank), since a member that lost call k enters its call k+1 after it
+// left call k, which it left after the others entered call k
+// (every member of a synchronizing collective enters before any leaves).
+// The members in the instance are ahead when each of their calls is
+// ahead of the arriving one (their instance moves one further, resync
+// renames it); otherwise the arriving call is ahead and leaves the
+// instance for the next one. Two calls, or one member's call against
+// calls of the others that all entered before (or all after) it, are
+// thus decided the same whichever replay got there first. The member
+// that lacks the call is then missing from one instance only: that
+// instance is counted unmatched (its other members' calls, one
+// warning), the rest match. A member's numbers shift by what it skipped
+// (rankSync.shifts, applied by its replay at its next collective:
+// takeShifts).
 
 // maxResync is how many instances an arriving call may skip.
 const maxResync = 4
@@ -33,14 +40,14 @@ func misfit(in *collInst, fn string, root int32, members []int32, idx int) bool 
 // it (misfit): in, at key k, is nil when a new one is to be made. left
 // lists the participants of the returned key that will never enter it
 // (moved one further: the caller marks them gone once the instance
-// exists); wake the members to wake. until is the call's exit (its entry
-// when not known). x.mu is held.
-func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32, members []int32, idx int, me int32, until int64) (_ *collInst, left []int, wake []int32) {
+// exists); wake the members to wake. entry is the call's entry. x.mu is
+// held.
+func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32, members []int32, idx int, me int32, entry int64) (_ *collInst, left []int, wake []int32) {
 	ck := commKey{k.comm, k.group}
 	for try := 0; in != nil && misfit(in, fn, root, members, idx) && try < maxResync; try++ {
 		next := *k
 		next.seq++
-		if x.colls[next] == nil && enteredAfter(in, until) {
+		if x.colls[next] == nil && enteredAfter(in, entry, me) {
 			// The members there are ahead: their instance is the next.
 			delete(x.colls, *k)
 			in.key = next
@@ -63,10 +70,11 @@ func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32,
 }
 
 // enteredAfter tells whether some participant entered in and every one
-// that did entered after t.
-func enteredAfter(in *collInst, t int64) bool {
+// that did entered after world rank me's call entered at t (at t, when
+// its rank is higher).
+func enteredAfter(in *collInst, t int64, me int32) bool {
 	for i := range in.slots {
-		if in.slots[i].hasEntry && in.slots[i].entry <= t {
+		if sl := &in.slots[i]; sl.hasEntry && (sl.entry < t || sl.entry == t && in.members[i] < me) {
 			return false
 		}
 	}
@@ -86,8 +94,14 @@ func (x *exchange) leaveLocked(in *collInst, idx int, wake []int32) []int32 {
 	if in.nEntry+in.entryGone == len(in.members) {
 		in.allIn.Store(true)
 	}
+	// Its waiters may be ready now; those that are not wait on, and
+	// must stay listed to be woken by the entries they wait for
+	// (collWaitLocked lists a waiter once). Once every entry is in, none
+	// waits again (as in postEntryLocked).
 	wake = append(wake, in.waiters...)
-	in.waiters = in.waiters[:0]
+	if in.allIn.Load() {
+		in.waiters = in.waiters[:0]
+	}
 	x.maybeComplete(in)
 	return wake
 }

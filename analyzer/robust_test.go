@@ -72,6 +72,15 @@ func TestMissingRank(t *testing.T) {
 	if rep.Processors != 3 || len(find(t, rep).Ranks) != 2 {
 		t.Errorf("processors %d ranks %d", rep.Processors, len(find(t, rep).Ranks))
 	}
+	// The barrier lacks rank 1; rank 0's call (0.002 … 1.002 ms) waits
+	// for rank 2's entry at 2.001 ms whichever replay got there first: a
+	// clock-condition violation of 0.999 ms, and Potential Sync 1.999 ms.
+	if !hasWarning(rep, "1 clock-condition violation(s) found after clock alignment (the worst, 0.000999000 s, on rank 0)") ||
+		!hasWarning(rep, "Collective MPI_Barrier (call 1 on MPI_COMM_WORLD) lacks rank(s) 1 (their traces end before it") {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	expect(t, "rank 0 Potential Sync", rank(t, find(t, rep), 0).PotentialSync, 0.001999)
+	expect(t, "rank 2 Potential Sync", rank(t, find(t, rep), 2).PotentialSync, 0)
 }
 
 // A rank cut short (no footer, or a partial last frame): the intact prefix
@@ -187,8 +196,9 @@ func TestUnknownVersion(t *testing.T) {
 }
 
 // Traces that disagree (each rank receives first, from the other): the
-// replay stalls, reports it and goes on (releasing the rank that found
-// the stall is enough here: its send then satisfies the other).
+// replay stalls, reports it and goes on (releasing rank 0, the lowest,
+// is enough here: its send then satisfies rank 1). Rank 1's receive
+// (0 … 1 ms) gets Real Sync up to rank 0's send, entered at 1 ms.
 func TestInconsistentTracesStall(t *testing.T) {
 	run, ranks := start(2)
 	for i, r := range ranks {
@@ -204,13 +214,15 @@ func TestInconsistentTracesStall(t *testing.T) {
 	if find(t, rep).Main.CollectiveNumber != 1 {
 		t.Errorf("the barrier after the stall was not replayed")
 	}
+	expect(t, "Real Sync of rank 0", rank(t, find(t, rep), 0).RealSync, 0)
+	expect(t, "Real Sync of rank 1", rank(t, find(t, rep), 1).RealSync, 0.001)
 }
 
 // A ring whose every rank receives before it sends (traces that disagree
-// with any real run) stalls once: the scheduler makes one replay give up
-// its receive, its send then satisfies the next rank, and so on around the
-// ring; with any number of workers exactly one receive is unmatched and
-// one message left over.
+// with any real run) stalls once: the scheduler makes the replay of the
+// lowest rank give up its receive, its send then satisfies the next rank,
+// and so on around the ring; with any number of workers exactly one
+// receive, rank 0's, is unmatched and one message left over.
 func TestRingStallReleasesOne(t *testing.T) {
 	const n = 8
 	run := tracetest.NewRun(n)
@@ -244,17 +256,31 @@ func TestRingStallReleasesOne(t *testing.T) {
 		if un := rep.Unmatched; un == nil || *un != want {
 			t.Errorf("%d workers: unmatched %+v, want %+v", w, un, want)
 		}
+		// Rank 0, the lowest, gave up its receive; every other
+		// receive (1 µs … 1.001 ms) waited for its send, entered
+		// at 1.001 ms.
+		for r := 0; r < n; r++ {
+			want := 0.001
+			if r == 0 {
+				want = 0
+			}
+			expect(t, itoa(w)+" workers: Real Sync of rank "+itoa(r), rank(t, find(t, rep), r).RealSync, want)
+		}
 	}
 }
 
-// Collective calls that disagree between ranks are reported.
+// Collective calls that disagree between ranks are reported. Both are
+// entered at the same time, so the call of the higher rank is taken as
+// the one ahead (resync.go): rank 1 lacks the MPI_Barrier (call 1), rank 0
+// the MPI_Allreduce (call 2), whichever replay ran first.
 func TestCollectiveMismatch(t *testing.T) {
 	run := tracetest.NewRun(2)
 	run.Rank(0).Init(1 * us).Barrier(1 * ms).Finalize(1 * us)
 	run.Rank(1).Init(1*us).Allreduce(8, 1*ms).Finalize(1 * us)
 	rep := analyzeRun(t, run)
-	if !hasWarning(rep, "collective call(s) could not be matched") ||
-		!hasWarning(rep, "(call 1 on MPI_COMM_WORLD) lacks rank(s) ") || !hasWarning(rep, "calls disagree on the function") {
+	if !hasWarning(rep, "2 collective call(s) could not be matched") ||
+		!hasWarning(rep, "Collective MPI_Barrier (call 1 on MPI_COMM_WORLD) lacks rank(s) 1 (the members' calls disagree on the function") ||
+		!hasWarning(rep, "Collective MPI_Allreduce (call 2 on MPI_COMM_WORLD) lacks rank(s) 0 ") {
 		t.Errorf("warnings %q", rep.Warnings)
 	}
 }

@@ -23,9 +23,13 @@ import (
 // replay runs and none is queued while some are parked, nothing can ever
 // satisfy their waits. It then releases the replays held back by flow
 // control if there are any (flow control never causes a stall), and
-// otherwise makes the replay that parked last give up its wait (its
-// operation is reported unmatched); the others go on waiting, since what
-// the released one does next may satisfy them.
+// otherwise makes the parked replay of the lowest rank give up its wait
+// (its operation is reported unmatched); the others go on waiting, since
+// what the released one does next may satisfy them. Every replay parks
+// where its own trace cannot go on, so the replays parked at a stall, and
+// so the one released, do not depend on the order the workers ran them
+// in (nor on how a distributed replay splits the ranks: its lowest
+// process with a parked replay releases its lowest, distX.act).
 //
 // Each worker owns a contiguous block of ranks and its own FIFO run queue;
 // a woken replay goes to its owner's queue, and a worker whose queue is
@@ -50,9 +54,8 @@ type sched struct {
 	runnext []int32    // by worker: the replay it runs next, -1 if none (wake)
 	runOn   []int32    // by rank: the worker running it (while running)
 	workers int
-	running int // replays on a worker now
-	live    int // replays not finished
-	last    int32
+	running int   // replays on a worker now
+	live    int   // replays not finished
 	err     error // a panic that escaped a replay (a bug)
 	// dist: the other processes of a distributed replay (dist.go),
 	// which decide together when it has ended or stalled; nil when one
@@ -98,7 +101,7 @@ const (
 // (x.s) before any replay runs, so that the exchange can wake them.
 func newSched(ctx context.Context, x *exchange) *sched {
 	n := len(x.ranks)
-	s := &sched{x: x, ctx: ctx, coros: make([]coro, n), state: make([]rstate, n), last: -1}
+	s := &sched{x: x, ctx: ctx, coros: make([]coro, n), state: make([]rstate, n)}
 	s.idle.L = &s.mu
 	return s
 }
@@ -190,7 +193,6 @@ func (s *sched) worker(w int) {
 			s.push(r)
 		default:
 			s.state[r] = stParked
-			s.last = r
 		}
 	}
 }
@@ -361,7 +363,7 @@ func (s *sched) stall() {
 	if s.cancelled() {
 		return
 	}
-	s.abortLast()
+	s.abortLowest()
 }
 
 // releaseThrottled queues the parked replays that flow control holds
@@ -398,17 +400,14 @@ func (s *sched) cancelled() bool {
 	return true
 }
 
-// abortLast makes the replay that parked last give up its wait (any
-// parked one if that one was woken since). s.mu is held.
-func (s *sched) abortLast() {
-	r := s.last
-	if r < 0 || s.state[r] != stParked {
-		r = -1
-		for i := range s.state {
-			if s.state[i] == stParked {
-				r = int32(i)
-				break
-			}
+// abortLowest makes the parked replay of the lowest rank give up its
+// wait. s.mu is held.
+func (s *sched) abortLowest() {
+	r := int32(-1)
+	for i := range s.state {
+		if s.state[i] == stParked {
+			r = int32(i)
+			break
 		}
 	}
 	if r < 0 {

@@ -1,7 +1,9 @@
 package analyzer
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -12,10 +14,56 @@ const maxCollWarnings = 10
 
 // unmatchedColls describes the collective instances that completed
 // without every member of their communicator: the first maxCollWarnings
-// one by one, the rest counted. Guarded by exchange.mu.
+// by call number (collWarning.before) one by one, the rest counted. Which
+// instances are described, and in which order, so do not depend on the
+// order they completed in, nor on which process of a distributed replay
+// noted them (mergeResults keeps the first of every process's). Guarded
+// by exchange.mu.
 type unmatchedColls struct {
-	described []string
+	described []collWarning
 	more      int
+}
+
+// collWarning describes one instance (text) named by its key.
+type collWarning struct {
+	key  collKey
+	text string
+}
+
+// before orders instances by call number on their communicator, then
+// by communicator.
+func (a collWarning) before(b collWarning) int {
+	return cmp.Or(cmp.Compare(a.key.seq, b.key.seq), cmp.Compare(a.key.comm, b.key.comm),
+		cmp.Compare(a.key.group, b.key.group), cmp.Compare(a.key.split, b.key.split))
+}
+
+// add keeps w if it is among the first maxCollWarnings described, and
+// counts the one it displaces, or itself, in more.
+func (u *unmatchedColls) add(w collWarning) {
+	if len(u.described) < maxCollWarnings {
+		u.described = append(u.described, w)
+		return
+	}
+	u.more++
+	if last := u.last(); w.before(u.described[last]) < 0 {
+		u.described[last] = w
+	}
+}
+
+// keeps tells whether an instance of key k would be described (add).
+func (u *unmatchedColls) keeps(k collKey) bool {
+	return len(u.described) < maxCollWarnings || (collWarning{key: k}).before(u.described[u.last()]) < 0
+}
+
+// last is the index of the last described instance in call order.
+func (u *unmatchedColls) last() int {
+	last := 0
+	for i := range u.described {
+		if u.described[i].before(u.described[last]) > 0 {
+			last = i
+		}
+	}
+	return last
 }
 
 // note records instance in, which is complete (every member left it or is
@@ -27,7 +75,7 @@ type unmatchedColls struct {
 // bounds of what it really lost, never more; leaving them out would lose
 // real waits among the members that were traced.
 func (u *unmatchedColls) note(in *collInst, size int) {
-	if len(u.described) >= maxCollWarnings {
+	if !u.keeps(in.key) {
 		u.more++
 		return
 	}
@@ -47,14 +95,20 @@ func (u *unmatchedColls) note(in *collInst, size int) {
 	case in.mismatch:
 		why = "the members' calls disagree on the function, the root or the communicator's size"
 	}
-	u.described = append(u.described, fmt.Sprintf(
+	u.add(collWarning{key: in.key, text: fmt.Sprintf(
 		"Collective %s (call %d on %s) lacks rank(s) %s (%s); its Potential Sync and Time Variation are counted over the ranks present, a lower bound.",
-		in.fn, in.key.seq+1, commName(in.key.comm, in.members, size), rankList(missing), why))
+		in.fn, in.key.seq+1, commName(in.key.comm, in.members, size), rankList(missing), why)})
 }
 
-// warnings are the descriptions, with a count of those left out.
+// warnings are the descriptions in call order, with a count of those left
+// out.
 func (u *unmatchedColls) warnings() []string {
-	out := append([]string{}, u.described...)
+	ws := slices.Clone(u.described)
+	slices.SortFunc(ws, collWarning.before)
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.text)
+	}
 	if u.more > 0 {
 		out = append(out, fmt.Sprintf("%d more collective instance(s) lack some of their communicator's ranks.", u.more))
 	}
