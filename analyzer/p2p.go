@@ -662,7 +662,11 @@ func (x *exchange) await(f *fifo, m uint64, src, dst int32) bool {
 			x.dist.flush()
 		}
 		aborted := x.park(dst)
-		me.waiting.Store(false)
+		if me.waiting.Load() {
+			// (Mostly cleared by the sender that woke it: a load is
+			// cheaper than an atomic store, an exchange on amd64.)
+			me.waiting.Store(false)
+		}
 		if aborted {
 			return false
 		}

@@ -93,7 +93,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			if sc.fi.mayBlock {
 				li = rp.issendSerial(rq)
 			}
-			c := rp.shapeCache(&rp.sendCache)
+			c := rp.shapeCache(p2pCache(&rp.sendCaches, sc.key))
 			rp.send(a, sc.key, entry, e.Site, li, rq.bytes, c)
 			if c.f != nil && c.key == sc.key {
 				rq.q, rq.msg = c.f, c.f.sent-1
@@ -118,7 +118,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
-			rq.q, rq.ticket = rp.x.ticket(sc.key, rp.shapeCache(&rp.recvCache))
+			rq.q, rq.ticket = rp.x.ticket(sc.key, rp.shapeCache(p2pCache(&rp.recvCaches, sc.key)))
 			rq.src, rq.hasTicket = sc.key.src, true
 		}
 	}
