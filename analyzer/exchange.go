@@ -86,9 +86,14 @@ type rankSync struct {
 	present bool
 	// remote: replayed by another process of a distributed replay
 	// (dist.go); its done is set when that process says so.
-	remote    bool
-	done      atomic.Bool // the replay finished (set under x.mu and mu)
-	waiting   atomic.Bool // parked until a message arrives in its inbox
+	remote bool
+	done   atomic.Bool // the replay finished (set under x.mu and mu)
+	// waitOn is the queue of its inbox whose next message the replay
+	// is parked for (nil: none): only a message into that queue wakes
+	// it. (Woken by any message, a replay waiting for one neighbour of
+	// a ring was woken by the other's messages and parked again: half
+	// the parks of the 32-rank stencil.)
+	waitOn    atomic.Pointer[fifo]
 	throttled atomic.Bool // held back by flow control
 	abort     atomic.Bool // set by the scheduler: give up the current wait
 	inbox     map[p2pKey]*fifo
