@@ -1,5 +1,7 @@
 package analyzer
 
+import "math/bits"
+
 // reqTable holds a rank's live requests by id. An id may be live several
 // times at once: tracers may record MPI's handle values, and Open MPI
 // returns one shared handle for every request that completed at once
@@ -112,14 +114,14 @@ func (t *reqTable) compact() {
 	if t.dead == 0 {
 		return
 	}
-	j := 0
-	for i := range t.ids {
+	// From the first marked one (the newest request alone, after an
+	// MPI_Wait, costs no copy).
+	j := bits.TrailingZeros32(t.dead)
+	for i := j + 1; i < len(t.ids); i++ {
 		if t.dead&(1<<i) != 0 {
 			continue
 		}
-		if j != i {
-			t.ids[j], t.vals[j] = t.ids[i], t.vals[i]
-		}
+		t.ids[j], t.vals[j] = t.ids[i], t.vals[i]
 		j++
 	}
 	t.ids, t.vals = t.ids[:j], t.vals[:j]
