@@ -89,8 +89,8 @@ type causeVal struct {
 }
 
 // addCause records a wait of wait ns > 0 for late, whose waiting call's
-// own span computed own ns.
-// The last two keys are remembered, as in addWait.
+// own span computed own ns. The last two keys are remembered, as in
+// addWait.
 func (a *acc) addCause(late lateCall, wait, own int64) {
 	k := causeKey{late: late.msgFrom, span: late.span}
 	v := a.lastCause

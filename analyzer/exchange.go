@@ -90,9 +90,8 @@ type rankSync struct {
 	done   atomic.Bool // the replay finished (set under x.mu and mu)
 	// waitOn is the queue of its inbox whose next message the replay
 	// is parked for (nil: none): only a message into that queue wakes
-	// it. (Woken by any message, a replay waiting for one neighbour of
-	// a ring was woken by the other's messages and parked again: half
-	// the parks of the 32-rank stencil.)
+	// it. (Woken by any message, a replay of a ring waiting for one
+	// neighbour would be woken by the other's messages, and park again.)
 	waitOn    atomic.Pointer[fifo]
 	throttled atomic.Bool // held back by flow control
 	abort     atomic.Bool // set by the scheduler: give up the current wait
@@ -454,8 +453,8 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 
 // newCollInst is a new instance k of collective fn; x.mu is held. It
 // reuses an instance that completed (collFree): a program calling
-// collectives in a loop allocated an instance and its slots per call, most
-// of what the replay allocated.
+// collectives in a loop would otherwise allocate an instance and its
+// slots per call.
 func (x *exchange) newCollInst(k collKey, fn string, shape tracepb.Function_Collective, root int32, members []int32) *collInst {
 	n := len(members)
 	var slots []collSlot

@@ -193,9 +193,9 @@ type replayer struct {
 	// sendCaches and recvCaches are the queues of the keys the rank's
 	// sends and receives used last, by a hash of the key (p2pCache): the
 	// keys of blocking receives, wildcard receives and persistent starts
-	// are resolved at every call, and a rank that takes turns among a few
-	// partners missed a cache of the last key at nearly every call (the
-	// inbox map's hashing was then 3 % of the all-to-all program).
+	// are resolved at every call, and a single cache of the last key
+	// would miss at nearly every call of a rank that takes turns among a
+	// few partners (hashing the key into the inbox map instead).
 	sendCaches, recvCaches [16]fifoCache
 
 	// shapes holds, by shape index of the current batch

@@ -17,8 +17,8 @@ type reqTable struct {
 	n    int // live requests in big
 	// dead marks (by index) the small table's requests that a Wait/Test
 	// call completed, removed together when it is done (compact):
-	// completions come oldest first, and removing each at once shifted
-	// the rest of the table every time.
+	// completions come oldest first, and removing each at once would
+	// shift the rest of the table every time.
 	dead uint32
 }
 
