@@ -89,16 +89,25 @@ type causeVal struct {
 }
 
 // addCause records a wait of wait ns > 0 for late, whose waiting call's
-// own span computed own ns.
+// own span computed own ns. The last two keys are remembered, as in
+// addWait.
 func (a *acc) addCause(late lateCall, wait, own int64) {
-	if a.causes == nil {
-		a.causes = map[causeKey]*causeVal{}
-	}
 	k := causeKey{late: late.msgFrom, span: late.span}
-	v := a.causes[k]
-	if v == nil {
-		v = &causeVal{}
-		a.causes[k] = v
+	v := a.lastCause
+	if v == nil || a.lastCauseKey != k {
+		if a.prevCause != nil && a.prevCauseKey == k {
+			v = a.prevCause
+		} else {
+			if a.causes == nil {
+				a.causes = map[causeKey]*causeVal{}
+			}
+			if v = a.causes[k]; v == nil {
+				v = &causeVal{}
+				a.causes[k] = v
+			}
+		}
+		a.prevCauseKey, a.prevCause = a.lastCauseKey, a.lastCause
+		a.lastCauseKey, a.lastCause = k, v
 	}
 	v.wait += wait
 	v.delay += min(wait, max(0, late.comp-own))

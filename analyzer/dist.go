@@ -747,7 +747,7 @@ func (d *distX) deliver(k p2pKey, seq uint64, entry int64, site sendSite, bytes 
 		f.roff, f.rset = seq-f.sent, true
 	}
 	f.push(entry, site, bytes, li, x.lim.pending)
-	if dst.waiting.Load() && dst.waiting.CompareAndSwap(true, false) {
+	if w := dst.waitOn.Load(); w == f && dst.waitOn.CompareAndSwap(f, nil) {
 		x.wake(k.dst, -1)
 	}
 }

@@ -58,6 +58,7 @@ type exchange struct {
 	throttled   atomic.Int32
 	throttleGen atomic.Uint64
 	colls       map[collKey]*collInst
+	collFree    []*collInst // completed instances to reuse (newCollInst)
 	// pendingColls counts the instances in progress per communicator.
 	pendingColls map[commKey]int
 	sections     map[sectionKey]int // processors that completed each section instance
@@ -85,9 +86,13 @@ type rankSync struct {
 	present bool
 	// remote: replayed by another process of a distributed replay
 	// (dist.go); its done is set when that process says so.
-	remote    bool
-	done      atomic.Bool // the replay finished (set under x.mu and mu)
-	waiting   atomic.Bool // parked until a message arrives in its inbox
+	remote bool
+	done   atomic.Bool // the replay finished (set under x.mu and mu)
+	// waitOn is the queue of its inbox whose next message the replay
+	// is parked for (nil: none): only a message into that queue wakes
+	// it. (Woken by any message, a replay of a ring waiting for one
+	// neighbour would be woken by the other's messages, and park again.)
+	waitOn    atomic.Pointer[fifo]
 	throttled atomic.Bool // held back by flow control
 	abort     atomic.Bool // set by the scheduler: give up the current wait
 	inbox     map[p2pKey]*fifo
@@ -176,10 +181,13 @@ type commKey struct {
 // collKey names a collective instance: the seq-th collective call on a
 // communicator (by global id; group tells the two groups of an
 // intercommunicator apart).
+//
+// (The fields are laid out without padding, so that the map of instances
+// hashes the key as one block of memory instead of field by field.)
 type collKey struct {
 	comm  uint64
-	group int32
 	seq   uint64
+	group int32
 	// split: of an intercommunicator's non-rooted collective, whose
 	// members are both groups, the index of the second group's first
 	// member; 0 otherwise. Each member depends on the other group's
@@ -400,9 +408,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	}
 	if in == nil {
 		x.pendingColls[ck]++
-		n := len(members)
-		in = &collInst{key: k, fn: fn, shape: shape, root: root, members: members,
-			slots: make([]collSlot, n), kind: collWaitKind(fn, shape)}
+		in = x.newCollInst(k, fn, shape, root, members)
 		x.colls[k] = in
 		if x.dist != nil {
 			// Other processes' members may have entered and left
@@ -444,6 +450,42 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	}
 	return in, wake
 }
+
+// newCollInst is a new instance k of collective fn; x.mu is held. It
+// reuses an instance that completed (collFree): a program calling
+// collectives in a loop would otherwise allocate an instance and its
+// slots per call.
+func (x *exchange) newCollInst(k collKey, fn string, shape tracepb.Function_Collective, root int32, members []int32) *collInst {
+	n := len(members)
+	var slots []collSlot
+	var waiters []int32
+	var in *collInst
+	if m := len(x.collFree); m > 0 && cap(x.collFree[m-1].slots) >= n {
+		in = x.collFree[m-1]
+		x.collFree = x.collFree[:m-1]
+		slots, waiters = in.slots[:n], in.waiters[:0]
+		clear(slots)
+	} else {
+		in = &collInst{}
+		slots = make([]collSlot, n)
+	}
+	*in = collInst{key: k, fn: fn, shape: shape, root: root, members: members,
+		slots: slots, waiters: waiters, kind: collWaitKind(fn, shape)}
+	return in
+}
+
+// recycle keeps completed instance in for newCollInst when nothing refers
+// to it any more: every member left it itself (none finished or skipped
+// it: a replay still waiting in an instance completed without it reads
+// it when it resumes), and no other process shares it. x.mu is held.
+func (x *exchange) recycle(in *collInst) {
+	if x.dist == nil && in.nExit == len(in.members) && !in.mismatch && len(x.collFree) < maxCollFree {
+		x.collFree = append(x.collFree, in)
+	}
+}
+
+// maxCollFree bounds the completed instances kept for reuse.
+const maxCollFree = 64
 
 // postEntryLocked posts the entry of participant idx of in (entered at
 // entry from call site site, with its span and computation) and returns
@@ -699,6 +741,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 		}
 		rs.deferred = append(rs.deferred, c)
 	}
+	x.recycle(in)
 }
 
 // icollStart posts the start of participant idx (world rank me) of a

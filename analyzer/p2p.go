@@ -486,11 +486,11 @@ func (x *exchange) send(k p2pKey, entry int64, site sendSite, bytes uint64, li l
 	if f.dead.Load() && !x.solo {
 		x.repost(dst, k, f, entry, site, bytes, li, c)
 	}
-	if dst.waiting.Load() && dst.waiting.CompareAndSwap(true, false) {
-		// The receiver stores waiting before it looks at the count
-		// sent a last time (await), as the count was stored before
-		// waiting is read here: either it sees the message or it is
-		// woken.
+	if w := dst.waitOn.Load(); w != nil && (w == f || w == c.f) && dst.waitOn.CompareAndSwap(w, nil) {
+		// The receiver stores waitOn before it looks at the count sent
+		// a last time (await), as the count was stored before waitOn
+		// is read here: either it sees the message or it is woken.
+		// (c.f: the queue a repost put the message in.)
 		x.wake(k.dst, k.src)
 	}
 	if n >= x.lim.pending && k.src != k.dst {
@@ -638,14 +638,14 @@ func (x *exchange) await(f *fifo, m uint64, src, dst int32) bool {
 			// done: read after done, the count is final.
 			return f.arrived(m)
 		}
-		// Waiting is stored before the count is read again, and the
-		// sender stores the count before it reads waiting (send):
+		// waitOn is stored before the count is read again, and the
+		// sender stores the count before it reads waitOn (send):
 		// either the message is seen here or the sender wakes the
 		// receiver (a wake before it parks puts it back on the run
 		// queue as soon as it parks, sched.wakeLocked).
-		me.waiting.Store(true)
+		me.waitOn.Store(f)
 		if f.arrived(m) {
-			me.waiting.Store(false)
+			me.waitOn.Store(nil)
 			return true
 		}
 		if !x.solo {
@@ -662,7 +662,11 @@ func (x *exchange) await(f *fifo, m uint64, src, dst int32) bool {
 			x.dist.flush()
 		}
 		aborted := x.park(dst)
-		me.waiting.Store(false)
+		if me.waitOn.Load() != nil {
+			// (Mostly cleared by the sender that woke it: a load is
+			// cheaper than an atomic store, an exchange on amd64.)
+			me.waitOn.Store(nil)
+		}
 		if aborted {
 			return false
 		}

@@ -44,9 +44,13 @@ type acc struct {
 	// late partner (waits.go).
 	culprits map[waitKey]*waitVal
 	// causes are the causes of those waits (causes.go).
-	causes   map[causeKey]*causeVal
-	lastKey  waitKey
-	lastWait *waitVal
+	causes map[causeKey]*causeVal
+	// The entries of culprits and causes used last and before
+	// (addWait, addCause).
+	lastKey, prevKey           waitKey
+	lastWait, prevWait         *waitVal
+	lastCauseKey, prevCauseKey causeKey
+	lastCause, prevCause       *causeVal
 	// prof: the messages sent and received, the gaps between calls
 	// (profile.go); nil until the first.
 	prof *profAcc
@@ -186,7 +190,13 @@ type replayer struct {
 	// collSeq counts collective calls per communicator.
 	collSeq map[collSeqKey]*uint64
 
-	sendCache, recvCache fifoCache
+	// sendCaches and recvCaches are the queues of the keys the rank's
+	// sends and receives used last, by a hash of the key (p2pCache): the
+	// keys of blocking receives, wildcard receives and persistent starts
+	// are resolved at every call, and a single cache of the last key
+	// would miss at nearly every call of a rank that takes turns among a
+	// few partners (hashing the key into the inbox map instead).
+	sendCaches, recvCaches [16]fifoCache
 
 	// shapes holds, by shape index of the current batch
 	// (traceformat.LazyBatch.Shape), what the replay resolves from the

@@ -18,8 +18,13 @@ func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo)
 	if !sc.keyOK {
 		return false
 	}
-	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes, rp.shapeCache(&rp.sendCache))
+	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes, rp.shapeCache(p2pCache(&rp.sendCaches, sc.key)))
 	return true
+}
+
+// p2pCache is the entry of cs that caches key k's queue.
+func p2pCache(cs *[16]fifoCache, k p2pKey) *fifoCache {
+	return &cs[(uint32(k.src)^uint32(k.dst)^uint32(k.tag)*3)&15]
 }
 
 // shapeCache is the queue cache of the current event's key when the
@@ -51,7 +56,8 @@ func (rp *replayer) postTo(a *acc, c *commInfo, peer, tag int32, entry int64, li
 	if !ok || dst >= rp.nranks {
 		return false
 	}
-	rp.send(a, p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}, entry, rp.evSite, li, bytes, &rp.sendCache)
+	k := p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}
+	rp.send(a, k, entry, rp.evSite, li, bytes, p2pCache(&rp.sendCaches, k))
 	return true
 }
 
@@ -93,7 +99,7 @@ func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
 	if st != keyOK {
 		return 0, false
 	}
-	t, site, ok := rp.x.peek(k, &rp.recvCache)
+	t, site, ok := rp.x.peek(k, p2pCache(&rp.recvCaches, k))
 	rp.from = sentBy(k.src, site)
 	return t, ok
 }
@@ -111,7 +117,7 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 	}
 	var site sendSite
 	var bytes uint64
-	t, site, bytes, ok = rp.x.recvNext(k, &rp.recvCache, post, rp.evSite)
+	t, site, bytes, ok = rp.x.recvNext(k, p2pCache(&rp.recvCaches, k), post, rp.evSite)
 	rp.from = sentBy(k.src, site)
 	if ok && rp.wo.n > 0 && t < rp.wo.max {
 		rp.wrongOrder(t)
@@ -175,7 +181,7 @@ func (rp *replayer) postRecv(rq *request) {
 		return
 	}
 	if k, st := rp.recvKey(rq.comm, rq.peer, rq.tag); st == keyOK {
-		rq.q, rq.ticket = rp.x.ticket(k, &rp.recvCache)
+		rq.q, rq.ticket = rp.x.ticket(k, p2pCache(&rp.recvCaches, k))
 		rq.src, rq.hasTicket = k.src, true
 	}
 }

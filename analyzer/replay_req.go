@@ -93,7 +93,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			if sc.fi.mayBlock {
 				li = rp.issendSerial(rq)
 			}
-			c := rp.shapeCache(&rp.sendCache)
+			c := rp.shapeCache(p2pCache(&rp.sendCaches, sc.key))
 			rp.send(a, sc.key, entry, e.Site, li, rq.bytes, c)
 			if c.f != nil && c.key == sc.key {
 				rq.q, rq.msg = c.f, c.f.sent-1
@@ -118,7 +118,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
-			rq.q, rq.ticket = rp.x.ticket(sc.key, rp.shapeCache(&rp.recvCache))
+			rq.q, rq.ticket = rp.x.ticket(sc.key, rp.shapeCache(p2pCache(&rp.recvCaches, sc.key)))
 			rq.src, rq.hasTicket = sc.key.src, true
 		}
 	}
@@ -194,9 +194,10 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		if p.persistent {
 			p.active = false
 		} else {
-			rp.reqs.delAt(id, at)
+			rp.reqs.kill(id, at)
 		}
 	}
+	rp.reqs.compact()
 	switch {
 	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
 		// received's common case written out.
@@ -218,8 +219,11 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	case nd == 1:
 		latest, has = rp.received(&first)
 	case nd > 1:
-		// Wildcard receives take their tickets now: in posting order.
-		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
+		// Wildcard receives take their tickets now: in posting order
+		// (mostly the order of the call's requests already).
+		if !doneSorted(rp.done) {
+			slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
+		}
 		var from lateCall
 		for i := range rp.done {
 			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
@@ -232,6 +236,16 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		rp.repairRecv(entry, exit, latest)
 	}
 	return n, latest, has
+}
+
+// doneSorted says whether d is in posting order.
+func doneSorted(d []doneRecv) bool {
+	for i := 1; i < len(d); i++ {
+		if d[i].seq < d[i-1].seq {
+			return false
+		}
+	}
+	return true
 }
 
 // start replays MPI_Start/MPI_Startall: each persistent request becomes

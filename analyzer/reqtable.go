@@ -1,5 +1,7 @@
 package analyzer
 
+import "math/bits"
+
 // reqTable holds a rank's live requests by id. An id may be live several
 // times at once: tracers may record MPI's handle values, and Open MPI
 // returns one shared handle for every request that completed at once
@@ -13,6 +15,11 @@ type reqTable struct {
 	vals []request
 	big  map[uint64][]request
 	n    int // live requests in big
+	// dead marks (by index) the small table's requests that a Wait/Test
+	// call completed, removed together when it is done (compact):
+	// completions come oldest first, and removing each at once would
+	// shift the rest of the table every time.
+	dead uint32
 }
 
 const smallReqs = 32
@@ -76,43 +83,49 @@ func (t *reqTable) addSlow(id uint64) *request {
 	return &t.vals[len(t.vals)-1]
 }
 
-// find is get that also returns where the request is, for delAt: its index
+// find is get that also returns where the request is, for kill: its index
 // in the small table, -1 in the map.
 func (t *reqTable) find(id uint64) (*request, int) {
 	if t.big != nil {
 		return t.get(id), -1
 	}
 	for i, x := range t.ids {
-		if x == id {
+		if x == id && t.dead&(1<<i) == 0 {
 			return &t.vals[i], i
 		}
 	}
 	return nil, -1
 }
 
-// delAt removes the request find returned at index i (del when i < 0),
-// without searching the table again.
-func (t *reqTable) delAt(id uint64, i int) {
-	if t.big == nil && i >= 0 && i == len(t.vals)-1 {
-		// The newest request (the rest is in delAtSlow, which keeps
-		// this function's frame small).
-		t.ids = t.ids[:i]
-		t.vals = t.vals[:i]
+// kill removes the request find returned at index i (del when i < 0):
+// in the small table it is only marked, and find passes over it until
+// compact removes it.
+func (t *reqTable) kill(id uint64, i int) {
+	if t.big == nil && i >= 0 {
+		t.dead |= 1 << i
 		return
 	}
-	t.delAtSlow(id, i)
+	t.del(id)
 }
 
-func (t *reqTable) delAtSlow(id uint64, i int) {
-	if i < 0 || t.big != nil {
-		t.del(id)
+// compact removes the requests kill marked, keeping the others in
+// creation order.
+func (t *reqTable) compact() {
+	if t.dead == 0 {
 		return
 	}
-	if last := len(t.ids) - 1; i < last {
-		copy(t.ids[i:], t.ids[i+1:])
-		copy(t.vals[i:], t.vals[i+1:])
+	// From the first marked one (the newest request alone, after an
+	// MPI_Wait, costs no copy).
+	j := bits.TrailingZeros32(t.dead)
+	for i := j + 1; i < len(t.ids); i++ {
+		if t.dead&(1<<i) != 0 {
+			continue
+		}
+		t.ids[j], t.vals[j] = t.ids[i], t.vals[i]
+		j++
 	}
-	t.ids, t.vals = t.ids[:len(t.ids)-1], t.vals[:len(t.vals)-1]
+	t.ids, t.vals = t.ids[:j], t.vals[:j]
+	t.dead = 0
 }
 
 // del removes the oldest live request with the given id.

@@ -434,5 +434,8 @@ func (x *exchange) park(r int32) (aborted bool) {
 	rs := x.ranks[r]
 	rs.parks++
 	rs.yield(struct{}{})
-	return rs.abort.Swap(false)
+	// The scheduler sets abort only while the replay is parked, before
+	// it queues it: a load sees it, and the exchange that clears it is
+	// needed only then.
+	return rs.abort.Load() && rs.abort.Swap(false)
 }

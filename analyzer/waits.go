@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -18,8 +19,10 @@ import (
 // that rank's file-local id space; build maps both sites to SRC ids). The
 // map is touched only for a wait > 0.
 
-// waitKind is the kind of a wait; the names are waitKindNames.
-type waitKind uint8
+// waitKind is the kind of a wait; the names are waitKindNames. Four
+// bytes, as the other fields of waitKey: a key without padding is hashed
+// as one block of memory instead of field by field.
+type waitKind uint32
 
 const (
 	wkLateSender waitKind = iota
@@ -72,19 +75,25 @@ type waitVal struct {
 	ns, n int64
 }
 
-// addWait records ns of waiting (n instances) in a. The last key is
-// remembered: a loop waits at the same site for the same partner over and
-// over, and the common case then costs a comparison instead of a hash.
+// addWait records ns of waiting (n instances) in a. The last two keys
+// are remembered: a loop waits at the same site for the same partner over
+// and over, or for two neighbours in turn, and the common case then costs
+// a comparison or two instead of a hash.
 func (a *acc) addWait(k waitKey, ns, n int64) {
 	v := a.lastWait
 	if v == nil || a.lastKey != k {
-		if a.culprits == nil {
-			a.culprits = map[waitKey]*waitVal{}
+		if a.prevWait != nil && a.prevKey == k {
+			v = a.prevWait
+		} else {
+			if a.culprits == nil {
+				a.culprits = map[waitKey]*waitVal{}
+			}
+			if v = a.culprits[k]; v == nil {
+				v = &waitVal{}
+				a.culprits[k] = v
+			}
 		}
-		if v = a.culprits[k]; v == nil {
-			v = &waitVal{}
-			a.culprits[k] = v
-		}
+		a.prevKey, a.prevWait = a.lastKey, a.lastWait
 		a.lastKey, a.lastWait = k, v
 	}
 	v.ns += ns
@@ -284,26 +293,54 @@ func (in *collInst) partner(i int) lateCall {
 
 // collWaitKind is the kind of the Potential Sync of a blocking collective
 // fn of the given shape.
+// (Called for every new instance: the names are compared without
+// building their lower-case copies.)
 func collWaitKind(fn string, shape tracepb.Function_Collective) waitKind {
-	name := strings.ToLower(fn)
 	switch shape {
 	case tracepb.Function_ONE_TO_ALL:
-		if strings.Contains(name, "scatter") {
+		if containsLower(fn, "scatter") {
 			return wkLateScatter
 		}
 		return wkLateBroadcast
 	case tracepb.Function_ALL_TO_ONE:
-		if strings.Contains(name, "gather") {
+		if containsLower(fn, "gather") {
 			return wkEarlyGather
 		}
 		return wkEarlyReduce
 	case tracepb.Function_PREFIX:
 		return wkScan
 	}
-	if strings.Contains(name, "barrier") {
+	if containsLower(fn, "barrier") {
 		return wkBarrier
 	}
 	return wkNxN
+}
+
+// containsLower says whether strings.ToLower(s) contains sub, a lower-case
+// ASCII word.
+func containsLower(s, sub string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.Contains(strings.ToLower(s), sub)
+		}
+	}
+	for i := 0; i+len(sub) <= len(s); i++ {
+		j := 0
+		for j < len(sub) && lowerASCII(s[i+j]) == sub[j] {
+			j++
+		}
+		if j == len(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // collWait records a participant's Potential Sync k.pot > 0 in a: the

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
@@ -333,4 +334,17 @@ func TestWaitsWrongOrderAmortized(t *testing.T) {
 		t.Fatalf("wrong-order waits %+v, want one of rank 2 for rank 0", wo)
 	}
 	expect(t, "wrong-order wait", wo[0].Seconds, 0.005010978)
+}
+
+// TestContainsLower checks containsLower against the lower-case copy it
+// avoids building (collWaitKind).
+func TestContainsLower(t *testing.T) {
+	for _, s := range []string{"MPI_Scatter", "MPI_Iscatterv", "mpi_scatter_", "MPI_SCATTER", "MPI_Gather",
+		"MPI_Barrier", "MPI_Ibarrier", "MPI_Bcast", "", "scatte", "MPI_Scatteİ", "MPI_ScİATTER", "xxBARRIERxx"} {
+		for _, sub := range []string{"scatter", "gather", "barrier"} {
+			if got, want := containsLower(s, sub), strings.Contains(strings.ToLower(s), sub); got != want {
+				t.Errorf("containsLower(%q, %q) = %v, want %v", s, sub, got, want)
+			}
+		}
+	}
 }
