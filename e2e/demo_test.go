@@ -43,7 +43,7 @@ func TestDemoSolver(t *testing.T) {
 					trace(t, m, dir, nil, 4, exe)
 				} else {
 					run(t, dir, []string{"DT_MPICC=" + m.cc}, time.Minute,
-						filepath.Join(root, "bin", "dtcc"), "-g", "-O0", "-o", "solver", src)
+						filepath.Join(root, "bin", "dtcc"), "-g", "-O2", "-o", "solver", src)
 					args := append([]string{"-np", "4"}, m.args...)
 					run(t, dir, nil, 2*time.Minute, m.mpirun, append(args, "./solver")...)
 				}

@@ -10,8 +10,9 @@
  * neighbours of the last rank, and Potential Sync in the Allreduce. The
  * imbalance is large on purpose: where ranks share cores (with each other
  * or with other programs), a rank descheduled often takes longer for the
- * same work than its peers, but not four times as long, so the last rank
- * stays the late one.
+ * same work than its peers, but not four times as long; and a step's work
+ * (milliseconds at -O2) outlasts most single deschedulings. So the last
+ * rank stays the late one.
  *
  *   mpicc -g -O2 -o solver solver.c && dtrun -np 4 ./solver && dtpa solver
  */
@@ -20,7 +21,7 @@
 #include <stdlib.h>
 
 #define STEPS 200
-#define CELLS 20000 /* per rank; the last rank gets four times as many */
+#define CELLS 50000 /* per rank; the last rank gets four times as many */
 
 static double relax(double *u, double *v, int n)
 {
