@@ -32,10 +32,12 @@ func TestDemoSolver(t *testing.T) {
 			t.Run(m.name+"/"+how, func(t *testing.T) {
 				needMPI(t, m)
 				// One run, checked strictly: rank 3 owns four times the
-				// cells of each other rank (solver.c), a margin that a
-				// rank descheduled for long on a loaded machine does not
-				// make up, so rank 3 computes longest (here) and is the
-				// late rank (checkDemoCulprit) in every run.
+				// cells of each other rank and a step's relaxation takes
+				// milliseconds (solver.c, built with -O2 as make demo
+				// builds it), a margin that a rank descheduled for long
+				// on a loaded machine does not make up, so rank 3
+				// computes longest (below) and is the late rank
+				// (checkDemoCulprit) in every run.
 				dir := t.TempDir()
 				src := filepath.Join(root, "testdata", "apps", "solver.c")
 				if how == "dtrun" {
