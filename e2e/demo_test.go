@@ -15,9 +15,11 @@ import (
 // `make demo` shows) under both MPIs, once through dtrun and once linked
 // with dtcc and started by the plain launcher, and checks what does not
 // depend on timing: no warning, the identities, the exact call counts of
-// the main loop (interval 1), the source line of its MPI_Waitall point,
-// and that the text report opens with findings naming that point and rank
-// 3 (checkDemoFindings).
+// the main loop (interval 1), the source line of its MPI_Waitall point;
+// and what the solver's imbalance makes hold in every run, on a loaded
+// machine too: rank 3 computes longest and is the late rank
+// (checkDemoCulprit), and the text report opens with findings naming that
+// point and rank 3 (checkDemoFindings).
 //
 // solver.c's edge ranks exchange with MPI_PROC_NULL: under MPICH the
 // status of such a receive is unset, and requests completed at once share
@@ -29,37 +31,25 @@ func TestDemoSolver(t *testing.T) {
 		for _, how := range []string{"dtrun", "dtcc"} {
 			t.Run(m.name+"/"+how, func(t *testing.T) {
 				needMPI(t, m)
-				var dir string
-				var r *report.Report
-				var stderr string
-				asBuilt := false
-				// The checks of the late rank below hold if the run
-				// went as constructed: rank 3, with 50 % more cells,
-				// computes longest and so delays its neighbours most.
-				// On a loaded machine another rank descheduled for long
-				// may compute longer or be late more; such a run is run
-				// again (up to three times). When none went so, the
-				// checks that rank 3 is the late one are only logged:
-				// the report's naming another rank is then right.
-				for attempt := 1; ; attempt++ {
-					dir = t.TempDir()
-					src := filepath.Join(root, "testdata", "apps", "solver.c")
-					if how == "dtrun" {
-						exe := compile(t, m, dir, "solver")
-						trace(t, m, dir, nil, 4, exe)
-					} else {
-						run(t, dir, []string{"DT_MPICC=" + m.cc}, time.Minute,
-							filepath.Join(root, "bin", "dtcc"), "-g", "-O0", "-o", "solver", src)
-						args := append([]string{"-np", "4"}, m.args...)
-						run(t, dir, nil, 2*time.Minute, m.mpirun, append(args, "./solver")...)
-					}
-					r, stderr = analyse(t, dir, "solver")
-					h, late := heaviestRank(r), latestRank(r)
-					if asBuilt = h == 3 && late == 3; asBuilt || attempt == 3 {
-						break
-					}
-					t.Logf("run %d: rank %d computed longest in the main loop and rank %d caused the most delay, not rank 3 (the machine's load); running again", attempt, h, late)
+				// One run, checked strictly: rank 3 owns four times the
+				// cells of each other rank and a step's relaxation takes
+				// milliseconds (solver.c, built with -O2 as make demo
+				// builds it), a margin that a rank descheduled for long
+				// on a loaded machine does not make up, so rank 3
+				// computes longest (below) and is the late rank
+				// (checkDemoCulprit) in every run.
+				dir := t.TempDir()
+				src := filepath.Join(root, "testdata", "apps", "solver.c")
+				if how == "dtrun" {
+					exe := compile(t, m, dir, "solver")
+					trace(t, m, dir, nil, 4, exe)
+				} else {
+					run(t, dir, []string{"DT_MPICC=" + m.cc}, time.Minute,
+						filepath.Join(root, "bin", "dtcc"), "-g", "-O2", "-o", "solver", src)
+					args := append([]string{"-np", "4"}, m.args...)
+					run(t, dir, nil, 2*time.Minute, m.mpirun, append(args, "./solver")...)
 				}
+				r, stderr := analyse(t, dir, "solver")
 				if len(r.Warnings) != 0 || stderr != "" {
 					t.Errorf("warnings %q, stderr %q", r.Warnings, stderr)
 				}
@@ -73,6 +63,17 @@ func TestDemoSolver(t *testing.T) {
 				if loop == nil {
 					t.Fatal("no interval 1 (the main loop)")
 				}
+				heavy, prod := -1, map[int]float64{}
+				for _, k := range loop.Ranks {
+					prod[k.Rank] = k.ProductiveTime
+					if heavy < 0 || k.ProductiveTime > prod[heavy] {
+						heavy = k.Rank
+					}
+				}
+				t.Logf("productive time in the main loop, by rank: %v", prod)
+				if heavy != 3 {
+					t.Errorf("rank %d computed longest in the main loop, want rank 3 (four times the cells)", heavy)
+				}
 				// 200 steps; ranks 1 and 2 exchange with two neighbours,
 				// ranks 0 and 3 with one (the other is MPI_PROC_NULL,
 				// not counted); an Allreduce every 10 steps.
@@ -82,7 +83,7 @@ func TestDemoSolver(t *testing.T) {
 						mn.SendNumber, mn.ReceiveNumber, mn.WaitNumber, mn.CollectiveNumber)
 				}
 				checkSolverProfile(t, r, loop, m.name)
-				checkDemoCulprit(t, r, loop, m.name, asBuilt)
+				checkDemoCulprit(t, r, loop)
 				found := false
 				for _, p := range loop.SRC {
 					if p.Function == "MPI_Waitall" && len(p.Stack) > 0 {
@@ -95,47 +96,10 @@ func TestDemoSolver(t *testing.T) {
 				if !found {
 					t.Error("no MPI_Waitall point with a stack")
 				}
-				checkDemoFindings(t, dir, waitallLine, asBuilt)
+				checkDemoFindings(t, dir, waitallLine)
 			})
 		}
 	}
-}
-
-// heaviestRank is the rank with the most Productive Time in interval 1,
-// -1 without it.
-func heaviestRank(r *report.Report) int {
-	best, rank := -1.0, -1
-	for _, iv := range r.Intervals {
-		if len(iv.Path) != 1 || iv.Path[0] != 1 {
-			continue
-		}
-		for _, k := range iv.Ranks {
-			if k.ProductiveTime > best {
-				best, rank = k.ProductiveTime, k.Rank
-			}
-		}
-	}
-	return rank
-}
-
-// latestRank is the rank whose causes add up to the longest delay in
-// interval 1, -1 without any.
-func latestRank(r *report.Report) int {
-	delay := map[int]float64{}
-	for _, iv := range r.Intervals {
-		if len(iv.Path) == 1 && iv.Path[0] == 1 {
-			for _, c := range iv.Causes {
-				delay[c.LateRank] += c.Delay
-			}
-		}
-	}
-	best, rank := -1.0, -1
-	for l, d := range delay {
-		if d > best {
-			best, rank = d, l
-		}
-	}
-	return rank
 }
 
 // sourceLine is the first line of file containing s.

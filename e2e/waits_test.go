@@ -304,26 +304,17 @@ func readMarks(t *testing.T, name string) map[string]int {
 // heavy rank's relaxation loop: a cause of rank 3 from its MPI_Waitall to
 // its MPI_Isend to the left (the code between them is the relaxation
 // loop, docs/characteristics.md §9.2) with a delay, rank 3 computing
-// longer there than the ranks it made wait. Under Open MPI it also checks
-// that rank 3 is the culprit of its neighbour's MPI_Waitall waits and the
-// rank whose causes add up to the longest delay. Under MPICH that is logged only: its
-// waiting ranks poll without yielding, and with 4 ranks on 2 cores they
-// were seen to slow the other computing ranks so much that rank 1's
-// relaxation made rank 2 wait longer than rank 3's did (the report says
-// so, rightly: in that run rank 1 was late more often). asBuilt says the
-// run went as constructed (TestDemoSolver); else all is logged only.
-func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval, impl string, asBuilt bool) {
+// longer there than the ranks it made wait; and that rank 3 is the
+// culprit of its neighbour's MPI_Waitall waits and the rank whose causes
+// add up to the longest delay. All of it under both MPIs and in every
+// run: rank 3 owns four times the cells of each other rank, and a step's
+// relaxation takes milliseconds. With 50 % more cells and a fifth of the
+// work per step, on 4 ranks sharing 2 loaded cores, another rank
+// descheduled for long (or slowed by MPICH's waiting ranks, which poll)
+// was the late one in about a third of the runs, and the report rightly
+// said so.
+func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval) {
 	t.Helper()
-	// built: checks that hold when the run went as constructed (the
-	// caller ran it again otherwise); strict: those that hold under Open
-	// MPI too.
-	built, strict := t.Errorf, t.Errorf
-	if !asBuilt {
-		built, strict = t.Logf, t.Logf
-	}
-	if impl == "mpich" {
-		strict = t.Logf
-	}
 	src := filepath.Join(root, "testdata", "apps", "solver.c")
 	waitall, isend := sourceLine(t, src, "MPI_Waitall("), sourceLine(t, src, "MPI_Isend(&u[1]")
 	by := map[int]float64{}
@@ -334,7 +325,7 @@ func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval, imp
 	}
 	for l, s := range by {
 		if l != 3 && s >= by[3] {
-			strict("rank 2's MPI_Waitall waited %.4f s for rank %d, %.4f s for rank 3 (the heavy rank)", s, l, by[3])
+			t.Errorf("rank 2's MPI_Waitall waited %.4f s for rank %d, %.4f s for rank 3 (the heavy rank)", s, l, by[3])
 		}
 	}
 	if len(loop.Causes) == 0 {
@@ -350,9 +341,10 @@ func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval, imp
 	}
 	for l, d := range delay {
 		if l != 3 && d >= delay[3] {
-			strict("rank %d caused %.4f s of delay, rank 3 (the heavy rank) %.4f s", l, d, delay[3])
+			t.Errorf("rank %d caused %.4f s of delay, rank 3 (the heavy rank) %.4f s", l, d, delay[3])
 		}
 	}
+	t.Logf("delay caused, by late rank: %v; rank 2's MPI_Waitall waits, by late rank: %v", delay, by)
 	found := false
 	for _, c := range loop.Causes {
 		from, to := srcLine(r, loop, c.FromSRC), srcLine(r, loop, c.ToSRC)
@@ -366,10 +358,10 @@ func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval, imp
 		}
 		found = true
 		if c.Delay <= 0 || c.LateComputation <= c.WaitingComputation {
-			built("rank 3's relaxation loop: %+v, want a delay and more computation than its waiters", c)
+			t.Errorf("rank 3's relaxation loop: %+v, want a delay and more computation than its waiters", c)
 		}
 	}
 	if !found {
-		built("no cause of rank 3 from its MPI_Waitall at solver.c:%d to its MPI_Isend at solver.c:%d in %+v", waitall, isend, loop.Causes)
+		t.Errorf("no cause of rank 3 from its MPI_Waitall at solver.c:%d to its MPI_Isend at solver.c:%d in %+v", waitall, isend, loop.Causes)
 	}
 }
