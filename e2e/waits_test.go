@@ -308,11 +308,9 @@ func readMarks(t *testing.T, name string) map[string]int {
 // culprit of its neighbour's MPI_Waitall waits and the rank whose causes
 // add up to the longest delay. All of it under both MPIs and in every
 // run: rank 3 owns four times the cells of each other rank, and a step's
-// relaxation takes milliseconds. With 50 % more cells and a fifth of the
-// work per step, on 4 ranks sharing 2 loaded cores, another rank
-// descheduled for long (or slowed by MPICH's waiting ranks, which poll)
-// was the late one in about a third of the runs, and the report rightly
-// said so.
+// relaxation takes milliseconds, so that on 4 ranks sharing 2 loaded
+// cores no other rank descheduled for long (or slowed by MPICH's waiting
+// ranks, which poll) becomes the late one.
 func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval) {
 	t.Helper()
 	src := filepath.Join(root, "testdata", "apps", "solver.c")
