@@ -6,8 +6,8 @@ package main
 // newline and the indentation after '{', '[' and ',' and before the
 // closing '}' or ']', a space after ':', empty objects and arrays kept
 // as {} and []. json.Indent runs its validating scanner over every byte,
-// which cost more than the rest of rendering a JSON report of a thousand
-// call sites; a value from json.Marshal needs only strings told apart.
+// which costs more than marshalling the report; a value from json.Marshal
+// needs only its strings told apart.
 // TestIndentJSON compares the two.
 func indentJSON(dst, src []byte) []byte {
 	depth := 0
