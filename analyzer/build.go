@@ -2,10 +2,10 @@ package analyzer
 
 import (
 	"errors"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dtpa/dtpa/report"
@@ -105,8 +105,13 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 	}
 	b.WriteString(name)
 	ref := k.ref(site)
+	var num [16]byte
 	for i := range ref.modules {
-		fmt.Fprintf(&b, "|%s+%#x", ref.modules[i], ref.offsets[i])
+		// "|module+0xoffset", as "|%s+%#x" would print it.
+		b.WriteByte('|')
+		b.WriteString(ref.modules[i])
+		b.WriteString("+0x")
+		b.Write(strconv.AppendUint(num[:0], ref.offsets[i], 16))
 	}
 	s := b.String()
 	k.cache[ck] = s

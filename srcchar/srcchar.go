@@ -43,7 +43,13 @@
 // names for the implementation and profiling layers, so this catches
 // renamed or vendor MPI libraries and other PMPI tools as well. In the
 // executable (where MPI or a tool may be linked statically) only frames
-// whose function itself is named MPI_* or PMPI_* are left out.
+// whose function itself is named MPI_* or PMPI_* are left out. So is the C
+// start-up code below main (_start, glibc's __libc_start_*): a return
+// address inside such a function by the symbol tables (a separate debug
+// file's too, which names glibc's local __libc_start_call_main) gives no
+// frames, whatever DWARF would say of it, and that DWARF is not loaded
+// (the C library's is tens of megabytes to decompress, in most programs
+// for this frame alone).
 //
 // Symbolization runs once per distinct (module, offset): results are
 // cached, and a module's DWARF compilation units are indexed lazily, one
@@ -165,6 +171,10 @@ func (s *Symbolizer) symbolize(path string, offset uint64) []report.Frame {
 	pc := offset
 	if pc > 0 {
 		pc--
+	}
+	if m.startupAt(pc) {
+		// The C start-up code below main is nobody's source.
+		return nil
 	}
 	frames := m.frames(pc)
 	if len(frames) == 0 {

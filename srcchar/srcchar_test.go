@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -387,5 +388,49 @@ func TestIsStartup(t *testing.T) {
 	}
 	if !isStartup(baseName("__libc_start_call_main+0x7a")) {
 		t.Error("a symbol-only start-up frame is not left out")
+	}
+}
+
+// A stripped library's DWARF and symbols come from its separate debug
+// file, found by build id; a return address in a start-up function that
+// only the debug file's symbol table names gives no frames, without the
+// debug file's DWARF being loaded (the C library's is tens of megabytes
+// to decompress).
+func TestSeparateDebugFile(t *testing.T) {
+	needTool(t, "objcopy")
+	b := build(t, "-g", "-O0")
+	lib := filepath.Join(b.dir, "libcb.so")
+	id := fmt.Sprintf("%x", fileBuildID(t, lib))
+	dbg := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dbg, ".build-id", id[:2]), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, b.dir, "objcopy", "--only-keep-debug", lib, filepath.Join(dbg, ".build-id", id[:2], id[2:]+".debug"))
+	run(t, b.dir, "strip", "--strip-all", lib)
+
+	s := New(Config{DebugDirs: []string{dbg}})
+	fr := b.symbolize(t, s, "lib")
+	if len(fr) != 1 {
+		t.Fatalf("frames %+v, want lib_call from the debug file", fr)
+	}
+	checkFrame(t, "library call", fr[0], "lib_call", "libcb.c", markerLine(t, "libcb.c", "LIBCALL"))
+
+	s = New(Config{DebugDirs: []string{dbg}})
+	if fr := b.symbolize(t, s, "startup"); len(fr) != 0 {
+		t.Errorf("frames in a start-up function: %+v, want none", fr)
+	}
+	if m := s.mods[lib]; m == nil || m.dwLoaded {
+		t.Errorf("the debug file's DWARF was loaded for a start-up frame")
+	}
+	// The lines the debug file has for that address, were it not left out.
+	if fr := s.mods[lib].frames(b.sites["startup"].offset - 1); len(fr) != 1 || fr[0].Line != markerLine(t, "libcb.c", "STARTUP") {
+		t.Errorf("frames %+v from the debug file's DWARF, want __libc_start_fake at the STARTUP line", fr)
+	}
+
+	// Without the debug file nothing names the function.
+	st := b.sites["startup"]
+	want := "libcb.so+0x" + strconv.FormatUint(st.offset, 16)
+	if fr := New(Config{DebugDirs: []string{t.TempDir()}}).Symbolize(lib, st.offset); len(fr) != 1 || fr[0].Function != want {
+		t.Errorf("without the debug file: frames %+v, want %s", fr, want)
 	}
 }

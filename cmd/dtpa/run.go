@@ -285,10 +285,17 @@ func keepLevels(r *report.Report, maxLevel int) *report.Report {
 // 2-space indentation, a final newline, and empty arrays rather than null
 // so that consumers need not special-case absent lists.
 func writeJSON(w io.Writer, r *report.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
 	enc.SetEscapeHTML(false) // warnings and file names are read as written
-	return enc.Encode(nonNil(r))
+	if err := enc.Encode(nonNil(r)); err != nil {
+		return err
+	}
+	// What Encode wrote with SetIndent("", "  "): the value indented, then
+	// the newline.
+	b := compact.Bytes()
+	_, err := w.Write(append(indentJSON(make([]byte, 0, 2*len(b)), b[:len(b)-1]), '\n'))
+	return err
 }
 
 func nonNil(r *report.Report) *report.Report {

@@ -177,26 +177,12 @@ func value(v float64, isCount bool) string {
 	return seconds(v)
 }
 
-// newTable returns a go-pretty table in the report's plain ASCII style:
-// no outer border, a dashed line under the header, two spaces between
-// columns, headers as written.
-func newTable() table.Writer {
-	t := table.NewWriter()
-	st := table.StyleDefault
-	st.Options = table.OptionsNoBordersAndSeparators
-	st.Options.SeparateHeader = true
-	st.Box.PaddingLeft = ""
-	st.Box.PaddingRight = "  "
-	st.Format.Header = text.FormatDefault
-	t.SetStyle(st)
-	t.SuppressTrailingSpaces()
-	return t
-}
-
 // emit prints a rendered table with every line indented.
-func (p *printer) emit(t table.Writer, indent string) {
+func (p *printer) emit(t *textTable, indent string) {
 	for _, line := range strings.Split(t.Render(), "\n") {
-		p.printf("%s%s\n", indent, strings.TrimRight(line, " "))
+		p.w.WriteString(indent)
+		p.w.WriteString(strings.TrimRight(line, " "))
+		p.w.WriteByte('\n')
 	}
 }
 
@@ -212,7 +198,7 @@ func rightAligned(from, to int) []table.ColumnConfig {
 // total), value, share of Total time, and details such as counts.
 func (p *printer) mainTable(rows []mainRow) {
 	t := newTable()
-	t.Style().Options.SeparateHeader = false
+	t.separateHeader = false
 	for _, r := range rows {
 		name := strings.Repeat("  ", r.depth) + r.name
 		var val, sh string
@@ -327,7 +313,7 @@ func (p *printer) srcPoint(r *report.Report, iv *report.Interval, sr *srcRow) {
 	s := sr.src
 	p.printf("\nSRC %d  %s\n", s.ID, s.Function)
 	t := newTable()
-	t.Style().Options.SeparateHeader = false
+	t.separateHeader = false
 	t.AppendRow(table.Row{"Comm", seconds(s.Comm), percent(sr.share) + " of Communications"})
 	if s.RealSync != 0 {
 		t.AppendRow(table.Row{"Real sync", seconds(s.RealSync)})
@@ -348,7 +334,7 @@ func (p *printer) srcPoint(r *report.Report, iv *report.Interval, sr *srcRow) {
 	} else {
 		p.printf("  Stack (innermost first):\n")
 		t := newTable()
-		t.Style().Options.SeparateHeader = false
+		t.separateHeader = false
 		for i, f := range s.Stack {
 			line := ""
 			if f.Line > 0 {

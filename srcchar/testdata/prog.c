@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 void lib_call(void (*f)(void));
+void lib_start(void (*f)(void));
 int PMPI_Fake(void (*f)(void));
 
 volatile int sink;
@@ -43,6 +44,7 @@ __attribute__((noinline)) void leaf_plain(void) { where("plain", __builtin_retur
 __attribute__((noinline)) void leaf_inlined(void) { where("inlined", __builtin_return_address(0)); sink++; }
 __attribute__((noinline)) void leaf_lib(void) { where("lib", __builtin_return_address(0)); sink++; }
 __attribute__((noinline)) void leaf_mpi(void) { where("mpi", __builtin_return_address(0)); sink++; }
+__attribute__((noinline)) void leaf_start(void) { where("startup", __builtin_return_address(0)); sink++; }
 
 __attribute__((noinline)) void caller(void) {
 	leaf_plain(); /* PLAIN */
@@ -64,6 +66,7 @@ int main(void) {
 	caller();
 	outer();
 	lib_call(leaf_lib);
+	lib_start(leaf_start);
 	PMPI_Fake(leaf_mpi);
 	return 0;
 }
