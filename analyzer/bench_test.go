@@ -11,13 +11,12 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/internal/procstat"
 	"github.com/dtpa/dtpa/report/html"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
@@ -198,33 +197,6 @@ func worldMembers(n int) []uint32 {
 	return m
 }
 
-// cpuTime is the CPU time (user and system) the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSS is the process's peak resident set (VmHWM) in bytes.
-func peakRSS() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			f := strings.Fields(line)
-			if len(f) >= 2 {
-				kb, _ := strconv.ParseInt(f[1], 10, 64)
-				return kb * 1024
-			}
-		}
-	}
-	return 0
-}
-
 // BenchmarkAnalyze reports calls/s per core (events / (wall s ×
 // GOMAXPROCS)), the CPU time per call and the cores actually used (CPU /
 // wall: the machine may be shared), the replays' parks (sched.go), the
@@ -312,7 +284,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	b.ResetTimer()
 	var events, parks int64
 	stopHeap := sampleHeap()
-	cpu0 := cpuTime()
+	cpu0 := procstat.CPUTime()
 	start := time.Now()
 	// DTPA_BENCH_TIMELINE=N also records the timeline with a detail budget
 	// of N calls and writes the HTML page (dtpa --html) into memory.
@@ -344,7 +316,7 @@ func BenchmarkAnalyze(b *testing.B) {
 		parks += st.Parks
 	}
 	wall := time.Since(start).Seconds()
-	cpu := (cpuTime() - cpu0).Seconds()
+	cpu := (procstat.CPUTime() - cpu0).Seconds()
 	peakHeap := stopHeap()
 	b.ReportMetric(float64(events)/(wall*float64(runtime.GOMAXPROCS(0))), "calls/s/core")
 	// On a shared machine the wall-clock figure depends on the other
@@ -353,7 +325,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	b.ReportMetric(cpu/wall, "cores-used")
 	b.ReportMetric(float64(events)/float64(b.N), "calls/op")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
-	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(size)/(1<<20), "trace-MB")
 	b.ReportMetric(float64(parks)/float64(b.N), "parks/op")
 	if tlCalls > 0 {
@@ -399,7 +371,7 @@ func BenchmarkDecodeOnly(b *testing.B) {
 	}
 	b.ResetTimer()
 	var events atomic.Int64
-	cpu0 := cpuTime()
+	cpu0 := procstat.CPUTime()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		parallel(len(paths), runtime.GOMAXPROCS(0), func(k int) {
@@ -412,7 +384,7 @@ func BenchmarkDecodeOnly(b *testing.B) {
 		})
 	}
 	wall := time.Since(start).Seconds()
-	cpu := (cpuTime() - cpu0).Seconds()
+	cpu := (procstat.CPUTime() - cpu0).Seconds()
 	b.ReportMetric(float64(events.Load())/(wall*float64(runtime.GOMAXPROCS(0))), "calls/s/core")
 	// The CPU time per call depends less on what else the machine runs.
 	b.ReportMetric(cpu*1e9/float64(events.Load()), "cpu-ns/call")
@@ -491,7 +463,7 @@ func BenchmarkExportChrome(b *testing.B) {
 		var cpuFirst time.Duration
 		tw := writerFunc(func(p []byte) (int, error) {
 			if first.IsZero() {
-				first, cpuFirst = time.Now(), cpuTime()
+				first, cpuFirst = time.Now(), procstat.CPUTime()
 			}
 			return w.Write(p)
 		})
@@ -501,7 +473,7 @@ func BenchmarkExportChrome(b *testing.B) {
 			b.Fatal(err)
 		}
 		exportSecs += time.Since(first).Seconds()
-		exportCPU += (cpuTime() - cpuFirst).Seconds()
+		exportCPU += (procstat.CPUTime() - cpuFirst).Seconds()
 		calls += st.Events
 		events += x.Calls + 2*x.Messages + x.Spans
 		out += w.n
@@ -517,7 +489,7 @@ func BenchmarkExportChrome(b *testing.B) {
 	b.ReportMetric(float64(spoolBytes)/float64(calls), "spool-B/call")
 	b.ReportMetric(float64(out)/float64(b.N)/(1<<20), "json-MB")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
-	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 }
 
 type writerFunc func([]byte) (int, error)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtpa/dtpa/internal/procstat"
 )
 
 // realTracesDir is where scripts/realtraces.sh writes the traces of real
@@ -94,11 +96,11 @@ func realApp(dir string) (app string, size int64, err error) {
 
 func benchReal(b *testing.B, dir, app string, size int64) {
 	runtime.GC()
-	resetPeakRSS()
+	procstat.ResetPeakRSS()
 	b.ResetTimer()
 	var events int64
 	stopHeap := sampleHeap()
-	cpu0 := cpuTime()
+	cpu0 := procstat.CPUTime()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		rep, st, err := AnalyzeStats(context.Background(), Options{Dir: dir, App: app, MaxLevel: -1})
@@ -111,7 +113,7 @@ func benchReal(b *testing.B, dir, app string, size int64) {
 		events += st.Events
 	}
 	wall := time.Since(start).Seconds()
-	cpu := (cpuTime() - cpu0).Seconds()
+	cpu := (procstat.CPUTime() - cpu0).Seconds()
 	peakHeap := stopHeap()
 	b.StopTimer()
 	b.ReportMetric(float64(events)/float64(b.N), "calls/op")
@@ -120,14 +122,6 @@ func benchReal(b *testing.B, dir, app string, size int64) {
 	b.ReportMetric(float64(events)/wall, "calls/s")
 	b.ReportMetric(cpu/wall, "cores-used")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
-	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(size)*float64(b.N)/float64(events), "trace-B/call")
-}
-
-// resetPeakRSS resets the kernel's high-water mark of the process's RSS
-// (VmHWM, peakRSS) to the current RSS, so that a sub-benchmark reports its
-// own peak rather than that of an earlier one. Linux only; elsewhere the
-// peak stays the process's.
-func resetPeakRSS() {
-	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 }

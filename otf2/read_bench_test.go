@@ -2,11 +2,11 @@ package otf2
 
 import (
 	"context"
-	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dtpa/dtpa/internal/procstat"
 )
 
 // BenchmarkImport converts an archive into our trace files: OTF2 events
@@ -35,7 +35,7 @@ func benchImport(b *testing.B, archive string) {
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(events)/(cpuSeconds()-cpu0), "events/cpu-s")
-	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 }
 
 // BenchmarkReadOnly is libotf2's reading with the records decoded but not
@@ -81,21 +81,6 @@ func benchReadOnly(b *testing.B, archive string) {
 	}
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(events)/(cpuSeconds()-cpu0), "events/cpu-s")
-}
-
-// peakRSSMB is the process's peak resident set (VmHWM), MB.
-func peakRSSMB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }
 
 // cpuSeconds is the process's user and system CPU time.

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/internal/procstat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
@@ -99,7 +99,7 @@ func BenchmarkEncode(b *testing.B) {
 	var size int
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := procstat.CPUTime()
 	for i := 0; i < b.N; i++ {
 		size = len(encodeHalo(b, evs, WriterOptions{}))
 	}
@@ -118,7 +118,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("ReadEvent", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
-		cpu0 := cpuTime()
+		cpu0 := procstat.CPUTime()
 		for i := 0; i < b.N; i++ {
 			r, err := NewReader(bytes.NewReader(data))
 			if err != nil {
@@ -146,7 +146,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("ReadBatch", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
-		cpu0 := cpuTime()
+		cpu0 := procstat.CPUTime()
 		var e Event
 		for i := 0; i < b.N; i++ {
 			r, _ := NewReader(bytes.NewReader(data))
@@ -169,7 +169,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("ReadLazyBatch", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
-		cpu0 := cpuTime()
+		cpu0 := procstat.CPUTime()
 		var e Event
 		for i := 0; i < b.N; i++ {
 			r, _ := NewReader(bytes.NewReader(data))
@@ -190,19 +190,8 @@ func BenchmarkDecode(b *testing.B) {
 	})
 }
 
-// cpuTime is the CPU time (user + system) the process has used: events per
-// CPU second is the per-core figure, independent of what else the (shared,
-// noisy) machine runs and of how many cores the benchmark used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 func reportPerCore(b *testing.B, events int, cpu0 time.Duration) {
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := procstat.CPUTime() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(events)*float64(b.N)/cpu.Seconds(), "events/cpu-s")
 	}
 }

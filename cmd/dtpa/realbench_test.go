@@ -7,13 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/internal/procstat"
 	"github.com/dtpa/dtpa/report"
 )
 
@@ -81,9 +80,9 @@ func benchDtpa(b *testing.B, args []string) {
 		events += st.Events
 		return rep, err
 	}
-	os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) // reset the peak RSS
+	procstat.ResetPeakRSS() // reset the peak RSS
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := procstat.CPUTime()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
 		var stderr bytes.Buffer
@@ -92,35 +91,11 @@ func benchDtpa(b *testing.B, args []string) {
 		}
 	}
 	wall := time.Since(start).Seconds()
-	cpu := (cpuTime() - cpu0).Seconds()
+	cpu := (procstat.CPUTime() - cpu0).Seconds()
 	b.StopTimer()
 	b.ReportMetric(float64(events)/float64(b.N), "calls/op")
 	b.ReportMetric(cpu*1e9/float64(events), "cpu-ns/call")
 	b.ReportMetric(float64(events)/cpu, "calls/cpu-s")
 	b.ReportMetric(float64(events)/wall, "calls/s")
-	b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
-}
-
-// cpuTime is the process's user + system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// peakRSS is the process's peak resident set (VmHWM) in bytes.
-func peakRSS() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
+	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/internal/headless"
+	"github.com/dtpa/dtpa/internal/procstat"
 	"github.com/dtpa/dtpa/report/html"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
@@ -228,7 +229,7 @@ func BenchmarkView(b *testing.B) {
 		cancel()
 		<-done
 		st.Close()
-		b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MB")
+		b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 
 		if os.Getenv("DTPA_VIEW_STATIC") == "0" {
 			continue
@@ -268,19 +269,4 @@ func domMs(b *testing.B, dom, attr string) float64 {
 	}
 	v, _ := strconv.ParseFloat(m[1], 64)
 	return v
-}
-
-// peakRSS is the process's peak resident set (VmHWM) in bytes.
-func peakRSS() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
 }
