@@ -331,8 +331,9 @@ func TestDtpaMPILostCollective(t *testing.T) {
 	checkDtpaMPI(t, dir, "lost")
 }
 
-// TestDtpaMPIErrors: dtpa-mpi fails as dtpa does, once: no traces, and
-// what needs one process.
+// TestDtpaMPIErrors: dtpa-mpi fails as dtpa does, once: no traces (also
+// for the outputs process 0 writes alone), a usage error, and dtpa view,
+// which dtpa-mpi does not serve.
 func TestDtpaMPIErrors(t *testing.T) {
 	needDtpaMPI(t)
 	dir := t.TempDir()
@@ -342,7 +343,10 @@ func TestDtpaMPIErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--json", "nothere"}, 1, "no traces of \"nothere\""},
-		{[]string{"--html", "nothere"}, 1, "run dtpa for them"},
+		{[]string{"--html", "nothere"}, 1, "no traces of \"nothere\""},
+		{[]string{"--export", "chrome", "-o", "x.json", "nothere"}, 1, "no traces of \"nothere\""},
+		{[]string{"--export", "otf2", "nothere"}, 2, "--export otf2 writes a directory"},
+		{[]string{"view", "nothere"}, 1, "run dtpa view, not dtpa-mpi"},
 		{[]string{"--bogus"}, 2, "flag provided but not defined"},
 	} {
 		_, stderr, code := dtpaMPI(t, dir, 3, c.args...)

@@ -76,11 +76,14 @@ const defaultTimelineCalls = 250_000
 
 // dist describes the process when dtpa runs as dtpa-mpi (mpi.go): on, its
 // analysis is an MPI job; silent, this process takes part in it but
-// process 0 writes the report.
-var dist struct{ on, silent bool }
+// process 0 writes the report; alone, what is asked for needs every
+// rank's calls in one process (--html's timeline, --export), so process 0
+// analyses the run by itself as dtpa does and the others only wait for
+// its exit code (mpi.go), which makes the output dtpa's by construction.
+var dist struct{ on, silent, alone bool }
 
-// errNotDistributed is what dtpa-mpi says of what needs dtpa.
-var errNotDistributed = errors.New("--html, --export and view need every rank's calls in one process: run dtpa for them")
+// errNotDistributed is what dtpa-mpi says of dtpa view.
+var errNotDistributed = errors.New("dtpa view is an interactive server of one process: run dtpa view, not dtpa-mpi")
 
 // Run analyses the traces and writes the report to w (or to opts.Output),
 // the warnings to stderr once the analysis is over, one line per problem.
@@ -109,7 +112,12 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 		dir = "."
 	}
 	if dist.on && (opts.Export != "" || opts.HTML) {
-		return errNotDistributed
+		// Decided alike by every process: they all parse the same
+		// command line.
+		dist.alone = true
+		if dist.silent {
+			return nil
+		}
 	}
 	if opts.Export != "" {
 		return export(ctx, opts, w, warn, symWarn)
