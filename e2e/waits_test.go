@@ -305,8 +305,7 @@ func readMarks(t *testing.T, name string) map[string]int {
 // its MPI_Isend to the left (the code between them is the relaxation
 // loop, docs/characteristics.md §9.2) with a delay, rank 3 computing
 // longer there than the ranks it made wait; and that rank 3 is the
-// culprit of its neighbour's MPI_Waitall waits and the rank whose causes
-// add up to the longest delay. All of it under both MPIs and in every
+// culprit of its neighbour's MPI_Waitall waits. All of it under both MPIs and in every
 // run: rank 3 owns four times the cells of each other rank, and a step's
 // relaxation takes milliseconds, so that on 4 ranks sharing 2 loaded
 // cores no other rank descheduled for long (or slowed by MPICH's waiting
@@ -329,18 +328,15 @@ func checkDemoCulprit(t *testing.T, r *report.Report, loop *report.Interval) {
 	if len(loop.Causes) == 0 {
 		t.Fatal("no causes in the main loop")
 	}
-	// Summed by late rank rather than the single longest cause: under
-	// load a descheduled rank makes one cause of another rank's long
-	// now and then, while rank 3's extra cells delay its neighbours
-	// at every step.
+	// The delay summed by late rank over the whole run is logged, not
+	// checked: it also holds what ranks 0 and 1, whose work is equal,
+	// cause each other when the scheduler gives one of them less of a
+	// loaded core (seen: rank 0 summed more delay than rank 3, all of it
+	// rank 1's waits). What the program constructs is rank 3 delaying
+	// rank 2, checked above and below.
 	delay := map[int]float64{}
 	for _, c := range loop.Causes {
 		delay[c.LateRank] += c.Delay
-	}
-	for l, d := range delay {
-		if l != 3 && d >= delay[3] {
-			t.Errorf("rank %d caused %.4f s of delay, rank 3 (the heavy rank) %.4f s", l, d, delay[3])
-		}
 	}
 	t.Logf("delay caused, by late rank: %v; rank 2's MPI_Waitall waits, by late rank: %v", delay, by)
 	found := false
