@@ -690,12 +690,13 @@ func countVarints(b []byte, dur bool) (int, bool) {
 	// that these words hold no varint of 8 bytes or more, and only their
 	// continuation bytes need counting. A block's are summed per byte lane
 	// (bits.OnesCount64 checks the CPU for POPCNT at every call on amd64
-	// v1, which keeps the loop's values in memory), 127 pairs of words at
-	// most so that a lane cannot overflow, and the groups are looked for
-	// once per block; a block that has one is counted by the loops below.
+	// v1, which keeps the loop's values in memory), in blocks of 256 bytes
+	// (a lane cannot overflow; a block wasted on a column of long varints
+	// is short), and the groups are looked for once per block; from the
+	// first block that has one, the loops below count the column.
 	i, cont := 0, 0
 	for len(b)-i >= 16 {
-		end := i + min((len(b)-i)&^15, 16*127)
+		end := i + min((len(b)-i)&^15, 256)
 		lanes, group := contBlock(b[i:end])
 		if group&0x0000008000000080 != 0 {
 			break
