@@ -125,3 +125,40 @@ func benchReal(b *testing.B, dir, app string, size int64) {
 	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 	b.ReportMetric(float64(size)*float64(b.N)/float64(events), "trace-B/call")
 }
+
+// BenchmarkDecodeReal reads the traces of BenchmarkAnalyzeReal without
+// analysing them, as the replay reads them (ReadLazyBatch and Next), one
+// file after the other on one goroutine: the decoding's share of the
+// replay without the interleaving of ranks. Its instruction count per
+// call (valgrind --tool=callgrind, -benchtime 1x) is the measure of the
+// decoder's changes that a loaded machine does not blur.
+func BenchmarkDecodeReal(b *testing.B) {
+	root := realTracesDir()
+	for _, name := range realTraces {
+		b.Run(name, func(b *testing.B) {
+			dir := filepath.Join(root, name)
+			app, _, err := realApp(dir)
+			if err != nil {
+				b.Skip(err)
+			}
+			paths, err := traceFiles(dir, app)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var events int64
+			cpu0 := procstat.CPUTime()
+			for i := 0; i < b.N; i++ {
+				for _, p := range paths {
+					n, err := decodeAll(p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					events += n
+				}
+			}
+			cpu := (procstat.CPUTime() - cpu0).Seconds()
+			b.ReportMetric(float64(events)/float64(b.N), "events/op")
+			b.ReportMetric(cpu*1e9/float64(events), "cpu-ns/event")
+		})
+	}
+}

@@ -398,8 +398,17 @@ func decReqs(dst []uint64, b []byte, prev uint64) ([]uint64, error) {
 // Column's accessors take them: for the columns with few values (the
 // shape table, the rare per-call columns).
 func decodeValues(dst []uint64, b []byte, enc Enc) ([]uint64, error) {
-	err := varints(b, func(v uint64) { dst = append(dst, decodeValue(enc, v)) })
-	return dst, err
+	for i := 0; i < len(b); {
+		v, n := uint64(b[i]), 1
+		if v >= 0x80 {
+			if v, n = protowire.ConsumeVarint(b[i:]); n < 0 {
+				return dst, errVarint
+			}
+		}
+		dst = append(dst, decodeValue(enc, v))
+		i += n
+	}
+	return dst, nil
 }
 
 // batchDecoder is the reusable decoding state of a Batch.
@@ -621,31 +630,37 @@ func (t *tableDec) fold() error {
 		}
 	}
 	t.shapes = slices.Grow(t.shapes[:0], ns)[:ns]
+	// One pass over the shapes: the FormShape columns, then the static
+	// columns of the shape's bits (staticByBit), each from its own position.
+	var pos [len(columns)]int
 	for s := range t.shapes {
 		sh := &t.shapes[s]
 		*sh = shape{}
-		for _, k := range shapeTabCols {
-			if c := &columns[k]; c.Form == FormShape {
-				c.shapeSet(sh, t.cols[k][s])
-			}
+		for _, k := range formShapeCols {
+			columns[k].shapeSet(sh, t.cols[k][s])
 		}
-		if a := sh.attr; a&^attrKnown != 0 {
+		a := sh.attr
+		if a&^attrKnown != 0 {
 			return fmt.Errorf("event batch: shape %d: unknown attribute bits %#x", s, uint32(a&^attrKnown))
+		}
+		for x := uint32(a & staticAttrs); x != 0; x &= x - 1 {
+			for _, k := range &staticByBit[bits.TrailingZeros32(x)] {
+				if k == 0 {
+					break
+				}
+				k-- // staticByBit holds indexes plus one
+				vals := t.cols[k]
+				if pos[k] >= len(vals) {
+					return errShort(columns[k].Name)
+				}
+				columns[k].shapeSet(sh, vals[pos[k]])
+				pos[k]++
+			}
 		}
 	}
 	for _, k := range staticCols {
-		c, vals, j := &columns[k], t.cols[k], 0
-		for s := range t.shapes {
-			if sh := &t.shapes[s]; sh.attr&c.Attr != 0 {
-				if j >= len(vals) {
-					return errShort(c.Name)
-				}
-				c.shapeSet(sh, vals[j])
-				j++
-			}
-		}
-		if j != len(vals) {
-			return fmt.Errorf("event batch: column %s has more values than the shapes call for", c.Name)
+		if pos[k] != len(t.cols[k]) {
+			return fmt.Errorf("event batch: column %s has more values than the shapes call for", columns[k].Name)
 		}
 	}
 	return nil

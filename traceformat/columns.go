@@ -1,6 +1,7 @@
 package traceformat
 
 import (
+	"math/bits"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -252,8 +253,13 @@ var (
 	// colByField is the index in columns of a field number (-1: none).
 	colByField [len(columns) + 1]int8
 	// staticCols are the FormStatic columns, shapeTabCols those of the
-	// shape table (FormShape and FormStatic), in field order.
-	staticCols, shapeTabCols []int
+	// shape table (FormShape and FormStatic), formShapeCols the FormShape
+	// ones, in field order.
+	staticCols, shapeTabCols, formShapeCols []int
+	// staticByBit lists the FormStatic columns of each attribute bit, in
+	// field order, as indexes plus one (0: none; AttrSend and AttrRecv
+	// have two: peer and tag).
+	staticByBit [32][2]int8
 	// lazyCols are the columns LazyBatch keeps packed: FormEvent, then
 	// FormPerCall, in field order (LazyBatch's lc* indexes).
 	lazyCols []int
@@ -288,9 +294,16 @@ func init() {
 		switch c.Form {
 		case FormShape:
 			shapeTabCols = append(shapeTabCols, i)
+			formShapeCols = append(formShapeCols, i)
 		case FormStatic:
 			staticCols = append(staticCols, i)
 			shapeTabCols = append(shapeTabCols, i)
+			t := &staticByBit[bits.TrailingZeros32(uint32(c.Attr))]
+			j := 0
+			for t[j] != 0 {
+				j++ // past the end of the pair: a third column panics here
+			}
+			t[j] = int8(i + 1)
 		case FormEvent:
 			lazyCols = append(lazyCols, i)
 		}
@@ -311,6 +324,13 @@ func init() {
 	}
 	for r, i := range rareCols {
 		rareOf[i] = int8(r)
+		c := &columns[i]
+		t := &rareByBit[bits.TrailingZeros32(uint32(c.Attr))]
+		j := 0
+		for t[j].lc != 0 {
+			j++ // past the end of the pair: a third column panics here
+		}
+		t[j] = rareCol{lc: lazyOf[i], enc: c.Enc, ev: c.event}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -411,15 +412,43 @@ func (lb *LazyBatch) touchAhead() {
 	lb.sink = x
 }
 
-// rare decodes the per-call attributes few calls have (rareCols).
+// rare decodes the per-call attributes few calls have (rareCols): only
+// the columns of the event's bits (rareByBit), their one-byte values
+// inline. Some programs have one on most calls (hpcc: the flag of its
+// MPI_Test and MPI_Iprobe calls).
 func (lb *LazyBatch) rare(e *Event) {
-	a := e.Attr
-	for _, k := range rareCols {
-		if c := &columns[k]; a&c.Attr != 0 {
-			c.eventSet(e, decodeValue(c.Enc, lb.lc[lazyOf[k]].next()))
+	for x := uint32(e.Attr & rareAttrs); x != 0; x &= x - 1 {
+		t := &rareByBit[bits.TrailingZeros32(x)&31]
+		for j := range t {
+			r := &t[j]
+			if r.lc == 0 {
+				break
+			}
+			c := &lb.lc[r.lc]
+			var v uint64
+			if p := c.p; uint(p) < uint(len(c.b)) && c.b[p] < 0x80 {
+				v, c.p = uint64(c.b[p]), p+1
+			} else {
+				v = c.next()
+			}
+			r.ev.set(unsafe.Pointer(e), decodeValue(r.enc, v))
 		}
 	}
 }
+
+// rareCol is what LazyBatch.rare needs of a rare column: its index in
+// LazyBatch.lc (never 0, the shape column's), its encoding and its Event
+// field.
+type rareCol struct {
+	lc  int8
+	enc Enc
+	ev  field
+}
+
+// rareByBit lists the rare columns of each attribute bit, in field order
+// (an attribute has at most two: AttrPcontrol's level and argument);
+// columns.go's init fills it.
+var rareByBit [32][2]rareCol
 
 // parse reads a protobuf EventBatch into lb (aliasing data) and checks it
 // as decodeBatch does, accepting and refusing the same batches.
@@ -560,10 +589,7 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	err = t.perCall(cnt, func() int {
 		s := 0
 		if nrOne {
-			for _, k := range nrb {
-				s += int(k)
-				maxReqs = max(maxReqs, int(k))
-			}
+			s, maxReqs = sumBytes(nrb)
 			return s
 		}
 		for c := (lcol{b: nrb}); c.p < len(c.b); {
@@ -600,6 +626,40 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	return long, maxReqs, err
 }
 
+// sumBytes returns the sum of the bytes of b, all below 0x80, and a bound
+// of the largest: their bitwise or, at most twice the largest. Eight at a
+// time, in 16-bit lanes folded before they can overflow.
+func sumBytes(b []byte) (sum, most int) {
+	const m = 0x00ff00ff00ff00ff
+	var lanes, or uint64
+	i, k := 0, 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		or |= w
+		lanes += w&m + w>>8&m
+		if k++; k == 256 {
+			sum += fold16(lanes)
+			lanes, k = 0, 0
+		}
+	}
+	sum += fold16(lanes)
+	or |= or >> 32
+	or |= or >> 16
+	or |= or >> 8
+	most = int(or & 0xff)
+	for _, x := range b[i:] {
+		sum += int(x)
+		most |= int(x)
+	}
+	return sum, most
+}
+
+// fold16 sums the four 16-bit lanes of x.
+func fold16(x uint64) int {
+	x = x&0x0000ffff0000ffff + x>>16&0x0000ffff0000ffff
+	return int(x&0xffffffff + x>>32)
+}
+
 // histogram counts the values of a column of one-byte shape indexes into
 // h and reports whether every byte is a whole varint (below 0x80).
 func histogram(h *[256]int32, sc []byte) bool {
@@ -625,7 +685,31 @@ func histogram(h *[256]int32, sc []byte) bool {
 func countVarints(b []byte, dur bool) (int, bool) {
 	const stops = 0x8080808080808080
 	n, run := 0, 0
-	w := b
+	// First blocks of words without four continuation bytes in a row at
+	// offsets 0-3 or 4-7 of a word: every run of 8 has such a group, so
+	// that these words hold no varint of 8 bytes or more, and only their
+	// continuation bytes need counting. A block's are summed per byte lane
+	// (bits.OnesCount64 checks the CPU for POPCNT at every call on amd64
+	// v1, which keeps the loop's values in memory), in blocks of 256 bytes
+	// (a lane cannot overflow; a block wasted on a column of long varints
+	// is short), and the groups are looked for once per block; from the
+	// first block that has one, the loops below count the column.
+	i, cont := 0, 0
+	for len(b)-i >= 16 {
+		end := i + min((len(b)-i)&^15, 256)
+		lanes, group := contBlock(b[i:end])
+		if group&0x0000008000000080 != 0 {
+			break
+		}
+		cont += foldLanes(lanes)
+		i = end
+	}
+	n = i - cont
+	if i > 0 {
+		// Continuation bytes at the end of the words counted.
+		run = bits.LeadingZeros64(^binary.LittleEndian.Uint64(b[i-8:])&stops) / 8
+	}
+	w := b[i:]
 	for ; len(w) >= 16; w = w[16:] { // two words per turn: half the loop's own work
 		t := ^binary.LittleEndian.Uint64(w) & stops
 		u := ^binary.LittleEndian.Uint64(w[8:]) & stops
@@ -633,7 +717,7 @@ func countVarints(b []byte, dur bool) (int, bool) {
 			bits.LeadingZeros64(t)/8+bits.TrailingZeros64(u)/8 >= 8 {
 			return countExact(b, dur), true
 		}
-		n += bits.OnesCount64(t) + bits.OnesCount64(u)
+		n += stopCount(t) + stopCount(u)
 		run = bits.LeadingZeros64(u) / 8 // continuation bytes after the last stop
 	}
 	for ; len(w) >= 8; w = w[8:] {
@@ -641,7 +725,7 @@ func countVarints(b []byte, dur bool) (int, bool) {
 		if t == 0 || run+bits.TrailingZeros64(t)/8 >= 8 {
 			return countExact(b, dur), true
 		}
-		n += bits.OnesCount64(t)
+		n += stopCount(t)
 		run = bits.LeadingZeros64(t) / 8
 	}
 	for _, x := range w {
@@ -656,6 +740,35 @@ func countVarints(b []byte, dur bool) (int, bool) {
 		return -1, false // the last varint is cut
 	}
 	return n, false
+}
+
+// contBlock is countVarints' loop over a block of pairs of words (len(b)
+// a multiple of 16): the continuation bytes per byte lane, and bit 7 (or
+// 39) set in group where a word has four continuation bytes in a row at
+// offsets 0-3 (or 4-7). A function of its own, not inlined, so that its
+// few values stay in registers.
+//
+//go:noinline
+func contBlock(b []byte) (lanes, group uint64) {
+	const stops = 0x8080808080808080
+	for ; len(b) >= 16; b = b[16:] {
+		x := binary.LittleEndian.Uint64(b)
+		y := binary.LittleEndian.Uint64(b[8:])
+		hx, hy := x&(x>>8), y&(y>>8)
+		group |= hx&(hx>>16) | hy&(hy>>16)
+		lanes += (x&stops)>>7 + (y&stops)>>7
+	}
+	return lanes, group
+}
+
+// stopCount is bits.OnesCount64 of a word of stop bits (bit 7 of each
+// byte), by one multiplication: the sum of the eight lanes is at most 8.
+func stopCount(t uint64) int { return int((t >> 7) * 0x0101010101010101 >> 56) }
+
+// foldLanes sums the eight byte lanes of x, each at most 255.
+func foldLanes(x uint64) int {
+	x = x&0x00ff00ff00ff00ff + x>>8&0x00ff00ff00ff00ff
+	return int(x * 0x0001000100010001 >> 48)
 }
 
 func countExact(b []byte, dur bool) int {

@@ -439,16 +439,24 @@ func TestLazyLongVarints(t *testing.T) {
 // TestCountVarints compares countVarints, which looks at 8 or 16 bytes at
 // a time, with a byte-by-byte count, on columns of varints of every
 // length (those longer than 8 bytes at every offset against the words),
-// whole and cut.
+// whole and cut; some columns long and of small values, as real ones
+// (whose words are counted 255 at a time), with a rare long one.
 func TestCountVarints(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 3000 {
 		var b []byte
 		long := false
-		for range rng.IntN(40) {
+		n, small := rng.IntN(40), trial%4 == 1
+		if small {
+			n = rng.IntN(5000)
+		}
+		for range n {
 			bitsLen := rng.IntN(64) + 1
 			if trial%3 != 0 {
 				bitsLen = min(bitsLen, 56) // most columns without long varints
+			}
+			if small && rng.IntN(1000) != 0 {
+				bitsLen = rng.IntN(14) + 1
 			}
 			v := rng.Uint64() >> (64 - bitsLen)
 			b = protowire.AppendVarint(b, v)
@@ -512,6 +520,29 @@ func TestLazyWideRequestCount(t *testing.T) {
 		}
 		if lb.Next(&e2) || n != len(testEvents()) {
 			t.Fatalf("%d events", n)
+		}
+	}
+}
+
+// TestSumBytes compares sumBytes, eight bytes at a time, with a loop over
+// the bytes: the sum exactly, the bound at least the largest and at most
+// twice it.
+func TestSumBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 500 {
+		b := make([]byte, rng.IntN(5000))
+		hi := rng.IntN(128)
+		for i := range b {
+			b[i] = byte(rng.IntN(hi + 1))
+		}
+		want, most := 0, 0
+		for _, x := range b {
+			want += int(x)
+			most = max(most, int(x))
+		}
+		s, m := sumBytes(b)
+		if s != want || m < most || m > 2*most {
+			t.Fatalf("trial %d: sumBytes of %d bytes = %d, %d; want %d, largest %d", trial, len(b), s, m, want, most)
 		}
 	}
 }
