@@ -2,30 +2,14 @@ package analyzer
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dtpa/dtpa/internal/procstat"
+	"github.com/dtpa/dtpa/internal/realtraces"
 )
-
-// realTracesDir is where scripts/realtraces.sh writes the traces of real
-// programs (`make bench` runs it): $DTPA_REAL_TRACES, else
-// $TMPDIR/dtpa-bench-traces.
-func realTracesDir() string {
-	if d := os.Getenv("DTPA_REAL_TRACES"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), "dtpa-bench-traces")
-}
-
-// realTraces are the traces BenchmarkAnalyzeReal analyses, in the order it
-// runs them (see scripts/realtraces.sh for what each program does).
-var realTraces = []string{"stencil", "stencil32", "alltoall", "hpcc", "lammps"}
 
 // BenchmarkAnalyzeReal analyses traces that dtrun wrote of real MPI
 // programs, one sub-benchmark each: a halo-exchange stencil at 4 and 32
@@ -37,7 +21,7 @@ var realTraces = []string{"stencil", "stencil32", "alltoall", "hpcc", "lammps"}
 //
 // The traces are written once per machine by scripts/realtraces.sh (which
 // needs Open MPI and bin/dtrun; hpcc and lmp are optional) into
-// realTracesDir; a missing one skips its sub-benchmark. Reported per
+// realtraces.Dir; a missing one skips its sub-benchmark. Reported per
 // analysis: calls, CPU time per call and calls per CPU second ("per core":
 // the process's user + system time around the analysis, which a shared
 // machine distorts less than wall time), calls per wall second, the cores
@@ -47,51 +31,27 @@ var realTraces = []string{"stencil", "stencil32", "alltoall", "hpcc", "lammps"}
 //
 //	scripts/realtraces.sh && go test -run '^$' -bench AnalyzeReal -benchtime 3x ./analyzer/
 func BenchmarkAnalyzeReal(b *testing.B) {
-	root := realTracesDir()
-	for _, name := range realTraces {
+	for _, name := range realtraces.Names {
 		b.Run(name, func(b *testing.B) {
-			dir := filepath.Join(root, name)
-			if _, err := os.Stat(filepath.Join(dir, "COMPLETE")); err != nil {
-				// go test does not print a skipped benchmark's reason.
-				msg := fmt.Sprintf("BenchmarkAnalyzeReal/%s skipped: no trace in %s: scripts/realtraces.sh writes it (needs Open MPI and make build; make bench runs it)", name, dir)
-				fmt.Fprintln(os.Stderr, msg)
-				b.Skip(msg)
-			}
-			app, size, err := realApp(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
-			benchReal(b, dir, app, size)
+			dir, app := realtraces.Need(b, name)
+			benchReal(b, dir, app, traceBytes(b, dir, app))
 		})
 	}
 }
 
-// realApp finds the program name of the traces in dir (<app>.0.trc) and
-// the size of its trace files.
-func realApp(dir string) (app string, size int64, err error) {
-	ents, err := os.ReadDir(dir)
+// traceBytes is the size of app's trace files in dir.
+func traceBytes(b *testing.B, dir, app string) int64 {
+	paths, err := traceFiles(dir, app)
 	if err != nil {
-		return "", 0, err
+		b.Fatal(err)
 	}
-	var apps []string
-	for _, e := range ents {
-		if n := e.Name(); strings.HasSuffix(n, ".0.trc") {
-			apps = append(apps, strings.TrimSuffix(n, ".0.trc"))
-		}
-	}
-	if len(apps) != 1 {
-		return "", 0, &os.PathError{Op: "finding the one program traced", Path: dir, Err: os.ErrNotExist}
-	}
-	paths, err := traceFiles(dir, apps[0])
-	if err != nil {
-		return "", 0, err
-	}
+	var size int64
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil {
 			size += fi.Size()
 		}
 	}
-	return apps[0], size, nil
+	return size
 }
 
 func benchReal(b *testing.B, dir, app string, size int64) {
@@ -133,14 +93,9 @@ func benchReal(b *testing.B, dir, app string, size int64) {
 // call (valgrind --tool=callgrind, -benchtime 1x) is the measure of the
 // decoder's changes that a loaded machine does not blur.
 func BenchmarkDecodeReal(b *testing.B) {
-	root := realTracesDir()
-	for _, name := range realTraces {
+	for _, name := range realtraces.Names {
 		b.Run(name, func(b *testing.B) {
-			dir := filepath.Join(root, name)
-			app, _, err := realApp(dir)
-			if err != nil {
-				b.Skip(err)
-			}
+			dir, app := realtraces.Need(b, name)
 			paths, err := traceFiles(dir, app)
 			if err != nil {
 				b.Fatal(err)

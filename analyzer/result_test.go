@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtpa/dtpa/internal/realtraces"
 )
 
 // resultRunDir writes a run of 4 ranks whose report has every part a
@@ -231,16 +233,9 @@ func FuzzUnmarshalResult(f *testing.F) {
 //
 //	go test -run '^$' -bench ResultReal -benchtime 3x ./analyzer/
 func BenchmarkResultReal(b *testing.B) {
-	for _, name := range realTraces {
+	for _, name := range realtraces.Names {
 		b.Run(name, func(b *testing.B) {
-			dir := filepath.Join(realTracesDir(), name)
-			if _, err := os.Stat(filepath.Join(dir, "COMPLETE")); err != nil {
-				b.Skipf("no trace in %s (scripts/realtraces.sh)", dir)
-			}
-			app, _, err := realApp(dir)
-			if err != nil {
-				b.Fatal(err)
-			}
+			dir, app := realtraces.Need(b, name)
 			opts := Options{Dir: dir, App: app, MaxLevel: -1}
 			var replay, finish, enc, dec time.Duration
 			var size, ranks int

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/dtpa/dtpa/internal/realtraces"
 )
 
 // BenchmarkDtpaMPI analyses the traces of real programs that
@@ -27,17 +29,9 @@ func BenchmarkDtpaMPI(b *testing.B) {
 	if _, err := os.Stat(filepath.Join(root, "bin", "dtpa-mpi")); err != nil {
 		b.Skip("bin/dtpa-mpi missing: make build")
 	}
-	dir := os.Getenv("DTPA_REAL_TRACES")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "dtpa-bench-traces")
-	}
-	for _, name := range []string{"stencil", "stencil32", "alltoall", "hpcc", "lammps"} {
-		d := filepath.Join(dir, name)
-		if _, err := os.Stat(filepath.Join(d, "COMPLETE")); err != nil {
-			continue
-		}
-		app := appOf(b, d)
+	for _, name := range realtraces.Names {
 		b.Run(name, func(b *testing.B) {
+			d, app := realtraces.Need(b, name)
 			kinds := []struct {
 				name string
 				np   int // 0: dtpa
@@ -76,15 +70,6 @@ func BenchmarkDtpaMPI(b *testing.B) {
 }
 
 // appOf is the application name of the traces in dir (<app>.0.trc).
-func appOf(b *testing.B, dir string) string {
-	m, _ := filepath.Glob(filepath.Join(dir, "*.0.trc"))
-	if len(m) != 1 {
-		b.Fatalf("%s: %d traces of rank 0", dir, len(m))
-	}
-	base := filepath.Base(m[0])
-	return base[:len(base)-len(".0.trc")]
-}
-
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)

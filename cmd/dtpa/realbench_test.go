@@ -3,28 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/internal/procstat"
+	"github.com/dtpa/dtpa/internal/realtraces"
 	"github.com/dtpa/dtpa/report"
 )
-
-// realTracesDir is where scripts/realtraces.sh writes the traces of real
-// programs: $DTPA_REAL_TRACES, else $TMPDIR/dtpa-bench-traces (as
-// analyzer's BenchmarkAnalyzeReal finds them).
-func realTracesDir() string {
-	if d := os.Getenv("DTPA_REAL_TRACES"); d != "" {
-		return d
-	}
-	return filepath.Join(os.TempDir(), "dtpa-bench-traces")
-}
 
 // BenchmarkDtpaReal runs the whole dtpa command on the traces of real
 // programs that BenchmarkAnalyzeReal (package analyzer) analyses: the
@@ -40,20 +27,10 @@ func realTracesDir() string {
 //
 //	scripts/realtraces.sh && go test -run '^$' -bench DtpaReal -benchtime 3x ./cmd/dtpa/
 func BenchmarkDtpaReal(b *testing.B) {
-	root := realTracesDir()
-	for _, name := range []string{"stencil", "stencil32", "alltoall", "hpcc", "lammps"} {
+	for _, name := range realtraces.Names {
 		for _, format := range []string{"json", "text"} {
 			b.Run(name+"/"+format, func(b *testing.B) {
-				dir := filepath.Join(root, name)
-				if _, err := os.Stat(filepath.Join(dir, "COMPLETE")); err != nil {
-					msg := fmt.Sprintf("BenchmarkDtpaReal/%s skipped: no trace in %s: scripts/realtraces.sh writes it", name, dir)
-					fmt.Fprintln(os.Stderr, msg)
-					b.Skip(msg)
-				}
-				app, err := realApp(dir)
-				if err != nil {
-					b.Fatal(err)
-				}
+				dir, app := realtraces.Need(b, name)
 				args := []string{"dtpa", "--dir", dir, app}
 				if format == "json" {
 					args = []string{"dtpa", "--json", "--dir", dir, app}
@@ -62,15 +39,6 @@ func BenchmarkDtpaReal(b *testing.B) {
 			})
 		}
 	}
-}
-
-// realApp is the program whose traces dir holds (<app>.0.trc).
-func realApp(dir string) (string, error) {
-	m, err := filepath.Glob(filepath.Join(dir, "*.0.trc"))
-	if err != nil || len(m) != 1 {
-		return "", fmt.Errorf("%s: want the traces of one program, found %v (%v)", dir, m, err)
-	}
-	return strings.TrimSuffix(filepath.Base(m[0]), ".0.trc"), nil
 }
 
 func benchDtpa(b *testing.B, args []string) {

@@ -1,0 +1,55 @@
+// Package realtraces finds the traces of real MPI programs that
+// scripts/realtraces.sh writes once per machine, which the benchmarks of
+// the analyzer and of the dtpa command read.
+package realtraces
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Names are the traces, in the order the benchmarks run them (see
+// scripts/realtraces.sh for what each program does).
+var Names = []string{"stencil", "stencil32", "alltoall", "hpcc", "lammps"}
+
+// Dir is where scripts/realtraces.sh writes them: $DTPA_REAL_TRACES, else
+// $TMPDIR/dtpa-bench-traces.
+func Dir() string {
+	if d := os.Getenv("DTPA_REAL_TRACES"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "dtpa-bench-traces")
+}
+
+// App returns the directory of trace name and the program whose traces it
+// holds (<app>.0.trc), or why the benchmark of that trace cannot run: the
+// script has not written it completely, or it holds the traces of no
+// single program.
+func App(name string) (dir, app string, err error) {
+	dir = filepath.Join(Dir(), name)
+	if _, err := os.Stat(filepath.Join(dir, "COMPLETE")); err != nil {
+		return dir, "", fmt.Errorf("no trace in %s: scripts/realtraces.sh writes it (needs Open MPI and make build; make bench runs it)", dir)
+	}
+	m, err := filepath.Glob(filepath.Join(dir, "*.0.trc"))
+	if err != nil || len(m) != 1 {
+		return dir, "", fmt.Errorf("%s: want the traces of one program, found %v", dir, m)
+	}
+	return dir, strings.TrimSuffix(filepath.Base(m[0]), ".0.trc"), nil
+}
+
+// Need returns App's directory and program for benchmark b, or skips b,
+// saying why on stderr too: go test does not print a skipped benchmark's
+// reason.
+func Need(b testing.TB, name string) (dir, app string) {
+	b.Helper()
+	dir, app, err := App(name)
+	if err != nil {
+		msg := fmt.Sprintf("%s skipped: %v", b.Name(), err)
+		fmt.Fprintln(os.Stderr, msg)
+		b.Skip(msg)
+	}
+	return dir, app
+}
