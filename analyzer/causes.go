@@ -89,26 +89,9 @@ type causeVal struct {
 }
 
 // addCause records a wait of wait ns > 0 for late, whose waiting call's
-// own span computed own ns. The last two keys are remembered, as in
-// addWait.
+// own span computed own ns.
 func (a *acc) addCause(late lateCall, wait, own int64) {
-	k := causeKey{late: late.msgFrom, span: late.span}
-	v := a.lastCause
-	if v == nil || a.lastCauseKey != k {
-		if a.prevCause != nil && a.prevCauseKey == k {
-			v = a.prevCause
-		} else {
-			if a.causes == nil {
-				a.causes = map[causeKey]*causeVal{}
-			}
-			if v = a.causes[k]; v == nil {
-				v = &causeVal{}
-				a.causes[k] = v
-			}
-		}
-		a.prevCauseKey, a.prevCause = a.lastCauseKey, a.lastCause
-		a.lastCauseKey, a.lastCause = k, v
-	}
+	v := a.recentCauses.get(&a.causes, causeKey{late: late.msgFrom, span: late.span})
 	v.wait += wait
 	v.delay += min(wait, max(0, late.comp-own))
 	v.lateComp += late.comp

@@ -47,10 +47,8 @@ type acc struct {
 	causes map[causeKey]*causeVal
 	// The entries of culprits and causes used last and before
 	// (addWait, addCause).
-	lastKey, prevKey           waitKey
-	lastWait, prevWait         *waitVal
-	lastCauseKey, prevCauseKey causeKey
-	lastCause, prevCause       *causeVal
+	recentWaits  recent[waitKey, waitVal]
+	recentCauses recent[causeKey, causeVal]
 	// prof: the messages sent and received, the gaps between calls
 	// (profile.go); nil until the first.
 	prof *profAcc

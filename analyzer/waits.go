@@ -75,29 +75,40 @@ type waitVal struct {
 	ns, n int64
 }
 
-// addWait records ns of waiting (n instances) in a. The last two keys
-// are remembered: a loop waits at the same site for the same partner over
-// and over, or for two neighbours in turn, and the common case then costs
-// a comparison or two instead of a hash.
+// addWait records ns of waiting (n instances) in a.
 func (a *acc) addWait(k waitKey, ns, n int64) {
-	v := a.lastWait
-	if v == nil || a.lastKey != k {
-		if a.prevWait != nil && a.prevKey == k {
-			v = a.prevWait
-		} else {
-			if a.culprits == nil {
-				a.culprits = map[waitKey]*waitVal{}
-			}
-			if v = a.culprits[k]; v == nil {
-				v = &waitVal{}
-				a.culprits[k] = v
-			}
-		}
-		a.prevKey, a.prevWait = a.lastKey, a.lastWait
-		a.lastKey, a.lastWait = k, v
-	}
+	v := a.recentWaits.get(&a.culprits, k)
 	v.ns += ns
 	v.n += n
+}
+
+// recent remembers the two entries of a map of aggregates used last: a
+// loop waits at the same site for the same partner over and over, or for
+// two neighbours in turn, and the common case then costs a comparison or
+// two instead of a hash.
+type recent[K comparable, V any] struct {
+	lastKey, prevKey K
+	last, prev       *V
+}
+
+// get returns m's entry for k, made (and m too) if there is none.
+func (c *recent[K, V]) get(m *map[K]*V, k K) *V {
+	if c.last != nil && c.lastKey == k {
+		return c.last
+	}
+	v := c.prev
+	if v == nil || c.prevKey != k {
+		if *m == nil {
+			*m = map[K]*V{}
+		}
+		if v = (*m)[k]; v == nil {
+			v = new(V)
+			(*m)[k] = v
+		}
+	}
+	c.prevKey, c.prev = c.lastKey, c.last
+	c.lastKey, c.last = k, v
+	return v
 }
 
 // lateSender records the Real Sync rs > 0 of a receiving call at site,
