@@ -766,10 +766,7 @@ func contBlock(b []byte) (lanes, group uint64) {
 func stopCount(t uint64) int { return int((t >> 7) * 0x0101010101010101 >> 56) }
 
 // foldLanes sums the eight byte lanes of x, each at most 255.
-func foldLanes(x uint64) int {
-	x = x&0x00ff00ff00ff00ff + x>>8&0x00ff00ff00ff00ff
-	return int(x * 0x0001000100010001 >> 48)
-}
+func foldLanes(x uint64) int { return fold16(x&0x00ff00ff00ff00ff + x>>8&0x00ff00ff00ff00ff) }
 
 func countExact(b []byte, dur bool) int {
 	n := 0

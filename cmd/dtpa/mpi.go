@@ -40,9 +40,8 @@ func mpiMain(ctx context.Context) int {
 		stdout, stderr = io.Discard, io.Discard
 	}
 	analyze := func(ctx context.Context, opts analyzer.Options) (*report.Report, error) {
-		if opts.Timeline != nil || opts.Chrome != nil {
-			// dist.alone: process 0 alone, as dtpa.
-			return analyzer.Analyze(ctx, opts)
+		if dist.alone {
+			return analyzer.Analyze(ctx, opts) // process 0, as dtpa
 		}
 		rep, err := analyzer.AnalyzeDist(ctx, opts, w)
 		var de *analyzer.DistError
