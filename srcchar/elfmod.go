@@ -169,12 +169,17 @@ func (m *module) separateDebug(dirs []string) {
 	}
 }
 
+// definedFunc says whether s is a function this module defines.
+func definedFunc(s elf.Symbol) bool {
+	t := elf.ST_TYPE(s.Info)
+	return (t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC) && s.Section != elf.SHN_UNDEF && s.Value != 0 && s.Name != ""
+}
+
 // addSymbols adds the defined functions of .symtab and .dynsym.
 func (m *module) addSymbols(f *elf.File) {
 	add := func(syms []elf.Symbol, dynamic bool) {
 		for _, s := range syms {
-			t := elf.ST_TYPE(s.Info)
-			if (t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC) || s.Section == elf.SHN_UNDEF || s.Value == 0 || s.Name == "" {
+			if !definedFunc(s) {
 				continue
 			}
 			m.syms = append(m.syms, symbol{name: s.Name, addr: s.Value, size: s.Size, seq: len(m.syms)})
@@ -226,7 +231,7 @@ func (m *module) startupAt(pc uint64) bool {
 			continue
 		}
 		for _, s := range syms {
-			if t := elf.ST_TYPE(s.Info); (t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC) && s.Section != elf.SHN_UNDEF && s.Size > 0 && isStartup(s.Name) {
+			if definedFunc(s) && s.Size > 0 && isStartup(s.Name) {
 				m.startup = append(m.startup, symbol{name: s.Name, addr: s.Value, size: s.Size})
 			}
 		}
