@@ -546,3 +546,73 @@ func TestSumBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyFlagAlone: an event whose only rare attribute is AttrFlag, which
+// Next reads inline, gets the flag the table-driven decoders give it, for
+// flag values no writer makes too (more than one byte, 2^32: read modulo
+// 2^32 as the column's uint32), and the events with other rare attributes
+// around it keep theirs.
+func TestLazyFlagAlone(t *testing.T) {
+	flags := []uint64{0, 1, 2, 200, 1 << 32, 1<<32 | 1, 1}
+	want := []bool{false, true, true, true, false, true, true}
+	var evs []Event
+	for i := range flags {
+		e := Event{Func: 3, Site: 2, Attr: AttrFlag, Entry: int64(100 * i), Exit: int64(100*i + 10)}
+		switch i {
+		case 2:
+			e.Attr |= AttrCalls
+			e.Calls = 5
+		case 5:
+			e.Attr |= AttrNewComm | AttrReqs
+			e.NewComm, e.Reqs = 1, []uint64{7}
+		}
+		evs = append(evs, e)
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, builderOf(evs).Batch())
+	var out []byte
+	for data := raw; len(data) > 0; {
+		num, _, rest, _, err := nextBatchField(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		field := data[:len(data)-len(rest)]
+		data = rest
+		if num != fFlag {
+			out = append(out, field...)
+			continue
+		}
+		var col []byte
+		for _, v := range flags {
+			col = protowire.AppendVarint(col, v)
+		}
+		out = protowire.AppendTag(out, fFlag, protowire.BytesType)
+		out = protowire.AppendBytes(out, col)
+	}
+	var d Batch
+	if err := decodeBatch(out, &d); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range [][]byte{out, append(out, make([]byte, zstdSlack)...)[:len(out)]} {
+		var lb LazyBatch
+		if err := lb.parse(in); err != nil {
+			t.Fatal(err)
+		}
+		var c Cursor
+		var e1, e2 Event
+		for i := range flags {
+			if !c.Next(&d, &e1) || !lb.Next(&e2) {
+				t.Fatalf("event %d missing", i)
+			}
+			if !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
+				t.Fatalf("event %d differs:\n full %+v\n lazy %+v", i, e1, e2)
+			}
+			if e2.Flag != want[i] || e2.Calls != evs[i].Calls || e2.NewComm != evs[i].NewComm {
+				t.Errorf("event %d: flag %v calls %d newcomm %d, want %v %d %d", i, e2.Flag, e2.Calls, e2.NewComm, want[i], evs[i].Calls, evs[i].NewComm)
+			}
+		}
+		if lb.Next(&e2) {
+			t.Fatal("more events than written")
+		}
+	}
+}
