@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
 // A distributed replay (dtpa-mpi, docs/distributed.md) splits the traced
@@ -22,8 +24,20 @@ import (
 //     a member is sent to the other processes that hold a copy, so that
 //     all copies end with the same slots and compute the same
 //     contributions, each process keeping those of its own members.
-//     Records about an instance that a process has not created yet (its
-//     own members have not reached it) wait in early until one does.
+//     A process makes an instance when the first entry for it comes,
+//     from a local member or another process (a member list goes to
+//     each process once, drMembers, before the first entry that needs
+//     it).
+//   - A lost collective call is resynchronized (resync.go) on every copy:
+//     an entry travels with the instance its member's replay numbered it
+//     for, before resynchronizing, and every copy resynchronizes it from
+//     there against the entries it has, by the same rule. Each copy sees
+//     every member's entries in that member's order, and the rule decides
+//     two disagreeing calls by their entries alone, so the copies decide
+//     alike where dtpa's decision does not depend on the order of the
+//     replays (docs/characteristics.md §8.1). A member's shift is taken by
+//     its own process's replay. An exit can come under a key the instance
+//     has not been renamed to here yet: it waits in early.
 //   - A rank whose replay ends is announced to every process: waits for
 //     it give up there as they would locally.
 //
@@ -41,9 +55,6 @@ import (
 //
 // Flow control holds back only senders of the same process: a message to
 // another process is never refused, and a sender never waits for one.
-// Resynchronization of collectives (resync.go) needs one view of every
-// member and is left out: a member lacking a call makes its instances
-// unmatched instead.
 
 // Transport carries the messages of a distributed replay between its
 // processes. Messages from one process to another arrive in the order
@@ -81,6 +92,7 @@ const (
 	drExit                // a member left one
 	drDone                // a rank's replay ended
 	drWithdraw            // a send was cancelled: its message is taken back
+	drMembers             // the members of the instances of a memKey, before its first entry
 )
 
 // flushBytes is the batch size at which records are sent at once; below
@@ -117,8 +129,14 @@ type distX struct {
 	term   bool
 	err    error
 
-	early map[collKey][]earlyRec
+	// early: exits of instances not here yet (an instance renamed on
+	// another process before this one renamed it, resync.go).
+	early map[collKey][]collRec
 	peers map[*int32][]int // by communicator member list: the other processes replaying members
+	// memSent: the processes told the members of each memKey; memIn:
+	// the members other processes told of.
+	memSent map[memKey][]bool
+	memIn   map[memKey][]int32
 	// caches are the inbox queues last used by each remote sender.
 	caches map[int32]*fifoCache
 	// proxies number the messages sent to each key of another process
@@ -137,10 +155,18 @@ type distX struct {
 	nacks   int
 }
 
-// earlyRec is a record about an instance not created here yet.
-type earlyRec struct {
-	enter bool
-	rec   collRec
+// memKey names the members of a collective instance: those of the
+// instances of a communicator, or of an intercommunicator's rooted
+// collective, whose members begin with the root.
+type memKey struct {
+	comm         uint64
+	group, split int32
+	first        int32
+	n            int
+}
+
+func memKeyOf(in *collInst) memKey {
+	return memKey{comm: in.key.comm, group: in.key.group, split: in.key.split, first: in.members[0], n: len(in.members)}
 }
 
 // collRec is a member's entry or exit as sent between processes.
@@ -152,7 +178,10 @@ type collRec struct {
 	site, span      uint32
 	comp, dur       int64
 	fn              string
+	shape           tracepb.Function_Collective
 	root            int32
+	first           int32 // the instance's first member and number of members (memKey)
+	n               int
 	nonblocking, nb bool
 }
 
@@ -170,7 +199,8 @@ func blockOwners(size, n int) []int32 {
 func newDist(x *exchange, tr Transport) *distX {
 	n := tr.Size()
 	d := &distX{x: x, tr: tr, me: tr.Rank(), n: n, owner: blockOwners(len(x.ranks), n),
-		out: make([][]byte, n), early: map[collKey][]earlyRec{}, peers: map[*int32][]int{},
+		out: make([][]byte, n), early: map[collKey][]collRec{}, peers: map[*int32][]int{},
+		memSent: map[memKey][]bool{}, memIn: map[memKey][]int32{},
 		caches: map[int32]*fifoCache{}, proxies: map[p2pKey]*fifo{}, active: true}
 	if d.me == 0 {
 		d.reports, d.have, d.acks, d.snap = make([]distState, n), make([]bool, n), make([]distState, n), make([]distState, n)
@@ -308,11 +338,36 @@ func (d *distX) peersOf(in *collInst) []int {
 	return out
 }
 
-// entered sends a local member's entry to the other copies of in.
-func (d *distX) entered(in *collInst, idx int, me int32, entry int64, att collAtt, nonblocking bool) {
-	for _, p := range d.peersOf(in) {
+// entered sends a local member's entry to the other copies of in. raw is
+// the instance the member's replay numbered the call for, before
+// resynchronizing (resync.go): every copy resynchronizes it from there,
+// by the same rule, against the entries it has.
+func (d *distX) entered(in *collInst, raw collKey, shape tracepb.Function_Collective, idx int, me int32, entry int64, att collAtt, nonblocking bool) {
+	peers := d.peersOf(in)
+	if len(peers) == 0 {
+		return
+	}
+	mk := memKeyOf(in)
+	told := d.memSent[mk]
+	if told == nil {
+		told = make([]bool, d.n)
+		d.memSent[mk] = told
+	}
+	for _, p := range peers {
+		if !told[p] {
+			// The receiver makes the instances this member enters
+			// (resynchronizing, as here) when its entry arrives.
+			told[p] = true
+			b := d.record(p, drMembers)
+			b = appendKey(b, collKey{comm: mk.comm, group: mk.group, split: mk.split})
+			b = auv(b, uint64(len(in.members)))
+			for _, m := range in.members {
+				b = av(b, int64(m))
+			}
+			d.put(p, b)
+		}
 		b := d.record(p, drEnter)
-		b = appendKey(b, in.key)
+		b = appendKey(b, raw)
 		b = av(b, int64(idx))
 		b = av(b, int64(me))
 		b = av(b, entry)
@@ -322,6 +377,9 @@ func (d *distX) entered(in *collInst, idx int, me int32, entry int64, att collAt
 		b = auv(b, uint64(len(in.fn)))
 		b = append(b, in.fn...)
 		b = av(b, int64(in.root))
+		b = av(b, int64(shape))
+		b = av(b, int64(in.members[0]))
+		b = auv(b, uint64(len(in.members)))
 		b = append(b, boolByte(nonblocking))
 		d.put(p, b)
 	}
@@ -361,23 +419,51 @@ func (d *distX) notes(in *collInst) bool {
 	return true
 }
 
-// created applies the records that arrived for in before a local member
-// created it. x.mu is held.
-func (d *distX) created(in *collInst, me int32) {
+// created applies the exits that arrived for instance in's key before
+// it was made or renamed here (resync.go). x.mu is held.
+func (d *distX) created(in *collInst) {
 	recs, ok := d.early[in.key]
 	if !ok {
 		return
 	}
 	delete(d.early, in.key)
-	for _, e := range recs {
-		if e.enter {
-			d.applyEnter(in, &e.rec)
-		} else {
-			d.applyExit(in, &e.rec)
-		}
+	for i := range recs {
+		d.applyExit(in, &recs[i])
 	}
 }
 
+// enterRemote posts the entry of another process's member into in, the
+// instance of the key its replay numbered the call for (nil: none yet),
+// resynchronizing it first or making the instance as a local call would
+// (exchange.collEnterLocked): every copy of an instance sees the entries
+// in an order that keeps each member's, and decides as the others do.
+// x.mu is held.
+func (d *distX) enterRemote(in *collInst, r *collRec) {
+	x := d.x
+	members := d.memIn[memKey{comm: r.key.comm, group: r.key.group, split: r.key.split, first: r.first, n: r.n}]
+	if in != nil {
+		members = in.members
+	} else if members == nil {
+		d.fail(fmt.Errorf("analysis process sent an entry of %v without its members", r.key))
+		return
+	}
+	k := r.key
+	var left []int
+	var woken []int32
+	if in != nil && r.idx >= 0 && r.idx < len(members) && members[r.idx] == r.rank && misfit(in, r.fn, r.root, members, r.idx) {
+		in, left, woken = x.resyncLocked(&k, in, r.fn, r.root, members, r.idx, r.rank, r.t)
+	}
+	if in == nil {
+		in = x.newCollLocked(k, r.fn, r.shape, r.root, members)
+		for _, i := range left {
+			woken = x.leaveLocked(in, i, woken)
+		}
+	}
+	d.applyEnter(in, r)
+	x.wakeAll(woken, -1)
+}
+
+// applyEnter posts the entry r into in. x.mu is held.
 func (d *distX) applyEnter(in *collInst, r *collRec) {
 	if in.fn != r.fn || in.root != r.root || r.idx < 0 || r.idx >= len(in.members) || in.members[r.idx] != r.rank || in.slots[r.idx].hasEntry {
 		in.mismatch = true
@@ -684,6 +770,8 @@ func (d *distX) record1(rd *drd) {
 			r.site, r.span, r.comp = uint32(rd.uv()), uint32(rd.uv()), rd.v()
 			r.fn = rd.str()
 			r.root = int32(rd.v())
+			r.shape = tracepb.Function_Collective(rd.v())
+			r.first, r.n = int32(rd.v()), int(rd.uv())
 			r.nonblocking = rd.byte1() == 1
 		} else {
 			r.t, r.dur = rd.v(), rd.v()
@@ -694,12 +782,28 @@ func (d *distX) record1(rd *drd) {
 		}
 		in := x.colls[r.key]
 		switch {
-		case in == nil:
-			d.early[r.key] = append(d.early[r.key], earlyRec{enter: enter, rec: r})
 		case enter:
-			d.applyEnter(in, &r)
+			d.enterRemote(in, &r)
+		case in == nil:
+			d.early[r.key] = append(d.early[r.key], r)
 		default:
 			d.applyExit(in, &r)
+		}
+	case drMembers:
+		k := collKey{comm: rd.uv(), group: int32(rd.v()), seq: rd.uv(), split: int32(rd.v())}
+		n := rd.uv()
+		if rd.err == nil && n > uint64(len(x.ranks)) {
+			rd.err = fmt.Errorf("%d members", n)
+		}
+		if rd.err != nil || n == 0 {
+			return
+		}
+		m := make([]int32, n)
+		for i := range m {
+			m[i] = rd.rank(len(x.ranks))
+		}
+		if rd.err == nil {
+			d.memIn[memKey{comm: k.comm, group: k.group, split: k.split, first: m[0], n: len(m)}] = m
 		}
 	case drWithdraw:
 		k := p2pKey{src: rd.rank(len(x.ranks)), dst: rd.rank(len(x.ranks))}

@@ -383,10 +383,11 @@ func (x *exchange) wakeAll(rs []int32, by int32) {
 func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
 	members []int32, idx int, me int32, entry int64, att collAtt, nonblocking bool) (*collInst, []int32) {
 	ck := commKey{k.comm, k.group}
+	raw := k // as numbered, before resynchronizing (distX.entered)
 	in := x.colls[k]
 	var left []int
 	var woken []int32
-	if in != nil && x.dist == nil && misfit(in, fn, root, members, idx) {
+	if in != nil && misfit(in, fn, root, members, idx) {
 		// A member's trace lacks a call: resynchronize.
 		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, entry)
 	}
@@ -407,24 +408,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		in = x.colls[k] // somebody may have created it meanwhile
 	}
 	if in == nil {
-		x.pendingColls[ck]++
-		in = x.newCollInst(k, fn, shape, root, members)
-		x.colls[k] = in
-		if x.dist != nil {
-			// Other processes' members may have entered and left
-			// already.
-			x.dist.created(in, me)
-		}
-		for i, m := range members {
-			if x.ranks[m].done.Load() {
-				if !in.slots[i].hasEntry {
-					in.entryGone++
-				}
-				if !in.slots[i].hasExit {
-					in.exitGone++
-				}
-			}
-		}
+		in = x.newCollLocked(k, fn, shape, root, members)
 		for _, i := range left {
 			woken = x.leaveLocked(in, i, woken)
 		}
@@ -439,7 +423,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		in.nonblocking = true
 	}
 	if x.dist != nil {
-		x.dist.entered(in, idx, me, entry, att, nonblocking)
+		x.dist.entered(in, raw, shape, idx, me, entry, att, nonblocking)
 	}
 	wake := x.postEntryLocked(in, idx, entry, att.site, att.span, att.comp, x.ranks[me].wakeBuf[:0])
 	if wake != nil {

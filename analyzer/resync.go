@@ -1,5 +1,7 @@
 package analyzer
 
+import "github.com/dtpa/dtpa/traceformat/tracepb"
+
 // Resynchronizing collectives. Every member calls the collectives of a
 // communicator in the same order, so instances are keyed by their
 // sequence number on the communicator (collKey). A member whose trace
@@ -52,6 +54,10 @@ func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32,
 			delete(x.colls, *k)
 			in.key = next
 			x.colls[next] = in
+			if x.dist != nil {
+				// Exits sent for it under its new key.
+				x.dist.created(in)
+			}
 			for i := range in.slots {
 				if in.slots[i].hasEntry {
 					x.shiftLocked(in.members[i], ck)
@@ -110,6 +116,10 @@ func (x *exchange) leaveLocked(in *collInst, idx int, wake []int32) []int32 {
 // ck. x.mu is held.
 func (x *exchange) shiftLocked(r int32, ck commKey) {
 	rs := x.ranks[r]
+	if rs.remote {
+		// Its own process shifts it, deciding as this one does.
+		return
+	}
 	if rs.shifts == nil {
 		rs.shifts = map[commKey]uint64{}
 	}
@@ -137,4 +147,27 @@ func (x *exchange) takeShifts(me int32, seqs map[collSeqKey]*uint64) {
 	clear(rs.shifts)
 	rs.hasShift.Store(false)
 	x.unlock(&x.mu)
+}
+
+// newCollLocked creates instance k, with the members whose replay has
+// ended counted gone. x.mu is held.
+func (x *exchange) newCollLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32, members []int32) *collInst {
+	x.pendingColls[commKey{k.comm, k.group}]++
+	in := x.newCollInst(k, fn, shape, root, members)
+	x.colls[k] = in
+	if x.dist != nil {
+		// Other processes' members may have left it already.
+		x.dist.created(in)
+	}
+	for i, m := range members {
+		if x.ranks[m].done.Load() {
+			if !in.slots[i].hasEntry {
+				in.entryGone++
+			}
+			if !in.slots[i].hasExit {
+				in.exitGone++
+			}
+		}
+	}
+	return in
 }
