@@ -29,15 +29,17 @@ import (
 //     each process once, drMembers, before the first entry that needs
 //     it).
 //   - A lost collective call is resynchronized (resync.go) on every copy:
-//     an entry travels with the instance its member's replay numbered it
-//     for, before resynchronizing, and every copy resynchronizes it from
-//     there against the entries it has, by the same rule. Each copy sees
-//     every member's entries in that member's order, and the rule decides
-//     two disagreeing calls by their entries alone, so the copies decide
-//     alike where dtpa's decision does not depend on the order of the
-//     replays (docs/characteristics.md §8.1). A member's shift is taken by
-//     its own process's replay. An exit can come under a key the instance
-//     has not been renamed to here yet: it waits in early.
+//     an entry travels with the number its member's replay gave the call,
+//     and every process places it as its own replay's calls are placed,
+//     that number plus the instances this process counted the member
+//     skipping, resynchronizing it from there against the entries it has
+//     by the same rule. Each copy sees every member's entries in that
+//     member's order, and the rule decides two disagreeing calls by their
+//     entries alone and moves a member's later calls with it, so the
+//     copies decide alike where dtpa's decision does not depend on the
+//     order of the replays (docs/characteristics.md §8.1). An exit names
+//     its entry by that number too (rankSync.open): the instance's key may
+//     have changed on either side by then.
 //   - A rank whose replay ends is announced to every process: waits for
 //     it give up there as they would locally.
 //
@@ -129,9 +131,6 @@ type distX struct {
 	term   bool
 	err    error
 
-	// early: exits of instances not here yet (an instance renamed on
-	// another process before this one renamed it, resync.go).
-	early map[collKey][]collRec
 	peers map[*int32][]int // by communicator member list: the other processes replaying members
 	// memSent: the processes told the members of each memKey; memIn:
 	// the members other processes told of.
@@ -199,7 +198,7 @@ func blockOwners(size, n int) []int32 {
 func newDist(x *exchange, tr Transport) *distX {
 	n := tr.Size()
 	d := &distX{x: x, tr: tr, me: tr.Rank(), n: n, owner: blockOwners(len(x.ranks), n),
-		out: make([][]byte, n), early: map[collKey][]collRec{}, peers: map[*int32][]int{},
+		out: make([][]byte, n), peers: map[*int32][]int{},
 		memSent: map[memKey][]bool{}, memIn: map[memKey][]int32{},
 		caches: map[int32]*fifoCache{}, proxies: map[p2pKey]*fifo{}, active: true}
 	if d.me == 0 {
@@ -338,11 +337,11 @@ func (d *distX) peersOf(in *collInst) []int {
 	return out
 }
 
-// entered sends a local member's entry to the other copies of in. raw is
-// the instance the member's replay numbered the call for, before
-// resynchronizing (resync.go): every copy resynchronizes it from there,
-// by the same rule, against the entries it has.
-func (d *distX) entered(in *collInst, raw collKey, shape tracepb.Function_Collective, idx int, me int32, entry int64, att collAtt, nonblocking bool) {
+// entered sends a local member's entry to the other copies of in. wire
+// is the instance key the member's replay numbered the call with:
+// every copy adds the member's skips to it and resynchronizes from there
+// (enterRemote), by the same rule, against the entries it has.
+func (d *distX) entered(in *collInst, wire collKey, shape tracepb.Function_Collective, idx int, me int32, entry int64, att collAtt, nonblocking bool) {
 	peers := d.peersOf(in)
 	if len(peers) == 0 {
 		return
@@ -367,7 +366,7 @@ func (d *distX) entered(in *collInst, raw collKey, shape tracepb.Function_Collec
 			d.put(p, b)
 		}
 		b := d.record(p, drEnter)
-		b = appendKey(b, raw)
+		b = appendKey(b, wire)
 		b = av(b, int64(idx))
 		b = av(b, int64(me))
 		b = av(b, entry)
@@ -386,12 +385,16 @@ func (d *distX) entered(in *collInst, raw collKey, shape tracepb.Function_Collec
 }
 
 // left sends a local member's exit to the other copies of in (nb: posted
-// by icollDone, with the completing call's duration dur).
+// by icollDone, with the completing call's duration dur), naming the
+// instance by the member and the number its entry went with.
 func (d *distX) left(in *collInst, idx int, exit, dur int64, nb bool) {
+	wire := in.key
+	wire.seq = in.slots[idx].wire
 	for _, p := range d.peersOf(in) {
 		b := d.record(p, drExit)
-		b = appendKey(b, in.key)
+		b = appendKey(b, wire)
 		b = av(b, int64(idx))
+		b = av(b, int64(in.members[idx]))
 		b = av(b, exit)
 		b = av(b, dur)
 		b = append(b, boolByte(nb))
@@ -419,35 +422,29 @@ func (d *distX) notes(in *collInst) bool {
 	return true
 }
 
-// created applies the exits that arrived for instance in's key before
-// it was made or renamed here (resync.go). x.mu is held.
-func (d *distX) created(in *collInst) {
-	recs, ok := d.early[in.key]
-	if !ok {
+// enterRemote posts the entry of another process's member, numbered
+// r.key by its replay, as a local call's (exchange.collEnterLocked):
+// placed the instances further that this process counted the member
+// skipping, resynchronized or made there. Every copy of an instance sees
+// the entries in an order that keeps each member's, and decides as the
+// others do. x.mu is held.
+func (d *distX) enterRemote(r *collRec) {
+	x := d.x
+	if r.rank < 0 || int(r.rank) >= len(x.ranks) || d.local(r.rank) {
+		d.fail(fmt.Errorf("analysis process sent an entry of rank %d, not its own", r.rank))
 		return
 	}
-	delete(d.early, in.key)
-	for i := range recs {
-		d.applyExit(in, &recs[i])
-	}
-}
-
-// enterRemote posts the entry of another process's member into in, the
-// instance of the key its replay numbered the call for (nil: none yet),
-// resynchronizing it first or making the instance as a local call would
-// (exchange.collEnterLocked): every copy of an instance sees the entries
-// in an order that keeps each member's, and decides as the others do.
-// x.mu is held.
-func (d *distX) enterRemote(in *collInst, r *collRec) {
-	x := d.x
-	members := d.memIn[memKey{comm: r.key.comm, group: r.key.group, split: r.key.split, first: r.first, n: r.n}]
+	rs := x.ranks[r.rank]
+	k := r.key
+	k.seq += rs.shifts[commKey{k.comm, k.group}]
+	in := x.colls[k]
+	members := d.memIn[memKey{comm: k.comm, group: k.group, split: k.split, first: r.first, n: r.n}]
 	if in != nil {
 		members = in.members
 	} else if members == nil {
 		d.fail(fmt.Errorf("analysis process sent an entry of %v without its members", r.key))
 		return
 	}
-	k := r.key
 	var left []int
 	var woken []int32
 	if in != nil && r.idx >= 0 && r.idx < len(members) && members[r.idx] == r.rank && misfit(in, r.fn, r.root, members, r.idx) {
@@ -459,21 +456,51 @@ func (d *distX) enterRemote(in *collInst, r *collRec) {
 			woken = x.leaveLocked(in, i, woken)
 		}
 	}
-	d.applyEnter(in, r)
+	if d.applyEnter(in, r) {
+		rs.open = append(rs.open, openColl{in: in, wire: r.key})
+	}
 	x.wakeAll(woken, -1)
 }
 
-// applyEnter posts the entry r into in. x.mu is held.
-func (d *distX) applyEnter(in *collInst, r *collRec) {
+// exitRemote posts the exit of another process's member from the
+// instance its entry numbered r.key was posted to. x.mu is held.
+func (d *distX) exitRemote(r *collRec) {
+	x := d.x
+	if r.rank < 0 || int(r.rank) >= len(x.ranks) || d.local(r.rank) {
+		d.fail(fmt.Errorf("analysis process sent an exit of rank %d, not its own", r.rank))
+		return
+	}
+	rs := x.ranks[r.rank]
+	// From the latest: a blocking call's exit follows its entry.
+	for i := len(rs.open) - 1; i >= 0; i-- {
+		if o := rs.open[i]; o.wire == r.key {
+			// Its entry came (the rank's records arrive in order); none
+			// is open when it was not posted (the calls disagreed), and
+			// then its exit is not posted either.
+			rs.open = append(rs.open[:i], rs.open[i+1:]...)
+			if r.idx < 0 || r.idx >= len(o.in.members) || o.in.members[r.idx] != r.rank {
+				d.fail(fmt.Errorf("analysis process sent an exit of rank %d as member %d of %v", r.rank, r.idx, r.key))
+				return
+			}
+			d.applyExit(o.in, r)
+			return
+		}
+	}
+}
+
+// applyEnter posts the entry r into in, and tells whether it did (not
+// when the calls disagree). x.mu is held.
+func (d *distX) applyEnter(in *collInst, r *collRec) bool {
 	if in.fn != r.fn || in.root != r.root || r.idx < 0 || r.idx >= len(in.members) || in.members[r.idx] != r.rank || in.slots[r.idx].hasEntry {
 		in.mismatch = true
-		return
+		return false
 	}
 	if r.nonblocking && !in.mismatch {
 		in.nonblocking = true
 	}
 	d.wake = d.x.postEntryLocked(in, r.idx, r.t, r.site, r.span, r.comp, d.wake[:0])
 	d.x.wakeAll(d.wake, -1)
+	return true
 }
 
 func (d *distX) applyExit(in *collInst, r *collRec) {
@@ -774,20 +801,16 @@ func (d *distX) record1(rd *drd) {
 			r.first, r.n = int32(rd.v()), int(rd.uv())
 			r.nonblocking = rd.byte1() == 1
 		} else {
-			r.t, r.dur = rd.v(), rd.v()
+			r.rank, r.t, r.dur = int32(rd.v()), rd.v(), rd.v()
 			r.nb = rd.byte1() == 1
 		}
 		if rd.err != nil {
 			return
 		}
-		in := x.colls[r.key]
-		switch {
-		case enter:
-			d.enterRemote(in, &r)
-		case in == nil:
-			d.early[r.key] = append(d.early[r.key], r)
-		default:
-			d.applyExit(in, &r)
+		if enter {
+			d.enterRemote(&r)
+		} else {
+			d.exitRemote(&r)
 		}
 	case drMembers:
 		k := collKey{comm: rd.uv(), group: int32(rd.v()), seq: rd.uv(), split: int32(rd.v())}

@@ -3,7 +3,12 @@ package analyzer
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
@@ -132,5 +137,109 @@ func TestLostCollectiveAnyRank(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// One copy of a distributed replay's instances ends the same whatever the
+// order in which its members' records arrive (each member's in its
+// order): process 1 of 4 replays rank 1; rank 0 lacks an MPI_Allreduce
+// (its first call on the world here) and calls the MPI_Bcast that follows
+// it, of which it is the root, so it leaves it at once and enters the
+// MPI_Barrier after it before the others' MPI_Allreduce need come. In
+// every order the MPI_Allreduce is instance 0, lacking rank 0, the
+// MPI_Bcast instance 1 with rank 0's exit, the MPI_Barrier instance 2.
+func TestResyncAnyArrivalOrder(t *testing.T) {
+	world := []int32{0, 1, 2, 3}
+	const comm = 0
+	type ev struct {
+		rank   int32
+		enter  bool
+		wire   uint64
+		fn     string
+		shape  tracepb.Function_Collective
+		root   int32
+		t, end int64
+	}
+	lacker := []ev{
+		{rank: 0, enter: true, wire: 0, fn: "MPI_Bcast", shape: tracepb.Function_ONE_TO_ALL, root: 0, t: 1010},
+		{rank: 0, wire: 0, end: 1011},
+		{rank: 0, enter: true, wire: 1, fn: "MPI_Barrier", shape: tracepb.Function_ALL_TO_ALL, root: -1, t: 2000},
+	}
+	others := []ev{
+		{rank: 1, enter: true, wire: 0, fn: "MPI_Allreduce", shape: tracepb.Function_ALL_TO_ALL, root: -1, t: 1000},
+		{rank: 2, enter: true, wire: 0, fn: "MPI_Allreduce", shape: tracepb.Function_ALL_TO_ALL, root: -1, t: 1000},
+		{rank: 3, enter: true, wire: 0, fn: "MPI_Allreduce", shape: tracepb.Function_ALL_TO_ALL, root: -1, t: 1000},
+	}
+	// state describes the copy's instances by key.
+	state := func(x *exchange) string {
+		var keys []uint64
+		for k := range x.colls {
+			keys = append(keys, k.seq)
+		}
+		slices.Sort(keys)
+		var b strings.Builder
+		for _, s := range keys {
+			in := x.colls[collKey{comm: comm, seq: s}]
+			fmt.Fprintf(&b, "%d %s:", s, in.fn)
+			for i, sl := range in.slots {
+				switch {
+				case sl.gone:
+					fmt.Fprintf(&b, " %d gone", in.members[i])
+				case sl.hasExit:
+					fmt.Fprintf(&b, " %d left", in.members[i])
+				case sl.hasEntry:
+					fmt.Fprintf(&b, " %d in", in.members[i])
+				}
+			}
+			b.WriteString("; ")
+		}
+		return b.String()
+	}
+	const want = "0 MPI_Allreduce: 0 gone 1 in 2 in 3 in; 1 MPI_Bcast: 0 left; 2 MPI_Barrier: 0 in; "
+	var orders func(a, b, acc []ev, f func([]ev))
+	orders = func(a, b, acc []ev, f func([]ev)) {
+		if len(a) == 0 && len(b) == 0 {
+			f(acc)
+			return
+		}
+		if len(a) > 0 {
+			orders(a[1:], b, append(acc, a[0]), f)
+		}
+		for i := range b {
+			rest := append(append([]ev(nil), b[:i]...), b[i+1:]...)
+			orders(a, rest, append(acc, b[i]), f)
+		}
+	}
+	n := 0
+	orders(lacker, others, nil, func(seq []ev) {
+		n++
+		x := newExchange(4, []bool{true, true, true, true}, defaultLimits())
+		net := newMemNet(4)
+		d := newDist(x, &memTransport{net, 1})
+		d.memIn[memKey{comm: comm, first: 0, n: 4}] = world
+		for _, e := range seq {
+			k := collKey{comm: comm, seq: e.wire}
+			switch {
+			case e.rank == 1:
+				x.collEnterLocked(k, e.fn, e.shape, e.root, world, 1, 1, e.t, collAtt{}, false)
+			case e.enter:
+				d.enterRemote(&collRec{key: k, idx: int(e.rank), rank: e.rank, t: e.t, fn: e.fn, shape: e.shape, root: e.root, first: 0, n: 4})
+			default:
+				d.exitRemote(&collRec{key: k, idx: int(e.rank), rank: e.rank, t: e.end})
+			}
+		}
+		if d.err != nil {
+			t.Fatal(d.err)
+		}
+		if got := state(x); got != want {
+			var order []string
+			for _, e := range seq {
+				order = append(order, fmt.Sprintf("%d:%s/%v", e.rank, e.fn, e.enter))
+			}
+			t.Errorf("order %v:\n%s\nwant\n%s", order, got, want)
+		}
+	})
+	if n != 120 {
+		t.Fatalf("%d orders", n)
 	}
 }
