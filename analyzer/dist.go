@@ -430,11 +430,10 @@ func (d *distX) notes(in *collInst) bool {
 // others do. x.mu is held.
 func (d *distX) enterRemote(r *collRec) {
 	x := d.x
-	if r.rank < 0 || int(r.rank) >= len(x.ranks) || d.local(r.rank) {
-		d.fail(fmt.Errorf("analysis process sent an entry of rank %d, not its own", r.rank))
+	rs := d.remoteRank(r, "entry")
+	if rs == nil {
 		return
 	}
-	rs := x.ranks[r.rank]
 	k := r.key
 	k.seq += rs.shifts[commKey{k.comm, k.group}]
 	in := x.colls[k]
@@ -465,12 +464,10 @@ func (d *distX) enterRemote(r *collRec) {
 // exitRemote posts the exit of another process's member from the
 // instance its entry numbered r.key was posted to. x.mu is held.
 func (d *distX) exitRemote(r *collRec) {
-	x := d.x
-	if r.rank < 0 || int(r.rank) >= len(x.ranks) || d.local(r.rank) {
-		d.fail(fmt.Errorf("analysis process sent an exit of rank %d, not its own", r.rank))
+	rs := d.remoteRank(r, "exit")
+	if rs == nil {
 		return
 	}
-	rs := x.ranks[r.rank]
 	// From the latest: a blocking call's exit follows its entry.
 	for i := len(rs.open) - 1; i >= 0; i-- {
 		if o := rs.open[i]; o.wire == r.key {
@@ -486,6 +483,17 @@ func (d *distX) exitRemote(r *collRec) {
 			return
 		}
 	}
+}
+
+// remoteRank is the state of r's rank, which another process must own;
+// nil, with the analysis failed, when r names no rank or one of this
+// process's. what names the record ("entry", "exit"). x.mu is held.
+func (d *distX) remoteRank(r *collRec, what string) *rankSync {
+	if r.rank < 0 || int(r.rank) >= len(d.x.ranks) || d.local(r.rank) {
+		d.fail(fmt.Errorf("analysis process sent an %s of rank %d, not its own", what, r.rank))
+		return nil
+	}
+	return d.x.ranks[r.rank]
 }
 
 // applyEnter posts the entry r into in, and tells whether it did (not
