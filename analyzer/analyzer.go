@@ -298,7 +298,7 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 	}
 	// The warnings so far are in warns; finishReport lists them with its
 	// own, which it gives to opts.Warn as it finds them.
-	rep, stats, err = finishReport(res, reps, byRank, model, opts, *warns, opts.Warn)
+	rep, stats, err = finishReport(res, replaysFinish(reps, opts), byRank, model, opts, *warns, opts.Warn)
 	if err == nil && direct != nil {
 		err = sameReport(rep, direct)
 	}

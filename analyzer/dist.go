@@ -75,14 +75,16 @@ type Transport interface {
 
 // Kinds of messages (their first byte).
 const (
-	dmData    = 1 + iota // records (below)
-	dmReport             // a process is idle: distState, to process 0
-	dmProbe              // process 0 asks whether its reports still hold: epoch
-	dmAck                // the reply: epoch, distState, idle
-	dmRelease            // flow control gives way
-	dmAbort              // the lowest-ranked parked replay gives up its wait (sched.abortLowest)
-	dmTerm               // every replay has ended
-	dmResult             // a process's results, to process 0 (replayResult)
+	dmData      = 1 + iota // records (below)
+	dmReport               // a process is idle: distState, to process 0
+	dmProbe                // process 0 asks whether its reports still hold: epoch
+	dmAck                  // the reply: epoch, distState, idle
+	dmRelease              // flow control gives way
+	dmAbort                // the lowest-ranked parked replay gives up its wait (sched.abortLowest)
+	dmTerm                 // every replay has ended
+	dmResult               // a process's results, to process 0 (replayResult)
+	dmObs                  // what its observers recorded, to process 0 (dist_obs.go)
+	dmChromeRun            // the Chrome export's layout, from process 0 (dist_obs.go)
 )
 
 // Kinds of records in a data message.

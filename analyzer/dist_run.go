@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dtpa/dtpa/internal/partstream"
 	"github.com/dtpa/dtpa/report"
 )
 
@@ -43,11 +44,17 @@ func (e *DistError) Unwrap() error { return e.Err }
 // report, equal to Analyze's; the others return nil. Every process must
 // call it with the same options. Errors met before the replay (no traces,
 // traces of different runs) are the same in every process and returned
-// as they are; the others are DistErrors. The timeline and the Chrome
-// export need every rank's calls in one process and are refused.
+// as they are; the others are DistErrors, but for those of writing the
+// Chrome export, which process 0 returns once it told the others to stop.
+//
+// A timeline (opts.Timeline) is recorded by each process for its ranks
+// and finished by process 0 (dist_obs.go), whose Timeline is Analyze's.
+// A Chrome export (opts.Chrome) is written by process 0 to its W (the
+// others' is not used: io.Discard), each process writing its ranks'
+// events; the bytes are Analyze's.
 func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.Report, err error) {
-	if opts.Timeline != nil || opts.Chrome != nil {
-		return nil, errors.New("the timeline and the exports need the analysis in one process")
+	if opts.Timeline != nil && opts.Timeline.Sink != nil {
+		return nil, errors.New("a timeline sink needs the analysis in one process")
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -59,44 +66,160 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 	if err != nil {
 		return nil, err
 	}
+	if err := opts.Chrome.start(sc.size); err != nil {
+		return nil, &DistError{err}
+	}
+	defer opts.Chrome.cleanup()
 	x, _, reps, err := replayPart(ctx, opts, sc, tr)
 	if err != nil {
 		return nil, &DistError{err}
 	}
 	settle(reps, x)
 	res := collectResult(reps, x)
+	observe := opts.Timeline != nil || opts.Chrome != nil
+	var ownST map[int]map[int64]uint32
+	if opts.Chrome != nil {
+		if err := opts.Chrome.flushSpool(); err != nil {
+			return nil, &DistError{err}
+		}
+		if ownST, err = opts.Chrome.ownSendThreads(); err != nil {
+			return nil, &DistError{err}
+		}
+	}
+	own := ownRanks(sc.size, tr.Size(), tr.Rank())
 	if tr.Rank() != 0 {
 		b, err := res.marshal()
 		if err == nil {
 			err = tr.Send(0, append([]byte{dmResult}, b...))
+		}
+		if err == nil && observe {
+			err = tr.Send(0, append([]byte{dmObs}, marshalObs(opts, ownST)...))
+		}
+		if err == nil && opts.Chrome != nil {
+			err = sendChromeParts(opts.Chrome, tr, sc.size, own, reps)
 		}
 		if err != nil {
 			return nil, &DistError{err}
 		}
 		return nil, nil
 	}
+	var rcv *partstream.Receiver
+	if opts.Chrome != nil {
+		// The others wait for the export's layout: on an error, they
+		// are told to stop.
+		rcv = partstream.NewReceiver(tr)
+		defer func() {
+			if err != nil {
+				rcv.Stop()
+			}
+		}()
+	}
 	parts := make([]*replayResult, tr.Size())
 	parts[0] = res
+	var sums []chromeRankSum
+	if opts.Chrome != nil {
+		sums = opts.Chrome.sums()
+	}
+	sendThreads := ownST
+	obsGot := make([]bool, tr.Size())
 	for got := 1; got < tr.Size(); {
 		from, msg, err := tr.Recv(true)
 		if err != nil {
 			return nil, &DistError{err}
 		}
-		if len(msg) == 0 || msg[0] != dmResult || from <= 0 || from >= len(parts) || parts[from] != nil {
+		if len(msg) == 0 || from <= 0 || from >= len(parts) {
 			continue
 		}
-		if parts[from], err = unmarshalResult(append([]byte(nil), msg[1:]...)); err != nil {
-			return nil, &DistError{fmt.Errorf("the results of analysis process %d: %v", from, err)}
+		switch {
+		case msg[0] == dmResult && parts[from] == nil:
+			if parts[from], err = unmarshalResult(append([]byte(nil), msg[1:]...)); err != nil {
+				return nil, &DistError{fmt.Errorf("the results of analysis process %d: %v", from, err)}
+			}
+		case msg[0] == dmObs && observe && !obsGot[from]:
+			obsGot[from] = true
+			if err := addObs(msg[1:], opts, sc.size, sums, sendThreads); err != nil {
+				return nil, &DistError{fmt.Errorf("the recordings of analysis process %d: %v", from, err)}
+			}
+		default:
+			continue
 		}
-		got++
+		if parts[from] != nil && (obsGot[from] || !observe) {
+			got++
+		}
 	}
 	merged, err := mergeResults(sc.size, parts...)
 	if err != nil {
 		return nil, &DistError{err}
 	}
-	rep, _, err = finishReport(merged, nil, sc.byRank, sc.model, opts, *warns, opts.Warn)
+	var fin obsFinish
+	var outErr error
+	if observe {
+		fin = func(rep *report.Report, siteID map[string]int, hosts []string) error {
+			if opts.Timeline != nil {
+				opts.Timeline.finish(func(r int) *siteKeyer {
+					if merged.ranks[r] == nil || merged.ranks[r].defs == nil {
+						return nil
+					}
+					return merged.ranks[r].siteKeyer()
+				}, siteID, hosts)
+			}
+			if opts.Chrome != nil {
+				outErr = writeChromeDist(opts.Chrome, tr, rcv, sums, sendThreads, own, reps, siteID, rep, hosts)
+				return outErr
+			}
+			return nil
+		}
+	}
+	rep, _, err = finishReport(merged, fin, sc.byRank, sc.model, opts, *warns, opts.Warn)
+	if outErr != nil {
+		return nil, outErr
+	}
 	if err != nil {
 		return nil, &DistError{err}
 	}
 	return rep, nil
+}
+
+// addObs adds the observer part b of another process to this one's
+// (process 0's): its timeline recordings to opts.Timeline, its export
+// summaries to sums and sendThreads.
+func addObs(b []byte, opts Options, size int, sums []chromeRankSum, sendThreads map[int]map[int64]uint32) error {
+	budget := 1
+	if t := opts.Timeline; t != nil {
+		max := t.MaxCalls
+		if max <= 0 {
+			max = DefaultTimelineCalls
+		}
+		budget = (max / size) + 1
+	}
+	p, err := unmarshalObs(b, size, budget)
+	if err != nil {
+		return err
+	}
+	if t := opts.Timeline; t != nil {
+		if t.ranks == nil {
+			t.ranks = make([]*tlRank, size)
+		}
+		for _, o := range p.tl {
+			if t.ranks[o.rp.rank] != nil {
+				return fmt.Errorf("rank %d recorded twice", o.rp.rank)
+			}
+			t.ranks[o.rp.rank] = o
+		}
+	} else if len(p.tl) > 0 {
+		return errors.New("a timeline that was not asked for")
+	}
+	if opts.Chrome == nil && len(p.sums) > 0 {
+		return errors.New("an export that was not asked for")
+	}
+	for r, s := range p.sums {
+		if sums[r].present {
+			return fmt.Errorf("rank %d exported twice", r)
+		}
+		sums[r] = s
+	}
+	for r, st := range p.sendThreads {
+		sendThreads[r] = st
+	}
+	return nil
 }

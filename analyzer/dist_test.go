@@ -1,11 +1,17 @@
 package analyzer
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/dtpa/dtpa/report"
 )
 
 // memNet connects the processes of a distributed replay inside one test
@@ -179,6 +185,71 @@ func checkDist(t *testing.T, opts Options) {
 			if !reflect.DeepEqual(g[k], w) {
 				t.Errorf("%d processes: %s:\n got %+v\nwant %+v", n, k, g[k], w)
 			}
+		}
+	}
+}
+
+// distOutputs runs the distributed analysis of opts over n processes
+// connected by a memNet, each with its own timeline recorder (when
+// timeline) and Chrome export (when export, spooled in spool), and
+// returns process 0's report, timeline and export.
+func distOutputs(t *testing.T, opts Options, n int, timeline, export bool, spool string) (*report.Report, *report.Timeline, []byte) {
+	t.Helper()
+	net := newMemNet(n)
+	reps := make([]*report.Report, n)
+	tls := make([]*TimelineRecorder, n)
+	errs := make([]error, n)
+	var out bytes.Buffer
+	var wg sync.WaitGroup
+	for p := 0; p < n; p++ {
+		o := opts
+		o.Warn, o.Progress, o.Timeline, o.Chrome, o.roundTrip = nil, nil, nil, nil, false
+		if timeline {
+			tls[p] = &TimelineRecorder{MaxCalls: opts.Timeline.MaxCalls}
+			o.Timeline = tls[p]
+		}
+		if export {
+			o.Chrome = &ChromeExport{W: io.Discard, TempDir: spool}
+			if p == 0 {
+				o.Chrome.W = &out
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reps[p], errs[p] = AnalyzeDist(context.Background(), o, &memTransport{net, p})
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			t.Fatalf("process %d of %d: %v", p, n, err)
+		}
+	}
+	return reps[0], tls[0].Timeline(), out.Bytes()
+}
+
+// checkDistOutputs compares the timeline and the Chrome export of the
+// distributed analysis of opts over 1–5 processes with Analyze's (rep,
+// tl, export), and the reports.
+func checkDistOutputs(t *testing.T, opts Options, rep *report.Report, tl *report.Timeline, export []byte) {
+	t.Helper()
+	for n := 1; n <= 5; n++ {
+		spool := t.TempDir()
+		got, gotTL, gotEx := distOutputs(t, opts, n, tl != nil, export != nil, spool)
+		if err := sameReport(got, rep); err != nil {
+			t.Errorf("%d processes: %v", n, err)
+		}
+		if tl != nil && !reflect.DeepEqual(gotTL, tl) {
+			g, _ := json.Marshal(gotTL)
+			w, _ := json.Marshal(tl)
+			t.Errorf("%d processes: the timeline differs:\n got %s\nwant %s", n, g, w)
+		}
+		if export != nil && !bytes.Equal(gotEx, export) {
+			t.Errorf("%d processes: the Chrome export differs:\n got %s\nwant %s", n, gotEx, export)
+		}
+		if left, _ := os.ReadDir(spool); len(left) != 0 {
+			t.Errorf("%d processes: spool left behind: %v", n, left)
 		}
 	}
 }

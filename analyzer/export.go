@@ -13,6 +13,7 @@ import (
 	"github.com/dtpa/dtpa/intervals"
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/report/chrome"
+	"github.com/dtpa/dtpa/traceformat"
 )
 
 // ChromeExport writes the run as Chrome trace-event JSON (package chrome)
@@ -108,7 +109,7 @@ func (x *ChromeExport) rank(rp *replayer) *exRank {
 	if x == nil {
 		return nil
 	}
-	o := &exRank{sp: x.sp, rank: rp.rank, fnIdx: map[*fnInfo]int{}, buf: make([]byte, 0, x.sp.chunk)}
+	o := &exRank{sp: x.sp, rank: rp.rank, size: int32(len(x.ranks)), fnIdx: map[*fnInfo]int{}, buf: make([]byte, 0, x.sp.chunk)}
 	x.ranks[rp.rank] = o
 	return o
 }
@@ -156,7 +157,7 @@ const (
 // export is written.
 type exRank struct {
 	sp          *spool
-	rank        int32
+	rank, size  int32
 	buf         []byte
 	prev        int64 // entry of the previous call record
 	started     bool
@@ -165,6 +166,7 @@ type exRank struct {
 	fns         []*fnInfo
 	open        []openSpan
 	threads     []uint32 // the calling threads seen, ascending
+	flows       int64    // messages received from a rank of the run: the flows written
 }
 
 func (o *exRank) extend(from, to int64) {
@@ -212,6 +214,9 @@ func (o *exRank) record(c *obsCall) {
 	o.prev = c.entry
 	o.buf = b
 	for _, m := range c.msgs {
+		if m.src >= 0 && m.src < o.size {
+			o.flows++
+		}
 		o.room()
 		b := append(o.buf, recMsg)
 		b = binary.AppendUvarint(b, uint64(m.src))
@@ -349,10 +354,133 @@ func spansTid(r, size int) int   { return size + r + 1 }
 func pathKey(p []int) string     { return intervals.PathKey(p) }
 func spanName(path []int) string { return "interval " + pathKey(path) }
 
+// chromeRun is what writing any rank's part of the export needs to know
+// of the whole run: computed by the process that writes the file from
+// every rank's exRank (dtpa) or from their summaries (dtpa-mpi,
+// dist_obs.go), and, distributed, handed to every process.
+type chromeRun struct {
+	size    int
+	origin  int64
+	threads [][]uint32 // per rank, as exRank.threads; nil for a rank not exported
+	present []bool     // the rank is exported (it has an exRank)
+	tids    []map[uint32]int
+	hosts   []string
+	// siteID numbers call sites as the report's SRC ids; pos are their
+	// source positions (SRC id → its innermost frame), ivPos the
+	// intervals' (path key → where it is entered).
+	siteID map[string]int
+	pos    map[int]report.Frame
+	ivPos  map[string]report.Interval
+	// sendThreads maps, for each rank with threads besides the main one,
+	// the entry of each call of those threads that may send (neither a
+	// wait nor a collective) to its thread, so that a message's flow
+	// starts on the sending thread's track (a send is known to its
+	// receiver by its entry, as in the HTML timeline). Its size is the
+	// one part of the export's memory that grows with the traces, and
+	// only with multi-threaded ranks' calls.
+	sendThreads []map[int64]uint32
+	other       map[string]string // the object's otherData
+}
+
+// chromeRankSum is what the layout of the export needs of one rank's
+// exRank.
+type chromeRankSum struct {
+	present, started bool
+	first            int64
+	threads          []uint32
+	flows            int64
+}
+
+// sums are the chromeRankSums of x's ranks.
+func (x *ChromeExport) sums() []chromeRankSum {
+	out := make([]chromeRankSum, len(x.ranks))
+	for r, o := range x.ranks {
+		if o != nil {
+			out[r] = chromeRankSum{present: true, started: o.started, first: o.first, threads: o.threads, flows: o.flows}
+		}
+	}
+	return out
+}
+
+// newChromeRun is the chromeRun of the ranks summed up by sums, once the
+// report rep and its call-site numbers siteID are known.
+func newChromeRun(sums []chromeRankSum, siteID map[string]int, rep *report.Report, hosts []string) *chromeRun {
+	run := &chromeRun{size: len(sums), threads: make([][]uint32, len(sums)), present: make([]bool, len(sums)),
+		hosts: hosts, siteID: siteID, sendThreads: make([]map[int64]uint32, len(sums))}
+	first := true
+	for r, o := range sums {
+		if !o.present {
+			continue
+		}
+		run.present[r], run.threads[r] = true, o.threads
+		if o.started && (first || o.first < run.origin) {
+			run.origin, first = o.first, false
+		}
+	}
+	run.tids = threadTids(run.threads, run.present)
+
+	// Source positions: SRC id → file and line of its innermost frame;
+	// interval path → where it is entered.
+	run.pos = map[int]report.Frame{}
+	run.ivPos = map[string]report.Interval{}
+	for _, iv := range rep.Intervals {
+		run.ivPos[pathKey(iv.Path)] = iv
+		for _, s := range iv.SRC {
+			if _, ok := run.pos[s.ID]; !ok && len(s.Stack) > 0 {
+				run.pos[s.ID] = s.Stack[0]
+			}
+		}
+	}
+	run.other = map[string]string{
+		"application": rep.Task,
+		"producer":    "dtpa",
+		"origin_ns":   strconv.FormatInt(run.origin, 10),
+		"clock":       "global clock after dtpa's clock alignment; ts 0 is the earliest call or interval entry",
+	}
+	return run
+}
+
+// tidOf is the track of rank r's thread th.
+func (run *chromeRun) tidOf(r int, th uint32) int {
+	if t, ok := run.tids[r][th]; ok {
+		return t
+	}
+	return callsTid(r)
+}
+
 // finish writes the JSON once the replay is over and the report built:
 // siteID numbers call sites as the report's SRC ids, rep gives their
 // source positions and the intervals', hosts the ranks' host names.
 func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *report.Report, hosts []string) error {
+	if err := x.flushSpool(); err != nil {
+		return err
+	}
+	run := newChromeRun(x.sums(), siteID, rep, hosts)
+	w := chrome.NewWriter(x.W)
+	x.writeHeader(w, run)
+	for r := range x.ranks {
+		if err := x.writeCalls(w, run, r, reps[r].defs, true); err != nil {
+			return err
+		}
+	}
+	// The messages, after every slice, so that a viewer reading the file
+	// in order has the slice a flow binds to when it reads the flow
+	// (Perfetto also sorts a slice before a flow event of the same time).
+	var id uint64
+	for r := range x.ranks {
+		if err := x.writeFlows(w, run, r, &id); err != nil {
+			return err
+		}
+	}
+	if err := w.Close(run.other); err != nil {
+		return fmt.Errorf("writing the chrome export: %w", err)
+	}
+	return nil
+}
+
+// flushSpool hands the ranks' last records to the spool once the replay
+// is over.
+func (x *ChromeExport) flushSpool() error {
 	for _, o := range x.ranks {
 		if o != nil {
 			o.flush()
@@ -362,185 +490,168 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 		return x.sp.err
 	}
 	x.SpoolBytes = x.sp.off
-	size := len(x.ranks)
-	var origin int64
-	first := true
-	for _, o := range x.ranks {
-		if o != nil && o.started && (first || o.first < origin) {
-			origin, first = o.first, false
-		}
-	}
+	return nil
+}
 
-	// Source positions: SRC id → file and line of its innermost frame;
-	// interval path → where it is entered.
-	pos := map[int]report.Frame{}
-	ivPos := map[string]report.Interval{}
-	for _, iv := range rep.Intervals {
-		ivPos[pathKey(iv.Path)] = iv
-		for _, s := range iv.SRC {
-			if _, ok := pos[s.ID]; !ok && len(s.Stack) > 0 {
-				pos[s.ID] = s.Stack[0]
-			}
-		}
-	}
-
-	w := chrome.NewWriter(x.W)
-	tids := threadTids(x.ranks)
-	for r, o := range x.ranks {
-		if o == nil {
+// writeHeader names the processes and threads of every rank exported.
+func (x *ChromeExport) writeHeader(w *chrome.Writer, run *chromeRun) {
+	for r, ok := range run.present {
+		if !ok {
 			continue
 		}
 		name := "rank " + strconv.Itoa(r)
-		if hosts[r] != "" {
-			name += " (" + hosts[r] + ")"
+		if run.hosts[r] != "" {
+			name += " (" + run.hosts[r] + ")"
 		}
 		w.ProcessName(r+1, name, r)
 		w.ThreadName(r+1, callsTid(r), "MPI calls", 0)
 		n := 1
-		for _, th := range o.threads {
+		for _, th := range run.threads[r] {
 			if th != 0 {
-				w.ThreadName(r+1, tids[r][th], "MPI calls, thread "+strconv.FormatUint(uint64(th), 10), n)
+				w.ThreadName(r+1, run.tids[r][th], "MPI calls, thread "+strconv.FormatUint(uint64(th), 10), n)
 				n++
 			}
 		}
-		w.ThreadName(r+1, spansTid(r, size), "intervals", n)
+		w.ThreadName(r+1, spansTid(r, run.size), "intervals", n)
 	}
-	// tidOf is the track of rank r's thread th.
-	tidOf := func(r int, th uint32) int {
-		if t, ok := tids[r][th]; ok {
-			return t
-		}
-		return callsTid(r)
+}
+
+// writeCalls writes rank r's calls and interval executions from its spool
+// (nothing for a rank not exported here); defs are its definitions (nil
+// when its trace could not be opened). With sendThreads, it notes the
+// entries of its other threads' calls that may send in run.sendThreads.
+func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, defs *traceformat.Definitions, sendThreads bool) error {
+	o := x.ranks[r]
+	if o == nil {
+		return nil
 	}
-	// sendThreads maps, for each rank with threads besides the main one,
-	// the entry of each call of those threads that may send (neither a
-	// wait nor a collective) to its thread, so that a message's flow
-	// starts on the sending thread's track (a send is known to its
-	// receiver by its entry, as in the HTML timeline). Its size is the
-	// one part of the export's memory that grows with the traces, and
-	// only with multi-threaded ranks' calls.
-	sendThreads := make([]map[int64]uint32, size)
+	keys := newSiteKeyer(defs)
+	siteArgs := map[[2]uint32][]byte{}
 	var rec exportRecord
 	var args []byte
-	// Pass 1: calls and intervals, rank by rank.
-	for r, o := range x.ranks {
-		if o == nil {
+	rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
+	for rd.scan(&rec) {
+		switch rec.kind {
+		case recCall:
+			fi := o.fns[rec.fn]
+			sk := [2]uint32{rec.site, rec.traceFn}
+			sa, ok := siteArgs[sk]
+			if !ok {
+				sa = siteArgsOf(defs, keys, sk, run.siteID, run.pos)
+				if len(siteArgs) < 1<<16 {
+					siteArgs[sk] = sa
+				}
+			}
+			args = append(args[:0], `"kind":"`...)
+			args = append(args, kindNames[kindOf(fi)]...) // no character to escape
+			args = append(args, '"')
+			args = append(args, sa...)
+			if rec.bytes > 0 {
+				args = append(args, `,"bytes":`...)
+				args = strconv.AppendInt(args, rec.bytes, 10)
+			}
+			if rec.peer >= 0 {
+				args = append(args, `,"peer":`...)
+				args = strconv.AppendInt(args, int64(rec.peer), 10)
+			}
+			if rec.lost > 0 {
+				args = append(args, `,"lost_us":`...)
+				args = chrome.AppendMicros(args, rec.lost)
+			}
+			if rec.calls > 1 {
+				args = append(args, `,"calls":`...)
+				args = strconv.AppendInt(args, rec.calls, 10)
+			}
+			w.Complete(r+1, run.tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-run.origin, rec.dur, args)
+			x.Calls++
+			if sendThreads {
+				noteSendThread(run.sendThreads, r, o, &rec)
+			}
+		case recInterval:
+			path := rec.path[:rec.level]
+			key := pathKey(path)
+			args = append(args[:0], `"interval":`...)
+			args = chrome.AppendString(args, key)
+			if iv, ok := run.ivPos[key]; ok && iv.SourceFile != "" {
+				args = append(args, `,"file":`...)
+				args = chrome.AppendString(args, iv.SourceFile)
+				args = append(args, `,"line":`...)
+				args = strconv.AppendInt(args, int64(iv.Line), 10)
+			}
+			w.Complete(r+1, spansTid(r, run.size), "interval", spanName(path), rec.enter-run.origin, rec.leave-rec.enter, args)
+			x.Spans++
+		}
+	}
+	return rd.err
+}
+
+// noteSendThread notes in st[r] the thread of the call rec of rank r
+// (whose exRank is o) when it is not the main thread and the call may
+// send.
+func noteSendThread(st []map[int64]uint32, r int, o *exRank, rec *exportRecord) {
+	if k := kindOf(o.fns[rec.fn]); rec.thread != 0 && k != kWait && k != kColl {
+		if st[r] == nil {
+			st[r] = map[int64]uint32{}
+		}
+		st[r][rec.entry] = rec.thread
+	}
+}
+
+// sendThreadsOf is rank r's map of noteSendThread, read from its spool
+// (nil when its calls are all the main thread's).
+func (x *ChromeExport) sendThreadsOf(r int) (map[int64]uint32, error) {
+	o := x.ranks[r]
+	if o == nil || len(o.threads) == 0 || len(o.threads) == 1 && o.threads[0] == 0 {
+		return nil, nil
+	}
+	st := make([]map[int64]uint32, r+1)
+	var rec exportRecord
+	rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
+	for rd.scan(&rec) {
+		if rec.kind == recCall {
+			noteSendThread(st, r, o, &rec)
+		}
+	}
+	return st[r], rd.err
+}
+
+// writeFlows writes the messages rank r received as flows from the
+// sending call to the receiving one, numbered on from *id.
+func (x *ChromeExport) writeFlows(w *chrome.Writer, run *chromeRun, r int, id *uint64) error {
+	if x.ranks[r] == nil {
+		return nil
+	}
+	var rec exportRecord
+	rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
+	var thread uint32 // of the call the messages that follow it belong to
+	for rd.scan(&rec) {
+		if rec.kind == recCall {
+			thread = rec.thread
+		}
+		if rec.kind != recMsg || rec.src < 0 || int(rec.src) >= run.size {
 			continue
 		}
-		keys := newSiteKeyer(reps[r].defs)
-		siteArgs := map[[2]uint32][]byte{}
-		rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
-		for rd.scan(&rec) {
-			switch rec.kind {
-			case recCall:
-				fi := o.fns[rec.fn]
-				sk := [2]uint32{rec.site, rec.traceFn}
-				sa, ok := siteArgs[sk]
-				if !ok {
-					sa = x.siteArgs(reps[r], keys, sk, siteID, pos)
-					if len(siteArgs) < 1<<16 {
-						siteArgs[sk] = sa
-					}
-				}
-				args = append(args[:0], `"kind":"`...)
-				args = append(args, kindNames[kindOf(fi)]...) // no character to escape
-				args = append(args, '"')
-				args = append(args, sa...)
-				if rec.bytes > 0 {
-					args = append(args, `,"bytes":`...)
-					args = strconv.AppendInt(args, rec.bytes, 10)
-				}
-				if rec.peer >= 0 {
-					args = append(args, `,"peer":`...)
-					args = strconv.AppendInt(args, int64(rec.peer), 10)
-				}
-				if rec.lost > 0 {
-					args = append(args, `,"lost_us":`...)
-					args = chrome.AppendMicros(args, rec.lost)
-				}
-				if rec.calls > 1 {
-					args = append(args, `,"calls":`...)
-					args = strconv.AppendInt(args, rec.calls, 10)
-				}
-				w.Complete(r+1, tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-origin, rec.dur, args)
-				x.Calls++
-				if k := kindOf(fi); rec.thread != 0 && k != kWait && k != kColl {
-					if sendThreads[r] == nil {
-						sendThreads[r] = map[int64]uint32{}
-					}
-					sendThreads[r][rec.entry] = rec.thread
-				}
-			case recInterval:
-				path := rec.path[:rec.level]
-				key := pathKey(path)
-				args = append(args[:0], `"interval":`...)
-				args = chrome.AppendString(args, key)
-				if iv, ok := ivPos[key]; ok && iv.SourceFile != "" {
-					args = append(args, `,"file":`...)
-					args = chrome.AppendString(args, iv.SourceFile)
-					args = append(args, `,"line":`...)
-					args = strconv.AppendInt(args, int64(iv.Line), 10)
-				}
-				w.Complete(r+1, spansTid(r, size), "interval", spanName(path), rec.enter-origin, rec.leave-rec.enter, args)
-				x.Spans++
-			}
-		}
-		if rd.err != nil {
-			return rd.err
-		}
+		*id++
+		s := int(rec.src)
+		w.FlowStart(s+1, run.tidOf(s, run.sendThreads[s][rec.send]), chromeCat, chromeFlow, *id, rec.send-run.origin)
+		w.FlowEnd(r+1, run.tidOf(r, thread), chromeCat, chromeFlow, *id, rec.entry-run.origin)
+		x.Messages++
 	}
-	// Pass 2: the messages, after every slice, so that a viewer reading
-	// the file in order has the slice a flow binds to when it reads the
-	// flow (Perfetto also sorts a slice before a flow event of the same
-	// time).
-	var id uint64
-	for r := range x.ranks {
-		if x.ranks[r] == nil {
-			continue
-		}
-		rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
-		var thread uint32 // of the call the messages that follow it belong to
-		for rd.scan(&rec) {
-			if rec.kind == recCall {
-				thread = rec.thread
-			}
-			if rec.kind != recMsg || rec.src < 0 || int(rec.src) >= size {
-				continue
-			}
-			id++
-			s := int(rec.src)
-			w.FlowStart(s+1, tidOf(s, sendThreads[s][rec.send]), chromeCat, chromeFlow, id, rec.send-origin)
-			w.FlowEnd(r+1, tidOf(r, thread), chromeCat, chromeFlow, id, rec.entry-origin)
-			x.Messages++
-		}
-		if rd.err != nil {
-			return rd.err
-		}
-	}
-	other := map[string]string{
-		"application": rep.Task,
-		"producer":    "dtpa",
-		"origin_ns":   strconv.FormatInt(origin, 10),
-		"clock":       "global clock after dtpa's clock alignment; ts 0 is the earliest call or interval entry",
-	}
-	if err := w.Close(other); err != nil {
-		return fmt.Errorf("writing the chrome export: %w", err)
-	}
-	return nil
+	return rd.err
 }
 
 // threadTids numbers the tracks of the threads other than the main one
-// of every rank, from 2·len(ranks)+1 on; the main thread's track is
-// callsTid's.
-func threadTids(ranks []*exRank) []map[uint32]int {
-	tids := make([]map[uint32]int, len(ranks))
-	next := 2*len(ranks) + 1
-	for r, o := range ranks {
-		if o == nil {
+// of every rank exported (present), from 2·len(threads)+1 on; the main
+// thread's track is callsTid's.
+func threadTids(threads [][]uint32, present []bool) []map[uint32]int {
+	tids := make([]map[uint32]int, len(threads))
+	next := 2*len(threads) + 1
+	for r, ths := range threads {
+		if !present[r] {
 			continue
 		}
 		tids[r] = map[uint32]int{0: callsTid(r)}
-		for _, th := range o.threads {
+		for _, th := range ths {
 			if th != 0 {
 				tids[r][th] = next
 				next++
@@ -551,8 +662,8 @@ func threadTids(ranks []*exRank) []map[uint32]int {
 }
 
 // siteArgs encodes a call site's args members: `,"src":3,"file":"a.c","line":58`.
-func (x *ChromeExport) siteArgs(rp *replayer, keys *siteKeyer, sk [2]uint32, siteID map[string]int, pos map[int]report.Frame) []byte {
-	if rp.defs == nil {
+func siteArgsOf(defs *traceformat.Definitions, keys *siteKeyer, sk [2]uint32, siteID map[string]int, pos map[int]report.Frame) []byte {
+	if defs == nil {
 		return nil
 	}
 	id, ok := siteID[keys.key(sk[0], sk[1])]

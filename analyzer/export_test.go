@@ -34,6 +34,9 @@ func exportRun(t *testing.T, run *tracetest.Run, sym Symbolizer) (*report.Report
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.Bytes())
 	}
+	// The same outputs from a distributed analysis.
+	checkDistOutputs(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: sym, Timeline: &TimelineRecorder{}},
+		rep, rec.Timeline(), out.Bytes())
 	return rep, rec, x, tr, out.Bytes()
 }
 

@@ -591,9 +591,10 @@ func (h *hist) spread(from, to int64, k int) {
 }
 
 // finish builds t's Timeline once the replay is over; siteID numbers call
-// sites as the report's SRC ids do (the keys of siteKeyer).
-// hosts are the ranks' host names.
-func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts []string) {
+// sites as the report's SRC ids do (the keys of keys(r), rank r's
+// siteKeyer, nil when its trace could not be opened). hosts are the
+// ranks' host names.
+func (t *TimelineRecorder) finish(keys func(r int) *siteKeyer, siteID map[string]int, hosts []string) {
 	tl := &report.Timeline{Funcs: []report.TimelineFunc{}, Lanes: []report.Lane{}, Bins: overviewBins, Intervals: []string{},
 		Messages: report.Messages{From: []int{}, To: []int{}, Send: []int64{}, Recv: []int64{}}}
 	t.tl = tl
@@ -644,11 +645,11 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts
 			}
 			gf[i] = j
 		}
-		keys := newSiteKeyer(reps[r].defs)
+		keys := keys(r)
 		o.laneFuncs = gf
 		if o.sink != nil {
 			o.laneSites = make([]int, len(o.sites))
-			if reps[r].defs != nil {
+			if keys != nil {
 				for i, k := range o.sites {
 					o.laneSites[i] = siteID[keys.key(k[0], k[1])]
 				}
@@ -661,7 +662,7 @@ func (t *TimelineRecorder) finish(reps []*replayer, siteID map[string]int, hosts
 		for i, b := range o.boxes {
 			ln.Start[i], ln.Dur[i], ln.Lost[i] = b.entry-tl.Origin, b.exit-b.entry, b.lost
 			ln.Func[i], ln.Bytes[i], ln.Peer[i], ln.Coll[i] = gf[b.fidx], b.bytes, int(b.peer), -1
-			if reps[r].defs != nil {
+			if keys != nil {
 				ln.Site[i] = siteID[keys.key(b.site, b.fn)]
 			}
 			if b.thread != 0 {

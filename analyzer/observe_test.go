@@ -23,6 +23,8 @@ func recordTimeline(t *testing.T, run *tracetest.Run, maxCalls int) (*report.Rep
 	if tl == nil {
 		t.Fatal("no timeline recorded")
 	}
+	// The same timeline from a distributed analysis.
+	checkDistOutputs(t, Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: &TimelineRecorder{MaxCalls: maxCalls}}, rep, tl, nil)
 	return rep, tl
 }
 

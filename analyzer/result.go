@@ -188,16 +188,44 @@ func mergeUnreceived(us []unreceived) []unreceived {
 	return out
 }
 
+// obsFinish finishes the observers of the replay (the timeline, the
+// Chrome export) once the report rep is built: siteID numbers the call
+// sites as the report's SRC ids, hosts are the ranks' host names.
+type obsFinish func(rep *report.Report, siteID map[string]int, hosts []string) error
+
+// replaysFinish is the obsFinish of observers that recorded the replays
+// reps of every rank, in this process (nil when opts observe nothing).
+func replaysFinish(reps []*replayer, opts Options) obsFinish {
+	if opts.Timeline == nil && opts.Chrome == nil {
+		return nil
+	}
+	return func(rep *report.Report, siteID map[string]int, hosts []string) error {
+		if opts.Timeline != nil {
+			opts.Timeline.finish(func(r int) *siteKeyer {
+				if reps[r].defs == nil {
+					return nil
+				}
+				return newSiteKeyer(reps[r].defs)
+			}, siteID, hosts)
+		}
+		if opts.Chrome != nil {
+			return opts.Chrome.finish(reps, siteID, rep, hosts)
+		}
+		return nil
+	}
+}
+
 // finishReport builds the report from the results of every rank's
 // replay (res, merged over the processes), byRank and model from pass 1,
 // the warnings pass 1 gave (warns), and opts; warn (may be nil) receives
 // each further warning as it is found. The timeline and the Chrome
 // export (opts.Timeline, opts.Chrome) are recorded by the replays
-// themselves: they need reps, the live replays of every rank; without
-// them (nil) both must be off. It adds the Insufficient Parallelism to
-// res's accumulators: res is finished with once it returns.
-func finishReport(res *replayResult, reps []*replayer, byRank []*rankFile, model *clocks.Model, opts Options, warns []string, warn func(string)) (*report.Report, Stats, error) {
-	if reps == nil && (opts.Timeline != nil || opts.Chrome != nil) {
+// themselves: fin finishes them (replaysFinish, or a distributed
+// analysis's); without it both must be off. It adds the Insufficient
+// Parallelism to res's accumulators: res is finished with once it
+// returns.
+func finishReport(res *replayResult, fin obsFinish, byRank []*rankFile, model *clocks.Model, opts Options, warns []string, warn func(string)) (*report.Report, Stats, error) {
+	if fin == nil && (opts.Timeline != nil || opts.Chrome != nil) {
 		return nil, Stats{}, fmt.Errorf("a timeline or a Chrome export needs the replays, not only their results")
 	}
 	size := len(byRank)
@@ -221,15 +249,9 @@ func finishReport(res *replayResult, reps []*replayer, byRank []*rankFile, model
 	rep.Warnings = placePcontrolWarnings(all, res.ranks, opts.Symbolizer)
 	rep.ClockViolations, rep.Unmatched = cv, un
 	rep.RunFacts = runFacts(res.ranks, byRank, model)
-	if opts.Timeline != nil || opts.Chrome != nil {
-		hosts := hostNames(byRank)
-		if opts.Timeline != nil {
-			opts.Timeline.finish(reps, siteID, hosts)
-		}
-		if opts.Chrome != nil {
-			if err := opts.Chrome.finish(reps, siteID, rep, hosts); err != nil {
-				return nil, Stats{}, err
-			}
+	if fin != nil {
+		if err := fin(rep, siteID, hostNames(byRank)); err != nil {
+			return nil, Stats{}, err
 		}
 	}
 	st := Stats{OpenFiles: res.proc.openFiles, Reopens: res.proc.reopens}

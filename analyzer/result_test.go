@@ -116,7 +116,7 @@ func TestResultSplitMerge(t *testing.T) {
 		}
 	}
 
-	want, wantSt, err := finishReport(collectResult(rp.reps, rp.x), rp.reps, rp.sc.byRank, rp.sc.model, opts, rp.warns, nil)
+	want, wantSt, err := finishReport(collectResult(rp.reps, rp.x), replaysFinish(rp.reps, opts), rp.sc.byRank, rp.sc.model, opts, rp.warns, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func BenchmarkResultReal(b *testing.B) {
 				rp := replayForResult(b, opts)
 				t1 := time.Now()
 				res := collectResult(rp.reps, rp.x)
-				want, _, err := finishReport(res, rp.reps, rp.sc.byRank, rp.sc.model, opts, rp.warns, nil)
+				want, _, err := finishReport(res, replaysFinish(rp.reps, opts), rp.sc.byRank, rp.sc.model, opts, rp.warns, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -30,6 +30,7 @@ type Writer struct {
 	b      []byte // the event being written
 	n      int64  // events written
 	closed bool
+	part   bool              // continues another Writer's events (NewPartWriter)
 	strs   map[string][]byte // encoded names, for the few that repeat
 }
 
@@ -39,6 +40,19 @@ func NewWriter(w io.Writer) *Writer {
 	cw.w.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`)
 	return cw
 }
+
+// NewPartWriter writes events that continue, on w, the event list of
+// another Writer, which has written at least one event before them and
+// writes the rest of the object (dtpa-mpi: each analysis process writes
+// the events of its ranks, process 0 the object around them). Its bytes
+// are those the other Writer would have written for the same events.
+func NewPartWriter(w io.Writer) *Writer {
+	return &Writer{w: bufio.NewWriterSize(w, 256<<10), part: true, strs: map[string][]byte{}}
+}
+
+// Flush writes what is buffered to the underlying writer, so that
+// something else may write there (another Writer's part, NewPartWriter).
+func (w *Writer) Flush() error { return w.w.Flush() }
 
 // Events is the number of events written so far.
 func (w *Writer) Events() int64 { return w.n }
@@ -78,7 +92,7 @@ func (w *Writer) str(s string) {
 
 func (w *Writer) begin(ph string, pid, tid int) {
 	w.b = w.b[:0]
-	if w.n > 0 {
+	if w.n > 0 || w.part {
 		w.b = append(w.b, ",\n"...)
 	} else {
 		w.b = append(w.b, '\n')
