@@ -11,70 +11,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/memnet"
 	"github.com/dtpa/dtpa/report"
 )
-
-// memNet connects the processes of a distributed replay inside one test
-// process: one mailbox per process, in send order.
-type memNet struct {
-	boxes []*memBox
-}
-
-type memBox struct {
-	mu   sync.Mutex
-	cond sync.Cond
-	q    []memMsg
-}
-
-type memMsg struct {
-	from int
-	b    []byte
-}
-
-func newMemNet(n int) *memNet {
-	net := &memNet{}
-	for i := 0; i < n; i++ {
-		b := &memBox{}
-		b.cond.L = &b.mu
-		net.boxes = append(net.boxes, b)
-	}
-	return net
-}
-
-type memTransport struct {
-	net *memNet
-	me  int
-}
-
-func (t *memTransport) Rank() int { return t.me }
-func (t *memTransport) Size() int { return len(t.net.boxes) }
-
-func (t *memTransport) Send(to int, msg []byte) error {
-	if to < 0 || to >= len(t.net.boxes) {
-		return fmt.Errorf("no process %d", to)
-	}
-	b := t.net.boxes[to]
-	b.mu.Lock()
-	b.q = append(b.q, memMsg{t.me, append([]byte(nil), msg...)})
-	b.cond.Signal()
-	b.mu.Unlock()
-	return nil
-}
-
-func (t *memTransport) Recv(wait bool) (int, []byte, error) {
-	b := t.net.boxes[t.me]
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for len(b.q) == 0 {
-		if !wait {
-			return 0, nil, nil
-		}
-		b.cond.Wait()
-	}
-	m := b.q[0]
-	b.q = b.q[1:]
-	return m.from, m.b, nil
-}
 
 // rankTotals is every rank's figures per interval, before the report is
 // built: what a distributed replay must reproduce exactly.
@@ -112,11 +51,11 @@ func replayOnce(t *testing.T, opts Options) ([]*replayer, *exchange) {
 	return reps, x
 }
 
-// replayDist replays opts over n processes connected by a memNet and
+// replayDist replays opts over n processes connected by a memnet.Net and
 // returns every rank's replay (from the process that replayed it).
 func replayDist(t *testing.T, opts Options, n int) ([]*replayer, []*exchange) {
 	t.Helper()
-	net := newMemNet(n)
+	net := memnet.New(n)
 	parts := make([][]*replayer, n)
 	xs := make([]*exchange, n)
 	errs := make([]error, n)
@@ -125,7 +64,7 @@ func replayDist(t *testing.T, opts Options, n int) ([]*replayer, []*exchange) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			parts[p], xs[p], errs[p] = distReplay(context.Background(), opts, &memTransport{net, p})
+			parts[p], xs[p], errs[p] = distReplay(context.Background(), opts, net.Transport(p))
 		}()
 	}
 	wg.Wait()
@@ -190,12 +129,12 @@ func checkDist(t *testing.T, opts Options) {
 }
 
 // distOutputs runs the distributed analysis of opts over n processes
-// connected by a memNet, each with its own timeline recorder (when
+// connected by a memnet.Net, each with its own timeline recorder (when
 // timeline) and Chrome export (when export, spooled in spool), and
 // returns process 0's report, timeline and export.
 func distOutputs(t *testing.T, opts Options, n int, timeline, export bool, spool string) (*report.Report, *report.Timeline, []byte) {
 	t.Helper()
-	net := newMemNet(n)
+	net := memnet.New(n)
 	reps := make([]*report.Report, n)
 	tls := make([]*TimelineRecorder, n)
 	errs := make([]error, n)
@@ -217,7 +156,7 @@ func distOutputs(t *testing.T, opts Options, n int, timeline, export bool, spool
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reps[p], errs[p] = AnalyzeDist(context.Background(), o, &memTransport{net, p})
+			reps[p], errs[p] = AnalyzeDist(context.Background(), o, net.Transport(p))
 		}()
 	}
 	wg.Wait()

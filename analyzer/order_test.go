@@ -11,15 +11,16 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/memnet"
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
 // analyzeDistReport is the report of AnalyzeDist over n processes
-// connected by a memNet (process 0's).
+// connected by a memnet.Net (process 0's).
 func analyzeDistReport(t *testing.T, opts Options, n int) *report.Report {
 	t.Helper()
-	net := newMemNet(n)
+	net := memnet.New(n)
 	reps := make([]*report.Report, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -27,7 +28,7 @@ func analyzeDistReport(t *testing.T, opts Options, n int) *report.Report {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reps[p], errs[p] = AnalyzeDist(context.Background(), opts, &memTransport{net, p})
+			reps[p], errs[p] = AnalyzeDist(context.Background(), opts, net.Transport(p))
 		}()
 	}
 	wg.Wait()

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/memnet"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
-
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -214,8 +214,8 @@ func TestResyncAnyArrivalOrder(t *testing.T) {
 	orders(lacker, others, nil, func(seq []ev) {
 		n++
 		x := newExchange(4, []bool{true, true, true, true}, defaultLimits())
-		net := newMemNet(4)
-		d := newDist(x, &memTransport{net, 1})
+		net := memnet.New(4)
+		d := newDist(x, net.Transport(1))
 		d.memIn[memKey{comm: comm, first: 0, n: 4}] = world
 		for _, e := range seq {
 			k := collKey{comm: comm, seq: e.wire}

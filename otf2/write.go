@@ -88,6 +88,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		return ExportStats{}, err
 	}
 	x := newExporter(rt, opts.Symbolizer, warn)
+	x.open = func(r int) (evtSink, error) { return ca.evtWriter(uint64(r)) }
 	if err := x.run(ctx, ca); err != nil {
 		ca.abort()
 		return ExportStats{}, err
@@ -146,6 +147,17 @@ type exporter struct {
 	locEvents     []uint64 // records per location (rank), written or not
 	written       []bool
 	realtimeStart uint64 // rank 0's calendar time at its first time written, 0 unknown
+
+	// open gives the writer of rank r's events.
+	open func(r int) (evtSink, error)
+}
+
+// evtSink takes one rank's records: libotf2's event writer of its
+// location (cEvtWriter), or a part of a distributed export
+// (write_dist.go).
+type evtSink interface {
+	write(evs []wev) error
+	close() error
 }
 
 func newExporter(rt *analyzer.RunClocks, sym analyzer.Symbolizer, warn func(string)) *exporter {
@@ -162,7 +174,7 @@ func (x *exporter) run(ctx context.Context, ca *cArchive) error {
 		if rk.Path == "" {
 			continue
 		}
-		if err := x.rank(ctx, ca, r, rk); err != nil {
+		if err := x.rank(ctx, r, rk); err != nil {
 			return err
 		}
 		locs = append(locs, uint64(r))
@@ -213,7 +225,7 @@ type rankWriter struct {
 	x          *exporter
 	rank       int
 	defs       *traceformat.Definitions
-	w          *cEvtWriter
+	w          evtSink
 	buf        []wev
 	fns        []*fnMap // by trace function id
 	comms      []uint32 // OTF2 comm by local index, +1 (0 = not mapped yet)
@@ -378,7 +390,7 @@ func collOpOf(f *tracepb.Function) uint32 {
 	return undefinedU32
 }
 
-func (x *exporter) rank(ctx context.Context, ca *cArchive, r int, rk analyzer.RankTrace) error {
+func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error {
 	f, err := os.Open(rk.Path)
 	if err != nil {
 		x.warn(fmt.Sprintf("%s cannot be read and is left out: %v.", rk.Path, err))
@@ -390,7 +402,7 @@ func (x *exporter) rank(ctx context.Context, ca *cArchive, r int, rk analyzer.Ra
 		x.warn(fmt.Sprintf("%s cannot be read and is left out: %v.", rk.Path, err))
 		return nil
 	}
-	w, err := ca.evtWriter(uint64(r))
+	w, err := x.open(r)
 	if err != nil {
 		return err
 	}

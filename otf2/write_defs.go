@@ -27,6 +27,11 @@ type globalDefs struct {
 	scls    map[[2]string]uint32 // file, line → source code location
 	sclList []sclDef
 	sites   map[string]uint32 // call site (module+offset of each frame) → source code location or undefinedU32
+
+	// added, when set, is told of each region, communicator and source
+	// code location as it is added (a part of a distributed export,
+	// write_dist.go).
+	added func(kind byte, id uint32)
 }
 
 type regionDef struct {
@@ -36,6 +41,7 @@ type regionDef struct {
 
 type commDef struct {
 	name    string
+	key     uint64   // the global id of the trace's communicator (trace.proto)
 	members []uint64 // world ranks
 	self    bool
 	parent  uint64 // global id of the parent
@@ -49,7 +55,15 @@ type commDef struct {
 type sclDef struct {
 	file string
 	line uint32
+	key  int // the line as the symbolizer gave it, part of the scls key
 }
+
+// Kinds of definitions (globalDefs.added).
+const (
+	defRegion = 1 + iota
+	defComm
+	defSCL
+)
 
 func newGlobalDefs() *globalDefs {
 	return &globalDefs{strs: map[string]uint32{}, regions: map[string]uint32{}, comms: map[uint64]uint32{},
@@ -68,12 +82,19 @@ func (g *globalDefs) str(s string) uint32 {
 }
 
 func (g *globalDefs) region(f *tracepb.Function) uint32 {
-	if id, ok := g.regions[f.Name]; ok {
+	return g.addRegion(f.Name, regionRole(f))
+}
+
+func (g *globalDefs) addRegion(name string, role int) uint32 {
+	if id, ok := g.regions[name]; ok {
 		return id
 	}
 	id := uint32(len(g.regionList))
-	g.regions[f.Name] = id
-	g.regionList = append(g.regionList, regionDef{name: f.Name, role: regionRole(f)})
+	g.regions[name] = id
+	g.regionList = append(g.regionList, regionDef{name: name, role: role})
+	if g.added != nil {
+		g.added(defRegion, id)
+	}
 	return id
 }
 
@@ -85,21 +106,16 @@ const selfBit = 1 << 63
 // communicator, as Score-P writes it.
 func (g *globalDefs) comm(d *tracepb.Communicator, defs *traceformat.Definitions) uint32 {
 	if d.Id&selfBit != 0 {
-		if g.selfComm == 0 {
-			g.commList = append(g.commList, commDef{name: "MPI_COMM_SELF", self: true})
-			g.selfComm = uint32(len(g.commList))
-		}
-		return g.selfComm - 1
+		return g.addComm(commDef{self: true})
 	}
 	if id, ok := g.comms[d.Id]; ok {
 		return id
 	}
-	id := uint32(len(g.commList))
-	c := commDef{name: "Comm " + strconv.FormatUint(uint64(id), 10)}
-	if d.Id == 0 {
-		c.name = "MPI_COMM_WORLD"
-	} else if p := defs.Comm(d.Parent); p != nil && d.Parent != d.Local {
-		c.parent, c.hasPar = p.Id, true
+	c := commDef{key: d.Id}
+	if d.Id != 0 {
+		if p := defs.Comm(d.Parent); p != nil && d.Parent != d.Local {
+			c.parent, c.hasPar = p.Id, true
+		}
 	}
 	for _, m := range d.Members {
 		c.members = append(c.members, uint64(m))
@@ -110,8 +126,35 @@ func (g *globalDefs) comm(d *tracepb.Communicator, defs *traceformat.Definitions
 			c.remote = append(c.remote, uint64(m))
 		}
 	}
-	g.comms[d.Id] = id
+	return g.addComm(c)
+}
+
+// addComm adds c (its name aside) unless a communicator of its key, or
+// MPI_COMM_SELF when c is, is there already.
+func (g *globalDefs) addComm(c commDef) uint32 {
+	if c.self {
+		if g.selfComm == 0 {
+			g.commList = append(g.commList, commDef{name: "MPI_COMM_SELF", self: true})
+			g.selfComm = uint32(len(g.commList))
+			if g.added != nil {
+				g.added(defComm, g.selfComm-1)
+			}
+		}
+		return g.selfComm - 1
+	}
+	if id, ok := g.comms[c.key]; ok {
+		return id
+	}
+	id := uint32(len(g.commList))
+	c.name = "Comm " + strconv.FormatUint(uint64(id), 10)
+	if c.key == 0 {
+		c.name = "MPI_COMM_WORLD"
+	}
+	g.comms[c.key] = id
 	g.commList = append(g.commList, c)
+	if g.added != nil {
+		g.added(defComm, id)
+	}
 	return id
 }
 
@@ -147,13 +190,7 @@ func (g *globalDefs) site(pcs []uint64, mods []*tracepb.Module, sym analyzer.Sym
 			if f.File == "" {
 				continue
 			}
-			k := [2]string{f.File, strconv.Itoa(f.Line)}
-			var ok bool
-			if id, ok = g.scls[k]; !ok {
-				id = uint32(len(g.sclList))
-				g.scls[k] = id
-				g.sclList = append(g.sclList, sclDef{file: f.File, line: uint32(max(f.Line, 0))})
-			}
+			id = g.addSCL(f.File, f.Line)
 			break
 		}
 		if id != undefinedU32 {
@@ -161,6 +198,21 @@ func (g *globalDefs) site(pcs []uint64, mods []*tracepb.Module, sym analyzer.Sym
 		}
 	}
 	g.sites[string(key)] = id
+	return id
+}
+
+// addSCL is the source code location of line of file, added if new.
+func (g *globalDefs) addSCL(file string, line int) uint32 {
+	k := [2]string{file, strconv.Itoa(line)}
+	if id, ok := g.scls[k]; ok {
+		return id
+	}
+	id := uint32(len(g.sclList))
+	g.scls[k] = id
+	g.sclList = append(g.sclList, sclDef{file: file, line: uint32(max(line, 0)), key: line})
+	if g.added != nil {
+		g.added(defSCL, id)
+	}
 	return id
 }
 

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/otf2"
 	"github.com/dtpa/dtpa/report"
 )
 
@@ -16,15 +19,17 @@ func asDist(t *testing.T, silent bool, f func()) {
 	t.Helper()
 	old := dist
 	defer func() { dist = old }()
-	dist.on, dist.silent, dist.alone = true, silent, false
+	dist.on, dist.silent = true, silent
 	f()
 }
 
-// TestDistAlone: under dtpa-mpi, --html and each --export are written by
-// process 0 alone (dist.alone), as dtpa writes them; the other processes
-// neither analyse nor write anything. A report of the distributed
-// analysis (--json) is not alone; dtpa view is refused.
-func TestDistAlone(t *testing.T) {
+// TestDistOutputs: under dtpa-mpi, --html and each --export are written
+// by process 0 as dtpa writes them (here the analysis and the export of
+// one process stand for the distributed ones, which are tested with the
+// analyzer and package otf2 and end to end); the other processes take
+// part in the analysis (a timeline recorder; a Chrome export to
+// io.Discard; the OTF2 export) but write nothing. dtpa view is refused.
+func TestDistOutputs(t *testing.T) {
 	dir := lateSender(t)
 	for _, c := range []struct {
 		name string
@@ -41,8 +46,8 @@ func TestDistAlone(t *testing.T) {
 		}
 		args[len(args)-2] = filepath.Join(out, "got")
 		asDist(t, false, func() {
-			if _, errOut, code := dtpa(t, args...); code != exitOK || !dist.alone {
-				t.Errorf("process 0 %v: exit %d, alone %v: %s", args, code, dist.alone, errOut)
+			if _, errOut, code := dtpa(t, args...); code != exitOK {
+				t.Errorf("process 0 %v: exit %d: %s", args, code, errOut)
 			}
 		})
 		if !sameTree(t, filepath.Join(out, "got"), filepath.Join(out, "want"), c.name == "app-otf2") {
@@ -50,19 +55,41 @@ func TestDistAlone(t *testing.T) {
 		}
 		args[len(args)-2] = filepath.Join(out, "silent")
 		asDist(t, true, func() {
-			f := &fake{rep: func() *report.Report { t.Error("a silent process analysed"); return &report.Report{} }}
-			if stdout, errOut, code := f.dtpa(t, args...); code != exitOK || stdout != "" || errOut != "" || !dist.alone {
-				t.Errorf("silent %v: exit %d, alone %v, stdout %q, stderr %q", args, code, dist.alone, stdout, errOut)
+			f := &fake{rep: func() *report.Report { return &report.Report{} }}
+			exported := false
+			old := exportOTF2Archive
+			defer func() { exportOTF2Archive = old }()
+			exportOTF2Archive = func(context.Context, otf2.ExportOptions) (otf2.ExportStats, error) {
+				exported = true
+				return otf2.ExportStats{}, nil
+			}
+			stdout, errOut, code := f.dtpa(t, args...)
+			if code != exitOK || stdout != "" || errOut != "" {
+				t.Errorf("silent %v: exit %d, stdout %q, stderr %q", args, code, stdout, errOut)
+			}
+			switch c.name {
+			case "app.html":
+				if f.got.Timeline == nil {
+					t.Error("a silent process records no timeline for --html")
+				}
+			case "app.json":
+				if f.got.Chrome == nil || f.got.Chrome.W != io.Discard {
+					t.Errorf("a silent process's Chrome export: %+v", f.got.Chrome)
+				}
+			case "app-otf2":
+				if !exported {
+					t.Error("a silent process took no part in the OTF2 export")
+				}
 			}
 		})
 		if _, err := os.Stat(filepath.Join(out, "silent")); !os.IsNotExist(err) {
 			t.Errorf("a silent process wrote %s (%v)", c.name, err)
 		}
+		if left, _ := os.ReadDir(out); len(left) != 2 {
+			t.Errorf("left in the output's directory: %v", left)
+		}
 	}
 	asDist(t, false, func() {
-		if _, _, code := dtpa(t, "--json", "--dir", dir, "app"); code != exitOK || dist.alone {
-			t.Errorf("--json: exit %d, alone %v", code, dist.alone)
-		}
 		if _, errOut, code := dtpa(t, "view", "--dir", dir, "app"); code != exitError || !strings.Contains(errOut, "run dtpa view, not dtpa-mpi") {
 			t.Errorf("view: exit %d, stderr %q", code, errOut)
 		}

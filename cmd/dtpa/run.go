@@ -76,11 +76,8 @@ const defaultTimelineCalls = 250_000
 
 // dist describes the process when dtpa runs as dtpa-mpi (mpi.go): on, its
 // analysis is an MPI job; silent, this process takes part in it but
-// process 0 writes the report; alone, what is asked for needs every
-// rank's calls in one process (--html's timeline, --export), so process 0
-// analyses the run by itself as dtpa does and the others only wait for
-// its exit code (mpi.go), which makes the output dtpa's by construction.
-var dist struct{ on, silent, alone bool }
+// process 0 writes the report, the page or the export.
+var dist struct{ on, silent bool }
 
 // errNotDistributed is what dtpa-mpi says of dtpa view.
 var errNotDistributed = errors.New("dtpa view is an interactive server of one process: run dtpa view, not dtpa-mpi")
@@ -110,14 +107,6 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	dir := opts.Dir
 	if dir == "" {
 		dir = "."
-	}
-	if dist.on && (opts.Export != "" || opts.HTML) {
-		// Decided alike by every process: they all parse the same
-		// command line.
-		dist.alone = true
-		if dist.silent {
-			return nil
-		}
 	}
 	if opts.Export != "" {
 		return export(ctx, opts, w, warn, symWarn)
@@ -218,11 +207,17 @@ func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(s
 		dir = "."
 	}
 	x := &analyzer.ChromeExport{W: w}
-	var f *os.File
 	if opts.Output != "" {
 		// The spool goes beside the output too: the disk that takes the
 		// export takes its spool, a tenth of it, rather than /tmp.
 		x.TempDir = filepath.Dir(opts.Output)
+	}
+	if dist.silent {
+		// Its ranks' events go to process 0, which writes the file.
+		x.W = io.Discard
+	}
+	var f *os.File
+	if opts.Output != "" && !dist.silent {
 		f, err = os.CreateTemp(x.TempDir, "."+filepath.Base(opts.Output)+".*.tmp")
 		if err != nil {
 			return fmt.Errorf("writing export: %w", err)
@@ -257,6 +252,10 @@ func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(s
 	return nil
 }
 
+// exportOTF2Archive writes an OTF2 archive: otf2.Export, or under
+// dtpa-mpi otf2.ExportDist (mpi.go).
+var exportOTF2Archive = otf2.Export
+
 // exportOTF2 writes the run as an OTF2 archive into the directory
 // opts.Output (package otf2).
 func exportOTF2(ctx context.Context, opts Options, warn func(string)) error {
@@ -267,7 +266,7 @@ func exportOTF2(ctx context.Context, opts Options, warn func(string)) error {
 	if dir == "" {
 		dir = "."
 	}
-	_, err := otf2.Export(ctx, otf2.ExportOptions{Dir: opts.Dir, App: opts.App, Out: opts.Output, Warn: warn,
+	_, err := exportOTF2Archive(ctx, otf2.ExportOptions{Dir: opts.Dir, App: opts.App, Out: opts.Output, Warn: warn,
 		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn})})
 	return err
 }
