@@ -85,6 +85,7 @@ const (
 	dmResult               // a process's results, to process 0 (replayResult)
 	dmObs                  // what its observers recorded, to process 0 (dist_obs.go)
 	dmChromeRun            // the Chrome export's layout, from process 0 (dist_obs.go)
+	dmStart                // whether a process can begin the replay, and process 0's answer (agree)
 )
 
 // Kinds of records in a data message.

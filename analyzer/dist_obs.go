@@ -563,3 +563,61 @@ func ownRanks(size, n, me int) []int {
 	}
 	return out
 }
+
+// agree makes every process return the same error, the first of their
+// errs (process 0's, else the lowest process's), nil when none has one:
+// for what may fail in some processes only before the replay, which
+// they must begin together or not at all.
+func agree(tr Transport, err error) error {
+	if tr.Rank() != 0 {
+		msg := []byte{dmStart}
+		if err != nil {
+			msg = append(msg, err.Error()...)
+		}
+		if e := tr.Send(0, msg); e != nil {
+			return &DistError{e}
+		}
+		for {
+			from, msg, e := tr.Recv(true)
+			if e != nil {
+				return &DistError{e}
+			}
+			if from == 0 && len(msg) > 0 && msg[0] == dmStart {
+				if len(msg) == 1 {
+					return nil
+				}
+				return errors.New(string(msg[1:]))
+			}
+		}
+	}
+	errs := make([]string, tr.Size())
+	got := make([]bool, tr.Size())
+	for n := 1; n < tr.Size(); {
+		from, msg, e := tr.Recv(true)
+		if e != nil {
+			return &DistError{e}
+		}
+		if from > 0 && from < len(got) && !got[from] && len(msg) > 0 && msg[0] == dmStart {
+			got[from], errs[from] = true, string(msg[1:])
+			n++
+		}
+	}
+	out := []byte{dmStart}
+	if err != nil {
+		out = append(out, err.Error()...)
+	} else {
+		for _, e := range errs {
+			if e != "" {
+				out = append(out, e...)
+				err = errors.New(e)
+				break
+			}
+		}
+	}
+	for p := 1; p < tr.Size(); p++ {
+		if e := tr.Send(p, out); e != nil {
+			return &DistError{e}
+		}
+	}
+	return err
+}

@@ -66,10 +66,14 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.Chrome.start(sc.size); err != nil {
-		return nil, &DistError{err}
+	if opts.Chrome != nil {
+		// Opening the output or the spool may fail in some processes
+		// only: they agree before the replay.
+		if err := agree(tr, opts.Chrome.start(sc.size)); err != nil {
+			return nil, err
+		}
+		defer opts.Chrome.cleanup()
 	}
-	defer opts.Chrome.cleanup()
 	x, _, reps, err := replayPart(ctx, opts, sc, tr)
 	if err != nil {
 		return nil, &DistError{err}

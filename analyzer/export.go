@@ -45,6 +45,11 @@ import (
 type ChromeExport struct {
 	W       io.Writer // where the JSON goes, once the replay is over
 	TempDir string    // directory of the spool file; "" = os.TempDir()
+	// OpenErr, when set, is why W could not be opened: the analysis is
+	// not made and returns it, from every process of a distributed one
+	// (dtpa-mpi's process 0 opens the file, the others must learn that
+	// it failed).
+	OpenErr error
 
 	// Counts of what was written, once Analyze returned, and the size
 	// the spool reached.
@@ -67,6 +72,9 @@ const (
 func (x *ChromeExport) start(size int) error {
 	if x == nil {
 		return nil
+	}
+	if x.OpenErr != nil {
+		return x.OpenErr
 	}
 	if x.W == nil {
 		return errors.New("chrome export: no output")

@@ -14,19 +14,21 @@ import (
 )
 
 // TestDtpaMPIOutputs: dtpa-mpi's --html page and its exports (chrome,
-// otf2) of a real run equal dtpa's of the same traces at 1, 2 and 3
-// analysis processes, with dtpa's stdout, warnings and exit code. The
-// stencil's 5 ranks divide among none of 2 and 3 processes evenly. The
-// page and the Chrome export must be byte-identical; the OTF2 archive
-// too but for the anchor's trace identifier, which libotf2 draws at
-// random for every archive (two dtpa runs differ in it as well).
+// otf2) of a real run equal dtpa's of the same traces at 1 to 4 analysis
+// processes, with dtpa's stdout, warnings and exit code. The stencil's 3
+// ranks divide evenly among neither 2 nor 4 processes, and 4 processes
+// leave one without ranks. The page and the Chrome export must be
+// byte-identical; the OTF2 archive too but for the anchor's trace
+// identifier, which libotf2 draws at random for every archive (two dtpa
+// runs differ in it as well): otf2-print lists the same, and dtpa reads
+// back the same report from it.
 func TestDtpaMPIOutputs(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
 	needDtpaMPI(t)
 	dir := t.TempDir()
 	exe := compile(t, m, dir, "stencil")
-	trace(t, m, dir, nil, 5, exe, "40", "100")
+	trace(t, m, dir, nil, 3, exe, "40", "100")
 	formats := []struct {
 		name string
 		args []string
@@ -44,7 +46,7 @@ func TestDtpaMPIOutputs(t *testing.T) {
 			if wantCode != 0 {
 				t.Fatalf("dtpa %s: exit %d\n%s", strings.Join(args, " "), wantCode, wantErr)
 			}
-			for _, np := range []int{1, 2, 3} {
+			for _, np := range mpiProcs {
 				got := filepath.Join(dir, "got-"+f.name+"-"+strconv.Itoa(np))
 				args := append(append([]string{}, f.args...), "-o", got, "stencil")
 				out, stderr, code := dtpaMPI(t, dir, np, args...)
@@ -127,5 +129,37 @@ func sameOTF2(t *testing.T, got, want string) {
 	}
 	if !bytes.Equal(listings[0], listings[1]) {
 		t.Errorf("otf2-print -A of %s:\n%s\nof dtpa's %s:\n%s", got, listings[0], want, listings[1])
+	}
+	// The events, as otf2-print reads them through the anchor.
+	var events [2]string
+	for i, d := range []string{got, want} {
+		out, stderr, code := runJob(t, d, "otf2-print", otf2.ArchiveName)
+		if code != 0 {
+			t.Fatalf("otf2-print %s: exit %d\n%s", d, code, stderr)
+		}
+		events[i] = out
+	}
+	if events[0] != events[1] {
+		t.Errorf("otf2-print of %s differs from that of dtpa's %s", got, want)
+	}
+	// Read back, under one name (the report's task is the archive's
+	// directory): the same report, the same warnings.
+	var reports, warns [2]string
+	for i, d := range []string{got, want} {
+		back := filepath.Join(t.TempDir(), "archive")
+		if err := os.Rename(d, back); err != nil {
+			t.Fatal(err)
+		}
+		var code int
+		reports[i], warns[i], code = runJob(t, filepath.Dir(back), filepath.Join(root, "bin", "dtpa"), "--json", "archive")
+		if code != 0 {
+			t.Fatalf("dtpa --json %s (%s): exit %d\n%s", back, d, code, warns[i])
+		}
+		if err := os.Rename(back, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reports[0] != reports[1] || warns[0] != warns[1] {
+		t.Errorf("dtpa reads back from %s a report or warnings that differ from those of dtpa's %s:\n%s\n%s", got, want, warns[0], warns[1])
 	}
 }

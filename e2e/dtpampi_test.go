@@ -329,11 +329,23 @@ func TestDtpaMPILostCollective(t *testing.T) {
 }
 
 // TestDtpaMPIErrors: dtpa-mpi fails as dtpa does, once: no traces (also
-// for the outputs process 0 writes alone), a usage error, and dtpa view,
-// which dtpa-mpi does not serve.
+// for the page and the exports), an output it cannot write (which only
+// process 0 opens: the others must not wait for it), a usage error, and
+// dtpa view, which dtpa-mpi does not serve.
 func TestDtpaMPIErrors(t *testing.T) {
 	needDtpaMPI(t)
 	dir := t.TempDir()
+	traces := filepath.Join(dir, "traces")
+	if _, err := tracetest.TwoMessages().WriteDir(traces, "app"); err != nil {
+		t.Fatal(err)
+	}
+	full := filepath.Join(dir, "full")
+	if err := os.MkdirAll(filepath.Join(full, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -343,6 +355,9 @@ func TestDtpaMPIErrors(t *testing.T) {
 		{[]string{"--html", "nothere"}, 1, "no traces of \"nothere\""},
 		{[]string{"--export", "chrome", "-o", "x.json", "nothere"}, 1, "no traces of \"nothere\""},
 		{[]string{"--export", "otf2", "nothere"}, 2, "--export otf2 writes a directory"},
+		{[]string{"--export", "otf2", "-o", full, traces + "/app"}, 1, "exists and is not empty"},
+		{[]string{"--export", "chrome", "-o", filepath.Join(dir, "file", "x.json"), traces + "/app"}, 1, "writing export"},
+		{[]string{"--html", "-o", filepath.Join(dir, "file", "x.html"), traces + "/app"}, 1, "writing report"},
 		{[]string{"view", "nothere"}, 1, "run dtpa view, not dtpa-mpi"},
 		{[]string{"--bogus"}, 2, "flag provided but not defined"},
 	} {

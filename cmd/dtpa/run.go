@@ -219,6 +219,19 @@ func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(s
 	var f *os.File
 	if opts.Output != "" && !dist.silent {
 		f, err = os.CreateTemp(x.TempDir, "."+filepath.Base(opts.Output)+".*.tmp")
+		if err != nil && dist.on {
+			// The other processes learn it from the analysis, which
+			// returns it at once.
+			x.OpenErr = fmt.Errorf("writing export: %w", err)
+			x.W = io.Discard
+			aopts := opts.analyzerOptions(dir, warn, symWarn)
+			aopts.Chrome = x
+			_, err = opts.analyze()(ctx, aopts)
+			if err == nil {
+				err = x.OpenErr
+			}
+			return err
+		}
 		if err != nil {
 			return fmt.Errorf("writing export: %w", err)
 		}
