@@ -567,27 +567,31 @@ func ownRanks(size, n, me int) []int {
 // agree makes every process return the same error, the first of their
 // errs (process 0's, else the lowest process's), nil when none has one:
 // for what may fail in some processes only before the replay, which
-// they must begin together or not at all.
-func agree(tr Transport, err error) error {
+// they must begin together or not at all. The transport it returns is
+// tr with the messages that came before process 0's answer (a process
+// answered earlier may have begun the replay) to be received first.
+func agree(tr Transport, err error) (Transport, error) {
+	st := &stashed{Transport: tr}
 	if tr.Rank() != 0 {
 		msg := []byte{dmStart}
 		if err != nil {
 			msg = append(msg, err.Error()...)
 		}
 		if e := tr.Send(0, msg); e != nil {
-			return &DistError{e}
+			return st, &DistError{e}
 		}
 		for {
 			from, msg, e := tr.Recv(true)
 			if e != nil {
-				return &DistError{e}
+				return st, &DistError{e}
 			}
 			if from == 0 && len(msg) > 0 && msg[0] == dmStart {
 				if len(msg) == 1 {
-					return nil
+					return st, nil
 				}
-				return errors.New(string(msg[1:]))
+				return st, errors.New(string(msg[1:]))
 			}
+			st.q = append(st.q, stashedMsg{from, append([]byte(nil), msg...)})
 		}
 	}
 	errs := make([]string, tr.Size())
@@ -595,7 +599,7 @@ func agree(tr Transport, err error) error {
 	for n := 1; n < tr.Size(); {
 		from, msg, e := tr.Recv(true)
 		if e != nil {
-			return &DistError{e}
+			return st, &DistError{e}
 		}
 		if from > 0 && from < len(got) && !got[from] && len(msg) > 0 && msg[0] == dmStart {
 			got[from], errs[from] = true, string(msg[1:])
@@ -616,8 +620,28 @@ func agree(tr Transport, err error) error {
 	}
 	for p := 1; p < tr.Size(); p++ {
 		if e := tr.Send(p, out); e != nil {
-			return &DistError{e}
+			return st, &DistError{e}
 		}
 	}
-	return err
+	return st, err
+}
+
+// stashed is a Transport whose Recv returns the messages q first.
+type stashed struct {
+	Transport
+	q []stashedMsg
+}
+
+type stashedMsg struct {
+	from int
+	b    []byte
+}
+
+func (s *stashed) Recv(wait bool) (int, []byte, error) {
+	if len(s.q) > 0 {
+		m := s.q[0]
+		s.q = s.q[1:]
+		return m.from, m.b, nil
+	}
+	return s.Transport.Recv(wait)
 }

@@ -69,7 +69,8 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 	if opts.Chrome != nil {
 		// Opening the output or the spool may fail in some processes
 		// only: they agree before the replay.
-		if err := agree(tr, opts.Chrome.start(sc.size)); err != nil {
+		tr, err = agree(tr, opts.Chrome.start(sc.size))
+		if err != nil {
 			return nil, err
 		}
 		defer opts.Chrome.cleanup()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -189,6 +190,53 @@ func checkDistOutputs(t *testing.T, opts Options, rep *report.Report, tl *report
 		}
 		if left, _ := os.ReadDir(spool); len(left) != 0 {
 			t.Errorf("%d processes: spool left behind: %v", n, left)
+		}
+	}
+}
+
+// TestAgree: every process gets the first error (process 0's, else the
+// lowest process's), and a message that reaches a process before process
+// 0's answer (sent by a process answered earlier, which began the
+// replay) is received after it, not lost.
+func TestAgree(t *testing.T) {
+	for _, c := range []struct {
+		errs []error
+		want string
+	}{
+		{[]error{nil, nil, nil}, ""},
+		{[]error{nil, errors.New("two"), errors.New("one")}, "two"},
+		{[]error{errors.New("zero"), errors.New("two"), nil}, "zero"},
+	} {
+		net := memnet.New(3)
+		got := make([]string, 3)
+		early := make(chan string, 1)
+		var wg sync.WaitGroup
+		for p := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tr := Transport(net.Transport(p))
+				if p == 2 {
+					tr.Send(1, []byte("early"))
+				}
+				tr, err := agree(tr, c.errs[p])
+				if err != nil {
+					got[p] = err.Error()
+				}
+				if p == 1 {
+					_, msg, _ := tr.Recv(true)
+					early <- string(msg)
+				}
+			}()
+		}
+		wg.Wait()
+		for p, g := range got {
+			if g != c.want {
+				t.Errorf("%v: process %d got %q, want %q", c.errs, p, g, c.want)
+			}
+		}
+		if m := <-early; m != "early" {
+			t.Errorf("process 1 received %q first, want the message sent before the answer", m)
 		}
 	}
 }
