@@ -336,6 +336,9 @@ func TestDtpaMPIErrors(t *testing.T) {
 	needDtpaMPI(t)
 	dir := t.TempDir()
 	traces := filepath.Join(dir, "traces")
+	if err := os.Mkdir(traces, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := tracetest.TwoMessages().WriteDir(traces, "app"); err != nil {
 		t.Fatal(err)
 	}
