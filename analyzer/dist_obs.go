@@ -460,7 +460,7 @@ func writeChromeDist(x *ChromeExport, tr Transport, rcv *partstream.Receiver, su
 		return x.addCounts(trailer)
 	}
 	for _, r := range own {
-		if err := x.writeCalls(w, run, r, reps[r].defs, false); err != nil {
+		if err := x.writeCalls(w, run, r, defsOf(reps, r), false); err != nil {
 			return err
 		}
 	}
@@ -512,7 +512,7 @@ func sendChromeParts(x *ChromeExport, tr Transport, size int, own []int, reps []
 	calls, spans := x.Calls, x.Spans
 	w := chrome.NewPartWriter(s)
 	for _, r := range own {
-		if err := x.writeCalls(w, run, r, reps[r].defs, false); err != nil {
+		if err := x.writeCalls(w, run, r, defsOf(reps, r), false); err != nil {
 			return failPart(s, err)
 		}
 	}

@@ -467,7 +467,7 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 	w := chrome.NewWriter(x.W)
 	x.writeHeader(w, run)
 	for r := range x.ranks {
-		if err := x.writeCalls(w, run, r, reps[r].defs, true); err != nil {
+		if err := x.writeCalls(w, run, r, defsOf(reps, r), true); err != nil {
 			return err
 		}
 	}
@@ -591,6 +591,15 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, defs 
 		}
 	}
 	return rd.err
+}
+
+// defsOf is the definitions of rank r's replay among reps, nil when it
+// was not replayed here or its trace could not be opened.
+func defsOf(reps []*replayer, r int) *traceformat.Definitions {
+	if reps[r] == nil {
+		return nil
+	}
+	return reps[r].defs
 }
 
 // noteSendThread notes in st[r] the thread of the call rec of rank r

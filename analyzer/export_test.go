@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -261,4 +262,37 @@ func TestChromeExportThreads(t *testing.T) {
 	if !slices.Equal(flows, wantFlows) {
 		t.Errorf("flows %v, want %v", flows, wantFlows)
 	}
+}
+
+// TestChromeExportMissingRank: a rank whose trace is missing has no
+// tracks, and the others' export is written, by dtpa and by a
+// distributed analysis alike.
+func TestChromeExportMissingRank(t *testing.T) {
+	dir, spool := t.TempDir(), t.TempDir()
+	if _, err := tracetest.TwoMessages().WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "app.1.trc")); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	rec := &TimelineRecorder{}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec, Chrome: &ChromeExport{W: &out, TempDir: spool}}
+	rep, err := Analyze(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := chrometest.Read(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range tr.Threads {
+		if k[0] == 2 {
+			t.Errorf("the missing rank 1 has a track: %v", k)
+		}
+	}
+	if len(tr.Slices) == 0 {
+		t.Error("no calls exported")
+	}
+	checkDistOutputs(t, Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: &TimelineRecorder{}}, rep, rec.Timeline(), out.Bytes())
 }

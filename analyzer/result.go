@@ -202,7 +202,7 @@ func replaysFinish(reps []*replayer, opts Options) obsFinish {
 	return func(rep *report.Report, siteID map[string]int, hosts []string) error {
 		if opts.Timeline != nil {
 			opts.Timeline.finish(func(r int) *siteKeyer {
-				if reps[r].defs == nil {
+				if defsOf(reps, r) == nil {
 					return nil
 				}
 				return newSiteKeyer(reps[r].defs)
