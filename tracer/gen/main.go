@@ -312,5 +312,20 @@ func genStub(ccs []string, fcs map[string]string) ([]byte, error) {
 			fmt.Fprintf(&b, "#define DT_IDX_%s %d\n", strings.TrimPrefix(n, "MPI_"), i)
 		}
 	}
+	// The slots of the Fortran MPI_Init spellings: every Fortran binding
+	// defines some of them, so the stub asks for these few to learn whether
+	// any Fortran binding is loaded before it asks for ~2000 Fortran names.
+	b.WriteString("static const int dt_finit_idx[] = {")
+	nf := 0
+	for i, n := range names {
+		if finit[n] {
+			fmt.Fprintf(&b, "%d, ", i)
+			nf++
+		}
+	}
+	if nf == 0 {
+		b.WriteString("-1")
+	}
+	b.WriteString("};\n")
 	return b.Bytes(), nil
 }
