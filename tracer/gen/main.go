@@ -169,6 +169,7 @@ func genWrappers(cc, fc, tag string) ([]byte, []byte, error) {
 		if !ok {
 			t = tmpl{post: genericPost(p)}
 		}
+		t = withFold(p.Name, t)
 		emitWrapper(&b, p, id, t)
 	}
 	b.WriteString("const char *const dt_fnames[] = {\n")
