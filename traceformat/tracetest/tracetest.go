@@ -242,6 +242,17 @@ func Folded(n uint32) Opt {
 	}
 }
 
+// FoldedGaps is Folded with the run's inner gaps (format 2.1,
+// traceformat.AttrInnerGaps): the n calls had inner ns between them in
+// all, outside MPI. The run's first call entered inner before the event's
+// entry, so the computation before the event must include inner.
+func FoldedGaps(n uint32, inner int64) Opt {
+	return func(k *Rank, e *traceformat.Event) {
+		e.Attr |= traceformat.AttrCalls | traceformat.AttrInnerGaps
+		e.Calls, e.InnerGaps = n, inner
+	}
+}
+
 // On sets the communicator of the event.
 func On(c *Comm) Opt {
 	return func(k *Rank, e *traceformat.Event) {
