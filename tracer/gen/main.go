@@ -238,6 +238,9 @@ func (t tmpl) recEnd() string {
 	if t.poll != "" {
 		return fmt.Sprintf("dt_rec_end_poll(T, H, dt_ok && (%s));", t.poll)
 	}
+	if t.query {
+		return "dt_rec_end_query(T, H, dt_ok);"
+	}
 	return "dt_rec_end(T);"
 }
 

@@ -14,12 +14,15 @@ type tmpl struct {
 	args map[int]string // replacement expressions for arguments of the PMPI call
 	post string         // after the call: record attributes
 	need string         // bytes the record may take (default 160)
-	// poll: the C condition under which a run of such calls may be folded
-	// into one record (dt_rec_end_poll): for a test or probe, that it
-	// completed nothing (found no message); "1" for a query (foldable).
-	// Fortran's flags and counts are at the same positions and its request
-	// copies are C handles, so both wrappers use it.
+	// poll: a test or probe; the C condition under which the call completed
+	// nothing (found no message), so that a run of such calls is folded into
+	// one record (dt_rec_end_poll). Fortran's flags and counts are at the
+	// same positions and its request copies are C handles, so both wrappers
+	// use it.
 	poll string
+	// query: a run of the call is folded like polls while the calls follow
+	// each other closely (foldable, dt_rec_end_query).
+	query bool
 	// Arguments that the wrapper replaces or copies, by position + 1 (0:
 	// none): the C and the Fortran wrappers do this differently (Fortran
 	// handles and status sentinels need converting).
@@ -221,7 +224,8 @@ func genericPost(p Proto) string {
 }
 
 // foldable are the queries whose runs the tracer folds like unsuccessful
-// polls (dt_rec_end_poll): calls that create, start, complete and free
+// polls while each call follows the previous one closely
+// (dt_rec_end_query): calls that create, start, complete and free
 // nothing, take no message and no collective part, so that the analyzer
 // uses only their function, call site, attribute bytes (a communicator at
 // most), count and time in MPI, which a folded record keeps exactly.
@@ -247,7 +251,7 @@ var foldable = map[string]bool{
 // withFold makes the template of a foldable function fold its runs.
 func withFold(name string, t tmpl) tmpl {
 	if foldable[name] || foldable[strings.TrimSuffix(name, "_c")] {
-		t.poll = "1"
+		t.query = true
 	}
 	return t
 }

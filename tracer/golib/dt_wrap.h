@@ -77,7 +77,7 @@ typedef struct dt_thr {
 	int tc_size;
 	uint64_t tc_gen;
 	uint64_t dropped;
-	// The last committed record when it may be folded (dt_rec_end_poll:
+	// The last committed record when it may be folded (dt_rec_fold:
 	// a test or probe that completed nothing, a query), and the length of
 	// its attributes before A_CALLS:
 	// the next identical one is folded into it. Reset with the buffer.
@@ -103,6 +103,7 @@ extern int dt_use_tsc DT_HIDDEN, dt_depth DT_HIDDEN;
 // addresses outside it end a stack walk.
 extern uintptr_t dt_text_lo DT_HIDDEN, dt_text_span DT_HIDDEN;
 extern size_t dt_chunk DT_HIDDEN;
+extern uint64_t dt_fold_gap DT_HIDDEN; // dt_rec_end_query (dt_clock.c)
 extern dt_comm dt_world_ent DT_HIDDEN, dt_self_ent DT_HIDDEN;
 
 dt_thr *dt_enter_slow(void);
@@ -209,10 +210,11 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 	if (__builtin_expect(T->epoch != dt_epoch, 0)) dt_epoch_flush(T, rec);
 }
 
-// dt_rec_end_poll ends the record of a call that may be folded: a test or
+// dt_rec_fold ends the record of a call that may be folded: a test or
 // probe that completed nothing (or found no message), or a query
 // (MPI_Comm_rank, MPI_Wtime, …: tracer/gen, foldable) — fold says whether
-// this call qualifies. Consecutive such calls of one call site with equal
+// this call qualifies, and it is folded only when it entered less than
+// maxgap (raw clock units) after the previous call's exit. Consecutive such calls of one call site with equal
 // attribute bytes are folded into the first one's record: it gets A_CALLS,
 // their number, and A_INNER, the summed time between them (from one call's
 // exit to the next one's entry), and t0 is moved so that t1 - t0 stays
@@ -225,7 +227,7 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 // MPI_Test/MPI_Iprobe likewise. Not folded: after the epoch moved (the next
 // record hands the buffer over), or across a buffer (dt_thr_attach_buf
 // resets T->poll).
-DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int fold) {
+DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, uint64_t maxgap) {
 	if (H && fold) {
 		uint32_t len = (uint32_t)(T->pos - (char *)(H + 1));
 		dt_hdr *P = (dt_hdr *)T->poll;
@@ -235,11 +237,11 @@ DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int fold) {
 			uint32_t i = 0, words = len / 4; // attributes are whole 32-bit words
 			while (i < words && x[i] == y[i]) i++;
 			char *pend = (char *)(P + 1) + len + ((P->attr & A_CALLS) ? 12 : 0);
-			if (i == words && pend == (char *)H) {
+			// P->t1 is the previous call's exit. (An entry reading before
+			// it, which an unordered rdtsc might give, is no gap.)
+			uint64_t gap = H->t0 > P->t1 ? H->t0 - P->t1 : 0;
+			if (i == words && pend == (char *)H && gap < maxgap) {
 				uint64_t busy = (P->t1 - P->t0) + (H->t1 - H->t0), t1 = H->t1;
-				// P->t1 is the previous call's exit. (An entry reading
-				// before it, which an unordered rdtsc might give, is no gap.)
-				uint64_t gap = H->t0 > P->t1 ? H->t0 - P->t1 : 0;
 				uint32_t n = 2;
 				if (P->attr & A_CALLS) {
 					uint64_t inner;
@@ -286,6 +288,18 @@ DT_INLINE int dt_allnull(int n, const MPI_Request *rs) {
 		if (rs[i] != MPI_REQUEST_NULL) return 0;
 	return 1;
 }
+
+// dt_rec_end_poll ends the record of a test or probe: unsucc, it completed
+// nothing (found no message). Such runs are folded whatever the gaps
+// between their calls (a program polls for a message while it computes).
+DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int unsucc) { dt_rec_fold(T, H, unsucc, UINT64_MAX); }
+
+// dt_rec_end_query ends the record of a query (tracer/gen, foldable): a
+// successful one (ok) is folded into the previous record when that is the
+// same query entered less than dt_fold_gap before. Only hot loops are
+// folded: a query per µs or more costs a few per cent recorded, and keeps
+// its own gaps.
+DT_INLINE void dt_rec_end_query(dt_thr *T, dt_hdr *H, int ok) { dt_rec_fold(T, H, ok, dt_fold_gap); }
 
 DT_INLINE int dt_tsize(dt_thr *T, MPI_Datatype t) {
 	if (t == T->tc_type && T->tc_gen == dt_type_gen) return T->tc_size;
