@@ -41,7 +41,7 @@ func TestQueriesFolded(t *testing.T) {
 
 // ownLoop is queries.c's account of one loop (ns by its clock).
 type ownLoop struct {
-	calls                             int64
+	calls                       int64
 	inside, between, span, ends float64
 }
 

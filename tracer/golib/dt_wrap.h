@@ -212,10 +212,10 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 
 // dt_rec_fold ends the record of a call that may be folded: a test or
 // probe that completed nothing (or found no message), or a query
-// (MPI_Comm_rank, MPI_Wtime, …: tracer/gen, foldable) — fold says whether
-// this call qualifies, and it is folded only when it entered less than
-// maxgap (raw clock units) after the previous call's exit. Consecutive such calls of one call site with equal
-// attribute bytes are folded into the first one's record: it gets A_CALLS,
+// (MPI_Comm_rank, MPI_Wtime, …: tracer/gen, foldable); fold says whether
+// this call qualifies. Consecutive such calls of one call site with equal
+// attribute bytes, each entered less than maxgap (raw clock units) after
+// the previous one's exit, are folded into the first one's record: it gets A_CALLS,
 // their number, and A_INNER, the summed time between them (from one call's
 // exit to the next one's entry), and t0 is moved so that t1 - t0 stays
 // their summed time inside MPI while t1 is the last one's exit. So MPI time
@@ -231,8 +231,13 @@ DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, uint64_t maxgap) {
 	if (H && fold) {
 		uint32_t len = (uint32_t)(T->pos - (char *)(H + 1));
 		dt_hdr *P = (dt_hdr *)T->poll;
-		if (P && len == T->poll_len && P->func == H->func && P->site == H->site &&
-			(P->attr & ~(A_CALLS | A_INNER)) == H->attr && T->epoch == dt_epoch) {
+		// H's header fields are read one by one (volatile): just written by
+		// separate stores, a merged 8-byte load of them would wait for the
+		// stores to retire (a failed store forwarding) at every call.
+		uint16_t hf = *(volatile uint16_t *)&H->func, ha = *(volatile uint16_t *)&H->attr;
+		uint32_t hs = *(volatile uint32_t *)&H->site;
+		if (P && len == T->poll_len && P->func == hf && P->site == hs &&
+			(P->attr & ~(A_CALLS | A_INNER)) == ha && T->epoch == dt_epoch) {
 			const uint32_t *x = (const uint32_t *)(P + 1), *y = (const uint32_t *)(H + 1);
 			uint32_t i = 0, words = len / 4; // attributes are whole 32-bit words
 			while (i < words && x[i] == y[i]) i++;
@@ -296,9 +301,9 @@ DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int unsucc) { dt_rec_fold(T
 
 // dt_rec_end_query ends the record of a query (tracer/gen, foldable): a
 // successful one (ok) is folded into the previous record when that is the
-// same query entered less than dt_fold_gap before. Only hot loops are
-// folded: a query per µs or more costs a few per cent recorded, and keeps
-// its own gaps.
+// same query and this one entered less than dt_fold_gap after its exit.
+// Only hot loops are folded: a query per µs or more costs a few per cent
+// recorded, and keeps its own gap.
 DT_INLINE void dt_rec_end_query(dt_thr *T, dt_hdr *H, int ok) { dt_rec_fold(T, H, ok, dt_fold_gap); }
 
 DT_INLINE int dt_tsize(dt_thr *T, MPI_Datatype t) {
