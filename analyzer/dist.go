@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
 // A distributed replay (dtpa-mpi, docs/distributed.md) splits the traced
@@ -22,8 +24,22 @@ import (
 //     a member is sent to the other processes that hold a copy, so that
 //     all copies end with the same slots and compute the same
 //     contributions, each process keeping those of its own members.
-//     Records about an instance that a process has not created yet (its
-//     own members have not reached it) wait in early until one does.
+//     A process makes an instance when the first entry for it comes,
+//     from a local member or another process (a member list goes to
+//     each process once, drMembers, before the first entry that needs
+//     it).
+//   - A lost collective call is resynchronized (resync.go) on every copy:
+//     an entry travels with the number its member's replay gave the call,
+//     and every process places it as its own replay's calls are placed,
+//     that number plus the instances this process counted the member
+//     skipping, resynchronizing it from there against the entries it has
+//     by the same rule. Each copy sees every member's entries in that
+//     member's order, and the rule decides two disagreeing calls by their
+//     entries alone and moves a member's later calls with it, so the
+//     copies decide alike where dtpa's decision does not depend on the
+//     order of the replays (docs/characteristics.md §8.1). An exit names
+//     its entry by that number too (rankSync.open): the instance's key may
+//     have changed on either side by then.
 //   - A rank whose replay ends is announced to every process: waits for
 //     it give up there as they would locally.
 //
@@ -41,9 +57,6 @@ import (
 //
 // Flow control holds back only senders of the same process: a message to
 // another process is never refused, and a sender never waits for one.
-// Resynchronization of collectives (resync.go) needs one view of every
-// member and is left out: a member lacking a call makes its instances
-// unmatched instead.
 
 // Transport carries the messages of a distributed replay between its
 // processes. Messages from one process to another arrive in the order
@@ -81,6 +94,7 @@ const (
 	drExit                // a member left one
 	drDone                // a rank's replay ended
 	drWithdraw            // a send was cancelled: its message is taken back
+	drMembers             // the members of the instances of a memKey, before its first entry
 )
 
 // flushBytes is the batch size at which records are sent at once; below
@@ -117,8 +131,11 @@ type distX struct {
 	term   bool
 	err    error
 
-	early map[collKey][]earlyRec
 	peers map[*int32][]int // by communicator member list: the other processes replaying members
+	// memSent: the processes told the members of each memKey; memIn:
+	// the members other processes told of.
+	memSent map[memKey][]bool
+	memIn   map[memKey][]int32
 	// caches are the inbox queues last used by each remote sender.
 	caches map[int32]*fifoCache
 	// proxies number the messages sent to each key of another process
@@ -137,10 +154,18 @@ type distX struct {
 	nacks   int
 }
 
-// earlyRec is a record about an instance not created here yet.
-type earlyRec struct {
-	enter bool
-	rec   collRec
+// memKey names the members of a collective instance: those of the
+// instances of a communicator, or of an intercommunicator's rooted
+// collective, whose members begin with the root.
+type memKey struct {
+	comm         uint64
+	group, split int32
+	first        int32
+	n            int
+}
+
+func memKeyOf(in *collInst) memKey {
+	return memKey{comm: in.key.comm, group: in.key.group, split: in.key.split, first: in.members[0], n: len(in.members)}
 }
 
 // collRec is a member's entry or exit as sent between processes.
@@ -152,7 +177,10 @@ type collRec struct {
 	site, span      uint32
 	comp, dur       int64
 	fn              string
+	shape           tracepb.Function_Collective
 	root            int32
+	first           int32 // the instance's first member and number of members (memKey)
+	n               int
 	nonblocking, nb bool
 }
 
@@ -170,7 +198,8 @@ func blockOwners(size, n int) []int32 {
 func newDist(x *exchange, tr Transport) *distX {
 	n := tr.Size()
 	d := &distX{x: x, tr: tr, me: tr.Rank(), n: n, owner: blockOwners(len(x.ranks), n),
-		out: make([][]byte, n), early: map[collKey][]earlyRec{}, peers: map[*int32][]int{},
+		out: make([][]byte, n), peers: map[*int32][]int{},
+		memSent: map[memKey][]bool{}, memIn: map[memKey][]int32{},
 		caches: map[int32]*fifoCache{}, proxies: map[p2pKey]*fifo{}, active: true}
 	if d.me == 0 {
 		d.reports, d.have, d.acks, d.snap = make([]distState, n), make([]bool, n), make([]distState, n), make([]distState, n)
@@ -308,11 +337,36 @@ func (d *distX) peersOf(in *collInst) []int {
 	return out
 }
 
-// entered sends a local member's entry to the other copies of in.
-func (d *distX) entered(in *collInst, idx int, me int32, entry int64, att collAtt, nonblocking bool) {
-	for _, p := range d.peersOf(in) {
+// entered sends a local member's entry to the other copies of in. wire
+// is the instance key the member's replay numbered the call with:
+// every copy adds the member's skips to it and resynchronizes from there
+// (enterRemote), by the same rule, against the entries it has.
+func (d *distX) entered(in *collInst, wire collKey, shape tracepb.Function_Collective, idx int, me int32, entry int64, att collAtt, nonblocking bool) {
+	peers := d.peersOf(in)
+	if len(peers) == 0 {
+		return
+	}
+	mk := memKeyOf(in)
+	told := d.memSent[mk]
+	if told == nil {
+		told = make([]bool, d.n)
+		d.memSent[mk] = told
+	}
+	for _, p := range peers {
+		if !told[p] {
+			// The receiver makes the instances this member enters
+			// (resynchronizing, as here) when its entry arrives.
+			told[p] = true
+			b := d.record(p, drMembers)
+			b = appendKey(b, collKey{comm: mk.comm, group: mk.group, split: mk.split})
+			b = auv(b, uint64(len(in.members)))
+			for _, m := range in.members {
+				b = av(b, int64(m))
+			}
+			d.put(p, b)
+		}
 		b := d.record(p, drEnter)
-		b = appendKey(b, in.key)
+		b = appendKey(b, wire)
 		b = av(b, int64(idx))
 		b = av(b, int64(me))
 		b = av(b, entry)
@@ -322,18 +376,25 @@ func (d *distX) entered(in *collInst, idx int, me int32, entry int64, att collAt
 		b = auv(b, uint64(len(in.fn)))
 		b = append(b, in.fn...)
 		b = av(b, int64(in.root))
+		b = av(b, int64(shape))
+		b = av(b, int64(in.members[0]))
+		b = auv(b, uint64(len(in.members)))
 		b = append(b, boolByte(nonblocking))
 		d.put(p, b)
 	}
 }
 
 // left sends a local member's exit to the other copies of in (nb: posted
-// by icollDone, with the completing call's duration dur).
+// by icollDone, with the completing call's duration dur), naming the
+// instance by the member and the number its entry went with.
 func (d *distX) left(in *collInst, idx int, exit, dur int64, nb bool) {
+	wire := in.key
+	wire.seq = in.slots[idx].wire
 	for _, p := range d.peersOf(in) {
 		b := d.record(p, drExit)
-		b = appendKey(b, in.key)
+		b = appendKey(b, wire)
 		b = av(b, int64(idx))
+		b = av(b, int64(in.members[idx]))
 		b = av(b, exit)
 		b = av(b, dur)
 		b = append(b, boolByte(nb))
@@ -361,33 +422,93 @@ func (d *distX) notes(in *collInst) bool {
 	return true
 }
 
-// created applies the records that arrived for in before a local member
-// created it. x.mu is held.
-func (d *distX) created(in *collInst, me int32) {
-	recs, ok := d.early[in.key]
-	if !ok {
+// enterRemote posts the entry of another process's member, numbered
+// r.key by its replay, as a local call's (exchange.collEnterLocked):
+// placed the instances further that this process counted the member
+// skipping, resynchronized or made there. Every copy of an instance sees
+// the entries in an order that keeps each member's, and decides as the
+// others do. x.mu is held.
+func (d *distX) enterRemote(r *collRec) {
+	x := d.x
+	rs := d.remoteRank(r, "entry")
+	if rs == nil {
 		return
 	}
-	delete(d.early, in.key)
-	for _, e := range recs {
-		if e.enter {
-			d.applyEnter(in, &e.rec)
-		} else {
-			d.applyExit(in, &e.rec)
+	k := r.key
+	k.seq += rs.shifts[commKey{k.comm, k.group}]
+	in := x.colls[k]
+	members := d.memIn[memKey{comm: k.comm, group: k.group, split: k.split, first: r.first, n: r.n}]
+	if in != nil {
+		members = in.members
+	} else if members == nil {
+		d.fail(fmt.Errorf("analysis process sent an entry of %v without its members", r.key))
+		return
+	}
+	var left []int
+	var woken []int32
+	if in != nil && r.idx >= 0 && r.idx < len(members) && members[r.idx] == r.rank && misfit(in, r.fn, r.root, members, r.idx) {
+		in, left, woken = x.resyncLocked(&k, in, r.fn, r.root, members, r.idx, r.rank, r.t)
+	}
+	if in == nil {
+		in = x.newCollLocked(k, r.fn, r.shape, r.root, members)
+		for _, i := range left {
+			woken = x.leaveLocked(in, i, woken)
+		}
+	}
+	if d.applyEnter(in, r) {
+		rs.open = append(rs.open, openColl{in: in, wire: r.key})
+	}
+	x.wakeAll(woken, -1)
+}
+
+// exitRemote posts the exit of another process's member from the
+// instance its entry numbered r.key was posted to. x.mu is held.
+func (d *distX) exitRemote(r *collRec) {
+	rs := d.remoteRank(r, "exit")
+	if rs == nil {
+		return
+	}
+	// From the latest: a blocking call's exit follows its entry.
+	for i := len(rs.open) - 1; i >= 0; i-- {
+		if o := rs.open[i]; o.wire == r.key {
+			// Its entry came (the rank's records arrive in order); none
+			// is open when it was not posted (the calls disagreed), and
+			// then its exit is not posted either.
+			rs.open = append(rs.open[:i], rs.open[i+1:]...)
+			if r.idx < 0 || r.idx >= len(o.in.members) || o.in.members[r.idx] != r.rank {
+				d.fail(fmt.Errorf("analysis process sent an exit of rank %d as member %d of %v", r.rank, r.idx, r.key))
+				return
+			}
+			d.applyExit(o.in, r)
+			return
 		}
 	}
 }
 
-func (d *distX) applyEnter(in *collInst, r *collRec) {
+// remoteRank is the state of r's rank, which another process must own;
+// nil, with the analysis failed, when r names no rank or one of this
+// process's. what names the record ("entry", "exit"). x.mu is held.
+func (d *distX) remoteRank(r *collRec, what string) *rankSync {
+	if r.rank < 0 || int(r.rank) >= len(d.x.ranks) || d.local(r.rank) {
+		d.fail(fmt.Errorf("analysis process sent an %s of rank %d, not its own", what, r.rank))
+		return nil
+	}
+	return d.x.ranks[r.rank]
+}
+
+// applyEnter posts the entry r into in, and tells whether it did (not
+// when the calls disagree). x.mu is held.
+func (d *distX) applyEnter(in *collInst, r *collRec) bool {
 	if in.fn != r.fn || in.root != r.root || r.idx < 0 || r.idx >= len(in.members) || in.members[r.idx] != r.rank || in.slots[r.idx].hasEntry {
 		in.mismatch = true
-		return
+		return false
 	}
 	if r.nonblocking && !in.mismatch {
 		in.nonblocking = true
 	}
 	d.wake = d.x.postEntryLocked(in, r.idx, r.t, r.site, r.span, r.comp, d.wake[:0])
 	d.x.wakeAll(d.wake, -1)
+	return true
 }
 
 func (d *distX) applyExit(in *collInst, r *collRec) {
@@ -684,22 +805,36 @@ func (d *distX) record1(rd *drd) {
 			r.site, r.span, r.comp = uint32(rd.uv()), uint32(rd.uv()), rd.v()
 			r.fn = rd.str()
 			r.root = int32(rd.v())
+			r.shape = tracepb.Function_Collective(rd.v())
+			r.first, r.n = int32(rd.v()), int(rd.uv())
 			r.nonblocking = rd.byte1() == 1
 		} else {
-			r.t, r.dur = rd.v(), rd.v()
+			r.rank, r.t, r.dur = int32(rd.v()), rd.v(), rd.v()
 			r.nb = rd.byte1() == 1
 		}
 		if rd.err != nil {
 			return
 		}
-		in := x.colls[r.key]
-		switch {
-		case in == nil:
-			d.early[r.key] = append(d.early[r.key], earlyRec{enter: enter, rec: r})
-		case enter:
-			d.applyEnter(in, &r)
-		default:
-			d.applyExit(in, &r)
+		if enter {
+			d.enterRemote(&r)
+		} else {
+			d.exitRemote(&r)
+		}
+	case drMembers:
+		k := collKey{comm: rd.uv(), group: int32(rd.v()), seq: rd.uv(), split: int32(rd.v())}
+		n := rd.uv()
+		if rd.err == nil && n > uint64(len(x.ranks)) {
+			rd.err = fmt.Errorf("%d members", n)
+		}
+		if rd.err != nil || n == 0 {
+			return
+		}
+		m := make([]int32, n)
+		for i := range m {
+			m[i] = rd.rank(len(x.ranks))
+		}
+		if rd.err == nil {
+			d.memIn[memKey{comm: k.comm, group: k.group, split: k.split, first: m[0], n: len(m)}] = m
 		}
 	case drWithdraw:
 		k := p2pKey{src: rd.rank(len(x.ranks)), dst: rd.rank(len(x.ranks))}

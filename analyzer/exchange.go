@@ -111,9 +111,26 @@ type rankSync struct {
 	// serial, whichever comes first (under mu; issendPosted).
 	iss map[uint64]*issState
 	// shifts counts, by communicator, the collective instances the rank
-	// skipped (resync.go), under x.mu; hasShift says there are some.
-	shifts   map[commKey]uint64
-	hasShift atomic.Bool
+	// skipped (resync.go): its calls there go that many instances
+	// further than its replay numbers them (collEnterLocked, and
+	// distX.enterRemote for a remote rank). Under x.mu.
+	shifts map[commKey]uint64
+	// open: of a remote rank, the instances its entries were posted to
+	// that its exits have not left yet, with the numbers its replay gave
+	// them (distX.enterRemote), under x.mu. Its exits name those numbers,
+	// which resynchronizing never changes, not instance keys, which it
+	// may change on either process at any time.
+	open []openColl
+	// placed is the instance key the rank's last collective call was
+	// posted to, by its own replay (the timeline's, rankObs.coll).
+	placed collKey
+}
+
+// openColl is an instance a remote rank's entry was posted to, by the
+// number its replay gave the call.
+type openColl struct {
+	in   *collInst
+	wire collKey
 }
 
 // issState is half of a synchronous nonblocking send's pairing: its
@@ -235,6 +252,9 @@ type collSlot struct {
 	ecomp             int64
 	hasEntry, hasExit bool
 	gone              bool // the participant lacks this call (resync.go)
+	// wire is the seq its replay numbered the entry with, before
+	// resynchronizing: a distributed replay's exit names it (rankSync.open).
+	wire uint64
 }
 
 // collAtt says where a participant's Potential Sync and Time Variation go.
@@ -377,24 +397,21 @@ func (x *exchange) wakeAll(rs []int32, by int32) {
 	}
 }
 
-// collEnterLocked posts the entry of participant idx, world rank me, and
-// returns the instance and the members to wake once x.mu is released
-// (in a buffer of rank me's). x.mu is held.
+// collEnterLocked posts the entry of participant idx, world rank me, to
+// the instance of its call numbered k by its replay, and returns the
+// instance and the members to wake once x.mu is released (in a buffer of
+// rank me's). x.mu is held.
 func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
 	members []int32, idx int, me int32, entry int64, att collAtt, nonblocking bool) (*collInst, []int32) {
 	ck := commKey{k.comm, k.group}
+	rs := x.ranks[me]
+	wire := k // as its replay numbered it (distX.entered)
+	k.seq += rs.shifts[ck]
 	in := x.colls[k]
-	var left []int
-	var woken []int32
-	if in != nil && x.dist == nil && misfit(in, fn, root, members, idx) {
-		// A member's trace lacks a call: resynchronize.
-		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, entry)
-	}
 	if in == nil && x.pendingColls[ck] >= x.lim.pendingColls {
 		// This rank is the first at the instance and already far ahead
 		// of the others on this communicator: let them catch up.
 		gen := x.throttleGen.Load()
-		rs := x.ranks[me]
 		rs.throttled.Store(true)
 		x.throttled.Add(1)
 		for x.throttleGen.Load() == gen && x.pendingColls[ck] >= x.lim.pendingColls/2 {
@@ -404,46 +421,39 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		}
 		rs.throttled.Store(false)
 		x.throttled.Add(-1)
-		in = x.colls[k] // somebody may have created it meanwhile
+		// Somebody may have made it meanwhile, or resynchronized the
+		// instances this rank is in.
+		k.seq = wire.seq + rs.shifts[ck]
+		in = x.colls[k]
+	}
+	var left []int
+	var woken []int32
+	if in != nil && misfit(in, fn, root, members, idx) {
+		// A member's trace lacks a call: resynchronize.
+		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, entry)
 	}
 	if in == nil {
-		x.pendingColls[ck]++
-		in = x.newCollInst(k, fn, shape, root, members)
-		x.colls[k] = in
-		if x.dist != nil {
-			// Other processes' members may have entered and left
-			// already.
-			x.dist.created(in, me)
-		}
-		for i, m := range members {
-			if x.ranks[m].done.Load() {
-				if !in.slots[i].hasEntry {
-					in.entryGone++
-				}
-				if !in.slots[i].hasExit {
-					in.exitGone++
-				}
-			}
-		}
+		in = x.newCollLocked(k, fn, shape, root, members)
 		for _, i := range left {
 			woken = x.leaveLocked(in, i, woken)
 		}
 	}
+	rs.placed = in.key
 	if in.fn != fn || in.root != root || len(in.members) != len(members) || idx >= len(in.members) || in.slots[idx].hasEntry {
 		in.mismatch = true
 		return in, woken
 	}
 	sl := &in.slots[idx]
-	sl.att = att
+	sl.att, sl.wire = att, wire.seq
 	if nonblocking && !in.mismatch {
 		in.nonblocking = true
 	}
 	if x.dist != nil {
-		x.dist.entered(in, idx, me, entry, att, nonblocking)
+		x.dist.entered(in, wire, shape, idx, me, entry, att, nonblocking)
 	}
-	wake := x.postEntryLocked(in, idx, entry, att.site, att.span, att.comp, x.ranks[me].wakeBuf[:0])
+	wake := x.postEntryLocked(in, idx, entry, att.site, att.span, att.comp, rs.wakeBuf[:0])
 	if wake != nil {
-		x.ranks[me].wakeBuf = wake[:0] // kept for the next call
+		rs.wakeBuf = wake[:0] // kept for the next call
 	}
 	if len(woken) > 0 {
 		wake = append(wake, woken...)
@@ -820,6 +830,7 @@ func (x *exchange) doneLocked(me int32) {
 	x.lock(&rs.mu)
 	rs.done.Store(true)
 	x.unlock(&rs.mu)
+	rs.open = nil // no exit follows its end
 	for _, in := range x.colls {
 		for i, m := range in.members {
 			if m != me {

@@ -101,9 +101,7 @@ func TestUnmatchedCollectivesInCallOrder(t *testing.T) {
 // Runs with missing ranks, stalls and lost collective calls give the same
 // report, byte for byte as JSON, with 1 to 4 replay workers, and the same
 // warnings and unmatched counts in a distributed replay over 1 to 4
-// processes (whose figures checkDist compares). A lost collective call is
-// resynchronized by dtpa only (docs/distributed.md): that run is compared
-// across workers.
+// processes (whose figures checkDist compares), and the same JSON.
 func TestSameReportAnyOrder(t *testing.T) {
 	missing := func() (*tracetest.Run, []int) {
 		run := tracetest.NewRun(3)
@@ -147,12 +145,11 @@ func TestSameReportAnyOrder(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		run  func() (*tracetest.Run, []int)
-		dist bool
 	}{
-		{"missing", missing, true},
-		{"ring", ring, true},
-		{"cut", cut, true},
-		{"lost", func() (*tracetest.Run, []int) { return lostCollective(500), nil }, false},
+		{"missing", missing},
+		{"ring", ring},
+		{"cut", cut},
+		{"lost", func() (*tracetest.Run, []int) { return lostCollective(500), nil }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run, gone := c.run()
@@ -180,9 +177,6 @@ func TestSameReportAnyOrder(t *testing.T) {
 					t.Errorf("%d workers: report differs from 1 worker's:\n%s\n%s", w, got, want)
 				}
 			}
-			if !c.dist {
-				return
-			}
 			for n := 1; n <= 4; n++ {
 				rep := analyzeDistReport(t, Options{Dir: dir, App: "app", MaxLevel: -1}, n)
 				if strings.Join(rep.Warnings, "\n") != strings.Join(wantRep.Warnings, "\n") {
@@ -190,6 +184,9 @@ func TestSameReportAnyOrder(t *testing.T) {
 				}
 				if !reflect.DeepEqual(rep.Unmatched, wantRep.Unmatched) {
 					t.Errorf("%d processes: unmatched %+v, want %+v", n, rep.Unmatched, wantRep.Unmatched)
+				}
+				if got, _ := json.Marshal(rep); !bytes.Equal(got, want) {
+					t.Errorf("%d processes: report differs from dtpa's:\n%s\n%s", n, got, want)
 				}
 			}
 		})

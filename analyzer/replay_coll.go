@@ -44,7 +44,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	moves := movesData(e, fi)
 	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
 	rp.contrib = contrib
-	rp.obs.coll(key, latest, has)
+	rp.obs.coll(rp.x.ranks[rp.rank].placed, latest, has)
 	if mismatch {
 		rp.unmatchedColls++
 	} else if has {

@@ -109,7 +109,9 @@ func (rp *replayer) icollSlot(r icollRef) uint64 {
 }
 
 // collPlace numbers a collective call on c with recorded root (-1 when the
-// call has none) and places this rank in its instance: the instance key,
+// call has none) by the rank's calls there (the exchange adds the
+// instances the rank skipped, resync.go) and places this rank in its
+// instance: the instance key,
 // its members (world ranks), this rank's index among them, the root's
 // index (-1: none) and whether this rank takes part at all. On an
 // intracommunicator the instance is the communicator's group. On an
@@ -119,7 +121,6 @@ func (rp *replayer) icollSlot(r icollRef) uint64 {
 // part); any other call's instance is both groups, the one with the lower
 // first world rank first.
 func (rp *replayer) collPlace(c *commInfo, root int32) (key collKey, members []int32, idx int, r int32, joins bool) {
-	rp.x.takeShifts(rp.rank, rp.collSeq)
 	if c.collSeq == nil {
 		// Shared by every local index naming the communicator.
 		sk := collSeqKey{id: c.id, group: c.group}

@@ -1,5 +1,7 @@
 package analyzer
 
+import "github.com/dtpa/dtpa/traceformat/tracepb"
+
 // Resynchronizing collectives. Every member calls the collectives of a
 // communicator in the same order, so instances are keyed by their
 // sequence number on the communicator (collKey). A member whose trace
@@ -14,16 +16,26 @@ package analyzer
 // left call k, which it left after the others entered call k
 // (every member of a synchronizing collective enters before any leaves).
 // The members in the instance are ahead when each of their calls is
-// ahead of the arriving one (their instance moves one further, resync
-// renames it); otherwise the arriving call is ahead and leaves the
-// instance for the next one. Two calls, or one member's call against
-// calls of the others that all entered before (or all after) it, are
-// thus decided the same whichever replay got there first. The member
-// that lacks the call is then missing from one instance only: that
-// instance is counted unmatched (its other members' calls, one
-// warning), the rest match. A member's numbers shift by what it skipped
-// (rankSync.shifts, applied by its replay at its next collective:
-// takeShifts).
+// ahead of the arriving one: their instance moves one further, and so do
+// the instances after it that hold their later calls (a member whose call
+// waits for nobody, as the root of an MPI_Bcast or a nonblocking start,
+// goes on to its next calls before the others come; when a later one
+// also holds another member's call, the calls disagree in two places and
+// the arriving call is taken as ahead); otherwise the arriving call is
+// ahead and leaves the instance for the next one. Two
+// calls, or one member's call against calls of the others that all
+// entered before (or all after) it, are thus decided the same whichever
+// replay got there first, and the instances end up the same: the
+// arriving call, or the calls of the members in the instance, go one
+// instance further with all that follows them. The member that lacks the
+// call is then missing from one instance only: that instance is counted
+// unmatched (its other members' calls, one warning), the rest match. A
+// member's later calls go as many instances further than its replay
+// numbers them as it skipped (rankSync.shifts, added where each call is
+// posted, under x.mu): in a distributed replay (dist.go) every process
+// counts the skips of every member, its own or not, by the same
+// decisions, so that the numbers a member's replay gives its calls,
+// which travel with them, are placed alike everywhere.
 
 // maxResync is how many instances an arriving call may skip.
 const maxResync = 4
@@ -47,18 +59,24 @@ func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32,
 	for try := 0; in != nil && misfit(in, fn, root, members, idx) && try < maxResync; try++ {
 		next := *k
 		next.seq++
-		if x.colls[next] == nil && enteredAfter(in, entry, me) {
-			// The members there are ahead: their instance is the next.
-			delete(x.colls, *k)
-			in.key = next
-			x.colls[next] = in
-			for i := range in.slots {
-				if in.slots[i].hasEntry {
-					x.shiftLocked(in.members[i], ck)
-					left = append(left, i)
+		if enteredAfter(in, entry, me) {
+			if chain := x.aheadChain(in); chain != nil {
+				// The members there are ahead: their instance is the
+				// next, and their later calls one further too.
+				for i := len(chain) - 1; i >= 0; i-- {
+					c := chain[i]
+					delete(x.colls, c.key)
+					c.key.seq++
+					x.colls[c.key] = c
 				}
+				for i := range in.slots {
+					if in.slots[i].hasEntry {
+						x.shiftLocked(in.members[i], ck)
+						left = append(left, i)
+					}
+				}
+				return nil, left, wake
 			}
-			return nil, left, wake
 		}
 		// This call is ahead: it leaves this instance for the next.
 		wake = x.leaveLocked(in, idx, wake)
@@ -67,6 +85,33 @@ func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32,
 		in = x.colls[next]
 	}
 	return in, nil, wake
+}
+
+// aheadChain lists in and the instances that follow it on its
+// communicator without a gap (keys in.key.seq+1, +2, …), when every entry
+// in those is of a member that entered in: the calls that move one
+// further when in's members are ahead of an arriving call (nil when some
+// later instance holds another member's call, which then is not ahead:
+// the members' calls disagree in more than one place). x.mu is held.
+func (x *exchange) aheadChain(in *collInst) []*collInst {
+	chain := []*collInst{in}
+	k := in.key
+	for {
+		k.seq++
+		c := x.colls[k]
+		if c == nil {
+			return chain
+		}
+		if len(c.members) != len(in.members) {
+			return nil
+		}
+		for i := range c.slots {
+			if c.slots[i].hasEntry && (c.members[i] != in.members[i] || !in.slots[i].hasEntry) {
+				return nil
+			}
+		}
+		chain = append(chain, c)
+	}
 }
 
 // enteredAfter tells whether some participant entered in and every one
@@ -107,34 +152,30 @@ func (x *exchange) leaveLocked(in *collInst, idx int, wake []int32) []int32 {
 }
 
 // shiftLocked notes that world rank r skips one instance of communicator
-// ck. x.mu is held.
+// ck: its later calls there go one instance further. x.mu is held.
 func (x *exchange) shiftLocked(r int32, ck commKey) {
 	rs := x.ranks[r]
 	if rs.shifts == nil {
 		rs.shifts = map[commKey]uint64{}
 	}
 	rs.shifts[ck]++
-	rs.hasShift.Store(true)
 }
 
-// takeShifts adds the instances rank me skipped to its sequence numbers
-// (replayer.collSeq); by its own replay, before it numbers a collective.
-func (x *exchange) takeShifts(me int32, seqs map[collSeqKey]*uint64) {
-	rs := x.ranks[me]
-	if !rs.hasShift.Load() {
-		return
-	}
-	x.lock(&x.mu)
-	for ck, d := range rs.shifts {
-		sk := collSeqKey{id: ck.comm, group: ck.group}
-		p := seqs[sk]
-		if p == nil {
-			p = new(uint64)
-			seqs[sk] = p
+// newCollLocked creates instance k, with the members whose replay has
+// ended counted gone. x.mu is held.
+func (x *exchange) newCollLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32, members []int32) *collInst {
+	x.pendingColls[commKey{k.comm, k.group}]++
+	in := x.newCollInst(k, fn, shape, root, members)
+	x.colls[k] = in
+	for i, m := range members {
+		if x.ranks[m].done.Load() {
+			if !in.slots[i].hasEntry {
+				in.entryGone++
+			}
+			if !in.slots[i].hasExit {
+				in.exitGone++
+			}
 		}
-		*p += d
 	}
-	clear(rs.shifts)
-	rs.hasShift.Store(false)
-	x.unlock(&x.mu)
+	return in
 }

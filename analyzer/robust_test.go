@@ -272,12 +272,18 @@ func TestRingStallReleasesOne(t *testing.T) {
 // Collective calls that disagree between ranks are reported. Both are
 // entered at the same time, so the call of the higher rank is taken as
 // the one ahead (resync.go): rank 1 lacks the MPI_Barrier (call 1), rank 0
-// the MPI_Allreduce (call 2), whichever replay ran first.
+// the MPI_Allreduce (call 2), whichever replay ran first, and in a
+// distributed replay over 1 to 4 processes.
 func TestCollectiveMismatch(t *testing.T) {
 	run := tracetest.NewRun(2)
 	run.Rank(0).Init(1 * us).Barrier(1 * ms).Finalize(1 * us)
 	run.Rank(1).Init(1*us).Allreduce(8, 1*ms).Finalize(1 * us)
-	rep := analyzeRun(t, run)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeDir(t, dir)
+	sameDistReport(t, dir, rep)
 	if !hasWarning(rep, "2 collective call(s) could not be matched") ||
 		!hasWarning(rep, "Collective MPI_Barrier (call 1 on MPI_COMM_WORLD) lacks rank(s) 1 (the members' calls disagree on the function") ||
 		!hasWarning(rep, "Collective MPI_Allreduce (call 2 on MPI_COMM_WORLD) lacks rank(s) 0 ") {

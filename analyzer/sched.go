@@ -128,6 +128,20 @@ func (s *sched) owner(r int32) int {
 func (s *sched) add(r int32, body func()) {
 	rs := s.x.ranks[r]
 	next, stop := iter.Pull(func(yield func(struct{}) bool) {
+		// Recovered here, once per replay, rather than around every
+		// resume (a deferred closure per park and resume): the replay
+		// then ends, and resume sees it finished.
+		defer func() {
+			if p := recover(); p != nil {
+				// replayer.run recovers its own panics; this is the
+				// exchange's or the scheduler's.
+				s.x.lock(&s.mu)
+				if s.err == nil {
+					s.err = fmt.Errorf("internal error replaying rank %d: %v", r, p)
+				}
+				s.x.unlock(&s.mu)
+			}
+		}()
 		rs.yield = yield
 		body()
 	})
@@ -199,18 +213,6 @@ func (s *sched) worker(w int) {
 
 // resume runs rank r until it parks (true) or finishes (false).
 func (s *sched) resume(r int32) (more bool) {
-	defer func() {
-		if p := recover(); p != nil {
-			// replayer.run recovers its own panics; this is the
-			// exchange's or the scheduler's.
-			s.x.lock(&s.mu)
-			if s.err == nil {
-				s.err = fmt.Errorf("internal error replaying rank %d: %v", r, p)
-			}
-			s.x.unlock(&s.mu)
-			more = false
-		}
-	}()
 	_, more = s.coros[r].next()
 	if !more {
 		s.coros[r].stop()

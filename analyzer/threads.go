@@ -305,7 +305,7 @@ func (rp *replayer) collEntryThreaded(e *traceformat.Event, fi *fnInfo, entry in
 	if rp.thrColls == nil {
 		rp.thrColls = map[uint32]thrColl{}
 	}
-	rp.thrColls[e.Thread] = thrColl{in: in, idx: idx, key: key}
+	rp.thrColls[e.Thread] = thrColl{in: in, idx: idx, key: rp.x.ranks[rp.rank].placed}
 	rp.applyContrib()
 }
 

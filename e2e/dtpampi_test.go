@@ -253,6 +253,81 @@ func TestDtpaMPISynthetic(t *testing.T) {
 	checkDtpaMPI(t, dir, "synth")
 }
 
+// TestDtpaMPILostCollective: traces that disagree on a collective (a
+// call missing from one rank's trace, as when the tracer dropped it) are
+// resynchronized by dtpa-mpi as by dtpa (docs/characteristics.md §8.1):
+// 5 ranks make 300 collectives on the world, cycling through
+// MPI_Barrier, MPI_Allreduce and MPI_Bcast, and ranks 0, 2 and 4 make
+// 100 pairs of MPI_Barrier and MPI_Allreduce on a communicator of their
+// own; rank 1 lacks world call 153 (an MPI_Bcast), rank 4 call 81 on the
+// other one (an MPI_Barrier). (Had rank 4 lacked an MPI_Allreduce there,
+// its next call on that communicator would come after a world call that
+// ranks 0 and 2, waiting for it, never enter: dtpa too stalls then.)
+func TestDtpaMPILostCollective(t *testing.T) {
+	needDtpaMPI(t)
+	const n = 5
+	run := tracetest.NewRun(n)
+	even, odd := run.NewComm(0, 2, 4), run.NewComm(1, 3)
+	ranks := make([]*tracetest.Rank, n)
+	for i := range ranks {
+		ranks[i] = run.Rank(i)
+		ranks[i].Init(tracetest.US)
+	}
+	for i, k := range ranks {
+		if i%2 == 0 {
+			k.CommSplit(run.World(), even, 2*tracetest.US)
+		} else {
+			k.CommSplit(run.World(), odd, 2*tracetest.US)
+		}
+	}
+	for c := 0; c < 300; c++ {
+		for i, k := range ranks {
+			k.Compute(tracetest.MS)
+			if i == 1 && c == 152 {
+				k.Compute(10 * tracetest.US)
+				continue
+			}
+			switch c % 3 {
+			case 0:
+				k.Barrier(10 * tracetest.US)
+			case 1:
+				k.Allreduce(8, 10*tracetest.US)
+			default:
+				k.Bcast(0, 8, 10*tracetest.US)
+			}
+			if c%3 != 1 {
+				continue
+			}
+			// Every rank spends the same time, as the resynchronization
+			// tells calls apart by their entries.
+			k.Compute(tracetest.US)
+			switch {
+			case i%2 == 1:
+				k.Compute(10 * tracetest.US)
+			case i == 4 && c/3 == 40:
+				k.Compute(5 * tracetest.US)
+				k.Allreduce(8, 5*tracetest.US, tracetest.On(even))
+			default:
+				k.Barrier(5*tracetest.US, tracetest.On(even))
+				k.Allreduce(8, 5*tracetest.US, tracetest.On(even))
+			}
+		}
+	}
+	for _, k := range ranks {
+		k.Finalize(tracetest.US)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "lost"); err != nil {
+		t.Fatal(err)
+	}
+	_, warn, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "--json", "lost")
+	if code != 0 || !strings.Contains(warn, "(call 153 on MPI_COMM_WORLD) lacks rank(s) 1 ") ||
+		!strings.Contains(warn, "(call 81 on ") || strings.Contains(warn, "stall") {
+		t.Fatalf("dtpa: exit %d, warnings\n%s", code, warn)
+	}
+	checkDtpaMPI(t, dir, "lost")
+}
+
 // TestDtpaMPIErrors: dtpa-mpi fails as dtpa does, once: no traces (also
 // for the outputs process 0 writes alone), a usage error, and dtpa view,
 // which dtpa-mpi does not serve.

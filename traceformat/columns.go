@@ -161,6 +161,7 @@ const (
 	fReqs         = 19
 	fStatusSource = 20
 	fStatusTag    = 21
+	fFlag         = 25
 )
 
 func u32(v uint64) uint64 { return uint64(uint32(v)) }
@@ -214,7 +215,7 @@ var columns = [...]Column{
 		event: at(unsafe.Offsetof(Event{}.PcLevel), tI32)},
 	{Field: 24, Name: "pcontrol_arg", Form: FormPerCall, Enc: EncS64, Attr: AttrPcontrol, RecordSize: 8,
 		event: at(unsafe.Offsetof(Event{}.PcArg), tI64)},
-	{Field: 25, Name: "flag", Form: FormPerCall, Enc: EncU32, Attr: AttrFlag, RecordSize: 4,
+	{Field: fFlag, Name: "flag", Form: FormPerCall, Enc: EncU32, Attr: AttrFlag, RecordSize: 4,
 		event: at(unsafe.Offsetof(Event{}.Flag), tBool)},
 	{Field: 26, Name: "calls", Form: FormPerCall, Enc: EncU32, Attr: AttrCalls, RecordSize: 4,
 		event: at(unsafe.Offsetof(Event{}.Calls), tU32)},

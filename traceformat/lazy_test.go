@@ -483,27 +483,48 @@ func TestCountVarints(t *testing.T) {
 func TestLazyWideRequestCount(t *testing.T) {
 	var enc batchEncoder
 	raw := enc.appendBatch(nil, builderOf(testEvents()).Batch())
+	out := withColumn(t, raw, fNReqs, func(payload []byte) (col []byte) {
+		varints(payload, func(v uint64) { col = protowire.AppendVarint(col, v|1<<32) })
+		return col
+	})
+	if n := lazyAgainstFull(t, out, nil); n != len(testEvents()) {
+		t.Fatalf("%d events", n)
+	}
+}
+
+// withColumn returns the encoded batch raw with the payload of its field
+// num replaced by what rewrite makes of it: a column no writer makes.
+func withColumn(t *testing.T, raw []byte, num protowire.Number, rewrite func(payload []byte) []byte) []byte {
+	t.Helper()
 	var out []byte
 	for data := raw; len(data) > 0; {
-		num, payload, rest, _, err := nextBatchField(data)
+		n, payload, rest, _, err := nextBatchField(data)
 		if err != nil {
 			t.Fatal(err)
 		}
 		field := data[:len(data)-len(rest)]
 		data = rest
-		if num != fNReqs {
+		if n != num {
 			out = append(out, field...)
 			continue
 		}
-		var col []byte
-		varints(payload, func(v uint64) { col = protowire.AppendVarint(col, v|1<<32) })
-		out = protowire.AppendTag(out, fNReqs, protowire.BytesType)
-		out = protowire.AppendBytes(out, col)
+		out = protowire.AppendTag(out, num, protowire.BytesType)
+		out = protowire.AppendBytes(out, rewrite(payload))
 	}
+	return out
+}
+
+// lazyAgainstFull walks the batch out with LazyBatch and with the batch
+// decoder, at the end of its buffer and with zstd's slack after it, and
+// fails at the first event they disagree on; check, when given, sees
+// each lazy event too. It returns the number of events.
+func lazyAgainstFull(t *testing.T, out []byte, check func(i int, e Event)) int {
+	t.Helper()
 	var d Batch
 	if err := decodeBatch(out, &d); err != nil {
 		t.Fatal(err)
 	}
+	n := 0
 	for _, in := range [][]byte{out, append(out, make([]byte, zstdSlack)...)[:len(out)]} {
 		var lb LazyBatch
 		if err := lb.parse(in); err != nil {
@@ -511,17 +532,21 @@ func TestLazyWideRequestCount(t *testing.T) {
 		}
 		var c Cursor
 		var e1, e2 Event
-		n := 0
+		n = 0
 		for c.Next(&d, &e1) {
 			if !lb.Next(&e2) || !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
 				t.Fatalf("event %d differs:\n full %+v\n lazy %+v", n, e1, e2)
 			}
+			if check != nil {
+				check(n, e2)
+			}
 			n++
 		}
-		if lb.Next(&e2) || n != len(testEvents()) {
-			t.Fatalf("%d events", n)
+		if lb.Next(&e2) {
+			t.Fatal("more lazy events than full ones")
 		}
 	}
+	return n
 }
 
 // TestSumBytes compares sumBytes, eight bytes at a time, with a loop over
@@ -544,5 +569,44 @@ func TestSumBytes(t *testing.T) {
 		if s != want || m < most || m > 2*most {
 			t.Fatalf("trial %d: sumBytes of %d bytes = %d, %d; want %d, largest %d", trial, len(b), s, m, want, most)
 		}
+	}
+}
+
+// TestLazyFlagAlone: an event whose only rare attribute is AttrFlag, which
+// Next reads inline, gets the flag the table-driven decoders give it, for
+// flag values no writer makes too (more than one byte, 2^32: read modulo
+// 2^32 as the column's uint32), and the events with other rare attributes
+// around it keep theirs.
+func TestLazyFlagAlone(t *testing.T) {
+	flags := []uint64{0, 1, 2, 200, 1 << 32, 1<<32 | 1, 1}
+	want := []bool{false, true, true, true, false, true, true}
+	var evs []Event
+	for i := range flags {
+		e := Event{Func: 3, Site: 2, Attr: AttrFlag, Entry: int64(100 * i), Exit: int64(100*i + 10)}
+		switch i {
+		case 2:
+			e.Attr |= AttrCalls
+			e.Calls = 5
+		case 5:
+			e.Attr |= AttrNewComm | AttrReqs
+			e.NewComm, e.Reqs = 1, []uint64{7}
+		}
+		evs = append(evs, e)
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, builderOf(evs).Batch())
+	out := withColumn(t, raw, fFlag, func([]byte) (col []byte) {
+		for _, v := range flags {
+			col = protowire.AppendVarint(col, v)
+		}
+		return col
+	})
+	n := lazyAgainstFull(t, out, func(i int, e Event) {
+		if e.Flag != want[i] || e.Calls != evs[i].Calls || e.NewComm != evs[i].NewComm {
+			t.Errorf("event %d: flag %v calls %d newcomm %d, want %v %d %d", i, e.Flag, e.Calls, e.NewComm, want[i], evs[i].Calls, evs[i].NewComm)
+		}
+	})
+	if n != len(flags) {
+		t.Fatalf("%d events, want %d", n, len(flags))
 	}
 }
