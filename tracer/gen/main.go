@@ -169,6 +169,7 @@ func genWrappers(cc, fc, tag string) ([]byte, []byte, error) {
 		if !ok {
 			t = tmpl{post: genericPost(p)}
 		}
+		t = withFold(p.Name, t)
 		emitWrapper(&b, p, id, t)
 	}
 	b.WriteString("const char *const dt_fnames[] = {\n")
@@ -236,6 +237,9 @@ func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {
 func (t tmpl) recEnd() string {
 	if t.poll != "" {
 		return fmt.Sprintf("dt_rec_end_poll(T, H, dt_ok && (%s));", t.poll)
+	}
+	if t.query {
+		return "dt_rec_end_query(T, H, dt_ok);"
 	}
 	return "dt_rec_end(T);"
 }
