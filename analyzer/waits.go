@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -273,19 +272,35 @@ func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures) {
 	}
 }
 
+// firstAfter is the place (from the oldest) of the first record whose
+// bound pm exceeds t, w.n if none, and the bound of the record before it
+// (math.MinInt64 if none). Send entries mostly grow with the records, so
+// that the first is found from the newest backwards, past the few records
+// wrongOrder looks at after it anyway (a binary search over the window
+// cost more than that).
+func (w *woRing) firstAfter(t int64) (j0 int, hi int64) {
+	j0, i := w.n, w.next
+	for j0 > 0 {
+		if i == 0 {
+			i = maxWrongOrder
+		}
+		i--
+		if pm := w.recs[i].pm; pm <= t {
+			return j0, pm
+		}
+		j0--
+	}
+	return 0, math.MinInt64
+}
+
 // wrongOrder turns every remembered late-sender wait for a message sent
 // after t into a wrong-order wait: a message sent at t is received now.
 func (rp *replayer) wrongOrder(t int64) {
 	w := &rp.wo
 	start := (w.next - w.n + maxWrongOrder) % maxWrongOrder
 	// The records before the first whose bound pm exceeds t were all sent
-	// at or before t: they stay as they are. (Send entries mostly grow
-	// with the records, so that only the last few are looked at.)
-	j0 := sort.Search(w.n, func(j int) bool { return w.recs[(start+j)%maxWrongOrder].pm > t })
-	hi := int64(math.MinInt64)
-	if j0 > 0 {
-		hi = w.recs[(start+j0-1)%maxWrongOrder].pm
-	}
+	// at or before t: they stay as they are.
+	j0, hi := w.firstAfter(t)
 	// The records kept are compacted in place towards the oldest slot,
 	// in order: a kept record moves to a slot at or before its own, one
 	// already read. (A copy through a buffer of the whole window zeroed
