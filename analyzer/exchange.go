@@ -410,7 +410,11 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	ck := commKey{k.comm, k.group}
 	rs := x.ranks[me]
 	wire := k // as its replay numbered it (distX.entered)
-	k.seq += rs.shifts[ck]
+	if rs.shifts != nil {
+		// (Tested first: nearly always nil, and a lookup in a nil map
+		// is a call of the runtime all the same.)
+		k.seq += rs.shifts[ck]
+	}
 	in := x.coll(k)
 	if in == nil && x.pendingColls[ck] >= x.lim.pendingColls {
 		// This rank is the first at the instance and already far ahead
