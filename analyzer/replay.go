@@ -45,10 +45,10 @@ type acc struct {
 	culprits map[waitKey]*waitVal
 	// causes are the causes of those waits (causes.go).
 	causes map[causeKey]*causeVal
-	// The entries of culprits and causes used last and before
-	// (addWait, addCause).
-	recentWaits  recent[waitKey, waitVal]
-	recentCauses recent[causeKey, causeVal]
+	// culprits' and causes' entries by a hash of their keys (addWait,
+	// addCause).
+	recentWaits  waitCache
+	recentCauses causeCache
 	// prof: the messages sent and received, the gaps between calls
 	// (profile.go); nil until the first.
 	prof *profAcc
