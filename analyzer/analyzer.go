@@ -87,13 +87,15 @@
 //     at all (with a warning).
 //   - Wait Number counts Wait-family calls and Test-family calls that
 //     completed at least one request.
-//   - An event standing for a folded run of unsuccessful polls
-//     (traceformat.AttrCalls: tests and probes that found nothing) counts
-//     as its Calls calls in a point's ExeCount (and the System Number, were
-//     such a call a system call); it completed nothing, so Wait Number does
-//     not change. Its duration is the run's time in MPI, so the times need
-//     nothing special. Collective Number counts events (instances): polls
-//     are never collectives.
+//   - An event standing for a folded run of calls (traceformat.AttrCalls:
+//     tests and probes that completed or found nothing, hot loops of
+//     queries) counts as its Calls calls in a point's ExeCount (and the
+//     System Number, were such a call a system call); it completed
+//     nothing, so Wait Number does not change. Its duration is the run's
+//     time in MPI, so the times need nothing special. It ends Calls gaps of
+//     the profile when the trace gives its inner gaps (AttrInnerGaps,
+//     profile.go: gapBefore). Collective Number counts events (instances):
+//     folded calls are never collectives.
 //   - Collective Number of a processor counts its collective calls; Main's
 //     counts instances once, on the member of rank 0 in the communicator.
 //   - Nonblocking collectives (docs/characteristics.md, "Nonblocking

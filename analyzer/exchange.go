@@ -58,7 +58,11 @@ type exchange struct {
 	throttled   atomic.Int32
 	throttleGen atomic.Uint64
 	colls       map[collKey]*collInst
-	collFree    []*collInst // completed instances to reuse (newCollInst)
+	// lastColl is the instance of colls found or made last (coll): the
+	// members of an instance look it up one after the other, and hashing
+	// the key cost more than the rest of entering the instance.
+	lastColl *collInst
+	collFree []*collInst // completed instances to reuse (newCollInst)
 	// pendingColls counts the instances in progress per communicator.
 	pendingColls map[commKey]int
 	sections     map[sectionKey]int // processors that completed each section instance
@@ -406,8 +410,12 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	ck := commKey{k.comm, k.group}
 	rs := x.ranks[me]
 	wire := k // as its replay numbered it (distX.entered)
-	k.seq += rs.shifts[ck]
-	in := x.colls[k]
+	if rs.shifts != nil {
+		// (Tested first: nearly always nil, and a lookup in a nil map
+		// is a call of the runtime all the same.)
+		k.seq += rs.shifts[ck]
+	}
+	in := x.coll(k)
 	if in == nil && x.pendingColls[ck] >= x.lim.pendingColls {
 		// This rank is the first at the instance and already far ahead
 		// of the others on this communicator: let them catch up.
@@ -424,7 +432,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		// Somebody may have made it meanwhile, or resynchronized the
 		// instances this rank is in.
 		k.seq = wire.seq + rs.shifts[ck]
-		in = x.colls[k]
+		in = x.coll(k)
 	}
 	var left []int
 	var woken []int32
@@ -459,6 +467,18 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		wake = append(wake, woken...)
 	}
 	return in, wake
+}
+
+// coll is the instance in progress of key k, or nil. x.mu is held.
+func (x *exchange) coll(k collKey) *collInst {
+	if in := x.lastColl; in != nil && in.key == k {
+		return in
+	}
+	in := x.colls[k]
+	if in != nil {
+		x.lastColl = in
+	}
+	return in
 }
 
 // newCollInst is a new instance k of collective fn; x.mu is held. It
@@ -670,6 +690,9 @@ func (x *exchange) maybeComplete(in *collInst) {
 		return
 	}
 	delete(x.colls, in.key)
+	if x.lastColl == in {
+		x.lastColl = nil
+	}
 	ck := commKey{in.key.comm, in.key.group}
 	x.pendingColls[ck]--
 	if x.pendingColls[ck] == 0 {

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"context"
+	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
@@ -75,6 +76,75 @@ func TestReqTable(t *testing.T) {
 		tb.del(7)
 		if r := tb.get(7); r != nil {
 			t.Errorf("n=%d: request 7 still there: %+v", n, r)
+		}
+	}
+}
+
+// find, kill and compact (a Wait/Test call's completions) agree with a
+// plain list in creation order, whatever the order of the ids passed and
+// with ids live several times at once (find's hint must then give way to
+// the oldest), also past the small table's size.
+func TestReqTableFindKill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	type live struct {
+		id    uint64
+		start int64
+	}
+	for round := range 2000 {
+		var tb reqTable
+		var model []live
+		seq := int64(0)
+		for range 20 {
+			for range rng.IntN(6) {
+				id := uint64(rng.IntN(8)) // few ids: duplicates are common
+				if round%2 == 0 {
+					id = uint64(seq) // unique ids
+				}
+				seq++
+				tb.add(id).start = seq
+				model = append(model, live{id, seq})
+			}
+			// A completion of some ids, in an order of their own.
+			var ids []uint64
+			for range rng.IntN(len(model) + 2) {
+				if rng.IntN(4) == 0 || len(model) == 0 {
+					ids = append(ids, 1000+uint64(rng.IntN(3))) // unknown
+				} else {
+					ids = append(ids, model[rng.IntN(len(model))].id)
+				}
+			}
+			if rng.IntN(3) > 0 {
+				slices.Sort(ids)
+			}
+			gone := map[int]bool{}
+			for _, id := range ids {
+				want := -1
+				for j, m := range model {
+					if m.id == id && !gone[j] {
+						want = j
+						break
+					}
+				}
+				p, at := tb.find(id)
+				switch {
+				case want < 0 && p != nil:
+					t.Fatalf("round %d: find(%d) = %+v, want none", round, id, *p)
+				case want >= 0 && (p == nil || p.start != model[want].start):
+					t.Fatalf("round %d: find(%d) = %v, want start %d", round, id, p, model[want].start)
+				}
+				if p != nil {
+					gone[want] = true
+					tb.kill(id, at)
+				}
+			}
+			tb.compact()
+			kept := model[:0]
+			for j, m := range model {
+				if !gone[j] {
+					kept = append(kept, m)
+				}
+			}
+			model = kept
 		}
 	}
 }

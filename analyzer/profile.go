@@ -142,16 +142,30 @@ func (a *acc) profAcc() *profAcc {
 // (−1 for its first call), and makes e the previous call. The gap is taken
 // on the rank's own clock: the clock condition's corrections concern
 // times compared across ranks, and backward amortization would stretch a
-// gap that the rank's clock measured.
-func (pr *profRank) gapBefore(e *traceformat.Event) int64 {
-	g := int64(-1)
+// gap that the rank's clock measured. A folded run whose trace gives its
+// inner gaps (traceformat.AttrInnerGaps: a run of calls − 1 gaps between
+// its calls, summing to inner) ends calls gaps, not one: the gap before
+// its first call is the recorded one minus inner (which it included), and
+// n = calls − 1 more gaps sum to inner. Without the attribute (traces
+// before format 2.1) a run ends one gap, which holds its inner ones.
+func (pr *profRank) gapBefore(e *traceformat.Event) (g, inner, n int64) {
+	g = -1
 	if pr.hasPrev {
 		g = max(0, e.Entry-pr.gapFrom)
+	}
+	if e.Attr&traceformat.AttrInnerGaps != 0 && e.Calls > 1 {
+		n, inner = int64(e.Calls)-1, max(0, e.InnerGaps)
+		if g >= 0 {
+			// (A consistent trace has inner ≤ g: the run's first call
+			// entered after the previous call's exit.)
+			inner = min(inner, g)
+			g -= inner
+		}
 	}
 	// (max with gapFrom: on a multi-threaded rank another thread's call
 	// may still be in MPI.)
 	pr.gapFrom, pr.hasPrev = max(pr.gapFrom, e.Entry, e.Exit), true
-	return g
+	return g, inner, n
 }
 
 // profile notes one call's duration and bytes on its call site: the per
@@ -185,17 +199,21 @@ func (rp *replayer) got(t int64, bytes uint64) {
 	rp.pr.rcvd = append(rp.pr.rcvd, rcvMsg{t, bytes})
 }
 
-// profileCall adds the current call's gap before it and the messages it
-// received (their latency up to its final exit) to interval a.
-func (rp *replayer) profileCall(a *acc, gap, exit int64) {
-	if gap >= 0 {
+// profileCall adds the gaps the current call ends (f.gap, and a folded
+// run's inner ones: gapBefore) and the messages it received (their
+// latency up to its final exit) to interval a.
+func (rp *replayer) profileCall(a *acc, f *callFigures, exit int64) {
+	if f.gap >= 0 || f.innerN > 0 {
 		pr := &rp.pr
 		if a != pr.gapAcc {
 			pr.flushGaps()
 			pr.gapAcc = a
 		}
-		if !pr.gaps.tryAdd(gap) {
-			pr.gaps.add(gap, 1)
+		if f.gap >= 0 && !pr.gaps.tryAdd(f.gap) {
+			pr.gaps.add(f.gap, 1)
+		}
+		if f.innerN > 0 {
+			pr.gaps.addRun(f.inner, f.innerN)
 		}
 	}
 	if len(rp.pr.rcvd) > 0 {

@@ -79,6 +79,16 @@ func (h *gapHist) add(g, n int64) {
 	h.c[b-h.lo] += n
 }
 
+// addRun counts n > 0 gaps of total ns whose sizes are unknown (the inner
+// gaps of a folded run: gapBefore): the sum, hence the mean, stays exact,
+// and the histogram has them all at their mean, so the median takes them
+// for n gaps of that size.
+func (h *gapHist) addRun(total, n int64) {
+	m := total / n
+	h.add(m, n)
+	h.sum += total - m*n
+}
+
 // merge adds o's gaps.
 func (h *gapHist) merge(o *gapHist) {
 	for i, c := range o.c {

@@ -251,6 +251,68 @@ func TestProfileCommsSizesMix(t *testing.T) {
 	}
 }
 
+// Folded runs with their inner gaps (format 2.1) end one gap per call: the
+// one before the run's first call and calls − 1 between its calls, placed
+// at their mean in the histogram; a run without them (older traces) ends
+// one gap. Their MPI time and counts are the runs'. Times in ns:
+//
+//	rank 0: Init 0–1000, 9000 + 899 100 of computation, a folded run of
+//	        1000 MPI_Comm_rank (100 000 in MPI, 999 gaps of 900 between
+//	        them), 20 000, Send 2000, 1000, 3 MPI_Wtime whose recorded inner
+//	        gaps (5000) exceed the gap before the event (1000), Finalize.
+//	rank 1: Init 0–1000, 5000 + 3000, 4 MPI_Iprobe folded (4000 in MPI,
+//	        3 gaps of 1000), 1 100 000, Recv 1000, 4000, 3 MPI_Comm_size
+//	        folded without inner gaps (3000 in MPI), 2000, Finalize.
+//
+// Rank 0: gaps 9000, 999 × 900, 20 000, and the Wtime's 1000 split into 0
+// (before its first call: the inner gaps are clamped to the recorded gap)
+// and two of 500: 1004 gaps, 929 100 ns; the two middle ones are 900, in
+// [896, 927] (2^9 in bins of 32): median 911.5. Rank 1: 5000, 3 × 1000,
+// 1 100 000, 4000: 6 gaps, 1 112 000 ns; median the mean of 1000's bin middle
+// (1007.5, [992, 1023]) and 4000's (4031.5, [3968, 4095]). (Rank 1's
+// receive starts after rank 0's send: no clock-condition repair.)
+func TestProfileFoldedInnerGaps(t *testing.T) {
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1000).Compute(9000 + 899_100)
+	r0.System("MPI_Comm_rank", 100_000, tracetest.FoldedGaps(1000, 899_100))
+	r0.Compute(20_000).Send(1, 5, 8, 2000).Compute(1000)
+	r0.System("MPI_Wtime", 300, tracetest.FoldedGaps(3, 5000)).Finalize(1000)
+	r1.Init(1000).Compute(5000 + 3000)
+	r1.Call("MPI_Iprobe", 4000, traceformat.Event{Attr: traceformat.AttrRecv | traceformat.AttrFlag, RecvPeer: 0, RecvTag: 5},
+		tracetest.FoldedGaps(4, 3000))
+	r1.Compute(1_100_000).Recv(0, 5, 8, 1000).Compute(4000)
+	r1.System("MPI_Comm_size", 3000, tracetest.Folded(3)).Compute(2000).Finalize(1000)
+	finish(run)
+	rep := analyzeClean(t, run)
+	iv := find(t, rep)
+
+	r0p := rank(t, iv, 0).RankProfile
+	if mean := 929_100e-9 / 1004; r0p.Gaps != 1004 || !near(r0p.GapMean, mean) || !near(r0p.GapMedian, 911.5e-9) {
+		t.Errorf("rank 0 gaps %d, mean %.12f, median %.12f; want 1004, %.12f, 911.5 ns", r0p.Gaps, r0p.GapMean, r0p.GapMedian, mean)
+	}
+	r1p := rank(t, iv, 1).RankProfile
+	if median := (1007.5e-9 + 4031.5e-9) / 2; r1p.Gaps != 6 || !near(r1p.GapMean, 1_112_000e-9/6) || !near(r1p.GapMedian, median) {
+		t.Errorf("rank 1 gaps %d, mean %.12f, median %.12f; want 6, %.12f, %.12f", r1p.Gaps, r1p.GapMean, r1p.GapMedian, 1_112_000e-9/6, median)
+	}
+	for _, w := range []struct {
+		fn    string
+		rank  int
+		calls int64
+		time  float64
+	}{{"MPI_Comm_rank", 0, 1000, 100e-6}, {"MPI_Wtime", 0, 3, 300e-9}, {"MPI_Iprobe", 1, 4, 4e-6}, {"MPI_Comm_size", 1, 3, 3e-6}} {
+		p := point(t, iv, w.fn)
+		if len(p.Ranks) != 1 || p.Ranks[0].Rank != w.rank || p.Ranks[0].ExeCount != w.calls || !near(p.Ranks[0].ExeTime, w.time) {
+			t.Errorf("%s point ranks %+v, want rank %d with %d calls in %g s", w.fn, p.Ranks, w.rank, w.calls, w.time)
+		}
+	}
+	// MPI time: the runs' own; Execution from Init's exit to Finalize's
+	// entry, rank 0: 1000 … 1 032 400.
+	rk0 := rank(t, iv, 0)
+	expect(t, "rank 0 Execution", rk0.ExecutionTime, 1_031_400e-9)
+	expect(t, "rank 0 Productive", rk0.ProductiveTime, (1_031_400-100_000-2000-300)*1e-9)
+}
+
 func checkSizes(t *testing.T, got, want []report.SizeBin) {
 	t.Helper()
 	if len(got) != len(want) {

@@ -45,10 +45,10 @@ type acc struct {
 	culprits map[waitKey]*waitVal
 	// causes are the causes of those waits (causes.go).
 	causes map[causeKey]*causeVal
-	// The entries of culprits and causes used last and before
-	// (addWait, addCause).
-	recentWaits  recent[waitKey, waitVal]
-	recentCauses recent[causeKey, causeVal]
+	// culprits' and causes' entries by a hash of their keys (addWait,
+	// addCause).
+	recentWaits  waitCache
+	recentCauses causeCache
 	// prof: the messages sent and received, the gaps between calls
 	// (profile.go); nil until the first.
 	prof *profAcc
@@ -498,6 +498,9 @@ type callFigures struct {
 	// fixed: the call handed its times to other ranks (clc.go).
 	fixed bool
 	gap   int64 // local ns since the previous call's exit, −1 for none (profile.go)
+	// A folded run's inner gaps: innerN of them, inner ns in all
+	// (gapBefore).
+	inner, innerN int64
 }
 
 // event replays one call: its times on the global clock, its matching
@@ -512,7 +515,7 @@ func (rp *replayer) event(e *traceformat.Event) {
 		sc.fi = fi
 	}
 	var f callFigures
-	f.gap = rp.pr.gapBefore(e)
+	f.gap, f.inner, f.innerN = rp.pr.gapBefore(e)
 	if rp.clkOffsetOnly {
 		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else {
@@ -676,7 +679,7 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		// an observer (dtpa --json, the text report).
 		rp.obs.call(e, fi, entry, exit, f.realSync)
 	}
-	rp.profileCall(a, f.gap, exit)
+	rp.profileCall(a, f, exit)
 	if f.fixed || rp.repaired || rp.thr != nil {
 		// (Backward amortization moves a thread's calls, not the
 		// cover's segments: none with several threads.)

@@ -215,24 +215,25 @@ func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) 
 // received matches a receive a Wait/Test call completed: t is its send's
 // entry, and its overlap term is appended to pendOv.
 func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
+	p := d.p
 	if d.src == traceformat.NoStatus {
 		// Cancelled: it received nothing.
-		if d.hasTicket {
-			rp.x.revoke(d.q, rp.rank, d.ticket)
+		if p.hasTicket {
+			rp.x.revoke(p.q, rp.rank, p.ticket)
 		}
 		return 0, false
 	}
 	// A late receiver's late call is the one that posted the receive.
 	site := rp.evSite
-	rp.evSite = d.site
-	if d.hasTicket {
-		t, ok = rp.take(d.q, d.qsrc, d.ticket, d.start)
+	rp.evSite = p.site
+	if p.hasTicket {
+		t, ok = rp.take(p.q, p.src, p.ticket, p.start)
 	} else {
-		t, ok, _ = rp.matchOn(d.comm, d.src, d.tag, d.start)
+		t, ok, _ = rp.matchOn(p.comm, d.src, d.tag, p.start)
 	}
 	rp.evSite = site
 	if ok {
-		rp.pendOv = append(rp.pendOv, ovTerm{start: d.start, t: t})
+		rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: t})
 	}
 	return t, ok
 }

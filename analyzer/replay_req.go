@@ -42,18 +42,13 @@ type request struct {
 	msg uint64
 }
 
-// doneRecv is a receive a Wait/Test call completed: what matching it
-// needs, copied out of the request table.
+// doneRecv is a receive a Wait/Test call completed: its request, which
+// stays where it is in the request table until the call's completions
+// are done (reqTable.compact), and its status source and tag (or the
+// posted ones).
 type doneRecv struct {
-	seq       uint64
-	start     int64
-	site      uint32 // of the call that started it
-	comm      *commInfo
-	q         *fifo
-	ticket    uint64
-	qsrc      int32 // the sender's world rank, with q
-	src, tag  int32 // status source and tag (or the posted ones)
-	hasTicket bool
+	p        *request
+	src, tag int32
 }
 
 // create registers the request(s) of a nonblocking start or persistent init.
@@ -142,8 +137,17 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	if e.Attr&traceformat.AttrStatus == 0 {
 		status = nil
 	}
+	t := &rp.reqs
 	for i, id := range reqs {
-		p, at := rp.reqs.find(id)
+		var p *request
+		var at int
+		if at = t.hint; t.first(at, id) {
+			// reqTable.find's common case, inlined.
+			t.hint = at + 1
+			p = &t.vals[at]
+		} else {
+			p, at = t.findSlow(id)
+		}
 		if p == nil {
 			rp.unknownReqs++
 			continue
@@ -184,9 +188,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 				d = &rp.done[len(rp.done)-1]
 			}
 			nd++
-			d.seq, d.start, d.comm, d.q, d.ticket, d.qsrc = p.seq, p.start, p.comm, p.q, p.ticket, p.src
-			d.site = p.site
-			d.src, d.tag, d.hasTicket = p.peer, p.tag, p.hasTicket
+			d.p, d.src, d.tag = p, p.peer, p.tag
 			if i < len(status) {
 				d.src, d.tag = status[i].Source, status[i].Tag
 			}
@@ -197,21 +199,21 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			rp.reqs.kill(id, at)
 		}
 	}
-	rp.reqs.compact()
 	switch {
-	case nd == 1 && first.hasTicket && first.src != traceformat.NoStatus:
+	case nd == 1 && first.p.hasTicket && first.src != traceformat.NoStatus:
 		// received's common case written out.
 		var ok bool
 		var site sendSite
 		var bytes uint64
-		if latest, site, bytes, ok = rp.x.recv(first.q, first.qsrc, rp.rank, first.ticket, first.start, first.site); ok {
-			rp.from = sentBy(first.qsrc, site)
+		p := first.p
+		if latest, site, bytes, ok = rp.x.recv(p.q, p.src, rp.rank, p.ticket, p.start, p.site); ok {
+			rp.from = sentBy(p.src, site)
 			rp.got(latest, bytes)
 			if rp.wo.n > 0 && latest < rp.wo.max {
 				rp.wrongOrder(latest)
 			}
-			rp.obs.recv(first.qsrc, latest, true)
-			rp.pendOv = append(rp.pendOv, ovTerm{start: first.start, t: latest})
+			rp.obs.recv(p.src, latest, true)
+			rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: latest})
 			has = true
 		} else {
 			rp.unmatchedRecvs++
@@ -222,7 +224,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		// Wildcard receives take their tickets now: in posting order
 		// (mostly the order of the call's requests already).
 		if !doneSorted(rp.done) {
-			slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.seq, b.seq) })
+			slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.p.seq, b.p.seq) })
 		}
 		var from lateCall
 		for i := range rp.done {
@@ -232,6 +234,9 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		}
 		rp.from = from
 	}
+	// (The requests completed stay in place until here: rp.done points
+	// at them.)
+	rp.reqs.compact()
 	if has {
 		rp.repairRecv(entry, exit, latest)
 	}
@@ -241,7 +246,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 // doneSorted says whether d is in posting order.
 func doneSorted(d []doneRecv) bool {
 	for i := 1; i < len(d); i++ {
-		if d[i].seq < d[i-1].seq {
+		if d[i].p.seq < d[i-1].p.seq {
 			return false
 		}
 	}

@@ -20,6 +20,12 @@ type reqTable struct {
 	// completions come oldest first, and removing each at once would
 	// shift the rest of the table every time.
 	dead uint32
+	// hint is where find looks first: the index after the request it
+	// found last. A Wait/Test call mostly completes the table in the
+	// order its requests were made, and a request whose older ones are
+	// all marked dead is the oldest live one of its id (ids repeat:
+	// Open MPI's shared handles).
+	hint int
 }
 
 const smallReqs = 32
@@ -86,11 +92,28 @@ func (t *reqTable) addSlow(id uint64) *request {
 // find is get that also returns where the request is, for kill: its index
 // in the small table, -1 in the map.
 func (t *reqTable) find(id uint64) (*request, int) {
+	if i := t.hint; t.first(i, id) {
+		// (complete inlines this case: find is not inlined, with the
+		// call below.)
+		t.hint = i + 1
+		return &t.vals[i], i
+	}
+	return t.findSlow(id)
+}
+
+// first says whether the small table's request i has the given id and is
+// the oldest one live: every request before it is dead.
+func (t *reqTable) first(i int, id uint64) bool {
+	return uint(i) < uint(len(t.ids)) && t.ids[i] == id && t.dead&(2<<i-1) == 1<<i-1
+}
+
+func (t *reqTable) findSlow(id uint64) (*request, int) {
 	if t.big != nil {
 		return t.get(id), -1
 	}
 	for i, x := range t.ids {
 		if x == id && t.dead&(1<<i) == 0 {
+			t.hint = i + 1
 			return &t.vals[i], i
 		}
 	}
@@ -125,7 +148,7 @@ func (t *reqTable) compact() {
 		j++
 	}
 	t.ids, t.vals = t.ids[:j], t.vals[:j]
-	t.dead = 0
+	t.dead, t.hint = 0, 0
 }
 
 // del removes the oldest live request with the given id.
@@ -150,6 +173,7 @@ func (t *reqTable) del(id uint64) {
 			copy(t.ids[i:], t.ids[i+1:])
 			copy(t.vals[i:], t.vals[i+1:])
 			t.ids, t.vals = t.ids[:len(t.ids)-1], t.vals[:len(t.vals)-1]
+			t.hint = 0
 			return
 		}
 	}

@@ -167,6 +167,7 @@ func (x *exchange) newCollLocked(k collKey, fn string, shape tracepb.Function_Co
 	x.pendingColls[commKey{k.comm, k.group}]++
 	in := x.newCollInst(k, fn, shape, root, members)
 	x.colls[k] = in
+	x.lastColl = in
 	for i, m := range members {
 		if x.ranks[m].done.Load() {
 			if !in.slots[i].hasEntry {

@@ -120,6 +120,9 @@ func (s *sched) setWorkers(w int) {
 
 // owner is the worker whose queue rank r goes to.
 func (s *sched) owner(r int32) int {
+	if s.workers == 1 {
+		return 0
+	}
 	return int(int64(r) * int64(s.workers) / int64(len(s.state)))
 }
 
@@ -170,6 +173,10 @@ func (s *sched) run(workers int) error {
 			s.push(int32(r))
 		}
 	}
+	if workers == 1 && s.dist == nil {
+		s.solo()
+		return s.err
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -205,6 +212,43 @@ func (s *sched) worker(w int) {
 			// Woken while it was still running: its wait may be over.
 			s.state[r] = stQueued
 			s.push(r)
+		default:
+			s.state[r] = stParked
+		}
+	}
+}
+
+// solo is worker for a single worker of a replay in one process, which
+// takes no lock (exchange.solo), never waits for another worker and never
+// steals: the replays run in the same order as worker would run them,
+// without its checks for those cases (a replay of a halo exchange parks
+// once per step, so that the scheduler's part of a park is paid every
+// few calls).
+func (s *sched) solo() {
+	q := &s.queues[0]
+	for s.live > 0 {
+		r := s.runnext[0]
+		if r >= 0 {
+			s.runnext[0] = -1
+		} else if q.size > 0 {
+			r = q.pop()
+		} else {
+			// Every replay left is parked.
+			s.stall()
+			continue
+		}
+		s.state[r] = stRunning
+		s.running++
+		_, more := s.coros[r].next()
+		s.running--
+		switch {
+		case !more:
+			s.coros[r].stop()
+			s.state[r] = stDone
+			s.live--
+		case s.state[r] == stNotified:
+			s.state[r] = stQueued
+			q.push(r)
 		default:
 			s.state[r] = stParked
 		}

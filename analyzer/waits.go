@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -82,32 +81,104 @@ func (a *acc) addWait(k waitKey, ns, n int64) {
 	v.n += n
 }
 
-// recent remembers the two entries of a map of aggregates used last: a
-// loop waits at the same site for the same partner over and over, or for
-// two neighbours in turn, and the common case then costs a comparison or
-// two instead of a hash.
-type recent[K comparable, V any] struct {
-	lastKey, prevKey K
-	last, prev       *V
+// The caches of aggregates (waitCache, causeCache) find a map's entries
+// through a small direct-mapped table indexed by a hash of the key, in
+// front of the map: a rank waits at a few sites for a few partners over
+// and over (a halo exchange's two or four neighbours, an all-to-all
+// program's every rank, and the collective waits between them), and
+// hashing the key into the Go map cost about 140 instructions per wait,
+// more than the rest of the wait's bookkeeping (a cache of the last two
+// keys missed at half the waits of a four-rank stencil and at most of an
+// all-to-all program's). The table is made at the first wait: intervals
+// without waits pay nothing. (Written out per key type: a generic cache
+// was not inlined, and its dictionary cost as much as it saved.)
+
+// aggSlots is the size of a cache of aggregates (a power of two), and
+// aggShift the shift that takes a slot from a 32-bit hash.
+const (
+	aggSlots = 16
+	aggShift = 28
+)
+
+// aggSlot is the slot of a key of two words x, y: the top bits of their
+// product with an odd constant, which depend on every bit of both.
+func aggSlot(x, y uint32) uint32 {
+	return (x ^ y*0x9e3779b1) * 0x2c1b3c6d >> aggShift
+}
+
+// waitCache is the cache of an interval's waits (acc.culprits).
+type waitCache struct {
+	t *[aggSlots]waitSlot
+}
+
+type waitSlot struct {
+	k waitKey
+	v *waitVal
 }
 
 // get returns m's entry for k, made (and m too) if there is none.
-func (c *recent[K, V]) get(m *map[K]*V, k K) *V {
-	if c.last != nil && c.lastKey == k {
-		return c.last
-	}
-	v := c.prev
-	if v == nil || c.prevKey != k {
-		if *m == nil {
-			*m = map[K]*V{}
-		}
-		if v = (*m)[k]; v == nil {
-			v = new(V)
-			(*m)[k] = v
+func (c *waitCache) get(m *map[waitKey]*waitVal, k waitKey) *waitVal {
+	i := aggSlot(uint32(k.kind)<<24^k.site, uint32(k.late.rank)<<20^k.late.site)
+	if t := c.t; t != nil {
+		if s := &t[i]; s.v != nil && s.k == k {
+			return s.v
 		}
 	}
-	c.prevKey, c.prev = c.lastKey, c.last
-	c.lastKey, c.last = k, v
+	return c.miss(m, k, i)
+}
+
+//go:noinline
+func (c *waitCache) miss(m *map[waitKey]*waitVal, k waitKey, i uint32) *waitVal {
+	if c.t == nil {
+		c.t = new([aggSlots]waitSlot)
+	}
+	if *m == nil {
+		*m = map[waitKey]*waitVal{}
+	}
+	v := (*m)[k]
+	if v == nil {
+		v = new(waitVal)
+		(*m)[k] = v
+	}
+	c.t[i%aggSlots] = waitSlot{k, v}
+	return v
+}
+
+// causeCache is the cache of an interval's causes (acc.causes).
+type causeCache struct {
+	t *[aggSlots]causeSlot
+}
+
+type causeSlot struct {
+	k causeKey
+	v *causeVal
+}
+
+// get returns m's entry for k, made (and m too) if there is none.
+func (c *causeCache) get(m *map[causeKey]*causeVal, k causeKey) *causeVal {
+	i := aggSlot(uint32(k.late.rank)<<20^k.late.site, k.span)
+	if t := c.t; t != nil {
+		if s := &t[i]; s.v != nil && s.k == k {
+			return s.v
+		}
+	}
+	return c.miss(m, k, i)
+}
+
+//go:noinline
+func (c *causeCache) miss(m *map[causeKey]*causeVal, k causeKey, i uint32) *causeVal {
+	if c.t == nil {
+		c.t = new([aggSlots]causeSlot)
+	}
+	if *m == nil {
+		*m = map[causeKey]*causeVal{}
+	}
+	v := (*m)[k]
+	if v == nil {
+		v = new(causeVal)
+		(*m)[k] = v
+	}
+	c.t[i%aggSlots] = causeSlot{k, v}
 	return v
 }
 
@@ -201,19 +272,35 @@ func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures) {
 	}
 }
 
+// firstAfter is the place (from the oldest) of the first record whose
+// bound pm exceeds t, w.n if none, and the bound of the record before it
+// (math.MinInt64 if none). Send entries mostly grow with the records, so
+// that the first is found from the newest backwards, past the few records
+// wrongOrder looks at after it anyway (a binary search over the window
+// cost more than that).
+func (w *woRing) firstAfter(t int64) (j0 int, hi int64) {
+	j0, i := w.n, w.next
+	for j0 > 0 {
+		if i == 0 {
+			i = maxWrongOrder
+		}
+		i--
+		if pm := w.recs[i].pm; pm <= t {
+			return j0, pm
+		}
+		j0--
+	}
+	return 0, math.MinInt64
+}
+
 // wrongOrder turns every remembered late-sender wait for a message sent
 // after t into a wrong-order wait: a message sent at t is received now.
 func (rp *replayer) wrongOrder(t int64) {
 	w := &rp.wo
 	start := (w.next - w.n + maxWrongOrder) % maxWrongOrder
 	// The records before the first whose bound pm exceeds t were all sent
-	// at or before t: they stay as they are. (Send entries mostly grow
-	// with the records, so that only the last few are looked at.)
-	j0 := sort.Search(w.n, func(j int) bool { return w.recs[(start+j)%maxWrongOrder].pm > t })
-	hi := int64(math.MinInt64)
-	if j0 > 0 {
-		hi = w.recs[(start+j0-1)%maxWrongOrder].pm
-	}
+	// at or before t: they stay as they are.
+	j0, hi := w.firstAfter(t)
 	// The records kept are compacted in place towards the oldest slot,
 	// in order: a kept record moves to a slot at or before its own, one
 	// already read. (A copy through a buffer of the whole window zeroed

@@ -2,6 +2,9 @@ package analyzer
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 
@@ -345,6 +348,31 @@ func TestContainsLower(t *testing.T) {
 			if got, want := containsLower(s, sub), strings.Contains(strings.ToLower(s), sub); got != want {
 				t.Errorf("containsLower(%q, %q) = %v, want %v", s, sub, got, want)
 			}
+		}
+	}
+}
+
+// firstAfter finds what a binary search over the window finds, wherever
+// the window starts in the ring and however full it is.
+func TestWoRingFirstAfter(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		var w woRing
+		w.n, w.next = rng.IntN(maxWrongOrder+1), rng.IntN(maxWrongOrder)
+		start := (w.next - w.n + maxWrongOrder) % maxWrongOrder
+		pm := int64(rng.IntN(50))
+		for j := range w.n {
+			pm += int64(rng.IntN(3)) // nondecreasing, with repeats
+			w.recs[(start+j)%maxWrongOrder].pm = pm
+		}
+		at := int64(rng.IntN(int(pm) + 10))
+		wantJ := sort.Search(w.n, func(j int) bool { return w.recs[(start+j)%maxWrongOrder].pm > at })
+		wantHi := int64(math.MinInt64)
+		if wantJ > 0 {
+			wantHi = w.recs[(start+wantJ-1)%maxWrongOrder].pm
+		}
+		if j, hi := w.firstAfter(at); j != wantJ || hi != wantHi {
+			t.Fatalf("n=%d next=%d t=%d: firstAfter = %d, %d; want %d, %d", w.n, w.next, at, j, hi, wantJ, wantHi)
 		}
 	}
 }

@@ -37,8 +37,11 @@
 //   - Attributes: the ones Export writes on a call's ENTER record, found
 //     by name and type in the global definitions: "dtpa::pcontrol_level"
 //     and "dtpa::pcontrol_arg" give MPI_Pcontrol its arguments (so
-//     intervals come back), "dtpa::calls" a folded run of polls and
-//     "dtpa::flag" the flag a test or probe returned, and
+//     intervals come back), "dtpa::calls" a folded run of polls or
+//     queries, "dtpa::inner_gaps" its summed time between its calls
+//     (ticks; without it, as in archives written before trace format
+//     2.1, the run ends one gap, not one per call), "dtpa::flag" the flag
+//     a test or probe returned, and
 //     "dtpa::status_source", "dtpa::status_tag" and "dtpa::status_comm" the
 //     message a blocking MPI_Probe waited for, "dtpa::bytes" the size of a
 //     send or receive addressed to MPI_PROC_NULL (which has no message

@@ -32,7 +32,8 @@ enum {
 // its level in the low 32 bits of len2 and the folded calls in the high 32;
 // MPI_Probe's status source and tag in the low and high 32 bits of req and
 // its communicator in the low 32 bits of len2 (a probe has no level); the
-// bytes of a send or receive to MPI_PROC_NULL in len (it has no argument).
+// bytes of a send or receive to MPI_PROC_NULL in len (it has no argument);
+// a folded run's inner gaps (ticks) in req (it has no status).
 enum {
     DT_ATTR_SCL = 1,
     DT_ATTR_PC_LEVEL = 2,
@@ -41,6 +42,7 @@ enum {
     DT_ATTR_FLAG = 16,
     DT_ATTR_STATUS = 32,
     DT_ATTR_BYTES = 64,
+    DT_ATTR_INNER = 128,
 };
 
 typedef struct {
@@ -63,7 +65,7 @@ typedef struct {
 
 void dt_errors_init(void);
 void dt_set_attrs(uint32_t scl, uint32_t level, uint32_t arg, uint32_t calls, uint32_t flag, uint32_t st_src,
-                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes);
+                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes, uint32_t inner);
 const char *dt_last_error(void);
 void dt_clear_error(void);
 OTF2_ErrorCode dt_read_global_defs(OTF2_Reader *r, uintptr_t handle, uint64_t *n);

@@ -301,7 +301,8 @@ func setAttributes(d *defs) {
 		C.uint32_t(d.attribute("dtpa::status_source", otf2Int32)),
 		C.uint32_t(d.attribute("dtpa::status_tag", otf2Int32)),
 		C.uint32_t(d.attribute("dtpa::status_comm", otf2Comm)),
-		C.uint32_t(d.attribute("dtpa::bytes", otf2Uint64)))
+		C.uint32_t(d.attribute("dtpa::bytes", otf2Uint64)),
+		C.uint32_t(d.attribute("dtpa::inner_gaps", otf2Uint64)))
 }
 
 // Attribute bits of an ENTER record (read_cb.h).
@@ -313,6 +314,7 @@ const (
 	attrBitFlag    = C.DT_ATTR_FLAG
 	attrBitStatus  = C.DT_ATTR_STATUS
 	attrBitBytes   = C.DT_ATTR_BYTES
+	attrBitInner   = C.DT_ATTR_INNER
 )
 
 //export dtpaOtf2Comm

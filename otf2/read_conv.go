@@ -115,6 +115,18 @@ func (c *converter) ns(t uint64) int64 {
 	return q*1e9 + int64(math.Round(float64(r)*1e9/float64(res)))
 }
 
+// span converts ticks, a duration ending at timestamp at (t ns), to ns:
+// the difference of the converted timestamps, as the times themselves are
+// converted. It is at most t: a span cannot start before the global
+// offset.
+func (c *converter) span(at, ticks uint64, t int64) int64 {
+	if t <= 0 {
+		return 0
+	}
+	// t > 0: at − offset is in (0, 2^63), and ticks is taken at most that.
+	return t - c.ns(at-min(ticks, at-c.offset))
+}
+
 // fnInfo is what the converter needs of an MPI function, found once.
 type fnInfo struct {
 	id    uint32 // our function id
@@ -281,13 +293,14 @@ func (c *converter) enter(r *rec, t int64) {
 	c.inCall, c.callAt, c.curFn, c.sawColl = true, len(c.stack)-1, f, false
 	c.cur = traceformat.Event{Func: f.id, Site: f.site, Entry: t}
 	c.hasProcNullBytes = false
-	c.enterAttrs(r)
+	c.enterAttrs(r, t)
 }
 
-// enterAttrs gives the call the attributes dtpa's writer put on its
-// ENTER record (write.go): MPI_Pcontrol's arguments, the number of polls
-// folded into it and the flag a test or probe returned.
-func (c *converter) enterAttrs(r *rec) {
+// enterAttrs gives the call entered at t (ns) the attributes dtpa's
+// writer put on its ENTER record (write.go): MPI_Pcontrol's arguments,
+// the number of calls folded into it and their inner gaps, and the flag a
+// test or probe returned.
+func (c *converter) enterAttrs(r *rec, t int64) {
 	bits := uint32(r.tag)
 	if bits == 0 {
 		return
@@ -303,6 +316,12 @@ func (c *converter) enterAttrs(r *rec) {
 	if n := uint32(uint64(r.len2) >> 32); bits&attrBitCalls != 0 && n > 1 {
 		e.Attr |= traceformat.AttrCalls
 		e.Calls = n
+		if bits&attrBitInner != 0 {
+			// Without it (archives of Score-P, of dtpa before format
+			// 2.1), the run ends one gap, as in a trace of that format.
+			e.Attr |= traceformat.AttrInnerGaps
+			e.InnerGaps = c.span(uint64(r.time), uint64(r.req), t)
+		}
 	}
 	if bits&attrBitFlag != 0 {
 		e.Attr |= traceformat.AttrFlag

@@ -2,6 +2,7 @@ package otf2
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,11 @@ import (
 // per iteration, then PROGRAM_END; with a fourth argument, before the end,
 // "split": an MPI_Comm_split and a late send on the new communicator;
 // "nb": a ring of MPI_Irecv, MPI_Isend and their MPI_Wait, with rank 0's
-// sender late; "nb-open": the same after a first MPI_Irecv never completed. Built with the system's C
+// sender late; "nb-open": the same after a first MPI_Irecv never completed;
+// "calls": a folded run of 1000 MPI_Comm_rank with the attribute
+// dtpa::calls alone, as dtpa wrote it before trace format 2.1 (the
+// archive defines no dtpa::inner_gaps); "calls-u32": the same with a
+// dtpa::inner_gaps of another type than dtpa's. Built with the system's C
 // compiler against libotf2, since
 // test files cannot use cgo.
 const mpiWriter = `
@@ -27,12 +32,14 @@ const mpiWriter = `
 static OTF2_FlushType pre(void *u, OTF2_FileType f, OTF2_LocationRef l, void *c, bool final) { return OTF2_FLUSH; }
 static OTF2_TimeStamp post(void *u, OTF2_FileType f, OTF2_LocationRef l) { return 0; }
 static OTF2_FlushCallbacks flush = { .otf2_pre_flush = pre, .otf2_post_flush = post };
-enum { R_SEND, R_RECV, R_ALLREDUCE, R_SPLIT, R_ISEND, R_IRECV, R_WAIT };
+enum { R_SEND, R_RECV, R_ALLREDUCE, R_SPLIT, R_ISEND, R_IRECV, R_WAIT, R_RANK };
 int main(int argc, char **argv) {
     int n = atoi(argv[2]);
     long iters = atol(argv[3]);
     const char *mode = argc > 4 ? argv[4] : "";
     int split = strcmp(mode, "split") == 0, nb = strncmp(mode, "nb", 2) == 0, open = strcmp(mode, "nb-open") == 0;
+    int calls = strncmp(mode, "calls", 5) == 0, u32 = strcmp(mode, "calls-u32") == 0;
+    OTF2_AttributeList *al = OTF2_AttributeList_New();
     OTF2_Archive *a = OTF2_Archive_Open(argv[1], "traces", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
                                         OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
     if (!a) return 1;
@@ -102,6 +109,14 @@ int main(int argc, char **argv) {
             OTF2_EvtWriter_Leave(w, NULL, done + 5, R_WAIT);
             t += last + 1000;
         }
+        if (calls) {
+            // 1000 calls folded: 100 us in MPI, ending 1 us after the
+            // previous call's exit and 1 ms after their first entry.
+            OTF2_AttributeList_AddUint32(al, 0, 1000);
+            if (u32) OTF2_AttributeList_AddUint32(al, 1, 900000);
+            OTF2_EvtWriter_Enter(w, al, t += 1000000, R_RANK);
+            OTF2_EvtWriter_Leave(w, NULL, t += 100000, R_RANK);
+        }
         OTF2_EvtWriter_ProgramEnd(w, NULL, t += 10, 0);
         OTF2_Archive_CloseEvtWriter(a, w);
     }
@@ -112,8 +127,13 @@ int main(int argc, char **argv) {
     OTF2_GlobalDefWriter *g = OTF2_Archive_GetGlobalDefWriter(a);
     OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, 1000 + iters * 400, OTF2_UNDEFINED_TIMESTAMP);
     const char *s[] = {"", "MPI_Send", "MPI_Recv", "MPI_Allreduce", "node", "process", "thread", "MPI_COMM_WORLD",
-                       "MPI_Comm_split", "MPI_Isend", "MPI_Irecv", "MPI_Wait"};
-    for (int i = 0; i < 12; i++) OTF2_GlobalDefWriter_WriteString(g, i, s[i]);
+                       "MPI_Comm_split", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Comm_rank", "dtpa::calls",
+                       "dtpa::inner_gaps"};
+    for (int i = 0; i < 15; i++) OTF2_GlobalDefWriter_WriteString(g, i, s[i]);
+    OTF2_GlobalDefWriter_WriteRegion(g, R_RANK, 12, 12, 0, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_MPI,
+                                     OTF2_REGION_FLAG_NONE, 0, 0, 0);
+    if (calls) OTF2_GlobalDefWriter_WriteAttribute(g, 0, 13, 0, OTF2_TYPE_UINT32);
+    if (u32) OTF2_GlobalDefWriter_WriteAttribute(g, 1, 14, 0, OTF2_TYPE_UINT32);
     OTF2_GlobalDefWriter_WriteRegion(g, R_ISEND, 9, 9, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
                                      OTF2_REGION_FLAG_NONE, 0, 0, 0);
     OTF2_GlobalDefWriter_WriteRegion(g, R_IRECV, 10, 10, 0, OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
@@ -136,6 +156,7 @@ int main(int argc, char **argv) {
         uint64_t events = iters * 10 + 1;
         if (split) events += (r == 1 || r == 2) ? 8 : 4;
         if (nb) events += 12 + (open ? 3 : 0);
+        if (calls) events += 2;
         OTF2_GlobalDefWriter_WriteLocation(g, r, 6, OTF2_LOCATION_TYPE_CPU_THREAD, events, r);
         members[r] = r;
     }
@@ -150,6 +171,7 @@ int main(int argc, char **argv) {
                                         OTF2_GROUP_FLAG_NONE, 2, sub);
         OTF2_GlobalDefWriter_WriteComm(g, 1, 0, 2, 0, OTF2_COMM_FLAG_NONE);
     }
+    OTF2_AttributeList_Delete(al);
     return OTF2_Archive_Close(a) == OTF2_SUCCESS ? 0 : 1;
 }
 `
@@ -271,6 +293,44 @@ func TestSyntheticNonblocking(t *testing.T) {
 				}
 				if d := rk.RealSync - want; d > 1e-12 || d < -1e-12 {
 					t.Errorf("rank %d: Real Sync %.9f s, want %.9f s", rk.Rank, rk.RealSync, want)
+				}
+			}
+		})
+	}
+}
+
+// A folded run in an archive without dtpa::inner_gaps (dtpa's before trace
+// format 2.1), or with an attribute of that name but another type, is
+// taken as before: its calls count, and it ends one gap (the 1 ms before
+// its entry, which holds the time between its calls), not one per call:
+// each rank has the ring's gaps and one more.
+func TestSyntheticFoldedWithoutInnerGaps(t *testing.T) {
+	plain, _ := importArchive(t, writeMPIArchive(t, t.TempDir(), 3, 100)).analyze(t)
+	for _, mode := range []string{"calls", "calls-u32"} {
+		t.Run(mode, func(t *testing.T) {
+			im := importArchive(t, writeMPIArchive(t, t.TempDir(), 3, 100, mode))
+			// (The import counts the events it writes.)
+			if got, want := fmtCalls(im.stats.Calls), "map[MPI_Allreduce:300 MPI_Comm_rank:3 MPI_Recv:300 MPI_Send:300]"; got != want {
+				t.Errorf("calls %s, want %s", got, want)
+			}
+			rep, warns := im.analyze(t)
+			if len(warns) > 0 || len(im.warns) > 0 {
+				t.Errorf("warnings: %q %q", im.warns, warns)
+			}
+			var ranks int64
+			for _, f := range rep.Intervals[0].Functions {
+				if f.Function == "MPI_Comm_rank" {
+					ranks += f.Calls
+				}
+			}
+			if ranks != 3000 {
+				t.Errorf("%d MPI_Comm_rank calls, want 3000", ranks)
+			}
+			for i, rk := range rep.Intervals[0].Ranks {
+				p, q := rk.RankProfile, plain.Intervals[0].Ranks[i].RankProfile
+				if p.Gaps != q.Gaps+1 || math.Abs(p.GapMean*float64(p.Gaps)-q.GapMean*float64(q.Gaps)-1e-3) > 1e-12 {
+					t.Errorf("rank %d: %d gaps, %.9f s in all; want %d, 1 ms more than the ring's %.9f s", rk.Rank,
+						p.Gaps, p.GapMean*float64(p.Gaps), q.Gaps+1, q.GapMean*float64(q.Gaps))
 				}
 			}
 		})

@@ -2,6 +2,7 @@ package otf2
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -219,5 +220,93 @@ func TestRoundTripProcNull(t *testing.T) {
 	}
 	for _, d := range otf2test.CompareReports(direct, back) {
 		t.Error(d)
+	}
+}
+
+// innerGapsRun has folded runs with and without their inner gaps (the
+// analyzer's TestProfileFoldedInnerGaps with its ranks swapped, whose gap
+// figures it derives by hand), rank 1's clock 100 ppm fast when skew is
+// set. Times in ns:
+//
+//	rank 0: Init 0–1000, 5000 + 3000, 4 MPI_Iprobe folded (4000 in MPI,
+//	        3 gaps of 1000), 1 100 000, Recv 1000, 4000, 3 MPI_Comm_size
+//	        folded without inner gaps (3000 in MPI), 2000, Finalize.
+//	rank 1: Init 0–1000, 9000 + 899 100 of computation, a folded run of
+//	        1000 MPI_Comm_rank (100 000 in MPI, 999 gaps of 900 between
+//	        them), 20 000, Send 2000, 1000, 3 MPI_Wtime whose recorded inner
+//	        gaps (5000) exceed the gap before the event (1000), Finalize.
+//
+// Rank 0 ends 6 gaps of 1 112 000 ns in all (one for the run without
+// inner gaps); rank 1 ends 1004 of 929 100 ns (the Wtime's inner gaps are
+// clamped to the 1000 before it).
+func innerGapsRun(skew bool) *Run {
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	if skew {
+		r1.Skew(2_500*MS, 100)
+	}
+	r0.Init(1000).Compute(5000 + 3000)
+	r0.Call("MPI_Iprobe", 4000, traceformat.Event{Attr: traceformat.AttrRecv | traceformat.AttrFlag, RecvPeer: 1, RecvTag: 5},
+		FoldedGaps(4, 3000))
+	r0.Compute(1_100_000).Recv(1, 5, 8, 1000).Compute(4000)
+	r0.System("MPI_Comm_size", 3000, Folded(3)).Compute(2000).Finalize(1000)
+	r1.Init(1000).Compute(9000 + 899_100)
+	r1.System("MPI_Comm_rank", 100_000, FoldedGaps(1000, 899_100))
+	r1.Compute(20_000).Send(0, 5, 8, 2000).Compute(1000)
+	r1.System("MPI_Wtime", 300, FoldedGaps(3, 5000)).Finalize(1000)
+	return run
+}
+
+// innerGapsWant are innerGapsRun's gap count and sum (ns) by rank.
+var innerGapsWant = [2]struct{ n, sum int64 }{{6, 1_112_000}, {1004, 929_100}}
+
+// TestRoundTripInnerGaps: folded runs keep their inner gaps through the
+// archive (attribute dtpa::inner_gaps beside dtpa::calls), so the gaps
+// come back one per call of a run that has them and one per run that has
+// not: every rank's gap count, sum and mean exact, and every other figure.
+func TestRoundTripInnerGaps(t *testing.T) {
+	direct, back, warns := roundTrip(t, innerGapsRun(false))
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	for _, rep := range []*report.Report{direct, back} {
+		checkGaps(t, rep, 0)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}
+
+// TestRoundTripInnerGapsSkewed: on a rank whose clock is 100 ppm fast the
+// traces' gaps are measured on its clock (rank 1's 929 100 ns read 93 ns
+// longer) and the archive's on the global one, inner gaps included
+// (TestExportInnerGaps): read back, they are the true ones within a few
+// ns of rounding, and as many.
+func TestRoundTripInnerGapsSkewed(t *testing.T) {
+	direct, back, warns := roundTrip(t, innerGapsRun(true))
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	checkGaps(t, back, 4)
+	if p := direct.Intervals[0].Ranks[1].RankProfile; p.Gaps != innerGapsWant[1].n ||
+		math.Abs(p.GapMean*float64(p.Gaps)*1e9-1.0001*float64(innerGapsWant[1].sum)) > 5 {
+		t.Errorf("the traces' rank 1: %d gaps of %.3f ns in all; want %d, 100 ppm more than %d ns", p.Gaps,
+			p.GapMean*float64(p.Gaps)*1e9, innerGapsWant[1].n, innerGapsWant[1].sum)
+	}
+}
+
+// checkGaps checks the gap count, sum and mean of every rank of rep's
+// whole program against innerGapsWant, the sums within tol ns.
+func checkGaps(t *testing.T, rep *report.Report, tol float64) {
+	t.Helper()
+	for _, rk := range rep.Intervals[0].Ranks {
+		w := innerGapsWant[rk.Rank]
+		p := rk.RankProfile
+		sum := p.GapMean * float64(p.Gaps) * 1e9
+		if p.Gaps != w.n || math.Abs(sum-float64(w.sum)) > tol+1e-6 ||
+			math.Abs(p.GapMean-float64(w.sum)/float64(w.n)*1e-9) > (tol+1e-6)*1e-9/float64(w.n) {
+			t.Errorf("rank %d: %d gaps, %.3f ns in all, mean %.12f s; want %d, %d ns, %.12f s", rk.Rank, p.Gaps, sum, p.GapMean,
+				w.n, w.sum, float64(w.sum)/float64(w.n)*1e-9)
+		}
 	}
 }

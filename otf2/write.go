@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -243,6 +244,12 @@ type rankWriter struct {
 		comm     uint32
 		src, tag int32
 	}
+
+	// The latest exit (or entry) of the calls written, on the rank's
+	// clock, once hasPrev: no folded run's first call entered before it
+	// (innerGaps).
+	prevExit int64
+	hasPrev  bool
 }
 
 // fnMap is how one traced function is written.
@@ -430,7 +437,8 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 		}
 		cur = traceformat.Cursor{}
 		for cur.Next(b, &e) {
-			if err := rw.event(&e, clk.At(e.Entry), clk.At(e.Exit)); err != nil {
+			inner := rw.innerGaps(&e, clk)
+			if err := rw.event(&e, clk.At(e.Entry), clk.At(e.Exit), inner); err != nil {
 				return fmt.Errorf("rank %d (%s): %w", r, rk.Path, err)
 			}
 		}
@@ -578,9 +586,40 @@ func (rw *rankWriter) dropReq(id uint64) {
 
 func u32(v int32) uint32 { return uint32(v) }
 
+// innerGaps returns the inner gaps of e, a folded run
+// (traceformat.AttrInnerGaps), on the global clock as the archive's other
+// times: from its first call's entry, InnerGaps before e's entry on the
+// rank's clock, to e's entry, both mapped through clk; −1 when e carries
+// none. The first call is taken to have entered no earlier than the
+// previous call's exit, as the analysis takes it (its gap before the run
+// cannot be negative), which also keeps a value no tracer writes within
+// the times the archive can hold.
+func (rw *rankWriter) innerGaps(e *traceformat.Event, clk *clocks.Map) int64 {
+	inner := int64(-1)
+	if e.Attr&traceformat.AttrInnerGaps != 0 && e.Attr&traceformat.AttrCalls != 0 && e.Calls > 1 {
+		g := max(0, e.InnerGaps)
+		if rw.hasPrev {
+			g = min(g, max(0, e.Entry-rw.prevExit))
+		} else {
+			g = min(g, max(0, e.Entry))
+		}
+		inner = 0
+		if g > 0 {
+			inner = max(0, clk.At(e.Entry)-clk.At(e.Entry-g))
+		}
+	}
+	if rw.hasPrev {
+		rw.prevExit = max(rw.prevExit, e.Entry, e.Exit)
+	} else {
+		rw.prevExit, rw.hasPrev = max(e.Entry, e.Exit), true
+	}
+	return inner
+}
+
 // event writes one traced call: Enter at its entry, the MPI records, Leave
-// at its exit.
-func (rw *rankWriter) event(e *traceformat.Event, entry, exit int64) error {
+// at its exit. inner ≥ 0 is a folded run's inner gaps on the global clock
+// (innerGaps), −1 none.
+func (rw *rankWriter) event(e *traceformat.Event, entry, exit, inner int64) error {
 	fm := rw.fn(e.Func)
 	tin, err := rw.tick(entry)
 	if err != nil {
@@ -620,6 +659,13 @@ func (rw *rankWriter) event(e *traceformat.Event, entry, exit int64) error {
 			enter.d = c32(comm)
 			enter.u3 = c64(uint64(u32(e.Status[0].Source)) | uint64(u32(e.Status[0].Tag))<<32)
 		}
+	}
+	if inner >= 0 && flags&enterCalls != 0 && flags&enterStatus == 0 {
+		// Written when zero too: a run with its inner gaps ends one gap
+		// per call, one without them a single gap. (u3 holds MPI_Probe's
+		// status otherwise, which no folded run has.)
+		flags |= enterInner
+		enter.u3 = c64(uint64(inner))
 	}
 	enter.u1 = c64(flags)
 	if err := rw.put(enter); err != nil {

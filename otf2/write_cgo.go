@@ -26,12 +26,17 @@ enum {
 // high 32 bits), communicator in d.
 // DTPA_W_BYTES: the byte count of a send or receive to MPI_PROC_NULL
 // (which has no message record), in s1.
-enum { DTPA_W_SCL = 1, DTPA_W_CALLS = 2, DTPA_W_PCONTROL = 4, DTPA_W_FLAG = 8, DTPA_W_STATUS = 16, DTPA_W_BYTES = 32 };
+// DTPA_W_INNER: a folded run's inner gaps (ticks), in u3 (never with
+// DTPA_W_STATUS: write.go).
+enum {
+	DTPA_W_SCL = 1, DTPA_W_CALLS = 2, DTPA_W_PCONTROL = 4, DTPA_W_FLAG = 8, DTPA_W_STATUS = 16, DTPA_W_BYTES = 32,
+	DTPA_W_INNER = 64
+};
 
 // Attribute ids, fixed by the writer (write.go, attr*).
 enum {
 	DTPA_W_ATTR_SCL = 0, DTPA_W_ATTR_CALLS, DTPA_W_ATTR_PC_LEVEL, DTPA_W_ATTR_PC_ARG, DTPA_W_ATTR_FLAG,
-	DTPA_W_ATTR_ST_SOURCE, DTPA_W_ATTR_ST_TAG, DTPA_W_ATTR_ST_COMM, DTPA_W_ATTR_BYTES
+	DTPA_W_ATTR_ST_SOURCE, DTPA_W_ATTR_ST_TAG, DTPA_W_ATTR_ST_COMM, DTPA_W_ATTR_BYTES, DTPA_W_ATTR_INNER_GAPS
 };
 
 static OTF2_FlushType dtpa_w_pre_flush(void* u, OTF2_FileType t, OTF2_LocationRef l, void* c, bool final) {
@@ -132,6 +137,8 @@ static OTF2_ErrorCode dtpa_w_events(OTF2_EvtWriter* w, OTF2_AttributeList* al, c
 				}
 				if (v->u1 & DTPA_W_BYTES)
 					OTF2_AttributeList_AddUint64(l, DTPA_W_ATTR_BYTES, (uint64_t)v->s1);
+				if (v->u1 & DTPA_W_INNER)
+					OTF2_AttributeList_AddUint64(l, DTPA_W_ATTR_INNER_GAPS, v->u3);
 			}
 			e = OTF2_EvtWriter_Enter(w, l, v->time, v->a);
 			break;
@@ -439,6 +446,7 @@ const (
 	attrStTag   = C.DTPA_W_ATTR_ST_TAG
 	attrStComm  = C.DTPA_W_ATTR_ST_COMM
 	attrBytes   = C.DTPA_W_ATTR_BYTES
+	attrInner   = C.DTPA_W_ATTR_INNER_GAPS
 )
 
 // wev is the Go image of dtpa_w_ev.
@@ -467,6 +475,7 @@ const (
 	enterFlag     = C.DTPA_W_FLAG
 	enterStatus   = C.DTPA_W_STATUS
 	enterBytes    = C.DTPA_W_BYTES
+	enterInner    = C.DTPA_W_INNER
 )
 
 // Collective operations (OTF2_CollectiveOp) by the base name of the MPI

@@ -261,7 +261,7 @@ func (g *globalDefs) write(ca *cArchive, x *exporter) error {
 	}
 	attrs := []attr{
 		attrSCL:     {"SOURCE_CODE_LOCATION", "Source code location", typeSCL},
-		attrCalls:   {"dtpa::calls", "Unsuccessful polls (tests, probes) of one call site that the tracer folded into this call", typeUint32},
+		attrCalls:   {"dtpa::calls", "Calls of one call site that the tracer folded into this call (unsuccessful polls, runs of queries)", typeUint32},
 		attrPcLevel: {"dtpa::pcontrol_level", "MPI_Pcontrol level argument", typeInt32},
 		attrPcArg:   {"dtpa::pcontrol_arg", "MPI_Pcontrol second argument", typeInt64},
 		attrFlag:    {"dtpa::flag", "Flag the call returned (tests, probes)", typeUint8},
@@ -269,6 +269,7 @@ func (g *globalDefs) write(ca *cArchive, x *exporter) error {
 		attrStTag:   {"dtpa::status_tag", "Tag of the message MPI_Probe found", typeInt32},
 		attrStComm:  {"dtpa::status_comm", "Communicator MPI_Probe looked in", typeComm},
 		attrBytes:   {"dtpa::bytes", "Bytes of a send or receive addressed to MPI_PROC_NULL", typeUint64},
+		attrInner:   {"dtpa::inner_gaps", "Summed time between the calls of a folded run, outside MPI (timer ticks)", typeUint64},
 	}
 	for _, a := range attrs {
 		g.str(a.name)

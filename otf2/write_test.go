@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -167,6 +169,55 @@ func TestExportRecords(t *testing.T) {
 		if !strings.Contains(a.Defs, s) {
 			t.Errorf("definitions lack %s:\n%s", s, a.Defs)
 		}
+	}
+}
+
+// TestExportInnerGaps: a folded run's inner gaps go, as timer ticks on the
+// global clock, into the attribute dtpa::inner_gaps of its ENTER record:
+// rank 1's 899 100 ns, which its clock, 100 ppm fast, read as 899 190;
+// MPI_Wtime's 5000 clamped to the 1000 ns since the previous call's exit;
+// and none on the run traced without them (MPI_Comm_size), which keeps its
+// dtpa::calls alone.
+func TestExportInnerGaps(t *testing.T) {
+	a, _ := exportRun(t, innerGapsRun(true))
+	inner := regexp.MustCompile(`\("dtpa::inner_gaps" <\d+>; UINT64; (\d+)\)`)
+	want := map[string]struct {
+		calls      string
+		inner, tol int64 // inner < 0: no attribute
+	}{
+		"MPI_Comm_rank": {"1000", 899_100, 1}, "MPI_Wtime": {"3", 1000, 1},
+		"MPI_Iprobe": {"4", 3000, 0}, "MPI_Comm_size": {"3", -1, 0},
+	}
+	seen := 0
+	for _, r := range a.Records {
+		w, ok := want[r.Region]
+		if r.Kind != "ENTER" || !ok {
+			continue
+		}
+		seen++
+		if !strings.Contains(r.Attrs, `("dtpa::calls" `) || !strings.Contains(r.Attrs, "; UINT32; "+w.calls+")") {
+			t.Errorf("%s: %s; want dtpa::calls %s", r.Region, r.Attrs, w.calls)
+		}
+		m := inner.FindStringSubmatch(r.Attrs)
+		if w.inner < 0 {
+			if m != nil {
+				t.Errorf("%s: %s; want no dtpa::inner_gaps", r.Region, r.Attrs)
+			}
+			continue
+		}
+		if m == nil {
+			t.Errorf("%s: %s; want dtpa::inner_gaps %d", r.Region, r.Attrs, w.inner)
+			continue
+		}
+		if v, _ := strconv.ParseInt(m[1], 10, 64); v < w.inner-w.tol || v > w.inner+w.tol {
+			t.Errorf("%s: dtpa::inner_gaps %d, want %d ± %d", r.Region, v, w.inner, w.tol)
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d of the %d folded runs found", seen, len(want))
+	}
+	if !strings.Contains(a.Defs, `"dtpa::inner_gaps"`) {
+		t.Errorf("definitions lack dtpa::inner_gaps:\n%s", a.Defs)
 	}
 }
 

@@ -219,6 +219,8 @@ var columns = [...]Column{
 		event: at(unsafe.Offsetof(Event{}.Flag), tBool)},
 	{Field: 26, Name: "calls", Form: FormPerCall, Enc: EncU32, Attr: AttrCalls, RecordSize: 4,
 		event: at(unsafe.Offsetof(Event{}.Calls), tU32)},
+	{Field: 27, Name: "inner_gaps", Form: FormPerCall, Enc: EncU64, Attr: AttrInnerGaps, RecordSize: 8,
+		event: at(unsafe.Offsetof(Event{}.InnerGaps), tI64)},
 }
 
 // attribute names an Attr bit as trace.proto (enum Attr) and dt_wrap.h
@@ -242,6 +244,7 @@ var attributes = [...]attribute{
 	{AttrPcontrol, "ATTR_PCONTROL", "A_PCONTROL"},
 	{AttrFlag, "ATTR_FLAG", "A_FLAG"},
 	{AttrCalls, "ATTR_CALLS", "A_CALLS"},
+	{AttrInnerGaps, "ATTR_INNER_GAPS", "A_INNER"},
 }
 
 // rareAttrs are the attributes of the rare columns: every per-call

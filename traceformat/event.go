@@ -24,9 +24,12 @@ const (
 	// completion, Iprobe/Improbe with flag false, Request_get_status flag
 	// false) of one call site with equal arguments: Calls says how many.
 	AttrCalls Attr = 1 << 11
+	// AttrInnerGaps, set with AttrCalls (format 2.1), gives the summed
+	// gaps between the folded run's calls: InnerGaps.
+	AttrInnerGaps Attr = 1 << 12
 
 	// AttrKnown are all the bits this package knows.
-	AttrKnown = 1<<12 - 1
+	AttrKnown = 1<<13 - 1
 	attrKnown = AttrKnown
 )
 
@@ -67,6 +70,11 @@ type Event struct {
 	// the attribute is absent, meaning one call. Dur is then the calls'
 	// summed time inside MPI and Exit the last call's exit.
 	Calls uint32
+	// AttrInnerGaps: the summed time between consecutive calls of the
+	// folded run, outside MPI (ns, Calls − 1 gaps): its first call entered
+	// at Entry − InnerGaps. Without it (traces before 2.1) those gaps are
+	// only known as part of the gap before the event.
+	InnerGaps int64
 }
 
 // NumCalls is the number of MPI calls e stands for: Calls for a folded
@@ -423,7 +431,7 @@ func clearPerCall(e *Event) {
 // clearRare zeroes the Event fields of the rare columns
 // (TestHotPathsMatchColumns checks that it names them all).
 func clearRare(e *Event) {
-	e.NewComm, e.PcLevel, e.PcArg, e.Flag, e.Calls = 0, 0, 0, false, 0
+	e.NewComm, e.PcLevel, e.PcArg, e.Flag, e.Calls, e.InnerGaps = 0, 0, 0, false, 0, 0
 }
 
 // dynamic fills the per-call attributes of e (whose Attr is set).

@@ -28,7 +28,9 @@ const (
 	// (Communicator.members_range), which a 1.x reader would take for an
 	// empty group. This package reads 1.x files too.
 	VersionMajor = 2
-	VersionMinor = 0
+	// Minor 1 (2.1): ATTR_INNER_GAPS, the summed gaps inside a folded run
+	// (EventBatch.inner_gaps). A 2.0 reader refuses the bit by name.
+	VersionMinor = 1
 	// MinVersionMajor is the oldest major version this package reads. 1.1
 	// added ATTR_CALLS (folded runs of unsuccessful polls).
 	MinVersionMajor = 1

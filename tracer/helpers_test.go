@@ -182,6 +182,16 @@ func readTraces(t testing.TB, dir, app string, n int) []*trace {
 
 func (tr *trace) name(e traceformat.Event) string { return tr.defs.Function(e.Func).Name }
 
+// numCalls is the number of MPI calls evs stand for (a folded run counts
+// as its calls).
+func numCalls(evs []traceformat.Event) int64 {
+	var n int64
+	for i := range evs {
+		n += int64(evs[i].NumCalls())
+	}
+	return n
+}
+
 // calls returns the events of the named functions, in order.
 func (tr *trace) calls(names ...string) []traceformat.Event {
 	var out []traceformat.Event

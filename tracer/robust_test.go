@@ -54,7 +54,7 @@ func TestAbort(t *testing.T) {
 	if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_ABORT {
 		t.Fatalf("rank 1: footer %v, err %v; want ABORT", tr.footer, tr.err)
 	}
-	if n := len(tr.events); n == 0 || tr.name(tr.events[n-1]) != "MPI_Abort" || len(tr.calls("MPI_Comm_rank")) != 6 {
+	if n := len(tr.events); n == 0 || tr.name(tr.events[n-1]) != "MPI_Abort" || numCalls(tr.calls("MPI_Comm_rank")) != 6 {
 		t.Errorf("rank 1: %d events, want 6 MPI_Comm_rank then MPI_Abort", n)
 	}
 	checkSurvivors(t, trs, 1)
@@ -81,8 +81,8 @@ func TestAbnormalEnd(t *testing.T) {
 			case tr.err != nil || tr.footer.GetStopReason() != want:
 				t.Errorf("rank 1: footer %v err %v, want %v", tr.footer, tr.err, want)
 			}
-			if len(tr.calls("MPI_Comm_rank")) != 6 {
-				t.Errorf("rank 1: %d MPI_Comm_rank events, want 6", len(tr.calls("MPI_Comm_rank")))
+			if n := numCalls(tr.calls("MPI_Comm_rank")); n != 6 {
+				t.Errorf("rank 1: %d MPI_Comm_rank calls, want 6", n)
 			}
 			checkSurvivors(t, trs, 1)
 		})

@@ -17,7 +17,11 @@
  *                             ranks 0-2 sleep 100 ms and rank 3 makes N
  *                             MPI_Comm_size calls (run with a small
  *                             MaxTraceSize, rank 3's tracing stops inside
- *                             the interval: SIZE_LIMIT)
+ *                             the interval: SIZE_LIMIT); their communicator
+ *                             alternates between MPI_COMM_WORLD and
+ *                             MPI_COMM_SELF, since the tracer folds a run
+ *                             of identical queries into one record and the
+ *                             calls must fill the trace record by record
  *
  * Delays are sleeps, never spins (4 ranks share 2 cores); each scenario
  * starts after an MPI_Barrier outside any interval and section, so the
@@ -72,7 +76,7 @@ static void cut(long calls)
 	enter(4);
 	if (rank == 3)
 		for (long i = 0; i < calls; i++)
-			MPI_Comm_size(MPI_COMM_WORLD, &size);
+			MPI_Comm_size(i % 2 ? MPI_COMM_SELF : MPI_COMM_WORLD, &size);
 	else
 		nap(100);
 	leave(4);

@@ -60,6 +60,7 @@ const (
 	Attr_ATTR_PCONTROL   Attr = 512
 	Attr_ATTR_FLAG       Attr = 1024
 	Attr_ATTR_CALLS      Attr = 2048
+	Attr_ATTR_INNER_GAPS Attr = 4096
 )
 
 // Enum value maps for Attr.
@@ -78,6 +79,7 @@ var (
 		512:  "ATTR_PCONTROL",
 		1024: "ATTR_FLAG",
 		2048: "ATTR_CALLS",
+		4096: "ATTR_INNER_GAPS",
 	}
 	Attr_value = map[string]int32{
 		"ATTR_NONE":       0,
@@ -93,6 +95,7 @@ var (
 		"ATTR_PCONTROL":   512,
 		"ATTR_FLAG":       1024,
 		"ATTR_CALLS":      2048,
+		"ATTR_INNER_GAPS": 4096,
 	}
 )
 
@@ -1320,8 +1323,17 @@ type EventBatch struct {
 	// MPI_Request_get_status with flag false) into one event: its dur is
 	// the summed time of the calls inside MPI, and it is placed to end at
 	// the last call's exit (the computation between the calls is in its
-	// gap). The entry of each call is not kept.
-	Calls         []uint32 `protobuf:"varint,26,rep,packed,name=calls,proto3" json:"calls,omitempty"`
+	// gap, unless ATTR_INNER_GAPS says how much of it lies between the
+	// calls). The tracer also folds runs of identical queries that complete
+	// nothing (MPI_Comm_rank, MPI_Wtime, a test of null requests …:
+	// docs/format/trace.md). The entry of each call is not kept.
+	Calls []uint32 `protobuf:"varint,26,rep,packed,name=calls,proto3" json:"calls,omitempty"`
+	// ATTR_INNER_GAPS (set with ATTR_CALLS, from version 2.1): the summed
+	// time between consecutive calls of the folded run, outside MPI, in ns
+	// (the calls − 1 gaps from one call's exit to the next call's entry).
+	// The run's first call entered at the event's entry minus this value;
+	// the event's gap is the one before that first call plus this value.
+	InnerGaps     []uint64 `protobuf:"varint,27,rep,packed,name=inner_gaps,json=innerGaps,proto3" json:"inner_gaps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1534,6 +1546,13 @@ func (x *EventBatch) GetFlag() []uint32 {
 func (x *EventBatch) GetCalls() []uint32 {
 	if x != nil {
 		return x.Calls
+	}
+	return nil
+}
+
+func (x *EventBatch) GetInnerGaps() []uint64 {
+	if x != nil {
+		return x.InnerGaps
 	}
 	return nil
 }
@@ -1814,7 +1833,7 @@ const file_trace_proto_rawDesc = "" +
 	"\x06parent\x18\x06 \x01(\rR\x06parent\x12\x1d\n" +
 	"\n" +
 	"created_by\x18\a \x01(\rR\tcreatedBy\x12#\n" +
-	"\rmembers_range\x18\b \x01(\rR\fmembersRange\"\xf7\x05\n" +
+	"\rmembers_range\x18\b \x01(\rR\fmembersRange\"\x9a\x06\n" +
 	"\n" +
 	"EventBatch\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x17\n" +
@@ -1846,7 +1865,9 @@ const file_trace_proto_rawDesc = "" +
 	"\x0epcontrol_level\x18\x17 \x03(\x11B\x02\x10\x01R\rpcontrolLevel\x12%\n" +
 	"\fpcontrol_arg\x18\x18 \x03(\x12B\x02\x10\x01R\vpcontrolArg\x12\x16\n" +
 	"\x04flag\x18\x19 \x03(\rB\x02\x10\x01R\x04flag\x12\x18\n" +
-	"\x05calls\x18\x1a \x03(\rB\x02\x10\x01R\x05calls\"\xb9\x02\n" +
+	"\x05calls\x18\x1a \x03(\rB\x02\x10\x01R\x05calls\x12!\n" +
+	"\n" +
+	"inner_gaps\x18\x1b \x03(\x04B\x02\x10\x01R\tinnerGaps\"\xb9\x02\n" +
 	"\tClockSync\x124\n" +
 	"\x05phase\x18\x01 \x01(\x0e2\x1e.dtpa.trace.v1.ClockSync.PhaseR\x05phase\x12\x1c\n" +
 	"\treference\x18\x02 \x01(\rR\treference\x12\x1d\n" +
@@ -1880,7 +1901,7 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a*\xe4\x01\n" +
+	"\x04EXIT\x10\a*\xfa\x01\n" +
 	"\x04Attr\x12\r\n" +
 	"\tATTR_NONE\x10\x00\x12\r\n" +
 	"\tATTR_COMM\x10\x01\x12\r\n" +
@@ -1895,7 +1916,8 @@ const file_trace_proto_rawDesc = "" +
 	"\rATTR_PCONTROL\x10\x80\x04\x12\x0e\n" +
 	"\tATTR_FLAG\x10\x80\b\x12\x0f\n" +
 	"\n" +
-	"ATTR_CALLS\x10\x80\x10B*Z(github.com/dtpa/dtpa/traceformat/tracepbb\x06proto3"
+	"ATTR_CALLS\x10\x80\x10\x12\x14\n" +
+	"\x0fATTR_INNER_GAPS\x10\x80 B*Z(github.com/dtpa/dtpa/traceformat/tracepbb\x06proto3"
 
 var (
 	file_trace_proto_rawDescOnce sync.Once

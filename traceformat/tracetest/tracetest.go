@@ -242,6 +242,18 @@ func Folded(n uint32) Opt {
 	}
 }
 
+// FoldedGaps is Folded with the run's inner gaps (format 2.1,
+// traceformat.AttrInnerGaps): the n calls had inner ns between them in
+// all, outside MPI. The run's first call entered inner before the event's
+// entry, so the computation before the event must include inner. On a
+// skewed rank (Skew) the file records them on the rank's clock.
+func FoldedGaps(n uint32, inner int64) Opt {
+	return func(k *Rank, e *traceformat.Event) {
+		e.Attr |= traceformat.AttrCalls | traceformat.AttrInnerGaps
+		e.Calls, e.InnerGaps = n, inner
+	}
+}
+
 // On sets the communicator of the event.
 func On(c *Comm) Opt {
 	return func(k *Rank, e *traceformat.Event) {
@@ -547,6 +559,10 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	}
 	var b traceformat.Builder
 	for _, e := range k.events {
+		if e.Attr&traceformat.AttrInnerGaps != 0 {
+			// Measured on the rank's clock, as its times are.
+			e.InnerGaps = k.local(e.Entry) - k.local(e.Entry-e.InnerGaps)
+		}
 		e.Entry, e.Exit = k.local(e.Entry), k.local(e.Exit)
 		if b.Len() > 0 && e.Thread != b.Thread {
 			// A batch holds the events of one thread.

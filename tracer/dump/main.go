@@ -83,9 +83,12 @@ func dump(name string) error {
 			fmt.Printf(" flag %v", e.Flag)
 		}
 		if a&traceformat.AttrCalls != 0 {
-			// A folded run of unsuccessful polls: dur is their summed
-			// time inside MPI.
+			// A folded run (unsuccessful polls, queries): dur is their
+			// summed time inside MPI, inner the time between them.
 			fmt.Printf(" calls %d", e.Calls)
+		}
+		if e.Attr&traceformat.AttrInnerGaps != 0 {
+			fmt.Printf(" inner %dns", e.InnerGaps)
 		}
 		fmt.Println()
 	}

@@ -213,6 +213,7 @@ func genFortran(protos []Proto, fsyms map[string]bool, fid map[string]int, tag, 
 		if !ok {
 			t = tmpl{post: genericPost(p)}
 		}
+		t = withFold(p.Name, t)
 		if err := emitFortran(&b, p, s, j, fid[p.Name], t); err != nil {
 			return nil, err
 		}

@@ -169,6 +169,7 @@ func genWrappers(cc, fc, tag string) ([]byte, []byte, error) {
 		if !ok {
 			t = tmpl{post: genericPost(p)}
 		}
+		t = withFold(p.Name, t)
 		emitWrapper(&b, p, id, t)
 	}
 	b.WriteString("const char *const dt_fnames[] = {\n")
@@ -236,6 +237,9 @@ func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {
 func (t tmpl) recEnd() string {
 	if t.poll != "" {
 		return fmt.Sprintf("dt_rec_end_poll(T, H, dt_ok && (%s));", t.poll)
+	}
+	if t.query {
+		return "dt_rec_end_query(T, H, dt_ok);"
 	}
 	return "dt_rec_end(T);"
 }
@@ -312,5 +316,20 @@ func genStub(ccs []string, fcs map[string]string) ([]byte, error) {
 			fmt.Fprintf(&b, "#define DT_IDX_%s %d\n", strings.TrimPrefix(n, "MPI_"), i)
 		}
 	}
+	// The slots of the Fortran MPI_Init spellings: every Fortran binding
+	// defines some of them, so the stub asks for these few to learn whether
+	// any Fortran binding is loaded before it asks for ~2000 Fortran names.
+	b.WriteString("static const int dt_finit_idx[] = {")
+	nf := 0
+	for i, n := range names {
+		if finit[n] {
+			fmt.Fprintf(&b, "%d, ", i)
+			nf++
+		}
+	}
+	if nf == 0 {
+		b.WriteString("-1")
+	}
+	b.WriteString("};\n")
 	return b.Bytes(), nil
 }

@@ -17,8 +17,12 @@ type tmpl struct {
 	// poll: a test or probe; the C condition under which the call completed
 	// nothing (found no message), so that a run of such calls is folded into
 	// one record (dt_rec_end_poll). Fortran's flags and counts are at the
-	// same positions, so both wrappers use it.
+	// same positions and its request copies are C handles, so both wrappers
+	// use it.
 	poll string
+	// query: a run of the call is folded like polls while the calls follow
+	// each other closely (foldable, dt_rec_end_query).
+	query bool
 	// Arguments that the wrapper replaces or copies, by position + 1 (0:
 	// none): the C and the Fortran wrappers do this differently (Fortran
 	// handles and status sentinels need converting).
@@ -106,13 +110,13 @@ func special() map[string]tmpl {
 	// Completion: requests are copied first because MPI sets completed ones to
 	// MPI_REQUEST_NULL.
 	m["MPI_Wait"] = statusArg(tmpl{pre: "MPI_Request dt_r = *a0; ", post: "DONE1(dt_r, dt_sp)"}, 1)
-	m["MPI_Test"] = statusArg(tmpl{pre: "MPI_Request dt_r = *a0; ", post: "if (*a1) DONE1(dt_r, dt_sp) FLAG(*a1)", poll: "!*a1"}, 2)
+	m["MPI_Test"] = statusArg(tmpl{pre: "MPI_Request dt_r = *a0; ", post: "if (*a1) DONE1(dt_r, dt_sp) FLAG(*a1)", poll: "!*a1 || dt_r == MPI_REQUEST_NULL"}, 2)
 	m["MPI_Waitany"] = statusArg(reqsCopy(tmpl{post: "if (*a2 >= 0) DONE1(dt_rs[*a2], dt_sp)"}, 0, 1), 3)
-	m["MPI_Testany"] = statusArg(reqsCopy(tmpl{post: "if (*a3 && *a2 >= 0) DONE1(dt_rs[*a2], dt_sp) FLAG(*a3)", poll: "!*a3"}, 0, 1), 4)
+	m["MPI_Testany"] = statusArg(reqsCopy(tmpl{post: "if (*a3 && *a2 >= 0) DONE1(dt_rs[*a2], dt_sp) FLAG(*a3)", poll: "!*a3 || *a2 < 0"}, 0, 1), 4)
 	m["MPI_Waitall"] = statusesArg(reqsCopy(tmpl{post: "DONEALL(a0, dt_rs, dt_sts)"}, 0, 1), 0, 2)
-	m["MPI_Testall"] = statusesArg(reqsCopy(tmpl{post: "if (*a2) DONEALL(a0, dt_rs, dt_sts) FLAG(*a2)", poll: "!*a2"}, 0, 1), 0, 3)
+	m["MPI_Testall"] = statusesArg(reqsCopy(tmpl{post: "if (*a2) DONEALL(a0, dt_rs, dt_sts) FLAG(*a2)", poll: "!*a2 || dt_allnull(a0, dt_rs)"}, 0, 1), 0, 3)
 	m["MPI_Waitsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)"}, 0, 1), 0, 4)
-	m["MPI_Testsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)", poll: "*a2 == 0"}, 0, 1), 0, 4)
+	m["MPI_Testsome"] = statusesArg(reqsCopy(tmpl{post: "DONESOME(*a2, a3, dt_rs, dt_sts)", poll: "*a2 == 0 || *a2 == MPI_UNDEFINED"}, 0, 1), 0, 4)
 	// Fortran indices are 1-based.
 	for _, n := range []string{"MPI_Waitany", "MPI_Testany", "MPI_Waitsome", "MPI_Testsome"} {
 		t := m[n]
@@ -217,4 +221,37 @@ func genericPost(p Proto) string {
 		fmt.Fprintf(&b, "REQC(*a%d, 0)", n-1)
 	}
 	return b.String()
+}
+
+// foldable are the queries whose runs the tracer folds like unsuccessful
+// polls while each call follows the previous one closely
+// (dt_rec_end_query): calls that create, start, complete and free
+// nothing, take no message and no collective part, so that the analyzer
+// uses only their function, call site, attribute bytes (a communicator at
+// most), count and time in MPI, which a folded record keeps exactly.
+// Hot loops of them (a rank asked in every iteration, a timer read around
+// each step) otherwise cost 28 bytes and an encoding per call. Their
+// large-count variants (_c) fold too.
+var foldable = map[string]bool{
+	"MPI_Comm_rank": true, "MPI_Comm_size": true, "MPI_Comm_remote_size": true, "MPI_Comm_test_inter": true,
+	"MPI_Comm_compare": true, "MPI_Comm_get_attr": true, "MPI_Attr_get": true, "MPI_Comm_get_name": true,
+	"MPI_Group_size": true, "MPI_Group_rank": true,
+	"MPI_Wtime": true, "MPI_Wtick": true,
+	"MPI_Initialized": true, "MPI_Finalized": true, "MPI_Query_thread": true, "MPI_Is_thread_main": true,
+	"MPI_Get_version": true, "MPI_Get_library_version": true, "MPI_Get_processor_name": true,
+	"MPI_Get_count": true, "MPI_Get_elements": true, "MPI_Get_elements_x": true,
+	"MPI_Type_size": true, "MPI_Type_size_x": true, "MPI_Type_get_extent": true, "MPI_Type_get_extent_x": true,
+	"MPI_Type_get_true_extent": true, "MPI_Type_get_true_extent_x": true, "MPI_Type_get_name": true,
+	"MPI_Get_address": true, "MPI_Address": true,
+	"MPI_Topo_test": true, "MPI_Cartdim_get": true, "MPI_Cart_get": true, "MPI_Cart_rank": true,
+	"MPI_Cart_coords": true, "MPI_Cart_shift": true, "MPI_Graphdims_get": true,
+	"MPI_Dist_graph_neighbors_count": true,
+}
+
+// withFold makes the template of a foldable function fold its runs.
+func withFold(name string, t tmpl) tmpl {
+	if foldable[name] || foldable[strings.TrimSuffix(name, "_c")] {
+		t.query = true
+	}
+	return t
 }

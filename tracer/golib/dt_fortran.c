@@ -29,11 +29,14 @@ void dt_abort_record(MPI_Comm comm, void *fp);
 static int cmpname(const void *key, const void *elem) { return strcmp(key, *(const char *const *)elem); }
 
 // dt_fwrapper returns this library's wrapper of a Fortran symbol, for the
-// preload stub's table, and keeps next, the definition it forwards to.
-void *dt_fwrapper(const char *name, void *next) {
-	if (next == NULL || dt_nffuncs == 0) return NULL;
+// preload stub's table, and keeps the definition it forwards to, which
+// next_of (the stub's) finds; none when MPI does not define the name.
+void *dt_fwrapper(const char *name, void *(*next_of)(const char *)) {
+	if (dt_nffuncs == 0) return NULL;
 	const char *const *p = bsearch(name, dt_ffnames, dt_nffuncs, sizeof dt_ffnames[0], cmpname);
 	if (!p) return NULL;
+	void *next = next_of(name);
+	if (next == NULL) return NULL;
 	int j = (int)(p - dt_ffnames);
 	dt_fnext[j] = next;
 	return dt_ffwraps[j];

@@ -16,6 +16,7 @@ extern const char *const dt_fnames[];
 extern const int dt_nfuncs;
 extern void *const dt_wrapfns[];
 extern const int DT_FID_Init, DT_FID_Init_thread, DT_FID_Finalize, DT_FID_Abort;
+void *dt_fwrapper(const char *name, void *(*next_of)(const char *)); // dt_fortran.c
 extern __thread int dt_fnest __attribute__((tls_model("initial-exec"))); // dt_fortran.c
 
 static int byname_cmp(const void *a, const void *b) {
@@ -23,23 +24,9 @@ static int byname_cmp(const void *a, const void *b) {
 }
 static int byname_key(const void *key, const void *b) { return strcmp(key, dt_fnames[*(const int *)b]); }
 
-// dt_wrapper returns this library's wrapper for an MPI function, for the
-// preload stub's table. The stub asks for each of its ~2800 names inside
-// MPI_Init: a search through the ~400-600 wrappers each time took 2-9 ms
-// per rank, a binary search in a sorted index takes a fraction of that.
-void *dt_wrapper(const char *name) {
-	static int *byname;
-	if (!byname && (byname = malloc(sizeof(int) * (size_t)dt_nfuncs)) != NULL) {
-		for (int i = 0; i < dt_nfuncs; i++) byname[i] = i;
-		qsort(byname, (size_t)dt_nfuncs, sizeof(int), byname_cmp);
-	}
-	if (byname) {
-		const int *p = bsearch(name, byname, (size_t)dt_nfuncs, sizeof(int), byname_key);
-		if (p) return dt_wrapfns[*p];
-	} else {
-		for (int i = 0; i < dt_nfuncs; i++)
-			if (strcmp(dt_fnames[i], name) == 0) return dt_wrapfns[i];
-	}
+// handwritten returns the wrappers written by hand (this file), which the
+// generated table lacks.
+static void *handwritten(const char *name) {
 	if (strcmp(name, "MPI_Init") == 0) return (void *)MPI_Init;
 	if (strcmp(name, "MPI_Init_thread") == 0) return (void *)MPI_Init_thread;
 	if (strcmp(name, "MPI_Finalize") == 0) return (void *)MPI_Finalize;
@@ -47,6 +34,36 @@ void *dt_wrapper(const char *name) {
 	return NULL;
 }
 
+// dt_install points the preload stub's table (tab, n slots named names, in
+// strcmp order) at this library's wrappers, inside MPI_Init. The names are
+// walked side by side with the wrappers' own sorted names: one pass, where
+// a binary search per name cost ~1.5 M instructions for the ~2800 names.
+// Names out of order (a stub of another build) are looked up one by one.
+// A Fortran wrapper forwards to MPI's definition of its name, which next_of
+// (the stub's) finds; with fortran 0 (no Fortran binding loaded) the
+// Fortran names are left alone. Slots without a wrapper keep their value.
+void dt_install(const char *const *names, void **tab, int n, void *(*next_of)(const char *), int fortran) {
+	int *byname = malloc(sizeof(int) * (size_t)dt_nfuncs);
+	if (!byname) return;
+	for (int i = 0; i < dt_nfuncs; i++) byname[i] = i;
+	qsort(byname, (size_t)dt_nfuncs, sizeof(int), byname_cmp);
+	int c = 0, sorted = 1;
+	for (int i = 0; i < n; i++) {
+		if (i > 0 && strcmp(names[i - 1], names[i]) >= 0) sorted = 0;
+		void *w = NULL;
+		if (sorted) {
+			while (c < dt_nfuncs && strcmp(dt_fnames[byname[c]], names[i]) < 0) c++;
+			if (c < dt_nfuncs && strcmp(dt_fnames[byname[c]], names[i]) == 0) w = dt_wrapfns[byname[c]];
+		} else {
+			const int *p = bsearch(names[i], byname, (size_t)dt_nfuncs, sizeof(int), byname_key);
+			if (p) w = dt_wrapfns[*p];
+		}
+		if (!w) w = handwritten(names[i]);
+		if (!w && fortran) w = dt_fwrapper(names[i], next_of);
+		if (w) tab[i] = w;
+	}
+	free(byname);
+}
 const char *dt_fname(int i) { return i >= 0 && i < dt_nfuncs ? dt_fnames[i] : NULL; }
 int dt_nfunc(void) { return dt_nfuncs; }
 

@@ -34,7 +34,7 @@ typedef struct {
 
 enum {
 	A_COMM = 1, A_SEND = 2, A_RECV = 4, A_SBYTES = 8, A_RBYTES = 16, A_ROOT = 32,
-	A_REQS = 64, A_STATUS = 128, A_NEWCOMM = 256, A_PCONTROL = 512, A_FLAG = 1024, A_CALLS = 2048,
+	A_REQS = 64, A_STATUS = 128, A_NEWCOMM = 256, A_PCONTROL = 512, A_FLAG = 1024, A_CALLS = 2048, A_INNER = 4096,
 };
 
 // Request kinds remembered between creation and completion, so that only
@@ -77,8 +77,9 @@ typedef struct dt_thr {
 	int tc_size;
 	uint64_t tc_gen;
 	uint64_t dropped;
-	// The last committed record when it is an unsuccessful test or probe
-	// (dt_rec_end_poll), and the length of its attributes before A_CALLS:
+	// The last committed record when it may be folded (dt_rec_fold:
+	// a test or probe that completed nothing, a query), and the length of
+	// its attributes before A_CALLS:
 	// the next identical one is folded into it. Reset with the buffer.
 	char *poll;
 	uint32_t poll_len;
@@ -102,6 +103,7 @@ extern int dt_use_tsc DT_HIDDEN, dt_depth DT_HIDDEN;
 // addresses outside it end a stack walk.
 extern uintptr_t dt_text_lo DT_HIDDEN, dt_text_span DT_HIDDEN;
 extern size_t dt_chunk DT_HIDDEN;
+extern uint64_t dt_fold_gap DT_HIDDEN; // dt_rec_end_query (dt_clock.c)
 extern dt_comm dt_world_ent DT_HIDDEN, dt_self_ent DT_HIDDEN;
 
 dt_thr *dt_enter_slow(void);
@@ -208,45 +210,66 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 	if (__builtin_expect(T->epoch != dt_epoch, 0)) dt_epoch_flush(T, rec);
 }
 
-// dt_rec_end_poll ends the record of a test or probe (unsucc: it completed
-// nothing, or found no message). Consecutive unsuccessful calls of one call
-// site with equal attributes are folded into the first one's record: it gets
-// A_CALLS, their number, and t0 is moved so that t1 - t0 stays their summed
-// time inside MPI while t1 is the last one's exit (the computation between
-// them becomes the gap before the record; records/records.go). A program
-// polling for a message (hpcc's RandomAccess: ~1 M MPI_Testany per rank)
-// then costs a few bytes per run instead of 28 per call, and the encoder and
-// the hand-overs nothing per call. Extrae folds failed MPI_Test/MPI_Iprobe
-// likewise. Not folded: after the epoch moved (the next record hands the
-// buffer over), or across a buffer (dt_thr_attach_buf resets T->poll).
-DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int unsucc) {
-	if (H && unsucc) {
+// dt_rec_fold ends the record of a call that may be folded: a test or
+// probe that completed nothing (or found no message), or a query
+// (MPI_Comm_rank, MPI_Wtime, …: tracer/gen, foldable); fold says whether
+// this call qualifies. Consecutive such calls of one call site with equal
+// attribute bytes, each entered less than maxgap (raw clock units) after
+// the previous one's exit, are folded into the first one's record: it gets A_CALLS,
+// their number, and A_INNER, the summed time between them (from one call's
+// exit to the next one's entry), and t0 is moved so that t1 - t0 stays
+// their summed time inside MPI while t1 is the last one's exit. So MPI time
+// and counts stay exact, and the gap before the record is the one before
+// the first call plus A_INNER (records/records.go). A program polling for a
+// message (hpcc's RandomAccess: ~1 M MPI_Testany per rank) or asking its
+// rank in a loop then costs a few bytes per run instead of 28 per call, and
+// the encoder and the hand-overs nothing per call. Extrae folds failed
+// MPI_Test/MPI_Iprobe likewise. Not folded: after the epoch moved (the next
+// record hands the buffer over), or across a buffer (dt_thr_attach_buf
+// resets T->poll).
+DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, uint64_t maxgap) {
+	if (H && fold) {
 		uint32_t len = (uint32_t)(T->pos - (char *)(H + 1));
 		dt_hdr *P = (dt_hdr *)T->poll;
-		if (P && len == T->poll_len && P->func == H->func && P->site == H->site &&
-			(P->attr & ~A_CALLS) == H->attr && T->epoch == dt_epoch) {
+		// H's header fields are read one by one (volatile): just written by
+		// separate stores, a merged 8-byte load of them would wait for the
+		// stores to retire (a failed store forwarding) at every call.
+		uint16_t hf = *(volatile uint16_t *)&H->func, ha = *(volatile uint16_t *)&H->attr;
+		uint32_t hs = *(volatile uint32_t *)&H->site;
+		if (P && len == T->poll_len && P->func == hf && P->site == hs &&
+			(P->attr & ~(A_CALLS | A_INNER)) == ha && T->epoch == dt_epoch) {
 			const uint32_t *x = (const uint32_t *)(P + 1), *y = (const uint32_t *)(H + 1);
 			uint32_t i = 0, words = len / 4; // attributes are whole 32-bit words
 			while (i < words && x[i] == y[i]) i++;
-			char *pend = (char *)(P + 1) + len + ((P->attr & A_CALLS) ? 4 : 0);
-			if (i == words && pend == (char *)H) {
+			char *pend = (char *)(P + 1) + len + ((P->attr & A_CALLS) ? 12 : 0);
+			// P->t1 is the previous call's exit. (An entry reading before
+			// it, which an unordered rdtsc might give, is no gap.)
+			uint64_t gap = H->t0 > P->t1 ? H->t0 - P->t1 : 0;
+			if (i == words && pend == (char *)H && gap < maxgap) {
 				uint64_t busy = (P->t1 - P->t0) + (H->t1 - H->t0), t1 = H->t1;
 				uint32_t n = 2;
 				if (P->attr & A_CALLS) {
-					memcpy(&n, pend - 4, 4);
+					uint64_t inner;
+					memcpy(&n, pend - 12, 4);
+					memcpy(&inner, pend - 8, 8);
 					n++;
-					memcpy(pend - 4, &n, 4);
+					inner += gap;
+					memcpy(pend - 12, &n, 4);
+					memcpy(pend - 8, &inner, 8);
 					T->pos = (char *)H; // the call's own record is dropped
 				} else {
-					memcpy(H, &n, 4); // H's fields were read above
-					T->pos = (char *)H + 4;
+					// H's fields were read above; the two values take 12
+					// of its 24 bytes.
+					memcpy(H, &n, 4);
+					memcpy((char *)H + 4, &gap, 8);
+					T->pos = (char *)H + 12;
 				}
 				// Committed first, then marked: a crash in between leaves P
-				// as it was, followed by 4 bytes that recovery drops.
+				// as it was, followed by 12 bytes that recovery drops.
 				T->commit = T->pos;
 				if (T->chunk_commit) *T->chunk_commit = (uint64_t)(T->pos - T->buf);
 				__atomic_signal_fence(__ATOMIC_SEQ_CST);
-				P->attr |= A_CALLS;
+				P->attr |= A_CALLS | A_INNER;
 				P->t1 = t1;
 				P->t0 = t1 - busy;
 				T->busy = 0;
@@ -260,6 +283,28 @@ DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int unsucc) {
 	}
 	dt_rec_end(T);
 }
+
+// dt_allnull tells whether the n requests of rs (the wrapper's copy from
+// before the call) were all null, so that an MPI_Testall that returned a
+// true flag completed nothing (and may be folded).
+DT_INLINE int dt_allnull(int n, const MPI_Request *rs) {
+	if (rs == NULL) return 0;
+	for (int i = 0; i < n; i++)
+		if (rs[i] != MPI_REQUEST_NULL) return 0;
+	return 1;
+}
+
+// dt_rec_end_poll ends the record of a test or probe: unsucc, it completed
+// nothing (found no message). Such runs are folded whatever the gaps
+// between their calls (a program polls for a message while it computes).
+DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int unsucc) { dt_rec_fold(T, H, unsucc, UINT64_MAX); }
+
+// dt_rec_end_query ends the record of a query (tracer/gen, foldable): a
+// successful one (ok) is folded into the previous record when that is the
+// same query and this one entered less than dt_fold_gap after its exit.
+// Only hot loops are folded: a query per µs or more costs a few per cent
+// recorded, and keeps its own gap.
+DT_INLINE void dt_rec_end_query(dt_thr *T, dt_hdr *H, int ok) { dt_rec_fold(T, H, ok, dt_fold_gap); }
 
 DT_INLINE int dt_tsize(dt_thr *T, MPI_Datatype t) {
 	if (t == T->tc_type && T->tc_gen == dt_type_gen) return T->tc_size;

@@ -19,7 +19,12 @@
 // and, as the entry reading, that exit minus the summed time of the calls
 // inside MPI: the event's duration is the run's MPI time, placed to end at
 // the last exit, and the computation between the polls falls in the gap
-// before it. The decoder needs no special case for the times.
+// before it. The decoder needs no special case for the times. INNER_GAPS
+// (bit 12, always with CALLS) follows it: a u64, the summed raw clock
+// time between the run's consecutive calls (from one call's exit to the
+// next one's entry), which the decoder converts to ns (innerGapsNs).
+// Besides unsuccessful polls, the C side folds runs of identical queries
+// that complete nothing (tracer/gen: foldable).
 package records
 
 import (
@@ -141,7 +146,7 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 					}
 					run = -1
 				case 2:
-					dynamicAttrs(b, traceformat.Attr(uint16(key>>16)), q[st:])
+					dynamicAttrs(b, traceformat.Attr(uint16(key>>16)), q[st:], le.Uint64(h[8:]), conv)
 					run = -1
 				}
 				off += HeaderSize + c.need
@@ -194,7 +199,7 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 		exit = t1
 		run = off
 		if attr&^staticOnly != 0 {
-			dynamicAttrs(b, attr, q[st:])
+			dynamicAttrs(b, attr, q[st:], le.Uint64(h[8:]), conv)
 			run = -1
 		}
 		off += HeaderSize + need
@@ -393,8 +398,8 @@ func staticAttrs(e *traceformat.Event, a traceformat.Attr, q []byte) {
 }
 
 // dynamicAttrs appends the per-call attribute values of a record (q starts
-// after its static attributes) to b's columns.
-func dynamicAttrs(b *traceformat.Builder, a traceformat.Attr, q []byte) {
+// after its static attributes, r0 is its raw entry reading) to b's columns.
+func dynamicAttrs(b *traceformat.Builder, a traceformat.Attr, q []byte, r0 uint64, conv *Converter) {
 	off := 0
 	nst := 1
 	// The loops append to locals, which stay in registers (b's fields
@@ -420,7 +425,7 @@ func dynamicAttrs(b *traceformat.Builder, a traceformat.Attr, q []byte) {
 		b.Status = st
 	}
 	if a&rareAttrs != 0 {
-		appendRare(b, a, q[off:])
+		appendRare(b, a, q[off:], r0, conv)
 	}
 }
 
@@ -434,14 +439,31 @@ var rareAttrs = func() (a traceformat.Attr) {
 
 // appendRare is the part of dynamicAttrs for the attributes few calls
 // carry (q starts after the statuses), out of line.
-func appendRare(b *traceformat.Builder, a traceformat.Attr, q []byte) {
+func appendRare(b *traceformat.Builder, a traceformat.Attr, q []byte, r0 uint64, conv *Converter) {
 	off := 0
 	for r, c := range rareCols {
 		if a&c.Attr != 0 {
-			b.AppendRare(r, value(c, q[off:]))
+			v := value(c, q[off:])
+			if c.Attr == traceformat.AttrInnerGaps {
+				v = uint64(innerGapsNs(v, r0, conv))
+			}
+			b.AppendRare(r, v)
 			off += c.RecordSize
 		}
 	}
+}
+
+// innerGapsNs converts a folded run's summed inner gaps, raw clock ticks
+// in the record, to ns such that the run's first call entered at the
+// event's entry minus them: the difference of the converted readings of
+// the event's entry r0 and of that first entry, r0 − raw (each reading is
+// converted as the event's own times are, so the gap before the first call
+// comes out as an unfolded record's would).
+func innerGapsNs(raw, r0 uint64, conv *Converter) int64 {
+	if raw > r0 {
+		raw = r0 // not a reading this clock gave: the run cannot start before 0
+	}
+	return max(0, conv.Ns(r0)-conv.Ns(r0-raw))
 }
 
 // size returns the attribute bytes a record with attr takes, or -1 when q is

@@ -324,6 +324,55 @@ func TestDecodeFolded(t *testing.T) {
 	}
 }
 
+// TestDecodeInnerGaps: a folded run's summed inner gaps (INNER_GAPS, raw
+// clock ticks in the record) decode to ns such that the run's first call
+// entered at the event's entry minus them, with the TSC conversion; a
+// folded query (MPI_Comm_rank's communicator only) decodes the same way
+// after an ordinary call of its call site; a value beyond the reading
+// itself is clamped; cut anywhere inside the record, the buffer is refused.
+func TestDecodeInnerGaps(t *testing.T) {
+	A := func(a traceformat.Attr) uint16 { return uint16(a) }
+	fold := A(traceformat.AttrComm | traceformat.AttrCalls | traceformat.AttrInnerGaps)
+	// 0.5 ns per tick from raw 1e6 at 5000 ns: exact in float64.
+	conv := &Converter{TSC: true, NsPerTick: 0.5, Raw0: 1_000_000, Ns0: 5000}
+	var p []byte
+	p = rec(p, 9, A(traceformat.AttrComm), 4, 1_000_000, 1_000_100, uint32(0))
+	// 1000 MPI_Comm_rank: 120 000 ticks in MPI, 2 000 000 between them;
+	// the last exits at raw 3_200_100, so the first entered at 1_080_100.
+	start := len(p)
+	p = rec(p, 9, fold, 4, 3_080_100, 3_200_100, uint32(0), uint32(1000), uint64(2_000_000))
+	end := len(p)
+	p = rec(p, 9, fold, 4, 3_300_000, 3_300_100, uint32(0), uint32(3), uint64(1<<62))
+	for name, dec := range map[string]func(*traceformat.Builder, []byte, uint32, *Converter) error{"reference": refDecode, "Decode": Decode} {
+		var b traceformat.Builder
+		if err := dec(&b, p, 0, conv); err != nil {
+			t.Fatal(err)
+		}
+		var c traceformat.Cursor
+		var e traceformat.Event
+		var got []string
+		for bt := b.Batch(); c.Next(bt, &e); {
+			got = append(got, fmt.Sprintf("[%d,%d] calls %d inner %d", e.Entry, e.Exit, e.Calls, e.InnerGaps))
+		}
+		want := []string{
+			"[5000,5050] calls 0 inner 0",
+			// entry 5000 + 2_080_100/2, exit + 60 000, first entry at
+			// 5000 + 80 100/2 = 45 050.
+			"[1045050,1105050] calls 1000 inner 1000000",
+			// clamped to the reading: the first entry at raw 0, ns 5000 − 500 000.
+			"[1155000,1155050] calls 3 inner 1650000",
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+		}
+	}
+	for n := start + 1; n < end; n++ {
+		if err := Decode(&traceformat.Builder{}, p[:n], 0, conv); err != ErrTruncated {
+			t.Errorf("cut at %d of the folded record: Decode %v", n-start, err)
+		}
+	}
+}
+
 // TestDecodeMatchesReference checks that Decode gives the events of the
 // reference decoder and a batch that encodes to the same bytes.
 func TestDecodeMatchesReference(t *testing.T) {
@@ -409,8 +458,13 @@ func mixedCalls(rng *rand.Rand, n int, t uint64) []byte {
 			p = rec(p, 3, A(traceformat.AttrReqs|traceformat.AttrStatus), 5, t, t-5, uint32(2), uint64(i), uint64(i+1),
 				int32(1), int32(10), int32(-32766), int32(-32766))
 		case 7: // a folded run of unsuccessful tests, ending at t+d
-			p = rec(p, 4, A(traceformat.AttrReqs|traceformat.AttrFlag|traceformat.AttrCalls), 6, t, t+d,
-				uint32(1), uint64(i), uint32(0), uint32(2+rng.IntN(5000)))
+			if rng.IntN(2) == 0 { // as traced before format 2.1
+				p = rec(p, 4, A(traceformat.AttrReqs|traceformat.AttrFlag|traceformat.AttrCalls), 6, t, t+d,
+					uint32(1), uint64(i), uint32(0), uint32(2+rng.IntN(5000)))
+				break
+			}
+			p = rec(p, 4, A(traceformat.AttrReqs|traceformat.AttrFlag|traceformat.AttrCalls|traceformat.AttrInnerGaps), 6, t, t+d,
+				uint32(1), uint64(i), uint32(0), uint32(2+rng.IntN(5000)), uint64(rng.IntN(1<<20)))
 		}
 		t += d
 		i += run
@@ -634,6 +688,13 @@ func refDecode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) er
 		}
 		if e.Attr&traceformat.AttrReqs != 0 && e.Reqs == nil {
 			e.Reqs = []uint64{}
+		}
+		if e.Attr&traceformat.AttrInnerGaps != 0 {
+			// Raw ticks in the record: the run's first entry, converted,
+			// is the event's entry minus them.
+			r0 := le.Uint64(h[8:])
+			raw := min(uint64(e.InnerGaps), r0)
+			e.InnerGaps = max(0, e.Entry-conv.Ns(r0-raw))
 		}
 		b.Append(&e)
 		off += HeaderSize + k

@@ -5,10 +5,10 @@
 //
 // It exports every MPI_ function of the installed implementations, and every
 // Fortran spelling of them (mpi_send_, mpi_send_f08_ …), as a trampoline
-// (stub_gen.c) jumping through dt_tab. Until MPI_Init, dt_tab
-// holds the next definition (the MPI library's); MPI_Init and
-// MPI_Init_thread detect the implementation, dlopen the matching tracer
-// library (lib/libdtpa_<impl>.so next to this file) and point dt_tab at its
+// (stub_gen.c) jumping through dt_tab. A slot is filled at its first call
+// with MPI's definition (dt_lazy_slot); MPI_Init and MPI_Init_thread detect
+// the implementation, dlopen the matching tracer library
+// (lib/libdtpa_<impl>.so next to this file) and point dt_tab at its
 // wrappers, then call its MPI_Init wrapper.
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -22,7 +22,7 @@
 
 #include "stub_gen.c"
 
-static int resolved, loaded;
+static int loaded;
 
 // find_mpi looks for a loaded library defining PMPI_Init that is not in the
 // global scope (a Python extension loaded RTLD_LOCAL and linked with MPI):
@@ -42,30 +42,46 @@ static int find_mpi_cb(struct dl_phdr_info *info, size_t size, void *data) {
 	return 0;
 }
 
-static void resolve_next(void) {
-	if (resolved) return;
-	for (int i = 0; i < DT_NSYMS; i++) dt_tab[i] = dlsym(RTLD_NEXT, dt_names[i]);
-	if (!dt_tab[DT_IDX_Init] && (mpi_handle || dl_iterate_phdr(find_mpi_cb, NULL)))
-		for (int i = 0; i < DT_NSYMS; i++) dt_tab[i] = dlsym(mpi_handle, dt_names[i]);
-	resolved = 1;
+// next_of returns MPI's definition of name: the next one after the stub
+// when MPI is in the global scope, else the one of the library find_mpi
+// finds. Names are looked up one at a time, when needed: asking the
+// dynamic linker for all ~2800 names the stub exports (most of them absent
+// from the one MPI loaded, and a miss costs the linker an error message)
+// was ~10 M instructions, 3 ms of CPU per process.
+static void *next_of(const char *name) {
+	if (!mpi_handle) {
+		void *f = dlsym(RTLD_NEXT, name);
+		if (f || dlsym(RTLD_NEXT, "PMPI_Init") || !dl_iterate_phdr(find_mpi_cb, NULL)) return f;
+	}
+	return dlsym(mpi_handle, name);
 }
 
-// dt_lazy_slot serves a call made through an empty slot: MPI was not
-// loaded when the stub started (mpi4py dlopens it later) and the program
-// calls an MPI function that may precede MPI_Init (MPI_Initialized,
-// MPI_Get_version …). It looks for MPI again and returns the function to
-// jump to.
+// fortran_loaded says whether a Fortran binding of MPI is loaded: each
+// defines some spelling of MPI_Init.
+static int fortran_loaded(void) {
+	for (size_t k = 0; k < sizeof dt_finit_idx / sizeof dt_finit_idx[0]; k++)
+		if (dt_finit_idx[k] >= 0 && next_of(dt_names[dt_finit_idx[k]])) return 1;
+	return 0;
+}
+
+// dt_lazy_slot serves a call made through an empty slot: the first call of
+// a function not wrapped by the tracer (or made before MPI_Init, or with
+// the tracer disabled), including those of a program that loads MPI after
+// the stub (mpi4py dlopens it) and calls MPI_Initialized or
+// MPI_Get_version before MPI_Init. It finds the function and returns it to
+// jump to, keeping it in the slot.
 __attribute__((visibility("hidden"), used)) void *dt_lazy_slot(unsigned i) {
 	if (i >= DT_NSYMS) abort();
-	if (!dt_tab[i]) {
-		resolved = 0;
-		resolve_next();
+	void *f = __atomic_load_n(&dt_tab[i], __ATOMIC_ACQUIRE);
+	if (!f) {
+		f = next_of(dt_names[i]);
+		if (f) __atomic_store_n(&dt_tab[i], f, __ATOMIC_RELEASE);
 	}
-	if (!dt_tab[i]) {
+	if (!f) {
 		fprintf(stderr, "dtpa: %s called, but no loaded MPI library defines it\n", dt_names[i]);
 		abort();
 	}
-	return dt_tab[i];
+	return f;
 }
 
 static void load_tracer(void);
@@ -101,12 +117,6 @@ __attribute__((visibility("hidden"), used)) void *dt_finit_slot(unsigned i) {
 __asm__(DT_TRAMPOLINE("dt_lazy", "dt_lazy_slot"));
 __asm__(DT_TRAMPOLINE("dt_finit", "dt_finit_slot"));
 
-__attribute__((constructor)) static void stub_init(void) {
-	// Only processes linked with MPI resolve anything now; others (and
-	// programs that dlopen MPI later, such as mpi4py) resolve at MPI_Init.
-	if (dlsym(RTLD_NEXT, "PMPI_Init")) resolve_next();
-}
-
 static const char *impl_name(void) {
 	if (dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world")) return "openmpi";
 	if (dlsym(RTLD_DEFAULT, "MPII_Version_string")) return "mpich";
@@ -116,8 +126,7 @@ static const char *impl_name(void) {
 static void load_tracer(void) {
 	if (loaded) return;
 	loaded = 1;
-	resolved = 0;
-	resolve_next();
+	if (!dlsym(RTLD_NEXT, "PMPI_Init")) dl_iterate_phdr(find_mpi_cb, NULL);
 	const char *off = getenv("DT_DISABLE");
 	if (off && *off && strcmp(off, "0") != 0) return;
 	const char *impl = impl_name();
@@ -154,33 +163,19 @@ static void load_tracer(void) {
 		fprintf(stderr, "dtpa: cannot load the tracer: %s; running untraced\n", dlerror());
 		return;
 	}
-	void *(*lookup)(const char *) = (void *(*)(const char *))dlsym(h, "dt_wrapper");
-	if (!lookup) return;
-	// Fortran wrappers forward to the definition the slot holds now.
-	void *(*flookup)(const char *, void *) = (void *(*)(const char *, void *))dlsym(h, "dt_fwrapper");
-	for (int i = 0; i < DT_NSYMS; i++) {
-		void *w = lookup(dt_names[i]);
-		if (!w && flookup && dt_tab[i]) w = flookup(dt_names[i], dt_tab[i]);
-		if (w) dt_tab[i] = w;
-	}
+	void (*install)(const char *const *, void **, int, void *(*)(const char *), int) =
+		(void (*)(const char *const *, void **, int, void *(*)(const char *), int))dlsym(h, "dt_install");
+	if (install) install(dt_names, dt_tab, DT_NSYMS, next_of, fortran_loaded());
 }
 
 int MPI_Init(int *argc, char ***argv) {
 	load_tracer();
-	int (*f)(int *, char ***) = (int (*)(int *, char ***))dt_tab[DT_IDX_Init];
-	if (!f) {
-		fprintf(stderr, "dtpa: MPI_Init not found\n");
-		abort();
-	}
+	int (*f)(int *, char ***) = (int (*)(int *, char ***))dt_lazy_slot(DT_IDX_Init);
 	return f(argc, argv);
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
 	load_tracer();
-	int (*f)(int *, char ***, int, int *) = (int (*)(int *, char ***, int, int *))dt_tab[DT_IDX_Init_thread];
-	if (!f) {
-		fprintf(stderr, "dtpa: MPI_Init_thread not found\n");
-		abort();
-	}
+	int (*f)(int *, char ***, int, int *) = (int (*)(int *, char ***, int, int *))dt_lazy_slot(DT_IDX_Init_thread);
 	return f(argc, argv, required, provided);
 }

@@ -7,6 +7,9 @@
  * Each rank writes flushgap.<rank>.times: per call of MPI_Comm_size in the
  * loop, two int64 (CLOCK_MONOTONIC_RAW ns): just before the call and just
  * after it returned. Between calls the program spins `gap` ns (argv[2]).
+ * The communicator alternates between MPI_COMM_WORLD and MPI_COMM_SELF, so
+ * that no two consecutive calls are alike: the tracer folds runs of
+ * identical queries, and the loop must fill buffers call by call.
  *
  *   flushgap [calls [gap_ns]]
  */
@@ -35,7 +38,7 @@ int main(int argc, char **argv)
 	MPI_Barrier(MPI_COMM_WORLD);
 	for (int i = 0; i < n; i++) {
 		t[2 * i] = now();
-		MPI_Comm_size(MPI_COMM_WORLD, &size);
+		MPI_Comm_size(i % 2 ? MPI_COMM_SELF : MPI_COMM_WORLD, &size);
 		t[2 * i + 1] = now();
 		if (gap > 0)
 			while (now() < t[2 * i + 1] + gap) {
