@@ -116,13 +116,14 @@ func sameArchive(t *testing.T, got, want string) {
 }
 
 // TestExportDist: ExportDist writes Export's archive of mixedRun (every
-// kind of record), of a run with source code locations and an
-// intercommunicator, and of a run of 7 ranks with communicators that
-// processes meet in different orders.
+// kind of record), of folded runs with inner gaps, of a run with source
+// code locations and an intercommunicator, and of a run of 7 ranks with
+// communicators that processes meet in different orders.
 func TestExportDist(t *testing.T) {
 	checkExportDist(t, mixedRun(), nil)
 	checkExportDist(t, mixedRun(), lineSymbolizer{})
 	checkExportDist(t, TwoMessages(), nil)
+	checkExportDist(t, innerGapsRun(true), nil)
 
 	run := NewRun(2)
 	r0, r1 := run.Rank(0), run.Rank(1)
