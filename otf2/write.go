@@ -74,6 +74,13 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	for _, w := range rt.Warnings {
 		warn(w)
 	}
+	return writeArchive(rt, opts, warn, func(x *exporter, ca *cArchive) error { return x.run(ctx, ca) })
+}
+
+// writeArchive writes the archive of run into opts.Out: into a fresh
+// directory beside it, renamed once complete (prepareOut), with run
+// converting the ranks' events through x.
+func writeArchive(rt *analyzer.RunClocks, opts ExportOptions, warn func(string), run func(x *exporter, ca *cArchive) error) (ExportStats, error) {
 	tmp, err := prepareOut(opts.Out)
 	if err != nil {
 		return ExportStats{}, err
@@ -90,7 +97,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	}
 	x := newExporter(rt, opts.Symbolizer, warn)
 	x.open = func(r int) (evtSink, error) { return ca.evtWriter(uint64(r)) }
-	if err := x.run(ctx, ca); err != nil {
+	if err := run(x, ca); err != nil {
 		ca.abort()
 		return ExportStats{}, err
 	}

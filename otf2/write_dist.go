@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"unsafe"
 
 	"github.com/dtpa/dtpa/analyzer"
@@ -62,36 +60,9 @@ func ExportDist(ctx context.Context, opts ExportOptions, tr analyzer.Transport) 
 // writeDist is process 0's ExportDist: it writes its own ranks itself,
 // then every other process's.
 func writeDist(ctx context.Context, rt *analyzer.RunClocks, opts ExportOptions, warn func(string), tr analyzer.Transport, rcv *partstream.Receiver) (ExportStats, error) {
-	tmp, err := prepareOut(opts.Out)
-	if err != nil {
-		return ExportStats{}, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
-		}
-	}()
-	ca, err := createArchive(tmp, strings.TrimSuffix(ArchiveName, ".otf2"))
-	if err != nil {
-		return ExportStats{}, err
-	}
-	x := newExporter(rt, opts.Symbolizer, warn)
-	x.open = func(r int) (evtSink, error) { return ca.evtWriter(uint64(r)) }
-	if err := x.runDist(ctx, ca, rcv, tr.Size()); err != nil {
-		ca.abort()
-		return ExportStats{}, err
-	}
-	if err := ca.close(); err != nil {
-		return ExportStats{}, err
-	}
-	if err := os.Rename(tmp, opts.Out); err != nil {
-		if os.Remove(opts.Out) != nil || os.Rename(tmp, opts.Out) != nil {
-			return ExportStats{}, fmt.Errorf("otf2 export: %w", err)
-		}
-	}
-	done = true
-	return x.stats, nil
+	return writeArchive(rt, opts, warn, func(x *exporter, ca *cArchive) error {
+		return x.runDist(ctx, ca, rcv, tr.Size())
+	})
 }
 
 // runDist is run over the ranks of every process of procs: process 0's,

@@ -124,24 +124,10 @@ func TestExportDist(t *testing.T) {
 	checkExportDist(t, mixedRun(), lineSymbolizer{})
 	checkExportDist(t, TwoMessages(), nil)
 	checkExportDist(t, innerGapsRun(true), nil)
-
-	run := NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r1.LoadBias(0x10000)
-	ic := run.NewInterComm([]int{0}, []int{1})
-	for _, r := range []*Rank{r0, r1} {
-		r.Init(1 * US)
-		r.IntercommCreate(ic, 2*US)
-	}
-	r0.Send(0, 3, 8, 1*US, Site("send", 0x400100, 0x401000+42), On(ic.Of(0)))
-	r1.Recv(0, 3, 8, 5*US, Site("recv", 0x401000+57), On(ic.Of(1)))
-	for _, r := range []*Rank{r0, r1} {
-		r.Finalize(1 * US)
-	}
-	checkExportDist(t, run, lineSymbolizer{})
+	checkExportDist(t, sourceLocationsRun(), lineSymbolizer{})
 
 	const n = 7
-	run = NewRun(n)
+	run := NewRun(n)
 	half, odd := run.NewComm(0, 2, 4, 6), run.NewComm(1, 3, 5)
 	ranks := make([]*Rank, n)
 	for i := range ranks {

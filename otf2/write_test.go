@@ -249,6 +249,26 @@ func (lineSymbolizer) Symbolize(module string, offset uint64) []report.Frame {
 	return []report.Frame{{Function: "main", File: "app.c", Line: int(offset - 0x401000)}}
 }
 
+// sourceLocationsRun is a message between the two groups of an
+// intercommunicator, sent from an address inside MPI (no file) above the
+// program's line 42; rank 1 loads the program at another address.
+func sourceLocationsRun() *Run {
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r1.LoadBias(0x10000)
+	ic := run.NewInterComm([]int{0}, []int{1})
+	for _, r := range []*Rank{r0, r1} {
+		r.Init(1 * US)
+		r.IntercommCreate(ic, 2*US)
+	}
+	r0.Send(0, 3, 8, 1*US, Site("send", 0x400100, 0x401000+42), On(ic.Of(0)))
+	r1.Recv(0, 3, 8, 5*US, Site("recv", 0x401000+57), On(ic.Of(1)))
+	for _, r := range []*Rank{r0, r1} {
+		r.Finalize(1 * US)
+	}
+	return run
+}
+
 // TestExportSourceLocations: a call site is written as the source position
 // of its innermost frame with a file (the symbolizer's), shared by ranks
 // whose sites symbolize alike, and an intercommunicator as an InterComm
@@ -258,20 +278,7 @@ func TestExportSourceLocations(t *testing.T) {
 	if !otf2test.Available() {
 		t.Skip("otf2-print is not installed (make deps)")
 	}
-	run := NewRun(2)
-	r0, r1 := run.Rank(0), run.Rank(1)
-	r1.LoadBias(0x10000)
-	ic := run.NewInterComm([]int{0}, []int{1})
-	for _, r := range []*Rank{r0, r1} {
-		r.Init(1 * US)
-		r.IntercommCreate(ic, 2*US)
-	}
-	// An address inside MPI (no file), then the program's line 42.
-	r0.Send(0, 3, 8, 1*US, Site("send", 0x400100, 0x401000+42), On(ic.Of(0)))
-	r1.Recv(0, 3, 8, 5*US, Site("recv", 0x401000+57), On(ic.Of(1)))
-	for _, r := range []*Rank{r0, r1} {
-		r.Finalize(1 * US)
-	}
+	run := sourceLocationsRun()
 	dir := t.TempDir()
 	if _, err := run.WriteDir(dir, "app"); err != nil {
 		t.Fatal(err)
