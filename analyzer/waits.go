@@ -86,7 +86,7 @@ func (a *acc) addWait(k waitKey, ns, n int64) {
 // front of the map: a rank waits at a few sites for a few partners over
 // and over (a halo exchange's two or four neighbours, an all-to-all
 // program's every rank, and the collective waits between them), and
-// hashing the key into the Go map cost about 140 instructions per wait,
+// hashing the key into the Go map costs about 140 instructions per wait,
 // more than the rest of the wait's bookkeeping (a cache of the last two
 // keys missed at half the waits of a four-rank stencil and at most of an
 // all-to-all program's). The table is made at the first wait: intervals

@@ -37,7 +37,7 @@ static void *handwritten(const char *name) {
 // dt_install points the preload stub's table (tab, n slots named names, in
 // strcmp order) at this library's wrappers, inside MPI_Init. The names are
 // walked side by side with the wrappers' own sorted names: one pass, where
-// a binary search per name cost ~1.5 M instructions for the ~2800 names.
+// a binary search per name costs ~1.5 M instructions for the ~2800 names.
 // Names out of order (a stub of another build) are looked up one by one.
 // A Fortran wrapper forwards to MPI's definition of its name, which next_of
 // (the stub's) finds; with fortran 0 (no Fortran binding loaded) the

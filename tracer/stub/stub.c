@@ -47,7 +47,7 @@ static int find_mpi_cb(struct dl_phdr_info *info, size_t size, void *data) {
 // finds. Names are looked up one at a time, when needed: asking the
 // dynamic linker for all ~2800 names the stub exports (most of them absent
 // from the one MPI loaded, and a miss costs the linker an error message)
-// was ~10 M instructions, 3 ms of CPU per process.
+// costs ~10 M instructions, 3 ms of CPU per process.
 static void *next_of(const char *name) {
 	if (!mpi_handle) {
 		void *f = dlsym(RTLD_NEXT, name);
