@@ -185,10 +185,20 @@ func (x *exporter) run(ctx context.Context, ca *cArchive) error {
 		if err := x.rank(ctx, r, rk); err != nil {
 			return err
 		}
-		locs = append(locs, uint64(r))
-		x.written[r] = true
-		x.stats.Ranks++
+		locs = x.wrote(r, locs)
 	}
+	return x.finish(ca, locs)
+}
+
+// wrote notes rank r's events written, adding its location to locs.
+func (x *exporter) wrote(r int, locs []uint64) []uint64 {
+	x.written[r] = true
+	x.stats.Ranks++
+	return append(locs, uint64(r))
+}
+
+// finish closes the event files of locs and writes the definitions.
+func (x *exporter) finish(ca *cArchive, locs []uint64) error {
 	if err := ca.closeEvents(locs); err != nil {
 		return err
 	}

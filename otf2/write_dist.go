@@ -89,15 +89,10 @@ func (x *exporter) runDist(ctx context.Context, ca *cArchive, rcv *partstream.Re
 			if err != nil {
 				return err
 			}
-			locs = append(locs, uint64(r))
-			x.written[r] = true
-			x.stats.Ranks++
+			locs = x.wrote(r, locs)
 		}
 	}
-	if err := ca.closeEvents(locs); err != nil {
-		return err
-	}
-	return x.defs.write(ca, x)
+	return x.finish(ca, locs)
 }
 
 // Items of a part: a definition (kind, then its fields) or a batch of
