@@ -90,25 +90,12 @@ var traceID = regexp.MustCompile(`(?m)^Trace identifier .*$`)
 // masked.
 func sameOTF2(t *testing.T, got, want string) {
 	t.Helper()
-	var files []string
-	err := filepath.WalkDir(want, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p[len(want):])
-		}
-		return err
-	})
+	files, err := otf2test.Files(want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	_ = filepath.WalkDir(got, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			n++
-		}
-		return err
-	})
-	if n != len(files) {
-		t.Errorf("%s holds %d files, dtpa's %s %d", got, n, want, len(files))
+	if gf, _ := otf2test.Files(got); len(gf) != len(files) {
+		t.Errorf("%s holds %d files, dtpa's %s %d", got, len(gf), want, len(files))
 	}
 	for _, f := range files {
 		if f != "/"+otf2.ArchiveName {

@@ -60,14 +60,7 @@ const resolution = 1_000_000_000
 // makes again alike. A report of the archive therefore shows the figures
 // of the report of the traces.
 func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
-	warn := opts.Warn
-	if warn == nil {
-		warn = func(string) {}
-	}
-	if opts.Out == "" {
-		return ExportStats{}, errors.New("otf2 export: no output directory (-o DIR)")
-	}
-	rt, err := analyzer.FindRun(opts.Dir, opts.App)
+	rt, warn, err := findRun(opts)
 	if err != nil {
 		return ExportStats{}, err
 	}
@@ -75,6 +68,23 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 		warn(w)
 	}
 	return writeArchive(rt, opts, warn, func(x *exporter, ca *cArchive) error { return x.run(ctx, ca) })
+}
+
+// findRun checks opts and finds the run to export, with the function its
+// warnings go to (opts.Warn, or none).
+func findRun(opts ExportOptions) (*analyzer.RunClocks, func(string), error) {
+	warn := opts.Warn
+	if warn == nil {
+		warn = func(string) {}
+	}
+	if opts.Out == "" {
+		return nil, nil, errors.New("otf2 export: no output directory (-o DIR)")
+	}
+	rt, err := analyzer.FindRun(opts.Dir, opts.App)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rt, warn, nil
 }
 
 // writeArchive writes the archive of run into opts.Out: into a fresh

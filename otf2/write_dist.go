@@ -28,14 +28,7 @@ import (
 // which stops the others; an error of the transport on another process
 // is an analyzer.DistError (the job must end).
 func ExportDist(ctx context.Context, opts ExportOptions, tr analyzer.Transport) (ExportStats, error) {
-	warn := opts.Warn
-	if warn == nil {
-		warn = func(string) {}
-	}
-	if opts.Out == "" {
-		return ExportStats{}, errors.New("otf2 export: no output directory (-o DIR)")
-	}
-	rt, err := analyzer.FindRun(opts.Dir, opts.App)
+	rt, warn, err := findRun(opts)
 	if err != nil {
 		return ExportStats{}, err // the same in every process
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/internal/memnet"
+	"github.com/dtpa/dtpa/otf2/otf2test"
 	. "github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -71,25 +72,12 @@ func checkExportDist(t *testing.T, run *Run, sym analyzer.Symbolizer) {
 // identifier (8 bytes that libotf2 draws at random).
 func sameArchive(t *testing.T, got, want string) {
 	t.Helper()
-	var files []string
-	err := filepath.WalkDir(want, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p[len(want):])
-		}
-		return err
-	})
+	files, err := otf2test.Files(want)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("%s: %d files, %v", want, len(files), err)
 	}
-	n := 0
-	_ = filepath.WalkDir(got, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			n++
-		}
-		return err
-	})
-	if n != len(files) {
-		t.Errorf("%s holds %d files, %s %d", got, n, want, len(files))
+	if gf, _ := otf2test.Files(got); len(gf) != len(files) {
+		t.Errorf("%s holds %d files, %s %d", got, len(gf), want, len(files))
 	}
 	for _, f := range files {
 		g, err1 := os.ReadFile(got + f)
