@@ -146,7 +146,7 @@ func distOutputs(t *testing.T, opts Options, n int, timeline, export bool, spool
 		o := opts
 		o.Warn, o.Progress, o.Timeline, o.Chrome, o.roundTrip = nil, nil, nil, nil, false
 		if timeline {
-			tls[p] = &TimelineRecorder{MaxCalls: opts.Timeline.MaxCalls}
+			tls[p] = &TimelineRecorder{MaxCalls: opts.Timeline.MaxCalls, TempDir: spool}
 			o.Timeline = tls[p]
 		}
 		if export {
@@ -170,6 +170,19 @@ func distOutputs(t *testing.T, opts Options, n int, timeline, export bool, spool
 	var tl *report.Timeline
 	if timeline {
 		tl = tls[0].Timeline()
+		// Written a lane at a time, the same JSON.
+		var js bytes.Buffer
+		if err := tls[0].WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(tl); !bytes.Equal(js.Bytes(), want) {
+			t.Errorf("%d processes: WriteJSON differs from the timeline's JSON:\n got %s\nwant %s", n, js.Bytes(), want)
+		}
+		for _, r := range tls {
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+		}
 	}
 	return reps[0], tl, out.Bytes()
 }
