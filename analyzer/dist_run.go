@@ -23,6 +23,9 @@ func replayPart(ctx context.Context, opts Options, sc *runScan, tr Transport) (*
 	if err := s.run(1); err != nil {
 		return nil, nil, nil, err
 	}
+	if opts.Flow != nil {
+		opts.Flow.MaxHeld, opts.Flow.Waits = int64(d.maxQueued), d.flowWaits
+	}
 	if d.err != nil {
 		return nil, nil, nil, d.err
 	}
