@@ -322,7 +322,7 @@ func (s *tlSpool) receive(rcv *partstream.Receiver, from int, dir string) error 
 			f.Close()
 			return fmt.Errorf("spooling the timeline: %w", err)
 		}
-		s.f, s.w = f, bufio.NewWriterSize(f, tlChunk)
+		s.f, s.w = f, newSpoolWriter(f)
 	}
 	_, err := rcv.Receive(from, func(b []byte) error {
 		n, err := s.w.Write(b)
@@ -334,6 +334,8 @@ func (s *tlSpool) receive(rcv *partstream.Receiver, from int, dir string) error 
 	}
 	return nil
 }
+
+func newSpoolWriter(f *os.File) *bufio.Writer { return bufio.NewWriterSize(f, tlChunk) }
 
 // index finds every spooled rank's recording and notes where it lies in
 // ranks, checking it (a rank recorded twice, a damaged part).
