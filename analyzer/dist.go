@@ -310,7 +310,9 @@ func (d *distX) throttle(k p2pKey, f *fifo) {
 	x.throttled.Add(1)
 	f.full.Store(true)
 	for x.throttleGen.Load() == gen && !dst.done.Load() && f.full.Load() {
-		x.park(k.src)
+		if x.park(k.src) {
+			break // the analysis was cancelled
+		}
 	}
 	if f.full.Load() && x.throttleGen.Load() != gen {
 		// Released by a stall: the receiver needs more before it

@@ -554,7 +554,9 @@ func (x *exchange) throttle(k p2pKey, f *fifo) {
 		if f.sentPending() < x.lim.pending/2 {
 			break
 		}
-		x.park(k.src)
+		if x.park(k.src) {
+			break // the analysis was cancelled
+		}
 	}
 	me.throttled.Store(false)
 	x.throttled.Add(-1)
