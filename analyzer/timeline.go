@@ -125,7 +125,7 @@ func (t *TimelineRecorder) finish(keys func(r int) *siteKeyer, siteID map[string
 	}
 	tl.End = max(0, last-tl.Origin)
 	f.head = tl
-	t.fin = f
+	t.fin, t.tl = f, nil
 	return nil
 }
 
