@@ -162,7 +162,7 @@ func newTracer(in initInfo) (*tracer, error) {
 	opts := writerOptions()
 	budget := deferBudget()
 	opts.Deferred = budget > 0
-	w, err := traceformat.NewWriter(f, hdr, opts)
+	w, err := traceformat.NewWriter(records.VecFile{File: f}, hdr, opts)
 	if err != nil {
 		f.Close()
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -200,9 +201,16 @@ func compact(sc *traceformat.FrameScanner, w io.Writer, hdr *tracepb.Header) (co
 			// The tracer counted the events it encoded itself.
 			f.EventCount = f.EventCount - droppedEncoded + uint64(res.decoded)
 			if cutAt > 0 {
-				f.StopReason = tracepb.Footer_SIZE_LIMIT
 				f.DroppedEvents += dropped + droppedEncoded
-				f.Message = fmt.Sprintf("trace reached %d bytes (MaxTraceSize %d MB over all ranks); %s", cutAt, maxMB, f.Message)
+				msg := f.Message
+				if f.StopReason == tracepb.Footer_SIZE_LIMIT {
+					// The tracer's own cut, later: its message is replaced.
+					if _, rest, ok := strings.Cut(msg, "; "); ok && strings.HasPrefix(msg, "trace reached ") {
+						msg = rest
+					}
+				}
+				f.Message = fmt.Sprintf("trace reached %d bytes (MaxTraceSize %d MB over all ranks); %s", cutAt, maxMB, msg)
+				f.StopReason = tracepb.Footer_SIZE_LIMIT
 			}
 			res.werr = tw.Close(f)
 			return res, nil

@@ -240,3 +240,40 @@ func FuzzCompact(f *testing.F) {
 		}
 	})
 }
+
+// TestVecFile: a deferred trace written through writev is the one written
+// with copies.
+func TestVecFile(t *testing.T) {
+	dir := t.TempDir()
+	var files [2][]byte
+	for i := range files {
+		path := filepath.Join(dir, "v.trc")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out io.Writer = f
+		if i == 1 {
+			out = VecFile{f}
+		}
+		opts := WriterOptions(false)
+		opts.Deferred = true
+		w, err := traceformat.NewWriter(out, &tracepb.Header{WorldSize: 1}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range testParts() {
+			if p.recs != nil {
+				if err := w.WriteRecords((&Prefix{Thread: p.tid}).Append(nil), p.recs); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		w.Close(&tracepb.Footer{})
+		f.Close()
+		files[i] = readFile(t, path)
+	}
+	if !bytes.Equal(files[0], files[1]) || len(files[0]) < 50000 {
+		t.Errorf("writev: %d bytes, copies: %d", len(files[1]), len(files[0]))
+	}
+}
