@@ -292,23 +292,8 @@ func (r *Reader) readFrame() (Kind, error) {
 	rawLen := binary.LittleEndian.Uint32(h[6:])
 	sum := binary.LittleEndian.Uint32(h[10:])
 	// Check every length before allocating anything for it.
-	if plen > MaxPayload {
-		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame length %d exceeds the limit %d", plen, MaxPayload))
-	}
-	if rawLen > MaxRaw {
-		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame raw length %d exceeds the limit %d", rawLen, MaxRaw))
-	}
-	switch enc {
-	case EncodingRaw:
-		if rawLen != plen {
-			return 0, r.corrupt(start, ErrCorrupt, "raw frame whose two lengths differ")
-		}
-	case EncodingZstd:
-		if uint64(rawLen) > uint64(plen)*maxExpansion {
-			return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame claims %d bytes from %d compressed", rawLen, plen))
-		}
-	default:
-		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("unknown payload encoding %d", enc))
+	if why := frameHeaderProblem(plen, rawLen, enc); why != "" {
+		return 0, r.corrupt(start, ErrCorrupt, why)
 	}
 	if (kind == KindEvents && r.skip) || (kind == KindDefinitions && r.skipDefs) {
 		return kind, r.skipPayload(start, kind, int64(plen))
@@ -467,10 +452,31 @@ func (r *Reader) decode(k Kind, raw []byte) error {
 			return fmt.Errorf("malformed footer: %v", err)
 		}
 		r.footer = f
+	case KindRecords:
+		// Only a DeferredMajor file has them, and NewReader refuses those.
+		return errors.New("raw records in a compacted trace")
 	default:
 		// A kind added by a later minor version: skipped by design.
 	}
 	return nil
+}
+
+// frameHeaderProblem says what is wrong with a frame header's lengths and
+// encoding ("" when nothing is), before anything is allocated for them.
+func frameHeaderProblem(plen, rawLen uint32, enc Encoding) string {
+	switch {
+	case plen > MaxPayload:
+		return fmt.Sprintf("frame length %d exceeds the limit %d", plen, MaxPayload)
+	case rawLen > MaxRaw:
+		return fmt.Sprintf("frame raw length %d exceeds the limit %d", rawLen, MaxRaw)
+	case enc == EncodingRaw && rawLen != plen:
+		return "raw frame whose two lengths differ"
+	case enc == EncodingZstd && uint64(rawLen) > uint64(plen)*maxExpansion:
+		return fmt.Sprintf("frame claims %d bytes from %d compressed", rawLen, plen)
+	case enc != EncodingRaw && enc != EncodingZstd:
+		return fmt.Sprintf("unknown payload encoding %d", enc)
+	}
+	return ""
 }
 
 // dense bounds an id by how many entries of its kind the file has defined:
