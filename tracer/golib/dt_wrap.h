@@ -176,8 +176,15 @@ DT_INLINE int32_t dt_rank(int r) {
 	return r;
 }
 
-DT_INLINE void dt_put32(dt_thr *T, uint32_t v) { memcpy(T->pos, &v, 4); T->pos += 4; }
-DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { memcpy(T->pos, &v, 8); T->pos += 8; }
+// Attribute words are stored as unaligned integers, not with memcpy: a
+// store through a char pointer may alias anything, T->pos included, so
+// that T->pos would be read again after every store. An integer store
+// cannot (strict aliasing, on at -O2), and T->pos stays in a register
+// across the record's attributes.
+typedef uint32_t dt_u32 __attribute__((aligned(1)));
+typedef uint64_t dt_u64 __attribute__((aligned(1)));
+DT_INLINE void dt_put32(dt_thr *T, uint32_t v) { *(dt_u32 *)T->pos = v; T->pos += 4; }
+DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { *(dt_u64 *)T->pos = v; T->pos += 8; }
 
 // Call site: a walk of the unwind tables (dt_site_walk, dt_site.c) gives the
 // return addresses, and a new call site is handed to Go, which then moves
