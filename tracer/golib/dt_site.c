@@ -208,11 +208,15 @@ uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, uint64_t *t1) {
 	uint32_t id;
 	if (c->hash == h && c->n == (uint32_t)n && memcmp(c->pcs, pcs, n * sizeof(uintptr_t)) == 0) id = c->id;
 	else id = dt_site_slow(T, pcs, n, h, t1);
-	e->pc = ((const uintptr_t *)fp)[1];
-	e->gen = gen;
-	e->k = k;
-	e->site = id;
-	e->fp = (uintptr_t)fp;
+	// A walk cut short for want of a rule table is not remembered: the
+	// next one may get the table.
+	if (dt_rules || dt_depth <= 1) {
+		e->pc = ((const uintptr_t *)fp)[1];
+		e->gen = gen;
+		e->k = k;
+		e->site = id;
+		e->fp = (uintptr_t)fp;
+	}
 	return id;
 }
 
