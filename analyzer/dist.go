@@ -297,11 +297,7 @@ func (d *distX) send(k p2pKey, entry int64, site sendSite, bytes uint64, li late
 func (d *distX) throttle(k p2pKey, f *fifo) {
 	x := d.x
 	me, dst := x.ranks[k.src], x.ranks[k.dst]
-	p := int(d.owner[k.dst])
-	b := d.record(p, drFull)
-	b = appendP2PKey(b, k)
-	b = auv(b, f.sent)
-	d.put(p, b)
+	d.keyed(int(d.owner[k.dst]), drFull, k, f.sent)
 	// The receiver's process may be waiting for nothing else.
 	d.flush()
 	d.flowWaits++
@@ -331,29 +327,20 @@ func (d *distX) credit(f *fifo) {
 	d.creditN(f.rkey, f.roff+f.sent-uint64(f.pending()))
 }
 
-func (d *distX) creditN(k p2pKey, taken uint64) {
-	p := int(d.owner[k.src])
-	b := d.record(p, drCredit)
-	b = appendP2PKey(b, k)
-	b = auv(b, taken)
-	d.put(p, b)
-}
-
-func appendP2PKey(b []byte, k p2pKey) []byte {
-	b = av(b, int64(k.src))
-	b = av(b, int64(k.dst))
-	b = auv(b, k.comm)
-	return av(b, int64(k.tag))
-}
+func (d *distX) creditN(k p2pKey, taken uint64) { d.keyed(int(d.owner[k.src]), drCredit, k, taken) }
 
 // withdraw takes message seq of key k back from the receiver's process
 // (a cancelled send).
-func (d *distX) withdraw(k p2pKey, seq uint64) {
-	p := int(d.owner[k.dst])
-	b := d.record(p, drWithdraw)
-	b = appendP2PKey(b, k)
-	b = auv(b, seq)
-	d.put(p, b)
+func (d *distX) withdraw(k p2pKey, seq uint64) { d.keyed(int(d.owner[k.dst]), drWithdraw, k, seq) }
+
+// keyed sends process p a record of kind kind about key k with one count.
+func (d *distX) keyed(p int, kind byte, k p2pKey, n uint64) {
+	b := d.record(p, kind)
+	b = av(b, int64(k.src))
+	b = av(b, int64(k.dst))
+	b = auv(b, k.comm)
+	b = av(b, int64(k.tag))
+	d.put(p, auv(b, n))
 }
 
 // lateReceiver forwards a late receiver's charge to the sender's process.
@@ -1068,7 +1055,7 @@ func (r *drd) str() string {
 	return s
 }
 
-// p2pKey reads a key (appendP2PKey), its ranks checked against the
+// p2pKey reads a key (keyed), its ranks checked against the
 // run's size.
 func (r *drd) p2pKey(size int) p2pKey {
 	k := p2pKey{src: r.rank(size), dst: r.rank(size)}
