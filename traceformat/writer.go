@@ -186,10 +186,6 @@ func (w *Writer) CopyFrame(f *Frame) error {
 	return w.write(f.Bytes)
 }
 
-// AddEvents counts n events written in copied frames, for the footer's
-// event count.
-func (w *Writer) AddEvents(n uint64) { w.events += n }
-
 // Close writes the footer. When f.EventCount is zero it is set to the number
 // of events written. Close does not close the underlying writer.
 func (w *Writer) Close(f *tracepb.Footer) error {
