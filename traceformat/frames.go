@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 
 	"google.golang.org/protobuf/proto"
@@ -98,26 +97,14 @@ func (s *FrameScanner) Next() (*Frame, error) {
 	if why := frameHeaderProblem(plen, rawLen, enc); why != "" {
 		return nil, s.corrupt(start, ErrCorrupt, why)
 	}
-	// The payload in steps, so that a length promising more than the file
-	// holds costs no more memory than the file.
-	for remaining := int(plen); remaining > 0; {
-		step := min(remaining, 1<<20)
-		old := len(b)
-		if cap(b) < old+step {
-			b = append(b[:cap(b)], make([]byte, old+step-cap(b))...)
-		}
-		b = b[:old+step]
-		n, err := io.ReadFull(s.r, b[old:])
-		s.off += int64(n)
-		remaining -= n
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return nil, s.corrupt(start, ErrTruncated, fmt.Sprintf("file ends inside a %s frame", kind))
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: reading at byte offset %d: %w", orTrace(s.name), s.off, err)
-		}
-	}
-	crc := crc32.Update(0, castagnoli, b[:10])
-	if crc32.Update(crc, castagnoli, b[FrameHeaderSize:]) != binary.LittleEndian.Uint32(b[10:]) {
+	b, n, err = appendPayload(s.r, b, int(plen))
+	s.off += int64(n)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return nil, s.corrupt(start, ErrTruncated, fmt.Sprintf("file ends inside a %s frame", kind))
+	case err != nil:
+		return nil, fmt.Errorf("%s: reading at byte offset %d: %w", orTrace(s.name), s.off, err)
+	case frameCRC(b[:10], b[FrameHeaderSize:]) != binary.LittleEndian.Uint32(b[10:]):
 		return nil, s.corrupt(start, ErrCorrupt, fmt.Sprintf("checksum mismatch in a frame announced as %s", kind))
 	}
 	s.f = Frame{Kind: kind, Enc: enc, Offset: start, Bytes: b}

@@ -255,9 +255,7 @@ func seal(f []byte, k Kind, enc Encoding, rawLen int) {
 	f[4] = byte(k)
 	f[5] = byte(enc)
 	binary.LittleEndian.PutUint32(f[6:], uint32(rawLen))
-	crc := crc32.Update(0, castagnoli, f[:10])
-	crc = crc32.Update(crc, castagnoli, f[FrameHeaderSize:])
-	binary.LittleEndian.PutUint32(f[10:], crc)
+	binary.LittleEndian.PutUint32(f[10:], frameCRC(f[:10], f[FrameHeaderSize:]))
 }
 
 func (w *Writer) write(p []byte) error {
