@@ -15,6 +15,7 @@ import (
 var (
 	nsRE    = regexp.MustCompile(`ns_per_call=([0-9.]+)`)
 	finRE   = regexp.MustCompile(`finalize_ns=([0-9.]+)`)
+	pairRE  = regexp.MustCompile(`clock_pair_ns=([0-9.]+)`)
 	stallRE = regexp.MustCompile(`max flush stall (\d+) ns, mean (\d+) ns over (\d+) flushes`)
 	encRE   = regexp.MustCompile(`encoder CPU (\d+) ns`)
 )
@@ -34,7 +35,11 @@ var (
 // is how much longer the traced MPI_Finalize took (rank 0): the encoding of
 // what was still queued is written there. enc-ns/event is the encoder
 // thread's CPU time per recorded event (footer), which under core binding
-// the ranks' cores pay.
+// the ranks' cores pay. ns/clock-pair is what two back-to-back reads of the
+// TSC cost in the untraced run, both ranks reading at once: the tracer
+// reads it at each call's entry and exit, so that this is the floor of
+// ns/call-added on the machine at hand (it varies with the host's load
+// more than the instructions around it do).
 //
 // With DTPA_BENCH_BASE=<another checkout, built> each iteration also runs
 // that checkout's dtrun right after this one's, so that a change is
@@ -54,12 +59,16 @@ func BenchmarkOverhead(b *testing.B) {
 				prog := build(b, "bench", ompi)
 				args := []string{"-np", "2", "--bind-to", "core", prog, mode, iters[mode]}
 				env := []string{"UserStackSize=" + strconv.Itoa(depth), "MaxTraceSize=0"}
-				var plain, plainFin []float64
+				var plain, plainFin, pair []float64
 				ms := make([]overheadRuns, len(trees))
 				for i := 0; i < b.N; i++ {
 					p := run(b, b.TempDir(), nil, "mpirun.openmpi", args...)
 					pv, pf := benchFigures(b, p.out)
 					plain, plainFin = append(plain, pv), append(plainFin, pf)
+					if m := pairRE.FindStringSubmatch(p.out); m != nil {
+						v, _ := strconv.ParseFloat(m[1], 64)
+						pair = append(pair, v)
+					}
 					for j := range trees {
 						k := j
 						if i%2 == 1 { // the builds take turns in running first
@@ -81,6 +90,9 @@ func BenchmarkOverhead(b *testing.B) {
 				}
 				b.ReportMetric(mean(plain), "ns/call-untraced")
 				b.ReportMetric(mean(plainFin)/1e6, "ms-finalize-untraced")
+				if len(pair) > 0 {
+					b.ReportMetric(mean(pair), "ns/clock-pair")
+				}
 				for k, tr := range trees {
 					m := ms[k]
 					sfx := tr.suffix
