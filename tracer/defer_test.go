@@ -35,8 +35,9 @@ func preambleMajor(t *testing.T, path string) uint16 {
 // loop that fills buffer after buffer) under both MPIs with encoding during
 // the run (DT_DEFER_MB=0), deferred with a budget that runs out early
 // (1 MB: raw records first, then encoded ones) and deferred throughout
-// (the default): after dtrun's compaction every trace is an ordinary one,
-// complete, with the same calls.
+// (the default), compacted by each rank as it ends or, with
+// DT_COMPACT_AT_END=0, by dtrun after the job: every trace is then an
+// ordinary one, complete, with the same calls.
 func TestDeferredEncoding(t *testing.T) {
 	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
 		for _, prog := range []struct {
@@ -46,15 +47,21 @@ func TestDeferredEncoding(t *testing.T) {
 			t.Run(mpi.run+"/"+prog.name, func(t *testing.T) {
 				bin := build(t, prog.name, mpi.cc)
 				var want [][]string
-				for _, mb := range []string{"0", "1", ""} {
+				for _, v := range []struct{ mb, atEnd string }{{"0", ""}, {"1", ""}, {"", ""}, {"", "0"}} {
+					mb := v.mb
 					dir := t.TempDir()
 					var env []string
 					if mb != "" {
-						env = []string{"DT_DEFER_MB=" + mb}
+						env = append(env, "DT_DEFER_MB="+mb)
+					}
+					if v.atEnd != "" {
+						env = append(env, "DT_COMPACT_AT_END="+v.atEnd)
+						mb += " DT_COMPACT_AT_END=" + v.atEnd
 					}
 					args := append([]string{"--mpirun", mpi.run, "-n", "4", bin}, prog.args...)
 					if mpi.run == "mpirun.openmpi" {
-						args = append([]string{"--mpirun", mpi.run, "--oversubscribe", "-x", "DT_DEFER_MB", "-n", "4", bin}, prog.args...)
+						args = append([]string{"--mpirun", mpi.run, "--oversubscribe", "-x", "DT_DEFER_MB", "-x", "DT_COMPACT_AT_END",
+							"-n", "4", bin}, prog.args...)
 					}
 					res := dtrun(t, dir, env, args...)
 					if res.code != 0 {
@@ -80,15 +87,47 @@ func TestDeferredEncoding(t *testing.T) {
 	}
 }
 
-// TestDeferredLeftForCompact: traces a dtrun did not compact (the program
+// TestDeferredCompactedByRanks: without dtrun to compact them (the program
 // run with the tracer preloaded and a spill directory, as dtrun runs it,
-// but by mpirun itself) are refused by dtpa with the command that
-// compacts them, and `dtrun --compact` does.
+// but by the launcher itself), the ranks' deferred traces are ordinary,
+// complete ones when the job ends, under both MPIs: each rank compacted its
+// own after MPI_Finalize, and left no temporary file.
+func TestDeferredCompactedByRanks(t *testing.T) {
+	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
+		t.Run(mpi.run, func(t *testing.T) {
+			bin := build(t, "pingpong", mpi.cc)
+			dir, spill := t.TempDir(), t.TempDir()
+			preload := filepath.Join(root, "lib", "libdtpa_preload.so")
+			args := []string{"--oversubscribe", "-n", "4", "-x", "LD_PRELOAD=" + preload, "-x", "DT_SPILL_DIR=" + spill, bin}
+			if mpi.run == "mpiexec.mpich" {
+				args = []string{"-n", "4", "-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill, bin}
+			}
+			if res := run(t, dir, nil, mpi.run, args...); res.code != 0 {
+				t.Fatalf("%s: exit %d\n%s", mpi.run, res.code, res.out)
+			}
+			for r := 0; r < 4; r++ {
+				if m := preambleMajor(t, filepath.Join(dir, fmt.Sprintf("pingpong.%d.trc", r))); m != traceformat.VersionMajor {
+					t.Errorf("rank %d: major version %#x, want a compacted trace", r, m)
+				}
+			}
+			trs := readTraces(t, dir, "pingpong", 4)
+			checkComplete(t, trs)
+			checkPingPong(t, trs)
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestDeferredLeftForCompact: traces that neither the ranks
+// (DT_COMPACT_AT_END=0) nor a dtrun compacted are refused by dtpa with
+// the command that compacts them, and `dtrun --compact` does.
 func TestDeferredLeftForCompact(t *testing.T) {
 	bin := build(t, "pingpong", ompi)
 	dir, spill := t.TempDir(), t.TempDir()
 	res := run(t, dir, nil, "mpirun.openmpi", "--oversubscribe", "-n", "4", "-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"),
-		"-x", "DT_SPILL_DIR="+spill, bin)
+		"-x", "DT_SPILL_DIR="+spill, "-x", "DT_COMPACT_AT_END=0", bin)
 	if res.code != 0 {
 		t.Fatalf("mpirun: exit %d\n%s", res.code, res.out)
 	}

@@ -27,6 +27,17 @@ func deferredSince(dir string, start time.Time) []string {
 	return out
 }
 
+// removeStale removes the unfinished compactions of ranks of this run (files
+// modified since start): the job is over, so that no process still writes
+// them, and the traces they were made from are whole.
+func removeStale(files []string, start time.Time) {
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && !st.ModTime().Before(start) {
+			os.Remove(f)
+		}
+	}
+}
+
 // compactTraces compacts the given deferred traces, on as many cores as
 // there are, and reports failures; it tells whether every one succeeded.
 func compactTraces(files []string, w io.Writer) bool {

@@ -56,7 +56,8 @@ prints its version.
 
 The ranks write their events raw while the job runs (up to DT_DEFER_MB,
 default 128 MB per rank; then they encode as they go), which spares the
-program the encoding: when the job ends, dtrun compacts the run's traces.
+program the encoding, and compact their traces as they end; dtrun
+compacts those of ranks killed or aborted after the job.
 dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a dtrun
 that did not end left as they were.
 
@@ -211,7 +212,10 @@ func Run(ctx context.Context, o Options) error {
 	start := time.Now().Add(-time.Second)
 	err = cmd.Run()
 	recoverSpills(spill, cmd.Stderr)
+	// Ranks compact their own traces as they end; what is left deferred is
+	// the traces of ranks killed or cut short, or of DT_COMPACT_AT_END=0.
 	compactTraces(deferredSince(traceDir(o.Args), start), cmd.Stderr)
+	removeStale(records.CompactTemps(traceDir(o.Args)), start)
 	if ctx.Err() == nil {
 		summarize(cmd.Stderr, traceDir(o.Args), start, spill)
 	}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/tracer/records"
 )
 
 func TestFindProgram(t *testing.T) {
@@ -97,5 +100,33 @@ func TestMainUsage(t *testing.T) {
 	}
 	if code := Main(context.Background(), []string{"dtrun", "--mpirun", "/nonexistent", "/bin/true"}, &out, &errb); code != 1 {
 		t.Errorf("bad launcher: code %d", code)
+	}
+}
+
+// TestRemoveStaleCompactions: after the job, the unfinished compactions of
+// the run's ranks go; a trace, and an older run's leftovers, stay.
+func TestRemoveStaleCompactions(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now().Add(-time.Second)
+	for _, f := range []string{"app.0.trc", ".app.0.trc.compact-123", ".app.1.trc.compact-456", ".old.0.trc.compact-789"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := start.Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(dir, ".old.0.trc.compact-789"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	removeStale(records.CompactTemps(dir), start)
+	ents, err := os.ReadDir(dir) // sorted by name
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if got, want := strings.Join(names, " "), ".old.0.trc.compact-789 app.0.trc"; got != want {
+		t.Errorf("left %q, want %q", got, want)
 	}
 }

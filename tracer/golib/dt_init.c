@@ -75,6 +75,8 @@ int dt_rank_world, dt_size_world;
 // trace of its own, so the tracer steps aside there.
 static void dt_forked(void) { dt_state = DT_ST_FINISHED; }
 
+// dt_atexit ends the trace of a program that exits without MPI_Finalize,
+// and waits for the rank's compaction of its trace (dtgo_exit).
 static void dt_atexit(void) {
 	if (getpid() != dt_pid) return; // a forked child exiting: its Go runtime has no threads
 	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
@@ -82,6 +84,7 @@ static void dt_atexit(void) {
 		dt_collect();
 		dtgo_finish(DT_STOP_EXIT);
 	}
+	dtgo_exit();
 }
 
 // dt_start also serves the Fortran MPI_Init wrappers (dt_fortran.c).

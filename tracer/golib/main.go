@@ -27,6 +27,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"time"
 	"unsafe"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -128,6 +129,18 @@ func dtgo_stopped(reason C.int) {
 	defer recovered("stopped")
 	if tr != nil {
 		tr.setStop(tracepb.Footer_StopReason(reason), "")
+	}
+}
+
+// compactWait bounds how long a process's exit waits for its trace's
+// compaction: 128 MB of raw records (DT_DEFER_MB's default) take ~0.2 s.
+const compactWait = 60 * time.Second
+
+//export dtgo_exit
+func dtgo_exit() {
+	defer recovered("exit")
+	if tr != nil {
+		tr.awaitCompaction(compactWait)
 	}
 }
 

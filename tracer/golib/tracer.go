@@ -100,7 +100,11 @@ type tracer struct {
 	cpu0  int64 // the encoder thread's CPU time when the encoder started (threadCPU)
 
 	// Deferred encoding (deferBudget): buffers are written as raw records
-	// while deferLeft > 0, for dtrun to compact after the run.
+	// while deferLeft > 0; the rank compacts its trace once it is complete
+	// (compactSelf), else dtrun does after the job.
+	deferred  bool
+	path      string        // the trace, absolute: the program may change directory
+	compacted chan struct{} // closed when the rank's own compaction ends; nil while none runs (guarded by mu)
 	deferLeft int64
 	rawBytes  int64 // bytes of raw records frames written, which MaxTraceSize does not count
 	prefix    records.Prefix
@@ -167,12 +171,15 @@ func newTracer(in initInfo) (*tracer, error) {
 		f.Close()
 		return nil, err
 	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		abs = name
+	}
 	t := &tracer{conv: in.conv, f: f, w: w, jobs: make(chan job, 64), modules: map[string]bool{}, done: make(chan struct{}),
-		finAck: make(chan struct{})}
+		finAck: make(chan struct{}), deferred: opts.Deferred, path: abs}
 	if dir := os.Getenv("DT_SPILL_DIR"); dir != "" {
 		// Buffers in a shared file mapping survive SIGKILL (see records.Recover);
 		// without one (no space, no directory) they are plain memory.
-		abs, _ := filepath.Abs(name)
 		path := filepath.Join(dir, fmt.Sprintf("%s.%d.spill", programName(args), in.rank))
 		info := records.SpillInfo{Trace: abs, Rank: in.rank, Slots: int(C.dt_buf_slots()), Chunk: int(C.dt_buf_chunk()), Conv: in.conv}
 		if mem, fd, err := createSpill(path, info); err == nil {
@@ -375,8 +382,10 @@ func writerOptions() traceformat.WriterOptions {
 
 // deferBudget is how many bytes of raw records a rank writes before it
 // encodes as it goes (DT_DEFER_MB, default 128 MB; 0: never defer).
-// Deferring needs dtrun, which compacts the traces after the job (and
-// names its spill directory: DT_SPILL_DIR). Encoding a buffer (decode,
+// Deferring needs dtrun (which names its spill directory: DT_SPILL_DIR):
+// a rank compacts its own trace as it ends (compactSelf), but the trace of
+// a rank killed or cut short is left deferred, and dtrun compacts it after
+// the job, as dtpa cannot read it. Encoding a buffer (decode,
 // columns, zstd) costs ~45-60 ns of CPU per event, writing it raw a
 // few: on a node whose cores all run ranks, the encoder's CPU is taken
 // from them (README, "Deferred encoding").
@@ -444,10 +453,54 @@ func (t *tracer) loop() {
 			continue
 		}
 		if t.do(j) {
+			t.compactSelf()
 			return
 		}
 	}
 }
+
+// compactSelf compacts the rank's deferred trace once its footer is
+// written, after MPI_Finalize has returned (or at exit), while the program
+// ends: each rank on its own node, so that no node compacts another's
+// traces (which it may not even see) and a job of many nodes compacts in
+// parallel. The process's exit waits for it (awaitCompaction). Compact
+// writes a new file and renames it over the trace, so that a rank killed
+// meanwhile leaves its deferred trace whole, which dtrun then compacts.
+// A trace ended by a signal or MPI_Abort is left to dtrun: the process is
+// about to die.
+func (t *tracer) compactSelf() {
+	t.mu.Lock()
+	c := t.compacted
+	t.mu.Unlock()
+	if c == nil {
+		return
+	}
+	defer close(c)
+	if _, err := records.Compact(t.path); err != nil {
+		fmt.Fprintf(os.Stderr, "dtpa tracer: compacting %s: %v (dtrun --compact %s compacts it)\n", t.path, err, t.path)
+	}
+}
+
+// awaitCompaction waits until the rank's own compaction ends, at most d:
+// a process that exits before leaves its trace deferred, as dtrun
+// compacts it after the job.
+func (t *tracer) awaitCompaction(d time.Duration) {
+	t.mu.Lock()
+	c := t.compacted
+	t.mu.Unlock()
+	if c == nil {
+		return
+	}
+	select {
+	case <-c:
+	case <-time.After(d):
+		fmt.Fprintf(os.Stderr, "dtpa tracer: %s not compacted after %v; exiting (dtrun --compact %s compacts it)\n", t.path, d, t.path)
+	}
+}
+
+// compactAtEnd tells whether the rank compacts its own deferred trace
+// (DT_COMPACT_AT_END, default 1; 0: dtrun compacts it after the job).
+func compactAtEnd() bool { return os.Getenv("DT_COMPACT_AT_END") != "0" }
 
 // do runs one job and tells whether it was the last (the footer).
 func (t *tracer) do(j job) bool {
@@ -495,6 +548,11 @@ func (t *tracer) do(j job) bool {
 		if t.spill != "" {
 			os.Remove(t.spill)
 			os.Remove(filepath.Dir(t.spill)) // the node's last rank: see createSpill
+		}
+		if t.deferred && (j.fin == tracepb.Footer_FINALIZE || j.fin == tracepb.Footer_EXIT) && compactAtEnd() {
+			t.mu.Lock()
+			t.compacted = make(chan struct{})
+			t.mu.Unlock()
 		}
 		close(j.ack)
 		return true

@@ -115,7 +115,7 @@ func Compact(path string) (int, error) {
 	if err := fr.Unmarshal(hdr); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".compact-")
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+compactTemp)
 	if err != nil {
 		return 0, err
 	}
@@ -134,6 +134,17 @@ func Compact(path string) (int, error) {
 		return 0, rerr
 	}
 	return out.decoded, err
+}
+
+// compactTemp marks Compact's new file until it replaces the trace.
+const compactTemp = ".compact-"
+
+// CompactTemps lists the new files of compactions in dir that never
+// finished (a process killed while it compacted its trace, which it left
+// whole): once no process of the run is alive, they can go.
+func CompactTemps(dir string) []string {
+	m, _ := filepath.Glob(filepath.Join(dir, ".*.trc"+compactTemp+"*"))
+	return m
 }
 
 type compacted struct {
