@@ -42,9 +42,13 @@ type exchange struct {
 	// at a time, each switch a synchronization: the locks below are then
 	// not taken. A lock round trip is two atomic instructions, and the
 	// replay of a ring exchange took three per iteration in the exchange.
-	solo  bool
-	lim   limits
-	files *filePool // the replays' trace files
+	solo bool
+	// stepping: the single worker of a replay in one process replays
+	// on its own stack what does not wait, and waits before an event
+	// rather than in it (step.go).
+	stepping bool
+	lim      limits
+	files    *filePool // the replays' trace files
 	// dist connects the exchange to the other processes of a
 	// distributed replay (dist.go); nil when one process replays every
 	// rank.
@@ -105,7 +109,14 @@ type rankSync struct {
 	pendExit  pendingExit   // by its own replay, posted under x.mu
 	wakeBuf   []int32       // by its own replay: members to wake (collJoin)
 	yield     func(struct{}) bool
-	parks     int64 // times the replay parked (by its own coroutine only)
+	parks     int64 // times the replay parked (by its own replay only)
+	// onStack: its replay runs on the worker's stack (replayer.step),
+	// where it cannot park; flow control then holds it back after the
+	// event, in its coroutine, as dueK and dueF say (throttle). stop:
+	// the step must stop after the event (held back, or waiting).
+	onStack, stop bool
+	dueK          p2pKey
+	dueF          *fifo
 	// late holds the Real Sync its receivers charged to the rank's
 	// blocking sends for posting late, by lateAtt (under mu; applied once
 	// every replay has finished).

@@ -536,6 +536,10 @@ func (x *exchange) sendQueue(dst *rankSync, k p2pKey, site uint32, c *fifoCache)
 // back would stall the replay (the scheduler then releases it).
 func (x *exchange) throttle(k p2pKey, f *fifo) {
 	me, dst := x.ranks[k.src], x.ranks[k.dst]
+	if me.onStack {
+		me.dueK, me.dueF, me.stop = k, f, true
+		return
+	}
 	gen := x.throttleGen.Load()
 	me.throttled.Store(true)
 	x.throttled.Add(1)
@@ -626,6 +630,12 @@ func (x *exchange) peek(k p2pKey, c *fifoCache) (entry int64, site sendSite, ok 
 	// Not taken: m is at or above base, so its slot stays as written.
 	r := f.ring.Load()
 	return r.t[m&r.mask], r.s[m&r.mask], true
+}
+
+// ready says whether await would return at once for message m of f, sent
+// by rank src: it has arrived, or never will (the sender finished).
+func (x *exchange) ready(f *fifo, m uint64, src int32) bool {
+	return f.arrived(m) || x.ranks[src].done.Load()
 }
 
 // await waits until message m of f, sent by rank src to rank dst (the

@@ -1,0 +1,269 @@
+package analyzer
+
+import (
+	"fmt"
+
+	"github.com/dtpa/dtpa/traceformat"
+)
+
+// A replay run by a single worker (sched.solo) replays most of its events
+// on the worker's own stack, without coroutine switches: a halo exchange
+// parks about once per rank and step (docs/performance.md), and a park in
+// the rank's coroutine costs two switches, most of a park's cost.
+//
+// step reads and replays events until one must wait for a message: a
+// Wait/Test call (complete) or a blocking receive stops where the
+// coroutine would park, before the receive whose message has not arrived
+// (the same test as await's), and keeps what the event has done so far
+// (suspend); once woken, the step goes on from there (resume). Every other
+// event that may wait — collectives, probes, MPI_Sendrecv, the start of a
+// persistent collective — is handed to the rank's coroutine, which replays
+// it, parking in it as needed, and hands the replay back (handOff). Flow
+// control holds a sender back after its event, in the coroutine
+// (exchange.throttle).
+//
+// A replay thus waits for the same message at the same point either way,
+// so that the replays parked at a stall, and the one released, are the
+// same: a replay released while stopped on the worker's stack finishes its
+// event in its coroutine, whose first wait is then given up (park).
+
+// step replays the rank's events on the worker's stack until one must wait
+// for a message (true: parked, waitOn set) or needs the rank's coroutine
+// (false: the coroutine goes on; also at the end of the trace).
+func (rp *replayer) step() bool {
+	if rp.inCoro {
+		return false
+	}
+	rs := rp.rs
+	if rs.waitOn.Load() != nil {
+		// (Mostly cleared by the sender that woke it, as in await.)
+		rs.waitOn.Store(nil)
+	}
+	if rs.abort.Load() || (rp.rd == nil && !rp.begin()) || rp.threads {
+		return rp.toCoro(rs)
+	}
+	rs.onStack = true
+	if rp.susp.on {
+		if !rp.resume() {
+			return rp.park(rs)
+		}
+		if rs.stop {
+			rs.stop = false
+			return rp.toCoro(rs) // held back by flow control
+		}
+	}
+	e := &rp.ev
+	b := rp.batch
+	for {
+		if b == nil {
+			if !rp.nextBatch() {
+				return rp.toCoro(rs)
+			}
+			b = rp.batch
+		}
+		for b.Next(e) {
+			sc := &rp.noShape
+			if s := b.Shape(); s >= 0 {
+				sc = &rp.shapes[s]
+			} else {
+				rp.noShape = shapeInfo{}
+			}
+			rp.sc = sc
+			fi := sc.fi
+			if fi == nil {
+				fi = rp.fn(e.Func)
+				sc.fi = fi
+			}
+			if fi.how != stepAtOnce && (fi.how == stepCoro || rp.startsColl(e)) {
+				rp.held = true
+				return rp.toCoro(rs)
+			}
+			rp.eventFn(e, fi)
+			if rs.stop {
+				rs.stop = false
+				if rp.susp.on {
+					return rp.park(rs)
+				}
+				return rp.toCoro(rs) // held back by flow control
+			}
+		}
+		b = nil
+	}
+}
+
+// How a step replays a function's calls (fnInfo.how).
+const (
+	// stepAtOnce: on the worker's stack; they never wait, but for flow
+	// control (sends, exchange.throttle), or only for messages (suspend).
+	stepAtOnce = iota
+	// stepStart: MPI_Start(all), in the coroutine when it starts a
+	// persistent collective (startsColl).
+	stepStart
+	// stepCoro: in the coroutine (collectives, probes, MPI_Sendrecv).
+	stepCoro
+)
+
+// stepHow is how a step replays fi's calls.
+func stepHow(fi *fnInfo) uint8 {
+	switch fi.op {
+	case opColl, opICollStart, opPCollInit, opProbe, opMprobe, opImprobe, opSendrecv:
+		return stepCoro
+	case opStart:
+		return stepStart
+	}
+	return stepAtOnce
+}
+
+// park stops the step to wait for the message the suspended event waits
+// for; it returns true, step's result then.
+func (rp *replayer) park(rs *rankSync) bool {
+	rs.stop = false
+	rs.waitOn.Store(rp.susp.wait)
+	rs.parks++
+	rs.onStack = false
+	return true
+}
+
+// toCoro hands the replay over to its coroutine; it returns false, step's
+// result then.
+func (rp *replayer) toCoro(rs *rankSync) bool {
+	rs.onStack = false
+	rp.inCoro = true
+	return false
+}
+
+// startsColl says whether MPI_Start(all) e starts a persistent collective
+// (pcollStart may wait for room for its instance).
+func (rp *replayer) startsColl(e *traceformat.Event) bool {
+	for _, id := range e.Reqs {
+		if q := rp.reqs.get(id); q != nil && q.kind == reqPColl {
+			return true
+		}
+	}
+	return false
+}
+
+// handOff gives the replay back to the worker's stack after its coroutine
+// replayed an event that a step could not, and waits there until a step
+// hands it the next one (replayer.step).
+func (rp *replayer) handOff() {
+	rs := rp.rs
+	if rs.abort.Load() {
+		// Given to a step's wait that the event did not make after all
+		// (cancelled analysis: other released replays ran first).
+		rs.abort.Store(false)
+	}
+	rp.inCoro = false
+	rs.yield(struct{}{})
+}
+
+// stepFailed ends a replay whose step panicked (a bug), as run ends one
+// that panics in its coroutine: the coroutine finishes the rank.
+func (rp *replayer) stepFailed(p any) {
+	rp.readErr = fmt.Errorf("internal error replaying %s: %v", rp.path, p)
+	rp.rs.onStack, rp.rs.stop = false, false
+	rp.eof, rp.batch, rp.held, rp.inCoro, rp.susp.on = true, nil, false, true, false
+}
+
+// suspended is an event a step stopped in before a receive whose message
+// has not arrived (event's figures so far, its interval node, and
+// pendOv's length before it), with the queue it waits on.
+type suspended struct {
+	on   bool
+	fi   *fnInfo
+	f    callFigures
+	node *rnode
+	ovLo int
+	wait *fifo
+	key  p2pKey // a blocking receive's (stepRecv)
+}
+
+// suspend stops the event being replayed on the worker's stack to wait
+// for a message of queue q (event, with its state).
+func (rp *replayer) suspend(fi *fnInfo, f *callFigures, node *rnode, ovLo int, q *fifo) {
+	s := &rp.susp
+	s.on, s.fi, s.f, s.node, s.ovLo, s.wait = true, fi, *f, node, ovLo, q
+	rp.rs.stop = true
+}
+
+// resume goes on with the suspended event, rp.ev, to its end (true), or
+// to the next receive whose message has not arrived (false, on the
+// worker's stack only: susp.wait is its queue).
+func (rp *replayer) resume() bool {
+	s := &rp.susp
+	e, fi, f, node := &rp.ev, s.fi, &s.f, s.node
+	a := node.Value
+	switch fi.op {
+	case opRecv:
+		// (Its queue looked up again through the cache, as the receive
+		// would.)
+		q := rp.x.recvQueue(rp.rs, s.key, p2pCache(&rp.recvCaches, s.key))
+		if rp.rs.onStack && !rp.recvReady(q, s.key) {
+			s.wait = q
+			return false
+		}
+		rp.recvKeyed(q, s.key, a, f)
+	case opComplete:
+		n, syncT, hasSync, q := rp.completeRecvs(&f.entry, &f.exit)
+		if q != nil {
+			s.wait = q
+			return false
+		}
+		f.syncT, f.hasSync = syncT, hasSync
+		rp.completed(e, fi, f, node, n, s.ovLo)
+	}
+	s.on = false
+	// (event's end)
+	if f.hasSync {
+		f.realSync = max(0, f.syncT-f.entry)
+	}
+	rp.charge(a, e, fi, f)
+	return true
+}
+
+// stepRecv replays blocking receive e (event's, with its figures f so
+// far) on the worker's stack, resolving its key once: false when done,
+// true when suspended to wait for its message.
+func (rp *replayer) stepRecv(e *traceformat.Event, fi *fnInfo, f *callFigures, node *rnode, ovLo int) bool {
+	peer, tag, ok := recvFrom(e)
+	if !ok {
+		return false
+	}
+	k, st := rp.recvKey(rp.eventComm(e), peer, tag)
+	switch st {
+	case keyNone:
+		return false
+	case keyBad:
+		// (matchOn's)
+		node.Value.recvs++
+		rp.unmatchedRecvs++
+		return false
+	}
+	q := rp.x.recvQueue(rp.rs, k, p2pCache(&rp.recvCaches, k))
+	if !rp.recvReady(q, k) {
+		rp.suspend(fi, f, node, ovLo, q)
+		rp.susp.key = k
+		return true
+	}
+	rp.recvKeyed(q, k, node.Value, f)
+	return false
+}
+
+// recvReady says whether the message a blocking receive of key k, whose
+// queue is q, would get has arrived or never will: the key's next
+// ticket's, as recvNext takes it.
+func (rp *replayer) recvReady(q *fifo, k p2pKey) bool {
+	return rp.x.ready(q, q.message(q.tickets), k.src)
+}
+
+// recvKeyed is matchRecv's end for a receive of usable key k, whose queue
+// is q.
+func (rp *replayer) recvKeyed(q *fifo, k p2pKey, a *acc, f *callFigures) {
+	a.recvs++
+	tk := q.tickets
+	q.tickets++
+	if t, ok := rp.matchTicket(q, tk, k, f.entry); ok {
+		rp.repairRecv(&f.entry, &f.exit, t)
+		f.syncT, f.hasSync = t, true
+	}
+}
