@@ -195,6 +195,9 @@ type Options struct {
 	Chrome *ChromeExport
 	// Progress, when set, counts the events replayed (progress.go).
 	Progress *Progress
+	// Flow, when set, changes the bound of flow control and receives
+	// how it went (for diagnosis and tests).
+	Flow *FlowControl
 
 	limits *limits // tests: bounds other than defaultLimits
 	// roundTrip (tests) builds the report from the replay's results
@@ -230,6 +233,19 @@ type Module struct {
 // first Symbolize call. Each distinct path is noted once.
 type ModuleNoter interface {
 	NoteModules(mods []Module)
+}
+
+// FlowControl sets the bound of flow control (a sender waits once this
+// many of its messages of one key are not yet received, until half of
+// them are: exchange.throttle, distX.throttle) and says how it went in
+// one process of a distributed analysis (dtpa-mpi's DTPA_MPI_FLOW,
+// docs/distributed.md).
+type FlowControl struct {
+	Bound int // 0: the default, 65 536
+	// Set when AnalyzeDist returns: the most messages of one key from
+	// another process this process held at once, and how often its
+	// senders waited for a receiver of another process.
+	MaxHeld, Waits int64
 }
 
 // Stats describe the work done (for benchmarks and verbose output).
@@ -412,6 +428,9 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 	lim := defaultLimits()
 	if opts.limits != nil {
 		lim = *opts.limits
+	}
+	if opts.Flow != nil && opts.Flow.Bound > 0 {
+		lim.pending = opts.Flow.Bound
 	}
 	x := newExchange(sc.size, sc.present, lim)
 	x.progress = opts.Progress

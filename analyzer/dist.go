@@ -55,8 +55,9 @@ import (
 // no replay is live anywhere; else flow control gives way, or one parked
 // replay gives up its wait.
 //
-// Flow control holds back only senders of the same process: a message to
-// another process is never refused, and a sender never waits for one.
+// Flow control (throttle) holds a sender back until its receiver, in this
+// process or another, has taken half of the messages of a key in flight,
+// and gives way whenever that would stall the replay, here or anywhere.
 
 // Transport carries the messages of a distributed replay between its
 // processes. Messages from one process to another arrive in the order
@@ -98,6 +99,8 @@ const (
 	drDone                // a rank's replay ended
 	drWithdraw            // a send was cancelled: its message is taken back
 	drMembers             // the members of the instances of a memKey, before its first entry
+	drFull                // a sender waits until the receiver has taken half of a key's messages
+	drCredit              // how many of a key's messages the receiver has taken, to the sender
 )
 
 // flushBytes is the batch size at which records are sent at once; below
@@ -145,6 +148,12 @@ type distX struct {
 	// (fifo.proxy).
 	proxies map[p2pKey]*fifo
 	wake    []int32
+
+	// Flow control across processes (throttle): the most messages of
+	// one key from another process this one held at once, and how
+	// often a local sender waited for another process's receiver.
+	maxQueued uint64
+	flowWaits int64
 
 	// Process 0: the latest report of each process, whether it is
 	// still valid, and the probe in progress.
@@ -268,19 +277,70 @@ func (d *distX) send(k p2pKey, entry int64, site sendSite, bytes uint64, li late
 	b = av(b, li.exit)
 	b = auv(b, li.att)
 	d.put(p, b)
+	win := f.win
+	if win == 0 {
+		win = uint64(d.x.lim.pending)
+	}
+	if f.sent-f.acked >= win {
+		d.throttle(k, f)
+	}
 }
+
+// throttle holds sender k.src back, as exchange.throttle does for a
+// receiver of its own process, until the receiver's process says that
+// half of the messages of k in flight were taken (drFull, answered by
+// drCredit), or the receiver's replay ended, or holding it back would
+// stall the distributed replay: process 0 then releases it (distX.act)
+// and its window doubles, so that a trace whose receiver needs more
+// messages before it takes any (it waits for a later one) costs a
+// stall per doubling, not per message. f is the key's proxy.
+func (d *distX) throttle(k p2pKey, f *fifo) {
+	x := d.x
+	me, dst := x.ranks[k.src], x.ranks[k.dst]
+	d.keyed(int(d.owner[k.dst]), drFull, k, f.sent)
+	// The receiver's process may be waiting for nothing else.
+	d.flush()
+	d.flowWaits++
+	gen := x.throttleGen.Load()
+	me.throttled.Store(true)
+	x.throttled.Add(1)
+	f.full.Store(true)
+	for x.throttleGen.Load() == gen && !dst.done.Load() && f.full.Load() {
+		if x.park(k.src) {
+			break // the analysis was cancelled
+		}
+	}
+	if f.full.Load() && x.throttleGen.Load() != gen {
+		// Released by a stall: the receiver needs more before it
+		// takes any.
+		f.win = 2 * (f.sent - f.acked)
+	}
+	f.full.Store(false)
+	me.throttled.Store(false)
+	x.throttled.Add(-1)
+}
+
+// credit tells the process of the sender of f, a queue of a local
+// receiver that another process's sender posts into, how many of its
+// messages were taken (in the sender's numbering, fifo.roff).
+func (d *distX) credit(f *fifo) {
+	d.creditN(f.rkey, f.roff+f.sent-uint64(f.pending()))
+}
+
+func (d *distX) creditN(k p2pKey, taken uint64) { d.keyed(int(d.owner[k.src]), drCredit, k, taken) }
 
 // withdraw takes message seq of key k back from the receiver's process
 // (a cancelled send).
-func (d *distX) withdraw(k p2pKey, seq uint64) {
-	p := int(d.owner[k.dst])
-	b := d.record(p, drWithdraw)
+func (d *distX) withdraw(k p2pKey, seq uint64) { d.keyed(int(d.owner[k.dst]), drWithdraw, k, seq) }
+
+// keyed sends process p a record of kind kind about key k with one count.
+func (d *distX) keyed(p int, kind byte, k p2pKey, n uint64) {
+	b := d.record(p, kind)
 	b = av(b, int64(k.src))
 	b = av(b, int64(k.dst))
 	b = auv(b, k.comm)
 	b = av(b, int64(k.tag))
-	b = auv(b, seq)
-	d.put(p, b)
+	d.put(p, auv(b, n))
 }
 
 // lateReceiver forwards a late receiver's charge to the sender's process.
@@ -840,12 +900,32 @@ func (d *distX) record1(rd *drd) {
 			d.memIn[memKey{comm: k.comm, group: k.group, split: k.split, first: m[0], n: len(m)}] = m
 		}
 	case drWithdraw:
-		k := p2pKey{src: rd.rank(len(x.ranks)), dst: rd.rank(len(x.ranks))}
-		k.comm, k.tag = rd.uv(), int32(rd.v())
+		k := rd.p2pKey(len(x.ranks))
 		seq := rd.uv()
 		if rd.err == nil && d.local(k.dst) {
 			if f := x.ranks[k.dst].inbox[k]; f != nil && f.rset && seq >= f.roff {
 				x.withdraw(f, seq-f.roff)
+			}
+		}
+	case drFull:
+		k := rd.p2pKey(len(x.ranks))
+		sent := rd.uv()
+		if rd.err == nil && d.local(k.dst) && !d.local(k.src) {
+			d.full(k, sent)
+		}
+	case drCredit:
+		k := rd.p2pKey(len(x.ranks))
+		taken := rd.uv()
+		if rd.err == nil && d.local(k.src) {
+			if f := d.proxies[k]; f != nil && taken <= f.sent {
+				f.acked = max(f.acked, taken)
+				if f.sent-f.acked < uint64(x.lim.pending/2) {
+					f.win = 0
+					if f.full.Load() {
+						f.full.Store(false)
+						x.wake(k.src, -1)
+					}
+				}
 			}
 		}
 	case drDone:
@@ -882,12 +962,38 @@ func (d *distX) deliver(k p2pKey, seq uint64, entry int64, site sendSite, bytes 
 		}
 	}
 	if !f.rset {
-		f.roff, f.rset = seq-f.sent, true
+		f.roff, f.rset, f.rkey = seq-f.sent, true, k
 	}
 	f.push(entry, site, bytes, li, x.lim.pending)
+	if n := f.sent - f.base - f.nooo; n > d.maxQueued {
+		d.maxQueued = n
+	}
 	if w := dst.waitOn.Load(); w == f && dst.waitOn.CompareAndSwap(f, nil) {
 		x.wake(k.dst, -1)
 	}
+}
+
+// full answers a sender of another process waiting until half of the
+// messages of k it sent (sent, all delivered before this record) are
+// taken: at once when they are, else when the receiver has taken them
+// (exchange.release).
+func (d *distX) full(k p2pKey, sent uint64) {
+	x := d.x
+	dst := x.ranks[k.dst]
+	x.lock(&dst.mu)
+	f := dst.inbox[k]
+	x.unlock(&dst.mu)
+	if f == nil || !f.rset || dst.done.Load() {
+		// Every message was taken (the queue was idle and swept), or
+		// the receiver ended: none will be.
+		d.creditN(k, sent)
+		return
+	}
+	if f.pending() < x.lim.pending/2 {
+		d.credit(f)
+		return
+	}
+	f.full.Store(true)
 }
 
 // drd reads a message; the first error sticks and reads give zero after.
@@ -947,6 +1053,14 @@ func (r *drd) str() string {
 	s := string(r.b[:n])
 	r.b = r.b[n:]
 	return s
+}
+
+// p2pKey reads a key (keyed), its ranks checked against the
+// run's size.
+func (r *drd) p2pKey(size int) p2pKey {
+	k := p2pKey{src: r.rank(size), dst: r.rank(size)}
+	k.comm, k.tag = r.uv(), int32(r.v())
+	return k
 }
 
 // rank reads a world rank, checked against the run's size.

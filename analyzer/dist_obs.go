@@ -17,9 +17,10 @@ import (
 // the parts what dtpa builds from all of them.
 //
 //   - The timeline keeps a bounded detail per rank (TimelineRecorder):
-//     each process sends its ranks' recordings to process 0 with its
-//     results (dmObs), and process 0 finishes the timeline from them as
-//     from its own.
+//     each process sends its ranks' recordings to process 0 after its
+//     results, as one part in chunks (package partstream), which process
+//     0 spools and reads a rank at a time as it writes the timeline
+//     (timeline.go).
 //   - The Chrome export is as long as the traces: each process spools
 //     its ranks' records and sends process 0 a summary of them (dmObs:
 //     the first time, the threads, the number of flows); process 0 lays
@@ -39,30 +40,18 @@ import (
 
 // obsMagic starts a marshalled observer part; its last byte is the
 // version of the layout.
-const obsMagic = "dtpaO\x01"
+const obsMagic = "dtpaO\x02"
 
 // maxObsRecords bounds what one decoded list of a part may hold, against
 // damaged input (the lengths are also checked against the bytes left).
 const maxObsRecords = 1 << 30
 
-// marshalObs encodes what this process's observers recorded of its
-// ranks: the timeline's recordings (tlRank) and the Chrome export's
-// summary (chromeRankSum, with the threads of the multi-threaded ranks'
-// sending calls, sendThreads).
+// marshalObs encodes the summary of this process's ranks that the
+// Chrome export needs (chromeRankSum, with the threads of the
+// multi-threaded ranks' sending calls, sendThreads). The timeline's
+// recordings go apart, in chunks (sendTimeline).
 func marshalObs(opts Options, sendThreads map[int]map[int64]uint32) []byte {
 	w := &resWriter{b: []byte(obsMagic)}
-	var tl []*tlRank
-	if opts.Timeline != nil {
-		for _, o := range opts.Timeline.ranks {
-			if o != nil {
-				tl = append(tl, o)
-			}
-		}
-	}
-	w.u(uint64(len(tl)))
-	for _, o := range tl {
-		w.tlRank(o)
-	}
 	var ex []*exRank
 	if opts.Chrome != nil {
 		for _, o := range opts.Chrome.ranks {
@@ -167,26 +156,19 @@ func (w *resWriter) tlRank(o *tlRank) {
 
 // obsPart is a decoded observer part.
 type obsPart struct {
-	tl          []*tlRank
 	sums        map[int]chromeRankSum
 	sendThreads map[int]map[int64]uint32
 }
 
 // unmarshalObs decodes a part of a run of size ranks; bad bytes give an
-// error. budget is the timeline's detail per rank (TimelineRecorder.rank),
-// which a part may not exceed.
-func unmarshalObs(b []byte, size, budget int) (*obsPart, error) {
+// error.
+func unmarshalObs(b []byte, size int) (*obsPart, error) {
 	if len(b) < len(obsMagic) || string(b[:len(obsMagic)]) != obsMagic {
 		return nil, errors.New("not an observer part of this version")
 	}
 	r := &resReader{b: b[len(obsMagic):]}
 	p := &obsPart{sums: map[int]chromeRankSum{}, sendThreads: map[int]map[int64]uint32{}}
-	spans := map[string]*rnode{}
-	n := r.count("timeline ranks")
-	for i := 0; i < n && r.err == nil; i++ {
-		p.tl = append(p.tl, r.tlRank(size, budget, spans))
-	}
-	n = r.count("export ranks")
+	n := r.count("export ranks")
 	for i := 0; i < n && r.err == nil; i++ {
 		rank := int(r.below(uint64(size), "rank"))
 		s := chromeRankSum{present: true, started: r.bool(), first: r.i(), threads: r.u32s(), flows: r.i()}
@@ -491,8 +473,7 @@ func writeChromeDist(x *ChromeExport, tr Transport, rcv *partstream.Receiver, su
 // ranks' (own) calls, then their flows, as two parts sent to process 0
 // (partstream). An error of its own goes to process 0, which reports
 // it; one of process 0 ends it without error.
-func sendChromeParts(x *ChromeExport, tr Transport, size int, own []int, reps []*replayer) error {
-	s := partstream.NewSender(tr)
+func sendChromeParts(x *ChromeExport, s *partstream.Sender, size int, own []int, reps []*replayer) error {
 	var run *chromeRun
 	var base []uint64
 	for run == nil {

@@ -23,6 +23,9 @@ func replayPart(ctx context.Context, opts Options, sc *runScan, tr Transport) (*
 	if err := s.run(1); err != nil {
 		return nil, nil, nil, err
 	}
+	if opts.Flow != nil {
+		opts.Flow.MaxHeld, opts.Flow.Waits = int64(d.maxQueued), d.flowWaits
+	}
 	if d.err != nil {
 		return nil, nil, nil, d.err
 	}
@@ -100,8 +103,17 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 		if err == nil && observe {
 			err = tr.Send(0, append([]byte{dmObs}, marshalObs(opts, ownST)...))
 		}
+		// The timeline's recordings, then the export's parts, go to
+		// process 0 in chunks when it asks for them.
+		var snd *partstream.Sender
+		if err == nil && (opts.Timeline != nil || opts.Chrome != nil) {
+			snd = partstream.NewSender(tr)
+		}
+		if err == nil && opts.Timeline != nil {
+			err = sendTimeline(opts.Timeline, snd)
+		}
 		if err == nil && opts.Chrome != nil {
-			err = sendChromeParts(opts.Chrome, tr, sc.size, own, reps)
+			err = sendChromeParts(opts.Chrome, snd, sc.size, own, reps)
 		}
 		if err != nil {
 			return nil, &DistError{err}
@@ -109,9 +121,9 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 		return nil, nil
 	}
 	var rcv *partstream.Receiver
-	if opts.Chrome != nil {
-		// The others wait for the export's layout: on an error, they
-		// are told to stop.
+	if opts.Timeline != nil || opts.Chrome != nil {
+		// The others wait for process 0 to ask for their timeline or
+		// for the export's layout: on an error, they are told to stop.
 		rcv = partstream.NewReceiver(tr)
 		defer func() {
 			if err != nil {
@@ -152,6 +164,14 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 			got++
 		}
 	}
+	if t := opts.Timeline; t != nil {
+		t.spool.budget = timelineBudget(t, sc.size)
+		for p := 1; p < tr.Size(); p++ {
+			if err := t.spool.receive(rcv, p, t.TempDir); err != nil {
+				return nil, &DistError{err}
+			}
+		}
+	}
 	merged, err := mergeResults(sc.size, parts...)
 	if err != nil {
 		return nil, &DistError{err}
@@ -161,12 +181,15 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 	if observe {
 		fin = func(rep *report.Report, siteID map[string]int, hosts []string) error {
 			if opts.Timeline != nil {
-				opts.Timeline.finish(func(r int) *siteKeyer {
+				err := opts.Timeline.finish(func(r int) *siteKeyer {
 					if merged.ranks[r] == nil || merged.ranks[r].defs == nil {
 						return nil
 					}
 					return merged.ranks[r].siteKeyer()
 				}, siteID, hosts)
+				if err != nil {
+					return err
+				}
 			}
 			if opts.Chrome != nil {
 				outErr = writeChromeDist(opts.Chrome, tr, rcv, sums, sendThreads, own, reps, siteID, rep, hosts)
@@ -185,34 +208,23 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 	return rep, nil
 }
 
-// addObs adds the observer part b of another process to this one's
-// (process 0's): its timeline recordings to opts.Timeline, its export
-// summaries to sums and sendThreads.
-func addObs(b []byte, opts Options, size int, sums []chromeRankSum, sendThreads map[int]map[int64]uint32) error {
-	budget := 1
-	if t := opts.Timeline; t != nil {
-		max := t.MaxCalls
-		if max <= 0 {
-			max = DefaultTimelineCalls
-		}
-		budget = (max / size) + 1
+// timelineBudget is the most calls a rank of a run of size ranks keeps
+// in detail in t (TimelineRecorder.rank), which another process's part
+// may not exceed.
+func timelineBudget(t *TimelineRecorder, size int) int {
+	max := t.MaxCalls
+	if max <= 0 {
+		max = DefaultTimelineCalls
 	}
-	p, err := unmarshalObs(b, size, budget)
+	return (max / size) + 1
+}
+
+// addObs adds the observer part b of another process to this one's
+// (process 0's): its export summaries to sums and sendThreads.
+func addObs(b []byte, opts Options, size int, sums []chromeRankSum, sendThreads map[int]map[int64]uint32) error {
+	p, err := unmarshalObs(b, size)
 	if err != nil {
 		return err
-	}
-	if t := opts.Timeline; t != nil {
-		if t.ranks == nil {
-			t.ranks = make([]*tlRank, size)
-		}
-		for _, o := range p.tl {
-			if t.ranks[o.rp.rank] != nil {
-				return fmt.Errorf("rank %d recorded twice", o.rp.rank)
-			}
-			t.ranks[o.rp.rank] = o
-		}
-	} else if len(p.tl) > 0 {
-		return errors.New("a timeline that was not asked for")
 	}
 	if opts.Chrome == nil && len(p.sums) > 0 {
 		return errors.New("an export that was not asked for")

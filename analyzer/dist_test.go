@@ -14,6 +14,7 @@ import (
 
 	"github.com/dtpa/dtpa/internal/memnet"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
 // rankTotals is every rank's figures per interval, before the report is
@@ -145,7 +146,7 @@ func distOutputs(t *testing.T, opts Options, n int, timeline, export bool, spool
 		o := opts
 		o.Warn, o.Progress, o.Timeline, o.Chrome, o.roundTrip = nil, nil, nil, nil, false
 		if timeline {
-			tls[p] = &TimelineRecorder{MaxCalls: opts.Timeline.MaxCalls}
+			tls[p] = &TimelineRecorder{MaxCalls: opts.Timeline.MaxCalls, TempDir: spool}
 			o.Timeline = tls[p]
 		}
 		if export {
@@ -166,7 +167,24 @@ func distOutputs(t *testing.T, opts Options, n int, timeline, export bool, spool
 			t.Fatalf("process %d of %d: %v", p, n, err)
 		}
 	}
-	return reps[0], tls[0].Timeline(), out.Bytes()
+	var tl *report.Timeline
+	if timeline {
+		tl = tls[0].Timeline()
+		// Written a lane at a time, the same JSON.
+		var js bytes.Buffer
+		if err := tls[0].WriteJSON(&js); err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := json.Marshal(tl); !bytes.Equal(js.Bytes(), want) {
+			t.Errorf("%d processes: WriteJSON differs from the timeline's JSON:\n got %s\nwant %s", n, js.Bytes(), want)
+		}
+		for _, r := range tls {
+			if err := r.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	return reps[0], tl, out.Bytes()
 }
 
 // checkDistOutputs compares the timeline and the Chrome export of the
@@ -237,6 +255,86 @@ func TestAgree(t *testing.T) {
 		}
 		if m := <-early; m != "early" {
 			t.Errorf("process 1 received %q first, want the message sent before the answer", m)
+		}
+	}
+}
+
+// Flow control across processes: rank 0 sends a flood to rank 3, which
+// takes none of it before a chain of ping-pongs between ranks 1 and 2
+// ends; rank 0 and rank 3 are replayed by different processes at 2 and
+// 3 (and the single process replays rank 0's sends first). With a small
+// bound the receiver's process holds at most that many messages of the
+// flood at once, the sender waits for it, and every figure and the report
+// are those of one process; with the default bound the whole flood is
+// held (the test reaches what it tests).
+func TestDistFlowControl(t *testing.T) {
+	const flood, pings, bound = 400, 50, 8
+	run := tracetest.NewRun(4)
+	for i := 0; i < 4; i++ {
+		run.Rank(i).Init(1 * us)
+	}
+	r0, r1, r2, r3 := run.Rank(0), run.Rank(1), run.Rank(2), run.Rank(3)
+	for i := 0; i < flood; i++ {
+		r0.Send(3, 1, 8, 1*us)
+	}
+	for i := 0; i < pings; i++ {
+		r1.Send(2, 2, 8, 1*us)
+		r2.Recv(1, 2, 8, 2*us)
+		r2.Send(1, 2, 8, 1*us)
+		r1.Recv(2, 2, 8, 2*us)
+	}
+	r2.Send(3, 3, 8, 1*us)
+	r3.Compute(1*ms).Recv(2, 3, 8, 1*us)
+	for i := 0; i < flood; i++ {
+		r3.Recv(0, 1, 8, 1*us)
+	}
+	for i := 0; i < 4; i++ {
+		run.Rank(i).Finalize(1 * us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	lim := defaultLimits()
+	lim.pending = bound
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, limits: &lim}
+	want, err := Analyze(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, want)
+	reps, _ := replayOnce(t, opts)
+	totals := rankTotals(reps)
+	for _, n := range []int{2, 3} {
+		got, _, _ := distOutputs(t, opts, n, false, false, "")
+		if err := sameReport(got, want); err != nil {
+			t.Errorf("%d processes: %v", n, err)
+		}
+		all, xs := replayDist(t, opts, n)
+		if g := rankTotals(all); !reflect.DeepEqual(g, totals) {
+			t.Errorf("%d processes: the ranks' figures differ from one process's", n)
+		}
+		// Rank 3's process: at most the bound of the flood at once.
+		d := xs[n-1].dist
+		if d.maxQueued == 0 || d.maxQueued > bound {
+			t.Errorf("%d processes: the receiver's process held up to %d messages of one key, want 1…%d", n, d.maxQueued, bound)
+		}
+		if w := xs[0].dist.flowWaits; w < flood/bound {
+			t.Errorf("%d processes: the sender waited %d times, want at least %d", n, w, flood/bound)
+		}
+		t.Logf("%d processes, bound %d: the receiver's process held up to %d messages of one key; the sender waited %d times", n, bound, d.maxQueued, xs[0].dist.flowWaits)
+		var stalls int
+		for _, x := range xs {
+			stalls += x.stalls
+		}
+		if stalls != 0 {
+			t.Errorf("%d processes: %d stalls", n, stalls)
+		}
+		def := opts
+		def.limits = nil
+		_, xs = replayDist(t, def, n)
+		if q := xs[n-1].dist.maxQueued; q != flood {
+			t.Errorf("%d processes, default bound: the receiver's process held up to %d messages of one key, want the whole flood (%d)", n, q, flood)
 		}
 	}
 }

@@ -264,8 +264,14 @@ type TimelineRecorder struct {
 	// outside memory (dtpa view); the Timeline's own detail stays bounded
 	// by MaxCalls.
 	Sink TimelineSink
+	// TempDir is where process 0 of a distributed analysis spools the
+	// other processes' recordings until the page is written ("": the
+	// system's temporary directory; timeline.go).
+	TempDir string
 
-	ranks []*tlRank
+	ranks []*tlRank // the ranks recorded in this process
+	spool tlSpool   // the other processes' ranks (dtpa-mpi's process 0)
+	fin   *tlFinished
 	tl    *report.Timeline
 }
 
@@ -327,10 +333,6 @@ func (t *TimelineRecorder) LaneSites(rank int) []int {
 	}
 	return t.ranks[rank].laneSites
 }
-
-// Timeline is the recorded timeline, once Analyze returned (nil before or
-// when the analysis failed). Lane.Site numbers are the report's SRC ids.
-func (t *TimelineRecorder) Timeline() *report.Timeline { return t.tl }
 
 // rank sets up the recording of one rank (nil when t is nil).
 func (t *TimelineRecorder) rank(rp *replayer, size int) *tlRank {
@@ -587,131 +589,6 @@ func (h *hist) spread(from, to int64, k int) {
 		end := min(to, h.origin+(i+1)*h.width)
 		h.bins[i][k] += end - t
 		t = end
-	}
-}
-
-// finish builds t's Timeline once the replay is over; siteID numbers call
-// sites as the report's SRC ids do (the keys of keys(r), rank r's
-// siteKeyer, nil when its trace could not be opened). hosts are the
-// ranks' host names.
-func (t *TimelineRecorder) finish(keys func(r int) *siteKeyer, siteID map[string]int, hosts []string) {
-	tl := &report.Timeline{Funcs: []report.TimelineFunc{}, Lanes: []report.Lane{}, Bins: overviewBins, Intervals: []string{},
-		Messages: report.Messages{From: []int{}, To: []int{}, Send: []int64{}, Recv: []int64{}}}
-	t.tl = tl
-	tl.MaxCalls = t.MaxCalls
-	if tl.MaxCalls <= 0 {
-		tl.MaxCalls = DefaultTimelineCalls
-	}
-	first := true
-	var last int64
-	for _, o := range t.ranks {
-		if o == nil || !o.started {
-			continue
-		}
-		if first || o.first < tl.Origin {
-			tl.Origin = o.first
-		}
-		first = false
-		last = max(last, o.last)
-	}
-	tl.End = max(0, last-tl.Origin)
-	funcs := map[report.TimelineFunc]int{}
-	insts := map[collKey]int{}
-	ivs := map[string]int{}
-	for r, o := range t.ranks {
-		if o == nil || !o.started {
-			continue
-		}
-		ln := report.Lane{Rank: r, Host: hosts[r], Calls: o.calls, Truncated: o.truncated, DetailEnd: tl.End}
-		if len(o.threads) > 1 || len(o.threads) == 1 && o.threads[0] != 0 {
-			for _, th := range o.threads {
-				ln.Threads = append(ln.Threads, int(th))
-			}
-		}
-		if o.truncated {
-			ln.DetailEnd = o.detailEnd - tl.Origin
-			tl.Truncated = true
-		}
-		tl.CallCount += o.calls
-		tl.MessageCount += o.received
-		gf := make([]int, len(o.fnNames))
-		for i, name := range o.fnNames {
-			f := report.TimelineFunc{Name: name, Kind: o.fnKinds[i]}
-			j, ok := funcs[f]
-			if !ok {
-				j = len(tl.Funcs)
-				funcs[f] = j
-				tl.Funcs = append(tl.Funcs, f)
-			}
-			gf[i] = j
-		}
-		keys := keys(r)
-		o.laneFuncs = gf
-		if o.sink != nil {
-			o.laneSites = make([]int, len(o.sites))
-			if keys != nil {
-				for i, k := range o.sites {
-					o.laneSites[i] = siteID[keys.key(k[0], k[1])]
-				}
-			}
-		}
-		n := len(o.boxes)
-		ln.Start, ln.Dur, ln.Lost = make([]int64, n), make([]int64, n), make([]int64, n)
-		ln.Func, ln.Site, ln.Bytes = make([]int, n), make([]int, n), make([]int64, n)
-		ln.Peer, ln.Coll = make([]int, n), make([]int, n)
-		for i, b := range o.boxes {
-			ln.Start[i], ln.Dur[i], ln.Lost[i] = b.entry-tl.Origin, b.exit-b.entry, b.lost
-			ln.Func[i], ln.Bytes[i], ln.Peer[i], ln.Coll[i] = gf[b.fidx], b.bytes, int(b.peer), -1
-			if keys != nil {
-				ln.Site[i] = siteID[keys.key(b.site, b.fn)]
-			}
-			if b.thread != 0 {
-				if ln.Thread == nil {
-					ln.Thread = make([]int, n)
-				}
-				ln.Thread[i] = int(b.thread)
-			}
-		}
-		for _, c := range o.colls {
-			id, ok := insts[c.key]
-			if !ok {
-				id = len(insts)
-				insts[c.key] = id
-			}
-			ln.Coll[c.box] = id
-		}
-		sp := &ln.Spans
-		sp.Start, sp.Dur = make([]int64, len(o.spans)), make([]int64, len(o.spans))
-		sp.Interval, sp.Level = make([]int, len(o.spans)), make([]int, len(o.spans))
-		for i, s := range o.spans {
-			key := s.n.Key()
-			id, ok := ivs[key]
-			if !ok {
-				id = len(tl.Intervals)
-				ivs[key] = id
-				tl.Intervals = append(tl.Intervals, key)
-			}
-			sp.Start[i], sp.Dur[i], sp.Interval[i], sp.Level[i] = s.enter-tl.Origin, s.leave-s.enter, id, s.n.Level()
-		}
-		ln.Overview = o.hist.resample(tl.Origin, tl.End, o.first, o.last)
-		tl.Lanes = append(tl.Lanes, ln)
-	}
-	// Arrows whose send lies within the sender's detail.
-	for r, o := range t.ranks {
-		if o == nil {
-			continue
-		}
-		for _, m := range o.msgs {
-			s := t.ranks[m.src]
-			if s == nil || (s.truncated && m.send >= s.detailEnd) {
-				continue
-			}
-			b := o.boxes[m.box]
-			tl.Messages.From = append(tl.Messages.From, int(m.src))
-			tl.Messages.To = append(tl.Messages.To, r)
-			tl.Messages.Send = append(tl.Messages.Send, m.send-tl.Origin)
-			tl.Messages.Recv = append(tl.Messages.Recv, b.exit-tl.Origin)
-		}
 	}
 }
 

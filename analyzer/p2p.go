@@ -53,11 +53,18 @@ type fifo struct {
 	// only counts the messages sent into it (sent), so that a
 	// cancelled send can name its message there.
 	proxy *p2pKey
+	// acked, of a proxy: the sender's messages its receiver's process
+	// last said were taken (drCredit); win the number not taken past
+	// which the sender waits (0: limits.pending), doubled each time a
+	// stall releases it (distX.throttle).
+	acked, win uint64
 	// roff: in a queue a remote sender posts into, the sender's number
 	// of its message 0 (rset once known), to find a message a
-	// cancelled send withdraws (dist.go).
+	// cancelled send withdraws and to tell the sender's process how
+	// many were taken (dist.go); rkey is the queue's key then.
 	roff uint64
 	rset bool
+	rkey p2pKey
 	// dead: swept from the inbox (sweep): cached pointers must look
 	// again. Written by the receiver, rarely, read by the sender at
 	// every message: kept on the sender's line.
@@ -551,16 +558,23 @@ func (x *exchange) throttle(k p2pKey, f *fifo) {
 		if f.sentPending() < x.lim.pending/2 {
 			break
 		}
-		x.park(k.src)
+		if x.park(k.src) {
+			break // the analysis was cancelled
+		}
 	}
 	me.throttled.Store(false)
 	x.throttled.Add(-1)
 }
 
 // release wakes the sender of f held back by flow control once half of its
-// messages were received. By the receiver, after a take.
+// messages were received (a sender of another process: tells its process,
+// distX.credit). By the receiver, after a take.
 func (x *exchange) release(f *fifo, src, dst int32) {
 	if f.pending() < x.lim.pending/2 && f.full.CompareAndSwap(true, false) {
+		if f.rset {
+			x.dist.credit(f)
+			return
+		}
 		x.wake(src, dst)
 	}
 }

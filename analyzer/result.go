@@ -201,12 +201,15 @@ func replaysFinish(reps []*replayer, opts Options) obsFinish {
 	}
 	return func(rep *report.Report, siteID map[string]int, hosts []string) error {
 		if opts.Timeline != nil {
-			opts.Timeline.finish(func(r int) *siteKeyer {
+			err := opts.Timeline.finish(func(r int) *siteKeyer {
 				if defsOf(reps, r) == nil {
 					return nil
 				}
 				return newSiteKeyer(reps[r].defs)
 			}, siteID, hosts)
+			if err != nil {
+				return err
+			}
 		}
 		if opts.Chrome != nil {
 			return opts.Chrome.finish(reps, siteID, rep, hosts)

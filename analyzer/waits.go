@@ -132,15 +132,21 @@ func (c *waitCache) miss(m *map[waitKey]*waitVal, k waitKey, i uint32) *waitVal 
 	if c.t == nil {
 		c.t = new([aggSlots]waitSlot)
 	}
+	v := entry(m, k)
+	c.t[i%aggSlots] = waitSlot{k, v}
+	return v
+}
+
+// entry returns m's entry for k, made (and m too) if there is none.
+func entry[K comparable, V any](m *map[K]*V, k K) *V {
 	if *m == nil {
-		*m = map[waitKey]*waitVal{}
+		*m = map[K]*V{}
 	}
 	v := (*m)[k]
 	if v == nil {
-		v = new(waitVal)
+		v = new(V)
 		(*m)[k] = v
 	}
-	c.t[i%aggSlots] = waitSlot{k, v}
 	return v
 }
 
@@ -170,14 +176,7 @@ func (c *causeCache) miss(m *map[causeKey]*causeVal, k causeKey, i uint32) *caus
 	if c.t == nil {
 		c.t = new([aggSlots]causeSlot)
 	}
-	if *m == nil {
-		*m = map[causeKey]*causeVal{}
-	}
-	v := (*m)[k]
-	if v == nil {
-		v = new(causeVal)
-		(*m)[k] = v
-	}
+	v := entry(m, k)
 	c.t[i%aggSlots] = causeSlot{k, v}
 	return v
 }

@@ -370,3 +370,99 @@ func TestDtpaMPIErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestDtpaMPIFlowControl: rank 0 sends a flood to rank 3, which takes none
+// of it before a chain of ping-pongs between ranks 1 and 2 ends; at 2 and
+// 3 analysis processes, sender and receiver are replayed by different
+// ones. With a bound of 8 messages (DTPA_MPI_FLOW) the receiver's process
+// holds at most 8 of the flood at once and the sender's waits for it;
+// with the default bound it holds the whole flood. The report is dtpa's
+// either way.
+func TestDtpaMPIFlowControl(t *testing.T) {
+	needDtpaMPI(t)
+	const flood, pings = 400, 50
+	run := tracetest.NewRun(4)
+	for i := 0; i < 4; i++ {
+		run.Rank(i).Init(tracetest.US)
+	}
+	r0, r1, r2, r3 := run.Rank(0), run.Rank(1), run.Rank(2), run.Rank(3)
+	for i := 0; i < flood; i++ {
+		r0.Send(3, 1, 8, tracetest.US)
+	}
+	for i := 0; i < pings; i++ {
+		r1.Send(2, 2, 8, tracetest.US)
+		r2.Recv(1, 2, 8, 2*tracetest.US)
+		r2.Send(1, 2, 8, tracetest.US)
+		r1.Recv(2, 2, 8, 2*tracetest.US)
+	}
+	r2.Send(3, 3, 8, tracetest.US)
+	r3.Compute(tracetest.MS).Recv(2, 3, 8, tracetest.US)
+	for i := 0; i < flood; i++ {
+		r3.Recv(0, 1, 8, tracetest.US)
+	}
+	for i := 0; i < 4; i++ {
+		run.Rank(i).Finalize(tracetest.US)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "flood"); err != nil {
+		t.Fatal(err)
+	}
+	want, wantErr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "--json", "flood")
+	if code != 0 {
+		t.Fatalf("dtpa --json flood: exit %d\n%s", code, wantErr)
+	}
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	for _, np := range []int{2, 3} {
+		for _, bound := range []int{8, 65536} {
+			got, stderr, code := runJob(t, dir, "mpirun.openmpi", "-np", strconv.Itoa(np), "--oversubscribe",
+				"-x", "DTPA_MPI_FLOW="+strconv.Itoa(bound), filepath.Join(root, "bin", "dtpa-mpi"), "--json", "flood")
+			what := fmt.Sprintf("dtpa-mpi at %d processes, bound %d", np, bound)
+			if code != 0 {
+				t.Errorf("%s: exit %d\n%s", what, code, stderr)
+				continue
+			}
+			var g any
+			if err := json.Unmarshal([]byte(got), &g); err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			var diffs []string
+			jsonDiff("", g, w, &diffs)
+			if len(diffs) > 0 {
+				t.Errorf("%s differs from dtpa:\n%s", what, strings.Join(diffs, "\n"))
+			}
+			// Rank 3 is the last process's, rank 0 process 0's.
+			held, waits := flowFigures(t, stderr, np-1), flowFigures(t, stderr, 0)
+			t.Logf("%s: the receiver's process held at most %d messages of one key, the sender waited %d times", what, held[0], waits[1])
+			switch {
+			case bound == 8 && (held[0] < 1 || held[0] > 8 || waits[1] < flood/8):
+				t.Errorf("%s: held %d messages at most, the sender waited %d times; want 1…8 and at least %d", what, held[0], waits[1], flood/8)
+			case bound > flood && (held[0] != flood || waits[1] != 0):
+				t.Errorf("%s: held %d messages at most, the sender waited %d times; want %d and none", what, held[0], waits[1], flood)
+			}
+		}
+	}
+}
+
+// flowFigures reads process p's line of DTPA_MPI_FLOW in stderr: the
+// most messages of one key it held and how often its senders waited.
+func flowFigures(t *testing.T, stderr string, p int) [2]int64 {
+	t.Helper()
+	prefix := fmt.Sprintf("dtpa-mpi: analysis process %d: flow control at ", p)
+	for _, line := range strings.Split(stderr, "\n") {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		var bound int
+		var f [2]int64
+		_, err := fmt.Sscanf(line[len(prefix):], "%d messages: held at most %d messages of one key from other processes; senders waited %d times for another process", &bound, &f[0], &f[1])
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		return f
+	}
+	t.Fatalf("no flow control figures of process %d in\n%s", p, stderr)
+	return [2]int64{}
+}

@@ -48,6 +48,10 @@ type VersionError struct {
 }
 
 func (e *VersionError) Error() string {
+	if e.Major == DeferredMajor {
+		return fmt.Sprintf("%s: its events are not compacted yet (the tracer left their encoding to dtrun, which compacts a run's traces when the job ends, but did not here): run `dtrun --compact %s`",
+			orTrace(e.File), orTrace(e.File))
+	}
 	return fmt.Sprintf("%s: trace format version %d.%d is not supported: this dtpa reads versions %d.x to %d.x; use a dtpa at least as new as the tracer that wrote the file",
 		orTrace(e.File), e.Major, e.Minor, MinVersionMajor, VersionMajor)
 }

@@ -34,6 +34,14 @@ const (
 	// MinVersionMajor is the oldest major version this package reads. 1.1
 	// added ATTR_CALLS (folded runs of unsuccessful polls).
 	MinVersionMajor = 1
+	// DeferredMajor (0xD002: 0xD000 plus the major version it becomes)
+	// marks a trace whose events are still the tracer's raw records
+	// (KindRecords frames): the tracer defers their encoding to after the
+	// run, when dtrun compacts the file (tracer/records, Compact) into a
+	// VersionMajor.VersionMinor trace. No reader reads such a file: an
+	// older one refuses the major version, this one says how to compact it
+	// (VersionError).
+	DeferredMajor = 0xD000 | VersionMajor
 )
 
 // PreambleSize is the size of the magic and version at the start of a file.
@@ -53,6 +61,10 @@ const (
 	KindEvents      Kind = 3
 	KindClockSync   Kind = 4
 	KindFooter      Kind = 5
+	// KindRecords frames hold a thread's records as the tracer's C side
+	// wrote them (tracer/records), behind a RecordsPrefix: only in
+	// DeferredMajor files, always stored raw (EncodingRaw).
+	KindRecords Kind = 6
 )
 
 func (k Kind) String() string {
@@ -67,6 +79,8 @@ func (k Kind) String() string {
 		return "clock sync"
 	case KindFooter:
 		return "footer"
+	case KindRecords:
+		return "raw records"
 	}
 	return "unknown"
 }

@@ -492,6 +492,11 @@ func TestNotATraceAndVersion(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Major != 3 || !strings.Contains(err.Error(), "version 3.0 is not supported") {
 		t.Errorf("version 3: %v", err)
 	}
+	// A deferred trace: the error says how to compact it.
+	binary.LittleEndian.PutUint16(data[8:], DeferredMajor)
+	if _, _, err = readAll(data); !errors.As(err, &ve) || !strings.Contains(err.Error(), "dtrun --compact") {
+		t.Errorf("deferred: %v", err)
+	}
 	// So is a major version older than this package reads.
 	binary.LittleEndian.PutUint16(data[8:], 0)
 	if _, _, err = readAll(data); !errors.As(err, &ve) || ve.Major != 0 {

@@ -292,48 +292,22 @@ func (r *Reader) readFrame() (Kind, error) {
 	rawLen := binary.LittleEndian.Uint32(h[6:])
 	sum := binary.LittleEndian.Uint32(h[10:])
 	// Check every length before allocating anything for it.
-	if plen > MaxPayload {
-		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame length %d exceeds the limit %d", plen, MaxPayload))
-	}
-	if rawLen > MaxRaw {
-		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame raw length %d exceeds the limit %d", rawLen, MaxRaw))
-	}
-	switch enc {
-	case EncodingRaw:
-		if rawLen != plen {
-			return 0, r.corrupt(start, ErrCorrupt, "raw frame whose two lengths differ")
-		}
-	case EncodingZstd:
-		if uint64(rawLen) > uint64(plen)*maxExpansion {
-			return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("frame claims %d bytes from %d compressed", rawLen, plen))
-		}
-	default:
-		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("unknown payload encoding %d", enc))
+	if why := frameHeaderProblem(plen, rawLen, enc); why != "" {
+		return 0, r.corrupt(start, ErrCorrupt, why)
 	}
 	if (kind == KindEvents && r.skip) || (kind == KindDefinitions && r.skipDefs) {
 		return kind, r.skipPayload(start, kind, int64(plen))
 	}
-	// Read the payload in steps, so that a length field promising more than
-	// the file holds costs no more memory than the file.
-	r.payload = r.payload[:0]
-	for remaining := int(plen); remaining > 0; {
-		step := min(remaining, 1<<20)
-		old := len(r.payload)
-		r.payload = slices.Grow(r.payload, step)[:old+step]
-		n, err := io.ReadFull(r.r, r.payload[old:])
-		r.off += int64(n)
-		remaining -= n
-		if err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return 0, r.corrupt(start, ErrTruncated, fmt.Sprintf("file ends inside a %s frame (%d of %d payload bytes)",
-					kind, int(plen)-remaining, plen))
-			}
-			return 0, fmt.Errorf("%s: reading at byte offset %d: %w", orTrace(r.name), r.off, err)
+	r.payload, n, err = appendPayload(r.r, r.payload[:0], int(plen))
+	r.off += int64(n)
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return 0, r.corrupt(start, ErrTruncated, fmt.Sprintf("file ends inside a %s frame (%d of %d payload bytes)",
+				kind, n, plen))
 		}
+		return 0, fmt.Errorf("%s: reading at byte offset %d: %w", orTrace(r.name), r.off, err)
 	}
-	crc := crc32.Update(0, castagnoli, h[:10])
-	crc = crc32.Update(crc, castagnoli, r.payload)
-	if crc != sum {
+	if frameCRC(h[:10], r.payload) != sum {
 		return 0, r.corrupt(start, ErrCorrupt, fmt.Sprintf("checksum mismatch in a frame announced as %s", kind))
 	}
 	raw := r.payload
@@ -467,10 +441,55 @@ func (r *Reader) decode(k Kind, raw []byte) error {
 			return fmt.Errorf("malformed footer: %v", err)
 		}
 		r.footer = f
+	case KindRecords:
+		// Only a DeferredMajor file has them, and NewReader refuses those.
+		return errors.New("raw records in a compacted trace")
 	default:
 		// A kind added by a later minor version: skipped by design.
 	}
 	return nil
+}
+
+// appendPayload appends a frame's n payload bytes from r to b, a MB at a
+// time, so that a length field promising more than the file holds costs no
+// more memory than the file. It returns b and how many bytes it read.
+func appendPayload(r io.Reader, b []byte, n int) ([]byte, int, error) {
+	done := 0
+	for done < n {
+		step := min(n-done, 1<<20)
+		old := len(b)
+		b = slices.Grow(b, step)[:old+step]
+		k, err := io.ReadFull(r, b[old:])
+		done += k
+		if err != nil {
+			return b[:old+k], done, err
+		}
+	}
+	return b, done, nil
+}
+
+// frameCRC is the CRC-32C a frame header stores: of its first 10 bytes,
+// then of its payload.
+func frameCRC(h10, payload []byte) uint32 {
+	return crc32.Update(crc32.Update(0, castagnoli, h10), castagnoli, payload)
+}
+
+// frameHeaderProblem says what is wrong with a frame header's lengths and
+// encoding ("" when nothing is), before anything is allocated for them.
+func frameHeaderProblem(plen, rawLen uint32, enc Encoding) string {
+	switch {
+	case plen > MaxPayload:
+		return fmt.Sprintf("frame length %d exceeds the limit %d", plen, MaxPayload)
+	case rawLen > MaxRaw:
+		return fmt.Sprintf("frame raw length %d exceeds the limit %d", rawLen, MaxRaw)
+	case enc == EncodingRaw && rawLen != plen:
+		return "raw frame whose two lengths differ"
+	case enc == EncodingZstd && uint64(rawLen) > uint64(plen)*maxExpansion:
+		return fmt.Sprintf("frame claims %d bytes from %d compressed", rawLen, plen)
+	case enc != EncodingRaw && enc != EncodingZstd:
+		return fmt.Sprintf("unknown payload encoding %d", enc)
+	}
+	return ""
 }
 
 // dense bounds an id by how many entries of its kind the file has defined:

@@ -216,6 +216,59 @@ func TestStackThroughLibraryWithoutUnwindTables(t *testing.T) {
 	}
 }
 
+// Calls whose wrapper frame is at one address, with one return address,
+// but other callers above (deepstack's "alias": outer1, outer2 and outer3
+// call shim, which calls exch) have their own stacks: the memo of a walk
+// (dt_memo) must not answer for another. Through outer2, shim's frame (an
+// RBP-based one) is higher than through outer1, and the words read through
+// outer1 lie untouched in its alloca: only the saved RBP tells the walks
+// apart. Through outer3 only shim's return address differs from outer1's.
+// Three frames are kept, so that a walk ends in those words.
+func TestStacksSameFrameOtherCallers(t *testing.T) {
+	for _, m := range stackMPIs {
+		t.Run(m.name, func(t *testing.T) {
+			prog := buildOptimised(t, m.cc, false)
+			dir := t.TempDir()
+			res := dtrun(t, dir, []string{"UserStackSize=3"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "alias")...)
+			if res.code != 0 {
+				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
+			}
+			if n := strings.Count(res.out, "exch frame fixed\n"); n != 4 {
+				t.Fatalf("%d ranks had exch's frame at one address, want 4 (the test needs it):\n%s", n, res.out)
+			}
+			trs := readTraces(t, dir, "deepstack", 4)
+			checkComplete(t, trs)
+			lines := sourceMarkers(t, filepath.Join(root, "tracer", "testdata", "c", "deepstack.c"), "//")
+			got := map[string][]int64{}
+			for _, s := range reportSRC(t, dir, "deepstack") {
+				if !strings.EqualFold(s.Function, "MPI_Sendrecv") {
+					continue
+				}
+				var fr []string
+				for _, f := range s.Stack {
+					fr = append(fr, fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line))
+				}
+				counts := make([]int64, 4)
+				for _, r := range s.Ranks {
+					if r.Rank >= 0 && r.Rank < 4 {
+						counts[r.Rank] = r.ExeCount
+					}
+				}
+				got[strings.Join(fr, " ")] = counts
+			}
+			for _, o := range []string{"outer1", "outer2", "outer3"} {
+				w := fmt.Sprintf("deepstack.c:%d deepstack.c:%d deepstack.c:%d", lines["exch"], lines["shim"], lines[o])
+				if c, ok := got[w]; !ok || c[0] != 3 || c[1] != 3 || c[2] != 3 || c[3] != 3 {
+					t.Errorf("stack %s: calls per rank %v, want 3 on each; MPI_Sendrecv's stacks: %v", w, c, got)
+				}
+			}
+			if len(got) != 3 {
+				t.Errorf("%d stacks of MPI_Sendrecv, want 3: %v", len(got), got)
+			}
+		})
+	}
+}
+
 // Timer signals arriving while call stacks are unwound (SIGPROF every 20 µs
 // of CPU time, SIGALRM every 50 µs) change neither the program's results nor
 // the stacks.

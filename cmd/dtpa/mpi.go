@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/internal/mpi"
@@ -25,6 +26,21 @@ import (
 // print nothing; an error that only some of them meet ends the job.
 func init() {
 	runMain = mpiMain
+}
+
+// flowBound reads DTPA_MPI_FLOW, the bound of flow control
+// (analyzer.FlowControl): set, every process uses it and prints how flow
+// control went on stderr, for diagnosis and tests (docs/distributed.md).
+func flowBound() (int, error) {
+	v := os.Getenv("DTPA_MPI_FLOW")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 2 {
+		return 0, fmt.Errorf("DTPA_MPI_FLOW=%q: want a number of messages, at least 2", v)
+	}
+	return n, nil
 }
 
 func mpiMain(ctx context.Context) int {
@@ -50,9 +66,21 @@ func mpiMain(ctx context.Context) int {
 			w.Abort(exitError)
 		}
 	}
+	flow, err := flowBound()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "dtpa-mpi: %v\n", err)
+		w.Abort(exitUsage)
+	}
 	analyze := func(ctx context.Context, opts analyzer.Options) (*report.Report, error) {
+		if flow > 0 {
+			opts.Flow = &analyzer.FlowControl{Bound: flow}
+		}
 		rep, err := analyzer.AnalyzeDist(ctx, opts, w)
 		abortOn(err)
+		if opts.Flow != nil && err == nil {
+			fmt.Fprintf(os.Stderr, "dtpa-mpi: analysis process %d: flow control at %d messages: held at most %d messages of one key from other processes; senders waited %d times for another process\n",
+				w.Rank(), flow, opts.Flow.MaxHeld, opts.Flow.Waits)
+		}
 		return rep, err
 	}
 	exportOTF2Archive = func(ctx context.Context, opts otf2.ExportOptions) (otf2.ExportStats, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -117,6 +118,7 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 		if aopts.Timeline.MaxCalls <= 0 {
 			aopts.Timeline.MaxCalls = defaultTimelineCalls
 		}
+		defer aopts.Timeline.Close()
 	}
 	var err error
 	if isTerminal(stderr) {
@@ -167,6 +169,9 @@ func write(rep *report.Report, opts Options, aopts analyzer.Options, w io.Writer
 	out.Warnings = report.GroupWarnings(rep.Warnings)
 	rep = &out
 
+	if opts.HTML {
+		return writeHTML(rep, opts, aopts.Timeline, w)
+	}
 	// Render completely before writing so that a failure never leaves half
 	// a report in -o FILE.
 	var buf bytes.Buffer
@@ -174,8 +179,6 @@ func write(rep *report.Report, opts Options, aopts analyzer.Options, w io.Writer
 	switch {
 	case opts.JSON:
 		err = writeJSON(&buf, rep)
-	case opts.HTML:
-		err = html.Write(&buf, nonNil(rep), aopts.Timeline.Timeline())
 	default:
 		err = trpa.Render(&buf, rep, opts.Render)
 	}
@@ -187,6 +190,53 @@ func write(rep *report.Report, opts Options, aopts analyzer.Options, w io.Writer
 		return err
 	}
 	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
+
+// writeHTML writes the page of rep and the timeline tl as it renders it
+// (the timeline a lane at a time, analyzer.TimelineRecorder.WriteJSON):
+// to w, or to a temporary file beside opts.Output renamed once complete,
+// so that a failure never leaves half a page in -o FILE.
+func writeHTML(rep *report.Report, opts Options, tl *analyzer.TimelineRecorder, w io.Writer) (err error) {
+	var tlJSON func(io.Writer) error
+	if tl != nil {
+		tlJSON = tl.WriteJSON
+	}
+	page := func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		if err := html.WriteStream(bw, nonNil(rep), tlJSON); err != nil {
+			return fmt.Errorf("rendering report: %w", err)
+		}
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("writing report: %w", err)
+		}
+		return nil
+	}
+	if opts.Output == "" {
+		return page(w)
+	}
+	f, err := os.CreateTemp(filepath.Dir(opts.Output), "."+filepath.Base(opts.Output)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := page(f); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	if err := os.Rename(f.Name(), opts.Output); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil

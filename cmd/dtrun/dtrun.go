@@ -54,6 +54,12 @@ When the job ends, dtrun prints where the traces are, how many and how
 large, and warns of every rank that stopped tracing early. dtrun --version
 prints its version.
 
+The ranks write their events raw while the job runs (up to DT_DEFER_MB,
+default 128 MB per rank; then they encode as they go), which spares the
+program the encoding: when the job ends, dtrun compacts the run's traces.
+dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a dtrun
+that did not end left as they were.
+
 A rank killed without warning leaves the records it had not written in its
 node's spill directory (/dev/shm/dtpa-…, named by dtrun; the ranks of
 other nodes make it there): dtrun adds those of its own node to the traces.
@@ -91,6 +97,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			if rest[0] == "--version" {
 				fmt.Fprintf(stdout, "dtrun version %s\n", version.String())
+				return nil
+			}
+			if rest[0] == "--compact" {
+				if len(rest) < 2 {
+					fmt.Fprintln(stderr, "dtrun: --compact takes traces, directories or <app> prefixes")
+					return &ExitError{Code: 2}
+				}
+				if !compactPaths(rest[1:], stderr) {
+					return &ExitError{Code: 1}
+				}
 				return nil
 			}
 			if rest[0] == "--recover" {
@@ -195,6 +211,7 @@ func Run(ctx context.Context, o Options) error {
 	start := time.Now().Add(-time.Second)
 	err = cmd.Run()
 	recoverSpills(spill, cmd.Stderr)
+	compactTraces(deferredSince(traceDir(o.Args), start), cmd.Stderr)
 	if ctx.Err() == nil {
 		summarize(cmd.Stderr, traceDir(o.Args), start, spill)
 	}

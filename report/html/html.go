@@ -73,7 +73,30 @@ func hash(s string) string {
 
 // Write writes the page of r, with the timeline tl (nil: none recorded).
 func Write(w io.Writer, r *report.Report, tl *report.Timeline) error {
+	return write(w, r, marshalled(tl), "")
+}
+
+// WriteStream is Write with the timeline's JSON written into the page by
+// tl as the page is written (nil: none recorded), so that the timeline
+// need not be whole in memory (report.WriteTimelineJSON). It writes what
+// Write writes with the timeline tl encodes.
+func WriteStream(w io.Writer, r *report.Report, tl func(io.Writer) error) error {
+	if tl == nil {
+		return write(w, r, marshalled(nil), "")
+	}
 	return write(w, r, tl, "")
+}
+
+// marshalled writes tl's JSON.
+func marshalled(tl *report.Timeline) func(io.Writer) error {
+	return func(w io.Writer) error {
+		tj, err := json.Marshal(tl) // "null" when nil
+		if err != nil {
+			return fmt.Errorf("encoding timeline: %w", err)
+		}
+		_, err = w.Write(tj)
+		return err
+	}
 }
 
 // WriteServed writes the page of r as dtpa view serves it: tl holds the
@@ -83,10 +106,10 @@ func WriteServed(w io.Writer, r *report.Report, tl *report.Timeline, windowURL s
 	if windowURL == "" {
 		return errors.New("report/html: no window URL")
 	}
-	return write(w, r, tl, windowURL)
+	return write(w, r, marshalled(tl), windowURL)
 }
 
-func write(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string) error {
+func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL string) error {
 	chart, err := ChartJS()
 	if err != nil {
 		return err
@@ -95,10 +118,6 @@ func write(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string)
 	rj, err := json.Marshal(data)
 	if err != nil {
 		return fmt.Errorf("encoding report: %w", err)
-	}
-	tj, err := json.Marshal(tl) // "null" when nil
-	if err != nil {
-		return fmt.Errorf("encoding timeline: %w", err)
 	}
 	mj, err := json.Marshal(matrices)
 	if err != nil {
@@ -138,11 +157,16 @@ func write(w io.Writer, r *report.Report, tl *report.Timeline, windowURL string)
 	for _, d := range []struct {
 		id   string
 		data []byte
-	}{{"dtpa-report", rj}, {"dtpa-timeline", tj}, {"dtpa-matrices", mj}, {"dtpa-live", lj}} {
+	}{{"dtpa-report", rj}, {"dtpa-timeline", nil}, {"dtpa-matrices", mj}, {"dtpa-live", lj}} {
 		if _, err := fmt.Fprintf(w, "<script type=\"application/json\" id=\"%s\">", d.id); err != nil {
 			return err
 		}
-		if _, err := w.Write(d.data); err != nil {
+		if d.data == nil {
+			err = tl(w)
+		} else {
+			_, err = w.Write(d.data)
+		}
+		if err != nil {
 			return err
 		}
 		if _, err := io.WriteString(w, "</script>\n"); err != nil {

@@ -400,6 +400,7 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data) {
 void dt_modules(void) { dl_iterate_phdr(module_cb, NULL); }
 
 uintptr_t dt_text_lo, dt_text_span = UINTPTR_MAX; // every address, until dt_modules ran
+uint32_t dt_text_gen;
 
 // The code of each loaded module, [text_lo[i], text_hi[i]) sorted by start,
 // for dt_in_text (under site_mu once tracing runs; dt_modules fills it at
@@ -427,6 +428,7 @@ static void dt_text_widen(const char *name, uintptr_t lo, uintptr_t hi) {
 	if (hi > thi) thi = hi;
 	dt_text_lo = tlo;
 	dt_text_span = thi - tlo;
+	__atomic_add_fetch(&dt_text_gen, 1, __ATOMIC_RELEASE);
 }
 
 // dt_in_text tells whether pc is in the code of a loaded module (or the

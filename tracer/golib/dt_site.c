@@ -1,8 +1,9 @@
 //go:build dtpa_openmpi || dtpa_mpich
 
-// Call sites: a global table under a mutex; the per-thread cache in dt_site
-// (dt_wrap.h) makes the lock rare. A new call site is defined to Go through
-// the hand-over queue (dt_q_def_site).
+// Call sites: a global table under a mutex; the per-thread memo of walks
+// (dt_site, dt_wrap.h) and cache of stacks (dt_site_walk) make the lock
+// rare. A new call site is defined to Go through the hand-over queue
+// (dt_q_def_site).
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
@@ -137,13 +138,21 @@ static __attribute__((noinline, cold)) void dt_rule_learn(dt_thr *T, dt_rule *r,
 // caller's RBP, fp + 16 its caller's stack pointer): up to dt_depth return
 // addresses, innermost first. Every read is inside the thread's stack; a
 // CFA outside it, or a return address outside the span of the loaded
-// modules' code, ends the stack.
-int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs) {
+// modules' code, ends the stack. The stack words the result depends on
+// besides fp[1] go to s (*k of them, at most DT_MEMO_WORDS(dt_depth)):
+// every return address read, and the word each RBP a rule based on RBP
+// starts from was read from. (Other saved RBPs are read, but only an
+// RBP-based CFA uses the value.)
+static int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs, dt_word *s, uint32_t *k) {
 	uintptr_t a = (uintptr_t)fp;
+	*k = 0;
 	if (dt_depth <= 0 || a < T->stk_lo || a + 16 > T->stk_hi || (a & 7)) return 0;
 	const uintptr_t *f = fp;
 	uintptr_t pc = f[1], sp = a + 16, bp = f[0];
+	uintptr_t bp_at = a; // where bp was read
+	int bp_kept = 0;     // bp is in s
 	int n = 0;
+	uint32_t nk = 0;
 	pcs[n++] = pc;
 	dt_rule *tab = dt_rules;
 	if (__builtin_expect(!tab, 0) && !(tab = rules_new())) return n;
@@ -151,26 +160,72 @@ int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs) {
 		dt_rule *r = rule_find(tab, pc);
 		if (__builtin_expect(r->pc != pc, 0)) dt_rule_learn(T, r, pc, sp, bp);
 		if (r->kind == DT_R_END) break;
+		if (r->kind == DT_R_BP && !bp_kept) {
+			s[nk++] = (dt_word){bp_at, bp};
+			bp_kept = 1;
+		}
 		uintptr_t cfa = (r->kind == DT_R_SP ? sp : bp) + (intptr_t)r->cfa;
 		if (cfa <= sp || cfa > T->stk_hi || (cfa & 7)) break;
 		if (r->rbp != DT_NOSAVE) {
-			uintptr_t s = cfa + (intptr_t)r->rbp;
-			if (s < sp || s + 8 > T->stk_hi) break;
-			bp = *(const uintptr_t *)s;
+			uintptr_t at = cfa + (intptr_t)r->rbp;
+			if (at < sp || at + 8 > T->stk_hi) break;
+			bp = *(const uintptr_t *)at;
+			bp_at = at;
+			bp_kept = 0;
 		}
 		pc = ((const uintptr_t *)cfa)[-1];
+		s[nk++] = (dt_word){cfa - 8, pc};
 		sp = cfa;
 		if (pc - dt_text_lo >= dt_text_span) break;
 		pcs[n++] = pc;
 	}
+	*k = nk;
 	return n;
 }
+
+static uint64_t dt_site_hash(const uintptr_t *pcs, int n) {
+	uint64_t h = 0x9E3779B97F4A7C15ull * (uint64_t)(n + 1);
+	for (int i = 0; i < n; i++) h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1);
+
+// dt_site_walk is dt_site's path for a call its memo does not know: the
+// walk, then the call site from the thread's cache of stacks (keyed by a
+// hash of the whole stack) or the global table (dt_site_slow); the walk
+// and its site are remembered in e. text_gen is read before the walk:
+// a span widened during it (by another thread, or by dt_site_slow for this
+// call) leaves an entry that the next call finds out of date.
+uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, uint64_t *t1) {
+	uint32_t gen = __atomic_load_n(&dt_text_gen, __ATOMIC_ACQUIRE);
+	uintptr_t pcs[DT_MAXDEPTH];
+	uint32_t k;
+	e->fp = 0;
+	int n = dt_unwind(T, fp, pcs, e->s, &k);
+	uint64_t h = dt_site_hash(pcs, n);
+	dt_site_ent *c = &T->sites[h & (DT_SITE_CACHE - 1)];
+	uint32_t id;
+	if (c->hash == h && c->n == (uint32_t)n && memcmp(c->pcs, pcs, n * sizeof(uintptr_t)) == 0) id = c->id;
+	else id = dt_site_slow(T, pcs, n, h, t1);
+	// A walk cut short for want of a rule table is not remembered: the
+	// next one may get the table.
+	if (dt_rules || dt_depth <= 1) {
+		e->pc = ((const uintptr_t *)fp)[1];
+		e->gen = gen;
+		e->k = k;
+		e->site = id;
+		e->fp = (uintptr_t)fp;
+	}
+	return id;
+}
+
 #define SITE_CAP (1 << 15)
 static pthread_mutex_t site_mu = PTHREAD_MUTEX_INITIALIZER;
 static dt_site_ent *site_tab;
 static uint32_t site_next = 1; // 0 = empty stack, defined at init
 
-uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1) {
+static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1) {
 	uint32_t id = 0;
 	int defined = 0;
 	pthread_mutex_lock(&site_mu);

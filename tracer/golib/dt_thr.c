@@ -158,12 +158,16 @@ static void dt_thr_exit(void *p) {
 	}
 	if (b) dt_buf_put(b);
 	// The small struct stays listed (its dropped count); the rest goes. A
-	// later MPI call from this thread (another key's destructor) finds no
-	// buffer and records nothing.
+	// later MPI call from this thread (another key's destructor) finds T
+	// busy and is not recorded: dt_make_room would otherwise give it a
+	// fresh buffer, and its call site a walk without cache or memo.
+	T->busy = 1;
 	free(T->sites);
+	free(T->memo);
 	free(T->rscratch);
 	free(T->sscratch);
 	T->sites = NULL;
+	T->memo = NULL;
 	T->rscratch = NULL;
 	T->sscratch = NULL;
 	T->nrscratch = T->nsscratch = 0;
@@ -195,6 +199,14 @@ dt_thr *dt_thr_new(void) {
 	dt_thr *T = calloc(1, sizeof *T);
 	if (!T) return NULL;
 	T->sites = calloc(DT_SITE_CACHE, sizeof(dt_site_ent));
+	T->memo_sz = sizeof(dt_memo) + DT_MEMO_WORDS(dt_depth) * sizeof(dt_word);
+	T->memo = calloc(DT_MEMO, T->memo_sz);
+	if (!T->sites || !T->memo) {
+		free(T->sites);
+		free(T->memo);
+		free(T);
+		return NULL;
+	}
 	pthread_attr_t a;
 	if (!main_stack(&T->stk_lo, &T->stk_hi) && pthread_getattr_np(pthread_self(), &a) == 0) {
 		void *lo;
@@ -208,10 +220,6 @@ dt_thr *dt_thr_new(void) {
 	T->epoch = dt_epoch;
 	T->tid = __atomic_fetch_add(&thr_next, 1, __ATOMIC_RELAXED);
 	dt_thr_attach_buf(T, dt_buf_get(1)); // none free: the thread starts by dropping (dt_make_room)
-	if (!T->sites) {
-		free(T);
-		return NULL;
-	}
 	pthread_mutex_lock(&thr_mu);
 	T->next = thr_list;
 	thr_list = T;

@@ -62,6 +62,29 @@ typedef struct {
 	uintptr_t pcs[DT_MAXDEPTH];
 } dt_site_ent;
 
+// A stack word a walk read: its address and the value read (dt_memo).
+typedef struct {
+	uintptr_t at, v;
+} dt_word;
+
+// dt_memo remembers one stack walk and its call site (dt_site). A walk
+// (dt_unwind) is a function of the wrapper's frame address, of the stack
+// words it reads (the return address of each frame; the saved RBP a frame
+// rule based on RBP starts from), of the per-thread unwind rules (a function
+// of the return address) and of the span of code (text_gen). An entry holds
+// the frame address, the wrapper's return address, text_gen and the other
+// words read with their values: when they are all unchanged the walk would
+// read and compute exactly the same, so its call site is the entry's.
+typedef struct {
+	uintptr_t fp, pc; // the wrapper's frame and its return address; fp 0: empty
+	uint32_t site, gen;
+	uint32_t k, pad; // k words in s
+	dt_word s[];     // at most 2 * (dt_depth - 1): DT_MEMO_WORDS
+} dt_memo;
+#define DT_MEMO_BITS 8 // 256 entries per thread, direct-mapped by (fp, pc)
+#define DT_MEMO (1 << DT_MEMO_BITS)
+#define DT_MEMO_WORDS(depth) ((depth) > 1 ? 2 * ((depth) - 1) : 0)
+
 typedef struct dt_thr {
 	char *buf, *pos, *commit, *end;
 	volatile uint64_t *chunk_commit; // in the spill mapping, when there is one
@@ -84,6 +107,8 @@ typedef struct dt_thr {
 	char *poll;
 	uint32_t poll_len;
 	dt_site_ent *sites;
+	char *memo;     // DT_MEMO entries of memo_sz bytes
+	size_t memo_sz;
 	struct dt_thr *next;
 } dt_thr;
 
@@ -102,6 +127,8 @@ extern int dt_use_tsc DT_HIDDEN, dt_depth DT_HIDDEN;
 // The span of the loaded modules' code (dt_clock.c, module_cb): return
 // addresses outside it end a stack walk.
 extern uintptr_t dt_text_lo DT_HIDDEN, dt_text_span DT_HIDDEN;
+// Moves whenever the span or the table of modules' code changes (dt_memo).
+extern uint32_t dt_text_gen DT_HIDDEN;
 extern size_t dt_chunk DT_HIDDEN;
 extern uint64_t dt_fold_gap DT_HIDDEN; // dt_rec_end_query (dt_clock.c)
 extern dt_comm dt_world_ent DT_HIDDEN, dt_self_ent DT_HIDDEN;
@@ -110,8 +137,7 @@ dt_thr *dt_enter_slow(void);
 dt_thr *dt_thr_new(void);
 int dt_make_room(dt_thr *T, size_t need);
 void dt_epoch_flush(dt_thr *T, char *rec);
-uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1);
-int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs);
+uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, uint64_t *t1);
 dt_comm *dt_comm_lookup(MPI_Comm c, int ok);
 uint32_t dt_comm_created(MPI_Comm c, MPI_Comm parent, int kind, int tag, int fid);
 void dt_comm_forget(MPI_Comm c);
@@ -150,31 +176,32 @@ DT_INLINE int32_t dt_rank(int r) {
 	return r;
 }
 
-DT_INLINE void dt_put32(dt_thr *T, uint32_t v) { memcpy(T->pos, &v, 4); T->pos += 4; }
-DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { memcpy(T->pos, &v, 8); T->pos += 8; }
+// Attribute words are stored as unaligned integers, not with memcpy: a
+// store through a char pointer may alias anything, T->pos included, so
+// that T->pos would be read again after every store. An integer store
+// cannot (strict aliasing, on at -O2), and T->pos stays in a register
+// across the record's attributes.
+typedef uint32_t dt_u32 __attribute__((aligned(1)));
+typedef uint64_t dt_u64 __attribute__((aligned(1)));
+DT_INLINE void dt_put32(dt_thr *T, uint32_t v) { *(dt_u32 *)T->pos = v; T->pos += 4; }
+DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { *(dt_u64 *)T->pos = v; T->pos += 8; }
 
-DT_INLINE uint64_t dt_site_hash(const uintptr_t *pcs, int n) {
-	uint64_t h = 0x9E3779B97F4A7C15ull * (uint64_t)(n + 1);
-	for (int i = 0; i < n; i++) h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;
-	return h ^ (h >> 29);
-}
-
-// Call site: return addresses from the unwind tables (dt_unwind, dt_site.c),
-// bounded by the thread's stack, then a per-thread cache lookup. A new call
-// site is handed to Go (dt_site_slow), which then moves *t1, the record's
-// exit time, past the hand-over.
+// Call site: a walk of the unwind tables (dt_site_walk, dt_site.c) gives the
+// return addresses, and a new call site is handed to Go, which then moves
+// *t1, the record's exit time, past the hand-over. A call from the same
+// frame and return address as a remembered walk, whose stack words read
+// are unchanged, has that walk's call site (dt_memo): one compare per word
+// instead of a rule lookup per frame and a probe of the call-site cache.
 DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
-	uintptr_t pcs[DT_MAXDEPTH];
-	int n = dt_unwind(T, fp, pcs);
-	uint64_t h = dt_site_hash(pcs, n);
-	dt_site_ent *e = &T->sites[h & (DT_SITE_CACHE - 1)];
-	if (__builtin_expect(e->hash == h && e->n == (uint32_t)n, 1)) {
-		// An inline compare: memcmp is a PLT call with a variable length.
-		int i = 0;
-		while (i < n && e->pcs[i] == pcs[i]) i++;
-		if (__builtin_expect(i == n, 1)) return e->id;
+	uintptr_t a = (uintptr_t)fp, pc = ((const uintptr_t *)fp)[1];
+	size_t i = (size_t)(((a ^ pc) * 0x9E3779B97F4A7C15ull) >> (64 - DT_MEMO_BITS));
+	dt_memo *e = (dt_memo *)(T->memo + i * T->memo_sz);
+	if (__builtin_expect(e->fp == a && e->pc == pc && e->gen == dt_text_gen, 1)) {
+		uint32_t j = 0, k = e->k;
+		while (j < k && *(const uintptr_t *)e->s[j].at == e->s[j].v) j++;
+		if (__builtin_expect(j == k, 1)) return e->site;
 	}
-	return dt_site_slow(T, pcs, n, h, t1);
+	return dt_site_walk(T, fp, e, t1);
 }
 
 // Hand-overs to Go (a full buffer here, a new call site in dt_site, the

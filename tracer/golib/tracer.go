@@ -42,7 +42,6 @@ import (
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/params"
 	"github.com/dtpa/dtpa/tracer/records"
-	"github.com/klauspost/compress/zstd"
 )
 
 // Version is the tracer version written in trace headers.
@@ -99,6 +98,13 @@ type tracer struct {
 
 	batch traceformat.Builder
 	cpu0  int64 // the encoder thread's CPU time when the encoder started (threadCPU)
+
+	// Deferred encoding (deferBudget): buffers are written as raw records
+	// while deferLeft > 0, for dtrun to compact after the run.
+	deferLeft int64
+	rawBytes  int64 // bytes of raw records frames written, which MaxTraceSize does not count
+	prefix    records.Prefix
+	pbuf      []byte
 }
 
 // programName is <app> of <app>.<rank>.trc: argv[0] without directory or
@@ -153,7 +159,10 @@ func newTracer(in initInfo) (*tracer, error) {
 		},
 		MpiImplementation: in.impl, MpiLibraryVersion: strings.TrimSpace(in.version), ThreadLevel: in.level,
 	}
-	w, err := traceformat.NewWriter(f, hdr, writerOptions())
+	opts := writerOptions()
+	budget := deferBudget()
+	opts.Deferred = budget > 0
+	w, err := traceformat.NewWriter(records.VecFile{File: f}, hdr, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -175,6 +184,8 @@ func newTracer(in initInfo) (*tracer, error) {
 	if p.MaxTraceSize > 0 && in.size > 0 {
 		t.limit = p.MaxTraceSize << 20 / int64(in.size)
 	}
+	t.deferLeft = budget
+	t.prefix = records.Prefix{Conv: in.conv, Limit: t.limit, MaxMB: p.MaxTraceSize}
 	if err := t.reserve(0); err != nil {
 		f.Close()
 		return nil, err
@@ -359,7 +370,30 @@ func (t *tracer) stopped() bool {
 // encoder's CPU per event for a quarter more bytes: README, "Where the
 // per-call cost goes").
 func writerOptions() traceformat.WriterOptions {
-	return traceformat.WriterOptions{Level: zstd.SpeedFastest, RawLiterals: os.Getenv("DT_COMPRESS") == "fast"}
+	return records.WriterOptions(os.Getenv("DT_COMPRESS") == "fast")
+}
+
+// deferBudget is how many bytes of raw records a rank writes before it
+// encodes as it goes (DT_DEFER_MB, default 128 MB; 0: never defer).
+// Deferring needs dtrun, which compacts the traces after the job (and
+// names its spill directory: DT_SPILL_DIR). Encoding a buffer (decode,
+// columns, zstd) costs ~45-60 ns of CPU per event, writing it raw a
+// few: on a node whose cores all run ranks, the encoder's CPU is taken
+// from them (README, "Deferred encoding").
+func deferBudget() int64 {
+	if os.Getenv("DT_SPILL_DIR") == "" {
+		return 0
+	}
+	mb := int64(128)
+	if v := os.Getenv("DT_DEFER_MB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			fmt.Fprintf(os.Stderr, "dtpa tracer: DT_DEFER_MB=%q: want MB >= 0; using %d\n", v, mb)
+		} else {
+			mb = n
+		}
+	}
+	return mb << 20
 }
 
 // loop is the encoder: it pops the C queue itself (dt_q_pop waits in C) and
@@ -419,6 +453,9 @@ func (t *tracer) loop() {
 func (t *tracer) do(j job) bool {
 	switch {
 	case j.buf != nil && discard:
+		t.release(j)
+	case j.buf != nil && t.deferLeft > 0:
+		t.writeRecords(j)
 		t.release(j)
 	case j.buf != nil:
 		t.batch.Reset()
@@ -533,25 +570,59 @@ func commDef(p unsafe.Pointer) *tracepb.Communicator {
 
 func (t *tracer) writeBatch() {
 	if t.stopped() {
-		t.mu.Lock()
-		t.dropped += uint64(t.batch.Len())
-		t.mu.Unlock()
+		t.drop(t.batch.Len())
 		return
 	}
 	if err := t.reserve(int64(t.batch.Len()) * 64); err != nil {
 		t.setStop(tracepb.Footer_WRITE_ERROR, err.Error())
 		C.dt_stop(C.DT_STOP_WRITE_ERROR)
-		t.mu.Lock()
-		t.dropped += uint64(t.batch.Len())
-		t.mu.Unlock()
+		t.drop(t.batch.Len())
 		return
 	}
 	t.writeDefs()
 	t.check(t.w.WriteBatch(&t.batch))
-	if t.limit > 0 && t.w.Offset() >= t.limit {
+	// Raw records count when compacted (records.Compact cuts the trace
+	// where this check would have).
+	if t.limit > 0 && t.w.Offset()-t.rawBytes >= t.limit {
 		t.setStop(tracepb.Footer_SIZE_LIMIT, fmt.Sprintf("trace reached %d bytes (MaxTraceSize %d MB over all ranks)", t.w.Offset(), loadedParams.MaxTraceSize))
 		C.dt_stop(C.DT_STOP_SIZE_LIMIT)
 	}
+}
+
+// writeRecords writes a buffer's records as they are, for records.Compact
+// to encode after the run.
+func (t *tracer) writeRecords(j job) {
+	recs := unsafe.Slice((*byte)(j.buf), j.n)
+	n := int64(traceformat.FrameHeaderSize + records.PrefixSize + j.n)
+	if t.stopped() {
+		t.dropRecords(recs, j.tid)
+		return
+	}
+	if err := t.reserve(n); err != nil {
+		t.setStop(tracepb.Footer_WRITE_ERROR, err.Error())
+		C.dt_stop(C.DT_STOP_WRITE_ERROR)
+		t.dropRecords(recs, j.tid)
+		return
+	}
+	t.writeDefs()
+	t.prefix.Thread = j.tid
+	t.pbuf = t.prefix.Append(t.pbuf[:0])
+	t.check(t.w.WriteRecords(t.pbuf, recs))
+	t.rawBytes += n
+	t.deferLeft -= n
+}
+
+// dropRecords counts the events of records that are not written.
+func (t *tracer) dropRecords(recs []byte, tid uint32) {
+	t.batch.Reset()
+	records.Decode(&t.batch, recs, tid, &t.conv)
+	t.drop(t.batch.Len())
+}
+
+func (t *tracer) drop(n int) {
+	t.mu.Lock()
+	t.dropped += uint64(n)
+	t.mu.Unlock()
 }
 
 // signalFlush runs on the C signal-watcher thread (dt_signal.c) when a fatal

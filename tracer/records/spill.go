@@ -97,6 +97,11 @@ func Recover(spillPath string) (int, error) {
 	if int(n) > SpillHeaderSize-12 || json.Unmarshal(data[12:12+n], &info) != nil || info.Chunk <= 0 {
 		return 0, fmt.Errorf("%s: bad spill header", spillPath)
 	}
+	// A deferred trace is compacted first, up to where the process left
+	// it: the reader below reads only encoded batches.
+	if _, err := Compact(info.Trace); err != nil && IsDeferred(info.Trace) {
+		return 0, err
+	}
 	f, err := os.OpenFile(info.Trace, os.O_RDWR, 0)
 	if err != nil {
 		return 0, err

@@ -10,7 +10,11 @@
 // nounw_call, in a library built without unwind tables: the stack must end
 // there); "storm" (SIGPROF every 20 µs of CPU time and SIGALRM every 50 µs
 // while 4000 deep calls run: prints the signals caught and a checksum);
-// "kill" (rank 1 runs deep calls until a thread SIGKILLs it after 300 ms).
+// "kill" (rank 1 runs deep calls until a thread SIGKILLs it after 300 ms);
+// "alias" (exch's frame at one address whichever of outer1, outer2 and
+// outer3 it is reached through: shim has an RBP-based frame whose alloca
+// puts exch's frame there, so that the stack words of one call sit where
+// those of another were; prints whether exch's frame was at one address).
 #include <mpi.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,8 +33,14 @@ static volatile sig_atomic_t caught;
 
 void nounw_call(void (*f)(int), int x); // libnounw.so
 
+static char *exch_frame;  // where exch's locals were (alias)
+static int exch_moved;    // they moved (alias)
+static char *shim_target; // where shim puts exch's frame
+
 NOIN void exch(int x) {
 	double out[4] = {x, 1, 2, 3}, in[4];
+	if (exch_frame && exch_frame != (char *)out) exch_moved = 1;
+	exch_frame = (char *)out;
 	MPI_Sendrecv(out, 4, MPI_DOUBLE, peer, x, in, 4, MPI_DOUBLE, peer, x, MPI_COMM_WORLD, MPI_STATUS_IGNORE); // @exch
 	sum += in[0];
 }
@@ -56,6 +66,42 @@ NOIN void top(int x) {
 	sink++;
 	mid2(x + 4); // @topb
 	sink++;
+}
+
+// shim's frame is addressed through RBP (alloca), and its alloca ends at
+// shim_target whatever its own frame's address: exch's frame is always
+// at the same place.
+NOIN void shim(int x) {
+	char *here = __builtin_frame_address(0);
+	if (!shim_target) shim_target = here - 1024;
+	volatile char *pad = __builtin_alloca((size_t)(here - shim_target));
+	pad[0] = 1;
+	exch(x); // @shim
+	sink += pad[0];
+}
+
+// outer1 and outer3 have frames of one size, outer2 a smaller one: through
+// outer2, shim's frame is higher and the words of its frame through outer1
+// lie in its alloca, untouched.
+NOIN void outer1(int x) {
+	volatile char buf[512];
+	buf[0] = 1;
+	shim(x); // @outer1
+	sink += buf[0];
+}
+
+NOIN void outer2(int x) {
+	volatile char buf[64];
+	buf[0] = 2;
+	shim(x); // @outer2
+	sink += buf[0];
+}
+
+NOIN void outer3(int x) {
+	volatile char buf[512];
+	buf[0] = 3;
+	shim(x); // @outer3
+	sink += buf[0];
 }
 
 NOIN void viacb(int x) {
@@ -112,6 +158,16 @@ int main(int argc, char **argv) {
 		setitimer(ITIMER_PROF, &off, NULL);
 		setitimer(ITIMER_REAL, &off, NULL);
 		printf("rank %d: signals=%d sum=%.0f\n", rank, (int)caught, sum);
+	} else if (strcmp(mode, "alias") == 0) {
+		for (int i = 0; i < 3; i++) {
+			outer1(i);
+			sink++;
+			outer2(i);
+			sink++;
+			outer3(i);
+			sink++;
+		}
+		printf("rank %d: exch frame %s\n", rank, exch_moved ? "moved" : "fixed");
 	} else if (strcmp(mode, "kill") == 0) {
 		pthread_t th;
 		if (rank == 1) pthread_create(&th, NULL, killer, NULL);

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dtpa/dtpa/tracer/records"
+)
+
+// deferredSince lists the deferred traces (raw records, not compacted) in
+// dir modified since start: this run's, on every node whose ranks write
+// there.
+func deferredSince(dir string, start time.Time) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.trc"))
+	var out []string
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil && !st.ModTime().Before(start) && records.IsDeferred(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// compactTraces compacts the given deferred traces, on as many cores as
+// there are, and reports failures; it tells whether every one succeeded.
+func compactTraces(files []string, w io.Writer) bool {
+	var mu sync.Mutex
+	ok := true
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for i := 0; i < min(runtime.GOMAXPROCS(0), len(files)); i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range work {
+				if _, err := records.Compact(f); err != nil {
+					mu.Lock()
+					fmt.Fprintf(w, "dtrun: compacting %s: %v\n", f, err)
+					ok = ok && !records.IsDeferred(f)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, f := range files {
+		work <- f
+	}
+	close(work)
+	wg.Wait()
+	return ok
+}
+
+// compactPaths compacts what dtrun --compact names: trace files,
+// directories (their deferred traces) and <app> prefixes (<app>.*.trc).
+func compactPaths(args []string, w io.Writer) bool {
+	var files []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		switch {
+		case err == nil && st.IsDir():
+			m, _ := filepath.Glob(filepath.Join(a, "*.trc"))
+			files = append(files, m...)
+		case err == nil:
+			files = append(files, a)
+		default:
+			m, _ := filepath.Glob(a + ".*.trc")
+			if len(m) == 0 {
+				fmt.Fprintf(w, "dtrun: %s: no such trace, directory or <app>.*.trc\n", a)
+				return false
+			}
+			files = append(files, m...)
+		}
+	}
+	sort.Strings(files)
+	var todo []string
+	for _, f := range files {
+		if records.IsDeferred(f) {
+			todo = append(todo, f)
+		}
+	}
+	ok := compactTraces(todo, w)
+	fmt.Fprintf(w, "dtrun: %d of %d %s compacted\n", len(todo), len(files), plural(len(files), "trace"))
+	return ok
+}

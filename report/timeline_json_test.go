@@ -1,0 +1,70 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// The timeline written piece by piece is json.Marshal's, with names that
+// look like the keys the writer splits at.
+func TestWriteTimelineJSON(t *testing.T) {
+	for _, tl := range []*Timeline{
+		{Funcs: []TimelineFunc{}, Intervals: []string{}, Lanes: []Lane{},
+			Messages: Messages{From: []int{}, To: []int{}, Send: []int64{}, Recv: []int64{}}},
+		{Origin: 5, End: 100, Funcs: []TimelineFunc{{Name: `"lanes":[]`, Kind: KindP2P}, {Name: "<b>&", Kind: KindColl}},
+			Intervals: []string{"1", `"messages":{"from":[],"to":[],"send":[],"recv":[]}`},
+			Lanes: []Lane{
+				{Rank: 0, Host: "h", Calls: 2, DetailEnd: 100, Start: []int64{1, 2}, Dur: []int64{1, 1}, Lost: []int64{0, 0},
+					Func: []int{0, 1}, Site: []int{3, 0}, Bytes: []int64{8, 0}, Peer: []int{1, -1}, Coll: []int{-1, 0},
+					Overview: Overview{P2P: []int64{1}, Coll: []int64{2}, Wait: []int64{0}, Other: []int64{0}, Lost: []int64{0}}},
+				{Rank: 2, Host: "g", Thread: []int{0, 1}, Threads: []int{0, 1}, Truncated: true,
+					Spans: Spans{Start: []int64{1}, Dur: []int64{2}, Interval: []int{1}, Level: []int{1}}},
+			},
+			Messages:     Messages{From: []int{0, 2}, To: []int{2, 0}, Send: []int64{-1, 7}, Recv: []int64{9, 12}},
+			MessageCount: 2, CallCount: 4, MaxCalls: 10, Truncated: true, Bins: 1000},
+	} {
+		want, err := json.Marshal(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		err = WriteTimelineJSON(&buf, tl, func(put func(*Lane) error) error {
+			for i := range tl.Lanes {
+				if err := put(&tl.Lanes[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, func(col int, put func(int64) error) error {
+			m := tl.Messages
+			var vs []int64
+			switch col {
+			case 0:
+				for _, v := range m.From {
+					vs = append(vs, int64(v))
+				}
+			case 1:
+				for _, v := range m.To {
+					vs = append(vs, int64(v))
+				}
+			case 2:
+				vs = m.Send
+			case 3:
+				vs = m.Recv
+			}
+			for _, v := range vs {
+				if err := put(v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), want) {
+			t.Errorf("got  %s\nwant %s", buf.Bytes(), want)
+		}
+	}
+}

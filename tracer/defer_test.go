@@ -1,0 +1,112 @@
+package tracer_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat"
+)
+
+// callList is what a trace says of each call but its times: function,
+// communicator, peers, tags and bytes, in order.
+func callList(tr *trace) []string {
+	var out []string
+	for _, e := range tr.events {
+		out = append(out, fmt.Sprintf("%s c%d s%d:%d r%d:%d %d/%d n%d", tr.name(e), e.Comm, e.SendPeer, e.SendTag,
+			e.RecvPeer, e.RecvTag, e.SendBytes, e.RecvBytes, e.Calls))
+	}
+	return out
+}
+
+func preambleMajor(t *testing.T, path string) uint16 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < traceformat.PreambleSize {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return binary.LittleEndian.Uint16(b[8:])
+}
+
+// TestDeferredEncoding runs the same programs (point-to-point, collectives, and a tight
+// loop that fills buffer after buffer) under both MPIs with encoding during
+// the run (DT_DEFER_MB=0), deferred with a budget that runs out early
+// (1 MB: raw records first, then encoded ones) and deferred throughout
+// (the default): after dtrun's compaction every trace is an ordinary one,
+// complete, with the same calls.
+func TestDeferredEncoding(t *testing.T) {
+	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
+		for _, prog := range []struct {
+			name string
+			args []string
+		}{{"pingpong", nil}, {"collectives", nil}, {"loop", []string{"100000"}}} {
+			t.Run(mpi.run+"/"+prog.name, func(t *testing.T) {
+				bin := build(t, prog.name, mpi.cc)
+				var want [][]string
+				for _, mb := range []string{"0", "1", ""} {
+					dir := t.TempDir()
+					var env []string
+					if mb != "" {
+						env = []string{"DT_DEFER_MB=" + mb}
+					}
+					args := append([]string{"--mpirun", mpi.run, "-n", "4", bin}, prog.args...)
+					if mpi.run == "mpirun.openmpi" {
+						args = append([]string{"--mpirun", mpi.run, "--oversubscribe", "-x", "DT_DEFER_MB", "-n", "4", bin}, prog.args...)
+					}
+					res := dtrun(t, dir, env, args...)
+					if res.code != 0 {
+						t.Fatalf("DT_DEFER_MB=%q: exit %d\n%s", mb, res.code, res.out)
+					}
+					trs := readTraces(t, dir, prog.name, 4)
+					checkComplete(t, trs)
+					for r := range trs {
+						if m := preambleMajor(t, filepath.Join(dir, fmt.Sprintf("%s.%d.trc", prog.name, r))); m != traceformat.VersionMajor {
+							t.Errorf("DT_DEFER_MB=%q rank %d: major version %#x after dtrun", mb, r, m)
+						}
+						calls := callList(trs[r])
+						if mb == "0" {
+							want = append(want, calls)
+						} else if strings.Join(calls, "\n") != strings.Join(want[r], "\n") {
+							t.Errorf("DT_DEFER_MB=%q rank %d: %d calls differ from the %d of the trace encoded during the run",
+								mb, r, len(calls), len(want[r]))
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestDeferredLeftForCompact: traces a dtrun did not compact (the program
+// run with the tracer preloaded and a spill directory, as dtrun runs it,
+// but by mpirun itself) are refused by dtpa with the command that
+// compacts them, and `dtrun --compact` does.
+func TestDeferredLeftForCompact(t *testing.T) {
+	bin := build(t, "pingpong", ompi)
+	dir, spill := t.TempDir(), t.TempDir()
+	res := run(t, dir, nil, "mpirun.openmpi", "--oversubscribe", "-n", "4", "-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"),
+		"-x", "DT_SPILL_DIR="+spill, bin)
+	if res.code != 0 {
+		t.Fatalf("mpirun: exit %d\n%s", res.code, res.out)
+	}
+	app := filepath.Join(dir, "pingpong")
+	if m := preambleMajor(t, app+".0.trc"); m != traceformat.DeferredMajor {
+		t.Fatalf("major version %#x, want a deferred trace", m)
+	}
+	res = run(t, dir, nil, filepath.Join(root, "bin", "dtpa"), "pingpong")
+	if res.code == 0 || !strings.Contains(res.out, "dtrun --compact") {
+		t.Errorf("dtpa on deferred traces: exit %d\n%s", res.code, res.out)
+	}
+	if res = dtrun(t, dir, nil, "--compact", "pingpong"); res.code != 0 || !strings.Contains(res.out, "4 of 4 traces compacted") {
+		t.Fatalf("dtrun --compact: exit %d\n%s", res.code, res.out)
+	}
+	trs := readTraces(t, dir, "pingpong", 4)
+	checkComplete(t, trs)
+	checkPingPong(t, trs)
+	if res = dtrun(t, dir, nil, "--compact", dir); res.code != 0 || !strings.Contains(res.out, "0 of 4 traces compacted") {
+		t.Errorf("dtrun --compact again: exit %d\n%s", res.code, res.out)
+	}
+}

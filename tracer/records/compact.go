@@ -1,0 +1,235 @@
+package records
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/klauspost/compress/zstd"
+)
+
+// WriterOptions is how traces are compressed, by the tracer and by Compact
+// alike: zstd's fastest level, and with rawLiterals without entropy coding
+// (the tracer's DT_COMPRESS=fast).
+func WriterOptions(rawLiterals bool) traceformat.WriterOptions {
+	return traceformat.WriterOptions{Level: zstd.SpeedFastest, RawLiterals: rawLiterals}
+}
+
+// PrefixSize is the size of a Prefix as a KindRecords frame stores it
+// before the records.
+const PrefixSize = 64
+
+// A Prefix says what decoding a KindRecords frame's records needs, and
+// what Compact needs to cut the trace where the tracer would have.
+type Prefix struct {
+	Thread uint32
+	Conv   Converter
+	Limit  int64 // bytes this rank's trace may take (MaxTraceSize's share); 0 = none
+	MaxMB  int64 // MaxTraceSize, for the message of a cut trace
+}
+
+// Append appends p's PrefixSize bytes (little endian: thread, flags (1 =
+// TSC), NsPerTick, Raw0, Ns0, SkewOff, SkewPPM, Limit, MaxMB).
+func (p *Prefix) Append(b []byte) []byte {
+	flags := uint32(0)
+	if p.Conv.TSC {
+		flags = 1
+	}
+	b = binary.LittleEndian.AppendUint32(b, p.Thread)
+	b = binary.LittleEndian.AppendUint32(b, flags)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.Conv.NsPerTick))
+	b = binary.LittleEndian.AppendUint64(b, p.Conv.Raw0)
+	b = binary.LittleEndian.AppendUint64(b, uint64(p.Conv.Ns0))
+	b = binary.LittleEndian.AppendUint64(b, uint64(p.Conv.SkewOff))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.Conv.SkewPPM))
+	b = binary.LittleEndian.AppendUint64(b, uint64(p.Limit))
+	return binary.LittleEndian.AppendUint64(b, uint64(p.MaxMB))
+}
+
+// parsePrefix reads a KindRecords payload's prefix and returns the records.
+func parsePrefix(b []byte) (Prefix, []byte, error) {
+	if len(b) < PrefixSize {
+		return Prefix{}, nil, fmt.Errorf("raw records frame of %d bytes, shorter than its prefix", len(b))
+	}
+	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8+8*i:]) }
+	p := Prefix{Thread: binary.LittleEndian.Uint32(b), Conv: Converter{TSC: binary.LittleEndian.Uint32(b[4:])&1 != 0,
+		NsPerTick: math.Float64frombits(u(0)), Raw0: u(1), Ns0: int64(u(2)), SkewOff: int64(u(3)),
+		SkewPPM: math.Float64frombits(u(4))}, Limit: int64(u(5)), MaxMB: int64(u(6))}
+	return p, b[PrefixSize:], nil
+}
+
+// IsDeferred tells whether the file at path is a trace whose events are
+// still raw records (traceformat.DeferredMajor).
+func IsDeferred(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var pre [traceformat.PreambleSize]byte
+	if _, err := io.ReadFull(f, pre[:]); err != nil || [8]byte(pre[:8]) != traceformat.Magic {
+		return false
+	}
+	return binary.LittleEndian.Uint16(pre[8:]) == traceformat.DeferredMajor
+}
+
+// Compact turns a deferred trace (its events written as the tracer's raw
+// records during the run, to spare the program the encoding) into an
+// ordinary one, in place: each KindRecords frame becomes the event batch
+// the tracer would have written, every other frame is copied as it is,
+// and the file is cut where MaxTraceSize would have cut it had the tracer
+// encoded as it went (Prefix.Limit: the calls after it count as dropped).
+// It returns the events it decoded. A file that is not deferred is left
+// alone. A frame cut short or damaged ends the copy: what precedes it is
+// kept, and the file ends without a footer, as a crashed process leaves
+// it (Recover then adds what its buffers held); damage is also returned
+// as the error.
+func Compact(path string) (int, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer in.Close()
+	sc, err := traceformat.NewFrameScanner(in, path)
+	if err != nil {
+		return 0, err
+	}
+	if sc.Major != traceformat.DeferredMajor {
+		return 0, nil
+	}
+	fr, err := sc.Next()
+	if err != nil {
+		return 0, fmt.Errorf("%s: no header: %w", path, orEOF(err))
+	}
+	hdr := &tracepb.Header{}
+	if fr.Kind != traceformat.KindHeader {
+		return 0, fmt.Errorf("%s: the first frame is a %s, not the header", path, fr.Kind)
+	}
+	if err := fr.Unmarshal(hdr); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".compact-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing
+	out, err := compact(sc, tmp, hdr)
+	if cerr := tmp.Close(); out.werr == nil {
+		out.werr = cerr
+	}
+	if out.werr != nil {
+		return 0, fmt.Errorf("compacting %s: %w", path, out.werr)
+	}
+	if st, serr := in.Stat(); serr == nil {
+		os.Chmod(tmp.Name(), st.Mode().Perm())
+	}
+	if rerr := os.Rename(tmp.Name(), path); rerr != nil {
+		return 0, rerr
+	}
+	return out.decoded, err
+}
+
+type compacted struct {
+	decoded int
+	werr    error // writing the new file failed: the original stays
+}
+
+// compact copies the frames after the header from sc to w, decoding raw
+// records; its error is the damage that ended the copy, if any.
+func compact(sc *traceformat.FrameScanner, w io.Writer, hdr *tracepb.Header) (compacted, error) {
+	var res compacted
+	tw, err := traceformat.NewWriter(w, hdr, WriterOptions(false))
+	if err != nil {
+		res.werr = err
+		return res, nil
+	}
+	var b traceformat.Builder
+	var limit, maxMB int64
+	var cutAt int64 // the offset the cut trace reached; 0 = not cut
+	var dropped, droppedEncoded uint64
+	for {
+		fr, err := sc.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, traceformat.ErrTruncated) {
+				err = nil
+			}
+			return res, err
+		}
+		switch fr.Kind {
+		case traceformat.KindRecords:
+			p, recs, perr := parsePrefix(fr.Payload())
+			if perr != nil {
+				return res, perr
+			}
+			limit, maxMB = p.Limit, p.MaxMB
+			b.Reset()
+			if derr := Decode(&b, recs, p.Thread, &p.Conv); derr != nil {
+				return res, fmt.Errorf("raw records at byte offset %d: %w", fr.Offset, derr)
+			}
+			if cutAt > 0 {
+				dropped += uint64(b.Len())
+				continue
+			}
+			if res.werr = tw.WriteBatch(&b); res.werr != nil {
+				return res, nil
+			}
+			res.decoded += b.Len()
+		case traceformat.KindEvents:
+			if cutAt > 0 {
+				var eb tracepb.EventBatch
+				if uerr := fr.Unmarshal(&eb); uerr != nil {
+					return res, uerr
+				}
+				droppedEncoded += uint64(eb.Count)
+				continue
+			}
+			if res.werr = tw.CopyFrame(fr); res.werr != nil {
+				return res, nil
+			}
+		case traceformat.KindFooter:
+			f := &tracepb.Footer{}
+			if uerr := fr.Unmarshal(f); uerr != nil {
+				return res, uerr
+			}
+			// The tracer counted the events it encoded itself.
+			f.EventCount = f.EventCount - droppedEncoded + uint64(res.decoded)
+			if cutAt > 0 {
+				f.DroppedEvents += dropped + droppedEncoded
+				msg := f.Message
+				if f.StopReason == tracepb.Footer_SIZE_LIMIT {
+					// The tracer's own cut, later: its message is replaced.
+					if _, rest, ok := strings.Cut(msg, "; "); ok && strings.HasPrefix(msg, "trace reached ") {
+						msg = rest
+					}
+				}
+				f.Message = fmt.Sprintf("trace reached %d bytes (MaxTraceSize %d MB over all ranks); %s", cutAt, maxMB, msg)
+				f.StopReason = tracepb.Footer_SIZE_LIMIT
+			}
+			res.werr = tw.Close(f)
+			return res, nil
+		default:
+			if res.werr = tw.CopyFrame(fr); res.werr != nil {
+				return res, nil
+			}
+		}
+		if fr.Kind == traceformat.KindRecords || fr.Kind == traceformat.KindEvents {
+			if limit > 0 && cutAt == 0 && tw.Offset() >= limit {
+				cutAt = tw.Offset()
+			}
+		}
+	}
+}
+
+func orEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
