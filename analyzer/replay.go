@@ -678,15 +678,20 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 			rp.post(a, e, f.entry, lateInfo{})
 		}
 		f.fixed = true
-		if t, ok, counted := rp.match(e, f.entry); counted {
-			a.recvs++
-			if ok {
-				// Its entry was published with the send: repaired
-				// forward only, no backward amortization (clc.go).
-				f.realSync = max(0, t-f.entry)
-				rp.repair(&f.exit, t)
+		if rs := rp.rs; rs.onStack {
+			if rs.stop {
+				// The send is held back by flow control, which the
+				// coroutine applies before the receive (resume).
+				rp.suspend(fi, &f, node, ovLo, nil)
+				rp.susp.coro = true
+				return
 			}
+			if rp.stepRecv(e, fi, &f, node, ovLo) {
+				return // stopped on the worker's stack
+			}
+			break
 		}
+		rp.matchSendrecv(e, a, &f)
 	case opMrecv:
 		// Matched by the probe already.
 	case opSystem, opOther:
@@ -717,13 +722,34 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	case opFree:
 		rp.free(e)
 	case opColl, opICollStart:
-		rp.collective(e, fi, f.entry, &f.exit, node)
 		f.fixed = true
+		if rp.collective(e, fi, &f, node, ovLo) {
+			return // stopped on the worker's stack
+		}
 	}
 	if f.hasSync {
 		f.realSync = max(0, f.syncT-f.entry)
 	}
 	rp.charge(a, e, fi, &f)
+}
+
+// matchSendrecv matches the receive of MPI_Sendrecv e (event), whose
+// figures so far are f, counted in interval a.
+func (rp *replayer) matchSendrecv(e *traceformat.Event, a *acc, f *callFigures) {
+	if t, ok, counted := rp.match(e, f.entry); counted {
+		a.recvs++
+		if ok {
+			rp.sendrecvMatched(f, t)
+		}
+	}
+}
+
+// sendrecvMatched repairs MPI_Sendrecv's figures f for the message whose
+// send entered at t: its entry was published with the send, so it is
+// repaired forward only, with no backward amortization (clc.go).
+func (rp *replayer) sendrecvMatched(f *callFigures, t int64) {
+	f.realSync = max(0, t-f.entry)
+	rp.repair(&f.exit, t)
 }
 
 // matchRecv matches a blocking receive or matched probe e (event), whose

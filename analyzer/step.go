@@ -81,7 +81,7 @@ func (rp *replayer) step() bool {
 			rp.eventFn(e, fi)
 			if rs.stop {
 				rs.stop = false
-				if rp.susp.on {
+				if rp.susp.on && !rp.susp.coro {
 					return rp.park(rs)
 				}
 				return rp.toCoro(rs) // held back by flow control
@@ -106,7 +106,7 @@ const (
 // stepHow is how a step replays fi's calls.
 func stepHow(fi *fnInfo) uint8 {
 	switch fi.op {
-	case opColl, opICollStart, opPCollInit, opProbe, opMprobe, opImprobe, opSendrecv:
+	case opICollStart, opPCollInit, opProbe, opMprobe, opImprobe:
 		return stepCoro
 	case opStart:
 		return stepStart
@@ -176,13 +176,19 @@ type suspended struct {
 	ovLo int
 	wait *fifo
 	key  p2pKey // a blocking receive's (stepRecv)
+	// coro: the event is finished in the coroutine (flow control holds
+	// it back: a collective's entry, whose call is join, or MPI_Sendrecv's
+	// send, before its receive).
+	coro bool
+	join collArgs
+	coll collStop // a blocking collective's wait (collective)
 }
 
 // suspend stops the event being replayed on the worker's stack to wait
 // for a message of queue q (event, with its state).
 func (rp *replayer) suspend(fi *fnInfo, f *callFigures, node *rnode, ovLo int, q *fifo) {
 	s := &rp.susp
-	s.on, s.fi, s.f, s.node, s.ovLo, s.wait = true, fi, *f, node, ovLo, q
+	s.on, s.fi, s.f, s.node, s.ovLo, s.wait, s.coro = true, fi, *f, node, ovLo, q, false
 	rp.rs.stop = true
 }
 
@@ -194,6 +200,13 @@ func (rp *replayer) resume() bool {
 	e, fi, f, node := &rp.ev, s.fi, &s.f, s.node
 	a := node.Value
 	switch fi.op {
+	case opSendrecv:
+		if s.coro {
+			s.coro = false
+			rp.matchSendrecv(e, a, f)
+			break
+		}
+		fallthrough
 	case opRecv:
 		// (Its queue looked up again through the cache, as the receive
 		// would.)
@@ -202,7 +215,11 @@ func (rp *replayer) resume() bool {
 			s.wait = q
 			return false
 		}
-		rp.recvKeyed(q, s.key, a, f)
+		rp.recvKeyed(q, s.key, a, fi, f)
+	case opColl:
+		if !rp.resumeColl(fi, f) {
+			return false
+		}
 	case opComplete:
 		n, syncT, hasSync, q := rp.completeRecvs(&f.entry, &f.exit)
 		if q != nil {
@@ -221,9 +238,9 @@ func (rp *replayer) resume() bool {
 	return true
 }
 
-// stepRecv replays blocking receive e (event's, with its figures f so
-// far) on the worker's stack, resolving its key once: false when done,
-// true when suspended to wait for its message.
+// stepRecv replays blocking receive e, or MPI_Sendrecv's receive (event's,
+// with its figures f so far), on the worker's stack, resolving its key
+// once: false when done, true when suspended to wait for its message.
 func (rp *replayer) stepRecv(e *traceformat.Event, fi *fnInfo, f *callFigures, node *rnode, ovLo int) bool {
 	peer, tag, ok := recvFrom(e)
 	if !ok {
@@ -245,7 +262,7 @@ func (rp *replayer) stepRecv(e *traceformat.Event, fi *fnInfo, f *callFigures, n
 		rp.susp.key = k
 		return true
 	}
-	rp.recvKeyed(q, k, node.Value, f)
+	rp.recvKeyed(q, k, node.Value, fi, f)
 	return false
 }
 
@@ -256,13 +273,17 @@ func (rp *replayer) recvReady(q *fifo, k p2pKey) bool {
 	return rp.x.ready(q, q.message(q.tickets), k.src)
 }
 
-// recvKeyed is matchRecv's end for a receive of usable key k, whose queue
-// is q.
-func (rp *replayer) recvKeyed(q *fifo, k p2pKey, a *acc, f *callFigures) {
+// recvKeyed is matchRecv's (matchSendrecv's for MPI_Sendrecv) end for a
+// receive of usable key k, whose queue is q.
+func (rp *replayer) recvKeyed(q *fifo, k p2pKey, a *acc, fi *fnInfo, f *callFigures) {
 	a.recvs++
 	tk := q.tickets
 	q.tickets++
 	if t, ok := rp.matchTicket(q, tk, k, f.entry); ok {
+		if fi.op == opSendrecv {
+			rp.sendrecvMatched(f, t)
+			return
+		}
 		rp.repairRecv(&f.entry, &f.exit, t)
 		f.syncT, f.hasSync = t, true
 	}
