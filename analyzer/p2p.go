@@ -605,7 +605,12 @@ func (x *exchange) revoke(f *fifo, dst int32, tk uint64) {
 // site rsite as the late one. site and bytes are the send's call site (with
 // its span, causes.go) and recorded bytes.
 func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
-	m := f.message(tk)
+	return x.recvMsg(f, f.message(tk), src, dst, post, rsite)
+}
+
+// recvMsg is recv of message m of f, the one of the receive's ticket
+// (fifo.message).
+func (x *exchange) recvMsg(f *fifo, m uint64, src, dst int32, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
 	if !f.arrived(m) && !x.await(f, m, src, dst) {
 		return 0, sendSite{}, 0, false
 	}

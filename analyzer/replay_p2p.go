@@ -123,15 +123,15 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 // receive posted at post.
 func (rp *replayer) matchKey(k p2pKey, post int64) (t int64, ok bool) {
 	f, tk := rp.x.ticket(k, p2pCache(&rp.recvCaches, k))
-	return rp.matchTicket(f, tk, k, post)
+	return rp.matchMsg(f, f.message(tk), k, post)
 }
 
-// matchTicket is matchKey with the key's queue f and the receive's
-// ticket tk taken.
-func (rp *replayer) matchTicket(f *fifo, tk uint64, k p2pKey, post int64) (t int64, ok bool) {
+// matchMsg is matchKey with the key's queue f and the receive's ticket
+// taken, whose message is m (fifo.message).
+func (rp *replayer) matchMsg(f *fifo, m uint64, k p2pKey, post int64) (t int64, ok bool) {
 	var site sendSite
 	var bytes uint64
-	t, site, bytes, ok = rp.x.recv(f, k.src, k.dst, tk, post, rp.evSite)
+	t, site, bytes, ok = rp.x.recvMsg(f, m, k.src, k.dst, post, rp.evSite)
 	rp.from = sentBy(k.src, site)
 	if ok && rp.wo.n > 0 && t < rp.wo.max {
 		rp.wrongOrder(t)

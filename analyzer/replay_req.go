@@ -126,8 +126,6 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 // (replayer.step) it stops where a receive's message has not arrived and
 // returns the queue to wait on (wait); completeRecvs goes on from there.
 func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, latest int64, has bool, wait *fifo) {
-	c := &rp.cpl
-	c.n, c.nd, c.j = 0, 0, 0
 	if e.Attr&traceformat.AttrReqs == 0 {
 		return 0, 0, false, nil
 	}
@@ -203,11 +201,21 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			rp.reqs.kill(id, at)
 		}
 	}
-	c.n, c.nd, c.first, c.has, c.from = n, nd, first, false, lateCall{}
-	if nd > 1 && !doneSorted(rp.done) {
-		// Wildcard receives take their tickets now: in posting order
-		// (mostly the order of the call's requests already).
-		slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.p.seq, b.p.seq) })
+	if nd == 0 {
+		// (Most MPI_Test calls: completeRecvs' end, without its
+		// progress.)
+		rp.reqs.compact()
+		return n, 0, false, nil
+	}
+	c := &rp.cpl
+	c.n, c.nd, c.j, c.first = n, nd, 0, first
+	if nd > 1 {
+		c.has, c.from = false, lateCall{}
+		if !doneSorted(rp.done) {
+			// Wildcard receives take their tickets now: in posting
+			// order (mostly the order of the call's requests already).
+			slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.p.seq, b.p.seq) })
+		}
 	}
 	return rp.completeRecvs(entry, exit)
 }

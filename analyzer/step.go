@@ -211,11 +211,12 @@ func (rp *replayer) resume() bool {
 		// (Its queue looked up again through the cache, as the receive
 		// would.)
 		q := rp.x.recvQueue(rp.rs, s.key, p2pCache(&rp.recvCaches, s.key))
-		if rp.rs.onStack && !rp.recvReady(q, s.key) {
+		m := q.message(q.tickets)
+		if rp.rs.onStack && !rp.x.ready(q, m, s.key.src) {
 			s.wait = q
 			return false
 		}
-		rp.recvKeyed(q, s.key, a, fi, f)
+		rp.recvKeyed(q, m, s.key, a, fi, f)
 	case opColl:
 		if !rp.resumeColl(fi, f) {
 			return false
@@ -257,29 +258,24 @@ func (rp *replayer) stepRecv(e *traceformat.Event, fi *fnInfo, f *callFigures, n
 		return false
 	}
 	q := rp.x.recvQueue(rp.rs, k, p2pCache(&rp.recvCaches, k))
-	if !rp.recvReady(q, k) {
+	// (The message of the key's next ticket, as recvNext takes it.)
+	m := q.message(q.tickets)
+	if !rp.x.ready(q, m, k.src) {
 		rp.suspend(fi, f, node, ovLo, q)
 		rp.susp.key = k
 		return true
 	}
-	rp.recvKeyed(q, k, node.Value, fi, f)
+	rp.recvKeyed(q, m, k, node.Value, fi, f)
 	return false
 }
 
-// recvReady says whether the message a blocking receive of key k, whose
-// queue is q, would get has arrived or never will: the key's next
-// ticket's, as recvNext takes it.
-func (rp *replayer) recvReady(q *fifo, k p2pKey) bool {
-	return rp.x.ready(q, q.message(q.tickets), k.src)
-}
-
 // recvKeyed is matchRecv's (matchSendrecv's for MPI_Sendrecv) end for a
-// receive of usable key k, whose queue is q.
-func (rp *replayer) recvKeyed(q *fifo, k p2pKey, a *acc, fi *fnInfo, f *callFigures) {
+// receive of usable key k, whose queue is q and message m, that of the
+// queue's next ticket.
+func (rp *replayer) recvKeyed(q *fifo, m uint64, k p2pKey, a *acc, fi *fnInfo, f *callFigures) {
 	a.recvs++
-	tk := q.tickets
 	q.tickets++
-	if t, ok := rp.matchTicket(q, tk, k, f.entry); ok {
+	if t, ok := rp.matchMsg(q, m, k, f.entry); ok {
 		if fi.op == opSendrecv {
 			rp.sendrecvMatched(f, t)
 			return
