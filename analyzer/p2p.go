@@ -597,20 +597,14 @@ func (x *exchange) revoke(f *fifo, dst int32, tk uint64) {
 	f.normalize()
 }
 
-// recv returns the send entry of the message of ticket tk of queue f (from
-// ticket) of rank dst (the caller), sent by rank src, waiting for it if
-// needed; ok is false when it never comes. post is when the receive was
-// posted (its call's entry, or its request's start): a blocking send that
-// waited for it is charged (lateReceiver), naming the receiving call's
-// site rsite as the late one. site and bytes are the send's call site (with
-// its span, causes.go) and recorded bytes.
-func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
-	return x.recvMsg(f, f.message(tk), src, dst, post, rsite)
-}
-
-// recvMsg is recv of message m of f, the one of the receive's ticket
-// (fifo.message).
-func (x *exchange) recvMsg(f *fifo, m uint64, src, dst int32, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
+// recv returns the send entry of message m of queue f (fifo.message of
+// the receive's ticket, from ticket) of rank dst (the caller), sent by
+// rank src, waiting for it if needed; ok is false when it never comes.
+// post is when the receive was posted (its call's entry, or its request's
+// start): a blocking send that waited for it is charged (lateReceiver),
+// naming the receiving call's site rsite as the late one. site and bytes
+// are the send's call site (with its span, causes.go) and recorded bytes.
+func (x *exchange) recv(f *fifo, m uint64, src, dst int32, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
 	if !f.arrived(m) && !x.await(f, m, src, dst) {
 		return 0, sendSite{}, 0, false
 	}
@@ -632,7 +626,7 @@ func (x *exchange) recvMsg(f *fifo, m uint64, src, dst int32, post int64, rsite 
 // caller) posted at post.
 func (x *exchange) recvNext(k p2pKey, c *fifoCache, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
 	f, tk := x.ticket(k, c)
-	return x.recv(f, k.src, k.dst, tk, post, rsite)
+	return x.recv(f, f.message(tk), k.src, k.dst, post, rsite)
 }
 
 // peek is the send entry of the message a receive of rank k.dst (the

@@ -131,7 +131,7 @@ func (rp *replayer) matchKey(k p2pKey, post int64) (t int64, ok bool) {
 func (rp *replayer) matchMsg(f *fifo, m uint64, k p2pKey, post int64) (t int64, ok bool) {
 	var site sendSite
 	var bytes uint64
-	t, site, bytes, ok = rp.x.recvMsg(f, m, k.src, k.dst, post, rp.evSite)
+	t, site, bytes, ok = rp.x.recv(f, m, k.src, k.dst, post, rp.evSite)
 	rp.from = sentBy(k.src, site)
 	if ok && rp.wo.n > 0 && t < rp.wo.max {
 		rp.wrongOrder(t)
@@ -150,7 +150,7 @@ func (rp *replayer) matchMsg(f *fifo, m uint64, k p2pKey, post int64) (t int64, 
 func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
 	var site sendSite
 	var bytes uint64
-	t, site, bytes, ok = rp.x.recv(q, src, rp.rank, tk, post, rp.evSite)
+	t, site, bytes, ok = rp.x.recv(q, q.message(tk), src, rp.rank, post, rp.evSite)
 	rp.from = sentBy(src, site)
 	if ok && rp.wo.n > 0 && t < rp.wo.max {
 		rp.wrongOrder(t)

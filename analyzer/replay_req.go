@@ -247,7 +247,7 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 		if onStack && !c.first.arrived() && !rp.x.ready(p.q, p.q.message(p.ticket), p.src) {
 			return 0, 0, false, p.q
 		}
-		if latest, site, bytes, ok = rp.x.recv(p.q, p.src, rp.rank, p.ticket, p.start, p.site); ok {
+		if latest, site, bytes, ok = rp.x.recv(p.q, p.q.message(p.ticket), p.src, rp.rank, p.start, p.site); ok {
 			rp.from = sentBy(p.src, site)
 			rp.got(latest, bytes)
 			if rp.wo.n > 0 && latest < rp.wo.max {
@@ -267,19 +267,22 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 		}
 		latest, has = rp.received(&c.first)
 	case c.nd > 1:
-		for ; c.j < len(rp.done); c.j++ {
-			d := &rp.done[c.j]
+		// (In locals while it goes: c holds them when it stops.)
+		from := c.from
+		latest, has = c.latest, c.has
+		for j := c.j; j < len(rp.done); j++ {
+			d := &rp.done[j]
 			if onStack && !d.arrived() {
 				if q := rp.receivable(d); q != nil {
+					c.j, c.latest, c.has, c.from = j, latest, has, from
 					return 0, 0, false, q
 				}
 			}
-			if t, ok := rp.received(d); ok && (!c.has || t > c.latest) {
-				c.latest, c.has, c.from = t, true, rp.from
+			if t, ok := rp.received(d); ok && (!has || t > latest) {
+				latest, has, from = t, true, rp.from
 			}
 		}
-		latest, has = c.latest, c.has
-		rp.from = c.from
+		rp.from = from
 	}
 	// (The requests completed stay in place until here: rp.done points
 	// at them.)
