@@ -17,9 +17,9 @@ import (
 // against microseconds for waking a goroutine blocked on a condition
 // variable from another thread, and only Workers threads ever compete for
 // the locks of the exchange. (A single worker runs most of a replay on
-// its own stack instead, where waiting for a message needs no switch at
-// all, and the coroutine only for the events that may wait otherwise:
-// step.go.)
+// its own stack instead, where waiting for a message or a collective's
+// entries needs no switch at all, and the coroutine only for the events
+// that may wait otherwise: step.go.)
 //
 // Because the scheduler knows every replay's state, it also detects the
 // stalls that a missing, cut or inconsistent trace can cause: when no

@@ -11,24 +11,29 @@ import (
 // parks about once per rank and step (docs/performance.md), and a park in
 // the rank's coroutine costs two switches, most of a park's cost.
 //
-// step reads and replays events until one must wait for a message: a
-// Wait/Test call (complete) or a blocking receive stops where the
-// coroutine would park, before the receive whose message has not arrived
-// (the same test as await's), and keeps what the event has done so far
-// (suspend); once woken, the step goes on from there (resume). Every other
-// event that may wait — collectives, probes, MPI_Sendrecv, the start of a
-// persistent collective — is handed to the rank's coroutine, which replays
-// it, parking in it as needed, and hands the replay back (handOff). Flow
-// control holds a sender back after its event, in the coroutine
-// (exchange.throttle).
+// step reads and replays events until one must wait for another rank: a
+// Wait/Test call (complete), a blocking receive or MPI_Sendrecv's receive
+// stops where the coroutine would park, before the receive whose message
+// has not arrived (the same test as await's), and a blocking collective
+// after posting its entry, when the entries it depends on are not all in
+// (exchange.collStep); it keeps what the event has done so far (suspend)
+// and, once woken, goes on from there (resume). The events that may wait
+// otherwise — nonblocking and persistent collective starts, probes — are
+// handed to the rank's coroutine, which replays them, parking in it as
+// needed, and hands the replay back (handOff). Flow control holds a
+// sender back after its event, in the coroutine (exchange.throttle); an
+// MPI_Sendrecv whose send it holds back, and a collective whose entry it
+// holds back (collThrottles), are finished there too.
 //
-// A replay thus waits for the same message at the same point either way,
-// so that the replays parked at a stall, and the one released, are the
-// same: a replay released while stopped on the worker's stack finishes its
-// event in its coroutine, whose first wait is then given up (park).
+// A replay thus waits for the same message or entries at the same point
+// either way, so that the replays parked at a stall, and the one released,
+// are the same: a replay released while stopped on the worker's stack
+// finishes its event in its coroutine, whose first wait is then given up
+// (park).
 
 // step replays the rank's events on the worker's stack until one must wait
-// for a message (true: parked, waitOn set) or needs the rank's coroutine
+// for a message or for a collective's entries (true: parked; waitOn set
+// for a message) or needs the rank's coroutine
 // (false: the coroutine goes on; also at the end of the trace).
 func (rp *replayer) step() bool {
 	if rp.inCoro {
@@ -94,12 +99,14 @@ func (rp *replayer) step() bool {
 // How a step replays a function's calls (fnInfo.how).
 const (
 	// stepAtOnce: on the worker's stack; they never wait, but for flow
-	// control (sends, exchange.throttle), or only for messages (suspend).
+	// control (sends, exchange.throttle; a collective's entry), or only
+	// for messages or a collective's entries (suspend).
 	stepAtOnce = iota
 	// stepStart: MPI_Start(all), in the coroutine when it starts a
 	// persistent collective (startsColl).
 	stepStart
-	// stepCoro: in the coroutine (collectives, probes, MPI_Sendrecv).
+	// stepCoro: in the coroutine (nonblocking and persistent collective
+	// starts, probes).
 	stepCoro
 )
 
@@ -176,9 +183,9 @@ type suspended struct {
 	ovLo int
 	wait *fifo
 	key  p2pKey // a blocking receive's (stepRecv)
-	// coro: the event is finished in the coroutine (flow control holds
-	// it back: a collective's entry, whose call is join, or MPI_Sendrecv's
-	// send, before its receive).
+	// coro: the event is finished in the coroutine, flow control holding
+	// it back: a collective's entry (the call's arguments in join), or
+	// MPI_Sendrecv's send, before its receive.
 	coro bool
 	join collArgs
 	coll collStop // a blocking collective's wait (collective)
