@@ -21,8 +21,9 @@
 //     its place in MPI's matching order gives it (p2p.go explains the
 //     tickets), and the k-th collective call of each member of a
 //     communicator forms one instance whose entry and exit times every
-//     member sees. A replay waits (parks its coroutine) only where the
-//     program itself had to wait, so a complete, consistent run cannot
+//     member sees. A replay waits (parks its coroutine; with one worker
+//     it mostly runs on the worker's stack and stops there, step.go) only
+//     where the program itself had to wait, so a complete, consistent run cannot
 //     deadlock; a missing or cut rank, or traces that disagree, are
 //     detected and reported (exchange.go, sched.go).
 //
@@ -204,6 +205,9 @@ type Options struct {
 	// distributed replay would (roundTrip in result.go), and fails unless
 	// it is the report built from the results directly.
 	roundTrip bool
+	// noStep (tests): a single worker replays every event in the
+	// replays' coroutines, without replayer.step.
+	noStep bool
 }
 
 // Symbolizer turns a return address, given as a module path and an offset
@@ -442,6 +446,7 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 	}
 	opts.Progress.announce(mine)
 	s := newSched(ctx, x)
+	s.noStep = opts.noStep
 	x.s = s
 	reps := make([]*replayer, sc.size)
 	for r, f := range sc.byRank {
@@ -452,7 +457,7 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 		rp.ctx = ctx
 		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, sc.size), opts.Chrome.rank(rp))
 		reps[r] = rp
-		s.add(int32(r), rp.run)
+		s.addReplay(rp)
 	}
 	return x, s, reps
 }

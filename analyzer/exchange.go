@@ -42,9 +42,13 @@ type exchange struct {
 	// at a time, each switch a synchronization: the locks below are then
 	// not taken. A lock round trip is two atomic instructions, and the
 	// replay of a ring exchange took three per iteration in the exchange.
-	solo  bool
-	lim   limits
-	files *filePool // the replays' trace files
+	solo bool
+	// stepping: the single worker of a replay in one process replays
+	// on its own stack what does not wait, and waits before an event
+	// rather than in it (step.go).
+	stepping bool
+	lim      limits
+	files    *filePool // the replays' trace files
 	// dist connects the exchange to the other processes of a
 	// distributed replay (dist.go); nil when one process replays every
 	// rank.
@@ -105,7 +109,14 @@ type rankSync struct {
 	pendExit  pendingExit   // by its own replay, posted under x.mu
 	wakeBuf   []int32       // by its own replay: members to wake (collJoin)
 	yield     func(struct{}) bool
-	parks     int64 // times the replay parked (by its own coroutine only)
+	parks     int64 // times the replay parked (by its own replay only)
+	// onStack: its replay runs on the worker's stack (replayer.step),
+	// where it cannot park; flow control then holds it back after the
+	// event, in its coroutine, as dueK and dueF say (throttle). stop:
+	// the step must stop after the event (held back, or waiting).
+	onStack, stop bool
+	dueK          p2pKey
+	dueF          *fifo
 	// late holds the Real Sync its receivers charged to the rank's
 	// blocking sends for posting late, by lateAtt (under mu; applied once
 	// every replay has finished).
@@ -360,19 +371,129 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 		mismatch = true
 	} else {
 		latest, has, ok, locked, wake = x.collWaitLocked(in, idx, me, wake)
-		if has && moves && exit < latest+minLatencyNs {
-			exit = latest + minLatencyNs
-		}
+		exit = collExit(exit, latest, has, moves)
 	}
+	out = x.collLeave(in, idx, me, exit, locked, wake, out)
+	return latest, has, ok, mismatch, out
+}
+
+// collExit is the exit of a participant that left at exit and depended on
+// entries up to latest: moved to it when the call moves data (collJoin).
+func collExit(exit, latest int64, has, moves bool) int64 {
+	if has && moves && exit < latest+minLatencyNs {
+		return latest + minLatencyNs
+	}
+	return exit
+}
+
+// collLeave is collJoin's end: it posts participant idx's exit, pending
+// when x.mu is no longer held (locked false), and wakes the members in
+// wake; it returns the contributions deferred to rank me, appended to out.
+func (x *exchange) collLeave(in *collInst, idx int, me int32, exit int64, locked bool, wake []int32, out []collContrib) []collContrib {
 	if !locked {
-		rs.pendExit = pendingExit{in: in, idx: idx, exit: exit}
-		return latest, has, ok, mismatch, out
+		x.ranks[me].pendExit = pendingExit{in: in, idx: idx, exit: exit}
+		return out
 	}
 	x.collExitLocked(in, idx, exit)
 	out = x.takeDeferred(me, out)
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
-	return latest, has, ok, mismatch, out
+	return out
+}
+
+// collStep is collJoin on the worker's stack (replayer.step), where a
+// replay cannot park. When the participant would wait for the first
+// time, it is listed among the instance's waiters, the members to wake
+// are woken, and collStep returns with w.in set; collResume goes on once
+// woken. When its entry would wait for room (flow control of collectives,
+// collEnterLocked) it returns throttled before doing anything: collJoin
+// replays the call in the coroutine.
+func (x *exchange) collStep(w *collStop, k collKey, fn string, shape tracepb.Function_Collective, root int32,
+	members []int32, idx int, me int32, entry, exit int64, moves bool, att collAtt, buf []collContrib) (latest int64, has, ok, mismatch, throttled bool, out []collContrib) {
+	rs := x.ranks[me]
+	if x.collThrottles(rs, k) {
+		return 0, false, false, false, true, buf
+	}
+	x.lock(&x.mu)
+	x.postExitLocked(rs)
+	out = x.takeDeferred(me, buf[:0])
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att, false)
+	if in.mismatch {
+		mismatch = true
+	} else {
+		lo, hi := collDeps(in, idx)
+		ok = true
+		if hi >= lo {
+			if !x.collReady(in, lo, hi) {
+				in.waiters = append(in.waiters, me)
+				x.unlock(&x.mu)
+				x.wakeAll(wake, me)
+				*w = collStop{in: in, idx: idx, lo: lo, hi: hi, exit: exit, moves: moves}
+				return 0, false, false, false, false, out
+			}
+			latest, has, ok = x.collLatest(in, lo, hi, ok)
+			exit = collExit(exit, latest, has, moves)
+		}
+	}
+	out = x.collLeave(in, idx, me, exit, true, wake, out)
+	return latest, has, ok, mismatch, false, out
+}
+
+// collStop is a participant's wait in a collective instance on the
+// worker's stack (collStep): its index, the range of participants whose
+// entries it waits for (collDeps), and its exit and whether its call
+// moves data (collJoin).
+type collStop struct {
+	in     *collInst
+	idx    int
+	lo, hi int
+	exit   int64
+	moves  bool
+}
+
+// collResume goes on with wait w of rank me after a wake, as
+// collWaitLocked does after a park: done is false when the entries it
+// waits for are still not all posted (it stays among the waiters). Its
+// results, when done, are collJoin's; out is buf with the contributions
+// deferred to me appended.
+func (x *exchange) collResume(w *collStop, me int32, buf []collContrib) (latest int64, has, ok, done bool, out []collContrib) {
+	in := w.in
+	locked := false
+	if in.allIn.Load() {
+		// (collWaitLocked's read without the lock.)
+		latest, has, ok = x.collLatest(in, w.lo, w.hi, true)
+	} else {
+		x.lock(&x.mu)
+		if !x.collReady(in, w.lo, w.hi) {
+			x.unlock(&x.mu)
+			return 0, false, false, false, buf
+		}
+		in.dropWaiter(me)
+		latest, has, ok = x.collLatest(in, w.lo, w.hi, true)
+		locked = true
+	}
+	exit := collExit(w.exit, latest, has, w.moves)
+	return latest, has, ok, true, x.collLeave(in, w.idx, me, exit, locked, nil, buf)
+}
+
+// collFinish finishes wait w of rank me in its coroutine, where it parks
+// as collJoin does (a replay released at a stall while stopped on the
+// worker's stack gives its wait up there: exchange.park).
+func (x *exchange) collFinish(w *collStop, me int32, buf []collContrib) (latest int64, has, ok bool, out []collContrib) {
+	latest, has, ok, locked := x.collAwait(w.in, w.lo, w.hi, me)
+	exit := collExit(w.exit, latest, has, w.moves)
+	return latest, has, ok, x.collLeave(w.in, w.idx, me, exit, locked, nil, buf)
+}
+
+// collThrottles says whether rank rs's entry to its collective instance k
+// would wait for room (collEnterLocked's flow control). x.mu is not held:
+// only with one worker (exchange.solo).
+func (x *exchange) collThrottles(rs *rankSync, k collKey) bool {
+	ck := commKey{k.comm, k.group}
+	if rs.shifts != nil {
+		k.seq += rs.shifts[ck]
+	}
+	return x.coll(k) == nil && x.pendingColls[ck] >= x.lim.pendingColls
 }
 
 // pendingExit is the exit of rank's last collective call when it was left
@@ -558,8 +679,32 @@ func (x *exchange) postEntryLocked(in *collInst, idx int, entry int64, site, spa
 // members in wake are woken before it parks; those it returns are still
 // to wake.
 func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32) (latest int64, has, ok, locked bool, _ []int32) {
+	lo, hi := collDeps(in, idx)
+	if hi < lo || in.mismatch {
+		return 0, false, true, true, wake
+	}
+	// A participant waits for every member it depends on that is still
+	// to come, also when another will never come (its trace is missing
+	// or ends, or it lacks the call): the latest entry, and so the
+	// clock-condition repair and the figures, are then those of every
+	// member present, whichever replay got there first.
+	if !x.collReady(in, lo, hi) {
+		in.waiters = append(in.waiters, me)
+		x.unlock(&x.mu)
+		x.wakeAll(wake, me)
+		latest, has, ok, locked = x.collAwait(in, lo, hi, me)
+		return latest, has, ok, locked, nil
+	}
+	latest, has, ok = x.collLatest(in, lo, hi, true)
+	return latest, has, ok, true, wake
+}
+
+// collDeps is the range [lo, hi] of the participants (communicator ranks)
+// whose entries participant idx of in depends on, by the collective's
+// shape; empty (hi < lo) when none.
+func collDeps(in *collInst, idx int) (lo, hi int) {
 	n := len(in.members)
-	lo, hi := 0, -1 // dependency range [lo, hi] in communicator ranks
+	lo, hi = 0, -1
 	switch in.shape {
 	case tracepb.Function_ALL_TO_ALL:
 		lo, hi = 0, n-1
@@ -582,59 +727,65 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 	case tracepb.Function_PREFIX:
 		lo, hi = 0, idx
 	}
-	if hi < lo || in.mismatch {
-		return 0, false, true, true, wake
+	return lo, hi
+}
+
+// collReady says whether participants lo to hi of in have all entered,
+// left it or finished. x.mu is held.
+func (x *exchange) collReady(in *collInst, lo, hi int) bool {
+	if lo == 0 && hi == len(in.members)-1 {
+		return in.nEntry+in.entryGone >= len(in.members)
 	}
-	ready := func() bool {
-		if lo == 0 && hi == n-1 {
-			return in.nEntry+in.entryGone >= n
+	for i := lo; i <= hi; i++ {
+		if !in.slots[i].hasEntry && !in.slots[i].gone && !x.ranks[in.members[i]].done.Load() {
+			return false
 		}
-		for i := lo; i <= hi; i++ {
-			if !in.slots[i].hasEntry && !in.slots[i].gone && !x.ranks[in.members[i]].done.Load() {
-				return false
-			}
-		}
-		return true
 	}
-	// A participant waits for every member it depends on that is still
-	// to come, also when another will never come (its trace is missing
-	// or ends, or it lacks the call): the latest entry, and so the
-	// clock-condition repair and the figures, are then those of every
-	// member present, whichever replay got there first.
+	return true
+}
+
+// collAwait parks rank me, listed among in's waiters, until participants
+// lo to hi have entered (collReady), or a stall makes it give up (ok
+// false), and returns the latest of their entries. x.mu is not held; it
+// is held on return when locked (the waiter was not woken with every
+// entry in, collJoin).
+func (x *exchange) collAwait(in *collInst, lo, hi int, me int32) (latest int64, has, ok, locked bool) {
 	ok = true
-	if !ready() {
-		in.waiters = append(in.waiters, me)
-		for !ready() {
-			x.unlock(&x.mu)
-			x.wakeAll(wake, me)
-			wake = nil
-			if x.dist != nil {
-				x.dist.flush() // (as a receive does, await)
-			}
-			aborted := x.park(me)
-			if !aborted && in.allIn.Load() {
-				// Woken by the last entry (which also emptied
-				// in.waiters): every entry is final and was
-				// written before allIn, so they are read without
-				// the lock.
-				latest, has, ok = x.collLatest(in, lo, hi, true)
-				return latest, has, ok, false, nil
-			}
-			x.lock(&x.mu)
-			if aborted {
-				ok = false
-				break
-			}
+	for {
+		if x.dist != nil {
+			x.dist.flush() // (as a receive does, await)
 		}
-		for i, w := range in.waiters {
-			if w == me {
-				in.waiters = append(in.waiters[:i], in.waiters[i+1:]...)
-				break
-			}
+		aborted := x.park(me)
+		if !aborted && in.allIn.Load() {
+			// Woken by the last entry (which also emptied
+			// in.waiters): every entry is final and was written
+			// before allIn, so they are read without the lock.
+			latest, has, ok = x.collLatest(in, lo, hi, true)
+			return latest, has, ok, false
+		}
+		x.lock(&x.mu)
+		if aborted {
+			ok = false
+			break
+		}
+		if x.collReady(in, lo, hi) {
+			break
+		}
+		x.unlock(&x.mu)
+	}
+	in.dropWaiter(me)
+	latest, has, ok = x.collLatest(in, lo, hi, ok)
+	return latest, has, ok, true
+}
+
+// dropWaiter takes rank me off in's waiters. x.mu is held.
+func (in *collInst) dropWaiter(me int32) {
+	for i, w := range in.waiters {
+		if w == me {
+			in.waiters = append(in.waiters[:i], in.waiters[i+1:]...)
+			return
 		}
 	}
-	latest, has, ok = x.collLatest(in, lo, hi, ok)
-	return latest, has, ok, true, wake
 }
 
 // collLatest returns the latest entry posted among participants lo to hi

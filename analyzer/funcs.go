@@ -65,6 +65,8 @@ type fnInfo struct {
 	// whose recorded request it does not create (createOther).
 	persistentInit, cancel bool
 	ok                     bool // classified (replayer.fns)
+	// how a step replays its calls (stepHow).
+	how uint8
 }
 
 // classify is the replay's view of function f. Its class, shape and

@@ -118,7 +118,27 @@ func analyzeOpts(t *testing.T, opts Options) *report.Report {
 	}
 	checkInvariants(t, rep)
 	checkDist(t, opts)
+	checkStep(t, opts, rep)
 	return rep
+}
+
+// checkStep compares rep, analyzed with opts, with the report of the same
+// run replayed by one worker in the coroutines alone (without
+// replayer.step), when opts has one worker.
+func checkStep(t *testing.T, opts Options, rep *report.Report) {
+	t.Helper()
+	if opts.Workers != 1 {
+		return
+	}
+	opts.Warn, opts.Timeline, opts.Chrome, opts.Progress = nil, nil, nil, nil
+	opts.noStep = true
+	co, err := Analyze(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameReport(rep, co); err != nil {
+		t.Errorf("replayed on the worker's stack and in coroutines: %v", err)
+	}
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= tol }

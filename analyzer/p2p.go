@@ -543,6 +543,10 @@ func (x *exchange) sendQueue(dst *rankSync, k p2pKey, site uint32, c *fifoCache)
 // back would stall the replay (the scheduler then releases it).
 func (x *exchange) throttle(k p2pKey, f *fifo) {
 	me, dst := x.ranks[k.src], x.ranks[k.dst]
+	if me.onStack {
+		me.dueK, me.dueF, me.stop = k, f, true
+		return
+	}
 	gen := x.throttleGen.Load()
 	me.throttled.Store(true)
 	x.throttled.Add(1)
@@ -593,15 +597,14 @@ func (x *exchange) revoke(f *fifo, dst int32, tk uint64) {
 	f.normalize()
 }
 
-// recv returns the send entry of the message of ticket tk of queue f (from
-// ticket) of rank dst (the caller), sent by rank src, waiting for it if
-// needed; ok is false when it never comes. post is when the receive was
-// posted (its call's entry, or its request's start): a blocking send that
-// waited for it is charged (lateReceiver), naming the receiving call's
-// site rsite as the late one. site and bytes are the send's call site (with
-// its span, causes.go) and recorded bytes.
-func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
-	m := f.message(tk)
+// recv returns the send entry of message m of queue f (fifo.message of
+// the receive's ticket, from ticket) of rank dst (the caller), sent by
+// rank src, waiting for it if needed; ok is false when it never comes.
+// post is when the receive was posted (its call's entry, or its request's
+// start): a blocking send that waited for it is charged (lateReceiver),
+// naming the receiving call's site rsite as the late one. site and bytes
+// are the send's call site (with its span, causes.go) and recorded bytes.
+func (x *exchange) recv(f *fifo, m uint64, src, dst int32, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
 	if !f.arrived(m) && !x.await(f, m, src, dst) {
 		return 0, sendSite{}, 0, false
 	}
@@ -623,7 +626,7 @@ func (x *exchange) recv(f *fifo, src, dst int32, tk uint64, post int64, rsite ui
 // caller) posted at post.
 func (x *exchange) recvNext(k p2pKey, c *fifoCache, post int64, rsite uint32) (entry int64, site sendSite, bytes uint64, ok bool) {
 	f, tk := x.ticket(k, c)
-	return x.recv(f, k.src, k.dst, tk, post, rsite)
+	return x.recv(f, f.message(tk), k.src, k.dst, post, rsite)
 }
 
 // peek is the send entry of the message a receive of rank k.dst (the
@@ -640,6 +643,12 @@ func (x *exchange) peek(k p2pKey, c *fifoCache) (entry int64, site sendSite, ok 
 	// Not taken: m is at or above base, so its slot stays as written.
 	r := f.ring.Load()
 	return r.t[m&r.mask], r.s[m&r.mask], true
+}
+
+// ready says whether await would return at once for message m of f, sent
+// by rank src: it has arrived, or never will (the sender finished).
+func (x *exchange) ready(f *fifo, m uint64, src int32) bool {
+	return f.arrived(m) || x.ranks[src].done.Load()
 }
 
 // await waits until message m of f, sent by rank src to rank dst (the

@@ -21,7 +21,7 @@ func TestInboxStaysBounded(t *testing.T) {
 		k := p2pKey{src: 0, dst: 1, tag: int32(i)}
 		x.send(k, int64(i), sendSite{}, 0, lateInfo{}, &sc)
 		f, tk := x.ticket(k, &rc)
-		if got, _, _, ok := x.recv(f, k.src, k.dst, tk, 0, 0); !ok || got != int64(i) {
+		if got, _, _, ok := x.recv(f, f.message(tk), k.src, k.dst, 0, 0); !ok || got != int64(i) {
 			t.Fatalf("message %d: got %d %v", i, got, ok)
 		}
 	}
@@ -35,10 +35,10 @@ func TestInboxStaysBounded(t *testing.T) {
 	x.revoke(f, k.dst, a)
 	x.send(k, 100, sendSite{}, 0, lateInfo{}, &sc)
 	x.send(k, 200, sendSite{}, 0, lateInfo{}, &sc)
-	if got, _, _, _ := x.recv(f, k.src, k.dst, c, 0, 0); got != 200 {
+	if got, _, _, _ := x.recv(f, f.message(c), k.src, k.dst, 0, 0); got != 200 {
 		t.Errorf("third ticket (second after the revoked one) got %d, want 200", got)
 	}
-	if got, _, _, _ := x.recv(f, k.src, k.dst, b, 0, 0); got != 100 {
+	if got, _, _, _ := x.recv(f, f.message(b), k.src, k.dst, 0, 0); got != 100 {
 		t.Errorf("second ticket got %d, want 100", got)
 	}
 }
@@ -230,10 +230,10 @@ func TestInboxConcurrent(t *testing.T) {
 						k := p2pKey{src: from, dst: r, tag: int32(i / 2 % tags)}
 						fa, a := x.ticket(k, &rc)
 						fb, b := x.ticket(k, &rc)
-						if got, _, _, ok := x.recv(fb, from, r, b, 0, 0); !ok || got != val(from, i) {
+						if got, _, _, ok := x.recv(fb, fb.message(b), from, r, 0, 0); !ok || got != val(from, i) {
 							t.Errorf("%d workers, rank %d, message %d: got %x %v", workers, r, i, got, ok)
 						}
-						if got, _, _, ok := x.recv(fa, from, r, a, 0, 0); !ok || got != val(from, i-1) {
+						if got, _, _, ok := x.recv(fa, fa.message(a), from, r, 0, 0); !ok || got != val(from, i-1) {
 							t.Errorf("%d workers, rank %d, message %d: got %x %v", workers, r, i-1, got, ok)
 						}
 					}
@@ -306,7 +306,7 @@ func TestInboxSweepRace(t *testing.T) {
 			for !f.arrived(f.message(tk)) {
 				runtime.Gosched()
 			}
-			if v, _, _, ok := x.recv(f, k.src, k.dst, tk, 0, 0); !ok || v != int64(i) {
+			if v, _, _, ok := x.recv(f, f.message(tk), k.src, k.dst, 0, 0); !ok || v != int64(i) {
 				t.Errorf("message %d: got %d %v", i, v, ok)
 				return
 			}

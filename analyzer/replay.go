@@ -270,10 +270,31 @@ type replayer struct {
 	wo woRing
 	// span is the rank's current span (causes.go).
 	span spanState
+
+	// The replay's place in its trace, shared by its coroutine (run) and
+	// the steps on the worker's stack (step.go): the trace once opened
+	// (begun; threads: several threads, replayed in the coroutine only),
+	// the batch being read, and its current event, held when a step
+	// read it and hands it to the coroutine.
+	begun, eof, threads bool
+	file                io.Closer
+	rd                  *traceformat.Reader
+	batch               *traceformat.LazyBatch
+	ev                  traceformat.Event
+	held                bool
+	// inCoro: the replay goes on in its coroutine (step hands it over,
+	// handOff back).
+	inCoro bool
+	// rs is the rank's in the exchange.
+	rs *rankSync
+	// cpl is complete's progress through the current Wait/Test call;
+	// susp the event a step stopped in (step.go).
+	cpl  completion
+	susp suspended
 }
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
-	rp := &replayer{rank: rank, path: path, x: x, nranks: int32(len(x.ranks)), clk: clk, collSeq: map[collSeqKey]*uint64{}, maxPend: x.lim.pend}
+	rp := &replayer{rank: rank, path: path, x: x, rs: x.ranks[rank], nranks: int32(len(x.ranks)), clk: clk, collSeq: map[collSeqKey]*uint64{}, maxPend: x.lim.pend}
 	if len(clk.Local) <= 1 {
 		// Offset only (one clock-sync phase, or none): no need to look
 		// up the segment for every time.
@@ -298,46 +319,128 @@ func (rp *replayer) warn(s string) {
 	}
 }
 
-// run replays the file; it always finishes the rank in the exchange, so
-// that nobody waits for it forever.
+// run replays the file in the rank's coroutine; it always finishes the
+// rank in the exchange, so that nobody waits for it forever. With one
+// worker (exchange.stepping) the worker replays most events on its own
+// stack (step) and the coroutine one event at a time, those that may wait
+// otherwise than for a message, handing the replay back after each.
 func (rp *replayer) run() {
 	defer func() {
 		if p := recover(); p != nil {
 			rp.readErr = fmt.Errorf("internal error replaying %s: %v", rp.path, p)
+		}
+		if rp.file != nil {
+			rp.file.Close()
 		}
 		rp.end(rp.last)
 		rp.pr.flushGaps()
 		rp.contrib = rp.x.finish(rp.rank, rp.contrib)
 		rp.applyContrib()
 	}()
+	if !rp.begin() {
+		return
+	}
+	if rp.threads {
+		rp.runThreads(rp.rd)
+		return
+	}
+	rs := rp.rs
+	for {
+		if rs.dueF != nil {
+			// Held back by flow control after a step's event.
+			f := rs.dueF
+			rs.dueF = nil
+			rp.x.throttle(rs.dueK, f)
+		}
+		if rp.susp.on {
+			// An event a step stopped in, released by the scheduler
+			// (sched.stall): finished here, where the wait it stopped
+			// at gives up (park).
+			rp.resume()
+		} else {
+			if !rp.held && !rp.nextEvent() {
+				return
+			}
+			rp.held = false
+			rp.event(&rp.ev)
+		}
+		if rp.x.stepping {
+			rp.handOff()
+		}
+	}
+}
+
+// begin opens the trace, once: false when it cannot be read (readErr).
+func (rp *replayer) begin() bool {
+	if rp.begun {
+		return rp.rd != nil
+	}
+	rp.begun = true
 	f, rd, err := openTrace(rp.x.files, rp.path)
 	if err != nil {
 		rp.readErr = err
-		return
+		return false
 	}
-	defer f.Close()
+	rp.file = f
 	rp.defs = rd.Definitions()
-	if mt, err := multiThreaded(rp.x.files, rp.path, rd.Header()); err != nil {
+	mt, err := multiThreaded(rp.x.files, rp.path, rd.Header())
+	if err != nil {
 		rp.readErr = err
-		return
-	} else if mt {
-		rp.runThreads(rd)
-		return
+		return false
 	}
-	var e traceformat.Event
+	rp.threads = mt
+	rp.rd = rd
+	return true
+}
+
+// nextEvent reads the next event of thread 0 into rp.ev, and points rp.sc
+// at its shape's entry; false at the end of the trace, at a read error
+// (readErr) or when the analysis was cancelled.
+func (rp *replayer) nextEvent() bool {
 	for {
+		if b := rp.batch; b != nil && b.Next(&rp.ev) {
+			rp.setShape(b)
+			return true
+		}
+		if !rp.nextBatch() {
+			return false
+		}
+	}
+}
+
+// setShape points rp.sc at the shape entry of b's current event.
+func (rp *replayer) setShape(b *traceformat.LazyBatch) {
+	if s := b.Shape(); s >= 0 {
+		rp.sc = &rp.shapes[s]
+	} else {
+		rp.noShape = shapeInfo{}
+		rp.sc = &rp.noShape
+	}
+}
+
+// nextBatch reads the next batch of thread 0 into rp.batch; false at the
+// end of the trace, at a read error (readErr) or when the analysis was
+// cancelled.
+func (rp *replayer) nextBatch() bool {
+	rp.batch = nil
+	for {
+		if rp.eof {
+			return false
+		}
 		if rp.ctx != nil && rp.ctx.Err() != nil {
-			return // cancelled: Analyze returns the context's error
+			rp.eof = true
+			return false // cancelled: Analyze returns the context's error
 		}
 		// Lazily decoded: the replay switches rank every few dozen
 		// calls, and a batch decoded up front into columns would be cold
 		// by the time its events are replayed.
-		b, err := rd.ReadLazyBatch()
+		b, err := rp.rd.ReadLazyBatch()
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				rp.readErr = err
 			}
-			return
+			rp.eof = true
+			return false
 		}
 		rp.x.progress.read(b.Len())
 		if b.Thread != 0 {
@@ -347,15 +450,8 @@ func (rp *replayer) run() {
 			continue
 		}
 		rp.shapes = append(rp.shapes[:0], make([]shapeInfo, b.NumShapes())...)
-		for b.Next(&e) {
-			if s := b.Shape(); s >= 0 {
-				rp.sc = &rp.shapes[s]
-			} else {
-				rp.noShape = shapeInfo{}
-				rp.sc = &rp.noShape
-			}
-			rp.event(&e)
-		}
+		rp.batch = b
+		return true
 	}
 }
 
@@ -390,6 +486,7 @@ func (rp *replayer) fnSlow(id uint32) *fnInfo {
 		f := rp.bigFns[id]
 		if f == nil {
 			in := classify(rp.defs.Function(id))
+			in.how = stepHow(&in)
 			f = &in
 			rp.bigFns[id] = f
 		}
@@ -401,6 +498,7 @@ func (rp *replayer) fnSlow(id uint32) *fnInfo {
 	}
 	rp.fns[id] = classify(rp.defs.Function(id))
 	rp.fns[id].ok = true
+	rp.fns[id].how = stepHow(&rp.fns[id])
 	return &rp.fns[id]
 }
 
@@ -506,14 +604,24 @@ type callFigures struct {
 // event replays one call: its times on the global clock, its matching
 // with other ranks' calls (the replay_*.go files), then charge.
 func (rp *replayer) event(e *traceformat.Event) {
-	rp.events++
-	rp.evSite = e.Site
+	rp.eventFn(e, rp.shapeFn(e))
+}
+
+// shapeFn is the function of event e, whose shape entry is rp.sc.
+func (rp *replayer) shapeFn(e *traceformat.Event) *fnInfo {
 	sc := rp.sc
 	fi := sc.fi
 	if fi == nil {
 		fi = rp.fn(e.Func)
 		sc.fi = fi
 	}
+	return fi
+}
+
+// eventFn is event with the event's function fi.
+func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
+	rp.events++
+	rp.evSite = e.Site
 	var f callFigures
 	f.gap, f.inner, f.innerN = rp.pr.gapBefore(e)
 	if rp.clkOffsetOnly {
@@ -558,27 +666,32 @@ func (rp *replayer) event(e *traceformat.Event) {
 		if fi.op == opImprobe && (e.Attr&traceformat.AttrStatus == 0 || (e.Attr&traceformat.AttrFlag != 0 && !e.Flag)) {
 			break
 		}
-		if t, ok, counted := rp.match(e, f.entry); counted {
-			a.recvs++
-			if ok {
-				rp.repairRecv(&f.entry, &f.exit, t)
-				f.syncT, f.hasSync = t, true
+		if fi.op == opRecv && rp.rs.onStack {
+			if rp.stepRecv(e, fi, &f, node, ovLo) {
+				return // suspended
 			}
+			break
 		}
+		rp.matchRecv(e, a, &f)
 	case opSendrecv:
 		if rp.thr == nil { // (else posted at its entry: threads.go)
 			rp.post(a, e, f.entry, lateInfo{})
 		}
 		f.fixed = true
-		if t, ok, counted := rp.match(e, f.entry); counted {
-			a.recvs++
-			if ok {
-				// Its entry was published with the send: repaired
-				// forward only, no backward amortization (clc.go).
-				f.realSync = max(0, t-f.entry)
-				rp.repair(&f.exit, t)
+		if rs := rp.rs; rs.onStack {
+			if rs.stop {
+				// The send is held back by flow control, which the
+				// coroutine applies before the receive (resume).
+				rp.suspend(fi, &f, node, ovLo, nil)
+				rp.susp.coro = true
+				return
 			}
+			if rp.stepRecv(e, fi, &f, node, ovLo) {
+				return // stopped on the worker's stack
+			}
+			break
 		}
+		rp.matchSendrecv(e, a, &f)
 	case opMrecv:
 		// Matched by the probe already.
 	case opSystem, opOther:
@@ -595,38 +708,88 @@ func (rp *replayer) event(e *traceformat.Event) {
 			f.class = tracepb.Function_COLLECTIVE // as MPI_Ibarrier's start
 		}
 	case opComplete:
-		var n int
-		n, f.syncT, f.hasSync = rp.complete(e, &f.entry, &f.exit)
-		if ovLo < len(rp.pendOv) {
-			f.overlap = rp.overlapCover(node, f.entry, rp.pendOv[ovLo:])
-			// The terms are needed no more: amortize moves the
-			// overlap counted, not the terms (clc.go).
-			rp.pendOv = rp.pendOv[:ovLo]
+		n, syncT, hasSync, q := rp.complete(e, &f.entry, &f.exit)
+		if q != nil {
+			rp.suspend(fi, &f, node, ovLo, q)
+			return
 		}
-		if fi.wait || n > 0 {
-			a.waits++
-		}
-		if len(rp.icDone) > 0 {
-			rp.icollsDone(n, f.entry, f.exit, node, e.Site, &f.class)
-			f.fixed = true
-		}
-		if len(rp.issDone) > 0 {
-			// Synchronous sends completed: a late receiver may charge
-			// this call (not when it also completed receives, whose Real
-			// Sync may cover the same time).
-			rp.x.issendWaited(rp.rank, rp.issDone, f.entry, f.exit, rp.lateAtt(node, e.Site), f.hasSync)
-			rp.issDone = rp.issDone[:0]
+		f.syncT, f.hasSync = syncT, hasSync
+		if ovLo < len(rp.pendOv) || len(rp.icDone) > 0 || len(rp.issDone) > 0 {
+			rp.completed(e, fi, &f, node, n, ovLo)
+		} else if fi.wait || n > 0 {
+			a.waits++ // (completed's common case)
 		}
 	case opFree:
 		rp.free(e)
 	case opColl, opICollStart:
-		rp.collective(e, fi, f.entry, &f.exit, node)
 		f.fixed = true
+		if rp.collective(e, fi, &f, node, ovLo) {
+			return // stopped on the worker's stack
+		}
 	}
 	if f.hasSync {
 		f.realSync = max(0, f.syncT-f.entry)
 	}
 	rp.charge(a, e, fi, &f)
+}
+
+// matchSendrecv matches the receive of MPI_Sendrecv e (event), whose
+// figures so far are f, counted in interval a.
+func (rp *replayer) matchSendrecv(e *traceformat.Event, a *acc, f *callFigures) {
+	if t, ok, counted := rp.match(e, f.entry); counted {
+		a.recvs++
+		if ok {
+			rp.sendrecvMatched(f, t)
+		}
+	}
+}
+
+// sendrecvMatched repairs MPI_Sendrecv's figures f for the message whose
+// send entered at t: its entry was published with the send, so it is
+// repaired forward only, with no backward amortization (clc.go).
+func (rp *replayer) sendrecvMatched(f *callFigures, t int64) {
+	f.realSync = max(0, t-f.entry)
+	rp.repair(&f.exit, t)
+}
+
+// matchRecv matches a blocking receive or matched probe e (event), whose
+// figures so far are f, counted in interval a.
+func (rp *replayer) matchRecv(e *traceformat.Event, a *acc, f *callFigures) {
+	if t, ok, counted := rp.match(e, f.entry); counted {
+		a.recvs++
+		if ok {
+			rp.repairRecv(&f.entry, &f.exit, t)
+			f.syncT, f.hasSync = t, true
+		}
+	}
+}
+
+// completed is what follows complete for Wait/Test call e (event): its
+// Overlap from the terms complete appended to pendOv from ovLo, its count,
+// and the nonblocking collectives and synchronous sends it completed. n
+// is complete's.
+func (rp *replayer) completed(e *traceformat.Event, fi *fnInfo, f *callFigures, node *rnode, n, ovLo int) {
+	a := node.Value
+	if ovLo < len(rp.pendOv) {
+		f.overlap = rp.overlapCover(node, f.entry, rp.pendOv[ovLo:])
+		// The terms are needed no more: amortize moves the
+		// overlap counted, not the terms (clc.go).
+		rp.pendOv = rp.pendOv[:ovLo]
+	}
+	if fi.wait || n > 0 {
+		a.waits++
+	}
+	if len(rp.icDone) > 0 {
+		rp.icollsDone(n, f.entry, f.exit, node, e.Site, &f.class)
+		f.fixed = true
+	}
+	if len(rp.issDone) > 0 {
+		// Synchronous sends completed: a late receiver may charge
+		// this call (not when it also completed receives, whose Real
+		// Sync may cover the same time).
+		rp.x.issendWaited(rp.rank, rp.issDone, f.entry, f.exit, rp.lateAtt(node, e.Site), f.hasSync)
+		rp.issDone = rp.issDone[:0]
+	}
 }
 
 // charge adds a replayed call's figures to its interval's accumulators a

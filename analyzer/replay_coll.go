@@ -10,16 +10,22 @@ type collSeqKey struct {
 	group int32
 }
 
-// collective replays one collective call.
-func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, exit *int64, node *rnode) {
+// collective replays one collective call, whose figures so far are f (in
+// interval node; pendOv's length before it ovLo). On the worker's stack
+// (replayer.step) a blocking one stops (true) where it would park: after
+// posting its entry, to wait for the entries it depends on, or before it,
+// when flow control holds its entry back (then replayed in the
+// coroutine); resume goes on with it.
+func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, f *callFigures, node *rnode, ovLo int) bool {
+	entry, exit := f.entry, &f.exit
 	if rp.thr != nil && fi.op == opColl {
 		rp.collExitThreaded(e, *exit, node)
-		return
+		return false
 	}
 	c := rp.eventComm(e)
 	if c == nil || c.myIdx < 0 {
 		rp.icollAlone(e, fi, c, entry)
-		return
+		return false
 	}
 	root := int32(-1)
 	if fi.shape == tracepb.Function_ONE_TO_ALL || fi.shape == tracepb.Function_ALL_TO_ONE {
@@ -30,21 +36,56 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 	key, members, idx, root, joins := rp.collPlace(c, root)
 	if !joins {
 		rp.icollAlone(e, fi, c, entry)
-		return
+		return false
 	}
 	if idx == 0 {
 		node.Value.collInst++
 	}
 	if fi.op == opICollStart {
 		rp.icollStart(e, fi, key, root, c, members, idx, entry, node)
-		return
+		return false
 	}
-	shape := fi.shape
 	att := collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry)}
 	moves := movesData(e, fi)
-	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
+	if rp.rs.onStack {
+		s := &rp.susp
+		s.coll.in = nil
+		latest, has, ok, mismatch, throttled, contrib := rp.x.collStep(&s.coll, key, fi.name, fi.shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
+		rp.contrib = contrib
+		switch {
+		case throttled:
+			rp.suspend(fi, f, node, ovLo, nil)
+			s.coro = true
+			s.join = collArgs{key: key, root: root, members: members, idx: idx, moves: moves, att: att}
+			return true
+		case s.coll.in != nil:
+			rp.suspend(fi, f, node, ovLo, nil)
+			return true
+		}
+		rp.collJoined(exit, latest, has, ok, mismatch, moves)
+		return false
+	}
+	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, fi.shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
 	rp.contrib = contrib
-	rp.obs.coll(rp.x.ranks[rp.rank].placed, latest, has)
+	rp.collJoined(exit, latest, has, ok, mismatch, moves)
+	return false
+}
+
+// collArgs are what collJoin needs of a blocking collective call besides
+// its function and times (a call a step hands to the coroutine).
+type collArgs struct {
+	key     collKey
+	root    int32
+	members []int32
+	idx     int
+	moves   bool
+	att     collAtt
+}
+
+// collJoined is the end of a blocking collective call that left at exit,
+// once collJoin's results are in (its contributions in rp.contrib).
+func (rp *replayer) collJoined(exit *int64, latest int64, has, ok, mismatch, moves bool) {
+	rp.obs.coll(rp.rs.placed, latest, has)
 	if mismatch {
 		rp.unmatchedColls++
 	} else if has {
@@ -59,6 +100,34 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, entry int64, ex
 		rp.unmatchedColls++
 	}
 	rp.applyContrib()
+}
+
+// resumeColl goes on with a collective call a step stopped in (collective),
+// whose figures so far are f: false while it must still wait, on the
+// worker's stack.
+func (rp *replayer) resumeColl(fi *fnInfo, f *callFigures) bool {
+	s := &rp.susp
+	var latest int64
+	var has, ok, mismatch bool
+	switch {
+	case s.coro:
+		j := &s.join
+		latest, has, ok, mismatch, rp.contrib = rp.x.collJoin(j.key, fi.name, fi.shape, j.root, j.members, j.idx, rp.rank, f.entry, f.exit, j.moves, j.att, rp.contrib)
+		s.coro, s.join = false, collArgs{}
+		s.coll.moves = j.moves
+	case rp.rs.onStack:
+		var done bool
+		latest, has, ok, done, rp.contrib = rp.x.collResume(&s.coll, rp.rank, rp.contrib)
+		if !done {
+			return false
+		}
+	default:
+		latest, has, ok, rp.contrib = rp.x.collFinish(&s.coll, rp.rank, rp.contrib)
+	}
+	moves := s.coll.moves
+	s.coll = collStop{}
+	rp.collJoined(&f.exit, latest, has, ok, mismatch, moves)
+	return true
 }
 
 // movesData tells whether a collective call's exit may depend on its

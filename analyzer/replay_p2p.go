@@ -115,9 +115,23 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 		rp.unmatchedRecvs++
 		return 0, false, true
 	}
+	t, ok = rp.matchKey(k, post)
+	return t, ok, true
+}
+
+// matchKey receives the next message of key k (matchOn's, usable) for a
+// receive posted at post.
+func (rp *replayer) matchKey(k p2pKey, post int64) (t int64, ok bool) {
+	f, tk := rp.x.ticket(k, p2pCache(&rp.recvCaches, k))
+	return rp.matchMsg(f, f.message(tk), k, post)
+}
+
+// matchMsg is matchKey with the key's queue f and the receive's ticket
+// taken, whose message is m (fifo.message).
+func (rp *replayer) matchMsg(f *fifo, m uint64, k p2pKey, post int64) (t int64, ok bool) {
 	var site sendSite
 	var bytes uint64
-	t, site, bytes, ok = rp.x.recvNext(k, p2pCache(&rp.recvCaches, k), post, rp.evSite)
+	t, site, bytes, ok = rp.x.recv(f, m, k.src, k.dst, post, rp.evSite)
 	rp.from = sentBy(k.src, site)
 	if ok && rp.wo.n > 0 && t < rp.wo.max {
 		rp.wrongOrder(t)
@@ -128,7 +142,7 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 	} else {
 		rp.unmatchedRecvs++
 	}
-	return t, ok, true
+	return t, ok
 }
 
 // take receives the message of a ticket of queue q, sent by world rank
@@ -136,7 +150,7 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok bool) {
 	var site sendSite
 	var bytes uint64
-	t, site, bytes, ok = rp.x.recv(q, src, rp.rank, tk, post, rp.evSite)
+	t, site, bytes, ok = rp.x.recv(q, q.message(tk), src, rp.rank, post, rp.evSite)
 	rp.from = sentBy(src, site)
 	if ok && rp.wo.n > 0 && t < rp.wo.max {
 		rp.wrongOrder(t)

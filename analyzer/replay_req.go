@@ -122,10 +122,12 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 // complete handles a Wait/Test call: n requests completed; the latest send
 // entry of the receives among them (for Real Sync and the repair), and
 // their overlap terms appended to pendOv (clc.go), so that the caller
-// computes Overlap with the call's final entry.
-func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, latest int64, has bool) {
+// computes Overlap with the call's final entry. On the worker's stack
+// (replayer.step) it stops where a receive's message has not arrived and
+// returns the queue to wait on (wait); completeRecvs goes on from there.
+func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, latest int64, has bool, wait *fifo) {
 	if e.Attr&traceformat.AttrReqs == 0 {
-		return 0, 0, false
+		return 0, 0, false, nil
 	}
 	// The receives completed, in posting order: one (the common case)
 	// stays in first, more go to rp.done to be sorted.
@@ -199,14 +201,53 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			rp.reqs.kill(id, at)
 		}
 	}
+	if nd == 0 {
+		// (Most MPI_Test calls: completeRecvs' end, without its
+		// progress.)
+		rp.reqs.compact()
+		return n, 0, false, nil
+	}
+	c := &rp.cpl
+	c.n, c.nd, c.j, c.first = n, nd, 0, first
+	if nd > 1 {
+		c.has, c.from = false, lateCall{}
+		if !doneSorted(rp.done) {
+			// Wildcard receives take their tickets now: in posting
+			// order (mostly the order of the call's requests already).
+			slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.p.seq, b.p.seq) })
+		}
+	}
+	return rp.completeRecvs(entry, exit)
+}
+
+// completion is complete's progress through a Wait/Test call: the requests
+// it completed (n), the receives among them (nd: first alone, or
+// rp.done), how many of those it received (j), and what their messages
+// gave so far.
+type completion struct {
+	n, nd, j int
+	first    doneRecv
+	latest   int64
+	has      bool
+	from     lateCall
+}
+
+// completeRecvs receives the messages of the receives complete found, from
+// the first not received yet; its results are complete's.
+func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has bool, wait *fifo) {
+	c := &rp.cpl
+	onStack := rp.rs.onStack
 	switch {
-	case nd == 1 && first.p.hasTicket && first.src != traceformat.NoStatus:
+	case c.nd == 1 && c.first.p.hasTicket && c.first.src != traceformat.NoStatus:
 		// received's common case written out.
 		var ok bool
 		var site sendSite
 		var bytes uint64
-		p := first.p
-		if latest, site, bytes, ok = rp.x.recv(p.q, p.src, rp.rank, p.ticket, p.start, p.site); ok {
+		p := c.first.p
+		if onStack && !c.first.arrived() && !rp.x.ready(p.q, p.q.message(p.ticket), p.src) {
+			return 0, 0, false, p.q
+		}
+		if latest, site, bytes, ok = rp.x.recv(p.q, p.q.message(p.ticket), p.src, rp.rank, p.start, p.site); ok {
 			rp.from = sentBy(p.src, site)
 			rp.got(latest, bytes)
 			if rp.wo.n > 0 && latest < rp.wo.max {
@@ -218,17 +259,26 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		} else {
 			rp.unmatchedRecvs++
 		}
-	case nd == 1:
-		latest, has = rp.received(&first)
-	case nd > 1:
-		// Wildcard receives take their tickets now: in posting order
-		// (mostly the order of the call's requests already).
-		if !doneSorted(rp.done) {
-			slices.SortFunc(rp.done, func(a, b doneRecv) int { return cmp.Compare(a.p.seq, b.p.seq) })
+	case c.nd == 1:
+		if onStack && !c.first.arrived() {
+			if q := rp.receivable(&c.first); q != nil {
+				return 0, 0, false, q
+			}
 		}
-		var from lateCall
-		for i := range rp.done {
-			if t, ok := rp.received(&rp.done[i]); ok && (!has || t > latest) {
+		latest, has = rp.received(&c.first)
+	case c.nd > 1:
+		// (In locals while it goes: c holds them when it stops.)
+		from := c.from
+		latest, has = c.latest, c.has
+		for j := c.j; j < len(rp.done); j++ {
+			d := &rp.done[j]
+			if onStack && !d.arrived() {
+				if q := rp.receivable(d); q != nil {
+					c.j, c.latest, c.has, c.from = j, latest, has, from
+					return 0, 0, false, q
+				}
+			}
+			if t, ok := rp.received(d); ok && (!has || t > latest) {
 				latest, has, from = t, true, rp.from
 			}
 		}
@@ -240,7 +290,45 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	if has {
 		rp.repairRecv(entry, exit, latest)
 	}
-	return n, latest, has
+	return c.n, latest, has, nil
+}
+
+// arrived is receivable's common case: a receive with a ticket whose
+// message has arrived (and stands for the ticket: nothing revoked or
+// withdrawn).
+func (d *doneRecv) arrived() bool {
+	p := d.p
+	if !p.hasTicket || d.src == traceformat.NoStatus {
+		return false
+	}
+	q := p.q
+	return len(q.revoked) == 0 && q.ncanc.Load() == 0 && q.arrived(p.ticket)
+}
+
+// receivable is nil when the message of receive d, completed by a
+// Wait/Test call, has arrived or never will (received then waits for
+// nothing), else the queue it would wait on.
+func (rp *replayer) receivable(d *doneRecv) *fifo {
+	if d.src == traceformat.NoStatus {
+		return nil // cancelled: revoked
+	}
+	p := d.p
+	if p.hasTicket {
+		if rp.x.ready(p.q, p.q.message(p.ticket), p.src) {
+			return nil
+		}
+		return p.q
+	}
+	// matchOn's: the key's next ticket.
+	k, st := rp.recvKey(p.comm, d.src, d.tag)
+	if st != keyOK {
+		return nil
+	}
+	f := rp.x.recvQueue(rp.rs, k, p2pCache(&rp.recvCaches, k))
+	if rp.x.ready(f, f.message(f.tickets), k.src) {
+		return nil
+	}
+	return f
 }
 
 // doneSorted says whether d is in posting order.

@@ -16,7 +16,10 @@ import (
 // back on the run queue. A coroutine switch costs tens of nanoseconds,
 // against microseconds for waking a goroutine blocked on a condition
 // variable from another thread, and only Workers threads ever compete for
-// the locks of the exchange.
+// the locks of the exchange. (A single worker runs most of a replay on
+// its own stack instead, where waiting for a message or a collective's
+// entries needs no switch at all, and the coroutine only for the events
+// that may wait otherwise: step.go.)
 //
 // Because the scheduler knows every replay's state, it also detects the
 // stalls that a missing, cut or inconsistent trace can cause: when no
@@ -49,11 +52,13 @@ type sched struct {
 	x       *exchange
 	ctx     context.Context
 	coros   []coro
+	reps    []*replayer // by rank: its replay when it can step (sched.solo)
 	state   []rstate
 	queues  []runQueue // by worker
 	runnext []int32    // by worker: the replay it runs next, -1 if none (wake)
 	runOn   []int32    // by rank: the worker running it (while running)
 	workers int
+	noStep  bool  // Options.noStep
 	running int   // replays on a worker now
 	live    int   // replays not finished
 	err     error // a panic that escaped a replay (a bug)
@@ -101,7 +106,7 @@ const (
 // (x.s) before any replay runs, so that the exchange can wake them.
 func newSched(ctx context.Context, x *exchange) *sched {
 	n := len(x.ranks)
-	s := &sched{x: x, ctx: ctx, coros: make([]coro, n), state: make([]rstate, n)}
+	s := &sched{x: x, ctx: ctx, coros: make([]coro, n), reps: make([]*replayer, n), state: make([]rstate, n)}
 	s.idle.L = &s.mu
 	return s
 }
@@ -153,6 +158,13 @@ func (s *sched) add(r int32, body func()) {
 	s.live++
 }
 
+// addReplay makes replay rp runnable: in its coroutine, and with one
+// worker mostly on the worker's stack (replayer.step).
+func (s *sched) addReplay(rp *replayer) {
+	s.add(rp.rank, rp.run)
+	s.reps[rp.rank] = rp
+}
+
 // push queues rank r on its owner's queue, waking an idle worker. s.mu
 // is held.
 func (s *sched) push(r int32) {
@@ -167,6 +179,7 @@ func (s *sched) push(r int32) {
 func (s *sched) run(workers int) error {
 	workers = max(1, min(workers, s.live))
 	s.x.solo = workers == 1
+	s.x.stepping = workers == 1 && s.dist == nil && !s.noStep
 	s.setWorkers(workers)
 	for r, st := range s.state {
 		if st == stQueued {
@@ -223,11 +236,34 @@ func (s *sched) worker(w int) {
 // steals: the replays run in the same order as worker would run them,
 // without its checks for those cases (a replay of a halo exchange parks
 // once per step, so that the scheduler's part of a park is paid every
-// few calls).
+// few calls). Replays run on its stack where they can (replayer.step).
 func (s *sched) solo() {
-	q := &s.queues[0]
 	for s.live > 0 {
-		r := s.runnext[0]
+		s.soloRun()
+	}
+}
+
+// soloRun runs solo's loop until every replay has finished, or a step
+// panicked (a bug: that replay then ends in its coroutine). Recovering
+// here rather than in each step keeps a deferred call out of every resume.
+func (s *sched) soloRun() {
+	q := &s.queues[0]
+	r := int32(-1)
+	defer func() {
+		if r < 0 {
+			return
+		}
+		p := recover()
+		if p == nil {
+			return
+		}
+		s.reps[r].stepFailed(p)
+		s.running--
+		s.state[r] = stQueued
+		q.push(r)
+	}()
+	for s.live > 0 {
+		r = s.runnext[0]
 		if r >= 0 {
 			s.runnext[0] = -1
 		} else if q.size > 0 {
@@ -239,11 +275,10 @@ func (s *sched) solo() {
 		}
 		s.state[r] = stRunning
 		s.running++
-		_, more := s.coros[r].next()
+		more := s.soloResume(r)
 		s.running--
 		switch {
 		case !more:
-			s.coros[r].stop()
 			s.state[r] = stDone
 			s.live--
 		case s.state[r] == stNotified:
@@ -252,6 +287,31 @@ func (s *sched) solo() {
 		default:
 			s.state[r] = stParked
 		}
+		r = -1
+	}
+}
+
+// soloResume runs rank r until it parks (true) or finishes (false): on
+// the worker's stack while it can, in its coroutine for the events that
+// need it.
+func (s *sched) soloResume(r int32) (more bool) {
+	rp := s.reps[r]
+	if !s.x.stepping {
+		rp = nil
+	}
+	for {
+		if rp != nil && rp.step() {
+			return true
+		}
+		_, more = s.coros[r].next()
+		if !more {
+			s.coros[r].stop()
+			return false
+		}
+		if rp == nil || rp.inCoro {
+			return true // parked in the coroutine
+		}
+		// Handed back (handOff): the worker's stack goes on.
 	}
 }
 
@@ -478,6 +538,15 @@ func (s *sched) abort(r int32) {
 // give up its wait (a stall).
 func (x *exchange) park(r int32) (aborted bool) {
 	rs := x.ranks[r]
+	if rs.abort.Load() && rs.abort.Swap(false) {
+		// Given while the replay was stopped in its event on the
+		// worker's stack (replayer.step), which its coroutine now
+		// finishes: this is the wait it stopped at, the one given up.
+		return true
+	}
+	if rs.onStack {
+		panic("a replay on the worker's stack must wait")
+	}
 	rs.parks++
 	rs.yield(struct{}{})
 	// The scheduler sets abort only while the replay is parked, before
