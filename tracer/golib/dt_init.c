@@ -114,8 +114,6 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	}
 	dt_buf_setup(chunk, p.trace_buf_size, p.max_trace_mb);
 	dt_clock_calibrate();
-	unsigned char runid[16];
-	dt_clock_groups(runid);
 	char ver[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
 	int vlen = 0;
 	PMPI_Get_library_version(ver, &vlen);
@@ -124,23 +122,36 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 #else
 	const char *impl = "MPICH";
 #endif
+	// Everything before the one collective of MPI_Init (dt_clock_groups):
+	// a rank that arrives there early waits asleep, leaving the core to
+	// ranks still at work; once it completes, every rank returns to the
+	// program as soon as it can, and a rank still creating its trace then
+	// would share the cores with ranks that poll in their next MPI call.
+	dt_thr *T = NULL;
+	int ok = dtgo_init(dt_rank_world, dt_size_world, level, (char *)impl, ver, &dt_clk);
+	if (ok) {
+		T = dt_self ? dt_self : dt_thr_new();
+		dt_comm_init();
+		dt_modules();
+		// The handlers act once tracing runs (dt_state): until then they
+		// pass every signal on.
+		dt_pid = getpid();
+		pthread_atfork(NULL, NULL, dt_forked);
+		dt_install_signals();
+		atexit(dt_atexit);
+	}
+	unsigned char runid[16];
+	dt_clock_groups(runid);
 	dt_sync_ready = 1;
-	if (!dtgo_init(dt_rank_world, dt_size_world, level, runid, (char *)impl, ver, &dt_clk)) {
+	if (!ok || !T) {
 		// Could not open the trace: the program runs untraced, but this rank
 		// still takes its part in the clock synchronization, which the
 		// others may be waiting for.
 		dt_clock_sync(1);
 		return;
 	}
-	dt_thr *T = dt_self ? dt_self : dt_thr_new();
-	if (!T) return;
-	dt_comm_init();
-	dt_modules();
+	dtgo_start(runid);
 	dt_clock_sync(1);
-	dt_pid = getpid();
-	pthread_atfork(NULL, NULL, dt_forked);
-	dt_install_signals();
-	atexit(dt_atexit);
 	dt_state = DT_ST_TRACING;
 	T->busy = 1;
 	dt_hdr *H = dt_rec_begin(T, fid, t0, t1, fp, 64);
