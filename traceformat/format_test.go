@@ -863,3 +863,46 @@ func TestCallsColumnCount(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterAhead checks that definitions written before the header is known
+// (NewWriterAhead, then Start) give the file NewWriter would have written,
+// and that nothing reaches the file before Start.
+func TestWriterAhead(t *testing.T) {
+	for _, opts := range []WriterOptions{{}, {Raw: true}, {Deferred: true}} {
+		var want, got bytes.Buffer
+		w, err := NewWriter(&want, testHeader(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteDefinitions(testDefs()); err != nil {
+			t.Fatal(err)
+		}
+		a, err := NewWriterAhead(&got, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.WriteDefinitions(testDefs()); err != nil {
+			t.Fatal(err)
+		}
+		if got.Len() != 0 || a.Offset() != 0 {
+			t.Fatalf("%+v: %d bytes written (offset %d) before Start", opts, got.Len(), a.Offset())
+		}
+		if err := a.Start(testHeader()); err != nil {
+			t.Fatal(err)
+		}
+		if a.Start(testHeader()) == nil {
+			t.Errorf("%+v: a second Start succeeded", opts)
+		}
+		for _, w := range []*Writer{w, a} {
+			if err := w.WriteClockSync(&tracepb.ClockSync{Phase: tracepb.ClockSync_INIT, SameClock: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(&tracepb.Footer{StopReason: tracepb.Footer_FINALIZE}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) || a.Offset() != int64(got.Len()) {
+			t.Errorf("%+v: %d bytes (offset %d), want the %d of NewWriter", opts, got.Len(), a.Offset(), want.Len())
+		}
+	}
+}

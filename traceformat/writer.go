@@ -50,11 +50,32 @@ type Writer struct {
 	events  uint64
 	err     error // sticky: after a failed write nothing more is written
 	closed  bool
+
+	// Before Start (NewWriterAhead): the preamble, and the frames written
+	// so far, which follow the header.
+	held    []byte
+	holding bool
 }
 
 // NewWriter writes the preamble and the header frame to w.
 func NewWriter(w io.Writer, hdr *tracepb.Header, opts WriterOptions) (*Writer, error) {
-	tw := &Writer{w: w, raw: opts.Raw}
+	tw, err := NewWriterAhead(w, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := tw.Start(hdr); err != nil {
+		return nil, err
+	}
+	return tw, nil
+}
+
+// NewWriterAhead makes a Writer that writes nothing to w until Start gives
+// it the header: frames written before (definitions) are encoded at once
+// and kept in memory, and Start writes them after the header. The tracer
+// encodes its definitions this way while MPI_Init still waits for the run
+// id that its header carries.
+func NewWriterAhead(w io.Writer, opts WriterOptions) (*Writer, error) {
+	tw := &Writer{w: w, raw: opts.Raw, holding: true}
 	if !opts.Raw {
 		level := opts.Level
 		if level == 0 {
@@ -76,17 +97,28 @@ func NewWriter(w io.Writer, hdr *tracepb.Header, opts WriterOptions) (*Writer, e
 	}
 	binary.LittleEndian.PutUint16(pre[8:], major)
 	binary.LittleEndian.PutUint16(pre[10:], VersionMinor)
-	if err := tw.write(pre[:]); err != nil {
-		return nil, err
-	}
-	if err := tw.writeMessage(KindHeader, hdr); err != nil {
-		return nil, err
-	}
+	tw.held = append(tw.held, pre[:]...)
 	return tw, nil
 }
 
+// Start writes the preamble, the header frame and the frames written since
+// NewWriterAhead, in one Write call. A Writer from NewWriter is started.
+func (w *Writer) Start(hdr *tracepb.Header) error {
+	if !w.holding {
+		return errors.New("trace writer already started")
+	}
+	frames := w.held[PreambleSize:]
+	w.held = w.held[:PreambleSize:PreambleSize] // the header frame is appended to a copy of the preamble
+	if err := w.writeMessage(KindHeader, hdr); err != nil {
+		return err
+	}
+	all := append(w.held, frames...)
+	w.held, w.holding = nil, false
+	return w.write(all)
+}
+
 // Offset is the number of bytes written so far (the file size), which the
-// tracer compares with MaxTraceSize.
+// tracer compares with MaxTraceSize: 0 before Start.
 func (w *Writer) Offset() int64 { return w.off }
 
 // Events is the number of events written so far.
@@ -153,7 +185,7 @@ func (w *Writer) WriteRecords(prefix, recs []byte) error {
 	if n > MaxPayload {
 		return fmt.Errorf("%d bytes of records exceed the frame limit of %d", n, MaxPayload)
 	}
-	if v, ok := w.w.(VectorWriter); ok {
+	if v, ok := w.w.(VectorWriter); ok && !w.holding {
 		// Header and prefix, then the records from where they are: the
 		// copy of a 128 KB buffer was a sixth of writing it.
 		h := append(append(w.frame[:0], make([]byte, FrameHeaderSize)...), prefix...)
@@ -261,6 +293,10 @@ func seal(f []byte, k Kind, enc Encoding, rawLen int) {
 func (w *Writer) write(p []byte) error {
 	if w.err != nil {
 		return w.err
+	}
+	if w.holding {
+		w.held = append(w.held, p...)
+		return nil
 	}
 	n, err := w.w.Write(p)
 	if err == nil && n != len(p) {

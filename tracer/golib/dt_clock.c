@@ -65,10 +65,19 @@ static void pair(uint64_t *tsc, int64_t *ns) {
 }
 
 void dt_clock_init(void) {
+	uint64_t tsc;
+	int64_t ns;
+	pair(&tsc, &ns);
+	dt_clock_init_at(tsc, ns);
+}
+
+// dt_clock_init_at chooses the clock, with the TSC and CLOCK_MONOTONIC_RAW
+// read together at (tsc, ns) as the first point of the TSC's calibration.
+void dt_clock_init_at(uint64_t tsc, int64_t ns) {
 	const char *force = getenv("DT_CLOCK");
 	dt_use_tsc = invariant_tsc() && !(force && strcmp(force, "monotonic_raw") == 0);
 	dt_clk.tsc = dt_use_tsc;
-	if (dt_use_tsc) pair(&dt_clk.raw0, &dt_clk.ns0);
+	if (dt_use_tsc) dt_clk.raw0 = tsc, dt_clk.ns0 = ns;
 	dt_clk.ns_per_tick = 1;
 }
 

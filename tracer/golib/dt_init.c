@@ -117,8 +117,6 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	}
 	dt_buf_setup(chunk, p.trace_buf_size, p.max_trace_mb);
 	dt_clock_calibrate();
-	unsigned char runid[16];
-	dt_clock_groups(runid);
 	char ver[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
 	int vlen = 0;
 	PMPI_Get_library_version(ver, &vlen);
@@ -127,23 +125,37 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 #else
 	const char *impl = "MPICH";
 #endif
+	// Everything before the one collective of MPI_Init (dt_clock_groups):
+	// a rank that arrives there early waits asleep, leaving the core to
+	// ranks still at work; once it completes, every rank returns to the
+	// program as soon as it can, and a rank still creating its trace then
+	// would share the cores with ranks that poll in their next MPI call.
+	dt_thr *T = NULL;
+	int ok = dtgo_init(dt_rank_world, dt_size_world, level, (char *)impl, ver, &dt_clk);
+	if (ok) {
+		T = dt_self ? dt_self : dt_thr_new();
+		dt_comm_init();
+		dt_modules();
+		// The handlers act once tracing runs (dt_state): until then they
+		// pass every signal on.
+		dt_pid = getpid();
+		pthread_atfork(NULL, NULL, dt_forked);
+		dt_install_signals();
+		atexit(dt_atexit);
+	}
+	unsigned char runid[16];
+	dt_clock_groups(runid);
 	dt_sync_ready = 1;
-	if (!dtgo_init(dt_rank_world, dt_size_world, level, runid, (char *)impl, ver, &dt_clk)) {
+	if (!ok) {
 		// Could not open the trace: the program runs untraced, but this rank
 		// still takes its part in the clock synchronization, which the
 		// others may be waiting for.
 		dt_clock_sync(1);
 		return;
 	}
-	dt_thr *T = dt_self ? dt_self : dt_thr_new();
-	if (!T) return;
-	dt_comm_init();
-	dt_modules();
+	dtgo_start(runid);
 	dt_clock_sync(1);
-	dt_pid = getpid();
-	pthread_atfork(NULL, NULL, dt_forked);
-	dt_install_signals();
-	atexit(dt_atexit);
+	if (!T) return; // no memory for the thread's tables: a trace with its header and no events
 	dt_state = DT_ST_TRACING;
 	T->busy = 1;
 	dt_hdr *H = dt_rec_begin(T, fid, t0, t1, fp, 64);
@@ -161,6 +173,20 @@ int MPI_Init(int *argc, char ***argv) {
 	uint64_t t1 = dt_now();
 	if (r == MPI_SUCCESS) dt_start(t0, t1, DT_FID_Init, 0, __builtin_frame_address(0));
 	return r;
+}
+
+// dt_start_loaded starts tracing when the stub loaded the tracer after the
+// MPI library's MPI_Init (thread: MPI_Init_thread, giving level), which
+// it recorded on both clocks (s, see the stub's dt_stamps); fp is the
+// frame of the stub's MPI_Init.
+typedef struct {
+	uint64_t tsc0, tsc1;
+	int64_t ns0, ns1;
+} dt_stamps;
+void dt_start_loaded(const dt_stamps *s, int thread, int level, void *fp) {
+	dt_clock_init_at(s->tsc0, s->ns0);
+	uint64_t t0 = dt_use_tsc ? s->tsc0 : (uint64_t)s->ns0, t1 = dt_use_tsc ? s->tsc1 : (uint64_t)s->ns1;
+	dt_start(t0, t1, thread ? DT_FID_Init_thread : DT_FID_Init, level, fp);
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {

@@ -67,16 +67,17 @@ var loadedParams = params.Defaults()
 // it to tell the cost of the C recording path from the Go encoder's.
 var discard = os.Getenv("DT_BENCH_DISCARD") == "1"
 
+// dtgo_init creates the trace but for its header (dtgo_start).
+//
 //export dtgo_init
-func dtgo_init(rank, size, level C.int, runid *C.uchar, impl, ver *C.char, clk *C.dt_clock) (ok C.int) {
+func dtgo_init(rank, size, level C.int, impl, ver *C.char, clk *C.dt_clock) (ok C.int) {
 	defer recovered("init")
 	conv := records.Converter{
 		TSC: clk.tsc != 0, NsPerTick: float64(clk.ns_per_tick), Raw0: uint64(clk.raw0), Ns0: int64(clk.ns0),
 		SkewOff: int64(clk.skew_off_ns), SkewPPM: float64(clk.skew_ppm),
 	}
 	t, err := newTracer(initInfo{
-		rank: uint32(rank), size: uint32(size), level: uint32(level),
-		runID: C.GoBytes(unsafe.Pointer(runid), 16), impl: C.GoString(impl), version: C.GoString(ver),
+		rank: uint32(rank), size: uint32(size), level: uint32(level), impl: C.GoString(impl), version: C.GoString(ver),
 		conv: conv, clk: clk, params: loadedParams,
 	})
 	if err != nil {
@@ -85,6 +86,17 @@ func dtgo_init(rank, size, level C.int, runid *C.uchar, impl, ver *C.char, clk *
 	}
 	tr = t
 	return 1
+}
+
+// dtgo_start writes the trace's header, with the run id, after dtgo_init
+// succeeded.
+//
+//export dtgo_start
+func dtgo_start(runid *C.uchar) {
+	defer recovered("start")
+	if tr != nil {
+		tr.start(C.GoBytes(unsafe.Pointer(runid), 16))
+	}
 }
 
 //export dtgo_signal

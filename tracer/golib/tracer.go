@@ -54,7 +54,6 @@ const epochPeriod = 200 * time.Millisecond
 
 type initInfo struct {
 	rank, size, level uint32
-	runID             []byte
 	impl, version     string
 	conv              records.Converter
 	clk               *C.dt_clock
@@ -73,10 +72,12 @@ type job struct {
 }
 
 type tracer struct {
-	conv records.Converter
-	f    *os.File
-	w    *traceformat.Writer
-	jobs chan job // jobs from Go (clock sync), announced by dt_q_kick
+	conv    records.Converter
+	f       *os.File
+	w       *traceformat.Writer
+	hdr     *tracepb.Header // written by start, which closes started
+	started chan struct{}
+	jobs    chan job // jobs from Go (clock sync), announced by dt_q_kick
 
 	limit int64 // bytes for this process's file; 0 = none
 
@@ -132,6 +133,11 @@ func cmdline() []string {
 	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 }
 
+// newTracer creates the trace and everything it needs but its header, which
+// carries the run id that MPI_Init's collective tells (start writes it):
+// MPI_Init does this work before the collective, while ranks that arrive
+// early wait there asleep, rather than after it, when they have returned to
+// the program (where MPICH's ranks poll without yielding the core).
 func newTracer(in initInfo) (*tracer, error) {
 	args := cmdline()
 	name := fmt.Sprintf("%s.%d.trc", programName(args), in.rank)
@@ -155,7 +161,7 @@ func newTracer(in initInfo) (*tracer, error) {
 	}
 	p := in.params
 	hdr := &tracepb.Header{
-		Rank: in.rank, WorldSize: in.size, Hostname: host, Pid: uint32(os.Getpid()), RunId: in.runID,
+		Rank: in.rank, WorldSize: in.size, Hostname: host, Pid: uint32(os.Getpid()),
 		Program: exe, Args: args, StartUnixNs: time.Now().UnixNano(), StartLocalNs: int64(C.dt_ns(C.uint64_t(nowRaw()))),
 		Clock: clk, TracerVersion: Version,
 		Params: &tracepb.TracerParams{
@@ -166,7 +172,7 @@ func newTracer(in initInfo) (*tracer, error) {
 	opts := writerOptions()
 	budget := deferBudget()
 	opts.Deferred = budget > 0
-	w, err := traceformat.NewWriter(records.VecFile{File: f}, hdr, opts)
+	w, err := traceformat.NewWriterAhead(records.VecFile{File: f}, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -175,17 +181,18 @@ func newTracer(in initInfo) (*tracer, error) {
 	if err != nil {
 		abs = name
 	}
-	t := &tracer{conv: in.conv, f: f, w: w, jobs: make(chan job, 64), modules: map[string]bool{}, done: make(chan struct{}),
-		finAck: make(chan struct{}), deferred: opts.Deferred, path: abs}
+	t := &tracer{conv: in.conv, f: f, w: w, hdr: hdr, started: make(chan struct{}), jobs: make(chan job, 64),
+		modules: map[string]bool{}, done: make(chan struct{}), finAck: make(chan struct{}), deferred: opts.Deferred, path: abs}
 	if dir := os.Getenv("DT_SPILL_DIR"); dir != "" {
 		// Buffers in a shared file mapping survive SIGKILL (see records.Recover);
 		// without one (no space, no directory) they are plain memory.
 		path := filepath.Join(dir, fmt.Sprintf("%s.%d.spill", programName(args), in.rank))
 		info := records.SpillInfo{Trace: abs, Rank: in.rank, Slots: int(C.dt_buf_slots()), Chunk: int(C.dt_buf_chunk()), Conv: in.conv}
-		if mem, fd, err := createSpill(path, info); err == nil {
+		// Named for dtrun to recover (start) once the trace has its header.
+		if mem, fd, err := createSpill(path+spillNew, info); err == nil {
 			C.dt_spill_setup((*C.char)(unsafe.Pointer(&mem[records.SpillHeaderSize])), C.int(info.Slots), C.int(fd), records.SpillHeaderSize)
 			C.dt_spill_prepare(spillAhead)
-			t.spill = path
+			t.spill = path + spillNew
 		}
 	}
 	if p.MaxTraceSize > 0 && in.size > 0 {
@@ -204,8 +211,9 @@ func newTracer(in initInfo) (*tracer, error) {
 	}
 	t.defs.CallSites = append(t.defs.CallSites, &tracepb.CallSite{Id: 0}) // empty stack
 	t.ndefs = 1
-	// On disk at once: a process killed before its first batch still leaves
-	// a trace that dtrun can complete from its buffers.
+	// Encoded now, on disk with the header (start): a process killed
+	// before its first batch still leaves a trace that dtrun can complete
+	// from its buffers.
 	t.writeDefs()
 	// GOMAXPROCS is left as the runtime found it (1 under core binding).
 	// Raising it to 3 let the encoder run while a pump goroutine (since
@@ -217,10 +225,26 @@ func newTracer(in initInfo) (*tracer, error) {
 	// matter more than a tight loop of a 4 ns call. 2 Ps did the same.
 	// So the encoder is the only goroutine that runs while tracing (it pops
 	// the C queue itself), and the periodic work is a C thread (dt_aux_start):
-	// no goroutine ever waits for the encoder's P.
+	// no goroutine ever waits for the encoder's P. It waits for start.
 	go t.loop()
 	C.dt_aux_start(C.int64_t(epochPeriod))
 	return t, nil
+}
+
+// spillNew marks a spill file whose trace has no header yet, which dtrun
+// leaves alone (it recovers *.spill): a process killed inside MPI_Init has
+// recorded nothing.
+const spillNew = ".new"
+
+// start writes the header with the run id, then the definitions encoded
+// before, and lets the encoder run. A write error stops tracing (check).
+func (t *tracer) start(runID []byte) {
+	t.hdr.RunId = runID
+	t.check(t.w.Start(t.hdr))
+	if p, ok := strings.CutSuffix(t.spill, spillNew); ok && os.Rename(t.spill, p) == nil {
+		t.spill = p
+	}
+	close(t.started)
 }
 
 // createSpill creates the spill file, and its directory when missing: dtrun
@@ -410,6 +434,7 @@ func deferBudget() int64 {
 func (t *tracer) loop() {
 	defer recovered("writer")
 	lowPriority() // the encoder on its own thread
+	<-t.started
 	// The thread may have run the Go runtime's start before: the footer
 	// counts the encoder's CPU from here.
 	t.cpu0 = threadCPU()
