@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
+#include "dt_stamp.h"
 #include "_cgo_export.h"
 
 #include <link.h>
@@ -28,12 +29,6 @@ static int leader_world, *leader_ranks; // this rank's leader; world ranks of th
 static int nleaders = 1, my_leader_index = -1;
 static int serial; // leaders share a host: one pair measures at a time
 
-static int64_t mono_raw(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int invariant_tsc(void) {
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	if (!f) return 0;
@@ -49,25 +44,10 @@ static int invariant_tsc(void) {
 	return ok;
 }
 
-// pair reads the TSC and CLOCK_MONOTONIC_RAW at (nearly) the same moment.
-static void pair(uint64_t *tsc, int64_t *ns) {
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 5; i++) {
-		uint64_t a = __rdtsc();
-		int64_t m = mono_raw();
-		uint64_t b = __rdtsc();
-		if (b - a < best) {
-			best = b - a;
-			*tsc = a + (b - a) / 2;
-			*ns = m;
-		}
-	}
-}
-
 void dt_clock_init(void) {
 	uint64_t tsc;
 	int64_t ns;
-	pair(&tsc, &ns);
+	dt_stamp(&tsc, &ns);
 	dt_clock_init_at(tsc, ns);
 }
 
@@ -108,7 +88,7 @@ void dt_clock_calibrate(void) {
 static void tsc_calibrate(void) {
 	if (!dt_use_tsc) return;
 	int64_t until = dt_clk.ns0 + 5000000; // 5 ms: frequency error of a few ppm
-	do pair(&dt_clk.raw1, &dt_clk.ns1);
+	do dt_stamp(&dt_clk.raw1, &dt_clk.ns1);
 	while (dt_clk.ns1 < until);
 	dt_clk.ns_per_tick = (double)(dt_clk.ns1 - dt_clk.ns0) / (double)(dt_clk.raw1 - dt_clk.raw0);
 	// DT_CLOCK_SKEW="rank:offset_s:drift_ppm,…" (tests): this rank's share.
@@ -260,15 +240,15 @@ static void barrier(void) {
 static void pp_recv(void *buf, MPI_Datatype t, int src, int tag) {
 	MPI_Request r;
 	PMPI_Irecv(buf, 1, t, src, tag, dt_priv, &r);
-	int64_t spin = mono_raw();
+	int64_t spin = dt_mono_raw();
 	for (;;) {
 		int done = 0;
 		PMPI_Test(&r, &done, MPI_STATUS_IGNORE);
 		if (done) return;
-		int64_t now = mono_raw();
+		int64_t now = dt_mono_raw();
 		if (now - spin >= YIELD_NS) {
 			sched_yield();
-			spin = mono_raw();
+			spin = dt_mono_raw();
 		}
 	}
 }
@@ -276,7 +256,7 @@ static void pp_recv(void *buf, MPI_Datatype t, int src, int tag) {
 // measure measures this leader's clock against leader ref's (world ranks).
 static void measure(int phase, int ref) {
 	int64_t snd[ROUNDS_MAX], rem[ROUNDS_MAX], rcv[ROUNDS_MAX];
-	int64_t best = INT64_MAX, start = mono_raw();
+	int64_t best = INT64_MAX, start = dt_mono_raw();
 	int n = 0, last = 0;
 	for (; n < ROUNDS_MAX; n++) {
 		int go = 1;
@@ -289,7 +269,7 @@ static void measure(int phase, int ref) {
 		if (t2 - t1 < best) best = t2 - t1, last = n;
 		if (n + 1 < ROUNDS_MIN) continue;
 		int stale = n - last;
-		if ((best <= RTT_GOOD && stale >= STALE_GOOD) || stale >= STALE_MAX || mono_raw() - start >= PAIR_NS) {
+		if ((best <= RTT_GOOD && stale >= STALE_GOOD) || stale >= STALE_MAX || dt_mono_raw() - start >= PAIR_NS) {
 			n++;
 			break;
 		}

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
+#include "dt_stamp.h"
 #include "_cgo_export.h"
 
 #include <stdio.h>
@@ -177,12 +178,8 @@ int MPI_Init(int *argc, char ***argv) {
 
 // dt_start_loaded starts tracing when the stub loaded the tracer after the
 // MPI library's MPI_Init (thread: MPI_Init_thread, giving level), which
-// it recorded on both clocks (s, see the stub's dt_stamps); fp is the
+// it recorded on both clocks (s, dt_stamp.h); fp is the
 // frame of the stub's MPI_Init.
-typedef struct {
-	uint64_t tsc0, tsc1;
-	int64_t ns0, ns1;
-} dt_stamps;
 void dt_start_loaded(const dt_stamps *s, int thread, int level, void *fp) {
 	dt_clock_init_at(s->tsc0, s->ns0);
 	uint64_t t0 = dt_use_tsc ? s->tsc0 : (uint64_t)s->ns0, t1 = dt_use_tsc ? s->tsc1 : (uint64_t)s->ns1;

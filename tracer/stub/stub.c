@@ -22,17 +22,11 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include "../golib/dt_stamp.h"
 #include "stub_gen.c"
 
 static int loaded;
 
-// The clocks around the MPI library's MPI_Init, for the tracer loaded after
-// it (dt_start_loaded): the TSC and CLOCK_MONOTONIC_RAW, read together
-// before (also the first point of the TSC's calibration) and after.
-typedef struct {
-	uint64_t tsc0, tsc1;
-	int64_t ns0, ns1;
-} dt_stamps;
 static void (*start_loaded)(const dt_stamps *, int thread, int level, void *fp);
 
 // find_mpi looks for a loaded library defining PMPI_Init that is not in the
@@ -180,24 +174,6 @@ static void load_tracer(void) {
 	start_loaded = (void (*)(const dt_stamps *, int, int, void *))dlsym(h, "dt_start_loaded");
 }
 
-static int64_t mono_raw(void) {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-// stamp reads the TSC and CLOCK_MONOTONIC_RAW at (nearly) the same moment:
-// the best of 5 pairs, as the tracer's calibration does.
-static void stamp(uint64_t *tsc, int64_t *ns) {
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 5; i++) {
-		uint64_t a = __rdtsc();
-		int64_t m = mono_raw();
-		uint64_t b = __rdtsc();
-		if (b - a < best) best = b - a, *tsc = a + (b - a) / 2, *ns = m;
-	}
-}
-
 // The C MPI_Init and MPI_Init_thread load the tracer after the MPI
 // library's MPI_Init: the Go runtime then starts while the ranks that are
 // done wait asleep in the tracer's MPI_Init collective, not while the MPI
@@ -207,9 +183,9 @@ static void stamp(uint64_t *tsc, int64_t *ns) {
 __attribute__((noinline)) int MPI_Init(int *argc, char ***argv) {
 	if (loaded) return ((int (*)(int *, char ***))dt_lazy_slot(DT_IDX_Init))(argc, argv);
 	dt_stamps st;
-	stamp(&st.tsc0, &st.ns0);
+	dt_stamp(&st.tsc0, &st.ns0);
 	int r = ((int (*)(int *, char ***))next_of("PMPI_Init"))(argc, argv);
-	stamp(&st.tsc1, &st.ns1);
+	dt_stamp(&st.tsc1, &st.ns1);
 	load_tracer();
 	if (r == 0 && start_loaded) start_loaded(&st, 0, 0, __builtin_frame_address(0));
 	return r;
@@ -219,9 +195,9 @@ __attribute__((noinline)) int MPI_Init_thread(int *argc, char ***argv, int requi
 	if (loaded)
 		return ((int (*)(int *, char ***, int, int *))dt_lazy_slot(DT_IDX_Init_thread))(argc, argv, required, provided);
 	dt_stamps st;
-	stamp(&st.tsc0, &st.ns0);
+	dt_stamp(&st.tsc0, &st.ns0);
 	int r = ((int (*)(int *, char ***, int, int *))next_of("PMPI_Init_thread"))(argc, argv, required, provided);
-	stamp(&st.tsc1, &st.ns1);
+	dt_stamp(&st.tsc1, &st.ns1);
 	load_tracer();
 	if (r == 0 && start_loaded) start_loaded(&st, 1, *provided, __builtin_frame_address(0));
 	return r;
