@@ -494,9 +494,7 @@ func (t *tracer) loop() {
 // A trace ended by a signal or MPI_Abort is left to dtrun: the process is
 // about to die.
 func (t *tracer) compactSelf() {
-	t.mu.Lock()
-	c := t.compacted
-	t.mu.Unlock()
+	c := t.compaction()
 	if c == nil {
 		return
 	}
@@ -510,9 +508,7 @@ func (t *tracer) compactSelf() {
 // a process that exits before leaves its trace deferred, as dtrun
 // compacts it after the job.
 func (t *tracer) awaitCompaction(d time.Duration) {
-	t.mu.Lock()
-	c := t.compacted
-	t.mu.Unlock()
+	c := t.compaction()
 	if c == nil {
 		return
 	}
@@ -521,6 +517,14 @@ func (t *tracer) awaitCompaction(d time.Duration) {
 	case <-time.After(d):
 		fmt.Fprintf(os.Stderr, "dtpa tracer: %s not compacted after %v; exiting (dtrun --compact %s compacts it)\n", t.path, d, t.path)
 	}
+}
+
+// compaction is the rank's own compaction's end (closed when it ends),
+// nil while none runs.
+func (t *tracer) compaction() chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.compacted
 }
 
 // compactAtEnd tells whether the rank compacts its own deferred trace

@@ -19,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <x86intrin.h>
 
 #include "../golib/dt_stamp.h"
 #include "stub_gen.c"
