@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-.PHONY: all build web bench-view test check check-tidy check-proto staticcheck race bench proto deps test-deps demo clean tracer
+.PHONY: all build web bench-view test check check-tidy check-proto staticcheck race bench fuzz proto deps test-deps demo clean tracer
 
 all: build
 
@@ -89,6 +89,19 @@ race:
 bench: deps build
 	scripts/realtraces.sh
 	flock /tmp/dtpa-bench.lock $(GO) test -p 1 -run '^$$' -bench . -benchtime 2s ./... | tee bench.txt
+
+# Each fuzz target for FUZZTIME. Minimizing is capped: with the default (up
+# to 60 s per new input) FuzzAnalyze, whose inputs are whole trace files,
+# spends nearly all its time minimizing and executes a few inputs a minute.
+FUZZTIME ?= 60s
+FUZZ_TARGETS = traceformat:FuzzReader traceformat:FuzzRoundTrip traceformat:FuzzBatchDecoders \
+	analyzer:FuzzAnalyze analyzer:FuzzUnmarshalResult tracer/records:FuzzCompact
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t#*:}; \
+		echo "== $$pkg $$fn"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10x ./$$pkg/; \
+	done
 
 # dtpa view and the static page on a 100 M-call run of 4 ranks, then the
 # static page on 10 M calls (report/view BenchmarkView; traces kept in

@@ -95,9 +95,20 @@ func (u *unmatchedColls) note(in *collInst, size int) {
 	case in.mismatch:
 		why = "the members' calls disagree on the function, the root or the communicator's size"
 	}
+	name := commName(in.key.comm, in.members, size)
+	if len(missing) == 0 {
+		// Every member's call is in: the call that disagreed came from
+		// a rank whose trace defines the communicator with another size
+		// (collEnterLocked). It is counted unmatched, as are the members'
+		// calls that came after it (collJoin, collStep).
+		u.add(collWarning{key: in.key, text: fmt.Sprintf(
+			"Collective %s (call %d on %s) was also met by a call that disagrees on the function, the root or the communicator's size (the traces define this communicator differently); its Potential Sync and Time Variation are counted over its members' calls.",
+			in.fn, in.key.seq+1, name)})
+		return
+	}
 	u.add(collWarning{key: in.key, text: fmt.Sprintf(
 		"Collective %s (call %d on %s) lacks rank(s) %s (%s); its Potential Sync and Time Variation are counted over the ranks present, a lower bound.",
-		in.fn, in.key.seq+1, commName(in.key.comm, in.members, size), rankList(missing), why)})
+		in.fn, in.key.seq+1, name, rankList(missing), why)})
 }
 
 // warnings are the descriptions in call order, with a count of those left
