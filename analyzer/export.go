@@ -155,7 +155,7 @@ func (s *spool) put(rank int32, b []byte) {
 
 // Records of the spool: a kind byte, then varints.
 const (
-	recCall     = 1 // Δentry from the previous call, dur, lost, bytes, peer, fn, site, trace fn, calls, thread
+	recCall     = 1 // Δentry from the previous call, dur, lost, bytes, peer, fn, site, trace fn, calls, thread, inner gaps
 	recMsg      = 2 // src, send entry, entry of the receiving call
 	recInterval = 3 // enter, leave, level, path…
 	maxRecord   = 1 + 16*binary.MaxVarintLen64
@@ -219,6 +219,7 @@ func (o *exRank) record(c *obsCall) {
 	b = binary.AppendUvarint(b, uint64(c.fn))
 	b = binary.AppendUvarint(b, uint64(c.calls))
 	b = binary.AppendUvarint(b, uint64(c.thread))
+	b = binary.AppendUvarint(b, uint64(c.inner))
 	o.prev = c.entry
 	o.buf = b
 	for _, m := range c.msgs {
@@ -258,7 +259,7 @@ type exportRecord struct {
 	peer                    int32
 	fn                      int
 	site, traceFn           uint32
-	calls                   int64
+	calls, inner            int64
 	thread                  uint32
 	src                     int32
 	send                    int64
@@ -331,6 +332,7 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 		rec.fn, rec.site, rec.traceFn = int(uv()), uint32(uv()), uint32(uv())
 		rec.calls = int64(uv())
 		rec.thread = uint32(uv())
+		rec.inner = int64(uv())
 		r.prev = rec.entry
 	case recMsg:
 		rec.src, rec.send, rec.entry = int32(uv()), sv(), sv()
@@ -569,6 +571,13 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, defs 
 			if rec.calls > 1 {
 				args = append(args, `,"calls":`...)
 				args = strconv.AppendInt(args, rec.calls, 10)
+				if rec.inner > 0 {
+					// The slice is the run's time inside MPI, ending at its
+					// last call's exit; the run itself began earlier, with
+					// the computation between its calls.
+					args = append(args, `,"run_us":`...)
+					args = chrome.AppendMicros(args, rec.dur+rec.inner)
+				}
 			}
 			w.Complete(r+1, run.tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-run.origin, rec.dur, args)
 			x.Calls++

@@ -296,3 +296,38 @@ func TestChromeExportMissingRank(t *testing.T) {
 	}
 	checkDistOutputs(t, Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: &TimelineRecorder{}}, rep, rec.Timeline(), out.Bytes())
 }
+
+// TestChromeExportFoldedRun: a folded run of unsuccessful polls is one
+// slice of the run's time inside MPI ending at its last call's exit, with
+// its number of calls and, when the trace gives its inner gaps, the time
+// from its first call's entry to that exit (run_us).
+func TestChromeExportFoldedRun(t *testing.T) {
+	run := tracetest.NewRun(2)
+	run.Rank(0).Init(1 * us).Compute(20 * us).Send(1, 0, 8, 1*us).Finalize(1 * us)
+	r := run.Rank(1).Init(1 * us)
+	q := r.Irecv(0, 0, 8, 1*us)
+	// Four MPI_Test calls, 3 µs inside MPI and 8 µs between them in all:
+	// the first entered at 4 µs, the last left at 15 µs.
+	r.Compute(10*us).Test(q, false, 3*us, tracetest.FoldedGaps(4, 8*us))
+	// And two without their inner gaps (a trace before format 2.1).
+	r.Compute(1*us).Test(q, false, 2*us, tracetest.Folded(2)).Wait(q, 4*us).Finalize(1 * us)
+	_, _, _, tr, _ := exportRun(t, run, nil)
+	var tests []chrometest.Slice
+	for _, s := range tr.Slices {
+		if s.Name == "MPI_Test" {
+			tests = append(tests, s)
+		}
+	}
+	if len(tests) != 2 {
+		t.Fatalf("MPI_Test slices %+v, want 2", tests)
+	}
+	if a := tests[0]; a.Dur != 3*us || a.Args["calls"] != 4.0 || a.Args["run_us"] != 11.0 {
+		t.Errorf("run with inner gaps: %+v", a)
+	}
+	if a := tests[1]; a.Dur != 2*us || a.Args["calls"] != 2.0 || a.Args["run_us"] != nil {
+		t.Errorf("run without inner gaps: %+v", a)
+	}
+	if tests[1].Ts-tests[0].Ts != 4*us {
+		t.Errorf("runs %d ns apart, want 4 µs", tests[1].Ts-tests[0].Ts)
+	}
+}

@@ -47,9 +47,12 @@ type obsCall struct {
 	// The event's call site and function ids and its number of calls (a
 	// folded run of polls is several): copied, since the event itself is
 	// reused by the decoder before a held call is handed on.
-	site, fn                 uint32
-	thread                   uint32 // the calling thread (0: the MPI_Init thread)
-	calls                    int64
+	site, fn uint32
+	thread   uint32 // the calling thread (0: the MPI_Init thread)
+	calls    int64
+	// inner: a folded run's summed gaps between its calls (AttrInnerGaps),
+	// so that the run's first call entered at entry − inner.
+	inner                    int64
 	fi                       *fnInfo
 	kind                     int
 	entry, exit, lost, bytes int64
@@ -96,6 +99,10 @@ func (o *rankObs) call(e *traceformat.Event, fi *fnInfo, entry, exit, realSync i
 	}
 	c := &o.c
 	c.site, c.fn, c.thread, c.calls = e.Site, e.Func, e.Thread, int64(e.NumCalls())
+	c.inner = 0
+	if e.Attr&traceformat.AttrInnerGaps != 0 && e.Calls > 1 {
+		c.inner = max(0, e.InnerGaps)
+	}
 	c.fi, c.kind, c.entry, c.exit, c.lost = fi, kindOf(fi), entry, exit, realSync
 	if c.inColl && c.collHas && fi.op == opColl {
 		c.lost = max(0, min(c.collLatest, exit)-entry)
