@@ -284,7 +284,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	entry := lb.t + (int64(gap>>1) ^ -int64(gap&1))
 	exit := entry + int64(dur)
 	lb.t = exit
-	e.Thread, e.Entry, e.Exit = lb.Thread, entry, exit
+	e.Entry, e.Exit = entry, exit
 	shapes := lb.shapes
 	if s >= uint64(len(shapes)) {
 		// Cannot happen in a checked batch; a zero shape rather than a
@@ -298,9 +298,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	}
 	lb.cur = int32(s)
 	sh := &shapes[s]
-	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
-	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
-	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
+	e.setShape(sh, lb.Thread)
 	a := sh.attr &^ staticAttrs
 	if a == 0 {
 		clearPerCall(e)
