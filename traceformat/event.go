@@ -165,8 +165,8 @@ type Builder struct {
 // equal.
 //
 // Its fields are laid out as the first fields of an Event (shapeLayout),
-// so that setShape copies them as one block: field by field, the copy was
-// a load and a store per field of every event decoded.
+// so that setShape copies them as one block, at every event decoded,
+// rather than with a load and a store per field.
 type shape struct {
 	fn, site  uint32
 	attr      Attr
