@@ -1,6 +1,9 @@
 package traceformat
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // Attr bits say which optional attributes an event carries (trace.proto,
 // enum Attr).
@@ -44,22 +47,26 @@ type Status struct {
 // nanoseconds. Fields of attributes not set in Attr are zero. Reqs and
 // Status alias the reader's buffers and are valid until the next read.
 type Event struct {
-	Thread uint32
-	Func   uint32 // Function.id
-	Entry  int64
-	Exit   int64
-	Site   uint32 // CallSite.id
-	Attr   Attr
+	// The fields up to RecvBytes are laid out as a shape (shapeLayout),
+	// Thread in a shape's padding: the decoders copy an event's shape
+	// into it as one block.
+	Func      uint32 // Function.id
+	Site      uint32 // CallSite.id
+	Attr      Attr
+	Comm      uint32 // AttrComm: local communicator index
+	SendPeer  int32  // AttrSend
+	SendTag   int32  // AttrSend
+	RecvPeer  int32  // AttrRecv
+	RecvTag   int32  // AttrRecv
+	Root      int32  // AttrRoot
+	Thread    uint32
+	SendBytes uint64 // AttrSendBytes
+	RecvBytes uint64 // AttrRecvBytes
 
-	Comm      uint32   // AttrComm: local communicator index
-	SendPeer  int32    // AttrSend
-	SendTag   int32    // AttrSend
-	RecvPeer  int32    // AttrRecv
-	RecvTag   int32    // AttrRecv
-	SendBytes uint64   // AttrSendBytes
-	RecvBytes uint64   // AttrRecvBytes
-	Root      int32    // AttrRoot
-	Reqs      []uint64 // AttrReqs: request ids created/started/completed/freed
+	Entry int64
+	Exit  int64
+
+	Reqs []uint64 // AttrReqs: request ids created/started/completed/freed
 	// AttrStatus: one per entry of Reqs when AttrReqs is set, else one.
 	Status  []Status
 	NewComm uint32 // AttrNewComm
@@ -156,6 +163,10 @@ type Builder struct {
 // function, call site, attribute bits and the static attribute values.
 // Attribute values not present in attr are zero, so equal shapes compare
 // equal.
+//
+// Its fields are laid out as the first fields of an Event (shapeLayout),
+// so that setShape copies them as one block, at every event decoded,
+// rather than with a load and a store per field.
 type shape struct {
 	fn, site  uint32
 	attr      Attr
@@ -165,9 +176,34 @@ type shape struct {
 	recvPeer  int32
 	recvTag   int32
 	root      int32
+	_         uint32 // Event.Thread's place
 	sendBytes uint64
 	recvBytes uint64
 }
+
+// setShape sets e's fields of shape sh, and its Thread to thread.
+func (e *Event) setShape(sh *shape, thread uint32) {
+	*(*shape)(unsafe.Pointer(e)) = *sh
+	e.Thread = thread
+}
+
+// shapeLayout fails to compile unless every field of a shape is at the
+// offset of its Event field, and Thread where a shape has nothing.
+var _ = [1]struct{}{}[shapeLayout]
+
+const shapeLayout = (unsafe.Offsetof(Event{}.Func) - unsafe.Offsetof(shape{}.fn)) |
+	(unsafe.Offsetof(Event{}.Site) - unsafe.Offsetof(shape{}.site)) |
+	(unsafe.Offsetof(Event{}.Attr) - unsafe.Offsetof(shape{}.attr)) |
+	(unsafe.Offsetof(Event{}.Comm) - unsafe.Offsetof(shape{}.comm)) |
+	(unsafe.Offsetof(Event{}.SendPeer) - unsafe.Offsetof(shape{}.sendPeer)) |
+	(unsafe.Offsetof(Event{}.SendTag) - unsafe.Offsetof(shape{}.sendTag)) |
+	(unsafe.Offsetof(Event{}.RecvPeer) - unsafe.Offsetof(shape{}.recvPeer)) |
+	(unsafe.Offsetof(Event{}.RecvTag) - unsafe.Offsetof(shape{}.recvTag)) |
+	(unsafe.Offsetof(Event{}.Root) - unsafe.Offsetof(shape{}.root)) |
+	(unsafe.Offsetof(Event{}.Thread) - (unsafe.Offsetof(shape{}.root) + 4)) |
+	(unsafe.Offsetof(Event{}.SendBytes) - unsafe.Offsetof(shape{}.sendBytes)) |
+	(unsafe.Offsetof(Event{}.RecvBytes) - unsafe.Offsetof(shape{}.recvBytes)) |
+	(unsafe.Sizeof(shape{}) - unsafe.Offsetof(Event{}.Entry))
 
 // equal is s == *o written out: the generated comparison of the struct
 // calls memequal, which cost more than the rest of the per-site lookup.
@@ -401,11 +437,8 @@ func (c *Cursor) Next(b *Batch, e *Event) bool {
 	entry := c.t + b.gap[i]
 	exit := entry + int64(b.dur[i])
 	c.t = exit
-	e.Thread, e.Entry, e.Exit = b.thread, entry, exit
-	sh := &b.shapes[b.shapeIdx[i]]
-	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
-	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
-	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
+	e.Entry, e.Exit = entry, exit
+	e.setShape(&b.shapes[b.shapeIdx[i]], b.thread)
 	if e.Attr&^staticAttrs == 0 {
 		clearPerCall(e)
 		return true

@@ -216,15 +216,18 @@ const rawSlack = 8
 // columns Next reads this way. There is no branch per byte: the length is
 // where the first byte without the continuation bit is, and the 7-bit
 // groups are packed together in three steps (pairs of bytes, pairs of
-// pairs, halves). Next decodes one-byte values (and two-byte ones in
-// the time columns) before it, inline.
+// pairs, halves), each moving the upper group of a lane down onto the
+// lower one: the first two subtract the upper group's excess (hi<<8 -
+// hi<<7, hi<<16 - hi<<14), which takes fewer instructions and constants
+// than masking both groups and joining them. Next decodes one-byte values
+// (and two-byte ones in the time columns) before it, inline.
 func varint8(w uint64) (uint64, int) {
 	stops := ^w & 0x8080808080808080
 	n := bits.TrailingZeros64(stops)>>3 + 1
-	w &= stops ^ (stops - 1) // the varint's bytes only
-	w = w&0x007f007f007f007f | w>>1&0x3f803f803f803f80
-	w = w&0x00003fff00003fff | w>>2&0x0fffc0000fffc000
-	w = w&0x000000000fffffff | w>>4&0x00fffffff0000000
+	w &= (stops - 1) & 0x7f7f7f7f7f7f7f7f // the varint's 7-bit groups only (below its stop bit)
+	w -= w >> 1 & 0x3f803f803f803f80
+	w -= w >> 2 & 0x0fffc0000fffc000 * 3
+	w = w&0xffffffff | w>>32<<28
 	return w, n
 }
 
@@ -284,7 +287,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	entry := lb.t + (int64(gap>>1) ^ -int64(gap&1))
 	exit := entry + int64(dur)
 	lb.t = exit
-	e.Thread, e.Entry, e.Exit = lb.Thread, entry, exit
+	e.Entry, e.Exit = entry, exit
 	shapes := lb.shapes
 	if s >= uint64(len(shapes)) {
 		// Cannot happen in a checked batch; a zero shape rather than a
@@ -298,9 +301,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	}
 	lb.cur = int32(s)
 	sh := &shapes[s]
-	e.Func, e.Site, e.Attr = sh.fn, sh.site, sh.attr
-	e.Comm, e.SendPeer, e.SendTag, e.RecvPeer, e.RecvTag = sh.comm, sh.sendPeer, sh.sendTag, sh.recvPeer, sh.recvTag
-	e.SendBytes, e.RecvBytes, e.Root = sh.sendBytes, sh.recvBytes, sh.root
+	e.setShape(sh, lb.Thread)
 	a := sh.attr &^ staticAttrs
 	if a == 0 {
 		clearPerCall(e)
