@@ -67,6 +67,8 @@ type fnInfo struct {
 	ok                     bool // classified (replayer.fns)
 	// how a step replays its calls (stepHow).
 	how uint8
+	// endsSpan: its calls can wait for another rank (causes.go).
+	endsSpan bool
 }
 
 // classify is the replay's view of function f. Its class, shape and

@@ -138,18 +138,34 @@ func (a *acc) profAcc() *profAcc {
 	return a.prof
 }
 
-// gapBefore is the gap in local ns between the rank's previous call and e
-// (−1 for its first call), and makes e the previous call. The gap is taken
-// on the rank's own clock: the clock condition's corrections concern
-// times compared across ranks, and backward amortization would stretch a
-// gap that the rank's clock measured. A folded run whose trace gives its
-// inner gaps (traceformat.AttrInnerGaps: a run of calls − 1 gaps between
-// its calls, summing to inner) ends calls gaps, not one: the gap before
-// its first call is the recorded one minus inner (which it included), and
-// n = calls − 1 more gaps sum to inner. Without the attribute (traces
-// before format 2.1) a run ends one gap, which holds its inner ones.
-func (pr *profRank) gapBefore(e *traceformat.Event) (g, inner, n int64) {
-	g = -1
+// gapTo adds the gap in local ns between the rank's previous call and e,
+// charged to interval a, and makes e the previous call (skipGap for a
+// call that is not charged). The gap is taken on the rank's own clock: the
+// clock condition's corrections concern times compared across ranks, and
+// backward amortization would stretch a gap that the rank's clock
+// measured. It runs when the call is charged, not when its replay begins:
+// a rank's calls are charged in the order they begin (a call stopped on the
+// worker's stack is charged before the next one begins). The common case
+// is inlined: a gap after the previous call's exit whose bin the interval's
+// histogram holds already.
+func (pr *profRank) gapTo(a *acc, e *traceformat.Event) {
+	if a == pr.gapAcc && pr.hasPrev && e.Attr&traceformat.AttrInnerGaps == 0 && e.Entry >= pr.gapFrom && e.Exit >= e.Entry &&
+		pr.gaps.tryAdd(e.Entry-pr.gapFrom) {
+		pr.gapFrom = e.Exit
+		return
+	}
+	pr.gapToSlow(a, e)
+}
+
+// gapToSlow is gapTo's general case. The first call has no gap before
+// it. A folded run whose trace gives its inner gaps
+// (traceformat.AttrInnerGaps: a run of calls − 1 gaps between its calls,
+// summing to inner) ends calls gaps, not one: the gap before its first
+// call is the recorded one minus inner (which it included), and n = calls
+// − 1 more gaps sum to inner. Without the attribute (traces before format
+// 2.1) a run ends one gap, which holds its inner ones.
+func (pr *profRank) gapToSlow(a *acc, e *traceformat.Event) {
+	g, inner, n := int64(-1), int64(0), int64(0)
 	if pr.hasPrev {
 		g = max(0, e.Entry-pr.gapFrom)
 	}
@@ -162,10 +178,28 @@ func (pr *profRank) gapBefore(e *traceformat.Event) (g, inner, n int64) {
 			g -= inner
 		}
 	}
-	// (max with gapFrom: on a multi-threaded rank another thread's call
-	// may still be in MPI.)
+	pr.skipGap(e)
+	if g < 0 && n == 0 {
+		return
+	}
+	if a != pr.gapAcc {
+		pr.flushGaps()
+		pr.gapAcc = a
+	}
+	if g >= 0 && !pr.gaps.tryAdd(g) {
+		pr.gaps.add(g, 1)
+	}
+	if n > 0 {
+		pr.gaps.addRun(inner, n)
+	}
+}
+
+// skipGap makes e the previous call without counting the gap before it
+// (a call before the program's start or after its end, or one that
+// delimits it, an interval or a section). (max with gapFrom: on a
+// multi-threaded rank another thread's call may still be in MPI.)
+func (pr *profRank) skipGap(e *traceformat.Event) {
 	pr.gapFrom, pr.hasPrev = max(pr.gapFrom, e.Entry, e.Exit), true
-	return g, inner, n
 }
 
 // profile notes one call's duration and bytes on its call site: the per
@@ -199,28 +233,6 @@ func (rp *replayer) got(t int64, bytes uint64) {
 	rp.pr.rcvd = append(rp.pr.rcvd, rcvMsg{t, bytes})
 }
 
-// profileCall adds the gaps the current call ends (f.gap, and a folded
-// run's inner ones: gapBefore) and the messages it received (their
-// latency up to its final exit) to interval a.
-func (rp *replayer) profileCall(a *acc, f *callFigures, exit int64) {
-	if f.gap >= 0 || f.innerN > 0 {
-		pr := &rp.pr
-		if a != pr.gapAcc {
-			pr.flushGaps()
-			pr.gapAcc = a
-		}
-		if f.gap >= 0 && !pr.gaps.tryAdd(f.gap) {
-			pr.gaps.add(f.gap, 1)
-		}
-		if f.innerN > 0 {
-			pr.gaps.addRun(f.inner, f.innerN)
-		}
-	}
-	if len(rp.pr.rcvd) > 0 {
-		rp.profileRecvd(a, exit)
-	}
-}
-
 // flushGaps adds the gaps collected to their interval; at every change of
 // interval and at the end of the replay.
 func (pr *profRank) flushGaps() {
@@ -230,7 +242,11 @@ func (pr *profRank) flushGaps() {
 	pr.gaps = gapHist{c: pr.gaps.c[:0]}
 }
 
-func (rp *replayer) profileRecvd(a *acc, exit int64) {
+// profileRecvd adds the messages the current call received (rcvd: their
+// latency up to its final exit) to interval a and, when the call was kept
+// for backward amortization (the last of replayer.pend), notes them for
+// amortizeProfile; it empties rcvd.
+func (rp *replayer) profileRecvd(a *acc, exit int64, kept bool) {
 	p := a.profAcc()
 	for _, m := range rp.pr.rcvd {
 		b := sizeBinOf(m.bytes)
@@ -241,19 +257,11 @@ func (rp *replayer) profileRecvd(a *acc, exit int64) {
 		sb.n++
 		sb.bytes += int64(m.bytes)
 		sb.lat += exit - m.t
+		if kept {
+			rp.pr.pendMsgs = append(rp.pr.pendMsgs, pendMsg{ev: int32(len(rp.pend) - 1), bin: int32(b)})
+		}
 	}
-}
-
-// keptProfile completes the pending event the current call became (the
-// last of replayer.pend): its per-call extremes' state and the messages it
-// received, for amortizeProfile.
-func (rp *replayer) keptProfile(prevMin int64, calls uint32) {
-	i := len(rp.pend) - 1
-	p := &rp.pend[i]
-	p.prevMin, p.calls = prevMin, calls
-	for _, m := range rp.pr.rcvd {
-		rp.pr.pendMsgs = append(rp.pr.pendMsgs, pendMsg{ev: int32(i), bin: int32(sizeBinOf(m.bytes))})
-	}
+	rp.pr.rcvd = rp.pr.rcvd[:0]
 }
 
 // amortizeProfile redoes pending event i's profile figures for its moved

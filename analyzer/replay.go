@@ -486,7 +486,7 @@ func (rp *replayer) fnSlow(id uint32) *fnInfo {
 		f := rp.bigFns[id]
 		if f == nil {
 			in := classify(rp.defs.Function(id))
-			in.how = stepHow(&in)
+			in.how, in.endsSpan = stepHow(&in), endsSpan(in.op)
 			f = &in
 			rp.bigFns[id] = f
 		}
@@ -498,7 +498,7 @@ func (rp *replayer) fnSlow(id uint32) *fnInfo {
 	}
 	rp.fns[id] = classify(rp.defs.Function(id))
 	rp.fns[id].ok = true
-	rp.fns[id].how = stepHow(&rp.fns[id])
+	rp.fns[id].how, rp.fns[id].endsSpan = stepHow(&rp.fns[id]), endsSpan(rp.fns[id].op)
 	return &rp.fns[id]
 }
 
@@ -595,10 +595,6 @@ type callFigures struct {
 	hasSync bool
 	// fixed: the call handed its times to other ranks (clc.go).
 	fixed bool
-	gap   int64 // local ns since the previous call's exit, −1 for none (profile.go)
-	// A folded run's inner gaps: innerN of them, inner ns in all
-	// (gapBefore).
-	inner, innerN int64
 }
 
 // event replays one call: its times on the global clock, its matching
@@ -623,7 +619,6 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	rp.events++
 	rp.evSite = e.Site
 	var f callFigures
-	f.gap, f.inner, f.innerN = rp.pr.gapBefore(e)
 	if rp.clkOffsetOnly {
 		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else {
@@ -634,6 +629,7 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	}
 	if !rp.running || (fi.op >= opInit && fi.op <= opPcontrol) {
 		if rp.prelude(e, fi, f.entry, f.exit) {
+			rp.pr.skipGap(e)
 			return
 		}
 	}
@@ -842,29 +838,35 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		// an observer (dtpa --json, the text report).
 		rp.obs.call(e, fi, entry, exit, f.realSync)
 	}
-	rp.profileCall(a, f, exit)
+	rp.pr.gapTo(a, e)
+	kept := false
 	if f.fixed || rp.repaired || rp.thr != nil {
 		// (Backward amortization moves a thread's calls, not the
 		// cover's segments: none with several threads.)
 		rp.fix(exit)
 	} else {
+		kept = true
+		var p *pendEv
 		if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {
 			// keep's common case, inlined: two calls in three are kept on
 			// the benchmark.
 			rp.pend = rp.pend[:n+1]
-			p := &rp.pend[n]
+			p = &rp.pend[n]
 			p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
 			p.syncT, p.hasSync, p.ov, p.from, p.wo = f.syncT, f.hasSync, f.overlap, rp.from.msgFrom, false
 		} else {
-			rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
+			p = rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
 		}
-		rp.keptProfile(prevMin, e.Calls)
+		// Its per-call extremes' state (profile.go, amortizeProfile).
+		p.prevMin, p.calls = prevMin, e.Calls
 	}
-	rp.pr.rcvd = rp.pr.rcvd[:0]
+	if len(rp.pr.rcvd) > 0 {
+		rp.profileRecvd(a, exit, kept)
+	}
 	if f.realSync > 0 {
 		rp.noteLateSender(a, e.Site, f)
 	}
-	rp.spanAfter(fi.op, e.Site, entry, exit)
+	rp.spanAfter(fi, e.Site, entry, exit)
 }
 
 // prelude handles what comes before the program's start and after its
