@@ -145,26 +145,15 @@ func (a *acc) profAcc() *profAcc {
 // backward amortization would stretch a gap that the rank's clock
 // measured. It runs when the call is charged, not when its replay begins:
 // a rank's calls are charged in the order they begin (a call stopped on the
-// worker's stack is charged before the next one begins). The common case
-// is inlined: a gap after the previous call's exit whose bin the interval's
-// histogram holds already.
+// worker's stack is charged before the next one begins); charge does the
+// common case itself. The first call has no gap before it. A folded run
+// whose trace gives its inner gaps (traceformat.AttrInnerGaps: a run of
+// calls − 1 gaps between its calls, summing to inner) ends calls gaps, not
+// one: the gap before its first call is the recorded one minus inner
+// (which it included), and n = calls − 1 more gaps sum to inner. Without
+// the attribute (traces before format 2.1) a run ends one gap, which holds
+// its inner ones.
 func (pr *profRank) gapTo(a *acc, e *traceformat.Event) {
-	if a == pr.gapAcc && pr.hasPrev && e.Attr&traceformat.AttrInnerGaps == 0 && e.Entry >= pr.gapFrom && e.Exit >= e.Entry &&
-		pr.gaps.tryAdd(e.Entry-pr.gapFrom) {
-		pr.gapFrom = e.Exit
-		return
-	}
-	pr.gapToSlow(a, e)
-}
-
-// gapToSlow is gapTo's general case. The first call has no gap before
-// it. A folded run whose trace gives its inner gaps
-// (traceformat.AttrInnerGaps: a run of calls − 1 gaps between its calls,
-// summing to inner) ends calls gaps, not one: the gap before its first
-// call is the recorded one minus inner (which it included), and n = calls
-// − 1 more gaps sum to inner. Without the attribute (traces before format
-// 2.1) a run ends one gap, which holds its inner ones.
-func (pr *profRank) gapToSlow(a *acc, e *traceformat.Event) {
 	g, inner, n := int64(-1), int64(0), int64(0)
 	if pr.hasPrev {
 		g = max(0, e.Entry-pr.gapFrom)

@@ -28,8 +28,10 @@ const gapBins = 32 + 58*16
 // 16·s + ⌊g / 2^s⌋ (for g < 32, g itself; above, 16 bins per power of
 // two).
 func gapBin(g int64) int {
-	s := max(bits.Len64(uint64(g))-5, 0)
-	return s<<4 + int(uint64(g)>>s)
+	// (len(g|16) is max(len(g), 5); s&63 tells the compiler that the
+	// shift is below 64.)
+	s := bits.Len64(uint64(g)|16) - 5
+	return s<<4 + int(uint64(g)>>(s&63))
 }
 
 // gapBinRange is the smallest value of bin b and its width.

@@ -838,7 +838,17 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		// an observer (dtpa --json, the text report).
 		rp.obs.call(e, fi, entry, exit, f.realSync)
 	}
-	rp.pr.gapTo(a, e)
+	// The gap before the call (profile.go, gapTo), its common case written
+	// out here (too large for the compiler to inline): not a folded run
+	// with inner gaps, in the interval of the rank's previous gap (so that
+	// it has a previous call), after that call's exit, in a bin the
+	// histogram holds already.
+	pr := &rp.pr
+	if g := e.Entry - pr.gapFrom; a == pr.gapAcc && g >= 0 && e.Attr&traceformat.AttrInnerGaps == 0 && pr.gaps.tryAdd(g) {
+		pr.gapFrom = max(e.Entry, e.Exit)
+	} else {
+		pr.gapTo(a, e)
+	}
 	kept := false
 	if f.fixed || rp.repaired || rp.thr != nil {
 		// (Backward amortization moves a thread's calls, not the
