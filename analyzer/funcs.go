@@ -69,6 +69,17 @@ type fnInfo struct {
 	how uint8
 	// endsSpan: its calls can wait for another rank (causes.go).
 	endsSpan bool
+	// posts: a nonblocking send, which hands its entry to the receiver
+	// (a fixed point of the controlled logical clock, clc.go).
+	posts bool
+}
+
+// derive sets what the replay tests at every call of fi that its
+// operation decides (how, endsSpan, posts).
+func (fi *fnInfo) derive() {
+	fi.how = stepHow(fi)
+	fi.endsSpan = endsSpan(fi.op)
+	fi.posts = fi.op == opIsend || fi.op == opIsendrecv
 }
 
 // classify is the replay's view of function f. Its class, shape and

@@ -197,10 +197,10 @@ func (pr *profRank) skipGap(e *traceformat.Event) {
 // returns the minimum before the call (math.MaxInt64 for none), which
 // backward amortization restores before it applies the moved durations
 // (amortizeProfile).
-func (s *siteAcc) profile(e *traceformat.Event, dur int64) (prevMin int64) {
+func (s *siteAcc) profile(dur, calls int64, bytes uint64) (prevMin int64) {
 	d := dur
-	if e.Calls > 1 {
-		d /= int64(e.Calls)
+	if calls > 1 {
+		d /= calls
 	}
 	prevMin = math.MaxInt64
 	if s.count > 0 {
@@ -212,7 +212,7 @@ func (s *siteAcc) profile(e *traceformat.Event, dur int64) (prevMin int64) {
 	if d > s.maxCall {
 		s.maxCall = d
 	}
-	s.bytes += int64(e.SendBytes + e.RecvBytes)
+	s.bytes += int64(bytes)
 	return prevMin
 }
 

@@ -486,7 +486,7 @@ func (rp *replayer) fnSlow(id uint32) *fnInfo {
 		f := rp.bigFns[id]
 		if f == nil {
 			in := classify(rp.defs.Function(id))
-			in.how, in.endsSpan = stepHow(&in), endsSpan(in.op)
+			in.derive()
 			f = &in
 			rp.bigFns[id] = f
 		}
@@ -498,7 +498,7 @@ func (rp *replayer) fnSlow(id uint32) *fnInfo {
 	}
 	rp.fns[id] = classify(rp.defs.Function(id))
 	rp.fns[id].ok = true
-	rp.fns[id].how, rp.fns[id].endsSpan = stepHow(&rp.fns[id]), endsSpan(rp.fns[id].op)
+	rp.fns[id].derive()
 	return &rp.fns[id]
 }
 
@@ -696,7 +696,7 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 		rp.pcollInit(e, fi, f.entry)
 	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv, opIsendrecv:
 		rp.create(e, fi.op, f.entry, a)
-		f.fixed = fi.op == opIsend || fi.op == opIsendrecv
+		f.fixed = fi.posts
 	case opStart:
 		var coll bool
 		f.fixed, coll = rp.start(e, f.entry, a, node)
@@ -805,6 +805,9 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	if exit > rp.last {
 		rp.last = exit
 	}
+	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
+	// its Dur is already their summed time in MPI.
+	calls := int64(e.NumCalls())
 	switch f.class {
 	case tracepb.Function_POINT_TO_POINT:
 		a.p2p += dur
@@ -815,23 +818,23 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		}
 	default:
 		a.sys += dur
-		a.sysCalls += int64(e.NumCalls())
+		a.sysCalls += calls
 	}
-	a.realSync += f.realSync
-	if f.realSync > 0 {
-		rp.lateSender(a, e.Site, f.realSync)
-		a.addCause(rp.from, f.realSync, rp.comp(entry))
-	}
-	a.overlap += f.overlap
 	s := a.site(e.Site)
 	s.used, s.fn = true, e.Func
-	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
-	// its Dur is already their summed time in MPI.
-	prevMin := s.profile(e, raw)
-	s.count += int64(e.NumCalls())
+	prevMin := s.profile(raw, calls, e.SendBytes+e.RecvBytes)
+	s.count += calls
 	s.time += dur
-	s.realSync += f.realSync
-	s.overlap += f.overlap
+	// (Most calls neither wait nor overlap: their adds of 0 are skipped.
+	// The waits of a call that waited are recorded below.)
+	if f.realSync != 0 {
+		a.realSync += f.realSync
+		s.realSync += f.realSync
+	}
+	if f.overlap != 0 {
+		a.overlap += f.overlap
+		s.overlap += f.overlap
+	}
 	if rp.obs != nil {
 		// Tested here, not only in call: the call with its six arguments
 		// and its frame cost as much as the test at every call without
@@ -874,6 +877,8 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		rp.profileRecvd(a, exit, kept)
 	}
 	if f.realSync > 0 {
+		rp.lateSender(a, e.Site, f.realSync)
+		a.addCause(rp.from, f.realSync, rp.comp(entry))
 		rp.noteLateSender(a, e.Site, f)
 	}
 	rp.spanAfter(fi, e.Site, entry, exit)
