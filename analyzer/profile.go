@@ -44,14 +44,13 @@ const maxComms = 16
 const otherComms = math.MaxUint64
 
 // commSent counts the messages sent on communicator id by destination
-// world rank (of n): the messages in to[dst], their bytes in to[n+dst];
-// past denseSentRanks ranks in sp instead, by destination, since a rank
-// sends to few of them and a slice of every rank per rank and
-// communicator would grow with the square of the ranks.
+// world rank (of n): in to[dst]; past denseSentRanks ranks in sp instead,
+// by destination, since a rank sends to few of them and a slice of every
+// rank per rank and communicator would grow with the square of the ranks.
 type commSent struct {
 	id uint64
 	n  int
-	to []int64
+	to []sentPair
 	sp map[int32]sentPair
 }
 
@@ -65,8 +64,9 @@ const denseSentRanks = 1024
 // add counts msgs messages of bytes bytes to world rank dst.
 func (c *commSent) add(dst int32, msgs, bytes int64) {
 	if c.to != nil {
-		c.to[dst] += msgs
-		c.to[int32(c.n)+dst] += bytes
+		t := &c.to[dst]
+		t.msgs += msgs
+		t.bytes += bytes
 		return
 	}
 	v := c.sp[dst]
@@ -79,9 +79,9 @@ func (c *commSent) add(dst int32, msgs, bytes int64) {
 // dense counts' nonzero ones), in no particular order.
 func (c *commSent) each(f func(dst int, msgs, bytes int64)) {
 	if c.to != nil {
-		for d := range c.n {
-			if c.to[d] != 0 || c.to[c.n+d] != 0 {
-				f(d, c.to[d], c.to[c.n+d])
+		for d, t := range c.to {
+			if t.msgs != 0 || t.bytes != 0 {
+				f(d, t.msgs, t.bytes)
 			}
 		}
 		return
@@ -279,8 +279,15 @@ func (rp *replayer) amortizeProfile(i int, p *pendEv, s *siteAcc, ne, nx int64, 
 }
 
 // sent counts a message posted on communicator comm to world rank dst in
-// interval a.
+// interval a; first in its common case, a message on the communicator of
+// the interval's previous one, counted by destination in a slice.
 func (rp *replayer) sent(a *acc, comm uint64, dst int32, bytes uint64) {
+	if p := a.prof; p != nil && p.last != nil && p.last.id == comm && uint32(dst) < uint32(len(p.last.to)) {
+		t := &p.last.to[dst]
+		t.msgs++
+		t.bytes += int64(bytes)
+		return
+	}
 	p := a.profAcc()
 	c := p.last
 	if c == nil || c.id != comm {
@@ -303,7 +310,7 @@ func (p *profAcc) commOf(id uint64, nranks int) *commSent {
 	}
 	c := &commSent{id: id, n: nranks}
 	if nranks <= denseSentRanks {
-		c.to = make([]int64, 2*nranks)
+		c.to = make([]sentPair, nranks)
 	} else {
 		c.sp = map[int32]sentPair{}
 	}
