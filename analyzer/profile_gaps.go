@@ -82,7 +82,7 @@ func (h *gapHist) add(g, n int64) {
 }
 
 // addRun counts n > 0 gaps of total ns whose sizes are unknown (the inner
-// gaps of a folded run: gapBefore): the sum, hence the mean, stays exact,
+// gaps of a folded run: gapTo): the sum, hence the mean, stays exact,
 // and the histogram has them all at their mean, so the median takes them
 // for n gaps of that size.
 func (h *gapHist) addRun(total, n int64) {
