@@ -95,7 +95,7 @@
 //     nothing, so Wait Number does not change. Its duration is the run's
 //     time in MPI, so the times need nothing special. It ends Calls gaps of
 //     the profile when the trace gives its inner gaps (AttrInnerGaps,
-//     profile.go: gapBefore). Collective Number counts events (instances):
+//     profile.go: gapTo). Collective Number counts events (instances):
 //     folded calls are never collectives.
 //   - Collective Number of a processor counts its collective calls; Main's
 //     counts instances once, on the member of rank 0 in the communicator.

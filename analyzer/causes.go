@@ -62,15 +62,24 @@ func (rp *replayer) callSite(site uint32, entry int64) sendSite {
 	return sendSite{site: site, span: rp.span.site, comp: rp.comp(entry)}
 }
 
-// spanAfter moves the span past a call of operation o: a call that can
+// spanAfter moves the span past a call of function fi: a call that can
 // wait begins a new one.
-func (rp *replayer) spanAfter(o op, site uint32, entry, exit int64) {
-	switch o {
-	case opSend, opProbe, opRecv, opMprobe, opSendrecv, opMrecv, opComplete, opColl:
+func (rp *replayer) spanAfter(fi *fnInfo, site uint32, entry, exit int64) {
+	if fi.endsSpan {
 		rp.span = spanState{start: exit, site: site, ok: true}
-	default:
+	} else {
 		rp.span.mpi += exit - entry
 	}
+}
+
+// endsSpan says whether a call of operation o can wait for another rank,
+// and so begins a new span (fnInfo.endsSpan).
+func endsSpan(o op) bool {
+	switch o {
+	case opSend, opProbe, opRecv, opMprobe, opSendrecv, opMrecv, opComplete, opColl:
+		return true
+	}
+	return false
 }
 
 // causeKey is one aggregate of causes: the late partner's call and the

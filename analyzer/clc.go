@@ -84,8 +84,9 @@ func (rp *replayer) fix(exit int64) {
 	rp.fixedAt = exit
 }
 
-// keep records an event after the last fixed point; ov is its Overlap.
-func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entry, exit, syncT int64, hasSync bool, ov int64) {
+// keep records an event after the last fixed point; ov is its Overlap. It
+// returns the event's entry, the last of pend.
+func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entry, exit, syncT int64, hasSync bool, ov int64) *pendEv {
 	if len(rp.pend) >= rp.maxPend {
 		// The older events stay as they are: the last of them becomes
 		// the fixed point.
@@ -105,6 +106,7 @@ func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entr
 	p := &rp.pend[n]
 	p.a, p.site, p.class, p.entry, p.exit = a, site, class, entry, exit
 	p.syncT, p.hasSync, p.ov, p.from, p.wo = syncT, hasSync, ov, rp.from.msgFrom, false
+	return p
 }
 
 // repairRecv is repair for a call that published nothing (a receive, a

@@ -303,7 +303,7 @@ func TestChromeExportMissingRank(t *testing.T) {
 // from its first call's entry to that exit (run_us).
 func TestChromeExportFoldedRun(t *testing.T) {
 	run := tracetest.NewRun(2)
-	run.Rank(0).Init(1 * us).Compute(20 * us).Send(1, 0, 8, 1*us).Finalize(1 * us)
+	run.Rank(0).Init(1*us).Compute(20*us).Send(1, 0, 8, 1*us).Finalize(1 * us)
 	r := run.Rank(1).Init(1 * us)
 	q := r.Irecv(0, 0, 8, 1*us)
 	// Four MPI_Test calls, 3 µs inside MPI and 8 µs between them in all:

@@ -67,6 +67,19 @@ type fnInfo struct {
 	ok                     bool // classified (replayer.fns)
 	// how a step replays its calls (stepHow).
 	how uint8
+	// endsSpan: its calls can wait for another rank (causes.go).
+	endsSpan bool
+	// posts: a nonblocking send, which hands its entry to the receiver
+	// (a fixed point of the controlled logical clock, clc.go).
+	posts bool
+}
+
+// derive sets what the replay tests at every call of fi that its
+// operation decides (how, endsSpan, posts).
+func (fi *fnInfo) derive() {
+	fi.how = stepHow(fi)
+	fi.endsSpan = endsSpan(fi.op)
+	fi.posts = fi.op == opIsend || fi.op == opIsendrecv
 }
 
 // classify is the replay's view of function f. Its class, shape and

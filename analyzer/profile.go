@@ -44,14 +44,13 @@ const maxComms = 16
 const otherComms = math.MaxUint64
 
 // commSent counts the messages sent on communicator id by destination
-// world rank (of n): the messages in to[dst], their bytes in to[n+dst];
-// past denseSentRanks ranks in sp instead, by destination, since a rank
-// sends to few of them and a slice of every rank per rank and
-// communicator would grow with the square of the ranks.
+// world rank (of n): in to[dst]; past denseSentRanks ranks in sp instead,
+// by destination, since a rank sends to few of them and a slice of every
+// rank per rank and communicator would grow with the square of the ranks.
 type commSent struct {
 	id uint64
 	n  int
-	to []int64
+	to []sentPair
 	sp map[int32]sentPair
 }
 
@@ -65,8 +64,9 @@ const denseSentRanks = 1024
 // add counts msgs messages of bytes bytes to world rank dst.
 func (c *commSent) add(dst int32, msgs, bytes int64) {
 	if c.to != nil {
-		c.to[dst] += msgs
-		c.to[int32(c.n)+dst] += bytes
+		t := &c.to[dst]
+		t.msgs += msgs
+		t.bytes += bytes
 		return
 	}
 	v := c.sp[dst]
@@ -79,9 +79,9 @@ func (c *commSent) add(dst int32, msgs, bytes int64) {
 // dense counts' nonzero ones), in no particular order.
 func (c *commSent) each(f func(dst int, msgs, bytes int64)) {
 	if c.to != nil {
-		for d := range c.n {
-			if c.to[d] != 0 || c.to[c.n+d] != 0 {
-				f(d, c.to[d], c.to[c.n+d])
+		for d, t := range c.to {
+			if t.msgs != 0 || t.bytes != 0 {
+				f(d, t.msgs, t.bytes)
 			}
 		}
 		return
@@ -138,18 +138,23 @@ func (a *acc) profAcc() *profAcc {
 	return a.prof
 }
 
-// gapBefore is the gap in local ns between the rank's previous call and e
-// (−1 for its first call), and makes e the previous call. The gap is taken
-// on the rank's own clock: the clock condition's corrections concern
-// times compared across ranks, and backward amortization would stretch a
-// gap that the rank's clock measured. A folded run whose trace gives its
-// inner gaps (traceformat.AttrInnerGaps: a run of calls − 1 gaps between
-// its calls, summing to inner) ends calls gaps, not one: the gap before
-// its first call is the recorded one minus inner (which it included), and
-// n = calls − 1 more gaps sum to inner. Without the attribute (traces
-// before format 2.1) a run ends one gap, which holds its inner ones.
-func (pr *profRank) gapBefore(e *traceformat.Event) (g, inner, n int64) {
-	g = -1
+// gapTo adds the gap in local ns between the rank's previous call and e,
+// charged to interval a, and makes e the previous call (skipGap for a
+// call that is not charged). The gap is taken on the rank's own clock: the
+// clock condition's corrections concern times compared across ranks, and
+// backward amortization would stretch a gap that the rank's clock
+// measured. It runs when the call is charged, not when its replay begins:
+// a rank's calls are charged in the order they begin (a call stopped on the
+// worker's stack is charged before the next one begins); charge does the
+// common case itself. The first call has no gap before it. A folded run
+// whose trace gives its inner gaps (traceformat.AttrInnerGaps: a run of
+// calls − 1 gaps between its calls, summing to inner) ends calls gaps, not
+// one: the gap before its first call is the recorded one minus inner
+// (which it included), and n = calls − 1 more gaps sum to inner. Without
+// the attribute (traces before format 2.1) a run ends one gap, which holds
+// its inner ones.
+func (pr *profRank) gapTo(a *acc, e *traceformat.Event) {
+	g, inner, n := int64(-1), int64(0), int64(0)
 	if pr.hasPrev {
 		g = max(0, e.Entry-pr.gapFrom)
 	}
@@ -162,10 +167,28 @@ func (pr *profRank) gapBefore(e *traceformat.Event) (g, inner, n int64) {
 			g -= inner
 		}
 	}
-	// (max with gapFrom: on a multi-threaded rank another thread's call
-	// may still be in MPI.)
+	pr.skipGap(e)
+	if g < 0 && n == 0 {
+		return
+	}
+	if a != pr.gapAcc {
+		pr.flushGaps()
+		pr.gapAcc = a
+	}
+	if g >= 0 && !pr.gaps.tryAdd(g) {
+		pr.gaps.add(g, 1)
+	}
+	if n > 0 {
+		pr.gaps.addRun(inner, n)
+	}
+}
+
+// skipGap makes e the previous call without counting the gap before it
+// (a call before the program's start or after its end, or one that
+// delimits it, an interval or a section). (max with gapFrom: on a
+// multi-threaded rank another thread's call may still be in MPI.)
+func (pr *profRank) skipGap(e *traceformat.Event) {
 	pr.gapFrom, pr.hasPrev = max(pr.gapFrom, e.Entry, e.Exit), true
-	return g, inner, n
 }
 
 // profile notes one call's duration and bytes on its call site: the per
@@ -174,10 +197,10 @@ func (pr *profRank) gapBefore(e *traceformat.Event) (g, inner, n int64) {
 // returns the minimum before the call (math.MaxInt64 for none), which
 // backward amortization restores before it applies the moved durations
 // (amortizeProfile).
-func (s *siteAcc) profile(e *traceformat.Event, dur int64) (prevMin int64) {
+func (s *siteAcc) profile(dur, calls int64, bytes uint64) (prevMin int64) {
 	d := dur
-	if e.Calls > 1 {
-		d /= int64(e.Calls)
+	if calls > 1 {
+		d /= calls
 	}
 	prevMin = math.MaxInt64
 	if s.count > 0 {
@@ -189,7 +212,7 @@ func (s *siteAcc) profile(e *traceformat.Event, dur int64) (prevMin int64) {
 	if d > s.maxCall {
 		s.maxCall = d
 	}
-	s.bytes += int64(e.SendBytes + e.RecvBytes)
+	s.bytes += int64(bytes)
 	return prevMin
 }
 
@@ -197,28 +220,6 @@ func (s *siteAcc) profile(e *traceformat.Event, dur int64) (prevMin int64) {
 // recorded bytes.
 func (rp *replayer) got(t int64, bytes uint64) {
 	rp.pr.rcvd = append(rp.pr.rcvd, rcvMsg{t, bytes})
-}
-
-// profileCall adds the gaps the current call ends (f.gap, and a folded
-// run's inner ones: gapBefore) and the messages it received (their
-// latency up to its final exit) to interval a.
-func (rp *replayer) profileCall(a *acc, f *callFigures, exit int64) {
-	if f.gap >= 0 || f.innerN > 0 {
-		pr := &rp.pr
-		if a != pr.gapAcc {
-			pr.flushGaps()
-			pr.gapAcc = a
-		}
-		if f.gap >= 0 && !pr.gaps.tryAdd(f.gap) {
-			pr.gaps.add(f.gap, 1)
-		}
-		if f.innerN > 0 {
-			pr.gaps.addRun(f.inner, f.innerN)
-		}
-	}
-	if len(rp.pr.rcvd) > 0 {
-		rp.profileRecvd(a, exit)
-	}
 }
 
 // flushGaps adds the gaps collected to their interval; at every change of
@@ -230,7 +231,11 @@ func (pr *profRank) flushGaps() {
 	pr.gaps = gapHist{c: pr.gaps.c[:0]}
 }
 
-func (rp *replayer) profileRecvd(a *acc, exit int64) {
+// profileRecvd adds the messages the current call received (rcvd: their
+// latency up to its final exit) to interval a and, when the call was kept
+// for backward amortization (the last of replayer.pend), notes them for
+// amortizeProfile; it empties rcvd.
+func (rp *replayer) profileRecvd(a *acc, exit int64, kept bool) {
 	p := a.profAcc()
 	for _, m := range rp.pr.rcvd {
 		b := sizeBinOf(m.bytes)
@@ -241,19 +246,11 @@ func (rp *replayer) profileRecvd(a *acc, exit int64) {
 		sb.n++
 		sb.bytes += int64(m.bytes)
 		sb.lat += exit - m.t
+		if kept {
+			rp.pr.pendMsgs = append(rp.pr.pendMsgs, pendMsg{ev: int32(len(rp.pend) - 1), bin: int32(b)})
+		}
 	}
-}
-
-// keptProfile completes the pending event the current call became (the
-// last of replayer.pend): its per-call extremes' state and the messages it
-// received, for amortizeProfile.
-func (rp *replayer) keptProfile(prevMin int64, calls uint32) {
-	i := len(rp.pend) - 1
-	p := &rp.pend[i]
-	p.prevMin, p.calls = prevMin, calls
-	for _, m := range rp.pr.rcvd {
-		rp.pr.pendMsgs = append(rp.pr.pendMsgs, pendMsg{ev: int32(i), bin: int32(sizeBinOf(m.bytes))})
-	}
+	rp.pr.rcvd = rp.pr.rcvd[:0]
 }
 
 // amortizeProfile redoes pending event i's profile figures for its moved
@@ -282,8 +279,15 @@ func (rp *replayer) amortizeProfile(i int, p *pendEv, s *siteAcc, ne, nx int64, 
 }
 
 // sent counts a message posted on communicator comm to world rank dst in
-// interval a.
+// interval a; first in its common case, a message on the communicator of
+// the interval's previous one, counted by destination in a slice.
 func (rp *replayer) sent(a *acc, comm uint64, dst int32, bytes uint64) {
+	if p := a.prof; p != nil && p.last != nil && p.last.id == comm && uint32(dst) < uint32(len(p.last.to)) {
+		t := &p.last.to[dst]
+		t.msgs++
+		t.bytes += int64(bytes)
+		return
+	}
 	p := a.profAcc()
 	c := p.last
 	if c == nil || c.id != comm {
@@ -306,7 +310,7 @@ func (p *profAcc) commOf(id uint64, nranks int) *commSent {
 	}
 	c := &commSent{id: id, n: nranks}
 	if nranks <= denseSentRanks {
-		c.to = make([]int64, 2*nranks)
+		c.to = make([]sentPair, nranks)
 	} else {
 		c.sp = map[int32]sentPair{}
 	}

@@ -28,8 +28,10 @@ const gapBins = 32 + 58*16
 // 16·s + ⌊g / 2^s⌋ (for g < 32, g itself; above, 16 bins per power of
 // two).
 func gapBin(g int64) int {
-	s := max(bits.Len64(uint64(g))-5, 0)
-	return s<<4 + int(uint64(g)>>s)
+	// (len(g|16) is max(len(g), 5); s&63 tells the compiler that the
+	// shift is below 64.)
+	s := bits.Len64(uint64(g)|16) - 5
+	return s<<4 + int(uint64(g)>>(s&63))
 }
 
 // gapBinRange is the smallest value of bin b and its width.
@@ -80,7 +82,7 @@ func (h *gapHist) add(g, n int64) {
 }
 
 // addRun counts n > 0 gaps of total ns whose sizes are unknown (the inner
-// gaps of a folded run: gapBefore): the sum, hence the mean, stays exact,
+// gaps of a folded run: gapTo): the sum, hence the mean, stays exact,
 // and the histogram has them all at their mean, so the median takes them
 // for n gaps of that size.
 func (h *gapHist) addRun(total, n int64) {

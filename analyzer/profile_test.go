@@ -148,6 +148,48 @@ func TestProfileViews(t *testing.T) {
 	}
 }
 
+// The gaps go to the interval of the call that ends them, whether the
+// replay adds them in its common case (a gap after the previous call's
+// exit, in a bin of the interval's histogram) or not: the first gap of an
+// interval, one into a new bin, one before a call that entered before the
+// previous one exited (0), and none before or after MPI_Pcontrol. Times in
+// ns, one rank: Init 0–1000, then MPI_Comm_rank (100 each) after gaps of
+// 500, 500 and 510, 300, Pcontrol(enter 1), 2000, 2000, −50 (entered 50
+// before the previous exit), 300, Pcontrol(leave 1), 700, Finalize.
+//
+// Interval 1: 2000, 2000, 0: 3 gaps, 4000 ns; median 2000's bin middle
+// (2015.5, [1984, 2047]). The whole program holds them too: 500, 500, 510,
+// 700 and those three, 7 gaps, 6210 ns; median 510's bin middle (503.5,
+// [496, 511], 500's bin).
+func TestProfileGapsIntervals(t *testing.T) {
+	run := tracetest.NewRun(1)
+	r := run.Rank(0)
+	r.Init(1000)
+	for _, g := range []int64{500, 500, 510} {
+		r.Compute(g).System("MPI_Comm_rank", 100)
+	}
+	r.Compute(300).Pcontrol(100, 1)
+	for _, g := range []int64{2000, 2000, -50} {
+		r.Compute(g).System("MPI_Comm_rank", 100)
+	}
+	r.Compute(300).Pcontrol(101, 1)
+	r.Compute(700).System("MPI_Comm_rank", 100).Finalize(1000)
+	rep := analyzeRun(t, run)
+	for _, w := range []struct {
+		path         []int
+		gaps         int64
+		mean, median float64
+	}{
+		{nil, 7, 6210e-9 / 7, 503.5e-9},
+		{[]int{1}, 3, 4000e-9 / 3, 2015.5e-9},
+	} {
+		p := rank(t, find(t, rep, w.path...), 0).RankProfile
+		if p.Gaps != w.gaps || !near(p.GapMean, w.mean) || !near(p.GapMedian, w.median) {
+			t.Errorf("interval %v: gaps %d, mean %.12f, median %.12f; want %d, %.12f, %.12f", w.path, p.Gaps, p.GapMean, p.GapMedian, w.gaps, w.mean, w.median)
+		}
+	}
+}
+
 // A persistent send counts a message at each start, with the bytes of its
 // MPI_Send_init; messages are counted in the sender's interval, nested
 // intervals included in the enclosing one.

@@ -486,7 +486,7 @@ func (rp *replayer) fnSlow(id uint32) *fnInfo {
 		f := rp.bigFns[id]
 		if f == nil {
 			in := classify(rp.defs.Function(id))
-			in.how = stepHow(&in)
+			in.derive()
 			f = &in
 			rp.bigFns[id] = f
 		}
@@ -498,7 +498,7 @@ func (rp *replayer) fnSlow(id uint32) *fnInfo {
 	}
 	rp.fns[id] = classify(rp.defs.Function(id))
 	rp.fns[id].ok = true
-	rp.fns[id].how = stepHow(&rp.fns[id])
+	rp.fns[id].derive()
 	return &rp.fns[id]
 }
 
@@ -595,10 +595,6 @@ type callFigures struct {
 	hasSync bool
 	// fixed: the call handed its times to other ranks (clc.go).
 	fixed bool
-	gap   int64 // local ns since the previous call's exit, −1 for none (profile.go)
-	// A folded run's inner gaps: innerN of them, inner ns in all
-	// (gapBefore).
-	inner, innerN int64
 }
 
 // event replays one call: its times on the global clock, its matching
@@ -623,7 +619,6 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	rp.events++
 	rp.evSite = e.Site
 	var f callFigures
-	f.gap, f.inner, f.innerN = rp.pr.gapBefore(e)
 	if rp.clkOffsetOnly {
 		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else {
@@ -634,6 +629,7 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	}
 	if !rp.running || (fi.op >= opInit && fi.op <= opPcontrol) {
 		if rp.prelude(e, fi, f.entry, f.exit) {
+			rp.pr.skipGap(e)
 			return
 		}
 	}
@@ -700,7 +696,7 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 		rp.pcollInit(e, fi, f.entry)
 	case opIsend, opIrecv, opSendInit, opRecvInit, opImrecv, opIsendrecv:
 		rp.create(e, fi.op, f.entry, a)
-		f.fixed = fi.op == opIsend || fi.op == opIsendrecv
+		f.fixed = fi.posts
 	case opStart:
 		var coll bool
 		f.fixed, coll = rp.start(e, f.entry, a, node)
@@ -809,6 +805,9 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	if exit > rp.last {
 		rp.last = exit
 	}
+	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
+	// its Dur is already their summed time in MPI.
+	calls := int64(e.NumCalls())
 	switch f.class {
 	case tracepb.Function_POINT_TO_POINT:
 		a.p2p += dur
@@ -819,52 +818,70 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		}
 	default:
 		a.sys += dur
-		a.sysCalls += int64(e.NumCalls())
+		a.sysCalls += calls
 	}
-	a.realSync += f.realSync
-	if f.realSync > 0 {
-		rp.lateSender(a, e.Site, f.realSync)
-		a.addCause(rp.from, f.realSync, rp.comp(entry))
-	}
-	a.overlap += f.overlap
 	s := a.site(e.Site)
 	s.used, s.fn = true, e.Func
-	// A folded run of unsuccessful polls (AttrCalls) is that many calls;
-	// its Dur is already their summed time in MPI.
-	prevMin := s.profile(e, raw)
-	s.count += int64(e.NumCalls())
+	prevMin := s.profile(raw, calls, e.SendBytes+e.RecvBytes)
+	s.count += calls
 	s.time += dur
-	s.realSync += f.realSync
-	s.overlap += f.overlap
+	// (Most calls neither wait nor overlap: their adds of 0 are skipped.
+	// The waits of a call that waited are recorded below.)
+	if f.realSync != 0 {
+		a.realSync += f.realSync
+		s.realSync += f.realSync
+	}
+	if f.overlap != 0 {
+		a.overlap += f.overlap
+		s.overlap += f.overlap
+	}
 	if rp.obs != nil {
 		// Tested here, not only in call: the call with its six arguments
 		// and its frame cost as much as the test at every call without
 		// an observer (dtpa --json, the text report).
 		rp.obs.call(e, fi, entry, exit, f.realSync)
 	}
-	rp.profileCall(a, f, exit)
+	// The gap before the call (profile.go, gapTo), its common case written
+	// out here (too large for the compiler to inline): not a folded run
+	// with inner gaps, in the interval of the rank's previous gap (so that
+	// it has a previous call), after that call's exit, in a bin the
+	// histogram holds already.
+	pr := &rp.pr
+	if g := e.Entry - pr.gapFrom; a == pr.gapAcc && g >= 0 && e.Attr&traceformat.AttrInnerGaps == 0 && pr.gaps.tryAdd(g) {
+		pr.gapFrom = max(e.Entry, e.Exit)
+	} else {
+		pr.gapTo(a, e)
+	}
+	kept := false
 	if f.fixed || rp.repaired || rp.thr != nil {
 		// (Backward amortization moves a thread's calls, not the
 		// cover's segments: none with several threads.)
 		rp.fix(exit)
 	} else {
+		kept = true
+		var p *pendEv
 		if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {
 			// keep's common case, inlined: two calls in three are kept on
 			// the benchmark.
 			rp.pend = rp.pend[:n+1]
-			p := &rp.pend[n]
+			p = &rp.pend[n]
 			p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
 			p.syncT, p.hasSync, p.ov, p.from, p.wo = f.syncT, f.hasSync, f.overlap, rp.from.msgFrom, false
 		} else {
-			rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
+			p = rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
 		}
-		rp.keptProfile(prevMin, e.Calls)
+		// Its per-call extremes' state (profile.go, amortizeProfile).
+		p.prevMin, p.calls = prevMin, e.Calls
 	}
-	rp.pr.rcvd = rp.pr.rcvd[:0]
+	if len(rp.pr.rcvd) > 0 {
+		rp.profileRecvd(a, exit, kept)
+	}
 	if f.realSync > 0 {
+		rp.lateSender(a, e.Site, f.realSync)
+		a.addCause(rp.from, f.realSync, rp.comp(entry))
 		rp.noteLateSender(a, e.Site, f)
 	}
-	rp.spanAfter(fi.op, e.Site, entry, exit)
+	rp.spanAfter(fi, e.Site, entry, exit)
 }
 
 // prelude handles what comes before the program's start and after its

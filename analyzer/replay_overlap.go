@@ -5,8 +5,15 @@ type ovSeg struct{ lo, hi int64 }
 
 // maxOvSegs bounds the segments overlapCover remembers; the oldest is
 // merged into ovFloor, so that time between it and the floor is never
-// counted again (Overlap may then be a little low, never too high).
+// counted again (Overlap may then be a little low, never too high). A
+// power of two: the ring's slots are taken with a mask.
 const maxOvSegs = 8
+
+// ovMask takes a slot of the ring (ovSegs.at).
+const ovMask = maxOvSegs - 1
+
+// (A compile-time check that maxOvSegs is a power of two.)
+var _ [0]struct{} = [maxOvSegs & ovMask]struct{}{}
 
 // ovSegs are the counted segments in time order, in a ring (a loop of
 // nonblocking calls adds one per wait: no copying).
@@ -15,7 +22,7 @@ type ovSegs struct {
 	head, n int
 }
 
-func (o *ovSegs) at(i int) *ovSeg { return &o.s[(o.head+i)%maxOvSegs] }
+func (o *ovSegs) at(i int) *ovSeg { return &o.s[(o.head+i)&ovMask] }
 
 // overlapCover is the Overlap of a Wait/Test call entered at entry in
 // interval node completing requests with the given terms: the time of the
@@ -38,7 +45,7 @@ func (rp *replayer) overlapCover(node *rnode, entry int64, terms []ovTerm) int64
 		// After everything counted so far: the common case.
 		if o.n == maxOvSegs {
 			rp.ovFloor = o.s[o.head].hi
-			o.head = (o.head + 1) % maxOvSegs
+			o.head = (o.head + 1) & ovMask
 			o.n--
 		}
 		*o.at(o.n) = ovSeg{lo, entry}

@@ -796,7 +796,7 @@ func (r *resReader) acc(size int) *acc {
 		m := r.count("destinations")
 		c := &commSent{id: id, n: size}
 		if size <= denseSentRanks && 8*m >= size {
-			c.to = make([]int64, 2*size)
+			c.to = make([]sentPair, size)
 		} else {
 			c.sp = map[int32]sentPair{}
 		}

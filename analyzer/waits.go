@@ -249,26 +249,44 @@ type woRing struct {
 // Real Sync).
 func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures) {
 	w := &rp.wo
-	r := &w.recs[w.next]
 	s := f.syncT
 	if !f.hasSync {
 		s = f.entry + f.realSync
 	}
 	pm := s
 	if w.n > 0 {
-		pm = max(pm, w.recs[(w.next-1+maxWrongOrder)%maxWrongOrder].pm)
+		pm = max(pm, w.recs[w.prev(w.next)].pm)
 	}
-	*r = woRec{a: a, site: site, from: rp.from.msgFrom, s: s, pm: pm, ns: f.realSync, idx: -1, gen: rp.pendGen}
+	// (Field by field: a composite literal is built on the stack and
+	// copied.)
+	r := &w.recs[w.next]
+	r.a, r.site, r.from, r.s, r.pm, r.ns, r.idx, r.gen = a, site, rp.from.msgFrom, s, pm, f.realSync, -1, rp.pendGen
 	if !f.fixed && !rp.repaired && len(rp.pend) > 0 {
 		r.idx = len(rp.pend) - 1
 	}
-	w.next = (w.next + 1) % maxWrongOrder
+	w.next = w.succ(w.next)
 	if w.n < maxWrongOrder {
 		w.n++
 	}
 	if w.n == 1 || s > w.max {
 		w.max = s
 	}
+}
+
+// succ and prev are the slots after and before slot i of the ring (a
+// compare instead of a division by its size).
+func (w *woRing) succ(i int) int {
+	if i++; i == maxWrongOrder {
+		return 0
+	}
+	return i
+}
+
+func (w *woRing) prev(i int) int {
+	if i == 0 {
+		return maxWrongOrder - 1
+	}
+	return i - 1
 }
 
 // firstAfter is the place (from the oldest) of the first record whose
@@ -296,7 +314,10 @@ func (w *woRing) firstAfter(t int64) (j0 int, hi int64) {
 // after t into a wrong-order wait: a message sent at t is received now.
 func (rp *replayer) wrongOrder(t int64) {
 	w := &rp.wo
-	start := (w.next - w.n + maxWrongOrder) % maxWrongOrder
+	start := w.next - w.n
+	if start < 0 {
+		start += maxWrongOrder
+	}
 	// The records before the first whose bound pm exceeds t were all sent
 	// at or before t: they stay as they are.
 	j0, hi := w.firstAfter(t)
@@ -305,16 +326,21 @@ func (rp *replayer) wrongOrder(t int64) {
 	// already read. (A copy through a buffer of the whole window zeroed
 	// and copied several kilobytes per call: 15 % of the replay of a
 	// halo exchange, whose Waitall calls get messages out of send order.)
-	kept := j0
-	for j := j0; j < w.n; j++ {
-		r := &w.recs[(start+j)%maxWrongOrder]
+	// i is the slot of record j, k the slot of the next one kept.
+	i := start + j0
+	if i >= maxWrongOrder {
+		i -= maxWrongOrder
+	}
+	kept, k := j0, i
+	for j := j0; j < w.n; j, i = j+1, w.succ(i) {
+		r := &w.recs[i]
 		if r.s <= t {
 			hi = max(hi, r.s)
 			r.pm = hi
-			if kept != j {
-				w.recs[(start+kept)%maxWrongOrder] = *r
+			if k != i {
+				w.recs[k] = *r
 			}
-			kept++
+			kept, k = kept+1, w.succ(k)
 			continue
 		}
 		ns := r.ns
@@ -328,7 +354,7 @@ func (rp *replayer) wrongOrder(t int64) {
 			r.a.addWait(waitKey{kind: wkWrongOrder, site: r.site, late: r.from}, ns, 1)
 		}
 	}
-	w.n, w.next, w.max = kept, (start+kept)%maxWrongOrder, hi
+	w.n, w.next, w.max = kept, k, hi
 }
 
 // amortized refreshes the Real Sync of the remembered waits that the
