@@ -252,6 +252,36 @@ func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
 	return t, ok
 }
 
+// receivedArrived is received for a receive with a ticket whose message
+// has arrived and stands for the ticket (doneRecv.arrived): the common
+// case of a Wait/Test call, without received's and take's calls. The
+// request's ticket is its message then (nothing revoked or withdrawn).
+func (rp *replayer) receivedArrived(p *request) (t int64, ok bool) {
+	f := p.q
+	var site sendSite
+	var bytes uint64
+	var li lateInfo
+	t, site, bytes, li, ok = f.take(p.ticket)
+	if li.exit != 0 || f.full.Load() {
+		// (A late receiver's late call is the one that posted the
+		// receive.)
+		rp.x.taken(f, t, li, ok, p.src, rp.rank, p.start, p.site)
+	}
+	rp.from = sentBy(p.src, site)
+	if !ok {
+		rp.obs.recv(p.src, t, ok)
+		rp.unmatchedRecvs++
+		return t, false
+	}
+	if rp.wo.n > 0 && t < rp.wo.max {
+		rp.wrongOrder(t)
+	}
+	rp.obs.recv(p.src, t, ok)
+	rp.got(t, bytes)
+	rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: t})
+	return t, true
+}
+
 // issendSerial numbers a synchronous nonblocking send (or start of a
 // persistent one) rq, for the charge a late receiver may make to the call
 // that completes it (exchange.issendPosted, issendWaited).

@@ -238,8 +238,10 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 	c := &rp.cpl
 	onStack := rp.rs.onStack
 	switch {
+	case c.nd == 1 && c.first.arrived():
+		latest, has = rp.receivedArrived(c.first.p)
 	case c.nd == 1 && c.first.p.hasTicket && c.first.src != traceformat.NoStatus:
-		// received's common case written out.
+		// received's case with a ticket written out.
 		var ok bool
 		var site sendSite
 		var bytes uint64
@@ -272,13 +274,20 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 		latest, has = c.latest, c.has
 		for j := c.j; j < len(rp.done); j++ {
 			d := &rp.done[j]
-			if onStack && !d.arrived() {
-				if q := rp.receivable(d); q != nil {
-					c.j, c.latest, c.has, c.from = j, latest, has, from
-					return 0, 0, false, q
+			var t int64
+			var ok bool
+			if d.arrived() {
+				t, ok = rp.receivedArrived(d.p)
+			} else {
+				if onStack {
+					if q := rp.receivable(d); q != nil {
+						c.j, c.latest, c.has, c.from = j, latest, has, from
+						return 0, 0, false, q
+					}
 				}
+				t, ok = rp.received(d)
 			}
-			if t, ok := rp.received(d); ok && (!has || t > latest) {
+			if ok && (!has || t > latest) {
 				latest, has, from = t, true, rp.from
 			}
 		}

@@ -137,6 +137,13 @@ func (t *reqTable) compact() {
 	if t.dead == 0 {
 		return
 	}
+	if t.dead == 1<<len(t.ids)-1 {
+		// All of them (a Wait/Test call that completed every request
+		// in flight: the common case).
+		t.ids, t.vals = t.ids[:0], t.vals[:0]
+		t.dead, t.hint = 0, 0
+		return
+	}
 	// From the first marked one (the newest request alone, after an
 	// MPI_Wait, costs no copy).
 	j := bits.TrailingZeros32(t.dead)
