@@ -18,7 +18,7 @@ func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo)
 	if !sc.keyOK {
 		return false
 	}
-	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes, rp.shapeCache(p2pCache(&rp.sendCaches, sc.key)))
+	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes, rp.shapeCache(&rp.sendCaches))
 	return true
 }
 
@@ -27,13 +27,14 @@ func p2pCache(cs *[16]fifoCache, k p2pKey) *fifoCache {
 	return &cs[(uint32(k.src)^uint32(k.dst)^uint32(k.tag)*3)&15]
 }
 
-// shapeCache is the queue cache of the current event's key when the
-// shape resolved it (shapeInfo.fc), else c (an event without a shape).
-func (rp *replayer) shapeCache(c *fifoCache) *fifoCache {
-	if rp.sc == &rp.noShape {
-		return c
+// shapeCache is the queue cache of the current event's key (sc.key) when
+// the shape resolved it (shapeInfo.fc), else its entry of cs (an event
+// without a shape; hashed only then).
+func (rp *replayer) shapeCache(cs *[16]fifoCache) *fifoCache {
+	if sc := rp.sc; sc != &rp.noShape {
+		return &sc.fc
 	}
-	return &rp.sc.fc
+	return p2pCache(cs, rp.sc.key)
 }
 
 // send is every message a send posts: to the exchange, with its entry,

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -88,7 +89,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			if sc.fi.mayBlock {
 				li = rp.issendSerial(rq)
 			}
-			c := rp.shapeCache(p2pCache(&rp.sendCaches, sc.key))
+			c := rp.shapeCache(&rp.sendCaches)
 			rp.send(a, sc.key, entry, e.Site, li, rq.bytes, c)
 			if c.f != nil && c.key == sc.key {
 				rq.q, rq.msg = c.f, c.f.sent-1
@@ -113,7 +114,14 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
-			rq.q, rq.ticket = rp.x.ticket(sc.key, rp.shapeCache(p2pCache(&rp.recvCaches, sc.key)))
+			// exchange.ticket, its queue cached by the shape.
+			c := rp.shapeCache(&rp.recvCaches)
+			f := c.f
+			if f == nil || c.key != sc.key || f.dead.Load() {
+				f = rp.x.recvQueue(rp.rs, sc.key, c)
+			}
+			rq.q, rq.ticket = f, f.tickets
+			f.tickets++
 			rq.src, rq.hasTicket = sc.key.src, true
 		}
 	}
@@ -143,9 +151,8 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	for i, id := range reqs {
 		var p *request
 		var at int
-		if at = t.hint; t.first(at, id) {
+		if at = t.pre; t.first(at, id) {
 			// reqTable.find's common case, inlined.
-			t.hint = at + 1
 			p = &t.vals[at]
 		} else {
 			p, at = t.findSlow(id)
@@ -197,8 +204,14 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		}
 		if p.persistent {
 			p.active = false
+		} else if at >= 0 && t.big == nil {
+			// reqTable.kill's common case, inlined.
+			t.dead |= 1 << at
+			if at == t.pre {
+				t.pre = bits.TrailingZeros32(^t.dead)
+			}
 		} else {
-			rp.reqs.kill(id, at)
+			t.kill(id, at)
 		}
 	}
 	if nd == 0 {
