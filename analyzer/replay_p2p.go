@@ -39,8 +39,8 @@ func (rp *replayer) shapeCache(cs *[16]fifoCache) *fifoCache {
 
 // send is every message a send posts: to the exchange, with its entry,
 // call site and late-receiver information li, and counted in interval a
-// (Send Number, the communication matrix).
-// The queue is looked up through cache c.
+// (Send Number, the communication matrix); create writes it out for
+// MPI_Isend. The queue is looked up through cache c.
 func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64, c *fifoCache) {
 	rp.x.send(k, entry, rp.callSite(site, entry), bytes, li, c)
 	a.sends++

@@ -90,7 +90,10 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 				li = rp.issendSerial(rq)
 			}
 			c := rp.shapeCache(&rp.sendCaches)
-			rp.send(a, sc.key, entry, e.Site, li, rq.bytes, c)
+			// replayer.send written out (a call passing eleven words).
+			rp.x.send(sc.key, entry, rp.callSite(e.Site, entry), rq.bytes, li, c)
+			a.sends++
+			rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
 			if c.f != nil && c.key == sc.key {
 				rq.q, rq.msg = c.f, c.f.sent-1
 			}
