@@ -88,26 +88,31 @@ type fifo struct {
 	ncanc atomic.Int32
 }
 
-// msgRing is a fifo's message storage: message m is t[m&mask]. A slot is
+// msgRing is a fifo's message storage: message m is m[m&mask]. A slot is
 // written once by the sender before the message is published and not
 // again until the receiver has taken the message and passed it (base), so
 // the receiver reads it without a lock; growing copies the messages not
 // yet passed into a new ring, and the old one stays valid for a receiver
 // still reading it.
 type msgRing struct {
-	t []int64
-	// s is, by message, its send's call site (file-local to the sender),
-	// which the receiver names as the late partner, and the computation
-	// before it (waits.go); b its recorded bytes (the message sizes,
-	// profile.go).
-	s []sendSite
-	b []uint64
+	m []msgSlot
 	// lr is, by message, what a late receiver needs (lateInfo), written
-	// with t and read with it; nil (all zero) until the key's first
+	// with m and read with it; nil (all zero) until the key's first
 	// blocking send that may wait for its receiver, so that the keys of
 	// nonblocking sends pay nothing.
 	lr   []lateInfo
 	mask uint64
+}
+
+// msgSlot is one message: its send's entry (global ns), its send's call
+// site (file-local to the sender), which the receiver names as the late
+// partner, with the computation before it (waits.go), and its recorded
+// bytes (the message sizes, profile.go). One slot (half a cache line)
+// rather than a slice per field: a push and a take index one slice.
+type msgSlot struct {
+	t int64
+	s sendSite
+	b uint64
 }
 
 // lateInfo is what a message tells its receiver about its send, so that
@@ -130,7 +135,7 @@ const issendMark = math.MinInt64
 const minRing = 4
 
 func newFifo(solo bool) *fifo {
-	r := &msgRing{t: make([]int64, minRing), s: make([]sendSite, minRing), b: make([]uint64, minRing), mask: minRing - 1}
+	r := &msgRing{m: make([]msgSlot, minRing), mask: minRing - 1}
 	f := &fifo{sring: r, solo: solo}
 	f.ring.Store(r)
 	return f
@@ -170,21 +175,19 @@ func (f *fifo) idle() bool {
 func (f *fifo) push(t int64, site sendSite, bytes uint64, li lateInfo, bound int) int {
 	n := f.sent
 	r := f.sring
-	if n-f.seen >= uint64(len(r.t)) {
+	if n-f.seen >= uint64(len(r.m)) {
 		f.seen = f.load(&f.base)
-		if n-f.seen >= uint64(len(r.t)) {
-			r = f.grow(n, 2*len(r.t), r.lr != nil)
+		if n-f.seen >= uint64(len(r.m)) {
+			r = f.grow(n, 2*len(r.m), r.lr != nil)
 		}
 	}
 	if r.lr != nil {
 		r.lr[n&r.mask] = li
 	} else if li.exit != 0 {
-		r = f.grow(n, len(r.t), true)
+		r = f.grow(n, len(r.m), true)
 		r.lr[n&r.mask] = li
 	}
-	r.t[n&r.mask] = t
-	r.s[n&r.mask] = site
-	r.b[n&r.mask] = bytes
+	r.m[n&r.mask] = msgSlot{t: t, s: site, b: bytes}
 	f.store(&f.sent, n+1)
 	if n+1-f.seen < uint64(bound) {
 		return 0
@@ -198,14 +201,12 @@ func (f *fifo) push(t int64, site sendSite, bytes uint64, li lateInfo, bound int
 // been taken since: they are copied for nothing). By the sender.
 func (f *fifo) grow(n uint64, size int, lr bool) *msgRing {
 	old := f.sring
-	r := &msgRing{t: make([]int64, size), s: make([]sendSite, size), b: make([]uint64, size), mask: uint64(size - 1)}
+	r := &msgRing{m: make([]msgSlot, size), mask: uint64(size - 1)}
 	if lr {
 		r.lr = make([]lateInfo, size)
 	}
 	for m := f.seen; m < n; m++ {
-		r.t[m&r.mask] = old.t[m&old.mask]
-		r.s[m&r.mask] = old.s[m&old.mask]
-		r.b[m&r.mask] = old.b[m&old.mask]
+		r.m[m&r.mask] = old.m[m&old.mask]
 		if old.lr != nil {
 			r.lr[m&r.mask] = old.lr[m&old.mask]
 		}
@@ -361,7 +362,8 @@ func (f *fifo) take(m uint64) (t int64, site sendSite, bytes uint64, li lateInfo
 	}
 	r := f.ring.Load()
 	// Read before base passes it: the slot is reused after.
-	t, site, bytes = r.t[m&r.mask], r.s[m&r.mask], r.b[m&r.mask]
+	sl := &r.m[m&r.mask]
+	t, site, bytes = sl.t, sl.s, sl.b
 	if r.lr != nil {
 		li = r.lr[m&r.mask]
 	}
@@ -609,6 +611,17 @@ func (x *exchange) recv(f *fifo, m uint64, src, dst int32, post int64, rsite uin
 		return 0, sendSite{}, 0, false
 	}
 	t, site, bytes, li, ok := f.take(m)
+	if li.exit != 0 || f.full.Load() {
+		x.taken(f, t, li, ok, src, dst, post, rsite)
+	}
+	return t, site, bytes, ok
+}
+
+// taken is what follows the take of a message of queue f (send entry t,
+// late-receiver information li, ok from fifo.take) by a receive of rank
+// dst posted at post from call site rsite, when li or flow control asks
+// for it: the late receiver's charge, and the release of the sender.
+func (x *exchange) taken(f *fifo, t int64, li lateInfo, ok bool, src, dst int32, post int64, rsite uint32) {
 	if li.exit != 0 && ok {
 		if li.exit == issendMark {
 			x.issendPosted(src, li.att, post, dst, rsite)
@@ -619,7 +632,6 @@ func (x *exchange) recv(f *fifo, m uint64, src, dst int32, post int64, rsite uin
 	if f.full.Load() {
 		x.release(f, src, dst)
 	}
-	return t, site, bytes, ok
 }
 
 // recvNext is ticket and recv, for a blocking receive of rank k.dst (the
@@ -642,7 +654,8 @@ func (x *exchange) peek(k p2pKey, c *fifoCache) (entry int64, site sendSite, ok 
 	}
 	// Not taken: m is at or above base, so its slot stays as written.
 	r := f.ring.Load()
-	return r.t[m&r.mask], r.s[m&r.mask], true
+	sl := &r.m[m&r.mask]
+	return sl.t, sl.s, true
 }
 
 // ready says whether await would return at once for message m of f, sent

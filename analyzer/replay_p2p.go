@@ -18,7 +18,7 @@ func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo)
 	if !sc.keyOK {
 		return false
 	}
-	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes, rp.shapeCache(p2pCache(&rp.sendCaches, sc.key)))
+	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes, rp.shapeCache(&rp.sendCaches))
 	return true
 }
 
@@ -27,19 +27,20 @@ func p2pCache(cs *[16]fifoCache, k p2pKey) *fifoCache {
 	return &cs[(uint32(k.src)^uint32(k.dst)^uint32(k.tag)*3)&15]
 }
 
-// shapeCache is the queue cache of the current event's key when the
-// shape resolved it (shapeInfo.fc), else c (an event without a shape).
-func (rp *replayer) shapeCache(c *fifoCache) *fifoCache {
-	if rp.sc == &rp.noShape {
-		return c
+// shapeCache is the queue cache of the current event's key (sc.key) when
+// the shape resolved it (shapeInfo.fc), else its entry of cs (an event
+// without a shape; hashed only then).
+func (rp *replayer) shapeCache(cs *[16]fifoCache) *fifoCache {
+	if sc := rp.sc; sc != &rp.noShape {
+		return &sc.fc
 	}
-	return &rp.sc.fc
+	return p2pCache(cs, rp.sc.key)
 }
 
 // send is every message a send posts: to the exchange, with its entry,
 // call site and late-receiver information li, and counted in interval a
-// (Send Number, the communication matrix).
-// The queue is looked up through cache c.
+// (Send Number, the communication matrix); create writes it out for
+// MPI_Isend. The queue is looked up through cache c.
 func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64, c *fifoCache) {
 	rp.x.send(k, entry, rp.callSite(site, entry), bytes, li, c)
 	a.sends++
@@ -250,6 +251,36 @@ func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
 		rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: t})
 	}
 	return t, ok
+}
+
+// receivedArrived is received for a receive with a ticket whose message
+// has arrived and stands for the ticket (doneRecv.arrived): the common
+// case of a Wait/Test call, without received's and take's calls. The
+// request's ticket is its message then (nothing revoked or withdrawn).
+func (rp *replayer) receivedArrived(p *request) (t int64, ok bool) {
+	f := p.q
+	var site sendSite
+	var bytes uint64
+	var li lateInfo
+	t, site, bytes, li, ok = f.take(p.ticket)
+	if li.exit != 0 || f.full.Load() {
+		// (A late receiver's late call is the one that posted the
+		// receive.)
+		rp.x.taken(f, t, li, ok, p.src, rp.rank, p.start, p.site)
+	}
+	rp.from = sentBy(p.src, site)
+	if !ok {
+		rp.obs.recv(p.src, t, ok)
+		rp.unmatchedRecvs++
+		return t, false
+	}
+	if rp.wo.n > 0 && t < rp.wo.max {
+		rp.wrongOrder(t)
+	}
+	rp.obs.recv(p.src, t, ok)
+	rp.got(t, bytes)
+	rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: t})
+	return t, true
 }
 
 // issendSerial numbers a synchronous nonblocking send (or start of a

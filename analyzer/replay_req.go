@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -88,8 +89,11 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			if sc.fi.mayBlock {
 				li = rp.issendSerial(rq)
 			}
-			c := rp.shapeCache(p2pCache(&rp.sendCaches, sc.key))
-			rp.send(a, sc.key, entry, e.Site, li, rq.bytes, c)
+			c := rp.shapeCache(&rp.sendCaches)
+			// replayer.send written out (a call passing eleven words).
+			rp.x.send(sc.key, entry, rp.callSite(e.Site, entry), rq.bytes, li, c)
+			a.sends++
+			rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
 			if c.f != nil && c.key == sc.key {
 				rq.q, rq.msg = c.f, c.f.sent-1
 			}
@@ -113,7 +117,14 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
-			rq.q, rq.ticket = rp.x.ticket(sc.key, rp.shapeCache(p2pCache(&rp.recvCaches, sc.key)))
+			// exchange.ticket, its queue cached by the shape.
+			c := rp.shapeCache(&rp.recvCaches)
+			f := c.f
+			if f == nil || c.key != sc.key || f.dead.Load() {
+				f = rp.x.recvQueue(rp.rs, sc.key, c)
+			}
+			rq.q, rq.ticket = f, f.tickets
+			f.tickets++
 			rq.src, rq.hasTicket = sc.key.src, true
 		}
 	}
@@ -143,9 +154,8 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 	for i, id := range reqs {
 		var p *request
 		var at int
-		if at = t.hint; t.first(at, id) {
+		if at = t.pre; t.first(at, id) {
 			// reqTable.find's common case, inlined.
-			t.hint = at + 1
 			p = &t.vals[at]
 		} else {
 			p, at = t.findSlow(id)
@@ -197,8 +207,14 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		}
 		if p.persistent {
 			p.active = false
+		} else if at >= 0 && t.big == nil {
+			// reqTable.kill's common case, inlined.
+			t.dead |= 1 << at
+			if at == t.pre {
+				t.pre = bits.TrailingZeros32(^t.dead)
+			}
 		} else {
-			rp.reqs.kill(id, at)
+			t.kill(id, at)
 		}
 	}
 	if nd == 0 {
@@ -238,8 +254,10 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 	c := &rp.cpl
 	onStack := rp.rs.onStack
 	switch {
+	case c.nd == 1 && c.first.arrived():
+		latest, has = rp.receivedArrived(c.first.p)
 	case c.nd == 1 && c.first.p.hasTicket && c.first.src != traceformat.NoStatus:
-		// received's common case written out.
+		// received's case with a ticket written out.
 		var ok bool
 		var site sendSite
 		var bytes uint64
@@ -272,13 +290,20 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 		latest, has = c.latest, c.has
 		for j := c.j; j < len(rp.done); j++ {
 			d := &rp.done[j]
-			if onStack && !d.arrived() {
-				if q := rp.receivable(d); q != nil {
-					c.j, c.latest, c.has, c.from = j, latest, has, from
-					return 0, 0, false, q
+			var t int64
+			var ok bool
+			if d.arrived() {
+				t, ok = rp.receivedArrived(d.p)
+			} else {
+				if onStack {
+					if q := rp.receivable(d); q != nil {
+						c.j, c.latest, c.has, c.from = j, latest, has, from
+						return 0, 0, false, q
+					}
 				}
+				t, ok = rp.received(d)
 			}
-			if t, ok := rp.received(d); ok && (!has || t > latest) {
+			if ok && (!has || t > latest) {
 				latest, has, from = t, true, rp.from
 			}
 		}

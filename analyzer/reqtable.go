@@ -20,12 +20,12 @@ type reqTable struct {
 	// completions come oldest first, and removing each at once would
 	// shift the rest of the table every time.
 	dead uint32
-	// hint is where find looks first: the index after the request it
-	// found last. A Wait/Test call mostly completes the table in the
-	// order its requests were made, and a request whose older ones are
-	// all marked dead is the oldest live one of its id (ids repeat:
-	// Open MPI's shared handles).
-	hint int
+	// pre is the number of requests at the start of the small table that
+	// are marked dead: where find looks first. A Wait/Test call mostly
+	// completes the table in the order its requests were made, and a
+	// request whose older ones are all marked dead is the oldest live
+	// one of its id (ids repeat: Open MPI's shared handles).
+	pre int
 }
 
 const smallReqs = 32
@@ -92,19 +92,19 @@ func (t *reqTable) addSlow(id uint64) *request {
 // find is get that also returns where the request is, for kill: its index
 // in the small table, -1 in the map.
 func (t *reqTable) find(id uint64) (*request, int) {
-	if i := t.hint; t.first(i, id) {
+	if i := t.pre; t.first(i, id) {
 		// (complete inlines this case: find is not inlined, with the
 		// call below.)
-		t.hint = i + 1
 		return &t.vals[i], i
 	}
 	return t.findSlow(id)
 }
 
-// first says whether the small table's request i has the given id and is
-// the oldest one live: every request before it is dead.
+// first says whether the small table's request i, which is pre (every
+// request before it is dead), has the given id: it is then the oldest
+// one live.
 func (t *reqTable) first(i int, id uint64) bool {
-	return uint(i) < uint(len(t.ids)) && t.ids[i] == id && t.dead&(2<<i-1) == 1<<i-1
+	return uint(i) < uint(len(t.ids)) && t.ids[i] == id
 }
 
 func (t *reqTable) findSlow(id uint64) (*request, int) {
@@ -113,7 +113,6 @@ func (t *reqTable) findSlow(id uint64) (*request, int) {
 	}
 	for i, x := range t.ids {
 		if x == id && t.dead&(1<<i) == 0 {
-			t.hint = i + 1
 			return &t.vals[i], i
 		}
 	}
@@ -126,6 +125,9 @@ func (t *reqTable) findSlow(id uint64) (*request, int) {
 func (t *reqTable) kill(id uint64, i int) {
 	if t.big == nil && i >= 0 {
 		t.dead |= 1 << i
+		if i == t.pre {
+			t.pre = bits.TrailingZeros32(^t.dead)
+		}
 		return
 	}
 	t.del(id)
@@ -135,6 +137,13 @@ func (t *reqTable) kill(id uint64, i int) {
 // creation order.
 func (t *reqTable) compact() {
 	if t.dead == 0 {
+		return
+	}
+	if t.dead == 1<<len(t.ids)-1 {
+		// All of them (a Wait/Test call that completed every request
+		// in flight: the common case).
+		t.ids, t.vals = t.ids[:0], t.vals[:0]
+		t.dead, t.pre = 0, 0
 		return
 	}
 	// From the first marked one (the newest request alone, after an
@@ -148,7 +157,7 @@ func (t *reqTable) compact() {
 		j++
 	}
 	t.ids, t.vals = t.ids[:j], t.vals[:j]
-	t.dead, t.hint = 0, 0
+	t.dead, t.pre = 0, 0
 }
 
 // del removes the oldest live request with the given id.
@@ -173,7 +182,6 @@ func (t *reqTable) del(id uint64) {
 			copy(t.ids[i:], t.ids[i+1:])
 			copy(t.vals[i:], t.vals[i+1:])
 			t.ids, t.vals = t.ids[:len(t.ids)-1], t.vals[:len(t.vals)-1]
-			t.hint = 0
 			return
 		}
 	}

@@ -42,7 +42,7 @@ func (x *exchange) unreceivedMsgs() []unreceived {
 			r := f.ring.Load()
 			u := by[p2pKey{src: k.src, dst: k.dst, tag: k.tag}]
 			if u == nil {
-				u = &unreceived{src: k.src, dst: k.dst, tag: k.tag, site: r.s[m&r.mask].site}
+				u = &unreceived{src: k.src, dst: k.dst, tag: k.tag, site: r.m[m&r.mask].s.site}
 				by[p2pKey{src: k.src, dst: k.dst, tag: k.tag}] = u
 			}
 			u.n += n
