@@ -253,8 +253,13 @@ func canWrite(dir string) bool {
 }
 
 // recoverSpills appends to their traces the records of ranks that died
-// without writing them (their spill files remain).
+// without writing them (their spill files remain), and removes the spill
+// files of ranks that died inside MPI_Init, which recorded nothing.
 func recoverSpills(dir string, w io.Writer) {
+	for _, f := range records.RemoveAbandoned(dir) {
+		fmt.Fprintf(w, "dtrun: %s: the process died inside MPI_Init, before its trace began: it recorded nothing\n",
+			strings.TrimSuffix(filepath.Base(f), records.SpillNew))
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
 	for _, f := range files {
 		n, err := records.Recover(f)
