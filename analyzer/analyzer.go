@@ -370,7 +370,7 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 			if isVersionError(e) {
 				return nil, e
 			}
-			warn(fmt.Sprintf("%s cannot be read and is left out: %v.", paths[i], e))
+			warn(leftOut(paths[i], rankOf(paths[i], opts.App), e))
 			continue
 		}
 		files = append(files, scanned[i])

@@ -187,6 +187,17 @@ func rankOf(p, app string) int {
 	return n
 }
 
+// leftOut is the warning for the trace at path (rank's) that cannot be
+// read: err says why. An empty trace is that of a process that ended
+// inside MPI_Init, after the tracer created the file and before it wrote
+// the header (traceformat.ErrEmpty).
+func leftOut(path string, rank int, err error) string {
+	if errors.Is(err, traceformat.ErrEmpty) {
+		return fmt.Sprintf("%s is empty and is left out: rank %d ended inside MPI_Init, before its trace began (it was killed there).", path, rank)
+	}
+	return fmt.Sprintf("%s cannot be read and is left out: %v.", path, err)
+}
+
 // scan is the first pass over one file: its header, clock-sync samples,
 // footer and damage. The tracer writes clock syncs at both ends of the
 // file, so the reader seeks over the event batches (SkipEvents) rather than
@@ -294,9 +305,10 @@ type TraceSet struct {
 
 // StoppedRank is a rank whose trace lacks the end of the run.
 type StoppedRank struct {
-	Rank int
-	Why  string
-	Cut  bool // the trace has no footer: the process died
+	Rank  int
+	Why   string
+	Cut   bool // the trace has no footer: the process died
+	Empty bool // the trace is empty: the process died inside MPI_Init
 }
 
 // RunTraces lists, by task, the traces in dir last written at or after
@@ -330,6 +342,8 @@ func RunTraces(dir string, since time.Time) []TraceSet {
 		rank := rankOf(path, task)
 		rf, err := scan(path, readBuffer(len(ents)))
 		switch {
+		case errors.Is(err, traceformat.ErrEmpty):
+			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: fmt.Sprintf("ended inside MPI_Init, before its trace began: %s is empty", e.Name()), Empty: true})
 		case err != nil:
 			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: fmt.Sprintf("the trace cannot be read: %v", err)})
 		case rf.err != nil:

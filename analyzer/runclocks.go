@@ -43,7 +43,7 @@ func FindRun(dir, app string) (*RunClocks, error) {
 			if isVersionError(err) {
 				return nil, err
 			}
-			rt.Warnings = append(rt.Warnings, fmt.Sprintf("%s cannot be read and is left out: %v.", p, err))
+			rt.Warnings = append(rt.Warnings, leftOut(p, rankOf(p, app), err))
 			continue
 		}
 		files = append(files, f)

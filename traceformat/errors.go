@@ -14,6 +14,11 @@ var (
 	ErrCorrupt = errors.New("trace likely corrupt")
 	// ErrNotTrace: the file does not start with the trace magic.
 	ErrNotTrace = errors.New("not a dtpa trace file")
+	// ErrEmpty: the file is empty, a truncation (errors.Is(err,
+	// ErrTruncated) holds too) at its very start: the tracer creates the
+	// file inside MPI_Init and writes its first bytes, the header, at the
+	// end of MPI_Init, so its process ended inside MPI_Init.
+	ErrEmpty = fmt.Errorf("%w: the process ended inside MPI_Init, before its trace began", ErrTruncated)
 )
 
 // CorruptError reports damage in a trace file: where it is and what was
@@ -23,7 +28,7 @@ type CorruptError struct {
 	Rank   int    // world rank from the header, -1 when unknown
 	Offset int64  // byte offset of the damaged frame (or of the end of file)
 	Reason string // what was found
-	Err    error  // ErrTruncated, ErrCorrupt or ErrNotTrace, possibly wrapping more
+	Err    error  // ErrTruncated (or ErrEmpty), ErrCorrupt or ErrNotTrace, possibly wrapping more
 }
 
 func (e *CorruptError) Error() string {

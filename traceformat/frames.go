@@ -58,6 +58,8 @@ func NewFrameScanner(r io.Reader, name string) (*FrameScanner, error) {
 	n, err := io.ReadFull(s.r, pre[:])
 	s.off = int64(n)
 	switch {
+	case n == 0 && err == io.EOF:
+		return nil, s.corrupt(0, ErrEmpty, "empty file")
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		return nil, s.corrupt(int64(n), ErrTruncated, "file ends inside the preamble")
 	case err != nil:

@@ -140,7 +140,7 @@ func NewReader(r io.Reader, opts ...ReaderOptions) (*Reader, error) {
 	tr.off = int64(n)
 	switch {
 	case n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF):
-		return nil, tr.corrupt(0, ErrTruncated, "empty file")
+		return nil, tr.corrupt(0, ErrEmpty, "empty file")
 	case err == io.ErrUnexpectedEOF:
 		if !isPrefix(pre[:min(n, len(Magic))], Magic[:]) {
 			return nil, tr.corrupt(0, ErrNotTrace, "bad magic number")

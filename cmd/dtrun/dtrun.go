@@ -65,7 +65,9 @@ A rank killed without warning leaves the records it had not written in its
 node's spill directory (/dev/shm/dtpa-…, named by dtrun; the ranks of
 other nodes make it there): dtrun adds those of its own node to the traces.
 On another node, run there: dtrun --recover /dev/shm/dtpa-… (dtrun prints
-the directory when a trace lacks its end).
+the directory when a trace lacks its end); it also removes the spill file
+of a rank killed inside MPI_Init, which recorded nothing (its trace is
+empty).
 
 Tracer parameters come from ./tracer.par (write one with dtpar) or from the
 environment (UserStackSize, MaxTraceSize, TraceBufSize).
@@ -253,8 +255,13 @@ func canWrite(dir string) bool {
 }
 
 // recoverSpills appends to their traces the records of ranks that died
-// without writing them (their spill files remain).
+// without writing them (their spill files remain), and removes the spill
+// files of ranks that died inside MPI_Init, which recorded nothing.
 func recoverSpills(dir string, w io.Writer) {
+	for _, f := range records.RemoveAbandoned(dir) {
+		fmt.Fprintf(w, "dtrun: %s: the process died inside MPI_Init, before its trace began: it recorded nothing\n",
+			strings.TrimSuffix(filepath.Base(f), records.SpillNew))
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
 	for _, f := range files {
 		n, err := records.Recover(f)

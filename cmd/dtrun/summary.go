@@ -56,6 +56,10 @@ func summarize(w io.Writer, dir string, start time.Time, spill string) {
 			s.Files, plural(s.Files, "trace"), s.Task, absDir(dir), size(s.Bytes), dtpaArg(dir, s.Task))
 		cut := false
 		for _, st := range s.Stopped {
+			if st.Empty {
+				fmt.Fprintf(w, "dtrun: warning: rank %d %s; dtpa leaves it out\n", st.Rank, st.Why)
+				continue
+			}
 			fmt.Fprintf(w, "dtrun: warning: rank %d: %s; its trace lacks the rest of the run\n", st.Rank, st.Why)
 			cut = cut || st.Cut
 		}

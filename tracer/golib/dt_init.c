@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <signal.h>
 
 extern const char *const dt_fnames[];
 extern const int dt_nfuncs;
@@ -88,6 +89,21 @@ static void dt_atexit(void) {
 	dtgo_exit();
 }
 
+// test_stop_in_init serves DT_TEST_INIT_STOP=rank:path (tests): that rank
+// writes its pid to path and stops itself (SIGSTOP) inside MPI_Init, after
+// the trace and its spill file are created and before the header, for the
+// test to kill it there, as a rank killed inside MPI_Init's collective.
+static void test_stop_in_init(void) {
+	const char *v = getenv("DT_TEST_INIT_STOP");
+	const char *colon = v ? strchr(v, ':') : NULL;
+	if (!colon || atoi(v) != dt_rank_world) return;
+	FILE *f = fopen(colon + 1, "w");
+	if (!f) return;
+	fprintf(f, "%d\n", (int)getpid());
+	fclose(f);
+	raise(SIGSTOP);
+}
+
 // dt_start also serves the Fortran MPI_Init wrappers (dt_fortran.c).
 void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	if (dt_state != DT_ST_OFF) return;
@@ -147,6 +163,7 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	unsigned char runid[16];
 	dt_clock_groups(runid);
 	dt_sync_ready = 1;
+	if (ok) test_stop_in_init();
 	if (!ok) {
 		// Could not open the trace: the program runs untraced, but this rank
 		// still takes its part in the clock synchronization, which the

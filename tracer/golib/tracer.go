@@ -175,6 +175,7 @@ func newTracer(in initInfo) (*tracer, error) {
 	w, err := traceformat.NewWriterAhead(records.VecFile{File: f}, opts)
 	if err != nil {
 		f.Close()
+		os.Remove(name) // an empty trace is that of a process killed inside MPI_Init (traceformat.ErrEmpty)
 		return nil, err
 	}
 	abs, err := filepath.Abs(name)
@@ -202,6 +203,10 @@ func newTracer(in initInfo) (*tracer, error) {
 	t.prefix = records.Prefix{Conv: in.conv, Limit: t.limit, MaxMB: p.MaxTraceSize}
 	if err := t.reserve(0); err != nil {
 		f.Close()
+		os.Remove(name)
+		if t.spill != "" {
+			os.Remove(t.spill) // its mapping stays, unused: the rank runs untraced
+		}
 		return nil, err
 	}
 	// The function table, once: ids are the generated wrapper indexes.
@@ -231,9 +236,10 @@ func newTracer(in initInfo) (*tracer, error) {
 	return t, nil
 }
 
-// spillNew marks a spill file whose trace has no header yet, which dtrun
-// leaves alone (it recovers *.spill): a process killed inside MPI_Init has
-// recorded nothing.
+// spillNew marks a spill file whose trace has no header yet
+// (records.SpillNew), which dtrun does not recover (it recovers *.spill): a
+// process killed inside MPI_Init has recorded nothing. Once that process
+// is gone, records.RemoveAbandoned removes the file.
 const spillNew = ".new"
 
 // start writes the header with the run id, then the definitions encoded
@@ -576,7 +582,10 @@ func (t *tracer) do(j job) bool {
 		t.finishFile()
 		if t.spill != "" {
 			os.Remove(t.spill)
-			os.Remove(filepath.Dir(t.spill)) // the node's last rank: see createSpill
+			// The node's last rank removes the directory (see createSpill),
+			// unless a rank killed inside MPI_Init left its file there.
+			records.RemoveAbandoned(filepath.Dir(t.spill))
+			os.Remove(filepath.Dir(t.spill))
 		}
 		if t.deferred && (j.fin == tracepb.Footer_FINALIZE || j.fin == tracepb.Footer_EXIT) && compactAtEnd() {
 			t.mu.Lock()

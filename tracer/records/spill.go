@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"syscall"
 
@@ -43,11 +44,15 @@ type SpillInfo struct {
 // file descriptor (kept open: the tracer allocates each slot in the file
 // with fallocate before its first use, because a page of a shared mapping
 // that the file system cannot back would kill the program with SIGBUS).
+// The descriptor holds an exclusive lock on the file (flock) while the
+// process lives, by which RemoveAbandoned tells a spill file whose process
+// is gone.
 func CreateSpill(path string, info SpillInfo) ([]byte, int, error) {
 	fd, err := syscall.Open(path, syscall.O_CREAT|syscall.O_TRUNC|syscall.O_RDWR|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return nil, -1, err
 	}
+	syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) // best effort: without it, the file is never taken for abandoned
 	size := int64(SpillHeaderSize) + int64(info.Slots)*int64(SlotHeader+info.Chunk)
 	fail := func(err error) ([]byte, int, error) {
 		syscall.Close(fd)
@@ -72,6 +77,37 @@ func CreateSpill(path string, info SpillInfo) ([]byte, int, error) {
 	binary.LittleEndian.PutUint32(mem[8:], uint32(len(hdr)))
 	copy(mem[12:], hdr)
 	return mem, fd, nil
+}
+
+// SpillNew is the suffix of a spill file whose trace has no header yet: the
+// tracer renames it to <app>.<rank>.spill once the header is written, at
+// the end of MPI_Init. Its process has recorded nothing.
+const SpillNew = ".spill.new"
+
+// RemoveAbandoned removes the spill files in dir that were never renamed
+// from SpillNew (their processes ended inside MPI_Init) and whose
+// processes are gone: nobody holds their lock (CreateSpill). Such a file
+// has nothing to recover, and would keep the node's spill directory from
+// being removed. It returns the paths removed, for the caller to report.
+//
+// A file being created has no lock for the moment between its creation
+// and the lock; every rank of a job creates its file before MPI_Init's
+// collective, and the removal is done by a rank that has finished (or by
+// dtrun after the job), so none is being created then.
+func RemoveAbandoned(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*"+SpillNew))
+	var out []string
+	for _, f := range files {
+		fd, err := syscall.Open(f, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) == nil && os.Remove(f) == nil {
+			out = append(out, f)
+		}
+		syscall.Close(fd)
+	}
+	return out
 }
 
 type slot struct {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -157,5 +158,39 @@ func readRecovered(t *testing.T, path string) ([]traceformat.Event, *traceformat
 			t.Fatal(err)
 		}
 		events = append(events, e)
+	}
+}
+
+// TestRemoveAbandoned: a spill file never renamed from SpillNew is removed
+// once no process holds it (its creator's descriptor and mapping are gone,
+// as when the process dies), and kept while one does; renamed spill files are left
+// to Recover.
+func TestRemoveAbandoned(t *testing.T) {
+	dir := t.TempDir()
+	info := SpillInfo{Trace: filepath.Join(dir, "app.1.trc"), Rank: 1, Slots: 2, Chunk: 4096}
+	newPath := filepath.Join(dir, "app.1"+SpillNew)
+	mem, fd, err := CreateSpill(newPath, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem2, fd2, err := CreateSpill(filepath.Join(dir, "app.2.spill"), info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syscall.Munmap(mem2)
+	syscall.Close(fd2)
+	if got := RemoveAbandoned(dir); len(got) != 0 {
+		t.Fatalf("removed %v while its process holds it", got)
+	}
+	syscall.Munmap(mem) // the lock lives as long as the mapping too
+	syscall.Close(fd)
+	if got := RemoveAbandoned(dir); len(got) != 1 || got[0] != newPath {
+		t.Fatalf("removed %v, want [%s]", got, newPath)
+	}
+	if _, err := os.Stat(newPath); !os.IsNotExist(err) {
+		t.Errorf("%s still there: %v", newPath, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "app.2.spill")); err != nil {
+		t.Errorf("app.2.spill: %v; a renamed spill file is Recover's", err)
 	}
 }
