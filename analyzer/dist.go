@@ -372,7 +372,8 @@ func appendKey(b []byte, k collKey) []byte {
 	b = auv(b, k.comm)
 	b = av(b, int64(k.group))
 	b = auv(b, k.seq)
-	return av(b, int64(k.split))
+	b = av(b, int64(k.split))
+	return auv(b, uint64(k.n))
 }
 
 // peersOf lists the other processes replaying members of in.
@@ -421,7 +422,7 @@ func (d *distX) entered(in *collInst, wire collKey, shape tracepb.Function_Colle
 			// (resynchronizing, as here) when its entry arrives.
 			told[p] = true
 			b := d.record(p, drMembers)
-			b = appendKey(b, collKey{comm: mk.comm, group: mk.group, split: mk.split})
+			b = appendKey(b, collKey{comm: mk.comm, group: mk.group, split: mk.split, n: int64(mk.n)})
 			b = auv(b, uint64(len(in.members)))
 			for _, m := range in.members {
 				b = av(b, int64(m))
@@ -861,7 +862,7 @@ func (d *distX) record1(rd *drd) {
 			x.issendPosted(src, serial, post, dst, rsite)
 		}
 	case drEnter, drExit:
-		r := collRec{key: collKey{comm: rd.uv(), group: int32(rd.v()), seq: rd.uv(), split: int32(rd.v())}, idx: int(rd.v())}
+		r := collRec{key: collKey{comm: rd.uv(), group: int32(rd.v()), seq: rd.uv(), split: int32(rd.v()), n: int64(rd.uv())}, idx: int(rd.v())}
 		enter := kind == drEnter
 		if enter {
 			r.rank, r.t = int32(rd.v()), rd.v()
@@ -884,7 +885,7 @@ func (d *distX) record1(rd *drd) {
 			d.exitRemote(&r)
 		}
 	case drMembers:
-		k := collKey{comm: rd.uv(), group: int32(rd.v()), seq: rd.uv(), split: int32(rd.v())}
+		k := collKey{comm: rd.uv(), group: int32(rd.v()), seq: rd.uv(), split: int32(rd.v()), n: int64(rd.uv())}
 		n := rd.uv()
 		if rd.err == nil && n > uint64(len(x.ranks)) {
 			rd.err = fmt.Errorf("%d members", n)

@@ -133,6 +133,7 @@ func (w *resWriter) tlRank(o *tlRank) {
 		w.u(c.key.seq)
 		w.i(int64(c.key.group))
 		w.i(int64(c.key.split))
+		w.u(uint64(c.key.n))
 	}
 	w.u(uint64(len(o.spans)))
 	for _, s := range o.spans {
@@ -247,6 +248,7 @@ func (r *resReader) tlRank(size, budget int, spans map[string]*rnode) *tlRank {
 		c := tlColl{box: int32(r.below(uint64(len(o.boxes)), "call"))}
 		c.key.comm, c.key.seq = r.u(), r.u()
 		c.key.group, c.key.split = r.i32("group"), r.i32("split")
+		c.key.n = int64(r.u())
 		o.colls = append(o.colls, c)
 	}
 	n = r.count("interval executions")

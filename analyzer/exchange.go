@@ -225,6 +225,12 @@ type collKey struct {
 	// member; 0 otherwise. Each member depends on the other group's
 	// entries only (collWaitLocked, maybeComplete).
 	split int32
+	// n: the number of members. Traces that define one communicator id
+	// with different members (mixed or damaged runs; the tracer's ids
+	// hash the members) then make instances of their own, whatever the
+	// order the ranks are replayed in, instead of meeting in one whose
+	// members are those of the rank that came first.
+	n int64
 }
 
 // collInst is one collective instance while its participants replay it.

@@ -121,6 +121,12 @@ func (rp *replayer) icollSlot(r icollRef) uint64 {
 // part); any other call's instance is both groups, the one with the lower
 // first world rank first.
 func (rp *replayer) collPlace(c *commInfo, root int32) (key collKey, members []int32, idx int, r int32, joins bool) {
+	key, members, idx, r, joins = rp.collPlaceIn(c, root)
+	key.n = int64(len(members))
+	return
+}
+
+func (rp *replayer) collPlaceIn(c *commInfo, root int32) (key collKey, members []int32, idx int, r int32, joins bool) {
 	if c.collSeq == nil {
 		// Shared by every local index naming the communicator.
 		sk := collSeqKey{id: c.id, group: c.group}

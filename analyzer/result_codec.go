@@ -115,6 +115,7 @@ func (r *replayResult) marshal() ([]byte, error) {
 		w.i(int64(d.key.group))
 		w.u(d.key.seq)
 		w.i(int64(d.key.split))
+		w.u(uint64(d.key.n))
 		w.str(d.text)
 	}
 	w.i(int64(p.unmatched.more))
@@ -517,7 +518,7 @@ func (r *resReader) result() *replayResult {
 	}
 	n = r.count("unmatched collectives")
 	for range n {
-		k := collKey{comm: r.u(), group: r.i32("group"), seq: r.u(), split: r.i32("split")}
+		k := collKey{comm: r.u(), group: r.i32("group"), seq: r.u(), split: r.i32("split"), n: int64(r.u())}
 		p.unmatched.described = append(p.unmatched.described, collWarning{key: k, text: r.str("warning")})
 	}
 	p.unmatched.more = r.int("unmatched collectives")

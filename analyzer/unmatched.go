@@ -93,16 +93,18 @@ func (u *unmatchedColls) note(in *collInst, size int) {
 		// resync.go: their calls matched the next instances.
 		why = "the members' calls disagree on the function or the root here: their traces lack this call, their later calls matched the next instances"
 	case in.mismatch:
-		why = "the members' calls disagree on the function, the root or the communicator's size"
+		why = "the members' calls disagree on the function, the root or the communicator's members"
 	}
 	name := commName(in.key.comm, in.members, size)
 	if len(missing) == 0 {
 		// Every member's call is in: the call that disagreed came from
-		// a rank whose trace defines the communicator with another size
+		// a rank whose trace defines the communicator with other members
+		// in another order (a count of members of its own makes an
+		// instance of its own: collKey.n), or a rank entered twice
 		// (collEnterLocked). It is counted unmatched, as are the members'
 		// calls that came after it (collJoin, collStep).
 		u.add(collWarning{key: in.key, text: fmt.Sprintf(
-			"Collective %s (call %d on %s) was also met by a call that disagrees on the function, the root or the communicator's size (the traces define this communicator differently); its Potential Sync and Time Variation are counted over its members' calls.",
+			"Collective %s (call %d on %s) was also met by a call that disagrees on the function, the root or the communicator's members (the traces define this communicator differently); its Potential Sync and Time Variation are counted over its members' calls.",
 			in.fn, in.key.seq+1, name)})
 		return
 	}
