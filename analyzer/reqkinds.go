@@ -121,12 +121,6 @@ func (rp *replayer) icollSlot(r icollRef) uint64 {
 // part); any other call's instance is both groups, the one with the lower
 // first world rank first.
 func (rp *replayer) collPlace(c *commInfo, root int32) (key collKey, members []int32, idx int, r int32, joins bool) {
-	key, members, idx, r, joins = rp.collPlaceIn(c, root)
-	key.n = int64(len(members))
-	return
-}
-
-func (rp *replayer) collPlaceIn(c *commInfo, root int32) (key collKey, members []int32, idx int, r int32, joins bool) {
 	if c.collSeq == nil {
 		// Shared by every local index naming the communicator.
 		sk := collSeqKey{id: c.id, group: c.group}
@@ -136,17 +130,19 @@ func (rp *replayer) collPlaceIn(c *commInfo, root int32) (key collKey, members [
 			rp.collSeq[sk] = c.collSeq
 		}
 	}
-	key = collKey{comm: c.id, group: c.group, seq: *c.collSeq}
+	key = collKey{comm: c.id, group: c.group, seq: *c.collSeq, n: int64(len(c.members))}
 	*c.collSeq++
 	if !c.inter {
 		return key, c.members, c.myIdx, root, true
 	}
+	// (key.n is set below to the number of the instance's members.)
 	switch {
 	case root == traceformat.ProcNull:
 		return key, nil, -1, -1, false
 	case root == traceformat.RootInter:
 		m := make([]int32, 0, 1+len(c.remote))
 		m = append(append(m, rp.rank), c.remote...)
+		key.n = int64(len(m))
 		return key, m, 0, 0, true
 	case root >= 0:
 		if int(root) >= len(c.remote) {
@@ -154,6 +150,7 @@ func (rp *replayer) collPlaceIn(c *commInfo, root int32) (key collKey, members [
 		}
 		m := make([]int32, 0, 1+len(c.members))
 		m = append(append(m, c.remote[root]), c.members...)
+		key.n = int64(len(m))
 		return key, m, 1 + c.myIdx, 0, true
 	}
 	if c.both == nil {
@@ -166,7 +163,7 @@ func (rp *replayer) collPlaceIn(c *commInfo, root int32) (key collKey, members [
 		c.bothIdx = off + c.myIdx
 		c.bothSplit = int32(len(a))
 	}
-	key.split = c.bothSplit
+	key.split, key.n = c.bothSplit, int64(len(c.both))
 	return key, c.both, c.bothIdx, -1, true
 }
 
