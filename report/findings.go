@@ -226,11 +226,27 @@ func Position(s *SRC) (file string, line int) {
 // Sync, its Potential Sync and the rest of its time in the call; per
 // processor its Idle time and Insufficient parallelism.
 func losses(iv *Interval) []Loss {
-	var out []Loss
+	// The MaxLosses largest, kept in order as they come (a processor and
+	// call site each add three): sorting them all, tens of thousands in
+	// a large run, to keep three cost more than the rest of the findings.
+	out := make([]Loss, 0, MaxLosses+1)
 	add := func(l Loss) {
-		if l.Seconds > 0 {
-			l.Share = l.Seconds / iv.Main.TotalTime
-			out = append(out, l)
+		if l.Seconds <= 0 {
+			return
+		}
+		// After the last one it does not precede: the order of a stable
+		// sort, whose ties keep the order added.
+		i := len(out)
+		for i > 0 && lossBefore(&l, &out[i-1]) {
+			i--
+		}
+		if i >= MaxLosses {
+			return
+		}
+		l.Share = l.Seconds / iv.Main.TotalTime
+		out = slices.Insert(out, i, l)
+		if len(out) > MaxLosses {
+			out = out[:MaxLosses]
 		}
 	}
 	// The waits by waiting rank, call site and kind, summed by late rank
@@ -267,13 +283,15 @@ func losses(iv *Interval) []Loss {
 		add(Loss{Kind: LossIdle, Rank: rk.Rank, Seconds: rk.IdleTime, LateRank: -1})
 		add(Loss{Kind: LossInsufficient, Rank: rk.Rank, Seconds: rk.InsufficientParallelism, LateRank: -1})
 	}
-	slices.SortStableFunc(out, func(a, b Loss) int {
-		return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.SRC, b.SRC))
-	})
-	if len(out) > MaxLosses {
-		out = out[:MaxLosses]
+	if len(out) == 0 {
+		return nil
 	}
 	return out
+}
+
+// lossBefore orders losses: the largest first, then by rank and call site.
+func lossBefore(a, b *Loss) bool {
+	return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.SRC, b.SRC)) < 0
 }
 
 // lateKey names the waits of one processor at one call site, of

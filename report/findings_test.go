@@ -1,8 +1,11 @@
 package report
 
 import (
+	"cmp"
 	"math"
+	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -148,5 +151,57 @@ func TestFindingsBalanced(t *testing.T) {
 	want := "Lost time is 50.0 % of total, mostly Real Sync in MPI_Recv at a.c:10; the load is balanced (Load imbalance 0.0 % of total)."
 	if f.Verdict != want {
 		t.Errorf("verdict\n%s\nwant\n%s", f.Verdict, want)
+	}
+}
+
+// TestLossesTopOrder: losses keeps the MaxLosses largest in the order a
+// stable sort of all of them gives (ties by rank, call site, then the
+// order added: real sync, potential sync, communication), on intervals
+// with many equal losses.
+func TestLossesTopOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		iv := Interval{Main: Main{TotalTime: 10}}
+		for r := range 1 + rng.IntN(4) {
+			iv.Ranks = append(iv.Ranks, Rank{Rank: r, IdleTime: float64(rng.IntN(3)), InsufficientParallelism: float64(rng.IntN(3))})
+		}
+		for id := range rng.IntN(5) {
+			s := SRC{ID: 1 + id, Function: "MPI_Recv"}
+			for r := range len(iv.Ranks) {
+				rs, ps := float64(rng.IntN(3)), float64(rng.IntN(3))
+				s.Ranks = append(s.Ranks, SRCRank{Rank: r, RealSync: rs, PotentialSync: ps, ExeTime: rs + ps + float64(rng.IntN(3))})
+			}
+			iv.SRC = append(iv.SRC, s)
+		}
+		var all []Loss
+		for _, s := range iv.SRC {
+			for _, sr := range s.Ranks {
+				at := Loss{Rank: sr.Rank, SRC: s.ID, Function: s.Function, LateRank: -1}
+				for _, l := range []Loss{{Kind: LossRealSync, Seconds: sr.RealSync}, {Kind: LossPotentialSync, Seconds: sr.PotentialSync}, {Kind: LossCommunication, Seconds: sr.ExeTime - sr.RealSync - sr.PotentialSync}} {
+					at.Kind, at.Seconds = l.Kind, l.Seconds
+					if at.Seconds > 0 {
+						at.Share = at.Seconds / iv.Main.TotalTime
+						all = append(all, at)
+					}
+				}
+			}
+		}
+		for _, rk := range iv.Ranks {
+			for _, l := range []Loss{{Kind: LossIdle, Rank: rk.Rank, Seconds: rk.IdleTime, LateRank: -1}, {Kind: LossInsufficient, Rank: rk.Rank, Seconds: rk.InsufficientParallelism, LateRank: -1}} {
+				if l.Seconds > 0 {
+					l.Share = l.Seconds / iv.Main.TotalTime
+					all = append(all, l)
+				}
+			}
+		}
+		slices.SortStableFunc(all, func(a, b Loss) int {
+			return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.SRC, b.SRC))
+		})
+		if len(all) > MaxLosses {
+			all = all[:MaxLosses]
+		}
+		if got := losses(&iv); !reflect.DeepEqual(got, all) {
+			t.Fatalf("trial %d: losses %+v, want %+v", trial, got, all)
+		}
 	}
 }
