@@ -378,13 +378,17 @@ type lateKey struct {
 
 // addLate adds d ns of a late receiver. rs.mu is held.
 func (rs *rankSync) addLate(k lateKey, d int64) {
-	if rs.late == nil {
-		rs.late = map[lateKey]waitVal{}
+	// By pointer: a send that waited for its receiver once tends to wait
+	// again, and a hit is then one lookup, not a lookup and an assignment.
+	if v := rs.late[k]; v != nil {
+		v.ns += d
+		v.n++
+		return
 	}
-	v := rs.late[k]
-	v.ns += d
-	v.n++
-	rs.late[k] = v
+	if rs.late == nil {
+		rs.late = map[lateKey]*waitVal{}
+	}
+	rs.late[k] = &waitVal{ns: d, n: 1}
 }
 
 // collLate is the latest participant of a collective instance and the
