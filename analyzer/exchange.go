@@ -66,7 +66,12 @@ type exchange struct {
 	// members of an instance look it up one after the other, and hashing
 	// the key cost more than the rest of entering the instance.
 	lastColl *collInst
-	collFree []*collInst // completed instances to reuse (newCollInst)
+	// lastKind is collWaitKind of lastKindFn and lastKindShape: a program
+	// calls the same collective instance after instance (under mu).
+	lastKindFn    string
+	lastKindShape tracepb.Function_Collective
+	lastKind      waitKind
+	collFree      []*collInst // completed instances to reuse (newCollInst)
 	// pendingColls counts the instances in progress per communicator.
 	pendingColls map[commKey]int
 	sections     map[sectionKey]int // processors that completed each section instance
@@ -626,8 +631,13 @@ func (x *exchange) newCollInst(k collKey, fn string, shape tracepb.Function_Coll
 		in = &collInst{}
 		slots = make([]collSlot, n)
 	}
+	kind := x.lastKind
+	if fn != x.lastKindFn || shape != x.lastKindShape {
+		kind = collWaitKind(fn, shape)
+		x.lastKindFn, x.lastKindShape, x.lastKind = fn, shape, kind
+	}
 	*in = collInst{key: k, fn: fn, shape: shape, root: root, members: members,
-		slots: slots, waiters: waiters, kind: collWaitKind(fn, shape)}
+		slots: slots, waiters: waiters, kind: kind}
 	return in
 }
 
