@@ -396,12 +396,16 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	}
 	present := make([]bool, size)
 	syncs := make([][]*tracepb.ClockSync, size)
+	clks := make([]*tracepb.Clock, size)
 	for r, f := range byRank {
 		if f == nil {
 			continue
 		}
 		present[r] = true
 		syncs[r] = f.syncs
+		if f.hdr != nil {
+			clks[r] = f.hdr.Clock
+		}
 		if f.err != nil {
 			warn(damage(r, f.path, f.err))
 		} else if f.footer != nil && f.footer.StopReason != tracepb.Footer_FINALIZE && f.footer.StopReason != tracepb.Footer_STOP_UNSPECIFIED {
@@ -414,7 +418,7 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	if m := missingRanks(present); m != "" {
 		warn(fmt.Sprintf("The run had %d processes but traces of rank(s) %s are missing; operations with them are reported unmatched.", size, m))
 	}
-	model := clocks.Build(syncs, present)
+	model := clocks.Build(syncs, clks, present)
 	for _, w := range model.Warnings {
 		warn(w)
 	}

@@ -59,6 +59,7 @@ func FindRun(dir, app string) (*RunClocks, error) {
 	rt.Ranks = make([]RankTrace, size)
 	present := make([]bool, size)
 	syncs := make([][]*tracepb.ClockSync, size)
+	clks := make([]*tracepb.Clock, size)
 	for _, f := range files {
 		r := int(f.hdr.Rank)
 		if present[r] {
@@ -66,6 +67,9 @@ func FindRun(dir, app string) (*RunClocks, error) {
 			continue
 		}
 		present[r], syncs[r] = true, f.syncs
+		if f.hdr != nil {
+			clks[r] = f.hdr.Clock
+		}
 		rt.Ranks[r] = RankTrace{Path: f.path, Header: f.hdr}
 		if f.err != nil {
 			rt.Warnings = append(rt.Warnings, damage(r, f.path, f.err))
@@ -74,7 +78,7 @@ func FindRun(dir, app string) (*RunClocks, error) {
 	if m := missingRanks(present); m != "" {
 		rt.Warnings = append(rt.Warnings, fmt.Sprintf("The run had %d processes but traces of rank(s) %s are missing.", size, m))
 	}
-	model := clocks.Build(syncs, present)
+	model := clocks.Build(syncs, clks, present)
 	rt.Warnings = append(rt.Warnings, model.Warnings...)
 	for r := range rt.Ranks {
 		rt.Ranks[r].Clock = model.Maps[r]

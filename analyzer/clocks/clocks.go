@@ -97,9 +97,10 @@ type Model struct {
 }
 
 // Build aligns the ranks given their clock-sync chunks (syncs[r] for world
-// rank r; nil for a missing rank). present[r] says whether rank r's file
-// exists at all.
-func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
+// rank r; nil for a missing rank) and the clocks their timestamps were read
+// from (clks[r], the trace header's; nil or short when unknown). present[r]
+// says whether rank r's file exists at all.
+func Build(syncs [][]*tracepb.ClockSync, clks []*tracepb.Clock, present []bool) *Model {
 	n := len(syncs)
 	m := &Model{Maps: make([]*Map, n), ErrorNs: make([]int64, n)}
 	state := make([]int, n) // 0 todo, 1 in progress, 2 done
@@ -128,14 +129,23 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 				var x, y, half int64
 				if c.SameClock {
 					// Same clock as the reference: this rank's map is the
-					// reference's.
+					// reference's, through the shared counter when both
+					// converted it to nanoseconds with their own
+					// calibration.
 					ra := build(ref)
+					m.ErrorNs[r] = max(m.ErrorNs[r], m.ErrorNs[ref])
+					if a, ok := tscOf(clockOf(clks, r)); ok {
+						if b, ok := tscOf(clockOf(clks, ref)); ok && a.shares(b) {
+							l, g := a.through(b, ra.Clone())
+							local, global = append(local, l...), append(global, g...)
+							continue
+						}
+					}
 					if len(ra.Local) == 0 {
 						local, global = append(local, 0), append(global, 0)
 					}
 					local = append(local, ra.Local...)
 					global = append(global, ra.Global...)
-					m.ErrorNs[r] = max(m.ErrorNs[r], m.ErrorNs[ref])
 					continue
 				} else {
 					best := -1
@@ -183,6 +193,89 @@ func Build(syncs [][]*tracepb.ClockSync, present []bool) *Model {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("Rank(s) %s have no clock-sync samples; their clocks are assumed to agree with rank 0's.", ranges(noSync)))
 	}
 	return m
+}
+
+func clockOf(clks []*tracepb.Clock, r int) *tracepb.Clock {
+	if r < len(clks) {
+		return clks[r]
+	}
+	return nil
+}
+
+// tscConv is how a rank's tracer turned time-stamp counter readings into
+// its local nanoseconds: ns = ns0 + (tsc − raw0)·nsPerTick, with nsPerTick
+// from the rank's own calibration against CLOCK_MONOTONIC_RAW at MPI_Init.
+// Ranks on one host read one counter, but each calibrated it over a few
+// milliseconds, so their nanoseconds run apart at the difference of their
+// calibrations (0.05 ppm seen here, up to a few ppm possible: 2 µs over a
+// 40 s run, tens of microseconds over an hour, more than a message's
+// latency). A rank that shares its reference's clock is therefore mapped
+// through the counter onto the reference's nanoseconds.
+type tscConv struct {
+	raw0      uint64
+	ns0       int64
+	nsPerTick float64
+}
+
+// tscOf reads a header's conversion; false for another clock, a missing
+// or degenerate calibration, or an injected skew (tests: the rank's times
+// are not the counter's any more).
+func tscOf(c *tracepb.Clock) (tscConv, bool) {
+	if c == nil || c.Source != tracepb.Clock_TSC || len(c.Calibration) < 2 || c.InjectedOffsetNs != 0 || c.InjectedDriftPpm != 0 {
+		return tscConv{}, false
+	}
+	p0, p1 := c.Calibration[0], c.Calibration[1]
+	if p0 == nil || p1 == nil || p1.Tsc <= p0.Tsc || p1.MonotonicRawNs <= p0.MonotonicRawNs {
+		return tscConv{}, false
+	}
+	// The tracer's own arithmetic (dt_clock.c), so that the inverse is
+	// exact to the nanosecond.
+	npt := float64(p1.MonotonicRawNs-p0.MonotonicRawNs) / float64(p1.Tsc-p0.Tsc)
+	if !(npt > 0) || math.IsInf(npt, 0) {
+		return tscConv{}, false
+	}
+	return tscConv{raw0: p0.Tsc, ns0: p0.MonotonicRawNs, nsPerTick: npt}, true
+}
+
+// to converts local time t of a's rank to the local time of b's rank.
+func (a tscConv) to(b tscConv, t int64) int64 {
+	ticks := float64(t-a.ns0)/a.nsPerTick + float64(int64(a.raw0-b.raw0))
+	return b.ns0 + int64(math.Round(ticks*b.nsPerTick))
+}
+
+// shares reports whether the two conversions can be of one counter: rates
+// within 100 ppm of each other (calibrations err by a few ppm at most),
+// and each calibration point read on the other's conversion within a
+// millisecond of CLOCK_MONOTONIC_RAW, which the two ranks share too.
+// Otherwise (two machines under one host name) the ranks are taken to
+// agree as they are.
+func (a tscConv) shares(b tscConv) bool {
+	if math.Abs(a.nsPerTick/b.nsPerTick-1) > 100e-6 {
+		return false
+	}
+	const ms = 1_000_000
+	d1, d2 := a.to(b, a.ns0)-a.ns0, b.to(a, b.ns0)-b.ns0
+	return d1 > -ms && d1 < ms && d2 > -ms && d2 < ms
+}
+
+// through returns the anchors of the map of a's rank given b's rank's map
+// ref: a's local time goes onto b's clock through the counter, then
+// through ref. ref is linear between and beyond its anchors, so the
+// composition's anchors are ref's, moved onto a's clock, and two more
+// (a's calibration point and one 10^15 ns, 11.6 days, later: the slope
+// between them exact to 10^-15) when ref has fewer than two.
+func (a tscConv) through(b tscConv, ref *Map) (local, global []int64) {
+	for i, u := range ref.Local {
+		local = append(local, b.to(a, u))
+		global = append(global, ref.Global[i])
+	}
+	if len(ref.Local) < 2 {
+		for _, x := range []int64{a.ns0, a.ns0 + 1_000_000_000_000_000} {
+			local = append(local, x)
+			global = append(global, ref.At(a.to(b, x)))
+		}
+	}
+	return local, global
 }
 
 // ranges writes sorted ranks compactly: "1, 3-5".
