@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,7 +71,10 @@ func TestChromeSolver(t *testing.T) {
 			t.Errorf("rank %d: process unnamed", rank)
 		}
 		// The durations are the trace's: one host, so the alignment only
-		// shifts; without clock-condition repairs nothing stretches.
+		// shifts, and maps each rank's nanoseconds through the TSC onto
+		// rank 0's (their calibrations differ by well under 100 ppm, a
+		// nanosecond or two on these calls); without clock-condition
+		// repairs nothing else stretches.
 		if r.ClockViolations != nil {
 			t.Logf("rank %d: clock-condition repairs: durations not compared", rank)
 		} else {
@@ -83,7 +87,7 @@ func TestChromeSolver(t *testing.T) {
 				continue
 			}
 			for i, c := range recorded {
-				if s := calls[rank][i]; s.Name != c.name || s.Dur != c.dur {
+				if s := calls[rank][i]; s.Name != c.name || math.Abs(float64(s.Dur-c.dur)) > 2+1e-4*float64(c.dur) {
 					t.Errorf("rank %d call %d: %s %d ns exported, %s %d ns recorded", rank, i, s.Name, s.Dur, c.name, c.dur)
 					break
 				}
