@@ -251,7 +251,7 @@ func auv(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
 
 // send forwards a message to a rank of another process (exchange.send);
 // c caches the key's proxy queue, which numbers the messages.
-func (d *distX) send(k p2pKey, entry int64, site sendSite, bytes uint64, li lateInfo, c *fifoCache) {
+func (d *distX) send(k p2pKey, m *msgSlot, li lateInfo, c *fifoCache) {
 	f := c.f
 	if f == nil || c.key != k {
 		if f = d.proxies[k]; f == nil {
@@ -269,11 +269,11 @@ func (d *distX) send(k p2pKey, entry int64, site sendSite, bytes uint64, li late
 	b = av(b, int64(k.dst))
 	b = auv(b, k.comm)
 	b = av(b, int64(k.tag))
-	b = av(b, entry)
-	b = auv(b, uint64(site.site))
-	b = auv(b, uint64(site.span))
-	b = av(b, site.comp)
-	b = auv(b, bytes)
+	b = av(b, m.t)
+	b = auv(b, uint64(m.s.site))
+	b = auv(b, uint64(m.s.span))
+	b = av(b, m.s.comp)
+	b = auv(b, m.b)
 	b = av(b, li.exit)
 	b = auv(b, li.att)
 	d.put(p, b)
@@ -965,7 +965,7 @@ func (d *distX) deliver(k p2pKey, seq uint64, entry int64, site sendSite, bytes 
 	if !f.rset {
 		f.roff, f.rset, f.rkey = seq-f.sent, true, k
 	}
-	f.push(entry, site, bytes, li, x.lim.pending)
+	f.push(&msgSlot{t: entry, s: site, b: bytes}, li, x.lim.pending)
 	if n := f.sent - f.base - f.nooo; n > d.maxQueued {
 		d.maxQueued = n
 	}

@@ -169,10 +169,13 @@ func (f *fifo) idle() bool {
 	return f.load(&f.sent) == f.base && f.tickets-uint64(len(f.revoked)) == f.base
 }
 
-// push appends a message (its send's entry t and its late-receiver
-// information li); by the sender. It returns the messages not yet received
-// when they may have reached bound (the exchange's limits.pending; else 0).
-func (f *fifo) push(t int64, site sendSite, bytes uint64, li lateInfo, bound int) int {
+// push appends message m (its send's entry, call site and bytes) with its
+// late-receiver information li; by the sender. It returns the messages not
+// yet received when they may have reached bound (the exchange's
+// limits.pending; else 0). m is passed by reference: the send's figures
+// go from the caller's frame to the slot without being passed on as
+// arguments at every call on the way.
+func (f *fifo) push(m *msgSlot, li lateInfo, bound int) int {
 	n := f.sent
 	r := f.sring
 	if n-f.seen >= uint64(len(r.m)) {
@@ -187,7 +190,7 @@ func (f *fifo) push(t int64, site sendSite, bytes uint64, li lateInfo, bound int
 		r = f.grow(n, len(r.m), true)
 		r.lr[n&r.mask] = li
 	}
-	r.m[n&r.mask] = msgSlot{t: t, s: site, b: bytes}
+	r.m[n&r.mask] = *m
 	f.store(&f.sent, n+1)
 	if n+1-f.seen < uint64(bound) {
 		return 0
@@ -353,31 +356,33 @@ func (f *fifo) arrived(m uint64) bool {
 	return m < f.load(&f.sent)
 }
 
-// take removes message m (fifo.message of a ticket, arrived); ok is false
-// if it was taken already (inconsistent traces). li is the message's
-// late-receiver information, bytes its send's. By the receiver.
-func (f *fifo) take(m uint64) (t int64, site sendSite, bytes uint64, li lateInfo, ok bool) {
+// take removes message m (fifo.message of a ticket, arrived) and copies
+// its slot (its send's entry, call site and bytes) to out; ok is false if
+// it was taken already (inconsistent traces), out then zero. li is the
+// message's late-receiver information. By the receiver.
+func (f *fifo) take(m uint64, out *msgSlot) (li lateInfo, ok bool) {
 	if m < f.base {
-		return 0, sendSite{}, 0, li, false
+		*out = msgSlot{}
+		return li, false
 	}
 	r := f.ring.Load()
 	// Read before base passes it: the slot is reused after.
-	sl := &r.m[m&r.mask]
-	t, site, bytes = sl.t, sl.s, sl.b
+	*out = r.m[m&r.mask]
 	if r.lr != nil {
 		li = r.lr[m&r.mask]
 	}
 	if m != f.base {
 		i, found := slices.BinarySearch(f.ooo, m)
 		if found {
-			return 0, sendSite{}, 0, li, false
+			*out = msgSlot{}
+			return li, false
 		}
 		f.ooo = slices.Insert(f.ooo, i, m)
 		f.store(&f.nooo, uint64(len(f.ooo)))
 		if f.ncanc.Load() != 0 {
 			f.advance()
 		}
-		return t, site, bytes, li, true
+		return li, true
 	}
 	// In order (the common case): pass the taken messages.
 	b := m + 1
@@ -397,7 +402,7 @@ func (f *fifo) take(m uint64) (t int64, site sendSite, bytes uint64, li lateInfo
 	if len(f.revoked) > 0 {
 		f.normalize()
 	}
-	return t, site, bytes, li, true
+	return li, true
 }
 
 // fifoCache remembers the queue of the last key a replay used: most
@@ -470,30 +475,33 @@ func (x *exchange) sweep(rs *rankSync) {
 	rs.sweepAt = max(minSweep, 2*len(rs.inbox))
 }
 
-// send posts a message (its send's entry time, call site, recorded bytes
-// and late-receiver information) without a lock, unless the key is new to
-// the sender or flow control holds the sender back.
-func (x *exchange) send(k p2pKey, entry int64, site sendSite, bytes uint64, li lateInfo, c *fifoCache) {
+// send posts message m (its send's entry time, call site and recorded
+// bytes) of key k, with its late-receiver information, without a lock,
+// unless the key is new to the sender or flow control holds the sender
+// back. k and m are read, not kept. It returns the queue of k that cache c
+// holds after it and the number of that queue's last message, which a
+// cancelled send withdraws (nil when c holds another key's).
+func (x *exchange) send(k *p2pKey, m *msgSlot, li lateInfo, c *fifoCache) (*fifo, uint64) {
 	dst := x.ranks[k.dst]
 	if dst.done.Load() {
 		// (A message posted while the destination finishes is counted
 		// with the unreceived ones at the end, unreceived.)
-		x.dropSend(k, site.site)
-		return
+		x.dropSend(*k, m.s.site)
+		return c.last(k)
 	}
 	if dst.remote {
-		x.dist.send(k, entry, site, bytes, li, c)
-		return
+		x.dist.send(*k, m, li, c)
+		return c.f, c.f.sent - 1
 	}
 	f := c.f
-	if f == nil || c.key != k || f.dead.Load() {
-		if f = x.sendQueue(dst, k, site.site, c); f == nil {
-			return
+	if f == nil || c.key != *k || f.dead.Load() {
+		if f = x.sendQueue(dst, *k, m.s.site, c); f == nil {
+			return c.last(k)
 		}
 	}
-	n := f.push(entry, site, bytes, li, x.lim.pending)
+	n := f.push(m, li, x.lim.pending)
 	if f.dead.Load() && !x.solo {
-		x.repost(dst, k, f, entry, site, bytes, li, c)
+		x.repost(dst, *k, f, m, li, c)
 	}
 	if w := dst.waitOn.Load(); w != nil && (w == f || w == c.f) && dst.waitOn.CompareAndSwap(w, nil) {
 		// The receiver stores waitOn before it looks at the count sent
@@ -503,8 +511,19 @@ func (x *exchange) send(k p2pKey, entry int64, site sendSite, bytes uint64, li l
 		x.wake(k.dst, k.src)
 	}
 	if n >= x.lim.pending && k.src != k.dst {
-		x.throttle(k, f)
+		x.throttle(*k, f)
 	}
+	// (c holds k: sendQueue or repost set it, or it did already.)
+	return c.f, c.f.sent - 1
+}
+
+// last is the queue c holds if it is k's, and the number of its last
+// message sent (send's result when the message was not posted).
+func (c *fifoCache) last(k *p2pKey) (*fifo, uint64) {
+	if c.f != nil && c.key == *k {
+		return c.f, c.f.sent - 1
+	}
+	return nil, 0
 }
 
 // repost handles a message posted into queue f while a sweep dropped it
@@ -514,14 +533,14 @@ func (x *exchange) send(k p2pKey, entry int64, site sendSite, bytes uint64, li l
 // receiver may have taken the message and a later sweep dropped the queue:
 // a queue is dropped only when every message in it was taken, and nothing
 // is taken from it after.)
-func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, entry int64, site sendSite, bytes uint64, li lateInfo, c *fifoCache) {
+func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, m *msgSlot, li lateInfo, c *fifoCache) {
 	x.lock(&dst.mu)
 	defer x.unlock(&dst.mu)
 	if dst.inbox[k] == f || f.load(&f.base) == f.sent {
 		return
 	}
 	f = dst.queueLocked(k, x.solo)
-	f.push(entry, site, bytes, li, x.lim.pending)
+	f.push(m, li, x.lim.pending)
 	c.key, c.f = k, f
 }
 
@@ -610,11 +629,12 @@ func (x *exchange) recv(f *fifo, m uint64, src, dst int32, post int64, rsite uin
 	if !f.arrived(m) && !x.await(f, m, src, dst) {
 		return 0, sendSite{}, 0, false
 	}
-	t, site, bytes, li, ok := f.take(m)
+	var sl msgSlot
+	li, ok := f.take(m, &sl)
 	if li.exit != 0 || f.full.Load() {
-		x.taken(f, t, li, ok, src, dst, post, rsite)
+		x.taken(f, sl.t, li, ok, src, dst, post, rsite)
 	}
-	return t, site, bytes, ok
+	return sl.t, sl.s, sl.b, ok
 }
 
 // taken is what follows the take of a message of queue f (send entry t,

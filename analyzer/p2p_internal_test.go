@@ -12,6 +12,11 @@ import (
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
+// sendAt posts a message of key k whose send entered at t.
+func sendAt(x *exchange, k p2pKey, t int64, c *fifoCache) {
+	x.send(&k, &msgSlot{t: t}, lateInfo{}, c)
+}
+
 // Messages with ever new tags do not grow the inbox beyond what is in
 // flight; tickets, revocations and out-of-order takes keep FIFO order.
 func TestInboxStaysBounded(t *testing.T) {
@@ -19,7 +24,7 @@ func TestInboxStaysBounded(t *testing.T) {
 	var sc, rc fifoCache
 	for i := 0; i < 20000; i++ {
 		k := p2pKey{src: 0, dst: 1, tag: int32(i)}
-		x.send(k, int64(i), sendSite{}, 0, lateInfo{}, &sc)
+		sendAt(x, k, int64(i), &sc)
 		f, tk := x.ticket(k, &rc)
 		if got, _, _, ok := x.recv(f, f.message(tk), k.src, k.dst, 0, 0); !ok || got != int64(i) {
 			t.Fatalf("message %d: got %d %v", i, got, ok)
@@ -33,8 +38,8 @@ func TestInboxStaysBounded(t *testing.T) {
 	_, b := x.ticket(k, &rc)
 	_, c := x.ticket(k, &rc)
 	x.revoke(f, k.dst, a)
-	x.send(k, 100, sendSite{}, 0, lateInfo{}, &sc)
-	x.send(k, 200, sendSite{}, 0, lateInfo{}, &sc)
+	sendAt(x, k, 100, &sc)
+	sendAt(x, k, 200, &sc)
 	if got, _, _, _ := x.recv(f, f.message(c), k.src, k.dst, 0, 0); got != 200 {
 		t.Errorf("third ticket (second after the revoked one) got %d, want 200", got)
 	}
@@ -226,7 +231,7 @@ func TestInboxConcurrent(t *testing.T) {
 				val := func(src int32, i int) int64 { return int64(src)<<32 | int64(i) }
 				for i := 0; i < msgs; i++ {
 					// Messages 2j and 2j+1 share a tag.
-					x.send(p2pKey{src: r, dst: to, tag: int32(i / 2 % tags)}, val(r, i), sendSite{}, 0, lateInfo{}, &sc)
+					sendAt(x, p2pKey{src: r, dst: to, tag: int32(i / 2 % tags)}, val(r, i), &sc)
 					if i%2 == 1 {
 						k := p2pKey{src: from, dst: r, tag: int32(i / 2 % tags)}
 						fa, a := x.ticket(k, &rc)
@@ -243,7 +248,7 @@ func TestInboxConcurrent(t *testing.T) {
 				// is held back, then released as the receiver catches up.
 				k := p2pKey{src: r, dst: to, tag: -1}
 				for i := 0; i < flood; i++ {
-					x.send(k, val(r, i), sendSite{}, 0, lateInfo{}, &sc)
+					sendAt(x, k, val(r, i), &sc)
 				}
 				k = p2pKey{src: from, dst: r, tag: -1}
 				for i := 0; i < flood; i++ {
@@ -253,7 +258,7 @@ func TestInboxConcurrent(t *testing.T) {
 				}
 				// Never received: counted at the end.
 				for i := 0; i < extra; i++ {
-					x.send(p2pKey{src: r, dst: to, tag: -2}, 0, sendSite{}, 0, lateInfo{}, &sc)
+					sendAt(x, p2pKey{src: r, dst: to, tag: -2}, 0, &sc)
 				}
 				x.finish(r, nil)
 			})
@@ -295,7 +300,7 @@ func TestInboxSweepRace(t *testing.T) {
 			for got.Load() < int64(i) {
 				runtime.Gosched()
 			}
-			x.send(k, int64(i), sendSite{}, 0, lateInfo{}, &sc)
+			sendAt(x, k, int64(i), &sc)
 		}
 	}()
 	go func() {

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"context"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -468,4 +469,52 @@ func TestCancelledSend(t *testing.T) {
 		t.Errorf("unmatched %+v", rep.Unmatched)
 	}
 	expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020-0.000001)
+}
+
+// A cancelled MPI_Isend to a rank whose replay has finished sends
+// nothing either: rank 0's first message (tag 5) is received, rank 1
+// then sends its last message and ends; rank 0, having received it,
+// starts a second MPI_Isend to rank 1 and cancels it. No message is left
+// unreceived.
+//
+// The replay gets this wrong (the figure is left as is here): the second
+// send finds its destination finished and is counted at once with the
+// unreceived messages (exchange.send, dropSend), and its cancellation
+// withdraws the message its queue cache saw last (create: the queue's
+// count sent minus one), which is the first, already received. The
+// report then says one message was never received. Had rank 1 not
+// received the first message (one unreceived), the withdrawal of the
+// first would make up for the count of the second with one worker (the
+// right number, with the second's call site); with two workers rank 1,
+// then waiting for nothing, mostly ends before rank 0's first send, both
+// are counted and nothing is withdrawn: two (the figure depends on the
+// replay's order). The test skips while the figure is the known wrong
+// one.
+func TestCancelledSendToFinishedRank(t *testing.T) {
+	run, r0, r1 := pair()
+	q := r0.Isend(1, 5, 8, 10*us)
+	r0.Wait(q, 10*us)
+	r0.Recv(1, 9, 8, 10*ms) // waits for rank 1's last message
+	q = r0.Isend(1, 5, 8, 10*us)
+	r0.Cancel(q, 10*us).Wait(q, 10*us)
+	r1.Recv(0, 5, 8, 10*us)
+	r1.At(5*ms).Send(0, 9, 8, 10*us)
+	finish(run)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	// One worker, in the order above: rank 1 ends before rank 0 starts
+	// its second send.
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := rep.Unmatched; u != nil && u.Sends == 1 && u.Receives == 0 {
+		t.Skipf("known wrong figure: a cancelled MPI_Isend to a finished rank is counted unreceived (%q)", rep.Warnings)
+	}
+	noWarnings(t, rep)
+	if rep.Unmatched != nil {
+		t.Errorf("unmatched %+v", rep.Unmatched)
+	}
 }

@@ -42,7 +42,8 @@ func (rp *replayer) shapeCache(cs *[16]fifoCache) *fifoCache {
 // (Send Number, the communication matrix); create writes it out for
 // MPI_Isend. The queue is looked up through cache c.
 func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64, c *fifoCache) {
-	rp.x.send(k, entry, rp.callSite(site, entry), bytes, li, c)
+	m := msgSlot{t: entry, s: rp.callSite(site, entry), b: bytes}
+	rp.x.send(&k, &m, li, c)
 	a.sends++
 	rp.sent(a, k.comm, k.dst, bytes)
 }
@@ -259,16 +260,15 @@ func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
 // request's ticket is its message then (nothing revoked or withdrawn).
 func (rp *replayer) receivedArrived(p *request) (t int64, ok bool) {
 	f := p.q
-	var site sendSite
-	var bytes uint64
-	var li lateInfo
-	t, site, bytes, li, ok = f.take(p.ticket)
+	var sl msgSlot
+	li, ok := f.take(p.ticket, &sl)
+	t = sl.t
 	if li.exit != 0 || f.full.Load() {
 		// (A late receiver's late call is the one that posted the
 		// receive.)
 		rp.x.taken(f, t, li, ok, p.src, rp.rank, p.start, p.site)
 	}
-	rp.from = sentBy(p.src, site)
+	rp.from = sentBy(p.src, sl.s)
 	if !ok {
 		rp.obs.recv(p.src, t, ok)
 		rp.unmatchedRecvs++
@@ -278,7 +278,7 @@ func (rp *replayer) receivedArrived(p *request) (t int64, ok bool) {
 		rp.wrongOrder(t)
 	}
 	rp.obs.recv(p.src, t, ok)
-	rp.got(t, bytes)
+	rp.got(t, sl.b)
 	rp.pendOv = append(rp.pendOv, ovTerm{start: p.start, t: t})
 	return t, true
 }

@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"cmp"
-	"math/bits"
 	"slices"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -17,26 +16,29 @@ const (
 	reqMatched // MPI_Imrecv: its message was matched by a matched probe
 )
 
-// request is a nonblocking or persistent request of one rank (a little
-// more than a cache line: it is written at every start and read at every
-// completion).
+// request is a nonblocking or persistent request of one rank (88 bytes,
+// a little more than a cache line: it is written at every start and read
+// at every completion). create writes every field of it, in a slot of the
+// table that may hold a request completed before (reqTable.slot).
 type request struct {
+	id         uint64 // the program's handle (reqTable)
 	kind       reqKind
 	persistent bool
 	active     bool
 	hasTicket  bool
-	peer, tag  int32 // as passed by the program (ranks in comm)
-	comm       *commInfo
-	start      int64  // global ns of the call that started it
-	site       uint32 // that call's site (a late receiver's late call, waits.go)
-	seq        uint64 // order of (re)starts on the rank
+	peer, tag  int32  // as passed by the program (ranks in comm)
+	site       uint32 // the starting call's site (a late receiver's late call, waits.go)
 	// Receives without wildcards get their ticket when posted (p2p.go):
-	// the queue, the sender's world rank and the ticket. A synchronous
-	// send (MPI_Issend, MPI_Ssend_init) has hasTicket set and its ticket
-	// is its serial number for a late receiver's charge (issendSerial).
+	// the queue q, the sender's world rank src and the ticket. A
+	// synchronous send (MPI_Issend, MPI_Ssend_init) has hasTicket set
+	// and its ticket is its serial number for a late receiver's charge
+	// (issendSerial).
+	src    int32
+	comm   *commInfo
+	start  int64  // global ns of the call that started it
+	seq    uint64 // order of (re)starts on the rank
 	q      *fifo
 	ticket uint64
-	src    int32
 	bytes  uint64 // a send's recorded bytes (profile.go)
 	// msg is an MPI_Isend's message in queue q, withdrawn if the send is
 	// cancelled (exchange.withdraw).
@@ -52,28 +54,25 @@ type doneRecv struct {
 	src, tag int32
 }
 
-// create registers the request(s) of a nonblocking start or persistent init.
+// create registers the request(s) of a nonblocking start or persistent
+// init. It writes every field of the request, once (the table's slot is
+// not cleared: TestCreateWritesEveryField).
 func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	if e.Attr&traceformat.AttrReqs == 0 || len(e.Reqs) == 0 {
 		return
 	}
 	c := rp.eventComm(e)
 	rp.reqSeq++
-	// Filled in place in the table (nothing below touches the table).
-	rq := rp.reqs.add(e.Reqs[0])
-	rq.comm, rq.start, rq.active, rq.seq, rq.site = c, entry, true, rp.reqSeq, e.Site
-	switch o {
-	case opIsend, opSendInit:
-		rq.kind, rq.peer, rq.tag, rq.bytes = reqSend, e.SendPeer, e.SendTag, e.SendBytes
-	case opIrecv, opRecvInit, opIsendrecv:
-		rq.kind, rq.peer, rq.tag = reqRecv, e.RecvPeer, e.RecvTag
-	case opImrecv:
-		rq.kind = reqMatched
+	// reqTable.slot written out (it is not inlined).
+	var rq *request
+	if t, n := &rp.reqs, len(rp.reqs.vals); n < cap(t.vals) && n < smallReqs {
+		t.vals = t.vals[:n+1]
+		rq = &t.vals[n]
+		rq.id = e.Reqs[0]
+	} else {
+		rq = t.addSlow(e.Reqs[0])
 	}
-	if o == opSendInit || o == opRecvInit {
-		rq.persistent, rq.active = true, false
-		rq.hasTicket = o == opSendInit && rp.sc.fi != nil && rp.sc.fi.mayBlock
-	}
+	rq.comm, rq.start, rq.seq, rq.site = c, entry, rp.reqSeq, e.Site
 	// postTo and postRecv written out (rq is new: no ticket yet): these
 	// two calls were a third of all calls on a ring exchange. The key
 	// depends only on fields the shape fixes: it is resolved once per
@@ -81,34 +80,27 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 	sc := rp.sc
 	switch o {
 	case opIsend:
+		rq.kind, rq.persistent, rq.active, rq.peer, rq.tag, rq.bytes = reqSend, false, true, e.SendPeer, e.SendTag, e.SendBytes
+		rq.src, rq.ticket, rq.hasTicket = 0, 0, false
 		if !sc.keySet {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
-		if sc.keyOK {
-			var li lateInfo
-			if sc.fi.mayBlock {
-				li = rp.issendSerial(rq)
-			}
-			c := rp.shapeCache(&rp.sendCaches)
-			// replayer.send written out (a call passing eleven words).
-			rp.x.send(sc.key, entry, rp.callSite(e.Site, entry), rq.bytes, li, c)
-			a.sends++
-			rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
-			if c.f != nil && c.key == sc.key {
-				rq.q, rq.msg = c.f, c.f.sent-1
-			}
+		if !sc.keyOK {
+			rq.q, rq.msg = nil, 0
+			return
 		}
-	case opIsendrecv:
-		// Its send is posted now; its receive is an MPI_Irecv's (the
-		// shape's key, shapeKey, is not used: one shape, two keys).
-		if e.Attr&traceformat.AttrSend != 0 {
-			rp.postTo(a, c, e.SendPeer, e.SendTag, entry, lateInfo{}, e.SendBytes)
+		var li lateInfo
+		if sc.fi.mayBlock {
+			li = rp.issendSerial(rq)
 		}
-		if rq.peer != traceformat.ProcNull {
-			a.recvs++
-			rp.postRecv(rq)
-		}
+		// (replayer.send written out.)
+		m := msgSlot{t: entry, s: rp.callSite(e.Site, entry), b: rq.bytes}
+		rq.q, rq.msg = rp.x.send(&sc.key, &m, li, rp.shapeCache(&rp.sendCaches))
+		a.sends++
+		rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
 	case opIrecv:
+		rq.kind, rq.persistent, rq.active, rq.peer, rq.tag, rq.bytes, rq.msg = reqRecv, false, true, e.RecvPeer, e.RecvTag, 0, 0
+		rq.q, rq.ticket, rq.src, rq.hasTicket = nil, 0, 0, false
 		if rq.peer == traceformat.ProcNull {
 			return
 		}
@@ -126,6 +118,38 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rq.q, rq.ticket = f, f.tickets
 			f.tickets++
 			rq.src, rq.hasTicket = sc.key.src, true
+		}
+	default:
+		rp.createRest(e, o, rq, a)
+	}
+}
+
+// createRest is create for the operations other than MPI_Isend and
+// MPI_Irecv: the persistent inits, MPI_Isendrecv and MPI_Imrecv.
+func (rp *replayer) createRest(e *traceformat.Event, o op, rq *request, a *acc) {
+	rq.q, rq.ticket, rq.src, rq.hasTicket, rq.msg = nil, 0, 0, false, 0
+	rq.persistent, rq.active = false, true
+	switch o {
+	case opSendInit:
+		rq.kind, rq.peer, rq.tag, rq.bytes = reqSend, e.SendPeer, e.SendTag, e.SendBytes
+	case opRecvInit, opIsendrecv:
+		rq.kind, rq.peer, rq.tag, rq.bytes = reqRecv, e.RecvPeer, e.RecvTag, 0
+	default: // opImrecv
+		rq.kind, rq.peer, rq.tag, rq.bytes = reqMatched, 0, 0, 0
+	}
+	if o == opSendInit || o == opRecvInit {
+		rq.persistent, rq.active = true, false
+		rq.hasTicket = o == opSendInit && rp.sc.fi != nil && rp.sc.fi.mayBlock
+	}
+	if o == opIsendrecv {
+		// Its send is posted now; its receive is an MPI_Irecv's (the
+		// shape's key, shapeKey, is not used: one shape, two keys).
+		if e.Attr&traceformat.AttrSend != 0 {
+			rp.postTo(a, rq.comm, e.SendPeer, e.SendTag, rq.start, lateInfo{}, e.SendBytes)
+		}
+		if rq.peer != traceformat.ProcNull {
+			a.recvs++
+			rp.postRecv(rq)
 		}
 	}
 }
@@ -208,10 +232,12 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		if p.persistent {
 			p.active = false
 		} else if at >= 0 && t.big == nil {
-			// reqTable.kill's common case, inlined.
-			t.dead |= 1 << at
-			if at == t.pre {
-				t.pre = bits.TrailingZeros32(^t.dead)
+			// reqTable.kill's common case, inlined: the first live
+			// request, none marked after it.
+			if at == t.pre && t.dead == 0 {
+				t.pre++
+			} else {
+				t.kill(id, at)
 			}
 		} else {
 			t.kill(id, at)

@@ -11,21 +11,21 @@ import "math/bits"
 // which a linear scan of a short slice in creation order beats a map; past
 // smallReqs live requests the table switches to a map of queues.
 type reqTable struct {
-	ids  []uint64
-	vals []request
+	vals []request // the small table, in creation order (each with its id)
 	big  map[uint64][]request
 	n    int // live requests in big
-	// dead marks (by index) the small table's requests that a Wait/Test
-	// call completed, removed together when it is done (compact):
-	// completions come oldest first, and removing each at once would
-	// shift the rest of the table every time.
+	// A Wait/Test call's completions are removed together when it is
+	// done (compact): completions come oldest first, and removing each at
+	// once would shift the rest of the table every time. Until then the
+	// small table's completed requests are those before pre and those
+	// dead marks (by index). pre is the first live request: where find
+	// looks first. A Wait/Test call mostly completes the table in the
+	// order its requests were made, each then the first live one (it
+	// only moves pre), and a request whose older ones are all completed
+	// is the oldest live one of its id (ids repeat: Open MPI's shared
+	// handles).
 	dead uint32
-	// pre is the number of requests at the start of the small table that
-	// are marked dead: where find looks first. A Wait/Test call mostly
-	// completes the table in the order its requests were made, and a
-	// request whose older ones are all marked dead is the oldest live
-	// one of its id (ids repeat: Open MPI's shared handles).
-	pre int
+	pre  int
 }
 
 const smallReqs = 32
@@ -39,8 +39,8 @@ func (t *reqTable) get(id uint64) *request {
 		}
 		return nil
 	}
-	for i, x := range t.ids {
-		if x == id {
+	for i := range t.vals {
+		if t.vals[i].id == id {
 			return &t.vals[i]
 		}
 	}
@@ -49,7 +49,9 @@ func (t *reqTable) get(id uint64) *request {
 
 // put adds a request, after any live request with the same id.
 func (t *reqTable) put(id uint64, r request) {
-	*t.add(id) = r
+	rq := t.slot(id)
+	*rq = r
+	rq.id = id
 }
 
 // add adds a zero request, after any live request with the same id, and
@@ -57,35 +59,41 @@ func (t *reqTable) put(id uint64, r request) {
 // stack and copying it in showed in the replay's profile). The pointer is
 // valid until the next put, add or del.
 func (t *reqTable) add(id uint64) *request {
-	// The common case: the small table with room (the rest is in
-	// addSlow, which keeps this function's frame small).
-	if n := len(t.vals); t.big == nil && n < smallReqs && n < cap(t.vals) && n < cap(t.ids) {
-		t.ids = t.ids[:n+1]
-		t.ids[n] = id
+	rq := t.slot(id)
+	*rq = request{id: id}
+	return rq
+}
+
+// slot is add without clearing the request but its id: it may hold one
+// completed before, and the caller writes every other field (create).
+func (t *reqTable) slot(id uint64) *request {
+	// The common case: the small table with room (the map has no
+	// small table: vals is nil then).
+	if n := len(t.vals); n < cap(t.vals) && n < smallReqs {
 		t.vals = t.vals[:n+1]
-		t.vals[n] = request{}
-		return &t.vals[n]
+		rq := &t.vals[n]
+		rq.id = id
+		return rq
 	}
 	return t.addSlow(id)
 }
 
 func (t *reqTable) addSlow(id uint64) *request {
-	if t.big == nil && len(t.ids) == smallReqs {
+	if t.big == nil && len(t.vals) == smallReqs {
 		t.big = make(map[uint64][]request, 2*smallReqs)
-		for i, x := range t.ids {
-			t.big[x] = append(t.big[x], t.vals[i])
+		for _, r := range t.vals {
+			t.big[r.id] = append(t.big[r.id], r)
 		}
-		t.n = len(t.ids)
-		t.ids, t.vals = nil, nil
+		t.n = len(t.vals)
+		t.vals = nil
 	}
 	if t.big != nil {
-		q := append(t.big[id], request{})
+		q := append(t.big[id], request{id: id})
 		t.big[id] = q
 		t.n++
 		return &q[len(q)-1]
 	}
-	t.ids = append(t.ids, id)
-	t.vals = append(t.vals, request{})
+	t.vals = append(t.vals, request{id: id})
 	return &t.vals[len(t.vals)-1]
 }
 
@@ -104,15 +112,15 @@ func (t *reqTable) find(id uint64) (*request, int) {
 // request before it is dead), has the given id: it is then the oldest
 // one live.
 func (t *reqTable) first(i int, id uint64) bool {
-	return uint(i) < uint(len(t.ids)) && t.ids[i] == id
+	return uint(i) < uint(len(t.vals)) && t.vals[i].id == id
 }
 
 func (t *reqTable) findSlow(id uint64) (*request, int) {
 	if t.big != nil {
 		return t.get(id), -1
 	}
-	for i, x := range t.ids {
-		if x == id && t.dead&(1<<i) == 0 {
+	for i := t.pre; i < len(t.vals); i++ {
+		if t.vals[i].id == id && t.dead&(1<<i) == 0 {
 			return &t.vals[i], i
 		}
 	}
@@ -124,39 +132,47 @@ func (t *reqTable) findSlow(id uint64) (*request, int) {
 // compact removes it.
 func (t *reqTable) kill(id uint64, i int) {
 	if t.big == nil && i >= 0 {
-		t.dead |= 1 << i
-		if i == t.pre {
-			t.pre = bits.TrailingZeros32(^t.dead)
+		if i != t.pre {
+			t.dead |= 1 << i
+			return
+		}
+		t.pre++
+		if t.dead != 0 {
+			// Past those completed after it.
+			t.pre = bits.TrailingZeros64(^(uint64(t.dead) | (1<<t.pre - 1)))
 		}
 		return
 	}
 	t.del(id)
 }
 
-// compact removes the requests kill marked, keeping the others in
-// creation order.
+// compact removes the requests completed since the last compact, keeping
+// the others in creation order.
 func (t *reqTable) compact() {
-	if t.dead == 0 {
-		return
-	}
-	if t.dead == 1<<len(t.ids)-1 {
+	if t.pre == len(t.vals) {
 		// All of them (a Wait/Test call that completed every request
-		// in flight: the common case).
-		t.ids, t.vals = t.ids[:0], t.vals[:0]
-		t.dead, t.pre = 0, 0
+		// in flight: the common case), or none in the small table.
+		if t.pre != 0 {
+			t.vals = t.vals[:0]
+			t.dead, t.pre = 0, 0
+		}
 		return
 	}
-	// From the first marked one (the newest request alone, after an
+	dead := uint64(t.dead) | (1<<t.pre - 1)
+	if dead == 0 {
+		return
+	}
+	// From the first completed one (the newest request alone, after an
 	// MPI_Wait, costs no copy).
-	j := bits.TrailingZeros32(t.dead)
-	for i := j + 1; i < len(t.ids); i++ {
-		if t.dead&(1<<i) != 0 {
+	j := bits.TrailingZeros64(dead)
+	for i := j + 1; i < len(t.vals); i++ {
+		if dead&(1<<i) != 0 {
 			continue
 		}
-		t.ids[j], t.vals[j] = t.ids[i], t.vals[i]
+		t.vals[j] = t.vals[i]
 		j++
 	}
-	t.ids, t.vals = t.ids[:j], t.vals[:j]
+	t.vals = t.vals[:j]
 	t.dead, t.pre = 0, 0
 }
 
@@ -175,13 +191,12 @@ func (t *reqTable) del(id uint64) {
 		t.n--
 		return
 	}
-	for i, x := range t.ids {
-		if x == id {
+	for i := range t.vals {
+		if t.vals[i].id == id {
 			// Keep creation order: it decides which of several requests
 			// sharing an id a later completion applies to.
-			copy(t.ids[i:], t.ids[i+1:])
 			copy(t.vals[i:], t.vals[i+1:])
-			t.ids, t.vals = t.ids[:len(t.ids)-1], t.vals[:len(t.vals)-1]
+			t.vals = t.vals[:len(t.vals)-1]
 			return
 		}
 	}
