@@ -144,6 +144,11 @@ type distX struct {
 	memIn   map[memKey][]int32
 	// caches are the inbox queues last used by each remote sender.
 	caches map[int32]*fifoCache
+	// dropFrom is, by key, the first message (in the sender's
+	// numbering) a remote sender sent after the local destination's
+	// replay had finished: it and all after it were dropped, so their
+	// withdrawals take them back off the dropped count (undropSend).
+	dropFrom map[p2pKey]uint64
 	// proxies number the messages sent to each key of another process
 	// (fifo.proxy).
 	proxies map[p2pKey]*fifo
@@ -904,7 +909,9 @@ func (d *distX) record1(rd *drd) {
 		k := rd.p2pKey(len(x.ranks))
 		seq := rd.uv()
 		if rd.err == nil && d.local(k.dst) {
-			if f := x.ranks[k.dst].inbox[k]; f != nil && f.rset && seq >= f.roff {
+			if first, ok := d.dropFrom[k]; ok && seq >= first {
+				x.undropSend(k)
+			} else if f := x.ranks[k.dst].inbox[k]; f != nil && f.rset && seq >= f.roff {
 				x.withdraw(f, seq-f.roff)
 			}
 		}
@@ -949,6 +956,12 @@ func (d *distX) deliver(k p2pKey, seq uint64, entry int64, site sendSite, bytes 
 	dst := x.ranks[k.dst]
 	if dst.done.Load() {
 		x.dropSend(k, site.site)
+		if _, ok := d.dropFrom[k]; !ok {
+			if d.dropFrom == nil {
+				d.dropFrom = map[p2pKey]uint64{}
+			}
+			d.dropFrom[k] = seq
+		}
 		return
 	}
 	c := d.caches[k.src]

@@ -478,16 +478,16 @@ func (x *exchange) sweep(rs *rankSync) {
 // send posts message m (its send's entry time, call site and recorded
 // bytes) of key k, with its late-receiver information, without a lock,
 // unless the key is new to the sender or flow control holds the sender
-// back. k and m are read, not kept. It returns the queue of k that cache c
-// holds after it and the number of that queue's last message, which a
-// cancelled send withdraws (nil when c holds another key's).
+// back. k and m are read, not kept. It returns the queue the message went
+// into and its number there, which a cancelled send withdraws, or nil and
+// droppedMsg when the destination had finished.
 func (x *exchange) send(k *p2pKey, m *msgSlot, li lateInfo, c *fifoCache) (*fifo, uint64) {
 	dst := x.ranks[k.dst]
 	if dst.done.Load() {
 		// (A message posted while the destination finishes is counted
 		// with the unreceived ones at the end, unreceived.)
 		x.dropSend(*k, m.s.site)
-		return c.last(k)
+		return nil, droppedMsg
 	}
 	if dst.remote {
 		x.dist.send(*k, m, li, c)
@@ -496,7 +496,7 @@ func (x *exchange) send(k *p2pKey, m *msgSlot, li lateInfo, c *fifoCache) (*fifo
 	f := c.f
 	if f == nil || c.key != *k || f.dead.Load() {
 		if f = x.sendQueue(dst, *k, m.s.site, c); f == nil {
-			return c.last(k)
+			return nil, droppedMsg
 		}
 	}
 	n := f.push(m, li, x.lim.pending)
@@ -517,14 +517,11 @@ func (x *exchange) send(k *p2pKey, m *msgSlot, li lateInfo, c *fifoCache) (*fifo
 	return c.f, c.f.sent - 1
 }
 
-// last is the queue c holds if it is k's, and the number of its last
-// message sent (send's result when the message was not posted).
-func (c *fifoCache) last(k *p2pKey) (*fifo, uint64) {
-	if c.f != nil && c.key == *k {
-		return c.f, c.f.sent - 1
-	}
-	return nil, 0
-}
+// droppedMsg is send's message number for a message dropped (its
+// destination's replay had finished): counted unreceived at once, so that
+// its cancellation takes it back off that count (undropSend) instead of
+// withdrawing anything from a queue.
+const droppedMsg = ^uint64(0)
 
 // repost handles a message posted into queue f while a sweep dropped it
 // (send): once the sweep is over (under dst.mu), if the queue was dropped

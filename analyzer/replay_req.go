@@ -41,8 +41,21 @@ type request struct {
 	ticket uint64
 	bytes  uint64 // a send's recorded bytes (profile.go)
 	// msg is an MPI_Isend's message in queue q, withdrawn if the send is
-	// cancelled (exchange.withdraw).
+	// cancelled (exchange.withdraw); droppedMsg, with q nil, for a message
+	// to a rank whose replay had finished (undrop).
 	msg uint64
+}
+
+// undrop takes the message of MPI_Isend p, dropped because its
+// destination's replay had finished, back off the messages never received:
+// p was cancelled.
+func (rp *replayer) undrop(p *request) {
+	if p.comm == nil {
+		return
+	}
+	if w, ok := p.comm.peerWorld(p.peer); ok {
+		rp.x.undropSend(p2pKey{comm: p.comm.id, src: rp.rank, dst: w, tag: p.tag})
+	}
 }
 
 // doneRecv is a receive a Wait/Test call completed: its request, which
@@ -202,6 +215,8 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 				// Cancelled: its message was never sent.
 				if p.q != nil && !p.persistent {
 					rp.x.withdraw(p.q, p.msg)
+				} else if p.msg == droppedMsg && !p.persistent {
+					rp.undrop(p)
 				}
 				break
 			}

@@ -84,6 +84,23 @@ func (x *exchange) dropSend(k p2pKey, site uint32) {
 	}
 }
 
+// undropSend takes back a message dropSend counted, whose send was
+// cancelled. The call site named for the key stays that of its first
+// message, cancelled or not.
+func (x *exchange) undropSend(k p2pKey) {
+	x.dropMu.Lock()
+	defer x.dropMu.Unlock()
+	key := p2pKey{src: k.src, dst: k.dst, tag: k.tag}
+	u := x.dropped[key]
+	if u == nil {
+		return
+	}
+	x.droppedSends.Add(-1)
+	if u.n--; u.n == 0 {
+		delete(x.dropped, key)
+	}
+}
+
 // unreceivedWarnings names, for each sender, receiver and tag, the
 // messages never received and the call site of the first, as the report
 // lists it (SRC id, function, file:line in the whole program's SRC).
