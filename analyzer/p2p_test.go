@@ -503,6 +503,20 @@ func TestCancelledSendToFinishedRank(t *testing.T) {
 			if rep.Unmatched != nil {
 				sends = rep.Unmatched.Sends
 			}
+			want := int64(1)
+			if received {
+				want = 0
+			}
+			for n := 2; n <= 4; n++ {
+				_, xs := replayDist(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: workers}, n)
+				var got int64
+				for _, x := range xs {
+					got += x.unreceived() + x.droppedSends.Load()
+				}
+				if got != want {
+					t.Errorf("received %v, %d workers, %d processes: %d sends unreceived, want %d", received, workers, n, got, want)
+				}
+			}
 			if received {
 				if sends != 0 || len(rep.Warnings) != 0 {
 					t.Errorf("received, %d workers: %d sends unreceived, warnings %q", workers, sends, rep.Warnings)
