@@ -695,96 +695,96 @@ func histogram(h *[256]int32, sc []byte) bool {
 
 // countVarints returns the number of varints in a packed column, or -1 if
 // the column is not a sequence of valid varints (or, with dur, holds a
-// value of 2^63 or more), and whether a varint is longer than 8 bytes. It
-// looks at 8 bytes at a time: the varints are the bytes without the
-// continuation bit, and runs of continuation bytes are tracked across
-// words; a run of 8 or more (a value of 56 bits or more, rare) sends the
-// column to the exact byte-by-byte check.
+// value of 2^63 or more), and whether a varint is longer than 8 bytes.
+// The varints are the bytes without the continuation bit; a column whose
+// runs of continuation bytes are all shorter than 8 (values below 2^56)
+// and whose last byte ends a varint is valid, and its count is that of
+// such bytes. Otherwise (rare) the exact byte-by-byte check counts it.
+//
+// It looks at 64 bytes at a time: first, while a block has no
+// continuation byte at all (the columns of request counts and statuses,
+// whose values are below 128), only the or of its words; from the first
+// block that has one, contBlocks. The bytes after the last whole block
+// are counted as a block of their own, padded with zeros (one-byte
+// varints that are not counted).
 func countVarints(b []byte, dur bool) (int, bool) {
-	const stops = 0x8080808080808080
-	n, run := 0, 0
-	// First blocks of words without four continuation bytes in a row at
-	// offsets 0-3 or 4-7 of a word: every run of 8 has such a group, so
-	// that these words hold no varint of 8 bytes or more, and only their
-	// continuation bytes need counting. A block's are summed per byte lane
-	// (bits.OnesCount64 checks the CPU for POPCNT at every call on amd64
-	// v1, which keeps the loop's values in memory), in blocks of 256 bytes
-	// (a lane cannot overflow; a block wasted on a column of long varints
-	// is short), and the groups are looked for once per block; from the
-	// first block that has one, the loops below count the column.
-	i, cont := 0, 0
-	for len(b)-i >= 16 {
-		end := i + min((len(b)-i)&^15, 256)
-		lanes, group := contBlock(b[i:end])
-		if group&0x0000008000000080 != 0 {
-			break
-		}
-		cont += foldLanes(lanes)
-		i = end
+	if len(b) == 0 {
+		return 0, false
 	}
-	n = i - cont
-	if i > 0 {
-		// Continuation bytes at the end of the words counted.
-		run = bits.LeadingZeros64(^binary.LittleEndian.Uint64(b[i-8:])&stops) / 8
-	}
-	w := b[i:]
-	for ; len(w) >= 16; w = w[16:] { // two words per turn: half the loop's own work
-		t := ^binary.LittleEndian.Uint64(w) & stops
-		u := ^binary.LittleEndian.Uint64(w[8:]) & stops
-		if t == 0 || u == 0 || run+bits.TrailingZeros64(t)/8 >= 8 ||
-			bits.LeadingZeros64(t)/8+bits.TrailingZeros64(u)/8 >= 8 {
-			return countExact(b, dur), true
-		}
-		n += stopCount(t) + stopCount(u)
-		run = bits.LeadingZeros64(u) / 8 // continuation bytes after the last stop
-	}
-	for ; len(w) >= 8; w = w[8:] {
-		t := ^binary.LittleEndian.Uint64(w) & stops
-		if t == 0 || run+bits.TrailingZeros64(t)/8 >= 8 {
-			return countExact(b, dur), true
-		}
-		n += stopCount(t)
-		run = bits.LeadingZeros64(t) / 8
-	}
-	for _, x := range w {
-		if x < 0x80 {
-			n++
-			run = 0
-		} else if run++; run >= 8 {
-			return countExact(b, dur), true
-		}
-	}
-	if run != 0 {
+	if b[len(b)-1] >= 0x80 {
 		return -1, false // the last varint is cut
 	}
-	return n, false
+	i := 0
+	for ; len(b)-i >= 64; i += 64 {
+		w := b[i : i+64 : i+64]
+		or := binary.LittleEndian.Uint64(w) | binary.LittleEndian.Uint64(w[8:]) |
+			binary.LittleEndian.Uint64(w[16:]) | binary.LittleEndian.Uint64(w[24:]) |
+			binary.LittleEndian.Uint64(w[32:]) | binary.LittleEndian.Uint64(w[40:]) |
+			binary.LittleEndian.Uint64(w[48:]) | binary.LittleEndian.Uint64(w[56:])
+		if or&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	whole := i + (len(b)-i)&^63
+	cont, last, run8 := contBlocks(b[i:whole], 0)
+	if whole < len(b) {
+		var pad [64]byte
+		copy(pad[:], b[whole:])
+		c, _, r := contBlocks(pad[:], last)
+		cont, run8 = cont+c, run8 || r
+	}
+	if run8 {
+		return countExact(b, dur), true
+	}
+	return len(b) - cont, false
 }
 
-// contBlock is countVarints' loop over a block of pairs of words (len(b)
-// a multiple of 16): the continuation bytes per byte lane, and bit 7 (or
-// 39) set in group where a word has four continuation bytes in a row at
-// offsets 0-3 (or 4-7). A function of its own, not inlined, so that its
-// few values stay in registers.
+// contBlocks is countVarints' loop over blocks of 64 bytes (len(b) a
+// multiple of 64): the number of continuation bytes, the last block's
+// transposed continuation bits (prev of the block after it), and whether
+// 8 continuation bytes follow one another, from the last 8 bytes before
+// the first block (given by prev) to the first 8 of the last block. A
+// function of its own, not inlined, so that its values stay in registers.
+//
+// A block's 8 words are transposed into one, p: bit k of byte lane l is
+// the continuation bit of the block's byte 8k+l. The block's continuation
+// bytes are then the ones of p. In q, bit k of lane l is that of byte
+// 8(k-1)+l (k = 0: of the previous block's last word), so that the bytes
+// from 8(k-1) to 8k+7 are bit k of the 16 lanes of q then p, in order: 8
+// continuation bytes in a row are a bit set in 8 lanes in a row there,
+// found by anding the lanes shifted by 1, 2 and 4.
 //
 //go:noinline
-func contBlock(b []byte) (lanes, group uint64) {
-	const stops = 0x8080808080808080
-	for ; len(b) >= 16; b = b[16:] {
-		x := binary.LittleEndian.Uint64(b)
-		y := binary.LittleEndian.Uint64(b[8:])
-		hx, hy := x&(x>>8), y&(y>>8)
-		group |= hx&(hx>>16) | hy&(hy>>16)
-		lanes += (x&stops)>>7 + (y&stops)>>7
+func contBlocks(b []byte, prev uint64) (cont int, last uint64, run8 bool) {
+	const (
+		stops = 0x8080808080808080
+		ones  = 0x0101010101010101
+	)
+	var hits uint64
+	// The blocks as arrays: no bounds check per word, nor slicing per block.
+	blocks := unsafe.Slice((*[64]byte)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/64)
+	for k := range blocks {
+		w := blocks[k][:]
+		p := binary.LittleEndian.Uint64(w)&stops>>7 | binary.LittleEndian.Uint64(w[8:])&stops>>6 |
+			binary.LittleEndian.Uint64(w[16:])&stops>>5 | binary.LittleEndian.Uint64(w[24:])&stops>>4 |
+			binary.LittleEndian.Uint64(w[32:])&stops>>3 | binary.LittleEndian.Uint64(w[40:])&stops>>2 |
+			binary.LittleEndian.Uint64(w[48:])&stops>>1 | binary.LittleEndian.Uint64(w[56:])&stops
+		q := p<<1&^ones | prev>>7&ones
+		prev = p
+		// Lanes i to i+7 of q then p anded into lane i of q, i < 8 (a run
+		// in p's 8 lanes alone, word k, is q's bit k+1, or the next
+		// block's bit 0).
+		q &= q>>8 | p<<56
+		h := p & (p >> 8)
+		q &= q>>16 | h<<48
+		h &= h >> 16
+		hits |= q & (q>>32 | h<<32)
+		// On amd64 v1 a check of the CPU then POPCNT: the fallback's call
+		// spills the loop's values on its own path only.
+		cont += bits.OnesCount64(p)
 	}
-	return lanes, group
+	return cont, prev, hits != 0
 }
-
-// stopCount is bits.OnesCount64 of a word of stop bits (bit 7 of each
-// byte), by one multiplication: the sum of the eight lanes is at most 8.
-func stopCount(t uint64) int { return int((t >> 7) * 0x0101010101010101 >> 56) }
-
-// foldLanes sums the eight byte lanes of x, each at most 255.
-func foldLanes(x uint64) int { return fold16(x&0x00ff00ff00ff00ff + x>>8&0x00ff00ff00ff00ff) }
 
 func countExact(b []byte, dur bool) int {
 	n := 0

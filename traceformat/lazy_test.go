@@ -436,11 +436,11 @@ func TestLazyLongVarints(t *testing.T) {
 	}
 }
 
-// TestCountVarints compares countVarints, which looks at 8 or 16 bytes at
-// a time, with a byte-by-byte count, on columns of varints of every
-// length (those longer than 8 bytes at every offset against the words),
-// whole and cut; some columns long and of small values, as real ones
-// (whose words are counted 255 at a time), with a rare long one.
+// TestCountVarints compares countVarints, which looks at 64 bytes at a
+// time, with a byte-by-byte count, on columns of varints of every length
+// (those longer than 8 bytes at every offset against the words), whole
+// and cut; some columns long and of small values, as real ones, with a
+// rare long one.
 func TestCountVarints(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 3000 {
@@ -475,6 +475,107 @@ func TestCountVarints(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCountVarintsEdges compares countVarints with naiveVarints, a
+// decoder of its own, on every column of 0 to 300 bytes made of one-byte
+// varints or of 7-byte ones (runs of 6 continuation bytes, as request id
+// deltas) at each phase; on the one-byte column and the 7-byte ones at two
+// phases with one run of 1 to 11 continuation bytes at every offset (in
+// columns above 136 bytes, at those near a 64-byte block's edge or the
+// end), ended by 1 or 2 (as a 10-byte varint's last byte: 2 overflows; 1
+// is a value of 2^63 or more, refused with dur) or cut; and on random
+// columns whose bytes continue with a probability from 0.05 to 0.95.
+func TestCountVarintsEdges(t *testing.T) {
+	check := func(b []byte) {
+		t.Helper()
+		for _, dur := range []bool{false, true} {
+			n, l := countVarints(b, dur)
+			wn, wl := naiveVarints(b, dur)
+			if n != wn || n >= 0 && l != wl {
+				t.Fatalf("countVarints(% x, %v) = %d, %v; want %d, %v", b, dur, n, l, wn, wl)
+			}
+		}
+	}
+	seven := []byte{0xff, 0x81, 0x80, 0xc0, 0xfe, 0x80, 0x05}
+	b := make([]byte, 0, 320)
+	for size := 0; size <= 300; size++ {
+		for phase := range 8 { // 7: one-byte varints; else 7-byte ones from this phase
+			b = b[:size]
+			for i := range b {
+				if phase == 7 {
+					b[i] = byte(i % 0x80)
+				} else {
+					b[i] = seven[(i+phase)%7]
+				}
+			}
+			if size > 0 && b[size-1] < 0x80 {
+				check(b)
+			}
+			if phase%3 != 1 {
+				continue // the runs in the columns of phases 1 and 4 only
+			}
+			c := make([]byte, size)
+			for run := 1; run <= 11; run++ {
+				for at := 0; at+run <= size; at++ {
+					if size > 136 && (at+12)%64 > 24 && size-at > 24 {
+						continue // far from a block's edge and the end
+					}
+					copy(c, b)
+					for i := at; i < at+run; i++ {
+						c[i] = 0x80 | byte(i)
+					}
+					for _, end := range []byte{0x01, 0x02} {
+						if at+run < size {
+							c[at+run] = end
+						}
+						check(c)
+					}
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 20000 {
+		size := rng.IntN(301)
+		p := []uint{1, 10, 16, 19}[trial%4] // in twentieths
+		b = b[:size]
+		for i := range b {
+			b[i] = byte(rng.Uint32() & 0x7f)
+			if uint(rng.IntN(20)) < p {
+				b[i] |= 0x80
+			}
+		}
+		check(b)
+	}
+}
+
+// naiveVarints decodes the column b varint by varint, byte by byte: their
+// number, or -1 if b is not a sequence of valid varints (or, with dur,
+// holds one of 2^63 or more), and whether one is longer than 8 bytes.
+func naiveVarints(b []byte, dur bool) (int, bool) {
+	n, long := 0, false
+	for i := 0; i < len(b); n++ {
+		var v uint64
+		j := i
+		for shift := 0; ; shift += 7 {
+			if j == len(b) || shift == 63 && b[j] > 1 {
+				return -1, false
+			}
+			x := b[j]
+			v |= uint64(x&0x7f) << shift
+			j++
+			if x < 0x80 {
+				break
+			}
+		}
+		if dur && v >= 1<<63 {
+			return -1, false
+		}
+		long = long || j-i > 8
+		i = j
+	}
+	return n, long
 }
 
 // TestLazyWideRequestCount: a request count of 2^32 or more (which no
