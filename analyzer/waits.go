@@ -266,9 +266,10 @@ func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures, kept boo
 	if !f.hasSync {
 		s = f.entry + f.realSync
 	}
+	// w.max is the newest record's bound pm (wrongOrder keeps it so).
 	pm := s
 	if w.n > 0 {
-		pm = max(pm, w.recs[w.prev(w.next)].pm)
+		pm = max(pm, w.max)
 	}
 	// (Field by field: a composite literal is built on the stack and
 	// copied.)
@@ -287,9 +288,7 @@ func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures, kept boo
 	if w.n < maxWrongOrder {
 		w.n++
 	}
-	if w.n == 1 || s > w.max {
-		w.max = s
-	}
+	w.max = pm
 }
 
 // succ and prev are the slots after and before slot i of the ring (a
