@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"math"
+	"slices"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
@@ -50,23 +51,46 @@ import (
 // of limits.pend).
 const maxPend = 4096
 
-// pendEv is an event since the last fixed point: what its contributions to
-// the accumulators depend on, to redo them if its times move.
+// pendEv is an event since the last fixed point: its times and what its
+// contributions to the accumulators depend on, to redo them if its times
+// move. Its interval is the current one (a change of interval is a fixed
+// point). The Real Sync of an event that waited is in its record of
+// recent late-sender waits (waits.go, woRec) and, once that record left
+// the ring, in a pendFig record; an event that lowered its site's shortest
+// call has a pendFig record too.
 type pendEv struct {
-	a           *acc
-	site        uint32
-	class       tracepb.Function_Class
 	entry, exit int64
-	syncT       int64 // Real Sync is max(0, syncT − entry) when hasSync
-	hasSync     bool
-	calls       uint32  // e.Calls (profile.go, amortizeProfile)
-	ov          int64   // its Overlap: the time before entry it newly covered
-	from        msgFrom // the late sender of its Real Sync (waits.go)
-	wo          bool    // its Real Sync is a wrong-order wait (waits.go)
-	// prevMin: its site's shortest call before it (profile.go,
-	// amortizeProfile).
-	prevMin int64
+	ov          int64 // its Overlap: the time before entry it newly covered
+	site        uint32
+	calls       uint32 // e.Calls (profile.go, amortizeProfile)
+	class       uint8  // the tracepb.Function_Class its time went to
 }
+
+// pendFig is a figure of pending event ev that amortization redoes. The
+// figMin records are in the order of their events; a figSync record is
+// made when the woRec of its event leaves the ring, in no particular order.
+type pendFig struct {
+	ev   int32
+	kind figKind
+	wo   bool    // figSync: its Real Sync is a wrong-order wait (waits.go)
+	from msgFrom // figSync: the late sender of its Real Sync (waits.go)
+	// v is, for figSync, the send entry its Real Sync waited for (Real
+	// Sync is max(0, v − entry)); for figMin, its site's shortest call
+	// before it (profile.go, amortizeProfile).
+	v int64
+}
+
+type figKind uint8
+
+const (
+	// figSync: a Real Sync > 0 with its bound. (A Real Sync of 0 stays
+	// 0: amortization moves entries later, never earlier.)
+	figSync figKind = iota
+	// figMin: the event lowered its site's shortest call (or was its
+	// first). Durations only grow under amortization, so that the
+	// minimum of a site whose pending calls lowered nothing stays.
+	figMin
+)
 
 // ovTerm is one completed request's part of a Wait/Test call's Overlap:
 // max(0, entry − max(start, t)); t is noT for sends (no message time).
@@ -78,35 +102,48 @@ const noT = math.MinInt64
 
 // fix makes the event that ended at exit a fixed point.
 func (rp *replayer) fix(exit int64) {
-	rp.pend, rp.pendOv = rp.pend[:0], rp.pendOv[:0]
+	rp.pend, rp.pendOv, rp.pendFig = rp.pend[:0], rp.pendOv[:0], rp.pendFig[:0]
 	rp.pr.pendMsgs = rp.pr.pendMsgs[:0]
 	rp.pendGen++
 	rp.fixedAt = exit
 }
 
-// keep records an event after the last fixed point; ov is its Overlap. It
-// returns the event's entry, the last of pend.
-func (rp *replayer) keep(a *acc, site uint32, class tracepb.Function_Class, entry, exit, syncT int64, hasSync bool, ov int64) *pendEv {
-	if len(rp.pend) >= rp.maxPend {
+// keep records an event after the last fixed point, or makes it a fixed
+// point when no event may wait (limits.pend 0); it returns whether the
+// event was kept, as the last of pend. charge does its common case.
+func (rp *replayer) keep(entry, exit, ov int64, site, calls uint32, class tracepb.Function_Class) bool {
+	if rp.maxPend <= 0 {
+		rp.fix(exit)
+		return false
+	}
+	if n := len(rp.pend); n >= rp.maxPend {
 		// The older events stay as they are: the last of them becomes
-		// the fixed point.
-		rp.fixedAt = rp.pend[len(rp.pend)-1].exit
-		rp.pend = rp.pend[:0]
+		// the fixed point. (The event's own figMin record, if any, is
+		// the last of pendFig: lowerMin made it.)
+		rp.fixedAt = rp.pend[n-1].exit
+		k := 0
+		if m := len(rp.pendFig); m > 0 && int(rp.pendFig[m-1].ev) == n {
+			rp.pendFig[0], rp.pendFig[0].ev = rp.pendFig[m-1], 0
+			k = 1
+		}
+		rp.pend, rp.pendFig = rp.pend[:0], rp.pendFig[:k]
 		rp.pr.pendMsgs = rp.pr.pendMsgs[:0]
 		rp.pendGen++
 	}
-	// Written in place: a composite literal is built on the stack and
-	// copied, which showed in the replay's profile.
-	n := len(rp.pend)
-	if n < cap(rp.pend) {
-		rp.pend = rp.pend[:n+1]
-	} else {
-		rp.pend = append(rp.pend, pendEv{})
+	rp.pend = append(rp.pend, pendEv{entry: entry, exit: exit, ov: ov, site: site, calls: calls, class: uint8(class)})
+	return true
+}
+
+// newFig is a new record at the end of pendFig, to be written field by
+// field (an append of a composite literal builds it on the stack and
+// copies it).
+func (rp *replayer) newFig() *pendFig {
+	n := len(rp.pendFig)
+	if n == cap(rp.pendFig) {
+		rp.pendFig = slices.Grow(rp.pendFig, 1)
 	}
-	p := &rp.pend[n]
-	p.a, p.site, p.class, p.entry, p.exit = a, site, class, entry, exit
-	p.syncT, p.hasSync, p.ov, p.from, p.wo = syncT, hasSync, ov, rp.from.msgFrom, false
-	return p
+	rp.pendFig = rp.pendFig[:n+1]
+	return &rp.pendFig[n]
 }
 
 // repairRecv is repair for a call that published nothing (a receive, a
@@ -153,40 +190,52 @@ func (rp *replayer) amortize(tr, d int64) bool {
 		}
 		return t + int64(math.Round(float64(t-ta)*k))
 	}
+	// The pending events are all in the current interval: a change of
+	// interval is a fixed point.
+	a := rp.cur.Value
+	// First what depends on the events' entries before they move: their
+	// Real Sync, and the minimum of the sites whose pending calls lowered
+	// it, restored to what it was before the first of them
+	// (amortizeProfile applies the moved durations).
+	for x := range rp.pendFig {
+		g := &rp.pendFig[x]
+		p := &rp.pend[g.ev]
+		switch g.kind {
+		case figSync:
+			rp.resync(a, p, g.v, g.from, g.wo, move(p.entry))
+		case figMin:
+			if s := a.site(p.site); s.amGen != rp.pr.gen {
+				s.amGen = rp.pr.gen
+				s.minCall = g.v
+			}
+		}
+	}
+	rp.wo.amortize(rp, a, move)
 	for i := range rp.pend {
 		p := &rp.pend[i]
 		ne, nx := move(p.entry), move(p.exit)
-		s := p.a.site(p.site)
+		s := a.site(p.site)
 		if dd := (nx - ne) - (p.exit - p.entry); dd != 0 {
-			switch p.class {
+			switch tracepb.Function_Class(p.class) {
 			case tracepb.Function_POINT_TO_POINT:
-				p.a.p2p += dd
+				a.p2p += dd
 			case tracepb.Function_COLLECTIVE:
-				p.a.coll += dd
+				a.coll += dd
 			default:
-				p.a.sys += dd
+				a.sys += dd
 			}
 			s.time += dd
 			rp.mpiNs += dd
-		}
-		if p.hasSync {
-			old := max(0, p.syncT-p.entry)
-			dd := max(0, p.syncT-ne) - old
-			p.a.realSync += dd
-			s.realSync += dd
-			if dd != 0 {
-				p.resync(old, old+dd)
-			}
 		}
 		if p.ov > 0 {
 			// The time it covered ends at its entry and is, but for
 			// gaps in what was covered before, the ov ns before it.
 			nov := ne - move(p.entry-p.ov)
-			p.a.overlap += nov - p.ov
+			a.overlap += nov - p.ov
 			s.overlap += nov - p.ov
 			p.ov = nov
 		}
-		rp.amortizeProfile(i, p, s, ne, nx, &cur)
+		rp.amortizeProfile(a, i, p, s, ne, nx, &cur)
 		p.entry, p.exit = ne, nx
 	}
 	// The current call's terms (the only ones in pendOv) and the time
@@ -201,7 +250,6 @@ func (rp *replayer) amortize(tr, d int64) bool {
 	rp.ovFloor = move(rp.ovFloor)
 	rp.reqs.each(func(r *request) { r.start = move(r.start) })
 	rp.obs.amortize(move)
-	rp.wo.amortized(rp)
 	rp.amortized++
 	return true
 }

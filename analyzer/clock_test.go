@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"math"
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
@@ -231,6 +232,79 @@ func TestBackwardAmortizationBounded(t *testing.T) {
 	expect(t, "rank 1 System", r1r.SystemTime, 0.080)
 	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.010)
 	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.010)
+}
+
+// A stretch of more late-sender waits than the ring of recent ones holds
+// (maxWrongOrder): the Real Sync of the calls whose records were pushed
+// out of it is amortized too. Rank 1 receives n messages, each waiting
+// 50 µs, then one whose send is 0.1 ms after its exit.
+func TestBackwardAmortizationManyWaits(t *testing.T) {
+	const n = maxWrongOrder + 30
+	run, r0, r1 := pair()
+	r0.Compute(50 * us)
+	for i := range n {
+		r0.Send(1, int32(i), 8, 10*us).Compute(90 * us) // sent at 0.051 + 0.1·i ms
+	}
+	r0.Compute(60*us).Send(1, n, 8, 10*us) // 13.111 ms
+	for i := range n + 1 {
+		d := 100 * us // 0.001 + 0.1·i … 0.101 + 0.1·i ms
+		if i == n {
+			d = 10 * us // 13.001 … 13.011 ms: jump 0.1 ms
+		}
+		r1.Recv(0, int32(i), 8, d)
+	}
+	finish(run)
+	rep := analyzeRun(t, run)
+	// The stretch is 0.001 … 13.001 ms: receive i's entry moves by
+	// 0.1·i ms · 0.1/13.
+	ta, tr, jump := int64(us), int64(13*ms+us), int64(100*us)
+	k := float64(jump) / float64(tr-ta)
+	var want float64
+	waits := int64(1)
+	for i := range int64(n) {
+		entry := ta + i*100*us
+		if rs := 50*us - int64(math.Round(float64(entry-ta)*k)); rs > 0 {
+			want += float64(rs) / 1e9
+			waits++
+		}
+	}
+	want += 10e-6 // the last receive's
+	iv := find(t, rep)
+	expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, want)
+	var late float64
+	var count int64
+	for _, w := range iv.Waits {
+		if w.WaitingRank == 1 && w.Kind == report.LateSender {
+			late += w.Seconds
+			count += w.Count
+		}
+	}
+	expect(t, "rank 1 late-sender waits", late, want)
+	if count != waits {
+		t.Errorf("rank 1: %d late-sender waits, want %d", count, waits)
+	}
+	if cv := rep.ClockViolations; cv == nil || cv.Amortized != 1 {
+		t.Errorf("clock_violations %+v, want one amortized", cv)
+	}
+}
+
+// With limits.pend 0 no event waits for an amortization: each is a
+// fixed point, and the repair is forward only (as at MPI_Sendrecv).
+func TestBackwardAmortizationNone(t *testing.T) {
+	run, r0, r1 := pair()
+	r0.Compute(110*ms).Send(1, 1, 8, 10*us)          // entered at 110.001
+	r1.Compute(10*ms).System("MPI_Comm_rank", 10*ms) // 10.001 … 20.001
+	r1.System("MPI_Comm_rank", 20*ms)                // 20.001 … 40.001
+	r1.Recv(0, 1, 8, 10*ms)                          // 40.001 … 50.001: jump 60 ms
+	finish(run)
+	rep := analyzeRunLimits(t, run, func(l *limits) { l.pend = 0 })
+	r1r := rank(t, find(t, rep), 1)
+	expect(t, "rank 1 System", r1r.SystemTime, 0.030)
+	expect(t, "rank 1 Real Sync", r1r.RealSync, 0.070)
+	expect(t, "rank 1 SendRecv", r1r.SendRecvTime, 0.070)
+	if cv := rep.ClockViolations; cv == nil || !cv.Repaired || cv.Amortized != 0 {
+		t.Errorf("clock_violations %+v, want repaired, not amortized", cv)
+	}
 }
 
 // analyzeOneViolation is analyzeRun of a run with one clock-condition

@@ -191,29 +191,25 @@ func (pr *profRank) skipGap(e *traceformat.Event) {
 	pr.gapFrom, pr.hasPrev = max(pr.gapFrom, e.Entry, e.Exit), true
 }
 
-// profile notes one call's duration and bytes on its call site: the per
-// call minimum and maximum (a folded run of polls counts as calls of its
-// mean duration) and the recorded send and receive buffer sizes. It
-// returns the minimum before the call (math.MaxInt64 for none), which
-// backward amortization restores before it applies the moved durations
-// (amortizeProfile).
-func (s *siteAcc) profile(dur, calls int64, bytes uint64) (prevMin int64) {
-	d := dur
-	if calls > 1 {
-		d /= calls
-	}
-	prevMin = math.MaxInt64
+// The profile of a call on its call site (charge does it): the per call
+// minimum and maximum (a folded run of polls counts as calls of its mean
+// duration) and the recorded send and receive buffer sizes. A call that
+// lowers the minimum (or is the site's first) leaves the minimum before it
+// for backward amortization (lowerMin).
+
+// lowerMin makes d the shortest call of site s, and leaves the shortest
+// before it (math.MaxInt64 for none) for backward amortization, which
+// restores it before it applies the moved durations (figMin,
+// amortizeProfile): a record for the event about to be kept, dropped with
+// the pending records if the event becomes a fixed point instead.
+func (rp *replayer) lowerMin(s *siteAcc, d int64) {
+	prev := int64(math.MaxInt64)
 	if s.count > 0 {
-		prevMin = s.minCall
+		prev = s.minCall
 	}
-	if s.count == 0 || d < s.minCall {
-		s.minCall = d
-	}
-	if d > s.maxCall {
-		s.maxCall = d
-	}
-	s.bytes += int64(bytes)
-	return prevMin
+	g := rp.newFig()
+	g.ev, g.kind, g.wo, g.v = int32(len(rp.pend)), figMin, false, prev
+	s.minCall = d
 }
 
 // got notes a message the current call received: its send's entry t and
@@ -254,26 +250,23 @@ func (rp *replayer) profileRecvd(a *acc, exit int64, kept bool) {
 }
 
 // amortizeProfile redoes pending event i's profile figures for its moved
-// times ne, nx (clc.go amortize; called for every pending event, in
-// order, before p's times change): its site's per-call extremes and the
-// latency of the messages it received. Durations only grow under
-// amortization, so the maximum takes the new duration; the minimum is
-// restored to what it was before the site's first pending call and the
-// pending calls' new durations applied again.
-func (rp *replayer) amortizeProfile(i int, p *pendEv, s *siteAcc, ne, nx int64, cur *int) {
+// times ne, nx in interval a (clc.go amortize; called for every pending
+// event, in order, before p's times change): its site's per-call extremes
+// and the latency of the messages it received. Durations only grow under
+// amortization, so the maximum takes the new duration; the minimum, which
+// amortize restored to what it was before the site's first pending call
+// that lowered it (a figMin record), takes the pending calls' new
+// durations again.
+func (rp *replayer) amortizeProfile(a *acc, i int, p *pendEv, s *siteAcc, ne, nx int64, cur *int) {
 	d := nx - ne
 	if p.calls > 1 {
 		d /= int64(p.calls)
-	}
-	if s.amGen != rp.pr.gen {
-		s.amGen = rp.pr.gen
-		s.minCall = p.prevMin
 	}
 	s.minCall = min(s.minCall, d)
 	s.maxCall = max(s.maxCall, d)
 	pm := rp.pr.pendMsgs
 	for *cur < len(pm) && int(pm[*cur].ev) == i {
-		p.a.prof.sizes[pm[*cur].bin].lat += nx - p.exit
+		a.prof.sizes[pm[*cur].bin].lat += nx - p.exit
 		*cur++
 	}
 }

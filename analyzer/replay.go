@@ -208,7 +208,8 @@ type replayer struct {
 	// events since the last fixed point, their overlap terms, when that
 	// point ended, and whether the current event was repaired.
 	pend      []pendEv
-	maxPend   int // x.lim.pend, at hand where an event is kept
+	pendFig   []pendFig // the rarer figures of pend's events
+	maxPend   int       // x.lim.pend, at hand where an event is kept
 	pendOv    []ovTerm
 	fixedAt   int64
 	repaired  bool
@@ -822,7 +823,18 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	}
 	s := a.site(e.Site)
 	s.used, s.fn = true, e.Func
-	prevMin := s.profile(raw, calls, e.SendBytes+e.RecvBytes)
+	// Its profile (profile.go, lowerMin).
+	d := raw
+	if calls > 1 {
+		d /= calls
+	}
+	if s.count == 0 || d < s.minCall {
+		rp.lowerMin(s, d)
+	}
+	if d > s.maxCall {
+		s.maxCall = d
+	}
+	s.bytes += int64(e.SendBytes + e.RecvBytes)
 	s.count += calls
 	s.time += dur
 	// (Most calls neither wait nor overlap: their adds of 0 are skipped.
@@ -858,20 +870,16 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		// cover's segments: none with several threads.)
 		rp.fix(exit)
 	} else {
-		kept = true
-		var p *pendEv
 		if n := len(rp.pend); n < cap(rp.pend) && n < rp.maxPend {
-			// keep's common case, inlined: two calls in three are kept on
-			// the benchmark.
+			// keep's common case, inlined: most calls are kept on the
+			// stencil.
 			rp.pend = rp.pend[:n+1]
-			p = &rp.pend[n]
-			p.a, p.site, p.class, p.entry, p.exit = a, e.Site, f.class, entry, exit
-			p.syncT, p.hasSync, p.ov, p.from, p.wo = f.syncT, f.hasSync, f.overlap, rp.from.msgFrom, false
+			p := &rp.pend[n]
+			p.entry, p.exit, p.ov, p.site, p.calls, p.class = entry, exit, f.overlap, e.Site, e.Calls, uint8(f.class)
+			kept = true
 		} else {
-			p = rp.keep(a, e.Site, f.class, entry, exit, f.syncT, f.hasSync, f.overlap)
+			kept = rp.keep(entry, exit, f.overlap, e.Site, e.Calls, f.class)
 		}
-		// Its per-call extremes' state (profile.go, amortizeProfile).
-		p.prevMin, p.calls = prevMin, e.Calls
 	}
 	if len(rp.pr.rcvd) > 0 {
 		rp.profileRecvd(a, exit, kept)
@@ -879,7 +887,7 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	if f.realSync > 0 {
 		rp.lateSender(a, e.Site, f.realSync)
 		a.addCause(rp.from, f.realSync, rp.comp(entry))
-		rp.noteLateSender(a, e.Site, f)
+		rp.noteLateSender(a, e.Site, f, kept)
 	}
 	rp.spanAfter(fi, e.Site, entry, exit)
 }

@@ -187,9 +187,18 @@ func (rp *replayer) lateSender(a *acc, site uint32, rs int64) {
 	a.addWait(waitKey{kind: wkLateSender, site: site, late: rp.from.msgFrom}, rs, 1)
 }
 
-// resync adjusts the late-sender record of a kept call whose Real Sync
-// changed from old to nw ns (backward amortization, clc.go).
-func (p *pendEv) resync(old, nw int64) {
+// resync redoes the Real Sync of pending event p (in interval a), which
+// waited for a message sent at t by from, for its entry moved to ne
+// (backward amortization, clc.go): its sums and its late-sender or, if wo,
+// wrong-order record.
+func (rp *replayer) resync(a *acc, p *pendEv, t int64, from msgFrom, wo bool, ne int64) {
+	old := max(0, t-p.entry)
+	nw := max(0, t-ne)
+	if nw == old {
+		return
+	}
+	a.realSync += nw - old
+	a.site(p.site).realSync += nw - old
 	n := int64(0)
 	if nw > 0 && old <= 0 {
 		n = 1
@@ -197,10 +206,10 @@ func (p *pendEv) resync(old, nw int64) {
 		n = -1
 	}
 	k := wkLateSender
-	if p.wo {
+	if wo {
 		k = wkWrongOrder
 	}
-	p.a.addWait(waitKey{kind: k, site: p.site, late: p.from}, nw-old, n)
+	a.addWait(waitKey{kind: k, site: p.site, late: from}, nw-old, n)
 }
 
 // Messages in wrong order (Scalasca's "Late Sender, Wrong Order"): a
@@ -218,7 +227,10 @@ const maxWrongOrder = 100
 // woRec is one recent late-sender wait: where it was charged (a, site,
 // from), the send entry it waited for (s), its Real Sync (ns), and the
 // call's place in pend while it may still be amortized (idx ≥ 0 under
-// generation gen).
+// generation gen). For such a call the record is what amortization
+// needs of its Real Sync, as long as it is in the ring; a record that
+// leaves it (pushed out, or turned wrong-order) while its call may still
+// be amortized leaves a figSync record in pendFig (keepSync).
 type woRec struct {
 	a    *acc
 	site uint32
@@ -246,31 +258,37 @@ type woRing struct {
 
 // noteLateSender remembers the call just charged, which waited f.realSync
 // > 0 for a message sent at f.syncT (MPI_Sendrecv: at its entry plus its
-// Real Sync).
-func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures) {
+// Real Sync); kept tells whether the call was kept for backward
+// amortization.
+func (rp *replayer) noteLateSender(a *acc, site uint32, f *callFigures, kept bool) {
 	w := &rp.wo
 	s := f.syncT
 	if !f.hasSync {
 		s = f.entry + f.realSync
 	}
+	// w.max is the newest record's bound pm (wrongOrder keeps it so).
 	pm := s
 	if w.n > 0 {
-		pm = max(pm, w.recs[w.prev(w.next)].pm)
+		pm = max(pm, w.max)
 	}
 	// (Field by field: a composite literal is built on the stack and
 	// copied.)
 	r := &w.recs[w.next]
+	if w.n == maxWrongOrder && r.idx >= 0 && r.gen == rp.pendGen {
+		// The oldest record is pushed out, its call still pending.
+		rp.keepSync(r, false)
+	}
 	r.a, r.site, r.from, r.s, r.pm, r.ns, r.idx, r.gen = a, site, rp.from.msgFrom, s, pm, f.realSync, -1, rp.pendGen
-	if !f.fixed && !rp.repaired && len(rp.pend) > 0 {
+	if kept && f.hasSync {
+		// (A kept call's Real Sync has its bound: MPI_Sendrecv's, which
+		// has none, is a fixed point.)
 		r.idx = len(rp.pend) - 1
 	}
 	w.next = w.succ(w.next)
 	if w.n < maxWrongOrder {
 		w.n++
 	}
-	if w.n == 1 || s > w.max {
-		w.max = s
-	}
+	w.max = pm
 }
 
 // succ and prev are the slots after and before slot i of the ring (a
@@ -343,11 +361,11 @@ func (rp *replayer) wrongOrder(t int64) {
 			kept, k = kept+1, w.succ(k)
 			continue
 		}
+		// (r.ns is the call's Real Sync even after an amortization:
+		// woRing.amortize.)
 		ns := r.ns
-		if r.gen == rp.pendGen && r.idx >= 0 && r.idx < len(rp.pend) {
-			p := &rp.pend[r.idx]
-			ns = max(0, p.syncT-p.entry)
-			p.wo = true
+		if r.idx >= 0 && r.gen == rp.pendGen {
+			rp.keepSync(r, true)
 		}
 		if ns > 0 {
 			r.a.addWait(waitKey{kind: wkLateSender, site: r.site, late: r.from}, -ns, -1)
@@ -357,16 +375,26 @@ func (rp *replayer) wrongOrder(t int64) {
 	w.n, w.next, w.max = kept, k, hi
 }
 
-// amortized refreshes the Real Sync of the remembered waits that the
-// amortization just redid (they are still in pend).
-func (w *woRing) amortized(rp *replayer) {
+// amortize redoes the Real Sync of the pending calls whose late-sender
+// records are in the ring (before amortize moves their entries: move
+// gives the new ones) and refreshes the records' Real Sync.
+func (w *woRing) amortize(rp *replayer, a *acc, move func(int64) int64) {
 	for j := 0; j < w.n; j++ {
 		r := &w.recs[(w.next-w.n+j+maxWrongOrder)%maxWrongOrder]
-		if r.gen == rp.pendGen && r.idx >= 0 && r.idx < len(rp.pend) {
+		if r.idx >= 0 && r.gen == rp.pendGen {
 			p := &rp.pend[r.idx]
-			r.ns = max(0, p.syncT-p.entry)
+			ne := move(p.entry)
+			rp.resync(a, p, r.s, r.from, false, ne)
+			r.ns = max(0, r.s-ne)
 		}
 	}
+}
+
+// keepSync keeps what amortization needs of the Real Sync of pending call
+// r.idx, whose record r leaves the ring; wo: it is a wrong-order wait.
+func (rp *replayer) keepSync(r *woRec, wo bool) {
+	g := rp.newFig()
+	g.ev, g.kind, g.wo, g.from, g.v = int32(r.idx), figSync, wo, r.from, r.s
 }
 
 // lateKey is where a late receiver's charge goes: the sending call

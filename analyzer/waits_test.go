@@ -376,3 +376,71 @@ func TestWoRingFirstAfter(t *testing.T) {
 		}
 	}
 }
+
+// The ring's bound w.max is its newest record's pm and bounds every send
+// entry in it, as noteLateSender (which takes pm from it) and the callers
+// of wrongOrder (which skip it when t ≥ w.max) rely on; and the waits
+// moved to wrong_order are those of a plain list of the last
+// maxWrongOrder records, whatever the order of the send entries.
+func TestWrongOrderBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 200 {
+		rp := &replayer{}
+		a := &acc{}
+		type rec struct{ s, ns int64 }
+		var model []rec
+		var lateNs, woNs int64
+		spread := int64(1 + rng.IntN(200))
+		for op := range 2000 {
+			if rng.IntN(4) > 0 {
+				f := &callFigures{syncT: int64(op) + rng.Int64N(spread) - spread/2, hasSync: true, realSync: 1 + rng.Int64N(9)}
+				rp.lateSender(a, 1, f.realSync)
+				rp.noteLateSender(a, 1, f, false)
+				model = append(model, rec{f.syncT, f.realSync})
+				if len(model) > maxWrongOrder {
+					model = model[1:]
+				}
+				lateNs += f.realSync
+			} else if at := int64(op) - rng.Int64N(spread); rp.wo.n > 0 && at < rp.wo.max {
+				rp.wrongOrder(at)
+				kept := model[:0]
+				for _, r := range model {
+					if r.s > at {
+						lateNs -= r.ns
+						woNs += r.ns
+						continue
+					}
+					kept = append(kept, r)
+				}
+				model = kept
+			}
+			w := &rp.wo
+			if w.n != len(model) {
+				t.Fatalf("round %d op %d: %d records, want %d", round, op, w.n, len(model))
+			}
+			for j, r := range model {
+				got := &w.recs[(w.next-w.n+j+maxWrongOrder)%maxWrongOrder]
+				if got.s != r.s || got.s > got.pm || got.pm > w.max {
+					t.Fatalf("round %d op %d: record %d s=%d pm=%d (max %d), want s=%d ≤ pm ≤ max", round, op, j, got.s, got.pm, w.max, r.s)
+				}
+			}
+			if w.n > 0 {
+				if newest := w.recs[w.prev(w.next)].pm; newest != w.max {
+					t.Fatalf("round %d op %d: max %d, newest record's bound %d", round, op, w.max, newest)
+				}
+			}
+		}
+		var gotLate, gotWo int64
+		for k, v := range a.culprits {
+			switch k.kind {
+			case wkLateSender:
+				gotLate += v.ns
+			case wkWrongOrder:
+				gotWo += v.ns
+			}
+		}
+		if gotLate != lateNs || gotWo != woNs {
+			t.Fatalf("round %d: late sender %d ns, wrong order %d ns; want %d, %d", round, gotLate, gotWo, lateNs, woNs)
+		}
+	}
+}
