@@ -164,9 +164,15 @@ type replayer struct {
 	clk    *clocks.Map
 	delta  int64 // shift added by the controlled logical clock so far
 	// clkOffsetOnly: clk is a constant offset; clkOffset is that offset
-	// plus delta.
+	// plus delta. clkAffine: clk is one line (two anchors: a rank sharing
+	// its reference's clock through the TSC, clocks.tscConv), t ↦ t +
+	// clkOffset + (t − clkX0)·clkEps, with clkEps its slope minus one
+	// (a few ppm at most): no segment to look up, no rounding call.
 	clkOffsetOnly bool
+	clkAffine     bool
 	clkOffset     int64
+	clkX0         int64
+	clkEps        float64
 
 	tr      *intervals.Tracker[*acc]
 	cur     *rnode // tr.Current() once started, updated when it may change
@@ -303,6 +309,10 @@ func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replaye
 		if len(clk.Local) == 1 {
 			rp.clkOffset = clk.Global[0] - clk.Local[0]
 		}
+	} else if len(clk.Local) == 2 {
+		rp.clkAffine = true
+		rp.clkX0, rp.clkOffset = clk.Local[0], clk.Global[0]-clk.Local[0]
+		rp.clkEps = float64((clk.Global[1]-clk.Global[0])-(clk.Local[1]-clk.Local[0])) / float64(clk.Local[1]-clk.Local[0])
 	}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)
@@ -622,6 +632,9 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	var f callFigures
 	if rp.clkOffsetOnly {
 		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
+	} else if rp.clkAffine {
+		f.entry = e.Entry + rp.clkOffset + int64(float64(e.Entry-rp.clkX0)*rp.clkEps)
+		f.exit = e.Exit + rp.clkOffset + int64(float64(e.Exit-rp.clkX0)*rp.clkEps)
 	} else {
 		f.entry, f.exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
 	}

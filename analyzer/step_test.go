@@ -35,7 +35,7 @@ func TestStepPanicEndsReplay(t *testing.T) {
 	}
 	x, s, reps := newReplay(ctx, opts, sc, nil)
 	// No clock map: rank 1's first event panics converting its times.
-	reps[1].clkOffsetOnly, reps[1].clk = false, nil
+	reps[1].clkOffsetOnly, reps[1].clkAffine, reps[1].clk = false, false, nil
 	if err := s.run(1); err != nil {
 		t.Fatal(err)
 	}

@@ -331,6 +331,9 @@ func (rp *replayer) global(t int64) int64 {
 	if rp.clkOffsetOnly {
 		return t + rp.clkOffset
 	}
+	if rp.clkAffine {
+		return t + rp.clkOffset + int64(float64(t-rp.clkX0)*rp.clkEps)
+	}
 	return rp.clk.At(t) + rp.delta
 }
 
