@@ -164,10 +164,10 @@ type replayer struct {
 	clk    *clocks.Map
 	delta  int64 // shift added by the controlled logical clock so far
 	// clkOffsetOnly: clk is a constant offset; clkOffset is that offset
-	// plus delta. clkAffine: clk is one line (two anchors: a rank sharing
-	// its reference's clock through the TSC, clocks.tscConv), t ↦ t +
-	// clkOffset + (t − clkX0)·clkEps, with clkEps its slope minus one
-	// (a few ppm at most): no segment to look up, no rounding call.
+	// plus delta. clkAffine: clk is one line (clocks.Map.Line: two
+	// anchors, as for a rank sharing its reference's clock through the
+	// TSC), t ↦ t + clkOffset + (t − clkX0)·clkEps, computed as At does:
+	// no segment to look up, no rounding call.
 	clkOffsetOnly bool
 	clkAffine     bool
 	clkOffset     int64
@@ -309,10 +309,8 @@ func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replaye
 		if len(clk.Local) == 1 {
 			rp.clkOffset = clk.Global[0] - clk.Local[0]
 		}
-	} else if len(clk.Local) == 2 {
-		rp.clkAffine = true
-		rp.clkX0, rp.clkOffset = clk.Local[0], clk.Global[0]-clk.Local[0]
-		rp.clkEps = float64((clk.Global[1]-clk.Global[0])-(clk.Local[1]-clk.Local[0])) / float64(clk.Local[1]-clk.Local[0])
+	} else {
+		rp.clkX0, rp.clkOffset, rp.clkEps, rp.clkAffine = clk.Line()
 	}
 	who := fmt.Sprintf("Rank %d", rank)
 	rp.tr = intervals.NewTracker(who, func() *acc { return &acc{} }, rp.warn)

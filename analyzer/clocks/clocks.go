@@ -55,6 +55,9 @@ func (m *Map) At(t int64) int64 {
 		return t
 	case 1:
 		return t + (m.Global[0] - m.Local[0])
+	case 2:
+		x0, off, eps, _ := m.Line()
+		return t + off + int64(float64(t-x0)*eps)
 	}
 	// Segment i spans [Local[i], Local[i+1]]; the first and last extend
 	// outwards.
@@ -75,6 +78,19 @@ func (m *Map) At(t int64) int64 {
 	}
 	slope := float64(y1-y0) / float64(x1-x0)
 	return y0 + int64(math.Round(float64(t-x0)*slope))
+}
+
+// Line gives a map of two anchors (one line through and beyond them: a
+// rank mapped through the TSC onto its host leader's clock, or aligned by
+// two clock-sync phases) as t ↦ t + off + int64(float64(t−x0)·eps), eps
+// its slope minus one: At computes it so, and a replay that converts
+// every time inlines it, with the same result to the nanosecond.
+func (m *Map) Line() (x0, off int64, eps float64, ok bool) {
+	if len(m.Local) != 2 || m.Local[1] == m.Local[0] {
+		return 0, 0, 0, false
+	}
+	x0, x1, y0, y1 := m.Local[0], m.Local[1], m.Global[0], m.Global[1]
+	return x0, y0 - x0, float64((y1-y0)-(x1-x0)) / float64(x1-x0), true
 }
 
 // Clone returns an independent copy (sharing the anchors).
