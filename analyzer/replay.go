@@ -623,6 +623,13 @@ func (rp *replayer) shapeFn(e *traceformat.Event) *fnInfo {
 	return fi
 }
 
+// onLine is local time t on the global clock when the rank's map is one
+// line (clkAffine): clocks.Map.At's formula for two anchors, with the
+// controlled logical clock's shift in clkOffset.
+func (rp *replayer) onLine(t int64) int64 {
+	return t + rp.clkOffset + int64(float64(t-rp.clkX0)*rp.clkEps)
+}
+
 // eventFn is event with the event's function fi.
 func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	rp.events++
@@ -631,8 +638,7 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	if rp.clkOffsetOnly {
 		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else if rp.clkAffine {
-		f.entry = e.Entry + rp.clkOffset + int64(float64(e.Entry-rp.clkX0)*rp.clkEps)
-		f.exit = e.Exit + rp.clkOffset + int64(float64(e.Exit-rp.clkX0)*rp.clkEps)
+		f.entry, f.exit = rp.onLine(e.Entry), rp.onLine(e.Exit)
 	} else {
 		f.entry, f.exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
 	}

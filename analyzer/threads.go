@@ -332,7 +332,7 @@ func (rp *replayer) global(t int64) int64 {
 		return t + rp.clkOffset
 	}
 	if rp.clkAffine {
-		return t + rp.clkOffset + int64(float64(t-rp.clkX0)*rp.clkEps)
+		return rp.onLine(t)
 	}
 	return rp.clk.At(t) + rp.delta
 }
