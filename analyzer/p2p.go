@@ -77,7 +77,11 @@ type fifo struct {
 	full    atomic.Bool // the sender waits for pending to drop (flow control)
 	tickets uint64      // tickets issued
 	revoked []uint64    // tickets given back by cancelled receives
-	ooo     []uint64    // messages above base taken out of order (by ticket), sorted
+	// passed counts the messages of cancelled sends base has passed
+	// (passCancelled): every ticket not yet resolved to its message
+	// stands for a message that many further on.
+	passed uint64
+	ooo    []uint64 // messages above base taken out of order (by ticket), sorted
 
 	// Messages of cancelled sends (withdraw), added by the sender under
 	// cmu and skipped by the receiver, which removes them as it passes
@@ -166,7 +170,7 @@ const maxPending = 1 << 16
 // and every ticket used, so that dropping it and starting afresh changes
 // nothing. By the receiver.
 func (f *fifo) idle() bool {
-	return f.load(&f.sent) == f.base && f.tickets-uint64(len(f.revoked)) == f.base
+	return f.load(&f.sent) == f.base && f.tickets-uint64(len(f.revoked))+f.passed == f.base
 }
 
 // push appends message m (its send's entry, call site and bytes) with its
@@ -242,12 +246,13 @@ func (f *fifo) sentPending() int {
 	return int(f.sent - f.seen - f.load(&f.nooo))
 }
 
-// normalize forgets the revoked tickets once the queue is idle: ticket and
-// message numbers then agree again, and the list does not grow forever.
+// normalize forgets the revoked tickets and the passed cancelled messages
+// once the queue is idle: ticket and message numbers then agree again,
+// and the list does not grow forever.
 func (f *fifo) normalize() {
-	if len(f.revoked) > 0 && f.idle() {
+	if (len(f.revoked) > 0 || f.passed > 0) && f.idle() {
 		f.revoked = f.revoked[:0]
-		f.tickets = f.base
+		f.tickets, f.passed = f.base, 0
 	}
 }
 
@@ -262,15 +267,13 @@ func (f *fifo) message(tk uint64) uint64 {
 }
 
 func (f *fifo) revokedMessage(tk uint64) uint64 {
-	if len(f.revoked) == 0 {
-		return tk
-	}
+	m := tk + f.passed
 	for _, r := range f.revoked {
 		if r < tk {
-			tk--
+			m--
 		}
 	}
-	return tk
+	return m
 }
 
 // skipCancelled is the message a receive gets in place of m when the
@@ -306,6 +309,7 @@ func (f *fifo) passCancelled(b uint64) uint64 {
 	for _, c := range f.canc {
 		if c == b {
 			b++
+			f.passed++
 		} else if c > b {
 			keep = append(keep, c)
 		}
@@ -399,7 +403,7 @@ func (f *fifo) take(m uint64, out *msgSlot) (li lateInfo, ok bool) {
 	if f.ncanc.Load() != 0 {
 		f.advance()
 	}
-	if len(f.revoked) > 0 {
+	if len(f.revoked) > 0 || f.passed > 0 {
 		f.normalize()
 	}
 	return li, true

@@ -471,6 +471,76 @@ func TestCancelledSend(t *testing.T) {
 	expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020-0.000001)
 }
 
+// A cancelled persistent send sends nothing either: rank 0 starts its
+// MPI_Send_init request at 1 µs and cancels it, then starts it again at
+// 20 ms; rank 1's receive, posted at 1 µs, gets the second start's message
+// (Real Sync 20 ms − 1 µs), and no message is left unreceived. A third
+// start, not cancelled, is received by rank 1's second receive at 30 ms.
+// (One worker, as in TestCancelledSend.)
+func TestCancelledPersistentSend(t *testing.T) {
+	run, r0, r1 := pair()
+	q := r0.SendInit(1, 5, 8, 1*us)
+	r0.Start(q, 10*us).Cancel(q, 10*us).Wait(q, 10*us)
+	r0.At(20*ms).Start(q, 10*us).Wait(q, 10*us)
+	r0.At(30*ms).Start(q, 10*us).Wait(q, 10*us)
+	r0.RequestFree(q, 1*us)
+	r1.Recv(0, 5, 8, 20*ms+20*us) // 0.001 … 20.021 ms
+	r1.At(30*ms+20*us).Recv(0, 5, 8, 10*us)
+	finish(run)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1})
+	noWarnings(t, rep)
+	if rep.Unmatched != nil {
+		t.Errorf("unmatched %+v", rep.Unmatched)
+	}
+	iv := find(t, rep)
+	expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, 0.020-0.000001)
+	if k := rank(t, iv, 0); k.SendNumber != 3 {
+		t.Errorf("rank 0 sends %d, want 3 (the cancelled start was made)", k.SendNumber)
+	}
+}
+
+// After a cancelled send the receives of its key get the messages after
+// it, however many there are: rank 0 cancels its first MPI_Isend and
+// sends twice more (20 and 30 ms); rank 1 receives both, with blocking
+// receives (the first posted at 1 µs) or with two MPI_Irecv posted at
+// 1 µs and one MPI_Waitall from 10 µs. Nothing is unmatched, and rank 1
+// waits until the second send's entry less its first call's entry
+// (20 ms − 1 µs blocking, then none; 30 ms − 10 µs in the Waitall).
+func TestCancelledSendLaterReceives(t *testing.T) {
+	for _, blocking := range []bool{true, false} {
+		run, r0, r1 := pair()
+		q := r0.Isend(1, 5, 8, 10*us)
+		r0.Cancel(q, 10*us).Wait(q, 10*us)
+		r0.At(20*ms).Send(1, 5, 8, 10*us)
+		r0.At(30*ms).Send(1, 5, 8, 10*us)
+		want := 0.020 - 0.000001
+		if blocking {
+			r1.Recv(0, 5, 8, 20*ms+20*us) // 0.001 … 20.021 ms
+			r1.At(30*ms+20*us).Recv(0, 5, 8, 10*us)
+		} else {
+			a := r1.Irecv(0, 5, 8, 1*us)
+			b := r1.Irecv(0, 5, 8, 1*us)
+			r1.At(10*us).Waitall([]tracetest.Req{a, b}, 30*ms+10*us) // 0.01 … 30.02 ms
+			want = 0.030 - 0.000010
+		}
+		finish(run)
+		dir := t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Fatal(err)
+		}
+		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1})
+		noWarnings(t, rep)
+		if rep.Unmatched != nil {
+			t.Errorf("blocking %v: unmatched %+v", blocking, rep.Unmatched)
+		}
+		expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, want)
+	}
+}
+
 // TestCancelledSendToFinishedRank: an MPI_Isend cancelled after its
 // destination's replay finished. Its message is counted unreceived when it
 // is sent (the destination can no longer receive it, exchange.send) and
@@ -481,13 +551,24 @@ func TestCancelledSend(t *testing.T) {
 // (and over 1–4 analysis processes, analyzeOpts): the count is 0 (1)
 // whatever the order.
 func TestCancelledSendToFinishedRank(t *testing.T) {
-	for _, received := range []bool{true, false} {
+	for _, c := range []struct{ received, persistent bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+		received := c.received
 		for _, workers := range []int{1, 2, 4} {
 			run, r0, r1 := pair()
-			q := r0.Isend(1, 5, 8, 10*us)
+			var q tracetest.Req
+			if c.persistent {
+				q = r0.SendInit(1, 5, 8, 1*us)
+				r0.Start(q, 10*us)
+			} else {
+				q = r0.Isend(1, 5, 8, 10*us)
+			}
 			r0.Wait(q, 10*us)
 			r0.Recv(1, 9, 8, 10*ms) // waits for rank 1's last message
-			q = r0.At(20*ms).Isend(1, 5, 8, 10*us)
+			if c.persistent {
+				r0.At(20*ms).Start(q, 10*us)
+			} else {
+				q = r0.At(20*ms).Isend(1, 5, 8, 10*us)
+			}
 			r0.Cancel(q, 10*us).Wait(q, 10*us)
 			if received {
 				r1.Recv(0, 5, 8, 10*us)
@@ -514,17 +595,17 @@ func TestCancelledSendToFinishedRank(t *testing.T) {
 					got += x.unreceived() + x.droppedSends.Load()
 				}
 				if got != want {
-					t.Errorf("received %v, %d workers, %d processes: %d sends unreceived, want %d", received, workers, n, got, want)
+					t.Errorf("%+v, %d workers, %d processes: %d sends unreceived, want %d", c, workers, n, got, want)
 				}
 			}
 			if received {
 				if sends != 0 || len(rep.Warnings) != 0 {
-					t.Errorf("received, %d workers: %d sends unreceived, warnings %q", workers, sends, rep.Warnings)
+					t.Errorf("%+v, %d workers: %d sends unreceived, warnings %q", c, workers, sends, rep.Warnings)
 				}
 				continue
 			}
 			if sends != 1 || len(rep.Warnings) != 2 || !strings.Contains(rep.Warnings[1], "Rank 0: 1 message to rank 1 with tag 5 never received") {
-				t.Errorf("not received, %d workers: %d sends unreceived, warnings %q", workers, sends, rep.Warnings)
+				t.Errorf("%+v, %d workers: %d sends unreceived, warnings %q", c, workers, sends, rep.Warnings)
 			}
 		}
 	}

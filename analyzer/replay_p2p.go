@@ -41,26 +41,28 @@ func (rp *replayer) shapeCache(cs *[16]fifoCache) *fifoCache {
 // call site and late-receiver information li, and counted in interval a
 // (Send Number, the communication matrix); create writes it out for
 // MPI_Isend. The queue is looked up through cache c.
-func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64, c *fifoCache) {
+func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64, c *fifoCache) (*fifo, uint64) {
 	m := msgSlot{t: entry, s: rp.callSite(site, entry), b: bytes}
-	rp.x.send(&k, &m, li, c)
+	q, msg := rp.x.send(&k, &m, li, c)
 	a.sends++
 	rp.sent(a, k.comm, k.dst, bytes)
+	return q, msg
 }
 
 // postTo sends a started persistent send's message to peer (rank in c),
-// counted in interval a; false for PROC_NULL or an unusable peer.
-func (rp *replayer) postTo(a *acc, c *commInfo, peer, tag int32, entry int64, li lateInfo, bytes uint64) bool {
+// counted in interval a, and returns its queue and message number, as
+// exchange.send does (for a withdrawal if the send is cancelled); nil and
+// 0 for PROC_NULL or an unusable peer.
+func (rp *replayer) postTo(a *acc, c *commInfo, peer, tag int32, entry int64, li lateInfo, bytes uint64) (*fifo, uint64) {
 	if c == nil || peer == traceformat.ProcNull {
-		return false
+		return nil, 0
 	}
 	dst, ok := c.peerWorld(peer)
 	if !ok || dst >= rp.nranks {
-		return false
+		return nil, 0
 	}
 	k := p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}
-	rp.send(a, k, entry, rp.evSite, li, bytes, p2pCache(&rp.sendCaches, k))
-	return true
+	return rp.send(a, k, entry, rp.evSite, li, bytes, p2pCache(&rp.sendCaches, k))
 }
 
 // match receives the message of a blocking receive or matched probe

@@ -212,10 +212,15 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 			p.ticket = noSlot
 		case reqSend, reqMatched:
 			if p.kind == reqSend && i < len(status) && status[i].Tag == traceformat.Cancelled {
-				// Cancelled: its message was never sent.
-				if p.q != nil && !p.persistent {
+				// Cancelled: its message was never sent. (A persistent
+				// send's message is its last start's; an inactive one
+				// sent nothing.)
+				if !p.active {
+					break
+				}
+				if p.q != nil {
 					rp.x.withdraw(p.q, p.msg)
-				} else if p.msg == droppedMsg && !p.persistent {
+				} else if p.msg == droppedMsg {
 					rp.undrop(p)
 				}
 				break
@@ -368,7 +373,7 @@ func (d *doneRecv) arrived() bool {
 		return false
 	}
 	q := p.q
-	return len(q.revoked) == 0 && q.ncanc.Load() == 0 && q.arrived(p.ticket)
+	return len(q.revoked) == 0 && q.passed == 0 && q.ncanc.Load() == 0 && q.arrived(p.ticket)
 }
 
 // receivable is nil when the message of receive d, completed by a
@@ -429,7 +434,7 @@ func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc, node *rnode
 			if rq.hasTicket {
 				li = rp.issendSerial(rq)
 			}
-			rp.postTo(a, rq.comm, rq.peer, rq.tag, entry, li, rq.bytes)
+			rq.q, rq.msg = rp.postTo(a, rq.comm, rq.peer, rq.tag, entry, li, rq.bytes)
 		} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
 			a.recvs++
 			rp.postRecv(rq)

@@ -41,9 +41,12 @@ func (k *Rank) Startall(reqs []Req, dur int64) *Rank {
 func (k *Rank) starts(name string, reqs []Req, dur int64) *Rank {
 	e := traceformat.Event{Attr: traceformat.AttrReqs}
 	for _, r := range reqs {
-		if in, ok := k.reqs[uint64(r)]; !ok || !in.persistent {
+		in, ok := k.reqs[uint64(r)]
+		if !ok || !in.persistent {
 			panic(fmt.Sprintf("tracetest: rank %d starts request %d, which is not persistent", k.n, r))
 		}
+		in.cancelled = false // a new operation: only a Cancel after this start cancels it
+		k.reqs[uint64(r)] = in
 		e.Reqs = append(e.Reqs, uint64(r))
 	}
 	return k.Call(name, dur, e)
