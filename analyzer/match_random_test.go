@@ -1,0 +1,295 @@
+package analyzer
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// matchSink keeps, by rank and call entry, the messages each call
+// received, as the replay reports them to a TimelineSink.
+type matchSink struct{ got []map[int64][]TimelineMsg }
+
+func (s *matchSink) Start(ranks int) {
+	s.got = make([]map[int64][]TimelineMsg, ranks)
+	for i := range s.got {
+		s.got[i] = map[int64][]TimelineMsg{}
+	}
+}
+
+func (s *matchSink) Call(rank int, c *TimelineCall) {
+	if len(c.Msgs) > 0 {
+		s.got[rank][c.Entry] = append([]TimelineMsg(nil), c.Msgs...)
+	}
+}
+
+func (s *matchSink) Span(int, *TimelineSpan) {}
+
+// randomP2P is a random program of point-to-point calls over 2–4 ranks,
+// in rounds, and, by rank and call entry, the messages MPI's matching
+// rules give each call that completes receives. In each round every rank
+//   - posts some of its receives with MPI_Irecv,
+//   - sends its messages (random destinations and tags) with MPI_Send,
+//     MPI_Isend and MPI_Wait at once, MPI_Isend waited at the end of its
+//     sends with one MPI_Waitall, or a persistent request (MPI_Send_init
+//     once per destination and tag, MPI_Start, MPI_Wait); with cancels, an
+//     MPI_Isend cancelled at once is mixed in now and then,
+//   - receives the rest with blocking MPI_Recv, then completes its
+//     MPI_Irecv requests with MPI_Waitall, MPI_Wait, MPI_Waitany or an
+//     unsuccessful MPI_Test followed by MPI_Wait.
+//
+// A receive names its source and tag or, at random, MPI_ANY_SOURCE or
+// MPI_ANY_TAG (resolved by its status). Receives are posted in a random
+// order; the receives of one stream (source and tag) get its messages in
+// the order they were sent and the receives were posted. A wildcard
+// MPI_Irecv is posted only after every other receive of the stream it
+// resolves to in its round, so that no receive of its stream is posted
+// while it is pending (the analyzer matches a wildcard request when it
+// completes, docs/characteristics.md). Every send of a round enters
+// before any receive of the round exits.
+func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]TimelineMsg) {
+	n := 2 + rng.IntN(3)
+	run, ranks := start(n)
+	want := make([]map[int64][]TimelineMsg, n)
+	for i := range want {
+		want[i] = map[int64][]TimelineMsg{}
+	}
+	type stream struct{ src, dst, tag int32 }
+	pers := make([]map[stream]tracetest.Req, n)
+	for i := range pers {
+		pers[i] = map[stream]tracetest.Req{}
+	}
+	type msg struct {
+		s    stream
+		send int64 // its send's entry
+	}
+	const round = 10 * ms
+	for r := range 6 {
+		base := ms + int64(r)*round
+		// The round's messages, by sender, in send order.
+		out := make([][]stream, n)
+		for s := range n {
+			for range rng.IntN(6) {
+				d := int32(rng.IntN(n - 1))
+				if d >= int32(s) {
+					d++
+				}
+				out[s] = append(out[s], stream{int32(s), d, int32(rng.IntN(3))})
+			}
+		}
+		// Each receiver's receives in posting order: a random order of
+		// its messages' streams.
+		in := make([][]stream, n)
+		for s := range n {
+			for _, m := range out[s] {
+				in[m.dst] = append(in[m.dst], m)
+			}
+		}
+		type recv struct {
+			s        stream
+			src, tag int32 // as posted
+			nonblock bool
+		}
+		posts := make([][]recv, n)
+		for d := range n {
+			rng.Shuffle(len(in[d]), func(i, j int) { in[d][i], in[d][j] = in[d][j], in[d][i] })
+			k := rng.IntN(len(in[d]) + 1) // the first k are MPI_Irecv
+			for i, s := range in[d] {
+				rv := recv{s: s, src: s.src, tag: s.tag, nonblock: i < k}
+				if rng.IntN(4) == 0 {
+					rv.src = traceformat.AnySource
+				}
+				if rng.IntN(5) == 0 {
+					rv.tag = traceformat.AnyTag
+				}
+				posts[d] = append(posts[d], rv)
+			}
+			// A wildcard MPI_Irecv after every other receive of its
+			// stream: else it names its stream exactly.
+			for i, rv := range posts[d] {
+				if !rv.nonblock || (rv.src != traceformat.AnySource && rv.tag != traceformat.AnyTag) {
+					continue
+				}
+				for _, later := range posts[d][i+1:] {
+					if later.s == rv.s {
+						posts[d][i].src, posts[d][i].tag = rv.s.src, rv.s.tag
+						break
+					}
+				}
+			}
+		}
+		// Phase 1: the MPI_Irecv calls.
+		reqs := make([][]tracetest.Req, n)
+		for d := range n {
+			ranks[d].At(base + 10*us)
+			for _, rv := range posts[d] {
+				if rv.nonblock {
+					reqs[d] = append(reqs[d], ranks[d].Irecv(rv.src, rv.tag, 8, us, rv.s.src, rv.s.tag))
+				}
+			}
+		}
+		// Phase 2: the sends.
+		sent := map[stream][]int64{}
+		for s := range n {
+			k := ranks[s].At(base + ms)
+			var later []tracetest.Req
+			for _, m := range out[s] {
+				if cancels && rng.IntN(4) == 0 {
+					q := k.Isend(m.dst, m.tag, 8, us)
+					k.Cancel(q, us).Wait(q, us)
+				}
+				k.Compute(2 * us)
+				sent[m] = append(sent[m], k.Now())
+				switch rng.IntN(4) {
+				case 0:
+					k.Send(m.dst, m.tag, 8, us)
+				case 1:
+					q := k.Isend(m.dst, m.tag, 8, us)
+					k.Wait(q, us)
+				case 2:
+					later = append(later, k.Isend(m.dst, m.tag, 8, us))
+				case 3:
+					q, ok := pers[s][m]
+					if !ok {
+						// MPI_Send_init before the time taken as the send's.
+						q = k.SendInit(m.dst, m.tag, 8, 0)
+					}
+					pers[s][m] = q
+					k.Start(q, us).Wait(q, us)
+				}
+			}
+			if len(later) > 0 {
+				k.Compute(us).Waitall(later, us)
+			}
+		}
+		// The messages of each stream, to the receives in posting order.
+		next := map[stream]int{}
+		got := func(s stream) TimelineMsg {
+			i := next[s]
+			next[s]++
+			return TimelineMsg{Src: s.src, Send: sent[s][i]}
+		}
+		// Phase 3: blocking receives, then the MPI_Irecv requests
+		// completed. A request's message is the one its stream gives at
+		// its posting; blocking receives were posted after every
+		// MPI_Irecv of the round.
+		for d := range n {
+			k := ranks[d].At(base + 5*ms)
+			var pending []TimelineMsg
+			for _, rv := range posts[d] {
+				if rv.nonblock {
+					pending = append(pending, got(rv.s))
+				}
+			}
+			for _, rv := range posts[d] {
+				if rv.nonblock {
+					continue
+				}
+				k.Compute(2 * us)
+				want[d][k.Now()] = []TimelineMsg{got(rv.s)}
+				k.Recv(rv.src, rv.tag, 8, us, tracetest.Status(rv.s.src, rv.s.tag))
+			}
+			if len(reqs[d]) == 0 {
+				continue
+			}
+			k.Compute(2 * us)
+			switch rng.IntN(4) {
+			case 0:
+				want[d][k.Now()] = pending
+				k.Waitall(reqs[d], us)
+			default:
+				order := rng.Perm(len(reqs[d]))
+				kind := rng.IntN(3)
+				for _, i := range order {
+					k.Compute(2 * us)
+					switch kind {
+					case 0:
+						want[d][k.Now()] = pending[i : i+1]
+						k.Wait(reqs[d][i], us)
+					case 1:
+						want[d][k.Now()] = pending[i : i+1]
+						k.Waitany(reqs[d][i], us)
+					case 2:
+						k.Test(reqs[d][i], false, us)
+						k.Compute(us)
+						want[d][k.Now()] = pending[i : i+1]
+						k.Wait(reqs[d][i], us)
+					}
+				}
+			}
+		}
+	}
+	for s := range n {
+		for _, q := range pers[s] {
+			ranks[s].RequestFree(q, us)
+		}
+	}
+	finish(run)
+	return run, want
+}
+
+// TestRandomMatching: in random programs of point-to-point calls
+// (randomP2P) every receive gets the message MPI's matching rules give
+// it, nothing is unmatched, and nothing is warned of, with 1, 2 and 4
+// replay workers; with cancelled sends on one worker (with several, a
+// receive replayed before the sender's cancellation may take the
+// cancelled message: docs/characteristics.md). Half the programs, those
+// without cancels, also go through analyzeOpts (invariants, the
+// distributed replay over 1–4 processes, the replay on the worker's
+// stack).
+func TestRandomMatching(t *testing.T) {
+	for seed := range 60 {
+		cancels := seed%2 == 1
+		rng := rand.New(rand.NewPCG(uint64(seed), 11))
+		run, want := randomP2P(rng, cancels)
+		dir := t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Fatal(err)
+		}
+		workers := []int{1, 2, 4}
+		if cancels {
+			workers = workers[:1]
+		}
+		for _, w := range workers {
+			sink := &matchSink{}
+			var warned []string
+			rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w,
+				Timeline: &TimelineRecorder{Sink: sink}, Warn: func(s string) { warned = append(warned, s) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("seed %d (cancels %v), %d workers", seed, cancels, w)
+			if len(warned) > 0 || rep.Unmatched != nil {
+				t.Errorf("%s: warnings %q, unmatched %+v", name, warned, rep.Unmatched)
+			}
+			for r := range want {
+				for entry, msgs := range want[r] {
+					g := sink.got[r][entry]
+					cmpMsg := func(a, b TimelineMsg) int {
+						if a.Src != b.Src {
+							return int(a.Src - b.Src)
+						}
+						return int(a.Send - b.Send)
+					}
+					g, m := slices.SortedFunc(slices.Values(g), cmpMsg), slices.SortedFunc(slices.Values(msgs), cmpMsg)
+					if !slices.Equal(g, m) {
+						t.Errorf("%s: rank %d, call at %d ns received %+v, want %+v", name, r, entry, g, m)
+					}
+				}
+				for entry, g := range sink.got[r] {
+					if _, ok := want[r][entry]; !ok {
+						t.Errorf("%s: rank %d, call at %d ns received %+v, want none", name, r, entry, g)
+					}
+				}
+			}
+		}
+		if !cancels {
+			analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1})
+		}
+	}
+}
