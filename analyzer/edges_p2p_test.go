@@ -60,36 +60,40 @@ func TestProbeLateSender(t *testing.T) {
 }
 
 // A probe peeks the message its key's next receive would get: one that an
-// earlier MPI_Irecv has claimed is not it. Rank 0 sends at 0.001 ms
-// (message A) and, after 200 ms, at 200.006 ms (message B). Rank 1 posts
-// MPI_Irecv (gets A) at 0.001 ms, then probes from 0.002 ms: the probe
-// finds B, Real Sync = 200.006 − 0.002 ms; its MPI_Recv takes B (entered
-// after B's send: 0), and the MPI_Wait gets A (sent long before: 0).
-// Rank 1's successful MPI_Iprobe after that counts its own time only.
+// earlier MPI_Irecv has claimed is not it, also when that MPI_Irecv names
+// MPI_ANY_SOURCE (its status, at its MPI_Wait further on, says it matched
+// rank 0). Rank 0 sends at 0.001 ms (message A) and, after 200 ms, at
+// 200.006 ms (message B). Rank 1 posts MPI_Irecv (gets A) at 0.001 ms,
+// then probes from 0.002 ms: the probe finds B, Real Sync = 200.006 −
+// 0.002 ms; its MPI_Recv takes B (entered after B's send: 0), and the
+// MPI_Wait gets A (sent long before: 0). Rank 1's successful MPI_Iprobe
+// after that counts its own time only.
 func TestProbeAfterPostedReceive(t *testing.T) {
-	run, r0, r1 := pair()
-	r0.Send(1, 5, 8, 5*us)                                                                    // A: 0.001 … 0.006 ms
-	r0.Compute(200*ms).Send(1, 5, 8, 5*us)                                                    // B: entered 200.006 ms
-	r0.Send(1, 6, 8, 5*us)                                                                    // C: entered 200.011 ms
-	q := r1.Irecv(0, 5, 8, us)                                                                // 0.001 … 0.002 ms
-	r1.Call("MPI_Probe", 200*ms+10*us, probeEv(0, 5, traceformat.Status{Source: 0, Tag: 5})). // 0.002 … 200.012 ms
-													Recv(0, 5, 8, 5*us).
-													Wait(q, 5*us)
-	r1.Call("MPI_Iprobe", 2*us, func() traceformat.Event {
-		e := probeEv(0, 6, traceformat.Status{Source: 0, Tag: 6})
-		e.Attr |= traceformat.AttrFlag
-		e.Flag = true
-		return e
-	}()).Recv(0, 6, 8, 5*us)
-	finish(run)
-	rep := analyzeClean(t, run)
-	iv := find(t, rep)
-	expect(t, "MPI_Probe Real Sync", srcPoint(t, iv, "MPI_Probe").RealSync, 0.200006-0.000002)
-	expect(t, "MPI_Recv Real Sync", srcPoint(t, iv, "MPI_Recv").RealSync, 0)
-	expect(t, "MPI_Wait Real Sync", srcPoint(t, iv, "MPI_Wait").RealSync, 0)
-	expect(t, "MPI_Iprobe Real Sync", srcPoint(t, iv, "MPI_Iprobe").RealSync, 0)
-	expect(t, "MPI_Iprobe time", srcPoint(t, iv, "MPI_Iprobe").Comm, 2e-6)
-	expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, 0.200004)
+	for _, src := range []int32{0, traceformat.AnySource} {
+		run, r0, r1 := pair()
+		r0.Send(1, 5, 8, 5*us)                                                                    // A: 0.001 … 0.006 ms
+		r0.Compute(200*ms).Send(1, 5, 8, 5*us)                                                    // B: entered 200.006 ms
+		r0.Send(1, 6, 8, 5*us)                                                                    // C: entered 200.011 ms
+		q := r1.Irecv(src, 5, 8, us, 0, 5)                                                        // 0.001 … 0.002 ms
+		r1.Call("MPI_Probe", 200*ms+10*us, probeEv(0, 5, traceformat.Status{Source: 0, Tag: 5})). // 0.002 … 200.012 ms
+														Recv(0, 5, 8, 5*us).
+														Wait(q, 5*us)
+		r1.Call("MPI_Iprobe", 2*us, func() traceformat.Event {
+			e := probeEv(0, 6, traceformat.Status{Source: 0, Tag: 6})
+			e.Attr |= traceformat.AttrFlag
+			e.Flag = true
+			return e
+		}()).Recv(0, 6, 8, 5*us)
+		finish(run)
+		rep := analyzeClean(t, run)
+		iv := find(t, rep)
+		expect(t, "MPI_Probe Real Sync", srcPoint(t, iv, "MPI_Probe").RealSync, 0.200006-0.000002)
+		expect(t, "MPI_Recv Real Sync", srcPoint(t, iv, "MPI_Recv").RealSync, 0)
+		expect(t, "MPI_Wait Real Sync", srcPoint(t, iv, "MPI_Wait").RealSync, 0)
+		expect(t, "MPI_Iprobe Real Sync", srcPoint(t, iv, "MPI_Iprobe").RealSync, 0)
+		expect(t, "MPI_Iprobe time", srcPoint(t, iv, "MPI_Iprobe").Comm, 2e-6)
+		expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, 0.200004)
+	}
 }
 
 // iallreduce records MPI_Iallreduce with request id and its completion by

@@ -118,6 +118,9 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			return
 		}
 		a.recvs++
+		if len(rp.wildPend) > 0 {
+			rp.resolveWild(e)
+		}
 		if !sc.keySet {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
@@ -131,10 +134,65 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rq.q, rq.ticket = f, f.tickets
 			f.tickets++
 			rq.src, rq.hasTicket = sc.key.src, true
+		} else if rq.peer == traceformat.AnySource || rq.tag == traceformat.AnyTag {
+			rp.wildPend = append(rp.wildPend, wildReq{rq.id, rq.seq})
 		}
 	default:
 		rp.createRest(e, o, rq, a)
 	}
+}
+
+// wildReq is a wildcard receive request (MPI_ANY_SOURCE or MPI_ANY_TAG)
+// posted without a ticket: its id and its posting's seq.
+type wildReq struct{ id, seq uint64 }
+
+// resolveWild gives the pending wildcard receives (rp.wildPend, in
+// posting order) their tickets, before a receive of the rank posted or
+// completed by event e takes one: MPI matches a wildcard receive among
+// the receives of the key it matches in posting order, so a receive
+// posted after it must not take its message. Its key is its status: in
+// e, if e completes it, else at the call that completes it a little
+// further on in the batch (LazyBatch.StatusAhead; one thread only). A
+// request whose status is not found there is left to take its ticket
+// when it completes.
+func (rp *replayer) resolveWild(e *traceformat.Event) {
+	if rp.ahead == nil {
+		rp.ahead = new(traceformat.LazyBatch)
+	}
+	for _, w := range rp.wildPend {
+		rq := rp.reqs.get(w.id)
+		if rq == nil || rq.seq != w.seq || rq.kind != reqRecv || rq.hasTicket || !rq.active {
+			continue // completed, freed or resolved already
+		}
+		st, ok := statusIn(e, w.id)
+		if !ok && rp.batch != nil && !rp.threads {
+			// (With several threads, events come from per-thread
+			// queues: rp.batch is not where e is.)
+			st, ok = rp.batch.StatusAhead(w.id, rp.ahead)
+		}
+		if !ok {
+			continue
+		}
+		if k, ks := rp.recvKey(rq.comm, st.Source, st.Tag); ks == keyOK {
+			rq.q, rq.ticket = rp.x.ticket(k, p2pCache(&rp.recvCaches, k))
+			rq.src, rq.hasTicket = k.src, true
+		}
+	}
+	rp.wildPend = rp.wildPend[:0]
+}
+
+// statusIn is the status e records for request id, if e completes it
+// with one.
+func statusIn(e *traceformat.Event, id uint64) (traceformat.Status, bool) {
+	if e == nil || e.Attr&traceformat.AttrReqs == 0 || e.Attr&traceformat.AttrStatus == 0 {
+		return traceformat.Status{}, false
+	}
+	for k, r := range e.Reqs {
+		if r == id && k < len(e.Status) {
+			return e.Status[k], true
+		}
+	}
+	return traceformat.Status{}, false
 }
 
 // createRest is create for the operations other than MPI_Isend and
@@ -176,6 +234,9 @@ func (rp *replayer) createRest(e *traceformat.Event, o op, rq *request, a *acc) 
 func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, latest int64, has bool, wait *fifo) {
 	if e.Attr&traceformat.AttrReqs == 0 {
 		return 0, 0, false, nil
+	}
+	if len(rp.wildPend) > 0 {
+		rp.resolveWild(e)
 	}
 	// The receives completed, in posting order: one (the common case)
 	// stays in first, more go to rp.done to be sorted.

@@ -264,6 +264,9 @@ func (rp *replayer) stepRecv(e *traceformat.Event, fi *fnInfo, f *callFigures, n
 		rp.unmatchedRecvs++
 		return false
 	}
+	if len(rp.wildPend) > 0 {
+		rp.resolveWild(e)
+	}
 	q := rp.x.recvQueue(rp.rs, k, p2pCache(&rp.recvCaches, k))
 	// (The message of the key's next ticket, as recvNext takes it.)
 	m := q.message(q.tickets)
