@@ -32,16 +32,20 @@ func (s *matchSink) Span(int, *TimelineSpan) {}
 
 // randomP2P is a random program of point-to-point calls over 2–4 ranks,
 // in rounds, and, by rank and call entry, the messages MPI's matching
-// rules give each call that completes receives. In each round every rank
+// rules give each call that completes receives. Messages go over
+// MPI_COMM_WORLD or a communicator of all ranks in reverse order. In each
+// round every rank
 //   - posts some of its receives with MPI_Irecv,
 //   - sends its messages (random destinations and tags) with MPI_Send,
 //     MPI_Isend and MPI_Wait at once, MPI_Isend waited at the end of its
 //     sends with one MPI_Waitall, or a persistent request (MPI_Send_init
 //     once per destination and tag, MPI_Start, MPI_Wait); with cancels, an
 //     MPI_Isend cancelled at once is mixed in now and then,
-//   - receives the rest with blocking MPI_Recv, then completes its
-//     MPI_Irecv requests with MPI_Waitall, MPI_Wait, MPI_Waitany or an
-//     unsuccessful MPI_Test followed by MPI_Wait.
+//   - receives the rest with blocking MPI_Recv (some after an MPI_Probe
+//     of the same source and tag), then completes its MPI_Irecv requests
+//     with MPI_Waitall, MPI_Wait, MPI_Waitany, an unsuccessful MPI_Test
+//     followed by MPI_Wait, or a few at a time by MPI_Waitsome and
+//     MPI_Testsome.
 //
 // A receive names its source and tag or, at random, MPI_ANY_SOURCE or
 // MPI_ANY_TAG (resolved by its status). Receives are posted in a random
@@ -57,7 +61,32 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 	for i := range want {
 		want[i] = map[int64][]TimelineMsg{}
 	}
-	type stream struct{ src, dst, tag int32 }
+	// A second communicator of every rank, in reverse order: its rank of
+	// world rank r is n−1−r.
+	rev := make([]int, n)
+	for i := range rev {
+		rev[i] = n - 1 - i
+	}
+	revComm := run.NewComm(rev...)
+	for _, k := range ranks {
+		k.CommSplit(run.World(), revComm, us)
+	}
+	// local is world rank r's rank in communicator c (0: WORLD, 1: the
+	// reversed one); on the option that puts a call there.
+	local := func(c, r int32) int32 {
+		if c == 1 {
+			return int32(n-1) - r
+		}
+		return r
+	}
+	on := func(c int32) []tracetest.Opt {
+		if c == 1 {
+			return []tracetest.Opt{tracetest.On(revComm)}
+		}
+		return nil
+	}
+	// Streams are by world ranks and communicator.
+	type stream struct{ src, dst, tag, comm int32 }
 	pers := make([]map[stream]tracetest.Req, n)
 	for i := range pers {
 		pers[i] = map[stream]tracetest.Req{}
@@ -77,7 +106,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 				if d >= int32(s) {
 					d++
 				}
-				out[s] = append(out[s], stream{int32(s), d, int32(rng.IntN(3))})
+				out[s] = append(out[s], stream{int32(s), d, int32(rng.IntN(3)), int32(rng.IntN(2))})
 			}
 		}
 		// Each receiver's receives in posting order: a random order of
@@ -98,7 +127,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 			rng.Shuffle(len(in[d]), func(i, j int) { in[d][i], in[d][j] = in[d][j], in[d][i] })
 			k := rng.IntN(len(in[d]) + 1) // the first k are MPI_Irecv
 			for i, s := range in[d] {
-				rv := recv{s: s, src: s.src, tag: s.tag, nonblock: i < k}
+				rv := recv{s: s, src: local(s.comm, s.src), tag: s.tag, nonblock: i < k}
 				if rng.IntN(4) == 0 {
 					rv.src = traceformat.AnySource
 				}
@@ -113,8 +142,14 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 		for d := range n {
 			ranks[d].At(base + 10*us)
 			for _, rv := range posts[d] {
-				if rv.nonblock {
-					reqs[d] = append(reqs[d], ranks[d].Irecv(rv.src, rv.tag, 8, us, rv.s.src, rv.s.tag))
+				if !rv.nonblock {
+					continue
+				}
+				st := []int32{local(rv.s.comm, rv.s.src), rv.s.tag}
+				if rv.s.comm == 1 {
+					reqs[d] = append(reqs[d], ranks[d].IrecvOn(revComm, rv.src, rv.tag, 8, us, st...))
+				} else {
+					reqs[d] = append(reqs[d], ranks[d].Irecv(rv.src, rv.tag, 8, us, st...))
 				}
 			}
 		}
@@ -124,25 +159,26 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 			k := ranks[s].At(base + ms)
 			var later []tracetest.Req
 			for _, m := range out[s] {
+				dst, o := local(m.comm, m.dst), on(m.comm)
 				if cancels && rng.IntN(4) == 0 {
-					q := k.Isend(m.dst, m.tag, 8, us)
+					q := k.Isend(dst, m.tag, 8, us, o...)
 					k.Cancel(q, us).Wait(q, us)
 				}
 				k.Compute(2 * us)
 				sent[m] = append(sent[m], k.Now())
 				switch rng.IntN(4) {
 				case 0:
-					k.Send(m.dst, m.tag, 8, us)
+					k.Send(dst, m.tag, 8, us, o...)
 				case 1:
-					q := k.Isend(m.dst, m.tag, 8, us)
+					q := k.Isend(dst, m.tag, 8, us, o...)
 					k.Wait(q, us)
 				case 2:
-					later = append(later, k.Isend(m.dst, m.tag, 8, us))
+					later = append(later, k.Isend(dst, m.tag, 8, us, o...))
 				case 3:
 					q, ok := pers[s][m]
 					if !ok {
 						// MPI_Send_init before the time taken as the send's.
-						q = k.SendInit(m.dst, m.tag, 8, 0)
+						q = k.SendInit(dst, m.tag, 8, 0, o...)
 					}
 					pers[s][m] = q
 					k.Start(q, us).Wait(q, us)
@@ -176,17 +212,46 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 					continue
 				}
 				k.Compute(2 * us)
+				st := tracetest.Status(local(rv.s.comm, rv.s.src), rv.s.tag)
+				o := append(on(rv.s.comm), st)
+				if rng.IntN(4) == 0 {
+					// MPI_Probe first, with the receive's source and
+					// tag: it finds the receive's message and takes
+					// nothing.
+					k.Call("MPI_Probe", us, traceformat.Event{Attr: traceformat.AttrRecv, RecvPeer: rv.src, RecvTag: rv.tag}, o...)
+					k.Compute(us)
+				}
 				want[d][k.Now()] = []TimelineMsg{got(rv.s)}
-				k.Recv(rv.src, rv.tag, 8, us, tracetest.Status(rv.s.src, rv.s.tag))
+				k.Recv(rv.src, rv.tag, 8, us, o...)
 			}
 			if len(reqs[d]) == 0 {
 				continue
 			}
 			k.Compute(2 * us)
-			switch rng.IntN(4) {
+			switch rng.IntN(5) {
 			case 0:
 				want[d][k.Now()] = pending
 				k.Waitall(reqs[d], us)
+			case 1:
+				// MPI_Waitsome or MPI_Testsome of a few at a time,
+				// in a random order.
+				order := rng.Perm(len(reqs[d]))
+				for len(order) > 0 {
+					c := 1 + rng.IntN(len(order))
+					var rs []tracetest.Req
+					var ms []TimelineMsg
+					for _, i := range order[:c] {
+						rs, ms = append(rs, reqs[d][i]), append(ms, pending[i])
+					}
+					order = order[c:]
+					k.Compute(2 * us)
+					want[d][k.Now()] = ms
+					if rng.IntN(2) == 0 {
+						k.Waitsome(rs, us)
+					} else {
+						k.Testsome(rs, us)
+					}
+				}
 			default:
 				order := rng.Perm(len(reqs[d]))
 				kind := rng.IntN(3)

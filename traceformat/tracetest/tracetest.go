@@ -387,9 +387,13 @@ func (k *Rank) Irecv(src, tag int32, bytes uint64, dur int64, actual ...int32) R
 	return Req(id)
 }
 
-// IrecvOn is Irecv on a communicator other than WORLD.
-func (k *Rank) IrecvOn(c *Comm, src, tag int32, bytes uint64, dur int64) Req {
-	id := k.newReq(reqInfo{recv: true, st: traceformat.Status{Source: src, Tag: tag}})
+// IrecvOn is Irecv on a communicator other than WORLD; actual as Irecv's.
+func (k *Rank) IrecvOn(c *Comm, src, tag int32, bytes uint64, dur int64, actual ...int32) Req {
+	st := traceformat.Status{Source: src, Tag: tag}
+	if len(actual) == 2 {
+		st = traceformat.Status{Source: actual[0], Tag: actual[1]}
+	}
+	id := k.newReq(reqInfo{recv: true, st: st})
 	k.Call("MPI_Irecv", dur, traceformat.Event{
 		Attr:     traceformat.AttrRecv | traceformat.AttrRecvBytes | traceformat.AttrReqs,
 		RecvPeer: src, RecvTag: tag, RecvBytes: bytes, Reqs: []uint64{id}}, On(c))
