@@ -287,12 +287,9 @@ type replayer struct {
 	file                io.Closer
 	rd                  *traceformat.Reader
 	batch               *traceformat.LazyBatch
-	// Wildcard receive requests posted without a ticket, and
-	// resolveWild's walk ahead in the batch (made at its first use).
-	wildPend []wildReq
-	ahead    *traceformat.LazyBatch
-	ev       traceformat.Event
-	held     bool
+	wildPend            []wildReq // wildcard receive requests posted without a ticket (resolveWild)
+	ev                  traceformat.Event
+	held                bool
 	// inCoro: the replay goes on in its coroutine (step hands it over,
 	// handOff back).
 	inCoro bool

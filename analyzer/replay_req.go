@@ -156,9 +156,6 @@ type wildReq struct{ id, seq uint64 }
 // request whose status is not found there is left to take its ticket
 // when it completes.
 func (rp *replayer) resolveWild(e *traceformat.Event) {
-	if rp.ahead == nil {
-		rp.ahead = new(traceformat.LazyBatch)
-	}
 	for _, w := range rp.wildPend {
 		rq := rp.reqs.get(w.id)
 		if rq == nil || rq.seq != w.seq || rq.kind != reqRecv || rq.hasTicket || !rq.active {
@@ -168,7 +165,7 @@ func (rp *replayer) resolveWild(e *traceformat.Event) {
 		if !ok && rp.batch != nil && !rp.threads {
 			// (With several threads, events come from per-thread
 			// queues: rp.batch is not where e is.)
-			st, ok = rp.batch.StatusAhead(w.id, rp.ahead)
+			st, ok = rp.batch.StatusAhead(w.id)
 		}
 		if !ok {
 			continue

@@ -8,8 +8,7 @@ import (
 // TestStatusAhead: the status of a request's first naming call further on
 // in the batch, if that call completes it with a status; nothing when it is
 // cancelled or freed first, beyond maxAhead events, or not in the batch;
-// and the batch's own walk goes on unchanged, rare columns and request
-// buffers included.
+// and the batch's own walk goes on unchanged.
 func TestStatusAhead(t *testing.T) {
 	ev := func(i int, attr Attr) Event {
 		return Event{Func: 3, Site: 2, Attr: attr, Entry: int64(100 * i), Exit: int64(100*i + 10)}
@@ -41,7 +40,7 @@ func TestStatusAhead(t *testing.T) {
 
 	var enc batchEncoder
 	raw := enc.appendBatch(nil, builderOf(evs).Batch())
-	var lb, scratch LazyBatch
+	var lb LazyBatch
 	if err := lb.parse(raw); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +59,7 @@ func TestStatusAhead(t *testing.T) {
 		{11, Status{}, false}, // beyond maxAhead
 		{12, Status{}, false}, // not in the batch
 	} {
-		if st, ok := lb.StatusAhead(c.id, &scratch); st != c.want || ok != c.ok {
+		if st, ok := lb.StatusAhead(c.id); st != c.want || ok != c.ok {
 			t.Errorf("request %d: %+v, %v; want %+v, %v", c.id, st, ok, c.want, c.ok)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -293,16 +294,53 @@ func FuzzBatchDecoders(f *testing.F) {
 				t.Fatalf("batch differs: lazy %d events thread %d base %d, full %d, %d, %d",
 					lb.Len(), lb.Thread, lb.BaseNs, d.Len(), d.Thread(), d.BaseNs())
 			}
+			var evs []Event
 			for i := 0; c.Next(&d, &e1); i++ {
 				if !lb.Next(&e2) || !reflect.DeepEqual(normalize([]Event{e1}), normalize([]Event{e2})) {
 					t.Fatalf("event %d differs:\n full %+v\n lazy %+v", i, e1, e2)
 				}
+				e1.Reqs, e1.Status = slices.Clone(e1.Reqs), slices.Clone(e1.Status)
+				evs = append(evs, e1)
 			}
 			if lb.Next(&e2) {
 				t.Fatal("lazy batch longer")
 			}
+			checkStatusAhead(t, &lb, evs)
 		}
 	})
+}
+
+// checkStatusAhead compares StatusAhead after each of the first events of
+// lb with a search of evs, its events as the full decoder gives them, for
+// the requests of the next events and one named by none.
+func checkStatusAhead(t *testing.T, lb *LazyBatch, evs []Event) {
+	t.Helper()
+	lb.Rewind()
+	var e Event
+	for i := 0; i < 8 && lb.Next(&e); i++ {
+		ids := []uint64{1 << 60}
+		for _, later := range evs[i+1 : min(len(evs), i+4)] {
+			ids = append(ids, later.Reqs...)
+		}
+		for _, id := range ids {
+			var want Status
+			ok := false
+		search:
+			for _, later := range evs[i+1 : min(len(evs), i+1+maxAhead)] {
+				for k, r := range later.Reqs {
+					if r == id {
+						if k < len(later.Status) {
+							want, ok = later.Status[k], true
+						}
+						break search
+					}
+				}
+			}
+			if got, gotOK := lb.StatusAhead(id); got != want || gotOK != ok {
+				t.Fatalf("after event %d, request %d: StatusAhead %+v %v, want %+v %v", i, id, got, gotOK, want, ok)
+			}
+		}
+	}
 }
 
 // TestLazyShape: Shape names the shape of the event last handed out, and
