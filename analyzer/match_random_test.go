@@ -42,7 +42,8 @@ func (s *matchSink) Span(int, *TimelineSpan) {}
 //     once per destination and tag, MPI_Start, MPI_Wait); with cancels, an
 //     MPI_Isend cancelled at once is mixed in now and then,
 //   - receives the rest with blocking MPI_Recv (some after an MPI_Probe
-//     of the same source and tag), then completes its MPI_Irecv requests
+//     or MPI_Iprobe of the same source and tag) or MPI_Mprobe and
+//     MPI_Mrecv, then completes its MPI_Irecv requests
 //     with MPI_Waitall, MPI_Wait, MPI_Waitany, an unsuccessful MPI_Test
 //     followed by MPI_Wait, or a few at a time by MPI_Waitsome and
 //     MPI_Testsome.
@@ -214,12 +215,33 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 				k.Compute(2 * us)
 				st := tracetest.Status(local(rv.s.comm, rv.s.src), rv.s.tag)
 				o := append(on(rv.s.comm), st)
-				if rng.IntN(4) == 0 {
+				probe := traceformat.Event{Attr: traceformat.AttrRecv, RecvPeer: rv.src, RecvTag: rv.tag}
+				switch rng.IntN(6) {
+				case 0:
 					// MPI_Probe first, with the receive's source and
 					// tag: it finds the receive's message and takes
 					// nothing.
-					k.Call("MPI_Probe", us, traceformat.Event{Attr: traceformat.AttrRecv, RecvPeer: rv.src, RecvTag: rv.tag}, o...)
+					k.Call("MPI_Probe", us, probe, o...)
 					k.Compute(us)
+				case 1:
+					// MPI_Iprobe: twice nothing, then found.
+					none := probe
+					none.Attr |= traceformat.AttrFlag
+					k.Call("MPI_Iprobe", us, none, on(rv.s.comm)...)
+					k.Call("MPI_Iprobe", us, none, on(rv.s.comm)...)
+					probe.Attr |= traceformat.AttrFlag
+					probe.Flag = true
+					k.Call("MPI_Iprobe", us, probe, o...)
+					k.Compute(us)
+				case 2:
+					// MPI_Mprobe takes the message (it is received
+					// there), MPI_Mrecv receives it by its handle.
+					want[d][k.Now()] = []TimelineMsg{got(rv.s)}
+					k.Call("MPI_Mprobe", us, probe, o...)
+					k.Compute(us)
+					k.Call("MPI_Mrecv", us, traceformat.Event{Attr: traceformat.AttrRecvBytes | traceformat.AttrStatus, RecvBytes: 8,
+						Status: []traceformat.Status{{Source: local(rv.s.comm, rv.s.src), Tag: rv.s.tag}}})
+					continue
 				}
 				want[d][k.Now()] = []TimelineMsg{got(rv.s)}
 				k.Recv(rv.src, rv.tag, 8, us, o...)
@@ -301,11 +323,7 @@ func TestRandomMatching(t *testing.T) {
 		if _, err := run.WriteDir(dir, "app"); err != nil {
 			t.Fatal(err)
 		}
-		workers := []int{1, 2, 4}
-		if cancels {
-			workers = workers[:1]
-		}
-		for _, w := range workers {
+		for _, w := range []int{1, 2, 4} {
 			sink := &matchSink{}
 			var warned []string
 			rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w,
@@ -338,8 +356,6 @@ func TestRandomMatching(t *testing.T) {
 				}
 			}
 		}
-		if !cancels {
-			analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1})
-		}
+		analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1})
 	}
 }

@@ -541,17 +541,24 @@ func TestCancelledSendLaterReceives(t *testing.T) {
 	}
 }
 
-// TestCancelledSendToFinishedRank: an MPI_Isend cancelled after its
-// destination's replay finished. Its message is counted unreceived when it
-// is sent (the destination can no longer receive it, exchange.send) and
-// its cancellation takes it back off that count; it withdraws no other
-// message. Rank 0 sends a first message of the key, which rank 1
-// receives (or, in the second case, does not), then its cancelled send;
-// rank 1 ends before it with one worker, and at any point with several
-// (and over 1–4 analysis processes, analyzeOpts): the count is 0 (1)
-// whatever the order.
+// TestCancelledSendToFinishedRank: an MPI_Isend (or started persistent
+// send) cancelled after its destination's replay finished. Its
+// cancellation is seen when it is posted (cancelledAhead), or, when it
+// comes further on than the replay reads ahead, its message is counted
+// unreceived when it is sent (the destination can no longer receive it,
+// exchange.send) and its cancellation takes it back off that count; it
+// withdraws no other message. Rank 0 sends a first message of the key,
+// which rank 1 receives (or does not), then its cancelled send; rank 1
+// ends before it with one worker, and at any point with several (and over
+// 1–4 analysis processes, analyzeOpts): the count is 0 (1) whatever the
+// order.
 func TestCancelledSendToFinishedRank(t *testing.T) {
-	for _, c := range []struct{ received, persistent bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+	type variant struct{ received, persistent, far bool }
+	var variants []variant
+	for i := range 8 {
+		variants = append(variants, variant{i&1 == 0, i&2 != 0, i&4 != 0})
+	}
+	for _, c := range variants {
 		received := c.received
 		for _, workers := range []int{1, 2, 4} {
 			run, r0, r1 := pair()
@@ -568,6 +575,14 @@ func TestCancelledSendToFinishedRank(t *testing.T) {
 				r0.At(20*ms).Start(q, 10*us)
 			} else {
 				q = r0.At(20*ms).Isend(1, 5, 8, 10*us)
+			}
+			if c.far {
+				// The cancellation beyond what the replay reads ahead
+				// (LazyBatch.StatusAhead): the message is posted, and
+				// taken back when the completion is replayed.
+				for range 1100 {
+					r0.System("MPI_Comm_rank", 100)
+				}
 			}
 			r0.Cancel(q, 10*us).Wait(q, 10*us)
 			if received {

@@ -288,6 +288,8 @@ type replayer struct {
 	rd                  *traceformat.Reader
 	batch               *traceformat.LazyBatch
 	wildPend            []wildReq // wildcard receive requests posted without a ticket (resolveWild)
+	batchCancels        bool      // rp.batch holds an MPI_Cancel (cancelledAhead)
+	cancelFn            uint32    // MPI_Cancel's function id + 1, once met (passFn)
 	ev                  traceformat.Event
 	held                bool
 	// inCoro: the replay goes on in its coroutine (step hands it over,
@@ -460,6 +462,13 @@ func (rp *replayer) nextBatch() bool {
 			continue
 		}
 		rp.shapes = append(rp.shapes[:0], make([]shapeInfo, b.NumShapes())...)
+		rp.batchCancels = false
+		for s := range b.NumShapes() {
+			if f := b.ShapeFunc(s); rp.fn(f).cancel {
+				rp.batchCancels, rp.cancelFn = true, f+1
+				break
+			}
+		}
 		rp.batch = b
 		return true
 	}

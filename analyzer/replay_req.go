@@ -107,8 +107,12 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			li = rp.issendSerial(rq)
 		}
 		// (replayer.send written out.)
-		m := msgSlot{t: entry, s: rp.callSite(e.Site, entry), b: rq.bytes}
-		rq.q, rq.msg = rp.x.send(&sc.key, &m, li, rp.shapeCache(&rp.sendCaches))
+		if rp.batchCancels && rp.cancelledAhead(rq.id) {
+			rq.q, rq.msg = nil, 0
+		} else {
+			m := msgSlot{t: entry, s: rp.callSite(e.Site, entry), b: rq.bytes}
+			rq.q, rq.msg = rp.x.send(&sc.key, &m, li, rp.shapeCache(&rp.sendCaches))
+		}
 		a.sends++
 		rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
 	case opIrecv:
@@ -165,7 +169,7 @@ func (rp *replayer) resolveWild(e *traceformat.Event) {
 		if !ok && rp.batch != nil && !rp.threads {
 			// (With several threads, events come from per-thread
 			// queues: rp.batch is not where e is.)
-			st, ok = rp.batch.StatusAhead(w.id)
+			st, ok = rp.batch.StatusAhead(w.id, rp.passFn())
 		}
 		if !ok {
 			continue
@@ -176,6 +180,25 @@ func (rp *replayer) resolveWild(e *traceformat.Event) {
 		}
 	}
 	rp.wildPend = rp.wildPend[:0]
+}
+
+// cancelledAhead says whether send request id, just started, is
+// completed cancelled a little further on in the batch (StatusAhead):
+// such a send posts no message. A message posted and withdrawn only when
+// the completion is replayed could be taken by a receive replayed before
+// that (the replays of the ranks do not run in the order of time).
+func (rp *replayer) cancelledAhead(id uint64) bool {
+	if rp.batch == nil || rp.threads {
+		return false
+	}
+	st, ok := rp.batch.StatusAhead(id, rp.passFn())
+	return ok && st.Tag == traceformat.Cancelled
+}
+
+// passFn is the function StatusAhead passes over: MPI_Cancel, once a
+// batch of the rank held it, else none (^0).
+func (rp *replayer) passFn() uint32 {
+	return rp.cancelFn - 1
 }
 
 // statusIn is the status e records for request id, if e completes it
@@ -491,6 +514,18 @@ func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc, node *rnode
 			var li lateInfo
 			if rq.hasTicket {
 				li = rp.issendSerial(rq)
+			}
+			if rp.batchCancels && rp.cancelledAhead(rq.id) {
+				// (postTo's counts, no message: cancelledAhead.)
+				rq.q, rq.msg = nil, 0
+				if rq.comm == nil || rq.peer == traceformat.ProcNull {
+					continue
+				}
+				if dst, ok := rq.comm.peerWorld(rq.peer); ok && dst < rp.nranks {
+					a.sends++
+					rp.sent(a, rq.comm.id, dst, rq.bytes)
+				}
+				continue
 			}
 			rq.q, rq.msg = rp.postTo(a, rq.comm, rq.peer, rq.tag, entry, li, rq.bytes)
 		} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {

@@ -7,12 +7,14 @@ import "encoding/binary"
 const maxAhead = 1024
 
 // StatusAhead looks through the next events of the batch, past the one
-// Next handed out last, for the first call that names request id, and
-// returns the status that call recorded for it when it completed the
-// request. ok is false when no call of the batch within maxAhead events
-// names it (its completion is further on, or in a later batch), when the
-// first call that does is not a completion with a status (MPI_Cancel,
-// MPI_Request_free), or when the batch is walked by nextSlow.
+// Next handed out last, for the first call that names request id other
+// than calls of function pass (the trace's MPI_Cancel, which names the
+// request it cancels and completes nothing), and returns the status that
+// call recorded for it when it completed the request. ok is false when
+// no call of the batch within maxAhead events names it (its completion is
+// further on, or in a later batch), when the first call that does is not
+// a completion with a status (MPI_Request_free), or when the batch is
+// walked by nextSlow.
 //
 // The analyzer matches a wildcard MPI_Irecv by its status: knowing it
 // before later receives are posted matches it where MPI does, among the
@@ -20,7 +22,7 @@ const maxAhead = 1024
 // that say which requests an event names and their statuses (shape,
 // request counts and ids, status sources and tags), as Next reads them,
 // from positions of its own: the batch is unchanged.
-func (lb *LazyBatch) StatusAhead(id uint64) (st Status, ok bool) {
+func (lb *LazyBatch) StatusAhead(id uint64, pass uint32) (st Status, ok bool) {
 	if lb.slow != nil || lb.i >= lb.n {
 		return Status{}, false
 	}
@@ -38,7 +40,8 @@ func (lb *LazyBatch) StatusAhead(id uint64) (st Status, ok bool) {
 			}
 			s = 0
 		}
-		a := shapes[s].attr &^ staticAttrs
+		sh := &shapes[s]
+		a := sh.attr &^ staticAttrs
 		nst, at := 1, -1
 		if a&AttrReqs != 0 {
 			var v uint64
@@ -52,6 +55,9 @@ func (lb *LazyBatch) StatusAhead(id uint64) (st Status, ok bool) {
 				}
 			}
 			nst = m
+		}
+		if at >= 0 && sh.fn == pass {
+			at = -1
 		}
 		if a&AttrStatus == 0 {
 			if at >= 0 {
@@ -85,4 +91,12 @@ func aheadVarint(raw []byte, p int) (uint64, int) {
 	}
 	v, n := varint8(w)
 	return v, p + n
+}
+
+// ShapeFunc is the function of the batch's shape s (Shape), 0 for none.
+func (lb *LazyBatch) ShapeFunc(s int) uint32 {
+	if s < 0 || s >= len(lb.shapes) {
+		return 0
+	}
+	return lb.shapes[s].fn
 }

@@ -6,8 +6,10 @@ import (
 )
 
 // TestStatusAhead: the status of a request's first naming call further on
-// in the batch, if that call completes it with a status; nothing when it is
-// cancelled or freed first, beyond maxAhead events, or not in the batch;
+// in the batch, if that call completes it with a status (calls of the
+// function passed over not counted); nothing when it is cancelled (with
+// MPI_Cancel not passed over) or freed first, beyond maxAhead events, or
+// not in the batch;
 // and the batch's own walk goes on unchanged.
 func TestStatusAhead(t *testing.T) {
 	ev := func(i int, attr Attr) Event {
@@ -22,9 +24,9 @@ func TestStatusAhead(t *testing.T) {
 	e = ev(1, AttrReqs|AttrStatus|AttrFlag)
 	e.Reqs, e.Status, e.Flag = []uint64{9}, []Status{{Source: 1, Tag: 1}}, true
 	evs = append(evs, e)
-	// 2: MPI_Cancel of 8.
+	// 2: MPI_Cancel of 8 (function 5).
 	e = ev(2, AttrReqs)
-	e.Reqs = []uint64{8}
+	e.Func, e.Reqs = 5, []uint64{8}
 	evs = append(evs, e)
 	// 3: MPI_Waitall completing 8 (cancelled) and 7.
 	e = ev(3, AttrReqs|AttrStatus)
@@ -59,9 +61,13 @@ func TestStatusAhead(t *testing.T) {
 		{11, Status{}, false}, // beyond maxAhead
 		{12, Status{}, false}, // not in the batch
 	} {
-		if st, ok := lb.StatusAhead(c.id); st != c.want || ok != c.ok {
+		if st, ok := lb.StatusAhead(c.id, 99); st != c.want || ok != c.ok {
 			t.Errorf("request %d: %+v, %v; want %+v, %v", c.id, st, ok, c.want, c.ok)
 		}
+	}
+	// MPI_Cancel passed over: request 8's completion says it was cancelled.
+	if st, ok := lb.StatusAhead(8, 5); st != (Status{Source: NoStatus, Tag: NoStatus}) || !ok {
+		t.Errorf("request 8 past its MPI_Cancel: %+v, %v", st, ok)
 	}
 	if !reflect.DeepEqual(got.Reqs, []uint64{7}) {
 		t.Errorf("the current event's requests became %v", got.Reqs)

@@ -336,7 +336,7 @@ func checkStatusAhead(t *testing.T, lb *LazyBatch, evs []Event) {
 					}
 				}
 			}
-			if got, gotOK := lb.StatusAhead(id); got != want || gotOK != ok {
+			if got, gotOK := lb.StatusAhead(id, ^uint32(0)); got != want || gotOK != ok {
 				t.Fatalf("after event %d, request %d: StatusAhead %+v %v, want %+v %v", i, id, got, gotOK, want, ok)
 			}
 		}
