@@ -92,10 +92,6 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 	for i := range pers {
 		pers[i] = map[stream]tracetest.Req{}
 	}
-	type msg struct {
-		s    stream
-		send int64 // its send's entry
-	}
 	const round = 10 * ms
 	for r := range 6 {
 		base := ms + int64(r)*round
