@@ -67,8 +67,8 @@ type siteAcc struct {
 
 // site is call site id's figures; the common case is inlined.
 func (a *acc) site(id uint32) *siteAcc {
-	if id < uint32(len(a.sites)) {
-		return &a.sites[id]
+	if i := int(id); i < len(a.sites) {
+		return &a.sites[i]
 	}
 	return a.siteSlow(id)
 }
@@ -875,9 +875,17 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	// with inner gaps, in the interval of the rank's previous gap (so that
 	// it has a previous call), after that call's exit, in a bin the
 	// histogram holds already.
+	// (gapHist.tryAdd's test written out too: inlined, its result was
+	// tested again after the adds.)
 	pr := &rp.pr
-	if g := e.Entry - pr.gapFrom; a == pr.gapAcc && g >= 0 && e.Attr&traceformat.AttrInnerGaps == 0 && pr.gaps.tryAdd(g) {
-		pr.gapFrom = max(e.Entry, e.Exit)
+	if g := e.Entry - pr.gapFrom; a == pr.gapAcc && g >= 0 && e.Attr&traceformat.AttrInnerGaps == 0 {
+		if c, i := pr.gaps.c, gapBin(g)-pr.gaps.lo; uint(i) < uint(len(c)) {
+			c[i]++
+			pr.gaps.sum += g
+			pr.gapFrom = max(e.Entry, e.Exit)
+		} else {
+			pr.gapTo(a, e)
+		}
 	} else {
 		pr.gapTo(a, e)
 	}
