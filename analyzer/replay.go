@@ -592,15 +592,17 @@ func (rp *replayer) repair(exit *int64, bound int64) {
 // callFigures are one call's times and what matching found for it, which
 // charge adds to the accumulators.
 type callFigures struct {
-	entry, exit int64 // global ns, repaired
-	// class: the call's time goes to fi.class, except for a Wait/Test
-	// that completes nonblocking collectives only (Collective time).
-	class             tracepb.Function_Class
+	entry, exit       int64 // global ns, repaired
 	realSync, overlap int64
 	// syncT is the latest send entry the call waited for (hasSync): Real
 	// Sync is max(0, syncT − entry), redone by backward amortization
 	// (clc.go). MPI_Sendrecv sets realSync alone: it is not amortized.
-	syncT   int64
+	syncT int64
+	// class: the call's time goes to fi.class, except for a Wait/Test
+	// that completes nonblocking collectives only (Collective time).
+	// (With the two flags in the last word: 48 bytes, zeroed at every
+	// call.)
+	class   tracepb.Function_Class
 	hasSync bool
 	// fixed: the call handed its times to other ranks (clc.go).
 	fixed bool
@@ -634,19 +636,17 @@ func (rp *replayer) onLine(t int64) int64 {
 func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	rp.events++
 	rp.evSite = e.Site
-	var f callFigures
+	var entry, exit int64
 	if rp.clkOffsetOnly {
-		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
+		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else if rp.clkAffine {
-		f.entry, f.exit = rp.onLine(e.Entry), rp.onLine(e.Exit)
+		entry, exit = rp.onLine(e.Entry), rp.onLine(e.Exit)
 	} else {
-		f.entry, f.exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
+		entry, exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
 	}
-	if f.exit < f.entry {
-		f.exit = f.entry
-	}
-	if !rp.running || (fi.op >= opInit && fi.op <= opPcontrol) {
-		if rp.prelude(e, fi, f.entry, f.exit) {
+	exit = max(exit, entry)
+	if !rp.running || fi.prelude {
+		if rp.prelude(e, fi, entry, exit) {
 			rp.pr.skipGap(e)
 			return
 		}
@@ -655,7 +655,7 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	a := node.Value
 	rp.repaired = false
 	ovLo := len(rp.pendOv)
-	f.class = fi.class
+	f := callFigures{entry: entry, exit: exit, class: fi.class}
 	switch fi.op {
 	case opSend:
 		var li lateInfo
