@@ -8,7 +8,7 @@ import (
 )
 
 // op is what the replay does with a call. (opInit, opFinalize and
-// opPcontrol follow each other: replayer.event tests the range.)
+// opPcontrol follow each other: fnInfo.prelude tests the range.)
 type op uint8
 
 const (
@@ -72,6 +72,9 @@ type fnInfo struct {
 	// posts: a nonblocking send, which hands its entry to the receiver
 	// (a fixed point of the controlled logical clock, clc.go).
 	posts bool
+	// prelude: MPI_Init, MPI_Finalize or MPI_Pcontrol, which
+	// replayer.prelude handles (one test per call instead of the range's).
+	prelude bool
 }
 
 // derive sets what the replay tests at every call of fi that its
@@ -80,6 +83,7 @@ func (fi *fnInfo) derive() {
 	fi.how = stepHow(fi)
 	fi.endsSpan = endsSpan(fi.op)
 	fi.posts = fi.op == opIsend || fi.op == opIsendrecv
+	fi.prelude = fi.op >= opInit && fi.op <= opPcontrol
 }
 
 // classify is the replay's view of function f. Its class, shape and

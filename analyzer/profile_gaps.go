@@ -45,7 +45,8 @@ func gapBinRange(b int) (lo, w int64) {
 }
 
 // tryAdd counts a gap of g ns if its bin is in range already (the common
-// case, inlined); else it returns false and add must count it.
+// case, inlined; replayer.charge writes it out); else it returns false and
+// add must count it.
 func (h *gapHist) tryAdd(g int64) bool {
 	if i := gapBin(g) - h.lo; uint(i) < uint(len(h.c)) {
 		h.sum += g

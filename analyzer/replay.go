@@ -67,8 +67,8 @@ type siteAcc struct {
 
 // site is call site id's figures; the common case is inlined.
 func (a *acc) site(id uint32) *siteAcc {
-	if id < uint32(len(a.sites)) {
-		return &a.sites[id]
+	if i := int(id); i < len(a.sites) {
+		return &a.sites[i]
 	}
 	return a.siteSlow(id)
 }
@@ -602,15 +602,17 @@ func (rp *replayer) repair(exit *int64, bound int64) {
 // callFigures are one call's times and what matching found for it, which
 // charge adds to the accumulators.
 type callFigures struct {
-	entry, exit int64 // global ns, repaired
-	// class: the call's time goes to fi.class, except for a Wait/Test
-	// that completes nonblocking collectives only (Collective time).
-	class             tracepb.Function_Class
+	entry, exit       int64 // global ns, repaired
 	realSync, overlap int64
 	// syncT is the latest send entry the call waited for (hasSync): Real
 	// Sync is max(0, syncT − entry), redone by backward amortization
 	// (clc.go). MPI_Sendrecv sets realSync alone: it is not amortized.
-	syncT   int64
+	syncT int64
+	// class: the call's time goes to fi.class, except for a Wait/Test
+	// that completes nonblocking collectives only (Collective time).
+	// (With the two flags in the last word: 48 bytes, zeroed at every
+	// call.)
+	class   tracepb.Function_Class
 	hasSync bool
 	// fixed: the call handed its times to other ranks (clc.go).
 	fixed bool
@@ -644,19 +646,17 @@ func (rp *replayer) onLine(t int64) int64 {
 func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	rp.events++
 	rp.evSite = e.Site
-	var f callFigures
+	var entry, exit int64
 	if rp.clkOffsetOnly {
-		f.entry, f.exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
+		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else if rp.clkAffine {
-		f.entry, f.exit = rp.onLine(e.Entry), rp.onLine(e.Exit)
+		entry, exit = rp.onLine(e.Entry), rp.onLine(e.Exit)
 	} else {
-		f.entry, f.exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
+		entry, exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
 	}
-	if f.exit < f.entry {
-		f.exit = f.entry
-	}
-	if !rp.running || (fi.op >= opInit && fi.op <= opPcontrol) {
-		if rp.prelude(e, fi, f.entry, f.exit) {
+	exit = max(exit, entry)
+	if !rp.running || fi.prelude {
+		if rp.prelude(e, fi, entry, exit) {
 			rp.pr.skipGap(e)
 			return
 		}
@@ -665,7 +665,7 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	a := node.Value
 	rp.repaired = false
 	ovLo := len(rp.pendOv)
-	f.class = fi.class
+	f := callFigures{entry: entry, exit: exit, class: fi.class}
 	switch fi.op {
 	case opSend:
 		var li lateInfo
@@ -885,9 +885,17 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	// with inner gaps, in the interval of the rank's previous gap (so that
 	// it has a previous call), after that call's exit, in a bin the
 	// histogram holds already.
+	// (gapHist.tryAdd's test written out too: inlined, its result was
+	// tested again after the adds.)
 	pr := &rp.pr
-	if g := e.Entry - pr.gapFrom; a == pr.gapAcc && g >= 0 && e.Attr&traceformat.AttrInnerGaps == 0 && pr.gaps.tryAdd(g) {
-		pr.gapFrom = max(e.Entry, e.Exit)
+	if g := e.Entry - pr.gapFrom; a == pr.gapAcc && g >= 0 && e.Attr&traceformat.AttrInnerGaps == 0 {
+		if c, i := pr.gaps.c, gapBin(g)-pr.gaps.lo; uint(i) < uint(len(c)) {
+			c[i]++
+			pr.gaps.sum += g
+			pr.gapFrom = max(e.Entry, e.Exit)
+		} else {
+			pr.gapTo(a, e)
+		}
 	} else {
 		pr.gapTo(a, e)
 	}
