@@ -222,7 +222,10 @@ const rawSlack = 8
 // than masking both groups and joining them. Next decodes one-byte values
 // (and two-byte ones in the time columns) before it, inline.
 func varint8(w uint64) (uint64, int) {
-	stops := ^w & 0x8080808080808080
+	// Bit 63 changes neither the stop found nor the mask below (a varint
+	// of at most 8 bytes stops at or before it), but makes stops nonzero
+	// for the compiler: one bit scan, without the move of 64 for zero.
+	stops := ^w&0x8080808080808080 | 1<<63
 	n := bits.TrailingZeros64(stops)>>3 + 1
 	w &= (stops - 1) & 0x7f7f7f7f7f7f7f7f // the varint's 7-bit groups only (below its stop bit)
 	w -= w >> 1 & 0x3f803f803f803f80
@@ -300,7 +303,8 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		}
 	}
 	lb.cur = int32(s)
-	sh := &shapes[s]
+	// s < len(shapes) here: indexed without a second bounds check.
+	sh := (*shape)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(shapes)), uintptr(s)*unsafe.Sizeof(shape{})))
 	e.setShape(sh, lb.Thread)
 	a := sh.attr &^ staticAttrs
 	if a == 0 {
@@ -327,10 +331,10 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		// then p+8 cannot overflow and one bounds check does.
 		q := lb.pReqs
 		rb := lb.reqBuf
-		m := int(min(uint64(uint32(v)), uint64(cap(rb)))) // 32 bits, as the column decoder reads it
-		r := rb[:m:m]
 		prev := lb.prevReq
-		for k := range r {
+		var r []uint64
+		if uint32(v) == 1 && cap(rb) != 0 {
+			// Most calls with request ids have one: no loop.
 			if w := binary.LittleEndian.Uint64(raw[int(q) : int(q)+8]); w&0x80 == 0 {
 				v, q = w&0x7f, q+1
 			} else {
@@ -339,11 +343,26 @@ func (lb *LazyBatch) Next(e *Event) bool {
 				q += uint32(n)
 			}
 			prev += uint64(int64(v>>1) ^ -int64(v&1))
-			r[k] = prev
+			r = rb[:1:1]
+			r[0] = prev
+		} else {
+			m := int(min(uint64(uint32(v)), uint64(cap(rb)))) // 32 bits, as the column decoder reads it
+			r = rb[:m:m]
+			for k := range r {
+				if w := binary.LittleEndian.Uint64(raw[int(q) : int(q)+8]); w&0x80 == 0 {
+					v, q = w&0x7f, q+1
+				} else {
+					var n int
+					v, n = varint8(w)
+					q += uint32(n)
+				}
+				prev += uint64(int64(v>>1) ^ -int64(v&1))
+				r[k] = prev
+			}
 		}
 		lb.pReqs, lb.prevReq = q, prev
 		e.Reqs = r
-		nst = m
+		nst = len(r)
 	} else if e.Reqs != nil {
 		e.Reqs = nil
 	}
@@ -419,15 +438,27 @@ func (lb *LazyBatch) nextSlow(e *Event) bool {
 // lines in the cache. Called every 16 events: a column advances less than
 // a line (64 bytes) in 16 events unless its values take 4 bytes or more.
 func (lb *LazyBatch) touchAhead() {
-	const ahead = 128
 	var x byte
 	raw := lb.raw
-	for _, p := range [numHot]uint32{lb.pShape, lb.pGap, lb.pDur, lb.pNReqs, lb.pReqs, lb.pSrc, lb.pTag} {
-		if q := int(p) + ahead; q < len(raw) {
-			x ^= raw[q]
-		}
-	}
+	// Written out rather than a loop over an array of the positions,
+	// which were stored on the stack first.
+	x ^= touch(raw, lb.pShape)
+	x ^= touch(raw, lb.pGap)
+	x ^= touch(raw, lb.pDur)
+	x ^= touch(raw, lb.pNReqs)
+	x ^= touch(raw, lb.pReqs)
+	x ^= touch(raw, lb.pSrc)
+	x ^= touch(raw, lb.pTag)
 	lb.sink = x
+}
+
+// touch is raw's byte two cache lines after p, or 0 past its end.
+func touch(raw []byte, p uint32) byte {
+	const ahead = 128
+	if q := int(p) + ahead; q < len(raw) {
+		return raw[q]
+	}
+	return 0
 }
 
 // rare decodes the per-call attributes few calls have (rareCols): only
