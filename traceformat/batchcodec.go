@@ -686,7 +686,8 @@ func (t *tableDec) histogram() []int32 {
 // once that column's length is right), walk the statuses of the events
 // with AttrReqs and AttrStatus when some events with AttrReqs have
 // statuses and others not (kind[s] is 1 for a shape with AttrReqs, 2 with
-// AttrStatus too).
+// AttrStatus too, 0 for the others and past the shapes: kind has at least
+// 256 entries).
 func (t *tableDec) perCall(have []int, reqSum func() int, walk func(kind []uint8) int) error {
 	var byBit [32]int // events carrying each bit
 	var statusAlone int
@@ -731,7 +732,11 @@ func (t *tableDec) perCall(have []int, reqSum func() int, walk func(kind []uint8
 				case with && !without:
 					statuses += sum()
 				case with:
-					kind := slices.Grow(t.kind[:0], len(t.shapes))[:len(t.shapes)]
+					// At least 256 entries, 0 past the shapes: a walk over
+					// one-byte shape indexes takes it as an array.
+					nk := max(len(t.shapes), 256)
+					kind := slices.Grow(t.kind[:0], nk)[:nk]
+					clear(kind[len(t.shapes):])
 					for s := range t.shapes {
 						kind[s] = 0
 						if a := t.shapes[s].attr; a&AttrReqs != 0 {

@@ -651,8 +651,9 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 		st := 0
 		if oneByte && nrOne {
 			j := 0
+			k := (*[256]uint8)(kind) // no bounds check per event
 			for _, x := range sc {
-				if d := kind[x]; d != 0 {
+				if d := k[x]; d != 0 {
 					if d == 2 {
 						st += int(nrb[j])
 					}
