@@ -398,15 +398,34 @@ func decReqs(dst []uint64, b []byte, prev uint64) ([]uint64, error) {
 // Column's accessors take them: for the columns with few values (the
 // shape table, the rare per-call columns).
 func decodeValues(dst []uint64, b []byte, enc Enc) ([]uint64, error) {
+	start := len(dst)
 	for i := 0; i < len(b); {
 		v, n := uint64(b[i]), 1
 		if v >= 0x80 {
-			if v, n = protowire.ConsumeVarint(b[i:]); n < 0 {
+			if i+1 < len(b) && b[i+1] < 0x80 {
+				v, n = v&0x7f|uint64(b[i+1])<<7, 2 // inline: a call per value cost more
+			} else if v, n = protowire.ConsumeVarint(b[i:]); n < 0 {
 				return dst, errVarint
 			}
 		}
-		dst = append(dst, decodeValue(enc, v))
+		dst = append(dst, v)
 		i += n
+	}
+	// decodeValue in a loop per encoding, not a switch per value.
+	vals := dst[start:]
+	switch enc {
+	case EncU32:
+		for k, v := range vals {
+			vals[k] = u32(v)
+		}
+	case EncS32:
+		for k, v := range vals {
+			vals[k] = s32(zz32(v))
+		}
+	case EncS64:
+		for k, v := range vals {
+			vals[k] = uint64(protowire.DecodeZigZag(v))
+		}
 	}
 	return dst, nil
 }
