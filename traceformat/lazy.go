@@ -614,9 +614,11 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 	ns := len(t.shapes)
 	h := t.histogram()
 	if oneByte {
-		for s := 255; s >= ns; s-- {
-			if lb.hist[s] != 0 {
-				return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
+		if nonzeroFrom(&lb.hist, ns) {
+			for s := 255; s >= ns; s-- {
+				if lb.hist[s] != 0 {
+					return false, 0, fmt.Errorf("event batch: shape index %d of %d", s, ns)
+				}
 			}
 		}
 		copy(h, lb.hist[:])
@@ -718,12 +720,22 @@ func histogram(h *[256]int32, sc []byte) bool {
 	for _, x := range sc {
 		h[x]++
 	}
-	for _, k := range h[0x80:] {
-		if k != 0 {
-			return false
-		}
+	return !nonzeroFrom(h, 0x80)
+}
+
+// nonzeroFrom reports whether h counts anything at index s or above:
+// four counts at a time, once a batch (a batch of a few hundred events, as
+// LAMMPS writes them, paid a few instructions per event for the loop one
+// count at a time).
+func nonzeroFrom(h *[256]int32, s int) bool {
+	var or int32
+	for ; s < len(h) && s&3 != 0; s++ {
+		or |= h[s]
 	}
-	return true
+	for ; s+4 <= len(h); s += 4 {
+		or |= h[s] | h[s+1] | h[s+2] | h[s+3]
+	}
+	return or != 0
 }
 
 // countVarints returns the number of varints in a packed column, or -1 if
