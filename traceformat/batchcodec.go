@@ -398,15 +398,34 @@ func decReqs(dst []uint64, b []byte, prev uint64) ([]uint64, error) {
 // Column's accessors take them: for the columns with few values (the
 // shape table, the rare per-call columns).
 func decodeValues(dst []uint64, b []byte, enc Enc) ([]uint64, error) {
+	start := len(dst)
 	for i := 0; i < len(b); {
 		v, n := uint64(b[i]), 1
 		if v >= 0x80 {
-			if v, n = protowire.ConsumeVarint(b[i:]); n < 0 {
+			if i+1 < len(b) && b[i+1] < 0x80 {
+				v, n = v&0x7f|uint64(b[i+1])<<7, 2 // inline: a call per value cost more
+			} else if v, n = protowire.ConsumeVarint(b[i:]); n < 0 {
 				return dst, errVarint
 			}
 		}
-		dst = append(dst, decodeValue(enc, v))
+		dst = append(dst, v)
 		i += n
+	}
+	// decodeValue in a loop per encoding, not a switch per value.
+	vals := dst[start:]
+	switch enc {
+	case EncU32:
+		for k, v := range vals {
+			vals[k] = u32(v)
+		}
+	case EncS32:
+		for k, v := range vals {
+			vals[k] = s32(zz32(v))
+		}
+	case EncS64:
+		for k, v := range vals {
+			vals[k] = uint64(protowire.DecodeZigZag(v))
+		}
 	}
 	return dst, nil
 }
@@ -686,7 +705,8 @@ func (t *tableDec) histogram() []int32 {
 // once that column's length is right), walk the statuses of the events
 // with AttrReqs and AttrStatus when some events with AttrReqs have
 // statuses and others not (kind[s] is 1 for a shape with AttrReqs, 2 with
-// AttrStatus too).
+// AttrStatus too, 0 for the others and past the shapes: kind has at least
+// 256 entries).
 func (t *tableDec) perCall(have []int, reqSum func() int, walk func(kind []uint8) int) error {
 	var byBit [32]int // events carrying each bit
 	var statusAlone int
@@ -731,7 +751,11 @@ func (t *tableDec) perCall(have []int, reqSum func() int, walk func(kind []uint8
 				case with && !without:
 					statuses += sum()
 				case with:
-					kind := slices.Grow(t.kind[:0], len(t.shapes))[:len(t.shapes)]
+					// At least 256 entries, 0 past the shapes: a walk over
+					// one-byte shape indexes takes it as an array.
+					nk := max(len(t.shapes), 256)
+					kind := slices.Grow(t.kind[:0], nk)[:nk]
+					clear(kind[len(t.shapes):])
 					for s := range t.shapes {
 						kind[s] = 0
 						if a := t.shapes[s].attr; a&AttrReqs != 0 {

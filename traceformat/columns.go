@@ -143,8 +143,20 @@ func (f field) set(p unsafe.Pointer, v uint64) {
 	}
 }
 
+// setShape is set for a shape's fields, which are all 32-bit integers but
+// the byte counts: a value's low 32 bits are the int32's and the uint32's
+// alike, so that one test of the type does.
+func (f field) setShape(s *shape, v uint64) {
+	q := unsafe.Add(unsafe.Pointer(s), f.off)
+	if f.typ == tU64 {
+		*(*uint64)(q) = v
+	} else {
+		*(*uint32)(q) = uint32(v)
+	}
+}
+
 func (c *Column) shapeGet(s *shape) uint64    { return c.shape.get(unsafe.Pointer(s)) }
-func (c *Column) shapeSet(s *shape, v uint64) { c.shape.set(unsafe.Pointer(s), v) }
+func (c *Column) shapeSet(s *shape, v uint64) { c.shape.setShape(s, v) }
 func (c *Column) eventGet(e *Event) uint64    { return c.event.get(unsafe.Pointer(e)) }
 func (c *Column) eventSet(e *Event, v uint64) { c.event.set(unsafe.Pointer(e), v) }
 
@@ -295,6 +307,9 @@ func init() {
 	for i := range columns {
 		c := &columns[i]
 		colByField[c.Field] = int8(i)
+		if t := c.shape.typ; t != tNone && t != tU32 && t != tI32 && t != tU64 {
+			panic("traceformat: shape field of column " + c.Name + " neither 32-bit nor uint64 (field.setShape)")
+		}
 		switch c.Form {
 		case FormShape:
 			shapeTabCols = append(shapeTabCols, i)
