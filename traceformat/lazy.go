@@ -36,7 +36,8 @@ type LazyBatch struct {
 	t      int64   // exit time of the last event handed out
 	i, n   int32   // events handed out, events Next decodes (0 when nextSlow does)
 	// Next's position in each column it reads at every event: offsets in
-	// raw (below MaxRaw: 32 bits).
+	// raw (below MaxRaw: 32 bits, which also spares a bounds check of each
+	// 8-byte load, as p+8 cannot overflow).
 	pShape, pGap, pDur, pNReqs, pReqs, pSrc, pTag uint32
 	cur                                           int32 // shape index of the last event handed out (Shape)
 
@@ -205,9 +206,8 @@ func uvarint(b []byte, p int) (uint64, int) {
 
 // rawSlack is how many bytes LazyBatch.raw holds beyond the last byte of
 // its hot columns: Next loads 8 bytes at once wherever a varint of these
-// columns starts, so that one load serves a varint of any length up to 8
-// bytes, instead of a load and a check per byte, and the last varint's
-// load stays inside raw.
+// columns starts, so that one load and one bounds check serve a varint of
+// any length up to 8 bytes, instead of a load and a check per byte.
 const rawSlack = 8
 
 // varint8 decodes the varint at the start of w, 8 bytes loaded at once,
@@ -250,17 +250,14 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	lb.i = i + 1
 	// The batch was checked: every column holds the values its events
 	// call for, none of them longer than 8 bytes, so the positions stay
-	// inside the columns, and raw holds rawSlack bytes after them: the
-	// 8-byte loads (load8) are not bounds-checked, which saved about 20
-	// instructions per event, a check of each load's end against raw's
-	// length (the fuzz targets hold check to this). The varints are
-	// decoded inline (a call here would make the compiler
+	// inside the columns, and raw holds rawSlack bytes after them. The
+	// varints are decoded inline (a call here would make the compiler
 	// save registers on every path): one load of 8 bytes, one- (and in
 	// the time columns two-) byte values first, varint8 for the others.
-	rp := unsafe.Pointer(unsafe.SliceData(lb.raw))
+	raw := lb.raw
 	var s, gap, dur uint64
 	p := int(lb.pShape)
-	if w := load8(rp, uint32(p)); w&0x80 == 0 {
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 		s, p = w&0x7f, p+1 // nearly always: a batch has few shapes
 	} else {
 		var n int
@@ -269,7 +266,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	}
 	lb.pShape = uint32(p)
 	p = int(lb.pGap)
-	if w := load8(rp, uint32(p)); w&0x80 == 0 {
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 		gap, p = w&0x7f, p+1
 	} else if w&0x8000 == 0 {
 		gap, p = w&0x7f|w>>1&0x3f80, p+2
@@ -280,7 +277,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	}
 	lb.pGap = uint32(p)
 	p = int(lb.pDur)
-	if w := load8(rp, uint32(p)); w&0x80 == 0 {
+	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 		dur, p = w&0x7f, p+1
 	} else if w&0x8000 == 0 {
 		dur, p = w&0x7f|w>>1&0x3f80, p+2
@@ -322,7 +319,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	if a&AttrReqs != 0 {
 		var v uint64
 		p = int(lb.pNReqs)
-		if w := load8(rp, uint32(p)); w&0x80 == 0 {
+		if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 			v, p = w&0x7f, p+1
 		} else {
 			var n int
@@ -330,13 +327,15 @@ func (lb *LazyBatch) Next(e *Event) bool {
 			p += n
 		}
 		lb.pNReqs = uint32(p)
+		// In the loops the positions stay 32-bit, converted at each load:
+		// then p+8 cannot overflow and one bounds check does.
 		q := lb.pReqs
 		rb := lb.reqBuf
 		prev := lb.prevReq
 		var r []uint64
 		if uint32(v) == 1 && cap(rb) != 0 {
 			// Most calls with request ids have one: no loop.
-			if w := load8(rp, uint32(q)); w&0x80 == 0 {
+			if w := binary.LittleEndian.Uint64(raw[int(q) : int(q)+8]); w&0x80 == 0 {
 				v, q = w&0x7f, q+1
 			} else {
 				var n int
@@ -350,7 +349,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 			m := int(min(uint64(uint32(v)), uint64(cap(rb)))) // 32 bits, as the column decoder reads it
 			r = rb[:m:m]
 			for k := range r {
-				if w := load8(rp, uint32(q)); w&0x80 == 0 {
+				if w := binary.LittleEndian.Uint64(raw[int(q) : int(q)+8]); w&0x80 == 0 {
 					v, q = w&0x7f, q+1
 				} else {
 					var n int
@@ -374,14 +373,14 @@ func (lb *LazyBatch) Next(e *Event) bool {
 		st := sb[:m:m]
 		for k := range st {
 			var src, tag uint64
-			if w := load8(rp, uint32(ps)); w&0x80 == 0 {
+			if w := binary.LittleEndian.Uint64(raw[int(ps) : int(ps)+8]); w&0x80 == 0 {
 				src, ps = w&0x7f, ps+1
 			} else {
 				var n int
 				src, n = varint8(w)
 				ps += uint32(n)
 			}
-			if w := load8(rp, uint32(pt)); w&0x80 == 0 {
+			if w := binary.LittleEndian.Uint64(raw[int(pt) : int(pt)+8]); w&0x80 == 0 {
 				tag, pt = w&0x7f, pt+1
 			} else {
 				var n int
