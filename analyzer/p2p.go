@@ -494,7 +494,9 @@ func (x *exchange) send(k *p2pKey, m *msgSlot, li lateInfo, c *fifoCache) (*fifo
 		return c.f, c.f.sent - 1
 	}
 	f := c.f
-	if f == nil || c.key != *k || f.dead.Load() {
+	if f == nil || (k != &c.key && c.key != *k) || f.dead.Load() {
+		// (k is c's own key when c is a shape's cache, shapeKey: c
+		// then holds k's queue if any.)
 		if f = x.sendQueue(dst, *k, m.s.site, c); f == nil {
 			return nil, droppedMsg
 		}

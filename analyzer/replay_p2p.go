@@ -225,6 +225,9 @@ func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) 
 	} else {
 		sc.key = p2pKey{comm: c.id, src: w, dst: rp.rank, tag: tag}
 	}
+	// The shape's cache holds its key before it holds a queue: a lookup
+	// through it needs no comparison of the key (keyed).
+	sc.fc.key = sc.key
 	sc.keyOK = true
 }
 

@@ -108,7 +108,8 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		}
 		// (replayer.send written out.)
 		m := msgSlot{t: entry, s: rp.callSite(e.Site, entry), b: rq.bytes}
-		rq.q, rq.msg = rp.x.send(&sc.key, &m, li, rp.shapeCache(&rp.sendCaches))
+		// (&sc.fc.key: the shape's cache is keyed by it, exchange.send.)
+		rq.q, rq.msg = rp.x.send(&sc.fc.key, &m, li, rp.shapeCache(&rp.sendCaches))
 		a.sends++
 		rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
 	case opIrecv:
@@ -123,9 +124,10 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		}
 		if sc.keyOK {
 			// exchange.ticket, its queue cached by the shape.
+			// (The shape's own cache holds sc.key: shapeKey.)
 			c := rp.shapeCache(&rp.recvCaches)
 			f := c.f
-			if f == nil || c.key != sc.key || f.dead.Load() {
+			if f == nil || (c != &sc.fc && c.key != sc.key) || f.dead.Load() {
 				f = rp.x.recvQueue(rp.rs, sc.key, c)
 			}
 			rq.q, rq.ticket = f, f.tickets
