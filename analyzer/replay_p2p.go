@@ -45,7 +45,9 @@ func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo
 	m := msgSlot{t: entry, s: rp.callSite(site, entry), b: bytes}
 	rp.x.send(&k, &m, li, c)
 	a.sends++
-	rp.sent(a, k.comm, k.dst, bytes)
+	if !a.sentLast(k.comm, k.dst, bytes) {
+		rp.sent(a, k.comm, k.dst, bytes)
+	}
 }
 
 // postTo sends a started persistent send's message to peer (rank in c),

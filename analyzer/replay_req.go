@@ -111,7 +111,9 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		// (&sc.fc.key: the shape's cache is keyed by it, exchange.send.)
 		rq.q, rq.msg = rp.x.send(&sc.fc.key, &m, li, rp.shapeCache(&rp.sendCaches))
 		a.sends++
-		rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
+		if !a.sentLast(sc.key.comm, sc.key.dst, rq.bytes) {
+			rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
+		}
 	case opIrecv:
 		rq.kind, rq.persistent, rq.active, rq.peer, rq.tag, rq.bytes, rq.msg = reqRecv, false, true, e.RecvPeer, e.RecvTag, 0, 0
 		rq.q, rq.ticket, rq.src, rq.hasTicket = nil, 0, 0, false
