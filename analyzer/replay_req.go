@@ -341,6 +341,13 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 				t, ok = rp.receivedArrived(d.p)
 			} else {
 				if onStack {
+					// receivable's common case first: a ticket that
+					// stands for its message (arrived's other
+					// conditions), not arrived, its sender not done.
+					if p, q := d.p, d.p.q; p.hasTicket && d.src != traceformat.NoStatus && len(q.revoked) == 0 && q.ncanc.Load() == 0 && !rp.x.ranks[p.src].done.Load() {
+						c.j, c.latest, c.has, c.from = j, latest, has, from
+						return 0, 0, false, q
+					}
 					if q := rp.receivable(d); q != nil {
 						c.j, c.latest, c.has, c.from = j, latest, has, from
 						return 0, 0, false, q
