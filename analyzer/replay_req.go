@@ -307,8 +307,16 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 		var site sendSite
 		var bytes uint64
 		p := c.first.p
-		if onStack && !c.first.arrived() && !rp.x.ready(p.q, p.q.message(p.ticket), p.src) {
-			return 0, 0, false, p.q
+		if onStack {
+			if q := p.q; len(q.revoked) == 0 && q.ncanc.Load() == 0 {
+				// Not arrived (arrived's other conditions hold):
+				// it waits unless its sender has finished.
+				if !rp.x.ranks[p.src].done.Load() {
+					return 0, 0, false, q
+				}
+			} else if !rp.x.ready(q, q.message(p.ticket), p.src) {
+				return 0, 0, false, q
+			}
 		}
 		if latest, site, bytes, ok = rp.x.recv(p.q, p.q.message(p.ticket), p.src, rp.rank, p.start, p.site); ok {
 			rp.from = sentBy(p.src, site)
