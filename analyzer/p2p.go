@@ -498,27 +498,48 @@ func (x *exchange) send(k *p2pKey, m *msgSlot, li lateInfo, c *fifoCache) (*fifo
 		return c.f, c.f.sent - 1
 	}
 	f := c.f
-	if f == nil || c.key != *k || f.dead.Load() {
+	if f == nil || (k != &c.key && c.key != *k) || f.dead.Load() {
+		// (k is c's own key when c is a shape's cache, shapeKey: c
+		// then holds k's queue if any.)
 		if f = x.sendQueue(dst, *k, m.s.site, c); f == nil {
 			return nil, droppedMsg
 		}
 	}
-	n := f.push(m, li, x.lim.pending)
-	if f.dead.Load() && !x.solo {
-		x.repost(dst, *k, f, m, li, c)
+	// fifo.push's common case written out (a ring with room, below the
+	// flow-control bound, that needs no late-receiver information or has
+	// it already): its call passed the message's pointer and the bound
+	// on, and spilled them for its rare paths.
+	ms, r := f.sent, f.sring
+	if ms-f.seen >= uint64(len(r.m)) {
+		f.seen = f.load(&f.base)
 	}
-	if w := dst.waitOn.Load(); w != nil && (w == f || w == c.f) && dst.waitOn.CompareAndSwap(w, nil) {
+	n := 0
+	if ms-f.seen < uint64(len(r.m)) && (r.lr != nil || li.exit == 0) && ms+1-f.seen < uint64(x.lim.pending) {
+		if r.lr != nil {
+			r.lr[ms&r.mask] = li
+		}
+		r.m[ms&r.mask] = *m
+		f.store(&f.sent, ms+1)
+	} else {
+		n = f.push(m, li, x.lim.pending)
+	}
+	q := f
+	if f.dead.Load() && !x.solo {
+		// (c holds k: repost set it, or it did already.)
+		x.repost(dst, *k, f, m, li, c)
+		q, ms = c.f, c.f.sent-1
+	}
+	if w := dst.waitOn.Load(); w != nil && (w == f || w == q) && dst.waitOn.CompareAndSwap(w, nil) {
 		// The receiver stores waitOn before it looks at the count sent
 		// a last time (await), as the count was stored before waitOn
 		// is read here: either it sees the message or it is woken.
-		// (c.f: the queue a repost put the message in.)
+		// (q: the queue a repost put the message in.)
 		x.wake(k.dst, k.src)
 	}
 	if n >= x.lim.pending && k.src != k.dst {
 		x.throttle(*k, f)
 	}
-	// (c holds k: sendQueue or repost set it, or it did already.)
-	return c.f, c.f.sent - 1
+	return q, ms
 }
 
 // droppedMsg is send's message number for a message dropped (its

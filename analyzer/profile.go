@@ -291,6 +291,22 @@ func (rp *replayer) sent(a *acc, comm uint64, dst int32, bytes uint64) {
 	}
 }
 
+// sentLast is sent's common case, inlined where a message is posted (the
+// call cost more than it): false, counting nothing, when the message is
+// not on the communicator of the interval's previous one or not counted
+// by destination in a slice.
+func (a *acc) sentLast(comm uint64, dst int32, bytes uint64) bool {
+	if p := a.prof; p != nil {
+		if c := p.last; c != nil && c.id == comm && uint32(dst) < uint32(len(c.to)) {
+			t := &c.to[dst]
+			t.msgs++
+			t.bytes += int64(bytes)
+			return true
+		}
+	}
+	return false
+}
+
 func (p *profAcc) commOf(id uint64, nranks int) *commSent {
 	for _, c := range p.comms {
 		if c.id == id {

@@ -150,7 +150,8 @@ type shapeInfo struct {
 	// fc is the queue of key (shapeCache): a rank alternating between
 	// a few partners (a halo exchange's two or four) missed a cache of
 	// the last key used at nearly every call, and hashing the key into
-	// the inbox map was the largest single cost of the replay.
+	// the inbox map was the largest single cost of the replay. Its key
+	// is key once keySet (shapeKey), before it holds a queue.
 	fc fifoCache
 }
 

@@ -45,7 +45,9 @@ func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo
 	m := msgSlot{t: entry, s: rp.callSite(site, entry), b: bytes}
 	q, msg := rp.x.send(&k, &m, li, c)
 	a.sends++
-	rp.sent(a, k.comm, k.dst, bytes)
+	if !a.sentLast(k.comm, k.dst, bytes) {
+		rp.sent(a, k.comm, k.dst, bytes)
+	}
 	return q, msg
 }
 
@@ -239,6 +241,9 @@ func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) 
 	} else {
 		sc.key = p2pKey{comm: c.id, src: w, dst: rp.rank, tag: tag}
 	}
+	// The shape's cache holds its key before it holds a queue: a lookup
+	// through it needs no comparison of the key (keyed).
+	sc.fc.key = sc.key
 	sc.keyOK = true
 }
 
@@ -275,7 +280,24 @@ func (rp *replayer) received(d *doneRecv) (t int64, ok bool) {
 func (rp *replayer) receivedArrived(p *request) (t int64, ok bool) {
 	f := p.q
 	var sl msgSlot
-	li, ok := f.take(p.ticket, &sl)
+	var li lateInfo
+	if m := p.ticket; m == f.base && len(f.ooo) == 0 {
+		// fifo.take's common case written out: the next message, in
+		// order (arrived says nothing is revoked or withdrawn).
+		r := f.ring.Load()
+		// Read before base passes it: the slot is reused after.
+		sl = r.m[m&r.mask]
+		if r.lr != nil {
+			li = r.lr[m&r.mask]
+		}
+		f.store(&f.base, m+1)
+		if f.ncanc.Load() != 0 {
+			f.advance() // (withdrawn since, by another worker)
+		}
+		ok = true
+	} else {
+		li, ok = f.take(m, &sl)
+	}
 	t = sl.t
 	if li.exit != 0 || f.full.Load() {
 		// (A late receiver's late call is the one that posted the

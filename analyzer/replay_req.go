@@ -111,10 +111,13 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			rq.q, rq.msg = nil, 0
 		} else {
 			m := msgSlot{t: entry, s: rp.callSite(e.Site, entry), b: rq.bytes}
-			rq.q, rq.msg = rp.x.send(&sc.key, &m, li, rp.shapeCache(&rp.sendCaches))
+			// (&sc.fc.key: the shape's cache is keyed by it, exchange.send.)
+			rq.q, rq.msg = rp.x.send(&sc.fc.key, &m, li, rp.shapeCache(&rp.sendCaches))
 		}
 		a.sends++
-		rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
+		if !a.sentLast(sc.key.comm, sc.key.dst, rq.bytes) {
+			rp.sent(a, sc.key.comm, sc.key.dst, rq.bytes)
+		}
 	case opIrecv:
 		rq.kind, rq.persistent, rq.active, rq.peer, rq.tag, rq.bytes, rq.msg = reqRecv, false, true, e.RecvPeer, e.RecvTag, 0, 0
 		rq.q, rq.ticket, rq.src, rq.hasTicket = nil, 0, 0, false
@@ -130,9 +133,10 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		}
 		if sc.keyOK {
 			// exchange.ticket, its queue cached by the shape.
+			// (The shape's own cache holds sc.key: shapeKey.)
 			c := rp.shapeCache(&rp.recvCaches)
 			f := c.f
-			if f == nil || c.key != sc.key || f.dead.Load() {
+			if f == nil || (c != &sc.fc && c.key != sc.key) || f.dead.Load() {
 				f = rp.x.recvQueue(rp.rs, sc.key, c)
 			}
 			rq.q, rq.ticket = f, f.tickets
@@ -389,8 +393,16 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 		var site sendSite
 		var bytes uint64
 		p := c.first.p
-		if onStack && !c.first.arrived() && !rp.x.ready(p.q, p.q.message(p.ticket), p.src) {
-			return 0, 0, false, p.q
+		if onStack {
+			if q := p.q; len(q.revoked) == 0 && q.passed == 0 && q.ncanc.Load() == 0 {
+				// Not arrived (arrived's other conditions hold):
+				// it waits unless its sender has finished.
+				if !rp.x.ranks[p.src].done.Load() {
+					return 0, 0, false, q
+				}
+			} else if !rp.x.ready(q, q.message(p.ticket), p.src) {
+				return 0, 0, false, q
+			}
 		}
 		if latest, site, bytes, ok = rp.x.recv(p.q, p.q.message(p.ticket), p.src, rp.rank, p.start, p.site); ok {
 			rp.from = sentBy(p.src, site)
@@ -423,6 +435,13 @@ func (rp *replayer) completeRecvs(entry, exit *int64) (n int, latest int64, has 
 				t, ok = rp.receivedArrived(d.p)
 			} else {
 				if onStack {
+					// receivable's common case first: a ticket that
+					// stands for its message (arrived's other
+					// conditions), not arrived, its sender not done.
+					if p, q := d.p, d.p.q; p.hasTicket && d.src != traceformat.NoStatus && len(q.revoked) == 0 && q.passed == 0 && q.ncanc.Load() == 0 && !rp.x.ranks[p.src].done.Load() {
+						c.j, c.latest, c.has, c.from = j, latest, has, from
+						return 0, 0, false, q
+					}
 					if q := rp.receivable(d); q != nil {
 						c.j, c.latest, c.has, c.from = j, latest, has, from
 						return 0, 0, false, q
