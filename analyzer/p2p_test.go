@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
@@ -447,6 +448,23 @@ func TestIsendrecv(t *testing.T) {
 	}
 }
 
+// analyzeMatched finishes run, analyzes it on one worker and fails t if
+// anything is warned of or unmatched.
+func analyzeMatched(t *testing.T, run *tracetest.Run) *report.Report {
+	t.Helper()
+	finish(run)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1})
+	noWarnings(t, rep)
+	if rep.Unmatched != nil {
+		t.Errorf("unmatched %+v", rep.Unmatched)
+	}
+	return rep
+}
+
 // A cancelled MPI_Isend sends nothing: rank 0 starts one at 1 µs and
 // cancels it, then sends again at 20 ms; rank 1's receive, posted at
 // 1 µs, gets the second message (Real Sync 20 ms − 1 µs), and no message
@@ -458,16 +476,7 @@ func TestCancelledSend(t *testing.T) {
 	r0.Cancel(q, 10*us).Wait(q, 10*us)
 	r0.At(20*ms).Send(1, 5, 8, 10*us)
 	r1.Recv(0, 5, 8, 20*ms+20*us) // 0.001 … 20.021 ms
-	finish(run)
-	dir := t.TempDir()
-	if _, err := run.WriteDir(dir, "app"); err != nil {
-		t.Fatal(err)
-	}
-	rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1})
-	noWarnings(t, rep)
-	if rep.Unmatched != nil {
-		t.Errorf("unmatched %+v", rep.Unmatched)
-	}
+	rep := analyzeMatched(t, run)
 	expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020-0.000001)
 }
 
@@ -486,16 +495,7 @@ func TestCancelledPersistentSend(t *testing.T) {
 	r0.RequestFree(q, 1*us)
 	r1.Recv(0, 5, 8, 20*ms+20*us) // 0.001 … 20.021 ms
 	r1.At(30*ms+20*us).Recv(0, 5, 8, 10*us)
-	finish(run)
-	dir := t.TempDir()
-	if _, err := run.WriteDir(dir, "app"); err != nil {
-		t.Fatal(err)
-	}
-	rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1})
-	noWarnings(t, rep)
-	if rep.Unmatched != nil {
-		t.Errorf("unmatched %+v", rep.Unmatched)
-	}
+	rep := analyzeMatched(t, run)
 	iv := find(t, rep)
 	expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, 0.020-0.000001)
 	if k := rank(t, iv, 0); k.SendNumber != 3 {
@@ -527,16 +527,7 @@ func TestCancelledSendLaterReceives(t *testing.T) {
 			r1.At(10*us).Waitall([]tracetest.Req{a, b}, 30*ms+10*us) // 0.01 … 30.02 ms
 			want = 0.030 - 0.000010
 		}
-		finish(run)
-		dir := t.TempDir()
-		if _, err := run.WriteDir(dir, "app"); err != nil {
-			t.Fatal(err)
-		}
-		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1})
-		noWarnings(t, rep)
-		if rep.Unmatched != nil {
-			t.Errorf("blocking %v: unmatched %+v", blocking, rep.Unmatched)
-		}
+		rep := analyzeMatched(t, run)
 		expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, want)
 	}
 }
