@@ -1,0 +1,137 @@
+package analyzer
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// collSink keeps, by rank, the collective instance of each call that
+// joined one, in call order.
+type collSink struct{ got [][]uint64 }
+
+func (s *collSink) Start(ranks int) { s.got = make([][]uint64, ranks) }
+func (s *collSink) Call(rank int, c *TimelineCall) {
+	if c.Coll != 0 {
+		s.got[rank] = append(s.got[rank], c.Coll)
+	}
+}
+func (s *collSink) Span(int, *TimelineSpan) {}
+
+// TestRandomCollectives: random sequences of blocking collectives
+// (MPI_Barrier, MPI_Allreduce, MPI_Bcast and MPI_Reduce from random roots)
+// over MPI_COMM_WORLD, a communicator of all ranks in reverse order and
+// one of all but the last rank, each rank entering each call at a random
+// time and leaving it at a random time after the last member entered.
+// Every member's k-th call on a communicator joins one instance, and
+// each rank's Potential Sync and Time Variation are those of
+// docs/characteristics.md §3.4–3.5 summed by hand: the latest entry less
+// its own, the latest exit less its own, whatever the collective's shape
+// (DVM's; Scalasca's patterns only split it). With 1, 2 and 4 workers, and
+// through analyzeOpts (invariants, the distributed replay).
+func TestRandomCollectives(t *testing.T) {
+	for seed := range 30 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 13))
+		n := 2 + rng.IntN(4)
+		run, ranks := start(n)
+		rev := make([]int, n)
+		for i := range rev {
+			rev[i] = n - 1 - i
+		}
+		comms := []*tracetest.Comm{run.World(), run.NewComm(rev...), run.NewComm(rev[1:]...)}
+		for _, c := range comms[1:] {
+			for _, r := range c.Members {
+				ranks[r].CommSplit(run.World(), c, us)
+			}
+		}
+		for _, k := range ranks {
+			k.At(ms)
+		}
+		ps, tv := make([]int64, n), make([]int64, n)
+		wantInst := make([][]int, n) // by rank, the global index of each call
+		for op := range 40 {
+			c := comms[rng.IntN(len(comms))]
+			kind := rng.IntN(4)
+			rootLocal := int32(rng.IntN(len(c.Members)))
+			entry := map[int]int64{}
+			last := int64(0)
+			for _, r := range c.Members {
+				e := ranks[r].Now() + int64(1+rng.IntN(50))*us
+				entry[r] = e
+				last = max(last, e)
+			}
+			exits := map[int]int64{}
+			lastExit := int64(0)
+			for _, r := range c.Members {
+				x := last + int64(1+rng.IntN(20))*us
+				exits[r] = x
+				lastExit = max(lastExit, x)
+			}
+			for _, r := range c.Members {
+				k := ranks[r].At(entry[r])
+				dur := exits[r] - entry[r]
+				opt := tracetest.On(c)
+				switch kind {
+				case 0:
+					k.Barrier(dur, opt)
+				case 1:
+					k.Allreduce(8, dur, opt)
+				case 2:
+					k.Bcast(rootLocal, 8, dur, opt)
+				case 3:
+					k.Reduce(rootLocal, 8, dur, opt)
+				}
+				ps[r] += last - entry[r]
+				tv[r] += lastExit - exits[r]
+				wantInst[r] = append(wantInst[r], op)
+			}
+		}
+		finish(run)
+		dir := t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{1, 2, 4} {
+			name := fmt.Sprintf("seed %d (%d ranks), %d workers", seed, n, w)
+			sink := &collSink{}
+			var warned []string
+			rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w,
+				Timeline: &TimelineRecorder{Sink: sink}, Warn: func(s string) { warned = append(warned, s) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warned) > 0 || rep.Unmatched != nil {
+				t.Errorf("%s: warnings %q, unmatched %+v", name, warned, rep.Unmatched)
+			}
+			// The same global operation, the same instance; different
+			// ones, different instances.
+			inst := map[int]uint64{}
+			seen := map[uint64]int{}
+			for r := range n {
+				if len(sink.got[r]) != len(wantInst[r]) {
+					t.Fatalf("%s: rank %d joined %d instances, want %d", name, r, len(sink.got[r]), len(wantInst[r]))
+				}
+				for i, h := range sink.got[r] {
+					op := wantInst[r][i]
+					if g, ok := inst[op]; ok && g != h {
+						t.Errorf("%s: rank %d's call of operation %d joined another instance than the other members'", name, r, op)
+					}
+					if o, ok := seen[h]; ok && o != op {
+						t.Errorf("%s: operations %d and %d joined one instance", name, o, op)
+					}
+					inst[op], seen[h] = h, op
+				}
+			}
+			iv := find(t, rep)
+			for r := range n {
+				k := rank(t, iv, r)
+				expect(t, name+fmt.Sprintf(": rank %d Potential Sync", r), k.PotentialSync, float64(ps[r])/1e9)
+				expect(t, name+fmt.Sprintf(": rank %d Time Variation", r), k.TimeVariation, float64(tv[r])/1e9)
+			}
+		}
+		analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1})
+	}
+}
