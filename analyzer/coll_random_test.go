@@ -23,10 +23,13 @@ func (s *collSink) Span(int, *TimelineSpan) {}
 
 // TestRandomCollectives: random sequences of blocking collectives
 // (MPI_Barrier, MPI_Allreduce, MPI_Bcast and MPI_Reduce from random roots)
+// and nonblocking ones (MPI_Ibarrier, MPI_Ibcast, completed by MPI_Wait:
+// Potential Sync at the wait, §8.5)
 // over MPI_COMM_WORLD, a communicator of all ranks in reverse order and
 // one of all but the last rank, each rank entering each call at a random
 // time and leaving it at a random time after the last member entered.
-// Every member's k-th call on a communicator joins one instance, and
+// Every member's k-th blocking call on a communicator joins one instance
+// (the timeline names the instance of blocking calls only), and
 // each rank's Potential Sync and Time Variation are those of
 // docs/characteristics.md §3.4–3.5 summed by hand: the latest entry less
 // its own, the latest exit less its own, whatever the collective's shape
@@ -54,8 +57,34 @@ func TestRandomCollectives(t *testing.T) {
 		wantInst := make([][]int, n) // by rank, the global index of each call
 		for op := range 40 {
 			c := comms[rng.IntN(len(comms))]
-			kind := rng.IntN(4)
+			kind := rng.IntN(6)
 			rootLocal := int32(rng.IntN(len(c.Members)))
+			if kind >= 4 {
+				// Nonblocking: each member starts it (1 µs), computes,
+				// and completes it with MPI_Wait, which leaves after the
+				// last start. Potential Sync at the wait: the last start
+				// less the wait's entry, when positive; no Time
+				// Variation.
+				starts, waits := map[int]int64{}, map[int]int64{}
+				lastStart := int64(0)
+				for _, r := range c.Members {
+					starts[r] = ranks[r].Now() + int64(1+rng.IntN(50))*us
+					waits[r] = starts[r] + us + int64(rng.IntN(50))*us
+					lastStart = max(lastStart, starts[r])
+				}
+				for _, r := range c.Members {
+					k := ranks[r].At(starts[r])
+					var q tracetest.Req
+					if kind == 4 {
+						q = k.Ibarrier(us, tracetest.On(c))
+					} else {
+						q = k.Ibcast(rootLocal, 8, us, tracetest.On(c))
+					}
+					k.At(waits[r]).Wait(q, max(waits[r], lastStart)+int64(1+rng.IntN(20))*us-waits[r])
+					ps[r] += max(0, lastStart-waits[r])
+				}
+				continue
+			}
 			entry := map[int]int64{}
 			last := int64(0)
 			for _, r := range c.Members {
