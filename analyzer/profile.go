@@ -272,13 +272,11 @@ func (rp *replayer) amortizeProfile(a *acc, i int, p *pendEv, s *siteAcc, ne, nx
 }
 
 // sent counts a message posted on communicator comm to world rank dst in
-// interval a; first in its common case, a message on the communicator of
-// the interval's previous one, counted by destination in a slice.
+// interval a; first in its common case (sentLast), a message on the
+// communicator of the interval's previous one, counted by destination in
+// a slice.
 func (rp *replayer) sent(a *acc, comm uint64, dst int32, bytes uint64) {
-	if p := a.prof; p != nil && p.last != nil && p.last.id == comm && uint32(dst) < uint32(len(p.last.to)) {
-		t := &p.last.to[dst]
-		t.msgs++
-		t.bytes += int64(bytes)
+	if a.sentLast(comm, dst, bytes) {
 		return
 	}
 	p := a.profAcc()

@@ -44,23 +44,34 @@ func (rp *replayer) shapeCache(cs *[16]fifoCache) *fifoCache {
 func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64, c *fifoCache) (*fifo, uint64) {
 	m := msgSlot{t: entry, s: rp.callSite(site, entry), b: bytes}
 	q, msg := rp.x.send(&k, &m, li, c)
-	a.sends++
-	if !a.sentLast(k.comm, k.dst, bytes) {
-		rp.sent(a, k.comm, k.dst, bytes)
-	}
+	rp.countSend(a, k.comm, k.dst, bytes)
 	return q, msg
+}
+
+// countSend counts a send of bytes to world rank dst on communicator comm
+// in interval a: Send Number and the communication matrix.
+func (rp *replayer) countSend(a *acc, comm uint64, dst int32, bytes uint64) {
+	a.sends++
+	if !a.sentLast(comm, dst, bytes) {
+		rp.sent(a, comm, dst, bytes)
+	}
 }
 
 // postTo sends a started persistent send's message to peer (rank in c),
 // counted in interval a, and returns its queue and message number, as
 // exchange.send does (for a withdrawal if the send is cancelled); nil and
-// 0 for PROC_NULL or an unusable peer.
-func (rp *replayer) postTo(a *acc, c *commInfo, peer, tag int32, entry int64, li lateInfo, bytes uint64) (*fifo, uint64) {
+// 0 for PROC_NULL or an unusable peer, and for a send counted but not
+// posted (post false: cancelled, cancelledAhead).
+func (rp *replayer) postTo(a *acc, c *commInfo, peer, tag int32, entry int64, li lateInfo, bytes uint64, post bool) (*fifo, uint64) {
 	if c == nil || peer == traceformat.ProcNull {
 		return nil, 0
 	}
 	dst, ok := c.peerWorld(peer)
 	if !ok || dst >= rp.nranks {
+		return nil, 0
+	}
+	if !post {
+		rp.countSend(a, c.id, dst, bytes)
 		return nil, 0
 	}
 	k := p2pKey{comm: c.id, src: rp.rank, dst: dst, tag: tag}

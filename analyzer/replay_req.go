@@ -240,7 +240,7 @@ func (rp *replayer) createRest(e *traceformat.Event, o op, rq *request, a *acc) 
 		// Its send is posted now; its receive is an MPI_Irecv's (the
 		// shape's key, shapeKey, is not used: one shape, two keys).
 		if e.Attr&traceformat.AttrSend != 0 {
-			rp.postTo(a, rq.comm, e.SendPeer, e.SendTag, rq.start, lateInfo{}, e.SendBytes)
+			rp.postTo(a, rq.comm, e.SendPeer, e.SendTag, rq.start, lateInfo{}, e.SendBytes, true)
 		}
 		if rq.peer != traceformat.ProcNull {
 			a.recvs++
@@ -534,19 +534,8 @@ func (rp *replayer) start(e *traceformat.Event, entry int64, a *acc, node *rnode
 			if rq.hasTicket {
 				li = rp.issendSerial(rq)
 			}
-			if rp.batchCancels && rp.cancelledAhead(rq.id) {
-				// (postTo's counts, no message: cancelledAhead.)
-				rq.q, rq.msg = nil, 0
-				if rq.comm == nil || rq.peer == traceformat.ProcNull {
-					continue
-				}
-				if dst, ok := rq.comm.peerWorld(rq.peer); ok && dst < rp.nranks {
-					a.sends++
-					rp.sent(a, rq.comm.id, dst, rq.bytes)
-				}
-				continue
-			}
-			rq.q, rq.msg = rp.postTo(a, rq.comm, rq.peer, rq.tag, entry, li, rq.bytes)
+			post := !rp.batchCancels || !rp.cancelledAhead(rq.id)
+			rq.q, rq.msg = rp.postTo(a, rq.comm, rq.peer, rq.tag, entry, li, rq.bytes, post)
 		} else if rq.kind == reqRecv && rq.peer != traceformat.ProcNull {
 			a.recvs++
 			rp.postRecv(rq)
