@@ -44,7 +44,12 @@ func (rp *replayer) shapeCache(cs *[16]fifoCache) *fifoCache {
 func (rp *replayer) send(a *acc, k p2pKey, entry int64, site uint32, li lateInfo, bytes uint64, c *fifoCache) (*fifo, uint64) {
 	m := msgSlot{t: entry, s: rp.callSite(site, entry), b: bytes}
 	q, msg := rp.x.send(&k, &m, li, c)
-	rp.countSend(a, k.comm, k.dst, bytes)
+	// (countSend written out: it is not inlined, and blocking sends
+	// come here.)
+	a.sends++
+	if !a.sentLast(k.comm, k.dst, bytes) {
+		rp.sent(a, k.comm, k.dst, bytes)
+	}
 	return q, msg
 }
 
