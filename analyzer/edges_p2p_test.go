@@ -96,6 +96,77 @@ func TestProbeAfterPostedReceive(t *testing.T) {
 	}
 }
 
+// A wildcard MPI_Irecv takes its message before any receive of its key
+// posted after it, however far on its completion is in the trace: past
+// the 1024 events StatusAhead walks (2000 calls between), past the end of
+// the batch (10 000 calls: the test traces' batches hold 4096 events),
+// and with an MPI_Cancel of the receive that fails (it had matched) in a
+// later batch, the first MPI_Cancel of the rank (passed over: the
+// completion after it gives the status). Rank 0 sends A at 0.001 ms and
+// B at 200.006 ms; rank 1 posts the MPI_Irecv (its status: rank 0, so
+// message A), then MPI_Recv from rank 0 at 0.002 ms, which must get B:
+// Real Sync 200.006 − 0.002 ms. With the bound on reading ahead set below
+// the distance, the receive gets A, and a warning says that reading ahead
+// stopped. A receive of another tag than the wildcard request's (B sent
+// with tag 6) cannot take its message: nothing is read ahead for it, so
+// no bound is met.
+func TestWildcardCompletionFarAhead(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		between int
+		bound   int64
+		cancel  bool
+		tagB    int32
+	}{
+		{"near", 3, 0, false, 5},
+		{"past the window", 2000, 0, false, 5},
+		{"later batches", 10000, 0, false, 5},
+		{"later batches, failed cancel there", 10000, 0, true, 5},
+		{"bounded", 10000, 100, false, 5},
+		{"other tag, not read ahead", 10000, 1, false, 6},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run, r0, r1 := pair()
+			r0.Send(1, 5, 8, 5*us)                               // A: 0.001 … 0.006 ms
+			r0.Compute(200*ms).Send(1, c.tagB, 8, 5*us)          // B: entered 200.006 ms
+			q := r1.Irecv(traceformat.AnySource, 5, 8, us, 0, 5) // 0.001 … 0.002 ms
+			r1.Recv(0, c.tagB, 8, 200*ms+10*us)                  // 0.002 … 200.012 ms
+			for i := range c.between {
+				if c.cancel && i == c.between-5 {
+					// Too late: the receive has its message, and its
+					// completion says so.
+					r1.Call("MPI_Cancel", us, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{uint64(q)}})
+					continue
+				}
+				r1.Call("MPI_Comm_rank", us, traceformat.Event{})
+			}
+			r1.Wait(q, 5*us)
+			finish(run)
+			dir := t.TempDir()
+			if _, err := run.WriteDir(dir, "app"); err != nil {
+				t.Fatal(err)
+			}
+			lim := defaultLimits()
+			if c.bound > 0 {
+				lim.readAhead = c.bound
+			}
+			rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1, limits: &lim})
+			iv := find(t, rep)
+			want := 0.200006 - 0.000002
+			if c.bound > 0 && c.tagB == 5 {
+				want = 0
+				if !hasWarning(rep, "reading ahead for the completions of wildcard receives stopped") {
+					t.Errorf("no warning about the bound: %q", rep.Warnings)
+				}
+			} else {
+				noWarnings(t, rep)
+			}
+			expect(t, "MPI_Recv Real Sync", srcPoint(t, iv, "MPI_Recv").RealSync, want)
+			expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, want)
+		})
+	}
+}
+
 // iallreduce records MPI_Iallreduce with request id and its completion by
 // MPI_Wait (tracetest has no helper for it).
 func iallreduce(k *tracetest.Rank, id uint64, dur int64) {

@@ -185,15 +185,17 @@ type p2pKey struct {
 // its default says. Tests lower them (Options.limits) to reach those paths
 // with small traces.
 type limits struct {
-	pend         int // events kept for backward amortization (maxPend)
-	pending      int // messages of one key in flight (maxPending)
-	pendingColls int // collective instances in progress per communicator (maxPendingColls)
-	sectionRuns  int // section execution pieces remembered per processor (maxSectionRuns)
-	openFiles    int // trace files held open at once (defaultOpenFiles, filePool)
+	pend         int   // events kept for backward amortization (maxPend)
+	pending      int   // messages of one key in flight (maxPending)
+	pendingColls int   // collective instances in progress per communicator (maxPendingColls)
+	sectionRuns  int   // section execution pieces remembered per processor (maxSectionRuns)
+	openFiles    int   // trace files held open at once (defaultOpenFiles, filePool)
+	readAhead    int64 // events a replay reads ahead for wildcard completions besides farPer per event (farBase)
 }
 
 func defaultLimits() limits {
-	return limits{pend: maxPend, pending: maxPending, pendingColls: maxPendingColls, sectionRuns: maxSectionRuns, openFiles: defaultOpenFiles}
+	return limits{pend: maxPend, pending: maxPending, pendingColls: maxPendingColls, sectionRuns: maxSectionRuns, openFiles: defaultOpenFiles,
+		readAhead: farBase}
 }
 
 type sectionKey struct {

@@ -83,18 +83,25 @@ func readBuffer(ranks int) int {
 
 // lazyFile is a trace file read through a filePool: an io.ReadCloser.
 type lazyFile struct {
-	p    *filePool
-	path string
-	f    *os.File      // nil while closed by the pool
-	el   *list.Element // in p.lru while open
-	off  int64         // offset of the next read
-	err  error         // sticky: the file cannot be reopened
+	p     *filePool
+	path  string
+	f     *os.File      // nil while closed by the pool
+	el    *list.Element // in p.lru while open
+	off   int64         // offset of the next read
+	first bool          // not opened yet: an open at an offset is not a reopen
+	err   error         // sticky: the file cannot be reopened
 }
 
 // open opens path through the pool (the first open, which reports a
 // missing or unreadable file at once).
 func (p *filePool) open(path string) (*lazyFile, error) {
-	lf := &lazyFile{p: p, path: path}
+	return p.openAt(path, 0)
+}
+
+// openAt opens path through the pool positioned at byte offset off (a
+// second reader of a file a replay is reading: replayer.farStatus).
+func (p *filePool) openAt(path string, off int64) (*lazyFile, error) {
+	lf := &lazyFile{p: p, path: path, off: off, first: true}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.acquireLocked(lf); err != nil {
@@ -125,14 +132,16 @@ func (p *filePool) acquireLocked(lf *lazyFile) error {
 		return err
 	}
 	if lf.off != 0 {
-		p.reopens++
+		if !lf.first {
+			p.reopens++
+		}
 		if _, err := f.Seek(lf.off, io.SeekStart); err != nil {
 			f.Close()
 			lf.err = err
 			return err
 		}
 	}
-	lf.f = f
+	lf.f, lf.first = f, false
 	lf.el = p.lru.PushFront(lf)
 	p.peakOpen = max(p.peakOpen, p.lru.Len())
 	return nil

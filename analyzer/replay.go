@@ -291,6 +291,8 @@ type replayer struct {
 	wildPend            []wildReq // wildcard receive requests posted without a ticket (resolveWild)
 	batchCancels        bool      // rp.batch holds an MPI_Cancel (cancelledAhead)
 	cancelFn            uint32    // MPI_Cancel's function id + 1, once met (passFn)
+	farRead             int64     // events read ahead past the batch (farStatus)
+	farWarned           bool      // farStatus's bound was met and said
 	ev                  traceformat.Event
 	held                bool
 	// inCoro: the replay goes on in its coroutine (step hands it over,

@@ -122,7 +122,7 @@ func (rp *replayer) peek(e *traceformat.Event) (t int64, ok bool) {
 		return 0, false
 	}
 	if len(rp.wildPend) > 0 {
-		rp.resolveWild(e)
+		rp.resolveWild(e, &k)
 	}
 	t, site, ok := rp.x.peek(k, p2pCache(&rp.recvCaches, k))
 	rp.from = sentBy(k.src, site)
@@ -148,7 +148,7 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 // receive posted at post.
 func (rp *replayer) matchKey(k p2pKey, post int64) (t int64, ok bool) {
 	if len(rp.wildPend) > 0 {
-		rp.resolveWild(&rp.ev)
+		rp.resolveWild(&rp.ev, &k)
 	}
 	f, tk := rp.x.ticket(k, p2pCache(&rp.recvCaches, k))
 	return rp.matchMsg(f, f.message(tk), k, post)
@@ -219,16 +219,16 @@ func (rp *replayer) recvKey(c *commInfo, peer, tag int32) (p2pKey, keyState) {
 // now, when its source and tag are known (see p2p.go).
 func (rp *replayer) postRecv(rq *request) {
 	rq.hasTicket = false
-	if len(rp.wildPend) > 0 {
-		rp.resolveWild(&rp.ev)
-	}
 	if rq.peer < 0 || rq.tag < 0 {
 		if rq.peer == traceformat.AnySource || rq.tag == traceformat.AnyTag {
-			rp.wildPend = append(rp.wildPend, wildReq{rq.id, rq.seq})
+			rp.postWild(rq)
 		}
 		return
 	}
 	if k, st := rp.recvKey(rq.comm, rq.peer, rq.tag); st == keyOK {
+		if len(rp.wildPend) > 0 {
+			rp.resolveWild(&rp.ev, &k)
+		}
 		rq.q, rq.ticket = rp.x.ticket(k, p2pCache(&rp.recvCaches, k))
 		rq.src, rq.hasTicket = k.src, true
 	}

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -125,13 +126,13 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			return
 		}
 		a.recvs++
-		if len(rp.wildPend) > 0 {
-			rp.resolveWild(e)
-		}
 		if !sc.keySet {
 			rp.shapeKey(sc, c, o, rq.peer, rq.tag)
 		}
 		if sc.keyOK {
+			if len(rp.wildPend) > 0 {
+				rp.resolveWild(e, &sc.key)
+			}
 			// exchange.ticket, its queue cached by the shape.
 			// (The shape's own cache holds sc.key: shapeKey.)
 			c := rp.shapeCache(&rp.recvCaches)
@@ -143,7 +144,7 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 			f.tickets++
 			rq.src, rq.hasTicket = sc.key.src, true
 		} else if rq.peer == traceformat.AnySource || rq.tag == traceformat.AnyTag {
-			rp.wildPend = append(rp.wildPend, wildReq{rq.id, rq.seq})
+			rp.postWild(rq)
 		}
 	default:
 		rp.createRest(e, o, rq, a)
@@ -154,26 +155,71 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 // posted without a ticket: its id and its posting's seq.
 type wildReq struct{ id, seq uint64 }
 
-// resolveWild gives the pending wildcard receives (rp.wildPend, in
-// posting order) their tickets, before a receive of the rank posted or
-// completed by event e takes one: MPI matches a wildcard receive among
-// the receives of the key it matches in posting order, so a receive
-// posted after it must not take its message. Its key is its status: in
-// e, if e completes it, else at the call that completes it a little
-// further on in the batch (LazyBatch.StatusAhead; one thread only). A
-// request whose status is not found there is left to take its ticket
-// when it completes.
-func (rp *replayer) resolveWild(e *traceformat.Event) {
-	for _, w := range rp.wildPend {
-		rq := rp.reqs.get(w.id)
-		if rq == nil || rq.seq != w.seq || rq.kind != reqRecv || rq.hasTicket || !rq.active {
-			continue // completed, freed or resolved already
+// pendingWild is w's request while it is still a wildcard receive without
+// a ticket, nil once it was completed, freed or resolved.
+func (rp *replayer) pendingWild(w wildReq) *request {
+	rq := rp.reqs.get(w.id)
+	if rq == nil || rq.seq != w.seq || rq.kind != reqRecv || rq.hasTicket || !rq.active {
+		return nil
+	}
+	return rq
+}
+
+// wildMatches says whether wildcard receive rq could match messages of
+// key k: MPI orders it only against the receives of the keys it can take.
+func wildMatches(rq *request, k *p2pKey) bool {
+	if rq.comm == nil || rq.comm.id != k.comm || (rq.tag != traceformat.AnyTag && rq.tag != k.tag) {
+		return false
+	}
+	if rq.peer == traceformat.AnySource {
+		return true
+	}
+	src, ok := rq.comm.peerWorld(rq.peer)
+	return !ok || src == k.src
+}
+
+// resolveWild gives pending wildcard receives (rp.wildPend, in posting
+// order) their tickets before a receive of the rank takes one: with k, a
+// receive of key k posted or probed by event e; without, the receives e
+// completes. MPI matches a wildcard receive among the receives of the
+// key it matches in posting order, so a receive posted after it must not
+// take its message. Those resolved are the pending ones up to the last
+// that could match k (wildMatches), or up to the last that e completes:
+// one posted later, or that cannot take k's messages, keeps its place
+// until a receive of a key it can match comes. Its key is its status: in
+// e, if e completes it, else at the call that completes it further on in
+// the trace (farStatus; one thread only). A request whose status is not
+// found (never completed, freed, or beyond farStatus's bound) is left to
+// take its ticket when it completes.
+func (rp *replayer) resolveWild(e *traceformat.Event, k *p2pKey) {
+	last := -1
+	for i, w := range rp.wildPend {
+		rq := rp.pendingWild(w)
+		switch {
+		case rq == nil:
+		case k != nil:
+			if wildMatches(rq, k) {
+				last = i
+			}
+		default:
+			if _, ok := statusIn(e, w.id); ok {
+				last = i
+			}
+		}
+	}
+	if last < 0 {
+		return
+	}
+	for _, w := range rp.wildPend[:last+1] {
+		rq := rp.pendingWild(w)
+		if rq == nil {
+			continue
 		}
 		st, ok := statusIn(e, w.id)
 		if !ok && rp.batch != nil && !rp.threads {
 			// (With several threads, events come from per-thread
 			// queues: rp.batch is not where e is.)
-			st, ok = rp.batch.StatusAhead(w.id, rp.passFn())
+			st, ok = rp.farStatus(w.id)
 		}
 		if !ok {
 			continue
@@ -183,7 +229,80 @@ func (rp *replayer) resolveWild(e *traceformat.Event) {
 			rq.src, rq.hasTicket = k.src, true
 		}
 	}
-	rp.wildPend = rp.wildPend[:0]
+	rp.wildPend = rp.wildPend[:copy(rp.wildPend, rp.wildPend[last+1:])]
+}
+
+// postWild adds wildcard receive rq to the pending ones, first dropping
+// those completed or freed meanwhile when there are many (a program that
+// completes its wildcard receives without ever receiving by key in
+// between never resolves them).
+func (rp *replayer) postWild(rq *request) {
+	if len(rp.wildPend) >= 64 {
+		rp.wildPend = slices.DeleteFunc(rp.wildPend, func(w wildReq) bool { return rp.pendingWild(w) == nil })
+	}
+	rp.wildPend = append(rp.wildPend, wildReq{rq.id, rq.seq})
+}
+
+// farBase and farPer bound farStatus's reading ahead for a rank: in all,
+// farBase events (limits.readAhead) plus farPer times the events replayed
+// so far. Each
+// wildcard request is looked for once, but a program that leaves such
+// requests uncompleted (an error MPI does not report) would otherwise
+// have every one of them read to the end of the trace.
+const (
+	farBase = 1 << 24
+	farPer  = 4
+)
+
+// farStatus is the status of the call that completes request id, past
+// the current event: in the rest of the batch (LazyBatch.FindStatus),
+// else in the batches that follow, read by a second reader of the file
+// (Reader.Fork) so that the replay's own reading is not moved. MPI_Cancel
+// is passed over (as StatusAhead does). ok is false when no call
+// completes it with a status, when the trace ends or is damaged first
+// (the replay reports the damage when it gets there), or past the bound
+// on reading ahead (farBase, farPer: a warning says so, once).
+func (rp *replayer) farStatus(id uint64) (st traceformat.Status, ok bool) {
+	st, a := rp.batch.FindStatus(id, rp.passFn())
+	if a != traceformat.AheadNotFound {
+		return st, a == traceformat.AheadFound
+	}
+	budget := rp.x.lim.readAhead + farPer*rp.events - rp.farRead
+	if budget <= 0 {
+		return st, false
+	}
+	f, err := rp.x.files.openAt(rp.path, rp.rd.Offset())
+	if err != nil {
+		return st, false
+	}
+	defer f.Close()
+	fr := rp.rd.Fork(f, rp.x.files.buf)
+	for {
+		b, err := fr.ReadLazyBatch()
+		if err != nil {
+			return st, false
+		}
+		rp.farRead += int64(b.Len())
+		if b.Thread != 0 {
+			continue
+		}
+		pass := rp.passFn()
+		for s := range b.NumShapes() {
+			if f := b.ShapeFunc(s); classify(fr.Definitions().Function(f)).cancel {
+				pass = f
+			}
+		}
+		if st, a := b.FindStatus(id, pass); a != traceformat.AheadNotFound {
+			return st, a == traceformat.AheadFound
+		}
+		if budget -= int64(b.Len()); budget <= 0 {
+			if !rp.farWarned {
+				rp.farWarned = true
+				rp.warn(fmt.Sprintf("Rank %d: reading ahead for the completions of wildcard receives stopped after %d calls; a wildcard receive completed further on than that is matched when it completes, after receives posted later than it, where MPI would match it first.", rp.rank, rp.farRead))
+			}
+			return st, false
+		}
+	}
 }
 
 // cancelledAhead says whether send request id, just started, is
@@ -260,7 +379,7 @@ func (rp *replayer) complete(e *traceformat.Event, entry, exit *int64) (n int, l
 		return 0, 0, false, nil
 	}
 	if len(rp.wildPend) > 0 {
-		rp.resolveWild(e)
+		rp.resolveWild(e, nil)
 	}
 	// The receives completed, in posting order: one (the common case)
 	// stays in first, more go to rp.done to be sorted.

@@ -265,7 +265,7 @@ func (rp *replayer) stepRecv(e *traceformat.Event, fi *fnInfo, f *callFigures, n
 		return false
 	}
 	if len(rp.wildPend) > 0 {
-		rp.resolveWild(e)
+		rp.resolveWild(e, &k)
 	}
 	q := rp.x.recvQueue(rp.rs, k, p2pCache(&rp.recvCaches, k))
 	// (The message of the key's next ticket, as recvNext takes it.)

@@ -9,7 +9,7 @@ import (
 // in the batch, if that call completes it with a status (calls of the
 // function passed over not counted); nothing when it is cancelled (with
 // MPI_Cancel not passed over) or freed first, beyond maxAhead events, or
-// not in the batch;
+// not in the batch (FindStatus: however far, and whether named at all);
 // and the batch's own walk goes on unchanged.
 func TestStatusAhead(t *testing.T) {
 	ev := func(i int, attr Attr) Event {
@@ -68,6 +68,23 @@ func TestStatusAhead(t *testing.T) {
 	// MPI_Cancel passed over: request 8's completion says it was cancelled.
 	if st, ok := lb.StatusAhead(8, 5); st != (Status{Source: NoStatus, Tag: NoStatus}) || !ok {
 		t.Errorf("request 8 past its MPI_Cancel: %+v, %v", st, ok)
+	}
+	// FindStatus walks the whole batch, and tells a request named
+	// without a status (cancelled first, with MPI_Cancel not passed over)
+	// from one not named.
+	for _, c := range []struct {
+		id   uint64
+		want Status
+		a    Ahead
+	}{
+		{7, Status{Source: 2, Tag: 5}, AheadFound},
+		{8, Status{}, AheadNamed},
+		{11, Status{Source: 0, Tag: 0}, AheadFound},
+		{12, Status{}, AheadNotFound},
+	} {
+		if st, a := lb.FindStatus(c.id, 99); st != c.want || a != c.a {
+			t.Errorf("FindStatus of request %d: %+v, %v; want %+v, %v", c.id, st, a, c.want, c.a)
+		}
 	}
 	if !reflect.DeepEqual(got.Reqs, []uint64{7}) {
 		t.Errorf("the current event's requests became %v", got.Reqs)

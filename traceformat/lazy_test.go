@@ -323,21 +323,24 @@ func checkStatusAhead(t *testing.T, lb *LazyBatch, evs []Event) {
 			ids = append(ids, later.Reqs...)
 		}
 		for _, id := range ids {
-			var want Status
-			ok := false
-		search:
-			for _, later := range evs[i+1 : min(len(evs), i+1+maxAhead)] {
-				for k, r := range later.Reqs {
-					if r == id {
+			search := func(n int) (want Status, a Ahead) {
+				for _, later := range evs[i+1 : min(len(evs), i+1+n)] {
+					if k := slices.Index(later.Reqs, id); k >= 0 {
 						if k < len(later.Status) {
-							want, ok = later.Status[k], true
+							return later.Status[k], AheadFound
 						}
-						break search
+						return Status{}, AheadNamed
 					}
 				}
+				return Status{}, AheadNotFound
 			}
-			if got, gotOK := lb.StatusAhead(id, ^uint32(0)); got != want || gotOK != ok {
-				t.Fatalf("after event %d, request %d: StatusAhead %+v %v, want %+v %v", i, id, got, gotOK, want, ok)
+			want, a := search(maxAhead)
+			if got, gotOK := lb.StatusAhead(id, ^uint32(0)); got != want || gotOK != (a == AheadFound) {
+				t.Fatalf("after event %d, request %d: StatusAhead %+v %v, want %+v %v", i, id, got, gotOK, want, a)
+			}
+			want, a = search(len(evs))
+			if got, gotA := lb.FindStatus(id, ^uint32(0)); got != want || gotA != a {
+				t.Fatalf("after event %d, request %d: FindStatus %+v %v, want %+v %v", i, id, got, gotA, want, a)
 			}
 		}
 	}
