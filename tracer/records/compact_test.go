@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,7 +93,9 @@ func writeRun(t testing.TB, path string, parts []runPart, deferred bool, rawPart
 
 // TestCompactMatchesInline: a deferred trace, compacted, is byte for byte
 // the trace the tracer writes when it encodes as it goes, whether every
-// buffer was deferred or only the first ones (the budget ran out).
+// buffer was deferred or only the first ones (the budget ran out), when no
+// two frames of a thread follow each other (TestCompactJoinsFrames joins
+// them).
 func TestCompactMatchesInline(t *testing.T) {
 	dir := t.TempDir()
 	pre := Prefix{Conv: Converter{TSC: true, NsPerTick: 0.4, Raw0: 1 << 40, Ns0: 5e9}}
@@ -120,6 +124,64 @@ func TestCompactMatchesInline(t *testing.T) {
 		}
 		if n, err := Compact(path); n != 0 || err != nil {
 			t.Errorf("compacting twice: %d, %v", n, err)
+		}
+	}
+}
+
+// TestCompactJoinsFrames: consecutive raw frames of one thread become one
+// batch of at least mergeMin events and at most mergeMax (unless one frame
+// alone has more), holding the events the tracer writes when it encodes
+// buffer by buffer; a frame of another thread or kind ends the batch, and
+// so does the nearness of MaxTraceSize's share, under which the frames are
+// written one by one, byte for byte as the tracer writes them.
+func TestCompactJoinsFrames(t *testing.T) {
+	parts := []runPart{testParts()[0],
+		{recs: fourCalls()}, {recs: cheapCallsAt(300, 1<<42)}, {recs: cheapCallsAt(5000, 1<<43)}, // one batch
+		{recs: cheapCallsAt(300, 1<<44)}, {recs: cheapCallsAt(300, 1<<45), tid: 1}, // another thread
+		{recs: cheapCallsAt(3000, 1<<46)}, {recs: cheapCallsAt(6000, 1<<47)}, // 9000 > mergeMax: two
+	}
+	dir := t.TempDir()
+	batches := func(path string) int {
+		r, err := traceformat.NewReader(bytes.NewReader(readFile(t, path)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for {
+			if _, err := r.ReadBatch(); err != nil {
+				return n
+			}
+			n++
+		}
+	}
+	events := func(path string) []traceformat.Event {
+		evs, _ := readRecovered(t, path)
+		for i := range evs {
+			evs[i].Reqs, evs[i].Status = slices.Clone(evs[i].Reqs), slices.Clone(evs[i].Status)
+		}
+		return evs
+	}
+	for _, c := range []struct {
+		limit   int64
+		batches int
+	}{{0, 5}, {1 << 30, 5}, {70 << 10, 7}} {
+		pre := Prefix{Limit: c.limit, MaxMB: 1}
+		inline := filepath.Join(dir, "inline.trc")
+		writeRun(t, inline, parts, false, 0, pre, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE})
+		path := filepath.Join(dir, "deferred.trc")
+		writeRun(t, path, parts, true, len(parts), pre, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE})
+		n, err := Compact(path)
+		if _, r := readRecovered(t, inline); err != nil || uint64(n) != r.Footer().EventCount {
+			t.Fatalf("limit %d: Compact = %d, %v; the inline trace has %d events", c.limit, n, err, r.Footer().EventCount)
+		}
+		if got := batches(path); got != c.batches || batches(inline) != 7 {
+			t.Errorf("limit %d: %d batches (inline %d), want %d", c.limit, got, batches(inline), c.batches)
+		}
+		if !reflect.DeepEqual(events(path), events(inline)) {
+			t.Errorf("limit %d: the events differ from the inline trace's", c.limit)
+		}
+		if c.batches == 7 && !bytes.Equal(readFile(t, path), readFile(t, inline)) {
+			t.Errorf("limit %d: frames written one by one differ from the inline trace", c.limit)
 		}
 	}
 }
