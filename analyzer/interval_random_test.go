@@ -1,0 +1,755 @@
+package analyzer
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/intervals"
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// ivlStat is one processor's figures in one interval as the reference
+// model of TestRandomIntervals computes them: times in ns, counts.
+type ivlStat struct {
+	exe                                   int
+	exec, sendrecv, coll, sys, rs, lr, ps int64
+	tv                                    int64
+	send, recv, wait, colln, sysn         int64
+}
+
+// ivlOpen is an interval open on a processor: its key (the path written
+// "1/2", "" for the whole program), its number and the time it was
+// entered.
+type ivlOpen struct {
+	key string
+	num int64
+	at  int64
+}
+
+// ivlModel is the reference model of TestRandomIntervals, written from
+// docs/characteristics.md §2–§5 and §8.5–§8.6, not from the analyzer: each
+// processor's stack of open intervals, and per interval and processor the
+// figures of every call made while the interval was open (an interval
+// includes its nested ones: a call counts in every interval open on its
+// processor).
+type ivlModel struct {
+	stats    map[string][]*ivlStat // by interval key, by rank; nil: not executed
+	mainColl map[string]int64      // collective instances, on the member of rank 0 of their communicator (§5)
+	stack    [][]ivlOpen           // by rank; [0] is the whole program
+	warns    []string              // the warnings the Pcontrol mistakes must give
+}
+
+func newIvlModel(n int) *ivlModel {
+	return &ivlModel{stats: map[string][]*ivlStat{}, mainColl: map[string]int64{}, stack: make([][]ivlOpen, n)}
+}
+
+func (m *ivlModel) open(r int, key string, num, at int64) {
+	if m.stats[key] == nil {
+		m.stats[key] = make([]*ivlStat, len(m.stack))
+	}
+	if m.stats[key][r] == nil {
+		m.stats[key][r] = &ivlStat{}
+	}
+	m.stats[key][r].exe++
+	m.stack[r] = append(m.stack[r], ivlOpen{key, num, at})
+}
+
+// start opens the whole program at the exit of MPI_Init (§2).
+func (m *ivlModel) start(r int, at int64) { m.open(r, "", 0, at) }
+
+// enter opens interval num inside the current one at the exit of
+// MPI_Pcontrol(100, num).
+func (m *ivlModel) enter(r int, num, at int64) {
+	cur := m.stack[r][len(m.stack[r])-1].key
+	key := strconv.FormatInt(num, 10)
+	if cur != "" {
+		key = cur + "/" + key
+	}
+	m.open(r, key, num, at)
+}
+
+func (m *ivlModel) closeTop(r int, at int64) {
+	top := m.stack[r][len(m.stack[r])-1]
+	m.stats[top.key][r].exec += at - top.at
+	m.stack[r] = m.stack[r][:len(m.stack[r])-1]
+}
+
+// leave closes interval num at the entry of MPI_Pcontrol(101, num): the
+// innermost open interval of that number, and the ones open inside it
+// (crossing pairs, a warning); an interval that is not open is left
+// alone (a warning).
+func (m *ivlModel) leave(r int, num, at int64) {
+	st := m.stack[r]
+	i := len(st) - 1
+	for i >= 1 && st[i].num != num {
+		i--
+	}
+	if i < 1 {
+		m.warns = append(m.warns, fmt.Sprintf("Rank %d: MPI_Pcontrol(101, %d) leaves interval %d, which is not open; ignored.", r, num, num))
+		return
+	}
+	if i < len(st)-1 {
+		var inner []string
+		for _, o := range st[i+1:] {
+			inner = append(inner, strconv.FormatInt(o.num, 10))
+		}
+		m.warns = append(m.warns, fmt.Sprintf("Rank %d: MPI_Pcontrol(101, %d) crosses interval(s) %s still open inside it; they are closed at the same time.",
+			r, num, strings.Join(inner, ", ")))
+	}
+	for len(m.stack[r]) > i {
+		m.closeTop(r, at)
+	}
+}
+
+// finish closes every interval at the entry of MPI_Finalize; intervals
+// still open are a warning.
+func (m *ivlModel) finish(r int, at int64) {
+	if len(m.stack[r]) > 1 {
+		var open []string
+		for _, o := range m.stack[r][1:] {
+			open = append(open, o.key)
+		}
+		m.warns = append(m.warns, fmt.Sprintf("Rank %d: interval(s) %s not left by MPI_Pcontrol(101); closed at the end of the program.",
+			r, strings.Join(open, ", ")))
+	}
+	for len(m.stack[r]) > 0 {
+		m.closeTop(r, at)
+	}
+}
+
+// each applies f to rank r's figures in every interval open on it now.
+func (m *ivlModel) each(r int, f func(*ivlStat)) {
+	for _, o := range m.stack[r] {
+		f(m.stats[o.key][r])
+	}
+}
+
+// ivlProg builds a random program and its model together: every call is
+// recorded on its rank's trace and its figures added to the model.
+type ivlProg struct {
+	rng        *rand.Rand
+	ranks      []*tracetest.Rank
+	m          *ivlModel
+	unbalanced bool // Pcontrol mistakes: leaving intervals not open, crossing pairs, intervals left open
+}
+
+// Call classes (§3.2).
+const (
+	ivlSendRecv = iota
+	ivlColl
+	ivlSys
+)
+
+// call adds a call of rank r of class cl from entry to exit to the
+// intervals open on r, with the counts count sets.
+func (p *ivlProg) call(r, cl int, entry, exit int64, count func(*ivlStat)) {
+	p.m.each(r, func(s *ivlStat) {
+		switch cl {
+		case ivlSendRecv:
+			s.sendrecv += exit - entry
+		case ivlColl:
+			s.coll += exit - entry
+		case ivlSys:
+			s.sys += exit - entry
+		}
+		if count != nil {
+			count(s)
+		}
+	})
+}
+
+// micros is a random duration of lo to hi µs.
+func (p *ivlProg) micros(lo, hi int) int64 { return int64(lo+p.rng.IntN(hi-lo+1)) * us }
+
+// pcontrol records MPI_Pcontrol(level, arg) on rank r, lasting 0–2 µs (the
+// time inside belongs to the enclosing interval only, §2).
+func (p *ivlProg) pcontrol(r int, level int32, arg int64) {
+	k := p.ranks[r]
+	entry := k.Now()
+	k.Call("MPI_Pcontrol", p.micros(0, 2), traceformat.Event{Attr: traceformat.AttrPcontrol, PcLevel: level, PcArg: arg})
+	switch level {
+	case 100:
+		p.m.enter(r, arg, k.Now())
+	case 101:
+		p.m.leave(r, arg, entry)
+	}
+}
+
+// gap is rank r's time between two calls: computation, and now and then
+// an MPI_Pcontrol that enters an interval (numbers 1–3, so that intervals
+// are entered many times and the same number lies under several parents)
+// or leaves the innermost one; in unbalanced programs also one that
+// leaves an interval that is not open, or one that is open but not the
+// innermost. Now and then an MPI_Pcontrol of another level, which marks
+// nothing.
+func (p *ivlProg) gap(r int) {
+	k := p.ranks[r]
+	k.Compute(p.micros(0, 20))
+	if p.rng.IntN(3) != 0 {
+		return
+	}
+	depth := len(p.m.stack[r]) - 1
+	switch x := p.rng.IntN(20); {
+	case x == 0:
+		p.pcontrol(r, 7, 1)
+	case p.unbalanced && x == 1:
+		p.pcontrol(r, 101, int64(1+p.rng.IntN(5)))
+	case p.unbalanced && x == 2 && depth > 0:
+		p.pcontrol(r, 101, p.m.stack[r][1+p.rng.IntN(depth)].num)
+	case depth < 3 && (depth == 0 || x < 11):
+		p.pcontrol(r, 100, int64(1+p.rng.IntN(3)))
+	default:
+		p.pcontrol(r, 101, p.m.stack[r][depth].num)
+	}
+	k.Compute(p.micros(0, 20))
+}
+
+// p2p sends one message from s to d on MPI_COMM_WORLD (tag 0). The send
+// is an MPI_Send, short or long enough now and then to be still in
+// progress when the receive is posted (Late receiver, §8.6), or an
+// MPI_Isend completed by MPI_Wait; the receive an MPI_Recv (now and then
+// after an MPI_Probe, which gets the Real Sync, §8.4), or an MPI_Irecv
+// completed by MPI_Wait (now and then after an unsuccessful MPI_Test,
+// which counts its time only). Gaps between the calls may move either
+// rank to other intervals, so that a send and its receive, or a request's
+// start and its wait, lie in different intervals.
+func (p *ivlProg) p2p(s, d int) {
+	ks, kd := p.ranks[s], p.ranks[d]
+	p.gap(s)
+	p.gap(d)
+	ts := ks.Now() + p.micros(0, 60)
+	tp := kd.Now() + p.micros(0, 60) // the receive's first call
+	mode := p.rng.IntN(3)
+	dur := p.micros(1, 2) // a blocking send's
+	if p.rng.IntN(2) == 0 {
+		dur = p.micros(1, 100)
+	}
+	// The receiver first: the sender's Late receiver needs the posting.
+	kd.At(tp)
+	var post int64
+	switch p.rng.IntN(3) {
+	case 0:
+		post = tp
+		exit := max(tp, ts) + p.micros(1, 10)
+		kd.Recv(int32(s), 0, 8, exit-tp)
+		rs := max(0, ts-tp)
+		p.call(d, ivlSendRecv, tp, exit, func(x *ivlStat) { x.recv++; x.rs += rs })
+	case 1:
+		exit := max(tp, ts) + p.micros(1, 10)
+		kd.Call("MPI_Probe", exit-tp, probeEv(int32(s), 0, traceformat.Status{Source: int32(s)}))
+		rs := max(0, ts-tp)
+		p.call(d, ivlSendRecv, tp, exit, func(x *ivlStat) { x.rs += rs })
+		p.gap(d)
+		post = kd.Now()
+		kd.Recv(int32(s), 0, 8, p.micros(1, 3))
+		p.call(d, ivlSendRecv, post, kd.Now(), func(x *ivlStat) { x.recv++ })
+	case 2:
+		post = tp
+		q := kd.Irecv(int32(s), 0, 8, us)
+		p.call(d, ivlSendRecv, tp, tp+us, func(x *ivlStat) { x.recv++ })
+		p.gap(d)
+		if p.rng.IntN(3) == 0 {
+			t0 := kd.Now()
+			kd.Test(q, false, p.micros(1, 3))
+			p.call(d, ivlSendRecv, t0, kd.Now(), nil)
+			p.gap(d)
+		}
+		tw := kd.Now() + p.micros(0, 30)
+		exit := max(tw, ts) + p.micros(1, 10)
+		kd.At(tw).Wait(q, exit-tw)
+		rs := max(0, ts-tw)
+		p.call(d, ivlSendRecv, tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs })
+	}
+	ks.At(ts)
+	if mode < 2 {
+		ks.Send(int32(d), 0, 8, dur)
+		lr := int64(0)
+		if ts < post && post < ts+dur {
+			lr = post - ts
+		}
+		p.call(s, ivlSendRecv, ts, ts+dur, func(x *ivlStat) { x.send++; x.rs += lr; x.lr += lr })
+		return
+	}
+	q := ks.Isend(int32(d), 0, 8, us)
+	p.call(s, ivlSendRecv, ts, ts+us, func(x *ivlStat) { x.send++ })
+	p.gap(s)
+	tw, wd := ks.Now(), p.micros(1, 5)
+	ks.Wait(q, wd)
+	p.call(s, ivlSendRecv, tw, tw+wd, func(x *ivlStat) { x.wait++ })
+}
+
+// gather sends one message from every other rank to d, which posts an
+// MPI_Irecv for each (gaps between them may change its interval) and
+// completes them together with MPI_Waitall: Real Sync (latest send's
+// entry − the wait's entry), §3.3.
+func (p *ivlProg) gather(d int) {
+	kd := p.ranks[d]
+	reqs := []tracetest.Req{}
+	posts := map[int]int64{}
+	for s := range p.ranks {
+		if s == d {
+			continue
+		}
+		p.gap(d)
+		posts[s] = kd.Now()
+		reqs = append(reqs, kd.Irecv(int32(s), 1, 8, us))
+		p.call(d, ivlSendRecv, posts[s], posts[s]+us, func(x *ivlStat) { x.recv++ })
+	}
+	lastSend := int64(0)
+	for s, ks := range p.ranks {
+		if s == d {
+			continue
+		}
+		p.gap(s)
+		ts := ks.Now() + p.micros(0, 60)
+		dur := p.micros(1, 100)
+		ks.At(ts).Send(int32(d), 1, 8, dur)
+		lr := int64(0)
+		if ts < posts[s] && posts[s] < ts+dur {
+			lr = posts[s] - ts
+		}
+		p.call(s, ivlSendRecv, ts, ts+dur, func(x *ivlStat) { x.send++; x.rs += lr; x.lr += lr })
+		lastSend = max(lastSend, ts)
+	}
+	p.gap(d)
+	tw := kd.Now()
+	exit := max(tw, lastSend) + p.micros(1, 10)
+	kd.Waitall(reqs, exit-tw)
+	rs := max(0, lastSend-tw)
+	p.call(d, ivlSendRecv, tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs })
+}
+
+// exchange is an MPI_Sendrecv between a and b (tag 2): each one's Real
+// Sync is the other's entry less its own, when positive (its receive
+// half; the send half gets no Late receiver, §8.6); one send and one
+// receive each.
+func (p *ivlProg) exchange(a, b int) {
+	p.gap(a)
+	p.gap(b)
+	entry := map[int]int64{a: p.ranks[a].Now() + p.micros(0, 60), b: p.ranks[b].Now() + p.micros(0, 60)}
+	for _, ro := range [][2]int{{a, b}, {b, a}} {
+		r, o := ro[0], ro[1]
+		exit := max(entry[r], entry[o]) + p.micros(1, 10)
+		p.ranks[r].At(entry[r]).Sendrecv(int32(o), 2, 8, int32(o), 2, 8, exit-entry[r])
+		rs := max(0, entry[o]-entry[r])
+		p.call(r, ivlSendRecv, entry[r], exit, func(x *ivlStat) { x.send++; x.recv++; x.rs += rs })
+	}
+}
+
+// collective runs one collective on c: blocking (MPI_Barrier,
+// MPI_Allreduce, MPI_Bcast, MPI_Reduce), every member leaving after the
+// last entered, with §3.4–3.5's Potential Sync and Time Variation; or
+// nonblocking (MPI_Ibarrier, MPI_Ibcast) completed by MPI_Wait after a
+// gap (which may change the interval), with §8.5's Potential Sync at the
+// wait: (latest start − wait's entry), at most the wait's own time. The
+// root of an MPI_Ibcast may leave its wait before the others start, a
+// non-root once the root has started.
+func (p *ivlProg) collective(c *tracetest.Comm) {
+	rootLocal := int32(p.rng.IntN(len(c.Members)))
+	root := c.Members[rootLocal]
+	first := c.Members[0] // rank 0 of c: counts the instance in Main (§5)
+	kind := p.rng.IntN(6)
+	entry := map[int]int64{}
+	last := int64(0)
+	for _, r := range c.Members {
+		p.gap(r)
+		entry[r] = p.ranks[r].Now() + p.micros(1, 50)
+		last = max(last, entry[r])
+	}
+	opt := tracetest.On(c)
+	if kind >= 4 {
+		reqs := map[int]tracetest.Req{}
+		for _, r := range c.Members {
+			k := p.ranks[r].At(entry[r])
+			if kind == 4 {
+				reqs[r] = k.Ibarrier(us, opt)
+			} else {
+				reqs[r] = k.Ibcast(rootLocal, 8, us, opt)
+			}
+			p.call(r, ivlColl, entry[r], entry[r]+us, func(x *ivlStat) { x.colln++ })
+			if r == first {
+				for _, o := range p.m.stack[r] {
+					p.m.mainColl[o.key]++
+				}
+			}
+		}
+		for _, r := range c.Members {
+			k := p.ranks[r]
+			p.gap(r)
+			tw := k.Now() + p.micros(0, 30)
+			var exit int64
+			switch {
+			case kind == 4:
+				exit = max(tw, last) + p.micros(1, 10)
+			case r == root:
+				exit = tw + p.micros(1, 30)
+			default:
+				exit = max(tw, entry[root]) + p.micros(1, 30)
+			}
+			k.At(tw).Wait(reqs[r], exit-tw)
+			ps := min(max(0, last-tw), exit-tw)
+			p.call(r, ivlColl, tw, exit, func(x *ivlStat) { x.wait++; x.ps += ps })
+		}
+		return
+	}
+	exit := map[int]int64{}
+	lastExit := int64(0)
+	for _, r := range c.Members {
+		exit[r] = last + p.micros(1, 20)
+		lastExit = max(lastExit, exit[r])
+	}
+	for _, r := range c.Members {
+		k := p.ranks[r].At(entry[r])
+		dur := exit[r] - entry[r]
+		switch kind {
+		case 0:
+			k.Barrier(dur, opt)
+		case 1:
+			k.Allreduce(8, dur, opt)
+		case 2:
+			k.Bcast(rootLocal, 8, dur, opt)
+		case 3:
+			k.Reduce(rootLocal, 8, dur, opt)
+		}
+		ps, tv := last-entry[r], lastExit-exit[r]
+		p.call(r, ivlColl, entry[r], exit[r], func(x *ivlStat) { x.colln++; x.ps += ps; x.tv += tv })
+		if r == first {
+			for _, o := range p.m.stack[r] {
+				p.m.mainColl[o.key]++
+			}
+		}
+	}
+}
+
+// randomIntervals builds a random program over 2–4 ranks: MPI_Init, the
+// creation of two communicators (all ranks in reverse order, all but the
+// last), then 30 steps of point-to-point messages between two random
+// ranks, collectives on a random communicator and system calls, with
+// MPI_Pcontrol intervals entered and left at random between the calls of
+// each rank independently (so some ranks only enter some intervals), and
+// MPI_Finalize. A balanced program leaves every interval before
+// MPI_Finalize.
+func randomIntervals(rng *rand.Rand, unbalanced bool) (*tracetest.Run, *ivlModel) {
+	n := 2 + rng.IntN(3)
+	run, ranks := start(n)
+	p := &ivlProg{rng: rng, ranks: ranks, m: newIvlModel(n), unbalanced: unbalanced}
+	rev := make([]int, n)
+	for i := range rev {
+		rev[i] = n - 1 - i
+	}
+	comms := []*tracetest.Comm{run.World(), run.NewComm(rev...), run.NewComm(rev[1:]...)}
+	for r := range n {
+		p.m.start(r, ranks[r].Now())
+	}
+	for _, c := range comms[1:] {
+		for _, r := range c.Members {
+			t0 := ranks[r].Now()
+			ranks[r].CommSplit(run.World(), c, us)
+			p.call(r, ivlSys, t0, t0+us, func(x *ivlStat) { x.sysn++ })
+		}
+	}
+	for range 40 {
+		switch x := rng.IntN(12); {
+		case x < 6:
+			s := rng.IntN(n)
+			d := rng.IntN(n - 1)
+			if d >= s {
+				d++
+			}
+			switch x {
+			case 4:
+				p.exchange(s, d)
+			case 5:
+				p.gather(d)
+			default:
+				p.p2p(s, d)
+			}
+		case x < 10:
+			p.collective(comms[rng.IntN(len(comms))])
+		default:
+			// A system call, or a run of them the tracer folded into
+			// one event: it counts as all its calls (§3.12).
+			r := rng.IntN(n)
+			p.gap(r)
+			t0, dur := ranks[r].Now(), p.micros(1, 10)
+			calls := int64(1)
+			if rng.IntN(2) == 0 {
+				calls = int64(2 + rng.IntN(50))
+				ranks[r].System("MPI_Comm_rank", dur, tracetest.Folded(uint32(calls)))
+			} else {
+				ranks[r].System("MPI_Comm_rank", dur)
+			}
+			p.call(r, ivlSys, t0, t0+dur, func(x *ivlStat) { x.sysn += calls })
+		}
+	}
+	for r, k := range ranks {
+		p.gap(r)
+		if !unbalanced || rng.IntN(2) == 0 {
+			for len(p.m.stack[r]) > 1 {
+				p.pcontrol(r, 101, p.m.stack[r][len(p.m.stack[r])-1].num)
+			}
+		}
+		k.Compute(p.micros(0, 20))
+		p.m.finish(r, k.Now())
+	}
+	finish(run)
+	return run, p.m
+}
+
+// checkIntervals compares every interval of rep (analyzed with MaxLevel
+// level) with the model: the intervals reported, and per interval each
+// processor's figures, the main characteristics (sums over processors,
+// Execution Time the maximum, Collective Number the instances) and the
+// comparative ones.
+func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, level int) {
+	t.Helper()
+	var want []string
+	for key := range m.stats {
+		if lv := strings.Count(key, "/") + 1; key == "" || level < 0 || lv <= level {
+			want = append(want, key)
+		}
+	}
+	var got []string
+	for i := range rep.Intervals {
+		got = append(got, intervals.PathKey(rep.Intervals[i].Path))
+	}
+	slices.Sort(want)
+	if g := slices.Sorted(slices.Values(got)); !slices.Equal(g, want) {
+		t.Errorf("%s: intervals %q, want %q", name, g, want)
+		return
+	}
+	sec := func(ns int64) float64 { return float64(ns) / 1e9 }
+	for i := range rep.Intervals {
+		iv := &rep.Intervals[i]
+		key := got[i]
+		what := func(f string) string { return fmt.Sprintf("%s: interval %q %s", name, key, f) }
+		if iv.Level != len(iv.Path) || (len(iv.Path) > 0 && iv.Number != iv.Path[len(iv.Path)-1]) {
+			t.Errorf("%s level %d number %d", what("path"), iv.Level, iv.Number)
+		}
+		st := m.stats[key]
+		var ranks []int
+		maxExec, maxExe := int64(0), 0
+		for r, s := range st {
+			if s != nil {
+				ranks = append(ranks, r)
+				maxExec, maxExe = max(maxExec, s.exec), max(maxExe, s.exe)
+			}
+		}
+		var gotRanks []int
+		for _, rk := range iv.Ranks {
+			gotRanks = append(gotRanks, rk.Rank)
+		}
+		if !slices.Equal(gotRanks, ranks) {
+			t.Errorf("%s ranks %v, want %v", what(""), gotRanks, ranks)
+			continue
+		}
+		if iv.ExeCount != maxExe {
+			t.Errorf("%s ExeCount %d, want %d", what(""), iv.ExeCount, maxExe)
+		}
+		// Derived figures (§3.7–3.11; no sequential sections here, so
+		// Insufficient Parallelism is 0).
+		prod := map[int]int64{}
+		maxProd := int64(-1 << 62)
+		for _, r := range ranks {
+			s := st[r]
+			prod[r] = s.exec - (s.sendrecv + s.coll + s.sys)
+			maxProd = max(maxProd, prod[r])
+		}
+		var sum ivlStat
+		var sumProd, sumLost, sumIdle, sumLI int64
+		vals := map[string]map[int]float64{}
+		keep := func(f string, r int, v float64) {
+			if vals[f] == nil {
+				vals[f] = map[int]float64{}
+			}
+			vals[f][r] = v
+		}
+		for k, rk := range iv.Ranks {
+			r, s := ranks[k], st[ranks[k]]
+			comm := s.sendrecv + s.coll + s.sys
+			idle := maxExec - s.exec
+			lost := comm + idle
+			if rk.ExeCount != s.exe {
+				t.Errorf("%s rank %d ExeCount %d, want %d", what(""), r, rk.ExeCount, s.exe)
+			}
+			for _, c := range []struct {
+				f         string
+				got, want float64
+			}{
+				{"Execution Time", rk.ExecutionTime, sec(s.exec)},
+				{"SendRecv Time", rk.SendRecvTime, sec(s.sendrecv)},
+				{"Collective Time", rk.CollectiveTime, sec(s.coll)},
+				{"System Time", rk.SystemTime, sec(s.sys)},
+				{"Communications", rk.Communications, sec(comm)},
+				{"Real Sync", rk.RealSync, sec(s.rs)},
+				{"Late receiver", rk.LateReceiver, sec(s.lr)},
+				{"Potential Sync", rk.PotentialSync, sec(s.ps)},
+				{"Time Variation", rk.TimeVariation, sec(s.tv)},
+				{"Idle Time", rk.IdleTime, sec(idle)},
+				{"Lost Time", rk.LostTime, sec(lost)},
+				{"Productive Time", rk.ProductiveTime, sec(prod[r])},
+				{"Load Imbalance", rk.LoadImbalance, sec(maxProd - prod[r])},
+				{"Insufficient Parallelism", rk.InsufficientParallelism, 0},
+			} {
+				expect(t, what(fmt.Sprintf("rank %d %s", r, c.f)), c.got, c.want)
+				keep(c.f, r, c.want)
+			}
+			for _, c := range []struct {
+				f         string
+				got, want int64
+			}{
+				{"Send Number", rk.SendNumber, s.send},
+				{"Receive Number", rk.ReceiveNumber, s.recv},
+				{"Wait Number", rk.WaitNumber, s.wait},
+				{"Collective Number", rk.CollectiveNumber, s.colln},
+				{"System Number", rk.SystemNumber, s.sysn},
+			} {
+				if c.got != c.want {
+					t.Errorf("%s rank %d %s %d, want %d", what(""), r, c.f, c.got, c.want)
+				}
+			}
+			sum.sendrecv, sum.coll, sum.sys = sum.sendrecv+s.sendrecv, sum.coll+s.coll, sum.sys+s.sys
+			sum.rs, sum.lr, sum.ps, sum.tv = sum.rs+s.rs, sum.lr+s.lr, sum.ps+s.ps, sum.tv+s.tv
+			sum.send, sum.recv, sum.wait, sum.sysn = sum.send+s.send, sum.recv+s.recv, sum.wait+s.wait, sum.sysn+s.sysn
+			sumProd, sumLost, sumIdle, sumLI = sumProd+prod[r], sumLost+lost, sumIdle+idle, sumLI+maxProd-prod[r]
+		}
+		mn := &iv.Main
+		total := sec(maxExec) * float64(len(ranks))
+		for _, c := range []struct {
+			f         string
+			got, want float64
+		}{
+			{"Execution Time", mn.ExecutionTime, sec(maxExec)},
+			{"Total Time", mn.TotalTime, total},
+			{"Productive Time", mn.ProductiveTime, sec(sumProd)},
+			{"Lost Time", mn.LostTime, sec(sumLost)},
+			{"Communications", mn.Communications, sec(sum.sendrecv + sum.coll + sum.sys)},
+			{"SendRecv Time", mn.SendRecvTime, sec(sum.sendrecv)},
+			{"Collective Time", mn.CollectiveTime, sec(sum.coll)},
+			{"System Time", mn.SystemTime, sec(sum.sys)},
+			{"Real Sync", mn.RealSync, sec(sum.rs)},
+			{"Late receiver", mn.LateReceiver, sec(sum.lr)},
+			{"Idle Time", mn.IdleTime, sec(sumIdle)},
+			{"Load Imbalance", mn.LoadImbalance, sec(sumLI)},
+			{"Potential Sync", mn.PotentialSync, sec(sum.ps)},
+			{"Time Variation", mn.TimeVariation, sec(sum.tv)},
+			{"Insufficient Parallelism", mn.InsufficientParallelism, 0},
+		} {
+			expect(t, what("Main "+c.f), c.got, c.want)
+		}
+		if total > 0 {
+			if e := sec(sumProd) / total; mn.Efficiency < e-1e-6 || mn.Efficiency > e+1e-6 {
+				t.Errorf("%s Main efficiency %g, want %g", what(""), mn.Efficiency, e)
+			}
+		}
+		if mn.Processors != len(ranks) {
+			t.Errorf("%s Main Processors %d, want %d", what(""), mn.Processors, len(ranks))
+		}
+		for _, c := range []struct {
+			f         string
+			got, want int64
+		}{
+			{"Send Number", mn.SendNumber, sum.send},
+			{"Receive Number", mn.ReceiveNumber, sum.recv},
+			{"Wait Number", mn.WaitNumber, sum.wait},
+			{"Collective Number", mn.CollectiveNumber, m.mainColl[key]},
+			{"System Number", mn.SystemNumber, sum.sysn},
+		} {
+			if c.got != c.want {
+				t.Errorf("%s Main %s %d, want %d", what(""), c.f, c.got, c.want)
+			}
+		}
+		// §4: minimum and maximum, each on the first processor where it
+		// occurs, and the mean.
+		cp := &iv.Comparative
+		for _, c := range []struct {
+			f  string
+			st report.Stat
+		}{
+			{"Execution Time", cp.ExecutionTime}, {"Productive Time", cp.ProductiveTime},
+			{"Lost Time", cp.LostTime}, {"Idle Time", cp.IdleTime}, {"Communications", cp.Communications},
+			{"Insufficient Parallelism", cp.InsufficientParallelism}, {"Real Sync", cp.RealSync},
+			{"Load Imbalance", cp.LoadImbalance}, {"Potential Sync", cp.PotentialSync},
+			{"Time Variation", cp.TimeVariation},
+		} {
+			v := vals[c.f]
+			lo, hi, mean := v[ranks[0]], v[ranks[0]], 0.0
+			for _, r := range ranks {
+				lo, hi, mean = min(lo, v[r]), max(hi, v[r]), mean+v[r]/float64(len(ranks))
+			}
+			expect(t, what("Comparative "+c.f+" min"), c.st.Min, lo)
+			expect(t, what("Comparative "+c.f+" max"), c.st.Max, hi)
+			expect(t, what("Comparative "+c.f+" mean"), c.st.Mean, mean)
+			firstNear := func(x float64) int {
+				for _, r := range ranks {
+					if near(v[r], x) {
+						return r
+					}
+				}
+				return -1
+			}
+			if p := firstNear(lo); c.st.MinProc != p {
+				t.Errorf("%s min on processor %d, want %d", what("Comparative "+c.f), c.st.MinProc, p)
+			}
+			if p := firstNear(hi); c.st.MaxProc != p {
+				t.Errorf("%s max on processor %d, want %d", what("Comparative "+c.f), c.st.MaxProc, p)
+			}
+		}
+	}
+}
+
+// TestRandomIntervals: random programs (randomIntervals) whose
+// MPI_Pcontrol intervals are opened and closed at random points of each
+// rank, checked against a reference model of docs/characteristics.md
+// §2–§5 written in the test: every interval reported (and only those up
+// to the level asked for), and in each, per processor, Execution Time,
+// SendRecv, Collective and System Time, Real Sync and its Late receiver
+// part, Potential Sync and Time Variation, Idle, Lost and Productive
+// Time, Load Imbalance, the call counts and ExeCount, with the main
+// characteristics and the comparative ones. With 1, 2 and 4 workers, and
+// through analyzeOpts (invariants, the distributed replay). A third of
+// the programs make Pcontrol mistakes (leaving an interval that is not
+// open, crossing pairs, intervals left open at MPI_Finalize): each gives
+// its warning and the figures are those of §2's rules.
+func TestRandomIntervals(t *testing.T) {
+	seeds := 45
+	if testing.Short() {
+		seeds = 12
+	}
+	for seed := range seeds {
+		unbalanced := seed%3 == 2
+		rng := rand.New(rand.NewPCG(uint64(seed), 17))
+		run, m := randomIntervals(rng, unbalanced)
+		level := []int{-1, -1, 0, 1, 2}[rng.IntN(5)]
+		dir := t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{1, 2, 4} {
+			name := fmt.Sprintf("seed %d (%d ranks, level %d), %d workers", seed, run.Size(), level, w)
+			var warned []string
+			rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: level, Workers: w,
+				Warn: func(s string) { warned = append(warned, s) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Unmatched != nil {
+				t.Errorf("%s: unmatched %+v", name, rep.Unmatched)
+			}
+			want := slices.Compact(slices.Sorted(slices.Values(m.warns)))
+			if g := slices.Compact(slices.Sorted(slices.Values(warned))); !slices.Equal(g, want) {
+				t.Errorf("%s: warnings\n%q\nwant\n%q", name, g, want)
+			}
+			checkIntervals(t, name, rep, m, level)
+		}
+		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: level})
+		checkIntervals(t, fmt.Sprintf("seed %d, analyzeOpts", seed), rep, m, level)
+	}
+}
