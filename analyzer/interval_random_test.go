@@ -20,7 +20,7 @@ import (
 type ivlStat struct {
 	exe                                   int
 	exec, sendrecv, coll, sys, rs, lr, ps int64
-	tv                                    int64
+	tv, ov                                int64
 	send, recv, wait, colln, sysn         int64
 	// gaps are the gaps between MPI calls that end at a call made in
 	// the interval (report-format.md, Rank: gaps), on the rank's own
@@ -142,6 +142,7 @@ type ivlProg struct {
 	rng        *rand.Rand
 	ranks      []*tracetest.Rank
 	lastExit   []int64 // by rank, the exit of its latest call, on its own clock
+	covered    [][][2]int64 // by rank, the time its nonblocking operations' windows covered (§8.7), in order
 	offset     []int64 // by rank, its clock's offset (ns) and drift (ppm), as given to Skew
 	ppm        []float64
 	m          *ivlModel
@@ -193,6 +194,37 @@ func (p *ivlProg) callRun(r, cl int, fn string, calls, inner, entry, exit int64,
 			count(s)
 		}
 	})
+}
+
+// overlap adds the windows [from, to) of the nonblocking sends and
+// receives a wait of rank r entered at to completes (§3.6): each clipped
+// to the current entry of the interval where it is completed, less the
+// time earlier windows covered; the rest counts in every interval open.
+func (p *ivlProg) overlap(r int, from []int64, to int64) {
+	st := p.m.stack[r]
+	in := st[len(st)-1].at
+	var add int64
+	for _, f := range from {
+		f = max(f, in)
+		if f >= to {
+			continue
+		}
+		// The part of [f, to) the covered time (disjoint segments) lacks,
+		// then the union.
+		add += to - f
+		lo, hi := f, to
+		var keep [][2]int64
+		for _, c := range p.covered[r] {
+			if c[1] < f || c[0] > to {
+				keep = append(keep, c)
+				continue
+			}
+			add -= min(c[1], to) - max(c[0], f)
+			lo, hi = min(lo, c[0]), max(hi, c[1])
+		}
+		p.covered[r] = append(keep, [2]int64{lo, hi})
+	}
+	p.m.each(r, func(x *ivlStat) { x.ov += add })
 }
 
 // local is true time t on rank r's clock, as tracetest writes it.
@@ -300,6 +332,7 @@ func (p *ivlProg) p2p(s, d int) {
 		tw := kd.Now() + p.micros(0, 30)
 		exit := max(tw, ts) + p.micros(1, 10)
 		kd.At(tw).Wait(q, exit-tw)
+		p.overlap(d, []int64{max(tp, ts)}, tw)
 		rs := max(0, ts-tw)
 		p.call(d, ivlSendRecv, "MPI_Wait", tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs })
 	}
@@ -318,6 +351,7 @@ func (p *ivlProg) p2p(s, d int) {
 	p.gap(s)
 	tw, wd := ks.Now(), p.micros(1, 5)
 	ks.Wait(q, wd)
+	p.overlap(s, []int64{ts}, tw)
 	p.call(s, ivlSendRecv, "MPI_Wait", tw, tw+wd, func(x *ivlStat) { x.wait++ })
 }
 
@@ -339,6 +373,7 @@ func (p *ivlProg) gather(d int) {
 		p.call(d, ivlSendRecv, "MPI_Irecv", posts[s], posts[s]+us, func(x *ivlStat) { x.recv++ })
 	}
 	lastSend := int64(0)
+	var sends []int64 // the windows' starts
 	for s, ks := range p.ranks {
 		if s == d {
 			continue
@@ -353,11 +388,13 @@ func (p *ivlProg) gather(d int) {
 		}
 		p.call(s, ivlSendRecv, "MPI_Send", ts, ts+dur, func(x *ivlStat) { x.send++; x.rs += lr; x.lr += lr })
 		lastSend = max(lastSend, ts)
+		sends = append(sends, max(posts[s], ts))
 	}
 	p.gap(d)
 	tw := kd.Now()
 	exit := max(tw, lastSend) + p.micros(1, 10)
 	kd.Waitall(reqs, exit-tw)
+	p.overlap(d, sends, tw)
 	rs := max(0, lastSend-tw)
 	p.call(d, ivlSendRecv, "MPI_Waitall", tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs })
 }
@@ -477,7 +514,7 @@ func randomIntervals(rng *rand.Rand, unbalanced, drift bool) (*tracetest.Run, *i
 	n := 2 + rng.IntN(3)
 	run, ranks := start(n)
 	p := &ivlProg{rng: rng, ranks: ranks, m: newIvlModel(n), unbalanced: unbalanced,
-		lastExit: make([]int64, n), offset: make([]int64, n), ppm: make([]float64, n)}
+		lastExit: make([]int64, n), covered: make([][][2]int64, n), offset: make([]int64, n), ppm: make([]float64, n)}
 	for r, k := range ranks[1:] {
 		if drift {
 			p.ppm[r+1] = float64(rng.IntN(201) - 100)
@@ -650,6 +687,7 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 				{"Late receiver", rk.LateReceiver, sec(s.lr)},
 				{"Potential Sync", rk.PotentialSync, sec(s.ps)},
 				{"Time Variation", rk.TimeVariation, sec(s.tv)},
+				{"Overlap", rk.Overlap, sec(s.ov)},
 				{"Idle Time", rk.IdleTime, sec(idle)},
 				{"Lost Time", rk.LostTime, sec(lost)},
 				{"Productive Time", rk.ProductiveTime, sec(prod[r])},
@@ -675,7 +713,7 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 			}
 			checkGapsMix(t, what(fmt.Sprintf("rank %d", r)), &rk.RankProfile, s, tol)
 			sum.sendrecv, sum.coll, sum.sys = sum.sendrecv+s.sendrecv, sum.coll+s.coll, sum.sys+s.sys
-			sum.rs, sum.lr, sum.ps, sum.tv = sum.rs+s.rs, sum.lr+s.lr, sum.ps+s.ps, sum.tv+s.tv
+			sum.rs, sum.lr, sum.ps, sum.tv, sum.ov = sum.rs+s.rs, sum.lr+s.lr, sum.ps+s.ps, sum.tv+s.tv, sum.ov+s.ov
 			sum.send, sum.recv, sum.wait, sum.sysn = sum.send+s.send, sum.recv+s.recv, sum.wait+s.wait, sum.sysn+s.sysn
 			sumProd, sumLost, sumIdle, sumLI = sumProd+prod[r], sumLost+lost, sumIdle+idle, sumLI+maxProd-prod[r]
 		}
@@ -699,6 +737,7 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 			{"Load Imbalance", mn.LoadImbalance, sec(sumLI)},
 			{"Potential Sync", mn.PotentialSync, sec(sum.ps)},
 			{"Time Variation", mn.TimeVariation, sec(sum.tv)},
+			{"Overlap", mn.Overlap, sec(sum.ov)},
 			{"Insufficient Parallelism", mn.InsufficientParallelism, 0},
 		} {
 			expect(t, what("Main "+c.f), c.got, c.want)
@@ -736,7 +775,7 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 			{"Lost Time", cp.LostTime}, {"Idle Time", cp.IdleTime}, {"Communications", cp.Communications},
 			{"Insufficient Parallelism", cp.InsufficientParallelism}, {"Real Sync", cp.RealSync},
 			{"Load Imbalance", cp.LoadImbalance}, {"Potential Sync", cp.PotentialSync},
-			{"Time Variation", cp.TimeVariation},
+			{"Time Variation", cp.TimeVariation}, {"Overlap", cp.Overlap},
 		} {
 			v := vals[c.f]
 			lo, hi, mean := v[ranks[0]], v[ranks[0]], 0.0
