@@ -3,6 +3,7 @@ package analyzer
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -21,6 +22,7 @@ type ivlStat struct {
 	exe                                   int
 	exec, sendrecv, coll, sys, rs, lr, ps int64
 	tv, ov                                int64
+	ip                                    float64 // Insufficient Parallelism, ns
 	send, recv, wait, colln, sysn         int64
 	// gaps are the gaps between MPI calls that end at a call made in
 	// the interval (report-format.md, Rank: gaps), on the rank's own
@@ -38,6 +40,12 @@ type ivlOpen struct {
 	at  int64
 }
 
+// ivlSpan is one entry of an interval (key), from its start to its end.
+type ivlSpan struct {
+	key      string
+	from, to int64
+}
+
 // ivlModel is the reference model of TestRandomIntervals, written from
 // docs/characteristics.md §2–§5 and §8.5–§8.6, not from the analyzer: each
 // processor's stack of open intervals, and per interval and processor the
@@ -48,11 +56,13 @@ type ivlModel struct {
 	stats    map[string][]*ivlStat // by interval key, by rank; nil: not executed
 	mainColl map[string]int64      // collective instances, on the member of rank 0 of their communicator (§5)
 	stack    [][]ivlOpen           // by rank; [0] is the whole program
+	spans    [][]ivlSpan           // by rank, every entry of an interval, once left
 	warns    []string              // the warnings the Pcontrol mistakes must give
 }
 
 func newIvlModel(n int) *ivlModel {
-	return &ivlModel{stats: map[string][]*ivlStat{}, mainColl: map[string]int64{}, stack: make([][]ivlOpen, n)}
+	return &ivlModel{stats: map[string][]*ivlStat{}, mainColl: map[string]int64{}, stack: make([][]ivlOpen, n),
+		spans: make([][]ivlSpan, n)}
 }
 
 func (m *ivlModel) open(r int, key string, num, at int64) {
@@ -83,6 +93,7 @@ func (m *ivlModel) enter(r int, num, at int64) {
 func (m *ivlModel) closeTop(r int, at int64) {
 	top := m.stack[r][len(m.stack[r])-1]
 	m.stats[top.key][r].exec += at - top.at
+	m.spans[r] = append(m.spans[r], ivlSpan{top.key, top.at, at})
 	m.stack[r] = m.stack[r][:len(m.stack[r])-1]
 }
 
@@ -141,8 +152,12 @@ func (m *ivlModel) each(r int, f func(*ivlStat)) {
 type ivlProg struct {
 	rng        *rand.Rand
 	ranks      []*tracetest.Rank
-	lastExit   []int64 // by rank, the exit of its latest call, on its own clock
+	lastExit   []int64      // by rank, the exit of its latest call, on its own clock
 	covered    [][][2]int64 // by rank, the time its nonblocking operations' windows covered (§8.7), in order
+	mpi        [][][2]int64 // by rank, its calls in Communications (entry, exit)
+	secs       [][]ivlSpan  // by rank, its sequential sections' executions (key: the section number)
+	secOpen    []int64      // by rank, the section open (0: none) and its start
+	secFrom    []int64
 	offset     []int64 // by rank, its clock's offset (ns) and drift (ppm), as given to Skew
 	ppm        []float64
 	m          *ivlModel
@@ -169,6 +184,7 @@ func (p *ivlProg) call(r, cl int, fn string, entry, exit int64, count func(*ivlS
 func (p *ivlProg) callRun(r, cl int, fn string, calls, inner, entry, exit int64, count func(*ivlStat)) {
 	gap := p.local(r, entry) - p.lastExit[r] - inner
 	p.lastExit[r] = p.local(r, exit)
+	p.mpi[r] = append(p.mpi[r], [2]int64{entry, exit})
 	p.m.each(r, func(s *ivlStat) {
 		s.gaps = append(s.gaps, gap)
 		for i := int64(1); i < calls; i++ {
@@ -247,6 +263,11 @@ func (p *ivlProg) pcontrol(r int, level int32, arg int64) {
 		p.m.enter(r, arg, k.Now())
 	case 101:
 		p.m.leave(r, arg, entry)
+	case 102:
+		p.secOpen[r], p.secFrom[r] = arg, k.Now()
+	case 103:
+		p.secs[r] = append(p.secs[r], ivlSpan{strconv.FormatInt(arg, 10), p.secFrom[r], entry})
+		p.secOpen[r] = 0
 	}
 }
 
@@ -267,6 +288,10 @@ func (p *ivlProg) gap(r int) {
 	switch x := p.rng.IntN(20); {
 	case x == 0:
 		p.pcontrol(r, 7, 1)
+	case x == 3 && p.secOpen[r] == 0:
+		p.pcontrol(r, 102, int64(1+p.rng.IntN(2)))
+	case x == 3 || x == 4 && p.secOpen[r] != 0:
+		p.pcontrol(r, 103, p.secOpen[r])
 	case p.unbalanced && x == 1:
 		p.pcontrol(r, 101, int64(1+p.rng.IntN(5)))
 	case p.unbalanced && x == 2 && depth > 0:
@@ -507,14 +532,16 @@ func (p *ivlProg) collective(c *tracetest.Comm) {
 // ranks, collectives on a random communicator and system calls, with
 // MPI_Pcontrol intervals entered and left at random between the calls of
 // each rank independently (so some ranks only enter some intervals), and
-// MPI_Finalize. A balanced program leaves every interval before
-// MPI_Finalize. Every rank but 0 has its clock offset, and with drift
+// MPI_Finalize; sequential sections 1 and 2 (one at a time) start and end
+// at random points too, across the intervals' boundaries. A balanced
+// program leaves every interval before MPI_Finalize. Every rank but 0 has its clock offset, and with drift
 // drifting, by random amounts, which the alignment must undo.
 func randomIntervals(rng *rand.Rand, unbalanced, drift bool) (*tracetest.Run, *ivlModel) {
 	n := 2 + rng.IntN(3)
 	run, ranks := start(n)
 	p := &ivlProg{rng: rng, ranks: ranks, m: newIvlModel(n), unbalanced: unbalanced,
-		lastExit: make([]int64, n), covered: make([][][2]int64, n), offset: make([]int64, n), ppm: make([]float64, n)}
+		lastExit: make([]int64, n), covered: make([][][2]int64, n), mpi: make([][][2]int64, n),
+		secs: make([][]ivlSpan, n), secOpen: make([]int64, n), secFrom: make([]int64, n), offset: make([]int64, n), ppm: make([]float64, n)}
 	for r, k := range ranks[1:] {
 		if drift {
 			p.ppm[r+1] = float64(rng.IntN(201) - 100)
@@ -579,6 +606,9 @@ func randomIntervals(rng *rand.Rand, unbalanced, drift bool) (*tracetest.Run, *i
 	}
 	for r, k := range ranks {
 		p.gap(r)
+		if p.secOpen[r] != 0 {
+			p.pcontrol(r, 103, p.secOpen[r])
+		}
 		if !unbalanced || rng.IntN(2) == 0 {
 			for len(p.m.stack[r]) > 1 {
 				p.pcontrol(r, 101, p.m.stack[r][len(p.m.stack[r])-1].num)
@@ -588,7 +618,45 @@ func randomIntervals(rng *rand.Rand, unbalanced, drift bool) (*tracetest.Run, *i
 		p.m.finish(r, k.Now())
 	}
 	finish(run)
+	p.sections()
 	return run, p.m
+}
+
+// sections adds Insufficient Parallelism (§3.8): the j-th execution of
+// section k on each processor is one instance, executed by K processors;
+// each interval gets, per execution, its time inside the interval less
+// the time in MPI calls (Communications) there, times (K−1)/K.
+func (p *ivlProg) sections() {
+	type inst struct {
+		k string
+		j int
+	}
+	procs := map[inst]int{}
+	for r := range p.secs {
+		nth := map[string]int{}
+		for _, sc := range p.secs[r] {
+			procs[inst{sc.key, nth[sc.key]}]++
+			nth[sc.key]++
+		}
+	}
+	for r := range p.secs {
+		nth := map[string]int{}
+		for _, sc := range p.secs[r] {
+			k := float64(procs[inst{sc.key, nth[sc.key]}])
+			nth[sc.key]++
+			for _, sp := range p.m.spans[r] {
+				lo, hi := max(sc.from, sp.from), min(sc.to, sp.to)
+				if lo >= hi {
+					continue
+				}
+				seq := hi - lo
+				for _, c := range p.mpi[r] {
+					seq -= max(0, min(c[1], hi)-max(c[0], lo))
+				}
+				p.m.stats[sp.key][r].ip += float64(seq) * (k - 1) / k
+			}
+		}
+	}
 }
 
 // checkIntervals compares every interval of rep (analyzed with MaxLevel
@@ -648,17 +716,17 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 		if iv.ExeCount != maxExe {
 			t.Errorf("%s ExeCount %d, want %d", what(""), iv.ExeCount, maxExe)
 		}
-		// Derived figures (§3.7–3.11; no sequential sections here, so
-		// Insufficient Parallelism is 0).
-		prod := map[int]int64{}
-		maxProd := int64(-1 << 62)
+		// Derived figures (§3.7–3.11), in ns.
+		prod := map[int]float64{}
+		maxProd := math.Inf(-1)
 		for _, r := range ranks {
 			s := st[r]
-			prod[r] = s.exec - (s.sendrecv + s.coll + s.sys)
+			prod[r] = float64(s.exec-(s.sendrecv+s.coll+s.sys)) - s.ip
 			maxProd = max(maxProd, prod[r])
 		}
 		var sum ivlStat
-		var sumProd, sumLost, sumIdle, sumLI int64
+		var sumProd, sumLost, sumLI, sumIP float64
+		var sumIdle int64
 		vals := map[string]map[int]float64{}
 		keep := func(f string, r int, v float64) {
 			if vals[f] == nil {
@@ -670,7 +738,7 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 			r, s := ranks[k], st[ranks[k]]
 			comm := s.sendrecv + s.coll + s.sys
 			idle := maxExec - s.exec
-			lost := comm + idle
+			lost := float64(comm+idle) + s.ip
 			if rk.ExeCount != s.exe {
 				t.Errorf("%s rank %d ExeCount %d, want %d", what(""), r, rk.ExeCount, s.exe)
 			}
@@ -689,10 +757,10 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 				{"Time Variation", rk.TimeVariation, sec(s.tv)},
 				{"Overlap", rk.Overlap, sec(s.ov)},
 				{"Idle Time", rk.IdleTime, sec(idle)},
-				{"Lost Time", rk.LostTime, sec(lost)},
-				{"Productive Time", rk.ProductiveTime, sec(prod[r])},
-				{"Load Imbalance", rk.LoadImbalance, sec(maxProd - prod[r])},
-				{"Insufficient Parallelism", rk.InsufficientParallelism, 0},
+				{"Lost Time", rk.LostTime, lost / 1e9},
+				{"Productive Time", rk.ProductiveTime, prod[r] / 1e9},
+				{"Load Imbalance", rk.LoadImbalance, (maxProd - prod[r]) / 1e9},
+				{"Insufficient Parallelism", rk.InsufficientParallelism, s.ip / 1e9},
 			} {
 				expect(t, what(fmt.Sprintf("rank %d %s", r, c.f)), c.got, c.want)
 				keep(c.f, r, c.want)
@@ -715,7 +783,7 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 			sum.sendrecv, sum.coll, sum.sys = sum.sendrecv+s.sendrecv, sum.coll+s.coll, sum.sys+s.sys
 			sum.rs, sum.lr, sum.ps, sum.tv, sum.ov = sum.rs+s.rs, sum.lr+s.lr, sum.ps+s.ps, sum.tv+s.tv, sum.ov+s.ov
 			sum.send, sum.recv, sum.wait, sum.sysn = sum.send+s.send, sum.recv+s.recv, sum.wait+s.wait, sum.sysn+s.sysn
-			sumProd, sumLost, sumIdle, sumLI = sumProd+prod[r], sumLost+lost, sumIdle+idle, sumLI+maxProd-prod[r]
+			sumProd, sumLost, sumIdle, sumLI, sumIP = sumProd+prod[r], sumLost+lost, sumIdle+idle, sumLI+maxProd-prod[r], sumIP+s.ip
 		}
 		mn := &iv.Main
 		total := sec(maxExec) * float64(len(ranks))
@@ -725,8 +793,8 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 		}{
 			{"Execution Time", mn.ExecutionTime, sec(maxExec)},
 			{"Total Time", mn.TotalTime, total},
-			{"Productive Time", mn.ProductiveTime, sec(sumProd)},
-			{"Lost Time", mn.LostTime, sec(sumLost)},
+			{"Productive Time", mn.ProductiveTime, sumProd / 1e9},
+			{"Lost Time", mn.LostTime, sumLost / 1e9},
 			{"Communications", mn.Communications, sec(sum.sendrecv + sum.coll + sum.sys)},
 			{"SendRecv Time", mn.SendRecvTime, sec(sum.sendrecv)},
 			{"Collective Time", mn.CollectiveTime, sec(sum.coll)},
@@ -734,16 +802,16 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 			{"Real Sync", mn.RealSync, sec(sum.rs)},
 			{"Late receiver", mn.LateReceiver, sec(sum.lr)},
 			{"Idle Time", mn.IdleTime, sec(sumIdle)},
-			{"Load Imbalance", mn.LoadImbalance, sec(sumLI)},
+			{"Load Imbalance", mn.LoadImbalance, sumLI / 1e9},
 			{"Potential Sync", mn.PotentialSync, sec(sum.ps)},
 			{"Time Variation", mn.TimeVariation, sec(sum.tv)},
 			{"Overlap", mn.Overlap, sec(sum.ov)},
-			{"Insufficient Parallelism", mn.InsufficientParallelism, 0},
+			{"Insufficient Parallelism", mn.InsufficientParallelism, sumIP / 1e9},
 		} {
 			expect(t, what("Main "+c.f), c.got, c.want)
 		}
 		if total > 0 {
-			if e := sec(sumProd) / total; mn.Efficiency < e-1e-4 || mn.Efficiency > e+1e-4 {
+			if e := sumProd / 1e9 / total; mn.Efficiency < e-1e-4 || mn.Efficiency > e+1e-4 {
 				t.Errorf("%s Main efficiency %g, want %g", what(""), mn.Efficiency, e)
 			}
 		}
@@ -785,12 +853,16 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 			expect(t, what("Comparative "+c.f+" min"), c.st.Min, lo)
 			expect(t, what("Comparative "+c.f+" max"), c.st.Max, hi)
 			expect(t, what("Comparative "+c.f+" mean"), c.st.Mean, mean)
-			// The first processor where the extreme occurs; with a
-			// drifting clock, any whose figure is within tol of it.
+			// The first processor where the extreme occurs; or any that
+			// ties with it: report.Derive computes the derived figures in
+			// float seconds, so that of two processors whose Productive
+			// Time is the same number of ns (198 − 38 µs, 170 − 10 µs)
+			// either may come out larger by a rounding (1e-20 s) and hold
+			// the maximum. With a drifting clock, any within tol of it.
 			onProc := func(p int, x float64) bool {
 				for _, r := range ranks {
 					if near(v[r], x) {
-						return p == r || tol > 1e-8 && near(v[p], x)
+						return p == r || v[p] == x || tol > 1e-8 && near(v[p], x)
 					}
 				}
 				return false
@@ -856,8 +928,9 @@ func checkGapsMix(t *testing.T, what string, rp *report.RankProfile, s *ivlStat,
 // §2–§5 written in the test: every interval reported (and only those up
 // to the level asked for), and in each, per processor, Execution Time,
 // SendRecv, Collective and System Time, Real Sync and its Late receiver
-// part, Potential Sync and Time Variation, Idle, Lost and Productive
-// Time, Load Imbalance, the call counts and ExeCount, with the main
+// part, Potential Sync, Time Variation, Overlap, Insufficient
+// Parallelism, Idle, Lost and Productive Time, Load Imbalance, the call
+// counts and ExeCount, the gaps and the call mix, with the main
 // characteristics and the comparative ones. With 1, 2 and 4 workers, and
 // through analyzeOpts (invariants, the distributed replay). A third of
 // the programs make Pcontrol mistakes (leaving an interval that is not
