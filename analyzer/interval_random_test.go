@@ -160,6 +160,7 @@ type ivlProg struct {
 	secFrom    []int64
 	offset     []int64 // by rank, its clock's offset (ns) and drift (ppm), as given to Skew
 	ppm        []float64
+	issends    uint64 // MPI_Issend requests made
 	m          *ivlModel
 	unbalanced bool // Pcontrol mistakes: leaving intervals not open, crossing pairs, intervals left open
 }
@@ -306,8 +307,8 @@ func (p *ivlProg) gap(r int) {
 
 // p2p sends one message from s to d on MPI_COMM_WORLD (tag 0). The send
 // is an MPI_Send, short or long enough now and then to be still in
-// progress when the receive is posted (Late receiver, §8.6), or an
-// MPI_Isend completed by MPI_Wait; the receive an MPI_Recv (now and then
+// progress when the receive is posted (Late receiver, §8.6), an MPI_Ssend,
+// or an MPI_Isend or MPI_Issend completed by MPI_Wait; the receive an MPI_Recv (now and then
 // after an MPI_Probe, which gets the Real Sync, §8.4), or an MPI_Irecv
 // completed by MPI_Wait (now and then after an unsuccessful MPI_Test,
 // which counts its time only). Gaps between the calls may move either
@@ -319,7 +320,7 @@ func (p *ivlProg) p2p(s, d int) {
 	p.gap(d)
 	ts := ks.Now() + p.micros(0, 60)
 	tp := kd.Now() + p.micros(0, 60) // the receive's first call
-	mode := p.rng.IntN(3)
+	mode := p.rng.IntN(5)
 	dur := p.micros(1, 2) // a blocking send's
 	if p.rng.IntN(2) == 0 {
 		dur = p.micros(1, 100)
@@ -362,22 +363,52 @@ func (p *ivlProg) p2p(s, d int) {
 		p.call(d, ivlSendRecv, "MPI_Wait", tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs })
 	}
 	ks.At(ts)
-	if mode < 2 {
-		ks.Send(int32(d), 0, 8, dur)
-		lr := int64(0)
-		if ts < post && post < ts+dur {
-			lr = post - ts
+	// late is the Late receiver of a call from entry to exit that waits
+	// for the receive's posting (§8.6).
+	late := func(entry, exit int64) int64 {
+		if entry < post && post < exit {
+			return post - entry
 		}
-		p.call(s, ivlSendRecv, "MPI_Send", ts, ts+dur, func(x *ivlStat) { x.send++; x.rs += lr; x.lr += lr })
+		return 0
+	}
+	switch mode {
+	case 0, 1, 3:
+		fn := "MPI_Send"
+		if mode == 3 {
+			// MPI_Ssend returns once the receive is posted.
+			fn, dur = "MPI_Ssend", max(ts, post)+p.micros(1, 10)-ts
+			ks.Ssend(int32(d), 0, 8, dur)
+		} else {
+			ks.Send(int32(d), 0, 8, dur)
+		}
+		lr := late(ts, ts+dur)
+		p.call(s, ivlSendRecv, fn, ts, ts+dur, func(x *ivlStat) { x.send++; x.rs += lr; x.lr += lr })
+		return
+	case 2:
+		q := ks.Isend(int32(d), 0, 8, us)
+		p.call(s, ivlSendRecv, "MPI_Isend", ts, ts+us, func(x *ivlStat) { x.send++ })
+		p.gap(s)
+		tw, wd := ks.Now(), p.micros(1, 5)
+		ks.Wait(q, wd)
+		p.overlap(s, []int64{ts}, tw)
+		p.call(s, ivlSendRecv, "MPI_Wait", tw, tw+wd, func(x *ivlStat) { x.wait++ })
 		return
 	}
-	q := ks.Isend(int32(d), 0, 8, us)
-	p.call(s, ivlSendRecv, "MPI_Isend", ts, ts+us, func(x *ivlStat) { x.send++ })
+	// MPI_Issend: its wait returns once the receive is posted, and gets
+	// the Late receiver (§8.6). (Request ids above tracetest's.)
+	p.issends++
+	id := uint64(1<<40 + p.issends)
+	ks.Call("MPI_Issend", us, traceformat.Event{Attr: traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrReqs,
+		SendPeer: int32(d), SendBytes: 8, Reqs: []uint64{id}})
+	p.call(s, ivlSendRecv, "MPI_Issend", ts, ts+us, func(x *ivlStat) { x.send++ })
 	p.gap(s)
-	tw, wd := ks.Now(), p.micros(1, 5)
-	ks.Wait(q, wd)
+	tw := ks.Now()
+	exit := max(tw, post) + p.micros(1, 10)
+	ks.Call("MPI_Wait", exit-tw, traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrStatus, Reqs: []uint64{id},
+		Status: []traceformat.Status{{Source: traceformat.NoStatus, Tag: traceformat.NoStatus}}})
 	p.overlap(s, []int64{ts}, tw)
-	p.call(s, ivlSendRecv, "MPI_Wait", tw, tw+wd, func(x *ivlStat) { x.wait++ })
+	lr := late(tw, exit)
+	p.call(s, ivlSendRecv, "MPI_Wait", tw, exit, func(x *ivlStat) { x.wait++; x.rs += lr; x.lr += lr })
 }
 
 // gather sends one message from every other rank to d, which posts an
