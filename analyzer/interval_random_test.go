@@ -29,7 +29,22 @@ type ivlStat struct {
 	// clock; fns the calls and time per MPI function (call_mix).
 	gaps []int64
 	fns  map[string]*[2]int64
+	// to are the messages sent, by destination (comm_matrix: at the
+	// send); rcvd and lat the messages received and their summed latency,
+	// send entry to the receiving call's exit (message_sizes: at the
+	// receive). Every message has 8 bytes.
+	to        map[int]int64
+	rcvd, lat int64
 }
+
+func (s *ivlStat) sent(d int) {
+	if s.to == nil {
+		s.to = map[int]int64{}
+	}
+	s.to[d]++
+}
+
+func (s *ivlStat) received(lat int64) { s.rcvd, s.lat = s.rcvd+1, s.lat+lat }
 
 // ivlOpen is an interval open on a processor: its key (the path written
 // "1/2", "" for the whole program), its number and the time it was
@@ -334,7 +349,7 @@ func (p *ivlProg) p2p(s, d int) {
 		exit := max(tp, ts) + p.micros(1, 10)
 		kd.Recv(int32(s), 0, 8, exit-tp)
 		rs := max(0, ts-tp)
-		p.call(d, ivlSendRecv, "MPI_Recv", tp, exit, func(x *ivlStat) { x.recv++; x.rs += rs })
+		p.call(d, ivlSendRecv, "MPI_Recv", tp, exit, func(x *ivlStat) { x.recv++; x.rs += rs; x.received(exit - ts) })
 	case 1:
 		exit := max(tp, ts) + p.micros(1, 10)
 		kd.Call("MPI_Probe", exit-tp, probeEv(int32(s), 0, traceformat.Status{Source: int32(s)}))
@@ -343,7 +358,8 @@ func (p *ivlProg) p2p(s, d int) {
 		p.gap(d)
 		post = kd.Now()
 		kd.Recv(int32(s), 0, 8, p.micros(1, 3))
-		p.call(d, ivlSendRecv, "MPI_Recv", post, kd.Now(), func(x *ivlStat) { x.recv++ })
+		post2 := kd.Now()
+		p.call(d, ivlSendRecv, "MPI_Recv", post, kd.Now(), func(x *ivlStat) { x.recv++; x.received(post2 - ts) })
 	case 2:
 		post = tp
 		q := kd.Irecv(int32(s), 0, 8, us)
@@ -360,7 +376,7 @@ func (p *ivlProg) p2p(s, d int) {
 		kd.At(tw).Wait(q, exit-tw)
 		p.overlap(d, []int64{max(tp, ts)}, tw)
 		rs := max(0, ts-tw)
-		p.call(d, ivlSendRecv, "MPI_Wait", tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs })
+		p.call(d, ivlSendRecv, "MPI_Wait", tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs; x.received(exit - ts) })
 	}
 	ks.At(ts)
 	// late is the Late receiver of a call from entry to exit that waits
@@ -382,11 +398,11 @@ func (p *ivlProg) p2p(s, d int) {
 			ks.Send(int32(d), 0, 8, dur)
 		}
 		lr := late(ts, ts+dur)
-		p.call(s, ivlSendRecv, fn, ts, ts+dur, func(x *ivlStat) { x.send++; x.rs += lr; x.lr += lr })
+		p.call(s, ivlSendRecv, fn, ts, ts+dur, func(x *ivlStat) { x.send++; x.sent(d); x.rs += lr; x.lr += lr })
 		return
 	case 2:
 		q := ks.Isend(int32(d), 0, 8, us)
-		p.call(s, ivlSendRecv, "MPI_Isend", ts, ts+us, func(x *ivlStat) { x.send++ })
+		p.call(s, ivlSendRecv, "MPI_Isend", ts, ts+us, func(x *ivlStat) { x.send++; x.sent(d) })
 		p.gap(s)
 		tw, wd := ks.Now(), p.micros(1, 5)
 		ks.Wait(q, wd)
@@ -400,7 +416,7 @@ func (p *ivlProg) p2p(s, d int) {
 	id := uint64(1<<40 + p.issends)
 	ks.Call("MPI_Issend", us, traceformat.Event{Attr: traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrReqs,
 		SendPeer: int32(d), SendBytes: 8, Reqs: []uint64{id}})
-	p.call(s, ivlSendRecv, "MPI_Issend", ts, ts+us, func(x *ivlStat) { x.send++ })
+	p.call(s, ivlSendRecv, "MPI_Issend", ts, ts+us, func(x *ivlStat) { x.send++; x.sent(d) })
 	p.gap(s)
 	tw := ks.Now()
 	exit := max(tw, post) + p.micros(1, 10)
@@ -429,7 +445,7 @@ func (p *ivlProg) gather(d int) {
 		p.call(d, ivlSendRecv, "MPI_Irecv", posts[s], posts[s]+us, func(x *ivlStat) { x.recv++ })
 	}
 	lastSend := int64(0)
-	var sends []int64 // the windows' starts
+	var sends, sendAt []int64 // the windows' starts, the sends' entries
 	for s, ks := range p.ranks {
 		if s == d {
 			continue
@@ -442,8 +458,9 @@ func (p *ivlProg) gather(d int) {
 		if ts < posts[s] && posts[s] < ts+dur {
 			lr = posts[s] - ts
 		}
-		p.call(s, ivlSendRecv, "MPI_Send", ts, ts+dur, func(x *ivlStat) { x.send++; x.rs += lr; x.lr += lr })
+		p.call(s, ivlSendRecv, "MPI_Send", ts, ts+dur, func(x *ivlStat) { x.send++; x.sent(d); x.rs += lr; x.lr += lr })
 		lastSend = max(lastSend, ts)
+		sendAt = append(sendAt, ts)
 		sends = append(sends, max(posts[s], ts))
 	}
 	p.gap(d)
@@ -452,7 +469,13 @@ func (p *ivlProg) gather(d int) {
 	kd.Waitall(reqs, exit-tw)
 	p.overlap(d, sends, tw)
 	rs := max(0, lastSend-tw)
-	p.call(d, ivlSendRecv, "MPI_Waitall", tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs })
+	p.call(d, ivlSendRecv, "MPI_Waitall", tw, exit, func(x *ivlStat) {
+		x.wait++
+		x.rs += rs
+		for _, t := range sendAt {
+			x.received(exit - t)
+		}
+	})
 }
 
 // exchange is an MPI_Sendrecv between a and b (tag 2): each one's Real
@@ -468,7 +491,7 @@ func (p *ivlProg) exchange(a, b int) {
 		exit := max(entry[r], entry[o]) + p.micros(1, 10)
 		p.ranks[r].At(entry[r]).Sendrecv(int32(o), 2, 8, int32(o), 2, 8, exit-entry[r])
 		rs := max(0, entry[o]-entry[r])
-		p.call(r, ivlSendRecv, "MPI_Sendrecv", entry[r], exit, func(x *ivlStat) { x.send++; x.recv++; x.rs += rs })
+		p.call(r, ivlSendRecv, "MPI_Sendrecv", entry[r], exit, func(x *ivlStat) { x.send++; x.recv++; x.rs += rs; x.sent(o); x.received(exit - entry[o]) })
 	}
 }
 
@@ -747,6 +770,7 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 		if iv.ExeCount != maxExe {
 			t.Errorf("%s ExeCount %d, want %d", what(""), iv.ExeCount, maxExe)
 		}
+		checkMessages(t, what(""), iv, st, tol)
 		// Derived figures (§3.7–3.11), in ns.
 		prod := map[int]float64{}
 		maxProd := math.Inf(-1)
@@ -904,6 +928,42 @@ func checkIntervals(t *testing.T, name string, rep *report.Report, m *ivlModel, 
 			if !onProc(c.st.MaxProc, hi) {
 				t.Errorf("%s max on processor %d, want the first with %.9f s", what("Comparative "+c.f), c.st.MaxProc, hi)
 			}
+		}
+	}
+}
+
+// checkMessages compares an interval's comm_matrix and message_sizes
+// with the model's messages (report-format.md).
+func checkMessages(t *testing.T, what string, iv *report.Interval, st []*ivlStat, tol float64) {
+	t.Helper()
+	n := len(st)
+	msgs, bytes := make([][]int64, n), make([][]int64, n)
+	var sent, rcvd, lat int64
+	for r := range n {
+		msgs[r], bytes[r] = make([]int64, n), make([]int64, n)
+		if st[r] == nil {
+			continue
+		}
+		for d, k := range st[r].to {
+			msgs[r][d], bytes[r][d] = k, 8*k
+			sent += k
+		}
+		rcvd, lat = rcvd+st[r].rcvd, lat+st[r].lat
+	}
+	switch cm := iv.CommMatrix; {
+	case sent == 0 && cm != nil:
+		t.Errorf("%s comm_matrix %v, want none", what, cm.Messages)
+	case sent > 0 && (cm == nil || !slices.EqualFunc(cm.Messages, msgs, slices.Equal) || !slices.EqualFunc(cm.Bytes, bytes, slices.Equal)):
+		t.Errorf("%s comm_matrix %+v, want messages %v", what, cm, msgs)
+	}
+	switch ms := iv.MessageSizes; {
+	case rcvd == 0 && len(ms) > 0:
+		t.Errorf("%s message_sizes %+v, want none", what, ms)
+	case rcvd > 0 && (len(ms) != 1 || ms[0].MinBytes != 8 || ms[0].MaxBytes != 15 || ms[0].Messages != rcvd || ms[0].Bytes != 8*rcvd):
+		t.Errorf("%s message_sizes %+v, want %d messages of 8 bytes", what, ms, rcvd)
+	case rcvd > 0:
+		if want := float64(lat) / float64(rcvd) / 1e9; ms[0].Latency < want-tol || ms[0].Latency > want+tol {
+			t.Errorf("%s message latency %.9f s, want %.9f s", what, ms[0].Latency, want)
 		}
 	}
 }
