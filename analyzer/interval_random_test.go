@@ -165,19 +165,22 @@ func (m *ivlModel) each(r int, f func(*ivlStat)) {
 // ivlProg builds a random program and its model together: every call is
 // recorded on its rank's trace and its figures added to the model.
 type ivlProg struct {
-	rng        *rand.Rand
-	ranks      []*tracetest.Rank
-	lastExit   []int64      // by rank, the exit of its latest call, on its own clock
-	covered    [][][2]int64 // by rank, the time its nonblocking operations' windows covered (§8.7), in order
-	mpi        [][][2]int64 // by rank, its calls in Communications (entry, exit)
-	secs       [][]ivlSpan  // by rank, its sequential sections' executions (key: the section number)
-	secOpen    []int64      // by rank, the section open (0: none) and its start
-	secFrom    []int64
-	offset     []int64 // by rank, its clock's offset (ns) and drift (ppm), as given to Skew
-	ppm        []float64
-	issends    uint64 // MPI_Issend requests made
-	m          *ivlModel
-	unbalanced bool // Pcontrol mistakes: leaving intervals not open, crossing pairs, intervals left open
+	rng      *rand.Rand
+	ranks    []*tracetest.Rank
+	lastExit []int64      // by rank, the exit of its latest call, on its own clock
+	covered  [][][2]int64 // by rank, the time its nonblocking operations' windows covered (§8.7), in order
+	mpi      [][][2]int64 // by rank, its calls in Communications (entry, exit)
+	secs     [][]ivlSpan  // by rank, its sequential sections' executions (key: the section number)
+	secOpen  []int64      // by rank, the section open (0: none) and its start
+	secFrom  []int64
+	offset   []int64 // by rank, its clock's offset (ns) and drift (ppm), as given to Skew
+	ppm      []float64
+	issends  uint64 // MPI_Issend requests made
+	// psend and precv are the persistent send and receive requests, by
+	// sender and receiver.
+	psend, precv map[[2]int]tracetest.Req
+	m            *ivlModel
+	unbalanced   bool // Pcontrol mistakes: leaving intervals not open, crossing pairs, intervals left open
 }
 
 // Call classes (§3.2).
@@ -331,19 +334,34 @@ func (p *ivlProg) gap(r int) {
 // start and its wait, lie in different intervals.
 func (p *ivlProg) p2p(s, d int) {
 	ks, kd := p.ranks[s], p.ranks[d]
+	mode, rmode := p.rng.IntN(6), p.rng.IntN(4) // the send's form, the receive's
 	p.gap(s)
 	p.gap(d)
+	// A persistent request is made at its first use, in whatever
+	// interval is current then.
+	pair := [2]int{s, d}
+	if _, ok := p.psend[pair]; mode == 5 && !ok {
+		t0 := ks.Now()
+		p.psend[pair] = ks.SendInit(int32(d), 0, 8, us)
+		p.call(s, ivlSendRecv, "MPI_Send_init", t0, t0+us, nil)
+		p.gap(s)
+	}
+	if _, ok := p.precv[pair]; rmode == 3 && !ok {
+		t0 := kd.Now()
+		p.precv[pair] = kd.RecvInit(int32(s), 0, 8, us)
+		p.call(d, ivlSendRecv, "MPI_Recv_init", t0, t0+us, nil)
+		p.gap(d)
+	}
 	ts := ks.Now() + p.micros(0, 60)
 	tp := kd.Now() + p.micros(0, 60) // the receive's first call
-	mode := p.rng.IntN(5)
-	dur := p.micros(1, 2) // a blocking send's
+	dur := p.micros(1, 2)            // a blocking send's
 	if p.rng.IntN(2) == 0 {
 		dur = p.micros(1, 100)
 	}
 	// The receiver first: the sender's Late receiver needs the posting.
 	kd.At(tp)
 	var post int64
-	switch p.rng.IntN(3) {
+	switch rmode {
 	case 0:
 		post = tp
 		exit := max(tp, ts) + p.micros(1, 10)
@@ -360,10 +378,19 @@ func (p *ivlProg) p2p(s, d int) {
 		kd.Recv(int32(s), 0, 8, p.micros(1, 3))
 		post2 := kd.Now()
 		p.call(d, ivlSendRecv, "MPI_Recv", post, kd.Now(), func(x *ivlStat) { x.recv++; x.received(post2 - ts) })
-	case 2:
+	case 2, 3:
+		// MPI_Irecv, or MPI_Start of a persistent receive: a receive
+		// call each (§3.12).
 		post = tp
-		q := kd.Irecv(int32(s), 0, 8, us)
-		p.call(d, ivlSendRecv, "MPI_Irecv", tp, tp+us, func(x *ivlStat) { x.recv++ })
+		var q tracetest.Req
+		fn := "MPI_Irecv"
+		if rmode == 3 {
+			q, fn = p.precv[pair], "MPI_Start"
+			kd.Start(q, us)
+		} else {
+			q = kd.Irecv(int32(s), 0, 8, us)
+		}
+		p.call(d, ivlSendRecv, fn, tp, tp+us, func(x *ivlStat) { x.recv++ })
 		p.gap(d)
 		if p.rng.IntN(3) == 0 {
 			t0 := kd.Now()
@@ -400,9 +427,18 @@ func (p *ivlProg) p2p(s, d int) {
 		lr := late(ts, ts+dur)
 		p.call(s, ivlSendRecv, fn, ts, ts+dur, func(x *ivlStat) { x.send++; x.sent(d); x.rs += lr; x.lr += lr })
 		return
-	case 2:
-		q := ks.Isend(int32(d), 0, 8, us)
-		p.call(s, ivlSendRecv, "MPI_Isend", ts, ts+us, func(x *ivlStat) { x.send++; x.sent(d) })
+	case 2, 5:
+		// MPI_Isend, or MPI_Start of a persistent send: a send call each
+		// (§3.12), the message counted at it.
+		var q tracetest.Req
+		fn := "MPI_Isend"
+		if mode == 5 {
+			q, fn = p.psend[pair], "MPI_Start"
+			ks.Start(q, us)
+		} else {
+			q = ks.Isend(int32(d), 0, 8, us)
+		}
+		p.call(s, ivlSendRecv, fn, ts, ts+us, func(x *ivlStat) { x.send++; x.sent(d) })
 		p.gap(s)
 		tw, wd := ks.Now(), p.micros(1, 5)
 		ks.Wait(q, wd)
@@ -595,7 +631,7 @@ func randomIntervals(rng *rand.Rand, unbalanced, drift bool) (*tracetest.Run, *i
 	run, ranks := start(n)
 	p := &ivlProg{rng: rng, ranks: ranks, m: newIvlModel(n), unbalanced: unbalanced,
 		lastExit: make([]int64, n), covered: make([][][2]int64, n), mpi: make([][][2]int64, n),
-		secs: make([][]ivlSpan, n), secOpen: make([]int64, n), secFrom: make([]int64, n), offset: make([]int64, n), ppm: make([]float64, n)}
+		psend: map[[2]int]tracetest.Req{}, precv: map[[2]int]tracetest.Req{}, secs: make([][]ivlSpan, n), secOpen: make([]int64, n), secFrom: make([]int64, n), offset: make([]int64, n), ppm: make([]float64, n)}
 	for r, k := range ranks[1:] {
 		if drift {
 			p.ppm[r+1] = float64(rng.IntN(201) - 100)
@@ -660,6 +696,18 @@ func randomIntervals(rng *rand.Rand, unbalanced, drift bool) (*tracetest.Run, *i
 	}
 	for r, k := range ranks {
 		p.gap(r)
+		for s := range n {
+			for _, pq := range []struct {
+				req map[[2]int]tracetest.Req
+				key [2]int
+			}{{p.psend, [2]int{r, s}}, {p.precv, [2]int{s, r}}} {
+				if q, ok := pq.req[pq.key]; ok {
+					t0 := k.Now()
+					k.RequestFree(q, us)
+					p.call(r, ivlSendRecv, "MPI_Request_free", t0, t0+us, nil)
+				}
+			}
+		}
 		if p.secOpen[r] != 0 {
 			p.pcontrol(r, 103, p.secOpen[r])
 		}
