@@ -393,17 +393,37 @@ func (p *ivlProg) p2p(s, d int) {
 		p.call(d, ivlSendRecv, fn, tp, tp+us, func(x *ivlStat) { x.recv++ })
 		p.gap(d)
 		if p.rng.IntN(3) == 0 {
+			// Unsuccessful MPI_Test: alone, or a run of them the tracer
+			// folded, with its inner gaps: their time only, no Wait
+			// Number (§3.12).
+			calls, inner := int64(1), int64(0)
+			if p.rng.IntN(2) == 0 {
+				calls = int64(2 + p.rng.IntN(20))
+				inner = (calls - 1) * int64(100+p.rng.IntN(500))
+				kd.Compute(inner)
+			}
 			t0 := kd.Now()
-			kd.Test(q, false, p.micros(1, 3))
-			p.call(d, ivlSendRecv, "MPI_Test", t0, kd.Now(), nil)
+			if calls > 1 {
+				kd.Test(q, false, p.micros(1, 3), tracetest.FoldedGaps(uint32(calls), inner))
+			} else {
+				kd.Test(q, false, p.micros(1, 3))
+			}
+			p.callRun(d, ivlSendRecv, "MPI_Test", calls, inner, t0, kd.Now(), nil)
 			p.gap(d)
 		}
+		// MPI_Wait, or a successful MPI_Test: Real Sync alike (§3.3).
 		tw := kd.Now() + p.micros(0, 30)
 		exit := max(tw, ts) + p.micros(1, 10)
-		kd.At(tw).Wait(q, exit-tw)
+		fn = "MPI_Wait"
+		if p.rng.IntN(4) == 0 {
+			fn = "MPI_Test"
+			kd.At(tw).Test(q, true, exit-tw)
+		} else {
+			kd.At(tw).Wait(q, exit-tw)
+		}
 		p.overlap(d, []int64{max(tp, ts)}, tw)
 		rs := max(0, ts-tw)
-		p.call(d, ivlSendRecv, "MPI_Wait", tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs; x.received(exit - ts) })
+		p.call(d, ivlSendRecv, fn, tw, exit, func(x *ivlStat) { x.wait++; x.rs += rs; x.received(exit - ts) })
 	}
 	ks.At(ts)
 	// late is the Late receiver of a call from entry to exit that waits
