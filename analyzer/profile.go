@@ -186,8 +186,14 @@ func (pr *profRank) gapTo(a *acc, e *traceformat.Event) {
 // skipGap makes e the previous call without counting the gap before it
 // (a call before the program's start or after its end, or one that
 // delimits it, an interval or a section). (max with gapFrom: on a
-// multi-threaded rank another thread's call may still be in MPI.)
+// multi-threaded rank another thread's call may still be in MPI.) The
+// first call sets gapFrom outright: a local clock may read negative times
+// (a trace's times are signed), which a max with gapFrom's zero value
+// would lose, making every later gap 0.
 func (pr *profRank) skipGap(e *traceformat.Event) {
+	if !pr.hasPrev {
+		pr.gapFrom = e.Entry
+	}
 	pr.gapFrom, pr.hasPrev = max(pr.gapFrom, e.Entry, e.Exit), true
 }
 

@@ -162,8 +162,19 @@ func TestProfileViews(t *testing.T) {
 // 700 and those three, 7 gaps, 6210 ns; median 510's bin middle (503.5,
 // [496, 511], 500's bin).
 func TestProfileGapsIntervals(t *testing.T) {
+	checkProfileGapsIntervals(t, 0)
+}
+
+// The same gaps on a clock that reads negative times (a trace's times are
+// signed: base_ns is an int64): the gap before a call is not measured from
+// time 0.
+func TestProfileGapsNegativeClock(t *testing.T) {
+	checkProfileGapsIntervals(t, -s)
+}
+
+func checkProfileGapsIntervals(t *testing.T, offset int64) {
 	run := tracetest.NewRun(1)
-	r := run.Rank(0)
+	r := run.Rank(0).Skew(offset, 0)
 	r.Init(1000)
 	for _, g := range []int64{500, 500, 510} {
 		r.Compute(g).System("MPI_Comm_rank", 100)
