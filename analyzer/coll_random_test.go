@@ -9,14 +9,26 @@ import (
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
-// collSink keeps, by rank, the collective instance of each call that
-// joined one, in call order.
-type collSink struct{ got [][]uint64 }
+// collSink keeps, by rank, the ties of calls to collective instances in
+// call order: the instances each call joined (Coll, More), then those it
+// completed (Done).
+type collSink struct{ got [][]sinkTie }
 
-func (s *collSink) Start(ranks int) { s.got = make([][]uint64, ranks) }
+type sinkTie struct {
+	coll uint64
+	done bool
+}
+
+func (s *collSink) Start(ranks int) { s.got = make([][]sinkTie, ranks) }
 func (s *collSink) Call(rank int, c *TimelineCall) {
 	if c.Coll != 0 {
-		s.got[rank] = append(s.got[rank], c.Coll)
+		s.got[rank] = append(s.got[rank], sinkTie{coll: c.Coll})
+	}
+	for _, h := range c.More {
+		s.got[rank] = append(s.got[rank], sinkTie{coll: h})
+	}
+	for _, h := range c.Done {
+		s.got[rank] = append(s.got[rank], sinkTie{coll: h, done: true})
 	}
 }
 func (s *collSink) Span(int, *TimelineSpan) {}
@@ -28,9 +40,10 @@ func (s *collSink) Span(int, *TimelineSpan) {}
 // over MPI_COMM_WORLD, a communicator of all ranks in reverse order and
 // one of all but the last rank, each rank entering each call at a random
 // time and leaving it at a random time after the last member entered.
-// Every member's k-th blocking call on a communicator joins one instance
-// (the timeline names the instance of blocking calls only), and
-// each rank's Potential Sync and Time Variation are those of
+// Every member's k-th call on a communicator joins one instance, the
+// start of a nonblocking one as a blocking one, and the wait completing a
+// start is tied to the start's instance (the timeline sink's Coll and
+// Done), and each rank's Potential Sync and Time Variation are those of
 // docs/characteristics.md §3.4–3.5 summed by hand: the latest entry less
 // its own, the latest exit less its own, whatever the collective's shape
 // (DVM's; Scalasca's patterns only split it). With 1, 2 and 4 workers, and
@@ -54,7 +67,9 @@ func TestRandomCollectives(t *testing.T) {
 			k.At(ms)
 		}
 		ps, tv := make([]int64, n), make([]int64, n)
-		wantInst := make([][]int, n) // by rank, the global index of each call
+		// By rank, the operation (its index) each tie names, in call
+		// order, and whether it completes it.
+		wantInst, wantDone := make([][]int, n), make([][]bool, n)
 		for op := range 40 {
 			c := comms[rng.IntN(len(comms))]
 			kind := rng.IntN(6)
@@ -82,6 +97,8 @@ func TestRandomCollectives(t *testing.T) {
 					}
 					k.At(waits[r]).Wait(q, max(waits[r], lastStart)+int64(1+rng.IntN(20))*us-waits[r])
 					ps[r] += max(0, lastStart-waits[r])
+					wantInst[r] = append(wantInst[r], op, op)
+					wantDone[r] = append(wantDone[r], false, true)
 				}
 				continue
 			}
@@ -116,6 +133,7 @@ func TestRandomCollectives(t *testing.T) {
 				ps[r] += last - entry[r]
 				tv[r] += lastExit - exits[r]
 				wantInst[r] = append(wantInst[r], op)
+				wantDone[r] = append(wantDone[r], false)
 			}
 		}
 		finish(run)
@@ -141,10 +159,13 @@ func TestRandomCollectives(t *testing.T) {
 			seen := map[uint64]int{}
 			for r := range n {
 				if len(sink.got[r]) != len(wantInst[r]) {
-					t.Fatalf("%s: rank %d joined %d instances, want %d", name, r, len(sink.got[r]), len(wantInst[r]))
+					t.Fatalf("%s: rank %d has %d ties to instances, want %d", name, r, len(sink.got[r]), len(wantInst[r]))
 				}
-				for i, h := range sink.got[r] {
-					op := wantInst[r][i]
+				for i, tie := range sink.got[r] {
+					op, h := wantInst[r][i], tie.coll
+					if tie.done != wantDone[r][i] {
+						t.Errorf("%s: rank %d's tie %d (operation %d): done %v, want %v", name, r, i, op, tie.done, wantDone[r][i])
+					}
 					if g, ok := inst[op]; ok && g != h {
 						t.Errorf("%s: rank %d's call of operation %d joined another instance than the other members'", name, r, op)
 					}

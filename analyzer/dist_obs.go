@@ -134,6 +134,7 @@ func (w *resWriter) tlRank(o *tlRank) {
 		w.i(int64(c.key.group))
 		w.i(int64(c.key.split))
 		w.u(uint64(c.key.n))
+		w.bool(c.done)
 	}
 	w.u(uint64(len(o.spans)))
 	for _, s := range o.spans {
@@ -249,6 +250,7 @@ func (r *resReader) tlRank(size, budget int, spans map[string]*rnode) *tlRank {
 		c.key.comm, c.key.seq = r.u(), r.u()
 		c.key.group, c.key.split = r.i32("group"), r.i32("split")
 		c.key.n = int64(r.u())
+		c.done = r.bool()
 		o.colls = append(o.colls, c)
 	}
 	n = r.count("interval executions")

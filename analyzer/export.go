@@ -21,8 +21,11 @@ import (
 // and its host; the rank's MPI calls as complete events on its first
 // thread, with the call site (SRC id, file and line), bytes, peer and the
 // time lost to a late partner in their args; each message received as a
-// flow from its send to the call that received it; and the intervals'
-// executions as complete events on a second thread.
+// flow from its send to the call that received it; each collective
+// instance's members tied by an id in their args (the call that joined
+// it, and the one that completed a nonblocking or persistent collective's
+// request), with a flow from such a start to its completion; and the
+// intervals' executions as complete events on a second thread.
 //
 // It observes the replay as the timeline recorder does (observe.go) and
 // streams: while the ranks replay, on several goroutines, each appends
@@ -64,8 +67,9 @@ type ChromeExport struct {
 // same category, name and id; Chrome DevTools also binds a flow to a
 // slice only of the same category.
 const (
-	chromeCat  = "mpi"
-	chromeFlow = "message"
+	chromeCat      = "mpi"
+	chromeFlow     = "message"
+	chromeCollFlow = "collective" // a nonblocking collective's start to its completion
 )
 
 // start creates the spool before the replay.
@@ -158,7 +162,18 @@ const (
 	recCall     = 1 // Δentry from the previous call, dur, lost, bytes, peer, fn, site, trace fn, calls, thread, inner gaps
 	recMsg      = 2 // src, send entry, entry of the receiving call
 	recInterval = 3 // enter, leave, level, path…
-	maxRecord   = 1 + 16*binary.MaxVarintLen64
+	// recTie: a tie of the next call record's call to a collective
+	// instance (obsCall's): tie flags, then the instance's collHash (8
+	// bytes). Before the call, so that the call's slice is written with
+	// its ties in its args.
+	recTie    = 4
+	maxRecord = 1 + 16*binary.MaxVarintLen64
+)
+
+// Tie flags of a recTie.
+const (
+	tieDone  = 1 << iota // the call completed the instance's request
+	tieStart             // the call joined it by a nonblocking or persistent start
 )
 
 // exRank spools one rank. Only that rank's replay touches it until the
@@ -174,7 +189,12 @@ type exRank struct {
 	fns         []*fnInfo
 	open        []openSpan
 	threads     []uint32 // the calling threads seen, ascending
-	flows       int64    // messages received from a rank of the run: the flows written
+	// flows: the flows written: messages received from a rank of the run,
+	// and nonblocking collectives' starts linked to their completions.
+	flows int64
+	// pending: the nonblocking or persistent collective instances this
+	// rank started (by collHash) and has not completed yet.
+	pending map[uint64]struct{}
 }
 
 func (o *exRank) extend(from, to int64) {
@@ -207,6 +227,20 @@ func (o *exRank) record(c *obsCall) {
 		o.fns = append(o.fns, c.fi)
 		o.fnIdx[c.fi] = fi
 	}
+	if c.inColl {
+		fl := byte(0)
+		if c.collReq {
+			fl = tieStart
+		}
+		o.tie(c.collKey, fl)
+	}
+	for _, t := range c.ties {
+		if t.done {
+			o.tie(t.key, tieDone)
+		} else {
+			o.tie(t.key, tieStart)
+		}
+	}
 	o.room()
 	b := append(o.buf, recCall)
 	b = binary.AppendVarint(b, c.entry-o.prev)
@@ -233,6 +267,27 @@ func (o *exRank) record(c *obsCall) {
 		b = binary.AppendVarint(b, c.entry)
 		o.buf = b
 	}
+}
+
+// tie spools a tie of the call being recorded to instance k, and counts
+// the flow of a start to its completion (writeFlows writes it).
+func (o *exRank) tie(k collKey, fl byte) {
+	h := collHash(k)
+	switch fl {
+	case tieStart:
+		if o.pending == nil {
+			o.pending = map[uint64]struct{}{}
+		}
+		o.pending[h] = struct{}{}
+	case tieDone:
+		if _, ok := o.pending[h]; ok {
+			delete(o.pending, h)
+			o.flows++
+		}
+	}
+	o.room()
+	b := append(o.buf, recTie, fl)
+	o.buf = binary.LittleEndian.AppendUint64(b, h)
 }
 
 func (o *exRank) interval(n *rnode, at int64, enter bool) {
@@ -266,6 +321,8 @@ type exportRecord struct {
 	enter, leave            int64
 	path                    [8]int
 	level                   int
+	tie                     byte   // recTie's flags
+	coll                    uint64 // recTie's instance
 }
 
 // spoolReader reads one rank's records back.
@@ -336,6 +393,13 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 		r.prev = rec.entry
 	case recMsg:
 		rec.src, rec.send, rec.entry = int32(uv()), sv(), sv()
+	case recTie:
+		if len(b) < 10 {
+			bad = true
+			break
+		}
+		rec.tie, rec.coll = b[1], binary.LittleEndian.Uint64(b[2:])
+		i = 10
 	case recInterval:
 		rec.enter, rec.leave = sv(), sv()
 		rec.level = int(uv())
@@ -539,9 +603,12 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, defs 
 	siteArgs := map[[2]uint32][]byte{}
 	var rec exportRecord
 	var args []byte
+	var ties []exportRecord // of the next call
 	rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
 	for rd.scan(&rec) {
 		switch rec.kind {
+		case recTie:
+			ties = append(ties, rec)
 		case recCall:
 			fi := o.fns[rec.fn]
 			sk := [2]uint32{rec.site, rec.traceFn}
@@ -579,6 +646,9 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, defs 
 					args = chrome.AppendMicros(args, rec.dur+rec.inner)
 				}
 			}
+			args = appendTies(args, `,"coll":"`, ties, false)
+			args = appendTies(args, `,"completes":"`, ties, true)
+			ties = ties[:0]
 			w.Complete(r+1, run.tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-run.origin, rec.dur, args)
 			x.Calls++
 			if sendThreads {
@@ -600,6 +670,40 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, defs 
 		}
 	}
 	return rd.err
+}
+
+// appendTies appends member key (`,"coll":"`) with the instances of ties
+// that are done or not, as appendCollID spells them, space-separated; nothing
+// when there are none.
+func appendTies(args []byte, key string, ties []exportRecord, done bool) []byte {
+	n := 0
+	for _, t := range ties {
+		if (t.tie&tieDone != 0) != done {
+			continue
+		}
+		if n == 0 {
+			args = append(args, key...)
+		} else {
+			args = append(args, ' ')
+		}
+		args = appendCollID(args, t.coll)
+		n++
+	}
+	if n > 0 {
+		args = append(args, '"')
+	}
+	return args
+}
+
+// appendCollID appends a collective instance's id in the export: its
+// collHash in 16 hex digits, the same on every member (a string: a JSON
+// number would lose digits in a viewer's doubles).
+func appendCollID(b []byte, h uint64) []byte {
+	const hex = "0123456789abcdef"
+	for s := 60; s >= 0; s -= 4 {
+		b = append(b, hex[h>>uint(s)&15])
+	}
+	return b
 }
 
 // defsOf is the definitions of rank r's replay among reps, nil when it
@@ -650,9 +754,40 @@ func (x *ChromeExport) writeFlows(w *chrome.Writer, run *chromeRun, r int, id *u
 	var rec exportRecord
 	rd := &spoolReader{sp: x.sp, chunks: x.sp.chunks[r], rank: r}
 	var thread uint32 // of the call the messages that follow it belong to
+	// The nonblocking collectives started and not yet completed: where
+	// their starting call is. The ties of the next call.
+	type at struct {
+		entry  int64
+		thread uint32
+	}
+	var started map[uint64]at
+	var ties []exportRecord
 	for rd.scan(&rec) {
+		if rec.kind == recTie {
+			ties = append(ties, rec)
+			continue
+		}
 		if rec.kind == recCall {
 			thread = rec.thread
+			for _, t := range ties {
+				switch t.tie {
+				case tieStart:
+					if started == nil {
+						started = map[uint64]at{}
+					}
+					started[t.coll] = at{rec.entry, rec.thread}
+				case tieDone:
+					s, ok := started[t.coll]
+					if !ok {
+						break
+					}
+					delete(started, t.coll)
+					*id++
+					w.FlowStart(r+1, run.tidOf(r, s.thread), chromeCat, chromeCollFlow, *id, s.entry-run.origin)
+					w.FlowEnd(r+1, run.tidOf(r, rec.thread), chromeCat, chromeCollFlow, *id, rec.entry-run.origin)
+				}
+			}
+			ties = ties[:0]
 		}
 		if rec.kind != recMsg || rec.src < 0 || int(rec.src) >= run.size {
 			continue

@@ -58,11 +58,27 @@ type obsCall struct {
 	entry, exit, lost, bytes int64
 	peer                     int32   // partner's world rank, -1 none
 	msgs                     []tlMsg // messages the call received (box unset)
-	// The collective instance it joined and the latest entry it waited
-	// for (collHas: it waited for one).
+	// The collective instance it joined first (a blocking collective's,
+	// or the one a nonblocking or persistent collective's start joined)
+	// and the latest entry it waited for (collHas: it waited for one).
 	inColl, collHas bool
 	collKey         collKey
 	collLatest      int64
+	// collReq: it joined collKey by a start whose request a later call
+	// completes (collStart).
+	collReq bool
+	// ties are its other ties to instances: those it completed (a
+	// Wait/Test call completing nonblocking or persistent collectives'
+	// requests) and those it joined past the first (MPI_Startall of
+	// several persistent collectives).
+	ties []collTie
+}
+
+// collTie ties a call to a collective instance besides obsCall.collKey:
+// done, it completed the instance's request; else it joined it too.
+type collTie struct {
+	key  collKey
+	done bool
 }
 
 // newRankObs is the observer of rp's replay, nil when nothing observes.
@@ -87,7 +103,29 @@ func (o *rankObs) recv(src int32, send int64, ok bool) {
 // the latest entry it waited for (has: it waited for one).
 func (o *rankObs) coll(k collKey, latest int64, has bool) {
 	if o != nil {
-		o.c.collKey, o.c.inColl, o.c.collLatest, o.c.collHas = k, true, latest, has
+		o.c.collKey, o.c.inColl, o.c.collLatest, o.c.collHas, o.c.collReq = k, true, latest, has, false
+	}
+}
+
+// collStart notes that the call being replayed joined instance k by
+// starting a nonblocking or persistent collective (it waits for nobody),
+// whose request a later call completes (collDone).
+func (o *rankObs) collStart(k collKey) {
+	if o == nil {
+		return
+	}
+	if !o.c.inColl {
+		o.c.collKey, o.c.inColl, o.c.collHas, o.c.collReq = k, true, false, true
+		return
+	}
+	o.c.ties = append(o.c.ties, collTie{key: k})
+}
+
+// collDone notes that the call being replayed completed this rank's part
+// of nonblocking or persistent instance k (its request).
+func (o *rankObs) collDone(k collKey) {
+	if o != nil {
+		o.c.ties = append(o.c.ties, collTie{key: k, done: true})
 	}
 }
 
@@ -125,12 +163,12 @@ func (o *rankObs) call(e *traceformat.Event, fi *fnInfo, entry, exit, realSync i
 	}
 	o.release(o.rp.fixedAt)
 	o.hold(c)
-	c.msgs = c.msgs[:0]
+	c.msgs, c.ties = c.msgs[:0], c.ties[:0]
 	c.inColl = false
 }
 
-// hold keeps a copy of c until it is fixed; the copy's messages reuse the
-// storage of the slot's earlier occupant.
+// hold keeps a copy of c until it is fixed; the copy's messages and ties
+// reuse the storage of the slot's earlier occupant.
 func (o *rankObs) hold(c *obsCall) {
 	n := len(o.held)
 	if n < cap(o.held) {
@@ -140,8 +178,12 @@ func (o *rankObs) hold(c *obsCall) {
 	}
 	h := &o.held[n]
 	msgs := append(h.msgs[:0], c.msgs...)
+	ties := h.ties[:0]
+	if len(c.ties) > 0 {
+		ties = append(ties, c.ties...)
+	}
 	*h = *c
-	h.msgs = msgs
+	h.msgs, h.ties = msgs, ties
 }
 
 // release hands on the held calls that end at or before fixed (no
@@ -165,16 +207,18 @@ func (o *rankObs) release(fixed int64) {
 		o.held = o.held[:0]
 		return
 	}
-	// Shift the rest down; the released slots' message storage moves to
-	// the free slots at the end, so that no two slots share it.
+	// Shift the rest down; the released slots' message and tie storage
+	// moves to the free slots at the end, so that no two slots share it.
 	var buf [8][]tlMsg
-	spare := buf[:0]
+	var tbuf [8][]collTie
+	spare, tspare := buf[:0], tbuf[:0]
 	for j := 0; j < i; j++ {
 		spare = append(spare, o.held[j].msgs[:0])
+		tspare = append(tspare, o.held[j].ties[:0])
 	}
 	n := copy(o.held, o.held[i:])
 	for j := n; j < len(o.held); j++ {
-		o.held[j] = obsCall{msgs: spare[j-n]}
+		o.held[j] = obsCall{msgs: spare[j-n], ties: tspare[j-n]}
 	}
 	o.held = o.held[:n]
 }
@@ -305,9 +349,18 @@ type TimelineCall struct {
 	// as Lane.Thread.
 	Thread int32
 	// Coll identifies the collective instance the call joined, the same
-	// on every member (a hash of the instance's key); 0 none.
+	// on every member (a hash of the instance's key); 0 none. A blocking
+	// collective joins its instance; so do the start of a nonblocking
+	// collective (MPI_Ibarrier …) and MPI_Start of a persistent one
+	// (MPI_Barrier_init …), whose request the Wait/Test call that
+	// completes it lists in Done.
 	Coll uint64
-	Msgs []TimelineMsg // the messages the call received
+	// More are the instances the call joined besides Coll (MPI_Startall
+	// of several persistent collectives); Done those whose request it
+	// completed (MPI_Wait, MPI_Waitall over several MPI_Ibarrier …), in
+	// the order of its requests. Identified as Coll; reused as Msgs.
+	More, Done []uint64
+	Msgs       []TimelineMsg // the messages the call received
 }
 
 // TimelineMsg is a message received: its sender and the send's entry.
@@ -385,9 +438,13 @@ type tlMsg struct {
 	box  int32 // the receiving call's box
 }
 
+// tlColl ties call box to instance key: the call joined it, or, done,
+// completed its request (obsCall.ties). A box's first tie that is not
+// done is the one Lane.Coll gives.
 type tlColl struct {
-	box int32
-	key collKey
+	box  int32
+	key  collKey
+	done bool
 }
 
 // tlSpan is one execution of an interval kept in detail.
@@ -439,6 +496,14 @@ func (o *tlRank) toSink(c *obsCall) {
 	sc.Site, sc.Coll = si, 0
 	if c.inColl {
 		sc.Coll = collHash(c.collKey)
+	}
+	sc.More, sc.Done = sc.More[:0], sc.Done[:0]
+	for _, t := range c.ties {
+		if t.done {
+			sc.Done = append(sc.Done, collHash(t.key))
+		} else {
+			sc.More = append(sc.More, collHash(t.key))
+		}
 	}
 	sc.Msgs = sc.Msgs[:0]
 	for _, m := range c.msgs {
@@ -495,6 +560,9 @@ func (o *tlRank) record(c *obsCall) {
 		}
 		if c.inColl {
 			o.colls = append(o.colls, tlColl{box: i, key: c.collKey})
+		}
+		for _, t := range c.ties {
+			o.colls = append(o.colls, tlColl{box: i, key: t.key, done: t.done})
 		}
 	}
 }

@@ -175,6 +175,10 @@ func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, ro
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++
+	} else if e.Attr&traceformat.AttrReqs != 0 {
+		rp.obs.collStart(key)
+	} else {
+		rp.obs.coll(key, 0, false) // completed at once, below
 	}
 	if e.Attr&traceformat.AttrReqs != 0 {
 		for i, id := range e.Reqs {
@@ -213,6 +217,7 @@ func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint3
 	}
 	att := collAtt{node: node, site: site, comp: rp.comp(entry)}
 	for _, r := range rp.icDone {
+		rp.obs.collDone(r.in.key)
 		rp.contrib = rp.x.icollDone(r.in, r.idx, rp.rank, entry, dur, att, rp.contrib)
 		rp.applyContrib()
 	}

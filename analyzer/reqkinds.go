@@ -89,6 +89,7 @@ func (rp *replayer) pcollStart(rq *request, entry int64, node *rnode) {
 		rp.unmatchedColls++
 	} else {
 		rq.ticket = rp.icollSlot(icollRef{in: in, idx: idx})
+		rp.obs.collStart(key)
 	}
 	rp.applyContrib()
 }

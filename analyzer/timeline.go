@@ -200,7 +200,16 @@ func (t *TimelineRecorder) lanes(put func(*report.Lane) error) error {
 				id = len(insts)
 				insts[c.key] = id
 			}
-			ln.Coll[c.box] = id
+			if !c.done && ln.Coll[c.box] < 0 {
+				ln.Coll[c.box] = id
+				continue
+			}
+			if ln.Ties == nil {
+				ln.Ties = &report.CollTies{Call: []int{}, Coll: []int{}, Done: []bool{}}
+			}
+			ln.Ties.Call = append(ln.Ties.Call, int(c.box))
+			ln.Ties.Coll = append(ln.Ties.Coll, id)
+			ln.Ties.Done = append(ln.Ties.Done, c.done)
 		}
 		sp := &ln.Spans
 		sp.Start, sp.Dur = make([]int64, len(o.spans)), make([]int64, len(o.spans))

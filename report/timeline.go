@@ -63,7 +63,15 @@ type Lane struct {
 	Site  []int   `json:"site"`  // SRC id of the call site (Report SRC.ID), 0 unknown
 	Bytes []int64 `json:"bytes"` // sent plus received
 	Peer  []int   `json:"peer"`  // partner's world rank (the sender of a receive), -1 none
-	Coll  []int   `json:"coll"`  // collective instance (same number on every member), -1 none
+	// Coll is the collective instance each call joined (the same number
+	// on every member), -1 none: a blocking collective's, or the one the
+	// start of a nonblocking collective (MPI_Ibarrier …) or MPI_Start of
+	// a persistent one joined. The call that completes such a start's
+	// request is tied to its instance in Ties.
+	Coll []int `json:"coll"`
+	// Ties are the calls' other ties to collective instances (absent when
+	// there are none).
+	Ties *CollTies `json:"ties,omitempty"`
 	// Thread is the calling thread of each call (0: the thread that
 	// called MPI_Init); absent when every call is thread 0's. A
 	// multi-threaded rank's calls overlap in time: one sub-lane per thread.
@@ -78,6 +86,19 @@ type Lane struct {
 	// Overview: per bin, ns spent in each kind of call and lost to late
 	// partners.
 	Overview Overview `json:"overview"`
+}
+
+// CollTies are ties of calls to collective instances besides Lane.Coll,
+// column by column, in call order: call Call[i] (an index into the
+// lane's columns) completed the request of instance Coll[i] (Done[i]:
+// the MPI_Wait, MPI_Waitall … of a nonblocking or persistent collective;
+// a call completing several requests has a tie for each) or joined it
+// besides the instance in Lane.Coll (MPI_Startall of several persistent
+// collectives). Instances are numbered as Lane.Coll numbers them.
+type CollTies struct {
+	Call []int  `json:"call"`
+	Coll []int  `json:"coll"`
+	Done []bool `json:"done"`
 }
 
 // Spans are interval executions, column by column, in the order they were left

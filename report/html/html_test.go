@@ -201,6 +201,43 @@ func TestBrowser(t *testing.T) {
 	}
 }
 
+// TestBrowserTimelineCollLinks: the timeline ties each start of a
+// nonblocking or persistent collective to the call that completed it,
+// on every rank: MPI_Ibarrier and MPI_Ibcast to their MPI_Waitall,
+// MPI_Start to its MPI_Wait (3 links on each of 3 ranks); the blocking
+// MPI_Barrier has none.
+func TestBrowserTimelineCollLinks(t *testing.T) {
+	const us = tracetest.US
+	run := tracetest.NewRun(3)
+	for r := range 3 {
+		k := run.Rank(r).Init(us)
+		k.Compute(int64(r) * 10 * us)
+		a, b := k.Ibarrier(us), k.Ibcast(0, 8, us)
+		k.Waitall([]tracetest.Req{a, b}, 100*us-k.Now())
+		k.Barrier(us)
+		p := k.CollInit("MPI_Barrier_init", -1, us)
+		k.Start(p, us)
+		k.Wait(p, 200*us-k.Now())
+		k.RequestFree(p, us).Finalize(us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &analyzer.TimelineRecorder{}
+	rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, _ := write(t, rep, rec.Timeline())
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	if !strings.Contains(tlDiv, `data-coll-links="9"`) {
+		t.Errorf("timeline element %s lacks data-coll-links=\"9\"", tlDiv)
+	}
+}
+
 // TestBrowserTimeline: the timeline of a three-rank run with two messages
 // (tracetest.TwoMessages, analyzer's timelineRun) draws three lanes and counts two
 // messages, with the detail complete and cut to one call per rank.

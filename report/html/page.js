@@ -521,15 +521,51 @@
     const lanes = tl.lanes, n = lanes.length;
     const emptySpans = { start: [], dur: [], interval: [], level: [] };
     const spansOf = (l) => l.spans || emptySpans;
+    // Collective instances, from the calls that joined them (l.coll, and
+    // the ties that are not completions: MPI_Startall of several
+    // persistent collectives): the rows they span and their latest entry
+    // (of a nonblocking collective, its latest start).
     function collInsts(ls) {
       const inst = new Map();
-      ls.forEach((l, j) => l.coll.forEach((c, k) => {
-        if (c < 0) return;
+      const add = (c, j, t) => {
         let e = inst.get(c);
-        if (!e) inst.set(c, (e = { lo: j, hi: j, t: l.start[k] }));
-        e.lo = Math.min(e.lo, j); e.hi = Math.max(e.hi, j); e.t = Math.max(e.t, l.start[k]);
+        if (!e) inst.set(c, (e = { lo: j, hi: j, t }));
+        e.lo = Math.min(e.lo, j); e.hi = Math.max(e.hi, j); e.t = Math.max(e.t, t);
+      };
+      ls.forEach((l, j) => l.coll.forEach((c, k) => {
+        if (c >= 0) add(c, j, l.start[k]);
+        const ts = l.tie && l.tie[k];
+        if (Array.isArray(ts)) for (const [x, done] of ts) if (!done) add(x, j, l.start[k]);
       }));
       return [...inst.values()].sort((a, b) => a.t - b.t);
+    }
+    // tieColumn makes a lane's ties (l.ties, by tie) a column by call:
+    // null, or the call's [instance, done] pairs.
+    function tieColumn(l) {
+      const col = new Array(l.start.length).fill(null);
+      l.ties.call.forEach((i, k) => (col[i] = col[i] || []).push([l.ties.coll[k], l.ties.done[k]]));
+      return col;
+    }
+    // collLinks ties, in each row, the start of a nonblocking or
+    // persistent collective (MPI_Ibarrier, MPI_Start …) to the call that
+    // completed its request: from the start's end (a) to that call's
+    // start (b).
+    function collLinks(ls) {
+      const out = [];
+      ls.forEach((l, j) => {
+        if (!l.tie) return;
+        const started = new Map();
+        for (let k = 0; k < l.start.length; k++) {
+          const ts = l.tie[k];
+          if (l.coll[k] >= 0) started.set(l.coll[k], l.start[k] + l.dur[k]);
+          if (!Array.isArray(ts)) continue;
+          for (const [x, done] of ts) {
+            if (!done) started.set(x, l.start[k] + l.dur[k]);
+            else if (started.has(x)) { out.push({ j, a: started.get(x), b: l.start[k] }); started.delete(x); }
+          }
+        }
+      });
+      return out;
     }
     // Rows drawn: one per rank, or one per thread of a rank whose calls
     // come from several threads (its threads overlap in time). blocks[j]
@@ -543,7 +579,7 @@
       blocks.push(b);
     });
     const nr = rows.length;
-    const cols = ["start", "dur", "lost", "func", "site", "bytes", "peer", "coll"];
+    const cols = ["start", "dur", "lost", "func", "site", "bytes", "peer", "coll", "tie"];
     // split gives each row its calls (in time order) from the lanes ls
     // (in the order of tl.lanes), and each multi-threaded rank a lookup of
     // the row of a call by its start (a message's send) and by its end (the
@@ -582,8 +618,11 @@
     }
     // view makes D from per-rank lanes.
     function view(ls, M, from, to, detail, bins) {
+      ls = ls.map((l) => l.ties ? Object.assign({}, l, { tie: tieColumn(l) }) : l);
       const sp = split(ls);
-      return { lanes: ls, rows: sp.rows, at: sp.at, M, from, to, detail, bins, insts: collInsts(sp.rows) };
+      const links = collLinks(sp.rows);
+      host.setAttribute("data-coll-links", String(links.length));
+      return { lanes: ls, rows: sp.rows, at: sp.at, M, from, to, detail, bins, insts: collInsts(sp.rows), links };
     }
     const noMsgs = { from: [], to: [], send: [], recv: [] };
     let D = live.window ? view([], noMsgs, 0, 0, false, 0) : view(lanes, tl.messages, 0, tl.end, true, tl.bins);
@@ -792,6 +831,17 @@
         const x = X(c.t);
         ctx.beginPath(); ctx.moveTo(x, Y(c.lo) + 1); ctx.lineTo(x, Y(c.hi) + laneH - 1); ctx.stroke();
       }
+      // Nonblocking collectives: a dashed line along the lane from each
+      // start to the call that completed it.
+      ctx.setLineDash([3, 2]);
+      drawn = 0;
+      for (const k of D.links) {
+        if (k.b < t0 || k.a > t1) continue;
+        if (++drawn > 20000) break;
+        const y = Y(k.j) + laneH / 2;
+        ctx.beginPath(); ctx.moveTo(X(k.a), y); ctx.lineTo(X(k.b), y); ctx.stroke();
+      }
+      ctx.setLineDash([]);
       // Message arrows.
       ctx.strokeStyle = "rgba(0,0,0,.6)"; ctx.fillStyle = "rgba(0,0,0,.6)";
       drawn = 0;
@@ -897,7 +947,10 @@
       if (l.lost[i] > 0) lines.push("lost to a late partner " + dur(l.lost[i]));
       if (l.bytes[i] > 0) lines.push(l.bytes[i] + " bytes");
       if (l.peer[i] >= 0) lines.push("peer rank " + l.peer[i]);
-      if (l.coll[i] >= 0) lines.push("collective instance " + l.coll[i]);
+      const ts = l.tie && Array.isArray(l.tie[i]) ? l.tie[i] : [], joined = ts.filter((x) => !x[1]).map((x) => x[0]), done = ts.filter((x) => x[1]).map((x) => x[0]);
+      if (l.coll[i] >= 0) joined.unshift(l.coll[i]);
+      if (joined.length) lines.push("collective instance" + (joined.length > 1 ? "s " : " ") + joined.join(", "));
+      if (done.length) lines.push("completes collective instance" + (done.length > 1 ? "s " : " ") + done.join(", "));
       show(lines);
     });
     canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });

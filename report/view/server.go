@@ -55,7 +55,7 @@ func New(st *Store, rep *report.Report, rec *analyzer.TimelineRecorder) (*Server
 	meta.Lanes = make([]report.Lane, len(tl.Lanes))
 	for i, ln := range tl.Lanes {
 		ln.Start, ln.Dur, ln.Lost, ln.Func, ln.Site, ln.Bytes, ln.Peer, ln.Coll = []int64{}, []int64{}, []int64{}, []int{}, []int{}, []int64{}, []int{}, []int{}
-		ln.Thread = nil // Threads stays: the page lays out the sub-lanes once
+		ln.Ties, ln.Thread = nil, nil // Threads stays: the page lays out the sub-lanes once
 		ln.Spans = report.Spans{Start: []int64{}, Dur: []int64{}, Interval: []int{}, Level: []int{}}
 		ln.Truncated, ln.DetailEnd = true, 0
 		meta.Lanes[i] = ln

@@ -161,6 +161,10 @@ const (
 	fColl               // 8 bytes of collective instance follow
 	fMsgs               // number of messages, then each message, follow
 	fThread             // thread > 0 follows (absent: thread 0)
+	// fTies: the numbers of TimelineCall.More and Done follow, then their
+	// instances (8 bytes each), More's first. Last, so that records
+	// without it read as before.
+	fTies
 )
 
 const maxCallRecord = 1 + 9*binary.MaxVarintLen64 + 8
@@ -173,7 +177,8 @@ func (s *Store) Call(rank int, c *analyzer.TimelineCall) {
 	l := s.ranks[rank]
 	l.h.add(c.Entry, c.Exit, c.Lost, kindCol(c.Kind))
 	st := &l.calls
-	if len(st.buf)+maxCallRecord+len(c.Msgs)*2*binary.MaxVarintLen64 > s.chunk && st.n > 0 {
+	ties := len(c.More) + len(c.Done)
+	if len(st.buf)+maxCallRecord+len(c.Msgs)*2*binary.MaxVarintLen64+ties*8+2*binary.MaxVarintLen64 > s.chunk && st.n > 0 {
 		s.put(st)
 	}
 	if st.n == 0 {
@@ -199,6 +204,9 @@ func (s *Store) Call(rank int, c *analyzer.TimelineCall) {
 	}
 	if c.Thread > 0 {
 		fl |= fThread
+	}
+	if ties > 0 {
+		fl |= fTies
 	}
 	b := append(st.buf, fl)
 	b = binary.AppendVarint(b, c.Entry-l.prevEntry)
@@ -226,6 +234,16 @@ func (s *Store) Call(rank int, c *analyzer.TimelineCall) {
 	}
 	if fl&fThread != 0 {
 		b = binary.AppendUvarint(b, uint64(c.Thread))
+	}
+	if fl&fTies != 0 {
+		b = binary.AppendUvarint(b, uint64(len(c.More)))
+		b = binary.AppendUvarint(b, uint64(len(c.Done)))
+		for _, h := range c.More {
+			b = binary.LittleEndian.AppendUint64(b, h)
+		}
+		for _, h := range c.Done {
+			b = binary.LittleEndian.AppendUint64(b, h)
+		}
 	}
 	st.buf = b
 	st.n++
@@ -323,6 +341,13 @@ type wcall struct {
 	fn, site, peer, thread  int
 	coll                    uint64
 	kind                    int
+	ties                    []wtie // TimelineCall.More, then Done
+}
+
+// wtie is one of TimelineCall.More (done false) or Done.
+type wtie struct {
+	coll uint64
+	done bool
 }
 
 type wmsg struct {
@@ -353,6 +378,7 @@ func (s *Store) calls(r int, from, to int64, fn func(c *wcall, msgs []wmsg)) err
 	cs := s.ranks[r].calls.chunks
 	var c wcall
 	var msgs []wmsg
+	var ties []wtie
 	for i := first(cs, from); i < len(cs) && cs[i].lo <= to; i++ {
 		ch := cs[i]
 		if cap(s.readBuf) < int(ch.size) {
@@ -427,6 +453,18 @@ func (s *Store) calls(r int, from, to int64, fn func(c *wcall, msgs []wmsg)) err
 			if fl&fThread != 0 {
 				c.thread = int(uv())
 			}
+			ties = ties[:0]
+			if fl&fTies != 0 {
+				more, done := uv(), uv()
+				if b == nil || more < 0 || done < 0 || int64(len(b))/8 < more+done {
+					return errCorrupt
+				}
+				for j := range more + done {
+					ties = append(ties, wtie{coll: binary.LittleEndian.Uint64(b), done: j >= more})
+					b = b[8:]
+				}
+			}
+			c.ties = ties
 			if b == nil {
 				return errCorrupt
 			}

@@ -156,6 +156,59 @@ func TestWindowDetail(t *testing.T) {
 	}
 }
 
+// TestWindowCollTies: the ties of nonblocking and persistent
+// collectives' starts and completions to their instances (Coll, Ties)
+// come out of the store as the in-memory timeline has them, in a window
+// of the whole run and, numbered apart, in one of a part.
+func TestWindowCollTies(t *testing.T) {
+	run := tracetest.NewRun(3)
+	for r := range 3 {
+		k := run.Rank(r).Init(us)
+		p := k.CollInit("MPI_Barrier_init", -1, us)
+		for it := range 5 {
+			k.Compute(int64(r+1) * 10 * us)
+			a := k.Ibarrier(us)
+			b := k.Ibcast(0, 8, us)
+			k.Waitall([]tracetest.Req{a, b}, int64(it+1)*1000*us-k.Now())
+			k.Start(p, us)
+			k.Barrier(us)
+			k.Wait(p, us)
+		}
+		k.RequestFree(p, us).Finalize(us)
+	}
+	ref, _, st := analyzeBoth(t, run)
+	w, err := st.Window(0, ref.End, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, ln := range ref.Lanes {
+		got := w.Lanes[j]
+		if ln.Ties == nil || len(ln.Ties.Call) != 15 {
+			t.Fatalf("rank %d: reference ties %+v, want 15", ln.Rank, ln.Ties)
+		}
+		if fmt.Sprint(got.Coll) != fmt.Sprint(ln.Coll) || fmt.Sprintf("%+v", got.Ties) != fmt.Sprintf("%+v", ln.Ties) {
+			t.Errorf("rank %d: coll %v ties %+v; want %v %+v", ln.Rank, got.Coll, got.Ties, ln.Coll, ln.Ties)
+		}
+	}
+	// A window of the fourth iteration: its calls' ties, renumbered.
+	from, to := int64(3000*us), int64(4000*us)
+	w, err = st.Window(from, to, 800)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, ln := range w.Lanes {
+		if ln.Ties == nil || len(ln.Ties.Call) < 3 {
+			t.Errorf("lane %d: ties %+v in [%d, %d], want 3 at least", j, ln.Ties, from, to)
+			continue
+		}
+		for k, i := range ln.Ties.Call {
+			if i < 0 || i >= len(ln.Start) || !ln.Ties.Done[k] {
+				t.Errorf("lane %d: tie %d to call %d of %d (done %v)", j, k, i, len(ln.Start), ln.Ties.Done[k])
+			}
+		}
+	}
+}
+
 // TestWindowOverview: over the detail limit a window is aggregated per
 // pixel; read from the calls, each lane's time per kind and lost time add
 // up to the reference's exactly; from the histograms, within rounding.

@@ -33,6 +33,7 @@ type WLane struct {
 	Bytes    []int64          `json:"bytes"`
 	Peer     []int            `json:"peer"`
 	Coll     []int            `json:"coll"`
+	Ties     *report.CollTies `json:"ties,omitempty"`
 	Thread   []int            `json:"thread,omitempty"` // absent when every call is thread 0's
 	Spans    report.Spans     `json:"spans"`
 	Overview *report.Overview `json:"overview,omitempty"`
@@ -74,6 +75,14 @@ func (s *Store) Window(from, to int64, px int) (*Window, error) {
 // than the detail limit.
 func (s *Store) detail(w *Window, gf, gt int64) (bool, error) {
 	colls := map[uint64]int{}
+	inst := func(h uint64) int {
+		id, ok := colls[h]
+		if !ok {
+			id = len(colls)
+			colls[h] = id
+		}
+		return id
+	}
 	var n int64
 	for _, r := range s.laneOrder {
 		ln := newWLane(r)
@@ -100,13 +109,17 @@ func (s *Store) detail(w *Window, gf, gt int64) (bool, error) {
 			ln.Peer = append(ln.Peer, c.peer)
 			id := -1
 			if c.coll != 0 {
-				var ok bool
-				if id, ok = colls[c.coll]; !ok {
-					id = len(colls)
-					colls[c.coll] = id
-				}
+				id = inst(c.coll)
 			}
 			ln.Coll = append(ln.Coll, id)
+			for _, t := range c.ties {
+				if ln.Ties == nil {
+					ln.Ties = &report.CollTies{Call: []int{}, Coll: []int{}, Done: []bool{}}
+				}
+				ln.Ties.Call = append(ln.Ties.Call, len(ln.Start)-1)
+				ln.Ties.Coll = append(ln.Ties.Coll, inst(t.coll))
+				ln.Ties.Done = append(ln.Ties.Done, t.done)
+			}
 			if c.thread != 0 && ln.Thread == nil {
 				ln.Thread = make([]int, len(ln.Start)-1, cap(ln.Start))
 			}

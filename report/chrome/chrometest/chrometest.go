@@ -38,8 +38,9 @@ type Slice struct {
 // Flow is a flow's two ends: the slices they bind to (indices into
 // Trace.Slices).
 type Flow struct {
-	ID       uint64
-	From, To int
+	ID        uint64
+	Cat, Name string // the same at both ends
+	From, To  int
 }
 
 type event struct {
@@ -94,9 +95,10 @@ func Read(data []byte) (*Trace, error) {
 	}
 	tr := &Trace{Processes: map[int]string{}, Threads: map[[2]int]string{}, OtherData: top.OtherData}
 	type end struct {
-		pid, tid int
-		ts       int64
-		n        int
+		pid, tid  int
+		ts        int64
+		n         int
+		cat, name string
 	}
 	starts, ends := map[uint64]end{}, map[uint64]end{}
 	for i, raw := range top.TraceEvents {
@@ -165,7 +167,7 @@ func Read(data []byte) (*Trace, error) {
 			if e.Cat == "" || e.Name == "" {
 				return nil, fmt.Errorf("event %d: flow without category or name", i)
 			}
-			m[id] = end{*e.Pid, *e.Tid, ts, i}
+			m[id] = end{*e.Pid, *e.Tid, ts, i, e.Cat, e.Name}
 		default:
 			return nil, fmt.Errorf("event %d: unexpected phase %q", i, e.Ph)
 		}
@@ -223,6 +225,9 @@ func Read(data []byte) (*Trace, error) {
 		if !ok {
 			return nil, fmt.Errorf("flow %d has no end", id)
 		}
+		if s.cat != f.cat || s.name != f.name {
+			return nil, fmt.Errorf("flow %d: start %s/%s, end %s/%s: viewers would not join them", id, s.cat, s.name, f.cat, f.name)
+		}
 		from, err := bind(s)
 		if err != nil {
 			return nil, err
@@ -231,7 +236,7 @@ func Read(data []byte) (*Trace, error) {
 		if err != nil {
 			return nil, err
 		}
-		tr.Flows = append(tr.Flows, Flow{ID: id, From: from, To: to})
+		tr.Flows = append(tr.Flows, Flow{ID: id, Cat: s.cat, Name: s.name, From: from, To: to})
 	}
 	for id := range ends {
 		if _, ok := starts[id]; !ok {
