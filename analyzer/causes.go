@@ -137,13 +137,8 @@ func (t *rankTot) addCause(k causeKey, v causeVal) {
 
 // reportCauses lists an interval's causes for the report: merged over
 // the waiting ranks by late rank and SRC ids, the longest delay first.
-func reportCauses(g *gnode, sites []map[uint32]string, siteID map[string]int) []report.Cause {
-	srcOf := func(rank int32, site uint32) int {
-		if rank < 0 || int(rank) >= len(sites) || sites[rank] == nil {
-			return 0
-		}
-		return siteID[sites[rank][site]]
-	}
+func reportCauses(g *gnode, tb *siteTable) []report.Cause {
+	srcOf := tb.srcOf
 	type key struct{ late, from, to int }
 	agg := map[key]causeVal{}
 	for _, t := range g.ranks {
