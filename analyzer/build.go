@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"encoding/binary"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -137,6 +138,15 @@ type siteTable struct {
 	fns   []string  // the function's name, by index
 	refs  []siteRef // the site's addresses, by index
 	index map[string]int32
+	// byFrames maps the function's name and the frames as module numbers
+	// (mods) and offsets, in binary, to the index: the ranks' same sites
+	// found without building their keys again.
+	byFrames map[string]int32
+	mods     map[string]uint32 // module paths, numbered
+	// modOf numbers a rank's modules (Definitions.Modules), by rank.
+	modOf [][]uint32
+	buf   []byte
+	fbuf  []siteFrame
 	// local maps a rank's (call site, function) to its index, by rank.
 	local []map[[2]uint32]int32
 	// bySite maps a rank's call site to the index of the last function
@@ -149,8 +159,58 @@ type siteTable struct {
 }
 
 func newSiteTable(ranks int) *siteTable {
-	return &siteTable{index: map[string]int32{}, local: make([]map[[2]uint32]int32, ranks),
-		bySite: make([]map[uint32]int32, ranks)}
+	return &siteTable{index: map[string]int32{}, byFrames: map[string]int32{}, mods: map[string]uint32{},
+		modOf: make([][]uint32, ranks), local: make([]map[[2]uint32]int32, ranks), bySite: make([]map[uint32]int32, ranks)}
+}
+
+// framesKey is the binary key (byFrames) of rank's site calling fn.
+func (tb *siteTable) framesKey(rank int, keys *siteKeyer, site, fn uint32) []byte {
+	mods := keys.defs.Modules
+	if tb.modOf[rank] == nil {
+		m := make([]uint32, len(mods)+1) // [0]: no module
+		for i, md := range mods {
+			n, ok := tb.mods[md.Path]
+			if !ok {
+				n = uint32(len(tb.mods))
+				tb.mods[md.Path] = n
+			}
+			m[i+1] = n
+		}
+		if n, ok := tb.mods[""]; ok {
+			m[0] = n
+		} else {
+			m[0] = uint32(len(tb.mods))
+			tb.mods[""] = m[0]
+		}
+		tb.modOf[rank] = m
+	}
+	mod := tb.modOf[rank]
+	name := "?"
+	if f := keys.defs.Function(fn); f != nil {
+		name = f.Name
+	}
+	var frames []siteFrame
+	if keys.frames != nil {
+		if int(site) < len(keys.frames) {
+			frames = keys.frames[site]
+		}
+	} else if int(site) < len(keys.defs.CallSites) {
+		frames = tb.fbuf[:0]
+		for _, pc := range keys.defs.CallSites[site] {
+			frames = append(frames, frameOf(mods, pc))
+		}
+		tb.fbuf = frames
+	}
+	b := append(tb.buf[:0], name...)
+	b = append(b, 0)
+	for _, f := range frames {
+		// Paths are numbered once over the run: equal numbers are equal
+		// paths, on any rank.
+		b = binary.LittleEndian.AppendUint32(b, mod[f.mod+1])
+		b = binary.LittleEndian.AppendUint64(b, f.off)
+	}
+	tb.buf = b
+	return b
 }
 
 // of is the index of rank's call site site calling fn (keys is the
@@ -165,13 +225,17 @@ func (tb *siteTable) of(rank int, keys *siteKeyer, site, fn uint32) int32 {
 	ck := [2]uint32{site, fn}
 	i, ok := loc[ck]
 	if !ok {
-		key, name, ref := keys.make(site, fn)
-		if i, ok = tb.index[key]; !ok {
-			i = int32(len(tb.keys))
-			tb.index[key] = i
-			tb.keys = append(tb.keys, key)
-			tb.fns = append(tb.fns, name)
-			tb.refs = append(tb.refs, ref)
+		fk := tb.framesKey(rank, keys, site, fn)
+		if i, ok = tb.byFrames[string(fk)]; !ok {
+			key, name, ref := keys.make(site, fn)
+			if i, ok = tb.index[key]; !ok {
+				i = int32(len(tb.keys))
+				tb.index[key] = i
+				tb.keys = append(tb.keys, key)
+				tb.fns = append(tb.fns, name)
+				tb.refs = append(tb.refs, ref)
+			}
+			tb.byFrames[string(fk)] = i
 		}
 		loc[ck] = i
 	}
