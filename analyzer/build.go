@@ -218,9 +218,13 @@ func (tb *siteTable) framesKey(rank int, keys *siteKeyer, site, fn uint32) []byt
 func (tb *siteTable) of(rank int, keys *siteKeyer, site, fn uint32) int32 {
 	loc := tb.local[rank]
 	if loc == nil {
-		loc = map[[2]uint32]int32{}
+		n := len(keys.defs.CallSites)
+		if keys.frames != nil {
+			n = len(keys.frames)
+		}
+		loc = make(map[[2]uint32]int32, n)
 		tb.local[rank] = loc
-		tb.bySite[rank] = map[uint32]int32{}
+		tb.bySite[rank] = make(map[uint32]int32, n)
 	}
 	ck := [2]uint32{site, fn}
 	i, ok := loc[ck]
@@ -315,7 +319,14 @@ func (k *siteKeyer) ref(site uint32) siteRef {
 
 // total sums n's subtree for one processor.
 func total(n *rnode, tb *siteTable, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot {
-	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[int32]*siteTot{}}
+	used := len(n.Value.bigSites)
+	for id := range n.Value.sites {
+		if n.Value.sites[id].used {
+			used++
+		}
+	}
+	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd,
+		sites: make(map[int32]*siteTot, used)}
 	addAcc(&t.a, n.Value)
 	t.addWaits(n.Value.culprits)
 	t.addCauses(n.Value.causes)
@@ -593,6 +604,9 @@ func interval(g *gnode, program string, tb *siteTable, sym Symbolizer) (iv repor
 // srcs merges the call sites of an interval over processors.
 func srcs(g *gnode, ranks []int, tb *siteTable, sym Symbolizer) []report.SRC {
 	byKey := map[int32]*report.SRC{}
+	if len(ranks) > 0 {
+		byKey = make(map[int32]*report.SRC, len(g.ranks[ranks[0]].sites))
+	}
 	for _, r := range ranks {
 		for k, s := range g.ranks[r].sites {
 			p := byKey[k]

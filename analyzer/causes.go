@@ -110,6 +110,9 @@ func (a *acc) addCause(late lateCall, wait, own int64) {
 
 // addCauses adds causes m (a node's) to t.
 func (t *rankTot) addCauses(m map[causeKey]*causeVal) {
+	if t.causes == nil && len(m) > 0 {
+		t.causes = make(map[causeKey]causeVal, len(m))
+	}
 	for k, v := range m {
 		t.addCause(k, *v)
 	}
@@ -140,7 +143,11 @@ func (t *rankTot) addCause(k causeKey, v causeVal) {
 func reportCauses(g *gnode, tb *siteTable) []report.Cause {
 	srcOf := tb.srcOf
 	type key struct{ late, from, to int }
-	agg := map[key]causeVal{}
+	n := 0
+	for _, t := range g.ranks {
+		n += len(t.causes)
+	}
+	agg := make(map[key]causeVal, n)
 	for _, t := range g.ranks {
 		for k, v := range t.causes {
 			if v.n <= 0 {

@@ -586,7 +586,7 @@ func (t *rankTot) addWaits(m map[waitKey]*waitVal) {
 		return
 	}
 	if t.waits == nil {
-		t.waits = map[waitKey]waitVal{}
+		t.waits = make(map[waitKey]waitVal, len(m))
 	}
 	for k, v := range m {
 		w := t.waits[k]
@@ -605,7 +605,11 @@ func reportWaits(g *gnode, tb *siteTable) []report.Wait {
 		kind                  waitKind
 		rank, late, src, lsrc int
 	}
-	agg := map[key]waitVal{}
+	n := 0
+	for _, t := range g.ranks {
+		n += len(t.waits)
+	}
+	agg := make(map[key]waitVal, n)
 	for r, t := range g.ranks {
 		for k, v := range t.waits {
 			if v.ns <= 0 || v.n <= 0 {
