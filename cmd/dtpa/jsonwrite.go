@@ -83,6 +83,35 @@ func (w *reportJSON) float(v float64) {
 		w.b = append(w.b, '0')
 		return
 	}
+	if a := math.Abs(v); a >= 1e-6 && a < 1e6 {
+		// Seconds from nanoseconds (float64(ns)/1e9): when v is the double
+		// nearest n/1e9 for an integer n of at most 15 digits, n's digits
+		// with the point 9 from the right are the shortest decimal that
+		// reads back as v (no other decimal of 15 digits or fewer is read
+		// as the same double), which is what strconv would find.
+		n := math.Round(a * 1e9)
+		if n < 1e15 && n/1e9 == a {
+			if v < 0 {
+				w.b = append(w.b, '-')
+			}
+			u := uint64(n)
+			w.b = strconv.AppendUint(w.b, u/1e9, 10)
+			if f := u % 1e9; f != 0 {
+				var d [10]byte
+				d[0] = '.'
+				for i := 9; i > 0; i-- {
+					d[i] = byte('0' + f%10)
+					f /= 10
+				}
+				end := 10
+				for d[end-1] == '0' {
+					end--
+				}
+				w.b = append(w.b, d[:end]...)
+			}
+			return
+		}
+	}
 	f := byte('f')
 	if a := math.Abs(v); a != 0 && (a < 1e-6 || a >= 1e21) {
 		f = 'e'

@@ -182,3 +182,37 @@ func TestReportJSONBadFloat(t *testing.T) {
 		}
 	}
 }
+
+// TestReportJSONFloat compares the floats with encoding/json's: seconds
+// from nanoseconds of every length, their neighbours and random doubles.
+func TestReportJSONFloat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 2))
+	check := func(v float64) {
+		t.Helper()
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &reportJSON{}
+		w.float(v)
+		if string(w.b) != string(want) {
+			t.Fatalf("%v (%#x): %s, want %s", v, math.Float64bits(v), w.b, want)
+		}
+	}
+	for range 300000 {
+		n := rng.Int64N(int64(math.Pow10(1 + rng.IntN(17))))
+		v := float64(n) / 1e9
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		check(v)
+		check(math.Nextafter(v, 0))
+		check(math.Nextafter(v, math.Inf(1)))
+		check(randomFloat(rng))
+	}
+	for _, v := range []float64{1e-6, math.Nextafter(1e-6, 0), 1e6, math.Nextafter(1e6, 0), 999999.999999999,
+		999999999999999e-9, 1e15 / 1e9, 0.1, 0.2, 0.3, 1.0 / 3, 5e-324, math.MaxFloat64} {
+		check(v)
+		check(-v)
+	}
+}
