@@ -201,8 +201,10 @@ func (tb *siteTable) framesKey(rank int, keys *siteKeyer, site, fn uint32) []byt
 		}
 		tb.fbuf = frames
 	}
-	b := append(tb.buf[:0], name...)
-	b = append(b, 0)
+	// The name's length first: the key reads back one way only, whatever
+	// bytes the name holds.
+	b := binary.AppendUvarint(tb.buf[:0], uint64(len(name)))
+	b = append(b, name...)
 	for _, f := range frames {
 		// Paths are numbered once over the run: equal numbers are equal
 		// paths, on any rank.
