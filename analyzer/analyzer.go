@@ -163,7 +163,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
@@ -617,13 +616,4 @@ func parallel(n, workers int, f func(int)) {
 	}
 	close(next)
 	wg.Wait()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"encoding/binary"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -23,7 +24,7 @@ type rankTot struct {
 	lastExit  int64
 	openAtEnd bool
 	a         acc
-	sites     map[string]*siteTot
+	sites     map[int32]*siteTot  // by siteTable index
 	waits     map[waitKey]waitVal // file-local sites (waits.go)
 	causes    map[causeKey]causeVal
 	prof      *profAcc // acc.prof, nested intervals included
@@ -31,7 +32,6 @@ type rankTot struct {
 
 type siteTot struct {
 	fn                                string
-	pcs                               siteRef
 	count, time, rs, pot, tv, overlap int64
 	late                              int64
 	minCall, maxCall, bytes           int64 // profile.go
@@ -66,7 +66,6 @@ type siteKeyer struct {
 	// rankResult.frames): defs.CallSites is then not used.
 	frames [][]siteFrame
 	cache  map[[2]uint32]string
-	refs   map[string]siteRef
 }
 
 // siteFrame is a return address as the module holding it (an index in
@@ -90,7 +89,7 @@ func frameOf(mods []*tracepb.Module, pc uint64) siteFrame {
 
 // newSiteKeyer is the siteKeyer of the rank whose definitions are defs.
 func newSiteKeyer(defs *traceformat.Definitions) *siteKeyer {
-	return &siteKeyer{defs: defs, cache: map[[2]uint32]string{}, refs: map[string]siteRef{}}
+	return &siteKeyer{defs: defs, cache: map[[2]uint32]string{}}
 }
 
 func (k *siteKeyer) key(site uint32, fn uint32) string {
@@ -98,13 +97,26 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 	if s, ok := k.cache[ck]; ok {
 		return s
 	}
-	var b strings.Builder
-	name := "?"
+	s, _, _ := k.make(site, fn)
+	k.cache[ck] = s
+	return s
+}
+
+// make builds the key of call site site calling fn, with the function's
+// name and where the site's addresses are.
+func (k *siteKeyer) make(site uint32, fn uint32) (key, name string, ref siteRef) {
+	name = "?"
 	if f := k.defs.Function(fn); f != nil {
 		name = f.Name
 	}
+	ref = k.ref(site)
+	n := len(name)
+	for i := range ref.modules {
+		n += len(ref.modules[i]) + 4 + 16
+	}
+	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(name)
-	ref := k.ref(site)
 	var num [16]byte
 	for i := range ref.modules {
 		// "|module+0xoffset", as "|%s+%#x" would print it.
@@ -113,15 +125,176 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 		b.WriteString("+0x")
 		b.Write(strconv.AppendUint(num[:0], ref.offsets[i], 16))
 	}
-	s := b.String()
-	k.cache[ck] = s
-	k.refs[s] = ref
-	return s
+	return b.String(), name, ref
+}
+
+// siteTable numbers the run's call sites once for the report: each
+// rank's (file-local call site, function) maps to an index of its key
+// (siteKeyer), the same index on every rank whose site has that key, so
+// that the report's merging, numbering and lookups go by integer and
+// each key is built and hashed once per rank and site.
+type siteTable struct {
+	keys  []string  // by index
+	fns   []string  // the function's name, by index
+	refs  []siteRef // the site's addresses, by index
+	index map[string]int32
+	// byFrames maps the function's name and the frames as module numbers
+	// (mods) and offsets, in binary, to the index: the ranks' same sites
+	// found without building their keys again.
+	byFrames map[string]int32
+	mods     map[string]uint32 // module paths, numbered
+	// modOf numbers a rank's modules (Definitions.Modules), by rank.
+	modOf [][]uint32
+	buf   []byte
+	fbuf  []siteFrame
+	// local maps a rank's (call site, function) to its index, by rank.
+	local []map[[2]uint32]int32
+	// bySite maps a rank's call site to the index of the last function
+	// found calling there in a preorder walk of its intervals (the SRC
+	// ids of the waits, causes and unreceived messages), by rank.
+	bySite []map[uint32]int32
+	// srcID is the report's SRC id of each index (0 for an index no
+	// reported interval has), set by number.
+	srcID []int
+}
+
+func newSiteTable(ranks int) *siteTable {
+	return &siteTable{index: map[string]int32{}, byFrames: map[string]int32{}, mods: map[string]uint32{},
+		modOf: make([][]uint32, ranks), local: make([]map[[2]uint32]int32, ranks), bySite: make([]map[uint32]int32, ranks)}
+}
+
+// framesKey is the binary key (byFrames) of rank's site calling fn.
+func (tb *siteTable) framesKey(rank int, keys *siteKeyer, site, fn uint32) []byte {
+	mods := keys.defs.Modules
+	if tb.modOf[rank] == nil {
+		m := make([]uint32, len(mods)+1) // [0]: no module
+		for i, md := range mods {
+			n, ok := tb.mods[md.Path]
+			if !ok {
+				n = uint32(len(tb.mods))
+				tb.mods[md.Path] = n
+			}
+			m[i+1] = n
+		}
+		if n, ok := tb.mods[""]; ok {
+			m[0] = n
+		} else {
+			m[0] = uint32(len(tb.mods))
+			tb.mods[""] = m[0]
+		}
+		tb.modOf[rank] = m
+	}
+	mod := tb.modOf[rank]
+	name := "?"
+	if f := keys.defs.Function(fn); f != nil {
+		name = f.Name
+	}
+	var frames []siteFrame
+	if keys.frames != nil {
+		if int(site) < len(keys.frames) {
+			frames = keys.frames[site]
+		}
+	} else if int(site) < len(keys.defs.CallSites) {
+		frames = tb.fbuf[:0]
+		for _, pc := range keys.defs.CallSites[site] {
+			frames = append(frames, frameOf(mods, pc))
+		}
+		tb.fbuf = frames
+	}
+	// The name's length first: the key reads back one way only, whatever
+	// bytes the name holds.
+	b := binary.AppendUvarint(tb.buf[:0], uint64(len(name)))
+	b = append(b, name...)
+	for _, f := range frames {
+		// Paths are numbered once over the run: equal numbers are equal
+		// paths, on any rank.
+		b = binary.LittleEndian.AppendUint32(b, mod[f.mod+1])
+		b = binary.LittleEndian.AppendUint64(b, f.off)
+	}
+	tb.buf = b
+	return b
+}
+
+// of is the index of rank's call site site calling fn (keys is the
+// rank's siteKeyer).
+func (tb *siteTable) of(rank int, keys *siteKeyer, site, fn uint32) int32 {
+	loc := tb.local[rank]
+	if loc == nil {
+		n := len(keys.defs.CallSites)
+		if keys.frames != nil {
+			n = len(keys.frames)
+		}
+		loc = make(map[[2]uint32]int32, n)
+		tb.local[rank] = loc
+		tb.bySite[rank] = make(map[uint32]int32, n)
+	}
+	ck := [2]uint32{site, fn}
+	i, ok := loc[ck]
+	if !ok {
+		fk := tb.framesKey(rank, keys, site, fn)
+		if i, ok = tb.byFrames[string(fk)]; !ok {
+			key, name, ref := keys.make(site, fn)
+			if i, ok = tb.index[key]; !ok {
+				i = int32(len(tb.keys))
+				tb.index[key] = i
+				tb.keys = append(tb.keys, key)
+				tb.fns = append(tb.fns, name)
+				tb.refs = append(tb.refs, ref)
+			}
+			tb.byFrames[string(fk)] = i
+		}
+		loc[ck] = i
+	}
+	tb.bySite[rank][site] = i
+	return i
+}
+
+// number gives the indexes marked in used the SRC ids 1, 2, … in the
+// order of their keys, and returns the ids by key.
+func (tb *siteTable) number(used []bool) map[string]int {
+	var idx []int32
+	for i, u := range used {
+		if u {
+			idx = append(idx, int32(i))
+		}
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return strings.Compare(tb.keys[a], tb.keys[b]) })
+	tb.srcID = make([]int, len(tb.keys))
+	siteID := make(map[string]int, len(idx))
+	for n, i := range idx {
+		tb.srcID[i] = n + 1
+		siteID[tb.keys[i]] = n + 1
+	}
+	return siteID
+}
+
+// srcOf is the SRC id of rank's call site site (bySite), 0 when it has
+// none.
+func (tb *siteTable) srcOf(rank int32, site uint32) int {
+	if rank < 0 || int(rank) >= len(tb.bySite) || tb.bySite[rank] == nil {
+		return 0
+	}
+	i, ok := tb.bySite[rank][site]
+	if !ok {
+		return 0
+	}
+	return tb.srcID[i]
 }
 
 // ref maps a call site's return addresses to modules and offsets.
 func (k *siteKeyer) ref(site uint32) siteRef {
 	var ref siteRef
+	n := 0
+	if k.frames != nil {
+		if int(site) < len(k.frames) {
+			n = len(k.frames[site])
+		}
+	} else if int(site) < len(k.defs.CallSites) {
+		n = len(k.defs.CallSites[site])
+	}
+	if n > 0 {
+		ref.modules, ref.offsets = make([]string, 0, n), make([]uint64, 0, n)
+	}
 	add := func(f siteFrame) {
 		mod := ""
 		if f.mod >= 0 {
@@ -147,8 +320,15 @@ func (k *siteKeyer) ref(site uint32) siteRef {
 }
 
 // total sums n's subtree for one processor.
-func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot {
-	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd, sites: map[string]*siteTot{}}
+func total(n *rnode, tb *siteTable, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot {
+	used := len(n.Value.bigSites)
+	for id := range n.Value.sites {
+		if n.Value.sites[id].used {
+			used++
+		}
+	}
+	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd,
+		sites: make(map[int32]*siteTot, used)}
 	addAcc(&t.a, n.Value)
 	t.addWaits(n.Value.culprits)
 	t.addCauses(n.Value.causes)
@@ -158,13 +338,13 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 		if !s.used {
 			continue
 		}
-		addSite(t.sites, keys, uint32(id), s)
+		addSite(t.sites, tb, tb.of(rank, keys, uint32(id), s.fn), s)
 	}
 	for id, s := range n.Value.bigSites {
-		addSite(t.sites, keys, id, s)
+		addSite(t.sites, tb, tb.of(rank, keys, id, s.fn), s)
 	}
 	for _, c := range n.Children {
-		ct := total(c, keys, out, rank)
+		ct := total(c, tb, keys, out, rank)
 		addAcc(&t.a, &ct.a)
 		t.addWaitVals(ct.waits)
 		t.addCauseVals(ct.causes)
@@ -172,7 +352,7 @@ func total(n *rnode, keys *siteKeyer, out map[string]*gnode, rank int) *rankTot 
 		for k, s := range ct.sites {
 			d := t.sites[k]
 			if d == nil {
-				d = &siteTot{fn: s.fn, pcs: s.pcs}
+				d = &siteTot{fn: s.fn}
 				t.sites[k] = d
 			}
 			d.add(s)
@@ -211,15 +391,10 @@ func addAcc(d, s *acc) {
 	d.collInst += s.collInst
 }
 
-func addSite(m map[string]*siteTot, keys *siteKeyer, id uint32, s *siteAcc) {
-	k := keys.key(id, s.fn)
+func addSite(m map[int32]*siteTot, tb *siteTable, k int32, s *siteAcc) {
 	d := m[k]
 	if d == nil {
-		name := "?"
-		if f := keys.defs.Function(s.fn); f != nil {
-			name = f.Name
-		}
-		d = &siteTot{fn: name, pcs: keys.refs[k]}
+		d = &siteTot{fn: tb.fns[k]}
 		m[k] = d
 	}
 	d.add(&siteTot{count: s.count, time: s.time, rs: s.realSync, pot: s.pot, tv: s.tv, overlap: s.overlap,
@@ -244,8 +419,8 @@ func sec(ns int64) float64 { return float64(ns) / 1e9 }
 // build merges the processors' interval trees into the report; warn
 // receives what report.Derive finds. siteID numbers the call sites by
 // their keys (siteKeyer) as the report's SRC ids, for the timeline and the
-// exports.
-func build(res *replayResult, byRank []*rankFile, opts Options, warn func(string)) (*report.Report, map[string]int) {
+// exports; tb has them by rank and file-local site too.
+func build(res *replayResult, byRank []*rankFile, opts Options, warn func(string)) (rep *report.Report, siteID map[string]int, tb *siteTable) {
 	program := ""
 	for _, f := range byRank {
 		if f != nil {
@@ -258,11 +433,12 @@ func build(res *replayResult, byRank []*rankFile, opts Options, warn func(string
 	}
 	nodes := map[string]*gnode{}
 	insufficientParallelism(res)
+	tb = newSiteTable(len(res.ranks))
 	for r, rr := range res.ranks {
 		if rr == nil || rr.defs == nil {
 			continue
 		}
-		total(rr.root, rr.siteKeyer(), nodes, r)
+		total(rr.root, tb, rr.siteKeyer(), nodes, r)
 	}
 	var order []*gnode
 	for _, g := range nodes {
@@ -273,34 +449,30 @@ func build(res *replayResult, byRank []*rankFile, opts Options, warn func(string
 	}
 	sort.Slice(order, func(i, j int) bool { return lessPath(order[i].path, order[j].path) })
 	// SRC numbers agree across intervals: sorted by key over the run.
-	allSites := map[string]bool{}
+	used := make([]bool, len(tb.keys))
 	for _, g := range order {
 		for _, t := range g.ranks {
 			for k := range t.sites {
-				allSites[k] = true
+				used[k] = true
 			}
 		}
 	}
-	siteID := map[string]int{}
-	for i, k := range sortedKeys(allSites) {
-		siteID[k] = i + 1
-	}
+	siteID = tb.number(used)
 	states := rankStates(res.ranks, byRank)
-	wsites := waitSiteKeys(res.ranks)
 	pc := newProfileCtx(res.ranks, byRank)
-	rep := &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
+	rep = &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	for _, g := range order {
-		iv, ws := interval(g, program, siteID, opts.Symbolizer)
+		iv, ws := interval(g, program, tb, opts.Symbolizer)
 		markIncomplete(&iv, g, states)
-		iv.Waits = reportWaits(g, wsites, siteID)
-		iv.Causes = reportCauses(g, wsites, siteID)
+		iv.Waits = reportWaits(g, tb)
+		iv.Causes = reportCauses(g, tb)
 		profileInterval(&iv, g, pc)
 		for _, w := range ws {
 			warn(w)
 		}
 		rep.Intervals = append(rep.Intervals, iv)
 	}
-	return rep, siteID
+	return rep, siteID, tb
 }
 
 // recordedModules lists the modules of every rank's module map once per
@@ -388,7 +560,7 @@ func lessPath(a, b []int) bool {
 // interval computes one interval's characteristics (docs/characteristics.md §3–§6): the
 // measured figures of each processor, completed by report.Derive; warnings
 // are Derive's.
-func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) (iv report.Interval, warnings []string) {
+func interval(g *gnode, program string, tb *siteTable, sym Symbolizer) (iv report.Interval, warnings []string) {
 	iv = report.Interval{Path: append([]int{}, g.path...), Level: len(g.path), SourceFile: program,
 		Ranks: []report.Rank{}, SRC: []report.SRC{}}
 	if len(g.path) > 0 {
@@ -427,21 +599,25 @@ func interval(g *gnode, program string, siteID map[string]int, sym Symbolizer) (
 		iv.Main.CollectiveNumber += a.collInst
 	}
 	warnings = report.Derive(&iv)
-	iv.SRC = srcs(g, ranks, siteID, sym)
+	iv.SRC = srcs(g, ranks, tb, sym)
 	return iv, warnings
 }
 
 // srcs merges the call sites of an interval over processors.
-func srcs(g *gnode, ranks []int, siteID map[string]int, sym Symbolizer) []report.SRC {
-	byKey := map[string]*report.SRC{}
+func srcs(g *gnode, ranks []int, tb *siteTable, sym Symbolizer) []report.SRC {
+	byKey := map[int32]*report.SRC{}
+	if len(ranks) > 0 {
+		byKey = make(map[int32]*report.SRC, len(g.ranks[ranks[0]].sites))
+	}
 	for _, r := range ranks {
 		for k, s := range g.ranks[r].sites {
 			p := byKey[k]
 			if p == nil {
-				p = &report.SRC{ID: siteID[k], Function: s.fn, Stack: []report.Frame{}, Ranks: []report.SRCRank{}}
+				p = &report.SRC{ID: tb.srcID[k], Function: s.fn, Stack: []report.Frame{}, Ranks: make([]report.SRCRank, 0, len(ranks))}
 				if sym != nil {
-					for i := range s.pcs.modules {
-						p.Stack = append(p.Stack, sym.Symbolize(s.pcs.modules[i], s.pcs.offsets[i])...)
+					pcs := tb.refs[k]
+					for i := range pcs.modules {
+						p.Stack = append(p.Stack, sym.Symbolize(pcs.modules[i], pcs.offsets[i])...)
 					}
 				}
 				byKey[k] = p

@@ -110,6 +110,9 @@ func (a *acc) addCause(late lateCall, wait, own int64) {
 
 // addCauses adds causes m (a node's) to t.
 func (t *rankTot) addCauses(m map[causeKey]*causeVal) {
+	if t.causes == nil && len(m) > 0 {
+		t.causes = make(map[causeKey]causeVal, len(m))
+	}
 	for k, v := range m {
 		t.addCause(k, *v)
 	}
@@ -137,15 +140,14 @@ func (t *rankTot) addCause(k causeKey, v causeVal) {
 
 // reportCauses lists an interval's causes for the report: merged over
 // the waiting ranks by late rank and SRC ids, the longest delay first.
-func reportCauses(g *gnode, sites []map[uint32]string, siteID map[string]int) []report.Cause {
-	srcOf := func(rank int32, site uint32) int {
-		if rank < 0 || int(rank) >= len(sites) || sites[rank] == nil {
-			return 0
-		}
-		return siteID[sites[rank][site]]
-	}
+func reportCauses(g *gnode, tb *siteTable) []report.Cause {
+	srcOf := tb.srcOf
 	type key struct{ late, from, to int }
-	agg := map[key]causeVal{}
+	n := 0
+	for _, t := range g.ranks {
+		n += len(t.causes)
+	}
+	agg := make(map[key]causeVal, n)
 	for _, t := range g.ranks {
 		for k, v := range t.causes {
 			if v.n <= 0 {

@@ -26,10 +26,22 @@ func rankTotals(reps []*replayer) map[string]*rankTot {
 			continue
 		}
 		nodes := map[string]*gnode{}
-		keys := newSiteKeyer(rp.defs)
-		total(rp.tr.Root(), keys, nodes, r)
+		tb := newSiteTable(len(reps))
+		total(rp.tr.Root(), tb, newSiteKeyer(rp.defs), nodes, r)
+		// The sites by their keys' order, not by the order the table
+		// met them.
+		used := make([]bool, len(tb.keys))
+		for i := range used {
+			used[i] = true
+		}
+		tb.number(used)
 		for k, g := range nodes {
 			for rr, t := range g.ranks {
+				sites := map[int32]*siteTot{}
+				for i, s := range t.sites {
+					sites[int32(tb.srcID[i])] = s
+				}
+				t.sites = sites
 				out[fmt.Sprintf("%s/%d", k, rr)] = t
 			}
 		}

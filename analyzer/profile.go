@@ -769,8 +769,8 @@ func functions(g *gnode, ranks []int) []report.Function {
 		per := map[string]*report.FunctionRank{}
 		perNs := map[string]int64{}
 		var order []string
-		for _, k := range sortedKeys(g.ranks[r].sites) {
-			s := g.ranks[r].sites[k]
+		// Sums, minima and maxima: the sites' order does not matter.
+		for _, s := range g.ranks[r].sites {
 			ft := by[s.fn]
 			if ft == nil {
 				ft = &fnTot{f: report.Function{Function: s.fn, Ranks: []report.FunctionRank{}}}

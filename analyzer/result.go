@@ -243,8 +243,8 @@ func finishReport(res *replayResult, fin obsFinish, byRank []*rankFile, model *c
 		}
 	}
 	cv, un := summarize(res, byRank, w)
-	rep, siteID := build(res, byRank, opts, w)
-	for _, s := range unreceivedWarnings(res.proc.unreceived, res.ranks, rep, siteID) {
+	rep, siteID, tb := build(res, byRank, opts, w)
+	for _, s := range unreceivedWarnings(res.proc.unreceived, tb, rep) {
 		w(s)
 	}
 	rep.Task = opts.App

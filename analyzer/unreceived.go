@@ -104,16 +104,12 @@ func (x *exchange) undropSend(k p2pKey) {
 // unreceivedWarnings names, for each sender, receiver and tag, the
 // messages never received and the call site of the first, as the report
 // lists it (SRC id, function, file:line in the whole program's SRC).
-func unreceivedWarnings(us []unreceived, ranks []*rankResult, rep *report.Report, siteID map[string]int) []string {
+func unreceivedWarnings(us []unreceived, tb *siteTable, rep *report.Report) []string {
 	if len(us) == 0 {
 		return nil
 	}
-	keys := waitSiteKeys(ranks)
 	where := func(rank int32, site uint32) string {
-		if int(rank) >= len(keys) || keys[rank] == nil {
-			return ""
-		}
-		id := siteID[keys[rank][site]]
+		id := tb.srcOf(rank, site)
 		if id == 0 || len(rep.Intervals) == 0 {
 			return ""
 		}

@@ -586,7 +586,7 @@ func (t *rankTot) addWaits(m map[waitKey]*waitVal) {
 		return
 	}
 	if t.waits == nil {
-		t.waits = map[waitKey]waitVal{}
+		t.waits = make(map[waitKey]waitVal, len(m))
 	}
 	for k, v := range m {
 		w := t.waits[k]
@@ -596,46 +596,20 @@ func (t *rankTot) addWaits(m map[waitKey]*waitVal) {
 	}
 }
 
-// waitSiteKeys maps each rank's call sites (file-local ids) to their keys
-// (siteKeyer), for the SRC ids of the waits; by rank.
-func waitSiteKeys(ranks []*rankResult) []map[uint32]string {
-	out := make([]map[uint32]string, len(ranks))
-	for r, rr := range ranks {
-		if rr == nil || rr.defs == nil {
-			continue
-		}
-		m := map[uint32]string{}
-		keys := rr.siteKeyer()
-		rr.root.Walk(func(n *rnode) {
-			for id := range n.Value.sites {
-				if s := &n.Value.sites[id]; s.used {
-					m[uint32(id)] = keys.key(uint32(id), s.fn)
-				}
-			}
-			for id, s := range n.Value.bigSites {
-				m[id] = keys.key(id, s.fn)
-			}
-		})
-		out[r] = m
-	}
-	return out
-}
-
 // reportWaits lists an interval's waits for the report: merged by kind,
 // ranks and SRC ids (different file-local sites may be one SRC), the
 // longest first.
-func reportWaits(g *gnode, sites []map[uint32]string, siteID map[string]int) []report.Wait {
-	srcOf := func(rank int32, site uint32) int {
-		if rank < 0 || int(rank) >= len(sites) || sites[rank] == nil {
-			return 0
-		}
-		return siteID[sites[rank][site]]
-	}
+func reportWaits(g *gnode, tb *siteTable) []report.Wait {
+	srcOf := tb.srcOf
 	type key struct {
 		kind                  waitKind
 		rank, late, src, lsrc int
 	}
-	agg := map[key]waitVal{}
+	n := 0
+	for _, t := range g.ranks {
+		n += len(t.waits)
+	}
+	agg := make(map[key]waitVal, n)
 	for r, t := range g.ranks {
 		for k, v := range t.waits {
 			if v.ns <= 0 || v.n <= 0 {

@@ -164,17 +164,17 @@ func dominant(iv *Interval) string {
 			name = "Real Sync"
 			site = largestSRC(iv, func(s *SRC) float64 { return s.RealSync })
 		} else {
-			site = largestSRC(iv, commOf(tracepb.Function_POINT_TO_POINT))
+			site = largestComm(iv, tracepb.Function_POINT_TO_POINT)
 		}
 	case 1:
 		if m.PotentialSync >= m.CollectiveTime/2 {
 			name = "Potential Sync"
 			site = largestSRC(iv, func(s *SRC) float64 { return s.PotentialSync })
 		} else {
-			site = largestSRC(iv, commOf(tracepb.Function_COLLECTIVE))
+			site = largestComm(iv, tracepb.Function_COLLECTIVE)
 		}
 	case 2:
-		site = largestSRC(iv, commOf(tracepb.Function_SYSTEM))
+		site = largestComm(iv, tracepb.Function_SYSTEM)
 	case 3:
 		return fmt.Sprintf("%s: rank %d runs longest and the others wait for it to finish",
 			name, iv.Comparative.ExecutionTime.MaxProc)
@@ -189,23 +189,28 @@ func dominant(iv *Interval) string {
 	return s
 }
 
-// commOf is a call site's Comm when its function is of class c, else 0.
-func commOf(c tracepb.Function_Class) func(*SRC) float64 {
-	return func(s *SRC) float64 {
-		if mpifunc.Classify(s.Function).Class != c {
-			return 0
+// largestComm is iv's call site of class c with the largest positive
+// Comm; nil if none. A function is classified only when its site's Comm
+// would be the largest so far.
+func largestComm(iv *Interval, c tracepb.Function_Class) *SRC {
+	var best *SRC
+	for i := range iv.SRC {
+		s := &iv.SRC[i]
+		if s.Comm > 0 && (best == nil || s.Comm > best.Comm) && mpifunc.Classify(s.Function).Class == c {
+			best = s
 		}
-		return s.Comm
 	}
+	return best
 }
 
 // largestSRC is iv's call site with the largest positive v; nil if none.
 func largestSRC(iv *Interval, v func(*SRC) float64) *SRC {
 	var best *SRC
+	var most float64
 	for i := range iv.SRC {
 		s := &iv.SRC[i]
-		if v(s) > 0 && (best == nil || v(s) > v(best)) {
-			best = s
+		if x := v(s); x > 0 && (best == nil || x > most) {
+			best, most = s, x
 		}
 	}
 	return best
@@ -230,23 +235,34 @@ func losses(iv *Interval) []Loss {
 	// call site each add three): sorting them all, tens of thousands in
 	// a large run, to keep three cost more than the rest of the findings.
 	out := make([]Loss, 0, MaxLosses+1)
-	add := func(l Loss) {
-		if l.Seconds <= 0 {
-			return
+	// place is where a loss of these seconds, rank and call site goes
+	// in out, −1 when it is not among the largest: after the last one it
+	// does not precede, the order of a stable sort, whose ties keep the
+	// order added.
+	place := func(sec float64, rank, src int) int {
+		if sec <= 0 {
+			return -1
 		}
-		// After the last one it does not precede: the order of a stable
-		// sort, whose ties keep the order added.
+		l := Loss{Seconds: sec, Rank: rank, SRC: src}
 		i := len(out)
 		for i > 0 && lossBefore(&l, &out[i-1]) {
 			i--
 		}
 		if i >= MaxLosses {
-			return
+			return -1
 		}
+		return i
+	}
+	insert := func(i int, l Loss) {
 		l.Share = l.Seconds / iv.Main.TotalTime
 		out = slices.Insert(out, i, l)
 		if len(out) > MaxLosses {
 			out = out[:MaxLosses]
+		}
+	}
+	add := func(l Loss) {
+		if i := place(l.Seconds, l.Rank, l.SRC); i >= 0 {
+			insert(i, l)
 		}
 	}
 	// The waits by waiting rank, call site and kind, summed by late rank
@@ -262,21 +278,29 @@ func losses(iv *Interval) []Loss {
 		}
 		by[w.LateRank] += w.Seconds
 	}
+	// A call site's losses are made (its position, the late rank) only
+	// when they are among the largest so far.
 	for i := range iv.SRC {
 		s := &iv.SRC[i]
-		file, line := Position(s)
 		for _, sr := range s.Ranks {
-			at := Loss{Rank: sr.Rank, SRC: s.ID, Function: s.Function, File: file, Line: line, LateRank: -1}
-			rs, ps := at, at
-			rs.Kind, rs.Seconds = LossRealSync, sr.RealSync
-			rs.LateRank = lateRank(late[lateKey{sr.Rank, s.ID, true}])
-			ps.Kind, ps.Seconds = LossPotentialSync, sr.PotentialSync
-			ps.LateRank = lateRank(late[lateKey{sr.Rank, s.ID, false}])
-			co := at
-			co.Kind, co.Seconds = LossCommunication, sr.ExeTime-sr.RealSync-sr.PotentialSync
-			add(rs)
-			add(ps)
-			add(co)
+			site := func(kind string, sec float64) Loss {
+				file, line := Position(s)
+				return Loss{Kind: kind, Seconds: sec, Rank: sr.Rank, SRC: s.ID, Function: s.Function, File: file, Line: line, LateRank: -1}
+			}
+			if j := place(sr.RealSync, sr.Rank, s.ID); j >= 0 {
+				l := site(LossRealSync, sr.RealSync)
+				l.LateRank = lateRank(late[lateKey{sr.Rank, s.ID, true}])
+				insert(j, l)
+			}
+			if j := place(sr.PotentialSync, sr.Rank, s.ID); j >= 0 {
+				l := site(LossPotentialSync, sr.PotentialSync)
+				l.LateRank = lateRank(late[lateKey{sr.Rank, s.ID, false}])
+				insert(j, l)
+			}
+			co := sr.ExeTime - sr.RealSync - sr.PotentialSync
+			if j := place(co, sr.Rank, s.ID); j >= 0 {
+				insert(j, site(LossCommunication, co))
+			}
 		}
 	}
 	for _, rk := range iv.Ranks {

@@ -9,8 +9,11 @@ package main
 // which costs more than marshalling the report; a value from json.Marshal
 // needs only its strings told apart.
 // TestIndentJSON compares the two.
-func indentJSON(dst, src []byte) []byte {
-	depth := 0
+func indentJSON(dst, src []byte) []byte { return indentJSONAt(dst, src, 0) }
+
+// indentJSONAt is indentJSON for a value (or the members of an object)
+// at depth depth of the whole.
+func indentJSONAt(dst, src []byte, depth int) []byte {
 	newline := func(d int) {
 		dst = append(dst, '\n')
 		for range d {
