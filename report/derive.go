@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -49,10 +50,10 @@ func Derive(iv *Interval) (warnings []string) {
 	var maxProd float64
 	for i := range iv.Ranks {
 		rk := &iv.Ranks[i]
-		rk.Communications = rk.SendRecvTime + rk.CollectiveTime + rk.SystemTime
-		rk.IdleTime = maxExec - rk.ExecutionTime
-		rk.LostTime = rk.Communications + rk.IdleTime + rk.InsufficientParallelism
-		rk.ProductiveTime = maxExec - rk.LostTime
+		rk.Communications = toNs(rk.SendRecvTime + rk.CollectiveTime + rk.SystemTime)
+		rk.IdleTime = toNs(maxExec - rk.ExecutionTime)
+		rk.LostTime = toNs(rk.Communications + rk.IdleTime + rk.InsufficientParallelism)
+		rk.ProductiveTime = toNs(maxExec - rk.LostTime)
 		if rk.ProductiveTime < 0 {
 			if rk.ProductiveTime < -negligible {
 				warnings = append(warnings, fmt.Sprintf(
@@ -71,7 +72,7 @@ func Derive(iv *Interval) (warnings []string) {
 	*m = Main{CollectiveNumber: coll}
 	for i := range iv.Ranks {
 		rk := &iv.Ranks[i]
-		rk.LoadImbalance = maxProd - rk.ProductiveTime
+		rk.LoadImbalance = toNs(maxProd - rk.ProductiveTime)
 		m.ProductiveTime += rk.ProductiveTime
 		m.LostTime += rk.LostTime
 		m.InsufficientParallelism += rk.InsufficientParallelism
@@ -91,6 +92,11 @@ func Derive(iv *Interval) (warnings []string) {
 		m.TimeVariation += rk.TimeVariation
 		m.Overlap += rk.Overlap
 	}
+	for _, v := range []*float64{&m.ProductiveTime, &m.LostTime, &m.InsufficientParallelism, &m.Communications,
+		&m.SendRecvTime, &m.RealSync, &m.LateReceiver, &m.CollectiveTime, &m.SystemTime, &m.IdleTime,
+		&m.LoadImbalance, &m.PotentialSync, &m.TimeVariation, &m.Overlap} {
+		*v = toNs(*v)
+	}
 	m.ExecutionTime = maxExec
 	m.Processors = len(iv.Ranks)
 	m.TotalTime = maxExec * float64(m.Processors)
@@ -103,6 +109,15 @@ func Derive(iv *Interval) (warnings []string) {
 	}
 	return warnings
 }
+
+// toNs rounds a derived time to the nanosecond, the resolution of the
+// times it is derived from: float sums and differences of them carry
+// rounding (1e-20 s), which would make two processors whose figures are
+// the same number of ns differ, so that the comparative characteristics
+// named the wrong one of them (§4: the first) and Load Imbalance showed
+// 2.7e-20 s where it is 0. The main characteristics' sums are rounded
+// too, so that they read as the ns they are.
+func toNs(v float64) float64 { return math.Round(v*1e9) / 1e9 }
 
 // negligible is the magnitude, in seconds, below which a negative
 // Productive Time is float rounding rather than an inconsistency.

@@ -79,6 +79,30 @@ func TestDeriveNegativeProductive(t *testing.T) {
 	}
 }
 
+// TestDeriveTiesExactly: two processors whose Productive Time is the same
+// number of ns by different sums (198 − 38 µs; 198 − (28 + 10) µs) tie
+// exactly: the first holds the maximum (§4), and neither has a Load
+// Imbalance (float rounding made them 2.7e-20 s apart).
+func TestDeriveTiesExactly(t *testing.T) {
+	iv := Interval{Ranks: []Rank{
+		{Rank: 0, ExeCount: 1, ExecutionTime: 198e-6, SendRecvTime: 38e-6},
+		{Rank: 1, ExeCount: 1, ExecutionTime: 170e-6, SendRecvTime: 10e-6},
+		{Rank: 2, ExeCount: 1, ExecutionTime: 198e-6, SendRecvTime: 100e-6},
+	}}
+	if w := Derive(&iv); w != nil {
+		t.Errorf("warnings %q", w)
+	}
+	p := iv.Comparative.ProductiveTime
+	if p.MaxProc != 0 || iv.Ranks[0].ProductiveTime != iv.Ranks[1].ProductiveTime {
+		t.Errorf("Productive Time %.20f and %.20f, maximum on processor %d; want a tie held by 0",
+			iv.Ranks[0].ProductiveTime, iv.Ranks[1].ProductiveTime, p.MaxProc)
+	}
+	if iv.Ranks[0].LoadImbalance != 0 || iv.Ranks[1].LoadImbalance != 0 || iv.Comparative.LoadImbalance.MinProc != 0 {
+		t.Errorf("Load Imbalance %g and %g, minimum on processor %d; want 0, 0 and 0",
+			iv.Ranks[0].LoadImbalance, iv.Ranks[1].LoadImbalance, iv.Comparative.LoadImbalance.MinProc)
+	}
+}
+
 // TestCheckFinds: each kind of broken identity is reported.
 func TestCheckFinds(t *testing.T) {
 	for _, c := range []struct {
