@@ -169,3 +169,20 @@ func traceCalls(path string) ([]recordedCall, error) {
 		}
 	}
 }
+
+// exportChrome exports the traces of app in dir with dtpa --export chrome
+// and reads the file back.
+func exportChrome(t *testing.T, dir, app string) *chrometest.Trace {
+	t.Helper()
+	file := filepath.Join(dir, app+".json")
+	run(t, dir, nil, time.Minute, filepath.Join(root, "bin", "dtpa"), "--export", "chrome", "-o", file, app)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := chrometest.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}

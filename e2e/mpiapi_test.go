@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/dtpa/dtpa/internal/headless"
-	"github.com/dtpa/dtpa/report/chrome/chrometest"
 )
 
 // TestMPIAPI traces testdata/apps/mpiapi.c (one MPI API family per
@@ -54,16 +52,7 @@ func TestMPIAPI(t *testing.T) {
 // timeline in headless chromium.
 func checkCollTies(t *testing.T, dir string) {
 	t.Helper()
-	file := filepath.Join(dir, "mpiapi.json")
-	run(t, dir, nil, time.Minute, filepath.Join(root, "bin", "dtpa"), "--export", "chrome", "-o", file, "mpiapi")
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := chrometest.Read(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := exportChrome(t, dir, "mpiapi")
 	type rankTies struct {
 		starts, pinits int
 		ids            []string // of the starts, in call order

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -134,16 +133,7 @@ func checkThreadLanes(t *testing.T, dir string) {
 // thread's, in 4 distinct pairs of tracks.
 func checkThreadTracks(t *testing.T, dir string) {
 	t.Helper()
-	file := filepath.Join(dir, "threads.json")
-	run(t, dir, nil, time.Minute, filepath.Join(root, "bin", "dtpa"), "--export", "chrome", "-o", file, "threads")
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := chrometest.Read(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := exportChrome(t, dir, "threads")
 	tracks := map[[2]int][]chrometest.Slice{}
 	for _, s := range tr.Slices {
 		if s.Cat != "interval" {

@@ -220,15 +220,7 @@ func TestBrowserTimelineCollLinks(t *testing.T) {
 		k.Wait(p, 200*us-k.Now())
 		k.RequestFree(p, us).Finalize(us)
 	}
-	dir := t.TempDir()
-	if _, err := run.WriteDir(dir, "app"); err != nil {
-		t.Fatal(err)
-	}
-	rec := &analyzer.TimelineRecorder{}
-	rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, rec := analyzeTimeline(t, run)
 	path, _ := write(t, rep, rec.Timeline())
 	p := headless.Open(t, path)
 	headless.CheckReport(t, p)
@@ -300,15 +292,7 @@ func TestBrowserTimelineSpans(t *testing.T) {
 		r.Init(1*us).Pcontrol(100, 1).Compute(10*us).Pcontrol(100, 2).Barrier(5*us).Pcontrol(101, 2)
 		r.Compute(4*us).Pcontrol(101, 1).Finalize(1 * us)
 	}
-	dir := t.TempDir()
-	if _, err := run.WriteDir(dir, "app"); err != nil {
-		t.Fatal(err)
-	}
-	rec := &analyzer.TimelineRecorder{}
-	rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, rec := analyzeTimeline(t, run)
 	tl := rec.Timeline()
 	if tl.Lanes[0].Host != "testhost" {
 		t.Errorf("host %q, want the trace header's testhost", tl.Lanes[0].Host)
@@ -346,15 +330,7 @@ func TestBrowserTimelineThreads(t *testing.T) {
 	r1.At(60*ms).Recv(0, 0, 8, 10*us)
 	r1.At(201*ms).Send(0, 1, 8, 10*us)
 	r1.At(300 * ms).Finalize(us)
-	dir := t.TempDir()
-	if _, err := run.WriteDir(dir, "app"); err != nil {
-		t.Fatal(err)
-	}
-	rec := &analyzer.TimelineRecorder{}
-	rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, rec := analyzeTimeline(t, run)
 	if len(rep.Warnings) > 0 || rep.Unmatched != nil {
 		t.Fatalf("warnings %q, unmatched %+v", rep.Warnings, rep.Unmatched)
 	}
@@ -380,4 +356,19 @@ func TestBrowserTimelineThreads(t *testing.T) {
 	if strings.Join(got, " ") != "0-2 2-1" {
 		t.Errorf("arrows between lanes %q, want 0-2 and 2-1", m[1])
 	}
+}
+
+// analyzeTimeline analyses run's traces with a timeline recorder.
+func analyzeTimeline(t *testing.T, run *tracetest.Run) (*report.Report, *analyzer.TimelineRecorder) {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rec := &analyzer.TimelineRecorder{}
+	rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, rec
 }
