@@ -165,14 +165,18 @@ func (t *Tracker[T]) close(n *Node[T], at int64) {
 	}
 }
 
+// maxIntervalNum is the largest interval number (they are ints of the
+// report, and paths of them are keys).
+const maxIntervalNum = 1 << 30
+
 // Enter opens interval num inside the current one at time at; site is the
 // call site of the entering MPI_Pcontrol.
 func (t *Tracker[T]) Enter(num int64, at int64, site uint32) {
 	if !t.started || t.ended {
 		return
 	}
-	if num <= 0 || num > 1<<30 {
-		t.warn(fmt.Sprintf("%s: MPI_Pcontrol(100, %d) ignored: interval numbers must be positive.", t.Who, num))
+	if num <= 0 || num > maxIntervalNum {
+		t.warn(fmt.Sprintf("%s: MPI_Pcontrol(100, %d) ignored: interval numbers must be from 1 to %d.", t.Who, num, maxIntervalNum))
 		return
 	}
 	cur := t.Current()

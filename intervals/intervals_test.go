@@ -49,7 +49,7 @@ func TestMalformed(t *testing.T) {
 	tr.Leave(1, 30) // crosses 2
 	tr.Enter(4, 40, 0)
 	tr.Finish(50) // 4 left open
-	want := []string{"not open", "positive", "crosses interval(s) 2", "4 not left"}
+	want := []string{"not open", "must be from 1 to", "crosses interval(s) 2", "4 not left"}
 	if len(warns) != len(want) {
 		t.Fatalf("warnings %q", warns)
 	}
