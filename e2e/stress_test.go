@@ -45,9 +45,10 @@ func TestStress(t *testing.T) {
 			needMPI(t, m)
 			dir := t.TempDir()
 			exe := compile(t, m, dir, "stress")
-			// Small buffers: many event batches per rank, so that the cuts
-			// below fall between batches whatever the run's speed.
-			out := trace(t, m, dir, []string{"TMPDIR=" + dir, "DT_BUF_CHUNK=16384"}, 4, exe, strconv.Itoa(stressRounds))
+			// Small buffers, each its own batch (DT_COMPACT_JOIN=0): many
+			// event batches per rank, so that the cuts below fall between
+			// batches whatever the run's speed.
+			out := trace(t, m, dir, []string{"TMPDIR=" + dir, "DT_BUF_CHUNK=16384", "DT_COMPACT_JOIN=0"}, 4, exe, strconv.Itoa(stressRounds))
 			done := doneRE.FindStringSubmatch(out)
 			if done == nil {
 				t.Fatalf("the program did not finish:\n%s", out)

@@ -27,7 +27,8 @@ var flushStatsRE = regexp.MustCompile(`max flush stall (\d+) ns, mean (\d+) ns o
 // four 64 KB buffers, a hand-over every ~2300 calls, and with the encoder at
 // the lowest priority the loop often waits for a free buffer (stalls of
 // 0.1 to tens of ms; a bare call takes ~100 ns). Each handed-over buffer is
-// one batch of the trace, and the call that triggered a hand-over is the
+// one batch of the trace (the compaction told not to join them,
+// DT_COMPACT_JOIN=0), and the call that triggered a hand-over is the
 // first event of the next batch. The program times every call itself: the
 // trace must show each such call at least as long as the program saw it
 // (less the wrapper's ~100 ns outside its timestamps), i.e. the stall
@@ -58,11 +59,13 @@ func TestFlushInsideCalls(t *testing.T) {
 		// DT_FULL_WAIT_NS=-1 (the default, explicit here): wait for a free
 		// buffer rather than drop calls (TestDropWhenEncoderBehind), so that
 		// every call is in the trace and the loop waits inside the calls.
-		{"full/openmpi", ompi, oversub, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=-1"}, 10},
-		{"full/mpich", "mpicc.mpich", mpich, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=-1"}, 10},
+		// DT_COMPACT_JOIN=0: a batch per buffer handed over, as the test
+		// reads the hand-overs.
+		{"full/openmpi", ompi, oversub, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=-1", "DT_COMPACT_JOIN=0"}, 10},
+		{"full/mpich", "mpicc.mpich", mpich, 40000, 0, []string{"TraceBufSize=256K", "DT_WRITER_NICE=19", "DT_FULL_WAIT_NS=-1", "DT_COMPACT_JOIN=0"}, 10},
 		// The periodic hand-over (every 200 ms) of partly filled buffers:
 		// 1000 calls 0.6 ms apart fill no buffer.
-		{"periodic/openmpi", ompi, oversub, 1000, 600000, nil, 2},
+		{"periodic/openmpi", ompi, oversub, 1000, 600000, []string{"DT_COMPACT_JOIN=0"}, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prog := build(t, "flushgap", c.cc)

@@ -168,6 +168,11 @@ const (
 	mergeMax = 8192
 )
 
+// joinFrames says whether Compact joins frames: not with DT_COMPACT_JOIN=0,
+// for tests that read the tracer's hand-overs from the batch boundaries
+// (one batch per buffer handed over) and for traces cut as small batches.
+func joinFrames() bool { return os.Getenv("DT_COMPACT_JOIN") != "0" }
+
 // compact copies the frames after the header from sc to w, decoding raw
 // records (consecutive frames of a thread into one batch, mergeMin); its
 // error is the damage that ended the copy, if any.
@@ -204,8 +209,9 @@ func compact(sc *traceformat.FrameScanner, w io.Writer, hdr *tracepb.Header) (co
 	// one, so that the trace is cut where the tracer would have cut it
 	// (an encoded batch takes less than its records, and far less than
 	// twice).
+	join := joinFrames()
 	room := func(raw int64) bool {
-		return limit == 0 || tw.Offset()+2*(pending+raw)+64<<10 < limit
+		return join && (limit == 0 || tw.Offset()+2*(pending+raw)+64<<10 < limit)
 	}
 	for {
 		fr, err := sc.Next()

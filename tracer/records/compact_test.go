@@ -133,7 +133,8 @@ func TestCompactMatchesInline(t *testing.T) {
 // alone has more), holding the events the tracer writes when it encodes
 // buffer by buffer; a frame of another thread or kind ends the batch, and
 // so does the nearness of MaxTraceSize's share, under which the frames are
-// written one by one, byte for byte as the tracer writes them.
+// written one by one, byte for byte as the tracer writes them, as they are
+// with DT_COMPACT_JOIN=0.
 func TestCompactJoinsFrames(t *testing.T) {
 	parts := []runPart{testParts()[0],
 		{recs: fourCalls()}, {recs: cheapCallsAt(300, 1<<42)}, {recs: cheapCallsAt(5000, 1<<43)}, // one batch
@@ -164,7 +165,11 @@ func TestCompactJoinsFrames(t *testing.T) {
 	for _, c := range []struct {
 		limit   int64
 		batches int
-	}{{0, 5}, {1 << 30, 5}, {70 << 10, 7}} {
+		noJoin  bool
+	}{{0, 5, false}, {1 << 30, 5, false}, {70 << 10, 7, false}, {0, 7, true}} {
+		if c.noJoin {
+			t.Setenv("DT_COMPACT_JOIN", "0")
+		}
 		pre := Prefix{Limit: c.limit, MaxMB: 1}
 		inline := filepath.Join(dir, "inline.trc")
 		writeRun(t, inline, parts, false, 0, pre, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE})
