@@ -119,17 +119,7 @@ func TestRandomCollectives(t *testing.T) {
 			for _, r := range c.Members {
 				k := ranks[r].At(entry[r])
 				dur := exits[r] - entry[r]
-				opt := tracetest.On(c)
-				switch kind {
-				case 0:
-					k.Barrier(dur, opt)
-				case 1:
-					k.Allreduce(8, dur, opt)
-				case 2:
-					k.Bcast(rootLocal, 8, dur, opt)
-				case 3:
-					k.Reduce(rootLocal, 8, dur, opt)
-				}
+				randomColl(k, kind, rootLocal, dur, tracetest.On(c))
 				ps[r] += last - entry[r]
 				tv[r] += lastExit - exits[r]
 				wantInst[r] = append(wantInst[r], op)
@@ -183,5 +173,21 @@ func TestRandomCollectives(t *testing.T) {
 			}
 		}
 		analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1})
+	}
+}
+
+// randomColl records the random tests' blocking collective of kind 0
+// (MPI_Barrier), 1 (MPI_Allreduce), 2 (MPI_Bcast from root) or 3
+// (MPI_Reduce to root), of 8 bytes.
+func randomColl(k *tracetest.Rank, kind int, root int32, dur int64, opt tracetest.Opt) {
+	switch kind {
+	case 0:
+		k.Barrier(dur, opt)
+	case 1:
+		k.Allreduce(8, dur, opt)
+	case 2:
+		k.Bcast(root, 8, dur, opt)
+	case 3:
+		k.Reduce(root, 8, dur, opt)
 	}
 }

@@ -613,16 +613,7 @@ func (p *ivlProg) collective(c *tracetest.Comm) {
 	for _, r := range c.Members {
 		k := p.ranks[r].At(entry[r])
 		dur := exit[r] - entry[r]
-		switch kind {
-		case 0:
-			k.Barrier(dur, opt)
-		case 1:
-			k.Allreduce(8, dur, opt)
-		case 2:
-			k.Bcast(rootLocal, 8, dur, opt)
-		case 3:
-			k.Reduce(rootLocal, 8, dur, opt)
-		}
+		randomColl(k, kind, rootLocal, dur, opt)
 		ps, tv := last-entry[r], lastExit-exit[r]
 		p.call(r, ivlColl, []string{"MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce"}[kind], entry[r], exit[r], func(x *ivlStat) { x.colln++; x.ps += ps; x.tv += tv })
 		if r == first {
