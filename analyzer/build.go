@@ -65,7 +65,19 @@ type siteKeyer struct {
 	// mapped to defs.Modules, by call-site id (an unmarshalled result's,
 	// rankResult.frames): defs.CallSites is then not used.
 	frames [][]siteFrame
-	cache  map[[2]uint32]string
+	// virt maps a virtual site (sitefns.go) to the call site it stands
+	// for: a site's frames are looked up under real(site).
+	virt  map[uint32]uint32
+	cache map[[2]uint32]string
+}
+
+// real is the call site that site stands for: site itself unless it is a
+// virtual site.
+func (k *siteKeyer) real(site uint32) uint32 {
+	if r, ok := k.virt[site]; ok {
+		return r
+	}
+	return site
 }
 
 // siteFrame is a return address as the module holding it (an index in
@@ -190,6 +202,7 @@ func (tb *siteTable) framesKey(rank int, keys *siteKeyer, site, fn uint32) []byt
 		name = f.Name
 	}
 	var frames []siteFrame
+	site = keys.real(site)
 	if keys.frames != nil {
 		if int(site) < len(keys.frames) {
 			frames = keys.frames[site]
@@ -284,6 +297,7 @@ func (tb *siteTable) srcOf(rank int32, site uint32) int {
 // ref maps a call site's return addresses to modules and offsets.
 func (k *siteKeyer) ref(site uint32) siteRef {
 	var ref siteRef
+	site = k.real(site)
 	n := 0
 	if k.frames != nil {
 		if int(site) < len(k.frames) {

@@ -446,7 +446,7 @@ func writeChromeDist(x *ChromeExport, tr Transport, rcv *partstream.Receiver, su
 		return x.addCounts(trailer)
 	}
 	for _, r := range own {
-		if err := x.writeCalls(w, run, r, defsOf(reps, r), false); err != nil {
+		if err := x.writeCalls(w, run, r, keysOf(reps, r), false); err != nil {
 			return err
 		}
 	}
@@ -497,7 +497,7 @@ func sendChromeParts(x *ChromeExport, s *partstream.Sender, size int, own []int,
 	calls, spans := x.Calls, x.Spans
 	w := chrome.NewPartWriter(s)
 	for _, r := range own {
-		if err := x.writeCalls(w, run, r, defsOf(reps, r), false); err != nil {
+		if err := x.writeCalls(w, run, r, keysOf(reps, r), false); err != nil {
 			return failPart(s, err)
 		}
 	}

@@ -533,7 +533,7 @@ func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *repo
 	w := chrome.NewWriter(x.W)
 	x.writeHeader(w, run)
 	for r := range x.ranks {
-		if err := x.writeCalls(w, run, r, defsOf(reps, r), true); err != nil {
+		if err := x.writeCalls(w, run, r, keysOf(reps, r), true); err != nil {
 			return err
 		}
 	}
@@ -594,12 +594,11 @@ func (x *ChromeExport) writeHeader(w *chrome.Writer, run *chromeRun) {
 // (nothing for a rank not exported here); defs are its definitions (nil
 // when its trace could not be opened). With sendThreads, it notes the
 // entries of its other threads' calls that may send in run.sendThreads.
-func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, defs *traceformat.Definitions, sendThreads bool) error {
+func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, keys *siteKeyer, sendThreads bool) error {
 	o := x.ranks[r]
 	if o == nil {
 		return nil
 	}
-	keys := newSiteKeyer(defs)
 	siteArgs := map[[2]uint32][]byte{}
 	var rec exportRecord
 	var args []byte
@@ -614,7 +613,7 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, defs 
 			sk := [2]uint32{rec.site, rec.traceFn}
 			sa, ok := siteArgs[sk]
 			if !ok {
-				sa = siteArgsOf(defs, keys, sk, run.siteID, run.pos)
+				sa = siteArgsOf(keys, sk, run.siteID, run.pos)
 				if len(siteArgs) < 1<<16 {
 					siteArgs[sk] = sa
 				}
@@ -713,6 +712,18 @@ func defsOf(reps []*replayer, r int) *traceformat.Definitions {
 		return nil
 	}
 	return reps[r].defs
+}
+
+// keysOf is the siteKeyer of rank r's replay among reps, nil when it has
+// no definitions.
+func keysOf(reps []*replayer, r int) *siteKeyer {
+	defs := defsOf(reps, r)
+	if defs == nil {
+		return nil
+	}
+	k := newSiteKeyer(defs)
+	k.virt = reps[r].sites.sites()
+	return k
 }
 
 // noteSendThread notes in st[r] the thread of the call rec of rank r
@@ -823,8 +834,8 @@ func threadTids(threads [][]uint32, present []bool) []map[uint32]int {
 }
 
 // siteArgs encodes a call site's args members: `,"src":3,"file":"a.c","line":58`.
-func siteArgsOf(defs *traceformat.Definitions, keys *siteKeyer, sk [2]uint32, siteID map[string]int, pos map[int]report.Frame) []byte {
-	if defs == nil {
+func siteArgsOf(keys *siteKeyer, sk [2]uint32, siteID map[string]int, pos map[int]report.Frame) []byte {
+	if keys == nil {
 		return nil
 	}
 	id, ok := siteID[keys.key(sk[0], sk[1])]

@@ -211,6 +211,10 @@ type replayer struct {
 	sc      *shapeInfo
 	noShape shapeInfo
 
+	// sites counts each further function called at a call site under a
+	// site id of its own (sitefns.go); resolveShape renames e.Site.
+	sites siteFns
+
 	// Backward amortization of clock-condition repairs (clc.go): the
 	// events since the last fixed point, their overlap terms, when that
 	// point ended, and whether the current event was repaired.
@@ -632,8 +636,23 @@ func (rp *replayer) shapeFn(e *traceformat.Event) *fnInfo {
 	sc := rp.sc
 	fi := sc.fi
 	if fi == nil {
-		fi = rp.fn(e.Func)
-		sc.fi = fi
+		fi = rp.resolveShape(sc, e)
+	}
+	return fi
+}
+
+// resolveShape resolves what the events of e's shape share, once per
+// shape of a batch (for every event without a shape): the function, and
+// the id their call site is counted under (sitefns.go), which the rest of
+// the batch's events of the shape then carry from the decoder.
+func (rp *replayer) resolveShape(sc *shapeInfo, e *traceformat.Event) *fnInfo {
+	fi := rp.fn(e.Func)
+	sc.fi = fi
+	if v := rp.sites.of(e.Site, e.Func); v != e.Site {
+		e.Site = v
+		if b := rp.batch; sc != &rp.noShape && b != nil {
+			b.SetShapeSite(b.Shape(), v)
+		}
 	}
 	return fi
 }

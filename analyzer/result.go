@@ -41,6 +41,9 @@ type rankResult struct {
 	// ids only.
 	defs   *traceformat.Definitions
 	frames [][]siteFrame // siteKeyer.frames
+	// virt maps the virtual sites of the tree to their call sites
+	// (siteFns, siteKeyer.virt); nil when there are none.
+	virt map[uint32]uint32
 	// secRuns and secAgg are replayer's (replay_sections.go): K and the
 	// Insufficient Parallelism are computed once every rank's sections
 	// are known (insufficientParallelism).
@@ -65,7 +68,7 @@ type rankResult struct {
 // siteKeyer is the siteKeyer of the rank's call sites.
 func (rr *rankResult) siteKeyer() *siteKeyer {
 	k := newSiteKeyer(rr.defs)
-	k.frames = rr.frames
+	k.frames, k.virt = rr.frames, rr.virt
 	return k
 }
 
@@ -99,7 +102,7 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			continue
 		}
 		rr := &rankResult{
-			rank: rp.rank, started: rp.tr.Started(), root: rp.tr.Root(), defs: rp.defs,
+			rank: rp.rank, started: rp.tr.Started(), root: rp.tr.Root(), defs: rp.defs, virt: rp.sites.sites(),
 			secRuns: rp.secRuns, secAgg: rp.secAgg,
 			events: rp.events, otherThreads: rp.otherThreads, parks: x.ranks[r].parks,
 			finalized: rp.finalized, last: rp.last, warns: rp.warns, pcw: rp.pcw.sites,
@@ -202,10 +205,7 @@ func replaysFinish(reps []*replayer, opts Options) obsFinish {
 	return func(rep *report.Report, siteID map[string]int, hosts []string) error {
 		if opts.Timeline != nil {
 			err := opts.Timeline.finish(func(r int) *siteKeyer {
-				if defsOf(reps, r) == nil {
-					return nil
-				}
-				return newSiteKeyer(reps[r].defs)
+				return keysOf(reps, r)
 			}, siteID, hosts)
 			if err != nil {
 				return err

@@ -36,7 +36,7 @@ import (
 
 // resultMagic starts a marshalled result; its last byte is the version
 // of the layout.
-const resultMagic = "dtpaR\x02"
+const resultMagic = "dtpaR\x03"
 
 // maxResultPath bounds the interval numbers an unmarshalled result's
 // paths hold in all (a path per interval, as long as its depth).
@@ -167,6 +167,12 @@ func (w *resWriter) rank(rr *rankResult) error {
 	if rr.defs != nil {
 		if err := w.defs(rr); err != nil {
 			return fmt.Errorf("rank %d: definitions: %w", rr.rank, err)
+		}
+		virt := slices.Sorted(maps.Keys(rr.virt))
+		w.u(uint64(len(virt)))
+		for _, v := range virt {
+			w.u(uint64(v))
+			w.u(uint64(rr.virt[v]))
 		}
 	}
 	// Intervals, parents first; idx numbers them for the sections.
@@ -579,6 +585,13 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 	}
 	if r.bool() {
 		rr.defs, rr.frames = r.defs()
+		if n = r.count("virtual call sites"); n > 0 {
+			rr.virt = make(map[uint32]uint32, n)
+			for range n {
+				v := r.u32("virtual call site")
+				rr.virt[v] = r.u32("call site")
+			}
+		}
 	}
 	n = r.count("intervals")
 	if n == 0 && r.err == nil {

@@ -106,3 +106,117 @@ func TestSymbolizerNotedModules(t *testing.T) {
 		t.Errorf("points %+v", iv.SRC)
 	}
 }
+
+// One call site (return addresses) reached with several MPI functions — a
+// call through a function pointer, or every call made through Python's
+// ctypes — is one SRC point per function: each function's figures stay
+// its own, and a wait names the point of the function that waited or was
+// late. Rank 0 sends at site "fp" 1 ms late (from a second thread when
+// threaded), then calls MPI_Barrier there; rank 1 receives and calls
+// MPI_Barrier at its own "fp".
+func TestSRCSiteWithSeveralFunctions(t *testing.T) {
+	for _, threaded := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one thread", true: "threads"}[threaded], func(t *testing.T) {
+			run, ranks := start(2)
+			fp := tracetest.Site("fp", 0x401234)
+			if threaded {
+				run.ThreadLevel = threadMultiple
+				ranks[0].Thread(1).At(2*ms+1*us).Send(1, 7, 8, 5*us, fp).Thread(0)
+			} else {
+				ranks[0].Compute(2*ms).Send(1, 7, 8, 5*us, fp)
+			}
+			ranks[1].Compute(1*ms).Recv(0, 7, 8, 1*ms+10*us, fp)
+			for _, r := range ranks {
+				r.At(3 * ms)
+				r.Barrier(20*us, fp)
+				r.Finalize(1 * us)
+			}
+			checkSiteWithSeveralFunctions(t, run)
+		})
+	}
+}
+
+func checkSiteWithSeveralFunctions(t *testing.T, run *tracetest.Run) {
+	// The timeline and the Chrome export name each call's own point.
+	rep, rec, _, tr, _ := exportRun(t, run, fakeSymbolizer{})
+	fnOf := map[int]string{}
+	for _, p := range find(t, rep).SRC {
+		fnOf[p.ID] = p.Function
+	}
+	tl := rec.Timeline()
+	for _, ln := range tl.Lanes {
+		for i := range ln.Site {
+			if name := tl.Funcs[ln.Func[i]].Name; fnOf[ln.Site[i]] != name {
+				t.Errorf("timeline: rank %d's %s at SRC %d (%s)", ln.Rank, name, ln.Site[i], fnOf[ln.Site[i]])
+			}
+		}
+	}
+	for _, sl := range tr.Slices {
+		if id, ok := sl.Args["src"].(float64); ok && fnOf[int(id)] != sl.Name {
+			t.Errorf("Chrome export: %s at SRC %v (%s)", sl.Name, id, fnOf[int(id)])
+		}
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 2} {
+		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: fakeSymbolizer{}, Workers: workers})
+		iv := find(t, rep)
+		ids := map[string]int{}
+		for _, p := range iv.SRC {
+			n := int64(0)
+			for _, r := range p.Ranks {
+				n += r.ExeCount
+			}
+			ids[p.Function] = p.ID
+			switch p.Function {
+			case "MPI_Barrier":
+				if n != 2 || len(p.Ranks) != 2 {
+					t.Errorf("MPI_Barrier at fp: %d calls on %d ranks, want 2 on 2", n, len(p.Ranks))
+				}
+				expect(t, "MPI_Barrier time", p.Comm, 40e-6)
+			case "MPI_Send":
+				if n != 1 || len(p.Ranks) != 1 {
+					t.Errorf("MPI_Send at fp: %d calls on %d ranks, want 1 on 1", n, len(p.Ranks))
+				}
+				expect(t, "MPI_Send time", p.Comm, 5e-6)
+			case "MPI_Recv":
+				if n != 1 || len(p.Ranks) != 1 {
+					t.Errorf("MPI_Recv at fp: %d calls on %d ranks, want 1 on 1", n, len(p.Ranks))
+				}
+				expect(t, "MPI_Recv Real Sync", p.RealSync, 0.001)
+			}
+		}
+		if len(iv.SRC) != 3 || ids["MPI_Send"] == 0 || ids["MPI_Recv"] == 0 || ids["MPI_Barrier"] == 0 {
+			t.Fatalf("%d SRC points %v, want MPI_Send, MPI_Recv and MPI_Barrier at fp", len(iv.SRC), ids)
+		}
+		if len(iv.Waits) != 1 || iv.Waits[0].WaitingSRC != ids["MPI_Recv"] || iv.Waits[0].LateSRC != ids["MPI_Send"] {
+			t.Errorf("waits %+v, want rank 1's MPI_Recv (%d) waiting for rank 0's MPI_Send (%d)", iv.Waits, ids["MPI_Recv"], ids["MPI_Send"])
+		}
+	}
+}
+
+// An interval entered from several places is placed at the first entry of
+// the lowest-numbered processor that executed it (characteristics.md §2):
+// rank 1 enters interval 1 first, elsewhere; rank 0 then enters it at
+// "pcA" and again at "pcB".
+func TestIntervalLineSeveralEntries(t *testing.T) {
+	run, ranks := start(2)
+	pcA, pcB := tracetest.Site("pcA", 0x402222), tracetest.Site("pcB", 0x403333)
+	ranks[1].Compute(1*ms).Pcontrol(100, 1, pcB).Compute(1*ms).Pcontrol(101, 1)
+	ranks[0].Compute(2*ms).Pcontrol(100, 1, pcA).Compute(1*ms).Pcontrol(101, 1)
+	ranks[0].Compute(1*ms).Pcontrol(100, 1, pcB).Compute(1*ms).Pcontrol(101, 1)
+	for _, r := range ranks {
+		r.At(10 * ms).Barrier(10 * us)
+		r.Finalize(1 * us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: fakeSymbolizer{}})
+	if in1 := find(t, rep, 1); in1.Line != 0x2222 {
+		t.Errorf("interval 1 at %s:%#x, want rank 0's first entry (line 0x2222)", in1.SourceFile, in1.Line)
+	}
+}

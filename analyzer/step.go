@@ -76,8 +76,7 @@ func (rp *replayer) step() bool {
 			rp.sc = sc
 			fi := sc.fi
 			if fi == nil {
-				fi = rp.fn(e.Func)
-				sc.fi = fi
+				fi = rp.resolveShape(sc, e)
 			}
 			if fi.how != stepAtOnce && (fi.how == stepCoro || rp.startsColl(e)) {
 				rp.held = true

@@ -261,6 +261,7 @@ func (rp *replayer) early(e *traceformat.Event) {
 	if !rp.running || rp.tr.Ended() {
 		return
 	}
+	e.Site = rp.sites.of(e.Site, e.Func) // as eventFn will
 	fi := rp.fn(e.Func)
 	entry := rp.global(e.Entry)
 	switch fi.op {

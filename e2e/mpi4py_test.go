@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"math"
+	"slices"
 	"testing"
+
+	"github.com/dtpa/dtpa/report"
 )
 
 // TestMPI4Py traces a Python MPI program (testdata/apps/late_sender.py,
@@ -46,5 +49,44 @@ func TestMPI4Py(t *testing.T) {
 	}
 	if rs := in.Ranks[1].RealSync; math.Abs(rs-0.2) > 0.03 {
 		t.Errorf("Real Sync on rank 1 in interval 1 = %.6f s, want 0.2 ± 0.03", rs)
+	}
+}
+
+// TestCtypesOneSite traces testdata/apps/ctypes_site.py, which calls
+// MPI_Barrier 3 times and MPI_Comm_rank 5 times through ctypes: every
+// such call leaves from one return address in libffi, so both functions
+// have one call stack. They are two SRC points with that stack, each with
+// its own calls (they were one point, named after the last function,
+// holding all 8).
+func TestCtypesOneSite(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	needMPI4Py(t)
+	dir := t.TempDir()
+	tracePython(t, m, dir, nil, 2, "ctypes_site.py")
+	r, _ := analyse(t, dir, "python3")
+	checkInvariants(t, r, 2)
+	var barrier, rank *report.SRC
+	for i := range r.Intervals[0].SRC {
+		p := &r.Intervals[0].SRC[i]
+		if len(p.Ranks) != 2 {
+			continue
+		}
+		n0, n1 := p.Ranks[0].ExeCount, p.Ranks[1].ExeCount
+		switch {
+		case p.Function == "MPI_Barrier" && n0 == 3 && n1 == 3:
+			barrier = p
+		case p.Function == "MPI_Comm_rank" && n0 == 5 && n1 == 5:
+			rank = p
+		}
+	}
+	if barrier == nil || rank == nil {
+		for _, p := range r.Intervals[0].SRC {
+			t.Logf("SRC %d %s: %+v stack %+v", p.ID, p.Function, p.Ranks, p.Stack)
+		}
+		t.Fatalf("no MPI_Barrier point with 3 calls per rank and MPI_Comm_rank point with 5 (ctypes): %v, %v", barrier, rank)
+	}
+	if !slices.Equal(barrier.Stack, rank.Stack) {
+		t.Errorf("the two points' stacks differ: %+v and %+v (the test's premise: one return address in libffi)", barrier.Stack, rank.Stack)
 	}
 }

@@ -119,6 +119,16 @@ func (lb *LazyBatch) NumShapes() int { return len(lb.shapes) }
 // once per shape and batch.
 func (lb *LazyBatch) Shape() int { return int(lb.cur) }
 
+// SetShapeSite makes the events of shape s (Shape) carry call site site
+// from the next one handed out: a reader that counts a site's calls of
+// several functions apart (the analyzer's replay) renames the site once
+// per shape rather than at every event. It lasts as long as the batch.
+func (lb *LazyBatch) SetShapeSite(s int, site uint32) {
+	if s >= 0 && s < len(lb.shapes) {
+		lb.shapes[s].site = site
+	}
+}
+
 // Rewind makes Next start again from the first event.
 func (lb *LazyBatch) Rewind() {
 	lb.i, lb.t, lb.prevReq, lb.cur = 0, lb.BaseNs, 0, -1

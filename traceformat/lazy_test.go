@@ -394,6 +394,15 @@ func TestLazyShape(t *testing.T) {
 		if b.Shape() != -1 {
 			t.Fatalf("Shape after Rewind: %d, want -1", b.Shape())
 		}
+		// SetShapeSite renames one shape's site from then on, no other.
+		b.SetShapeSite(1, 0xfffffff0)
+		b.SetShapeSite(-1, 1)
+		b.SetShapeSite(b.NumShapes(), 1)
+		for b.Next(&e) {
+			if want := seen[b.Shape()].Site; b.Shape() == 1 && e.Site != 0xfffffff0 || b.Shape() != 1 && e.Site != want {
+				t.Fatalf("shape %d: site %#x after SetShapeSite(1, 0xfffffff0)", b.Shape(), e.Site)
+			}
+		}
 	}
 	if batches < 2 {
 		t.Fatalf("%d batches", batches)
