@@ -163,6 +163,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -392,6 +393,14 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 			continue
 		}
 		byRank[r] = f
+	}
+	if slices.Contains(byRank, nil) {
+		lacks := func(r int) bool { return r >= 0 && r < size && byRank[r] == nil }
+		for _, f := range companions(opts.Dir, opts.App, files[0].hdr.RunId, size, lacks, workers) {
+			if lacks(int(f.hdr.Rank)) {
+				byRank[f.hdr.Rank] = f
+			}
+		}
 	}
 	present := make([]bool, size)
 	syncs := make([][]*tracepb.ClockSync, size)

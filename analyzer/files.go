@@ -1,11 +1,13 @@
 package analyzer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +55,37 @@ func traceFiles(dir, app string) ([]string, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return rankOf(out[i], app) < rankOf(out[j], app) })
 	return out, nil
+}
+
+// companions are the traces in dir of the other programs of an MPMD run
+// of app (mpirun -np 2 ./ocean : -np 2 ./atmos writes ocean.0.trc,
+// ocean.1.trc, atmos.2.trc, atmos.3.trc): the files of other tasks whose
+// rank lacks(rank) and whose header names run, a run of size ranks. Only
+// their headers and clock samples are read (scan); a file that cannot be
+// read is not known to be of the run and is passed over.
+func companions(dir, app string, run []byte, size int, lacks func(int) bool, workers int) []*rankFile {
+	ents, err := os.ReadDir(dirName(dir))
+	if err != nil {
+		return nil
+	}
+	var paths []string
+	for _, e := range ents {
+		task, ok := taskOf(e.Name())
+		if !ok || task == app || e.IsDir() {
+			continue
+		}
+		if r := rankOf(e.Name(), task); r < size && lacks(r) {
+			paths = append(paths, filepath.Join(dir, e.Name()))
+		}
+	}
+	found := make([]*rankFile, len(paths))
+	parallel(len(paths), workers, func(i int) {
+		f, err := scan(paths[i], readBuffer(size))
+		if err == nil && f.hdr != nil && bytes.Equal(f.hdr.RunId, run) && int(f.hdr.WorldSize) == size && lacks(int(f.hdr.Rank)) {
+			found[i] = f
+		}
+	})
+	return slices.DeleteFunc(found, func(f *rankFile) bool { return f == nil })
 }
 
 // globEscape quotes the glob metacharacters of a task name.
@@ -173,6 +206,9 @@ func FindTraces(dir, name string) (traceDir, app string, err error) {
 		case 0:
 			return "", "", fmt.Errorf("%s is a directory without traces (<app>.<rank>.trc); run the program under dtrun first", p)
 		}
+		if t, ok := mpmdTask(p, tasks); ok {
+			return p, t, nil
+		}
 		var names []string
 		for _, t := range tasks {
 			names = append(names, t.Name)
@@ -180,6 +216,29 @@ func FindTraces(dir, name string) (traceDir, app string, err error) {
 		return "", "", fmt.Errorf("%s holds the traces of several tasks; name one: %s", p, strings.Join(names, ", "))
 	}
 	return "", "", noTraces(traceDir, app)
+}
+
+// mpmdTask is, when dir's tasks are the programs of one MPMD run (one
+// trace of each names the same run), the task to name it by: the one
+// holding the lowest rank.
+func mpmdTask(dir string, tasks []Task) (string, bool) {
+	var run []byte
+	task, low := "", -1
+	for _, t := range tasks {
+		files, err := traceFiles(dir, t.Name)
+		if err != nil || len(files) == 0 {
+			return "", false
+		}
+		f, err := scan(files[0], readBuffer(len(files)))
+		if err != nil || f.hdr == nil || len(f.hdr.RunId) == 0 || run != nil && !bytes.Equal(run, f.hdr.RunId) {
+			return "", false
+		}
+		run = f.hdr.RunId
+		if r := int(f.hdr.Rank); low < 0 || r < low {
+			task, low = t.Name, r
+		}
+	}
+	return task, true
 }
 
 func rankOf(p, app string) int {
@@ -294,8 +353,12 @@ func missingRanks(present []bool) string {
 // TraceSet is the traces of one task that a run wrote into a directory
 // (dtrun's closing summary).
 type TraceSet struct {
-	Dir   string
-	Task  string
+	Dir  string
+	Task string
+	// Tasks are the programs of an MPMD run (mpirun -np 2 ./ocean : -np 2
+	// ./atmos), Task first, whose traces the set holds together; nil for
+	// one program.
+	Tasks []string
 	Files int
 	Bytes int64
 	// Stopped lists the ranks whose tracing ended before the program did,
@@ -321,6 +384,7 @@ func RunTraces(dir string, since time.Time) []TraceSet {
 	}
 	by := map[string]*TraceSet{}
 	var out []*TraceSet
+	runOf := map[*TraceSet]string{} // the run id of the set's first readable header
 	for _, e := range ents {
 		task, ok := taskOf(e.Name())
 		if !ok || e.IsDir() {
@@ -341,6 +405,9 @@ func RunTraces(dir string, since time.Time) []TraceSet {
 		path := filepath.Join(dir, e.Name())
 		rank := rankOf(path, task)
 		rf, err := scan(path, readBuffer(len(ents)))
+		if _, ok := runOf[ts]; !ok && err == nil && rf.hdr != nil && len(rf.hdr.RunId) > 0 {
+			runOf[ts] = string(rf.hdr.RunId)
+		}
 		switch {
 		case errors.Is(err, traceformat.ErrEmpty):
 			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: fmt.Sprintf("ended inside MPI_Init, before its trace began: %s is empty", e.Name()), Empty: true})
@@ -361,12 +428,31 @@ func RunTraces(dir string, since time.Time) []TraceSet {
 			}
 		}
 	}
-	res := make([]TraceSet, len(out))
-	for i, ts := range out {
-		sort.Slice(ts.Stopped, func(a, b int) bool { return ts.Stopped[a].Rank < ts.Stopped[b].Rank })
-		res[i] = *ts
+	sort.Slice(out, func(i, j int) bool { return out[i].Task < out[j].Task })
+	// The programs of one MPMD run are one set: dtpa analyses them together.
+	var res []TraceSet
+	first := map[string]int{} // run id → index in res
+	for _, ts := range out {
+		if run, ok := runOf[ts]; ok {
+			if i, ok := first[run]; ok {
+				m := &res[i]
+				if m.Tasks == nil {
+					m.Tasks = []string{m.Task}
+				}
+				m.Tasks = append(m.Tasks, ts.Task)
+				m.Files += ts.Files
+				m.Bytes += ts.Bytes
+				m.Stopped = append(m.Stopped, ts.Stopped...)
+				continue
+			}
+			first[run] = len(res)
+		}
+		res = append(res, *ts)
 	}
-	sort.Slice(res, func(i, j int) bool { return res[i].Task < res[j].Task })
+	for i := range res {
+		st := res[i].Stopped
+		sort.Slice(st, func(a, b int) bool { return st[a].Rank < st[b].Rank })
+	}
 	return res
 }
 

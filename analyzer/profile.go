@@ -386,7 +386,7 @@ func runFacts(ranks []*rankResult, byRank []*rankFile, model *clocks.Model) repo
 	var rf report.RunFacts
 	run := &report.Run{Command: []string{}, Ranks: []report.TraceSize{}}
 	var clk []string
-	hostIdx := map[string]int{}
+	hostIdx, progIdx := map[string]int{}, map[string]int{}
 	for r, f := range byRank {
 		if f == nil || f.hdr == nil {
 			continue
@@ -425,6 +425,16 @@ func runFacts(ranks []*rankResult, byRank []*rankFile, model *clocks.Model) repo
 			rf.Hosts = append(rf.Hosts, report.Host{Host: h.Hostname, Ranks: []int{}})
 		}
 		rf.Hosts[i].Ranks = append(rf.Hosts[i].Ranks, r)
+		j, ok := progIdx[h.Program]
+		if !ok {
+			j = len(rf.Programs)
+			progIdx[h.Program] = j
+			rf.Programs = append(rf.Programs, report.Program{Program: h.Program, Ranks: []int{}})
+		}
+		rf.Programs[j].Ranks = append(rf.Programs[j].Ranks, r)
+	}
+	if len(rf.Programs) < 2 {
+		rf.Programs = nil
 	}
 	run.Clock = strings.Join(clk, ", ")
 	if run.Events > 0 {

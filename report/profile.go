@@ -9,6 +9,10 @@ type RunFacts struct {
 	// Hosts groups the ranks by the host name their trace header records,
 	// in order of each host's first rank.
 	Hosts []Host `json:"hosts,omitempty"`
+	// Programs groups the ranks by the program they ran, in order of each
+	// program's first rank, when they ran several (an MPMD job: mpirun -np
+	// 2 ./ocean : -np 2 ./atmos); absent when every rank ran one.
+	Programs []Program `json:"programs,omitempty"`
 }
 
 // Run describes the run as recorded by rank 0's trace header (else the
@@ -50,6 +54,12 @@ type TraceSize struct {
 type Host struct {
 	Host  string `json:"host"`
 	Ranks []int  `json:"ranks"`
+}
+
+// Program is one program of an MPMD job and the world ranks that ran it.
+type Program struct {
+	Program string `json:"program"` // absolute path of the executable
+	Ranks   []int  `json:"ranks"`
 }
 
 // Profile is an interval's profile view (mpiP-style aggregates), embedded

@@ -195,7 +195,7 @@ func Run(ctx context.Context, o Options) error {
 	if isMPICH(launcher) {
 		args = append([]string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}, o.Args...)
 	} else {
-		args = append([]string{"-x", "LD_PRELOAD=" + preload, "-x", "DT_SPILL_DIR=" + spill}, o.Args...)
+		args = openMPIArgs(o.Args, "-x", "LD_PRELOAD="+preload, "-x", "DT_SPILL_DIR="+spill)
 	}
 	cmd := exec.CommandContext(ctx, launcher, args...)
 	cmd.Stdin = os.Stdin
@@ -233,6 +233,24 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("running %s: %w", launcher, err)
 	}
 	return nil
+}
+
+// openMPIArgs is Open MPI's mpirun's arguments args with env (its -x
+// options) given to every program. Open MPI takes -x per application
+// context: in an MPMD job (mpirun -np 2 ./ocean : -np 2 ./atmos) an
+// option before the first program reaches that program's processes only,
+// and the traced ones would wait forever in MPI_Init for the others to join
+// the tracer's collective. So env goes before each context, after every
+// ":" that separates them. (MPICH's -genv reaches them all.)
+func openMPIArgs(args []string, env ...string) []string {
+	out := append(make([]string, 0, len(args)+2*len(env)), env...)
+	for _, a := range args {
+		out = append(out, a)
+		if a == ":" {
+			out = append(out, env...)
+		}
+	}
+	return out
 }
 
 // spillRoot is a memory file system when there is one: trace buffers live

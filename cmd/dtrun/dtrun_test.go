@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,23 @@ func TestRemoveStaleCompactions(t *testing.T) {
 	}
 	if got, want := strings.Join(names, " "), ".old.0.trc.compact-789 app.0.trc"; got != want {
 		t.Errorf("left %q, want %q", got, want)
+	}
+}
+
+// Open MPI takes -x per application context: dtrun's environment goes
+// before every program of an MPMD command line, or the programs after the
+// first would run untraced and the traced ones hang in MPI_Init.
+func TestOpenMPIArgs(t *testing.T) {
+	env := []string{"-x", "A=1"}
+	tests := []struct{ in, want []string }{
+		{[]string{"-np", "2", "./app"}, []string{"-x", "A=1", "-np", "2", "./app"}},
+		{[]string{"-np", "2", "./ocean", "-v", ":", "-np", "2", "./atmos"},
+			[]string{"-x", "A=1", "-np", "2", "./ocean", "-v", ":", "-x", "A=1", "-np", "2", "./atmos"}},
+		{[]string{"./a", ":", "./b", ":", "./c"}, []string{"-x", "A=1", "./a", ":", "-x", "A=1", "./b", ":", "-x", "A=1", "./c"}},
+	}
+	for _, tc := range tests {
+		if got := openMPIArgs(tc.in, env...); !slices.Equal(got, tc.want) {
+			t.Errorf("openMPIArgs(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -52,8 +52,12 @@ func summarize(w io.Writer, dir string, start time.Time, spill string) {
 		return
 	}
 	for _, s := range sets {
+		of := s.Task
+		if len(s.Tasks) > 1 {
+			of = strings.Join(s.Tasks, " and ") + " (one MPMD run)"
+		}
 		fmt.Fprintf(w, "dtrun: %d %s of %s in %s, %s in all; analyse with: dtpa %s\n",
-			s.Files, plural(s.Files, "trace"), s.Task, absDir(dir), size(s.Bytes), dtpaArg(dir, s.Task))
+			s.Files, plural(s.Files, "trace"), of, absDir(dir), size(s.Bytes), dtpaArg(dir, s.Task))
 		cut := false
 		for _, st := range s.Stopped {
 			if st.Empty {

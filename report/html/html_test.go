@@ -372,3 +372,16 @@ func analyzeTimeline(t *testing.T, run *tracetest.Run) (*report.Report, *analyze
 	}
 	return rep, rec
 }
+
+// TestBrowserMPMD: an MPMD job's programs are named in the run facts with
+// their ranks, as text.
+func TestBrowserMPMD(t *testing.T) {
+	rep := evilReport()
+	rep.Programs = []report.Program{{Program: "/run/ocean", Ranks: []int{0, 1}}, {Program: "/run/<img src=x onerror=alert(3)>atmos", Ranks: []int{2, 3, 5}}}
+	path, _ := write(t, rep, nil)
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	if want := "MPMD: ocean (ranks 0-1), &lt;img src=x onerror=alert(3)&gt;atmos (ranks 2-3, 5)"; !strings.Contains(p.DOM, want) {
+		t.Errorf("the run facts lack %q:\n%s", want, regexp.MustCompile(`<div id="run"[^<]*`).FindString(p.DOM))
+	}
+}

@@ -58,10 +58,23 @@
   if (rep.run) {
     const r = rep.run, facts = [];
     if (r.command && r.command.length) facts.push(r.command.join(" "));
+    if (rep.programs) facts.push("MPMD: " + rep.programs.map((p) => p.program.split("/").pop() + " (ranks " + rankSpans(p.ranks) + ")").join(", "));
     if (r.mpi) facts.push(r.mpi);
     if (r.start) facts.push("started " + r.start);
     if (r.clock) facts.push("clock " + r.clock + (r.sync_error ? " (sync error ≤ " + (r.sync_error * 1e6).toFixed(2) + " µs)" : ""));
     if (facts.length) document.getElementById("meta").append(el("div", { id: "run" }, facts.join(" · ")));
+  }
+
+  // rankSpans writes sorted ranks compactly: "0-3, 6".
+  function rankSpans(rs) {
+    const out = [];
+    for (let i = 0; i < rs.length; ) {
+      let j = i;
+      while (j + 1 < rs.length && rs[j + 1] === rs[j] + 1) j++;
+      out.push(i === j ? String(rs[i]) : rs[i] + "-" + rs[j]);
+      i = j + 1;
+    }
+    return out.join(", ");
   }
 
   // ---- Interval tree ----

@@ -25,6 +25,13 @@ func (p *printer) runFacts(r *report.Report) {
 		return
 	}
 	p.printf("\nRun:     %s\n", strings.Join(ru.Command, " "))
+	if len(r.Programs) > 0 {
+		var ps []string
+		for _, pr := range r.Programs {
+			ps = append(ps, fmt.Sprintf("%s (ranks %s)", pr.Program, rankRanges(pr.Ranks)))
+		}
+		p.printf("MPMD:    %s\n", strings.Join(ps, ", "))
+	}
 	p.printf("MPI:     %s\n", orNotRecorded(ru.MPI))
 	p.printf("Start:   %s\n", orNotRecorded(ru.Start))
 	p.printf("Clock:   %s, synchronization error at most %.9f s\n", orNotRecorded(ru.Clock), ru.SyncError)

@@ -82,6 +82,7 @@ type Rank struct {
 	stop    tracepb.Footer_StopReason
 	syncs   bool
 	host    string // "" is testhost
+	program string // "" is the run's Program
 	// thread is the thread making the calls (Thread); cursors holds the
 	// other threads' time cursors.
 	thread  uint32
@@ -170,6 +171,11 @@ func (k *Rank) NoSync() *Rank { k.syncs = false; return k }
 // Host sets the host name the rank's header records (testhost when not
 // set): the node map of a run spread over hosts.
 func (k *Rank) Host(name string) *Rank { k.host = name; return k }
+
+// Program makes the rank run another program than the run's (an MPMD
+// job): its header and executable module name path, and WriteDir names
+// its file after it.
+func (k *Rank) Program(path string) *Rank { k.program = path; return k }
 
 // Crash leaves the rank's file without a footer, as a killed process would.
 func (k *Rank) Crash() *Rank { k.noFoot = true; return k }
@@ -523,10 +529,11 @@ func (k *Rank) local(t int64) int64 {
 // Bytes encodes rank i's trace file.
 func (r *Run) Bytes(i int) ([]byte, error) {
 	k := r.ranks[i]
+	prog := cmp.Or(k.program, r.Program)
 	var buf bytes.Buffer
 	hdr := &tracepb.Header{
 		Rank: uint32(i), WorldSize: uint32(len(r.ranks)), Hostname: cmp.Or(k.host, "testhost"), Pid: uint32(1000 + i),
-		RunId: r.RunID, Program: r.Program, Args: []string{r.Program},
+		RunId: r.RunID, Program: prog, Args: []string{prog},
 		StartUnixNs: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), StartLocalNs: k.local(0),
 		Clock:         &tracepb.Clock{Source: tracepb.Clock_SYNTHETIC, InjectedOffsetNs: k.offset, InjectedDriftPpm: k.drift},
 		TracerVersion: "tracetest", Params: &tracepb.TracerParams{UserStackSize: 1, MaxTraceSizeMb: 500},
@@ -548,7 +555,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 		}
 	}
 	defs := &tracepb.Definitions{Communicators: k.commDef, CallSites: sites,
-		Modules: []*tracepb.Module{{Id: 0, Path: r.Program, Start: 0x400000 + k.bias, End: 0x500000 + k.bias, LoadBias: k.bias}}}
+		Modules: []*tracepb.Module{{Id: 0, Path: prog, Start: 0x400000 + k.bias, End: 0x500000 + k.bias, LoadBias: k.bias}}}
 	for id, name := range r.order {
 		defs.Functions = append(defs.Functions, mpifunc.Function(uint32(id), name))
 	}
@@ -614,8 +621,9 @@ func (k *Rank) syncSamples(ref *Rank, phase tracepb.ClockSync_Phase, t int64) *t
 	return c
 }
 
-// WriteDir writes <app>.<rank>.trc for every rank into dir and returns the
-// paths in rank order.
+// WriteDir writes <app>.<rank>.trc for every rank into dir (a rank given
+// its own Program: that program's name for <app>) and returns the paths in
+// rank order.
 func (r *Run) WriteDir(dir, app string) ([]string, error) {
 	var paths []string
 	for i := range r.ranks {
@@ -623,7 +631,11 @@ func (r *Run) WriteDir(dir, app string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %w", i, err)
 		}
-		p := filepath.Join(dir, fmt.Sprintf("%s.%d.trc", app, i))
+		name := app
+		if k := r.ranks[i]; k.program != "" {
+			name = filepath.Base(k.program)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("%s.%d.trc", name, i))
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			return nil, err
 		}
