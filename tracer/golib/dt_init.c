@@ -148,7 +148,16 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	// program as soon as it can, and a rank still creating its trace then
 	// would share the cores with ranks that poll in their next MPI call.
 	dt_thr *T = NULL;
-	int ok = dtgo_init(dt_rank_world, dt_size_world, level, (char *)impl, ver, &dt_clk);
+	// A world started by MPI_Comm_spawn numbers its ranks from 0 again, in
+	// the same directory as its parents' (and may share their spill
+	// directory): its traces are named after the run id its collective
+	// agrees on, so there that collective comes first.
+	unsigned char runid[16];
+	MPI_Comm parent = MPI_COMM_NULL;
+	PMPI_Comm_get_parent(&parent);
+	int spawned = parent != MPI_COMM_NULL;
+	if (spawned) dt_clock_groups(runid);
+	int ok = dtgo_init(dt_rank_world, dt_size_world, level, (char *)impl, ver, &dt_clk, spawned ? runid : NULL);
 	if (ok) {
 		T = dt_self ? dt_self : dt_thr_new();
 		dt_comm_init();
@@ -160,8 +169,7 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 		dt_install_signals();
 		atexit(dt_atexit);
 	}
-	unsigned char runid[16];
-	dt_clock_groups(runid);
+	if (!spawned) dt_clock_groups(runid);
 	dt_sync_ready = 1;
 	if (ok) test_stop_in_init();
 	if (!ok) {

@@ -67,19 +67,24 @@ var loadedParams = params.Defaults()
 // it to tell the cost of the C recording path from the Go encoder's.
 var discard = os.Getenv("DT_BENCH_DISCARD") == "1"
 
-// dtgo_init creates the trace but for its header (dtgo_start).
+// dtgo_init creates the trace but for its header (dtgo_start). spawn is
+// the run id of a world started by MPI_Comm_spawn, NULL otherwise.
 //
 //export dtgo_init
-func dtgo_init(rank, size, level C.int, impl, ver *C.char, clk *C.dt_clock) (ok C.int) {
+func dtgo_init(rank, size, level C.int, impl, ver *C.char, clk *C.dt_clock, spawn *C.uchar) (ok C.int) {
 	defer recovered("init")
 	conv := records.Converter{
 		TSC: clk.tsc != 0, NsPerTick: float64(clk.ns_per_tick), Raw0: uint64(clk.raw0), Ns0: int64(clk.ns0),
 		SkewOff: int64(clk.skew_off_ns), SkewPPM: float64(clk.skew_ppm),
 	}
-	t, err := newTracer(initInfo{
+	in := initInfo{
 		rank: uint32(rank), size: uint32(size), level: uint32(level), impl: C.GoString(impl), version: C.GoString(ver),
-		conv: conv, clk: clk, params: loadedParams,
-	})
+		conv: conv, clk: clk, params: loadedParams, spawned: spawn != nil,
+	}
+	if spawn != nil {
+		in.spawn = C.GoBytes(unsafe.Pointer(spawn), 16)
+	}
+	t, err := newTracer(in)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "dtpa tracer: rank %d: %v; running untraced\n", rank, err)
 		return 0

@@ -58,6 +58,23 @@ type initInfo struct {
 	conv              records.Converter
 	clk               *C.dt_clock
 	params            params.Params
+	// spawned: the process belongs to a world started by MPI_Comm_spawn,
+	// whose run id is spawn (taskName).
+	spawned bool
+	spawn   []byte
+}
+
+// taskName is <app> of the rank's <app>.<rank>.trc: the program's name,
+// and for a world started by MPI_Comm_spawn, whose ranks are numbered
+// from 0 again beside its parents' traces, ".spawn-" and the first bytes
+// of its run id (one name per spawned world: dtpa analyses each world as
+// a task of its own).
+func (in initInfo) taskName(args []string) string {
+	name := programName(args)
+	if in.spawned && len(in.spawn) >= 4 {
+		name += fmt.Sprintf(".spawn-%x", in.spawn[:4])
+	}
+	return name
 }
 
 // job is one unit of work for the writer goroutine, in submission order.
@@ -140,7 +157,8 @@ func cmdline() []string {
 // the program (where MPICH's ranks poll without yielding the core).
 func newTracer(in initInfo) (*tracer, error) {
 	args := cmdline()
-	name := fmt.Sprintf("%s.%d.trc", programName(args), in.rank)
+	task := in.taskName(args)
+	name := fmt.Sprintf("%s.%d.trc", task, in.rank)
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating trace: %w", err)
@@ -187,7 +205,7 @@ func newTracer(in initInfo) (*tracer, error) {
 	if dir := os.Getenv("DT_SPILL_DIR"); dir != "" {
 		// Buffers in a shared file mapping survive SIGKILL (see records.Recover);
 		// without one (no space, no directory) they are plain memory.
-		path := filepath.Join(dir, fmt.Sprintf("%s.%d.spill", programName(args), in.rank))
+		path := filepath.Join(dir, fmt.Sprintf("%s.%d.spill", task, in.rank))
 		info := records.SpillInfo{Trace: abs, Rank: in.rank, Slots: int(C.dt_buf_slots()), Chunk: int(C.dt_buf_chunk()), Conv: in.conv}
 		// Named for dtrun to recover (start) once the trace has its header.
 		if mem, fd, err := createSpill(path+spillNew, info); err == nil {
