@@ -167,6 +167,105 @@ func TestWildcardCompletionFarAhead(t *testing.T) {
 	}
 }
 
+// TestWildcardCompletionFarAhead on a rank with two or three threads
+// (MPI_THREAD_MULTIPLE): the wildcard MPI_Irecv (thread post, 0.001 ms),
+// the MPI_Recv from rank 0 posted after it (thread recv, 0.002 … 200.012
+// ms) and the MPI_Wait that completes the MPI_Irecv (thread wait, at 300
+// ms, after `between` calls from 201 ms on) may be calls of different
+// threads: MPI requests and matching are the process's. The MPI_Recv
+// must get B: Real Sync 200.006 − 0.002 ms. Every thread but the waiting
+// one has a call at 250 ms, read before the waiting thread's calls from
+// 201 ms on, so that the merge, holding a call of each thread, reads no
+// further than its window: with 10 000 calls between, the MPI_Wait is in
+// a batch the merge has not read when the MPI_Recv is replayed (in the
+// same thread's or another thread's batches), with 3 it is among the
+// calls the merge holds. A failed MPI_Cancel of the request comes in the
+// waiting thread's batch before the MPI_Wait (cancel: in a batch read
+// ahead), or is thread cancelBy's call at 250 ms (among the calls the
+// merge holds). With the bound on reading ahead below the distance, the
+// MPI_Recv gets A and a warning says that reading ahead stopped.
+func TestWildcardCompletionFarAheadThreads(t *testing.T) {
+	const none = ^uint32(0)
+	for _, c := range []struct {
+		name             string
+		threads          uint32
+		post, recv, wait uint32
+		between          int
+		bound            int64
+		cancel           bool
+		cancelBy         uint32
+	}{
+		{"same thread, later batch", 2, 1, 1, 1, 10000, 0, false, none},
+		{"other thread, later batch", 2, 0, 0, 1, 10000, 0, false, none},
+		{"same thread, held by the merge", 2, 1, 1, 1, 3, 0, false, none},
+		{"other thread, held by the merge", 2, 0, 0, 1, 3, 0, false, none},
+		{"bounded", 2, 0, 0, 1, 10000, 100, false, none},
+		{"failed cancel in a later batch", 2, 0, 0, 1, 10000, 0, true, none},
+		{"failed cancel held by the merge", 2, 0, 0, 1, 10000, 0, false, 0},
+		{"three threads, later batch", 3, 1, 2, 0, 10000, 0, false, none},
+		{"three threads, held by the merge", 3, 2, 1, 0, 3, 0, false, none},
+		{"three threads, failed cancels", 3, 1, 2, 0, 10000, 0, true, 1},
+		{"three threads, bounded", 3, 1, 2, 0, 10000, 100, false, none},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run, r0, r1 := pair()
+			run.ThreadLevel = threadMultiple
+			r0.Send(1, 5, 8, 5*us)                  // A: 0.001 … 0.006 ms
+			r0.Compute(200*ms).Send(1, 5, 8, 5*us)  // B: entered 200.006 ms
+			for th := c.threads - 1; th > 0; th-- { // every thread starts at 0.001 ms
+				r1.Thread(th)
+			}
+			q := r1.Thread(c.post).At(us).Irecv(traceformat.AnySource, 5, 8, us, 0, 5) // 0.001 … 0.002 ms
+			r1.Thread(c.recv).At(2*us).Recv(0, 5, 8, 200*ms+10*us)                     // 0.002 … 200.012 ms
+			for th := range c.threads {
+				if th == c.wait {
+					continue
+				}
+				if th == c.cancelBy {
+					r1.Thread(th).At(250*ms).Call("MPI_Cancel", us, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{uint64(q)}})
+				} else {
+					r1.Thread(th).At(250*ms).Call("MPI_Comm_rank", us, traceformat.Event{})
+				}
+			}
+			r1.Thread(c.wait).At(201 * ms)
+			for i := range c.between {
+				if c.cancel && i == c.between-5 {
+					r1.Call("MPI_Cancel", us, traceformat.Event{Attr: traceformat.AttrReqs, Reqs: []uint64{uint64(q)}})
+					continue
+				}
+				r1.Call("MPI_Comm_rank", us, traceformat.Event{})
+			}
+			r1.At(300*ms).Wait(q, 5*us)
+			r1.Thread(0).At(400 * ms).Finalize(us)
+			r0.Finalize(us)
+			dir := t.TempDir()
+			if _, err := run.WriteDir(dir, "app"); err != nil {
+				t.Fatal(err)
+			}
+			lim := defaultLimits()
+			if c.bound > 0 {
+				lim.readAhead = c.bound
+			}
+			rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1, limits: &lim})
+			if rep.Unmatched != nil {
+				t.Errorf("unmatched %+v", rep.Unmatched)
+			}
+			iv := find(t, rep)
+			want := 0.200006 - 0.000002
+			if c.bound > 0 {
+				want = 0
+				if !hasWarning(rep, "reading ahead for the completions of wildcard receives stopped") {
+					t.Errorf("no warning about the bound: %q", rep.Warnings)
+				}
+			} else {
+				noWarnings(t, rep)
+			}
+			expect(t, "MPI_Recv Real Sync", srcPoint(t, iv, "MPI_Recv").RealSync, want)
+			expect(t, "rank 1 Real Sync", rank(t, iv, 1).RealSync, want)
+		})
+	}
+}
+
 // iallreduce records MPI_Iallreduce with request id and its completion by
 // MPI_Wait (tracetest has no helper for it).
 func iallreduce(k *tracetest.Rank, id uint64, dur int64) {

@@ -55,9 +55,19 @@ func (s *matchSink) Span(int, *TimelineSpan) {}
 // too (so a specific receive posted while a wildcard MPI_Irecv of its
 // stream is pending gets the message after the wildcard one's). Every
 // send of a round enters before any receive of the round exits.
-func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]TimelineMsg) {
+//
+// With h, each rank calls MPI from h.n threads (MPI_THREAD_MULTIPLE): the
+// calls go on, one after the other in time, from a thread drawn at
+// random before each phase and each call (hops.hop), so that a request
+// is often posted, cancelled and completed by different threads, and the
+// rank's batches alternate between threads. MPI's matching knows
+// processes, not threads: the messages are the same.
+func randomP2P(rng *rand.Rand, cancels bool, h *hops) (*tracetest.Run, []map[int64][]TimelineMsg) {
 	n := 2 + rng.IntN(3)
 	run, ranks := start(n)
+	if h != nil {
+		run.ThreadLevel = threadMultiple
+	}
 	want := make([]map[int64][]TimelineMsg, n)
 	for i := range want {
 		want[i] = map[int64][]TimelineMsg{}
@@ -137,11 +147,13 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 		// Phase 1: the MPI_Irecv calls.
 		reqs := make([][]tracetest.Req, n)
 		for d := range n {
+			h.hop(ranks[d])
 			ranks[d].At(base + 10*us)
 			for _, rv := range posts[d] {
 				if !rv.nonblock {
 					continue
 				}
+				h.hop(ranks[d])
 				st := []int32{local(rv.s.comm, rv.s.src), rv.s.tag}
 				if rv.s.comm == 1 {
 					reqs[d] = append(reqs[d], ranks[d].IrecvOn(revComm, rv.src, rv.tag, 8, us, st...))
@@ -153,14 +165,19 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 		// Phase 2: the sends.
 		sent := map[stream][]int64{}
 		for s := range n {
+			h.hop(ranks[s])
 			k := ranks[s].At(base + ms)
 			var later []tracetest.Req
 			for _, m := range out[s] {
 				dst, o := local(m.comm, m.dst), on(m.comm)
 				if cancels && rng.IntN(4) == 0 {
 					q := k.Isend(dst, m.tag, 8, us, o...)
-					k.Cancel(q, us).Wait(q, us)
+					h.hop(k)
+					k.Cancel(q, us)
+					h.hop(k)
+					k.Wait(q, us)
 				}
+				h.hop(k)
 				k.Compute(2 * us)
 				sent[m] = append(sent[m], k.Now())
 				switch rng.IntN(4) {
@@ -182,6 +199,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 				}
 			}
 			if len(later) > 0 {
+				h.hop(k)
 				k.Compute(us).Waitall(later, us)
 			}
 		}
@@ -197,6 +215,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 		// its posting; blocking receives were posted after every
 		// MPI_Irecv of the round.
 		for d := range n {
+			h.hop(ranks[d])
 			k := ranks[d].At(base + 5*ms)
 			var pending []TimelineMsg
 			for _, rv := range posts[d] {
@@ -208,6 +227,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 				if rv.nonblock {
 					continue
 				}
+				h.hop(k)
 				k.Compute(2 * us)
 				st := tracetest.Status(local(rv.s.comm, rv.s.src), rv.s.tag)
 				o := append(on(rv.s.comm), st)
@@ -245,6 +265,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 			if len(reqs[d]) == 0 {
 				continue
 			}
+			h.hop(k)
 			k.Compute(2 * us)
 			switch rng.IntN(5) {
 			case 0:
@@ -262,6 +283,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 						rs, ms = append(rs, reqs[d][i]), append(ms, pending[i])
 					}
 					order = order[c:]
+					h.hop(k)
 					k.Compute(2 * us)
 					want[d][k.Now()] = ms
 					if rng.IntN(2) == 0 {
@@ -274,6 +296,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 				order := rng.Perm(len(reqs[d]))
 				kind := rng.IntN(3)
 				for _, i := range order {
+					h.hop(k)
 					k.Compute(2 * us)
 					switch kind {
 					case 0:
@@ -284,6 +307,7 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 						k.Waitany(reqs[d][i], us)
 					case 2:
 						k.Test(reqs[d][i], false, us)
+						h.hop(k)
 						k.Compute(us)
 						want[d][k.Now()] = pending[i : i+1]
 						k.Wait(reqs[d][i], us)
@@ -293,12 +317,32 @@ func randomP2P(rng *rand.Rand, cancels bool) (*tracetest.Run, []map[int64][]Time
 		}
 	}
 	for s := range n {
+		h.hop(ranks[s])
 		for _, q := range pers[s] {
 			ranks[s].RequestFree(q, us)
 		}
+		// (MPI_Finalize is the MPI_Init thread's.)
+		now := ranks[s].Now()
+		ranks[s].Thread(0).At(now)
 	}
 	finish(run)
 	return run, want
+}
+
+// hops draws the thread of a rank's next calls in randomP2P.
+type hops struct {
+	rng *rand.Rand
+	n   int
+}
+
+// hop makes k's calls from now on those of a thread drawn at random,
+// from k's current time on; nothing on one thread (h nil).
+func (h *hops) hop(k *tracetest.Rank) {
+	if h == nil {
+		return
+	}
+	now := k.Now()
+	k.Thread(uint32(h.rng.IntN(h.n))).At(now)
 }
 
 // TestRandomMatching: in random programs of point-to-point calls
@@ -314,44 +358,73 @@ func TestRandomMatching(t *testing.T) {
 	for seed := range 60 {
 		cancels := seed%2 == 1
 		rng := rand.New(rand.NewPCG(uint64(seed), 11))
-		run, want := randomP2P(rng, cancels)
+		run, want := randomP2P(rng, cancels, nil)
 		dir := t.TempDir()
 		if _, err := run.WriteDir(dir, "app"); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range []int{1, 2, 4} {
-			sink := &matchSink{}
-			var warned []string
-			rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w,
-				Timeline: &TimelineRecorder{Sink: sink}, Warn: func(s string) { warned = append(warned, s) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := fmt.Sprintf("seed %d (cancels %v), %d workers", seed, cancels, w)
-			if len(warned) > 0 || rep.Unmatched != nil {
-				t.Errorf("%s: warnings %q, unmatched %+v", name, warned, rep.Unmatched)
-			}
-			for r := range want {
-				for entry, msgs := range want[r] {
-					g := sink.got[r][entry]
-					cmpMsg := func(a, b TimelineMsg) int {
-						if a.Src != b.Src {
-							return int(a.Src - b.Src)
-						}
-						return int(a.Send - b.Send)
-					}
-					g, m := slices.SortedFunc(slices.Values(g), cmpMsg), slices.SortedFunc(slices.Values(msgs), cmpMsg)
-					if !slices.Equal(g, m) {
-						t.Errorf("%s: rank %d, call at %d ns received %+v, want %+v", name, r, entry, g, m)
-					}
-				}
-				for entry, g := range sink.got[r] {
-					if _, ok := want[r][entry]; !ok {
-						t.Errorf("%s: rank %d, call at %d ns received %+v, want none", name, r, entry, g)
-					}
-				}
-			}
+			checkMatching(t, dir, want, w, fmt.Sprintf("seed %d (cancels %v), %d workers", seed, cancels, w))
 		}
 		analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1})
+	}
+}
+
+// TestRandomMatchingThreads is TestRandomMatching with two or three
+// threads calling MPI on every rank (randomP2P's hops): a wildcard
+// MPI_Irecv of one thread, a receive of its key by another, and the
+// completion by a third are matched as on one thread (the wildcard
+// lookahead through the threads' calls, farStatusThreads), and so are
+// cancelled sends (cancelledAhead). On one worker and two.
+func TestRandomMatchingThreads(t *testing.T) {
+	for seed := range 40 {
+		cancels := seed%2 == 1
+		rng := rand.New(rand.NewPCG(uint64(seed), 13))
+		h := &hops{rng: rand.New(rand.NewPCG(uint64(seed), 17)), n: 2 + seed%4/2}
+		run, want := randomP2P(rng, cancels, h)
+		dir := t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []int{1, 2} {
+			checkMatching(t, dir, want, w, fmt.Sprintf("seed %d (cancels %v, %d threads), %d workers", seed, cancels, h.n, w))
+		}
+	}
+}
+
+// checkMatching analyzes the traces in dir on w workers and fails t
+// unless every call received the messages of want (randomP2P's), with
+// nothing unmatched and nothing warned of.
+func checkMatching(t *testing.T, dir string, want []map[int64][]TimelineMsg, w int, name string) {
+	t.Helper()
+	sink := &matchSink{}
+	var warned []string
+	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w,
+		Timeline: &TimelineRecorder{Sink: sink}, Warn: func(s string) { warned = append(warned, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warned) > 0 || rep.Unmatched != nil {
+		t.Errorf("%s: warnings %q, unmatched %+v", name, warned, rep.Unmatched)
+	}
+	cmpMsg := func(a, b TimelineMsg) int {
+		if a.Src != b.Src {
+			return int(a.Src - b.Src)
+		}
+		return int(a.Send - b.Send)
+	}
+	for r := range want {
+		for entry, msgs := range want[r] {
+			g := sink.got[r][entry]
+			g, m := slices.SortedFunc(slices.Values(g), cmpMsg), slices.SortedFunc(slices.Values(msgs), cmpMsg)
+			if !slices.Equal(g, m) {
+				t.Errorf("%s: rank %d, call at %d ns received %+v, want %+v", name, r, entry, g, m)
+			}
+		}
+		for entry, g := range sink.got[r] {
+			if _, ok := want[r][entry]; !ok {
+				t.Errorf("%s: rank %d, call at %d ns received %+v, want none", name, r, entry, g)
+			}
+		}
 	}
 }

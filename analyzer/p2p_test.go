@@ -616,3 +616,34 @@ func TestCancelledSendToFinishedRank(t *testing.T) {
 		}
 	}
 }
+
+// A cancelled send whose destination's receive is replayed before the
+// cancellation: rank 0 starts an MPI_Isend to rank 1 at 1 µs, then waits
+// in MPI_Recv for rank 1's message of 5 ms, and only then (6 ms) cancels
+// the send and completes it. Rank 1 sends that message, then receives
+// from rank 0 from 5.01 ms: it must get the message rank 0 sends at 20 ms
+// (Real Sync 20 − 5.01 ms), not the cancelled one, which would be posted
+// by then unless the cancellation was read ahead (cancelledAhead).
+// Nothing is left unreceived. On one thread, and on two (thread 1 starts
+// the send and waits; thread 1 or thread 0 cancels and completes it: the
+// request is the process's; thread 0 sends at 20 ms), where the
+// cancellation is read among the calls the merge holds.
+func TestCancelledSendReceivedFirst(t *testing.T) {
+	for _, c := range []struct {
+		threads bool
+		by      uint32
+	}{{false, 0}, {true, 1}, {true, 0}} {
+		run, r0, r1 := pair()
+		if c.threads {
+			run.ThreadLevel = threadMultiple
+			r0.Thread(1)
+		}
+		q := r0.Isend(1, 5, 8, 10*us) // 0.001 … 0.011 ms
+		r0.Recv(1, 9, 8, 5*ms)        // … 5.011 ms
+		r0.Thread(c.by).At(6*ms).Cancel(q, 10*us).Wait(q, 10*us)
+		r0.Thread(0).At(20*ms).Send(1, 5, 8, 10*us)
+		r1.At(5*ms).Send(0, 9, 8, 10*us).Recv(0, 5, 8, 15*ms+20*us) // 5.01 … 20.03 ms
+		rep := analyzeMatched(t, run)
+		expect(t, "rank 1 Real Sync", rank(t, find(t, rep), 1).RealSync, 0.020-0.00501)
+	}
+}

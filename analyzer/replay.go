@@ -293,12 +293,15 @@ type replayer struct {
 	rd                  *traceformat.Reader
 	batch               *traceformat.LazyBatch
 	wildPend            []wildReq // wildcard receive requests posted without a ticket (resolveWild)
-	batchCancels        bool      // rp.batch holds an MPI_Cancel (cancelledAhead)
+	batchCancels        bool      // rp.batch holds an MPI_Cancel (threads: the merge read one; cancelledAhead)
 	cancelFn            uint32    // MPI_Cancel's function id + 1, once met (passFn)
 	farRead             int64     // events read ahead past the batch (farStatus)
 	farWarned           bool      // farStatus's bound was met and said
 	ev                  traceformat.Event
 	held                bool
+	// merge, with several threads, holds the calls read ahead
+	// (farStatusThreads, cancelledAhead).
+	merge *threadMerge
 	// inCoro: the replay goes on in its coroutine (step hands it over,
 	// handOff back).
 	inCoro bool

@@ -3,6 +3,7 @@ package analyzer
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -188,7 +189,7 @@ func wildMatches(rq *request, k *p2pKey) bool {
 // one posted later, or that cannot take k's messages, keeps its place
 // until a receive of a key it can match comes. Its key is its status: in
 // e, if e completes it, else at the call that completes it further on in
-// the trace (farStatus; one thread only). A request whose status is not
+// the trace (farStatus, farStatusThreads). A request whose status is not
 // found (never completed, freed, or beyond farStatus's bound) is left to
 // take its ticket when it completes.
 func (rp *replayer) resolveWild(e *traceformat.Event, k *p2pKey) {
@@ -216,10 +217,14 @@ func (rp *replayer) resolveWild(e *traceformat.Event, k *p2pKey) {
 			continue
 		}
 		st, ok := statusIn(e, w.id)
-		if !ok && rp.batch != nil && !rp.threads {
-			// (With several threads, events come from per-thread
-			// queues: rp.batch is not where e is.)
-			st, ok = rp.farStatus(w.id)
+		if !ok {
+			if rp.threads {
+				// (Events come from the merge's per-thread queues:
+				// rp.batch is not where e is.)
+				st, ok = rp.farStatusThreads(w.id)
+			} else if rp.batch != nil {
+				st, ok = rp.farStatus(w.id)
+			}
 		}
 		if !ok {
 			continue
@@ -256,17 +261,46 @@ const (
 
 // farStatus is the status of the call that completes request id, past
 // the current event: in the rest of the batch (LazyBatch.FindStatus),
-// else in the batches that follow, read by a second reader of the file
-// (Reader.Fork) so that the replay's own reading is not moved. MPI_Cancel
-// is passed over (as StatusAhead does). ok is false when no call
-// completes it with a status, when the trace ends or is damaged first
-// (the replay reports the damage when it gets there), or past the bound
-// on reading ahead (farBase, farPer: a warning says so, once).
+// else in the batches that follow (farFile). MPI_Cancel is passed over
+// (as StatusAhead does). ok is false when no call completes it with a
+// status, when the trace ends or is damaged first (the replay reports the
+// damage when it gets there), or past the bound on reading ahead
+// (farBase, farPer: a warning says so, once).
 func (rp *replayer) farStatus(id uint64) (st traceformat.Status, ok bool) {
 	st, a := rp.batch.FindStatus(id, rp.passFn())
 	if a != traceformat.AheadNotFound {
 		return st, a == traceformat.AheadFound
 	}
+	return rp.farFile(id, false)
+}
+
+// farStatusThreads is farStatus for a rank with several threads: the
+// call that completes request id may be any thread's (MPI requests are
+// the process's). It is looked for in the calls the merge holds and has
+// not handed out yet (threadMerge.findStatus: the first in the merge's
+// order that names id), else in the batches the merge has not read, of
+// any thread, in file order (farFile). With the same bound and warning.
+func (rp *replayer) farStatusThreads(id uint64) (st traceformat.Status, ok bool) {
+	m := rp.merge
+	if m == nil {
+		return st, false
+	}
+	st, a := m.findStatus(id, rp.passFn(), math.MaxInt)
+	if a != traceformat.AheadNotFound {
+		return st, a == traceformat.AheadFound
+	}
+	if m.eof {
+		return st, false
+	}
+	return rp.farFile(id, true)
+}
+
+// farFile is the status of the call that completes request id in the
+// batches that follow the last one the replay read, read by a second
+// reader of the file (Reader.Fork) so that the replay's own reading is not
+// moved: the first batch that names id (of thread 0 only, unless
+// anyThread) gives it; see farStatus for ok.
+func (rp *replayer) farFile(id uint64, anyThread bool) (st traceformat.Status, ok bool) {
 	budget := rp.x.lim.readAhead + farPer*rp.events - rp.farRead
 	if budget <= 0 {
 		return st, false
@@ -283,7 +317,7 @@ func (rp *replayer) farStatus(id uint64) (st traceformat.Status, ok bool) {
 			return st, false
 		}
 		rp.farRead += int64(b.Len())
-		if b.Thread != 0 {
+		if b.Thread != 0 && !anyThread {
 			continue
 		}
 		pass := rp.passFn()
@@ -310,16 +344,33 @@ func (rp *replayer) farStatus(id uint64) (st traceformat.Status, ok bool) {
 // such a send posts no message. A message posted and withdrawn only when
 // the completion is replayed could be taken by a receive replayed before
 // that (the replays of the ranks do not run in the order of time).
+//
+// With several threads (rp.batchCancels: the merge has read an
+// MPI_Cancel) the completion may be any thread's: it is looked for in the
+// calls the merge holds, at most cancelAhead of each thread's
+// (threadMerge.findStatus), as StatusAhead walks at most 1024 events.
 func (rp *replayer) cancelledAhead(id uint64) bool {
-	if rp.batch == nil || rp.threads {
+	if rp.threads {
+		if rp.merge == nil {
+			return false
+		}
+		st, a := rp.merge.findStatus(id, rp.passFn(), cancelAhead)
+		return a == traceformat.AheadFound && st.Tag == traceformat.Cancelled
+	}
+	if rp.batch == nil {
 		return false
 	}
 	st, ok := rp.batch.StatusAhead(id, rp.passFn())
 	return ok && st.Tag == traceformat.Cancelled
 }
 
+// cancelAhead bounds cancelledAhead's walk through each thread's calls
+// held by the merge: StatusAhead's bound.
+const cancelAhead = 1024
+
 // passFn is the function StatusAhead passes over: MPI_Cancel, once a
-// batch of the rank held it, else none (^0).
+// batch of the rank held it (threads: once the merge read it), else none
+// (^0).
 func (rp *replayer) passFn() uint32 {
 	return rp.cancelFn - 1
 }

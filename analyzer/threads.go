@@ -206,7 +206,13 @@ func (m *threadMerge) read() error {
 		e.Reqs = slices.Clone(e.Reqs)
 		e.Status = slices.Clone(e.Status)
 		ev := threadEv{e: e, comm: defs.Comm(eventLocalComm(&e)), key: e.Entry}
-		switch m.rp.fn(e.Func).op {
+		fi := m.rp.fn(e.Func)
+		if fi.cancel {
+			// (cancelledAhead looks ahead from now on, passing over
+			// MPI_Cancel as farStatusThreads does: passFn.)
+			m.rp.batchCancels, m.rp.cancelFn = true, e.Func+1
+		}
+		switch fi.op {
 		case opFinalize:
 			ev.fin = true
 		case opSendrecv, opColl:
@@ -224,10 +230,48 @@ func (m *threadMerge) read() error {
 	return nil
 }
 
+// findStatus is LazyBatch.FindStatus through the calls the merge holds
+// and has not handed out: what the first of them in the merge's order
+// that names request id, other than a call of function pass (MPI_Cancel),
+// recorded for it, looking at no more than limit calls of each thread.
+// Each thread's calls are in the merge's order, and the merge hands out
+// the smallest key first (the first thread on a tie): so it is the first
+// such call of a thread, of the smallest key.
+func (m *threadMerge) findStatus(id uint64, pass uint32, limit int) (traceformat.Status, traceformat.Ahead) {
+	var best *threadEv
+	at := 0
+	for _, q := range m.qs {
+		evs := q.evs[q.head:]
+		if len(evs) > limit {
+			evs = evs[:limit]
+		}
+		for i := range evs {
+			ev := &evs[i]
+			if ev.early || ev.e.Attr&traceformat.AttrReqs == 0 || ev.e.Func == pass {
+				continue
+			}
+			if k := slices.Index(ev.e.Reqs, id); k >= 0 {
+				if best == nil || ev.key < best.key {
+					best, at = ev, k
+				}
+				break
+			}
+		}
+	}
+	switch {
+	case best == nil:
+		return traceformat.Status{}, traceformat.AheadNotFound
+	case best.e.Attr&traceformat.AttrStatus == 0 || at >= len(best.e.Status):
+		return traceformat.Status{}, traceformat.AheadNamed
+	}
+	return best.e.Status[at], traceformat.AheadFound
+}
+
 // runThreads replays a multi-threaded rank's calls in the merge order.
 func (rp *replayer) runThreads(rd *traceformat.Reader) {
 	rp.thr = &threadCover{}
 	m := &threadMerge{rp: rp, rd: rd}
+	rp.merge = m
 	for {
 		if rp.ctx != nil && rp.ctx.Err() != nil {
 			return
