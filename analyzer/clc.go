@@ -33,19 +33,22 @@ import (
 // Overlap of the calls there are recomputed with the moved times.
 //
 // A fixed point is an event whose times the replay has already handed to
-// another rank (a send's entry, a collective's entry and exit) or that
-// delimits an interval or a sequential section (MPI_Pcontrol, the start of
-// the program), or a repaired call. Scalasca lets the amortization move
-// sends too, as far as their receives allow, which takes a backward replay;
-// a streaming replay has already given the send times away, so here the
-// stretch ends at the last of them: never a new violation, and no second
-// pass. Only violations at calls that publish nothing are amortized
-// (MPI_Recv, MPI_Mprobe/MPI_Improbe, the Wait and Test family); a violation
-// at a collective or at MPI_Sendrecv, whose entry was published before the
-// violation could be seen, is repaired forward only. At most maxPend
-// events (and 16·maxPend completed requests) wait for a possible
-// amortization; past that, the stretch so far is fixed (memory stays
-// bounded on a rank that only receives).
+// another rank (a send's entry, a collective's entry and exit, the
+// posting time of a receive that a blocking or synchronous send's Late
+// receiver depends on, characteristics.md §8.6: the call completing that
+// receive, exchange.taken) or that delimits an interval or a sequential
+// section (MPI_Pcontrol, the start of the program), or a repaired call.
+// Scalasca lets the amortization move sends too, as far as their receives
+// allow, which takes a backward replay; a streaming replay has already
+// given the send times away, so here the stretch ends at the last of
+// them: never a new violation, and no second pass. Only violations at
+// calls that publish nothing are amortized (MPI_Recv,
+// MPI_Mprobe/MPI_Improbe, the Wait and Test family); a violation at a
+// collective or at MPI_Sendrecv, whose entry was published before the
+// violation could be seen, or at a call that handed the posting time of
+// a message sent before the bound, is repaired forward only. At most maxPend events (and 16·maxPend completed
+// requests) wait for a possible amortization; past that, the stretch so
+// far is fixed (memory stays bounded on a rank that only receives).
 
 // maxPend bounds the events kept for backward amortization (the default
 // of limits.pend).
@@ -134,6 +137,15 @@ func (rp *replayer) keep(entry, exit, ov int64, site, calls uint32, class tracep
 	return true
 }
 
+// handed notes that the call being replayed handed the posting time of
+// a receive whose message was sent at t (exchange.taken).
+func (rs *rankSync) handed(t int64) {
+	if !rs.postHanded || t < rs.handedT {
+		rs.handedT = t
+	}
+	rs.postHanded = true
+}
+
 // newFig is a new record at the end of pendFig, to be written field by
 // field (an append of a composite literal builds it on the stack and
 // copies it).
@@ -164,7 +176,11 @@ func (rp *replayer) repairRecvSlow(entry, exit *int64, bound int64) {
 		return
 	}
 	rp.repaired = true
-	if rp.amortize(*entry, d) {
+	// A posting time handed to a sender (rankSync.handed) must not move,
+	// but for a message sent at the bound: the posting moves to the bound
+	// at most, and stays before that send's entry, where it is charged
+	// nothing either way.
+	if (!rp.rs.postHanded || rp.rs.handedT >= bound) && rp.amortize(*entry, d) {
 		*entry += d
 	}
 }

@@ -903,7 +903,8 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		pr.gapTo(a, e)
 	}
 	kept := false
-	if f.fixed || rp.repaired || rp.thr != nil {
+	if f.fixed || rp.repaired || rp.thr != nil || rp.rs.postHanded {
+		rp.rs.postHanded = false
 		// (Backward amortization moves a thread's calls, not the
 		// cover's segments: none with several threads.)
 		rp.fix(exit)
