@@ -352,3 +352,33 @@ func TestLateReceiverPostingFixed(t *testing.T) {
 		t.Errorf("clock violations %+v, want 1 (1 amortized), worst 290 µs on rank 1", cv)
 	}
 }
+
+// TestOverlapAmortizedSplit: a backward amortization stretches only the
+// part of a moved call's Overlap after the last fixed point, also when
+// that Overlap is not in one piece. Rank 0 posts MPI_Irecv at 10 µs (rank
+// 1 sent at 5 µs), starts MPI_Isend at 20 µs (a fixed point at its exit,
+// 21 µs), waits for the send at 30 µs (Overlap 20–30 µs) and for the
+// receive at 40 µs (Overlap 10–20 and 30–40 µs), then its MPI_Recv at
+// 50–52 µs gets a message sent at 100 µs: the 48 µs jump is spread over
+// 21–50 µs. The first wait's Overlap becomes 1 + (44.897 − 21) = 24.897
+// µs, the second's 10 (before 21 µs, unmoved) + 71.448 − 44.897 = 36.551
+// µs: 61.448 µs in all (stretching the second's 20 µs as one piece ending
+// at its entry would give 51.448 µs, 76.345 in all).
+func TestOverlapAmortizedSplit(t *testing.T) {
+	run, r0, r1 := pair()
+	q1 := r1.At(5*us).Isend(0, 0, 8, us)
+	r1.Wait(q1, us)
+	r1.At(25*us).Recv(0, 0, 8, 2*us)
+	r1.At(100*us).Send(0, 1, 8, us)
+	qr := r0.At(10*us).Irecv(1, 0, 8, us)
+	qs := r0.At(20*us).Isend(1, 0, 8, us)
+	r0.At(30*us).Wait(qs, us)
+	r0.At(40*us).Wait(qr, us)
+	r0.At(50*us).Recv(1, 1, 8, 2*us)
+	finish(run)
+	rep := analyzeRun(t, run)
+	expect(t, "rank 0 Overlap", rank(t, find(t, rep), 0).Overlap, 61.448e-6)
+	if cv := rep.ClockViolations; cv == nil || cv.Count != 1 || cv.Amortized != 1 {
+		t.Errorf("clock violations %+v, want 1 (amortized)", cv)
+	}
+}
