@@ -237,6 +237,50 @@ func (p *clcProg) p2p(s, d int) {
 	p.evs[s][i].msgs = []int{m}
 }
 
+// cross exchanges a message each way between a and b (tag 3) with
+// nonblocking calls whose windows interleave on a: a posts MPI_Irecv from
+// b, starts MPI_Isend to b, and completes the send (MPI_Wait) before the
+// receive (MPI_Wait); b sends with MPI_Isend and MPI_Wait, now and then
+// before a's MPI_Isend, and receives with MPI_Recv. The time a's first
+// Wait covers (§8.7) may then split the window of its second.
+func (p *clcProg) cross(a, b int) {
+	p.gap(a)
+	p.gap(b)
+	ma, mb := p.newMsg(a, b), p.newMsg(b, a)
+	var qr, qs, qb tracetest.Req
+	i := p.call(a, ceIrecv, "MPI_Irecv", p.now[a]+p.micros(0, 20), us, func(k *tracetest.Rank) { qr = k.Irecv(int32(b), 3, 8, us) })
+	p.evs[a][i].msgs = []int{mb}
+	p.msgs[mb].post = [2]int{a, i}
+	p.gap(a)
+	ta := p.now[a] + p.micros(0, 20)
+	i = p.call(a, ceIsend, "MPI_Isend", ta, us, func(k *tracetest.Rank) { qs = k.Isend(int32(b), 3, 8, us) })
+	p.evs[a][i].msgs = []int{ma}
+	p.msgs[ma].send = [2]int{a, i}
+	tb := p.now[b] + p.micros(0, 60)
+	i = p.call(b, ceIsend, "MPI_Isend", tb, us, func(k *tracetest.Rank) { qb = k.Isend(int32(a), 3, 8, us) })
+	p.evs[b][i].msgs = []int{mb}
+	p.msgs[mb].send = [2]int{b, i}
+	p.gap(b)
+	dur := p.micros(1, 5)
+	i = p.call(b, ceWait, "MPI_Wait", p.now[b], dur, func(k *tracetest.Rank) { k.Wait(qb, dur) })
+	p.evs[b][i].msgs = []int{mb}
+	p.gap(b)
+	tr := p.now[b]
+	dur = max(tr, ta) + p.micros(1, 10) - tr
+	i = p.call(b, ceRecv, "MPI_Recv", tr, dur, func(k *tracetest.Rank) { k.Recv(int32(a), 3, 8, dur) })
+	p.evs[b][i].msgs = []int{ma}
+	p.msgs[ma].post = [2]int{b, i}
+	p.gap(a)
+	dur = p.micros(1, 5)
+	i = p.call(a, ceWait, "MPI_Wait", p.now[a], dur, func(k *tracetest.Rank) { k.Wait(qs, dur) })
+	p.evs[a][i].msgs = []int{ma}
+	p.gap(a)
+	tw := p.now[a]
+	dur = max(tw, tb) + p.micros(1, 10) - tw
+	i = p.call(a, ceWait, "MPI_Wait", tw, dur, func(k *tracetest.Rank) { k.Wait(qr, dur) })
+	p.evs[a][i].msgs = []int{mb}
+}
+
 // gather sends one message from every other rank to d (tag 1), which
 // posts an MPI_Irecv for each and completes them with one MPI_Waitall.
 func (p *clcProg) gather(d int) {
@@ -330,6 +374,8 @@ func randomClockRepairs(rng *rand.Rand) (*tracetest.Run, *clcProg) {
 			}
 			if x == 5 {
 				p.gather(d)
+			} else if x == 4 {
+				p.cross(s, d)
 			} else {
 				p.p2p(s, d)
 			}
