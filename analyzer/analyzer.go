@@ -55,8 +55,9 @@
 // minLatencyNs and all later events of the rank are shifted by the same
 // amount (the forward pass, which keeps every local interval after the
 // repaired event); the jump is also amortized backward, linearly over the
-// rank's events since its last send, collective or MPI_Pcontrol, when the
-// repaired call published nothing itself.
+// rank's events since its last send, collective, MPI_Pcontrol or receive
+// whose posting a send's late-receiver charge used, when the repaired call
+// published nothing itself.
 //
 // # Definitions where the DVM method leaves a choice
 //

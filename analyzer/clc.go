@@ -33,19 +33,22 @@ import (
 // Overlap of the calls there are recomputed with the moved times.
 //
 // A fixed point is an event whose times the replay has already handed to
-// another rank (a send's entry, a collective's entry and exit) or that
-// delimits an interval or a sequential section (MPI_Pcontrol, the start of
-// the program), or a repaired call. Scalasca lets the amortization move
-// sends too, as far as their receives allow, which takes a backward replay;
-// a streaming replay has already given the send times away, so here the
-// stretch ends at the last of them: never a new violation, and no second
-// pass. Only violations at calls that publish nothing are amortized
-// (MPI_Recv, MPI_Mprobe/MPI_Improbe, the Wait and Test family); a violation
-// at a collective or at MPI_Sendrecv, whose entry was published before the
-// violation could be seen, is repaired forward only. At most maxPend
-// events (and 16·maxPend completed requests) wait for a possible
-// amortization; past that, the stretch so far is fixed (memory stays
-// bounded on a rank that only receives).
+// another rank (a send's entry, a collective's entry and exit, the
+// posting time of a receive that a blocking or synchronous send's Late
+// receiver depends on, characteristics.md §8.6: the call completing that
+// receive, exchange.taken) or that delimits an interval or a sequential
+// section (MPI_Pcontrol, the start of the program), or a repaired call.
+// Scalasca lets the amortization move sends too, as far as their receives
+// allow, which takes a backward replay; a streaming replay has already
+// given the send times away, so here the stretch ends at the last of
+// them: never a new violation, and no second pass. Only violations at
+// calls that publish nothing are amortized (MPI_Recv,
+// MPI_Mprobe/MPI_Improbe, the Wait and Test family); a violation at a
+// collective or at MPI_Sendrecv, whose entry was published before the
+// violation could be seen, or at a call that handed the posting time of
+// a message sent before the bound, is repaired forward only. At most maxPend events (and 16·maxPend completed
+// requests) wait for a possible amortization; past that, the stretch so
+// far is fixed (memory stays bounded on a rank that only receives).
 
 // maxPend bounds the events kept for backward amortization (the default
 // of limits.pend).
@@ -90,6 +93,10 @@ const (
 	// first). Durations only grow under amortization, so that the
 	// minimum of a site whose pending calls lowered nothing stays.
 	figMin
+	// figOv: the event's Overlap is not in one piece ending at its entry
+	// (replayer.cover): v ns of it lie after the last fixed point, the
+	// part amortization stretches.
+	figOv
 )
 
 // ovTerm is one completed request's part of a Wait/Test call's Overlap:
@@ -118,13 +125,20 @@ func (rp *replayer) keep(entry, exit, ov int64, site, calls uint32, class tracep
 	}
 	if n := len(rp.pend); n >= rp.maxPend {
 		// The older events stay as they are: the last of them becomes
-		// the fixed point. (The event's own figMin record, if any, is
-		// the last of pendFig: lowerMin made it.)
+		// the fixed point. (The event's own figOv and figMin records, if
+		// any, are the last of pendFig: keepOv and lowerMin made them.)
 		rp.fixedAt = rp.pend[n-1].exit
-		k := 0
-		if m := len(rp.pendFig); m > 0 && int(rp.pendFig[m-1].ev) == n {
-			rp.pendFig[0], rp.pendFig[0].ev = rp.pendFig[m-1], 0
-			k = 1
+		m, k := len(rp.pendFig), 0
+		for m > k && int(rp.pendFig[m-1-k].ev) == n {
+			k++
+		}
+		copy(rp.pendFig, rp.pendFig[m-k:])
+		for j := range k {
+			rp.pendFig[j].ev = 0
+			if rp.pendFig[j].kind == figOv {
+				// Its Overlap before the new fixed point stays.
+				rp.pendFig[j].v = min(rp.pendFig[j].v, max(0, entry-rp.fixedAt))
+			}
 		}
 		rp.pend, rp.pendFig = rp.pend[:0], rp.pendFig[:k]
 		rp.pr.pendMsgs = rp.pr.pendMsgs[:0]
@@ -132,6 +146,23 @@ func (rp *replayer) keep(entry, exit, ov int64, site, calls uint32, class tracep
 	}
 	rp.pend = append(rp.pend, pendEv{entry: entry, exit: exit, ov: ov, site: site, calls: calls, class: uint8(class)})
 	return true
+}
+
+// handed notes that the call being replayed handed the posting time of
+// a receive whose message was sent at t (exchange.taken).
+func (rs *rankSync) handed(t int64) {
+	if !rs.postHanded || t < rs.handedT {
+		rs.handedT = t
+	}
+	rs.postHanded = true
+}
+
+// keepOv records the Overlap the current call counted after the last
+// fixed point (rp.ovPost), for amortize: the call will be the next of
+// pend if kept.
+func (rp *replayer) keepOv() {
+	g := rp.newFig()
+	g.ev, g.kind, g.wo, g.v = int32(len(rp.pend)), figOv, false, rp.ovPost
 }
 
 // newFig is a new record at the end of pendFig, to be written field by
@@ -164,7 +195,11 @@ func (rp *replayer) repairRecvSlow(entry, exit *int64, bound int64) {
 		return
 	}
 	rp.repaired = true
-	if rp.amortize(*entry, d) {
+	// A posting time handed to a sender (rankSync.handed) must not move,
+	// but for a message sent at the bound: the posting moves to the bound
+	// at most, and stays before that send's entry, where it is charged
+	// nothing either way.
+	if (!rp.rs.postHanded || rp.rs.handedT >= bound) && rp.amortize(*entry, d) {
 		*entry += d
 	}
 }
@@ -208,6 +243,15 @@ func (rp *replayer) amortize(tr, d int64) bool {
 				s.amGen = rp.pr.gen
 				s.minCall = g.v
 			}
+		case figOv:
+			// The time it covered after t_a (up to its entry) is
+			// stretched with it; what it covered before stays. (Its
+			// Overlap is kept aside while pend is moved below.)
+			nov := p.ov - g.v + move(p.entry) - move(p.entry-g.v)
+			s := a.site(p.site)
+			a.overlap += nov - p.ov
+			s.overlap += nov - p.ov
+			p.ov, g.v = 0, nov
 		}
 	}
 	rp.wo.amortize(rp, a, move)
@@ -228,8 +272,8 @@ func (rp *replayer) amortize(tr, d int64) bool {
 			rp.mpiNs += dd
 		}
 		if p.ov > 0 {
-			// The time it covered ends at its entry and is, but for
-			// gaps in what was covered before, the ov ns before it.
+			// The time it covered is in one piece ending at its entry
+			// (else a figOv record redid it above).
 			nov := ne - move(p.entry-p.ov)
 			a.overlap += nov - p.ov
 			s.overlap += nov - p.ov
@@ -237,6 +281,11 @@ func (rp *replayer) amortize(tr, d int64) bool {
 		}
 		rp.amortizeProfile(a, i, p, s, ne, nx, &cur)
 		p.entry, p.exit = ne, nx
+	}
+	for x := range rp.pendFig {
+		if g := &rp.pendFig[x]; g.kind == figOv {
+			rp.pend[g.ev].ov = g.v
+		}
 	}
 	// The current call's terms (the only ones in pendOv) and the time
 	// counted as Overlap move with the events.

@@ -237,13 +237,15 @@ func TestBackwardAmortizationBounded(t *testing.T) {
 // A stretch of more late-sender waits than the ring of recent ones holds
 // (maxWrongOrder): the Real Sync of the calls whose records were pushed
 // out of it is amortized too. Rank 1 receives n messages, each waiting
-// 50 µs, then one whose send is 0.1 ms after its exit.
+// 50 µs, then one whose send is 0.1 ms after its exit. (The n sends return
+// at once, as eager sends do: a send still in progress at its receive's
+// posting would make the receive a fixed point, clc.go.)
 func TestBackwardAmortizationManyWaits(t *testing.T) {
 	const n = maxWrongOrder + 30
 	run, r0, r1 := pair()
 	r0.Compute(50 * us)
 	for i := range n {
-		r0.Send(1, int32(i), 8, 10*us).Compute(90 * us) // sent at 0.051 + 0.1·i ms
+		r0.Send(1, int32(i), 8, 0).Compute(100 * us) // sent at 0.051 + 0.1·i ms
 	}
 	r0.Compute(60*us).Send(1, n, 8, 10*us) // 13.111 ms
 	for i := range n + 1 {
@@ -317,4 +319,66 @@ func analyzeOneViolation(t *testing.T, run *tracetest.Run, size string) *report.
 		t.Fatalf("violation not reported: %q", rep.Warnings)
 	}
 	return rep
+}
+
+// TestLateReceiverPostingFixed: a receive whose posting time a blocking
+// send's Late receiver was computed from is a fixed point of the
+// controlled logical clock, so that a later repair's backward amortization
+// does not move the posting after the charge was made from it. Rank 0's
+// MPI_Send lasts from 100 to 200 µs; rank 1's MPI_Recv, posted at 150 µs,
+// charges it 50 µs of Late receiver (§8.6) and ends at 210 µs. Rank 1's
+// next MPI_Recv, [300, 310] µs, receives a message sent at 600 µs: it is
+// repaired to [590, 600] µs (the jump of 290 µs amortized from 210 µs,
+// where nothing lies), Real Sync 10 µs. Were the first receive moved with
+// the stretch from MPI_Init's exit, it would be posted at 294.5 µs, after
+// the send returned, with the 50 µs charged all the same (and its own time
+// stretched to 118 µs).
+func TestLateReceiverPostingFixed(t *testing.T) {
+	run, r0, r1 := pair()
+	r0.At(100*us).Send(1, 0, 8, 100*us)
+	r0.At(600*us).Send(1, 1, 8, us)
+	r1.At(150*us).Recv(0, 0, 8, 60*us)
+	r1.At(300*us).Recv(0, 1, 8, 10*us)
+	finish(run)
+	rep := analyzeRun(t, run)
+	iv := find(t, rep)
+	k0, k1 := rank(t, iv, 0), rank(t, iv, 1)
+	expect(t, "rank 0 Late receiver", k0.LateReceiver, 50e-6)
+	expect(t, "rank 0 Real Sync", k0.RealSync, 50e-6)
+	expect(t, "rank 1 SendRecv Time", k1.SendRecvTime, 70e-6)
+	expect(t, "rank 1 Real Sync", k1.RealSync, 10e-6)
+	expect(t, "rank 1 Execution Time", k1.ExecutionTime, 599e-6)
+	if cv := rep.ClockViolations; cv == nil || cv.Count != 1 || cv.Amortized != 1 || cv.WorstRank != 1 || !near(cv.Worst, 290e-6) {
+		t.Errorf("clock violations %+v, want 1 (1 amortized), worst 290 µs on rank 1", cv)
+	}
+}
+
+// TestOverlapAmortizedSplit: a backward amortization stretches only the
+// part of a moved call's Overlap after the last fixed point, also when
+// that Overlap is not in one piece. Rank 0 posts MPI_Irecv at 10 µs (rank
+// 1 sent at 5 µs), starts MPI_Isend at 20 µs (a fixed point at its exit,
+// 21 µs), waits for the send at 30 µs (Overlap 20–30 µs) and for the
+// receive at 40 µs (Overlap 10–20 and 30–40 µs), then its MPI_Recv at
+// 50–52 µs gets a message sent at 100 µs: the 48 µs jump is spread over
+// 21–50 µs. The first wait's Overlap becomes 1 + (44.897 − 21) = 24.897
+// µs, the second's 10 (before 21 µs, unmoved) + 71.448 − 44.897 = 36.551
+// µs: 61.448 µs in all (stretching the second's 20 µs as one piece ending
+// at its entry would give 51.448 µs, 76.345 in all).
+func TestOverlapAmortizedSplit(t *testing.T) {
+	run, r0, r1 := pair()
+	q1 := r1.At(5*us).Isend(0, 0, 8, us)
+	r1.Wait(q1, us)
+	r1.At(25*us).Recv(0, 0, 8, 2*us)
+	r1.At(100*us).Send(0, 1, 8, us)
+	qr := r0.At(10*us).Irecv(1, 0, 8, us)
+	qs := r0.At(20*us).Isend(1, 0, 8, us)
+	r0.At(30*us).Wait(qs, us)
+	r0.At(40*us).Wait(qr, us)
+	r0.At(50*us).Recv(1, 1, 8, 2*us)
+	finish(run)
+	rep := analyzeRun(t, run)
+	expect(t, "rank 0 Overlap", rank(t, find(t, rep), 0).Overlap, 61.448e-6)
+	if cv := rep.ClockViolations; cv == nil || cv.Count != 1 || cv.Amortized != 1 {
+		t.Errorf("clock violations %+v, want 1 (amortized)", cv)
+	}
 }

@@ -122,6 +122,12 @@ type rankSync struct {
 	onStack, stop bool
 	dueK          p2pKey
 	dueF          *fifo
+	// postHanded: by its own replay, the call being replayed handed a
+	// receive's posting time to a sender for its late-receiver charge
+	// (exchange.taken): the call is a fixed point (clc.go). handedT is
+	// the earliest send entry of the messages whose postings it handed.
+	postHanded bool
+	handedT    int64
 	// late holds the Real Sync its receivers charged to the rank's
 	// blocking sends for posting late, by lateAtt (under mu; applied once
 	// every replay has finished).

@@ -663,12 +663,23 @@ func (x *exchange) recv(f *fifo, m uint64, src, dst int32, post int64, rsite uin
 // late-receiver information li, ok from fifo.take) by a receive of rank
 // dst posted at post from call site rsite, when li or flow control asks
 // for it: the late receiver's charge, and the release of the sender.
+//
+// A posting time the sender's charge depends on (a synchronous send's, or
+// one before the blocking send's exit, which a later posting could turn
+// into a charge) is handed to the sender: the receiving call becomes a
+// fixed point of the controlled logical clock (rankSync.handed, clc.go),
+// so that no backward amortization moves the posting after the charge
+// was made from it.
 func (x *exchange) taken(f *fifo, t int64, li lateInfo, ok bool, src, dst int32, post int64, rsite uint32) {
 	if li.exit != 0 && ok {
 		if li.exit == issendMark {
 			x.issendPosted(src, li.att, post, dst, rsite)
-		} else if li.exit > post && post > t {
-			x.lateReceiver(src, li.att, post-t, dst, rsite)
+			x.ranks[dst].handed(t)
+		} else if li.exit > post {
+			if post > t {
+				x.lateReceiver(src, li.att, post-t, dst, rsite)
+			}
+			x.ranks[dst].handed(t)
 		}
 	}
 	if f.full.Load() {

@@ -244,9 +244,12 @@ type replayer struct {
 	lrNodes []*rnode
 
 	// The time already counted as Overlap (overlapCover): disjoint
-	// segments in time order, and everything before ovFloor.
+	// segments in time order, and everything before ovFloor. ovOdd and
+	// ovPost: see cover.
 	ovSeg   ovSegs
 	ovFloor int64
+	ovPost  int64
+	ovOdd   bool
 
 	mpiNs     int64 // time in MPI calls counted so far (for sections)
 	finalized bool  // the trace holds MPI_Finalize (else it was cut)
@@ -821,6 +824,10 @@ func (rp *replayer) completed(e *traceformat.Event, fi *fnInfo, f *callFigures, 
 	a := node.Value
 	if ovLo < len(rp.pendOv) {
 		f.overlap = rp.overlapCover(node, f.entry, rp.pendOv[ovLo:])
+		if rp.ovOdd {
+			rp.ovOdd = false
+			rp.keepOv() // (clc.go)
+		}
 		// The terms are needed no more: amortize moves the
 		// overlap counted, not the terms (clc.go).
 		rp.pendOv = rp.pendOv[:ovLo]
@@ -925,7 +932,8 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		pr.gapTo(a, e)
 	}
 	kept := false
-	if f.fixed || rp.repaired || rp.thr != nil {
+	if f.fixed || rp.repaired || rp.thr != nil || rp.rs.postHanded {
+		rp.rs.postHanded = false
 		// (Backward amortization moves a thread's calls, not the
 		// cover's segments: none with several threads.)
 		rp.fix(exit)

@@ -56,12 +56,17 @@ func (rp *replayer) overlapCover(node *rnode, entry int64, terms []ovTerm) int64
 }
 
 // cover adds [lo, hi) to the counted segments, lo at or before the end of
-// the last, and returns how much of it was new.
+// the last, and returns how much of it was new. When that time is not in
+// one piece, so that it does not lie after the last fixed point as far as
+// it can (backward amortization, clc.go, would stretch it by the wrong
+// amount), rp.ovOdd is set and rp.ovPost says how much of it does.
 func (rp *replayer) cover(lo, hi int64) int64 {
 	o := &rp.ovSeg
 	var seg [maxOvSegs + 1]ovSeg
 	n := 0
 	added := hi - lo
+	plo := max(lo, min(rp.fixedAt, hi))
+	post := hi - plo
 	mlo, mhi := lo, hi
 	placed := false
 	for i := 0; i < o.n; i++ {
@@ -80,8 +85,12 @@ func (rp *replayer) cover(lo, hi int64) int64 {
 			n++
 		default:
 			added -= max(0, min(g.hi, hi)-max(g.lo, lo))
+			post -= max(0, min(g.hi, hi)-max(g.lo, plo))
 			mlo, mhi = min(mlo, g.lo), max(mhi, g.hi)
 		}
+	}
+	if post != min(added, hi-plo) {
+		rp.ovOdd, rp.ovPost = true, post
 	}
 	if !placed {
 		seg[n] = ovSeg{mlo, mhi}

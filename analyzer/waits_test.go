@@ -302,19 +302,21 @@ func TestWaitsCauses(t *testing.T) {
 // ms by a receive its clock puts at 10.021 … 10.031 ms: the ~40 ms jump is
 // amortized back to the fixed point at 0.001 ms, which moves the first
 // receive's entry forward and shrinks its wait. report.Check (analyzeDir)
-// verifies that the kinds still add up to Real Sync.
+// verifies that the kinds still add up to Real Sync. (Rank 0's first send
+// returns at once, as an eager send does: one still in progress at its
+// receive's posting would make the receive a fixed point, clc.go.)
 func TestWaitsWrongOrderAmortized(t *testing.T) {
 	run := tracetest.NewRun(3)
 	r0, r1, r2 := run.Rank(0), run.Rank(1), run.Rank(2)
 	for _, r := range []*tracetest.Rank{r0, r1, r2} {
 		r.Init(1 * us)
 	}
-	r0.Compute(10*ms).Send(2, 1, 8, 10*us)        // 10.001 … 10.011 ms
-	r0.Compute(39*ms+990*us).Send(2, 3, 8, 10*us) // 50.001 ms
-	r1.Compute(2*ms).Send(2, 2, 8, 10*us)         // 2.001 ms
-	r2.Compute(1*ms).Recv(0, 1, 8, 9*ms+10*us)    // 1.001 … 10.011 ms
-	r2.Recv(1, 2, 8, 10*us)                       // 10.011 … 10.021 ms
-	r2.Recv(0, 3, 8, 10*us)                       // 10.021 … 10.031 ms: violation
+	r0.Compute(10*ms).Send(2, 1, 8, 0)         // 10.001 ms
+	r0.Compute(40*ms).Send(2, 3, 8, 10*us)     // 50.001 ms
+	r1.Compute(2*ms).Send(2, 2, 8, 10*us)      // 2.001 ms
+	r2.Compute(1*ms).Recv(0, 1, 8, 9*ms+10*us) // 1.001 … 10.011 ms
+	r2.Recv(1, 2, 8, 10*us)                    // 10.011 … 10.021 ms
+	r2.Recv(0, 3, 8, 10*us)                    // 10.021 … 10.031 ms: violation
 	for _, r := range []*tracetest.Rank{r0, r1, r2} {
 		r.Finalize(1 * us)
 	}
