@@ -43,10 +43,10 @@ type tlInfo struct {
 	site      map[[2]uint32]int // (call site, function) → SRC id
 }
 
-// finish finishes t once the replay is over; siteID numbers call sites as
-// the report's SRC ids do (the keys of keys(r), rank r's siteKeyer, nil
-// when its trace could not be opened). hosts are the ranks' host names.
-func (t *TimelineRecorder) finish(keys func(r int) *siteKeyer, siteID map[string]int, hosts []string) error {
+// finish finishes t once the replay is over; src(r) numbers rank r's call
+// sites as the report's SRC ids (srcIDsOf; nil when its trace could not
+// be opened). hosts are the ranks' host names.
+func (t *TimelineRecorder) finish(src func(r int) func(site, fn uint32) int, hosts []string) error {
 	size := max(len(t.ranks), len(hosts))
 	f := &tlFinished{ranks: make([]*tlInfo, size), ivs: map[string]int{}, hosts: hosts}
 	for r, o := range t.ranks {
@@ -92,22 +92,22 @@ func (t *TimelineRecorder) finish(keys func(r int) *siteKeyer, siteID map[string
 			}
 			in.gf[i] = j
 		}
-		keys := keys(r)
+		src := src(r)
 		o.laneFuncs = in.gf
 		if o.sink != nil {
 			o.laneSites = make([]int, len(o.sites))
-			if keys != nil {
+			if src != nil {
 				for i, k := range o.sites {
-					o.laneSites[i] = siteID[keys.key(k[0], k[1])]
+					o.laneSites[i] = src(k[0], k[1])
 				}
 			}
 		}
 		in.site = map[[2]uint32]int{}
-		if keys != nil {
+		if src != nil {
 			for _, b := range o.boxes {
 				k := [2]uint32{b.site, b.fn}
 				if _, ok := in.site[k]; !ok {
-					in.site[k] = siteID[keys.key(b.site, b.fn)]
+					in.site[k] = src(b.site, b.fn)
 				}
 			}
 		}
