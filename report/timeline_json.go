@@ -33,15 +33,14 @@ func WriteTimelineJSON(w io.Writer, tl *Timeline, lanes func(put func(*Lane) err
 	ew := &errWriter{w: w}
 	ew.write(b[:i+len(lanesAt)-1])
 	first := true
+	var lb []byte
 	err = lanes(func(ln *Lane) error {
-		lb, err := json.Marshal(ln)
-		if err != nil {
-			return err
-		}
+		lb = lb[:0]
 		if !first {
-			ew.write([]byte{','})
+			lb = append(lb, ',')
 		}
 		first = false
+		lb = appendLaneJSON(lb, ln)
 		ew.write(lb)
 		return ew.err
 	})
@@ -69,6 +68,118 @@ func WriteTimelineJSON(w io.Writer, tl *Timeline, lanes func(put func(*Lane) err
 	ew.write([]byte("]}"))
 	ew.write(b[j+len(msgsAt):])
 	return ew.err
+}
+
+// appendLaneJSON appends ln as json.Marshal encodes it. The lanes are
+// the timeline's bulk (a few numbers per call kept in detail): through
+// reflection they cost more than the replay of their calls.
+// TestLaneJSON compares the two.
+func appendLaneJSON(b []byte, ln *Lane) []byte {
+	b = append(b, `{"rank":`...)
+	b = strconv.AppendInt(b, int64(ln.Rank), 10)
+	b = append(b, `,"host":`...)
+	b = appendJSONString(b, ln.Host)
+	b = append(b, `,"calls":`...)
+	b = strconv.AppendInt(b, ln.Calls, 10)
+	b = append(b, `,"detail_end":`...)
+	b = strconv.AppendInt(b, ln.DetailEnd, 10)
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, ln.Truncated)
+	b = append(b, `,"start":`...)
+	b = appendInts(b, ln.Start)
+	b = append(b, `,"dur":`...)
+	b = appendInts(b, ln.Dur)
+	b = append(b, `,"lost":`...)
+	b = appendInts(b, ln.Lost)
+	b = append(b, `,"func":`...)
+	b = appendInts(b, ln.Func)
+	b = append(b, `,"site":`...)
+	b = appendInts(b, ln.Site)
+	b = append(b, `,"bytes":`...)
+	b = appendInts(b, ln.Bytes)
+	b = append(b, `,"peer":`...)
+	b = appendInts(b, ln.Peer)
+	b = append(b, `,"coll":`...)
+	b = appendInts(b, ln.Coll)
+	if t := ln.Ties; t != nil {
+		b = append(b, `,"ties":{"call":`...)
+		b = appendInts(b, t.Call)
+		b = append(b, `,"coll":`...)
+		b = appendInts(b, t.Coll)
+		b = append(b, `,"done":`...)
+		if t.Done == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i, d := range t.Done {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendBool(b, d)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	if len(ln.Thread) > 0 {
+		b = append(b, `,"thread":`...)
+		b = appendInts(b, ln.Thread)
+	}
+	if len(ln.Threads) > 0 {
+		b = append(b, `,"threads":`...)
+		b = appendInts(b, ln.Threads)
+	}
+	sp := &ln.Spans
+	b = append(b, `,"spans":{"start":`...)
+	b = appendInts(b, sp.Start)
+	b = append(b, `,"dur":`...)
+	b = appendInts(b, sp.Dur)
+	b = append(b, `,"interval":`...)
+	b = appendInts(b, sp.Interval)
+	b = append(b, `,"level":`...)
+	b = appendInts(b, sp.Level)
+	ov := &ln.Overview
+	b = append(b, `},"overview":{"p2p":`...)
+	b = appendInts(b, ov.P2P)
+	b = append(b, `,"coll":`...)
+	b = appendInts(b, ov.Coll)
+	b = append(b, `,"wait":`...)
+	b = appendInts(b, ov.Wait)
+	b = append(b, `,"other":`...)
+	b = appendInts(b, ov.Other)
+	b = append(b, `,"lost":`...)
+	b = appendInts(b, ov.Lost)
+	return append(b, "}}"...)
+}
+
+// appendInts appends v as a JSON array, null when nil.
+func appendInts[T int | int64](b []byte, v []T) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(x), 10)
+	}
+	return append(b, ']')
+}
+
+// appendJSONString appends s quoted as json.Marshal quotes it: as is when
+// it is printable ASCII with nothing to escape (HTML's <>& included),
+// else by json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // errWriter keeps the first error of its writes.
