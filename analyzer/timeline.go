@@ -39,8 +39,10 @@ type tlInfo struct {
 	// sent.
 	truncated bool
 	detailEnd int64
-	gf        []int             // the rank's function numbers → Timeline.Funcs
-	site      map[[2]uint32]int // (call site, function) → SRC id
+	gf        []int // the rank's function numbers → Timeline.Funcs
+	// src gives the SRC id of a (call site, function) (srcIDsOf), nil
+	// when the rank has no definitions: looked up as the lane is written.
+	src func(site, fn uint32) int
 }
 
 // finish finishes t once the replay is over; src(r) numbers rank r's call
@@ -102,15 +104,7 @@ func (t *TimelineRecorder) finish(src func(r int) func(site, fn uint32) int, hos
 				}
 			}
 		}
-		in.site = map[[2]uint32]int{}
-		if src != nil {
-			for _, b := range o.boxes {
-				k := [2]uint32{b.site, b.fn}
-				if _, ok := in.site[k]; !ok {
-					in.site[k] = src(b.site, b.fn)
-				}
-			}
-		}
+		in.src = src
 		for _, s := range o.spans {
 			key := s.n.Key()
 			if _, ok := f.ivs[key]; !ok {
@@ -186,7 +180,9 @@ func (t *TimelineRecorder) lanes(put func(*report.Lane) error) error {
 		for i, b := range o.boxes {
 			ln.Start[i], ln.Dur[i], ln.Lost[i] = b.entry-tl.Origin, b.exit-b.entry, b.lost
 			ln.Func[i], ln.Bytes[i], ln.Peer[i], ln.Coll[i] = in.gf[b.fidx], b.bytes, int(b.peer), -1
-			ln.Site[i] = in.site[[2]uint32{b.site, b.fn}]
+			if in.src != nil {
+				ln.Site[i] = in.src(b.site, b.fn)
+			}
 			if b.thread != 0 {
 				if ln.Thread == nil {
 					ln.Thread = make([]int, n)

@@ -48,23 +48,28 @@ func WriteTimelineJSON(w io.Writer, tl *Timeline, lanes func(put func(*Lane) err
 		return err
 	}
 	ew.write(b[i+len(lanesAt)-1 : j])
-	var num []byte
+	// The columns' numbers are written in chunks, not one write each.
+	num := lb[:0]
 	for col, name := range []string{`"messages":{"from":[`, `],"to":[`, `],"send":[`, `],"recv":[`} {
-		ew.write([]byte(name))
+		num = append(num, name...)
 		first := true
 		err := msgs(col, func(v int64) error {
-			num = num[:0]
 			if !first {
 				num = append(num, ',')
 			}
 			first = false
-			ew.write(strconv.AppendInt(num, v, 10))
+			num = strconv.AppendInt(num, v, 10)
+			if len(num) >= 1<<15 {
+				ew.write(num)
+				num = num[:0]
+			}
 			return ew.err
 		})
 		if err != nil {
 			return err
 		}
 	}
+	ew.write(num)
 	ew.write([]byte("]}"))
 	ew.write(b[j+len(msgsAt):])
 	return ew.err
