@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -58,7 +60,7 @@ func WriteTimelineJSON(w io.Writer, tl *Timeline, lanes func(put func(*Lane) err
 				num = append(num, ',')
 			}
 			first = false
-			num = strconv.AppendInt(num, v, 10)
+			num = appendInt(num, v)
 			if len(num) >= 1<<15 {
 				ew.write(num)
 				num = num[:0]
@@ -167,9 +169,60 @@ func appendInts[T int | int64](b []byte, v []T) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = strconv.AppendInt(b, int64(x), 10)
+		b = appendInt(b, int64(x))
 	}
 	return append(b, ']')
+}
+
+// pow10 are the powers of ten a uint64 holds.
+var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+	1e17, 1e18, 1e19}
+
+// digitPairs are the two digits of 0 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendInt is strconv.AppendInt(b, v, 10) with the digits written in
+// place, from the last, four per division: strconv writes them to a
+// buffer and copies it, which cost as much as the digits for the
+// timeline's times (ten digits or so, hundreds of thousands of them).
+func appendInt(b []byte, v int64) []byte {
+	u := uint64(v)
+	if v < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	if u < 10 {
+		return append(b, byte('0'+u))
+	}
+	n := bits.Len64(u) * 1233 >> 12 // digits − 1 or digits
+	if u >= pow10[n] {
+		n++
+	}
+	b = slices.Grow(b, n)
+	d := b[len(b) : len(b)+n]
+	i := n
+	for u >= 10000 {
+		q := u / 10000
+		r := u - q*10000
+		u = q
+		p, s := 2*(r/100), 2*(r%100)
+		d[i-4], d[i-3], d[i-2], d[i-1] = digitPairs[p], digitPairs[p+1], digitPairs[s], digitPairs[s+1]
+		i -= 4
+	}
+	for u >= 100 {
+		p := 2 * (u % 100)
+		d[i-2], d[i-1] = digitPairs[p], digitPairs[p+1]
+		u /= 100
+		i -= 2
+	}
+	if u >= 10 {
+		d[i-2], d[i-1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		d[i-1] = byte('0' + u)
+	}
+	return b[:len(b)+n]
 }
 
 // appendJSONString appends s quoted as json.Marshal quotes it: as is when

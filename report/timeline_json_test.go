@@ -3,7 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -129,5 +131,41 @@ func TestLaneJSON(t *testing.T) {
 		if got := appendLaneJSON(nil, &ln); !bytes.Equal(got, want) {
 			t.Fatalf("lane %d:\n got %s\nwant %s", i, got, want)
 		}
+	}
+}
+
+// TestAppendInt compares appendInt with strconv.AppendInt at every length
+// and its edges, both signs, and on random values.
+func TestAppendInt(t *testing.T) {
+	check := func(v int64) {
+		t.Helper()
+		pre := []byte("x,")
+		if got, want := appendInt(pre, v), strconv.AppendInt([]byte("x,"), v, 10); !bytes.Equal(got, want) {
+			t.Fatalf("%d: %s, want %s", v, got, want)
+		}
+	}
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 9999, 10000, 99999, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		check(v)
+		check(-v)
+	}
+	p := int64(1)
+	for range 19 {
+		for _, v := range []int64{p - 1, p, p + 1, 2*p - 1, 9 * p, 9*p + p - 1} {
+			if v > 0 {
+				check(v)
+				check(-v)
+			}
+		}
+		if p <= math.MaxInt64/10 {
+			p *= 10
+		}
+	}
+	rng := rand.New(rand.NewPCG(21, 4))
+	for range 200000 {
+		v := rng.Int64() >> rng.IntN(64)
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		check(v)
 	}
 }
