@@ -294,6 +294,31 @@ func (tb *siteTable) srcOf(rank int32, site uint32) int {
 	return tb.srcID[i]
 }
 
+// srcIDsOf is, for each rank r, the report's SRC id of its call site
+// site calling fn (0 when the report has none; nil when keys(r) is nil,
+// a rank without definitions): by the index tb gave the site when the
+// report was built, else by its key (keys(r)) in siteID. The timeline
+// and the Chrome export number their calls' sites so; the index spares
+// building every site's key a second time.
+func srcIDsOf(tb *siteTable, siteID map[string]int, keys func(r int) *siteKeyer) func(r int) func(site, fn uint32) int {
+	return func(r int) func(site, fn uint32) int {
+		k := keys(r)
+		if k == nil {
+			return nil
+		}
+		var loc map[[2]uint32]int32
+		if tb != nil && r < len(tb.local) {
+			loc = tb.local[r]
+		}
+		return func(site, fn uint32) int {
+			if i, ok := loc[[2]uint32{site, fn}]; ok {
+				return tb.srcID[i]
+			}
+			return siteID[k.key(site, fn)]
+		}
+	}
+}
+
 // ref maps a call site's return addresses to modules and offsets.
 func (k *siteKeyer) ref(site uint32) siteRef {
 	var ref siteRef

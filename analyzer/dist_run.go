@@ -179,14 +179,14 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 	var fin obsFinish
 	var outErr error
 	if observe {
-		fin = func(rep *report.Report, siteID map[string]int, hosts []string) error {
+		fin = func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string) error {
 			if opts.Timeline != nil {
-				err := opts.Timeline.finish(func(r int) *siteKeyer {
+				err := opts.Timeline.finish(srcIDsOf(tb, siteID, func(r int) *siteKeyer {
 					if merged.ranks[r] == nil || merged.ranks[r].defs == nil {
 						return nil
 					}
 					return merged.ranks[r].siteKeyer()
-				}, siteID, hosts)
+				}), hosts)
 				if err != nil {
 					return err
 				}

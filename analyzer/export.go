@@ -443,8 +443,11 @@ type chromeRun struct {
 	// source positions (SRC id → its innermost frame), ivPos the
 	// intervals' (path key → where it is entered).
 	siteID map[string]int
-	pos    map[int]report.Frame
-	ivPos  map[string]report.Interval
+	// src, when set (the process that built the report), numbers a
+	// rank's call sites as siteID does without their keys (srcIDsOf).
+	src   func(r int) func(site, fn uint32) int
+	pos   map[int]report.Frame
+	ivPos map[string]report.Interval
 	// sendThreads maps, for each rank with threads besides the main one,
 	// the entry of each call of those threads that may send (neither a
 	// wait nor a collective) to its thread, so that a message's flow
@@ -523,13 +526,15 @@ func (run *chromeRun) tidOf(r int, th uint32) int {
 }
 
 // finish writes the JSON once the replay is over and the report built:
-// siteID numbers call sites as the report's SRC ids, rep gives their
-// source positions and the intervals', hosts the ranks' host names.
-func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, rep *report.Report, hosts []string) error {
+// siteID numbers call sites as the report's SRC ids, and src a rank's
+// (srcIDsOf), rep gives their source positions and the intervals', hosts
+// the ranks' host names.
+func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, src func(r int) func(site, fn uint32) int, rep *report.Report, hosts []string) error {
 	if err := x.flushSpool(); err != nil {
 		return err
 	}
 	run := newChromeRun(x.sums(), siteID, rep, hosts)
+	run.src = src
 	w := chrome.NewWriter(x.W)
 	x.writeHeader(w, run)
 	for r := range x.ranks {
@@ -591,13 +596,20 @@ func (x *ChromeExport) writeHeader(w *chrome.Writer, run *chromeRun) {
 }
 
 // writeCalls writes rank r's calls and interval executions from its spool
-// (nothing for a rank not exported here); defs are its definitions (nil
-// when its trace could not be opened). With sendThreads, it notes the
+// (nothing for a rank not exported here); keys is its siteKeyer (nil
+// when its trace could not be opened), for the SRC ids run.src lacks. With sendThreads, it notes the
 // entries of its other threads' calls that may send in run.sendThreads.
 func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, keys *siteKeyer, sendThreads bool) error {
 	o := x.ranks[r]
 	if o == nil {
 		return nil
+	}
+	var srcOf func(site, fn uint32) int
+	if run.src != nil {
+		srcOf = run.src(r)
+	}
+	if srcOf == nil && keys != nil {
+		srcOf = func(site, fn uint32) int { return run.siteID[keys.key(site, fn)] }
 	}
 	siteArgs := map[[2]uint32][]byte{}
 	var rec exportRecord
@@ -613,7 +625,7 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, keys 
 			sk := [2]uint32{rec.site, rec.traceFn}
 			sa, ok := siteArgs[sk]
 			if !ok {
-				sa = siteArgsOf(keys, sk, run.siteID, run.pos)
+				sa = siteArgsOf(srcOf, sk, run.pos)
 				if len(siteArgs) < 1<<16 {
 					siteArgs[sk] = sa
 				}
@@ -833,13 +845,14 @@ func threadTids(threads [][]uint32, present []bool) []map[uint32]int {
 	return tids
 }
 
-// siteArgs encodes a call site's args members: `,"src":3,"file":"a.c","line":58`.
-func siteArgsOf(keys *siteKeyer, sk [2]uint32, siteID map[string]int, pos map[int]report.Frame) []byte {
-	if keys == nil {
+// siteArgs encodes a call site's args members: `,"src":3,"file":"a.c","line":58`;
+// srcOf gives its SRC id (nil, or 0: none).
+func siteArgsOf(srcOf func(site, fn uint32) int, sk [2]uint32, pos map[int]report.Frame) []byte {
+	if srcOf == nil {
 		return nil
 	}
-	id, ok := siteID[keys.key(sk[0], sk[1])]
-	if !ok {
+	id := srcOf(sk[0], sk[1])
+	if id == 0 {
 		return nil
 	}
 	b := append([]byte(`,"src":`), strconv.Itoa(id)...)

@@ -193,8 +193,9 @@ func mergeUnreceived(us []unreceived) []unreceived {
 
 // obsFinish finishes the observers of the replay (the timeline, the
 // Chrome export) once the report rep is built: siteID numbers the call
-// sites as the report's SRC ids, hosts are the ranks' host names.
-type obsFinish func(rep *report.Report, siteID map[string]int, hosts []string) error
+// sites as the report's SRC ids, tb has those ids by rank and call site
+// (srcIDsOf), hosts are the ranks' host names.
+type obsFinish func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string) error
 
 // replaysFinish is the obsFinish of observers that recorded the replays
 // reps of every rank, in this process (nil when opts observe nothing).
@@ -202,17 +203,15 @@ func replaysFinish(reps []*replayer, opts Options) obsFinish {
 	if opts.Timeline == nil && opts.Chrome == nil {
 		return nil
 	}
-	return func(rep *report.Report, siteID map[string]int, hosts []string) error {
+	return func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string) error {
+		src := srcIDsOf(tb, siteID, func(r int) *siteKeyer { return keysOf(reps, r) })
 		if opts.Timeline != nil {
-			err := opts.Timeline.finish(func(r int) *siteKeyer {
-				return keysOf(reps, r)
-			}, siteID, hosts)
-			if err != nil {
+			if err := opts.Timeline.finish(src, hosts); err != nil {
 				return err
 			}
 		}
 		if opts.Chrome != nil {
-			return opts.Chrome.finish(reps, siteID, rep, hosts)
+			return opts.Chrome.finish(reps, siteID, src, rep, hosts)
 		}
 		return nil
 	}
@@ -253,7 +252,7 @@ func finishReport(res *replayResult, fin obsFinish, byRank []*rankFile, model *c
 	rep.ClockViolations, rep.Unmatched = cv, un
 	rep.RunFacts = runFacts(res.ranks, byRank, model)
 	if fin != nil {
-		if err := fin(rep, siteID, hostNames(byRank)); err != nil {
+		if err := fin(rep, siteID, tb, hostNames(byRank)); err != nil {
 			return nil, Stats{}, err
 		}
 	}

@@ -39,14 +39,16 @@ type tlInfo struct {
 	// sent.
 	truncated bool
 	detailEnd int64
-	gf        []int             // the rank's function numbers → Timeline.Funcs
-	site      map[[2]uint32]int // (call site, function) → SRC id
+	gf        []int // the rank's function numbers → Timeline.Funcs
+	// src gives the SRC id of a (call site, function) (srcIDsOf), nil
+	// when the rank has no definitions: looked up as the lane is written.
+	src func(site, fn uint32) int
 }
 
-// finish finishes t once the replay is over; siteID numbers call sites as
-// the report's SRC ids do (the keys of keys(r), rank r's siteKeyer, nil
-// when its trace could not be opened). hosts are the ranks' host names.
-func (t *TimelineRecorder) finish(keys func(r int) *siteKeyer, siteID map[string]int, hosts []string) error {
+// finish finishes t once the replay is over; src(r) numbers rank r's call
+// sites as the report's SRC ids (srcIDsOf; nil when its trace could not
+// be opened). hosts are the ranks' host names.
+func (t *TimelineRecorder) finish(src func(r int) func(site, fn uint32) int, hosts []string) error {
 	size := max(len(t.ranks), len(hosts))
 	f := &tlFinished{ranks: make([]*tlInfo, size), ivs: map[string]int{}, hosts: hosts}
 	for r, o := range t.ranks {
@@ -92,25 +94,17 @@ func (t *TimelineRecorder) finish(keys func(r int) *siteKeyer, siteID map[string
 			}
 			in.gf[i] = j
 		}
-		keys := keys(r)
+		src := src(r)
 		o.laneFuncs = in.gf
 		if o.sink != nil {
 			o.laneSites = make([]int, len(o.sites))
-			if keys != nil {
+			if src != nil {
 				for i, k := range o.sites {
-					o.laneSites[i] = siteID[keys.key(k[0], k[1])]
+					o.laneSites[i] = src(k[0], k[1])
 				}
 			}
 		}
-		in.site = map[[2]uint32]int{}
-		if keys != nil {
-			for _, b := range o.boxes {
-				k := [2]uint32{b.site, b.fn}
-				if _, ok := in.site[k]; !ok {
-					in.site[k] = siteID[keys.key(b.site, b.fn)]
-				}
-			}
-		}
+		in.src = src
 		for _, s := range o.spans {
 			key := s.n.Key()
 			if _, ok := f.ivs[key]; !ok {
@@ -186,7 +180,9 @@ func (t *TimelineRecorder) lanes(put func(*report.Lane) error) error {
 		for i, b := range o.boxes {
 			ln.Start[i], ln.Dur[i], ln.Lost[i] = b.entry-tl.Origin, b.exit-b.entry, b.lost
 			ln.Func[i], ln.Bytes[i], ln.Peer[i], ln.Coll[i] = in.gf[b.fidx], b.bytes, int(b.peer), -1
-			ln.Site[i] = in.site[[2]uint32{b.site, b.fn}]
+			if in.src != nil {
+				ln.Site[i] = in.src(b.site, b.fn)
+			}
 			if b.thread != 0 {
 				if ln.Thread == nil {
 					ln.Thread = make([]int, n)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -33,15 +35,14 @@ func WriteTimelineJSON(w io.Writer, tl *Timeline, lanes func(put func(*Lane) err
 	ew := &errWriter{w: w}
 	ew.write(b[:i+len(lanesAt)-1])
 	first := true
+	var lb []byte
 	err = lanes(func(ln *Lane) error {
-		lb, err := json.Marshal(ln)
-		if err != nil {
-			return err
-		}
+		lb = lb[:0]
 		if !first {
-			ew.write([]byte{','})
+			lb = append(lb, ',')
 		}
 		first = false
+		lb = appendLaneJSON(lb, ln)
 		ew.write(lb)
 		return ew.err
 	})
@@ -49,26 +50,194 @@ func WriteTimelineJSON(w io.Writer, tl *Timeline, lanes func(put func(*Lane) err
 		return err
 	}
 	ew.write(b[i+len(lanesAt)-1 : j])
-	var num []byte
+	// The columns' numbers are written in chunks, not one write each.
+	num := lb[:0]
 	for col, name := range []string{`"messages":{"from":[`, `],"to":[`, `],"send":[`, `],"recv":[`} {
-		ew.write([]byte(name))
+		num = append(num, name...)
 		first := true
 		err := msgs(col, func(v int64) error {
-			num = num[:0]
 			if !first {
 				num = append(num, ',')
 			}
 			first = false
-			ew.write(strconv.AppendInt(num, v, 10))
+			num = appendInt(num, v)
+			if len(num) >= 1<<15 {
+				ew.write(num)
+				num = num[:0]
+			}
 			return ew.err
 		})
 		if err != nil {
 			return err
 		}
 	}
+	ew.write(num)
 	ew.write([]byte("]}"))
 	ew.write(b[j+len(msgsAt):])
 	return ew.err
+}
+
+// appendLaneJSON appends ln as json.Marshal encodes it. The lanes are
+// the timeline's bulk (a few numbers per call kept in detail): through
+// reflection they cost more than the replay of their calls.
+// TestLaneJSON compares the two.
+func appendLaneJSON(b []byte, ln *Lane) []byte {
+	b = append(b, `{"rank":`...)
+	b = strconv.AppendInt(b, int64(ln.Rank), 10)
+	b = append(b, `,"host":`...)
+	b = appendJSONString(b, ln.Host)
+	b = append(b, `,"calls":`...)
+	b = strconv.AppendInt(b, ln.Calls, 10)
+	b = append(b, `,"detail_end":`...)
+	b = strconv.AppendInt(b, ln.DetailEnd, 10)
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, ln.Truncated)
+	b = append(b, `,"start":`...)
+	b = appendInts(b, ln.Start)
+	b = append(b, `,"dur":`...)
+	b = appendInts(b, ln.Dur)
+	b = append(b, `,"lost":`...)
+	b = appendInts(b, ln.Lost)
+	b = append(b, `,"func":`...)
+	b = appendInts(b, ln.Func)
+	b = append(b, `,"site":`...)
+	b = appendInts(b, ln.Site)
+	b = append(b, `,"bytes":`...)
+	b = appendInts(b, ln.Bytes)
+	b = append(b, `,"peer":`...)
+	b = appendInts(b, ln.Peer)
+	b = append(b, `,"coll":`...)
+	b = appendInts(b, ln.Coll)
+	if t := ln.Ties; t != nil {
+		b = append(b, `,"ties":{"call":`...)
+		b = appendInts(b, t.Call)
+		b = append(b, `,"coll":`...)
+		b = appendInts(b, t.Coll)
+		b = append(b, `,"done":`...)
+		if t.Done == nil {
+			b = append(b, "null"...)
+		} else {
+			b = append(b, '[')
+			for i, d := range t.Done {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendBool(b, d)
+			}
+			b = append(b, ']')
+		}
+		b = append(b, '}')
+	}
+	if len(ln.Thread) > 0 {
+		b = append(b, `,"thread":`...)
+		b = appendInts(b, ln.Thread)
+	}
+	if len(ln.Threads) > 0 {
+		b = append(b, `,"threads":`...)
+		b = appendInts(b, ln.Threads)
+	}
+	sp := &ln.Spans
+	b = append(b, `,"spans":{"start":`...)
+	b = appendInts(b, sp.Start)
+	b = append(b, `,"dur":`...)
+	b = appendInts(b, sp.Dur)
+	b = append(b, `,"interval":`...)
+	b = appendInts(b, sp.Interval)
+	b = append(b, `,"level":`...)
+	b = appendInts(b, sp.Level)
+	ov := &ln.Overview
+	b = append(b, `},"overview":{"p2p":`...)
+	b = appendInts(b, ov.P2P)
+	b = append(b, `,"coll":`...)
+	b = appendInts(b, ov.Coll)
+	b = append(b, `,"wait":`...)
+	b = appendInts(b, ov.Wait)
+	b = append(b, `,"other":`...)
+	b = appendInts(b, ov.Other)
+	b = append(b, `,"lost":`...)
+	b = appendInts(b, ov.Lost)
+	return append(b, "}}"...)
+}
+
+// appendInts appends v as a JSON array, null when nil.
+func appendInts[T int | int64](b []byte, v []T) []byte {
+	if v == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendInt(b, int64(x))
+	}
+	return append(b, ']')
+}
+
+// pow10 are the powers of ten a uint64 holds.
+var pow10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+	1e17, 1e18, 1e19}
+
+// digitPairs are the two digits of 0 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendInt is strconv.AppendInt(b, v, 10) with the digits written in
+// place, from the last, four per division: strconv writes them to a
+// buffer and copies it, which cost as much as the digits for the
+// timeline's times (ten digits or so, hundreds of thousands of them).
+func appendInt(b []byte, v int64) []byte {
+	u := uint64(v)
+	if v < 0 {
+		b = append(b, '-')
+		u = -u
+	}
+	if u < 10 {
+		return append(b, byte('0'+u))
+	}
+	n := bits.Len64(u) * 1233 >> 12 // digits − 1 or digits
+	if u >= pow10[n] {
+		n++
+	}
+	b = slices.Grow(b, n)
+	d := b[len(b) : len(b)+n]
+	i := n
+	for u >= 10000 {
+		q := u / 10000
+		r := u - q*10000
+		u = q
+		p, s := 2*(r/100), 2*(r%100)
+		d[i-4], d[i-3], d[i-2], d[i-1] = digitPairs[p], digitPairs[p+1], digitPairs[s], digitPairs[s+1]
+		i -= 4
+	}
+	for u >= 100 {
+		p := 2 * (u % 100)
+		d[i-2], d[i-1] = digitPairs[p], digitPairs[p+1]
+		u /= 100
+		i -= 2
+	}
+	if u >= 10 {
+		d[i-2], d[i-1] = digitPairs[2*u], digitPairs[2*u+1]
+	} else {
+		d[i-1] = byte('0' + u)
+	}
+	return b[:len(b)+n]
+}
+
+// appendJSONString appends s quoted as json.Marshal quotes it: as is when
+// it is printable ASCII with nothing to escape (HTML's <>& included),
+// else by json.Marshal.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // errWriter keeps the first error of its writes.

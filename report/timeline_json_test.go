@@ -3,6 +3,9 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strconv"
 	"testing"
 )
 
@@ -66,5 +69,103 @@ func TestWriteTimelineJSON(t *testing.T) {
 		if !bytes.Equal(buf.Bytes(), want) {
 			t.Errorf("got  %s\nwant %s", buf.Bytes(), want)
 		}
+	}
+}
+
+// TestLaneJSON compares appendLaneJSON with json.Marshal on random lanes:
+// nil, empty and filled columns, ties and threads present or not, host
+// names with what JSON or HTML escapes.
+func TestLaneJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 3))
+	ints := func() []int64 {
+		switch rng.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return []int64{}
+		}
+		v := make([]int64, 1+rng.IntN(5))
+		for i := range v {
+			switch rng.IntN(3) {
+			case 0:
+				v[i] = int64(rng.IntN(3)) - 1
+			case 1:
+				v[i] = rng.Int64()
+			default:
+				v[i] = -rng.Int64()
+			}
+		}
+		return v
+	}
+	small := func() []int {
+		v64 := ints()
+		if v64 == nil {
+			return nil
+		}
+		v := make([]int, len(v64))
+		for i, x := range v64 {
+			v[i] = int(x)
+		}
+		return v
+	}
+	hosts := []string{"", "node-01", `a"b`, `c\d`, "<b>&", "a&b", "x>y", "\x00\n\t", "é\u2028\xff", "\x7f"}
+	for i := range 3000 {
+		ln := Lane{Rank: rng.IntN(1 << 20), Host: hosts[rng.IntN(len(hosts))], Calls: rng.Int64(), DetailEnd: -rng.Int64N(9),
+			Truncated: rng.IntN(2) == 0, Start: ints(), Dur: ints(), Lost: ints(), Func: small(), Site: small(),
+			Bytes: ints(), Peer: small(), Coll: small(), Thread: small(), Threads: small(),
+			Spans:    Spans{Start: ints(), Dur: ints(), Interval: small(), Level: small()},
+			Overview: Overview{P2P: ints(), Coll: ints(), Wait: ints(), Other: ints(), Lost: ints()}}
+		if rng.IntN(3) == 0 {
+			ln.Ties = &CollTies{Call: small(), Coll: small()}
+			if k := rng.IntN(3); k > 0 {
+				ln.Ties.Done = make([]bool, k-1)
+				for j := range ln.Ties.Done {
+					ln.Ties.Done[j] = rng.IntN(2) == 0
+				}
+			}
+		}
+		want, err := json.Marshal(&ln)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendLaneJSON(nil, &ln); !bytes.Equal(got, want) {
+			t.Fatalf("lane %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+// TestAppendInt compares appendInt with strconv.AppendInt at every length
+// and its edges, both signs, and on random values.
+func TestAppendInt(t *testing.T) {
+	check := func(v int64) {
+		t.Helper()
+		pre := []byte("x,")
+		if got, want := appendInt(pre, v), strconv.AppendInt([]byte("x,"), v, 10); !bytes.Equal(got, want) {
+			t.Fatalf("%d: %s, want %s", v, got, want)
+		}
+	}
+	for _, v := range []int64{0, 1, 9, 10, 99, 100, 9999, 10000, 99999, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		check(v)
+		check(-v)
+	}
+	p := int64(1)
+	for range 19 {
+		for _, v := range []int64{p - 1, p, p + 1, 2*p - 1, 9 * p, 9*p + p - 1} {
+			if v > 0 {
+				check(v)
+				check(-v)
+			}
+		}
+		if p <= math.MaxInt64/10 {
+			p *= 10
+		}
+	}
+	rng := rand.New(rand.NewPCG(21, 4))
+	for range 200000 {
+		v := rng.Int64() >> rng.IntN(64)
+		if rng.IntN(2) == 0 {
+			v = -v
+		}
+		check(v)
 	}
 }

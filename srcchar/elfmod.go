@@ -181,27 +181,102 @@ func definedFunc(s elf.Symbol) bool {
 
 // addSymbols adds the defined functions of .symtab and .dynsym.
 func (m *module) addSymbols(f *elf.File) {
-	add := func(syms []elf.Symbol, dynamic bool) {
-		for _, s := range syms {
-			if !definedFunc(s) {
-				continue
+	add := func(dynamic bool) func(tab []byte, start, end int, addr, size uint64) {
+		var strs string // tab as one string, the names its substrings
+		return func(tab []byte, start, end int, addr, size uint64) {
+			if strs == "" {
+				strs = string(tab)
 			}
-			m.syms = append(m.syms, symbol{name: s.Name, addr: s.Value, size: s.Size, seq: len(m.syms)})
-			if dynamic && isMPIName(s.Name) {
+			name := strs[start:end]
+			m.syms = append(m.syms, symbol{name: name, addr: addr, size: size, seq: len(m.syms)})
+			if dynamic && isMPIName(name) {
 				m.definesMPI = true
 			}
-			if s.Size > 0 && isStartup(s.Name) {
-				m.startup = append(m.startup, symbol{name: s.Name, addr: s.Value, size: s.Size})
+			if size > 0 && isStartup(name) {
+				m.startup = append(m.startup, symbol{name: name, addr: addr, size: size})
 			}
 		}
 	}
-	if s, err := f.Symbols(); err == nil {
-		add(s, false)
-	}
-	if s, err := f.DynamicSymbols(); err == nil {
-		add(s, true)
-	}
+	funcSymbols(f, elf.SHT_SYMTAB, add(false))
+	funcSymbols(f, elf.SHT_DYNSYM, add(true))
 	m.symsSorted = false
+}
+
+// funcSymbols calls fn with each defined function (definedFunc) of f's
+// symbol table of type typ (SHT_SYMTAB or SHT_DYNSYM), in the order
+// Symbols and DynamicSymbols list them, nothing when they would fail
+// (DynamicSymbols fails too on malformed version tables, which are not
+// read here): its name is tab[start:end], in the table's strings tab.
+// It returns whether the table was read.
+// debug/elf makes a Symbol and a string of every entry, most of them
+// not functions (imports, objects), and reads the versions of the
+// dynamic ones; on a small trace that cost more than the rest of the
+// symbolization.
+func funcSymbols(f *elf.File, typ elf.SectionType, fn func(tab []byte, start, end int, addr, size uint64)) bool {
+	if f.Class != elf.ELFCLASS64 || f.ByteOrder != binary.LittleEndian {
+		read := f.Symbols
+		if typ == elf.SHT_DYNSYM {
+			read = f.DynamicSymbols
+		}
+		syms, err := read()
+		if err != nil {
+			return false
+		}
+		// The names in one table, as for the ELF64 little-endian files.
+		type entry struct {
+			start, end int
+			addr, size uint64
+		}
+		var tab []byte
+		var es []entry
+		for _, s := range syms {
+			if definedFunc(s) {
+				es = append(es, entry{len(tab), len(tab) + len(s.Name), s.Value, s.Size})
+				tab = append(append(tab, s.Name...), 0)
+			}
+		}
+		for _, e := range es {
+			fn(tab, e.start, e.end, e.addr, e.size)
+		}
+		return true
+	}
+	sec := f.SectionByType(typ)
+	if sec == nil {
+		return false
+	}
+	data, err := sec.Data()
+	if err != nil || len(data) == 0 || len(data)%elf.Sym64Size != 0 {
+		return false
+	}
+	if sec.Link == 0 || int(sec.Link) >= len(f.Sections) {
+		return false
+	}
+	tab, err := f.Sections[sec.Link].Data()
+	if err != nil {
+		return false
+	}
+	le := binary.LittleEndian
+	// The first entry is all zeros.
+	for data = data[elf.Sym64Size:]; len(data) >= elf.Sym64Size; data = data[elf.Sym64Size:] {
+		if t := elf.ST_TYPE(data[4]); t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+			continue
+		}
+		addr := le.Uint64(data[8:16])
+		if elf.SectionIndex(le.Uint16(data[6:8])) == elf.SHN_UNDEF || addr == 0 {
+			continue
+		}
+		start := int(le.Uint32(data[0:4]))
+		if start >= len(tab) {
+			continue
+		}
+		// A name without its NUL is read as empty, as debug/elf reads it.
+		n := bytes.IndexByte(tab[start:], 0)
+		if n <= 0 {
+			continue
+		}
+		fn(tab, start, start+n, addr, le.Uint64(data[16:24]))
+	}
+	return true
 }
 
 // sortSymbols sorts syms by address, aliases in the order added
@@ -259,15 +334,14 @@ func (m *module) startupAt(pc uint64) bool {
 		if err != nil {
 			continue
 		}
-		syms, err := f.Symbols()
-		f.Close()
-		if err != nil {
-			continue
-		}
-		for _, s := range syms {
-			if definedFunc(s) && s.Size > 0 && isStartup(s.Name) {
-				m.startup = append(m.startup, symbol{name: s.Name, addr: s.Value, size: s.Size})
+		ok := funcSymbols(f, elf.SHT_SYMTAB, func(tab []byte, start, end int, addr, size uint64) {
+			if name := tab[start:end]; size > 0 && isStartupName(name) {
+				m.startup = append(m.startup, symbol{name: string(name), addr: addr, size: size})
 			}
+		})
+		f.Close()
+		if !ok {
+			continue
 		}
 		break
 	}

@@ -2,7 +2,9 @@ package srcchar
 
 import (
 	"cmp"
+	"debug/elf"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -29,4 +31,66 @@ func TestSortSymbols(t *testing.T) {
 			t.Fatalf("trial %d: sorted %v, want %v", trial, m.syms, want)
 		}
 	}
+}
+
+// TestFuncSymbols: funcSymbols lists the defined functions of a file's
+// symbol tables as debug/elf's Symbols and DynamicSymbols do, on the test
+// binary, the C library and its separate debug file when installed.
+func TestFuncSymbols(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{exe}
+	for _, p := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libm.so.6"} {
+		if _, err := os.Stat(p); err == nil {
+			paths = append(paths, p)
+			if f, err := elf.Open(p); err == nil {
+				m := &module{buildID: buildID(f)}
+				f.Close()
+				for _, d := range m.debugFiles([]string{"/usr/lib/debug"}) {
+					if _, err := os.Stat(d); err == nil {
+						paths = append(paths, d)
+					}
+				}
+			}
+		}
+	}
+	type sym struct {
+		name       string
+		addr, size uint64
+	}
+	checked := 0
+	for _, p := range paths {
+		f, err := elf.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
+			read := f.Symbols
+			if typ == elf.SHT_DYNSYM {
+				read = f.DynamicSymbols
+			}
+			syms, err := read()
+			var want []sym
+			for _, s := range syms {
+				if definedFunc(s) {
+					want = append(want, sym{s.Name, s.Value, s.Size})
+				}
+			}
+			var got []sym
+			ok := funcSymbols(f, typ, func(tab []byte, start, end int, addr, size uint64) {
+				got = append(got, sym{string(tab[start:end]), addr, size})
+			})
+			if ok != (err == nil) || !slices.Equal(got, want) {
+				t.Errorf("%s, %v: %d functions (read %v), want %d (error %v)", p, typ, len(got), ok, len(want), err)
+			}
+			checked += len(want)
+		}
+		f.Close()
+	}
+	if checked == 0 {
+		t.Fatal("no function found")
+	}
+	t.Logf("%d files, %d functions", len(paths), checked)
 }

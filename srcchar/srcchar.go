@@ -201,6 +201,12 @@ func isStartup(fn string) bool {
 	return fn == "_start" || strings.HasPrefix(fn, "__libc_start")
 }
 
+// isStartupName is isStartup of a name in a symbol table's strings.
+func isStartupName(fn []byte) bool {
+	const p = "__libc_start"
+	return string(fn) == "_start" || len(fn) >= len(p) && string(fn[:len(p)]) == p
+}
+
 // baseName strips the +0xoff of a symbol-only frame.
 func baseName(fn string) string {
 	if i := strings.IndexByte(fn, '+'); i >= 0 {

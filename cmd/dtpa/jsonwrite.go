@@ -5,29 +5,33 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dtpa/dtpa/report"
 )
 
 // reportJSON writes a report as writeJSON documents it, indented as it
-// goes: the bytes json.Encoder (HTML not escaped) and indentJSON give.
-// The intervals' call sites, waits and causes, the bulk of a large
-// report (a record per site and processor), are written field by field;
-// the rest, a few kilobytes however large the run, goes through
-// encoding/json and indentJSON. Reflection cost more per call site than
-// the site's figures, and indenting the compact encoding walked every
-// byte a second time.
+// goes: the bytes json.Encoder (HTML not escaped) and indentJSON give,
+// written field by field. Reflection cost more per call site than the
+// site's figures, and indenting the compact encoding walked every byte a
+// second time; the few kilobytes besides the call sites (the ranks'
+// figures and call mix, the profile) cost as much again through
+// encoding/json as written here. Only strings with characters JSON
+// escapes go through encoding/json.
 // TestReportJSON compares it with encoding/json.
 type reportJSON struct {
 	b []byte
 	// bad is set by a float JSON cannot encode (NaN, ±Inf): the report is
 	// then encoded by encoding/json, for its error.
 	bad bool
-	// tmp is the compact encoding of a field given to encoding/json.
+	// tmp is the compact encoding of a string given to encoding/json.
 	tmp bytes.Buffer
 	enc *json.Encoder
 	err error
+	// The objects written most, by pieces.
+	srcP, frameP, srcRankP, waitP, causeP pieces
 }
 
 var errBadFloat = errors.New("unsupported float")
@@ -69,7 +73,13 @@ func (w *reportJSON) key(d int, k string, first bool) {
 	w.b = append(w.b, k...)
 }
 
-func (w *reportJSON) int(v int64) { w.b = strconv.AppendInt(w.b, v, 10) }
+func (w *reportJSON) int(v int64) {
+	if uint64(v) < 10 { // ranks, counts and lines: strconv copies them from its table
+		w.b = append(w.b, byte('0'+v))
+		return
+	}
+	w.b = strconv.AppendInt(w.b, v, 10)
+}
 
 // float appends v as encoding/json does: %f from 1e-6 up to 1e21,
 // else %e with a one-digit negative exponent not padded.
@@ -91,24 +101,7 @@ func (w *reportJSON) float(v float64) {
 		// as the same double), which is what strconv would find.
 		n := math.Round(a * 1e9)
 		if n < 1e15 && n/1e9 == a {
-			if v < 0 {
-				w.b = append(w.b, '-')
-			}
-			u := uint64(n)
-			w.b = strconv.AppendUint(w.b, u/1e9, 10)
-			if f := u % 1e9; f != 0 {
-				var d [10]byte
-				d[0] = '.'
-				for i := 9; i > 0; i-- {
-					d[i] = byte('0' + f%10)
-					f /= 10
-				}
-				end := 10
-				for d[end-1] == '0' {
-					end--
-				}
-				w.b = append(w.b, d[:end]...)
-			}
+			w.b = appendNanos(w.b, v < 0, uint64(n))
 			return
 		}
 	}
@@ -125,6 +118,50 @@ func (w *reportJSON) float(v float64) {
 			w.b = w.b[:n-1]
 		}
 	}
+}
+
+// digitPairs are the two digits of 0 to 99.
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendNanos appends u nanoseconds as seconds, −u when neg: the integer
+// part, then the point and the nine digits of the fraction without their
+// trailing zeros when it has one. The digits are written in place two at
+// a time: appending them from a buffer cost a copy per float.
+func appendNanos(b []byte, neg bool, u uint64) []byte {
+	if neg {
+		b = append(b, '-')
+	}
+	if s := u / 1e9; s < 10 {
+		b = append(b, byte('0'+s))
+	} else {
+		b = strconv.AppendUint(b, s, 10)
+	}
+	f := u % 1e9
+	if f == 0 {
+		return b
+	}
+	b = slices.Grow(b, 10)
+	n := len(b)
+	d := b[n : n+10]
+	d[0] = '.'
+	d[1] = byte('0' + f/1e8)
+	r := f % 1e8
+	hi, lo := r/1e4, r%1e4
+	p := 2 * (hi / 100)
+	d[2], d[3] = digitPairs[p], digitPairs[p+1]
+	p = 2 * (hi % 100)
+	d[4], d[5] = digitPairs[p], digitPairs[p+1]
+	p = 2 * (lo / 100)
+	d[6], d[7] = digitPairs[p], digitPairs[p+1]
+	p = 2 * (lo % 100)
+	d[8], d[9] = digitPairs[p], digitPairs[p+1]
+	end := 10
+	for d[end-1] == '0' {
+		end--
+	}
+	return b[:n+end]
 }
 
 // str appends s quoted: as is when it is printable ASCII without a quote
@@ -163,80 +200,243 @@ func (w *reportJSON) value(d int, v any) {
 	}
 }
 
-// members appends the members of struct v (encoding/json's object of
-// it, an embedded struct's for instance) as those of an object at depth
-// d−1 that has members already when !first; it returns whether it is
-// still at the first member.
-func (w *reportJSON) members(d int, v any, first bool) bool {
-	if !w.compact(v) {
-		return first
-	}
-	o := w.tmp.Bytes()
-	if len(o) <= 2 { // {}
-		return first
-	}
-	if !first {
-		w.b = append(w.b, ',')
-	}
-	w.nl(d)
-	w.b = indentJSONAt(w.b, o[1:len(o)-1], d)
-	return false
-}
-
 func (w *reportJSON) report(r *report.Report) {
 	// Report's fields in order, RunFacts' members where it is embedded.
-	head := struct {
-		Schema          string                  `json:"schema"`
-		Task            string                  `json:"task"`
-		Processors      int                     `json:"processors"`
-		Findings        *report.Findings        `json:"findings,omitempty"`
-		Warnings        []string                `json:"warnings"`
-		ClockViolations *report.ClockViolations `json:"clock_violations,omitempty"`
-		Unmatched       *report.Unmatched       `json:"unmatched,omitempty"`
-		report.RunFacts
-	}{r.Schema, r.Task, r.Processors, r.Findings, r.Warnings, r.ClockViolations, r.Unmatched, r.RunFacts}
 	w.b = append(w.b, '{')
-	w.members(1, &head, true)
-	w.key(1, `"intervals": `, false)
-	if r.Intervals == nil {
-		w.b = append(w.b, "null"...)
-	} else if len(r.Intervals) == 0 {
-		w.b = append(w.b, "[]"...)
-	} else {
-		w.b = append(w.b, '[')
-		for i := range r.Intervals {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.nl(2)
-			w.interval(2, &r.Intervals[i])
-		}
-		w.nl(1)
-		w.b = append(w.b, ']')
+	w.key(1, `"schema": `, true)
+	w.str(r.Schema)
+	w.key(1, `"task": `, false)
+	w.str(r.Task)
+	w.key(1, `"processors": `, false)
+	w.int(int64(r.Processors))
+	if f := r.Findings; f != nil {
+		w.key(1, `"findings": `, false)
+		w.findings(1, f)
 	}
+	w.key(1, `"warnings": `, false)
+	w.strs(1, r.Warnings)
+	if c := r.ClockViolations; c != nil {
+		w.key(1, `"clock_violations": `, false)
+		w.b = append(w.b, '{')
+		w.key(2, `"count": `, true)
+		w.int(c.Count)
+		w.key(2, `"worst": `, false)
+		w.float(c.Worst)
+		w.key(2, `"worst_rank": `, false)
+		w.int(int64(c.WorstRank))
+		w.key(2, `"repaired": `, false)
+		w.bool(c.Repaired)
+		w.key(2, `"amortized": `, false)
+		w.int(c.Amortized)
+		w.close(1, 1, '}')
+	}
+	if u := r.Unmatched; u != nil {
+		w.key(1, `"unmatched": `, false)
+		w.b = append(w.b, '{')
+		w.key(2, `"receives": `, true)
+		w.int(u.Receives)
+		w.key(2, `"sends": `, false)
+		w.int(u.Sends)
+		w.key(2, `"collectives": `, false)
+		w.int(u.Collectives)
+		w.key(2, `"requests": `, false)
+		w.int(u.Requests)
+		w.key(2, `"stalls": `, false)
+		w.int(u.Stalls)
+		w.close(1, 1, '}')
+	}
+	if r.Run != nil {
+		w.key(1, `"run": `, false)
+		w.run(1, r.Run)
+	}
+	if len(r.Hosts) > 0 {
+		w.key(1, `"hosts": `, false)
+		w.array(1, r.Hosts == nil, len(r.Hosts), func(d, i int) {
+			h := &r.Hosts[i]
+			w.b = append(w.b, '{')
+			w.key(d+1, `"host": `, true)
+			w.str(h.Host)
+			w.key(d+1, `"ranks": `, false)
+			w.ints(d+1, h.Ranks)
+			w.close(d, 1, '}')
+		})
+	}
+	if len(r.Programs) > 0 {
+		w.key(1, `"programs": `, false)
+		w.array(1, r.Programs == nil, len(r.Programs), func(d, i int) {
+			p := &r.Programs[i]
+			w.b = append(w.b, '{')
+			w.key(d+1, `"program": `, true)
+			w.str(p.Program)
+			w.key(d+1, `"ranks": `, false)
+			w.ints(d+1, p.Ranks)
+			w.close(d, 1, '}')
+		})
+	}
+	w.key(1, `"intervals": `, false)
+	w.array(1, r.Intervals == nil, len(r.Intervals), func(d, i int) { w.interval(d, &r.Intervals[i]) })
 	w.nl(0)
 	w.b = append(w.b, '}')
 }
 
+// array appends at depth d an array of n elements (null when isNil),
+// elem appending element i at depth d+1.
+func (w *reportJSON) array(d int, isNil bool, n int, elem func(d, i int)) {
+	switch {
+	case isNil:
+		w.b = append(w.b, "null"...)
+		return
+	case n == 0:
+		w.b = append(w.b, "[]"...)
+		return
+	}
+	w.b = append(w.b, '[')
+	for i := range n {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		w.nl(d + 1)
+		elem(d+1, i)
+	}
+	w.nl(d)
+	w.b = append(w.b, ']')
+}
+
+func (w *reportJSON) bool(v bool) {
+	if v {
+		w.b = append(w.b, "true"...)
+	} else {
+		w.b = append(w.b, "false"...)
+	}
+}
+
+// ints appends the array v at depth d.
+func (w *reportJSON) ints(d int, v []int) {
+	w.array(d, v == nil, len(v), func(_, i int) { w.int(int64(v[i])) })
+}
+
+func (w *reportJSON) int64s(d int, v []int64) {
+	w.array(d, v == nil, len(v), func(_, i int) { w.int(v[i]) })
+}
+
+func (w *reportJSON) strs(d int, v []string) {
+	w.array(d, v == nil, len(v), func(_, i int) { w.str(v[i]) })
+}
+
+// matrix appends the rows of m at depth d.
+func (w *reportJSON) matrix(d int, m [][]int64) {
+	w.array(d, m == nil, len(m), func(d, i int) { w.int64s(d, m[i]) })
+}
+
+func (w *reportJSON) findings(d int, f *report.Findings) {
+	w.b = append(w.b, '{')
+	w.key(d+1, `"interval": `, true)
+	w.ints(d+1, f.Interval)
+	w.key(d+1, `"verdict": `, false)
+	w.str(f.Verdict)
+	w.key(d+1, `"losses": `, false)
+	w.array(d+1, f.Losses == nil, len(f.Losses), func(d, i int) {
+		l := &f.Losses[i]
+		w.b = append(w.b, '{')
+		w.key(d+1, `"kind": `, true)
+		w.str(l.Kind)
+		w.key(d+1, `"rank": `, false)
+		w.int(int64(l.Rank))
+		w.key(d+1, `"seconds": `, false)
+		w.float(l.Seconds)
+		w.key(d+1, `"share": `, false)
+		w.float(l.Share)
+		if l.SRC != 0 {
+			w.key(d+1, `"src": `, false)
+			w.int(int64(l.SRC))
+		}
+		if l.Function != "" {
+			w.key(d+1, `"function": `, false)
+			w.str(l.Function)
+		}
+		if l.File != "" {
+			w.key(d+1, `"file": `, false)
+			w.str(l.File)
+		}
+		if l.Line != 0 {
+			w.key(d+1, `"line": `, false)
+			w.int(int64(l.Line))
+		}
+		w.key(d+1, `"late_rank": `, false)
+		w.int(int64(l.LateRank))
+		w.close(d, 1, '}')
+	})
+	w.close(d, 1, '}')
+}
+
+func (w *reportJSON) run(d int, r *report.Run) {
+	w.b = append(w.b, '{')
+	w.key(d+1, `"mpi": `, true)
+	w.str(r.MPI)
+	w.key(d+1, `"mpi_library_version": `, false)
+	w.str(r.MPILibraryVersion)
+	w.key(d+1, `"command": `, false)
+	w.strs(d+1, r.Command)
+	w.key(d+1, `"program": `, false)
+	w.str(r.Program)
+	w.key(d+1, `"start": `, false)
+	w.str(r.Start)
+	w.key(d+1, `"clock": `, false)
+	w.str(r.Clock)
+	w.key(d+1, `"tracer_version": `, false)
+	w.str(r.TracerVersion)
+	w.key(d+1, `"sync_error": `, false)
+	w.float(r.SyncError)
+	w.key(d+1, `"trace_bytes": `, false)
+	w.int(r.TraceBytes)
+	w.key(d+1, `"events": `, false)
+	w.int(r.Events)
+	w.key(d+1, `"bytes_per_event": `, false)
+	w.float(r.BytesPerEvent)
+	w.key(d+1, `"ranks": `, false)
+	w.array(d+1, r.Ranks == nil, len(r.Ranks), func(d, i int) {
+		t := &r.Ranks[i]
+		w.b = append(w.b, '{')
+		w.key(d+1, `"rank": `, true)
+		w.int(int64(t.Rank))
+		w.key(d+1, `"bytes": `, false)
+		w.int(t.Bytes)
+		w.key(d+1, `"events": `, false)
+		w.int(t.Events)
+		w.close(d, 1, '}')
+	})
+	w.close(d, 1, '}')
+}
+
 // interval appends iv at depth d.
 func (w *reportJSON) interval(d int, iv *report.Interval) {
-	// Interval's fields before its SRC, in order.
-	head := struct {
-		Path             []int              `json:"path"`
-		Level            int                `json:"level"`
-		Number           int                `json:"number"`
-		SourceFile       string             `json:"source_file"`
-		Line             int                `json:"line"`
-		ExeCount         int                `json:"exe_count"`
-		Incomplete       bool               `json:"incomplete,omitempty"`
-		IncompleteReason string             `json:"incomplete_reason,omitempty"`
-		Main             report.Main        `json:"main"`
-		Comparative      report.Comparative `json:"comparative"`
-		Ranks            []report.Rank      `json:"ranks"`
-	}{iv.Path, iv.Level, iv.Number, iv.SourceFile, iv.Line, iv.ExeCount, iv.Incomplete, iv.IncompleteReason,
-		iv.Main, iv.Comparative, iv.Ranks}
 	w.b = append(w.b, '{')
-	w.members(d+1, &head, true)
+	w.key(d+1, `"path": `, true)
+	w.ints(d+1, iv.Path)
+	w.key(d+1, `"level": `, false)
+	w.int(int64(iv.Level))
+	w.key(d+1, `"number": `, false)
+	w.int(int64(iv.Number))
+	w.key(d+1, `"source_file": `, false)
+	w.str(iv.SourceFile)
+	w.key(d+1, `"line": `, false)
+	w.int(int64(iv.Line))
+	w.key(d+1, `"exe_count": `, false)
+	w.int(int64(iv.ExeCount))
+	if iv.Incomplete {
+		w.key(d+1, `"incomplete": `, false)
+		w.bool(true)
+	}
+	if iv.IncompleteReason != "" {
+		w.key(d+1, `"incomplete_reason": `, false)
+		w.str(iv.IncompleteReason)
+	}
+	w.key(d+1, `"main": `, false)
+	w.main(d+1, &iv.Main)
+	w.key(d+1, `"comparative": `, false)
+	w.comparative(d+1, &iv.Comparative)
+	w.key(d+1, `"ranks": `, false)
+	w.array(d+1, iv.Ranks == nil, len(iv.Ranks), func(d, i int) { w.rank(d, &iv.Ranks[i]) })
 	w.key(d+1, `"src": `, false)
 	if iv.SRC == nil {
 		w.b = append(w.b, "null"...)
@@ -275,9 +475,294 @@ func (w *reportJSON) interval(d int, iv *report.Interval) {
 		}
 		w.close(d+1, 1, ']')
 	}
-	w.members(d+1, &iv.Profile, false)
+	w.profile(d+1, &iv.Profile)
 	w.nl(d)
 	w.b = append(w.b, '}')
+}
+
+func (w *reportJSON) main(d int, m *report.Main) {
+	w.b = append(w.b, '{')
+	w.key(d+1, `"efficiency": `, true)
+	w.float(m.Efficiency)
+	w.key(d+1, `"execution_time": `, false)
+	w.float(m.ExecutionTime)
+	w.key(d+1, `"processors": `, false)
+	w.int(int64(m.Processors))
+	w.key(d+1, `"total_time": `, false)
+	w.float(m.TotalTime)
+	w.key(d+1, `"productive_time": `, false)
+	w.float(m.ProductiveTime)
+	w.key(d+1, `"lost_time": `, false)
+	w.float(m.LostTime)
+	w.key(d+1, `"insufficient_parallelism": `, false)
+	w.float(m.InsufficientParallelism)
+	w.key(d+1, `"communications": `, false)
+	w.float(m.Communications)
+	w.key(d+1, `"sendrecv_time": `, false)
+	w.float(m.SendRecvTime)
+	w.key(d+1, `"real_sync": `, false)
+	w.float(m.RealSync)
+	w.key(d+1, `"late_receiver": `, false)
+	w.float(m.LateReceiver)
+	w.key(d+1, `"send_number": `, false)
+	w.int(m.SendNumber)
+	w.key(d+1, `"receive_number": `, false)
+	w.int(m.ReceiveNumber)
+	w.key(d+1, `"wait_number": `, false)
+	w.int(m.WaitNumber)
+	w.key(d+1, `"collective_time": `, false)
+	w.float(m.CollectiveTime)
+	w.key(d+1, `"collective_number": `, false)
+	w.int(m.CollectiveNumber)
+	w.key(d+1, `"system_time": `, false)
+	w.float(m.SystemTime)
+	w.key(d+1, `"system_number": `, false)
+	w.int(m.SystemNumber)
+	w.key(d+1, `"idle_time": `, false)
+	w.float(m.IdleTime)
+	w.key(d+1, `"load_imbalance": `, false)
+	w.float(m.LoadImbalance)
+	w.key(d+1, `"potential_sync": `, false)
+	w.float(m.PotentialSync)
+	w.key(d+1, `"time_variation": `, false)
+	w.float(m.TimeVariation)
+	w.key(d+1, `"overlap": `, false)
+	w.float(m.Overlap)
+	w.close(d, 1, '}')
+}
+
+func (w *reportJSON) comparative(d int, c *report.Comparative) {
+	stat := func(k string, first bool, s *report.Stat) {
+		w.key(d+1, k, first)
+		w.b = append(w.b, '{')
+		w.key(d+2, `"min": `, true)
+		w.float(s.Min)
+		w.key(d+2, `"min_proc": `, false)
+		w.int(int64(s.MinProc))
+		w.key(d+2, `"max": `, false)
+		w.float(s.Max)
+		w.key(d+2, `"max_proc": `, false)
+		w.int(int64(s.MaxProc))
+		w.key(d+2, `"mean": `, false)
+		w.float(s.Mean)
+		w.close(d+1, 1, '}')
+	}
+	w.b = append(w.b, '{')
+	stat(`"execution_time": `, true, &c.ExecutionTime)
+	stat(`"productive_time": `, false, &c.ProductiveTime)
+	stat(`"lost_time": `, false, &c.LostTime)
+	stat(`"idle_time": `, false, &c.IdleTime)
+	stat(`"communications": `, false, &c.Communications)
+	stat(`"insufficient_parallelism": `, false, &c.InsufficientParallelism)
+	stat(`"real_sync": `, false, &c.RealSync)
+	stat(`"load_imbalance": `, false, &c.LoadImbalance)
+	stat(`"potential_sync": `, false, &c.PotentialSync)
+	stat(`"time_variation": `, false, &c.TimeVariation)
+	stat(`"overlap": `, false, &c.Overlap)
+	w.close(d, 1, '}')
+}
+
+func (w *reportJSON) rank(d int, r *report.Rank) {
+	w.b = append(w.b, '{')
+	w.key(d+1, `"rank": `, true)
+	w.int(int64(r.Rank))
+	w.key(d+1, `"exe_count": `, false)
+	w.int(int64(r.ExeCount))
+	w.key(d+1, `"execution_time": `, false)
+	w.float(r.ExecutionTime)
+	w.key(d+1, `"productive_time": `, false)
+	w.float(r.ProductiveTime)
+	w.key(d+1, `"lost_time": `, false)
+	w.float(r.LostTime)
+	w.key(d+1, `"insufficient_parallelism": `, false)
+	w.float(r.InsufficientParallelism)
+	w.key(d+1, `"idle_time": `, false)
+	w.float(r.IdleTime)
+	w.key(d+1, `"communications": `, false)
+	w.float(r.Communications)
+	w.key(d+1, `"sendrecv_time": `, false)
+	w.float(r.SendRecvTime)
+	w.key(d+1, `"collective_time": `, false)
+	w.float(r.CollectiveTime)
+	w.key(d+1, `"system_time": `, false)
+	w.float(r.SystemTime)
+	w.key(d+1, `"real_sync": `, false)
+	w.float(r.RealSync)
+	w.key(d+1, `"late_receiver": `, false)
+	w.float(r.LateReceiver)
+	w.key(d+1, `"load_imbalance": `, false)
+	w.float(r.LoadImbalance)
+	w.key(d+1, `"potential_sync": `, false)
+	w.float(r.PotentialSync)
+	w.key(d+1, `"time_variation": `, false)
+	w.float(r.TimeVariation)
+	w.key(d+1, `"overlap": `, false)
+	w.float(r.Overlap)
+	w.key(d+1, `"send_number": `, false)
+	w.int(r.SendNumber)
+	w.key(d+1, `"receive_number": `, false)
+	w.int(r.ReceiveNumber)
+	w.key(d+1, `"wait_number": `, false)
+	w.int(r.WaitNumber)
+	w.key(d+1, `"collective_number": `, false)
+	w.int(r.CollectiveNumber)
+	w.key(d+1, `"system_number": `, false)
+	w.int(r.SystemNumber)
+	if r.Incomplete {
+		w.key(d+1, `"incomplete": `, false)
+		w.bool(true)
+	}
+	if r.IncompleteReason != "" {
+		w.key(d+1, `"incomplete_reason": `, false)
+		w.str(r.IncompleteReason)
+	}
+	if len(r.CallMix) > 0 {
+		w.key(d+1, `"call_mix": `, false)
+		w.array(d+1, false, len(r.CallMix), func(d, i int) {
+			c := &r.CallMix[i]
+			w.b = append(w.b, '{')
+			w.key(d+1, `"function": `, true)
+			w.str(c.Function)
+			w.key(d+1, `"calls": `, false)
+			w.int(c.Calls)
+			w.key(d+1, `"time": `, false)
+			w.float(c.Time)
+			w.key(d+1, `"call_share": `, false)
+			w.float(c.CallShare)
+			w.key(d+1, `"time_share": `, false)
+			w.float(c.TimeShare)
+			w.close(d, 1, '}')
+		})
+	}
+	w.key(d+1, `"gaps": `, false)
+	w.int(r.Gaps)
+	w.key(d+1, `"gap_mean": `, false)
+	w.float(r.GapMean)
+	w.key(d+1, `"gap_median": `, false)
+	w.float(r.GapMedian)
+	w.close(d, 1, '}')
+}
+
+// profile appends p's members, those of an object at depth d−1 that has
+// members already.
+func (w *reportJSON) profile(d int, p *report.Profile) {
+	if len(p.Functions) > 0 {
+		w.key(d, `"functions": `, false)
+		w.array(d, false, len(p.Functions), func(d, i int) {
+			f := &p.Functions[i]
+			w.b = append(w.b, '{')
+			w.key(d+1, `"function": `, true)
+			w.str(f.Function)
+			w.key(d+1, `"calls": `, false)
+			w.int(f.Calls)
+			w.key(d+1, `"time": `, false)
+			w.float(f.Time)
+			w.key(d+1, `"bytes": `, false)
+			w.int(f.Bytes)
+			w.key(d+1, `"min": `, false)
+			w.float(f.Min)
+			w.key(d+1, `"max": `, false)
+			w.float(f.Max)
+			w.key(d+1, `"ranks": `, false)
+			w.array(d+1, f.Ranks == nil, len(f.Ranks), func(d, i int) {
+				r := &f.Ranks[i]
+				w.b = append(w.b, '{')
+				w.key(d+1, `"rank": `, true)
+				w.int(int64(r.Rank))
+				w.key(d+1, `"calls": `, false)
+				w.int(r.Calls)
+				w.key(d+1, `"time": `, false)
+				w.float(r.Time)
+				w.key(d+1, `"bytes": `, false)
+				w.int(r.Bytes)
+				w.close(d, 1, '}')
+			})
+			w.close(d, 1, '}')
+		})
+	}
+	if m := p.CommMatrix; m != nil {
+		w.key(d, `"comm_matrix": `, false)
+		w.b = append(w.b, '{')
+		w.key(d+1, `"messages": `, true)
+		w.matrix(d+1, m.Messages)
+		w.key(d+1, `"bytes": `, false)
+		w.matrix(d+1, m.Bytes)
+		w.close(d, 1, '}')
+	}
+	if t := p.Traffic; t != nil {
+		vol := func(k string, first bool, v *report.Volume) {
+			w.key(d+1, k, first)
+			w.b = append(w.b, '{')
+			w.key(d+2, `"messages": `, true)
+			w.int(v.Messages)
+			w.key(d+2, `"bytes": `, false)
+			w.int(v.Bytes)
+			w.close(d+1, 1, '}')
+		}
+		w.key(d, `"traffic": `, false)
+		w.b = append(w.b, '{')
+		vol(`"intra_node": `, true, &t.IntraNode)
+		vol(`"inter_node": `, false, &t.InterNode)
+		w.close(d, 1, '}')
+	}
+	if len(p.CommMatrices) > 0 {
+		w.key(d, `"comm_matrices": `, false)
+		w.array(d, false, len(p.CommMatrices), func(d, i int) {
+			c := &p.CommMatrices[i]
+			w.b = append(w.b, '{')
+			w.key(d+1, `"comm": `, true)
+			w.str(c.Comm)
+			w.key(d+1, `"size": `, false)
+			w.int(int64(c.Size))
+			if c.Inter {
+				w.key(d+1, `"inter": `, false)
+				w.bool(true)
+			}
+			w.key(d+1, `"ranks": `, false)
+			w.ints(d+1, c.Ranks)
+			w.key(d+1, `"messages": `, false)
+			w.matrix(d+1, c.Messages)
+			w.key(d+1, `"bytes": `, false)
+			w.matrix(d+1, c.Bytes)
+			w.close(d, 1, '}')
+		})
+	}
+	if len(p.CommPairs) > 0 {
+		w.key(d, `"comm_pairs": `, false)
+		w.array(d, false, len(p.CommPairs), func(d, i int) {
+			c := &p.CommPairs[i]
+			w.b = append(w.b, '{')
+			w.key(d+1, `"sender": `, true)
+			w.int(int64(c.Sender))
+			w.key(d+1, `"receiver": `, false)
+			w.int(int64(c.Receiver))
+			w.key(d+1, `"messages": `, false)
+			w.int(c.Messages)
+			w.key(d+1, `"bytes": `, false)
+			w.int(c.Bytes)
+			w.close(d, 1, '}')
+		})
+	}
+	if len(p.MessageSizes) > 0 {
+		w.key(d, `"message_sizes": `, false)
+		w.array(d, false, len(p.MessageSizes), func(d, i int) {
+			s := &p.MessageSizes[i]
+			w.b = append(w.b, '{')
+			w.key(d+1, `"min_bytes": `, true)
+			w.b = strconv.AppendUint(w.b, s.MinBytes, 10)
+			w.key(d+1, `"max_bytes": `, false)
+			w.b = strconv.AppendUint(w.b, s.MaxBytes, 10)
+			w.key(d+1, `"messages": `, false)
+			w.int(s.Messages)
+			w.key(d+1, `"bytes": `, false)
+			w.int(s.Bytes)
+			w.key(d+1, `"latency": `, false)
+			w.float(s.Latency)
+			w.key(d+1, `"throughput": `, false)
+			w.float(s.Throughput)
+			w.close(d, 1, '}')
+		})
+	}
 }
 
 // close ends at depth d an array or object of n elements.
@@ -288,122 +773,148 @@ func (w *reportJSON) close(d, n int, c byte) {
 	w.b = append(w.b, c)
 }
 
+// pieces are the text around the members of one kind of object at one
+// depth: before each member its name and what precedes it (the opening
+// brace or a comma, the newline and indentation), and last the closing.
+// The objects of the call sites, their processors, frames, waits and
+// causes are written with them, one append between values.
+type pieces struct {
+	d int
+	p []string
+}
+
+// at is the pieces of an object of members names at depth d.
+func (c *pieces) at(d int, names ...string) []string {
+	if c.p != nil && c.d == d {
+		return c.p
+	}
+	ind := func(d int) string { return "\n" + strings.Repeat("  ", d) }
+	c.d, c.p = d, make([]string, len(names)+1)
+	for i, k := range names {
+		pre := ","
+		if i == 0 {
+			pre = "{"
+		}
+		c.p[i] = pre + ind(d+1) + `"` + k + `": `
+	}
+	c.p[len(names)] = ind(d) + "}"
+	return c.p
+}
+
 func (w *reportJSON) src(d int, s *report.SRC) {
-	w.b = append(w.b, '{')
-	w.key(d+1, `"id": `, true)
+	p := w.srcP.at(d, "id", "function", "comm", "real_sync", "late_receiver", "potential_sync", "time_variation",
+		"overlap", "stack", "ranks")
+	w.b = append(w.b, p[0]...)
 	w.int(int64(s.ID))
-	w.key(d+1, `"function": `, false)
+	w.b = append(w.b, p[1]...)
 	w.str(s.Function)
-	w.key(d+1, `"comm": `, false)
+	w.b = append(w.b, p[2]...)
 	w.float(s.Comm)
-	w.key(d+1, `"real_sync": `, false)
+	w.b = append(w.b, p[3]...)
 	w.float(s.RealSync)
-	w.key(d+1, `"late_receiver": `, false)
+	w.b = append(w.b, p[4]...)
 	w.float(s.LateReceiver)
-	w.key(d+1, `"potential_sync": `, false)
+	w.b = append(w.b, p[5]...)
 	w.float(s.PotentialSync)
-	w.key(d+1, `"time_variation": `, false)
+	w.b = append(w.b, p[6]...)
 	w.float(s.TimeVariation)
-	w.key(d+1, `"overlap": `, false)
+	w.b = append(w.b, p[7]...)
 	w.float(s.Overlap)
-	w.key(d+1, `"stack": `, false)
+	w.b = append(w.b, p[8]...)
 	if s.Stack == nil {
 		w.b = append(w.b, "null"...)
 	} else {
 		w.b = append(w.b, '[')
+		fp := w.frameP.at(d+2, "function", "file", "line")
 		for i := range s.Stack {
 			if i > 0 {
 				w.b = append(w.b, ',')
 			}
 			f := &s.Stack[i]
 			w.nl(d + 2)
-			w.b = append(w.b, '{')
-			w.key(d+3, `"function": `, true)
+			w.b = append(w.b, fp[0]...)
 			w.str(f.Function)
-			w.key(d+3, `"file": `, false)
+			w.b = append(w.b, fp[1]...)
 			w.str(f.File)
-			w.key(d+3, `"line": `, false)
+			w.b = append(w.b, fp[2]...)
 			w.int(int64(f.Line))
-			w.nl(d + 2)
-			w.b = append(w.b, '}')
+			w.b = append(w.b, fp[3]...)
 		}
 		w.close(d+1, len(s.Stack), ']')
 	}
-	w.key(d+1, `"ranks": `, false)
+	w.b = append(w.b, p[9]...)
 	if s.Ranks == nil {
 		w.b = append(w.b, "null"...)
 	} else {
 		w.b = append(w.b, '[')
+		rp := w.srcRankP.at(d+2, "rank", "exe_count", "exe_time", "real_sync", "late_receiver", "potential_sync",
+			"time_variation", "overlap")
 		for i := range s.Ranks {
 			if i > 0 {
 				w.b = append(w.b, ',')
 			}
 			r := &s.Ranks[i]
 			w.nl(d + 2)
-			w.b = append(w.b, '{')
-			w.key(d+3, `"rank": `, true)
+			w.b = append(w.b, rp[0]...)
 			w.int(int64(r.Rank))
-			w.key(d+3, `"exe_count": `, false)
+			w.b = append(w.b, rp[1]...)
 			w.int(r.ExeCount)
-			w.key(d+3, `"exe_time": `, false)
+			w.b = append(w.b, rp[2]...)
 			w.float(r.ExeTime)
-			w.key(d+3, `"real_sync": `, false)
+			w.b = append(w.b, rp[3]...)
 			w.float(r.RealSync)
-			w.key(d+3, `"late_receiver": `, false)
+			w.b = append(w.b, rp[4]...)
 			w.float(r.LateReceiver)
-			w.key(d+3, `"potential_sync": `, false)
+			w.b = append(w.b, rp[5]...)
 			w.float(r.PotentialSync)
-			w.key(d+3, `"time_variation": `, false)
+			w.b = append(w.b, rp[6]...)
 			w.float(r.TimeVariation)
-			w.key(d+3, `"overlap": `, false)
+			w.b = append(w.b, rp[7]...)
 			w.float(r.Overlap)
-			w.nl(d + 2)
-			w.b = append(w.b, '}')
+			w.b = append(w.b, rp[8]...)
 		}
 		w.close(d+1, len(s.Ranks), ']')
 	}
-	w.nl(d)
-	w.b = append(w.b, '}')
+	w.b = append(w.b, p[10]...)
 }
 
 func (w *reportJSON) wait(d int, x *report.Wait) {
-	w.b = append(w.b, '{')
-	w.key(d+1, `"kind": `, true)
+	p := w.waitP.at(d, "kind", "waiting_rank", "late_rank", "seconds", "count", "waiting_src", "late_src")
+	w.b = append(w.b, p[0]...)
 	w.str(x.Kind)
-	w.key(d+1, `"waiting_rank": `, false)
+	w.b = append(w.b, p[1]...)
 	w.int(int64(x.WaitingRank))
-	w.key(d+1, `"late_rank": `, false)
+	w.b = append(w.b, p[2]...)
 	w.int(int64(x.LateRank))
-	w.key(d+1, `"seconds": `, false)
+	w.b = append(w.b, p[3]...)
 	w.float(x.Seconds)
-	w.key(d+1, `"count": `, false)
+	w.b = append(w.b, p[4]...)
 	w.int(x.Count)
-	w.key(d+1, `"waiting_src": `, false)
+	w.b = append(w.b, p[5]...)
 	w.int(int64(x.WaitingSRC))
-	w.key(d+1, `"late_src": `, false)
+	w.b = append(w.b, p[6]...)
 	w.int(int64(x.LateSRC))
-	w.nl(d)
-	w.b = append(w.b, '}')
+	w.b = append(w.b, p[7]...)
 }
 
 func (w *reportJSON) cause(d int, c *report.Cause) {
-	w.b = append(w.b, '{')
-	w.key(d+1, `"late_rank": `, true)
+	p := w.causeP.at(d, "late_rank", "from_src", "to_src", "count", "waits", "delay", "late_computation",
+		"waiting_computation")
+	w.b = append(w.b, p[0]...)
 	w.int(int64(c.LateRank))
-	w.key(d+1, `"from_src": `, false)
+	w.b = append(w.b, p[1]...)
 	w.int(int64(c.FromSRC))
-	w.key(d+1, `"to_src": `, false)
+	w.b = append(w.b, p[2]...)
 	w.int(int64(c.ToSRC))
-	w.key(d+1, `"count": `, false)
+	w.b = append(w.b, p[3]...)
 	w.int(c.Count)
-	w.key(d+1, `"waits": `, false)
+	w.b = append(w.b, p[4]...)
 	w.float(c.Waits)
-	w.key(d+1, `"delay": `, false)
+	w.b = append(w.b, p[5]...)
 	w.float(c.Delay)
-	w.key(d+1, `"late_computation": `, false)
+	w.b = append(w.b, p[6]...)
 	w.float(c.LateComputation)
-	w.key(d+1, `"waiting_computation": `, false)
+	w.b = append(w.b, p[7]...)
 	w.float(c.WaitingComputation)
-	w.nl(d)
-	w.b = append(w.b, '}')
+	w.b = append(w.b, p[8]...)
 }

@@ -169,10 +169,15 @@ func TestReportJSONBadFloat(t *testing.T) {
 		func(r *report.Report) { r.Intervals[0].SRC[0].Ranks[0].Overlap = math.NaN() },
 		func(r *report.Report) { r.Intervals[0].Causes[0].Delay = math.Inf(-1) },
 		func(r *report.Report) { r.Intervals[0].Main.LostTime = math.Inf(1) },
+		func(r *report.Report) { r.Intervals[0].Ranks[0].CallMix[0].TimeShare = math.NaN() },
+		func(r *report.Report) { r.Intervals[0].MessageSizes[0].Throughput = math.Inf(1) },
+		func(r *report.Report) { r.Findings.Losses[0].Share = math.NaN() },
 	} {
-		r := &report.Report{Intervals: []report.Interval{{
-			SRC:    []report.SRC{{Ranks: []report.SRCRank{{}}}},
-			Causes: []report.Cause{{}},
+		r := &report.Report{Findings: &report.Findings{Losses: []report.Loss{{}}}, Intervals: []report.Interval{{
+			Ranks:   []report.Rank{{RankProfile: report.RankProfile{CallMix: []report.CallMix{{}}}}},
+			SRC:     []report.SRC{{Ranks: []report.SRCRank{{}}}},
+			Causes:  []report.Cause{{}},
+			Profile: report.Profile{MessageSizes: []report.SizeBin{{}}},
 		}}}
 		set(r)
 		_, want := json.Marshal(r)
