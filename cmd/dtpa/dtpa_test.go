@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
@@ -263,5 +265,54 @@ func TestErrors(t *testing.T) {
 		if code != tt.code || out != "" || !strings.HasPrefix(errOut, tt.msg) {
 			t.Errorf("%v: exit %d (want %d), stdout %q, stderr %q (want %q…)", tt.args, code, tt.code, out, errOut, tt.msg)
 		}
+	}
+}
+
+// TestOutputNotRegular: --html (written to a temporary file renamed over
+// -o's path) writes a path that is not a regular file in place: a FIFO
+// stays a FIFO and gets the page, a symbolic link stays a link and its
+// target gets it (renaming over /dev/null, run as root, made it a file).
+func TestOutputNotRegular(t *testing.T) {
+	f := &fake{rep: reporttest.Minimal}
+	dir := t.TempDir()
+	want, _, _ := f.dtpa(t, "--html", "hello")
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan []byte)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	if _, errOut, code := f.dtpa(t, "--html", "-o", fifo, "hello"); code != 0 {
+		t.Fatalf("--html -o FIFO: exit %d, stderr %q", code, errOut)
+	}
+	select {
+	case b := <-got:
+		if string(b) != want {
+			t.Errorf("the FIFO read %d bytes, want the page's %d", len(b), len(want))
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("nothing came through the FIFO: -o replaced it")
+	}
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO is no longer one: %v %v", st.Mode(), err)
+	}
+	target, link := filepath.Join(dir, "page.html"), filepath.Join(dir, "link.html")
+	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := f.dtpa(t, "--html", "-o", link, "hello"); code != 0 {
+		t.Fatalf("--html -o link: exit %d, stderr %q", code, errOut)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", st.Mode(), err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != want {
+		t.Errorf("the link's target holds %d bytes, want the page's %d", len(b), len(want))
 	}
 }

@@ -217,29 +217,74 @@ func writeHTML(rep *report.Report, opts Options, tl *analyzer.TimelineRecorder, 
 	if opts.Output == "" {
 		return page(w)
 	}
-	f, err := os.CreateTemp(filepath.Dir(opts.Output), "."+filepath.Base(opts.Output)+".*.tmp")
+	o, err := createOutput(opts.Output, filepath.Dir(opts.Output))
 	if err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := page(f); err != nil {
+	if err := page(o.f); err != nil {
+		o.abort()
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing report: %w", err)
-	}
-	if err := os.Rename(f.Name(), opts.Output); err != nil {
+	if err := o.commit(); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil
+}
+
+// outFile is an -o output written whole or not at all: a temporary file
+// beside it, renamed over it by commit, when the path names a regular file
+// or nothing yet; any other path (/dev/null, a FIFO, a terminal, a
+// symbolic link) is written in place, since renaming over it would replace
+// the device or the link with a file.
+type outFile struct {
+	f    *os.File
+	path string
+	tmp  bool
+}
+
+// createOutput opens path for writing; tmpDir holds the temporary file.
+func createOutput(path, tmpDir string) (*outFile, error) {
+	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		return &outFile{f: f, path: path}, nil
+	}
+	f, err := os.CreateTemp(tmpDir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	return &outFile{f: f, path: path, tmp: true}, nil
+}
+
+// commit ends the write: the temporary file renamed over the path.
+func (o *outFile) commit() error {
+	if !o.tmp {
+		return o.f.Close()
+	}
+	if err := o.f.Chmod(0o644); err != nil {
+		o.abort()
+		return err
+	}
+	if err := o.f.Close(); err != nil {
+		os.Remove(o.f.Name())
+		return err
+	}
+	if err := os.Rename(o.f.Name(), o.path); err != nil {
+		os.Remove(o.f.Name())
+		return err
+	}
+	return nil
+}
+
+// abort drops the write: the temporary file removed (in place, what was
+// written stays).
+func (o *outFile) abort() {
+	o.f.Close()
+	if o.tmp {
+		os.Remove(o.f.Name())
+	}
 }
 
 // export writes the run as Chrome trace-event JSON, streamed: to w, or
@@ -266,9 +311,9 @@ func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(s
 		// Its ranks' events go to process 0, which writes the file.
 		x.W = io.Discard
 	}
-	var f *os.File
+	var o *outFile
 	if opts.Output != "" && !dist.silent {
-		f, err = os.CreateTemp(x.TempDir, "."+filepath.Base(opts.Output)+".*.tmp")
+		o, err = createOutput(opts.Output, x.TempDir)
 		if err != nil && dist.on {
 			// The other processes learn it from the analysis, which
 			// returns it at once.
@@ -286,32 +331,23 @@ func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(s
 			return fmt.Errorf("writing export: %w", err)
 		}
 		defer func() {
-			if f != nil {
-				f.Close()
-				os.Remove(f.Name())
+			if o != nil {
+				o.abort()
 			}
 		}()
-		x.W = f
+		x.W = o.f
 	}
 	aopts := opts.analyzerOptions(dir, warn, symWarn)
 	aopts.Chrome = x
 	_, err = opts.analyze()(ctx, aopts)
-	if err != nil {
+	if err != nil || o == nil {
 		return err
 	}
-	if f == nil {
-		return nil
-	}
-	if err := f.Chmod(0o644); err != nil {
+	c := o
+	o = nil
+	if err := c.commit(); err != nil {
 		return fmt.Errorf("writing export: %w", err)
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing export: %w", err)
-	}
-	if err := os.Rename(f.Name(), opts.Output); err != nil {
-		return fmt.Errorf("writing export: %w", err)
-	}
-	f = nil
 	return nil
 }
 
