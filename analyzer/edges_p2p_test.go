@@ -485,7 +485,9 @@ func TestOverlapClippedToInterval(t *testing.T) {
 // at 0.002 ms and waited for from 10.003 ms to 100.010 ms; rank 3 posts an
 // MPI_Irecv at 100.001 ms: 100.001 − 10.003 = 89.998 ms. A second round on
 // rank 2, started at 100.011 and waited for from 100.012 to 100.013 ms,
-// returned before rank 3 posted its receive (100.022 ms): nothing more. Whichever of sender and
+// returned before rank 3 posted its receive (100.022 ms), which the clock
+// condition rules out: it waited until its exit, 0.001 ms more (89.999).
+// Whichever of sender and
 // receiver is replayed first, the charge is the same (it is paired in the
 // exchange).
 func TestLateReceiverIssend(t *testing.T) {
@@ -519,10 +521,35 @@ func TestLateReceiverIssend(t *testing.T) {
 		finish(run)
 		rep := analyzeClean(t, run)
 		iv := find(t, rep)
-		for r, want := range []float64{0.289999, 0, 0.089998, 0} {
+		for r, want := range []float64{0.289999, 0, 0.089999, 0} {
 			expect(t, "Late receiver rank "+itoa(r), rank(t, iv, r).LateReceiver, want)
 			expect(t, "Real Sync rank "+itoa(r), rank(t, iv, r).RealSync, want)
 		}
-		expect(t, "MPI_Wait Late receiver", srcPoint(t, iv, "MPI_Wait").LateReceiver, 0.379997)
+		expect(t, "MPI_Wait Late receiver", srcPoint(t, iv, "MPI_Wait").LateReceiver, 0.379998)
+	}
+}
+
+// A synchronous nonblocking send whose receive's posting the clocks put
+// at or after the exit of the call completing it (an alignment error: it
+// cannot complete before the posting) waited for its receiver until that
+// exit. Rank 0 starts MPI_Issend at 0.001 ms, waits from 50.002 ms to
+// 199.9, 200 or 200.1 ms; rank 1 posts its MPI_Recv at 200 ms: Late
+// receiver 199.9 − 50.002, 200 − 50.002 and 200 − 50.002 ms. (It was 0
+// in the first two, as in e2e's skewed TestEdgesP2P once, with an
+// alignment error of 0.2 ms.)
+func TestLateReceiverIssendPostedAfterExit(t *testing.T) {
+	for _, exit := range []int64{200*ms - 100*us, 200 * ms, 200*ms + 100*us} {
+		run, r0, r1 := pair()
+		ev := traceformat.Event{Attr: traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrReqs,
+			SendPeer: 1, SendTag: 1, SendBytes: 8, Reqs: []uint64{5}}
+		r0.Call("MPI_Issend", us, ev).Compute(50 * ms)
+		waitColl(r0, 5, exit-r0.Now())
+		r1.At(200*ms).Recv(0, 1, 8, 20*us)
+		finish(run)
+		rep := analyzeClean(t, run)
+		want := float64(min(exit, 200*ms)-50*ms-2*us) / 1e9
+		iv := find(t, rep)
+		expect(t, "Late receiver of rank 0", rank(t, iv, 0).LateReceiver, want)
+		expect(t, "Real Sync of rank 0", rank(t, iv, 0).RealSync, want)
 	}
 }

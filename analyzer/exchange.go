@@ -1114,9 +1114,12 @@ func (x *exchange) issendWaited(me int32, serials []uint64, entry, exit int64, a
 }
 
 // issNote adds a posting time (when has) to c and, once c has them all,
-// charges it. rs.mu is held.
+// charges it. rs.mu is held. A posting at or after c's exit breaks the
+// clock condition (the send cannot complete before its receive is
+// posted): the clocks' alignment erred by that much, and the call waited
+// for the receiver until its exit.
 func (rs *rankSync) issNote(c *issCall, post int64, from msgFrom, has bool) {
-	if has && post > c.best && post < c.exit {
+	if post = min(post, c.exit); has && post > c.best {
 		c.best, c.from = post, from
 	}
 	if c.pending--; c.pending == 0 && !c.skip && c.best > c.entry {
