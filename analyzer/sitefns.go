@@ -52,11 +52,7 @@ func (s *siteFns) slow(site, fn uint32) uint32 {
 			copy(f, s.first)
 			s.first = f
 		}
-		switch s.first[site] {
-		case 0:
-			s.first[site] = fn + 1
-			return site
-		case fn + 1:
+		if first(&s.first[site], fn) {
 			return site
 		}
 		return s.virtual(site, fn)
@@ -64,14 +60,22 @@ func (s *siteFns) slow(site, fn uint32) uint32 {
 	if s.firstBig == nil {
 		s.firstBig = map[uint32]uint32{}
 	}
-	switch s.firstBig[site] {
-	case 0:
-		s.firstBig[site] = fn + 1
-		return site
-	case fn + 1:
+	f := s.firstBig[site]
+	ok := first(&f, fn)
+	s.firstBig[site] = f
+	if ok {
 		return site
 	}
 	return s.virtual(site, fn)
+}
+
+// first says whether fn is the first function seen at a site whose record
+// (1 + that function, 0 for none yet) is *f, making it so if none was.
+func first(f *uint32, fn uint32) bool {
+	if *f == 0 {
+		*f = fn + 1
+	}
+	return *f == fn+1
 }
 
 // virtual is the virtual site of the pair (site, fn).
