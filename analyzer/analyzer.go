@@ -164,7 +164,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 
@@ -386,6 +385,7 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	if err != nil {
 		return nil, err
 	}
+	files = withCompanions(opts.Dir, opts.App, files, size, workers)
 	byRank := make([]*rankFile, size)
 	for _, f := range files {
 		r := int(f.hdr.Rank)
@@ -394,14 +394,6 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 			continue
 		}
 		byRank[r] = f
-	}
-	if slices.Contains(byRank, nil) {
-		lacks := func(r int) bool { return r >= 0 && r < size && byRank[r] == nil }
-		for _, f := range companions(opts.Dir, opts.App, files[0].hdr.RunId, size, lacks, workers) {
-			if lacks(int(f.hdr.Rank)) {
-				byRank[f.hdr.Rank] = f
-			}
-		}
 	}
 	present := make([]bool, size)
 	syncs := make([][]*tracepb.ClockSync, size)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,35 +56,55 @@ func traceFiles(dir, app string) ([]string, error) {
 	return out, nil
 }
 
-// companions are the traces in dir of the other programs of an MPMD run
-// of app (mpirun -np 2 ./ocean : -np 2 ./atmos writes ocean.0.trc,
-// ocean.1.trc, atmos.2.trc, atmos.3.trc): the files of other tasks whose
-// rank lacks(rank) and whose header names run, a run of size ranks. Only
-// their headers and clock samples are read (scan); a file that cannot be
-// read is not known to be of the run and is passed over.
-func companions(dir, app string, run []byte, size int, lacks func(int) bool, workers int) []*rankFile {
+// withCompanions is files, the traces of app in dir of a run of size
+// ranks, with the traces of the other programs of an MPMD run (mpirun -np
+// 2 ./ocean : -np 2 ./atmos writes ocean.0.trc, ocean.1.trc, atmos.2.trc,
+// atmos.3.trc): the files of other tasks for the ranks files lack whose
+// header names the same run. Only their headers and clock samples are read
+// (scan); a file that cannot be read is not known to be of the run and is
+// passed over.
+func withCompanions(dir, app string, files []*rankFile, size, workers int) []*rankFile {
+	have := make([]bool, size)
+	n := 0
+	for _, f := range files {
+		if !have[f.hdr.Rank] {
+			have[f.hdr.Rank] = true
+			n++
+		}
+	}
+	if n == size {
+		return files
+	}
 	ents, err := os.ReadDir(dirName(dir))
 	if err != nil {
-		return nil
+		return files
 	}
+	lacks := func(r int) bool { return r >= 0 && r < size && !have[r] }
 	var paths []string
 	for _, e := range ents {
 		task, ok := taskOf(e.Name())
 		if !ok || task == app || e.IsDir() {
 			continue
 		}
-		if r := rankOf(e.Name(), task); r < size && lacks(r) {
+		if lacks(rankOf(e.Name(), task)) {
 			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
 	}
 	found := make([]*rankFile, len(paths))
+	run := files[0].hdr.RunId
 	parallel(len(paths), workers, func(i int) {
 		f, err := scan(paths[i], readBuffer(size))
-		if err == nil && f.hdr != nil && bytes.Equal(f.hdr.RunId, run) && int(f.hdr.WorldSize) == size && lacks(int(f.hdr.Rank)) {
+		if err == nil && f.hdr != nil && bytes.Equal(f.hdr.RunId, run) && int(f.hdr.WorldSize) == size {
 			found[i] = f
 		}
 	})
-	return slices.DeleteFunc(found, func(f *rankFile) bool { return f == nil })
+	for _, f := range found {
+		if f != nil && lacks(int(f.hdr.Rank)) {
+			have[f.hdr.Rank] = true
+			files = append(files, f)
+		}
+	}
+	return files
 }
 
 // globEscape quotes the glob metacharacters of a task name.

@@ -61,14 +61,7 @@ func FindRun(dir, app string) (*RunClocks, error) {
 	present := make([]bool, size)
 	syncs := make([][]*tracepb.ClockSync, size)
 	clks := make([]*tracepb.Clock, size)
-	if len(files) < size {
-		have := make([]bool, size)
-		for _, f := range files {
-			have[f.hdr.Rank] = true
-		}
-		lacks := func(r int) bool { return r >= 0 && r < size && !have[r] }
-		files = append(files, companions(dir, app, files[0].hdr.RunId, size, lacks, runtime.GOMAXPROCS(0))...)
-	}
+	files = withCompanions(dir, app, files, size, runtime.GOMAXPROCS(0))
 	for _, f := range files {
 		r := int(f.hdr.Rank)
 		if present[r] {
