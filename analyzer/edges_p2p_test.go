@@ -142,15 +142,7 @@ func TestWildcardCompletionFarAhead(t *testing.T) {
 			}
 			r1.Wait(q, 5*us)
 			finish(run)
-			dir := t.TempDir()
-			if _, err := run.WriteDir(dir, "app"); err != nil {
-				t.Fatal(err)
-			}
-			lim := defaultLimits()
-			if c.bound > 0 {
-				lim.readAhead = c.bound
-			}
-			rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1, limits: &lim})
+			rep := analyzeReadAhead(t, run, c.bound)
 			iv := find(t, rep)
 			want := 0.200006 - 0.000002
 			if c.bound > 0 && c.tagB == 5 {
@@ -238,15 +230,7 @@ func TestWildcardCompletionFarAheadThreads(t *testing.T) {
 			r1.At(300*ms).Wait(q, 5*us)
 			r1.Thread(0).At(400 * ms).Finalize(us)
 			r0.Finalize(us)
-			dir := t.TempDir()
-			if _, err := run.WriteDir(dir, "app"); err != nil {
-				t.Fatal(err)
-			}
-			lim := defaultLimits()
-			if c.bound > 0 {
-				lim.readAhead = c.bound
-			}
-			rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1, limits: &lim})
+			rep := analyzeReadAhead(t, run, c.bound)
 			if rep.Unmatched != nil {
 				t.Errorf("unmatched %+v", rep.Unmatched)
 			}
@@ -552,4 +536,19 @@ func TestLateReceiverIssendPostedAfterExit(t *testing.T) {
 		expect(t, "Late receiver of rank 0", rank(t, iv, 0).LateReceiver, want)
 		expect(t, "Real Sync of rank 0", rank(t, iv, 0).RealSync, want)
 	}
+}
+
+// analyzeReadAhead analyses run on one worker with reading ahead for
+// completions bounded by bound events (0: the default).
+func analyzeReadAhead(t *testing.T, run *tracetest.Run, bound int64) *report.Report {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	lim := defaultLimits()
+	if bound > 0 {
+		lim.readAhead = bound
+	}
+	return analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: 1, limits: &lim})
 }
