@@ -10,6 +10,10 @@
 //   - TestHPCC, TestLAMMPS: real programs from Debian packages on small
 //     inputs; the analysis must be sane and warning-free (skip when the
 //     package is not installed).
+//   - TestHDF5, TestScaLAPACK: programs that call MPI through libraries
+//     (parallel HDF5 over MPI-IO, ScaLAPACK with BLACS) under both MPIs;
+//     their results must be right, the analysis clean, and the I/O bytes
+//     and classes known by construction.
 //
 // Every report passes checkReport (report.Check: the identities of docs/characteristics.md
 // §3–§6, Productive Time ≥ 0), those of complete runs checkInvariants.
@@ -66,8 +70,9 @@ func needMPI(t *testing.T, m mpiImpl) {
 	}
 }
 
-// compile builds testdata/apps/<name>.c with m's compiler into dir.
-func compile(t *testing.T, m mpiImpl, dir, name string) string {
+// compile builds testdata/apps/<name>.c with m's compiler into dir; flags
+// (libraries to link) follow the source.
+func compile(t *testing.T, m mpiImpl, dir, name string, flags ...string) string {
 	t.Helper()
 	out := filepath.Join(dir, name)
 	src := filepath.Join(root, "testdata", "apps", name+".c")
@@ -78,7 +83,8 @@ func compile(t *testing.T, m mpiImpl, dir, name string) string {
 	if name == "solver" {
 		opt = "-O2"
 	}
-	if b, err := exec.Command(m.cc, "-g", opt, "-o", out, src).CombinedOutput(); err != nil {
+	args := append([]string{"-g", opt, "-o", out, src}, flags...)
+	if b, err := exec.Command(m.cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("compiling %s with %s: %v\n%s", name, m.cc, err, b)
 	}
 	return out

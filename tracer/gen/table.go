@@ -203,12 +203,13 @@ func special() map[string]tmpl {
 	return m
 }
 
-// genericPost records the first communicator argument and the request the
-// call creates. Every MPI function whose last parameter is an MPI_Request *
-// and that special() does not handle creates one: nonblocking and
-// persistent operations of every kind (file I/O, MPI_Rget/Rput/…,
-// MPI_Grequest_start, nonblocking neighbourhood collectives, partitioned
-// communication), so that the wait completing it finds it created.
+// genericPost records the first communicator argument, the bytes an
+// MPI-IO call reads or writes (fileBytes) and the request the call creates.
+// Every MPI function whose last parameter is an MPI_Request * and that
+// special() does not handle creates one: nonblocking and persistent
+// operations of every kind (file I/O, MPI_Rget/Rput/…, MPI_Grequest_start,
+// nonblocking neighbourhood collectives, partitioned communication), so
+// that the wait completing it finds it created.
 func genericPost(p Proto) string {
 	var b strings.Builder
 	for i, a := range p.Params {
@@ -217,10 +218,41 @@ func genericPost(p Proto) string {
 			break
 		}
 	}
+	b.WriteString(fileBytes(p))
 	if n := len(p.Params); n > 0 && p.Params[n-1].Type == "MPI_Request *" {
 		fmt.Fprintf(&b, "REQC(*a%d, 0)", n-1)
 	}
 	return b.String()
+}
+
+// fileBytes records the size of the memory buffer an MPI-IO data access
+// reads into (RB) or writes from (SB): count × the datatype's size, as
+// requested (a read that meets the end of the file transfers less). Every
+// MPI_File_ function with "read" or "write" in its name and a count
+// followed by a datatype is one (blocking, nonblocking, split collective
+// _begin, explicit offset, shared and ordered file pointers, large-count
+// _c); the _end halves take no count and record nothing. The bytes are
+// the profile's (report Function.bytes), not messages: no record of them
+// names a peer.
+func fileBytes(p Proto) string {
+	if !strings.HasPrefix(p.Name, "MPI_File_") {
+		return ""
+	}
+	mac := ""
+	switch {
+	case strings.Contains(p.Name, "write"):
+		mac = "SB"
+	case strings.Contains(p.Name, "read"):
+		mac = "RB"
+	default:
+		return ""
+	}
+	for i := 0; i+1 < len(p.Params); i++ {
+		if t := p.Params[i].Type; (t == "int" || t == "MPI_Count") && p.Params[i+1].Type == "MPI_Datatype" {
+			return fmt.Sprintf("%s(a%d, a%d) ", mac, i, i+1)
+		}
+	}
+	return ""
 }
 
 // foldable are the queries whose runs the tracer folds like unsuccessful

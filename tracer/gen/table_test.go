@@ -30,3 +30,38 @@ func TestFoldable(t *testing.T) {
 		t.Errorf("MPI_Comm_dup ends its record with %q", got)
 	}
 }
+
+// TestFileBytes: an MPI-IO data access records the bytes of its buffer,
+// written (SB) or read (RB), wherever its count and datatype stand; its
+// nonblocking form also its request; a split collective's _end and the
+// other file functions none.
+func TestFileBytes(t *testing.T) {
+	protos := parseProtos(`
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info);
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+`)
+	want := map[string]string{
+		"MPI_File_write_at_all":       "SB(a3, a4) ",
+		"MPI_File_iread":              "RB(a2, a3) REQC(*a4, 0)",
+		"MPI_File_read_ordered_begin": "RB(a2, a3) ",
+		"MPI_File_write_c":            "SB(a2, a3) ",
+		"MPI_File_write_all_end":      "",
+		"MPI_File_open":               "CM(a0) ",
+		"MPI_File_set_view":           "",
+		"MPI_Send":                    "CM(a5) ",
+	}
+	if len(protos) != len(want) {
+		t.Fatalf("parsed %d prototypes, want %d", len(protos), len(want))
+	}
+	for _, p := range protos {
+		if got := genericPost(p); got != want[p.Name] {
+			t.Errorf("%s: %q, want %q", p.Name, got, want[p.Name])
+		}
+	}
+}

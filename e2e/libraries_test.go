@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/internal/testenv"
+	"github.com/dtpa/dtpa/report"
+)
+
+// TestHDF5 traces testdata/apps/h5io.c, parallel HDF5 over MPI-IO (Debian's
+// libhdf5-openmpi-dev, libhdf5-mpich-dev), at 4 ranks under both MPIs,
+// with aligned clocks and with injected skew; the skewed run also leaves
+// the HDF5 file open, so that HDF5 closes it from inside MPI_Finalize (an
+// attribute callback on MPI_COMM_SELF). The program must read back what it
+// wrote, the analysis must be clean, and the I/O figures known by
+// construction must hold: every MPI_File_ call is System Time (§3: the
+// System Number of interval 1, the MPI-IO phase, is every call but its one
+// MPI_Barrier), and the bytes each data access moved (count × type size):
+// 64 × 256 ints per rank written with MPI_File_write_all and read back with
+// MPI_File_read_at_all in interval 1; 64 × 256 doubles per rank written by
+// HDF5 collectively (MPI_File_write_at_all) and, independently,
+// MPI_File_write_at (with HDF5's metadata: at least as much), and both
+// datasets read back collectively in interval 2.
+func TestHDF5(t *testing.T) {
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			flags := pkgConfig(t, "hdf5-"+m.name, "libhdf5-"+m.name+"-dev")
+			exe := compile(t, m, t.TempDir(), "h5io", flags...)
+			for _, skew := range []bool{false, true} {
+				name, env, args := "aligned", []string{}, []string{}
+				if skew {
+					name, env, args = "skewed", []string{"DT_CLOCK_SKEW=" + clockSkew}, []string{"leak"}
+				}
+				t.Run(name, func(t *testing.T) {
+					dir := t.TempDir()
+					app := copyExe(t, exe, dir)
+					if out := trace(t, m, dir, append(env, "TMPDIR="+dir), 4, app, args...); !strings.Contains(out, "h5io: ok") {
+						t.Fatalf("h5io did not read back what it wrote:\n%s", out)
+					}
+					if skew {
+						checkSkew(t, dir, "h5io", 4, injected)
+					}
+					r, stderr := analyse(t, dir, "h5io")
+					checkClean(t, r, stderr, skew, 3)
+					io := r.Intervals[1]
+					for _, rk := range io.Ranks {
+						var calls int64
+						for _, c := range rk.CallMix {
+							if c.Function != "MPI_Barrier" {
+								calls += c.Calls
+							}
+						}
+						if rk.SystemNumber != calls || rk.CollectiveNumber != 1 || rk.SendNumber+rk.ReceiveNumber+rk.WaitNumber != 0 || rk.SystemTime <= 0 {
+							t.Errorf("interval 1, rank %d: system number %d (want %d, every call but the barrier), collective number %d (want 1), send/receive/wait %d/%d/%d, system time %v",
+								rk.Rank, rk.SystemNumber, calls, rk.CollectiveNumber, rk.SendNumber, rk.ReceiveNumber, rk.WaitNumber, rk.SystemTime)
+						}
+					}
+					const ints, doubles = 4 * 64 * 256 * 4, 4 * 64 * 256 * 8
+					checkBytes(t, io, map[string][2]int64{"MPI_File_write_all": {4, ints}, "MPI_File_read_at_all": {4, ints}})
+					h5 := r.Intervals[2]
+					checkBytes(t, h5, map[string][2]int64{"MPI_File_write_at_all": {4, doubles}, "MPI_File_read_at_all": {8, 2 * doubles}})
+					if f := function(&h5, "MPI_File_write_at"); f == nil || f.Bytes < doubles {
+						t.Errorf("interval 2: MPI_File_write_at %+v, want at least %d bytes (the independent dataset)", f, doubles)
+					}
+					// HDF5 closes the file of the "leak" run inside
+					// MPI_Finalize: those MPI_File_close calls are
+					// part of MPI_Finalize, not recorded apart.
+					closes := int64(12)
+					if skew {
+						closes = 8
+					}
+					if f := function(&r.Intervals[0], "MPI_File_close"); f == nil || f.Calls != closes {
+						t.Errorf("MPI_File_close %+v, want %d calls", f, closes)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestScaLAPACK traces testdata/apps/scalapack.c, a dense solve with
+// ScaLAPACK's pdgesv over a 2 × 2 BLACS grid (Debian's
+// libscalapack-openmpi-dev, libscalapack-mpich-dev), at 4 ranks under both
+// MPIs, aligned and with injected skew. BLACS calls MPI as libraries do:
+// communicators from groups and splits, a derived datatype per block,
+// user-defined reduction operations, broadcasts along rows and columns,
+// point-to-point trees. The solution must be right, the analysis clean,
+// and the trace must hold those calls.
+func TestScaLAPACK(t *testing.T) {
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			lib := "/usr/lib/x86_64-linux-gnu/libscalapack-" + m.name + ".so"
+			if _, err := os.Stat(lib); err != nil {
+				testenv.Missing(t, lib+" missing (apt-get install libscalapack-"+m.name+"-dev)")
+			}
+			exe := compile(t, m, t.TempDir(), "scalapack", "-lscalapack-"+m.name, "-lm")
+			for _, skew := range []bool{false, true} {
+				name, env := "aligned", []string{}
+				if skew {
+					name, env = "skewed", []string{"DT_CLOCK_SKEW=" + clockSkew}
+				}
+				t.Run(name, func(t *testing.T) {
+					dir := t.TempDir()
+					app := copyExe(t, exe, dir)
+					if out := trace(t, m, dir, env, 4, app); !strings.Contains(out, "scalapack: ok") {
+						t.Fatalf("wrong solution:\n%s", out)
+					}
+					if skew {
+						checkSkew(t, dir, "scalapack", 4, injected)
+					}
+					r, stderr := analyse(t, dir, "scalapack")
+					checkClean(t, r, stderr, skew, 2)
+					// The grid's communicators are made by
+					// Cblacs_gridinit, before interval 1.
+					solve := r.Intervals[1]
+					for _, fn := range []string{"MPI_Comm_split", "MPI_Comm_create", "MPI_Type_vector", "MPI_Op_create", "MPI_Bcast", "MPI_Isend", "MPI_Recv", "MPI_Send"} {
+						iv := &solve
+						if strings.HasPrefix(fn, "MPI_Comm_") {
+							iv = &r.Intervals[0]
+						}
+						if f := function(iv, fn); f == nil || f.Calls == 0 {
+							t.Errorf("interval %v has no %s: the library's calls were not all traced", iv.Path, fn)
+						}
+					}
+					if solve.Main.SendNumber == 0 || solve.Main.SendNumber != solve.Main.ReceiveNumber {
+						t.Errorf("interval 1: %d sends, %d receives", solve.Main.SendNumber, solve.Main.ReceiveNumber)
+					}
+				})
+			}
+		})
+	}
+}
+
+// pkgConfig is pkg-config's compiler and linker flags for pkg (Debian
+// package deb), which the test needs.
+func pkgConfig(t *testing.T, pkg, deb string) []string {
+	t.Helper()
+	testenv.NeedCommands(t, "pkg-config")
+	out, err := exec.Command("pkg-config", "--cflags", "--libs", pkg).Output()
+	if err != nil {
+		testenv.Missing(t, pkg+" missing (apt-get install "+deb+")")
+	}
+	return strings.Fields(string(out))
+}
+
+// copyExe copies the program exe into dir, where it is traced, and returns
+// its new path.
+func copyExe(t *testing.T, exe, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, filepath.Base(exe))
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkClean checks what every report of a whole run of a program must
+// show: nothing unmatched, no warning (in a skewed run, tolerated clock
+// violations only), the invariants, and n intervals.
+func checkClean(t *testing.T, r *report.Report, stderr string, skew bool, n int) {
+	t.Helper()
+	if r.Unmatched != nil {
+		t.Errorf("unmatched operations: %+v", *r.Unmatched)
+	}
+	checkWarnings(t, r, stderr, skew)
+	checkInvariants(t, r, 4)
+	if len(r.Intervals) != n {
+		t.Fatalf("%d intervals, want %d", len(r.Intervals), n)
+	}
+}
+
+// function is iv's figures of MPI function fn, nil when not called.
+func function(iv *report.Interval, fn string) *report.Function {
+	for i := range iv.Functions {
+		if iv.Functions[i].Function == fn {
+			return &iv.Functions[i]
+		}
+	}
+	return nil
+}
+
+// checkBytes checks the calls and bytes of functions of iv: want maps a
+// function to {calls, bytes}.
+func checkBytes(t *testing.T, iv report.Interval, want map[string][2]int64) {
+	t.Helper()
+	for fn, w := range want {
+		if f := function(&iv, fn); f == nil || f.Calls != w[0] || f.Bytes != w[1] {
+			t.Errorf("interval %v: %s %+v, want %d calls, %d bytes", iv.Path, fn, f, w[0], w[1])
+		}
+	}
+}
