@@ -70,17 +70,28 @@ HAVE_UNWIND := $(wildcard /usr/include/x86_64-linux-gnu/libunwind.h /usr/include
 .PHONY: unwind
 unwind:
 	@$(if $(HAVE_UNWIND),true,scripts/deps.sh)
+# The Go runtime inside the traced process must send no signal to its
+# threads: by default it preempts a goroutine that runs long (the
+# compaction of the trace as the rank ends, a garbage collection's stack
+# scan) with SIGURG, and a program that handles SIGURG itself then runs its
+# handler on the tracer's threads. PETSc's PetscInitialize installs one that
+# reports "Caught signal" and aborts: PETSc programs died under dtrun in 5
+# runs of 6. asyncpreemptoff=1, compiled in as the runtime's default
+# GODEBUG, leaves preemption to the goroutines' own function calls
+# (tracer/README.md, "Signals the tracer sends").
+GOSHARED := -buildmode=c-shared -ldflags=-X=runtime.godebugDefault=asyncpreemptoff=1
+
 $(OUT)/libdtpa_openmpi.so: FORCE | gen unwind
 	@mkdir -p $(OUT)
 	CGO_CFLAGS="$$(mpicc.openmpi -showme:compile)" CGO_LDFLAGS="$$(mpicc.openmpi -showme:link) $(UNWIND) -Wl,-Bsymbolic" \
-		$(GO) build -buildmode=c-shared -tags dtpa_openmpi -o $@ ./tracer/golib
+		$(GO) build $(GOSHARED) -tags dtpa_openmpi -o $@ ./tracer/golib
 	@rm -f $(OUT)/libdtpa_openmpi.h
 
 $(OUT)/libdtpa_mpich.so: FORCE | gen unwind
 	@mkdir -p $(OUT)
 	CGO_CFLAGS="-I/usr/include/x86_64-linux-gnu/mpich $$(mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ')" \
 	CGO_LDFLAGS="$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') $(UNWIND) -Wl,-Bsymbolic" \
-		$(GO) build -buildmode=c-shared -tags dtpa_mpich -o $@ ./tracer/golib
+		$(GO) build $(GOSHARED) -tags dtpa_mpich -o $@ ./tracer/golib
 	@rm -f $(OUT)/libdtpa_mpich.h
 
 FORCE:
