@@ -180,6 +180,57 @@ func TestDataCollectiveViolationRepaired(t *testing.T) {
 	}
 }
 
+// A member that sends no data bounds no exit: MPI libraries complete an
+// MPI_Allgatherv without the members whose contribution is empty (PETSc's
+// GAMG under Open MPI: three ranks left one 0.6 ms before the fourth, which
+// sent 0 elements, entered it; repaired as a violation, that shifted the
+// three ranks' later calls and set off 46 more). Ranks 0 and 1 enter at
+// 0.001 ms and leave at 0.011 ms (rank 0 sends 8 bytes, rank 1 none); rank
+// 2 enters at 100.001 ms, sending none. No violation, nothing shifted: rank
+// 1 sends to rank 0 at 50 ms, and rank 0, in MPI_Recv from 0.011 ms, gets
+// Real Sync 0.049989 s (shifted behind rank 2's entry, the send would come
+// after the receive's end, a violation again). Potential Sync still counts every member's entry (§3): 0.1 s for
+// ranks 0 and 1. When rank 2 sends data, ranks 0 and 1 violate the clock
+// condition and are repaired.
+func TestQuietMemberBoundsNoExit(t *testing.T) {
+	for _, quiet := range []bool{true, false} {
+		t.Run(map[bool]string{true: "quiet", false: "sends"}[quiet], func(t *testing.T) {
+			run, rs := start(3)
+			gv := func(r *tracetest.Rank, sent uint64) {
+				r.Call("MPI_Allgatherv", 10*us, traceformat.Event{
+					Attr: traceformat.AttrSendBytes | traceformat.AttrRecvBytes, SendBytes: sent, RecvBytes: 8})
+			}
+			gv(rs[0], 8)
+			gv(rs[1], 0)
+			rs[2].Compute(100 * ms)
+			late := uint64(0)
+			if !quiet {
+				late = 8
+			}
+			gv(rs[2], late)
+			rs[1].Compute(50*ms - rs[1].Now())
+			rs[1].Send(0, 1, 8, 10*us)
+			rs[0].Recv(1, 1, 8, 50*ms)
+			for _, r := range rs {
+				r.Compute(200*ms - r.Now())
+			}
+			finish(run)
+			if !quiet {
+				if rep := analyzeRun(t, run); !hasWarning(rep, "clock-condition violation") || rep.ClockViolations.Count < 2 {
+					t.Errorf("want the exits of ranks 0 and 1 repaired: %q", rep.Warnings)
+				}
+				return
+			}
+			rep := analyzeClean(t, run)
+			iv := find(t, rep)
+			expect(t, "Real Sync rank 0", rank(t, iv, 0).RealSync, 0.049989)
+			expect(t, "Potential Sync rank 0", rank(t, iv, 0).PotentialSync, 0.1)
+			expect(t, "Potential Sync rank 1", rank(t, iv, 1).PotentialSync, 0.1)
+			expect(t, "Potential Sync rank 2", rank(t, iv, 2).PotentialSync, 0)
+		})
+	}
+}
+
 // A collective lacking a rank (its trace is missing) is counted over the
 // ranks present, a lower bound, and a warning names the collective and the
 // missing rank. Rank 0 enters the barrier at 0.1 s, rank 1 at 0.3 s; both

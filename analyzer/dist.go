@@ -199,6 +199,7 @@ type collRec struct {
 	first           int32 // the instance's first member and number of members (memKey)
 	n               int
 	nonblocking, nb bool
+	quiet           bool // the entering call sends no data (collAtt.quiet)
 }
 
 // blockOwners splits size ranks into n contiguous blocks.
@@ -448,7 +449,7 @@ func (d *distX) entered(in *collInst, wire collKey, shape tracepb.Function_Colle
 		b = av(b, int64(shape))
 		b = av(b, int64(in.members[0]))
 		b = auv(b, uint64(len(in.members)))
-		b = append(b, boolByte(nonblocking))
+		b = append(b, boolByte(nonblocking)|boolByte(att.quiet)<<1)
 		d.put(p, b)
 	}
 }
@@ -575,7 +576,7 @@ func (d *distX) applyEnter(in *collInst, r *collRec) bool {
 	if r.nonblocking && !in.mismatch {
 		in.nonblocking = true
 	}
-	d.wake = d.x.postEntryLocked(in, r.idx, r.t, r.site, r.span, r.comp, d.wake[:0])
+	d.wake = d.x.postEntryLocked(in, r.idx, r.t, r.site, r.span, r.comp, r.quiet, d.wake[:0])
 	d.x.wakeAll(d.wake, -1)
 	return true
 }
@@ -876,7 +877,8 @@ func (d *distX) record1(rd *drd) {
 			r.root = int32(rd.v())
 			r.shape = tracepb.Function_Collective(rd.v())
 			r.first, r.n = int32(rd.v()), int(rd.uv())
-			r.nonblocking = rd.byte1() == 1
+			fl := rd.byte1()
+			r.nonblocking, r.quiet = fl&1 != 0, fl&2 != 0
 		} else {
 			r.rank, r.t, r.dur = int32(rd.v()), rd.v(), rd.v()
 			r.nb = rd.byte1() == 1

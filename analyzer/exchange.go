@@ -113,8 +113,13 @@ type rankSync struct {
 	deferred  []collContrib // under x.mu
 	pendExit  pendingExit   // by its own replay, posted under x.mu
 	wakeBuf   []int32       // by its own replay: members to wake (collJoin)
-	yield     func(struct{}) bool
-	parks     int64 // times the replay parked (by its own replay only)
+	// collBound is what the exit of the replay's last blocking
+	// collective call must not precede (collExit), when collBounded:
+	// the replay repairs the call's exit against it (collJoined).
+	collBound   int64
+	collBounded bool
+	yield       func(struct{}) bool
+	parks       int64 // times the replay parked (by its own replay only)
 	// onStack: its replay runs on the worker's stack (replayer.step),
 	// where it cannot park; flow control then holds it back after the
 	// event, in its coroutine, as dueK and dueF say (throttle). stop:
@@ -286,6 +291,7 @@ type collSlot struct {
 	ecomp             int64
 	hasEntry, hasExit bool
 	gone              bool // the participant lacks this call (resync.go)
+	quiet             bool // its call sends no data (collAtt.quiet)
 	// wire is the seq its replay numbered the entry with, before
 	// resynchronizing: a distributed replay's exit names it (rankSync.open).
 	wire uint64
@@ -299,6 +305,10 @@ type collAtt struct {
 	// computation up to the call.
 	span uint32
 	comp int64
+	// quiet: the call sends no data (its recorded send count is 0, an
+	// MPI_Allgatherv of no elements from this rank …): no member's exit
+	// depends on its entry (collExit).
+	quiet bool
 }
 
 // collContrib is a participant's share of a completed instance, handed to
@@ -390,19 +400,44 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 		mismatch = true
 	} else {
 		latest, has, ok, locked, wake = x.collWaitLocked(in, idx, me, wake)
-		exit = collExit(exit, latest, has, moves)
+		exit = x.collExit(rs, in, idx, exit, latest, has, moves)
 	}
 	out = x.collLeave(in, idx, me, exit, locked, wake, out)
 	return latest, has, ok, mismatch, out
 }
 
-// collExit is the exit of a participant that left at exit and depended on
-// entries up to latest: moved to it when the call moves data (collJoin).
-func collExit(exit, latest int64, has, moves bool) int64 {
-	if has && moves && exit < latest+minLatencyNs {
+// collExit is the exit of participant idx of in, of rank rs, that left
+// at exit and depended on entries up to latest: moved to the bound when
+// the call moves data (collJoin). The bound, which rs keeps for its
+// replay's repair (collJoined), is latest unless the exit precedes it:
+// then only the members that send data count (collDataLatest), since an
+// MPI library completes a call without the members whose contribution is
+// empty (Open MPI's MPI_Allgatherv returned on three ranks 0.6 ms before
+// the fourth, which sent 0 elements, entered it).
+func (x *exchange) collExit(rs *rankSync, in *collInst, idx int, exit, latest int64, has, moves bool) int64 {
+	rs.collBound, rs.collBounded = latest, has
+	if !has || !moves || exit >= latest+minLatencyNs {
+		return exit
+	}
+	latest, has = collDataLatest(in, idx)
+	rs.collBound, rs.collBounded = latest, has
+	if has && exit < latest+minLatencyNs {
 		return latest + minLatencyNs
 	}
 	return exit
+}
+
+// collDataLatest is the latest entry among the participants of in that
+// participant idx depends on (collDeps) and that send data (not quiet);
+// has is false when none of them entered. Their entries are posted.
+func collDataLatest(in *collInst, idx int) (latest int64, has bool) {
+	lo, hi := collDeps(in, idx)
+	for i := lo; i <= hi; i++ {
+		if sl := &in.slots[i]; sl.hasEntry && !sl.quiet && (!has || sl.entry > latest) {
+			latest, has = sl.entry, true
+		}
+	}
+	return latest, has
 }
 
 // collLeave is collJoin's end: it posts participant idx's exit, pending
@@ -451,7 +486,7 @@ func (x *exchange) collStep(w *collStop, k collKey, fn string, shape tracepb.Fun
 				return 0, false, false, false, false, out
 			}
 			latest, has, ok = x.collLatest(in, lo, hi, ok)
-			exit = collExit(exit, latest, has, moves)
+			exit = x.collExit(rs, in, idx, exit, latest, has, moves)
 		}
 	}
 	out = x.collLeave(in, idx, me, exit, true, wake, out)
@@ -491,7 +526,7 @@ func (x *exchange) collResume(w *collStop, me int32, buf []collContrib) (latest 
 		latest, has, ok = x.collLatest(in, w.lo, w.hi, true)
 		locked = true
 	}
-	exit := collExit(w.exit, latest, has, w.moves)
+	exit := x.collExit(x.ranks[me], in, w.idx, w.exit, latest, has, w.moves)
 	return latest, has, ok, true, x.collLeave(in, w.idx, me, exit, locked, nil, buf)
 }
 
@@ -500,7 +535,7 @@ func (x *exchange) collResume(w *collStop, me int32, buf []collContrib) (latest 
 // worker's stack gives its wait up there: exchange.park).
 func (x *exchange) collFinish(w *collStop, me int32, buf []collContrib) (latest int64, has, ok bool, out []collContrib) {
 	latest, has, ok, locked := x.collAwait(w.in, w.lo, w.hi, me)
-	exit := collExit(w.exit, latest, has, w.moves)
+	exit := x.collExit(x.ranks[me], w.in, w.idx, w.exit, latest, has, w.moves)
 	return latest, has, ok, x.collLeave(w.in, w.idx, me, exit, locked, nil, buf)
 }
 
@@ -599,7 +634,7 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	if x.dist != nil {
 		x.dist.entered(in, wire, shape, idx, me, entry, att, nonblocking)
 	}
-	wake := x.postEntryLocked(in, idx, entry, att.site, att.span, att.comp, rs.wakeBuf[:0])
+	wake := x.postEntryLocked(in, idx, entry, att.site, att.span, att.comp, att.quiet, rs.wakeBuf[:0])
 	if wake != nil {
 		rs.wakeBuf = wake[:0] // kept for the next call
 	}
@@ -665,9 +700,9 @@ const maxCollFree = 64
 // postEntryLocked posts the entry of participant idx of in (entered at
 // entry from call site site, with its span and computation) and returns
 // the members to wake, appended to buf. x.mu is held.
-func (x *exchange) postEntryLocked(in *collInst, idx int, entry int64, site, span uint32, comp int64, buf []int32) []int32 {
+func (x *exchange) postEntryLocked(in *collInst, idx int, entry int64, site, span uint32, comp int64, quiet bool, buf []int32) []int32 {
 	sl := &in.slots[idx]
-	sl.entry, sl.hasEntry, sl.esite = entry, true, site
+	sl.entry, sl.hasEntry, sl.esite, sl.quiet = entry, true, site, quiet
 	sl.espan, sl.ecomp = span, comp
 	if in.nEntry == 0 || entry > in.maxEntry {
 		in.maxEntry = entry

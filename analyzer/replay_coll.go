@@ -45,7 +45,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, f *callFigures,
 		rp.icollStart(e, fi, key, root, c, members, idx, entry, node)
 		return false
 	}
-	att := collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry)}
+	att := collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry), quiet: sendsNothing(e, fi)}
 	moves := movesData(e, fi)
 	if rp.rs.onStack {
 		s := &rp.susp
@@ -89,9 +89,9 @@ func (rp *replayer) collJoined(exit *int64, latest int64, has, ok, mismatch, mov
 	if mismatch {
 		rp.unmatchedColls++
 	} else if has {
-		if moves {
-			// The exit collJoin posted.
-			rp.repair(exit, latest)
+		if moves && rp.rs.collBounded {
+			// The exit collJoin posted (exchange.collExit).
+			rp.repair(exit, rp.rs.collBound)
 		}
 		if !ok {
 			rp.unmatchedColls++
@@ -143,6 +143,15 @@ func movesData(e *traceformat.Event, fi *fnInfo) bool {
 	}
 	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
 		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
+}
+
+// sendsNothing tells whether a collective call contributes no data: its
+// recorded send count is 0 (an MPI_Allgatherv or MPI_Gatherv of no
+// elements from this rank …). No other member's exit then depends on its
+// entry (exchange.collExit). MPI_Barrier sends nothing but synchronizes;
+// a call without a recorded send count (MPI_IN_PLACE) is assumed to send.
+func sendsNothing(e *traceformat.Event, fi *fnInfo) bool {
+	return !fi.barrier && e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes == 0
 }
 
 // icollAlone registers the request of a nonblocking collective start that
