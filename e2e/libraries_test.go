@@ -149,7 +149,9 @@ func TestScaLAPACK(t *testing.T) {
 // (GAMG: collectives on which some ranks contribute nothing, whose exits
 // were taken for clock-condition violations, analyzer
 // TestQuietMemberBoundsNoExit), hypre's BoomerAMG, and MUMPS's direct solve
-// (its messages received with MPI_Iprobe and MPI_Probe of MPI_ANY_SOURCE).
+// (its messages received with MPI_Iprobe and MPI_Probe of MPI_ANY_SOURCE);
+// and with PETSc's other ghost exchanges: neighbourhood collectives
+// (MPI_Ineighbor_alltoallv) and one-sided (MPI_Win_fence, MPI_Get).
 // Each solution must be right and the analysis clean: no warning in an
 // aligned run, so no clock-condition violation either; every start
 // completed and each rank's sends received.
@@ -168,6 +170,8 @@ func TestPETSc(t *testing.T) {
 		{"gamg/aligned", false, []string{"-pc_type", "gamg"}},
 		{"hypre/skewed", true, []string{"-pc_type", "hypre", "-pc_hypre_type", "boomeramg"}},
 		{"mumps/aligned", false, []string{"-ksp_type", "preonly", "-pc_type", "lu", "-pc_factor_mat_solver_type", "mumps"}},
+		{"neighbor/aligned", false, []string{"-sf_type", "neighbor"}},
+		{"window/skewed", true, []string{"-sf_type", "window"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var env []string
