@@ -203,6 +203,52 @@ func TestPETSc(t *testing.T) {
 	}
 }
 
+// TestBoostMPI traces testdata/apps/boostmpi.cc, C++ objects over
+// Boost.MPI (Debian's libboost-mpi-dev, built with Open MPI), aligned and
+// with injected skew: serialized messages found by matched probes
+// (MPI_Improbe, MPI_Mprobe, MPI_Mrecv, with MPI_ANY_SOURCE), collectives of
+// objects. Everything received must be right, the analysis clean.
+func TestBoostMPI(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	lib := "/usr/lib/x86_64-linux-gnu/libboost_mpi.so"
+	if _, err := os.Stat(lib); err != nil {
+		testenv.Missing(t, lib+" missing (apt-get install libboost-mpi-dev)")
+	}
+	testenv.NeedCommands(t, "mpicxx.openmpi")
+	exe := filepath.Join(t.TempDir(), "boostmpi")
+	src := filepath.Join(root, "testdata", "apps", "boostmpi.cc")
+	if b, err := exec.Command("mpicxx.openmpi", "-g", "-O0", "-o", exe, src, "-lboost_mpi", "-lboost_serialization").CombinedOutput(); err != nil {
+		t.Fatalf("compiling boostmpi.cc: %v\n%s", err, b)
+	}
+	for _, skew := range []bool{false, true} {
+		name, env := "aligned", []string{}
+		if skew {
+			name, env = "skewed", []string{"DT_CLOCK_SKEW=" + clockSkew}
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			app := copyExe(t, exe, dir)
+			if out := trace(t, m, dir, env, 4, app); !strings.Contains(out, "boost: ok") {
+				t.Fatalf("wrong results:\n%s", out)
+			}
+			if skew {
+				checkSkew(t, dir, "boostmpi", 4, injected)
+			}
+			r, stderr := analyse(t, dir, "boostmpi")
+			checkClean(t, r, stderr, skew, 1)
+			for _, fn := range []string{"MPI_Improbe", "MPI_Mprobe", "MPI_Mrecv", "MPI_Isend", "MPI_Allgatherv", "MPI_Alloc_mem"} {
+				if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
+					t.Errorf("no %s: Boost.MPI's calls were not all traced", fn)
+				}
+			}
+			if mn := r.Intervals[0].Main; mn.SendNumber == 0 || mn.SendNumber != mn.ReceiveNumber {
+				t.Errorf("%d sends, %d receives", mn.SendNumber, mn.ReceiveNumber)
+			}
+		})
+	}
+}
+
 // pkgConfig is pkg-config's compiler and linker flags for pkg (Debian
 // package deb), which the test needs.
 func pkgConfig(t *testing.T, pkg, deb string) []string {

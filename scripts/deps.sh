@@ -6,8 +6,9 @@
 # tracer links to unwind call stacks; traced programs need libunwind8 too.
 # With --test also the third-party MPI programs the end-to-end tests trace
 # (hpcc, LAMMPS), the libraries their own programs call MPI through
-# (parallel HDF5 and ScaLAPACK for both MPIs, PETSc built with Open MPI)
-# and Debian's chromium, in which the HTML report is tested headless.
+# (parallel HDF5 and ScaLAPACK for both MPIs; PETSc and Boost.MPI, built
+# with Open MPI) and Debian's chromium, in which the HTML report is tested
+# headless.
 # Idempotent; needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -29,6 +30,7 @@ if [ "${1:-}" = "--test" ]; then
   command -v lmp  >/dev/null || need+=(lammps)
   command -v chromium >/dev/null || need+=(chromium)
   pkg-config --exists PETSc 2>/dev/null || need+=(petsc-dev)
+  [ -f /usr/lib/x86_64-linux-gnu/libboost_mpi.so ] || need+=(libboost-mpi-dev)
   for m in openmpi mpich; do
     [ -f /usr/include/hdf5/$m/hdf5.h ] || need+=(libhdf5-$m-dev)
     [ -f /usr/lib/x86_64-linux-gnu/libscalapack-$m.so ] || need+=(libscalapack-$m-dev)
