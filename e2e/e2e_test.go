@@ -7,13 +7,14 @@
 //     clock skew; every figure of every interval is compared with the
 //     value derived by hand in groundtruth_test.go (~45–80 s here, most of
 //     it MPICH runs repeated when the machine is noisy).
-//   - TestHPCC, TestLAMMPS: real programs from Debian packages on small
-//     inputs; the analysis must be sane and warning-free (skip when the
-//     package is not installed).
-//   - TestHDF5, TestScaLAPACK: programs that call MPI through libraries
-//     (parallel HDF5 over MPI-IO, ScaLAPACK with BLACS) under both MPIs;
-//     their results must be right, the analysis clean, and the I/O bytes
-//     and classes known by construction.
+//   - TestHPCC, TestLAMMPS, TestNWChem: real programs from Debian
+//     packages on small inputs; the analysis must be sane and
+//     warning-free (skip when the package is not installed).
+//   - TestHDF5, TestScaLAPACK, TestPETSc, TestBoostMPI: programs that call
+//     MPI through libraries (parallel HDF5 over MPI-IO, ScaLAPACK with
+//     BLACS, PETSc with hypre and MUMPS, Boost.MPI); their results must be
+//     right, the analysis clean, and the I/O bytes and classes known by
+//     construction.
 //
 // Every report passes checkReport (report.Check: the identities of docs/characteristics.md
 // §3–§6, Productive Time ≥ 0), those of complete runs checkInvariants.
