@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -195,7 +196,13 @@ func Run(ctx context.Context, o Options) error {
 	if isMPICH(launcher) {
 		args = append([]string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}, o.Args...)
 	} else {
-		args = openMPIArgs(o.Args, "-x", "LD_PRELOAD="+preload, "-x", "DT_SPILL_DIR="+spill)
+		env := []string{"-x", "LD_PRELOAD=" + preload, "-x", "DT_SPILL_DIR=" + spill}
+		a, removeApps, err := openMPIAppFiles(o.Args, env)
+		if err != nil {
+			return err
+		}
+		defer removeApps()
+		args = openMPIArgs(a, env...)
 	}
 	cmd := exec.CommandContext(ctx, launcher, args...)
 	cmd.Stdin = os.Stdin
@@ -304,15 +311,36 @@ var valueOpts = map[string]int{
 	"-genv": 2, "-env": 2, "-genvlist": 1, "-envlist": 1, "-ppn": 1, "-iface": 1, "-launcher": 1,
 	"-rmk": 1, "-demux": 1, "--tag-output-format": 1, "--output-filename": 1, "-output-filename": 1,
 	"--report-bindings-file": 1, "--cpu-set": 1, "--cpus-per-proc": 1, "-cpus-per-proc": 1,
-	"--app": 1, "-configfile": 1, "-timeout": 1, "--timeout": 1, "-s": 1, "--stdin": 1,
+	"--app": 1, "-app": 1, "-configfile": 1, "-timeout": 1, "--timeout": 1, "-s": 1, "--stdin": 1,
 	"--personality": 1, "--preload-files": 1, "--tune": 1, "--default-hostfile": 1,
 }
 
-// findProgram returns the path of the program among the launcher arguments.
+// errNoProgram: the launcher arguments name no program.
+var errNoProgram = errors.New("no program to run (usage: dtrun [mpirun arguments] ./app [args])")
+
+// appFileOpts name a file of application contexts, one per line, in place
+// of a command line's (Open MPI's --app, MPICH's -configfile).
+var appFileOpts = map[string]bool{"--app": true, "-app": true, "-configfile": true}
+
+// findProgram returns the path of the program among the launcher
+// arguments, or in the first context of an app file they name.
 func findProgram(args []string) (string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
+			continue
+		}
+		if appFileOpts[a] && i+1 < len(args) {
+			lines, err := appFileLines(args[i+1])
+			if err != nil {
+				return "", err
+			}
+			for _, l := range lines {
+				if p, err := findProgram(l); !errors.Is(err, errNoProgram) {
+					return p, err
+				}
+			}
+			i++
 			continue
 		}
 		if strings.HasPrefix(a, "-") {
@@ -330,7 +358,77 @@ func findProgram(args []string) (string, error) {
 		}
 		return p, nil
 	}
-	return "", errors.New("no program to run (usage: dtrun [mpirun arguments] ./app [args])")
+	return "", errNoProgram
+}
+
+// appFileLines is the application contexts of the app file at path: its
+// lines but blank ones and comments, split at white space (as the
+// launchers read them).
+func appFileLines(path string) ([][]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the launcher's app file: %w", err)
+	}
+	var lines [][]string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			lines = append(lines, f)
+		}
+	}
+	return lines, nil
+}
+
+// openMPIAppFiles gives env (dtrun's -x options) to every context of the
+// Open MPI app files args names (--app): Open MPI applies a command line's
+// -x to none of them, so that the job would run untraced. It writes a copy
+// of each file whose every context starts with env and returns args naming
+// the copies, and a function that removes them once the job has ended.
+func openMPIAppFiles(args, env []string) ([]string, func(), error) {
+	var made []string
+	done := func() {
+		for _, f := range made {
+			os.Remove(f)
+		}
+	}
+	out := slices.Clone(args)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] != "--app" && out[i] != "-app" {
+			continue
+		}
+		lines, err := appFileLines(out[i+1])
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
+		for _, e := range env {
+			if strings.ContainsAny(e, " \t\n") {
+				done()
+				return nil, nil, fmt.Errorf("%q holds white space, which an Open MPI app file cannot: give the programs on the command line, separated by ':'", e)
+			}
+		}
+		f, err := os.CreateTemp("", "dtrun-app-")
+		if err != nil {
+			done()
+			return nil, nil, fmt.Errorf("writing the traced app file: %w", err)
+		}
+		made = append(made, f.Name())
+		var b strings.Builder
+		for _, l := range lines {
+			b.WriteString(strings.Join(append(slices.Clone(env), l...), " "))
+			b.WriteByte('\n')
+		}
+		_, err = f.WriteString(b.String())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			done()
+			return nil, nil, fmt.Errorf("writing the traced app file: %w", err)
+		}
+		out[i+1] = f.Name()
+		i++
+	}
+	return out, done, nil
 }
 
 // mpiOf tells which MPI a program is linked with: "openmpi", "mpich", or ""

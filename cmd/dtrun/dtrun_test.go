@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -147,5 +148,47 @@ func TestOpenMPIArgs(t *testing.T) {
 		if got := openMPIArgs(tc.in, env...); !slices.Equal(got, tc.want) {
 			t.Errorf("openMPIArgs(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// An app file (Open MPI's --app, MPICH's -configfile) lists the job's
+// programs one context per line: dtrun finds the program in it, and gives
+// each context of an Open MPI app file its -x settings, which Open MPI does
+// not take from the command line for them (the job ran untraced).
+func TestAppFiles(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "apps")
+	if err := os.WriteFile(app, []byte("# two programs\n\n-np 2 true\n  -np 2 false -v\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := exec.LookPath("true")
+	for _, opt := range []string{"--app", "-app", "-configfile"} {
+		if p, err := findProgram([]string{"--oversubscribe", opt, app}); err != nil || p != want {
+			t.Errorf("findProgram with %s: %q, %v; want %q", opt, p, err, want)
+		}
+	}
+	if _, err := findProgram([]string{"--app", filepath.Join(dir, "none")}); err == nil {
+		t.Error("findProgram: no error for a missing app file")
+	}
+	args, done, err := openMPIAppFiles([]string{"--oversubscribe", "--app", app}, []string{"-x", "A=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(args) != 3 || args[2] == app {
+		t.Fatalf("args %q: want the app file replaced", args)
+	}
+	b, err := os.ReadFile(args[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(b), "-x A=1 -np 2 true\n-x A=1 -np 2 false -v\n"; got != want {
+		t.Errorf("app file copy %q, want %q", got, want)
+	}
+	done()
+	if _, err := os.Stat(args[2]); !os.IsNotExist(err) {
+		t.Errorf("the copy %s was not removed: %v", args[2], err)
+	}
+	if _, _, err := openMPIAppFiles([]string{"--app", app}, []string{"-x", "LD_PRELOAD=/a b/x.so"}); err == nil {
+		t.Error("no error for a setting with a space")
 	}
 }
