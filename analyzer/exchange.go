@@ -995,13 +995,14 @@ func (x *exchange) maybeComplete(in *collInst) {
 // shape is the collective's shape and nonblocking true for a nonblocking
 // collective; a blocking one of a multi-threaded process is posted in the
 // same two steps (threads.go): entry, then exit with icollDone. site is the
-// starting call's site with its span (causes.go).
-func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Collective, nonblocking bool, root int32, members []int32, idx int, me int32, entry int64, site sendSite, buf []collContrib) (*collInst, []collContrib) {
+// starting call's site with its span (causes.go); quiet: the call sends
+// no data (collAtt.quiet).
+func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Collective, nonblocking bool, root int32, members []int32, idx int, me int32, entry int64, site sendSite, quiet bool, buf []collContrib) (*collInst, []collContrib) {
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, collAtt{site: site.site, span: site.span, comp: site.comp}, nonblocking)
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, collAtt{site: site.site, span: site.span, comp: site.comp, quiet: quiet}, nonblocking)
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
 	if in.mismatch {

@@ -83,7 +83,7 @@ func (rp *replayer) pcollStart(rq *request, entry int64, node *rnode) {
 	if idx == 0 {
 		node.Value.collInst++
 	}
-	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, rp.callSite(rp.evSite, entry), rp.contrib)
+	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, rp.callSite(rp.evSite, entry), false, rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++

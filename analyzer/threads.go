@@ -345,7 +345,7 @@ func (rp *replayer) collEntryThreaded(e *traceformat.Event, fi *fnInfo, entry in
 	if idx == 0 {
 		rp.cur.Value.collInst++
 	}
-	in, contrib := rp.x.icollStart(key, fi.name, fi.shape, false, root, members, idx, rp.rank, entry, rp.callSite(e.Site, entry), rp.contrib)
+	in, contrib := rp.x.icollStart(key, fi.name, fi.shape, false, root, members, idx, rp.rank, entry, rp.callSite(e.Site, entry), sendsNothing(e, fi), rp.contrib)
 	rp.contrib = contrib
 	if rp.thrColls == nil {
 		rp.thrColls = map[uint32]thrColl{}
