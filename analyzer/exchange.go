@@ -113,13 +113,15 @@ type rankSync struct {
 	deferred  []collContrib // under x.mu
 	pendExit  pendingExit   // by its own replay, posted under x.mu
 	wakeBuf   []int32       // by its own replay: members to wake (collJoin)
-	// collBound is what the exit of the replay's last blocking
-	// collective call must not precede (collExit), when collBounded:
-	// the replay repairs the call's exit against it (collJoined).
-	collBound   int64
-	collBounded bool
-	yield       func(struct{}) bool
-	parks       int64 // times the replay parked (by its own replay only)
+	// collData: collExit found that the exit of the replay's last
+	// blocking collective call preceded the latest entry it depends on,
+	// and that it must not precede collBound instead (when collBounded):
+	// the latest of the members that send data. The replay repairs the
+	// call's exit against it (collJoined).
+	collBound             int64
+	collBounded, collData bool
+	yield                 func(struct{}) bool
+	parks                 int64 // times the replay parked (by its own replay only)
 	// onStack: its replay runs on the worker's stack (replayer.step),
 	// where it cannot park; flow control then holds it back after the
 	// event, in its coroutine, as dueK and dueF say (throttle). stop:
@@ -400,7 +402,7 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 		mismatch = true
 	} else {
 		latest, has, ok, locked, wake = x.collWaitLocked(in, idx, me, wake)
-		exit = x.collExit(rs, in, idx, exit, latest, has, moves)
+		exit = collExit(rs, in, idx, exit, latest, has, moves)
 	}
 	out = x.collLeave(in, idx, me, exit, locked, wake, out)
 	return latest, has, ok, mismatch, out
@@ -408,19 +410,23 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 
 // collExit is the exit of participant idx of in, of rank rs, that left
 // at exit and depended on entries up to latest: moved to the bound when
-// the call moves data (collJoin). The bound, which rs keeps for its
-// replay's repair (collJoined), is latest unless the exit precedes it:
-// then only the members that send data count (collDataLatest), since an
-// MPI library completes a call without the members whose contribution is
-// empty (Open MPI's MPI_Allgatherv returned on three ranks 0.6 ms before
-// the fourth, which sent 0 elements, entered it).
-func (x *exchange) collExit(rs *rankSync, in *collInst, idx int, exit, latest int64, has, moves bool) int64 {
-	rs.collBound, rs.collBounded = latest, has
+// the call moves data (collJoin). The bound is latest unless the exit
+// precedes it: then only the members that send data count
+// (collDataLatest), since an MPI library completes a call without the
+// members whose contribution is empty (Open MPI's MPI_Allgatherv returned
+// on three ranks 0.6 ms before the fourth, which sent 0 elements, entered
+// it). rs keeps that bound for its replay's repair (collJoined).
+func collExit(rs *rankSync, in *collInst, idx int, exit, latest int64, has, moves bool) int64 {
 	if !has || !moves || exit >= latest+minLatencyNs {
-		return exit
+		return exit // inlined: a consistent trace needs no more
 	}
-	latest, has = collDataLatest(in, idx)
-	rs.collBound, rs.collBounded = latest, has
+	return collExitData(rs, in, idx, exit)
+}
+
+// collExitData is collExit when the exit precedes the latest entry.
+func collExitData(rs *rankSync, in *collInst, idx int, exit int64) int64 {
+	latest, has := collDataLatest(in, idx)
+	rs.collBound, rs.collBounded, rs.collData = latest, has, true
 	if has && exit < latest+minLatencyNs {
 		return latest + minLatencyNs
 	}
@@ -486,7 +492,7 @@ func (x *exchange) collStep(w *collStop, k collKey, fn string, shape tracepb.Fun
 				return 0, false, false, false, false, out
 			}
 			latest, has, ok = x.collLatest(in, lo, hi, ok)
-			exit = x.collExit(rs, in, idx, exit, latest, has, moves)
+			exit = collExit(rs, in, idx, exit, latest, has, moves)
 		}
 	}
 	out = x.collLeave(in, idx, me, exit, true, wake, out)
@@ -526,7 +532,7 @@ func (x *exchange) collResume(w *collStop, me int32, buf []collContrib) (latest 
 		latest, has, ok = x.collLatest(in, w.lo, w.hi, true)
 		locked = true
 	}
-	exit := x.collExit(x.ranks[me], in, w.idx, w.exit, latest, has, w.moves)
+	exit := collExit(x.ranks[me], in, w.idx, w.exit, latest, has, w.moves)
 	return latest, has, ok, true, x.collLeave(in, w.idx, me, exit, locked, nil, buf)
 }
 
@@ -535,7 +541,7 @@ func (x *exchange) collResume(w *collStop, me int32, buf []collContrib) (latest 
 // worker's stack gives its wait up there: exchange.park).
 func (x *exchange) collFinish(w *collStop, me int32, buf []collContrib) (latest int64, has, ok bool, out []collContrib) {
 	latest, has, ok, locked := x.collAwait(w.in, w.lo, w.hi, me)
-	exit := x.collExit(x.ranks[me], w.in, w.idx, w.exit, latest, has, w.moves)
+	exit := collExit(x.ranks[me], w.in, w.idx, w.exit, latest, has, w.moves)
 	return latest, has, ok, x.collLeave(w.in, w.idx, me, exit, locked, nil, buf)
 }
 

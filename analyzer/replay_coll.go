@@ -89,9 +89,15 @@ func (rp *replayer) collJoined(exit *int64, latest int64, has, ok, mismatch, mov
 	if mismatch {
 		rp.unmatchedColls++
 	} else if has {
-		if moves && rp.rs.collBounded {
+		if moves {
 			// The exit collJoin posted (exchange.collExit).
-			rp.repair(exit, rp.rs.collBound)
+			b, bounded := latest, true
+			if rs := rp.rs; rs.collData {
+				b, bounded, rs.collData = rs.collBound, rs.collBounded, false
+			}
+			if bounded {
+				rp.repair(exit, b)
+			}
 		}
 		if !ok {
 			rp.unmatchedColls++
