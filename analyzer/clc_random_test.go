@@ -528,7 +528,9 @@ func clcModel(p *clcProg, maxPend int) clcResult {
 				bound = max(bound, send.t[0])
 				// The posting of a receive a blocking send may have
 				// waited for is handed to the sender (§8.6).
-				if ev.kind != ceProbe && send.kind == ceSend && send.t[1] > p.evs[r][p.msgs[m].post[1]].t[0] {
+				// An MPI_Ssend's charge depends on its posting however
+				// late.
+				if ev.kind != ceProbe && send.kind == ceSend && (send.fn == "MPI_Ssend" || send.t[1] > p.evs[r][p.msgs[m].post[1]].t[0]) {
 					handed, handedT = clcBreak != 8, min(handedT, send.t[0])
 				}
 			}
@@ -634,6 +636,10 @@ func clcFigures(p *clcProg) *ivlModel {
 				lr := int64(0)
 				if entry < post && post < exit {
 					lr = post - entry
+				} else if ev.fn == "MPI_Ssend" && post >= exit {
+					// It cannot return before its receive is posted: a
+					// later posting counts as at its exit (§8.6).
+					lr = exit - entry
 				}
 				count = func(x *ivlStat) { x.send++; x.sent(m.dst); x.rs += lr; x.lr += lr }
 			case ceIsend:

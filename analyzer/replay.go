@@ -699,6 +699,9 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 		var li lateInfo
 		if fi.mayBlock && f.exit > f.entry {
 			li = lateInfo{exit: f.exit, att: rp.lateAtt(node, e.Site)}
+			if fi.sync {
+				li.att |= lateSync
+			}
 		}
 		rp.post(a, e, f.entry, li)
 		f.fixed = true
