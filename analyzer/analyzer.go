@@ -121,13 +121,16 @@
 //     MPI_Rsend (not MPI_Bsend) gets Real Sync = posting time of its
 //     receive − its entry when it was still in the call at that posting
 //     (entry < posting < exit), so that an eager send that returned at
-//     once gets nothing; reported apart as Late receiver. The receiver
+//     once gets nothing; MPI_Ssend, which cannot return before the
+//     posting, counts a posting at or after its exit (an alignment error)
+//     as at its exit. Reported apart as Late receiver. The receiver
 //     computes it when it matches the message (the send posts its exit and
 //     attribution, lateInfo) and hands it back to the sender's figures once
 //     every replay has finished: a send never waits for its receive. The
 //     Wait/Test call completing an MPI_Issend (or a started
 //     MPI_Ssend_init) gets posting − its entry when the posting falls
-//     within the call (the latest, for several; none when it also
+//     after the call's entry, at its exit at the latest (the latest, for
+//     several; none when it also
 //     completed receives), paired in the exchange whichever side comes
 //     first (issendPosted, issendWaited). Not for standard-mode
 //     nonblocking sends or MPI_Sendrecv.

@@ -36,7 +36,9 @@ import (
 // another rank (a send's entry, a collective's entry and exit, the
 // posting time of a receive that a blocking or synchronous send's Late
 // receiver depends on, characteristics.md §8.6: the call completing that
-// receive, exchange.taken) or that delimits an interval or a sequential
+// receive, exchange.taken; the entry and exit of a Wait or Test completing
+// a synchronous nonblocking send, from which its Late receiver is
+// charged) or that delimits an interval or a sequential
 // section (MPI_Pcontrol, the start of the program), or a repaired call.
 // Scalasca lets the amortization move sends too, as far as their receives
 // allow, which takes a backward replay; a streaming replay has already

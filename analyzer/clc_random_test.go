@@ -10,396 +10,25 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/dtpa/dtpa/intervals"
 	"github.com/dtpa/dtpa/report"
-	"github.com/dtpa/dtpa/traceformat"
-	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
 // TestRandomClockRepairs checks the controlled logical clock (clc.go;
 // docs/report-format.md, ClockViolations and "Clock-condition correction")
 // on random programs whose receivers' clocks lag for stretches, after the
 // alignment would have removed the clocks' offsets: receives, probes,
-// Waits and Waitalls that end before their sends started, and collectives
-// left before the entries they depend on. A model written from the docs
+// Waits, Waitalls and MPI_Sendrecv calls that end before their sends
+// started, collectives left before the entries they depend on, and calls
+// whose figures do not come from a repair: MPI_Ssend and MPI_Issend whose
+// receive is posted after they return (§8.6), nonblocking collectives
+// completed before the last start (§8.5), and the calls of multi-threaded
+// ranks (§8.10); with sequential sections. A model written from the docs
 // repairs the recorded times itself (clcModel) and the figures of every
 // interval are computed from its times (the accounting of
 // TestRandomIntervals' model, ivlProg, and its comparison,
 // checkIntervals); the report's clock_violations, every replayed call's
 // times and the messages' send entries (a TimelineSink) must agree with
 // it.
-
-// Kinds of clcEv.
-const (
-	ceInit = iota
-	ceFinalize
-	cePcontrol
-	ceSend  // MPI_Send or MPI_Ssend: a blocking send, which a late receiver may charge (§8.6)
-	ceIsend // MPI_Isend
-	ceIrecv // MPI_Irecv
-	ceRecv  // MPI_Recv
-	ceProbe // MPI_Probe before an MPI_Recv
-	ceWait  // MPI_Wait or MPI_Waitall, of receives or of one send
-	ceColl  // MPI_Barrier, MPI_Allreduce, MPI_Bcast, MPI_Reduce
-	ceSys   // MPI_Comm_rank, MPI_Comm_split
-)
-
-// clcEv is one call of a random program: its times as recorded (raw, on
-// the rank's clock less the offset alignment removes) and as the model
-// repairs them (t).
-type clcEv struct {
-	kind  int
-	fn    string
-	raw   [2]int64 // entry, exit as recorded
-	t     [2]int64 // entry, exit after the model's repair
-	level int32    // MPI_Pcontrol's
-	arg   int64
-	// msgs: the messages the call sends, posts (MPI_Irecv), probes or
-	// completes (MPI_Recv, a Wait of receives); the send a Wait of an
-	// MPI_Isend completes.
-	msgs []int
-	coll int    // the collective instance (ceColl)
-	ivl  string // the innermost interval open at the call, "1/2" ("": none)
-}
-
-// clcMsg is a message (8 bytes) and the calls that handle it, as (rank,
-// index of the call) pairs.
-type clcMsg struct {
-	src, dst int
-	send     [2]int // MPI_Send or MPI_Isend
-	post     [2]int // the MPI_Recv or MPI_Irecv that posted the receive
-}
-
-// clcColl is a collective instance: kind as randomColl's, the root (a
-// rank of the communicator), the members (world ranks in communicator
-// order) and each member's call.
-type clcColl struct {
-	kind, root int
-	members    []int
-	ev         map[int]int
-}
-
-// clcProg is a random program. Each rank has a true clock (now) and a lag:
-// a call at true time t is recorded at t − lag. The lag only changes
-// between calls: it grows while the rank computes (its clock runs slow,
-// never backward) and now and then drops to 0 (its clock jumps forward).
-// The program is consistent in true time; the lags make some of its
-// receives and collectives violate the clock condition in recorded time.
-type clcProg struct {
-	rng   *rand.Rand
-	ranks []*tracetest.Rank
-	now   []int64 // true time, by rank
-	lag   []int64
-	evs   [][]clcEv
-	msgs  []clcMsg
-	colls []clcColl
-	open  [][]int64 // by rank, the numbers of the intervals open
-}
-
-func (p *clcProg) micros(lo, hi int) int64 { return int64(lo+p.rng.IntN(hi-lo+1)) * us }
-
-// call records a call of rank r entering at true time at for dur ns (rec
-// records it on the trace, at the cursor) and returns its index.
-func (p *clcProg) call(r, kind int, fn string, at, dur int64, rec func(k *tracetest.Rank)) int {
-	k := p.ranks[r]
-	k.At(at - p.lag[r])
-	rec(k)
-	p.now[r] = at + dur
-	var ivl []int
-	for _, num := range p.open[r] {
-		ivl = append(ivl, int(num))
-	}
-	p.evs[r] = append(p.evs[r], clcEv{kind: kind, fn: fn, raw: [2]int64{at - p.lag[r], at - p.lag[r] + dur}, ivl: intervals.PathKey(ivl)})
-	return len(p.evs[r]) - 1
-}
-
-// compute advances rank r by up to hi µs of computation, during which its
-// clock may slow down (lag grows by at most the time computed, so that
-// its recorded times never go back) or jump forward to the true time.
-func (p *clcProg) compute(r int, hi int) {
-	c := p.micros(0, hi)
-	switch x := p.rng.IntN(8); {
-	case x == 0:
-		p.lag[r] = 0
-	case x < 3:
-		p.lag[r] = min(p.lag[r]+c*int64(p.rng.IntN(101))/100, 300*us)
-	}
-	p.now[r] += c
-}
-
-// gap is rank r's time between two calls: computation, now and then a
-// long stretch of it (where the lag builds up), and now and then an
-// MPI_Pcontrol that enters an interval (numbers 1–3, up to three deep) or
-// leaves the innermost one.
-func (p *clcProg) gap(r int) {
-	hi := 20
-	if p.rng.IntN(6) == 0 {
-		hi = 200
-	}
-	p.compute(r, hi)
-	if p.rng.IntN(3) != 0 {
-		return
-	}
-	depth := len(p.open[r])
-	var level int32 = 101
-	var arg int64
-	if depth < 3 && (depth == 0 || p.rng.IntN(20) < 11) {
-		level, arg = 100, int64(1+p.rng.IntN(3))
-		p.open[r] = append(p.open[r], arg)
-	} else {
-		arg = p.open[r][depth-1]
-		p.open[r] = p.open[r][:depth-1]
-	}
-	p.pcontrol(r, level, arg)
-	p.compute(r, 20)
-}
-
-func (p *clcProg) pcontrol(r int, level int32, arg int64) {
-	dur := p.micros(0, 2)
-	i := p.call(r, cePcontrol, "MPI_Pcontrol", p.now[r], dur, func(k *tracetest.Rank) {
-		k.Call("MPI_Pcontrol", dur, traceformat.Event{Attr: traceformat.AttrPcontrol, PcLevel: level, PcArg: arg})
-	})
-	p.evs[r][i].level, p.evs[r][i].arg = level, arg
-}
-
-func (p *clcProg) newMsg(s, d int) int {
-	p.msgs = append(p.msgs, clcMsg{src: s, dst: d})
-	return len(p.msgs) - 1
-}
-
-// p2p sends one message from s to d (tag 0): MPI_Send (short, or long
-// enough now and then to be in progress when the receive is posted),
-// MPI_Ssend (returning after the receive is posted), or MPI_Isend and
-// MPI_Wait; received by MPI_Recv, MPI_Probe and MPI_Recv,
-// or MPI_Irecv and MPI_Wait. Gaps between the calls may change either
-// rank's interval and lag.
-func (p *clcProg) p2p(s, d int) {
-	p.gap(s)
-	p.gap(d)
-	m := p.newMsg(s, d)
-	msg := &p.msgs[m]
-	ts := p.now[s] + p.micros(0, 60)
-	tp := p.now[d] + p.micros(0, 60)
-	post := tp // in true time
-	switch p.rng.IntN(3) {
-	case 0:
-		dur := max(tp, ts) + p.micros(1, 10) - tp
-		i := p.call(d, ceRecv, "MPI_Recv", tp, dur, func(k *tracetest.Rank) { k.Recv(int32(s), 0, 8, dur) })
-		p.evs[d][i].msgs = []int{m}
-		msg.post = [2]int{d, i}
-	case 1:
-		dur := max(tp, ts) + p.micros(1, 10) - tp
-		i := p.call(d, ceProbe, "MPI_Probe", tp, dur, func(k *tracetest.Rank) {
-			k.Call("MPI_Probe", dur, probeEv(int32(s), 0, traceformat.Status{Source: int32(s)}))
-		})
-		p.evs[d][i].msgs = []int{m}
-		p.gap(d)
-		dur, post = p.micros(1, 3), p.now[d]
-		i = p.call(d, ceRecv, "MPI_Recv", p.now[d], dur, func(k *tracetest.Rank) { k.Recv(int32(s), 0, 8, dur) })
-		p.evs[d][i].msgs = []int{m}
-		msg.post = [2]int{d, i}
-	default:
-		var q tracetest.Req
-		i := p.call(d, ceIrecv, "MPI_Irecv", tp, us, func(k *tracetest.Rank) { q = k.Irecv(int32(s), 0, 8, us) })
-		p.evs[d][i].msgs = []int{m}
-		msg.post = [2]int{d, i}
-		p.gap(d)
-		tw := p.now[d] + p.micros(0, 30)
-		dur := max(tw, ts) + p.micros(1, 10) - tw
-		i = p.call(d, ceWait, "MPI_Wait", tw, dur, func(k *tracetest.Rank) { k.Wait(q, dur) })
-		p.evs[d][i].msgs = []int{m}
-	}
-	switch p.rng.IntN(3) {
-	case 0:
-		dur := p.micros(1, 2)
-		if p.rng.IntN(2) == 0 {
-			dur = p.micros(1, 100)
-		}
-		i := p.call(s, ceSend, "MPI_Send", ts, dur, func(k *tracetest.Rank) { k.Send(int32(d), 0, 8, dur) })
-		p.evs[s][i].msgs = []int{m}
-		msg.send = [2]int{s, i}
-		return
-	case 1:
-		// MPI_Ssend returns once the receive is posted.
-		dur := max(ts, post) + p.micros(1, 10) - ts
-		i := p.call(s, ceSend, "MPI_Ssend", ts, dur, func(k *tracetest.Rank) { k.Ssend(int32(d), 0, 8, dur) })
-		p.evs[s][i].msgs = []int{m}
-		msg.send = [2]int{s, i}
-		return
-	}
-	var q tracetest.Req
-	i := p.call(s, ceIsend, "MPI_Isend", ts, us, func(k *tracetest.Rank) { q = k.Isend(int32(d), 0, 8, us) })
-	p.evs[s][i].msgs = []int{m}
-	msg.send = [2]int{s, i}
-	p.gap(s)
-	dur := p.micros(1, 5)
-	i = p.call(s, ceWait, "MPI_Wait", p.now[s], dur, func(k *tracetest.Rank) { k.Wait(q, dur) })
-	p.evs[s][i].msgs = []int{m}
-}
-
-// cross exchanges a message each way between a and b (tag 3) with
-// nonblocking calls whose windows interleave on a: a posts MPI_Irecv from
-// b, starts MPI_Isend to b, and completes the send (MPI_Wait) before the
-// receive (MPI_Wait); b sends with MPI_Isend and MPI_Wait, now and then
-// before a's MPI_Isend, and receives with MPI_Recv. The time a's first
-// Wait covers (§8.7) may then split the window of its second.
-func (p *clcProg) cross(a, b int) {
-	p.gap(a)
-	p.gap(b)
-	ma, mb := p.newMsg(a, b), p.newMsg(b, a)
-	var qr, qs, qb tracetest.Req
-	i := p.call(a, ceIrecv, "MPI_Irecv", p.now[a]+p.micros(0, 20), us, func(k *tracetest.Rank) { qr = k.Irecv(int32(b), 3, 8, us) })
-	p.evs[a][i].msgs = []int{mb}
-	p.msgs[mb].post = [2]int{a, i}
-	p.gap(a)
-	ta := p.now[a] + p.micros(0, 20)
-	i = p.call(a, ceIsend, "MPI_Isend", ta, us, func(k *tracetest.Rank) { qs = k.Isend(int32(b), 3, 8, us) })
-	p.evs[a][i].msgs = []int{ma}
-	p.msgs[ma].send = [2]int{a, i}
-	tb := p.now[b] + p.micros(0, 60)
-	i = p.call(b, ceIsend, "MPI_Isend", tb, us, func(k *tracetest.Rank) { qb = k.Isend(int32(a), 3, 8, us) })
-	p.evs[b][i].msgs = []int{mb}
-	p.msgs[mb].send = [2]int{b, i}
-	p.gap(b)
-	dur := p.micros(1, 5)
-	i = p.call(b, ceWait, "MPI_Wait", p.now[b], dur, func(k *tracetest.Rank) { k.Wait(qb, dur) })
-	p.evs[b][i].msgs = []int{mb}
-	p.gap(b)
-	tr := p.now[b]
-	dur = max(tr, ta) + p.micros(1, 10) - tr
-	i = p.call(b, ceRecv, "MPI_Recv", tr, dur, func(k *tracetest.Rank) { k.Recv(int32(a), 3, 8, dur) })
-	p.evs[b][i].msgs = []int{ma}
-	p.msgs[ma].post = [2]int{b, i}
-	p.gap(a)
-	dur = p.micros(1, 5)
-	i = p.call(a, ceWait, "MPI_Wait", p.now[a], dur, func(k *tracetest.Rank) { k.Wait(qs, dur) })
-	p.evs[a][i].msgs = []int{ma}
-	p.gap(a)
-	tw := p.now[a]
-	dur = max(tw, tb) + p.micros(1, 10) - tw
-	i = p.call(a, ceWait, "MPI_Wait", tw, dur, func(k *tracetest.Rank) { k.Wait(qr, dur) })
-	p.evs[a][i].msgs = []int{mb}
-}
-
-// gather sends one message from every other rank to d (tag 1), which
-// posts an MPI_Irecv for each and completes them with one MPI_Waitall.
-func (p *clcProg) gather(d int) {
-	var reqs []tracetest.Req
-	var ms []int
-	for s := range p.ranks {
-		if s == d {
-			continue
-		}
-		p.gap(d)
-		m := p.newMsg(s, d)
-		var q tracetest.Req
-		i := p.call(d, ceIrecv, "MPI_Irecv", p.now[d], us, func(k *tracetest.Rank) { q = k.Irecv(int32(s), 1, 8, us) })
-		p.evs[d][i].msgs = []int{m}
-		p.msgs[m].post = [2]int{d, i}
-		reqs, ms = append(reqs, q), append(ms, m)
-	}
-	last := int64(0)
-	for _, m := range ms {
-		s := p.msgs[m].src
-		p.gap(s)
-		ts := p.now[s] + p.micros(0, 60)
-		dur := p.micros(1, 100)
-		i := p.call(s, ceSend, "MPI_Send", ts, dur, func(k *tracetest.Rank) { k.Send(int32(d), 1, 8, dur) })
-		p.evs[s][i].msgs = []int{m}
-		p.msgs[m].send = [2]int{s, i}
-		last = max(last, ts)
-	}
-	p.gap(d)
-	tw := p.now[d]
-	dur := max(tw, last) + p.micros(1, 10) - tw
-	i := p.call(d, ceWait, "MPI_Waitall", tw, dur, func(k *tracetest.Rank) { k.Waitall(reqs, dur) })
-	p.evs[d][i].msgs = ms
-}
-
-// collective runs one blocking collective on c (randomColl's kinds), every
-// member leaving after the last entered.
-func (p *clcProg) collective(c *tracetest.Comm) {
-	cl := clcColl{kind: p.rng.IntN(4), root: p.rng.IntN(len(c.Members)), members: c.Members, ev: map[int]int{}}
-	entry := map[int]int64{}
-	last := int64(0)
-	for _, r := range c.Members {
-		p.gap(r)
-		entry[r] = p.now[r] + p.micros(1, 50)
-		last = max(last, entry[r])
-	}
-	for _, r := range c.Members {
-		dur := last + p.micros(1, 20) - entry[r]
-		i := p.call(r, ceColl, []string{"MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce"}[cl.kind], entry[r], dur,
-			func(k *tracetest.Rank) { randomColl(k, cl.kind, int32(cl.root), dur, tracetest.On(c)) })
-		p.evs[r][i].coll = len(p.colls)
-		cl.ev[r] = i
-	}
-	p.colls = append(p.colls, cl)
-}
-
-// randomClockRepairs builds a random program over 2–4 ranks: MPI_Init,
-// two communicators (all ranks in reverse order, all but the last), 40
-// steps of messages, collectives and system calls with intervals entered
-// and left at random between each rank's calls, and MPI_Finalize. Every
-// rank but 0 has its clock offset by up to ±1 s, which the alignment
-// removes.
-func randomClockRepairs(rng *rand.Rand) (*tracetest.Run, *clcProg) {
-	n := 2 + rng.IntN(3)
-	run, ranks := start(n)
-	p := &clcProg{rng: rng, ranks: ranks, now: make([]int64, n), lag: make([]int64, n), evs: make([][]clcEv, n), open: make([][]int64, n)}
-	for r, k := range ranks {
-		p.now[r] = k.Now()
-		p.evs[r] = []clcEv{{kind: ceInit, fn: "MPI_Init", raw: [2]int64{0, us}}}
-		if r > 0 {
-			k.Skew(int64(rng.IntN(2001)-1000)*ms, 0)
-		}
-	}
-	rev := make([]int, n)
-	for i := range rev {
-		rev[i] = n - 1 - i
-	}
-	comms := []*tracetest.Comm{run.World(), run.NewComm(rev...), run.NewComm(rev[1:]...)}
-	for _, c := range comms[1:] {
-		for _, r := range c.Members {
-			p.call(r, ceSys, "MPI_Comm_split", p.now[r], us, func(k *tracetest.Rank) { k.CommSplit(run.World(), c, us) })
-		}
-	}
-	for range 40 {
-		switch x := rng.IntN(12); {
-		case x < 6:
-			s := rng.IntN(n)
-			d := rng.IntN(n - 1)
-			if d >= s {
-				d++
-			}
-			if x == 5 {
-				p.gather(d)
-			} else if x == 4 {
-				p.cross(s, d)
-			} else {
-				p.p2p(s, d)
-			}
-		case x < 10:
-			p.collective(comms[rng.IntN(len(comms))])
-		default:
-			r := rng.IntN(n)
-			p.gap(r)
-			dur := p.micros(1, 10)
-			p.call(r, ceSys, "MPI_Comm_rank", p.now[r], dur, func(k *tracetest.Rank) { k.System("MPI_Comm_rank", dur) })
-		}
-	}
-	for r := range ranks {
-		p.gap(r)
-		for len(p.open[r]) > 0 {
-			num := p.open[r][len(p.open[r])-1]
-			p.open[r] = p.open[r][:len(p.open[r])-1]
-			p.pcontrol(r, 101, num)
-		}
-		p.compute(r, 20)
-		p.call(r, ceFinalize, "MPI_Finalize", p.now[r], us, func(k *tracetest.Rank) { k.Finalize(us) })
-	}
-	return run, p
-}
 
 // clcBreak, when set (DTPA_CLC_BREAK=n), breaks the model in way n, to
 // check that the test notices (each must fail it):
@@ -408,7 +37,16 @@ func randomClockRepairs(rng *rand.Rand) (*tracetest.Run, *clcProg) {
 //  5. the jump is spread from the program's start; 6. collectives'
 //     jumps are amortized too; 7. Real Sync from the recorded entries;
 //  8. a receive whose posting a sender's Late receiver depends on is no
-//     fixed point; 9. nor is its call's own repair forward only.
+//     fixed point; 9. nor is its call's own repair forward only;
+//  10. a wait of an MPI_Issend is no fixed point; 11. an MPI_Ssend's
+//     receive posted after its exit charges nothing; 12. MPI_Sendrecv's
+//     jump is amortized; 13. the receive of an MPI_Issend is no fixed
+//     point; 14. MPI_Pcontrol starting or ending a section is none; 15.
+//     a nonblocking collective's Potential Sync is not capped by its
+//     completing call's time; 16. that call is repaired like a blocking
+//     collective; 17. a multi-threaded rank's blocking collective is
+//     repaired; 18. its calls are amortized; 19. its sends get Late
+//     receiver.
 var clcBreak, _ = strconv.Atoi(os.Getenv("DTPA_CLC_BREAK"))
 
 // clcResult is what the model's repair found: the violations, the
@@ -416,6 +54,9 @@ var clcBreak, _ = strconv.Atoi(os.Getenv("DTPA_CLC_BREAK"))
 type clcResult struct {
 	count, amortized, worst int64
 	worstRank               int
+	// (No report figures:) amortizations from a wait of an MPI_Issend,
+	// repairs on multi-threaded ranks.
+	issFixed, thrJumps int64
 }
 
 // clcModel repairs the recorded times of p's calls as the docs describe
@@ -442,6 +83,7 @@ func clcModel(p *clcProg, maxPend int) clcResult {
 	n := len(p.evs)
 	var res clcResult
 	delta, fixedAt, next := make([]int64, n), make([]int64, n), make([]int, n)
+	issAt := make([]int64, n) // the exit of the rank's latest wait of an MPI_Issend
 	pend := make([][]int, n)
 	arrived := func(r, i int) bool { return next[r] > i || next[r] == i && p.evs[r][i].t[0] != math.MinInt64 }
 	for r := range p.evs {
@@ -451,7 +93,9 @@ func clcModel(p *clcProg, maxPend int) clcResult {
 	}
 	fix := func(r int, at int64) { pend[r], fixedAt[r] = pend[r][:0], at }
 	keep := func(r, i int) {
-		if maxPend <= 0 {
+		if maxPend <= 0 || p.thr[r] && clcBreak != 18 {
+			// (Several threads: their calls are no one sequence in
+			// time, and only the repaired call's entry moves, §8.10.)
 			fix(r, p.evs[r][i].t[1])
 			return
 		}
@@ -466,6 +110,9 @@ func clcModel(p *clcProg, maxPend int) clcResult {
 		}
 		d := bound - *x
 		res.count++
+		if p.thr[r] {
+			res.thrJumps++
+		}
 		if d > res.worst {
 			res.worst, res.worstRank = d, r
 		}
@@ -481,15 +128,44 @@ func clcModel(p *clcProg, maxPend int) clcResult {
 		}
 		e, x := ev.t[0], ev.raw[1]+delta[r]
 		switch ev.kind {
-		case ceInit, cePcontrol, ceSend, ceIsend:
+		case ceInit, cePcontrol, ceSend, ceIsend, ceIcoll:
 			ev.t = [2]int64{e, x}
-			if ev.kind == cePcontrol && clcBreak == 3 || (ev.kind == ceSend || ev.kind == ceIsend) && clcBreak == 4 {
+			if ev.kind == cePcontrol && (clcBreak == 3 || clcBreak == 14 && ev.level >= 102) || (ev.kind == ceSend || ev.kind == ceIsend) && clcBreak == 4 {
 				keep(r, i)
 				return true
 			}
 			fix(r, x)
 		case ceFinalize:
 			ev.t = [2]int64{e, x}
+		case ceIcollEnd:
+			// Published (the instance's Potential Sync), never repaired.
+			if clcBreak == 16 {
+				c := &p.colls[ev.coll]
+				bound := int64(math.MinInt64)
+				for _, o := range c.members {
+					if !arrived(o, c.ev[o]) {
+						return false
+					}
+					bound = max(bound, p.evs[o][c.ev[o]].t[0])
+				}
+				jump(r, &x, bound)
+			}
+			ev.t = [2]int64{e, x}
+			fix(r, x)
+		case ceSendrecv:
+			// Its entry was published with its send: repaired forward
+			// only.
+			in := p.msgs[ev.msgs[1]].send
+			if !arrived(in[0], in[1]) {
+				return false
+			}
+			if d := jump(r, &x, p.evs[in[0]][in[1]].t[0]); clcBreak == 12 && d > 0 && e > fixedAt[r] {
+				amortizeModel(p, r, pend[r], fixedAt[r], e, d)
+				e += d
+				res.amortized++
+			}
+			ev.t = [2]int64{e, x}
+			fix(r, x)
 		case ceColl:
 			c := &p.colls[ev.coll]
 			var deps []int
@@ -506,6 +182,11 @@ func clcModel(p *clcProg, maxPend int) clcResult {
 				}
 				bound = max(bound, p.evs[o][c.ev[o]].t[0])
 			}
+			if p.thr[r] && clcBreak != 17 {
+				// A multi-threaded rank's blocking collective: its exit
+				// is not repaired (§8.10).
+				bound = math.MinInt64
+			}
 			d := jump(r, &x, bound)
 			if clcBreak == 6 && d > 0 && e > fixedAt[r] {
 				amortizeModel(p, r, pend[r], fixedAt[r], e, d)
@@ -521,16 +202,24 @@ func clcModel(p *clcProg, maxPend int) clcResult {
 				if sd[0] == r {
 					continue // a Wait of an MPI_Isend
 				}
-				if next[sd[0]] <= sd[1] {
+				if !arrived(sd[0], sd[1]) {
 					return false
 				}
 				send := &p.evs[sd[0]][sd[1]]
 				bound = max(bound, send.t[0])
 				// The posting of a receive a blocking send may have
-				// waited for is handed to the sender (§8.6).
-				if ev.kind != ceProbe && send.kind == ceSend && send.t[1] > p.evs[r][p.msgs[m].post[1]].t[0] {
+				// waited for is handed to the sender (§8.6); a
+				// synchronous send's charge depends on it however late.
+				sync := send.fn == "MPI_Ssend" || send.fn == "MPI_Issend" && clcBreak != 13
+				if ev.kind != ceProbe && (sync || send.kind == ceSend && send.t[1] > p.evs[r][p.msgs[m].post[1]].t[0]) {
 					handed, handedT = clcBreak != 8, min(handedT, send.t[0])
 				}
+			}
+			if ev.kind == ceWait && len(ev.msgs) == 1 && p.msgs[ev.msgs[0]].src == r && p.evs[r][p.msgs[ev.msgs[0]].send[1]].fn == "MPI_Issend" {
+				// A wait of an MPI_Issend hands its times to whichever
+				// side charges its Late receiver (§8.6).
+				handed = clcBreak != 10
+				issAt[r] = x
 			}
 			d := jump(r, &x, bound)
 			if d == 0 {
@@ -553,6 +242,9 @@ func clcModel(p *clcProg, maxPend int) clcResult {
 				amortizeModel(p, r, pend[r], ta, e, d)
 				e += d
 				res.amortized++
+				if ta == issAt[r] {
+					res.issFixed++
+				}
 			}
 			ev.t = [2]int64{e, x}
 			fix(r, x)
@@ -591,7 +283,58 @@ func amortizeModel(p *clcProg, r int, pend []int, ta, tr, d int64) {
 	}
 	for _, i := range pend {
 		ev := &p.evs[r][i]
-		ev.t = [2]int64{move(ev.t[0]), move(ev.t[1])}
+		t := [2]int64{move(ev.t[0]), move(ev.t[1])}
+		ev.moved = ev.moved || t != ev.t
+		ev.t = t
+	}
+}
+
+// clcCases counts, in a repaired program, the cases the test is meant to
+// reach, for TestRandomClockRepairs to check that it reaches them.
+func clcCases(p *clcProg, c map[string]int) {
+	for r := range p.evs {
+		for i := range p.evs[r] {
+			ev := &p.evs[r][i]
+			switch ev.kind {
+			case ceSend:
+				if m := &p.msgs[ev.msgs[0]]; ev.fn == "MPI_Ssend" && p.evs[m.post[0]][m.post[1]].t[0] >= ev.t[1] {
+					c["MPI_Ssend's receive posted after its exit"]++
+				}
+			case ceWait:
+				if m := &p.msgs[ev.msgs[0]]; m.src == r && p.evs[r][m.send[1]].fn == "MPI_Issend" {
+					if p.evs[m.post[0]][m.post[1]].t[0] >= ev.t[1] {
+						c["MPI_Issend's receive posted after its wait's exit"]++
+					}
+					if ev.moved {
+						c["MPI_Issend's wait moved by an amortization"]++
+					}
+				}
+			case ceSendrecv:
+				if ev.t[1] != ev.raw[1] && p.evs[p.msgs[ev.msgs[1]].send[0]][p.msgs[ev.msgs[1]].send[1]].t[0] == ev.t[1] {
+					c["MPI_Sendrecv repaired"]++
+				}
+			case ceIcollEnd:
+				for _, o := range p.colls[ev.coll].members {
+					if p.evs[o][p.colls[ev.coll].ev[o]].t[0] > ev.t[1] {
+						c["nonblocking collective completed before a start"]++
+						break
+					}
+				}
+			case cePcontrol:
+				if ev.level == 102 {
+					c["sequential section"]++
+				}
+			case ceColl:
+				if p.thr[r] {
+					for _, o := range p.colls[ev.coll].members {
+						if p.evs[o][p.colls[ev.coll].ev[o]].t[0] > ev.t[1] {
+							c["multi-threaded rank's collective left before an entry"]++
+							break
+						}
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -603,7 +346,7 @@ func amortizeModel(p *clcProg, r int, pend []int, ta, tr, d int64) {
 func clcFigures(p *clcProg) *ivlModel {
 	n := len(p.evs)
 	q := &ivlProg{m: newIvlModel(n), lastExit: make([]int64, n), covered: make([][][2]int64, n), mpi: make([][][2]int64, n),
-		offset: make([]int64, n), ppm: make([]float64, n), secs: make([][]ivlSpan, n)}
+		offset: make([]int64, n), ppm: make([]float64, n), secs: make([][]ivlSpan, n), secFrom: make([]int64, n)}
 	at := func(rk [2]int) *clcEv { return &p.evs[rk[0]][rk[1]] }
 	for r := range n {
 		lastRaw := int64(0)
@@ -621,10 +364,15 @@ func clcFigures(p *clcProg) *ivlModel {
 				q.m.finish(r, entry)
 				continue
 			case cePcontrol:
-				if ev.level == 100 {
+				switch ev.level {
+				case 100:
 					q.m.enter(r, ev.arg, exit)
-				} else {
+				case 101:
 					q.m.leave(r, ev.arg, entry)
+				case 102:
+					q.secFrom[r] = exit
+				case 103:
+					q.secs[r] = append(q.secs[r], ivlSpan{strconv.FormatInt(ev.arg, 10), q.secFrom[r], entry})
 				}
 				lastRaw = ev.raw[1] // a gap ending at MPI_Pcontrol is not counted
 				continue
@@ -632,8 +380,14 @@ func clcFigures(p *clcProg) *ivlModel {
 				m := &p.msgs[ev.msgs[0]]
 				post := at(m.post).t[0]
 				lr := int64(0)
-				if entry < post && post < exit {
+				if p.thr[r] && clcBreak != 19 {
+					// Not charged with several threads (§8.10).
+				} else if entry < post && post < exit {
 					lr = post - entry
+				} else if ev.fn == "MPI_Ssend" && post >= exit && clcBreak != 11 {
+					// It cannot return before its receive is posted: a
+					// later posting counts as at its exit (§8.6).
+					lr = exit - entry
 				}
 				count = func(x *ivlStat) { x.send++; x.sent(m.dst); x.rs += lr; x.lr += lr }
 			case ceIsend:
@@ -651,15 +405,49 @@ func clcFigures(p *clcProg) *ivlModel {
 				} else {
 					count = func(x *ivlStat) { x.recv++; x.rs += rs; x.received(exit - ts) }
 				}
+			case ceSendrecv:
+				out, in := &p.msgs[ev.msgs[0]], &p.msgs[ev.msgs[1]]
+				ts := at(in.send).t[0]
+				rs := max(0, ts-entry)
+				count = func(x *ivlStat) { x.send++; x.recv++; x.rs += rs; x.sent(out.dst); x.received(exit - ts) }
+			case ceIcoll:
+				c := &p.colls[ev.coll]
+				cl = ivlColl
+				count = func(x *ivlStat) { x.colln++ }
+				if c.members[0] == r {
+					for _, o := range q.m.stack[r] {
+						q.m.mainColl[o.key]++
+					}
+				}
+			case ceIcollEnd:
+				c := &p.colls[ev.coll]
+				last := int64(math.MinInt64)
+				for _, o := range c.members {
+					last = max(last, p.evs[o][c.ev[o]].t[0])
+				}
+				// §8.5: at most the completing call's own time.
+				ps := min(max(0, last-entry), exit-entry)
+				if clcBreak == 15 {
+					ps = max(0, last-entry)
+				}
+				cl = ivlColl
+				count = func(x *ivlStat) { x.wait++; x.ps += ps }
 			case ceWait:
 				var from []int64
 				last := entry // no Real Sync without receives
 				var sends []int64
+				lr := int64(0)
 				for _, mi := range ev.msgs {
 					m := &p.msgs[mi]
 					ts := at(m.send).t[0]
 					if m.src == r {
 						from = append(from, ts)
+						if at(m.send).fn == "MPI_Issend" {
+							// It cannot complete before its receive is
+							// posted: a later posting counts as at its
+							// exit (§8.6).
+							lr = max(lr, min(at(m.post).t[0], exit)-entry)
+						}
 						continue
 					}
 					from = append(from, max(at(m.post).t[0], ts))
@@ -668,9 +456,13 @@ func clcFigures(p *clcProg) *ivlModel {
 				}
 				q.overlap(r, from, entry)
 				rs := max(0, last-entry)
+				if len(sends) > 0 || p.thr[r] && clcBreak != 19 {
+					lr = 0 // (none when it completed receives too, nor with several threads)
+				}
 				count = func(x *ivlStat) {
 					x.wait++
-					x.rs += rs
+					x.rs += rs + lr
+					x.lr += lr
 					for _, ts := range sends {
 						x.received(exit - ts)
 					}
@@ -701,6 +493,7 @@ func clcFigures(p *clcProg) *ivlModel {
 			lastRaw = ev.raw[1]
 		}
 	}
+	q.sections()
 	return q.m
 }
 
@@ -772,7 +565,7 @@ func checkRepairedCalls(t *testing.T, name string, p *clcProg, sink *clcSink) {
 				}
 			}
 			var sends []int64
-			if w.kind == ceRecv || w.kind == ceWait {
+			if w.kind == ceRecv || w.kind == ceWait || w.kind == ceSendrecv {
 				for _, mi := range w.msgs {
 					if m := &p.msgs[mi]; m.src != r {
 						sends = append(sends, p.evs[m.src][m.send[1]].t[0])
@@ -823,12 +616,16 @@ func TestRandomClockRepairs(t *testing.T) {
 		seeds = 12
 	}
 	var total clcResult
+	cases := map[string]int{}
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 23))
 		run, p := randomClockRepairs(rng)
 		lim := defaultLimits()
 		lim.pend = []int{maxPend, maxPend, 3, 0}[seed%4]
 		res := clcModel(p, lim.pend)
+		clcCases(p, cases)
+		cases["amortized from a wait of an MPI_Issend"] += int(res.issFixed)
+		cases["repair on a multi-threaded rank"] += int(res.thrJumps)
 		m := clcFigures(p)
 		total.count, total.amortized = total.count+res.count, total.amortized+res.amortized
 		level := []int{-1, -1, 0, 1, 2}[rng.IntN(5)]
@@ -862,5 +659,12 @@ func TestRandomClockRepairs(t *testing.T) {
 	if total.count == 0 || total.amortized == 0 || total.amortized == total.count {
 		t.Errorf("%d violations, %d amortized: the programs do not exercise the repair", total.count, total.amortized)
 	}
-	t.Logf("%d violations, %d amortized", total.count, total.amortized)
+	for _, c := range []string{"MPI_Ssend's receive posted after its exit", "MPI_Issend's receive posted after its wait's exit",
+		"amortized from a wait of an MPI_Issend", "MPI_Sendrecv repaired", "nonblocking collective completed before a start",
+		"sequential section", "repair on a multi-threaded rank", "multi-threaded rank's collective left before an entry"} {
+		if cases[c] == 0 {
+			t.Errorf("no case of %s: the programs do not exercise it", c)
+		}
+	}
+	t.Logf("%d violations, %d amortized; %v", total.count, total.amortized, cases)
 }

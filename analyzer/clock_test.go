@@ -382,3 +382,36 @@ func TestOverlapAmortizedSplit(t *testing.T) {
 		t.Errorf("clock violations %+v, want 1 (amortized)", cv)
 	}
 }
+
+// TestLateReceiverIssendWaitFixed: the call completing an MPI_Issend hands
+// its entry and exit to the exchange, which charges its Late receiver from
+// them (§8.6): it is a fixed point of the controlled logical clock, so that
+// a later repair's backward amortization does not move it after the charge
+// was made. Rank 0 starts MPI_Issend at 100 µs (to 101 µs), waits for it
+// from 200 to 300 µs (rank 1 posts the receive at 250 µs: 50 µs of Late
+// receiver), then its MPI_Recv, [400, 410] µs, receives a message sent at
+// 500 µs: repaired to [490, 500] µs (Real Sync 10 µs), the jump of 90 µs
+// amortized from the wait's exit (300 µs). SendRecv Time 1 + 100 + 10 =
+// 111 µs. Were the wait
+// moved with the stretch from the MPI_Issend's exit, it would last from
+// 229.80 to 359.90 µs (SendRecv Time 141.1 µs) and its Late receiver from
+// those times would be 20.2 µs, not the 50 µs charged from the recorded
+// ones.
+func TestLateReceiverIssendWaitFixed(t *testing.T) {
+	run, r0, r1 := pair()
+	q := r0.At(100*us).Issend(1, 0, 8, us)
+	r0.At(200*us).Wait(q, 100*us)
+	r0.At(400*us).Recv(1, 1, 8, 10*us)
+	qr := r1.At(250*us).Irecv(0, 0, 8, us)
+	r1.At(260*us).Wait(qr, us)
+	r1.At(500*us).Send(0, 1, 8, us)
+	finish(run)
+	rep := analyzeRun(t, run)
+	k0 := rank(t, find(t, rep), 0)
+	expect(t, "rank 0 Late receiver", k0.LateReceiver, 50e-6)
+	expect(t, "rank 0 Real Sync", k0.RealSync, 60e-6) // and the MPI_Recv's 10
+	expect(t, "rank 0 SendRecv Time", k0.SendRecvTime, 111e-6)
+	if cv := rep.ClockViolations; cv == nil || cv.Count != 1 || cv.Amortized != 1 || cv.WorstRank != 0 || !near(cv.Worst, 90e-6) {
+		t.Errorf("clock violations %+v, want 1 (1 amortized), worst 90 µs on rank 0", cv)
+	}
+}

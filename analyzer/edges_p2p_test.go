@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
@@ -535,6 +536,37 @@ func TestLateReceiverIssendPostedAfterExit(t *testing.T) {
 		iv := find(t, rep)
 		expect(t, "Late receiver of rank 0", rank(t, iv, 0).LateReceiver, want)
 		expect(t, "Real Sync of rank 0", rank(t, iv, 0).RealSync, want)
+	}
+}
+
+// TestLateReceiverSsendPostedAfterExit: a blocking MPI_Ssend entered at
+// 50 ms whose receive is posted at 200 ms but that returns at 199.9 ms,
+// 200 ms or 200.1 ms (the first two only an alignment error of the
+// clocks can give): the posting counts as at its exit when it is not
+// before it (characteristics.md §8.6), so that the Late receiver is
+// 149.9, 150 and 150 ms, not 0, 0 and 150. A standard-mode MPI_Send with
+// the same times, which may have completed eagerly, gets 0, 0 and 150.
+func TestLateReceiverSsendPostedAfterExit(t *testing.T) {
+	for _, exit := range []int64{200*ms - 100*us, 200 * ms, 200*ms + 100*us} {
+		for _, fn := range []string{"MPI_Ssend", "MPI_Send"} {
+			run, r0, r1 := pair()
+			r0.At(50*ms).Call(fn, exit-50*ms, traceformat.Event{Attr: traceformat.AttrSend | traceformat.AttrSendBytes,
+				SendPeer: 1, SendTag: 1, SendBytes: 8})
+			r1.At(200*ms).Recv(0, 1, 8, 20*us)
+			finish(run)
+			rep := analyzeClean(t, run)
+			want := 0.150
+			switch {
+			case exit == 200*ms-100*us && fn == "MPI_Ssend":
+				want = 0.1499
+			case exit <= 200*ms && fn == "MPI_Send":
+				want = 0
+			}
+			iv := find(t, rep)
+			expect(t, fmt.Sprintf("%s returning at %d ns: Late receiver of rank 0", fn, exit), rank(t, iv, 0).LateReceiver, want)
+			expect(t, fmt.Sprintf("%s returning at %d ns: Real Sync of rank 0", fn, exit), rank(t, iv, 0).RealSync, want)
+			expect(t, fmt.Sprintf("%s returning at %d ns: Real Sync of rank 1", fn, exit), rank(t, iv, 1).RealSync, 0)
+		}
 	}
 }
 

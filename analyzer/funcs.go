@@ -60,6 +60,9 @@ type fnInfo struct {
 	// synchronous nonblocking one, MPI_Issend or MPI_Ssend_init, whose
 	// completing wait does.
 	mayBlock bool
+	// sync: a synchronous blocking send (MPI_Ssend), which cannot
+	// complete before its receive is posted (lateSync).
+	sync bool
 	// persistentInit: a function named *_init creates a persistent
 	// request (MPI_Psend_init, MPI_Allreduce_init); cancel: MPI_Cancel,
 	// whose recorded request it does not create (createOther).
@@ -123,7 +126,7 @@ func classify(f *tracepb.Function) fnInfo {
 	switch b {
 	case "Send", "Bsend", "Ssend", "Rsend":
 		in.op = opSend
-		in.mayBlock = b != "Bsend"
+		in.mayBlock, in.sync = b != "Bsend", b == "Ssend"
 	case "Recv":
 		in.op = opRecv
 	case "Probe":

@@ -129,6 +129,13 @@ type lateInfo struct {
 	att  uint64
 }
 
+// lateSync is the bit of lateInfo.att of a synchronous blocking send
+// (MPI_Ssend), which cannot complete before its receive is posted: a
+// posting at or after its exit counts as at its exit (exchange.taken).
+// lateAtt never sets it (an interval index below 2³¹), so that lateInfo
+// keeps its size.
+const lateSync = 1 << 63
+
 // issendMark is lateInfo.exit of a synchronous nonblocking send, whose
 // att is then its serial number (replayer.issendSerial): its receiver
 // reports the posting time (exchange.issendPosted).
@@ -675,9 +682,14 @@ func (x *exchange) taken(f *fifo, t int64, li lateInfo, ok bool, src, dst int32,
 		if li.exit == issendMark {
 			x.issendPosted(src, li.att, post, dst, rsite)
 			x.ranks[dst].handed(t)
-		} else if li.exit > post {
-			if post > t {
-				x.lateReceiver(src, li.att, post-t, dst, rsite)
+		} else if li.att&lateSync != 0 || li.exit > post {
+			// A synchronous send's receive posted at or after its exit
+			// breaks the clock condition (an alignment error put it
+			// there): the send waited for it until its exit
+			// (characteristics.md §8.6, as rankSync.issNote). Its charge
+			// depends on the posting however late: handed.
+			if p := min(post, li.exit); p > t {
+				x.lateReceiver(src, li.att&^lateSync, p-t, dst, rsite)
 			}
 			x.ranks[dst].handed(t)
 		}

@@ -699,6 +699,9 @@ func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 		var li lateInfo
 		if fi.mayBlock && f.exit > f.entry {
 			li = lateInfo{exit: f.exit, att: rp.lateAtt(node, e.Site)}
+			if fi.sync {
+				li.att |= lateSync
+			}
 		}
 		rp.post(a, e, f.entry, li)
 		f.fixed = true
@@ -845,6 +848,10 @@ func (rp *replayer) completed(e *traceformat.Event, fi *fnInfo, f *callFigures, 
 		// Sync may cover the same time).
 		rp.x.issendWaited(rp.rank, rp.issDone, f.entry, f.exit, rp.lateAtt(node, e.Site), f.hasSync)
 		rp.issDone = rp.issDone[:0]
+		// Its entry and exit are handed to whichever side computes the
+		// charge: a fixed point (clc.go), or a backward amortization
+		// would move them after the charge was made from them.
+		f.fixed = true
 	}
 }
 

@@ -142,6 +142,14 @@ func (k *Rank) Ibcast(root int32, bytes uint64, dur int64, opts ...Opt) Req {
 	return Req(id)
 }
 
+// Iallreduce records MPI_Iallreduce of bytes and returns its request.
+func (k *Rank) Iallreduce(bytes uint64, dur int64, opts ...Opt) Req {
+	id := k.newReq(reqInfo{})
+	k.Call("MPI_Iallreduce", dur, traceformat.Event{Attr: traceformat.AttrReqs | traceformat.AttrSendBytes | traceformat.AttrRecvBytes,
+		Reqs: []uint64{id}, SendBytes: bytes, RecvBytes: bytes}, opts...)
+	return Req(id)
+}
+
 // Ibarrier records MPI_Ibarrier and returns its request.
 func (k *Rank) Ibarrier(dur int64, opts ...Opt) Req {
 	id := k.newReq(reqInfo{})

@@ -363,7 +363,16 @@ func (k *Rank) Recv(src, tag int32, bytes uint64, dur int64, opts ...Opt) *Rank 
 
 // Sendrecv records MPI_Sendrecv.
 func (k *Rank) Sendrecv(dest, stag int32, sbytes uint64, src, rtag int32, rbytes uint64, dur int64, opts ...Opt) *Rank {
-	return k.Call("MPI_Sendrecv", dur, traceformat.Event{
+	return k.sendrecvLike("MPI_Sendrecv", dest, stag, sbytes, src, rtag, rbytes, dur, opts)
+}
+
+// SendrecvReplace records MPI_Sendrecv_replace (one buffer of bytes).
+func (k *Rank) SendrecvReplace(dest, stag int32, src, rtag int32, bytes uint64, dur int64, opts ...Opt) *Rank {
+	return k.sendrecvLike("MPI_Sendrecv_replace", dest, stag, bytes, src, rtag, bytes, dur, opts)
+}
+
+func (k *Rank) sendrecvLike(name string, dest, stag int32, sbytes uint64, src, rtag int32, rbytes uint64, dur int64, opts []Opt) *Rank {
+	return k.Call(name, dur, traceformat.Event{
 		Attr: traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrRecv |
 			traceformat.AttrRecvBytes | traceformat.AttrStatus,
 		SendPeer: dest, SendTag: stag, SendBytes: sbytes, RecvPeer: src, RecvTag: rtag, RecvBytes: rbytes,
@@ -372,8 +381,17 @@ func (k *Rank) Sendrecv(dest, stag int32, sbytes uint64, src, rtag int32, rbytes
 
 // Isend records MPI_Isend and returns its request.
 func (k *Rank) Isend(dest, tag int32, bytes uint64, dur int64, opts ...Opt) Req {
+	return k.isendLike("MPI_Isend", dest, tag, bytes, dur, opts)
+}
+
+// Issend records MPI_Issend (synchronous) and returns its request.
+func (k *Rank) Issend(dest, tag int32, bytes uint64, dur int64, opts ...Opt) Req {
+	return k.isendLike("MPI_Issend", dest, tag, bytes, dur, opts)
+}
+
+func (k *Rank) isendLike(name string, dest, tag int32, bytes uint64, dur int64, opts []Opt) Req {
 	id := k.newReq(reqInfo{})
-	k.Call("MPI_Isend", dur, traceformat.Event{
+	k.Call(name, dur, traceformat.Event{
 		Attr:     traceformat.AttrSend | traceformat.AttrSendBytes | traceformat.AttrReqs,
 		SendPeer: dest, SendTag: tag, SendBytes: bytes, Reqs: []uint64{id}}, opts...)
 	return Req(id)
