@@ -32,21 +32,12 @@ func TestHDF5(t *testing.T) {
 			flags := pkgConfig(t, "hdf5-"+m.name, "libhdf5-"+m.name+"-dev")
 			exe := compile(t, m, t.TempDir(), "h5io", flags...)
 			for _, skew := range []bool{false, true} {
-				name, env, args := "aligned", []string{}, []string{}
+				var args []string
 				if skew {
-					name, env, args = "skewed", []string{"DT_CLOCK_SKEW=" + clockSkew}, []string{"leak"}
+					args = []string{"leak"}
 				}
-				t.Run(name, func(t *testing.T) {
-					dir := t.TempDir()
-					app := copyExe(t, exe, dir)
-					if out := trace(t, m, dir, append(env, "TMPDIR="+dir), 4, app, args...); !strings.Contains(out, "h5io: ok") {
-						t.Fatalf("h5io did not read back what it wrote:\n%s", out)
-					}
-					if skew {
-						checkSkew(t, dir, "h5io", 4, injected)
-					}
-					r, stderr := analyse(t, dir, "h5io")
-					checkClean(t, r, stderr, skew, 3)
+				t.Run(skewName(skew), func(t *testing.T) {
+					r := libRun(t, m, exe, skew, "h5io: ok", 3, args...)
 					io := r.Intervals[1]
 					for _, rk := range io.Ranks {
 						var calls int64
@@ -101,21 +92,8 @@ func TestScaLAPACK(t *testing.T) {
 			}
 			exe := compile(t, m, t.TempDir(), "scalapack", "-lscalapack-"+m.name, "-lm")
 			for _, skew := range []bool{false, true} {
-				name, env := "aligned", []string{}
-				if skew {
-					name, env = "skewed", []string{"DT_CLOCK_SKEW=" + clockSkew}
-				}
-				t.Run(name, func(t *testing.T) {
-					dir := t.TempDir()
-					app := copyExe(t, exe, dir)
-					if out := trace(t, m, dir, env, 4, app); !strings.Contains(out, "scalapack: ok") {
-						t.Fatalf("wrong solution:\n%s", out)
-					}
-					if skew {
-						checkSkew(t, dir, "scalapack", 4, injected)
-					}
-					r, stderr := analyse(t, dir, "scalapack")
-					checkClean(t, r, stderr, skew, 2)
+				t.Run(skewName(skew), func(t *testing.T) {
+					r := libRun(t, m, exe, skew, "scalapack: ok", 2)
 					// The grid's communicators are made by
 					// Cblacs_gridinit, before interval 1.
 					solve := r.Intervals[1]
@@ -174,20 +152,7 @@ func TestPETSc(t *testing.T) {
 		{"window/skewed", true, []string{"-sf_type", "window"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var env []string
-			if c.skew {
-				env = []string{"DT_CLOCK_SKEW=" + clockSkew}
-			}
-			dir := t.TempDir()
-			app := copyExe(t, exe, dir)
-			if out := trace(t, m, dir, env, 4, app, c.args...); !strings.Contains(out, "petsc: ok") {
-				t.Fatalf("not solved:\n%s", out)
-			}
-			if c.skew {
-				checkSkew(t, dir, "petsc", 4, injected)
-			}
-			r, stderr := analyse(t, dir, "petsc")
-			checkClean(t, r, stderr, c.skew, 2)
+			r := libRun(t, m, exe, c.skew, "petsc: ok", 2, c.args...)
 			if c.args != nil {
 				return
 			}
@@ -222,21 +187,8 @@ func TestBoostMPI(t *testing.T) {
 		t.Fatalf("compiling boostmpi.cc: %v\n%s", err, b)
 	}
 	for _, skew := range []bool{false, true} {
-		name, env := "aligned", []string{}
-		if skew {
-			name, env = "skewed", []string{"DT_CLOCK_SKEW=" + clockSkew}
-		}
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			app := copyExe(t, exe, dir)
-			if out := trace(t, m, dir, env, 4, app); !strings.Contains(out, "boost: ok") {
-				t.Fatalf("wrong results:\n%s", out)
-			}
-			if skew {
-				checkSkew(t, dir, "boostmpi", 4, injected)
-			}
-			r, stderr := analyse(t, dir, "boostmpi")
-			checkClean(t, r, stderr, skew, 1)
+		t.Run(skewName(skew), func(t *testing.T) {
+			r := libRun(t, m, exe, skew, "boost: ok", 1)
 			for _, fn := range []string{"MPI_Improbe", "MPI_Mprobe", "MPI_Mrecv", "MPI_Isend", "MPI_Allgatherv", "MPI_Alloc_mem"} {
 				if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
 					t.Errorf("no %s: Boost.MPI's calls were not all traced", fn)
@@ -261,19 +213,34 @@ func pkgConfig(t *testing.T, pkg, deb string) []string {
 	return strings.Fields(string(out))
 }
 
-// copyExe copies the program exe into dir, where it is traced, and returns
-// its new path.
-func copyExe(t *testing.T, exe, dir string) string {
+// libRun runs the program exe (built for m) at 4 ranks under dtrun in a
+// fresh directory (its TMPDIR too), with clockSkew injected when skew, and
+// with args; its output must hold ok, and its analysis pass checkClean
+// with n intervals. It returns the report.
+func libRun(t *testing.T, m mpiImpl, exe string, skew bool, ok string, n int, args ...string) *report.Report {
 	t.Helper()
+	dir := t.TempDir()
 	b, err := os.ReadFile(exe)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, filepath.Base(exe))
-	if err := os.WriteFile(p, b, 0o755); err != nil {
+	app := filepath.Join(dir, filepath.Base(exe))
+	if err := os.WriteFile(app, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	env := []string{"TMPDIR=" + dir}
+	if skew {
+		env = append(env, "DT_CLOCK_SKEW="+clockSkew)
+	}
+	if out := trace(t, m, dir, env, 4, app, args...); !strings.Contains(out, ok) {
+		t.Fatalf("the program's results are wrong (no %q):\n%s", ok, out)
+	}
+	if skew {
+		checkSkew(t, dir, filepath.Base(exe), 4, injected)
+	}
+	r, stderr := analyse(t, dir, filepath.Base(exe))
+	checkClean(t, r, stderr, skew, n)
+	return r
 }
 
 // checkClean checks what every report of a whole run of a program must
@@ -289,6 +256,14 @@ func checkClean(t *testing.T, r *report.Report, stderr string, skew bool, n int)
 	if len(r.Intervals) != n {
 		t.Fatalf("%d intervals, want %d", len(r.Intervals), n)
 	}
+}
+
+// skewName names a subtest by its clocks.
+func skewName(skew bool) string {
+	if skew {
+		return "skewed"
+	}
+	return "aligned"
 }
 
 // function is iv's figures of MPI function fn, nil when not called.
