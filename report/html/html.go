@@ -130,7 +130,7 @@ func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL st
 		return err
 	}
 	data, matrices := pageData(r)
-	rj, err := json.Marshal(data)
+	rj, err := report.AppendJSON(nil, data) // json.Marshal's bytes
 	if err != nil {
 		return fmt.Errorf("encoding report: %w", err)
 	}
