@@ -30,13 +30,16 @@ build: web
 	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
 
 # The HTML report's chart library: npm ci installs what web/package-lock.json
-# pins, and its single-file build is copied where report/html embeds it.
+# pins, and its single-file build is copied where report/html embeds it;
+# go generate writes its size and hash into report/html/chartsum.go (the
+# same as committed unless the pinned version changed).
 CHARTJS = report/html/vendor/chart.umd.min.js
 web: $(CHARTJS)
 $(CHARTJS): web/package.json web/package-lock.json
 	@command -v npm >/dev/null || scripts/deps.sh
 	cd web && npm ci --ignore-scripts --no-audit --no-fund
 	cp web/node_modules/chart.js/dist/chart.umd.min.js $@
+	$(GO) generate ./report/html
 
 # -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
 # 2 cores each); run side by side they starved each other's clock-sync

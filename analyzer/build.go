@@ -1,12 +1,13 @@
 package analyzer
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/dtpa/dtpa/report"
@@ -99,6 +100,26 @@ func frameOf(mods []*tracepb.Module, pc uint64) siteFrame {
 	return siteFrame{-1, pc}
 }
 
+// siteFrames are site's return addresses mapped to modules: the
+// unmarshalled result's, or mapped into buf.
+func (k *siteKeyer) siteFrames(site uint32, buf []siteFrame) []siteFrame {
+	site = k.real(site)
+	if k.frames != nil {
+		if int(site) < len(k.frames) {
+			return k.frames[site]
+		}
+		return nil
+	}
+	if int(site) >= len(k.defs.CallSites) {
+		return nil
+	}
+	buf = buf[:0]
+	for _, pc := range k.defs.CallSites[site] {
+		buf = append(buf, frameOf(k.defs.Modules, pc))
+	}
+	return buf
+}
+
 // newSiteKeyer is the siteKeyer of the rank whose definitions are defs.
 func newSiteKeyer(defs *traceformat.Definitions) *siteKeyer {
 	return &siteKeyer{defs: defs, cache: map[[2]uint32]string{}}
@@ -109,35 +130,56 @@ func (k *siteKeyer) key(site uint32, fn uint32) string {
 	if s, ok := k.cache[ck]; ok {
 		return s
 	}
-	s, _, _ := k.make(site, fn)
+	s, _, _ := k.make(site, fn, nil)
 	k.cache[ck] = s
 	return s
 }
 
-// make builds the key of call site site calling fn, with the function's
-// name and where the site's addresses are.
-func (k *siteKeyer) make(site uint32, fn uint32) (key, name string, ref siteRef) {
-	name = "?"
+// fnName is the name of function fn, "?" when the rank defines none.
+func (k *siteKeyer) fnName(fn uint32) string {
 	if f := k.defs.Function(fn); f != nil {
-		name = f.Name
+		return f.Name
 	}
-	ref = k.ref(site)
+	return "?"
+}
+
+// make builds the key of call site site calling fn, with the function's
+// name and where the site's addresses are; frames, when not nil, are the
+// site's (siteFrames).
+func (k *siteKeyer) make(site uint32, fn uint32, frames []siteFrame) (key, name string, ref siteRef) {
+	name = k.fnName(fn)
+	if frames == nil {
+		frames = k.siteFrames(site, nil)
+	}
+	ref = k.refOf(frames)
 	n := len(name)
 	for i := range ref.modules {
 		n += len(ref.modules[i]) + 4 + 16
 	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteString(name)
-	var num [16]byte
+	b := make([]byte, 0, n)
+	b = append(b, name...)
 	for i := range ref.modules {
 		// "|module+0xoffset", as "|%s+%#x" would print it.
-		b.WriteByte('|')
-		b.WriteString(ref.modules[i])
-		b.WriteString("+0x")
-		b.Write(strconv.AppendUint(num[:0], ref.offsets[i], 16))
+		b = append(b, '|')
+		b = append(b, ref.modules[i]...)
+		b = append(b, "+0x"...)
+		b = appendHex(b, ref.offsets[i])
 	}
-	return b.String(), name, ref
+	return string(b), name, ref
+}
+
+// appendHex appends v in lower-case hexadecimal without leading zeros, as
+// strconv.AppendUint(b, v, 16) does.
+func appendHex(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	n := max(1, (bits.Len64(v)+3)/4)
+	b = slices.Grow(b, n)
+	d := b[len(b) : len(b)+n]
+	for i := n - 1; i >= 0; i-- {
+		d[i] = digits[v&15]
+		v >>= 4
+	}
+	return b[:len(b)+n]
 }
 
 // siteTable numbers the run's call sites once for the report: each
@@ -159,24 +201,79 @@ type siteTable struct {
 	modOf [][]uint32
 	buf   []byte
 	fbuf  []siteFrame
-	// local maps a rank's (call site, function) to its index, by rank.
-	local []map[[2]uint32]int32
-	// bySite maps a rank's call site to the index of the last function
-	// found calling there in a preorder walk of its intervals (the SRC
-	// ids of the waits, causes and unreceived messages), by rank.
-	bySite []map[uint32]int32
+	// local has each rank's indexes by call site, by rank.
+	local []rankSites
 	// srcID is the report's SRC id of each index (0 for an index no
 	// reported interval has), set by number.
 	srcID []int
 }
 
-func newSiteTable(ranks int) *siteTable {
-	return &siteTable{index: map[string]int32{}, byFrames: map[string]int32{}, mods: map[string]uint32{},
-		modOf: make([][]uint32, ranks), local: make([]map[[2]uint32]int32, ranks), bySite: make([]map[uint32]int32, ranks)}
+// rankSites are one rank's call sites' indexes in a siteTable. The
+// rank's sites are numbered from 0 (Definitions.CallSites), so those are
+// found by slice; the rest by map.
+type rankSites struct {
+	// fn and idx are, by call site, 1 + the first function found calling
+	// there (0: none yet) and its index.
+	fn  []uint32
+	idx []int32
+	// more has the other (call site, function) pairs: further functions
+	// at a site, virtual sites (sitefns.go).
+	more map[[2]uint32]int32
+	// last is, by call site, 1 + the index of the last function found
+	// calling there in a preorder walk of the rank's intervals (the SRC
+	// ids of the waits, causes and unreceived messages), 0 for none;
+	// lastMore the same for the sites past the slice.
+	last     []int32
+	lastMore map[uint32]int32
 }
 
-// framesKey is the binary key (byFrames) of rank's site calling fn.
-func (tb *siteTable) framesKey(rank int, keys *siteKeyer, site, fn uint32) []byte {
+func (s *rankSites) get(site, fn uint32) (int32, bool) {
+	if f := fn + 1; f != 0 && int(site) < len(s.fn) && s.fn[site] == f {
+		return s.idx[site], true
+	}
+	i, ok := s.more[[2]uint32{site, fn}]
+	return i, ok
+}
+
+func (s *rankSites) put(site, fn uint32, i int32) {
+	if f := fn + 1; f != 0 && int(site) < len(s.fn) && s.fn[site] == 0 {
+		s.fn[site], s.idx[site] = f, i
+		return
+	}
+	if s.more == nil {
+		s.more = map[[2]uint32]int32{}
+	}
+	s.more[[2]uint32{site, fn}] = i
+}
+
+func (s *rankSites) setLast(site uint32, i int32) {
+	if int(site) < len(s.last) {
+		s.last[site] = i + 1
+		return
+	}
+	if s.lastMore == nil {
+		s.lastMore = map[uint32]int32{}
+	}
+	s.lastMore[site] = i + 1
+}
+
+// lastOf is 1 + the index of the last function found calling at site, 0
+// for none.
+func (s *rankSites) lastOf(site uint32) int32 {
+	if int(site) < len(s.last) {
+		return s.last[site]
+	}
+	return s.lastMore[site]
+}
+
+func newSiteTable(ranks int) *siteTable {
+	return &siteTable{index: map[string]int32{}, byFrames: map[string]int32{}, mods: map[string]uint32{},
+		modOf: make([][]uint32, ranks), local: make([]rankSites, ranks)}
+}
+
+// framesKey is the binary key (byFrames) of rank's site calling fn, whose
+// frames (siteFrames) are frames.
+func (tb *siteTable) framesKey(rank int, keys *siteKeyer, fn uint32, frames []siteFrame) []byte {
 	mods := keys.defs.Modules
 	if tb.modOf[rank] == nil {
 		m := make([]uint32, len(mods)+1) // [0]: no module
@@ -197,23 +294,7 @@ func (tb *siteTable) framesKey(rank int, keys *siteKeyer, site, fn uint32) []byt
 		tb.modOf[rank] = m
 	}
 	mod := tb.modOf[rank]
-	name := "?"
-	if f := keys.defs.Function(fn); f != nil {
-		name = f.Name
-	}
-	var frames []siteFrame
-	site = keys.real(site)
-	if keys.frames != nil {
-		if int(site) < len(keys.frames) {
-			frames = keys.frames[site]
-		}
-	} else if int(site) < len(keys.defs.CallSites) {
-		frames = tb.fbuf[:0]
-		for _, pc := range keys.defs.CallSites[site] {
-			frames = append(frames, frameOf(mods, pc))
-		}
-		tb.fbuf = frames
-	}
+	name := keys.fnName(fn)
 	// The name's length first: the key reads back one way only, whatever
 	// bytes the name holds.
 	b := binary.AppendUvarint(tb.buf[:0], uint64(len(name)))
@@ -231,22 +312,23 @@ func (tb *siteTable) framesKey(rank int, keys *siteKeyer, site, fn uint32) []byt
 // of is the index of rank's call site site calling fn (keys is the
 // rank's siteKeyer).
 func (tb *siteTable) of(rank int, keys *siteKeyer, site, fn uint32) int32 {
-	loc := tb.local[rank]
-	if loc == nil {
+	loc := &tb.local[rank]
+	if loc.fn == nil {
 		n := len(keys.defs.CallSites)
 		if keys.frames != nil {
 			n = len(keys.frames)
 		}
-		loc = make(map[[2]uint32]int32, n)
-		tb.local[rank] = loc
-		tb.bySite[rank] = make(map[uint32]int32, n)
+		loc.fn, loc.idx, loc.last = make([]uint32, n), make([]int32, n), make([]int32, n)
 	}
-	ck := [2]uint32{site, fn}
-	i, ok := loc[ck]
+	i, ok := loc.get(site, fn)
 	if !ok {
-		fk := tb.framesKey(rank, keys, site, fn)
+		frames := keys.siteFrames(site, tb.fbuf)
+		if keys.frames == nil {
+			tb.fbuf = frames
+		}
+		fk := tb.framesKey(rank, keys, fn, frames)
 		if i, ok = tb.byFrames[string(fk)]; !ok {
-			key, name, ref := keys.make(site, fn)
+			key, name, ref := keys.make(site, fn, frames)
 			if i, ok = tb.index[key]; !ok {
 				i = int32(len(tb.keys))
 				tb.index[key] = i
@@ -256,9 +338,9 @@ func (tb *siteTable) of(rank int, keys *siteKeyer, site, fn uint32) int32 {
 			}
 			tb.byFrames[string(fk)] = i
 		}
-		loc[ck] = i
+		loc.put(site, fn, i)
 	}
-	tb.bySite[rank][site] = i
+	loc.setLast(site, i)
 	return i
 }
 
@@ -281,17 +363,17 @@ func (tb *siteTable) number(used []bool) map[string]int {
 	return siteID
 }
 
-// srcOf is the SRC id of rank's call site site (bySite), 0 when it has
-// none.
+// srcOf is the SRC id of rank's call site site (rankSites.last), 0 when
+// it has none.
 func (tb *siteTable) srcOf(rank int32, site uint32) int {
-	if rank < 0 || int(rank) >= len(tb.bySite) || tb.bySite[rank] == nil {
+	if rank < 0 || int(rank) >= len(tb.local) {
 		return 0
 	}
-	i, ok := tb.bySite[rank][site]
-	if !ok {
+	i := tb.local[rank].lastOf(site)
+	if i == 0 {
 		return 0
 	}
-	return tb.srcID[i]
+	return tb.srcID[i-1]
 }
 
 // srcIDsOf is, for each rank r, the report's SRC id of its call site
@@ -306,13 +388,15 @@ func srcIDsOf(tb *siteTable, siteID map[string]int, keys func(r int) *siteKeyer)
 		if k == nil {
 			return nil
 		}
-		var loc map[[2]uint32]int32
+		var loc *rankSites
 		if tb != nil && r < len(tb.local) {
-			loc = tb.local[r]
+			loc = &tb.local[r]
 		}
 		return func(site, fn uint32) int {
-			if i, ok := loc[[2]uint32{site, fn}]; ok {
-				return tb.srcID[i]
+			if loc != nil {
+				if i, ok := loc.get(site, fn); ok {
+					return tb.srcID[i]
+				}
 			}
 			return siteID[k.key(site, fn)]
 		}
@@ -321,39 +405,21 @@ func srcIDsOf(tb *siteTable, siteID map[string]int, keys func(r int) *siteKeyer)
 
 // ref maps a call site's return addresses to modules and offsets.
 func (k *siteKeyer) ref(site uint32) siteRef {
+	return k.refOf(k.siteFrames(site, nil))
+}
+
+// refOf is the modules' paths and offsets of frames.
+func (k *siteKeyer) refOf(frames []siteFrame) siteRef {
 	var ref siteRef
-	site = k.real(site)
-	n := 0
-	if k.frames != nil {
-		if int(site) < len(k.frames) {
-			n = len(k.frames[site])
-		}
-	} else if int(site) < len(k.defs.CallSites) {
-		n = len(k.defs.CallSites[site])
-	}
-	if n > 0 {
-		ref.modules, ref.offsets = make([]string, 0, n), make([]uint64, 0, n)
-	}
-	add := func(f siteFrame) {
-		mod := ""
-		if f.mod >= 0 {
-			mod = k.defs.Modules[f.mod].Path
-		}
-		ref.modules = append(ref.modules, mod)
-		ref.offsets = append(ref.offsets, f.off)
-	}
-	if k.frames != nil {
-		if int(site) < len(k.frames) {
-			for _, f := range k.frames[site] {
-				add(f)
-			}
-		}
+	if len(frames) == 0 {
 		return ref
 	}
-	if int(site) < len(k.defs.CallSites) {
-		for _, pc := range k.defs.CallSites[site] {
-			add(frameOf(k.defs.Modules, pc))
+	ref.modules, ref.offsets = make([]string, len(frames)), make([]uint64, len(frames))
+	for i, f := range frames {
+		if f.mod >= 0 {
+			ref.modules[i] = k.defs.Modules[f.mod].Path
 		}
+		ref.offsets[i] = f.off
 	}
 	return ref
 }
@@ -368,6 +434,8 @@ func total(n *rnode, tb *siteTable, keys *siteKeyer, out map[string]*gnode, rank
 	}
 	t := &rankTot{exeCount: n.ExeCount, exec: n.ExecNs, lastExit: n.LastExit, openAtEnd: n.OpenAtEnd,
 		sites: make(map[int32]*siteTot, used)}
+	// The node's sites' figures, allocated at once.
+	slab := make([]siteTot, 0, used)
 	addAcc(&t.a, n.Value)
 	t.addWaits(n.Value.culprits)
 	t.addCauses(n.Value.causes)
@@ -377,10 +445,10 @@ func total(n *rnode, tb *siteTable, keys *siteKeyer, out map[string]*gnode, rank
 		if !s.used {
 			continue
 		}
-		addSite(t.sites, tb, tb.of(rank, keys, uint32(id), s.fn), s)
+		addSite(t.sites, &slab, tb, tb.of(rank, keys, uint32(id), s.fn), s)
 	}
 	for id, s := range n.Value.bigSites {
-		addSite(t.sites, tb, tb.of(rank, keys, id, s.fn), s)
+		addSite(t.sites, &slab, tb, tb.of(rank, keys, id, s.fn), s)
 	}
 	for _, c := range n.Children {
 		ct := total(c, tb, keys, out, rank)
@@ -430,10 +498,13 @@ func addAcc(d, s *acc) {
 	d.collInst += s.collInst
 }
 
-func addSite(m map[int32]*siteTot, tb *siteTable, k int32, s *siteAcc) {
+// addSite adds s to the figures of index k in m, new ones appended to
+// slab.
+func addSite(m map[int32]*siteTot, slab *[]siteTot, tb *siteTable, k int32, s *siteAcc) {
 	d := m[k]
 	if d == nil {
-		d = &siteTot{fn: tb.fns[k]}
+		*slab = append(*slab, siteTot{fn: tb.fns[k]})
+		d = &(*slab)[len(*slab)-1]
 		m[k] = d
 	}
 	d.add(&siteTot{count: s.count, time: s.time, rs: s.realSync, pot: s.pot, tv: s.tv, overlap: s.overlap,
@@ -644,32 +715,42 @@ func interval(g *gnode, program string, tb *siteTable, sym Symbolizer) (iv repor
 
 // srcs merges the call sites of an interval over processors.
 func srcs(g *gnode, ranks []int, tb *siteTable, sym Symbolizer) []report.SRC {
-	byKey := map[int32]*report.SRC{}
-	if len(ranks) > 0 {
-		byKey = make(map[int32]*report.SRC, len(g.ranks[ranks[0]].sites))
+	// The interval's sites in the order of their SRC ids (unique to a
+	// site), each once, the processors' records appended in ranks' order.
+	var ks []int32
+	pos := make([]int32, len(tb.keys)) // 1 + the site's position in ks; then its position in out
+	for _, r := range ranks {
+		for k := range g.ranks[r].sites {
+			if pos[k] == 0 {
+				ks = append(ks, k)
+				pos[k] = int32(len(ks))
+			}
+		}
+	}
+	slices.SortFunc(ks, func(a, b int32) int { return cmp.Compare(tb.srcID[a], tb.srcID[b]) })
+	out := make([]report.SRC, len(ks))
+	for i, k := range ks {
+		pos[k] = int32(i)
+		out[i].ID = tb.srcID[k]
 	}
 	for _, r := range ranks {
 		for k, s := range g.ranks[r].sites {
-			p := byKey[k]
-			if p == nil {
-				p = &report.SRC{ID: tb.srcID[k], Function: s.fn, Stack: []report.Frame{}, Ranks: make([]report.SRCRank, 0, len(ranks))}
+			p := &out[pos[k]]
+			if p.Ranks == nil {
+				p.Function, p.Stack, p.Ranks = s.fn, []report.Frame{}, make([]report.SRCRank, 0, len(ranks))
 				if sym != nil {
 					pcs := tb.refs[k]
 					for i := range pcs.modules {
 						p.Stack = append(p.Stack, sym.Symbolize(pcs.modules[i], pcs.offsets[i])...)
 					}
 				}
-				byKey[k] = p
 			}
 			p.Ranks = append(p.Ranks, report.SRCRank{Rank: r, ExeCount: s.count, ExeTime: sec(s.time),
 				RealSync: sec(s.rs), LateReceiver: sec(s.late), PotentialSync: sec(s.pot), TimeVariation: sec(s.tv), Overlap: sec(s.overlap)})
 		}
 	}
-	out := make([]report.SRC, 0, len(byKey))
-	for _, p := range byKey {
-		report.DeriveSRC(p)
-		out = append(out, *p)
+	for i := range out {
+		report.DeriveSRC(&out[i])
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }

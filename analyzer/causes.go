@@ -2,7 +2,6 @@ package analyzer
 
 import (
 	"cmp"
-	"slices"
 
 	"github.com/dtpa/dtpa/report"
 )
@@ -168,9 +167,20 @@ func reportCauses(g *gnode, tb *siteTable) []report.Cause {
 		out = append(out, report.Cause{LateRank: k.late, FromSRC: k.from, ToSRC: k.to, Count: v.n,
 			Waits: sec(v.wait), Delay: sec(v.delay), LateComputation: sec(v.lateComp), WaitingComputation: sec(v.ownComp)})
 	}
-	slices.SortFunc(out, func(a, b report.Cause) int {
-		return cmp.Or(cmp.Compare(b.Delay, a.Delay), cmp.Compare(b.Waits, a.Waits), cmp.Compare(a.LateRank, b.LateRank),
-			cmp.Compare(a.FromSRC, b.FromSRC), cmp.Compare(a.ToSRC, b.ToSRC))
+	return sortedBy(out, func(a, b *report.Cause) int {
+		// Not cmp.Or, which compares every field first.
+		if c := cmp.Compare(b.Delay, a.Delay); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Waits, a.Waits); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.LateRank, b.LateRank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.FromSRC, b.FromSRC); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ToSRC, b.ToSRC)
 	})
-	return out
 }

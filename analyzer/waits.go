@@ -627,13 +627,40 @@ func reportWaits(g *gnode, tb *siteTable) []report.Wait {
 		out = append(out, report.Wait{Kind: waitKindNames[k.kind], WaitingRank: k.rank, LateRank: k.late,
 			Seconds: sec(v.ns), Count: v.n, WaitingSRC: k.src, LateSRC: k.lsrc})
 	}
-	slices.SortFunc(out, func(a, b report.Wait) int {
+	return sortedBy(out, func(a, b *report.Wait) int {
 		if c := cmp.Compare(b.Seconds, a.Seconds); c != 0 {
 			return c
 		}
-		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.WaitingRank, b.WaitingRank), cmp.Compare(a.LateRank, b.LateRank),
-			cmp.Compare(a.WaitingSRC, b.WaitingSRC), cmp.Compare(a.LateSRC, b.LateSRC))
+		if c := cmp.Compare(a.Kind, b.Kind); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.WaitingRank, b.WaitingRank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.LateRank, b.LateRank); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.WaitingSRC, b.WaitingSRC); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.LateSRC, b.LateSRC)
 	})
+}
+
+// sortedBy is s sorted by cmp, in a new slice: the elements' indexes
+// are sorted, not the elements, which the report's waits and causes
+// are too large to be copied at every comparison (SortFunc passes them by
+// value).
+func sortedBy[T any](s []T, cmp func(a, b *T) int) []T {
+	idx := make([]int32, len(s))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int { return cmp(&s[a], &s[b]) })
+	out := make([]T, len(s))
+	for i, j := range idx {
+		out[i] = s[j]
+	}
 	return out
 }
 

@@ -226,11 +226,10 @@ func appendInt(b []byte, v int64) []byte {
 }
 
 // appendJSONString appends s quoted as json.Marshal quotes it: as is when
-// it is printable ASCII with nothing to escape (HTML's <>& included),
-// else by json.Marshal.
+// all its bytes are plain (jsonPlain), else by json.Marshal.
 func appendJSONString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !jsonPlain[0][s[i]] {
 			q, _ := json.Marshal(s) // a string always encodes
 			return append(b, q...)
 		}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -391,42 +390,11 @@ func keepLevels(r *report.Report, maxLevel int) *report.Report {
 // 2-space indentation, a final newline, and empty arrays rather than null
 // so that consumers need not special-case absent lists.
 func writeJSON(w io.Writer, r *report.Report) error {
-	b, err := appendReportJSON(make([]byte, 0, jsonSize(r)), nonNil(r))
+	b, err := report.AppendIndentedJSON(nil, nonNil(r))
 	if err != nil {
-		// encoding/json's error, as encodeJSON gives it.
-		return encodeJSON(w, r)
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-// jsonSize is about the size of r's JSON: its call sites' records.
-func jsonSize(r *report.Report) int {
-	n := 1 << 16
-	for i := range r.Intervals {
-		iv := &r.Intervals[i]
-		n += 300*len(iv.Waits) + 350*len(iv.Causes)
-		for j := range iv.SRC {
-			s := &iv.SRC[j]
-			n += 400 + 110*len(s.Stack) + 300*len(s.Ranks)
-		}
-	}
-	return n
-}
-
-// encodeJSON is writeJSON by encoding/json, which appendReportJSON's
-// output equals (TestReportJSON).
-func encodeJSON(w io.Writer, r *report.Report) error {
-	var compact bytes.Buffer
-	enc := json.NewEncoder(&compact)
-	enc.SetEscapeHTML(false) // warnings and file names are read as written
-	if err := enc.Encode(nonNil(r)); err != nil {
 		return err
 	}
-	// What Encode wrote with SetIndent("", "  "): the value indented, then
-	// the newline.
-	b := compact.Bytes()
-	_, err := w.Write(append(indentJSON(make([]byte, 0, 2*len(b)), b[:len(b)-1]), '\n'))
+	_, err = w.Write(append(b, '\n'))
 	return err
 }
 

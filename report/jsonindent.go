@@ -1,4 +1,4 @@
-package main
+package report
 
 // indentJSON appends to dst the compact JSON value src (as json.Marshal
 // writes it: no white space outside strings) indented with two spaces per

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -8,13 +8,26 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/dtpa/dtpa/report"
 )
 
-// reportJSON writes a report as writeJSON documents it, indented as it
-// goes: the bytes json.Encoder (HTML not escaped) and indentJSON give,
-// written field by field. Reflection cost more per call site than the
+// AppendJSON appends r's JSON as json.Marshal encodes it: compact, with
+// HTML's <, > and & escaped (the page of dtpa --html embeds it in a
+// script element). A float JSON cannot encode fails it with
+// encoding/json's error.
+func AppendJSON(dst []byte, r *Report) ([]byte, error) {
+	return appendReportJSON(dst, r, false)
+}
+
+// AppendIndentedJSON appends r's JSON as a json.Encoder with
+// SetEscapeHTML(false) and SetIndent("", "  ") encodes it, without the
+// final newline (dtpa --json, docs/report-format.md). A float JSON cannot
+// encode fails it with encoding/json's error.
+func AppendIndentedJSON(dst []byte, r *Report) ([]byte, error) {
+	return appendReportJSON(dst, r, true)
+}
+
+// reportJSON writes a report as encoding/json does, indented or compact
+// as it goes, field by field. Reflection cost more per call site than the
 // site's figures, and indenting the compact encoding walked every byte a
 // second time; the few kilobytes besides the call sites (the ranks'
 // figures and call mix, the profile) cost as much again through
@@ -23,6 +36,11 @@ import (
 // TestReportJSON compares it with encoding/json.
 type reportJSON struct {
 	b []byte
+	// indent: two spaces per level, a space after a colon (AppendIndentedJSON);
+	// else compact, and HTML's characters escaped (AppendJSON).
+	indent bool
+	// plain are the bytes a string holds as they are (jsonPlain).
+	plain *[256]bool
 	// bad is set by a float JSON cannot encode (NaN, ±Inf): the report is
 	// then encoded by encoding/json, for its error.
 	bad bool
@@ -34,25 +52,62 @@ type reportJSON struct {
 	srcP, frameP, srcRankP, waitP, causeP pieces
 }
 
-var errBadFloat = errors.New("unsupported float")
+// jsonPlain are, for a string written compact with HTML's characters
+// escaped [0] and indented without [1], the bytes encoding/json writes
+// as they are: printable ASCII but the quote and the backslash (and
+// <, > and & for [0]).
+var jsonPlain = func() (p [2][256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		p[0][c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		p[1][c] = c != '"' && c != '\\'
+	}
+	return p
+}()
 
-// appendReportJSON appends r's JSON, indented, to dst.
-func appendReportJSON(dst []byte, r *report.Report) ([]byte, error) {
-	w := &reportJSON{b: dst}
+// appendReportJSON appends r's JSON to dst, indented or compact.
+func appendReportJSON(dst []byte, r *Report, indent bool) ([]byte, error) {
+	w := &reportJSON{b: slices.Grow(dst, jsonSize(r)), indent: indent}
 	w.enc = json.NewEncoder(&w.tmp)
-	w.enc.SetEscapeHTML(false)
+	if indent {
+		w.plain = &jsonPlain[1]
+		w.enc.SetEscapeHTML(false)
+	} else {
+		w.plain = &jsonPlain[0]
+	}
 	w.report(r)
 	if w.err == nil && w.bad {
-		w.err = errBadFloat
+		// encoding/json's error.
+		_, w.err = json.Marshal(r)
+		if w.err == nil {
+			w.err = errors.New("internal error: a float encoding/json encodes was taken for one it cannot")
+		}
 	}
 	return w.b, w.err
+}
+
+// jsonSize is about the size of r's JSON, indented: its call sites'
+// records.
+func jsonSize(r *Report) int {
+	n := 1 << 16
+	for i := range r.Intervals {
+		iv := &r.Intervals[i]
+		n += 300*len(iv.Waits) + 350*len(iv.Causes)
+		for j := range iv.SRC {
+			s := &iv.SRC[j]
+			n += 400 + 110*len(s.Stack) + 300*len(s.Ranks)
+		}
+	}
+	return n
 }
 
 // newline is a newline and the indentation of up to 32 levels.
 const newline = "\n                                                                "
 
-// nl starts a line at depth d.
+// nl starts a line at depth d when indenting.
 func (w *reportJSON) nl(d int) {
+	if !w.indent {
+		return
+	}
 	if n := 1 + 2*d; n <= len(newline) {
 		w.b = append(w.b, newline[:n]...)
 		return
@@ -64,10 +119,15 @@ func (w *reportJSON) nl(d int) {
 }
 
 // key starts a member of an object at depth d−1 (its first when first):
-// k is the member's quoted name, a colon and a space.
+// k is the member's quoted name, a colon and a space (written without the
+// space when compact).
 func (w *reportJSON) key(d int, k string, first bool) {
 	if !first {
 		w.b = append(w.b, ',')
+	}
+	if !w.indent {
+		w.b = append(w.b, k[:len(k)-1]...)
+		return
 	}
 	w.nl(d)
 	w.b = append(w.b, k...)
@@ -120,11 +180,6 @@ func (w *reportJSON) float(v float64) {
 	}
 }
 
-// digitPairs are the two digits of 0 to 99.
-const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
-	"8081828384858687888990919293949596979899"
-
 // appendNanos appends u nanoseconds as seconds, −u when neg: the integer
 // part, then the point and the nine digits of the fraction without their
 // trailing zeros when it has one. The digits are written in place two at
@@ -164,11 +219,11 @@ func appendNanos(b []byte, neg bool, u uint64) []byte {
 	return b[:n+end]
 }
 
-// str appends s quoted: as is when it is printable ASCII without a quote
-// or backslash (function names, paths), else as encoding/json escapes it.
+// str appends s quoted: as is when all its bytes are plain (function
+// names, paths), else as encoding/json escapes it.
 func (w *reportJSON) str(s string) {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+		if !w.plain[s[i]] {
 			w.value(0, s)
 			return
 		}
@@ -193,14 +248,20 @@ func (w *reportJSON) compact(v any) bool {
 	return true
 }
 
-// value appends v as encoding/json encodes it, indented at depth d.
+// value appends v as encoding/json encodes it, indented at depth d when
+// indenting.
 func (w *reportJSON) value(d int, v any) {
-	if w.compact(v) {
+	if !w.compact(v) {
+		return
+	}
+	if w.indent {
 		w.b = indentJSONAt(w.b, w.tmp.Bytes(), d)
+	} else {
+		w.b = append(w.b, w.tmp.Bytes()...)
 	}
 }
 
-func (w *reportJSON) report(r *report.Report) {
+func (w *reportJSON) report(r *Report) {
 	// Report's fields in order, RunFacts' members where it is embedded.
 	w.b = append(w.b, '{')
 	w.key(1, `"schema": `, true)
@@ -328,7 +389,7 @@ func (w *reportJSON) matrix(d int, m [][]int64) {
 	w.array(d, m == nil, len(m), func(d, i int) { w.int64s(d, m[i]) })
 }
 
-func (w *reportJSON) findings(d int, f *report.Findings) {
+func (w *reportJSON) findings(d int, f *Findings) {
 	w.b = append(w.b, '{')
 	w.key(d+1, `"interval": `, true)
 	w.ints(d+1, f.Interval)
@@ -369,7 +430,7 @@ func (w *reportJSON) findings(d int, f *report.Findings) {
 	w.close(d, 1, '}')
 }
 
-func (w *reportJSON) run(d int, r *report.Run) {
+func (w *reportJSON) run(d int, r *Run) {
 	w.b = append(w.b, '{')
 	w.key(d+1, `"mpi": `, true)
 	w.str(r.MPI)
@@ -409,7 +470,7 @@ func (w *reportJSON) run(d int, r *report.Run) {
 }
 
 // interval appends iv at depth d.
-func (w *reportJSON) interval(d int, iv *report.Interval) {
+func (w *reportJSON) interval(d int, iv *Interval) {
 	w.b = append(w.b, '{')
 	w.key(d+1, `"path": `, true)
 	w.ints(d+1, iv.Path)
@@ -480,7 +541,7 @@ func (w *reportJSON) interval(d int, iv *report.Interval) {
 	w.b = append(w.b, '}')
 }
 
-func (w *reportJSON) main(d int, m *report.Main) {
+func (w *reportJSON) main(d int, m *Main) {
 	w.b = append(w.b, '{')
 	w.key(d+1, `"efficiency": `, true)
 	w.float(m.Efficiency)
@@ -531,8 +592,8 @@ func (w *reportJSON) main(d int, m *report.Main) {
 	w.close(d, 1, '}')
 }
 
-func (w *reportJSON) comparative(d int, c *report.Comparative) {
-	stat := func(k string, first bool, s *report.Stat) {
+func (w *reportJSON) comparative(d int, c *Comparative) {
+	stat := func(k string, first bool, s *Stat) {
 		w.key(d+1, k, first)
 		w.b = append(w.b, '{')
 		w.key(d+2, `"min": `, true)
@@ -562,7 +623,7 @@ func (w *reportJSON) comparative(d int, c *report.Comparative) {
 	w.close(d, 1, '}')
 }
 
-func (w *reportJSON) rank(d int, r *report.Rank) {
+func (w *reportJSON) rank(d int, r *Rank) {
 	w.b = append(w.b, '{')
 	w.key(d+1, `"rank": `, true)
 	w.int(int64(r.Rank))
@@ -645,7 +706,7 @@ func (w *reportJSON) rank(d int, r *report.Rank) {
 
 // profile appends p's members, those of an object at depth d−1 that has
 // members already.
-func (w *reportJSON) profile(d int, p *report.Profile) {
+func (w *reportJSON) profile(d int, p *Profile) {
 	if len(p.Functions) > 0 {
 		w.key(d, `"functions": `, false)
 		w.array(d, false, len(p.Functions), func(d, i int) {
@@ -690,7 +751,7 @@ func (w *reportJSON) profile(d int, p *report.Profile) {
 		w.close(d, 1, '}')
 	}
 	if t := p.Traffic; t != nil {
-		vol := func(k string, first bool, v *report.Volume) {
+		vol := func(k string, first bool, v *Volume) {
 			w.key(d+1, k, first)
 			w.b = append(w.b, '{')
 			w.key(d+2, `"messages": `, true)
@@ -783,26 +844,30 @@ type pieces struct {
 	p []string
 }
 
-// at is the pieces of an object of members names at depth d.
-func (c *pieces) at(d int, names ...string) []string {
+// at is the pieces of an object of members names at depth d, indented
+// or compact (a writer does either).
+func (c *pieces) at(d int, indent bool, names ...string) []string {
 	if c.p != nil && c.d == d {
 		return c.p
 	}
-	ind := func(d int) string { return "\n" + strings.Repeat("  ", d) }
+	ind, colon := func(d int) string { return "\n" + strings.Repeat("  ", d) }, `": `
+	if !indent {
+		ind, colon = func(int) string { return "" }, `":`
+	}
 	c.d, c.p = d, make([]string, len(names)+1)
 	for i, k := range names {
 		pre := ","
 		if i == 0 {
 			pre = "{"
 		}
-		c.p[i] = pre + ind(d+1) + `"` + k + `": `
+		c.p[i] = pre + ind(d+1) + `"` + k + colon
 	}
 	c.p[len(names)] = ind(d) + "}"
 	return c.p
 }
 
-func (w *reportJSON) src(d int, s *report.SRC) {
-	p := w.srcP.at(d, "id", "function", "comm", "real_sync", "late_receiver", "potential_sync", "time_variation",
+func (w *reportJSON) src(d int, s *SRC) {
+	p := w.srcP.at(d, w.indent, "id", "function", "comm", "real_sync", "late_receiver", "potential_sync", "time_variation",
 		"overlap", "stack", "ranks")
 	w.b = append(w.b, p[0]...)
 	w.int(int64(s.ID))
@@ -825,7 +890,7 @@ func (w *reportJSON) src(d int, s *report.SRC) {
 		w.b = append(w.b, "null"...)
 	} else {
 		w.b = append(w.b, '[')
-		fp := w.frameP.at(d+2, "function", "file", "line")
+		fp := w.frameP.at(d+2, w.indent, "function", "file", "line")
 		for i := range s.Stack {
 			if i > 0 {
 				w.b = append(w.b, ',')
@@ -847,7 +912,7 @@ func (w *reportJSON) src(d int, s *report.SRC) {
 		w.b = append(w.b, "null"...)
 	} else {
 		w.b = append(w.b, '[')
-		rp := w.srcRankP.at(d+2, "rank", "exe_count", "exe_time", "real_sync", "late_receiver", "potential_sync",
+		rp := w.srcRankP.at(d+2, w.indent, "rank", "exe_count", "exe_time", "real_sync", "late_receiver", "potential_sync",
 			"time_variation", "overlap")
 		for i := range s.Ranks {
 			if i > 0 {
@@ -878,8 +943,8 @@ func (w *reportJSON) src(d int, s *report.SRC) {
 	w.b = append(w.b, p[10]...)
 }
 
-func (w *reportJSON) wait(d int, x *report.Wait) {
-	p := w.waitP.at(d, "kind", "waiting_rank", "late_rank", "seconds", "count", "waiting_src", "late_src")
+func (w *reportJSON) wait(d int, x *Wait) {
+	p := w.waitP.at(d, w.indent, "kind", "waiting_rank", "late_rank", "seconds", "count", "waiting_src", "late_src")
 	w.b = append(w.b, p[0]...)
 	w.str(x.Kind)
 	w.b = append(w.b, p[1]...)
@@ -897,8 +962,8 @@ func (w *reportJSON) wait(d int, x *report.Wait) {
 	w.b = append(w.b, p[7]...)
 }
 
-func (w *reportJSON) cause(d int, c *report.Cause) {
-	p := w.causeP.at(d, "late_rank", "from_src", "to_src", "count", "waits", "delay", "late_computation",
+func (w *reportJSON) cause(d int, c *Cause) {
+	p := w.causeP.at(d, w.indent, "late_rank", "from_src", "to_src", "count", "waits", "delay", "late_computation",
 		"waiting_computation")
 	w.b = append(w.b, p[0]...)
 	w.int(int64(c.LateRank))

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/dtpa/dtpa/report"
 )
 
 // fillRandom sets every field of the value v points to at random: nil,
@@ -114,50 +112,64 @@ func randomFloat(rng *rand.Rand) float64 {
 	return f
 }
 
-// encodingJSON is writeJSON as encoding/json writes it.
-func encodingJSON(t *testing.T, r *report.Report) []byte {
+// encodingJSON is AppendIndentedJSON (indent) or AppendJSON as
+// encoding/json writes it.
+func encodingJSON(t *testing.T, r *Report, indent bool) []byte {
 	t.Helper()
+	if !indent {
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(nonNil(r)); err != nil {
+	if err := enc.Encode(r); err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
+// TestReportJSON compares AppendIndentedJSON and AppendJSON with
+// encoding/json on random reports.
 func TestReportJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 1))
 	for i := range 2000 {
-		var r report.Report
+		var r Report
 		fillRandom(rng, reflect.ValueOf(&r).Elem(), 0)
 		if i%7 == 0 {
 			// A report of the size of a real one's call sites.
-			r.Intervals = make([]report.Interval, 2)
+			r.Intervals = make([]Interval, 2)
 			for j := range r.Intervals {
 				iv := &r.Intervals[j]
 				fillRandom(rng, reflect.ValueOf(iv).Elem(), 1)
-				iv.SRC = make([]report.SRC, 40)
+				iv.SRC = make([]SRC, 40)
 				for k := range iv.SRC {
 					fillRandom(rng, reflect.ValueOf(&iv.SRC[k]).Elem(), 3)
 				}
 			}
 		}
-		want := encodingJSON(t, &r)
-		var got bytes.Buffer
-		if err := writeJSON(&got, &r); err != nil {
-			t.Fatalf("report %d: %v", i, err)
-		}
-		if !bytes.Equal(got.Bytes(), want) {
-			g, w := got.String(), string(want)
-			n := 0
-			for n < len(g) && n < len(w) && g[n] == w[n] {
-				n++
+		for _, indent := range []bool{true, false} {
+			want := encodingJSON(t, &r, indent)
+			got, err := appendReportJSON([]byte("x"), &r, indent)
+			if err != nil {
+				t.Fatalf("report %d: %v", i, err)
 			}
-			lo := max(0, n-200)
-			t.Fatalf("report %d differs from encoding/json's at byte %d:\n got …%s\nwant …%s", i, n,
-				g[lo:min(len(g), n+100)], w[lo:min(len(w), n+100)])
+			if got[0] != 'x' {
+				t.Fatalf("report %d: dst not appended to", i)
+			}
+			if g, w := string(got[1:]), string(want); g != w {
+				n := 0
+				for n < len(g) && n < len(w) && g[n] == w[n] {
+					n++
+				}
+				lo := max(0, n-200)
+				t.Fatalf("report %d (indent %v) differs from encoding/json's at byte %d:\n got …%s\nwant …%s", i, indent, n,
+					g[lo:min(len(g), n+100)], w[lo:min(len(w), n+100)])
+			}
 		}
 	}
 }
@@ -165,25 +177,27 @@ func TestReportJSON(t *testing.T) {
 // TestReportJSONBadFloat: a float JSON cannot encode, in a call site's
 // figures or elsewhere, fails as encoding/json fails.
 func TestReportJSONBadFloat(t *testing.T) {
-	for _, set := range []func(*report.Report){
-		func(r *report.Report) { r.Intervals[0].SRC[0].Ranks[0].Overlap = math.NaN() },
-		func(r *report.Report) { r.Intervals[0].Causes[0].Delay = math.Inf(-1) },
-		func(r *report.Report) { r.Intervals[0].Main.LostTime = math.Inf(1) },
-		func(r *report.Report) { r.Intervals[0].Ranks[0].CallMix[0].TimeShare = math.NaN() },
-		func(r *report.Report) { r.Intervals[0].MessageSizes[0].Throughput = math.Inf(1) },
-		func(r *report.Report) { r.Findings.Losses[0].Share = math.NaN() },
+	for _, set := range []func(*Report){
+		func(r *Report) { r.Intervals[0].SRC[0].Ranks[0].Overlap = math.NaN() },
+		func(r *Report) { r.Intervals[0].Causes[0].Delay = math.Inf(-1) },
+		func(r *Report) { r.Intervals[0].Main.LostTime = math.Inf(1) },
+		func(r *Report) { r.Intervals[0].Ranks[0].CallMix[0].TimeShare = math.NaN() },
+		func(r *Report) { r.Intervals[0].MessageSizes[0].Throughput = math.Inf(1) },
+		func(r *Report) { r.Findings.Losses[0].Share = math.NaN() },
 	} {
-		r := &report.Report{Findings: &report.Findings{Losses: []report.Loss{{}}}, Intervals: []report.Interval{{
-			Ranks:   []report.Rank{{RankProfile: report.RankProfile{CallMix: []report.CallMix{{}}}}},
-			SRC:     []report.SRC{{Ranks: []report.SRCRank{{}}}},
-			Causes:  []report.Cause{{}},
-			Profile: report.Profile{MessageSizes: []report.SizeBin{{}}},
+		r := &Report{Findings: &Findings{Losses: []Loss{{}}}, Intervals: []Interval{{
+			Ranks:   []Rank{{RankProfile: RankProfile{CallMix: []CallMix{{}}}}},
+			SRC:     []SRC{{Ranks: []SRCRank{{}}}},
+			Causes:  []Cause{{}},
+			Profile: Profile{MessageSizes: []SizeBin{{}}},
 		}}}
 		set(r)
 		_, want := json.Marshal(r)
-		err := writeJSON(&bytes.Buffer{}, r)
-		if err == nil || want == nil || err.Error() != want.Error() {
-			t.Errorf("error %v, want %v", err, want)
+		for _, f := range []func([]byte, *Report) ([]byte, error){AppendIndentedJSON, AppendJSON} {
+			_, err := f(nil, r)
+			if err == nil || want == nil || err.Error() != want.Error() {
+				t.Errorf("error %v, want %v", err, want)
+			}
 		}
 	}
 }
@@ -198,7 +212,7 @@ func TestReportJSONFloat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := &reportJSON{}
+		w := &reportJSON{indent: true}
 		w.float(v)
 		if string(w.b) != string(want) {
 			t.Fatalf("%v (%#x): %s, want %s", v, math.Float64bits(v), w.b, want)
