@@ -75,10 +75,9 @@ unwind:
 # compaction of the trace as the rank ends, a garbage collection's stack
 # scan) with SIGURG, and a program that handles SIGURG itself then runs its
 # handler on the tracer's threads. PETSc's PetscInitialize installs one that
-# reports "Caught signal" and aborts: PETSc programs died under dtrun in 5
-# runs of 6. asyncpreemptoff=1, compiled in as the runtime's default
-# GODEBUG, leaves preemption to the goroutines' own function calls
-# (tracer/README.md, "Signals the tracer sends").
+# reports "Caught signal" and aborts the job. asyncpreemptoff=1, compiled in
+# as the runtime's default GODEBUG, leaves preemption to the goroutines'
+# own function calls (tracer/README.md, "Signals the tracer sends").
 GOSHARED := -buildmode=c-shared -ldflags=-X=runtime.godebugDefault=asyncpreemptoff=1
 
 $(OUT)/libdtpa_openmpi.so: FORCE | gen unwind
