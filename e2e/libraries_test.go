@@ -121,7 +121,7 @@ func TestScaLAPACK(t *testing.T) {
 // (MPI_Send_init, MPI_Recv_init) started with MPI_Startall and completed
 // with MPI_Waitall, its dot products MPI_Allreduce with its own operations.
 // PETSc handles SIGURG, which the Go runtime inside the tracer used to send
-// to its own threads: the program then died in 5 runs of 6 (tracer
+// to its own threads: the program then died in 7 runs of 8 (tracer
 // TestProgramHandlesSIGURG). The same program with PETSc's other
 // preconditioners brings in the libraries it calls: algebraic multigrid
 // (GAMG: collectives on which some ranks contribute nothing, whose exits
