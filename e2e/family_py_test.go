@@ -81,11 +81,7 @@ func checkFamily(t *testing.T, f family, dir, app, out string) {
 		}
 	}
 	r, stderr := analyse(t, dir, app)
-	if r.Unmatched != nil {
-		t.Errorf("%s: unmatched operations: %+v", f.name, *r.Unmatched)
-	}
-	checkWarnings(t, r, stderr, false)
-	checkInvariants(t, r, 4)
+	checkClean(t, r, stderr, false, -1)
 	if f.check != nil {
 		f.check(t, out, r)
 	}

@@ -8,6 +8,22 @@ import (
 	"github.com/dtpa/dtpa/report"
 )
 
+// checkClean checks what every report of a whole run of a 4-rank program
+// must show: nothing unmatched, no warning (in a skewed run, tolerated
+// clock violations only), the invariants, and n intervals (any number
+// when n < 0).
+func checkClean(t *testing.T, r *report.Report, stderr string, skew bool, n int) {
+	t.Helper()
+	if r.Unmatched != nil {
+		t.Errorf("unmatched operations: %+v", *r.Unmatched)
+	}
+	checkWarnings(t, r, stderr, skew)
+	checkInvariants(t, r, 4)
+	if n >= 0 && len(r.Intervals) != n {
+		t.Fatalf("%d intervals, want %d", len(r.Intervals), n)
+	}
+}
+
 // checkInvariants checks what must hold in any report of a complete run of
 // np processors, whatever the program: report.Check (the identities of
 // characteristics.md §3–§5, comparative and call-site sums, no negative time — Productive

@@ -243,21 +243,6 @@ func libRun(t *testing.T, m mpiImpl, exe string, skew bool, ok string, n int, ar
 	return r
 }
 
-// checkClean checks what every report of a whole run of a program must
-// show: nothing unmatched, no warning (in a skewed run, tolerated clock
-// violations only), the invariants, and n intervals.
-func checkClean(t *testing.T, r *report.Report, stderr string, skew bool, n int) {
-	t.Helper()
-	if r.Unmatched != nil {
-		t.Errorf("unmatched operations: %+v", *r.Unmatched)
-	}
-	checkWarnings(t, r, stderr, skew)
-	checkInvariants(t, r, 4)
-	if len(r.Intervals) != n {
-		t.Fatalf("%d intervals, want %d", len(r.Intervals), n)
-	}
-}
-
 // skewName names a subtest by its clocks.
 func skewName(skew bool) string {
 	if skew {

@@ -28,11 +28,7 @@ func TestMPIAPI(t *testing.T) {
 			exe := compile(t, m, dir, "mpiapi")
 			trace(t, m, dir, []string{"TMPDIR=" + dir}, 4, exe)
 			r, stderr := analyse(t, dir, "mpiapi")
-			if r.Unmatched != nil {
-				t.Errorf("unmatched operations: %+v", *r.Unmatched)
-			}
-			checkWarnings(t, r, stderr, false)
-			checkInvariants(t, r, 4)
+			checkClean(t, r, stderr, false, -1)
 			// One interval per family.
 			if n := len(r.Intervals); n < 12 {
 				t.Errorf("%d intervals, want the whole program and 11 families", n)

@@ -57,11 +57,7 @@ func TestStress(t *testing.T) {
 				t.Errorf("%d communicators freed, want at least %d", n, stressCommsPerRound*stressRounds)
 			}
 			r, stderr := analyse(t, dir, "stress")
-			if r.Unmatched != nil {
-				t.Errorf("unmatched operations: %+v", *r.Unmatched)
-			}
-			checkWarnings(t, r, stderr, false)
-			checkInvariants(t, r, 4)
+			checkClean(t, r, stderr, false, -1)
 			if n := len(r.Intervals); n != 4 {
 				t.Errorf("%d intervals, want the whole program and 3", n)
 			}
