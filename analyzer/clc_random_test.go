@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -635,13 +634,8 @@ func TestRandomClockRepairs(t *testing.T) {
 		}
 		for _, w := range []int{1, 2, 4} {
 			name := fmt.Sprintf("seed %d (%d ranks, pend %d, level %d), %d workers", seed, run.Size(), lim.pend, level, w)
-			var warned []string
 			sink := &clcSink{}
-			rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: level, Workers: w, limits: &lim,
-				Timeline: &TimelineRecorder{Sink: sink}, Warn: func(s string) { warned = append(warned, s) }})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep, warned := analyzeSink(t, Options{Dir: dir, App: "app", MaxLevel: level, Workers: w, limits: &lim}, sink)
 			if rep.Unmatched != nil {
 				t.Errorf("%s: unmatched %+v", name, rep.Unmatched)
 			}

@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -134,12 +133,7 @@ func TestRandomCollectives(t *testing.T) {
 		for _, w := range []int{1, 2, 4} {
 			name := fmt.Sprintf("seed %d (%d ranks), %d workers", seed, n, w)
 			sink := &collSink{}
-			var warned []string
-			rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w,
-				Timeline: &TimelineRecorder{Sink: sink}, Warn: func(s string) { warned = append(warned, s) }})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep, warned := analyzeSink(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w}, sink)
 			if len(warned) > 0 || rep.Unmatched != nil {
 				t.Errorf("%s: warnings %q, unmatched %+v", name, warned, rep.Unmatched)
 			}

@@ -94,6 +94,21 @@ func analyzeDir(t *testing.T, dir string, maxLevel ...int) *report.Report {
 	return analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: ml})
 }
 
+// analyzeSink analyzes with opts, every call and interval execution going
+// to sink (the random tests' models compare them), and returns the report
+// and the warnings passed to Warn.
+func analyzeSink(t *testing.T, opts Options, sink TimelineSink) (*report.Report, []string) {
+	t.Helper()
+	var warned []string
+	opts.Timeline = &TimelineRecorder{Sink: sink}
+	opts.Warn = func(s string) { warned = append(warned, s) }
+	rep, err := Analyze(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, warned
+}
+
 // analyzeOpts analyzes with opts, checking the warnings passed to Warn and
 // the report's invariants.
 func analyzeOpts(t *testing.T, opts Options) *report.Report {

@@ -1,7 +1,6 @@
 package analyzer
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -398,12 +397,7 @@ func TestRandomMatchingThreads(t *testing.T) {
 func checkMatching(t *testing.T, dir string, want []map[int64][]TimelineMsg, w int, name string) {
 	t.Helper()
 	sink := &matchSink{}
-	var warned []string
-	rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w,
-		Timeline: &TimelineRecorder{Sink: sink}, Warn: func(s string) { warned = append(warned, s) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep, warned := analyzeSink(t, Options{Dir: dir, App: "app", MaxLevel: -1, Workers: w}, sink)
 	if len(warned) > 0 || rep.Unmatched != nil {
 		t.Errorf("%s: warnings %q, unmatched %+v", name, warned, rep.Unmatched)
 	}
