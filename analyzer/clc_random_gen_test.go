@@ -499,11 +499,7 @@ func randomClockRepairs(rng *rand.Rand) (*tracetest.Run, *clcProg) {
 	for range 40 {
 		switch x := rng.IntN(12); {
 		case x < 6:
-			s := rng.IntN(n)
-			d := rng.IntN(n - 1)
-			if d >= s {
-				d++
-			}
+			s, d := distinctPair(rng, n)
 			switch x {
 			case 5:
 				p.gather(d)

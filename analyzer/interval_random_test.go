@@ -666,11 +666,7 @@ func randomIntervals(rng *rand.Rand, unbalanced, drift bool) (*tracetest.Run, *i
 	for range 40 {
 		switch x := rng.IntN(12); {
 		case x < 6:
-			s := rng.IntN(n)
-			d := rng.IntN(n - 1)
-			if d >= s {
-				d++
-			}
+			s, d := distinctPair(rng, n)
 			switch x {
 			case 4:
 				p.exchange(s, d)
@@ -824,4 +820,14 @@ func TestRandomIntervals(t *testing.T) {
 		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: level})
 		checkIntervals(t, fmt.Sprintf("seed %d, analyzeOpts", seed), rep, m, level, tol)
 	}
+}
+
+// distinctPair draws two different ranks of n (n ≥ 2), a sender and a
+// receiver, each pair equally likely.
+func distinctPair(rng *rand.Rand, n int) (s, d int) {
+	s, d = rng.IntN(n), rng.IntN(n-1)
+	if d >= s {
+		d++
+	}
+	return s, d
 }
