@@ -217,6 +217,14 @@ func FindTraces(dir, name string) (traceDir, app string, err error) {
 	if len(files) > 0 {
 		return traceDir, app, nil
 	}
+	// The tracer names the traces after the program without its extension
+	// (pw.x writes pw.<rank>.trc), so the program's own name finds them.
+	if ext := filepath.Ext(app); ext != "" && ext != app {
+		t := strings.TrimSuffix(app, ext)
+		if files, err := traceFiles(traceDir, t); err == nil && len(files) > 0 {
+			return traceDir, t, nil
+		}
+	}
 	if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 		tasks := Tasks(p)
 		switch len(tasks) {

@@ -28,6 +28,12 @@ func TestFindTraces(t *testing.T) {
 	}
 	touch(filepath.Join(sub, "app")) // the executable beside its traces
 	touch(filepath.Join(sub, "notes.txt"))
+	qe := filepath.Join(root, "qe")
+	if err := os.Mkdir(qe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	touch(filepath.Join(qe, "pw.0.trc")) // written by pw.x
+	touch(filepath.Join(qe, "pw.x"))
 	touch(filepath.Join(other, "a.0.trc"))
 	touch(filepath.Join(other, "b.0.trc"))
 	touch(filepath.Join(other, "b.1.trc"))
@@ -44,6 +50,9 @@ func TestFindTraces(t *testing.T) {
 		{root, "runs/r1/app.1.trc", sub, "app"},
 		{root, "runs/r1", sub, "app"}, // a directory with one task
 		{"", filepath.Join(sub, "app"), sub, "app"},
+		{qe, "pw.x", qe, "pw"}, // the program's name, extension and all
+		{qe, "./pw.x", qe, "pw"},
+		{root, "qe/pw.x", qe, "pw"},
 	}
 	for _, tt := range tests {
 		d, app, err := FindTraces(tt.dir, tt.name)

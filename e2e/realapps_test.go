@@ -139,6 +139,43 @@ func TestNWChem(t *testing.T) {
 	})
 }
 
+// TestQuantumESPRESSO traces pw.x (Fortran; FFTW's and its own
+// all-to-all transposes, ScaLAPACK) on a silicon SCF. The aligned run splits
+// the k-points over two pools (MPI_Comm_split, MPI_Gatherv); the skewed run
+// distributes the plane waves over all four ranks and diagonalizes with
+// ScaLAPACK on a 2×2 grid (MPI_Sendrecv_replace, MPI_Rsend, MPI_Testall,
+// derived datatypes by the ten thousand). The energy is the untraced one;
+// the report is clean, and named by the program's own name, pw.x (its traces
+// are pw.<rank>.trc).
+func TestQuantumESPRESSO(t *testing.T) {
+	eachRealRun(t, "pw.x", "quantum-espresso quantum-espresso-data", "si.in", func(t *testing.T, dir string, skew bool, trace func(args ...string) string) {
+		args, want := []string{"-nk", "2"}, []string{"MPI_Alltoall", "MPI_Alltoallv", "MPI_Comm_split", "MPI_Gatherv"}
+		if skew {
+			args, want = []string{"-nk", "1", "-nd", "4"}, []string{"MPI_Alltoall", "MPI_Sendrecv_replace", "MPI_Rsend", "MPI_Testall", "MPI_Type_vector"}
+		}
+		out := trace(append(args, "-in", "si.in")...)
+		m := qeEnergyRE.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no total energy in pw.x's output:\n%s", out)
+		}
+		if e, _ := strconv.ParseFloat(m[1], 64); math.Abs(e-(-15.85081793)) > 2e-8 {
+			t.Errorf("total energy %v Ry, want -15.85081793", e)
+		}
+		if skew {
+			checkSkew(t, dir, "pw", 4, injected)
+		}
+		r, stderr := analyse(t, dir, "pw.x")
+		checkClean(t, r, stderr, skew, 1)
+		for _, fn := range want {
+			if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
+				t.Errorf("no %s in the trace", fn)
+			}
+		}
+	})
+}
+
+var qeEnergyRE = regexp.MustCompile(`(?m)^!\s+total energy\s+=\s+(-?[0-9.]+) Ry`)
+
 var nwchemEnergyRE = regexp.MustCompile(`Total SCF energy =\s+(-?[0-9.]+)`)
 
 // eachRealRun runs body for a third-party program (Debian's builds link
