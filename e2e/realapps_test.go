@@ -176,6 +176,44 @@ func TestQuantumESPRESSO(t *testing.T) {
 
 var qeEnergyRE = regexp.MustCompile(`(?m)^!\s+total energy\s+=\s+(-?[0-9.]+) Ry`)
 
+// TestABINIT traces ABINIT (Fortran through mpif.h; k-points spread over
+// the ranks) on a silicon ground state: ten k-points on four ranks, so the
+// load is uneven by construction. It waits on a null request after each
+// MPI_Allreduce that stands in for a nonblocking one. The energy is the
+// untraced one and the report is clean.
+func TestABINIT(t *testing.T) {
+	eachRealRun(t, "abinit", "abinit abinit-data", "si.abi", func(t *testing.T, dir string, skew bool, trace func(args ...string) string) {
+		trace("si.abi")
+		out, err := os.ReadFile(filepath.Join(dir, "si.abo"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := abinitEnergyRE.FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("no etotal in si.abo:\n%s", out)
+		}
+		if e, _ := strconv.ParseFloat(strings.Replace(string(m[1]), "E", "e", 1), 64); math.Abs(e-(-10.898171661)) > 2e-9 {
+			t.Errorf("total energy %v Ha, want -10.898171661", e)
+		}
+		if skew {
+			checkSkew(t, dir, "abinit", 4, injected)
+		}
+		r, stderr := analyse(t, dir, "abinit")
+		checkClean(t, r, stderr, skew, 1)
+		for _, fn := range []string{"MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Wait", "MPI_Attr_get"} {
+			if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
+				t.Errorf("no %s in the trace", fn)
+			}
+		}
+		iv := r.Intervals[0]
+		if iv.Main.WaitNumber == 0 {
+			t.Errorf("Wait number 0: the waits on null requests are wait calls")
+		}
+	})
+}
+
+var abinitEnergyRE = regexp.MustCompile(`(?m)^\s+etotal\s+(-?[0-9.]+E[-+][0-9]+)`)
+
 var nwchemEnergyRE = regexp.MustCompile(`Total SCF energy =\s+(-?[0-9.]+)`)
 
 // eachRealRun runs body for a third-party program (Debian's builds link
