@@ -156,11 +156,11 @@ func Run(ctx context.Context, o Options) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	prog, err := findProgram(o.Args)
+	prog, rest, err := findProgram(o.Args)
 	if err != nil {
 		return err
 	}
-	impl, err := mpiOf(prog)
+	impl, err := mpiOf(prog, rest, 0)
 	if err != nil {
 		return err
 	}
@@ -324,7 +324,7 @@ var appFileOpts = map[string]bool{"--app": true, "-app": true, "-configfile": tr
 
 // findProgram returns the path of the program among the launcher
 // arguments, or in the first context of an app file they name.
-func findProgram(args []string) (string, error) {
+func findProgram(args []string) (string, []string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -333,11 +333,11 @@ func findProgram(args []string) (string, error) {
 		if appFileOpts[a] && i+1 < len(args) {
 			lines, err := appFileLines(args[i+1])
 			if err != nil {
-				return "", err
+				return "", nil, err
 			}
 			for _, l := range lines {
-				if p, err := findProgram(l); !errors.Is(err, errNoProgram) {
-					return p, err
+				if p, rest, err := findProgram(l); !errors.Is(err, errNoProgram) {
+					return p, rest, err
 				}
 			}
 			i++
@@ -352,13 +352,13 @@ func findProgram(args []string) (string, error) {
 		p, err := exec.LookPath(a)
 		if err != nil {
 			if _, serr := os.Stat(a); serr == nil {
-				return "", fmt.Errorf("program %s is not executable", a)
+				return "", nil, fmt.Errorf("program %s is not executable", a)
 			}
-			return "", fmt.Errorf("program %s not found", a)
+			return "", nil, fmt.Errorf("program %s not found", a)
 		}
-		return p, nil
+		return p, args[i+1:], nil
 	}
-	return "", errNoProgram
+	return "", nil, errNoProgram
 }
 
 // appFileLines is the application contexts of the app file at path: its
@@ -433,8 +433,13 @@ func openMPIAppFiles(args, env []string) ([]string, func(), error) {
 
 // mpiOf tells which MPI a program is linked with: "openmpi", "mpich", or ""
 // for programs dtrun cannot inspect (scripts, interpreters). An ELF program
-// that uses no MPI at all is an error: it would run untraced.
-func mpiOf(prog string) (string, error) {
+// that uses no MPI at all is an error: it would run untraced. A program
+// that runs another one (it imports an exec function: env, taskset,
+// numactl, nice, time, Rscript) is a wrapper: the traced program is among
+// its arguments args, and the MPI is that of the first of them linked
+// with one (a wrapper of a wrapper too, to a depth of 4); none, and dtrun
+// trusts the user as it does for a script (Rscript's R loads Rmpi's MPI).
+func mpiOf(prog string, args []string, depth int) (string, error) {
 	f, err := elf.Open(prog)
 	if err != nil {
 		return "", nil // not ELF: a script or an interpreter, trust the user
@@ -459,6 +464,11 @@ func mpiOf(prog string) (string, error) {
 			return "", nil // may load MPI at run time (python3 with mpi4py)
 		}
 	}
+	for _, s := range syms {
+		if strings.HasPrefix(s.Name, "exec") || strings.HasPrefix(s.Name, "posix_spawn") {
+			return wrappedMPI(args, depth), nil
+		}
+	}
 	if all, err := f.Symbols(); err == nil {
 		for _, s := range all {
 			if strings.HasPrefix(s.Name, "MPI_Init") || strings.HasPrefix(s.Name, "PMPI_Init") {
@@ -467,6 +477,27 @@ func mpiOf(prog string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s is not an MPI program (it is not linked with an MPI library)", prog)
+}
+
+// wrappedMPI is the MPI of the first of a wrapper's arguments that is a
+// program linked with one, or "" when none is.
+func wrappedMPI(args []string, depth int) string {
+	if depth >= 4 {
+		return ""
+	}
+	for i, a := range args {
+		if strings.HasPrefix(a, "-") || strings.Contains(a, "=") {
+			continue // an option of the wrapper, or env's NAME=value
+		}
+		p, err := exec.LookPath(a)
+		if err != nil {
+			continue
+		}
+		if impl, err := mpiOf(p, args[i+1:], depth+1); err == nil && impl != "" {
+			return impl
+		}
+	}
+	return ""
 }
 
 func findLauncher(impl string) (string, error) {

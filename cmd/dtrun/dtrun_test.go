@@ -25,13 +25,55 @@ func TestFindProgram(t *testing.T) {
 		{[]string{"-genv", "A", "B", "-n", "2", "/bin/sh"}, "/bin/sh"},
 		{[]string{"--map-by=core", "/bin/sh"}, "/bin/sh"},
 	} {
-		got, err := findProgram(tc.args)
+		got, _, err := findProgram(tc.args)
 		if err != nil || got != tc.want {
 			t.Errorf("findProgram(%q) = %q, %v; want %q", tc.args, got, err, tc.want)
 		}
 	}
-	if _, err := findProgram([]string{"-np", "4"}); err == nil || !strings.Contains(err.Error(), "no program") {
+	if _, _, err := findProgram([]string{"-np", "4"}); err == nil || !strings.Contains(err.Error(), "no program") {
 		t.Errorf("no program: %v", err)
+	}
+}
+
+// TestWrappers: a program that runs another (env, taskset, nice, Rscript)
+// is not refused as "not an MPI program"; the MPI is that of the program
+// it wraps (a shared object linked with Open MPI stands in for one here:
+// the tracer's own), else unknown.
+func TestWrappers(t *testing.T) {
+	lib, err := filepath.Abs(filepath.Join("..", "..", "lib", "libdtpa_openmpi.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	so, err := os.ReadFile(lib)
+	if err != nil {
+		t.Skip("no tracer libraries (make build)")
+	}
+	lib = filepath.Join(t.TempDir(), "app")
+	if err := os.WriteFile(lib, so, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env, err := exec.LookPath("env")
+	if err != nil {
+		t.Skip("no env")
+	}
+	prog, rest, err := findProgram([]string{"-np", "2", "env", "FOO=1", "nice", "-n", "1", lib, "x"})
+	if err != nil || prog != env || len(rest) != 6 {
+		t.Fatalf("findProgram = %q, %q, %v", prog, rest, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{rest, "openmpi"},                    // through env and nice
+		{[]string{"FOO=1", "/bin/true"}, ""}, // wraps no MPI program: trusted
+		{[]string{"script.R"}, ""},
+	} {
+		if impl, err := mpiOf(env, tc.args, 0); err != nil || impl != tc.want {
+			t.Errorf("mpiOf(env, %q) = %q, %v; want %q", tc.args, impl, err, tc.want)
+		}
+	}
+	if _, err := mpiOf("/bin/true", nil, 0); err == nil {
+		t.Error("mpiOf(/bin/true): no error")
 	}
 }
 
@@ -163,11 +205,11 @@ func TestAppFiles(t *testing.T) {
 	}
 	want, _ := exec.LookPath("true")
 	for _, opt := range []string{"--app", "-app", "-configfile"} {
-		if p, err := findProgram([]string{"--oversubscribe", opt, app}); err != nil || p != want {
+		if p, _, err := findProgram([]string{"--oversubscribe", opt, app}); err != nil || p != want {
 			t.Errorf("findProgram with %s: %q, %v; want %q", opt, p, err, want)
 		}
 	}
-	if _, err := findProgram([]string{"--app", filepath.Join(dir, "none")}); err == nil {
+	if _, _, err := findProgram([]string{"--app", filepath.Join(dir, "none")}); err == nil {
 		t.Error("findProgram: no error for a missing app file")
 	}
 	args, done, err := openMPIAppFiles([]string{"--oversubscribe", "--app", app}, []string{"-x", "A=1"})
