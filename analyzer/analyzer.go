@@ -490,7 +490,7 @@ func settle(reps []*replayer, x *exchange) {
 // summarize turns the replays' counters into warnings, rank by rank, and
 // into the report's structured counts (nil when zero).
 func summarize(res *replayResult, byRank []*rankFile, warn func(string)) (*report.ClockViolations, *report.Unmatched) {
-	var viol, worst, amortized, unRecv, unColl, unReq, unSent int64
+	var viol, worst, amortized, unRecv, unColl, unReq, unSent, other int64
 	var worstRank int32
 	x := &res.proc
 	for r, rp := range res.ranks {
@@ -517,6 +517,7 @@ func summarize(res *replayResult, byRank []*rankFile, warn func(string)) (*repor
 		unRecv += rp.unmatchedRecvs
 		unColl += rp.unmatchedColls
 		unReq += rp.unknownReqs
+		other += rp.otherWorld
 	}
 	unSent += x.unsent
 	if viol > 0 {
@@ -537,6 +538,9 @@ func summarize(res *replayResult, byRank []*rankFile, warn func(string)) (*repor
 	}
 	if unReq > 0 {
 		warn(fmt.Sprintf("%d request(s) were waited for, started or tested without having been created in the trace.", unReq))
+	}
+	if other > 0 {
+		warn(fmt.Sprintf("%d call(s) communicated with processes of another MPI world (joined by MPI_Comm_spawn, MPI_Comm_connect/accept or MPI_Comm_join), whose traces are another task's: they are analysed without their partners (no Real Sync, Potential Sync or Time Variation from them).", other))
 	}
 	if x.sectionOverflow {
 		warn(fmt.Sprintf("More than %d sequential sections were executed on a processor: Insufficient Parallelism counts, for each section number, K = the processors that executed it at all.", x.sectionRuns))

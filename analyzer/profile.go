@@ -530,10 +530,14 @@ func commNames(ranks []*rankResult) map[uint64]commLabel {
 			}
 			var ranks []int
 			for _, m := range c.Members {
-				ranks = append(ranks, int(m))
+				if m != traceformat.OtherWorld {
+					ranks = append(ranks, int(m))
+				}
 			}
 			for _, m := range c.RemoteMembers {
-				ranks = append(ranks, int(m))
+				if m != traceformat.OtherWorld {
+					ranks = append(ranks, int(m))
+				}
 			}
 			slices.Sort(ranks)
 			out[c.Id] = commLabel{name: names[local], inter: c.Inter, ranks: slices.Compact(ranks)}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -117,6 +118,12 @@ type commInfo struct {
 	both      []int32
 	bothIdx   int
 	bothSplit int32 // len of both's first group (collKey.split)
+	// other: some member is a process of another MPI world
+	// (traceformat.OtherWorld); members and remote then hold this world's
+	// members only, and peers keeps every member in its place, another
+	// world's as -1, for the ranks of point-to-point calls.
+	other bool
+	peers []int32
 }
 
 // peerWorld translates a peer rank of a point-to-point call.
@@ -125,10 +132,30 @@ func (c *commInfo) peerWorld(p int32) (int32, bool) {
 	if c.inter {
 		g = c.remote
 	}
+	if c.other {
+		g = c.peers
+	}
 	if p < 0 || int(p) >= len(g) {
 		return 0, false
 	}
-	return g[p], true
+	return g[p], g[p] >= 0
+}
+
+// otherPeer says whether peer p (a rank in c) is a process of another
+// MPI world: its calls have no partner in this run's traces.
+func (c *commInfo) otherPeer(p int32) bool {
+	return c != nil && c.other && p >= 0 && int(p) < len(c.peers) && c.peers[p] < 0
+}
+
+// inWorld is members without another world's (the -1 of OtherWorld).
+func inWorld(members []int32) []int32 {
+	out := make([]int32, 0, len(members))
+	for _, m := range members {
+		if m >= 0 {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // shapeInfo is what the replay resolves once per shape of a batch instead
@@ -146,6 +173,7 @@ type shapeInfo struct {
 	// keySet: key and keyOK are shapeKey's resolution of the send's
 	// destination or the receive's source (keyOK false: nothing to post).
 	keySet, keyOK bool
+	other         bool // the peer is another MPI world's (keyOK false)
 	key           p2pKey
 	// fc is the queue of key (shapeCache): a rank alternating between
 	// a few partners (a halo exchange's two or four) missed a cache of
@@ -261,10 +289,13 @@ type replayer struct {
 	pcw                            pcontrolWarnings // which warns a misplaced MPI_Pcontrol caused (pcwarn.go)
 	violations, worstViolation     int64
 	unmatchedRecvs, unmatchedColls int64
-	unknownReqs                    int64
-	noIcollReq                     int64 // nonblocking collectives started without a request (replay_coll.go)
-	readErr                        error
-	otherThreads                   int64 // events of threads other than 0, not replayed
+	// otherWorld: point-to-point and collective calls with processes of
+	// another MPI world (commInfo.other), analysed without their partners.
+	otherWorld   int64
+	unknownReqs  int64
+	noIcollReq   int64 // nonblocking collectives started without a request (replay_coll.go)
+	readErr      error
+	otherThreads int64 // events of threads other than 0, not replayed
 	// thr: the rank's threads' time in MPI, on a multi-threaded rank
 	// (threads.go); nil otherwise.
 	thr *threadCover
@@ -566,13 +597,20 @@ func (rp *replayer) commOf(local uint32, d *tracepb.Communicator) *commInfo {
 	if len(d.Members) > 0 {
 		c.members = rp.x.files.convMembers(d.Members)
 	}
+	if len(d.RemoteMembers) > 0 {
+		c.remote = rp.x.files.convMembers(d.RemoteMembers)
+	}
+	if slices.Contains(d.Members, traceformat.OtherWorld) || slices.Contains(d.RemoteMembers, traceformat.OtherWorld) {
+		c.other, c.peers = true, c.members
+		if c.inter {
+			c.peers = c.remote
+		}
+		c.members, c.remote = inWorld(c.members), inWorld(c.remote)
+	}
 	for i, m := range c.members {
 		if m == rp.rank {
 			c.myIdx = i
 		}
-	}
-	if len(d.RemoteMembers) > 0 {
-		c.remote = rp.x.files.convMembers(d.RemoteMembers)
 	}
 	if len(c.members) > 0 {
 		c.group = c.members[0]

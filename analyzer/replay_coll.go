@@ -34,12 +34,12 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, f *callFigures,
 		}
 	}
 	key, members, idx, root, joins := rp.collPlace(c, root)
+	if idx == 0 {
+		node.Value.collInst++
+	}
 	if !joins {
 		rp.icollAlone(e, fi, c, entry)
 		return false
-	}
-	if idx == 0 {
-		node.Value.collInst++
 	}
 	if fi.op == opICollStart {
 		rp.icollStart(e, fi, key, root, c, members, idx, entry, node)

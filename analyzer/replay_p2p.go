@@ -16,10 +16,20 @@ func (rp *replayer) post(a *acc, e *traceformat.Event, entry int64, li lateInfo)
 		rp.shapeKey(sc, rp.eventComm(e), opIsend, e.SendPeer, e.SendTag)
 	}
 	if !sc.keyOK {
+		if sc.other {
+			rp.sentOther(a)
+		}
 		return false
 	}
 	rp.send(a, sc.key, entry, e.Site, li, e.SendBytes, rp.shapeCache(&rp.sendCaches))
 	return true
+}
+
+// sentOther counts a send to a process of another MPI world in interval a:
+// a send, whose message no trace of this run receives.
+func (rp *replayer) sentOther(a *acc) {
+	a.sends++
+	rp.otherWorld++
 }
 
 // p2pCache is the entry of cs that caches key k's queue.
@@ -73,6 +83,9 @@ func (rp *replayer) postTo(a *acc, c *commInfo, peer, tag int32, entry int64, li
 	}
 	dst, ok := c.peerWorld(peer)
 	if !ok || dst >= rp.nranks {
+		if c.otherPeer(peer) {
+			rp.sentOther(a)
+		}
 		return nil, 0
 	}
 	if !post {
@@ -139,6 +152,9 @@ func (rp *replayer) matchOn(c *commInfo, peer, tag int32, post int64) (t int64, 
 	case keyBad:
 		rp.unmatchedRecvs++
 		return 0, false, true
+	case keyOther:
+		rp.otherWorld++
+		return 0, false, true
 	}
 	t, ok = rp.matchKey(k, post)
 	return t, ok, true
@@ -195,9 +211,10 @@ func (rp *replayer) take(q *fifo, src int32, tk uint64, post int64) (t int64, ok
 type keyState uint8
 
 const (
-	keyOK   keyState = iota
-	keyNone          // PROC_NULL or no status: nothing to receive
-	keyBad           // unusable (wildcard without status, bad rank)
+	keyOK    keyState = iota
+	keyNone           // PROC_NULL or no status: nothing to receive
+	keyBad            // unusable (wildcard without status, bad rank)
+	keyOther          // from a process of another MPI world (commInfo.otherPeer)
 )
 
 // recvKey is the matching key of a receive from peer (rank in c) with tag.
@@ -210,6 +227,9 @@ func (rp *replayer) recvKey(c *commInfo, peer, tag int32) (p2pKey, keyState) {
 	}
 	src, ok := c.peerWorld(peer)
 	if !ok || src >= rp.nranks {
+		if c.otherPeer(peer) {
+			return p2pKey{}, keyOther
+		}
 		return p2pKey{}, keyBad
 	}
 	return p2pKey{comm: c.id, src: src, dst: rp.rank, tag: tag}, keyOK
@@ -241,7 +261,7 @@ func (rp *replayer) postRecv(rq *request) {
 // receive, which is matched at completion). A shape has one function, so
 // that one key per shape suffices.
 func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) {
-	sc.keySet, sc.keyOK = true, false
+	sc.keySet, sc.keyOK, sc.other = true, false, false
 	if c == nil || peer == traceformat.ProcNull {
 		return
 	}
@@ -250,6 +270,7 @@ func (rp *replayer) shapeKey(sc *shapeInfo, c *commInfo, o op, peer, tag int32) 
 	}
 	w, ok := c.peerWorld(peer)
 	if !ok || w >= rp.nranks {
+		sc.other = c.otherPeer(peer)
 		return
 	}
 	if o == opIsend {

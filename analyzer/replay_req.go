@@ -102,6 +102,9 @@ func (rp *replayer) create(e *traceformat.Event, o op, entry int64, a *acc) {
 		}
 		if !sc.keyOK {
 			rq.q, rq.msg = nil, 0
+			if sc.other {
+				rp.sentOther(a)
+			}
 			return
 		}
 		var li lateInfo

@@ -77,11 +77,11 @@ func (rp *replayer) pcollStart(rq *request, entry int64, node *rnode) {
 	}
 	fi := rp.fn(uint32(rq.tag))
 	key, members, idx, root, joins := rp.collPlace(c, rq.peer)
-	if !joins {
-		return
-	}
 	if idx == 0 {
 		node.Value.collInst++
+	}
+	if !joins {
+		return
 	}
 	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, rp.callSite(rp.evSite, entry), false, rp.contrib)
 	rp.contrib = contrib
@@ -133,6 +133,12 @@ func (rp *replayer) collPlace(c *commInfo, root int32) (key collKey, members []i
 	}
 	key = collKey{comm: c.id, group: c.group, seq: *c.collSeq, n: int64(len(c.members))}
 	*c.collSeq++
+	if c.other {
+		// Some members' entries and exits are in another task's traces:
+		// no instance to join; idx still says which member counts it.
+		rp.otherWorld++
+		return key, nil, c.myIdx, -1, false
+	}
 	if !c.inter {
 		return key, c.members, c.myIdx, root, true
 	}

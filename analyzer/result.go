@@ -60,6 +60,7 @@ type rankResult struct {
 	unmatchedRecvs              int64
 	unmatchedColls              int64
 	unknownReqs, noIcollReq     int64
+	otherWorld                  int64
 	// readErr is the sentence describing the error that stopped the
 	// replay's reading (damage), "" when it read the trace to its end.
 	readErr string
@@ -108,7 +109,7 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			finalized: rp.finalized, last: rp.last, warns: rp.warns, pcw: rp.pcw.sites,
 			violations: rp.violations, worstViolation: rp.worstViolation, amortized: rp.amortized,
 			unmatchedRecvs: rp.unmatchedRecvs, unmatchedColls: rp.unmatchedColls,
-			unknownReqs: rp.unknownReqs, noIcollReq: rp.noIcollReq,
+			unknownReqs: rp.unknownReqs, noIcollReq: rp.noIcollReq, otherWorld: rp.otherWorld,
 		}
 		if rp.readErr != nil {
 			rr.readErr = damage(r, rp.path, rp.readErr)

@@ -149,7 +149,7 @@ func (w *resWriter) rank(rr *rankResult) error {
 	w.bool(rr.started)
 	w.bool(rr.finalized)
 	for _, v := range []int64{rr.last, rr.events, rr.otherThreads, rr.parks, rr.violations, rr.worstViolation,
-		rr.amortized, rr.unmatchedRecvs, rr.unmatchedColls, rr.unknownReqs, rr.noIcollReq} {
+		rr.amortized, rr.unmatchedRecvs, rr.unmatchedColls, rr.unknownReqs, rr.noIcollReq, rr.otherWorld} {
 		w.i(v)
 	}
 	w.str(rr.readErr)
@@ -568,7 +568,7 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 	rr.started = r.bool()
 	rr.finalized = r.bool()
 	for _, v := range []*int64{&rr.last, &rr.events, &rr.otherThreads, &rr.parks, &rr.violations, &rr.worstViolation,
-		&rr.amortized, &rr.unmatchedRecvs, &rr.unmatchedColls, &rr.unknownReqs, &rr.noIcollReq} {
+		&rr.amortized, &rr.unmatchedRecvs, &rr.unmatchedColls, &rr.unknownReqs, &rr.noIcollReq, &rr.otherWorld} {
 		*v = r.i()
 	}
 	rr.readErr = r.str("error")

@@ -262,6 +262,10 @@ func (rp *replayer) stepRecv(e *traceformat.Event, fi *fnInfo, f *callFigures, n
 		node.Value.recvs++
 		rp.unmatchedRecvs++
 		return false
+	case keyOther:
+		node.Value.recvs++
+		rp.otherWorld++
+		return false
 	}
 	if len(rp.wildPend) > 0 {
 		rp.resolveWild(e, &k)

@@ -339,11 +339,11 @@ func (rp *replayer) collEntryThreaded(e *traceformat.Event, fi *fnInfo, entry in
 		}
 	}
 	key, members, idx, root, joins := rp.collPlace(c, root)
-	if !joins {
-		return
-	}
 	if idx == 0 {
 		rp.cur.Value.collInst++
+	}
+	if !joins {
+		return
 	}
 	in, contrib := rp.x.icollStart(key, fi.name, fi.shape, false, root, members, idx, rp.rank, entry, rp.callSite(e.Site, entry), sendsNothing(e, fi), rp.contrib)
 	rp.contrib = contrib

@@ -117,13 +117,19 @@ func (g *globalDefs) comm(d *tracepb.Communicator, defs *traceformat.Definitions
 			c.parent, c.hasPar = p.Id, true
 		}
 	}
+	// Another MPI world's processes (MPI_Comm_spawn) have no location
+	// here: they are left out of the group.
 	for _, m := range d.Members {
-		c.members = append(c.members, uint64(m))
+		if m != traceformat.OtherWorld {
+			c.members = append(c.members, uint64(m))
+		}
 	}
 	if d.Inter {
 		c.inter, c.hasPar = true, false
 		for _, m := range d.RemoteMembers {
-			c.remote = append(c.remote, uint64(m))
+			if m != traceformat.OtherWorld {
+				c.remote = append(c.remote, uint64(m))
+			}
 		}
 	}
 	return g.addComm(c)

@@ -30,7 +30,9 @@ const (
 	VersionMajor = 2
 	// Minor 1 (2.1): ATTR_INNER_GAPS, the summed gaps inside a folded run
 	// (EventBatch.inner_gaps). A 2.0 reader refuses the bit by name.
-	VersionMinor = 1
+	// Minor 2 (2.2): a communicator member may be OtherWorld; a 2.1 reader
+	// refuses it as a member outside the world.
+	VersionMinor = 2
 	// MinVersionMajor is the oldest major version this package reads. 1.1
 	// added ATTR_CALLS (folded runs of unsuccessful polls).
 	MinVersionMajor = 1
@@ -112,6 +114,13 @@ const (
 	// indexed by id stay small.
 	maxID = 1 << 24
 )
+
+// OtherWorld is a communicator member (Communicator.members,
+// remote_members) that is not in this run's MPI_COMM_WORLD: a process of
+// another world joined by MPI_Comm_spawn, MPI_Comm_connect/accept or
+// MPI_Comm_join. The member keeps its place, so that the ranks of the
+// communicator's other members stay what they are.
+const OtherWorld uint32 = 0xFFFFFFFF
 
 // Special values of peers, roots, tags and statuses in events. The tracer
 // translates the MPI implementation's own constants into these.

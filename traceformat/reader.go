@@ -541,7 +541,7 @@ func (r *Reader) addDefinitions(d *tracepb.Definitions) error {
 			c.Members, c.MembersRange = r.members.firstRanks(int(n)), 0
 		} else {
 			for _, m := range c.Members {
-				if m >= r.hdr.WorldSize {
+				if m >= r.hdr.WorldSize && m != OtherWorld {
 					return fmt.Errorf("communicator %d: member %d not in a world of %d", c.Local, m, r.hdr.WorldSize)
 				}
 			}

@@ -58,8 +58,12 @@ static dt_comm *slot(uintptr_t key, int insert) {
 	return NULL;
 }
 
-// members fills the world ranks of a group (MPI_UNDEFINED ones, from outside
-// MPI_COMM_WORLD, are left out).
+// members fills the world ranks of a group; a member from outside
+// MPI_COMM_WORLD (another world's, after MPI_Comm_spawn or connect) is
+// DT_OTHER_WORLD (traceformat.OtherWorld) in its place, so that the
+// positions of the others stay their ranks in the group.
+#define DT_OTHER_WORLD 0xFFFFFFFFu
+
 static int members(MPI_Group g, uint32_t **out) {
 	int n = 0;
 	PMPI_Group_size(g, &n);
@@ -70,7 +74,7 @@ static int members(MPI_Group g, uint32_t **out) {
 	PMPI_Group_translate_ranks(g, n, in, world_group, tr);
 	int k = 0;
 	for (int i = 0; i < n; i++)
-		if (tr[i] != MPI_UNDEFINED && tr[i] >= 0) (*out)[k++] = (uint32_t)tr[i];
+		(*out)[k++] = tr[i] != MPI_UNDEFINED && tr[i] >= 0 ? (uint32_t)tr[i] : DT_OTHER_WORLD;
 	free(in);
 	free(tr);
 	return k;
