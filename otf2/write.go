@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dtpa/dtpa/analyzer"
@@ -551,14 +552,17 @@ func (rw *rankWriter) fn(id uint32) *fnMap {
 }
 
 // comm is the OTF2 communicator of the event's communicator, ok false
-// when it has none (intercommunicators, undefined ones).
+// when it has none: undefined ones, and those shared with another MPI
+// world (traceformat.OtherWorld members), whose ranks OTF2 could not name
+// (their calls are written without message or collective records).
 func (rw *rankWriter) comm(local uint32) (uint32, bool) {
 	if int(local) < len(rw.comms) && rw.comms[local] != 0 {
 		c := rw.comms[local] - 1
 		return c, c != undefinedComm
 	}
 	c := undefinedComm
-	if d := rw.defs.Comm(local); d != nil {
+	if d := rw.defs.Comm(local); d != nil && !slices.Contains(d.Members, traceformat.OtherWorld) &&
+		!slices.Contains(d.RemoteMembers, traceformat.OtherWorld) {
 		c = rw.x.defs.comm(d, rw.defs)
 	}
 	for int(local) >= len(rw.comms) {

@@ -117,8 +117,8 @@ func (g *globalDefs) comm(d *tracepb.Communicator, defs *traceformat.Definitions
 			c.parent, c.hasPar = p.Id, true
 		}
 	}
-	// Another MPI world's processes (MPI_Comm_spawn) have no location
-	// here: they are left out of the group.
+	// (A communicator with another MPI world's processes is not written:
+	// rankWriter.comm; these guards keep a damaged list from naming them.)
 	for _, m := range d.Members {
 		if m != traceformat.OtherWorld {
 			c.members = append(c.members, uint64(m))

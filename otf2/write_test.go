@@ -314,3 +314,34 @@ func TestExportSourceLocations(t *testing.T) {
 		t.Errorf("no intercommunicator defined:\n%s", a.Defs)
 	}
 }
+
+// TestExportOtherWorld: a communicator shared with another MPI world
+// (traceformat.OtherWorld members: MPI_Intercomm_merge after
+// MPI_Comm_spawn) has no OTF2 definition, as OTF2 cannot name those
+// ranks: its calls are written as regions, without message or collective
+// records that would name the wrong processes; the rest is written.
+func TestExportOtherWorld(t *testing.T) {
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	merged := &Comm{ID: 77, Members: []int{-1, 0, 1}}
+	for _, r := range []*Rank{r0, r1} {
+		r.Init(1 * US)
+		r.CommSplit(nil, merged, 5*US)
+	}
+	r0.Send(2, 5, 8, 10*US, On(merged))
+	r1.Recv(1, 5, 8, 20*US, On(merged))
+	r0.Send(1, 6, 8, 10*US) // on MPI_COMM_WORLD
+	r1.Recv(0, 6, 8, 20*US)
+	for _, r := range []*Rank{r0, r1} {
+		r.Bcast(0, 8, 3*US, On(merged))
+		r.Finalize(1 * US)
+	}
+	a, st := exportRun(t, run)
+	if a.Kinds["ENTER"] != 12 || a.Kinds["MPI_SEND"] != 1 || a.Kinds["MPI_RECV"] != 1 || a.Kinds["MPI_COLLECTIVE_END"] != 0 {
+		t.Errorf("%d ENTER, %d MPI_SEND, %d MPI_RECV, %d MPI_COLLECTIVE_END; want 12, 1, 1, 0 (only the messages on MPI_COMM_WORLD)",
+			a.Kinds["ENTER"], a.Kinds["MPI_SEND"], a.Kinds["MPI_RECV"], a.Kinds["MPI_COLLECTIVE_END"])
+	}
+	if st.Sends != 1 || st.Recvs != 1 {
+		t.Errorf("stats: %d sends, %d receives; want 1, 1", st.Sends, st.Recvs)
+	}
+}
