@@ -214,6 +214,40 @@ func TestABINIT(t *testing.T) {
 
 var abinitEnergyRE = regexp.MustCompile(`(?m)^\s+etotal\s+(-?[0-9.]+E[-+][0-9]+)`)
 
+// TestDOLFINx traces a FEniCSx program (testdata/apps/poisson_dolfinx.py)
+// at 4 ranks: its nodal error must be the solver's tolerance (a wrong
+// message would show), the report clean, and its MPI usage there: the
+// nonblocking consensus of the mesh's distribution (MPI_Issend,
+// MPI_Iprobe, MPI_Ibarrier), neighbourhood collectives on distributed
+// graphs, persistent requests (PETSc).
+func TestDOLFINx(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	if err := exec.Command(python, "-c", "import dolfinx").Run(); err != nil {
+		testenv.Missing(t, "DOLFINx not installed (apt-get install --no-install-recommends python3-dolfinx-real)")
+	}
+	dir := t.TempDir()
+	// FFCx compiles the forms with the C compiler on first use: each run
+	// gets a cache of its own, so that the ranks' JIT is part of the run.
+	out := tracePython(t, m, dir, []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}, 4, "poisson_dolfinx.py")
+	mm := dolfinxErrorRE.FindStringSubmatch(out)
+	if mm == nil {
+		t.Fatalf("no nodal error in the program's output:\n%s", out)
+	}
+	if e, _ := strconv.ParseFloat(mm[1], 64); e > 1e-8 {
+		t.Errorf("max nodal error %v, want the solver's tolerance", e)
+	}
+	r, stderr := analyse(t, dir, "python3")
+	checkClean(t, r, stderr, false, 1)
+	for _, fn := range []string{"MPI_Issend", "MPI_Ibarrier", "MPI_Iprobe", "MPI_Dist_graph_create_adjacent", "MPI_Neighbor_alltoallv", "MPI_Startall", "MPI_Waitsome"} {
+		if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
+			t.Errorf("no %s in the trace", fn)
+		}
+	}
+}
+
+var dolfinxErrorRE = regexp.MustCompile(`poisson: max nodal error ([0-9.e+-]+)`)
+
 var nwchemEnergyRE = regexp.MustCompile(`Total SCF energy =\s+(-?[0-9.]+)`)
 
 // eachRealRun runs body for a third-party program (Debian's builds link

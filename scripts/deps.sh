@@ -5,7 +5,7 @@
 # the Go modules. libunwind-dev (its runtime, libunwind8, with it) is what the
 # tracer links to unwind call stacks; traced programs need libunwind8 too.
 # With --test also the third-party MPI programs the end-to-end tests trace
-# (hpcc, LAMMPS, NWChem, Quantum ESPRESSO, ABINIT; R's Rmpi), the libraries their own programs call MPI through
+# (hpcc, LAMMPS, NWChem, Quantum ESPRESSO, ABINIT; R's Rmpi; FEniCSx), the libraries their own programs call MPI through
 # (parallel HDF5 and ScaLAPACK for both MPIs; PETSc and Boost.MPI, built
 # with Open MPI) and Debian's chromium, in which the HTML report is tested
 # headless.
@@ -33,6 +33,7 @@ if [ "${1:-}" = "--test" ]; then
   [ -f /usr/share/espresso/pseudo/Si.pz-vbc.UPF ] || need+=(quantum-espresso-data)
   command -v abinit >/dev/null || need+=(abinit)
   [ -d /usr/lib/R/site-library/Rmpi ] || need+=(r-cran-rmpi)
+  /usr/bin/python3 -c 'import dolfinx' 2>/dev/null || need+=(python3-dolfinx-real)
   [ -f /usr/share/abinit/psp/14-Si.nlcc.UPF ] || need+=(abinit-data)
   command -v chromium >/dev/null || need+=(chromium)
   pkg-config --exists PETSc 2>/dev/null || need+=(petsc-dev)
