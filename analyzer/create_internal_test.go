@@ -19,7 +19,7 @@ func TestCreateWritesEveryField(t *testing.T) {
 	made := func(o op, e traceformat.Event, mayBlock bool, stale *request) request {
 		x := newExchange(2, []bool{true, true}, defaultLimits())
 		rp := newReplayer(0, "", x, &clocks.Map{})
-		rp.sc = &shapeInfo{fi: &fnInfo{mayBlock: mayBlock}, comm: &commInfo{id: 1, members: []int32{0, 1}}, commOK: true}
+		rp.sc = &shapeInfo{fi: &fnInfo{mayBlock: mayBlock}, comm: &commInfo{id: 1, members: []int32{0, 1}, peers: []int32{0, 1}}, commOK: true}
 		if stale != nil {
 			*rp.reqs.add(e.Reqs[0]) = *stale
 			rp.reqs.kill(e.Reqs[0], 0)

@@ -118,23 +118,18 @@ type commInfo struct {
 	both      []int32
 	bothIdx   int
 	bothSplit int32 // len of both's first group (collKey.split)
-	// other: some member is a process of another MPI world
-	// (traceformat.OtherWorld); members and remote then hold this world's
-	// members only, and peers keeps every member in its place, another
-	// world's as -1, for the ranks of point-to-point calls.
+	// peers is the group the ranks of point-to-point calls name (members,
+	// or remote for an intercommunicator). other: some member is a process
+	// of another MPI world (traceformat.OtherWorld); members and remote
+	// then hold this world's members only, and peers keeps every member of
+	// its group in its place, another world's as -1.
 	other bool
 	peers []int32
 }
 
 // peerWorld translates a peer rank of a point-to-point call.
 func (c *commInfo) peerWorld(p int32) (int32, bool) {
-	g := c.members
-	if c.inter {
-		g = c.remote
-	}
-	if c.other {
-		g = c.peers
-	}
+	g := c.peers
 	if p < 0 || int(p) >= len(g) {
 		return 0, false
 	}
@@ -600,11 +595,12 @@ func (rp *replayer) commOf(local uint32, d *tracepb.Communicator) *commInfo {
 	if len(d.RemoteMembers) > 0 {
 		c.remote = rp.x.files.convMembers(d.RemoteMembers)
 	}
+	c.peers = c.members
+	if c.inter {
+		c.peers = c.remote
+	}
 	if slices.Contains(d.Members, traceformat.OtherWorld) || slices.Contains(d.RemoteMembers, traceformat.OtherWorld) {
-		c.other, c.peers = true, c.members
-		if c.inter {
-			c.peers = c.remote
-		}
+		c.other = true
 		c.members, c.remote = inWorld(c.members), inWorld(c.remote)
 	}
 	for i, m := range c.members {
