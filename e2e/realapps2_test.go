@@ -29,7 +29,8 @@ const cavity = "/usr/share/doc/openfoam-examples/examples/incompressible/icoFoam
 // message sent received; the point-to-point traffic (processor-boundary
 // exchanges, MPI_Isend/MPI_Irecv/MPI_Waitall, and OpenFOAM's gathers) runs
 // between subdomains that share a face, 0–1, 0–2, 1–3 and 2–3: a diagonal
-// pair exchanges at most a message or two.
+// pair exchanges at most a message or two. Call stacks name OpenFOAM's
+// functions demangled (Foam::UPstream::waitRequests+0xc0).
 func TestOpenFOAM(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
@@ -93,6 +94,22 @@ func TestOpenFOAM(t *testing.T) {
 				if f := function(&w, fn); f == nil || f.Calls == 0 {
 					t.Errorf("no %s in the trace", fn)
 				}
+			}
+			// OpenFOAM has no debug information: its frames are
+			// named by its symbol tables, demangled.
+			var waits int
+			for _, p := range w.SRC {
+				for _, f := range p.Stack {
+					if strings.HasPrefix(f.Function, "_Z") {
+						t.Errorf("SRC %d: frame %s not demangled", p.ID, f.Function)
+					}
+					if strings.HasPrefix(f.Function, "Foam::UPstream::waitRequests+0x") {
+						waits++
+					}
+				}
+			}
+			if waits == 0 {
+				t.Error("no call site in Foam::UPstream::waitRequests")
 			}
 			if w.CommMatrix == nil {
 				t.Fatal("no communication matrix")
