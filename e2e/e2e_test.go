@@ -15,6 +15,10 @@
 //     BLACS, PETSc with hypre and MUMPS, Boost.MPI); their results must be
 //     right, the analysis clean, and the I/O bytes and classes known by
 //     construction.
+//   - TestOpenFOAM, TestFFTWMPI, TestMPI4PyFFT, TestPnetCDF
+//     (realapps2_test.go): OpenFOAM's icoFoam, FFTW's MPI transforms,
+//     mpi4py-fft and PnetCDF; results as untraced, the analysis clean,
+//     the transposes' and I/O bytes known by construction.
 //
 // Every report passes checkReport (report.Check: the identities of docs/characteristics.md
 // §3–§6, Productive Time ≥ 0), those of complete runs checkInvariants.

@@ -219,6 +219,13 @@ func pkgConfig(t *testing.T, pkg, deb string) []string {
 // with n intervals. It returns the report.
 func libRun(t *testing.T, m mpiImpl, exe string, skew bool, ok string, n int, args ...string) *report.Report {
 	t.Helper()
+	r, _ := libRunOutput(t, m, exe, skew, ok, n, args...)
+	return r
+}
+
+// libRunOutput is libRun, also returning the job's output.
+func libRunOutput(t *testing.T, m mpiImpl, exe string, skew bool, ok string, n int, args ...string) (*report.Report, string) {
+	t.Helper()
 	dir := t.TempDir()
 	b, err := os.ReadFile(exe)
 	if err != nil {
@@ -232,7 +239,8 @@ func libRun(t *testing.T, m mpiImpl, exe string, skew bool, ok string, n int, ar
 	if skew {
 		env = append(env, "DT_CLOCK_SKEW="+clockSkew)
 	}
-	if out := trace(t, m, dir, env, 4, app, args...); !strings.Contains(out, ok) {
+	out := trace(t, m, dir, env, 4, app, args...)
+	if !strings.Contains(out, ok) {
 		t.Fatalf("the program's results are wrong (no %q):\n%s", ok, out)
 	}
 	if skew {
@@ -240,7 +248,7 @@ func libRun(t *testing.T, m mpiImpl, exe string, skew bool, ok string, n int, ar
 	}
 	r, stderr := analyse(t, dir, filepath.Base(exe))
 	checkClean(t, r, stderr, skew, n)
-	return r
+	return r, out
 }
 
 // skewName names a subtest by its clocks.

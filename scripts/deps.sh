@@ -5,9 +5,11 @@
 # the Go modules. libunwind-dev (its runtime, libunwind8, with it) is what the
 # tracer links to unwind call stacks; traced programs need libunwind8 too.
 # With --test also the third-party MPI programs the end-to-end tests trace
-# (hpcc, LAMMPS, NWChem, Quantum ESPRESSO, ABINIT; R's Rmpi; FEniCSx), the libraries their own programs call MPI through
-# (parallel HDF5 and ScaLAPACK for both MPIs; PETSc and Boost.MPI, built
-# with Open MPI) and Debian's chromium, in which the HTML report is tested
+# (hpcc, LAMMPS, NWChem, Quantum ESPRESSO, ABINIT, OpenFOAM with its
+# tutorials; R's Rmpi; FEniCSx), the libraries their own programs call MPI
+# through (parallel HDF5 and ScaLAPACK for both MPIs; PETSc, Boost.MPI,
+# FFTW's MPI interface, mpi4py-fft and PnetCDF, built with Open MPI) and
+# Debian's chromium, in which the HTML report is tested
 # headless.
 # Idempotent; needs root (or sudo) only when something is missing.
 set -euo pipefail
@@ -38,6 +40,11 @@ if [ "${1:-}" = "--test" ]; then
   command -v chromium >/dev/null || need+=(chromium)
   pkg-config --exists PETSc 2>/dev/null || need+=(petsc-dev)
   [ -f /usr/lib/x86_64-linux-gnu/libboost_mpi.so ] || need+=(libboost-mpi-dev)
+  command -v icoFoam >/dev/null || need+=(openfoam)
+  [ -d /usr/share/doc/openfoam-examples/examples ] || need+=(openfoam-examples)
+  [ -f /usr/include/fftw3-mpi.h ] || need+=(libfftw3-mpi-dev)
+  [ -f /usr/include/pnetcdf.h ] || need+=(libpnetcdf-dev)
+  /usr/bin/python3 -c 'import mpi4py_fft' 2>/dev/null || need+=(python3-mpi4py-fft)
   for m in openmpi mpich; do
     [ -f /usr/include/hdf5/$m/hdf5.h ] || need+=(libhdf5-$m-dev)
     [ -f /usr/lib/x86_64-linux-gnu/libscalapack-$m.so ] || need+=(libscalapack-$m-dev)

@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/dtpa/dtpa/report"
+	"github.com/ianlancetaylor/demangle"
 )
 
 // module is one opened ELF file: its symbols and, when present, its DWARF
@@ -385,9 +387,22 @@ func (m *module) frames(pc uint64) []report.Frame {
 		return fr
 	}
 	if s, ok := m.symbolAt(pc); ok {
-		return []report.Frame{{Function: fmt.Sprintf("%s+%#x", s.name, pc+1-s.addr)}}
+		return []report.Frame{{Function: fmt.Sprintf("%s+%#x", displayName(s.name), pc+1-s.addr)}}
 	}
 	return nil
+}
+
+// displayName is a symbol's name as the program's author knows the
+// function: a C++ name (Itanium ABI: _Z…) demangled without its parameters
+// and template arguments, as pprof shows it (Foam::UPstream::waitRequests
+// for _ZN4Foam8UPstream12waitRequestsEi, whose full form may run to
+// hundreds of characters); other names, and those the demangler cannot
+// read, as they are. The frame's offset still tells overloads apart.
+func displayName(name string) string {
+	if !strings.HasPrefix(name, "_Z") {
+		return name
+	}
+	return demangle.Filter(name, demangle.NoParams, demangle.NoTemplateParams)
 }
 
 func (m *module) dwarfFrames(pc uint64) []report.Frame {
@@ -408,7 +423,7 @@ func (m *module) dwarfFrames(pc uint64) []report.Frame {
 		}
 		f := report.Frame{File: file, Line: line}
 		if s, ok := m.symbolAt(pc); ok {
-			f.Function = s.name
+			f.Function = displayName(s.name)
 		}
 		return []report.Frame{f}
 	}
@@ -423,7 +438,7 @@ func (m *module) dwarfFrames(pc uint64) []report.Frame {
 	}
 	if out[len(out)-1].Function == "" {
 		if s, ok := m.symbolAt(pc); ok {
-			out[len(out)-1].Function = s.name
+			out[len(out)-1].Function = displayName(s.name)
 		}
 	}
 	return out

@@ -434,3 +434,56 @@ func TestSeparateDebugFile(t *testing.T) {
 		t.Errorf("without the debug file: frames %+v, want %s", fr, want)
 	}
 }
+
+// C++ functions named only by the symbol tables (a build without -g, as
+// Debian ships OpenFOAM and LAMMPS) read demangled, without parameters or
+// template arguments, as pprof shows them: Foam::UPstream::waitRequests,
+// not _ZN4Foam8UPstream12waitRequestsEi; a C name stays as it is.
+func TestDemangledNames(t *testing.T) {
+	needTool(t, "g++")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "cxx.cc")
+	code := `namespace ns {
+template <class T> struct Grid { T v; __attribute__((noinline)) T sum(int n) { T s = 0; for (int i = 0; i < n; i++) s += v; return s; } };
+struct Solver { __attribute__((noinline)) int step(int n); };
+int Solver::step(int n) { Grid<double> g{1.5}; return (int)g.sum(n) + n; }
+}
+extern "C" __attribute__((noinline)) int c_entry(int n) { ns::Solver s; return s.step(n); }
+int main(int argc, char **) { return c_entry(argc); }
+`
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "g++", "-O0", "-o", "cxx", src)
+	exe := filepath.Join(dir, "cxx")
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"_ZN2ns6Solver4stepEi": "ns::Solver::step+0x5",
+		"_ZN2ns4GridIdE3sumEi": "ns::Grid::sum+0x5",
+		"c_entry":              "c_entry+0x5",
+	}
+	s := New(Config{})
+	for _, sym := range syms {
+		w, ok := want[sym.Name]
+		if !ok {
+			continue
+		}
+		delete(want, sym.Name)
+		// A return address 5 bytes into the function (looked
+		// up one byte back, still inside it).
+		if fr := s.Symbolize(exe, sym.Value+5); len(fr) != 1 || fr[0].Function != w {
+			t.Errorf("%s: frames %+v, want %s", sym.Name, fr, w)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("symbols missing from the test program: %v", want)
+	}
+}

@@ -431,14 +431,15 @@ func openMPIAppFiles(args, env []string) ([]string, func(), error) {
 	return out, done, nil
 }
 
-// mpiOf tells which MPI a program is linked with: "openmpi", "mpich", or ""
-// for programs dtrun cannot inspect (scripts, interpreters). An ELF program
-// that uses no MPI at all is an error: it would run untraced. A program
-// that runs another one (it imports an exec function: env, taskset,
-// numactl, nice, time, Rscript) is a wrapper: the traced program is among
-// its arguments args, and the MPI is that of the first of them linked
-// with one (a wrapper of a wrapper too, to a depth of 4); none, and dtrun
-// trusts the user as it does for a script (Rscript's R loads Rmpi's MPI).
+// mpiOf tells which MPI a program is linked with, directly or through its
+// libraries: "openmpi", "mpich", or "" for programs dtrun cannot inspect
+// (scripts, interpreters). An ELF program that uses no MPI at all is an
+// error: it would run untraced. A program that runs another one (it
+// imports an exec function: env, taskset, numactl, nice, time, Rscript) is
+// a wrapper: the traced program is among its arguments args, and the MPI
+// is that of the first of them linked with one (a wrapper of a wrapper
+// too, to a depth of 4); none, and dtrun trusts the user as it does for a
+// script (Rscript's R loads Rmpi's MPI).
 func mpiOf(prog string, args []string, depth int) (string, error) {
 	f, err := elf.Open(prog)
 	if err != nil {
@@ -447,13 +448,12 @@ func mpiOf(prog string, args []string, depth int) (string, error) {
 	defer f.Close()
 	libs, _ := f.ImportedLibraries()
 	for _, l := range libs {
-		switch {
-		// Fortran programs may list only the Fortran library of their MPI.
-		case strings.HasPrefix(l, "libmpi.so"), strings.HasPrefix(l, "libmpi_mpifh"), strings.HasPrefix(l, "libmpi_use"):
-			return "openmpi", nil
-		case strings.HasPrefix(l, "libmpich.so"), strings.HasPrefix(l, "libmpichfort"):
-			return "mpich", nil
+		if impl := mpiLibrary(l); impl != "" {
+			return impl, nil
 		}
+	}
+	if impl := loadedMPI(f, prog); impl != "" {
+		return impl, nil
 	}
 	syms, _ := f.ImportedSymbols()
 	for _, s := range syms {
@@ -495,6 +495,49 @@ func wrappedMPI(args []string, depth int) string {
 		}
 		if impl, err := mpiOf(p, args[i+1:], depth+1); err == nil && impl != "" {
 			return impl
+		}
+	}
+	return ""
+}
+
+// mpiLibrary is the MPI whose library lib (a shared object's name) is,
+// "" for other libraries.
+func mpiLibrary(lib string) string {
+	switch {
+	// Fortran programs may list only the Fortran library of their MPI.
+	case strings.HasPrefix(lib, "libmpi.so"), strings.HasPrefix(lib, "libmpi_mpifh"), strings.HasPrefix(lib, "libmpi_use"):
+		return "openmpi"
+	case strings.HasPrefix(lib, "libmpich.so"), strings.HasPrefix(lib, "libmpichfort"):
+		return "mpich"
+	}
+	return ""
+}
+
+// loadedMPI is the MPI among the libraries the dynamic loader loads for
+// prog, those its own libraries need included (OpenFOAM's solvers reach
+// MPI through libPstream.so), or "". The loader (prog's ELF interpreter,
+// in list mode: it runs none of the program) finds them as it will at run
+// time: RUNPATH, LD_LIBRARY_PATH, its cache.
+func loadedMPI(f *elf.File, prog string) string {
+	var interp string
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			b, _ := io.ReadAll(p.Open())
+			interp = strings.TrimRight(string(b), "\x00")
+		}
+	}
+	if interp == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// A library it does not find fails the listing, not what it found.
+	out, _ := exec.CommandContext(ctx, interp, "--list", prog).Output()
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			if impl := mpiLibrary(filepath.Base(f[0])); impl != "" {
+				return impl
+			}
 		}
 	}
 	return ""

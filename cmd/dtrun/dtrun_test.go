@@ -234,3 +234,37 @@ func TestAppFiles(t *testing.T) {
 		t.Error("no error for a setting with a space")
 	}
 }
+
+// TestMPIThroughLibrary: a program that reaches MPI only through one of
+// its own libraries (OpenFOAM's solvers link libPstream.so, which links
+// libmpi.so) imports neither an MPI library nor an MPI function; it is an
+// MPI program of the MPI that library links, as the dynamic loader
+// resolves it (dtrun refused icoFoam as "not an MPI program").
+func TestMPIThroughLibrary(t *testing.T) {
+	for _, m := range []struct{ cc, want string }{{"mpicc.openmpi", "openmpi"}, {"mpicc.mpich", "mpich"}} {
+		t.Run(m.want, func(t *testing.T) {
+			if _, err := exec.LookPath(m.cc); err != nil {
+				t.Skip(m.cc + " not installed")
+			}
+			dir := t.TempDir()
+			for _, c := range [][]string{
+				{m.cc, "-shared", "-fPIC", "-o", filepath.Join(dir, "libcomm.so"), "-x", "c", "-"},
+				{m.cc, "-o", filepath.Join(dir, "solver"), "-x", "c", "-", "-x", "none", "-L" + dir, "-lcomm", "-Wl,-rpath,$ORIGIN", "-Wl,--as-needed"},
+			} {
+				src := "#include <mpi.h>\nint comm_init(int *c, char ***v) { return MPI_Init(c, v); }\n"
+				if c[1] == "-o" {
+					src = "int comm_init(int *, char ***);\nint main(int c, char **v) { return comm_init(&c, &v); }\n"
+				}
+				cmd := exec.Command(c[0], c[1:]...)
+				cmd.Stdin = strings.NewReader(src)
+				if b, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%q: %v\n%s", c, err, b)
+				}
+			}
+			got, err := mpiOf(filepath.Join(dir, "solver"), nil, 0)
+			if err != nil || got != m.want {
+				t.Errorf("mpiOf = %q, %v; want %q", got, err, m.want)
+			}
+		})
+	}
+}
