@@ -371,7 +371,8 @@ func (x *exchange) releaseThrottled() {
 // collJoin replays participant idx's (world rank me) call of instance k:
 // it posts the entry, waits for the entries it depends on
 // (collWaitLocked), and posts the exit, moved to the latest of those
-// entries when the call moves data (moves) and left before it — the
+// entries when the call's exit depends on them (moves: dependsOnEntries)
+// and left before it — the
 // controlled logical clock's forward repair, which the caller applies to
 // its own clock too (replayer.repair gives the same time). It returns that
 // latest entry (has is false when the participant depends on nobody) and
@@ -410,7 +411,7 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 
 // collExit is the exit of participant idx of in, of rank rs, that left
 // at exit and depended on entries up to latest: moved to the bound when
-// the call moves data (collJoin). The bound is latest unless the exit
+// the call's exit depends on entries (moves, collJoin). The bound is latest unless the exit
 // precedes it: then only the members that send data count
 // (collDataLatest), since an MPI library completes a call without the
 // members whose contribution is empty (Open MPI's MPI_Allgatherv returned
@@ -501,8 +502,8 @@ func (x *exchange) collStep(w *collStop, k collKey, fn string, shape tracepb.Fun
 
 // collStop is a participant's wait in a collective instance on the
 // worker's stack (collStep): its index, the range of participants whose
-// entries it waits for (collDeps), and its exit and whether its call
-// moves data (collJoin).
+// entries it waits for (collDeps), and its exit and whether it depends
+// on them (moves, collJoin).
 type collStop struct {
 	in     *collInst
 	idx    int

@@ -46,7 +46,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, f *callFigures,
 		return false
 	}
 	att := collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry), quiet: sendsNothing(e, fi)}
-	moves := movesData(e, fi)
+	moves := dependsOnEntries(e, fi)
 	if rp.rs.onStack {
 		s := &rp.susp
 		s.coll.in = nil
@@ -149,6 +149,37 @@ func movesData(e *traceformat.Event, fi *fnInfo) bool {
 	}
 	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
 		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
+}
+
+// receivesNothing tells whether a pairwise collective call (an
+// MPI_Alltoallv whose recorded receive count is 0 …) receives data from
+// nobody: its exit then depends on no member's entry, as the MPI
+// libraries skip the empty receives (Open MPI's and MPICH's
+// MPI_Alltoallv post no receive of count 0, and the sends to the member
+// complete without it). A member that receives from some members only
+// still waits for all of them: the trace records its total, not its
+// counts per source.
+func receivesNothing(e *traceformat.Event, fi *fnInfo) bool {
+	return fi.pairwise && e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes == 0
+}
+
+// dependsOnEntries tells whether a collective call's exit depends on the
+// entries of the members its shape names (collDeps): it moves data
+// (movesData) and, if pairwise, receives some (receivesNothing). (Tested
+// in the order of movesData's, at every blocking collective call.)
+func dependsOnEntries(e *traceformat.Event, fi *fnInfo) bool {
+	const bytes = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
+	if e.Attr&bytes == 0 || fi.barrier {
+		return true
+	}
+	recv := e.Attr&traceformat.AttrRecvBytes != 0
+	if recv && e.RecvBytes > 0 {
+		return true
+	}
+	if recv && fi.pairwise {
+		return false // receivesNothing
+	}
+	return e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0
 }
 
 // sendsNothing tells whether a collective call contributes no data: its
