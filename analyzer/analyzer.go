@@ -492,6 +492,7 @@ func settle(reps []*replayer, x *exchange) {
 func summarize(res *replayResult, byRank []*rankFile, warn func(string)) (*report.ClockViolations, *report.Unmatched) {
 	var viol, worst, amortized, unRecv, unColl, unReq, unSent, other int64
 	var worstRank int32
+	var unrep [unrClasses]unrepaired
 	x := &res.proc
 	for r, rp := range res.ranks {
 		if rp == nil {
@@ -518,11 +519,21 @@ func summarize(res *replayResult, byRank []*rankFile, warn func(string)) (*repor
 		unColl += rp.unmatchedColls
 		unReq += rp.unknownReqs
 		other += rp.otherWorld
+		for c, u := range rp.unrep {
+			unrep[c].add(u)
+		}
 	}
 	unSent += x.unsent
 	if viol > 0 {
 		warn(fmt.Sprintf("%d clock-condition violation(s) found after clock alignment (the worst, %.9f s, on rank %d); repaired with a controlled logical clock before computing waits.",
 			viol, float64(worst)/1e9, worstRank))
+	}
+	var unr unrepaired
+	for _, u := range unrep {
+		unr.add(u)
+	}
+	if unr.n > 0 {
+		warn(unrepairedWarning(unr, unrep))
 	}
 	if unRecv > 0 {
 		warn(fmt.Sprintf("%d receive(s) found no matching send (a missing or cut trace, or inconsistent traces); their Real Sync is not counted.", unRecv))
@@ -549,14 +560,34 @@ func summarize(res *replayResult, byRank []*rankFile, warn func(string)) (*repor
 		warn(fmt.Sprintf("The replay stalled %d time(s) because the traces disagree on which operations match; each time one waiting operation was given up and is reported unmatched.", x.stalls))
 	}
 	var cv *report.ClockViolations
-	if viol > 0 {
-		cv = &report.ClockViolations{Count: viol, Worst: sec(worst), WorstRank: int(worstRank), Repaired: true, Amortized: amortized}
+	if viol > 0 || unr.n > 0 {
+		cv = &report.ClockViolations{Count: viol, Worst: sec(worst), WorstRank: int(worstRank), Repaired: true, Amortized: amortized,
+			Unrepaired: unr.n, UnrepairedWorst: sec(unr.worst), UnrepairedWorstRank: int(unr.rank),
+			UnrepairedSyncSends: unrep[unrSync].n, UnrepairedNonblocking: unrep[unrNonblocking].n, UnrepairedThreaded: unrep[unrThreaded].n}
 	}
 	var un *report.Unmatched
 	if unRecv+unSent+unColl+unReq > 0 || x.stalls > 0 {
 		un = &report.Unmatched{Receives: unRecv, Sends: unSent, Collectives: unColl, Requests: unReq, Stalls: x.stalls}
 	}
 	return cv, un
+}
+
+// unrepairedWarning describes the clock-condition violations not
+// repaired, all (u) and by class (by), in one sentence that begins as the
+// repaired ones' does.
+func unrepairedWarning(u unrepaired, by [unrClasses]unrepaired) string {
+	var kinds []string
+	for c, what := range [unrClasses]string{
+		unrSync:        "synchronous send(s) that returned before the receive was posted",
+		unrNonblocking: "call(s) completing a nonblocking collective before a start it depends on",
+		unrThreaded:    "blocking collective(s) of a multi-threaded process left before an entry they depend on",
+	} {
+		if n := by[c].n; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	return fmt.Sprintf("%d clock-condition violation(s) found after clock alignment (the worst, %.9f s, on rank %d) are not repaired: %s; the aligned clocks err there by at least that much, and the figures near them are less exact.",
+		u.n, float64(u.worst)/1e9, u.rank, strings.Join(kinds, ", "))
 }
 
 // damage describes a damaged file in one sentence.

@@ -56,6 +56,8 @@ type clcResult struct {
 	// (No report figures:) amortizations from a wait of an MPI_Issend,
 	// repairs on multi-threaded ranks.
 	issFixed, thrJumps int64
+	// unr are the violations not repaired, by class (clcUnrepaired).
+	unr [unrClasses]unrepaired
 }
 
 // clcModel repairs the recorded times of p's calls as the docs describe
@@ -286,6 +288,62 @@ func amortizeModel(p *clcProg, r int, pend []int, ta, tr, d int64) {
 		ev.moved = ev.moved || t != ev.t
 		ev.t = t
 	}
+}
+
+// clcUnrepaired counts, in a repaired program, the clock-condition
+// violations the controlled logical clock leaves (docs/report-format.md,
+// ClockViolations), by class: an MPI_Ssend, or the wait of an MPI_Issend,
+// that returned before its receive was posted; the wait of a nonblocking
+// collective (MPI_Ibarrier, MPI_Iallreduce: every start) that returned
+// before a start; a multi-threaded rank's blocking collective left before
+// an entry its shape depends on (as clcModel's repairs). Each is the time
+// it was early, on the rank of the call.
+func clcUnrepaired(p *clcProg) (u [unrClasses]unrepaired) {
+	at := func(rk [2]int) *clcEv { return &p.evs[rk[0]][rk[1]] }
+	for r := range p.evs {
+		for i := range p.evs[r] {
+			ev := &p.evs[r][i]
+			exit := ev.t[1]
+			switch ev.kind {
+			case ceSend:
+				if m := &p.msgs[ev.msgs[0]]; ev.fn == "MPI_Ssend" && at(m.post).t[0] > exit {
+					u[unrSync].note(at(m.post).t[0]-exit, int32(r))
+				}
+			case ceWait:
+				for _, mi := range ev.msgs {
+					if m := &p.msgs[mi]; m.src == r && at(m.send).fn == "MPI_Issend" && at(m.post).t[0] > exit {
+						u[unrSync].note(at(m.post).t[0]-exit, int32(r))
+					}
+				}
+			case ceIcollEnd, ceColl:
+				c := &p.colls[ev.coll]
+				deps := c.members
+				if ev.kind == ceColl {
+					if !p.thr[r] {
+						continue
+					}
+					switch {
+					case c.kind == 2 && c.members[c.root] != r:
+						deps = []int{c.members[c.root]}
+					case c.kind == 2, c.kind == 3 && c.members[c.root] != r:
+						deps = nil
+					}
+				}
+				bound := int64(math.MinInt64)
+				for _, o := range deps {
+					bound = max(bound, p.evs[o][c.ev[o]].t[0])
+				}
+				if exit < bound {
+					k := unrThreaded
+					if ev.kind == ceIcollEnd {
+						k = unrNonblocking
+					}
+					u[k].note(bound-exit, int32(r))
+				}
+			}
+		}
+	}
+	return u
 }
 
 // clcCases counts, in a repaired program, the cases the test is meant to
@@ -585,7 +643,11 @@ func checkRepairedCalls(t *testing.T, name string, p *clcProg, sink *clcSink) {
 // checkViolations compares the report's clock_violations with the model's.
 func checkViolations(t *testing.T, name string, cv *report.ClockViolations, want clcResult) {
 	t.Helper()
-	if want.count == 0 {
+	var unr unrepaired
+	for _, u := range want.unr {
+		unr.add(u)
+	}
+	if want.count == 0 && unr.n == 0 {
 		if cv != nil {
 			t.Errorf("%s: clock violations %+v, want none", name, *cv)
 		}
@@ -595,10 +657,19 @@ func checkViolations(t *testing.T, name string, cv *report.ClockViolations, want
 		t.Errorf("%s: no clock violations, want %+v", name, want)
 		return
 	}
+	worst, worstRank := float64(want.worst)/1e9, want.worstRank
+	if want.count == 0 {
+		worst, worstRank = 0, 0
+	}
 	if cv.Count != want.count || cv.Amortized != want.amortized || !cv.Repaired ||
-		!near(cv.Worst, float64(want.worst)/1e9) || cv.WorstRank != want.worstRank {
+		!near(cv.Worst, worst) || cv.WorstRank != worstRank {
 		t.Errorf("%s: clock violations %+v, want %d (%d amortized), worst %d ns on rank %d", name, *cv,
 			want.count, want.amortized, want.worst, want.worstRank)
+	}
+	if cv.Unrepaired != unr.n || !near(cv.UnrepairedWorst, float64(unr.worst)/1e9) || cv.UnrepairedWorstRank != int(unr.rank) ||
+		cv.UnrepairedSyncSends != want.unr[unrSync].n || cv.UnrepairedNonblocking != want.unr[unrNonblocking].n ||
+		cv.UnrepairedThreaded != want.unr[unrThreaded].n {
+		t.Errorf("%s: clock violations %+v, want not repaired %+v", name, *cv, want.unr)
 	}
 }
 
@@ -615,6 +686,7 @@ func TestRandomClockRepairs(t *testing.T) {
 		seeds = 12
 	}
 	var total clcResult
+	var unrTotal [unrClasses]int64
 	cases := map[string]int{}
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(uint64(seed), 23))
@@ -622,11 +694,15 @@ func TestRandomClockRepairs(t *testing.T) {
 		lim := defaultLimits()
 		lim.pend = []int{maxPend, maxPend, 3, 0}[seed%4]
 		res := clcModel(p, lim.pend)
+		res.unr = clcUnrepaired(p)
 		clcCases(p, cases)
 		cases["amortized from a wait of an MPI_Issend"] += int(res.issFixed)
 		cases["repair on a multi-threaded rank"] += int(res.thrJumps)
 		m := clcFigures(p)
 		total.count, total.amortized = total.count+res.count, total.amortized+res.amortized
+		for c, u := range res.unr {
+			unrTotal[c] += u.n
+		}
 		level := []int{-1, -1, 0, 1, 2}[rng.IntN(5)]
 		dir := t.TempDir()
 		if _, err := run.WriteDir(dir, "app"); err != nil {
@@ -639,16 +715,23 @@ func TestRandomClockRepairs(t *testing.T) {
 			if rep.Unmatched != nil {
 				t.Errorf("%s: unmatched %+v", name, rep.Unmatched)
 			}
-			if len(warned) != min(1, int(res.count)) {
+			if len(warned) != min(1, int(res.count))+min(1, int(res.unr[unrSync].n+res.unr[unrNonblocking].n+res.unr[unrThreaded].n)) {
 				t.Errorf("%s: warnings %q", name, warned)
 			}
 			checkViolations(t, name, rep.ClockViolations, res)
 			checkRepairedCalls(t, name, p, sink)
 			checkIntervals(t, name, rep, m, level, tol)
 		}
-		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: level, limits: &lim})
+		opts := Options{Dir: dir, App: "app", MaxLevel: level, limits: &lim}
+		rep := analyzeOpts(t, opts)
 		checkIntervals(t, fmt.Sprintf("seed %d, analyzeOpts", seed), rep, m, level, tol)
 		checkViolations(t, fmt.Sprintf("seed %d, analyzeOpts", seed), rep.ClockViolations, res)
+		if seed < 8 {
+			// The whole report (the violations, repaired and not, are
+			// counted on the processes of their ranks) over 1–5
+			// processes.
+			checkDistOutputs(t, opts, rep, nil, nil)
+		}
 	}
 	if total.count == 0 || total.amortized == 0 || total.amortized == total.count {
 		t.Errorf("%d violations, %d amortized: the programs do not exercise the repair", total.count, total.amortized)
@@ -660,5 +743,10 @@ func TestRandomClockRepairs(t *testing.T) {
 			t.Errorf("no case of %s: the programs do not exercise it", c)
 		}
 	}
-	t.Logf("%d violations, %d amortized; %v", total.count, total.amortized, cases)
+	for c, n := range unrTotal {
+		if n == 0 {
+			t.Errorf("no violation not repaired of class %d: the programs do not exercise it", c)
+		}
+	}
+	t.Logf("%d violations, %d amortized, not repaired %v; %v", total.count, total.amortized, unrTotal, cases)
 }

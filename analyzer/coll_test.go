@@ -231,6 +231,57 @@ func TestQuietMemberBoundsNoExit(t *testing.T) {
 	}
 }
 
+// A member of an MPI_Alltoallv that receives nothing (its recorded
+// receive count is 0) waits for nobody: MPI libraries skip the empty
+// receives, and the other members' sends to it complete without it. Rank
+// 2 sends 8 bytes and receives none, in the call from 0.001 to 0.011 ms;
+// ranks 0 and 1 enter at 100 ms (sending and receiving 8 bytes) and leave
+// at 100.01 ms. No violation, nothing shifted: rank 2 sends to rank 0 at
+// 50 ms, which receives it from 100.01 ms with no Real Sync (shifted
+// behind the others' entries, rank 2's send would come at 149.99 ms).
+// Potential Sync still counts every member's entry (§3): 99.999 ms for
+// rank 2; Execution Time from MPI_Init's exit to MPI_Finalize at 200 ms.
+// When rank 2 receives some data, its exit is repaired, which moves its
+// send after rank 0's receive: a second repair.
+func TestReceiveNothingBoundsNoExit(t *testing.T) {
+	for _, deaf := range []bool{true, false} {
+		t.Run(map[bool]string{true: "receives nothing", false: "receives"}[deaf], func(t *testing.T) {
+			run, rs := start(3)
+			av := func(r *tracetest.Rank, recv uint64) {
+				r.Call("MPI_Alltoallv", 10*us, traceformat.Event{
+					Attr: traceformat.AttrSendBytes | traceformat.AttrRecvBytes, SendBytes: 8, RecvBytes: recv})
+			}
+			recv := uint64(0)
+			if !deaf {
+				recv = 8
+			}
+			av(rs[2], recv)
+			rs[0].At(100 * ms)
+			av(rs[0], 8)
+			rs[1].At(100 * ms)
+			av(rs[1], 8)
+			rs[2].At(50*ms).Send(0, 1, 8, 10*us)
+			rs[0].Recv(2, 1, 8, 10*us)
+			for _, r := range rs {
+				r.At(200 * ms)
+			}
+			finish(run)
+			if !deaf {
+				if rep := analyzeRun(t, run); rep.ClockViolations == nil || rep.ClockViolations.Count != 2 {
+					t.Errorf("want rank 2's exit repaired, and then rank 0's receive: %q", rep.Warnings)
+				}
+				return
+			}
+			rep := analyzeClean(t, run)
+			iv := find(t, rep)
+			expect(t, "Real Sync rank 0", rank(t, iv, 0).RealSync, 0)
+			expect(t, "Potential Sync rank 2", rank(t, iv, 2).PotentialSync, 0.099999)
+			expect(t, "Potential Sync rank 0", rank(t, iv, 0).PotentialSync, 0)
+			expect(t, "Execution Time rank 2", rank(t, iv, 2).ExecutionTime, 0.199999)
+		})
+	}
+}
+
 // A collective lacking a rank (its trace is missing) is counted over the
 // ranks present, a lower bound, and a warning names the collective and the
 // missing rank. Rank 0 enters the barrier at 0.1 s, rank 1 at 0.3 s; both

@@ -143,6 +143,19 @@ type rankSync struct {
 	// receives' posting times and the calls that completed them, by
 	// serial, whichever comes first (under mu; issendPosted).
 	iss map[uint64]*issState
+	// The clock-condition violations the controlled logical clock does
+	// not repair (report.ClockViolations.Unrepaired), each counted on
+	// one rank's rankSync (the rank of the violating call is in the
+	// count): unrSsend, the MPI_Ssend calls that returned before the
+	// rank's receives of their messages were posted (by its own replay,
+	// exchange.taken); unrIss, the rank's Wait/Test calls that completed
+	// an MPI_Issend before its receive was posted (under mu, issNote);
+	// unrNB and unrThr, the rank's exits of collectives before the
+	// entries they depend on: calls completing nonblocking ones, and
+	// blocking ones of a multi-threaded process (under x.mu,
+	// maybeComplete).
+	unrSsend, unrIss unrepaired
+	unrNB, unrThr    unrepaired
 	// shifts counts, by communicator, the collective instances the rank
 	// skipped (resync.go): its calls there go that many instances
 	// further than its replay numbers them (collEnterLocked, and
@@ -275,7 +288,10 @@ type collInst struct {
 	// allIn: every member entered or is gone (set under x.mu after the
 	// last entry; entries do not change after).
 	allIn atomic.Bool
-	kind  waitKind // of its participants' Potential Sync (waits.go)
+	// checks: a member's exit is to be checked at completion
+	// (collAtt.check).
+	checks bool
+	kind   waitKind // of its participants' Potential Sync (waits.go)
 }
 
 // collSlot is one participant's part of a collective instance: its times
@@ -311,6 +327,19 @@ type collAtt struct {
 	// MPI_Allgatherv of no elements from this rank …): no member's exit
 	// depends on its entry (collExit).
 	quiet bool
+	// Of the entry of a call whose exit is checked (check), not
+	// repaired: loose, its exit depends on no entry (dependsOnEntries);
+	// dep, its shape (tracepb.Function_Collective; a nonblocking
+	// instance's is NONE, for its waits' kind). Kept in the slot's att
+	// when its completion replaces it (icollExitLocked).
+	loose bool
+	dep   uint8
+	// Of a completion posted by icollDone: shared, the call that
+	// completed a nonblocking collective also completed point-to-point
+	// requests (no Potential Sync); check, its exit is counted when it
+	// precedes the entries it depends on (collInst.unbound): the
+	// controlled logical clock does not repair it.
+	shared, check bool
 }
 
 // collContrib is a participant's share of a completed instance, handed to
@@ -371,7 +400,8 @@ func (x *exchange) releaseThrottled() {
 // collJoin replays participant idx's (world rank me) call of instance k:
 // it posts the entry, waits for the entries it depends on
 // (collWaitLocked), and posts the exit, moved to the latest of those
-// entries when the call moves data (moves) and left before it — the
+// entries when the call's exit depends on them (moves: dependsOnEntries)
+// and left before it — the
 // controlled logical clock's forward repair, which the caller applies to
 // its own clock too (replayer.repair gives the same time). It returns that
 // latest entry (has is false when the participant depends on nobody) and
@@ -410,7 +440,7 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 
 // collExit is the exit of participant idx of in, of rank rs, that left
 // at exit and depended on entries up to latest: moved to the bound when
-// the call moves data (collJoin). The bound is latest unless the exit
+// the call's exit depends on entries (moves, collJoin). The bound is latest unless the exit
 // precedes it: then only the members that send data count
 // (collDataLatest), since an MPI library completes a call without the
 // members whose contribution is empty (Open MPI's MPI_Allgatherv returned
@@ -438,6 +468,11 @@ func collExitData(rs *rankSync, in *collInst, idx int, exit int64) int64 {
 // has is false when none of them entered. Their entries are posted.
 func collDataLatest(in *collInst, idx int) (latest int64, has bool) {
 	lo, hi := collDeps(in, idx)
+	return collDataLatestIn(in, lo, hi)
+}
+
+// collDataLatestIn is collDataLatest over participants lo to hi.
+func collDataLatestIn(in *collInst, lo, hi int) (latest int64, has bool) {
 	for i := lo; i <= hi; i++ {
 		if sl := &in.slots[i]; sl.hasEntry && !sl.quiet && (!has || sl.entry > latest) {
 			latest, has = sl.entry, true
@@ -501,8 +536,8 @@ func (x *exchange) collStep(w *collStop, k collKey, fn string, shape tracepb.Fun
 
 // collStop is a participant's wait in a collective instance on the
 // worker's stack (collStep): its index, the range of participants whose
-// entries it waits for (collDeps), and its exit and whether its call
-// moves data (collJoin).
+// entries it waits for (collDeps), and its exit and whether it depends
+// on them (moves, collJoin).
 type collStop struct {
 	in     *collInst
 	idx    int
@@ -768,9 +803,14 @@ func (x *exchange) collWaitLocked(in *collInst, idx int, me int32, wake []int32)
 // whose entries participant idx of in depends on, by the collective's
 // shape; empty (hi < lo) when none.
 func collDeps(in *collInst, idx int) (lo, hi int) {
+	return collDepsOf(in, idx, in.shape)
+}
+
+// collDepsOf is collDeps for a call of shape shape.
+func collDepsOf(in *collInst, idx int, shape tracepb.Function_Collective) (lo, hi int) {
 	n := len(in.members)
 	lo, hi = 0, -1
-	switch in.shape {
+	switch shape {
 	case tracepb.Function_ALL_TO_ALL:
 		lo, hi = 0, n-1
 		if s := int(in.key.split); s > 0 && s < n {
@@ -983,6 +1023,9 @@ func (x *exchange) maybeComplete(in *collInst) {
 				me = in.maxEntry // every entry, completed or not
 			}
 			c.pot, c.tv = min(sl.dur, max(0, me-sl.exit)), 0
+			if sl.att.shared {
+				c.pot = 0
+			}
 		}
 		sh.split(in, i, &c)
 		if rs.remote {
@@ -990,7 +1033,85 @@ func (x *exchange) maybeComplete(in *collInst) {
 		}
 		rs.deferred = append(rs.deferred, c)
 	}
+	if in.checks {
+		x.countUnbound(in)
+	}
 	x.recycle(in)
+}
+
+// countUnbound counts, on their ranks, the exits of the members of
+// completed instance in that precede their bound and are not repaired
+// (collAtt.check, collInst.unbound). x.mu is held.
+func (x *exchange) countUnbound(in *collInst) {
+	for i, m := range in.members {
+		sl := &in.slots[i]
+		rs := x.ranks[m]
+		if !sl.hasExit || !sl.att.check || rs.remote {
+			continue
+		}
+		if v := in.unbound(i); v > 0 {
+			u := &rs.unrThr
+			if in.nonblocking {
+				u = &rs.unrNB
+			}
+			u.note(v, m)
+		}
+	}
+}
+
+// unbound is how long before the latest entry it depends on participant
+// i's exit was, which the controlled logical clock does not repair
+// (collAtt.check): the exit of the call completing a nonblocking
+// collective (slot.exit is that call's entry, slot.dur its duration), or
+// of a blocking one of a multi-threaded process (characteristics.md §8.5,
+// §8.10). Its bound follows the rule
+// of a blocking call's repair (collExit): the entries its shape depends
+// on, of the members that send data, unless its own call waits for
+// nobody (collAtt.loose). 0 when none. x.mu is held.
+func (in *collInst) unbound(i int) int64 {
+	sl := &in.slots[i]
+	end := sl.exit + sl.dur
+	if sl.att.loose || end >= in.maxEntry+minLatencyNs {
+		return 0 // (no entry is later)
+	}
+	shape := in.shape
+	if in.nonblocking {
+		shape = tracepb.Function_Collective(sl.att.dep)
+	}
+	lo, hi := collDepsOf(in, i, shape)
+	latest, has := collDataLatestIn(in, lo, hi)
+	if !has || end >= latest+minLatencyNs {
+		return 0
+	}
+	return latest + minLatencyNs - end
+}
+
+// unrepaired counts clock-condition violations that the controlled
+// logical clock does not repair: how many, the largest (ns) and the rank
+// of the call that ended too early there (the lowest of those with the
+// largest, whatever the order they were found in).
+type unrepaired struct {
+	n, worst int64
+	rank     int32
+}
+
+// note counts a violation of d ns at rank r.
+func (u *unrepaired) note(d int64, r int32) {
+	u.n++
+	if u.n == 1 || d > u.worst || (d == u.worst && r < u.rank) {
+		u.worst, u.rank = d, r
+	}
+}
+
+// add adds the counts of v.
+func (u *unrepaired) add(v unrepaired) {
+	if v.n == 0 {
+		return
+	}
+	if u.n == 0 || v.worst > u.worst || (v.worst == u.worst && v.rank < u.rank) {
+		u.worst, u.rank = v.worst, v.rank
+	}
+	u.n += v.n
 }
 
 // icollStart posts the start of participant idx (world rank me) of a
@@ -1000,15 +1121,15 @@ func (x *exchange) maybeComplete(in *collInst) {
 // disagree) and the contributions deferred to rank me so far, in buf.
 // shape is the collective's shape and nonblocking true for a nonblocking
 // collective; a blocking one of a multi-threaded process is posted in the
-// same two steps (threads.go): entry, then exit with icollDone. site is the
-// starting call's site with its span (causes.go); quiet: the call sends
-// no data (collAtt.quiet).
-func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Collective, nonblocking bool, root int32, members []int32, idx int, me int32, entry int64, site sendSite, quiet bool, buf []collContrib) (*collInst, []collContrib) {
+// same two steps (threads.go): entry, then exit with icollDone. att is
+// the starting call's site with its span (causes.go) and what its data
+// tells (startAtt).
+func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Collective, nonblocking bool, root int32, members []int32, idx int, me int32, entry int64, att collAtt, buf []collContrib) (*collInst, []collContrib) {
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, collAtt{site: site.site, span: site.span, comp: site.comp, quiet: quiet}, nonblocking)
+	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att, nonblocking)
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
 	if in.mismatch {
@@ -1037,6 +1158,8 @@ func (x *exchange) icollDone(in *collInst, idx int, me int32, entry, dur int64, 
 // held.
 func (x *exchange) icollExitLocked(in *collInst, idx int, entry, dur int64, att collAtt) {
 	if sl := &in.slots[idx]; sl.hasEntry && !sl.hasExit && !in.mismatch {
+		att.loose, att.dep = sl.att.loose, sl.att.dep
+		in.checks = in.checks || att.check
 		sl.exit, sl.dur, sl.att, sl.hasExit = entry, dur, att, true
 		in.nExit++
 		if x.dist != nil && !x.ranks[in.members[idx]].remote {
@@ -1122,7 +1245,7 @@ func (x *exchange) issendPosted(src int32, serial uint64, post int64, dst int32,
 	x.lock(&rs.mu)
 	if st := rs.iss[serial]; st != nil {
 		delete(rs.iss, serial)
-		rs.issNote(st.call, post, from, true)
+		rs.issNote(st.call, post, from, true, src)
 	} else {
 		if rs.iss == nil {
 			rs.iss = map[uint64]*issState{}
@@ -1142,7 +1265,7 @@ func (x *exchange) issendWaited(me int32, serials []uint64, entry, exit int64, a
 	for _, s := range serials {
 		if st := rs.iss[s]; st != nil && st.posted {
 			delete(rs.iss, s)
-			rs.issNote(c, st.post, st.from, true)
+			rs.issNote(c, st.post, st.from, true, me)
 			continue
 		}
 		if rs.iss == nil {
@@ -1151,16 +1274,19 @@ func (x *exchange) issendWaited(me int32, serials []uint64, entry, exit int64, a
 		rs.iss[s] = &issState{call: c}
 		c.pending++
 	}
-	rs.issNote(c, 0, msgFrom{}, false)
+	rs.issNote(c, 0, msgFrom{}, false, me)
 	x.unlock(&rs.mu)
 }
 
-// issNote adds a posting time (when has) to c and, once c has them all,
-// charges it. rs.mu is held. A posting at or after c's exit breaks the
-// clock condition (the send cannot complete before its receive is
-// posted): the clocks' alignment erred by that much, and the call waited
-// for the receiver until its exit.
-func (rs *rankSync) issNote(c *issCall, post int64, from msgFrom, has bool) {
+// issNote adds a posting time (when has) to c, a call of rank me, and,
+// once c has them all, charges it. rs.mu is held. A posting after c's
+// exit breaks the clock condition (the send cannot complete before its
+// receive is posted): the clocks' alignment erred by that much, which is
+// counted (unrIss), and the call waited for the receiver until its exit.
+func (rs *rankSync) issNote(c *issCall, post int64, from msgFrom, has bool, me int32) {
+	if has && post > c.exit {
+		rs.unrIss.note(post-c.exit, me)
+	}
 	if post = min(post, c.exit); has && post > c.best {
 		c.best, c.from = post, from
 	}

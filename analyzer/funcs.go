@@ -53,8 +53,13 @@ type fnInfo struct {
 	shape tracepb.Function_Collective
 	wait  bool // a Wait* call (counted in Wait Number even if it completes nothing)
 	// barrier: MPI_Barrier, which synchronizes
-	// without moving data (movesData).
+	// without moving data (dependsOnEntries).
 	barrier bool
+	// pairwise: MPI_Alltoall, MPI_Alltoallv or MPI_Alltoallw (blocking,
+	// nonblocking or persistent), whose members exchange data pair by
+	// pair: a member that receives nothing waits for nobody
+	// (dependsOnEntries).
+	pairwise bool
 	// mayBlock: a send that may wait for its receive to be posted: a
 	// blocking MPI_Send, MPI_Ssend or MPI_Rsend (not MPI_Bsend), or a
 	// synchronous nonblocking one, MPI_Issend or MPI_Ssend_init, whose
@@ -102,6 +107,11 @@ func classify(f *tracepb.Function) fnInfo {
 	case tracepb.Function_COLLECTIVE:
 		in.op = opColl
 		in.barrier = b == "Barrier"
+		switch b {
+		case "Alltoall", "Alltoallv", "Alltoallw", "Ialltoall", "Ialltoallv", "Ialltoallw",
+			"Alltoall_init", "Alltoallv_init", "Alltoallw_init":
+			in.pairwise = true
+		}
 		if f.Nonblocking {
 			in.op = opICollStart
 			if in.persistentInit {

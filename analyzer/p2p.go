@@ -686,8 +686,12 @@ func (x *exchange) taken(f *fifo, t int64, li lateInfo, ok bool, src, dst int32,
 			// A synchronous send's receive posted at or after its exit
 			// breaks the clock condition (an alignment error put it
 			// there): the send waited for it until its exit
-			// (characteristics.md §8.6, as rankSync.issNote). Its charge
+			// (characteristics.md §8.6, as rankSync.issNote), and is
+			// counted, not repaired (rankSync.unrSsend). Its charge
 			// depends on the posting however late: handed.
+			if post > li.exit {
+				x.syncPostedLate(li, post, src, dst)
+			}
 			if p := min(post, li.exit); p > t {
 				x.lateReceiver(src, li.att&^lateSync, p-t, dst, rsite)
 			}
@@ -696,6 +700,19 @@ func (x *exchange) taken(f *fifo, t int64, li lateInfo, ok bool, src, dst int32,
 	}
 	if f.full.Load() {
 		x.release(f, src, dst)
+	}
+}
+
+// syncPostedLate counts, on rank dst (the caller), the message of rank
+// src with late-receiver information li whose receive was posted at post,
+// after the send's exit, when the send was synchronous: a violation the
+// controlled logical clock does not repair (rankSync.unrSsend). Kept out
+// of taken, which every blocking send's message goes through.
+//
+//go:noinline
+func (x *exchange) syncPostedLate(li lateInfo, post int64, src, dst int32) {
+	if li.att&lateSync != 0 {
+		x.ranks[dst].unrSsend.note(post-li.exit, src)
 	}
 }
 

@@ -227,7 +227,9 @@ func TestCancelledReceive(t *testing.T) {
 }
 
 // Tests that complete nothing are not Wait Number; a successful test is.
-// Nonblocking collectives are completed by waits without warnings.
+// Nonblocking collectives are completed by waits without warnings (rank
+// 0's wait ends after rank 1's start: before, it would break the clock
+// condition).
 func TestTestFamilyAndIbarrier(t *testing.T) {
 	run, r0, r1 := pair()
 	q := r1.Irecv(0, 2, 8, 1*us) // 0.001 … 0.002
@@ -237,7 +239,7 @@ func TestTestFamilyAndIbarrier(t *testing.T) {
 	r0.Compute(2*ms).Send(1, 2, 8, 1*us)                // entered 2.001 ms
 	r1.Compute(1*ms).Testsome([]tracetest.Req{q}, 1*us) // entered 4.005 ms: completes, no Real Sync
 	b0, b1 := r0.Ibarrier(1*us), r1.Ibarrier(1*us)
-	r0.Wait(b0, 1*us)
+	r0.Wait(b0, r1.Now()-r0.Now())
 	r1.Waitall([]tracetest.Req{b1}, 1*us)
 	finish(run)
 	rep := analyzeRun(t, run)

@@ -46,7 +46,7 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, f *callFigures,
 		return false
 	}
 	att := collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry), quiet: sendsNothing(e, fi)}
-	moves := movesData(e, fi)
+	moves := dependsOnEntries(e, fi)
 	if rp.rs.onStack {
 		s := &rp.susp
 		s.coll.in = nil
@@ -136,19 +136,42 @@ func (rp *replayer) resumeColl(fi *fnInfo, f *callFigures) bool {
 	return true
 }
 
-// movesData tells whether a collective call's exit may depend on its
-// partners' entries (the clock condition). A call that moves no data on
-// this rank (every byte count it records is 0: MPI_Bcast or MPI_Reduce of
-// count 0, …) returns at once in both Open MPI and MPICH, before the
-// partners arrive, so its exit bounds nothing; MPI_Barrier moves no data
-// but synchronizes. Without recorded byte counts, assume it does.
-func movesData(e *traceformat.Event, fi *fnInfo) bool {
+// dependsOnEntries tells whether a collective call's exit may depend on
+// its partners' entries (the clock condition), those its shape names
+// (collDeps). A call that moves no data on this rank (every byte count it
+// records is 0: MPI_Bcast or MPI_Reduce of count 0, …) returns at once in
+// both Open MPI and MPICH, before the partners arrive, so its exit bounds
+// nothing; MPI_Barrier moves no data but synchronizes. Without recorded
+// byte counts, assume it does. A pairwise call (fnInfo.pairwise: an
+// MPI_Alltoallv whose recorded receive count is 0 …) that receives data
+// from nobody depends on no member's entry either: the MPI libraries skip
+// the empty receives (Open MPI's and MPICH's MPI_Alltoallv post no
+// receive of count 0, and the sends to the member complete without it). A
+// member that receives from some members only still waits for all of
+// them: the trace records its total, not its counts per source.
+func dependsOnEntries(e *traceformat.Event, fi *fnInfo) bool {
 	const bytes = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
 	if e.Attr&bytes == 0 || fi.barrier {
 		return true
 	}
-	return (e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0) ||
-		(e.Attr&traceformat.AttrRecvBytes != 0 && e.RecvBytes > 0)
+	recv := e.Attr&traceformat.AttrRecvBytes != 0
+	if recv && e.RecvBytes > 0 {
+		return true
+	}
+	if recv && fi.pairwise {
+		return false // receives nothing
+	}
+	return e.Attr&traceformat.AttrSendBytes != 0 && e.SendBytes > 0
+}
+
+// startAtt is the attribution of the entry of collective call e of
+// function fi made from site (with its span): whether it sends data
+// (quiet) and whether its exit depends on entries (loose), of the shape
+// it has (dep), for the count of the exits left before their bound
+// (collInst.unbound).
+func startAtt(e *traceformat.Event, fi *fnInfo, site sendSite) collAtt {
+	return collAtt{site: site.site, span: site.span, comp: site.comp, quiet: sendsNothing(e, fi),
+		loose: !dependsOnEntries(e, fi), dep: uint8(fi.shape)}
 }
 
 // sendsNothing tells whether a collective call contributes no data: its
@@ -186,7 +209,7 @@ type icollRef struct {
 // request, for the call that completes it (icollsDone). node is the
 // interval node of the starting call.
 func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, root int32, c *commInfo, members []int32, idx int, entry int64, node *rnode) {
-	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, rp.callSite(e.Site, entry), false, rp.contrib)
+	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, startAtt(e, fi, rp.callSite(e.Site, entry)), rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++
@@ -222,15 +245,15 @@ func (rp *replayer) icollStart(e *traceformat.Event, fi *fnInfo, key collKey, ro
 // Collective time when it completed nothing else, and then bounds the
 // Potential Sync they give it (exchange.maybeComplete); a call that also
 // completed point-to-point requests stays SendRecv time and gets no
-// Potential Sync (analyzer package doc).
+// Potential Sync (analyzer package doc, collAtt.shared). Its exit is
+// checked against the starts it depends on (collInst.unbound).
 func (rp *replayer) icollsDone(n int, entry, exit int64, node *rnode, site uint32, class *tracepb.Function_Class) {
 	dur := exit - entry
-	if n == len(rp.icDone) {
+	shared := n != len(rp.icDone)
+	if !shared {
 		*class = tracepb.Function_COLLECTIVE
-	} else {
-		dur = 0
 	}
-	att := collAtt{node: node, site: site, comp: rp.comp(entry)}
+	att := collAtt{node: node, site: site, comp: rp.comp(entry), shared: shared, check: true}
 	for _, r := range rp.icDone {
 		rp.obs.collDone(r.in.key)
 		rp.contrib = rp.x.icollDone(r.in, r.idx, rp.rank, entry, dur, att, rp.contrib)

@@ -83,7 +83,11 @@ func (rp *replayer) pcollStart(rq *request, entry int64, node *rnode) {
 	if !joins {
 		return
 	}
-	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, rp.callSite(rp.evSite, entry), false, rp.contrib)
+	// The byte counts are the creating call's, not kept: the start is
+	// taken to send and receive data (collAtt.quiet, loose).
+	s := rp.callSite(rp.evSite, entry)
+	att := collAtt{site: s.site, span: s.span, comp: s.comp, dep: uint8(fi.shape)}
+	in, contrib := rp.x.icollStart(key, fi.name, tracepb.Function_NONE, true, root, members, idx, rp.rank, entry, att, rp.contrib)
 	rp.contrib = contrib
 	if in == nil {
 		rp.unmatchedColls++

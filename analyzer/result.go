@@ -57,14 +57,26 @@ type rankResult struct {
 	pcw                         map[string]uint32 // pcontrolWarnings.sites
 	violations, worstViolation  int64
 	amortized                   int64
-	unmatchedRecvs              int64
-	unmatchedColls              int64
-	unknownReqs, noIcollReq     int64
-	otherWorld                  int64
+	// unrep are the violations not repaired found on the rank's
+	// rankSync, by class (unrSync …): their ranks may be other ranks'.
+	unrep                   [unrClasses]unrepaired
+	unmatchedRecvs          int64
+	unmatchedColls          int64
+	unknownReqs, noIcollReq int64
+	otherWorld              int64
 	// readErr is the sentence describing the error that stopped the
 	// replay's reading (damage), "" when it read the trace to its end.
 	readErr string
 }
+
+// The classes of the clock-condition violations the controlled logical
+// clock does not repair (report.ClockViolations).
+const (
+	unrSync        = iota // a synchronous send completed before its receive was posted
+	unrNonblocking        // a nonblocking collective completed before a start it depends on
+	unrThreaded           // a multi-threaded process's blocking collective left before an entry it depends on
+	unrClasses
+)
 
 // siteKeyer is the siteKeyer of the rank's call sites.
 func (rr *rankResult) siteKeyer() *siteKeyer {
@@ -111,6 +123,10 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			unmatchedRecvs: rp.unmatchedRecvs, unmatchedColls: rp.unmatchedColls,
 			unknownReqs: rp.unknownReqs, noIcollReq: rp.noIcollReq, otherWorld: rp.otherWorld,
 		}
+		rs := x.ranks[r]
+		rr.unrep[unrSync] = rs.unrSsend
+		rr.unrep[unrSync].add(rs.unrIss)
+		rr.unrep[unrNonblocking], rr.unrep[unrThreaded] = rs.unrNB, rs.unrThr
 		if rp.readErr != nil {
 			rr.readErr = damage(r, rp.path, rp.readErr)
 		}

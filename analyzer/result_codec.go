@@ -36,7 +36,7 @@ import (
 
 // resultMagic starts a marshalled result; its last byte is the version
 // of the layout.
-const resultMagic = "dtpaR\x03"
+const resultMagic = "dtpaR\x04"
 
 // maxResultPath bounds the interval numbers an unmarshalled result's
 // paths hold in all (a path per interval, as long as its depth).
@@ -151,6 +151,11 @@ func (w *resWriter) rank(rr *rankResult) error {
 	for _, v := range []int64{rr.last, rr.events, rr.otherThreads, rr.parks, rr.violations, rr.worstViolation,
 		rr.amortized, rr.unmatchedRecvs, rr.unmatchedColls, rr.unknownReqs, rr.noIcollReq, rr.otherWorld} {
 		w.i(v)
+	}
+	for _, u := range rr.unrep {
+		w.i(u.n)
+		w.i(u.worst)
+		w.u(uint64(u.rank))
 	}
 	w.str(rr.readErr)
 	w.u(uint64(len(rr.warns)))
@@ -570,6 +575,11 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 	for _, v := range []*int64{&rr.last, &rr.events, &rr.otherThreads, &rr.parks, &rr.violations, &rr.worstViolation,
 		&rr.amortized, &rr.unmatchedRecvs, &rr.unmatchedColls, &rr.unknownReqs, &rr.noIcollReq, &rr.otherWorld} {
 		*v = r.i()
+	}
+	for c := range rr.unrep {
+		u := &rr.unrep[c]
+		u.n, u.worst = r.i(), r.i()
+		u.rank = int32(r.below(uint64(size), "rank"))
 	}
 	rr.readErr = r.str("error")
 	n := r.count("warnings")

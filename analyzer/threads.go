@@ -345,7 +345,7 @@ func (rp *replayer) collEntryThreaded(e *traceformat.Event, fi *fnInfo, entry in
 	if !joins {
 		return
 	}
-	in, contrib := rp.x.icollStart(key, fi.name, fi.shape, false, root, members, idx, rp.rank, entry, rp.callSite(e.Site, entry), sendsNothing(e, fi), rp.contrib)
+	in, contrib := rp.x.icollStart(key, fi.name, fi.shape, false, root, members, idx, rp.rank, entry, startAtt(e, fi, rp.callSite(e.Site, entry)), rp.contrib)
 	rp.contrib = contrib
 	if rp.thrColls == nil {
 		rp.thrColls = map[uint32]thrColl{}
@@ -367,7 +367,9 @@ func (rp *replayer) collExitThreaded(e *traceformat.Event, exit int64, node *rno
 		return
 	}
 	rp.obs.coll(p.key, 0, false)
-	rp.contrib = rp.x.icollDone(p.in, p.idx, rp.rank, exit, 0, collAtt{node: node, site: e.Site}, rp.contrib)
+	// Not repaired (characteristics.md §8.10): counted when it precedes
+	// its bound (collInst.unbound).
+	rp.contrib = rp.x.icollDone(p.in, p.idx, rp.rank, exit, 0, collAtt{node: node, site: e.Site, check: true}, rp.contrib)
 	rp.applyContrib()
 }
 

@@ -21,7 +21,8 @@ type Report struct {
 	// Pcontrol …), one sentence each.
 	Warnings []string `json:"warnings"`
 	// ClockViolations summarizes the clock-condition violations found
-	// after clock alignment; nil (absent from JSON) when there were none.
+	// after clock alignment, repaired or not; nil (absent from JSON) when
+	// there were none.
 	ClockViolations *ClockViolations `json:"clock_violations,omitempty"`
 	// Unmatched counts the operations that found no partner; nil (absent
 	// from JSON) when every operation was matched.
@@ -32,11 +33,13 @@ type Report struct {
 
 // ClockViolations are the clock-condition violations (a receive ending
 // before its send started, a collective left before the entries it
-// depends on) that remained after clock alignment. Each was repaired with
-// the controlled logical clock before any wait was computed; they are also
-// described in Warnings.
+// depends on) that remained after clock alignment. Count of them were
+// repaired with the controlled logical clock before any wait was
+// computed; Unrepaired were of the kinds dtpa does not repair, and the
+// figures near them are less exact (docs/report-format.md lists them).
+// They are also described in Warnings.
 type ClockViolations struct {
-	Count     int64   `json:"count"`
+	Count     int64   `json:"count"`      // repaired ones; may be 0 when Unrepaired is not
 	Worst     float64 `json:"worst"`      // the largest repair, seconds
 	WorstRank int     `json:"worst_rank"` // the processor where it was
 	// Repaired is true when the figures were computed from repaired times
@@ -45,6 +48,21 @@ type ClockViolations struct {
 	// Amortized counts the repairs whose jump was also spread backward
 	// over the events before the repaired call.
 	Amortized int64 `json:"amortized"`
+	// Unrepaired counts the violations not repaired; UnrepairedWorst is
+	// the largest (seconds by which the order was violated) and
+	// UnrepairedWorstRank the processor of the call that ended too early
+	// there (0 when there were none).
+	Unrepaired          int64   `json:"unrepaired"`
+	UnrepairedWorst     float64 `json:"unrepaired_worst"`
+	UnrepairedWorstRank int     `json:"unrepaired_worst_rank"`
+	// The unrepaired ones by kind: a synchronous send (MPI_Ssend, or the
+	// Wait/Test completing an MPI_Issend) that returned before its receive
+	// was posted; a Wait/Test that completed a nonblocking collective
+	// before a start it depends on; a multi-threaded process's blocking
+	// collective left before an entry it depends on.
+	UnrepairedSyncSends   int64 `json:"unrepaired_sync_sends"`
+	UnrepairedNonblocking int64 `json:"unrepaired_nonblocking"`
+	UnrepairedThreaded    int64 `json:"unrepaired_threaded"`
 }
 
 // Unmatched counts operations that could not be matched with a partner:

@@ -289,6 +289,18 @@ func (w *reportJSON) report(r *Report) {
 		w.bool(c.Repaired)
 		w.key(2, `"amortized": `, false)
 		w.int(c.Amortized)
+		w.key(2, `"unrepaired": `, false)
+		w.int(c.Unrepaired)
+		w.key(2, `"unrepaired_worst": `, false)
+		w.float(c.UnrepairedWorst)
+		w.key(2, `"unrepaired_worst_rank": `, false)
+		w.int(int64(c.UnrepairedWorstRank))
+		w.key(2, `"unrepaired_sync_sends": `, false)
+		w.int(c.UnrepairedSyncSends)
+		w.key(2, `"unrepaired_nonblocking": `, false)
+		w.int(c.UnrepairedNonblocking)
+		w.key(2, `"unrepaired_threaded": `, false)
+		w.int(c.UnrepairedThreaded)
 		w.close(1, 1, '}')
 	}
 	if u := r.Unmatched; u != nil {

@@ -373,6 +373,28 @@ func analyzeTimeline(t *testing.T, run *tracetest.Run) (*report.Report, *analyze
 	return rep, rec
 }
 
+// TestBrowserClockViolations: the page says how many clock-condition
+// violations were repaired and how many were not, with the worst of each,
+// above the warnings; a page of a report without them says nothing.
+func TestBrowserClockViolations(t *testing.T) {
+	rep := evilReport()
+	rep.ClockViolations = &report.ClockViolations{Count: 2, Worst: 0.000042, WorstRank: 3, Repaired: true, Amortized: 1,
+		Unrepaired: 3, UnrepairedWorst: 0.0000125, UnrepairedWorstRank: 1, UnrepairedSyncSends: 2, UnrepairedNonblocking: 1}
+	path, _ := write(t, rep, nil)
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	want := `<p id="clock-violations" data-repaired="2" data-unrepaired="3">Clock-condition violations: 2 repaired (worst 42.000 µs on processor 3, ` +
+		`1 amortized backward); 3 not repaired (synchronous sends 2, nonblocking collectives 1, threaded collectives 0; worst 12.500 µs on processor 1).</p>`
+	if !strings.Contains(p.DOM, want) {
+		t.Errorf("the page lacks %s:\n%s", want, regexp.MustCompile(`<section id="warnings">.{0,600}`).FindString(p.DOM))
+	}
+	rep.ClockViolations = nil
+	path, _ = write(t, rep, nil)
+	if p := headless.Open(t, path); strings.Contains(p.DOM, `<p id="clock-violations"`) {
+		t.Error("a page without clock-condition violations mentions them")
+	}
+}
+
 // TestBrowserMPMD: an MPMD job's programs are named in the run facts with
 // their ranks, as text.
 func TestBrowserMPMD(t *testing.T) {

@@ -137,9 +137,23 @@
       });
     }
     if (!ol.children.length) ol.append(el("li", {}, "No time lost."));
-    if (rep.warnings.length) {
+    const cv = rep.clock_violations;
+    if (rep.warnings.length || cv) {
       const w = document.getElementById("warnings");
       w.append(el("h2", {}, "Warnings"));
+      if (cv) {
+        // Repaired and not repaired apart: the figures near the latter are less exact (docs/report-format.md).
+        const parts = [cv.count + " repaired" + (cv.count ? " (worst " + secs(cv.worst) + " on processor " + cv.worst_rank + ", " +
+          cv.amortized + " amortized backward)" : "")];
+        const un = cv.unrepaired || 0;
+        if (un) {
+          parts.push(un + " not repaired (synchronous sends " + (cv.unrepaired_sync_sends || 0) + ", nonblocking collectives " +
+            (cv.unrepaired_nonblocking || 0) + ", threaded collectives " + (cv.unrepaired_threaded || 0) + "; worst " +
+            secs(cv.unrepaired_worst) + " on processor " + cv.unrepaired_worst_rank + ")");
+        }
+        w.append(el("p", { id: "clock-violations", "data-repaired": cv.count, "data-unrepaired": un },
+          "Clock-condition violations: " + parts.join("; ") + "."));
+      }
       const ul = el("ul");
       for (const s of rep.warnings) ul.append(el("li", { class: "warn" }, s));
       w.append(ul);

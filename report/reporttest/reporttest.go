@@ -214,8 +214,9 @@ func Full() *report.Report {
 			"rank 2: 3 messages sent to rank 1 were never received",
 			"jacobi.c:118: MPI_Pcontrol(100, 2) entered on ranks 0, 1, 3 only",
 		},
-		ClockViolations: &report.ClockViolations{Count: 2, Worst: 0.000042, WorstRank: 3, Repaired: true, Amortized: 1},
-		Unmatched:       &report.Unmatched{Sends: 3},
+		ClockViolations: &report.ClockViolations{Count: 2, Worst: 0.000042, WorstRank: 3, Repaired: true, Amortized: 1,
+			Unrepaired: 3, UnrepairedWorst: 0.0000125, UnrepairedWorstRank: 1, UnrepairedSyncSends: 2, UnrepairedNonblocking: 1},
+		Unmatched: &report.Unmatched{Sends: 3},
 		RunFacts: report.RunFacts{
 			Run: &report.Run{MPI: "Open MPI v4.1.2", MPILibraryVersion: "Open MPI v4.1.2, package: Debian OpenMPI, ident: 4.1.2, repo rev: v4.1.2, Oct 13, 2021",
 				Command: []string{"./jacobi", "-n", "100"}, Program: "/home/user/jacobi", Start: "2026-01-01T12:00:00Z",

@@ -96,11 +96,19 @@ func (p *printer) header(r *report.Report) {
 		}
 	}
 	if cv := r.ClockViolations; cv != nil {
-		how := "not repaired"
-		if cv.Repaired {
-			how = fmt.Sprintf("repaired (%d amortized backward)", cv.Amortized)
+		if cv.Count > 0 || cv.Unrepaired == 0 {
+			how := "not repaired"
+			if cv.Repaired {
+				how = fmt.Sprintf("repaired (%d amortized backward)", cv.Amortized)
+			}
+			p.printf("\nClock-condition violations: %d, worst %.9f s on processor %d, %s\n", cv.Count, cv.Worst, cv.WorstRank, how)
+		} else {
+			p.printf("\n")
 		}
-		p.printf("\nClock-condition violations: %d, worst %.9f s on processor %d, %s\n", cv.Count, cv.Worst, cv.WorstRank, how)
+		if cv.Unrepaired > 0 {
+			p.printf("Clock-condition violations not repaired: %d (synchronous sends %d, nonblocking collectives %d, threaded collectives %d), worst %.9f s on processor %d\n",
+				cv.Unrepaired, cv.UnrepairedSyncSends, cv.UnrepairedNonblocking, cv.UnrepairedThreaded, cv.UnrepairedWorst, cv.UnrepairedWorstRank)
+		}
 	}
 	if u := r.Unmatched; u != nil {
 		if cv := r.ClockViolations; cv == nil {

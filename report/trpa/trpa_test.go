@@ -211,6 +211,25 @@ func TestWarningsListed(t *testing.T) {
 	}
 }
 
+// TestClockViolationsNotRepaired: a report whose clock-condition
+// violations were all of the kinds not repaired (count 0) says so in one
+// line, with no line for the repaired ones; without them, no line about
+// them.
+func TestClockViolationsNotRepaired(t *testing.T) {
+	r := reporttest.Minimal()
+	r.ClockViolations = &report.ClockViolations{Repaired: true, Unrepaired: 2, UnrepairedWorst: 0.00025, UnrepairedWorstRank: 1,
+		UnrepairedThreaded: 2}
+	out := render(t, r, Options{})
+	want := "\nClock-condition violations not repaired: 2 (synchronous sends 0, nonblocking collectives 0, threaded collectives 2), worst 0.000250000 s on processor 1\n"
+	if !strings.Contains(out, want) || strings.Contains(out, "Clock-condition violations: ") {
+		t.Errorf("the header lacks %q, or has a line for repaired ones:\n%s", want, out[:strings.Index(out, "INTERVAL")])
+	}
+	r.ClockViolations = &report.ClockViolations{Count: 1, Worst: 0.001, Repaired: true}
+	if out := render(t, r, Options{}); strings.Contains(out, "not repaired") {
+		t.Errorf("a line about violations not repaired, with none:\n%s", out[:strings.Index(out, "INTERVAL")])
+	}
+}
+
 // TestDoesNotModifyReport: rendering sorts copies, never the report.
 func TestDoesNotModifyReport(t *testing.T) {
 	r := reporttest.Full()
