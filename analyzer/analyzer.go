@@ -586,7 +586,7 @@ func unrepairedWarning(u unrepaired, by [unrClasses]unrepaired) string {
 			kinds = append(kinds, fmt.Sprintf("%d %s", n, what))
 		}
 	}
-	return fmt.Sprintf("%d clock-condition violation(s) found after clock alignment (the worst, %.9f s, on rank %d) are not repaired: %s; the aligned clocks err there by at least that much, and the figures near them are less exact.",
+	return fmt.Sprintf("%d clock-condition violation(s) found after clock alignment (the worst, %.9f s, on rank %d) are not repaired: %s; there the aligned clocks err by at least that much, or the MPI library did not wait for a call MPI's rules make it wait for, and the figures near them are less exact.",
 		u.n, float64(u.worst)/1e9, u.rank, strings.Join(kinds, ", "))
 }
 
