@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dtpa/dtpa/internal/testenv"
+	"github.com/dtpa/dtpa/report"
 )
 
 // TestHPCC traces the HPC Challenge benchmark (Debian package hpcc, built
@@ -118,24 +119,9 @@ func TestLAMMPS(t *testing.T) {
 // installed by `make test` like hpcc.
 func TestNWChem(t *testing.T) {
 	eachRealRun(t, "nwchem.openmpi", "nwchem-openmpi", "h2o.nw", func(t *testing.T, dir string, skew bool, trace func(args ...string) string) {
-		out := trace("h2o.nw")
-		m := nwchemEnergyRE.FindStringSubmatch(out)
-		if m == nil {
-			t.Fatalf("no SCF energy in NWChem's output:\n%s", out)
-		}
-		if e, _ := strconv.ParseFloat(m[1], 64); math.Abs(e-(-76.010577878)) > 1e-8 {
-			t.Errorf("SCF energy %v, want -76.010577878", e)
-		}
-		if skew {
-			checkSkew(t, dir, "nwchem", 4, injected)
-		}
-		r, stderr := analyse(t, dir, "nwchem")
-		checkClean(t, r, stderr, skew, 1)
-		for _, fn := range []string{"MPI_Win_allocate", "MPI_Win_lock_all", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Fetch_and_op", "MPI_Win_flush_all"} {
-			if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
-				t.Errorf("no %s in the trace", fn)
-			}
-		}
+		checkEnergy(t, trace("h2o.nw"), nwchemEnergyRE, -76.010577878, 1e-8)
+		checkRealReport(t, dir, skew, "nwchem", "nwchem",
+			"MPI_Win_allocate", "MPI_Win_lock_all", "MPI_Accumulate", "MPI_Get_accumulate", "MPI_Fetch_and_op", "MPI_Win_flush_all")
 	})
 }
 
@@ -153,24 +139,8 @@ func TestQuantumESPRESSO(t *testing.T) {
 		if skew {
 			args, want = []string{"-nk", "1", "-nd", "4"}, []string{"MPI_Alltoall", "MPI_Sendrecv_replace", "MPI_Rsend", "MPI_Testall", "MPI_Type_vector"}
 		}
-		out := trace(append(args, "-in", "si.in")...)
-		m := qeEnergyRE.FindStringSubmatch(out)
-		if m == nil {
-			t.Fatalf("no total energy in pw.x's output:\n%s", out)
-		}
-		if e, _ := strconv.ParseFloat(m[1], 64); math.Abs(e-(-15.85081793)) > 2e-8 {
-			t.Errorf("total energy %v Ry, want -15.85081793", e)
-		}
-		if skew {
-			checkSkew(t, dir, "pw", 4, injected)
-		}
-		r, stderr := analyse(t, dir, "pw.x")
-		checkClean(t, r, stderr, skew, 1)
-		for _, fn := range want {
-			if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
-				t.Errorf("no %s in the trace", fn)
-			}
-		}
+		checkEnergy(t, trace(append(args, "-in", "si.in")...), qeEnergyRE, -15.85081793, 2e-8)
+		checkRealReport(t, dir, skew, "pw.x", "pw", want...)
 	})
 }
 
@@ -188,23 +158,8 @@ func TestABINIT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := abinitEnergyRE.FindSubmatch(out)
-		if m == nil {
-			t.Fatalf("no etotal in si.abo:\n%s", out)
-		}
-		if e, _ := strconv.ParseFloat(strings.Replace(string(m[1]), "E", "e", 1), 64); math.Abs(e-(-10.898171661)) > 2e-9 {
-			t.Errorf("total energy %v Ha, want -10.898171661", e)
-		}
-		if skew {
-			checkSkew(t, dir, "abinit", 4, injected)
-		}
-		r, stderr := analyse(t, dir, "abinit")
-		checkClean(t, r, stderr, skew, 1)
-		for _, fn := range []string{"MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Wait", "MPI_Attr_get"} {
-			if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
-				t.Errorf("no %s in the trace", fn)
-			}
-		}
+		checkEnergy(t, string(out), abinitEnergyRE, -10.898171661, 2e-9)
+		r := checkRealReport(t, dir, skew, "abinit", "abinit", "MPI_Allreduce", "MPI_Send", "MPI_Recv", "MPI_Wait", "MPI_Attr_get")
 		iv := r.Intervals[0]
 		if iv.Main.WaitNumber == 0 {
 			t.Errorf("Wait number 0: the waits on null requests are wait calls")
@@ -213,6 +168,38 @@ func TestABINIT(t *testing.T) {
 }
 
 var abinitEnergyRE = regexp.MustCompile(`(?m)^\s+etotal\s+(-?[0-9.]+E[-+][0-9]+)`)
+
+// checkEnergy checks the energy re captures in a program's output out
+// against the untraced run's, want, to tol.
+func checkEnergy(t *testing.T, out string, re *regexp.Regexp, want, tol float64) {
+	t.Helper()
+	m := re.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no energy in the program's output:\n%s", out)
+	}
+	if e, _ := strconv.ParseFloat(m[1], 64); math.Abs(e-want) > tol {
+		t.Errorf("energy %v, want %v", e, want)
+	}
+}
+
+// checkRealReport checks a 4-rank run of a real program in dir: the
+// injected skew its traces record when skewed, the report of app (as the
+// user names it; the traces are traces.<rank>.trc) clean with one
+// interval, and calls of each of fns in it. It returns the report.
+func checkRealReport(t *testing.T, dir string, skew bool, app, traces string, fns ...string) *report.Report {
+	t.Helper()
+	if skew {
+		checkSkew(t, dir, traces, 4, injected)
+	}
+	r, stderr := analyse(t, dir, app)
+	checkClean(t, r, stderr, skew, 1)
+	for _, fn := range fns {
+		if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
+			t.Errorf("no %s in the trace", fn)
+		}
+	}
+	return r
+}
 
 // TestDOLFINx traces a FEniCSx program (testdata/apps/poisson_dolfinx.py)
 // at 4 ranks: its nodal error must be the solver's tolerance (a wrong
@@ -237,13 +224,8 @@ func TestDOLFINx(t *testing.T) {
 	if e, _ := strconv.ParseFloat(mm[1], 64); e > 1e-8 {
 		t.Errorf("max nodal error %v, want the solver's tolerance", e)
 	}
-	r, stderr := analyse(t, dir, "python3")
-	checkClean(t, r, stderr, false, 1)
-	for _, fn := range []string{"MPI_Issend", "MPI_Ibarrier", "MPI_Iprobe", "MPI_Dist_graph_create_adjacent", "MPI_Neighbor_alltoallv", "MPI_Startall", "MPI_Waitsome"} {
-		if f := function(&r.Intervals[0], fn); f == nil || f.Calls == 0 {
-			t.Errorf("no %s in the trace", fn)
-		}
-	}
+	checkRealReport(t, dir, false, "python3", "python3",
+		"MPI_Issend", "MPI_Ibarrier", "MPI_Iprobe", "MPI_Dist_graph_create_adjacent", "MPI_Neighbor_alltoallv", "MPI_Startall", "MPI_Waitsome")
 }
 
 var dolfinxErrorRE = regexp.MustCompile(`poisson: max nodal error ([0-9.e+-]+)`)
