@@ -29,7 +29,7 @@ type filePool struct {
 	// per rank (which grew with the square of the ranks).
 	members  traceformat.MemberTable
 	wmu      sync.Mutex
-	worlds   map[*uint32][]int32
+	worlds   map[*uint32]worldRanks
 	lru      list.List // open files, most recently read first
 	reopens  int64     // opens after the first (tests, stats)
 	peakOpen int       // the most descriptors held at once (tests)
@@ -46,30 +46,40 @@ func newFilePool(n, ranks int) *filePool {
 	return &filePool{max: max(1, n), buf: readBuffer(ranks)}
 }
 
-// convMembers is members as world ranks, shared with the replays of the
+// worldRanks is a member list as world ranks, traceformat.OtherWorld as
+// -1, and whether it holds any such member.
+type worldRanks struct {
+	ranks []int32
+	other bool
+}
+
+// convMembers is members as world ranks (another world's as -1) and
+// whether some member is another world's, shared with the replays of the
 // other ranks when the readers shared the list (traceformat.MemberTable).
-func (p *filePool) convMembers(members []uint32) []int32 {
-	conv := func() []int32 {
-		out := make([]int32, len(members))
+func (p *filePool) convMembers(members []uint32) ([]int32, bool) {
+	conv := func() worldRanks {
+		w := worldRanks{ranks: make([]int32, len(members))}
 		for i, m := range members {
-			out[i] = int32(m)
+			w.ranks[i] = int32(m)
+			w.other = w.other || m == traceformat.OtherWorld
 		}
-		return out
+		return w
 	}
 	if len(members) < 64 {
-		return conv()
+		w := conv()
+		return w.ranks, w.other
 	}
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	if w, ok := p.worlds[&members[0]]; ok && len(w) == len(members) {
-		return w
+	if w, ok := p.worlds[&members[0]]; ok && len(w.ranks) == len(members) {
+		return w.ranks, w.other
 	}
 	if p.worlds == nil {
-		p.worlds = map[*uint32][]int32{}
+		p.worlds = map[*uint32]worldRanks{}
 	}
 	w := conv()
 	p.worlds[&members[0]] = w
-	return w
+	return w.ranks, w.other
 }
 
 // readBuffer is the size of the read buffer of each replay's trace reader

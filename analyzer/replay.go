@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -589,17 +588,18 @@ func (rp *replayer) commOf(local uint32, d *tracepb.Communicator) *commInfo {
 	}
 	// New, or the local index was redefined for another communicator.
 	c := &commInfo{def: d, id: d.Id, inter: d.Inter, myIdx: -1}
+	var otherL, otherR bool
 	if len(d.Members) > 0 {
-		c.members = rp.x.files.convMembers(d.Members)
+		c.members, otherL = rp.x.files.convMembers(d.Members)
 	}
 	if len(d.RemoteMembers) > 0 {
-		c.remote = rp.x.files.convMembers(d.RemoteMembers)
+		c.remote, otherR = rp.x.files.convMembers(d.RemoteMembers)
 	}
 	c.peers = c.members
 	if c.inter {
 		c.peers = c.remote
 	}
-	if slices.Contains(d.Members, traceformat.OtherWorld) || slices.Contains(d.RemoteMembers, traceformat.OtherWorld) {
+	if otherL || otherR {
 		c.other = true
 		c.members, c.remote = inWorld(c.members), inWorld(c.remote)
 	}
