@@ -40,6 +40,7 @@ type module struct {
 	debugDirs   []string
 	dwLoaded    bool // dw is loaded on first use: MPI libraries never need it
 	dw          *dwarf.Data
+	noDebugSaid bool      // the warning that frames have no lines was given (noDebugWarning)
 	cus         []cuRange // built on first use; nil until then
 	cusBuilt    bool
 	units       map[dwarf.Offset]*unit

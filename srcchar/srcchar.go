@@ -177,6 +177,7 @@ func (s *Symbolizer) symbolize(path string, offset uint64) []report.Frame {
 		return nil
 	}
 	frames := m.frames(pc)
+	s.noDebugWarning(m, path)
 	if len(frames) == 0 {
 		return []report.Frame{{Function: fmt.Sprintf("%s+%#x", filepath.Base(path), offset)}}
 	}
@@ -190,6 +191,41 @@ func (s *Symbolizer) symbolize(path string, offset uint64) []report.Frame {
 	}
 	// The C start-up code below main is nobody's source.
 	return slices.DeleteFunc(frames, func(f report.Frame) bool { return isStartup(baseName(f.Function)) })
+}
+
+// noDebugWarning says once per module whose frames reach the report
+// without file and line (no DWARF in the file, none installed by build
+// id) how to get them: a Debian binary such as /usr/bin/hpcc is stripped,
+// and a reader seeing "hpcc+0x1c14e ??" is not told by the frame itself
+// that a -dbgsym package would name the function and line.
+func (s *Symbolizer) noDebugWarning(m *module, path string) {
+	if m.dw != nil || m.noDebugSaid || s.cfg.Warn == nil {
+		return
+	}
+	m.noDebugSaid = true
+	if isInterpreter(path) {
+		// The interpreter's own lines would not help a Python or R user.
+		return
+	}
+	what := "Library " + path
+	if m.exe {
+		what = "Executable " + path
+	}
+	if m.path == "" {
+		// Not found or not usable: open already said so.
+		return
+	}
+	s.cfg.Warn(fmt.Sprintf("%s has no debug information: its call-stack frames have no file and line "+
+		"(install its -dbgsym package, read from %s/.build-id, or rebuild it with -g).", what, s.cfg.DebugDirs[0]))
+}
+
+// isInterpreter tells the modules of the Python and R interpreters and
+// of their packages (mpi4py's MPI.cpython-*.so, Rmpi.so), by path.
+func isInterpreter(path string) bool {
+	b := filepath.Base(path)
+	return strings.HasPrefix(b, "python") || strings.HasPrefix(b, "libpython") || b == "R" || b == "libR.so" ||
+		strings.Contains(path, "/dist-packages/") || strings.Contains(path, "/site-packages/") ||
+		strings.Contains(path, "/lib/R/")
 }
 
 // isStartup tells the C run-time's functions that call main: _start and

@@ -176,13 +176,37 @@ func TestSharedLibraries(t *testing.T) {
 }
 
 // Without debug information a frame is function+offset; without symbols
-// either, module+offset. Never a failure, never a file.
+// either, module+offset. Never a failure, never a file; one warning per
+// module says how to get the lines.
 func TestNoDebugInfo(t *testing.T) {
 	b := build(t, "-O0")
 	st := b.sites["plain"]
-	fr := New(Config{}).Symbolize(st.module, st.offset)
+	var warned []string
+	s := New(Config{Warn: func(w string) { warned = append(warned, w) }})
+	fr := s.Symbolize(st.module, st.offset)
 	if len(fr) != 1 || !strings.HasPrefix(fr[0].Function, "caller+0x") || fr[0].File != "" || fr[0].Line != 0 {
 		t.Errorf("without -g: frames %+v, want caller+0x…", fr)
+	}
+	s.Symbolize(st.module, st.offset+1)
+	if len(warned) != 1 || !strings.Contains(warned[0], st.module+" has no debug information") ||
+		!strings.Contains(warned[0], "-dbgsym") {
+		t.Errorf("without -g: warnings %q, want one naming %s and -dbgsym", warned, st.module)
+	}
+	warned = nil
+	for _, p := range []string{"/usr/bin/python3.11", "/usr/lib/python3/dist-packages/mpi4py/MPI.cpython-311-x86_64-linux-gnu.so",
+		"/usr/lib/R/bin/exec/R", "/usr/lib/R/site-library/Rmpi/libs/Rmpi.so"} {
+		if !isInterpreter(p) {
+			t.Errorf("%s not taken for an interpreter's module", p)
+		}
+	}
+	if isInterpreter(st.module) {
+		t.Errorf("%s taken for an interpreter's module", st.module)
+	}
+	g := build(t, "-g", "-O0")
+	s = New(Config{Warn: func(w string) { warned = append(warned, w) }})
+	s.Symbolize(g.sites["plain"].module, g.sites["plain"].offset)
+	if len(warned) != 0 {
+		t.Errorf("with -g: warnings %q", warned)
 	}
 	run(t, b.dir, "strip", "prog")
 	fr = New(Config{}).Symbolize(st.module, st.offset)
