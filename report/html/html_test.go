@@ -407,3 +407,34 @@ func TestBrowserMPMD(t *testing.T) {
 		t.Errorf("the run facts lack %q:\n%s", want, regexp.MustCompile(`<div id="run"[^<]*`).FindString(p.DOM))
 	}
 }
+
+// TestBrowserNoLines: when no call site of an interval has a file and
+// line, the page says why and what to do; a loss there reads as at a call
+// site without source line. A page with lines says nothing of it.
+func TestBrowserNoLines(t *testing.T) {
+	rep := evilReport()
+	path, _ := write(t, rep, nil)
+	if p := headless.Open(t, path); strings.Contains(p.DOM, `id="no-lines-`) {
+		t.Error("a page whose call sites have lines says they have none")
+	}
+	for i := range rep.Intervals {
+		for j := range rep.Intervals[i].SRC {
+			for k := range rep.Intervals[i].SRC[j].Stack {
+				fr := &rep.Intervals[i].SRC[j].Stack[k]
+				fr.File, fr.Line = "", 0
+			}
+		}
+	}
+	rep.Findings = report.FindingsOf(rep)
+	path, _ = write(t, rep, nil)
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	for i := range rep.Intervals {
+		if !strings.Contains(p.DOM, `<div class="note" id="no-lines-`+strconv.Itoa(i)+`">No call site has a source file and line`) {
+			t.Errorf("interval %d: the page does not say its call sites have no lines", i)
+		}
+	}
+	if li := regexp.MustCompile(`<ol class="losses" id="losses"><li .*?</li>`).FindString(p.DOM); !strings.Contains(li, "at a call site without source line") {
+		t.Errorf("the biggest loss: %s", li)
+	}
+}

@@ -126,7 +126,7 @@
           li.setAttribute("data-line", l.line);
           li.append(" at ", el("code", {}, base(l.file) + ":" + l.line));
         } else if (l.src) {
-          li.append(" at ", el("code", {}, "unknown call site"));
+          li.append(" at a call site without source line");
         }
         if (l.late_rank >= 0) {
           li.setAttribute("data-late-rank", l.late_rank);
@@ -525,7 +525,14 @@
       s.append(el("h3", {}, "Main characteristics"), legend(parts), hbar(iv.main), mainTable(iv.main));
       s.append(el("h3", { id: "exec-" + i }, "Execution characteristics (per processor)"), vbars(iv, i), execTable(iv));
       s.append(el("h3", {}, "Comparative characteristics"), compTable(iv.comparative));
-      s.append(el("h3", {}, "Call sites (SRC)"), el("div", { class: "note" }, "Click a column to sort; open a row for its stack and processors."), srcTable(iv, i));
+      s.append(el("h3", {}, "Call sites (SRC)"), el("div", { class: "note" }, "Click a column to sort; open a row for its stack and processors."));
+      // Stacks without a single file and line: say why and what to do,
+      // which the frames (function+0x… or module+0x…) do not.
+      if ((iv.src || []).length && !iv.src.some(p => (p.stack || []).some(fr => fr.file))) {
+        s.append(el("div", { class: "note", id: "no-lines-" + i }, "No call site has a source file and line: the program and its libraries " +
+          "have no debug information here. Build with -g, or install the programs' -dbgsym packages (read from /usr/lib/debug/.build-id)."));
+      }
+      s.append(srcTable(iv, i));
       profile(s, iv, i);
       box.append(s);
     });
