@@ -1,0 +1,248 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/internal/testenv"
+	"github.com/dtpa/dtpa/report"
+)
+
+// gmxRuns are TestGROMACS's runs of mdrun at 4 ranks: pme lists the world
+// ranks GROMACS makes separate PME ranks (none: every rank does its share
+// of the mesh), fns MPI functions the trace must hold.
+var gmxRuns = []struct {
+	name string
+	skew bool
+	env  []string
+	args []string
+	pme  []int
+	fns  []string
+}{
+	// Three domain-decomposition ranks and one PME rank (the last, by
+	// GROMACS's default interleaved order): the PP ranks send their
+	// coordinates to it (MPI_Isend, MPI_Waitall) and exchange halos with
+	// MPI_Sendrecv on a communicator split from world.
+	{"pme-rank", false, nil, []string{"-npme", "1", "-ntomp", "1"}, []int{3},
+		[]string{"MPI_Comm_split", "MPI_Sendrecv", "MPI_Isend", "MPI_Irecv", "MPI_Waitall", "MPI_Recv", "MPI_Allreduce"}},
+	// Two PP and two PME ranks on a Cartesian grid (MPI_Cart_create):
+	// the PME ranks transpose their grid with MPI_Alltoall.
+	{"cartesian-skewed", true, nil, []string{"-npme", "2", "-ntomp", "1", "-ddorder", "cartesian"}, []int{1, 3},
+		[]string{"MPI_Cart_create", "MPI_Cart_coords", "MPI_Cart_rank", "MPI_Alltoall", "MPI_Sendrecv", "MPI_Isend", "MPI_Waitall"}},
+	// PME on every rank, two OpenMP threads per rank. Eight threads on a
+	// shared machine need OpenMP's passive wait: GROMACS's threads spin
+	// otherwise, and the run takes minutes instead of a second.
+	{"openmp", false, []string{"OMP_WAIT_POLICY=passive"}, []string{"-npme", "0", "-ntomp", "2"}, nil,
+		[]string{"MPI_Alltoall", "MPI_Sendrecv", "MPI_Allreduce"}},
+}
+
+// gmxTimers maps a function of GROMACS on the call stacks of its MPI calls
+// to the row of its own time accounting (md.log, "R E A L   C Y C L E   A N
+// D   T I M E   A C C O U N T I N G") that times those calls: the
+// coordinate and force halo exchanges of the domain decomposition, the
+// coordinates sent to and forces received from PME ranks, the PME ranks'
+// waits for the PP ranks, and the 3-D FFT's transposes. A call site counts
+// for the innermost of these functions on its stack; gmx_pme_do's own
+// calls (the redistribution of atoms among PME ranks, which GROMACS times
+// with other work) for none.
+var gmxTimers = map[string]string{
+	"gmx_pme_do":               "",
+	"dd_move_x":                "Comm. coord.",
+	"dd_move_f":                "Wait + Comm. F",
+	"gmx_pme_send_coordinates": "Send X to PME",
+	"gmx_pme_receive_f":        "Wait + Recv. PME F",
+	"gmx_pmeonly":              "PME wait for PP",
+	"fft5d_execute":            "PME 3D-FFT Comm.",
+}
+
+// gmxAccountingRE is a row of GROMACS's time accounting: the name, the
+// number of ranks it averages over (absent on "PME wait for PP") and the
+// wall time in seconds, an average over those ranks.
+var gmxAccountingRE = regexp.MustCompile(`(?m)^ (\S(?:\S| \S)*)\s+(?:(\d+)\s+\d+\s+\d+\s+)?([0-9.]+)\s+[0-9.]+\s+[0-9.]+$`)
+
+// gmxEnergiesRE is a block of energies of md.log.
+var gmxEnergiesRE = regexp.MustCompile(`(?s)Energies \(kJ/mol\)\n.*?\n\n`)
+
+// TestGROMACS traces GROMACS's mdrun (Debian's gromacs: gmx_mpi, Open MPI)
+// on a box of 1696 SPC waters built at test time with gmx solvate and gmx
+// grompp from gromacs-data (testdata/apps/water.mdp: 200 steps with PME
+// electrostatics), at 4 ranks, untraced and traced, in the three layouts of
+// gmxRuns. mdrun runs with -reprod -dlb no, so that a run's results do not
+// depend on its timing: the final coordinates and velocities (md.gro) must
+// be the untraced run's byte for byte, as must every energy md.log prints.
+// The report must be clean, hold the MPI calls of the layout, name
+// GROMACS's C++ functions demangled, and agree with GROMACS's own time
+// accounting: the time of the MPI calls under each function of gmxTimers,
+// averaged over the ranks GROMACS averages over, is the row's wall time
+// within 20 % and 10 ms (they agree to 2 % here: the rows time little
+// besides those calls). Separate PME ranks talk to PP ranks only; with one
+// PME rank, the PP ranks' halo exchanges run on a communicator of their
+// own.
+func TestGROMACS(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	testenv.NeedCommands(t, "gmx", "gmx_mpi")
+	gmxMPI, _ := exec.LookPath("gmx_mpi")
+	dir := t.TempDir()
+	for _, f := range []string{"water.mdp", "water.top"} {
+		b, err := os.ReadFile(filepath.Join(root, "testdata", "apps", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Eight copies of spc216.gro's equilibrated box of 1.86206 nm: the
+	// tiled box is periodic, without the bad contacts of a box cut in
+	// the middle of a copy.
+	run(t, dir, nil, time.Minute, "gmx", "solvate", "-cs", "spc216.gro", "-box", "3.72412", "3.72412", "3.72412", "-o", "conf.gro", "-p", "water.top")
+	run(t, dir, nil, time.Minute, "gmx", "grompp", "-f", "water.mdp", "-c", "conf.gro", "-p", "water.top", "-o", "water.tpr")
+	tpr, err := os.ReadFile(filepath.Join(dir, "water.tpr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gmxRuns {
+		t.Run(g.name, func(t *testing.T) {
+			mdrun := append([]string{gmxMPI, "mdrun", "-s", "water.tpr", "-reprod", "-dlb", "no"}, g.args...)
+			launch := append(append([]string{"-np", "4"}, m.args...), mdrun...)
+			runIn := func(env []string, name string, args ...string) string {
+				d := t.TempDir()
+				if err := os.WriteFile(filepath.Join(d, "water.tpr"), tpr, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				run(t, d, env, 2*time.Minute, name, args...)
+				return d
+			}
+			untraced := runIn(g.env, m.mpirun, launch...)
+			env := g.env
+			if g.skew {
+				env = append(slices.Clip(env), "DT_CLOCK_SKEW="+clockSkew)
+			}
+			traced := runIn(env, filepath.Join(root, "bin", "dtrun"), append([]string{"--mpirun", m.mpirun}, launch...)...)
+			read := func(d, f string) []byte {
+				b, err := os.ReadFile(filepath.Join(d, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+			if !bytes.Equal(read(traced, "confout.gro"), read(untraced, "confout.gro")) {
+				t.Error("the final coordinates and velocities (confout.gro) differ from the untraced run's")
+			}
+			log := string(read(traced, "md.log"))
+			want, got := gmxEnergiesRE.FindAllString(string(read(untraced, "md.log")), -1), gmxEnergiesRE.FindAllString(log, -1)
+			if len(want) < 3 || !slices.Equal(got, want) {
+				t.Errorf("md.log's energies differ from the untraced run's:\n%s\nwant:\n%s", strings.Join(got, ""), strings.Join(want, ""))
+			}
+			r := checkRealReport(t, traced, g.skew, "gmx_mpi", "gmx_mpi", g.fns...)
+			iv := r.Intervals[0]
+			checkGMXTimers(t, iv, log, g.pme)
+			for _, p := range iv.SRC {
+				for _, f := range p.Stack {
+					if strings.HasPrefix(f.Function, "_Z") {
+						t.Errorf("SRC %d: frame %s not demangled", p.ID, f.Function)
+					}
+				}
+			}
+			if len(g.pme) == 0 {
+				return
+			}
+			// Each PP rank sends its coordinates to a PME rank and
+			// receives its forces, once a step at least; the ranks
+			// of a kind talk to each other on communicators of
+			// their own.
+			pp := func(r int) bool { return !slices.Contains(g.pme, r) }
+			for _, c := range iv.CommMatrices {
+				if c.Comm != "world" && c.Comm != "cart_create of world" {
+					continue
+				}
+				for s, row := range c.Messages {
+					var toOther, fromOther int64
+					for d, n := range row {
+						if pp(s) == pp(d) && n != 0 {
+							t.Errorf("%s: %d messages %d → %d between ranks of the same kind", c.Comm, n, s, d)
+						}
+						if pp(s) != pp(d) {
+							toOther += n
+							fromOther += c.Messages[d][s]
+						}
+					}
+					if pp(s) && (toOther < 200 || fromOther < 200) {
+						t.Errorf("%s: PP rank %d sent %d messages to PME ranks and received %d, want 200 at least", c.Comm, s, toOther, fromOther)
+					}
+				}
+			}
+			if len(g.pme) == 1 {
+				var ppComm bool
+				for _, c := range iv.CommMatrices {
+					ppComm = ppComm || strings.HasPrefix(c.Comm, "split") && slices.Equal(c.Ranks, []int{0, 1, 2})
+				}
+				if !ppComm {
+					t.Errorf("no traffic on a communicator of the PP ranks 0–2: %+v", iv.CommMatrices)
+				}
+			}
+		})
+	}
+}
+
+// checkGMXTimers compares the time of iv's MPI calls under each function
+// of gmxTimers with GROMACS's own accounting in md.log (log): per rank on
+// average, over the PME ranks pme for "PME wait for PP", else over the
+// ranks GROMACS's row counts (the PP ranks, or every rank).
+func checkGMXTimers(t *testing.T, iv report.Interval, log string, pme []int) {
+	t.Helper()
+	acc := map[string][2]float64{}
+	i := strings.Index(log, "R E A L   C Y C L E")
+	if i < 0 {
+		t.Fatal("md.log holds no time accounting")
+	}
+	for _, mm := range gmxAccountingRE.FindAllStringSubmatch(log[i:], -1) {
+		n, _ := strconv.Atoi(mm[2])
+		s, _ := strconv.ParseFloat(mm[3], 64)
+		acc[strings.TrimSuffix(mm[1], " *")] = [2]float64{float64(n), s}
+	}
+	acc["PME wait for PP"] = [2]float64{float64(len(pme)), acc["PME wait for PP"][1]}
+	got := map[string]float64{}
+	for _, p := range iv.SRC {
+		for _, f := range p.Stack {
+			fn, _, _ := strings.Cut(f.Function, "+0x")
+			if row, ok := gmxTimers[fn]; ok {
+				for _, rk := range p.Ranks {
+					got[row] += rk.ExeTime
+				}
+				break
+			}
+		}
+	}
+	var compared int
+	for _, row := range gmxTimers {
+		if row == "" {
+			continue
+		}
+		a, ok := acc[row]
+		if !ok || a[0] == 0 {
+			if got[row] > 0 {
+				t.Errorf("%.3f s of MPI calls for %q, which md.log does not time", got[row], row)
+			}
+			continue
+		}
+		compared++
+		d := got[row] / a[0]
+		t.Logf("%-20s GROMACS %.3f s, dtpa %.3f s (per rank, %d ranks)", row, a[1], d, int(a[0]))
+		if diff := d - a[1]; diff > 0.2*a[1]+0.01 || -diff > 0.2*a[1]+0.01 {
+			t.Errorf("%q: %.3f s per rank of MPI calls, GROMACS times %.3f s", row, d, a[1])
+		}
+	}
+	if compared < 3 {
+		t.Errorf("%d rows of GROMACS's accounting compared, want 3 at least: %v", compared, acc)
+	}
+}
