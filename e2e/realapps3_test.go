@@ -246,3 +246,92 @@ func checkGMXTimers(t *testing.T, iv report.Interval, log string, pme []int) {
 		t.Errorf("%d rows of GROMACS's accounting compared, want 3 at least: %v", compared, acc)
 	}
 }
+
+// TestMeep traces testdata/apps/meep2d.py, a 2-D FDTD run with Meep
+// (Debian's python3-meep-openmpi: Meep's C++ library under Python, its own
+// MPI calls, no mpi4py), untraced and then under dtrun at 4 ranks, aligned
+// and with injected skew. The fluxes and the energy it prints must be the
+// untraced run's, digit for digit; the report clean, with the time
+// stepping as interval 1. Its point-to-point traffic is the slabs' boundary
+// exchange: MPI_Isend, MPI_Irecv and MPI_Waitsome, between neighbouring
+// ranks only (0–1, 1–2, 2–3), at least one message each way a time step
+// (4000 steps). Each rank's SendRecv Time in interval 1 must agree with
+// Meep's own "1-1 communication" time, which brackets those calls with
+// some bookkeeping: within 70–105 % and 10 ms (95 % here).
+func TestMeep(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	if err := exec.Command(python, "-c", "import meep").Run(); err != nil {
+		testenv.Missing(t, "Meep not installed (apt-get install python3-meep-openmpi python3-matplotlib)")
+	}
+	const script = "meep2d.py"
+	b, err := os.ReadFile(filepath.Join(root, "testdata", "apps", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, script), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := func(out string) []string {
+		res := meepResultRE.FindAllString(out, -1)
+		if len(res) != 2 {
+			t.Fatalf("no fluxes and energy in the program's output:\n%s", out)
+		}
+		return res
+	}
+	want := results(run(t, dir, nil, 2*time.Minute, m.mpirun, append(append([]string{"-np", "4"}, m.args...), python, script)...))
+	for _, skew := range []bool{false, true} {
+		t.Run(skewName(skew), func(t *testing.T) {
+			dir := t.TempDir()
+			var env []string
+			if skew {
+				env = []string{"DT_CLOCK_SKEW=" + clockSkew}
+			}
+			out := tracePython(t, m, dir, env, 4, script)
+			if got := results(out); !slices.Equal(got, want) {
+				t.Errorf("results %q, untraced %q", got, want)
+			}
+			if skew {
+				checkSkew(t, dir, "python3", 4, injected)
+			}
+			r, stderr := analyse(t, dir, "python3")
+			checkClean(t, r, stderr, skew, 2)
+			steps := r.Intervals[1]
+			for _, fn := range []string{"MPI_Isend", "MPI_Irecv", "MPI_Waitsome", "MPI_Allreduce"} {
+				if f := function(&steps, fn); f == nil || f.Calls == 0 {
+					t.Errorf("interval 1 has no %s", fn)
+				}
+			}
+			if steps.Main.SendNumber < 6*4000 || steps.Main.SendNumber != steps.Main.ReceiveNumber {
+				t.Errorf("interval 1: %d sends, %d receives; want as many, 6 × 4000 at least", steps.Main.SendNumber, steps.Main.ReceiveNumber)
+			}
+			if steps.CommMatrix == nil {
+				t.Fatal("no communication matrix")
+			}
+			for s, row := range steps.CommMatrix.Messages {
+				for d, n := range row {
+					if near := s-d == 1 || d-s == 1; near && n < 4000 || !near && n != 0 {
+						t.Errorf("interval 1: %d messages %d → %d", n, s, d)
+					}
+				}
+			}
+			own := meepOneRE.FindStringSubmatch(out)
+			if own == nil {
+				t.Fatalf("no Meep timing in the program's output:\n%s", out)
+			}
+			for _, rk := range steps.Ranks {
+				meep, _ := strconv.ParseFloat(strings.Fields(own[1])[rk.Rank], 64)
+				t.Logf("rank %d: Meep's 1-1 communication %.3f s, dtpa's SendRecv Time %.3f s", rk.Rank, meep, rk.SendRecvTime)
+				if rk.SendRecvTime > 1.05*meep+0.01 || rk.SendRecvTime < 0.7*meep-0.01 {
+					t.Errorf("rank %d: SendRecv Time %.3f s, Meep's 1-1 communication %.3f s", rk.Rank, rk.SendRecvTime, meep)
+				}
+			}
+		})
+	}
+}
+
+var (
+	meepResultRE = regexp.MustCompile(`meep: (flux|energy) .*`)
+	meepOneRE    = regexp.MustCompile(`meep: one ((?:[0-9.]+ ?){4})\n`)
+)
