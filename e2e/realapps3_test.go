@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
+	"math/bits"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -335,3 +338,122 @@ var (
 	meepResultRE = regexp.MustCompile(`meep: (flux|energy) .*`)
 	meepOneRE    = regexp.MustCompile(`meep: one ((?:[0-9.]+ ?){4})\n`)
 )
+
+// TestExaML traces ExaML (Debian's examl: maximum-likelihood phylogeny,
+// Open MPI) on an alignment the test makes: 16 taxa that evolve down a
+// balanced tree from one random sequence of 3000 nucleotides, 5 % of the
+// sites mutating on each branch, searched from a caterpillar starting tree.
+// /usr/bin/examl is a script that runs mpirun itself, so dtrun is given the
+// program it runs (the SSE2 build: any x86-64 runs it). Untraced and
+// traced, aligned and with injected skew, the best tree and its likelihood
+// must be the same, byte for byte; the report clean. ExaML's fine-grain
+// parallelism splits the alignment's sites among the ranks, each
+// likelihood evaluation an MPI_Reduce of the ranks' partial sums and an
+// MPI_Bcast of the next step, so every rank makes the same calls: no
+// point-to-point message, and as many MPI_Reduce and MPI_Bcast as any
+// other rank, thousands of each.
+func TestExaML(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	const exe = "/usr/lib/examl/bin/examl-sse2"
+	testenv.NeedCommands(t, "parse-examl")
+	if _, err := os.Stat(exe); err != nil {
+		testenv.Missing(t, exe+" missing (apt-get install examl)")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "aln.phy"), examlAlignment(16, 3000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tree string
+	for i := 15; i >= 2; i-- {
+		if tree == "" {
+			tree = fmt.Sprintf("t%04b", i)
+		} else {
+			tree = fmt.Sprintf("(t%04b,%s)", i, tree)
+		}
+	}
+	tree = "(t0000,t0001," + tree + ");\n"
+	if err := os.WriteFile(filepath.Join(dir, "start.tree"), []byte(tree), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, nil, time.Minute, "parse-examl", "-s", "aln.phy", "-m", "DNA", "-n", "aln")
+	examl := func(env []string, launcher string, args ...string) (string, []byte) {
+		d := t.TempDir()
+		a := append(append(args, "-np", "4"), m.args...)
+		out := run(t, d, env, 2*time.Minute, launcher, append(a, exe, "-s", filepath.Join(dir, "aln.binary"), "-t", filepath.Join(dir, "start.tree"), "-m", "GAMMA", "-n", "x")...)
+		lik := examlLikelihoodRE.FindString(out)
+		if lik == "" {
+			t.Fatalf("no likelihood in ExaML's output:\n%s", out)
+		}
+		tree, err := os.ReadFile(filepath.Join(d, "ExaML_result.x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, append([]byte(lik+"\n"), tree...)
+	}
+	_, want := examl(nil, m.mpirun)
+	for _, skew := range []bool{false, true} {
+		t.Run(skewName(skew), func(t *testing.T) {
+			var env []string
+			if skew {
+				env = []string{"DT_CLOCK_SKEW=" + clockSkew}
+			}
+			d, got := examl(env, filepath.Join(root, "bin", "dtrun"), "--mpirun", m.mpirun)
+			if !bytes.Equal(got, want) {
+				t.Errorf("best tree and likelihood\n%s\nuntraced\n%s", got, want)
+			}
+			r := checkRealReport(t, d, skew, "examl-sse2", "examl-sse2", "MPI_Reduce", "MPI_Bcast", "MPI_Allreduce", "MPI_Barrier")
+			iv := r.Intervals[0]
+			if iv.Main.SendNumber+iv.Main.ReceiveNumber != 0 {
+				t.Errorf("%d sends, %d receives in a program of collectives", iv.Main.SendNumber, iv.Main.ReceiveNumber)
+			}
+			for _, fn := range []string{"MPI_Reduce", "MPI_Bcast"} {
+				f := function(&iv, fn)
+				if f == nil || f.Calls < 4*1000 || len(f.Ranks) != 4 {
+					t.Fatalf("%s: %+v, want thousands of calls on each rank", fn, f)
+				}
+				for _, rk := range f.Ranks {
+					if rk.Calls != f.Calls/4 {
+						t.Errorf("%s: rank %d made %d calls of %d", fn, rk.Rank, rk.Calls, f.Calls)
+					}
+				}
+			}
+		})
+	}
+}
+
+var examlLikelihoodRE = regexp.MustCompile(`Likelihood of best tree: -[0-9.]+`)
+
+// examlAlignment is a PHYLIP alignment of n taxa (a power of 2), named by
+// their path down a balanced tree (t0000 … t1111 for 16), of sites
+// nucleotides: one random sequence mutated down the tree, each site of a
+// child drawn anew with probability 0.05. The seed is fixed.
+func examlAlignment(n, sites int) []byte {
+	rng := rand.New(rand.NewSource(3))
+	const acgt = "ACGT"
+	seq := make([]byte, sites)
+	for i := range seq {
+		seq[i] = acgt[rng.Intn(4)]
+	}
+	depth := bits.Len(uint(n)) - 1
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d %d\n", n, sites)
+	var grow func(s []byte, level int, name string)
+	grow = func(s []byte, level int, name string) {
+		if level == depth {
+			fmt.Fprintf(&b, "%-10s %s\n", name, s)
+			return
+		}
+		for _, c := range "01" {
+			child := slices.Clone(s)
+			for i := range child {
+				if rng.Float64() < 0.05 {
+					child[i] = acgt[rng.Intn(4)]
+				}
+			}
+			grow(child, level+1, name+string(c))
+		}
+	}
+	grow(seq, 0, "t")
+	return b.Bytes()
+}
