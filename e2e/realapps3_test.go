@@ -88,7 +88,7 @@ var gmxEnergiesRE = regexp.MustCompile(`(?s)Energies \(kJ/mol\)\n.*?\n\n`)
 // within 20 % and 10 ms (they agree to 2 % here: the rows time little
 // besides those calls). Separate PME ranks talk to PP ranks only; with one
 // PME rank, the PP ranks' halo exchanges run on a communicator of their
-// own.
+// own. Then two simulations exchange replicas (gmxReplicaExchange).
 func TestGROMACS(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
@@ -195,6 +195,103 @@ func TestGROMACS(t *testing.T) {
 			}
 		})
 	}
+	t.Run("replica-exchange", func(t *testing.T) { gmxReplicaExchange(t, m, dir, gmxMPI) })
+}
+
+// gmxReplicaExchange runs two simulations of the water box in dir at 300 K
+// and 300.5 K (mdrun -multidir, two ranks each, domain decomposition and
+// PME on both) that try to exchange their states every 20 steps, untraced
+// and traced. The exchanges' random numbers come from -reseed, so both runs
+// accept the same ones: their final states (each directory's confout.gro)
+// and energies must be the same. The two simulations are communicators
+// split from world, {0, 1} and {2, 3}; the exchanges go between their
+// masters, ranks 0 and 2, on a communicator of their own (made from a
+// group of world): each accepted exchange swaps the coordinates and
+// velocities of all atoms (2 × 5088 × 12 bytes) besides a few scalars, and
+// nothing else goes between the simulations.
+func gmxReplicaExchange(t *testing.T, m mpiImpl, dir, gmxMPI string) {
+	mdp, err := os.ReadFile(filepath.Join(dir, "water.mdp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, temp := range []string{"300", "300.5"} {
+		d := filepath.Join(dir, "sim"+strconv.Itoa(i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`(?m)^ref_t\s*=.*$`).ReplaceAll(mdp, []byte("ref_t = "+temp))
+		if err := os.WriteFile(filepath.Join(d, "water.mdp"), m, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run(t, d, nil, time.Minute, "gmx", "grompp", "-f", "water.mdp", "-c", "../conf.gro", "-p", "../water.top", "-o", "topol.tpr")
+	}
+	mdrun := func(launcher string, args ...string) string {
+		d := t.TempDir()
+		for i := 0; i < 2; i++ {
+			sim := "sim" + strconv.Itoa(i)
+			tpr, err := os.ReadFile(filepath.Join(dir, sim, "topol.tpr"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Mkdir(filepath.Join(d, sim), 0o755)
+			if err := os.WriteFile(filepath.Join(d, sim, "topol.tpr"), tpr, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a := append(append(append(args, "-np", "4"), m.args...), gmxMPI, "mdrun", "-multidir", "sim0", "sim1",
+			"-replex", "20", "-reseed", "7", "-reprod", "-dlb", "no", "-ntomp", "1")
+		run(t, d, nil, 2*time.Minute, launcher, a...)
+		return d
+	}
+	untraced := mdrun(m.mpirun)
+	traced := mdrun(filepath.Join(root, "bin", "dtrun"), "--mpirun", m.mpirun)
+	var exchanges int
+	for i := 0; i < 2; i++ {
+		sim := "sim" + strconv.Itoa(i)
+		read := func(d, f string) string {
+			b, err := os.ReadFile(filepath.Join(d, sim, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+		if read(traced, "confout.gro") != read(untraced, "confout.gro") {
+			t.Errorf("%s: the final state (confout.gro) differs from the untraced run's", sim)
+		}
+		log := read(traced, "md.log")
+		if want, got := gmxEnergiesRE.FindAllString(read(untraced, "md.log"), -1), gmxEnergiesRE.FindAllString(log, -1); len(want) < 3 || !slices.Equal(got, want) {
+			t.Errorf("%s: md.log's energies differ from the untraced run's", sim)
+		}
+		exchanges = strings.Count(log, "\nRepl ex  0 x  1")
+	}
+	if exchanges == 0 {
+		t.Fatal("no exchange accepted: nothing to check")
+	}
+	// The traces are written where mdrun started, not in the
+	// simulations' directories it moves to.
+	r := checkRealReport(t, traced, false, "gmx_mpi", "gmx_mpi", "MPI_Comm_split", "MPI_Comm_create", "MPI_Sendrecv", "MPI_Alltoall")
+	iv := r.Intervals[0]
+	var sims, masters int
+	for _, c := range iv.CommMatrices {
+		switch {
+		case strings.HasPrefix(c.Comm, "split") && (slices.Equal(c.Ranks, []int{0, 1}) || slices.Equal(c.Ranks, []int{2, 3})):
+			sims++
+		case strings.HasPrefix(c.Comm, "create of world") && slices.Equal(c.Ranks, []int{0, 2}):
+			masters++
+			const state = 2 * 5088 * 12
+			for _, d := range [][2]int{{0, 1}, {1, 0}} {
+				if b := c.Bytes[d[0]][d[1]]; b < int64(exchanges*state) || b > int64(exchanges*(state+4096)) {
+					t.Errorf("%s: %d bytes %d → %d for %d exchanges of %d bytes", c.Comm, b, c.Ranks[d[0]], c.Ranks[d[1]], exchanges, state)
+				}
+			}
+		default:
+			t.Errorf("traffic on %s %v", c.Comm, c.Ranks)
+		}
+	}
+	if sims != 2 || masters != 1 {
+		t.Errorf("communicators %+v: want traffic in each simulation and between the masters", iv.CommMatrices)
+	}
+	t.Logf("%d exchanges", exchanges)
 }
 
 // checkGMXTimers compares the time of iv's MPI calls under each function
