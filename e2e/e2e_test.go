@@ -19,6 +19,11 @@
 //     (realapps2_test.go): OpenFOAM's icoFoam, FFTW's MPI transforms,
 //     mpi4py-fft and PnetCDF; results as untraced, the analysis clean,
 //     the transposes' and I/O bytes known by construction.
+//   - TestGROMACS, TestMeep, TestExaML (realapps3_test.go): GROMACS's
+//     mdrun (separate PME ranks, a Cartesian grid, OpenMP, replica
+//     exchange), a Meep FDTD run and ExaML; results as untraced, the
+//     analysis clean, the communication times of GROMACS's and Meep's
+//     own accounting.
 //
 // Every report passes checkReport (report.Check: the identities of docs/characteristics.md
 // §3–§6, Productive Time ≥ 0), those of complete runs checkInvariants.

@@ -6,7 +6,7 @@
 # tracer links to unwind call stacks; traced programs need libunwind8 too.
 # With --test also the third-party MPI programs the end-to-end tests trace
 # (hpcc, LAMMPS, NWChem, Quantum ESPRESSO, ABINIT, OpenFOAM with its
-# tutorials; R's Rmpi; FEniCSx), the libraries their own programs call MPI
+# tutorials, GROMACS, ExaML; R's Rmpi; FEniCSx, Meep), the libraries their own programs call MPI
 # through (parallel HDF5 and ScaLAPACK for both MPIs; PETSc, Boost.MPI,
 # FFTW's MPI interface, mpi4py-fft and PnetCDF, built with Open MPI) and
 # Debian's chromium, in which the HTML report is tested
@@ -41,6 +41,9 @@ if [ "${1:-}" = "--test" ]; then
   pkg-config --exists PETSc 2>/dev/null || need+=(petsc-dev)
   [ -f /usr/lib/x86_64-linux-gnu/libboost_mpi.so ] || need+=(libboost-mpi-dev)
   command -v icoFoam >/dev/null || need+=(openfoam)
+  command -v gmx_mpi >/dev/null || need+=(gromacs)
+  command -v parse-examl >/dev/null || need+=(examl)
+  /usr/bin/python3 -c 'import meep' 2>/dev/null || need+=(python3-meep-openmpi python3-matplotlib)
   [ -d /usr/share/doc/openfoam-examples/examples ] || need+=(openfoam-examples)
   [ -f /usr/include/fftw3-mpi.h ] || need+=(libfftw3-mpi-dev)
   [ -f /usr/include/pnetcdf.h ] || need+=(libpnetcdf-dev)

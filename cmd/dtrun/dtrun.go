@@ -164,6 +164,16 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if impl == "" {
+		if n, line := scriptLauncher(prog); n > 0 {
+			w := o.Stderr
+			if w == nil {
+				w = os.Stderr
+			}
+			fmt.Fprintf(w, "dtrun: warning: %s is a script that starts an MPI job itself (line %d: %s): "+
+				"under a launcher each rank would start one of its own; give dtrun the MPI program the script runs\n", prog, n, line)
+		}
+	}
 	launcher := o.Mpirun
 	if launcher == "" {
 		launcher = getenv("DT_MPIRUN")
@@ -478,6 +488,48 @@ func mpiOf(prog string, args []string, depth int) (string, error) {
 	}
 	return "", fmt.Errorf("%s is not an MPI program (it is not linked with an MPI library)", prog)
 }
+
+// scriptLauncher is the number and text of the first line of the script
+// prog (a file starting with "#!") whose command is an MPI launcher
+// (mpirun, mpiexec, orterun, also suffixed: mpirun.openmpi, mpiexec.hydra),
+// or 0 when it has none. Such a script, e.g. Debian's examl (it picks a
+// build for the CPU, then runs mpirun), cannot run under a launcher: each
+// rank would start a job of its own, which Open MPI refuses ("mpirun does
+// not support recursive calls"), and no rank is traced.
+func scriptLauncher(prog string) (int, string) {
+	f, err := os.Open(prog)
+	if err != nil {
+		return 0, ""
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, b)
+	if !strings.HasPrefix(string(b[:n]), "#!") {
+		return 0, ""
+	}
+	for i, l := range strings.Split(string(b[:n]), "\n") {
+		w := strings.Fields(l)
+		// Shell words that may come before a command, and variable
+		// assignments (NP=4 mpirun …).
+		for len(w) > 0 && (shellPrefixes[w[0]] || strings.Index(w[0], "=") > 0) {
+			w = w[1:]
+		}
+		if len(w) == 0 {
+			continue
+		}
+		cmd := filepath.Base(strings.Trim(w[0], `"'`))
+		for _, name := range []string{"mpirun", "mpiexec", "orterun"} {
+			if cmd == name || strings.HasPrefix(cmd, name+".") {
+				return i + 1, strings.TrimSpace(l)
+			}
+		}
+	}
+	return 0, ""
+}
+
+// shellPrefixes are the shell words scriptLauncher skips before a command.
+var shellPrefixes = map[string]bool{"exec": true, "then": true, "else": true, "do": true, "time": true,
+	"nohup": true, "command": true, "&&": true, "||": true, "{": true, "(": true, "!": true}
 
 // wrappedMPI is the MPI of the first of a wrapper's arguments that is a
 // program linked with one, or "" when none is.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -266,5 +267,50 @@ func TestMPIThroughLibrary(t *testing.T) {
 				t.Errorf("mpiOf = %q, %v; want %q", got, err, m.want)
 			}
 		})
+	}
+}
+
+// TestScriptLauncher: a script whose command runs an MPI launcher itself
+// (Debian's examl, which picks a build for the CPU and runs mpirun) is
+// found, and dtrun warns before launching it (such a job traces nothing:
+// each rank starts a job of its own); a launcher named in a comment, in a
+// string or as an argument is not a command.
+func TestScriptLauncher(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, text string
+		line       int
+	}{
+		{"examl", "#!/bin/sh\nEXE=/usr/lib/examl/bin/x\ntest_and_run () {\n        if grep -q \"$1\" /proc/cpuinfo; then\n                mpirun -np \"$NP\" \"${EXE}-$1\" ${CMDARGS}\n        fi\n}\n", 5},
+		{"exec", "#!/bin/bash\nexec mpiexec.hydra -n 4 ./app\n", 2},
+		{"assignment", "#!/bin/sh\nNP=4 /usr/bin/mpirun.openmpi ./app\n", 2},
+		{"comment", "#!/bin/sh\n# run with: mpirun -np 4 app.sh\necho \"mpirun is not needed\"\n./app --launcher mpirun\n", 0},
+		{"plain", "#!/bin/sh\nexec ./app \"$@\"\n", 0},
+		{"not a script", "mpirun -np 4 ./app\n", 0},
+	} {
+		p := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(p, []byte(tc.text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := scriptLauncher(p); n != tc.line {
+			t.Errorf("%s: line %d, want %d", tc.name, n, tc.line)
+		}
+	}
+	lib := filepath.Join(dir, "lib")
+	os.MkdirAll(lib, 0o755)
+	os.WriteFile(filepath.Join(lib, "libdtpa_preload.so"), nil, 0o644)
+	var stderr strings.Builder
+	o := Options{Args: []string{"-np", "2", filepath.Join(dir, "examl")}, Mpirun: "/bin/true", LibDir: lib, Stdout: io.Discard, Stderr: &stderr}
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	want := "dtrun: warning: " + filepath.Join(dir, "examl") + ` is a script that starts an MPI job itself (line 5: mpirun -np "$NP" "${EXE}-$1" ${CMDARGS})`
+	if !strings.HasPrefix(stderr.String(), want) {
+		t.Errorf("dtrun printed\n%s\nwant it to start with\n%s", stderr.String(), want)
+	}
+	stderr.Reset()
+	o.Args[2] = filepath.Join(dir, "plain")
+	if err := Run(context.Background(), o); err != nil || strings.Contains(stderr.String(), "warning") {
+		t.Errorf("plain script: %v, %q", err, stderr.String())
 	}
 }
