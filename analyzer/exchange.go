@@ -72,8 +72,15 @@ type exchange struct {
 	lastKindShape tracepb.Function_Collective
 	lastKind      waitKind
 	collFree      []*collInst // completed instances to reuse (newCollInst)
-	// pendingColls counts the instances in progress per communicator.
+	// pendingColls counts the instances in progress per communicator
+	// (pending, addPending), but for pendKey's, which pendN holds while
+	// pendSet: a program's collectives are mostly on one communicator,
+	// and the map's lookups and updates at every instance cost more than
+	// the rest of making and completing it.
 	pendingColls map[commKey]int
+	pendKey      commKey
+	pendN        int
+	pendSet      bool
 	sections     map[sectionKey]int // processors that completed each section instance
 	unmatched    unmatchedColls     // instances completed without some members (unmatched.go)
 
@@ -588,7 +595,32 @@ func (x *exchange) collThrottles(rs *rankSync, k collKey) bool {
 	if rs.shifts != nil {
 		k.seq += rs.shifts[ck]
 	}
-	return x.coll(k) == nil && x.pendingColls[ck] >= x.lim.pendingColls
+	return x.coll(k) == nil && x.pending(ck) >= x.lim.pendingColls
+}
+
+// pending is the number of instances in progress on ck. x.mu is held.
+func (x *exchange) pending(ck commKey) int {
+	if x.pendSet && x.pendKey == ck {
+		return x.pendN
+	}
+	return x.pendingColls[ck]
+}
+
+// addPending adds d to the instances in progress on ck, whose count then
+// moves out of the map into pendN (a count of 0 leaves the map, so that
+// it holds the communicators with instances in progress). x.mu is held.
+func (x *exchange) addPending(ck commKey, d int) {
+	if !x.pendSet || x.pendKey != ck {
+		if x.pendSet && x.pendN != 0 {
+			x.pendingColls[x.pendKey] = x.pendN
+		}
+		n, ok := x.pendingColls[ck]
+		if ok {
+			delete(x.pendingColls, ck)
+		}
+		x.pendKey, x.pendN, x.pendSet = ck, n, true
+	}
+	x.pendN += d
 }
 
 // pendingExit is the exit of rank's last collective call when it was left
@@ -632,13 +664,13 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 		k.seq += rs.shifts[ck]
 	}
 	in := x.coll(k)
-	if in == nil && x.pendingColls[ck] >= x.lim.pendingColls {
+	if in == nil && x.pending(ck) >= x.lim.pendingColls {
 		// This rank is the first at the instance and already far ahead
 		// of the others on this communicator: let them catch up.
 		gen := x.throttleGen.Load()
 		rs.throttled.Store(true)
 		x.throttled.Add(1)
-		for x.throttleGen.Load() == gen && x.pendingColls[ck] >= x.lim.pendingColls/2 {
+		for x.throttleGen.Load() == gen && x.pending(ck) >= x.lim.pendingColls/2 {
 			x.unlock(&x.mu)
 			x.park(me) // a stall releases throttled replays, never aborts them
 			x.lock(&x.mu)
@@ -950,11 +982,8 @@ func (x *exchange) maybeComplete(in *collInst) {
 		x.lastColl = nil
 	}
 	ck := commKey{in.key.comm, in.key.group}
-	x.pendingColls[ck]--
-	if x.pendingColls[ck] == 0 {
-		delete(x.pendingColls, ck)
-	}
-	if x.throttled.Load() > 0 && x.pendingColls[ck] < x.lim.pendingColls/2 {
+	x.addPending(ck, -1)
+	if x.throttled.Load() > 0 && x.pending(ck) < x.lim.pendingColls/2 {
 		x.releaseThrottled()
 	}
 	if (in.nExit < len(in.members) || in.mismatch) && (x.dist == nil || x.dist.notes(in)) {
@@ -1012,7 +1041,13 @@ func (x *exchange) maybeComplete(in *collInst) {
 			continue // nobody of the other group came
 		}
 		rs := x.ranks[m]
-		c := collContrib{att: sl.att, pot: max(0, maxEntry[d]-sl.entry), tv: maxExit - sl.exit, late: late[d]}
+		// (Built in its place in the rank's deferred contributions: a
+		// contribution is 120 bytes, built and then copied by append
+		// otherwise.)
+		n := len(rs.deferred)
+		rs.deferred = append(rs.deferred, collContrib{})
+		c := &rs.deferred[n]
+		*c = collContrib{att: sl.att, pot: max(0, maxEntry[d]-sl.entry), tv: maxExit - sl.exit, late: late[d]}
 		if in.nonblocking {
 			// The loss is suffered in the completing call (entered at
 			// sl.exit): the latest start over the participants minus
@@ -1027,11 +1062,10 @@ func (x *exchange) maybeComplete(in *collInst) {
 				c.pot = 0
 			}
 		}
-		sh.split(in, i, &c)
+		sh.split(in, i, c)
 		if rs.remote {
-			continue // its own process adds it
+			rs.deferred = rs.deferred[:n] // its own process adds it
 		}
-		rs.deferred = append(rs.deferred, c)
 	}
 	if in.checks {
 		x.countUnbound(in)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Point-to-point matching. MPI matches a receive with the oldest pending
@@ -42,12 +43,17 @@ import (
 // replay (solo): a coroutine switch orders everything then. Everything else
 // — tickets, revocations, out-of-order takes — is the receiver's alone.
 type fifo struct {
-	// Written by the sender.
+	// Written by the sender, read by it at every message: the first
+	// cache line (fifoLayout).
 	sent  uint64                  // messages pushed (atomic unless solo)
 	ring  atomic.Pointer[msgRing] // replaced (grown) by the sender
 	sring *msgRing                // the sender's copy of ring
 	seen  uint64                  // base as the sender last read it
-	solo  bool
+	// dead: swept from the inbox (sweep): cached pointers must look
+	// again. Written by the receiver, rarely, read by the sender at
+	// every message: kept on the sender's line.
+	dead atomic.Bool
+	solo bool
 	// proxy, for a destination replayed by another process (dist.go),
 	// is the key: the fifo stands for the other process's queue and
 	// only counts the messages sent into it (sent), so that a
@@ -58,6 +64,29 @@ type fifo struct {
 	// which the sender waits (0: limits.pending), doubled each time a
 	// stall releases it (distX.throttle).
 	acked, win uint64
+
+	// Written by the receiver, the second cache line: what a receive
+	// and a Wait/Test call read of the queue besides sent and ring
+	// (doneRecv.arrived, receivedArrived, exchange.ticket).
+	base    uint64   // first message not taken (atomic unless solo)
+	nooo    uint64   // len(ooo), for the sender (atomic unless solo)
+	tickets uint64   // tickets issued
+	revoked []uint64 // tickets given back by cancelled receives
+	// passed counts the messages of cancelled sends base has passed
+	// (passCancelled): every ticket not yet resolved to its message
+	// stands for a message that many further on.
+	passed uint64
+	full   atomic.Bool // the sender waits for pending to drop (flow control)
+	// ncanc is the number of messages of cancelled sends (canc), so that
+	// the receiver looks only when there are some.
+	ncanc atomic.Int32
+
+	ooo []uint64 // messages above base taken out of order (by ticket), sorted
+	// Messages of cancelled sends (withdraw), added by the sender under
+	// cmu and skipped by the receiver, which removes them as it passes
+	// them.
+	cmu  sync.Mutex
+	canc []uint64
 	// roff: in a queue a remote sender posts into, the sender's number
 	// of its message 0 (rset once known), to find a message a
 	// cancelled send withdraws and to tell the sender's process how
@@ -65,32 +94,21 @@ type fifo struct {
 	roff uint64
 	rset bool
 	rkey p2pKey
-	// dead: swept from the inbox (sweep): cached pointers must look
-	// again. Written by the receiver, rarely, read by the sender at
-	// every message: kept on the sender's line.
-	dead atomic.Bool
-	_    [64]byte
-
-	// Written by the receiver.
-	base    uint64      // first message not taken (atomic unless solo)
-	nooo    uint64      // len(ooo), for the sender (atomic unless solo)
-	full    atomic.Bool // the sender waits for pending to drop (flow control)
-	tickets uint64      // tickets issued
-	revoked []uint64    // tickets given back by cancelled receives
-	// passed counts the messages of cancelled sends base has passed
-	// (passCancelled): every ticket not yet resolved to its message
-	// stands for a message that many further on.
-	passed uint64
-	ooo    []uint64 // messages above base taken out of order (by ticket), sorted
-
-	// Messages of cancelled sends (withdraw), added by the sender under
-	// cmu and skipped by the receiver, which removes them as it passes
-	// them; ncanc is their number, so that the receiver looks only when
-	// there are some.
-	cmu   sync.Mutex
-	canc  []uint64
-	ncanc atomic.Int32
+	_    [32]byte // (to fifoSize)
 }
+
+// fifoLayout fails to compile unless the sender's fields above are the
+// first cache line of a fifo, the receiver's the second, and a fifo is
+// fifoSize bytes: the allocator's size class of 256 bytes places every
+// fifo at a multiple of 256 in its span, so that each part is one line
+// and neither shares its line with the other (several workers write them
+// at once). With a line per part, a replay of 32 ranks, whose queues have
+// left the caches between two visits of a rank, misses fewer of them.
+const fifoLayout = (unsafe.Offsetof(fifo{}.base) - 64) | (unsafe.Offsetof(fifo{}.ooo) - 128) | (unsafe.Sizeof(fifo{}) - fifoSize)
+
+var _ = [1]struct{}{}[fifoLayout]
+
+const fifoSize = 256
 
 // msgRing is a fifo's message storage: message m is m[m&mask]. A slot is
 // written once by the sender before the message is published and not

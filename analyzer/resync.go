@@ -164,7 +164,7 @@ func (x *exchange) shiftLocked(r int32, ck commKey) {
 // newCollLocked creates instance k, with the members whose replay has
 // ended counted gone. x.mu is held.
 func (x *exchange) newCollLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32, members []int32) *collInst {
-	x.pendingColls[commKey{k.comm, k.group}]++
+	x.addPending(commKey{k.comm, k.group}, 1)
 	in := x.newCollInst(k, fn, shape, root, members)
 	x.colls[k] = in
 	x.lastColl = in
