@@ -21,11 +21,12 @@
 // stack. Other Python versions lay these out differently: there the C stack
 // is recorded, as for any program, and rank 0 says so once.
 //
-// Per call: the frames' (code object, instruction offset) pairs are the key
-// of a per-thread memo of call sites, so two lines calling the same method
-// are two call sites; lines (PyCode_Addr2Line reads the code object's line
-// table, nothing else) and file names are only looked up for a key the memo
-// does not know.
+// Per call: the frames' (code object, instruction offset) pairs are the
+// call site's key, so two lines calling the same method are two call sites;
+// a per-thread memo of the frames read makes a repeated call cost a compare
+// per frame (dt_py_site). Lines (PyCode_Addr2Line reads the code object's
+// line table, nothing else) and file names are only looked up for a stack
+// the thread has not seen.
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
@@ -50,25 +51,55 @@ static uintptr_t py_code_type, py_str_type; // &PyCode_Type, &PyUnicode_Type
 // Frames followed at most per walk, counting those skipped (below).
 #define PY_HOPS 256
 
+// A frame the walk read: its address, code object and last instruction.
+// A later walk that reads the same three values at every frame, and stops
+// at the same pointer, computes the same stack (py_walk's other reads are
+// of the code object, immutable while a live frame holds it).
+typedef struct {
+	uintptr_t f, code, prev;
+} py_hop;
+#define PY_FAST_HOPS 8 // walks of more frames are not in the first-level memo
+
 // py_walk reads the Python frames of thread state ts: up to max (code
 // object, instruction offset in code units) pairs, innermost first, and
 // into *fh a hash of the code objects' file name objects (a code object
 // freed and another allocated at its address then gives another key). A
 // frame whose first instruction has not started (CPython's incomplete
 // frame: its prev_instr is before _co_firsttraceable) is left out, as
-// CPython's own tracebacks do.
-static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint64_t *fh) {
+// CPython's own tracebacks do. The frames read go to hops, *nh of them,
+// and *depth says whether the walk stopped at max frames, else *end is the
+// pointer it stopped at (not one to follow). *nh is 0 for a walk not to
+// remember: of more than PY_FAST_HOPS frames, or stopped at a frame whose
+// code object is not one, or after PY_HOPS frames.
+static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint64_t *fh, py_hop *hops, uint32_t *nh,
+	uintptr_t *end, uint32_t *depth) {
 	uint64_t h = 0;
-	int n = 0;
+	int n = 0, hops_n = 0;
+	*nh = 0, *end = 0, *fh = 0, *depth = 0;
 	if (!PY_PTR_OK(ts)) return 0;
 	uintptr_t cf = *(const uintptr_t *)(ts + DT_PY_TS_CFRAME);
 	if (!PY_PTR_OK(cf)) return 0;
 	uintptr_t f = *(const uintptr_t *)(cf + DT_PY_CF_CURRENT);
-	for (int hops = 0; n < max && hops < PY_HOPS && PY_PTR_OK(f); hops++) {
+	int stop = 0;
+	for (;; hops_n++) {
+		if (n >= max) {
+			stop = *depth = 1;
+			break;
+		}
+		if (hops_n >= PY_HOPS) break;
+		if (!PY_PTR_OK(f)) {
+			stop = 1;
+			*end = f;
+			break;
+		}
 		uintptr_t co = *(const uintptr_t *)(f + DT_PY_FR_CODE);
-		if (!PY_PTR_OK(co) || *(const uintptr_t *)(co + DT_PY_OB_TYPE) != py_code_type) break;
+		if (!PY_PTR_OK(co) || *(const uintptr_t *)(co + DT_PY_OB_TYPE) != py_code_type) {
+			hops_n = PY_HOPS; // not remembered
+			break;
+		}
 		uintptr_t first = co + DT_PY_CO_CODE;
 		uintptr_t prev = *(const uintptr_t *)(f + DT_PY_FR_PREV_INSTR);
+		if (hops_n < PY_FAST_HOPS) hops[hops_n] = (py_hop){f, co, prev};
 		char owner = *(const char *)(f + DT_PY_FR_OWNER);
 		int trace = *(const int *)(co + DT_PY_CO_FIRSTTRACEABLE);
 		if (prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
@@ -80,50 +111,117 @@ static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint
 		}
 		f = *(const uintptr_t *)(f + DT_PY_FR_PREVIOUS);
 	}
+	if (stop && hops_n <= PY_FAST_HOPS) *nh = (uint32_t)hops_n;
 	*fh = h;
 	return n;
 }
 
-// ---- The per-thread memo: direct-mapped by a hash of the key.
+// ---- Two memos per thread, direct-mapped. The first (py_fast) is keyed
+// by the innermost frame's address and last instruction and its caller's
+// last instruction, and holds the raw frames a walk read: a call whose
+// frames read the same takes its call site after a compare per frame. The
+// second (py_ent), consulted after a walk, is keyed by the stack itself,
+// (code object, instruction offset) per frame: one frame address serves
+// many stacks (a helper called from two places), and this finds them
+// without looking lines up again.
 #define PY_MEMO 256
+typedef struct {
+	uint64_t key; // 0: empty
+	uintptr_t end;
+	uint32_t nh, id, depth, pad;
+	py_hop h[PY_FAST_HOPS];
+} py_fast;
 typedef struct {
 	uint64_t hash; // 0: empty
 	uint32_t id, n;
 	uintptr_t code[DT_MAXDEPTH];
 	uint32_t lasti[DT_MAXDEPTH];
 } py_ent;
-static __thread py_ent *py_memo __attribute__((tls_model("initial-exec")));
+typedef struct {
+	py_fast fast[PY_MEMO];
+	py_ent ent[PY_MEMO];
+} py_memos;
+static __thread py_memos *py_memo __attribute__((tls_model("initial-exec")));
 static pthread_key_t memo_key;
 static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
 static void memo_init(void) { pthread_key_create(&memo_key, free); }
 
 static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *lasti, int n, uint64_t *t1);
+static uint32_t py_site_walk(dt_thr *T, void *fp, uint64_t *t1, uintptr_t ts, py_fast *fe, uint64_t key);
 
 uint32_t dt_py_site(dt_thr *T, void *fp, uint64_t *t1) {
+	uintptr_t ts = (uintptr_t)py_this_ts();
+	py_memos *m = py_memo;
+	if (__builtin_expect(!PY_PTR_OK(ts) || m == NULL, 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	uintptr_t cf = *(const uintptr_t *)(ts + DT_PY_TS_CFRAME);
+	if (__builtin_expect(!PY_PTR_OK(cf), 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	uintptr_t f = *(const uintptr_t *)(cf + DT_PY_CF_CURRENT);
+	if (__builtin_expect(!PY_PTR_OK(f), 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	uintptr_t p0 = *(const uintptr_t *)(f + DT_PY_FR_PREV_INSTR), f1 = *(const uintptr_t *)(f + DT_PY_FR_PREVIOUS);
+	uintptr_t p1 = PY_PTR_OK(f1) ? *(const uintptr_t *)(f1 + DT_PY_FR_PREV_INSTR) : f1;
+	uint64_t key = ((f ^ (p0 << 17) ^ (p1 << 31)) * 0x9E3779B97F4A7C15ull) | 1;
+	py_fast *e = &m->fast[key >> (64 - 8)];
+	if (__builtin_expect(e->key == key, 1)) {
+		uint32_t i = 0, nh = e->nh;
+		uintptr_t g = f;
+		// g equals a frame of the remembered walk before it is read.
+		while (i < nh && g == e->h[i].f && *(const uintptr_t *)(g + DT_PY_FR_CODE) == e->h[i].code &&
+			*(const uintptr_t *)(g + DT_PY_FR_PREV_INSTR) == e->h[i].prev) {
+			g = *(const uintptr_t *)(g + DT_PY_FR_PREVIOUS);
+			i++;
+		}
+		if (__builtin_expect(i == nh && (e->depth || g == e->end), 1)) return e->id;
+	}
+	return py_site_walk(T, fp, t1, ts, e, key);
+}
+
+// py_site_walk is dt_py_site's path for a call the first memo does not
+// know (fe, its entry for key; NULL: none): the walk, then the second memo
+// or the lines (py_site_new). No Python frame: the C stack's call site.
+static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, uint64_t *t1, uintptr_t ts, py_fast *fe,
+	uint64_t key) {
 	uintptr_t code[DT_MAXDEPTH];
 	uint32_t lasti[DT_MAXDEPTH];
+	py_hop hops[PY_FAST_HOPS];
 	uint64_t h;
-	int n = py_walk((uintptr_t)py_this_ts(), code, lasti, dt_depth, &h);
+	uint32_t nh, depth;
+	uintptr_t end;
+	int n = py_walk(ts, code, lasti, dt_depth, &h, hops, &nh, &end, &depth);
 	if (n == 0) return dt_site_c(T, fp, t1);
 	for (int i = 0; i < n; i++) h = (h ^ code[i] ^ ((uint64_t)lasti[i] << 47)) * 0x9E3779B97F4A7C15ull;
 	h = (h ^ (h >> 29)) | 1;
-	py_ent *m = py_memo;
+	py_memos *m = py_memo;
 	if (__builtin_expect(m == NULL, 0)) {
 		pthread_once(&memo_once, memo_init);
-		m = py_memo = calloc(PY_MEMO, sizeof *m);
+		m = py_memo = calloc(1, sizeof *m);
 		if (!m) return py_site_new(T, code, lasti, n, t1);
 		pthread_setspecific(memo_key, m);
+		fe = NULL; // the key was not computed
 	}
-	py_ent *e = &m[h >> (64 - 8)];
-	if (e->hash == h && e->n == (uint32_t)n && memcmp(e->code, code, n * sizeof code[0]) == 0 &&
-		memcmp(e->lasti, lasti, n * sizeof lasti[0]) == 0)
-		return e->id;
-	uint32_t id = py_site_new(T, code, lasti, n, t1);
-	e->hash = h;
-	e->n = (uint32_t)n;
-	memcpy(e->code, code, n * sizeof code[0]);
-	memcpy(e->lasti, lasti, n * sizeof lasti[0]);
-	e->id = id;
+	py_ent *e = &m->ent[h >> (64 - 8)];
+	uint32_t id;
+	int same = e->hash == h && e->n == (uint32_t)n;
+	for (int i = 0; same && i < n; i++) same = e->code[i] == code[i] && e->lasti[i] == lasti[i];
+	if (same) id = e->id;
+	else {
+		id = py_site_new(T, code, lasti, n, t1);
+		e->hash = h;
+		e->n = (uint32_t)n;
+		memcpy(e->code, code, n * sizeof code[0]);
+		memcpy(e->lasti, lasti, n * sizeof lasti[0]);
+		e->id = id;
+	}
+	if (fe) {
+		fe->key = 0;
+		if (nh > 0) {
+			memcpy(fe->h, hops, nh * sizeof hops[0]);
+			fe->nh = nh;
+			fe->end = end;
+			fe->depth = depth;
+			fe->id = id;
+			fe->key = key;
+		}
+	}
 	return id;
 }
 
