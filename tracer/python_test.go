@@ -211,3 +211,54 @@ int main(void) {
 		t.Fatalf("%v\n%s", err, b)
 	}
 }
+
+// BenchmarkPythonCall runs tracer/testdata/py/callcost.py (1 rank, 10⁶
+// MPI_Barrier calls on MPI_COMM_SELF from a Python loop) untraced, traced
+// with C stacks (DT_PY_VERSION of another version) and traced with Python
+// frames, alternated b.N times, and reports each one's median time per call
+// and the medians of the traced runs' differences to the untraced run of
+// their round: the tracer's cost per call of an mpi4py program. Wall time
+// on a shared machine: look at the spread (-count) before trusting it.
+func BenchmarkPythonCall(b *testing.B) {
+	needMPI(b, "mpicc.openmpi")
+	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
+		b.Skip("python3-mpi4py not installed")
+	}
+	dir := b.TempDir()
+	src, err := os.ReadFile(filepath.Join(root, "tracer", "testdata", "py", "callcost.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "callcost.py"), src, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	perCall := func(out string) float64 {
+		_, v, ok := strings.Cut(out, "ns/call ")
+		if !ok {
+			b.Fatalf("no ns/call in\n%s", out)
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(strings.SplitN(v, "\n", 2)[0]), 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return f
+	}
+	var plain, cst, pyf, dc, dp []float64
+	for i := 0; i < b.N; i++ {
+		u := perCall(run(b, dir, nil, "mpirun.openmpi", "-np", "1", python, "callcost.py", "1000000").out)
+		c := perCall(dtrun(b, dir, []string{"DT_PY_VERSION=0x030c00f0"}, "--mpirun", "mpirun.openmpi", "-np", "1", python, "callcost.py", "1000000").out)
+		p := perCall(dtrun(b, dir, nil, "--mpirun", "mpirun.openmpi", "-np", "1", python, "callcost.py", "1000000").out)
+		plain, cst, pyf = append(plain, u), append(cst, c), append(pyf, p)
+		dc, dp = append(dc, c-u), append(dp, p-u)
+	}
+	med := func(v []float64) float64 {
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	b.ReportMetric(med(plain), "untraced-ns/call")
+	b.ReportMetric(med(cst), "cstacks-ns/call")
+	b.ReportMetric(med(pyf), "pyframes-ns/call")
+	b.ReportMetric(med(dc), "cstacks-cost-ns/call")
+	b.ReportMetric(med(dp), "pyframes-cost-ns/call")
+	b.ReportMetric(0, "ns/op")
+}
