@@ -70,8 +70,9 @@ func tracePySites(t *testing.T, env []string) ([]*trace, map[string]int, string)
 // TestPythonSites: an mpi4py call's call site is the script's Python
 // frames, innermost first, at the lines of the calls: a helper called
 // from two places is two call sites with their whole stacks, a thread's
-// call has the thread's own frames (then threading.py's), and no frame is
-// the interpreter's C code.
+// call has the thread's own frames (then threading.py's), MPI_Init_thread
+// has the import's line (not the import machinery's frames), and no frame
+// is the interpreter's C code.
 func TestPythonSites(t *testing.T) {
 	trs, mark, out := tracePySites(t, nil)
 	at := func(name string) string { return "pysites.py:" + strconv.Itoa(mark[name]) }
@@ -81,6 +82,9 @@ func TestPythonSites(t *testing.T) {
 			t.Fatalf("rank %d: %d MPI_Init_thread", r, len(inits))
 		}
 		main := inits[0].Thread
+		if s := tr.pyFrames(inits[0].Site); len(s) != 1 || s[0] != at("import") {
+			t.Errorf("rank %d: MPI_Init_thread's stack %v, want [%s]", r, s, at("import"))
+		}
 		got := map[string]int64{} // function, thread (main or other), stack → calls
 		for _, e := range tr.events {
 			th := "main"

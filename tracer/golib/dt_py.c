@@ -60,13 +60,28 @@ typedef struct {
 } py_hop;
 #define PY_FAST_HOPS 8 // walks of more frames are not in the first-level memo
 
+// py_importlib tells whether co is code of the import machinery
+// (importlib._bootstrap and _bootstrap_external, frozen into the
+// interpreter), whose frames CPython's tracebacks leave out: the module
+// being imported follows, then the line importing it.
+static int py_importlib(uintptr_t co) {
+	static const char pre[] = "<frozen importlib._bootstrap";
+	uintptr_t s = *(const uintptr_t *)(co + DT_PY_CO_FILENAME);
+	if (!PY_PTR_OK(s) || *(const uintptr_t *)(s + DT_PY_OB_TYPE) != py_str_type) return 0;
+	uint32_t st = *(const uint32_t *)(s + DT_PY_U_STATE);
+	intptr_t len = *(const intptr_t *)(s + DT_PY_U_LENGTH);
+	return ((st >> 5) & 3) == 3 && len >= (intptr_t)sizeof pre - 1 && // compact ASCII
+		memcmp((const char *)(s + DT_PY_U_ASCII_DATA), pre, sizeof pre - 1) == 0;
+}
+
 // py_walk reads the Python frames of thread state ts: up to max (code
 // object, instruction offset in code units) pairs, innermost first, and
 // into *fh a hash of the code objects' file name objects (a code object
 // freed and another allocated at its address then gives another key). A
 // frame whose first instruction has not started (CPython's incomplete
 // frame: its prev_instr is before _co_firsttraceable) is left out, as
-// CPython's own tracebacks do. The frames read go to hops, *nh of them,
+// CPython's own tracebacks do, and so is the import machinery's
+// (py_importlib). The frames read go to hops, *nh of them,
 // and *depth says whether the walk stopped at max frames, else *end is the
 // pointer it stopped at (not one to follow). *nh is 0 for a walk not to
 // remember: of more than PY_FAST_HOPS frames, or stopped at a frame whose
@@ -103,7 +118,7 @@ static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint
 		char owner = *(const char *)(f + DT_PY_FR_OWNER);
 		int trace = *(const int *)(co + DT_PY_CO_FIRSTTRACEABLE);
 		if (prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
-			prev - first < ((uintptr_t)1 << 31)) {
+			prev - first < ((uintptr_t)1 << 31) && !py_importlib(co)) {
 			code[n] = co;
 			lasti[n] = (uint32_t)((prev - first) / DT_PY_CODEUNIT);
 			h = (h ^ *(const uintptr_t *)(co + DT_PY_CO_FILENAME)) * 0xff51afd7ed558ccdull;

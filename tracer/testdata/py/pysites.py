@@ -4,12 +4,13 @@ tests (tracer/python_test.go).
 helper's MPI_Barrier is called from two places (once from first, three
 times from second): two call sites, each with its whole Python stack. A
 thread of its own (MPI_THREAD_MULTIPLE) calls MPI_Barrier on a duplicate
-of the world while the main thread waits in MPI_Recv. Lines are found by
-their markers.
+of the world while the main thread waits in MPI_Recv. MPI_Init_thread is
+called at the import (the import machinery's frames are left out). Lines
+are found by their markers.
 """
 import threading
 
-from mpi4py import MPI
+from mpi4py import MPI  # @import
 
 
 def helper(comm):
