@@ -130,6 +130,53 @@ func mapsEqual(a, b map[string]int64) bool {
 	return true
 }
 
+// TestPythonFrameKinds: the frames of a generator, a coroutine, code
+// compiled from a string, a lambda, a call under sys.settrace and a deep
+// recursion, in a script whose file name is not ASCII (a string object of
+// 2-byte characters, written out as UTF-8).
+func TestPythonFrameKinds(t *testing.T) {
+	needMPI(t, "mpicc.openmpi")
+	needMPI4Py(t)
+	dir := t.TempDir()
+	src := filepath.Join(root, "tracer", "testdata", "py", "pykinds.py")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "kïnds_测试.py"
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := dtrun(t, dir, nil, "--mpirun", "mpirun.openmpi", "-np", "2", python, name)
+	if res.code != 0 {
+		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
+	}
+	mark := sourceMarkers(t, src, "#")
+	at := func(m string) string { return name + ":" + strconv.Itoa(mark[m]) }
+	want := map[string]int64{
+		at("gen") + " " + at("gen-call"):       2,
+		"<dyn>:1 " + at("exec"):                1,
+		at("lambda") + " " + at("lambda-call"): 1,
+		at("settrace"):                         1,
+		strings.Join([]string{at("deep"), at("deep-call"), at("deep-call"), at("deep-call")}, " "): 1,
+	}
+	for r, tr := range readTraces(t, dir, "python3", 2) {
+		got := map[string]int64{}
+		var coro int64
+		for _, e := range tr.calls("MPI_Barrier") {
+			s := tr.pyFrames(e.Site)
+			if len(s) > 1 && s[0] == at("coro") && strings.HasPrefix(s[1], "events.py:") {
+				coro += int64(e.NumCalls()) // asyncio's event loop below
+				continue
+			}
+			got[strings.Join(s, " ")] += int64(e.NumCalls())
+		}
+		if coro != 1 || !mapsEqual(got, want) {
+			t.Errorf("rank %d: %d coroutine calls (want 1), stacks\n got %v\nwant %v", r, coro, got, want)
+		}
+	}
+}
+
 // TestPythonSitesOtherVersion: an interpreter whose version the tracer
 // does not read (DT_PY_VERSION stands for Python 3.12's Py_Version) gets
 // the C stacks as any program, and rank 0 says why once.
