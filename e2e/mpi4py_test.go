@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
@@ -50,6 +53,60 @@ func TestMPI4Py(t *testing.T) {
 	if rs := in.Ranks[1].RealSync; math.Abs(rs-0.2) > 0.03 {
 		t.Errorf("Real Sync on rank 1 in interval 1 = %.6f s, want 0.2 ± 0.03", rs)
 	}
+	// mpi4py's allreduce of a Python object is point-to-point: MPI_Send
+	// at its line too.
+	checkPythonLines(t, whole.SRC, "late_sender.py", map[string][]string{
+		"MPI_Barrier": {"barrier-before", "barrier-after"}, "MPI_Send": {"send", "allreduce"},
+		"MPI_Mprobe": {"recv"}, "MPI_Mrecv": {"recv"}})
+}
+
+// checkPythonLines checks that the SRC points of each function of want
+// are one per marked line of testdata/apps/script ("# @name"), with the
+// line as their innermost frame: mpi4py's calls have the script's Python
+// frames as call stack, not the interpreter's C frames.
+func checkPythonLines(t *testing.T, src []report.SRC, script string, want map[string][]string) {
+	t.Helper()
+	mark := pyMarkers(t, script)
+	for fn, names := range want {
+		var wl, gl []int
+		for _, n := range names {
+			if mark[n] == 0 {
+				t.Fatalf("%s: no marker @%s", script, n)
+			}
+			wl = append(wl, mark[n])
+		}
+		for _, p := range src {
+			if p.Function != fn {
+				continue
+			}
+			if len(p.Stack) == 0 || filepath.Base(p.Stack[0].File) != script {
+				t.Errorf("SRC %d %s: stack %+v, want %s:line first", p.ID, fn, p.Stack, script)
+				continue
+			}
+			gl = append(gl, p.Stack[0].Line)
+		}
+		slices.Sort(wl)
+		slices.Sort(gl)
+		if !slices.Equal(gl, wl) {
+			t.Errorf("%s: SRC points at lines %v of %s, want %v", fn, gl, script, wl)
+		}
+	}
+}
+
+// pyMarkers maps each "# @name" marker of testdata/apps/script to its line.
+func pyMarkers(t *testing.T, script string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "testdata", "apps", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]int{}
+	for i, l := range strings.Split(string(b), "\n") {
+		if _, tag, ok := strings.Cut(l, "# @"); ok {
+			m[strings.TrimSpace(tag)] = i + 1
+		}
+	}
+	return m
 }
 
 // TestCtypesOneSite traces testdata/apps/ctypes_site.py, which calls

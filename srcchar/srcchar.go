@@ -94,6 +94,7 @@ type Symbolizer struct {
 	noted map[string]analyzer.Module
 	mods  map[string]*module // by recorded path; opened lazily
 	cache map[siteAddr][]report.Frame
+	py    map[string]pyFuncs // Python source files read (pyFunction)
 }
 
 type siteAddr struct {
@@ -161,7 +162,7 @@ func (s *Symbolizer) symbolize(path string, offset uint64) []report.Frame {
 	}
 	if file, ok := strings.CutPrefix(path, traceformat.SourceModulePrefix); ok {
 		// A source file standing for a module: the offset is the line.
-		return []report.Frame{{File: file, Line: int(offset)}}
+		return []report.Frame{{Function: s.pyFunction(file, int(offset)), File: file, Line: int(offset)}}
 	}
 	m := s.module(path)
 	if m.mpi {

@@ -511,3 +511,49 @@ int main(int argc, char **) { return c_entry(argc); }
 		t.Errorf("symbols missing from the test program: %v", want)
 	}
 }
+
+// A Python source file's frame (the tracer's Python frames) names the
+// function around its line, read from the file, as CPython's qualified
+// names do.
+func TestPythonFunction(t *testing.T) {
+	const src = `"""doc
+def not_this():
+"""
+import x
+
+
+class C:
+    def m(self):
+        x.a()  # 10
+
+        def inner():
+            x.b()  # 13
+        # a comment
+        return inner  # 15
+
+    async def am(self):
+        s = """
+x.c()
+"""
+        x.d()  # 21
+
+
+x.e()  # 24
+`
+	dir := t.TempDir()
+	file := filepath.Join(dir, "app.py")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{})
+	for line, want := range map[int]string{2: "<module>", 7: "<module>", 8: "C", 10: "C.m", 13: "C.m.<locals>.inner",
+		15: "C.m", 19: "C.am", 21: "C.am", 24: "<module>", 99: ""} {
+		got := s.Symbolize(traceformat.SourceModulePrefix+file, uint64(line))
+		if len(got) != 1 || got[0].Function != want || got[0].File != file || got[0].Line != line {
+			t.Errorf("line %d: frames %+v, want function %q", line, got, want)
+		}
+	}
+	if got := s.Symbolize(traceformat.SourceModulePrefix+filepath.Join(dir, "gone.py"), 3); len(got) != 1 || got[0].Function != "" {
+		t.Errorf("a file that is not there: frames %+v, want no function", got)
+	}
+}

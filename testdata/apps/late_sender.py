@@ -5,7 +5,8 @@ receives it with MPI_Mprobe + MPI_Mrecv); rank 1 waits from the start:
 Real Sync on rank 1 is 0.2 s. Then a barrier and an allreduce. The
 exchange is interval 1. mpi4py's MPI.Pcontrol accepts levels 0…2 only, so
 the marks call the C function through ctypes (the traced process has it;
-an untraced one may not: then they do nothing).
+an untraced one may not: then they do nothing). The "# @name" markers are
+the lines the SRC points' stacks must name (e2e/mpi4py_test.go).
 
     dtrun -np 4 python3 late_sender.py && dtpa python3
 """
@@ -25,15 +26,15 @@ def pcontrol(level, n):
 
 comm = MPI.COMM_WORLD
 rank = comm.Get_rank()
-comm.Barrier()
+comm.Barrier()  # @barrier-before
 pcontrol(100, 1)
 if rank == 0:
     time.sleep(0.2)
-    comm.send({"payload": list(range(8))}, dest=1, tag=7)
+    comm.send({"payload": list(range(8))}, dest=1, tag=7)  # @send
 elif rank == 1:
-    comm.recv(source=0, tag=7)
-comm.Barrier()
+    comm.recv(source=0, tag=7)  # @recv
+comm.Barrier()  # @barrier-after
 pcontrol(101, 1)
-total = comm.allreduce(rank)
+total = comm.allreduce(rank)  # @allreduce
 if rank == 0:
     print("late_sender.py: sum of ranks", total)

@@ -162,6 +162,7 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 		T = dt_self ? dt_self : dt_thr_new();
 		dt_comm_init();
 		dt_modules();
+		dt_py_init();
 		// The handlers act once tracing runs (dt_state): until then they
 		// pass every signal on.
 		dt_pid = getpid();

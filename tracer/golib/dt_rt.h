@@ -83,6 +83,12 @@ void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n);
 void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
 	uint32_t parent, int fid);
 
+// dt_site.c
+uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, uint64_t *t1);
+
+// dt_py.c
+void dt_py_init(void);
+
 // dt_signal.c
 void dt_install_signals(void);
 

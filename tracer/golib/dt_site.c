@@ -189,7 +189,7 @@ static uint64_t dt_site_hash(const uintptr_t *pcs, int n) {
 	return h ^ (h >> 29);
 }
 
-static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1);
+static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1, int code);
 
 // dt_site_walk is dt_site's path for a call its memo does not know: the
 // walk, then the call site from the thread's cache of stacks (keyed by a
@@ -207,7 +207,7 @@ uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, uint64_t *t1) {
 	dt_site_ent *c = &T->sites[h & (DT_SITE_CACHE - 1)];
 	uint32_t id;
 	if (c->hash == h && c->n == (uint32_t)n && memcmp(c->pcs, pcs, n * sizeof(uintptr_t)) == 0) id = c->id;
-	else id = dt_site_slow(T, pcs, n, h, t1);
+	else id = dt_site_slow(T, pcs, n, h, t1, 1);
 	// A walk cut short for want of a rule table is not remembered: the
 	// next one may get the table.
 	if (dt_rules || dt_depth <= 1) {
@@ -225,14 +225,26 @@ static pthread_mutex_t site_mu = PTHREAD_MUTEX_INITIALIZER;
 static dt_site_ent *site_tab;
 static uint32_t site_next = 1; // 0 = empty stack, defined at init
 
-static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1) {
+// dt_site_src is the call site of pcs[0 … n), addresses in the source-file
+// modules of dt_py.c (no code to check): from the thread's cache of stacks
+// or the global table.
+uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, uint64_t *t1) {
+	uint64_t h = dt_site_hash(pcs, n);
+	dt_site_ent *c = &T->sites[h & (DT_SITE_CACHE - 1)];
+	if (c->hash == h && c->n == (uint32_t)n && memcmp(c->pcs, pcs, n * sizeof(uintptr_t)) == 0) return c->id;
+	return dt_site_slow(T, pcs, n, h, t1, 0);
+}
+
+// dt_site_slow finds or defines the call site of pcs[0 … n); code: they
+// are return addresses, to be checked against the modules' code.
+static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1, int code) {
 	uint32_t id = 0;
 	int defined = 0;
 	pthread_mutex_lock(&site_mu);
 	// A call from a module loaded since MPI_Init: its callers' frames would
 	// be cut off by the span of code; widen it (dt_site). Rare: once per
 	// call site first seen from outside the span.
-	if (n > 0 && pcs[0] - dt_text_lo >= dt_text_span) dt_text_update();
+	if (code && n > 0 && pcs[0] - dt_text_lo >= dt_text_span) dt_text_update();
 	// A new stack: its frames beyond the first must be in some module's
 	// code, not merely in the span between the lowest and the highest
 	// (dt_site checks only that): a "return address" read from a caller's
@@ -240,7 +252,7 @@ static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h,
 	// high half). The walk ends at the first that is not. Such a stack
 	// misses the thread's cache at every call and comes here, but it is
 	// one call site: no new definition, and polls fold.
-	for (int i = 1; i < n; i++) {
+	for (int i = 1; code && i < n; i++) {
 		if (!dt_in_text(pcs[i])) {
 			n = i;
 			h = dt_site_hash(pcs, n);

@@ -186,13 +186,20 @@ typedef uint64_t dt_u64 __attribute__((aligned(1)));
 DT_INLINE void dt_put32(dt_thr *T, uint32_t v) { *(dt_u32 *)T->pos = v; T->pos += 4; }
 DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { *(dt_u64 *)T->pos = v; T->pos += 8; }
 
-// Call site: a walk of the unwind tables (dt_site_walk, dt_site.c) gives the
-// return addresses, and a new call site is handed to Go, which then moves
-// *t1, the record's exit time, past the hand-over. A call from the same
-// frame and return address as a remembered walk, whose stack words read
-// are unchanged, has that walk's call site (dt_memo): one compare per word
-// instead of a rule lookup per frame and a probe of the call-site cache.
-DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
+// The code of mpi4py's extension module (dt_py.c) when the program's
+// Python frames are recorded: a call whose wrapper returns there has the
+// Python stack as its call site (dt_py_site). dt_py_span is 0 otherwise.
+extern uintptr_t dt_py_lo DT_HIDDEN, dt_py_span DT_HIDDEN;
+uint32_t dt_py_site(dt_thr *T, void *fp, uint64_t *t1);
+
+// dt_site_c is the call site of the C stack: a walk of the unwind tables
+// (dt_site_walk, dt_site.c) gives the return addresses, and a new call site
+// is handed to Go, which then moves *t1, the record's exit time, past the
+// hand-over. A call from the same frame and return address as a remembered
+// walk, whose stack words read are unchanged, has that walk's call site
+// (dt_memo): one compare per word instead of a rule lookup per frame and a
+// probe of the call-site cache.
+DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, uint64_t *t1) {
 	uintptr_t a = (uintptr_t)fp, pc = ((const uintptr_t *)fp)[1];
 	size_t i = (size_t)(((a ^ pc) * 0x9E3779B97F4A7C15ull) >> (64 - DT_MEMO_BITS));
 	dt_memo *e = (dt_memo *)(T->memo + i * T->memo_sz);
@@ -202,6 +209,14 @@ DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
 		if (__builtin_expect(j == k, 1)) return e->site;
 	}
 	return dt_site_walk(T, fp, e, t1);
+}
+
+// dt_site is the call site of the wrapper whose frame is fp: the Python
+// frames of a call from mpi4py (one compare when there are none), else
+// the C stack.
+DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
+	if (__builtin_expect(((const uintptr_t *)fp)[1] - dt_py_lo < dt_py_span, 0)) return dt_py_site(T, fp, t1);
+	return dt_site_c(T, fp, t1);
 }
 
 // Hand-overs to Go (a full buffer here, a new call site in dt_site, the

@@ -30,6 +30,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/params"
 	"github.com/dtpa/dtpa/tracer/records"
@@ -123,6 +124,20 @@ func dtgo_module(path *C.char, bias, lo, hi C.uint64_t, bid *C.uchar, nbid C.int
 		m.BuildId = C.GoBytes(unsafe.Pointer(bid), nbid)
 	}
 	tr.addModule(m)
+}
+
+// dtgo_source_module defines the module standing for source file path
+// (traceformat.SourceModulePrefix): addresses [base, base+2^32), whose
+// offsets are line numbers (dt_py.c).
+//
+//export dtgo_source_module
+func dtgo_source_module(path *C.char, base C.uint64_t) {
+	defer recovered("module")
+	if tr == nil {
+		return
+	}
+	tr.addModule(&tracepb.Module{Path: traceformat.SourceModulePrefix + C.GoString(path), LoadBias: uint64(base),
+		Start: uint64(base), End: uint64(base) + 1<<32})
 }
 
 //export dtgo_clocksync

@@ -1,0 +1,377 @@
+//go:build dtpa_openmpi || dtpa_mpich
+
+// Python call stacks (README "Python programs"). A call that mpi4py's
+// extension module makes has the same C stack from every line of the
+// script (the interpreter's), so its call site is the script's own: the
+// calling thread's Python frames, innermost first, each recorded as a
+// return address in a module standing for its .py file
+// (traceformat.SourceModulePrefix) at the line's offset, so that readers
+// show file:line with no change. Calls from elsewhere (a C extension, ctypes)
+// keep their C stack.
+//
+// The frames are read without the GIL and without calling into the
+// interpreter's evaluation: mpi4py releases the GIL around blocking calls,
+// and taking it, or PyThreadState_GetFrame (which allocates a frame
+// object), could deadlock or corrupt the interpreter. What is read: the
+// thread's state (PyGILState_GetThisThreadState: thread-local storage only),
+// its innermost frame and the chain of callers (CPython 3.11's layout,
+// dt_py311.h), each frame's code object and last instruction. While the
+// thread is inside the MPI call its own frames cannot change. A pointer that
+// is NULL, misaligned, outside user space or not to a code object ends the
+// stack. Other Python versions lay these out differently: there the C stack
+// is recorded, as for any program, and rank 0 says so once.
+//
+// Per call: the frames' (code object, instruction offset) pairs are the
+// call site's key, so two lines calling the same method are two call sites;
+// a per-thread memo of the frames read makes a repeated call cost a compare
+// per frame (dt_py_site). Lines (PyCode_Addr2Line reads the code object's
+// line table, nothing else) and file names are only looked up for a stack
+// the thread has not seen.
+#define _GNU_SOURCE
+#include "dt_wrap.h"
+#include "dt_rt.h"
+#include "dt_py311.h"
+#include "_cgo_export.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+uintptr_t dt_py_lo, dt_py_span; // mpi4py's code; span 0: Python frames off
+
+static void *(*py_this_ts)(void);          // PyGILState_GetThisThreadState
+static int (*py_addr2line)(void *, int);   // PyCode_Addr2Line
+static uintptr_t py_code_type, py_str_type; // &PyCode_Type, &PyUnicode_Type
+
+// A pointer worth following: aligned, in user space (x86-64: below 2^47),
+// not in the first page.
+#define PY_PTR_OK(p) ((uintptr_t)(p) >= 4096 && (uintptr_t)(p) < ((uintptr_t)1 << 47) && !((uintptr_t)(p) & 7))
+// Frames followed at most per walk, counting those skipped (below).
+#define PY_HOPS 256
+
+// A frame the walk read: its address, code object and last instruction.
+// A later walk that reads the same three values at every frame, and stops
+// at the same pointer, computes the same stack (py_walk's other reads are
+// of the code object, immutable while a live frame holds it).
+typedef struct {
+	uintptr_t f, code, prev;
+} py_hop;
+#define PY_FAST_HOPS 8 // walks of more frames are not in the first-level memo
+
+// py_importlib tells whether co is code of the import machinery
+// (importlib._bootstrap and _bootstrap_external, frozen into the
+// interpreter), whose frames CPython's tracebacks leave out: the module
+// being imported follows, then the line importing it.
+static int py_importlib(uintptr_t co) {
+	static const char pre[] = "<frozen importlib._bootstrap";
+	uintptr_t s = *(const uintptr_t *)(co + DT_PY_CO_FILENAME);
+	if (!PY_PTR_OK(s) || *(const uintptr_t *)(s + DT_PY_OB_TYPE) != py_str_type) return 0;
+	uint32_t st = *(const uint32_t *)(s + DT_PY_U_STATE);
+	intptr_t len = *(const intptr_t *)(s + DT_PY_U_LENGTH);
+	return ((st >> 5) & 3) == 3 && len >= (intptr_t)sizeof pre - 1 && // compact ASCII
+		memcmp((const char *)(s + DT_PY_U_ASCII_DATA), pre, sizeof pre - 1) == 0;
+}
+
+// py_walk reads the Python frames of thread state ts: up to max (code
+// object, instruction offset in code units) pairs, innermost first, and
+// into *fh a hash of the code objects' file name objects (a code object
+// freed and another allocated at its address then gives another key). A
+// frame whose first instruction has not started (CPython's incomplete
+// frame: its prev_instr is before _co_firsttraceable) is left out, as
+// CPython's own tracebacks do, and so is the import machinery's
+// (py_importlib). The frames read go to hops, *nh of them,
+// and *depth says whether the walk stopped at max frames, else *end is the
+// pointer it stopped at (not one to follow). *nh is 0 for a walk not to
+// remember: of more than PY_FAST_HOPS frames, or stopped at a frame whose
+// code object is not one, or after PY_HOPS frames.
+static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint64_t *fh, py_hop *hops, uint32_t *nh,
+	uintptr_t *end, uint32_t *depth) {
+	uint64_t h = 0;
+	int n = 0, hops_n = 0;
+	*nh = 0, *end = 0, *fh = 0, *depth = 0;
+	if (!PY_PTR_OK(ts)) return 0;
+	uintptr_t cf = *(const uintptr_t *)(ts + DT_PY_TS_CFRAME);
+	if (!PY_PTR_OK(cf)) return 0;
+	uintptr_t f = *(const uintptr_t *)(cf + DT_PY_CF_CURRENT);
+	int stop = 0;
+	for (;; hops_n++) {
+		if (n >= max) {
+			stop = *depth = 1;
+			break;
+		}
+		if (hops_n >= PY_HOPS) break;
+		if (!PY_PTR_OK(f)) {
+			stop = 1;
+			*end = f;
+			break;
+		}
+		uintptr_t co = *(const uintptr_t *)(f + DT_PY_FR_CODE);
+		if (!PY_PTR_OK(co) || *(const uintptr_t *)(co + DT_PY_OB_TYPE) != py_code_type) {
+			hops_n = PY_HOPS; // not remembered
+			break;
+		}
+		uintptr_t first = co + DT_PY_CO_CODE;
+		uintptr_t prev = *(const uintptr_t *)(f + DT_PY_FR_PREV_INSTR);
+		if (hops_n < PY_FAST_HOPS) hops[hops_n] = (py_hop){f, co, prev};
+		char owner = *(const char *)(f + DT_PY_FR_OWNER);
+		int trace = *(const int *)(co + DT_PY_CO_FIRSTTRACEABLE);
+		if (prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
+			prev - first < ((uintptr_t)1 << 31) && !py_importlib(co)) {
+			code[n] = co;
+			lasti[n] = (uint32_t)((prev - first) / DT_PY_CODEUNIT);
+			h = (h ^ *(const uintptr_t *)(co + DT_PY_CO_FILENAME)) * 0xff51afd7ed558ccdull;
+			n++;
+		}
+		f = *(const uintptr_t *)(f + DT_PY_FR_PREVIOUS);
+	}
+	if (stop && hops_n <= PY_FAST_HOPS) *nh = (uint32_t)hops_n;
+	*fh = h;
+	return n;
+}
+
+// ---- Two memos per thread, direct-mapped. The first (py_fast) is keyed
+// by the innermost frame's address and last instruction and its caller's
+// last instruction, and holds the raw frames a walk read: a call whose
+// frames read the same takes its call site after a compare per frame. The
+// second (py_ent), consulted after a walk, is keyed by the stack itself,
+// (code object, instruction offset) per frame: one frame address serves
+// many stacks (a helper called from two places), and this finds them
+// without looking lines up again.
+#define PY_MEMO 256
+typedef struct {
+	uint64_t key; // 0: empty
+	uintptr_t end;
+	uint32_t nh, id, depth, pad;
+	py_hop h[PY_FAST_HOPS];
+} py_fast;
+typedef struct {
+	uint64_t hash; // 0: empty
+	uint32_t id, n;
+	uintptr_t code[DT_MAXDEPTH];
+	uint32_t lasti[DT_MAXDEPTH];
+} py_ent;
+typedef struct {
+	py_fast fast[PY_MEMO];
+	py_ent ent[PY_MEMO];
+} py_memos;
+static __thread py_memos *py_memo __attribute__((tls_model("initial-exec")));
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static void memo_init(void) { pthread_key_create(&memo_key, free); }
+
+static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *lasti, int n, uint64_t *t1);
+static uint32_t py_site_walk(dt_thr *T, void *fp, uint64_t *t1, uintptr_t ts, py_fast *fe, uint64_t key);
+
+uint32_t dt_py_site(dt_thr *T, void *fp, uint64_t *t1) {
+	uintptr_t ts = (uintptr_t)py_this_ts();
+	py_memos *m = py_memo;
+	if (__builtin_expect(!PY_PTR_OK(ts) || m == NULL, 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	uintptr_t cf = *(const uintptr_t *)(ts + DT_PY_TS_CFRAME);
+	if (__builtin_expect(!PY_PTR_OK(cf), 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	uintptr_t f = *(const uintptr_t *)(cf + DT_PY_CF_CURRENT);
+	if (__builtin_expect(!PY_PTR_OK(f), 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	uintptr_t p0 = *(const uintptr_t *)(f + DT_PY_FR_PREV_INSTR), f1 = *(const uintptr_t *)(f + DT_PY_FR_PREVIOUS);
+	uintptr_t p1 = PY_PTR_OK(f1) ? *(const uintptr_t *)(f1 + DT_PY_FR_PREV_INSTR) : f1;
+	uint64_t key = ((f ^ (p0 << 17) ^ (p1 << 31)) * 0x9E3779B97F4A7C15ull) | 1;
+	py_fast *e = &m->fast[key >> (64 - 8)];
+	if (__builtin_expect(e->key == key, 1)) {
+		uint32_t i = 0, nh = e->nh;
+		uintptr_t g = f;
+		// g equals a frame of the remembered walk before it is read.
+		while (i < nh && g == e->h[i].f && *(const uintptr_t *)(g + DT_PY_FR_CODE) == e->h[i].code &&
+			*(const uintptr_t *)(g + DT_PY_FR_PREV_INSTR) == e->h[i].prev) {
+			g = *(const uintptr_t *)(g + DT_PY_FR_PREVIOUS);
+			i++;
+		}
+		if (__builtin_expect(i == nh && (e->depth || g == e->end), 1)) return e->id;
+	}
+	return py_site_walk(T, fp, t1, ts, e, key);
+}
+
+// py_site_walk is dt_py_site's path for a call the first memo does not
+// know (fe, its entry for key; NULL: none): the walk, then the second memo
+// or the lines (py_site_new). No Python frame: the C stack's call site.
+static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, uint64_t *t1, uintptr_t ts, py_fast *fe,
+	uint64_t key) {
+	uintptr_t code[DT_MAXDEPTH];
+	uint32_t lasti[DT_MAXDEPTH];
+	py_hop hops[PY_FAST_HOPS];
+	uint64_t h;
+	uint32_t nh, depth;
+	uintptr_t end;
+	int n = py_walk(ts, code, lasti, dt_depth, &h, hops, &nh, &end, &depth);
+	if (n == 0) return dt_site_c(T, fp, t1);
+	for (int i = 0; i < n; i++) h = (h ^ code[i] ^ ((uint64_t)lasti[i] << 47)) * 0x9E3779B97F4A7C15ull;
+	h = (h ^ (h >> 29)) | 1;
+	py_memos *m = py_memo;
+	if (__builtin_expect(m == NULL, 0)) {
+		pthread_once(&memo_once, memo_init);
+		m = py_memo = calloc(1, sizeof *m);
+		if (!m) return py_site_new(T, code, lasti, n, t1);
+		pthread_setspecific(memo_key, m);
+		fe = NULL; // the key was not computed
+	}
+	py_ent *e = &m->ent[h >> (64 - 8)];
+	uint32_t id;
+	int same = e->hash == h && e->n == (uint32_t)n;
+	for (int i = 0; same && i < n; i++) same = e->code[i] == code[i] && e->lasti[i] == lasti[i];
+	if (same) id = e->id;
+	else {
+		id = py_site_new(T, code, lasti, n, t1);
+		e->hash = h;
+		e->n = (uint32_t)n;
+		memcpy(e->code, code, n * sizeof code[0]);
+		memcpy(e->lasti, lasti, n * sizeof lasti[0]);
+		e->id = id;
+	}
+	if (fe) {
+		fe->key = 0;
+		if (nh > 0) {
+			memcpy(fe->h, hops, nh * sizeof hops[0]);
+			fe->nh = nh;
+			fe->end = end;
+			fe->depth = depth;
+			fe->id = id;
+			fe->key = key;
+		}
+	}
+	return id;
+}
+
+// ---- Source files: one module each, "source-file:" + the code object's
+// co_filename, at PY_BASE + index << 32 (above any user-space address); a
+// line's return address is the module's start plus the line.
+#define PY_BASE 0xF000000000000000ull
+#define PY_FILES 4096 // files named; a frame of a further file ends the stack
+#define PY_NAME 4096
+static pthread_mutex_t py_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct py_file {
+	uint64_t hash;
+	char *name;
+	uint64_t base;
+} py_files[PY_FILES];
+static uint32_t py_nfiles;
+
+// py_utf8 writes string object s (compact, as every code object's
+// co_filename is) to out as UTF-8, NUL-terminated; it returns the length,
+// or -1 for an object it does not know or a name too long for out.
+static int py_utf8(uintptr_t s, char *out, size_t size) {
+	if (!PY_PTR_OK(s) || *(const uintptr_t *)(s + DT_PY_OB_TYPE) != py_str_type) return -1;
+	uint32_t st = *(const uint32_t *)(s + DT_PY_U_STATE);
+	intptr_t len = *(const intptr_t *)(s + DT_PY_U_LENGTH);
+	unsigned kind = (st >> 2) & 7, compact = (st >> 5) & 1, ascii = (st >> 6) & 1;
+	if (!compact || len < 0 || (kind != 1 && kind != 2 && kind != 4)) return -1;
+	const unsigned char *d = (const unsigned char *)(s + (ascii ? DT_PY_U_ASCII_DATA : DT_PY_U_COMPACT_DATA));
+	size_t o = 0;
+	for (intptr_t i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i] : ((const uint32_t *)d)[i];
+		if (o + 5 > size) return -1;
+		if (c < 0x80) out[o++] = (char)c;
+		else if (c < 0x800) out[o++] = (char)(0xC0 | c >> 6), out[o++] = (char)(0x80 | (c & 0x3F));
+		else if (c < 0x10000) {
+			out[o++] = (char)(0xE0 | c >> 12), out[o++] = (char)(0x80 | ((c >> 6) & 0x3F));
+			out[o++] = (char)(0x80 | (c & 0x3F));
+		} else {
+			out[o++] = (char)(0xF0 | c >> 18), out[o++] = (char)(0x80 | ((c >> 12) & 0x3F));
+			out[o++] = (char)(0x80 | ((c >> 6) & 0x3F)), out[o++] = (char)(0x80 | (c & 0x3F));
+		}
+	}
+	out[o] = 0;
+	return (int)o;
+}
+
+// py_file_base is the start of the module of code object co's file, 0 when
+// it cannot be named. A new file's module is defined to Go at once (under
+// py_mu, so that no call site refers to it first).
+static uint64_t py_file_base(uintptr_t co) {
+	char name[PY_NAME];
+	int len = py_utf8(*(const uintptr_t *)(co + DT_PY_CO_FILENAME), name, sizeof name);
+	if (len < 0) return 0;
+	uint64_t h = 14695981039346656037ULL;
+	for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
+	h |= 1;
+	uint64_t base = 0;
+	pthread_mutex_lock(&py_mu);
+	for (uint32_t i = 0; i < PY_FILES; i++) {
+		struct py_file *f = &py_files[(h + i) & (PY_FILES - 1)];
+		if (f->hash == h && strcmp(f->name, name) == 0) {
+			base = f->base;
+			break;
+		}
+		if (f->hash == 0) {
+			if (py_nfiles >= PY_FILES * 3 / 4 || !(f->name = strdup(name))) break;
+			f->hash = h;
+			f->base = base = PY_BASE + ((uint64_t)py_nfiles++ << 32);
+			dtgo_source_module(f->name, base);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&py_mu);
+	return base;
+}
+
+// py_site_new is the call site of a Python stack the thread's memo does not
+// know: its frames as file and line, up to the first whose file cannot be
+// named.
+static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *lasti, int n, uint64_t *t1) {
+	uintptr_t pcs[DT_MAXDEPTH];
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t base = py_file_base(code[i]);
+		if (!base) break;
+		int line = py_addr2line((void *)code[i], (int)(lasti[i] * DT_PY_CODEUNIT));
+		pcs[k++] = base + (uint32_t)(line > 0 ? line : 0);
+	}
+	return dt_site_src(T, pcs, k, t1);
+}
+
+// ---- Start (MPI_Init).
+static int find_mpi4py(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "/mpi4py/MPI.")) return 0;
+	uintptr_t *r = data, lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
+			uintptr_t a = info->dlpi_addr + p->p_vaddr;
+			if (a < lo) lo = a;
+			if (a + p->p_memsz > hi) hi = a + p->p_memsz;
+		}
+	}
+	if (hi == 0) return 0;
+	r[0] = lo, r[1] = hi;
+	return 1;
+}
+
+// dt_py_init turns Python frames on for a CPython 3.11 program that calls
+// MPI through mpi4py. DT_PY_VERSION (tests: a PY_VERSION_HEX value) stands
+// for the interpreter's Py_Version.
+void dt_py_init(void) {
+	void *ts = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+	if (!ts) return; // not Python
+	uintptr_t r[2] = {0, 0};
+	dl_iterate_phdr(find_mpi4py, r);
+	if (!r[1]) return; // MPI not loaded by mpi4py
+	const unsigned long *pv = dlsym(RTLD_DEFAULT, "Py_Version"); // 3.11 and later
+	unsigned long v = pv ? *pv : 0;
+	const char *o = getenv("DT_PY_VERSION");
+	if (o && *o) v = strtoul(o, NULL, 0);
+	if (v >> 16 != 0x030B) {
+		if (dt_rank_world == 0) {
+			char ver[32] = "before 3.11";
+			if (v) snprintf(ver, sizeof ver, "%lu.%lu", v >> 24, (v >> 16) & 0xFF);
+			fprintf(stderr, "dtpa: Python %s: call stacks are the interpreter's C frames "
+				"(Python source lines need Python 3.11)\n", ver);
+		}
+		return;
+	}
+	py_addr2line = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+	py_code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
+	py_str_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+	if (!py_addr2line || !py_code_type || !py_str_type) return;
+	py_this_ts = (void *(*)(void))ts;
+	dt_py_lo = r[0];
+	dt_py_span = r[1] - r[0];
+}
