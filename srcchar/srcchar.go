@@ -95,6 +95,9 @@ type Symbolizer struct {
 	mods  map[string]*module // by recorded path; opened lazily
 	cache map[siteAddr][]report.Frame
 	py    map[string]pyFuncs // Python source files read (pyFunction)
+	// interpreted: the program is the Python or R interpreter
+	// (noDebugWarning).
+	interpreted bool
 }
 
 type siteAddr struct {
@@ -121,6 +124,9 @@ func (s *Symbolizer) NoteModules(mods []analyzer.Module) {
 			continue
 		}
 		s.noted[m.Path] = m
+		if m.Executable && isInterpreter(m.Path) {
+			s.interpreted = true
+		}
 	}
 }
 
@@ -204,8 +210,10 @@ func (s *Symbolizer) noDebugWarning(m *module, path string) {
 		return
 	}
 	m.noDebugSaid = true
-	if isInterpreter(path) {
-		// The interpreter's own lines would not help a Python or R user.
+	if isInterpreter(path) || s.interpreted {
+		// The interpreter's own lines, or those of the libraries it
+		// calls through (libffi for ctypes), would not help a Python
+		// or R user.
 		return
 	}
 	what := "Library " + path

@@ -202,6 +202,13 @@ func TestNoDebugInfo(t *testing.T) {
 	if isInterpreter(st.module) {
 		t.Errorf("%s taken for an interpreter's module", st.module)
 	}
+	// In a Python program no module gets the advice (libffi, for ctypes).
+	s = New(Config{Warn: func(w string) { warned = append(warned, w) }})
+	s.NoteModules([]analyzer.Module{{Path: "/usr/bin/python3.11", Executable: true}})
+	s.Symbolize(st.module, st.offset)
+	if len(warned) != 0 {
+		t.Errorf("in a Python program: warnings %q", warned)
+	}
 	g := build(t, "-g", "-O0")
 	s = New(Config{Warn: func(w string) { warned = append(warned, w) }})
 	s.Symbolize(g.sites["plain"].module, g.sites["plain"].offset)
