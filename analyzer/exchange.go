@@ -349,6 +349,26 @@ type collAtt struct {
 	shared, check bool
 }
 
+// collCall is a collective call's part in its instance, as collJoin,
+// collStep and collEnterLocked take it: its instance's key as its replay
+// numbered it, function, shape and root, the communicator's members (world
+// ranks) and its index among them, world rank me, entry and exit, whether
+// its exit depends on entries (moves, collJoin), whether it is a
+// nonblocking start, and its attribution. Passed by pointer: its fifteen
+// words would go through the stack at each call.
+type collCall struct {
+	key                collKey
+	fn                 string
+	shape              tracepb.Function_Collective
+	root               int32
+	members            []int32
+	idx                int
+	me                 int32
+	entry, exit        int64
+	moves, nonblocking bool
+	att                collAtt
+}
+
 // collContrib is a participant's share of a completed instance, handed to
 // its replay (which owns the accumulators) through rankSync.deferred.
 type collContrib struct {
@@ -424,8 +444,8 @@ func (x *exchange) releaseThrottled() {
 // two workers the second hold was most of the lock traffic of the
 // collectives (both workers take x.mu, so each hold is a contended cache
 // line). Members to wake are woken after x.mu is released.
-func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry, exit int64, moves bool, att collAtt, buf []collContrib) (latest int64, has, ok, mismatch bool, out []collContrib) {
+func (x *exchange) collJoin(c *collCall, buf []collContrib) (latest int64, has, ok, mismatch bool, out []collContrib) {
+	idx, me, exit, moves := c.idx, c.me, c.exit, c.moves
 	rs := x.ranks[me]
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
@@ -433,7 +453,7 @@ func (x *exchange) collJoin(k collKey, fn string, shape tracepb.Function_Collect
 	// again: a rank that always waits would otherwise pile up a
 	// contribution per instance until it finishes.
 	out = x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att, false)
+	in, wake := x.collEnterLocked(c)
 	locked := true
 	if in.mismatch {
 		mismatch = true
@@ -510,16 +530,16 @@ func (x *exchange) collLeave(in *collInst, idx int, me int32, exit int64, locked
 // woken. When its entry would wait for room (flow control of collectives,
 // collEnterLocked) it returns throttled before doing anything: collJoin
 // replays the call in the coroutine.
-func (x *exchange) collStep(w *collStop, k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry, exit int64, moves bool, att collAtt, buf []collContrib) (latest int64, has, ok, mismatch, throttled bool, out []collContrib) {
+func (x *exchange) collStep(w *collStop, c *collCall, buf []collContrib) (latest int64, has, ok, mismatch, throttled bool, out []collContrib) {
+	idx, me, exit, moves := c.idx, c.me, c.exit, c.moves
 	rs := x.ranks[me]
-	if x.collThrottles(rs, k) {
+	if x.collThrottles(rs, c.key) {
 		return 0, false, false, false, true, buf
 	}
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out = x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att, false)
+	in, wake := x.collEnterLocked(c)
 	if in.mismatch {
 		mismatch = true
 	} else {
@@ -649,15 +669,19 @@ func (x *exchange) wakeAll(rs []int32, by int32) {
 	}
 }
 
-// collEnterLocked posts the entry of participant idx, world rank me, to
-// the instance of its call numbered k by its replay, and returns the
-// instance and the members to wake once x.mu is released (in a buffer of
-// rank me's). x.mu is held.
-func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32,
-	members []int32, idx int, me int32, entry int64, att collAtt, nonblocking bool) (*collInst, []int32) {
+// collEnterLocked posts the entry of call c (participant c.idx, world
+// rank c.me) to the instance of its call numbered c.key by its replay, and
+// returns the instance and the members to wake once x.mu is released (in
+// a buffer of rank c.me's). x.mu is held. What nearly every call skips
+// (flow control, a resynchronization, the distributed replay) is in
+// functions of its own, not inlined, apart from the lines the common path
+// runs: an all-to-all program's iteration (its collective's path and its
+// point-to-point calls) runs more code than the L1 instruction cache
+// holds.
+func (x *exchange) collEnterLocked(c *collCall) (*collInst, []int32) {
+	k := c.key
 	ck := commKey{k.comm, k.group}
-	rs := x.ranks[me]
-	wire := k // as its replay numbered it (distX.entered)
+	rs := x.ranks[c.me]
 	if rs.shifts != nil {
 		// (Tested first: nearly always nil, and a lookup in a nil map
 		// is a call of the runtime all the same.)
@@ -665,56 +689,95 @@ func (x *exchange) collEnterLocked(k collKey, fn string, shape tracepb.Function_
 	}
 	in := x.coll(k)
 	if in == nil && x.pending(ck) >= x.lim.pendingColls {
-		// This rank is the first at the instance and already far ahead
-		// of the others on this communicator: let them catch up.
-		gen := x.throttleGen.Load()
-		rs.throttled.Store(true)
-		x.throttled.Add(1)
-		for x.throttleGen.Load() == gen && x.pending(ck) >= x.lim.pendingColls/2 {
-			x.unlock(&x.mu)
-			x.park(me) // a stall releases throttled replays, never aborts them
-			x.lock(&x.mu)
-		}
-		rs.throttled.Store(false)
-		x.throttled.Add(-1)
-		// Somebody may have made it meanwhile, or resynchronized the
-		// instances this rank is in.
-		k.seq = wire.seq + rs.shifts[ck]
-		in = x.coll(k)
+		in = x.collThrottleLocked(&k, c, rs)
 	}
-	var left []int
 	var woken []int32
-	if in != nil && misfit(in, fn, root, members, idx) {
-		// A member's trace lacks a call: resynchronize.
-		in, left, woken = x.resyncLocked(&k, in, fn, root, members, idx, me, entry)
-	}
-	if in == nil {
-		in = x.newCollLocked(k, fn, shape, root, members)
-		for _, i := range left {
-			woken = x.leaveLocked(in, i, woken)
-		}
+	if in == nil || misfit(in, c.fn, c.root, c.members, c.idx) {
+		in, woken = x.collPlaceLocked(&k, in, c)
 	}
 	rs.placed = in.key
-	if in.fn != fn || in.root != root || len(in.members) != len(members) || idx >= len(in.members) || in.slots[idx].hasEntry {
+	idx := c.idx
+	if in.fn != c.fn || in.root != c.root || len(in.members) != len(c.members) || idx >= len(in.members) || in.slots[idx].hasEntry {
 		in.mismatch = true
 		return in, woken
 	}
 	sl := &in.slots[idx]
-	sl.att, sl.wire = att, wire.seq
-	if nonblocking && !in.mismatch {
+	sl.att, sl.wire = c.att, c.key.seq
+	if c.nonblocking && !in.mismatch {
 		in.nonblocking = true
 	}
 	if x.dist != nil {
-		x.dist.entered(in, wire, shape, idx, me, entry, att, nonblocking)
+		x.distEntered(in, c)
 	}
-	wake := x.postEntryLocked(in, idx, entry, att.site, att.span, att.comp, att.quiet, rs.wakeBuf[:0])
+	wake := x.postEntryLocked(in, idx, c.entry, c.att.site, c.att.span, c.att.comp, c.att.quiet, rs.wakeBuf[:0])
 	if wake != nil {
 		rs.wakeBuf = wake[:0] // kept for the next call
 	}
 	if len(woken) > 0 {
-		wake = append(wake, woken...)
+		wake = appendWoken(wake, woken)
 	}
 	return in, wake
+}
+
+// collThrottleLocked is collEnterLocked's flow control: rank rs, the
+// first at instance k of call c and already far ahead of the others on
+// its communicator, waits for them to catch up. It returns the instance
+// at k (k renumbered when a resynchronization shifted it), nil when
+// nobody made it meanwhile. x.mu is held, and released while parked.
+//
+//go:noinline
+func (x *exchange) collThrottleLocked(k *collKey, c *collCall, rs *rankSync) *collInst {
+	ck := commKey{k.comm, k.group}
+	gen := x.throttleGen.Load()
+	rs.throttled.Store(true)
+	x.throttled.Add(1)
+	for x.throttleGen.Load() == gen && x.pending(ck) >= x.lim.pendingColls/2 {
+		x.unlock(&x.mu)
+		x.park(c.me) // a stall releases throttled replays, never aborts them
+		x.lock(&x.mu)
+	}
+	rs.throttled.Store(false)
+	x.throttled.Add(-1)
+	// Somebody may have made it meanwhile, or resynchronized the
+	// instances this rank is in.
+	k.seq = c.key.seq + rs.shifts[ck]
+	return x.coll(*k)
+}
+
+// collPlaceLocked is the instance call c joins at key k when in, the
+// instance there, is nil (a new one is made) or disagrees with the call
+// (misfit: a member's trace lacks a call, resynchronize); woken are the
+// members to wake. x.mu is held.
+//
+//go:noinline
+func (x *exchange) collPlaceLocked(k *collKey, in *collInst, c *collCall) (_ *collInst, woken []int32) {
+	var left []int
+	if in != nil {
+		in, left, woken = x.resyncLocked(k, in, c.fn, c.root, c.members, c.idx, c.me, c.entry)
+	}
+	if in == nil {
+		in = x.newCollLocked(*k, c.fn, c.shape, c.root, c.members)
+		for _, i := range left {
+			woken = x.leaveLocked(in, i, woken)
+		}
+	}
+	return in, woken
+}
+
+// distEntered hands the entry of call c to instance in to the
+// distributed replay (distX.entered), with its key as its replay
+// numbered it. x.mu is held.
+//
+//go:noinline
+func (x *exchange) distEntered(in *collInst, c *collCall) {
+	x.dist.entered(in, c.key, c.shape, c.idx, c.me, c.entry, c.att, c.nonblocking)
+}
+
+// appendWoken is append(wake, woken...), out of collEnterLocked's line.
+//
+//go:noinline
+func appendWoken(wake, woken []int32) []int32 {
+	return append(wake, woken...)
 }
 
 // coll is the instance in progress of key k, or nil. x.mu is held.
@@ -986,8 +1049,8 @@ func (x *exchange) maybeComplete(in *collInst) {
 	if x.throttled.Load() > 0 && x.pending(ck) < x.lim.pendingColls/2 {
 		x.releaseThrottled()
 	}
-	if (in.nExit < len(in.members) || in.mismatch) && (x.dist == nil || x.dist.notes(in)) {
-		x.unmatched.note(in, len(x.ranks))
+	if in.nExit < len(in.members) || in.mismatch {
+		x.noteUnmatched(in)
 	}
 	// By group: an intercommunicator's non-rooted instance (key.split)
 	// has its members depend on the other group's entries; any other
@@ -1049,18 +1112,11 @@ func (x *exchange) maybeComplete(in *collInst) {
 		c := &rs.deferred[n]
 		*c = collContrib{att: sl.att, pot: max(0, maxEntry[d]-sl.entry), tv: maxExit - sl.exit, late: late[d]}
 		if in.nonblocking {
-			// The loss is suffered in the completing call (entered at
-			// sl.exit): the latest start over the participants minus
-			// its entry, within its own time; no Time Variation
-			// (analyzer package doc).
 			me := maxEntry[d]
 			if split == len(in.slots) {
 				me = in.maxEntry // every entry, completed or not
 			}
-			c.pot, c.tv = min(sl.dur, max(0, me-sl.exit)), 0
-			if sl.att.shared {
-				c.pot = 0
-			}
+			nonblockingContrib(c, sl, me)
 		}
 		sh.split(in, i, c)
 		if rs.remote {
@@ -1071,6 +1127,33 @@ func (x *exchange) maybeComplete(in *collInst) {
 		x.countUnbound(in)
 	}
 	x.recycle(in)
+}
+
+// noteUnmatched counts completed instance in among the unmatched
+// collectives (a member never left it, or the members' calls disagree),
+// unless another process of the distributed replay counts it. x.mu is
+// held. (Out of maybeComplete's line, as nonblockingContrib: see
+// collEnterLocked.)
+//
+//go:noinline
+func (x *exchange) noteUnmatched(in *collInst) {
+	if x.dist == nil || x.dist.notes(in) {
+		x.unmatched.note(in, len(x.ranks))
+	}
+}
+
+// nonblockingContrib sets the Potential Sync of contribution c of slot sl
+// of a nonblocking instance whose latest start is latest: the loss is
+// suffered in the completing call (entered at sl.exit), the latest start
+// minus its entry, within its own time; no Time Variation (analyzer
+// package doc).
+//
+//go:noinline
+func nonblockingContrib(c *collContrib, sl *collSlot, latest int64) {
+	c.pot, c.tv = min(sl.dur, max(0, latest-sl.exit)), 0
+	if sl.att.shared {
+		c.pot = 0
+	}
 }
 
 // countUnbound counts, on their ranks, the exits of the members of
@@ -1171,7 +1254,8 @@ func (x *exchange) icollStart(k collKey, fn string, shape tracepb.Function_Colle
 	x.lock(&x.mu)
 	x.postExitLocked(rs)
 	out := x.takeDeferred(me, buf[:0])
-	in, wake := x.collEnterLocked(k, fn, shape, root, members, idx, me, entry, att, nonblocking)
+	c := collCall{key: k, fn: fn, shape: shape, root: root, members: members, idx: idx, me: me, entry: entry, nonblocking: nonblocking, att: att}
+	in, wake := x.collEnterLocked(&c)
 	x.unlock(&x.mu)
 	x.wakeAll(wake, me)
 	if in.mismatch {

@@ -177,8 +177,8 @@ func TestDeferredStaysBounded(t *testing.T) {
 				var buf []collContrib
 				for i := range calls {
 					t0 := int64(i) * 1000
-					_, _, ok, mismatch, out := x.collJoin(collKey{seq: uint64(i)}, "MPI_Allreduce", tracepb.Function_ALL_TO_ALL, -1,
-						members, int(r), r, t0+int64(r), t0+500, true, collAtt{}, buf)
+					_, _, ok, mismatch, out := x.collJoin(&collCall{key: collKey{seq: uint64(i)}, fn: "MPI_Allreduce", shape: tracepb.Function_ALL_TO_ALL, root: -1,
+						members: members, idx: int(r), me: r, entry: t0 + int64(r), exit: t0 + 500, moves: true}, buf)
 					if !ok || mismatch {
 						t.Errorf("rank %d call %d: ok %v mismatch %v", r, i, ok, mismatch)
 					}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/dtpa/dtpa/analyzer/clocks"
 	"github.com/dtpa/dtpa/intervals"
@@ -179,10 +180,13 @@ type shapeInfo struct {
 
 // replayer replays one rank's trace forward.
 type replayer struct {
-	ctx    context.Context
-	rank   int32
-	path   string
+	// The fields the replay of a call touches come first, on as few
+	// cache lines as they fit (replayerHot): with many ranks, a rank's
+	// lines leave the L1 between two visits of its replay, so that each
+	// costs a miss per visit.
 	x      *exchange
+	rs     *rankSync // the rank's in the exchange
+	rank   int32
 	nranks int32 // len(x.ranks)
 	clk    *clocks.Map
 	delta  int64 // shift added by the controlled logical clock so far
@@ -191,25 +195,68 @@ type replayer struct {
 	// anchors, as for a rank sharing its reference's clock through the
 	// TSC), t ↦ t + clkOffset + (t − clkX0)·clkEps, computed as At does:
 	// no segment to look up, no rounding call.
-	clkOffsetOnly bool
-	clkAffine     bool
 	clkOffset     int64
 	clkX0         int64
 	clkEps        float64
+	clkOffsetOnly bool
+	clkAffine     bool
+	running       bool // tr started and not ended: the calls to replay
+	repaired      bool // the current event was repaired (clc.go)
+	// held: rp.ev was read by a step and is handed to the coroutine.
+	// inCoro: the replay goes on in its coroutine (step hands it over,
+	// handOff back).
+	held, inCoro bool
+	ovOdd        bool   // see cover
+	evSite       uint32 // the current event's call site
+	cur          *rnode // tr.Current() once started, updated when it may change
+	// shapes holds, by shape index of the current batch
+	// (traceformat.LazyBatch.Shape), what the replay resolves from the
+	// fields a shape fixes; sc is the current event's entry (noShape for
+	// an event without a shape, reset at every such event).
+	sc     *shapeInfo
+	batch  *traceformat.LazyBatch
+	events int64
+	last   int64    // latest exit seen (global ns), the end of a cut trace
+	mpiNs  int64    // time in MPI calls counted so far (for sections)
+	fns    []fnInfo // by id, classified when first seen (ok)
+	comms  []*commInfo
+	shapes []shapeInfo
+	// Backward amortization of clock-condition repairs (clc.go): the
+	// events since the last fixed point, their overlap terms, and when
+	// that point ended.
+	pend    []pendEv
+	pendOv  []ovTerm
+	maxPend int // x.lim.pend, at hand where an event is kept
+	fixedAt int64
+	// The time already counted as Overlap (overlapCover): disjoint
+	// segments in time order, and everything before ovFloor. ovOdd and
+	// ovPost: see cover.
+	ovFloor int64
+	ovPost  int64
+	reqs    reqTable
+	// from is the sender and send site of the latest message the current
+	// call received (waits.go).
+	from lateCall
+	span spanState // the rank's current span (causes.go)
+	pr   profRank  // profile.go
+	// cpl is complete's progress through the current Wait/Test call.
+	cpl   completion
+	ev    traceformat.Event
+	ovSeg ovSegs
+	// susp is the event a step stopped in (step.go).
+	susp suspended
+	// (The end of the fields the replay of a call touches.)
+	ctx  context.Context
+	path string
 
 	tr      *intervals.Tracker[*acc]
-	cur     *rnode // tr.Current() once started, updated when it may change
-	running bool   // tr started and not ended: the calls to replay
 	secs    *intervals.Sections[*rnode]
 	secRuns []sectionRun
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
 
 	defs     *traceformat.Definitions
-	fns      []fnInfo // by id, classified when first seen (ok)
 	bigFns   map[uint32]*fnInfo
-	comms    []*commInfo
 	bigComms map[uint32]*commInfo
-	reqs     reqTable
 	// reqSeq numbers request starts; done holds the receives a wait
 	// completes, sorted into posting order before matching.
 	reqSeq uint64
@@ -225,27 +272,16 @@ type replayer struct {
 	// few partners (hashing the key into the inbox map instead).
 	sendCaches, recvCaches [16]fifoCache
 
-	// shapes holds, by shape index of the current batch
-	// (traceformat.LazyBatch.Shape), what the replay resolves from the
-	// fields a shape fixes; sc is the current event's entry (noShape for
-	// an event without a shape, reset at every such event).
-	shapes  []shapeInfo
-	sc      *shapeInfo
+	// noShape is sc for an event without a shape.
 	noShape shapeInfo
 
 	// sites counts each further function called at a call site under a
 	// site id of its own (sitefns.go); resolveShape renames e.Site.
 	sites siteFns
 
-	// Backward amortization of clock-condition repairs (clc.go): the
-	// events since the last fixed point, their overlap terms, when that
-	// point ended, and whether the current event was repaired.
-	pend      []pendEv
-	pendFig   []pendFig // the rarer figures of pend's events
-	maxPend   int       // x.lim.pend, at hand where an event is kept
-	pendOv    []ovTerm
-	fixedAt   int64
-	repaired  bool
+	// Of backward amortization (pend above): the rarer figures of pend's
+	// events, and the repairs amortized.
+	pendFig   []pendFig
 	amortized int64 // repairs amortized backward
 	// pendGen counts the times pend was emptied: an index into pend
 	// taken under another generation is stale (woRing).
@@ -265,18 +301,7 @@ type replayer struct {
 	// lrNodes are the intervals a late receiver may charge (lateAtt).
 	lrNodes []*rnode
 
-	// The time already counted as Overlap (overlapCover): disjoint
-	// segments in time order, and everything before ovFloor. ovOdd and
-	// ovPost: see cover.
-	ovSeg   ovSegs
-	ovFloor int64
-	ovPost  int64
-	ovOdd   bool
-
-	mpiNs     int64 // time in MPI calls counted so far (for sections)
-	finalized bool  // the trace holds MPI_Finalize (else it was cut)
-	last      int64 // latest exit seen (global ns), the end of a cut trace
-	events    int64
+	finalized bool // the trace holds MPI_Finalize (else it was cut)
 	contrib   []collContrib
 
 	warns                          []string
@@ -298,48 +323,37 @@ type replayer struct {
 	thrColls map[uint32]thrColl
 
 	obs *rankObs // the timeline recorder (observe.go), nil when off
-	pr  profRank // profile.go
-
-	// evSite is the current event's call site; from is the sender and
-	// send site of the latest message the current call received
-	// (waits.go).
-	evSite uint32
-	from   lateCall
-	// wo are the recent late-sender waits that a message sent earlier
-	// may still make wrong-order waits (waits.go).
-	wo woRing
-	// span is the rank's current span (causes.go).
-	span spanState
 
 	// The replay's place in its trace, shared by its coroutine (run) and
 	// the steps on the worker's stack (step.go): the trace once opened
 	// (begun; threads: several threads, replayed in the coroutine only),
-	// the batch being read, and its current event, held when a step
-	// read it and hands it to the coroutine.
+	// the batch being read (batch, above), and its current event (ev,
+	// held, above).
 	begun, eof, threads bool
 	file                io.Closer
 	rd                  *traceformat.Reader
-	batch               *traceformat.LazyBatch
 	wildPend            []wildReq // wildcard receive requests posted without a ticket (resolveWild)
 	batchCancels        bool      // rp.batch holds an MPI_Cancel (threads: the merge read one; cancelledAhead)
 	cancelFn            uint32    // MPI_Cancel's function id + 1, once met (passFn)
 	farRead             int64     // events read ahead past the batch (farStatus)
 	farWarned           bool      // farStatus's bound was met and said
-	ev                  traceformat.Event
-	held                bool
 	// merge, with several threads, holds the calls read ahead
 	// (farStatusThreads, cancelledAhead).
 	merge *threadMerge
-	// inCoro: the replay goes on in its coroutine (step hands it over,
-	// handOff back).
-	inCoro bool
-	// rs is the rank's in the exchange.
-	rs *rankSync
-	// cpl is complete's progress through the current Wait/Test call;
-	// susp the event a step stopped in (step.go).
-	cpl  completion
-	susp suspended
+
+	// wo are the recent late-sender waits that a message sent earlier
+	// may still make wrong-order waits (waits.go). Last: its records
+	// are 6.4 KB, its count of them first.
+	wo woRing
 }
+
+// replayerHot fails to compile unless the fields the replay of a call
+// touches, those before susp in a replayer, fit in 14 cache lines (a
+// replayer, of a size class that is a multiple of 64 bytes, starts on a
+// line).
+const replayerHot = unsafe.Offsetof(replayer{}.susp) / (14 * 64)
+
+var _ = [1]struct{}{}[replayerHot]
 
 func newReplayer(rank int32, path string, x *exchange, clk *clocks.Map) *replayer {
 	rp := &replayer{rank: rank, path: path, x: x, rs: x.ranks[rank], nranks: int32(len(x.ranks)), clk: clk, collSeq: map[collSeqKey]*uint64{}, maxPend: x.lim.pend}

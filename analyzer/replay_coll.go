@@ -45,41 +45,33 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, f *callFigures,
 		rp.icollStart(e, fi, key, root, c, members, idx, entry, node)
 		return false
 	}
-	att := collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry), quiet: sendsNothing(e, fi)}
-	moves := dependsOnEntries(e, fi)
+	// The call's arguments in the replayer's suspension state (where a
+	// call handed to the coroutine keeps them), passed by pointer.
+	s := &rp.susp
+	s.join = collCall{key: key, fn: fi.name, shape: fi.shape, root: root, members: members, idx: idx, me: rp.rank,
+		entry: entry, exit: *exit, moves: dependsOnEntries(e, fi),
+		att: collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry), quiet: sendsNothing(e, fi)}}
+	a := &s.join
 	if rp.rs.onStack {
-		s := &rp.susp
 		s.coll.in = nil
-		latest, has, ok, mismatch, throttled, contrib := rp.x.collStep(&s.coll, key, fi.name, fi.shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
+		latest, has, ok, mismatch, throttled, contrib := rp.x.collStep(&s.coll, a, rp.contrib)
 		rp.contrib = contrib
 		switch {
 		case throttled:
 			rp.suspend(fi, f, node, ovLo, nil)
 			s.coro = true
-			s.join = collArgs{key: key, root: root, members: members, idx: idx, moves: moves, att: att}
 			return true
 		case s.coll.in != nil:
 			rp.suspend(fi, f, node, ovLo, nil)
 			return true
 		}
-		rp.collJoined(exit, latest, has, ok, mismatch, moves)
+		rp.collJoined(exit, latest, has, ok, mismatch, a.moves)
 		return false
 	}
-	latest, has, ok, mismatch, contrib := rp.x.collJoin(key, fi.name, fi.shape, root, members, idx, rp.rank, entry, *exit, moves, att, rp.contrib)
+	latest, has, ok, mismatch, contrib := rp.x.collJoin(a, rp.contrib)
 	rp.contrib = contrib
-	rp.collJoined(exit, latest, has, ok, mismatch, moves)
+	rp.collJoined(exit, latest, has, ok, mismatch, a.moves)
 	return false
-}
-
-// collArgs are what collJoin needs of a blocking collective call besides
-// its function and times (a call a step hands to the coroutine).
-type collArgs struct {
-	key     collKey
-	root    int32
-	members []int32
-	idx     int
-	moves   bool
-	att     collAtt
 }
 
 // collJoined is the end of a blocking collective call that left at exit,
@@ -118,8 +110,9 @@ func (rp *replayer) resumeColl(fi *fnInfo, f *callFigures) bool {
 	switch {
 	case s.coro:
 		j := &s.join
-		latest, has, ok, mismatch, rp.contrib = rp.x.collJoin(j.key, fi.name, fi.shape, j.root, j.members, j.idx, rp.rank, f.entry, f.exit, j.moves, j.att, rp.contrib)
-		s.coro, s.join = false, collArgs{}
+		j.entry, j.exit = f.entry, f.exit
+		latest, has, ok, mismatch, rp.contrib = rp.x.collJoin(j, rp.contrib)
+		s.coro = false
 		s.coll.moves = j.moves
 	case rp.rs.onStack:
 		var done bool

@@ -18,8 +18,8 @@ var _ [0]struct{} = [maxOvSegs & ovMask]struct{}{}
 // ovSegs are the counted segments in time order, in a ring (a loop of
 // nonblocking calls adds one per wait: no copying).
 type ovSegs struct {
+	head, n int // first (the count at every call)
 	s       [maxOvSegs]ovSeg
-	head, n int
 }
 
 func (o *ovSegs) at(i int) *ovSeg { return &o.s[(o.head+i)&ovMask] }

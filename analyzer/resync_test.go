@@ -221,7 +221,7 @@ func TestResyncAnyArrivalOrder(t *testing.T) {
 			k := collKey{comm: comm, seq: e.wire}
 			switch {
 			case e.rank == 1:
-				x.collEnterLocked(k, e.fn, e.shape, e.root, world, 1, 1, e.t, collAtt{}, false)
+				x.collEnterLocked(&collCall{key: k, fn: e.fn, shape: e.shape, root: e.root, members: world, idx: 1, me: 1, entry: e.t})
 			case e.enter:
 				d.enterRemote(&collRec{key: k, idx: int(e.rank), rank: e.rank, t: e.t, fn: e.fn, shape: e.shape, root: e.root, first: 0, n: 4})
 			default:

@@ -186,7 +186,7 @@ type suspended struct {
 	// it back: a collective's entry (the call's arguments in join), or
 	// MPI_Sendrecv's send, before its receive.
 	coro bool
-	join collArgs
+	join collCall
 	coll collStop // a blocking collective's wait (collective)
 }
 

@@ -250,10 +250,10 @@ type woRec struct {
 // bounds their send entries from above (a receive of a message sent
 // later cannot reorder any of them: the common case costs a comparison).
 type woRing struct {
-	recs [maxWrongOrder]woRec
 	n    int // records in use: recs[next-n … next-1] mod maxWrongOrder
 	next int
 	max  int64
+	recs [maxWrongOrder]woRec // after the count, read at every call
 }
 
 // noteLateSender remembers the call just charged, which waited f.realSync
