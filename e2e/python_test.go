@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -14,18 +13,10 @@ import (
 	"github.com/dtpa/dtpa/traceformat"
 )
 
-// python is the interpreter Debian's python3-mpi4py is installed for; its
-// traces are python3.<rank>.trc.
-const python = "/usr/bin/python3"
+// python is testenv.Python, the interpreter Debian's mpi4py is for.
+const python = testenv.Python
 
-// needMPI4Py skips (or, where tests must not skip, fails) a test when
-// python3-mpi4py is missing.
-func needMPI4Py(t *testing.T) {
-	t.Helper()
-	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
-		testenv.Missing(t, "python3-mpi4py not installed")
-	}
-}
+func needMPI4Py(t *testing.T) { testenv.NeedMPI4Py(t) }
 
 // tracePython copies testdata/apps/script into dir and runs it with
 // python under bin/dtrun at np ranks of m, with env and args; it returns

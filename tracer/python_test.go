@@ -14,17 +14,10 @@ import (
 	"github.com/dtpa/dtpa/traceformat"
 )
 
-// python is the interpreter Debian's python3-mpi4py is installed for (built
-// against Open MPI); its traces are python3.<rank>.trc.
-const python = "/usr/bin/python3"
+// python is testenv.Python, the interpreter Debian's mpi4py is for.
+const python = testenv.Python
 
-// needMPI4Py skips (under CI fails) when python3-mpi4py is missing.
-func needMPI4Py(t *testing.T) {
-	t.Helper()
-	if err := exec.Command(python, "-c", "import mpi4py").Run(); err != nil {
-		testenv.Missing(t, "python3-mpi4py not installed")
-	}
-}
+func needMPI4Py(t *testing.T) { testenv.NeedMPI4Py(t) }
 
 // pyFrames is call site site's stack, innermost first: "file:line" (the
 // file's base name) for a frame in a source-file module, "C" for any other.

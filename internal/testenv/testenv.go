@@ -43,3 +43,16 @@ func NeedCommands(t testing.TB, names ...string) {
 		}
 	}
 }
+
+// Python is the interpreter Debian's python3-mpi4py is installed for
+// (built against Open MPI); its traces are python3.<rank>.trc. The first
+// python3 on PATH may be another one, without mpi4py.
+const Python = "/usr/bin/python3"
+
+// NeedMPI4Py calls Missing when python3-mpi4py is not installed.
+func NeedMPI4Py(t testing.TB) {
+	t.Helper()
+	if err := exec.Command(Python, "-c", "import mpi4py").Run(); err != nil {
+		Missing(t, "python3-mpi4py not installed")
+	}
+}
