@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,10 +236,7 @@ func libRunOutput(t *testing.T, m mpiImpl, exe string, skew bool, ok string, n i
 	if err := os.WriteFile(app, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"TMPDIR=" + dir}
-	if skew {
-		env = append(env, "DT_CLOCK_SKEW="+clockSkew)
-	}
+	env := skewEnv([]string{"TMPDIR=" + dir}, skew)
 	out := trace(t, m, dir, env, 4, app, args...)
 	if !strings.Contains(out, ok) {
 		t.Fatalf("the program's results are wrong (no %q):\n%s", ok, out)
@@ -257,6 +255,15 @@ func skewName(skew bool) string {
 		return "skewed"
 	}
 	return "aligned"
+}
+
+// skewEnv is env, and with skew the tracer's test setting that skews
+// the ranks' clocks (clockSkew).
+func skewEnv(env []string, skew bool) []string {
+	if skew {
+		return append(slices.Clip(env), "DT_CLOCK_SKEW="+clockSkew)
+	}
+	return env
 }
 
 // function is iv's figures of MPI function fn, nil when not called.

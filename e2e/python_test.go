@@ -18,21 +18,30 @@ const python = testenv.Python
 
 func needMPI4Py(t *testing.T) { testenv.NeedMPI4Py(t) }
 
-// tracePython copies testdata/apps/script into dir and runs it with
+// tracePython copies testdata/apps/script into dir (copyPython) and runs it with
 // python under bin/dtrun at np ranks of m, with env and args; it returns
 // the job's output.
 func tracePython(t *testing.T, m mpiImpl, dir string, env []string, np int, script string, args ...string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "testdata", "apps", script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, script), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyPython(t, dir, script)
 	a := append([]string{"--mpirun", m.mpirun, "-np", strconv.Itoa(np)}, m.args...)
 	a = append(append(a, python, script), args...)
 	return run(t, dir, env, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), a...)
+}
+
+// copyPython copies testdata/apps/script into dir, with dtmarks.py, the
+// interval marks the scripts import.
+func copyPython(t *testing.T, dir, script string) {
+	t.Helper()
+	for _, name := range []string{script, "dtmarks.py"} {
+		b, err := os.ReadFile(filepath.Join(root, "testdata", "apps", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // traceCallsByThread counts the MPI calls in the trace file at path per

@@ -61,10 +61,7 @@ func TestOpenFOAM(t *testing.T) {
 	for _, skew := range []bool{false, true} {
 		t.Run(skewName(skew), func(t *testing.T) {
 			dir := prepare(t)
-			e := env
-			if skew {
-				e = append(e, "DT_CLOCK_SKEW="+clockSkew)
-			}
+			e := skewEnv(env, skew)
 			a := append(append([]string{"-np", "4"}, m.args...), "icoFoam", "-parallel")
 			if out := run(t, dir, e, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), a...); !strings.Contains(out, "\nEnd\n") {
 				t.Fatalf("icoFoam did not reach its end:\n%s", out)
@@ -281,10 +278,7 @@ func TestMPI4PyFFT(t *testing.T) {
 	for _, skew := range []bool{false, true} {
 		t.Run(skewName(skew), func(t *testing.T) {
 			dir := t.TempDir()
-			var env []string
-			if skew {
-				env = []string{"DT_CLOCK_SKEW=" + clockSkew}
-			}
+			env := skewEnv(nil, skew)
 			if out := tracePython(t, m, dir, env, 4, "pfft.py"); !strings.Contains(out, "pfft: ok") {
 				t.Fatalf("the program's results are wrong (no \"pfft: ok\"):\n%s", out)
 			}

@@ -126,10 +126,7 @@ func TestGROMACS(t *testing.T) {
 				return d
 			}
 			untraced := runIn(g.env, m.mpirun, launch...)
-			env := g.env
-			if g.skew {
-				env = append(slices.Clip(env), "DT_CLOCK_SKEW="+clockSkew)
-			}
+			env := skewEnv(g.env, g.skew)
 			traced := runIn(env, filepath.Join(root, "bin", "dtrun"), append([]string{"--mpirun", m.mpirun}, launch...)...)
 			read := func(d, f string) []byte {
 				b, err := os.ReadFile(filepath.Join(d, f))
@@ -365,14 +362,8 @@ func TestMeep(t *testing.T) {
 		testenv.Missing(t, "Meep not installed (apt-get install python3-meep-openmpi python3-matplotlib)")
 	}
 	const script = "meep2d.py"
-	b, err := os.ReadFile(filepath.Join(root, "testdata", "apps", script))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, script), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyPython(t, dir, script)
 	results := func(out string) []string {
 		res := meepResultRE.FindAllString(out, -1)
 		if len(res) != 2 {
@@ -384,10 +375,7 @@ func TestMeep(t *testing.T) {
 	for _, skew := range []bool{false, true} {
 		t.Run(skewName(skew), func(t *testing.T) {
 			dir := t.TempDir()
-			var env []string
-			if skew {
-				env = []string{"DT_CLOCK_SKEW=" + clockSkew}
-			}
+			env := skewEnv(nil, skew)
 			out := tracePython(t, m, dir, env, 4, script)
 			if got := results(out); !slices.Equal(got, want) {
 				t.Errorf("results %q, untraced %q", got, want)
@@ -491,10 +479,7 @@ func TestExaML(t *testing.T) {
 	_, want := examl(nil, m.mpirun)
 	for _, skew := range []bool{false, true} {
 		t.Run(skewName(skew), func(t *testing.T) {
-			var env []string
-			if skew {
-				env = []string{"DT_CLOCK_SKEW=" + clockSkew}
-			}
+			env := skewEnv(nil, skew)
 			d, got := examl(env, filepath.Join(root, "bin", "dtrun"), "--mpirun", m.mpirun)
 			if !bytes.Equal(got, want) {
 				t.Errorf("best tree and likelihood\n%s\nuntraced\n%s", got, want)

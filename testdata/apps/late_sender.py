@@ -3,25 +3,16 @@
 Rank 0 sleeps 200 ms, then sends a pickled object to rank 1 (mpi4py
 receives it with MPI_Mprobe + MPI_Mrecv); rank 1 waits from the start:
 Real Sync on rank 1 is 0.2 s. Then a barrier and an allreduce. The
-exchange is interval 1. mpi4py's MPI.Pcontrol accepts levels 0…2 only, so
-the marks call the C function through ctypes (the traced process has it;
-an untraced one may not: then they do nothing). The "# @name" markers are
+exchange is interval 1, marked with dtmarks.py's pcontrol (MPI_Pcontrol
+through ctypes). The "# @name" markers are
 the lines the SRC points' stacks must name (e2e/mpi4py_test.go).
 
     dtrun -np 4 python3 late_sender.py && dtpa python3
 """
-import ctypes
 import time
 
 from mpi4py import MPI
-
-
-def pcontrol(level, n):
-    """MPI_Pcontrol(level, n): dtpa's interval marks (100 enter, 101 leave)."""
-    try:
-        ctypes.CDLL(None).MPI_Pcontrol(level, n)
-    except AttributeError:
-        pass
+from dtmarks import pcontrol
 
 
 comm = MPI.COMM_WORLD

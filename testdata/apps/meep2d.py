@@ -9,7 +9,7 @@ ranks in four slabs side by side, rank 0 to 3, and each time step every
 rank exchanges its chunks' boundary fields with the ranks of the
 neighbouring slabs (MPI_Isend, MPI_Irecv, MPI_Waitsome); sums over the
 ranks are MPI_Allreduce. Interval 1
-is the time stepping (MPI_Pcontrol through ctypes, as late_sender.py).
+is the time stepping (MPI_Pcontrol through ctypes: dtmarks.py).
 
 Rank 0 prints the fluxes and the electric energy in the cell (they must not
 depend on tracing), then Meep's own accounting of each rank's time in its
@@ -18,14 +18,9 @@ point-to-point and all-to-all communication ("1-1 communication" and
 
     dtrun -np 4 python3 meep2d.py && dtpa python3
 """
-import ctypes
 
 import meep as mp
-
-
-def pcontrol(level, n):
-    """MPI_Pcontrol(level, n): dtpa's interval marks (100 enter, 101 leave)."""
-    ctypes.CDLL(None).MPI_Pcontrol(level, n)
+from dtmarks import pcontrol
 
 
 guide = mp.Block(mp.Vector3(mp.inf, 1, mp.inf), center=mp.Vector3(), material=mp.Medium(epsilon=12))

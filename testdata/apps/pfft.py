@@ -8,7 +8,7 @@ each an MPI_Alltoallw among the 2 ranks of a row or a column of the grid
 in which every rank sends its whole pencil (N^3 / 4 complex numbers of 16
 bytes, its own share included) and receives as much; the backward
 transform makes two more. Interval 1 is the forward transform, interval
-2 the backward one (MPI_Pcontrol through ctypes, as late_sender.py).
+2 the backward one (MPI_Pcontrol through ctypes: dtmarks.py).
 
 The forward result must be numpy's FFT of the whole array at every
 point a rank holds, the backward one the input; rank 0 then prints
@@ -16,22 +16,14 @@ point a rank holds, the backward one the input; rank 0 then prints
 
     dtrun -np 4 python3 pfft.py && dtpa python3
 """
-import ctypes
 import sys
 
 import numpy as np
 from mpi4py import MPI
 from mpi4py_fft import PFFT, newDistArray
+from dtmarks import pcontrol
 
 N = 16
-
-
-def pcontrol(level, n):
-    """MPI_Pcontrol(level, n): dtpa's interval marks (100 enter, 101 leave)."""
-    try:
-        ctypes.CDLL(None).MPI_Pcontrol(level, n)
-    except AttributeError:
-        pass
 
 
 comm = MPI.COMM_WORLD
