@@ -79,7 +79,7 @@ func RunDiff(ctx context.Context, o DiffOptions, w, stderr io.Writer) error {
 		if err == nil {
 			warns = rep.Warnings
 		}
-		for _, msg := range append(report.GroupWarnings(warns), symWarns...) {
+		for _, msg := range append(report.GroupWarnings(warns), sortedSymWarnings(symWarns)...) {
 			fmt.Fprintf(stderr, "dtpa: warning: %s: %s\n", name, msg)
 		}
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/otf2"
@@ -70,6 +71,15 @@ func (opts Options) analyzerOptions(dir string, warn, symWarn func(string)) anal
 	}
 }
 
+// sortedSymWarnings puts the symbolizer's warnings in an order that does
+// not depend on which call site happened to be symbolized first: that
+// order varies between runs and between dtpa and dtpa-mpi, whose outputs
+// must be the same.
+func sortedSymWarnings(ws []string) []string {
+	slices.Sort(ws)
+	return ws
+}
+
 // defaultTimelineCalls is the HTML page's timeline detail budget: about
 // 40 bytes of page per call with its arrows, so the page stays near 10 MB.
 const defaultTimelineCalls = 250_000
@@ -96,7 +106,7 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 		if rep != nil {
 			warns = rep.Warnings
 		}
-		for _, msg := range append(report.GroupWarnings(warns), symWarns...) {
+		for _, msg := range append(report.GroupWarnings(warns), sortedSymWarnings(symWarns)...) {
 			fmt.Fprintf(stderr, "dtpa: warning: %s\n", msg)
 		}
 	}()
