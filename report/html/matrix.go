@@ -50,8 +50,19 @@ func matrixViews(iv *report.Interval, processors int) []matrixView {
 	} else if len(iv.CommPairs) > 0 {
 		out = append(out, aggregatePairs(processors, iv.CommPairs))
 	}
+	named := map[string]int{}
 	for _, c := range iv.CommMatrices {
-		out = append(out, aggregate(c.Comm, c.Inter, c.Ranks, c.Messages, c.Bytes))
+		named[c.Comm]++
+	}
+	for _, c := range iv.CommMatrices {
+		name := c.Comm
+		if named[name] > 1 {
+			// The communicators one MPI_Comm_split call makes (one per
+			// colour) share their name; the page's choice of matrix
+			// must still tell them apart.
+			name += " (ranks " + report.Ranges(c.Ranks) + ")"
+		}
+		out = append(out, aggregate(name, c.Inter, c.Ranks, c.Messages, c.Bytes))
 	}
 	return out
 }

@@ -87,3 +87,23 @@ func TestPageDataPairs(t *testing.T) {
 		t.Errorf("out of range: %+v", w)
 	}
 }
+
+// TestMatrixViewsSameName: the two communicators of one MPI_Comm_split
+// with two colours share the report's name; the page's choice of matrix
+// names each by its world ranks, and a communicator whose name is its own
+// keeps it.
+func TestMatrixViewsSameName(t *testing.T) {
+	one := [][]int64{{0, 1}, {1, 0}}
+	iv := &report.Interval{Profile: report.Profile{CommMatrices: []report.CommMatrixOn{
+		{Comm: "split of world", Size: 2, Ranks: []int{0, 2}, Messages: one, Bytes: one},
+		{Comm: "split of world", Size: 2, Ranks: []int{1, 3}, Messages: one, Bytes: one},
+		{Comm: "dup of world", Size: 4, Ranks: []int{0, 1, 2, 3}, Messages: square(4), Bytes: square(4)},
+	}}}
+	var names []string
+	for _, v := range matrixViews(iv, 4) {
+		names = append(names, v.Comm)
+	}
+	if want := []string{"split of world (ranks 0, 2)", "split of world (ranks 1, 3)", "dup of world"}; !slices.Equal(names, want) {
+		t.Errorf("views %q, want %q", names, want)
+	}
+}
