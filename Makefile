@@ -7,7 +7,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 
-.PHONY: all build web bench-view test check check-tidy check-proto staticcheck race bench fuzz proto deps test-deps demo clean tracer
+.PHONY: all build web bench-view test check check-tidy check-proto staticcheck race bench pgo fuzz proto deps test-deps demo clean tracer
 
 all: build
 
@@ -92,6 +92,11 @@ race:
 bench: deps build
 	scripts/realtraces.sh
 	flock /tmp/dtpa-bench.lock $(GO) test -p 1 -run '^$$' -bench . -benchtime 2s ./... | tee bench.txt
+
+# cmd/dtpa/default.pgo, the profile go build optimizes dtpa with, written
+# again from the real traces (scripts/pgo.sh; commit it when it changed).
+pgo: deps build
+	flock /tmp/dtpa-bench.lock scripts/pgo.sh
 
 # Each fuzz target for FUZZTIME. Minimizing is capped: with the default (up
 # to 60 s per new input) FuzzAnalyze, whose inputs are whole trace files,
