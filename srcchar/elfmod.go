@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/dtpa/dtpa/report"
 	"github.com/ianlancetaylor/demangle"
@@ -53,10 +54,12 @@ type cuRange struct {
 	cu     *dwarf.Entry
 }
 
+// symbol is a function of a symbol table. The order added orders the
+// aliases of an address (symbolAt prefers the last added); sortSymbols
+// keeps it.
 type symbol struct {
 	name       string
 	addr, size uint64
-	seq        int // order added, which orders the aliases of an address
 }
 
 // unit is a compilation unit's line table and the tree of its functions
@@ -183,21 +186,31 @@ func definedFunc(s elf.Symbol) bool {
 }
 
 // addSymbols adds the defined functions of .symtab and .dynsym.
+//
+// A large library's tables (a C++ library's .dynsym: tens of thousands
+// of functions, megabytes of names) are most of what symbolizing a small
+// trace allocates, fresh memory touched once: the names are substrings
+// of the table funcSymbols read, not of a copy of it, and syms grows once
+// per table, to the count funcSymbols announces.
 func (m *module) addSymbols(f *elf.File) {
-	add := func(dynamic bool) func(tab []byte, start, end int, addr, size uint64) {
+	add := func(dynamic bool) symbolSink {
 		var strs string // tab as one string, the names its substrings
-		return func(tab []byte, start, end int, addr, size uint64) {
-			if strs == "" {
-				strs = string(tab)
-			}
-			name := strs[start:end]
-			m.syms = append(m.syms, symbol{name: name, addr: addr, size: size, seq: len(m.syms)})
-			if dynamic && isMPIName(name) {
-				m.definesMPI = true
-			}
-			if size > 0 && isStartup(name) {
-				m.startup = append(m.startup, symbol{name: name, addr: addr, size: size})
-			}
+		return symbolSink{
+			count: func(n int) { m.syms = slices.Grow(m.syms, n) },
+			add: func(tab []byte, start, end int, addr, size uint64) {
+				if strs == "" && len(tab) > 0 {
+					// tab is this module's alone and never written again.
+					strs = unsafe.String(&tab[0], len(tab))
+				}
+				name := strs[start:end]
+				m.syms = append(m.syms, symbol{name: name, addr: addr, size: size})
+				if dynamic && !m.definesMPI && hasMPIPrefix(name) {
+					m.definesMPI = true
+				}
+				if size > 0 && isStartup(name) {
+					m.startup = append(m.startup, symbol{name: name, addr: addr, size: size})
+				}
+			},
 		}
 	}
 	funcSymbols(f, elf.SHT_SYMTAB, add(false))
@@ -205,17 +218,25 @@ func (m *module) addSymbols(f *elf.File) {
 	m.symsSorted = false
 }
 
-// funcSymbols calls fn with each defined function (definedFunc) of f's
+// symbolSink receives a symbol table's defined functions from
+// funcSymbols: count (may be nil) first, with at least as many as add
+// will receive, then add for each, its name tab[start:end] in the
+// table's strings tab.
+type symbolSink struct {
+	count func(n int)
+	add   func(tab []byte, start, end int, addr, size uint64)
+}
+
+// funcSymbols gives sink each defined function (definedFunc) of f's
 // symbol table of type typ (SHT_SYMTAB or SHT_DYNSYM), in the order
 // Symbols and DynamicSymbols list them, nothing when they would fail
 // (DynamicSymbols fails too on malformed version tables, which are not
-// read here): its name is tab[start:end], in the table's strings tab.
-// It returns whether the table was read.
+// read here). It returns whether the table was read.
 // debug/elf makes a Symbol and a string of every entry, most of them
 // not functions (imports, objects), and reads the versions of the
 // dynamic ones; on a small trace that cost more than the rest of the
 // symbolization.
-func funcSymbols(f *elf.File, typ elf.SectionType, fn func(tab []byte, start, end int, addr, size uint64)) bool {
+func funcSymbols(f *elf.File, typ elf.SectionType, sink symbolSink) bool {
 	if f.Class != elf.ELFCLASS64 || f.ByteOrder != binary.LittleEndian {
 		read := f.Symbols
 		if typ == elf.SHT_DYNSYM {
@@ -238,8 +259,11 @@ func funcSymbols(f *elf.File, typ elf.SectionType, fn func(tab []byte, start, en
 				tab = append(append(tab, s.Name...), 0)
 			}
 		}
+		if sink.count != nil {
+			sink.count(len(es))
+		}
 		for _, e := range es {
-			fn(tab, e.start, e.end, e.addr, e.size)
+			sink.add(tab, e.start, e.end, e.addr, e.size)
 		}
 		return true
 	}
@@ -260,14 +284,26 @@ func funcSymbols(f *elf.File, typ elf.SectionType, fn func(tab []byte, start, en
 	}
 	le := binary.LittleEndian
 	// The first entry is all zeros.
-	for data = data[elf.Sym64Size:]; len(data) >= elf.Sym64Size; data = data[elf.Sym64Size:] {
-		if t := elf.ST_TYPE(data[4]); t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC {
+	data = data[elf.Sym64Size:]
+	defined := func(e []byte) bool {
+		t := elf.ST_TYPE(e[4])
+		return (t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC) &&
+			elf.SectionIndex(le.Uint16(e[6:8])) != elf.SHN_UNDEF && le.Uint64(e[8:16]) != 0
+	}
+	if sink.count != nil {
+		n := 0
+		for e := data; len(e) >= elf.Sym64Size; e = e[elf.Sym64Size:] {
+			if defined(e) {
+				n++
+			}
+		}
+		sink.count(n)
+	}
+	for ; len(data) >= elf.Sym64Size; data = data[elf.Sym64Size:] {
+		if !defined(data) {
 			continue
 		}
 		addr := le.Uint64(data[8:16])
-		if elf.SectionIndex(le.Uint16(data[6:8])) == elf.SHN_UNDEF || addr == 0 {
-			continue
-		}
 		start := int(le.Uint32(data[0:4]))
 		if start >= len(tab) {
 			continue
@@ -277,7 +313,7 @@ func funcSymbols(f *elf.File, typ elf.SectionType, fn func(tab []byte, start, en
 		if n <= 0 {
 			continue
 		}
-		fn(tab, start, start+n, addr, le.Uint64(data[16:24]))
+		sink.add(tab, start, start+n, addr, le.Uint64(data[16:24]))
 	}
 	return true
 }
@@ -312,9 +348,7 @@ func (m *module) sortSymbols() {
 			return
 		}
 	}
-	slices.SortFunc(m.syms, func(a, b symbol) int {
-		return cmp.Or(cmp.Compare(a.addr, b.addr), cmp.Compare(a.seq, b.seq))
-	})
+	slices.SortStableFunc(m.syms, func(a, b symbol) int { return cmp.Compare(a.addr, b.addr) })
 }
 
 // startupAt says whether pc is inside a start-up function (isStartup),
@@ -337,11 +371,11 @@ func (m *module) startupAt(pc uint64) bool {
 		if err != nil {
 			continue
 		}
-		ok := funcSymbols(f, elf.SHT_SYMTAB, func(tab []byte, start, end int, addr, size uint64) {
+		ok := funcSymbols(f, elf.SHT_SYMTAB, symbolSink{add: func(tab []byte, start, end int, addr, size uint64) {
 			if name := tab[start:end]; size > 0 && isStartupName(name) {
 				m.startup = append(m.startup, symbol{name: string(name), addr: addr, size: size})
 			}
-		})
+		}})
 		f.Close()
 		if !ok {
 			continue

@@ -7,6 +7,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 )
 
@@ -22,7 +23,7 @@ func TestSortSymbols(t *testing.T) {
 			if trial%10 == 0 && i == 7 {
 				addr = 1 << 62
 			}
-			m.syms = append(m.syms, symbol{name: string(rune('a' + i%26)), addr: addr, size: uint64(rng.IntN(3)), seq: i})
+			m.syms = append(m.syms, symbol{name: strconv.Itoa(i), addr: addr, size: uint64(rng.IntN(3))})
 		}
 		want := slices.Clone(m.syms)
 		slices.SortStableFunc(want, func(a, b symbol) int { return cmp.Compare(a.addr, b.addr) })
@@ -79,9 +80,16 @@ func TestFuncSymbols(t *testing.T) {
 				}
 			}
 			var got []sym
-			ok := funcSymbols(f, typ, func(tab []byte, start, end int, addr, size uint64) {
-				got = append(got, sym{string(tab[start:end]), addr, size})
+			counted := -1
+			ok := funcSymbols(f, typ, symbolSink{
+				count: func(n int) { counted = n },
+				add: func(tab []byte, start, end int, addr, size uint64) {
+					got = append(got, sym{string(tab[start:end]), addr, size})
+				},
 			})
+			if ok && counted < len(got) {
+				t.Errorf("%s, %v: %d functions counted before %d were given", p, typ, counted, len(got))
+			}
 			if ok != (err == nil) || !slices.Equal(got, want) {
 				t.Errorf("%s, %v: %d functions (read %v), want %d (error %v)", p, typ, len(got), ok, len(want), err)
 			}

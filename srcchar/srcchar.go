@@ -363,6 +363,10 @@ func isMPILibrary(path string) bool {
 // for MPI and its profiling interface. Fortran bindings use lower case
 // (mpi_send_); only the pmpi_ form is unambiguous enough to count.
 func isMPIName(fn string) bool {
-	fn = baseName(fn)
+	return hasMPIPrefix(baseName(fn))
+}
+
+// hasMPIPrefix is isMPIName of a symbol's name (no +0xoff to strip).
+func hasMPIPrefix(fn string) bool {
 	return strings.HasPrefix(fn, "MPI_") || strings.HasPrefix(fn, "PMPI_") || strings.HasPrefix(fn, "pmpi_")
 }

@@ -18,6 +18,7 @@ import (
 )
 
 func main() {
+	paceGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := runMain(ctx)
 	stop()
