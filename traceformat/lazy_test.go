@@ -761,3 +761,68 @@ func TestLazyFlagAlone(t *testing.T) {
 		t.Fatalf("%d events, want %d", n, len(flags))
 	}
 }
+
+// TestLazyManyShapes: batches of 128 shapes or more, whose shape indexes
+// take two bytes (the check's shapeIndexes and its walk over them), with
+// events of request ids with and without statuses, statuses alone and
+// neither, request counts of one byte and of more (the walk's other
+// path); and a shape index past the table, refused by both decoders.
+func TestLazyManyShapes(t *testing.T) {
+	for _, nshapes := range []int{127, 128, 300, 20000} {
+		for _, wide := range []bool{false, true} {
+			rng := rand.New(rand.NewPCG(uint64(nshapes), 7))
+			var evs []Event
+			tm := int64(1000)
+			for i := range 2 * nshapes {
+				s := rng.IntN(nshapes)
+				if i < nshapes {
+					s = i // every shape at least once
+				} else if wide && i == 2*nshapes-1 {
+					s = 0 // the column ends with a one-byte index
+				}
+				e := Event{Func: uint32(s % 5), Site: uint32(s), Entry: tm, Exit: tm + 5}
+				tm += 10
+				switch s % 4 {
+				case 0:
+					e.Attr = AttrReqs | AttrStatus
+					n := 1 + rng.IntN(3)
+					if wide && s%8 == 0 {
+						n = 130 // a request count of two bytes
+					}
+					for k := range n {
+						e.Reqs = append(e.Reqs, uint64(100+k))
+						e.Status = append(e.Status, Status{Source: int32(k), Tag: 3})
+					}
+				case 1:
+					e.Attr = AttrReqs
+					e.Reqs = []uint64{uint64(rng.IntN(1 << 40))}
+				case 2:
+					e.Attr = AttrStatus
+					e.Status = []Status{{Source: 1, Tag: 2}}
+				}
+				evs = append(evs, e)
+			}
+			var enc batchEncoder
+			raw := enc.appendBatch(nil, builderOf(evs).Batch())
+			if n := lazyAgainstFull(t, raw, nil); n != len(evs) {
+				t.Fatalf("%d shapes: %d events, want %d", nshapes, n, len(evs))
+			}
+			// The last event's shape index replaced by the number of shapes.
+			bad := withColumn(t, raw, fShape, func(payload []byte) (col []byte) {
+				var vals []uint64
+				varints(payload, func(v uint64) { vals = append(vals, v) })
+				vals[len(vals)-1] = uint64(nshapes)
+				for _, v := range vals {
+					col = protowire.AppendVarint(col, v)
+				}
+				return col
+			})
+			var d Batch
+			var lb LazyBatch
+			errFull, errLazy := decodeBatch(bad, &d), lb.parse(bad)
+			if errFull == nil || errLazy == nil || errFull.Error() != errLazy.Error() {
+				t.Fatalf("%d shapes, an index past them: full %v, lazy %v", nshapes, errFull, errLazy)
+			}
+		}
+	}
+}
