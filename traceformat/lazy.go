@@ -104,6 +104,13 @@ const (
 // reads inline when it is an event's only rare attribute.
 const lcFlag = numHot + 3
 
+// lcCalls and lcInnerGaps are the indexes in LazyBatch.lc of the columns
+// of a folded run of polls, which rare reads without the table.
+const (
+	lcCalls     = numHot + 4
+	lcInnerGaps = numHot + 5
+)
+
 // Len is the number of events in the batch.
 func (lb *LazyBatch) Len() int { return lb.count }
 
@@ -480,6 +487,44 @@ func touch(raw []byte, p uint32) byte {
 // inline. Some programs have one on most calls (hpcc: the flag of its
 // MPI_Test and MPI_Iprobe calls).
 func (lb *LazyBatch) rare(e *Event) {
+	if a := e.Attr & rareAttrs; a&^(AttrFlag|AttrCalls|AttrInnerGaps) == 0 {
+		// A folded run of polls (hpcc: a tenth of its events), its
+		// columns read as the loop below reads them (EncU32 set as a
+		// bool, EncU32, EncU64 set as an int64), without the walk of the
+		// table and the switches per value.
+		lc := lb.lc[:lcInnerGaps+1]
+		if a&AttrFlag != 0 {
+			var v uint64
+			if c := &lc[lcFlag]; uint(c.p) < uint(len(c.b)) && c.b[c.p] < 0x80 {
+				v = uint64(c.b[c.p])
+				c.p++
+			} else {
+				v = c.next()
+			}
+			e.Flag = uint32(v) != 0
+		}
+		if a&AttrCalls != 0 {
+			var v uint64
+			if c := &lc[lcCalls]; uint(c.p) < uint(len(c.b)) && c.b[c.p] < 0x80 {
+				v = uint64(c.b[c.p])
+				c.p++
+			} else {
+				v = c.next()
+			}
+			e.Calls = uint32(v)
+		}
+		if a&AttrInnerGaps != 0 {
+			var v uint64
+			if c := &lc[lcInnerGaps]; uint(c.p) < uint(len(c.b)) && c.b[c.p] < 0x80 {
+				v = uint64(c.b[c.p])
+				c.p++
+			} else {
+				v = c.next()
+			}
+			e.InnerGaps = int64(v)
+		}
+		return
+	}
 	for x := uint32(e.Attr & rareAttrs); x != 0; x &= x - 1 {
 		t := &rareByBit[bits.TrailingZeros32(x)&31]
 		for j := range t {

@@ -826,3 +826,44 @@ func TestLazyManyShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyFoldedPolls: the attributes of a folded run of polls (flag,
+// calls, inner gaps), in every combination and with values of one byte
+// and more, read by rare's path for them as both decoders read them; and
+// with another rare attribute, by the table's walk.
+func TestLazyFoldedPolls(t *testing.T) {
+	vals := []uint64{0, 1, 127, 128, 300, 1<<32 + 3, 1 << 40}
+	var evs []Event
+	for i := range 64 {
+		e := Event{Func: 3, Site: uint32(i % 8), Entry: int64(100 * i), Exit: int64(100*i + 10)}
+		if i&1 != 0 {
+			e.Attr |= AttrFlag
+			e.Flag = i&8 != 0
+		}
+		if i&2 != 0 {
+			e.Attr |= AttrCalls
+			e.Calls = uint32(vals[i%len(vals)]) | 2
+		}
+		if i&4 != 0 {
+			e.Attr |= AttrInnerGaps
+			e.InnerGaps = int64(vals[(i/2)%len(vals)])
+		}
+		if i >= 56 {
+			e.Attr |= AttrNewComm
+			e.NewComm = 9
+		}
+		evs = append(evs, e)
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, builderOf(evs).Batch())
+	n := lazyAgainstFull(t, raw, func(i int, e Event) {
+		w := evs[i]
+		if e.Flag != w.Flag || e.Calls != w.Calls || e.InnerGaps != w.InnerGaps || e.NewComm != w.NewComm {
+			t.Errorf("event %d: flag %v calls %d inner gaps %d newcomm %d, want %v %d %d %d",
+				i, e.Flag, e.Calls, e.InnerGaps, e.NewComm, w.Flag, w.Calls, w.InnerGaps, w.NewComm)
+		}
+	})
+	if n != len(evs) {
+		t.Fatalf("%d events, want %d", n, len(evs))
+	}
+}
