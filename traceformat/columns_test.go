@@ -165,7 +165,7 @@ func TestColumnFields(t *testing.T) {
 // decoders.
 func TestHotPathsMatchColumns(t *testing.T) {
 	for lc, f := range map[int]int{lcShape: fShape, lcGap: fGap, lcDur: fDur, lcNReqs: fNReqs, lcReqs: fReqs,
-		lcStSrc: fStatusSource, lcStTag: fStatusTag, lcFlag: fFlag} {
+		lcStSrc: fStatusSource, lcStTag: fStatusTag, lcFlag: fFlag, lcCalls: 26, lcInnerGaps: 27} {
 		if int(lazyOf[colByField[f]]) != lc {
 			t.Errorf("LazyBatch column %d is field %d in the table's order", lc, f)
 		}

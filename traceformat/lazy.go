@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -68,6 +69,7 @@ type LazyBatch struct {
 	count int // events in the batch
 
 	hist [256]int32 // check's histogram of one-byte shape indexes
+	idx  []uint32   // check's shape indexes when some take two bytes or more
 	cnt  []int      // check's count of each column's values
 
 	// A batch with a varint of more than 8 bytes in a column Next reads
@@ -101,6 +103,13 @@ const (
 // lcFlag is the index in LazyBatch.lc of the flag column, which Next
 // reads inline when it is an event's only rare attribute.
 const lcFlag = numHot + 3
+
+// lcCalls and lcInnerGaps are the indexes in LazyBatch.lc of the columns
+// of a folded run of polls, which rare reads without the table.
+const (
+	lcCalls     = numHot + 4
+	lcInnerGaps = numHot + 5
+)
 
 // Len is the number of events in the batch.
 func (lb *LazyBatch) Len() int { return lb.count }
@@ -269,6 +278,8 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	p := int(lb.pShape)
 	if w := binary.LittleEndian.Uint64(raw[p : p+8]); w&0x80 == 0 {
 		s, p = w&0x7f, p+1 // nearly always: a batch has few shapes
+	} else if w&0x8000 == 0 {
+		s, p = w&0x7f|w>>1&0x3f80, p+2 // 128 shapes or more (LAMMPS)
 	} else {
 		var n int
 		s, n = varint8(w)
@@ -476,6 +487,44 @@ func touch(raw []byte, p uint32) byte {
 // inline. Some programs have one on most calls (hpcc: the flag of its
 // MPI_Test and MPI_Iprobe calls).
 func (lb *LazyBatch) rare(e *Event) {
+	if a := e.Attr & rareAttrs; a&^(AttrFlag|AttrCalls|AttrInnerGaps) == 0 {
+		// A folded run of polls (hpcc: a tenth of its events), its
+		// columns read as the loop below reads them (EncU32 set as a
+		// bool, EncU32, EncU64 set as an int64), without the walk of the
+		// table and the switches per value.
+		lc := lb.lc[:lcInnerGaps+1]
+		if a&AttrFlag != 0 {
+			var v uint64
+			if c := &lc[lcFlag]; uint(c.p) < uint(len(c.b)) && c.b[c.p] < 0x80 {
+				v = uint64(c.b[c.p])
+				c.p++
+			} else {
+				v = c.next()
+			}
+			e.Flag = uint32(v) != 0
+		}
+		if a&AttrCalls != 0 {
+			var v uint64
+			if c := &lc[lcCalls]; uint(c.p) < uint(len(c.b)) && c.b[c.p] < 0x80 {
+				v = uint64(c.b[c.p])
+				c.p++
+			} else {
+				v = c.next()
+			}
+			e.Calls = uint32(v)
+		}
+		if a&AttrInnerGaps != 0 {
+			var v uint64
+			if c := &lc[lcInnerGaps]; uint(c.p) < uint(len(c.b)) && c.b[c.p] < 0x80 {
+				v = uint64(c.b[c.p])
+				c.p++
+			} else {
+				v = c.next()
+			}
+			e.InnerGaps = int64(v)
+		}
+		return
+	}
 	for x := uint32(e.Attr & rareAttrs); x != 0; x &= x - 1 {
 		t := &rareByBit[bits.TrailingZeros32(x)&31]
 		for j := range t {
@@ -632,16 +681,13 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 		}
 		copy(h, lb.hist[:])
 	} else {
-		c := lcol{b: sc}
-		var hi uint64
-		for range n {
-			s := c.next()
-			hi = max(hi, s)
-			if s < uint64(ns) {
-				h[s]++
-			}
-		}
-		if hi >= uint64(ns) {
+		// Shape indexes of more than one byte (128 shapes or more: most of
+		// LAMMPS's batches), decoded once into idx (4 bytes per event) for
+		// the histogram and the walk of the statuses below, rather than
+		// varint by varint in each, through a call per value.
+		idx := slices.Grow(lb.idx[:0], n)[:n]
+		lb.idx = idx
+		if hi := shapeIndexes(sc, idx, h); hi >= uint64(ns) {
 			return false, 0, fmt.Errorf("event batch: shape index %d of %d", min(hi, 0xffffffff), ns)
 		}
 	}
@@ -674,6 +720,18 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 			}
 			return st
 		}
+		if !oneByte && nrOne {
+			j := 0
+			for _, x := range lb.idx {
+				if d := kind[x]; d != 0 {
+					if d == 2 {
+						st += int(nrb[j])
+					}
+					j++
+				}
+			}
+			return st
+		}
 		nr, c := lcol{b: nrb}, lcol{b: sc}
 		for range n {
 			if d := kind[c.next()]; d != 0 {
@@ -686,6 +744,34 @@ func (lb *LazyBatch) check(count uint64) (long bool, maxReqs int, err error) {
 		return st
 	})
 	return long, maxReqs, err
+}
+
+// shapeIndexes decodes the column of shape indexes sc into idx (as many
+// as it holds), counts those below len(h) into h and returns the largest;
+// one- and two-byte varints inline. An index of 2^32 or more is stored
+// truncated, but is also the largest, which the caller refuses.
+func shapeIndexes(sc []byte, idx []uint32, h []int32) (hi uint64) {
+	p := 0
+	for k := range idx {
+		var v uint64
+		if p+1 < len(sc) {
+			if x := sc[p]; x < 0x80 {
+				v, p = uint64(x), p+1
+			} else if y := sc[p+1]; y < 0x80 {
+				v, p = uint64(x&0x7f)|uint64(y)<<7, p+2
+			} else {
+				v, p = uvarint(sc, p)
+			}
+		} else {
+			v, p = uvarint(sc, p)
+		}
+		hi = max(hi, v)
+		idx[k] = uint32(v)
+		if v < uint64(len(h)) {
+			h[v]++
+		}
+	}
+	return hi
 }
 
 // sumBytes returns the sum of the bytes of b, all below 0x80, and a bound

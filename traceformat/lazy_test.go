@@ -761,3 +761,109 @@ func TestLazyFlagAlone(t *testing.T) {
 		t.Fatalf("%d events, want %d", n, len(flags))
 	}
 }
+
+// TestLazyManyShapes: batches of 128 shapes or more, whose shape indexes
+// take two bytes (the check's shapeIndexes and its walk over them), with
+// events of request ids with and without statuses, statuses alone and
+// neither, request counts of one byte and of more (the walk's other
+// path); and a shape index past the table, refused by both decoders.
+func TestLazyManyShapes(t *testing.T) {
+	for _, nshapes := range []int{127, 128, 300, 20000} {
+		for _, wide := range []bool{false, true} {
+			rng := rand.New(rand.NewPCG(uint64(nshapes), 7))
+			var evs []Event
+			tm := int64(1000)
+			for i := range 2 * nshapes {
+				s := rng.IntN(nshapes)
+				if i < nshapes {
+					s = i // every shape at least once
+				} else if wide && i == 2*nshapes-1 {
+					s = 0 // the column ends with a one-byte index
+				}
+				e := Event{Func: uint32(s % 5), Site: uint32(s), Entry: tm, Exit: tm + 5}
+				tm += 10
+				switch s % 4 {
+				case 0:
+					e.Attr = AttrReqs | AttrStatus
+					n := 1 + rng.IntN(3)
+					if wide && s%8 == 0 {
+						n = 130 // a request count of two bytes
+					}
+					for k := range n {
+						e.Reqs = append(e.Reqs, uint64(100+k))
+						e.Status = append(e.Status, Status{Source: int32(k), Tag: 3})
+					}
+				case 1:
+					e.Attr = AttrReqs
+					e.Reqs = []uint64{uint64(rng.IntN(1 << 40))}
+				case 2:
+					e.Attr = AttrStatus
+					e.Status = []Status{{Source: 1, Tag: 2}}
+				}
+				evs = append(evs, e)
+			}
+			var enc batchEncoder
+			raw := enc.appendBatch(nil, builderOf(evs).Batch())
+			if n := lazyAgainstFull(t, raw, nil); n != len(evs) {
+				t.Fatalf("%d shapes: %d events, want %d", nshapes, n, len(evs))
+			}
+			// The last event's shape index replaced by the number of shapes.
+			bad := withColumn(t, raw, fShape, func(payload []byte) (col []byte) {
+				var vals []uint64
+				varints(payload, func(v uint64) { vals = append(vals, v) })
+				vals[len(vals)-1] = uint64(nshapes)
+				for _, v := range vals {
+					col = protowire.AppendVarint(col, v)
+				}
+				return col
+			})
+			var d Batch
+			var lb LazyBatch
+			errFull, errLazy := decodeBatch(bad, &d), lb.parse(bad)
+			if errFull == nil || errLazy == nil || errFull.Error() != errLazy.Error() {
+				t.Fatalf("%d shapes, an index past them: full %v, lazy %v", nshapes, errFull, errLazy)
+			}
+		}
+	}
+}
+
+// TestLazyFoldedPolls: the attributes of a folded run of polls (flag,
+// calls, inner gaps), in every combination and with values of one byte
+// and more, read by rare's path for them as both decoders read them; and
+// with another rare attribute, by the table's walk.
+func TestLazyFoldedPolls(t *testing.T) {
+	vals := []uint64{0, 1, 127, 128, 300, 1<<32 + 3, 1 << 40}
+	var evs []Event
+	for i := range 64 {
+		e := Event{Func: 3, Site: uint32(i % 8), Entry: int64(100 * i), Exit: int64(100*i + 10)}
+		if i&1 != 0 {
+			e.Attr |= AttrFlag
+			e.Flag = i&8 != 0
+		}
+		if i&2 != 0 {
+			e.Attr |= AttrCalls
+			e.Calls = uint32(vals[i%len(vals)]) | 2
+		}
+		if i&4 != 0 {
+			e.Attr |= AttrInnerGaps
+			e.InnerGaps = int64(vals[(i/2)%len(vals)])
+		}
+		if i >= 56 {
+			e.Attr |= AttrNewComm
+			e.NewComm = 9
+		}
+		evs = append(evs, e)
+	}
+	var enc batchEncoder
+	raw := enc.appendBatch(nil, builderOf(evs).Batch())
+	n := lazyAgainstFull(t, raw, func(i int, e Event) {
+		w := evs[i]
+		if e.Flag != w.Flag || e.Calls != w.Calls || e.InnerGaps != w.InnerGaps || e.NewComm != w.NewComm {
+			t.Errorf("event %d: flag %v calls %d inner gaps %d newcomm %d, want %v %d %d %d",
+				i, e.Flag, e.Calls, e.InnerGaps, e.NewComm, w.Flag, w.Calls, w.InnerGaps, w.NewComm)
+		}
+	})
+	if n != len(evs) {
+		t.Fatalf("%d events, want %d", n, len(evs))
+	}
+}
