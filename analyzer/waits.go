@@ -408,15 +408,22 @@ type lateKey struct {
 func (rs *rankSync) addLate(k lateKey, d int64) {
 	// By pointer: a send that waited for its receiver once tends to wait
 	// again, and a hit is then one lookup, not a lookup and an assignment.
-	if v := rs.late[k]; v != nil {
+	if v := rs.lateV; v != nil && rs.lateK == k {
 		v.ns += d
 		v.n++
 		return
 	}
-	if rs.late == nil {
-		rs.late = map[lateKey]*waitVal{}
+	v := rs.late[k]
+	if v == nil {
+		if rs.late == nil {
+			rs.late = map[lateKey]*waitVal{}
+		}
+		v = &waitVal{}
+		rs.late[k] = v
 	}
-	rs.late[k] = &waitVal{ns: d, n: 1}
+	v.ns += d
+	v.n++
+	rs.lateK, rs.lateV = k, v
 }
 
 // collLate is the latest participant of a collective instance and the
