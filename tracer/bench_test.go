@@ -18,6 +18,7 @@ var (
 	pairRE  = regexp.MustCompile(`clock_pair_ns=([0-9.]+)`)
 	stallRE = regexp.MustCompile(`max flush stall (\d+) ns, mean (\d+) ns over (\d+) flushes`)
 	encRE   = regexp.MustCompile(`encoder CPU (\d+) ns`)
+	auxRE   = regexp.MustCompile(`encoder sleeps (\d+) \((\d+) idle\); aux CPU (\d+) ns`)
 )
 
 // BenchmarkOverhead measures the time an MPI call takes untraced and traced
@@ -39,7 +40,10 @@ var (
 // TSC cost in the untraced run, both ranks reading at once: the tracer
 // reads it at each call's entry and exit, so that this is the floor of
 // ns/call-added on the machine at hand (it varies with the host's load
-// more than the instructions around it do).
+// more than the instructions around it do). aux-ns/event is the aux
+// thread's CPU (spill slots made ahead of need, the epoch) per recorded
+// event, enc-sleeps/flush how often the encoder slept per buffer handed
+// over (each sleep is a wake-up later, on the rank's core).
 //
 // With DTPA_BENCH_BASE=<another checkout, built> each iteration also runs
 // that checkout's dtrun right after this one's, so that a change is
@@ -112,6 +116,12 @@ func BenchmarkOverhead(b *testing.B) {
 					if m.flushes > 0 {
 						b.ReportMetric(m.stallSum/m.flushes, "mean-stall-ns"+sfx)
 					}
+					if m.auxEvents > 0 {
+						b.ReportMetric(m.auxNs/m.auxEvents, "aux-ns/event"+sfx)
+					}
+					if m.auxFlushes > 0 {
+						b.ReportMetric(m.sleeps/m.auxFlushes, "enc-sleeps/flush"+sfx)
+					}
 				}
 				b.ReportMetric(0, "ns/op")
 			})
@@ -124,6 +134,7 @@ type overheadRuns struct {
 	added, addedC, traced, fin                       []float64
 	bytes, events, dropped, stall, stallSum, flushes float64
 	encNs, encEvents                                 float64 // encoder CPU and the events of the traces that report it
+	auxNs, auxEvents, sleeps, auxFlushes             float64 // aux CPU, encoder sleeps, and the events and flushes of the traces that report them
 }
 
 // footers reads the two ranks' traces in dir: size, calls, drops and the
@@ -149,6 +160,15 @@ func (m *overheadRuns) footers(b *testing.B, dir string) {
 			m.encEvents += float64(len(t.events))
 		}
 		m.dropped += float64(t.footer.GetDroppedEvents())
+		if s, f := auxRE.FindStringSubmatch(t.footer.Message), stallRE.FindStringSubmatch(t.footer.Message); s != nil && f != nil {
+			sl, _ := strconv.ParseFloat(s[1], 64)
+			ns, _ := strconv.ParseFloat(s[3], 64)
+			k, _ := strconv.ParseFloat(f[3], 64)
+			m.sleeps += sl
+			m.auxNs += ns
+			m.auxEvents += float64(len(t.events))
+			m.auxFlushes += k
+		}
 		if s := stallRE.FindStringSubmatch(t.footer.Message); s != nil {
 			if v, _ := strconv.ParseFloat(s[1], 64); v > m.stall {
 				m.stall = v

@@ -72,6 +72,9 @@ static int spill_ahead = 8;
 // dt_dt_buf_mu, or racily).
 int dt_spill_left(void) { return spill_next < spill_n; }
 
+// dt_spill_made tells how many slots were made (racily: for the footer).
+int dt_spill_made(void) { return spill_next; }
+
 // dt_spill_make allocates the next slot of the spill file, or returns NULL
 // (none left, or no space: plain memory from then on). Space is reserved
 // with fallocate (tmpfs would otherwise raise SIGBUS when full; ~0.35 ms

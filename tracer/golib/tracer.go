@@ -22,6 +22,8 @@ void dt_enc_register(int nice);
 int dt_enc_idle(void);
 void dt_buf_done(void *b);
 void dt_spill_prepare(int k);
+extern uint64_t dt_q_waits, dt_q_idle;
+extern int64_t dt_aux_cpu_ns;
 */
 import "C"
 
@@ -591,6 +593,11 @@ func (t *tracer) do(j job) bool {
 		}
 		f.Message = strings.TrimSpace(fmt.Sprintf("%s; max flush stall %d ns, mean %d ns over %d flushes; encoder CPU %d ns",
 			t.stopMsg, stall, mean, uint64(C.dt_flushes), threadCPU()-t.cpu0))
+		// What else the tracer's threads cost the ranks' cores: the
+		// encoder's sleeps (each a wake-up later) and the aux thread's CPU
+		// (spill slots made ahead of need, the epoch), for BenchmarkOverhead.
+		f.Message += fmt.Sprintf("; encoder sleeps %d (%d idle); aux CPU %d ns, %d spill slots made",
+			uint64(C.dt_q_waits), uint64(C.dt_q_idle), int64(C.dt_aux_cpu_ns), int(C.dt_spill_made()))
 		if g := uint64(C.dt_drop_gaps); g > 0 {
 			f.Message += fmt.Sprintf("; calls dropped in %d gaps: no free buffer (events came faster than the encoder absorbed them)", g)
 		}
