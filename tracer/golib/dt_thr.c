@@ -16,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+_Static_assert(offsetof(dt_thr, tid) <= 64, "dt_thr: the per-call fields must fit one cache line");
+
 __thread dt_thr *dt_self __attribute__((tls_model("initial-exec")));
 volatile int dt_state; // DT_ST_*
 volatile uint64_t dt_epoch;
@@ -31,7 +33,8 @@ static void dt_thr_attach_buf(dt_thr *T, char *b) {
 	T->buf = T->pos = T->commit = b;
 	T->poll = NULL;
 	T->end = b ? b + dt_chunk : b;
-	T->chunk_commit = dt_spill_claim(b, T->tid);
+	volatile uint64_t *c = dt_spill_claim(b, T->tid);
+	T->chunk_commit = c ? c : &T->commit_sink;
 }
 
 // dt_submit hands the thread's committed records to Go, which owns the buffer
@@ -95,7 +98,7 @@ void dt_epoch_flush(dt_thr *T, char *rec) {
 	}
 	memcpy(tmp, rec, len);
 	T->pos = T->commit = rec; // uncommit it
-	if (T->chunk_commit) *T->chunk_commit = (uint64_t)(rec - T->buf);
+	*T->chunk_commit = (uint64_t)(rec - T->buf);
 	dt_submit(T);
 	if (T->buf != NULL && T->pos == T->commit && len <= (size_t)(T->end - T->pos)) {
 		memcpy(T->pos, tmp, len);
@@ -105,7 +108,7 @@ void dt_epoch_flush(dt_thr *T, char *rec) {
 		}
 		T->pos += len;
 		T->commit = T->pos;
-		if (T->chunk_commit) *T->chunk_commit = (uint64_t)(T->pos - T->buf);
+		*T->chunk_commit = (uint64_t)(T->pos - T->buf);
 	} else if (len > 0) {
 		T->dropped++;
 	}
@@ -137,7 +140,7 @@ static void dt_thr_exit(void *p) {
 	char *b = T->buf;
 	size_t n = T->commit - T->buf;
 	T->buf = T->pos = T->commit = T->end = NULL;
-	T->chunk_commit = NULL;
+	T->chunk_commit = &T->commit_sink;
 	T->poll = NULL;
 	pthread_mutex_unlock(&thr_mu);
 	// A few records are copied out and the buffer goes straight back to the
@@ -196,11 +199,19 @@ static int main_stack(uintptr_t *lo, uintptr_t *hi) {
 
 dt_thr *dt_thr_new(void) {
 	pthread_once(&thr_key_once, thr_key_init);
-	dt_thr *T = calloc(1, sizeof *T);
+	// T's hot fields share one cache line; a memo entry, its size a power
+	// of two, starts at a line (or, 32 bytes at depth 1, fills half of one):
+	// its words (depth 4: 128 bytes) take the fewest lines, and the
+	// probe's index is a shift.
+	dt_thr *T = aligned_alloc(64, (sizeof *T + 63) & ~(size_t)63);
 	if (!T) return NULL;
+	memset(T, 0, sizeof *T);
+	T->chunk_commit = &T->commit_sink;
 	T->sites = calloc(DT_SITE_CACHE, sizeof(dt_site_ent));
-	T->memo_sz = sizeof(dt_memo) + DT_MEMO_WORDS(dt_depth) * sizeof(dt_word);
-	T->memo = calloc(DT_MEMO, T->memo_sz);
+	size_t msz = sizeof(dt_memo) + DT_MEMO_WORDS(dt_depth) * sizeof(dt_word);
+	while (((size_t)1 << T->memo_shift) < msz) T->memo_shift++;
+	T->memo = aligned_alloc(64, (size_t)DT_MEMO << T->memo_shift);
+	if (T->memo) memset(T->memo, 0, (size_t)DT_MEMO << T->memo_shift);
 	if (!T->sites || !T->memo) {
 		free(T->sites);
 		free(T->memo);

@@ -86,11 +86,18 @@ typedef struct {
 #define DT_MEMO_WORDS(depth) ((depth) > 1 ? 2 * ((depth) - 1) : 0)
 
 typedef struct dt_thr {
+	// What every call reads or writes, in T's first cache line (T is
+	// 64-byte aligned, dt_thr_new): the buffer, the commit offset's place,
+	// the epoch, the memo and the busy flag.
 	char *buf, *pos, *commit, *end;
-	volatile uint64_t *chunk_commit; // in the spill mapping, when there is one
-	uint32_t tid;
-	int busy;
+	// In the slot's header of the spill mapping when the buffer is a slot,
+	// else commit_sink: never NULL, so the commit is one store, untested.
+	volatile uint64_t *chunk_commit;
 	uint64_t epoch;
+	char *memo;          // DT_MEMO entries of 1 << memo_shift bytes (64-byte aligned)
+	int busy;
+	uint32_t memo_shift;
+	uint32_t tid;
 	uintptr_t stk_lo, stk_hi;
 	MPI_Request *rscratch;
 	int nrscratch;
@@ -107,8 +114,7 @@ typedef struct dt_thr {
 	char *poll;
 	uint32_t poll_len;
 	dt_site_ent *sites;
-	char *memo;     // DT_MEMO entries of memo_sz bytes
-	size_t memo_sz;
+	uint64_t commit_sink; // chunk_commit's target without a spill slot
 	struct dt_thr *next;
 } dt_thr;
 
@@ -202,7 +208,7 @@ uint32_t dt_py_site(dt_thr *T, void *fp, uint64_t *t1);
 DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, uint64_t *t1) {
 	uintptr_t a = (uintptr_t)fp, pc = ((const uintptr_t *)fp)[1];
 	size_t i = (size_t)(((a ^ pc) * 0x9E3779B97F4A7C15ull) >> (64 - DT_MEMO_BITS));
-	dt_memo *e = (dt_memo *)(T->memo + i * T->memo_sz);
+	dt_memo *e = (dt_memo *)(T->memo + (i << T->memo_shift));
 	if (__builtin_expect(e->fp == a && e->pc == pc && e->gen == dt_text_gen, 1)) {
 		uint32_t j = 0, k = e->k;
 		while (j < k && *(const uintptr_t *)e->s[j].at == e->s[j].v) j++;
@@ -247,7 +253,7 @@ DT_INLINE dt_hdr *dt_rec_begin(dt_thr *T, int fid, uint64_t t0, uint64_t t1, voi
 DT_INLINE void dt_rec_end(dt_thr *T) {
 	char *rec = T->commit;
 	T->commit = T->pos;
-	if (T->chunk_commit) *T->chunk_commit = (uint64_t)(T->pos - T->buf);
+	*T->chunk_commit = (uint64_t)(T->pos - T->buf);
 	T->busy = 0;
 	if (__builtin_expect(T->epoch != dt_epoch, 0)) dt_epoch_flush(T, rec);
 }
@@ -309,7 +315,7 @@ DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, uint64_t maxgap) {
 				// Committed first, then marked: a crash in between leaves P
 				// as it was, followed by 12 bytes that recovery drops.
 				T->commit = T->pos;
-				if (T->chunk_commit) *T->chunk_commit = (uint64_t)(T->pos - T->buf);
+				*T->chunk_commit = (uint64_t)(T->pos - T->buf);
 				__atomic_signal_fence(__ATOMIC_SEQ_CST);
 				P->attr |= A_CALLS | A_INNER;
 				P->t1 = t1;

@@ -76,7 +76,7 @@ static int fortran_loaded(void) {
 __attribute__((visibility("hidden"), used)) void *dt_lazy_slot(unsigned i) {
 	if (i >= DT_NSYMS) abort();
 	void *f = __atomic_load_n(&dt_tab[i], __ATOMIC_ACQUIRE);
-	if (!f) {
+	if ((char *)f >= dt_lz_lo && (char *)f < dt_lz_hi) { // empty: its dt_lz_<i> (stub_gen.c)
 		f = next_of(dt_names[i]);
 		if (f) __atomic_store_n(&dt_tab[i], f, __ATOMIC_RELEASE);
 	}
