@@ -18,7 +18,7 @@ var (
 	pairRE  = regexp.MustCompile(`clock_pair_ns=([0-9.]+)`)
 	stallRE = regexp.MustCompile(`max flush stall (\d+) ns, mean (\d+) ns over (\d+) flushes`)
 	encRE   = regexp.MustCompile(`encoder CPU (\d+) ns`)
-	auxRE   = regexp.MustCompile(`encoder sleeps (\d+) \((\d+) idle\); aux CPU (\d+) ns`)
+	auxRE   = regexp.MustCompile(`encoder sleeps (\d+) \((\d+) idle\); aux CPU (\d+) ns,(?: (\d+) wake-ups,)? (\d+) spill slots made(?: \((\d+) in hand-overs\))?`)
 )
 
 // BenchmarkOverhead measures the time an MPI call takes untraced and traced
@@ -43,7 +43,11 @@ var (
 // more than the instructions around it do). aux-ns/event is the aux
 // thread's CPU (spill slots made ahead of need, the epoch) per recorded
 // event, enc-sleeps/flush how often the encoder slept per buffer handed
-// over (each sleep is a wake-up later, on the rank's core).
+// over (each sleep is a wake-up later, on the rank's core), slots/rank the
+// spill slots made per rank (each ~0.1 ms of CPU) and slots-handover/rank
+// those of them a program thread made in a hand-over, the aux thread having
+// fallen behind, aux-wakeups/rank the aux thread's wake-ups (each ~20 µs of
+// its CPU here; these two from footers that say so).
 //
 // With DTPA_BENCH_BASE=<another checkout, built> each iteration also runs
 // that checkout's dtrun right after this one's, so that a change is
@@ -122,6 +126,13 @@ func BenchmarkOverhead(b *testing.B) {
 					if m.auxFlushes > 0 {
 						b.ReportMetric(m.sleeps/m.auxFlushes, "enc-sleeps/flush"+sfx)
 					}
+					if m.auxRanks > 0 {
+						b.ReportMetric(m.slots/m.auxRanks, "slots/rank"+sfx)
+					}
+					if m.hoRanks > 0 {
+						b.ReportMetric(m.hoSlots/m.hoRanks, "slots-handover/rank"+sfx)
+						b.ReportMetric(m.wakeups/m.hoRanks, "aux-wakeups/rank"+sfx)
+					}
 				}
 				b.ReportMetric(0, "ns/op")
 			})
@@ -135,6 +146,7 @@ type overheadRuns struct {
 	bytes, events, dropped, stall, stallSum, flushes float64
 	encNs, encEvents                                 float64 // encoder CPU and the events of the traces that report it
 	auxNs, auxEvents, sleeps, auxFlushes             float64 // aux CPU, encoder sleeps, and the events and flushes of the traces that report them
+	slots, auxRanks, wakeups, hoSlots, hoRanks       float64 // spill slots made, aux wake-ups and slots made in hand-overs, and the ranks that report them
 }
 
 // footers reads the two ranks' traces in dir: size, calls, drops and the
@@ -168,6 +180,16 @@ func (m *overheadRuns) footers(b *testing.B, dir string) {
 			m.auxNs += ns
 			m.auxEvents += float64(len(t.events))
 			m.auxFlushes += k
+			v, _ := strconv.ParseFloat(s[5], 64)
+			m.slots += v
+			m.auxRanks++
+			if s[4] != "" && s[6] != "" {
+				w, _ := strconv.ParseFloat(s[4], 64)
+				v, _ := strconv.ParseFloat(s[6], 64)
+				m.wakeups += w
+				m.hoSlots += v
+				m.hoRanks++
+			}
 		}
 		if s := stallRE.FindStringSubmatch(t.footer.Message); s != nil {
 			if v, _ := strconv.ParseFloat(s[1], 64); v > m.stall {
