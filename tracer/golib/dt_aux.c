@@ -59,12 +59,10 @@ static void *aux_main(void *arg) {
 		// every AUX_WINDOW_NS while buffers are being taken (the margin
 		// covers that long), backing off to 100 ms while none is (the
 		// encoder keeps up and they come back); when none remain to be
-		// made, only the epoch. Every wake-up costs CPU on the program's
-		// core (~17-23 µs of this thread's CPU per timed wait on this VM,
-		// a fifth of a slot) and takes the core from the program: in
-		// hpcc's RandomAccess at 4 ranks on 2 cores, 3000 wake-ups per rank
-		// at 2 ms; a 100 µs pause after each slot made was ~5 wake-ups per
-		// buffer of a ping-pong.
+		// made, only the epoch. Every wake-up takes the core from the
+		// program: in hpcc's RandomAccess at 4 ranks on 2 cores, 3000
+		// wake-ups per rank at 2 ms; a 100 µs pause after every slot made,
+		// then doubling, was ~5 wake-ups per buffer of a ping-pong.
 		int made = dt_spill_prepare1(need);
 		int busy = t != taken;
 		taken = t;
