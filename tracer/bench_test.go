@@ -18,7 +18,7 @@ var (
 	pairRE  = regexp.MustCompile(`clock_pair_ns=([0-9.]+)`)
 	stallRE = regexp.MustCompile(`max flush stall (\d+) ns, mean (\d+) ns over (\d+) flushes`)
 	encRE   = regexp.MustCompile(`encoder CPU (\d+) ns`)
-	auxRE   = regexp.MustCompile(`encoder sleeps (\d+) \((\d+) idle\); aux CPU (\d+) ns`)
+	auxRE   = regexp.MustCompile(`encoder sleeps (\d+) \((\d+) idle\); aux CPU (\d+) ns,(?: (\d+) wake-ups,)? (\d+) spill slots made(?: \((\d+) in hand-overs\))?`)
 )
 
 // BenchmarkOverhead measures the time an MPI call takes untraced and traced
@@ -43,7 +43,13 @@ var (
 // more than the instructions around it do). aux-ns/event is the aux
 // thread's CPU (spill slots made ahead of need, the epoch) per recorded
 // event, enc-sleeps/flush how often the encoder slept per buffer handed
-// over (each sleep is a wake-up later, on the rank's core).
+// over (each sleep is a wake-up later, on the rank's core), slots/rank the
+// spill slots made per rank (each ~0.1 ms of CPU), slots-handover/rank
+// those of them a program thread made in a hand-over, the aux thread having
+// fallen behind, and aux-wakeups/rank the aux thread's wake-ups (these two
+// from footers that say so). The -min/-max of aux-ns/event and slots/rank
+// are the spread of the iterations' figures, and max-stall-ns-min the
+// smallest of the iterations' longest stalls (one outlier or every run).
 //
 // With DTPA_BENCH_BASE=<another checkout, built> each iteration also runs
 // that checkout's dtrun right after this one's, so that a change is
@@ -90,6 +96,7 @@ func BenchmarkOverhead(b *testing.B) {
 						ms[k].traced = append(ms[k].traced, tv)
 						ms[k].fin = append(ms[k].fin, tf-pf)
 						ms[k].footers(b, dir)
+						ms[k].spread()
 					}
 				}
 				b.ReportMetric(mean(plain), "ns/call-untraced")
@@ -110,6 +117,7 @@ func BenchmarkOverhead(b *testing.B) {
 					b.ReportMetric(m.bytes/m.events, "B/call"+sfx)
 					b.ReportMetric(100*m.dropped/(m.events+m.dropped), "%dropped"+sfx)
 					b.ReportMetric(m.stall, "max-stall-ns"+sfx)
+					b.ReportMetric(slices.Min(m.stallIter), "max-stall-ns-min"+sfx)
 					if m.encEvents > 0 {
 						b.ReportMetric(m.encNs/m.encEvents, "enc-ns/event"+sfx)
 					}
@@ -122,6 +130,19 @@ func BenchmarkOverhead(b *testing.B) {
 					if m.auxFlushes > 0 {
 						b.ReportMetric(m.sleeps/m.auxFlushes, "enc-sleeps/flush"+sfx)
 					}
+					if m.auxRanks > 0 {
+						b.ReportMetric(m.slots/m.auxRanks, "slots/rank"+sfx)
+					}
+					if len(m.auxIter) > 0 {
+						b.ReportMetric(slices.Min(m.auxIter), "aux-ns/event-min"+sfx)
+						b.ReportMetric(slices.Max(m.auxIter), "aux-ns/event-max"+sfx)
+						b.ReportMetric(slices.Min(m.slotsIter), "slots/rank-min"+sfx)
+						b.ReportMetric(slices.Max(m.slotsIter), "slots/rank-max"+sfx)
+					}
+					if m.hoRanks > 0 {
+						b.ReportMetric(m.hoSlots/m.hoRanks, "slots-handover/rank"+sfx)
+						b.ReportMetric(m.wakeups/m.hoRanks, "aux-wakeups/rank"+sfx)
+					}
 				}
 				b.ReportMetric(0, "ns/op")
 			})
@@ -133,8 +154,27 @@ func BenchmarkOverhead(b *testing.B) {
 type overheadRuns struct {
 	added, addedC, traced, fin                       []float64
 	bytes, events, dropped, stall, stallSum, flushes float64
-	encNs, encEvents                                 float64 // encoder CPU and the events of the traces that report it
-	auxNs, auxEvents, sleeps, auxFlushes             float64 // aux CPU, encoder sleeps, and the events and flushes of the traces that report them
+	encNs, encEvents                                 float64    // encoder CPU and the events of the traces that report it
+	auxNs, auxEvents, sleeps, auxFlushes             float64    // aux CPU, encoder sleeps, and the events and flushes of the traces that report them
+	slots, auxRanks, wakeups, hoSlots, hoRanks       float64    // spill slots made, aux wake-ups and slots made in hand-overs, and the ranks that report them
+	auxIter, slotsIter                               []float64  // per iteration: aux ns per event, slots per rank
+	auxMark                                          [3]float64 // auxNs, auxEvents, slots when the iteration began (spread)
+	ranksMark, iterStall                             float64    // auxRanks when the iteration began; the iteration's longest stall
+	stallIter                                        []float64  // per iteration: the longest stall
+}
+
+// spread notes the iteration just read (footers) in auxIter, slotsIter and
+// stallIter.
+func (m *overheadRuns) spread() {
+	ns, ev, sl, rk := m.auxNs-m.auxMark[0], m.auxEvents-m.auxMark[1], m.slots-m.auxMark[2], m.auxRanks-m.ranksMark
+	if ev > 0 && rk > 0 {
+		m.auxIter = append(m.auxIter, ns/ev)
+		m.slotsIter = append(m.slotsIter, sl/rk)
+	}
+	m.stallIter = append(m.stallIter, m.iterStall)
+	m.iterStall = 0
+	m.auxMark = [3]float64{m.auxNs, m.auxEvents, m.slots}
+	m.ranksMark = m.auxRanks
 }
 
 // footers reads the two ranks' traces in dir: size, calls, drops and the
@@ -168,11 +208,21 @@ func (m *overheadRuns) footers(b *testing.B, dir string) {
 			m.auxNs += ns
 			m.auxEvents += float64(len(t.events))
 			m.auxFlushes += k
+			v, _ := strconv.ParseFloat(s[5], 64)
+			m.slots += v
+			m.auxRanks++
+			if s[4] != "" && s[6] != "" {
+				w, _ := strconv.ParseFloat(s[4], 64)
+				v, _ := strconv.ParseFloat(s[6], 64)
+				m.wakeups += w
+				m.hoSlots += v
+				m.hoRanks++
+			}
 		}
 		if s := stallRE.FindStringSubmatch(t.footer.Message); s != nil {
-			if v, _ := strconv.ParseFloat(s[1], 64); v > m.stall {
-				m.stall = v
-			}
+			v, _ := strconv.ParseFloat(s[1], 64)
+			m.stall = max(m.stall, v)
+			m.iterStall = max(m.iterStall, v)
 			mean, _ := strconv.ParseFloat(s[2], 64)
 			k, _ := strconv.ParseFloat(s[3], 64)
 			m.stallSum += mean * k

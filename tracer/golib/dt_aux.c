@@ -23,36 +23,58 @@ static int64_t aux_epoch_ns;
 // dt_aux_cpu_ns is the aux thread's CPU time over its life, set as it ends
 // (the footer's message: slot making and the epoch, on the ranks' cores).
 int64_t dt_aux_cpu_ns;
+// dt_aux_wakeups counts the aux thread's wake-ups (for the footer).
+uint64_t dt_aux_wakeups;
+
+// AUX_WINDOW_NS is the period over which the aux thread counts the buffers
+// taken, to keep as many ahead (dt_spill_prepare1): its longest sleep while
+// buffers are being taken, so that the margin covers one such sleep.
+#define AUX_WINDOW_NS 2000000
 
 static void *aux_main(void *arg) {
 	(void)arg;
 	prctl(PR_SET_NAME, "dtpa-aux");
-	int64_t next_epoch = dt_mono_ns() + aux_epoch_ns, sleep_ns = 100000;
-	unsigned taken = 0;
+	int64_t now = dt_mono_ns(), next_epoch = now + aux_epoch_ns, sleep_ns = 100000, win_from = now;
+	unsigned taken = dt_buf_taken(), win_taken = taken, need = 0;
 	pthread_mutex_lock(&aux_mu);
 	while (aux_run) {
 		pthread_mutex_unlock(&aux_mu);
+		__atomic_add_fetch(&dt_aux_wakeups, 1, __ATOMIC_RELAXED);
+		// need: the buffers taken in the busiest recent window of at least
+		// AUX_WINDOW_NS (a window that began with a long sleep counts all
+		// taken in it: a burst after an idle spell is not averaged away).
+		// It rises at once and falls by a quarter of the difference per
+		// window, so that a short lull keeps the margin.
+		unsigned t = dt_buf_taken();
+		now = dt_mono_ns();
+		if (now - win_from >= AUX_WINDOW_NS) {
+			unsigned n = t - win_taken;
+			need = n >= need ? n : need - (need - n + 3) / 4;
+			win_from = now;
+			win_taken = t;
+		}
 		// One slot per wake-up, then sleep: a program thread waiting for
 		// the core gets it (the scheduler does not preempt this thread for
-		// it). While slots are made, every 100 µs; when enough are free,
-		// backing off to 2 ms while buffers are being taken, to 100 ms
-		// while none is (the encoder keeps up and they come back: every
-		// wake-up takes the core from the program, which in hpcc's
-		// RandomAccess at 4 ranks on 2 cores were 3000 wake-ups per rank
-		// at 2 ms); when none remain to be made, only the epoch.
-		int made = dt_spill_prepare1();
-		unsigned t = dt_buf_taken();
+		// it). While more are wanted, every 100 µs; once enough are free,
+		// every AUX_WINDOW_NS while buffers are being taken (the margin
+		// covers that long), backing off to 100 ms while none is (the
+		// encoder keeps up and they come back); when none remain to be
+		// made, only the epoch. Every wake-up takes the core from the
+		// program: in hpcc's RandomAccess at 4 ranks on 2 cores, 3000
+		// wake-ups per rank at 2 ms; a 100 µs pause after every slot made,
+		// then doubling, was ~5 wake-ups per buffer of a ping-pong.
+		int made = dt_spill_prepare1(need);
 		int busy = t != taken;
 		taken = t;
-		int64_t now = dt_mono_ns();
 		if (now >= next_epoch) {
 			__atomic_add_fetch(&dt_epoch, 1, __ATOMIC_RELAXED); // a periodic hand-over (dt_rec_end)
 			next_epoch += aux_epoch_ns;
 			if (next_epoch <= now) next_epoch = now + aux_epoch_ns;
 		}
-		if (made) sleep_ns = 100000;
+		if (made == 2) sleep_ns = 100000;
+		else if (made) sleep_ns = AUX_WINDOW_NS;
 		else {
-			int64_t cap = busy ? 2000000 : 100000000;
+			int64_t cap = busy ? AUX_WINDOW_NS : 100000000;
 			sleep_ns = sleep_ns * 2 < cap ? sleep_ns * 2 : cap;
 		}
 		int64_t until = dt_spill_left() ? now + sleep_ns : next_epoch;

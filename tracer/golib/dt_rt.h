@@ -72,8 +72,9 @@ char *dt_spill_make(int prefault);
 volatile uint64_t *dt_spill_claim(char *b, uint32_t tid);
 int dt_spill_done(char *b);
 int dt_spill_left(void);
-int dt_spill_prepare1(void);
+int dt_spill_prepare1(unsigned need);
 int dt_spill_made(void);
+int dt_spill_made_by_threads(void);
 
 // dt_queue.c: the hand-over queue to the Go encoder.
 // DT_Q_COPY: records in a malloc'd copy (free it); DT_Q_GO: a job queued on the Go side (dt_q_kick).

@@ -75,6 +75,11 @@ int dt_spill_left(void) { return spill_next < spill_n; }
 // dt_spill_made tells how many slots were made (racily: for the footer).
 int dt_spill_made(void) { return spill_next; }
 
+// spill_by_threads counts the slots that program threads made in their
+// hand-overs, the aux thread having fallen behind (for the footer).
+static int spill_by_threads;
+int dt_spill_made_by_threads(void) { return __atomic_load_n(&spill_by_threads, __ATOMIC_RELAXED); }
+
 // dt_spill_make allocates the next slot of the spill file, or returns NULL
 // (none left, or no space: plain memory from then on). Space is reserved
 // with fallocate (tmpfs would otherwise raise SIGBUS when full; ~0.35 ms
@@ -96,29 +101,40 @@ char *dt_spill_make(int prefault) {
 	}
 	uintptr_t lo = ((uintptr_t)s + 4095) & ~(uintptr_t)4095, hi = ((uintptr_t)s + sz) & ~(uintptr_t)4095;
 	if (prefault && (hi <= lo || madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE) != 0)) memset(s, 0, sz);
+	if (!prefault) __atomic_add_fetch(&spill_by_threads, 1, __ATOMIC_RELAXED);
 	return s + SLOT_HDR;
 }
 
-// Slots are made ahead of need, but not more than the program has shown it
-// needs: at most spill_ahead free, and no more than SPILL_NOW plus
-// SPILL_RAMP per buffer taken so far. A program that records little (most
-// of the time: a buffer holds thousands of calls) never pays for the 4 MB
-// of slots a tight loop of cheap calls wants, and MPI_Init makes only
-// SPILL_NOW of them (each 128 KB slot is ~0.1 ms of fallocate and page
-// faults: the 32 made at once were ~3 ms of each rank's MPI_Init).
-enum { SPILL_NOW = 2, SPILL_RAMP = 2 };
+// Slots are made ahead of need, but only as many as the program's recent
+// pace of hand-overs needs: SPILL_NOW free, plus twice the buffers taken in
+// the busiest recent aux period (need, from dt_aux.c), at most spill_ahead.
+// The free list is a stack, so that a buffer the encoder has just written
+// (its pages mapped, its lines perhaps still cached) is the next one taken,
+// and a slot is made only when none is free: the slots made are the
+// program's peak of buffers in use (its own and the encoder's backlog, each
+// of which must be a slot to survive a kill) plus this margin. Why: a fresh
+// slot is ~80-110 µs of CPU (fallocate and the page faults of 128 KB of
+// tmpfs, this VM), more than writing the buffer's records, and under core
+// binding it is taken from the rank's core; a ping-pong that takes a
+// buffer every ~1.5 ms needs 2-4 ahead, not the 32 a tight loop of cheap
+// calls can take in a few ms. MPI_Init makes only SPILL_NOW.
+enum { SPILL_NOW = 2 };
 
-// dt_spill_prepare1 makes one fresh slot if fewer buffers than wanted are
-// free, and tells whether it did. The aux thread calls it once per
-// wake-up (dt_aux.c), one slot at a time, sleeping between: the program
-// keeps its core.
-int dt_spill_prepare1(void) {
+// dt_spill_prepare1 makes one fresh slot if fewer buffers are free than
+// SPILL_NOW + 2 * need (need: buffers taken in the busiest recent aux
+// period), and tells whether it did: 0 not, 1 made and enough are free,
+// 2 made and more are wanted. The aux thread calls it once per wake-up
+// (dt_aux.c), one slot at a time, sleeping between: the program keeps its
+// core.
+int dt_spill_prepare1(unsigned need) {
 	if (!spill_n) return 0; // no spill file
-	uint64_t want = SPILL_NOW + SPILL_RAMP * (uint64_t)dt_buf_taken();
-	if (!dt_buf_reserve(want < (uint64_t)spill_ahead ? (int)want : spill_ahead)) return 0;
+	uint64_t want = SPILL_NOW + 2 * (uint64_t)need;
+	int ahead = want < (uint64_t)spill_ahead ? (int)want : spill_ahead;
+	if (!dt_buf_reserve(ahead)) return 0;
 	char *b = dt_spill_make(1);
 	dt_buf_add(b);
-	return b != NULL;
+	if (!b) return 0;
+	return __atomic_load_n(&dt_buf_nfree, __ATOMIC_RELAXED) < ahead && dt_spill_left() ? 2 : 1;
 }
 
 // dt_spill_prepare sets how many buffers the aux thread keeps free at most,
@@ -126,6 +142,6 @@ int dt_spill_prepare1(void) {
 // first buffer is a slot.
 void dt_spill_prepare(int k) {
 	spill_ahead = k;
-	for (int i = 0; i < SPILL_NOW && dt_spill_prepare1(); i++) {
+	for (int i = 0; i < SPILL_NOW && dt_spill_prepare1(0); i++) {
 	}
 }

@@ -24,6 +24,7 @@ void dt_buf_done(void *b);
 void dt_spill_prepare(int k);
 extern uint64_t dt_q_waits, dt_q_idle;
 extern int64_t dt_aux_cpu_ns;
+extern uint64_t dt_aux_wakeups;
 */
 import "C"
 
@@ -355,8 +356,9 @@ func (t *tracer) check(err error) {
 	}
 }
 
-// spillAhead is how many free buffers the aux thread keeps prepared (4 MB of
-// 128 KB buffers: a tight loop of cheap calls fills them in a few ms).
+// spillAhead is the most free buffers the aux thread keeps prepared (4 MB
+// of 128 KB buffers): it keeps as many as the program's pace of hand-overs
+// needs (dt_spill.c), and a tight loop of cheap calls fills 32 in a few ms.
 const spillAhead = 32
 
 // footerRoom is disk space kept allocated beyond the end of the file, so
@@ -596,8 +598,8 @@ func (t *tracer) do(j job) bool {
 		// What else the tracer's threads cost the ranks' cores: the
 		// encoder's sleeps (each a wake-up later) and the aux thread's CPU
 		// (spill slots made ahead of need, the epoch), for BenchmarkOverhead.
-		f.Message += fmt.Sprintf("; encoder sleeps %d (%d idle); aux CPU %d ns, %d spill slots made",
-			uint64(C.dt_q_waits), uint64(C.dt_q_idle), int64(C.dt_aux_cpu_ns), int(C.dt_spill_made()))
+		f.Message += fmt.Sprintf("; encoder sleeps %d (%d idle); aux CPU %d ns, %d wake-ups, %d spill slots made (%d in hand-overs)",
+			uint64(C.dt_q_waits), uint64(C.dt_q_idle), int64(C.dt_aux_cpu_ns), uint64(C.dt_aux_wakeups), int(C.dt_spill_made()), int(C.dt_spill_made_by_threads()))
 		if g := uint64(C.dt_drop_gaps); g > 0 {
 			f.Message += fmt.Sprintf("; calls dropped in %d gaps: no free buffer (events came faster than the encoder absorbed them)", g)
 		}
