@@ -30,7 +30,9 @@ var (
 // path alone (ns/call-added-C): the rest is the Go encoder and compressor,
 // which under core binding share the rank's core. The poll case is an
 // MPI_Iprobe that never finds a message: the tracer folds a run of them into
-// one record (dt_rec_end_poll), so its B/call is per call made. %dropped is the share of
+// one record (dt_rec_end_poll), so its B/call is per call made; testany
+// likewise polls a pending receive with MPI_Testany of one request, as
+// hpcc's RandomAccess does. %dropped is the share of
 // calls the tracer dropped for want of a free buffer (README, "When the
 // encoder cannot keep up"): B/call is per recorded call. ms-finalize-added
 // is how much longer the traced MPI_Finalize took (rank 0): the encoding of
@@ -58,12 +60,12 @@ var (
 //
 //	flock /tmp/dtpa-bench.lock go test -run '^$' -bench Overhead -benchtime 3x ./tracer/
 func BenchmarkOverhead(b *testing.B) {
-	iters := map[string]string{"pingpong": "100000", "barrier": "50000", "allreduce": "50000", "cheap": "1000000", "poll": "1000000"}
+	iters := map[string]string{"pingpong": "100000", "barrier": "50000", "allreduce": "50000", "cheap": "1000000", "poll": "1000000", "testany": "1000000"}
 	trees := []struct{ suffix, root string }{{"", root}}
 	if base := os.Getenv("DTPA_BENCH_BASE"); base != "" {
 		trees = append(trees, struct{ suffix, root string }{"-base", base})
 	}
-	for _, mode := range []string{"pingpong", "barrier", "allreduce", "cheap", "poll"} {
+	for _, mode := range []string{"pingpong", "barrier", "allreduce", "cheap", "poll", "testany"} {
 		for _, depth := range []int{1, 4} {
 			b.Run(fmt.Sprintf("%s/depth%d", mode, depth), func(b *testing.B) {
 				prog := build(b, "bench", ompi)

@@ -227,3 +227,112 @@ func TestFortranPollsFolded(t *testing.T) {
 		})
 	}
 }
+
+// TestPollRuns checks, event by event, how a run of unsuccessful polls
+// ends (testdata/c/pollruns.c, rank 0, both MPIs): at a plain record, at
+// a success of the same call site, at changed attributes and at another
+// call site of the same function and arguments (nothing folded across
+// either), and at the periodic hand-over (a run longer than the epoch is
+// split there, every call still counted). Each run's events must be
+// exactly those the program expects, with the calls it made and no more
+// time inside MPI than it measured around them.
+func TestPollRuns(t *testing.T) {
+	for _, m := range []struct {
+		name, cc string
+		launch   []string
+	}{{"openmpi", ompi, []string{"-np", "2"}}, {"mpich", "mpicc.mpich", []string{"-n", "2"}}} {
+		t.Run(m.name, func(t *testing.T) {
+			prog := build(t, "pollruns", m.cc)
+			dir := t.TempDir()
+			res := dtrun(t, dir, nil, append(m.launch[:len(m.launch):len(m.launch)], prog)...)
+			if res.code != 0 {
+				t.Fatalf("dtrun pollruns: exit %d\n%s", res.code, res.out)
+			}
+			trs := readTraces(t, dir, "pollruns", 2)
+			checkComplete(t, trs)
+			type run struct {
+				name, want string
+				calls      int64
+				ns         float64
+			}
+			var runs []run
+			for _, l := range strings.Split(res.out, "\n") {
+				var r run
+				if n, _ := fmt.Sscanf(l, "run %s calls %d ns %g want %s", &r.name, &r.calls, &r.ns, &r.want); n == 4 {
+					runs = append(runs, r)
+				}
+			}
+			if len(runs) != 6 {
+				t.Fatalf("%d runs reported, want 6:\n%s", len(runs), res.out)
+			}
+			// Rank 0's events from its first MPI_Test to its last poll,
+			// cut into runs: each run starts with its first poll, the
+			// records the program makes between runs (the self message's
+			// MPI_Irecv, MPI_Isend and MPI_Wait) left out.
+			tr := trs[0]
+			var evs []traceformat.Event
+			for _, e := range tr.events {
+				switch tr.name(e) {
+				case "MPI_Test", "MPI_Iprobe", "MPI_Barrier":
+					evs = append(evs, e)
+				}
+			}
+			// The last MPI_Barrier is on MPI_COMM_WORLD, after the runs.
+			if len(evs) == 0 || tr.name(evs[len(evs)-1]) != "MPI_Barrier" {
+				t.Fatalf("rank 0: no final MPI_Barrier")
+			}
+			evs = evs[:len(evs)-1]
+			for _, r := range runs {
+				var got []string
+				var calls int64
+				var dur uint64
+				polls := r.calls
+				for polls > 0 && len(evs) > 0 {
+					e := evs[0]
+					evs = evs[1:]
+					if tr.name(e) == "MPI_Barrier" {
+						got = append(got, "e")
+						continue
+					}
+					n := int64(e.NumCalls())
+					if e.Attr&traceformat.AttrCalls != 0 && (n < 2 || e.Flag) {
+						t.Errorf("run %s: folded event of %d calls, flag %v", r.name, n, e.Flag)
+					}
+					got = append(got, strconv.FormatInt(n, 10))
+					calls += n
+					polls -= n
+					dur += uint64(e.Exit - e.Entry)
+				}
+				if calls != r.calls {
+					t.Errorf("run %s: the trace stands for %d calls, the program made %d", r.name, calls, r.calls)
+				}
+				if float64(dur) > r.ns*1.001+20e3 {
+					t.Errorf("run %s: %d ns inside MPI in the trace, the program measured %.0f around the calls", r.name, dur, r.ns)
+				}
+				switch r.want {
+				case "?": // the self message's send was not complete at the sixth test
+					t.Logf("run %s: events %v (the success did not come at the sixth test)", r.name, got)
+				case "split":
+					// Folded runs, the call that saw the epoch move alone
+					// (its record is moved to the fresh buffer): n, 1, n, …
+					folded := 0
+					for _, g := range got {
+						if g != "1" {
+							folded++
+						}
+					}
+					if len(got) < 3 || folded < 2 {
+						t.Errorf("run %s: events %v, want folded runs split by the periodic hand-over", r.name, got)
+					}
+				default:
+					if w := strings.Join(got, ","); w != r.want {
+						t.Errorf("run %s: events %s, want %s", r.name, w, r.want)
+					}
+				}
+			}
+			if len(evs) != 0 {
+				t.Errorf("rank 0: %d events left after the runs", len(evs))
+			}
+		})
+	}
+}

@@ -1,7 +1,9 @@
 // Per-call cost of MPI calls, for the tracer overhead benchmark:
-//   bench pingpong|barrier|allreduce|cheap|poll ITERATIONS
+//   bench pingpong|barrier|allreduce|cheap|poll|testany|test ITERATIONS
 // (poll: an MPI_Iprobe that never finds a message, as a program polling
-// for one makes: the tracer folds such calls into one record per run)
+// for one makes: the tracer folds such calls into one record per run;
+// testany and test: MPI_Testany of one request, as hpcc's RandomAccess
+// polls, and MPI_Test, on a receive that stays pending until the loops end)
 // Repeats the loop 5 times and prints, on rank 0, the best time per MPI call
 // (ns), measured with clock_gettime so that the measurement itself makes no
 // MPI call, and how long its MPI_Finalize took (what a tracer leaves for
@@ -69,9 +71,14 @@ int main(int argc, char **argv) {
 }
 
 static double loops(int rank, const char *mode, long n) {
-	int v = 1, w;
+	int v = 1, w, idx, size;
 	double best = 1e300;
 	int calls = 1;
+	MPI_Request req = MPI_REQUEST_NULL;
+	MPI_Status st;
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	int pending = strcmp(mode, "testany") == 0 || strcmp(mode, "test") == 0;
+	if (pending) MPI_Irecv(&v, 1, MPI_INT, (rank + 1) % size, 78, MPI_COMM_WORLD, &req);
 	for (int rep = 0; rep < 5; rep++) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = now();
@@ -92,11 +99,19 @@ static double loops(int rank, const char *mode, long n) {
 			for (long i = 0; i < n; i++) MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 		} else if (strcmp(mode, "poll") == 0) {
 			for (long i = 0; i < n; i++) MPI_Iprobe(MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, &w, MPI_STATUS_IGNORE);
+		} else if (strcmp(mode, "testany") == 0) {
+			for (long i = 0; i < n; i++) MPI_Testany(1, &req, &idx, &w, &st);
+		} else if (strcmp(mode, "test") == 0) {
+			for (long i = 0; i < n; i++) MPI_Test(&req, &w, &st);
 		} else {
 			for (long i = 0; i < n; i++) MPI_Comm_rank(MPI_COMM_WORLD, &w);
 		}
 		double t = (now() - t0) / ((double)n * calls);
 		if (t < best) best = t;
+	}
+	if (pending) { // each rank's pending receive is matched by its left neighbour's send
+		MPI_Send(&w, 1, MPI_INT, (rank + size - 1) % size, 78, MPI_COMM_WORLD);
+		MPI_Wait(&req, MPI_STATUS_IGNORE);
 	}
 	return best;
 }

@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-MPI_Request *dt_req_scratch(dt_thr *T, int n, const MPI_Request *r) {
+MPI_Request *dt_req_scratch_slow(dt_thr *T, int n, const MPI_Request *r) {
 	if (n <= 0 || r == NULL) return T->rscratch;
 	if (n > T->nrscratch) {
 		MPI_Request *p = realloc(T->rscratch, n * sizeof *p);

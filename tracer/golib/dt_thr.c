@@ -31,7 +31,7 @@ static uint32_t thr_next;
 // dt_thr_attach_buf gives thread T buffer b (NULL: none) to record into.
 static void dt_thr_attach_buf(dt_thr *T, char *b) {
 	T->buf = T->pos = T->commit = b;
-	T->poll = NULL;
+	T->poll = T->poll_next = NULL;
 	T->end = b ? b + dt_chunk : b;
 	volatile uint64_t *c = dt_spill_claim(b, T->tid);
 	T->chunk_commit = c ? c : &T->commit_sink;
@@ -141,7 +141,7 @@ static void dt_thr_exit(void *p) {
 	size_t n = T->commit - T->buf;
 	T->buf = T->pos = T->commit = T->end = NULL;
 	T->chunk_commit = &T->commit_sink;
-	T->poll = NULL;
+	T->poll = T->poll_next = NULL;
 	pthread_mutex_unlock(&thr_mu);
 	// A few records are copied out and the buffer goes straight back to the
 	// free list: a program starting threads one after another must not

@@ -108,10 +108,11 @@ typedef struct dt_thr {
 	uint64_t tc_gen;
 	uint64_t dropped;
 	// The last committed record when it may be folded (dt_rec_fold:
-	// a test or probe that completed nothing, a query), and the length of
-	// its attributes before A_CALLS:
+	// a test or probe that completed nothing, a query), the length of
+	// its attributes before A_CALLS, and where a record directly after it
+	// begins (the end of what is committed then; NULL: none may be folded):
 	// the next identical one is folded into it. Reset with the buffer.
-	char *poll;
+	char *poll, *poll_next;
 	uint32_t poll_len;
 	dt_site_ent *sites;
 	uint64_t commit_sink; // chunk_commit's target without a spill slot
@@ -148,7 +149,7 @@ dt_comm *dt_comm_lookup(MPI_Comm c, int ok);
 uint32_t dt_comm_created(MPI_Comm c, MPI_Comm parent, int kind, int tag, int fid);
 void dt_comm_forget(MPI_Comm c);
 int dt_tsize_slow(dt_thr *T, MPI_Datatype t);
-MPI_Request *dt_req_scratch(dt_thr *T, int n, const MPI_Request *r);
+MPI_Request *dt_req_scratch_slow(dt_thr *T, int n, const MPI_Request *r);
 MPI_Status *dt_status_scratch(dt_thr *T, int n);
 void dt_a_done1(dt_thr *T, dt_hdr *H, MPI_Request r, MPI_Status *st);
 void dt_a_doneall(dt_thr *T, dt_hdr *H, int n, const MPI_Request *rs, MPI_Status *sts);
@@ -173,13 +174,31 @@ DT_INLINE dt_thr *dt_enter(void) {
 	return T;
 }
 
+// dt_req_scratch is the wrapper's copy of the n requests of r, taken before
+// a test or wait completes (and nulls) them: the thread's scratch array,
+// copied inline for a few requests (a program polling one request, as
+// hpcc's MPI_Testany does, pays no call of memcpy per poll), else by
+// dt_req_scratch_slow, which also grows the array.
+#define DT_REQ_INLINE 4
+DT_INLINE MPI_Request *dt_req_scratch(dt_thr *T, int n, const MPI_Request *r) {
+	if (__builtin_expect(n > 0 && n <= DT_REQ_INLINE && n <= T->nrscratch && r != NULL, 1)) {
+		MPI_Request *s = T->rscratch;
+		for (int i = 0; i < n; i++) s[i] = r[i];
+		return s;
+	}
+	return dt_req_scratch_slow(T, n, r);
+}
+
 // Normalized special ranks (trace.proto): ANY_SOURCE -1, PROC_NULL -2, ROOT -3.
+// Written as selects, so that a value the MPI already gives (Open MPI's
+// ANY_SOURCE and PROC_NULL, MPICH's ROOT) costs no compare.
 DT_INLINE int32_t dt_rank(int r) {
 	if (r >= 0) return r;
-	if (r == MPI_ANY_SOURCE) return -1;
-	if (r == MPI_PROC_NULL) return -2;
-	if (r == MPI_ROOT) return -3;
-	return r;
+	int32_t v = r;
+	if (r == MPI_ANY_SOURCE) v = -1;
+	if (r == MPI_PROC_NULL) v = -2;
+	if (r == MPI_ROOT) v = -3;
+	return v;
 }
 
 // Attribute words are stored as unaligned integers, not with memcpy: a
@@ -262,8 +281,8 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 // probe that completed nothing (or found no message), or a query
 // (MPI_Comm_rank, MPI_Wtime, …: tracer/gen, foldable); fold says whether
 // this call qualifies. Consecutive such calls of one call site with equal
-// attribute bytes, each entered less than maxgap (raw clock units) after
-// the previous one's exit, are folded into the first one's record: it gets A_CALLS,
+// attribute bytes, each entered (when bounded) less than maxgap (raw clock
+// units) after the previous one's exit, are folded into the first one's record: it gets A_CALLS,
 // their number, and A_INNER, the summed time between them (from one call's
 // exit to the next one's entry), and t0 is moved so that t1 - t0 stays
 // their summed time inside MPI while t1 is the last one's exit. So MPI time
@@ -273,61 +292,70 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 // rank in a loop then costs a few bytes per run instead of 28 per call, and
 // the encoder and the hand-overs nothing per call. Extrae folds failed
 // MPI_Test/MPI_Iprobe likewise. Not folded: after the epoch moved (the next
-// record hands the buffer over), or across a buffer (dt_thr_attach_buf
-// resets T->poll).
-DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, uint64_t maxgap) {
+// record hands the buffer over), across a buffer (dt_thr_attach_buf
+// resets T->poll_next), or past another record (it moved T->pos past
+// T->poll_next).
+DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, int bounded, uint64_t maxgap) {
 	if (H && fold) {
-		uint32_t len = (uint32_t)(T->pos - (char *)(H + 1));
-		dt_hdr *P = (dt_hdr *)T->poll;
-		// H's header fields are read one by one (volatile): just written by
-		// separate stores, a merged 8-byte load of them would wait for the
-		// stores to retire (a failed store forwarding) at every call.
-		uint16_t hf = *(volatile uint16_t *)&H->func, ha = *(volatile uint16_t *)&H->attr;
-		uint32_t hs = *(volatile uint32_t *)&H->site;
-		if (P && len == T->poll_len && P->func == hf && P->site == hs &&
-			(P->attr & ~(A_CALLS | A_INNER)) == ha && T->epoch == dt_epoch) {
-			const uint32_t *x = (const uint32_t *)(P + 1), *y = (const uint32_t *)(H + 1);
-			uint32_t i = 0, words = len / 4; // attributes are whole 32-bit words
-			while (i < words && x[i] == y[i]) i++;
-			char *pend = (char *)(P + 1) + len + ((P->attr & A_CALLS) ? 12 : 0);
+		char *end = T->pos;
+		uint32_t len = (uint32_t)(end - (char *)(H + 1));
+		// H directly follows the foldable record P (nothing recorded in
+		// between, same buffer: poll_next is reset with the buffer), with
+		// as many attribute bytes, in the same epoch.
+		if ((char *)H == T->poll_next && len == T->poll_len && T->epoch == dt_epoch) {
+			dt_hdr *P = (dt_hdr *)T->poll;
+			// H's header fields are read one by one (volatile): just written by
+			// separate stores, a merged 8-byte load of them would wait for the
+			// stores to retire (a failed store forwarding) at every call.
+			uint16_t hf = *(volatile uint16_t *)&H->func, ha = *(volatile uint16_t *)&H->attr;
+			uint32_t hs = *(volatile uint32_t *)&H->site;
+			uint16_t pa = P->attr;
+			uint64_t t0 = H->t0, t1 = H->t1, pt1 = P->t1;
 			// P->t1 is the previous call's exit. (An entry reading before
 			// it, which an unordered rdtsc might give, is no gap.)
-			uint64_t gap = H->t0 > P->t1 ? H->t0 - P->t1 : 0;
-			if (i == words && pend == (char *)H && gap < maxgap) {
-				uint64_t busy = (P->t1 - P->t0) + (H->t1 - H->t0), t1 = H->t1;
-				uint32_t n = 2;
-				if (P->attr & A_CALLS) {
-					uint64_t inner;
-					memcpy(&n, pend - 12, 4);
-					memcpy(&inner, pend - 8, 8);
-					n++;
-					inner += gap;
-					memcpy(pend - 12, &n, 4);
-					memcpy(pend - 8, &inner, 8);
-					T->pos = (char *)H; // the call's own record is dropped
-				} else {
-					// H's fields were read above; the two values take 12
-					// of its 24 bytes.
-					memcpy(H, &n, 4);
-					memcpy((char *)H + 4, &gap, 8);
-					T->pos = (char *)H + 12;
+			uint64_t gap = t0 > pt1 ? t0 - pt1 : 0;
+			if (P->func == hf && P->site == hs && (pa & ~(A_CALLS | A_INNER)) == ha && (!bounded || gap < maxgap)) {
+				// The attributes (whole 32-bit words), their differences
+				// OR-ed: no branch per word.
+				const uint32_t *x = (const uint32_t *)(P + 1), *y = (const uint32_t *)(H + 1);
+				uint32_t words = len / 4, d = 0;
+				for (uint32_t i = 0; i < words; i++) d |= x[i] ^ y[i];
+				if (d == 0) {
+					if (pa & A_CALLS) {
+						// P's count and summed gaps are the 12 bytes before H,
+						// the end of what is committed: the call's own record
+						// is dropped and nothing new is committed.
+						*(dt_u32 *)((char *)H - 12) += 1;
+						*(dt_u64 *)((char *)H - 8) += gap;
+						T->pos = (char *)H;
+					} else {
+						// H's fields were read above; the two values take 12
+						// of its 24 bytes. Committed first, then marked: a
+						// crash in between leaves P as it was, followed by
+						// 12 bytes that recovery drops.
+						uint32_t n = 2;
+						memcpy(H, &n, 4);
+						memcpy((char *)H + 4, &gap, 8);
+						T->pos = T->commit = T->poll_next = (char *)H + 12;
+						*T->chunk_commit = (uint64_t)(T->pos - T->buf);
+						__atomic_signal_fence(__ATOMIC_SEQ_CST);
+						P->attr = pa | A_CALLS | A_INNER;
+					}
+					// P's time inside MPI grows by H's: its entry moves
+					// by the gap (t1 - busy, busy = (pt1 - P->t0) + (t1 - t0),
+					// is P->t0 + t0 - pt1).
+					P->t1 = t1;
+					P->t0 += t0 - pt1;
+					T->busy = 0;
+					return;
 				}
-				// Committed first, then marked: a crash in between leaves P
-				// as it was, followed by 12 bytes that recovery drops.
-				T->commit = T->pos;
-				*T->chunk_commit = (uint64_t)(T->pos - T->buf);
-				__atomic_signal_fence(__ATOMIC_SEQ_CST);
-				P->attr |= A_CALLS | A_INNER;
-				P->t1 = t1;
-				P->t0 = t1 - busy;
-				T->busy = 0;
-				return;
 			}
 		}
 		T->poll = (char *)H;
 		T->poll_len = len;
+		T->poll_next = end;
 	} else {
-		T->poll = NULL;
+		T->poll_next = NULL;
 	}
 	dt_rec_end(T);
 }
@@ -345,14 +373,14 @@ DT_INLINE int dt_allnull(int n, const MPI_Request *rs) {
 // dt_rec_end_poll ends the record of a test or probe: unsucc, it completed
 // nothing (found no message). Such runs are folded whatever the gaps
 // between their calls (a program polls for a message while it computes).
-DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int unsucc) { dt_rec_fold(T, H, unsucc, UINT64_MAX); }
+DT_INLINE void dt_rec_end_poll(dt_thr *T, dt_hdr *H, int unsucc) { dt_rec_fold(T, H, unsucc, 0, 0); }
 
 // dt_rec_end_query ends the record of a query (tracer/gen, foldable): a
 // successful one (ok) is folded into the previous record when that is the
 // same query and this one entered less than dt_fold_gap after its exit.
 // Only hot loops are folded: a query per µs or more costs a few per cent
 // recorded, and keeps its own gap.
-DT_INLINE void dt_rec_end_query(dt_thr *T, dt_hdr *H, int ok) { dt_rec_fold(T, H, ok, dt_fold_gap); }
+DT_INLINE void dt_rec_end_query(dt_thr *T, dt_hdr *H, int ok) { dt_rec_fold(T, H, ok, 1, dt_fold_gap); }
 
 DT_INLINE int dt_tsize(dt_thr *T, MPI_Datatype t) {
 	if (t == T->tc_type && T->tc_gen == dt_type_gen) return T->tc_size;
@@ -373,7 +401,10 @@ DT_INLINE int dt_isroot(dt_comm *C, int root) {
 	return C->inter ? root == MPI_ROOT : root == C->rank;
 }
 
+// (For up to 64 requests the need, at most 1088 bytes, is below the
+// smallest dt_chunk / 2, 2 KB: no load of dt_chunk, no compare.)
 DT_INLINE size_t dt_need_reqs(int n) {
+	if (__builtin_expect((unsigned)n <= 64, 1)) return 64 + 16 * (size_t)n;
 	size_t need = 64 + 16 * (size_t)(n > 0 ? n : 0);
 	return need > dt_chunk / 2 ? dt_chunk / 2 : need;
 }
