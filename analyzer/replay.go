@@ -474,7 +474,7 @@ func (rp *replayer) nextEvent() bool {
 
 // setShape points rp.sc at the shape entry of b's current event.
 func (rp *replayer) setShape(b *traceformat.LazyBatch) {
-	if s := b.Shape(); s >= 0 {
+	if s := b.Shape(); uint(s) < uint(len(rp.shapes)) {
 		rp.sc = &rp.shapes[s]
 	} else {
 		rp.noShape = shapeInfo{}
