@@ -718,15 +718,17 @@ func (rp *replayer) onLine(t int64) int64 {
 	return t + rp.clkOffset + int64(float64(t-rp.clkX0)*rp.clkEps)
 }
 
-// eventFn is event with the event's function fi.
+// eventFn is event with the event's function fi. The clock's line is
+// tested first: every rank but the reference of a clock-sync phase has one
+// (two anchors), the reference an offset.
 func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	rp.events++
 	rp.evSite = e.Site
 	var entry, exit int64
-	if rp.clkOffsetOnly {
-		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
-	} else if rp.clkAffine {
+	if rp.clkAffine {
 		entry, exit = rp.onLine(e.Entry), rp.onLine(e.Exit)
+	} else if rp.clkOffsetOnly {
+		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else {
 		entry, exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
 	}
