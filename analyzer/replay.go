@@ -938,14 +938,14 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		a.sysCalls += calls
 	}
 	s := a.site(e.Site)
-	s.used, s.fn = true, e.Func
-	// Its profile (profile.go, lowerMin).
+	// Its profile (profile.go, lowerMin, which also marks the site used
+	// with its function at its first call).
 	d := raw
 	if calls > 1 {
 		d /= calls
 	}
 	if s.count == 0 || d < s.minCall {
-		rp.lowerMin(s, d)
+		rp.lowerMin(s, d, e.Func)
 	}
 	if d > s.maxCall {
 		s.maxCall = d
