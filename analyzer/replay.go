@@ -953,13 +953,13 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	s.bytes += int64(e.SendBytes + e.RecvBytes)
 	s.count += calls
 	s.time += dur
-	// (Most calls neither wait nor overlap: their adds of 0 are skipped.
-	// The waits of a call that waited are recorded below.)
-	if f.realSync != 0 {
+	// (Most calls neither wait nor overlap: their adds of 0 are skipped,
+	// both after one test, since an add of 0 costs less than a second
+	// test of its own. The waits of a call that waited are recorded
+	// below.)
+	if f.realSync|f.overlap != 0 {
 		a.realSync += f.realSync
 		s.realSync += f.realSync
-	}
-	if f.overlap != 0 {
 		a.overlap += f.overlap
 		s.overlap += f.overlap
 	}
