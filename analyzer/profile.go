@@ -207,11 +207,16 @@ func (pr *profRank) skipGap(e *traceformat.Event) {
 // before it (math.MaxInt64 for none) for backward amortization, which
 // restores it before it applies the moved durations (figMin,
 // amortizeProfile): a record for the event about to be kept, dropped with
-// the pending records if the event becomes a fixed point instead.
-func (rp *replayer) lowerMin(s *siteAcc, d int64) {
+// the pending records if the event becomes a fixed point instead. At the
+// site's first call in the interval (count 0: only charge adds to it) it
+// also marks the site used, with fn, its calls' function: a site id has
+// one (sitefns.go), so that its later calls need not store them again.
+func (rp *replayer) lowerMin(s *siteAcc, d int64, fn uint32) {
 	prev := int64(math.MaxInt64)
 	if s.count > 0 {
 		prev = s.minCall
+	} else {
+		s.used, s.fn = true, fn
 	}
 	g := rp.newFig()
 	g.ev, g.kind, g.wo, g.v = int32(len(rp.pend)), figMin, false, prev

@@ -474,7 +474,7 @@ func (rp *replayer) nextEvent() bool {
 
 // setShape points rp.sc at the shape entry of b's current event.
 func (rp *replayer) setShape(b *traceformat.LazyBatch) {
-	if s := b.Shape(); s >= 0 {
+	if s := b.Shape(); uint(s) < uint(len(rp.shapes)) {
 		rp.sc = &rp.shapes[s]
 	} else {
 		rp.noShape = shapeInfo{}
@@ -718,15 +718,17 @@ func (rp *replayer) onLine(t int64) int64 {
 	return t + rp.clkOffset + int64(float64(t-rp.clkX0)*rp.clkEps)
 }
 
-// eventFn is event with the event's function fi.
+// eventFn is event with the event's function fi. The clock's line is
+// tested first: every rank but the reference of a clock-sync phase has one
+// (two anchors), the reference an offset.
 func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	rp.events++
 	rp.evSite = e.Site
 	var entry, exit int64
-	if rp.clkOffsetOnly {
-		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
-	} else if rp.clkAffine {
+	if rp.clkAffine {
 		entry, exit = rp.onLine(e.Entry), rp.onLine(e.Exit)
+	} else if rp.clkOffsetOnly {
+		entry, exit = e.Entry+rp.clkOffset, e.Exit+rp.clkOffset
 	} else {
 		entry, exit = rp.clk.At(e.Entry)+rp.delta, rp.clk.At(e.Exit)+rp.delta
 	}
@@ -936,14 +938,14 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 		a.sysCalls += calls
 	}
 	s := a.site(e.Site)
-	s.used, s.fn = true, e.Func
-	// Its profile (profile.go, lowerMin).
+	// Its profile (profile.go, lowerMin, which also marks the site used
+	// with its function at its first call).
 	d := raw
 	if calls > 1 {
 		d /= calls
 	}
 	if s.count == 0 || d < s.minCall {
-		rp.lowerMin(s, d)
+		rp.lowerMin(s, d, e.Func)
 	}
 	if d > s.maxCall {
 		s.maxCall = d
@@ -951,13 +953,13 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 	s.bytes += int64(e.SendBytes + e.RecvBytes)
 	s.count += calls
 	s.time += dur
-	// (Most calls neither wait nor overlap: their adds of 0 are skipped.
-	// The waits of a call that waited are recorded below.)
-	if f.realSync != 0 {
+	// (Most calls neither wait nor overlap: their adds of 0 are skipped,
+	// both after one test, since an add of 0 costs less than a second
+	// test of its own. The waits of a call that waited are recorded
+	// below.)
+	if f.realSync|f.overlap != 0 {
 		a.realSync += f.realSync
 		s.realSync += f.realSync
-	}
-	if f.overlap != 0 {
 		a.overlap += f.overlap
 		s.overlap += f.overlap
 	}

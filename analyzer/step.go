@@ -68,7 +68,7 @@ func (rp *replayer) step() bool {
 		}
 		for b.Next(e) {
 			sc := &rp.noShape
-			if s := b.Shape(); s >= 0 {
+			if s := b.Shape(); uint(s) < uint(len(rp.shapes)) { // (has a shape, and in bounds: one test)
 				sc = &rp.shapes[s]
 			} else {
 				rp.noShape = shapeInfo{}

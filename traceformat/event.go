@@ -48,7 +48,7 @@ type Status struct {
 // Status alias the reader's buffers and are valid until the next read.
 type Event struct {
 	// The fields up to RecvBytes are laid out as a shape (shapeLayout),
-	// Thread in a shape's padding: the decoders copy an event's shape
+	// Thread at a shape's thread: the decoders copy an event's shape
 	// into it as one block.
 	Func      uint32 // Function.id
 	Site      uint32 // CallSite.id
@@ -168,15 +168,18 @@ type Builder struct {
 // so that setShape copies them as one block, at every event decoded,
 // rather than with a load and a store per field.
 type shape struct {
-	fn, site  uint32
-	attr      Attr
-	comm      uint32
-	sendPeer  int32
-	sendTag   int32
-	recvPeer  int32
-	recvTag   int32
-	root      int32
-	_         uint32 // Event.Thread's place
+	fn, site uint32
+	attr     Attr
+	comm     uint32
+	sendPeer int32
+	sendTag  int32
+	recvPeer int32
+	recvTag  int32
+	root     int32
+	// thread is Event.Thread's place: a LazyBatch sets it to the batch's
+	// thread in each of its shapes, once per batch, so that Next copies
+	// the whole block and stores no Thread of its own at every event.
+	thread    uint32
 	sendBytes uint64
 	recvBytes uint64
 }
@@ -187,8 +190,13 @@ func (e *Event) setShape(sh *shape, thread uint32) {
 	e.Thread = thread
 }
 
+// setShapeThread sets e's fields of shape sh and its Thread to sh.thread.
+func (e *Event) setShapeThread(sh *shape) {
+	*(*shape)(unsafe.Pointer(e)) = *sh
+}
+
 // shapeLayout fails to compile unless every field of a shape is at the
-// offset of its Event field, and Thread where a shape has nothing.
+// offset of its Event field, thread at Thread's.
 var _ = [1]struct{}{}[shapeLayout]
 
 const shapeLayout = (unsafe.Offsetof(Event{}.Func) - unsafe.Offsetof(shape{}.fn)) |
@@ -200,7 +208,7 @@ const shapeLayout = (unsafe.Offsetof(Event{}.Func) - unsafe.Offsetof(shape{}.fn)
 	(unsafe.Offsetof(Event{}.RecvPeer) - unsafe.Offsetof(shape{}.recvPeer)) |
 	(unsafe.Offsetof(Event{}.RecvTag) - unsafe.Offsetof(shape{}.recvTag)) |
 	(unsafe.Offsetof(Event{}.Root) - unsafe.Offsetof(shape{}.root)) |
-	(unsafe.Offsetof(Event{}.Thread) - (unsafe.Offsetof(shape{}.root) + 4)) |
+	(unsafe.Offsetof(Event{}.Thread) - unsafe.Offsetof(shape{}.thread)) |
 	(unsafe.Offsetof(Event{}.SendBytes) - unsafe.Offsetof(shape{}.sendBytes)) |
 	(unsafe.Offsetof(Event{}.RecvBytes) - unsafe.Offsetof(shape{}.recvBytes)) |
 	(unsafe.Sizeof(shape{}) - unsafe.Offsetof(Event{}.Entry))

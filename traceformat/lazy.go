@@ -326,7 +326,7 @@ func (lb *LazyBatch) Next(e *Event) bool {
 	lb.cur = int32(s)
 	// s < len(shapes) here: indexed without a second bounds check.
 	sh := (*shape)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(shapes)), uintptr(s)*unsafe.Sizeof(shape{})))
-	e.setShape(sh, lb.Thread)
+	e.setShapeThread(sh)
 	a := sh.attr &^ staticAttrs
 	if a == 0 {
 		clearPerCall(e)
@@ -609,6 +609,9 @@ func (lb *LazyBatch) parse(data []byte) error {
 	}
 	lb.pack(msg)
 	lb.shapes = t.shapes
+	for s := range lb.shapes {
+		lb.shapes[s].thread = lb.Thread // (setShapeThread)
+	}
 	lb.Rewind()
 	if long {
 		if err := decodeBatch(msg, &lb.slowBuf); err != nil {

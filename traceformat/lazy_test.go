@@ -867,3 +867,40 @@ func TestLazyFoldedPolls(t *testing.T) {
 		t.Fatalf("%d events, want %d", n, len(evs))
 	}
 }
+
+// TestLazyThreadInShapes: the lazy decoder hands out each batch's thread
+// in every event (it is stored in the batch's shapes, once per batch),
+// with batches of several threads in turn reusing the reader's shape
+// table, as the full decoder does.
+func TestLazyThreadInShapes(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteDefinitions(testDefs())
+	threads := []uint32{5, 0, 7, 7, 0, 1 << 31}
+	for _, th := range threads {
+		var b Builder
+		b.Thread = th
+		for _, e := range testEvents() {
+			e.Thread = th
+			b.Append(&e)
+		}
+		w.WriteBatch(&b)
+	}
+	w.Close(nil)
+	evs, err := eventsBoth(t, buf.Bytes())
+	if err != io.EOF {
+		t.Fatal(err)
+	}
+	n := len(testEvents())
+	if len(evs) != n*len(threads) {
+		t.Fatalf("%d events, want %d", len(evs), n*len(threads))
+	}
+	for i, e := range evs {
+		if want := threads[i/n]; e.Thread != want {
+			t.Fatalf("event %d: thread %d, want %d", i, e.Thread, want)
+		}
+	}
+}
