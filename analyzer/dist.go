@@ -506,7 +506,7 @@ func (d *distX) enterRemote(r *collRec) {
 	}
 	k := r.key
 	k.seq += rs.shifts[commKey{k.comm, k.group}]
-	in := x.colls[k]
+	in := x.colls.get(k)
 	members := d.memIn[memKey{comm: k.comm, group: k.group, split: k.split, first: r.first, n: r.n}]
 	if in != nil {
 		members = in.members

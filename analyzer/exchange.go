@@ -61,11 +61,7 @@ type exchange struct {
 	// releases them all.
 	throttled   atomic.Int32
 	throttleGen atomic.Uint64
-	colls       map[collKey]*collInst
-	// lastColl is the instance of colls found or made last (coll): the
-	// members of an instance look it up one after the other, and hashing
-	// the key cost more than the rest of entering the instance.
-	lastColl *collInst
+	colls       *collTable
 	// lastKind is collWaitKind of lastKindFn and lastKindShape: a program
 	// calls the same collective instance after instance (under mu).
 	lastKindFn    string
@@ -387,7 +383,7 @@ type collContrib struct {
 }
 
 func newExchange(size int, present []bool, lim limits) *exchange {
-	x := &exchange{lim: lim, files: newFilePool(lim.openFiles, size), colls: map[collKey]*collInst{}, pendingColls: map[commKey]int{}, sections: map[sectionKey]int{}}
+	x := &exchange{lim: lim, files: newFilePool(lim.openFiles, size), colls: &collTable{}, pendingColls: map[commKey]int{}, sections: map[sectionKey]int{}}
 	for r := 0; r < size; r++ {
 		rs := &rankSync{present: present[r], inbox: map[p2pKey]*fifo{}, sweepAt: minSweep}
 		rs.done.Store(!present[r])
@@ -786,14 +782,7 @@ func appendWoken(wake, woken []int32) []int32 {
 
 // coll is the instance in progress of key k, or nil. x.mu is held.
 func (x *exchange) coll(k collKey) *collInst {
-	if in := x.lastColl; in != nil && in.key == k {
-		return in
-	}
-	in := x.colls[k]
-	if in != nil {
-		x.lastColl = in
-	}
-	return in
+	return x.colls.get(k)
 }
 
 // newCollInst is a new instance k of collective fn; x.mu is held. It
@@ -1030,9 +1019,18 @@ func (x *exchange) collExitLocked(in *collInst, idx int, exit int64) {
 }
 
 // takeDeferred appends the contributions deferred to rank me to buf.
-// x.mu is held.
+// When buf is empty, the two slices trade places instead: the replay
+// gets the deferred ones without a copy (a contribution holds a pointer,
+// so appending copies them with the write barrier's bookkeeping), and
+// its buffer's array takes the rank's next ones. The two arrays never
+// meet: the caller keeps only what is returned. x.mu is held.
 func (x *exchange) takeDeferred(me int32, buf []collContrib) []collContrib {
 	rs := x.ranks[me]
+	if len(buf) == 0 {
+		out := rs.deferred
+		rs.deferred = buf
+		return out
+	}
 	buf = append(buf, rs.deferred...)
 	rs.deferred = rs.deferred[:0]
 	return buf
@@ -1044,10 +1042,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 	if in.nExit+in.exitGone < len(in.members) {
 		return
 	}
-	delete(x.colls, in.key)
-	if x.lastColl == in {
-		x.lastColl = nil
-	}
+	x.colls.del(in)
 	ck := commKey{in.key.comm, in.key.group}
 	x.addPending(ck, -1)
 	if x.throttled.Load() > 0 && x.pending(ck) < x.lim.pendingColls/2 {
@@ -1324,7 +1319,7 @@ func (x *exchange) doneLocked(me int32) {
 	rs.done.Store(true)
 	x.unlock(&rs.mu)
 	rs.open = nil // no exit follows its end
-	for _, in := range x.colls {
+	for _, in := range x.colls.all() {
 		for i, m := range in.members {
 			if m != me {
 				continue
@@ -1340,7 +1335,7 @@ func (x *exchange) doneLocked(me int32) {
 			}
 		}
 	}
-	for _, in := range x.colls {
+	for _, in := range x.colls.all() {
 		x.maybeComplete(in)
 	}
 	if x.s != nil {

@@ -65,9 +65,9 @@ func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32,
 				// next, and their later calls one further too.
 				for i := len(chain) - 1; i >= 0; i-- {
 					c := chain[i]
-					delete(x.colls, c.key)
+					x.colls.del(c)
 					c.key.seq++
-					x.colls[c.key] = c
+					x.colls.put(c)
 				}
 				for i := range in.slots {
 					if in.slots[i].hasEntry {
@@ -82,7 +82,7 @@ func (x *exchange) resyncLocked(k *collKey, in *collInst, fn string, root int32,
 		wake = x.leaveLocked(in, idx, wake)
 		x.shiftLocked(me, ck)
 		*k = next
-		in = x.colls[next]
+		in = x.colls.get(next)
 	}
 	return in, nil, wake
 }
@@ -98,7 +98,7 @@ func (x *exchange) aheadChain(in *collInst) []*collInst {
 	k := in.key
 	for {
 		k.seq++
-		c := x.colls[k]
+		c := x.colls.get(k)
 		if c == nil {
 			return chain
 		}
@@ -166,8 +166,7 @@ func (x *exchange) shiftLocked(r int32, ck commKey) {
 func (x *exchange) newCollLocked(k collKey, fn string, shape tracepb.Function_Collective, root int32, members []int32) *collInst {
 	x.addPending(commKey{k.comm, k.group}, 1)
 	in := x.newCollInst(k, fn, shape, root, members)
-	x.colls[k] = in
-	x.lastColl = in
+	x.colls.put(in)
 	for i, m := range members {
 		if x.ranks[m].done.Load() {
 			if !in.slots[i].hasEntry {

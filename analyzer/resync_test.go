@@ -173,13 +173,13 @@ func TestResyncAnyArrivalOrder(t *testing.T) {
 	// state describes the copy's instances by key.
 	state := func(x *exchange) string {
 		var keys []uint64
-		for k := range x.colls {
-			keys = append(keys, k.seq)
+		for _, in := range x.colls.all() {
+			keys = append(keys, in.key.seq)
 		}
 		slices.Sort(keys)
 		var b strings.Builder
 		for _, s := range keys {
-			in := x.colls[collKey{comm: comm, seq: s}]
+			in := x.colls.get(collKey{comm: comm, seq: s})
 			fmt.Fprintf(&b, "%d %s:", s, in.fn)
 			for i, sl := range in.slots {
 				switch {
