@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
@@ -615,7 +616,7 @@ func (x *exchange) collThrottles(rs *rankSync, k collKey) bool {
 	if rs.shifts != nil {
 		k.seq += rs.shifts[ck]
 	}
-	return x.coll(k) == nil && x.pending(ck) >= x.lim.pendingColls
+	return x.pending(ck) >= x.lim.pendingColls && x.coll(k) == nil
 }
 
 // pending is the number of instances in progress on ck. x.mu is held.
@@ -697,7 +698,7 @@ func (x *exchange) collEnterLocked(c *collCall) (*collInst, []int32) {
 	}
 	rs.placed = in.key
 	idx := c.idx
-	if in.fn != c.fn || in.root != c.root || len(in.members) != len(c.members) || idx >= len(in.members) || in.slots[idx].hasEntry {
+	if !sameFn(in.fn, c.fn) || in.root != c.root || len(in.members) != len(c.members) || idx >= len(in.members) || in.slots[idx].hasEntry {
 		in.mismatch = true
 		return in, woken
 	}
@@ -780,6 +781,12 @@ func appendWoken(wake, woken []int32) []int32 {
 	return append(wake, woken...)
 }
 
+// sameFn says whether function names a and b are equal: nearly always
+// the same bytes (fnInfo.nameH), compared without a call.
+func sameFn(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
+}
+
 // coll is the instance in progress of key k, or nil. x.mu is held.
 func (x *exchange) coll(k collKey) *collInst {
 	return x.colls.get(k)
@@ -804,7 +811,7 @@ func (x *exchange) newCollInst(k collKey, fn string, shape tracepb.Function_Coll
 		slots = make([]collSlot, n)
 	}
 	kind := x.lastKind
-	if fn != x.lastKindFn || shape != x.lastKindShape {
+	if !sameFn(fn, x.lastKindFn) || shape != x.lastKindShape {
 		kind = collWaitKind(fn, shape)
 		x.lastKindFn, x.lastKindShape, x.lastKind = fn, shape, kind
 	}
@@ -1109,7 +1116,7 @@ func (x *exchange) maybeComplete(in *collInst) {
 		n := len(rs.deferred)
 		rs.deferred = append(rs.deferred, collContrib{})
 		c := &rs.deferred[n]
-		*c = collContrib{att: sl.att, pot: max(0, maxEntry[d]-sl.entry), tv: maxExit - sl.exit, late: late[d]}
+		c.att, c.pot, c.tv, c.late = sl.att, max(0, maxEntry[d]-sl.entry), maxExit-sl.exit, late[d]
 		if in.nonblocking {
 			me := maxEntry[d]
 			if split == len(in.slots) {

@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"strings"
+	"unique"
 
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -83,6 +84,11 @@ type fnInfo struct {
 	// prelude: MPI_Init, MPI_Finalize or MPI_Pcontrol, which
 	// replayer.prelude handles (one test per call instead of the range's).
 	prelude bool
+	// nameH keeps name the canonical copy of its bytes (unique.Make),
+	// shared by every rank's definition of the function, so that the
+	// members of a collective instance compare their names by pointer
+	// (sameFn).
+	nameH unique.Handle[string]
 }
 
 // derive sets what the replay tests at every call of fi that its
@@ -100,7 +106,8 @@ func (fi *fnInfo) derive() {
 // treats apart are told by their name as mpifunc spells it (mpifunc.Base:
 // PMPI_, Fortran and large-count spellings alike).
 func classify(f *tracepb.Function) fnInfo {
-	in := fnInfo{name: f.Name, class: f.Class, shape: f.Collective}
+	h := unique.Make(f.Name)
+	in := fnInfo{name: h.Value(), nameH: h, class: f.Class, shape: f.Collective}
 	b := mpifunc.Base(f.Name)
 	in.persistentInit, in.cancel = strings.HasSuffix(b, "_init"), b == "Cancel"
 	switch f.Class {

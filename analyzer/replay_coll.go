@@ -46,12 +46,12 @@ func (rp *replayer) collective(e *traceformat.Event, fi *fnInfo, f *callFigures,
 		return false
 	}
 	// The call's arguments in the replayer's suspension state (where a
-	// call handed to the coroutine keeps them), passed by pointer.
-	s := &rp.susp
-	s.join = collCall{key: key, fn: fi.name, shape: fi.shape, root: root, members: members, idx: idx, me: rp.rank,
-		entry: entry, exit: *exit, moves: dependsOnEntries(e, fi),
-		att: collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry), quiet: sendsNothing(e, fi)}}
-	a := &s.join
+	// call handed to the coroutine keeps them), passed by pointer; set
+	// field by field, which a composite literal would build and copy.
+	s, a := &rp.susp, &rp.susp.join
+	a.key, a.fn, a.shape, a.root, a.members, a.idx, a.me = key, fi.name, fi.shape, root, members, idx, rp.rank
+	a.entry, a.exit, a.moves, a.nonblocking = entry, *exit, dependsOnEntries(e, fi), false
+	a.att = collAtt{node: node, site: e.Site, span: rp.span.site, comp: rp.comp(entry), quiet: sendsNothing(e, fi)}
 	if rp.rs.onStack {
 		s.coll.in = nil
 		latest, has, ok, mismatch, throttled, contrib := rp.x.collStep(&s.coll, a, rp.contrib)

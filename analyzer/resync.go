@@ -43,7 +43,7 @@ const maxResync = 4
 // misfit tells whether participant idx's call (fn, root, members) meets
 // instance in, which it should be part of, with another function or root.
 func misfit(in *collInst, fn string, root int32, members []int32, idx int) bool {
-	return !in.mismatch && (in.fn != fn || in.root != root) && len(in.members) == len(members) &&
+	return !in.mismatch && (!sameFn(in.fn, fn) || in.root != root) && len(in.members) == len(members) &&
 		idx < len(in.members) && !in.slots[idx].hasEntry && !in.slots[idx].gone
 }
 
