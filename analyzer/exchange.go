@@ -62,7 +62,8 @@ type exchange struct {
 	// releases them all.
 	throttled   atomic.Int32
 	throttleGen atomic.Uint64
-	colls       *collTable
+	// colls: the collective instances in progress, by key.
+	colls *collTable
 	// lastKind is collWaitKind of lastKindFn and lastKindShape: a program
 	// calls the same collective instance after instance (under mu).
 	lastKindFn    string
