@@ -835,9 +835,9 @@ func (w *reportJSON) close(d, n int, c byte) {
 }
 
 // pieceMax is the longest piece put copies by one fixed-size move: the
-// members' names of the call sites', their processors', frames', waits'
-// and causes' objects with their indentation (35 bytes at most at their
-// depth in a report) fit.
+// pieces of the call sites', their processors', frames', waits' and
+// causes' objects at their depths in a report (42 bytes at most, a
+// frame's opening) fit.
 const pieceMax = 48
 
 // piece is a run of text between values, in a, padded, to be copied by
