@@ -265,20 +265,7 @@ func losses(iv *Interval) []Loss {
 			insert(i, l)
 		}
 	}
-	// The waits by waiting rank, call site and kind, summed by late rank
-	// in one pass (lateRank): scanning them for each processor and call
-	// site grew with the square of the processors.
-	late := map[lateKey]map[int]float64{}
-	for _, w := range iv.Waits {
-		k := lateKey{w.WaitingRank, w.WaitingSRC, IsP2PWait(w.Kind)}
-		by := late[k]
-		if by == nil {
-			by = map[int]float64{}
-			late[k] = by
-		}
-		by[w.LateRank] += w.Seconds
-	}
-	// A call site's losses are made (its position, the late rank) only
+	// A call site's losses are made (its position) only
 	// when they are among the largest so far.
 	for i := range iv.SRC {
 		s := &iv.SRC[i]
@@ -288,14 +275,10 @@ func losses(iv *Interval) []Loss {
 				return Loss{Kind: kind, Seconds: sec, Rank: sr.Rank, SRC: s.ID, Function: s.Function, File: file, Line: line, LateRank: -1}
 			}
 			if j := place(sr.RealSync, sr.Rank, s.ID); j >= 0 {
-				l := site(LossRealSync, sr.RealSync)
-				l.LateRank = lateRank(late[lateKey{sr.Rank, s.ID, true}])
-				insert(j, l)
+				insert(j, site(LossRealSync, sr.RealSync))
 			}
 			if j := place(sr.PotentialSync, sr.Rank, s.ID); j >= 0 {
-				l := site(LossPotentialSync, sr.PotentialSync)
-				l.LateRank = lateRank(late[lateKey{sr.Rank, s.ID, false}])
-				insert(j, l)
+				insert(j, site(LossPotentialSync, sr.PotentialSync))
 			}
 			co := sr.ExeTime - sr.RealSync - sr.PotentialSync
 			if j := place(co, sr.Rank, s.ID); j >= 0 {
@@ -310,19 +293,60 @@ func losses(iv *Interval) []Loss {
 	if len(out) == 0 {
 		return nil
 	}
+	lateRanks(out, iv.Waits)
 	return out
 }
 
 // lossBefore orders losses: the largest first, then by rank and call site.
 func lossBefore(a, b *Loss) bool {
-	return cmp.Or(cmp.Compare(b.Seconds, a.Seconds), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.SRC, b.SRC)) < 0
+	if c := cmp.Compare(b.Seconds, a.Seconds); c != 0 {
+		return c < 0
+	}
+	if a.Rank != b.Rank {
+		return a.Rank < b.Rank
+	}
+	return a.SRC < b.SRC
 }
 
-// lateKey names the waits of one processor at one call site, of
-// point-to-point (p2p) or collective kinds.
-type lateKey struct {
-	rank, src int
-	p2p       bool
+// lateRanks sets the LateRank of the Real Sync and Potential Sync losses
+// of ls: the partner that caused most of the loss's processor's waits at
+// its call site, of point-to-point kinds for Real Sync and collective
+// ones for Potential Sync; -1 when the waits do not say. They are summed
+// by late rank for these few losses only, in one pass, once the largest
+// are known: summing every processor's and call site's waits by late rank
+// cost a map per processor and call site, most of the findings' cost.
+func lateRanks(ls []Loss, waits []Wait) {
+	var by [MaxLosses]map[int]float64
+	n := 0
+	for i := range ls {
+		if k := ls[i].Kind; k == LossRealSync || k == LossPotentialSync {
+			by[i] = map[int]float64{}
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	for j := range waits {
+		w := &waits[j]
+		var p2p, known bool
+		for i := range ls {
+			if by[i] == nil || ls[i].Rank != w.WaitingRank || ls[i].SRC != w.WaitingSRC {
+				continue
+			}
+			if !known {
+				p2p, known = IsP2PWait(w.Kind), true
+			}
+			if p2p == (ls[i].Kind == LossRealSync) {
+				by[i][w.LateRank] += w.Seconds
+			}
+		}
+	}
+	for i := range ls {
+		if by[i] != nil {
+			ls[i].LateRank = lateRank(by[i])
+		}
+	}
 }
 
 // lateRank is the partner that caused most of a processor's waits at a

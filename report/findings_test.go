@@ -205,3 +205,54 @@ func TestLossesTopOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestLossesLateRank compares the losses' late ranks with the waits
+// summed by waiting rank, call site and kind for every processor and call
+// site (the partner with the most seconds, the lowest of those tied; -1
+// for none with positive seconds), on random intervals whose waits repeat
+// keys, tie and cancel out.
+func TestLossesLateRank(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	kinds := []string{LateSender, LateReceiver, WrongOrder, "early_reduce", "late_broadcast", "wait_at_barrier"}
+	for trial := range 2000 {
+		iv := Interval{Main: Main{TotalTime: 10}}
+		nr := 1 + rng.IntN(4)
+		for r := range nr {
+			iv.Ranks = append(iv.Ranks, Rank{Rank: r, IdleTime: float64(rng.IntN(2))})
+		}
+		for id := range 1 + rng.IntN(4) {
+			s := SRC{ID: 1 + id, Function: "MPI_Recv", Stack: []Frame{{"main", "a.c", id}}}
+			for r := range nr {
+				rs, ps := float64(rng.IntN(4)), float64(rng.IntN(4))
+				s.Ranks = append(s.Ranks, SRCRank{Rank: r, RealSync: rs, PotentialSync: ps, ExeTime: rs + ps + float64(rng.IntN(2))})
+			}
+			iv.SRC = append(iv.SRC, s)
+		}
+		for range rng.IntN(30) {
+			iv.Waits = append(iv.Waits, Wait{Kind: kinds[rng.IntN(len(kinds))], WaitingRank: rng.IntN(nr), LateRank: rng.IntN(nr),
+				Seconds: float64(rng.IntN(5)-1) / 4, WaitingSRC: rng.IntN(6)})
+		}
+		type key struct {
+			rank, src int
+			p2p       bool
+		}
+		late := map[key]map[int]float64{}
+		for _, w := range iv.Waits {
+			k := key{w.WaitingRank, w.WaitingSRC, IsP2PWait(w.Kind)}
+			if late[k] == nil {
+				late[k] = map[int]float64{}
+			}
+			late[k][w.LateRank] += w.Seconds
+		}
+		got := losses(&iv)
+		for _, l := range got {
+			want := -1
+			if l.Kind == LossRealSync || l.Kind == LossPotentialSync {
+				want = lateRank(late[key{l.Rank, l.SRC, l.Kind == LossRealSync}])
+			}
+			if l.LateRank != want {
+				t.Fatalf("trial %d: loss %+v: late rank %d, want %d (waits %+v)", trial, l, l.LateRank, want, iv.Waits)
+			}
+		}
+	}
+}

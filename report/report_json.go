@@ -134,11 +134,11 @@ func (w *reportJSON) key(d int, k string, first bool) {
 }
 
 func (w *reportJSON) int(v int64) {
-	if uint64(v) < 10 { // ranks, counts and lines: strconv copies them from its table
+	if uint64(v) < 10 { // ranks, counts and lines
 		w.b = append(w.b, byte('0'+v))
 		return
 	}
-	w.b = strconv.AppendInt(w.b, v, 10)
+	w.b = appendInt(w.b, v)
 }
 
 // float appends v as encoding/json does: %f from 1e-6 up to 1e21,
@@ -516,11 +516,7 @@ func (w *reportJSON) interval(d int, iv *Interval) {
 	} else {
 		w.b = append(w.b, '[')
 		for i := range iv.SRC {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.nl(d + 2)
-			w.src(d+2, &iv.SRC[i])
+			w.src(d+2, &iv.SRC[i], i == 0)
 		}
 		w.close(d+1, len(iv.SRC), ']')
 	}
@@ -528,11 +524,7 @@ func (w *reportJSON) interval(d int, iv *Interval) {
 		w.key(d+1, `"waits": `, false)
 		w.b = append(w.b, '[')
 		for i := range iv.Waits {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.nl(d + 2)
-			w.wait(d+2, &iv.Waits[i])
+			w.wait(d+2, &iv.Waits[i], i == 0)
 		}
 		w.close(d+1, 1, ']')
 	}
@@ -540,11 +532,7 @@ func (w *reportJSON) interval(d int, iv *Interval) {
 		w.key(d+1, `"causes": `, false)
 		w.b = append(w.b, '[')
 		for i := range iv.Causes {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.nl(d + 2)
-			w.cause(d+2, &iv.Causes[i])
+			w.cause(d+2, &iv.Causes[i], i == 0)
 		}
 		w.close(d+1, 1, ']')
 	}
@@ -846,80 +834,135 @@ func (w *reportJSON) close(d, n int, c byte) {
 	w.b = append(w.b, c)
 }
 
+// pieceMax is the longest piece put copies by one fixed-size move: the
+// pieces of the call sites', their processors', frames', waits' and
+// causes' objects at their depths in a report (42 bytes at most, a
+// frame's opening) fit.
+const pieceMax = 48
+
+// piece is a run of text between values, in a, padded, to be copied by
+// one move of pieceMax bytes (put): appending a string of a few dozen
+// bytes cost about three times as much (the append, the call of memmove,
+// its dispatch on the length), once per member. s is the same text, for
+// a piece longer than pieceMax or a buffer about to grow.
+type piece struct {
+	a [pieceMax]byte
+	n int
+	s string
+}
+
+func newPiece(s string) piece {
+	p := piece{n: len(s), s: s}
+	copy(p.a[:], s)
+	return p
+}
+
+// put appends p.
+func (w *reportJSON) put(p *piece) {
+	n := len(w.b)
+	if p.n > pieceMax || cap(w.b)-n < pieceMax {
+		w.b = append(w.b, p.s...)
+		return
+	}
+	b := w.b[:n+pieceMax]
+	*(*[pieceMax]byte)(b[n:]) = p.a
+	w.b = b[:n+p.n]
+}
+
 // pieces are the text around the members of one kind of object at one
-// depth: before each member its name and what precedes it (the opening
-// brace or a comma, the newline and indentation), and last the closing.
-// The objects of the call sites, their processors, frames, waits and
-// causes are written with them, one append between values.
+// depth, the object an element of an array: its opening as the array's
+// first element (first: the newline and indentation, the brace, its first
+// member's) or a later one (next: the same after a comma); for each
+// further member its name and what precedes it (key: the comma, the
+// newline and indentation), and the same followed by a zero (zero: most
+// of a call site's figures are 0, written with their name); and the
+// closing (end). The objects of the call sites, their processors,
+// frames, waits and causes are written with them, one put between
+// values.
 type pieces struct {
-	d int
-	p []string
+	d           int
+	first, next piece
+	key, zero   []piece
+	end         piece
 }
 
 // at is the pieces of an object of members names at depth d, indented
 // or compact (a writer does either).
-func (c *pieces) at(d int, indent bool, names ...string) []string {
-	if c.p != nil && c.d == d {
-		return c.p
+func (c *pieces) at(d int, indent bool, names ...string) *pieces {
+	if c.key != nil && c.d == d {
+		return c
 	}
 	ind, colon := func(d int) string { return "\n" + strings.Repeat("  ", d) }, `": `
 	if !indent {
 		ind, colon = func(int) string { return "" }, `":`
 	}
-	c.d, c.p = d, make([]string, len(names)+1)
-	for i, k := range names {
-		pre := ","
-		if i == 0 {
-			pre = "{"
-		}
-		c.p[i] = pre + ind(d+1) + `"` + k + colon
+	c.d = d
+	open := ind(d) + "{" + ind(d+1) + `"` + names[0] + colon
+	c.first, c.next = newPiece(open), newPiece(","+open)
+	c.key, c.zero = make([]piece, len(names)), make([]piece, len(names))
+	for i, k := range names[1:] {
+		c.key[i+1] = newPiece("," + ind(d+1) + `"` + k + colon)
+		c.zero[i+1] = newPiece(c.key[i+1].s + "0")
 	}
-	c.p[len(names)] = ind(d) + "}"
-	return c.p
+	c.end = newPiece(ind(d) + "}")
+	return c
 }
 
-func (w *reportJSON) src(d int, s *SRC) {
+// open starts an object of p as an array's element, its first when first.
+func (w *reportJSON) open(p *pieces, first bool) {
+	o := &p.next
+	if first {
+		o = &p.first
+	}
+	w.put(o)
+}
+
+// zeroOr appends member i of p with v, its name and a zero in one put
+// when v is 0.
+func (w *reportJSON) zeroOr(p *pieces, i int, v float64) {
+	k, zero := &p.key[i], math.Float64bits(v) == 0
+	if zero {
+		k = &p.zero[i]
+	}
+	w.put(k)
+	if !zero {
+		w.float(v)
+	}
+}
+
+// src appends s at depth d, the first of its array when first.
+func (w *reportJSON) src(d int, s *SRC, first bool) {
 	p := w.srcP.at(d, w.indent, "id", "function", "comm", "real_sync", "late_receiver", "potential_sync", "time_variation",
 		"overlap", "stack", "ranks")
-	w.b = append(w.b, p[0]...)
+	w.open(p, first)
 	w.int(int64(s.ID))
-	w.b = append(w.b, p[1]...)
+	w.put(&p.key[1])
 	w.str(s.Function)
-	w.b = append(w.b, p[2]...)
-	w.float(s.Comm)
-	w.b = append(w.b, p[3]...)
-	w.float(s.RealSync)
-	w.b = append(w.b, p[4]...)
-	w.float(s.LateReceiver)
-	w.b = append(w.b, p[5]...)
-	w.float(s.PotentialSync)
-	w.b = append(w.b, p[6]...)
-	w.float(s.TimeVariation)
-	w.b = append(w.b, p[7]...)
-	w.float(s.Overlap)
-	w.b = append(w.b, p[8]...)
+	w.zeroOr(p, 2, s.Comm)
+	w.zeroOr(p, 3, s.RealSync)
+	w.zeroOr(p, 4, s.LateReceiver)
+	w.zeroOr(p, 5, s.PotentialSync)
+	w.zeroOr(p, 6, s.TimeVariation)
+	w.zeroOr(p, 7, s.Overlap)
+	w.put(&p.key[8])
 	if s.Stack == nil {
 		w.b = append(w.b, "null"...)
 	} else {
 		w.b = append(w.b, '[')
 		fp := w.frameP.at(d+2, w.indent, "function", "file", "line")
 		for i := range s.Stack {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
 			f := &s.Stack[i]
-			w.nl(d + 2)
-			w.b = append(w.b, fp[0]...)
+			w.open(fp, i == 0)
 			w.str(f.Function)
-			w.b = append(w.b, fp[1]...)
+			w.put(&fp.key[1])
 			w.str(f.File)
-			w.b = append(w.b, fp[2]...)
+			w.put(&fp.key[2])
 			w.int(int64(f.Line))
-			w.b = append(w.b, fp[3]...)
+			w.put(&fp.end)
 		}
 		w.close(d+1, len(s.Stack), ']')
 	}
-	w.b = append(w.b, p[9]...)
+	w.put(&p.key[9])
 	if s.Ranks == nil {
 		w.b = append(w.b, "null"...)
 	} else {
@@ -927,71 +970,58 @@ func (w *reportJSON) src(d int, s *SRC) {
 		rp := w.srcRankP.at(d+2, w.indent, "rank", "exe_count", "exe_time", "real_sync", "late_receiver", "potential_sync",
 			"time_variation", "overlap")
 		for i := range s.Ranks {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
 			r := &s.Ranks[i]
-			w.nl(d + 2)
-			w.b = append(w.b, rp[0]...)
+			w.open(rp, i == 0)
 			w.int(int64(r.Rank))
-			w.b = append(w.b, rp[1]...)
+			w.put(&rp.key[1])
 			w.int(r.ExeCount)
-			w.b = append(w.b, rp[2]...)
-			w.float(r.ExeTime)
-			w.b = append(w.b, rp[3]...)
-			w.float(r.RealSync)
-			w.b = append(w.b, rp[4]...)
-			w.float(r.LateReceiver)
-			w.b = append(w.b, rp[5]...)
-			w.float(r.PotentialSync)
-			w.b = append(w.b, rp[6]...)
-			w.float(r.TimeVariation)
-			w.b = append(w.b, rp[7]...)
-			w.float(r.Overlap)
-			w.b = append(w.b, rp[8]...)
+			w.zeroOr(rp, 2, r.ExeTime)
+			w.zeroOr(rp, 3, r.RealSync)
+			w.zeroOr(rp, 4, r.LateReceiver)
+			w.zeroOr(rp, 5, r.PotentialSync)
+			w.zeroOr(rp, 6, r.TimeVariation)
+			w.zeroOr(rp, 7, r.Overlap)
+			w.put(&rp.end)
 		}
 		w.close(d+1, len(s.Ranks), ']')
 	}
-	w.b = append(w.b, p[10]...)
+	w.put(&p.end)
 }
 
-func (w *reportJSON) wait(d int, x *Wait) {
+// wait appends x at depth d, the first of its array when first.
+func (w *reportJSON) wait(d int, x *Wait, first bool) {
 	p := w.waitP.at(d, w.indent, "kind", "waiting_rank", "late_rank", "seconds", "count", "waiting_src", "late_src")
-	w.b = append(w.b, p[0]...)
+	w.open(p, first)
 	w.str(x.Kind)
-	w.b = append(w.b, p[1]...)
+	w.put(&p.key[1])
 	w.int(int64(x.WaitingRank))
-	w.b = append(w.b, p[2]...)
+	w.put(&p.key[2])
 	w.int(int64(x.LateRank))
-	w.b = append(w.b, p[3]...)
-	w.float(x.Seconds)
-	w.b = append(w.b, p[4]...)
+	w.zeroOr(p, 3, x.Seconds)
+	w.put(&p.key[4])
 	w.int(x.Count)
-	w.b = append(w.b, p[5]...)
+	w.put(&p.key[5])
 	w.int(int64(x.WaitingSRC))
-	w.b = append(w.b, p[6]...)
+	w.put(&p.key[6])
 	w.int(int64(x.LateSRC))
-	w.b = append(w.b, p[7]...)
+	w.put(&p.end)
 }
 
-func (w *reportJSON) cause(d int, c *Cause) {
+// cause appends c at depth d, the first of its array when first.
+func (w *reportJSON) cause(d int, c *Cause, first bool) {
 	p := w.causeP.at(d, w.indent, "late_rank", "from_src", "to_src", "count", "waits", "delay", "late_computation",
 		"waiting_computation")
-	w.b = append(w.b, p[0]...)
+	w.open(p, first)
 	w.int(int64(c.LateRank))
-	w.b = append(w.b, p[1]...)
+	w.put(&p.key[1])
 	w.int(int64(c.FromSRC))
-	w.b = append(w.b, p[2]...)
+	w.put(&p.key[2])
 	w.int(int64(c.ToSRC))
-	w.b = append(w.b, p[3]...)
+	w.put(&p.key[3])
 	w.int(c.Count)
-	w.b = append(w.b, p[4]...)
-	w.float(c.Waits)
-	w.b = append(w.b, p[5]...)
-	w.float(c.Delay)
-	w.b = append(w.b, p[6]...)
-	w.float(c.LateComputation)
-	w.b = append(w.b, p[7]...)
-	w.float(c.WaitingComputation)
-	w.b = append(w.b, p[8]...)
+	w.zeroOr(p, 4, c.Waits)
+	w.zeroOr(p, 5, c.Delay)
+	w.zeroOr(p, 6, c.LateComputation)
+	w.zeroOr(p, 7, c.WaitingComputation)
+	w.put(&p.end)
 }

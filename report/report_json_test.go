@@ -235,3 +235,81 @@ func TestReportJSONFloat(t *testing.T) {
 		check(-v)
 	}
 }
+
+// TestPut compares put with appending the piece's text, for pieces of
+// every length to past pieceMax and buffers of every spare capacity
+// around it.
+func TestPut(t *testing.T) {
+	text := strings.Repeat(`,"abcdefghij": `, 5)
+	for n := range pieceMax + 12 {
+		p := newPiece(text[:n])
+		for spare := range pieceMax + 12 {
+			w := &reportJSON{b: append(make([]byte, 0, 5+spare), "12345"...)}
+			w.put(&p)
+			if got, want := string(w.b), "12345"+text[:n]; got != want {
+				t.Fatalf("piece of %d bytes, %d spare: %q, want %q", n, spare, got, want)
+			}
+		}
+	}
+}
+
+// TestPiecesDepth compares the call sites', waits' and causes' objects,
+// written by pieces as an array's first and later elements, with
+// encoding/json's at every depth to past where their pieces outgrow
+// pieceMax, indented and compact.
+func TestPiecesDepth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for d := range 40 {
+		var s SRC
+		var x Wait
+		var c Cause
+		fillRandom(rng, reflect.ValueOf(&s).Elem(), 3)
+		fillRandom(rng, reflect.ValueOf(&x).Elem(), 3)
+		fillRandom(rng, reflect.ValueOf(&c).Elem(), 3)
+		for _, indent := range []bool{true, false} {
+			for _, first := range []bool{true, false} {
+				for _, o := range []struct {
+					v     any
+					write func(w *reportJSON)
+				}{
+					{s, func(w *reportJSON) { w.src(d, &s, first) }},
+					{x, func(w *reportJSON) { w.wait(d, &x, first) }},
+					{c, func(w *reportJSON) { w.cause(d, &c, first) }},
+				} {
+					var want []byte
+					var err error
+					if indent {
+						ind := strings.Repeat("  ", d)
+						var b bytes.Buffer
+						enc := json.NewEncoder(&b)
+						enc.SetEscapeHTML(false)
+						enc.SetIndent(ind, "  ")
+						err = enc.Encode(o.v)
+						want = append([]byte("\n"+ind), bytes.TrimSuffix(b.Bytes(), []byte("\n"))...)
+					} else {
+						want, err = json.Marshal(o.v)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !first {
+						want = append([]byte(","), want...)
+					}
+					w := &reportJSON{indent: indent, plain: &jsonPlain[1]}
+					if !indent {
+						w.plain = &jsonPlain[0]
+					}
+					w.enc = json.NewEncoder(&w.tmp)
+					w.enc.SetEscapeHTML(!indent)
+					o.write(w)
+					if w.err != nil || w.bad {
+						continue // a float JSON cannot encode: TestReportJSONBadFloat
+					}
+					if string(w.b) != string(want) {
+						t.Fatalf("depth %d, indent %v, first %v: %s\nwant %s", d, indent, first, w.b, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package mpifunc
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -51,6 +52,23 @@ func TestClassify(t *testing.T) {
 		got := Classify(c.name)
 		if got.Class != c.class || got.Collective != c.shape || got.Nonblocking != c.nb {
 			t.Errorf("Classify(%q) = %+v, want class %v shape %v nonblocking %v", c.name, got, c.class, c.shape, c.nb)
+		}
+	}
+}
+
+// TestOneCase compares oneCase with the strings it stands for.
+func TestOneCase(t *testing.T) {
+	for _, s := range []string{"", "_", "isend", "ISEND", "Isend", "I", "i", "waitall_f08", "WAITALL_F08", "Waitall_F08",
+		"x1_", "É", "é", "ÉA", "éa", "Éa", "Straße", "STRASSE", "ǅ", "\xff", "a\xff", "A\xff", "aA\xff"} {
+		if got, want := oneCase(s), s == strings.ToLower(s) || s == strings.ToUpper(s); got != want {
+			t.Errorf("oneCase(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for c := range 256 {
+		for _, s := range []string{string(rune(c)), "a" + string(byte(c)), "A" + string(byte(c))} {
+			if got, want := oneCase(s), s == strings.ToLower(s) || s == strings.ToUpper(s); got != want {
+				t.Errorf("oneCase(%q) = %v, want %v", s, got, want)
+			}
 		}
 	}
 }
