@@ -397,7 +397,7 @@ func (r *Reader) decode(k Kind, raw []byte) error {
 		r.hdr = h
 	case KindDefinitions:
 		d := &tracepb.Definitions{}
-		if err := proto.Unmarshal(raw, d); err != nil {
+		if err := decodeDefinitions(raw, d); err != nil {
 			return fmt.Errorf("malformed definitions: %v", err)
 		}
 		if cap(r.raw) > 64<<10 || cap(r.payload) > 64<<10 {

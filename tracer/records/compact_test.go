@@ -14,6 +14,7 @@ import (
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"google.golang.org/protobuf/proto"
 )
 
 // runPart is one thing a tracer writes: definitions, a buffer of records
@@ -187,6 +188,79 @@ func TestCompactJoinsFrames(t *testing.T) {
 		}
 		if c.batches == 7 && !bytes.Equal(readFile(t, path), readFile(t, inline)) {
 			t.Errorf("limit %d: frames written one by one differ from the inline trace", c.limit)
+		}
+	}
+}
+
+// TestCompactJoinsDefinitions: consecutive definitions frames become one
+// frame of their entries in order, a frame alone is copied as it is, and
+// the trace reads as the inline one (the same events and definitions);
+// with DT_COMPACT_JOIN=0 every frame is kept.
+func TestCompactJoinsDefinitions(t *testing.T) {
+	site := func(id uint32, pcs ...uint64) runPart {
+		return runPart{defs: &tracepb.Definitions{CallSites: []*tracepb.CallSite{{Id: id, Pcs: pcs}}}}
+	}
+	parts := []runPart{testParts()[0], site(4, 0x40, 0x50), site(5), // three joined
+		{recs: fourCalls()}, site(6, 0x60), // alone
+		{clock: &tracepb.ClockSync{Phase: tracepb.ClockSync_INIT, SameClock: true}},
+		site(7, 0x70), site(8, 0x80, 0x90, 1<<47), {recs: cheapCallsAt(300, 1<<42)}, // two joined
+	}
+	dir := t.TempDir()
+	kinds := func(path string) string {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		sc, err := traceformat.NewFrameScanner(f, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var k []byte
+		for {
+			fr, err := sc.Next()
+			if err != nil {
+				return string(k)
+			}
+			k = append(k, "?HDECF"[fr.Kind])
+		}
+	}
+	inline := filepath.Join(dir, "inline.trc")
+	writeRun(t, inline, parts, false, 0, Prefix{}, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE})
+	wantEvents, wantR := readRecovered(t, inline)
+	for _, c := range []struct {
+		noJoin bool
+		kinds  string
+	}{{false, "HDEDCDEF"}, {true, "HDDDEDCDDEF"}} {
+		if c.noJoin {
+			t.Setenv("DT_COMPACT_JOIN", "0")
+		}
+		path := filepath.Join(dir, "deferred.trc")
+		writeRun(t, path, parts, true, len(parts), Prefix{}, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE})
+		if _, err := Compact(path); err != nil {
+			t.Fatal(err)
+		}
+		if got := kinds(path); got != c.kinds || kinds(inline) != "HDDDEDCDDEF" {
+			t.Errorf("join %v: frames %s (inline %s), want %s", !c.noJoin, got, kinds(inline), c.kinds)
+		}
+		events, r := readRecovered(t, path)
+		if !reflect.DeepEqual(events, wantEvents) {
+			t.Errorf("join %v: the events differ from the inline trace's", !c.noJoin)
+		}
+		got, want := r.Definitions(), wantR.Definitions()
+		if !reflect.DeepEqual(got.CallSites, want.CallSites) || len(got.Functions) != len(want.Functions) ||
+			len(got.Comms) != len(want.Comms) || len(got.Modules) != len(want.Modules) {
+			t.Errorf("join %v: definitions differ:\n got %v\nwant %v", !c.noJoin, got, want)
+		}
+		for i, f := range want.Functions {
+			if !proto.Equal(got.Functions[i], f) {
+				t.Errorf("join %v: function %d: %v, want %v", !c.noJoin, i, got.Functions[i], f)
+			}
+		}
+		for i, cm := range want.Comms {
+			if !proto.Equal(got.Comms[i], cm) {
+				t.Errorf("join %v: communicator %d: %v, want %v", !c.noJoin, i, got.Comms[i], cm)
+			}
 		}
 	}
 }
