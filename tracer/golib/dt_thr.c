@@ -114,10 +114,10 @@ void dt_epoch_flush(dt_thr *T, char *rec) {
 }
 
 // dt_rec_long sets the exit of the record H being written (its attributes
-// end at T->pos) to t1 when the duration does not fit the header's 32
-// bits, or the header already has A_LONG: the upper half then follows the
-// header, the attributes written so far moved up by 4 bytes (a record
-// reserves DT_HDR_MAX for its header, so there is room).
+// end at T->pos) to t1, out of line: a duration that does not fit the
+// header's 32 bits, or a header that already has A_LONG, has the upper half
+// after the header, the attributes written so far moved up by 4 bytes (a
+// record reserves DT_HDR_MAX for its header, so there is room).
 void dt_rec_long(dt_thr *T, dt_hdr *H, uint64_t t1) {
 	uint64_t d = t1 - H->t0;
 	char *a = (char *)(H + 1);

@@ -160,7 +160,7 @@ void dt_epoch_flush(dt_thr *T, char *rec);
 void dt_rec_long(dt_thr *T, dt_hdr *H, uint64_t t1);
 void dt_sbytes_wide(dt_thr *T, dt_hdr *H, uint64_t v);
 void dt_rbytes_wide(dt_thr *T, dt_hdr *H, uint64_t v);
-uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, uint64_t *t1);
+uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, dt_hdr *rec);
 dt_comm *dt_comm_lookup(MPI_Comm c, int ok);
 uint32_t dt_comm_created(MPI_Comm c, MPI_Comm parent, int kind, int tag, int fid);
 void dt_comm_forget(MPI_Comm c);
@@ -231,16 +231,16 @@ DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { *(dt_u64 *)T->pos = v; T->pos +
 // Python frames are recorded: a call whose wrapper returns there has the
 // Python stack as its call site (dt_py_site). dt_py_span is 0 otherwise.
 extern uintptr_t dt_py_lo DT_HIDDEN, dt_py_span DT_HIDDEN;
-uint32_t dt_py_site(dt_thr *T, void *fp, uint64_t *t1);
+uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec);
 
 // dt_site_c is the call site of the C stack: a walk of the unwind tables
 // (dt_site_walk, dt_site.c) gives the return addresses, and a new call site
-// is handed to Go, which then moves *t1, the record's exit time, past the
-// hand-over. A call from the same frame and return address as a remembered
+// is handed to Go, after which the exit of rec, the record being written
+// (its header ends at T->pos), is moved past the hand-over (dt_rec_long). A call from the same frame and return address as a remembered
 // walk, whose stack words read are unchanged, has that walk's call site
 // (dt_memo): one compare per word instead of a rule lookup per frame and a
 // probe of the call-site cache.
-DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, uint64_t *t1) {
+DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, dt_hdr *rec) {
 	uintptr_t a = (uintptr_t)fp, pc = ((const uintptr_t *)fp)[1];
 	size_t i = (size_t)(((a ^ pc) * 0x9E3779B97F4A7C15ull) >> (64 - DT_MEMO_BITS));
 	dt_memo *e = (dt_memo *)(T->memo + (i << T->memo_shift));
@@ -249,15 +249,15 @@ DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, uint64_t *t1) {
 		while (j < k && *(const uintptr_t *)e->s[j].at == e->s[j].v) j++;
 		if (__builtin_expect(j == k, 1)) return e->site;
 	}
-	return dt_site_walk(T, fp, e, t1);
+	return dt_site_walk(T, fp, e, rec);
 }
 
 // dt_site is the call site of the wrapper whose frame is fp: the Python
 // frames of a call from mpi4py (one compare when there are none), else
 // the C stack.
-DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
-	if (__builtin_expect(((const uintptr_t *)fp)[1] - dt_py_lo < dt_py_span, 0)) return dt_py_site(T, fp, t1);
-	return dt_site_c(T, fp, t1);
+DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, dt_hdr *rec) {
+	if (__builtin_expect(((const uintptr_t *)fp)[1] - dt_py_lo < dt_py_span, 0)) return dt_py_site(T, fp, rec);
+	return dt_site_c(T, fp, rec);
 }
 
 // Hand-overs to Go (a full buffer here, a new call site in dt_site, the
@@ -269,7 +269,10 @@ DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
 //
 // A duration that does not fit 32 bits (a call of more than ~1.5 s at
 // 3 GHz, or an exit reading before the entry) takes dt_rec_long, out of
-// line: the common path adds one compare.
+// line: the common path adds one compare. The duration is stored before
+// the call site is looked up, and a new site's hand-over rewrites it
+// (dt_site_slow), so that the exit reading need not stay in memory for
+// that slow path.
 DT_INLINE dt_hdr *dt_rec_begin(dt_thr *T, int fid, uint64_t t0, uint64_t t1, void *fp, size_t need) {
 	if (__builtin_expect(T->pos + need + DT_HDR_MAX > T->end, 0)) {
 		if (!dt_make_room(T, need + DT_HDR_MAX)) return NULL;
@@ -279,10 +282,11 @@ DT_INLINE dt_hdr *dt_rec_begin(dt_thr *T, int fid, uint64_t t0, uint64_t t1, voi
 	H->func = (uint16_t)fid;
 	H->attr = 0;
 	H->t0 = t0;
-	H->site = dt_site(T, fp, &t1);
+	uint64_t d = t1 - t0;
+	H->dur = (uint32_t)d;
 	T->pos += sizeof(dt_hdr);
-	if (__builtin_expect(t1 - t0 > UINT32_MAX, 0)) dt_rec_long(T, H, t1);
-	else H->dur = (uint32_t)(t1 - t0);
+	if (__builtin_expect(d > UINT32_MAX, 0)) dt_rec_long(T, H, t1);
+	H->site = dt_site(T, fp, H);
 	return H;
 }
 
@@ -450,10 +454,14 @@ DT_INLINE size_t dt_need_reqs(int n) {
 #define RB(n, ty) RBN((n) > 0 ? (int64_t)(n) * SZ(ty) : 0)
 // Byte counts are u32 unless one does not fit (A_WIDE: both are u64, out
 // of line). The send count comes first (bit order): a receive count that
-// does not fit widens it (dt_rbytes_wide).
-#define SBN(v) do { uint64_t v_ = (uint64_t)(v); if (__builtin_expect(v_ > UINT32_MAX, 0)) dt_sbytes_wide(T, H, v_); \
+// does not fit widens it (dt_rbytes_wide), and one after a wide send count
+// is wide. dt_wide says the send count was: a wrapper that records one
+// declares its own (tracer/gen), which SBN sets; elsewhere this constant
+// folds RBN's test away (a test of H->attr would be a load per receive).
+static const int dt_wide __attribute__((unused)) = 0;
+#define SBN(v) do { uint64_t v_ = (uint64_t)(v); if (__builtin_expect(v_ > UINT32_MAX, 0)) { dt_sbytes_wide(T, H, v_); dt_wide = 1; } \
 	else { H->attr |= A_SBYTES; dt_put32(T, (uint32_t)v_); } } while (0);
-#define RBN(v) do { uint64_t v_ = (uint64_t)(v); if (__builtin_expect(v_ > UINT32_MAX || (H->attr & A_WIDE), 0)) dt_rbytes_wide(T, H, v_); \
+#define RBN(v) do { uint64_t v_ = (uint64_t)(v); if (__builtin_expect(v_ > UINT32_MAX || dt_wide, 0)) dt_rbytes_wide(T, H, v_); \
 	else { H->attr |= A_RBYTES; dt_put32(T, (uint32_t)v_); } } while (0);
 #define ROOT(r) do { H->attr |= A_ROOT; dt_put32(T, dt_rank(r)); } while (0);
 #define CSIZE ((int64_t)(C ? C->size : 0))
