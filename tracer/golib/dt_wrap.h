@@ -323,7 +323,7 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 // and counts stay exact, and the gap before the record is the one before
 // the first call plus A_INNER (records/records.go). A program polling for a
 // message (hpcc's RandomAccess: ~1 M MPI_Testany per rank) or asking its
-// rank in a loop then costs a few bytes per run instead of 28 per call, and
+// rank in a loop then costs a few bytes per run instead of 24 per call, and
 // the encoder and the hand-overs nothing per call. Extrae folds failed
 // MPI_Test/MPI_Iprobe likewise. Not folded: after the epoch moved (the next
 // record hands the buffer over), across a buffer (dt_thr_attach_buf
