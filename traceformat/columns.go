@@ -78,7 +78,8 @@ type Column struct {
 	// RecordSize is the bytes per value in the tracer's call record
 	// (records package, dt_wrap.h); the values of an attribute's columns
 	// follow each other in column order, repeated Count times (request ids
-	// after their count, statuses as source/tag pairs).
+	// after their count, statuses as source/tag pairs). Byte counts take 8
+	// in a record with the escape records.RawWide.
 	RecordSize int
 
 	// FormShape, FormStatic: the value's field in a shape. FormStatic,
@@ -208,10 +209,10 @@ var columns = [...]Column{
 	{Field: 14, Name: "recv_tag", Form: FormStatic, Enc: EncS32, Attr: AttrRecv, RecordSize: 4,
 		shape: at(unsafe.Offsetof(shape{}.recvTag), tI32),
 		event: at(unsafe.Offsetof(Event{}.RecvTag), tI32)},
-	{Field: 15, Name: "send_bytes", Form: FormStatic, Enc: EncU64, Attr: AttrSendBytes, RecordSize: 8,
+	{Field: 15, Name: "send_bytes", Form: FormStatic, Enc: EncU64, Attr: AttrSendBytes, RecordSize: 4,
 		shape: at(unsafe.Offsetof(shape{}.sendBytes), tU64),
 		event: at(unsafe.Offsetof(Event{}.SendBytes), tU64)},
-	{Field: 16, Name: "recv_bytes", Form: FormStatic, Enc: EncU64, Attr: AttrRecvBytes, RecordSize: 8,
+	{Field: 16, Name: "recv_bytes", Form: FormStatic, Enc: EncU64, Attr: AttrRecvBytes, RecordSize: 4,
 		shape: at(unsafe.Offsetof(shape{}.recvBytes), tU64),
 		event: at(unsafe.Offsetof(Event{}.RecvBytes), tU64)},
 	{Field: 17, Name: "root", Form: FormStatic, Enc: EncS32, Attr: AttrRoot, RecordSize: 4,

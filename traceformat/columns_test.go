@@ -123,7 +123,7 @@ func TestColumnsMatchCHeader(t *testing.T) {
 	if recorded < 8 {
 		t.Errorf("found only %d places in dt_wrap.h that record an attribute", recorded)
 	}
-	if !strings.Contains(h, "uint16_t func, attr;") || !strings.Contains(h, "uint64_t t0, t1;") {
+	if !strings.Contains(h, "uint16_t func, attr;") || !strings.Contains(h, "uint64_t t0;") || !strings.Contains(h, "uint32_t dur;") {
 		t.Error("dt_wrap.h: record header changed")
 	}
 }

@@ -57,6 +57,10 @@ func (e *VersionError) Error() string {
 		return fmt.Sprintf("%s: its events are not compacted yet (the tracer left their encoding to dtrun, which compacts a run's traces when the job ends, but did not here): run `dtrun --compact %s`",
 			orTrace(e.File), orTrace(e.File))
 	}
+	if IsDeferredMajor(e.Major) {
+		return fmt.Sprintf("%s: its events are not compacted yet, and are raw records of another tracer version (deferred format %#04x; this one compacts %#04x): run `dtrun --compact %s` with the dtrun of the installation that traced it",
+			orTrace(e.File), e.Major, DeferredMajor, orTrace(e.File))
+	}
 	return fmt.Sprintf("%s: trace format version %d.%d is not supported: this dtpa reads versions %d.x to %d.x; use a dtpa at least as new as the tracer that wrote the file",
 		orTrace(e.File), e.Major, e.Minor, MinVersionMajor, VersionMajor)
 }

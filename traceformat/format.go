@@ -36,15 +36,29 @@ const (
 	// MinVersionMajor is the oldest major version this package reads. 1.1
 	// added ATTR_CALLS (folded runs of unsuccessful polls).
 	MinVersionMajor = 1
-	// DeferredMajor (0xD002: 0xD000 plus the major version it becomes)
-	// marks a trace whose events are still the tracer's raw records
-	// (KindRecords frames): the tracer defers their encoding to after the
-	// run, when dtrun compacts the file (tracer/records, Compact) into a
-	// VersionMajor.VersionMinor trace. No reader reads such a file: an
-	// older one refuses the major version, this one says how to compact it
-	// (VersionError).
-	DeferredMajor = 0xD000 | VersionMajor
+	// DeferredMajor (0xD102: 0xD000, RawLayout << 8 and the major version
+	// it becomes) marks a trace whose events are still the tracer's raw
+	// records (KindRecords frames): the tracer defers their encoding to
+	// after the run, when dtrun compacts the file (tracer/records, Compact)
+	// into a VersionMajor.VersionMinor trace. No reader reads such a file:
+	// an older one refuses the major version, this one says how to compact
+	// it (VersionError).
+	DeferredMajor = 0xD000 | RawLayout<<8 | VersionMajor
+	// RawLayout is the layout of the records in KindRecords frames
+	// (tracer/records): 1, 20-byte headers with the exit as a 32-bit
+	// duration and 32-bit byte counts, each with an escape. Layout 0
+	// (0xD002: 24-byte headers, the exit reading and byte counts as u64)
+	// is refused, not read: a deferred file lives from the run to its
+	// compaction at the end of the job by the same installation's code,
+	// so only a tracer replaced between the two leaves one, and reading it
+	// would keep a second record decoder. VersionError says which dtrun
+	// compacts it.
+	RawLayout = 1
 )
+
+// IsDeferredMajor tells whether a file's major version marks a deferred
+// trace, of any raw record layout.
+func IsDeferredMajor(major uint16) bool { return major&0xF000 == 0xD000 }
 
 // PreambleSize is the size of the magic and version at the start of a file.
 const PreambleSize = 12

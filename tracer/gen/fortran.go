@@ -335,7 +335,7 @@ func emitFortran(b *bytes.Buffer, p Proto, s fortSym, j, fid int, t tmpl) error 
 	}
 	fmt.Fprintf(b, "\tdt_hdr *H = dt_rec_begin(T, %d, t0, t1, __builtin_frame_address(0), %s);\n", fid, need)
 	if post != "" {
-		fmt.Fprintf(b, "\tif (H) { %s }\n", post)
+		fmt.Fprintf(b, "\tif (H) { %s%s }\n", wideDecl(post), post)
 	}
 	b.WriteString("\t" + t.recEnd() + "\n")
 	if p.Ret != "int" {

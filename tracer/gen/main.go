@@ -228,7 +228,7 @@ func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {
 	fmt.Fprintf(b, "\tint dt_ok = %s; (void)dt_ok;\n", ok)
 	fmt.Fprintf(b, "\tdt_hdr *H = dt_rec_begin(T, %d, t0, t1, __builtin_frame_address(0), %s);\n", id, need)
 	if t.post != "" {
-		fmt.Fprintf(b, "\tif (H) { %s }\n", t.post)
+		fmt.Fprintf(b, "\tif (H) { %s%s }\n", wideDecl(t.post), t.post)
 	}
 	b.WriteString("\t" + t.recEnd() + "\n\treturn r;\n}\n\n")
 }

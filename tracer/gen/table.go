@@ -287,3 +287,13 @@ func withFold(name string, t tmpl) tmpl {
 	}
 	return t
 }
+
+// wideDecl is the declaration a record's code needs before post when post
+// records a send byte count (SB, SBN): dt_wide, set when that count is
+// written as a u64, so that a receive count after it is too (dt_wrap.h).
+func wideDecl(post string) string {
+	if strings.Contains(post, "SB(") || strings.Contains(post, "SBN(") {
+		return "int dt_wide = 0; (void)dt_wide; "
+	}
+	return ""
+}

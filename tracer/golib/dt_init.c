@@ -233,7 +233,7 @@ int dt_finalize(int (*fin)(void *), void *arg, void *fp) {
 	dt_clock_sync(2);
 	dt_clock_free();
 	int r = fin ? fin(arg) : PMPI_Finalize();
-	if (T) dt_room_wait(T, 64 + sizeof(dt_hdr)); // the last record is never dropped (charged to the call)
+	if (T) dt_room_wait(T, 64 + DT_HDR_MAX); // the last record is never dropped (charged to the call)
 	uint64_t t1 = dt_now();
 	if (T) {
 		dt_rec_begin(T, DT_FID_Finalize, t0, t1, fp, 64);
@@ -259,7 +259,7 @@ int MPI_Finalize(void) {
 void dt_abort_record(MPI_Comm comm, void *fp) {
 	dt_thr *T = dt_enter();
 	if (T) {
-		dt_room_wait(T, 64 + sizeof(dt_hdr));
+		dt_room_wait(T, 64 + DT_HDR_MAX);
 		uint64_t t = dt_now();
 		dt_hdr *H = dt_rec_begin(T, DT_FID_Abort, t, t, fp, 64);
 		if (H) {

@@ -161,17 +161,17 @@ static pthread_key_t memo_key;
 static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
 static void memo_init(void) { pthread_key_create(&memo_key, free); }
 
-static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *lasti, int n, uint64_t *t1);
-static uint32_t py_site_walk(dt_thr *T, void *fp, uint64_t *t1, uintptr_t ts, py_fast *fe, uint64_t key);
+static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *lasti, int n, dt_hdr *rec);
+static uint32_t py_site_walk(dt_thr *T, void *fp, dt_hdr *rec, uintptr_t ts, py_fast *fe, uint64_t key);
 
-uint32_t dt_py_site(dt_thr *T, void *fp, uint64_t *t1) {
+uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	uintptr_t ts = (uintptr_t)py_this_ts();
 	py_memos *m = py_memo;
-	if (__builtin_expect(!PY_PTR_OK(ts) || m == NULL, 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	if (__builtin_expect(!PY_PTR_OK(ts) || m == NULL, 0)) return py_site_walk(T, fp, rec, ts, NULL, 0);
 	uintptr_t cf = *(const uintptr_t *)(ts + DT_PY_TS_CFRAME);
-	if (__builtin_expect(!PY_PTR_OK(cf), 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	if (__builtin_expect(!PY_PTR_OK(cf), 0)) return py_site_walk(T, fp, rec, ts, NULL, 0);
 	uintptr_t f = *(const uintptr_t *)(cf + DT_PY_CF_CURRENT);
-	if (__builtin_expect(!PY_PTR_OK(f), 0)) return py_site_walk(T, fp, t1, ts, NULL, 0);
+	if (__builtin_expect(!PY_PTR_OK(f), 0)) return py_site_walk(T, fp, rec, ts, NULL, 0);
 	uintptr_t p0 = *(const uintptr_t *)(f + DT_PY_FR_PREV_INSTR), f1 = *(const uintptr_t *)(f + DT_PY_FR_PREVIOUS);
 	uintptr_t p1 = PY_PTR_OK(f1) ? *(const uintptr_t *)(f1 + DT_PY_FR_PREV_INSTR) : f1;
 	uint64_t key = ((f ^ (p0 << 17) ^ (p1 << 31)) * 0x9E3779B97F4A7C15ull) | 1;
@@ -187,13 +187,13 @@ uint32_t dt_py_site(dt_thr *T, void *fp, uint64_t *t1) {
 		}
 		if (__builtin_expect(i == nh && (e->depth || g == e->end), 1)) return e->id;
 	}
-	return py_site_walk(T, fp, t1, ts, e, key);
+	return py_site_walk(T, fp, rec, ts, e, key);
 }
 
 // py_site_walk is dt_py_site's path for a call the first memo does not
 // know (fe, its entry for key; NULL: none): the walk, then the second memo
 // or the lines (py_site_new). No Python frame: the C stack's call site.
-static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, uint64_t *t1, uintptr_t ts, py_fast *fe,
+static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, dt_hdr *rec, uintptr_t ts, py_fast *fe,
 	uint64_t key) {
 	uintptr_t code[DT_MAXDEPTH];
 	uint32_t lasti[DT_MAXDEPTH];
@@ -202,14 +202,14 @@ static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, uint
 	uint32_t nh, depth;
 	uintptr_t end;
 	int n = py_walk(ts, code, lasti, dt_depth, &h, hops, &nh, &end, &depth);
-	if (n == 0) return dt_site_c(T, fp, t1);
+	if (n == 0) return dt_site_c(T, fp, rec);
 	for (int i = 0; i < n; i++) h = (h ^ code[i] ^ ((uint64_t)lasti[i] << 47)) * 0x9E3779B97F4A7C15ull;
 	h = (h ^ (h >> 29)) | 1;
 	py_memos *m = py_memo;
 	if (__builtin_expect(m == NULL, 0)) {
 		pthread_once(&memo_once, memo_init);
 		m = py_memo = calloc(1, sizeof *m);
-		if (!m) return py_site_new(T, code, lasti, n, t1);
+		if (!m) return py_site_new(T, code, lasti, n, rec);
 		pthread_setspecific(memo_key, m);
 		fe = NULL; // the key was not computed
 	}
@@ -219,7 +219,7 @@ static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, uint
 	for (int i = 0; same && i < n; i++) same = e->code[i] == code[i] && e->lasti[i] == lasti[i];
 	if (same) id = e->id;
 	else {
-		id = py_site_new(T, code, lasti, n, t1);
+		id = py_site_new(T, code, lasti, n, rec);
 		e->hash = h;
 		e->n = (uint32_t)n;
 		memcpy(e->code, code, n * sizeof code[0]);
@@ -315,7 +315,7 @@ static uint64_t py_file_base(uintptr_t co) {
 // py_site_new is the call site of a Python stack the thread's memo does not
 // know: its frames as file and line, up to the first whose file cannot be
 // named.
-static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *lasti, int n, uint64_t *t1) {
+static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *lasti, int n, dt_hdr *rec) {
 	uintptr_t pcs[DT_MAXDEPTH];
 	int k = 0;
 	for (int i = 0; i < n; i++) {
@@ -324,7 +324,7 @@ static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *la
 		int line = py_addr2line((void *)code[i], (int)(lasti[i] * DT_PY_CODEUNIT));
 		pcs[k++] = base + (uint32_t)(line > 0 ? line : 0);
 	}
-	return dt_site_src(T, pcs, k, t1);
+	return dt_site_src(T, pcs, k, rec);
 }
 
 // ---- Start (MPI_Init).

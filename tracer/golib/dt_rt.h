@@ -86,7 +86,7 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 	uint32_t parent, int fid);
 
 // dt_site.c
-uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, uint64_t *t1);
+uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, dt_hdr *rec);
 
 // dt_py.c
 void dt_py_init(void);

@@ -189,7 +189,7 @@ static uint64_t dt_site_hash(const uintptr_t *pcs, int n) {
 	return h ^ (h >> 29);
 }
 
-static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1, int code);
+static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, dt_hdr *rec, int code);
 
 // dt_site_walk is dt_site's path for a call its memo does not know: the
 // walk, then the call site from the thread's cache of stacks (keyed by a
@@ -197,7 +197,7 @@ static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h,
 // and its site are remembered in e. text_gen is read before the walk:
 // a span widened during it (by another thread, or by dt_site_slow for this
 // call) leaves an entry that the next call finds out of date.
-uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, uint64_t *t1) {
+uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, dt_hdr *rec) {
 	uint32_t gen = __atomic_load_n(&dt_text_gen, __ATOMIC_ACQUIRE);
 	uintptr_t pcs[DT_MAXDEPTH];
 	uint32_t k;
@@ -207,7 +207,7 @@ uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, uint64_t *t1) {
 	dt_site_ent *c = &T->sites[h & (DT_SITE_CACHE - 1)];
 	uint32_t id;
 	if (c->hash == h && c->n == (uint32_t)n && memcmp(c->pcs, pcs, n * sizeof(uintptr_t)) == 0) id = c->id;
-	else id = dt_site_slow(T, pcs, n, h, t1, 1);
+	else id = dt_site_slow(T, pcs, n, h, rec, 1);
 	// A walk cut short for want of a rule table is not remembered: the
 	// next one may get the table.
 	if (dt_rules || dt_depth <= 1) {
@@ -228,16 +228,16 @@ static uint32_t site_next = 1; // 0 = empty stack, defined at init
 // dt_site_src is the call site of pcs[0 … n), addresses in the source-file
 // modules of dt_py.c (no code to check): from the thread's cache of stacks
 // or the global table.
-uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, uint64_t *t1) {
+uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, dt_hdr *rec) {
 	uint64_t h = dt_site_hash(pcs, n);
 	dt_site_ent *c = &T->sites[h & (DT_SITE_CACHE - 1)];
 	if (c->hash == h && c->n == (uint32_t)n && memcmp(c->pcs, pcs, n * sizeof(uintptr_t)) == 0) return c->id;
-	return dt_site_slow(T, pcs, n, h, t1, 0);
+	return dt_site_slow(T, pcs, n, h, rec, 0);
 }
 
 // dt_site_slow finds or defines the call site of pcs[0 … n); code: they
 // are return addresses, to be checked against the modules' code.
-static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, uint64_t *t1, int code) {
+static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h, dt_hdr *rec, int code) {
 	uint32_t id = 0;
 	int defined = 0;
 	pthread_mutex_lock(&site_mu);
@@ -285,6 +285,6 @@ static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h,
 	c->n = n;
 	memcpy(c->pcs, pcs, n * sizeof(uintptr_t));
 	c->id = id;
-	if (defined && t1) *t1 = dt_now(); // the hand-over is part of the call
+	if (defined && rec) dt_rec_long(T, rec, dt_now()); // the hand-over is part of the call
 	return id;
 }

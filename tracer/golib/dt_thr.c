@@ -100,19 +100,63 @@ void dt_epoch_flush(dt_thr *T, char *rec) {
 	T->pos = T->commit = rec; // uncommit it
 	*T->chunk_commit = (uint64_t)(rec - T->buf);
 	dt_submit(T);
-	if (T->buf != NULL && T->pos == T->commit && len <= (size_t)(T->end - T->pos)) {
+	if (T->buf != NULL && T->pos == T->commit && len + 4 <= (size_t)(T->end - T->pos)) {
+		dt_hdr *H = (dt_hdr *)T->pos;
 		memcpy(T->pos, tmp, len);
-		if (len >= sizeof(dt_hdr)) {
-			uint64_t t1 = dt_now();
-			memcpy(T->pos + offsetof(dt_hdr, t1), &t1, sizeof t1);
-		}
 		T->pos += len;
+		if (len >= sizeof(dt_hdr)) dt_rec_exit(T, H, dt_now());
 		T->commit = T->pos;
 		*T->chunk_commit = (uint64_t)(T->pos - T->buf);
 	} else if (len > 0) {
 		T->dropped++;
 	}
 	if (tmp != small) free(tmp);
+}
+
+// dt_rec_long sets the exit of the record H being written (its attributes
+// end at T->pos) to t1, out of line: a duration that does not fit the
+// header's 32 bits, or a header that already has A_LONG, has the upper half
+// after the header, the attributes written so far moved up by 4 bytes (a
+// record reserves DT_HDR_MAX for its header, so there is room).
+void dt_rec_long(dt_thr *T, dt_hdr *H, uint64_t t1) {
+	uint64_t d = t1 - H->t0;
+	char *a = (char *)(H + 1);
+	if (!(H->attr & A_LONG)) {
+		if (d <= UINT32_MAX) {
+			H->dur = (uint32_t)d;
+			return;
+		}
+		memmove(a + 4, a, (size_t)(T->pos - a));
+		T->pos += 4;
+		H->attr |= A_LONG;
+	}
+	H->dur = (uint32_t)d;
+	uint32_t hi = (uint32_t)(d >> 32);
+	memcpy(a, &hi, 4);
+}
+
+// dt_sbytes_wide writes a send byte count that does not fit 32 bits, as a
+// u64 (A_WIDE).
+void dt_sbytes_wide(dt_thr *T, dt_hdr *H, uint64_t v) {
+	H->attr |= A_SBYTES | A_WIDE;
+	dt_put64(T, v);
+}
+
+// dt_rbytes_wide writes a receive byte count as a u64 (A_WIDE): this one
+// does not fit 32 bits, or the send count did not. A send count written
+// as a u32 just before (SBYTES precedes RBYTES) is widened first.
+void dt_rbytes_wide(dt_thr *T, dt_hdr *H, uint64_t v) {
+	H->attr |= A_RBYTES;
+	if (!(H->attr & A_WIDE)) {
+		H->attr |= A_WIDE;
+		if (H->attr & A_SBYTES) {
+			uint32_t s;
+			memcpy(&s, T->pos - 4, 4);
+			T->pos -= 4;
+			dt_put64(T, s);
+		}
+	}
+	dt_put64(T, v);
 }
 
 void dt_stop(int reason) {

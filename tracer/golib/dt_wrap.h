@@ -24,18 +24,31 @@ enum { DT_ST_OFF = 0, DT_ST_TRACING = 1, DT_ST_STOPPED = 2, DT_ST_FINISHED = 3 }
 #define DT_MAXDEPTH 16
 #define DT_SITE_CACHE 512
 
-// Record header. Attributes follow in Attr bit order; their presence is
-// given by attr, so the record needs no length field.
-typedef struct {
+// Record header: 20 bytes, the exit as a duration from the entry (raw
+// clock units, modulo 2^64). Attributes follow in Attr bit order; their
+// presence is given by attr, so the record needs no length field. Two
+// bits of attr are not attributes but escapes, so that nothing is lost
+// when a value does not fit its usual 32 bits: A_LONG, the duration's
+// upper 32 bits follow the header (a 24-byte header: dur is then a u64,
+// low half first); A_WIDE, the byte counts (A_SBYTES, A_RBYTES) are u64
+// rather than u32. Records stay 4-byte aligned.
+typedef struct __attribute__((packed, aligned(4))) {
 	uint16_t func, attr;
 	uint32_t site;
-	uint64_t t0, t1; // raw clock readings (TSC ticks or ns)
+	uint64_t t0; // raw clock reading (TSC ticks or ns) at entry
+	uint32_t dur; // exit - t0, low 32 bits
 } dt_hdr;
+
+// DT_HDR_MAX is the largest header (with A_LONG), the room a record
+// reserves for it.
+#define DT_HDR_MAX 24
 
 enum {
 	A_COMM = 1, A_SEND = 2, A_RECV = 4, A_SBYTES = 8, A_RBYTES = 16, A_ROOT = 32,
 	A_REQS = 64, A_STATUS = 128, A_NEWCOMM = 256, A_PCONTROL = 512, A_FLAG = 1024, A_CALLS = 2048, A_INNER = 4096,
 };
+// The escape bits (above; records.RawLong, records.RawWide).
+enum { A_LONG = 8192, A_WIDE = 16384 };
 
 // Request kinds remembered between creation and completion, so that only
 // receives report a status (trace.proto: NO_STATUS otherwise).
@@ -144,7 +157,10 @@ dt_thr *dt_enter_slow(void);
 dt_thr *dt_thr_new(void);
 int dt_make_room(dt_thr *T, size_t need);
 void dt_epoch_flush(dt_thr *T, char *rec);
-uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, uint64_t *t1);
+void dt_rec_long(dt_thr *T, dt_hdr *H, uint64_t t1);
+void dt_sbytes_wide(dt_thr *T, dt_hdr *H, uint64_t v);
+void dt_rbytes_wide(dt_thr *T, dt_hdr *H, uint64_t v);
+uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, dt_hdr *rec);
 dt_comm *dt_comm_lookup(MPI_Comm c, int ok);
 uint32_t dt_comm_created(MPI_Comm c, MPI_Comm parent, int kind, int tag, int fid);
 void dt_comm_forget(MPI_Comm c);
@@ -215,16 +231,16 @@ DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { *(dt_u64 *)T->pos = v; T->pos +
 // Python frames are recorded: a call whose wrapper returns there has the
 // Python stack as its call site (dt_py_site). dt_py_span is 0 otherwise.
 extern uintptr_t dt_py_lo DT_HIDDEN, dt_py_span DT_HIDDEN;
-uint32_t dt_py_site(dt_thr *T, void *fp, uint64_t *t1);
+uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec);
 
 // dt_site_c is the call site of the C stack: a walk of the unwind tables
 // (dt_site_walk, dt_site.c) gives the return addresses, and a new call site
-// is handed to Go, which then moves *t1, the record's exit time, past the
-// hand-over. A call from the same frame and return address as a remembered
+// is handed to Go, after which the exit of rec, the record being written
+// (its header ends at T->pos), is moved past the hand-over (dt_rec_long). A call from the same frame and return address as a remembered
 // walk, whose stack words read are unchanged, has that walk's call site
 // (dt_memo): one compare per word instead of a rule lookup per frame and a
 // probe of the call-site cache.
-DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, uint64_t *t1) {
+DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, dt_hdr *rec) {
 	uintptr_t a = (uintptr_t)fp, pc = ((const uintptr_t *)fp)[1];
 	size_t i = (size_t)(((a ^ pc) * 0x9E3779B97F4A7C15ull) >> (64 - DT_MEMO_BITS));
 	dt_memo *e = (dt_memo *)(T->memo + (i << T->memo_shift));
@@ -233,15 +249,15 @@ DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, uint64_t *t1) {
 		while (j < k && *(const uintptr_t *)e->s[j].at == e->s[j].v) j++;
 		if (__builtin_expect(j == k, 1)) return e->site;
 	}
-	return dt_site_walk(T, fp, e, t1);
+	return dt_site_walk(T, fp, e, rec);
 }
 
 // dt_site is the call site of the wrapper whose frame is fp: the Python
 // frames of a call from mpi4py (one compare when there are none), else
 // the C stack.
-DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
-	if (__builtin_expect(((const uintptr_t *)fp)[1] - dt_py_lo < dt_py_span, 0)) return dt_py_site(T, fp, t1);
-	return dt_site_c(T, fp, t1);
+DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, dt_hdr *rec) {
+	if (__builtin_expect(((const uintptr_t *)fp)[1] - dt_py_lo < dt_py_span, 0)) return dt_py_site(T, fp, rec);
+	return dt_site_c(T, fp, rec);
 }
 
 // Hand-overs to Go (a full buffer here, a new call site in dt_site, the
@@ -250,19 +266,35 @@ DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, uint64_t *t1) {
 // is seen as time in that MPI call, never as the program's own time after it
 // (README: "Flushes"). The common path is unchanged: the exit time is only
 // read again on those slow paths.
+//
+// A duration that does not fit 32 bits (a call of more than ~1.5 s at
+// 3 GHz, or an exit reading before the entry) takes dt_rec_long, out of
+// line: the common path adds one compare. The duration is stored before
+// the call site is looked up, and a new site's hand-over rewrites it
+// (dt_site_slow), so that the exit reading need not stay in memory for
+// that slow path.
 DT_INLINE dt_hdr *dt_rec_begin(dt_thr *T, int fid, uint64_t t0, uint64_t t1, void *fp, size_t need) {
-	if (__builtin_expect(T->pos + need + sizeof(dt_hdr) > T->end, 0)) {
-		if (!dt_make_room(T, need + sizeof(dt_hdr))) return NULL;
+	if (__builtin_expect(T->pos + need + DT_HDR_MAX > T->end, 0)) {
+		if (!dt_make_room(T, need + DT_HDR_MAX)) return NULL;
 		t1 = dt_now();
 	}
 	dt_hdr *H = (dt_hdr *)T->pos;
 	H->func = (uint16_t)fid;
 	H->attr = 0;
 	H->t0 = t0;
-	H->t1 = t1;
-	H->site = dt_site(T, fp, &H->t1);
+	uint64_t d = t1 - t0;
+	H->dur = (uint32_t)d;
 	T->pos += sizeof(dt_hdr);
+	if (__builtin_expect(d > UINT32_MAX, 0)) dt_rec_long(T, H, t1);
+	H->site = dt_site(T, fp, H);
 	return H;
+}
+
+// dt_rec_exit sets the exit of the record H, the one being written (its
+// attributes end at T->pos), to t1: a hand-over inside the call moved it.
+DT_INLINE void dt_rec_exit(dt_thr *T, dt_hdr *H, uint64_t t1) {
+	if (__builtin_expect(t1 - H->t0 > UINT32_MAX || (H->attr & A_LONG), 0)) dt_rec_long(T, H, t1);
+	else H->dur = (uint32_t)(t1 - H->t0);
 }
 
 // dt_rec_end commits the record begun at T->commit. A periodic flush is
@@ -285,11 +317,13 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 // units) after the previous one's exit, are folded into the first one's record: it gets A_CALLS,
 // their number, and A_INNER, the summed time between them (from one call's
 // exit to the next one's entry), and t0 is moved so that t1 - t0 stays
-// their summed time inside MPI while t1 is the last one's exit. So MPI time
+// their summed time inside MPI while t1 is the last one's exit (a run
+// whose summed time would not fit the header's 32-bit duration, or a call
+// whose own does not, A_LONG, starts a new record). So MPI time
 // and counts stay exact, and the gap before the record is the one before
 // the first call plus A_INNER (records/records.go). A program polling for a
 // message (hpcc's RandomAccess: ~1 M MPI_Testany per rank) or asking its
-// rank in a loop then costs a few bytes per run instead of 28 per call, and
+// rank in a loop then costs a few bytes per run instead of 24 per call, and
 // the encoder and the hand-overs nothing per call. Extrae folds failed
 // MPI_Test/MPI_Iprobe likewise. Not folded: after the epoch moved (the next
 // record hands the buffer over), across a buffer (dt_thr_attach_buf
@@ -310,11 +344,14 @@ DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, int bounded, uint64_t
 			uint16_t hf = *(volatile uint16_t *)&H->func, ha = *(volatile uint16_t *)&H->attr;
 			uint32_t hs = *(volatile uint32_t *)&H->site;
 			uint16_t pa = P->attr;
-			uint64_t t0 = H->t0, t1 = H->t1, pt1 = P->t1;
-			// P->t1 is the previous call's exit. (An entry reading before
+			uint64_t t0 = H->t0;
+			uint32_t hd = H->dur, pd = P->dur;
+			// pt1 is the previous call's exit. (An entry reading before
 			// it, which an unordered rdtsc might give, is no gap.)
+			uint64_t pt1 = P->t0 + pd;
 			uint64_t gap = t0 > pt1 ? t0 - pt1 : 0;
-			if (P->func == hf && P->site == hs && (pa & ~(A_CALLS | A_INNER)) == ha && (!bounded || gap < maxgap)) {
+			if (P->func == hf && P->site == hs && (pa & ~(A_CALLS | A_INNER)) == ha && (!bounded || gap < maxgap) &&
+			    (uint64_t)pd + hd <= UINT32_MAX) {
 				// The attributes (whole 32-bit words), their differences
 				// OR-ed: no branch per word.
 				const uint32_t *x = (const uint32_t *)(P + 1), *y = (const uint32_t *)(H + 1);
@@ -330,7 +367,7 @@ DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, int bounded, uint64_t
 						T->pos = (char *)H;
 					} else {
 						// H's fields were read above; the two values take 12
-						// of its 24 bytes. Committed first, then marked: a
+						// of its 20 bytes. Committed first, then marked: a
 						// crash in between leaves P as it was, followed by
 						// 12 bytes that recovery drops.
 						uint32_t n = 2;
@@ -341,11 +378,10 @@ DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, int bounded, uint64_t
 						__atomic_signal_fence(__ATOMIC_SEQ_CST);
 						P->attr = pa | A_CALLS | A_INNER;
 					}
-					// P's time inside MPI grows by H's: its entry moves
-					// by the gap (t1 - busy, busy = (pt1 - P->t0) + (t1 - t0),
-					// is P->t0 + t0 - pt1).
-					P->t1 = t1;
-					P->t0 += t0 - pt1;
+					// P's time inside MPI grows by H's and it ends at H's
+					// exit: its entry is that exit, t0 + hd, minus pd + hd.
+					P->dur = pd + hd;
+					P->t0 = t0 - pd;
 					T->busy = 0;
 					return;
 				}
@@ -353,7 +389,7 @@ DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, int bounded, uint64_t
 		}
 		T->poll = (char *)H;
 		T->poll_len = len;
-		T->poll_next = end;
+		T->poll_next = H->attr & A_LONG ? NULL : end;
 	} else {
 		T->poll_next = NULL;
 	}
@@ -416,8 +452,17 @@ DT_INLINE size_t dt_need_reqs(int n) {
 #define SZ(ty) ((int64_t)dt_tsize(T, (ty)))
 #define SB(n, ty) SBN((n) > 0 ? (int64_t)(n) * SZ(ty) : 0)
 #define RB(n, ty) RBN((n) > 0 ? (int64_t)(n) * SZ(ty) : 0)
-#define SBN(v) do { H->attr |= A_SBYTES; dt_put64(T, (uint64_t)(v)); } while (0);
-#define RBN(v) do { H->attr |= A_RBYTES; dt_put64(T, (uint64_t)(v)); } while (0);
+// Byte counts are u32 unless one does not fit (A_WIDE: both are u64, out
+// of line). The send count comes first (bit order): a receive count that
+// does not fit widens it (dt_rbytes_wide), and one after a wide send count
+// is wide. dt_wide says the send count was: a wrapper that records one
+// declares its own (tracer/gen), which SBN sets; elsewhere this constant
+// folds RBN's test away (a test of H->attr would be a load per receive).
+static const int dt_wide __attribute__((unused)) = 0;
+#define SBN(v) do { uint64_t v_ = (uint64_t)(v); if (__builtin_expect(v_ > UINT32_MAX, 0)) { dt_sbytes_wide(T, H, v_); dt_wide = 1; } \
+	else { H->attr |= A_SBYTES; dt_put32(T, (uint32_t)v_); } } while (0);
+#define RBN(v) do { uint64_t v_ = (uint64_t)(v); if (__builtin_expect(v_ > UINT32_MAX || dt_wide, 0)) dt_rbytes_wide(T, H, v_); \
+	else { H->attr |= A_RBYTES; dt_put32(T, (uint32_t)v_); } } while (0);
 #define ROOT(r) do { H->attr |= A_ROOT; dt_put32(T, dt_rank(r)); } while (0);
 #define CSIZE ((int64_t)(C ? C->size : 0))
 #define ISROOT(r) dt_isroot(C, (r))
@@ -432,7 +477,7 @@ DT_INLINE size_t dt_need_reqs(int n) {
 #define STAT(sp) if (dt_ok) { H->attr |= A_STATUS; dt_put32(T, dt_rank((sp)->MPI_SOURCE)); dt_put32(T, (uint32_t)(sp)->MPI_TAG); }
 // A new communicator's definition is handed to Go: the exit time follows it.
 #define NEWC(h, parent, kind, tag) if (dt_ok) { uint32_t l_ = dt_comm_created((h), (parent), (kind), (tag), H->func); \
-	if (l_ != DT_NORECORD) { H->attr |= A_NEWCOMM; dt_put32(T, l_); H->t1 = dt_now(); } }
+	if (l_ != DT_NORECORD) { H->attr |= A_NEWCOMM; dt_put32(T, l_); dt_rec_exit(T, H, dt_now()); } }
 #define PC(level, arg) do { H->attr |= A_PCONTROL; dt_put32(T, (uint32_t)(level)); dt_put64(T, (uint64_t)(arg)); } while (0);
 #define FLAG(f) do { H->attr |= A_FLAG; dt_put32(T, (f) ? 1 : 0); } while (0);
 

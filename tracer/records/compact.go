@@ -68,7 +68,9 @@ func parsePrefix(b []byte) (Prefix, []byte, error) {
 }
 
 // IsDeferred tells whether the file at path is a trace whose events are
-// still raw records (traceformat.DeferredMajor).
+// still raw records (traceformat.DeferredMajor, or a deferred major of
+// another raw layout, which Compact refuses with a traceformat.VersionError
+// that says so).
 func IsDeferred(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
@@ -79,7 +81,7 @@ func IsDeferred(path string) bool {
 	if _, err := io.ReadFull(f, pre[:]); err != nil || [8]byte(pre[:8]) != traceformat.Magic {
 		return false
 	}
-	return binary.LittleEndian.Uint16(pre[8:]) == traceformat.DeferredMajor
+	return traceformat.IsDeferredMajor(binary.LittleEndian.Uint16(pre[8:]))
 }
 
 // Compact turns a deferred trace (its events written as the tracer's raw

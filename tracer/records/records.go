@@ -3,13 +3,23 @@
 // It is pure Go so that the decoder can be tested and benchmarked without
 // MPI.
 //
-// A record is a 24-byte header — uint16 function id, uint16 Attr bits,
-// uint32 call-site id, uint64 raw entry and exit clock readings — followed
-// by the values of the attributes its bits announce, in bit order,
-// little-endian, as traceformat's column table gives them
-// (traceformat.Columns: an attribute's columns in order, RecordSize bytes
-// each): REQS is a u32 count n then n u64 ids, STATUS n (1 without REQS)
-// pairs of i32 source and tag; each other column is one value.
+// A record is a 20-byte header — uint16 function id, uint16 Attr bits,
+// uint32 call-site id, uint64 raw entry clock reading, uint32 duration
+// (the raw exit reading minus the entry, modulo 2^64) — followed by the
+// values of the attributes its bits announce, in bit order, little-endian,
+// as traceformat's column table gives them (traceformat.Columns: an
+// attribute's columns in order, RecordSize bytes each): REQS is a u32
+// count n then n u64 ids, STATUS n (1 without REQS) pairs of i32 source
+// and tag; each other column is one value. Records are 4-byte aligned.
+//
+// Two bits of the header's Attr are escapes rather than attributes, so
+// that a value too large for its 32 bits is still recorded exactly:
+// RawLong (bit 13), the duration's upper 32 bits follow the header (which
+// is then 24 bytes); RawWide (bit 14), the byte counts (AttrSendBytes,
+// AttrRecvBytes, u32 otherwise) are u64. Both are rare: on the ping-pong,
+// the stencil and hpcc every duration fits (a call of less than ~1.5 s at
+// 3 GHz; an exit reading before the entry, which an unordered rdtsc may
+// give, takes RawLong too). The events keep only the attribute bits.
 //
 // CALLS (bit 11) marks a record that stands for a run of consecutive
 // unsuccessful polls (a test or probe whose flag is false, MPI_Testsome
@@ -35,8 +45,21 @@ import (
 	"github.com/dtpa/dtpa/traceformat"
 )
 
-// HeaderSize is the size of a record header.
-const HeaderSize = 24
+// HeaderSize is the size of a record header without RawLong.
+const HeaderSize = 20
+
+// The escape bits of a record header's Attr (package comment).
+const (
+	RawLong = 1 << 13 // the duration is a u64: the header is 24 bytes
+	RawWide = 1 << 14 // the byte counts are u64
+)
+
+// byteAttrs are the attributes whose values RawWide widens.
+const byteAttrs = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
+
+// stIdx is the index in staticSize of a record with the header Attr bits a:
+// its static attribute bits and RawWide.
+func stIdx(a uint16) int { return int(a&uint16(staticOnly)) | int(a&RawWide)>>(14-6) }
 
 // Converter turns raw clock readings into local nanoseconds exactly as
 // dt_ns in tracer/golib/dt_clock.c does (clock-sync samples are converted
@@ -115,7 +138,7 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 		key := le.Uint64(p[off:])
 		if run >= 0 && key == le.Uint64(p[run:]) {
 			// The same call again: its record has run's length.
-			st := int(staticSize[traceformat.Attr(uint16(key>>16))&staticOnly])
+			st := int(staticSize[stIdx(uint16(key>>16))])
 			if n, o, x := repeats(b, p, off, run, st, exit, conv); n > 0 {
 				off, exit = o, x
 				b.RepeatLast(n, exit)
@@ -130,10 +153,11 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 			if sameStatic(c.stat, q) {
 				h := (*[HeaderSize]byte)(r)
 				var t0, t1 int64
-				if r0, r1 := le.Uint64(h[8:]), le.Uint64(h[16:]); plain {
+				if r0 := le.Uint64(h[8:]); plain {
+					r1 := r0 + uint64(le.Uint32(h[16:]))
 					t0, t1 = ns0+int64(float64(int64(r0-raw0))*k), ns0+int64(float64(int64(r1-raw0))*k)
 				} else {
-					t0, t1 = conv.Ns(r0), conv.Ns(r1)
+					t0, t1 = conv.Ns(r0), conv.Ns(r0+uint64(le.Uint32(h[16:])))
 				}
 				t1 = max(t1, t0)
 				b.AppendLike(c.ev, t0, t1)
@@ -146,43 +170,58 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 					}
 					run = -1
 				case 2:
-					dynamicAttrs(b, traceformat.Attr(uint16(key>>16)), q[st:], le.Uint64(h[8:]), conv)
+					dynamicAttrs(b, traceformat.Attr(uint16(key>>16))&traceformat.AttrKnown, q[st:], le.Uint64(h[8:]), conv)
 					run = -1
 				}
 				off += HeaderSize + c.need
 				continue
 			}
 		}
-		attr := traceformat.Attr(uint16(key >> 16))
-		st := int(staticSize[attr&staticOnly])
+		a16 := uint16(key >> 16)
+		attr := traceformat.Attr(a16) & traceformat.AttrKnown
+		hl := HeaderSize
+		if a16&RawLong != 0 {
+			hl += 4
+		}
+		st := int(staticSize[stIdx(a16)])
 		need := st
 		if attr&^staticOnly != 0 {
-			need = dynamicSize(attr, p[min(off+HeaderSize+st, len(p)):])
+			need = dynamicSize(attr, p[min(off+hl+st, len(p)):])
 			if need >= 0 {
 				need += st
 			}
 		}
-		if need < 0 || off+HeaderSize+need > len(p) {
+		if need < 0 || off+hl+need > len(p) {
 			return ErrTruncated
 		}
-		r := p[off : off+HeaderSize+need]
+		r := p[off : off+hl+need]
 		h := (*[HeaderSize]byte)(r)
+		dur := uint64(le.Uint32(h[16:]))
+		if hl > HeaderSize {
+			dur |= uint64(le.Uint32(r[HeaderSize:])) << 32
+		}
 		var t0, t1 int64
-		if r0, r1 := le.Uint64(h[8:]), le.Uint64(h[16:]); plain {
+		if r0 := le.Uint64(h[8:]); plain {
+			r1 := r0 + dur
 			t0, t1 = ns0+int64(float64(int64(r0-raw0))*k), ns0+int64(float64(int64(r1-raw0))*k)
 		} else {
-			t0, t1 = conv.Ns(r0), conv.Ns(r1)
+			t0, t1 = conv.Ns(r0), conv.Ns(r0+dur)
 		}
 		t1 = max(t1, t0)
-		q := r[HeaderSize:]
+		q := r[hl:]
 		if c.stat != nil && c.key == key && sameStatic(c.stat, q[:st]) {
 			b.AppendLike(c.ev, t0, t1)
+		} else if hl > HeaderSize {
+			// Not cached: the site's fast path takes the usual header.
+			e.Func, e.Site, e.Attr, e.Entry, e.Exit = uint32(uint16(key)), site, attr, t0, t1
+			staticAttrs(&e, attr, a16&RawWide != 0, q)
+			b.AppendStatic(&e)
 		} else {
 			e.Func, e.Site, e.Attr, e.Entry, e.Exit = uint32(uint16(key)), site, attr, t0, t1
 			if attr == traceformat.AttrComm {
 				e.Comm = le.Uint32(q)
 			} else if attr&staticOnly != 0 {
-				staticAttrs(&e, attr, q)
+				staticAttrs(&e, attr, a16&RawWide != 0, q)
 			}
 			b.AppendStatic(&e)
 			c.key, c.stat, c.ev = key, q[:st:st], b.Len()-1
@@ -198,11 +237,13 @@ func Decode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) error
 		}
 		exit = t1
 		run = off
-		if attr&^staticOnly != 0 {
-			dynamicAttrs(b, attr, q[st:], le.Uint64(h[8:]), conv)
+		if attr&^staticOnly != 0 || hl > HeaderSize {
 			run = -1
 		}
-		off += HeaderSize + need
+		if attr&^staticOnly != 0 {
+			dynamicAttrs(b, attr, q[st:], le.Uint64(h[8:]), conv)
+		}
+		off += hl + need
 	}
 	if off != len(p) {
 		return ErrTruncated
@@ -246,7 +287,8 @@ func repeats(b *traceformat.Builder, p []byte, off, run, st int, exit int64, con
 		} else if st != 0 && !sameStatic(r[HeaderSize:], s0) {
 			break
 		}
-		r0, r1 := le.Uint64(r[8:]), le.Uint64(r[16:])
+		r0 := le.Uint64(r[8:])
+		r1 := r0 + uint64(le.Uint32(r[16:]))
 		var t0, t1 int64
 		if plain {
 			t0, t1 = ns0+int64(float64(int64(r0-raw0))*k), ns0+int64(float64(int64(r1-raw0))*k)
@@ -281,8 +323,9 @@ func commRepeats(gap []int64, dur []uint64, i int, p []byte, off int, key uint64
 		if le.Uint64(r[:]) != key || le.Uint32(r[HeaderSize:]) != comm {
 			break
 		}
-		t0 := ns0 + int64(float64(int64(le.Uint64(r[8:])-raw0))*k)
-		t1 := max(ns0+int64(float64(int64(le.Uint64(r[16:])-raw0))*k), t0)
+		r0 := le.Uint64(r[8:])
+		t0 := ns0 + int64(float64(int64(r0-raw0))*k)
+		t1 := max(ns0+int64(float64(int64(r0+uint64(le.Uint32(r[16:]))-raw0))*k), t0)
 		gap[i] = t0 - exit
 		dur[i] = uint64(t1 - t0)
 		i++
@@ -306,8 +349,8 @@ var (
 	// per-call columns (index r of traceformat.Builder.AppendRare).
 	staticCols, rareCols []*traceformat.Column
 	// staticSize is the size of the static attributes of a record by its
-	// static attribute bits.
-	staticSize [staticOnly + 1]uint8
+	// static attribute bits and RawWide (stIdx).
+	staticSize [2 * (staticOnly + 1)]uint8
 	// dynLayout is the size of the per-call attributes of a record by its
 	// per-call attribute bits (the static ones, the low bits, divided
 	// away): fixed bytes, and bytes per request id when AttrReqs is set
@@ -332,11 +375,11 @@ func init() {
 	for a := range staticSize {
 		for _, c := range staticCols {
 			if traceformat.Attr(a)&c.Attr != 0 {
-				staticSize[a] += uint8(c.RecordSize)
+				staticSize[a] += uint8(recordSize(c, a&int(staticOnly+1) != 0))
 			}
 		}
 	}
-	if staticOnly&(staticOnly+1) != 0 || perCall&(traceformat.AttrReqs<<1-1) != traceformat.AttrReqs {
+	if staticOnly != 1<<6-1 || traceformat.AttrKnown&(RawLong|RawWide) != 0 || perCall&(traceformat.AttrReqs<<1-1) != traceformat.AttrReqs {
 		panic("records: the static attributes must be the low bits, and AttrReqs the next")
 	}
 	for k := range dynLayout {
@@ -359,10 +402,19 @@ func init() {
 	}
 }
 
-// value reads a value of column c from q (RecordSize bytes, signed ones
-// sign-extended, as traceformat.Column's accessors take them).
-func value(c *traceformat.Column, q []byte) uint64 {
-	if c.RecordSize == 8 {
+// recordSize is the bytes of a value of column c in a record, wide when it
+// has RawWide.
+func recordSize(c *traceformat.Column, wide bool) int {
+	if wide && c.Attr&byteAttrs != 0 {
+		return 8
+	}
+	return c.RecordSize
+}
+
+// value reads a value of column c from q (size bytes, recordSize; signed
+// ones sign-extended, as traceformat.Column's accessors take them).
+func value(c *traceformat.Column, q []byte, size int) uint64 {
+	if size == 8 {
 		return le.Uint64(q)
 	}
 	v := le.Uint32(q)
@@ -386,13 +438,15 @@ func dynamicSize(attr traceformat.Attr, q []byte) int {
 	return l.fixed + l.perReq*int(le.Uint32(q))
 }
 
-// staticAttrs reads the static attribute values of a record into e.
-func staticAttrs(e *traceformat.Event, a traceformat.Attr, q []byte) {
+// staticAttrs reads the static attribute values of a record into e (wide:
+// it has RawWide).
+func staticAttrs(e *traceformat.Event, a traceformat.Attr, wide bool, q []byte) {
 	off := 0
 	for _, c := range staticCols {
 		if a&c.Attr != 0 {
-			c.SetEvent(e, value(c, q[off:]))
-			off += c.RecordSize
+			n := recordSize(c, wide)
+			c.SetEvent(e, value(c, q[off:], n))
+			off += n
 		}
 	}
 }
@@ -443,7 +497,7 @@ func appendRare(b *traceformat.Builder, a traceformat.Attr, q []byte, r0 uint64,
 	off := 0
 	for r, c := range rareCols {
 		if a&c.Attr != 0 {
-			v := value(c, q[off:])
+			v := value(c, q[off:], c.RecordSize)
 			if c.Attr == traceformat.AttrInnerGaps {
 				v = uint64(innerGapsNs(v, r0, conv))
 			}
@@ -466,14 +520,14 @@ func innerGapsNs(raw, r0 uint64, conv *Converter) int64 {
 	return max(0, conv.Ns(r0)-conv.Ns(r0-raw))
 }
 
-// size returns the attribute bytes a record with attr takes, or -1 when q is
-// too short to tell.
-func size(attr traceformat.Attr, q []byte) int {
-	if attr == 0 {
+// size returns the attribute bytes a record with the header Attr bits a
+// takes, or -1 when q is too short to tell.
+func size(a uint16, q []byte) int {
+	if a == 0 {
 		return 0
 	}
-	n := int(staticSize[attr&staticOnly])
-	d := dynamicSize(attr, q[min(n, len(q)):])
+	n := int(staticSize[stIdx(a)])
+	d := dynamicSize(traceformat.Attr(a)&traceformat.AttrKnown, q[min(n, len(q)):])
 	if d < 0 {
 		return -1
 	}
@@ -506,26 +560,34 @@ func After(p []byte, conv *Converter, ns int64) []byte {
 		if need < 0 || conv.Ns(le.Uint64(h[8:])) > ns {
 			return p[off:]
 		}
-		off += HeaderSize + need
+		off += len(h) + need
 	}
 	return nil
 }
 
 // record returns the header of the record at off (off+HeaderSize ≤
-// len(p)), its attribute bits and how many attribute bytes follow the
-// header; need < 0 when p ends inside the record.
+// len(p); 24 bytes with RawLong), its header's Attr bits (escapes
+// included) and how many attribute bytes follow the header; need < 0 when
+// p ends inside the record.
 func record(p []byte, off int) (h []byte, attr traceformat.Attr, need int) {
-	h = p[off : off+HeaderSize]
-	attr = traceformat.Attr(le.Uint16(h[2:]))
-	switch attr {
+	a := le.Uint16(p[off+2:])
+	hl := HeaderSize
+	if a&RawLong != 0 {
+		hl += 4
+	}
+	if off+hl > len(p) {
+		return p[off:], traceformat.Attr(a), -1
+	}
+	h = p[off : off+hl]
+	switch traceformat.Attr(a) {
 	case 0:
 	case traceformat.AttrComm: // the commonest: calls taking only a communicator
 		need = 4
 	default:
-		need = size(attr, p[off+HeaderSize:])
+		need = size(a, p[off+hl:])
 	}
-	if need < 0 || off+HeaderSize+need > len(p) {
+	if need < 0 || off+hl+need > len(p) {
 		need = -1
 	}
-	return h, attr, need
+	return h, traceformat.Attr(a), need
 }

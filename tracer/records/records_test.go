@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"syscall"
 	"testing"
@@ -22,14 +23,44 @@ func cpuNs() int64 {
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
 
-// rec appends one record in the C layout.
+// rec appends one record in the C layout: attrs are the attribute values
+// in record order, byte counts as uint64, which rec writes as u32 unless
+// one does not fit (RawWide); the exit t1 becomes the duration, with
+// RawLong when it does not fit 32 bits (t1 < t0 included), as dt_wrap.h
+// writes them.
 func rec(p []byte, fn, attr uint16, site uint32, t0, t1 uint64, attrs ...any) []byte {
+	// The static values come first, one per static column present.
+	bytesAt := map[int]bool{}
+	k := 0
+	for _, c := range staticCols {
+		if traceformat.Attr(attr)&c.Attr != 0 {
+			if c.Attr&byteAttrs != 0 {
+				bytesAt[k] = true
+			}
+			k++
+		}
+	}
+	for i := range bytesAt {
+		if attrs[i].(uint64) > math.MaxUint32 {
+			attr |= RawWide
+		}
+	}
+	dur := t1 - t0
+	if dur > math.MaxUint32 {
+		attr |= RawLong
+	}
 	p = binary.LittleEndian.AppendUint16(p, fn)
 	p = binary.LittleEndian.AppendUint16(p, attr)
 	p = binary.LittleEndian.AppendUint32(p, site)
 	p = binary.LittleEndian.AppendUint64(p, t0)
-	p = binary.LittleEndian.AppendUint64(p, t1)
-	for _, a := range attrs {
+	p = binary.LittleEndian.AppendUint32(p, uint32(dur))
+	if attr&RawLong != 0 {
+		p = binary.LittleEndian.AppendUint32(p, uint32(dur>>32))
+	}
+	for i, a := range attrs {
+		if bytesAt[i] && attr&RawWide == 0 {
+			a = uint32(a.(uint64))
+		}
 		switch v := a.(type) {
 		case uint32:
 			p = binary.LittleEndian.AppendUint32(p, v)
@@ -87,6 +118,92 @@ func TestDecode(t *testing.T) {
 	}
 	if err := refDecode(&traceformat.Builder{}, p[:len(p)-3], 0, conv); err != ErrTruncated {
 		t.Errorf("truncated buffer: %v", err)
+	}
+}
+
+// TestDecodeEscapes checks records whose values do not fit their usual 32
+// bits: a duration of more than 2^32 ticks (RawLong, a 24-byte header),
+// byte counts above 4 GiB (RawWide: a send count alone, a receive count
+// alone, both, and a send count that fits with a receive count that does
+// not), an exit before the entry; each between repeats of an ordinary
+// call of the same site, so that Decode's per-site cache and run loop
+// meet them. Values must come back exact, and the events as the
+// reference decoder's.
+func TestDecodeEscapes(t *testing.T) {
+	A := func(a traceformat.Attr) uint16 { return uint16(a) }
+	send := A(traceformat.AttrComm | traceformat.AttrSend | traceformat.AttrSendBytes)
+	both := A(traceformat.AttrComm | traceformat.AttrSendBytes | traceformat.AttrRecvBytes)
+	recv := A(traceformat.AttrComm | traceformat.AttrRecv | traceformat.AttrRecvBytes | traceformat.AttrStatus)
+	const big = 5<<30 + 3 // > 4 GiB
+	const long = 1<<32 + 7
+	type want struct {
+		entry, exit int64
+		sb, rb      uint64
+		size        int // record bytes
+	}
+	var p []byte
+	var wants []want
+	add := func(fn, attr uint16, t0, t1 uint64, w want, attrs ...any) {
+		n := len(p)
+		p = rec(p, fn, attr, uint32(fn), t0, t1, attrs...)
+		if len(p)-n != w.size {
+			t.Errorf("record %d: %d bytes, want %d", len(wants), len(p)-n, w.size)
+		}
+		w.entry, w.exit = int64(t0), int64(max(t1, t0))
+		wants = append(wants, w)
+	}
+	tick := uint64(1 << 40)
+	for i := range 3 {
+		add(1, send, tick, tick+100, want{sb: 8, size: 36}, uint32(0), int32(1), int32(0), uint64(8))
+		tick += 200
+		switch i {
+		case 0:
+			add(1, send, tick, tick+long, want{sb: 8, size: 40}, uint32(0), int32(1), int32(0), uint64(8))
+			tick += long + 100
+			add(1, send, tick, tick+50, want{sb: big, size: 40}, uint32(0), int32(1), int32(0), uint64(big))
+		case 1:
+			add(2, both, tick, tick+long, want{sb: big, rb: big + 1, size: 44}, uint32(0), uint64(big), uint64(big+1))
+			tick += long + 100
+			add(2, both, tick, tick+10, want{sb: 4, rb: big, size: 40}, uint32(0), uint64(4), uint64(big))
+			add(2, both, tick+20, tick+30, want{sb: 4, rb: 5, size: 32}, uint32(0), uint64(4), uint64(5))
+			tick += 100
+		case 2:
+			add(3, recv, tick, tick+20, want{rb: big, size: 48}, uint32(0), int32(1), int32(0), uint64(big), int32(1), int32(0))
+			add(3, recv, tick+40, tick+30, want{rb: 6, size: 48}, uint32(0), int32(1), int32(0), uint64(6), int32(1), int32(0))
+			tick += 100
+		}
+	}
+	if a := le.Uint16(p[36+2:]); a&RawLong == 0 || a&RawWide != 0 {
+		t.Errorf("long record's attr %#x", a)
+	}
+	for _, conv := range []*Converter{{}, {TSC: true, NsPerTick: 0.385, Raw0: 1 << 40}} {
+		var b1, b2 traceformat.Builder
+		if err := refDecode(&b1, p, 1, conv); err != nil {
+			t.Fatal(err)
+		}
+		if err := Decode(&b2, p, 1, conv); err != nil {
+			t.Fatal(err)
+		}
+		sameBatches(t, "escapes", &b1, &b2)
+		var c traceformat.Cursor
+		var e traceformat.Event
+		i := 0
+		for bt := b2.Batch(); c.Next(bt, &e); i++ {
+			if i >= len(wants) {
+				t.Fatalf("more than %d events", len(wants))
+			}
+			w := wants[i]
+			entry, exit := conv.Ns(uint64(w.entry)), conv.Ns(uint64(w.exit))
+			if e.Entry != entry || e.Exit != max(exit, entry) || e.SendBytes != w.sb || e.RecvBytes != w.rb || e.Attr&^traceformat.AttrKnown != 0 {
+				t.Errorf("event %d: %+v, want %+v", i, e, w)
+			}
+		}
+		if i != len(wants) {
+			t.Errorf("%d events, want %d", i, len(wants))
+		}
+	}
+	if got := After(p, &Converter{}, wants[1].entry); len(got) != len(p)-36-40 {
+		t.Errorf("After the long record: %d bytes left of %d", len(got), len(p))
 	}
 }
 
@@ -544,11 +661,11 @@ func cut128K(p []byte) [][]byte {
 	for off := 0; off < len(p); {
 		end := off
 		for end < len(p) {
-			_, _, need := record(p, end)
-			if end+HeaderSize+need-off > 128<<10 {
+			h, _, need := record(p, end)
+			if end+len(h)+need-off > 128<<10 {
 				break
 			}
-			end += HeaderSize + need
+			end += len(h) + need
 		}
 		out = append(out, p[off:end])
 		off = end
@@ -632,18 +749,32 @@ func refDecode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) er
 	cols := traceformat.Columns()
 	off := 0
 	for off+HeaderSize <= len(p) {
-		h := p[off : off+HeaderSize]
-		e := traceformat.Event{Thread: tid, Func: uint32(le.Uint16(h)), Attr: traceformat.Attr(le.Uint16(h[2:])), Site: le.Uint32(h[4:])}
-		e.Entry, e.Exit = conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[16:]))
+		a := le.Uint16(p[off+2:])
+		hl := HeaderSize
+		dur := uint64(le.Uint32(p[off+16:]))
+		if a&RawLong != 0 {
+			hl += 4
+			if off+hl > len(p) {
+				return ErrTruncated
+			}
+			dur |= uint64(le.Uint32(p[off+20:])) << 32
+		}
+		h := p[off : off+hl]
+		e := traceformat.Event{Thread: tid, Func: uint32(le.Uint16(h)), Attr: traceformat.Attr(a) & traceformat.AttrKnown, Site: le.Uint32(h[4:])}
+		e.Entry, e.Exit = conv.Ns(le.Uint64(h[8:])), conv.Ns(le.Uint64(h[8:])+dur)
 		e.Exit = max(e.Exit, e.Entry)
-		q := p[off+HeaderSize:]
+		q := p[off+hl:]
 		k, nreqs := 0, -1
 		read := func(c *traceformat.Column) (uint64, bool) {
-			if k+c.RecordSize > len(q) {
+			n := c.RecordSize
+			if a&RawWide != 0 && c.Attr&byteAttrs != 0 {
+				n = 8
+			}
+			if k+n > len(q) {
 				return 0, false
 			}
-			v := value(c, q[k:])
-			k += c.RecordSize
+			v := value(c, q[k:], n)
+			k += n
 			return v, true
 		}
 		for i := 0; i < len(cols); i++ {
@@ -697,7 +828,7 @@ func refDecode(b *traceformat.Builder, p []byte, tid uint32, conv *Converter) er
 			e.InnerGaps = max(0, e.Entry-conv.Ns(r0-raw))
 		}
 		b.Append(&e)
-		off += HeaderSize + k
+		off += hl + k
 	}
 	if off != len(p) {
 		return ErrTruncated

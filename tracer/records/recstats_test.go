@@ -12,7 +12,7 @@ import (
 
 // TestRecordStats prints, for the deferred traces named by DT_RECSTATS
 // (space-separated paths), the raw record bytes by attribute set and how
-// many records' exit−entry would fit a u32 of clock ticks: the figures
+// many records' exit−entry fit the header's u32 of clock ticks (no RawLong): the figures
 // that say which fields a smaller record layout should shrink.
 func TestRecordStats(t *testing.T) {
 	paths := strings.Fields(os.Getenv("DT_RECSTATS"))
@@ -54,14 +54,14 @@ func TestRecordStats(t *testing.T) {
 					kinds[attr] = k
 				}
 				k.n++
-				k.bytes += HeaderSize + need
+				k.bytes += len(h) + need
 				k.attrBytes += need
 				n++
-				total += HeaderSize + need
-				if le.Uint64(h[16:])-le.Uint64(h[8:]) < 1<<32 {
+				total += len(h) + need
+				if attr&RawLong == 0 {
 					fit32++
 				}
-				off += HeaderSize + need
+				off += len(h) + need
 			}
 		}
 		f.Close()

@@ -26,7 +26,9 @@ import (
 // seq (handover order; 0 = nothing to recover), uint64 commit (bytes of
 // complete records), uint32 thread.
 const (
-	SpillMagic      = "DTPASPL1"
+	// SpillMagic's digit is 1 + traceformat.RawLayout, the layout of the
+	// records in the slots.
+	SpillMagic      = "DTPASPL2"
 	SpillHeaderSize = 4096
 	SlotHeader      = 64
 )
@@ -124,6 +126,9 @@ func Recover(spillPath string) (int, error) {
 	data, err := os.ReadFile(spillPath)
 	if err != nil {
 		return 0, err
+	}
+	if len(data) >= SpillHeaderSize && string(data[:7]) == SpillMagic[:7] && data[7] != SpillMagic[7] {
+		return 0, fmt.Errorf("%s: a spill file of another tracer version (its records' layout is not this one's): recover it with the dtrun of the installation that traced it", spillPath)
 	}
 	if len(data) < SpillHeaderSize || string(data[:8]) != SpillMagic {
 		return 0, fmt.Errorf("%s: not a spill file", spillPath)
