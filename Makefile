@@ -26,6 +26,9 @@ CMDTAGS = urfave_cli_no_docs
 build: web
 	@mkdir -p bin lib
 	$(GO) build -tags $(CMDTAGS) -o bin/ ./cmd/...
+	@# dtpa-view: dtpa with the web server of `dtpa view`, which dtpa runs
+	@# in its place; dtpa itself starts faster without it (cmd/dtpa/view_exec.go).
+	$(GO) build -tags view,$(CMDTAGS) -o bin/dtpa-view ./cmd/dtpa
 	@for t in dtcxx dtf90 dtf77; do ln -sf dtcc bin/$$t; done
 	@# dtpa-mpi: dtpa with the analysis as an MPI job, against Open MPI.
 	@if command -v mpicc.openmpi >/dev/null; then \
@@ -50,6 +53,7 @@ $(CHARTJS): web/package.json web/package-lock.json
 # ping-pongs and the ground truth's sleeps on CI (1.5 min either way).
 test: test-deps build check
 	$(GO) test -p 1 -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -tags view,$(CMDTAGS) -run View ./cmd/dtpa/
 
 # What review would otherwise have to catch: vet and staticcheck findings,
 # data races in the analyzer's lock-free replay and in the format code,
@@ -75,6 +79,7 @@ check-proto:
 staticcheck: build
 	$(GO) build -C tools -o $(CURDIR)/bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	bin/staticcheck ./...
+	bin/staticcheck -tags view ./cmd/dtpa
 	@if command -v mpicc.openmpi >/dev/null; then \
 		echo "bin/staticcheck -tags dtpa_openmpi ./tracer/golib"; \
 		CGO_CFLAGS="$$(mpicc.openmpi -showme:compile)" CGO_LDFLAGS="$$(mpicc.openmpi -showme:link)" \

@@ -1,3 +1,5 @@
+//go:build view
+
 package main
 
 import (
@@ -33,6 +35,9 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// The server's tests run in the build that has it, dtpa-view (make test
+// runs them with -tags view); view_usage_test.go has the command line's.
 
 // TestView: dtpa view analyses the late-sender run, prints the address
 // it serves on (127.0.0.1), serves the page and its windows, and exits 0
@@ -77,13 +82,8 @@ func TestView(t *testing.T) {
 	}
 }
 
-// TestViewUsage: a bad command line is exit 2; a port in use exit 1.
-func TestViewUsage(t *testing.T) {
-	for _, args := range [][]string{{"view"}, {"view", "--port", "70000", "app"}, {"view", "app", "x"}, {"view", "a", "1", "2"}} {
-		if _, errOut, c := dtpa(t, args...); c != exitUsage {
-			t.Errorf("dtpa %s: exit %d, stderr %q", strings.Join(args, " "), c, errOut)
-		}
-	}
+// TestViewPortInUse: a port in use is exit 1 and says so.
+func TestViewPortInUse(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
