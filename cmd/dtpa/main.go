@@ -15,17 +15,9 @@ import (
 	"os/signal"
 
 	"github.com/dtpa/dtpa/analyzer"
-	"github.com/dtpa/dtpa/internal/hugeheap"
 )
 
-// heapAdvised is how much of dtpa's heap is backed by huge pages where the
-// kernel gives them on request (package hugeheap): a trace of a few
-// hundred thousand calls per rank needs 10 to 40 MB, whose 4 KB pages
-// faulted one by one were up to a third of its CPU time.
-const heapAdvised = 64 << 20
-
 func main() {
-	hugeheap.Prepare(heapAdvised)
 	paceGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := runMain(ctx)

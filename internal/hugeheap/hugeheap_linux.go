@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -18,12 +19,23 @@ const thpEnabled = "/sys/kernel/mm/transparent_hugepage/enabled"
 // mode: in "always" the heap has huge pages already, in "never" it can
 // have none. The range is one object, allocated with the collector off so
 // that its allocation does not start a collection, and freed by one
-// forced collection (of a heap of a few hundred kilobytes at the start of
-// the program: ~0.1 ms). Mapping costs nothing until a page is touched;
+// forced collection: 1.5–5 ms on this project's machines, most of it the
+// collector's set-up on first use, which a program that collects later
+// would pay then. Mapping costs nothing until a page is touched;
 // the kernel backs a touched 2 MB range by small pages when it has no
 // huge page free. The heap beyond n bytes is mapped as before.
-// It reports whether the range was advised.
+// Only the first call acts; every call reports whether it advised a range.
 func Prepare(n int) bool {
+	once.Do(func() { advised = prepare(n) })
+	return advised
+}
+
+var (
+	once    sync.Once
+	advised bool
+)
+
+func prepare(n int) bool {
 	if n <= 0 || os.Getenv(Knob) == "0" {
 		return false
 	}
@@ -35,8 +47,7 @@ func Prepare(n int) bool {
 	b := make([]byte, n)
 	err = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 	at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	b = nil
-	runtime.GC()
+	runtime.GC() // b is dead here: the collection frees it
 	debug.SetGCPercent(prev)
 	prepared = span{at, at + uintptr(n)}
 	return err == nil

@@ -48,6 +48,9 @@ func TestPrepare(t *testing.T) {
 	if !Prepare(n) {
 		t.Fatal("Prepare did not advise the range")
 	}
+	if lo := prepared.lo; !Prepare(n) || prepared.lo != lo {
+		t.Fatal("a second Prepare acted again")
+	}
 	var in, out int
 	var keep [][]byte
 	for i := 0; i < 64; i++ {
@@ -74,7 +77,7 @@ func TestPrepare(t *testing.T) {
 
 func TestPrepareKnob(t *testing.T) {
 	t.Setenv(Knob, "0")
-	if Prepare(4 << 20) {
-		t.Fatal("Prepare advised with the knob at 0")
+	if prepare(4 << 20) {
+		t.Fatal("prepare advised with the knob at 0")
 	}
 }
