@@ -483,7 +483,7 @@ func settle(reps []*replayer, x *exchange) {
 		x.ranks[r].deferred = nil
 		rp.applyContrib()
 		rp.applyLate(x.ranks[r].late)
-		x.ranks[r].late, x.ranks[r].lateV = nil, nil
+		x.ranks[r].late, x.ranks[r].lateC = nil, lateCache{}
 	}
 }
 

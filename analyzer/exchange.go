@@ -144,10 +144,8 @@ type rankSync struct {
 	// blocking sends for posting late, by lateAtt (under mu; applied once
 	// every replay has finished).
 	late map[lateKey]*waitVal
-	// lateK and lateV are late's entry last added to: a rank's late
-	// receivers come back in runs of one key.
-	lateK lateKey
-	lateV *waitVal
+	// lateC caches late's entries.
+	lateC lateCache
 	// iss pairs the synchronous nonblocking sends of the rank with their
 	// receives' posting times and the calls that completed them, by
 	// serial, whichever comes first (under mu; issendPosted).

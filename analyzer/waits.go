@@ -406,24 +406,43 @@ type lateKey struct {
 
 // addLate adds d ns of a late receiver. rs.mu is held.
 func (rs *rankSync) addLate(k lateKey, d int64) {
-	// By pointer: a send that waited for its receiver once tends to wait
-	// again, and a hit is then one lookup, not a lookup and an assignment.
-	if v := rs.lateV; v != nil && rs.lateK == k {
-		v.ns += d
-		v.n++
-		return
-	}
-	v := rs.late[k]
-	if v == nil {
-		if rs.late == nil {
-			rs.late = map[lateKey]*waitVal{}
-		}
-		v = &waitVal{}
-		rs.late[k] = v
-	}
+	v := rs.lateC.get(&rs.late, k)
 	v.ns += d
 	v.n++
-	rs.lateK, rs.lateV = k, v
+}
+
+// lateCache is the cache of a rank's late receivers' charges
+// (rankSync.late): a rank's sends go to a few partners from a few call
+// sites, whose charges come back interleaved (a halo exchange's
+// neighbours), each a map look-up of a 16-byte key without it.
+type lateCache struct {
+	t *[aggSlots]lateSlot
+}
+
+type lateSlot struct {
+	k lateKey
+	v *waitVal
+}
+
+// get returns m's entry for k, made (and m too) if there is none.
+func (c *lateCache) get(m *map[lateKey]*waitVal, k lateKey) *waitVal {
+	i := aggSlot(uint32(k.from.rank)<<20^k.from.site, uint32(k.att>>32)<<20^uint32(k.att))
+	if t := c.t; t != nil {
+		if s := &t[i]; s.v != nil && s.k == k {
+			return s.v
+		}
+	}
+	return c.miss(m, k, i)
+}
+
+//go:noinline
+func (c *lateCache) miss(m *map[lateKey]*waitVal, k lateKey, i uint32) *waitVal {
+	if c.t == nil {
+		c.t = new([aggSlots]lateSlot)
+	}
+	v := entry(m, k)
+	c.t[i%aggSlots] = lateSlot{k, v}
+	return v
 }
 
 // collLate is the latest participant of a collective instance and the
