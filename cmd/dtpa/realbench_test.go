@@ -3,13 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/internal/procstat"
 	"github.com/dtpa/dtpa/internal/realtraces"
+	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/report"
 )
 
@@ -66,4 +72,62 @@ func benchDtpa(b *testing.B, args []string) {
 	b.ReportMetric(float64(events)/cpu, "calls/cpu-s")
 	b.ReportMetric(float64(events)/wall, "calls/s")
 	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
+}
+
+// BenchmarkDtpaProcess runs bin/dtpa (make build) as its own process on
+// the same traces, `dtpa --json -o /dev/null <app>`, as a user does:
+// what BenchmarkDtpaReal leaves out is counted too, the process's start
+// (the runtime, package inits, dynamic linking) and every page of fresh
+// memory it faults in, which on this project's virtual machines cost
+// more than a third of the CPU time of a small trace (docs/performance.md,
+// "Fresh memory and the command's start"). Reported per run: calls, the
+// child's user + system CPU time per call and calls per CPU second, its
+// system time, minor page faults and peak RSS.
+//
+//	scripts/realtraces.sh && go test -run '^$' -bench DtpaProcess -benchtime 5x ./cmd/dtpa/
+func BenchmarkDtpaProcess(b *testing.B) {
+	bin := filepath.Join(testenv.Root(), "bin", "dtpa")
+	if _, err := os.Stat(bin); err != nil {
+		b.Skip("bin/dtpa missing: run make build")
+	}
+	for _, name := range realtraces.Names {
+		b.Run(name, func(b *testing.B) {
+			dir, app := realtraces.Need(b, name)
+			out, err := exec.Command(bin, "--json", "--dir", dir, app).Output()
+			if err != nil {
+				b.Fatalf("%s: %v", bin, err)
+			}
+			var rep struct {
+				Run struct {
+					Events int64 `json:"events"`
+				} `json:"run"`
+			}
+			if err := json.Unmarshal(out, &rep); err != nil || rep.Run.Events == 0 {
+				b.Fatalf("no event count in the report: %v", err)
+			}
+			var cpu, sys time.Duration
+			var faults, rss int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(bin, "--json", "-o", os.DevNull, "--dir", dir, app)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("%s: %v: %s", bin, err, out)
+				}
+				ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+				cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+				sys += time.Duration(ru.Stime.Nano())
+				faults += ru.Minflt
+				rss = max(rss, ru.Maxrss)
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			calls := float64(rep.Run.Events)
+			b.ReportMetric(calls, "calls/op")
+			b.ReportMetric(float64(cpu.Nanoseconds())/n/calls, "cpu-ns/call")
+			b.ReportMetric(calls*n/cpu.Seconds(), "calls/cpu-s")
+			b.ReportMetric(float64(sys.Microseconds())/n/1e3, "sys-ms/op")
+			b.ReportMetric(float64(faults)/n, "faults/op")
+			b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
+		})
+	}
 }
