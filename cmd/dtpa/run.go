@@ -62,10 +62,11 @@ func (opts Options) analyze() AnalyzeFunc {
 
 // heapAdvised is how much of the heap is backed by huge pages where the
 // kernel gives them on request (package hugeheap): an analysis of a few
-// hundred thousand calls per rank needs 10 to 40 MB, whose 4 KB pages
-// faulted one by one were up to a third of its CPU time. It is prepared
-// when an analysis starts, not at every start of dtpa (--help, a bad
-// command line, no traces found), since preparing costs ~2–3 ms.
+// hundred thousand calls per rank needs tens of megabytes, whose 4 KB
+// pages faulted one by one were up to a third of its CPU time. It is
+// prepared when an analysis starts, not at every start of dtpa (--help,
+// a bad command line, no traces found), since preparing forces a
+// collection.
 const heapAdvised = 64 << 20
 
 // analyzerOptions are the analyzer's options for the traces in dir (the

@@ -22,9 +22,8 @@ const viewProgram = "dtpa-view"
 // (report/view, and net/http with the TLS stack it links) is built into
 // dtpa-view only, so that dtpa starts without it: it was a third of the
 // binary, and every start of dtpa mapped its code and ran its package
-// initialization, ~6 ms of CPU per run on this project's machines (8–10 %
-// of analysing a trace of 100 000 to 600 000 calls: docs/performance.md,
-// "The command's start").
+// initialization, a tenth of the CPU time of analysing a small trace
+// (docs/performance.md, "Fresh memory and the command's start").
 func serveView(_ context.Context, _ Options, _ int, _, _ io.Writer) error {
 	exe, err := os.Executable()
 	if err != nil {

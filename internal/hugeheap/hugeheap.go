@@ -3,10 +3,9 @@
 //
 // A short-lived program that allocates a few tens of megabytes touches
 // every page of its heap for the first time, and each first touch is a
-// page fault: on the virtual machines measured here (docs/performance.md,
-// "Fresh memory") a fault of a 4 KB page costs ~9 µs of system time, so
-// that dtpa spent a third of its CPU on a trace of 100 000 calls in the
-// kernel. Linux maps a 2 MB page per fault in a range advised with
+// page fault, which on virtual machines costs microseconds of system time:
+// dtpa spent up to a third of its CPU on small traces in the kernel
+// (docs/performance.md, "Fresh memory and the command's start"). Linux maps a 2 MB page per fault in a range advised with
 // MADV_HUGEPAGE when transparent huge pages are in "madvise" mode
 // (Debian's default); the Go runtime advises none of its heap, and maps
 // its heap in new ranges as it grows, which a range advised beforehand

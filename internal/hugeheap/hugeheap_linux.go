@@ -19,9 +19,8 @@ const thpEnabled = "/sys/kernel/mm/transparent_hugepage/enabled"
 // mode: in "always" the heap has huge pages already, in "never" it can
 // have none. The range is one object, allocated with the collector off so
 // that its allocation does not start a collection, and freed by one
-// forced collection: 1.5–5 ms on this project's machines, most of it the
-// collector's set-up on first use, which a program that collects later
-// would pay then. Mapping costs nothing until a page is touched;
+// forced collection, most of whose cost is the collector's set-up on first
+// use, which a program that collects later would pay then. Mapping costs nothing until a page is touched;
 // the kernel backs a touched 2 MB range by small pages when it has no
 // huge page free. The heap beyond n bytes is mapped as before.
 // Only the first call acts; every call reports whether it advised a range.
