@@ -172,6 +172,61 @@ static void load_tracer(void) {
 	start_loaded = (void (*)(const dt_stamps *, int, int, void *))dlsym(h, "dt_start_loaded");
 }
 
+// sigaction and signal add SA_ONSTACK to the handlers a program installs
+// for SIGPROF and SIGCHLD. The tracer's Go runtime keeps those two
+// unblocked on its threads whatever their inherited mask (the runtime's
+// _SigUnblock signals), so the kernel may deliver the process's profiling
+// timer or a child's end to one of them; a handler without SA_ONSTACK then
+// runs on the stack of the goroutine it interrupted, a few kilobytes with
+// another goroutine's stack or the heap below it, which the signal frame
+// overwrites (Go's documentation requires SA_ONSTACK of handlers of non-Go
+// code for that reason; a program profiling itself with setitimer crashed
+// the tracer's compaction so). With it the handler runs on the thread's
+// alternate signal stack, which every Go thread has; on the program's own
+// threads, which have none unless it made one, nothing changes. The other
+// asynchronous signals are blocked on the Go threads (load_tracer, and the
+// runtime's own mask). Not covered: handlers installed through sigset,
+// sysv_signal or glibc's internal calls (profil, used by gprof's -pg).
+static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+static int onstack_signal(int sig) { return sig == SIGPROF || sig == SIGCHLD; }
+
+__attribute__((constructor)) static void stub_init(void) {
+	real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))dlsym(RTLD_NEXT, "sigaction");
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+	if (!real_sigaction) stub_init();
+	if (!real_sigaction) return -1;
+	if (act && onstack_signal(sig) && !(act->sa_flags & SA_ONSTACK) && act->sa_handler != SIG_DFL &&
+	    act->sa_handler != SIG_IGN) {
+		struct sigaction a = *act;
+		a.sa_flags |= SA_ONSTACK;
+		return real_sigaction(sig, &a, old);
+	}
+	return real_sigaction(sig, act, old);
+}
+
+// signal goes through sigaction for those two signals with glibc's
+// semantics (the handler stays installed, interrupted calls restart, the
+// signal is blocked while its handler runs); glibc's own signal would not
+// call the sigaction above.
+sighandler_t signal(int sig, sighandler_t h) {
+	static sighandler_t (*real_signal)(int, sighandler_t);
+	if (!onstack_signal(sig) || h == SIG_DFL || h == SIG_IGN || h == SIG_ERR) {
+		if (!real_signal) real_signal = (sighandler_t (*)(int, sighandler_t))dlsym(RTLD_NEXT, "signal");
+		return real_signal ? real_signal(sig, h) : SIG_ERR;
+	}
+	struct sigaction a, o;
+	memset(&a, 0, sizeof a);
+	a.sa_handler = h;
+	sigemptyset(&a.sa_mask);
+	sigaddset(&a.sa_mask, sig);
+	a.sa_flags = SA_RESTART;
+	if (sigaction(sig, &a, &o) < 0) return SIG_ERR;
+	return o.sa_handler;
+}
+
 // The C MPI_Init and MPI_Init_thread load the tracer after the MPI
 // library's MPI_Init: the Go runtime then starts while the ranks that are
 // done wait asleep in the tracer's MPI_Init collective, not while the MPI
