@@ -151,14 +151,20 @@ static void load_tracer(void) {
 	snprintf(self, sizeof self, "%s", info.dli_fname);
 	snprintf(path, sizeof path, "%s/libdtpa_%s.so", dirname(self), impl);
 	// The Go runtime's threads inherit the signal mask of the thread that
-	// loads it. Blocking the asynchronous signals the tracer handles keeps
-	// them off Go's threads: the tracer's handler waits for a goroutine to
-	// write the trace, which must not be the one it interrupted.
+	// loads it. Blocking every asynchronous signal keeps them off Go's
+	// threads, so that the kernel delivers the process's signals to the
+	// program's threads: the tracer's handler of TERM, INT and HUP waits
+	// for a goroutine to write the trace, which must not be the one it
+	// interrupted, and a handler the program installed without SA_ONSTACK
+	// (SIGALRM's of a timer, say) would run on the stack of the goroutine
+	// it interrupted and overwrite what lies below it. The synchronous
+	// signals stay deliverable (a fault is its thread's), and the runtime
+	// unblocks SIGPROF and SIGCHLD on its threads whatever their mask
+	// (sigaction below).
 	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGHUP);
+	sigfillset(&block);
+	int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+	for (unsigned i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++) sigdelset(&block, sync_sigs[i]);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -184,8 +190,8 @@ static void load_tracer(void) {
 // the tracer's compaction so). With it the handler runs on the thread's
 // alternate signal stack, which every Go thread has; on the program's own
 // threads, which have none unless it made one, nothing changes. The other
-// asynchronous signals are blocked on the Go threads (load_tracer, and the
-// runtime's own mask). Not covered: handlers installed through sigset,
+// asynchronous signals are blocked on the Go threads (load_tracer). Not
+// covered: handlers installed through sigset,
 // sysv_signal or glibc's internal calls (profil, used by gprof's -pg).
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
 
