@@ -66,10 +66,7 @@ func RunDiff(ctx context.Context, o DiffOptions, w, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		dir := opts.Dir
-		if dir == "" {
-			dir = "."
-		}
+		dir := opts.traceDir()
 		var symWarns []string
 		rep, err := opts.analyze()(ctx, opts.analyzerOptions(dir, func(s string) { warns = append(warns, s) },
 			func(s string) { symWarns = append(symWarns, s) }))

@@ -60,6 +60,14 @@ func (opts Options) analyze() AnalyzeFunc {
 	}
 }
 
+// traceDir is the directory of the traces, "." for the current one.
+func (opts Options) traceDir() string {
+	if opts.Dir == "" {
+		return "."
+	}
+	return opts.Dir
+}
+
 // heapAdvised is how much of the heap is backed by huge pages where the
 // kernel gives them on request (package hugeheap): an analysis of a few
 // hundred thousand calls per rank needs tens of megabytes, whose 4 KB
@@ -129,10 +137,7 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	if rerr != nil {
 		return rerr
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
+	dir := opts.traceDir()
 	if opts.Export != "" {
 		return export(ctx, opts, w, warn, symWarn)
 	}
@@ -325,10 +330,7 @@ func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(s
 	if opts.Export != "chrome" {
 		return fmt.Errorf("unknown export format %q", opts.Export)
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
+	dir := opts.traceDir()
 	x := &analyzer.ChromeExport{W: w}
 	if opts.Output != "" {
 		// The spool goes beside the output too: the disk that takes the
@@ -389,10 +391,7 @@ func exportOTF2(ctx context.Context, opts Options, warn func(string)) error {
 	if opts.Output == "" {
 		return usagef("--export otf2 writes a directory: give it with -o DIR")
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
+	dir := opts.traceDir()
 	_, err := exportOTF2Archive(ctx, otf2.ExportOptions{Dir: opts.Dir, App: opts.App, Out: opts.Output, Warn: warn,
 		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn})})
 	return err

@@ -24,10 +24,7 @@ func serveView(ctx context.Context, opts Options, port int, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	dir := opts.Dir
-	if dir == "" {
-		dir = "."
-	}
+	dir := opts.traceDir()
 	// Listen first: a port in use fails before a long analysis.
 	ln, err := view.Listen(port)
 	if err != nil {
