@@ -366,7 +366,7 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	// Pass 1: headers, clock samples, damage.
 	scanned := make([]*rankFile, len(paths))
 	errs := make([]error, len(paths))
-	parallel(len(paths), workers, func(i int) { scanned[i], errs[i] = scan(paths[i], readBuffer(len(paths))) })
+	parallel(len(paths), workers, func(i int) { scanned[i], errs[i] = scan(paths[i]) })
 	var files []*rankFile
 	for i, e := range errs {
 		if e != nil {

@@ -39,7 +39,7 @@ func FindRun(dir, app string) (*RunClocks, error) {
 	rt := &RunClocks{}
 	var files []*rankFile
 	for _, p := range paths {
-		f, err := scan(p, readBuffer(len(paths)))
+		f, err := scan(p)
 		if err != nil {
 			if isVersionError(err) {
 				return nil, err
