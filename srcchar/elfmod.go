@@ -26,11 +26,12 @@ type module struct {
 	mpi        bool // inside MPI or the tracer: frames left out
 	definesMPI bool // its .dynsym defines MPI_* / PMPI_* functions
 	buildID    []byte
-	syms       []symbol // functions, by address once symsSorted
-	// symsSorted: syms is sorted, at the first lookup (symbolAt); most
-	// modules are only scanned (definesMPI, startup), and sorting a large
-	// library's symbols costs more than the rest of its symbolization.
-	symsSorted bool
+	syms       []symbol // functions, in the order their tables list them
+	// byAddr indexes syms by address (aliases in the order added), built
+	// at the first lookup (symbolAt): most modules are only scanned
+	// (definesMPI, startup), and ordering a large library's symbols costs
+	// more than the rest of its symbolization. nil until then.
+	byAddr []uint32
 	// startup are the sized start-up functions (isStartup) of syms and,
 	// for a module whose DWARF is in a separate debug file, of that
 	// file's symbol table (startupAt), which a stripped library's own
@@ -204,6 +205,7 @@ func (m *module) addSymbols(f *elf.File) {
 				}
 				name := strs[start:end]
 				m.syms = append(m.syms, symbol{name: name, addr: addr, size: size})
+				m.byAddr = nil
 				if dynamic && !m.definesMPI && hasMPIPrefix(name) {
 					m.definesMPI = true
 				}
@@ -215,7 +217,6 @@ func (m *module) addSymbols(f *elf.File) {
 	}
 	funcSymbols(f, elf.SHT_SYMTAB, add(false))
 	funcSymbols(f, elf.SHT_DYNSYM, add(true))
-	m.symsSorted = false
 }
 
 // symbolSink receives a symbol table's defined functions from
@@ -318,37 +319,66 @@ func funcSymbols(f *elf.File, typ elf.SectionType, sink symbolSink) bool {
 	return true
 }
 
-// sortSymbols sorts syms by address, aliases in the order added
-// (symbolAt prefers the last added): an unstable sort on both is the
-// stable sort on the address, in a fraction of its time on a library's
-// tens of thousands.
+// sortSymbols orders syms by address in byAddr, aliases in the order
+// added (symbolAt prefers the last added): the stable sort on the
+// address.
+//
+// A library's tens of thousands of functions come in its tables' order
+// (the dynamic table's is by name hash, close to random), and sorting
+// them by comparisons took longer than the rest of the library's
+// symbolization: their positions are sorted by the address's digits
+// instead (least significant first, which is stable), packed with the
+// offset from the lowest address into one integer, in a few passes over
+// 8 bytes per symbol; the symbols themselves do not move.
 func (m *module) sortSymbols() {
-	m.symsSorted = true
-	// Each symbol's address and position packed in one integer: sorting
-	// those and gathering the symbols once moves 8 bytes per step where
-	// sorting the symbols moves 40.
-	const posBits = 24
-	if len(m.syms) < 1<<posBits {
-		keys := make([]uint64, len(m.syms))
-		ok := true
-		for i, s := range m.syms {
-			if s.addr >= 1<<(64-posBits) {
-				ok = false
-				break
-			}
-			keys[i] = s.addr<<posBits | uint64(i)
-		}
-		if ok {
-			slices.Sort(keys)
-			sorted := make([]symbol, len(m.syms))
-			for i, k := range keys {
-				sorted[i] = m.syms[k&(1<<posBits-1)]
-			}
-			m.syms = sorted
-			return
-		}
+	syms := m.syms
+	m.byAddr = make([]uint32, len(syms))
+	for i := range m.byAddr {
+		m.byAddr[i] = uint32(i)
 	}
-	slices.SortStableFunc(m.syms, func(a, b symbol) int { return cmp.Compare(a.addr, b.addr) })
+	if len(syms) < 2 {
+		return
+	}
+	lo, hi, inOrder := syms[0].addr, syms[0].addr, true
+	for i := 1; i < len(syms); i++ {
+		a := syms[i].addr
+		inOrder = inOrder && a >= syms[i-1].addr
+		lo, hi = min(lo, a), max(hi, a)
+	}
+	const posBits, digitBits = 24, 11
+	switch {
+	case inOrder:
+		return
+	case len(syms) >= 1<<posBits || hi-lo >= 1<<(64-posBits) || len(syms) < 256:
+		slices.SortStableFunc(m.byAddr, func(a, b uint32) int { return cmp.Compare(syms[a].addr, syms[b].addr) })
+		return
+	}
+	keys := make([]uint64, 2*len(syms))
+	keys, tmp := keys[:len(syms)], keys[len(syms):]
+	for i, s := range syms {
+		keys[i] = (s.addr-lo)<<posBits | uint64(i)
+	}
+	var count [1 << digitBits]uint32
+	for shift := uint(posBits); shift < 64 && (hi-lo)>>(shift-posBits) != 0; shift += digitBits {
+		clear(count[:])
+		for _, k := range keys {
+			count[k>>shift&(1<<digitBits-1)]++
+		}
+		var sum uint32
+		for d, c := range count {
+			count[d] = sum
+			sum += c
+		}
+		for _, k := range keys {
+			d := k >> shift & (1<<digitBits - 1)
+			tmp[count[d]] = k
+			count[d]++
+		}
+		keys, tmp = tmp, keys
+	}
+	for i, k := range keys {
+		m.byAddr[i] = uint32(k & (1<<posBits - 1))
+	}
 }
 
 // startupAt says whether pc is inside a start-up function (isStartup),
@@ -397,20 +427,23 @@ func covers(syms []symbol, pc uint64) bool {
 
 // symbolAt is the function symbol covering pc, if any.
 func (m *module) symbolAt(pc uint64) (symbol, bool) {
-	if !m.symsSorted {
+	if m.byAddr == nil {
 		m.sortSymbols()
 	}
-	i := sort.Search(len(m.syms), func(i int) bool { return m.syms[i].addr > pc }) - 1
+	at := func(i int) *symbol { return &m.syms[m.byAddr[i]] }
+	i := sort.Search(len(m.byAddr), func(i int) bool { return at(i).addr > pc }) - 1
+	if i < 0 {
+		return symbol{}, false
+	}
 	// Aliases share an address; any of them covering pc will do, but a
 	// sized one is preferred to a size-0 marker.
-	for j := i; j >= 0 && m.syms[j].addr == m.syms[i].addr; j-- {
-		s := m.syms[j]
-		if s.size > 0 && pc < s.addr+s.size {
-			return s, true
+	for j := i; j >= 0 && at(j).addr == at(i).addr; j-- {
+		if s := at(j); s.size > 0 && pc < s.addr+s.size {
+			return *s, true
 		}
 	}
-	if i >= 0 && m.syms[i].size == 0 {
-		return m.syms[i], true
+	if at(i).size == 0 {
+		return *at(i), true
 	}
 	return symbol{}, false
 }

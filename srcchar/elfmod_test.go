@@ -11,15 +11,20 @@ import (
 	"testing"
 )
 
-// TestSortSymbols: the packed sort orders symbols as the sort on address
-// and order added, aliases included, and so does its fallback for an
+// TestSortSymbols: the digit sort orders symbols as the stable sort on
+// address does (aliases in the order added), over spans of one to five
+// of its digits, and so do its fallbacks for few symbols and for an
 // address too large to pack.
 func TestSortSymbols(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 200 {
 		var m module
-		for i := range rng.IntN(300) {
-			addr := uint64(rng.IntN(50)) * 16
+		n, span := rng.IntN(300), 50
+		if trial%2 == 1 {
+			n, span = 256+rng.IntN(3000), 1<<(trial%40)
+		}
+		for i := range n {
+			addr := 0x400000 + uint64(rng.IntN(max(1, min(span, n/2))))*uint64(max(1, span/max(1, n/2)))*16
 			if trial%10 == 0 && i == 7 {
 				addr = 1 << 62
 			}
@@ -28,8 +33,12 @@ func TestSortSymbols(t *testing.T) {
 		want := slices.Clone(m.syms)
 		slices.SortStableFunc(want, func(a, b symbol) int { return cmp.Compare(a.addr, b.addr) })
 		m.sortSymbols()
-		if !reflect.DeepEqual(m.syms, want) && !(len(want) == 0 && len(m.syms) == 0) {
-			t.Fatalf("trial %d: sorted %v, want %v", trial, m.syms, want)
+		var got []symbol
+		for _, i := range m.byAddr {
+			got = append(got, m.syms[i])
+		}
+		if !reflect.DeepEqual(got, want) && !(len(want) == 0 && len(got) == 0) {
+			t.Fatalf("trial %d: sorted %v, want %v", trial, got, want)
 		}
 	}
 }
