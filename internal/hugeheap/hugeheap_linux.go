@@ -1,13 +1,16 @@
 package hugeheap
 
 import (
+	"bytes"
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // thpEnabled is the kernel's transparent huge page mode.
@@ -22,7 +25,9 @@ const thpEnabled = "/sys/kernel/mm/transparent_hugepage/enabled"
 // forced collection, most of whose cost is the collector's set-up on first
 // use, which a program that collects later would pay then. Mapping costs nothing until a page is touched;
 // the kernel backs a touched 2 MB range by small pages when it has no
-// huge page free. The heap beyond n bytes is mapped as before.
+// huge page free. The heap mapped before the range is advised with it, and
+// its blocks in use collapsed into huge pages, since the allocator fills
+// it first. The heap beyond is mapped as before.
 // Only the first call acts; every call reports whether it advised a range.
 func Prepare(n int) bool {
 	once.Do(func() { advised = prepare(n) })
@@ -34,22 +39,116 @@ var (
 	advised bool
 )
 
-func prepare(n int) bool {
-	if n <= 0 || os.Getenv(Knob) == "0" {
-		return false
-	}
+// madviseMode says whether the kernel gives huge pages to the ranges
+// advised for them only.
+func madviseMode() bool {
 	mode, err := os.ReadFile(thpEnabled)
-	if err != nil || !strings.Contains(string(mode), "[madvise]") {
+	return err == nil && strings.Contains(string(mode), "[madvise]")
+}
+
+// adviseBelow advises the range [lo, hi) for huge pages, and collapses
+// into huge pages the 2 MB blocks below at that the program has touched in
+// part (MADV_COLLAPSE, Linux 6.1), whose free pages would otherwise fault
+// 4 KB at a time; the others get huge pages on their first touch.
+func adviseBelow(lo, at, hi uintptr) error {
+	if err := madvise(lo, hi-lo, unix.MADV_HUGEPAGE); err != nil {
+		return err
+	}
+	// One block per call: the kernel gives up on a range at a block it
+	// cannot collapse, one never touched among them, and a block whose
+	// pages are still in a CPU's batch for the LRU lists fails once with
+	// EAGAIN.
+	for blk := (lo + hugePage - 1) &^ (hugePage - 1); blk < at && blk+hugePage <= hi; blk += hugePage {
+		if madvise(blk, hugePage, unix.MADV_COLLAPSE) == unix.EAGAIN {
+			madvise(blk, hugePage, unix.MADV_COLLAPSE)
+		}
+	}
+	return nil
+}
+
+func prepare(n int) bool {
+	if n <= 0 || os.Getenv(Knob) == "0" || !madviseMode() {
 		return false
 	}
 	prev := debug.SetGCPercent(-1)
 	b := make([]byte, n)
-	err = syscall.Madvise(b, syscall.MADV_HUGEPAGE)
 	at := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	// The heap mapped before b and the rest of the last range the runtime
+	// mapped with b: the allocator takes the lowest free pages first, so
+	// that what the program allocates next goes below b before it goes
+	// into b's range, and a 2 MB block that the advice covers only in part
+	// never gets a huge page.
+	lo, hi, ok := heapRange(at)
+	if !ok || lo > at || hi < at+uintptr(n) {
+		lo, hi = at, at+uintptr(n)
+	}
+	err := adviseBelow(lo, at, hi)
 	runtime.GC() // b is dead here: the collection frees it
 	debug.SetGCPercent(prev)
 	prepared = span{at, at + uintptr(n)}
 	return err == nil
+}
+
+// madvise is madvise(2) of a range the program does not hold as a slice.
+func madvise(addr, n uintptr, advice int) error {
+	if _, _, e := unix.Syscall(unix.SYS_MADVISE, addr, n, uintptr(advice)); e != 0 {
+		return e
+	}
+	return nil
+}
+
+// hugePage is the size of a transparent huge page on amd64 and arm64
+// with 4 KB pages.
+const hugePage = 2 << 20
+
+// heapRange is the range of readable and writable private anonymous
+// memory around addr in /proc/self/maps: the mapping that holds it and
+// those adjacent to it, as the runtime maps its heap upwards in
+// consecutive ranges (which the kernel merges into one mapping until
+// advice differs between them).
+func heapRange(addr uintptr) (lo, hi uintptr, ok bool) {
+	data, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0, 0, false
+	}
+	return heapRangeIn(data, addr)
+}
+
+// heapRangeIn is heapRange in data, a copy of /proc/self/maps.
+func heapRangeIn(data []byte, addr uintptr) (lo, hi uintptr, ok bool) {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		// "lo-hi perms offset dev inode [path]"
+		f := bytes.Fields(line)
+		var a, b uint64
+		heap := len(f) == 5 && string(f[1]) == "rw-p" && string(f[4]) == "0"
+		if heap {
+			l, h, _ := bytes.Cut(f[0], []byte("-"))
+			var err1, err2 error
+			a, err1 = strconv.ParseUint(string(l), 16, 64)
+			b, err2 = strconv.ParseUint(string(h), 16, 64)
+			heap = err1 == nil && err2 == nil
+		}
+		if !heap || uintptr(a) != hi {
+			// The run of adjacent mappings ends here.
+			if ok {
+				return lo, hi, true
+			}
+			lo, hi = 0, 0
+			if !heap {
+				continue
+			}
+			lo = uintptr(a)
+		}
+		hi = uintptr(b)
+		ok = ok || addr >= lo && addr < hi
+	}
+	return lo, hi, ok
 }
 
 type span struct{ lo, hi uintptr }

@@ -81,3 +81,67 @@ func TestPrepareKnob(t *testing.T) {
 		t.Fatal("prepare advised with the knob at 0")
 	}
 }
+
+// TestHeapRangeIn: the range around an address is the run of adjacent
+// private anonymous read-write mappings that holds it, whatever the
+// mappings before and after it are.
+func TestHeapRangeIn(t *testing.T) {
+	maps := `00400000-00404000 r--p 00000000 fe:00 9978463                            /usr/bin/dtpa
+00dcb000-02e0a000 rw-p 00000000 00:00 0 
+3dfc4000000-3dfc6c00000 ---p 00000000 00:00 0 
+3dfc6c00000-3dfc7086000 rw-p 00000000 00:00 0 
+3dfc7086000-3dfcb086000 rw-p 00000000 00:00 0 
+3dfcb086000-3dfcb400000 rw-p 00000000 00:00 0 
+3dfcb400000-3dfcb800000 ---p 00000000 00:00 0 
+3dfcb800000-3dfcbc00000 rw-p 00000000 00:00 0 
+7f2d34a45000-7f2d34a49000 rw-p 00000000 00:00 0                          [vvar]
+7f2d34a49000-7f2d34a4b000 rw-p 00000000 00:00 0 
+7f2d34a4b000-7f2d34a4d000 rw-p 00000000 00:00 0`
+	for _, c := range []struct {
+		addr   uintptr
+		lo, hi uintptr
+		ok     bool
+	}{
+		{0x3dfc6c00000, 0x3dfc6c00000, 0x3dfcb400000, true},    // first of a run of three
+		{0x3dfc9000000, 0x3dfc6c00000, 0x3dfcb400000, true},    // inside it
+		{0x3dfcb3fffff, 0x3dfc6c00000, 0x3dfcb400000, true},    // its last byte
+		{0x3dfcb800000, 0x3dfcb800000, 0x3dfcbc00000, true},    // alone between reservations
+		{0x00dcc000, 0x00dcb000, 0x02e0a000, true},             // after a file's mapping
+		{0x7f2d34a4c000, 0x7f2d34a49000, 0x7f2d34a4d000, true}, // a run at the end, after a named mapping
+		{0x3dfcb400000, 0, 0, false},                           // a reservation
+		{0x00401000, 0, 0, false},                              // a file
+		{0x7f2d34a46000, 0, 0, false},                          // a named mapping
+		{0x10, 0, 0, false},                                    // nothing
+	} {
+		lo, hi, ok := heapRangeIn([]byte(maps), c.addr)
+		if ok != c.ok || ok && (lo != c.lo || hi != c.hi) {
+			t.Errorf("heapRangeIn(%#x) = %#x, %#x, %v; want %#x, %#x, %v", c.addr, lo, hi, ok, c.lo, c.hi, c.ok)
+		}
+	}
+}
+
+// TestPrepareAdvisesEarlierHeap: the heap the program used before the
+// prepared range is advised too, and its blocks touched in part are
+// backed by huge pages (collapsed) where the kernel can.
+func TestPrepareAdvisesEarlierHeap(t *testing.T) {
+	mode, err := os.ReadFile(thpEnabled)
+	if err != nil || !strings.Contains(string(mode), "[madvise]") {
+		t.Skipf("transparent huge pages not in madvise mode (%q, %v)", mode, err)
+	}
+	var early [][]byte
+	for range 256 {
+		early = append(early, make([]byte, 1024))
+	}
+	at := uintptr(unsafe.Pointer(&early[128][0]))
+	if !prepare(8 << 20) {
+		t.Fatal("prepare did not advise")
+	}
+	lo, hi, ok := heapRange(prepared.lo)
+	if !ok || lo > at || at >= hi {
+		t.Skipf("the early objects at %#x are not in the heap range [%#x, %#x) of the prepared one", at, lo, hi)
+	}
+	if flags := vmFlags(t, at); !strings.Contains(flags+" ", " hg ") {
+		t.Fatalf("heap at %#x below the prepared range not advised: %s", at, flags)
+	}
+	runtime.KeepAlive(early)
+}
