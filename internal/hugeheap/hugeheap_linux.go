@@ -42,8 +42,22 @@ var (
 // madviseMode says whether the kernel gives huge pages to the ranges
 // advised for them only.
 func madviseMode() bool {
-	mode, err := os.ReadFile(thpEnabled)
-	return err == nil && strings.Contains(string(mode), "[madvise]")
+	var buf [128]byte
+	n, err := readPrefix(thpEnabled, buf[:])
+	return err == nil && strings.Contains(string(buf[:n]), "[madvise]")
+}
+
+// readPrefix reads the start of the file at path into buf, with three
+// system calls where os.ReadFile makes five or six: each costs
+// microseconds on virtual machines. One read gives the whole of a sysfs
+// file of less than a page.
+func readPrefix(path string, buf []byte) (int, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer unix.Close(fd)
+	return unix.Read(fd, buf)
 }
 
 // adviseBelow advises the range [lo, hi) for huge pages, and collapses
@@ -106,16 +120,38 @@ const hugePage = 2 << 20
 // those adjacent to it, as the runtime maps its heap upwards in
 // consecutive ranges (which the kernel merges into one mapping until
 // advice differs between them).
+//
+// The kernel writes the file as it is read, and the heap's mappings come
+// before the shared libraries' and the threads' stacks, which most of its
+// lines are about: it is read only until a line past the range.
 func heapRange(addr uintptr) (lo, hi uintptr, ok bool) {
-	data, err := os.ReadFile("/proc/self/maps")
+	fd, err := unix.Open("/proc/self/maps", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0, 0, false
 	}
-	return heapRangeIn(data, addr)
+	defer unix.Close(fd)
+	data := make([]byte, 0, 8<<10)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err != nil {
+			return 0, 0, false
+		}
+		data = data[:len(data)+n]
+		whole := data[:bytes.LastIndexByte(data, '\n')+1]
+		lo, hi, ok, past := heapRangeIn(whole, addr)
+		if past || n == 0 {
+			return lo, hi, ok
+		}
+	}
 }
 
-// heapRangeIn is heapRange in data, a copy of /proc/self/maps.
-func heapRangeIn(data []byte, addr uintptr) (lo, hi uintptr, ok bool) {
+// heapRangeIn is heapRange in data, whole lines of /proc/self/maps; past
+// says whether data goes on beyond the range (or beyond addr, when no
+// range holds it), so that more lines would not change the answer.
+func heapRangeIn(data []byte, addr uintptr) (lo, hi uintptr, ok, past bool) {
 	for len(data) > 0 {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -126,18 +162,20 @@ func heapRangeIn(data []byte, addr uintptr) (lo, hi uintptr, ok bool) {
 		// "lo-hi perms offset dev inode [path]"
 		f := bytes.Fields(line)
 		var a, b uint64
-		heap := len(f) == 5 && string(f[1]) == "rw-p" && string(f[4]) == "0"
-		if heap {
+		var err1, err2 error
+		if len(f) > 0 {
 			l, h, _ := bytes.Cut(f[0], []byte("-"))
-			var err1, err2 error
 			a, err1 = strconv.ParseUint(string(l), 16, 64)
 			b, err2 = strconv.ParseUint(string(h), 16, 64)
-			heap = err1 == nil && err2 == nil
 		}
+		if err1 != nil || err2 != nil || len(f) == 0 {
+			continue
+		}
+		heap := len(f) == 5 && string(f[1]) == "rw-p" && string(f[4]) == "0"
 		if !heap || uintptr(a) != hi {
 			// The run of adjacent mappings ends here.
-			if ok {
-				return lo, hi, true
+			if ok || uintptr(a) > addr {
+				return lo, hi, ok, true
 			}
 			lo, hi = 0, 0
 			if !heap {
@@ -148,7 +186,7 @@ func heapRangeIn(data []byte, addr uintptr) (lo, hi uintptr, ok bool) {
 		hi = uintptr(b)
 		ok = ok || addr >= lo && addr < hi
 	}
-	return lo, hi, ok
+	return lo, hi, ok, false
 }
 
 type span struct{ lo, hi uintptr }

@@ -113,12 +113,42 @@ func TestHeapRangeIn(t *testing.T) {
 		{0x7f2d34a46000, 0, 0, false},                          // a named mapping
 		{0x10, 0, 0, false},                                    // nothing
 	} {
-		lo, hi, ok := heapRangeIn([]byte(maps), c.addr)
+		lo, hi, ok, _ := heapRangeIn([]byte(maps), c.addr)
 		if ok != c.ok || ok && (lo != c.lo || hi != c.hi) {
 			t.Errorf("heapRangeIn(%#x) = %#x, %#x, %v; want %#x, %#x, %v", c.addr, lo, hi, ok, c.lo, c.hi, c.ok)
 		}
 	}
+	// Read in part: the answer is final once a line past the range is in.
+	lines := strings.SplitAfter(maps, "\n")
+	for _, c := range []struct {
+		n        int // lines read
+		lo, hi   uintptr
+		ok, past bool
+	}{
+		{2, 0, 0, false, false},
+		{4, 0, 0, false, false},
+		{5, 0x3dfc6c00000, 0x3dfcb086000, true, false},
+		{6, 0x3dfc6c00000, 0x3dfcb400000, true, false},
+		{7, 0x3dfc6c00000, 0x3dfcb400000, true, true},
+	} {
+		lo, hi, ok, past := heapRangeIn([]byte(strings.Join(lines[:c.n], "")), 0x3dfc9000000)
+		if ok && (lo != c.lo || hi != c.hi) || ok != c.ok || past != c.past {
+			t.Errorf("%d lines: %#x, %#x, %v, past %v; want %#x, %#x, %v, past %v", c.n, lo, hi, ok, past, c.lo, c.hi, c.ok, c.past)
+		}
+	}
+	if _, _, ok, past := heapRangeIn([]byte(maps), 0x3dfcb400000); ok || !past {
+		t.Errorf("in a reservation: found %v, past %v", ok, past)
+	}
+	// The process's own file, read in pieces: its heap holds the test's
+	// objects.
+	p := new([64]byte)
+	sink = p
+	if lo, hi, ok := heapRange(uintptr(unsafe.Pointer(p))); !ok || lo > uintptr(unsafe.Pointer(p)) || hi <= uintptr(unsafe.Pointer(p)) {
+		t.Errorf("heapRange of a heap object at %p: %#x, %#x, %v", p, lo, hi, ok)
+	}
 }
+
+var sink *[64]byte
 
 // TestPrepareAdvisesEarlierHeap: the heap the program used before the
 // prepared range is advised too, and its blocks touched in part are
