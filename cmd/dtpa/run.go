@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 
 	"github.com/dtpa/dtpa/analyzer"
@@ -91,6 +92,16 @@ func (opts Options) analyzerOptions(dir string, warn, symWarn func(string)) anal
 		// The executable is taken from --exe when given, else from the
 		// path the traces recorded, else next to the traces (srcchar).
 		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: symWarn}),
+		Procs:      limitProcs,
+	}
+}
+
+// limitProcs lowers GOMAXPROCS to the n goroutines the analysis runs at
+// once (analyzer.Options.Procs): the command does nothing else at the
+// same time.
+func limitProcs(n int) {
+	if n >= 1 && n < runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(n)
 	}
 }
 
