@@ -48,17 +48,12 @@ type Options struct {
 // AnalyzeFunc is the signature of analyzer.Analyze.
 type AnalyzeFunc func(context.Context, analyzer.Options) (*report.Report, error)
 
-// analyze is opts.Analyze, or analyzer.Analyze when unset, after the
-// heap is prepared for the analysis.
+// analyze is opts.Analyze, or analyzer.Analyze when unset.
 func (opts Options) analyze() AnalyzeFunc {
-	f := opts.Analyze
-	if f == nil {
-		f = analyzer.Analyze
+	if opts.Analyze != nil {
+		return opts.Analyze
 	}
-	return func(ctx context.Context, ao analyzer.Options) (*report.Report, error) {
-		hugeheap.Prepare(heapAdvised)
-		return f(ctx, ao)
-	}
+	return analyzer.Analyze
 }
 
 // traceDir is the directory of the traces, "." for the current one.
@@ -96,13 +91,16 @@ func (opts Options) analyzerOptions(dir string, warn, symWarn func(string)) anal
 	}
 }
 
-// limitProcs lowers GOMAXPROCS to the n goroutines the analysis runs at
-// once (analyzer.Options.Procs): the command does nothing else at the
-// same time.
+// limitProcs readies the process for an analysis that has found its
+// trace files and runs n goroutines at once (analyzer.Options.Procs): it
+// lowers GOMAXPROCS to n, the command doing nothing else at the same
+// time, and then prepares the heap, whose forced collection runs on the
+// processors left.
 func limitProcs(n int) {
 	if n >= 1 && n < runtime.GOMAXPROCS(0) {
 		runtime.GOMAXPROCS(n)
 	}
+	hugeheap.Prepare(heapAdvised)
 }
 
 // sortedSymWarnings puts the symbolizer's warnings in an order that does
