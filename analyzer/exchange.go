@@ -114,6 +114,7 @@ type rankSync struct {
 	throttled atomic.Bool // held back by flow control
 	abort     atomic.Bool // set by the scheduler: give up the current wait
 	inbox     map[p2pKey]*fifo
+	recent    [8]inboxEntry // inbox entries used last, by key hash (queueLocked)
 	sweepAt   int           // inbox size that triggers the next sweep (p2p.go)
 	deferred  []collContrib // under x.mu
 	pendExit  pendingExit   // by its own replay, posted under x.mu

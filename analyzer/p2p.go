@@ -465,13 +465,35 @@ func (x *exchange) recvQueue(rs *rankSync, k p2pKey, c *fifoCache) *fifo {
 
 // queueLocked returns the fifo of k in the inbox, creating it. rs.mu is
 // held.
+//
+// The replay's queue caches are its batch's shapes', which start empty
+// with each batch: a program of many shapes per batch (LAMMPS: a few
+// hundred, against a few keys) looks its keys up here once per shape and
+// batch, tens of thousands of times, and hashing the key for the map was
+// most of the cost; the inbox's last entries are kept by a cheaper hash.
 func (rs *rankSync) queueLocked(k p2pKey, solo bool) *fifo {
+	e := &rs.recent[k.slot()]
+	if e.f != nil && e.k == k {
+		return e.f
+	}
 	f := rs.inbox[k]
 	if f == nil {
 		f = newFifo(solo)
 		rs.inbox[k] = f
 	}
+	e.k, e.f = k, f
 	return f
+}
+
+// inboxEntry is an entry of a rank's inbox (rankSync.recent).
+type inboxEntry struct {
+	k p2pKey
+	f *fifo
+}
+
+// slot is k's entry of rankSync.recent.
+func (k p2pKey) slot() uint32 {
+	return (uint32(k.src)*0x9e3779b1 ^ uint32(k.tag)*0x85ebca6b ^ uint32(k.comm)*0xc2b2ae35 ^ uint32(k.dst)) >> 29
 }
 
 // minSweep is the inbox size below which idle queues are kept (reused by
@@ -501,6 +523,7 @@ func (x *exchange) sweep(rs *rankSync) {
 			delete(rs.inbox, k)
 		}
 	}
+	clear(rs.recent[:])
 	rs.sweepAt = max(minSweep, 2*len(rs.inbox))
 }
 
