@@ -71,14 +71,21 @@ func adviseBelow(lo, at, hi uintptr) error {
 	// One block per call: the kernel gives up on a range at a block it
 	// cannot collapse, one never touched among them, and a block whose
 	// pages are still in a CPU's batch for the LRU lists fails once with
-	// EAGAIN.
-	for blk := (lo + hugePage - 1) &^ (hugePage - 1); blk < at && blk+hugePage <= hi; blk += hugePage {
+	// EAGAIN. A collapse copies the block (a few hundred microseconds):
+	// the blocks nearest at are collapsed, those the allocator fills next,
+	// and no more than maxCollapse of them.
+	first := (lo + hugePage - 1) &^ (hugePage - 1)
+	end := min((at+hugePage-1)&^(hugePage-1), hi&^(hugePage-1))
+	for blk := end - hugePage; blk >= first && blk+maxCollapse*hugePage >= end && blk < end; blk -= hugePage {
 		if madvise(blk, hugePage, unix.MADV_COLLAPSE) == unix.EAGAIN {
 			madvise(blk, hugePage, unix.MADV_COLLAPSE)
 		}
 	}
 	return nil
 }
+
+// maxCollapse bounds the blocks adviseBelow collapses.
+const maxCollapse = 4
 
 func prepare(n int) bool {
 	if n <= 0 || os.Getenv(Knob) == "0" || !madviseMode() {
