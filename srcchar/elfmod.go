@@ -35,7 +35,8 @@ type module struct {
 	// startup are the sized start-up functions (isStartup) of syms and,
 	// for a module whose DWARF is in a separate debug file, of that
 	// file's symbol table (startupAt), which a stripped library's own
-	// tables lack (__libc_start_call_main is local).
+	// tables lack (__libc_start_call_main is local): their ranges, without
+	// names.
 	startup     []symbol
 	ownDWARF    bool // the file itself has .debug_info
 	debugSymtab bool // the separate debug file's start-up functions are in startup
@@ -55,7 +56,9 @@ type cuRange struct {
 	cu     *dwarf.Entry
 }
 
-// symbol is a function of a symbol table. The order added orders the
+// symbol is a function of a symbol table; its name runs on past its NUL
+// to the end of the table's strings (symbolSink), but for the copy
+// symbolAt returns. The order added orders the
 // aliases of an address (symbolAt prefers the last added); sortSymbols
 // keeps it.
 type symbol struct {
@@ -198,19 +201,19 @@ func (m *module) addSymbols(f *elf.File) {
 		var strs string // tab as one string, the names its substrings
 		return symbolSink{
 			count: func(n int) { m.syms = slices.Grow(m.syms, n) },
-			add: func(tab []byte, start, end int, addr, size uint64) {
+			add: func(tab []byte, start int, addr, size uint64) {
 				if strs == "" && len(tab) > 0 {
 					// tab is this module's alone and never written again.
 					strs = unsafe.String(&tab[0], len(tab))
 				}
-				name := strs[start:end]
+				name := strs[start:] // up to its NUL (cName)
 				m.syms = append(m.syms, symbol{name: name, addr: addr, size: size})
 				m.byAddr = nil
 				if dynamic && !m.definesMPI && hasMPIPrefix(name) {
 					m.definesMPI = true
 				}
-				if size > 0 && isStartup(name) {
-					m.startup = append(m.startup, symbol{name: name, addr: addr, size: size})
+				if size > 0 && isStartupName(tab[start:]) {
+					m.startup = append(m.startup, symbol{addr: addr, size: size})
 				}
 			},
 		}
@@ -221,11 +224,25 @@ func (m *module) addSymbols(f *elf.File) {
 
 // symbolSink receives a symbol table's defined functions from
 // funcSymbols: count (may be nil) first, with at least as many as add
-// will receive, then add for each, its name tab[start:end] in the
-// table's strings tab.
+// will receive, then add for each, its name the NUL-terminated string at
+// tab[start:] in the table's strings tab (never empty, and never without
+// its NUL).
+//
+// The names' ends are not looked for: a library's tens of thousands of
+// functions are read to find a few hundred, and the tests made of their
+// names need only their starts (hasMPIPrefix, isStartupName); scanning
+// each name for its end was a noticeable part of reading the table.
 type symbolSink struct {
 	count func(n int)
-	add   func(tab []byte, start, end int, addr, size uint64)
+	add   func(tab []byte, start int, addr, size uint64)
+}
+
+// cName is the NUL-terminated name at the start of s.
+func cName(s string) string {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // funcSymbols gives sink each defined function (definedFunc) of f's
@@ -264,7 +281,7 @@ func funcSymbols(f *elf.File, typ elf.SectionType, sink symbolSink) bool {
 			sink.count(len(es))
 		}
 		for _, e := range es {
-			sink.add(tab, e.start, e.end, e.addr, e.size)
+			sink.add(tab, e.start, e.addr, e.size)
 		}
 		return true
 	}
@@ -283,6 +300,9 @@ func funcSymbols(f *elf.File, typ elf.SectionType, sink symbolSink) bool {
 	if err != nil {
 		return false
 	}
+	// A name without its NUL is read as empty, as debug/elf reads it: only
+	// names that start after the table's last NUL have none.
+	named := bytes.LastIndexByte(tab, 0)
 	le := binary.LittleEndian
 	// The first entry is all zeros.
 	data = data[elf.Sym64Size:]
@@ -306,15 +326,10 @@ func funcSymbols(f *elf.File, typ elf.SectionType, sink symbolSink) bool {
 		}
 		addr := le.Uint64(data[8:16])
 		start := int(le.Uint32(data[0:4]))
-		if start >= len(tab) {
+		if start >= named || tab[start] == 0 {
 			continue
 		}
-		// A name without its NUL is read as empty, as debug/elf reads it.
-		n := bytes.IndexByte(tab[start:], 0)
-		if n <= 0 {
-			continue
-		}
-		sink.add(tab, start, start+n, addr, le.Uint64(data[16:24]))
+		sink.add(tab, start, addr, le.Uint64(data[16:24]))
 	}
 	return true
 }
@@ -401,9 +416,9 @@ func (m *module) startupAt(pc uint64) bool {
 		if err != nil {
 			continue
 		}
-		ok := funcSymbols(f, elf.SHT_SYMTAB, symbolSink{add: func(tab []byte, start, end int, addr, size uint64) {
-			if name := tab[start:end]; size > 0 && isStartupName(name) {
-				m.startup = append(m.startup, symbol{name: string(name), addr: addr, size: size})
+		ok := funcSymbols(f, elf.SHT_SYMTAB, symbolSink{add: func(tab []byte, start int, addr, size uint64) {
+			if name := tab[start:]; size > 0 && isStartupName(name) {
+				m.startup = append(m.startup, symbol{addr: addr, size: size})
 			}
 		}})
 		f.Close()
@@ -427,6 +442,13 @@ func covers(syms []symbol, pc uint64) bool {
 
 // symbolAt is the function symbol covering pc, if any.
 func (m *module) symbolAt(pc uint64) (symbol, bool) {
+	s, ok := m.symbolIn(pc)
+	s.name = cName(s.name)
+	return s, ok
+}
+
+// symbolIn is symbolAt, the name still running to the end of its table.
+func (m *module) symbolIn(pc uint64) (symbol, bool) {
 	if m.byAddr == nil {
 		m.sortSymbols()
 	}

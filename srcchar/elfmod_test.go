@@ -92,8 +92,8 @@ func TestFuncSymbols(t *testing.T) {
 			counted := -1
 			ok := funcSymbols(f, typ, symbolSink{
 				count: func(n int) { counted = n },
-				add: func(tab []byte, start, end int, addr, size uint64) {
-					got = append(got, sym{string(tab[start:end]), addr, size})
+				add: func(tab []byte, start int, addr, size uint64) {
+					got = append(got, sym{cName(string(tab[start:])), addr, size})
 				},
 			})
 			if ok && counted < len(got) {

@@ -246,10 +246,12 @@ func isStartup(fn string) bool {
 	return fn == "_start" || strings.HasPrefix(fn, "__libc_start")
 }
 
-// isStartupName is isStartup of a name in a symbol table's strings.
+// isStartupName is isStartup of the NUL-terminated name at the start of
+// fn, in a symbol table's strings.
 func isStartupName(fn []byte) bool {
-	const p = "__libc_start"
-	return string(fn) == "_start" || len(fn) >= len(p) && string(fn[:len(p)]) == p
+	const p, s = "__libc_start", "_start"
+	return len(fn) >= len(p) && string(fn[:len(p)]) == p ||
+		len(fn) >= len(s) && string(fn[:len(s)]) == s && (len(fn) == len(s) || fn[len(s)] == 0)
 }
 
 // baseName strips the +0xoff of a symbol-only frame.

@@ -416,6 +416,13 @@ func TestIsStartup(t *testing.T) {
 		if got := isStartup(fn); got != want {
 			t.Errorf("isStartup(%q) = %v, want %v", fn, got, want)
 		}
+		// In a symbol table's strings: at the end of the table, and
+		// followed by its NUL and the next name.
+		for _, tab := range []string{fn, fn + "\x00", fn + "\x00_start_next\x00"} {
+			if got := isStartupName([]byte(tab)); got != want {
+				t.Errorf("isStartupName(%q) = %v, want %v", tab, got, want)
+			}
+		}
 	}
 	if !isStartup(baseName("__libc_start_call_main+0x7a")) {
 		t.Error("a symbol-only start-up frame is not left out")
