@@ -114,7 +114,6 @@ type rankSync struct {
 	throttled atomic.Bool // held back by flow control
 	abort     atomic.Bool // set by the scheduler: give up the current wait
 	inbox     map[p2pKey]*fifo
-	recent    [8]inboxEntry // inbox entries used last, by key hash (queueLocked)
 	sweepAt   int           // inbox size that triggers the next sweep (p2p.go)
 	deferred  []collContrib // under x.mu
 	pendExit  pendingExit   // by its own replay, posted under x.mu
@@ -178,6 +177,10 @@ type rankSync struct {
 	// placed is the instance key the rank's last collective call was
 	// posted to, by its own replay (the timeline's, rankObs.coll).
 	placed collKey
+	// recent are the inbox's entries used last, by key hash (under mu;
+	// queueLocked). Last: amid the fields above, it moved those the
+	// replay touches on every call onto other cache lines.
+	recent [8]inboxEntry
 }
 
 // openColl is an instance a remote rank's entry was posted to, by the
