@@ -201,15 +201,6 @@ type Options struct {
 	// Flow, when set, changes the bound of flow control and receives
 	// how it went (for diagnosis and tests).
 	Flow *FlowControl
-	// Procs, when set and Workers is 0, is told how many goroutines the
-	// analysis will run at once (its scan's workers and its replay's,
-	// from the number of trace files) as soon as the files are found, so
-	// that a command can lower GOMAXPROCS to that: the Go scheduler moves
-	// a lone goroutine preempted by the runtime (every 10 ms) to an idle
-	// processor's thread, a hand-over between threads each time, which
-	// cost an analysis of a few ranks several percent of its CPU time
-	// (docs/performance.md, "Idle processors").
-	Procs func(n int)
 
 	limits *limits // tests: bounds other than defaultLimits
 	// roundTrip (tests) builds the report from the replay's results
@@ -369,11 +360,7 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	}
 	workers := opts.Workers
 	if workers <= 0 {
-		cpus := runtime.GOMAXPROCS(0)
-		workers = scanWorkers(len(paths), cpus)
-		if opts.Procs != nil {
-			opts.Procs(max(workers, replayWorkers(len(paths), cpus)))
-		}
+		workers = scanWorkers(len(paths), runtime.GOMAXPROCS(0))
 	}
 
 	// Pass 1: headers, clock samples, damage.
@@ -648,8 +635,12 @@ func replayWorkers(ranks, cpus int) int {
 
 // scanWorkers is the default number of workers of the scan of files
 // trace files on a machine of cpus cores: one per filesPerScanWorker
-// files, up to cpus. A file's scan takes tens of microseconds, less than
-// waking a second worker's thread and handing work over to it.
+// files, up to cpus. A file's scan takes tens of microseconds; a second
+// worker costs more than it saves on a few files: its thread is woken and
+// its processor allocates from spans of its own, fresh memory the
+// collector then sweeps (two workers over LAMMPS's 4 files cost the whole
+// analysis several percent more CPU time; docs/performance.md, "The
+// first pass with one worker").
 func scanWorkers(files, cpus int) int {
 	return max(1, min(cpus, files/filesPerScanWorker))
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 
 	"github.com/dtpa/dtpa/analyzer"
@@ -48,12 +47,17 @@ type Options struct {
 // AnalyzeFunc is the signature of analyzer.Analyze.
 type AnalyzeFunc func(context.Context, analyzer.Options) (*report.Report, error)
 
-// analyze is opts.Analyze, or analyzer.Analyze when unset.
+// analyze is opts.Analyze, or analyzer.Analyze when unset, after the
+// heap is prepared for the analysis.
 func (opts Options) analyze() AnalyzeFunc {
-	if opts.Analyze != nil {
-		return opts.Analyze
+	f := opts.Analyze
+	if f == nil {
+		f = analyzer.Analyze
 	}
-	return analyzer.Analyze
+	return func(ctx context.Context, ao analyzer.Options) (*report.Report, error) {
+		hugeheap.Prepare(heapAdvised)
+		return f(ctx, ao)
+	}
 }
 
 // traceDir is the directory of the traces, "." for the current one.
@@ -87,20 +91,7 @@ func (opts Options) analyzerOptions(dir string, warn, symWarn func(string)) anal
 		// The executable is taken from --exe when given, else from the
 		// path the traces recorded, else next to the traces (srcchar).
 		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: symWarn}),
-		Procs:      limitProcs,
 	}
-}
-
-// limitProcs readies the process for an analysis that has found its
-// trace files and runs n goroutines at once (analyzer.Options.Procs): it
-// lowers GOMAXPROCS to n, the command doing nothing else at the same
-// time, and then prepares the heap, whose forced collection runs on the
-// processors left.
-func limitProcs(n int) {
-	if n >= 1 && n < runtime.GOMAXPROCS(0) {
-		runtime.GOMAXPROCS(n)
-	}
-	hugeheap.Prepare(heapAdvised)
 }
 
 // sortedSymWarnings puts the symbolizer's warnings in an order that does
