@@ -289,7 +289,8 @@ func leftOut(path string, rank int, err error) string {
 // batch; a seek discards the buffer, so that every byte read ahead of a
 // frame header is a batch's, copied and thrown away: with the replay's 64
 // KB buffer the pass read most of each file (a LAMMPS trace's batches are
-// ~70 KB), and took 5 % of that trace's analysis.
+// about as large; docs/performance.md, "The first pass, symbols, the heap
+// below the prepared range, the inbox").
 const scanBuffer = 4 << 10
 
 // scan is the first pass over one file: its header, clock-sync samples,

@@ -74,9 +74,12 @@ func adviseBelow(lo, at, hi uintptr) error {
 	// EAGAIN. A collapse copies the block (a few hundred microseconds):
 	// the blocks nearest at are collapsed, those the allocator fills next,
 	// and no more than maxCollapse of them.
-	first := (lo + hugePage - 1) &^ (hugePage - 1)
 	end := min((at+hugePage-1)&^(hugePage-1), hi&^(hugePage-1))
-	for blk := end - hugePage; blk >= first && blk+maxCollapse*hugePage >= end && blk < end; blk -= hugePage {
+	start := (lo + hugePage - 1) &^ (hugePage - 1)
+	if end > maxCollapse*hugePage {
+		start = max(start, end-maxCollapse*hugePage)
+	}
+	for blk := start; blk+hugePage <= end; blk += hugePage {
 		if madvise(blk, hugePage, unix.MADV_COLLAPSE) == unix.EAGAIN {
 			madvise(blk, hugePage, unix.MADV_COLLAPSE)
 		}
