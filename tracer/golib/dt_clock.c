@@ -140,6 +140,11 @@ static int by_host(const void *a, const void *b) {
 }
 
 static void await_asleep(MPI_Request *r);
+static void tree_allgather(const void *mine, void *all, int size, MPI_Comm comm, int tag);
+// TAG_HELLO is the tag of dt_clock_groups' exchange on MPI_COMM_WORLD
+// (tree_allgather says why the program's messages cannot be confused
+// with it); the others are on the tracer's own communicator.
+enum { TAG_HELLO = 30571, TAG_GO = 1, TAG_TIME = 2, TAG_TURN = 3, TAG_BARRIER = 4 };
 
 // dt_clock_groups finds the clocks and the run id (rank 0's random bytes).
 // Ranks of one host share a clock, led by the host's lowest world rank,
@@ -153,7 +158,8 @@ static void await_asleep(MPI_Request *r);
 // (a duplicate, a shared-memory split, two splits, with their broadcasts)
 // took 0.6 s of MPI_Init at 8 ranks on 2 cores. So the tracer's private
 // communicator (its ping-pongs and barriers) is made only when there are
-// pairs to measure: more than one clock.
+// pairs to measure: more than one clock. The exchange is made of
+// point-to-point messages, not a nonblocking collective (tree_allgather).
 void dt_clock_groups(unsigned char runid[16]) {
 	dt_hello me = {.host = dt_host_hash(), .skewed = dt_clk.skew_off_ns != 0 || dt_clk.skew_ppm != 0};
 	if (getrandom(me.rand, sizeof me.rand, 0) != (ssize_t)sizeof me.rand) {
@@ -167,9 +173,7 @@ void dt_clock_groups(unsigned char runid[16]) {
 	if (!all) abort(); // no way to take part in the collective without it
 	int *idx = (int *)(all + n), *lead = idx + n;
 	leader_ranks = lead + n;
-	MPI_Request req;
-	PMPI_Iallgather(&me, (int)sizeof me, MPI_BYTE, all, (int)sizeof me, MPI_BYTE, MPI_COMM_WORLD, &req);
-	await_asleep(&req);
+	tree_allgather(&me, all, (int)sizeof me, MPI_COMM_WORLD, TAG_HELLO);
 	memcpy(runid, all[0].rand, 16);
 	hello_all = all;
 	for (int r = 0; r < n; r++) idx[r] = r;
@@ -206,7 +210,6 @@ void dt_clock_groups(unsigned char runid[16]) {
 enum { ROUNDS_MIN = 10, ROUNDS_MAX = 200, STALE_GOOD = 20, STALE_MAX = 100 };
 #define RTT_GOOD 20000LL   // ns
 #define PAIR_NS 50000000LL // ns
-enum { TAG_GO = 1, TAG_TIME = 2, TAG_TURN = 3 };
 
 // await_asleep completes a nonblocking operation of the tracer's without
 // spinning: MPI_Test, then sleep 20 µs doubling up to 1 ms. A rank waiting
@@ -224,12 +227,56 @@ static void await_asleep(MPI_Request *r) {
 	}
 }
 
-// barrier is an MPI_Barrier on the tracer's communicator that waits asleep.
-static void barrier(void) {
-	MPI_Request r;
-	PMPI_Ibarrier(dt_priv, &r);
-	await_asleep(&r);
+// tree_allgather gives every rank of comm the size bytes of each (all, in
+// rank order; mine is this rank's; size 0: a barrier), by point-to-point
+// messages up a binomial tree to rank 0 and back down, waiting asleep
+// (await_asleep). Not MPI_Iallgather or MPI_Ibarrier: under Open MPI 4.1
+// the first nonblocking collective registers libnbc's progress function for
+// the rest of the run, which every MPI call that polls then calls too — a
+// 0-byte ping-pong of the program's took ~60 ns more per call (2 ranks,
+// bench.c; one MPI_Ibarrier after MPI_Init did the same untraced; MPICH
+// is not affected). Each ordered pair of ranks exchanges at most one
+// message (a child sends to its parent on the way up, a parent to its
+// child on the way down) and a rank returns only once it has received
+// all that is sent to it: on MPI_COMM_WORLD, a program's message with the
+// same tag from the same rank is sent after this one (non-overtaking) and
+// none of these is left for the program's receives.
+static void tree_allgather(const void *mine, void *all, int size, MPI_Comm comm, int tag) {
+	int n, me;
+	PMPI_Comm_size(comm, &n);
+	PMPI_Comm_rank(comm, &me);
+	static char none;
+	char *a = size > 0 ? all : &none; // size 0: every offset is 0
+	if (size > 0) memcpy(a + (size_t)me * (size_t)size, mine, (size_t)size);
+	// Up: the children me + m (m below me's lowest set bit, or below n for
+	// rank 0) send their subtrees' blocks [me + m, me + 2m); me then sends
+	// [me, me + its lowest set bit) to its parent.
+	int low = me & -me;
+	if (me == 0)
+		for (low = 1; low < n; low <<= 1) {
+		}
+	MPI_Request r[32];
+	int k = 0;
+	for (int m = 1; m < low && me + m < n; m <<= 1) {
+		int cnt = me + 2 * m <= n ? m : n - me - m;
+		PMPI_Irecv(a + (size_t)(me + m) * (size_t)size, cnt * size, MPI_BYTE, me + m, tag, comm, &r[k++]);
+	}
+	for (int i = 0; i < k; i++) await_asleep(&r[i]);
+	if (me != 0) {
+		int cnt = me + low <= n ? low : n - me;
+		PMPI_Isend(a + (size_t)me * (size_t)size, cnt * size, MPI_BYTE, me - low, tag, comm, &r[0]);
+		await_asleep(&r[0]);
+		// Down: the whole table from the parent.
+		PMPI_Irecv(a, n * size, MPI_BYTE, me - low, tag, comm, &r[0]);
+		await_asleep(&r[0]);
+	}
+	k = 0;
+	for (int m = 1; m < low && me + m < n; m <<= 1) PMPI_Isend(a, n * size, MPI_BYTE, me + m, tag, comm, &r[k++]);
+	for (int i = 0; i < k; i++) await_asleep(&r[i]);
 }
+
+// barrier is an MPI_Barrier on the tracer's communicator that waits asleep.
+static void barrier(void) { tree_allgather(NULL, NULL, 0, dt_priv, TAG_BARRIER); }
 
 // pp_recv receives one message of a ping-pong spinning, as MPI would, but
 // yields the core every YIELD_NS: a partner descheduled on this core (a
