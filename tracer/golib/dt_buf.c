@@ -162,7 +162,14 @@ char *dt_buf_get(int wait) {
 		fresh = 1;
 		dt_buf_nalloc++;
 	}
+	int low = dt_buf_nfree <= 1;
 	pthread_mutex_unlock(&dt_buf_mu);
+	// Free buffers run low before the encoder's batch is complete, or
+	// before the aux thread's next turn (dt_q_batch): wake them now.
+	if (low && dt_q_batch) {
+		dt_q_nudge();
+		dt_aux_nudge();
+	}
 	if (fresh) {
 		if ((b = dt_spill_make(0)) == NULL) b = malloc(dt_chunk); // no spill file, or no space left in it
 		if (b == NULL) __atomic_sub_fetch(&dt_buf_nalloc, 1, __ATOMIC_RELAXED);
@@ -185,12 +192,13 @@ void dt_buf_put(void *b) {
 }
 
 // dt_buf_reserve counts one more buffer for a spill slot about to be made
-// ahead of need, if fewer than ahead buffers are free, slots remain to be
-// made and the total allows one more (dt_spill_prepare1). The slot then
-// goes to the free list with dt_buf_add.
+// ahead of need, if fewer than ahead buffers are free or queued for the
+// encoder (which frees them), slots remain to be made and the total allows
+// one more (dt_spill_prepare1). The slot then goes to the free list with
+// dt_buf_add.
 int dt_buf_reserve(int ahead) {
 	pthread_mutex_lock(&dt_buf_mu);
-	int go = dt_buf_nfree < ahead && dt_spill_left() && dt_buf_nalloc < dt_buf_max;
+	int go = dt_buf_nfree + (int)dt_q_buffers() < ahead && dt_spill_left() && dt_buf_nalloc < dt_buf_max;
 	if (go) dt_buf_nalloc++;
 	pthread_mutex_unlock(&dt_buf_mu);
 	return go;

@@ -29,6 +29,20 @@ static unsigned q_head, q_tail; // under q_mu
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
 static int q_sleeping; // the encoder waits on q_cv (under q_mu)
+static unsigned q_nbuf; // buffers queued (under q_mu; read racily by dt_q_buffers)
+
+// dt_q_batch, when not 0, is how many buffers wait in the queue before a
+// hand-over wakes the encoder, which then writes them all in one turn on
+// the core (dt_spill_prepare sets it when buffers are spill slots, whose
+// records survive a kill unwritten). 0: the encoder polls (dt_q_pop).
+// Why: on a core that the rank keeps busy (both ranks of a ping-pong
+// spin in MPI), each turn of the encoder is a preemption of the rank, and
+// each of its sleeps in C a hand-off of the Go P by sysmon (with
+// GOMAXPROCS 1 it retakes a P in a cgo call after 20 µs) and a wake-up
+// of another Go thread: polling every 100 µs while buffers came made
+// ~1260 preemptions of each rank per million calls of a 0-byte ping-pong
+// (sched_switch events), ~60 ns per call of its time.
+unsigned dt_q_batch DT_HIDDEN;
 
 // dt_q_wake wakes the encoder. A program thread calls it only where it is
 // about to sleep anyway (waiting for a free buffer) or at the end of
@@ -40,6 +54,20 @@ void dt_q_wake(void) {
 	pthread_mutex_unlock(&q_mu);
 }
 
+// dt_q_nudge wakes the encoder if it sleeps with entries queued: free
+// buffers run low before a batch is complete (dt_buf_get), or the epoch
+// moved (dt_aux.c), so that records reach the file at least that often.
+void dt_q_nudge(void) {
+	pthread_mutex_lock(&q_mu);
+	if (q_sleeping && q_head != q_tail) pthread_cond_signal(&q_cv);
+	pthread_mutex_unlock(&q_mu);
+}
+
+// dt_q_buffers tells how many buffers are queued (racily).
+unsigned dt_q_buffers(void) { return __atomic_load_n(&q_nbuf, __ATOMIC_RELAXED); }
+
+static inline int q_isbuf(int fin, int kind) { return !fin && (kind == DT_Q_BUF || kind == DT_Q_COPY); }
+
 // dt_q_push queues an entry of a kind (DT_Q_*), or the end of tracing (fin).
 void dt_q_push(void *buf, size_t n, uint32_t tid, int fin, int kind) {
 	pthread_mutex_lock(&q_mu);
@@ -50,7 +78,9 @@ void dt_q_push(void *buf, size_t n, uint32_t tid, int fin, int kind) {
 		pthread_mutex_lock(&q_mu);
 	}
 	q_ent[q_tail++ % Q_CAP] = (dt_qent){buf, n, tid, fin, kind};
-	if ((fin || kind == DT_Q_GO) && q_sleeping) pthread_cond_signal(&q_cv);
+	int batch = 0;
+	if (q_isbuf(fin, kind)) batch = ++q_nbuf >= dt_q_batch && dt_q_batch;
+	if ((fin || kind == DT_Q_GO || batch) && q_sleeping) pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&q_mu);
 }
 
@@ -83,13 +113,16 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 
 // dt_q_pop waits for the next entry and tells whether more are queued
 // behind it (called by the encoder goroutine, in C so that it asks the Go
-// scheduler for nothing while it waits). Nobody wakes it at a hand-over: it
-// polls, every 100 µs while entries keep coming, backing off to 50 ms when
-// idle, and is woken only at the end of tracing, by a Go job (dt_q_kick), or
-// by a thread about to wait for a free buffer. Buffers that arrive while it
-// sleeps wait in the queue, which costs only free buffers (a thread that
-// runs out wakes it); each wake-up costs the program its core for a moment
-// (5 ms: 2000 wake-ups per rank in hpcc at 4 ranks on 2 cores).
+// scheduler for nothing while it waits). With dt_q_batch it sleeps until a
+// batch of buffers is queued, free buffers run low, the epoch moves
+// (dt_q_nudge), a thread waits for a free buffer, a Go job comes
+// (dt_q_kick) or tracing ends; at most a second. Without (no spill slots:
+// a buffer is safe only once written), it polls, every 100 µs while
+// entries keep coming, backing off to 50 ms when idle, and is woken only
+// by the last four. Buffers that arrive while it sleeps wait in the queue,
+// which costs only free buffers (a thread that runs out wakes it); each
+// wake-up costs the program its core for a moment (5 ms: 2000 wake-ups per
+// rank in hpcc at 4 ranks on 2 cores, when it polled).
 //
 // dt_q_waits counts its sleeps, dt_q_idle those after which the queue was
 // still empty (the footer's message; under q_mu, read after the end).
@@ -101,7 +134,8 @@ int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 		dt_q_waits++;
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += sleep_ns;
+		if (dt_q_batch) ts.tv_sec++;
+		else ts.tv_nsec += sleep_ns;
 		if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
 		q_sleeping = 1;
 		pthread_cond_timedwait(&q_cv, &q_mu, &ts);
@@ -113,6 +147,7 @@ int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind) {
 		}
 	}
 	dt_qent e = q_ent[q_head++ % Q_CAP];
+	if (q_isbuf(e.fin, e.kind)) q_nbuf--;
 	int more = q_head != q_tail;
 	sleep_ns = 100000;
 	pthread_mutex_unlock(&q_mu);

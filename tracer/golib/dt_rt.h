@@ -78,6 +78,10 @@ int dt_spill_made_by_threads(void);
 
 // dt_queue.c: the hand-over queue to the Go encoder.
 // DT_Q_COPY: records in a malloc'd copy (free it); DT_Q_GO: a job queued on the Go side (dt_q_kick).
+void dt_q_nudge(void);
+unsigned dt_q_buffers(void);
+extern unsigned dt_q_batch DT_HIDDEN;
+void dt_aux_nudge(void);
 enum { DT_Q_BUF = 0, DT_Q_SITE = 1, DT_Q_COMM = 2, DT_Q_COPY = 3, DT_Q_GO = 4 };
 void dt_q_push(void *buf, size_t n, uint32_t tid, int fin, int kind);
 void dt_q_wake(void);
