@@ -231,3 +231,32 @@ func batchStarts(t *testing.T, path string) []bool {
 		}
 	}
 }
+
+// TestEncoderBatches: under dtrun (buffers are spill slots) the encoder is
+// woken once per batch of buffers, not polling: a ping-pong that hands over
+// ~300 buffers per rank (1 M calls) must see the encoder sleep far fewer
+// times than it hands buffers over (it slept ~2.8 times per buffer when it
+// polled; ~0.12 with batches of 8, and the bound leaves room for the nudges
+// a loaded machine adds). The footer's message gives both counts.
+func TestEncoderBatches(t *testing.T) {
+	prog := build(t, "bench", ompi)
+	dir := t.TempDir()
+	res := dtrun(t, dir, []string{"UserStackSize=1"}, "-np", "2", "--oversubscribe", prog, "pingpong", "100000")
+	if res.code != 0 {
+		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
+	}
+	trs := readTraces(t, dir, "bench", 2)
+	checkComplete(t, trs)
+	for r, tr := range trs {
+		f, s := stallRE.FindStringSubmatch(tr.footer.Message), auxRE.FindStringSubmatch(tr.footer.Message)
+		if f == nil || s == nil {
+			t.Fatalf("rank %d: footer %q", r, tr.footer.Message)
+		}
+		flushes, _ := strconv.Atoi(f[3])
+		sleeps, _ := strconv.Atoi(s[1])
+		t.Logf("rank %d: %d hand-overs, encoder slept %d times", r, flushes, sleeps)
+		if flushes < 100 || 2*sleeps >= flushes {
+			t.Errorf("rank %d: %d hand-overs, encoder slept %d times: want batches (fewer than half as many sleeps)", r, flushes, sleeps)
+		}
+	}
+}

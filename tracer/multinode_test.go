@@ -1,9 +1,11 @@
 package tracer_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,4 +119,64 @@ func TestMultiNodeKill(t *testing.T) {
 	}
 	trs := readTraces(t, dir, "crash", 4)
 	checkSurvivors(t, trs, 1)
+}
+
+// TestClockGroupsTree runs 3, 5 and 7 ranks (and 5 under MPICH) on three
+// simulated nodes (rank r on node r%3): the groups' exchange at MPI_Init and
+// the barriers of the leaders' clock sync are point-to-point messages up and
+// down a binomial tree (dt_clock.c, tree_allgather), and rank counts that are
+// not powers of two cut its subtrees short. Every rank must get the same run
+// id and its node's leader (ranks 1 and 2 measured against rank 0), and the
+// program's own collectives after MPI_Init must be unaffected.
+func TestClockGroupsTree(t *testing.T) {
+	for _, k := range []struct {
+		cc, run string
+		np      int
+	}{{ompi, "mpirun.openmpi", 3}, {ompi, "mpirun.openmpi", 5}, {ompi, "mpirun.openmpi", 7}, {"mpicc.mpich", "mpiexec.mpich", 5}} {
+		t.Run(fmt.Sprintf("%s/np%d", k.run, k.np), func(t *testing.T) {
+			prog := build(t, "initcost", k.cc)
+			dir, base := t.TempDir(), t.TempDir()
+			script := filepath.Join(t.TempDir(), "node.sh")
+			body := fmt.Sprintf("#!/bin/sh\nr=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\nn=node$((r %% 3))\nDT_HOSTNAME=$n DT_SPILL_DIR=%s/$n exec %s \"$@\"\n", base, prog)
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"--mpirun", k.run, "-n", strconv.Itoa(k.np), script}
+			if k.run == "mpirun.openmpi" {
+				args = append([]string{"--mpirun", k.run, "--oversubscribe"}, args[2:]...)
+			}
+			res := dtrun(t, dir, nil, args...)
+			if res.code != 0 {
+				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
+			}
+			trs := readTraces(t, dir, "initcost", k.np)
+			checkComplete(t, trs)
+			for r, tr := range trs {
+				if !bytes.Equal(tr.hdr.RunId, trs[0].hdr.RunId) || len(tr.hdr.RunId) != 16 {
+					t.Errorf("rank %d: run id %x, rank 0's %x", r, tr.hdr.RunId, trs[0].hdr.RunId)
+				}
+				if len(tr.calls("MPI_Reduce")) != 1 || len(tr.calls("MPI_Barrier")) != 1 {
+					t.Errorf("rank %d: %d MPI_Reduce, %d MPI_Barrier, want 1 each", r, len(tr.calls("MPI_Reduce")), len(tr.calls("MPI_Barrier")))
+				}
+				for _, phase := range []tracepb.ClockSync_Phase{tracepb.ClockSync_INIT, tracepb.ClockSync_FINALIZE} {
+					var s *tracepb.ClockSync
+					for _, c := range tr.syncs {
+						if c.Phase == phase {
+							s = c
+						}
+					}
+					switch {
+					case s == nil:
+						t.Errorf("rank %d: no %v clock sync", r, phase)
+					case r == 1 || r == 2: // leaders of node1 and node2, measured against node0's
+						if s.SameClock || s.Reference != 0 || len(s.LocalSendNs) < 10 {
+							t.Errorf("rank %d %v: same %v reference %d, %d samples; want rank 0's clock measured", r, phase, s.SameClock, s.Reference, len(s.LocalSendNs))
+						}
+					case !s.SameClock || int(s.Reference) != r%3:
+						t.Errorf("rank %d %v: same %v reference %d, want rank %d's clock", r, phase, s.SameClock, s.Reference, r%3)
+					}
+				}
+			}
+		})
+	}
 }
