@@ -30,6 +30,17 @@ DT_HOSTNAME=$n DT_SPILL_DIR=%s/$n exec %s "$@"
 	return script
 }
 
+// sync is the trace's clock-sync record of phase, nil if it has none.
+func (tr *trace) sync(phase tracepb.ClockSync_Phase) *tracepb.ClockSync {
+	var s *tracepb.ClockSync
+	for _, c := range tr.syncs {
+		if c.Phase == phase {
+			s = c
+		}
+	}
+	return s
+}
+
 // TestMultiNode runs 4 ranks on two simulated nodes (node0: ranks 0 and 2,
 // node1: ranks 1 and 3) under both MPIs: each node's ranks share a clock
 // led by its lowest rank, the leaders are measured against each other, the
@@ -53,12 +64,7 @@ func TestMultiNode(t *testing.T) {
 				}
 				leader := r % 2
 				for _, phase := range []tracepb.ClockSync_Phase{tracepb.ClockSync_INIT, tracepb.ClockSync_FINALIZE} {
-					var s *tracepb.ClockSync
-					for _, c := range tr.syncs {
-						if c.Phase == phase {
-							s = c
-						}
-					}
+					s := tr.sync(phase)
 					switch {
 					case s == nil:
 						t.Errorf("rank %d: no %v clock sync", r, phase)
@@ -159,12 +165,7 @@ func TestClockGroupsTree(t *testing.T) {
 					t.Errorf("rank %d: %d MPI_Reduce, %d MPI_Barrier, want 1 each", r, len(tr.calls("MPI_Reduce")), len(tr.calls("MPI_Barrier")))
 				}
 				for _, phase := range []tracepb.ClockSync_Phase{tracepb.ClockSync_INIT, tracepb.ClockSync_FINALIZE} {
-					var s *tracepb.ClockSync
-					for _, c := range tr.syncs {
-						if c.Phase == phase {
-							s = c
-						}
-					}
+					s := tr.sync(phase)
 					switch {
 					case s == nil:
 						t.Errorf("rank %d: no %v clock sync", r, phase)
