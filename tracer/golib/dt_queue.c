@@ -56,7 +56,8 @@ void dt_q_wake(void) {
 
 // dt_q_nudge wakes the encoder if it sleeps with entries queued: free
 // buffers run low before a batch is complete (dt_buf_get), or the epoch
-// moved (dt_aux.c), so that records reach the file at least that often.
+// moves (dt_aux.c), so that what was handed over before reaches the file
+// within an epoch.
 void dt_q_nudge(void) {
 	pthread_mutex_lock(&q_mu);
 	if (q_sleeping && q_head != q_tail) pthread_cond_signal(&q_cv);
