@@ -30,7 +30,7 @@ func TestKilledInsideInit(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "pid")
 			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "dtrun"), "--mpirun", mpi.run, "-n", "4", nodes(t, base, prog))
+			cmd := exec.CommandContext(ctx, filepath.Join(root, "bin", "dtrun"), "--mpirun", mpi.run, "-n", "4", nodes(t, base, prog, 2))
 			cmd.Dir = dir
 			cmd.Env = append(append(os.Environ(), mpiEnv...), "DT_TEST_INIT_STOP=1:"+pidFile)
 			var out bytes.Buffer

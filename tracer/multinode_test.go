@@ -12,18 +12,18 @@ import (
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
-// nodes writes a wrapper that runs prog as if each rank were on its own
-// node: node<r%2> for rank r (DT_HOSTNAME), with that node's spill
+// nodes writes a wrapper that runs prog as if the ranks were on k nodes:
+// node<r%k> for rank r (DT_HOSTNAME), with that node's spill
 // directory under base (DT_SPILL_DIR; dtrun's own stays unused, as on a
 // node other than dtrun's). The rank comes from the launcher's environment.
-func nodes(t *testing.T, base, prog string) string {
+func nodes(t *testing.T, base, prog string, k int) string {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "node.sh")
 	body := fmt.Sprintf(`#!/bin/sh
 r=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}
-n=node$((r %% 2))
+n=node$((r %% %d))
 DT_HOSTNAME=$n DT_SPILL_DIR=%s/$n exec %s "$@"
-`, base, prog)
+`, k, base, prog)
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestMultiNode(t *testing.T) {
 		t.Run(mpi.run, func(t *testing.T) {
 			prog := build(t, "pingpong", mpi.cc)
 			dir, base := t.TempDir(), t.TempDir()
-			res := dtrun(t, dir, nil, "--mpirun", mpi.run, "-n", "4", nodes(t, base, prog))
+			res := dtrun(t, dir, nil, "--mpirun", mpi.run, "-n", "4", nodes(t, base, prog, 2))
 			if res.code != 0 {
 				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
 			}
@@ -92,7 +92,7 @@ func TestMultiNode(t *testing.T) {
 func TestMultiNodeKill(t *testing.T) {
 	prog := build(t, "crash", ompi)
 	dir, base := t.TempDir(), t.TempDir()
-	res := dtrun(t, dir, nil, append(oversub[:len(oversub):len(oversub)], nodes(t, base, prog), "kill")...)
+	res := dtrun(t, dir, nil, append(oversub[:len(oversub):len(oversub)], nodes(t, base, prog, 2), "kill")...)
 	if res.code == 0 {
 		t.Fatalf("exit 0, want a failure\n%s", res.out)
 	}
@@ -142,11 +142,7 @@ func TestClockGroupsTree(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/np%d", k.run, k.np), func(t *testing.T) {
 			prog := build(t, "initcost", k.cc)
 			dir, base := t.TempDir(), t.TempDir()
-			script := filepath.Join(t.TempDir(), "node.sh")
-			body := fmt.Sprintf("#!/bin/sh\nr=${OMPI_COMM_WORLD_RANK:-$PMI_RANK}\nn=node$((r %% 3))\nDT_HOSTNAME=$n DT_SPILL_DIR=%s/$n exec %s \"$@\"\n", base, prog)
-			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			script := nodes(t, base, prog, 3)
 			args := []string{"--mpirun", k.run, "-n", strconv.Itoa(k.np), script}
 			if k.run == "mpirun.openmpi" {
 				args = append([]string{"--mpirun", k.run, "--oversubscribe"}, args[2:]...)

@@ -251,10 +251,7 @@ static void tree_allgather(const void *mine, void *all, int size, MPI_Comm comm,
 	// Up: the children me + m (m below me's lowest set bit, or below n for
 	// rank 0) send their subtrees' blocks [me + m, me + 2m); me then sends
 	// [me, me + its lowest set bit) to its parent.
-	int low = me & -me;
-	if (me == 0)
-		for (low = 1; low < n; low <<= 1) {
-		}
+	int low = me ? me & -me : n;
 	MPI_Request r[32];
 	int k = 0;
 	for (int m = 1; m < low && me + m < n; m <<= 1) {

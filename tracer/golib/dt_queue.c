@@ -59,6 +59,7 @@ void dt_q_wake(void) {
 // moves (dt_aux.c), so that what was handed over before reaches the file
 // within an epoch.
 void dt_q_nudge(void) {
+	if (!__atomic_load_n(&q_sleeping, __ATOMIC_RELAXED)) return;
 	pthread_mutex_lock(&q_mu);
 	if (q_sleeping && q_head != q_tail) pthread_cond_signal(&q_cv);
 	pthread_mutex_unlock(&q_mu);
