@@ -28,7 +28,16 @@ var (
 // caused by handing a buffer over (footer message). A third run drops the
 // buffers unread (DT_BENCH_DISCARD) and gives the cost of the C recording
 // path alone (ns/call-added-C): the rest is the Go encoder and compressor,
-// which under core binding share the rank's core. The poll case is an
+// which under core binding share the rank's core. A fourth run keeps the
+// wrappers but stops recording right after MPI_Init (DT_BENCH_BARE): what
+// intercepting the calls alone costs on the machine state at hand
+// (ns/call-added-bare), the floor under the C path (README, "What any
+// interposer costs a ping-pong here"). The untraced run is repeated after
+// the traced ones, and each iteration's figures are taken against the mean
+// of the two; state-flips counts the iterations whose two untraced runs
+// differ by more than a quarter (this machine switches between a fast and a
+// slow state for the same code, README), whose added figures mean little.
+// The poll case is an
 // MPI_Iprobe that never finds a message: the tracer folds a run of them into
 // one record (dt_rec_end_poll), so its B/call is per call made; testany
 // likewise polls a pending receive with MPI_Testany of one request, as
@@ -72,15 +81,18 @@ func BenchmarkOverhead(b *testing.B) {
 				args := []string{"-np", "2", "--bind-to", "core", prog, mode, iters[mode]}
 				env := []string{"UserStackSize=" + strconv.Itoa(depth), "MaxTraceSize=0"}
 				var plain, plainFin, pair []float64
+				flips := 0
 				ms := make([]overheadRuns, len(trees))
 				for i := 0; i < b.N; i++ {
 					p := run(b, b.TempDir(), nil, "mpirun.openmpi", args...)
 					pv, pf := benchFigures(b, p.out)
-					plain, plainFin = append(plain, pv), append(plainFin, pf)
 					if m := pairRE.FindStringSubmatch(p.out); m != nil {
 						v, _ := strconv.ParseFloat(m[1], 64)
 						pair = append(pair, v)
 					}
+					type runs struct{ traced, c, bare string }
+					outs := make([]runs, len(trees))
+					dirs := make([]string, len(trees))
 					for j := range trees {
 						k := j
 						if i%2 == 1 { // the builds take turns in running first
@@ -88,21 +100,35 @@ func BenchmarkOverhead(b *testing.B) {
 						}
 						tr := trees[k]
 						dtrun := filepath.Join(tr.root, "bin", "dtrun")
-						dir := b.TempDir()
-						t := run(b, dir, env, dtrun, args...)
-						c := run(b, b.TempDir(), append(env, "DT_BENCH_DISCARD=1"), dtrun, args...)
-						tv, tf := benchFigures(b, t.out)
-						cv, _ := benchFigures(b, c.out)
+						dirs[k] = b.TempDir()
+						outs[k].traced = run(b, dirs[k], env, dtrun, args...).out
+						outs[k].c = run(b, b.TempDir(), append(env, "DT_BENCH_DISCARD=1"), dtrun, args...).out
+						outs[k].bare = run(b, b.TempDir(), append(env, "DT_BENCH_BARE=1"), dtrun, args...).out
+					}
+					pv2, pf2 := benchFigures(b, run(b, b.TempDir(), nil, "mpirun.openmpi", args...).out)
+					if max(pv, pv2) > 1.25*min(pv, pv2) {
+						flips++
+					}
+					pv, pf = (pv+pv2)/2, (pf+pf2)/2
+					plain, plainFin = append(plain, pv), append(plainFin, pf)
+					for k := range trees {
+						tv, tf := benchFigures(b, outs[k].traced)
+						cv, _ := benchFigures(b, outs[k].c)
+						bv, _ := benchFigures(b, outs[k].bare)
 						ms[k].added = append(ms[k].added, tv-pv)
 						ms[k].addedC = append(ms[k].addedC, cv-pv)
+						ms[k].addedBare = append(ms[k].addedBare, bv-pv)
 						ms[k].traced = append(ms[k].traced, tv)
 						ms[k].fin = append(ms[k].fin, tf-pf)
-						ms[k].footers(b, dir)
+						ms[k].footers(b, dirs[k])
 						ms[k].spread()
 					}
 				}
 				b.ReportMetric(mean(plain), "ns/call-untraced")
 				b.ReportMetric(mean(plainFin)/1e6, "ms-finalize-untraced")
+				b.ReportMetric(slices.Min(plain), "ns/call-untraced-min")
+				b.ReportMetric(slices.Max(plain), "ns/call-untraced-max")
+				b.ReportMetric(float64(flips), "state-flips")
 				if len(pair) > 0 {
 					b.ReportMetric(mean(pair), "ns/clock-pair")
 				}
@@ -114,6 +140,7 @@ func BenchmarkOverhead(b *testing.B) {
 					b.ReportMetric(slices.Min(m.added), "ns/call-added-min"+sfx)
 					b.ReportMetric(slices.Max(m.added), "ns/call-added-max"+sfx)
 					b.ReportMetric(mean(m.addedC), "ns/call-added-C"+sfx)
+					b.ReportMetric(mean(m.addedBare), "ns/call-added-bare"+sfx)
 					b.ReportMetric(slices.Max(m.fin)/1e6, "ms-finalize-added-max"+sfx)
 					b.ReportMetric(mean(m.fin)/1e6, "ms-finalize-added"+sfx)
 					b.ReportMetric(m.bytes/m.events, "B/call"+sfx)
@@ -152,9 +179,55 @@ func BenchmarkOverhead(b *testing.B) {
 	}
 }
 
+// BenchmarkCriticalPath measures, untraced, what k steps of work cost a
+// 0-byte ping-pong (2 ranks bound to cores) when each rank runs them right
+// before its sends (ns/call-added-kN-before) or right after them
+// (-after): bench's BENCH_WORK. A tool's per-call work that sits between a
+// receive's completion and the next send lengthens the round trip; work
+// after the send overlaps the message's flight. On a machine whose cores
+// exchange cache lines slowly the first few ns before a send cost several
+// times their own duration (README, "What any interposer costs a
+// ping-pong here"), and this benchmark shows how much on the machine at
+// hand, next to BenchmarkOverhead's ns/call-added-bare.
+//
+//	flock /tmp/dtpa-bench.lock go test -run '^$' -bench CriticalPath -benchtime 3x ./tracer/
+func BenchmarkCriticalPath(b *testing.B) {
+	prog := build(b, "bench", ompi)
+	args := []string{"-np", "2", "--bind-to", "core", prog, "pingpong", "100000"}
+	steps := []int{2, 8, 32}
+	added := map[string][]float64{}
+	var plain []float64
+	for i := 0; i < b.N; i++ {
+		p0, _ := benchFigures(b, run(b, b.TempDir(), nil, "mpirun.openmpi", args...).out)
+		cur := map[string]float64{}
+		for _, k := range steps {
+			for _, after := range []string{"0", "1"} {
+				env := []string{"BENCH_WORK=" + strconv.Itoa(k), "BENCH_WORK_AFTER=" + after}
+				v, _ := benchFigures(b, run(b, b.TempDir(), env, "mpirun.openmpi", args...).out)
+				name := fmt.Sprintf("k%d-before", k)
+				if after == "1" {
+					name = fmt.Sprintf("k%d-after", k)
+				}
+				cur[name] = v
+			}
+		}
+		p1, _ := benchFigures(b, run(b, b.TempDir(), nil, "mpirun.openmpi", args...).out)
+		pv := (p0 + p1) / 2
+		plain = append(plain, pv)
+		for name, v := range cur {
+			added[name] = append(added[name], v-pv)
+		}
+	}
+	b.ReportMetric(mean(plain), "ns/call-untraced")
+	for name, v := range added {
+		b.ReportMetric(mean(v), "ns/call-added-"+name)
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
 // overheadRuns collects one tracer build's figures over the iterations.
 type overheadRuns struct {
-	added, addedC, traced, fin                       []float64
+	added, addedC, addedBare, traced, fin            []float64
 	bytes, events, dropped, stall, stallSum, flushes float64
 	encNs, encEvents                                 float64    // encoder CPU and the events of the traces that report it
 	auxNs, auxEvents, sleeps, auxFlushes             float64    // aux CPU, encoder sleeps, and the events and flushes of the traces that report them

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
 // flushStatsRE reads the hand-over statistics the tracer writes in the
@@ -257,6 +258,28 @@ func TestEncoderBatches(t *testing.T) {
 		t.Logf("rank %d: %d hand-overs, encoder slept %d times", r, flushes, sleeps)
 		if flushes < 100 || 2*sleeps >= flushes {
 			t.Errorf("rank %d: %d hand-overs, encoder slept %d times: want batches (fewer than half as many sleeps)", r, flushes, sleeps)
+		}
+	}
+}
+
+// TestBenchBare: with DT_BENCH_BARE=1 (BenchmarkOverhead's floor) the
+// wrappers record nothing after MPI_Init and count each call as dropped,
+// and the trace still ends as usual.
+func TestBenchBare(t *testing.T) {
+	prog := build(t, "bench", ompi)
+	dir := t.TempDir()
+	res := dtrun(t, dir, []string{"DT_BENCH_BARE=1"}, "-np", "2", "--oversubscribe", prog, "cheap", "10000")
+	if res.code != 0 {
+		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
+	}
+	for r, tr := range readTraces(t, dir, "bench", 2) {
+		if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_FINALIZE {
+			t.Fatalf("rank %d: %v, footer %v", r, tr.err, tr.footer)
+		}
+		// MPI_Init alone is recorded; the loops' 5 × 10000 MPI_Comm_rank
+		// are dropped, with the few calls around them.
+		if n, d := len(tr.events), tr.footer.GetDroppedEvents(); n > 2 || d < 50000 || d > 50100 {
+			t.Errorf("rank %d: %d events recorded, %d dropped: want MPI_Init only and ~50000 dropped", r, n, d)
 		}
 	}
 }

@@ -7,7 +7,11 @@
 // Repeats the loop 5 times and prints, on rank 0, the best time per MPI call
 // (ns), measured with clock_gettime so that the measurement itself makes no
 // MPI call, and how long its MPI_Finalize took (what a tracer leaves for
-// the end shows there). It also prints what two reads of the TSC cost
+// the end shows there). With BENCH_WORK=k in the environment, each rank of
+// the ping-pong runs k steps of dependent stores and loads (a few ns each)
+// right before each of its sends, or right after them with
+// BENCH_WORK_AFTER=1: what a tool's work costs at those two places of the
+// critical path, untraced (BenchmarkCriticalPath). It also prints what two reads of the TSC cost
 // here, both ranks reading at once (clock_pair_ns): the tracer reads it at
 // a call's entry and exit, so that no tracer adds less per call.
 #include <mpi.h>
@@ -70,8 +74,20 @@ int main(int argc, char **argv) {
 	return 0;
 }
 
+// work stands for a tool's work around a send: k read-modify-writes of
+// memory, each depending on the one before.
+static long work_steps;
+static int work_after;
+static __thread volatile long work_sink[8];
+static inline void work(int after) {
+	if (after != work_after) return;
+	for (long i = 0; i < work_steps; i++) work_sink[i & 7] += i;
+}
+
 static double loops(int rank, const char *mode, long n) {
 	int v = 1, w, idx, size;
+	work_steps = getenv("BENCH_WORK") ? atol(getenv("BENCH_WORK")) : 0;
+	work_after = getenv("BENCH_WORK_AFTER") && strcmp(getenv("BENCH_WORK_AFTER"), "1") == 0;
 	double best = 1e300;
 	int calls = 1;
 	MPI_Request req = MPI_REQUEST_NULL;
@@ -82,7 +98,7 @@ static double loops(int rank, const char *mode, long n) {
 	for (int rep = 0; rep < 5; rep++) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = now();
-		if (strcmp(mode, "pingpong") == 0) {
+		if (strcmp(mode, "pingpong") == 0 && work_steps == 0) {
 			calls = 2;
 			for (long i = 0; i < n; i++) {
 				if (rank == 0) {
@@ -91,6 +107,21 @@ static double loops(int rank, const char *mode, long n) {
 				} else if (rank == 1) {
 					MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 					MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+				}
+			}
+		} else if (strcmp(mode, "pingpong") == 0) { // with work around the sends
+			calls = 2;
+			for (long i = 0; i < n; i++) {
+				if (rank == 0) {
+					work(0);
+					MPI_Send(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+					work(1);
+					MPI_Recv(NULL, 0, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				} else if (rank == 1) {
+					MPI_Recv(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+					work(0);
+					MPI_Send(NULL, 0, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+					work(1);
 				}
 			}
 		} else if (strcmp(mode, "barrier") == 0) {
