@@ -11,9 +11,10 @@
 // the ping-pong runs k steps of dependent stores and loads (a few ns each)
 // right before each of its sends, or right after them with
 // BENCH_WORK_AFTER=1: what a tool's work costs at those two places of the
-// critical path, untraced (BenchmarkCriticalPath). It also prints what two reads of the TSC cost
-// here, both ranks reading at once (clock_pair_ns): the tracer reads it at
-// a call's entry and exit, so that no tracer adds less per call.
+// critical path, untraced (BenchmarkCriticalPath). It also prints what two
+// reads of the TSC cost here, both ranks reading at once (clock_pair_ns):
+// the tracer reads it at a call's entry and exit, so that no tracer adds
+// less per call.
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
