@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
+	"sync"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/klauspost/compress/zstd"
@@ -43,6 +44,7 @@ type Writer struct {
 	w       io.Writer
 	off     int64
 	enc     *zstd.Encoder
+	encKey  encKey
 	raw     bool
 	buf     []byte // protobuf encoding of the current chunk
 	batches batchEncoder
@@ -81,9 +83,8 @@ func NewWriterAhead(w io.Writer, opts WriterOptions) (*Writer, error) {
 		if level == 0 {
 			level = zstd.SpeedDefault
 		}
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level), zstd.WithEncoderConcurrency(1),
-			zstd.WithEncoderCRC(false), // the frame has its own CRC
-			zstd.WithNoEntropyCompression(opts.RawLiterals))
+		tw.encKey = encKey{level, opts.RawLiterals}
+		enc, err := getEncoder(tw.encKey)
 		if err != nil {
 			return nil, fmt.Errorf("creating zstd encoder: %w", err)
 		}
@@ -234,9 +235,60 @@ func (w *Writer) Close(f *tracepb.Footer) error {
 	}
 	err := w.writeMessage(KindFooter, f)
 	if w.enc != nil {
-		w.enc.Close()
+		putEncoder(w.encKey, w.enc)
+		w.enc = nil
 	}
 	return err
+}
+
+// encKey is what makes two Writers' zstd encoders interchangeable.
+type encKey struct {
+	level       zstd.EncoderLevel
+	rawLiterals bool
+}
+
+// encoders keeps the zstd encoders of closed Writers for the next Writer
+// with the same options. A new encoder's hash table (256 KB at the fastest
+// level) is faulted in page by page at its first use, ~65 page faults of
+// several microseconds each on virtual machines: a rank that compacts its
+// own trace after writing it, and dtrun compacting several, pay them
+// once. EncodeAll keeps nothing of one call for the next, so that a reused
+// encoder writes the same bytes as a new one.
+var encoders struct {
+	sync.Mutex
+	free map[encKey][]*zstd.Encoder
+}
+
+// maxFreeEncoders bounds the encoders kept per options (the memory of a
+// process that closed many Writers at once); the others are closed.
+const maxFreeEncoders = 4
+
+func getEncoder(k encKey) (*zstd.Encoder, error) {
+	encoders.Lock()
+	if l := encoders.free[k]; len(l) > 0 {
+		e := l[len(l)-1]
+		encoders.free[k] = l[:len(l)-1]
+		encoders.Unlock()
+		return e, nil
+	}
+	encoders.Unlock()
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(k.level), zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), // the frame has its own CRC
+		zstd.WithNoEntropyCompression(k.rawLiterals))
+}
+
+func putEncoder(k encKey, e *zstd.Encoder) {
+	encoders.Lock()
+	if len(encoders.free[k]) < maxFreeEncoders {
+		if encoders.free == nil {
+			encoders.free = make(map[encKey][]*zstd.Encoder)
+		}
+		encoders.free[k] = append(encoders.free[k], e)
+		encoders.Unlock()
+		return
+	}
+	encoders.Unlock()
+	e.Close()
 }
 
 func (w *Writer) writeMessage(k Kind, m proto.Message) error {
