@@ -37,18 +37,36 @@ func (f *Frame) Payload() []byte { return f.Bytes[FrameHeaderSize:] }
 func (f *Frame) Unmarshal(m proto.Message) error {
 	raw := f.Payload()
 	if f.Enc == EncodingZstd {
-		dec, err := decoder()
-		if err != nil {
+		var err error
+		if raw, err = f.decompress(nil); err != nil {
 			return err
-		}
-		if raw, err = dec.DecodeAll(raw, nil); err != nil {
-			return fmt.Errorf("%s frame at byte offset %d: decompressing: %w", f.Kind, f.Offset, err)
 		}
 	}
 	if err := proto.Unmarshal(raw, m); err != nil {
 		return fmt.Errorf("%s frame at byte offset %d: %w", f.Kind, f.Offset, err)
 	}
 	return nil
+}
+
+// AppendMessage appends the frame's chunk message, encoded, to dst: its
+// payload, decompressed.
+func (f *Frame) AppendMessage(dst []byte) ([]byte, error) {
+	if f.Enc != EncodingZstd {
+		return append(dst, f.Payload()...), nil
+	}
+	return f.decompress(dst)
+}
+
+func (f *Frame) decompress(dst []byte) ([]byte, error) {
+	dec, err := decoder()
+	if err != nil {
+		return dst, err
+	}
+	out, err := dec.DecodeAll(f.Payload(), dst)
+	if err != nil {
+		return dst, fmt.Errorf("%s frame at byte offset %d: decompressing: %w", f.Kind, f.Offset, err)
+	}
+	return out, nil
 }
 
 // NewFrameScanner reads the preamble. name is the file's name in errors.

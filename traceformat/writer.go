@@ -219,6 +219,16 @@ func (w *Writer) CopyFrame(f *Frame) error {
 	return w.write(f.Bytes)
 }
 
+// WriteDefinitionsMessage writes a definitions frame holding m, a
+// Definitions message already encoded, as it is: several definitions
+// frames' messages concatenated, say, which decode as their merge
+// (protobuf appends the repeated fields of a later message to those of an
+// earlier one). The communicators' member ranges are the encoder's
+// business (WriteDefinitions).
+func (w *Writer) WriteDefinitionsMessage(m []byte) error {
+	return w.writeFrame(KindDefinitions, m)
+}
+
 // Close writes the footer. When f.EventCount is zero it is set to the number
 // of events written. Close does not close the underlying writer.
 func (w *Writer) Close(f *tracepb.Footer) error {

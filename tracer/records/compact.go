@@ -14,6 +14,7 @@ import (
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/klauspost/compress/zstd"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -336,6 +337,24 @@ func compact(sc *traceformat.FrameScanner, w io.Writer, hdr *tracepb.Header) (co
 // messages do not decode are copied as they are too.
 type joinDefs struct {
 	frames []traceformat.Frame
+	buf    []byte
+}
+
+// wholeFields says whether b is a sequence of whole protobuf fields, so
+// that what follows it in a concatenation starts a field of its own.
+func wholeFields(b []byte) bool {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return false
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return false
+		}
+		b = b[n+m:]
+	}
+	return true
 }
 
 // add keeps a copy of fr (a FrameScanner reuses its bytes).
@@ -346,23 +365,28 @@ func (j *joinDefs) add(fr *traceformat.Frame) {
 }
 
 // write writes the frames held, as one definitions frame when there are
-// several: their entries in order, as their messages concatenated decode.
+// several: their messages concatenated, which decode as the entries of
+// each in order (the message is not decoded and encoded again: merging
+// the function table that way was most of a small trace's compaction).
+// Each frame's message must be whole fields, and the joined one must
+// decode; else the frames are copied as they are.
 func (j *joinDefs) write(tw *traceformat.Writer) error {
 	frames := j.frames
 	j.frames = j.frames[:0]
 	if len(frames) > 1 {
-		all := &tracepb.Definitions{}
+		all := j.buf[:0]
 		ok := true
 		for i := range frames {
-			d := &tracepb.Definitions{}
-			if frames[i].Unmarshal(d) != nil {
+			at := len(all)
+			var err error
+			if all, err = frames[i].AppendMessage(all); err != nil || !wholeFields(all[at:]) {
 				ok = false
 				break
 			}
-			proto.Merge(all, d)
 		}
-		if ok {
-			return tw.WriteDefinitions(all)
+		j.buf = all
+		if ok && proto.Unmarshal(all, &tracepb.Definitions{}) == nil {
+			return tw.WriteDefinitionsMessage(all)
 		}
 	}
 	for i := range frames {
