@@ -20,10 +20,7 @@ func TestRecordEscapes(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			prog := build(t, "escapes", m.cc)
 			dir := t.TempDir()
-			res := dtrun(t, dir, nil, append(m.launch[:len(m.launch):len(m.launch)], prog, "3")...)
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			res := dtrunOK(t, dir, nil, append(m.launch[:len(m.launch):len(m.launch)], prog, "3")...)
 			mm := regexp.MustCompile(`recv_ns=(\d+)`).FindStringSubmatch(res.out)
 			if mm == nil {
 				t.Fatalf("no recv_ns in the output:\n%s", res.out)

@@ -242,10 +242,7 @@ func batchStarts(t *testing.T, path string) []bool {
 func TestEncoderBatches(t *testing.T) {
 	prog := build(t, "bench", ompi)
 	dir := t.TempDir()
-	res := dtrun(t, dir, []string{"UserStackSize=1"}, "-np", "2", "--oversubscribe", prog, "pingpong", "100000")
-	if res.code != 0 {
-		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-	}
+	dtrunOK(t, dir, []string{"UserStackSize=1"}, "-np", "2", "--oversubscribe", prog, "pingpong", "100000")
 	trs := readTraces(t, dir, "bench", 2)
 	checkComplete(t, trs)
 	for r, tr := range trs {
@@ -268,10 +265,7 @@ func TestEncoderBatches(t *testing.T) {
 func TestBenchBare(t *testing.T) {
 	prog := build(t, "bench", ompi)
 	dir := t.TempDir()
-	res := dtrun(t, dir, []string{"DT_BENCH_BARE=1"}, "-np", "2", "--oversubscribe", prog, "cheap", "10000")
-	if res.code != 0 {
-		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-	}
+	dtrunOK(t, dir, []string{"DT_BENCH_BARE=1"}, "-np", "2", "--oversubscribe", prog, "cheap", "10000")
 	for r, tr := range readTraces(t, dir, "bench", 2) {
 		if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_FINALIZE {
 			t.Fatalf("rank %d: %v, footer %v", r, tr.err, tr.footer)

@@ -125,6 +125,17 @@ func dtrun(t testing.TB, dir string, env []string, args ...string) result {
 	return run(t, dir, env, filepath.Join(root, "bin", "dtrun"), args...)
 }
 
+// dtrunOK is dtrun for a job that must succeed: a non-zero exit fails the
+// test with dtrun's output.
+func dtrunOK(t testing.TB, dir string, env []string, args ...string) result {
+	t.Helper()
+	res := dtrun(t, dir, env, args...)
+	if res.code != 0 {
+		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
+	}
+	return res
+}
+
 // trace is a whole trace file read back.
 type trace struct {
 	hdr    *tracepb.Header

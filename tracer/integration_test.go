@@ -101,10 +101,7 @@ func TestPingPong(t *testing.T) {
 func TestPingPongMPICH(t *testing.T) {
 	prog := build(t, "pingpong", "mpicc.mpich")
 	dir := t.TempDir()
-	res := dtrun(t, dir, nil, "-n", "4", prog)
-	if res.code != 0 {
-		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-	}
+	dtrunOK(t, dir, nil, "-n", "4", prog)
 	trs := readTraces(t, dir, "pingpong", 4)
 	checkComplete(t, trs)
 	checkPingPong(t, trs)

@@ -51,10 +51,7 @@ func TestMultiNode(t *testing.T) {
 		t.Run(mpi.run, func(t *testing.T) {
 			prog := build(t, "pingpong", mpi.cc)
 			dir, base := t.TempDir(), t.TempDir()
-			res := dtrun(t, dir, nil, "--mpirun", mpi.run, "-n", "4", nodes(t, base, prog, 2))
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			dtrunOK(t, dir, nil, "--mpirun", mpi.run, "-n", "4", nodes(t, base, prog, 2))
 			trs := readTraces(t, dir, "pingpong", 4)
 			checkComplete(t, trs)
 			checkPingPong(t, trs)
@@ -147,10 +144,7 @@ func TestClockGroupsTree(t *testing.T) {
 			if k.run == "mpirun.openmpi" {
 				args = append([]string{"--mpirun", k.run, "--oversubscribe"}, args[2:]...)
 			}
-			res := dtrun(t, dir, nil, args...)
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			dtrunOK(t, dir, nil, args...)
 			trs := readTraces(t, dir, "initcost", k.np)
 			checkComplete(t, trs)
 			for r, tr := range trs {

@@ -192,10 +192,7 @@ func TestFortranPollsFolded(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			prog := buildFortran(t, "polls", m.fc)
 			dir := t.TempDir()
-			res := dtrun(t, dir, nil, append(m.launch[:len(m.launch):len(m.launch)], prog)...)
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			res := dtrunOK(t, dir, nil, append(m.launch[:len(m.launch):len(m.launch)], prog)...)
 			trs := readTraces(t, dir, "polls", 4)
 			checkComplete(t, trs)
 			made := map[string]int64{}

@@ -53,10 +53,7 @@ func tracePySites(t *testing.T, env []string) ([]*trace, map[string]int, string)
 	if err := os.WriteFile(filepath.Join(dir, "pysites.py"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := dtrun(t, dir, env, "--mpirun", "mpirun.openmpi", "-np", "2", python, "pysites.py")
-	if res.code != 0 {
-		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-	}
+	res := dtrunOK(t, dir, env, "--mpirun", "mpirun.openmpi", "-np", "2", python, "pysites.py")
 	return readTraces(t, dir, "python3", 2), sourceMarkers(t, src, "#"), res.out
 }
 
@@ -140,10 +137,7 @@ func TestPythonFrameKinds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := dtrun(t, dir, nil, "--mpirun", "mpirun.openmpi", "-np", "2", python, name)
-	if res.code != 0 {
-		t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-	}
+	dtrunOK(t, dir, nil, "--mpirun", "mpirun.openmpi", "-np", "2", python, name)
 	mark := sourceMarkers(t, src, "#")
 	at := func(m string) string { return name + ":" + strconv.Itoa(mark[m]) }
 	want := map[string]int64{

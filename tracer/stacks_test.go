@@ -158,10 +158,7 @@ func TestDeepStacksOptimised(t *testing.T) {
 		t.Run(m.name+"/C", func(t *testing.T) {
 			prog := buildOptimised(t, m.cc, false)
 			dir := t.TempDir()
-			res := dtrun(t, dir, []string{"UserStackSize=6"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "deep")...)
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			dtrunOK(t, dir, []string{"UserStackSize=6"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "deep")...)
 			trs := readTraces(t, dir, "deepstack", 4)
 			checkComplete(t, trs)
 			checkDeepSRC(t, reportSRC(t, dir, "deepstack"), "deepstack.c", sourceMarkers(t, filepath.Join(root, "tracer", "testdata", "c", "deepstack.c"), "//"))
@@ -169,10 +166,7 @@ func TestDeepStacksOptimised(t *testing.T) {
 		t.Run(m.name+"/Fortran", func(t *testing.T) {
 			prog := buildOptimised(t, m.fc, true)
 			dir := t.TempDir()
-			res := dtrun(t, dir, []string{"UserStackSize=6"}, append(m.launch[:len(m.launch):len(m.launch)], prog)...)
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			dtrunOK(t, dir, []string{"UserStackSize=6"}, append(m.launch[:len(m.launch):len(m.launch)], prog)...)
 			trs := readTraces(t, dir, "deepstack", 4)
 			checkComplete(t, trs)
 			checkDeepSRC(t, reportSRC(t, dir, "deepstack"), "deepstack.f90", sourceMarkers(t, filepath.Join(root, "tracer", "testdata", "fortran", "deepstack.f90"), "!"))
@@ -187,10 +181,7 @@ func TestStackThroughLibraryWithoutUnwindTables(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			prog := buildOptimised(t, m.cc, false)
 			dir := t.TempDir()
-			res := dtrun(t, dir, []string{"UserStackSize=6"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "nounw")...)
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			dtrunOK(t, dir, []string{"UserStackSize=6"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "nounw")...)
 			trs := readTraces(t, dir, "deepstack", 4)
 			checkComplete(t, trs)
 			for r, tr := range trs {
@@ -229,10 +220,7 @@ func TestStacksSameFrameOtherCallers(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			prog := buildOptimised(t, m.cc, false)
 			dir := t.TempDir()
-			res := dtrun(t, dir, []string{"UserStackSize=3"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "alias")...)
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			res := dtrunOK(t, dir, []string{"UserStackSize=3"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "alias")...)
 			if n := strings.Count(res.out, "exch frame fixed\n"); n != 4 {
 				t.Fatalf("%d ranks had exch's frame at one address, want 4 (the test needs it):\n%s", n, res.out)
 			}
@@ -277,10 +265,7 @@ func TestStacksUnderSignalStorm(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			prog := buildOptimised(t, m.cc, false)
 			dir := t.TempDir()
-			res := dtrun(t, dir, []string{"UserStackSize=6"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "storm")...)
-			if res.code != 0 {
-				t.Fatalf("dtrun: exit %d\n%s", res.code, res.out)
-			}
+			res := dtrunOK(t, dir, []string{"UserStackSize=6"}, append(append(m.launch[:len(m.launch):len(m.launch)], prog), "storm")...)
 			// 250 × (top(0) + top(8)): the exchanged values sum to 250 × 120.
 			if n := strings.Count(res.out, "sum=30000\n"); n != 4 {
 				t.Errorf("%d ranks printed sum=30000, want 4:\n%s", n, res.out)
