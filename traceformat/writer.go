@@ -31,7 +31,10 @@ type WriterOptions struct {
 	// ordinary zstd: readers need nothing new.
 	RawLiterals bool
 	// Deferred writes a DeferredMajor file, whose events are raw records
-	// (WriteRecords) until it is compacted.
+	// (WriteRecords) until it is compacted. Its other frames are stored
+	// uncompressed too, until Compress, and the compaction compresses
+	// them (CopyFrame): a traced rank then makes and warms no zstd encoder
+	// inside MPI_Init, only as it ends, where its compaction needs one.
 	Deferred bool
 }
 
@@ -43,9 +46,10 @@ type WriterOptions struct {
 type Writer struct {
 	w       io.Writer
 	off     int64
-	enc     *zstd.Encoder
+	enc     *zstd.Encoder // made at the first compressed frame
 	encKey  encKey
-	raw     bool
+	raw     bool   // frames are stored uncompressed (for now: Compress)
+	canZstd bool   // the options compress
 	buf     []byte // protobuf encoding of the current chunk
 	batches batchEncoder
 	frame   []byte // frame header + payload
@@ -77,18 +81,13 @@ func NewWriter(w io.Writer, hdr *tracepb.Header, opts WriterOptions) (*Writer, e
 // encodes its definitions this way while MPI_Init still waits for the run
 // id that its header carries.
 func NewWriterAhead(w io.Writer, opts WriterOptions) (*Writer, error) {
-	tw := &Writer{w: w, raw: opts.Raw, holding: true}
+	tw := &Writer{w: w, raw: opts.Raw || opts.Deferred, canZstd: !opts.Raw, holding: true}
 	if !opts.Raw {
 		level := opts.Level
 		if level == 0 {
 			level = zstd.SpeedDefault
 		}
 		tw.encKey = encKey{level, opts.RawLiterals}
-		enc, err := getEncoder(tw.encKey)
-		if err != nil {
-			return nil, fmt.Errorf("creating zstd encoder: %w", err)
-		}
-		tw.enc = enc
 	}
 	var pre [PreambleSize]byte
 	copy(pre[:], Magic[:])
@@ -117,6 +116,11 @@ func (w *Writer) Start(hdr *tracepb.Header) error {
 	w.held, w.holding = nil, false
 	return w.write(all)
 }
+
+// Compress has the frames written from now on compressed, as the options
+// say: a Deferred writer's frames are stored uncompressed until then (the
+// tracer calls it when it starts encoding its events as it goes).
+func (w *Writer) Compress() { w.raw = !w.canZstd }
 
 // Offset is the number of bytes written so far (the file size), which the
 // tracer compares with MaxTraceSize: 0 before Start.
@@ -211,10 +215,15 @@ type VectorWriter interface {
 	Writev(a, b []byte) (int, error)
 }
 
-// CopyFrame writes a frame read by a FrameScanner as it is.
+// CopyFrame writes a frame read by a FrameScanner as it is, unless the
+// frame holds a protobuf chunk stored uncompressed and w compresses: then
+// its payload is compressed (a Deferred writer's frames, compacted).
 func (w *Writer) CopyFrame(f *Frame) error {
 	if w.closed {
 		return errors.New("trace writer closed")
+	}
+	if f.Enc == EncodingRaw && !w.raw && f.Kind >= KindHeader && f.Kind <= KindFooter {
+		return w.writeFrame(f.Kind, f.Payload())
 	}
 	return w.write(f.Bytes)
 }
@@ -327,7 +336,14 @@ func (w *Writer) writeFrame(k Kind, raw []byte) error {
 	}
 	f := append(w.frame[:0], make([]byte, FrameHeaderSize)...)
 	enc := EncodingRaw
-	if w.enc != nil {
+	if !w.raw {
+		if w.enc == nil {
+			e, err := getEncoder(w.encKey)
+			if err != nil {
+				return fmt.Errorf("creating zstd encoder: %w", err)
+			}
+			w.enc = e
+		}
 		f = w.enc.EncodeAll(raw, f)
 		enc = EncodingZstd
 	} else {

@@ -692,6 +692,8 @@ func commDef(p unsafe.Pointer) *tracepb.Communicator {
 }
 
 func (t *tracer) writeBatch() {
+	// Past the deferral's budget (or without one) frames are compressed.
+	t.w.Compress()
 	if t.stopped() {
 		t.drop(t.batch.Len())
 		return
