@@ -48,11 +48,13 @@ $(CHARTJS): web/package.json web/package-lock.json
 	cp web/node_modules/chart.js/dist/chart.umd.min.js $@
 	$(GO) generate ./report/html
 
-# -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
+# The tracer's tests run a second time under its C writer (DT_CWRITER=1,
+# tracer/golib/dt_cw.c). -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
 # 2 cores each); run side by side they starved each other's clock-sync
 # ping-pongs and the ground truth's sleeps on CI (1.5 min either way).
 test: test-deps build check
 	$(GO) test -p 1 -count=1 -timeout 30m ./...
+	DT_CWRITER=1 $(GO) test -count=1 -timeout 15m ./tracer/
 	$(GO) test -count=1 -tags view,$(CMDTAGS) -run View ./cmd/dtpa/
 
 # What review would otherwise have to catch: vet and staticcheck findings,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing dtpa needs, only when it is missing:
-# OpenMPI, MPICH, gfortran, protoc, npm, libotf2, otf2-tools and libunwind (Debian packages;
+# OpenMPI, MPICH, gfortran, protoc, protobuf-c, npm, libotf2, otf2-tools and libunwind (Debian packages;
 # package otf2 builds with cgo against libotf2, its tests run otf2-print) and
 # the Go modules. libunwind-dev (its runtime, libunwind8, with it) is what the
 # tracer links to unwind call stacks; traced programs need libunwind8 too.
@@ -21,6 +21,8 @@ command -v mpicc.mpich    >/dev/null || need+=(mpich libmpich-dev)
 command -v mpiexec.mpich  >/dev/null || need+=(mpich)
 command -v gfortran       >/dev/null || need+=(gfortran)
 command -v protoc         >/dev/null || need+=(protobuf-compiler)
+command -v protoc-c       >/dev/null || need+=(protobuf-c-compiler)
+[ -f /usr/include/protobuf-c/protobuf-c.h ] || need+=(libprotobuf-c-dev)
 command -v npm            >/dev/null || need+=(npm)
 command -v pkg-config     >/dev/null || need+=(pkg-config)
 [ -f /usr/include/otf2/otf2.h ]       || need+=(libopen-trace-format2-dev)

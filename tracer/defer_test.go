@@ -93,6 +93,9 @@ func TestDeferredEncoding(t *testing.T) {
 // complete ones when the job ends, under both MPIs: each rank compacted its
 // own after MPI_Finalize, and left no temporary file.
 func TestDeferredCompactedByRanks(t *testing.T) {
+	if cWriter() {
+		t.Skip("the C writer leaves its trace deferred for dtrun to compact (golib/dt_cw.c)")
+	}
 	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
 		t.Run(mpi.run, func(t *testing.T) {
 			bin := build(t, "pingpong", mpi.cc)

@@ -20,10 +20,10 @@ FC_MPICH   := mpif90.mpich
 
 LIBS := $(OUT)/libdtpa_preload.so
 ifneq ($(HAVE_OMPI),)
-LIBS += $(OUT)/libdtpa_openmpi.so
+LIBS += $(OUT)/libdtpa_openmpi.so $(OUT)/libdtpa_openmpi_c.so
 endif
 ifneq ($(HAVE_MPICH),)
-LIBS += $(OUT)/libdtpa_mpich.so
+LIBS += $(OUT)/libdtpa_mpich.so $(OUT)/libdtpa_mpich_c.so
 endif
 
 GOSRC := $(wildcard tracer/golib/*.go tracer/golib/*.c tracer/golib/*.h tracer/params/*.go) \
@@ -101,5 +101,35 @@ $(OUT)/libdtpa_mpich.so: FORCE | gen unwind
 	CGO_LDFLAGS="$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') $(UNWIND) $(RELR) -Wl,-Bsymbolic" \
 		$(GO) build $(GOSHARED) -tags dtpa_mpich -o $@ ./tracer/golib
 	@rm -f $(OUT)/libdtpa_mpich.h
+
+# The C-only libraries (golib/dt_cw.c writes the trace in place of the Go
+# writer; the stub loads one under dtrun with DT_CWRITER=1): the same C as
+# the Go library's, compiled by the C compiler with cgo's flags, and the
+# trace's protobuf messages packed by protobuf-c (Debian's
+# protobuf-c-compiler generates them from traceformat/trace.proto;
+# libprotobuf-c1 is needed where traced programs run, like libunwind8).
+PBC     := $(BUILD)/pbc
+CWSRC   := $(filter-out tracer/golib/zz_%,$(wildcard tracer/golib/dt_*.c)) $(PBC)/trace.pb-c.c
+CWFLAGS := -O2 -shared -fPIC -fno-omit-frame-pointer -fno-plt -Wall -Wno-unused-variable -Wno-unused-but-set-variable \
+	-Wno-deprecated-declarations -Wno-unused-function -Wno-maybe-uninitialized -Wno-format-truncation \
+	-DDT_TRACER_VERSION='"$(shell sed -n 's/^const Version = "\(.*\)"/\1/p' internal/version/version.go)"' \
+	-Itracer/golib -I$(PBC)
+CWLIBS  := -lunwind -lprotobuf-c $(RELR) -Wl,-Bsymbolic
+
+$(PBC)/trace.pb-c.c: traceformat/trace.proto
+	@command -v protoc-c >/dev/null && [ -f /usr/include/protobuf-c/protobuf-c.h ] || scripts/deps.sh
+	@mkdir -p $(PBC)
+	protoc-c --c_out=$(PBC) -Itraceformat traceformat/trace.proto
+
+$(OUT)/libdtpa_openmpi_c.so: $(CWSRC) tracer/golib/zz_openmpi_gen.c tracer/golib/zz_openmpi_fort_gen.c $(wildcard tracer/golib/*.h) | gen unwind
+	@mkdir -p $(OUT)
+	$(CC) $(CWFLAGS) $$(mpicc.openmpi -showme:compile) -o $@ $(CWSRC) tracer/golib/zz_openmpi_gen.c \
+		tracer/golib/zz_openmpi_fort_gen.c $$(mpicc.openmpi -showme:link) $(CWLIBS)
+
+$(OUT)/libdtpa_mpich_c.so: $(CWSRC) tracer/golib/zz_mpich_gen.c tracer/golib/zz_mpich_fort_gen.c $(wildcard tracer/golib/*.h) | gen unwind
+	@mkdir -p $(OUT)
+	$(CC) $(CWFLAGS) -I/usr/include/x86_64-linux-gnu/mpich $$(mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ') \
+		-o $@ $(CWSRC) tracer/golib/zz_mpich_gen.c tracer/golib/zz_mpich_fort_gen.c \
+		$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') $(CWLIBS)
 
 FORCE:

@@ -203,10 +203,23 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer os.RemoveAll(spill)
 	var args []string
+	warn := o.Stderr
+	if warn == nil {
+		warn = os.Stderr
+	}
+	cw := cwriterEnv(getenv, warn)
 	if isMPICH(launcher) {
-		args = append([]string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}, o.Args...)
+		args = []string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}
+		for _, kv := range cw {
+			k, v, _ := strings.Cut(kv, "=")
+			args = append(args, "-genv", k, v)
+		}
+		args = append(args, o.Args...)
 	} else {
 		env := []string{"-x", "LD_PRELOAD=" + preload, "-x", "DT_SPILL_DIR=" + spill}
+		for _, kv := range cw {
+			env = append(env, "-x", kv)
+		}
 		a, removeApps, err := openMPIAppFiles(o.Args, env)
 		if err != nil {
 			return err

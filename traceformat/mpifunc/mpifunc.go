@@ -25,6 +25,21 @@ func Function(id uint32, name string) *tracepb.Function {
 	return &tracepb.Function{Id: id, Name: name, Class: in.Class, Collective: in.Collective, Nonblocking: in.Nonblocking}
 }
 
+// Table is the function table the tracer writes, as a Definitions
+// message: names[i] has id i (its wrapper's index), large-count variants
+// (MPI_Send_c) classified as their base function, and the empty call
+// stack, call site 0. tracer/gen encodes it when it generates the
+// wrappers, so that a traced rank only copies its bytes.
+func Table(names []string) *tracepb.Definitions {
+	d := &tracepb.Definitions{CallSites: []*tracepb.CallSite{{Id: 0}}}
+	for i, name := range names {
+		f := Function(uint32(i), strings.TrimSuffix(name, "_c"))
+		f.Name = name
+		d.Functions = append(d.Functions, f)
+	}
+	return d
+}
+
 var p2p = set(
 	"Send", "Bsend", "Ssend", "Rsend", "Isend", "Ibsend", "Issend", "Irsend",
 	"Recv", "Irecv", "Sendrecv", "Sendrecv_replace", "Isendrecv", "Isendrecv_replace",

@@ -24,6 +24,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/dtpa/dtpa/traceformat/mpifunc"
+	"google.golang.org/protobuf/proto"
 )
 
 type multi []string
@@ -177,6 +180,9 @@ func genWrappers(cc, fc, tag string) ([]byte, []byte, error) {
 		fmt.Fprintf(&b, "\t%q,\n", n)
 	}
 	b.WriteString("};\nconst int dt_nfuncs = sizeof(dt_fnames) / sizeof(dt_fnames[0]);\n")
+	if err := emitTable(&b, names); err != nil {
+		return nil, nil, err
+	}
 	b.WriteString("void *const dt_wrapfns[] = {\n")
 	for _, n := range names {
 		fmt.Fprintf(&b, "\t(void *)%s,\n", n)
@@ -191,6 +197,24 @@ func genWrappers(cc, fc, tag string) ([]byte, []byte, error) {
 	}
 	fsrc, err := genFortran(protos, fsyms, fid, tag, fc)
 	return b.Bytes(), fsrc, err
+}
+
+// emitTable writes the function table the tracer writes into every trace
+// (mpifunc.Table), encoded: dt_functab, dt_functab_len bytes.
+func emitTable(b *bytes.Buffer, names []string) error {
+	m, err := proto.Marshal(mpifunc.Table(names))
+	if err != nil {
+		return err
+	}
+	b.WriteString("const unsigned char dt_functab[] = {")
+	for i, c := range m {
+		if i%24 == 0 {
+			b.WriteString("\n\t")
+		}
+		fmt.Fprintf(b, "%d,", c)
+	}
+	fmt.Fprintf(b, "\n};\nconst unsigned long dt_functab_len = %d;\n", len(m))
+	return nil
 }
 
 func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {

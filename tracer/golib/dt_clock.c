@@ -13,7 +13,7 @@
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "dt_stamp.h"
-#include "_cgo_export.h"
+#include "dt_go.h"
 
 #include <link.h>
 #include <sched.h>

@@ -6,7 +6,7 @@
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "dt_stamp.h"
-#include "_cgo_export.h"
+#include "dt_go.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,8 +66,6 @@ void dt_install(const char *const *names, void **tab, int n, void *(*next_of)(co
 	}
 	free(byname);
 }
-const char *dt_fname(int i) { return i >= 0 && i < dt_nfuncs ? dt_fnames[i] : NULL; }
-int dt_nfunc(void) { return dt_nfuncs; }
 
 static int dt_sync_ready; // the clock groups are known: MPI_Finalize must sync
 pid_t dt_pid; // the traced process: a forked child must not touch the tracer

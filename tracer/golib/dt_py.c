@@ -31,7 +31,7 @@
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "dt_py311.h"
-#include "_cgo_export.h"
+#include "dt_go.h"
 
 #include <dlfcn.h>
 #include <link.h>

@@ -89,6 +89,25 @@ void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n);
 void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
 	uint32_t parent, int fid);
 
+// What the writer uses (tracer.go, dt_cw.c): the queue's end, the buffers
+// it frees, the spill slots and the aux thread it starts, and the counts
+// its footer reports.
+int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind);
+void dt_q_fin(int reason);
+extern uint64_t dt_q_waits, dt_q_idle;
+void dt_buf_done(void *b);
+size_t dt_buf_chunk(void);
+int dt_buf_slots(void);
+void dt_enc_register(int nice);
+int dt_enc_idle(void);
+void dt_spill_setup(char *base, int n, int fd, long off);
+void dt_spill_prepare(int k);
+void dt_aux_start(int64_t epoch_ns);
+void dt_aux_stop(void);
+extern int64_t dt_aux_cpu_ns;
+extern uint64_t dt_aux_wakeups;
+void dt_finish_state(void);
+
 // dt_site.c
 uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, dt_hdr *rec);
 

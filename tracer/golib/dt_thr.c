@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
-#include "_cgo_export.h"
+#include "dt_go.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -16,8 +16,6 @@ package main
 #cgo CFLAGS: -O2 -fno-omit-frame-pointer -fno-plt -Wno-unused-variable -Wno-unused-but-set-variable -Wno-deprecated-declarations
 #include "dt_wrap.h"
 #include "dt_rt.h"
-const char *dt_fname(int i);
-int dt_nfunc(void);
 size_t dt_buf_chunk(void);
 int dt_buf_slots(void);
 void dt_spill_setup(char *base, int n, int fd, long off);

@@ -7,8 +7,9 @@ package main
 #include "dt_rt.h"
 #include <stdlib.h>
 void dt_finish_state(void);
-const char *dt_fname(int i);
-int dt_nfunc(void);
+extern const unsigned char dt_functab[];
+extern const unsigned long dt_functab_len;
+static const unsigned char *dt_functab_at(void) { return dt_functab; }
 int64_t dt_ns(uint64_t raw);
 size_t dt_buf_chunk(void);
 int dt_buf_slots(void);
@@ -41,7 +42,6 @@ import (
 	"unsafe"
 
 	"github.com/dtpa/dtpa/traceformat"
-	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/params"
 	"github.com/dtpa/dtpa/tracer/records"
@@ -230,17 +230,11 @@ func newTracer(in initInfo) (*tracer, error) {
 		}
 		return nil, err
 	}
-	// The function table, once: ids are the generated wrapper indexes.
-	nf := int(C.dt_nfunc())
-	for i := 0; i < nf; i++ {
-		t.defs.Functions = append(t.defs.Functions, function(uint32(i), C.GoString(C.dt_fname(C.int(i)))))
-	}
-	t.defs.CallSites = append(t.defs.CallSites, &tracepb.CallSite{Id: 0}) // empty stack
-	t.ndefs = 1
-	// Encoded now, on disk with the header (start): a process killed
-	// before its first batch still leaves a trace that dtrun can complete
-	// from its buffers.
-	t.writeDefs()
+	// The function table and the empty call stack, encoded by tracer/gen
+	// (mpifunc.Table; ids are the generated wrapper indexes), on disk with
+	// the header (start): a process killed before its first batch still
+	// leaves a trace that dtrun can complete from its buffers.
+	t.check(t.w.WriteDefinitionsMessage(unsafe.Slice((*byte)(unsafe.Pointer(C.dt_functab_at())), int(C.dt_functab_len))))
 	// GOMAXPROCS is left as the runtime found it (1 under core binding).
 	// Raising it to 3 let the encoder run while a pump goroutine (since
 	// removed) waited in C for buffers, which cut the tight loop's longest
@@ -776,12 +770,4 @@ func (t *tracer) finish(r tracepb.Footer_StopReason) {
 	case <-t.done:
 	case <-time.After(10 * time.Second):
 	}
-}
-
-// function classifies an MPI function. Large-count variants (MPI_Send_c)
-// are classified as their base function, which mpifunc does not do itself.
-func function(id uint32, name string) *tracepb.Function {
-	f := mpifunc.Function(id, strings.TrimSuffix(name, "_c"))
-	f.Name = name
-	return f
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../golib/dt_stamp.h"
 #include "stub_gen.c"
@@ -149,7 +150,17 @@ static void load_tracer(void) {
 	if (!dladdr((void *)load_tracer, &info) || !info.dli_fname) return;
 	char self[4096], path[4200];
 	snprintf(self, sizeof self, "%s", info.dli_fname);
-	snprintf(path, sizeof path, "%s/libdtpa_%s.so", dirname(self), impl);
+	const char *dir = dirname(self);
+	snprintf(path, sizeof path, "%s/libdtpa_%s.so", dir, impl);
+	// Under dtrun with DT_CWRITER=1, the library whose writer is C
+	// (golib/dt_cw.c): no Go runtime in the process; the trace stays
+	// deferred until dtrun compacts it after the job.
+	const char *cw = getenv("DT_CWRITER"), *spill = getenv("DT_SPILL_DIR");
+	if (cw && strcmp(cw, "1") == 0 && spill && *spill) {
+		char cpath[4200];
+		snprintf(cpath, sizeof cpath, "%s/libdtpa_%s_c.so", dir, impl);
+		if (access(cpath, R_OK) == 0) snprintf(path, sizeof path, "%s", cpath);
+	}
 	// The Go runtime's threads inherit the signal mask of the thread that
 	// loads it. Blocking every asynchronous signal keeps them off Go's
 	// threads, so that the kernel delivers the process's signals to the

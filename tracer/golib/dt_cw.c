@@ -1,0 +1,846 @@
+//go:build dtpa_cwriter
+
+// The tracer's writer in C: what the Go library (main.go, tracer.go) does
+// for a rank under dtrun, without a Go runtime in the traced process. It is
+// built into lib/libdtpa_<impl>_c.so with the rest of this directory's C
+// (tracer.mk; the build tag keeps cgo from compiling it into the Go
+// library), and the stub loads that library instead of the Go one when
+// dtrun asks for it (DT_CWRITER=1). It writes a deferred trace: the header,
+// definitions, clock-sync and footer frames as protobuf (protobuf-c, from
+// traceformat/trace.proto), stored uncompressed, and each buffer handed
+// over as a raw records frame, which the compaction encodes after the run
+// (dtrun compacts the traces as the job ends: the rank itself has no
+// encoder). The Go library's loading, runtime start and package
+// initialization are most of what a traced MPI_Init costs (README,
+// "MPI_Init and MPI_Finalize").
+//
+// Not done here (the Go library does them): encoding as the rank goes past
+// DT_DEFER_MB (the raw trace grows with the run, ~20 bytes per call, up to
+// MaxTraceSize's share counted in raw bytes), counting the events of
+// buffers dropped after a write error.
+#define _GNU_SOURCE
+#include "dt_wrap.h"
+#include "dt_rt.h"
+#include "dt_go.h"
+#include "trace.pb-c.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <libgen.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef DT_TRACER_VERSION
+#define DT_TRACER_VERSION "unknown"
+#endif
+
+// traceformat's file layout (docs/format/trace.md).
+enum { K_HEADER = 1, K_DEFS = 2, K_CLOCK = 4, K_FOOTER = 5, K_RECORDS = 6 };
+#define FRAME_HDR 14
+#define DEFERRED_MAJOR 0xD102 // traceformat.DeferredMajor: raw layout 1 of major 2
+#define FORMAT_MINOR 2
+#define PREFIX_SIZE 64 // records.PrefixSize
+// records' spill file layout (records.CreateSpill).
+#define SPILL_MAGIC "DTPASPL2"
+#define SPILL_HDR 4096
+#define SPILL_AHEAD 32 // the free slots the aux thread keeps made (tracer.go, spillAhead)
+#define FOOTER_ROOM (64 << 10)
+#define RESERVE_AHEAD (4 << 20)
+#define EPOCH_NS 200000000LL // tracer.go, epochPeriod
+#define DT_Q_CLOCK 5 // a clock-sync frame's message (dt_queue.c's kinds go to 4)
+
+// CRC-32C (Castagnoli), reflected polynomial 0x82F63B78, as traceformat's
+// frames carry it: the SSE 4.2 instruction where the CPU has it.
+static uint32_t crc_tab[256];
+static int crc_hw;
+static void crc_init(void) {
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+		crc_tab[i] = c;
+	}
+	__builtin_cpu_init();
+	crc_hw = __builtin_cpu_supports("sse4.2");
+}
+__attribute__((target("sse4.2"))) static uint32_t crc_sse(uint32_t c, const unsigned char *p, size_t n) {
+	uint64_t c64 = c;
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t v;
+		memcpy(&v, p, 8);
+		c64 = __builtin_ia32_crc32di(c64, v);
+	}
+	c = (uint32_t)c64;
+	for (; n; n--) c = __builtin_ia32_crc32qi(c, *p++);
+	return c;
+}
+// crc32c continues crc (0 to start) over p, as Go's crc32.Update does.
+static uint32_t crc32c(uint32_t crc, const void *p, size_t n) {
+	uint32_t c = ~crc;
+	if (crc_hw) return ~crc_sse(c, p, n);
+	const unsigned char *b = p;
+	while (n--) c = crc_tab[(c ^ *b++) & 0xff] ^ (c >> 8);
+	return ~c;
+}
+
+static void put32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); } // x86-64: little endian
+
+// The trace file. Before dtgo_start the frames are held in memory (the
+// header, which carries the run id of MPI_Init's collective, comes first).
+static int cw_fd = -1;
+static int64_t cw_off, cw_reserved;
+static int cw_nofallocate;
+static unsigned char *cw_held;
+static size_t cw_nheld, cw_capheld;
+static int cw_holding = 1;
+static int cw_err; // a write failed: nothing more is written
+static char cw_path[PATH_MAX], cw_spill[PATH_MAX];
+static int cw_spill_new; // cw_spill still ends in ".new" (no header yet)
+
+static int held_add(const void *p, size_t n) {
+	if (cw_nheld + n > cw_capheld) {
+		size_t c = cw_capheld ? cw_capheld : 64 << 10;
+		while (c < cw_nheld + n) c *= 2;
+		unsigned char *h = realloc(cw_held, c);
+		if (!h) return -1;
+		cw_held = h, cw_capheld = c;
+	}
+	memcpy(cw_held + cw_nheld, p, n);
+	cw_nheld += n;
+	return 0;
+}
+
+// write_all writes the iovecs whole (or fails), counting the bytes.
+static int write_all(struct iovec *iov, int n) {
+	while (n > 0) {
+		ssize_t w = writev(cw_fd, iov, n);
+		if (w < 0) {
+			if (errno == EINTR) continue;
+			return -1;
+		}
+		cw_off += w;
+		while (n > 0 && (size_t)w >= iov->iov_len) w -= (ssize_t)iov->iov_len, iov++, n--;
+		if (n > 0) iov->iov_base = (char *)iov->iov_base + w, iov->iov_len -= (size_t)w;
+	}
+	return 0;
+}
+
+// The stop reason, and why when the writer stopped tracing.
+static pthread_mutex_t cw_mu = PTHREAD_MUTEX_INITIALIZER; // guards these and the definitions below
+static int cw_stop;
+static char cw_stopmsg[512];
+
+// cw_fail stops tracing on a write error or a full disk, saying why in the
+// footer (which the space reserved ahead still holds); a failed write also
+// ends writing (sticky).
+static void cw_fail(int sticky, const char *what) {
+	if (sticky) cw_err = 1;
+	pthread_mutex_lock(&cw_mu);
+	if (!cw_stop) {
+		// The system's words as Go spells them ("no space left on device").
+		char e[128];
+		snprintf(e, sizeof e, "%s", strerror(errno));
+		if (e[0] >= 'A' && e[0] <= 'Z' && (e[1] < 'A' || e[1] > 'Z')) e[0] = (char)(e[0] - 'A' + 'a');
+		cw_stop = DT_STOP_WRITE_ERROR;
+		snprintf(cw_stopmsg, sizeof cw_stopmsg, "%s at byte offset %lld of %s: %s", what, (long long)cw_off, cw_path, e);
+	}
+	pthread_mutex_unlock(&cw_mu);
+	dt_stop(DT_STOP_WRITE_ERROR);
+}
+
+// reserve allocates disk space for n bytes more and the footer after them,
+// ahead (tracer.go, reserve): a full disk is found before a frame is cut.
+static int reserve(int64_t n) {
+	if (cw_nofallocate) return 0;
+	int64_t need = cw_off + n + n / 8 + FOOTER_ROOM + 4096;
+	if (need <= cw_reserved) return 0;
+	if (fallocate(cw_fd, FALLOC_FL_KEEP_SIZE, cw_off, need - cw_off + RESERVE_AHEAD) == 0) {
+		cw_reserved = need + RESERVE_AHEAD;
+		return 0;
+	}
+	if (errno == EOPNOTSUPP || errno == ENOSYS) {
+		cw_nofallocate = 1;
+		return 0;
+	}
+	if (fallocate(cw_fd, FALLOC_FL_KEEP_SIZE, cw_off, need - cw_off) == 0) {
+		cw_reserved = need;
+		return 0;
+	}
+	return -1;
+}
+
+// write_frame writes a frame of kind k whose payload is pre (npre bytes)
+// then p (n bytes), stored as it is.
+static int write_frame(int k, const void *pre, size_t npre, const void *p, size_t n) {
+	if (cw_err) return -1;
+	unsigned char h[FRAME_HDR];
+	uint32_t len = (uint32_t)(npre + n);
+	put32(h, len);
+	h[4] = (unsigned char)k, h[5] = 0;
+	put32(h + 6, len);
+	uint32_t crc = crc32c(0, h, 10);
+	if (npre) crc = crc32c(crc, pre, npre);
+	crc = crc32c(crc, p, n);
+	put32(h + 10, crc);
+	if (cw_holding) {
+		if (held_add(h, FRAME_HDR) || (npre && held_add(pre, npre)) || held_add(p, n)) return -1;
+		return 0;
+	}
+	// The footer goes into the space reserved for it.
+	if (k != K_FOOTER && reserve((int64_t)(FRAME_HDR + len)) != 0) {
+		cw_fail(0, "reserving space");
+		return -1;
+	}
+	struct iovec iov[3] = {{h, FRAME_HDR}, {(void *)pre, npre}, {(void *)p, n}};
+	if (!npre) iov[1] = iov[2];
+	if (write_all(iov, npre ? 3 : 2) != 0) {
+		cw_fail(1, "writing");
+		return -1;
+	}
+	return 0;
+}
+
+// write_msg packs a protobuf message into a frame of kind k.
+static int write_msg(int k, const ProtobufCMessage *m) {
+	size_t n = protobuf_c_message_get_packed_size(m);
+	unsigned char stackbuf[4096];
+	unsigned char *b = n <= sizeof stackbuf ? stackbuf : malloc(n);
+	if (!b) return -1;
+	protobuf_c_message_pack(m, b);
+	int r = write_frame(k, NULL, 0, b, n);
+	if (b != stackbuf) free(b);
+	return r;
+}
+
+// Definitions added since the last write (under cw_mu): written before the
+// next frame that may refer to them, or when the queue runs empty.
+typedef struct {
+	void **v;
+	size_t n, cap;
+} vec;
+static int vec_add(vec *a, void *p) {
+	if (a->n == a->cap) {
+		size_t c = a->cap ? 2 * a->cap : 16;
+		void **v = realloc(a->v, c * sizeof *v);
+		if (!v) return -1;
+		a->v = v, a->cap = c;
+	}
+	a->v[a->n++] = p;
+	return 0;
+}
+static vec def_sites, def_mods, def_comms, mod_keys;
+
+static void write_defs(void) {
+	pthread_mutex_lock(&cw_mu);
+	if (!def_sites.n && !def_mods.n && !def_comms.n) {
+		pthread_mutex_unlock(&cw_mu);
+		return;
+	}
+	Dtpa__Trace__V1__Definitions d = DTPA__TRACE__V1__DEFINITIONS__INIT;
+	d.n_call_sites = def_sites.n, d.call_sites = (Dtpa__Trace__V1__CallSite **)def_sites.v;
+	d.n_modules = def_mods.n, d.modules = (Dtpa__Trace__V1__Module **)def_mods.v;
+	d.n_communicators = def_comms.n, d.communicators = (Dtpa__Trace__V1__Communicator **)def_comms.v;
+	vec s = def_sites, m = def_mods, c = def_comms;
+	def_sites = def_mods = def_comms = (vec){0};
+	pthread_mutex_unlock(&cw_mu);
+	write_msg(K_DEFS, &d.base);
+	for (size_t i = 0; i < s.n; i++) {
+		Dtpa__Trace__V1__CallSite *x = s.v[i];
+		free(x->pcs);
+		free(x);
+	}
+	for (size_t i = 0; i < m.n; i++) {
+		Dtpa__Trace__V1__Module *x = m.v[i];
+		free(x->path);
+		free(x->build_id.data);
+		free(x);
+	}
+	for (size_t i = 0; i < c.n; i++) {
+		Dtpa__Trace__V1__Communicator *x = c.v[i];
+		free(x->members);
+		free(x->remote_members);
+		free(x);
+	}
+	free(s.v), free(m.v), free(c.v);
+}
+
+// The header, filled by dtgo_init, written by dtgo_start.
+static Dtpa__Trace__V1__Header cw_hdr = DTPA__TRACE__V1__HEADER__INIT;
+static Dtpa__Trace__V1__Clock cw_clock = DTPA__TRACE__V1__CLOCK__INIT;
+static Dtpa__Trace__V1__CalibrationPoint cw_cal[2] = {DTPA__TRACE__V1__CALIBRATION_POINT__INIT,
+	DTPA__TRACE__V1__CALIBRATION_POINT__INIT};
+static Dtpa__Trace__V1__CalibrationPoint *cw_calp[2] = {&cw_cal[0], &cw_cal[1]};
+static Dtpa__Trace__V1__TracerParams *cw_params;
+static Dtpa__Trace__V1__TracerParams cw_params_own = DTPA__TRACE__V1__TRACER_PARAMS__INIT;
+static unsigned char cw_prefix[PREFIX_SIZE]; // records.Prefix but the thread
+static char **cw_args;
+static size_t cw_nargs;
+
+
+// The writer thread and the end of tracing.
+static pthread_t cw_thread;
+static pthread_mutex_t cw_end_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cw_end_cv = PTHREAD_COND_INITIALIZER;
+static int cw_started, cw_acked, cw_finishing, cw_done;
+static int64_t cw_cpu0;
+
+static int64_t thread_cpu_ns(void) {
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// dtgo_params reads the tracer's parameters as dtrun found them (package
+// params: tracer.par in its working directory, then the environment),
+// DT_PARAMS: the encoded TracerParams message, in hex.
+void dtgo_params(dt_params *p) {
+	const char *hex = getenv("DT_PARAMS");
+	size_t n = hex ? strlen(hex) / 2 : 0;
+	unsigned char *b = n ? malloc(n) : NULL;
+	for (size_t i = 0; b && i < n; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1) {
+			free(b);
+			b = NULL;
+			break;
+		}
+		b[i] = (unsigned char)v;
+	}
+	if (b) {
+		cw_params = dtpa__trace__v1__tracer_params__unpack(NULL, n, b);
+		free(b);
+	}
+	if (!cw_params) {
+		if (hex) fprintf(stderr, "dtpa tracer: DT_PARAMS does not decode; using defaults\n");
+		cw_params_own.user_stack_size = (uint32_t)p->user_stack_size;
+		cw_params_own.max_trace_size_mb = p->max_trace_mb;
+		cw_params_own.trace_buf_size = p->trace_buf_size;
+		cw_params = &cw_params_own;
+	}
+	p->user_stack_size = (int)cw_params->user_stack_size;
+	p->max_trace_mb = cw_params->max_trace_size_mb;
+	p->trace_buf_size = cw_params->trace_buf_size;
+}
+
+// read_cmdline splits /proc/self/cmdline into cw_args.
+static void read_cmdline(void) {
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return;
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap + 1);
+	for (ssize_t r; b; n += (size_t)r) {
+		if (n == cap) {
+			char *nb = realloc(b, 2 * cap + 1);
+			if (!nb) break;
+			b = nb, cap *= 2;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r <= 0) break;
+	}
+	close(fd);
+	if (!b) return;
+	while (n > 0 && b[n - 1] == 0) n--; // Go's TrimRight of the NULs
+	b[n] = 0;
+	size_t k = 1;
+	for (size_t i = 0; i < n; i++) k += b[i] == 0;
+	cw_args = malloc(k * sizeof *cw_args);
+	if (!cw_args) return;
+	cw_args[0] = b;
+	cw_nargs = 1;
+	for (size_t i = 0; i < n; i++)
+		if (b[i] == 0) cw_args[cw_nargs++] = b + i + 1;
+}
+
+// task_name is <app> of <app>.<rank>.trc, as tracer.go's taskName.
+static void task_name(char *out, size_t size, const unsigned char *spawn) {
+	const char *base = "trace";
+	char tmp[PATH_MAX];
+	if (cw_nargs > 0 && cw_args[0][0]) {
+		snprintf(tmp, sizeof tmp, "%s", cw_args[0]);
+		size_t l = strlen(tmp);
+		while (l > 1 && tmp[l - 1] == '/') tmp[--l] = 0;
+		char *s = strrchr(tmp, '/');
+		base = s && s[1] ? s + 1 : tmp;
+	}
+	snprintf(out, size, "%s", base);
+	char *dot = strrchr(out, '.');
+	if (dot && dot != out) *dot = 0; // filepath.Ext: from the last dot
+	if (spawn) {
+		size_t l = strlen(out);
+		snprintf(out + l, size - l, ".spawn-%02x%02x%02x%02x", spawn[0], spawn[1], spawn[2], spawn[3]);
+	}
+}
+
+// json_str appends s as a JSON string.
+static size_t json_str(char *b, size_t at, size_t size, const char *s) {
+	if (at < size) b[at] = '"';
+	at++;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\') at += (size_t)snprintf(b + (at < size ? at : size), at < size ? size - at : 0, "\\%c", c);
+		else if (c < 0x20) at += (size_t)snprintf(b + (at < size ? at : size), at < size ? size - at : 0, "\\u%04x", c);
+		else {
+			if (at < size) b[at] = (char)c;
+			at++;
+		}
+	}
+	if (at < size) b[at] = '"';
+	return at + 1;
+}
+
+// create_spill creates and maps the spill file (records.CreateSpill), its
+// directory first when missing (tracer.go, createSpill).
+static char *create_spill(const char *path, int rank, int slots, size_t chunk, const dt_clock *c, int *fdp) {
+	int fd = -1;
+	for (int try = 0; try < 3 && fd < 0; try++) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", path);
+		mkdir(dirname(dir), 0700);
+		fd = open(path, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != ENOENT) return NULL;
+	}
+	if (fd < 0) return NULL;
+	flock(fd, LOCK_EX | LOCK_NB);
+	size_t size = SPILL_HDR + (size_t)slots * (64 + chunk);
+	char hdr[SPILL_HDR];
+	size_t n = (size_t)snprintf(hdr, sizeof hdr, "{\"Trace\":");
+	n = json_str(hdr, n, sizeof hdr, cw_path);
+	if (n < sizeof hdr)
+		n += (size_t)snprintf(hdr + n, sizeof hdr - n,
+			",\"Rank\":%d,\"Slots\":%d,\"Chunk\":%zu,\"Conv\":{\"TSC\":%s,\"NsPerTick\":%.17g,\"Raw0\":%llu,\"Ns0\":%lld,"
+			"\"SkewOff\":%lld,\"SkewPPM\":%.17g}}",
+			rank, slots, chunk, c->tsc ? "true" : "false", c->ns_per_tick, (unsigned long long)c->raw0,
+			(long long)c->ns0, (long long)c->skew_off_ns, c->skew_ppm);
+	char *mem = MAP_FAILED;
+	if (n > SPILL_HDR - 12 || ftruncate(fd, (off_t)size) != 0 || fallocate(fd, 0, 0, SPILL_HDR) != 0 ||
+		(mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	memcpy(mem, SPILL_MAGIC, 8);
+	put32((unsigned char *)mem + 8, (uint32_t)n);
+	memcpy(mem + 12, hdr, n);
+	*fdp = fd;
+	return mem;
+}
+
+static void *writer(void *arg);
+
+int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *clk, unsigned char *spawn) {
+	crc_init();
+	read_cmdline();
+	char task[PATH_MAX / 2], name[PATH_MAX / 2 + 32];
+	task_name(task, sizeof task, spawn);
+	snprintf(name, sizeof name, "%s.%d.trc", task, rank);
+	cw_fd = open(name, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	if (cw_fd < 0) {
+		fprintf(stderr, "dtpa tracer: rank %d: creating trace: open %s: %s; running untraced\n", rank, name, strerror(errno));
+		return 0;
+	}
+	char cwd[PATH_MAX];
+	if (name[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(cw_path, sizeof cw_path, "%s/%s", cwd, name);
+	else snprintf(cw_path, sizeof cw_path, "%s", name);
+
+	static char host[256], exe[PATH_MAX], version[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+	const char *h = getenv("DT_HOSTNAME"); // as the clock groups see it (dt_clock.c)
+	if (h && *h) snprintf(host, sizeof host, "%s", h);
+	else gethostname(host, sizeof host - 1);
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[el > 0 ? el : 0] = 0;
+	snprintf(version, sizeof version, "%s", ver); // strings.TrimSpace
+	char *v = version;
+	while (*v == ' ' || *v == '\t' || *v == '\n' || *v == '\r') v++;
+	for (size_t l = strlen(v); l > 0 && (v[l - 1] == ' ' || v[l - 1] == '\t' || v[l - 1] == '\n' || v[l - 1] == '\r'); l--)
+		v[l - 1] = 0;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+
+	cw_clock.source = clk->tsc ? DTPA__TRACE__V1__CLOCK__SOURCE__TSC : DTPA__TRACE__V1__CLOCK__SOURCE__MONOTONIC_RAW;
+	cw_clock.injected_offset_ns = clk->skew_off_ns;
+	cw_clock.injected_drift_ppm = clk->skew_ppm;
+	if (clk->tsc) {
+		cw_clock.tsc_hz = 1e9 / clk->ns_per_tick;
+		cw_cal[0].tsc = clk->raw0, cw_cal[0].monotonic_raw_ns = clk->ns0;
+		cw_cal[1].tsc = clk->raw1, cw_cal[1].monotonic_raw_ns = clk->ns1;
+		cw_clock.n_calibration = 2, cw_clock.calibration = cw_calp;
+	}
+	cw_hdr.rank = (uint32_t)rank, cw_hdr.world_size = (uint32_t)size;
+	cw_hdr.hostname = host, cw_hdr.pid = (uint32_t)getpid(), cw_hdr.program = exe;
+	cw_hdr.n_args = cw_nargs, cw_hdr.args = cw_args;
+	cw_hdr.start_unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	cw_hdr.start_local_ns = dt_ns(dt_now());
+	cw_hdr.clock = &cw_clock;
+	cw_hdr.tracer_version = DT_TRACER_VERSION;
+	cw_hdr.params = cw_params;
+	cw_hdr.mpi_implementation = impl, cw_hdr.mpi_library_version = v;
+	cw_hdr.thread_level = (uint32_t)level;
+
+	// The preamble: a deferred file (traceformat.DeferredMajor).
+	unsigned char pre[12] = {0x89, 'D', 'T', 'P', 'A', '\r', '\n', 0x1a, DEFERRED_MAJOR & 0xff, DEFERRED_MAJOR >> 8,
+		FORMAT_MINOR, 0};
+	held_add(pre, sizeof pre);
+
+	// The records frames' prefix (records.Prefix.Append) but its thread.
+	int64_t maxmb = cw_params ? cw_params->max_trace_size_mb : 0;
+	int64_t limit = maxmb > 0 && size > 0 ? (maxmb << 20) / size : 0;
+	uint32_t flags = clk->tsc ? 1 : 0;
+	uint64_t u[7];
+	memcpy(&u[0], &clk->ns_per_tick, 8);
+	u[1] = clk->raw0;
+	u[2] = (uint64_t)clk->ns0;
+	u[3] = (uint64_t)clk->skew_off_ns;
+	memcpy(&u[4], &clk->skew_ppm, 8);
+	u[5] = (uint64_t)limit;
+	u[6] = (uint64_t)maxmb;
+	put32(cw_prefix + 4, flags);
+	memcpy(cw_prefix + 8, u, sizeof u);
+
+	const char *dir = getenv("DT_SPILL_DIR");
+	if (dir && *dir) {
+		// Buffers in a shared file mapping survive SIGKILL (records.Recover);
+		// named for dtrun to recover once the trace has its header.
+		snprintf(cw_spill, sizeof cw_spill, "%s/%s.%d.spill.new", dir, task, rank);
+		int fd;
+		char *mem = create_spill(cw_spill, rank, dt_buf_slots(), dt_buf_chunk(), clk, &fd);
+		if (mem) {
+			dt_spill_setup(mem + SPILL_HDR, dt_buf_slots(), fd, SPILL_HDR);
+			dt_spill_prepare(SPILL_AHEAD);
+			cw_spill_new = 1;
+		} else {
+			cw_spill[0] = 0;
+		}
+	}
+	if (reserve(0) != 0) {
+		fprintf(stderr, "dtpa tracer: rank %d: reserving space in %s: %s; running untraced\n", rank, name, strerror(errno));
+		close(cw_fd);
+		unlink(name);
+		if (cw_spill[0]) unlink(cw_spill); // its mapping stays, unused
+		return 0;
+	}
+	// The function table and the empty call stack, as tracer/gen encoded them.
+	extern const unsigned char dt_functab[];
+	extern const unsigned long dt_functab_len;
+	write_frame(K_DEFS, NULL, 0, dt_functab, dt_functab_len);
+	// The writer takes no signal: the handler of a fatal one waits for it
+	// (dt_signal.c), as the Go writer's thread takes none either (the stub
+	// blocks them while the Go runtime starts its threads).
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int perr = pthread_create(&cw_thread, NULL, writer, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (perr == 0) pthread_detach(cw_thread);
+	if (perr != 0) {
+		close(cw_fd);
+		unlink(name);
+		if (cw_spill[0]) unlink(cw_spill);
+		return 0;
+	}
+	dt_aux_start(EPOCH_NS);
+	return 1;
+}
+
+// dtgo_start writes the header with the run id, then the frames held, and
+// lets the writer run.
+void dtgo_start(unsigned char *runid) {
+	cw_hdr.run_id.data = runid, cw_hdr.run_id.len = 16;
+	size_t n = dtpa__trace__v1__header__get_packed_size(&cw_hdr);
+	unsigned char *b = malloc(n);
+	unsigned char *held = cw_held;
+	size_t nheld = cw_nheld;
+	cw_held = NULL, cw_nheld = cw_capheld = 0;
+	cw_holding = 0;
+	if (b && held) {
+		dtpa__trace__v1__header__pack(&cw_hdr, b);
+		// preamble, header frame, the frames held: one write.
+		cw_holding = 1;
+		held_add(held, 12);
+		write_frame(K_HEADER, NULL, 0, b, n);
+		held_add(held + 12, nheld - 12);
+		cw_holding = 0;
+		struct iovec iov = {cw_held, cw_nheld};
+		if (reserve((int64_t)cw_nheld) != 0 || write_all(&iov, 1) != 0) cw_fail(1, "writing the header");
+		free(cw_held);
+		cw_held = NULL;
+	} else {
+		cw_fail(1, "no memory for the header");
+	}
+	free(b);
+	free(held);
+	if (cw_spill_new) {
+		char to[PATH_MAX];
+		snprintf(to, sizeof to, "%s", cw_spill);
+		to[strlen(to) - 4] = 0; // without ".new"
+		if (rename(cw_spill, to) == 0) snprintf(cw_spill, sizeof cw_spill, "%s", to);
+		cw_spill_new = 0;
+	}
+	pthread_mutex_lock(&cw_end_mu);
+	cw_started = 1;
+	pthread_cond_broadcast(&cw_end_cv);
+	pthread_mutex_unlock(&cw_end_mu);
+}
+
+static void add_module(const char *path, uint64_t bias, uint64_t lo, uint64_t hi, const unsigned char *bid, int nbid) {
+	char key[PATH_MAX + 32];
+	snprintf(key, sizeof key, "%s@%llx", path, (unsigned long long)bias);
+	pthread_mutex_lock(&cw_mu);
+	for (size_t i = 0; i < mod_keys.n; i++)
+		if (strcmp(mod_keys.v[i], key) == 0) {
+			pthread_mutex_unlock(&cw_mu);
+			return;
+		}
+	Dtpa__Trace__V1__Module *m = malloc(sizeof *m);
+	char *k = strdup(key);
+	if (m && k && vec_add(&mod_keys, k) == 0) {
+		dtpa__trace__v1__module__init(m);
+		m->path = strdup(path);
+		m->load_bias = bias, m->start = lo, m->end = hi;
+		if (nbid > 0 && (m->build_id.data = malloc((size_t)nbid))) {
+			memcpy(m->build_id.data, bid, (size_t)nbid);
+			m->build_id.len = (size_t)nbid;
+		}
+		if (m->path && vec_add(&def_mods, m) == 0) m = NULL, k = NULL;
+	}
+	if (m) free(m->path), free(m);
+	(void)k;
+	pthread_mutex_unlock(&cw_mu);
+}
+
+void dtgo_module(char *path, uint64_t bias, uint64_t lo, uint64_t hi, unsigned char *bid, int nbid) {
+	if (cw_fd >= 0) add_module(path, bias, lo, hi, bid, nbid);
+}
+
+// dtgo_source_module defines the module standing for source file path
+// (traceformat.SourceModulePrefix).
+void dtgo_source_module(char *path, uint64_t base) {
+	char p[PATH_MAX + 16];
+	snprintf(p, sizeof p, "source-file:%s", path);
+	if (cw_fd >= 0) add_module(p, base, base, base + (1ULL << 32), NULL, 0);
+}
+
+// dtgo_clocksync queues a clock-sync frame behind the buffers handed over
+// so far.
+void dtgo_clocksync(int phase, int ref, int same, int64_t *snd, int64_t *rem, int64_t *rcv, int n) {
+	if (cw_fd < 0) return;
+	Dtpa__Trace__V1__ClockSync cs = DTPA__TRACE__V1__CLOCK_SYNC__INIT;
+	cs.phase = (Dtpa__Trace__V1__ClockSync__Phase)phase, cs.reference = (uint32_t)ref, cs.same_clock = same != 0;
+	if (n > 0) {
+		cs.n_local_send_ns = cs.n_remote_ns = cs.n_local_recv_ns = (size_t)n;
+		cs.local_send_ns = snd, cs.remote_ns = rem, cs.local_recv_ns = rcv;
+	}
+	size_t sz = dtpa__trace__v1__clock_sync__get_packed_size(&cs);
+	unsigned char *b = malloc(sz ? sz : 1);
+	if (!b) return;
+	dtpa__trace__v1__clock_sync__pack(&cs, b);
+	dt_q_push(b, sz, 0, 0, DT_Q_CLOCK);
+}
+
+void dtgo_stopped(int reason) {
+	pthread_mutex_lock(&cw_mu);
+	if (!cw_stop) cw_stop = reason;
+	pthread_mutex_unlock(&cw_mu);
+}
+
+static int stopped(void) {
+	pthread_mutex_lock(&cw_mu);
+	int s = cw_stop;
+	pthread_mutex_unlock(&cw_mu);
+	return s;
+}
+
+// remove_abandoned removes the spill files of dir never renamed from
+// ".spill.new" whose processes are gone (records.RemoveAbandoned).
+static void remove_abandoned(const char *dir) {
+	char pat[PATH_MAX];
+	snprintf(pat, sizeof pat, "%s/*.spill.new", dir);
+	glob_t g;
+	if (glob(pat, 0, NULL, &g) != 0) return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0) continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) unlink(g.gl_pathv[i]);
+		close(fd);
+	}
+	globfree(&g);
+}
+
+
+static void write_footer(int fin) {
+	write_defs();
+	dtgo_stopped(fin);
+	Dtpa__Trace__V1__Footer f = DTPA__TRACE__V1__FOOTER__INIT;
+	pthread_mutex_lock(&cw_mu);
+	f.dropped_events = dt_dropped();
+	f.stop_reason = (Dtpa__Trace__V1__Footer__StopReason)cw_stop;
+	pthread_mutex_unlock(&cw_mu);
+	f.end_local_ns = dt_ns(dt_now());
+	// What the hand-overs and the tracer's threads cost, as the Go writer
+	// says it (BenchmarkOverhead reads it).
+	char msg[2048];
+	int64_t stall = (int64_t)((double)dt_max_stall_ticks * dt_clk.ns_per_tick);
+	int64_t mean = dt_flushes ? (int64_t)((double)dt_stall_ticks * dt_clk.ns_per_tick / (double)dt_flushes) : 0;
+	pthread_mutex_lock(&cw_mu);
+	char stopmsg[sizeof cw_stopmsg + 2] = "";
+	if (cw_stopmsg[0]) snprintf(stopmsg, sizeof stopmsg, "%s; ", cw_stopmsg);
+	pthread_mutex_unlock(&cw_mu);
+	int n = snprintf(msg, sizeof msg,
+		"%sC writer; max flush stall %lld ns, mean %lld ns over %llu flushes; encoder CPU %lld ns; encoder sleeps %llu (%llu idle); "
+		"aux CPU %lld ns, %llu wake-ups, %d spill slots made (%d in hand-overs)",
+		stopmsg, (long long)stall, (long long)mean, (unsigned long long)dt_flushes,
+		(long long)(thread_cpu_ns() - cw_cpu0), (unsigned long long)dt_q_waits, (unsigned long long)dt_q_idle,
+		(long long)dt_aux_cpu_ns, (unsigned long long)dt_aux_wakeups, dt_spill_made(), dt_spill_made_by_threads());
+	if (dt_drop_gaps && n > 0 && (size_t)n < sizeof msg)
+		snprintf(msg + n, sizeof msg - (size_t)n,
+			"; calls dropped in %llu gaps: no free buffer (events came faster than the encoder absorbed them)",
+			(unsigned long long)dt_drop_gaps);
+	f.message = msg;
+	write_msg(K_FOOTER, &f.base);
+	// The space reserved beyond the end is given back.
+	if (cw_reserved > 0) ftruncate(cw_fd, cw_off);
+	close(cw_fd);
+	if (cw_spill[0]) {
+		unlink(cw_spill);
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", cw_spill);
+		char *d = dirname(dir);
+		remove_abandoned(d);
+		rmdir(d); // the node's last rank removes it
+	}
+}
+
+static void *writer(void *arg) {
+	(void)arg;
+	int nice = 0;
+	const char *nv = getenv("DT_WRITER_NICE");
+	if (!nv || strcmp(nv, "0") != 0) {
+		nice = nv ? atoi(nv) : 10;
+		if (nv && !*nv) nice = 10;
+		if (setpriority(PRIO_PROCESS, (id_t)gettid(), nice) != 0) nice = 0;
+	}
+	dt_enc_register(nice);
+	const char *sched = getenv("DT_WRITER_SCHED");
+	if (sched && strcmp(sched, "idle") == 0) dt_enc_idle();
+	pthread_mutex_lock(&cw_end_mu);
+	while (!cw_started) pthread_cond_wait(&cw_end_cv, &cw_end_mu);
+	pthread_mutex_unlock(&cw_end_mu);
+	cw_cpu0 = thread_cpu_ns();
+	for (;;) {
+		void *buf;
+		size_t n;
+		uint32_t tid;
+		int fin, kind;
+		int more = dt_q_pop(&buf, &n, &tid, &fin, &kind);
+		if (fin) {
+			write_footer(fin);
+			pthread_mutex_lock(&cw_end_mu);
+			cw_acked = 1;
+			pthread_cond_broadcast(&cw_end_cv);
+			pthread_mutex_unlock(&cw_end_mu);
+			return NULL;
+		}
+		switch (kind) {
+		case DT_Q_SITE: {
+			Dtpa__Trace__V1__CallSite *s = malloc(sizeof *s);
+			if (s) {
+				dtpa__trace__v1__call_site__init(s);
+				s->id = tid;
+				s->n_pcs = n, s->pcs = buf; // u64 return addresses, innermost first
+				buf = NULL;
+				pthread_mutex_lock(&cw_mu);
+				if (vec_add(&def_sites, s) != 0) buf = s->pcs, free(s);
+				pthread_mutex_unlock(&cw_mu);
+			}
+			free(buf);
+			break;
+		}
+		case DT_Q_COMM: {
+			// dt_q_def_comm's layout: u32 local, nm, nr, inter, parent, fid, u64 id, nm + nr × u32.
+			uint32_t *p = buf;
+			Dtpa__Trace__V1__Communicator *c = malloc(sizeof *c);
+			if (c) {
+				dtpa__trace__v1__communicator__init(c);
+				size_t nm = p[1], nr = p[2];
+				c->local = p[0], c->inter = p[3] != 0, c->parent = p[4], c->created_by = p[5];
+				memcpy(&c->id, p + 6, 8);
+				int range = nm >= 2; // world ranks 0 … n−1 in order: a range (traceformat, WriteDefinitions)
+				for (size_t i = 0; range && i < nm; i++) range = p[8 + i] == i;
+				if (range) c->members_range = (uint32_t)nm;
+				else if (nm && (c->members = malloc(4 * nm))) memcpy(c->members, p + 8, 4 * nm), c->n_members = nm;
+				if (nr && (c->remote_members = malloc(4 * nr))) memcpy(c->remote_members, p + 8 + nm, 4 * nr), c->n_remote_members = nr;
+				pthread_mutex_lock(&cw_mu);
+				if (vec_add(&def_comms, c) != 0) free(c->members), free(c->remote_members), free(c);
+				pthread_mutex_unlock(&cw_mu);
+			}
+			free(buf);
+			break;
+		}
+		case DT_Q_CLOCK:
+			write_defs();
+			write_frame(K_CLOCK, NULL, 0, buf, n);
+			free(buf);
+			break;
+		case DT_Q_BUF:
+		case DT_Q_COPY:
+			if (!stopped()) {
+				write_defs();
+				put32(cw_prefix, tid);
+				write_frame(K_RECORDS, cw_prefix, PREFIX_SIZE, buf, n);
+			}
+			if (kind == DT_Q_COPY) free(buf);
+			else dt_buf_done(buf);
+			break;
+		default:
+			break;
+		}
+		if (!more) write_defs(); // definitions reach the disk even if no buffer follows
+	}
+}
+
+// dtgo_finish writes what is queued and the footer, once; later calls
+// wait for the first to complete (bounded, so that a stuck writer cannot
+// hang the exit).
+void dtgo_finish(int reason) {
+	if (cw_fd < 0) return;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&cw_end_mu);
+	int first = !cw_finishing;
+	cw_finishing = 1;
+	pthread_mutex_unlock(&cw_end_mu);
+	if (first) {
+		dt_enc_hurry();
+		dt_aux_stop();
+		dt_q_fin(reason);
+	}
+	pthread_mutex_lock(&cw_end_mu);
+	while (!cw_acked && pthread_cond_timedwait(&cw_end_cv, &cw_end_mu, &until) != ETIMEDOUT) {
+	}
+	cw_done = 1;
+	pthread_mutex_unlock(&cw_end_mu);
+}
+
+// dtgo_signal runs on the signal watcher (dt_signal.c) when a fatal signal
+// arrived: it writes everything recorded so far while the handler waits.
+void dtgo_signal(void) {
+	dt_finish_state();
+	dt_collect();
+	dtgo_finish(DT_STOP_SIGNAL);
+}
+
+// dtgo_exit: the rank does not compact its trace (it has no encoder):
+// dtrun compacts the deferred traces after the job.
+void dtgo_exit(void) {}
