@@ -737,6 +737,10 @@ static void *writer(void *arg) {
 	while (!cw_started) pthread_cond_wait(&cw_end_cv, &cw_end_mu);
 	pthread_mutex_unlock(&cw_end_mu);
 	cw_cpu0 = thread_cpu_ns();
+	// DT_BENCH_DISCARD=1 drops every buffer unwritten: the benchmark's cost
+	// of the C recording path alone (as main.go's discard).
+	const char *dv = getenv("DT_BENCH_DISCARD");
+	int discard = dv && strcmp(dv, "1") == 0;
 	for (;;) {
 		void *buf;
 		size_t n;
@@ -794,7 +798,7 @@ static void *writer(void *arg) {
 			break;
 		case DT_Q_BUF:
 		case DT_Q_COPY:
-			if (!stopped()) {
+			if (!discard && !stopped()) {
 				write_defs();
 				put32(cw_prefix, tid);
 				write_frame(K_RECORDS, cw_prefix, PREFIX_SIZE, buf, n);
