@@ -324,6 +324,9 @@ void dtgo_params(dt_params *p) {
 	}
 	if (!cw_params) {
 		if (hex) fprintf(stderr, "dtpa tracer: DT_PARAMS does not decode; using defaults\n");
+		else if (dt_rank_world == 0 && access("tracer.par", R_OK) == 0)
+			fprintf(stderr, "dtpa tracer: the C writer takes tracer.par from dtrun, which did not pass it (DT_PARAMS); "
+					"using defaults\n");
 		cw_params_own.user_stack_size = (uint32_t)p->user_stack_size;
 		cw_params_own.max_trace_size_mb = p->max_trace_mb;
 		cw_params_own.trace_buf_size = p->trace_buf_size;
