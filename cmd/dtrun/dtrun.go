@@ -62,6 +62,12 @@ compacts those of ranks killed or aborted after the job.
 dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a dtrun
 that did not end left as they were.
 
+DT_CWRITER=1 (experimental) has the ranks load a tracer library without Go
+(lib/libdtpa_<impl>_c.so): MPI_Init costs a rank a few ms of CPU where the
+Go library costs 20-35, MPI_Finalize next to nothing; their traces stay raw
+however long the run (20-50 bytes per call), and dtrun compacts them all
+after the job.
+
 A rank killed without warning leaves the records it had not written in its
 node's spill directory (/dev/shm/dtpa-…, named by dtrun; the ranks of
 other nodes make it there): dtrun adds those of its own node to the traces.
