@@ -48,10 +48,11 @@ $(CHARTJS): web/package.json web/package-lock.json
 	cp web/node_modules/chart.js/dist/chart.umd.min.js $@
 	$(GO) generate ./report/html
 
-# The tracer's tests run a second time under its C writer (DT_CWRITER=1,
-# tracer/golib/dt_cw.c). -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
+# -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
 # 2 cores each); run side by side they starved each other's clock-sync
-# ping-pongs and the ground truth's sleeps on CI (1.5 min either way).
+# ping-pongs and the ground truth's sleeps on CI (1.5 min either way). The
+# tracer's tests run a second time under its C writer (DT_CWRITER=1,
+# tracer/golib/dt_cw.c).
 test: test-deps build check
 	$(GO) test -p 1 -count=1 -timeout 30m ./...
 	DT_CWRITER=1 $(GO) test -count=1 -timeout 15m ./tracer/
