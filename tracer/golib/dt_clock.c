@@ -112,14 +112,21 @@ int64_t dt_ns(uint64_t raw) {
 	return ns;
 }
 
-// dt_host_hash identifies this rank's host: a 64-bit FNV-1a hash of its
-// name, DT_HOSTNAME when set (tests give ranks of one machine different
-// hosts with it), else gethostname.
-static uint64_t dt_host_hash(void) {
-	char name[256] = {0};
+// dt_host_name is this rank's host: DT_HOSTNAME when set (tests give ranks
+// of one machine different hosts with it), else gethostname. The clock
+// groups and the trace header (dt_cw.c; tracer.go reads the same) use it.
+void dt_host_name(char *name, size_t n) {
 	const char *o = getenv("DT_HOSTNAME");
-	if (o && *o) snprintf(name, sizeof name, "%s", o);
-	else if (gethostname(name, sizeof name - 1) != 0) name[0] = 0;
+	memset(name, 0, n);
+	if (o && *o) snprintf(name, n, "%s", o);
+	else if (gethostname(name, n - 1) != 0) name[0] = 0;
+}
+
+// dt_host_hash identifies this rank's host: a 64-bit FNV-1a hash of its
+// name (dt_host_name).
+static uint64_t dt_host_hash(void) {
+	char name[256];
+	dt_host_name(name, sizeof name);
 	uint64_t h = 14695981039346656037ULL;
 	for (const unsigned char *c = (const unsigned char *)name; *c; c++) h = (h ^ *c) * 1099511628211ULL;
 	return h;

@@ -458,9 +458,7 @@ int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *cl
 	else snprintf(cw_path, sizeof cw_path, "%s", name);
 
 	static char host[256], exe[PATH_MAX], version[MPI_MAX_LIBRARY_VERSION_STRING + 1];
-	const char *h = getenv("DT_HOSTNAME"); // as the clock groups see it (dt_clock.c)
-	if (h && *h) snprintf(host, sizeof host, "%s", h);
-	else gethostname(host, sizeof host - 1);
+	dt_host_name(host, sizeof host);
 	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[el > 0 ? el : 0] = 0;
 	snprintf(version, sizeof version, "%s", ver); // strings.TrimSpace
@@ -606,19 +604,19 @@ static void add_module(const char *path, uint64_t bias, uint64_t lo, uint64_t hi
 			return;
 		}
 	Dtpa__Trace__V1__Module *m = malloc(sizeof *m);
-	char *k = strdup(key);
-	if (m && k && vec_add(&mod_keys, k) == 0) {
+	char *k = strdup(key), *p = strdup(path);
+	if (m && k && p && vec_add(&def_mods, m) == 0) {
 		dtpa__trace__v1__module__init(m);
-		m->path = strdup(path);
+		m->path = p, p = NULL;
 		m->load_bias = bias, m->start = lo, m->end = hi;
 		if (nbid > 0 && (m->build_id.data = malloc((size_t)nbid))) {
 			memcpy(m->build_id.data, bid, (size_t)nbid);
 			m->build_id.len = (size_t)nbid;
 		}
-		if (m->path && vec_add(&def_mods, m) == 0) m = NULL, k = NULL;
+		m = NULL;
+		if (vec_add(&mod_keys, k) == 0) k = NULL; // else defined again if seen again
 	}
-	if (m) free(m->path), free(m);
-	(void)k;
+	free(m), free(k), free(p);
 	pthread_mutex_unlock(&cw_mu);
 }
 

@@ -122,6 +122,7 @@ void dt_comm_init(void);
 
 // dt_clock.c
 void dt_clock_init(void);
+void dt_host_name(char *name, size_t n);
 void dt_clock_init_at(uint64_t tsc, int64_t ns);
 void dt_clock_calibrate(void);
 int64_t dt_ns(uint64_t raw);
