@@ -51,11 +51,11 @@ $(CHARTJS): web/package.json web/package-lock.json
 # -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
 # 2 cores each); run side by side they starved each other's clock-sync
 # ping-pongs and the ground truth's sleeps on CI (1.5 min either way). The
-# tracer's tests run a second time under its C writer (DT_CWRITER=1,
-# tracer/golib/dt_cw.c).
+# tracer's tests run a second time under its Go writer (DT_CWRITER=0; the
+# C writer, tracer/golib/dt_cw.c, is dtrun's default).
 test: test-deps build check
 	$(GO) test -p 1 -count=1 -timeout 30m ./...
-	DT_CWRITER=1 $(GO) test -count=1 -timeout 15m ./tracer/
+	DT_CWRITER=0 $(GO) test -count=1 -timeout 15m ./tracer/
 	$(GO) test -count=1 -tags view,$(CMDTAGS) -run View ./cmd/dtpa/
 
 # What review would otherwise have to catch: vet and staticcheck findings,

@@ -93,9 +93,6 @@ func TestDeferredEncoding(t *testing.T) {
 // complete ones when the job ends, under both MPIs: each rank compacted its
 // own after MPI_Finalize, and left no temporary file.
 func TestDeferredCompactedByRanks(t *testing.T) {
-	if cWriter() {
-		t.Skip("the C writer leaves its trace deferred for dtrun to compact (golib/dt_cw.c)")
-	}
 	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
 		t.Run(mpi.run, func(t *testing.T) {
 			bin := build(t, "pingpong", mpi.cc)
@@ -150,5 +147,44 @@ func TestDeferredLeftForCompact(t *testing.T) {
 	checkPingPong(t, trs)
 	if res = dtrun(t, dir, nil, "--compact", dir); res.code != 0 || !strings.Contains(res.out, "0 of 4 traces compacted") {
 		t.Errorf("dtrun --compact again: exit %d\n%s", res.code, res.out)
+	}
+}
+
+// TestNoEncoder: the C writer goes on without its encoder
+// (lib/libdtpa_enc.so missing): a rank past DT_DEFER_MB writes raw records
+// on, and with DT_DEFER_MB=0 writes a deferred trace after all; it says so
+// once, and dtrun compacts the traces, which hold every call.
+func TestNoEncoder(t *testing.T) {
+	if !cWriter() {
+		t.Skip("the Go writer is its own encoder")
+	}
+	lib := t.TempDir()
+	libs, _ := filepath.Glob(filepath.Join(root, "lib", "*.so"))
+	for _, l := range libs {
+		if filepath.Base(l) != "libdtpa_enc.so" {
+			if err := os.Symlink(l, filepath.Join(lib, filepath.Base(l))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	bin := build(t, "loop", ompi)
+	for _, mb := range []string{"1", "0"} {
+		t.Run("DT_DEFER_MB="+mb, func(t *testing.T) {
+			dir := t.TempDir()
+			res := dtrun(t, dir, []string{"DT_LIB=" + lib, "DT_DEFER_MB=" + mb}, append(oversub, bin, "200000")...)
+			if res.code != 0 || !strings.Contains(res.out, "loop done") {
+				t.Fatalf("exit %d\n%s", res.code, res.out)
+			}
+			if n := strings.Count(res.out, "loading the trace encoder"); n != 4 {
+				t.Errorf("%d ranks said they could not load the encoder, want 4:\n%s", n, res.out)
+			}
+			trs := readTraces(t, dir, "loop", 4)
+			checkComplete(t, trs)
+			for r, tr := range trs {
+				if n := numCalls(tr.calls("MPI_Comm_rank")); n < 200000 {
+					t.Errorf("rank %d: %d MPI_Comm_rank calls, want 200000", r, n)
+				}
+			}
+		})
 	}
 }

@@ -197,8 +197,9 @@ func readTrace(t testing.TB, path string) *trace {
 }
 
 // cWriter tells whether the tests run under the tracer's C writer
-// (DT_CWRITER=1, golib/dt_cw.c), whose footers say so (cWriterMark).
-func cWriter() bool { return os.Getenv("DT_CWRITER") == "1" }
+// (golib/dt_cw.c: the default under dtrun; DT_CWRITER=0 asks for the Go
+// writer), whose footers say so (cWriterMark).
+func cWriter() bool { return os.Getenv("DT_CWRITER") != "0" }
 
 const cWriterMark = "C writer; "
 

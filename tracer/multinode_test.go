@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
@@ -167,6 +168,56 @@ func TestClockGroupsTree(t *testing.T) {
 						t.Errorf("rank %d %v: same %v reference %d, want rank %d's clock", r, phase, s.SameClock, s.Reference, r%3)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestMultiNodeCompaction runs 4 ranks on two simulated nodes under the
+// C writer, by the launcher itself (no dtrun to compact after the job):
+// node0's spill directory holds dtrun's mark naming the trace directory,
+// as dtrun's own node's does, and its ranks leave their traces deferred
+// for dtrun; node1's lacks it, as another node's, and its ranks compact
+// their own as they end (golib/dt_cw.c, dtrun_compacts). dtrun --compact
+// then completes node0's, and all four are the ping-pong's.
+func TestMultiNodeCompaction(t *testing.T) {
+	if !cWriter() {
+		t.Skip("the Go writer's ranks compact their own traces wherever they run")
+	}
+	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
+		t.Run(mpi.run, func(t *testing.T) {
+			prog := build(t, "pingpong", mpi.cc)
+			dir, base := t.TempDir(), t.TempDir()
+			os.MkdirAll(filepath.Join(base, "node0"), 0o700)
+			if err := os.WriteFile(filepath.Join(base, "node0", ".dtrun"), []byte(dir), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			preload := filepath.Join(root, "lib", "libdtpa_preload.so")
+			script := nodes(t, base, prog, 2)
+			args := []string{"--oversubscribe", "-n", "4", "-x", "LD_PRELOAD=" + preload, script}
+			if mpi.run == "mpiexec.mpich" {
+				args = []string{"-n", "4", "-genv", "LD_PRELOAD", preload, script}
+			}
+			if res := run(t, dir, nil, mpi.run, args...); res.code != 0 {
+				t.Fatalf("%s: exit %d\n%s", mpi.run, res.code, res.out)
+			}
+			for r := 0; r < 4; r++ {
+				want := uint16(traceformat.VersionMajor)
+				if r%2 == 0 {
+					want = traceformat.DeferredMajor
+				}
+				if m := preambleMajor(t, filepath.Join(dir, fmt.Sprintf("pingpong.%d.trc", r))); m != want {
+					t.Errorf("rank %d (node%d): major version %#x, want %#x", r, r%2, m, want)
+				}
+			}
+			if res := dtrun(t, dir, nil, "--compact", "pingpong"); res.code != 0 || !strings.Contains(res.out, "2 of 4 traces compacted") {
+				t.Fatalf("dtrun --compact: exit %d\n%s", res.code, res.out)
+			}
+			trs := readTraces(t, dir, "pingpong", 4)
+			checkComplete(t, trs)
+			checkPingPong(t, trs)
+			if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
 			}
 		})
 	}

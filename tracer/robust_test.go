@@ -89,18 +89,26 @@ func TestAbnormalEnd(t *testing.T) {
 	}
 }
 
+// TestSizeLimit: MaxTraceSize cuts a deferred trace where the tracer
+// would have (the compaction's cut) and one encoded as it goes
+// (DT_DEFER_MB=0: the writer's own stop), counting the calls after it as
+// dropped.
 func TestSizeLimit(t *testing.T) {
-	trs, res := traced(t, "loop", []string{"MaxTraceSize=1"}, "3000000")
-	if !strings.Contains(res.out, "loop done") {
-		t.Fatalf("program did not finish:\n%s", res.out)
-	}
-	for r, tr := range trs {
-		if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_SIZE_LIMIT || tr.footer.DroppedEvents == 0 {
-			t.Errorf("rank %d: footer %v err %v, want SIZE_LIMIT with dropped events", r, tr.footer, tr.err)
-		}
-		if tr.footer.GetEventCount()+tr.footer.GetDroppedEvents() < 3000000 {
-			t.Errorf("rank %d: %d written + %d dropped < 3000000 calls", r, tr.footer.GetEventCount(), tr.footer.GetDroppedEvents())
-		}
+	for _, mb := range []string{"128", "0"} {
+		t.Run("DT_DEFER_MB="+mb, func(t *testing.T) {
+			trs, res := traced(t, "loop", []string{"MaxTraceSize=1", "DT_DEFER_MB=" + mb}, "3000000")
+			if !strings.Contains(res.out, "loop done") {
+				t.Fatalf("program did not finish:\n%s", res.out)
+			}
+			for r, tr := range trs {
+				if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_SIZE_LIMIT || tr.footer.DroppedEvents == 0 {
+					t.Errorf("rank %d: footer %v err %v, want SIZE_LIMIT with dropped events", r, tr.footer, tr.err)
+				}
+				if tr.footer.GetEventCount()+tr.footer.GetDroppedEvents() < 3000000 {
+					t.Errorf("rank %d: %d written + %d dropped < 3000000 calls", r, tr.footer.GetEventCount(), tr.footer.GetDroppedEvents())
+				}
+			}
+		})
 	}
 }
 
@@ -113,35 +121,40 @@ func TestBufferFull(t *testing.T) {
 	}
 }
 
-// TestDiskFull traces into a tiny tmpfs: tracing stops, the footer says why,
-// the program finishes.
+// TestDiskFull traces into a tiny tmpfs, with raw records (deferred) and
+// encoded as it goes (DT_DEFER_MB=0): tracing stops, the footer says why
+// and counts what was not written, the program finishes.
 func TestDiskFull(t *testing.T) {
 	prog := build(t, "loop", ompi)
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1200k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a small tmpfs: %v %s", err, out)
-	}
-	defer exec.Command("umount", dir).Run()
-	res := dtrun(t, dir, []string{"MaxTraceSize=0"}, append(oversub, prog, "3000000")...)
-	if res.code != 0 || !strings.Contains(res.out, "loop done") {
-		t.Fatalf("exit %d\n%s", res.code, res.out)
-	}
-	stopped := 0
-	for r := 0; r < 4; r++ {
-		tr := readTrace(t, filepath.Join(dir, "loop."+string(rune('0'+r))+".trc"))
-		if tr.err != nil {
-			t.Errorf("rank %d: %v", r, tr.err)
-			continue
-		}
-		if tr.footer.StopReason == tracepb.Footer_WRITE_ERROR {
-			stopped++
-			if !strings.Contains(tr.footer.Message, "no space") || tr.footer.DroppedEvents == 0 {
-				t.Errorf("rank %d: footer %v", r, tr.footer)
+	for _, mb := range []string{"128", "0"} {
+		t.Run("DT_DEFER_MB="+mb, func(t *testing.T) {
+			dir := t.TempDir()
+			if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1200k", "tmpfs", dir).CombinedOutput(); err != nil {
+				t.Skipf("cannot mount a small tmpfs: %v %s", err, out)
 			}
-		}
-	}
-	if stopped == 0 {
-		t.Errorf("no rank stopped on the full disk")
+			defer exec.Command("umount", dir).Run()
+			res := dtrun(t, dir, []string{"MaxTraceSize=0", "DT_DEFER_MB=" + mb}, append(oversub, prog, "3000000")...)
+			if res.code != 0 || !strings.Contains(res.out, "loop done") {
+				t.Fatalf("exit %d\n%s", res.code, res.out)
+			}
+			stopped := 0
+			for r := 0; r < 4; r++ {
+				tr := readTrace(t, filepath.Join(dir, "loop."+string(rune('0'+r))+".trc"))
+				if tr.err != nil {
+					t.Errorf("rank %d: %v", r, tr.err)
+					continue
+				}
+				if tr.footer.StopReason == tracepb.Footer_WRITE_ERROR {
+					stopped++
+					if !strings.Contains(tr.footer.Message, "no space") || tr.footer.DroppedEvents == 0 {
+						t.Errorf("rank %d: footer %v", r, tr.footer)
+					}
+				}
+			}
+			if stopped == 0 {
+				t.Errorf("no rank stopped on the full disk")
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@
 #   lib/libdtpa_openmpi.so   Go c-shared tracer for the OpenMPI ABI
 #   lib/libdtpa_mpich.so     Go c-shared tracer for the MPICH ABI
 #   lib/libdtpa_*_c.so       the same without Go: its writer is C (DT_CWRITER=1)
+#   lib/libdtpa_enc.so       Go c-shared encoder, which the C writer loads when it needs one
 # Wrappers are generated from each installed mpi.h; an MPI that is not
 # installed is skipped. Generated files are rewritten only when they change,
 # and Go's build cache makes a rebuild with no change take a second or two.
@@ -25,6 +26,9 @@ LIBS += $(OUT)/libdtpa_openmpi.so $(OUT)/libdtpa_openmpi_c.so
 endif
 ifneq ($(HAVE_MPICH),)
 LIBS += $(OUT)/libdtpa_mpich.so $(OUT)/libdtpa_mpich_c.so
+endif
+ifneq ($(HAVE_OMPI)$(HAVE_MPICH),)
+LIBS += $(OUT)/libdtpa_enc.so
 endif
 
 GOSRC := $(wildcard tracer/golib/*.go tracer/golib/*.c tracer/golib/*.h tracer/params/*.go) \
@@ -132,5 +136,13 @@ $(OUT)/libdtpa_mpich_c.so: $(CWSRC) tracer/golib/zz_mpich_gen.c tracer/golib/zz_
 	$(CC) $(CWFLAGS) -I/usr/include/x86_64-linux-gnu/mpich $$(mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ') \
 		-o $@ $(CWSRC) tracer/golib/zz_mpich_gen.c tracer/golib/zz_mpich_fort_gen.c \
 		$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') $(CWLIBS)
+
+# The C writer's encoder (tracer/enc): it loads it on its writer thread when
+# it first needs one (past DT_DEFER_MB, to count dropped events, to compact
+# a trace dtrun will not): a rank that never does starts no Go runtime.
+$(OUT)/libdtpa_enc.so: FORCE
+	@mkdir -p $(OUT)
+	CGO_LDFLAGS="$(RELR)" $(GO) build $(GOSHARED) -o $@ ./tracer/enc
+	@rm -f $(OUT)/libdtpa_enc.h
 
 FORCE:

@@ -27,6 +27,21 @@ func deferredSince(dir string, start time.Time) []string {
 	return out
 }
 
+// compactMark names the file in dtrun's spill directory that says where
+// dtrun looks for the traces it compacts after the job (its content: that
+// directory). A C-writer rank that finds it in its spill directory, naming
+// its trace's directory, leaves its trace deferred for dtrun; any other
+// rank compacts its own as it ends (tracer/golib/dt_cw.c, dtrun_compacts).
+const compactMark = ".dtrun"
+
+// markCompaction writes the mark into dtrun's spill directory. Without it
+// the ranks compact their traces themselves, as the Go writer's do.
+func markCompaction(spill, dir string) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		os.WriteFile(filepath.Join(spill, compactMark), []byte(abs), 0o600)
+	}
+}
+
 // removeStale removes the unfinished compactions of ranks of this run (files
 // modified since start): the job is over, so that no process still writes
 // them, and the traces they were made from are whole.

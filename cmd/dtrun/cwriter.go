@@ -11,16 +11,17 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// cwriterEnv is what the ranks' environment needs when the tracer's C
-// writer is asked for (DT_CWRITER=1; tracer/golib/dt_cw.c), as NAME=value:
-// the knob itself, so that it reaches the ranks of every node, and the
-// tracer's parameters as dtrun finds them (package params: tracer.par in
-// its working directory, then the environment), encoded as the trace
-// header's TracerParams in hex (DT_PARAMS): the C writer reads neither
-// the file nor the variables itself. Nil when the knob is not set.
+// cwriterEnv is what the ranks' environment needs for the tracer's writer
+// (tracer/golib/dt_cw.c), as NAME=value: DT_CWRITER itself, so that every
+// node's ranks load the same library (the C writer's unless DT_CWRITER=0
+// asks for the Go writer), and for the C writer the tracer's parameters as
+// dtrun finds them (package params: tracer.par in its working directory,
+// then the environment), encoded as the trace header's TracerParams in hex
+// (DT_PARAMS): the C writer reads neither the file nor the variables
+// itself.
 func cwriterEnv(getenv func(string) string, warn io.Writer) []string {
-	if getenv("DT_CWRITER") != "1" {
-		return nil
+	if getenv("DT_CWRITER") == "0" {
+		return []string{"DT_CWRITER=0"}
 	}
 	wd, _ := os.Getwd()
 	p, err := params.Load(wd, getenv)

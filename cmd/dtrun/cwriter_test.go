@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,19 +12,19 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// TestCwriterEnv: without DT_CWRITER=1 dtrun adds nothing; with it, the
-// knob and the parameters of tracer.par and the environment, encoded as
-// the header's TracerParams; a bad tracer.par is said once and the
-// defaults go.
+// TestCwriterEnv: with DT_CWRITER=0 dtrun passes the knob alone (the Go
+// writer on every node); by default, the knob and the parameters of
+// tracer.par and the environment, encoded as the header's TracerParams; a
+// bad tracer.par is said once and the defaults go.
 func TestCwriterEnv(t *testing.T) {
 	t.Chdir(t.TempDir())
-	env := map[string]string{}
+	env := map[string]string{"DT_CWRITER": "0"}
 	getenv := func(k string) string { return env[k] }
 	var warn bytes.Buffer
-	if kv := cwriterEnv(getenv, &warn); kv != nil {
-		t.Fatalf("without DT_CWRITER: %v", kv)
+	if kv := cwriterEnv(getenv, &warn); len(kv) != 1 || kv[0] != "DT_CWRITER=0" {
+		t.Fatalf("with DT_CWRITER=0: %v", kv)
 	}
-	env["DT_CWRITER"] = "1"
+	delete(env, "DT_CWRITER")
 	env["MaxTraceSize"] = "77"
 	if err := os.WriteFile("tracer.par", []byte("UserStackSize = 2\nTraceBufSize = 1M\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -52,5 +53,20 @@ func TestCwriterEnv(t *testing.T) {
 	}
 	if p := params(); p.UserStackSize != 4 || !strings.Contains(warn.String(), "tracer.par:1") {
 		t.Errorf("params %v, warning %q; want the defaults and the file's error", p, warn.String())
+	}
+}
+
+// TestMarkCompaction: dtrun's spill directory holds the mark that tells
+// the C writer's ranks of its node where dtrun looks for the traces it
+// compacts: the trace directory, absolute.
+func TestMarkCompaction(t *testing.T) {
+	t.Chdir(t.TempDir())
+	spill := t.TempDir()
+	os.Mkdir("out", 0o755)
+	markCompaction(spill, "out")
+	b, err := os.ReadFile(filepath.Join(spill, compactMark))
+	wd, _ := os.Getwd()
+	if err != nil || string(b) != filepath.Join(wd, "out") {
+		t.Errorf("mark %q (%v), want %q", b, err, filepath.Join(wd, "out"))
 	}
 }

@@ -57,16 +57,17 @@ prints its version.
 
 The ranks write their events raw while the job runs (up to DT_DEFER_MB,
 default 128 MB per rank; then they encode as they go), which spares the
-program the encoding, and compact their traces as they end; dtrun
-compacts those of ranks killed or aborted after the job.
-dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a dtrun
-that did not end left as they were.
+program the encoding. After the job dtrun compacts the traces of its own
+node's ranks, on every core; ranks on other nodes compact theirs as they
+end. dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a
+dtrun that did not end left as they were.
 
-DT_CWRITER=1 (experimental) has the ranks load a tracer library without Go
-(lib/libdtpa_<impl>_c.so): MPI_Init costs a rank a few ms of CPU where the
-Go library costs 20-35, MPI_Finalize next to nothing; their traces stay raw
-however long the run (20-50 bytes per call), and dtrun compacts them all
-after the job.
+The ranks load a tracer without Go (lib/libdtpa_<impl>_c.so): MPI_Init
+costs a rank a few ms of CPU, MPI_Finalize next to nothing. It loads its
+encoder (lib/libdtpa_enc.so, Go) only when it needs one: past DT_DEFER_MB,
+or to compact its trace on another node. DT_CWRITER=0 has the ranks load
+the Go tracer (lib/libdtpa_<impl>.so) instead, which costs MPI_Init 20-35
+ms of CPU.
 
 A rank killed without warning leaves the records it had not written in its
 node's spill directory (/dev/shm/dtpa-…, named by dtrun; the ranks of
@@ -208,6 +209,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("creating the trace buffer directory: %w", err)
 	}
 	defer os.RemoveAll(spill)
+	markCompaction(spill, traceDir(o.Args))
 	var args []string
 	warn := o.Stderr
 	if warn == nil {

@@ -4,26 +4,29 @@
 // for a rank under dtrun, without a Go runtime in the traced process. It is
 // built into lib/libdtpa_<impl>_c.so with the rest of this directory's C
 // (tracer.mk; the build tag keeps cgo from compiling it into the Go
-// library), and the stub loads that library instead of the Go one when
-// dtrun asks for it (DT_CWRITER=1). It writes a deferred trace: the header,
+// library), and the stub loads that library instead of the Go one under
+// dtrun unless DT_CWRITER=0. It writes a deferred trace: the header,
 // definitions, clock-sync and footer frames as protobuf (protobuf-c, from
 // traceformat/trace.proto), stored uncompressed, and each buffer handed
 // over as a raw records frame, which the compaction encodes after the run
-// (dtrun compacts the traces as the job ends: the rank itself has no
-// encoder). The Go library's loading, runtime start and package
-// initialization are most of what a traced MPI_Init costs (README,
-// "MPI_Init and MPI_Finalize").
+// (dtrun, as the job ends, or the rank itself: dtrun_compacts). The Go
+// library's loading, runtime start and package initialization are most of
+// what a traced MPI_Init cost (README, "MPI_Init and MPI_Finalize").
 //
-// Not done here (the Go library does them): encoding as the rank goes past
-// DT_DEFER_MB (the raw trace grows with the run, ~20 bytes per call, up to
-// MaxTraceSize's share counted in raw bytes), counting the events of
-// buffers dropped after a write error.
+// What needs an encoder is done by the Go one of lib/libdtpa_enc.so
+// (tracer/enc), loaded on the writer thread only when first needed
+// (enc_load): encoding every buffer once the rank has written DT_DEFER_MB
+// of raw records, as the Go writer does; counting the events of buffers
+// dropped after tracing stopped; compacting the trace of a rank whose
+// trace dtrun will not compact (a node other than dtrun's). A rank that
+// never needs one runs without a Go runtime.
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "dt_go.h"
 #include "trace.pb-c.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -51,6 +54,7 @@
 enum { K_HEADER = 1, K_DEFS = 2, K_CLOCK = 4, K_FOOTER = 5, K_RECORDS = 6 };
 #define FRAME_HDR 14
 #define DEFERRED_MAJOR 0xD102 // traceformat.DeferredMajor: raw layout 1 of major 2
+#define VERSION_MAJOR 2        // traceformat.VersionMajor
 #define FORMAT_MINOR 2
 #define PREFIX_SIZE 64 // records.PrefixSize
 // records' spill file layout (records.CreateSpill).
@@ -96,6 +100,53 @@ static uint32_t crc32c(uint32_t crc, const void *p, size_t n) {
 }
 
 static void put32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); } // x86-64: little endian
+
+// The Go encoder (tracer/enc), loaded by enc_load on the writer thread.
+static int (*enc_batch)(const void *pre, const void *recs, size_t n, unsigned char **frame, size_t *size,
+	uint64_t *events);
+static uint64_t (*enc_count)(const void *pre, const void *recs, size_t n);
+static int (*enc_compact)(const char *path, char *msg, size_t size);
+static int enc_state; // 0: not tried; 1: loaded; -1: failed (said once)
+
+// enc_load loads lib/libdtpa_enc.so from this library's directory, once,
+// and tells whether it is there. Its Go runtime starts then (~15 ms of CPU
+// and ~10 MB, as the Go writer's do in MPI_Init); what it needs it for
+// goes on without it if it cannot load (the trace stays raw, the dropped
+// buffers uncounted, the trace deferred for dtrun --compact).
+static int enc_load(void) {
+	if (enc_state) return enc_state > 0;
+	enc_state = -1;
+	Dl_info di;
+	char path[PATH_MAX];
+	if (!dladdr((void *)enc_load, &di) || !di.dli_fname) return 0;
+	snprintf(path, sizeof path, "%s", di.dli_fname);
+	char *slash = strrchr(path, '/');
+	size_t at = slash ? (size_t)(slash + 1 - path) : 0;
+	snprintf(path + at, sizeof path - at, "libdtpa_enc.so");
+	// The Go runtime's threads inherit the mask of the thread that loads
+	// it: no asynchronous signal of the program's goes to them (as the
+	// stub loads the Go library; the writer thread blocks them all).
+	sigset_t block, old;
+	sigfillset(&block);
+	int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+	for (unsigned i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++) sigdelset(&block, sync_sigs[i]);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!h) {
+		fprintf(stderr, "dtpa tracer: rank %d: loading the trace encoder: %s\n", dt_rank_world, dlerror());
+		return 0;
+	}
+	*(void **)&enc_batch = dlsym(h, "dtenc_batch");
+	*(void **)&enc_count = dlsym(h, "dtenc_count");
+	*(void **)&enc_compact = dlsym(h, "dtenc_compact");
+	if (!enc_batch || !enc_count || !enc_compact) {
+		fprintf(stderr, "dtpa tracer: rank %d: %s is not this tracer's encoder\n", dt_rank_world, path);
+		return 0;
+	}
+	enc_state = 1;
+	return 1;
+}
 
 // The trace file. Before dtgo_start the frames are held in memory (the
 // header, which carries the run id of MPI_Init's collective, comes first).
@@ -285,6 +336,12 @@ static Dtpa__Trace__V1__CalibrationPoint *cw_calp[2] = {&cw_cal[0], &cw_cal[1]};
 static Dtpa__Trace__V1__TracerParams *cw_params;
 static Dtpa__Trace__V1__TracerParams cw_params_own = DTPA__TRACE__V1__TRACER_PARAMS__INIT;
 static unsigned char cw_prefix[PREFIX_SIZE]; // records.Prefix but the thread
+static int64_t cw_limit, cw_maxmb;             // bytes of this rank's trace (0: none); MaxTraceSize
+// Deferred encoding: buffers are written as raw records while cw_defer_left
+// > 0 (DT_DEFER_MB, as tracer.go's deferBudget), then encoded (enc_batch).
+static int cw_deferred;                      // the file is deferred (DEFERRED_MAJOR): it may hold raw records
+static int64_t cw_defer_left, cw_raw_bytes; // raw records frames' bytes, which MaxTraceSize does not count
+static uint64_t cw_events, cw_dropped;      // events encoded; events of buffers not written
 static char **cw_args;
 static size_t cw_nargs;
 
@@ -294,6 +351,7 @@ static pthread_t cw_thread;
 static pthread_mutex_t cw_end_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cw_end_cv = PTHREAD_COND_INITIALIZER;
 static int cw_started, cw_acked, cw_finishing, cw_done;
+static int cw_compacting; // the writer compacts the trace after its footer (dtgo_exit waits)
 static int64_t cw_cpu0;
 
 static int64_t thread_cpu_ns(void) {
@@ -489,9 +547,24 @@ int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *cl
 	cw_hdr.mpi_implementation = impl, cw_hdr.mpi_library_version = v;
 	cw_hdr.thread_level = (uint32_t)level;
 
-	// The preamble: a deferred file (traceformat.DeferredMajor).
-	unsigned char pre[12] = {0x89, 'D', 'T', 'P', 'A', '\r', '\n', 0x1a, DEFERRED_MAJOR & 0xff, DEFERRED_MAJOR >> 8,
-		FORMAT_MINOR, 0};
+	cw_defer_left = 128;
+	const char *dmb = getenv("DT_DEFER_MB");
+	if (dmb && *dmb) {
+		char *end;
+		long long v = strtoll(dmb, &end, 10);
+		if (*end || v < 0) fprintf(stderr, "dtpa tracer: DT_DEFER_MB=\"%s\": want MB >= 0; using 128\n", dmb);
+		else cw_defer_left = v;
+	}
+	cw_defer_left <<= 20;
+	// The preamble: a deferred file (traceformat.DeferredMajor), or with
+	// DT_DEFER_MB=0, whose events are all encoded, an ordinary one (as the
+	// Go writer's: nothing to compact), its other frames uncompressed. That
+	// needs the encoder now (its Go runtime starts in MPI_Init, as the Go
+	// writer's does); without one the trace is deferred after all.
+	cw_deferred = cw_defer_left > 0 || !enc_load();
+	if (cw_deferred && !cw_defer_left) cw_defer_left = INT64_MAX;
+	unsigned major = cw_deferred ? DEFERRED_MAJOR : VERSION_MAJOR;
+	unsigned char pre[12] = {0x89, 'D', 'T', 'P', 'A', '\r', '\n', 0x1a, major & 0xff, major >> 8, FORMAT_MINOR, 0};
 	held_add(pre, sizeof pre);
 
 	// The records frames' prefix (records.Prefix.Append) but its thread.
@@ -508,6 +581,7 @@ int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *cl
 	u[6] = (uint64_t)maxmb;
 	put32(cw_prefix + 4, flags);
 	memcpy(cw_prefix + 8, u, sizeof u);
+	cw_limit = limit, cw_maxmb = maxmb;
 
 	const char *dir = getenv("DT_SPILL_DIR");
 	if (dir && *dir) {
@@ -684,7 +758,8 @@ static void write_footer(int fin) {
 	dtgo_stopped(fin);
 	Dtpa__Trace__V1__Footer f = DTPA__TRACE__V1__FOOTER__INIT;
 	pthread_mutex_lock(&cw_mu);
-	f.dropped_events = dt_dropped();
+	f.dropped_events = dt_dropped() + cw_dropped;
+	f.event_count = cw_events; // the compaction adds those of the raw records
 	f.stop_reason = (Dtpa__Trace__V1__Footer__StopReason)cw_stop;
 	pthread_mutex_unlock(&cw_mu);
 	f.end_local_ns = dt_ns(dt_now());
@@ -722,6 +797,81 @@ static void write_footer(int fin) {
 	}
 }
 
+// write_records writes a buffer's records as they are (cw_prefix holds its
+// thread), for the compaction to encode after the run.
+static void write_records(void *buf, size_t n) {
+	write_defs();
+	int64_t off = cw_off;
+	if (write_frame(K_RECORDS, cw_prefix, PREFIX_SIZE, buf, n) != 0 && cw_off == off && enc_load())
+		cw_dropped += enc_count(cw_prefix, buf, n); // not written at all (no space): dropped
+	cw_raw_bytes += cw_off - off;
+	cw_defer_left -= (int64_t)(FRAME_HDR + PREFIX_SIZE + n);
+}
+
+// write_encoded writes a buffer's records encoded (enc_batch), and stops
+// tracing when the trace reaches its share of MaxTraceSize, raw records
+// not counted (tracer.go, writeBatch; records.Compact cuts the trace where
+// this check would have).
+static void write_encoded(void *buf, size_t n) {
+	unsigned char *f;
+	size_t size;
+	uint64_t events;
+	if (enc_batch(cw_prefix, buf, n, &f, &size, &events) != 0) {
+		// The encoder said why. A deferred trace takes the records as they
+		// are (the compaction tries again); an ordinary one cannot.
+		if (cw_deferred) write_records(buf, n);
+		else cw_dropped += enc_count(cw_prefix, buf, n);
+		return;
+	}
+	if (!size) return;
+	write_defs();
+	if (cw_err) return;
+	if (reserve((int64_t)size) != 0) {
+		cw_fail(0, "reserving space");
+		cw_dropped += events;
+		return;
+	}
+	struct iovec iov = {f, size};
+	if (write_all(&iov, 1) != 0) {
+		cw_fail(1, "writing");
+		return;
+	}
+	cw_events += events;
+	if (cw_limit > 0 && cw_off - cw_raw_bytes >= cw_limit) {
+		pthread_mutex_lock(&cw_mu);
+		if (!cw_stop) {
+			cw_stop = DT_STOP_SIZE_LIMIT;
+			snprintf(cw_stopmsg, sizeof cw_stopmsg, "trace reached %lld bytes (MaxTraceSize %lld MB over all ranks)",
+				(long long)cw_off, (long long)cw_maxmb);
+		}
+		pthread_mutex_unlock(&cw_mu);
+		dt_stop(DT_STOP_SIZE_LIMIT);
+	}
+}
+
+// dtrun_compacts tells whether dtrun compacts this rank's trace after the
+// job: dtrun runs on this node (the spill directory, where dtrun leaves its
+// mark .dtrun, is its) and looks for traces in the trace's directory (the
+// mark's content). Elsewhere the rank compacts its own trace as it ends,
+// as every rank of the Go writer does: a node other than dtrun's need not
+// share the trace's file system, and each node compacts its ranks' traces
+// in parallel.
+static int dtrun_compacts(void) {
+	const char *dir = getenv("DT_SPILL_DIR");
+	if (!dir || !*dir) return 0;
+	char mark[PATH_MAX], want[PATH_MAX], tdir[PATH_MAX];
+	snprintf(mark, sizeof mark, "%s/.dtrun", dir);
+	int fd = open(mark, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return 0;
+	ssize_t n = read(fd, want, sizeof want - 1);
+	close(fd);
+	if (n <= 0) return 0;
+	want[n] = 0;
+	snprintf(tdir, sizeof tdir, "%s", cw_path);
+	struct stat a, b;
+	return stat(want, &a) == 0 && stat(dirname(tdir), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 static void *writer(void *arg) {
 	(void)arg;
 	int nice = 0;
@@ -749,11 +899,27 @@ static void *writer(void *arg) {
 		int fin, kind;
 		int more = dt_q_pop(&buf, &n, &tid, &fin, &kind);
 		if (fin) {
+			// A trace ended by a signal or MPI_Abort is left to dtrun: the
+			// process is about to die (tracer.go, compactSelf).
+			const char *ce = getenv("DT_COMPACT_AT_END");
+			int compact = cw_deferred && (fin == DT_STOP_FINALIZE || fin == DT_STOP_EXIT) &&
+				!(ce && strcmp(ce, "0") == 0) && !dtrun_compacts();
 			write_footer(fin);
 			pthread_mutex_lock(&cw_end_mu);
 			cw_acked = 1;
+			cw_compacting = compact;
 			pthread_cond_broadcast(&cw_end_cv);
 			pthread_mutex_unlock(&cw_end_mu);
+			if (compact) {
+				char msg[1024] = "no encoder";
+				if (!enc_load() || enc_compact(cw_path, msg, sizeof msg) != 0)
+					fprintf(stderr, "dtpa tracer: compacting %s: %s (dtrun --compact %s compacts it)\n", cw_path, msg,
+						cw_path);
+				pthread_mutex_lock(&cw_end_mu);
+				cw_compacting = 0;
+				pthread_cond_broadcast(&cw_end_cv);
+				pthread_mutex_unlock(&cw_end_mu);
+			}
 			return NULL;
 		}
 		switch (kind) {
@@ -799,10 +965,14 @@ static void *writer(void *arg) {
 			break;
 		case DT_Q_BUF:
 		case DT_Q_COPY:
-			if (!discard && !stopped()) {
-				write_defs();
-				put32(cw_prefix, tid);
-				write_frame(K_RECORDS, cw_prefix, PREFIX_SIZE, buf, n);
+			put32(cw_prefix, tid);
+			if (discard) {
+			} else if (stopped()) {
+				if (enc_load()) cw_dropped += enc_count(cw_prefix, buf, n);
+			} else if (cw_defer_left > 0 || !enc_load()) {
+				write_records(buf, n);
+			} else {
+				write_encoded(buf, n);
 			}
 			if (kind == DT_Q_COPY) free(buf);
 			else dt_buf_done(buf);
@@ -846,6 +1016,22 @@ void dtgo_signal(void) {
 	dtgo_finish(DT_STOP_SIGNAL);
 }
 
-// dtgo_exit: the rank does not compact its trace (it has no encoder):
-// dtrun compacts the deferred traces after the job.
-void dtgo_exit(void) {}
+// compactWait bounds how long the process's exit waits for its trace's
+// compaction (main.go, compactWait): one that exits before leaves its
+// trace deferred, as dtrun --compact compacts it.
+#define COMPACT_WAIT_S 60
+
+// dtgo_exit waits for the rank's compaction of its trace, if it compacts
+// it (dtrun_compacts).
+void dtgo_exit(void) {
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += COMPACT_WAIT_S;
+	pthread_mutex_lock(&cw_end_mu);
+	while (cw_compacting && pthread_cond_timedwait(&cw_end_cv, &cw_end_mu, &until) != ETIMEDOUT) {
+	}
+	if (cw_compacting)
+		fprintf(stderr, "dtpa tracer: %s not compacted after %ds; exiting (dtrun --compact %s compacts it)\n", cw_path,
+			COMPACT_WAIT_S, cw_path);
+	pthread_mutex_unlock(&cw_end_mu);
+}

@@ -56,8 +56,9 @@ func (p *Prefix) Append(b []byte) []byte {
 	return binary.LittleEndian.AppendUint64(b, uint64(p.MaxMB))
 }
 
-// parsePrefix reads a KindRecords payload's prefix and returns the records.
-func parsePrefix(b []byte) (Prefix, []byte, error) {
+// ParsePrefix reads a KindRecords payload's prefix and returns the records
+// (the tracer's C writer hands its encoder the prefix it writes).
+func ParsePrefix(b []byte) (Prefix, []byte, error) {
 	if len(b) < PrefixSize {
 		return Prefix{}, nil, fmt.Errorf("raw records frame of %d bytes, shorter than its prefix", len(b))
 	}
@@ -241,7 +242,7 @@ func compact(sc *traceformat.FrameScanner, w io.Writer, hdr *tracepb.Header) (co
 		}
 		switch fr.Kind {
 		case traceformat.KindRecords:
-			p, recs, perr := parsePrefix(fr.Payload())
+			p, recs, perr := ParsePrefix(fr.Payload())
 			if perr != nil {
 				if !flush() {
 					return res, nil

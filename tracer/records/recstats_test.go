@@ -39,7 +39,7 @@ func TestRecordStats(t *testing.T) {
 			if fr.Kind != traceformat.KindRecords {
 				continue
 			}
-			_, recs, err := parsePrefix(fr.Payload())
+			_, recs, err := ParsePrefix(fr.Payload())
 			if err != nil {
 				t.Fatal(err)
 			}
