@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -65,14 +66,21 @@ var (
 // With DTPA_BENCH_BASE=<another checkout, built> each iteration also runs
 // that checkout's dtrun right after this one's, so that a change is
 // compared with its base on the same machine state; its metrics carry the
-// suffix -base. The -min/-max metrics are the spread over the iterations.
+// suffix -base. DTPA_BENCH_BASE_ENV adds variables (space-separated
+// NAME=value) to the base's runs: DTPA_BENCH_BASE=$PWD/.. with
+// DTPA_BENCH_BASE_ENV=DT_CWRITER=0 compares the Go writer with the C one.
+// The -min/-max metrics are the spread over the iterations.
 //
 //	flock /tmp/dtpa-bench.lock go test -run '^$' -bench Overhead -benchtime 3x ./tracer/
 func BenchmarkOverhead(b *testing.B) {
 	iters := map[string]string{"pingpong": "100000", "barrier": "50000", "allreduce": "50000", "cheap": "1000000", "poll": "1000000", "testany": "1000000"}
-	trees := []struct{ suffix, root string }{{"", root}}
+	type tree struct {
+		suffix, root string
+		env          []string
+	}
+	trees := []tree{{"", root, nil}}
 	if base := os.Getenv("DTPA_BENCH_BASE"); base != "" {
-		trees = append(trees, struct{ suffix, root string }{"-base", base})
+		trees = append(trees, tree{"-base", base, strings.Fields(os.Getenv("DTPA_BENCH_BASE_ENV"))})
 	}
 	for _, mode := range []string{"pingpong", "barrier", "allreduce", "cheap", "poll", "testany"} {
 		for _, depth := range []int{1, 4} {
@@ -101,9 +109,10 @@ func BenchmarkOverhead(b *testing.B) {
 						tr := trees[k]
 						dtrun := filepath.Join(tr.root, "bin", "dtrun")
 						dirs[k] = b.TempDir()
-						outs[k].traced = run(b, dirs[k], env, dtrun, args...).out
-						outs[k].c = run(b, b.TempDir(), append(env, "DT_BENCH_DISCARD=1"), dtrun, args...).out
-						outs[k].bare = run(b, b.TempDir(), append(env, "DT_BENCH_BARE=1"), dtrun, args...).out
+						tenv := append(env[:len(env):len(env)], tr.env...)
+						outs[k].traced = run(b, dirs[k], tenv, dtrun, args...).out
+						outs[k].c = run(b, b.TempDir(), append(tenv, "DT_BENCH_DISCARD=1"), dtrun, args...).out
+						outs[k].bare = run(b, b.TempDir(), append(tenv, "DT_BENCH_BARE=1"), dtrun, args...).out
 					}
 					pv2, pf2 := benchFigures(b, run(b, b.TempDir(), nil, "mpirun.openmpi", args...).out)
 					if max(pv, pv2) > 1.25*min(pv, pv2) {

@@ -22,6 +22,9 @@ var initRE = regexp.MustCompile(`init_ms=([0-9.]+) init_cpu_ms=([0-9.]+)`)
 // Run it with -benchtime=Nx: N pairs. With DTPA_BENCH_BASE=<a built
 // checkout>, each pair also runs traced with that checkout's tracer
 // (lib/), alternated with the others: its figures are "-base".
+// DTPA_BENCH_BASE_ENV adds variables (space-separated NAME=value) to those
+// runs: DTPA_BENCH_BASE=$PWD/.. with DTPA_BENCH_BASE_ENV=DT_CWRITER=0
+// compares the Go writer with the C one.
 func BenchmarkInit(b *testing.B) {
 	for _, mpi := range []struct{ name, cc, run string }{
 		{"openmpi", ompi, "mpirun.openmpi"}, {"mpich", "mpicc.mpich", "mpiexec.mpich"},
@@ -71,7 +74,7 @@ func BenchmarkInit(b *testing.B) {
 					p, t := one(false), one(true)
 					var o [4]float64
 					if base != "" {
-						o = one(true, "DT_LIB="+filepath.Join(base, "lib"))
+						o = one(true, append([]string{"DT_LIB=" + filepath.Join(base, "lib")}, strings.Fields(os.Getenv("DTPA_BENCH_BASE_ENV"))...)...)
 					}
 					for k := range p {
 						plain[k] = append(plain[k], p[k])
