@@ -49,9 +49,9 @@ $(BUILD)/stub_gen.c tracer/golib/zz_openmpi_gen.c tracer/golib/zz_mpich_gen.c \
 
 gen: $(GEN)
 	@$(GEN) stub -cc mpicc.openmpi -fc $(FC_OMPI) -cc mpicc.mpich -fc $(FC_MPICH) -o $(BUILD)/stub_gen.c
-	@if [ -n "$(HAVE_OMPI)" ]; then $(GEN) wrappers -cc mpicc.openmpi -fc $(FC_OMPI) -tag dtpa_openmpi \
+	@if [ -n "$(HAVE_OMPI)" ]; then $(GEN) wrappers -cc mpicc.openmpi -fc $(FC_OMPI) -tag ignore \
 		-o tracer/golib/zz_openmpi_gen.c -fo tracer/golib/zz_openmpi_fort_gen.c; fi
-	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -fc $(FC_MPICH) -tag dtpa_mpich \
+	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -fc $(FC_MPICH) -tag ignore \
 		-o tracer/golib/zz_mpich_gen.c -fo tracer/golib/zz_mpich_fort_gen.c; fi
 
 $(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/golib/dt_stamp.h | gen
@@ -92,50 +92,87 @@ RELR := $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -o /dev/null -
 # reports "Caught signal" and aborts the job. asyncpreemptoff=1, compiled in
 # as the runtime's default GODEBUG, leaves preemption to the goroutines'
 # own function calls (tracer/README.md, "Signals the tracer sends").
-GOSHARED := -buildmode=c-shared -ldflags=-X=runtime.godebugDefault=asyncpreemptoff=1
+GOLDFLAGS := -X=runtime.godebugDefault=asyncpreemptoff=1
+GOSHARED  := -buildmode=c-shared -ldflags=$(GOLDFLAGS)
 
-$(OUT)/libdtpa_openmpi.so: FORCE | gen unwind
-	@mkdir -p $(OUT)
-	CGO_CFLAGS="$$(mpicc.openmpi -showme:compile)" CGO_LDFLAGS="$$(mpicc.openmpi -showme:link) $(UNWIND) $(RELR) -Wl,-Bsymbolic" \
-		$(GO) build $(GOSHARED) -tags dtpa_openmpi -o $@ ./tracer/golib
-	@rm -f $(OUT)/libdtpa_openmpi.h
-
-$(OUT)/libdtpa_mpich.so: FORCE | gen unwind
-	@mkdir -p $(OUT)
-	CGO_CFLAGS="-I/usr/include/x86_64-linux-gnu/mpich $$(mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ')" \
-	CGO_LDFLAGS="$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') $(UNWIND) $(RELR) -Wl,-Bsymbolic" \
-		$(GO) build $(GOSHARED) -tags dtpa_mpich -o $@ ./tracer/golib
-	@rm -f $(OUT)/libdtpa_mpich.h
-
-# The C-only libraries (golib/dt_cw.c writes the trace in place of the Go
-# writer; the stub loads one under dtrun with DT_CWRITER=1): the same C as
-# the Go library's, compiled by the C compiler with cgo's flags, and the
-# trace's protobuf messages packed by protobuf-c (Debian's
-# protobuf-c-compiler generates them from traceformat/trace.proto;
-# libprotobuf-c1 is needed where traced programs run, like libunwind8).
+# The tracer's C (golib/dt_*.c and the generated wrappers: wrappers,
+# buffers, spill slots, clock, stacks, signals, Fortran, Python) is
+# compiled here, once per MPI, into tracer/build/<impl>/: the Go library
+# links those objects as an archive, whole (cgo compiles none of them:
+# their build constraint is "ignore"), and the C-only library links the
+# same objects with the C writer (golib/dt_cw.c) and the trace's protobuf
+# messages packed by protobuf-c (Debian's protobuf-c-compiler generates
+# them from traceformat/trace.proto; libprotobuf-c1 is needed where traced
+# programs run, like libunwind8).
 PBC     := $(BUILD)/pbc
-CWSRC   := $(filter-out tracer/golib/zz_%,$(wildcard tracer/golib/dt_*.c)) $(PBC)/trace.pb-c.c
-CWFLAGS := -O2 -shared -fPIC -fno-omit-frame-pointer -fno-plt -Wall -Wno-unused-variable -Wno-unused-but-set-variable \
+RTSRC   := $(filter-out tracer/golib/dt_cw.c,$(wildcard tracer/golib/dt_*.c))
+RTFLAGS := -O2 -fPIC -fno-omit-frame-pointer -fno-plt -Wall -Wno-unused-variable -Wno-unused-but-set-variable \
 	-Wno-deprecated-declarations -Wno-unused-function -Wno-maybe-uninitialized -Wno-format-truncation \
 	-DDT_TRACER_VERSION='"$(shell sed -n 's/^const Version = "\(.*\)"/\1/p' internal/version/version.go)"' \
 	-Itracer/golib -I$(PBC)
-CWLIBS  := -lunwind -lprotobuf-c $(RELR) -Wl,-Bsymbolic
+OMPI_CFLAGS   = $(shell mpicc.openmpi -showme:compile)
+OMPI_LDFLAGS  = $(shell mpicc.openmpi -showme:link)
+MPICH_CFLAGS  = -I/usr/include/x86_64-linux-gnu/mpich $(shell mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ')
+MPICH_LDFLAGS = $(shell mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ')
+OMPI_RT  := $(patsubst tracer/golib/%.c,$(BUILD)/openmpi/%.o,$(RTSRC) tracer/golib/zz_openmpi_gen.c tracer/golib/zz_openmpi_fort_gen.c)
+MPICH_RT := $(patsubst tracer/golib/%.c,$(BUILD)/mpich/%.o,$(RTSRC) tracer/golib/zz_mpich_gen.c tracer/golib/zz_mpich_fort_gen.c)
+RTHDR    := $(wildcard tracer/golib/*.h)
+
+$(BUILD)/openmpi/%.o: tracer/golib/%.c $(RTHDR) | gen unwind
+	@mkdir -p $(@D)
+	$(CC) $(RTFLAGS) $(OMPI_CFLAGS) -c -o $@ $<
+
+$(BUILD)/mpich/%.o: tracer/golib/%.c $(RTHDR) | gen unwind
+	@mkdir -p $(@D)
+	$(CC) $(RTFLAGS) $(MPICH_CFLAGS) -c -o $@ $<
+
+$(BUILD)/openmpi/dt_cw.o $(BUILD)/mpich/dt_cw.o: $(PBC)/trace.pb-c.c
+
+$(BUILD)/%/librt.a:
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/openmpi/librt.a: $(OMPI_RT)
+$(BUILD)/mpich/librt.a: $(MPICH_RT)
+
+# The archive goes to the host linker in -extldflags, which it gets once
+# (CGO_LDFLAGS it got twice: the archive's members defined twice), with the
+# libraries its members need after it. go build's check that a library is
+# up to date does not see the archive: a library older than its archive is
+# removed first.
+wholeArchive = -Wl,--whole-archive $(CURDIR)/$(1) -Wl,--no-whole-archive
+$(OUT)/libdtpa_openmpi.so: $(BUILD)/openmpi/librt.a FORCE | gen unwind
+	@mkdir -p $(OUT)
+	@if [ -f $@ ] && [ $< -nt $@ ]; then rm -f $@; fi
+	CGO_CFLAGS="$(OMPI_CFLAGS)" $(GO) build -buildmode=c-shared \
+		-ldflags="$(GOLDFLAGS) '-extldflags=$(call wholeArchive,$<) $(OMPI_LDFLAGS) $(UNWIND) $(RELR) -Wl,-Bsymbolic'" \
+		-tags dtpa_openmpi -o $@ ./tracer/golib
+	@rm -f $(OUT)/libdtpa_openmpi.h
+
+$(OUT)/libdtpa_mpich.so: $(BUILD)/mpich/librt.a FORCE | gen unwind
+	@mkdir -p $(OUT)
+	@if [ -f $@ ] && [ $< -nt $@ ]; then rm -f $@; fi
+	CGO_CFLAGS="$(MPICH_CFLAGS)" $(GO) build -buildmode=c-shared \
+		-ldflags="$(GOLDFLAGS) '-extldflags=$(call wholeArchive,$<) $(MPICH_LDFLAGS) $(UNWIND) $(RELR) -Wl,-Bsymbolic'" \
+		-tags dtpa_mpich -o $@ ./tracer/golib
+	@rm -f $(OUT)/libdtpa_mpich.h
 
 $(PBC)/trace.pb-c.c: traceformat/trace.proto
 	@command -v protoc-c >/dev/null && [ -f /usr/include/protobuf-c/protobuf-c.h ] || scripts/deps.sh
 	@mkdir -p $(PBC)
 	protoc-c --c_out=$(PBC) -Itraceformat traceformat/trace.proto
 
-$(OUT)/libdtpa_openmpi_c.so: $(CWSRC) tracer/golib/zz_openmpi_gen.c tracer/golib/zz_openmpi_fort_gen.c $(wildcard tracer/golib/*.h) | gen unwind
-	@mkdir -p $(OUT)
-	$(CC) $(CWFLAGS) $$(mpicc.openmpi -showme:compile) -o $@ $(CWSRC) tracer/golib/zz_openmpi_gen.c \
-		tracer/golib/zz_openmpi_fort_gen.c $$(mpicc.openmpi -showme:link) $(CWLIBS)
+$(PBC)/trace.pb-c.o: $(PBC)/trace.pb-c.c
+	$(CC) $(RTFLAGS) -c -o $@ $<
 
-$(OUT)/libdtpa_mpich_c.so: $(CWSRC) tracer/golib/zz_mpich_gen.c tracer/golib/zz_mpich_fort_gen.c $(wildcard tracer/golib/*.h) | gen unwind
+CWLIBS := -lunwind -lprotobuf-c $(RELR) -Wl,-Bsymbolic
+
+$(OUT)/libdtpa_openmpi_c.so: $(OMPI_RT) $(BUILD)/openmpi/dt_cw.o $(PBC)/trace.pb-c.o
 	@mkdir -p $(OUT)
-	$(CC) $(CWFLAGS) -I/usr/include/x86_64-linux-gnu/mpich $$(mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ') \
-		-o $@ $(CWSRC) tracer/golib/zz_mpich_gen.c tracer/golib/zz_mpich_fort_gen.c \
-		$$(mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ') $(CWLIBS)
+	$(CC) -shared -o $@ $^ $(OMPI_LDFLAGS) $(CWLIBS)
+
+$(OUT)/libdtpa_mpich_c.so: $(MPICH_RT) $(BUILD)/mpich/dt_cw.o $(PBC)/trace.pb-c.o
+	@mkdir -p $(OUT)
+	$(CC) -shared -o $@ $^ $(MPICH_LDFLAGS) $(CWLIBS)
 
 # The C writer's encoder (tracer/enc): it loads it on its writer thread when
 # it first needs one (past DT_DEFER_MB, to count dropped events, to compact

@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Aux thread: a plain C thread at the program's priority (it holds no
 // Go P and asks the Go scheduler for nothing) that makes spill slots ahead

@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Buffers: a free list shared with Go, which returns buffers it has
 // encoded (dt_buf_put). The total is bounded by TraceBufSize. A thread that

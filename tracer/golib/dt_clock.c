@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Clock: invariant TSC calibrated against CLOCK_MONOTONIC_RAW, else
 // CLOCK_MONOTONIC_RAW itself. Synchronization (DESIGN.md): one leader per

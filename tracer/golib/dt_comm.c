@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Communicator table: handle → local index, global id, size and rank.
 // Global ids agree across ranks without any extra message: they hash the

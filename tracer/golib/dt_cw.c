@@ -1,10 +1,10 @@
-//go:build dtpa_cwriter
+//go:build ignore
 
 // The tracer's writer in C: what the Go library (main.go, tracer.go) does
 // for a rank under dtrun, without a Go runtime in the traced process. It is
-// built into lib/libdtpa_<impl>_c.so with the rest of this directory's C
-// (tracer.mk; the build tag keeps cgo from compiling it into the Go
-// library), and the stub loads that library instead of the Go one under
+// linked into lib/libdtpa_<impl>_c.so with the rest of this directory's C
+// (tracer.mk, which compiles all of it; the Go library links the rest),
+// and the stub loads that library instead of the Go one under
 // dtrun unless DT_CWRITER=0. It writes a deferred trace: the header,
 // definitions, clock-sync and footer frames as protobuf (protobuf-c, from
 // traceformat/trace.proto), stored uncompressed, and each buffer handed

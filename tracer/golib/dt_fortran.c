@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Runtime of the Fortran wrappers (see dt_fortran.h and tracer/gen/fortran.go):
 // the sentinels of the Fortran bindings, conversions of Fortran arguments,

@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Start and end of tracing: MPI_Init, MPI_Init_thread, MPI_Finalize and
 // MPI_Abort are written by hand because they bracket everything else.

@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Python call stacks (README "Python programs"). A call that mpi4py's
 // extension module makes has the same C stack from every line of the

@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Hand-over queue: full buffers go to Go through a C queue that the
 // encoder goroutine drains itself (dt_q_pop blocks in C). A cgo call into

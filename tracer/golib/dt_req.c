@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Requests: scratch copies of the wrappers' request and status arrays (MPI
 // nulls completed handles), the kind of each pending request (only

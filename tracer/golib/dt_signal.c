@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Fatal signals: ask a Go goroutine (through a pipe, the only
 // async-signal-safe way in) to write what was recorded, wait for it a

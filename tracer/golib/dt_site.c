@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Call sites: a global table under a mutex; the per-thread memo of walks
 // (dt_site, dt_wrap.h) and cache of stacks (dt_site_walk) make the lock

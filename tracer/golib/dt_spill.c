@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Spill: when dtrun provides a spill directory, the buffers are slots of a
 // shared file mapping (tracer/records/spill.go has the layout), so that

@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Per-thread buffers: each thread records into a buffer of its own
 // (dt_wrap.h) and hands it over to Go when it is full, when the epoch moved

@@ -1,4 +1,4 @@
-//go:build dtpa_openmpi || dtpa_mpich
+//go:build ignore
 
 // Datatypes: the size of a datatype, cached per thread (dt_tsize in
 // dt_wrap.h) until a datatype is freed (dt_type_gen, bumped by the

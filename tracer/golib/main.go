@@ -2,7 +2,9 @@
 
 // Command golib is the dtpa tracer library (built with -buildmode=c-shared,
 // once per MPI ABI: tags dtpa_openmpi and dtpa_mpich). Its C part (dt*.c and
-// the generated wrappers) records every MPI call into per-thread buffers;
+// the generated wrappers, which tracer.mk compiles and links in as an
+// archive: cgo compiles only the preambles) records every MPI call into
+// per-thread buffers;
 // this Go part takes full buffers by ownership, encodes them as
 // traceformat batches, compresses and writes them from a background
 // goroutine, and writes definitions, clock-sync samples and the footer.
