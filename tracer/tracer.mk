@@ -54,9 +54,9 @@ gen: $(GEN)
 	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -fc $(FC_MPICH) -tag ignore \
 		-o tracer/golib/zz_mpich_gen.c -fo tracer/golib/zz_mpich_fort_gen.c; fi
 
-$(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/golib/dt_stamp.h | gen
+$(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/golib/dt_stamp.h tracer/golib/dt_loadgo.h | gen
 	@mkdir -p $(OUT)
-	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ] || [ tracer/golib/dt_stamp.h -nt $@ ]; then \
+	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ] || [ tracer/golib/dt_stamp.h -nt $@ ] || [ tracer/golib/dt_loadgo.h -nt $@ ]; then \
 		echo "CC $@"; \
 		$(CC) -O2 -shared -fPIC -Wall -I$(BUILD) -o $@ tracer/stub/stub.c -ldl && cp $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built; \
 	fi

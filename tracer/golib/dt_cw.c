@@ -24,6 +24,7 @@
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "dt_go.h"
+#include "dt_loadgo.h"
 #include "trace.pb-c.h"
 
 #include <dlfcn.h>
@@ -123,16 +124,7 @@ static int enc_load(void) {
 	char *slash = strrchr(path, '/');
 	size_t at = slash ? (size_t)(slash + 1 - path) : 0;
 	snprintf(path + at, sizeof path - at, "libdtpa_enc.so");
-	// The Go runtime's threads inherit the mask of the thread that loads
-	// it: no asynchronous signal of the program's goes to them (as the
-	// stub loads the Go library; the writer thread blocks them all).
-	sigset_t block, old;
-	sigfillset(&block);
-	int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
-	for (unsigned i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++) sigdelset(&block, sync_sigs[i]);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	void *h = dt_dlopen_go(path); // on the writer thread, or MPI_Init's with DT_DEFER_MB=0
 	if (!h) {
 		fprintf(stderr, "dtpa tracer: rank %d: loading the trace encoder: %s\n", dt_rank_world, dlerror());
 		return 0;

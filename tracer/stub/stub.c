@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../golib/dt_loadgo.h"
 #include "../golib/dt_stamp.h"
 #include "stub_gen.c"
 
@@ -162,24 +163,9 @@ static void load_tracer(void) {
 		snprintf(cpath, sizeof cpath, "%s/libdtpa_%s_c.so", dir, impl);
 		if (access(cpath, R_OK) == 0) snprintf(path, sizeof path, "%s", cpath);
 	}
-	// The Go runtime's threads inherit the signal mask of the thread that
-	// loads it. Blocking every asynchronous signal keeps them off Go's
-	// threads, so that the kernel delivers the process's signals to the
-	// program's threads: the tracer's handler of TERM, INT and HUP waits
-	// for a goroutine to write the trace, which must not be the one it
-	// interrupted, and a handler the program installed without SA_ONSTACK
-	// (SIGALRM's of a timer, say) would run on the stack of the goroutine
-	// it interrupted and overwrite what lies below it. The synchronous
-	// signals stay deliverable (a fault is its thread's), and the runtime
-	// unblocks SIGPROF and SIGCHLD on its threads whatever their mask
-	// (sigaction below).
-	sigset_t block, old;
-	sigfillset(&block);
-	int sync_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
-	for (unsigned i = 0; i < sizeof sync_sigs / sizeof sync_sigs[0]; i++) sigdelset(&block, sync_sigs[i]);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	// With the program's asynchronous signals blocked (dt_loadgo.h): the
+	// Go library starts its runtime's threads as it loads.
+	void *h = dt_dlopen_go(path);
 	if (!h) {
 		fprintf(stderr, "dtpa: cannot load the tracer: %s; running untraced\n", dlerror());
 		return;
