@@ -2,7 +2,7 @@
 #   lib/libdtpa_preload.so   C-only preload stub (any MPI)
 #   lib/libdtpa_openmpi.so   Go c-shared tracer for the OpenMPI ABI
 #   lib/libdtpa_mpich.so     Go c-shared tracer for the MPICH ABI
-#   lib/libdtpa_*_c.so       the same without Go: its writer is C (DT_CWRITER=1)
+#   lib/libdtpa_*_c.so       the same without Go: its writer is C (dtrun's default)
 #   lib/libdtpa_enc.so       Go c-shared encoder, which the C writer loads when it needs one
 # Wrappers are generated from each installed mpi.h; an MPI that is not
 # installed is skipped. Generated files are rewritten only when they change,

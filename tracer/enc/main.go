@@ -5,8 +5,9 @@
 //   - the rank has written DT_DEFER_MB of raw records and encodes from
 //     then on, as the Go writer does (dtenc_batch), so that a long run's
 //     trace does not grow by its raw records' 20–50 bytes per call;
-//   - a write error stops tracing and the events of the buffers still
-//     queued are to be counted as dropped (dtenc_count);
+//   - tracing stopped (a write error, MaxTraceSize, TraceBufSize) and the
+//     events of the buffers still queued are to be counted as dropped
+//     (dtenc_count);
 //   - the rank ends on a node other than dtrun's, whose traces dtrun does
 //     not compact, and compacts its own (dtenc_compact).
 //
