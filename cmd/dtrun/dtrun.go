@@ -252,8 +252,9 @@ func Run(ctx context.Context, o Options) error {
 	start := time.Now().Add(-time.Second)
 	err = cmd.Run()
 	recoverSpills(spill, cmd.Stderr)
-	// Ranks compact their own traces as they end; what is left deferred is
-	// the traces of ranks killed or cut short, or of DT_COMPACT_AT_END=0.
+	// What is left deferred: the traces of this node's C-writer ranks
+	// (markCompaction), and those of ranks killed or cut short, or of
+	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
 	compactTraces(deferredSince(traceDir(o.Args), start), cmd.Stderr)
 	removeStale(records.CompactTemps(traceDir(o.Args)), start)
 	if ctx.Err() == nil {
