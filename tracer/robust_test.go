@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,11 +62,19 @@ func TestAbort(t *testing.T) {
 }
 
 // TestAbnormalEnd kills rank 1 in several ways; what it and the others
-// recorded must be in readable files.
+// recorded must be in readable files. With DT_DEFER_MB=0 the C writer has
+// loaded its encoder, whose Go runtime installs its own handlers of the
+// synchronous signals after the tracer's, in MPI_Init.
 func TestAbnormalEnd(t *testing.T) {
-	for _, how := range []string{"segv", "term", "kill", "exit"} {
-		t.Run(how, func(t *testing.T) {
-			trs := abnormal(t, "crash", nil, how)
+	for _, v := range []struct{ how, mb string }{{"segv", ""}, {"term", ""}, {"kill", ""}, {"exit", ""},
+		{"segv", "0"}, {"term", "0"}, {"kill", "0"}} {
+		how := v.how
+		name, env := how, []string(nil)
+		if v.mb != "" {
+			name, env = how+"/DT_DEFER_MB="+v.mb, []string{"DT_DEFER_MB=" + v.mb}
+		}
+		t.Run(name, func(t *testing.T) {
+			trs := abnormal(t, "crash", env, how)
 			tr := trs[1]
 			want := map[string]tracepb.Footer_StopReason{"segv": tracepb.Footer_SIGNAL, "term": tracepb.Footer_SIGNAL,
 				"exit": tracepb.Footer_EXIT}[how]
@@ -87,6 +96,25 @@ func TestAbnormalEnd(t *testing.T) {
 			checkSurvivors(t, trs, 1)
 		})
 	}
+}
+
+// TestCrashAfterEncoderLoaded: rank 1 of a C-writer job writes past
+// DT_DEFER_MB=1 (its writer thread loads the encoder, whose Go runtime
+// installs its handlers of the synchronous signals after the tracer's),
+// then dereferences NULL: the tracer's handler still runs (Go's forwards a
+// fault outside Go code to it), and rank 1's trace ends with the signal
+// and holds every call.
+func TestCrashAfterEncoderLoaded(t *testing.T) {
+	const n = 100000 // ~4 MB of raw records
+	trs := abnormal(t, "crash", []string{"DT_DEFER_MB=1"}, "segvlate", strconv.Itoa(n))
+	tr := trs[1]
+	if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_SIGNAL {
+		t.Errorf("rank 1: footer %v err %v, want SIGNAL", tr.footer, tr.err)
+	}
+	if r, s := numCalls(tr.calls("MPI_Comm_rank")), numCalls(tr.calls("MPI_Comm_size")); r != n+6 || s != n {
+		t.Errorf("rank 1: %d MPI_Comm_rank and %d MPI_Comm_size calls, want %d and %d", r, s, n+6, n)
+	}
+	checkSurvivors(t, trs, 1)
 }
 
 // TestSizeLimit: MaxTraceSize cuts a deferred trace where the tracer
