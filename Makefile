@@ -146,4 +146,4 @@ demo: deps build
 	@scripts/demo.sh
 
 clean:
-	rm -rf bin lib bench.txt
+	rm -rf bin lib bench.txt tracer/build
