@@ -36,6 +36,9 @@ import (
 // DTPA_BENCH_BASE=<another checkout, built> each iteration also runs hpcc
 // under that checkout's dtrun, after this one's, and reports its figures
 // with the suffix -base: a change and its base on the same machine state.
+// DTPA_BENCH_BASE_ENV adds variables (space-separated NAME=value) to the
+// base's runs: DTPA_BENCH_BASE=$PWD/.. with DTPA_BENCH_BASE_ENV=DT_CWRITER=0
+// compares the Go writer with the C one.
 // The ra- metrics are the same ratios of hpcc's own timing of its two
 // MPIRandomAccess runs ("Real time used", hpccoutf.txt): the part of the
 // run that polls (~1 M MPI_Testany per rank), without the launcher's
@@ -88,6 +91,9 @@ func BenchmarkHPCC(b *testing.B) {
 			cmd := exec.Command(name, args...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), mpiEnv...)
+			if k == 2 {
+				cmd.Env = append(cmd.Env, strings.Fields(os.Getenv("DTPA_BENCH_BASE_ENV"))...)
+			}
 			start := time.Now()
 			if out, err := cmd.CombinedOutput(); err != nil {
 				b.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
