@@ -102,7 +102,7 @@ static uint32_t crc32c(uint32_t crc, const void *p, size_t n) {
 
 static void put32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); } // x86-64: little endian
 
-// The Go encoder (tracer/enc), loaded by enc_load on the writer thread.
+// The Go encoder (tracer/enc), loaded by enc_load.
 static int (*enc_batch)(const void *pre, const void *recs, size_t n, unsigned char **frame, size_t *size,
 	uint64_t *events);
 static uint64_t (*enc_count)(const void *pre, const void *recs, size_t n);
@@ -110,10 +110,10 @@ static int (*enc_compact)(const char *path, char *msg, size_t size);
 static int enc_state; // 0: not tried; 1: loaded; -1: failed (said once)
 
 // enc_load loads lib/libdtpa_enc.so from this library's directory, once,
-// and tells whether it is there. Its Go runtime starts then (~15 ms of CPU
-// and ~10 MB, as the Go writer's do in MPI_Init); what it needs it for
-// goes on without it if it cannot load (the trace stays raw, the dropped
-// buffers uncounted, the trace deferred for dtrun --compact).
+// and tells whether it is there. Its Go runtime starts then (what that
+// costs: README, "The C writer"); what it needs it for goes on without it
+// if it cannot load (the trace stays raw, the dropped buffers uncounted,
+// the trace deferred for dtrun --compact).
 static int enc_load(void) {
 	if (enc_state) return enc_state > 0;
 	enc_state = -1;
@@ -789,13 +789,19 @@ static void write_footer(int fin) {
 	}
 }
 
+// drop counts the events of a buffer that is not written (cw_prefix holds
+// its thread), when the encoder can count them.
+static void drop(void *buf, size_t n) {
+	if (enc_load()) cw_dropped += enc_count(cw_prefix, buf, n);
+}
+
 // write_records writes a buffer's records as they are (cw_prefix holds its
 // thread), for the compaction to encode after the run.
 static void write_records(void *buf, size_t n) {
 	write_defs();
 	int64_t off = cw_off;
-	if (write_frame(K_RECORDS, cw_prefix, PREFIX_SIZE, buf, n) != 0 && cw_off == off && enc_load())
-		cw_dropped += enc_count(cw_prefix, buf, n); // not written at all (no space): dropped
+	if (write_frame(K_RECORDS, cw_prefix, PREFIX_SIZE, buf, n) != 0 && cw_off == off)
+		drop(buf, n); // not written at all (no space)
 	cw_raw_bytes += cw_off - off;
 	cw_defer_left -= (int64_t)(FRAME_HDR + PREFIX_SIZE + n);
 }
@@ -812,7 +818,7 @@ static void write_encoded(void *buf, size_t n) {
 		// The encoder said why. A deferred trace takes the records as they
 		// are (the compaction tries again); an ordinary one cannot.
 		if (cw_deferred) write_records(buf, n);
-		else cw_dropped += enc_count(cw_prefix, buf, n);
+		else drop(buf, n);
 		return;
 	}
 	if (!size) return;
@@ -960,7 +966,7 @@ static void *writer(void *arg) {
 			put32(cw_prefix, tid);
 			if (discard) {
 			} else if (stopped()) {
-				if (enc_load()) cw_dropped += enc_count(cw_prefix, buf, n);
+				drop(buf, n);
 			} else if (cw_defer_left > 0 || !enc_load()) {
 				write_records(buf, n);
 			} else {
