@@ -366,9 +366,13 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	// Pass 1: headers, clock samples, damage.
 	scanned := make([]*rankFile, len(paths))
 	errs := make([]error, len(paths))
-	parallel(len(paths), workers, func(i int) { scanned[i], errs[i] = scan(paths[i]) })
+	notes := make([]string, len(paths))
+	parallel(len(paths), workers, func(i int) { scanned[i], notes[i], errs[i] = scanCompacting(paths[i]) })
 	var files []*rankFile
 	for i, e := range errs {
+		if notes[i] != "" {
+			warn(notes[i])
+		}
 		if e != nil {
 			if isVersionError(e) {
 				return nil, e

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/dtpa/dtpa/tracer/records"
 )
 
 // rankFile is what the first pass learns about one trace file.
@@ -298,6 +299,39 @@ const scanBuffer = 4 << 10
 // file, so the reader seeks over the event batches (SkipEvents) rather than
 // decoding them twice; damage inside a batch is found and reported by the
 // replay, which decodes everything.
+// scanCompacting is scan, after compacting the trace at path in place
+// when the tracer left its events raw (deferred) and no process writes it
+// any more: a dtrun that did not finish (killed) compacts none of its
+// node's traces, and a rank killed on another node leaves its own
+// deferred. note says what was done, for a warning.
+func scanCompacting(path string) (rf *rankFile, note string, err error) {
+	rf, err = scan(path)
+	var ve *traceformat.VersionError
+	if !errors.As(err, &ve) || ve.Major != traceformat.DeferredMajor {
+		return rf, "", err
+	}
+	compacted, cerr := records.CompactFinished(path, compactWait)
+	switch {
+	case errors.Is(cerr, records.ErrBeingWritten):
+		return nil, "", fmt.Errorf("%s: its events are not compacted yet, and %v: analyse it once the job has ended", path, cerr)
+	case !compacted && cerr != nil:
+		return nil, "", fmt.Errorf("%s: its events are not compacted yet, and compacting it in place failed: %w; "+
+			"run `dtrun --compact %s` where its directory is writable", path, cerr, path)
+	case compacted && cerr != nil:
+		note = fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place "+
+			"up to damage (%v)", path, cerr)
+	case compacted:
+		note = fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place", path)
+	}
+	rf, err = scan(path)
+	return rf, note, err
+}
+
+// compactWait is how long scanCompacting waits for a deferred trace that
+// another process holds: another analysis process (dtpa-mpi's) compacting
+// it releases it within seconds, a rank still running does not.
+const compactWait = 10 * time.Second
+
 func scan(path string) (*rankFile, error) {
 	f, err := os.Open(path)
 	if err != nil {

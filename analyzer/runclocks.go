@@ -39,7 +39,10 @@ func FindRun(dir, app string) (*RunClocks, error) {
 	rt := &RunClocks{}
 	var files []*rankFile
 	for _, p := range paths {
-		f, err := scan(p)
+		f, note, err := scanCompacting(p)
+		if note != "" {
+			rt.Warnings = append(rt.Warnings, note)
+		}
 		if err != nil {
 			if isVersionError(err) {
 				return nil, err

@@ -1,14 +1,19 @@
 package tracer_test
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/tracer/records"
 )
 
 // callList is what a trace says of each call but its times: function,
@@ -121,11 +126,13 @@ func TestDeferredCompactedByRanks(t *testing.T) {
 }
 
 // TestDeferredLeftForCompact: traces that neither the ranks
-// (DT_COMPACT_AT_END=0) nor a dtrun compacted are refused by dtpa with
-// the command that compacts them, and `dtrun --compact` does.
+// (DT_COMPACT_AT_END=0) nor a dtrun compacted, as a dtrun killed before
+// the job's end leaves them, are compacted in place by dtpa, which says so
+// and analyses them; byte for byte as `dtrun --compact` compacts them, which
+// then finds nothing left to do.
 func TestDeferredLeftForCompact(t *testing.T) {
 	bin := build(t, "pingpong", ompi)
-	dir, spill := t.TempDir(), t.TempDir()
+	dir, spill, copyDir := t.TempDir(), t.TempDir(), t.TempDir()
 	res := run(t, dir, nil, "mpirun.openmpi", "--oversubscribe", "-n", "4", "-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"),
 		"-x", "DT_SPILL_DIR="+spill, "-x", "DT_COMPACT_AT_END=0", bin)
 	if res.code != 0 {
@@ -135,18 +142,85 @@ func TestDeferredLeftForCompact(t *testing.T) {
 	if m := preambleMajor(t, app+".0.trc"); m != traceformat.DeferredMajor {
 		t.Fatalf("major version %#x, want a deferred trace", m)
 	}
-	res = run(t, dir, nil, filepath.Join(root, "bin", "dtpa"), "pingpong")
-	if res.code == 0 || !strings.Contains(res.out, "dtrun --compact") {
-		t.Errorf("dtpa on deferred traces: exit %d\n%s", res.code, res.out)
+	for r := 0; r < 4; r++ {
+		name := fmt.Sprintf("pingpong.%d.trc", r)
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(copyDir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if res = dtrun(t, dir, nil, "--compact", "pingpong"); res.code != 0 || !strings.Contains(res.out, "4 of 4 traces compacted") {
-		t.Fatalf("dtrun --compact: exit %d\n%s", res.code, res.out)
+	res = run(t, dir, nil, filepath.Join(root, "bin", "dtpa"), "pingpong")
+	if res.code != 0 || !strings.Contains(res.out, "INTERVAL") {
+		t.Errorf("dtpa on deferred traces: exit %d; want them analysed\n%s", res.code, res.out)
+	}
+	for r := 0; r < 4; r++ {
+		if !strings.Contains(res.out, fmt.Sprintf("pingpong.%d.trc: its events were still raw records", r)) {
+			t.Errorf("dtpa does not say it compacted rank %d's trace\n%s", r, res.out)
+		}
 	}
 	trs := readTraces(t, dir, "pingpong", 4)
 	checkComplete(t, trs)
 	checkPingPong(t, trs)
+	if res = dtrun(t, copyDir, nil, "--compact", "pingpong"); res.code != 0 || !strings.Contains(res.out, "4 of 4 traces compacted") {
+		t.Fatalf("dtrun --compact: exit %d\n%s", res.code, res.out)
+	}
+	for r := 0; r < 4; r++ {
+		name := fmt.Sprintf("pingpong.%d.trc", r)
+		a, _ := os.ReadFile(filepath.Join(dir, name))
+		b, _ := os.ReadFile(filepath.Join(copyDir, name))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: dtpa's compaction (%d bytes) differs from dtrun's (%d bytes)", name, len(a), len(b))
+		}
+	}
 	if res = dtrun(t, dir, nil, "--compact", dir); res.code != 0 || !strings.Contains(res.out, "0 of 4 traces compacted") {
-		t.Errorf("dtrun --compact again: exit %d\n%s", res.code, res.out)
+		t.Errorf("dtrun --compact after dtpa: exit %d\n%s", res.code, res.out)
+	}
+}
+
+// TestTraceHeldWhileWritten: each rank holds its trace (records.LockTrace)
+// from MPI_Init until its footer is written, so that dtpa never compacts
+// in place a deferred trace that a running rank still writes, and lets
+// it go when it ends: under both MPIs, with dtrun's writer.
+func TestTraceHeldWhileWritten(t *testing.T) {
+	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
+		t.Run(mpi.run, func(t *testing.T) {
+			bin := build(t, "crash", mpi.cc)
+			dir := t.TempDir()
+			// Rank 1 sleeps a second inside the program, then kills itself.
+			cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), "--mpirun", mpi.run, "-n", "4", bin, "kill")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), mpiEnv...)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			trace := filepath.Join(dir, "crash.1.trc")
+			held := false
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !held; time.Sleep(20 * time.Millisecond) {
+				if !records.IsDeferred(trace) {
+					continue // not written yet (both writers defer under dtrun)
+				}
+				_, err := records.CompactFinished(trace, 0)
+				if held = errors.Is(err, records.ErrBeingWritten); err != nil && !held {
+					t.Errorf("CompactFinished while rank 1 runs: %v", err)
+					break
+				}
+			}
+			cmd.Wait()
+			if !held {
+				t.Fatalf("rank 1's trace was never found held while it ran\n%s", out.String())
+			}
+			for r := 0; r < 4; r++ {
+				p := filepath.Join(dir, fmt.Sprintf("crash.%d.trc", r))
+				if ok, err := records.CompactFinished(p, 0); ok || err != nil {
+					t.Errorf("rank %d after the job: CompactFinished = %v, %v; want a trace no one holds, compacted by dtrun", r, ok, err)
+				}
+			}
+		})
 	}
 }
 

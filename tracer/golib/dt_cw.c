@@ -503,6 +503,8 @@ int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *cl
 		fprintf(stderr, "dtpa tracer: rank %d: creating trace: open %s: %s; running untraced\n", rank, name, strerror(errno));
 		return 0;
 	}
+	// Held until the footer: the rank still writes it (records.LockTrace).
+	flock(cw_fd, LOCK_EX | LOCK_NB);
 	char cwd[PATH_MAX];
 	if (name[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(cw_path, sizeof cw_path, "%s/%s", cwd, name);
 	else snprintf(cw_path, sizeof cw_path, "%s", name);

@@ -166,6 +166,7 @@ func newTracer(in initInfo) (*tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating trace: %w", err)
 	}
+	records.LockTrace(int(f.Fd()))   // held until the footer: the rank still writes it
 	host := os.Getenv("DT_HOSTNAME") // as the clock groups see it (dt_clock.c)
 	if host == "" {
 		host, _ = os.Hostname()

@@ -1,0 +1,103 @@
+package records
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// TestCompactFinished: a deferred trace that no process holds is compacted
+// in place, byte for byte as Compact compacts it, and a compacted one is
+// left alone; one that a process holds (LockTrace, as a rank writing it)
+// is waited for and then refused, and compacted once released; one
+// compacted by another process while this one waited is left alone.
+func TestCompactFinished(t *testing.T) {
+	dir := t.TempDir()
+	pre := Prefix{Conv: Converter{TSC: true, NsPerTick: 0.4, Raw0: 1 << 40, Ns0: 5e9}}
+	footer := func() *tracepb.Footer { return &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE} }
+	want := filepath.Join(dir, "want.trc")
+	writeRun(t, want, testParts(), true, 4, pre, footer())
+	if _, err := Compact(want); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "app.0.trc")
+
+	writeRun(t, path, testParts(), true, 4, pre, footer())
+	if ok, err := CompactFinished(path, 0); !ok || err != nil {
+		t.Fatalf("CompactFinished = %v, %v; want compacted", ok, err)
+	}
+	if !bytes.Equal(readFile(t, path), readFile(t, want)) {
+		t.Error("compacted trace differs from Compact's")
+	}
+	if ok, err := CompactFinished(path, 0); ok || err != nil {
+		t.Errorf("a compacted trace: CompactFinished = %v, %v; want left alone", ok, err)
+	}
+
+	writeRun(t, path, testParts(), true, 4, pre, nil) // no footer: its rank may still write it
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	LockTrace(int(f.Fd()))
+	start := time.Now()
+	if ok, err := CompactFinished(path, 100*time.Millisecond); ok || !errors.Is(err, ErrBeingWritten) {
+		t.Errorf("a held trace: CompactFinished = %v, %v; want ErrBeingWritten", ok, err)
+	}
+	if d := time.Since(start); d < 100*time.Millisecond {
+		t.Errorf("refused after %v; want it waited for", d)
+	}
+	if !IsDeferred(path) {
+		t.Error("a held trace was changed")
+	}
+	f.Close()
+	if ok, err := CompactFinished(path, 0); !ok || err != nil || IsDeferred(path) {
+		t.Errorf("released: CompactFinished = %v, %v; want compacted", ok, err)
+	}
+
+	// Another process compacts the trace while this one waits for it.
+	writeRun(t, path, testParts(), true, 4, pre, footer())
+	f, err = os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		Compact(path)
+		f.Close()
+	}()
+	if ok, err := CompactFinished(path, 10*time.Second); ok || err != nil || IsDeferred(path) {
+		t.Errorf("compacted meanwhile: CompactFinished = %v, %v; want left alone, compacted", ok, err)
+	}
+}
+
+// TestEnded: ended tells a deferred trace with its footer from one
+// without (where the file system has no locks, only the first is
+// compacted).
+func TestEnded(t *testing.T) {
+	dir := t.TempDir()
+	for _, withFooter := range []bool{true, false} {
+		path := filepath.Join(dir, "app.0.trc")
+		var footer *tracepb.Footer
+		if withFooter {
+			footer = &tracepb.Footer{}
+		}
+		writeRun(t, path, testParts(), true, 4, Prefix{}, footer)
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ended(f); got != withFooter {
+			t.Errorf("footer %v: ended = %v", withFooter, got)
+		}
+		f.Close()
+	}
+}
