@@ -125,6 +125,57 @@ func TestDeferredCompactedByRanks(t *testing.T) {
 	}
 }
 
+// TestWithoutDtrun: a program started by the launcher alone with the
+// tracer preloaded (no spill directory, as one linked with dtcc), under
+// both MPIs, by the writer DT_CWRITER names: the ranks' traces are
+// ordinary and complete when the job ends (the C writer's ranks compact
+// theirs as they exit); and when a rank is killed without warning, the
+// job's traces are analysed by dtpa, which compacts in place those that
+// were left deferred.
+func TestWithoutDtrun(t *testing.T) {
+	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
+		t.Run(mpi.run, func(t *testing.T) {
+			preload := filepath.Join(root, "lib", "libdtpa_preload.so")
+			launch := func(dir, bin string, args ...string) result {
+				a := append([]string{"--oversubscribe", "-n", "4", "-x", "LD_PRELOAD=" + preload, bin}, args...)
+				if mpi.run == "mpiexec.mpich" {
+					a = append([]string{"-n", "4", "-genv", "LD_PRELOAD", preload, bin}, args...)
+				}
+				return run(t, dir, nil, mpi.run, a...)
+			}
+			dir := t.TempDir()
+			if res := launch(dir, build(t, "pingpong", mpi.cc)); res.code != 0 {
+				t.Fatalf("%s: exit %d\n%s", mpi.run, res.code, res.out)
+			}
+			for r := 0; r < 4; r++ {
+				if m := preambleMajor(t, filepath.Join(dir, fmt.Sprintf("pingpong.%d.trc", r))); m != traceformat.VersionMajor {
+					t.Errorf("rank %d: major version %#x, want a compacted trace", r, m)
+				}
+			}
+			trs := readTraces(t, dir, "pingpong", 4) // by the writer DT_CWRITER names
+			checkComplete(t, trs)
+			checkPingPong(t, trs)
+
+			dir = t.TempDir()
+			if res := launch(dir, build(t, "crash", mpi.cc), "kill"); res.code == 0 {
+				t.Fatalf("%s: rank 1 killed itself, yet exit 0\n%s", mpi.run, res.out)
+			}
+			res := run(t, dir, nil, filepath.Join(root, "bin", "dtpa"), "crash")
+			if res.code != 0 || !strings.Contains(res.out, "INTERVAL") {
+				t.Fatalf("dtpa: exit %d\n%s", res.code, res.out)
+			}
+			if cWriter() && !strings.Contains(res.out, "crash.1.trc: its events were still raw records") {
+				t.Errorf("dtpa does not say it compacted the killed rank's trace\n%s", res.out)
+			}
+			for r := 0; r < 4; r++ {
+				if records.IsDeferred(filepath.Join(dir, fmt.Sprintf("crash.%d.trc", r))) {
+					t.Errorf("rank %d: trace still deferred after dtpa", r)
+				}
+			}
+		})
+	}
+}
+
 // TestDeferredLeftForCompact: traces that neither the ranks
 // (DT_COMPACT_AT_END=0) nor a dtrun compacted, as a dtrun killed before
 // the job's end leaves them, are compacted in place by dtpa, which says so

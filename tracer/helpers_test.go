@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,13 +180,10 @@ func readTrace(t testing.TB, path string) *trace {
 		tr.events = append(tr.events, e)
 	}
 	tr.defs, tr.syncs, tr.footer = r.Definitions(), r.ClockSyncs(), r.Footer()
-	// Every test under dtrun runs under the writer DT_CWRITER names (make
-	// test runs the package under both): a trace the other wrote would test
-	// nothing. Without dtrun (no spill slots) the writer is Go's.
+	// Every test runs under the writer DT_CWRITER names (make test runs
+	// the package under both): a trace the other wrote would test nothing.
 	if f := tr.footer; f != nil && tr.err == nil && strings.Contains(f.Message, "flush stall") {
-		m := spillSlots.FindStringSubmatch(f.Message)
-		underDtrun := m != nil && m[1] != "0"
-		if c := strings.Contains(f.Message, cWriterMark); c != (cWriter() && underDtrun) {
+		if c := strings.Contains(f.Message, cWriterMark); c != cWriter() {
 			tr.err = fmt.Errorf("%s: written by the %s writer, want the %s (DT_CWRITER=%q): %s", path,
 				map[bool]string{true: "C", false: "Go"}[c], map[bool]string{true: "C", false: "Go"}[cWriter()],
 				os.Getenv("DT_CWRITER"), f.Message)
@@ -197,15 +193,11 @@ func readTrace(t testing.TB, path string) *trace {
 }
 
 // cWriter tells whether the tests run under the tracer's C writer
-// (golib/dt_cw.c: the default under dtrun; DT_CWRITER=0 asks for the Go
-// writer), whose footers say so (cWriterMark).
+// (golib/dt_cw.c: the default; DT_CWRITER=0 asks for the Go writer), whose
+// footers say so (cWriterMark).
 func cWriter() bool { return os.Getenv("DT_CWRITER") != "0" }
 
 const cWriterMark = "C writer; "
-
-// spillSlots finds in a footer's message how many spill slots the rank
-// made: some under dtrun (DT_SPILL_DIR), none without.
-var spillSlots = regexp.MustCompile(`(\d+) spill slots made`)
 
 func readTraces(t testing.TB, dir, app string, n int) []*trace {
 	t.Helper()

@@ -344,6 +344,7 @@ static pthread_mutex_t cw_end_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cw_end_cv = PTHREAD_COND_INITIALIZER;
 static int cw_started, cw_acked, cw_finishing, cw_done;
 static int cw_compacting; // the writer compacts the trace after its footer (dtgo_exit waits)
+static int cw_exiting;    // the process exits (dtgo_exit): the compaction may start
 static int64_t cw_cpu0;
 
 static int64_t thread_cpu_ns(void) {
@@ -911,6 +912,12 @@ static void *writer(void *arg) {
 			pthread_cond_broadcast(&cw_end_cv);
 			pthread_mutex_unlock(&cw_end_mu);
 			if (compact) {
+				// Once the process exits, not in MPI_Finalize: the ranks of a
+				// node still in it would share their cores with the
+				// compactions of those that left it.
+				pthread_mutex_lock(&cw_end_mu);
+				while (!cw_exiting) pthread_cond_wait(&cw_end_cv, &cw_end_mu);
+				pthread_mutex_unlock(&cw_end_mu);
 				char msg[1024] = "no encoder";
 				if (!enc_load() || enc_compact(cw_path, msg, sizeof msg) != 0)
 					fprintf(stderr, "dtpa tracer: compacting %s: %s (dtrun --compact %s compacts it)\n", cw_path, msg,
@@ -1021,13 +1028,15 @@ void dtgo_signal(void) {
 // trace deferred, as dtrun --compact compacts it.
 #define COMPACT_WAIT_S 60
 
-// dtgo_exit waits for the rank's compaction of its trace, if it compacts
-// it (dtrun_compacts).
+// dtgo_exit starts the rank's compaction of its trace, if it compacts it
+// (dtrun_compacts), and waits for it.
 void dtgo_exit(void) {
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += COMPACT_WAIT_S;
 	pthread_mutex_lock(&cw_end_mu);
+	cw_exiting = 1;
+	pthread_cond_broadcast(&cw_end_cv);
 	while (cw_compacting && pthread_cond_timedwait(&cw_end_cv, &cw_end_mu, &until) != ETIMEDOUT) {
 	}
 	if (cw_compacting)

@@ -153,12 +153,12 @@ static void load_tracer(void) {
 	snprintf(self, sizeof self, "%s", info.dli_fname);
 	const char *dir = dirname(self);
 	snprintf(path, sizeof path, "%s/libdtpa_%s.so", dir, impl);
-	// Under dtrun (which names a spill directory) the library whose writer
-	// is C (golib/dt_cw.c), unless DT_CWRITER=0: no Go runtime in the
-	// process unless it needs an encoder (lib/libdtpa_enc.so). Without
-	// dtrun, or without that library, the Go library.
-	const char *cw = getenv("DT_CWRITER"), *spill = getenv("DT_SPILL_DIR");
-	if (!(cw && strcmp(cw, "0") == 0) && spill && *spill) {
+	// The library whose writer is C (golib/dt_cw.c), unless DT_CWRITER=0:
+	// no Go runtime in the process unless it needs an encoder
+	// (lib/libdtpa_enc.so). With DT_CWRITER=0, or without that library,
+	// the Go library.
+	const char *cw = getenv("DT_CWRITER");
+	if (!(cw && strcmp(cw, "0") == 0)) {
 		char cpath[4200];
 		snprintf(cpath, sizeof cpath, "%s/libdtpa_%s_c.so", dir, impl);
 		if (access(cpath, R_OK) == 0) snprintf(path, sizeof path, "%s", cpath);
