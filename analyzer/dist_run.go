@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/dtpa/dtpa/internal/partstream"
 	"github.com/dtpa/dtpa/report"
@@ -65,6 +66,18 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 		}
 	}()
 	warns, warn := warnings(opts)
+	if tr.Size() > 1 {
+		// Process 0 alone compacts the traces left deferred, and warns of
+		// them as Analyze does; the others wait for it.
+		if tr.Rank() == 0 {
+			for _, n := range compactAllLeft(opts.Dir, opts.App, runtime.GOMAXPROCS(0)) {
+				warn(n)
+			}
+		}
+		if tr, err = agree(tr, nil); err != nil {
+			return nil, err
+		}
+	}
 	sc, err := scanRun(ctx, opts, warn)
 	if err != nil {
 		return nil, err

@@ -301,30 +301,63 @@ const scanBuffer = 4 << 10
 // replay, which decodes everything.
 // scanCompacting is scan, after compacting the trace at path in place
 // when the tracer left its events raw (deferred) and no process writes it
-// any more: a dtrun that did not finish (killed) compacts none of its
-// node's traces, and a rank killed on another node leaves its own
-// deferred. note says what was done, for a warning.
+// any more (compactLeft). note says what was done, for a warning.
 func scanCompacting(path string) (rf *rankFile, note string, err error) {
 	rf, err = scan(path)
 	var ve *traceformat.VersionError
 	if !errors.As(err, &ve) || ve.Major != traceformat.DeferredMajor {
 		return rf, "", err
 	}
-	compacted, cerr := records.CompactFinished(path, compactWait)
-	switch {
-	case errors.Is(cerr, records.ErrBeingWritten):
-		return nil, "", fmt.Errorf("%s: its events are not compacted yet, and %v: analyse it once the job has ended", path, cerr)
-	case !compacted && cerr != nil:
-		return nil, "", fmt.Errorf("%s: its events are not compacted yet, and compacting it in place failed: %w; "+
-			"run `dtrun --compact %s` where its directory is writable", path, cerr, path)
-	case compacted && cerr != nil:
-		note = fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place "+
-			"up to damage (%v)", path, cerr)
-	case compacted:
-		note = fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place", path)
+	if note, err = compactLeft(path); err != nil {
+		return nil, "", err
 	}
 	rf, err = scan(path)
 	return rf, note, err
+}
+
+// compactLeft compacts in place the deferred trace at path once no
+// process writes it: a dtrun that did not finish (killed) compacts none of
+// its node's traces, and a rank killed on another node leaves its own
+// deferred. note says what was done ("" when another process compacted
+// it meanwhile); err, why the trace stays deferred.
+func compactLeft(path string) (note string, err error) {
+	compacted, cerr := records.CompactFinished(path, compactWait)
+	switch {
+	case errors.Is(cerr, records.ErrBeingWritten):
+		return "", fmt.Errorf("%s: its events are not compacted yet, and %v: analyse it once the job has ended", path, cerr)
+	case !compacted && cerr != nil:
+		return "", fmt.Errorf("%s: its events are not compacted yet, and compacting it in place failed: %w; "+
+			"run `dtrun --compact %s` where its directory is writable", path, cerr, path)
+	case compacted && cerr != nil:
+		return fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place "+
+			"up to damage (%v)", path, cerr), nil
+	case compacted:
+		return fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place", path), nil
+	}
+	return "", nil
+}
+
+// compactAllLeft compacts the traces of app in dir left deferred
+// (compactLeft), on workers goroutines, and returns what it did; errors
+// are left for the scan that follows, which meets them again.
+func compactAllLeft(dir, app string, workers int) []string {
+	paths, err := discover(dir, app)
+	if err != nil {
+		return nil
+	}
+	notes := make([]string, len(paths))
+	parallel(len(paths), workers, func(i int) {
+		if records.IsDeferred(paths[i]) {
+			notes[i], _ = compactLeft(paths[i])
+		}
+	})
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // compactWait is how long scanCompacting waits for a deferred trace that

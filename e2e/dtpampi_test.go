@@ -466,3 +466,78 @@ func flowFigures(t *testing.T, stderr string, p int) [2]int64 {
 	t.Fatalf("no flow control figures of process %d in\n%s", p, stderr)
 	return [2]int64{}
 }
+
+// TestDtpaMPIDeferred: traces that no one compacted (the ranks told to
+// leave them to a dtrun that never ran, as a killed dtrun leaves them) are
+// compacted in place by dtpa-mpi's process 0 alone, which warns of each as
+// dtpa does: at every process count, the same report and warnings as
+// dtpa's, each analysis on copies of the same deferred traces.
+func TestDtpaMPIDeferred(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	needDtpaMPI(t)
+	src := t.TempDir()
+	exe := compile(t, m, src, "stencil")
+	spill := t.TempDir()
+	if _, errOut, code := runJob(t, src, m.mpirun, "-np", "8", "--oversubscribe",
+		"-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"), "-x", "DT_SPILL_DIR="+spill,
+		"-x", "DT_COMPACT_AT_END=0", exe, "100", "50"); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", m.mpirun, code, errOut)
+	}
+	traces, _ := filepath.Glob(filepath.Join(src, "stencil.*.trc"))
+	if len(traces) != 8 {
+		t.Fatalf("%d traces, want 8", len(traces))
+	}
+	copyRun := func() string {
+		dir := t.TempDir()
+		for _, p := range traces {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	if m := traceMajor(t, traces[0]); m != traceformat.DeferredMajor {
+		t.Fatalf("major version %#x, want a deferred trace", m)
+	}
+	want, wantErr, code := runJob(t, copyRun(), filepath.Join(root, "bin", "dtpa"), "--json", "--exe", exe, "stencil")
+	if code != 0 || strings.Count(wantErr, "its events were still raw records") != 8 {
+		t.Fatalf("dtpa: exit %d; want 8 traces compacted in place\n%s", code, wantErr)
+	}
+	for _, np := range mpiProcs {
+		got, gotErr, code := dtpaMPI(t, copyRun(), np, "--json", "--exe", exe, "stencil")
+		if code != 0 {
+			t.Errorf("dtpa-mpi at %d processes: exit %d\n%s", np, code, gotErr)
+			continue
+		}
+		var g, w any
+		if err := json.Unmarshal([]byte(got), &g); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal([]byte(want), &w); err != nil {
+			t.Fatal(err)
+		}
+		var diffs []string
+		if jsonDiff("", g, w, &diffs); len(diffs) > 0 {
+			t.Errorf("dtpa-mpi at %d processes differs from dtpa:\n%s", np, strings.Join(diffs[:min(len(diffs), 20)], "\n"))
+		}
+		if gotErr != wantErr {
+			t.Errorf("dtpa-mpi at %d processes warns\n%s\ndtpa warns\n%s", np, gotErr, wantErr)
+		}
+	}
+}
+
+// traceMajor is the major format version in the preamble of the trace at
+// path.
+func traceMajor(t *testing.T, path string) uint16 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < traceformat.PreambleSize {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return uint16(b[8]) | uint16(b[9])<<8
+}
