@@ -294,11 +294,6 @@ func leftOut(path string, rank int, err error) string {
 // below the prepared range, the inbox").
 const scanBuffer = 4 << 10
 
-// scan is the first pass over one file: its header, clock-sync samples,
-// footer and damage. The tracer writes clock syncs at both ends of the
-// file, so the reader seeks over the event batches (SkipEvents) rather than
-// decoding them twice; damage inside a batch is found and reported by the
-// replay, which decodes everything.
 // scanCompacting is scan, after compacting the trace at path in place
 // when the tracer left its events raw (deferred) and no process writes it
 // any more (compactLeft). note says what was done, for a warning.
@@ -365,6 +360,11 @@ func compactAllLeft(dir, app string, workers int) []string {
 // it releases it within seconds, a rank still running does not.
 const compactWait = 10 * time.Second
 
+// scan is the first pass over one file: its header, clock-sync samples,
+// footer and damage. The tracer writes clock syncs at both ends of the
+// file, so the reader seeks over the event batches (SkipEvents) rather than
+// decoding them twice; damage inside a batch is found and reported by the
+// replay, which decodes everything.
 func scan(path string) (*rankFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
