@@ -490,15 +490,7 @@ func TestDtpaMPIDeferred(t *testing.T) {
 	}
 	copyRun := func() string {
 		dir := t.TempDir()
-		for _, p := range traces {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, filepath.Base(p)), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		copyTree(t, src, dir)
 		return dir
 	}
 	if m := traceMajor(t, traces[0]); m != traceformat.DeferredMajor {
