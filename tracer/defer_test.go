@@ -102,12 +102,7 @@ func TestDeferredCompactedByRanks(t *testing.T) {
 		t.Run(mpi.run, func(t *testing.T) {
 			bin := build(t, "pingpong", mpi.cc)
 			dir, spill := t.TempDir(), t.TempDir()
-			preload := filepath.Join(root, "lib", "libdtpa_preload.so")
-			args := []string{"--oversubscribe", "-n", "4", "-x", "LD_PRELOAD=" + preload, "-x", "DT_SPILL_DIR=" + spill, bin}
-			if mpi.run == "mpiexec.mpich" {
-				args = []string{"-n", "4", "-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill, bin}
-			}
-			if res := run(t, dir, nil, mpi.run, args...); res.code != 0 {
+			if res := run(t, dir, nil, mpi.run, preloaded(mpi.run, []string{"DT_SPILL_DIR=" + spill}, bin)...); res.code != 0 {
 				t.Fatalf("%s: exit %d\n%s", mpi.run, res.code, res.out)
 			}
 			for r := 0; r < 4; r++ {
@@ -135,13 +130,8 @@ func TestDeferredCompactedByRanks(t *testing.T) {
 func TestWithoutDtrun(t *testing.T) {
 	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
 		t.Run(mpi.run, func(t *testing.T) {
-			preload := filepath.Join(root, "lib", "libdtpa_preload.so")
-			launch := func(dir, bin string, args ...string) result {
-				a := append([]string{"--oversubscribe", "-n", "4", "-x", "LD_PRELOAD=" + preload, bin}, args...)
-				if mpi.run == "mpiexec.mpich" {
-					a = append([]string{"-n", "4", "-genv", "LD_PRELOAD", preload, bin}, args...)
-				}
-				return run(t, dir, nil, mpi.run, a...)
+			launch := func(dir string, prog ...string) result {
+				return run(t, dir, nil, mpi.run, preloaded(mpi.run, nil, prog...)...)
 			}
 			dir := t.TempDir()
 			if res := launch(dir, build(t, "pingpong", mpi.cc)); res.code != 0 {
@@ -184,8 +174,7 @@ func TestWithoutDtrun(t *testing.T) {
 func TestDeferredLeftForCompact(t *testing.T) {
 	bin := build(t, "pingpong", ompi)
 	dir, spill, copyDir := t.TempDir(), t.TempDir(), t.TempDir()
-	res := run(t, dir, nil, "mpirun.openmpi", "--oversubscribe", "-n", "4", "-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"),
-		"-x", "DT_SPILL_DIR="+spill, "-x", "DT_COMPACT_AT_END=0", bin)
+	res := run(t, dir, nil, "mpirun.openmpi", preloaded("mpirun.openmpi", []string{"DT_SPILL_DIR=" + spill, "DT_COMPACT_AT_END=0"}, bin)...)
 	if res.code != 0 {
 		t.Fatalf("mpirun: exit %d\n%s", res.code, res.out)
 	}

@@ -120,6 +120,27 @@ func run(t testing.TB, dir string, env []string, name string, args ...string) re
 	return result{out: buf.String(), code: code}
 }
 
+// preloaded is the arguments of launcher (mpirun.openmpi or
+// mpiexec.mpich) that start 4 ranks of prog (and its arguments) with the
+// tracer preloaded and env (KEY=VALUE) set, as dtrun does but without it:
+// Open MPI's -x, MPICH's -genv.
+func preloaded(launcher string, env []string, prog ...string) []string {
+	env = append([]string{"LD_PRELOAD=" + filepath.Join(root, "lib", "libdtpa_preload.so")}, env...)
+	args := []string{"-n", "4"}
+	if launcher == "mpirun.openmpi" {
+		args = append(args, "--oversubscribe")
+	}
+	for _, kv := range env {
+		if launcher == "mpiexec.mpich" {
+			k, v, _ := strings.Cut(kv, "=")
+			args = append(args, "-genv", k, v)
+		} else {
+			args = append(args, "-x", kv)
+		}
+	}
+	return append(args, prog...)
+}
+
 // dtrun runs bin/dtrun with args in dir.
 func dtrun(t testing.TB, dir string, env []string, args ...string) result {
 	t.Helper()

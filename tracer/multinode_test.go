@@ -192,13 +192,8 @@ func TestMultiNodeCompaction(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(base, "node0", ".dtrun"), []byte(dir), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			preload := filepath.Join(root, "lib", "libdtpa_preload.so")
 			script := nodes(t, base, prog, 2)
-			args := []string{"--oversubscribe", "-n", "4", "-x", "LD_PRELOAD=" + preload, script}
-			if mpi.run == "mpiexec.mpich" {
-				args = []string{"-n", "4", "-genv", "LD_PRELOAD", preload, script}
-			}
-			if res := run(t, dir, nil, mpi.run, args...); res.code != 0 {
+			if res := run(t, dir, nil, mpi.run, preloaded(mpi.run, nil, script)...); res.code != 0 {
 				t.Fatalf("%s: exit %d\n%s", mpi.run, res.code, res.out)
 			}
 			for r := 0; r < 4; r++ {
