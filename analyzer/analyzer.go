@@ -388,7 +388,7 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	size, err := checkRuns(files)
+	files, size, err := checkRuns(opts.Dir, opts.App, files, workers, warn)
 	if err != nil {
 		return nil, err
 	}

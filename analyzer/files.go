@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -170,6 +171,10 @@ func Tasks(dir string) []Task {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// TraceTask is the task of a trace file name <app>.<rank>.trc, and
+// whether base is one.
+func TraceTask(base string) (string, bool) { return taskOf(base) }
 
 // taskOf is the task of a trace file name <app>.<rank>.trc.
 func taskOf(base string) (string, bool) {
@@ -388,24 +393,46 @@ func scan(path string) (*rankFile, error) {
 	return rf, nil
 }
 
-// checkRuns refuses traces of different runs and returns the world size.
-func checkRuns(files []*rankFile) (int, error) {
-	byRun := map[string][]string{}
+// checkRuns returns the traces of one run among files (app's in dir) and
+// its world size. Traces of different runs cannot be analysed together.
+// A directory where a run of fewer ranks overwrote the first traces of an
+// earlier one (app.0.trc, app.1.trc of the new run beside app.2.trc,
+// app.3.trc of the old) holds exactly one run whose traces are all there,
+// with the companions of an MPMD run (withCompanions): that run is
+// analysed and the other files are left out with a warning. Any other mix
+// is refused, naming every file's run.
+func checkRuns(dir, app string, files []*rankFile, workers int, warn func(string)) ([]*rankFile, int, error) {
+	byRun := map[string][]*rankFile{}
 	var order []string
 	for _, f := range files {
 		k := string(f.hdr.RunId)
 		if _, ok := byRun[k]; !ok {
 			order = append(order, k)
 		}
-		byRun[k] = append(byRun[k], filepath.Base(f.path))
+		byRun[k] = append(byRun[k], f)
 	}
 	if len(byRun) > 1 {
-		var parts []string
+		var whole []string
 		for _, k := range order {
-			parts = append(parts, fmt.Sprintf("run %x: %s", []byte(k), strings.Join(byRun[k], ", ")))
+			if runWhole(dir, app, byRun[k], workers) {
+				whole = append(whole, k)
+			}
 		}
-		return 0, fmt.Errorf("the directory holds traces of %d different runs, which cannot be analysed together (%s); move the traces of one run to a directory of their own",
-			len(byRun), strings.Join(parts, "; "))
+		if len(whole) != 1 {
+			var parts []string
+			for _, k := range order {
+				parts = append(parts, fmt.Sprintf("run %x: %s", []byte(k), baseNames(byRun[k])))
+			}
+			return nil, 0, fmt.Errorf("the directory holds traces of %d different runs, none of them whole, which cannot be analysed together (%s); move the traces of one run to a directory of their own",
+				len(byRun), strings.Join(parts, "; "))
+		}
+		kept := byRun[whole[0]]
+		for _, k := range order {
+			if k != whole[0] {
+				warn(otherRun(byRun[k], kept[0].hdr))
+			}
+		}
+		files = kept
 	}
 	size := 0
 	for _, f := range files {
@@ -415,16 +442,71 @@ func checkRuns(files []*rankFile) (int, error) {
 	}
 	for _, f := range files {
 		if int(f.hdr.WorldSize) != size {
-			return 0, fmt.Errorf("%s says the run had %d processes, %s says %d: the traces are inconsistent",
+			return nil, 0, fmt.Errorf("%s says the run had %d processes, %s says %d: the traces are inconsistent",
 				filepath.Base(f.path), f.hdr.WorldSize, filepath.Base(files[0].path), files[0].hdr.WorldSize)
 		}
 	}
 	// Tables are sized by the world: refuse a size no run has (a damaged
 	// or forged header) rather than allocate for it.
 	if size > maxWorld {
-		return 0, fmt.Errorf("%s claims %d processes, more than dtpa handles (%d)", filepath.Base(files[0].path), size, maxWorld)
+		return nil, 0, fmt.Errorf("%s claims %d processes, more than dtpa handles (%d)", filepath.Base(files[0].path), size, maxWorld)
 	}
-	return size, nil
+	return files, size, nil
+}
+
+// runWhole tells whether files, traces of one run, hold every rank of
+// its world, with the other programs' traces of an MPMD run in dir.
+func runWhole(dir, app string, files []*rankFile, workers int) bool {
+	size := int(files[0].hdr.WorldSize)
+	if size <= 0 || size > maxWorld {
+		return false
+	}
+	for _, f := range files {
+		if int(f.hdr.WorldSize) != size || int(f.hdr.Rank) >= size {
+			return false
+		}
+	}
+	have := make([]bool, size)
+	n := 0
+	for _, f := range withCompanions(dir, app, files, size, workers) {
+		if !have[f.hdr.Rank] {
+			have[f.hdr.Rank] = true
+			n++
+		}
+	}
+	return n == size
+}
+
+// otherRun is the warning for the traces files of another run than the
+// one analysed, whose header is kept.
+func otherRun(files []*rankFile, kept *tracepb.Header) string {
+	h := files[0].hdr
+	verb := "is"
+	if len(files) > 1 {
+		verb = "are"
+	}
+	of, rest := "of another run", "whose other traces are missing"
+	if h.StartUnixNs != 0 && h.StartUnixNs < kept.StartUnixNs {
+		of, rest = "left from an earlier run", "whose other traces the analysed run, of fewer processes, wrote over"
+	}
+	return fmt.Sprintf("%s %s %s (run %x, %d processes, started %s), %s: left out. The run analysed is %x (%d processes, started %s).",
+		baseNames(files), verb, of, h.RunId, h.WorldSize, startTime(h), rest, kept.RunId, kept.WorldSize, startTime(kept))
+}
+
+// startTime is when the run of header h started, on the calendar.
+func startTime(h *tracepb.Header) string {
+	if h.StartUnixNs == 0 {
+		return "at an unknown time"
+	}
+	return time.Unix(0, h.StartUnixNs).UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func baseNames(files []*rankFile) string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = filepath.Base(f.path)
+	}
+	return strings.Join(names, ", ")
 }
 
 // maxWorld bounds the world size dtpa accepts.
@@ -476,10 +558,10 @@ type StoppedRank struct {
 	Empty bool // the trace is empty: the process died inside MPI_Init
 }
 
-// RunTraces lists, by task, the traces in dir last written at or after
-// since (the traces of the run that started then), reading each file's
-// header and footer to find the ranks that stopped tracing early.
-func RunTraces(dir string, since time.Time) []TraceSet {
+// RunTraces lists, by task, the traces in dir that keep selects (nil:
+// all; dtrun's, those its job wrote), reading each file's header and
+// footer to find the ranks that stopped tracing early.
+func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 	ents, err := os.ReadDir(dirName(dir))
 	if err != nil {
 		return nil
@@ -493,7 +575,7 @@ func RunTraces(dir string, since time.Time) []TraceSet {
 			continue
 		}
 		info, err := e.Info()
-		if err != nil || info.ModTime().Before(since) {
+		if err != nil || keep != nil && !keep(info) {
 			continue
 		}
 		ts := by[task]

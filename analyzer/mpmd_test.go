@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
@@ -69,7 +68,7 @@ func TestMPMD(t *testing.T) {
 	if d, app, err := FindTraces("", dir); err != nil || d != dir || app != "ocean" {
 		t.Errorf("FindTraces(%s) = %q, %q, %v; want the task of rank 0", dir, d, app, err)
 	}
-	sets := RunTraces(dir, time.Time{})
+	sets := RunTraces(dir, nil)
 	if len(sets) != 1 || sets[0].Files != 4 || !slices.Equal(sets[0].Tasks, []string{"atmos", "ocean"}) {
 		t.Errorf("dtrun's summary sets %+v, want one set of both programs", sets)
 	}

@@ -25,6 +25,8 @@ func TestNoTraces(t *testing.T) {
 	}
 }
 
+// TestMixedRunsRefused: traces of two runs, neither of them whole, are
+// refused, naming each file's run.
 func TestMixedRunsRefused(t *testing.T) {
 	dir := t.TempDir()
 	a := lateSender()
@@ -44,6 +46,49 @@ func TestMixedRunsRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "app.0.trc") || !strings.Contains(err.Error(), "app.1.trc") ||
 		!strings.Contains(err.Error(), "different runs") {
 		t.Fatalf("error %v should refuse mixed runs and name the files", err)
+	}
+}
+
+// TestOverwrittenRun: a run of 2 ranks wrote app.0.trc and app.1.trc over
+// those of an earlier run of 4, whose app.2.trc and app.3.trc remain. The
+// whole run is analysed, as if it were alone, and the other files are
+// named in a warning.
+func TestOverwrittenRun(t *testing.T) {
+	old := tracetest.NewRun(4)
+	old.RunID = []byte("the earlier run.")
+	for r := 0; r < 4; r++ {
+		old.Rank(r).Init(1 * us).Compute(5 * ms).Barrier(10 * us).Finalize(1 * us)
+	}
+	dir, alone := t.TempDir(), t.TempDir()
+	if _, err := old.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	run := lateSender()
+	run.Start = time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
+	for _, d := range []string{dir, alone} {
+		if _, err := run.WriteDir(d, "app"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, roundTrip: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Analyze(context.Background(), Options{Dir: alone, App: "app", MaxLevel: -1, roundTrip: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Warnings) != 1 || !strings.HasPrefix(got.Warnings[0], "app.2.trc, app.3.trc are left from an earlier run (run 746865206561726c6965722072756e2e, 4 processes, started 2026-01-01 00:00:00 UTC)") ||
+		!strings.Contains(got.Warnings[0], "left out. The run analysed is") || !strings.Contains(got.Warnings[0], "(2 processes, started 2026-01-01 00:01:00 UTC)") {
+		t.Errorf("warnings %q", got.Warnings)
+	}
+	got.Warnings = want.Warnings
+	if err := sameReport(got, want); err != nil {
+		t.Errorf("the whole run analysed beside the other's files differs from it alone: %v", err)
+	}
+	rc, err := FindRun(dir, "app")
+	if err != nil || rc.Size != 2 {
+		t.Errorf("run clocks: size %v, %v; want the 2-rank run", rc, err)
 	}
 }
 

@@ -55,7 +55,7 @@ func FindRun(dir, app string) (*RunClocks, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("no readable traces of %q in %s", app, dirName(dir))
 	}
-	size, err := checkRuns(files)
+	files, size, err := checkRuns(dir, app, files, runtime.GOMAXPROCS(0), func(w string) { rt.Warnings = append(rt.Warnings, w) })
 	if err != nil {
 		return nil, err
 	}

@@ -72,3 +72,34 @@ func TestDtrunSummaryCut(t *testing.T) {
 		t.Errorf("warnings %q, stderr %q", r.Warnings, stderr)
 	}
 }
+
+// TestRerunFewerRanks traces the solver at 4 ranks, then at once (within
+// the second that dtrun allows for coarse file times) at 2 in the same
+// directory, under each MPI: the second job's summary counts its own two
+// traces and names the other two as the first run's, and dtpa analyses
+// the 2-rank run, leaving out the first run's files with a warning.
+func TestRerunFewerRanks(t *testing.T) {
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			dir := t.TempDir()
+			exe := compile(t, m, dir, "solver")
+			trace(t, m, dir, nil, 4, exe)
+			out := trace(t, m, dir, nil, 2, exe)
+			for _, s := range []string{
+				"dtrun: 2 traces of solver in " + dir + ", ",
+				"dtrun: solver.2.trc, solver.3.trc in " + dir + " are an earlier run's, which dtpa leaves out\n",
+			} {
+				if !strings.Contains(out, s) {
+					t.Errorf("dtrun output lacks %q:\n%s", s, out)
+				}
+			}
+			r, _ := analyse(t, dir, "solver")
+			if r.Processors != 2 || len(r.Warnings) != 1 ||
+				!strings.HasPrefix(r.Warnings[0], "solver.2.trc, solver.3.trc are left from an earlier run (run ") ||
+				!strings.Contains(r.Warnings[0], ", 4 processes, started ") {
+				t.Errorf("processors %d, warnings %q; want the 2-rank run and one warning of the other files", r.Processors, r.Warnings)
+			}
+		})
+	}
+}

@@ -14,20 +14,6 @@ import (
 	"github.com/dtpa/dtpa/tracer/records"
 )
 
-// deferredSince lists the deferred traces (raw records, not compacted) in
-// dir modified since start: this run's, on every node whose ranks write
-// there.
-func deferredSince(dir string, start time.Time) []string {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.trc"))
-	var out []string
-	for _, f := range files {
-		if st, err := os.Stat(f); err == nil && !st.ModTime().Before(start) && records.IsDeferred(f) {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // compactMark names the file in dtrun's spill directory that says where
 // dtrun looks for the traces it compacts after the job (its content: that
 // directory). A C-writer rank that finds it in its spill directory, naming
@@ -77,7 +63,10 @@ func compactTraces(files []string, w io.Writer) bool {
 		go func() {
 			defer wg.Done()
 			for f := range work {
-				if _, err := records.Compact(f); err != nil {
+				// Under the trace's lock (CompactFinished): one that a
+				// running process still writes (a job's in the same
+				// directory) is left as it is.
+				if _, err := records.CompactFinished(f, 0); err != nil {
 					mu.Lock()
 					fmt.Fprintf(w, "dtrun: compacting %s: %v\n", f, err)
 					ok = ok && !records.IsDeferred(f)

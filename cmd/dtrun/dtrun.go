@@ -247,18 +247,16 @@ func Run(ctx context.Context, o Options) error {
 	// On cancellation the launcher gets SIGTERM, so that it can pass it on to
 	// the ranks (whose tracer then writes what it has).
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	// Traces of this run are those written from now on (less a second, for
-	// file systems whose times are coarser than the clock).
-	start := time.Now().Add(-time.Second)
+	job := newJobFiles(traceDir(o.Args))
 	err = cmd.Run()
 	recoverSpills(spill, cmd.Stderr)
 	// What is left deferred: the traces of this node's C-writer ranks
 	// (markCompaction), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
-	compactTraces(deferredSince(traceDir(o.Args), start), cmd.Stderr)
-	removeStale(records.CompactTemps(traceDir(o.Args)), start)
+	compactTraces(job.deferred(), cmd.Stderr)
+	removeStale(records.CompactTemps(traceDir(o.Args)), job.start)
 	if ctx.Err() == nil {
-		summarize(cmd.Stderr, traceDir(o.Args), start, spill)
+		summarize(cmd.Stderr, job, spill)
 	}
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {

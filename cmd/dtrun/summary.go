@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/dtpa/dtpa/analyzer"
 )
@@ -37,16 +36,18 @@ func traceDir(args []string) string {
 	return "."
 }
 
-// summarize tells where the run's traces are (those in dir written since
-// start), how many and how large, warns of every rank that stopped
-// tracing early, and says how to analyse them.
+// summarize tells where the job's traces are (those in its directory that
+// it wrote), how many and how large, warns of every rank that stopped
+// tracing early, names the traces of the same program that an earlier
+// run left there (dtpa leaves them out), and says how to analyse them.
 //
 // A trace without its end is that of a rank killed without warning: its
 // unwritten records were in spill, on its node; those of dtrun's node are
 // already recovered, so the rest are on other nodes, where
 // `dtrun --recover spill` adds them.
-func summarize(w io.Writer, dir string, start time.Time, spill string) {
-	sets := analyzer.RunTraces(dir, start)
+func summarize(w io.Writer, job *jobFiles, spill string) {
+	dir := job.dir
+	sets := analyzer.RunTraces(dir, job.keep)
 	if len(sets) == 0 {
 		fmt.Fprintf(w, "dtrun: no traces were written in %s (did the program reach MPI_Init?)\n", absDir(dir))
 		return
@@ -58,6 +59,13 @@ func summarize(w io.Writer, dir string, start time.Time, spill string) {
 		}
 		fmt.Fprintf(w, "dtrun: %d %s of %s in %s, %s in all; analyse with: dtpa %s\n",
 			s.Files, plural(s.Files, "trace"), of, absDir(dir), size(s.Bytes), dtpaArg(dir, s.Task))
+		if old := job.others(append([]string{s.Task}, s.Tasks...)); len(old) > 0 {
+			verb := "are"
+			if len(old) == 1 {
+				verb = "is"
+			}
+			fmt.Fprintf(w, "dtrun: %s in %s %s an earlier run's, which dtpa leaves out\n", strings.Join(old, ", "), absDir(dir), verb)
+		}
 		cut := false
 		for _, st := range s.Stopped {
 			if st.Empty {

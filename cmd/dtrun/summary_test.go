@@ -12,6 +12,7 @@ import (
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
+	"github.com/dtpa/dtpa/tracer/records"
 )
 
 // TestSummary: dtrun's closing lines name the traces of the run (not an
@@ -46,7 +47,7 @@ func TestSummary(t *testing.T) {
 		total += st.Size()
 	}
 	var out bytes.Buffer
-	summarize(&out, dir, start, "/dev/shm/dtpa-x")
+	summarize(&out, &jobFiles{dir: dir, start: start}, "/dev/shm/dtpa-x")
 	want := fmt.Sprintf("dtrun: 4 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
 		"dtrun: warning: rank 1: tracing stopped at MaxTraceSize; its trace lacks the rest of the run\n" +
 		"dtrun: warning: rank 3: the trace is cut or damaged at byte "
@@ -56,9 +57,54 @@ func TestSummary(t *testing.T) {
 	}
 
 	out.Reset()
-	summarize(&out, t.TempDir(), start, "")
+	summarize(&out, &jobFiles{dir: t.TempDir(), start: start}, "")
 	if !strings.Contains(out.String(), "no traces were written") {
 		t.Errorf("empty directory: %q", out.String())
+	}
+}
+
+// TestSummaryOverwritten: a run of 2 ranks, within a second of a run of 4
+// of the same program in the same directory, wrote over the first two
+// traces. The summary counts the job's two, names the other two as an
+// earlier run's, and dtrun compacts only the job's deferred traces; a
+// trace that a running process holds (another job's) is not the job's.
+func TestSummaryOverwritten(t *testing.T) {
+	dir := t.TempDir()
+	old := tracetest.NewRun(4)
+	if _, err := old.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	job := newJobFiles(dir)
+	run := tracetest.NewRun(2)
+	paths, err := run.WriteDir(dir, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, p := range paths {
+		st, _ := os.Stat(p)
+		total += st.Size()
+	}
+	var out bytes.Buffer
+	summarize(&out, job, "")
+	want := fmt.Sprintf("dtrun: 2 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
+		fmt.Sprintf("dtrun: app.2.trc, app.3.trc in %s are an earlier run's, which dtpa leaves out\n", dir)
+	if out.String() != want {
+		t.Errorf("summary\n%s\nwant\n%s", out.String(), want)
+	}
+	if got := job.traces(); len(got) != 2 || filepath.Base(got[0]) != "app.0.trc" || filepath.Base(got[1]) != "app.1.trc" {
+		t.Errorf("the job's traces %q, want app.0.trc and app.1.trc", got)
+	}
+
+	// Another job, in the same directory, writes other.0.trc.
+	f, err := os.Create(filepath.Join(dir, "other.0.trc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records.LockTrace(int(f.Fd()))
+	if got := job.traces(); len(got) != 2 {
+		t.Errorf("the job's traces %q: another job's running trace among them", got)
 	}
 }
 

@@ -50,10 +50,13 @@ type Run struct {
 	// ThreadLevel is the thread support the header records
 	// (MPI_THREAD_SINGLE = 0 … MPI_THREAD_MULTIPLE = 3).
 	ThreadLevel uint32
-	ranks       []*Rank
-	comms       []*Comm
-	funcs       map[string]uint32
-	order       []string
+	// Start is when the run started on the calendar (the headers'
+	// StartUnixNs); zero: 2026-01-01 00:00 UTC.
+	Start time.Time
+	ranks []*Rank
+	comms []*Comm
+	funcs map[string]uint32
+	order []string
 }
 
 // Comm is a communicator of the run: a global id and its members (world
@@ -544,6 +547,13 @@ func (k *Rank) local(t int64) int64 {
 	return k.offset + t + int64(float64(t)*k.drift*1e-6)
 }
 
+func (r *Run) start() time.Time {
+	if r.Start.IsZero() {
+		return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return r.Start
+}
+
 // Bytes encodes rank i's trace file.
 func (r *Run) Bytes(i int) ([]byte, error) {
 	k := r.ranks[i]
@@ -552,7 +562,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	hdr := &tracepb.Header{
 		Rank: uint32(i), WorldSize: uint32(len(r.ranks)), Hostname: cmp.Or(k.host, "testhost"), Pid: uint32(1000 + i),
 		RunId: r.RunID, Program: prog, Args: []string{prog},
-		StartUnixNs: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano(), StartLocalNs: k.local(0),
+		StartUnixNs: r.start().UnixNano(), StartLocalNs: k.local(0),
 		Clock:         &tracepb.Clock{Source: tracepb.Clock_SYNTHETIC, InjectedOffsetNs: k.offset, InjectedDriftPpm: k.drift},
 		TracerVersion: "tracetest", Params: &tracepb.TracerParams{UserStackSize: 1, MaxTraceSizeMb: 500},
 		MpiImplementation: "synthetic", ThreadLevel: r.ThreadLevel,

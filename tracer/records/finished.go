@@ -18,6 +18,18 @@ import (
 // died.
 func LockTrace(fd int) { syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) }
 
+// Held tells whether a process holds the trace at path (LockTrace): its
+// rank is still running, or a compaction of it is. Where the file system
+// has no locks it is false.
+func Held(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == syscall.EWOULDBLOCK
+}
+
 // ErrBeingWritten is CompactFinished's answer for a trace that a process
 // still holds (LockTrace): its rank is running, or another process is
 // compacting it.

@@ -44,7 +44,13 @@ func TestCompactFinished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if Held(path) {
+		t.Error("Held before the lock")
+	}
 	LockTrace(int(f.Fd()))
+	if !Held(path) {
+		t.Error("not Held while its rank writes it")
+	}
 	start := time.Now()
 	if ok, err := CompactFinished(path, 100*time.Millisecond); ok || !errors.Is(err, ErrBeingWritten) {
 		t.Errorf("a held trace: CompactFinished = %v, %v; want ErrBeingWritten", ok, err)
@@ -56,6 +62,9 @@ func TestCompactFinished(t *testing.T) {
 		t.Error("a held trace was changed")
 	}
 	f.Close()
+	if Held(path) {
+		t.Error("Held once released")
+	}
 	if ok, err := CompactFinished(path, 0); !ok || err != nil || IsDeferred(path) {
 		t.Errorf("released: CompactFinished = %v, %v; want compacted", ok, err)
 	}

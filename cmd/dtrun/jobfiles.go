@@ -1,0 +1,107 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/tracer/records"
+)
+
+// stamp is one state of a file. The tracer creates its trace anew, so a
+// trace the job wrote has another inode, or another time and size, than
+// the file of that name before it.
+type stamp struct {
+	ino, size int64
+	mtime     int64
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	s := stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.ino = int64(st.Ino)
+	}
+	return s
+}
+
+// jobFiles selects the traces in dir that dtrun's job wrote: those
+// modified since start (less a second, for file systems whose times are
+// coarser than the clock) that are not as they were before it (an earlier
+// run's within that second, or the traces of the higher ranks of an
+// earlier run of more processes, which the job did not write over) and
+// that no process holds (a job still running in the same directory:
+// records.Held).
+type jobFiles struct {
+	dir    string
+	start  time.Time
+	before map[string]stamp
+}
+
+// newJobFiles takes the stamps of the traces in dir, before the job.
+func newJobFiles(dir string) *jobFiles {
+	j := &jobFiles{dir: dir, start: time.Now().Add(-time.Second), before: map[string]stamp{}}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.trc"))
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			j.before[filepath.Base(p)] = stampOf(fi)
+		}
+	}
+	return j
+}
+
+// keep tells whether the file fi in the directory is the job's.
+func (j *jobFiles) keep(fi fs.FileInfo) bool {
+	if fi.ModTime().Before(j.start) {
+		return false
+	}
+	if s, ok := j.before[fi.Name()]; ok && s == stampOf(fi) {
+		return false
+	}
+	return !records.Held(filepath.Join(j.dir, fi.Name()))
+}
+
+// traces lists the job's traces.
+func (j *jobFiles) traces() []string {
+	paths, _ := filepath.Glob(filepath.Join(j.dir, "*.trc"))
+	var out []string
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && j.keep(fi) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// deferred lists the job's traces left deferred (raw records, not
+// compacted): its C-writer ranks' on this node, and those of ranks killed
+// or cut short.
+func (j *jobFiles) deferred() []string {
+	var out []string
+	for _, p := range j.traces() {
+		if records.IsDeferred(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// others lists the traces of tasks in the directory that are not the
+// job's: an earlier run's, which the job did not write over.
+func (j *jobFiles) others(tasks []string) []string {
+	ents, _ := os.ReadDir(j.dir)
+	var out []string
+	for _, e := range ents {
+		t, ok := analyzer.TraceTask(e.Name())
+		if !ok || !slices.Contains(tasks, t) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && !j.keep(fi) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
