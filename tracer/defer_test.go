@@ -166,6 +166,46 @@ func TestWithoutDtrun(t *testing.T) {
 	}
 }
 
+// TestParamsWithoutDtrun: without dtrun, which reads the tracer's
+// parameters for its ranks, the ranks read them themselves: tracer.par in
+// their working directory, then the environment, as dtrun would; a wrong
+// file is said once (rank 0) and the defaults go. Both MPIs.
+func TestParamsWithoutDtrun(t *testing.T) {
+	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
+		t.Run(mpi.run, func(t *testing.T) {
+			bin := build(t, "pingpong", mpi.cc)
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "tracer.par"), []byte("UserStackSize = 2 # the file's\nTraceBufSize = 1M\nMaxTraceSize = 33\n"), 0o644)
+			res := run(t, dir, nil, mpi.run, preloaded(mpi.run, []string{"MaxTraceSize=77"}, bin)...)
+			if res.code != 0 {
+				t.Fatalf("%s: exit %d\n%s", mpi.run, res.code, res.out)
+			}
+			trs := readTraces(t, dir, "pingpong", 4)
+			checkComplete(t, trs)
+			for r, tr := range trs {
+				if p := tr.hdr.Params; p.UserStackSize != 2 || p.TraceBufSize != 1<<20 || p.MaxTraceSizeMb != 77 {
+					t.Errorf("rank %d: params %v; want tracer.par's, MaxTraceSize from the environment", r, p)
+				}
+			}
+
+			dir = t.TempDir()
+			os.WriteFile(filepath.Join(dir, "tracer.par"), []byte("UserStackSize = 99\n"), 0o644)
+			res = run(t, dir, nil, mpi.run, preloaded(mpi.run, nil, bin)...)
+			if res.code != 0 {
+				t.Fatalf("%s: exit %d\n%s", mpi.run, res.code, res.out)
+			}
+			if n := strings.Count(res.out, "dtpa tracer: tracer.par:1: UserStackSize \"99\""); n != 1 {
+				t.Errorf("%d warnings of the wrong tracer.par, want 1:\n%s", n, res.out)
+			}
+			for r, tr := range readTraces(t, dir, "pingpong", 4) {
+				if p := tr.hdr.Params; p.UserStackSize != 4 || p.MaxTraceSizeMb != 500 {
+					t.Errorf("rank %d: params %v; want the defaults", r, p)
+				}
+			}
+		})
+	}
+}
+
 // TestDeferredLeftForCompact: traces that neither the ranks
 // (DT_COMPACT_AT_END=0) nor a dtrun compacted, as a dtrun killed before
 // the job's end leaves them, are compacted in place by dtpa, which says so

@@ -9,7 +9,10 @@
 //     events of the buffers still queued are to be counted as dropped
 //     (dtenc_count);
 //   - the rank ends on a node other than dtrun's, whose traces dtrun does
-//     not compact, and compacts its own (dtenc_compact).
+//     not compact, and compacts its own (dtenc_compact);
+//   - the program runs without dtrun, which would have read the tracer's
+//     parameters for it, and tracer.par or the environment sets some
+//     (dtenc_params).
 //
 // Every exported function recovers from panics: a bug here must never
 // take the program down.
@@ -29,7 +32,9 @@ import (
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/dtpa/dtpa/tracer/params"
 	"github.com/dtpa/dtpa/tracer/records"
+	"google.golang.org/protobuf/proto"
 )
 
 func main() {}
@@ -137,4 +142,36 @@ func dtenc_compact(path *C.char, msg *C.char, size C.size_t) (rc C.int) {
 		return -1
 	}
 	return 0
+}
+
+// dtenc_params reads the tracer's parameters as dtrun does (package
+// params: tracer.par in the working directory, then the environment) and
+// writes them encoded as the trace header's TracerParams into out (at
+// most size bytes); it returns their length, or -1 when they do not fit.
+// When the file or a variable is wrong, msg (at most msgSize bytes, NUL
+// included) says why and the parameters are the defaults, as under dtrun.
+//
+//export dtenc_params
+func dtenc_params(out unsafe.Pointer, size C.size_t, msg *C.char, msgSize C.size_t) (n C.int) {
+	n = -1
+	defer recovered("parameters", &n)
+	if msgSize > 0 {
+		*msg = 0
+	}
+	wd, _ := os.Getwd()
+	p, err := params.Load(wd, os.Getenv)
+	if err != nil {
+		p = params.Defaults()
+		if msgSize > 0 {
+			m := unsafe.Slice((*byte)(unsafe.Pointer(msg)), int(msgSize))
+			m[copy(m[:len(m)-1], err.Error())] = 0
+		}
+	}
+	b, err := proto.Marshal(&tracepb.TracerParams{UserStackSize: uint32(p.UserStackSize), MaxTraceSizeMb: p.MaxTraceSize,
+		TraceBufSize: p.TraceBufSize, Other: p.Other})
+	if err != nil || len(b) > int(size) {
+		return -1
+	}
+	copy(unsafe.Slice((*byte)(out), int(size)), b)
+	return C.int(len(b))
 }

@@ -107,6 +107,7 @@ static int (*enc_batch)(const void *pre, const void *recs, size_t n, unsigned ch
 	uint64_t *events);
 static uint64_t (*enc_count)(const void *pre, const void *recs, size_t n);
 static int (*enc_compact)(const char *path, char *msg, size_t size);
+static int (*enc_params)(void *out, size_t size, char *msg, size_t msg_size);
 static int enc_state; // 0: not tried; 1: loaded; -1: failed (said once)
 
 // enc_load loads lib/libdtpa_enc.so from this library's directory, once,
@@ -132,7 +133,8 @@ static int enc_load(void) {
 	*(void **)&enc_batch = dlsym(h, "dtenc_batch");
 	*(void **)&enc_count = dlsym(h, "dtenc_count");
 	*(void **)&enc_compact = dlsym(h, "dtenc_compact");
-	if (!enc_batch || !enc_count || !enc_compact) {
+	*(void **)&enc_params = dlsym(h, "dtenc_params");
+	if (!enc_batch || !enc_count || !enc_compact || !enc_params) {
 		fprintf(stderr, "dtpa tracer: rank %d: %s is not this tracer's encoder\n", dt_rank_world, path);
 		return 0;
 	}
@@ -353,9 +355,19 @@ static int64_t thread_cpu_ns(void) {
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-// dtgo_params reads the tracer's parameters as dtrun found them (package
-// params: tracer.par in its working directory, then the environment),
-// DT_PARAMS: the encoded TracerParams message, in hex.
+// params_set tells whether tracer.par or the environment sets a tracer
+// parameter.
+static int params_set(void) {
+	return access("tracer.par", R_OK) == 0 || getenv("UserStackSize") || getenv("MaxTraceSize") ||
+	       getenv("TraceBufSize");
+}
+
+// dtgo_params reads the tracer's parameters (package params: tracer.par in
+// the working directory, then the environment). dtrun reads them and
+// passes them encoded, DT_PARAMS: the TracerParams message, in hex.
+// Without dtrun, when the file or a variable sets some, the encoder reads
+// them (its Go runtime starts then, in MPI_Init; without either, nothing
+// is read and the defaults go).
 void dtgo_params(dt_params *p) {
 	const char *hex = getenv("DT_PARAMS");
 	size_t n = hex ? strlen(hex) / 2 : 0;
@@ -372,12 +384,15 @@ void dtgo_params(dt_params *p) {
 	if (b) {
 		cw_params = dtpa__trace__v1__tracer_params__unpack(NULL, n, b);
 		free(b);
+	} else if (!hex && params_set() && enc_load()) {
+		unsigned char own[4096];
+		char msg[512] = "";
+		int k = enc_params(own, sizeof own, msg, sizeof msg);
+		if (msg[0] && dt_rank_world == 0) fprintf(stderr, "dtpa tracer: %s; the tracer uses the defaults\n", msg);
+		if (k >= 0) cw_params = dtpa__trace__v1__tracer_params__unpack(NULL, (size_t)k, own);
 	}
 	if (!cw_params) {
 		if (hex) fprintf(stderr, "dtpa tracer: DT_PARAMS does not decode; using defaults\n");
-		else if (dt_rank_world == 0 && access("tracer.par", R_OK) == 0)
-			fprintf(stderr, "dtpa tracer: the C writer takes tracer.par from dtrun, which did not pass it (DT_PARAMS); "
-					"using defaults\n");
 		cw_params_own.user_stack_size = (uint32_t)p->user_stack_size;
 		cw_params_own.max_trace_size_mb = p->max_trace_mb;
 		cw_params_own.trace_buf_size = p->trace_buf_size;
