@@ -50,12 +50,9 @@ $(CHARTJS): web/package.json web/package-lock.json
 
 # -p 1: one package at a time. Several packages launch MPI jobs (4 ranks on
 # 2 cores each); run side by side they starved each other's clock-sync
-# ping-pongs and the ground truth's sleeps on CI (1.5 min either way). The
-# tracer's tests run a second time under its Go writer (DT_CWRITER=0; the
-# C writer, tracer/golib/dt_cw.c, is dtrun's default).
+# ping-pongs and the ground truth's sleeps on CI (1.5 min either way).
 test: test-deps build check
 	$(GO) test -p 1 -count=1 -timeout 30m ./...
-	DT_CWRITER=0 $(GO) test -count=1 -timeout 15m ./tracer/
 	$(GO) test -count=1 -tags view,$(CMDTAGS) -run View ./cmd/dtpa/
 
 # What review would otherwise have to catch: vet and staticcheck findings,
@@ -78,15 +75,10 @@ check-proto:
 
 # staticcheck's version is pinned by tools/go.mod, a module of its own so
 # that the linter's requirements never move the product's dependencies.
-# tracer/golib builds only with an MPI's tag and headers (tracer/tracer.mk).
 staticcheck: build
 	$(GO) build -C tools -o $(CURDIR)/bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	bin/staticcheck ./...
 	bin/staticcheck -tags view ./cmd/dtpa
-	@if command -v mpicc.openmpi >/dev/null; then \
-		echo "bin/staticcheck -tags dtpa_openmpi ./tracer/golib"; \
-		CGO_CFLAGS="$$(mpicc.openmpi -showme:compile)" CGO_LDFLAGS="$$(mpicc.openmpi -showme:link)" \
-			bin/staticcheck -tags dtpa_openmpi ./tracer/golib; fi
 	@if command -v mpicc.openmpi >/dev/null; then \
 		echo "CC=mpicc.openmpi bin/staticcheck -tags mpi ./cmd/dtpa ./internal/mpi"; \
 		CC=mpicc.openmpi bin/staticcheck -tags mpi ./cmd/dtpa ./internal/mpi; fi

@@ -37,8 +37,7 @@ import (
 // under that checkout's dtrun, after this one's, and reports its figures
 // with the suffix -base: a change and its base on the same machine state.
 // DTPA_BENCH_BASE_ENV adds variables (space-separated NAME=value) to the
-// base's runs: DTPA_BENCH_BASE=$PWD/.. with DTPA_BENCH_BASE_ENV=DT_CWRITER=0
-// compares the Go writer with the C one.
+// base's runs.
 // The ra- metrics are the same ratios of hpcc's own timing of its two
 // MPIRandomAccess runs ("Real time used", hpccoutf.txt): the part of the
 // run that polls (~1 M MPI_Testany per rank), without the launcher's

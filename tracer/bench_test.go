@@ -67,8 +67,7 @@ var (
 // that checkout's dtrun right after this one's, so that a change is
 // compared with its base on the same machine state; its metrics carry the
 // suffix -base. DTPA_BENCH_BASE_ENV adds variables (space-separated
-// NAME=value) to the base's runs: DTPA_BENCH_BASE=$PWD/.. with
-// DTPA_BENCH_BASE_ENV=DT_CWRITER=0 compares the Go writer with the C one.
+// NAME=value) to the base's runs.
 // The -min/-max metrics are the spread over the iterations.
 //
 //	flock /tmp/dtpa-bench.lock go test -run '^$' -bench Overhead -benchtime 3x ./tracer/

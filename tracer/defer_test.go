@@ -122,9 +122,8 @@ func TestDeferredCompactedByRanks(t *testing.T) {
 
 // TestWithoutDtrun: a program started by the launcher alone with the
 // tracer preloaded (no spill directory, as one linked with dtcc), under
-// both MPIs, by the writer DT_CWRITER names: the ranks' traces are
-// ordinary and complete when the job ends (the C writer's ranks compact
-// theirs as they exit); and when a rank is killed without warning, the
+// both MPIs: the ranks' traces are ordinary and complete when the job
+// ends (the ranks compact theirs as they exit); and when a rank is killed without warning, the
 // job's traces are analysed by dtpa, which compacts in place those that
 // were left deferred.
 func TestWithoutDtrun(t *testing.T) {
@@ -142,7 +141,7 @@ func TestWithoutDtrun(t *testing.T) {
 					t.Errorf("rank %d: major version %#x, want a compacted trace", r, m)
 				}
 			}
-			trs := readTraces(t, dir, "pingpong", 4) // by the writer DT_CWRITER names
+			trs := readTraces(t, dir, "pingpong", 4)
 			checkComplete(t, trs)
 			checkPingPong(t, trs)
 
@@ -154,7 +153,7 @@ func TestWithoutDtrun(t *testing.T) {
 			if res.code != 0 || !strings.Contains(res.out, "INTERVAL") {
 				t.Fatalf("dtpa: exit %d\n%s", res.code, res.out)
 			}
-			if cWriter() && !strings.Contains(res.out, "crash.1.trc: its events were still raw records") {
+			if !strings.Contains(res.out, "crash.1.trc: its events were still raw records") {
 				t.Errorf("dtpa does not say it compacted the killed rank's trace\n%s", res.out)
 			}
 			for r := 0; r < 4; r++ {
@@ -282,7 +281,7 @@ func TestTraceHeldWhileWritten(t *testing.T) {
 			held := false
 			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !held; time.Sleep(20 * time.Millisecond) {
 				if !records.IsDeferred(trace) {
-					continue // not written yet (both writers defer under dtrun)
+					continue // not written yet
 				}
 				_, err := records.CompactFinished(trace, 0)
 				if held = errors.Is(err, records.ErrBeingWritten); err != nil && !held {
@@ -304,14 +303,11 @@ func TestTraceHeldWhileWritten(t *testing.T) {
 	}
 }
 
-// TestNoEncoder: the C writer goes on without its encoder
+// TestNoEncoder: the writer goes on without its encoder
 // (lib/libdtpa_enc.so missing): a rank past DT_DEFER_MB writes raw records
 // on, and with DT_DEFER_MB=0 writes a deferred trace after all; it says so
 // once, and dtrun compacts the traces, which hold every call.
 func TestNoEncoder(t *testing.T) {
-	if !cWriter() {
-		t.Skip("the Go writer is its own encoder")
-	}
 	lib := t.TempDir()
 	libs, _ := filepath.Glob(filepath.Join(root, "lib", "*.so"))
 	for _, l := range libs {

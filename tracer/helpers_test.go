@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -201,24 +200,8 @@ func readTrace(t testing.TB, path string) *trace {
 		tr.events = append(tr.events, e)
 	}
 	tr.defs, tr.syncs, tr.footer = r.Definitions(), r.ClockSyncs(), r.Footer()
-	// Every test runs under the writer DT_CWRITER names (make test runs
-	// the package under both): a trace the other wrote would test nothing.
-	if f := tr.footer; f != nil && tr.err == nil && strings.Contains(f.Message, "flush stall") {
-		if c := strings.Contains(f.Message, cWriterMark); c != cWriter() {
-			tr.err = fmt.Errorf("%s: written by the %s writer, want the %s (DT_CWRITER=%q): %s", path,
-				map[bool]string{true: "C", false: "Go"}[c], map[bool]string{true: "C", false: "Go"}[cWriter()],
-				os.Getenv("DT_CWRITER"), f.Message)
-		}
-	}
 	return tr
 }
-
-// cWriter tells whether the tests run under the tracer's C writer
-// (golib/dt_cw.c: the default; DT_CWRITER=0 asks for the Go writer), whose
-// footers say so (cWriterMark).
-func cWriter() bool { return os.Getenv("DT_CWRITER") != "0" }
-
-const cWriterMark = "C writer; "
 
 func readTraces(t testing.TB, dir, app string, n int) []*trace {
 	t.Helper()

@@ -23,8 +23,7 @@ var initRE = regexp.MustCompile(`init_ms=([0-9.]+) init_cpu_ms=([0-9.]+)`)
 // checkout>, each pair also runs traced with that checkout's tracer
 // (lib/), alternated with the others: its figures are "-base".
 // DTPA_BENCH_BASE_ENV adds variables (space-separated NAME=value) to those
-// runs: DTPA_BENCH_BASE=$PWD/.. with DTPA_BENCH_BASE_ENV=DT_CWRITER=0
-// compares the Go writer with the C one.
+// runs.
 func BenchmarkInit(b *testing.B) {
 	for _, mpi := range []struct{ name, cc, run string }{
 		{"openmpi", ompi, "mpirun.openmpi"}, {"mpich", "mpicc.mpich", "mpiexec.mpich"},

@@ -173,17 +173,14 @@ func TestClockGroupsTree(t *testing.T) {
 	}
 }
 
-// TestMultiNodeCompaction runs 4 ranks on two simulated nodes under the
-// C writer, by the launcher itself (no dtrun to compact after the job):
+// TestMultiNodeCompaction runs 4 ranks on two simulated nodes, by the
+// launcher itself (no dtrun to compact after the job):
 // node0's spill directory holds dtrun's mark naming the trace directory,
 // as dtrun's own node's does, and its ranks leave their traces deferred
 // for dtrun; node1's lacks it, as another node's, and its ranks compact
 // their own as they end (golib/dt_cw.c, dtrun_compacts). dtrun --compact
 // then completes node0's, and all four are the ping-pong's.
 func TestMultiNodeCompaction(t *testing.T) {
-	if !cWriter() {
-		t.Skip("the Go writer's ranks compact their own traces wherever they run")
-	}
 	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {
 		t.Run(mpi.run, func(t *testing.T) {
 			prog := build(t, "pingpong", mpi.cc)

@@ -332,22 +332,23 @@ func TestTraceFileUnwritable(t *testing.T) {
 // TestProgramHandlesSIGURG: the tracer sends no signal to the process's
 // threads. testdata/c/sigurg.c installs its own SIGURG handler after
 // MPI_Init, as PETSc does, and reports every SIGURG it catches; by
-// default the Go runtime inside the tracer preempts long-running
-// goroutines (the trace's compaction after MPI_Finalize) with SIGURG, which
-// this program caught on every rank and PETSc answered by aborting. Both
-// MPIs; and the libraries carry the setting that prevents it.
+// default the Go runtime of the tracer's encoder preempts long-running
+// goroutines (an encoding, a compaction) with SIGURG, which this program
+// caught on every rank and PETSc answered by aborting. With DT_DEFER_MB=0
+// the ranks encode with it from MPI_Init on. Both MPIs; and the encoder
+// carries the setting that prevents it.
 func TestProgramHandlesSIGURG(t *testing.T) {
 	for _, m := range []struct {
 		name, cc string
 		launch   []string
 	}{{"openmpi", ompi, oversub}, {"mpich", "mpicc.mpich", []string{"-n", "4"}}} {
 		t.Run(m.name, func(t *testing.T) {
-			trs, res := tracedWith(t, m.cc, m.launch, "sigurg", nil)
+			trs, res := tracedWith(t, m.cc, m.launch, "sigurg", []string{"DT_DEFER_MB=0"})
 			if !strings.Contains(res.out, "sigurg: done") || strings.Contains(res.out, "sigurg: caught") {
 				t.Errorf("the program caught SIGURG:\n%s", res.out)
 			}
 			checkComplete(t, trs)
-			lib := filepath.Join(root, "lib", "libdtpa_"+m.name+".so")
+			lib := filepath.Join(root, "lib", "libdtpa_enc.so")
 			out, err := exec.Command("go", "version", "-m", lib).CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "runtime.godebugDefault=asyncpreemptoff=1") {
 				t.Errorf("%s is not built with asyncpreemptoff=1 (go version -m: %v)\n%s", lib, err, out)

@@ -1,9 +1,8 @@
 # Builds the tracer into lib/ (invoked by `make build` from the repository root):
 #   lib/libdtpa_preload.so   C-only preload stub (any MPI)
-#   lib/libdtpa_openmpi.so   Go c-shared tracer for the OpenMPI ABI
-#   lib/libdtpa_mpich.so     Go c-shared tracer for the MPICH ABI
-#   lib/libdtpa_*_c.so       the same without Go: its writer is C (dtrun's default)
-#   lib/libdtpa_enc.so       Go c-shared encoder, which the C writer loads when it needs one
+#   lib/libdtpa_openmpi.so   the tracer for the Open MPI ABI (C: wrappers, buffers, the writer)
+#   lib/libdtpa_mpich.so     the tracer for the MPICH ABI
+#   lib/libdtpa_enc.so       Go c-shared encoder, which the writer loads when it needs one
 # Wrappers are generated from each installed mpi.h; an MPI that is not
 # installed is skipped. Generated files are rewritten only when they change,
 # and Go's build cache makes a rebuild with no change take a second or two.
@@ -22,17 +21,14 @@ FC_MPICH   := mpif90.mpich
 
 LIBS := $(OUT)/libdtpa_preload.so
 ifneq ($(HAVE_OMPI),)
-LIBS += $(OUT)/libdtpa_openmpi.so $(OUT)/libdtpa_openmpi_c.so
+LIBS += $(OUT)/libdtpa_openmpi.so
 endif
 ifneq ($(HAVE_MPICH),)
-LIBS += $(OUT)/libdtpa_mpich.so $(OUT)/libdtpa_mpich_c.so
+LIBS += $(OUT)/libdtpa_mpich.so
 endif
 ifneq ($(HAVE_OMPI)$(HAVE_MPICH),)
 LIBS += $(OUT)/libdtpa_enc.so
 endif
-
-GOSRC := $(wildcard tracer/golib/*.go tracer/golib/*.c tracer/golib/*.h tracer/params/*.go) \
-	$(wildcard traceformat/*.go traceformat/*/*.go)
 
 .PHONY: all FORCE
 all: $(LIBS)
@@ -49,19 +45,19 @@ $(BUILD)/stub_gen.c tracer/golib/zz_openmpi_gen.c tracer/golib/zz_mpich_gen.c \
 
 gen: $(GEN)
 	@$(GEN) stub -cc mpicc.openmpi -fc $(FC_OMPI) -cc mpicc.mpich -fc $(FC_MPICH) -o $(BUILD)/stub_gen.c
-	@if [ -n "$(HAVE_OMPI)" ]; then $(GEN) wrappers -cc mpicc.openmpi -fc $(FC_OMPI) -tag ignore \
+	@if [ -n "$(HAVE_OMPI)" ]; then $(GEN) wrappers -cc mpicc.openmpi -fc $(FC_OMPI) \
 		-o tracer/golib/zz_openmpi_gen.c -fo tracer/golib/zz_openmpi_fort_gen.c; fi
-	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -fc $(FC_MPICH) -tag ignore \
+	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -fc $(FC_MPICH) \
 		-o tracer/golib/zz_mpich_gen.c -fo tracer/golib/zz_mpich_fort_gen.c; fi
 
-$(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/golib/dt_stamp.h tracer/golib/dt_loadgo.h | gen
+$(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/golib/dt_stamp.h | gen
 	@mkdir -p $(OUT)
-	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ] || [ tracer/golib/dt_stamp.h -nt $@ ] || [ tracer/golib/dt_loadgo.h -nt $@ ]; then \
+	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ] || [ tracer/golib/dt_stamp.h -nt $@ ]; then \
 		echo "CC $@"; \
 		$(CC) -O2 -shared -fPIC -Wall -I$(BUILD) -o $@ tracer/stub/stub.c -ldl && cp $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built; \
 	fi
 
-# The Go library links with -Bsymbolic so that its wrapper table points at
+# The tracer links with -Bsymbolic so that its wrapper table points at
 # its own wrappers, not at the preload stub's trampolines of the same name,
 # and with libunwind (Debian's libunwind-dev; the runtime libunwind8 must be
 # installed where traced programs run), which reads the unwind tables of
@@ -75,13 +71,13 @@ HAVE_UNWIND := $(wildcard /usr/include/x86_64-linux-gnu/libunwind.h /usr/include
 .PHONY: unwind
 unwind:
 	@$(if $(HAVE_UNWIND),true,scripts/deps.sh)
-# The Go library's 25 000 relative relocations (pointers in the Go runtime's
+# The encoder's 25 000 relative relocations (pointers in the Go runtime's
 # and packages' data, which a shared library must fix up where it is
 # loaded) are packed as DT_RELR (20 KB of relocation entries, not 600 KB)
 # when the linker and the C library support it (binutils 2.38, glibc
-# 2.36): loading the library at a traced process's MPI_Init then takes ~50
-# fewer page faults, ~1.2 ms of CPU on this VM (README, "MPI_Init and
-# MPI_Finalize"). Elsewhere the flag is left out and RELA is used.
+# 2.36): loading it then takes ~50 fewer page faults, ~1.2 ms of CPU on
+# this VM (README, "MPI_Init and MPI_Finalize"). Elsewhere the flag is
+# left out and RELA is used.
 RELR := $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -o /dev/null -Wl,-z,pack-relative-relocs -Wl,--fatal-warnings 2>/dev/null && echo -Wl,-z,pack-relative-relocs)
 
 # The Go runtime inside the traced process must send no signal to its
@@ -95,15 +91,12 @@ RELR := $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -o /dev/null -
 GOLDFLAGS := -X=runtime.godebugDefault=asyncpreemptoff=1
 GOSHARED  := -buildmode=c-shared -ldflags=$(GOLDFLAGS)
 
-# The tracer's C (golib/dt_*.c and the generated wrappers: wrappers,
-# buffers, spill slots, clock, stacks, signals, Fortran, Python) is
-# compiled here, once per MPI, into tracer/build/<impl>/: the Go library
-# links those objects as an archive, whole (cgo compiles none of them:
-# their build constraint is "ignore"), and the C-only library links the
-# same objects with the C writer (golib/dt_cw.c) and the trace's protobuf
-# messages packed by protobuf-c (Debian's protobuf-c-compiler generates
-# them from traceformat/trace.proto; libprotobuf-c1 is needed where traced
-# programs run, like libunwind8).
+# The tracer (golib/dt_*.c and the generated wrappers: wrappers, buffers,
+# spill slots, clock, stacks, signals, Fortran, Python, and the writer,
+# golib/dt_cw.c) is compiled here, once per MPI, into tracer/build/<impl>/,
+# and linked with the trace's protobuf messages packed by protobuf-c
+# (Debian's protobuf-c-compiler generates them from traceformat/trace.proto;
+# libprotobuf-c1 is needed where traced programs run, like libunwind8).
 PBC     := $(BUILD)/pbc
 RTSRC   := $(filter-out tracer/golib/dt_cw.c,$(wildcard tracer/golib/dt_*.c))
 RTFLAGS := -O2 -fPIC -fno-omit-frame-pointer -fno-plt -Wall -Wno-unused-variable -Wno-unused-but-set-variable \
@@ -128,34 +121,6 @@ $(BUILD)/mpich/%.o: tracer/golib/%.c $(RTHDR) | gen unwind
 
 $(BUILD)/openmpi/dt_cw.o $(BUILD)/mpich/dt_cw.o: $(PBC)/trace.pb-c.c
 
-$(BUILD)/%/librt.a:
-	@rm -f $@
-	ar rcs $@ $^
-$(BUILD)/openmpi/librt.a: $(OMPI_RT)
-$(BUILD)/mpich/librt.a: $(MPICH_RT)
-
-# The archive goes to the host linker in -extldflags, which it gets once
-# (CGO_LDFLAGS it got twice: the archive's members defined twice), with the
-# libraries its members need after it. go build's check that a library is
-# up to date does not see the archive: a library older than its archive is
-# removed first.
-wholeArchive = -Wl,--whole-archive $(CURDIR)/$(1) -Wl,--no-whole-archive
-$(OUT)/libdtpa_openmpi.so: $(BUILD)/openmpi/librt.a FORCE | gen unwind
-	@mkdir -p $(OUT)
-	@if [ -f $@ ] && [ $< -nt $@ ]; then rm -f $@; fi
-	CGO_CFLAGS="$(OMPI_CFLAGS)" $(GO) build -buildmode=c-shared \
-		-ldflags="$(GOLDFLAGS) '-extldflags=$(call wholeArchive,$<) $(OMPI_LDFLAGS) $(UNWIND) $(RELR) -Wl,-Bsymbolic'" \
-		-tags dtpa_openmpi -o $@ ./tracer/golib
-	@rm -f $(OUT)/libdtpa_openmpi.h
-
-$(OUT)/libdtpa_mpich.so: $(BUILD)/mpich/librt.a FORCE | gen unwind
-	@mkdir -p $(OUT)
-	@if [ -f $@ ] && [ $< -nt $@ ]; then rm -f $@; fi
-	CGO_CFLAGS="$(MPICH_CFLAGS)" $(GO) build -buildmode=c-shared \
-		-ldflags="$(GOLDFLAGS) '-extldflags=$(call wholeArchive,$<) $(MPICH_LDFLAGS) $(UNWIND) $(RELR) -Wl,-Bsymbolic'" \
-		-tags dtpa_mpich -o $@ ./tracer/golib
-	@rm -f $(OUT)/libdtpa_mpich.h
-
 $(PBC)/trace.pb-c.c: traceformat/trace.proto
 	@command -v protoc-c >/dev/null && [ -f /usr/include/protobuf-c/protobuf-c.h ] || scripts/deps.sh
 	@mkdir -p $(PBC)
@@ -164,19 +129,20 @@ $(PBC)/trace.pb-c.c: traceformat/trace.proto
 $(PBC)/trace.pb-c.o: $(PBC)/trace.pb-c.c
 	$(CC) $(RTFLAGS) -c -o $@ $<
 
-CWLIBS := -lunwind -lprotobuf-c $(RELR) -Wl,-Bsymbolic
+CWLIBS := $(UNWIND) -lprotobuf-c $(RELR) -Wl,-Bsymbolic
 
-$(OUT)/libdtpa_openmpi_c.so: $(OMPI_RT) $(BUILD)/openmpi/dt_cw.o $(PBC)/trace.pb-c.o
+$(OUT)/libdtpa_openmpi.so: $(OMPI_RT) $(BUILD)/openmpi/dt_cw.o $(PBC)/trace.pb-c.o
 	@mkdir -p $(OUT)
 	$(CC) -shared -o $@ $^ $(OMPI_LDFLAGS) $(CWLIBS)
 
-$(OUT)/libdtpa_mpich_c.so: $(MPICH_RT) $(BUILD)/mpich/dt_cw.o $(PBC)/trace.pb-c.o
+$(OUT)/libdtpa_mpich.so: $(MPICH_RT) $(BUILD)/mpich/dt_cw.o $(PBC)/trace.pb-c.o
 	@mkdir -p $(OUT)
 	$(CC) -shared -o $@ $^ $(MPICH_LDFLAGS) $(CWLIBS)
 
-# The C writer's encoder (tracer/enc): it loads it on its writer thread when
+# The writer's encoder (tracer/enc): it loads it on its writer thread when
 # it first needs one (past DT_DEFER_MB, to count dropped events, to compact
-# a trace dtrun will not): a rank that never does starts no Go runtime.
+# a trace dtrun will not; in MPI_Init to read tracer.par without dtrun): a
+# rank that never does starts no Go runtime.
 $(OUT)/libdtpa_enc.so: FORCE
 	@mkdir -p $(OUT)
 	CGO_LDFLAGS="$(RELR)" $(GO) build $(GOSHARED) -o $@ ./tracer/enc

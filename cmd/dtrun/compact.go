@@ -22,7 +22,7 @@ import (
 const compactMark = ".dtrun"
 
 // markCompaction writes the mark into dtrun's spill directory. Without it
-// the ranks compact their traces themselves, as the Go writer's do.
+// the ranks compact their traces themselves.
 func markCompaction(spill, dir string) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		os.WriteFile(filepath.Join(spill, compactMark), []byte(abs), 0o600)

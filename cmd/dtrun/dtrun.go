@@ -62,12 +62,10 @@ node's ranks, on every core; ranks on other nodes compact theirs as they
 end. dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a
 dtrun that did not end left as they were.
 
-The ranks load a tracer without Go (lib/libdtpa_<impl>_c.so): MPI_Init
-costs a rank a few ms of CPU, MPI_Finalize next to nothing. It loads its
-encoder (lib/libdtpa_enc.so, Go) only when it needs one: past DT_DEFER_MB,
-or to compact its trace on another node. DT_CWRITER=0 has the ranks load
-the Go tracer (lib/libdtpa_<impl>.so) instead, which costs MPI_Init 20-35
-ms of CPU.
+The ranks load the tracer (lib/libdtpa_<impl>.so, C): MPI_Init costs a
+rank a few ms of CPU, MPI_Finalize next to nothing. It loads its encoder
+(lib/libdtpa_enc.so, Go) only when it needs one: past DT_DEFER_MB, or to
+compact its trace on another node.
 
 A rank killed without warning leaves the records it had not written in its
 node's spill directory (/dev/shm/dtpa-…, named by dtrun; the ranks of
@@ -215,17 +213,17 @@ func Run(ctx context.Context, o Options) error {
 	if warn == nil {
 		warn = os.Stderr
 	}
-	cw := cwriterEnv(getenv, warn)
+	tenv := paramsEnv(getenv, warn)
 	if isMPICH(launcher) {
 		args = []string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}
-		for _, kv := range cw {
+		for _, kv := range tenv {
 			k, v, _ := strings.Cut(kv, "=")
 			args = append(args, "-genv", k, v)
 		}
 		args = append(args, o.Args...)
 	} else {
 		env := []string{"-x", "LD_PRELOAD=" + preload, "-x", "DT_SPILL_DIR=" + spill}
-		for _, kv := range cw {
+		for _, kv := range tenv {
 			env = append(env, "-x", kv)
 		}
 		a, removeApps, err := openMPIAppFiles(o.Args, env)

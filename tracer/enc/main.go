@@ -1,9 +1,9 @@
 // Command enc is lib/libdtpa_enc.so (built with -buildmode=c-shared): the
-// Go encoder that the tracer's C writer (tracer/golib/dt_cw.c) loads only
+// Go encoder that the tracer's writer (tracer/golib/dt_cw.c) loads only
 // when it needs one, so that a traced rank starts no Go runtime in
 // MPI_Init. It needs one when
 //   - the rank has written DT_DEFER_MB of raw records and encodes from
-//     then on, as the Go writer does (dtenc_batch), so that a long run's
+//     then on (dtenc_batch), so that a long run's
 //     trace does not grow by its raw records' 20–50 bytes per call;
 //   - tracing stopped (a write error, MaxTraceSize, TraceBufSize) and the
 //     events of the buffers still queued are to be counted as dropped

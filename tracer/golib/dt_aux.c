@@ -1,11 +1,7 @@
-//go:build ignore
-
-// Aux thread: a plain C thread at the program's priority (it holds no
-// Go P and asks the Go scheduler for nothing) that makes spill slots ahead
-// of need and moves the epoch (periodic hand-over). The encoder, at nice 10,
-// could not make slots beside a busy rank (the rank then made them itself
-// in its hand-overs: stalls of 1-4 ms, measured); a Go ticker goroutine
-// would need the encoder's P every period.
+// Aux thread: a thread at the program's priority that makes spill slots
+// ahead of need and moves the epoch (periodic hand-over). The writer, at
+// nice 10, could not make slots beside a busy rank (the rank then made
+// them itself in its hand-overs: stalls of 1-4 ms, measured).
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"

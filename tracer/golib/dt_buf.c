@@ -1,7 +1,5 @@
-//go:build ignore
-
-// Buffers: a free list shared with Go, which returns buffers it has
-// encoded (dt_buf_put). The total is bounded by TraceBufSize. A thread that
+// Buffers: a free list shared with the writer, which returns buffers it
+// has written (dt_buf_put). The total is bounded by TraceBufSize. A thread that
 // fills its buffer when none is free and the budget is spent waits for one
 // (README, "When the encoder cannot keep up"): the trace stays complete and
 // the wait shows inside the MPI call that filled the buffer. Dropping calls
@@ -67,8 +65,8 @@ void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb) {
 // the encoder stays at nice 10. (Under dt_buf_mu.)
 static int enc_tid, enc_nice, enc_boosted, enc_boost_ok = 1, enc_final;
 
-// dt_enc_register names the encoder's thread and its nice value (from Go,
-// on that thread).
+// dt_enc_register names the writer's thread and its nice value (on that
+// thread).
 void dt_enc_register(int nice) {
 	// Named, like the tracer's other threads, so that top -H, perf and
 	// /proc/PID/task/*/comm tell the tracer's threads from the program's.
@@ -229,7 +227,7 @@ int dt_buf_spend(size_t n, int none) {
 	return buf_total >= buf_budget || none;
 }
 
-// dt_buf_done returns a buffer the encoder has written (from Go), then
+// dt_buf_done returns a buffer the writer has written, then
 // yields the encoder's core once it has run enc_yield_ns since it last slept
 // or yielded (DT_ENC_YIELD_NS; 0: after every buffer, 0.15-0.3 ms of work;
 // default -1: only when a thread waits for a buffer). Why: under EEVDF (kernel

@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Clock: invariant TSC calibrated against CLOCK_MONOTONIC_RAW, else
 // CLOCK_MONOTONIC_RAW itself. Synchronization (DESIGN.md): one leader per
 // clock (ranks of a host share one), leaders measured along a binomial tree
@@ -485,6 +483,6 @@ int dt_in_text(uintptr_t pc) {
 }
 
 // dt_text_update adds the modules loaded since (dt_site_slow, when a call
-// comes from outside the span), without defining them to Go: that is done
-// at MPI_Finalize.
+// comes from outside the span), without defining them to the writer: that
+// is done at MPI_Finalize.
 void dt_text_update(void) { dl_iterate_phdr(module_cb, (void *)1); }

@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Communicator table: handle → local index, global id, size and rank.
 // Global ids agree across ranks without any extra message: they hash the
 // parent's id, the parent's count of collective creations (every member

@@ -1,22 +1,15 @@
-//go:build ignore
-
-// The tracer's writer in C: what the Go library (main.go, tracer.go) does
-// for a rank under dtrun, without a Go runtime in the traced process. It is
-// linked into lib/libdtpa_<impl>_c.so with the rest of this directory's C
-// (tracer.mk, which compiles all of it; the Go library links the rest),
-// and the stub loads that library instead of the Go one under
-// dtrun unless DT_CWRITER=0. It writes a deferred trace: the header,
+// The tracer's writer, without a Go runtime in the traced process. It is
+// linked into lib/libdtpa_<impl>.so with the rest of this directory's C
+// (tracer.mk), which the stub loads. It writes a deferred trace: the header,
 // definitions, clock-sync and footer frames as protobuf (protobuf-c, from
 // traceformat/trace.proto), stored uncompressed, and each buffer handed
 // over as a raw records frame, which the compaction encodes after the run
-// (dtrun, as the job ends, or the rank itself: dtrun_compacts). The Go
-// library's loading, runtime start and package initialization are most of
-// what a traced MPI_Init cost (README, "MPI_Init and MPI_Finalize").
+// (dtrun, as the job ends, or the rank itself: dtrun_compacts).
 //
 // What needs an encoder is done by the Go one of lib/libdtpa_enc.so
 // (tracer/enc), loaded on the writer thread only when first needed
 // (enc_load): encoding every buffer once the rank has written DT_DEFER_MB
-// of raw records, as the Go writer does; counting the events of buffers
+// of raw records; counting the events of buffers
 // dropped after tracing stopped; compacting the trace of a rank whose
 // trace dtrun will not compact (a node other than dtrun's). A rank that
 // never needs one runs without a Go runtime.
@@ -567,10 +560,10 @@ int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *cl
 	}
 	cw_defer_left <<= 20;
 	// The preamble: a deferred file (traceformat.DeferredMajor), or with
-	// DT_DEFER_MB=0, whose events are all encoded, an ordinary one (as the
-	// Go writer's: nothing to compact), its other frames uncompressed. That
-	// needs the encoder now (its Go runtime starts in MPI_Init, as the Go
-	// writer's does); without one the trace is deferred after all.
+	// DT_DEFER_MB=0, whose events are all encoded, an ordinary one (nothing
+	// to compact), its other frames uncompressed. That needs the encoder
+	// now (its Go runtime starts in MPI_Init); without one the trace is
+	// deferred after all.
 	cw_deferred = cw_defer_left > 0 || !enc_load();
 	if (cw_deferred && !cw_defer_left) cw_defer_left = INT64_MAX;
 	unsigned major = cw_deferred ? DEFERRED_MAJOR : VERSION_MAJOR;
@@ -620,8 +613,7 @@ int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *cl
 	extern const unsigned long dt_functab_len;
 	write_frame(K_DEFS, NULL, 0, dt_functab, dt_functab_len);
 	// The writer takes no signal: the handler of a fatal one waits for it
-	// (dt_signal.c), as the Go writer's thread takes none either (the stub
-	// blocks them while the Go runtime starts its threads).
+	// (dt_signal.c).
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -773,8 +765,8 @@ static void write_footer(int fin) {
 	f.stop_reason = (Dtpa__Trace__V1__Footer__StopReason)cw_stop;
 	pthread_mutex_unlock(&cw_mu);
 	f.end_local_ns = dt_ns(dt_now());
-	// What the hand-overs and the tracer's threads cost, as the Go writer
-	// says it (BenchmarkOverhead reads it).
+	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead
+	// reads it).
 	char msg[2048];
 	int64_t stall = (int64_t)((double)dt_max_stall_ticks * dt_clk.ns_per_tick);
 	int64_t mean = dt_flushes ? (int64_t)((double)dt_stall_ticks * dt_clk.ns_per_tick / (double)dt_flushes) : 0;
@@ -868,8 +860,8 @@ static void write_encoded(void *buf, size_t n) {
 // dtrun_compacts tells whether dtrun compacts this rank's trace after the
 // job: dtrun runs on this node (the spill directory, where dtrun leaves its
 // mark .dtrun, is its) and looks for traces in the trace's directory (the
-// mark's content). Elsewhere the rank compacts its own trace as it ends,
-// as every rank of the Go writer does: a node other than dtrun's need not
+// mark's content). Elsewhere the rank compacts its own trace as it ends:
+// a node other than dtrun's need not
 // share the trace's file system, and each node compacts its ranks' traces
 // in parallel.
 static int dtrun_compacts(void) {

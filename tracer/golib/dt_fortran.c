@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Runtime of the Fortran wrappers (see dt_fortran.h and tracer/gen/fortran.go):
 // the sentinels of the Fortran bindings, conversions of Fortran arguments,
 // and MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort and MPI_Pcontrol

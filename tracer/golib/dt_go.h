@@ -1,7 +1,5 @@
-// The writer's side of the tracer, as the C runtime calls it: defined by
-// the Go library (main.go, exported through cgo) or, in the C-only library
-// that dtrun loads, by dt_cw.c. The types are those cgo gives the Go
-// functions' C types.
+// The writer's side of the tracer, as the rest of its C calls it: defined
+// by dt_cw.c.
 #ifndef DT_GO_H
 #define DT_GO_H
 

@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Start and end of tracing: MPI_Init, MPI_Init_thread, MPI_Finalize and
 // MPI_Abort are written by hand because they bracket everything else.
 #define _GNU_SOURCE
@@ -71,14 +69,14 @@ static int dt_sync_ready; // the clock groups are known: MPI_Finalize must sync
 pid_t dt_pid; // the traced process: a forked child must not touch the tracer
 int dt_rank_world, dt_size_world;
 
-// dt_forked runs in the child of a fork: it has no Go runtime threads and no
-// trace of its own, so the tracer steps aside there.
+// dt_forked runs in the child of a fork: it has none of the tracer's threads
+// and no trace of its own, so the tracer steps aside there.
 static void dt_forked(void) { dt_state = DT_ST_FINISHED; }
 
 // dt_atexit ends the trace of a program that exits without MPI_Finalize,
 // and waits for the rank's compaction of its trace (dtgo_exit).
 static void dt_atexit(void) {
-	if (getpid() != dt_pid) return; // a forked child exiting: its Go runtime has no threads
+	if (getpid() != dt_pid) return; // a forked child exiting: it has no writer
 	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
 		dt_state = DT_ST_FINISHED;
 		dt_collect();

@@ -1,6 +1,5 @@
 // dt_dlopen_go loads a library with a Go runtime into the traced process:
-// the Go tracer (the stub loads it) or the C writer's encoder (dt_cw.c).
-// Shared by the stub and the tracer, which are separate libraries.
+// the writer's encoder (dt_cw.c).
 #ifndef DT_LOADGO_H
 #define DT_LOADGO_H
 

@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Python call stacks (README "Python programs"). A call that mpi4py's
 // extension module makes has the same C stack from every line of the
 // script (the interpreter's), so its call site is the script's own: the
@@ -283,7 +281,7 @@ static int py_utf8(uintptr_t s, char *out, size_t size) {
 }
 
 // py_file_base is the start of the module of code object co's file, 0 when
-// it cannot be named. A new file's module is defined to Go at once (under
+// it cannot be named. A new file's module is defined to the writer at once (under
 // py_mu, so that no call site refers to it first).
 static uint64_t py_file_base(uintptr_t co) {
 	char name[PY_NAME];

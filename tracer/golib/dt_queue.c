@@ -1,14 +1,7 @@
-//go:build ignore
-
-// Hand-over queue: full buffers go to Go through a C queue that the
-// encoder goroutine drains itself (dt_q_pop blocks in C). A cgo call into
-// Go per buffer would have to wait for a Go P, which under core binding
-// (one CPU) the encoder holds for milliseconds: the program would stall.
-// No other goroutine runs in steady state: a second one (a pump feeding the
-// encoder through a channel) made every buffer wait for a P hand-over, which
-// with one P happens only when sysmon retakes the P from a goroutine in C
-// (up to 10 ms; tight loop stalls of 3.4-19 ms). The work that must keep the
-// program's priority (spill slots, the epoch tick) is a C thread (dt_aux.c).
+// Hand-over queue: full buffers, definitions and the writer's own jobs go
+// to the writer's thread (dt_cw.c) through this queue, which it drains
+// (dt_q_pop). The work that must keep the program's priority (spill
+// slots, the epoch tick) is a thread of its own (dt_aux.c).
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
@@ -36,12 +29,10 @@ static unsigned q_nbuf; // buffers queued (under q_mu; read racily by dt_q_buffe
 // the core (dt_spill_prepare sets it when buffers are spill slots, whose
 // records survive a kill unwritten). 0: the encoder polls (dt_q_pop).
 // Why: on a core that the rank keeps busy (both ranks of a ping-pong
-// spin in MPI), each turn of the encoder is a preemption of the rank, and
-// each of its sleeps in C a hand-off of the Go P by sysmon (with
-// GOMAXPROCS 1 it retakes a P in a cgo call after 20 µs) and a wake-up
-// of another Go thread: polling every 100 µs while buffers came made
-// ~1260 preemptions of each rank per million calls of a 0-byte ping-pong
-// (sched_switch events), ~60 ns per call of its time.
+// spin in MPI), each turn of the writer is a preemption of the rank:
+// polling every 100 µs while buffers came made ~1260 preemptions of each
+// rank per million calls of a 0-byte ping-pong (sched_switch events),
+// ~60 ns per call of its time.
 unsigned dt_q_batch DT_HIDDEN;
 
 // dt_q_wake wakes the encoder. A program thread calls it only where it is
@@ -86,13 +77,13 @@ void dt_q_push(void *buf, size_t n, uint32_t tid, int fin, int kind) {
 	pthread_mutex_unlock(&q_mu);
 }
 
-// dt_q_kick tells the encoder that Go queued a job of its own (clock-sync
-// samples), in order with the buffers handed over before.
+// dt_q_kick tells the writer that it has a job of its own queued
+// (clock-sync samples), in order with the buffers handed over before.
 void dt_q_kick(void) { dt_q_push(NULL, 0, 0, 0, DT_Q_GO); }
 
 // Definitions travel through the same queue, ahead of the buffers holding
 // events that use them, so that defining a call site or a communicator
-// costs the program no call into Go (which may have to wait for a P).
+// costs the program no wait for the writer.
 void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n) {
 	uint64_t *p = malloc(sizeof(uint64_t) * (n > 0 ? n : 1));
 	if (!p) return;
@@ -102,7 +93,7 @@ void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n) {
 
 void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
 	uint32_t parent, int fid) {
-	// Layout read by Go (tracer.go, commDef): u32 local, u32 nm, u32 nr, u32 inter, u32 parent, u32 fid,
+	// Layout read by the writer (dt_cw.c): u32 local, u32 nm, u32 nr, u32 inter, u32 parent, u32 fid,
 	// u64 id, nm + nr × u32.
 	uint32_t *p = malloc(32 + 4 * (size_t)(nm + nr));
 	if (!p) return;
@@ -114,10 +105,9 @@ void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, con
 }
 
 // dt_q_pop waits for the next entry and tells whether more are queued
-// behind it (called by the encoder goroutine, in C so that it asks the Go
-// scheduler for nothing while it waits). With dt_q_batch it sleeps until a
+// behind it (called by the writer). With dt_q_batch it sleeps until a
 // batch of buffers is queued, free buffers run low, the epoch moves
-// (dt_q_nudge), a thread waits for a free buffer, a Go job comes
+// (dt_q_nudge), a thread waits for a free buffer, a job of the writer's comes
 // (dt_q_kick) or tracing ends; at most a second. Without (no spill slots:
 // a buffer is safe only once written), it polls, every 100 µs while
 // entries keep coming, backing off to 50 ms when idle, and is woken only

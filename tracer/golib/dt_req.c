@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Requests: scratch copies of the wrappers' request and status arrays (MPI
 // nulls completed handles), the kind of each pending request (only
 // receives report a status) and the request attributes of a record.

@@ -16,7 +16,7 @@ enum {
 	DT_STOP_SIGNAL = 5, DT_STOP_BUFFER_FULL = 6, DT_STOP_EXIT = 7,
 };
 
-// Parameters and clock conversion shared with Go.
+// Parameters and clock conversion shared with the writer.
 typedef struct {
 	int user_stack_size;
 	int64_t max_trace_mb;
@@ -76,8 +76,8 @@ int dt_spill_prepare1(unsigned need);
 int dt_spill_made(void);
 int dt_spill_made_by_threads(void);
 
-// dt_queue.c: the hand-over queue to the Go encoder.
-// DT_Q_COPY: records in a malloc'd copy (free it); DT_Q_GO: a job queued on the Go side (dt_q_kick).
+// dt_queue.c: the hand-over queue to the writer.
+// DT_Q_COPY: records in a malloc'd copy (free it); DT_Q_GO: a job of the writer's own (dt_q_kick).
 void dt_q_nudge(void);
 unsigned dt_q_buffers(void);
 extern unsigned dt_q_batch DT_HIDDEN;

@@ -1,7 +1,5 @@
-//go:build ignore
-
-// Fatal signals: ask a Go goroutine (through a pipe, the only
-// async-signal-safe way in) to write what was recorded, wait for it a
+// Fatal signals: ask a watcher thread (through a pipe, the only
+// async-signal-safe way in) to have what was recorded written, wait for it a
 // bounded time, then chain to the previous handler.
 #define _GNU_SOURCE
 #include "dt_wrap.h"
@@ -69,8 +67,8 @@ static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
 }
 
 // The watcher is a plain thread blocked in read(2), with every signal
-// blocked: it wakes at once when a handler writes, whatever the Go
-// scheduler is doing, and calls into Go to write the trace.
+// blocked: it wakes at once when a handler writes, and has the writer
+// write the trace.
 static void *sig_watcher(void *arg) {
 	prctl(PR_SET_NAME, "dtpa-signals");
 	int fd = (int)(intptr_t)arg;

@@ -1,8 +1,6 @@
-//go:build ignore
-
 // Call sites: a global table under a mutex; the per-thread memo of walks
 // (dt_site, dt_wrap.h) and cache of stacks (dt_site_walk) make the lock
-// rare. A new call site is defined to Go through the hand-over queue
+// rare. A new call site is defined to the writer through the hand-over queue
 // (dt_q_def_site).
 #define _GNU_SOURCE
 #include "dt_wrap.h"

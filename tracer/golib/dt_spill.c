@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Spill: when dtrun provides a spill directory, the buffers are slots of a
 // shared file mapping (tracer/records/spill.go has the layout), so that
 // records not yet written survive SIGKILL and dtrun can append them to the
@@ -145,8 +143,8 @@ int dt_spill_prepare1(unsigned need) {
 enum { Q_BATCH = 8 };
 
 // dt_spill_prepare sets how many buffers the aux thread keeps free at most,
-// and makes the first SPILL_NOW now (at start, from Go): the program's
-// first buffer is a slot. With slots, the encoder writes buffers in
+// and makes the first SPILL_NOW now (at start): the program's first
+// buffer is a slot. With slots, the writer writes buffers in
 // batches (dt_q_batch).
 void dt_spill_prepare(int k) {
 	spill_ahead = k;

@@ -1,7 +1,5 @@
-//go:build ignore
-
 // Per-thread buffers: each thread records into a buffer of its own
-// (dt_wrap.h) and hands it over to Go when it is full, when the epoch moved
+// (dt_wrap.h) and hands it over to the writer when it is full, when the epoch moved
 // (periodic flush) or when the thread ends; the tracing state (dt_state);
 // the list of threads, whose records are collected at the end of tracing.
 // The free list the buffers come from is dt_buf.c.
@@ -37,7 +35,7 @@ static void dt_thr_attach_buf(dt_thr *T, char *b) {
 	T->chunk_commit = c ? c : &T->commit_sink;
 }
 
-// dt_submit hands the thread's committed records to Go, which owns the buffer
+// dt_submit hands the thread's committed records to the writer, which owns the buffer
 // from then on, and gives the thread a fresh one (dt_buf_get's wait).
 static void dt_submit_w(dt_thr *T, int wait) {
 	if (T->buf == NULL) return;
@@ -284,7 +282,7 @@ dt_thr *dt_thr_new(void) {
 	return T;
 }
 
-// dt_collect hands Go every thread's unsubmitted records at the end of
+// dt_collect hands the writer every thread's unsubmitted records at the end of
 // tracing (finalize, abort, signal). Other threads may still run in a crash:
 // their records up to the last complete one are taken.
 void dt_collect(void) {
@@ -307,5 +305,5 @@ uint64_t dt_dropped(void) {
 }
 
 
-// dt_finish_state ends tracing (from Go, at a fatal signal).
+// dt_finish_state ends tracing (from the writer, at a fatal signal).
 void dt_finish_state(void) { dt_state = DT_ST_FINISHED; }

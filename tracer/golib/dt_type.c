@@ -1,5 +1,3 @@
-//go:build ignore
-
 // Datatypes: the size of a datatype, cached per thread (dt_tsize in
 // dt_wrap.h) until a datatype is freed (dt_type_gen, bumped by the
 // MPI_Type_free wrapper: a handle may be reused for another type).

@@ -1,8 +1,8 @@
 // Per-call recording path of the tracer, included by the generated wrappers
 // (zz_*_gen.c) and by the runtime's C files (dt_*.c). Everything a wrapper does on each MPI call is
 // inline here: two timestamps, a call-site lookup in a per-thread cache and a
-// compact record appended to the calling thread's buffer. Go is entered only
-// when a buffer is full (see dt_make_room), never per call.
+// compact record appended to the calling thread's buffer. The writer is
+// handed a buffer only when it is full (see dt_make_room), never per call.
 #ifndef DT_WRAP_H
 #define DT_WRAP_H
 
@@ -235,7 +235,7 @@ uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec);
 
 // dt_site_c is the call site of the C stack: a walk of the unwind tables
 // (dt_site_walk, dt_site.c) gives the return addresses, and a new call site
-// is handed to Go, after which the exit of rec, the record being written
+// is handed to the writer, after which the exit of rec, the record being written
 // (its header ends at T->pos), is moved past the hand-over (dt_rec_long). A call from the same frame and return address as a remembered
 // walk, whose stack words read are unchanged, has that walk's call site
 // (dt_memo): one compare per word instead of a rule lookup per frame and a
@@ -260,7 +260,7 @@ DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	return dt_site_c(T, fp, rec);
 }
 
-// Hand-overs to Go (a full buffer here, a new call site in dt_site, the
+// Hand-overs to the writer (a full buffer here, a new call site in dt_site, the
 // periodic flush in dt_rec_end) happen inside the call that triggered them:
 // each moves the record's exit time past itself, so that the tracer's cost
 // is seen as time in that MPI call, never as the program's own time after it
@@ -475,7 +475,7 @@ static const int dt_wide __attribute__((unused)) = 0;
 #define DONEALL(n, rs, sts) dt_a_doneall(T, H, (n), (rs), (sts));
 #define DONESOME(n, idx, rs, sts) if ((n) != MPI_UNDEFINED) dt_a_donesome(T, H, (n), (idx), (rs), (sts));
 #define STAT(sp) if (dt_ok) { H->attr |= A_STATUS; dt_put32(T, dt_rank((sp)->MPI_SOURCE)); dt_put32(T, (uint32_t)(sp)->MPI_TAG); }
-// A new communicator's definition is handed to Go: the exit time follows it.
+// A new communicator's definition is handed to the writer: the exit time follows it.
 #define NEWC(h, parent, kind, tag) if (dt_ok) { uint32_t l_ = dt_comm_created((h), (parent), (kind), (tag), H->func); \
 	if (l_ != DT_NORECORD) { H->attr |= A_NEWCOMM; dt_put32(T, l_); dt_rec_exit(T, H, dt_now()); } }
 #define PC(level, arg) do { H->attr |= A_PCONTROL; dt_put32(T, (uint32_t)(level)); dt_put64(T, (uint64_t)(arg)); } while (0);

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../golib/dt_loadgo.h"
 #include "../golib/dt_stamp.h"
 #include "stub_gen.c"
 
@@ -153,19 +152,7 @@ static void load_tracer(void) {
 	snprintf(self, sizeof self, "%s", info.dli_fname);
 	const char *dir = dirname(self);
 	snprintf(path, sizeof path, "%s/libdtpa_%s.so", dir, impl);
-	// The library whose writer is C (golib/dt_cw.c), unless DT_CWRITER=0:
-	// no Go runtime in the process unless it needs an encoder
-	// (lib/libdtpa_enc.so). With DT_CWRITER=0, or without that library,
-	// the Go library.
-	const char *cw = getenv("DT_CWRITER");
-	if (!(cw && strcmp(cw, "0") == 0)) {
-		char cpath[4200];
-		snprintf(cpath, sizeof cpath, "%s/libdtpa_%s_c.so", dir, impl);
-		if (access(cpath, R_OK) == 0) snprintf(path, sizeof path, "%s", cpath);
-	}
-	// With the program's asynchronous signals blocked (dt_loadgo.h): the
-	// Go library starts its runtime's threads as it loads.
-	void *h = dt_dlopen_go(path);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		fprintf(stderr, "dtpa: cannot load the tracer: %s; running untraced\n", dlerror());
 		return;
@@ -177,8 +164,9 @@ static void load_tracer(void) {
 }
 
 // sigaction and signal add SA_ONSTACK to the handlers a program installs
-// for SIGPROF and SIGCHLD. The tracer's Go runtime keeps those two
-// unblocked on its threads whatever their inherited mask (the runtime's
+// for SIGPROF and SIGCHLD. The Go runtime of the tracer's encoder
+// (lib/libdtpa_enc.so, which the writer loads when it needs one) keeps
+// those two unblocked on its threads whatever their inherited mask (the runtime's
 // _SigUnblock signals), so the kernel may deliver the process's profiling
 // timer or a child's end to one of them; a handler without SA_ONSTACK then
 // runs on the stack of the goroutine it interrupted, a few kilobytes with
@@ -188,7 +176,7 @@ static void load_tracer(void) {
 // the tracer's compaction so). With it the handler runs on the thread's
 // alternate signal stack, which every Go thread has; on the program's own
 // threads, which have none unless it made one, nothing changes. The other
-// asynchronous signals are blocked on the Go threads (load_tracer). Not
+// asynchronous signals are blocked on the Go threads (dt_loadgo.h). Not
 // covered: handlers installed through sigset,
 // sysv_signal or glibc's internal calls (profil, used by gprof's -pg).
 static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -232,9 +220,9 @@ sighandler_t signal(int sig, sighandler_t h) {
 }
 
 // The C MPI_Init and MPI_Init_thread load the tracer after the MPI
-// library's MPI_Init: the Go runtime then starts while the ranks that are
-// done wait asleep in the tracer's MPI_Init collective, not while the MPI
-// library's MPI_Init runs on every core (MPICH's ranks spin there). A call
+// library's MPI_Init: the tracer then starts while the ranks that are done
+// wait asleep in its MPI_Init collective, not while the MPI library's
+// MPI_Init runs on every core (MPICH's ranks spin there). A call
 // made once the tracer is loaded (MPICH's Fortran MPI_INIT calls the C
 // one) goes to the tracer's wrapper, as every other call.
 __attribute__((noinline)) int MPI_Init(int *argc, char ***argv) {

@@ -12,18 +12,19 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// TestCwriterEnv: with DT_CWRITER=0 dtrun passes the knob alone (the Go
-// writer on every node); by default, the knob and the parameters of
-// tracer.par and the environment, encoded as the header's TracerParams; a
-// bad tracer.par is said once and the defaults go.
-func TestCwriterEnv(t *testing.T) {
+// TestParamsEnv: dtrun passes the parameters of tracer.par and the
+// environment, encoded as the header's TracerParams; a bad tracer.par is
+// said once and the defaults go; DT_CWRITER, a knob of a writer no longer
+// there, is said to be ignored.
+func TestParamsEnv(t *testing.T) {
 	t.Chdir(t.TempDir())
 	env := map[string]string{"DT_CWRITER": "0"}
 	getenv := func(k string) string { return env[k] }
 	var warn bytes.Buffer
-	if kv := cwriterEnv(getenv, &warn); len(kv) != 1 || kv[0] != "DT_CWRITER=0" {
-		t.Fatalf("with DT_CWRITER=0: %v", kv)
+	if kv := paramsEnv(getenv, &warn); len(kv) != 1 || !strings.Contains(warn.String(), "DT_CWRITER is ignored") {
+		t.Fatalf("with DT_CWRITER=0: %v, %q", kv, warn.String())
 	}
+	warn.Reset()
 	delete(env, "DT_CWRITER")
 	env["MaxTraceSize"] = "77"
 	if err := os.WriteFile("tracer.par", []byte("UserStackSize = 2\nTraceBufSize = 1M\n"), 0o644); err != nil {
@@ -31,17 +32,17 @@ func TestCwriterEnv(t *testing.T) {
 	}
 	params := func() *tracepb.TracerParams {
 		t.Helper()
-		kv := cwriterEnv(getenv, &warn)
-		if len(kv) != 2 || kv[0] != "DT_CWRITER=1" || !strings.HasPrefix(kv[1], "DT_PARAMS=") {
+		kv := paramsEnv(getenv, &warn)
+		if len(kv) != 1 || !strings.HasPrefix(kv[0], "DT_PARAMS=") {
 			t.Fatalf("env %v", kv)
 		}
-		b, err := hex.DecodeString(strings.TrimPrefix(kv[1], "DT_PARAMS="))
+		b, err := hex.DecodeString(strings.TrimPrefix(kv[0], "DT_PARAMS="))
 		var p tracepb.TracerParams
 		if err == nil {
 			err = proto.Unmarshal(b, &p)
 		}
 		if err != nil {
-			t.Fatalf("%s: %v", kv[1], err)
+			t.Fatalf("%s: %v", kv[0], err)
 		}
 		return &p
 	}
@@ -57,7 +58,7 @@ func TestCwriterEnv(t *testing.T) {
 }
 
 // TestMarkCompaction: dtrun's spill directory holds the mark that tells
-// the C writer's ranks of its node where dtrun looks for the traces it
+// the ranks of its node where dtrun looks for the traces it
 // compacts: the trace directory, absolute.
 func TestMarkCompaction(t *testing.T) {
 	t.Chdir(t.TempDir())
