@@ -30,7 +30,7 @@ command -v otf2-print     >/dev/null || need+=(otf2-tools)
 [ -f /usr/include/x86_64-linux-gnu/libunwind.h ] || [ -f /usr/include/libunwind.h ] || need+=(libunwind-dev)
 /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || need+=(python3-mpi4py)
 # CPython 3.11's headers: tracer/python_test.go checks the tracer's copy of
-# its frame layout (tracer/golib/dt_py311.h) against them.
+# its frame layout (tracer/rt/dt_py311.h) against them.
 [ -f /usr/include/python3.11/internal/pycore_frame.h ] || need+=(python3.11-dev)
 if [ "${1:-}" = "--test" ]; then
   command -v hpcc >/dev/null || need+=(hpcc)

@@ -13,7 +13,7 @@ import (
 // whose presence they follow. The batch encoder, both decoders (their
 // field switch, the shape table and the checks of the column lengths) and
 // the record decoder (tracer/records) are driven by it; TestColumnsMatch*
-// check it against trace.proto's descriptor and tracer/golib/dt_wrap.h,
+// check it against trace.proto's descriptor and tracer/rt/dt_wrap.h,
 // and TestHotPathsMatchColumns the hand-written hot paths (LazyBatch.Next,
 // Cursor.Next, Builder.shapeID, shape.equal, clearRare) against it.
 //

@@ -77,11 +77,11 @@ func TestColumnsMatchDescriptor(t *testing.T) {
 }
 
 // TestColumnsMatchCHeader checks the table against the C recording path,
-// tracer/golib/dt_wrap.h: the A_* attribute bits, and for each attribute
+// tracer/rt/dt_wrap.h: the A_* attribute bits, and for each attribute
 // the header records, the bytes it appends per value (dt_put32, dt_put64
 // after setting the bit) against the table's record sizes.
 func TestColumnsMatchCHeader(t *testing.T) {
-	src, err := os.ReadFile("../tracer/golib/dt_wrap.h")
+	src, err := os.ReadFile("../tracer/rt/dt_wrap.h")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,11 @@
 //   - stub/: libdtpa_preload.so, a C-only LD_PRELOAD stub that exports every
 //     MPI function as a trampoline and, inside MPI_Init, loads the tracer
 //     library matching the MPI implementation;
-//   - golib/: libdtpa_openmpi.so and libdtpa_mpich.so, the tracer proper
-//     (C recording path, Go encoder and writer), one per MPI ABI;
+//   - rt/: libdtpa_openmpi.so and libdtpa_mpich.so, the tracer proper
+//     (C: recording path, buffers, clock, stacks, the writer), one per MPI
+//     ABI;
+//   - enc/: libdtpa_enc.so, the Go encoder the writer loads when it needs
+//     one;
 //   - gen/: the generator of the C and Fortran wrappers from each installed
 //     mpi.h;
 //   - params/: the tracer parameters (tracer.par, environment);

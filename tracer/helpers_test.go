@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dtpa/dtpa/internal/testenv"
+	"github.com/dtpa/dtpa/internal/version"
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -253,6 +254,9 @@ func checkComplete(t *testing.T, trs []*trace) {
 		}
 		if !bytes.Equal(tr.hdr.RunId, trs[0].hdr.RunId) || len(tr.hdr.RunId) != 16 {
 			t.Errorf("rank %d: run id %x, rank 0 has %x", r, tr.hdr.RunId, trs[0].hdr.RunId)
+		}
+		if tr.hdr.TracerVersion != version.Version {
+			t.Errorf("rank %d: tracer version %q, the commands' %q", r, tr.hdr.TracerVersion, version.Version)
 		}
 		if tr.footer == nil || tr.footer.StopReason != tracepb.Footer_FINALIZE {
 			t.Errorf("rank %d: footer %v, want FINALIZE", r, tr.footer)

@@ -178,7 +178,7 @@ func TestClockGroupsTree(t *testing.T) {
 // node0's spill directory holds dtrun's mark naming the trace directory,
 // as dtrun's own node's does, and its ranks leave their traces deferred
 // for dtrun; node1's lacks it, as another node's, and its ranks compact
-// their own as they end (golib/dt_cw.c, dtrun_compacts). dtrun --compact
+// their own as they end (rt/dt_cw.c, dtrun_compacts). dtrun --compact
 // then completes node0's, and all four are the ping-pong's.
 func TestMultiNodeCompaction(t *testing.T) {
 	for _, mpi := range []struct{ cc, run string }{{ompi, "mpirun.openmpi"}, {"mpicc.mpich", "mpiexec.mpich"}} {

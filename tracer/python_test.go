@@ -186,7 +186,7 @@ func TestPythonSitesOtherVersion(t *testing.T) {
 	}
 }
 
-// TestPyLayout compiles tracer/golib/dt_py311.h against the installed
+// TestPyLayout compiles tracer/rt/dt_py311.h against the installed
 // CPython 3.11 headers (python3.11-dev): every offset the tracer reads must
 // be the interpreter's.
 func TestPyLayout(t *testing.T) {
@@ -242,7 +242,7 @@ int main(void) {
 		t.Fatal(err)
 	}
 	exe := filepath.Join(dir, "layout")
-	if b, err := exec.Command("gcc", "-I"+inc, "-I"+filepath.Join(root, "tracer", "golib"), "-o", exe, src).CombinedOutput(); err != nil {
+	if b, err := exec.Command("gcc", "-I"+inc, "-I"+filepath.Join(root, "tracer", "rt"), "-o", exe, src).CombinedOutput(); err != nil {
 		t.Fatalf("the layout of dt_py311.h is not CPython 3.11's: %v\n%s", err, b)
 	}
 	if b, err := exec.Command(exe).CombinedOutput(); err != nil {

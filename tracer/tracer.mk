@@ -39,20 +39,20 @@ $(GEN): $(wildcard tracer/gen/*.go traceformat/mpifunc/*.go)
 
 # Generation runs every time (cheap) but only touches files whose content
 # changed, so the targets below rebuild only when needed.
-$(BUILD)/stub_gen.c tracer/golib/zz_openmpi_gen.c tracer/golib/zz_mpich_gen.c \
-	tracer/golib/zz_openmpi_fort_gen.c tracer/golib/zz_mpich_fort_gen.c: FORCE | $(GEN)
+$(BUILD)/stub_gen.c tracer/rt/zz_openmpi_gen.c tracer/rt/zz_mpich_gen.c \
+	tracer/rt/zz_openmpi_fort_gen.c tracer/rt/zz_mpich_fort_gen.c: FORCE | $(GEN)
 	@true
 
 gen: $(GEN)
 	@$(GEN) stub -cc mpicc.openmpi -fc $(FC_OMPI) -cc mpicc.mpich -fc $(FC_MPICH) -o $(BUILD)/stub_gen.c
 	@if [ -n "$(HAVE_OMPI)" ]; then $(GEN) wrappers -cc mpicc.openmpi -fc $(FC_OMPI) \
-		-o tracer/golib/zz_openmpi_gen.c -fo tracer/golib/zz_openmpi_fort_gen.c; fi
+		-o tracer/rt/zz_openmpi_gen.c -fo tracer/rt/zz_openmpi_fort_gen.c; fi
 	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -fc $(FC_MPICH) \
-		-o tracer/golib/zz_mpich_gen.c -fo tracer/golib/zz_mpich_fort_gen.c; fi
+		-o tracer/rt/zz_mpich_gen.c -fo tracer/rt/zz_mpich_fort_gen.c; fi
 
-$(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/golib/dt_stamp.h | gen
+$(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/rt/dt_stamp.h | gen
 	@mkdir -p $(OUT)
-	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ] || [ tracer/golib/dt_stamp.h -nt $@ ]; then \
+	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ] || [ tracer/rt/dt_stamp.h -nt $@ ]; then \
 		echo "CC $@"; \
 		$(CC) -O2 -shared -fPIC -Wall -I$(BUILD) -o $@ tracer/stub/stub.c -ldl && cp $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built; \
 	fi
@@ -61,7 +61,7 @@ $(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/golib/dt_stamp.h | gen
 # its own wrappers, not at the preload stub's trampolines of the same name,
 # and with libunwind (Debian's libunwind-dev; the runtime libunwind8 must be
 # installed where traced programs run), which reads the unwind tables of
-# call stacks (golib/dt_site.c). The stub loads the library RTLD_LOCAL, so
+# call stacks (rt/dt_site.c). The stub loads the library RTLD_LOCAL, so
 # libunwind's _Unwind_* never replace the program's own (libgcc_s).
 # A machine without it gets it from scripts/deps.sh, as the web target does
 # npm.
@@ -91,31 +91,31 @@ RELR := $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -o /dev/null -
 GOLDFLAGS := -X=runtime.godebugDefault=asyncpreemptoff=1
 GOSHARED  := -buildmode=c-shared -ldflags=$(GOLDFLAGS)
 
-# The tracer (golib/dt_*.c and the generated wrappers: wrappers, buffers,
+# The tracer (rt/dt_*.c and the generated wrappers: wrappers, buffers,
 # spill slots, clock, stacks, signals, Fortran, Python, and the writer,
-# golib/dt_cw.c) is compiled here, once per MPI, into tracer/build/<impl>/,
+# rt/dt_cw.c) is compiled here, once per MPI, into tracer/build/<impl>/,
 # and linked with the trace's protobuf messages packed by protobuf-c
 # (Debian's protobuf-c-compiler generates them from traceformat/trace.proto;
 # libprotobuf-c1 is needed where traced programs run, like libunwind8).
 PBC     := $(BUILD)/pbc
-RTSRC   := $(filter-out tracer/golib/dt_cw.c,$(wildcard tracer/golib/dt_*.c))
+RTSRC   := $(filter-out tracer/rt/dt_cw.c,$(wildcard tracer/rt/dt_*.c))
 RTFLAGS := -O2 -fPIC -fno-omit-frame-pointer -fno-plt -Wall -Wno-unused-variable -Wno-unused-but-set-variable \
 	-Wno-deprecated-declarations -Wno-unused-function -Wno-maybe-uninitialized -Wno-format-truncation \
 	-DDT_TRACER_VERSION='"$(shell sed -n 's/^const Version = "\(.*\)"/\1/p' internal/version/version.go)"' \
-	-Itracer/golib -I$(PBC)
+	-Itracer/rt -I$(PBC)
 OMPI_CFLAGS   = $(shell mpicc.openmpi -showme:compile)
 OMPI_LDFLAGS  = $(shell mpicc.openmpi -showme:link)
 MPICH_CFLAGS  = -I/usr/include/x86_64-linux-gnu/mpich $(shell mpicc.mpich -show | tr ' ' '\n' | grep '^-I' | tr '\n' ' ')
 MPICH_LDFLAGS = $(shell mpicc.mpich -show | tr ' ' '\n' | grep '^-[Ll]' | tr '\n' ' ')
-OMPI_RT  := $(patsubst tracer/golib/%.c,$(BUILD)/openmpi/%.o,$(RTSRC) tracer/golib/zz_openmpi_gen.c tracer/golib/zz_openmpi_fort_gen.c)
-MPICH_RT := $(patsubst tracer/golib/%.c,$(BUILD)/mpich/%.o,$(RTSRC) tracer/golib/zz_mpich_gen.c tracer/golib/zz_mpich_fort_gen.c)
-RTHDR    := $(wildcard tracer/golib/*.h)
+OMPI_RT  := $(patsubst tracer/rt/%.c,$(BUILD)/openmpi/%.o,$(RTSRC) tracer/rt/zz_openmpi_gen.c tracer/rt/zz_openmpi_fort_gen.c)
+MPICH_RT := $(patsubst tracer/rt/%.c,$(BUILD)/mpich/%.o,$(RTSRC) tracer/rt/zz_mpich_gen.c tracer/rt/zz_mpich_fort_gen.c)
+RTHDR    := $(wildcard tracer/rt/*.h)
 
-$(BUILD)/openmpi/%.o: tracer/golib/%.c $(RTHDR) | gen unwind
+$(BUILD)/openmpi/%.o: tracer/rt/%.c $(RTHDR) | gen unwind
 	@mkdir -p $(@D)
 	$(CC) $(RTFLAGS) $(OMPI_CFLAGS) -c -o $@ $<
 
-$(BUILD)/mpich/%.o: tracer/golib/%.c $(RTHDR) | gen unwind
+$(BUILD)/mpich/%.o: tracer/rt/%.c $(RTHDR) | gen unwind
 	@mkdir -p $(@D)
 	$(CC) $(RTFLAGS) $(MPICH_CFLAGS) -c -o $@ $<
 

@@ -18,7 +18,7 @@ import (
 // dtrun looks for the traces it compacts after the job (its content: that
 // directory). A C-writer rank that finds it in its spill directory, naming
 // its trace's directory, leaves its trace deferred for dtrun; any other
-// rank compacts its own as it ends (tracer/golib/dt_cw.c, dtrun_compacts).
+// rank compacts its own as it ends (tracer/rt/dt_cw.c, dtrun_compacts).
 const compactMark = ".dtrun"
 
 // markCompaction writes the mark into dtrun's spill directory. Without it

@@ -12,7 +12,7 @@ import (
 )
 
 // paramsEnv is what the ranks' environment needs for the tracer's writer
-// (tracer/golib/dt_cw.c), as NAME=value: the tracer's parameters as dtrun
+// (tracer/rt/dt_cw.c), as NAME=value: the tracer's parameters as dtrun
 // finds them (package params: tracer.par in its working directory, then
 // the environment), encoded as the trace header's TracerParams in hex
 // (DT_PARAMS), which every node's ranks take as they are instead of

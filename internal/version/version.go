@@ -8,8 +8,8 @@ import (
 	"runtime/debug"
 )
 
-// Version is the release of the commands and of the tracer (whose trace
-// headers record tracer/golib's Version; a test keeps the two equal).
+// Version is the release of the commands and of the tracer, which is
+// compiled with it (tracer/tracer.mk) and records it in its trace headers.
 const Version = "0.1.0"
 
 // String is Version with the source revision the binary was built from,

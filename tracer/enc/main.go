@@ -1,5 +1,5 @@
 // Command enc is lib/libdtpa_enc.so (built with -buildmode=c-shared): the
-// Go encoder that the tracer's writer (tracer/golib/dt_cw.c) loads only
+// Go encoder that the tracer's writer (tracer/rt/dt_cw.c) loads only
 // when it needs one, so that a traced rank starts no Go runtime in
 // MPI_Init. It needs one when
 //   - the rank has written DT_DEFER_MB of raw records and encodes from

@@ -93,7 +93,7 @@ func fortranLibSymbols(fc string) (map[string]bool, error) {
 	return syms, nil
 }
 
-// fortHand are written by hand (golib/dt_fortran.c, through macros): they
+// fortHand are written by hand (rt/dt_fortran.c, through macros): they
 // start and stop tracing, or their Fortran binding differs from C's
 // (MPI_PCONTROL has no ierror and no variadic part).
 var fortHand = map[string]string{

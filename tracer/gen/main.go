@@ -1,6 +1,6 @@
 // Command gen writes the tracer's C wrappers from the installed mpi.h.
 //
-//	gen wrappers -cc mpicc.openmpi -fc mpif90.openmpi -o golib/zz_openmpi_gen.c -fo golib/zz_openmpi_fort_gen.c
+//	gen wrappers -cc mpicc.openmpi -fc mpif90.openmpi -o rt/zz_openmpi_gen.c -fo rt/zz_openmpi_fort_gen.c
 //	gen stub -cc mpicc.openmpi -fc mpif90.openmpi -cc mpicc.mpich -fc mpif90.mpich -o build/stub_gen.c
 //
 // "wrappers" emits one wrapper per MPI function that the implementation's

@@ -7,7 +7,7 @@ import (
 
 // tmpl says what a wrapper records beyond function, times and call site. Code
 // refers to arguments by position (a0, a1 …) and uses the record macros of
-// golib/dt_wrap.h, which must be emitted in attribute-bit order: CM, SEND,
+// rt/dt_wrap.h, which must be emitted in attribute-bit order: CM, SEND,
 // RECV, SB/SBN, RB/RBN, ROOT, REQ*, STAT*, NEWC, PC, FLAG.
 type tmpl struct {
 	pre  string         // before the call (copies of requests)
@@ -35,8 +35,8 @@ type tmpl struct {
 	frc   [2]int
 }
 
-// handWritten functions are written by hand in golib/dt_init.c (their
-// Fortran bindings in golib/dt_fortran.c: fortHand): they start and stop
+// handWritten functions are written by hand in rt/dt_init.c (their
+// Fortran bindings in rt/dt_fortran.c: fortHand): they start and stop
 // tracing.
 var handWritten = map[string]bool{
 	"MPI_Init": true, "MPI_Init_thread": true, "MPI_Finalize": true, "MPI_Abort": true,
@@ -183,7 +183,7 @@ func special() map[string]tmpl {
 	m["MPI_Alltoallw_init"] = tmpl{post: m["MPI_Alltoallw_init"].post, fpost: fw + " REQC(*a10, 0)"}
 
 	// Communicator creation: the new communicator gets an id that agrees
-	// across ranks (see dt_comm_created in golib/dt_comm.c).
+	// across ranks (see dt_comm_created in rt/dt_comm.c).
 	newc := map[string][2]int{ // parent argument, newcomm argument
 		"Comm_dup": {0, 1}, "Comm_dup_with_info": {0, 2}, "Comm_create": {0, 2}, "Comm_split": {0, 3},
 		"Comm_split_type": {0, 4}, "Cart_create": {0, 5}, "Cart_sub": {0, 2}, "Graph_create": {0, 5},

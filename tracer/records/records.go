@@ -1,5 +1,5 @@
 // Package records decodes the tracer's in-memory call records (written by
-// the C recording path, tracer/golib/dt_wrap.h) into traceformat batches.
+// the C recording path, tracer/rt/dt_wrap.h) into traceformat batches.
 // It is pure Go so that the decoder can be tested and benchmarked without
 // MPI.
 //
@@ -62,7 +62,7 @@ const byteAttrs = traceformat.AttrSendBytes | traceformat.AttrRecvBytes
 func stIdx(a uint16) int { return int(a&uint16(staticOnly)) | int(a&RawWide)>>(14-6) }
 
 // Converter turns raw clock readings into local nanoseconds exactly as
-// dt_ns in tracer/golib/dt_clock.c does (clock-sync samples are converted
+// dt_ns in tracer/rt/dt_clock.c does (clock-sync samples are converted
 // there, events here).
 type Converter struct {
 	TSC       bool    // raw readings are TSC ticks

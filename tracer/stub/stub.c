@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../golib/dt_stamp.h"
+#include "../rt/dt_stamp.h"
 #include "stub_gen.c"
 
 static int loaded;
