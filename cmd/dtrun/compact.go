@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
-	"time"
 
 	"github.com/dtpa/dtpa/internal/hugeheap"
 	"github.com/dtpa/dtpa/tracer/records"
@@ -16,7 +16,7 @@ import (
 
 // compactMark names the file in dtrun's spill directory that says where
 // dtrun looks for the traces it compacts after the job (its content: that
-// directory). A C-writer rank that finds it in its spill directory, naming
+// directory). A rank that finds it in its spill directory, naming
 // its trace's directory, leaves its trace deferred for dtrun; any other
 // rank compacts its own as it ends (tracer/rt/dt_cw.c, dtrun_compacts).
 const compactMark = ".dtrun"
@@ -29,12 +29,18 @@ func markCompaction(spill, dir string) {
 	}
 }
 
-// removeStale removes the unfinished compactions of ranks of this run (files
-// modified since start): the job is over, so that no process still writes
-// them, and the traces they were made from are whole.
-func removeStale(files []string, start time.Time) {
+// removeStale removes the unfinished compactions (records.CompactTemps) of
+// the traces the job wrote: the job is over, so that no process still
+// writes them, and the traces they were made from are whole. Another
+// job's in the same directory may still be under way and stay.
+func removeStale(files []string, job *jobFiles) {
+	mine := map[string]bool{}
+	for _, p := range job.traces() {
+		mine[filepath.Base(p)] = true
+	}
 	for _, f := range files {
-		if st, err := os.Stat(f); err == nil && !st.ModTime().Before(start) {
+		trace, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(f), "."), records.CompactTempMark)
+		if st, err := os.Stat(f); err == nil && !st.ModTime().Before(job.start) && mine[trace] {
 			os.Remove(f)
 		}
 	}

@@ -248,11 +248,11 @@ func Run(ctx context.Context, o Options) error {
 	job := newJobFiles(traceDir(o.Args))
 	err = cmd.Run()
 	recoverSpills(spill, cmd.Stderr)
-	// What is left deferred: the traces of this node's C-writer ranks
+	// What is left deferred: the traces of this node's ranks
 	// (markCompaction), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
 	compactTraces(job.deferred(), cmd.Stderr)
-	removeStale(records.CompactTemps(traceDir(o.Args)), job.start)
+	removeStale(records.CompactTemps(traceDir(o.Args)), job)
 	if ctx.Err() == nil {
 		summarize(cmd.Stderr, job, spill)
 	}

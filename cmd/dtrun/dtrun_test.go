@@ -149,11 +149,13 @@ func TestMainUsage(t *testing.T) {
 }
 
 // TestRemoveStaleCompactions: after the job, the unfinished compactions of
-// the run's ranks go; a trace, and an older run's leftovers, stay.
+// the traces it wrote go; the traces, an older run's leftovers and the
+// compaction of another job's trace, which a running process holds, stay.
 func TestRemoveStaleCompactions(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Now().Add(-time.Second)
-	for _, f := range []string{"app.0.trc", ".app.0.trc.compact-123", ".app.1.trc.compact-456", ".old.0.trc.compact-789"} {
+	for _, f := range []string{"app.0.trc", "app.1.trc", ".app.0.trc.compact-123", ".app.1.trc.compact-456", ".old.0.trc.compact-789",
+		"other.0.trc", ".other.0.trc.compact-999"} {
 		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +164,13 @@ func TestRemoveStaleCompactions(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(dir, ".old.0.trc.compact-789"), old, old); err != nil {
 		t.Fatal(err)
 	}
-	removeStale(records.CompactTemps(dir), start)
+	f, err := os.Open(filepath.Join(dir, "other.0.trc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records.LockTrace(int(f.Fd()))
+	removeStale(records.CompactTemps(dir), &jobFiles{dir: dir, start: start})
 	ents, err := os.ReadDir(dir) // sorted by name
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +179,7 @@ func TestRemoveStaleCompactions(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if got, want := strings.Join(names, " "), ".old.0.trc.compact-789 app.0.trc"; got != want {
+	if got, want := strings.Join(names, " "), ".old.0.trc.compact-789 .other.0.trc.compact-999 app.0.trc app.1.trc other.0.trc"; got != want {
 		t.Errorf("left %q, want %q", got, want)
 	}
 }

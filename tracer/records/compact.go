@@ -122,7 +122,7 @@ func Compact(path string) (int, error) {
 	if err := fr.Unmarshal(hdr); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+compactTemp)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+CompactTempMark)
 	if err != nil {
 		return 0, err
 	}
@@ -143,14 +143,15 @@ func Compact(path string) (int, error) {
 	return out.decoded, err
 }
 
-// compactTemp marks Compact's new file until it replaces the trace.
-const compactTemp = ".compact-"
+// CompactTempMark marks Compact's new file until it replaces the trace:
+// .<trace's name><CompactTempMark><random digits> (os.CreateTemp).
+const CompactTempMark = ".compact-"
 
 // CompactTemps lists the new files of compactions in dir that never
 // finished (a process killed while it compacted its trace, which it left
 // whole): once no process of the run is alive, they can go.
 func CompactTemps(dir string) []string {
-	m, _ := filepath.Glob(filepath.Join(dir, ".*.trc"+compactTemp+"*"))
+	m, _ := filepath.Glob(filepath.Join(dir, ".*.trc"+CompactTempMark+"*"))
 	return m
 }
 
