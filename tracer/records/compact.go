@@ -162,7 +162,13 @@ type compacted struct {
 
 // mergeMin and mergeMax bound the batches Compact writes from raw frames:
 // consecutive frames of one thread are joined until the batch holds
-// mergeMin events, and not past mergeMax unless one frame alone does. A
+// mergeMin events, and not past mergeMax unless one frame alone does (a
+// frame's events are reckoned at the mean size of the records the batch
+// holds: a full buffer of 128 KB holds 2 000-3 500 records of 40-60
+// bytes, which at the smallest record size, 20 bytes, would have counted
+// 6 500 and ended every batch at one buffer). Definitions frames between
+// them do not end a batch: they are written before it, which the events
+// before them in the file never refer to (ids are never reused). A
 // rank that calls MPI rarely hands its buffers over on a timer, a few
 // hundred calls each (LAMMPS: ~280): as batches of their own they cost
 // the trace a zstd frame and a shape table each (5.7 bytes per call
@@ -233,12 +239,12 @@ func compact(sc *traceformat.FrameScanner, w io.Writer, hdr *tracepb.Header) (co
 			}
 			return res, err
 		}
-		if fr.Kind != traceformat.KindDefinitions {
+		if fr.Kind != traceformat.KindDefinitions && fr.Kind != traceformat.KindRecords {
 			if res.werr = defs.write(tw); res.werr != nil {
 				return res, nil
 			}
 		}
-		if fr.Kind != traceformat.KindRecords && !flush() {
+		if fr.Kind != traceformat.KindRecords && !(fr.Kind == traceformat.KindDefinitions && room(0)) && !flush() {
 			return res, nil
 		}
 		switch fr.Kind {
@@ -248,11 +254,17 @@ func compact(sc *traceformat.FrameScanner, w io.Writer, hdr *tracepb.Header) (co
 				if !flush() {
 					return res, nil
 				}
+				res.werr = defs.write(tw)
 				return res, perr
 			}
 			limit, maxMB = p.Limit, p.MaxMB
 			raw := int64(len(recs))
-			if b.Len() > 0 && (p.Thread != b.Thread || b.Len()+len(recs)/HeaderSize > mergeMax || !room(raw)) && !flush() {
+			if b.Len() > 0 && (p.Thread != b.Thread || b.Len()+int(raw*int64(b.Len())/max(pending, 1)) > mergeMax || !room(raw)) && !flush() {
+				return res, nil
+			}
+			// Definitions that came since: before the batch this frame
+			// joins, or after the one it ended.
+			if res.werr = defs.write(tw); res.werr != nil {
 				return res, nil
 			}
 			if cutAt > 0 {

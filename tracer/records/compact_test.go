@@ -95,17 +95,19 @@ func writeRun(t testing.TB, path string, parts []runPart, deferred bool, rawPart
 // TestCompactMatchesInline: a deferred trace, compacted, is byte for byte
 // the trace the tracer writes when it encodes as it goes, whether every
 // buffer was deferred or only the first ones (the budget ran out), when no
-// two frames of a thread follow each other (TestCompactJoinsFrames joins
-// them).
+// two frames of a thread follow each other, definitions or not between
+// them (TestCompactJoinsFrames joins them).
 func TestCompactMatchesInline(t *testing.T) {
 	dir := t.TempDir()
 	pre := Prefix{Conv: Converter{TSC: true, NsPerTick: 0.4, Raw0: 1 << 40, Ns0: 5e9}}
+	parts := testParts()
+	parts[len(parts)-1].tid = 1 // not thread 0's, as the frame before the definitions
 	inline := filepath.Join(dir, "inline.trc")
-	writeRun(t, inline, testParts(), false, 0, pre, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE, Message: "m"})
+	writeRun(t, inline, parts, false, 0, pre, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE, Message: "m"})
 	want, _ := os.ReadFile(inline)
 	for _, raw := range []int{4, 2} {
 		path := filepath.Join(dir, "deferred.trc")
-		writeRun(t, path, testParts(), true, raw, pre, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE, Message: "m"})
+		writeRun(t, path, parts, true, raw, pre, &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE, Message: "m"})
 		if !IsDeferred(path) {
 			t.Fatal("not deferred")
 		}
@@ -193,15 +195,17 @@ func TestCompactJoinsFrames(t *testing.T) {
 }
 
 // TestCompactJoinsDefinitions: consecutive definitions frames become one
-// frame of their entries in order, a frame alone is copied as it is, and
-// the trace reads as the inline one (the same events and definitions);
-// with DT_COMPACT_JOIN=0 every frame is kept.
+// frame of their entries in order, a frame alone is copied as it is, a
+// frame after a thread's records goes before their batch (which it joins
+// with what follows), and the trace reads as the inline one (the same
+// events and definitions); with DT_COMPACT_JOIN=0 every frame is kept in
+// place.
 func TestCompactJoinsDefinitions(t *testing.T) {
 	site := func(id uint32, pcs ...uint64) runPart {
 		return runPart{defs: &tracepb.Definitions{CallSites: []*tracepb.CallSite{{Id: id, Pcs: pcs}}}}
 	}
 	parts := []runPart{testParts()[0], site(4, 0x40, 0x50), site(5), // three joined
-		{recs: fourCalls()}, site(6, 0x60), // alone
+		{recs: fourCalls()}, site(6, 0x60), // alone, before the batch of fourCalls
 		{clock: &tracepb.ClockSync{Phase: tracepb.ClockSync_INIT, SameClock: true}},
 		site(7, 0x70), site(8, 0x80, 0x90, 1<<47), {recs: cheapCallsAt(300, 1<<42)}, // two joined
 	}
@@ -231,7 +235,7 @@ func TestCompactJoinsDefinitions(t *testing.T) {
 	for _, c := range []struct {
 		noJoin bool
 		kinds  string
-	}{{false, "HDEDCDEF"}, {true, "HDDDEDCDDEF"}} {
+	}{{false, "HDDECDEF"}, {true, "HDDDEDCDDEF"}} {
 		if c.noJoin {
 			t.Setenv("DT_COMPACT_JOIN", "0")
 		}
