@@ -37,15 +37,7 @@ func TestSummary(t *testing.T) {
 	}
 	run.Rank(1).StopReason(tracepb.Footer_SIZE_LIMIT)
 	run.Rank(3).Crash()
-	paths, err := run.WriteDir(dir, "app")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	for _, p := range paths {
-		st, _ := os.Stat(p)
-		total += st.Size()
-	}
+	total := writeRun(t, run, dir)
 	var out bytes.Buffer
 	summarize(&out, &jobFiles{dir: dir, start: start}, "/dev/shm/dtpa-x")
 	want := fmt.Sprintf("dtrun: 4 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
@@ -75,16 +67,7 @@ func TestSummaryOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := newJobFiles(dir)
-	run := tracetest.NewRun(2)
-	paths, err := run.WriteDir(dir, "app")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	for _, p := range paths {
-		st, _ := os.Stat(p)
-		total += st.Size()
-	}
+	total := writeRun(t, tracetest.NewRun(2), dir)
 	var out bytes.Buffer
 	summarize(&out, job, "")
 	want := fmt.Sprintf("dtrun: 2 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
@@ -106,6 +89,21 @@ func TestSummaryOverwritten(t *testing.T) {
 	if got := job.traces(); len(got) != 2 {
 		t.Errorf("the job's traces %q: another job's running trace among them", got)
 	}
+}
+
+// writeRun writes run's traces of app into dir and returns their size.
+func writeRun(t *testing.T, run *tracetest.Run, dir string) int64 {
+	t.Helper()
+	paths, err := run.WriteDir(dir, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, p := range paths {
+		st, _ := os.Stat(p)
+		total += st.Size()
+	}
+	return total
 }
 
 func TestTraceDir(t *testing.T) {
