@@ -12,6 +12,7 @@ import (
 
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/dtpa/dtpa/tracer/records"
 )
 
 // abnormal runs a program expected to fail and returns its traces.
@@ -304,6 +305,40 @@ func TestForkedChild(t *testing.T) {
 	for r, tr := range trs {
 		if n := len(tr.calls("MPI_Comm_rank")); n != 1 {
 			t.Errorf("rank %d: %d MPI_Comm_rank events, want the parent's only", r, n)
+		}
+	}
+}
+
+// TestTraceFileHeld: a rank whose trace another running process holds (a
+// job tracing the same program in the same directory; the test holds it,
+// records.LockTrace) leaves that file as it is and runs untraced, saying
+// so; the other ranks' traces are whole, and dtrun counts only those.
+func TestTraceFileHeld(t *testing.T) {
+	prog := build(t, "pingpong", ompi)
+	dir := t.TempDir()
+	held := filepath.Join(dir, "pingpong.1.trc")
+	if err := os.WriteFile(held, []byte("another job's trace"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records.LockTrace(int(f.Fd()))
+	res := dtrun(t, dir, nil, append(oversub, prog)...)
+	if res.code != 0 || !strings.Contains(res.out, "pingpong done") ||
+		!strings.Contains(res.out, "dtpa tracer: rank 1: pingpong.1.trc is held by another running process") ||
+		!strings.Contains(res.out, "dtrun: 3 traces of pingpong in ") {
+		t.Fatalf("exit %d\n%s", res.code, res.out)
+	}
+	if b, err := os.ReadFile(held); err != nil || string(b) != "another job's trace" {
+		t.Errorf("the held trace now holds %q (%v)", b, err)
+	}
+	for _, r := range []int{0, 2, 3} {
+		tr := readTrace(t, filepath.Join(dir, "pingpong."+string(rune('0'+r))+".trc"))
+		if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_FINALIZE {
+			t.Errorf("rank %d: footer %v err %v", r, tr.footer, tr.err)
 		}
 	}
 }

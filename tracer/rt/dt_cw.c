@@ -507,13 +507,28 @@ int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *cl
 	char task[PATH_MAX / 2], name[PATH_MAX / 2 + 32];
 	task_name(task, sizeof task, spawn);
 	snprintf(name, sizeof name, "%s.%d.trc", task, rank);
-	cw_fd = open(name, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+	// Not truncated before it is held: a trace of that name that a running
+	// process holds (another job's rank in this directory, or a
+	// compaction of it) is left as it is, and this rank runs untraced.
+	cw_fd = open(name, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	if (cw_fd < 0) {
 		fprintf(stderr, "dtpa tracer: rank %d: creating trace: open %s: %s; running untraced\n", rank, name, strerror(errno));
 		return 0;
 	}
 	// Held until the footer: the rank still writes it (records.LockTrace).
-	flock(cw_fd, LOCK_EX | LOCK_NB);
+	if (flock(cw_fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+		fprintf(stderr, "dtpa tracer: rank %d: %s is held by another running process (a job tracing the same program "
+				"in this directory?): left as it is; running untraced\n", rank, name);
+		close(cw_fd);
+		cw_fd = -1;
+		return 0;
+	}
+	if (ftruncate(cw_fd, 0) != 0) {
+		fprintf(stderr, "dtpa tracer: rank %d: creating trace: truncate %s: %s; running untraced\n", rank, name, strerror(errno));
+		close(cw_fd);
+		cw_fd = -1;
+		return 0;
+	}
 	char cwd[PATH_MAX];
 	if (name[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(cw_path, sizeof cw_path, "%s/%s", cwd, name);
 	else snprintf(cw_path, sizeof cw_path, "%s", name);
