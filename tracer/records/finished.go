@@ -12,7 +12,9 @@ import (
 
 // LockTrace marks the trace a rank is writing, fd its descriptor: an
 // exclusive lock (flock) held until the descriptor is closed, after the
-// footer. Best effort: a file system without locks takes none.
+// footer, as the tracer's writer takes it (tracer/rt/dt_cw.c; here for
+// the tests that play a running rank). Best effort: a file system without
+// locks takes none.
 // CompactFinished, which compacts traces that dtrun left deferred, tells
 // by it a trace whose rank is still running from one whose rank ended or
 // died.
