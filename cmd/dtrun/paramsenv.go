@@ -6,9 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/params"
-	"google.golang.org/protobuf/proto"
 )
 
 // paramsEnv is what the ranks' environment needs for the tracer's writer
@@ -28,8 +26,7 @@ func paramsEnv(getenv func(string) string, warn io.Writer) []string {
 		fmt.Fprintf(warn, "dtrun: %v; the tracer uses the defaults\n", err)
 		p = params.Defaults()
 	}
-	m, err := proto.Marshal(&tracepb.TracerParams{UserStackSize: uint32(p.UserStackSize), MaxTraceSizeMb: p.MaxTraceSize,
-		TraceBufSize: p.TraceBufSize, Other: p.Other})
+	m, err := p.Encoded()
 	if err != nil {
 		return nil
 	}

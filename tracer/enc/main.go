@@ -34,7 +34,6 @@ import (
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/params"
 	"github.com/dtpa/dtpa/tracer/records"
-	"google.golang.org/protobuf/proto"
 )
 
 func main() {}
@@ -167,8 +166,7 @@ func dtenc_params(out unsafe.Pointer, size C.size_t, msg *C.char, msgSize C.size
 			m[copy(m[:len(m)-1], err.Error())] = 0
 		}
 	}
-	b, err := proto.Marshal(&tracepb.TracerParams{UserStackSize: uint32(p.UserStackSize), MaxTraceSizeMb: p.MaxTraceSize,
-		TraceBufSize: p.TraceBufSize, Other: p.Other})
+	b, err := p.Encoded()
 	if err != nil || len(b) > int(size) {
 		return -1
 	}

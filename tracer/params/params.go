@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"google.golang.org/protobuf/proto"
 )
 
 // FileName is the parameter file read from the current directory.
@@ -68,6 +71,14 @@ func Load(dir string, getenv func(string) string) (Params, error) {
 		}
 	}
 	return p, nil
+}
+
+// Encoded is p as the trace header's TracerParams message, encoded: what
+// the tracer's writer takes them as (dtrun's DT_PARAMS, or the encoder's
+// answer when the rank reads them itself).
+func (p Params) Encoded() ([]byte, error) {
+	return proto.Marshal(&tracepb.TracerParams{UserStackSize: uint32(p.UserStackSize), MaxTraceSizeMb: p.MaxTraceSize,
+		TraceBufSize: p.TraceBufSize, Other: p.Other})
 }
 
 func (p *Params) set(name, val string) error {
