@@ -39,6 +39,10 @@ type jobFiles struct {
 	dir    string
 	start  time.Time
 	before map[string]stamp
+	// mine remembers keep's answers, asked after the job only: the
+	// compaction, the summary and the leftovers' list ask of the same
+	// files, and each answer opens and locks the file.
+	mine map[string]bool
 }
 
 // newJobFiles takes the stamps of the traces in dir, before the job.
@@ -55,13 +59,16 @@ func newJobFiles(dir string) *jobFiles {
 
 // keep tells whether the file fi in the directory is the job's.
 func (j *jobFiles) keep(fi fs.FileInfo) bool {
-	if fi.ModTime().Before(j.start) {
-		return false
+	if k, ok := j.mine[fi.Name()]; ok {
+		return k
 	}
-	if s, ok := j.before[fi.Name()]; ok && s == stampOf(fi) {
-		return false
+	s, had := j.before[fi.Name()]
+	k := !fi.ModTime().Before(j.start) && !(had && s == stampOf(fi)) && !records.Held(filepath.Join(j.dir, fi.Name()))
+	if j.mine == nil {
+		j.mine = map[string]bool{}
 	}
-	return !records.Held(filepath.Join(j.dir, fi.Name()))
+	j.mine[fi.Name()] = k
+	return k
 }
 
 // traces lists the job's traces.
