@@ -1,12 +1,14 @@
 package otf2
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func importErr(t *testing.T, archive string) ([]string, error) {
@@ -215,5 +217,58 @@ func TestSerialRun(t *testing.T) {
 	def := filepath.Join(archive, "traces.def")
 	if err == nil || !strings.Contains(err.Error(), def) || !strings.Contains(err.Error(), "no MPI") {
 		t.Fatalf("error %v; want one naming %s and saying it has no MPI processes", err, def)
+	}
+}
+
+// One byte of the creator string changed keeps libotf2 reading the anchor
+// file for ~45 s before it gives up; the import stops it and says which
+// file is damaged.
+func TestDamagedAnchorStopped(t *testing.T) {
+	defer func(d time.Duration) { AnchorTimeout = d }(AnchorTimeout)
+	AnchorTimeout = time.Second
+	dir := copyArchive(t, "scorep_ls4")
+	anchor := filepath.Join(dir, "traces.otf2")
+	b, err := os.ReadFile(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("Score-P"))
+	if i < 0 {
+		t.Fatalf("%s names no Score-P creator", anchor)
+	}
+	copy(b[i+2:], "\x7f\x00\x00")
+	if err := os.WriteFile(anchor, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// (libotf2's own error, had it finished, would say it cannot open it.)
+	_, err = importErr(t, dir)
+	if err == nil || !strings.Contains(err.Error(), anchor) || !strings.Contains(err.Error(), "damaged") {
+		t.Fatalf("error %v; want one saying %s is damaged", err, anchor)
+	}
+}
+
+// A damaged timestamp (its high byte changed: ~2^56 ticks) would be a
+// call of two years: rank 0's trace
+// ends before it, with a warning, and the report stays consistent.
+func TestDamagedTimestamp(t *testing.T) {
+	dir := copyArchive(t, "scorep_ls4")
+	evt := filepath.Join(dir, "traces", "0.evt")
+	b, err := os.ReadFile(evt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[141] = 0xff // the high byte of an event's time (found by FuzzImport)
+	if err := os.WriteFile(evt, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	im := importArchive(t, dir)
+	if !hasWarning(im.warns, evt, "rank 0", "damaged", "after the archive's global offset") {
+		t.Fatalf("no warning naming %s: %q", evt, im.warns)
+	}
+	rep, _ := im.analyze(t)
+	for _, rk := range rep.Intervals[0].Ranks {
+		if rk.ExecutionTime > 2 {
+			t.Errorf("rank %d: execution time %.6f s", rk.Rank, rk.ExecutionTime)
+		}
 	}
 }

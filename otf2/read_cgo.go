@@ -202,6 +202,11 @@ func (a *archive) readLocation(loc uint64, fn func([]rec) error) (events uint64,
 		events += uint64(n)
 		if len(recs) > 0 {
 			if ferr := fn(recs); ferr != nil {
+				var dm *damaged
+				if errors.As(ferr, &dm) {
+					// The events from the damaged one on are not read.
+					events -= min(events, uint64(len(recs)-dm.at))
+				}
 				return events, ld != 0, uint64(a.buf.unknown), ferr
 			}
 		}

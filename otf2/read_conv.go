@@ -63,9 +63,13 @@ type converter struct {
 	offset     uint64
 	resolution uint64
 
-	finalized     bool
-	programEnd    bool
-	lastTime      int64
+	finalized  bool
+	programEnd bool
+	lastTime   int64
+	// length is the trace's length the clock properties give (ns), end
+	// the latest time an event may have, with its margin; 0 when they
+	// give none.
+	length, end   int64
 	flushes       int
 	flushNs       int64
 	flushIn       int64 // entry time of an open flush region, -1 none
@@ -100,6 +104,10 @@ func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer, pend []tr
 		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
 	if c.resolution == 0 {
 		c.resolution = 1e9
+	}
+	if l := d.traceLength; l > 0 && l < 1<<62 && d.globalOffset <= math.MaxUint64-2*l {
+		c.length = c.ns(d.globalOffset + l)
+		c.end = 2*c.length + 1e9
 	}
 	return c
 }
@@ -237,11 +245,48 @@ func (c *converter) comm(otf2 uint32) (uint32, bool) {
 	return l, ok
 }
 
+// damaged is an event whose time cannot be: the rank's events are
+// converted up to it. At is its index in the chunk fed.
+type damaged struct {
+	at  int
+	msg string
+}
+
+func (e *damaged) Error() string { return e.msg }
+
+// timeOK converts timestamp ts to ns since the global offset, and says
+// why that cannot be the time of a location's next event ("" if it can).
+// OTF2 orders a location's events by time and puts every event within the
+// clock properties' range; a damaged timestamp (one changed high byte is
+// years) would otherwise become a call of that length. Past the end, only
+// a time beyond twice the trace's length and a second more counts as
+// damage: writers that set the length carelessly (too short by a flush,
+// or the first rank's) are not taken for damaged archives.
+func (c *converter) timeOK(ts uint64) (int64, string) {
+	if ts < c.offset {
+		return 0, fmt.Sprintf("an event's time is %.6f s before the archive's global offset", float64(c.offset-ts)/float64(c.resolution))
+	}
+	if ts-c.offset >= 1<<62 {
+		return 0, fmt.Sprintf("an event's time is %.3g s after the archive's global offset", float64(ts-c.offset)/float64(c.resolution))
+	}
+	t := c.ns(ts)
+	switch {
+	case t < c.lastTime:
+		return t, fmt.Sprintf("an event's time (%.6f s) is earlier than the event's before it (%.6f s)", float64(t)/1e9, float64(c.lastTime)/1e9)
+	case c.end > 0 && t > c.end:
+		return t, fmt.Sprintf("an event's time (%.6f s) lies past the end of the trace its clock properties give (%.6f s)", float64(t)/1e9, float64(c.length)/1e9)
+	}
+	return t, ""
+}
+
 // feed converts a chunk of records.
 func (c *converter) feed(recs []rec) error {
 	for i := range recs {
 		r := &recs[i]
-		t := c.ns(uint64(r.time))
+		t, msg := c.timeOK(uint64(r.time))
+		if msg != "" {
+			return &damaged{at: i, msg: msg}
+		}
 		c.lastTime = t
 		switch r.kind {
 		case kEnter:
@@ -253,8 +298,12 @@ func (c *converter) feed(recs []rec) error {
 		case kCallingContext:
 			c.ccEvents++
 		case kFlush:
+			end, msg := c.timeOK(uint64(r.req))
+			if msg != "" {
+				return &damaged{at: i, msg: "a buffer flush's end: " + msg}
+			}
 			c.flushes++
-			c.flushNs += c.ns(uint64(r.req)) - t
+			c.flushNs += end - t
 		case kOnOff:
 			if uint32(r.ref) != measurementOn {
 				c.measOff++

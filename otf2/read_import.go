@@ -94,6 +94,9 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	if _, err := os.Stat(defFile); err != nil {
 		return st, fmt.Errorf("%s: the archive's global definitions file is missing or unreadable: %w", anchor, err)
 	}
+	if err := checkAnchor(ctx, anchor); err != nil {
+		return st, err
+	}
 	libMu.Lock()
 	defer libMu.Unlock()
 	// libotf2's error messages are kept per thread (read_cb.c).

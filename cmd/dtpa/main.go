@@ -15,9 +15,11 @@ import (
 	"os/signal"
 
 	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/otf2"
 )
 
 func main() {
+	otf2.ServeAnchorCheck()
 	paceGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := runMain(ctx)

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dtpa/dtpa/internal/testenv"
 )
 
 // scorepLS4 is a real Score-P archive of ../shared/otf2 (issue 18): its
@@ -86,5 +90,39 @@ func TestOTF2ArchiveRefused(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := Main(context.Background(), []string{"dtpa", anchor}, &stdout, &stderr, nil); code != 1 || !strings.Contains(stderr.String(), anchor) {
 		t.Fatalf("exit %d, stderr %q; want 1 and the file named", code, stderr.String())
+	}
+}
+
+// An anchor file whose damage keeps libotf2 reading it (~45 s for this
+// one) is read first in a child dtpa, stopped after 10 s: the real binary
+// says which file is damaged and exits 1.
+func TestOTF2DamagedAnchorBinary(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(testenv.Root(), "bin", "dtpa")
+	if _, err := os.Stat(bin); err != nil {
+		testenv.Missing(t, "bin/dtpa missing: run make build")
+	}
+	exp := filepath.Join(t.TempDir(), "scorep_ls4")
+	if out, err := exec.Command("cp", "-r", scorepLS4(t), exp).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	anchor := filepath.Join(exp, "traces.otf2")
+	os.Chmod(anchor, 0o644)
+	b, err := os.ReadFile(anchor)
+	i := bytes.Index(b, []byte("Score-P"))
+	if err != nil || i < 0 {
+		t.Fatalf("%s: %v, or no Score-P creator", anchor, err)
+	}
+	copy(b[i+2:], "\x7f\x00\x00")
+	if err := os.WriteFile(anchor, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, exp)
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), anchor+": the anchor file is damaged") {
+		t.Fatalf("%v, stderr %q; want exit 1 and the anchor named damaged", err, stderr.String())
 	}
 }

@@ -1,0 +1,94 @@
+package otf2
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/report"
+)
+
+// FuzzImport damages one file of a real Score-P archive (bytes overwritten
+// at an offset, or the file cut there) and imports it, then analyses what
+// was imported: libotf2 must report the damage, never crash, and what
+// Import wrote must analyse to a consistent report or a clear error.
+func FuzzImport(f *testing.F) {
+	src := archivePath(f, "scorep_ls4")
+	var names []string
+	files := map[string][]byte{}
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		b, err := os.ReadFile(p)
+		names = append(names, rel)
+		files[rel] = b
+		return err
+	})
+	if err != nil {
+		f.Fatal(err)
+	}
+	sort.Strings(names)
+	// A damaged anchor file can keep libotf2 busy for minutes; the child
+	// that reads it first is stopped sooner here (the fuzzer takes 10 s
+	// for a hang).
+	defer func(d time.Duration) { AnchorTimeout = d }(AnchorTimeout)
+	AnchorTimeout = time.Second
+	for i := range names {
+		f.Add(uint8(i), uint32(len(files[names[i]])/2), []byte{0xff, 0x00, 0x7f}, false)
+		f.Add(uint8(i), uint32(len(files[names[i]])/3), []byte{}, true)
+		f.Add(uint8(i), uint32(7), []byte{0x01}, false)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, off uint32, data []byte, cut bool) {
+		dir := t.TempDir()
+		archive := filepath.Join(dir, "scorep_ls4")
+		victim := names[int(which)%len(names)]
+		for _, n := range names {
+			b := append([]byte(nil), files[n]...)
+			if n == victim {
+				o := int(off) % (len(b) + 1)
+				if cut {
+					b = b[:o]
+				} else {
+					for i, c := range data {
+						if o+i < len(b) {
+							b[o+i] = c
+						}
+					}
+				}
+			}
+			p := filepath.Join(archive, n)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := filepath.Join(dir, "out")
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Import(context.Background(), archive, out, "app", nil); err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		rep, err := analyzer.Analyze(context.Background(), analyzer.Options{Dir: out, App: "app", MaxLevel: -1})
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		for _, err := range report.Check(rep) {
+			t.Errorf("%s damaged: the report is inconsistent: %v", victim, err)
+		}
+	})
+}
