@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -124,6 +125,9 @@ func ParseSize(s string) (uint64, error) {
 		mul, s = 1<<30, s[:len(s)-1]
 	}
 	n, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	if err == nil && n > math.MaxUint64/mul {
+		return 0, fmt.Errorf("%s: more bytes than 64 bits count", s)
+	}
 	return n * mul, err
 }
 
