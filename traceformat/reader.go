@@ -497,6 +497,12 @@ func frameHeaderProblem(plen, rawLen uint32, enc Encoding) string {
 // id, so a sparse id would make it allocate for entries that do not exist.
 func dense(id uint32, defined int) bool { return int64(id) < 4*int64(defined)+4096 && id < maxID }
 
+// Dense reports whether a reader takes id for an id of its kind once
+// defined entries of that kind are defined: what a writer of definitions
+// for ids it did not assign itself (records recovered from a dead
+// process's memory) checks first.
+func Dense(id uint32, defined int) bool { return dense(id, defined) }
+
 func grow[T any](s []T, id uint32) []T {
 	if int(id) >= len(s) {
 		s = append(s, make([]T, int(id)+1-len(s))...)

@@ -135,7 +135,7 @@ func Recover(spillPath string) (int, error) {
 	}
 	var info SpillInfo
 	n := binary.LittleEndian.Uint32(data[8:])
-	if int(n) > SpillHeaderSize-12 || json.Unmarshal(data[12:12+n], &info) != nil || info.Chunk <= 0 {
+	if int(n) > SpillHeaderSize-12 || json.Unmarshal(data[12:12+n], &info) != nil || info.Chunk <= 0 || info.Chunk > len(data) {
 		return 0, fmt.Errorf("%s: bad spill header", spillPath)
 	}
 	// A deferred trace is compacted first, up to where the process left
@@ -197,8 +197,15 @@ func Recover(spillPath string) (int, error) {
 	defs := r.Definitions()
 	missing := &tracepb.Definitions{}
 	seenSite, seenComm, seenFunc := map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}
+	nFuncs, nComms := countDefined(defs.Functions), countDefined(defs.Comms)
+	nSites := 0
+	for _, pcs := range defs.CallSites {
+		if pcs != nil {
+			nSites++
+		}
+	}
 	var batches []*traceformat.Builder
-	recovered := 0
+	recovered, damaged := 0, 0
 	for _, s := range slots {
 		recs := s.recs
 		if l, ok := last[s.tid]; ok {
@@ -210,27 +217,54 @@ func Recover(spillPath string) (int, error) {
 			continue
 		}
 		// Definitions made just before the death may not be in the file:
-		// call sites become empty stacks, communicators placeholders.
+		// call sites become empty stacks, communicators placeholders. An
+		// id no reader would take (ids are dense) is a damaged record: the
+		// program's own stores can reach the slots, which live in its
+		// address space. The slot is recovered up to it.
 		var c traceformat.Cursor
 		var e traceformat.Event
-		for bt := b.Batch(); c.Next(bt, &e); {
+		kept := 0
+		for bt := b.Batch(); c.Next(bt, &e); kept++ {
 			if id := e.Func; defs.Function(id) == nil && !seenFunc[id] {
+				if !traceformat.Dense(id, nFuncs+1) {
+					break
+				}
 				seenFunc[id] = true
+				nFuncs++
 				missing.Functions = append(missing.Functions, &tracepb.Function{Id: id, Name: fmt.Sprintf("MPI_unknown_%d", id),
 					Class: tracepb.Function_SYSTEM})
 			}
 			if id := e.Site; (int(id) >= len(defs.CallSites) || defs.CallSites[id] == nil) && !seenSite[id] {
+				if !traceformat.Dense(id, nSites+1) {
+					break
+				}
 				seenSite[id] = true
+				nSites++
 				missing.CallSites = append(missing.CallSites, &tracepb.CallSite{Id: id})
 			}
+			bad := false
 			for _, c := range [...]struct {
 				used bool
 				c    uint32
 			}{{e.Attr&traceformat.AttrComm != 0, e.Comm}, {e.Attr&traceformat.AttrNewComm != 0, e.NewComm}} {
 				if c.used && c.c != traceformat.CommNull && defs.Comm(c.c) == nil && !seenComm[c.c] {
+					if bad = !traceformat.Dense(c.c, nComms+1); bad {
+						break
+					}
 					seenComm[c.c] = true
+					nComms++
 					missing.Communicators = append(missing.Communicators, &tracepb.Communicator{Local: c.c, Id: 1<<62 | uint64(c.c)})
 				}
+			}
+			if bad {
+				break
+			}
+		}
+		if kept < b.Len() {
+			damaged += b.Len() - kept
+			b = firstEvents(b, kept)
+			if kept == 0 {
+				continue
 			}
 		}
 		batches = append(batches, b)
@@ -247,6 +281,9 @@ func Recover(spillPath string) (int, error) {
 		}
 	}
 	msg := fmt.Sprintf("the process died without writing a footer; dtrun recovered %d events from its trace buffers", recovered)
+	if damaged > 0 {
+		msg += fmt.Sprintf(" (and left out %d more after a damaged record)", damaged)
+	}
 	if err := w.Close(&tracepb.Footer{EventCount: uint64(existing + recovered), StopReason: tracepb.Footer_SIGNAL, Message: msg}); err != nil {
 		return 0, err
 	}
@@ -257,4 +294,28 @@ func Recover(spillPath string) (int, error) {
 		return 0, err
 	}
 	return recovered, os.Remove(spillPath)
+}
+
+// countDefined is how many entries of a definitions table (indexed by id)
+// are defined.
+func countDefined[T comparable](table []T) int {
+	var zero T
+	n := 0
+	for _, v := range table {
+		if v != zero {
+			n++
+		}
+	}
+	return n
+}
+
+// firstEvents is a builder holding b's first n events.
+func firstEvents(b *traceformat.Builder, n int) *traceformat.Builder {
+	out := &traceformat.Builder{}
+	var c traceformat.Cursor
+	var e traceformat.Event
+	for bt, i := b.Batch(), 0; i < n && c.Next(bt, &e); i++ {
+		out.Append(&e)
+	}
+	return out
 }

@@ -122,11 +122,15 @@ func spillFor(t *testing.T, tracePath string, slots int) (spill string, put func
 	t.Helper()
 	info := SpillInfo{Trace: tracePath, Slots: slots, Chunk: 4096}
 	spill = filepath.Join(filepath.Dir(tracePath), "app.0.spill")
-	mem, _, err := CreateSpill(spill, info)
+	mem, fd, err := CreateSpill(spill, info)
 	if err != nil {
 		t.Skipf("no spill on this file system: %v", err)
 	}
-	t.Cleanup(func() { os.Remove(spill) })
+	t.Cleanup(func() {
+		syscall.Munmap(mem)
+		syscall.Close(fd)
+		os.Remove(spill)
+	})
 	return spill, func(slot int, seq uint64, tid uint32, recs []byte) {
 		off := SpillHeaderSize + slot*(SlotHeader+info.Chunk)
 		binary.LittleEndian.PutUint64(mem[off:], seq)
@@ -192,5 +196,28 @@ func TestRemoveAbandoned(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "app.2.spill")); err != nil {
 		t.Errorf("app.2.spill: %v; a renamed spill file is Recover's", err)
+	}
+}
+
+// TestRecoverDamagedRecord: a record whose call-site id no reader would
+// take (ids are dense; a wild store of the program reached the slot) ends
+// its slot's recovery there; the records before it, and the other slots,
+// are recovered, the footer says how many were left out, and the trace
+// reads.
+func TestRecoverDamagedRecord(t *testing.T) {
+	tracePath := killedTrace(t, t.TempDir(), cheapCalls(5), nil)
+	spill, put := spillFor(t, tracePath, 2)
+	recs := cheapCallsAt(2, 1<<40+10000)
+	recs = rec(recs, 42, 0, 1<<20, 1<<40+10100, 1<<40+10110)
+	recs = append(recs, cheapCallsAt(2, 1<<40+10200)...)
+	put(0, 5, 0, recs)
+	put(1, 6, 1, cheapCallsAt(3, 1<<40+20000))
+	n, err := Recover(spill)
+	if err != nil || n != 5 {
+		t.Fatalf("Recover = %d, %v; want 5 events (2 before the damage, 3 of thread 1)", n, err)
+	}
+	events, r := readRecovered(t, tracePath)
+	if ft := r.Footer(); len(events) != 10 || ft.GetEventCount() != 10 || !strings.Contains(ft.Message, "left out 3 more after a damaged record") {
+		t.Errorf("%d events, footer %v", len(events), ft)
 	}
 }
