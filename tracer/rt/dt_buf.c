@@ -54,7 +54,7 @@ void dt_buf_setup(size_t chunk, uint64_t total, int64_t max_trace_mb) {
 	if (w && *w) buf_wait_ns = strtoll(w, NULL, 10);
 }
 
-// The encoder runs at nice 10 (tracer.go, lowPriority), so that it takes
+// The writer runs at nice 10 (dt_cw.c, writer), so that it takes
 // short slices of a core it shares with a computing rank. But a thread
 // waiting for a free buffer waits for the encoder, and at nice 10 the
 // encoder got ~5 % of a core that other processes also wanted: one buffer's

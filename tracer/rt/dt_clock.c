@@ -11,7 +11,7 @@
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "dt_stamp.h"
-#include "dt_go.h"
+#include "dt_writer.h"
 
 #include <link.h>
 #include <sched.h>
@@ -112,7 +112,7 @@ int64_t dt_ns(uint64_t raw) {
 
 // dt_host_name is this rank's host: DT_HOSTNAME when set (tests give ranks
 // of one machine different hosts with it), else gethostname. The clock
-// groups and the trace header (dt_cw.c; tracer.go reads the same) use it.
+// groups and the trace header (dt_cw.c) use it.
 void dt_host_name(char *name, size_t n) {
 	const char *o = getenv("DT_HOSTNAME");
 	memset(name, 0, n);
@@ -325,7 +325,7 @@ static void measure(int phase, int ref) {
 	}
 	int stop = 0;
 	PMPI_Send(&stop, 1, MPI_INT, ref, TAG_GO, dt_priv);
-	dtgo_clocksync(phase, ref, 0, snd, rem, rcv, n);
+	dtw_clocksync(phase, ref, 0, snd, rem, rcv, n);
 }
 
 // serve answers a child's ping-pongs with its clock. The first message is
@@ -360,17 +360,17 @@ static void serve(int child) {
 // or any other communication.
 void dt_clock_sync(int phase) {
 	if (nleaders <= 1 || dt_priv == MPI_COMM_NULL) { // one clock
-		dtgo_clocksync(phase, leader_world, 1, NULL, NULL, NULL, 0);
+		dtw_clocksync(phase, leader_world, 1, NULL, NULL, NULL, 0);
 		return;
 	}
 	barrier();
 	int li = my_leader_index, ln = nleaders;
 	if (li < 0) {
-		dtgo_clocksync(phase, leader_world, 1, NULL, NULL, NULL, 0);
+		dtw_clocksync(phase, leader_world, 1, NULL, NULL, NULL, 0);
 		barrier();
 		return;
 	}
-	if (li == 0) dtgo_clocksync(phase, dt_rank_world, 1, NULL, NULL, NULL, 0);
+	if (li == 0) dtw_clocksync(phase, dt_rank_world, 1, NULL, NULL, NULL, 0);
 	for (int k = 1; k < ln; k <<= 1) {
 		if (li < k && li + k < ln) serve(leader_ranks[li + k]);
 		else if (li >= k && li < 2 * k) {
@@ -431,7 +431,7 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *data) {
 		exe[k > 0 ? k : 0] = 0;
 		path = exe;
 	}
-	dtgo_module((char *)path, info->dlpi_addr, lo, hi, (unsigned char *)bid, nbid);
+	dtw_module((char *)path, info->dlpi_addr, lo, hi, (unsigned char *)bid, nbid);
 	return 0;
 }
 

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
-#include "dt_go.h"
+#include "dt_writer.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
-#include "dt_go.h"
+#include "dt_writer.h"
 #include "dt_loadgo.h"
 #include "trace.pb-c.h"
 
@@ -54,10 +54,10 @@ enum { K_HEADER = 1, K_DEFS = 2, K_CLOCK = 4, K_FOOTER = 5, K_RECORDS = 6 };
 // records' spill file layout (records.CreateSpill).
 #define SPILL_MAGIC "DTPASPL2"
 #define SPILL_HDR 4096
-#define SPILL_AHEAD 32 // the free slots the aux thread keeps made (tracer.go, spillAhead)
+#define SPILL_AHEAD 32 // at most this many free slots the aux thread keeps made
 #define FOOTER_ROOM (64 << 10)
 #define RESERVE_AHEAD (4 << 20)
-#define EPOCH_NS 200000000LL // tracer.go, epochPeriod
+#define EPOCH_NS 200000000LL // what is queued reaches the file at least this often
 #define DT_Q_CLOCK 5 // a clock-sync frame's message (dt_queue.c's kinds go to 4)
 
 // CRC-32C (Castagnoli), reflected polynomial 0x82F63B78, as traceformat's
@@ -135,7 +135,7 @@ static int enc_load(void) {
 	return 1;
 }
 
-// The trace file. Before dtgo_start the frames are held in memory (the
+// The trace file. Before dtw_start the frames are held in memory (the
 // header, which carries the run id of MPI_Init's collective, comes first).
 static int cw_fd = -1;
 static int64_t cw_off, cw_reserved;
@@ -199,7 +199,7 @@ static void cw_fail(int sticky, const char *what) {
 }
 
 // reserve allocates disk space for n bytes more and the footer after them,
-// ahead (tracer.go, reserve): a full disk is found before a frame is cut.
+// ahead: a full disk is found before a frame is cut.
 static int reserve(int64_t n) {
 	if (cw_nofallocate) return 0;
 	int64_t need = cw_off + n + n / 8 + FOOTER_ROOM + 4096;
@@ -314,7 +314,7 @@ static void write_defs(void) {
 	free(s.v), free(m.v), free(c.v);
 }
 
-// The header, filled by dtgo_init, written by dtgo_start.
+// The header, filled by dtw_init, written by dtw_start.
 static Dtpa__Trace__V1__Header cw_hdr = DTPA__TRACE__V1__HEADER__INIT;
 static Dtpa__Trace__V1__Clock cw_clock = DTPA__TRACE__V1__CLOCK__INIT;
 static Dtpa__Trace__V1__CalibrationPoint cw_cal[2] = {DTPA__TRACE__V1__CALIBRATION_POINT__INIT,
@@ -325,7 +325,7 @@ static Dtpa__Trace__V1__TracerParams cw_params_own = DTPA__TRACE__V1__TRACER_PAR
 static unsigned char cw_prefix[PREFIX_SIZE]; // records.Prefix but the thread
 static int64_t cw_limit, cw_maxmb;             // bytes of this rank's trace (0: none); MaxTraceSize
 // Deferred encoding: buffers are written as raw records while cw_defer_left
-// > 0 (DT_DEFER_MB, as tracer.go's deferBudget), then encoded (enc_batch).
+// > 0 (DT_DEFER_MB), then encoded (enc_batch).
 static int cw_deferred;                      // the file is deferred (DEFERRED_MAJOR): it may hold raw records
 static int64_t cw_defer_left, cw_raw_bytes; // raw records frames' bytes, which MaxTraceSize does not count
 static uint64_t cw_events, cw_dropped;      // events encoded; events of buffers not written
@@ -338,8 +338,8 @@ static pthread_t cw_thread;
 static pthread_mutex_t cw_end_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cw_end_cv = PTHREAD_COND_INITIALIZER;
 static int cw_started, cw_acked, cw_finishing, cw_done;
-static int cw_compacting; // the writer compacts the trace after its footer (dtgo_exit waits)
-static int cw_exiting;    // the process exits (dtgo_exit): the compaction may start
+static int cw_compacting; // the writer compacts the trace after its footer (dtw_exit waits)
+static int cw_exiting;    // the process exits (dtw_exit): the compaction may start
 static int64_t cw_cpu0;
 
 static int64_t thread_cpu_ns(void) {
@@ -355,13 +355,13 @@ static int params_set(void) {
 	       getenv("TraceBufSize");
 }
 
-// dtgo_params reads the tracer's parameters (package params: tracer.par in
+// dtw_params reads the tracer's parameters (package params: tracer.par in
 // the working directory, then the environment). dtrun reads them and
 // passes them encoded, DT_PARAMS: the TracerParams message, in hex.
 // Without dtrun, when the file or a variable sets some, the encoder reads
 // them (its Go runtime starts then, in MPI_Init; without either, nothing
 // is read and the defaults go).
-void dtgo_params(dt_params *p) {
+void dtw_params(dt_params *p) {
 	const char *hex = getenv("DT_PARAMS");
 	size_t n = hex ? strlen(hex) / 2 : 0;
 	unsigned char *b = n ? malloc(n) : NULL;
@@ -425,7 +425,7 @@ static void read_cmdline(void) {
 		if (b[i] == 0) cw_args[cw_nargs++] = b + i + 1;
 }
 
-// task_name is <app> of <app>.<rank>.trc, as tracer.go's taskName.
+// task_name is <app> of <app>.<rank>.trc.
 static void task_name(char *out, size_t size, const unsigned char *spawn) {
 	const char *base = "trace";
 	char tmp[PATH_MAX];
@@ -463,7 +463,7 @@ static size_t json_str(char *b, size_t at, size_t size, const char *s) {
 }
 
 // create_spill creates and maps the spill file (records.CreateSpill), its
-// directory first when missing (tracer.go, createSpill).
+// directory first when missing.
 static char *create_spill(const char *path, int rank, int slots, size_t chunk, const dt_clock *c, int *fdp) {
 	int fd = -1;
 	for (int try = 0; try < 3 && fd < 0; try++) {
@@ -501,7 +501,7 @@ static char *create_spill(const char *path, int rank, int slots, size_t chunk, c
 
 static void *writer(void *arg);
 
-int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *clk, unsigned char *spawn) {
+int dtw_init(int rank, int size, int level, char *impl, char *ver, dt_clock *clk, unsigned char *spawn) {
 	crc_init();
 	read_cmdline();
 	char task[PATH_MAX / 2], name[PATH_MAX / 2 + 32];
@@ -645,9 +645,9 @@ int dtgo_init(int rank, int size, int level, char *impl, char *ver, dt_clock *cl
 	return 1;
 }
 
-// dtgo_start writes the header with the run id, then the frames held, and
+// dtw_start writes the header with the run id, then the frames held, and
 // lets the writer run.
-void dtgo_start(unsigned char *runid) {
+void dtw_start(unsigned char *runid) {
 	cw_hdr.run_id.data = runid, cw_hdr.run_id.len = 16;
 	size_t n = dtpa__trace__v1__header__get_packed_size(&cw_hdr);
 	unsigned char *b = malloc(n);
@@ -711,21 +711,21 @@ static void add_module(const char *path, uint64_t bias, uint64_t lo, uint64_t hi
 	pthread_mutex_unlock(&cw_mu);
 }
 
-void dtgo_module(char *path, uint64_t bias, uint64_t lo, uint64_t hi, unsigned char *bid, int nbid) {
+void dtw_module(char *path, uint64_t bias, uint64_t lo, uint64_t hi, unsigned char *bid, int nbid) {
 	if (cw_fd >= 0) add_module(path, bias, lo, hi, bid, nbid);
 }
 
-// dtgo_source_module defines the module standing for source file path
+// dtw_source_module defines the module standing for source file path
 // (traceformat.SourceModulePrefix).
-void dtgo_source_module(char *path, uint64_t base) {
+void dtw_source_module(char *path, uint64_t base) {
 	char p[PATH_MAX + 16];
 	snprintf(p, sizeof p, "source-file:%s", path);
 	if (cw_fd >= 0) add_module(p, base, base, base + (1ULL << 32), NULL, 0);
 }
 
-// dtgo_clocksync queues a clock-sync frame behind the buffers handed over
+// dtw_clocksync queues a clock-sync frame behind the buffers handed over
 // so far.
-void dtgo_clocksync(int phase, int ref, int same, int64_t *snd, int64_t *rem, int64_t *rcv, int n) {
+void dtw_clocksync(int phase, int ref, int same, int64_t *snd, int64_t *rem, int64_t *rcv, int n) {
 	if (cw_fd < 0) return;
 	Dtpa__Trace__V1__ClockSync cs = DTPA__TRACE__V1__CLOCK_SYNC__INIT;
 	cs.phase = (Dtpa__Trace__V1__ClockSync__Phase)phase, cs.reference = (uint32_t)ref, cs.same_clock = same != 0;
@@ -740,7 +740,7 @@ void dtgo_clocksync(int phase, int ref, int same, int64_t *snd, int64_t *rem, in
 	dt_q_push(b, sz, 0, 0, DT_Q_CLOCK);
 }
 
-void dtgo_stopped(int reason) {
+void dtw_stopped(int reason) {
 	pthread_mutex_lock(&cw_mu);
 	if (!cw_stop) cw_stop = reason;
 	pthread_mutex_unlock(&cw_mu);
@@ -772,7 +772,7 @@ static void remove_abandoned(const char *dir) {
 
 static void write_footer(int fin) {
 	write_defs();
-	dtgo_stopped(fin);
+	dtw_stopped(fin);
 	Dtpa__Trace__V1__Footer f = DTPA__TRACE__V1__FOOTER__INIT;
 	pthread_mutex_lock(&cw_mu);
 	f.dropped_events = dt_dropped() + cw_dropped;
@@ -833,8 +833,8 @@ static void write_records(void *buf, size_t n) {
 
 // write_encoded writes a buffer's records encoded (enc_batch), and stops
 // tracing when the trace reaches its share of MaxTraceSize, raw records
-// not counted (tracer.go, writeBatch; records.Compact cuts the trace where
-// this check would have).
+// not counted (records.Compact cuts the trace where this check would
+// have).
 static void write_encoded(void *buf, size_t n) {
 	unsigned char *f;
 	size_t size;
@@ -912,7 +912,7 @@ static void *writer(void *arg) {
 	pthread_mutex_unlock(&cw_end_mu);
 	cw_cpu0 = thread_cpu_ns();
 	// DT_BENCH_DISCARD=1 drops every buffer unwritten: the benchmark's cost
-	// of the C recording path alone (as main.go's discard).
+	// of the C recording path alone.
 	const char *dv = getenv("DT_BENCH_DISCARD");
 	int discard = dv && strcmp(dv, "1") == 0;
 	for (;;) {
@@ -923,7 +923,7 @@ static void *writer(void *arg) {
 		int more = dt_q_pop(&buf, &n, &tid, &fin, &kind);
 		if (fin) {
 			// A trace ended by a signal or MPI_Abort is left to dtrun: the
-			// process is about to die (tracer.go, compactSelf).
+			// process is about to die.
 			const char *ce = getenv("DT_COMPACT_AT_END");
 			int compact = cw_deferred && (fin == DT_STOP_FINALIZE || fin == DT_STOP_EXIT) &&
 				!(ce && strcmp(ce, "0") == 0) && !dtrun_compacts();
@@ -1013,10 +1013,10 @@ static void *writer(void *arg) {
 	}
 }
 
-// dtgo_finish writes what is queued and the footer, once; later calls
+// dtw_finish writes what is queued and the footer, once; later calls
 // wait for the first to complete (bounded, so that a stuck writer cannot
 // hang the exit).
-void dtgo_finish(int reason) {
+void dtw_finish(int reason) {
 	if (cw_fd < 0) return;
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
@@ -1037,22 +1037,22 @@ void dtgo_finish(int reason) {
 	pthread_mutex_unlock(&cw_end_mu);
 }
 
-// dtgo_signal runs on the signal watcher (dt_signal.c) when a fatal signal
+// dtw_signal runs on the signal watcher (dt_signal.c) when a fatal signal
 // arrived: it writes everything recorded so far while the handler waits.
-void dtgo_signal(void) {
+void dtw_signal(void) {
 	dt_finish_state();
 	dt_collect();
-	dtgo_finish(DT_STOP_SIGNAL);
+	dtw_finish(DT_STOP_SIGNAL);
 }
 
-// compactWait bounds how long the process's exit waits for its trace's
-// compaction (main.go, compactWait): one that exits before leaves its
+// COMPACT_WAIT_S bounds how long the process's exit waits for its trace's
+// compaction: one that exits before leaves its
 // trace deferred, as dtrun --compact compacts it.
 #define COMPACT_WAIT_S 60
 
-// dtgo_exit starts the rank's compaction of its trace, if it compacts it
+// dtw_exit starts the rank's compaction of its trace, if it compacts it
 // (dtrun_compacts), and waits for it.
-void dtgo_exit(void) {
+void dtw_exit(void) {
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += COMPACT_WAIT_S;

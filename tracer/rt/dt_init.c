@@ -4,7 +4,7 @@
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "dt_stamp.h"
-#include "dt_go.h"
+#include "dt_writer.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,15 +74,15 @@ int dt_rank_world, dt_size_world;
 static void dt_forked(void) { dt_state = DT_ST_FINISHED; }
 
 // dt_atexit ends the trace of a program that exits without MPI_Finalize,
-// and waits for the rank's compaction of its trace (dtgo_exit).
+// and waits for the rank's compaction of its trace (dtw_exit).
 static void dt_atexit(void) {
 	if (getpid() != dt_pid) return; // a forked child exiting: it has no writer
 	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
 		dt_state = DT_ST_FINISHED;
 		dt_collect();
-		dtgo_finish(DT_STOP_EXIT);
+		dtw_finish(DT_STOP_EXIT);
 	}
-	dtgo_exit();
+	dtw_exit();
 }
 
 // test_stop_in_init serves DT_TEST_INIT_STOP=rank:path (tests): that rank
@@ -109,7 +109,7 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	PMPI_Comm_rank(MPI_COMM_WORLD, &dt_rank_world);
 	PMPI_Comm_size(MPI_COMM_WORLD, &dt_size_world);
 	dt_params p = {4, 500, 64 << 20};
-	dtgo_params(&p);
+	dtw_params(&p);
 	dt_depth = p.user_stack_size < 0 ? 0 : p.user_stack_size > DT_MAXDEPTH ? DT_MAXDEPTH : p.user_stack_size;
 	// 128 KB buffers (≥ 4 of them, ≥ 64 KB, ≤ 4000): a fresh one costs
 	// ~0.1 ms to make (fallocate and faulting its pages in: ~0.8 ms per MB
@@ -153,7 +153,7 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 	PMPI_Comm_get_parent(&parent);
 	int spawned = parent != MPI_COMM_NULL;
 	if (spawned) dt_clock_groups(runid);
-	int ok = dtgo_init(dt_rank_world, dt_size_world, level, (char *)impl, ver, &dt_clk, spawned ? runid : NULL);
+	int ok = dtw_init(dt_rank_world, dt_size_world, level, (char *)impl, ver, &dt_clk, spawned ? runid : NULL);
 	if (ok) {
 		T = dt_self ? dt_self : dt_thr_new();
 		dt_comm_init();
@@ -176,7 +176,7 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 		dt_clock_sync(1);
 		return;
 	}
-	dtgo_start(runid);
+	dtw_start(runid);
 	dt_clock_sync(1);
 	if (!T) return; // no memory for the thread's tables: a trace with its header and no events
 	dt_state = DT_ST_TRACING;
@@ -246,7 +246,7 @@ int dt_finalize(int (*fin)(void *), void *arg, void *fp) {
 	dt_state = DT_ST_FINISHED;
 	dt_modules(); // libraries loaded since MPI_Init
 	dt_collect();
-	dtgo_finish(DT_STOP_FINALIZE);
+	dtw_finish(DT_STOP_FINALIZE);
 	return r;
 }
 
@@ -274,7 +274,7 @@ void dt_abort_record(MPI_Comm comm, void *fp) {
 	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
 		dt_state = DT_ST_FINISHED;
 		dt_collect();
-		dtgo_finish(DT_STOP_ABORT);
+		dtw_finish(DT_STOP_ABORT);
 	}
 }
 

@@ -29,7 +29,7 @@
 #include "dt_wrap.h"
 #include "dt_rt.h"
 #include "dt_py311.h"
-#include "dt_go.h"
+#include "dt_writer.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -302,7 +302,7 @@ static uint64_t py_file_base(uintptr_t co) {
 			if (py_nfiles >= PY_FILES * 3 / 4 || !(f->name = strdup(name))) break;
 			f->hash = h;
 			f->base = base = PY_BASE + ((uint64_t)py_nfiles++ << 32);
-			dtgo_source_module(f->name, base);
+			dtw_source_module(f->name, base);
 			break;
 		}
 	}

@@ -89,7 +89,7 @@ void dt_q_def_site(uint32_t id, const uintptr_t *pcs, int n);
 void dt_q_def_comm(uint32_t local, uint64_t id, const uint32_t *mem, int nm, const uint32_t *rem, int nr, int inter,
 	uint32_t parent, int fid);
 
-// What the writer uses (tracer.go, dt_cw.c): the queue's end, the buffers
+// What the writer uses (dt_cw.c): the queue's end, the buffers
 // it frees, the spill slots and the aux thread it starts, and the counts
 // its footer reports.
 int dt_q_pop(void **buf, size_t *n, uint32_t *tid, int *fin, int *kind);

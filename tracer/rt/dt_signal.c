@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
-#include "dt_go.h"
+#include "dt_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,7 +79,7 @@ static void *sig_watcher(void *arg) {
 		if (n == 0 || (n < 0 && errno != EINTR)) return NULL;
 	}
 	dbg("watcher", c);
-	dtgo_signal();
+	dtw_signal();
 	dt_flush_done = 1;
 	dbg("flushed", c);
 	return NULL;

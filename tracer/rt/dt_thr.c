@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
-#include "dt_go.h"
+#include "dt_writer.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -160,7 +160,7 @@ void dt_rbytes_wide(dt_thr *T, dt_hdr *H, uint64_t v) {
 void dt_stop(int reason) {
 	int tracing = DT_ST_TRACING;
 	if (__atomic_compare_exchange_n(&dt_state, &tracing, DT_ST_STOPPED, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		dtgo_stopped(reason);
+		dtw_stopped(reason);
 }
 
 dt_thr *dt_enter_slow(void) {
