@@ -16,8 +16,14 @@ import (
 // at an offset, or the file cut there) and imports it, then analyses what
 // was imported: libotf2 must report the damage, never crash, and what
 // Import wrote must analyse to a consistent report or a clear error.
-func FuzzImport(f *testing.F) {
-	src := archivePath(f, "scorep_ls4")
+func FuzzImport(f *testing.F) { fuzzImport(f, "scorep_ls4") }
+
+// FuzzImportLAMMPS is FuzzImport on a real application's archive: its
+// collectives, nonblocking requests and communicators.
+func FuzzImportLAMMPS(f *testing.F) { fuzzImport(f, "scorep_lammps_melt") }
+
+func fuzzImport(f *testing.F, name string) {
+	src := archivePath(f, name)
 	var names []string
 	files := map[string][]byte{}
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
@@ -46,7 +52,7 @@ func FuzzImport(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, off uint32, data []byte, cut bool) {
 		dir := t.TempDir()
-		archive := filepath.Join(dir, "scorep_ls4")
+		archive := filepath.Join(dir, name)
 		victim := names[int(which)%len(names)]
 		for _, n := range names {
 			b := append([]byte(nil), files[n]...)
