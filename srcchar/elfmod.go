@@ -47,7 +47,7 @@ type module struct {
 	cus         []cuRange // built on first use; nil until then
 	cusBuilt    bool
 	units       map[dwarf.Offset]*unit
-	names       map[dwarf.Offset]string
+	names       map[dwarf.Offset]dieNames
 }
 
 // cuRange is an address range of a compilation unit.
@@ -119,7 +119,7 @@ func openModule(path string, debugDirs []string) (*module, error) {
 	}
 	defer f.Close()
 	m := &module{path: path, buildID: buildID(f), debugDirs: debugDirs, ownDWARF: hasDWARF(f),
-		units: map[dwarf.Offset]*unit{}, names: map[dwarf.Offset]string{}}
+		units: map[dwarf.Offset]*unit{}, names: map[dwarf.Offset]dieNames{}}
 	m.addSymbols(f)
 	return m, nil
 }
@@ -673,34 +673,60 @@ func (u *unit) chain(pc uint64) []*scope {
 
 // name is a subprogram's name, following DW_AT_abstract_origin (inlined
 // and out-of-line instances) and DW_AT_specification (C++ definitions).
+// A C++ function is named by its linkage name, demangled as the symbol
+// table's names are (displayName: solver::Halo<double>::exchange, where
+// DW_AT_name says exchange, which a dozen classes of a program may have);
+// other languages' linkage names (gfortran's __solver_MOD_exchange) are
+// not what their authors wrote, so DW_AT_name it is.
 func (m *module) name(e *dwarf.Entry, depth int) string {
-	if n, ok := e.Val(dwarf.AttrName).(string); ok {
-		return n
+	plain, cxx := m.names2(e, depth)
+	if cxx != "" {
+		return displayName(cxx)
+	}
+	return plain
+}
+
+// dieNames are a DIE's names (names2), kept by offset.
+type dieNames struct{ plain, cxx string }
+
+// dwAttrMIPSLinkageName is DW_AT_MIPS_linkage_name, which GCC wrote
+// before DWARF 4 named the attribute.
+const dwAttrMIPSLinkageName dwarf.Attr = 0x2007
+
+// names2 is e's DW_AT_name and its Itanium-mangled linkage name, either
+// found on e or along its origin and specification.
+func (m *module) names2(e *dwarf.Entry, depth int) (plain, cxx string) {
+	plain, _ = e.Val(dwarf.AttrName).(string)
+	for _, a := range []dwarf.Attr{dwarf.AttrLinkageName, dwAttrMIPSLinkageName} {
+		if n, ok := e.Val(a).(string); ok && strings.HasPrefix(n, "_Z") {
+			return plain, n
+		}
 	}
 	if depth > 4 {
-		return ""
+		return plain, ""
 	}
 	for _, a := range []dwarf.Attr{dwarf.AttrAbstractOrigin, dwarf.AttrSpecification} {
 		off, ok := e.Val(a).(dwarf.Offset)
 		if !ok {
 			continue
 		}
-		if n, ok := m.names[off]; ok {
-			return n
+		on, ok := m.names[off]
+		if !ok {
+			r := m.dw.Reader()
+			r.Seek(off)
+			if oe, err := r.Next(); err == nil && oe != nil {
+				on.plain, on.cxx = m.names2(oe, depth+1)
+			}
+			m.names[off] = on
 		}
-		r := m.dw.Reader()
-		r.Seek(off)
-		oe, err := r.Next()
-		n := ""
-		if err == nil && oe != nil {
-			n = m.name(oe, depth+1)
+		if plain == "" {
+			plain = on.plain
 		}
-		m.names[off] = n
-		if n != "" {
-			return n
+		if on.cxx != "" {
+			return plain, on.cxx
 		}
 	}
-	return ""
+	return plain, ""
 }
 
 // buildID is the content of the NT_GNU_BUILD_ID note, from the section or,

@@ -571,3 +571,55 @@ x.e()  # 24
 		t.Errorf("a file that is not there: frames %+v, want no function", got)
 	}
 }
+
+// With -g the frames come from DWARF, whose DW_AT_name of a C++ function
+// is unqualified (sum, step: a dozen classes may have them); the linkage
+// name gives the same qualified name as the symbol table, and a C
+// function's name stays as it is.
+func TestDemangledNamesDWARF(t *testing.T) {
+	needTool(t, "g++")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "cxx.cc")
+	code := `namespace ns {
+template <class T> struct Grid { T v; __attribute__((noinline)) T sum(int n) { T s = 0; for (int i = 0; i < n; i++) s += v * i; return s; } };
+struct Solver { __attribute__((noinline)) int step(int n); };
+int Solver::step(int n) { Grid<double> g{1.5}; return (int)g.sum(n) + n; }
+}
+extern "C" __attribute__((noinline)) int c_entry(int n) { ns::Solver s; return s.step(n); }
+int main(int argc, char **) { return c_entry(argc); }
+`
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "g++", "-g", "-O2", "-o", "cxx", src)
+	exe := filepath.Join(dir, "cxx")
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"_ZN2ns6Solver4stepEi": "ns::Solver::step",
+		"_ZN2ns4GridIdE3sumEi": "ns::Grid::sum",
+		"c_entry":              "c_entry",
+	}
+	s := New(Config{})
+	for _, sym := range syms {
+		w, ok := want[sym.Name]
+		if !ok {
+			continue
+		}
+		delete(want, sym.Name)
+		fr := s.Symbolize(exe, sym.Value+2)
+		if len(fr) == 0 || fr[0].Function != w || fr[0].File != src {
+			t.Errorf("%s: frames %+v, want %s in %s", sym.Name, fr, w, src)
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("symbols missing from the test program: %v", want)
+	}
+}
