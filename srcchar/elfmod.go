@@ -486,13 +486,29 @@ func (m *module) frames(pc uint64) []report.Frame {
 // function: a C++ name (Itanium ABI: _Z…) demangled without its parameters
 // and template arguments, as pprof shows it (Foam::UPstream::waitRequests
 // for _ZN4Foam8UPstream12waitRequestsEi, whose full form may run to
-// hundreds of characters); other names, and those the demangler cannot
-// read, as they are. The frame's offset still tells overloads apart.
+// hundreds of characters); a gfortran module procedure as gdb shows it
+// (solver::exchange for __solver_MOD_exchange); other names, and those the
+// demangler cannot read, as they are. The frame's offset still tells
+// overloads apart.
 func displayName(name string) string {
+	if mod, proc, ok := fortranModule(name); ok {
+		return mod + "::" + proc
+	}
 	if !strings.HasPrefix(name, "_Z") {
 		return name
 	}
 	return demangle.Filter(name, demangle.NoParams, demangle.NoTemplateParams)
+}
+
+// fortranModule splits gfortran's name of a module procedure,
+// __<module>_MOD_<procedure>.
+func fortranModule(name string) (mod, proc string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "__")
+	if !ok {
+		return "", "", false
+	}
+	mod, proc, ok = strings.Cut(rest, "_MOD_")
+	return mod, proc, ok && mod != "" && proc != ""
 }
 
 func (m *module) dwarfFrames(pc uint64) []report.Frame {
@@ -673,11 +689,10 @@ func (u *unit) chain(pc uint64) []*scope {
 
 // name is a subprogram's name, following DW_AT_abstract_origin (inlined
 // and out-of-line instances) and DW_AT_specification (C++ definitions).
-// A C++ function is named by its linkage name, demangled as the symbol
-// table's names are (displayName: solver::Halo<double>::exchange, where
-// DW_AT_name says exchange, which a dozen classes of a program may have);
-// other languages' linkage names (gfortran's __solver_MOD_exchange) are
-// not what their authors wrote, so DW_AT_name it is.
+// A C++ function or a Fortran module procedure is named by its linkage
+// name, shown as the symbol table's names are (displayName:
+// solver::Halo::exchange, solver::exchange), where DW_AT_name says
+// exchange, which a dozen classes or modules of a program may have.
 func (m *module) name(e *dwarf.Entry, depth int) string {
 	plain, cxx := m.names2(e, depth)
 	if cxx != "" {
@@ -693,13 +708,16 @@ type dieNames struct{ plain, cxx string }
 // before DWARF 4 named the attribute.
 const dwAttrMIPSLinkageName dwarf.Attr = 0x2007
 
-// names2 is e's DW_AT_name and its Itanium-mangled linkage name, either
-// found on e or along its origin and specification.
+// names2 is e's DW_AT_name and its linkage name if that is C++'s
+// (Itanium-mangled) or a Fortran module procedure's, either found on e or
+// along its origin and specification.
 func (m *module) names2(e *dwarf.Entry, depth int) (plain, cxx string) {
 	plain, _ = e.Val(dwarf.AttrName).(string)
 	for _, a := range []dwarf.Attr{dwarf.AttrLinkageName, dwAttrMIPSLinkageName} {
-		if n, ok := e.Val(a).(string); ok && strings.HasPrefix(n, "_Z") {
-			return plain, n
+		if n, ok := e.Val(a).(string); ok {
+			if _, _, fortran := fortranModule(n); fortran || strings.HasPrefix(n, "_Z") {
+				return plain, n
+			}
 		}
 	}
 	if depth > 4 {

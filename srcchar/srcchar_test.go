@@ -596,3 +596,43 @@ x.e()  # 24
 		t.Errorf("a file that is not there: frames %+v, want no function", got)
 	}
 }
+
+// A gfortran module procedure reads as gdb shows it, module::procedure,
+// from the symbol table (__solver_MOD_exchange) and from DWARF (whose
+// DW_AT_name is exchange alone) alike.
+func TestFortranModuleNames(t *testing.T) {
+	needTool(t, "gfortran")
+	const code = `module solver
+contains
+  subroutine exchange(x)
+    double precision, intent(inout) :: x(8)
+    x = x * 2 + 1
+  end subroutine exchange
+end module solver
+program app
+  use solver
+  double precision :: x(8)
+  x = 1
+  call exchange(x)
+  print *, x(1)
+end program app
+`
+	for _, c := range []struct {
+		flags []string
+		want  report.Frame
+	}{
+		{[]string{"-O2", "-fno-inline"}, report.Frame{Function: "solver::exchange+0x2"}},
+		{[]string{"-g", "-O2", "-fno-inline"}, report.Frame{Function: "solver::exchange", File: "app.f90"}},
+	} {
+		dir := t.TempDir()
+		src := filepath.Join(dir, "app.f90")
+		if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		run(t, dir, "gfortran", append(c.flags, "-o", "app", src)...)
+		if c.want.File != "" {
+			c.want.File = src
+		}
+		symbolizeSyms(t, filepath.Join(dir, "app"), 2, map[string]report.Frame{"__solver_MOD_exchange": c.want})
+	}
+}
