@@ -9,9 +9,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/dtpa/dtpa/report"
@@ -48,6 +50,10 @@ type module struct {
 	cusBuilt    bool
 	units       map[dwarf.Offset]*unit
 	names       map[dwarf.Offset]dieNames
+	// lambdas qualifies the member functions of C++ lambdas' closure
+	// types, which have no linkage name: main::<lambda>, by the offset of
+	// the member's DIE (unit).
+	lambdas map[dwarf.Offset]string
 }
 
 // cuRange is an address range of a compilation unit.
@@ -119,7 +125,7 @@ func openModule(path string, debugDirs []string) (*module, error) {
 	}
 	defer f.Close()
 	m := &module{path: path, buildID: buildID(f), debugDirs: debugDirs, ownDWARF: hasDWARF(f),
-		units: map[dwarf.Offset]*unit{}, names: map[dwarf.Offset]dieNames{}}
+		units: map[dwarf.Offset]*unit{}, names: map[dwarf.Offset]dieNames{}, lambdas: map[dwarf.Offset]string{}}
 	m.addSymbols(f)
 	return m, nil
 }
@@ -497,7 +503,37 @@ func displayName(name string) string {
 	if !strings.HasPrefix(name, "_Z") {
 		return name
 	}
-	return demangle.Filter(name, demangle.NoParams, demangle.NoTemplateParams)
+	return localNames(demangle.Filter(name, demangle.NoParams, demangle.NoTemplateParams))
+}
+
+// localNames shortens the demangler's names of a function's local
+// entities as DWARF-only frames name them (unit): the enclosing
+// function's parameters go (ns::Solver::step(int) const::x is
+// ns::Solver::step::x), and a lambda's closure type reads <lambda>
+// ({lambda(int)#1}; the frame's line tells two lambdas apart).
+func localNames(s string) string {
+	if !strings.Contains(s, ")::") && !strings.Contains(s, ") const::") && !strings.Contains(s, "{lambda(") {
+		return s
+	}
+	localRes.once.Do(func() {
+		localRes.params = regexp.MustCompile(`\([^()]*\)( const)?::`)
+		localRes.lambda = regexp.MustCompile(`\{lambda\([^{}]*\)#[0-9]+\}`)
+	})
+	for {
+		t := localRes.params.ReplaceAllLiteralString(s, "::")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return localRes.lambda.ReplaceAllLiteralString(s, "<lambda>")
+}
+
+// localRes are localNames' expressions, compiled when first needed (most
+// programs have no local names in their frames).
+var localRes struct {
+	once           sync.Once
+	params, lambda *regexp.Regexp
 }
 
 // fortranModule splits gfortran's name of a module procedure,
@@ -620,16 +656,40 @@ func (m *module) unit(cu *dwarf.Entry) *unit {
 		return u
 	}
 	// open holds the DIEs whose children are being read: the scope they
-	// opened, or nil for DIEs that are not scopes (lexical blocks …).
+	// opened, or nil for DIEs that are not scopes (lexical blocks …);
+	// lambda, beside it, "?" for an unnamed class inside a function and
+	// the qualified name of a lambda's closure type (main::<lambda>).
 	open := []*scope{nil}
+	lambda := []string{""}
 	for len(open) > 0 {
 		e, err := r.Next()
 		if err != nil || e == nil {
 			break
 		}
 		if e.Tag == 0 {
-			open = open[:len(open)-1]
+			open, lambda = open[:len(open)-1], lambda[:len(lambda)-1]
 			continue
+		}
+		// A closure type is an unnamed class inside a function whose
+		// constructors GCC names <lambda>, before its operator().
+		if top := &lambda[len(lambda)-1]; *top != "" && e.Tag == dwarf.TagSubprogram {
+			n, _ := e.Val(dwarf.AttrName).(string)
+			if *top == "?" && n == "<lambda>" {
+				q := "<lambda>"
+				if p := innermost(open); p != nil && p.name != "" {
+					q = p.name + "::" + q
+				}
+				*top = q
+			}
+			if *top != "?" {
+				m.lambdas[e.Offset] = *top
+			}
+		}
+		closure := ""
+		if e.Tag == dwarf.TagClassType || e.Tag == dwarf.TagStructType {
+			if _, named := e.Val(dwarf.AttrName).(string); !named && innermost(open) != nil {
+				closure = "?"
+			}
 		}
 		var sc *scope
 		if e.Tag == dwarf.TagSubprogram || e.Tag == dwarf.TagInlinedSubroutine {
@@ -651,7 +711,7 @@ func (m *module) unit(cu *dwarf.Entry) *unit {
 			}
 		}
 		if e.Children {
-			open = append(open, sc)
+			open, lambda = append(open, sc), append(lambda, closure)
 		}
 	}
 	return u
@@ -713,6 +773,9 @@ const dwAttrMIPSLinkageName dwarf.Attr = 0x2007
 // along its origin and specification.
 func (m *module) names2(e *dwarf.Entry, depth int) (plain, cxx string) {
 	plain, _ = e.Val(dwarf.AttrName).(string)
+	if q, ok := m.lambdas[e.Offset]; ok && plain != "" {
+		plain = q + "::" + plain
+	}
 	for _, a := range []dwarf.Attr{dwarf.AttrLinkageName, dwAttrMIPSLinkageName} {
 		if n, ok := e.Val(a).(string); ok {
 			if _, _, fortran := fortranModule(n); fortran || strings.HasPrefix(n, "_Z") {

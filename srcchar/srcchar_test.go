@@ -3,6 +3,7 @@ package srcchar
 import (
 	"bufio"
 	"bytes"
+	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
@@ -635,4 +636,101 @@ end program app
 		}
 		symbolizeSyms(t, filepath.Join(dir, "app"), 2, map[string]report.Frame{"__solver_MOD_exchange": c.want})
 	}
+}
+
+// A lambda's operator() has no linkage name in DWARF: it reads as the
+// function that holds it, main::<lambda>::operator() (ns::Solver::step's
+// here), not operator() alone.
+func TestLambdaNames(t *testing.T) {
+	needTool(t, "g++")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "lambda.cc")
+	code := `namespace ns {
+struct Solver { __attribute__((noinline)) int step(int n); };
+int Solver::step(int n) {
+  auto f = [&](int k) __attribute__((noinline)) { int s = 0; for (int i = 0; i < k; i++) s += i * n; return s; };
+  return f(n) + f(n + 1);
+}
+}
+extern "C" __attribute__((noinline)) int leaf(int k) { return k * 3; }
+int main(int argc, char **) {
+  ns::Solver s;
+  auto g = [&](int k) { return leaf(k + argc) + leaf(k); };
+  return s.step(argc) + g(argc);
+}
+`
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "g++", "-g", "-O2", "-o", "lambda", src)
+	exe := filepath.Join(dir, "lambda")
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := f.Symbols()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, sym := range syms {
+		// _ZZN2ns6Solver4stepEiENKUliE_clEi: step's lambda's operator()
+		if !strings.Contains(sym.Name, "Solver4step") || !strings.HasSuffix(sym.Name, "clEi") {
+			continue
+		}
+		found = true
+		fr := New(Config{}).Symbolize(exe, sym.Value+2)
+		if len(fr) == 0 || fr[0].Function != "ns::Solver::step::<lambda>::operator()" || fr[0].File != src {
+			t.Errorf("%s: frames %+v, want ns::Solver::step::<lambda>::operator() in %s", sym.Name, fr, src)
+		}
+	}
+	if !found {
+		t.Fatal("the lambda was inlined: no symbol of its own")
+	}
+	// g, inlined into main: its frame has only DWARF's names.
+	pc := inlinedAt(t, exe, "operator()")
+	if fr := New(Config{}).Symbolize(exe, pc+1); len(fr) < 2 || fr[0].Function != "main::<lambda>::operator()" || fr[1].Function != "main" {
+		t.Errorf("inlined lambda at %#x: frames %+v, want main::<lambda>::operator() inlined into main", pc, fr)
+	}
+}
+
+// inlinedAt is the first address of an inlined call of the function named
+// name (DW_AT_name of its abstract origin) in exe.
+func inlinedAt(t *testing.T, exe, name string) uint64 {
+	t.Helper()
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.DWARF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag != dwarf.TagInlinedSubroutine {
+			continue
+		}
+		off, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			continue
+		}
+		or := d.Reader()
+		or.Seek(off)
+		oe, err := or.Next()
+		if err != nil || oe == nil || oe.Val(dwarf.AttrName) != name {
+			continue
+		}
+		if rs, err := d.Ranges(e); err == nil && len(rs) > 0 {
+			return rs[0][0]
+		}
+	}
+	t.Fatalf("%s: no inlined call of %s", exe, name)
+	return 0
 }
