@@ -49,6 +49,10 @@ type Loss struct {
 	Function string `json:"function,omitempty"`
 	File     string `json:"file,omitempty"`
 	Line     int    `json:"line,omitempty"`
+	// Caller is the function the call was made from, when no frame has a
+	// file (a program or library built without -g, as distributions ship
+	// them): Caller names the place where File and Line cannot.
+	Caller string `json:"caller,omitempty"`
 	// LateRank is the partner whose late call caused most of a real_sync
 	// or potential_sync loss (from Interval.Waits); -1 when unknown.
 	LateRank int `json:"late_rank"`
@@ -185,6 +189,8 @@ func dominant(iv *Interval) string {
 	s := name + " in " + site.Function
 	if f, l := Position(site); f != "" {
 		s += fmt.Sprintf(" at %s:%d", filepath.Base(f), l)
+	} else if c := Caller(site); c != "" {
+		s += " from " + c
 	}
 	return s
 }
@@ -225,6 +231,23 @@ func Position(s *SRC) (file string, line int) {
 		}
 	}
 	return "", 0
+}
+
+// Caller is the function a call site's call was made from, when no frame
+// has a file (Position): its innermost frame's function, without the
+// offset a frame named from the symbol table carries
+// (LAMMPS_NS::CommBrick::reverse_comm for
+// LAMMPS_NS::CommBrick::reverse_comm+0x2bb); "" when a frame has a file,
+// or none a function.
+func Caller(s *SRC) string {
+	if f, _ := Position(s); f != "" || len(s.Stack) == 0 {
+		return ""
+	}
+	fn := s.Stack[0].Function
+	if i := strings.LastIndex(fn, "+0x"); i > 0 {
+		fn = fn[:i]
+	}
+	return fn
 }
 
 // losses are iv's largest losses: per processor and call site its Real
@@ -272,7 +295,8 @@ func losses(iv *Interval) []Loss {
 		for _, sr := range s.Ranks {
 			site := func(kind string, sec float64) Loss {
 				file, line := Position(s)
-				return Loss{Kind: kind, Seconds: sec, Rank: sr.Rank, SRC: s.ID, Function: s.Function, File: file, Line: line, LateRank: -1}
+				return Loss{Kind: kind, Seconds: sec, Rank: sr.Rank, SRC: s.ID, Function: s.Function, File: file, Line: line,
+					Caller: Caller(s), LateRank: -1}
 			}
 			if j := place(sr.RealSync, sr.Rank, s.ID); j >= 0 {
 				insert(j, site(LossRealSync, sr.RealSync))

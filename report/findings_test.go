@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -253,6 +254,39 @@ func TestLossesLateRank(t *testing.T) {
 			if l.LateRank != want {
 				t.Fatalf("trial %d: loss %+v: late rank %d, want %d (waits %+v)", trial, l, l.LateRank, want, iv.Waits)
 			}
+		}
+	}
+}
+
+// TestFindingsCaller: call sites of a program built without -g (frames
+// named from the symbol table, func+0xOFF) are named by the function they
+// were called from, in the verdict and the losses; a frame with a file
+// deeper in the stack keeps file:line instead.
+func TestFindingsCaller(t *testing.T) {
+	iv := twoRanks(nil, 1.0)
+	iv.SRC[0].Stack = []Frame{{"LAMMPS_NS::CommBrick::reverse_comm+0x2bb", "", 0}, {"LAMMPS_NS::Verlet::run+0x375", "", 0}}
+	r := &Report{Intervals: []Interval{iv}}
+	f := FindingsOf(r)
+	if want := "mostly Real Sync in MPI_Recv from LAMMPS_NS::CommBrick::reverse_comm;"; !strings.Contains(f.Verdict, want) {
+		t.Errorf("verdict %q lacks %q", f.Verdict, want)
+	}
+	if l := f.Losses[0]; l.SRC != 3 || l.Caller != "LAMMPS_NS::CommBrick::reverse_comm" || l.File != "" {
+		t.Errorf("largest loss %+v, want SRC 3 from LAMMPS_NS::CommBrick::reverse_comm", l)
+	}
+	if l := f.Losses[1]; l.SRC != 4 || l.Caller != "" || l.File != "/src/b.c" {
+		t.Errorf("second loss %+v, want SRC 4 at /src/b.c and no caller", l)
+	}
+	for _, c := range []struct {
+		stack []Frame
+		want  string
+	}{
+		{nil, ""},
+		{[]Frame{{"libfoo.so+0x1c0", "", 0}}, "libfoo.so"},
+		{[]Frame{{"helper", "", 0}}, "helper"},
+		{[]Frame{{"helper+0x10", "", 0}, {"main", "/src/m.c", 3}}, ""},
+	} {
+		if got := Caller(&SRC{Stack: c.stack}); got != c.want {
+			t.Errorf("Caller(%v) = %q, want %q", c.stack, got, c.want)
 		}
 	}
 }

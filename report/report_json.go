@@ -435,6 +435,10 @@ func (w *reportJSON) findings(d int, f *Findings) {
 			w.key(d+1, `"line": `, false)
 			w.int(int64(l.Line))
 		}
+		if l.Caller != "" {
+			w.key(d+1, `"caller": `, false)
+			w.str(l.Caller)
+		}
 		w.key(d+1, `"late_rank": `, false)
 		w.int(int64(l.LateRank))
 		w.close(d, 1, '}')

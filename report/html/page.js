@@ -125,6 +125,9 @@
           li.setAttribute("data-file", l.file);
           li.setAttribute("data-line", l.line);
           li.append(" at ", el("code", {}, base(l.file) + ":" + l.line));
+        } else if (l.caller) {
+          li.setAttribute("data-caller", l.caller);
+          li.append(" from ", el("code", {}, l.caller));
         } else if (l.src) {
           li.append(" at a call site without source line");
         }

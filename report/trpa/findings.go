@@ -37,6 +37,8 @@ func (p *printer) findings(r *report.Report) {
 			at = " in " + l.Function
 			if l.File != "" {
 				at += fmt.Sprintf(" at %s:%d", shortFile(l.File), l.Line)
+			} else if l.Caller != "" {
+				at += " from " + l.Caller
 			}
 		}
 		if l.LateRank >= 0 {
