@@ -527,17 +527,8 @@ int main(int argc, char **) { return c_entry(argc); }
 // frame's function and file.
 func symbolizeSyms(t *testing.T, exe string, off uint64, want map[string]report.Frame) {
 	t.Helper()
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	s := New(Config{})
-	for _, sym := range syms {
+	for _, sym := range elfSymbols(t, exe) {
 		w, ok := want[sym.Name]
 		if !ok {
 			continue
@@ -664,17 +655,8 @@ int main(int argc, char **) {
 	}
 	run(t, dir, "g++", "-g", "-O2", "-o", "lambda", src)
 	exe := filepath.Join(dir, "lambda")
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, err := f.Symbols()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	found := false
-	for _, sym := range syms {
+	for _, sym := range elfSymbols(t, exe) {
 		// _ZZN2ns6Solver4stepEiENKUliE_clEi: step's lambda's operator()
 		if !strings.Contains(sym.Name, "Solver4step") || !strings.HasSuffix(sym.Name, "clEi") {
 			continue
@@ -693,6 +675,21 @@ int main(int argc, char **) {
 	if fr := New(Config{}).Symbolize(exe, pc+1); len(fr) < 2 || fr[0].Function != "main::<lambda>::operator()" || fr[1].Function != "main" {
 		t.Errorf("inlined lambda at %#x: frames %+v, want main::<lambda>::operator() inlined into main", pc, fr)
 	}
+}
+
+// elfSymbols is exe's symbol table.
+func elfSymbols(t *testing.T, exe string) []elf.Symbol {
+	t.Helper()
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syms
 }
 
 // inlinedAt is the first address of an inlined call of the function named
