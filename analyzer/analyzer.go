@@ -608,8 +608,12 @@ func damage(r int, path string, err error) string {
 // statistics ("max flush stall …", for the tracer's benchmarks, not for
 // users).
 func detail(s string) string {
-	if i := strings.Index(s, "max flush stall"); i >= 0 {
-		s = s[:i]
+	// What follows is the writer's account of its own cost (the C
+	// writer's starts with "C writer;"), not why tracing stopped.
+	for _, mark := range []string{"C writer;", "max flush stall"} {
+		if i := strings.Index(s, mark); i >= 0 {
+			s = s[:i]
+		}
 	}
 	s = strings.TrimSpace(strings.TrimRight(strings.TrimSpace(s), ";"))
 	if s == "" {

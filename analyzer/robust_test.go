@@ -637,3 +637,19 @@ func TestNonblockingCollectiveWithoutRequest(t *testing.T) {
 	expect(t, "start Potential Sync", srcPoint(t, iv, "MPI_Ibarrier").PotentialSync, 0)
 	checkInvariants(t, rep)
 }
+
+// A footer's message in a warning keeps why tracing stopped and leaves
+// out the writer's account of its own cost, which the C writer's starts
+// with "C writer;".
+func TestFooterDetail(t *testing.T) {
+	for _, c := range []struct{ msg, want string }{
+		{"SIGSEGV (Segmentation fault); C writer; max flush stall 1 ns, mean 1 ns over 2 flushes", ": SIGSEGV (Segmentation fault)"},
+		{"C writer; max flush stall 1 ns", ""},
+		{"max flush stall 1 ns, mean 1 ns", ""},
+		{"the process died without writing a footer; dtrun recovered 34 events from its trace buffers", ": the process died without writing a footer; dtrun recovered 34 events from its trace buffers"},
+	} {
+		if got := detail(c.msg); got != c.want {
+			t.Errorf("detail(%q) = %q, want %q", c.msg, got, c.want)
+		}
+	}
+}

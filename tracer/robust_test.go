@@ -91,6 +91,12 @@ func TestAbnormalEnd(t *testing.T) {
 			case tr.err != nil || tr.footer.GetStopReason() != want:
 				t.Errorf("rank 1: footer %v err %v, want %v", tr.footer, tr.err, want)
 			}
+			// The footer names the signal, which dtrun's and dtpa's
+			// warnings repeat: a crash reads apart from the launcher's
+			// ending of the others.
+			if sig := map[string]string{"segv": "SIGSEGV (Segmentation fault)", "term": "SIGTERM (Terminated)"}[how]; sig != "" && !strings.HasPrefix(tr.footer.GetMessage(), sig+"; ") {
+				t.Errorf("rank 1: footer message %q, want it to start with %s", tr.footer.GetMessage(), sig)
+			}
 			if n := numCalls(tr.calls("MPI_Comm_rank")); n != 6 {
 				t.Errorf("rank 1: %d MPI_Comm_rank calls, want 6", n)
 			}

@@ -1037,9 +1037,20 @@ void dtw_finish(int reason) {
 	pthread_mutex_unlock(&cw_end_mu);
 }
 
-// dtw_signal runs on the signal watcher (dt_signal.c) when a fatal signal
-// arrived: it writes everything recorded so far while the handler waits.
-void dtw_signal(void) {
+// dtw_signal runs on the signal watcher (dt_signal.c) when fatal signal
+// sig arrived: it writes everything recorded so far while the handler
+// waits. The footer names the signal: a rank that crashed (SIGSEGV) and
+// those the launcher then ended (SIGTERM) read differently.
+void dtw_signal(int sig) {
+	const char *abbrev = sigabbrev_np(sig), *desc = strsignal(sig);
+	pthread_mutex_lock(&cw_mu);
+	if (!cw_stopmsg[0]) {
+		if (abbrev)
+			snprintf(cw_stopmsg, sizeof cw_stopmsg, "SIG%s (%s)", abbrev, desc ? desc : "?");
+		else
+			snprintf(cw_stopmsg, sizeof cw_stopmsg, "signal %d", sig);
+	}
+	pthread_mutex_unlock(&cw_mu);
 	dt_finish_state();
 	dt_collect();
 	dtw_finish(DT_STOP_SIGNAL);

@@ -79,7 +79,7 @@ static void *sig_watcher(void *arg) {
 		if (n == 0 || (n < 0 && errno != EINTR)) return NULL;
 	}
 	dbg("watcher", c);
-	dtw_signal();
+	dtw_signal(c);
 	dt_flush_done = 1;
 	dbg("flushed", c);
 	return NULL;
