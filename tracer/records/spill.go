@@ -196,13 +196,50 @@ func Recover(spillPath string) (int, error) {
 	prefix := out.Len() // preamble and header: already in the file
 	defs := r.Definitions()
 	missing := &tracepb.Definitions{}
-	seenSite, seenComm, seenFunc := map[uint32]bool{}, map[uint32]bool{}, map[uint32]bool{}
-	nFuncs, nComms := countDefined(defs.Functions), countDefined(defs.Comms)
-	nSites := 0
-	for _, pcs := range defs.CallSites {
-		if pcs != nil {
-			nSites++
+	// The ids of each kind the trace defines, and those the recovered
+	// records use beyond them.
+	funcs := idSet{defined: countDefined(defs.Functions, func(f *tracepb.Function) bool { return f != nil })}
+	sites := idSet{defined: countDefined(defs.CallSites, func(pcs []uint64) bool { return pcs != nil })}
+	comms := idSet{defined: countDefined(defs.Comms, func(c *tracepb.Communicator) bool { return c != nil })}
+	// define adds the placeholder definitions e needs; false when one of
+	// its ids is one no reader would take (ids are dense): a damaged
+	// record, since the program's own stores can reach the slots, which
+	// live in its address space.
+	define := func(e *traceformat.Event) bool {
+		if id := e.Func; defs.Function(id) == nil {
+			added, ok := funcs.add(id)
+			if !ok {
+				return false
+			}
+			if added {
+				missing.Functions = append(missing.Functions, &tracepb.Function{Id: id, Name: fmt.Sprintf("MPI_unknown_%d", id),
+					Class: tracepb.Function_SYSTEM})
+			}
 		}
+		if id := e.Site; int(id) >= len(defs.CallSites) || defs.CallSites[id] == nil {
+			added, ok := sites.add(id)
+			if !ok {
+				return false
+			}
+			if added {
+				missing.CallSites = append(missing.CallSites, &tracepb.CallSite{Id: id})
+			}
+		}
+		for _, c := range [...]struct {
+			used bool
+			c    uint32
+		}{{e.Attr&traceformat.AttrComm != 0, e.Comm}, {e.Attr&traceformat.AttrNewComm != 0, e.NewComm}} {
+			if c.used && c.c != traceformat.CommNull && defs.Comm(c.c) == nil {
+				added, ok := comms.add(c.c)
+				if !ok {
+					return false
+				}
+				if added {
+					missing.Communicators = append(missing.Communicators, &tracepb.Communicator{Local: c.c, Id: 1<<62 | uint64(c.c)})
+				}
+			}
+		}
+		return true
 	}
 	var batches []*traceformat.Builder
 	recovered, damaged := 0, 0
@@ -217,46 +254,13 @@ func Recover(spillPath string) (int, error) {
 			continue
 		}
 		// Definitions made just before the death may not be in the file:
-		// call sites become empty stacks, communicators placeholders. An
-		// id no reader would take (ids are dense) is a damaged record: the
-		// program's own stores can reach the slots, which live in its
-		// address space. The slot is recovered up to it.
+		// call sites become empty stacks, communicators placeholders. A
+		// damaged record ends its slot's recovery.
 		var c traceformat.Cursor
 		var e traceformat.Event
 		kept := 0
 		for bt := b.Batch(); c.Next(bt, &e); kept++ {
-			if id := e.Func; defs.Function(id) == nil && !seenFunc[id] {
-				if !traceformat.Dense(id, nFuncs+1) {
-					break
-				}
-				seenFunc[id] = true
-				nFuncs++
-				missing.Functions = append(missing.Functions, &tracepb.Function{Id: id, Name: fmt.Sprintf("MPI_unknown_%d", id),
-					Class: tracepb.Function_SYSTEM})
-			}
-			if id := e.Site; (int(id) >= len(defs.CallSites) || defs.CallSites[id] == nil) && !seenSite[id] {
-				if !traceformat.Dense(id, nSites+1) {
-					break
-				}
-				seenSite[id] = true
-				nSites++
-				missing.CallSites = append(missing.CallSites, &tracepb.CallSite{Id: id})
-			}
-			bad := false
-			for _, c := range [...]struct {
-				used bool
-				c    uint32
-			}{{e.Attr&traceformat.AttrComm != 0, e.Comm}, {e.Attr&traceformat.AttrNewComm != 0, e.NewComm}} {
-				if c.used && c.c != traceformat.CommNull && defs.Comm(c.c) == nil && !seenComm[c.c] {
-					if bad = !traceformat.Dense(c.c, nComms+1); bad {
-						break
-					}
-					seenComm[c.c] = true
-					nComms++
-					missing.Communicators = append(missing.Communicators, &tracepb.Communicator{Local: c.c, Id: 1<<62 | uint64(c.c)})
-				}
-			}
-			if bad {
+			if !define(&e) {
 				break
 			}
 		}
@@ -298,15 +302,38 @@ func Recover(spillPath string) (int, error) {
 
 // countDefined is how many entries of a definitions table (indexed by id)
 // are defined.
-func countDefined[T comparable](table []T) int {
-	var zero T
+func countDefined[T any](table []T, defined func(T) bool) int {
 	n := 0
 	for _, v := range table {
-		if v != zero {
+		if defined(v) {
 			n++
 		}
 	}
 	return n
+}
+
+// idSet is the ids of one kind of definition that recovered records use
+// and the trace does not define.
+type idSet struct {
+	seen    map[uint32]bool
+	defined int // the kind's definitions, the trace's and those added
+}
+
+// add takes id, undefined in the trace: added says it is new (its
+// placeholder is to be written), ok that a reader would take it.
+func (s *idSet) add(id uint32) (added, ok bool) {
+	if s.seen[id] {
+		return false, true
+	}
+	if !traceformat.Dense(id, s.defined+1) {
+		return false, false
+	}
+	if s.seen == nil {
+		s.seen = map[uint32]bool{}
+	}
+	s.seen[id] = true
+	s.defined++
+	return true, true
 }
 
 // firstEvents is a builder holding b's first n events.
