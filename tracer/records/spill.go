@@ -225,11 +225,13 @@ func Recover(spillPath string) (int, error) {
 				missing.CallSites = append(missing.CallSites, &tracepb.CallSite{Id: id})
 			}
 		}
+		// CommNull stands for MPI_COMM_NULL as a call's new communicator
+		// only; as the communicator of a call it is damage.
 		for _, c := range [...]struct {
-			used bool
-			c    uint32
-		}{{e.Attr&traceformat.AttrComm != 0, e.Comm}, {e.Attr&traceformat.AttrNewComm != 0, e.NewComm}} {
-			if c.used && c.c != traceformat.CommNull && defs.Comm(c.c) == nil {
+			used, null bool
+			c          uint32
+		}{{e.Attr&traceformat.AttrComm != 0, false, e.Comm}, {e.Attr&traceformat.AttrNewComm != 0, true, e.NewComm}} {
+			if c.used && !(c.null && c.c == traceformat.CommNull) && defs.Comm(c.c) == nil {
 				added, ok := comms.add(c.c)
 				if !ok {
 					return false
