@@ -189,7 +189,7 @@ func dominant(iv *Interval) string {
 	s := name + " in " + site.Function
 	if f, l := Position(site); f != "" {
 		s += fmt.Sprintf(" at %s:%d", filepath.Base(f), l)
-	} else if c := Caller(site); c != "" {
+	} else if c := callerName(site); c != "" {
 		s += " from " + c
 	}
 	return s
@@ -240,7 +240,15 @@ func Position(s *SRC) (file string, line int) {
 // LAMMPS_NS::CommBrick::reverse_comm+0x2bb); "" when a frame has a file,
 // or none a function.
 func Caller(s *SRC) string {
-	if f, _ := Position(s); f != "" || len(s.Stack) == 0 {
+	if f, _ := Position(s); f != "" {
+		return ""
+	}
+	return callerName(s)
+}
+
+// callerName is Caller for a call site whose frames have no file.
+func callerName(s *SRC) string {
+	if len(s.Stack) == 0 {
 		return ""
 	}
 	fn := s.Stack[0].Function
@@ -294,9 +302,11 @@ func losses(iv *Interval) []Loss {
 		s := &iv.SRC[i]
 		for _, sr := range s.Ranks {
 			site := func(kind string, sec float64) Loss {
-				file, line := Position(s)
-				return Loss{Kind: kind, Seconds: sec, Rank: sr.Rank, SRC: s.ID, Function: s.Function, File: file, Line: line,
-					Caller: Caller(s), LateRank: -1}
+				l := Loss{Kind: kind, Seconds: sec, Rank: sr.Rank, SRC: s.ID, Function: s.Function, LateRank: -1}
+				if l.File, l.Line = Position(s); l.File == "" {
+					l.Caller = callerName(s)
+				}
+				return l
 			}
 			if j := place(sr.RealSync, sr.Rank, s.ID); j >= 0 {
 				insert(j, site(LossRealSync, sr.RealSync))
