@@ -1,7 +1,6 @@
 package otf2
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dtpa/dtpa/otf2/otf2test"
 )
 
 func importErr(t *testing.T, archive string) ([]string, error) {
@@ -228,20 +229,11 @@ func TestDamagedAnchorStopped(t *testing.T) {
 	AnchorTimeout = time.Second
 	dir := copyArchive(t, "scorep_ls4")
 	anchor := filepath.Join(dir, "traces.otf2")
-	b, err := os.ReadFile(anchor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i := bytes.Index(b, []byte("Score-P"))
-	if i < 0 {
-		t.Fatalf("%s names no Score-P creator", anchor)
-	}
-	copy(b[i+2:], "\x7f\x00\x00")
-	if err := os.WriteFile(anchor, b, 0o644); err != nil {
+	if err := otf2test.DamageAnchor(anchor); err != nil {
 		t.Fatal(err)
 	}
 	// (libotf2's own error, had it finished, would say it cannot open it.)
-	_, err = importErr(t, dir)
+	_, err := importErr(t, dir)
 	if err == nil || !strings.Contains(err.Error(), anchor) || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("error %v; want one saying %s is damaged", err, anchor)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/internal/testenv"
+	"github.com/dtpa/dtpa/otf2/otf2test"
 )
 
 // scorepLS4 is a real Score-P archive of ../shared/otf2 (issue 18): its
@@ -108,19 +109,13 @@ func TestOTF2DamagedAnchorBinary(t *testing.T) {
 	}
 	anchor := filepath.Join(exp, "traces.otf2")
 	os.Chmod(anchor, 0o644)
-	b, err := os.ReadFile(anchor)
-	i := bytes.Index(b, []byte("Score-P"))
-	if err != nil || i < 0 {
-		t.Fatalf("%s: %v, or no Score-P creator", anchor, err)
-	}
-	copy(b[i+2:], "\x7f\x00\x00")
-	if err := os.WriteFile(anchor, b, 0o644); err != nil {
+	if err := otf2test.DamageAnchor(anchor); err != nil {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
 	cmd := exec.Command(bin, exp)
 	cmd.Stderr = &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), anchor+": the anchor file is damaged") {
 		t.Fatalf("%v, stderr %q; want exit 1 and the anchor named damaged", err, stderr.String())
