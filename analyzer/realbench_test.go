@@ -22,11 +22,14 @@ import (
 // The traces are written once per machine by scripts/realtraces.sh (which
 // needs Open MPI and bin/dtrun; hpcc and lmp are optional) into
 // realtraces.Dir; a missing one skips its sub-benchmark. Reported per
-// analysis: calls, CPU time per call and calls per CPU second ("per core":
-// the process's user + system time around the analysis, which a shared
-// machine distorts less than wall time), calls per wall second, the cores
-// obtained, the peak heap in use (sampled) and the peak RSS of the
-// sub-benchmark (the kernel's high-water mark, reset before it).
+// analysis: the program's MPI calls (realtraces.Calls: a folded run of
+// polls counts as its calls) and the trace's events, CPU time per call and
+// calls per CPU second ("per core": the process's user + system time around
+// the analysis, which a shared machine distorts less than wall time),
+// events per CPU second, calls per wall second, the cores obtained, the
+// peak heap in use (sampled), the peak RSS of the sub-benchmark (the
+// kernel's high-water mark, reset before it) and trace bytes per call and
+// per event.
 // docs/performance.md has the figures and CPU profiles of these traces.
 //
 //	scripts/realtraces.sh && go test -run '^$' -bench AnalyzeReal -benchtime 3x ./analyzer/
@@ -58,7 +61,7 @@ func benchReal(b *testing.B, dir, app string, size int64) {
 	runtime.GC()
 	procstat.ResetPeakRSS()
 	b.ResetTimer()
-	var events int64
+	var events, calls int64
 	stopHeap := sampleHeap()
 	cpu0 := procstat.CPUTime()
 	start := time.Now()
@@ -71,19 +74,23 @@ func benchReal(b *testing.B, dir, app string, size int64) {
 			b.Logf("%s: %d warnings, first: %s", app, len(rep.Warnings), rep.Warnings[0])
 		}
 		events += st.Events
+		calls += realtraces.Calls(rep)
 	}
 	wall := time.Since(start).Seconds()
 	cpu := (procstat.CPUTime() - cpu0).Seconds()
 	peakHeap := stopHeap()
 	b.StopTimer()
-	b.ReportMetric(float64(events)/float64(b.N), "calls/op")
-	b.ReportMetric(cpu*1e9/float64(events), "cpu-ns/call")
-	b.ReportMetric(float64(events)/cpu, "calls/cpu-s")
-	b.ReportMetric(float64(events)/wall, "calls/s")
+	b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+	b.ReportMetric(cpu*1e9/float64(calls), "cpu-ns/call")
+	b.ReportMetric(float64(calls)/cpu, "calls/cpu-s")
+	b.ReportMetric(float64(calls)/wall, "calls/s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
 	b.ReportMetric(cpu/wall, "cores-used")
 	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
 	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
-	b.ReportMetric(float64(size)*float64(b.N)/float64(events), "trace-B/call")
+	b.ReportMetric(float64(size)*float64(b.N)/float64(calls), "trace-B/call")
+	b.ReportMetric(float64(size)*float64(b.N)/float64(events), "trace-B/event")
 }
 
 // BenchmarkDecodeReal reads the traces of BenchmarkAnalyzeReal without

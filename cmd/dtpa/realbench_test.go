@@ -26,9 +26,10 @@ import (
 // sub-benchmarks) and `dtpa <app>` (text) do, the report written to
 // io.Discard. BenchmarkAnalyzeReal leaves out what happens outside the
 // replay; the difference between the two is that part. Reported per run:
-// calls, CPU time per call and calls per CPU second (the process's user +
-// system time, which a shared machine distorts less than wall time),
-// calls per wall second and the peak RSS of the sub-benchmark.
+// the program's MPI calls (realtraces.Calls), CPU time per call and calls
+// per CPU second (the process's user + system time, which a shared machine
+// distorts less than wall time), calls per wall second, events per CPU
+// second and the peak RSS of the sub-benchmark.
 // docs/performance.md has the figures.
 //
 //	scripts/realtraces.sh && go test -run '^$' -bench DtpaReal -benchtime 3x ./cmd/dtpa/
@@ -48,10 +49,11 @@ func BenchmarkDtpaReal(b *testing.B) {
 }
 
 func benchDtpa(b *testing.B, args []string) {
-	var events int64
+	var events, calls int64
 	analyze := func(ctx context.Context, o analyzer.Options) (*report.Report, error) {
 		rep, st, err := analyzer.AnalyzeStats(ctx, o)
 		events += st.Events
+		calls += realtraces.Calls(rep)
 		return rep, err
 	}
 	procstat.ResetPeakRSS() // reset the peak RSS
@@ -67,10 +69,11 @@ func benchDtpa(b *testing.B, args []string) {
 	wall := time.Since(start).Seconds()
 	cpu := (procstat.CPUTime() - cpu0).Seconds()
 	b.StopTimer()
-	b.ReportMetric(float64(events)/float64(b.N), "calls/op")
-	b.ReportMetric(cpu*1e9/float64(events), "cpu-ns/call")
-	b.ReportMetric(float64(events)/cpu, "calls/cpu-s")
-	b.ReportMetric(float64(events)/wall, "calls/s")
+	b.ReportMetric(float64(calls)/float64(b.N), "calls/op")
+	b.ReportMetric(cpu*1e9/float64(calls), "cpu-ns/call")
+	b.ReportMetric(float64(calls)/cpu, "calls/cpu-s")
+	b.ReportMetric(float64(calls)/wall, "calls/s")
+	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
 	b.ReportMetric(float64(procstat.PeakRSS())/(1<<20), "peak-RSS-MB")
 }
 
@@ -80,9 +83,10 @@ func benchDtpa(b *testing.B, args []string) {
 // (the runtime, package inits, dynamic linking) and every page of fresh
 // memory it faults in, which on this project's virtual machines cost
 // more than a third of the CPU time of a small trace (docs/performance.md,
-// "Fresh memory and the command's start"). Reported per run: calls, the
-// child's user + system CPU time per call and calls per CPU second, its
-// system time, minor page faults and peak RSS.
+// "Fresh memory and the command's start"). Reported per run: the
+// program's MPI calls and the trace's events, the child's user + system
+// CPU time per call, calls and events per CPU second, its system time,
+// minor page faults and peak RSS.
 //
 //	scripts/realtraces.sh && go test -run '^$' -bench DtpaProcess -benchtime 5x ./cmd/dtpa/
 func BenchmarkDtpaProcess(b *testing.B) {
@@ -97,13 +101,9 @@ func BenchmarkDtpaProcess(b *testing.B) {
 			if err != nil {
 				b.Fatalf("%s: %v", bin, err)
 			}
-			var rep struct {
-				Run struct {
-					Events int64 `json:"events"`
-				} `json:"run"`
-			}
-			if err := json.Unmarshal(out, &rep); err != nil || rep.Run.Events == 0 {
-				b.Fatalf("no event count in the report: %v", err)
+			var rep report.Report
+			if err := json.Unmarshal(out, &rep); err != nil || rep.Run == nil || rep.Run.Events == 0 || realtraces.Calls(&rep) == 0 {
+				b.Fatalf("no event or call count in the report: %v", err)
 			}
 			var cpu, sys time.Duration
 			var faults, rss int64
@@ -121,10 +121,12 @@ func BenchmarkDtpaProcess(b *testing.B) {
 			}
 			b.StopTimer()
 			n := float64(b.N)
-			calls := float64(rep.Run.Events)
+			calls, events := float64(realtraces.Calls(&rep)), float64(rep.Run.Events)
 			b.ReportMetric(calls, "calls/op")
 			b.ReportMetric(float64(cpu.Nanoseconds())/n/calls, "cpu-ns/call")
 			b.ReportMetric(calls*n/cpu.Seconds(), "calls/cpu-s")
+			b.ReportMetric(events, "events/op")
+			b.ReportMetric(events*n/cpu.Seconds(), "events/cpu-s")
 			b.ReportMetric(float64(sys.Microseconds())/n/1e3, "sys-ms/op")
 			b.ReportMetric(float64(faults)/n, "faults/op")
 			b.ReportMetric(float64(rss)/1024, "peak-RSS-MB")
