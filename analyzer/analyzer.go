@@ -211,6 +211,9 @@ type Options struct {
 	// noStep (tests): a single worker replays every event in the
 	// replays' coroutines, without replayer.step.
 	noStep bool
+	// copies holds the compacted copies of deferred traces that cannot
+	// be compacted in place (scanCompacting); nil, none are made.
+	copies *copies
 }
 
 // Symbolizer turns a return address, given as a module path and an offset
@@ -278,6 +281,8 @@ func AnalyzeStats(ctx context.Context, opts Options) (rep *report.Report, stats 
 		}
 	}()
 	warns, warn := warnings(opts)
+	opts.copies = &copies{}
+	defer opts.copies.release()
 	sc, err := scanRun(ctx, opts, warn)
 	if err != nil {
 		return nil, Stats{}, err
@@ -367,7 +372,7 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	scanned := make([]*rankFile, len(paths))
 	errs := make([]error, len(paths))
 	notes := make([]string, len(paths))
-	parallel(len(paths), workers, func(i int) { scanned[i], notes[i], errs[i] = scanCompacting(paths[i]) })
+	parallel(len(paths), workers, func(i int) { scanned[i], notes[i], errs[i] = scanCompacting(paths[i], opts.copies) })
 	var files []*rankFile
 	for i, e := range errs {
 		if notes[i] != "" {

@@ -66,6 +66,8 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 		}
 	}()
 	warns, warn := warnings(opts)
+	opts.copies = &copies{}
+	defer opts.copies.release()
 	if tr.Size() > 1 {
 		// Process 0 alone compacts the traces left deferred, and warns of
 		// them as Analyze does; the others wait for it.

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -301,40 +303,119 @@ const scanBuffer = 4 << 10
 
 // scanCompacting is scan, after compacting the trace at path in place
 // when the tracer left its events raw (deferred) and no process writes it
-// any more (compactLeft). note says what was done, for a warning.
-func scanCompacting(path string) (rf *rankFile, note string, err error) {
+// any more (compactLeft), or into cp when its directory cannot be written.
+// note says what was done, for a warning; the file scanned is rf.path.
+func scanCompacting(path string, cp *copies) (rf *rankFile, note string, err error) {
 	rf, err = scan(path)
 	var ve *traceformat.VersionError
 	if !errors.As(err, &ve) || ve.Major != traceformat.DeferredMajor {
 		return rf, "", err
 	}
-	if note, err = compactLeft(path); err != nil {
+	read, note, err := compactLeft(path, cp)
+	if err != nil {
 		return nil, "", err
 	}
-	rf, err = scan(path)
+	rf, err = scan(read)
 	return rf, note, err
 }
 
 // compactLeft compacts in place the deferred trace at path once no
 // process writes it: a dtrun that did not finish (killed) compacts none of
 // its node's traces, and a rank killed on another node leaves its own
-// deferred. note says what was done ("" when another process compacted
-// it meanwhile); err, why the trace stays deferred.
-func compactLeft(path string) (note string, err error) {
+// deferred. A trace whose directory cannot be written (a read-only file
+// system, another user's directory) is compacted into cp instead, when
+// cp is not nil: the analysis reads that copy and loses nothing. read is
+// the file to read; note says what was done ("" when another process
+// compacted it meanwhile); err, why the trace stays deferred.
+func compactLeft(path string, cp *copies) (read, note string, err error) {
 	compacted, cerr := records.CompactFinished(path, compactWait)
+	if !compacted && notWritable(cerr) && cp != nil {
+		return cp.compact(path, cerr)
+	}
 	switch {
 	case errors.Is(cerr, records.ErrBeingWritten):
-		return "", fmt.Errorf("%s: its events are not compacted yet, and %v: analyse it once the job has ended", path, cerr)
+		return "", "", fmt.Errorf("%s: its events are not compacted yet, and %v: analyse it once the job has ended", path, cerr)
 	case !compacted && cerr != nil:
-		return "", fmt.Errorf("%s: its events are not compacted yet, and compacting it in place failed: %w; "+
+		return "", "", fmt.Errorf("%s: its events are not compacted yet, and compacting it in place failed: %w; "+
 			"run `dtrun --compact %s` where its directory is writable", path, cerr, path)
 	case compacted && cerr != nil:
-		return fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place "+
+		return path, fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place "+
 			"up to damage (%v)", path, cerr), nil
 	case compacted:
-		return fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place", path), nil
+		return path, fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place", path), nil
 	}
-	return "", nil
+	return path, "", nil
+}
+
+// notWritable tells whether err says that a file could not be made or
+// replaced for want of permission or on a read-only file system.
+func notWritable(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+}
+
+// copies is the directory, under os.TempDir, where one analysis compacts
+// the deferred traces that it cannot compact in place; made on first use,
+// removed with what it holds by release when the analysis ends.
+type copies struct {
+	mu  sync.Mutex
+	dir string
+	err error
+}
+
+// compact compacts the deferred trace at path into c's directory
+// (compactLeft's answers); why is why it could not be compacted in place.
+func (c *copies) compact(path string, why error) (read, note string, err error) {
+	c.mu.Lock()
+	if c.dir == "" && c.err == nil {
+		c.dir, c.err = os.MkdirTemp("", "dtpa-compacted-")
+	}
+	dir, derr := c.dir, c.err
+	c.mu.Unlock()
+	if derr != nil {
+		return "", "", fmt.Errorf("%s: its events are not compacted yet; compacting it in place failed (%w), and a copy could not be made: %v; "+
+			"run `dtrun --compact %s` where its directory is writable", path, why, derr, path)
+	}
+	compacted, cerr := records.CompactFinishedCopy(path, dir, compactWait)
+	if !compacted {
+		if cerr == nil {
+			cerr = errors.New("nothing was written")
+		}
+		return "", "", fmt.Errorf("%s: its events are not compacted yet; compacting it in place failed (%w), and so did compacting a copy: %v",
+			path, why, cerr)
+	}
+	read = filepath.Join(dir, filepath.Base(path))
+	note = fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces) and its directory cannot be written (%v): "+
+		"analysed a compacted copy, %s, removed after the analysis (`dtrun --compact` where the directory is writable compacts the trace itself)",
+		path, rootCause(why), read)
+	if cerr != nil {
+		note += fmt.Sprintf(" (the copy ends at damage: %v)", cerr)
+	}
+	return read, note, nil
+}
+
+// release removes the copies.
+func (c *copies) release() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dir != "" {
+		os.RemoveAll(c.dir)
+		c.dir, c.err = "", errors.New("released")
+	}
+}
+
+// rootCause is the innermost error of err's chain: "read-only file
+// system" rather than the whole "open dir/.trace.compact-123: …".
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
 }
 
 // compactAllLeft compacts the traces of app in dir left deferred
@@ -348,7 +429,7 @@ func compactAllLeft(dir, app string, workers int) []string {
 	notes := make([]string, len(paths))
 	parallel(len(paths), workers, func(i int) {
 		if records.IsDeferred(paths[i]) {
-			notes[i], _ = compactLeft(paths[i])
+			_, notes[i], _ = compactLeft(paths[i], nil)
 		}
 	})
 	var out []string

@@ -19,7 +19,13 @@ type RunClocks struct {
 	// Warnings about unreadable or missing files and the clock samples,
 	// one sentence each, as Analyze words them.
 	Warnings []string
+	copies   *copies
 }
+
+// Close removes the compacted copies of deferred traces that FindRun
+// made where it could not compact them in place (a read-only directory):
+// the Paths of those ranks are not to be read after it.
+func (rt *RunClocks) Close() { rt.copies.release() }
 
 // RankTrace is one rank's trace file.
 type RankTrace struct {
@@ -31,15 +37,20 @@ type RankTrace struct {
 }
 
 // FindRun discovers the traces of app in dir and aligns their clocks.
-func FindRun(dir, app string) (*RunClocks, error) {
+func FindRun(dir, app string) (_ *RunClocks, err error) {
 	paths, err := discover(dir, app)
 	if err != nil {
 		return nil, err
 	}
-	rt := &RunClocks{}
+	rt := &RunClocks{copies: &copies{}}
+	defer func() {
+		if err != nil {
+			rt.Close()
+		}
+	}()
 	var files []*rankFile
 	for _, p := range paths {
-		f, note, err := scanCompacting(p)
+		f, note, err := scanCompacting(p, rt.copies)
 		if note != "" {
 			rt.Warnings = append(rt.Warnings, note)
 		}

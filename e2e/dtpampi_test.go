@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -532,4 +534,116 @@ func traceMajor(t *testing.T, path string) uint16 {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return uint16(b[8]) | uint16(b[9])<<8
+}
+
+// TestDtpaReadOnlyDeferred: deferred traces in a directory dtpa cannot
+// write (a read-only file system here; another user's directory alike)
+// are analysed from compacted copies in TMPDIR, which go when dtpa ends:
+// the report is the one of the traces compacted in place, by dtpa and by
+// dtpa-mpi, the traces stay as they were, and the OTF2 export reads them
+// too.
+func TestDtpaReadOnlyDeferred(t *testing.T) {
+	m := impls[0]
+	needMPI(t, m)
+	needDtpaMPI(t)
+	src := t.TempDir()
+	exe := compile(t, m, src, "stencil")
+	spill := t.TempDir()
+	if _, errOut, code := runJob(t, src, m.mpirun, "-np", "4", "--oversubscribe",
+		"-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"), "-x", "DT_SPILL_DIR="+spill,
+		"-x", "DT_COMPACT_AT_END=0", exe, "100", "50"); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", m.mpirun, code, errOut)
+	}
+	writable := t.TempDir()
+	copyTree(t, src, writable)
+	want, wantErr, code := runJob(t, writable, filepath.Join(root, "bin", "dtpa"), "--json", "--exe", exe, "stencil")
+	if code != 0 || strings.Count(wantErr, "compacted it in place") != 4 {
+		t.Fatalf("dtpa: exit %d; want 4 traces compacted in place\n%s", code, wantErr)
+	}
+	ro, out := readOnlyDir(t, src), t.TempDir()
+	before := readTree(t, ro)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	copyNote := regexp.MustCompile(`stencil\.(\d)\.trc: its events were still raw records \(dtrun did not compact the run's traces\) and its directory cannot be written \((read-only file system|permission denied)\): analysed a compacted copy, ` +
+		regexp.QuoteMeta(tmp) + `/dtpa-compacted-\d+/stencil\.\d\.trc, removed after the analysis`)
+	check := func(what, got, gotErr string, code int) {
+		t.Helper()
+		if code != 0 {
+			t.Errorf("%s: exit %d\n%s", what, code, gotErr)
+			return
+		}
+		if n := len(copyNote.FindAllString(gotErr, -1)); n != 4 {
+			t.Errorf("%s: %d of 4 traces said to be analysed from a copy\n%s", what, n, gotErr)
+		}
+		var g, w map[string]any
+		if err := json.Unmarshal([]byte(got), &g); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		json.Unmarshal([]byte(want), &w)
+		delete(g, "warnings")
+		delete(w, "warnings")
+		var diffs []string
+		if jsonDiff("", g, w, &diffs); len(diffs) > 0 {
+			t.Errorf("%s: the report differs from the one of the traces compacted in place:\n%s", what, strings.Join(diffs[:min(len(diffs), 20)], "\n"))
+		}
+		if left, _ := filepath.Glob(filepath.Join(tmp, "dtpa-compacted-*")); len(left) != 0 {
+			t.Errorf("%s: copies left behind: %v", what, left)
+		}
+	}
+	got, gotErr, code := runJob(t, ro, filepath.Join(root, "bin", "dtpa"), "--json", "--exe", exe, "stencil")
+	check("dtpa", got, gotErr, code)
+	got, gotErr, code = dtpaMPI(t, ro, 3, "--json", "--exe", exe, "stencil")
+	check("dtpa-mpi at 3 processes", got, gotErr, code)
+	_, gotErr, code = runJob(t, ro, filepath.Join(root, "bin", "dtpa"), "--export", "otf2", "-o", filepath.Join(out, "archive"), "stencil")
+	if code != 0 || len(copyNote.FindAllString(gotErr, -1)) != 4 {
+		t.Errorf("dtpa --export otf2: exit %d; want 4 traces exported from copies\n%s", code, gotErr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "archive", "traces.otf2")); err != nil {
+		t.Errorf("no archive: %v", err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(tmp, "dtpa-compacted-*")); len(left) != 0 {
+		t.Errorf("otf2 export: copies left behind: %v", left)
+	}
+	if after := readTree(t, ro); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Error("the read-only directory's files changed")
+	}
+}
+
+// readOnlyDir returns dir as a place where a process can read the files
+// but create none: as root, a read-only bind mount of it (skipped where
+// mounting is not allowed); otherwise dir itself without write permission.
+func readOnlyDir(t *testing.T, dir string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if err := os.Chmod(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+		return dir
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount(dir, mnt, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("a read-only directory for root needs a bind mount: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	if err := syscall.Mount("", mnt, "", syscall.MS_REMOUNT|syscall.MS_BIND|syscall.MS_RDONLY, ""); err != nil {
+		t.Skipf("remounting the bind mount read-only: %v", err)
+	}
+	return mnt
+}
+
+// readTree is the files of dir by name.
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+			files[e.Name()] = b
+		}
+	}
+	return files
 }

@@ -65,6 +65,7 @@ func Export(ctx context.Context, opts ExportOptions) (ExportStats, error) {
 	if err != nil {
 		return ExportStats{}, err
 	}
+	defer rt.Close()
 	for _, w := range rt.Warnings {
 		warn(w)
 	}

@@ -32,6 +32,7 @@ func ExportDist(ctx context.Context, opts ExportOptions, tr analyzer.Transport) 
 	if err != nil {
 		return ExportStats{}, err // the same in every process
 	}
+	defer rt.Close()
 	first, end := tr.Rank()*rt.Size/tr.Size(), (tr.Rank()+1)*rt.Size/tr.Size()
 	if tr.Rank() != 0 {
 		if err := sendRanks(ctx, rt, opts, tr, first, end); err != nil {

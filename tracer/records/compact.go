@@ -98,7 +98,17 @@ func IsDeferred(path string) bool {
 // kept, and the file ends without a footer, as a crashed process leaves
 // it (Recover then adds what its buffers held); damage is also returned
 // as the error.
-func Compact(path string) (int, error) {
+func Compact(path string) (int, error) { return compactInto(path, "") }
+
+// CompactCopy is Compact for a trace whose directory cannot be written (a
+// read-only file system, another user's directory): the compacted trace
+// goes to dir, under the trace's name, and the trace stays as it is. A
+// trace that is not deferred gives no copy (0, nil).
+func CompactCopy(path, dir string) (int, error) { return compactInto(path, dir) }
+
+// compactInto compacts the trace at path into dir under its name, or in
+// place when dir is "".
+func compactInto(path, dir string) (int, error) {
 	in, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -122,7 +132,11 @@ func Compact(path string) (int, error) {
 	if err := fr.Unmarshal(hdr); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+CompactTempMark)
+	dst := path
+	if dir != "" {
+		dst = filepath.Join(dir, filepath.Base(path))
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(path)+CompactTempMark)
 	if err != nil {
 		return 0, err
 	}
@@ -137,7 +151,7 @@ func Compact(path string) (int, error) {
 	if st, serr := in.Stat(); serr == nil {
 		os.Chmod(tmp.Name(), st.Mode().Perm())
 	}
-	if rerr := os.Rename(tmp.Name(), path); rerr != nil {
+	if rerr := os.Rename(tmp.Name(), dst); rerr != nil {
 		return 0, rerr
 	}
 	return out.decoded, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -49,6 +50,20 @@ var ErrBeingWritten = errors.New("a running process holds it (its rank, or anoth
 // err is Compact's (damage ended the copy: what preceded it was kept), or
 // why the file stays deferred.
 func CompactFinished(path string, wait time.Duration) (compacted bool, err error) {
+	return compactFinished(path, "", wait)
+}
+
+// CompactFinishedCopy is CompactFinished for a trace whose directory
+// cannot be written: it compacts the trace into dir under its name
+// (CompactCopy), once no process writes it, and leaves the trace as it
+// is. compacted says whether the copy was written.
+func CompactFinishedCopy(path, dir string, wait time.Duration) (compacted bool, err error) {
+	return compactFinished(path, dir, wait)
+}
+
+// compactFinished compacts the trace at path into dir, or in place when
+// dir is "", once no process writes it.
+func compactFinished(path, dir string, wait time.Duration) (compacted bool, err error) {
 	deadline := time.Now().Add(wait)
 	for {
 		f, err := os.OpenFile(path, os.O_RDWR, 0) // NFS takes an exclusive lock only on a writable descriptor
@@ -76,9 +91,13 @@ func CompactFinished(path string, wait time.Duration) (compacted bool, err error
 		}
 		// The lock is held (or the file system has none and the rank
 		// ended) until the compacted file replaced this one.
-		_, err = Compact(path)
+		_, err = compactInto(path, dir)
 		f.Close()
-		if IsDeferred(path) {
+		if dir == "" {
+			return !IsDeferred(path), err
+		}
+		out := filepath.Join(dir, filepath.Base(path))
+		if _, serr := os.Stat(out); serr != nil || IsDeferred(out) {
 			return false, err
 		}
 		return true, err

@@ -88,6 +88,53 @@ func TestCompactFinished(t *testing.T) {
 	}
 }
 
+// TestCompactFinishedCopy: a trace whose directory cannot be written is
+// compacted into another directory, byte for byte as in place, and left
+// as it was; a trace its rank still holds is not, and one that is not
+// deferred gives no copy.
+func TestCompactFinishedCopy(t *testing.T) {
+	dir, copies := t.TempDir(), t.TempDir()
+	pre := Prefix{Conv: Converter{TSC: true, NsPerTick: 0.4, Raw0: 1 << 40, Ns0: 5e9}}
+	footer := func() *tracepb.Footer { return &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE} }
+	want := filepath.Join(dir, "want.trc")
+	writeRun(t, want, testParts(), true, 4, pre, footer())
+	if _, err := Compact(want); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "app.0.trc")
+	writeRun(t, path, testParts(), true, 4, pre, footer())
+	before := readFile(t, path)
+	if ok, err := CompactFinishedCopy(path, copies, 0); !ok || err != nil {
+		t.Fatalf("CompactFinishedCopy = %v, %v; want a copy", ok, err)
+	}
+	if !bytes.Equal(readFile(t, filepath.Join(copies, "app.0.trc")), readFile(t, want)) {
+		t.Error("the copy differs from the trace compacted in place")
+	}
+	if !bytes.Equal(readFile(t, path), before) {
+		t.Error("the trace itself was changed")
+	}
+	if m, _ := filepath.Glob(filepath.Join(copies, ".*")); len(m) != 0 {
+		t.Errorf("left behind: %v", m)
+	}
+
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	LockTrace(int(f.Fd()))
+	os.Remove(filepath.Join(copies, "app.0.trc"))
+	if ok, err := CompactFinishedCopy(path, copies, 0); ok || !errors.Is(err, ErrBeingWritten) {
+		t.Errorf("a held trace: CompactFinishedCopy = %v, %v; want ErrBeingWritten", ok, err)
+	}
+	f.Close()
+	if ok, err := CompactFinishedCopy(want, copies, 0); ok || err != nil {
+		t.Errorf("a compacted trace: CompactFinishedCopy = %v, %v; want no copy", ok, err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(copies, "*")); len(m) != 0 {
+		t.Errorf("copies made: %v", m)
+	}
+}
+
 // TestEnded: ended tells a deferred trace with its footer from one
 // without (where the file system has no locks, only the first is
 // compacted).
