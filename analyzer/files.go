@@ -323,7 +323,7 @@ func scanCompacting(path string, cp *copies) (rf *rankFile, note string, err err
 // process writes it: a dtrun that did not finish (killed) compacts none of
 // its node's traces, and a rank killed on another node leaves its own
 // deferred. A trace whose directory cannot be written (a read-only file
-// system, another user's directory) is compacted into cp instead, when
+// system, another user's directory, a full disk) is compacted into cp instead, when
 // cp is not nil: the analysis reads that copy and loses nothing. read is
 // the file to read; note says what was done ("" when another process
 // compacted it meanwhile); err, why the trace stays deferred.
@@ -348,9 +348,11 @@ func compactLeft(path string, cp *copies) (read, note string, err error) {
 }
 
 // notWritable tells whether err says that a file could not be made or
-// replaced for want of permission or on a read-only file system.
+// written beside the trace: no permission, a read-only file system, or
+// no space or quota left there (a cluster's home directory).
 func notWritable(err error) bool {
-	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // copies is the directory, under os.TempDir, where one analysis compacts

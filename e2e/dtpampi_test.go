@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -560,11 +561,12 @@ func TestDtpaReadOnlyDeferred(t *testing.T) {
 	if code != 0 || strings.Count(wantErr, "compacted it in place") != 4 {
 		t.Fatalf("dtpa: exit %d; want 4 traces compacted in place\n%s", code, wantErr)
 	}
+	full := fullDir(t, src)
 	ro, out := readOnlyDir(t, src), t.TempDir()
 	before := readTree(t, ro)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	copyNote := regexp.MustCompile(`stencil\.(\d)\.trc: its events were still raw records \(dtrun did not compact the run's traces\) and its directory cannot be written \((read-only file system|permission denied)\): analysed a compacted copy, ` +
+	copyNote := regexp.MustCompile(`stencil\.(\d)\.trc: its events were still raw records \(dtrun did not compact the run's traces\) and its directory cannot be written \((read-only file system|permission denied|no space left on device)\): analysed a compacted copy, ` +
 		regexp.QuoteMeta(tmp) + `/dtpa-compacted-\d+/stencil\.\d\.trc, removed after the analysis`)
 	check := func(what, got, gotErr string, code int) {
 		t.Helper()
@@ -592,6 +594,10 @@ func TestDtpaReadOnlyDeferred(t *testing.T) {
 	}
 	got, gotErr, code := runJob(t, ro, filepath.Join(root, "bin", "dtpa"), "--json", "--exe", exe, "stencil")
 	check("dtpa", got, gotErr, code)
+	if full != "" {
+		got, gotErr, code = runJob(t, full, filepath.Join(root, "bin", "dtpa"), "--json", "--exe", exe, "stencil")
+		check("dtpa on a full file system", got, gotErr, code)
+	}
 	got, gotErr, code = dtpaMPI(t, ro, 3, "--json", "--exe", exe, "stencil")
 	check("dtpa-mpi at 3 processes", got, gotErr, code)
 	_, gotErr, code = runJob(t, ro, filepath.Join(root, "bin", "dtpa"), "--export", "otf2", "-o", filepath.Join(out, "archive"), "stencil")
@@ -630,6 +636,36 @@ func readOnlyDir(t *testing.T, dir string) string {
 		t.Skipf("remounting the bind mount read-only: %v", err)
 	}
 	return mnt
+}
+
+// fullDir returns a copy of dir's files on a small file system with no
+// space left (a tmpfs mounted for the test: root only; "" elsewhere).
+func fullDir(t *testing.T, dir string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return ""
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=4m"); err != nil {
+		t.Logf("no full file system: mounting a tmpfs: %v", err)
+		return ""
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	copyTree(t, dir, mnt)
+	f, err := os.Create(filepath.Join(mnt, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 4096)
+	for {
+		if _, err := f.Write(block); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			return mnt
+		}
+	}
 }
 
 // readTree is the files of dir by name.
