@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -329,7 +328,7 @@ func scanCompacting(path string, cp *copies) (rf *rankFile, note string, err err
 // compacted it meanwhile); err, why the trace stays deferred.
 func compactLeft(path string, cp *copies) (read, note string, err error) {
 	compacted, cerr := records.CompactFinished(path, compactWait)
-	if !compacted && notWritable(cerr) && cp != nil {
+	if !compacted && records.CannotWrite(cerr) && cp != nil {
 		return cp.compact(path, cerr)
 	}
 	switch {
@@ -345,14 +344,6 @@ func compactLeft(path string, cp *copies) (read, note string, err error) {
 		return path, fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place", path), nil
 	}
 	return path, "", nil
-}
-
-// notWritable tells whether err says that a file could not be made or
-// written beside the trace: no permission, a read-only file system, or
-// no space or quota left there (a cluster's home directory).
-func notWritable(err error) bool {
-	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
-		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // copies is the directory, under os.TempDir, where one analysis compacts

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -395,5 +396,60 @@ func TestProgramHandlesSIGURG(t *testing.T) {
 				t.Errorf("%s is not built with asyncpreemptoff=1 (go version -m: %v)\n%s", lib, err, out)
 			}
 		})
+	}
+}
+
+// TestRecoverReadOnly: the last records of a rank killed on another node
+// (its spill directory left for `dtrun --recover`, TestMultiNodeKill)
+// cannot be added to its trace while the trace's file system cannot be
+// written (read-only here; no space or quota left alike): dtrun --recover
+// keeps them, says so and fails, and adds them once it can write. dtrun
+// after a job does the same (recoverSpills, keptSpills).
+func TestRecoverReadOnly(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a file system made read-only needs a tmpfs mounted (root)")
+	}
+	prog := build(t, "crash", ompi)
+	dir, base := t.TempDir(), t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=32m"); err != nil {
+		t.Skipf("mounting a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	res := dtrun(t, dir, nil, append(oversub[:len(oversub):len(oversub)], nodes(t, base, prog, 2), "kill")...)
+	if res.code == 0 {
+		t.Fatalf("exit 0, want a failure\n%s", res.out)
+	}
+	spill := filepath.Join(base, "node1")
+	kept, _ := filepath.Glob(filepath.Join(spill, "*.spill"))
+	if len(kept) == 0 {
+		t.Fatalf("no spill file in %s\n%s", spill, res.out)
+	}
+	remount := func(flags uintptr) {
+		t.Helper()
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|flags, "size=32m"); err != nil {
+			t.Fatalf("remounting %s: %v", dir, err)
+		}
+	}
+	remount(syscall.MS_RDONLY)
+	rec := dtrun(t, dir, nil, "--recover", spill)
+	if rec.code == 0 || !strings.Contains(rec.out, "read-only file system") ||
+		!strings.Contains(rec.out, "could not be added to their traces: they are kept in "+spill) ||
+		!strings.Contains(rec.out, "run `dtrun --recover "+spill+"`") {
+		t.Fatalf("dtrun --recover on a read-only file system: exit %d; want it to keep the records and say so\n%s", rec.code, rec.out)
+	}
+	if again, _ := filepath.Glob(filepath.Join(spill, "*.spill")); len(again) != len(kept) {
+		t.Fatalf("spill files %v after the failed recovery, want %v kept", again, kept)
+	}
+	remount(0)
+	rec = dtrun(t, dir, nil, "--recover", spill)
+	if rec.code != 0 || !strings.Contains(rec.out, "events recovered") {
+		t.Fatalf("dtrun --recover once it can write: exit %d\n%s", rec.code, rec.out)
+	}
+	if fileExists(spill) {
+		t.Errorf("%s left behind after recovery", spill)
+	}
+	tr := readTrace(t, filepath.Join(dir, "crash.1.trc"))
+	if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_SIGNAL || len(tr.calls("MPI_Comm_size")) != 1 {
+		t.Errorf("rank 1 after recovery: footer %v err %v, %d events; want the events up to MPI_Comm_size", tr.footer, tr.err, len(tr.events))
 	}
 }

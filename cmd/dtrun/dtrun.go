@@ -123,7 +123,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					fmt.Fprintln(stderr, "dtrun: --recover takes one directory: the job's spill directory on this node")
 					return &ExitError{Code: 2}
 				}
-				recoverSpills(rest[1], stderr)
+				if kept := recoverSpills(rest[1], stderr); len(kept) > 0 {
+					keptSpills(stderr, rest[1], kept)
+					return &ExitError{Code: 1}
+				}
+				os.Remove(filepath.Join(rest[1], compactMark))
 				os.Remove(rest[1]) // when empty: every spill file was recovered
 				return nil
 			}
@@ -206,7 +210,12 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("creating the trace buffer directory: %w", err)
 	}
-	defer os.RemoveAll(spill)
+	keepSpill := false
+	defer func() {
+		if !keepSpill {
+			os.RemoveAll(spill)
+		}
+	}()
 	markCompaction(spill, traceDir(o.Args))
 	var args []string
 	warn := o.Stderr
@@ -247,7 +256,10 @@ func Run(ctx context.Context, o Options) error {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	job := newJobFiles(traceDir(o.Args))
 	err = cmd.Run()
-	recoverSpills(spill, cmd.Stderr)
+	if kept := recoverSpills(spill, cmd.Stderr); len(kept) > 0 {
+		keepSpill = true
+		keptSpills(cmd.Stderr, spill, kept)
+	}
 	// What is left deferred: the traces of this node's ranks
 	// (markCompaction), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
@@ -309,8 +321,11 @@ func canWrite(dir string) bool {
 
 // recoverSpills appends to their traces the records of ranks that died
 // without writing them (their spill files remain), and removes the spill
-// files of ranks that died inside MPI_Init, which recorded nothing.
-func recoverSpills(dir string, w io.Writer) {
+// files of ranks that died inside MPI_Init, which recorded nothing. It
+// returns the spill files it keeps: those whose trace could not be
+// written (no space or quota left, no permission), which a later
+// `dtrun --recover` adds once there is room, after the job's end too.
+func recoverSpills(dir string, w io.Writer) (kept []string) {
 	for _, f := range records.RemoveAbandoned(dir) {
 		fmt.Fprintf(w, "dtrun: %s: the process died inside MPI_Init, before its trace began: it recorded nothing\n",
 			strings.TrimSuffix(filepath.Base(f), records.SpillNew))
@@ -319,6 +334,9 @@ func recoverSpills(dir string, w io.Writer) {
 	for _, f := range files {
 		n, err := records.Recover(f)
 		switch {
+		case err != nil && records.CannotWrite(err):
+			fmt.Fprintf(w, "dtrun: recovering %s: %v\n", filepath.Base(f), err)
+			kept = append(kept, f)
 		case err != nil:
 			fmt.Fprintf(w, "dtrun: recovering %s: %v\n", filepath.Base(f), err)
 		case n > 0:
@@ -326,6 +344,24 @@ func recoverSpills(dir string, w io.Writer) {
 				strings.TrimSuffix(filepath.Base(f), ".spill"), n)
 		}
 	}
+	return kept
+}
+
+// keptSpills says which ranks' last records dtrun keeps in the spill
+// directory dir (recoverSpills), what they hold of memory, and how to add
+// them to their traces.
+func keptSpills(w io.Writer, dir string, kept []string) {
+	var size int64
+	names := make([]string, len(kept))
+	for i, f := range kept {
+		names[i] = strings.TrimSuffix(filepath.Base(f), ".spill")
+		if st, err := os.Stat(f); err == nil {
+			size += st.Size()
+		}
+	}
+	fmt.Fprintf(w, "dtrun: the last records of %s could not be added to their traces: they are kept in %s "+
+		"(%.1f MB of memory until then); once their directory can be written, run `dtrun --recover %s`\n",
+		strings.Join(names, ", "), dir, float64(size)/(1<<20), dir)
 }
 
 // Launcher options that take a value (Open MPI's mpirun and MPICH's hydra

@@ -3,6 +3,7 @@ package records
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -121,4 +122,13 @@ func ended(f *os.File) bool {
 		}
 		last = fr.Kind
 	}
+}
+
+// CannotWrite tells whether err is a failure to make or write a file for
+// want of permission, on a read-only file system, or with no space or
+// quota left: what writing elsewhere (dtpa's compacted copies), or later
+// (dtrun keeping a dead rank's buffers), gets around.
+func CannotWrite(err error) bool {
+	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) ||
+		errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
