@@ -30,6 +30,10 @@ type ExportOptions struct {
 	Symbolizer analyzer.Symbolizer
 	// Warn receives each warning (unreadable ranks, clock samples, damage).
 	Warn func(string)
+	// Into, when set, is the fresh directory the archive is written into
+	// and renamed to Out once complete: one PrepareOut gave, for Out, to a
+	// process that writes the archive for another. "" makes one.
+	Into string
 }
 
 // ExportStats count what Export wrote.
@@ -90,12 +94,15 @@ func findRun(opts ExportOptions) (*analyzer.RunClocks, func(string), error) {
 }
 
 // writeArchive writes the archive of run into opts.Out: into a fresh
-// directory beside it, renamed once complete (prepareOut), with run
+// directory beside it, renamed once complete (PrepareOut), with run
 // converting the ranks' events through x.
 func writeArchive(rt *analyzer.RunClocks, opts ExportOptions, warn func(string), run func(x *exporter, ca *cArchive) error) (ExportStats, error) {
-	tmp, err := prepareOut(opts.Out)
-	if err != nil {
-		return ExportStats{}, err
+	tmp := opts.Into
+	if tmp == "" {
+		var err error
+		if tmp, err = PrepareOut(opts.Out); err != nil {
+			return ExportStats{}, err
+		}
 	}
 	done := false
 	defer func() {
@@ -126,10 +133,11 @@ func writeArchive(rt *analyzer.RunClocks, opts ExportOptions, warn func(string),
 	return x.stats, nil
 }
 
-// prepareOut checks that out is new (or an empty directory) and returns
+// PrepareOut checks that out is new (or an empty directory) and returns
 // a fresh directory beside it to write the archive into, renamed to out
-// once complete, so that a failure leaves no half archive.
-func prepareOut(out string) (string, error) {
+// once complete, so that a failure leaves no half archive. The directory
+// does not exist yet: libotf2 creates it.
+func PrepareOut(out string) (string, error) {
 	if ents, err := os.ReadDir(out); err == nil {
 		if len(ents) > 0 {
 			return "", fmt.Errorf("otf2 export: %s exists and is not empty; give a new directory", out)

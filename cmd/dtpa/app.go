@@ -239,9 +239,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, analyze 
 	app := newApp(stdout, stderr, analyze)
 	err := app.RunContext(ctx, args)
 	var ue usageError
+	var xc exitCode
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.As(err, &xc):
+		return int(xc)
 	case errors.Is(err, errNoArgs):
 		// Usage is what the user asked for by typing just "dtpa", but it is
 		// not a report: stderr, and a status that scripts notice.

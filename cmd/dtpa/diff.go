@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -105,7 +104,7 @@ func RunDiff(ctx context.Context, o DiffOptions, w, stderr io.Writer) error {
 		_, err = w.Write(buf.Bytes())
 		return err
 	}
-	if err := os.WriteFile(o.Output, buf.Bytes(), 0o644); err != nil {
+	if err := writeOutput(o.Output, buf.Bytes()); err != nil {
 		return fmt.Errorf("writing the comparison: %w", err)
 	}
 	return nil

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
 // TestEndToEndOTF2: dtpa --export otf2 writes the late-sender run as an
@@ -38,5 +43,106 @@ func TestEndToEndOTF2(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(outDir); len(ents) != 1 {
 		t.Errorf("after a failure, beside the archive: %v", ents)
+	}
+}
+
+// TestOTF2ExportFullDisk: an archive that does not fit on its disk is an
+// error that says so in a line, not libotf2's crash (it frees the buffer
+// whose flush failed and writes it again) with the Go runtime's dump of
+// every goroutine, and leaves nothing on the full disk. A tmpfs mounted
+// for the test is the full disk (root only); 400 000 events make
+// libotf2 (3.0) flush a rank's events as its writer is closed, where it
+// crashes after the failed write.
+func TestOTF2ExportFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a full file system needs a tmpfs mounted (root)")
+	}
+	dir := pingRun(t, 200000)
+	full := t.TempDir()
+	if err := syscall.Mount("tmpfs", full, "tmpfs", 0, "size=256k"); err != nil {
+		t.Skipf("mounting a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(full, syscall.MNT_DETACH) })
+	fillDisk(t, filepath.Join(full, "filler"))
+	_, errOut, code := dtpa(t, "--export", "otf2", "--dir", dir, "-o", filepath.Join(full, "archive"), "app")
+	if code != exitError || !strings.Contains(errOut, "dtpa: otf2 export: ") || !strings.Contains(errOut, "No space left on device") ||
+		!strings.Contains(errOut, "was not written") || strings.Contains(errOut, "goroutine ") {
+		t.Errorf("exit %d; want one line saying the disk is full\n%s", code, errOut)
+	}
+	if ents, _ := os.ReadDir(full); len(ents) != 1 {
+		t.Errorf("left on the full disk: %v", ents)
+	}
+}
+
+// fillDisk writes the file at path until its file system has no byte
+// left.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 1<<16)
+	for n := len(block); n > 0; n /= 2 {
+		for {
+			if _, err := f.Write(block[:n]); err != nil {
+				if !errors.Is(err, syscall.ENOSPC) {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+	}
+}
+
+// pingRun writes a run of two ranks in which rank 0 sends n messages to
+// rank 1, 10 µs apart.
+func pingRun(t *testing.T, n int) string {
+	t.Helper()
+	run := tracetest.NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * us)
+	r1.Init(1 * us)
+	for i := 0; i < n; i++ {
+		r0.Compute(10*us).Send(1, 1, 8, 2*us)
+		r1.Recv(0, 1, 8, 12*us)
+	}
+	r0.Finalize(1 * us)
+	r1.Finalize(1 * us)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestReportFullDisk: a report (text, JSON, a comparison) that does not
+// fit on its disk is an error, and no half report is left in -o FILE.
+func TestReportFullDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a full file system needs a tmpfs mounted (root)")
+	}
+	dir := pingRun(t, 2000)
+	full := t.TempDir()
+	if err := syscall.Mount("tmpfs", full, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("mounting a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(full, syscall.MNT_DETACH) })
+	fillDisk(t, filepath.Join(full, "filler"))
+	out := filepath.Join(full, "report")
+	for _, args := range [][]string{
+		{"--json", "-o", out, "--dir", dir, "app"},
+		{"-o", out, "--dir", dir, "app"},
+		{"--html", "-o", out, "--dir", dir, "app"},
+		{"--diff", "-o", out, "--dir", dir, "app", "app"},
+	} {
+		_, errOut, code := dtpa(t, args...)
+		if code != exitError || !strings.Contains(errOut, "no space left on device") {
+			t.Errorf("dtpa %v: exit %d; want an error saying the disk is full\n%s", args, code, errOut)
+		}
+		if ents, _ := os.ReadDir(full); len(ents) != 1 {
+			t.Errorf("dtpa %v: left on the full disk: %v", args, ents)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 
 func main() {
 	otf2.ServeAnchorCheck()
+	otf2Child = true
 	paceGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := runMain(ctx)

@@ -139,7 +139,7 @@ func Run(ctx context.Context, opts Options, w, stderr io.Writer) error {
 	}
 	dir := opts.traceDir()
 	if opts.Export != "" {
-		return export(ctx, opts, w, warn, symWarn)
+		return export(ctx, opts, w, stderr, warn, symWarn)
 	}
 	aopts := opts.analyzerOptions(dir, warn, symWarn)
 	if opts.HTML {
@@ -201,8 +201,9 @@ func write(rep *report.Report, opts Options, aopts analyzer.Options, w io.Writer
 	if opts.HTML {
 		return writeHTML(rep, opts, aopts.Timeline, w)
 	}
-	// Render completely before writing so that a failure never leaves half
-	// a report in -o FILE. The JSON is written from the slice it was
+	// Render completely before writing, and write -o FILE as a temporary
+	// file renamed over it (createOutput), so that a failure (a full disk)
+	// never leaves half a report there. The JSON is written from the slice it was
 	// rendered into: a copy into a buffer was as many bytes again of
 	// fresh memory (2 MB for hpcc's report), each page of it faulted in.
 	var text []byte
@@ -222,10 +223,24 @@ func write(rep *report.Report, opts Options, aopts analyzer.Options, w io.Writer
 		_, err = w.Write(text)
 		return err
 	}
-	if err := os.WriteFile(opts.Output, text, 0o644); err != nil {
+	if err := writeOutput(opts.Output, text); err != nil {
 		return fmt.Errorf("writing report: %w", err)
 	}
 	return nil
+}
+
+// writeOutput writes data to the -o file at path whole or not at all
+// (createOutput).
+func writeOutput(path string, data []byte) error {
+	o, err := createOutput(path, filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if _, err := o.f.Write(data); err != nil {
+		o.abort()
+		return err
+	}
+	return o.commit()
 }
 
 // writeHTML writes the page of rep and the timeline tl as it renders it
@@ -323,9 +338,9 @@ func (o *outFile) abort() {
 // export writes the run as Chrome trace-event JSON, streamed: to w, or
 // to a temporary file beside opts.Output renamed once complete, so that a
 // failure never leaves half a file.
-func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(string)) (err error) {
+func export(ctx context.Context, opts Options, w, stderr io.Writer, warn, symWarn func(string)) (err error) {
 	if opts.Export == "otf2" {
-		return exportOTF2(ctx, opts, warn)
+		return exportOTF2(ctx, opts, w, stderr, warn)
 	}
 	if opts.Export != "chrome" {
 		return fmt.Errorf("unknown export format %q", opts.Export)
@@ -386,13 +401,18 @@ func export(ctx context.Context, opts Options, w io.Writer, warn, symWarn func(s
 var exportOTF2Archive = otf2.Export
 
 // exportOTF2 writes the run as an OTF2 archive into the directory
-// opts.Output (package otf2).
-func exportOTF2(ctx context.Context, opts Options, warn func(string)) error {
+// opts.Output (package otf2): in a child process where one can be started
+// (exportOTF2Child), else in this one.
+func exportOTF2(ctx context.Context, opts Options, w, stderr io.Writer, warn func(string)) error {
 	if opts.Output == "" {
 		return usagef("--export otf2 writes a directory: give it with -o DIR")
 	}
+	into := os.Getenv(otf2IntoEnv)
+	if into == "" && otf2Child && !dist.on {
+		return exportOTF2Child(ctx, opts, w, stderr)
+	}
 	dir := opts.traceDir()
-	_, err := exportOTF2Archive(ctx, otf2.ExportOptions{Dir: opts.Dir, App: opts.App, Out: opts.Output, Warn: warn,
+	_, err := exportOTF2Archive(ctx, otf2.ExportOptions{Dir: opts.Dir, App: opts.App, Out: opts.Output, Warn: warn, Into: into,
 		Symbolizer: srcchar.New(srcchar.Config{Exe: opts.Exe, TraceDir: dir, Warn: warn})})
 	return err
 }
