@@ -322,10 +322,11 @@ func scanCompacting(path string, cp *copies) (rf *rankFile, note string, err err
 // process writes it: a dtrun that did not finish (killed) compacts none of
 // its node's traces, and a rank killed on another node leaves its own
 // deferred. A trace whose directory cannot be written (a read-only file
-// system, another user's directory, a full disk) is compacted into cp instead, when
-// cp is not nil: the analysis reads that copy and loses nothing. read is
-// the file to read; note says what was done ("" when another process
-// compacted it meanwhile); err, why the trace stays deferred.
+// system, another user's directory, a full disk) is compacted into cp
+// instead, when cp is not nil: the analysis reads that copy and loses
+// nothing. read is the file to read; note says what was done ("" when
+// another process compacted it meanwhile); err, why the trace stays
+// deferred.
 func compactLeft(path string, cp *copies) (read, note string, err error) {
 	compacted, cerr := records.CompactFinished(path, compactWait)
 	if !compacted && records.CannotWrite(cerr) && cp != nil {
