@@ -453,3 +453,24 @@ func TestRecoverReadOnly(t *testing.T) {
 		t.Errorf("rank 1 after recovery: footer %v err %v, %d events; want the events up to MPI_Comm_size", tr.footer, tr.err, len(tr.events))
 	}
 }
+
+// TestReadOnlyTraceDir: a job whose working directory cannot be written
+// is refused before it runs, saying why, rather than run untraced.
+func TestReadOnlyTraceDir(t *testing.T) {
+	prog := build(t, "pingpong", ompi)
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=1m"); err != nil {
+			t.Skipf("mounting a read-only tmpfs: %v", err)
+		}
+		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	} else {
+		os.Chmod(dir, 0o555)
+		t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	}
+	res := dtrun(t, dir, nil, append(oversub[:len(oversub):len(oversub)], prog)...)
+	if res.code == 0 || !strings.Contains(res.out, "dtrun: the ranks cannot write their traces in "+dir+": ") ||
+		strings.Contains(res.out, "pingpong done") {
+		t.Errorf("exit %d; want the job refused before it ran\n%s", res.code, res.out)
+	}
+}

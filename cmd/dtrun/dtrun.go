@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,6 +184,9 @@ func Run(ctx context.Context, o Options) error {
 				"under a launcher each rank would start one of its own; give dtrun the MPI program the script runs\n", prog, n, line)
 		}
 	}
+	if err := writableTraceDir(traceDir(o.Args)); err != nil {
+		return err
+	}
 	launcher := o.Mpirun
 	if launcher == "" {
 		launcher = getenv("DT_MPIRUN")
@@ -307,6 +311,26 @@ func spillRoot() string {
 		return "/dev/shm"
 	}
 	return os.TempDir()
+}
+
+// writableTraceDir says why the ranks could not write their traces in
+// dir, the job's working directory, before the job runs rather than after
+// it ran untraced: each rank would only say so as it starts.
+func writableTraceDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".dtpa-probe-")
+	if err != nil && !records.CannotWrite(err) {
+		return nil // a -wdir made on the nodes only, say: the ranks tell
+	}
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("the ranks cannot write their traces in %s: %v (run the job from a directory you can write, or name one with the launcher's -wdir)", absDir(dir), err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
 }
 
 func canWrite(dir string) bool {
