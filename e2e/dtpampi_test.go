@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -476,21 +475,8 @@ func flowFigures(t *testing.T, stderr string, p int) [2]int64 {
 // dtpa does: at every process count, the same report and warnings as
 // dtpa's, each analysis on copies of the same deferred traces.
 func TestDtpaMPIDeferred(t *testing.T) {
-	m := impls[0]
-	needMPI(t, m)
-	needDtpaMPI(t)
-	src := t.TempDir()
-	exe := compile(t, m, src, "stencil")
-	spill := t.TempDir()
-	if _, errOut, code := runJob(t, src, m.mpirun, "-np", "8", "--oversubscribe",
-		"-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"), "-x", "DT_SPILL_DIR="+spill,
-		"-x", "DT_COMPACT_AT_END=0", exe, "100", "50"); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", m.mpirun, code, errOut)
-	}
+	src, exe := deferredStencil(t, 8)
 	traces, _ := filepath.Glob(filepath.Join(src, "stencil.*.trc"))
-	if len(traces) != 8 {
-		t.Fatalf("%d traces, want 8", len(traces))
-	}
 	copyRun := func() string {
 		dir := t.TempDir()
 		copyTree(t, src, dir)
@@ -526,6 +512,29 @@ func TestDtpaMPIDeferred(t *testing.T) {
 	}
 }
 
+// deferredStencil runs the stencil on np ranks under Open MPI with the
+// tracer preloaded and told to leave its traces' compaction to a dtrun
+// that never runs, as a killed dtrun leaves them: the traces stay
+// deferred (raw records). It returns their directory and the program.
+func deferredStencil(t *testing.T, np int) (dir, exe string) {
+	t.Helper()
+	m := impls[0]
+	needMPI(t, m)
+	needDtpaMPI(t)
+	dir = t.TempDir()
+	exe = compile(t, m, dir, "stencil")
+	spill := t.TempDir()
+	if _, errOut, code := runJob(t, dir, m.mpirun, "-np", strconv.Itoa(np), "--oversubscribe",
+		"-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"), "-x", "DT_SPILL_DIR="+spill,
+		"-x", "DT_COMPACT_AT_END=0", exe, "100", "50"); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", m.mpirun, code, errOut)
+	}
+	if traces, _ := filepath.Glob(filepath.Join(dir, "stencil.*.trc")); len(traces) != np {
+		t.Fatalf("%d traces, want %d", len(traces), np)
+	}
+	return dir, exe
+}
+
 // traceMajor is the major format version in the preamble of the trace at
 // path.
 func traceMajor(t *testing.T, path string) uint16 {
@@ -544,24 +553,17 @@ func traceMajor(t *testing.T, path string) uint16 {
 // dtpa-mpi, the traces stay as they were, and the OTF2 export reads them
 // too.
 func TestDtpaReadOnlyDeferred(t *testing.T) {
-	m := impls[0]
-	needMPI(t, m)
-	needDtpaMPI(t)
-	src := t.TempDir()
-	exe := compile(t, m, src, "stencil")
-	spill := t.TempDir()
-	if _, errOut, code := runJob(t, src, m.mpirun, "-np", "4", "--oversubscribe",
-		"-x", "LD_PRELOAD="+filepath.Join(root, "lib", "libdtpa_preload.so"), "-x", "DT_SPILL_DIR="+spill,
-		"-x", "DT_COMPACT_AT_END=0", exe, "100", "50"); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", m.mpirun, code, errOut)
-	}
+	src, exe := deferredStencil(t, 4)
 	writable := t.TempDir()
 	copyTree(t, src, writable)
 	want, wantErr, code := runJob(t, writable, filepath.Join(root, "bin", "dtpa"), "--json", "--exe", exe, "stencil")
 	if code != 0 || strings.Count(wantErr, "compacted it in place") != 4 {
 		t.Fatalf("dtpa: exit %d; want 4 traces compacted in place\n%s", code, wantErr)
 	}
-	full := fullDir(t, src)
+	full := ""
+	if os.Geteuid() == 0 {
+		full = fullDir(t, src)
+	}
 	ro, out := readOnlyDir(t, src), t.TempDir()
 	before := readTree(t, ro)
 	tmp := t.TempDir()
@@ -639,33 +641,13 @@ func readOnlyDir(t *testing.T, dir string) string {
 }
 
 // fullDir returns a copy of dir's files on a small file system with no
-// space left (a tmpfs mounted for the test: root only; "" elsewhere).
+// space left (testenv.Tmpfs, filled).
 func fullDir(t *testing.T, dir string) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		return ""
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=4m"); err != nil {
-		t.Logf("no full file system: mounting a tmpfs: %v", err)
-		return ""
-	}
-	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	mnt := testenv.Tmpfs(t, "4m", 0)
 	copyTree(t, dir, mnt)
-	f, err := os.Create(filepath.Join(mnt, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	block := make([]byte, 4096)
-	for {
-		if _, err := f.Write(block); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return mnt
-		}
-	}
+	testenv.Fill(t, mnt, "filler")
+	return mnt
 }
 
 // readTree is the files of dir by name.

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/records"
@@ -406,15 +407,8 @@ func TestProgramHandlesSIGURG(t *testing.T) {
 // keeps them, says so and fails, and adds them once it can write. dtrun
 // after a job does the same (recoverSpills, keptSpills).
 func TestRecoverReadOnly(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a file system made read-only needs a tmpfs mounted (root)")
-	}
+	dir, base := testenv.Tmpfs(t, "32m", 0), t.TempDir()
 	prog := build(t, "crash", ompi)
-	dir, base := t.TempDir(), t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=32m"); err != nil {
-		t.Skipf("mounting a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	res := dtrun(t, dir, nil, append(oversub[:len(oversub):len(oversub)], nodes(t, base, prog, 2), "kill")...)
 	if res.code == 0 {
 		t.Fatalf("exit 0, want a failure\n%s", res.out)
@@ -460,10 +454,7 @@ func TestReadOnlyTraceDir(t *testing.T) {
 	prog := build(t, "pingpong", ompi)
 	dir := t.TempDir()
 	if os.Geteuid() == 0 {
-		if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_RDONLY, "size=1m"); err != nil {
-			t.Skipf("mounting a read-only tmpfs: %v", err)
-		}
-		t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+		dir = testenv.Tmpfs(t, "1m", syscall.MS_RDONLY)
 	} else {
 		os.Chmod(dir, 0o555)
 		t.Cleanup(func() { os.Chmod(dir, 0o755) })

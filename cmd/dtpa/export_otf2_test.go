@@ -1,13 +1,12 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -50,20 +49,13 @@ func TestEndToEndOTF2(t *testing.T) {
 // error that says so in a line, not libotf2's crash (it frees the buffer
 // whose flush failed and writes it again) with the Go runtime's dump of
 // every goroutine, and leaves nothing on the full disk. A tmpfs mounted
-// for the test is the full disk (root only); 400 000 events make
+// for the test is the full disk (testenv.Tmpfs); 400 000 events make
 // libotf2 (3.0) flush a rank's events as its writer is closed, where it
 // crashes after the failed write.
 func TestOTF2ExportFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a full file system needs a tmpfs mounted (root)")
-	}
+	full := testenv.Tmpfs(t, "256k", 0)
+	testenv.Fill(t, full, "filler")
 	dir := pingRun(t, 200000)
-	full := t.TempDir()
-	if err := syscall.Mount("tmpfs", full, "tmpfs", 0, "size=256k"); err != nil {
-		t.Skipf("mounting a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(full, syscall.MNT_DETACH) })
-	fillDisk(t, filepath.Join(full, "filler"))
 	_, errOut, code := dtpa(t, "--export", "otf2", "--dir", dir, "-o", filepath.Join(full, "archive"), "app")
 	if code != exitError || !strings.Contains(errOut, "dtpa: otf2 export: ") || !strings.Contains(errOut, "No space left on device") ||
 		!strings.Contains(errOut, "was not written") || strings.Contains(errOut, "goroutine ") {
@@ -71,28 +63,6 @@ func TestOTF2ExportFullDisk(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(full); len(ents) != 1 {
 		t.Errorf("left on the full disk: %v", ents)
-	}
-}
-
-// fillDisk writes the file at path until its file system has no byte
-// left.
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	block := make([]byte, 1<<16)
-	for n := len(block); n > 0; n /= 2 {
-		for {
-			if _, err := f.Write(block[:n]); err != nil {
-				if !errors.Is(err, syscall.ENOSPC) {
-					t.Fatal(err)
-				}
-				break
-			}
-		}
 	}
 }
 
@@ -120,16 +90,9 @@ func pingRun(t *testing.T, n int) string {
 // TestReportFullDisk: a report (text, JSON, a comparison) that does not
 // fit on its disk is an error, and no half report is left in -o FILE.
 func TestReportFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("a full file system needs a tmpfs mounted (root)")
-	}
+	full := testenv.Tmpfs(t, "64k", 0)
+	testenv.Fill(t, full, "filler")
 	dir := pingRun(t, 2000)
-	full := t.TempDir()
-	if err := syscall.Mount("tmpfs", full, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("mounting a tmpfs: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(full, syscall.MNT_DETACH) })
-	fillDisk(t, filepath.Join(full, "filler"))
 	out := filepath.Join(full, "report")
 	for _, args := range [][]string{
 		{"--json", "-o", out, "--dir", dir, "app"},

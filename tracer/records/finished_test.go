@@ -18,14 +18,7 @@ import (
 // is waited for and then refused, and compacted once released; one
 // compacted by another process while this one waited is left alone.
 func TestCompactFinished(t *testing.T) {
-	dir := t.TempDir()
-	pre := Prefix{Conv: Converter{TSC: true, NsPerTick: 0.4, Raw0: 1 << 40, Ns0: 5e9}}
-	footer := func() *tracepb.Footer { return &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE} }
-	want := filepath.Join(dir, "want.trc")
-	writeRun(t, want, testParts(), true, 4, pre, footer())
-	if _, err := Compact(want); err != nil {
-		t.Fatal(err)
-	}
+	dir, pre, footer, want := compactedFixture(t)
 	path := filepath.Join(dir, "app.0.trc")
 
 	writeRun(t, path, testParts(), true, 4, pre, footer())
@@ -88,19 +81,28 @@ func TestCompactFinished(t *testing.T) {
 	}
 }
 
+// compactedFixture is a directory with want.trc, testParts() written
+// deferred and compacted, and the prefix and footer it was written with.
+func compactedFixture(t *testing.T) (dir string, pre Prefix, footer func() *tracepb.Footer, want string) {
+	t.Helper()
+	dir = t.TempDir()
+	pre = Prefix{Conv: Converter{TSC: true, NsPerTick: 0.4, Raw0: 1 << 40, Ns0: 5e9}}
+	footer = func() *tracepb.Footer { return &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE} }
+	want = filepath.Join(dir, "want.trc")
+	writeRun(t, want, testParts(), true, 4, pre, footer())
+	if _, err := Compact(want); err != nil {
+		t.Fatal(err)
+	}
+	return dir, pre, footer, want
+}
+
 // TestCompactFinishedCopy: a trace whose directory cannot be written is
 // compacted into another directory, byte for byte as in place, and left
 // as it was; a trace its rank still holds is not, and one that is not
 // deferred gives no copy.
 func TestCompactFinishedCopy(t *testing.T) {
-	dir, copies := t.TempDir(), t.TempDir()
-	pre := Prefix{Conv: Converter{TSC: true, NsPerTick: 0.4, Raw0: 1 << 40, Ns0: 5e9}}
-	footer := func() *tracepb.Footer { return &tracepb.Footer{StopReason: tracepb.Footer_FINALIZE} }
-	want := filepath.Join(dir, "want.trc")
-	writeRun(t, want, testParts(), true, 4, pre, footer())
-	if _, err := Compact(want); err != nil {
-		t.Fatal(err)
-	}
+	dir, pre, footer, want := compactedFixture(t)
+	copies := t.TempDir()
 	path := filepath.Join(dir, "app.0.trc")
 	writeRun(t, path, testParts(), true, 4, pre, footer())
 	before := readFile(t, path)
