@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/traceformat"
@@ -463,5 +464,80 @@ func TestReadOnlyTraceDir(t *testing.T) {
 	if res.code == 0 || !strings.Contains(res.out, "dtrun: the ranks cannot write their traces in "+dir+": ") ||
 		strings.Contains(res.out, "pingpong done") {
 		t.Errorf("exit %d; want the job refused before it ran\n%s", res.code, res.out)
+	}
+}
+
+// TestStaleSpillRecovered: a job killed together with its dtrun (the
+// whole process tree, as a batch system ends it) leaves its spill
+// directory in the spill root (/dev/shm); the next dtrun on the host
+// adds those records to the killed job's traces and frees the memory.
+func TestStaleSpillRecovered(t *testing.T) {
+	prog := build(t, "loop", ompi)
+	// A spill root of the test's own (/dev/shm's tmpfs: another), so that
+	// no other test's dtrun takes the killed job's directory first.
+	dir, shm := t.TempDir(), t.TempDir()
+	env := []string{"DT_SPILL_ROOT=" + shm}
+	outPath := filepath.Join(t.TempDir(), "out")
+	outFile, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outFile.Close()
+	cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), append(oversub[:len(oversub):len(oversub)], prog, "200000", "60")...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), mpiEnv...), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stdout, cmd.Stderr = outFile, outFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := func() string { b, _ := os.ReadFile(outPath); return string(b) }
+	killAll := func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		exec.Command("pkill", "-KILL", "-f", prog).Run() // ranks the launcher put in groups of their own
+	}
+	defer killAll()
+	// The job's spill directory, once its ranks, done with their calls,
+	// sleep (their last records in their buffers).
+	var spill string
+	for deadline := time.Now().Add(60 * time.Second); spill == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if !strings.Contains(out(), "loop done") {
+			continue
+		}
+		if d, _ := filepath.Glob(filepath.Join(shm, "dtpa-*")); len(d) == 1 {
+			if s, _ := filepath.Glob(filepath.Join(d[0], "loop.*.spill")); len(s) == 4 {
+				spill = d[0]
+			}
+		}
+	}
+	if spill == "" {
+		killAll()
+		cmd.Wait()
+		t.Fatalf("no spill directory of the job appeared\n%s", out())
+	}
+	killAll()
+	cmd.Wait()
+	if s, _ := filepath.Glob(filepath.Join(spill, "loop.*.spill")); len(s) != 4 {
+		t.Fatalf("after the kill, %d spill files in %s, want 4", len(s), spill)
+	}
+	// A directory left for longer than staleAge (a minute).
+	old := time.Now().Add(-2 * time.Minute)
+	os.Chtimes(spill, old, old)
+
+	next := dtrunOK(t, t.TempDir(), env, append(oversub[:len(oversub):len(oversub)], build(t, "pingpong", ompi))...)
+
+	if !strings.Contains(next.out, "dtrun: "+spill+" holds the last records of 4 rank(s) of a job killed with its dtrun: adding them to their traces") ||
+		strings.Count(next.out, "events recovered from its trace buffers") != 4 {
+		t.Errorf("the next dtrun does not recover the killed job's records\n%s", next.out)
+	}
+	if fileExists(spill) {
+		t.Errorf("%s left behind", spill)
+	}
+	for r := 0; r < 4; r++ {
+		tr := readTrace(t, filepath.Join(dir, "loop."+strconv.Itoa(r)+".trc"))
+		if tr.err != nil || tr.footer.GetStopReason() != tracepb.Footer_SIGNAL || !strings.Contains(tr.footer.GetMessage(), "recovered") ||
+			numCalls(tr.calls("MPI_Comm_rank")) != 200001 || len(tr.calls("MPI_Barrier")) != 1 {
+			t.Errorf("rank %d: footer %v, err %v, %d MPI_Comm_rank calls; want the calls up to the kill and a footer by dtrun", r, tr.footer, tr.err, numCalls(tr.calls("MPI_Comm_rank")))
+		}
 	}
 }

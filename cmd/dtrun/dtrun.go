@@ -210,22 +210,29 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// The spill directory holds the ranks' trace buffers in shared memory,
 	// so that dtrun can save the records of a rank killed without warning.
-	spill, err := os.MkdirTemp(spillRoot(), "dtpa-")
+	warn := o.Stderr
+	if warn == nil {
+		warn = os.Stderr
+	}
+	root := getenv("DT_SPILL_ROOT")
+	if root == "" {
+		root = spillRoot()
+	}
+	sweepStale(root, warn)
+	spill, err := os.MkdirTemp(root, "dtpa-")
 	if err != nil {
 		return fmt.Errorf("creating the trace buffer directory: %w", err)
 	}
+	release := holdSpill(spill)
 	keepSpill := false
 	defer func() {
 		if !keepSpill {
 			os.RemoveAll(spill)
 		}
+		release()
 	}()
 	markCompaction(spill, traceDir(o.Args))
 	var args []string
-	warn := o.Stderr
-	if warn == nil {
-		warn = os.Stderr
-	}
 	tenv := paramsEnv(getenv, warn)
 	if isMPICH(launcher) {
 		args = []string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}
@@ -356,6 +363,10 @@ func recoverSpills(dir string, w io.Writer) (kept []string) {
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
 	for _, f := range files {
+		if records.Held(f) {
+			fmt.Fprintf(w, "dtrun: %s: its process is still running: left alone\n", strings.TrimSuffix(filepath.Base(f), ".spill"))
+			continue
+		}
 		n, err := records.Recover(f)
 		switch {
 		case err != nil && records.CannotWrite(err):

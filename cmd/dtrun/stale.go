@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/dtpa/dtpa/tracer/records"
+)
+
+// A job killed together with its dtrun (a batch system ends the whole
+// job; a terminal closed) leaves its spill directory in the spill root,
+// /dev/shm: the ranks' last records, up to TraceBufSize each, in memory
+// until the host reboots, and traces without their end. The next dtrun on
+// the host adds those records to their traces, as the killed dtrun would
+// have after its job, and frees the memory (sweepStale). A directory is a
+// live job's while its dtrun holds a lock on it (holdSpill), or while a
+// process holds one of its spill files (each rank locks its own: on a
+// node without dtrun the ranks make the directory themselves).
+
+// staleAge is how long a spill directory must have been left unchanged
+// before a dtrun takes it for a killed job's: a rank on a node without
+// dtrun makes the directory an instant before it makes and locks its
+// spill file.
+const staleAge = time.Minute
+
+// holdSpill locks the spill directory dir for as long as dtrun runs its
+// job; release unlocks it.
+func holdSpill(dir string) (release func()) {
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return func() {}
+	}
+	syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+	return func() { syscall.Close(fd) }
+}
+
+// sweepStale adds to their traces the records that killed jobs left in
+// the spill root (dtpa-* directories of this user that no process holds),
+// saying so on w, and removes those directories; records that cannot be
+// added yet (their traces' directory cannot be written) stay
+// (keptSpills).
+func sweepStale(root string, w io.Writer) {
+	dirs, _ := filepath.Glob(filepath.Join(root, "dtpa-*"))
+	for _, d := range dirs {
+		release, ok := claimStale(d)
+		if !ok {
+			continue
+		}
+		spills, _ := filepath.Glob(filepath.Join(d, "*.spill"))
+		if len(spills) > 0 {
+			fmt.Fprintf(w, "dtrun: %s holds the last records of %d rank(s) of a job killed with its dtrun: adding them to their traces\n", d, len(spills))
+		}
+		if kept := recoverSpills(d, w); len(kept) > 0 {
+			keptSpills(w, d, kept)
+		} else {
+			os.RemoveAll(d)
+		}
+		release()
+	}
+}
+
+// claimStale locks the spill directory d when it is a killed job's: this
+// user's, unchanged for staleAge, held by no dtrun, and none of its files
+// held by a process.
+func claimStale(d string) (release func(), ok bool) {
+	st, err := os.Stat(d)
+	if err != nil || !st.IsDir() || time.Since(st.ModTime()) < staleAge {
+		return nil, false
+	}
+	if sys, isStat := st.Sys().(*syscall.Stat_t); !isStat || int(sys.Uid) != os.Getuid() {
+		return nil, false
+	}
+	fd, err := syscall.Open(d, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		syscall.Close(fd)
+		return nil, false
+	}
+	files, _ := filepath.Glob(filepath.Join(d, "*.spill*"))
+	for _, f := range files {
+		if records.Held(f) {
+			syscall.Close(fd)
+			return nil, false
+		}
+	}
+	return func() { syscall.Close(fd) }, true
+}
