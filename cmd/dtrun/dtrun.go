@@ -74,7 +74,11 @@ other nodes make it there): dtrun adds those of its own node to the traces.
 On another node, run there: dtrun --recover /dev/shm/dtpa-… (dtrun prints
 the directory when a trace lacks its end); it also removes the spill file
 of a rank killed inside MPI_Init, which recorded nothing (its trace is
-empty).
+empty). Records that cannot be added yet (the traces' directory full or
+read-only) stay there for a later --recover. A job killed together with
+its dtrun leaves its spill directory behind: the next dtrun on the host
+adds its records to that job's traces. DT_SPILL_ROOT=DIR makes the spill
+directories in DIR instead of /dev/shm.
 
 Tracer parameters come from ./tracer.par (write one with dtpar) or from the
 environment (UserStackSize, MaxTraceSize, TraceBufSize).
