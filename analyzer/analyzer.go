@@ -372,7 +372,9 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 	scanned := make([]*rankFile, len(paths))
 	errs := make([]error, len(paths))
 	notes := make([]string, len(paths))
-	parallel(len(paths), workers, func(i int) { scanned[i], notes[i], errs[i] = scanCompacting(paths[i], opts.copies) })
+	parallel(len(paths), workers, func(i int) {
+		scanned[i], notes[i], errs[i] = scanCompacting(paths[i], rankOf(paths[i], opts.App), opts.copies)
+	})
 	var files []*rankFile
 	for i, e := range errs {
 		if notes[i] != "" {

@@ -304,13 +304,13 @@ const scanBuffer = 4 << 10
 // when the tracer left its events raw (deferred) and no process writes it
 // any more (compactLeft), or into cp when its directory cannot be written.
 // note says what was done, for a warning; the file scanned is rf.path.
-func scanCompacting(path string, cp *copies) (rf *rankFile, note string, err error) {
+func scanCompacting(path string, rank int, cp *copies) (rf *rankFile, note string, err error) {
 	rf, err = scan(path)
 	var ve *traceformat.VersionError
 	if !errors.As(err, &ve) || ve.Major != traceformat.DeferredMajor {
 		return rf, "", err
 	}
-	read, note, err := compactLeft(path, cp)
+	read, note, err := compactLeft(path, rank, cp)
 	if err != nil {
 		return nil, "", err
 	}
@@ -325,12 +325,13 @@ func scanCompacting(path string, cp *copies) (rf *rankFile, note string, err err
 // system, another user's directory, a full disk) is compacted into cp
 // instead, when cp is not nil: the analysis reads that copy and loses
 // nothing. read is the file to read; note says what was done ("" when
-// another process compacted it meanwhile); err, why the trace stays
-// deferred.
-func compactLeft(path string, cp *copies) (read, note string, err error) {
+// another process compacted it meanwhile), of rank (the file's) in words
+// that report.GroupWarnings makes one line for all ranks; err, why the
+// trace stays deferred.
+func compactLeft(path string, rank int, cp *copies) (read, note string, err error) {
 	compacted, cerr := records.CompactFinished(path, compactWait)
 	if !compacted && records.CannotWrite(cerr) && cp != nil {
-		return cp.compact(path, cerr)
+		return cp.compact(path, rank, cerr)
 	}
 	switch {
 	case errors.Is(cerr, records.ErrBeingWritten):
@@ -339,13 +340,18 @@ func compactLeft(path string, cp *copies) (read, note string, err error) {
 		return "", "", fmt.Errorf("%s: its events are not compacted yet, and compacting it in place failed: %w; "+
 			"run `dtrun --compact %s` where its directory is writable", path, cerr, path)
 	case compacted && cerr != nil:
-		return path, fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place "+
-			"up to damage (%v)", path, cerr), nil
+		return path, fmt.Sprintf("Rank %d: %s %s in place up to damage (%v)", rank, leftRaw, compactedIt, cerr), nil
 	case compacted:
-		return path, fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces): compacted it in place", path), nil
+		return path, fmt.Sprintf("Rank %d: %s %s in place", rank, leftRaw, compactedIt), nil
 	}
 	return path, "", nil
 }
+
+// The words of compactLeft's notes.
+const (
+	leftRaw     = "its trace's events were still raw records (dtrun did not compact the run's traces)"
+	compactedIt = "and dtpa compacted it"
+)
 
 // copies is the directory, under os.TempDir, where one analysis compacts
 // the deferred traces that it cannot compact in place; made on first use,
@@ -358,7 +364,7 @@ type copies struct {
 
 // compact compacts the deferred trace at path into c's directory
 // (compactLeft's answers); why is why it could not be compacted in place.
-func (c *copies) compact(path string, why error) (read, note string, err error) {
+func (c *copies) compact(path string, rank int, why error) (read, note string, err error) {
 	c.mu.Lock()
 	if c.dir == "" && c.err == nil {
 		c.dir, c.err = os.MkdirTemp("", "dtpa-compacted-")
@@ -378,9 +384,8 @@ func (c *copies) compact(path string, why error) (read, note string, err error) 
 			path, why, cerr)
 	}
 	read = filepath.Join(dir, filepath.Base(path))
-	note = fmt.Sprintf("%s: its events were still raw records (dtrun did not compact the run's traces) and its directory cannot be written (%v): "+
-		"analysed a compacted copy, %s, removed after the analysis (`dtrun --compact` where the directory is writable compacts the trace itself)",
-		path, rootCause(why), read)
+	note = fmt.Sprintf("Rank %d: %s, and its directory cannot be written (%v): dtpa analysed a compacted copy in %s, removed after the analysis "+
+		"(`dtrun --compact` where the directory can be written compacts the trace itself)", rank, leftRaw, rootCause(why), dir)
 	if cerr != nil {
 		note += fmt.Sprintf(" (the copy ends at damage: %v)", cerr)
 	}
@@ -423,7 +428,7 @@ func compactAllLeft(dir, app string, workers int) []string {
 	notes := make([]string, len(paths))
 	parallel(len(paths), workers, func(i int) {
 		if records.IsDeferred(paths[i]) {
-			_, notes[i], _ = compactLeft(paths[i], nil)
+			_, notes[i], _ = compactLeft(paths[i], rankOf(paths[i], app), nil)
 		}
 	})
 	var out []string

@@ -50,7 +50,7 @@ func FindRun(dir, app string) (_ *RunClocks, err error) {
 	}()
 	var files []*rankFile
 	for _, p := range paths {
-		f, note, err := scanCompacting(p, rt.copies)
+		f, note, err := scanCompacting(p, rankOf(p, app), rt.copies)
 		if note != "" {
 			rt.Warnings = append(rt.Warnings, note)
 		}

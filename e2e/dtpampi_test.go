@@ -486,7 +486,7 @@ func TestDtpaMPIDeferred(t *testing.T) {
 		t.Fatalf("major version %#x, want a deferred trace", m)
 	}
 	want, wantErr, code := runJob(t, copyRun(), filepath.Join(root, "bin", "dtpa"), "--json", "--exe", exe, "stencil")
-	if code != 0 || strings.Count(wantErr, "its events were still raw records") != 8 {
+	if code != 0 || !strings.Contains(wantErr, "Ranks 0-7: its trace's events were still raw records (dtrun did not compact the run's traces) and dtpa compacted it in place") {
 		t.Fatalf("dtpa: exit %d; want 8 traces compacted in place\n%s", code, wantErr)
 	}
 	for _, np := range mpiProcs {
@@ -557,7 +557,7 @@ func TestDtpaReadOnlyDeferred(t *testing.T) {
 	writable := t.TempDir()
 	copyTree(t, src, writable)
 	want, wantErr, code := runJob(t, writable, filepath.Join(root, "bin", "dtpa"), "--json", "--exe", exe, "stencil")
-	if code != 0 || strings.Count(wantErr, "compacted it in place") != 4 {
+	if code != 0 || !strings.Contains(wantErr, "Ranks 0-3: its trace's events were still raw records (dtrun did not compact the run's traces) and dtpa compacted it in place") {
 		t.Fatalf("dtpa: exit %d; want 4 traces compacted in place\n%s", code, wantErr)
 	}
 	full := ""
@@ -568,16 +568,16 @@ func TestDtpaReadOnlyDeferred(t *testing.T) {
 	before := readTree(t, ro)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
-	copyNote := regexp.MustCompile(`stencil\.(\d)\.trc: its events were still raw records \(dtrun did not compact the run's traces\) and its directory cannot be written \((read-only file system|permission denied|no space left on device)\): analysed a compacted copy, ` +
-		regexp.QuoteMeta(tmp) + `/dtpa-compacted-\d+/stencil\.\d\.trc, removed after the analysis`)
+	copyNote := regexp.MustCompile(`Ranks 0-3: its trace's events were still raw records \(dtrun did not compact the run's traces\), and its directory cannot be written \((read-only file system|permission denied|no space left on device)\): dtpa analysed a compacted copy in ` +
+		regexp.QuoteMeta(tmp) + `/dtpa-compacted-\d+, removed after the analysis`)
 	check := func(what, got, gotErr string, code int) {
 		t.Helper()
 		if code != 0 {
 			t.Errorf("%s: exit %d\n%s", what, code, gotErr)
 			return
 		}
-		if n := len(copyNote.FindAllString(gotErr, -1)); n != 4 {
-			t.Errorf("%s: %d of 4 traces said to be analysed from a copy\n%s", what, n, gotErr)
+		if !copyNote.MatchString(gotErr) {
+			t.Errorf("%s: the traces are not said to be analysed from copies\n%s", what, gotErr)
 		}
 		var g, w map[string]any
 		if err := json.Unmarshal([]byte(got), &g); err != nil {
@@ -603,7 +603,7 @@ func TestDtpaReadOnlyDeferred(t *testing.T) {
 	got, gotErr, code = dtpaMPI(t, ro, 3, "--json", "--exe", exe, "stencil")
 	check("dtpa-mpi at 3 processes", got, gotErr, code)
 	_, gotErr, code = runJob(t, ro, filepath.Join(root, "bin", "dtpa"), "--export", "otf2", "-o", filepath.Join(out, "archive"), "stencil")
-	if code != 0 || len(copyNote.FindAllString(gotErr, -1)) != 4 {
+	if code != 0 || !copyNote.MatchString(gotErr) {
 		t.Errorf("dtpa --export otf2: exit %d; want 4 traces exported from copies\n%s", code, gotErr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "archive", "traces.otf2")); err != nil {
