@@ -49,7 +49,7 @@ func TestDtrunSummaryCut(t *testing.T) {
 	out := trace(t, m, dir, []string{"MaxTraceSize=1"}, 4, exe, "cut", "3000000")
 	for _, s := range []string{
 		"dtrun: 4 traces of edges_intervals in " + dir + ", ",
-		"dtrun: warning: rank 3: tracing stopped at MaxTraceSize; ",
+		"dtrun: warning: Rank 3: tracing stopped at MaxTraceSize; ",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("dtrun output lacks %q:\n%s", s, out)

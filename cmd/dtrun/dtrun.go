@@ -366,24 +366,51 @@ func recoverSpills(dir string, w io.Writer) (kept []string) {
 			strings.TrimSuffix(filepath.Base(f), records.SpillNew))
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
+	var recovered []string
+	events := 0
+	var keptErr error
 	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".spill")
 		if records.Held(f) {
-			fmt.Fprintf(w, "dtrun: %s: its process is still running: left alone\n", strings.TrimSuffix(filepath.Base(f), ".spill"))
+			fmt.Fprintf(w, "dtrun: %s: its process is still running: left alone\n", name)
 			continue
 		}
 		n, err := records.Recover(f)
 		switch {
 		case err != nil && records.CannotWrite(err):
-			fmt.Fprintf(w, "dtrun: recovering %s: %v\n", filepath.Base(f), err)
+			if keptErr == nil {
+				keptErr = err
+			}
 			kept = append(kept, f)
 		case err != nil:
 			fmt.Fprintf(w, "dtrun: recovering %s: %v\n", filepath.Base(f), err)
 		case n > 0:
-			fmt.Fprintf(w, "dtrun: %s: the process died; %d events recovered from its trace buffers\n",
-				strings.TrimSuffix(filepath.Base(f), ".spill"), n)
+			recovered = append(recovered, name)
+			events += n
 		}
 	}
+	// One line for all the processes alike, however many died.
+	switch len(recovered) {
+	case 0:
+	case 1:
+		fmt.Fprintf(w, "dtrun: %s: the process died; %d events recovered from its trace buffers\n", recovered[0], events)
+	default:
+		fmt.Fprintf(w, "dtrun: %d processes died (%s); %d events recovered from their trace buffers\n", len(recovered), someNames(recovered), events)
+	}
+	if len(kept) > 1 {
+		fmt.Fprintf(w, "dtrun: recovering %s: %v (and %d more alike)\n", filepath.Base(kept[0]), keptErr, len(kept)-1)
+	} else if len(kept) == 1 {
+		fmt.Fprintf(w, "dtrun: recovering %s: %v\n", filepath.Base(kept[0]), keptErr)
+	}
 	return kept
+}
+
+// someNames lists names, the first eight of them when there are more.
+func someNames(names []string) string {
+	if len(names) <= 8 {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:8], ", ") + fmt.Sprintf(" and %d more", len(names)-8)
 }
 
 // keptSpills says which ranks' last records dtrun keeps in the spill
@@ -400,7 +427,7 @@ func keptSpills(w io.Writer, dir string, kept []string) {
 	}
 	fmt.Fprintf(w, "dtrun: the last records of %s could not be added to their traces: they are kept in %s "+
 		"(%.1f MB of memory until then); once their directory can be written, run `dtrun --recover %s`\n",
-		strings.Join(names, ", "), dir, float64(size)/(1<<20), dir)
+		someNames(names), dir, float64(size)/(1<<20), dir)
 }
 
 // Launcher options that take a value (Open MPI's mpirun and MPICH's hydra

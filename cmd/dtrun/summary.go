@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/report"
 )
 
 // traceDir is where the ranks write their traces: their working
@@ -67,13 +68,19 @@ func summarize(w io.Writer, job *jobFiles, spill string) {
 			fmt.Fprintf(w, "dtrun: %s in %s %s an earlier run's, which dtpa leaves out\n", strings.Join(old, ", "), absDir(dir), verb)
 		}
 		cut := false
+		var stopped []string
 		for _, st := range s.Stopped {
 			if st.Empty {
 				fmt.Fprintf(w, "dtrun: warning: rank %d %s; dtpa leaves it out\n", st.Rank, st.Why)
 				continue
 			}
-			fmt.Fprintf(w, "dtrun: warning: rank %d: %s; its trace lacks the rest of the run\n", st.Rank, st.Why)
+			stopped = append(stopped, fmt.Sprintf("Rank %d: %s; its trace lacks the rest of the run", st.Rank, st.Why))
 			cut = cut || st.Cut
+		}
+		// Ranks that stopped alike (the launcher ending all but the one
+		// that crashed) make one line.
+		for _, l := range report.GroupWarnings(stopped) {
+			fmt.Fprintf(w, "dtrun: warning: %s\n", l)
 		}
 		if cut && spill != "" {
 			fmt.Fprintf(w, "dtrun: a rank killed on another node left its last records there: run `dtrun --recover %s` on that node to add them to its trace\n", spill)

@@ -41,8 +41,8 @@ func TestSummary(t *testing.T) {
 	var out bytes.Buffer
 	summarize(&out, &jobFiles{dir: dir, start: start}, "/dev/shm/dtpa-x")
 	want := fmt.Sprintf("dtrun: 4 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
-		"dtrun: warning: rank 1: tracing stopped at MaxTraceSize; its trace lacks the rest of the run\n" +
-		"dtrun: warning: rank 3: the trace is cut or damaged at byte "
+		"dtrun: warning: Rank 1: tracing stopped at MaxTraceSize; its trace lacks the rest of the run\n" +
+		"dtrun: warning: Rank 3: the trace is cut or damaged at byte "
 	hint := "dtrun: a rank killed on another node left its last records there: run `dtrun --recover /dev/shm/dtpa-x` on that node to add them to its trace\n"
 	if !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), "the process died, or the file was damaged; its trace lacks the rest of the run\n"+hint) {
 		t.Errorf("summary\n%s\nwant\n%s", out.String(), want)
