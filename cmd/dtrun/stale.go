@@ -44,6 +44,9 @@ func holdSpill(dir string) (release func()) {
 // added yet (their traces' directory cannot be written) stay
 // (keptSpills).
 func sweepStale(root string, w io.Writer) {
+	if !localLocks(root) {
+		return
+	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "dtpa-*"))
 	for _, d := range dirs {
 		release, ok := claimStale(d)
@@ -61,6 +64,27 @@ func sweepStale(root string, w io.Writer) {
 		}
 		release()
 	}
+}
+
+// localLocks tells whether dir is on a file system whose locks (flock)
+// dtrun can trust to tell a live job's spill files from a dead one's: a
+// local one (tmpfs, as /dev/shm, ext2-4, XFS, Btrfs). On a network file
+// system a lock may not be seen from another host, and a live job's
+// records must not be taken for a dead one's: no sweep there.
+func localLocks(dir string) bool {
+	var st syscall.Statfs_t
+	if syscall.Statfs(dir, &st) != nil {
+		return false
+	}
+	switch uint32(st.Type) {
+	case 0x01021994, // tmpfs
+		0x858458f6, // ramfs
+		0xEF53,     // ext2, ext3, ext4
+		0x58465342, // XFS
+		0x9123683E: // Btrfs
+		return true
+	}
+	return false
 }
 
 // claimStale locks the spill directory d when it is a killed job's: this
