@@ -118,10 +118,10 @@ func writeArchive(rt *analyzer.RunClocks, opts ExportOptions, warn func(string),
 	x.open = func(r int) (evtSink, error) { return ca.evtWriter(uint64(r)) }
 	if err := run(x, ca); err != nil {
 		ca.abort()
-		return ExportStats{}, err
+		return ExportStats{}, ca.explain(err)
 	}
 	if err := ca.close(); err != nil {
-		return ExportStats{}, err
+		return ExportStats{}, ca.explain(err)
 	}
 	if err := os.Rename(tmp, opts.Out); err != nil {
 		// An empty directory given as -o: replace it.

@@ -4,6 +4,7 @@ package otf2
 #cgo LDFLAGS: -lopen-trace-format2
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <otf2/otf2.h>
 
 // dtpa_w_ev is one record of a batch the Go side fills and hands over in
@@ -39,7 +40,63 @@ enum {
 	DTPA_W_ATTR_ST_SOURCE, DTPA_W_ATTR_ST_TAG, DTPA_W_ATTR_ST_COMM, DTPA_W_ATTR_BYTES, DTPA_W_ATTR_INNER_GAPS
 };
 
+// dtpa_w_room is what the pre-flush callback checks before libotf2 writes
+// a buffer: libotf2 crashes when a write of its fails (a full disk: it
+// writes the buffer it freed again as it closes the file), so a flush
+// that may not fit is not made, and the export fails cleanly instead.
+// The writer writes one location's events at a time, so the chunks in
+// use (counted by the memory callbacks, below) bound what a flush writes.
+// A refused flush's records are dropped and the archive closes without an
+// error: the Go side fails the export (cArchive.close).
+typedef struct {
+	char dir[4096];
+	int nospace;
+	unsigned long long evt_chunks, def_chunks; // chunks in use
+	void* writer;                              // the event writer last flushed,
+	uint64_t events;                           // its events then
+	unsigned long long need;                   // what the refused flush needed
+} dtpa_w_room;
+
+#define dtpa_w_evt_chunk (1ull << 20)
+#define dtpa_w_def_chunk (4ull << 20)
+
+// What a flush writes, at most: the chunks in use, or fewer bytes when
+// the records since the last flush are fewer (an event record of this
+// writer takes well under 160 bytes, a global definition 1 KiB on average
+// even with long names), and a margin for the file's header and the file
+// system's own blocks. Local definition files are empty here.
+static unsigned long long dtpa_w_need(dtpa_w_room* r, OTF2_FileType t, void* c) {
+	unsigned long long need = 0;
+	uint64_t n = 0;
+	switch (t) {
+	case OTF2_FILETYPE_EVENTS:
+		need = r->evt_chunks * dtpa_w_evt_chunk;
+		if (OTF2_EvtWriter_GetNumberOfEvents(c, &n) == OTF2_SUCCESS) {
+			uint64_t since = c == r->writer && n >= r->events ? n - r->events : n;
+			if (since * 160 < need) need = since * 160;
+			r->writer = c, r->events = n;
+		}
+		break;
+	case OTF2_FILETYPE_GLOBAL_DEFS:
+		need = r->def_chunks * dtpa_w_def_chunk;
+		if (OTF2_GlobalDefWriter_GetNumberOfDefinitions(c, &n) == OTF2_SUCCESS && n * 1024 < need) need = n * 1024;
+		break;
+	default:
+		break;
+	}
+	return need + (64 << 10);
+}
+
 static OTF2_FlushType dtpa_w_pre_flush(void* u, OTF2_FileType t, OTF2_LocationRef l, void* c, bool final) {
+	dtpa_w_room* r = u;
+	if (r->nospace) return OTF2_NO_FLUSH;
+	unsigned long long need = dtpa_w_need(r, t, c);
+	struct statvfs st;
+	if (statvfs(r->dir, &st) == 0 && (unsigned long long)st.f_bavail * st.f_frsize < need) {
+		r->nospace = 1;
+		r->need = need;
+		return OTF2_NO_FLUSH;
+	}
 	return OTF2_FLUSH;
 }
 
@@ -56,7 +113,19 @@ static OTF2_FlushCallbacks dtpa_w_flush = { dtpa_w_pre_flush, NULL };
 // of them allocated, n in use).
 typedef struct { void* chunk[dtpa_w_pool_chunks]; int n, have; int unbounded; void** more; int nmore; } dtpa_w_pool;
 
+static void* dtpa_w_alloc_chunk(void* u, OTF2_FileType t, OTF2_LocationRef l, void** per, uint64_t size);
+
 static void* dtpa_w_alloc(void* u, OTF2_FileType t, OTF2_LocationRef l, void** per, uint64_t size) {
+	void* c = dtpa_w_alloc_chunk(u, t, l, per, size);
+	dtpa_w_room* r = u;
+	if (c && r) {
+		if (t == OTF2_FILETYPE_EVENTS) r->evt_chunks++;
+		else r->def_chunks++;
+	}
+	return c;
+}
+
+static void* dtpa_w_alloc_chunk(void* u, OTF2_FileType t, OTF2_LocationRef l, void** per, uint64_t size) {
 	dtpa_w_pool* p = *per;
 	if (!p) {
 		p = calloc(1, sizeof *p);
@@ -83,6 +152,11 @@ static void* dtpa_w_alloc(void* u, OTF2_FileType t, OTF2_LocationRef l, void** p
 }
 
 static void dtpa_w_free_all(void* u, OTF2_FileType t, OTF2_LocationRef l, void** per, bool final) {
+	dtpa_w_room* r = u;
+	if (r) {
+		if (t == OTF2_FILETYPE_EVENTS) r->evt_chunks = 0;
+		else r->def_chunks = 0;
+	}
 	dtpa_w_pool* p = *per;
 	if (!p) return;
 	for (int i = 0; i < p->nmore; i++) free(p->more[i]);
@@ -98,12 +172,12 @@ static void dtpa_w_free_all(void* u, OTF2_FileType t, OTF2_LocationRef l, void**
 
 static OTF2_MemoryCallbacks dtpa_w_memory = { dtpa_w_alloc, dtpa_w_free_all };
 
-static OTF2_Archive* dtpa_w_open(const char* dir, const char* name, OTF2_ErrorCode* err) {
+static OTF2_Archive* dtpa_w_open(const char* dir, const char* name, dtpa_w_room* room, OTF2_ErrorCode* err) {
 	OTF2_Archive* a = OTF2_Archive_Open(dir, name, OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
 		OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
 	if (!a) { *err = OTF2_ERROR_INVALID; return NULL; }
-	*err = OTF2_Archive_SetFlushCallbacks(a, &dtpa_w_flush, NULL);
-	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_SetMemoryCallbacks(a, &dtpa_w_memory, NULL);
+	*err = OTF2_Archive_SetFlushCallbacks(a, &dtpa_w_flush, room);
+	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_SetMemoryCallbacks(a, &dtpa_w_memory, room);
 	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_SetSerialCollectiveCallbacks(a);
 	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_SetCreator(a, "dtpa");
 	if (*err == OTF2_SUCCESS) *err = OTF2_Archive_OpenEvtFiles(a);
@@ -200,6 +274,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"unsafe"
 )
 
@@ -207,10 +282,13 @@ import (
 // libotf2 that the rest of the writer (write.go) calls; nothing else in
 // the writer touches C.
 type cArchive struct {
-	a   *C.OTF2_Archive
-	al  *C.OTF2_AttributeList
-	gdw *C.OTF2_GlobalDefWriter
-	dir string
+	a    *C.OTF2_Archive
+	al   *C.OTF2_AttributeList
+	gdw  *C.OTF2_GlobalDefWriter
+	dir  string
+	room *C.dtpa_w_room // the pre-flush check's (C memory: libotf2 keeps it)
+	full bool           // a flush was refused for want of room,
+	need uint64         // of this many bytes
 }
 
 // otf2Err turns a libotf2 error code into an error (nil on success).
@@ -226,12 +304,19 @@ func createArchive(dir, name string) (*cArchive, error) {
 	cd, cn := C.CString(dir), C.CString(name)
 	defer C.free(unsafe.Pointer(cd))
 	defer C.free(unsafe.Pointer(cn))
+	// The archive's directory does not exist yet: its parent's file
+	// system is the one whose room the flushes check.
+	parent := C.CString(filepath.Dir(dir))
+	defer C.free(unsafe.Pointer(parent))
+	room := (*C.dtpa_w_room)(C.calloc(1, C.sizeof_dtpa_w_room))
+	C.strncpy(&room.dir[0], parent, C.size_t(len(room.dir)-1))
 	var e C.OTF2_ErrorCode
-	a := C.dtpa_w_open(cd, cn, &e)
+	a := C.dtpa_w_open(cd, cn, room, &e)
 	if a == nil {
+		C.free(unsafe.Pointer(room))
 		return nil, fmt.Errorf("creating the OTF2 archive in %s failed", dir)
 	}
-	ca := &cArchive{a: a, dir: dir, al: C.OTF2_AttributeList_New()}
+	ca := &cArchive{a: a, dir: dir, al: C.OTF2_AttributeList_New(), room: room}
 	if err := otf2Err("opening the OTF2 archive in "+dir, e); err != nil {
 		ca.abort()
 		return nil, err
@@ -249,6 +334,31 @@ func (ca *cArchive) abort() {
 		C.OTF2_Archive_Close(ca.a)
 		ca.a = nil
 	}
+	ca.releaseRoom()
+}
+
+// releaseRoom frees the pre-flush check's memory once the archive is
+// closed, keeping its verdict.
+func (ca *cArchive) releaseRoom() {
+	if ca.room != nil {
+		ca.full, ca.need = ca.room.nospace != 0, uint64(ca.room.need)
+		C.free(unsafe.Pointer(ca.room))
+		ca.room = nil
+	}
+}
+
+// explain is err, or why it happened when a flush found no room for the
+// archive (dtpa_w_pre_flush).
+func (ca *cArchive) explain(err error) error {
+	if ca.room != nil && ca.room.nospace != 0 {
+		ca.full, ca.need = true, uint64(ca.room.need)
+	}
+	if !ca.full {
+		return err
+	}
+	// libotf2's own error, if any, follows from the refused flush.
+	return fmt.Errorf("otf2 export: no room for the archive on the file system of %s: its next write needed %.1f MiB",
+		filepath.Dir(ca.dir), float64(ca.need)/(1<<20))
 }
 
 // cEvtWriter writes the events of one location.
@@ -318,6 +428,12 @@ func (ca *cArchive) close() error {
 	}
 	e := C.OTF2_Archive_Close(ca.a)
 	ca.a = nil
+	ca.releaseRoom()
+	if ca.full {
+		// The refused flushes' records were dropped: libotf2 closes
+		// the archive without them and without an error.
+		return ca.explain(nil)
+	}
 	return otf2Err("closing the OTF2 archive", e)
 }
 

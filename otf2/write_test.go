@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/otf2/otf2test"
 	"github.com/dtpa/dtpa/report"
 	. "github.com/dtpa/dtpa/traceformat/tracetest"
@@ -343,5 +344,42 @@ func TestExportOtherWorld(t *testing.T) {
 	}
 	if st.Sends != 1 || st.Recvs != 1 {
 		t.Errorf("stats: %d sends, %d receives; want 1, 1", st.Sends, st.Recvs)
+	}
+}
+
+// TestExportNoRoom: Export itself (dtpa-mpi's process 0 calls it in
+// process) onto a file system without room for the archive: each flush
+// of libotf2 is checked first (dtpa_w_pre_flush), so the export fails with
+// one error instead of libotf2's crash after the failed write, and leaves
+// nothing. Small archives still fit in the room a disk has left.
+func TestExportNoRoom(t *testing.T) {
+	full := testenv.Tmpfs(t, "256k", 0)
+	dir := t.TempDir()
+	run := NewRun(2)
+	r0, r1 := run.Rank(0), run.Rank(1)
+	r0.Init(1 * US)
+	r1.Init(1 * US)
+	for i := 0; i < 200000; i++ {
+		r0.Compute(10*US).Send(1, 1, 8, 2*US)
+		r1.Recv(0, 1, 8, 12*US)
+	}
+	r0.Finalize(1 * US)
+	r1.Finalize(1 * US)
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: filepath.Join(full, "big")})
+	if err == nil || !strings.Contains(err.Error(), "no room for the archive on the file system of "+full) {
+		t.Errorf("exporting 400 000 events into 256 KB: %v", err)
+	}
+	if ents, _ := os.ReadDir(full); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+	small := t.TempDir()
+	if _, err := mixedRun().WriteDir(small, "app"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Export(context.Background(), ExportOptions{Dir: small, App: "app", Out: filepath.Join(full, "small")}); err != nil {
+		t.Errorf("a small archive on the same file system: %v", err)
 	}
 }
