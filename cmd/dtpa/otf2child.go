@@ -19,9 +19,11 @@ import (
 // quota): OTF2_Archive_CloseEvtWriter writes the buffer whose flush
 // failed again, from memory it has freed. In dtpa's own process that
 // ends dtpa with a Go crash dump of every goroutine and leaves the half
-// archive on the disk that has no room. So dtpa writes the archive in a
+// archive on the disk that has no room. Package otf2 checks for room
+// before each write; a write can fail all the same (a quota, another
+// process filling the disk meanwhile). So dtpa writes the archive in a
 // child process, itself run again with the export's arguments: libotf2's
-// own messages ("No space left on device") pass through, the crash is
+// first message ("No space left on device") passes through, the crash is
 // said in one line, and the half archive is removed.
 
 // otf2IntoEnv names, for the process started to write an archive, the
