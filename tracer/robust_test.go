@@ -526,9 +526,9 @@ func TestStaleSpillRecovered(t *testing.T) {
 
 	next := dtrunOK(t, t.TempDir(), env, append(oversub[:len(oversub):len(oversub)], build(t, "pingpong", ompi))...)
 
-	if !strings.Contains(next.out, "dtrun: "+spill+" holds the last records of 4 rank(s) of a job killed with its dtrun: adding them to their traces") ||
-		!strings.Contains(next.out, "dtrun: 4 processes died (loop.0, loop.1, loop.2, loop.3); ") ||
-		!strings.Contains(next.out, "events recovered from their trace buffers") {
+	// Whether the sleeping ranks' timer had handed their last buffers to
+	// the writer before the kill or not, their traces must end whole.
+	if !strings.Contains(next.out, "dtrun: "+spill+" holds the last records of 4 rank(s) of a job killed with its dtrun: adding them to their traces") {
 		t.Errorf("the next dtrun does not recover the killed job's records\n%s", next.out)
 	}
 	if fileExists(spill) {
