@@ -129,7 +129,6 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					return &ExitError{Code: 2}
 				}
 				if kept := recoverSpills(rest[1], stderr); len(kept) > 0 {
-					keptSpills(stderr, rest[1], kept)
 					return &ExitError{Code: 1}
 				}
 				os.Remove(filepath.Join(rest[1], compactMark))
@@ -271,10 +270,7 @@ func Run(ctx context.Context, o Options) error {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	job := newJobFiles(traceDir(o.Args))
 	err = cmd.Run()
-	if kept := recoverSpills(spill, cmd.Stderr); len(kept) > 0 {
-		keepSpill = true
-		keptSpills(cmd.Stderr, spill, kept)
-	}
+	keepSpill = len(recoverSpills(spill, cmd.Stderr)) > 0
 	// What is left deferred: the traces of this node's ranks
 	// (markCompaction), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
@@ -328,38 +324,37 @@ func spillRoot() string {
 // dir, the job's working directory, before the job runs rather than after
 // it ran untraced: each rank would only say so as it starts.
 func writableTraceDir(dir string) error {
-	f, err := os.CreateTemp(dir, ".dtpa-probe-")
-	if err != nil && !records.CannotWrite(err) {
+	err := probeWrite(dir)
+	if err == nil || !records.CannotWrite(err) {
 		return nil // a -wdir made on the nodes only, say: the ranks tell
 	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("the ranks cannot write their traces in %s: %v (run the job from a directory you can write, or name one with the launcher's -wdir)", absDir(dir), err)
+}
+
+func canWrite(dir string) bool { return probeWrite(dir) == nil }
+
+// probeWrite makes and removes a file in dir: why it cannot, if it cannot.
+func probeWrite(dir string) error {
+	f, err := os.CreateTemp(dir, ".dtpa-probe-")
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("the ranks cannot write their traces in %s: %v (run the job from a directory you can write, or name one with the launcher's -wdir)", absDir(dir), err)
+		return err
 	}
 	f.Close()
 	os.Remove(f.Name())
 	return nil
 }
 
-func canWrite(dir string) bool {
-	f, err := os.CreateTemp(dir, ".dtpa-probe-")
-	if err != nil {
-		return false
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return true
-}
-
 // recoverSpills appends to their traces the records of ranks that died
 // without writing them (their spill files remain), and removes the spill
 // files of ranks that died inside MPI_Init, which recorded nothing. It
-// returns the spill files it keeps: those whose trace could not be
-// written (no space or quota left, no permission), which a later
-// `dtrun --recover` adds once there is room, after the job's end too.
+// returns the spill files it keeps, and says so (keptSpills): those whose
+// trace could not be written (no space or quota left, no permission),
+// which a later `dtrun --recover` adds once there is room, after the
+// job's end too.
 func recoverSpills(dir string, w io.Writer) (kept []string) {
 	for _, f := range records.RemoveAbandoned(dir) {
 		fmt.Fprintf(w, "dtrun: %s: the process died inside MPI_Init, before its trace began: it recorded nothing\n",
@@ -401,6 +396,9 @@ func recoverSpills(dir string, w io.Writer) (kept []string) {
 		fmt.Fprintf(w, "dtrun: recovering %s: %v (and %d more alike)\n", filepath.Base(kept[0]), keptErr, len(kept)-1)
 	} else if len(kept) == 1 {
 		fmt.Fprintf(w, "dtrun: recovering %s: %v\n", filepath.Base(kept[0]), keptErr)
+	}
+	if len(kept) > 0 {
+		keptSpills(w, dir, kept)
 	}
 	return kept
 }

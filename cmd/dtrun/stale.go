@@ -30,12 +30,22 @@ const staleAge = time.Minute
 // holdSpill locks the spill directory dir for as long as dtrun runs its
 // job; release unlocks it.
 func holdSpill(dir string) (release func()) {
+	release, _ = lockDir(dir)
+	return release
+}
+
+// lockDir takes an exclusive lock (flock) on the directory dir without
+// waiting; release drops it (and is harmless when ok is false).
+func lockDir(dir string) (release func(), ok bool) {
 	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return func() {}
+		return func() {}, false
 	}
-	syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
-	return func() { syscall.Close(fd) }
+	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		syscall.Close(fd)
+		return func() {}, false
+	}
+	return func() { syscall.Close(fd) }, true
 }
 
 // sweepStale adds to their traces the records that killed jobs left in
@@ -57,9 +67,7 @@ func sweepStale(root string, w io.Writer) {
 		if len(spills) > 0 {
 			fmt.Fprintf(w, "dtrun: %s holds the last records of %d rank(s) of a job killed with its dtrun: adding them to their traces\n", d, len(spills))
 		}
-		if kept := recoverSpills(d, w); len(kept) > 0 {
-			keptSpills(w, d, kept)
-		} else {
+		if len(recoverSpills(d, w)) == 0 {
 			os.RemoveAll(d)
 		}
 		release()
@@ -98,20 +106,16 @@ func claimStale(d string) (release func(), ok bool) {
 	if sys, isStat := st.Sys().(*syscall.Stat_t); !isStat || int(sys.Uid) != os.Getuid() {
 		return nil, false
 	}
-	fd, err := syscall.Open(d, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, false
-	}
-	if syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-		syscall.Close(fd)
+	release, ok = lockDir(d)
+	if !ok {
 		return nil, false
 	}
 	files, _ := filepath.Glob(filepath.Join(d, "*.spill*"))
 	for _, f := range files {
 		if records.Held(f) {
-			syscall.Close(fd)
+			release()
 			return nil, false
 		}
 	}
-	return func() { syscall.Close(fd) }, true
+	return release, true
 }
