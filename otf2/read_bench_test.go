@@ -71,7 +71,7 @@ func benchReadOnly(b *testing.B, archive string) {
 			b.Fatal(err)
 		}
 		for _, loc := range l.ranks {
-			n, _, _, err := a.readLocation(loc, func([]rec) error { return nil })
+			n, _, _, err := a.readLocation(loc, ^uint64(0), func([]rec) error { return nil })
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -377,8 +377,8 @@ OTF2_ErrorCode dt_open_location(OTF2_Reader *r, uint64_t loc, dt_buf *b, OTF2_Ev
     return OTF2_SUCCESS;
 }
 
-OTF2_ErrorCode dt_read_events(OTF2_EvtReader *er, dt_buf *b, uint64_t *nread) {
+OTF2_ErrorCode dt_read_events(OTF2_EvtReader *er, dt_buf *b, uint64_t max, uint64_t *nread) {
     b->n = 0;
     b->overflow = 0;
-    return OTF2_EvtReader_ReadEvents(er, b->cap, nread);
+    return OTF2_EvtReader_ReadEvents(er, max < b->cap ? max : b->cap, nread);
 }

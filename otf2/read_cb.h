@@ -70,6 +70,6 @@ const char *dt_last_error(void);
 void dt_clear_error(void);
 OTF2_ErrorCode dt_read_global_defs(OTF2_Reader *r, uintptr_t handle, uint64_t *n);
 OTF2_ErrorCode dt_open_location(OTF2_Reader *r, uint64_t loc, dt_buf *b, OTF2_EvtReader **out, int *local_defs);
-OTF2_ErrorCode dt_read_events(OTF2_EvtReader *er, dt_buf *b, uint64_t *nread);
+OTF2_ErrorCode dt_read_events(OTF2_EvtReader *er, dt_buf *b, uint64_t max, uint64_t *nread);
 
 #endif

@@ -122,6 +122,23 @@ func (a *archive) creator() string {
 	return out
 }
 
+// chunkSizes are the archive's chunk sizes of event and definition
+// files, and whether its files are plain chunks on a POSIX file system
+// (not compressed, not in SIONlib containers): those whose framing
+// checkFrames can follow.
+func (a *archive) chunkSizes() (evt, def uint64, plain bool) {
+	var e, d C.uint64_t
+	if C.OTF2_Reader_GetChunkSize(a.r, &e, &d) != C.OTF2_SUCCESS {
+		return 0, 0, false
+	}
+	var sub C.OTF2_FileSubstrate
+	var comp C.OTF2_Compression
+	if C.OTF2_Reader_GetFileSubstrate(a.r, &sub) != C.OTF2_SUCCESS || C.OTF2_Reader_GetCompression(a.r, &comp) != C.OTF2_SUCCESS {
+		return uint64(e), uint64(d), false
+	}
+	return uint64(e), uint64(d), sub == C.OTF2_SUBSTRATE_POSIX && comp == C.OTF2_COMPRESSION_NONE
+}
+
 // readDefs reads the global definitions.
 func (a *archive) readDefs(defFile string) (*defs, error) {
 	d := newDefs()
@@ -182,11 +199,13 @@ const (
 var errOpen = errors.New("cannot open")
 
 // readLocation reads the events of location loc in chunks and passes each
-// chunk's records to fn. localDefs says whether its local definitions were
+// chunk's records to fn, at most limit events: those before the damage in
+// a damaged file (checkFrames), beyond which libotf2 would read memory
+// that is not the file's. localDefs says whether its local definitions were
 // read (without them no clock offsets are applied). Unknown is the number
 // of events of record types this libotf2 does not know. An error after
 // some chunks leaves what fn got intact.
-func (a *archive) readLocation(loc uint64, fn func([]rec) error) (events uint64, localDefs bool, unknown uint64, err error) {
+func (a *archive) readLocation(loc, limit uint64, fn func([]rec) error) (events uint64, localDefs bool, unknown uint64, err error) {
 	C.dt_clear_error()
 	var er *C.OTF2_EvtReader
 	var ld C.int
@@ -195,9 +214,10 @@ func (a *archive) readLocation(loc uint64, fn func([]rec) error) (events uint64,
 	}
 	defer C.OTF2_Reader_CloseEvtReader(a.r, er)
 	a.buf.unknown = 0
-	for {
+	for events < limit {
 		var n C.uint64_t
-		code := C.dt_read_events(er, a.buf, &n)
+		want := min(uint64(a.buf.cap), limit-events)
+		code := C.dt_read_events(er, a.buf, C.uint64_t(want), &n)
 		recs := unsafe.Slice(a.buf.recs, int(a.buf.n))
 		events += uint64(n)
 		if len(recs) > 0 {
@@ -216,12 +236,13 @@ func (a *archive) readLocation(loc uint64, fn func([]rec) error) (events uint64,
 		if a.buf.overflow != 0 {
 			return events, ld != 0, uint64(a.buf.unknown), errors.New("event record buffer overflow")
 		}
-		if n < a.buf.cap {
+		if uint64(n) < want {
 			// Fewer events than asked for: the end. (Reading on from
 			// there is not defined; libotf2 3.0 starts over.)
 			return events, ld != 0, uint64(a.buf.unknown), nil
 		}
 	}
+	return events, ld != 0, uint64(a.buf.unknown), nil
 }
 
 //export dtpaOtf2Clock

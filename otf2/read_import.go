@@ -108,6 +108,13 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	}
 	defer a.close()
 	st.Version, st.Creator = a.version(), a.creator()
+	evtChunk, defChunk, plain := a.chunkSizes()
+	if plain {
+		// A file checkFrames cannot read is left to libotf2 to report.
+		if fr, err := checkFrames(defFile, defChunk, false); err == nil && !fr.Whole {
+			return st, fmt.Errorf("%s: the global definitions are damaged at %v", defFile, fr)
+		}
+	}
 	d, err := a.readDefs(defFile)
 	if err != nil {
 		return st, err
@@ -156,7 +163,20 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 			warn(fmt.Sprintf("%s is missing: rank %d's id mappings and clock offsets are unknown, so its events are not imported", filepath.Join(base, strconv.FormatUint(loc, 10)+".def"), r))
 			continue
 		}
-		n, err := importRank(a, d, l, r, loc, path, evtFile, runID[:16], st.Calls, &pend, warn)
+		limit, damage := ^uint64(0), ""
+		if plain {
+			localDef := filepath.Join(base, strconv.FormatUint(loc, 10)+".def")
+			if hasLocal[r] {
+				if fr, err := checkFrames(localDef, defChunk, false); err == nil && !fr.Whole {
+					warn(fmt.Sprintf("%s is damaged at %v: rank %d's id mappings and clock offsets cannot be read whole, so its events are not imported", localDef, fr, r))
+					continue
+				}
+			}
+			if fr, err := checkFrames(evtFile, evtChunk, true); err == nil && !fr.Whole {
+				limit, damage = fr.Records, fr.String()
+			}
+		}
+		n, err := importRank(a, d, l, r, loc, path, evtFile, limit, damage, runID[:16], st.Calls, &pend, warn)
 		st.Events += n
 		if err != nil {
 			return st, err
@@ -166,8 +186,9 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	return st, nil
 }
 
-// importRank writes rank r's trace file from location loc.
-func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile string, runID []byte,
+// importRank writes rank r's trace file from location loc: its first
+// limit events, when its file is damaged after them (where damage says).
+func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile string, limit uint64, damage string, runID []byte,
 	calls map[string]uint64, pend *[]traceformat.Event, warn func(string)) (uint64, error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -207,7 +228,10 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 			return 0, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	events, localDefs, unknown, rerr := a.readLocation(loc, c.feed)
+	events, localDefs, unknown, rerr := a.readLocation(loc, limit, c.feed)
+	if rerr == nil && damage != "" && events >= limit {
+		rerr = errors.New("the file is damaged at " + damage)
+	}
 	if want := d.eventsOf(loc); rerr == nil && want > 0 && events < want {
 		// libotf2 reads a file cut at a chunk boundary without complaint;
 		// the global definitions say how many events there were.
