@@ -32,7 +32,9 @@ const (
 	// (EventBatch.inner_gaps). A 2.0 reader refuses the bit by name.
 	// Minor 2 (2.2): a communicator member may be OtherWorld; a 2.1 reader
 	// refuses it as a member outside the world.
-	VersionMinor = 2
+	// Minor 3 (2.3): Footer.unfinished, the calls in progress when a
+	// fatal signal ended the process; a 2.2 reader skips the field.
+	VersionMinor = 3
 	// MinVersionMajor is the oldest major version this package reads. 1.1
 	// added ATTR_CALLS (folded runs of unsuccessful polls).
 	MinVersionMajor = 1

@@ -104,6 +104,22 @@ func TestAbnormalEnd(t *testing.T) {
 				t.Errorf("rank 1: %d MPI_Comm_rank calls, want 6", n)
 			}
 			checkSurvivors(t, trs, 1)
+			// Rank 1 ended outside MPI; the others were waiting in
+			// MPI_Recv when the launcher ended them, which their
+			// footers say (written by their tracer, or by dtrun from
+			// their buffers).
+			if u := tr.footer.GetUnfinished(); len(u) != 0 {
+				t.Errorf("rank 1: unfinished calls %v, want none", u)
+			}
+			for r, s := range trs {
+				if r == 1 || how == "exit" || s.footer == nil {
+					continue
+				}
+				u := s.footer.GetUnfinished()
+				if len(u) != 1 || u[0].Name != "MPI_Recv" || u[0].Thread != 0 || u[0].ReturnAddress == 0 {
+					t.Errorf("rank %d: unfinished calls %v, want its MPI_Recv (footer %v)", r, u, s.footer)
+				}
+			}
 		})
 	}
 }

@@ -1664,7 +1664,12 @@ type Footer struct {
 	// Human-readable detail (e.g. the write error).
 	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	// Local time at which tracing stopped.
-	EndLocalNs    int64 `protobuf:"varint,5,opt,name=end_local_ns,json=endLocalNs,proto3" json:"end_local_ns,omitempty"`
+	EndLocalNs int64 `protobuf:"varint,5,opt,name=end_local_ns,json=endLocalNs,proto3" json:"end_local_ns,omitempty"`
+	// The MPI calls that had not returned when a fatal signal ended the
+	// process (stop_reason SIGNAL), one per thread inside a call: where a
+	// hung job's ranks waited when it was killed, or the call a crash
+	// happened in.
+	Unfinished    []*UnfinishedCall `protobuf:"bytes,6,rep,name=unfinished,proto3" json:"unfinished,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1730,6 +1735,95 @@ func (x *Footer) GetMessage() string {
 func (x *Footer) GetEndLocalNs() int64 {
 	if x != nil {
 		return x.EndLocalNs
+	}
+	return 0
+}
+
+func (x *Footer) GetUnfinished() []*UnfinishedCall {
+	if x != nil {
+		return x.Unfinished
+	}
+	return nil
+}
+
+// UnfinishedCall is an MPI call in progress when tracing ended.
+type UnfinishedCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The thread (Event.thread) that made the call.
+	Thread uint32 `protobuf:"varint,1,opt,name=thread,proto3" json:"thread,omitempty"`
+	// The function's id (Definitions.functions) and name.
+	Function uint32 `protobuf:"varint,2,opt,name=function,proto3" json:"function,omitempty"`
+	Name     string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// Local time at which the call was entered.
+	EntryLocalNs int64 `protobuf:"varint,4,opt,name=entry_local_ns,json=entryLocalNs,proto3" json:"entry_local_ns,omitempty"`
+	// The return address of the call into MPI (a program counter of the
+	// caller), 0 when unknown.
+	ReturnAddress uint64 `protobuf:"varint,5,opt,name=return_address,json=returnAddress,proto3" json:"return_address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnfinishedCall) Reset() {
+	*x = UnfinishedCall{}
+	mi := &file_trace_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnfinishedCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnfinishedCall) ProtoMessage() {}
+
+func (x *UnfinishedCall) ProtoReflect() protoreflect.Message {
+	mi := &file_trace_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnfinishedCall.ProtoReflect.Descriptor instead.
+func (*UnfinishedCall) Descriptor() ([]byte, []int) {
+	return file_trace_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *UnfinishedCall) GetThread() uint32 {
+	if x != nil {
+		return x.Thread
+	}
+	return 0
+}
+
+func (x *UnfinishedCall) GetFunction() uint32 {
+	if x != nil {
+		return x.Function
+	}
+	return 0
+}
+
+func (x *UnfinishedCall) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *UnfinishedCall) GetEntryLocalNs() int64 {
+	if x != nil {
+		return x.EntryLocalNs
+	}
+	return 0
+}
+
+func (x *UnfinishedCall) GetReturnAddress() uint64 {
+	if x != nil {
+		return x.ReturnAddress
 	}
 	return 0
 }
@@ -1880,7 +1974,7 @@ const file_trace_proto_rawDesc = "" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04INIT\x10\x01\x12\f\n" +
 	"\bFINALIZE\x10\x02\x12\x10\n" +
-	"\fINTERMEDIATE\x10\x03\"\xd5\x02\n" +
+	"\fINTERMEDIATE\x10\x03\"\x94\x03\n" +
 	"\x06Footer\x12\x1f\n" +
 	"\vevent_count\x18\x01 \x01(\x04R\n" +
 	"eventCount\x12%\n" +
@@ -1889,7 +1983,10 @@ const file_trace_proto_rawDesc = "" +
 	"stopReason\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12 \n" +
 	"\fend_local_ns\x18\x05 \x01(\x03R\n" +
-	"endLocalNs\"\x83\x01\n" +
+	"endLocalNs\x12=\n" +
+	"\n" +
+	"unfinished\x18\x06 \x03(\v2\x1d.dtpa.trace.v1.UnfinishedCallR\n" +
+	"unfinished\"\x83\x01\n" +
 	"\n" +
 	"StopReason\x12\x14\n" +
 	"\x10STOP_UNSPECIFIED\x10\x00\x12\f\n" +
@@ -1901,7 +1998,13 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a*\xfa\x01\n" +
+	"\x04EXIT\x10\a\"\xa5\x01\n" +
+	"\x0eUnfinishedCall\x12\x16\n" +
+	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x1a\n" +
+	"\bfunction\x18\x02 \x01(\rR\bfunction\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12$\n" +
+	"\x0eentry_local_ns\x18\x04 \x01(\x03R\fentryLocalNs\x12%\n" +
+	"\x0ereturn_address\x18\x05 \x01(\x04R\rreturnAddress*\xfa\x01\n" +
 	"\x04Attr\x12\r\n" +
 	"\tATTR_NONE\x10\x00\x12\r\n" +
 	"\tATTR_COMM\x10\x01\x12\r\n" +
@@ -1932,7 +2035,7 @@ func file_trace_proto_rawDescGZIP() []byte {
 }
 
 var file_trace_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_trace_proto_goTypes = []any{
 	(Attr)(0),                // 0: dtpa.trace.v1.Attr
 	(Clock_Source)(0),        // 1: dtpa.trace.v1.Clock.Source
@@ -1952,14 +2055,15 @@ var file_trace_proto_goTypes = []any{
 	(*EventBatch)(nil),       // 15: dtpa.trace.v1.EventBatch
 	(*ClockSync)(nil),        // 16: dtpa.trace.v1.ClockSync
 	(*Footer)(nil),           // 17: dtpa.trace.v1.Footer
-	nil,                      // 18: dtpa.trace.v1.TracerParams.OtherEntry
+	(*UnfinishedCall)(nil),   // 18: dtpa.trace.v1.UnfinishedCall
+	nil,                      // 19: dtpa.trace.v1.TracerParams.OtherEntry
 }
 var file_trace_proto_depIdxs = []int32{
 	7,  // 0: dtpa.trace.v1.Header.clock:type_name -> dtpa.trace.v1.Clock
 	9,  // 1: dtpa.trace.v1.Header.params:type_name -> dtpa.trace.v1.TracerParams
 	1,  // 2: dtpa.trace.v1.Clock.source:type_name -> dtpa.trace.v1.Clock.Source
 	8,  // 3: dtpa.trace.v1.Clock.calibration:type_name -> dtpa.trace.v1.CalibrationPoint
-	18, // 4: dtpa.trace.v1.TracerParams.other:type_name -> dtpa.trace.v1.TracerParams.OtherEntry
+	19, // 4: dtpa.trace.v1.TracerParams.other:type_name -> dtpa.trace.v1.TracerParams.OtherEntry
 	11, // 5: dtpa.trace.v1.Definitions.functions:type_name -> dtpa.trace.v1.Function
 	12, // 6: dtpa.trace.v1.Definitions.call_sites:type_name -> dtpa.trace.v1.CallSite
 	13, // 7: dtpa.trace.v1.Definitions.modules:type_name -> dtpa.trace.v1.Module
@@ -1968,11 +2072,12 @@ var file_trace_proto_depIdxs = []int32{
 	3,  // 10: dtpa.trace.v1.Function.collective:type_name -> dtpa.trace.v1.Function.Collective
 	4,  // 11: dtpa.trace.v1.ClockSync.phase:type_name -> dtpa.trace.v1.ClockSync.Phase
 	5,  // 12: dtpa.trace.v1.Footer.stop_reason:type_name -> dtpa.trace.v1.Footer.StopReason
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	18, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_trace_proto_init() }
@@ -1986,7 +2091,7 @@ func file_trace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trace_proto_rawDesc), len(file_trace_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -325,10 +325,10 @@ func emitFortran(b *bytes.Buffer, p Proto, s fortSym, j, fid int, t tmpl) error 
 		fmt.Fprintf(b, "\t%s%s\n", before, pre.String())
 	}
 	if p.Ret == "int" {
-		fmt.Fprintf(b, "\tuint64_t t0 = dt_now();\n\t%s;\n\tuint64_t t1 = dt_now();\n", call(callArgs))
+		fmt.Fprintf(b, "\tuint64_t t0 = dt_entry(T, %d, __builtin_return_address(0));\n\t%s;\n\tuint64_t t1 = dt_now();\n", fid, call(callArgs))
 		b.WriteString("\tint dt_ok = ierr == NULL || *ierr == MPI_SUCCESS; (void)dt_ok;\n")
 	} else {
-		fmt.Fprintf(b, "\tuint64_t t0 = dt_now();\n\t%s r = %s;\n\tuint64_t t1 = dt_now();\n\tint dt_ok = 1; (void)dt_ok;\n", ret, call(callArgs))
+		fmt.Fprintf(b, "\tuint64_t t0 = dt_entry(T, %d, __builtin_return_address(0));\n\t%s r = %s;\n\tuint64_t t1 = dt_now();\n\tint dt_ok = 1; (void)dt_ok;\n", fid, ret, call(callArgs))
 	}
 	if after != "" {
 		fmt.Fprintf(b, "\t%s\n", after)

@@ -247,7 +247,7 @@ func emitWrapper(b *bytes.Buffer, p Proto, id int, t tmpl) {
 	if pre != "" {
 		fmt.Fprintf(b, "\t%s\n", pre)
 	}
-	fmt.Fprintf(b, "\tuint64_t t0 = dt_now();\n\t%s r = P%s(%s);\n\tuint64_t t1 = dt_now();\n", p.Ret, p.Name, strings.Join(callArgs, ", "))
+	fmt.Fprintf(b, "\tuint64_t t0 = dt_entry(T, %d, __builtin_return_address(0));\n\t%s r = P%s(%s);\n\tuint64_t t1 = dt_now();\n", id, p.Ret, p.Name, strings.Join(callArgs, ", "))
 	fmt.Fprintf(b, "\tint dt_ok = %s; (void)dt_ok;\n", ok)
 	fmt.Fprintf(b, "\tdt_hdr *H = dt_rec_begin(T, %d, t0, t1, __builtin_frame_address(0), %s);\n", id, need)
 	if t.post != "" {

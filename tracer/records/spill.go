@@ -24,7 +24,9 @@ import (
 // Layout: a 4096-byte header (SpillMagic, uint32 length, JSON SpillInfo),
 // then Slots slots of SlotHeader + Chunk bytes. A slot header holds uint64
 // seq (handover order; 0 = nothing to recover), uint64 commit (bytes of
-// complete records), uint32 thread.
+// complete records), uint32 thread, 4 bytes of padding, and the thread's
+// MPI call in progress while the slot is its buffer: uint64 entry (a raw
+// clock reading), uint64 return address, uint64 function id + 1 (0: none).
 const (
 	// SpillMagic's digit is 1 + traceformat.RawLayout, the layout of the
 	// records in the slots.
@@ -112,6 +114,31 @@ func RemoveAbandoned(dir string) []string {
 	return out
 }
 
+// slotCall is what a slot's header says of its thread's call in progress.
+type slotCall struct {
+	seq, t0, pc, fid uint64
+}
+
+// unfinished lists the calls in progress that the threads' latest slots
+// publish, by thread. A function id the definitions lack (a damaged
+// header: the program's own stores can reach it) is left out.
+func unfinished(current map[uint32]slotCall, defs *traceformat.Definitions, conv *Converter) []*tracepb.UnfinishedCall {
+	var out []*tracepb.UnfinishedCall
+	for tid, c := range current {
+		if c.fid == 0 || c.fid > 1<<16 {
+			continue
+		}
+		f := defs.Function(uint32(c.fid - 1))
+		if f == nil {
+			continue
+		}
+		out = append(out, &tracepb.UnfinishedCall{Thread: tid, Function: f.Id, Name: f.Name,
+			EntryLocalNs: conv.Ns(c.t0), ReturnAddress: c.pc})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Thread < out[j].Thread })
+	return out
+}
+
 type slot struct {
 	seq  uint64
 	tid  uint32
@@ -174,12 +201,17 @@ func Recover(spillPath string) (int, error) {
 	}
 
 	var slots []slot
+	current := map[uint32]slotCall{} // per thread, the call its latest slot says is in progress
 	for i := 0; i < info.Slots; i++ {
 		off := SpillHeaderSize + i*(SlotHeader+info.Chunk)
 		if off+SlotHeader+info.Chunk > len(data) {
 			break
 		}
 		seq, commit := binary.LittleEndian.Uint64(data[off:]), binary.LittleEndian.Uint64(data[off+8:])
+		if tid := binary.LittleEndian.Uint32(data[off+16:]); seq != 0 && seq > current[tid].seq {
+			current[tid] = slotCall{seq: seq, t0: binary.LittleEndian.Uint64(data[off+24:]),
+				pc: binary.LittleEndian.Uint64(data[off+32:]), fid: binary.LittleEndian.Uint64(data[off+40:])}
+		}
 		if seq == 0 || commit == 0 || commit > uint64(info.Chunk) {
 			continue
 		}
@@ -290,7 +322,9 @@ func Recover(spillPath string) (int, error) {
 	if damaged > 0 {
 		msg += fmt.Sprintf(" (and left out %d more after a damaged record)", damaged)
 	}
-	if err := w.Close(&tracepb.Footer{EventCount: uint64(existing + recovered), StopReason: tracepb.Footer_SIGNAL, Message: msg}); err != nil {
+	foot := &tracepb.Footer{EventCount: uint64(existing + recovered), StopReason: tracepb.Footer_SIGNAL, Message: msg}
+	foot.Unfinished = unfinished(current, defs, &info.Conv)
+	if err := w.Close(foot); err != nil {
 		return 0, err
 	}
 	if err := f.Truncate(good); err != nil {

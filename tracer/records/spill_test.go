@@ -74,6 +74,48 @@ func TestRecoverSkipsWritten(t *testing.T) {
 	}
 }
 
+// TestRecoverUnfinished: the call each thread's latest slot publishes as
+// in progress (entry, return address, function + 1) goes into the footer;
+// an older slot's, a slot whose records were written but whose call is
+// still in progress (a fatal signal's flush), a finished call's (0) and
+// an undefined function's are told apart.
+func TestRecoverUnfinished(t *testing.T) {
+	tracePath := killedTrace(t, t.TempDir(), cheapCalls(2), nil)
+	spill, put := spillFor(t, tracePath, 6)
+	mem, err := os.OpenFile(spill, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	call := func(slot int, t0, pc, fid1 uint64) {
+		var b [24]byte
+		binary.LittleEndian.PutUint64(b[0:], t0)
+		binary.LittleEndian.PutUint64(b[8:], pc)
+		binary.LittleEndian.PutUint64(b[16:], fid1)
+		if _, err := mem.WriteAt(b[:], int64(SpillHeaderSize+slot*(SlotHeader+4096)+24)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(0, 1, 0, nil)                         // thread 0's older buffer …
+	call(0, 1<<40, 0x4000, 43)                // … whose stale call is not the thread's
+	put(1, 4, 0, nil)                         // thread 0's latest: records written, call in progress
+	call(1, 1<<40+777, 0x5000, 43)            // function 42 + 1
+	put(2, 3, 1, nil)                         // thread 1: no call in progress
+	put(3, 5, 2, cheapCallsAt(1, 1<<40+9000)) // thread 2: a call of an unknown function
+	call(3, 1<<40+9999, 0x6000, 1000)         //
+	put(4, 0, 3, nil)                         // a free slot's leftovers
+	call(4, 1<<40, 0x7000, 43)                //
+	if _, err := Recover(spill); err != nil {
+		t.Fatal(err)
+	}
+	_, r := readRecovered(t, tracePath)
+	u := r.Footer().GetUnfinished()
+	if len(u) != 1 || u[0].Thread != 0 || u[0].Function != 42 || u[0].Name != "MPI_Comm_rank" ||
+		u[0].EntryLocalNs != 1<<40+777 || u[0].ReturnAddress != 0x5000 {
+		t.Fatalf("unfinished %v, want thread 0's MPI_Comm_rank entered at %d from 0x5000", u, int64(1<<40+777))
+	}
+}
+
 func TestAfter(t *testing.T) {
 	p := cheapCalls(4) // raw entries 1<<40, +150, +301, +453
 	conv := &Converter{}

@@ -49,7 +49,7 @@ enum { K_HEADER = 1, K_DEFS = 2, K_CLOCK = 4, K_FOOTER = 5, K_RECORDS = 6 };
 #define FRAME_HDR 14
 #define DEFERRED_MAJOR 0xD102 // traceformat.DeferredMajor: raw layout 1 of major 2
 #define VERSION_MAJOR 2        // traceformat.VersionMajor
-#define FORMAT_MINOR 2
+#define FORMAT_MINOR 3
 #define PREFIX_SIZE 64 // records.PrefixSize
 // records' spill file layout (records.CreateSpill).
 #define SPILL_MAGIC "DTPASPL2"
@@ -179,6 +179,13 @@ static int write_all(struct iovec *iov, int n) {
 static pthread_mutex_t cw_mu = PTHREAD_MUTEX_INITIALIZER; // guards these and the definitions below
 static int cw_stop;
 static char cw_stopmsg[512];
+// The calls in progress when a fatal signal arrived (dtw_signal), for the
+// footer.
+#define CW_UNF 64
+static dt_unf cw_unf[CW_UNF];
+static int cw_nunf;
+extern const char *const dt_fnames[];
+extern const int dt_nfuncs;
 
 // cw_fail stops tracing on a write error or a full disk, saying why in the
 // footer (which the space reserved ahead still holds); a failed write also
@@ -780,6 +787,19 @@ static void write_footer(int fin) {
 	f.stop_reason = (Dtpa__Trace__V1__Footer__StopReason)cw_stop;
 	pthread_mutex_unlock(&cw_mu);
 	f.end_local_ns = dt_ns(dt_now());
+	Dtpa__Trace__V1__UnfinishedCall unf[CW_UNF], *unfp[CW_UNF];
+	pthread_mutex_lock(&cw_mu);
+	int nunf = cw_nunf;
+	pthread_mutex_unlock(&cw_mu);
+	for (int i = 0; i < nunf; i++) {
+		dt_unf *u = &cw_unf[i];
+		dtpa__trace__v1__unfinished_call__init(&unf[i]);
+		unf[i].thread = u->tid, unf[i].function = u->fid, unf[i].return_address = u->pc;
+		unf[i].name = (char *)(u->fid < (uint32_t)dt_nfuncs ? dt_fnames[u->fid] : "");
+		unf[i].entry_local_ns = dt_ns(u->t0);
+		unfp[i] = &unf[i];
+	}
+	f.unfinished = unfp, f.n_unfinished = (size_t)nunf;
 	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead
 	// reads it).
 	char msg[2048];
@@ -1051,7 +1071,12 @@ void dtw_signal(int sig) {
 			snprintf(cw_stopmsg, sizeof cw_stopmsg, "signal %d", sig);
 	}
 	pthread_mutex_unlock(&cw_mu);
+	dt_unf unf[CW_UNF];
+	int n = dt_unfinished(unf, CW_UNF);
 	dt_finish_state();
+	pthread_mutex_lock(&cw_mu);
+	if (!cw_nunf) memcpy(cw_unf, unf, sizeof unf[0] * (size_t)n), cw_nunf = n;
+	pthread_mutex_unlock(&cw_mu);
 	dt_collect();
 	dtw_finish(DT_STOP_SIGNAL);
 }

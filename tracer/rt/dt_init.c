@@ -232,7 +232,7 @@ int dt_finalize(int (*fin)(void *), void *arg, void *fp) {
 	dt_thr *T = dt_enter();
 	if (!dt_sync_ready) return fin ? fin(arg) : PMPI_Finalize(); // the tracer never started
 	dt_sync_ready = 0;
-	uint64_t t0 = dt_now();
+	uint64_t t0 = T ? dt_entry(T, DT_FID_Finalize, ((void **)fp)[1]) : dt_now();
 	dt_clock_sync(2);
 	dt_clock_free();
 	int r = fin ? fin(arg) : PMPI_Finalize();

@@ -45,6 +45,13 @@ void dt_room_wait(dt_thr *T, size_t need);
 void dt_stop(int reason);
 void dt_collect(void);
 uint64_t dt_dropped(void);
+// An MPI call in progress (dt_entry), as dt_unfinished found it.
+typedef struct {
+	uint32_t tid, fid;
+	uint64_t t0;  // raw clock at entry
+	uintptr_t pc; // the wrapper's return address, 0 when unknown
+} dt_unf;
+int dt_unfinished(dt_unf *out, int max);
 
 // dt_buf.c: the free list of buffers, and the encoder's priority. The
 // counts are read without the lock by dt_buf_ready; dt_buf_mu also guards

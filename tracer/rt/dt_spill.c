@@ -2,13 +2,15 @@
 // shared file mapping (tracer/records/spill.go has the layout), so that
 // records not yet written survive SIGKILL and dtrun can append them to the
 // trace. Each slot starts with a header: seq (order of the buffer's
-// records; 0 = nothing to recover), commit (bytes of complete records), tid.
+// records; 0 = nothing to recover), commit (bytes of complete records), tid,
+// and what the thread publishes of its call in progress (DT_PUB_*).
 // The slots' allocation is under dt_dt_buf_mu, with the free list (dt_buf.c).
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -18,8 +20,10 @@
 
 typedef struct {
 	volatile uint64_t seq, commit;
-	uint32_t tid;
+	uint32_t tid, pad;
+	volatile uint64_t t0, pc, fid; // DT_PUB_T0, DT_PUB_PC, DT_PUB_FID from commit
 } dt_slot;
+_Static_assert(offsetof(dt_slot, fid) - offsetof(dt_slot, commit) == DT_PUB_FID * 8, "the published words");
 #define SLOT_HDR 64
 static char *spill_lo, *spill_hi;
 static uint64_t spill_seq;
@@ -35,16 +39,22 @@ volatile uint64_t *dt_spill_claim(char *b, uint32_t tid) {
 	dt_slot *ch = chunk_of(b);
 	if (!ch) return NULL;
 	ch->commit = 0;
+	ch->fid = 0;
 	ch->tid = tid;
 	ch->seq = __atomic_add_fetch(&spill_seq, 1, __ATOMIC_RELAXED);
 	return &ch->commit;
 }
 
 // dt_spill_done marks buffer b written (or deliberately dropped), when it is
-// a slot: nothing in it is to be recovered. It tells whether b is a slot.
+// a slot: none of its records is to be recovered. It tells whether b is a
+// slot. A slot its thread still publishes a call in progress in (one a
+// fatal signal interrupted, whose buffer the handler had written) keeps
+// its place in the order, so that dtrun still finds that call should the
+// process be killed before its footer is written.
 int dt_spill_done(char *b) {
 	dt_slot *ch = chunk_of(b);
-	if (ch) ch->seq = 0;
+	if (ch && ch->fid) ch->commit = 0;
+	else if (ch) ch->seq = 0;
 	return ch != NULL;
 }
 

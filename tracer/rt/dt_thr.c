@@ -27,12 +27,16 @@ static dt_thr *thr_list;
 static uint32_t thr_next;
 
 // dt_thr_attach_buf gives thread T buffer b (NULL: none) to record into.
+// T publishes its calls there from now on (DT_PUB_*): where it did, no
+// call is in progress any more (a hand-over happens after the call
+// returned).
 static void dt_thr_attach_buf(dt_thr *T, char *b) {
+	if (T->chunk_commit) T->chunk_commit[DT_PUB_FID] = 0;
 	T->buf = T->pos = T->commit = b;
 	T->poll = T->poll_next = NULL;
 	T->end = b ? b + dt_chunk : b;
 	volatile uint64_t *c = dt_spill_claim(b, T->tid);
-	T->chunk_commit = c ? c : &T->commit_sink;
+	T->chunk_commit = c ? c : T->commit_sink;
 }
 
 // dt_submit hands the thread's committed records to the writer, which owns the buffer
@@ -182,7 +186,7 @@ static void dt_thr_exit(void *p) {
 	char *b = T->buf;
 	size_t n = T->commit - T->buf;
 	T->buf = T->pos = T->commit = T->end = NULL;
-	T->chunk_commit = &T->commit_sink;
+	T->chunk_commit = T->commit_sink;
 	T->poll = T->poll_next = NULL;
 	pthread_mutex_unlock(&thr_mu);
 	// A few records are copied out and the buffer goes straight back to the
@@ -248,7 +252,7 @@ dt_thr *dt_thr_new(void) {
 	dt_thr *T = aligned_alloc(64, (sizeof *T + 63) & ~(size_t)63);
 	if (!T) return NULL;
 	memset(T, 0, sizeof *T);
-	T->chunk_commit = &T->commit_sink;
+	T->chunk_commit = T->commit_sink;
 	T->sites = calloc(DT_SITE_CACHE, sizeof(dt_site_ent));
 	size_t msz = sizeof(dt_memo) + DT_MEMO_WORDS(dt_depth) * sizeof(dt_word);
 	while (((size_t)1 << T->memo_shift) < msz) T->memo_shift++;
@@ -296,6 +300,24 @@ void dt_collect(void) {
 		}
 	}
 	pthread_mutex_unlock(&thr_mu);
+}
+
+// dt_unfinished lists, in out (at most max), the threads' MPI calls in
+// progress (DT_PUB_*): those a fatal signal interrupted, or that waited
+// while it arrived. The other threads may run on meanwhile: what they
+// publish is read as it is.
+int dt_unfinished(dt_unf *out, int max) {
+	int n = 0;
+	pthread_mutex_lock(&thr_mu);
+	for (dt_thr *T = thr_list; T && n < max; T = T->next) {
+		volatile uint64_t *p = T->chunk_commit;
+		uint64_t f = p ? p[DT_PUB_FID] : 0;
+		if (f == 0) continue;
+		dt_unf *u = &out[n++];
+		u->tid = T->tid, u->fid = (uint32_t)(f - 1), u->t0 = p[DT_PUB_T0], u->pc = (uintptr_t)p[DT_PUB_PC];
+	}
+	pthread_mutex_unlock(&thr_mu);
+	return n;
 }
 
 uint64_t dt_dropped(void) {

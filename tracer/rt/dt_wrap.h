@@ -98,6 +98,15 @@ typedef struct {
 #define DT_MEMO (1 << DT_MEMO_BITS)
 #define DT_MEMO_WORDS(depth) ((depth) > 1 ? 2 * ((depth) - 1) : 0)
 
+// What a thread publishes, in words from its commit offset on (the
+// spill slot's header, records/spill.go, where dtrun reads it after the
+// process was killed; or the thread's commit_sink without a slot): [0]
+// the commit offset, [1] the slot's thread, and the MPI call in progress
+// (dt_entry): its entry time, its return address and its function + 1 (0:
+// none). A job killed while a rank waits in a call, or a crash inside one,
+// thus says which call it was (dt_unfinished, records.Recover).
+enum { DT_PUB_T0 = 2, DT_PUB_PC = 3, DT_PUB_FID = 4, DT_PUB_WORDS = 5 };
+
 typedef struct dt_thr {
 	// What every call reads or writes, in T's first cache line (T is
 	// 64-byte aligned, dt_thr_new): the buffer, the commit offset's place,
@@ -105,6 +114,7 @@ typedef struct dt_thr {
 	char *buf, *pos, *commit, *end;
 	// In the slot's header of the spill mapping when the buffer is a slot,
 	// else commit_sink: never NULL, so the commit is one store, untested.
+	// The words from it on are what the thread publishes (DT_PUB_*).
 	volatile uint64_t *chunk_commit;
 	uint64_t epoch;
 	char *memo;          // DT_MEMO entries of 1 << memo_shift bytes (64-byte aligned)
@@ -128,7 +138,7 @@ typedef struct dt_thr {
 	char *poll, *poll_next;
 	uint32_t poll_len;
 	dt_site_ent *sites;
-	uint64_t commit_sink; // chunk_commit's target without a spill slot
+	uint64_t commit_sink[DT_PUB_WORDS]; // chunk_commit's target without a spill slot
 	struct dt_thr *next;
 } dt_thr;
 
@@ -188,6 +198,19 @@ DT_INLINE dt_thr *dt_enter(void) {
 	if (T == NULL || T->busy) return NULL; // nested MPI call: recorded by the outer one
 	T->busy = 1;
 	return T;
+}
+
+// dt_entry reads the entry time of a call of function fid that returns to
+// pc, and publishes the call as in progress (DT_PUB_*): three stores into
+// the cache line of the commit offset, which the call's end writes anyway
+// (and clears the function there).
+DT_INLINE uint64_t dt_entry(dt_thr *T, int fid, void *pc) {
+	uint64_t t0 = dt_now();
+	volatile uint64_t *p = T->chunk_commit;
+	p[DT_PUB_T0] = t0;
+	p[DT_PUB_PC] = (uintptr_t)pc;
+	p[DT_PUB_FID] = (uint64_t)fid + 1;
+	return t0;
 }
 
 // dt_req_scratch is the wrapper's copy of the n requests of r, taken before
@@ -305,6 +328,7 @@ DT_INLINE void dt_rec_end(dt_thr *T) {
 	char *rec = T->commit;
 	T->commit = T->pos;
 	*T->chunk_commit = (uint64_t)(T->pos - T->buf);
+	T->chunk_commit[DT_PUB_FID] = 0;
 	T->busy = 0;
 	if (__builtin_expect(T->epoch != dt_epoch, 0)) dt_epoch_flush(T, rec);
 }
@@ -382,6 +406,7 @@ DT_INLINE void dt_rec_fold(dt_thr *T, dt_hdr *H, int fold, int bounded, uint64_t
 					// exit: its entry is that exit, t0 + hd, minus pd + hd.
 					P->dur = pd + hd;
 					P->t0 = t0 - pd;
+					T->chunk_commit[DT_PUB_FID] = 0;
 					T->busy = 0;
 					return;
 				}
