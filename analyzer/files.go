@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/records"
@@ -636,6 +637,9 @@ type StoppedRank struct {
 	Why   string
 	Cut   bool // the trace has no footer: the process died
 	Empty bool // the trace is empty: the process died inside MPI_Init
+	// Unfinished are the MPI calls in progress when the process ended
+	// (without their place in the program: RunTraces does not symbolize).
+	Unfinished []report.UnfinishedCall
 }
 
 // RunTraces lists, by task, the traces in dir that keep selects (nil:
@@ -688,7 +692,7 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: "the trace has no end (the process was killed before writing it)", Cut: true})
 		default:
 			if why := stopWhy(rf.footer); why != "" {
-				ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: why})
+				ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: why, Unfinished: footerCalls(rank, rf.footer)})
 			}
 		}
 	}

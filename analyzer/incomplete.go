@@ -109,3 +109,52 @@ func markIncomplete(iv *report.Interval, g *gnode, states []rankState) {
 	iv.Incomplete = true
 	iv.IncompleteReason = "Figures incomplete: " + strings.Join(parts, "; ") + "."
 }
+
+// unfinishedCalls lists the calls the ranks' footers say were in progress
+// when their processes ended, with the program's line of each (the first
+// frame of its return address that has a file: frames inside MPI are not
+// the program's).
+func unfinishedCalls(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.UnfinishedCall {
+	var out []report.UnfinishedCall
+	for r, f := range byRank {
+		if f == nil {
+			continue
+		}
+		for i, c := range footerCalls(r, f.footer) {
+			pc := f.footer.Unfinished[i].ReturnAddress
+			if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil && sym != nil && pc != 0 {
+				fr := frameOf(ranks[r].defs.Modules, pc)
+				path := ""
+				if fr.mod >= 0 {
+					path = ranks[r].defs.Modules[fr.mod].Path
+				}
+				for _, x := range sym.Symbolize(path, fr.off) {
+					if x.File != "" {
+						c.File, c.Line = x.File, x.Line
+						break
+					}
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// footerCalls are the calls in progress that rank r's footer f lists,
+// without their place in the program, and for how long each had run when
+// the footer says when the process ended.
+func footerCalls(r int, f *tracepb.Footer) []report.UnfinishedCall {
+	if f == nil || len(f.Unfinished) == 0 {
+		return nil
+	}
+	out := make([]report.UnfinishedCall, len(f.Unfinished))
+	for i, u := range f.Unfinished {
+		out[i] = report.UnfinishedCall{Rank: r, Thread: int(u.Thread), Function: u.Name}
+		if f.EndLocalNs != 0 && f.EndLocalNs >= u.EntryLocalNs {
+			s := sec(f.EndLocalNs - u.EntryLocalNs)
+			out[i].Seconds = &s
+		}
+	}
+	return out
+}

@@ -27,6 +27,12 @@ type Report struct {
 	// Unmatched counts the operations that found no partner; nil (absent
 	// from JSON) when every operation was matched.
 	Unmatched *Unmatched `json:"unmatched,omitempty"`
+	// Unfinished lists the MPI calls that had not returned when their
+	// process ended (a fatal signal: a job killed while its ranks
+	// waited, a crash inside a call), by rank and thread; nil (absent
+	// from JSON) when there were none. Their time is in no figure: a
+	// rank's trace ends at its last call that returned.
+	Unfinished []UnfinishedCall `json:"unfinished,omitempty"`
 	RunFacts
 	Intervals []Interval `json:"intervals"` // depth-first, the whole program first
 }
@@ -63,6 +69,22 @@ type ClockViolations struct {
 	UnrepairedSyncSends   int64 `json:"unrepaired_sync_sends"`
 	UnrepairedNonblocking int64 `json:"unrepaired_nonblocking"`
 	UnrepairedThreaded    int64 `json:"unrepaired_threaded"`
+}
+
+// UnfinishedCall is an MPI call that was in progress when its process
+// ended.
+type UnfinishedCall struct {
+	Rank     int    `json:"rank"`
+	Thread   int    `json:"thread"`
+	Function string `json:"function"`
+	// File and Line are where the program made the call ("" and 0 when
+	// unknown).
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Seconds is how long the call had run when the process ended;
+	// absent when that end is unknown (a process killed outright, whose
+	// trace dtrun completed from its buffers).
+	Seconds *float64 `json:"seconds,omitempty"`
 }
 
 // Unmatched counts operations that could not be matched with a partner:

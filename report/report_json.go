@@ -318,6 +318,10 @@ func (w *reportJSON) report(r *Report) {
 		w.int(u.Stalls)
 		w.close(1, 1, '}')
 	}
+	if len(r.Unfinished) > 0 {
+		w.key(1, `"unfinished": `, false)
+		w.value(1, r.Unfinished)
+	}
 	if r.Run != nil {
 		w.key(1, `"run": `, false)
 		w.run(1, r.Run)

@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dtpa/dtpa/internal/version"
@@ -270,15 +272,21 @@ func Run(ctx context.Context, o Options) error {
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	job := newJobFiles(traceDir(o.Args))
 	err = cmd.Run()
+	if ctx.Err() != nil {
+		// Interrupted (Ctrl-C, a batch system's SIGTERM): the ranks got
+		// the signal too and write what they recorded as they end, which
+		// the launcher may not wait for. A second signal ends dtrun at
+		// once, leaving the rest to dtpa.
+		signal.Reset(os.Interrupt, syscall.SIGTERM)
+		waitRanks(spill, rankEndWait)
+	}
 	keepSpill = len(recoverSpills(spill, cmd.Stderr)) > 0
 	// What is left deferred: the traces of this node's ranks
 	// (markCompaction), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
 	compactTraces(job.deferred(), cmd.Stderr)
 	removeStale(records.CompactTemps(traceDir(o.Args)), job)
-	if ctx.Err() == nil {
-		summarize(cmd.Stderr, job, spill)
-	}
+	summarize(cmd.Stderr, job, spill)
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		code := xe.ExitCode()
@@ -291,6 +299,21 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("running %s: %w", launcher, err)
 	}
 	return nil
+}
+
+// rankEndWait bounds how long an interrupted dtrun waits for its ranks to
+// end: each one's tracer writes its trace's end within 5 s of the signal.
+const rankEndWait = 10 * time.Second
+
+// waitRanks waits, at most for d, until no process of the job holds its
+// spill file in dir: every rank on this node has ended.
+func waitRanks(dir string, d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
+		if !slices.ContainsFunc(files, records.Held) {
+			return
+		}
+	}
 }
 
 // openMPIArgs is Open MPI's mpirun's arguments args with env (its -x
@@ -364,10 +387,11 @@ func recoverSpills(dir string, w io.Writer) (kept []string) {
 	var recovered []string
 	events := 0
 	var keptErr error
+	var running []string
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".spill")
 		if records.Held(f) {
-			fmt.Fprintf(w, "dtrun: %s: its process is still running: left alone\n", name)
+			running = append(running, name)
 			continue
 		}
 		n, err := records.Recover(f)
@@ -383,6 +407,13 @@ func recoverSpills(dir string, w io.Writer) (kept []string) {
 			recovered = append(recovered, name)
 			events += n
 		}
+	}
+	switch len(running) {
+	case 0:
+	case 1:
+		fmt.Fprintf(w, "dtrun: %s: its process is still running: left alone\n", running[0])
+	default:
+		fmt.Fprintf(w, "dtrun: %d processes are still running (%s): left alone\n", len(running), someNames(running))
 	}
 	// One line for all the processes alike, however many died.
 	switch len(recovered) {

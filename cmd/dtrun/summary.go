@@ -69,7 +69,9 @@ func summarize(w io.Writer, job *jobFiles, spill string) {
 		}
 		cut := false
 		var stopped []string
+		var unfinished []report.UnfinishedCall
 		for _, st := range s.Stopped {
+			unfinished = append(unfinished, st.Unfinished...)
 			if st.Empty {
 				fmt.Fprintf(w, "dtrun: warning: rank %d %s; dtpa leaves it out\n", st.Rank, st.Why)
 				continue
@@ -81,6 +83,10 @@ func summarize(w io.Writer, job *jobFiles, spill string) {
 		// that crashed) make one line.
 		for _, l := range report.GroupWarnings(stopped) {
 			fmt.Fprintf(w, "dtrun: warning: %s\n", l)
+		}
+		// Where a job that hung was waiting when it was ended.
+		for _, l := range report.UnfinishedLines(unfinished) {
+			fmt.Fprintf(w, "dtrun: in progress when the processes ended: %s\n", l)
 		}
 		if cut && spill != "" {
 			fmt.Fprintf(w, "dtrun: a rank killed on another node left its last records there: run `dtrun --recover %s` on that node to add them to its trace\n", spill)

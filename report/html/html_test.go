@@ -395,6 +395,38 @@ func TestBrowserClockViolations(t *testing.T) {
 	}
 }
 
+// TestBrowserUnfinished: the calls in progress when the processes ended
+// are listed under the warnings, grouped as the text report groups them
+// (report.UnfinishedLines); a page of a report without them lists none.
+func TestBrowserUnfinished(t *testing.T) {
+	rep := evilReport()
+	s1, s2 := 3.877, 3.8801
+	rep.Unfinished = []report.UnfinishedCall{
+		{Rank: 0, Function: "MPI_Barrier", File: "/src/hang.c", Line: 18},
+		{Rank: 3, Function: "MPI_Recv", File: "/src/hang.c", Line: 20, Seconds: &s2},
+		{Rank: 1, Function: "MPI_Recv", File: "/src/hang.c", Line: 20, Seconds: &s1},
+		{Rank: 2, Function: "MPI_Recv", File: "/src/hang.c", Line: 20},
+		{Rank: 5, Thread: 2, Function: "<MPI_Wait>&", Seconds: &s1},
+	}
+	path, _ := write(t, rep, nil)
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	var want strings.Builder
+	want.WriteString(`<ul id="unfinished">`)
+	for _, l := range report.UnfinishedLines(rep.Unfinished) {
+		want.WriteString(`<li class="warn">` + strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(l) + `</li>`)
+	}
+	want.WriteString(`</ul>`)
+	if !strings.Contains(p.DOM, want.String()) {
+		t.Errorf("the page lacks %s:\n%s", want.String(), regexp.MustCompile(`<section id="warnings">.{0,1500}`).FindString(p.DOM))
+	}
+	rep.Unfinished = nil
+	path, _ = write(t, rep, nil)
+	if p := headless.Open(t, path); strings.Contains(p.DOM, `id="unfinished"`) {
+		t.Error("a page without unfinished calls lists them")
+	}
+}
+
 // TestBrowserMPMD: an MPMD job's programs are named in the run facts with
 // their ranks, as text.
 func TestBrowserMPMD(t *testing.T) {

@@ -117,6 +117,12 @@ func (p *printer) header(r *report.Report) {
 		p.printf("Unmatched operations: receives %d, sends %d, collectives %d, requests %d; replay stalls %d\n",
 			u.Receives, u.Sends, u.Collectives, u.Requests, u.Stalls)
 	}
+	if len(r.Unfinished) > 0 {
+		p.printf("\nMPI calls in progress when the processes ended (not in the figures):\n")
+		for _, l := range report.UnfinishedLines(r.Unfinished) {
+			p.printf("  - %s\n", l)
+		}
+	}
 }
 
 func (p *printer) interval(r *report.Report, ir *intervalRows) {

@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/report"
+)
+
+// A job that deadlocked (testdata/apps/hang.c: rank 0 waits in a barrier
+// the others never reach, they in receives nobody sends) is ended as
+// Ctrl-C ends it: SIGINT to dtrun, the launcher and the ranks alike.
+// dtrun waits for the ranks' traces, says in one line per call and place
+// where the ranks waited, and dtpa lists each rank's call with its line in
+// the program (and for how long it had waited, where the rank's tracer
+// wrote its trace's end before the launcher killed it) — under both MPIs,
+// whose launchers end the ranks differently (Open MPI's kills them soon
+// after the signal, so dtrun completes their traces from their buffers).
+func TestHungJobInterrupted(t *testing.T) {
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			dir := t.TempDir()
+			exe := compile(t, m, dir, "hang")
+			args := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
+			cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), append(args, "./"+filepath.Base(exe))...)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), mpiEnv...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			pr, pw := io.Pipe()
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = pw, pw
+			jobStart := time.Now()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The job is ended (the whole group) if the test fails early.
+			defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			waiting := make(chan struct{})
+			copied := make(chan struct{})
+			go func() {
+				defer close(copied)
+				sc := bufio.NewScanner(pr)
+				once := false
+				for sc.Scan() {
+					out.WriteString(sc.Text() + "\n")
+					if !once && strings.Contains(sc.Text(), "hang: waiting") {
+						once = true
+						close(waiting)
+					}
+				}
+			}()
+			select {
+			case <-waiting:
+			case <-time.After(2 * time.Minute):
+				t.Fatalf("the job did not reach its deadlock in 2 minutes")
+			}
+			time.Sleep(time.Second) // every rank is in its last call by now
+			if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Errorf("dtrun exited 0 after the interrupt, want the job's failure")
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("dtrun did not end within a minute of the interrupt")
+			}
+			pw.Close()
+			<-copied
+			text := out.String()
+			t.Logf("dtrun:\n%s", text)
+			for _, want := range []string{
+				"dtrun: in progress when the processes ended: MPI_Barrier: rank 0",
+				"dtrun: in progress when the processes ended: MPI_Recv: ranks 1-3",
+				"dtrun: 4 traces of hang in",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("dtrun's output lacks %q", want)
+				}
+			}
+
+			rep, _ := analyse(t, dir, "hang")
+			if len(rep.Unfinished) != 4 {
+				t.Fatalf("unfinished calls %+v, want one per rank", rep.Unfinished)
+			}
+			for _, c := range rep.Unfinished {
+				fn, line := "MPI_Recv", 20
+				if c.Rank == 0 {
+					fn, line = "MPI_Barrier", 18
+				}
+				if c.Function != fn || filepath.Base(c.File) != "hang.c" || c.Line != line || c.Thread != 0 {
+					t.Errorf("rank %d: %s at %s:%d (thread %d), want %s at hang.c:%d", c.Rank, c.Function, c.File, c.Line, c.Thread, fn, line)
+				}
+				// The call began before the test's second of waiting and
+				// ended with the interrupt.
+				if c.Seconds != nil && (*c.Seconds < 0.9 || *c.Seconds > time.Since(jobStart).Seconds()) {
+					t.Errorf("rank %d: waited %.3f s, want at least the test's second and at most the job's time", c.Rank, *c.Seconds)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			txt, err := exec.CommandContext(ctx, filepath.Join(root, "bin", "dtpa"), "--dir", dir, "hang").Output()
+			if err != nil {
+				t.Fatalf("dtpa: %v", err)
+			}
+			lines := report.UnfinishedLines(rep.Unfinished)
+			for _, l := range lines {
+				if !strings.Contains(string(txt), "  - "+l+"\n") {
+					t.Errorf("the text report lacks %q", l)
+				}
+			}
+			if !strings.HasPrefix(lines[0], "MPI_Barrier at hang.c:18: rank 0") || !strings.HasPrefix(lines[1], "MPI_Recv at hang.c:20: ranks 1-3") {
+				t.Errorf("grouped lines %q", lines)
+			}
+		})
+	}
+}

@@ -1,0 +1,79 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// UnfinishedLines says which ranks were inside which MPI call when their
+// processes ended, one line per function, place and thread (the thread
+// named when it is not the main one), in order of first appearance, with
+// how long the calls had run where that is known:
+//
+//	MPI_Recv at crash.c:49: ranks 0, 2, 3, for 1.007–1.008 s
+//
+// A job of many ranks that hung in one place is one line.
+func UnfinishedLines(cs []UnfinishedCall) []string {
+	type group struct {
+		key      string
+		ranks    []int
+		lo, hi   float64
+		timed    int
+		untimedN int
+	}
+	var groups []*group
+	by := map[string]*group{}
+	for _, c := range cs {
+		key := c.Function
+		if c.File != "" {
+			key += fmt.Sprintf(" at %s:%d", filepath.Base(c.File), c.Line)
+		}
+		if c.Thread != 0 {
+			key += fmt.Sprintf(" (thread %d)", c.Thread)
+		}
+		g := by[key]
+		if g == nil {
+			g = &group{key: key}
+			by[key] = g
+			groups = append(groups, g)
+		}
+		g.ranks = append(g.ranks, c.Rank)
+		if c.Seconds == nil {
+			g.untimedN++
+			continue
+		}
+		if g.timed == 0 || *c.Seconds < g.lo {
+			g.lo = *c.Seconds
+		}
+		if g.timed == 0 || *c.Seconds > g.hi {
+			g.hi = *c.Seconds
+		}
+		g.timed++
+	}
+	out := make([]string, 0, len(groups))
+	for _, g := range groups {
+		slices.Sort(g.ranks)
+		g.ranks = slices.Compact(g.ranks)
+		var b strings.Builder
+		b.WriteString(g.key)
+		if len(g.ranks) == 1 {
+			fmt.Fprintf(&b, ": rank %d", g.ranks[0])
+		} else {
+			fmt.Fprintf(&b, ": ranks %s", Ranges(g.ranks))
+		}
+		switch {
+		case g.timed == 0:
+		case g.lo == g.hi:
+			fmt.Fprintf(&b, ", for %.3f s", g.lo)
+		default:
+			fmt.Fprintf(&b, ", for %.3f–%.3f s", g.lo, g.hi)
+		}
+		if g.timed > 0 && g.untimedN > 0 {
+			fmt.Fprintf(&b, " (%d of them for an unknown time)", g.untimedN)
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
