@@ -473,6 +473,9 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 			continue
 		}
 		rp := newReplayer(int32(r), f.path, x, sc.model.Maps[r].Clone())
+		for _, u := range f.footer.GetUnfinished() {
+			rp.unfPCs = append(rp.unfPCs, u.ReturnAddress)
+		}
 		rp.ctx = ctx
 		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, sc.size), opts.Chrome.rank(rp))
 		reps[r] = rp

@@ -121,11 +121,10 @@ func unfinishedCalls(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []
 			continue
 		}
 		for i, c := range footerCalls(r, f.footer) {
-			pc := f.footer.Unfinished[i].ReturnAddress
-			if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil && sym != nil && pc != 0 {
-				fr := frameOf(ranks[r].defs.Modules, pc)
+			if r < len(ranks) && ranks[r] != nil && i < len(ranks[r].unf) && sym != nil && f.footer.Unfinished[i].ReturnAddress != 0 {
+				fr := ranks[r].unf[i]
 				path := ""
-				if fr.mod >= 0 {
+				if fr.mod >= 0 && int(fr.mod) < len(ranks[r].defs.Modules) {
 					path = ranks[r].defs.Modules[fr.mod].Path
 				}
 				for _, x := range sym.Symbolize(path, fr.off) {

@@ -255,6 +255,7 @@ type replayer struct {
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
 
 	defs     *traceformat.Definitions
+	unfPCs   []uint64 // the return addresses of the footer's unfinished calls (rankResult.unf)
 	bigFns   map[uint32]*fnInfo
 	bigComms map[uint32]*commInfo
 	// reqSeq numbers request starts; done holds the receives a wait

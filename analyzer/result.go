@@ -41,6 +41,10 @@ type rankResult struct {
 	// ids only.
 	defs   *traceformat.Definitions
 	frames [][]siteFrame // siteKeyer.frames
+	// unf are the return addresses of the calls the trace's footer says
+	// were in progress (Footer.unfinished), mapped to modules as frames
+	// while the definitions hold the modules' addresses.
+	unf []siteFrame
 	// virt maps the virtual sites of the tree to their call sites
 	// (siteFns, siteKeyer.virt); nil when there are none.
 	virt map[uint32]uint32
@@ -122,6 +126,12 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			violations: rp.violations, worstViolation: rp.worstViolation, amortized: rp.amortized,
 			unmatchedRecvs: rp.unmatchedRecvs, unmatchedColls: rp.unmatchedColls,
 			unknownReqs: rp.unknownReqs, noIcollReq: rp.noIcollReq, otherWorld: rp.otherWorld,
+		}
+		if rp.defs != nil && len(rp.unfPCs) > 0 {
+			rr.unf = make([]siteFrame, len(rp.unfPCs))
+			for i, pc := range rp.unfPCs {
+				rr.unf[i] = frameOf(rp.defs.Modules, pc)
+			}
 		}
 		rs := x.ranks[r]
 		rr.unrep[unrSync] = rs.unrSsend

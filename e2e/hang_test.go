@@ -24,7 +24,8 @@ import (
 // the program (and for how long it had waited, where the rank's tracer
 // wrote its trace's end before the launcher killed it) — under both MPIs,
 // whose launchers end the ranks differently (Open MPI's kills them soon
-// after the signal, so dtrun completes their traces from their buffers).
+// after the signal, so dtrun completes their traces from their buffers);
+// dtpa-mpi says the same as dtpa.
 func TestHungJobInterrupted(t *testing.T) {
 	for _, m := range impls {
 		t.Run(m.name, func(t *testing.T) {
@@ -125,6 +126,9 @@ func TestHungJobInterrupted(t *testing.T) {
 			if !strings.HasPrefix(lines[0], "MPI_Barrier at hang.c:18: rank 0") || !strings.HasPrefix(lines[1], "MPI_Recv at hang.c:20: ranks 1-3") {
 				t.Errorf("grouped lines %q", lines)
 			}
+			// dtpa-mpi places the calls of the ranks other processes
+			// replayed as well.
+			checkDtpaMPI(t, dir, "hang")
 		})
 	}
 }
