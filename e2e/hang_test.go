@@ -126,6 +126,10 @@ func TestHungJobInterrupted(t *testing.T) {
 			if !strings.HasPrefix(lines[0], "MPI_Barrier at hang.c:18: rank 0") || !strings.HasPrefix(lines[1], "MPI_Recv at hang.c:20: ranks 1-3") {
 				t.Errorf("grouped lines %q", lines)
 			}
+			// The findings start with where the job hung.
+			if v := rep.Findings.Verdict; !strings.HasPrefix(v, "The processes ended inside MPI calls that never returned, whose time no figure holds (MPI_Barrier at hang.c:18: rank 0") {
+				t.Errorf("verdict %q, want it to start with where the ranks waited", v)
+			}
 			// dtpa-mpi places the calls of the ranks other processes
 			// replayed as well.
 			checkDtpaMPI(t, dir, "hang")

@@ -83,12 +83,29 @@ func FindingsOf(r *Report) *Findings {
 	if iv == nil || iv.Main.TotalTime <= 0 {
 		return nil
 	}
+	v := verdict(iv)
+	if len(r.Unfinished) > 0 {
+		// A job that hung and was ended: where it waited comes first,
+		// since no figure holds that time.
+		lines := UnfinishedLines(r.Unfinished)
+		more := ""
+		if len(lines) > maxUnfinishedShown {
+			more = fmt.Sprintf("; and %d more", len(lines)-maxUnfinishedShown)
+			lines = lines[:maxUnfinishedShown]
+		}
+		v = "The processes ended inside MPI calls that never returned, whose time no figure holds (" +
+			strings.Join(lines, "; ") + more + "). " + v
+	}
 	return &Findings{
 		Interval: append([]int{}, iv.Path...),
-		Verdict:  verdict(iv),
+		Verdict:  v,
 		Losses:   losses(iv),
 	}
 }
+
+// maxUnfinishedShown bounds the calls in progress the verdict names (the
+// report lists them all).
+const maxUnfinishedShown = 3
 
 // focus is the interval the findings are about: starting from the whole
 // program, the child interval with the most lost time, as long as it holds

@@ -1,0 +1,49 @@
+package report
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func secsP(v float64) *float64 { return &v }
+
+// UnfinishedLines groups by function, place and thread, lists the ranks
+// as ranges and the times they are known for.
+func TestUnfinishedLines(t *testing.T) {
+	cs := []UnfinishedCall{
+		{Rank: 3, Function: "MPI_Recv", File: "/src/hang.c", Line: 20, Seconds: secsP(3.880)},
+		{Rank: 0, Function: "MPI_Barrier", File: "/src/hang.c", Line: 18},
+		{Rank: 1, Function: "MPI_Recv", File: "/src/hang.c", Line: 20, Seconds: secsP(3.877)},
+		{Rank: 2, Function: "MPI_Recv", File: "/src/hang.c", Line: 20},
+		{Rank: 5, Function: "MPI_Recv", File: "/src/hang.c", Line: 20, Seconds: secsP(3.9)},
+		{Rank: 4, Thread: 2, Function: "MPI_Wait", Seconds: secsP(1)},
+		{Rank: 6, Thread: 2, Function: "MPI_Wait", Seconds: secsP(1)},
+	}
+	want := []string{
+		"MPI_Recv at hang.c:20: ranks 1-3, 5, for 3.877–3.900 s (1 of them for an unknown time)",
+		"MPI_Barrier at hang.c:18: rank 0",
+		"MPI_Wait (thread 2): ranks 4, 6, for 1.000 s",
+	}
+	if got := UnfinishedLines(cs); !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := UnfinishedLines(nil); len(got) != 0 {
+		t.Errorf("no calls: %q", got)
+	}
+}
+
+// The verdict of a run that ended inside MPI calls says so first, naming
+// at most three places; one that did not is the recipe's alone.
+func TestFindingsUnfinished(t *testing.T) {
+	r := &Report{Intervals: []Interval{{Main: Main{TotalTime: 2, LostTime: 1}, Ranks: []Rank{{}, {}}}}}
+	plain := FindingsOf(r).Verdict
+	for i, fn := range []string{"MPI_Recv", "MPI_Send", "MPI_Wait", "MPI_Barrier", "MPI_Bcast"} {
+		r.Unfinished = append(r.Unfinished, UnfinishedCall{Rank: i, Function: fn})
+	}
+	want := "The processes ended inside MPI calls that never returned, whose time no figure holds (MPI_Recv: rank 0; " +
+		"MPI_Send: rank 1; MPI_Wait: rank 2; and 2 more). " + plain
+	if got := FindingsOf(r).Verdict; got != want {
+		t.Errorf("verdict\n%s\nwant\n%s", got, want)
+	}
+}
