@@ -26,7 +26,8 @@ import (
 // seq (handover order; 0 = nothing to recover), uint64 commit (bytes of
 // complete records), uint32 thread, 4 bytes of padding, and the thread's
 // MPI call in progress while the slot is its buffer: uint64 entry (a raw
-// clock reading), uint64 return address, uint64 function id + 1 (0: none).
+// clock reading), uint64 return address, uint64 function id + 1 (0: none),
+// uint64 when a fatal signal arrived (a raw clock reading; 0: none).
 const (
 	// SpillMagic's digit is 1 + traceformat.RawLayout, the layout of the
 	// records in the slots.
@@ -116,7 +117,7 @@ func RemoveAbandoned(dir string) []string {
 
 // slotCall is what a slot's header says of its thread's call in progress.
 type slotCall struct {
-	seq, t0, pc, fid uint64
+	seq, t0, pc, fid, end uint64
 }
 
 // unfinished lists the calls in progress that the threads' latest slots
@@ -210,7 +211,8 @@ func Recover(spillPath string) (int, error) {
 		seq, commit := binary.LittleEndian.Uint64(data[off:]), binary.LittleEndian.Uint64(data[off+8:])
 		if tid := binary.LittleEndian.Uint32(data[off+16:]); seq != 0 && seq > current[tid].seq {
 			current[tid] = slotCall{seq: seq, t0: binary.LittleEndian.Uint64(data[off+24:]),
-				pc: binary.LittleEndian.Uint64(data[off+32:]), fid: binary.LittleEndian.Uint64(data[off+40:])}
+				pc: binary.LittleEndian.Uint64(data[off+32:]), fid: binary.LittleEndian.Uint64(data[off+40:]),
+				end: binary.LittleEndian.Uint64(data[off+48:])}
 		}
 		if seq == 0 || commit == 0 || commit > uint64(info.Chunk) {
 			continue
@@ -324,6 +326,15 @@ func Recover(spillPath string) (int, error) {
 	}
 	foot := &tracepb.Footer{EventCount: uint64(existing + recovered), StopReason: tracepb.Footer_SIGNAL, Message: msg}
 	foot.Unfinished = unfinished(current, defs, &info.Conv)
+	// The fatal signal's arrival, when the process stamped it before it
+	// was killed: its end.
+	var end uint64
+	for _, c := range current {
+		end = max(end, c.end)
+	}
+	if end != 0 {
+		foot.EndLocalNs = info.Conv.Ns(end)
+	}
 	if err := w.Close(foot); err != nil {
 		return 0, err
 	}

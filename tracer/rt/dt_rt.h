@@ -52,6 +52,7 @@ typedef struct {
 	uintptr_t pc; // the wrapper's return address, 0 when unknown
 } dt_unf;
 int dt_unfinished(dt_unf *out, int max);
+void dt_stamp_signal(void);
 
 // dt_buf.c: the free list of buffers, and the encoder's priority. The
 // counts are read without the lock by dt_buf_ready; dt_buf_mu also guards

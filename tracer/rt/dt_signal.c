@@ -38,6 +38,7 @@ static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
 		sig_busy = 0;
 		dt_flush_done = 1;
 	}
+	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) dt_stamp_signal();
 	// Every thread that takes a fatal signal waits for the one flush: the
 	// launcher may signal the process more than once, and the default action
 	// of a second signal must not cut the first flush short.

@@ -21,9 +21,10 @@
 typedef struct {
 	volatile uint64_t seq, commit;
 	uint32_t tid, pad;
-	volatile uint64_t t0, pc, fid; // DT_PUB_T0, DT_PUB_PC, DT_PUB_FID from commit
+	volatile uint64_t t0, pc, fid, end; // DT_PUB_T0 … DT_PUB_END from commit
 } dt_slot;
 _Static_assert(offsetof(dt_slot, fid) - offsetof(dt_slot, commit) == DT_PUB_FID * 8, "the published words");
+_Static_assert(offsetof(dt_slot, end) - offsetof(dt_slot, commit) == DT_PUB_END * 8, "the published words");
 #define SLOT_HDR 64
 static char *spill_lo, *spill_hi;
 static uint64_t spill_seq;
@@ -40,6 +41,7 @@ volatile uint64_t *dt_spill_claim(char *b, uint32_t tid) {
 	if (!ch) return NULL;
 	ch->commit = 0;
 	ch->fid = 0;
+	ch->end = 0;
 	ch->tid = tid;
 	ch->seq = __atomic_add_fetch(&spill_seq, 1, __ATOMIC_RELAXED);
 	return &ch->commit;

@@ -320,6 +320,19 @@ int dt_unfinished(dt_unf *out, int max) {
 	return n;
 }
 
+// dt_stamp_signal publishes, for every thread, that a fatal signal
+// arrived now (DT_PUB_END): should the process be killed before its
+// footer is written, dtrun still knows how long its calls in progress had
+// run. Async-signal-safe: the list is read without its lock (threads are
+// only ever prepended, and a thread's struct outlives it).
+void dt_stamp_signal(void) {
+	uint64_t now = dt_now();
+	for (dt_thr *T = __atomic_load_n(&thr_list, __ATOMIC_ACQUIRE); T; T = T->next) {
+		volatile uint64_t *p = T->chunk_commit;
+		if (p) p[DT_PUB_END] = now;
+	}
+}
+
 uint64_t dt_dropped(void) {
 	uint64_t d = 0;
 	for (dt_thr *T = thr_list; T; T = T->next) d += T->dropped;

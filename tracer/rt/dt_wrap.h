@@ -103,9 +103,11 @@ typedef struct {
 // process was killed; or the thread's commit_sink without a slot): [0]
 // the commit offset, [1] the slot's thread, and the MPI call in progress
 // (dt_entry): its entry time, its return address and its function + 1 (0:
-// none). A job killed while a rank waits in a call, or a crash inside one,
-// thus says which call it was (dt_unfinished, records.Recover).
-enum { DT_PUB_T0 = 2, DT_PUB_PC = 3, DT_PUB_FID = 4, DT_PUB_WORDS = 5 };
+// none); then when a fatal signal arrived (dt_stamp_signal; 0: none). A
+// job killed while a rank waits in a call, or a crash inside one, thus
+// says which call it was and for how long it had run (dt_unfinished,
+// records.Recover).
+enum { DT_PUB_T0 = 2, DT_PUB_PC = 3, DT_PUB_FID = 4, DT_PUB_END = 5, DT_PUB_WORDS = 6 };
 
 typedef struct dt_thr {
 	// What every call reads or writes, in T's first cache line (T is
