@@ -147,13 +147,21 @@ func footerCalls(r int, f *tracepb.Footer) []report.UnfinishedCall {
 	if f == nil || len(f.Unfinished) == 0 {
 		return nil
 	}
-	out := make([]report.UnfinishedCall, len(f.Unfinished))
-	for i, u := range f.Unfinished {
+	// A process makes at most one call per thread; more is damage, of
+	// which the first are kept.
+	out := make([]report.UnfinishedCall, min(len(f.Unfinished), maxUnfinished))
+	for i := range out {
+		u := f.Unfinished[i]
 		out[i] = report.UnfinishedCall{Rank: r, Thread: int(u.Thread), Function: u.Name}
-		if f.EndLocalNs != 0 && f.EndLocalNs >= u.EntryLocalNs {
-			s := sec(f.EndLocalNs - u.EntryLocalNs)
+		// Local clocks read positive nanoseconds; a damaged pair must
+		// not overflow into a plausible duration.
+		if d := f.EndLocalNs - u.EntryLocalNs; f.EndLocalNs > 0 && u.EntryLocalNs > 0 && d >= 0 {
+			s := sec(d)
 			out[i].Seconds = &s
 		}
 	}
 	return out
 }
+
+// maxUnfinished bounds the calls in progress taken from one footer.
+const maxUnfinished = 1 << 12

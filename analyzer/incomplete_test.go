@@ -47,3 +47,31 @@ func TestIncompleteTrace(t *testing.T) {
 	// entering MPI_Pcontrol: the 50 ms computed after it are unseen.
 	expect(t, "interval 1 rank 2 Execution", rank(t, find(t, rep, 1), 2).ExecutionTime, 0)
 }
+
+// Calls in progress that a footer lists (a job killed while it hung) are
+// listed with how long they had run when the rank's tracing ended, the
+// footer's end minus their entry on the rank's own clock (skewed here);
+// a footer whose times are damaged gives no duration; no figure changes.
+func TestUnfinishedCalls(t *testing.T) {
+	run, ranks := start(3)
+	for _, r := range ranks {
+		r.Compute(10 * ms).Barrier(1 * ms)
+	}
+	ranks[0].Compute(5*ms).Finalize(1*us)
+	ranks[1].Compute(2 * ms).Unfinished(0, "MPI_Recv", ranks[1].Now(), 0).Compute(300 * ms).StopReason(tracepb.Footer_SIGNAL)
+	ranks[1].Skew(7*ms, 50)
+	ranks[2].Compute(1*ms).StopReason(tracepb.Footer_SIGNAL).
+		UnfinishedRaw(&tracepb.UnfinishedCall{Thread: 1, Name: "MPI_Wait", EntryLocalNs: -1 << 62}).
+		UnfinishedRaw(&tracepb.UnfinishedCall{Thread: 2, Name: "MPI_Probe", EntryLocalNs: 1 << 62})
+	rep := analyzeRun(t, run)
+	u := rep.Unfinished
+	if len(u) != 3 || u[0].Rank != 1 || u[0].Function != "MPI_Recv" || u[0].Seconds == nil ||
+		u[1].Rank != 2 || u[1].Thread != 1 || u[1].Seconds != nil || u[2].Thread != 2 || u[2].Seconds != nil {
+		t.Fatalf("unfinished %+v", u)
+	}
+	// 300 ms of true time on a clock that runs 50 ppm fast.
+	expect(t, "rank 1's MPI_Recv", *u[0].Seconds, 0.300*(1+50e-6))
+	// The call's time is in no figure: rank 1's Execution Time ends at its
+	// barrier, 11 ms in.
+	expect(t, "rank 1 Execution", rank(t, find(t, rep), 1).ExecutionTime, 0.011)
+}

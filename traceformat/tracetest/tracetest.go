@@ -83,6 +83,8 @@ type Rank struct {
 	noFoot  bool
 	bias    uint64 // load bias of the program (address-space randomization)
 	stop    tracepb.Footer_StopReason
+	unf     []*tracepb.UnfinishedCall
+	unfAt   []int64 // by unf: the true entry time, -1 for a raw one
 	syncs   bool
 	host    string // "" is testhost
 	program string // "" is the run's Program
@@ -185,6 +187,24 @@ func (k *Rank) Crash() *Rank { k.noFoot = true; return k }
 
 // StopReason sets the footer's stop reason (default FINALIZE).
 func (k *Rank) StopReason(s tracepb.Footer_StopReason) *Rank { k.stop = s; return k }
+
+// Unfinished adds a call of fn to the footer's calls in progress
+// (Footer.unfinished, as a fatal signal's handler lists them): made by
+// thread, entered at true time entered, returning to pc. The footer's
+// end is the rank's cursor when the run is written.
+func (k *Rank) Unfinished(thread uint32, fn string, entered int64, pc uint64) *Rank {
+	k.unf = append(k.unf, &tracepb.UnfinishedCall{Thread: thread, Function: k.r.fn(fn), Name: fn, ReturnAddress: pc})
+	k.unfAt = append(k.unfAt, entered)
+	return k
+}
+
+// UnfinishedRaw adds u to the footer's calls in progress as it is (times
+// on the rank's local clock): a damaged or hostile footer.
+func (k *Rank) UnfinishedRaw(u *tracepb.UnfinishedCall) *Rank {
+	k.unf = append(k.unf, u)
+	k.unfAt = append(k.unfAt, -1)
+	return k
+}
 
 // Now is the rank's time cursor (true time, ns).
 func (k *Rank) Now() int64 { return k.now }
@@ -629,7 +649,13 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if err := w.Close(&tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end)}); err != nil {
+	for i, u := range k.unf {
+		if k.unfAt[i] >= 0 {
+			u.EntryLocalNs = k.local(k.unfAt[i])
+		}
+	}
+	if err := w.Close(&tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end),
+		Unfinished: k.unf}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
