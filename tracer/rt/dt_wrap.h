@@ -205,7 +205,7 @@ DT_INLINE dt_thr *dt_enter(void) {
 // dt_entry reads the entry time of a call of function fid that returns to
 // pc, and publishes the call as in progress (DT_PUB_*): three stores into
 // the cache line of the commit offset, which the call's end writes anyway
-// (and clears the function there).
+// (and clears the function there: a fourth).
 DT_INLINE uint64_t dt_entry(dt_thr *T, int fid, void *pc) {
 	uint64_t t0 = dt_now();
 	volatile uint64_t *p = T->chunk_commit;
