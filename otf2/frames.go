@@ -22,11 +22,12 @@ import (
 // uninitialised memory. What that memory held decides what happens; an
 // end-of-chunk byte there makes it load the next chunk, which at the end
 // of the file leaves a reused buffer as it was, and libotf2 reads the same
-// chunks again and again, forever (FuzzImport's seeds did so on one
-// machine and not on another). checkFrames follows the records' framing
-// as libotf2 does and says how many records libotf2 may read before the
-// framing leaves the file's bytes, so that the importer asks for those
-// and never for one more.
+// chunks again and again, forever. Whether it does depends on what the
+// allocator hands back, so the same cut file hangs on one machine and not
+// on another (TestImportCutArchivePoisoned makes it hang every time).
+// checkFrames follows the records' framing as libotf2 does and says how
+// many records libotf2 may read before the framing leaves the file's
+// bytes, so that the importer asks for those and never for one more.
 
 // The framing records (OTF2's buffer format).
 const (
