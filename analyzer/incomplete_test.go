@@ -57,10 +57,10 @@ func TestUnfinishedCalls(t *testing.T) {
 	for _, r := range ranks {
 		r.Compute(10 * ms).Barrier(1 * ms)
 	}
-	ranks[0].Compute(5*ms).Finalize(1*us)
-	ranks[1].Compute(2 * ms).Unfinished(0, "MPI_Recv", ranks[1].Now(), 0).Compute(300 * ms).StopReason(tracepb.Footer_SIGNAL)
+	ranks[0].Compute(5 * ms).Finalize(1 * us)
+	ranks[1].Compute(2*ms).Unfinished(0, "MPI_Recv", ranks[1].Now(), 0).Compute(300 * ms).StopReason(tracepb.Footer_SIGNAL)
 	ranks[1].Skew(7*ms, 50)
-	ranks[2].Compute(1*ms).StopReason(tracepb.Footer_SIGNAL).
+	ranks[2].Compute(1 * ms).StopReason(tracepb.Footer_SIGNAL).
 		UnfinishedRaw(&tracepb.UnfinishedCall{Thread: 1, Name: "MPI_Wait", EntryLocalNs: -1 << 62}).
 		UnfinishedRaw(&tracepb.UnfinishedCall{Thread: 2, Name: "MPI_Probe", EntryLocalNs: 1 << 62})
 	rep := analyzeRun(t, run)
