@@ -142,6 +142,12 @@ func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL st
 	if err != nil {
 		return err
 	}
+	// The calls in progress when the processes ended, grouped as the text
+	// report groups them.
+	uj, err := json.Marshal(report.UnfinishedLines(r.Unfinished))
+	if err != nil {
+		return err
+	}
 	csp := "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src " + chartScriptHash(chart) + " " + hash(pageJS)
 	if windowURL != "" {
 		csp += "; connect-src 'self'"
@@ -172,7 +178,7 @@ func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL st
 	for _, d := range []struct {
 		id   string
 		data []byte
-	}{{"dtpa-report", rj}, {"dtpa-timeline", nil}, {"dtpa-matrices", mj}, {"dtpa-live", lj}} {
+	}{{"dtpa-report", rj}, {"dtpa-timeline", nil}, {"dtpa-matrices", mj}, {"dtpa-live", lj}, {"dtpa-unfinished", uj}} {
 		if _, err := fmt.Fprintf(w, "<script type=\"application/json\" id=\"%s\">", d.id); err != nil {
 			return err
 		}

@@ -141,7 +141,8 @@
     }
     if (!ol.children.length) ol.append(el("li", {}, "No time lost."));
     const cv = rep.clock_violations;
-    const unf = rep.unfinished || [];
+    // The calls in progress when the processes ended, grouped by the page's writer (report.UnfinishedLines).
+    const unf = JSON.parse((document.getElementById("dtpa-unfinished") || { textContent: "null" }).textContent) || [];
     if (rep.warnings.length || cv || unf.length) {
       const w = document.getElementById("warnings");
       w.append(el("h2", {}, "Warnings"));
@@ -162,47 +163,13 @@
       for (const s of rep.warnings) ul.append(el("li", { class: "warn" }, s));
       w.append(ul);
       if (unf.length) {
-        // One line per function, place and thread over the ranks, as the text report's (report.UnfinishedLines).
         w.append(el("p", {}, "MPI calls in progress when the processes ended (not in the figures):"));
-        const groups = new Map();
-        for (const c of unf) {
-          let key = c.function;
-          if (c.file) key += " at " + c.file.split("/").pop() + ":" + c.line;
-          if (c.thread) key += " (thread " + c.thread + ")";
-          if (!groups.has(key)) groups.set(key, { ranks: [], lo: 0, hi: 0, timed: 0, untimed: 0 });
-          const g = groups.get(key);
-          g.ranks.push(c.rank);
-          if (c.seconds == null) { g.untimed++; continue; }
-          if (!g.timed || c.seconds < g.lo) g.lo = c.seconds;
-          if (!g.timed || c.seconds > g.hi) g.hi = c.seconds;
-          g.timed++;
-        }
         const ul2 = el("ul", { id: "unfinished" });
-        for (const [key, g] of groups) {
-          const rs = [...new Set(g.ranks)].sort((a, b) => a - b);
-          let t = key + (rs.length === 1 ? ": rank " + rs[0] : ": ranks " + rankRanges(rs));
-          if (g.timed) t += ", for " + (g.lo === g.hi ? g.lo.toFixed(3) : g.lo.toFixed(3) + "–" + g.hi.toFixed(3)) + " s";
-          if (g.timed && g.untimed) t += " (" + g.untimed + " of them for an unknown time)";
-          ul2.append(el("li", { class: "warn" }, t));
-        }
+        for (const line of unf) ul2.append(el("li", { class: "warn" }, line));
         w.append(ul2);
       }
     }
   })();
-
-  // rankRanges lists sorted ranks compactly, runs of three or more as "first-last", as report.Ranges does.
-  function rankRanges(rs) {
-    const parts = [];
-    for (let i = 0; i < rs.length;) {
-      let j = i;
-      while (j + 1 < rs.length && rs[j + 1] === rs[j] + 1) j++;
-      if (i === j) parts.push(String(rs[i]));
-      else if (j === i + 1) parts.push(String(rs[i]), String(rs[j]));
-      else parts.push(rs[i] + "-" + rs[j]);
-      i = j + 1;
-    }
-    return parts.join(", ");
-  }
 
   // ---- Charts ----
   const parts = [

@@ -83,8 +83,7 @@ type Rank struct {
 	noFoot  bool
 	bias    uint64 // load bias of the program (address-space randomization)
 	stop    tracepb.Footer_StopReason
-	unf     []*tracepb.UnfinishedCall
-	unfAt   []int64 // by unf: the true entry time, -1 for a raw one
+	unf     []unfinished
 	syncs   bool
 	host    string // "" is testhost
 	program string // "" is the run's Program
@@ -92,6 +91,13 @@ type Rank struct {
 	// other threads' time cursors.
 	thread  uint32
 	cursors map[uint32]int64
+}
+
+// unfinished is a call in progress for the footer, entered at true time
+// at (-1: u's local entry time is taken as it is).
+type unfinished struct {
+	u  *tracepb.UnfinishedCall
+	at int64
 }
 
 type reqInfo struct {
@@ -193,16 +199,14 @@ func (k *Rank) StopReason(s tracepb.Footer_StopReason) *Rank { k.stop = s; retur
 // thread, entered at true time entered, returning to pc. The footer's
 // end is the rank's cursor when the run is written.
 func (k *Rank) Unfinished(thread uint32, fn string, entered int64, pc uint64) *Rank {
-	k.unf = append(k.unf, &tracepb.UnfinishedCall{Thread: thread, Function: k.r.fn(fn), Name: fn, ReturnAddress: pc})
-	k.unfAt = append(k.unfAt, entered)
+	k.unf = append(k.unf, unfinished{&tracepb.UnfinishedCall{Thread: thread, Function: k.r.fn(fn), Name: fn, ReturnAddress: pc}, entered})
 	return k
 }
 
 // UnfinishedRaw adds u to the footer's calls in progress as it is (times
 // on the rank's local clock): a damaged or hostile footer.
 func (k *Rank) UnfinishedRaw(u *tracepb.UnfinishedCall) *Rank {
-	k.unf = append(k.unf, u)
-	k.unfAt = append(k.unfAt, -1)
+	k.unf = append(k.unf, unfinished{u, -1})
 	return k
 }
 
@@ -649,13 +653,15 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 			return nil, err
 		}
 	}
-	for i, u := range k.unf {
-		if k.unfAt[i] >= 0 {
-			u.EntryLocalNs = k.local(k.unfAt[i])
+	var unf []*tracepb.UnfinishedCall
+	for _, c := range k.unf {
+		if c.at >= 0 {
+			c.u.EntryLocalNs = k.local(c.at)
 		}
+		unf = append(unf, c.u)
 	}
 	if err := w.Close(&tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end),
-		Unfinished: k.unf}); err != nil {
+		Unfinished: unf}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
