@@ -473,9 +473,7 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 			continue
 		}
 		rp := newReplayer(int32(r), f.path, x, sc.model.Maps[r].Clone())
-		for _, u := range f.footer.GetUnfinished() {
-			rp.unfPCs = append(rp.unfPCs, u.ReturnAddress)
-		}
+		rp.unf, rp.unfStart, rp.unfEnd = f.footer.GetUnfinished(), f.hdr.GetStartLocalNs(), f.footer.GetEndLocalNs()
 		rp.ctx = ctx
 		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, sc.size), opts.Chrome.rank(rp))
 		reps[r] = rp
@@ -493,6 +491,7 @@ func settle(reps []*replayer, x *exchange) {
 			continue
 		}
 		rp.obs.flush()
+		rp.obs.unfinished()
 		rp.contrib = append(rp.contrib[:0], x.ranks[r].deferred...)
 		x.ranks[r].deferred = nil
 		rp.applyContrib()

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -154,6 +155,13 @@ func (w *resWriter) tlRank(o *tlRank) {
 			w.i(v)
 		}
 	}
+	w.u(uint64(len(o.unf)))
+	for _, c := range o.unf {
+		w.i(c.entry)
+		w.i(c.end)
+		w.u(uint64(c.fidx))
+		w.u(uint64(c.thread))
+	}
 }
 
 // obsPart is a decoded observer part.
@@ -286,6 +294,16 @@ func (r *resReader) tlRank(size, budget int, spans map[string]*rnode) *tlRank {
 		}
 		o.hist.bins = append(o.hist.bins, b)
 	}
+	n = r.count("unfinished calls")
+	if n > maxUnfinished {
+		r.fail("%d unfinished calls", n)
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		c := tlOpen{entry: r.i(), end: r.i()}
+		c.fidx = int32(r.below(uint64(len(o.fnNames)), "function index"))
+		c.thread = r.u32("thread")
+		o.unf = append(o.unf, c)
+	}
 	return o
 }
 
@@ -324,6 +342,14 @@ func marshalChromeRun(run *chromeRun, sums []chromeRankSum) []byte {
 		w.i(int64(run.ivPos[k].Line))
 	}
 	w.u(0)
+	for _, k := range slices.SortedFunc(maps.Keys(run.unf), func(a, b [2]int) int { return cmp.Or(a[0]-b[0], a[1]-b[1]) }) {
+		w.u(1)
+		w.i(int64(k[0]))
+		w.i(int64(k[1]))
+		w.str(run.unf[k].File)
+		w.i(int64(run.unf[k].Line))
+	}
+	w.u(0)
 	return w.b
 }
 
@@ -337,7 +363,7 @@ func unmarshalChromeRun(b []byte, size int) (*chromeRun, []uint64, error) {
 	}
 	run := &chromeRun{size: size, origin: r.i(), threads: make([][]uint32, size), present: make([]bool, size),
 		sendThreads: make([]map[int64]uint32, size), siteID: map[string]int{}, pos: map[int]report.Frame{},
-		ivPos: map[string]report.Interval{}}
+		ivPos: map[string]report.Interval{}, unf: map[[2]int]report.Frame{}}
 	base := make([]uint64, size)
 	var flows uint64
 	for k := range size {
@@ -363,6 +389,10 @@ func unmarshalChromeRun(b []byte, size int) (*chromeRun, []uint64, error) {
 	for r.bool() && r.err == nil {
 		k := r.str("interval")
 		run.ivPos[k] = report.Interval{SourceFile: r.str("file"), Line: r.int("line")}
+	}
+	for r.bool() && r.err == nil {
+		k := [2]int{r.int("rank"), r.int("unfinished call")}
+		run.unf[k] = report.Frame{File: r.str("file"), Line: r.int("line")}
 	}
 	if r.err == nil && len(r.b) > 0 {
 		r.fail("%d bytes after the end", len(r.b))
@@ -391,23 +421,25 @@ func (x *ChromeExport) ownSendThreads() (map[int]map[int64]uint32, error) {
 }
 
 // chromeCounts is a part's trailer: what it wrote.
-func chromeCounts(calls, spans, messages int64) []byte {
+func chromeCounts(calls, spans, messages, unfinished int64) []byte {
 	w := &resWriter{}
 	w.i(calls)
 	w.i(spans)
 	w.i(messages)
+	w.i(unfinished)
 	return w.b
 }
 
 func (x *ChromeExport) addCounts(b []byte) error {
 	r := &resReader{b: b}
-	calls, spans, messages := r.i(), r.i(), r.i()
+	calls, spans, messages, unfinished := r.i(), r.i(), r.i(), r.i()
 	if r.err != nil {
 		return fmt.Errorf("bad export counts: %w", r.err)
 	}
 	x.Calls += calls
 	x.Spans += spans
 	x.Messages += messages
+	x.Unfinished += unfinished
 	return nil
 }
 
@@ -494,14 +526,14 @@ func sendChromeParts(x *ChromeExport, s *partstream.Sender, size int, own []int,
 			}
 		}
 	}
-	calls, spans := x.Calls, x.Spans
+	calls, spans, unf := x.Calls, x.Spans, x.Unfinished
 	w := chrome.NewPartWriter(s)
 	for _, r := range own {
 		if err := x.writeCalls(w, run, r, keysOf(reps, r), false); err != nil {
 			return failPart(s, err)
 		}
 	}
-	if err := endPart(s, w, chromeCounts(x.Calls-calls, x.Spans-spans, 0)); err != nil {
+	if err := endPart(s, w, chromeCounts(x.Calls-calls, x.Spans-spans, 0, x.Unfinished-unf)); err != nil {
 		return err
 	}
 	msgs := x.Messages
@@ -515,7 +547,7 @@ func sendChromeParts(x *ChromeExport, s *partstream.Sender, size int, own []int,
 			return failPart(s, err)
 		}
 	}
-	return endPart(s, w, chromeCounts(0, 0, x.Messages-msgs))
+	return endPart(s, w, chromeCounts(0, 0, x.Messages-msgs, 0))
 }
 
 // endPart flushes w's events into the part and ends it; process 0's

@@ -57,7 +57,10 @@ type ChromeExport struct {
 	// Counts of what was written, once Analyze returned, and the size
 	// the spool reached.
 	Calls, Messages, Spans int64
-	SpoolBytes             int64
+	// Unfinished counts the calls in progress when their processes ended
+	// (Report.Unfinished) written as slices: not among Calls.
+	Unfinished int64
+	SpoolBytes int64
 
 	sp    *spool
 	ranks []*exRank
@@ -166,7 +169,11 @@ const (
 	// instance (obsCall's): tie flags, then the instance's collHash (8
 	// bytes). Before the call, so that the call's slice is written with
 	// its ties in its args.
-	recTie    = 4
+	recTie = 4
+	// recOpen: a call in progress when the process ended (openCall):
+	// entry, end (-1 unknown; read into leave), fn, thread, its place in
+	// the footer.
+	recOpen   = 5
 	maxRecord = 1 + 16*binary.MaxVarintLen64
 )
 
@@ -307,6 +314,28 @@ func (o *exRank) interval(n *rnode, at int64, enter bool) {
 	o.buf = b
 }
 
+// unfinished spools a call in progress when the process ended.
+func (o *exRank) unfinished(c *openCall) {
+	o.extend(c.entry, max(c.entry, c.end))
+	if i, found := slices.BinarySearch(o.threads, c.thread); !found {
+		o.threads = slices.Insert(o.threads, i, c.thread)
+	}
+	fi, ok := o.fnIdx[c.fi]
+	if !ok {
+		fi = len(o.fns)
+		o.fns = append(o.fns, c.fi)
+		o.fnIdx[c.fi] = fi
+	}
+	o.room()
+	b := append(o.buf, recOpen)
+	b = binary.AppendVarint(b, c.entry)
+	b = binary.AppendVarint(b, c.end)
+	b = binary.AppendUvarint(b, uint64(fi))
+	b = binary.AppendUvarint(b, uint64(c.thread))
+	b = binary.AppendUvarint(b, uint64(c.idx))
+	o.buf = b
+}
+
 // exportRecord is one decoded spool record.
 type exportRecord struct {
 	kind                    byte
@@ -323,6 +352,7 @@ type exportRecord struct {
 	level                   int
 	tie                     byte   // recTie's flags
 	coll                    uint64 // recTie's instance
+	idx                     int    // recOpen's place in the footer
 }
 
 // spoolReader reads one rank's records back.
@@ -400,6 +430,9 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 		}
 		rec.tie, rec.coll = b[1], binary.LittleEndian.Uint64(b[2:])
 		i = 10
+	case recOpen:
+		rec.entry, rec.leave = sv(), sv()
+		rec.fn, rec.thread, rec.idx = int(uv()), uint32(uv()), int(uv())
 	case recInterval:
 		rec.enter, rec.leave = sv(), sv()
 		rec.level = int(uv())
@@ -448,6 +481,9 @@ type chromeRun struct {
 	src   func(r int) func(site, fn uint32) int
 	pos   map[int]report.Frame
 	ivPos map[string]report.Interval
+	// unf are the source positions of the calls in progress when the
+	// processes ended, by rank and place in its footer (Report.Unfinished).
+	unf map[[2]int]report.Frame
 	// sendThreads maps, for each rank with threads besides the main one,
 	// the entry of each call of those threads that may send (neither a
 	// wait nor a collective) to its thread, so that a message's flow
@@ -507,6 +543,14 @@ func newChromeRun(sums []chromeRankSum, siteID map[string]int, rep *report.Repor
 				run.pos[s.ID] = s.Stack[0]
 			}
 		}
+	}
+	run.unf = map[[2]int]report.Frame{}
+	k := map[int]int{}
+	for _, u := range rep.Unfinished {
+		if u.File != "" {
+			run.unf[[2]int{u.Rank, k[u.Rank]}] = report.Frame{File: u.File, Line: u.Line}
+		}
+		k[u.Rank]++
 	}
 	run.other = map[string]string{
 		"application": rep.Task,
@@ -665,6 +709,8 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, keys 
 			if sendThreads {
 				noteSendThread(run.sendThreads, r, o, &rec)
 			}
+		case recOpen:
+			x.writeOpen(w, run, r, o, &rec)
 		case recInterval:
 			path := rec.path[:rec.level]
 			key := pathKey(path)
@@ -681,6 +727,30 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, keys 
 		}
 	}
 	return rd.err
+}
+
+// writeOpen writes a call of rank r in progress when its process ended
+// (rec, a recOpen): a slice to the process's end, or, where that end is
+// unknown, a slice that begins and never ends, which Perfetto draws to the
+// end of the trace as "Did not end". Its args say so, with the program's
+// line of the call (Report.Unfinished).
+func (x *ChromeExport) writeOpen(w *chrome.Writer, run *chromeRun, r int, o *exRank, rec *exportRecord) {
+	fi := o.fns[rec.fn]
+	args := append([]byte(nil), `"kind":"`...)
+	args = append(args, kindNames[kindOf(fi)]...)
+	args = append(args, `","unfinished":"the call never returned: it was in progress when the process ended"`...)
+	if p, ok := run.unf[[2]int{r, rec.idx}]; ok && p.File != "" {
+		args = append(args, `,"file":`...)
+		args = chrome.AppendString(args, p.File)
+		args = append(args, `,"line":`...)
+		args = strconv.AppendInt(args, int64(p.Line), 10)
+	}
+	if rec.leave >= 0 {
+		w.Complete(r+1, run.tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-run.origin, max(0, rec.leave-rec.entry), args)
+	} else {
+		w.Begin(r+1, run.tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-run.origin, args)
+	}
+	x.Unfinished++
 }
 
 // appendTies appends member key (`,"coll":"`) with the instances of ties

@@ -75,3 +75,83 @@ func TestUnfinishedCalls(t *testing.T) {
 	// barrier, 11 ms in.
 	expect(t, "rank 1 Execution", rank(t, find(t, rep), 1).ExecutionTime, 0.011)
 }
+
+// The calls in progress when the processes ended are drawn where they
+// ran, on the global clock, in the timeline and the Chrome export (and by
+// a distributed analysis alike, exportRun): rank 1's MPI_Recv, entered 3
+// ms after the barrier's entry on a clock 7 ms off and 50 ppm fast, ran
+// 300 ms until its process ended; rank 2's thread 1 entered MPI_Wait 2 ms
+// after the barrier, and nothing says when its process ended, so the call
+// is open (a slice that never ends); rank 2's second call, entered
+// centuries after its tracing started, is damage and not drawn. The
+// times come from the calls' entries alone, not from the figures.
+func TestUnfinishedDrawn(t *testing.T) {
+	run, ranks := start(3)
+	for _, r := range ranks {
+		r.Compute(10 * ms).Barrier(1 * ms)
+	}
+	ranks[0].Compute(5 * ms).Finalize(1 * us)
+	ranks[1].Compute(2*ms).Unfinished(0, "MPI_Recv", ranks[1].Now(), 0x401234).Compute(300 * ms).StopReason(tracepb.Footer_SIGNAL)
+	ranks[1].Skew(7*ms, 50)
+	ranks[2].Compute(1*ms).Unfinished(1, "MPI_Wait", ranks[2].Now(), 0).NoEndTime().StopReason(tracepb.Footer_SIGNAL).
+		UnfinishedRaw(&tracepb.UnfinishedCall{Thread: 2, Name: "MPI_Probe", EntryLocalNs: 1 << 62})
+	rep, rec, x, tr, _ := exportRun(t, run, fakeSymbolizer{})
+	if len(rep.Unfinished) != 3 || rep.Unfinished[0].File == "" {
+		t.Fatalf("unfinished %+v", rep.Unfinished)
+	}
+	tl := rec.Timeline()
+	near2 := func(got, want int64) bool { return got-want <= 2 && want-got <= 2 } // the skewed clock's rounding
+	barrier := map[int]int64{}
+	for _, ln := range tl.Lanes {
+		barrier[ln.Rank] = ln.Start[0]
+		u := ln.Unfinished
+		switch ln.Rank {
+		case 0:
+			if u != nil {
+				t.Errorf("rank 0: unfinished %+v", u)
+			}
+		case 1:
+			if u == nil || len(u.Start) != 1 || !near2(u.Start[0]-ln.Start[0], 3*ms) || !near2(u.Dur[0], 300*ms) ||
+				tl.Funcs[u.Func[0]].Name != "MPI_Recv" || tl.Funcs[u.Func[0]].Kind != "p2p" || u.Thread[0] != 0 {
+				t.Errorf("rank 1: unfinished %+v (barrier at %d)", u, ln.Start[0])
+			}
+			if !near2(tl.End, u.Start[0]+u.Dur[0]) {
+				t.Errorf("the timeline ends at %d, not at rank 1's end %d", tl.End, u.Start[0]+u.Dur[0])
+			}
+		case 2:
+			if u == nil || len(u.Start) != 1 || u.Start[0]-ln.Start[0] != 2*ms || u.Dur[0] != -1 ||
+				tl.Funcs[u.Func[0]].Name != "MPI_Wait" || tl.Funcs[u.Func[0]].Kind != "wait" || u.Thread[0] != 1 {
+				t.Errorf("rank 2: unfinished %+v (barrier at %d)", u, ln.Start[0])
+			}
+			if len(ln.Threads) != 2 || ln.Threads[1] != 1 {
+				t.Errorf("rank 2: threads %v, want a row for thread 1", ln.Threads)
+			}
+		}
+	}
+	if x.Unfinished != 2 {
+		t.Errorf("%d unfinished calls exported, want 2", x.Unfinished)
+	}
+	n := 0
+	for _, s := range tr.Slices {
+		if s.Args["unfinished"] == nil {
+			continue
+		}
+		n++
+		switch s.Pid - 1 {
+		case 1:
+			if s.Name != "MPI_Recv" || s.Open || !near2(s.Ts, barrier[1]+3*ms) || !near2(s.Dur, 300*ms) ||
+				s.Args["file"] != rep.Unfinished[0].File || s.Args["line"] != float64(rep.Unfinished[0].Line) || s.Args["kind"] != "p2p" {
+				t.Errorf("rank 1's slice %+v", s)
+			}
+		case 2:
+			if s.Name != "MPI_Wait" || !s.Open || s.Ts != barrier[2]+2*ms || tr.Threads[[2]int{s.Pid, s.Tid}] != "MPI calls, thread 1" {
+				t.Errorf("rank 2's slice %+v on %q", s, tr.Threads[[2]int{s.Pid, s.Tid}])
+			}
+		default:
+			t.Errorf("unexpected unfinished slice %+v", s)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d unfinished slices, want 2", n)
+	}
+}

@@ -261,6 +261,66 @@ func (o *rankObs) interval(n *rnode, at int64, enter bool) {
 	}
 }
 
+// openCall is a call the rank's footer says was in progress when its
+// process ended (Footer.unfinished), as the observers see it.
+type openCall struct {
+	idx    int // its place among the footer's calls: Report.Unfinished's order within the rank
+	thread uint32
+	fi     *fnInfo
+	kind   int
+	// On the global clock: the call's entry and the process's end, -1
+	// when nothing says when that was.
+	entry, end int64
+}
+
+// unfinished hands the calls in progress when the rank's process ended to
+// the observers, once the replay is over: each from its entry to the end
+// of the process, both on the global clock as the rank's calls are. They
+// are drawn, not counted (docs/characteristics.md §8.2).
+func (o *rankObs) unfinished() {
+	if o == nil {
+		return
+	}
+	rp := o.rp
+	for i, u := range rp.unf[:min(len(rp.unf), maxUnfinished)] {
+		// Local clocks read positive nanoseconds; a call cannot start
+		// before tracing did, nor (but in a damaged footer) months after.
+		if e := u.EntryLocalNs; e <= 0 || e < rp.unfStart || e-rp.unfStart > maxOpenSpan {
+			continue
+		}
+		c := openCall{idx: i, thread: u.Thread, fi: rp.unfFn(u), entry: rp.global(u.EntryLocalNs), end: -1}
+		c.kind = kindOf(c.fi)
+		if d := rp.unfEnd - u.EntryLocalNs; d >= 0 && d <= maxOpenSpan {
+			c.end = rp.global(rp.unfEnd)
+		}
+		if o.tl != nil {
+			o.tl.unfinished(&c)
+		}
+		if o.ex != nil {
+			o.ex.unfinished(&c)
+		}
+	}
+}
+
+// maxOpenSpan bounds the time from the start of tracing to the entry of a
+// call in progress at the end, and from that entry to the end (104 days,
+// longer than any batch job): past it the footer is damaged.
+const maxOpenSpan = 1 << 53
+
+// unfFn is the function of unfinished call u: by its id, or, when the
+// definitions hold no function of that id and name (a damaged footer), by
+// its name alone.
+func (rp *replayer) unfFn(u *tracepb.UnfinishedCall) *fnInfo {
+	if rp.defs != nil {
+		if f := rp.defs.Function(u.Function); f != nil && f.Name == u.Name {
+			return rp.fn(u.Function)
+		}
+	}
+	in := classify(&tracepb.Function{Name: u.Name})
+	in.derive()
+	return &in
+}
+
 // openSpan is an interval entered and not yet left.
 type openSpan struct {
 	n  *rnode
@@ -447,6 +507,13 @@ type tlColl struct {
 	done bool
 }
 
+// tlOpen is a call in progress when the process ended (openCall).
+type tlOpen struct {
+	entry, end int64
+	fidx       int32
+	thread     uint32
+}
+
 // tlSpan is one execution of an interval kept in detail.
 type tlSpan struct {
 	enter, leave int64
@@ -462,6 +529,7 @@ type tlRank struct {
 	colls  []tlColl
 	spans  []tlSpan
 	open   []openSpan
+	unf    []tlOpen // kept whatever the budget: one per thread at most
 
 	calls, received  int64
 	truncated        bool
@@ -565,6 +633,13 @@ func (o *tlRank) record(c *obsCall) {
 			o.colls = append(o.colls, tlColl{box: i, key: t.key, done: t.done})
 		}
 	}
+}
+
+// unfinished records a call in progress when the process ended.
+func (o *tlRank) unfinished(c *openCall) {
+	o.extend(c.entry, max(c.entry, c.end))
+	o.sawThread(c.thread)
+	o.unf = append(o.unf, tlOpen{entry: c.entry, end: c.end, fidx: int32(o.fnIndex(c.fi, c.kind)), thread: c.thread})
 }
 
 // interval keeps the executions of intervals that start within the

@@ -254,10 +254,15 @@ type replayer struct {
 	secRuns []sectionRun
 	secAgg  map[secAggKey]int64 // Tseq per interval and section number
 
-	defs     *traceformat.Definitions
-	unfPCs   []uint64 // the return addresses of the footer's unfinished calls (rankResult.unf)
-	bigFns   map[uint32]*fnInfo
-	bigComms map[uint32]*commInfo
+	defs *traceformat.Definitions
+	// unf are the calls the trace's footer says were in progress when the
+	// process ended (at unfEnd on the local clock, 0 unknown; tracing
+	// started at unfStart): their return addresses go to rankResult.unf,
+	// their times to the observers.
+	unf              []*tracepb.UnfinishedCall
+	unfStart, unfEnd int64
+	bigFns           map[uint32]*fnInfo
+	bigComms         map[uint32]*commInfo
 	// reqSeq numbers request starts; done holds the receives a wait
 	// completes, sorted into posting order before matching.
 	reqSeq uint64

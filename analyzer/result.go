@@ -127,10 +127,10 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			unmatchedRecvs: rp.unmatchedRecvs, unmatchedColls: rp.unmatchedColls,
 			unknownReqs: rp.unknownReqs, noIcollReq: rp.noIcollReq, otherWorld: rp.otherWorld,
 		}
-		if rp.defs != nil && len(rp.unfPCs) > 0 {
-			rr.unf = make([]siteFrame, len(rp.unfPCs))
-			for i, pc := range rp.unfPCs {
-				rr.unf[i] = frameOf(rp.defs.Modules, pc)
+		if rp.defs != nil && len(rp.unf) > 0 {
+			rr.unf = make([]siteFrame, len(rp.unf))
+			for i, u := range rp.unf {
+				rr.unf[i] = frameOf(rp.defs.Modules, u.ReturnAddress)
 			}
 		}
 		rs := x.ranks[r]

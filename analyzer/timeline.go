@@ -207,6 +207,18 @@ func (t *TimelineRecorder) lanes(put func(*report.Lane) error) error {
 			ln.Ties.Coll = append(ln.Ties.Coll, id)
 			ln.Ties.Done = append(ln.Ties.Done, c.done)
 		}
+		if len(o.unf) > 0 {
+			u := &report.LaneUnfinished{}
+			for _, c := range o.unf {
+				d := int64(-1)
+				if c.end >= 0 {
+					d = c.end - c.entry
+				}
+				u.Start, u.Dur = append(u.Start, c.entry-tl.Origin), append(u.Dur, d)
+				u.Func, u.Thread = append(u.Func, in.gf[c.fidx]), append(u.Thread, int(c.thread))
+			}
+			ln.Unfinished = u
+		}
 		sp := &ln.Spans
 		sp.Start, sp.Dur = make([]int64, len(o.spans)), make([]int64, len(o.spans))
 		sp.Interval, sp.Level = make([]int, len(o.spans)), make([]int, len(o.spans))

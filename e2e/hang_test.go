@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/internal/headless"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/report/chrome/chrometest"
 )
 
 // A job that deadlocked (testdata/apps/hang.c: rank 0 waits in a barrier
@@ -130,9 +134,69 @@ func TestHungJobInterrupted(t *testing.T) {
 			if v := rep.Findings.Verdict; !strings.HasPrefix(v, "The processes ended inside MPI calls that never returned, whose time no figure holds (MPI_Barrier at hang.c:18: rank 0") {
 				t.Errorf("verdict %q, want it to start with where the ranks waited", v)
 			}
+			checkHangDrawn(t, dir, rep)
 			// dtpa-mpi places the calls of the ranks other processes
 			// replayed as well.
 			checkDtpaMPI(t, dir, "hang")
 		})
+	}
+}
+
+// checkHangDrawn: the Chrome export of the hung job holds each rank's
+// call that never returned as a slice on the rank's track after its
+// last call, of the function and line the report gives, to the process's
+// end for as long as the report says, or, where that is unknown, as a
+// slice that never ends; the page's timeline draws them all.
+func checkHangDrawn(t *testing.T, dir string, rep *report.Report) {
+	t.Helper()
+	export := filepath.Join(t.TempDir(), "hang.json")
+	if _, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "--export", "chrome", "-o", export, "hang"); code != 0 {
+		t.Fatalf("dtpa --export chrome: exit %d\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(export)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := chrometest.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[int]int64{} // each rank's latest call end
+	open := map[int]chrometest.Slice{}
+	for _, s := range tr.Slices {
+		if s.Cat != "mpi" {
+			continue
+		}
+		if s.Args["unfinished"] != nil {
+			open[s.Pid-1] = s
+		} else {
+			last[s.Pid-1] = max(last[s.Pid-1], s.Ts+s.Dur)
+		}
+	}
+	if len(open) != len(rep.Unfinished) {
+		t.Errorf("%d calls that never returned exported, want %d", len(open), len(rep.Unfinished))
+	}
+	for _, c := range rep.Unfinished {
+		s, ok := open[c.Rank]
+		switch {
+		case !ok:
+			t.Errorf("rank %d: its %s is not exported", c.Rank, c.Function)
+		case s.Name != c.Function || s.Args["file"] != c.File || s.Args["line"] != float64(c.Line) || s.Ts < last[c.Rank]:
+			t.Errorf("rank %d: exported %s at %v:%v from %d ns (its last call ended at %d), want %s at %s:%d",
+				c.Rank, s.Name, s.Args["file"], s.Args["line"], s.Ts, last[c.Rank], c.Function, c.File, c.Line)
+		case c.Seconds == nil && !s.Open:
+			t.Errorf("rank %d: its process's end is unknown, yet the call ends after %d ns", c.Rank, s.Dur)
+		case c.Seconds != nil && (s.Open || math.Abs(float64(s.Dur)/1e9-*c.Seconds) > 1e-3):
+			t.Errorf("rank %d: exported for %d ns (open %v), the report says %.6f s", c.Rank, s.Dur, s.Open, *c.Seconds)
+		}
+	}
+	page := filepath.Join(t.TempDir(), "hang.html")
+	if _, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "--html", "-o", page, "hang"); code != 0 {
+		t.Fatalf("dtpa --html: exit %d\n%s", code, stderr)
+	}
+	p := headless.Open(t, page)
+	headless.CheckReport(t, p)
+	if want := fmt.Sprintf(`data-unfinished="%d"`, len(rep.Unfinished)); !strings.Contains(p.DOM, want) {
+		t.Errorf("the page's timeline lacks %s", want)
 	}
 }

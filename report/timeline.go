@@ -80,12 +80,28 @@ type Lane struct {
 	// or not), ascending; absent when only thread 0 did. A drawing gives
 	// each one a sub-lane.
 	Threads []int `json:"threads,omitempty"`
+	// Unfinished are the calls in progress when the rank's process ended
+	// (Report.Unfinished, in the same order); absent when there are none.
+	Unfinished *LaneUnfinished `json:"unfinished,omitempty"`
 	// Spans are the interval executions (MPI_Pcontrol(100) exit to
 	// MPI_Pcontrol(101) entry) that start within the detail.
 	Spans Spans `json:"spans"`
 	// Overview: per bin, ns spent in each kind of call and lost to late
 	// partners.
 	Overview Overview `json:"overview"`
+}
+
+// LaneUnfinished are calls that never returned, column by column: call i
+// of function Func[i] (an index into Timeline.Funcs) was entered at
+// Start[i] by thread Thread[i] and was still in progress when the process
+// ended, Dur[i] later; Dur[i] is -1 when nothing says when the process
+// ended (a drawing runs it to the end of the run, open). No figure holds
+// their time (docs/characteristics.md §8.2): they are drawn, not counted.
+type LaneUnfinished struct {
+	Start  []int64 `json:"start"`
+	Dur    []int64 `json:"dur"`
+	Func   []int   `json:"func"`
+	Thread []int   `json:"thread"`
 }
 
 // CollTies are ties of calls to collective instances besides Lane.Coll,

@@ -136,6 +136,17 @@ func appendLaneJSON(b []byte, ln *Lane) []byte {
 		b = append(b, `,"threads":`...)
 		b = appendInts(b, ln.Threads)
 	}
+	if u := ln.Unfinished; u != nil {
+		b = append(b, `,"unfinished":{"start":`...)
+		b = appendInts(b, u.Start)
+		b = append(b, `,"dur":`...)
+		b = appendInts(b, u.Dur)
+		b = append(b, `,"func":`...)
+		b = appendInts(b, u.Func)
+		b = append(b, `,"thread":`...)
+		b = appendInts(b, u.Thread)
+		b = append(b, '}')
+	}
 	sp := &ln.Spans
 	b = append(b, `,"spans":{"start":`...)
 	b = appendInts(b, sp.Start)

@@ -22,7 +22,8 @@ func TestWriteTimelineJSON(t *testing.T) {
 					Func: []int{0, 1}, Site: []int{3, 0}, Bytes: []int64{8, 0}, Peer: []int{1, -1}, Coll: []int{-1, 0},
 					Overview: Overview{P2P: []int64{1}, Coll: []int64{2}, Wait: []int64{0}, Other: []int64{0}, Lost: []int64{0}}},
 				{Rank: 2, Host: "g", Thread: []int{0, 1}, Threads: []int{0, 1}, Truncated: true,
-					Spans: Spans{Start: []int64{1}, Dur: []int64{2}, Interval: []int{1}, Level: []int{1}}},
+					Unfinished: &LaneUnfinished{Start: []int64{90}, Dur: []int64{-1}, Func: []int{0}, Thread: []int{1}},
+					Spans:      Spans{Start: []int64{1}, Dur: []int64{2}, Interval: []int{1}, Level: []int{1}}},
 			},
 			Messages:     Messages{From: []int{0, 2}, To: []int{2, 0}, Send: []int64{-1, 7}, Recv: []int64{9, 12}},
 			MessageCount: 2, CallCount: 4, MaxCalls: 10, Truncated: true, Bins: 1000},
@@ -73,7 +74,8 @@ func TestWriteTimelineJSON(t *testing.T) {
 }
 
 // TestLaneJSON compares appendLaneJSON with json.Marshal on random lanes:
-// nil, empty and filled columns, ties and threads present or not, host
+// nil, empty and filled columns, ties, threads and unfinished calls
+// present or not, host
 // names with what JSON or HTML escapes.
 func TestLaneJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 3))
@@ -123,6 +125,9 @@ func TestLaneJSON(t *testing.T) {
 					ln.Ties.Done[j] = rng.IntN(2) == 0
 				}
 			}
+		}
+		if rng.IntN(3) == 0 {
+			ln.Unfinished = &LaneUnfinished{Start: ints(), Dur: ints(), Func: small(), Thread: small()}
 		}
 		want, err := json.Marshal(&ln)
 		if err != nil {

@@ -165,6 +165,26 @@ func (w *Writer) Complete(pid, tid int, cat, name string, ts, dur int64, args []
 	w.end()
 }
 
+// Begin writes the beginning of a slice (ph "B") of thread tid of process
+// pid at ts that no end event follows: viewers draw it to the end of the
+// trace as a slice that did not end (Perfetto: "Did not end"). Nothing
+// may start on that thread after it, or viewers nest it there.
+func (w *Writer) Begin(pid, tid int, cat, name string, ts int64, args []byte) {
+	w.begin("B", pid, tid)
+	w.b = append(w.b, `,"cat":`...)
+	w.str(cat)
+	w.b = append(w.b, `,"name":`...)
+	w.str(name)
+	w.b = append(w.b, `,"ts":`...)
+	w.b = AppendMicros(w.b, ts)
+	if len(args) > 0 {
+		w.b = append(w.b, `,"args":{`...)
+		w.b = append(w.b, args...)
+		w.b = append(w.b, '}')
+	}
+	w.end()
+}
+
 // FlowStart writes the start of flow id (ph "s") at ts on thread tid of
 // process pid: viewers bind it to the slice of that thread enclosing ts,
 // and Chrome DevTools to the slice starting exactly at ts, so ts should

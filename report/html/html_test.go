@@ -19,6 +19,7 @@ import (
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/report/html"
 	"github.com/dtpa/dtpa/report/reporttest"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -355,6 +356,70 @@ func TestBrowserTimelineThreads(t *testing.T) {
 	sort.Strings(got)
 	if strings.Join(got, " ") != "0-2 2-1" {
 		t.Errorf("arrows between lanes %q, want 0-2 and 2-1", m[1])
+	}
+}
+
+// TestBrowserTimelineUnfinished: the calls in progress when the processes
+// ended are drawn in the timeline, hatched and outlined in dark red, in
+// the row of their thread: rank 1's MPI_Recv from 3 ms after the run's
+// first call (the barrier all ranks enter at once) for the 300 ms until
+// its process ended, rank 2's thread 1's MPI_Wait from 2 ms, open (its
+// process's end unknown). A page without them has no dark red.
+func TestBrowserTimelineUnfinished(t *testing.T) {
+	const us, ms = tracetest.US, 1000 * tracetest.US
+	build := func(hang bool) *tracetest.Run {
+		run := tracetest.NewRun(3)
+		for i := range 3 {
+			run.Rank(i).Init(us).Compute(10 * ms).Barrier(1 * ms)
+		}
+		run.Rank(0).Compute(5 * ms).Finalize(us)
+		if !hang {
+			run.Rank(1).Compute(5 * ms).Finalize(us)
+			run.Rank(2).Compute(5 * ms).Finalize(us)
+			return run
+		}
+		r1 := run.Rank(1).Skew(7*ms, 50)
+		r1.Compute(2*ms).Unfinished(0, "MPI_Recv", r1.Now(), 0).Compute(300 * ms).StopReason(tracepb.Footer_SIGNAL)
+		r2 := run.Rank(2)
+		r2.Compute(1*ms).Unfinished(1, "MPI_Wait", r2.Now(), 0).NoEndTime().StopReason(tracepb.Footer_SIGNAL)
+		return run
+	}
+	darkRed := func(path string) int {
+		img := headless.Screenshot(t, path, 1200, 1400)
+		n := 0
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				if r>>8 >= 110 && r>>8 <= 160 && g>>8 < 40 && bl>>8 < 40 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	rep, rec := analyzeTimeline(t, build(true))
+	path, _ := write(t, rep, rec.Timeline())
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	for _, want := range []string{`data-lanes="4"`, `data-unfinished="2"`, `data-unfinished-open="1"`,
+		`data-unfinished-tips="MPI_Recv (p2p): never returned; rank 1; start 3.000 ms, in progress for 300.000 ms when its process ended | ` +
+			`MPI_Wait (wait): never returned; rank 2 thread 1; start 2.000 ms, in progress when its process ended, at a time its trace does not hold"`} {
+		if !strings.Contains(tlDiv, want) {
+			t.Errorf("timeline element %s lacks %s", tlDiv, want)
+		}
+	}
+	if n := darkRed(path); n < 50 {
+		t.Errorf("%d dark red pixels: the calls that never returned are not drawn", n)
+	}
+	rep, rec = analyzeTimeline(t, build(false))
+	path, _ = write(t, rep, rec.Timeline())
+	if p := headless.Open(t, path); !strings.Contains(p.DOM, `data-unfinished="0"`) {
+		t.Error("a run whose calls all returned has calls that never returned")
+	}
+	if n := darkRed(path); n != 0 {
+		t.Errorf("%d dark red pixels on a page without calls that never returned", n)
 	}
 }
 

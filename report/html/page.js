@@ -688,8 +688,33 @@
     lanes.forEach((l, j) => laneOf.set(l.rank, j));
     // rowLabel names a row: its rank, and its thread in a multi-threaded rank.
     const rowLabel = (r) => r.thread < 0 ? label(lanes[r.j]) : "rank " + r.rank + " thread " + r.thread + (oneHost || !lanes[r.j].host ? "" : " " + lanes[r.j].host);
+    // Calls in progress when the processes ended, which never returned
+    // (l.unfinished): in the row of their thread, from the entry to the
+    // process's end, or, where nothing says when that was (d < 0), open
+    // to the end of the run and fading out past it. Their line in the
+    // program is the report's list of them (one call per rank and thread).
+    const opens = [];
+    lanes.forEach((l, j) => {
+      const u = l.unfinished;
+      if (!u) return;
+      for (let k = 0; k < u.start.length; k++) {
+        const b = blocks[j], th = u.thread[k];
+        const c = (rep.unfinished || []).find((c) => c.rank === l.rank && (c.thread || 0) === th);
+        opens.push({ row: b.row.has(th) ? b.row.get(th) : b.top, rank: l.rank, thread: th, s: u.start[k], d: u.dur[k], func: u.func[k],
+          at: c && c.file ? base(c.file) + ":" + c.line : "" });
+      }
+    });
+    function openTip(o) {
+      const f = tl.funcs[o.func] || { name: "?", kind: "other" };
+      return [f.name + " (" + f.kind + "): never returned", "rank " + o.rank + (o.thread ? " thread " + o.thread : "") + (o.at ? ", " + o.at : ""),
+        "start " + dur(o.s) + (o.d >= 0 ? ", in progress for " + dur(o.d) + " when its process ended" : ", in progress when its process ended, at a time its trace does not hold")];
+    }
+    const openColor = "#8b0000";
+    host.setAttribute("data-unfinished", String(opens.length));
+    host.setAttribute("data-unfinished-open", String(opens.filter((o) => o.d < 0).length));
+    host.setAttribute("data-unfinished-tips", opens.map((o) => openTip(o).join("; ")).join(" | "));
     info.append(legend([["point-to-point", , colors.p2p], ["collective", , colors.coll], ["wait/test", , colors.wait],
-      ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]]),
+      ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]].concat(opens.length ? [["never returned (hatched)", , openColor]] : [])),
     el("div", { class: "note" }, tl.call_count + " calls, " + tl.message_count + " messages on " + n +
       " ranks" + (oneHost && hosts[0] ? " on host " + hosts[0] : "") +
       (nr > n ? " in " + nr + " lanes, one per thread of a rank whose threads call MPI" : "") + "; intervals shaded purple behind the calls. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
@@ -864,6 +889,32 @@
           }
         }
       });
+      // Calls that never returned: hatched in their kind's colour, outlined;
+      // an open one fades out past its end.
+      for (const o of opens) {
+        const y = Y(o.row) + 1, h = Math.max(2, laneH - 2);
+        const c = colors[kinds[o.func]] || colors.other;
+        // An open call's last 24 px fade out, ending where the run ends.
+        const fade = o.d >= 0 ? 0 : 24, x0 = X(o.s);
+        const x1 = Math.max(X(o.d >= 0 ? o.s + o.d : Math.max(tl.end, o.s)) - fade, x0 + 2);
+        if (x1 + fade < gutter || x0 > W) continue;
+        ctx.save();
+        ctx.beginPath(); ctx.rect(gutter, y, W - gutter, h); ctx.clip();
+        ctx.fillStyle = hatch(c);
+        ctx.fillRect(x0, y, x1 - x0, h);
+        if (fade) {
+          const g = ctx.createLinearGradient(x1, 0, x1 + fade, 0);
+          g.addColorStop(0, c); g.addColorStop(1, "rgba(255,255,255,0)");
+          ctx.fillStyle = g;
+          ctx.fillRect(x1, y, fade, h);
+        }
+        ctx.strokeStyle = openColor; ctx.lineWidth = 1.5;
+        ctx.beginPath();
+        ctx.moveTo(x1 + fade, y + 0.75); ctx.lineTo(x0 + 0.75, y + 0.75); ctx.lineTo(x0 + 0.75, y + h - 0.75); ctx.lineTo(x1 + fade, y + h - 0.75);
+        if (!fade) ctx.lineTo(x1 - 0.75, y + 0.75);
+        ctx.stroke();
+        ctx.restore();
+      }
       // Lines stay out of the lane labels.
       ctx.save();
       ctx.beginPath(); ctx.rect(gutter, 0, W - gutter, H); ctx.clip();
@@ -916,6 +967,20 @@
       ctx.restore();
       // The lanes (rows) of the first arrows drawn, FROM-TO.
       host.setAttribute("data-arrow-lanes", ends.join(" "));
+    }
+    // hatch is a pattern of diagonal stripes of colour c on its pale tint.
+    const hatches = new Map();
+    function hatch(c) {
+      if (!hatches.has(c)) {
+        const p = document.createElement("canvas");
+        p.width = p.height = 8;
+        const g = p.getContext("2d");
+        g.fillStyle = c; g.globalAlpha = 0.3; g.fillRect(0, 0, 8, 8);
+        g.globalAlpha = 1; g.strokeStyle = c; g.lineWidth = 2;
+        g.beginPath(); g.moveTo(-2, 10); g.lineTo(10, -2); g.moveTo(6, 10); g.lineTo(10, 6); g.moveTo(-2, 2); g.lineTo(2, -2); g.stroke();
+        hatches.set(c, ctx.createPattern(p, "repeat"));
+      }
+      return hatches.get(c);
     }
     // rowAt is the row of rank's call starting (starts) or ending (ends)
     // at t; the rank's first row when it has one row or no such call.
@@ -971,6 +1036,12 @@
         show(["rank " + ln.rank + (rows[j].thread >= 0 ? " thread " + rows[j].thread : "") + (ln.host ? " on host " + ln.host : ""),
           ln.calls + " calls" + (rows[j].thread >= 0 ? " on the rank's " + blocks[rows[j].j].count + " threads" : "")]);
         return;
+      }
+      {
+        const t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
+        const o = opens.find((o) => o.row === j && t >= o.s - slack &&
+          (o.d >= 0 ? t <= o.s + o.d + slack : x <= Math.max(X(Math.max(tl.end, o.s)), X(o.s) + 26)));
+        if (o) { show(openTip(o)); return; }
       }
       const row = rows[j], who = "rank " + row.rank + (row.thread >= 0 ? " thread " + row.thread : "");
       const l = Object.assign({ rank: row.rank }, D.rows[j] || { start: [], dur: [] }), t = T(x), slack = 3 * (t1 - t0) / (W - gutter);

@@ -81,6 +81,7 @@ type Rank struct {
 	offset  int64   // injected clock offset, ns
 	drift   float64 // injected drift, ppm
 	noFoot  bool
+	noEnd   bool   // the footer has no end_local_ns (NoEndTime)
 	bias    uint64 // load bias of the program (address-space randomization)
 	stop    tracepb.Footer_StopReason
 	unf     []unfinished
@@ -190,6 +191,10 @@ func (k *Rank) Program(path string) *Rank { k.program = path; return k }
 
 // Crash leaves the rank's file without a footer, as a killed process would.
 func (k *Rank) Crash() *Rank { k.noFoot = true; return k }
+
+// NoEndTime leaves the footer's end of the process unset, as in the
+// footer dtrun recovers for a process killed before any handler ran.
+func (k *Rank) NoEndTime() *Rank { k.noEnd = true; return k }
 
 // StopReason sets the footer's stop reason (default FINALIZE).
 func (k *Rank) StopReason(s tracepb.Footer_StopReason) *Rank { k.stop = s; return k }
@@ -660,8 +665,11 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 		}
 		unf = append(unf, c.u)
 	}
-	if err := w.Close(&tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end),
-		Unfinished: unf}); err != nil {
+	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf}
+	if k.noEnd {
+		ft.EndLocalNs = 0
+	}
+	if err := w.Close(ft); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

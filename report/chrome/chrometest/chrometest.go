@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,11 +28,14 @@ type Trace struct {
 	OtherData map[string]string
 }
 
-// Slice is a complete event; times in ns.
+// Slice is a complete event, or the beginning of a slice that never ends
+// (Open: a "B" event without its "E", which viewers draw to the end of
+// the trace; Dur is 0); times in ns.
 type Slice struct {
 	Pid, Tid  int
 	Cat, Name string
 	Ts, Dur   int64
+	Open      bool
 	Args      map[string]any
 }
 
@@ -145,6 +149,15 @@ func Read(data []byte) (*Trace, error) {
 				return nil, fmt.Errorf("event %d: slice without name or category", i)
 			}
 			tr.Slices = append(tr.Slices, Slice{Pid: *e.Pid, Tid: *e.Tid, Cat: e.Cat, Name: e.Name, Ts: ts, Dur: dur, Args: args})
+		case "B":
+			ts, err := Micros(e.Ts)
+			if err != nil {
+				return nil, fmt.Errorf("event %d: %w", i, err)
+			}
+			if e.Name == "" || e.Cat == "" || e.Dur != "" {
+				return nil, fmt.Errorf("event %d: slice beginning without name or category, or with a dur", i)
+			}
+			tr.Slices = append(tr.Slices, Slice{Pid: *e.Pid, Tid: *e.Tid, Cat: e.Cat, Name: e.Name, Ts: ts, Open: true, Args: args})
 		case "s", "f":
 			ts, err := Micros(e.Ts)
 			if err != nil {
@@ -191,6 +204,12 @@ func Read(data []byte) (*Trace, error) {
 			s := tr.Slices[i]
 			for len(stack) > 0 && end64(tr.Slices[stack[len(stack)-1]]) <= s.Ts {
 				stack = stack[:len(stack)-1]
+			}
+			// A slice that never ends would swallow every later slice of
+			// its thread: it must be the thread's last.
+			if len(stack) > 0 && tr.Slices[stack[len(stack)-1]].Open {
+				p := tr.Slices[stack[len(stack)-1]]
+				return nil, fmt.Errorf("thread %v: slice %s at %d starts after %s at %d, which never ends", k, s.Name, s.Ts, p.Name, p.Ts)
 			}
 			if len(stack) > 0 && end64(s) > end64(tr.Slices[stack[len(stack)-1]]) {
 				p := tr.Slices[stack[len(stack)-1]]
@@ -247,4 +266,9 @@ func Read(data []byte) (*Trace, error) {
 	return tr, nil
 }
 
-func end64(s Slice) int64 { return s.Ts + s.Dur }
+func end64(s Slice) int64 {
+	if s.Open {
+		return math.MaxInt64
+	}
+	return s.Ts + s.Dur
+}
