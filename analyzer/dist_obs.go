@@ -161,6 +161,7 @@ func (w *resWriter) tlRank(o *tlRank) {
 		w.i(c.end)
 		w.u(uint64(c.fidx))
 		w.u(uint64(c.thread))
+		w.bool(c.atLeast)
 	}
 }
 
@@ -302,6 +303,7 @@ func (r *resReader) tlRank(size, budget int, spans map[string]*rnode) *tlRank {
 		c := tlOpen{entry: r.i(), end: r.i()}
 		c.fidx = int32(r.below(uint64(len(o.fnNames)), "function index"))
 		c.thread = r.u32("thread")
+		c.atLeast = r.bool()
 		o.unf = append(o.unf, c)
 	}
 	return o

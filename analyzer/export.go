@@ -172,7 +172,7 @@ const (
 	recTie = 4
 	// recOpen: a call in progress when the process ended (openCall):
 	// entry, end (-1 unknown; read into leave), fn, thread, its place in
-	// the footer.
+	// the footer, 1 when the end is only a bound (openCall.atLeast).
 	recOpen   = 5
 	maxRecord = 1 + 16*binary.MaxVarintLen64
 )
@@ -333,6 +333,11 @@ func (o *exRank) unfinished(c *openCall) {
 	b = binary.AppendUvarint(b, uint64(fi))
 	b = binary.AppendUvarint(b, uint64(c.thread))
 	b = binary.AppendUvarint(b, uint64(c.idx))
+	if c.atLeast {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
 	o.buf = b
 }
 
@@ -353,6 +358,7 @@ type exportRecord struct {
 	tie                     byte   // recTie's flags
 	coll                    uint64 // recTie's instance
 	idx                     int    // recOpen's place in the footer
+	atLeast                 bool   // recOpen's end is a bound
 }
 
 // spoolReader reads one rank's records back.
@@ -433,6 +439,7 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 	case recOpen:
 		rec.entry, rec.leave = sv(), sv()
 		rec.fn, rec.thread, rec.idx = int(uv()), uint32(uv()), int(uv())
+		rec.atLeast = uv() == 1
 	case recInterval:
 		rec.enter, rec.leave = sv(), sv()
 		rec.level = int(uv())
@@ -732,8 +739,9 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, keys 
 // writeOpen writes a call of rank r in progress when its process ended
 // (rec, a recOpen): a slice to the process's end, or, where that end is
 // unknown, a slice that begins and never ends, which Perfetto draws to the
-// end of the trace as "Did not end". Its args say so, with the program's
-// line of the call (Report.Unfinished).
+// end of the trace as "Did not end", with how long it ran at least where
+// the job's interrupt bounds it. Its args say so, with the program's line
+// of the call (Report.Unfinished).
 func (x *ChromeExport) writeOpen(w *chrome.Writer, run *chromeRun, r int, o *exRank, rec *exportRecord) {
 	fi := o.fns[rec.fn]
 	args := append([]byte(nil), `"kind":"`...)
@@ -745,7 +753,11 @@ func (x *ChromeExport) writeOpen(w *chrome.Writer, run *chromeRun, r int, o *exR
 		args = append(args, `,"line":`...)
 		args = strconv.AppendInt(args, int64(p.Line), 10)
 	}
-	if rec.leave >= 0 {
+	if rec.leave >= 0 && rec.atLeast {
+		args = append(args, `,"ran_at_least_us":`...)
+		args = chrome.AppendMicros(args, max(0, rec.leave-rec.entry))
+	}
+	if rec.leave >= 0 && !rec.atLeast {
 		w.Complete(r+1, run.tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-run.origin, max(0, rec.leave-rec.entry), args)
 	} else {
 		w.Begin(r+1, run.tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-run.origin, args)

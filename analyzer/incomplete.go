@@ -158,6 +158,11 @@ func footerCalls(r int, f *tracepb.Footer) []report.UnfinishedCall {
 		if d := f.EndLocalNs - u.EntryLocalNs; f.EndLocalNs > 0 && u.EntryLocalNs > 0 && d >= 0 {
 			s := sec(d)
 			out[i].Seconds = &s
+		} else if d := f.InterruptedLocalNs - u.EntryLocalNs; f.EndLocalNs <= 0 && f.InterruptedLocalNs > 0 && u.EntryLocalNs > 0 && d >= 0 {
+			// The process was alive at the interrupt and died later, when
+			// nothing noted: the call ran at least this long.
+			s := sec(d)
+			out[i].Seconds, out[i].AtLeast = &s, true
 		}
 	}
 	return out

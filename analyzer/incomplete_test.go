@@ -83,10 +83,13 @@ func TestUnfinishedCalls(t *testing.T) {
 // 300 ms until its process ended; rank 2's thread 1 entered MPI_Wait 2 ms
 // after the barrier, and nothing says when its process ended, so the call
 // is open (a slice that never ends); rank 2's second call, entered
-// centuries after its tracing started, is damage and not drawn. The
-// times come from the calls' entries alone, not from the figures.
+// centuries after its tracing started, is damage and not drawn; rank 3's
+// MPI_Send, entered 4 ms after the barrier, was still in progress when
+// the job was interrupted 100 ms later, and its process ended after that:
+// it ran at least 100 ms, and is open past them. The times come from the
+// calls' entries alone, not from the figures.
 func TestUnfinishedDrawn(t *testing.T) {
-	run, ranks := start(3)
+	run, ranks := start(4)
 	for _, r := range ranks {
 		r.Compute(10 * ms).Barrier(1 * ms)
 	}
@@ -95,9 +98,17 @@ func TestUnfinishedDrawn(t *testing.T) {
 	ranks[1].Skew(7*ms, 50)
 	ranks[2].Compute(1*ms).Unfinished(1, "MPI_Wait", ranks[2].Now(), 0).NoEndTime().StopReason(tracepb.Footer_SIGNAL).
 		UnfinishedRaw(&tracepb.UnfinishedCall{Thread: 2, Name: "MPI_Probe", EntryLocalNs: 1 << 62})
+	ranks[3].Compute(3*ms).Unfinished(0, "MPI_Send", ranks[3].Now(), 0).InterruptedAt(ranks[3].Now() + 100*ms).StopReason(tracepb.Footer_SIGNAL)
+	ranks[3].Skew(-3*ms, -20)
 	rep, rec, x, tr, _ := exportRun(t, run, fakeSymbolizer{})
-	if len(rep.Unfinished) != 3 || rep.Unfinished[0].File == "" {
+	if len(rep.Unfinished) != 4 || rep.Unfinished[0].File == "" {
 		t.Fatalf("unfinished %+v", rep.Unfinished)
+	}
+	if u := rep.Unfinished[3]; u.Rank != 3 || u.Seconds == nil || !u.AtLeast || rep.Unfinished[0].AtLeast {
+		t.Errorf("rank 3's MPI_Send %+v, want at least 100 ms; rank 1's %+v", u, rep.Unfinished[0])
+	} else {
+		// 100 ms of true time on a clock 20 ppm slow.
+		expect(t, "rank 3's MPI_Send", *u.Seconds, 0.100*(1-20e-6))
 	}
 	tl := rec.Timeline()
 	near2 := func(got, want int64) bool { return got-want <= 2 && want-got <= 2 } // the skewed clock's rounding
@@ -126,10 +137,15 @@ func TestUnfinishedDrawn(t *testing.T) {
 			if len(ln.Threads) != 2 || ln.Threads[1] != 1 {
 				t.Errorf("rank 2: threads %v, want a row for thread 1", ln.Threads)
 			}
+		case 3:
+			if u == nil || len(u.Start) != 1 || !near2(u.Start[0]-ln.Start[0], 4*ms) || !near2(u.Dur[0], 100*ms) ||
+				tl.Funcs[u.Func[0]].Name != "MPI_Send" || len(u.AtLeast) != 1 || !u.AtLeast[0] {
+				t.Errorf("rank 3: unfinished %+v (barrier at %d)", u, ln.Start[0])
+			}
 		}
 	}
-	if x.Unfinished != 2 {
-		t.Errorf("%d unfinished calls exported, want 2", x.Unfinished)
+	if x.Unfinished != 3 {
+		t.Errorf("%d unfinished calls exported, want 3", x.Unfinished)
 	}
 	n := 0
 	for _, s := range tr.Slices {
@@ -138,6 +154,10 @@ func TestUnfinishedDrawn(t *testing.T) {
 		}
 		n++
 		switch s.Pid - 1 {
+		case 3:
+			if s.Name != "MPI_Send" || !s.Open || !near2(s.Ts, barrier[3]+4*ms) || !nearUs(s.Args["ran_at_least_us"], 100000) {
+				t.Errorf("rank 3's slice %+v", s)
+			}
 		case 1:
 			if s.Name != "MPI_Recv" || s.Open || !near2(s.Ts, barrier[1]+3*ms) || !near2(s.Dur, 300*ms) ||
 				s.Args["file"] != rep.Unfinished[0].File || s.Args["line"] != float64(rep.Unfinished[0].Line) || s.Args["kind"] != "p2p" {
@@ -151,7 +171,13 @@ func TestUnfinishedDrawn(t *testing.T) {
 			t.Errorf("unexpected unfinished slice %+v", s)
 		}
 	}
-	if n != 2 {
-		t.Errorf("%d unfinished slices, want 2", n)
+	if n != 3 {
+		t.Errorf("%d unfinished slices, want 3", n)
 	}
+}
+
+// nearUs tells whether v, a JSON number of µs, is within 2 ns of want.
+func nearUs(v any, want float64) bool {
+	f, ok := v.(float64)
+	return ok && f-want <= 0.002 && want-f <= 0.002
 }

@@ -269,8 +269,10 @@ type openCall struct {
 	fi     *fnInfo
 	kind   int
 	// On the global clock: the call's entry and the process's end, -1
-	// when nothing says when that was.
+	// when nothing says when that was; with atLeast, end is when the job
+	// was interrupted, which the process outlived.
 	entry, end int64
+	atLeast    bool
 }
 
 // unfinished hands the calls in progress when the rank's process ended to
@@ -290,8 +292,8 @@ func (o *rankObs) unfinished() {
 		}
 		c := openCall{idx: i, thread: u.Thread, fi: rp.unfFn(u), entry: rp.global(u.EntryLocalNs), end: -1}
 		c.kind = kindOf(c.fi)
-		if d := rp.unfEnd - u.EntryLocalNs; d >= 0 && d <= maxOpenSpan {
-			c.end = rp.global(rp.unfEnd)
+		if d := rp.unfEnd - u.EntryLocalNs; rp.unfEnd > 0 && d >= 0 && d <= maxOpenSpan {
+			c.end, c.atLeast = rp.global(rp.unfEnd), rp.unfAtLeast
 		}
 		if o.tl != nil {
 			o.tl.unfinished(&c)
@@ -512,6 +514,7 @@ type tlOpen struct {
 	entry, end int64
 	fidx       int32
 	thread     uint32
+	atLeast    bool
 }
 
 // tlSpan is one execution of an interval kept in detail.
@@ -639,7 +642,7 @@ func (o *tlRank) record(c *obsCall) {
 func (o *tlRank) unfinished(c *openCall) {
 	o.extend(c.entry, max(c.entry, c.end))
 	o.sawThread(c.thread)
-	o.unf = append(o.unf, tlOpen{entry: c.entry, end: c.end, fidx: int32(o.fnIndex(c.fi, c.kind)), thread: c.thread})
+	o.unf = append(o.unf, tlOpen{entry: c.entry, end: c.end, fidx: int32(o.fnIndex(c.fi, c.kind)), thread: c.thread, atLeast: c.atLeast})
 }
 
 // interval keeps the executions of intervals that start within the

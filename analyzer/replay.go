@@ -256,11 +256,13 @@ type replayer struct {
 
 	defs *traceformat.Definitions
 	// unf are the calls the trace's footer says were in progress when the
-	// process ended (at unfEnd on the local clock, 0 unknown; tracing
+	// process ended (at unfEnd on the local clock, 0 unknown, or, with
+	// unfAtLeast, later than unfEnd, when the job was interrupted; tracing
 	// started at unfStart): their return addresses go to rankResult.unf,
 	// their times to the observers.
 	unf              []*tracepb.UnfinishedCall
 	unfStart, unfEnd int64
+	unfAtLeast       bool
 	bigFns           map[uint32]*fnInfo
 	bigComms         map[uint32]*commInfo
 	// reqSeq numbers request starts; done holds the receives a wait

@@ -216,6 +216,12 @@ func (t *TimelineRecorder) lanes(put func(*report.Lane) error) error {
 				}
 				u.Start, u.Dur = append(u.Start, c.entry-tl.Origin), append(u.Dur, d)
 				u.Func, u.Thread = append(u.Func, in.gf[c.fidx]), append(u.Thread, int(c.thread))
+				if c.atLeast && u.AtLeast == nil {
+					u.AtLeast = make([]bool, len(o.unf))
+				}
+				if c.atLeast {
+					u.AtLeast[len(u.Start)-1] = true
+				}
 			}
 			ln.Unfinished = u
 		}

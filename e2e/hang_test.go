@@ -184,8 +184,12 @@ func checkHangDrawn(t *testing.T, dir string, rep *report.Report) {
 		case s.Name != c.Function || s.Args["file"] != c.File || s.Args["line"] != float64(c.Line) || s.Ts < last[c.Rank]:
 			t.Errorf("rank %d: exported %s at %v:%v from %d ns (its last call ended at %d), want %s at %s:%d",
 				c.Rank, s.Name, s.Args["file"], s.Args["line"], s.Ts, last[c.Rank], c.Function, c.File, c.Line)
-		case c.Seconds == nil && !s.Open:
+		case (c.Seconds == nil || c.AtLeast) && !s.Open:
 			t.Errorf("rank %d: its process's end is unknown, yet the call ends after %d ns", c.Rank, s.Dur)
+		case c.AtLeast:
+			if us, _ := s.Args["ran_at_least_us"].(float64); math.Abs(us/1e6-*c.Seconds) > 1e-3 {
+				t.Errorf("rank %d: exported as running at least %v µs, the report says %.6f s", c.Rank, s.Args["ran_at_least_us"], *c.Seconds)
+			}
 		case c.Seconds != nil && (s.Open || math.Abs(float64(s.Dur)/1e9-*c.Seconds) > 1e-3):
 			t.Errorf("rank %d: exported for %d ns (open %v), the report says %.6f s", c.Rank, s.Dur, s.Open, *c.Seconds)
 		}

@@ -85,6 +85,10 @@ type UnfinishedCall struct {
 	// absent when that end is unknown (a process killed outright, whose
 	// trace dtrun completed from its buffers).
 	Seconds *float64 `json:"seconds,omitempty"`
+	// AtLeast says that Seconds runs only to when the job was interrupted
+	// (Ctrl-C or SIGTERM reaching dtrun), which the process outlived:
+	// killed before its tracer could note its end, it ran longer.
+	AtLeast bool `json:"at_least,omitempty"`
 }
 
 // Unmatched counts operations that could not be matched with a partner:

@@ -95,13 +95,16 @@ type Lane struct {
 // of function Func[i] (an index into Timeline.Funcs) was entered at
 // Start[i] by thread Thread[i] and was still in progress when the process
 // ended, Dur[i] later; Dur[i] is -1 when nothing says when the process
-// ended (a drawing runs it to the end of the run, open). No figure holds
-// their time (docs/characteristics.md §8.2): they are drawn, not counted.
+// ended (a drawing runs it to the end of the run, open), and, where
+// AtLeast[i], it runs to when the job was interrupted, which the process
+// outlived (a drawing goes on past it, open). No figure holds their time
+// (docs/characteristics.md §8.2): they are drawn, not counted.
 type LaneUnfinished struct {
-	Start  []int64 `json:"start"`
-	Dur    []int64 `json:"dur"`
-	Func   []int   `json:"func"`
-	Thread []int   `json:"thread"`
+	Start   []int64 `json:"start"`
+	Dur     []int64 `json:"dur"`
+	Func    []int   `json:"func"`
+	Thread  []int   `json:"thread"`
+	AtLeast []bool  `json:"at_least,omitempty"` // absent when no call's is
 }
 
 // CollTies are ties of calls to collective instances besides Lane.Coll,

@@ -145,6 +145,16 @@ func appendLaneJSON(b []byte, ln *Lane) []byte {
 		b = appendInts(b, u.Func)
 		b = append(b, `,"thread":`...)
 		b = appendInts(b, u.Thread)
+		if len(u.AtLeast) > 0 {
+			b = append(b, `,"at_least":[`...)
+			for i, v := range u.AtLeast {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendBool(b, v)
+			}
+			b = append(b, ']')
+		}
 		b = append(b, '}')
 	}
 	sp := &ln.Spans

@@ -128,6 +128,9 @@ func TestLaneJSON(t *testing.T) {
 		}
 		if rng.IntN(3) == 0 {
 			ln.Unfinished = &LaneUnfinished{Start: ints(), Dur: ints(), Func: small(), Thread: small()}
+			for range rng.IntN(3) {
+				ln.Unfinished.AtLeast = append(ln.Unfinished.AtLeast, rng.IntN(2) == 0)
+			}
 		}
 		want, err := json.Marshal(&ln)
 		if err != nil {

@@ -10,9 +10,11 @@ import (
 // UnfinishedLines says which ranks were inside which MPI call when their
 // processes ended, one line per function, place and thread (the thread
 // named when it is not the main one), in order of first appearance, with
-// how long the calls had run where that is known:
+// how long the calls had run where that is known, or at least (until the
+// job was interrupted, UnfinishedCall.AtLeast):
 //
 //	MPI_Recv at crash.c:49: ranks 0, 2, 3, for 1.007–1.008 s
+//	MPI_Recv at hang.c:20: ranks 1-3, for at least 1.311–1.331 s (until the job was interrupted)
 //
 // A job of many ranks that hung in one place is one line.
 func UnfinishedLines(cs []UnfinishedCall) []string {
@@ -22,6 +24,7 @@ func UnfinishedLines(cs []UnfinishedCall) []string {
 		lo, hi   float64
 		timed    int
 		untimedN int
+		boundN   int // timed calls whose time is a lower bound
 	}
 	var groups []*group
 	by := map[string]*group{}
@@ -51,6 +54,9 @@ func UnfinishedLines(cs []UnfinishedCall) []string {
 			g.hi = *c.Seconds
 		}
 		g.timed++
+		if c.AtLeast {
+			g.boundN++
+		}
 	}
 	out := make([]string, 0, len(groups))
 	for _, g := range groups {
@@ -63,15 +69,26 @@ func UnfinishedLines(cs []UnfinishedCall) []string {
 		} else {
 			fmt.Fprintf(&b, ": ranks %s", Ranges(g.ranks))
 		}
-		switch {
-		case g.timed == 0:
-		case g.lo == g.hi:
-			fmt.Fprintf(&b, ", for %.3f s", g.lo)
-		default:
-			fmt.Fprintf(&b, ", for %.3f–%.3f s", g.lo, g.hi)
+		var notes []string
+		if g.timed > 0 {
+			b.WriteString(", for ")
+			if g.boundN == g.timed {
+				b.WriteString("at least ")
+				notes = append(notes, "until the job was interrupted")
+			} else if g.boundN > 0 {
+				notes = append(notes, fmt.Sprintf("%d of them at least, until the job was interrupted", g.boundN))
+			}
+			if lo, hi := fmt.Sprintf("%.3f", g.lo), fmt.Sprintf("%.3f", g.hi); lo == hi {
+				fmt.Fprintf(&b, "%s s", lo)
+			} else {
+				fmt.Fprintf(&b, "%s–%s s", lo, hi)
+			}
+			if g.untimedN > 0 {
+				notes = append(notes, fmt.Sprintf("%d of them for an unknown time", g.untimedN))
+			}
 		}
-		if g.timed > 0 && g.untimedN > 0 {
-			fmt.Fprintf(&b, " (%d of them for an unknown time)", g.untimedN)
+		if len(notes) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(notes, "; "))
 		}
 		out = append(out, b.String())
 	}

@@ -9,7 +9,8 @@ import (
 func secsP(v float64) *float64 { return &v }
 
 // UnfinishedLines groups by function, place and thread, lists the ranks
-// as ranges and the times they are known for.
+// as ranges and the times they are known for, or known to have lasted at
+// least.
 func TestUnfinishedLines(t *testing.T) {
 	cs := []UnfinishedCall{
 		{Rank: 3, Function: "MPI_Recv", File: "/src/hang.c", Line: 20, Seconds: secsP(3.880)},
@@ -18,12 +19,19 @@ func TestUnfinishedLines(t *testing.T) {
 		{Rank: 2, Function: "MPI_Recv", File: "/src/hang.c", Line: 20},
 		{Rank: 5, Function: "MPI_Recv", File: "/src/hang.c", Line: 20, Seconds: secsP(3.9)},
 		{Rank: 4, Thread: 2, Function: "MPI_Wait", Seconds: secsP(1)},
-		{Rank: 6, Thread: 2, Function: "MPI_Wait", Seconds: secsP(1)},
+		{Rank: 6, Thread: 2, Function: "MPI_Wait", Seconds: secsP(1.0001)}, // the same in ms
+		{Rank: 1, Function: "MPI_Probe", Seconds: secsP(2.5), AtLeast: true},
+		{Rank: 2, Function: "MPI_Probe", Seconds: secsP(2.25), AtLeast: true},
+		{Rank: 1, Function: "MPI_Send", Seconds: secsP(2.5), AtLeast: true},
+		{Rank: 2, Function: "MPI_Send", Seconds: secsP(2.75)},
+		{Rank: 3, Function: "MPI_Send"},
 	}
 	want := []string{
 		"MPI_Recv at hang.c:20: ranks 1-3, 5, for 3.877–3.900 s (1 of them for an unknown time)",
 		"MPI_Barrier at hang.c:18: rank 0",
 		"MPI_Wait (thread 2): ranks 4, 6, for 1.000 s",
+		"MPI_Probe: ranks 1, 2, for at least 2.250–2.500 s (until the job was interrupted)",
+		"MPI_Send: ranks 1-3, for 2.500–2.750 s (1 of them at least, until the job was interrupted; 1 of them for an unknown time)",
 	}
 	if got := UnfinishedLines(cs); !slices.Equal(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -19,6 +19,7 @@ import (
 	"github.com/dtpa/dtpa/internal/version"
 	"github.com/dtpa/dtpa/tracer/records"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 )
 
 // Options is what dtrun needs to launch a traced run.
@@ -130,7 +131,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					fmt.Fprintln(stderr, "dtrun: --recover takes one directory: the job's spill directory on this node")
 					return &ExitError{Code: 2}
 				}
-				if kept := recoverSpills(rest[1], stderr); len(kept) > 0 {
+				if kept := recoverSpills(rest[1], nil, stderr); len(kept) > 0 {
 					return &ExitError{Code: 1}
 				}
 				os.Remove(filepath.Join(rest[1], compactMark))
@@ -271,7 +272,20 @@ func Run(ctx context.Context, o Options) error {
 	// the ranks (whose tracer then writes what it has).
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	job := newJobFiles(traceDir(o.Args))
+	// When an interrupt reaches dtrun, on the clock of this node's ranks,
+	// and which of them were alive then: one killed before its own handler
+	// stamped its end had its calls in progress run at least until it
+	// (records.RecoverInterrupted).
+	var intr interruption
+	noted := make(chan struct{})
+	stopNoting := context.AfterFunc(ctx, func() {
+		intr = noteInterruption(spill)
+		close(noted)
+	})
 	err = cmd.Run()
+	if !stopNoting() {
+		<-noted // interrupted: it was noted, or is being
+	}
 	if ctx.Err() != nil {
 		// Interrupted (Ctrl-C, a batch system's SIGTERM): the ranks got
 		// the signal too and write what they recorded as they end, which
@@ -280,7 +294,7 @@ func Run(ctx context.Context, o Options) error {
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
 		waitRanks(spill, rankEndWait)
 	}
-	keepSpill = len(recoverSpills(spill, cmd.Stderr)) > 0
+	keepSpill = len(recoverSpills(spill, intr.bound, cmd.Stderr)) > 0
 	// What is left deferred: the traces of this node's ranks
 	// (markCompaction), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
@@ -299,6 +313,44 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("running %s: %w", launcher, err)
 	}
 	return nil
+}
+
+// interruption is when an interrupt reached dtrun (a CLOCK_MONOTONIC_RAW
+// reading, 0 none) and the spill files of the processes alive then.
+type interruption struct {
+	at    int64
+	alive map[string]bool
+}
+
+// noteInterruption reads the clock, then which processes of the job hold
+// their spill files in dir: those were alive when it was read.
+func noteInterruption(dir string) interruption {
+	in := interruption{at: monotonicRaw(), alive: map[string]bool{}}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
+	for _, f := range files {
+		if records.Held(f) {
+			in.alive[f] = true
+		}
+	}
+	return in
+}
+
+// bound is when the process of spill file f was known alive, 0 unknown.
+func (in interruption) bound(f string) int64 {
+	if in.alive[f] {
+		return in.at
+	}
+	return 0
+}
+
+// monotonicRaw reads CLOCK_MONOTONIC_RAW in ns, the clock the ranks'
+// tracers read (or calibrate their TSC against); 0 when it cannot.
+func monotonicRaw() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC_RAW, &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
 }
 
 // rankEndWait bounds how long an interrupted dtrun waits for its ranks to
@@ -378,7 +430,7 @@ func probeWrite(dir string) error {
 // trace could not be written (no space or quota left, no permission),
 // which a later `dtrun --recover` adds once there is room, after the
 // job's end too.
-func recoverSpills(dir string, w io.Writer) (kept []string) {
+func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kept []string) {
 	for _, f := range records.RemoveAbandoned(dir) {
 		fmt.Fprintf(w, "dtrun: %s: the process died inside MPI_Init, before its trace began: it recorded nothing\n",
 			strings.TrimSuffix(filepath.Base(f), records.SpillNew))
@@ -394,7 +446,11 @@ func recoverSpills(dir string, w io.Writer) (kept []string) {
 			running = append(running, name)
 			continue
 		}
-		n, err := records.Recover(f)
+		var at int64
+		if bound != nil {
+			at = bound(f)
+		}
+		n, err := records.RecoverInterrupted(f, at)
 		switch {
 		case err != nil && records.CannotWrite(err):
 			if keptErr == nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -320,5 +321,37 @@ func TestScriptLauncher(t *testing.T) {
 	o.Args[2] = filepath.Join(dir, "plain")
 	if err := Run(context.Background(), o); err != nil || strings.Contains(stderr.String(), "warning") {
 		t.Errorf("plain script: %v, %q", err, stderr.String())
+	}
+}
+
+// At an interrupt dtrun reads the clock, then notes which processes hold
+// their spill files: those were alive at that reading, and only their
+// calls in progress are bounded by it.
+func TestNoteInterruption(t *testing.T) {
+	dir := t.TempDir()
+	alive, dead := filepath.Join(dir, "app.0.spill"), filepath.Join(dir, "app.1.spill")
+	for _, p := range []string{alive, dead} {
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(alive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Skipf("no locks here: %v", err)
+	}
+	before := monotonicRaw()
+	in := noteInterruption(dir)
+	if in.at < before || in.at > monotonicRaw() {
+		t.Errorf("read at %d, not between %d and now", in.at, before)
+	}
+	if in.bound(alive) != in.at || in.bound(dead) != 0 {
+		t.Errorf("bounds: alive %d, dead %d; want %d and 0", in.bound(alive), in.bound(dead), in.at)
+	}
+	if (interruption{}).bound(alive) != 0 {
+		t.Error("a job not interrupted bounds its processes")
 	}
 }

@@ -67,7 +67,7 @@ func sweepStale(root string, w io.Writer) {
 		if len(spills) > 0 {
 			fmt.Fprintf(w, "dtrun: %s holds the last records of %d rank(s) of a job killed with its dtrun: adding them to their traces\n", d, len(spills))
 		}
-		if len(recoverSpills(d, w)) == 0 {
+		if len(recoverSpills(d, nil, w)) == 0 {
 			os.RemoveAll(d)
 		}
 		release()

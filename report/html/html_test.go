@@ -364,20 +364,25 @@ func TestBrowserTimelineThreads(t *testing.T) {
 // the row of their thread: rank 1's MPI_Recv from 3 ms after the run's
 // first call (the barrier all ranks enter at once) for the 300 ms until
 // its process ended, rank 2's thread 1's MPI_Wait from 2 ms, open (its
-// process's end unknown). A page without them has no dark red.
+// process's end unknown), rank 3's MPI_Send from 4 ms, at least 100 ms
+// (the job was interrupted then), open past them. A page without them
+// has no dark red.
 func TestBrowserTimelineUnfinished(t *testing.T) {
 	const us, ms = tracetest.US, 1000 * tracetest.US
 	build := func(hang bool) *tracetest.Run {
-		run := tracetest.NewRun(3)
-		for i := range 3 {
+		run := tracetest.NewRun(4)
+		for i := range 4 {
 			run.Rank(i).Init(us).Compute(10 * ms).Barrier(1 * ms)
 		}
 		run.Rank(0).Compute(5 * ms).Finalize(us)
 		if !hang {
-			run.Rank(1).Compute(5 * ms).Finalize(us)
-			run.Rank(2).Compute(5 * ms).Finalize(us)
+			for i := 1; i < 4; i++ {
+				run.Rank(i).Compute(5 * ms).Finalize(us)
+			}
 			return run
 		}
+		r3 := run.Rank(3)
+		r3.Compute(3*ms).Unfinished(0, "MPI_Send", r3.Now(), 0).InterruptedAt(r3.Now() + 100*ms).StopReason(tracepb.Footer_SIGNAL)
 		r1 := run.Rank(1).Skew(7*ms, 50)
 		r1.Compute(2*ms).Unfinished(0, "MPI_Recv", r1.Now(), 0).Compute(300 * ms).StopReason(tracepb.Footer_SIGNAL)
 		r2 := run.Rank(2)
@@ -403,9 +408,10 @@ func TestBrowserTimelineUnfinished(t *testing.T) {
 	p := headless.Open(t, path)
 	headless.CheckReport(t, p)
 	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
-	for _, want := range []string{`data-lanes="4"`, `data-unfinished="2"`, `data-unfinished-open="1"`,
+	for _, want := range []string{`data-lanes="5"`, `data-unfinished="3"`, `data-unfinished-open="2"`,
 		`data-unfinished-tips="MPI_Recv (p2p): never returned; rank 1; start 3.000 ms, in progress for 300.000 ms when its process ended | ` +
-			`MPI_Wait (wait): never returned; rank 2 thread 1; start 2.000 ms, in progress when its process ended, at a time its trace does not hold"`} {
+			`MPI_Wait (wait): never returned; rank 2 thread 1; start 2.000 ms, in progress when its process ended, at a time its trace does not hold | ` +
+			`MPI_Send (p2p): never returned; rank 3; start 4.000 ms, in progress for at least 100.000 ms: the job was interrupted then, and its process ended later"`} {
 		if !strings.Contains(tlDiv, want) {
 			t.Errorf("timeline element %s lacks %s", tlDiv, want)
 		}

@@ -690,9 +690,11 @@
     const rowLabel = (r) => r.thread < 0 ? label(lanes[r.j]) : "rank " + r.rank + " thread " + r.thread + (oneHost || !lanes[r.j].host ? "" : " " + lanes[r.j].host);
     // Calls in progress when the processes ended, which never returned
     // (l.unfinished): in the row of their thread, from the entry to the
-    // process's end, or, where nothing says when that was (d < 0), open
-    // to the end of the run and fading out past it. Their line in the
-    // program is the report's list of them (one call per rank and thread).
+    // process's end; where nothing says when that was (d < 0), open to the
+    // end of the run and fading out; where it was after the job's
+    // interrupt (al), to the interrupt and fading out past it. Their line
+    // in the program is the report's list of them (one call per rank and
+    // thread).
     const opens = [];
     lanes.forEach((l, j) => {
       const u = l.unfinished;
@@ -701,17 +703,26 @@
         const b = blocks[j], th = u.thread[k];
         const c = (rep.unfinished || []).find((c) => c.rank === l.rank && (c.thread || 0) === th);
         opens.push({ row: b.row.has(th) ? b.row.get(th) : b.top, rank: l.rank, thread: th, s: u.start[k], d: u.dur[k], func: u.func[k],
-          at: c && c.file ? base(c.file) + ":" + c.line : "" });
+          al: !!(u.at_least && u.at_least[k]), at: c && c.file ? base(c.file) + ":" + c.line : "" });
       }
     });
     function openTip(o) {
       const f = tl.funcs[o.func] || { name: "?", kind: "other" };
       return [f.name + " (" + f.kind + "): never returned", "rank " + o.rank + (o.thread ? " thread " + o.thread : "") + (o.at ? ", " + o.at : ""),
-        "start " + dur(o.s) + (o.d >= 0 ? ", in progress for " + dur(o.d) + " when its process ended" : ", in progress when its process ended, at a time its trace does not hold")];
+        "start " + dur(o.s) + (o.d < 0 ? ", in progress when its process ended, at a time its trace does not hold" :
+          o.al ? ", in progress for at least " + dur(o.d) + ": the job was interrupted then, and its process ended later" :
+          ", in progress for " + dur(o.d) + " when its process ended")];
+    }
+    // openSpan is where call o is drawn: from x0 to x1, then fading out
+    // over fade px when its end is unknown.
+    function openSpan(o) {
+      const fade = o.d < 0 || o.al ? 24 : 0, x0 = X(o.s);
+      const x1 = Math.max(o.d >= 0 ? X(o.s + o.d) : X(Math.max(tl.end, o.s)) - fade, x0 + 2);
+      return [x0, x1, fade];
     }
     const openColor = "#8b0000";
     host.setAttribute("data-unfinished", String(opens.length));
-    host.setAttribute("data-unfinished-open", String(opens.filter((o) => o.d < 0).length));
+    host.setAttribute("data-unfinished-open", String(opens.filter((o) => o.d < 0 || o.al).length));
     host.setAttribute("data-unfinished-tips", opens.map((o) => openTip(o).join("; ")).join(" | "));
     info.append(legend([["point-to-point", , colors.p2p], ["collective", , colors.coll], ["wait/test", , colors.wait],
       ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]].concat(opens.length ? [["never returned (hatched)", , openColor]] : [])),
@@ -894,9 +905,7 @@
       for (const o of opens) {
         const y = Y(o.row) + 1, h = Math.max(2, laneH - 2);
         const c = colors[kinds[o.func]] || colors.other;
-        // An open call's last 24 px fade out, ending where the run ends.
-        const fade = o.d >= 0 ? 0 : 24, x0 = X(o.s);
-        const x1 = Math.max(X(o.d >= 0 ? o.s + o.d : Math.max(tl.end, o.s)) - fade, x0 + 2);
+        const [x0, x1, fade] = openSpan(o);
         if (x1 + fade < gutter || x0 > W) continue;
         ctx.save();
         ctx.beginPath(); ctx.rect(gutter, y, W - gutter, h); ctx.clip();
@@ -1039,8 +1048,7 @@
       }
       {
         const t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
-        const o = opens.find((o) => o.row === j && t >= o.s - slack &&
-          (o.d >= 0 ? t <= o.s + o.d + slack : x <= Math.max(X(Math.max(tl.end, o.s)), X(o.s) + 26)));
+        const o = opens.find((o) => { const [, x1, fade] = openSpan(o); return o.row === j && t >= o.s - slack && x <= x1 + fade + 2; });
         if (o) { show(openTip(o)); return; }
       }
       const row = rows[j], who = "rank " + row.rank + (row.thread >= 0 ? " thread " + row.thread : "");

@@ -1669,9 +1669,15 @@ type Footer struct {
 	// process (stop_reason SIGNAL), one per thread inside a call: where a
 	// hung job's ranks waited when it was killed, or the call a crash
 	// happened in.
-	Unfinished    []*UnfinishedCall `protobuf:"bytes,6,rep,name=unfinished,proto3" json:"unfinished,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Unfinished []*UnfinishedCall `protobuf:"bytes,6,rep,name=unfinished,proto3" json:"unfinished,omitempty"`
+	// Local time at which the job was interrupted (Ctrl-C or SIGTERM reached
+	// dtrun), for a process whose end is unknown (end_local_ns unset: it was
+	// killed before its signal handler ran) and that was still alive then:
+	// its calls in progress ran at least until this time. Set by dtrun as it
+	// recovers the process's trace on its own node, whose clock it reads.
+	InterruptedLocalNs int64 `protobuf:"varint,7,opt,name=interrupted_local_ns,json=interruptedLocalNs,proto3" json:"interrupted_local_ns,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Footer) Reset() {
@@ -1744,6 +1750,13 @@ func (x *Footer) GetUnfinished() []*UnfinishedCall {
 		return x.Unfinished
 	}
 	return nil
+}
+
+func (x *Footer) GetInterruptedLocalNs() int64 {
+	if x != nil {
+		return x.InterruptedLocalNs
+	}
+	return 0
 }
 
 // UnfinishedCall is an MPI call in progress when tracing ended.
@@ -1974,7 +1987,7 @@ const file_trace_proto_rawDesc = "" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04INIT\x10\x01\x12\f\n" +
 	"\bFINALIZE\x10\x02\x12\x10\n" +
-	"\fINTERMEDIATE\x10\x03\"\x94\x03\n" +
+	"\fINTERMEDIATE\x10\x03\"\xc6\x03\n" +
 	"\x06Footer\x12\x1f\n" +
 	"\vevent_count\x18\x01 \x01(\x04R\n" +
 	"eventCount\x12%\n" +
@@ -1986,7 +1999,8 @@ const file_trace_proto_rawDesc = "" +
 	"endLocalNs\x12=\n" +
 	"\n" +
 	"unfinished\x18\x06 \x03(\v2\x1d.dtpa.trace.v1.UnfinishedCallR\n" +
-	"unfinished\"\x83\x01\n" +
+	"unfinished\x120\n" +
+	"\x14interrupted_local_ns\x18\a \x01(\x03R\x12interruptedLocalNs\"\x83\x01\n" +
 	"\n" +
 	"StopReason\x12\x14\n" +
 	"\x10STOP_UNSPECIFIED\x10\x00\x12\f\n" +

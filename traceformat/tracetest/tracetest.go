@@ -68,26 +68,27 @@ type Comm struct {
 
 // Rank is one process's event stream under construction.
 type Rank struct {
-	n       int
-	r       *Run
-	now     int64
-	events  []traceformat.Event
-	sites   map[string]uint32 // key: site name
-	siteDef []*tracepb.CallSite
-	comms   map[*Comm]uint32 // local index of each communicator known here
-	commDef []*tracepb.Communicator
-	nextReq uint64
-	reqs    map[uint64]reqInfo
-	offset  int64   // injected clock offset, ns
-	drift   float64 // injected drift, ppm
-	noFoot  bool
-	noEnd   bool   // the footer has no end_local_ns (NoEndTime)
-	bias    uint64 // load bias of the program (address-space randomization)
-	stop    tracepb.Footer_StopReason
-	unf     []unfinished
-	syncs   bool
-	host    string // "" is testhost
-	program string // "" is the run's Program
+	n           int
+	r           *Run
+	now         int64
+	events      []traceformat.Event
+	sites       map[string]uint32 // key: site name
+	siteDef     []*tracepb.CallSite
+	comms       map[*Comm]uint32 // local index of each communicator known here
+	commDef     []*tracepb.Communicator
+	nextReq     uint64
+	reqs        map[uint64]reqInfo
+	offset      int64   // injected clock offset, ns
+	drift       float64 // injected drift, ppm
+	noFoot      bool
+	noEnd       bool   // the footer has no end_local_ns (NoEndTime)
+	interrupted int64  // true time of the job's interrupt (InterruptedAt), 0 none
+	bias        uint64 // load bias of the program (address-space randomization)
+	stop        tracepb.Footer_StopReason
+	unf         []unfinished
+	syncs       bool
+	host        string // "" is testhost
+	program     string // "" is the run's Program
 	// thread is the thread making the calls (Thread); cursors holds the
 	// other threads' time cursors.
 	thread  uint32
@@ -195,6 +196,11 @@ func (k *Rank) Crash() *Rank { k.noFoot = true; return k }
 // NoEndTime leaves the footer's end of the process unset, as in the
 // footer dtrun recovers for a process killed before any handler ran.
 func (k *Rank) NoEndTime() *Rank { k.noEnd = true; return k }
+
+// InterruptedAt leaves the footer's end unset and gives instead the
+// moment, true time t, at which the job was interrupted while the process
+// lived (Footer.interrupted_local_ns), as dtrun recovers it.
+func (k *Rank) InterruptedAt(t int64) *Rank { k.noEnd, k.interrupted = true, t; return k }
 
 // StopReason sets the footer's stop reason (default FINALIZE).
 func (k *Rank) StopReason(s tracepb.Footer_StopReason) *Rank { k.stop = s; return k }
@@ -668,6 +674,9 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf}
 	if k.noEnd {
 		ft.EndLocalNs = 0
+	}
+	if k.interrupted > 0 {
+		ft.InterruptedLocalNs = k.local(k.interrupted)
 	}
 	if err := w.Close(ft); err != nil {
 		return nil, err

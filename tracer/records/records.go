@@ -85,6 +85,16 @@ func (c *Converter) Ns(raw uint64) int64 {
 	return ns
 }
 
+// FromMonotonicRaw converts ns, a CLOCK_MONOTONIC_RAW reading taken on the
+// node of the process whose clock c converts (the clock its TSC is
+// calibrated against, or reads), to that process's local time.
+func (c *Converter) FromMonotonicRaw(ns int64) int64 {
+	if c.SkewOff != 0 || c.SkewPPM != 0 {
+		ns += c.SkewOff + int64(c.SkewPPM*1e-6*float64(ns-c.Ns0))
+	}
+	return ns
+}
+
 // ErrTruncated reports a record cut by the end of its buffer (the C side
 // only hands over complete records, so this means a bug or a crash race).
 var ErrTruncated = errors.New("record truncated")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/dtpa/dtpa/traceformat"
@@ -43,6 +44,20 @@ type SpillInfo struct {
 	Slots int       // number of buffers
 	Chunk int       // bytes of records per buffer
 	Conv  Converter // clock conversion of the records
+	// Boot is the boot id of the process's node (BootID): the clock
+	// domain of Conv's CLOCK_MONOTONIC_RAW; "" unknown.
+	Boot string `json:",omitempty"`
+}
+
+// BootID is this node's boot id (/proc/sys/kernel/random/boot_id), the
+// same for every process of the node until it reboots, and so for
+// every reading of its CLOCK_MONOTONIC_RAW; "" when it cannot be read.
+func BootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // CreateSpill creates and maps a spill file, returning the mapping and the
@@ -150,7 +165,16 @@ type slot struct {
 // its process had not written when it died, with the definitions they need
 // and a footer, and removes the spill file. A trace that already has a
 // footer is left alone. It returns the number of events recovered.
-func Recover(spillPath string) (int, error) {
+func Recover(spillPath string) (int, error) { return RecoverInterrupted(spillPath, 0) }
+
+// RecoverInterrupted is Recover for a job that was interrupted (Ctrl-C, a
+// batch system's SIGTERM) at interrupted, a CLOCK_MONOTONIC_RAW reading
+// of this node in ns (0: it was not): a process killed before it stamped
+// its own end was alive then, so its calls in progress ran at least until
+// that time (Footer.interrupted_local_ns). The reading is applied only
+// to a process of this node's current boot (SpillInfo.Boot), whose clock
+// it is.
+func RecoverInterrupted(spillPath string, interrupted int64) (int, error) {
 	data, err := os.ReadFile(spillPath)
 	if err != nil {
 		return 0, err
@@ -334,6 +358,8 @@ func Recover(spillPath string) (int, error) {
 	}
 	if end != 0 {
 		foot.EndLocalNs = info.Conv.Ns(end)
+	} else if interrupted > 0 && info.Boot != "" && info.Boot == BootID() {
+		foot.InterruptedLocalNs = info.Conv.FromMonotonicRaw(interrupted)
 	}
 	if err := w.Close(foot); err != nil {
 		return 0, err

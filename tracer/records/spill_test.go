@@ -116,6 +116,55 @@ func TestRecoverUnfinished(t *testing.T) {
 	}
 }
 
+// A job interrupted while a process hung in a call: killed before it
+// stamped its end, the process was alive at the interrupt, which the
+// footer gives as the bound of its calls' time; one that stamped its end
+// has that end and no bound; a process of another node (or boot), whose
+// clock the interrupt's reading is not on, has neither.
+func TestRecoverInterrupted(t *testing.T) {
+	if BootID() == "" {
+		t.Skip("no boot id on this system")
+	}
+	for _, c := range []struct {
+		stamped bool
+		boot    string
+		want    [2]int64 // end, interrupt
+	}{
+		{false, BootID(), [2]int64{0, 1<<40 + 3000}},
+		{true, BootID(), [2]int64{1<<40 + 5000, 0}},
+		{false, "another-node", [2]int64{0, 0}},
+		{false, "", [2]int64{0, 0}},
+	} {
+		stamped := c.stamped
+		tracePath := killedTrace(t, t.TempDir(), cheapCalls(2), nil)
+		spill, put := spillForBoot(t, tracePath, 2, c.boot)
+		mem, err := os.OpenFile(spill, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b [32]byte
+		binary.LittleEndian.PutUint64(b[0:], 1<<40+777) // entry
+		binary.LittleEndian.PutUint64(b[8:], 0x5000)    // return address
+		binary.LittleEndian.PutUint64(b[16:], 43)       // function 42 + 1
+		if stamped {
+			binary.LittleEndian.PutUint64(b[24:], 1<<40+5000) // the signal's arrival
+		}
+		put(0, 4, 0, nil)
+		if _, err := mem.WriteAt(b[:], int64(SpillHeaderSize+24)); err != nil {
+			t.Fatal(err)
+		}
+		mem.Close()
+		if _, err := RecoverInterrupted(spill, 1<<40+3000); err != nil {
+			t.Fatal(err)
+		}
+		_, r := readRecovered(t, tracePath)
+		f := r.Footer()
+		if got := [2]int64{f.GetEndLocalNs(), f.GetInterruptedLocalNs()}; got != c.want || len(f.GetUnfinished()) != 1 {
+			t.Errorf("stamped %v, boot %q: end and interrupt %v, want %v; unfinished %v", stamped, c.boot, got, c.want, f.GetUnfinished())
+		}
+	}
+}
+
 func TestAfter(t *testing.T) {
 	p := cheapCalls(4) // raw entries 1<<40, +150, +301, +453
 	conv := &Converter{}
@@ -162,7 +211,13 @@ func killedTrace(t *testing.T, dir string, recs, tail []byte) string {
 // fills a slot: its seq, thread and records.
 func spillFor(t *testing.T, tracePath string, slots int) (spill string, put func(slot int, seq uint64, tid uint32, recs []byte)) {
 	t.Helper()
-	info := SpillInfo{Trace: tracePath, Slots: slots, Chunk: 4096}
+	return spillForBoot(t, tracePath, slots, BootID())
+}
+
+// spillForBoot is spillFor of a process of the node boot boot.
+func spillForBoot(t *testing.T, tracePath string, slots int, boot string) (spill string, put func(slot int, seq uint64, tid uint32, recs []byte)) {
+	t.Helper()
+	info := SpillInfo{Trace: tracePath, Slots: slots, Chunk: 4096, Boot: boot}
 	spill = filepath.Join(filepath.Dir(tracePath), "app.0.spill")
 	mem, fd, err := CreateSpill(spill, info)
 	if err != nil {

@@ -469,6 +469,22 @@ static size_t json_str(char *b, size_t at, size_t size, const char *s) {
 	return at + 1;
 }
 
+// boot_id reads the node's boot id into id (size bytes; "" when it cannot):
+// the spill header names it (records.SpillInfo.Boot), so that dtrun only
+// applies its own clock readings to the spill files of its node's
+// current boot, whose CLOCK_MONOTONIC_RAW the records' clock is.
+static void boot_id(char *id, size_t size) {
+	id[0] = 0;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return;
+	ssize_t n = read(fd, id, size - 1);
+	close(fd);
+	if (n <= 0) n = 0;
+	id[n] = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (id[i] == '\n' || id[i] == '"' || id[i] == '\\') id[i] = 0;
+}
+
 // create_spill creates and maps the spill file (records.CreateSpill), its
 // directory first when missing.
 static char *create_spill(const char *path, int rank, int slots, size_t chunk, const dt_clock *c, int *fdp) {
@@ -492,6 +508,14 @@ static char *create_spill(const char *path, int rank, int slots, size_t chunk, c
 			"\"SkewOff\":%lld,\"SkewPPM\":%.17g}}",
 			rank, slots, chunk, c->tsc ? "true" : "false", c->ns_per_tick, (unsigned long long)c->raw0,
 			(long long)c->ns0, (long long)c->skew_off_ns, c->skew_ppm);
+	char boot[64];
+	boot_id(boot, sizeof boot);
+	if (boot[0] && n < sizeof hdr) {
+		n--; // the closing brace
+		n += (size_t)snprintf(hdr + n, sizeof hdr - n, ",\"Boot\":");
+		n = json_str(hdr, n, sizeof hdr, boot);
+		if (n < sizeof hdr) n += (size_t)snprintf(hdr + n, sizeof hdr - n, "}");
+	}
 	char *mem = MAP_FAILED;
 	if (n > SPILL_HDR - 12 || ftruncate(fd, (off_t)size) != 0 || fallocate(fd, 0, 0, SPILL_HDR) != 0 ||
 		(mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
