@@ -29,8 +29,15 @@ import (
 const anchorCheckEnv = "DTPA_OTF2_CHECK_ANCHOR"
 
 // AnchorTimeout bounds the child's reading of an anchor file, which takes
-// well under a millisecond when the file is whole.
+// well under a millisecond when the file is whole. The environment
+// variable DTPA_OTF2_ANCHOR_TIMEOUT (a Go duration, "2s") sets it in a
+// program that calls ServeAnchorCheck: for a file system slow to answer,
+// and for tests, which cannot wait for how long a damaged file keeps
+// libotf2 busy on a given machine (seconds to minutes).
 var AnchorTimeout = 10 * time.Second
+
+// anchorTimeoutEnv names the variable that sets AnchorTimeout.
+const anchorTimeoutEnv = "DTPA_OTF2_ANCHOR_TIMEOUT"
 
 var anchorChild bool
 
@@ -48,6 +55,9 @@ func ServeAnchorCheck() {
 		os.Exit(0)
 	}
 	anchorChild = true
+	if d, err := time.ParseDuration(os.Getenv(anchorTimeoutEnv)); err == nil && d > 0 {
+		AnchorTimeout = d
+	}
 }
 
 // checkAnchor reads anchor in a child process (ServeAnchorCheck). Only a

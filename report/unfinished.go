@@ -18,9 +18,28 @@ import (
 //
 // A job of many ranks that hung in one place is one line.
 func UnfinishedLines(cs []UnfinishedCall) []string {
+	gs := UnfinishedGroups(cs)
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = g.Line
+	}
+	return out
+}
+
+// UnfinishedGroup is one line of UnfinishedLines and the calls it says.
+type UnfinishedGroup struct {
+	Line string `json:"line"`
+	// Calls are the line's calls as [rank, thread] pairs, in the order
+	// of Report.Unfinished: what a page finds them by in the timeline.
+	Calls [][2]int `json:"calls"`
+}
+
+// UnfinishedGroups is UnfinishedLines with the calls of each line.
+func UnfinishedGroups(cs []UnfinishedCall) []UnfinishedGroup {
 	type group struct {
 		key      string
 		ranks    []int
+		calls    [][2]int
 		lo, hi   float64
 		timed    int
 		untimedN int
@@ -43,6 +62,7 @@ func UnfinishedLines(cs []UnfinishedCall) []string {
 			groups = append(groups, g)
 		}
 		g.ranks = append(g.ranks, c.Rank)
+		g.calls = append(g.calls, [2]int{c.Rank, c.Thread})
 		if c.Seconds == nil {
 			g.untimedN++
 			continue
@@ -58,7 +78,7 @@ func UnfinishedLines(cs []UnfinishedCall) []string {
 			g.boundN++
 		}
 	}
-	out := make([]string, 0, len(groups))
+	out := make([]UnfinishedGroup, 0, len(groups))
 	for _, g := range groups {
 		slices.Sort(g.ranks)
 		g.ranks = slices.Compact(g.ranks)
@@ -90,7 +110,7 @@ func UnfinishedLines(cs []UnfinishedCall) []string {
 		if len(notes) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(notes, "; "))
 		}
-		out = append(out, b.String())
+		out = append(out, UnfinishedGroup{Line: b.String(), Calls: g.calls})
 	}
 	return out
 }

@@ -36,6 +36,11 @@ func TestUnfinishedLines(t *testing.T) {
 	if got := UnfinishedLines(cs); !slices.Equal(got, want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// Each line's calls, for a page to find them in its timeline.
+	if g := UnfinishedGroups(cs); len(g) != len(want) || !slices.Equal(g[0].Calls, [][2]int{{3, 0}, {1, 0}, {2, 0}, {5, 0}}) ||
+		!slices.Equal(g[2].Calls, [][2]int{{4, 2}, {6, 2}}) {
+		t.Errorf("groups %+v", g)
+	}
 	if got := UnfinishedLines(nil); len(got) != 0 {
 		t.Errorf("no calls: %q", got)
 	}

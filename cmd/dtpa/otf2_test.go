@@ -94,9 +94,10 @@ func TestOTF2ArchiveRefused(t *testing.T) {
 	}
 }
 
-// An anchor file whose damage keeps libotf2 reading it (~45 s for this
-// one) is read first in a child dtpa, stopped after 10 s: the real binary
-// says which file is damaged and exits 1.
+// An anchor file whose damage keeps libotf2 reading it (seconds to a
+// minute for this one, with the machine) is read first in a child dtpa,
+// stopped after AnchorTimeout (1 s here, DTPA_OTF2_ANCHOR_TIMEOUT): the
+// real binary says which file is damaged and exits 1.
 func TestOTF2DamagedAnchorBinary(t *testing.T) {
 	t.Parallel()
 	bin := filepath.Join(testenv.Root(), "bin", "dtpa")
@@ -114,10 +115,11 @@ func TestOTF2DamagedAnchorBinary(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	cmd := exec.Command(bin, exp)
+	cmd.Env = append(os.Environ(), "DTPA_OTF2_ANCHOR_TIMEOUT=1s")
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), anchor+": the anchor file is damaged") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), anchor+": the anchor file is damaged: libotf2 did not finish reading it in 1s") {
 		t.Fatalf("%v, stderr %q; want exit 1 and the anchor named damaged", err, stderr.String())
 	}
 }

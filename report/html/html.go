@@ -143,8 +143,9 @@ func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL st
 		return err
 	}
 	// The calls in progress when the processes ended, grouped as the text
-	// report groups them.
-	uj, err := json.Marshal(report.UnfinishedLines(r.Unfinished))
+	// report groups them, with the calls of each line (to find them in
+	// the timeline).
+	uj, err := json.Marshal(report.UnfinishedGroups(r.Unfinished))
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -418,6 +419,24 @@ func TestBrowserTimelineUnfinished(t *testing.T) {
 	}
 	if n := darkRed(path); n < 50 {
 		t.Errorf("%d dark red pixels: the calls that never returned are not drawn", n)
+	}
+	// Each line of the list under the warnings links to the timeline's
+	// window of its calls, a tenth wider on each side: rank 1's from 3 to
+	// 303 ms, rank 2's from 2 ms to the run's end (rank 1's, 303 ms), rank
+	// 3's from 4 to 104 ms (its interrupt).
+	links := regexp.MustCompile(`<li class="warn">([^<]*) <a class="tl-link" href="#t=([0-9.]+),([0-9.]+)">show in the timeline</a></li>`).FindAllStringSubmatch(p.DOM, -1)
+	wantWin := map[string][2]float64{"MPI_Recv": {0, 0.333}, "MPI_Wait": {0, 0.3331}, "MPI_Send": {0, 0.114}}
+	if len(links) != len(wantWin) {
+		t.Errorf("%d lines link to the timeline, want %d:\n%s", len(links), len(wantWin), regexp.MustCompile(`<ul id="unfinished">.*?</ul>`).FindString(p.DOM))
+	}
+	for _, m := range links {
+		fn, _, _ := strings.Cut(m[1], ":")
+		fn, _, _ = strings.Cut(fn, " ")
+		from, _ := strconv.ParseFloat(m[2], 64)
+		to, _ := strconv.ParseFloat(m[3], 64)
+		if w, ok := wantWin[fn]; !ok || math.Abs(from-w[0]) > 1e-8 || math.Abs(to-w[1]) > 1e-8 {
+			t.Errorf("%q links to #t=%s,%s, want %v", m[1], m[2], m[3], w)
+		}
 	}
 	rep, rec = analyzeTimeline(t, build(false))
 	path, _ = write(t, rep, rec.Timeline())

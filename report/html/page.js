@@ -141,8 +141,28 @@
     }
     if (!ol.children.length) ol.append(el("li", {}, "No time lost."));
     const cv = rep.clock_violations;
-    // The calls in progress when the processes ended, grouped by the page's writer (report.UnfinishedLines).
+    // The calls in progress when the processes ended, grouped by the page's
+    // writer (report.UnfinishedGroups), each line with its calls.
     const unf = JSON.parse((document.getElementById("dtpa-unfinished") || { textContent: "null" }).textContent) || [];
+    // unfWindow is the timeline window (ns, as #t= gives it) that shows the
+    // calls of line g, from the first entry to the last end (an open call's
+    // end: the run's), a tenth wider on each side; null when the timeline
+    // holds none of them.
+    function unfWindow(g) {
+      let lo = Infinity, hi = -Infinity;
+      for (const l of (tl && tl.lanes) || []) {
+        const u = l.unfinished;
+        if (!u) continue;
+        for (let k = 0; k < u.start.length; k++) {
+          if (!g.calls.some(([r, th]) => r === l.rank && th === u.thread[k])) continue;
+          lo = Math.min(lo, u.start[k]);
+          hi = Math.max(hi, u.dur[k] >= 0 ? u.start[k] + u.dur[k] : Math.max(tl.end, u.start[k]));
+        }
+      }
+      if (lo === Infinity) return null;
+      const pad = Math.max(hi - lo, 1000) / 10;
+      return [Math.max(0, lo - pad), hi + pad];
+    }
     if (rep.warnings.length || cv || unf.length) {
       const w = document.getElementById("warnings");
       w.append(el("h2", {}, "Warnings"));
@@ -165,7 +185,11 @@
       if (unf.length) {
         w.append(el("p", {}, "MPI calls in progress when the processes ended (not in the figures):"));
         const ul2 = el("ul", { id: "unfinished" });
-        for (const line of unf) ul2.append(el("li", { class: "warn" }, line));
+        for (const g of unf) {
+          const li = el("li", { class: "warn" }, g.line), win = unfWindow(g);
+          if (win) li.append(" ", el("a", { class: "tl-link", href: "#t=" + (win[0] / 1e9).toFixed(9) + "," + (win[1] / 1e9).toFixed(9) }, "show in the timeline"));
+          ul2.append(li);
+        }
         w.append(ul2);
       }
     }
@@ -1079,9 +1103,14 @@
     });
     canvas.addEventListener("mouseleave", () => { tip.style.display = "none"; });
     window.addEventListener("resize", () => { resize(); draw(); });
-    // #t=FROM,TO (seconds since the start) opens the timeline on a window.
+    // #t=FROM,TO (seconds since the start) opens the timeline on a window,
+    // at load and when a link within the page sets it.
     const h = /^#t=([0-9.]+),([0-9.]+)$/.exec(location.hash);
     if (h && +h[2] > +h[1]) { t0 = +h[1] * 1e9; t1 = +h[2] * 1e9; }
+    window.addEventListener("hashchange", () => {
+      const m = /^#t=([0-9.]+),([0-9.]+)$/.exec(location.hash);
+      if (m && +m[2] > +m[1]) { t0 = +m[1] * 1e9; t1 = +m[2] * 1e9; draw(); host.scrollIntoView(); }
+    });
     resize();
     draw();
   })();
