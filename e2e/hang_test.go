@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,5 +204,74 @@ func checkHangDrawn(t *testing.T, dir string, rep *report.Report) {
 	headless.CheckReport(t, p)
 	if want := fmt.Sprintf(`data-unfinished="%d"`, len(rep.Unfinished)); !strings.Contains(p.DOM, want) {
 		t.Errorf("the page's timeline lacks %s", want)
+	}
+}
+
+// A job that hangs inside MPI_Init (testdata/apps/initwait.c: its last rank
+// never calls it, and the others wait there for it) has no trace when it
+// is interrupted: dtrun says so, and where the ranks were, from the notes
+// the preload stub keeps while the MPI library's MPI_Init runs — under
+// both MPIs, for at least as long as they had waited when the interrupt
+// came.
+func TestHungInInit(t *testing.T) {
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			dir, shm := t.TempDir(), t.TempDir()
+			exe := compile(t, m, dir, "initwait")
+			args := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
+			cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), append(args, "./"+filepath.Base(exe))...)
+			cmd.Dir = dir
+			cmd.Env = append(append(os.Environ(), mpiEnv...), "DT_SPILL_ROOT="+shm)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			// Ranks 0-2 inside MPI_Init: their notes in the job's spill
+			// directory.
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				if marks, _ := filepath.Glob(filepath.Join(shm, "dtpa-*", "init.*")); len(marks) == 3 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the ranks did not reach MPI_Init in 2 minutes")
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			time.Sleep(time.Second)
+			if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				t.Fatalf("dtrun did not end within a minute of the interrupt")
+			}
+			text := out.String()
+			t.Logf("dtrun:\n%s", text)
+			if !strings.Contains(text, "dtrun: no traces were written in "+dir+": the processes ended inside MPI_Init, before their traces began") {
+				t.Errorf("dtrun does not say that no trace began")
+			}
+			// The line, and the time when the interrupt found the ranks
+			// alive (the launcher may have been faster than dtrun).
+			line := regexp.MustCompile(`dtrun: in progress when the processes ended: MPI_Init: ranks 0-2(, for at least ([0-9.]+)(?:–([0-9.]+))? s \(until the job was interrupted\))?\n`).FindStringSubmatch(text)
+			if line == nil {
+				t.Fatalf("dtrun does not say that ranks 0-2 were inside MPI_Init")
+			}
+			if line[1] != "" {
+				if lo, _ := strconv.ParseFloat(line[2], 64); lo < 0.9 {
+					t.Errorf("the ranks waited at least %.3f s, want at least the test's second", lo)
+				}
+			}
+			if marks, _ := filepath.Glob(filepath.Join(shm, "dtpa-*")); len(marks) != 0 {
+				t.Errorf("left behind: %v", marks)
+			}
+		})
 	}
 }

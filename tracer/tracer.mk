@@ -50,9 +50,9 @@ gen: $(GEN)
 	@if [ -n "$(HAVE_MPICH)" ]; then $(GEN) wrappers -cc mpicc.mpich -fc $(FC_MPICH) \
 		-o tracer/rt/zz_mpich_gen.c -fo tracer/rt/zz_mpich_fort_gen.c; fi
 
-$(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/rt/dt_stamp.h | gen
+$(OUT)/libdtpa_preload.so: tracer/stub/stub.c tracer/rt/dt_stamp.h tracer/rt/dt_initmark.h | gen
 	@mkdir -p $(OUT)
-	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ] || [ tracer/rt/dt_stamp.h -nt $@ ]; then \
+	@if ! cmp -s $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built 2>/dev/null || [ ! -f $@ ] || [ tracer/stub/stub.c -nt $@ ] || [ tracer/rt/dt_stamp.h -nt $@ ] || [ tracer/rt/dt_initmark.h -nt $@ ]; then \
 		echo "CC $@"; \
 		$(CC) -O2 -shared -fPIC -Wall -I$(BUILD) -o $@ tracer/stub/stub.c -ldl && cp $(BUILD)/stub_gen.c $(BUILD)/stub_gen.c.built; \
 	fi

@@ -295,12 +295,13 @@ func Run(ctx context.Context, o Options) error {
 		waitRanks(spill, rankEndWait)
 	}
 	keepSpill = len(recoverSpills(spill, intr.bound, cmd.Stderr)) > 0
+	inInit := initMarks(spill, intr.bound)
 	// What is left deferred: the traces of this node's ranks
 	// (markCompaction), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
 	compactTraces(job.deferred(), cmd.Stderr)
 	removeStale(records.CompactTemps(traceDir(o.Args)), job)
-	summarize(cmd.Stderr, job, spill)
+	summarize(cmd.Stderr, job, spill, inInit)
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		code := xe.ExitCode()
@@ -323,10 +324,13 @@ type interruption struct {
 }
 
 // noteInterruption reads the clock, then which processes of the job hold
-// their spill files in dir: those were alive when it was read.
+// their spill files in dir, or their notes of being inside MPI_Init
+// (initMarks): those were alive when it was read.
 func noteInterruption(dir string) interruption {
 	in := interruption{at: monotonicRaw(), alive: map[string]bool{}}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
+	inits, _ := filepath.Glob(filepath.Join(dir, initMarkGlob))
+	files = append(files, inits...)
 	for _, f := range files {
 		if records.Held(f) {
 			in.alive[f] = true
@@ -358,11 +362,13 @@ func monotonicRaw() int64 {
 const rankEndWait = 10 * time.Second
 
 // waitRanks waits, at most for d, until no process of the job holds its
-// spill file in dir: every rank on this node has ended.
+// spill file in dir, nor its note of being inside MPI_Init (initMarks):
+// every rank on this node has ended.
 func waitRanks(dir string, d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
-		if !slices.ContainsFunc(files, records.Held) {
+		inits, _ := filepath.Glob(filepath.Join(dir, initMarkGlob))
+		if !slices.ContainsFunc(append(files, inits...), records.Held) {
 			return
 		}
 	}

@@ -46,9 +46,20 @@ func traceDir(args []string) string {
 // unwritten records were in spill, on its node; those of dtrun's node are
 // already recovered, so the rest are on other nodes, where
 // `dtrun --recover spill` adds them.
-func summarize(w io.Writer, job *jobFiles, spill string) {
+func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 	dir := job.dir
 	sets := analyzer.RunTraces(dir, job.keep)
+	// Processes that ended inside the MPI library's MPI_Init (initMarks)
+	// have no trace: where they were closes the summary.
+	defer func() {
+		for _, l := range inInit {
+			fmt.Fprintf(w, "dtrun: in progress when the processes ended: %s\n", l)
+		}
+	}()
+	if len(sets) == 0 && len(inInit) > 0 {
+		fmt.Fprintf(w, "dtrun: no traces were written in %s: the processes ended inside MPI_Init, before their traces began\n", absDir(dir))
+		return
+	}
 	if len(sets) == 0 {
 		fmt.Fprintf(w, "dtrun: no traces were written in %s (did the program reach MPI_Init?)\n", absDir(dir))
 		return

@@ -39,7 +39,7 @@ func TestSummary(t *testing.T) {
 	run.Rank(3).Crash()
 	total := writeRun(t, run, dir)
 	var out bytes.Buffer
-	summarize(&out, &jobFiles{dir: dir, start: start}, "/dev/shm/dtpa-x")
+	summarize(&out, &jobFiles{dir: dir, start: start}, "/dev/shm/dtpa-x", nil)
 	want := fmt.Sprintf("dtrun: 4 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
 		"dtrun: warning: Rank 1: tracing stopped at MaxTraceSize; its trace lacks the rest of the run\n" +
 		"dtrun: warning: Rank 3: the trace is cut or damaged at byte "
@@ -49,7 +49,7 @@ func TestSummary(t *testing.T) {
 	}
 
 	out.Reset()
-	summarize(&out, &jobFiles{dir: t.TempDir(), start: start}, "")
+	summarize(&out, &jobFiles{dir: t.TempDir(), start: start}, "", nil)
 	if !strings.Contains(out.String(), "no traces were written") {
 		t.Errorf("empty directory: %q", out.String())
 	}
@@ -69,7 +69,7 @@ func TestSummaryOverwritten(t *testing.T) {
 	job := newJobFiles(dir)
 	total := writeRun(t, tracetest.NewRun(2), dir)
 	var out bytes.Buffer
-	summarize(&out, job, "")
+	summarize(&out, job, "", nil)
 	want := fmt.Sprintf("dtrun: 2 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
 		fmt.Sprintf("dtrun: app.2.trc, app.3.trc in %s are an earlier run's, which dtpa leaves out\n", dir)
 	if out.String() != want {

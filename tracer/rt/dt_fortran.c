@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "dt_fortran.h"
 #include "dt_rt.h"
+#include "dt_initmark.h"
+#include "dt_stamp.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -156,10 +158,13 @@ int64_t dt_fsumw(dt_thr *T, dt_comm *C, const int *counts, void *ftypes) {
 void dt_finit_call(int j, int thread, MPI_Fint *req, MPI_Fint *prov, MPI_Fint *ierr, void *fp) {
 	dt_clock_init();
 	uint64_t t0 = dt_now();
+	char mark[PATH_MAX];
+	int mk = dt_init_mark(dt_mono_raw(), mark);
 	dt_fnest++;
 	if (thread) ((void (*)(MPI_Fint *, MPI_Fint *, MPI_Fint *))dt_fnext[j])(req, prov, ierr);
 	else ((void (*)(MPI_Fint *))dt_fnext[j])(ierr);
 	dt_fnest--;
+	dt_init_unmark(mk, mark);
 	uint64_t t1 = dt_now();
 	if (ierr == NULL || *ierr == MPI_SUCCESS)
 		dt_start(t0, t1, thread ? DT_FID_Init_thread : DT_FID_Init, thread && prov ? *prov : 0, fp);

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../rt/dt_initmark.h"
 #include "../rt/dt_stamp.h"
 #include "stub_gen.c"
 
@@ -229,8 +230,11 @@ __attribute__((noinline)) int MPI_Init(int *argc, char ***argv) {
 	if (loaded) return ((int (*)(int *, char ***))dt_lazy_slot(DT_IDX_Init))(argc, argv);
 	dt_stamps st;
 	dt_stamp(&st.tsc0, &st.ns0);
+	char mark[PATH_MAX];
+	int mk = dt_init_mark(st.ns0, mark);
 	int r = ((int (*)(int *, char ***))next_of("PMPI_Init"))(argc, argv);
 	dt_stamp(&st.tsc1, &st.ns1);
+	dt_init_unmark(mk, mark);
 	load_tracer();
 	if (r == 0 && start_loaded) start_loaded(&st, 0, 0, __builtin_frame_address(0));
 	return r;
@@ -241,8 +245,11 @@ __attribute__((noinline)) int MPI_Init_thread(int *argc, char ***argv, int requi
 		return ((int (*)(int *, char ***, int, int *))dt_lazy_slot(DT_IDX_Init_thread))(argc, argv, required, provided);
 	dt_stamps st;
 	dt_stamp(&st.tsc0, &st.ns0);
+	char mark[PATH_MAX];
+	int mk = dt_init_mark(st.ns0, mark);
 	int r = ((int (*)(int *, char ***, int, int *))next_of("PMPI_Init_thread"))(argc, argv, required, provided);
 	dt_stamp(&st.tsc1, &st.ns1);
+	dt_init_unmark(mk, mark);
 	load_tracer();
 	if (r == 0 && start_loaded) start_loaded(&st, 1, *provided, __builtin_frame_address(0));
 	return r;
