@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -152,7 +153,7 @@ func footerCalls(r int, f *tracepb.Footer) []report.UnfinishedCall {
 	out := make([]report.UnfinishedCall, min(len(f.Unfinished), maxUnfinished))
 	for i := range out {
 		u := f.Unfinished[i]
-		out[i] = report.UnfinishedCall{Rank: r, Thread: int(u.Thread), Function: u.Name}
+		out[i] = report.UnfinishedCall{Rank: r, Thread: int(u.Thread), Function: cmp.Or(u.Name, unknownFunction)}
 		// Local clocks read positive nanoseconds; a damaged pair must
 		// not overflow into a plausible duration.
 		if d := f.EndLocalNs - u.EntryLocalNs; f.EndLocalNs > 0 && u.EntryLocalNs > 0 && d >= 0 {
@@ -167,6 +168,10 @@ func footerCalls(r int, f *tracepb.Footer) []report.UnfinishedCall {
 	}
 	return out
 }
+
+// unknownFunction names a call in progress whose footer gives no name (a
+// damaged one).
+const unknownFunction = "(unknown MPI function)"
 
 // maxUnfinished bounds the calls in progress taken from one footer.
 const maxUnfinished = 1 << 12

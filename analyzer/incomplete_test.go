@@ -1,9 +1,14 @@
 package analyzer
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/report/chrome/chrometest"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
@@ -180,4 +185,48 @@ func TestUnfinishedDrawn(t *testing.T) {
 func nearUs(v any, want float64) bool {
 	f, ok := v.(float64)
 	return ok && f-want <= 0.002 && want-f <= 0.002
+}
+
+// FuzzUnfinished gives a rank's footer calls in progress and end times of
+// any value (a damaged or hostile footer; the frame's checksum holds):
+// the analysis, its timeline and its Chrome export must neither fail nor
+// panic, and every duration given must be a time of the run.
+func FuzzUnfinished(f *testing.F) {
+	f.Add(uint32(0), uint32(3), int64(11*ms), int64(300*ms), int64(0), "MPI_Recv")
+	f.Add(uint32(1), uint32(1<<20), int64(-1), int64(0), int64(1<<62), "")
+	f.Add(uint32(7), uint32(0), int64(1<<62), int64(1<<62+5), int64(-1<<63), "MPI_Wait")
+	f.Fuzz(func(t *testing.T, thread, fn uint32, entry, end, interrupted int64, name string) {
+		run, ranks := start(2)
+		for _, r := range ranks {
+			r.Compute(10 * ms).Barrier(1 * ms)
+		}
+		ranks[0].Finalize(1 * us)
+		ranks[1].Compute(1*ms).StopReason(tracepb.Footer_SIGNAL).FooterTimes(end, interrupted).
+			UnfinishedRaw(&tracepb.UnfinishedCall{Thread: thread, Function: fn, Name: name, EntryLocalNs: entry})
+		dir, spool := t.TempDir(), t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Skip(err) // a name protobuf cannot hold
+		}
+		var out bytes.Buffer
+		rec := &TimelineRecorder{}
+		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec, Chrome: &ChromeExport{W: &out, TempDir: spool}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chrometest.Read(out.Bytes()); err != nil {
+			t.Fatalf("chrome export: %v", err)
+		}
+		var js bytes.Buffer
+		if err := rec.WriteJSON(&js); err != nil || !json.Valid(js.Bytes()) {
+			t.Fatalf("timeline JSON: %v", err)
+		}
+		for _, u := range rep.Unfinished {
+			if u.Seconds != nil && (*u.Seconds < 0 || math.IsNaN(*u.Seconds) || math.IsInf(*u.Seconds, 0)) {
+				t.Errorf("duration %v", *u.Seconds)
+			}
+		}
+		if tl := rec.Timeline(); tl != nil && tl.End > int64(1)<<53 {
+			t.Errorf("the timeline runs %d ns", tl.End)
+		}
+	})
 }

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -35,6 +36,11 @@ type rankObs struct {
 	// order: an amortization may still move them. About replayer.maxPend
 	// at most: the replay fixes its stretch when it grows past that.
 	held []obsCall
+	// thrs and thrLast are the calling threads of the calls handed on and
+	// each one's latest exit: a call in progress at the end began after
+	// its thread's last call returned (unfinished).
+	thrs    []uint32
+	thrLast []int64
 }
 
 // heldSlack is how far held may grow past the replay's own bound of
@@ -192,6 +198,7 @@ func (o *rankObs) release(fixed int64) {
 	i, bound := 0, 2*o.rp.maxPend+heldSlack
 	for i < len(o.held) && (o.held[i].exit <= fixed || len(o.held)-i > bound) {
 		h := &o.held[i]
+		o.noteExit(h.thread, h.exit)
 		if o.tl != nil {
 			o.tl.record(h)
 		}
@@ -221,6 +228,17 @@ func (o *rankObs) release(fixed int64) {
 		o.held[j] = obsCall{msgs: spare[j-n], ties: tspare[j-n]}
 	}
 	o.held = o.held[:n]
+}
+
+// noteExit notes that thread th's call handed on returned at exit.
+func (o *rankObs) noteExit(th uint32, exit int64) {
+	for i, t := range o.thrs {
+		if t == th {
+			o.thrLast[i] = max(o.thrLast[i], exit)
+			return
+		}
+	}
+	o.thrs, o.thrLast = append(o.thrs, th), append(o.thrLast, exit)
 }
 
 // flush hands on every held call: at an interval boundary (a fixed point
@@ -286,11 +304,15 @@ func (o *rankObs) unfinished() {
 	rp := o.rp
 	for i, u := range rp.unf[:min(len(rp.unf), maxUnfinished)] {
 		// Local clocks read positive nanoseconds; a call cannot start
-		// before tracing did, nor (but in a damaged footer) months after.
+		// before tracing did, nor (but in a damaged footer) months after,
+		// nor before its thread's last call returned.
 		if e := u.EntryLocalNs; e <= 0 || e < rp.unfStart || e-rp.unfStart > maxOpenSpan {
 			continue
 		}
 		c := openCall{idx: i, thread: u.Thread, fi: rp.unfFn(u), entry: rp.global(u.EntryLocalNs), end: -1}
+		if k := slices.Index(o.thrs, u.Thread); k >= 0 && c.entry < o.thrLast[k] {
+			continue // before its thread's last call returned: damage
+		}
 		c.kind = kindOf(c.fi)
 		if d := rp.unfEnd - u.EntryLocalNs; rp.unfEnd > 0 && d >= 0 && d <= maxOpenSpan {
 			c.end, c.atLeast = rp.global(rp.unfEnd), rp.unfAtLeast
@@ -318,7 +340,7 @@ func (rp *replayer) unfFn(u *tracepb.UnfinishedCall) *fnInfo {
 			return rp.fn(u.Function)
 		}
 	}
-	in := classify(&tracepb.Function{Name: u.Name})
+	in := classify(&tracepb.Function{Name: cmp.Or(u.Name, unknownFunction)})
 	in.derive()
 	return &in
 }

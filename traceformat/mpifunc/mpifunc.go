@@ -144,7 +144,7 @@ func canonical(name string) string {
 			break
 		}
 	}
-	if oneCase(n) {
+	if n != "" && oneCase(n) {
 		// Fortran spellings lose case: restore the C spelling "Xxx_yyy".
 		n = strings.ToUpper(n[:1]) + strings.ToLower(n[1:])
 	}

@@ -81,14 +81,17 @@ type Rank struct {
 	offset      int64   // injected clock offset, ns
 	drift       float64 // injected drift, ppm
 	noFoot      bool
-	noEnd       bool   // the footer has no end_local_ns (NoEndTime)
-	interrupted int64  // true time of the job's interrupt (InterruptedAt), 0 none
-	bias        uint64 // load bias of the program (address-space randomization)
-	stop        tracepb.Footer_StopReason
-	unf         []unfinished
-	syncs       bool
-	host        string // "" is testhost
-	program     string // "" is the run's Program
+	noEnd       bool  // the footer has no end_local_ns (NoEndTime)
+	interrupted int64 // true time of the job's interrupt (InterruptedAt), 0 none
+	// FooterTimes: the footer's end and interrupt as given.
+	rawTimes               bool
+	rawEnd, rawInterrupted int64
+	bias                   uint64 // load bias of the program (address-space randomization)
+	stop                   tracepb.Footer_StopReason
+	unf                    []unfinished
+	syncs                  bool
+	host                   string // "" is testhost
+	program                string // "" is the run's Program
 	// thread is the thread making the calls (Thread); cursors holds the
 	// other threads' time cursors.
 	thread  uint32
@@ -196,6 +199,14 @@ func (k *Rank) Crash() *Rank { k.noFoot = true; return k }
 // NoEndTime leaves the footer's end of the process unset, as in the
 // footer dtrun recovers for a process killed before any handler ran.
 func (k *Rank) NoEndTime() *Rank { k.noEnd = true; return k }
+
+// FooterTimes sets the footer's end and interrupt to the local clock
+// readings end and interrupted as they are (0: unset): a damaged or
+// hostile footer.
+func (k *Rank) FooterTimes(end, interrupted int64) *Rank {
+	k.rawTimes, k.rawEnd, k.rawInterrupted = true, end, interrupted
+	return k
+}
 
 // InterruptedAt leaves the footer's end unset and gives instead the
 // moment, true time t, at which the job was interrupted while the process
@@ -677,6 +688,9 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	}
 	if k.interrupted > 0 {
 		ft.InterruptedLocalNs = k.local(k.interrupted)
+	}
+	if k.rawTimes {
+		ft.EndLocalNs, ft.InterruptedLocalNs = k.rawEnd, k.rawInterrupted
 	}
 	if err := w.Close(ft); err != nil {
 		return nil, err
