@@ -223,17 +223,24 @@ func (o *exRank) room() {
 	}
 }
 
-func (o *exRank) record(c *obsCall) {
-	o.extend(c.entry, c.exit)
-	if i, found := slices.BinarySearch(o.threads, c.thread); !found {
-		o.threads = slices.Insert(o.threads, i, c.thread)
+// sawCall notes thread th calling function f and gives f's number in
+// the rank's spool.
+func (o *exRank) sawCall(th uint32, f *fnInfo) int {
+	if i, found := slices.BinarySearch(o.threads, th); !found {
+		o.threads = slices.Insert(o.threads, i, th)
 	}
-	fi, ok := o.fnIdx[c.fi]
+	fi, ok := o.fnIdx[f]
 	if !ok {
 		fi = len(o.fns)
-		o.fns = append(o.fns, c.fi)
-		o.fnIdx[c.fi] = fi
+		o.fns = append(o.fns, f)
+		o.fnIdx[f] = fi
 	}
+	return fi
+}
+
+func (o *exRank) record(c *obsCall) {
+	o.extend(c.entry, c.exit)
+	fi := o.sawCall(c.thread, c.fi)
 	if c.inColl {
 		fl := byte(0)
 		if c.collReq {
@@ -317,15 +324,7 @@ func (o *exRank) interval(n *rnode, at int64, enter bool) {
 // unfinished spools a call in progress when the process ended.
 func (o *exRank) unfinished(c *openCall) {
 	o.extend(c.entry, max(c.entry, c.end))
-	if i, found := slices.BinarySearch(o.threads, c.thread); !found {
-		o.threads = slices.Insert(o.threads, i, c.thread)
-	}
-	fi, ok := o.fnIdx[c.fi]
-	if !ok {
-		fi = len(o.fns)
-		o.fns = append(o.fns, c.fi)
-		o.fnIdx[c.fi] = fi
-	}
+	fi := o.sawCall(c.thread, c.fi)
 	o.room()
 	b := append(o.buf, recOpen)
 	b = binary.AppendVarint(b, c.entry)

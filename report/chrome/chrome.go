@@ -148,21 +148,7 @@ func (w *Writer) metaSort(what string, pid, tid, idx int) {
 // process pid from ts for dur ns. args, when not empty, are the members of
 // the event's args object, already encoded (`"bytes":8,"peer":1`).
 func (w *Writer) Complete(pid, tid int, cat, name string, ts, dur int64, args []byte) {
-	w.begin("X", pid, tid)
-	w.b = append(w.b, `,"cat":`...)
-	w.str(cat)
-	w.b = append(w.b, `,"name":`...)
-	w.str(name)
-	w.b = append(w.b, `,"ts":`...)
-	w.b = AppendMicros(w.b, ts)
-	w.b = append(w.b, `,"dur":`...)
-	w.b = AppendMicros(w.b, dur)
-	if len(args) > 0 {
-		w.b = append(w.b, `,"args":{`...)
-		w.b = append(w.b, args...)
-		w.b = append(w.b, '}')
-	}
-	w.end()
+	w.slice("X", pid, tid, cat, name, ts, dur, args)
 }
 
 // Begin writes the beginning of a slice (ph "B") of thread tid of process
@@ -170,13 +156,22 @@ func (w *Writer) Complete(pid, tid int, cat, name string, ts, dur int64, args []
 // trace as a slice that did not end (Perfetto: "Did not end"). Nothing
 // may start on that thread after it, or viewers nest it there.
 func (w *Writer) Begin(pid, tid int, cat, name string, ts int64, args []byte) {
-	w.begin("B", pid, tid)
+	w.slice("B", pid, tid, cat, name, ts, -1, args)
+}
+
+// slice writes a slice's event of phase ph; dur < 0 writes none.
+func (w *Writer) slice(ph string, pid, tid int, cat, name string, ts, dur int64, args []byte) {
+	w.begin(ph, pid, tid)
 	w.b = append(w.b, `,"cat":`...)
 	w.str(cat)
 	w.b = append(w.b, `,"name":`...)
 	w.str(name)
 	w.b = append(w.b, `,"ts":`...)
 	w.b = AppendMicros(w.b, ts)
+	if dur >= 0 {
+		w.b = append(w.b, `,"dur":`...)
+		w.b = AppendMicros(w.b, dur)
+	}
 	if len(args) > 0 {
 		w.b = append(w.b, `,"args":{`...)
 		w.b = append(w.b, args...)
