@@ -406,6 +406,7 @@ func runFacts(ranks []*rankResult, byRank []*rankFile, model *clocks.Model) repo
 				run.Start = time.Unix(0, h.StartUnixNs).UTC().Format(time.RFC3339)
 			}
 			run.TracerVersion = h.TracerVersion
+			run.BatchJob = h.BatchJob
 		}
 		if c := h.GetClock().GetSource().String(); !slices.Contains(clk, c) {
 			clk = append(clk, c)

@@ -46,6 +46,7 @@ func TestProfileViews(t *testing.T) {
 	r2.Wait(q2, 5*us)
 	r2.Finalize(1 * us)
 
+	run.BatchJob = "slurm 4242.0"
 	dir := t.TempDir()
 	if _, err := run.WriteDir(dir, "app"); err != nil {
 		t.Fatal(err)
@@ -58,7 +59,8 @@ func TestProfileViews(t *testing.T) {
 		t.Fatal("no run facts")
 	}
 	if ru.MPI != "synthetic" || ru.Start != "2026-01-01T00:00:00Z" || ru.Clock != "SYNTHETIC" ||
-		ru.TracerVersion != "tracetest" || !reflect.DeepEqual(ru.Command, []string{"/tmp/app"}) || ru.Program != "/tmp/app" {
+		ru.TracerVersion != "tracetest" || !reflect.DeepEqual(ru.Command, []string{"/tmp/app"}) || ru.Program != "/tmp/app" ||
+		ru.BatchJob != "slurm 4242.0" {
 		t.Errorf("run facts %+v", ru)
 	}
 	if ru.SyncError < 0 {

@@ -26,9 +26,15 @@ func TestMPIAPI(t *testing.T) {
 			needMPI(t, m)
 			dir := t.TempDir()
 			exe := compile(t, m, dir, "mpiapi")
-			trace(t, m, dir, []string{"TMPDIR=" + dir}, 4, exe)
+			// Run as a batch system's job (Cobalt's variable: Open MPI's
+			// and MPICH's launchers take Slurm's, PBS's or Flux's for a
+			// job to launch through): the traces name it.
+			trace(t, m, dir, []string{"TMPDIR=" + dir, "COBALT_JOBID=4242"}, 4, exe)
 			r, stderr := analyse(t, dir, "mpiapi")
 			checkClean(t, r, stderr, false, -1)
+			if r.Run == nil || r.Run.BatchJob != "cobalt 4242" {
+				t.Errorf("run facts %+v, want the batch job cobalt 4242", r.Run)
+			}
 			// One interval per family.
 			if n := len(r.Intervals); n < 12 {
 				t.Errorf("%d intervals, want the whole program and 11 families", n)

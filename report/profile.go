@@ -30,6 +30,9 @@ type Run struct {
 	Start             string   `json:"start"`   // wall-clock start of tracing, RFC 3339 UTC
 	Clock             string   `json:"clock"`   // TSC, MONOTONIC_RAW, MONOTONIC or SYNTHETIC
 	TracerVersion     string   `json:"tracer_version"`
+	// BatchJob is the batch system's job the run was ("slurm 4242.0");
+	// absent outside one (docs/report-format.md).
+	BatchJob string `json:"batch_job,omitempty"`
 	// SyncError bounds the clock-offset error after alignment, seconds:
 	// the largest over ranks of the half round trip of the clock-sync
 	// samples used, added along each rank's chain of references to rank 0

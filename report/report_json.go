@@ -466,6 +466,10 @@ func (w *reportJSON) run(d int, r *Run) {
 	w.str(r.Clock)
 	w.key(d+1, `"tracer_version": `, false)
 	w.str(r.TracerVersion)
+	if r.BatchJob != "" {
+		w.key(d+1, `"batch_job": `, false)
+		w.str(r.BatchJob)
+	}
 	w.key(d+1, `"sync_error": `, false)
 	w.float(r.SyncError)
 	w.key(d+1, `"trace_bytes": `, false)

@@ -188,6 +188,10 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("the DOM does not show %s as text", s)
 		}
 	}
+	// The run facts name the batch job.
+	if !regexp.MustCompile(`<div id="run">[^<]* · job slurm 4242\.0 · `).MatchString(p.DOM) {
+		t.Errorf("the run facts lack the batch job: %s", regexp.MustCompile(`<div id="run">[^<]*`).FindString(p.DOM))
+	}
 	// The charts were drawn by the embedded Chart.js: a bar per rank.
 	for _, want := range []string{`<canvas [^>]*data-chart="main"[^>]*data-drawn="1"`,
 		`<canvas [^>]*id="exec-chart-0" data-chart="execution" data-bars="4"[^>]*data-drawn="1"`} {

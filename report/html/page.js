@@ -61,6 +61,7 @@
     if (rep.programs) facts.push("MPMD: " + rep.programs.map((p) => p.program.split("/").pop() + " (ranks " + rankSpans(p.ranks) + ")").join(", "));
     if (r.mpi) facts.push(r.mpi);
     if (r.start) facts.push("started " + r.start);
+    if (r.batch_job) facts.push("job " + r.batch_job);
     if (r.clock) facts.push("clock " + r.clock + (r.sync_error ? " (sync error ≤ " + (r.sync_error * 1e6).toFixed(2) + " µs)" : ""));
     if (facts.length) document.getElementById("meta").append(el("div", { id: "run" }, facts.join(" · ")));
   }

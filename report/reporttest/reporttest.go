@@ -220,7 +220,7 @@ func Full() *report.Report {
 		RunFacts: report.RunFacts{
 			Run: &report.Run{MPI: "Open MPI v4.1.2", MPILibraryVersion: "Open MPI v4.1.2, package: Debian OpenMPI, ident: 4.1.2, repo rev: v4.1.2, Oct 13, 2021",
 				Command: []string{"./jacobi", "-n", "100"}, Program: "/home/user/jacobi", Start: "2026-01-01T12:00:00Z",
-				Clock: "TSC", TracerVersion: "0.1.0", SyncError: 0.000001250, TraceBytes: 4000, Events: 400, BytesPerEvent: 10,
+				Clock: "TSC", TracerVersion: "0.1.0", BatchJob: "slurm 4242.0", SyncError: 0.000001250, TraceBytes: 4000, Events: 400, BytesPerEvent: 10,
 				Ranks: []report.TraceSize{{Rank: 0, Bytes: 1100, Events: 110}, {Rank: 1, Bytes: 1100, Events: 110}, {Rank: 2, Bytes: 600, Events: 60}, {Rank: 3, Bytes: 1200, Events: 120}}},
 			Hosts: []report.Host{{Host: "node1", Ranks: []int{0, 1}}, {Host: "node2", Ranks: []int{2, 3}}},
 		},

@@ -34,6 +34,9 @@ func (p *printer) runFacts(r *report.Report) {
 	}
 	p.printf("MPI:     %s\n", orNotRecorded(ru.MPI))
 	p.printf("Start:   %s\n", orNotRecorded(ru.Start))
+	if ru.BatchJob != "" {
+		p.printf("Job:     %s\n", ru.BatchJob)
+	}
 	p.printf("Clock:   %s, synchronization error at most %.9f s\n", orNotRecorded(ru.Clock), ru.SyncError)
 	p.printf("Tracer:  %s\n", orNotRecorded(ru.TracerVersion))
 	bpe := "-"

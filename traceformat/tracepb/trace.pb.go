@@ -467,7 +467,12 @@ type Header struct {
 	MpiLibraryVersion string `protobuf:"bytes,14,opt,name=mpi_library_version,json=mpiLibraryVersion,proto3" json:"mpi_library_version,omitempty"`
 	// Thread support level granted by MPI_Init_thread (MPI_THREAD_SINGLE = 0 …
 	// MPI_THREAD_MULTIPLE = 3); 0 when the program called MPI_Init.
-	ThreadLevel   uint32 `protobuf:"varint,15,opt,name=thread_level,json=threadLevel,proto3" json:"thread_level,omitempty"`
+	ThreadLevel uint32 `protobuf:"varint,15,opt,name=thread_level,json=threadLevel,proto3" json:"thread_level,omitempty"`
+	// The batch system's job the process ran in, as its environment names
+	// it ("slurm 4242.0": the job and its step; "pbs 17.server", "lsf 99",
+	// "flux f2Dx", "sge 7.3", "cobalt 12"); empty outside one. It ties the
+	// trace to the scheduler's accounting and the job's own output.
+	BatchJob      string `protobuf:"bytes,16,opt,name=batch_job,json=batchJob,proto3" json:"batch_job,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -605,6 +610,13 @@ func (x *Header) GetThreadLevel() uint32 {
 		return x.ThreadLevel
 	}
 	return 0
+}
+
+func (x *Header) GetBatchJob() string {
+	if x != nil {
+		return x.BatchJob
+	}
+	return ""
 }
 
 // Clock describes the time source of the local timestamps.
@@ -1845,7 +1857,7 @@ var File_trace_proto protoreflect.FileDescriptor
 
 const file_trace_proto_rawDesc = "" +
 	"\n" +
-	"\vtrace.proto\x12\rdtpa.trace.v1\"\x82\x04\n" +
+	"\vtrace.proto\x12\rdtpa.trace.v1\"\x9f\x04\n" +
 	"\x06Header\x12\x12\n" +
 	"\x04rank\x18\x01 \x01(\rR\x04rank\x12\x1d\n" +
 	"\n" +
@@ -1863,7 +1875,8 @@ const file_trace_proto_rawDesc = "" +
 	"\x06params\x18\f \x01(\v2\x1b.dtpa.trace.v1.TracerParamsR\x06params\x12-\n" +
 	"\x12mpi_implementation\x18\r \x01(\tR\x11mpiImplementation\x12.\n" +
 	"\x13mpi_library_version\x18\x0e \x01(\tR\x11mpiLibraryVersion\x12!\n" +
-	"\fthread_level\x18\x0f \x01(\rR\vthreadLevel\"\xce\x02\n" +
+	"\fthread_level\x18\x0f \x01(\rR\vthreadLevel\x12\x1b\n" +
+	"\tbatch_job\x18\x10 \x01(\tR\bbatchJob\"\xce\x02\n" +
 	"\x05Clock\x123\n" +
 	"\x06source\x18\x01 \x01(\x0e2\x1b.dtpa.trace.v1.Clock.SourceR\x06source\x12\x15\n" +
 	"\x06tsc_hz\x18\x02 \x01(\x01R\x05tscHz\x12A\n" +

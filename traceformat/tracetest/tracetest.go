@@ -50,6 +50,8 @@ type Run struct {
 	// ThreadLevel is the thread support the header records
 	// (MPI_THREAD_SINGLE = 0 … MPI_THREAD_MULTIPLE = 3).
 	ThreadLevel uint32
+	// BatchJob is the batch system's job the headers name ("" none).
+	BatchJob string
 	// Start is when the run started on the calendar (the headers'
 	// StartUnixNs); zero: 2026-01-01 00:00 UTC.
 	Start time.Time
@@ -611,7 +613,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 		StartUnixNs: r.start().UnixNano(), StartLocalNs: k.local(0),
 		Clock:         &tracepb.Clock{Source: tracepb.Clock_SYNTHETIC, InjectedOffsetNs: k.offset, InjectedDriftPpm: k.drift},
 		TracerVersion: "tracetest", Params: &tracepb.TracerParams{UserStackSize: 1, MaxTraceSizeMb: 500},
-		MpiImplementation: "synthetic", ThreadLevel: r.ThreadLevel,
+		MpiImplementation: "synthetic", ThreadLevel: r.ThreadLevel, BatchJob: r.BatchJob,
 	}
 	w, err := traceformat.NewWriter(&buf, hdr, traceformat.WriterOptions{})
 	if err != nil {

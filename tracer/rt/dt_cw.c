@@ -485,6 +485,33 @@ static void boot_id(char *id, size_t size) {
 		if (id[i] == '\n' || id[i] == '"' || id[i] == '\\') id[i] = 0;
 }
 
+// batch_job names the batch system's job this process runs in
+// (Header.batch_job) into b (size bytes; "" outside one), from the
+// variables each system sets in its jobs' environment.
+static void batch_job(char *b, size_t size) {
+	const char *v;
+	b[0] = 0;
+	if ((v = getenv("SLURM_JOB_ID")) && *v) {
+		const char *step = getenv("SLURM_STEP_ID");
+		if (step && *step) snprintf(b, size, "slurm %s.%s", v, step);
+		else snprintf(b, size, "slurm %s", v);
+	} else if ((v = getenv("PBS_JOBID")) && *v) {
+		snprintf(b, size, "pbs %s", v);
+	} else if ((v = getenv("LSB_JOBID")) && *v) {
+		const char *ix = getenv("LSB_JOBINDEX");
+		if (ix && *ix && strcmp(ix, "0") != 0) snprintf(b, size, "lsf %s[%s]", v, ix);
+		else snprintf(b, size, "lsf %s", v);
+	} else if ((v = getenv("FLUX_JOB_ID")) && *v) {
+		snprintf(b, size, "flux %s", v);
+	} else if ((v = getenv("JOB_ID")) && *v && getenv("SGE_ROOT")) {
+		const char *task = getenv("SGE_TASK_ID");
+		if (task && *task && strcmp(task, "undefined") != 0) snprintf(b, size, "sge %s.%s", v, task);
+		else snprintf(b, size, "sge %s", v);
+	} else if ((v = getenv("COBALT_JOBID")) && *v) {
+		snprintf(b, size, "cobalt %s", v);
+	}
+}
+
 // create_spill creates and maps the spill file (records.CreateSpill), its
 // directory first when missing.
 static char *create_spill(const char *path, int rank, int slots, size_t chunk, const dt_clock *c, int *fdp) {
@@ -564,8 +591,9 @@ int dtw_init(int rank, int size, int level, char *impl, char *ver, dt_clock *clk
 	if (name[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(cw_path, sizeof cw_path, "%s/%s", cwd, name);
 	else snprintf(cw_path, sizeof cw_path, "%s", name);
 
-	static char host[256], exe[PATH_MAX], version[MPI_MAX_LIBRARY_VERSION_STRING + 1];
+	static char host[256], exe[PATH_MAX], version[MPI_MAX_LIBRARY_VERSION_STRING + 1], job[160];
 	dt_host_name(host, sizeof host);
+	batch_job(job, sizeof job);
 	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	exe[el > 0 ? el : 0] = 0;
 	snprintf(version, sizeof version, "%s", ver); // strings.TrimSpace
@@ -595,6 +623,7 @@ int dtw_init(int rank, int size, int level, char *impl, char *ver, dt_clock *clk
 	cw_hdr.params = cw_params;
 	cw_hdr.mpi_implementation = impl, cw_hdr.mpi_library_version = v;
 	cw_hdr.thread_level = (uint32_t)level;
+	cw_hdr.batch_job = job;
 
 	cw_defer_left = 128;
 	const char *dmb = getenv("DT_DEFER_MB");
