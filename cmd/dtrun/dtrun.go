@@ -328,15 +328,21 @@ type interruption struct {
 // (initMarks): those were alive when it was read.
 func noteInterruption(dir string) interruption {
 	in := interruption{at: monotonicRaw(), alive: map[string]bool{}}
-	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
-	inits, _ := filepath.Glob(filepath.Join(dir, initMarkGlob))
-	files = append(files, inits...)
-	for _, f := range files {
+	for _, f := range processFiles(dir) {
 		if records.Held(f) {
 			in.alive[f] = true
 		}
 	}
 	return in
+}
+
+// processFiles are the files in dir that the job's processes hold while
+// they live: their spill files, and their notes of being inside MPI_Init
+// (initMarks).
+func processFiles(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
+	inits, _ := filepath.Glob(filepath.Join(dir, initMarkGlob))
+	return append(files, inits...)
 }
 
 // bound is when the process of spill file f was known alive, 0 unknown.
@@ -366,9 +372,7 @@ const rankEndWait = 10 * time.Second
 // every rank on this node has ended.
 func waitRanks(dir string, d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
-		inits, _ := filepath.Glob(filepath.Join(dir, initMarkGlob))
-		if !slices.ContainsFunc(append(files, inits...), records.Held) {
+		if !slices.ContainsFunc(processFiles(dir), records.Held) {
 			return
 		}
 	}

@@ -18,6 +18,7 @@
 #include "dt_rt.h"
 #include "dt_writer.h"
 #include "dt_loadgo.h"
+#include "dt_initmark.h"
 #include "trace.pb-c.h"
 
 #include <dlfcn.h>
@@ -469,22 +470,6 @@ static size_t json_str(char *b, size_t at, size_t size, const char *s) {
 	return at + 1;
 }
 
-// boot_id reads the node's boot id into id (size bytes; "" when it cannot):
-// the spill header names it (records.SpillInfo.Boot), so that dtrun only
-// applies its own clock readings to the spill files of its node's
-// current boot, whose CLOCK_MONOTONIC_RAW the records' clock is.
-static void boot_id(char *id, size_t size) {
-	id[0] = 0;
-	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) return;
-	ssize_t n = read(fd, id, size - 1);
-	close(fd);
-	if (n <= 0) n = 0;
-	id[n] = 0;
-	for (ssize_t i = 0; i < n; i++)
-		if (id[i] == '\n' || id[i] == '"' || id[i] == '\\') id[i] = 0;
-}
-
 // batch_job names the batch system's job this process runs in
 // (Header.batch_job) into b (size bytes; "" outside one), from the
 // variables each system sets in its jobs' environment.
@@ -535,8 +520,10 @@ static char *create_spill(const char *path, int rank, int slots, size_t chunk, c
 			"\"SkewOff\":%lld,\"SkewPPM\":%.17g}}",
 			rank, slots, chunk, c->tsc ? "true" : "false", c->ns_per_tick, (unsigned long long)c->raw0,
 			(long long)c->ns0, (long long)c->skew_off_ns, c->skew_ppm);
+	// The node's boot (records.SpillInfo.Boot): dtrun applies its own
+	// clock readings only to the spill files of its node's current boot.
 	char boot[64];
-	boot_id(boot, sizeof boot);
+	dt_boot_id(boot, sizeof boot);
 	if (boot[0] && n < sizeof hdr) {
 		n--; // the closing brace
 		n += (size_t)snprintf(hdr + n, sizeof hdr - n, ",\"Boot\":");

@@ -14,6 +14,20 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+// dt_boot_id reads the node's boot id into id (size bytes; "" when it
+// cannot): the same for every process of the node until it reboots, and
+// so the domain of its CLOCK_MONOTONIC_RAW readings, which dtrun compares
+// with its own (records.BootID) before it puts its clock beside theirs.
+static inline void dt_boot_id(char *id, size_t size) {
+	id[0] = 0;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) return;
+	ssize_t n = read(fd, id, size - 1);
+	close(fd);
+	id[n > 0 ? n : 0] = 0;
+	id[strcspn(id, "\n")] = 0;
+}
+
 // dt_init_mark creates init.<pid> in the job's spill directory
 // (DT_SPILL_DIR, which dtrun sets), locked while the process lives, and
 // writes into it when the call began (ns, CLOCK_MONOTONIC_RAW), the node's
@@ -29,14 +43,8 @@ static inline int dt_init_mark(int64_t ns, char *path) {
 	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd < 0) return -1;
 	flock(fd, LOCK_EX | LOCK_NB);
-	char boot[64] = {0};
-	int bf = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (bf >= 0) {
-		ssize_t n = read(bf, boot, sizeof boot - 1);
-		close(bf);
-		boot[n > 0 ? n : 0] = 0;
-		boot[strcspn(boot, "\n")] = 0;
-	}
+	char boot[64];
+	dt_boot_id(boot, sizeof boot);
 	const char *rank = getenv("OMPI_COMM_WORLD_RANK");
 	if (!rank) rank = getenv("PMI_RANK");
 	if (!rank) rank = getenv("PMIX_RANK");
