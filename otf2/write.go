@@ -1,6 +1,7 @@
 package otf2
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -115,7 +116,7 @@ func writeArchive(rt *analyzer.RunClocks, opts ExportOptions, warn func(string),
 		return ExportStats{}, err
 	}
 	x := newExporter(rt, opts.Symbolizer, warn)
-	x.open = func(r int) (evtSink, error) { return ca.evtWriter(uint64(r)) }
+	x.open = func(r int, t uint32) (evtSink, error) { return ca.evtWriter(locationID(r, t)) }
 	if err := run(x, ca); err != nil {
 		ca.abort()
 		return ExportStats{}, ca.explain(err)
@@ -172,17 +173,33 @@ type exporter struct {
 
 	first, last   uint64 // earliest and latest time written
 	started       bool
-	locEvents     []uint64 // records per location (rank), written or not
+	locs          [][]locCount // per rank: its threads' locations, the master thread's first
 	written       []bool
 	realtimeStart uint64 // rank 0's calendar time at its first time written, 0 unknown
 
-	// open gives the writer of rank r's events.
-	open func(r int) (evtSink, error)
+	// open gives the writer of the events of rank r's thread t.
+	open func(r int, t uint32) (evtSink, error)
 }
 
-// evtSink takes one rank's records: libotf2's event writer of its
-// location (cEvtWriter), or a part of a distributed export
-// (write_dist.go).
+// locCount is one location of a rank: its thread and the records
+// written to it.
+type locCount struct {
+	thread uint32
+	events uint64
+}
+
+// locationID is the OTF2 location of rank r's thread t: the rank itself
+// for the thread that called MPI_Init (as in an archive of a
+// single-threaded run), t<<32 | r for another thread.
+func locationID(r int, t uint32) uint64 { return uint64(t)<<32 | uint64(r) }
+
+// threadLevelSerialized is MPI_THREAD_SERIALIZED in the trace header's
+// thread level: below it the analysis replays only the thread that called
+// MPI_Init, and the archive holds what the analysis replays.
+const threadLevelSerialized = 2
+
+// evtSink takes the records of one location: libotf2's event writer
+// (cEvtWriter), or a part of a distributed export (write_dist.go).
 type evtSink interface {
 	write(evs []wev) error
 	close() error
@@ -190,7 +207,7 @@ type evtSink interface {
 
 func newExporter(rt *analyzer.RunClocks, sym analyzer.Symbolizer, warn func(string)) *exporter {
 	return &exporter{rt: rt, sym: sym, warn: warn, defs: newGlobalDefs(),
-		locEvents: make([]uint64, rt.Size), written: make([]bool, rt.Size)}
+		locs: make([][]locCount, rt.Size), written: make([]bool, rt.Size)}
 }
 
 func (x *exporter) run(ctx context.Context, ca *cArchive) error {
@@ -210,11 +227,29 @@ func (x *exporter) run(ctx context.Context, ca *cArchive) error {
 	return x.finish(ca, locs)
 }
 
-// wrote notes rank r's events written, adding its location to locs.
+// wrote notes rank r's events written, adding its locations to locs.
 func (x *exporter) wrote(r int, locs []uint64) []uint64 {
 	x.written[r] = true
 	x.stats.Ranks++
-	return append(locs, uint64(r))
+	if len(x.locs[r]) == 0 {
+		x.locs[r] = []locCount{{}}
+	}
+	slices.SortFunc(x.locs[r], func(a, b locCount) int { return cmp.Compare(a.thread, b.thread) })
+	for _, l := range x.locs[r] {
+		locs = append(locs, locationID(r, l.thread))
+	}
+	return locs
+}
+
+// counted adds n records to the location of rank r's thread t.
+func (x *exporter) counted(r int, t uint32, n uint64) {
+	for i := range x.locs[r] {
+		if x.locs[r][i].thread == t {
+			x.locs[r][i].events += n
+			return
+		}
+	}
+	x.locs[r] = append(x.locs[r], locCount{thread: t, events: n})
 }
 
 // finish closes the event files of locs and writes the definitions.
@@ -258,33 +293,46 @@ func (x *exporter) modules() []analyzer.Module {
 	return nil
 }
 
-// rankWriter writes one rank's events.
+// rankWriter writes one rank's events: each thread's to a location of
+// its own (locWriter); the definitions and requests are the process's.
 type rankWriter struct {
 	x          *exporter
 	rank       int
 	defs       *traceformat.Definitions
-	w          evtSink
-	buf        []wev
-	fns        []*fnMap // by trace function id
-	comms      []uint32 // OTF2 comm by local index, +1 (0 = not mapped yet)
-	sites      []uint32 // OTF2 source code location by call site id, +1
+	loc        *locWriter   // the location of the batch being written
+	locs       []*locWriter // by first record, the master thread's first
+	fns        []*fnMap     // by trace function id
+	comms      []uint32     // OTF2 comm by local index, +1 (0 = not mapped yet)
+	sites      []uint32     // OTF2 source code location by call site id, +1
 	reqs       map[uint64][]*pendReq
 	nextReq    uint64
-	last       uint64 // last time written (times never go back)
 	backwards  int64
 	interColl  bool
 	unknownReq int64
-	// The message the last successful MPI_Mprobe or MPI_Improbe took
-	// (MPI_Mrecv and MPI_Imrecv receive it by its handle).
+	// otherThreadReq counts requests completed on another thread than
+	// the one that started them (completeReq).
+	otherThreadReq int64
+}
+
+// locWriter is the location of one thread of a rank: its records, in
+// the thread's call order, and what its calls carry to the next.
+type locWriter struct {
+	thread uint32
+	w      evtSink
+	buf    []wev
+	events uint64
+	last   uint64 // last time written (times never go back)
+	// The message the thread's last successful MPI_Mprobe or
+	// MPI_Improbe took (MPI_Mrecv and MPI_Imrecv receive it by its
+	// handle).
 	probe struct {
 		ok       bool
 		comm     uint32
 		src, tag int32
 	}
-
-	// The latest exit (or entry) of the calls written, on the rank's
-	// clock, once hasPrev: no folded run's first call entered before it
-	// (innerGaps).
+	// The latest exit (or entry) of the thread's calls written, on the
+	// rank's clock, once hasPrev: no folded run's first call entered
+	// before it (innerGaps).
 	prevExit int64
 	hasPrev  bool
 }
@@ -333,7 +381,8 @@ type pendReq struct {
 	persistent bool
 	active     bool
 	cancelled  bool
-	id         uint64 // OTF2 request id while active
+	id         uint64     // OTF2 request id while active
+	loc        *locWriter // where it was started, while active
 }
 
 func classifyWrite(f *tracepb.Function) wop {
@@ -446,12 +495,11 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 		x.warn(fmt.Sprintf("%s cannot be read and is left out: %v.", rk.Path, err))
 		return nil
 	}
-	w, err := x.open(r)
-	if err != nil {
+	rw := &rankWriter{x: x, rank: r, defs: rd.Definitions(), reqs: map[uint64][]*pendReq{}}
+	if err := rw.thread(0); err != nil {
 		return err
 	}
-	rw := &rankWriter{x: x, rank: r, defs: rd.Definitions(), w: w, buf: make([]wev, 0, batchRecords),
-		reqs: map[uint64][]*pendReq{}}
+	threads := rk.Header.GetThreadLevel() >= threadLevelSerialized
 	clk := rk.Clock.Clone()
 	var cur traceformat.Cursor
 	var e traceformat.Event
@@ -469,8 +517,13 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 			x.warn(fmt.Sprintf("Rank %d: %v; the events after it are not exported.", r, err))
 			break
 		}
-		if b.Thread() != 0 {
-			continue
+		if t := b.Thread(); t != rw.loc.thread {
+			if !threads {
+				continue
+			}
+			if err := rw.thread(t); err != nil {
+				return err
+			}
 		}
 		cur = traceformat.Cursor{}
 		for cur.Next(b, &e) {
@@ -480,11 +533,14 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 			}
 		}
 	}
-	if err := rw.flush(); err != nil {
-		return err
-	}
-	if err := w.close(); err != nil {
-		return err
+	for _, l := range rw.locs {
+		if err := l.flush(); err != nil {
+			return err
+		}
+		if err := l.w.close(); err != nil {
+			return err
+		}
+		x.counted(r, l.thread, l.events)
 	}
 	if rw.backwards > 0 {
 		x.warn(fmt.Sprintf("Rank %d: %d times went back on the global clock and were written as the time before them.", r, rw.backwards))
@@ -495,6 +551,9 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 	if rw.unknownReq > 0 {
 		x.warn(fmt.Sprintf("Rank %d: %d completed requests were never seen started; they are written as their calls only.", r, rw.unknownReq))
 	}
+	if rw.otherThreadReq > 0 {
+		x.warn(fmt.Sprintf("Rank %d: %d requests were completed by another thread than the one that started them; OTF2 pairs a request's records within one location, so a receive is written as MpiRecv where it completed, and the completion of a send or collective is left out.", r, rw.otherThreadReq))
+	}
 	if r == 0 && rk.Header != nil && rk.Header.StartUnixNs > 0 {
 		// Calendar time of global time 0 … of the archive's first tick is
 		// set once the first time is known (globalDefs.write).
@@ -503,19 +562,38 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 	return nil
 }
 
+// thread makes thread t's location the one records go to, opening it at
+// its first record.
+func (rw *rankWriter) thread(t uint32) error {
+	for _, l := range rw.locs {
+		if l.thread == t {
+			rw.loc = l
+			return nil
+		}
+	}
+	w, err := rw.x.open(rw.rank, t)
+	if err != nil {
+		return err
+	}
+	rw.loc = &locWriter{thread: t, w: w, buf: make([]wev, 0, batchRecords)}
+	rw.locs = append(rw.locs, rw.loc)
+	return nil
+}
+
 func (rw *rankWriter) put(v wev) error {
-	rw.buf = append(rw.buf, v)
-	rw.x.locEvents[rw.rank]++
+	l := rw.loc
+	l.buf = append(l.buf, v)
+	l.events++
 	rw.x.stats.Records++
-	if len(rw.buf) == cap(rw.buf) {
-		return rw.flush()
+	if len(l.buf) == cap(l.buf) {
+		return l.flush()
 	}
 	return nil
 }
 
-func (rw *rankWriter) flush() error {
-	err := rw.w.write(rw.buf)
-	rw.buf = rw.buf[:0]
+func (l *locWriter) flush() error {
+	err := l.w.write(l.buf)
+	l.buf = l.buf[:0]
 	return err
 }
 
@@ -526,11 +604,12 @@ func (rw *rankWriter) tick(t int64) (uint64, error) {
 		return 0, fmt.Errorf("global time %d ns is before the clock's origin, which OTF2 cannot represent", t)
 	}
 	u := uint64(t)
-	if u < rw.last {
+	if l := rw.loc; u < l.last {
 		rw.backwards++
-		u = rw.last
+		u = l.last
+	} else {
+		l.last = u
 	}
-	rw.last = u
 	x := rw.x
 	if !x.started || u < x.first {
 		x.first = u
@@ -635,11 +714,12 @@ func u32(v int32) uint32 { return uint32(v) }
 // cannot be negative), which also keeps a value no tracer writes within
 // the times the archive can hold.
 func (rw *rankWriter) innerGaps(e *traceformat.Event, clk *clocks.Map) int64 {
+	l := rw.loc
 	inner := int64(-1)
 	if e.Attr&traceformat.AttrInnerGaps != 0 && e.Attr&traceformat.AttrCalls != 0 && e.Calls > 1 {
 		g := max(0, e.InnerGaps)
-		if rw.hasPrev {
-			g = min(g, max(0, e.Entry-rw.prevExit))
+		if l.hasPrev {
+			g = min(g, max(0, e.Entry-l.prevExit))
 		} else {
 			g = min(g, max(0, e.Entry))
 		}
@@ -648,10 +728,10 @@ func (rw *rankWriter) innerGaps(e *traceformat.Event, clk *clocks.Map) int64 {
 			inner = max(0, clk.At(e.Entry)-clk.At(e.Entry-g))
 		}
 	}
-	if rw.hasPrev {
-		rw.prevExit = max(rw.prevExit, e.Entry, e.Exit)
+	if l.hasPrev {
+		l.prevExit = max(l.prevExit, e.Entry, e.Exit)
 	} else {
-		rw.prevExit, rw.hasPrev = max(e.Entry, e.Exit), true
+		l.prevExit, l.hasPrev = max(e.Entry, e.Exit), true
 	}
 	return inner
 }
@@ -722,12 +802,12 @@ func (rw *rankWriter) event(e *traceformat.Event, entry, exit, inner int64) erro
 	}
 	if fm.op == wMrecv || (fm.op == wIrecv && e.Attr&traceformat.AttrRecv == 0) {
 		// MPI_Mrecv, MPI_Imrecv: the message of the last matched probe.
-		if !hasComm && rw.probe.ok {
-			comm, hasComm = rw.probe.comm, true
+		if !hasComm && rw.loc.probe.ok {
+			comm, hasComm = rw.loc.probe.comm, true
 			e.Attr |= traceformat.AttrRecv
-			e.RecvPeer, e.RecvTag = rw.probe.src, rw.probe.tag
+			e.RecvPeer, e.RecvTag = rw.loc.probe.src, rw.loc.probe.tag
 		}
-		rw.probe.ok = false
+		rw.loc.probe.ok = false
 	}
 	// Records at the entry.
 	sends := e.Attr&traceformat.AttrSend != 0 && e.SendPeer >= 0
@@ -852,8 +932,8 @@ func (rw *rankWriter) event(e *traceformat.Event, entry, exit, inner int64) erro
 	case wMprobe:
 		if hasComm && e.Attr&traceformat.AttrStatus != 0 && len(e.Status) > 0 && e.Status[0].Source >= 0 &&
 			(e.Attr&traceformat.AttrFlag == 0 || e.Flag) {
-			rw.probe.ok, rw.probe.comm = true, comm
-			rw.probe.src, rw.probe.tag = e.Status[0].Source, e.Status[0].Tag
+			rw.loc.probe.ok, rw.loc.probe.comm = true, comm
+			rw.loc.probe.src, rw.loc.probe.tag = e.Status[0].Source, e.Status[0].Tag
 		}
 	case wColl:
 		if hasComm && fm.collOp != undefinedU32 {
@@ -899,7 +979,7 @@ func (rw *rankWriter) collArgs(e *traceformat.Event, fm *fnMap) (root uint32, se
 // request id.
 func (rw *rankWriter) startReq(p *pendReq, t uint64) error {
 	rw.nextReq++
-	p.id = rw.nextReq
+	p.id, p.loc = rw.nextReq, rw.loc
 	switch p.kind {
 	case wIsend:
 		rw.x.stats.Sends++
@@ -918,6 +998,26 @@ func (rw *rankWriter) startReq(p *pendReq, t uint64) error {
 func (rw *rankWriter) completeReq(p *pendReq, st *traceformat.Status, t uint64) error {
 	if !p.active {
 		return nil
+	}
+	if p.loc != rw.loc && p.kind != wNone {
+		// OTF2 pairs a request's start and completion within one
+		// location, and the start is written already: a receive that
+		// another thread completed is written there as a receive (its
+		// message stays matched); a send's or a collective's completion
+		// is left out.
+		rw.otherThreadReq++
+		if p.kind != wIrecv || p.cancelled {
+			return nil
+		}
+		src, tag := p.peer, p.tag
+		if st != nil && st.Source >= 0 {
+			src, tag = st.Source, st.Tag
+		}
+		if src < 0 {
+			return nil
+		}
+		rw.x.stats.Recvs++
+		return rw.put(wev{kind: wevRecv, time: c64(t), a: c32(u32(src)), b: c32(p.comm), c: c32(u32(tag)), u1: c64(p.bytes)})
 	}
 	switch p.kind {
 	case wIsend:

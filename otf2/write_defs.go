@@ -238,6 +238,17 @@ func (g *globalDefs) write(ca *cArchive, x *exporter) error {
 	machine := g.str("machine")
 	nodeClass := g.str("node")
 	thread := g.str("Master thread")
+	// The other threads as Score-P names a process's threads that are
+	// not OpenMP's: "Pthread thread N", N the tracer's number of the
+	// thread in its process.
+	threadName := map[uint32]uint32{}
+	for _, ls := range x.locs {
+		for _, l := range ls {
+			if _, ok := threadName[l.thread]; !ok && l.thread != 0 {
+				threadName[l.thread] = g.str("Pthread thread " + strconv.FormatUint(uint64(l.thread), 10))
+			}
+		}
+	}
 	hostNode := map[string]uint32{}
 	var hosts []string
 	rankName := make([]uint32, size)
@@ -325,8 +336,14 @@ func (g *globalDefs) write(ca *cArchive, x *exporter) error {
 		if !x.written[r] {
 			continue
 		}
-		if err := ca.defLocation(uint64(r), thread, x.locEvents[r], uint32(r)); err != nil {
-			return err
+		for _, l := range x.locs[r] {
+			name := thread
+			if l.thread != 0 {
+				name = threadName[l.thread]
+			}
+			if err := ca.defLocation(locationID(r, l.thread), name, l.events, uint32(r)); err != nil {
+				return err
+			}
 		}
 	}
 	for id, r := range g.regionList {

@@ -89,10 +89,15 @@ func (x *exporter) runDist(ctx context.Context, ca *cArchive, rcv *partstream.Re
 	return x.finish(ca, locs)
 }
 
-// Items of a part: a definition (kind, then its fields) or a batch of
+// Items of a part: a definition (kind, then its fields), a batch of
 // records (partEvents, their number, then their bytes as wev lays them
-// out: the processes run the same program).
-const partEvents = 0x10
+// out: the processes run the same program), or the thread whose location
+// the next batches go to (partThread, then its number; the master
+// thread's until the first).
+const (
+	partEvents = 0x10
+	partThread = 0x11
+)
 
 // sendRanks is ExportDist on a process other than 0: each of its ranks
 // first … end-1 with a trace is a part for process 0 (partOut).
@@ -102,7 +107,7 @@ func sendRanks(ctx context.Context, rt *analyzer.RunClocks, opts ExportOptions, 
 	x := newExporter(rt, opts.Symbolizer, func(w string) { out.warns = append(out.warns, w) })
 	out.defs = x.defs
 	x.defs.added = out.def
-	x.open = func(int) (evtSink, error) { out.opened = true; return out, nil }
+	x.open = func(_ int, t uint32) (evtSink, error) { out.opened = true; return &partLoc{o: out, thread: t}, nil }
 	if n, ok := x.sym.(analyzer.ModuleNoter); ok {
 		n.NoteModules(x.modules())
 	}
@@ -128,7 +133,7 @@ func sendRanks(ctx context.Context, rt *analyzer.RunClocks, opts ExportOptions, 
 		if err != nil {
 			return err
 		}
-		out.opened, out.warns = false, nil
+		out.opened, out.warns, out.thread = false, nil, 0
 	}
 	return nil
 }
@@ -141,7 +146,27 @@ type partOut struct {
 	opened bool     // the rank's events were opened (its trace could be)
 	warns  []string // the rank's warnings
 	defs   *globalDefs
+	thread uint32 // of the last batch in the part
 }
+
+// partLoc is the evtSink of one thread's location in a rank's part.
+type partLoc struct {
+	o      *partOut
+	thread uint32
+}
+
+func (l *partLoc) write(evs []wev) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	if o := l.o; o.thread != l.thread {
+		o.buf = binary.AppendUvarint(append(o.buf, partThread), uint64(l.thread))
+		o.thread = l.thread
+	}
+	return l.o.write(evs)
+}
+
+func (l *partLoc) close() error { return nil }
 
 // chunkBytes is the size of the chunks a part is sent in.
 const chunkBytes = 256 << 10
@@ -247,20 +272,44 @@ type partIn struct {
 // rank receives rank r's part from process p and writes it.
 func (in *partIn) rank(rcv *partstream.Receiver, p, r int) error {
 	x := in.x
-	var w evtSink
-	open := func() error {
-		if w != nil {
-			return nil
-		}
-		var err error
-		w, err = x.open(r)
-		return err
+	// The rank's locations, by thread, in the order of their first
+	// records (the master thread's first).
+	type loc struct {
+		t uint32
+		w evtSink
+		n uint64
 	}
+	var locs []*loc
+	var cur *loc
+	open := func(t uint32) error {
+		for _, l := range locs {
+			if l.t == t {
+				cur = l
+				return nil
+			}
+		}
+		w, err := x.open(r, t)
+		if err != nil {
+			return err
+		}
+		cur = &loc{t: t, w: w}
+		locs = append(locs, cur)
+		return nil
+	}
+	thread := uint32(0)
 	trailer, err := rcv.Receive(p, func(b []byte) error {
 		d := &dec{b: b}
 		for len(d.b) > 0 && d.err == nil {
 			kind := d.b[0]
 			d.b = d.b[1:]
+			if kind == partThread {
+				t := d.u()
+				if t > 1<<32-1 {
+					d.fail("thread %d", t)
+				}
+				thread = uint32(t)
+				continue
+			}
 			if kind != partEvents {
 				in.def(d, kind)
 				continue
@@ -278,12 +327,12 @@ func (in *partIn) rank(rcv *partstream.Receiver, p, r int) error {
 			if err := in.remap(in.evs); err != nil {
 				return err
 			}
-			if err := open(); err != nil {
+			if err := open(thread); err != nil {
 				return err
 			}
-			x.locEvents[r] += uint64(n)
+			cur.n += uint64(n)
 			x.stats.Records += int64(n)
-			if err := w.write(in.evs); err != nil {
+			if err := cur.w.write(in.evs); err != nil {
 				return err
 			}
 		}
@@ -314,14 +363,17 @@ func (in *partIn) rank(rcv *partstream.Receiver, p, r int) error {
 		return fmt.Errorf("otf2 export: rank %d's part: %w", r, d.err)
 	}
 	if opened {
-		if err := open(); err != nil {
+		// (The master thread's location is written, even empty, as by
+		// exporter.rank.)
+		if err := open(0); err != nil {
 			return err
 		}
 	}
-	if w != nil {
-		if err := w.close(); err != nil {
+	for _, l := range locs {
+		if err := l.w.close(); err != nil {
 			return err
 		}
+		x.counted(r, l.t, l.n)
 	}
 	if started {
 		if !x.started || first < x.first {

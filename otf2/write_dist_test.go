@@ -113,6 +113,7 @@ func TestExportDist(t *testing.T) {
 	checkExportDist(t, TwoMessages(), nil)
 	checkExportDist(t, innerGapsRun(true), nil)
 	checkExportDist(t, sourceLocationsRun(), lineSymbolizer{})
+	checkExportDist(t, threadedRun(3), nil)
 
 	const n = 7
 	run := NewRun(n)

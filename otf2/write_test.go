@@ -383,3 +383,111 @@ func TestExportNoRoom(t *testing.T) {
 		t.Errorf("a small archive on the same file system: %v", err)
 	}
 }
+
+// threadedRun: two ranks of MPI_THREAD_MULTIPLE (level 3), each with a
+// second thread that exchanges a message with the other's, while the
+// master threads exchange theirs. Rank 0's thread 1 starts an MPI_Irecv
+// that its master thread completes (MPI_Wait), and its batch is recorded
+// after its master thread's MPI_Finalize, as a buffer handed over at the
+// end. At level, 1 (MPI_THREAD_FUNNELED) the same calls are recorded
+// but the threads' are not replayed.
+//
+//	rank 0: thread 0: Init [0, 1µs]; Send to 1 (tag 0) at 50 ms; Wait for
+//	        thread 1's Irecv [250, 250.01] ms; Finalize at 300 ms
+//	        thread 1: Recv from 1 (tag 1) [1, 201.02] ms; Irecv from 1
+//	        (tag 2) at 210 ms
+//	rank 1: thread 0: Init; Recv from 0 (tag 0) at 60 ms; Finalize
+//	        thread 1: Send to 0 (tag 1) at 201 ms; Send (tag 2) at 220 ms
+func threadedRun(level uint32) *Run {
+	run := NewRun(2)
+	run.ThreadLevel = level
+	r0, r1 := run.Rank(0), run.Rank(1)
+	for _, r := range []*Rank{r0, r1} {
+		r.Init(1 * US)
+		r.Thread(1).Thread(0)
+	}
+	r0.At(50*MS).Send(1, 0, 8, 10*US)
+	r1.At(60*MS).Recv(0, 0, 8, 10*US)
+	r1.Thread(1).At(201*MS).Send(0, 1, 8, 10*US)
+	r1.At(220*MS).Send(0, 2, 4, 10*US)
+	r1.Thread(0).At(300 * MS).Finalize(US)
+	r0.Thread(1).At(1*MS).Recv(1, 1, 8, 200*MS+20*US)
+	q := r0.At(210*MS).Irecv(1, 2, 4, US)
+	r0.Thread(0).At(250*MS).Wait(q, 10*US)
+	r0.At(300 * MS).Finalize(US)
+	return run
+}
+
+// TestExportThreads: each thread of a rank is a location of its own
+// (t<<32 | rank, "Pthread thread t", in the rank's location group), with
+// its calls and messages in time order; a receive completed by another
+// thread than the one that started it is an MPI_RECV where it completed.
+// Below MPI_THREAD_SERIALIZED only the master threads are written, as the
+// analysis replays only theirs.
+func TestExportThreads(t *testing.T) {
+	a, st := exportRun(t, threadedRun(3))
+	const t1 = 1 << 32
+	locs := map[uint64]map[string]int{}
+	last := map[uint64]uint64{}
+	for _, r := range a.Records {
+		if locs[r.Location] == nil {
+			locs[r.Location] = map[string]int{}
+		}
+		k := r.Kind
+		if k == "ENTER" {
+			k += " " + r.Region
+		}
+		locs[r.Location][k]++
+		if r.Time < last[r.Location] {
+			t.Errorf("location %d goes back in time at %+v", r.Location, r)
+		}
+		last[r.Location] = r.Time
+	}
+	want := map[uint64]map[string]int{
+		0:      {"ENTER MPI_Init": 1, "ENTER MPI_Send": 1, "MPI_SEND": 1, "ENTER MPI_Wait": 1, "MPI_RECV": 1, "ENTER MPI_Finalize": 1, "LEAVE": 4},
+		t1:     {"ENTER MPI_Recv": 1, "MPI_RECV": 1, "ENTER MPI_Irecv": 1, "MPI_IRECV_REQUEST": 1, "LEAVE": 2},
+		1:      {"ENTER MPI_Init": 1, "ENTER MPI_Recv": 1, "MPI_RECV": 1, "ENTER MPI_Finalize": 1, "LEAVE": 3},
+		t1 | 1: {"ENTER MPI_Send": 2, "MPI_SEND": 2, "LEAVE": 2},
+	}
+	for loc, w := range want {
+		for k, n := range w {
+			if locs[loc][k] != n {
+				t.Errorf("location %d: %d %s, want %d (all: %v)", loc, locs[loc][k], k, n, locs[loc])
+			}
+		}
+	}
+	if len(locs) != len(want) {
+		t.Errorf("records on %d locations, want %d: %v", len(locs), len(want), locs)
+	}
+	if st.Calls != 11 || st.Sends != 3 || st.Recvs != 3 || st.Ranks != 2 {
+		t.Errorf("stats %+v: want 11 calls, 3 sends, 3 receives, 2 ranks", st)
+	}
+	// The receive that rank 0's master thread completed carries thread
+	// 1's Irecv's message (tag 2 from rank 1) at the Wait's exit.
+	for _, r := range a.Records {
+		if r.Kind == "MPI_RECV" && r.Location == 0 {
+			if !strings.Contains(r.Attrs, "Sender: 1") || !strings.Contains(r.Attrs, "Tag: 2") || r.Time != uint64(250*MS+10*US) {
+				t.Errorf("the Wait's receive: %+v", r)
+			}
+		}
+	}
+	for _, s := range []string{
+		`LOCATION +4294967296  Name: "Pthread thread 1" <\d+>, Type: CPU_THREAD, # Events: 6, Group: "MPI Rank 0"`,
+		`LOCATION +4294967297  Name: "Pthread thread 1" <\d+>, Type: CPU_THREAD, # Events: 6, Group: "MPI Rank 1"`,
+		`LOCATION +0  Name: "Master thread" <\d+>, Type: CPU_THREAD, # Events: 10, Group: "MPI Rank 0"`,
+	} {
+		if !regexp.MustCompile(s).MatchString(a.Defs) {
+			t.Errorf("definitions lack %s:\n%s", s, a.Defs)
+		}
+	}
+
+	a, st = exportRun(t, threadedRun(1))
+	for _, r := range a.Records {
+		if r.Location > 1 {
+			t.Fatalf("a thread's record at MPI_THREAD_FUNNELED: %+v", r)
+		}
+	}
+	if strings.Contains(a.Defs, "Pthread") || st.Calls != 7 {
+		t.Errorf("MPI_THREAD_FUNNELED: %d calls written, want the master threads' 7; definitions:\n%s", st.Calls, a.Defs)
+	}
+}

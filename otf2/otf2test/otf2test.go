@@ -77,7 +77,13 @@ func Print(anchor string) (*Archive, error) {
 			return nil, fmt.Errorf("otf2-print: unexpected line %q", line)
 		}
 		r := Record{Kind: f[0], Location: loc, Time: t}
-		rest := strings.TrimSpace(line[strings.Index(line, f[2])+len(f[2]):])
+		// The rest follows the third field (found field by field: the
+		// time 0 of location 0 reads like the location).
+		end := 0
+		for _, x := range f[:3] {
+			end += strings.Index(line[end:], x) + len(x)
+		}
+		rest := strings.TrimSpace(line[end:])
 		r.Attrs = rest
 		if (r.Kind == "ENTER" || r.Kind == "LEAVE") && strings.HasPrefix(rest, "Region: \"") {
 			s := rest[len("Region: \""):]
