@@ -140,27 +140,31 @@ func checkOTF2Counts(t *testing.T, dir, app string, r *report.Report, a *otf2tes
 		rank uint64
 		name string
 	}
-	enters := map[key]int{}
-	records := map[key]int{}
+	enters := map[key]int{}  // by location
+	records := map[key]int{} // by rank (its threads' locations together)
 	for _, rec := range a.Records {
 		if rec.Kind == "ENTER" {
 			enters[key{rec.Location, rec.Region}]++
 		}
-		records[key{rec.Location, rec.Kind}]++
+		records[key{rec.Location & (1<<32 - 1), rec.Kind}]++
 	}
 	calls := 0
 	for rank := 0; rank < 4; rank++ {
-		want := traceCallsByThread(t, filepath.Join(dir, app+"."+strconv.Itoa(rank)+".trc"))[0]
-		for fn, n := range want {
-			calls += n
-			if got := enters[key{uint64(rank), fn}]; got != n {
-				t.Errorf("rank %d: %d ENTER %s in the archive, the trace has %d calls", rank, got, fn, n)
+		// Each thread's calls on its location (thread t of rank r:
+		// t<<32 | r).
+		for th, want := range traceCallsByThread(t, filepath.Join(dir, app+"."+strconv.Itoa(rank)+".trc")) {
+			loc := uint64(th)<<32 | uint64(rank)
+			for fn, n := range want {
+				calls += n
+				if got := enters[key{loc, fn}]; got != n {
+					t.Errorf("rank %d, thread %d: %d ENTER %s in the archive, the trace has %d calls", rank, th, got, fn, n)
+				}
+				delete(enters, key{loc, fn})
 			}
-			delete(enters, key{uint64(rank), fn})
 		}
 	}
 	for k, n := range enters {
-		t.Errorf("rank %d: %d ENTER %s in the archive, none in the trace", k.rank, n, k.name)
+		t.Errorf("location %d: %d ENTER %s in the archive, none in the trace", k.rank, n, k.name)
 	}
 	if a.Kinds["ENTER"] != calls || a.Kinds["LEAVE"] != calls {
 		t.Errorf("%d ENTER and %d LEAVE records for %d calls", a.Kinds["ENTER"], a.Kinds["LEAVE"], calls)

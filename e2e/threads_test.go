@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dtpa/dtpa/internal/headless"
+	"github.com/dtpa/dtpa/otf2"
+	"github.com/dtpa/dtpa/otf2/otf2test"
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/report/chrome/chrometest"
 )
@@ -81,6 +83,15 @@ func TestThreads(t *testing.T) {
 			}
 			checkThreadLanes(t, dir)
 			checkThreadTracks(t, dir)
+			// The OTF2 archive: a location per thread, every call and
+			// message on its thread's, and its report the traces'.
+			arch := exportOTF2(t, dir, "threads")
+			a, err := otf2test.Print(filepath.Join(arch, otf2.ArchiveName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOTF2Counts(t, dir, "threads", r, a)
+			checkRoundTrip(t, r, arch, nil, true)
 		})
 	}
 }

@@ -264,3 +264,52 @@ func TestDamagedTimestamp(t *testing.T) {
 		}
 	}
 }
+
+// A truncated events file of a thread's location: that thread's calls
+// end at the damage, with a warning naming the file and the thread, and
+// the rank's other threads and the other ranks are imported whole (the
+// rank's trace keeps its footer: the process ended).
+func TestTruncatedThreadEventsFile(t *testing.T) {
+	if !otf2test.Available() {
+		t.Skip("otf2-print is not installed (make deps)")
+	}
+	dir := t.TempDir()
+	if _, err := threadedRun(3).WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "app-otf2")
+	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	evt := filepath.Join(out, "traces", "4294967297.evt") // rank 1's thread 1
+	st, err := os.Stat(evt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(evt, st.Size()-8); err != nil {
+		t.Fatal(err)
+	}
+	back := t.TempDir()
+	var warns []string
+	ist, err := Import(context.Background(), filepath.Join(out, ArchiveName), back, "app", func(s string) { warns = append(warns, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasWarning(warns, "4294967297.evt", "rank 1's thread 1", "damaged") {
+		t.Errorf("no warning of rank 1's thread 1's damage: %q", warns)
+	}
+	if hasWarning(warns, "rank 0", "damaged") || len(warns) != 2 {
+		// (The other: rank 0's MPI_Irecv, which its master thread
+		// completed, is not completed on its thread's location.)
+		t.Errorf("warnings %q", warns)
+	}
+	// Rank 0's 6 calls and rank 1's master thread's 3 come back; of rank
+	// 1's thread 1 at least its first send.
+	var n uint64
+	for _, c := range ist.Calls {
+		n += c
+	}
+	if n < 10 || n > 11 || ist.Calls["MPI_Recv"] != 2 || ist.Calls["MPI_Finalize"] != 2 {
+		t.Errorf("calls imported: %v", ist.Calls)
+	}
+}

@@ -206,43 +206,76 @@ var errOpen = errors.New("cannot open")
 // of events of record types this libotf2 does not know. An error after
 // some chunks leaves what fn got intact.
 func (a *archive) readLocation(loc, limit uint64, fn func([]rec) error) (events uint64, localDefs bool, unknown uint64, err error) {
+	lr, err := a.openLocation(loc, limit)
+	if err != nil {
+		return 0, false, 0, err
+	}
+	defer lr.close()
+	for !lr.done && err == nil {
+		err = lr.read(recordsPerRead, fn)
+	}
+	return lr.events, lr.localDefs, lr.unknown, err
+}
+
+// locReader reads one location's events chunk by chunk (read), so that
+// the locations of a rank's threads can be read in turns.
+type locReader struct {
+	a         *archive
+	er        *C.OTF2_EvtReader
+	limit     uint64
+	events    uint64 // read so far
+	localDefs bool
+	unknown   uint64
+	done      bool // the end, or an error
+}
+
+// openLocation opens location loc's events for reading at most limit of
+// them (readLocation).
+func (a *archive) openLocation(loc, limit uint64) (*locReader, error) {
 	C.dt_clear_error()
 	var er *C.OTF2_EvtReader
 	var ld C.int
 	if code := C.dt_open_location(a.r, C.uint64_t(loc), a.buf, &er, &ld); code != C.OTF2_SUCCESS {
-		return 0, false, 0, fmt.Errorf("%w: %s", errOpen, lastError(code))
+		return nil, fmt.Errorf("%w: %s", errOpen, lastError(code))
 	}
-	defer C.OTF2_Reader_CloseEvtReader(a.r, er)
-	a.buf.unknown = 0
-	for events < limit {
-		var n C.uint64_t
-		want := min(uint64(a.buf.cap), limit-events)
-		code := C.dt_read_events(er, a.buf, C.uint64_t(want), &n)
-		recs := unsafe.Slice(a.buf.recs, int(a.buf.n))
-		events += uint64(n)
-		if len(recs) > 0 {
-			if ferr := fn(recs); ferr != nil {
-				var dm *damaged
-				if errors.As(ferr, &dm) {
-					// The events from the damaged one on are not read.
-					events -= min(events, uint64(len(recs)-dm.at))
-				}
-				return events, ld != 0, uint64(a.buf.unknown), ferr
+	return &locReader{a: a, er: er, limit: limit, localDefs: ld != 0, done: limit == 0}, nil
+}
+
+func (lr *locReader) close() { C.OTF2_Reader_CloseEvtReader(lr.a.r, lr.er) }
+
+// read passes the records of the next at most max events to fn. It sets
+// done at the end of the events and on an error.
+func (lr *locReader) read(max uint64, fn func([]rec) error) error {
+	a := lr.a
+	C.dt_clear_error()
+	a.buf.unknown = C.uint64_t(lr.unknown)
+	defer func() { lr.unknown = uint64(a.buf.unknown) }()
+	var n C.uint64_t
+	want := min(uint64(a.buf.cap), lr.limit-lr.events, max)
+	code := C.dt_read_events(lr.er, a.buf, C.uint64_t(want), &n)
+	recs := unsafe.Slice(a.buf.recs, int(a.buf.n))
+	lr.events += uint64(n)
+	lr.done = true
+	if len(recs) > 0 {
+		if ferr := fn(recs); ferr != nil {
+			var dm *damaged
+			if errors.As(ferr, &dm) {
+				// The events from the damaged one on are not read.
+				lr.events -= min(lr.events, uint64(len(recs)-dm.at))
 			}
-		}
-		if code != C.OTF2_SUCCESS {
-			return events, ld != 0, uint64(a.buf.unknown), errors.New(lastError(code))
-		}
-		if a.buf.overflow != 0 {
-			return events, ld != 0, uint64(a.buf.unknown), errors.New("event record buffer overflow")
-		}
-		if uint64(n) < want {
-			// Fewer events than asked for: the end. (Reading on from
-			// there is not defined; libotf2 3.0 starts over.)
-			return events, ld != 0, uint64(a.buf.unknown), nil
+			return ferr
 		}
 	}
-	return events, ld != 0, uint64(a.buf.unknown), nil
+	if code != C.OTF2_SUCCESS {
+		return errors.New(lastError(code))
+	}
+	if a.buf.overflow != 0 {
+		return errors.New("event record buffer overflow")
+	}
+	// Fewer events than asked for: the end. (Reading on from there is
+	// not defined; libotf2 3.0 starts over.)
+	lr.done = uint64(n) < want || lr.events >= lr.limit
+	return nil
 }
 
 //export dtpaOtf2Clock

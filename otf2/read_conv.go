@@ -18,23 +18,13 @@ import (
 // records a receive's source, tag, communicator and size only at its
 // completion (MPI_IRECV), not at MPI_Irecv (MPI_IRECV_REQUEST).
 type converter struct {
-	d    *defs
-	rank int
-	rc   *rankComms
-	w    *traceformat.Writer
-	b    traceformat.Builder
-
-	funcs    map[string]*fnInfo // by name
-	newFuncs []*tracepb.Function
-	newSites []*tracepb.CallSite
-	newMods  []*tracepb.Module
-	nextSite uint32
-	// Call sites by function and source code location, and the modules
-	// standing for source files (sourceSite).
-	sclSites map[[2]uint32]uint32
-	fileMods map[string]uint64  // file → its module's base address
-	byRegion map[uint32]*fnInfo // by region id; nil: not an MPI function
-	fns      []*fnInfo          // by our function id
+	*rankDefs
+	d      *defs
+	rank   int
+	thread uint32 // the thread of the location: 0 its rank's master thread
+	rc     *rankComms
+	w      *traceformat.Writer
+	b      traceformat.Builder
 
 	stack   []uint32 // open regions
 	inCall  bool
@@ -57,7 +47,6 @@ type converter struct {
 	persByID  map[uint64]*persReq
 	persistAt map[uint64]int
 	reqs      map[uint64]uint64 // OTF2 request id → our request id, while live
-	nextReq   uint64
 
 	// Time: OTF2 ticks since the global offset, converted to ns.
 	offset     uint64
@@ -86,6 +75,29 @@ type converter struct {
 	pcontrol      uint64
 }
 
+// rankDefs are the definitions of a rank's trace, which the converters of
+// its threads' locations share.
+type rankDefs struct {
+	funcs    map[string]*fnInfo // by name
+	newFuncs []*tracepb.Function
+	newSites []*tracepb.CallSite
+	newMods  []*tracepb.Module
+	nextSite uint32
+	// Call sites by function and source code location, and the modules
+	// standing for source files (sourceSite).
+	sclSites map[[2]uint32]uint32
+	fileMods map[string]uint64  // file → its module's base address
+	byRegion map[uint32]*fnInfo // by region id; nil: not an MPI function
+	fns      []*fnInfo          // by our function id
+	// nextReq is the next request id: the process's requests are one
+	// set, whichever thread made them.
+	nextReq uint64
+}
+
+func newRankDefs() *rankDefs {
+	return &rankDefs{nextReq: 1, funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, sclSites: map[[2]uint32]uint32{}, fileMods: map[string]uint64{}}
+}
+
 // maxPending bounds the calls held back for an uncompleted nonblocking
 // receive; beyond it that receive is written with a wildcard source and
 // tag on MPI_COMM_WORLD (its completion still carries the actual ones).
@@ -99,9 +111,15 @@ const flushEvery = 4096
 // the queue of calls (its contents are overwritten), reused from rank to
 // rank so that a queue held back by a long-pending receive grows once.
 func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer, pend []traceformat.Event) *converter {
-	c := &converter{d: d, rank: rank, rc: l.commsOf(rank), w: w, pend: pend[:0],
-		funcs: map[string]*fnInfo{}, byRegion: map[uint32]*fnInfo{}, irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, sclSites: map[[2]uint32]uint32{}, fileMods: map[string]uint64{}, persByID: map[uint64]*persReq{}, persistAt: map[uint64]int{}, reqs: map[uint64]uint64{},
-		nextReq: 1, offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
+	return newThreadConverter(newRankDefs(), d, l, rank, 0, w, pend)
+}
+
+// newThreadConverter converts the events of the location of rank's
+// thread into w, with the definitions rd its other threads share.
+func newThreadConverter(rd *rankDefs, d *defs, l *layout, rank int, thread uint32, w *traceformat.Writer, pend []traceformat.Event) *converter {
+	c := &converter{rankDefs: rd, d: d, rank: rank, thread: thread, rc: l.commsOf(rank), w: w, pend: pend[:0],
+		irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, persByID: map[uint64]*persReq{}, persistAt: map[uint64]int{}, reqs: map[uint64]uint64{},
+		offset: d.globalOffset, resolution: d.resolution, flushIn: -1}
 	if c.resolution == 0 {
 		c.resolution = 1e9
 	}
@@ -226,7 +244,8 @@ func (c *converter) regionFn(region uint32) *fnInfo {
 	return f
 }
 
-// calls counts the MPI calls converted, by function.
+// calls counts the MPI calls converted, by function: of every thread of
+// the rank, whose functions are one set (rankDefs).
 func (c *converter) calls() map[string]uint64 {
 	out := map[string]uint64{}
 	for _, f := range c.fns {
@@ -340,7 +359,7 @@ func (c *converter) enter(r *rec, t int64) {
 		return
 	}
 	c.inCall, c.callAt, c.curFn, c.sawColl = true, len(c.stack)-1, f, false
-	c.cur = traceformat.Event{Func: f.id, Site: f.site, Entry: t}
+	c.cur = traceformat.Event{Func: f.id, Site: f.site, Entry: t, Thread: c.thread}
 	c.hasProcNullBytes = false
 	c.enterAttrs(r, t)
 }

@@ -114,8 +114,8 @@ func newDefs() *defs {
 // which world rank, and every MPI communicator with its members.
 type layout struct {
 	ranks []uint64 // location id of each world rank
-	// threads are the other CPU-thread locations of each rank's process
-	// (not imported).
+	// extraThreads are the other CPU-thread locations of each rank's
+	// process, in definition order: imported as its threads 1, 2 …
 	extraThreads map[int][]uint64
 	world        uint32 // OTF2 comm id of MPI_COMM_WORLD, or undefined32
 	comms        map[uint32]*mpiComm

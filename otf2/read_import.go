@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -127,10 +128,11 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	if !d.haveClock {
 		warn(fmt.Sprintf("%s has no clock properties; timestamps are taken as nanoseconds", defFile))
 	}
-	for r, extra := range l.extraThreads {
-		warn(fmt.Sprintf("%s: rank %d has %d more threads (locations %v); only its master thread is imported", anchor, r, len(extra), extra))
+	sel := slices.Clone(l.ranks)
+	for r := range l.ranks {
+		sel = append(sel, l.extraThreads[r]...)
 	}
-	if err := a.selectLocations(l.ranks); err != nil {
+	if err := a.selectLocations(sel); err != nil {
 		return st, err
 	}
 	st.Ranks = len(l.ranks)
@@ -163,20 +165,33 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 			warn(fmt.Sprintf("%s is missing: rank %d's id mappings and clock offsets are unknown, so its events are not imported", filepath.Join(base, strconv.FormatUint(loc, 10)+".def"), r))
 			continue
 		}
-		limit, damage := ^uint64(0), ""
-		if plain {
+		in := locIn{loc: loc, evtFile: evtFile}
+		if plain && hasLocal[r] {
 			localDef := filepath.Join(base, strconv.FormatUint(loc, 10)+".def")
-			if hasLocal[r] {
+			if fr, err := checkFrames(localDef, defChunk, false); err == nil && !fr.Whole {
+				warn(fmt.Sprintf("%s is damaged at %v: rank %d's id mappings and clock offsets cannot be read whole, so its events are not imported", localDef, fr, r))
+				continue
+			}
+		}
+		in.check(plain, evtChunk)
+		locs := []locIn{in}
+		for i, loc := range l.extraThreads[r] {
+			t := locIn{loc: loc, evtFile: filepath.Join(base, strconv.FormatUint(loc, 10)+".evt")}
+			localDef := filepath.Join(base, strconv.FormatUint(loc, 10)+".def")
+			if _, err := os.Stat(localDef); anyLocal && err != nil {
+				warn(fmt.Sprintf("%s is missing: the id mappings and clock offsets of rank %d's thread %d are unknown, so its events are not imported", localDef, r, i+1))
+				continue
+			}
+			if plain && anyLocal {
 				if fr, err := checkFrames(localDef, defChunk, false); err == nil && !fr.Whole {
-					warn(fmt.Sprintf("%s is damaged at %v: rank %d's id mappings and clock offsets cannot be read whole, so its events are not imported", localDef, fr, r))
+					warn(fmt.Sprintf("%s is damaged at %v: the id mappings and clock offsets of rank %d's thread %d cannot be read whole, so its events are not imported", localDef, fr, r, i+1))
 					continue
 				}
 			}
-			if fr, err := checkFrames(evtFile, evtChunk, true); err == nil && !fr.Whole {
-				limit, damage = fr.Records, fr.String()
-			}
+			t.check(plain, evtChunk)
+			locs = append(locs, t)
 		}
-		n, err := importRank(a, d, l, r, loc, path, evtFile, limit, damage, runID[:16], st.Calls, &pend, warn)
+		n, err := importRank(a, d, l, r, locs, path, runID[:16], st.Calls, &pend, warn)
 		st.Events += n
 		if err != nil {
 			return st, err
@@ -186,9 +201,38 @@ func Import(ctx context.Context, archivePath, outDir, app string, warn func(stri
 	return st, nil
 }
 
-// importRank writes rank r's trace file from location loc: its first
-// limit events, when its file is damaged after them (where damage says).
-func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile string, limit uint64, damage string, runID []byte,
+// locIn is a location to import: the file of its events, and how many of
+// them can be read (all, or those before the damage, which damage says).
+type locIn struct {
+	loc     uint64
+	evtFile string
+	limit   uint64
+	damage  string
+}
+
+// check finds the damage in the location's event file, when the archive
+// is written without compression (plain) in chunks of chunk bytes.
+func (in *locIn) check(plain bool, chunk uint64) {
+	in.limit = ^uint64(0)
+	if !plain {
+		return
+	}
+	if fr, err := checkFrames(in.evtFile, chunk, true); err == nil && !fr.Whole {
+		in.limit, in.damage = fr.Records, fr.String()
+	}
+}
+
+// threadRecords is how many events of a thread's location are read at a
+// time when a rank has several: the threads' calls then reach the trace
+// in about their time order, as the tracer writes them, which the
+// analysis's merge of the threads expects (it reads a window of calls
+// ahead).
+const threadRecords = 1 << 11
+
+// importRank writes rank r's trace file from locs: its master thread's
+// location, then its other threads' (threads 1, 2 … in that order), read
+// in turns, each at most its limit of events.
+func importRank(a *archive, d *defs, l *layout, r int, locs []locIn, path string, runID []byte,
 	calls map[string]uint64, pend *[]traceformat.Event, warn func(string)) (uint64, error) {
 	f, err := os.Create(path)
 	if err != nil {
@@ -208,14 +252,26 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 			"otf2.archive":          a.anchor,
 			"otf2.timer_resolution": strconv.FormatUint(d.resolution, 10),
 			"otf2.global_offset":    strconv.FormatUint(d.globalOffset, 10),
-			"otf2.location":         strconv.FormatUint(loc, 10),
+			"otf2.location":         strconv.FormatUint(locs[0].loc, 10),
 		}},
+	}
+	if len(locs) > 1 {
+		// The archive does not say what MPI_Init_thread provided; its
+		// threads are analysed as MPI_THREAD_MULTIPLE's, whatever they
+		// called.
+		hdr.ThreadLevel = threadLevelMultiple
+		var ts []string
+		for _, in := range locs[1:] {
+			ts = append(ts, strconv.FormatUint(in.loc, 10))
+		}
+		hdr.Params.Other["otf2.thread_locations"] = strings.Join(ts, ",")
 	}
 	w, err := traceformat.NewWriter(f, hdr, traceformat.WriterOptions{Raw: true})
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
-	c := newConverter(d, l, r, w, *pend)
+	rd := newRankDefs()
+	c := newThreadConverter(rd, d, l, r, 0, w, *pend)
 	defer func() { *pend = c.pend }()
 	if err := w.WriteDefinitions(&tracepb.Definitions{Communicators: c.rc.defs}); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
@@ -228,35 +284,88 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 			return 0, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	events, localDefs, unknown, rerr := a.readLocation(loc, limit, c.feed)
-	if rerr == nil && damage != "" && events >= limit {
-		rerr = errors.New("the file is damaged at " + damage)
+	// One reader and converter per location; the master thread's first.
+	type thread struct {
+		in   locIn
+		lr   *locReader
+		c    *converter
+		rerr error
 	}
-	if want := d.eventsOf(loc); rerr == nil && want > 0 && events < want {
-		// libotf2 reads a file cut at a chunk boundary without complaint;
-		// the global definitions say how many events there were.
-		rerr = fmt.Errorf("the file ends after %d of the %d events the definitions announce", events, want)
+	var ts []*thread
+	for i, in := range locs {
+		t := &thread{in: in, c: c}
+		if i > 0 {
+			t.c = newThreadConverter(rd, d, l, r, uint32(i), w, nil)
+		}
+		t.lr, t.rerr = a.openLocation(in.loc, in.limit)
+		if t.rerr == nil {
+			defer t.lr.close()
+		}
+		ts = append(ts, t)
 	}
-	if !localDefs && rerr == nil {
-		warn(fmt.Sprintf("%s: no local definitions for rank %d: its clock offsets and id mappings are not applied", evtFile, r))
+	chunk := uint64(recordsPerRead)
+	if len(ts) > 1 {
+		chunk = threadRecords
 	}
-	if unknown > 0 {
-		warn(fmt.Sprintf("%s: %d events of record types this libotf2 does not know were skipped", evtFile, unknown))
+	for {
+		// The thread whose last event read is the earliest.
+		var next *thread
+		for _, t := range ts {
+			if t.rerr == nil && !t.lr.done && (next == nil || t.c.lastTime < next.c.lastTime) {
+				next = t
+			}
+		}
+		if next == nil {
+			break
+		}
+		next.rerr = next.lr.read(chunk, next.c.feed)
 	}
-	if ferr := c.flush(true); ferr != nil {
-		return events, fmt.Errorf("%s: %w", path, ferr)
+	var events uint64
+	for i, t := range ts {
+		if t.lr != nil {
+			events += t.lr.events
+			if t.rerr == nil && t.in.damage != "" && t.lr.events >= t.in.limit {
+				t.rerr = errors.New("the file is damaged at " + t.in.damage)
+			}
+			if want := d.eventsOf(t.in.loc); t.rerr == nil && want > 0 && t.lr.events < want {
+				// libotf2 reads a file cut at a chunk boundary without
+				// complaint; the global definitions say how many events
+				// there were.
+				t.rerr = fmt.Errorf("the file ends after %d of the %d events the definitions announce", t.lr.events, want)
+			}
+			if !t.lr.localDefs && t.rerr == nil {
+				warn(fmt.Sprintf("%s: no local definitions for %s: its clock offsets and id mappings are not applied", t.in.evtFile, who(r, i)))
+			}
+			if t.lr.unknown > 0 {
+				warn(fmt.Sprintf("%s: %d events of record types this libotf2 does not know were skipped", t.in.evtFile, t.lr.unknown))
+			}
+		}
+		if ferr := t.c.flush(true); ferr != nil {
+			return events, fmt.Errorf("%s: %w", path, ferr)
+		}
+		for _, msg := range t.c.warnings(t.in.evtFile) {
+			warn(msg)
+		}
+		if i == 0 {
+			// (The functions, with their counts, are the rank's: its
+			// threads share them.)
+			for name, n := range t.c.calls() {
+				calls[name] += n
+			}
+		}
+		if t.rerr != nil && i > 0 {
+			if errors.Is(t.rerr, errOpen) {
+				warn(fmt.Sprintf("%s: %s cannot be read: %v; it has no calls", t.in.evtFile, who(r, i), t.rerr))
+			} else {
+				warn(fmt.Sprintf("%s: %s's events are damaged after %d events (%.6f s): %v; its calls end there", t.in.evtFile, who(r, i), t.lr.events, float64(t.c.lastTime)/1e9, t.rerr))
+			}
+		}
 	}
-	for _, msg := range c.warnings(evtFile) {
-		warn(msg)
-	}
-	for name, n := range c.calls() {
-		calls[name] += n
-	}
-	if rerr != nil {
+	if rerr := ts[0].rerr; rerr != nil {
 		if errors.Is(rerr, errOpen) {
-			warn(fmt.Sprintf("%s: rank %d cannot be read: %v; its trace is empty", evtFile, r, rerr))
+			warn(fmt.Sprintf("%s: rank %d cannot be read: %v; its trace is empty", locs[0].evtFile, r, rerr))
 		} else {
-			warn(fmt.Sprintf("%s: rank %d's events are damaged after %d events (%.6f s): %v; its trace ends there", evtFile, r, events, float64(c.lastTime)/1e9, rerr))
+			warn(fmt.Sprintf("%s: rank %d's events are damaged after %d events (%.6f s): %v; its trace ends there", locs[0].evtFile, r, ts[0].lr.events, float64(c.lastTime)/1e9, rerr))
 		}
 		return events, nil // no footer: the analyzer treats the file as cut short
 	}
@@ -264,8 +373,24 @@ func importRank(a *archive, d *defs, l *layout, r int, loc uint64, path, evtFile
 	if !c.finalized && !c.programEnd {
 		stop = tracepb.Footer_EXIT
 	}
-	if err := w.Close(&tracepb.Footer{StopReason: stop, EndLocalNs: c.lastTime}); err != nil {
+	end := c.lastTime
+	for _, t := range ts {
+		end = max(end, t.c.lastTime)
+	}
+	if err := w.Close(&tracepb.Footer{StopReason: stop, EndLocalNs: end}); err != nil {
 		return events, fmt.Errorf("%s: %w", path, err)
 	}
 	return events, f.Close()
 }
+
+// who names rank r's thread i in a warning: the rank for its master
+// thread (0).
+func who(r, i int) string {
+	if i == 0 {
+		return "rank " + strconv.Itoa(r)
+	}
+	return fmt.Sprintf("rank %d's thread %d", r, i)
+}
+
+// threadLevelMultiple is MPI_THREAD_MULTIPLE in the trace header.
+const threadLevelMultiple = 3

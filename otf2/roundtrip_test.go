@@ -310,3 +310,38 @@ func checkGaps(t *testing.T, rep *report.Report, tol float64) {
 		}
 	}
 }
+
+// TestRoundTripThreads: the threads of MPI_THREAD_MULTIPLE ranks come back
+// as threads (each its location in the archive), so that the report of
+// the archive is the report of the traces: rank 0's thread 1 waits 200 ms
+// for rank 1's thread 1 while the master threads exchange a message, and
+// each thread's batch reaches its trace after the master thread's
+// MPI_Finalize, as buffers handed over at the end.
+func TestRoundTripThreads(t *testing.T) {
+	run := NewRun(2)
+	run.ThreadLevel = 3
+	r0, r1 := run.Rank(0), run.Rank(1)
+	for _, r := range []*Rank{r0, r1} {
+		r.Init(1 * US)
+		r.Thread(1).Thread(0)
+	}
+	r0.At(50*MS).Send(1, 0, 8, 10*US)
+	r0.At(300 * MS).Finalize(US)
+	r0.Thread(1).At(1*MS).Recv(1, 1, 8, 200*MS+20*US)
+	q := r0.At(210*MS).Irecv(1, 2, 4, US)
+	r0.At(230*MS).Wait(q, 10*US)
+	r1.At(60*MS).Recv(0, 0, 8, 10*US)
+	r1.At(300 * MS).Finalize(US)
+	r1.Thread(1).At(201*MS).Send(0, 1, 8, 10*US)
+	r1.At(220*MS).Send(0, 2, 4, 10*US)
+	direct, back, warns := roundTrip(t, run)
+	for _, w := range warns {
+		t.Errorf("Import warns: %s", w)
+	}
+	if rs := direct.Intervals[0].Ranks; len(rs) != 2 || rs[0].RealSync < 0.19 {
+		t.Fatalf("the direct report does not see thread 1's wait: %+v", rs)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}
