@@ -39,7 +39,7 @@ type ExportOptions struct {
 
 // ExportStats count what Export wrote.
 type ExportStats struct {
-	Ranks   int   // locations written
+	Ranks   int   // ranks written (location groups; a location per thread)
 	Calls   int64 // MPI calls (events of the traces) written as Enter/Leave pairs
 	Records int64 // OTF2 event records, all kinds
 	// MPI records by kind: Sends counts MpiSend and MpiIsend, Recvs
