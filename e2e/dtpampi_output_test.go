@@ -21,7 +21,8 @@ import (
 // byte-identical; the OTF2 archive too but for the anchor's trace
 // identifier, which libotf2 draws at random for every archive (two dtpa
 // runs differ in it as well): otf2-print lists the same, and dtpa reads
-// back the same report from it.
+// back the same report from it. The OTF2 archive of threads.c's 4 ranks
+// (a location per thread) likewise.
 func TestDtpaMPIOutputs(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
@@ -38,17 +39,30 @@ func TestDtpaMPIOutputs(t *testing.T) {
 		{"chrome", []string{"--export", "chrome"}, sameFile},
 		{"otf2", []string{"--export", "otf2"}, sameOTF2},
 	}
+	// threads.c (MPI_THREAD_MULTIPLE): a location per thread in the
+	// archive, which the processes' parts carry.
+	exe = compile(t, m, dir, "threads")
+	trace(t, m, dir, nil, 4, exe)
+	formats = append(formats, struct {
+		name string
+		args []string
+		same func(t *testing.T, got, want string)
+	}{"otf2-threads", []string{"--export", "otf2"}, sameOTF2})
 	for _, f := range formats {
 		t.Run(f.name, func(t *testing.T) {
+			app := "stencil"
+			if f.name == "otf2-threads" {
+				app = "threads"
+			}
 			want := filepath.Join(dir, "want-"+f.name)
-			args := append(append([]string{}, f.args...), "-o", want, "stencil")
+			args := append(append([]string{}, f.args...), "-o", want, app)
 			wantOut, wantErr, wantCode := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), args...)
 			if wantCode != 0 {
 				t.Fatalf("dtpa %s: exit %d\n%s", strings.Join(args, " "), wantCode, wantErr)
 			}
 			for _, np := range mpiProcs {
 				got := filepath.Join(dir, "got-"+f.name+"-"+strconv.Itoa(np))
-				args := append(append([]string{}, f.args...), "-o", got, "stencil")
+				args := append(append([]string{}, f.args...), "-o", got, app)
 				out, stderr, code := dtpaMPI(t, dir, np, args...)
 				if code != wantCode || out != wantOut || stderr != wantErr {
 					t.Errorf("dtpa-mpi -np %d %s: exit %d, stdout %q, stderr\n%s\nwant dtpa's exit %d, stdout %q, stderr\n%s",
