@@ -474,6 +474,7 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 		}
 		rp := newReplayer(int32(r), f.path, x, sc.model.Maps[r].Clone())
 		rp.unf, rp.unfStart, rp.unfEnd = f.footer.GetUnfinished(), f.hdr.GetStartLocalNs(), f.footer.GetEndLocalNs()
+		rp.crash = f.footer.GetCrash()
 		if rp.unfEnd <= 0 {
 			rp.unfEnd, rp.unfAtLeast = f.footer.GetInterruptedLocalNs(), true
 		}

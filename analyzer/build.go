@@ -572,6 +572,7 @@ func build(res *replayResult, byRank []*rankFile, opts Options, warn func(string
 	pc := newProfileCtx(res.ranks, byRank)
 	rep = &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	rep.Unfinished = unfinishedCalls(res.ranks, byRank, opts.Symbolizer)
+	rep.Crashes = crashes(res.ranks, byRank, opts.Symbolizer)
 	for _, g := range order {
 		iv, ws := interval(g, program, tb, opts.Symbolizer)
 		markIncomplete(&iv, g, states)

@@ -261,6 +261,7 @@ type replayer struct {
 	// started at unfStart): their return addresses go to rankResult.unf,
 	// their times to the observers.
 	unf              []*tracepb.UnfinishedCall
+	crash            *tracepb.Crash // the footer's, nil when the process did not crash
 	unfStart, unfEnd int64
 	unfAtLeast       bool
 	bigFns           map[uint32]*fnInfo

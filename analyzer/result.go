@@ -45,6 +45,9 @@ type rankResult struct {
 	// were in progress (Footer.unfinished), mapped to modules as frames
 	// while the definitions hold the modules' addresses.
 	unf []siteFrame
+	// crash is the stack of the thread whose fault signal ended the
+	// process (Footer.crash), mapped to modules likewise.
+	crash []siteFrame
 	// virt maps the virtual sites of the tree to their call sites
 	// (siteFns, siteKeyer.virt); nil when there are none.
 	virt map[uint32]uint32
@@ -131,6 +134,13 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			rr.unf = make([]siteFrame, len(rp.unf))
 			for i, u := range rp.unf {
 				rr.unf[i] = frameOf(rp.defs.Modules, u.ReturnAddress)
+			}
+		}
+		if rp.defs != nil && rp.crash != nil {
+			st := rp.crash.Stack[:min(len(rp.crash.Stack), maxCrashFrames)]
+			rr.crash = make([]siteFrame, len(st))
+			for i, pc := range st {
+				rr.crash[i] = frameOf(rp.defs.Modules, pc)
 			}
 		}
 		rs := x.ranks[r]

@@ -179,10 +179,12 @@ func (w *resWriter) rank(rr *rankResult) error {
 			w.u(uint64(v))
 			w.u(uint64(rr.virt[v]))
 		}
-		w.u(uint64(len(rr.unf)))
-		for _, f := range rr.unf {
-			w.u(uint64(f.mod + 1))
-			w.u(f.off)
+		for _, fs := range [][]siteFrame{rr.unf, rr.crash} {
+			w.u(uint64(len(fs)))
+			for _, f := range fs {
+				w.u(uint64(f.mod + 1))
+				w.u(f.off)
+			}
 		}
 	}
 	// Intervals, parents first; idx numbers them for the sections.
@@ -607,10 +609,12 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 				rr.virt[v] = r.u32("call site")
 			}
 		}
-		if n = r.count("unfinished calls"); n > 0 && rr.defs != nil {
-			rr.unf = make([]siteFrame, n)
-			for i := range rr.unf {
-				rr.unf[i] = siteFrame{mod: int32(r.below(uint64(len(rr.defs.Modules))+1, "module")) - 1, off: r.u()}
+		for _, fs := range []*[]siteFrame{&rr.unf, &rr.crash} {
+			if n = r.count("frames"); n > 0 && rr.defs != nil {
+				*fs = make([]siteFrame, n)
+				for i := range *fs {
+					(*fs)[i] = siteFrame{mod: int32(r.below(uint64(len(rr.defs.Modules))+1, "module")) - 1, off: r.u()}
+				}
 			}
 		}
 	}

@@ -96,6 +96,15 @@ func FindingsOf(r *Report) *Findings {
 		v = "The processes ended inside MPI calls that never returned, whose time no figure holds (" +
 			strings.Join(lines, "; ") + more + "). " + v
 	}
+	if len(r.Crashes) > 0 {
+		// Why the job ended comes before how it ran.
+		c := r.Crashes[0].Where()
+		more := ""
+		if n := len(r.Crashes) - 1; n > 0 {
+			more = fmt.Sprintf(" (and %d more crashes)", n)
+		}
+		v = strings.ToUpper(c[:1]) + c[1:] + more + ". " + v
+	}
 	return &Findings{
 		Interval: append([]int{}, iv.Path...),
 		Verdict:  v,

@@ -33,6 +33,10 @@ type Report struct {
 	// from JSON) when there were none. Their time is in no figure: a
 	// rank's trace ends at its last call that returned.
 	Unfinished []UnfinishedCall `json:"unfinished,omitempty"`
+	// Crashes say where the processes that a fault signal (SIGSEGV,
+	// SIGBUS, SIGFPE, SIGILL) or SIGABRT ended crashed, by rank; nil
+	// (absent from JSON) when none did.
+	Crashes []Crash `json:"crashes,omitempty"`
 	RunFacts
 	Intervals []Interval `json:"intervals"` // depth-first, the whole program first
 }
@@ -89,6 +93,36 @@ type UnfinishedCall struct {
 	// (Ctrl-C or SIGTERM reaching dtrun), which the process outlived:
 	// killed before its tracer could note its end, it ran longer.
 	AtLeast bool `json:"at_least,omitempty"`
+}
+
+// Crash is where a rank's process crashed.
+type Crash struct {
+	Rank int `json:"rank"`
+	// Thread is the thread that took the signal (as UnfinishedCall's);
+	// absent for a thread that never called MPI.
+	Thread *int `json:"thread,omitempty"`
+	// Signal names the signal ("SIGSEGV (Segmentation fault)"),
+	// SignalNumber is its number.
+	Signal       string `json:"signal"`
+	SignalNumber int    `json:"signal_number"`
+	// Cause is what the kernel says caused it ("address not mapped",
+	// "integer divide by zero", "abort() called"); "" when it says
+	// nothing more.
+	Cause string `json:"cause,omitempty"`
+	// Address is the faulting address of SIGSEGV and SIGBUS (the
+	// faulting instruction's of SIGFPE and SIGILL); absent when the
+	// signal carries none.
+	Address *uint64 `json:"address,omitempty"`
+	// Frames are the thread's stack, innermost first: where it crashed,
+	// then its callers, as far as the binaries' unwind tables lead;
+	// frames inside MPI, the tracer and the C start-up code are left out
+	// but for the first (docs/report-format.md).
+	Frames []Frame `json:"frames"`
+	// At is the index in Frames of the innermost frame of the program's
+	// own code (in its executable, with a file): below a crash inside a
+	// library (abort, memcpy, MPI), the line that called it; -1 when no
+	// frame is.
+	At int `json:"at"`
 }
 
 // Unmatched counts operations that could not be matched with a partner:

@@ -322,6 +322,10 @@ func (w *reportJSON) report(r *Report) {
 		w.key(1, `"unfinished": `, false)
 		w.value(1, r.Unfinished)
 	}
+	if len(r.Crashes) > 0 {
+		w.key(1, `"crashes": `, false)
+		w.value(1, r.Crashes)
+	}
 	if r.Run != nil {
 		w.key(1, `"run": `, false)
 		w.run(1, r.Run)

@@ -149,6 +149,15 @@ func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL st
 	if err != nil {
 		return err
 	}
+	// Where the crashed processes crashed, in the text report's lines.
+	crashes := [][]string{}
+	for i := range r.Crashes {
+		crashes = append(crashes, r.Crashes[i].Lines())
+	}
+	cj, err := json.Marshal(crashes)
+	if err != nil {
+		return err
+	}
 	csp := "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src " + chartScriptHash(chart) + " " + hash(pageJS)
 	if windowURL != "" {
 		csp += "; connect-src 'self'"
@@ -179,7 +188,7 @@ func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL st
 	for _, d := range []struct {
 		id   string
 		data []byte
-	}{{"dtpa-report", rj}, {"dtpa-timeline", nil}, {"dtpa-matrices", mj}, {"dtpa-live", lj}, {"dtpa-unfinished", uj}} {
+	}{{"dtpa-report", rj}, {"dtpa-timeline", nil}, {"dtpa-matrices", mj}, {"dtpa-live", lj}, {"dtpa-unfinished", uj}, {"dtpa-crashes", cj}} {
 		if _, err := fmt.Fprintf(w, "<script type=\"application/json\" id=\"%s\">", d.id); err != nil {
 			return err
 		}

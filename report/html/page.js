@@ -164,9 +164,19 @@
       const pad = Math.max(hi - lo, 1000) / 10;
       return [Math.max(0, lo - pad), hi + pad];
     }
-    if (rep.warnings.length || cv || unf.length) {
+    // Where crashed processes crashed: per crash its headline, then a
+    // line per frame (report.Crash.Lines).
+    const crashes = JSON.parse((document.getElementById("dtpa-crashes") || { textContent: "null" }).textContent) || [];
+    if (rep.warnings.length || cv || unf.length || crashes.length) {
       const w = document.getElementById("warnings");
       w.append(el("h2", {}, "Warnings"));
+      for (const lines of crashes) {
+        const d = el("div", { class: "crash" }, el("p", { class: "warn" }, lines[0]));
+        const frames = el("ol", { class: "crash-stack" });
+        for (const l of lines.slice(1)) frames.append(el("li", {}, l));
+        d.append(frames);
+        w.append(d);
+      }
       if (cv) {
         // Repaired and not repaired apart: the figures near the latter are less exact (docs/report-format.md).
         const parts = [cv.count + " repaired" + (cv.count ? " (worst " + secs(cv.worst) + " on processor " + cv.worst_rank + ", " +

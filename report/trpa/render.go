@@ -123,6 +123,18 @@ func (p *printer) header(r *report.Report) {
 			p.printf("  - %s\n", l)
 		}
 	}
+	for i, c := range r.Crashes {
+		if i == 0 {
+			p.printf("\nCrashes:\n")
+		}
+		for j, l := range c.Lines() {
+			if j == 0 {
+				p.printf("  - %s\n", l)
+			} else {
+				p.printf("      %s\n", l)
+			}
+		}
+	}
 }
 
 func (p *printer) interval(r *report.Report, ir *intervalRows) {

@@ -1688,8 +1688,12 @@ type Footer struct {
 	// its calls in progress ran at least until this time. Set by dtrun as it
 	// recovers the process's trace on its own node, whose clock it reads.
 	InterruptedLocalNs int64 `protobuf:"varint,7,opt,name=interrupted_local_ns,json=interruptedLocalNs,proto3" json:"interrupted_local_ns,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Where the process crashed, when a fault signal (SIGSEGV, SIGBUS,
+	// SIGFPE, SIGILL) or SIGABRT ended it (stop_reason SIGNAL): unset for
+	// the signals that end a process from outside (SIGTERM, SIGINT …).
+	Crash         *Crash `protobuf:"bytes,8,opt,name=crash,proto3" json:"crash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Footer) Reset() {
@@ -1771,6 +1775,126 @@ func (x *Footer) GetInterruptedLocalNs() int64 {
 	return 0
 }
 
+func (x *Footer) GetCrash() *Crash {
+	if x != nil {
+		return x.Crash
+	}
+	return nil
+}
+
+// Crash is where a signal's thread was when the signal arrived.
+type Crash struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The signal's number, and its name as the tracer's C library spells
+	// it ("SIGSEGV (Segmentation fault)").
+	Signal int32  `protobuf:"varint,1,opt,name=signal,proto3" json:"signal,omitempty"`
+	Name   string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// siginfo's si_code: > 0 for a fault the kernel raised (SEGV_MAPERR
+	// …), <= 0 for a signal a process sent (SI_USER, SI_TKILL: abort()).
+	Code int32 `protobuf:"varint,3,opt,name=code,proto3" json:"code,omitempty"`
+	// The faulting address (si_addr) of SIGSEGV and SIGBUS raised by a
+	// fault, the faulting instruction's of SIGFPE and SIGILL; has_address
+	// says whether the signal carries one.
+	Address    uint64 `protobuf:"varint,4,opt,name=address,proto3" json:"address,omitempty"`
+	HasAddress bool   `protobuf:"varint,5,opt,name=has_address,json=hasAddress,proto3" json:"has_address,omitempty"`
+	// The thread (Event.thread) that took the signal; has_thread is false
+	// for a thread that never called MPI.
+	Thread    uint32 `protobuf:"varint,6,opt,name=thread,proto3" json:"thread,omitempty"`
+	HasThread bool   `protobuf:"varint,7,opt,name=has_thread,json=hasThread,proto3" json:"has_thread,omitempty"`
+	// The thread's stack, innermost first: the instruction the signal
+	// interrupted (the faulting one), then return addresses, as far as the
+	// binaries' unwind tables lead (up to 32 frames).
+	Stack         []uint64 `protobuf:"varint,8,rep,packed,name=stack,proto3" json:"stack,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Crash) Reset() {
+	*x = Crash{}
+	mi := &file_trace_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Crash) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Crash) ProtoMessage() {}
+
+func (x *Crash) ProtoReflect() protoreflect.Message {
+	mi := &file_trace_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Crash.ProtoReflect.Descriptor instead.
+func (*Crash) Descriptor() ([]byte, []int) {
+	return file_trace_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Crash) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *Crash) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Crash) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *Crash) GetAddress() uint64 {
+	if x != nil {
+		return x.Address
+	}
+	return 0
+}
+
+func (x *Crash) GetHasAddress() bool {
+	if x != nil {
+		return x.HasAddress
+	}
+	return false
+}
+
+func (x *Crash) GetThread() uint32 {
+	if x != nil {
+		return x.Thread
+	}
+	return 0
+}
+
+func (x *Crash) GetHasThread() bool {
+	if x != nil {
+		return x.HasThread
+	}
+	return false
+}
+
+func (x *Crash) GetStack() []uint64 {
+	if x != nil {
+		return x.Stack
+	}
+	return nil
+}
+
 // UnfinishedCall is an MPI call in progress when tracing ended.
 type UnfinishedCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1790,7 +1914,7 @@ type UnfinishedCall struct {
 
 func (x *UnfinishedCall) Reset() {
 	*x = UnfinishedCall{}
-	mi := &file_trace_proto_msgTypes[12]
+	mi := &file_trace_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +1926,7 @@ func (x *UnfinishedCall) String() string {
 func (*UnfinishedCall) ProtoMessage() {}
 
 func (x *UnfinishedCall) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[12]
+	mi := &file_trace_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +1939,7 @@ func (x *UnfinishedCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedCall.ProtoReflect.Descriptor instead.
 func (*UnfinishedCall) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{12}
+	return file_trace_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UnfinishedCall) GetThread() uint32 {
@@ -2000,7 +2124,7 @@ const file_trace_proto_rawDesc = "" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04INIT\x10\x01\x12\f\n" +
 	"\bFINALIZE\x10\x02\x12\x10\n" +
-	"\fINTERMEDIATE\x10\x03\"\xc6\x03\n" +
+	"\fINTERMEDIATE\x10\x03\"\xf2\x03\n" +
 	"\x06Footer\x12\x1f\n" +
 	"\vevent_count\x18\x01 \x01(\x04R\n" +
 	"eventCount\x12%\n" +
@@ -2013,7 +2137,8 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"unfinished\x18\x06 \x03(\v2\x1d.dtpa.trace.v1.UnfinishedCallR\n" +
 	"unfinished\x120\n" +
-	"\x14interrupted_local_ns\x18\a \x01(\x03R\x12interruptedLocalNs\"\x83\x01\n" +
+	"\x14interrupted_local_ns\x18\a \x01(\x03R\x12interruptedLocalNs\x12*\n" +
+	"\x05crash\x18\b \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\x83\x01\n" +
 	"\n" +
 	"StopReason\x12\x14\n" +
 	"\x10STOP_UNSPECIFIED\x10\x00\x12\f\n" +
@@ -2025,7 +2150,18 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a\"\xa5\x01\n" +
+	"\x04EXIT\x10\a\"\xd3\x01\n" +
+	"\x05Crash\x12\x16\n" +
+	"\x06signal\x18\x01 \x01(\x05R\x06signal\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
+	"\x04code\x18\x03 \x01(\x05R\x04code\x12\x18\n" +
+	"\aaddress\x18\x04 \x01(\x04R\aaddress\x12\x1f\n" +
+	"\vhas_address\x18\x05 \x01(\bR\n" +
+	"hasAddress\x12\x16\n" +
+	"\x06thread\x18\x06 \x01(\rR\x06thread\x12\x1d\n" +
+	"\n" +
+	"has_thread\x18\a \x01(\bR\thasThread\x12\x18\n" +
+	"\x05stack\x18\b \x03(\x04B\x02\x10\x01R\x05stack\"\xa5\x01\n" +
 	"\x0eUnfinishedCall\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x1a\n" +
 	"\bfunction\x18\x02 \x01(\rR\bfunction\x12\x12\n" +
@@ -2062,7 +2198,7 @@ func file_trace_proto_rawDescGZIP() []byte {
 }
 
 var file_trace_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_trace_proto_goTypes = []any{
 	(Attr)(0),                // 0: dtpa.trace.v1.Attr
 	(Clock_Source)(0),        // 1: dtpa.trace.v1.Clock.Source
@@ -2082,15 +2218,16 @@ var file_trace_proto_goTypes = []any{
 	(*EventBatch)(nil),       // 15: dtpa.trace.v1.EventBatch
 	(*ClockSync)(nil),        // 16: dtpa.trace.v1.ClockSync
 	(*Footer)(nil),           // 17: dtpa.trace.v1.Footer
-	(*UnfinishedCall)(nil),   // 18: dtpa.trace.v1.UnfinishedCall
-	nil,                      // 19: dtpa.trace.v1.TracerParams.OtherEntry
+	(*Crash)(nil),            // 18: dtpa.trace.v1.Crash
+	(*UnfinishedCall)(nil),   // 19: dtpa.trace.v1.UnfinishedCall
+	nil,                      // 20: dtpa.trace.v1.TracerParams.OtherEntry
 }
 var file_trace_proto_depIdxs = []int32{
 	7,  // 0: dtpa.trace.v1.Header.clock:type_name -> dtpa.trace.v1.Clock
 	9,  // 1: dtpa.trace.v1.Header.params:type_name -> dtpa.trace.v1.TracerParams
 	1,  // 2: dtpa.trace.v1.Clock.source:type_name -> dtpa.trace.v1.Clock.Source
 	8,  // 3: dtpa.trace.v1.Clock.calibration:type_name -> dtpa.trace.v1.CalibrationPoint
-	19, // 4: dtpa.trace.v1.TracerParams.other:type_name -> dtpa.trace.v1.TracerParams.OtherEntry
+	20, // 4: dtpa.trace.v1.TracerParams.other:type_name -> dtpa.trace.v1.TracerParams.OtherEntry
 	11, // 5: dtpa.trace.v1.Definitions.functions:type_name -> dtpa.trace.v1.Function
 	12, // 6: dtpa.trace.v1.Definitions.call_sites:type_name -> dtpa.trace.v1.CallSite
 	13, // 7: dtpa.trace.v1.Definitions.modules:type_name -> dtpa.trace.v1.Module
@@ -2099,12 +2236,13 @@ var file_trace_proto_depIdxs = []int32{
 	3,  // 10: dtpa.trace.v1.Function.collective:type_name -> dtpa.trace.v1.Function.Collective
 	4,  // 11: dtpa.trace.v1.ClockSync.phase:type_name -> dtpa.trace.v1.ClockSync.Phase
 	5,  // 12: dtpa.trace.v1.Footer.stop_reason:type_name -> dtpa.trace.v1.Footer.StopReason
-	18, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
-	14, // [14:14] is the sub-list for method output_type
-	14, // [14:14] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	19, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
+	18, // 14: dtpa.trace.v1.Footer.crash:type_name -> dtpa.trace.v1.Crash
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_trace_proto_init() }
@@ -2118,7 +2256,7 @@ func file_trace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trace_proto_rawDesc), len(file_trace_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

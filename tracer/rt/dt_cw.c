@@ -185,6 +185,10 @@ static char cw_stopmsg[512];
 #define CW_UNF 64
 static dt_unf cw_unf[CW_UNF];
 static int cw_nunf;
+// Where the process crashed (dt_crash), its stack walked by dtw_signal:
+// cw_ncrash frames, 0 when no fault signal or SIGABRT ended it.
+static uintptr_t cw_crash[DT_CRASH_DEPTH];
+static int cw_ncrash;
 extern const char *const dt_fnames[];
 extern const int dt_nfuncs;
 
@@ -840,6 +844,19 @@ static void write_footer(int fin) {
 		unfp[i] = &unf[i];
 	}
 	f.unfinished = unfp, f.n_unfinished = (size_t)nunf;
+	Dtpa__Trace__V1__Crash crash = DTPA__TRACE__V1__CRASH__INIT;
+	uint64_t stack[DT_CRASH_DEPTH];
+	char crash_name[128] = "";
+	if (cw_ncrash > 0) {
+		const char *abbrev = sigabbrev_np(dt_crash.sig), *desc = strsignal(dt_crash.sig);
+		if (abbrev) snprintf(crash_name, sizeof crash_name, "SIG%s (%s)", abbrev, desc ? desc : "?");
+		crash.signal = dt_crash.sig, crash.name = crash_name, crash.code = dt_crash.code;
+		crash.address = dt_crash.addr, crash.has_address = dt_crash.has_addr != 0;
+		if (dt_crash.T) crash.thread = dt_crash.T->tid, crash.has_thread = 1;
+		for (int i = 0; i < cw_ncrash; i++) stack[i] = cw_crash[i];
+		crash.stack = stack, crash.n_stack = (size_t)cw_ncrash;
+		f.crash = &crash;
+	}
 	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead
 	// reads it).
 	char msg[2048];
@@ -1113,6 +1130,7 @@ void dtw_signal(int sig) {
 	pthread_mutex_unlock(&cw_mu);
 	dt_unf unf[CW_UNF];
 	int n = dt_unfinished(unf, CW_UNF);
+	if (__atomic_load_n(&dt_crash.taken, __ATOMIC_ACQUIRE) && !cw_ncrash) cw_ncrash = dt_crash_stack(cw_crash, DT_CRASH_DEPTH);
 	dt_finish_state();
 	pthread_mutex_lock(&cw_mu);
 	if (!cw_nunf) memcpy(cw_unf, unf, sizeof unf[0] * (size_t)n), cw_nunf = n;

@@ -54,6 +54,25 @@ typedef struct {
 int dt_unfinished(dt_unf *out, int max);
 void dt_stamp_signal(void);
 
+// dt_signal.c: where the thread that took the first fault signal (SIGSEGV,
+// SIGBUS, SIGFPE, SIGILL) or SIGABRT was, which its handler copies from
+// the signal's context for the footer (dtw_signal).
+typedef struct {
+	int taken; // the handler filled the rest
+	int sig, code;
+	int has_addr;
+	uint64_t addr;
+	uintptr_t pc, sp, bp; // the interrupted instruction and its frame's registers
+	dt_thr *T;            // the thread's, NULL for one that never called MPI
+} dt_crash_t;
+extern dt_crash_t dt_crash DT_HIDDEN;
+// dt_site.c: the crashed thread's stack, innermost first, into pcs (at
+// most max): dt_crash.pc, then the return addresses its unwind tables
+// lead to, every read within its stack. Run by the signal watcher while
+// the crashed thread waits in its handler.
+#define DT_CRASH_DEPTH 32
+int dt_crash_stack(uintptr_t *pcs, int max);
+
 // dt_buf.c: the free list of buffers, and the encoder's priority. The
 // counts are read without the lock by dt_buf_ready; dt_buf_mu also guards
 // the spill slots' allocation (dt_spill.c).

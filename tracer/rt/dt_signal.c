@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 
@@ -19,6 +20,32 @@ static int sig_pipe = -1;
 static struct sigaction sig_old[65];
 static volatile int sig_busy;
 volatile int dt_flush_done;
+dt_crash_t dt_crash;
+
+// note_crash copies where the thread was from the context of a fault
+// signal or SIGABRT, once: the first such signal is the crash (a later one
+// may be the launcher's SIGTERM, or a second thread faulting on the first
+// one's damage). Plain loads from the context and stores: async-signal-safe.
+static void note_crash(int sig, siginfo_t *si, void *ctx) {
+	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL && sig != SIGABRT) return;
+	if (!ctx || __atomic_exchange_n(&dt_crash.taken, 1, __ATOMIC_ACQ_REL)) return;
+	const ucontext_t *uc = ctx;
+	dt_crash.sig = sig;
+	dt_crash.code = si ? si->si_code : 0;
+	// si_addr is the fault's only when the kernel raised it (si_code > 0).
+	if (si && si->si_code > 0 && sig != SIGABRT) {
+		dt_crash.addr = (uint64_t)(uintptr_t)si->si_addr;
+		dt_crash.has_addr = 1;
+	}
+#if defined(__x86_64__)
+	dt_crash.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	dt_crash.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	dt_crash.bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+#else
+	(void)uc;
+#endif
+	dt_crash.T = dt_self;
+}
 
 static int sig_debug;
 static void dbg(const char *what, int sig) {
@@ -38,7 +65,10 @@ static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
 		sig_busy = 0;
 		dt_flush_done = 1;
 	}
-	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) dt_stamp_signal();
+	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
+		dt_stamp_signal();
+		note_crash(sig, si, ctx);
+	}
 	// Every thread that takes a fatal signal waits for the one flush: the
 	// launcher may signal the process more than once, and the default action
 	// of a second signal must not cut the first flush short.

@@ -181,6 +181,48 @@ static int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs, dt_word *s, uint32_t *
 	return n;
 }
 
+// dt_crash_stack walks the crashed thread's stack from the registers its
+// signal's context held (dt_crash), with the rules dt_unwind uses, learnt
+// into a table of the calling thread (the signal watcher's). The first
+// frame is the interrupted instruction itself; a jump to an address
+// outside the modules' code (a call through a bad function pointer)
+// left its return address at the stack pointer, from which the walk goes
+// on. Every read is inside the crashed thread's stack; without its
+// bounds (a thread that never called MPI) the stack is that instruction.
+int dt_crash_stack(uintptr_t *pcs, int max) {
+	dt_thr *T = dt_crash.T;
+	uintptr_t pc = dt_crash.pc, sp = dt_crash.sp, bp = dt_crash.bp;
+	int n = 0;
+	if (max <= 0 || !dt_crash.taken) return 0;
+	pcs[n++] = pc;
+	if (!T || sp < T->stk_lo || sp + 8 > T->stk_hi || (sp & 7)) return n;
+	if (pc - dt_text_lo >= dt_text_span) {
+		pc = *(const uintptr_t *)sp;
+		sp += 8;
+		if (pc - dt_text_lo >= dt_text_span || n >= max) return n;
+		pcs[n++] = pc;
+	}
+	dt_rule *tab = dt_rules;
+	if (!tab && !(tab = rules_new())) return n;
+	while (n < max) {
+		dt_rule *r = rule_find(tab, pc);
+		if (r->pc != pc) dt_rule_learn(T, r, pc, sp, bp);
+		if (r->kind == DT_R_END) break;
+		uintptr_t cfa = (r->kind == DT_R_SP ? sp : bp) + (intptr_t)r->cfa;
+		if (cfa <= sp || cfa > T->stk_hi || (cfa & 7)) break;
+		if (r->rbp != DT_NOSAVE) {
+			uintptr_t at = cfa + (intptr_t)r->rbp;
+			if (at < sp || at + 8 > T->stk_hi) break;
+			bp = *(const uintptr_t *)at;
+		}
+		pc = ((const uintptr_t *)cfa)[-1];
+		sp = cfa;
+		if (pc - dt_text_lo >= dt_text_span) break;
+		pcs[n++] = pc;
+	}
+	return n;
+}
+
 static uint64_t dt_site_hash(const uintptr_t *pcs, int n) {
 	uint64_t h = 0x9E3779B97F4A7C15ull * (uint64_t)(n + 1);
 	for (int i = 0; i < n; i++) h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;

@@ -1,0 +1,112 @@
+package analyzer
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+)
+
+// maxCrashFrames bounds the frames taken from a footer's crash (the tracer
+// writes at most 32; more is damage).
+const maxCrashFrames = 64
+
+// crashes says where the ranks whose footers record a crash crashed: the
+// signal, what the kernel says caused it, and the crashed thread's stack
+// symbolized, innermost first. The first frame is the interrupted
+// instruction itself (not a return address: it is symbolized as it is);
+// frames inside MPI, the tracer or the C start-up code are left out but
+// for the first, which names its module, so that a crash inside MPI reads
+// "in libmpi.so.40+0x…, called from …".
+func crashes(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.Crash {
+	var out []report.Crash
+	for r, f := range byRank {
+		if f == nil || f.footer.GetCrash() == nil {
+			continue
+		}
+		c := f.footer.GetCrash()
+		rc := report.Crash{Rank: r, Signal: c.Name, SignalNumber: int(c.Signal), Cause: crashCause(c)}
+		if rc.Signal == "" {
+			rc.Signal = fmt.Sprintf("signal %d", c.Signal)
+		}
+		if c.HasThread {
+			t := int(c.Thread)
+			rc.Thread = &t
+		}
+		if c.HasAddress {
+			a := c.Address
+			rc.Address = &a
+		}
+		rc.At = -1
+		if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil {
+			rc.Frames, rc.At = crashFrames(ranks[r].crash, ranks[r].defs.Modules, f.hdr.GetProgram(), sym)
+		}
+		out = append(out, rc)
+	}
+	return out
+}
+
+// crashFrames symbolizes a crash's stack (crashes), and finds the first
+// frame of the program's own code (report.Crash.At): of the executable
+// (the module named program, else the first recorded), with a file.
+func crashFrames(st []siteFrame, mods []*tracepb.Module, program string, sym Symbolizer) ([]report.Frame, int) {
+	var out []report.Frame
+	at := -1
+	for i, f := range st {
+		path, exe := "", false
+		if f.mod >= 0 && int(f.mod) < len(mods) {
+			path = mods[f.mod].Path
+			exe = path == program || (f.mod == 0 && program == "")
+		}
+		off := f.off
+		if i == 0 {
+			// Symbolize takes return addresses, and looks up the
+			// instruction before; the first frame is the instruction.
+			off++
+		}
+		var fr []report.Frame
+		if sym != nil {
+			fr = sym.Symbolize(path, off)
+		}
+		if len(fr) == 0 && i == 0 {
+			name := "(unknown code)"
+			if path != "" {
+				name = filepath.Base(path)
+			}
+			fr = []report.Frame{{Function: fmt.Sprintf("%s+%#x", name, f.off)}}
+		}
+		if at < 0 && exe && len(fr) > 0 && fr[0].File != "" {
+			at = len(out)
+		}
+		out = append(out, fr...)
+	}
+	return out, at
+}
+
+// crashCause is what the kernel's si_code says of a crash's signal
+// (Linux's values, signal(7) and sigaction(2)), "" when it says nothing
+// the signal's name does not.
+func crashCause(c *tracepb.Crash) string {
+	codes := map[int32][]string{
+		11: {"address not mapped", "invalid permissions for the mapped address", "failed address bound checks", "protection key check failed"},
+		7:  {"invalid address alignment", "nonexistent physical address", "object-specific hardware error (a mapped file cut short?)"},
+		8:  {"integer divide by zero", "integer overflow", "floating-point divide by zero", "floating-point overflow", "floating-point underflow", "floating-point inexact result", "floating-point invalid operation", "subscript out of range"},
+		4:  {"illegal opcode", "illegal operand", "illegal addressing mode", "illegal trap", "privileged opcode", "privileged register", "coprocessor error", "internal stack error"},
+	}
+	switch {
+	case c.Code > 0:
+		if cs := codes[c.Signal]; int(c.Code) <= len(cs) {
+			return cs[c.Code-1]
+		}
+	case c.Code == 0:
+		return "sent by a process (kill)"
+	case c.Code == -6 && c.Signal == 6:
+		return "abort() called"
+	case c.Code == -6:
+		return "sent by the process itself (raise, tgkill)"
+	case c.Code == -1:
+		return "sent by a process (sigqueue)"
+	}
+	return ""
+}

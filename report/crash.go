@@ -1,0 +1,69 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Lines say where c happened, its headline first, then a line per frame:
+//
+//	rank 1 crashed: SIGSEGV (Segmentation fault), address not mapped (0x0)
+//	in kernel at crash.c:12
+//	called from solve at crash.c:20
+//	called from main at crash.c:31
+func (c *Crash) Lines() []string {
+	head := fmt.Sprintf("rank %d crashed: %s", c.Rank, c.Signal)
+	if c.Thread != nil && *c.Thread != 0 {
+		head = fmt.Sprintf("rank %d (thread %d) crashed: %s", c.Rank, *c.Thread, c.Signal)
+	}
+	switch {
+	case c.Cause != "" && c.Address != nil:
+		head += fmt.Sprintf(", %s (%#x)", c.Cause, *c.Address)
+	case c.Cause != "":
+		head += ", " + c.Cause
+	case c.Address != nil:
+		head += fmt.Sprintf(" at address %#x", *c.Address)
+	}
+	out := []string{head}
+	for i, f := range c.Frames {
+		s := "called from "
+		if i == 0 {
+			s = "in "
+		}
+		s += f.Function
+		if f.File != "" {
+			s += fmt.Sprintf(" at %s:%d", filepath.Base(f.File), f.Line)
+		}
+		out = append(out, s)
+	}
+	if len(c.Frames) == 0 {
+		out = append(out, "(its stack is unknown)")
+	}
+	return out
+}
+
+// Where is c's headline and its program's innermost frame (At; else the
+// innermost frame with a file), in one line: "rank 1 crashed: SIGSEGV
+// (Segmentation fault), address not mapped (0x0), in kernel at
+// crash.c:12", "rank 1 crashed: SIGABRT (Aborted), abort() called, called
+// from check at segv.c:22".
+func (c *Crash) Where() string {
+	l := c.Lines()
+	if c.At >= 0 && c.At < len(c.Frames) && c.Frames[c.At].File != "" {
+		f := c.Frames[c.At]
+		in := "in"
+		if c.At > 0 {
+			in = "called from"
+		}
+		return fmt.Sprintf("%s, %s %s at %s:%d", l[0], in, f.Function, filepath.Base(f.File), f.Line)
+	}
+	for _, f := range c.Frames {
+		if f.File != "" {
+			return fmt.Sprintf("%s, in %s at %s:%d", l[0], f.Function, filepath.Base(f.File), f.Line)
+		}
+	}
+	if len(c.Frames) > 0 {
+		return l[0] + ", " + l[1]
+	}
+	return l[0]
+}

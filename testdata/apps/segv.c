@@ -1,0 +1,42 @@
+// segv: rank 1 crashes in a known place, built with -O2 (no frame
+// pointers: its callers are found from the unwind tables). "segv" writes
+// through a null pointer in kernel, called from solve, called from main;
+// "abort" calls abort() in check, called from main. The lines are marked
+// (@kernel …) for the test. The other ranks wait in MPI_Recv until the
+// launcher ends them.
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+__attribute__((noinline)) void kernel(double *a, int n) {
+	for (int i = 0; i < n; i++) a[i] = a[i] * 0.5 + 1.0; // @kernel
+}
+
+__attribute__((noinline)) double solve(double *a, int n) {
+	kernel(a, n); // @solve
+	return a[n - 1];
+}
+
+__attribute__((noinline)) void check(int ok) {
+	if (!ok) abort(); // @check
+}
+
+int main(int argc, char **argv) {
+	int rank, v = 0;
+	const char *how = argc > 1 ? argv[1] : "segv";
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1) {
+		double *a = getenv("SEGV_NEVER") ? calloc(100, sizeof *a) : NULL;
+		if (strcmp(how, "abort") == 0) {
+			check(v == 42); // @main-check
+		} else {
+			printf("segv: %g\n", solve(a, 100)); // @main-solve
+		}
+	}
+	MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	MPI_Finalize();
+	return 0;
+}
