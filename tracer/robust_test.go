@@ -104,6 +104,7 @@ func TestAbnormalEnd(t *testing.T) {
 			if n := numCalls(tr.calls("MPI_Comm_rank")); n != 6 {
 				t.Errorf("rank 1: %d MPI_Comm_rank calls, want 6", n)
 			}
+			checkCrash(t, how, tr)
 			checkSurvivors(t, trs, 1)
 			// Rank 1 ended outside MPI; the others were waiting in
 			// MPI_Recv when the launcher ended them, which their
@@ -130,7 +131,7 @@ func TestAbnormalEnd(t *testing.T) {
 // installs its handlers of the synchronous signals after the tracer's),
 // then dereferences NULL: the tracer's handler still runs (Go's forwards a
 // fault outside Go code to it), and rank 1's trace ends with the signal
-// and holds every call.
+// and holds every call, and where it crashed.
 func TestCrashAfterEncoderLoaded(t *testing.T) {
 	const n = 100000 // ~4 MB of raw records
 	trs := abnormal(t, "crash", []string{"DT_DEFER_MB=1"}, "segvlate", strconv.Itoa(n))
@@ -141,6 +142,9 @@ func TestCrashAfterEncoderLoaded(t *testing.T) {
 	if r, s := numCalls(tr.calls("MPI_Comm_rank")), numCalls(tr.calls("MPI_Comm_size")); r != n+6 || s != n {
 		t.Errorf("rank 1: %d MPI_Comm_rank and %d MPI_Comm_size calls, want %d and %d", r, s, n+6, n)
 	}
+	// Go's handler hands the fault's own context on: the crash is where
+	// the program was.
+	checkCrash(t, "segv", tr)
 	checkSurvivors(t, trs, 1)
 }
 
@@ -566,5 +570,40 @@ func TestStaleSpillRecovered(t *testing.T) {
 			numCalls(tr.calls("MPI_Comm_rank")) != 200001 || len(tr.calls("MPI_Barrier")) != 1 {
 			t.Errorf("rank %d: footer %v, err %v, %d MPI_Comm_rank calls; want the calls up to the kill and a footer by dtrun", r, tr.footer, tr.err, numCalls(tr.calls("MPI_Comm_rank")))
 		}
+	}
+}
+
+// checkCrash checks the footer's crash of rank 1's trace tr, which ended
+// as how says: for "segv" (a write through a null pointer in main), the
+// signal, its cause (SEGV_MAPERR), the address 0, the main thread, and a
+// stack whose first frame is the faulting instruction in the program's
+// own code and whose next is a return address in another module (main's
+// caller in the C library); none for the other ways.
+func checkCrash(t *testing.T, how string, tr *trace) {
+	t.Helper()
+	c := tr.footer.GetCrash()
+	if how != "segv" {
+		if c != nil {
+			t.Errorf("rank 1 (%s): crash %v, want none", how, c)
+		}
+		return
+	}
+	if c == nil {
+		t.Fatalf("rank 1: no crash in the footer %v", tr.footer)
+	}
+	if c.Signal != 11 || c.Name != "SIGSEGV (Segmentation fault)" || c.Code != 1 || !c.HasAddress || c.Address != 0 || !c.HasThread || c.Thread != 0 {
+		t.Errorf("rank 1: crash %v, want SIGSEGV, SEGV_MAPERR at address 0 on thread 0", c)
+	}
+	mods := tr.defs.Modules
+	in := func(pc uint64) int {
+		for i, m := range mods {
+			if pc >= m.Start && pc < m.End {
+				return i
+			}
+		}
+		return -1
+	}
+	if len(c.Stack) < 2 || in(c.Stack[0]) != 0 || in(c.Stack[1]) <= 0 {
+		t.Errorf("rank 1: crash stack %#x, want the program's instruction, then a return address into another module (modules %v)", c.Stack, mods)
 	}
 }

@@ -521,6 +521,37 @@ func TestBrowserUnfinished(t *testing.T) {
 	}
 }
 
+// TestBrowserCrashes: where a crashed rank crashed is shown with the
+// warnings, its headline, then a frame per line (report.Crash.Lines), the
+// trace's strings as text; the findings open with it.
+func TestBrowserCrashes(t *testing.T) {
+	rep := evilReport()
+	rep.Crashes = []report.Crash{{Rank: 1, Signal: "SIGABRT (Aborted)", SignalNumber: 6, Cause: "abort() called", At: 1,
+		Frames: []report.Frame{{Function: "abort"}, {Function: "<check>&", File: "/src/a&b.c", Line: 22}, {Function: "main", File: "/src/a&b.c", Line: 34}}}}
+	path, _ := write(t, rep, nil)
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace
+	lines := rep.Crashes[0].Lines()
+	var want strings.Builder
+	want.WriteString(`<div class="crash"><p class="warn">` + esc(lines[0]) + `</p><ol class="crash-stack">`)
+	for _, l := range lines[1:] {
+		want.WriteString(`<li>` + esc(l) + `</li>`)
+	}
+	want.WriteString(`</ol></div>`)
+	if !strings.Contains(p.DOM, want.String()) {
+		t.Errorf("the page lacks %s:\n%s", want.String(), regexp.MustCompile(`<section id="warnings">.{0,1000}`).FindString(p.DOM))
+	}
+	if !regexp.MustCompile(`<p id="verdict"[^>]*>` + regexp.QuoteMeta(esc("Rank 1 crashed: SIGABRT (Aborted), abort() called, called from <check>& at a&b.c:22. "))).MatchString(p.DOM) {
+		t.Errorf("the findings do not open with the crash: %s", regexp.MustCompile(`<p id="verdict">.{0,300}`).FindString(p.DOM))
+	}
+	rep.Crashes = nil
+	path, _ = write(t, rep, nil)
+	if p := headless.Open(t, path); strings.Contains(p.DOM, `class="crash"`) {
+		t.Error("a page without crashes shows one")
+	}
+}
+
 // TestBrowserMPMD: an MPMD job's programs are named in the run facts with
 // their ranks, as text.
 func TestBrowserMPMD(t *testing.T) {

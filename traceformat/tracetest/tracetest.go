@@ -91,6 +91,7 @@ type Rank struct {
 	bias                   uint64 // load bias of the program (address-space randomization)
 	stop                   tracepb.Footer_StopReason
 	unf                    []unfinished
+	crash                  *tracepb.Crash // the footer's (CrashedWith)
 	syncs                  bool
 	host                   string // "" is testhost
 	program                string // "" is the run's Program
@@ -214,6 +215,13 @@ func (k *Rank) FooterTimes(end, interrupted int64) *Rank {
 // moment, true time t, at which the job was interrupted while the process
 // lived (Footer.interrupted_local_ns), as dtrun recovers it.
 func (k *Rank) InterruptedAt(t int64) *Rank { k.noEnd, k.interrupted = true, t; return k }
+
+// CrashedWith gives the footer crash c (Footer.crash, as the tracer's
+// handler of a fault signal writes it) and the stop reason SIGNAL.
+func (k *Rank) CrashedWith(c *tracepb.Crash) *Rank {
+	k.crash, k.stop = c, tracepb.Footer_SIGNAL
+	return k
+}
 
 // StopReason sets the footer's stop reason (default FINALIZE).
 func (k *Rank) StopReason(s tracepb.Footer_StopReason) *Rank { k.stop = s; return k }
@@ -684,7 +692,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 		}
 		unf = append(unf, c.u)
 	}
-	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf}
+	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf, Crash: k.crash}
 	if k.noEnd {
 		ft.EndLocalNs = 0
 	}

@@ -1,0 +1,146 @@
+package analyzer
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
+)
+
+// lineSymbolizer makes the line of a frame its offset less one (the
+// instruction before a return address, as srcchar's) below the program's
+// text at 0x400000; a frame outside every module (path "") has none, as
+// frames inside MPI have none.
+type lineSymbolizer struct{}
+
+func (lineSymbolizer) Symbolize(path string, off uint64) []report.Frame {
+	if path == "" {
+		return nil
+	}
+	return []report.Frame{{Function: fmt.Sprintf("f%x", off-1), File: "/src/p.c", Line: int(off - 1 - 0x400000)}}
+}
+
+// crashRun: rank 1 (its program loaded 0x7f0000000000 higher) crashed
+// with SIGSEGV (SEGV_ACCERR at 0x1000) at the instruction at program
+// offset 0x401000, called from the return address at 0x402345; rank 2
+// called abort() (si_code SI_TKILL) from a thread that never called MPI,
+// its first frame outside every module, its second the program's return
+// address 0x403000. Rank 0 ended normally.
+func crashRun() *tracetest.Run {
+	run := tracetest.NewRun(3)
+	const bias = 0x7f0000000000
+	run.Rank(1).LoadBias(bias)
+	for i := 0; i < 3; i++ {
+		r := run.Rank(i)
+		r.Init(1 * us)
+		r.Barrier(10 * us)
+	}
+	run.Rank(0).Finalize(us)
+	run.Rank(1).CrashedWith(&tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 2, Address: 0x1000, HasAddress: true,
+		HasThread: true, Stack: []uint64{bias + 0x401000, bias + 0x402345}})
+	run.Rank(2).CrashedWith(&tracepb.Crash{Signal: 6, Name: "SIGABRT (Aborted)", Code: -6, Stack: []uint64{0x10, 0x403000}})
+	return run
+}
+
+// TestCrashes: each crashed rank's footer becomes a report.Crash: the
+// signal, what its si_code says, the address, the thread, and the stack
+// symbolized on the rank's own load addresses, its first frame the
+// instruction itself (line 0x1000 here, not the instruction before), the
+// others return addresses (line 0x2344, the call before 0x402345). At is
+// the program's innermost frame: below a first frame in no module, the
+// next. The findings open with the first crash; dtpa-mpi reports the same
+// at 1 to 3 processes.
+func TestCrashes(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := crashRun().WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: lineSymbolizer{}}
+	check := func(t *testing.T, rep *report.Report) {
+		t.Helper()
+		if len(rep.Crashes) != 2 {
+			t.Fatalf("crashes %+v, want ranks 1 and 2", rep.Crashes)
+		}
+		c1, c2 := rep.Crashes[0], rep.Crashes[1]
+		want1 := []string{
+			"rank 1 crashed: SIGSEGV (Segmentation fault), invalid permissions for the mapped address (0x1000)",
+			"in f401000 at p.c:4096",
+			"called from f402344 at p.c:9028",
+		}
+		if got := c1.Lines(); strings.Join(got, "\n") != strings.Join(want1, "\n") || c1.At != 0 || c1.Thread == nil || *c1.Thread != 0 || c1.SignalNumber != 11 {
+			t.Errorf("rank 1: %q, at %d, thread %v; want %q at 0 on thread 0", got, c1.At, c1.Thread, want1)
+		}
+		want2 := []string{
+			"rank 2 crashed: SIGABRT (Aborted), abort() called",
+			"in (unknown code)+0x10",
+			"called from f402fff at p.c:12287",
+		}
+		if got := c2.Lines(); strings.Join(got, "\n") != strings.Join(want2, "\n") || c2.At != 1 || c2.Thread != nil || c2.Address != nil {
+			t.Errorf("rank 2: %q, at %d, thread %v, address %v; want %q at 1, no thread, no address", got, c2.At, c2.Thread, c2.Address, want2)
+		}
+		if w := c2.Where(); w != "rank 2 crashed: SIGABRT (Aborted), abort() called, called from f402fff at p.c:12287" {
+			t.Errorf("rank 2's crash in one line: %q", w)
+		}
+		if f := report.FindingsOf(rep); f == nil || !strings.HasPrefix(f.Verdict, "Rank 1 crashed: SIGSEGV (Segmentation fault), invalid permissions for the mapped address (0x1000), in f401000 at p.c:4096 (and 1 more crashes). ") {
+			t.Errorf("findings %+v: want them to open with rank 1's crash", f)
+		}
+	}
+	check(t, analyzeOpts(t, opts))
+	for n := 1; n <= 3; n++ {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { check(t, analyzeDistReport(t, opts, n)) })
+	}
+}
+
+// TestCrashCause: what si_code says of each signal, and nothing where it
+// says nothing known.
+func TestCrashCause(t *testing.T) {
+	for _, c := range []struct {
+		sig, code int32
+		want      string
+	}{
+		{11, 1, "address not mapped"}, {7, 3, "object-specific hardware error (a mapped file cut short?)"},
+		{8, 1, "integer divide by zero"}, {8, 7, "floating-point invalid operation"}, {4, 1, "illegal opcode"},
+		{11, 0, "sent by a process (kill)"}, {6, -6, "abort() called"}, {11, -6, "sent by the process itself (raise, tgkill)"},
+		{11, 99, ""}, {5, 1, ""}, {11, -60, ""},
+	} {
+		if got := crashCause(&tracepb.Crash{Signal: c.sig, Code: c.code}); got != c.want {
+			t.Errorf("signal %d, code %d: %q, want %q", c.sig, c.code, got, c.want)
+		}
+	}
+}
+
+// FuzzCrash: a footer's crash of any values (a damaged or hostile footer)
+// is reported without failing the analysis, in lines that say it.
+func FuzzCrash(f *testing.F) {
+	f.Add(int32(11), int32(1), "SIGSEGV (Segmentation fault)", uint64(0), true, uint32(0), uint64(0x401000), uint64(0x402345), 2)
+	f.Add(int32(-1), int32(-1<<31), "", uint64(1<<63), false, uint32(1<<31), uint64(0), uint64(1<<64-1), 1000)
+	f.Fuzz(func(t *testing.T, sig, code int32, name string, addr uint64, hasAddr bool, thread uint32, pc0, pc1 uint64, n int) {
+		stack := []uint64{pc0, pc1}
+		for i := 2; i < min(max(n, 0), 300); i++ {
+			stack = append(stack, pc1+uint64(i))
+		}
+		run := tracetest.NewRun(2)
+		for i := 0; i < 2; i++ {
+			run.Rank(i).Init(us).Barrier(10 * us)
+		}
+		run.Rank(0).Finalize(us)
+		run.Rank(1).CrashedWith(&tracepb.Crash{Signal: sig, Name: name, Code: code, Address: addr, HasAddress: hasAddr,
+			Thread: thread, HasThread: thread%2 == 0, Stack: stack})
+		dir := t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Skip(err) // a name protobuf cannot hold
+		}
+		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: lineSymbolizer{}})
+		if len(rep.Crashes) != 1 {
+			t.Fatalf("crashes %+v, want rank 1's", rep.Crashes)
+		}
+		c := rep.Crashes[0]
+		if len(c.Frames) > maxCrashFrames || c.At >= len(c.Frames) || !strings.HasPrefix(c.Lines()[0], "rank 1 ") || c.Where() == "" {
+			t.Errorf("crash %+v", c)
+		}
+		report.FindingsOf(rep)
+	})
+}

@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dtpa/dtpa/report"
+)
+
+// TestCrashWhere runs testdata/apps/segv.c (built -O2: no frame pointers)
+// under both MPIs, with rank 1 writing through a null pointer three calls
+// deep, then calling abort() two calls deep. The report must say where,
+// frame by frame with the source's lines, in JSON (crashes), in the text
+// report and in its findings; dtpa-mpi's report the same.
+func TestCrashWhere(t *testing.T) {
+	lines := markers(t, filepath.Join(root, "testdata", "apps", "segv.c"))
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			dir := t.TempDir()
+			exe := compile(t, m, dir, "segv")
+			for _, c := range []struct {
+				how    string
+				signal string
+				cause  string
+				// the program's frames, innermost first: function and
+				// marker; the first is Crash.At
+				frames [][2]string
+			}{
+				{"segv", "SIGSEGV (Segmentation fault)", "address not mapped", [][2]string{{"kernel", "@kernel"}, {"solve", "@solve"}, {"main", "@main-solve"}}},
+				{"abort", "SIGABRT (Aborted)", "abort() called", [][2]string{{"check", "@check"}, {"main", "@main-check"}}},
+			} {
+				t.Run(c.how, func(t *testing.T) {
+					for _, f := range []string{"segv.0.trc", "segv.1.trc", "segv.2.trc"} {
+						os.Remove(filepath.Join(dir, f))
+					}
+					a := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+					_, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtrun"), append(a, "./"+filepath.Base(exe), c.how)...)
+					if code == 0 {
+						t.Fatalf("dtrun exited 0; want the crashed job's failure\n%s", stderr)
+					}
+					r, _ := analyse(t, dir, "segv")
+					if len(r.Crashes) != 1 {
+						t.Fatalf("crashes %+v, want rank 1's", r.Crashes)
+					}
+					cr := r.Crashes[0]
+					if cr.Rank != 1 || cr.Signal != c.signal || cr.Cause != c.cause || cr.Thread == nil || *cr.Thread != 0 {
+						t.Errorf("crash %+v, want rank 1's thread 0: %s, %s", cr, c.signal, c.cause)
+					}
+					if c.how == "segv" && (cr.Address == nil || *cr.Address != 0) {
+						t.Errorf("address %v, want 0 (the null pointer)", cr.Address)
+					}
+					if cr.At < 0 || cr.At+len(c.frames) > len(cr.Frames) {
+						t.Fatalf("frames %+v, at %d: want the program's %v from At", cr.Frames, cr.At, c.frames)
+					}
+					for i, w := range c.frames {
+						f := cr.Frames[cr.At+i]
+						if f.Function != w[0] || filepath.Base(f.File) != "segv.c" || f.Line != lines[w[1]] {
+							t.Errorf("frame %d: %s at %s:%d, want %s at segv.c:%d (%s)", cr.At+i, f.Function, f.File, f.Line, w[0], lines[w[1]], w[1])
+						}
+					}
+					if c.how == "segv" && cr.At != 0 {
+						t.Errorf("the crash is in the program's kernel, but At is %d: %+v", cr.At, cr.Frames)
+					}
+					// The text report lists it under Crashes, and its
+					// findings open with it.
+					out, errOut, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "segv")
+					if code != 0 {
+						t.Fatalf("dtpa: exit %d\n%s", code, errOut)
+					}
+					where := "segv.c:" + strconv.Itoa(lines[c.frames[0][1]])
+					if !strings.Contains(out, "Crashes:\n  - rank 1 crashed: "+c.signal+", "+c.cause) ||
+						!strings.Contains(out, "  Rank 1 crashed: "+c.signal) || !strings.Contains(out, c.frames[0][0]+" at "+where+".") {
+						t.Errorf("the text report does not say where rank 1 crashed (%s in %s):\n%s", where, c.frames[0][0], out)
+					}
+					checkSameAsDtpaMPI(t, dir, r)
+				})
+			}
+		})
+	}
+}
+
+// markers finds the lines of the markers (// @name) in the source file
+// path.
+func markers(t *testing.T, path string) map[string]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		if _, m, ok := strings.Cut(sc.Text(), "// @"); ok {
+			out["@"+strings.Fields(m)[0]] = n
+		}
+	}
+	return out
+}
+
+// checkSameAsDtpaMPI checks that dtpa-mpi at 2 processes reports the
+// crashes of r, dtpa's report of the traces in dir.
+func checkSameAsDtpaMPI(t *testing.T, dir string, r *report.Report) {
+	t.Helper()
+	needDtpaMPI(t)
+	out, stderr, code := dtpaMPI(t, dir, 2, "--json", "segv")
+	if code != 0 {
+		t.Fatalf("dtpa-mpi: exit %d\n%s", code, stderr)
+	}
+	var got report.Report
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Crashes) != len(r.Crashes) {
+		t.Fatalf("dtpa-mpi: crashes %+v, dtpa's %+v", got.Crashes, r.Crashes)
+	}
+	for i := range r.Crashes {
+		g, w := strings.Join(got.Crashes[i].Lines(), "\n"), strings.Join(r.Crashes[i].Lines(), "\n")
+		if g != w || got.Crashes[i].At != r.Crashes[i].At {
+			t.Errorf("dtpa-mpi's crash:\n%s\ndtpa's:\n%s", g, w)
+		}
+	}
+}
