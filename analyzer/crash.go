@@ -25,26 +25,30 @@ func crashes(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.C
 		if f == nil || f.footer.GetCrash() == nil {
 			continue
 		}
-		c := f.footer.GetCrash()
-		rc := report.Crash{Rank: r, Signal: c.Name, SignalNumber: int(c.Signal), Cause: crashCause(c)}
-		if rc.Signal == "" {
-			rc.Signal = fmt.Sprintf("signal %d", c.Signal)
-		}
-		if c.HasThread {
-			t := int(c.Thread)
-			rc.Thread = &t
-		}
-		if c.HasAddress {
-			a := c.Address
-			rc.Address = &a
-		}
-		rc.At = -1
+		rc := crashOf(r, f.footer.GetCrash())
 		if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil {
 			rc.Frames, rc.At = crashFrames(ranks[r].crash, ranks[r].defs.Modules, f.hdr.GetProgram(), sym)
 		}
 		out = append(out, rc)
 	}
 	return out
+}
+
+// crashOf is rank r's crash c without its frames (At −1).
+func crashOf(r int, c *tracepb.Crash) report.Crash {
+	rc := report.Crash{Rank: r, Signal: c.Name, SignalNumber: int(c.Signal), Cause: crashCause(c), At: -1}
+	if rc.Signal == "" {
+		rc.Signal = fmt.Sprintf("signal %d", c.Signal)
+	}
+	if c.HasThread {
+		t := int(c.Thread)
+		rc.Thread = &t
+	}
+	if c.HasAddress {
+		a := c.Address
+		rc.Address = &a
+	}
+	return rc
 }
 
 // crashFrames symbolizes a crash's stack (crashes), and finds the first

@@ -640,6 +640,9 @@ type StoppedRank struct {
 	// Unfinished are the MPI calls in progress when the process ended
 	// (without their place in the program: RunTraces does not symbolize).
 	Unfinished []report.UnfinishedCall
+	// Crash is where the process crashed, without its frames (nil: it
+	// did not crash).
+	Crash *report.Crash
 }
 
 // RunTraces lists, by task, the traces in dir that keep selects (nil:
@@ -692,7 +695,12 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: "the trace has no end (the process was killed before writing it)", Cut: true})
 		default:
 			if why := stopWhy(rf.footer); why != "" {
-				ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: why, Unfinished: footerCalls(rank, rf.footer)})
+				st := StoppedRank{Rank: rank, Why: why, Unfinished: footerCalls(rank, rf.footer)}
+				if c := rf.footer.GetCrash(); c != nil {
+					rc := crashOf(rank, c)
+					st.Crash = &rc
+				}
+				ts.Stopped = append(ts.Stopped, st)
 			}
 		}
 	}

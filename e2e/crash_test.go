@@ -40,9 +40,14 @@ func TestCrashWhere(t *testing.T) {
 						os.Remove(filepath.Join(dir, f))
 					}
 					a := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
-					_, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtrun"), append(a, "./"+filepath.Base(exe), c.how)...)
+					stdout, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtrun"), append(a, "./"+filepath.Base(exe), c.how)...)
 					if code == 0 {
 						t.Fatalf("dtrun exited 0; want the crashed job's failure\n%s", stderr)
+					}
+					// dtrun names the crash, and where to read where.
+					if w := "dtrun: rank 1 crashed: " + c.signal + ", " + c.cause; !strings.Contains(stdout+stderr, w) ||
+						!strings.Contains(stdout+stderr, "; dtpa segv says where\n") {
+						t.Errorf("dtrun does not say %q …; dtpa segv says where:\n%s%s", w, stdout, stderr)
 					}
 					r, _ := analyse(t, dir, "segv")
 					if len(r.Crashes) != 1 {

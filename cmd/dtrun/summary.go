@@ -95,6 +95,12 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 		for _, l := range report.GroupWarnings(stopped) {
 			fmt.Fprintf(w, "dtrun: warning: %s\n", l)
 		}
+		// Which ranks crashed (dtpa, which symbolizes, says where).
+		for _, st := range s.Stopped {
+			if st.Crash != nil {
+				fmt.Fprintf(w, "dtrun: %s; dtpa %s says where\n", st.Crash.Lines()[0], dtpaArg(dir, s.Task))
+			}
+		}
 		// Where a job that hung was waiting when it was ended.
 		for _, l := range report.UnfinishedLines(unfinished) {
 			fmt.Fprintf(w, "dtrun: in progress when the processes ended: %s\n", l)

@@ -137,3 +137,24 @@ func TestVersion(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
+
+// TestSummaryCrash: a rank whose footer records a crash is named with its
+// signal and cause after the warnings, with the dtpa command that says
+// where; the ranks the launcher then ended are not.
+func TestSummaryCrash(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Now().Add(-time.Minute)
+	run := tracetest.NewRun(3)
+	for r := 0; r < 3; r++ {
+		run.Rank(r).Compute(1000).Barrier(10)
+	}
+	run.Rank(0).StopReason(tracepb.Footer_SIGNAL)
+	run.Rank(1).CrashedWith(&tracepb.Crash{Signal: 8, Name: "SIGFPE (Floating point exception)", Code: 1, Address: 0x401234, HasAddress: true, Stack: []uint64{0x401234}})
+	writeRun(t, run, dir)
+	var out bytes.Buffer
+	summarize(&out, &jobFiles{dir: dir, start: start}, "", nil)
+	want := fmt.Sprintf("dtrun: rank 1 crashed: SIGFPE (Floating point exception), integer divide by zero (0x401234); dtpa %s says where\n", filepath.Join(dir, "app"))
+	if !strings.Contains(out.String(), want) || strings.Count(out.String(), "crashed") != 1 {
+		t.Errorf("summary\n%s\nwant a line\n%s", out.String(), want)
+	}
+}
