@@ -107,15 +107,11 @@ var maxPending = 1 << 20
 // flushEvery is the batch size written to our trace file.
 const flushEvery = 4096
 
-// newConverter converts rank's events into w. pend is scratch space for
-// the queue of calls (its contents are overwritten), reused from rank to
-// rank so that a queue held back by a long-pending receive grows once.
-func newConverter(d *defs, l *layout, rank int, w *traceformat.Writer, pend []traceformat.Event) *converter {
-	return newThreadConverter(newRankDefs(), d, l, rank, 0, w, pend)
-}
-
 // newThreadConverter converts the events of the location of rank's
-// thread into w, with the definitions rd its other threads share.
+// thread into w, with the definitions rd its other threads share. pend is
+// scratch space for the queue of calls (its contents are overwritten),
+// reused from rank to rank so that a queue held back by a long-pending
+// receive grows once.
 func newThreadConverter(rd *rankDefs, d *defs, l *layout, rank int, thread uint32, w *traceformat.Writer, pend []traceformat.Event) *converter {
 	c := &converter{rankDefs: rd, d: d, rank: rank, thread: thread, rc: l.commsOf(rank), w: w, pend: pend[:0],
 		irecvAt: map[uint64]int{}, collAt: map[uint64]int{}, persByID: map[uint64]*persReq{}, persistAt: map[uint64]int{}, reqs: map[uint64]uint64{},
