@@ -1055,7 +1055,16 @@ func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64)
 	switch fi.op {
 	case opFinalize:
 		rp.finalized = true
-		rp.end(entry)
+		end := entry
+		if rp.thr != nil && rp.last > entry {
+			// Another thread's call returned after MPI_Finalize began,
+			// which MPI forbids (every other thread's calls complete
+			// before it): a damaged trace. The program is taken to end
+			// with that call, so that its time stays within the rank's.
+			end = rp.last
+			rp.warn(fmt.Sprintf("Rank %d: a call of another thread returned %.6f s after MPI_Finalize was entered, which MPI forbids: the trace is damaged; the rank's program is taken to end with that call.", rp.rank, float64(rp.last-entry)/1e9))
+		}
+		rp.end(end)
 		return true
 	case opPcontrol:
 		rp.pcontrol(e, entry, exit)

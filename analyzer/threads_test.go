@@ -1,7 +1,10 @@
 package analyzer
 
 import (
+	"strings"
 	"testing"
+
+	"github.com/dtpa/dtpa/report"
 
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
@@ -135,4 +138,32 @@ func TestThreadsConcurrentCollectives(t *testing.T) {
 	if iv.Main.CollectiveNumber != 2 || k0.CollectiveNumber != 2 {
 		t.Errorf("collective number main %d, rank 0 %d", iv.Main.CollectiveNumber, k0.CollectiveNumber)
 	}
+}
+
+// A call of another thread returning after MPI_Finalize began (a damaged
+// trace: FuzzImportThreads found one in an archive whose timestamp was
+// damaged) ends the rank's program with it, with a warning, so that its
+// time stays within the rank's execution time.
+func TestThreadCallPastFinalize(t *testing.T) {
+	run, r0, r1 := pair()
+	run.ThreadLevel = threadMultiple
+	r0.Thread(1).Thread(0)
+	r1.Thread(1).Thread(0)
+	r0.At(210*ms).Recv(1, 5, 8, 1*ms) // 210 … 211 ms; the send at 201 ms
+	r0.At(300 * ms).Finalize(us)
+	r1.At(300 * ms).Finalize(us)
+	r1.Thread(1).At(201*ms).Send(0, 5, 8, 620*ms) // 201 … 821 ms
+	rep := analyzeRun(t, run)
+	if errs := report.Check(rep); len(errs) != 0 {
+		t.Errorf("inconsistent report: %v", errs)
+	}
+	found := false
+	for _, w := range rep.Warnings {
+		found = found || strings.Contains(w, "Rank 1: a call of another thread returned 0.521000 s after MPI_Finalize was entered")
+	}
+	if !found {
+		t.Errorf("warnings %q", rep.Warnings)
+	}
+	r1rep := rank(t, find(t, rep), 1)
+	expect(t, "rank 1 Execution", r1rep.ExecutionTime, 0.820999)
 }

@@ -22,8 +22,25 @@ func FuzzImport(f *testing.F) { fuzzImport(f, "scorep_ls4") }
 // collectives, nonblocking requests and communicators.
 func FuzzImportLAMMPS(f *testing.F) { fuzzImport(f, "scorep_lammps_melt") }
 
-func fuzzImport(f *testing.F, name string) {
-	src := archivePath(f, name)
+// FuzzImportThreads is FuzzImport on dtpa's own archive of a run of two
+// MPI_THREAD_MULTIPLE ranks (threadedRun): a location per thread, read in
+// turns.
+func FuzzImportThreads(f *testing.F) {
+	dir := f.TempDir()
+	if _, err := threadedRun(3).WriteDir(dir, "app"); err != nil {
+		f.Fatal(err)
+	}
+	src := filepath.Join(dir, "threads")
+	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: src}); err != nil {
+		f.Fatal(err)
+	}
+	fuzzArchive(f, "threads", src)
+}
+
+func fuzzImport(f *testing.F, name string) { fuzzArchive(f, name, archivePath(f, name)) }
+
+// fuzzArchive is FuzzImport on the archive in directory src, named name.
+func fuzzArchive(f *testing.F, name, src string) {
 	var names []string
 	files := map[string][]byte{}
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
