@@ -14,7 +14,8 @@ import (
 
 // TestCrashWhere runs testdata/apps/segv.c (built -O2: no frame pointers)
 // under both MPIs, with rank 1 writing through a null pointer three calls
-// deep, then calling abort() two calls deep. The report must say where,
+// deep, calling abort() two calls deep, and writing through a null pointer
+// in a thread that never called MPI. The report must say where,
 // frame by frame with the source's lines, in JSON (crashes), in the text
 // report and in its findings; dtpa-mpi's report the same.
 func TestCrashWhere(t *testing.T) {
@@ -34,6 +35,9 @@ func TestCrashWhere(t *testing.T) {
 			}{
 				{"segv", "SIGSEGV (Segmentation fault)", "address not mapped", [][2]string{{"kernel", "@kernel"}, {"solve", "@solve"}, {"main", "@main-solve"}}},
 				{"abort", "SIGABRT (Aborted)", "abort() called", [][2]string{{"check", "@check"}, {"main", "@main-check"}}},
+				// A thread that never called MPI: its stack is found
+				// by its mapping.
+				{"thread", "SIGSEGV (Segmentation fault)", "address not mapped", [][2]string{{"kernel", "@kernel"}, {"solve", "@solve"}, {"worker", "@worker"}}},
 			} {
 				t.Run(c.how, func(t *testing.T) {
 					for _, f := range []string{"segv.0.trc", "segv.1.trc", "segv.2.trc"} {
@@ -54,10 +58,10 @@ func TestCrashWhere(t *testing.T) {
 						t.Fatalf("crashes %+v, want rank 1's", r.Crashes)
 					}
 					cr := r.Crashes[0]
-					if cr.Rank != 1 || cr.Signal != c.signal || cr.Cause != c.cause || cr.Thread == nil || *cr.Thread != 0 {
-						t.Errorf("crash %+v, want rank 1's thread 0: %s, %s", cr, c.signal, c.cause)
+					if cr.Rank != 1 || cr.Signal != c.signal || cr.Cause != c.cause || (c.how == "thread") != (cr.Thread == nil) || cr.Thread != nil && *cr.Thread != 0 {
+						t.Errorf("crash %+v, want rank 1's (thread 0, or none for a thread that never called MPI): %s, %s", cr, c.signal, c.cause)
 					}
-					if c.how == "segv" && (cr.Address == nil || *cr.Address != 0) {
+					if c.how != "abort" && (cr.Address == nil || *cr.Address != 0) {
 						t.Errorf("address %v, want 0 (the null pointer)", cr.Address)
 					}
 					if cr.At < 0 || cr.At+len(c.frames) > len(cr.Frames) {
@@ -69,7 +73,7 @@ func TestCrashWhere(t *testing.T) {
 							t.Errorf("frame %d: %s at %s:%d, want %s at segv.c:%d (%s)", cr.At+i, f.Function, f.File, f.Line, w[0], lines[w[1]], w[1])
 						}
 					}
-					if c.how == "segv" && cr.At != 0 {
+					if c.how != "abort" && cr.At != 0 {
 						t.Errorf("the crash is in the program's kernel, but At is %d: %+v", cr.At, cr.Frames)
 					}
 					// The text report lists it under Crashes, and its

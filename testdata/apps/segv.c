@@ -1,10 +1,12 @@
 // segv: rank 1 crashes in a known place, built with -O2 (no frame
 // pointers: its callers are found from the unwind tables). "segv" writes
 // through a null pointer in kernel, called from solve, called from main;
-// "abort" calls abort() in check, called from main. The lines are marked
-// (@kernel …) for the test. The other ranks wait in MPI_Recv until the
-// launcher ends them.
+// "abort" calls abort() in check, called from main; "thread" has a thread
+// that never calls MPI (as an OpenMP worker) call solve, which crashes in
+// kernel. The lines are marked (@kernel …) for the test. The other ranks
+// wait in MPI_Recv until the launcher ends them.
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,11 @@ __attribute__((noinline)) void check(int ok) {
 	if (!ok) abort(); // @check
 }
 
+__attribute__((noinline)) void *worker(void *arg) {
+	printf("segv: %g\n", solve(arg, 100)); // @worker
+	return NULL;
+}
+
 int main(int argc, char **argv) {
 	int rank, v = 0;
 	const char *how = argc > 1 ? argv[1] : "segv";
@@ -32,6 +39,10 @@ int main(int argc, char **argv) {
 		double *a = getenv("SEGV_NEVER") ? calloc(100, sizeof *a) : NULL;
 		if (strcmp(how, "abort") == 0) {
 			check(v == 42); // @main-check
+		} else if (strcmp(how, "thread") == 0) {
+			pthread_t th;
+			pthread_create(&th, NULL, worker, a);
+			pthread_join(th, NULL);
 		} else {
 			printf("segv: %g\n", solve(a, 100)); // @main-solve
 		}

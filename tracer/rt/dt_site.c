@@ -7,6 +7,7 @@
 #include "dt_rt.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <ucontext.h>
 #define UNW_LOCAL_ONLY
@@ -67,17 +68,18 @@ static inline dt_rule *rule_find(dt_rule *tab, uintptr_t pc) {
 
 // dt_rule_learn fills r with the rule for the frame that will return to pc,
 // whose stack pointer is sp and frame-pointer register bp (a value that is
-// not a frame pointer when the function uses RBP as an ordinary register).
+// not a frame pointer when the function uses RBP as an ordinary register),
+// on a stack that ends at hi.
 // libunwind steps from a context made of just those three registers, twice,
 // with two values of RBP: a CFA that follows RBP is RBP-based, one that stays
 // is RSP-based. Its reads stay in the thread's stack for any correct unwind
 // table: RBP is replaced by an address just above sp when it does not point
 // into the stack above sp, and a return address without an unwind table is
 // never stepped (libunwind would then follow RBP as a frame pointer).
-static __attribute__((noinline, cold)) void dt_rule_learn(dt_thr *T, dt_rule *r, uintptr_t pc, uintptr_t sp, uintptr_t bp) {
+static __attribute__((noinline, cold)) void dt_rule_learn(uintptr_t hi, dt_rule *r, uintptr_t pc, uintptr_t sp, uintptr_t bp) {
 	r->pc = pc;
 	r->kind = DT_R_END;
-	if (bp < sp + 16 || bp + 16 > T->stk_hi) bp = sp + 16;
+	if (bp < sp + 16 || bp + 16 > hi) bp = sp + 16;
 	uintptr_t bps[2] = {bp, bp - 8};
 	unw_word_t cfa[2];
 	uintptr_t rbp_at = 0;
@@ -156,7 +158,7 @@ static int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs, dt_word *s, uint32_t *
 	if (__builtin_expect(!tab, 0) && !(tab = rules_new())) return n;
 	while (n < dt_depth) {
 		dt_rule *r = rule_find(tab, pc);
-		if (__builtin_expect(r->pc != pc, 0)) dt_rule_learn(T, r, pc, sp, bp);
+		if (__builtin_expect(r->pc != pc, 0)) dt_rule_learn(T->stk_hi, r, pc, sp, bp);
 		if (r->kind == DT_R_END) break;
 		if (r->kind == DT_R_BP && !bp_kept) {
 			s[nk++] = (dt_word){bp_at, bp};
@@ -181,21 +183,47 @@ static int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs, dt_word *s, uint32_t *
 	return n;
 }
 
+// mapping_of finds the writable mapping of the process that holds address
+// a (/proc/self/maps): a thread's stack. Not async-signal-safe (stdio):
+// the signal watcher's.
+static int mapping_of(uintptr_t a, uintptr_t *lo, uintptr_t *hi) {
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f) return 0;
+	char line[512];
+	int found = 0;
+	while (!found && fgets(line, sizeof line, f)) {
+		unsigned long s, e;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) == 3 && a >= s && a < e && perms[0] == 'r' && perms[1] == 'w') {
+			*lo = (uintptr_t)s, *hi = (uintptr_t)e;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 // dt_crash_stack walks the crashed thread's stack from the registers its
 // signal's context held (dt_crash), with the rules dt_unwind uses, learnt
 // into a table of the calling thread (the signal watcher's). The first
 // frame is the interrupted instruction itself; a jump to an address
 // outside the modules' code (a call through a bad function pointer)
 // left its return address at the stack pointer, from which the walk goes
-// on. Every read is inside the crashed thread's stack; without its
-// bounds (a thread that never called MPI) the stack is that instruction.
+// on. Every read is inside the crashed thread's stack: its bounds as the
+// tracer knows them, or, for a thread that never called MPI (an OpenMP
+// worker), the writable mapping holding its stack pointer.
 int dt_crash_stack(uintptr_t *pcs, int max) {
 	dt_thr *T = dt_crash.T;
-	uintptr_t pc = dt_crash.pc, sp = dt_crash.sp, bp = dt_crash.bp;
+	uintptr_t pc = dt_crash.pc, sp = dt_crash.sp, bp = dt_crash.bp, lo, hi;
 	int n = 0;
 	if (max <= 0 || !dt_crash.taken) return 0;
 	pcs[n++] = pc;
-	if (!T || sp < T->stk_lo || sp + 8 > T->stk_hi || (sp & 7)) return n;
+	if (T) {
+		lo = T->stk_lo, hi = T->stk_hi;
+	} else if (!mapping_of(sp, &lo, &hi)) {
+		return n;
+	}
+	if (sp < lo || sp + 8 > hi || (sp & 7)) return n;
 	if (pc - dt_text_lo >= dt_text_span) {
 		pc = *(const uintptr_t *)sp;
 		sp += 8;
@@ -206,13 +234,13 @@ int dt_crash_stack(uintptr_t *pcs, int max) {
 	if (!tab && !(tab = rules_new())) return n;
 	while (n < max) {
 		dt_rule *r = rule_find(tab, pc);
-		if (r->pc != pc) dt_rule_learn(T, r, pc, sp, bp);
+		if (r->pc != pc) dt_rule_learn(hi, r, pc, sp, bp);
 		if (r->kind == DT_R_END) break;
 		uintptr_t cfa = (r->kind == DT_R_SP ? sp : bp) + (intptr_t)r->cfa;
-		if (cfa <= sp || cfa > T->stk_hi || (cfa & 7)) break;
+		if (cfa <= sp || cfa > hi || (cfa & 7)) break;
 		if (r->rbp != DT_NOSAVE) {
 			uintptr_t at = cfa + (intptr_t)r->rbp;
-			if (at < sp || at + 8 > T->stk_hi) break;
+			if (at < sp || at + 8 > hi) break;
 			bp = *(const uintptr_t *)at;
 		}
 		pc = ((const uintptr_t *)cfa)[-1];
