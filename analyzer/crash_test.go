@@ -144,3 +144,62 @@ func FuzzCrash(f *testing.F) {
 		report.FindingsOf(rep)
 	})
 }
+
+// TestCrashDrawn: the moment a rank crashed (Crash.local_ns, on its own
+// clock: rank 1's runs 7 ms ahead and 50 ppm fast) is drawn on the
+// timeline (Lane.crash, on the crashed thread, -1 for one that never
+// called MPI) and exported for Perfetto as an instant on that thread's
+// track (the rank's calls' track for no thread) named by the signal, whose
+// args say where; dtpa-mpi's timeline and export are the same
+// (exportRun).
+func TestCrashDrawn(t *testing.T) {
+	run, ranks := start(3)
+	for _, r := range ranks {
+		r.Compute(10 * ms).Barrier(1 * ms)
+	}
+	ranks[0].Compute(5 * ms).Finalize(1 * us)
+	ranks[1].CrashedAt(ranks[1].Now()+20*ms, &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
+		Stack: []uint64{0x401000}})
+	ranks[1].Skew(7*ms, 50)
+	ranks[2].CrashedAt(ranks[2].Now()+30*ms, &tracepb.Crash{Signal: 6, Name: "SIGABRT (Aborted)", Code: -6, Stack: []uint64{0x402000}})
+	rep, rec, _, tr, _ := exportRun(t, run, lineSymbolizer{})
+	if len(rep.Crashes) != 2 {
+		t.Fatalf("crashes %+v", rep.Crashes)
+	}
+	near2 := func(got, want int64) bool { return got-want <= 2 && want-got <= 2 } // the skewed clock's rounding
+	tl := rec.Timeline()
+	barrier := map[int]int64{}
+	for _, ln := range tl.Lanes {
+		barrier[ln.Rank] = ln.Start[0]
+		c := ln.Crash
+		switch ln.Rank {
+		case 0:
+			if c != nil {
+				t.Errorf("rank 0: crash %+v", c)
+			}
+		case 1:
+			if c == nil || !near2(c.At-ln.Start[0], 21*ms) || c.Thread != 0 {
+				t.Errorf("rank 1: crash %+v, want 21 ms after the barrier's entry %d on thread 0", c, ln.Start[0])
+			} else if tl.End < c.At {
+				t.Errorf("the timeline ends at %d, before rank 1's crash at %d", tl.End, c.At)
+			}
+		case 2:
+			if c == nil || c.At-ln.Start[0] != 31*ms || c.Thread != -1 {
+				t.Errorf("rank 2: crash %+v, want 31 ms after the barrier's entry %d on no thread", c, ln.Start[0])
+			}
+		}
+	}
+	if len(tr.Instants) != 2 {
+		t.Fatalf("instants %+v, want the two crashes", tr.Instants)
+	}
+	for _, in := range tr.Instants {
+		r := in.Pid - 1
+		want := map[int]string{1: "SIGSEGV (Segmentation fault)", 2: "SIGABRT (Aborted)"}[r]
+		at := map[int]int64{1: 21 * ms, 2: 31 * ms}[r]
+		lines := rep.Crashes[r-1].Lines()
+		if in.Name != want || in.Cat != "crash" || !near2(in.Ts-barrier[r], at) || in.Tid != callsTid(r) ||
+			in.Args["crash"] != lines[0] || in.Args["stack"] != strings.Join(lines[1:], "\n") {
+			t.Errorf("rank %d's instant %+v, want %s %d ns after the barrier's entry on track %d, args %q", r, in, want, at, callsTid(r), lines)
+		}
+	}
+}

@@ -163,6 +163,11 @@ func (w *resWriter) tlRank(o *tlRank) {
 		w.u(uint64(c.thread))
 		w.bool(c.atLeast)
 	}
+	w.bool(o.crash != nil)
+	if c := o.crash; c != nil {
+		w.i(c.at)
+		w.i(c.thread)
+	}
 }
 
 // obsPart is a decoded observer part.
@@ -306,6 +311,12 @@ func (r *resReader) tlRank(size, budget int, spans map[string]*rnode) *tlRank {
 		c.atLeast = r.bool()
 		o.unf = append(o.unf, c)
 	}
+	if r.bool() {
+		o.crash = &tlCrash{at: r.i(), thread: r.i()}
+		if o.crash.thread < -1 || o.crash.thread > 1<<32-1 {
+			r.fail("crash on thread %d", o.crash.thread)
+		}
+	}
 	return o
 }
 
@@ -352,6 +363,16 @@ func marshalChromeRun(run *chromeRun, sums []chromeRankSum) []byte {
 		w.i(int64(run.unf[k].Line))
 	}
 	w.u(0)
+	for _, k := range slices.Sorted(maps.Keys(run.crash)) {
+		w.u(1)
+		w.i(int64(k))
+		w.str(run.crash[k].signal)
+		w.u(uint64(len(run.crash[k].lines)))
+		for _, l := range run.crash[k].lines {
+			w.str(l)
+		}
+	}
+	w.u(0)
 	return w.b
 }
 
@@ -365,7 +386,7 @@ func unmarshalChromeRun(b []byte, size int) (*chromeRun, []uint64, error) {
 	}
 	run := &chromeRun{size: size, origin: r.i(), threads: make([][]uint32, size), present: make([]bool, size),
 		sendThreads: make([]map[int64]uint32, size), siteID: map[string]int{}, pos: map[int]report.Frame{},
-		ivPos: map[string]report.Interval{}, unf: map[[2]int]report.Frame{}}
+		ivPos: map[string]report.Interval{}, unf: map[[2]int]report.Frame{}, crash: map[int]crashText{}}
 	base := make([]uint64, size)
 	var flows uint64
 	for k := range size {
@@ -395,6 +416,15 @@ func unmarshalChromeRun(b []byte, size int) (*chromeRun, []uint64, error) {
 	for r.bool() && r.err == nil {
 		k := [2]int{r.int("rank"), r.int("unfinished call")}
 		run.unf[k] = report.Frame{File: r.str("file"), Line: r.int("line")}
+	}
+	for r.bool() && r.err == nil {
+		k := r.int("rank")
+		c := crashText{signal: r.str("signal")}
+		n := r.count("crash lines")
+		for i := 0; i < n && r.err == nil; i++ {
+			c.lines = append(c.lines, r.str("crash line"))
+		}
+		run.crash[k] = c
 	}
 	if r.err == nil && len(r.b) > 0 {
 		r.fail("%d bytes after the end", len(r.b))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/dtpa/dtpa/intervals"
@@ -173,7 +174,10 @@ const (
 	// recOpen: a call in progress when the process ended (openCall):
 	// entry, end (-1 unknown; read into leave), fn, thread, its place in
 	// the footer, 1 when the end is only a bound (openCall.atLeast).
-	recOpen   = 5
+	recOpen = 5
+	// recCrash: the moment the process crashed: time, thread + 1 (0: a
+	// thread that never called MPI).
+	recCrash  = 6
 	maxRecord = 1 + 16*binary.MaxVarintLen64
 )
 
@@ -340,6 +344,16 @@ func (o *exRank) unfinished(c *openCall) {
 	o.buf = b
 }
 
+// crashed spools the moment the process crashed, on thread (-1: one
+// that never called MPI).
+func (o *exRank) crashed(at, thread int64) {
+	o.extend(at, at)
+	o.room()
+	b := append(o.buf, recCrash)
+	b = binary.AppendVarint(b, at)
+	o.buf = binary.AppendUvarint(b, uint64(thread+1))
+}
+
 // exportRecord is one decoded spool record.
 type exportRecord struct {
 	kind                    byte
@@ -439,6 +453,9 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 		rec.entry, rec.leave = sv(), sv()
 		rec.fn, rec.thread, rec.idx = int(uv()), uint32(uv()), int(uv())
 		rec.atLeast = uv() == 1
+	case recCrash:
+		rec.entry = sv()
+		rec.calls = int64(uv()) // the thread + 1
 	case recInterval:
 		rec.enter, rec.leave = sv(), sv()
 		rec.level = int(uv())
@@ -487,6 +504,9 @@ type chromeRun struct {
 	src   func(r int) func(site, fn uint32) int
 	pos   map[int]report.Frame
 	ivPos map[string]report.Interval
+	// crash says where each crashed rank crashed (Report.Crashes), by
+	// rank.
+	crash map[int]crashText
 	// unf are the source positions of the calls in progress when the
 	// processes ended, by rank and place in its footer (Report.Unfinished).
 	unf map[[2]int]report.Frame
@@ -549,6 +569,10 @@ func newChromeRun(sums []chromeRankSum, siteID map[string]int, rep *report.Repor
 				run.pos[s.ID] = s.Stack[0]
 			}
 		}
+	}
+	run.crash = map[int]crashText{}
+	for i := range rep.Crashes {
+		run.crash[rep.Crashes[i].Rank] = crashText{rep.Crashes[i].Signal, rep.Crashes[i].Lines()}
 	}
 	run.unf = map[[2]int]report.Frame{}
 	k := map[int]int{}
@@ -717,6 +741,8 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, keys 
 			}
 		case recOpen:
 			x.writeOpen(w, run, r, o, &rec)
+		case recCrash:
+			x.writeCrash(w, run, r, &rec)
 		case recInterval:
 			path := rec.path[:rec.level]
 			key := pathKey(path)
@@ -762,6 +788,33 @@ func (x *ChromeExport) writeOpen(w *chrome.Writer, run *chromeRun, r int, o *exR
 		w.Begin(r+1, run.tidOf(r, rec.thread), chromeCat, fi.name, rec.entry-run.origin, args)
 	}
 	x.Unfinished++
+}
+
+// crashText is a crash as the export names it: its signal, and the lines
+// of report.Crash.Lines.
+type crashText struct {
+	signal string
+	lines  []string
+}
+
+// writeCrash writes the moment rank r's process crashed (rec, a
+// recCrash): an instant on the crashed thread's track (the rank's calls'
+// track for a thread that never called MPI) named by the signal, whose
+// args say where (Report.Crashes' lines).
+func (x *ChromeExport) writeCrash(w *chrome.Writer, run *chromeRun, r int, rec *exportRecord) {
+	tid := callsTid(r)
+	if rec.calls > 0 {
+		tid = run.tidOf(r, uint32(rec.calls-1))
+	}
+	name, args := "crash", []byte(nil)
+	if c, ok := run.crash[r]; ok && len(c.lines) > 0 {
+		name = c.signal
+		args = append(args, `"crash":`...)
+		args = chrome.AppendString(args, c.lines[0])
+		args = append(args, `,"stack":`...)
+		args = chrome.AppendString(args, strings.Join(c.lines[1:], "\n"))
+	}
+	w.Instant(r+1, tid, "crash", name, rec.entry-run.origin, args)
 }
 
 // appendTies appends member key (`,"coll":"`) with the instances of ties

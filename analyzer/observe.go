@@ -324,6 +324,21 @@ func (o *rankObs) unfinished() {
 			o.ex.unfinished(&c)
 		}
 	}
+	// Where the process crashed, when: at the signal, on the crashed
+	// thread (-1: one that never called MPI, drawn on the process).
+	if c := rp.crash; c != nil && c.LocalNs > 0 && c.LocalNs >= rp.unfStart && c.LocalNs-rp.unfStart <= maxOpenSpan {
+		th := int64(-1)
+		if c.HasThread {
+			th = int64(c.Thread)
+		}
+		at := rp.global(c.LocalNs)
+		if o.tl != nil {
+			o.tl.crashed(at, th)
+		}
+		if o.ex != nil {
+			o.ex.crashed(at, th)
+		}
+	}
 }
 
 // maxOpenSpan bounds the time from the start of tracing to the entry of a
@@ -555,6 +570,9 @@ type tlRank struct {
 	spans  []tlSpan
 	open   []openSpan
 	unf    []tlOpen // kept whatever the budget: one per thread at most
+	// crash is when and on which thread (-1: none that called MPI) the
+	// process crashed; nil when it did not.
+	crash *tlCrash
 
 	calls, received  int64
 	truncated        bool
@@ -658,6 +676,22 @@ func (o *tlRank) record(c *obsCall) {
 			o.colls = append(o.colls, tlColl{box: i, key: t.key, done: t.done})
 		}
 	}
+}
+
+// tlCrash is where a process crashed on the timeline.
+type tlCrash struct {
+	at     int64
+	thread int64 // -1: a thread that never called MPI
+}
+
+// crashed records that the process crashed at global time at, on thread
+// (-1: one that never called MPI).
+func (o *tlRank) crashed(at, thread int64) {
+	o.extend(at, at)
+	if thread >= 0 {
+		o.sawThread(uint32(thread))
+	}
+	o.crash = &tlCrash{at, thread}
 }
 
 // unfinished records a call in progress when the process ended.

@@ -225,6 +225,9 @@ func (t *TimelineRecorder) lanes(put func(*report.Lane) error) error {
 			}
 			ln.Unfinished = u
 		}
+		if c := o.crash; c != nil {
+			ln.Crash = &report.LaneCrash{At: c.at - tl.Origin, Thread: int(c.thread)}
+		}
 		sp := &ln.Spans
 		sp.Start, sp.Dur = make([]int64, len(o.spans)), make([]int64, len(o.spans))
 		sp.Interval, sp.Level = make([]int, len(o.spans)), make([]int, len(o.spans))

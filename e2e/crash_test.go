@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,6 +87,14 @@ func TestCrashWhere(t *testing.T) {
 					if !strings.Contains(out, "Crashes:\n  - rank 1 crashed: "+c.signal+", "+c.cause) ||
 						!strings.Contains(out, "  Rank 1 crashed: "+c.signal) || !strings.Contains(out, c.frames[0][0]+" at "+where+".") {
 						t.Errorf("the text report does not say where rank 1 crashed (%s in %s):\n%s", where, c.frames[0][0], out)
+					}
+					// The Chrome export marks the moment on rank 1's track,
+					// saying where.
+					tr := exportChrome(t, dir, "segv")
+					at := fmt.Sprintf("%s at segv.c:%d", c.frames[0][0], lines[c.frames[0][1]])
+					if len(tr.Instants) != 1 || tr.Instants[0].Pid != 2 || tr.Instants[0].Name != c.signal ||
+						!strings.Contains(fmt.Sprint(tr.Instants[0].Args["stack"]), at) {
+						t.Errorf("chrome export: instants %+v, want rank 1's %s with %q", tr.Instants, c.signal, at)
 					}
 					checkSameAsDtpaMPI(t, dir, r)
 				})

@@ -83,12 +83,23 @@ type Lane struct {
 	// Unfinished are the calls in progress when the rank's process ended
 	// (Report.Unfinished, in the same order); absent when there are none.
 	Unfinished *LaneUnfinished `json:"unfinished,omitempty"`
+	// Crash is when and on which thread the rank's process crashed
+	// (Report.Crashes says where); absent when it did not.
+	Crash *LaneCrash `json:"crash,omitempty"`
 	// Spans are the interval executions (MPI_Pcontrol(100) exit to
 	// MPI_Pcontrol(101) entry) that start within the detail.
 	Spans Spans `json:"spans"`
 	// Overview: per bin, ns spent in each kind of call and lost to late
 	// partners.
 	Overview Overview `json:"overview"`
+}
+
+// LaneCrash is the moment a rank's process crashed: At as the lane's
+// times, on Thread (as Threads numbers them; -1 for a thread that never
+// called MPI, which has no lane).
+type LaneCrash struct {
+	At     int64 `json:"at"`
+	Thread int   `json:"thread"`
 }
 
 // LaneUnfinished are calls that never returned, column by column: call i

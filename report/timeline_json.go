@@ -157,6 +157,13 @@ func appendLaneJSON(b []byte, ln *Lane) []byte {
 		}
 		b = append(b, '}')
 	}
+	if c := ln.Crash; c != nil {
+		b = append(b, `,"crash":{"at":`...)
+		b = strconv.AppendInt(b, c.At, 10)
+		b = append(b, `,"thread":`...)
+		b = strconv.AppendInt(b, int64(c.Thread), 10)
+		b = append(b, '}')
+	}
 	sp := &ln.Spans
 	b = append(b, `,"spans":{"start":`...)
 	b = appendInts(b, sp.Start)

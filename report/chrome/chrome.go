@@ -159,6 +159,24 @@ func (w *Writer) Begin(pid, tid int, cat, name string, ts int64, args []byte) {
 	w.slice("B", pid, tid, cat, name, ts, -1, args)
 }
 
+// Instant writes an instant event of thread tid of process pid at ts (ph
+// "i", scope "t": viewers mark the moment on the thread's track).
+func (w *Writer) Instant(pid, tid int, cat, name string, ts int64, args []byte) {
+	w.begin("i", pid, tid)
+	w.b = append(w.b, `,"s":"t","cat":`...)
+	w.str(cat)
+	w.b = append(w.b, `,"name":`...)
+	w.str(name)
+	w.b = append(w.b, `,"ts":`...)
+	w.b = AppendMicros(w.b, ts)
+	if len(args) > 0 {
+		w.b = append(w.b, `,"args":{`...)
+		w.b = append(w.b, args...)
+		w.b = append(w.b, '}')
+	}
+	w.end()
+}
+
 // slice writes a slice's event of phase ph; dur < 0 writes none.
 func (w *Writer) slice(ph string, pid, tid int, cat, name string, ts, dur int64, args []byte) {
 	w.begin(ph, pid, tid)

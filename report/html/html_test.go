@@ -452,6 +452,68 @@ func TestBrowserTimelineUnfinished(t *testing.T) {
 	}
 }
 
+// TestBrowserTimelineCrash: the moment a rank crashed is a red cross on
+// the timeline, on its crashed thread's row (rank 1's, 20 ms after the
+// barrier it left, 21 ms after the run's first call, on a clock 7 ms
+// ahead), whose tip says where (the report's crash lines) and when; a page
+// without crashes has none.
+func TestBrowserTimelineCrash(t *testing.T) {
+	const us, ms = tracetest.US, 1000 * tracetest.US
+	build := func(crash bool) *tracetest.Run {
+		run := tracetest.NewRun(2)
+		for i := range 2 {
+			run.Rank(i).Init(us).Compute(10 * ms).Barrier(1 * ms)
+		}
+		run.Rank(0).Compute(40 * ms).Finalize(us)
+		r1 := run.Rank(1)
+		if !crash {
+			r1.Compute(40 * ms).Finalize(us)
+			return run
+		}
+		r1.Skew(7*ms, 50).CrashedAt(r1.Now()+20*ms, &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true})
+		return run
+	}
+	red := func(path string) int {
+		img := headless.Screenshot(t, path, 1200, 1400)
+		n := 0
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				if r>>8 >= 180 && g>>8 < 40 && bl>>8 < 40 {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	rep, rec := analyzeTimeline(t, build(true))
+	if len(rep.Crashes) != 1 {
+		t.Fatalf("crashes %+v", rep.Crashes)
+	}
+	path, _ := write(t, rep, rec.Timeline())
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	if m := regexp.MustCompile(`data-crashes="1@(\d+)"`).FindStringSubmatch(tlDiv); m == nil {
+		t.Errorf("timeline element %s has no crash of rank 1", tlDiv)
+	} else if at, _ := strconv.ParseInt(m[1], 10, 64); at < 21*ms-2 || at > 21*ms+2 {
+		t.Errorf("rank 1 crashed at %d ns, want 21 ms ± 2 ns (the skewed clock's rounding)", at)
+	}
+	if want := `data-crash-tips="rank 1 crashed: SIGSEGV (Segmentation fault), address not mapped (0x0); (its stack is unknown); at 21.000 ms"`; !strings.Contains(tlDiv, want) {
+		t.Errorf("timeline element %s lacks %s", tlDiv, want)
+	}
+	withCross := red(path)
+	rep, rec = analyzeTimeline(t, build(false))
+	path, _ = write(t, rep, rec.Timeline())
+	if p := headless.Open(t, path); !strings.Contains(p.DOM, `data-crashes=""`) {
+		t.Error("a run without crashes has crash marks")
+	}
+	if without := red(path); withCross < without+20 {
+		t.Errorf("%d red pixels with the crash, %d without: the cross is not drawn", withCross, without)
+	}
+}
+
 // analyzeTimeline analyses run's traces with a timeline recorder.
 func analyzeTimeline(t *testing.T, run *tracetest.Run) (*report.Report, *analyzer.TimelineRecorder) {
 	t.Helper()

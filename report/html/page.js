@@ -756,11 +756,29 @@
       return [x0, x1, fade];
     }
     const openColor = "#8b0000";
+    // The moments processes crashed (l.crash): a cross on the crashed
+    // thread's row (the rank's first for a thread that never called MPI),
+    // whose tip says where (the report's crashes, report.Crash.Lines).
+    const crashColor = "#c00000", crashLines = {};
+    (JSON.parse((document.getElementById("dtpa-crashes") || { textContent: "null" }).textContent) || []).forEach((ls, i) => {
+      if (rep.crashes && rep.crashes[i]) crashLines[rep.crashes[i].rank] = ls;
+    });
+    const crashes = [];
+    lanes.forEach((l, j) => {
+      const c = l.crash;
+      if (!c) return;
+      const b = blocks[j];
+      crashes.push({ row: b.row.has(c.thread) ? b.row.get(c.thread) : b.top, rank: l.rank, t: c.at, lines: crashLines[l.rank] || ["rank " + l.rank + " crashed"] });
+    });
+    const crashTip = (c) => c.lines.concat(["at " + dur(c.t)]);
+    host.setAttribute("data-crashes", crashes.map((c) => c.rank + "@" + c.t).join(" "));
+    host.setAttribute("data-crash-tips", crashes.map((c) => crashTip(c).join("; ")).join(" | "));
     host.setAttribute("data-unfinished", String(opens.length));
     host.setAttribute("data-unfinished-open", String(opens.filter((o) => o.d < 0 || o.al).length));
     host.setAttribute("data-unfinished-tips", opens.map((o) => openTip(o).join("; ")).join(" | "));
     info.append(legend([["point-to-point", , colors.p2p], ["collective", , colors.coll], ["wait/test", , colors.wait],
-      ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]].concat(opens.length ? [["never returned (hatched)", , openColor]] : [])),
+      ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]].concat(opens.length ? [["never returned (hatched)", , openColor]] : [],
+      crashes.length ? [["crashed (×)", , crashColor]] : [])),
     el("div", { class: "note" }, tl.call_count + " calls, " + tl.message_count + " messages on " + n +
       " ranks" + (oneHost && hosts[0] ? " on host " + hosts[0] : "") +
       (nr > n ? " in " + nr + " lanes, one per thread of a rank whose threads call MPI" : "") + "; intervals shaded purple behind the calls. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
@@ -959,6 +977,19 @@
         ctx.stroke();
         ctx.restore();
       }
+      // Crashes: a cross where and when the process crashed.
+      for (const c of crashes) {
+        const x = X(c.t), y = Y(c.row) + 1, h = Math.max(4, laneH - 2), r = Math.min(h / 2, 6);
+        if (x + r < gutter || x - r > W) continue;
+        ctx.save();
+        ctx.beginPath(); ctx.rect(gutter, 0, W - gutter, H); ctx.clip();
+        ctx.strokeStyle = crashColor; ctx.lineWidth = 2.5;
+        ctx.beginPath();
+        ctx.moveTo(x - r, y + h / 2 - r); ctx.lineTo(x + r, y + h / 2 + r);
+        ctx.moveTo(x - r, y + h / 2 + r); ctx.lineTo(x + r, y + h / 2 - r);
+        ctx.stroke();
+        ctx.restore();
+      }
       // Lines stay out of the lane labels.
       ctx.save();
       ctx.beginPath(); ctx.rect(gutter, 0, W - gutter, H); ctx.clip();
@@ -1083,6 +1114,8 @@
       }
       {
         const t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
+        const c = crashes.find((c) => c.row === j && Math.abs(X(c.t) - x) <= 7);
+        if (c) { show(crashTip(c)); return; }
         const o = opens.find((o) => { const [, x1, fade] = openSpan(o); return o.row === j && t >= o.s - slack && x <= x1 + fade + 2; });
         if (o) { show(openTip(o)); return; }
       }

@@ -1804,7 +1804,9 @@ type Crash struct {
 	// The thread's stack, innermost first: the instruction the signal
 	// interrupted (the faulting one), then return addresses, as far as the
 	// binaries' unwind tables lead (up to 32 frames).
-	Stack         []uint64 `protobuf:"varint,8,rep,packed,name=stack,proto3" json:"stack,omitempty"`
+	Stack []uint64 `protobuf:"varint,8,rep,packed,name=stack,proto3" json:"stack,omitempty"`
+	// Local time at which the signal arrived; 0 when unknown.
+	LocalNs       int64 `protobuf:"varint,9,opt,name=local_ns,json=localNs,proto3" json:"local_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1893,6 +1895,13 @@ func (x *Crash) GetStack() []uint64 {
 		return x.Stack
 	}
 	return nil
+}
+
+func (x *Crash) GetLocalNs() int64 {
+	if x != nil {
+		return x.LocalNs
+	}
+	return 0
 }
 
 // UnfinishedCall is an MPI call in progress when tracing ended.
@@ -2150,7 +2159,7 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a\"\xd3\x01\n" +
+	"\x04EXIT\x10\a\"\xee\x01\n" +
 	"\x05Crash\x12\x16\n" +
 	"\x06signal\x18\x01 \x01(\x05R\x06signal\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2161,7 +2170,8 @@ const file_trace_proto_rawDesc = "" +
 	"\x06thread\x18\x06 \x01(\rR\x06thread\x12\x1d\n" +
 	"\n" +
 	"has_thread\x18\a \x01(\bR\thasThread\x12\x18\n" +
-	"\x05stack\x18\b \x03(\x04B\x02\x10\x01R\x05stack\"\xa5\x01\n" +
+	"\x05stack\x18\b \x03(\x04B\x02\x10\x01R\x05stack\x12\x19\n" +
+	"\blocal_ns\x18\t \x01(\x03R\alocalNs\"\xa5\x01\n" +
 	"\x0eUnfinishedCall\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x1a\n" +
 	"\bfunction\x18\x02 \x01(\rR\bfunction\x12\x12\n" +

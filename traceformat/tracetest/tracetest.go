@@ -92,6 +92,7 @@ type Rank struct {
 	stop                   tracepb.Footer_StopReason
 	unf                    []unfinished
 	crash                  *tracepb.Crash // the footer's (CrashedWith)
+	crashAt                int64          // true time of the crash (CrashedAt), 0 as c says
 	syncs                  bool
 	host                   string // "" is testhost
 	program                string // "" is the run's Program
@@ -221,6 +222,13 @@ func (k *Rank) InterruptedAt(t int64) *Rank { k.noEnd, k.interrupted = true, t; 
 func (k *Rank) CrashedWith(c *tracepb.Crash) *Rank {
 	k.crash, k.stop = c, tracepb.Footer_SIGNAL
 	return k
+}
+
+// CrashedAt is CrashedWith, the crash's time (Crash.local_ns) the rank's
+// clock reading at true time t.
+func (k *Rank) CrashedAt(t int64, c *tracepb.Crash) *Rank {
+	k.crashAt = t
+	return k.CrashedWith(c)
 }
 
 // StopReason sets the footer's stop reason (default FINALIZE).
@@ -691,6 +699,9 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 			c.u.EntryLocalNs = k.local(c.at)
 		}
 		unf = append(unf, c.u)
+	}
+	if k.crash != nil && k.crashAt > 0 {
+		k.crash.LocalNs = k.local(k.crashAt)
 	}
 	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf, Crash: k.crash}
 	if k.noEnd {

@@ -855,6 +855,7 @@ static void write_footer(int fin) {
 		if (dt_crash.T) crash.thread = dt_crash.T->tid, crash.has_thread = 1;
 		for (int i = 0; i < cw_ncrash; i++) stack[i] = cw_crash[i];
 		crash.stack = stack, crash.n_stack = (size_t)cw_ncrash;
+		crash.local_ns = dt_ns(dt_crash.t);
 		f.crash = &crash;
 	}
 	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead

@@ -64,6 +64,7 @@ typedef struct {
 	uint64_t addr;
 	uintptr_t pc, sp, bp; // the interrupted instruction and its frame's registers
 	dt_thr *T;            // the thread's, NULL for one that never called MPI
+	uint64_t t;           // raw clock when the signal arrived
 } dt_crash_t;
 extern dt_crash_t dt_crash DT_HIDDEN;
 // dt_site.c: the crashed thread's stack, innermost first, into pcs (at

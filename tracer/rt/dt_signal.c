@@ -45,6 +45,7 @@ static void note_crash(int sig, siginfo_t *si, void *ctx) {
 	(void)uc;
 #endif
 	dt_crash.T = dt_self;
+	dt_crash.t = dt_now();
 }
 
 static int sig_debug;

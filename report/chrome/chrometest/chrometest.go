@@ -24,6 +24,7 @@ type Trace struct {
 	Processes map[int]string    // pid → process_name
 	Threads   map[[2]int]string // {pid, tid} → thread_name
 	Slices    []Slice           // complete events, in file order
+	Instants  []Instant         // instant events, in file order
 	Flows     []Flow            // by id
 	OtherData map[string]string
 }
@@ -36,6 +37,15 @@ type Slice struct {
 	Cat, Name string
 	Ts, Dur   int64
 	Open      bool
+	Args      map[string]any
+}
+
+// Instant is an instant event of a thread (ph "i", scope "t"); its time
+// in ns.
+type Instant struct {
+	Pid, Tid  int
+	Cat, Name string
+	Ts        int64
 	Args      map[string]any
 }
 
@@ -57,6 +67,7 @@ type event struct {
 	Dur  json.Number     `json:"dur"`
 	ID   json.Number     `json:"id"`
 	Bp   string          `json:"bp"`
+	S    string          `json:"s"`
 	Args json.RawMessage `json:"args"`
 }
 
@@ -158,6 +169,15 @@ func Read(data []byte) (*Trace, error) {
 				return nil, fmt.Errorf("event %d: slice beginning without name or category, or with a dur", i)
 			}
 			tr.Slices = append(tr.Slices, Slice{Pid: *e.Pid, Tid: *e.Tid, Cat: e.Cat, Name: e.Name, Ts: ts, Open: true, Args: args})
+		case "i":
+			ts, err := Micros(e.Ts)
+			if err != nil {
+				return nil, fmt.Errorf("event %d: %w", i, err)
+			}
+			if e.Name == "" || e.Cat == "" || e.S != "t" || e.Dur != "" {
+				return nil, fmt.Errorf("event %d: instant without name or category, not of its thread (s %q), or with a dur", i, e.S)
+			}
+			tr.Instants = append(tr.Instants, Instant{Pid: *e.Pid, Tid: *e.Tid, Cat: e.Cat, Name: e.Name, Ts: ts, Args: args})
 		case "s", "f":
 			ts, err := Micros(e.Ts)
 			if err != nil {
