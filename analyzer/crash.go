@@ -79,6 +79,10 @@ func crashFrames(st []siteFrame, mods []*tracepb.Module, program string, sym Sym
 				name = filepath.Base(path)
 			}
 			fr = []report.Frame{{Function: fmt.Sprintf("%s+%#x", name, f.off)}}
+		} else if i == 0 && len(fr) == 1 && fr[0].File == "" && fr[0].Function == fmt.Sprintf("%s+%#x", filepath.Base(path), off) {
+			// A frame without symbols reads module+offset, of the
+			// offset it was given: the instruction's is one less.
+			fr = []report.Frame{{Function: fmt.Sprintf("%s+%#x", filepath.Base(path), f.off)}}
 		}
 		if at < 0 && exe && len(fr) > 0 && fr[0].File != "" {
 			at = len(out)

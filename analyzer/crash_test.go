@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -201,5 +202,24 @@ func TestCrashDrawn(t *testing.T) {
 			in.Args["crash"] != lines[0] || in.Args["stack"] != strings.Join(lines[1:], "\n") {
 			t.Errorf("rank %d's instant %+v, want %s %d ns after the barrier's entry on track %d, args %q", r, in, want, at, callsTid(r), lines)
 		}
+	}
+}
+
+// offsetSymbolizer knows no symbols: every frame reads module+offset, as
+// srcchar's do for a module without them.
+type offsetSymbolizer struct{}
+
+func (offsetSymbolizer) Symbolize(path string, off uint64) []report.Frame {
+	return []report.Frame{{Function: fmt.Sprintf("%s+%#x", filepath.Base(path), off)}}
+}
+
+// TestCrashFramesWithoutSymbols: the first frame of a module without
+// symbols names the instruction's own offset, the others their return
+// addresses.
+func TestCrashFramesWithoutSymbols(t *testing.T) {
+	mods := []*tracepb.Module{{Path: "/bin/app", Start: 0x400000, End: 0x500000}}
+	fr, at := crashFrames([]siteFrame{frameOf(mods, 0x40118f), frameOf(mods, 0x401234)}, mods, "/bin/app", offsetSymbolizer{})
+	if len(fr) != 2 || fr[0].Function != "app+0x40118f" || fr[1].Function != "app+0x401234" || at != -1 {
+		t.Errorf("frames %+v, at %d; want app+0x40118f, app+0x401234, at -1 (no file)", fr, at)
 	}
 }
