@@ -25,16 +25,21 @@ func FuzzImportLAMMPS(f *testing.F) { fuzzImport(f, "scorep_lammps_melt") }
 // FuzzImportThreads is FuzzImport on dtpa's own archive of a run of two
 // MPI_THREAD_MULTIPLE ranks (threadedRun): a location per thread, read in
 // turns.
-func FuzzImportThreads(f *testing.F) {
-	dir := f.TempDir()
+func FuzzImportThreads(f *testing.F) { fuzzArchive(f, "threads", exportThreaded(f)) }
+
+// exportThreaded writes the archive of threadedRun(3) and returns its
+// directory.
+func exportThreaded(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
 	if _, err := threadedRun(3).WriteDir(dir, "app"); err != nil {
-		f.Fatal(err)
+		t.Fatal(err)
 	}
-	src := filepath.Join(dir, "threads")
-	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: src}); err != nil {
-		f.Fatal(err)
+	out := filepath.Join(dir, "app-otf2")
+	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out}); err != nil {
+		t.Fatal(err)
 	}
-	fuzzArchive(f, "threads", src)
+	return out
 }
 
 func fuzzImport(f *testing.F, name string) { fuzzArchive(f, name, archivePath(f, name)) }

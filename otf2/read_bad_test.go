@@ -273,14 +273,7 @@ func TestTruncatedThreadEventsFile(t *testing.T) {
 	if !otf2test.Available() {
 		t.Skip("otf2-print is not installed (make deps)")
 	}
-	dir := t.TempDir()
-	if _, err := threadedRun(3).WriteDir(dir, "app"); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "app-otf2")
-	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out}); err != nil {
-		t.Fatal(err)
-	}
+	out := exportThreaded(t)
 	evt := filepath.Join(out, "traces", "4294967297.evt") // rank 1's thread 1
 	st, err := os.Stat(evt)
 	if err != nil {

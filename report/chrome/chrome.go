@@ -169,12 +169,17 @@ func (w *Writer) Instant(pid, tid int, cat, name string, ts int64, args []byte) 
 	w.str(name)
 	w.b = append(w.b, `,"ts":`...)
 	w.b = AppendMicros(w.b, ts)
+	w.args(args)
+	w.end()
+}
+
+// args writes an event's args object of members args, none when empty.
+func (w *Writer) args(args []byte) {
 	if len(args) > 0 {
 		w.b = append(w.b, `,"args":{`...)
 		w.b = append(w.b, args...)
 		w.b = append(w.b, '}')
 	}
-	w.end()
 }
 
 // slice writes a slice's event of phase ph; dur < 0 writes none.
@@ -190,11 +195,7 @@ func (w *Writer) slice(ph string, pid, tid int, cat, name string, ts, dur int64,
 		w.b = append(w.b, `,"dur":`...)
 		w.b = AppendMicros(w.b, dur)
 	}
-	if len(args) > 0 {
-		w.b = append(w.b, `,"args":{`...)
-		w.b = append(w.b, args...)
-		w.b = append(w.b, '}')
-	}
+	w.args(args)
 	w.end()
 }
 

@@ -395,18 +395,7 @@ func TestBrowserTimelineUnfinished(t *testing.T) {
 		return run
 	}
 	darkRed := func(path string) int {
-		img := headless.Screenshot(t, path, 1200, 1400)
-		n := 0
-		b := img.Bounds()
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				r, g, bl, _ := img.At(x, y).RGBA()
-				if r>>8 >= 110 && r>>8 <= 160 && g>>8 < 40 && bl>>8 < 40 {
-					n++
-				}
-			}
-		}
-		return n
+		return pixels(t, path, func(r, g, b uint32) bool { return r >= 110 && r <= 160 && g < 40 && b < 40 })
 	}
 	rep, rec := analyzeTimeline(t, build(true))
 	path, _ := write(t, rep, rec.Timeline())
@@ -474,18 +463,7 @@ func TestBrowserTimelineCrash(t *testing.T) {
 		return run
 	}
 	red := func(path string) int {
-		img := headless.Screenshot(t, path, 1200, 1400)
-		n := 0
-		b := img.Bounds()
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			for x := b.Min.X; x < b.Max.X; x++ {
-				r, g, bl, _ := img.At(x, y).RGBA()
-				if r>>8 >= 180 && g>>8 < 40 && bl>>8 < 40 {
-					n++
-				}
-			}
-		}
-		return n
+		return pixels(t, path, func(r, g, b uint32) bool { return r >= 180 && g < 40 && b < 40 })
 	}
 	rep, rec := analyzeTimeline(t, build(true))
 	if len(rep.Crashes) != 1 {
@@ -512,6 +490,24 @@ func TestBrowserTimelineCrash(t *testing.T) {
 	if without := red(path); withCross < without+20 {
 		t.Errorf("%d red pixels with the crash, %d without: the cross is not drawn", withCross, without)
 	}
+}
+
+// pixels counts the pixels of the page at path, as headless chromium
+// draws it 1200 px wide, whose 8-bit colour satisfies of.
+func pixels(t *testing.T, path string, of func(r, g, b uint32) bool) int {
+	t.Helper()
+	img := headless.Screenshot(t, path, 1200, 1400)
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if of(r>>8, g>>8, bl>>8) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // analyzeTimeline analyses run's traces with a timeline recorder.
