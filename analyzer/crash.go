@@ -22,14 +22,26 @@ const maxCrashFrames = 64
 func crashes(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.Crash {
 	var out []report.Crash
 	for r, f := range byRank {
-		if f == nil || f.footer.GetCrash() == nil {
+		if f == nil {
 			continue
 		}
-		rc := crashOf(r, f.footer.GetCrash())
+		rr := (*rankResult)(nil)
 		if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil {
-			rc.Frames, rc.At = crashFrames(ranks[r].crash, ranks[r].defs.Modules, f.hdr.GetProgram(), sym)
+			rr = ranks[r]
 		}
-		out = append(out, rc)
+		switch {
+		case f.footer.GetCrash() != nil:
+			rc := crashOf(r, f.footer.GetCrash())
+			if rr != nil {
+				rc.Frames, rc.At = crashFrames(rr.crash, rr.defs.Modules, f.hdr.GetProgram(), sym, true)
+			}
+			out = append(out, rc)
+		case f.footer.GetStopReason() == tracepb.Footer_ABORT && rr != nil && rr.abort != nil:
+			// The program gave up: where it called MPI_Abort.
+			rc := report.Crash{Rank: r, Signal: "MPI_Abort", Abort: true}
+			rc.Frames, rc.At = crashFrames(rr.abort, rr.defs.Modules, f.hdr.GetProgram(), sym, false)
+			out = append(out, rc)
+		}
 	}
 	return out
 }
@@ -54,7 +66,9 @@ func crashOf(r int, c *tracepb.Crash) report.Crash {
 // crashFrames symbolizes a crash's stack (crashes), and finds the first
 // frame of the program's own code (report.Crash.At): of the executable
 // (the module named program, else the first recorded), with a file.
-func crashFrames(st []siteFrame, mods []*tracepb.Module, program string, sym Symbolizer) ([]report.Frame, int) {
+// fault says that the first frame is the interrupted instruction, not a
+// return address.
+func crashFrames(st []siteFrame, mods []*tracepb.Module, program string, sym Symbolizer, fault bool) ([]report.Frame, int) {
 	var out []report.Frame
 	at := -1
 	for i, f := range st {
@@ -64,7 +78,7 @@ func crashFrames(st []siteFrame, mods []*tracepb.Module, program string, sym Sym
 			exe = path == program || (f.mod == 0 && program == "")
 		}
 		off := f.off
-		if i == 0 {
+		if i == 0 && fault {
 			// Symbolize takes return addresses, and looks up the
 			// instruction before; the first frame is the instruction.
 			off++
@@ -73,13 +87,13 @@ func crashFrames(st []siteFrame, mods []*tracepb.Module, program string, sym Sym
 		if sym != nil {
 			fr = sym.Symbolize(path, off)
 		}
-		if len(fr) == 0 && i == 0 {
+		if len(fr) == 0 && i == 0 && fault {
 			name := "(unknown code)"
 			if path != "" {
 				name = filepath.Base(path)
 			}
 			fr = []report.Frame{{Function: fmt.Sprintf("%s+%#x", name, f.off)}}
-		} else if i == 0 && len(fr) == 1 && fr[0].File == "" && fr[0].Function == fmt.Sprintf("%s+%#x", filepath.Base(path), off) {
+		} else if i == 0 && fault && len(fr) == 1 && fr[0].File == "" && fr[0].Function == fmt.Sprintf("%s+%#x", filepath.Base(path), off) {
 			// A frame without symbols reads module+offset, of the
 			// offset it was given: the instruction's is one less.
 			fr = []report.Frame{{Function: fmt.Sprintf("%s+%#x", filepath.Base(path), f.off)}}

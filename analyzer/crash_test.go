@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
@@ -218,8 +219,38 @@ func (offsetSymbolizer) Symbolize(path string, off uint64) []report.Frame {
 // addresses.
 func TestCrashFramesWithoutSymbols(t *testing.T) {
 	mods := []*tracepb.Module{{Path: "/bin/app", Start: 0x400000, End: 0x500000}}
-	fr, at := crashFrames([]siteFrame{frameOf(mods, 0x40118f), frameOf(mods, 0x401234)}, mods, "/bin/app", offsetSymbolizer{})
+	fr, at := crashFrames([]siteFrame{frameOf(mods, 0x40118f), frameOf(mods, 0x401234)}, mods, "/bin/app", offsetSymbolizer{}, true)
 	if len(fr) != 2 || fr[0].Function != "app+0x40118f" || fr[1].Function != "app+0x401234" || at != -1 {
 		t.Errorf("frames %+v, at %d; want app+0x40118f, app+0x401234, at -1 (no file)", fr, at)
+	}
+}
+
+// TestAbortWhere: a rank whose footer says it called MPI_Abort is reported
+// with the call's stack (return addresses: the line is the call's, 0x4014ff
+// before 0x401500), from 1 to 2 dtpa-mpi processes too; the findings open
+// with it.
+func TestAbortWhere(t *testing.T) {
+	run, ranks := start(2)
+	for _, r := range ranks {
+		r.Barrier(10 * us)
+	}
+	ranks[0].Finalize(us)
+	ranks[1].Call("MPI_Abort", us, traceformat.Event{}, tracetest.Site("abort", 0x401500, 0x402000)).StopReason(tracepb.Footer_ABORT)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: lineSymbolizer{}}
+	for n := 0; n <= 2; n++ {
+		rep := analyzeOpts(t, opts)
+		if n > 0 {
+			rep = analyzeDistReport(t, opts, n)
+		}
+		want := []string{"rank 1 called MPI_Abort", "in f4014ff at p.c:5375", "called from f401fff at p.c:8191"}
+		if len(rep.Crashes) != 1 || !rep.Crashes[0].Abort || rep.Crashes[0].At != 0 || strings.Join(rep.Crashes[0].Lines(), "\n") != strings.Join(want, "\n") {
+			t.Errorf("%d processes: crashes %+v, want %q", n, rep.Crashes, want)
+		} else if f := report.FindingsOf(rep); f == nil || !strings.HasPrefix(f.Verdict, "Rank 1 called MPI_Abort, in f4014ff at p.c:5375. ") {
+			t.Errorf("%d processes: findings %+v", n, f)
+		}
 	}
 }

@@ -81,9 +81,11 @@ type fnInfo struct {
 	// posts: a nonblocking send, which hands its entry to the receiver
 	// (a fixed point of the controlled logical clock, clc.go).
 	posts bool
-	// prelude: MPI_Init, MPI_Finalize or MPI_Pcontrol, which
+	// prelude: MPI_Init, MPI_Finalize, MPI_Pcontrol or MPI_Abort, which
 	// replayer.prelude handles (one test per call instead of the range's).
 	prelude bool
+	// abort: MPI_Abort, whose call site says where the program gave up.
+	abort bool
 	// nameH keeps name the canonical copy of its bytes (unique.Make),
 	// shared by every rank's definition of the function, so that the
 	// members of a collective instance compare their names by pointer
@@ -97,7 +99,7 @@ func (fi *fnInfo) derive() {
 	fi.how = stepHow(fi)
 	fi.endsSpan = endsSpan(fi.op)
 	fi.posts = fi.op == opIsend || fi.op == opIsendrecv
-	fi.prelude = fi.op >= opInit && fi.op <= opPcontrol
+	fi.prelude = fi.op >= opInit && fi.op <= opPcontrol || fi.abort
 }
 
 // classify is the replay's view of function f. Its class, shape and
@@ -110,6 +112,7 @@ func classify(f *tracepb.Function) fnInfo {
 	in := fnInfo{name: h.Value(), nameH: h, class: f.Class, shape: f.Collective}
 	b := mpifunc.Base(f.Name)
 	in.persistentInit, in.cancel = strings.HasSuffix(b, "_init"), b == "Cancel"
+	in.abort = b == "Abort"
 	switch f.Class {
 	case tracepb.Function_COLLECTIVE:
 		in.op = opColl

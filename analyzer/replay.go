@@ -260,8 +260,12 @@ type replayer struct {
 	// unfAtLeast, later than unfEnd, when the job was interrupted; tracing
 	// started at unfStart): their return addresses go to rankResult.unf,
 	// their times to the observers.
-	unf              []*tracepb.UnfinishedCall
-	crash            *tracepb.Crash // the footer's, nil when the process did not crash
+	unf   []*tracepb.UnfinishedCall
+	crash *tracepb.Crash // the footer's, nil when the process did not crash
+	// abortSite is the call site of the rank's last MPI_Abort, once
+	// aborted.
+	abortSite        uint32
+	aborted          bool
 	unfStart, unfEnd int64
 	unfAtLeast       bool
 	bigFns           map[uint32]*fnInfo
@@ -1031,6 +1035,11 @@ func (rp *replayer) charge(a *acc, e *traceformat.Event, fi *fnInfo, f *callFigu
 // few per run): done is true when nothing more is to be done with the
 // event.
 func (rp *replayer) prelude(e *traceformat.Event, fi *fnInfo, entry, exit int64) (done bool) {
+	if fi.abort {
+		// Where the program gave up (report.Crash); the call is
+		// replayed as any other.
+		rp.abortSite, rp.aborted = e.Site, true
+	}
 	if !rp.tr.Started() {
 		if fi.op == opInit {
 			rp.tr.Start(exit)

@@ -46,8 +46,9 @@ type rankResult struct {
 	// while the definitions hold the modules' addresses.
 	unf []siteFrame
 	// crash is the stack of the thread whose fault signal ended the
-	// process (Footer.crash), mapped to modules likewise.
-	crash []siteFrame
+	// process (Footer.crash), mapped to modules likewise; abort the stack
+	// of the call site of its MPI_Abort (nil: none).
+	crash, abort []siteFrame
 	// virt maps the virtual sites of the tree to their call sites
 	// (siteFns, siteKeyer.virt); nil when there are none.
 	virt map[uint32]uint32
@@ -134,6 +135,11 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			rr.unf = make([]siteFrame, len(rp.unf))
 			for i, u := range rp.unf {
 				rr.unf[i] = frameOf(rp.defs.Modules, u.ReturnAddress)
+			}
+		}
+		if rp.defs != nil && rp.aborted && int(rp.abortSite) < len(rp.defs.CallSites) {
+			for _, pc := range rp.defs.CallSites[rp.abortSite] {
+				rr.abort = append(rr.abort, frameOf(rp.defs.Modules, pc))
 			}
 		}
 		if rp.defs != nil && rp.crash != nil {

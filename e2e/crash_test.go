@@ -39,6 +39,8 @@ func TestCrashWhere(t *testing.T) {
 				// A thread that never called MPI: its stack is found
 				// by its mapping.
 				{"thread", "SIGSEGV (Segmentation fault)", "address not mapped", [][2]string{{"kernel", "@kernel"}, {"solve", "@solve"}, {"worker", "@worker"}}},
+				// MPI_Abort: no signal, the call's place.
+				{"mpiabort", "MPI_Abort", "", [][2]string{{"giveup", "@mpi-abort"}, {"main", "@main-giveup"}}},
 			} {
 				t.Run(c.how, func(t *testing.T) {
 					for _, f := range []string{"segv.0.trc", "segv.1.trc", "segv.2.trc"} {
@@ -49,9 +51,10 @@ func TestCrashWhere(t *testing.T) {
 					if code == 0 {
 						t.Fatalf("dtrun exited 0; want the crashed job's failure\n%s", stderr)
 					}
+					abort := c.how == "mpiabort"
 					// dtrun names the crash, and where to read where.
-					if w := "dtrun: rank 1 crashed: " + c.signal + ", " + c.cause; !strings.Contains(stdout+stderr, w) ||
-						!strings.Contains(stdout+stderr, "; dtpa segv says where\n") {
+					if w := "dtrun: rank 1 crashed: " + c.signal + ", " + c.cause; !abort && (!strings.Contains(stdout+stderr, w) ||
+						!strings.Contains(stdout+stderr, "; dtpa segv says where\n")) {
 						t.Errorf("dtrun does not say %q …; dtpa segv says where:\n%s%s", w, stdout, stderr)
 					}
 					r, _ := analyse(t, dir, "segv")
@@ -59,10 +62,10 @@ func TestCrashWhere(t *testing.T) {
 						t.Fatalf("crashes %+v, want rank 1's", r.Crashes)
 					}
 					cr := r.Crashes[0]
-					if cr.Rank != 1 || cr.Signal != c.signal || cr.Cause != c.cause || (c.how == "thread") != (cr.Thread == nil) || cr.Thread != nil && *cr.Thread != 0 {
+					if cr.Rank != 1 || cr.Signal != c.signal || cr.Cause != c.cause || cr.Abort != abort || (c.how == "thread" || abort) != (cr.Thread == nil) || cr.Thread != nil && *cr.Thread != 0 {
 						t.Errorf("crash %+v, want rank 1's (thread 0, or none for a thread that never called MPI): %s, %s", cr, c.signal, c.cause)
 					}
-					if c.how != "abort" && (cr.Address == nil || *cr.Address != 0) {
+					if c.how != "abort" && !abort && (cr.Address == nil || *cr.Address != 0) {
 						t.Errorf("address %v, want 0 (the null pointer)", cr.Address)
 					}
 					if cr.At < 0 || cr.At+len(c.frames) > len(cr.Frames) {
@@ -84,16 +87,20 @@ func TestCrashWhere(t *testing.T) {
 						t.Fatalf("dtpa: exit %d\n%s", code, errOut)
 					}
 					where := "segv.c:" + strconv.Itoa(lines[c.frames[0][1]])
-					if !strings.Contains(out, "Crashes:\n  - rank 1 crashed: "+c.signal+", "+c.cause) ||
-						!strings.Contains(out, "  Rank 1 crashed: "+c.signal) || !strings.Contains(out, c.frames[0][0]+" at "+where+".") {
+					head, first := "Crashes:\n  - rank 1 crashed: "+c.signal+", "+c.cause, "  Rank 1 crashed: "+c.signal
+					if abort {
+						head, first = "MPI_Abort:\n  - rank 1 called MPI_Abort\n", "  Rank 1 called MPI_Abort, in "
+					}
+					if !strings.Contains(out, head) || !strings.Contains(out, first) || !strings.Contains(out, c.frames[0][0]+" at "+where+".") {
 						t.Errorf("the text report does not say where rank 1 crashed (%s in %s):\n%s", where, c.frames[0][0], out)
 					}
 					// The Chrome export marks the moment on rank 1's track,
 					// saying where.
+					// (MPI_Abort is a call of the export, not a signal.)
 					tr := exportChrome(t, dir, "segv")
 					at := fmt.Sprintf("%s at segv.c:%d", c.frames[0][0], lines[c.frames[0][1]])
-					if len(tr.Instants) != 1 || tr.Instants[0].Pid != 2 || tr.Instants[0].Name != c.signal ||
-						!strings.Contains(fmt.Sprint(tr.Instants[0].Args["stack"]), at) {
+					if !abort && (len(tr.Instants) != 1 || tr.Instants[0].Pid != 2 || tr.Instants[0].Name != c.signal ||
+						!strings.Contains(fmt.Sprint(tr.Instants[0].Args["stack"]), at)) || abort && len(tr.Instants) != 0 {
 						t.Errorf("chrome export: instants %+v, want rank 1's %s with %q", tr.Instants, c.signal, at)
 					}
 					checkSameAsDtpaMPI(t, dir, r)

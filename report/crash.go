@@ -11,10 +11,16 @@ import (
 //	in kernel at crash.c:12
 //	called from solve at crash.c:20
 //	called from main at crash.c:31
+//
+// or, for a rank that called MPI_Abort, "rank 1 called MPI_Abort", then
+// its call's frames.
 func (c *Crash) Lines() []string {
 	head := fmt.Sprintf("rank %d crashed: %s", c.Rank, c.Signal)
 	if c.Thread != nil && *c.Thread != 0 {
 		head = fmt.Sprintf("rank %d (thread %d) crashed: %s", c.Rank, *c.Thread, c.Signal)
+	}
+	if c.Abort {
+		head = fmt.Sprintf("rank %d called %s", c.Rank, c.Signal)
 	}
 	switch {
 	case c.Cause != "" && c.Address != nil:
@@ -40,6 +46,24 @@ func (c *Crash) Lines() []string {
 		out = append(out, "(its stack is unknown)")
 	}
 	return out
+}
+
+// CrashesHeading names a list of crashes: "Crashes", "MPI_Abort" when
+// every one is a call of MPI_Abort, "Crashes and MPI_Abort" when some are.
+func CrashesHeading(cs []Crash) string {
+	aborts := 0
+	for _, c := range cs {
+		if c.Abort {
+			aborts++
+		}
+	}
+	switch aborts {
+	case 0:
+		return "Crashes"
+	case len(cs):
+		return "MPI_Abort"
+	}
+	return "Crashes and MPI_Abort"
 }
 
 // Where is c's headline and its program's innermost frame (At; else the

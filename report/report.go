@@ -118,6 +118,10 @@ type Crash struct {
 	// frames inside MPI, the tracer and the C start-up code are left out
 	// but for the first (docs/report-format.md).
 	Frames []Frame `json:"frames"`
+	// Abort says that the rank called MPI_Abort (Signal is "MPI_Abort",
+	// SignalNumber 0): Frames are its call's stack, from the caller of
+	// MPI_Abort.
+	Abort bool `json:"abort,omitempty"`
 	// At is the index in Frames of the innermost frame of the program's
 	// own code (in its executable, with a file): below a crash inside a
 	// library (abort, memcpy, MPI), the line that called it; -1 when no

@@ -125,7 +125,7 @@ func (p *printer) header(r *report.Report) {
 	}
 	for i, c := range r.Crashes {
 		if i == 0 {
-			p.printf("\nCrashes:\n")
+			p.printf("\n%s:\n", report.CrashesHeading(r.Crashes))
 		}
 		for j, l := range c.Lines() {
 			if j == 0 {

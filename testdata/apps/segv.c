@@ -3,7 +3,8 @@
 // through a null pointer in kernel, called from solve, called from main;
 // "abort" calls abort() in check, called from main; "thread" has a thread
 // that never calls MPI (as an OpenMP worker) call solve, which crashes in
-// kernel. The lines are marked (@kernel …) for the test. The other ranks
+// kernel; "mpiabort" calls MPI_Abort in giveup, called from main. The
+// lines are marked (@kernel …) for the test. The other ranks
 // wait in MPI_Recv until the launcher ends them.
 #include <mpi.h>
 #include <pthread.h>
@@ -24,6 +25,11 @@ __attribute__((noinline)) void check(int ok) {
 	if (!ok) abort(); // @check
 }
 
+__attribute__((noinline)) void giveup(int code) {
+	MPI_Abort(MPI_COMM_WORLD, code); // @mpi-abort
+	fprintf(stderr, "segv: MPI_Abort returned\n"); // (no tail call: giveup keeps its frame)
+}
+
 __attribute__((noinline)) void *worker(void *arg) {
 	printf("segv: %g\n", solve(arg, 100)); // @worker
 	return NULL;
@@ -39,6 +45,8 @@ int main(int argc, char **argv) {
 		double *a = getenv("SEGV_NEVER") ? calloc(100, sizeof *a) : NULL;
 		if (strcmp(how, "abort") == 0) {
 			check(v == 42); // @main-check
+		} else if (strcmp(how, "mpiabort") == 0) {
+			giveup(3); // @main-giveup
 		} else if (strcmp(how, "thread") == 0) {
 			pthread_t th;
 			pthread_create(&th, NULL, worker, a);
