@@ -70,7 +70,7 @@ func CrashesHeading(cs []Crash) string {
 // innermost frame with a file), in one line: "rank 1 crashed: SIGSEGV
 // (Segmentation fault), address not mapped (0x0), in kernel at
 // crash.c:12", "rank 1 crashed: SIGABRT (Aborted), abort() called, called
-// from check at segv.c:22".
+// from check at segv.c:25".
 func (c *Crash) Where() string {
 	l := c.Lines()
 	if c.At >= 0 && c.At < len(c.Frames) && c.Frames[c.At].File != "" {
