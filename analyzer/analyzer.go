@@ -495,7 +495,7 @@ func settle(reps []*replayer, x *exchange) {
 			continue
 		}
 		rp.obs.flush()
-		rp.obs.unfinished()
+		rp.obs.ended()
 		rp.contrib = append(rp.contrib[:0], x.ranks[r].deferred...)
 		x.ranks[r].deferred = nil
 		rp.applyContrib()

@@ -293,11 +293,12 @@ type openCall struct {
 	atLeast    bool
 }
 
-// unfinished hands the calls in progress when the rank's process ended to
-// the observers, once the replay is over: each from its entry to the end
-// of the process, both on the global clock as the rank's calls are. They
-// are drawn, not counted (docs/characteristics.md §8.2).
-func (o *rankObs) unfinished() {
+// ended hands how the rank's process ended to the observers, once the
+// replay is over: the calls in progress then, each from its entry to the
+// end of the process, and the moment it crashed, on the global clock as
+// the rank's calls are. They are drawn, not counted
+// (docs/characteristics.md §8.2).
+func (o *rankObs) ended() {
 	if o == nil {
 		return
 	}

@@ -7,6 +7,9 @@
   const rep = JSON.parse(document.getElementById("dtpa-report").textContent);
   const tl = JSON.parse(document.getElementById("dtpa-timeline").textContent);
   const live = JSON.parse((document.getElementById("dtpa-live") || { textContent: "null" }).textContent) || {};
+  // Where crashed processes crashed: per crash, in the order of
+  // rep.crashes, its headline, then a line per frame (report.Crash.Lines).
+  const crashLines = JSON.parse((document.getElementById("dtpa-crashes") || { textContent: "null" }).textContent) || [];
   // Absent lists (a report written by other tools) read as empty.
   rep.warnings = rep.warnings || [];
   rep.intervals = rep.intervals || [];
@@ -164,13 +167,10 @@
       const pad = Math.max(hi - lo, 1000) / 10;
       return [Math.max(0, lo - pad), hi + pad];
     }
-    // Where crashed processes crashed: per crash its headline, then a
-    // line per frame (report.Crash.Lines).
-    const crashes = JSON.parse((document.getElementById("dtpa-crashes") || { textContent: "null" }).textContent) || [];
-    if (rep.warnings.length || cv || unf.length || crashes.length) {
+    if (rep.warnings.length || cv || unf.length || crashLines.length) {
       const w = document.getElementById("warnings");
       w.append(el("h2", {}, "Warnings"));
-      for (const lines of crashes) {
+      for (const lines of crashLines) {
         const d = el("div", { class: "crash" }, el("p", { class: "warn" }, lines[0]));
         const frames = el("ol", { class: "crash-stack" });
         for (const l of lines.slice(1)) frames.append(el("li", {}, l));
@@ -759,16 +759,16 @@
     // The moments processes crashed (l.crash): a cross on the crashed
     // thread's row (the rank's first for a thread that never called MPI),
     // whose tip says where (the report's crashes, report.Crash.Lines).
-    const crashColor = "#c00000", crashLines = {};
-    (JSON.parse((document.getElementById("dtpa-crashes") || { textContent: "null" }).textContent) || []).forEach((ls, i) => {
-      if (rep.crashes && rep.crashes[i]) crashLines[rep.crashes[i].rank] = ls;
+    const crashColor = "#c00000", crashOf = {};
+    crashLines.forEach((ls, i) => {
+      if (rep.crashes && rep.crashes[i]) crashOf[rep.crashes[i].rank] = ls;
     });
     const crashes = [];
     lanes.forEach((l, j) => {
       const c = l.crash;
       if (!c) return;
       const b = blocks[j];
-      crashes.push({ row: b.row.has(c.thread) ? b.row.get(c.thread) : b.top, rank: l.rank, t: c.at, lines: crashLines[l.rank] || ["rank " + l.rank + " crashed"] });
+      crashes.push({ row: b.row.has(c.thread) ? b.row.get(c.thread) : b.top, rank: l.rank, t: c.at, lines: crashOf[l.rank] || ["rank " + l.rank + " crashed"] });
     });
     const crashTip = (c) => c.lines.concat(["at " + dur(c.t)]);
     host.setAttribute("data-crashes", crashes.map((c) => c.rank + "@" + c.t).join(" "));

@@ -821,6 +821,16 @@ static void remove_abandoned(const char *dir) {
 }
 
 
+// sig_name spells signal sig as the footer names it: "SIGSEGV
+// (Segmentation fault)", else "signal 11".
+static void sig_name(char *buf, size_t n, int sig) {
+	const char *abbrev = sigabbrev_np(sig), *desc = strsignal(sig);
+	if (abbrev)
+		snprintf(buf, n, "SIG%s (%s)", abbrev, desc ? desc : "?");
+	else
+		snprintf(buf, n, "signal %d", sig);
+}
+
 static void write_footer(int fin) {
 	write_defs();
 	dtw_stopped(fin);
@@ -848,8 +858,7 @@ static void write_footer(int fin) {
 	uint64_t stack[DT_CRASH_DEPTH];
 	char crash_name[128] = "";
 	if (cw_ncrash > 0) {
-		const char *abbrev = sigabbrev_np(dt_crash.sig), *desc = strsignal(dt_crash.sig);
-		if (abbrev) snprintf(crash_name, sizeof crash_name, "SIG%s (%s)", abbrev, desc ? desc : "?");
+		sig_name(crash_name, sizeof crash_name, dt_crash.sig);
 		crash.signal = dt_crash.sig, crash.name = crash_name, crash.code = dt_crash.code;
 		crash.address = dt_crash.addr, crash.has_address = dt_crash.has_addr != 0;
 		if (dt_crash.T) crash.thread = dt_crash.T->tid, crash.has_thread = 1;
@@ -1120,14 +1129,8 @@ void dtw_finish(int reason) {
 // waits. The footer names the signal: a rank that crashed (SIGSEGV) and
 // those the launcher then ended (SIGTERM) read differently.
 void dtw_signal(int sig) {
-	const char *abbrev = sigabbrev_np(sig), *desc = strsignal(sig);
 	pthread_mutex_lock(&cw_mu);
-	if (!cw_stopmsg[0]) {
-		if (abbrev)
-			snprintf(cw_stopmsg, sizeof cw_stopmsg, "SIG%s (%s)", abbrev, desc ? desc : "?");
-		else
-			snprintf(cw_stopmsg, sizeof cw_stopmsg, "signal %d", sig);
-	}
+	if (!cw_stopmsg[0]) sig_name(cw_stopmsg, sizeof cw_stopmsg, sig);
 	pthread_mutex_unlock(&cw_mu);
 	dt_unf unf[CW_UNF];
 	int n = dt_unfinished(unf, CW_UNF);

@@ -133,6 +133,27 @@ static __attribute__((noinline, cold)) void dt_rule_learn(uintptr_t hi, dt_rule 
 	r->rbp = (int16_t)ro;
 }
 
+// dt_step moves a walk one frame up by rule r (not DT_R_END): from the
+// frame's sp and bp to its caller's, its return address into *pc and,
+// where r says the frame saved it, the caller's RBP, whose address goes to
+// *bp_at; every read below hi. 0: the walk ends here; 2: RBP was restored.
+static inline __attribute__((always_inline)) int dt_step(const dt_rule *r, uintptr_t hi, uintptr_t *pc, uintptr_t *sp,
+	uintptr_t *bp, uintptr_t *bp_at) {
+	uintptr_t cfa = (r->kind == DT_R_SP ? *sp : *bp) + (intptr_t)r->cfa;
+	if (cfa <= *sp || cfa > hi || (cfa & 7)) return 0;
+	int restored = 1;
+	if (r->rbp != DT_NOSAVE) {
+		uintptr_t at = cfa + (intptr_t)r->rbp;
+		if (at < *sp || at + 8 > hi) return 0;
+		*bp = *(const uintptr_t *)at;
+		*bp_at = at;
+		restored = 2;
+	}
+	*pc = ((const uintptr_t *)cfa)[-1];
+	*sp = cfa;
+	return restored;
+}
+
 // dt_unwind returns the call stack of the wrapper whose frame is fp (the
 // wrapper keeps a frame pointer: fp[1] is its return address, fp[0] its
 // caller's RBP, fp + 16 its caller's stack pointer): up to dt_depth return
@@ -164,18 +185,10 @@ static int dt_unwind(dt_thr *T, void *fp, uintptr_t *pcs, dt_word *s, uint32_t *
 			s[nk++] = (dt_word){bp_at, bp};
 			bp_kept = 1;
 		}
-		uintptr_t cfa = (r->kind == DT_R_SP ? sp : bp) + (intptr_t)r->cfa;
-		if (cfa <= sp || cfa > T->stk_hi || (cfa & 7)) break;
-		if (r->rbp != DT_NOSAVE) {
-			uintptr_t at = cfa + (intptr_t)r->rbp;
-			if (at < sp || at + 8 > T->stk_hi) break;
-			bp = *(const uintptr_t *)at;
-			bp_at = at;
-			bp_kept = 0;
-		}
-		pc = ((const uintptr_t *)cfa)[-1];
-		s[nk++] = (dt_word){cfa - 8, pc};
-		sp = cfa;
+		int st = dt_step(r, T->stk_hi, &pc, &sp, &bp, &bp_at);
+		if (st == 0) break;
+		if (st == 2) bp_kept = 0;
+		s[nk++] = (dt_word){sp - 8, pc};
 		if (pc - dt_text_lo >= dt_text_span) break;
 		pcs[n++] = pc;
 	}
@@ -204,7 +217,7 @@ static int mapping_of(uintptr_t a, uintptr_t *lo, uintptr_t *hi) {
 }
 
 // dt_crash_stack walks the crashed thread's stack from the registers its
-// signal's context held (dt_crash), with the rules dt_unwind uses, learnt
+// signal's context held (dt_crash), with the rules and steps dt_unwind uses, learnt
 // into a table of the calling thread (the signal watcher's). The first
 // frame is the interrupted instruction itself; a jump to an address
 // outside the modules' code (a call through a bad function pointer)
@@ -214,7 +227,7 @@ static int mapping_of(uintptr_t a, uintptr_t *lo, uintptr_t *hi) {
 // worker), the writable mapping holding its stack pointer.
 int dt_crash_stack(uintptr_t *pcs, int max) {
 	dt_thr *T = dt_crash.T;
-	uintptr_t pc = dt_crash.pc, sp = dt_crash.sp, bp = dt_crash.bp, lo, hi;
+	uintptr_t pc = dt_crash.pc, sp = dt_crash.sp, bp = dt_crash.bp, bp_at = 0, lo, hi;
 	int n = 0;
 	if (max <= 0 || !dt_crash.taken) return 0;
 	pcs[n++] = pc;
@@ -236,15 +249,7 @@ int dt_crash_stack(uintptr_t *pcs, int max) {
 		dt_rule *r = rule_find(tab, pc);
 		if (r->pc != pc) dt_rule_learn(hi, r, pc, sp, bp);
 		if (r->kind == DT_R_END) break;
-		uintptr_t cfa = (r->kind == DT_R_SP ? sp : bp) + (intptr_t)r->cfa;
-		if (cfa <= sp || cfa > hi || (cfa & 7)) break;
-		if (r->rbp != DT_NOSAVE) {
-			uintptr_t at = cfa + (intptr_t)r->rbp;
-			if (at < sp || at + 8 > hi) break;
-			bp = *(const uintptr_t *)at;
-		}
-		pc = ((const uintptr_t *)cfa)[-1];
-		sp = cfa;
+		if (!dt_step(r, hi, &pc, &sp, &bp, &bp_at)) break;
 		if (pc - dt_text_lo >= dt_text_span) break;
 		pcs[n++] = pc;
 	}
