@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
@@ -288,7 +289,7 @@ func (d *distX) send(k p2pKey, m *msgSlot, li lateInfo, c *fifoCache) {
 		win = uint64(d.x.lim.pending)
 	}
 	if f.sent-f.acked >= win {
-		d.throttle(k, f)
+		d.x.throttle(k, f) // (distX.throttle, after the step's event if on its stack)
 	}
 }
 
@@ -646,6 +647,9 @@ func (d *distX) idle() bool {
 		d.s.cancelled()
 		return false
 	}
+	if d.active && d.pollFor(reportAfter) {
+		return false
+	}
 	if d.active {
 		d.active = false
 		st := d.state(true)
@@ -767,6 +771,27 @@ func (d *distX) act(all distState) {
 			}
 		}
 		d.err = fmt.Errorf("internal error: %d replays live but none parked", all.live)
+	}
+}
+
+// reportAfter is how long a process that ran out of work looks for
+// messages before it reports itself idle to process 0. A replay of a
+// tightly coupled program (a halo exchange) waits for another process
+// once per step, and the answer usually comes within microseconds: a
+// report per wait would double the messages and make process 0 start
+// probes that the next message cancels.
+const reportAfter = 20 * time.Microsecond
+
+// pollFor takes in the messages that come within d (true: some did).
+func (d *distX) pollFor(dur time.Duration) bool {
+	start := time.Now()
+	for {
+		if d.poll(false) {
+			return true
+		}
+		if d.err != nil || d.term || time.Since(start) >= dur {
+			return false
+		}
 	}
 }
 

@@ -44,9 +44,9 @@ type exchange struct {
 	// not taken. A lock round trip is two atomic instructions, and the
 	// replay of a ring exchange took three per iteration in the exchange.
 	solo bool
-	// stepping: the single worker of a replay in one process replays
-	// on its own stack what does not wait, and waits before an event
-	// rather than in it (step.go).
+	// stepping: the single worker of a replay (of each process of a
+	// distributed one) replays on its own stack what does not wait, and
+	// waits before an event rather than in it (step.go).
 	stepping bool
 	lim      limits
 	files    *filePool // the replays' trace files

@@ -16,11 +16,11 @@ func TestInboxRecent(t *testing.T) {
 	}
 	for round := range 3 {
 		for i, k := range keys {
-			f := rs.queueLocked(k, true)
+			f := rs.queueLocked(k, true, false)
 			if f == nil || rs.inbox[k] != f {
 				t.Fatalf("round %d, key %d %+v: queue %p, inbox holds %p", round, i, k, f, rs.inbox[k])
 			}
-			if g := rs.queueLocked(k, true); g != f {
+			if g := rs.queueLocked(k, true, false); g != f {
 				t.Fatalf("key %+v: queue %p then %p", k, f, g)
 			}
 		}

@@ -94,7 +94,11 @@ type fifo struct {
 	roff uint64
 	rset bool
 	rkey p2pKey
-	_    [32]byte // (to fifoSize)
+	// remote: the key's sender is replayed by another process, so
+	// that a step parking on the queue sends what its process holds
+	// for the others first (replayer.park), as await does.
+	remote bool
+	_      [31]byte // (to fifoSize)
 }
 
 // fifoLayout fails to compile unless the sender's fields above are the
@@ -457,7 +461,7 @@ func (x *exchange) recvQueue(rs *rankSync, k p2pKey, c *fifoCache) *fifo {
 		// between its check above and its use.
 		x.sweep(rs)
 	}
-	f := rs.queueLocked(k, x.solo)
+	f := rs.queueLocked(k, x.solo, x.remoteSender(k))
 	x.unlock(&rs.mu)
 	c.key, c.f = k, f
 	return f
@@ -471,7 +475,7 @@ func (x *exchange) recvQueue(rs *rankSync, k p2pKey, c *fifoCache) *fifo {
 // hundred, against a few keys) looks its keys up here once per shape and
 // batch, tens of thousands of times, and hashing the key for the map was
 // most of the cost; the inbox's last entries are kept by a cheaper hash.
-func (rs *rankSync) queueLocked(k p2pKey, solo bool) *fifo {
+func (rs *rankSync) queueLocked(k p2pKey, solo, remote bool) *fifo {
 	e := &rs.recent[k.slot()]
 	if e.f != nil && e.k == k {
 		return e.f
@@ -479,10 +483,16 @@ func (rs *rankSync) queueLocked(k p2pKey, solo bool) *fifo {
 	f := rs.inbox[k]
 	if f == nil {
 		f = newFifo(solo)
+		f.remote = remote
 		rs.inbox[k] = f
 	}
 	e.k, e.f = k, f
 	return f
+}
+
+// remoteSender says whether k's sender is replayed by another process.
+func (x *exchange) remoteSender(k p2pKey) bool {
+	return x.dist != nil && uint32(k.src) < uint32(len(x.ranks)) && x.ranks[k.src].remote
 }
 
 // inboxEntry is an entry of a rank's inbox (rankSync.recent).
@@ -609,7 +619,7 @@ func (x *exchange) repost(dst *rankSync, k p2pKey, f *fifo, m *msgSlot, li lateI
 	if dst.inbox[k] == f || f.load(&f.base) == f.sent {
 		return
 	}
-	f = dst.queueLocked(k, x.solo)
+	f = dst.queueLocked(k, x.solo, x.remoteSender(k))
 	f.push(m, li, x.lim.pending)
 	c.key, c.f = k, f
 }
@@ -624,7 +634,7 @@ func (x *exchange) sendQueue(dst *rankSync, k p2pKey, site uint32, c *fifoCache)
 		x.dropSend(k, site)
 		return nil
 	}
-	f := dst.queueLocked(k, x.solo)
+	f := dst.queueLocked(k, x.solo, x.remoteSender(k))
 	c.key, c.f = k, f
 	return f
 }
@@ -636,6 +646,10 @@ func (x *exchange) throttle(k p2pKey, f *fifo) {
 	me, dst := x.ranks[k.src], x.ranks[k.dst]
 	if me.onStack {
 		me.dueK, me.dueF, me.stop = k, f, true
+		return
+	}
+	if f.proxy != nil {
+		x.dist.throttle(k, f)
 		return
 	}
 	gen := x.throttleGen.Load()

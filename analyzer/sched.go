@@ -64,8 +64,10 @@ type sched struct {
 	err     error // a panic that escaped a replay (a bug)
 	// dist: the other processes of a distributed replay (dist.go),
 	// which decide together when it has ended or stalled; nil when one
-	// process replays every rank.
+	// process replays every rank. Its replays run on one worker (solo).
 	dist *distX
+	// distOver: the distributed replay ended, or failed (distX.idle).
+	distOver bool
 }
 
 // runQueue is a FIFO ring of ranks; a rank is queued at most once, so
@@ -174,19 +176,22 @@ func (s *sched) push(r int32) {
 	}
 }
 
-// run replays every added rank on workers goroutines and returns when all
-// have finished.
+// run replays every added rank on workers goroutines (one in a process of
+// a distributed replay) and returns when all have finished.
 func (s *sched) run(workers int) error {
 	workers = max(1, min(workers, s.live))
+	if s.dist != nil {
+		workers = 1
+	}
 	s.x.solo = workers == 1
-	s.x.stepping = workers == 1 && s.dist == nil && !s.noStep
+	s.x.stepping = workers == 1 && !s.noStep
 	s.setWorkers(workers)
 	for r, st := range s.state {
 		if st == stQueued {
 			s.push(int32(r))
 		}
 	}
-	if workers == 1 && s.dist == nil {
+	if workers == 1 {
 		s.solo()
 		return s.err
 	}
@@ -209,9 +214,6 @@ func (s *sched) worker(w int) {
 		}
 		s.x.unlock(&s.mu)
 		more := s.resume(r)
-		if s.dist != nil {
-			s.dist.busy()
-		}
 		s.x.lock(&s.mu)
 		s.running--
 		switch {
@@ -231,15 +233,20 @@ func (s *sched) worker(w int) {
 	}
 }
 
-// solo is worker for a single worker of a replay in one process, which
-// takes no lock (exchange.solo), never waits for another worker and never
-// steals: the replays run in the same order as worker would run them,
-// without its checks for those cases (a replay of a halo exchange parks
-// once per step, so that the scheduler's part of a park is paid every
-// few calls). Replays run on its stack where they can (replayer.step).
+// solo is worker for a single worker of a replay, which takes no lock
+// (exchange.solo), never waits for another worker and never steals: the
+// replays run in the same order as worker would run them, without its
+// checks for those cases (a replay of a halo exchange parks once per step,
+// so that the scheduler's part of a park is paid every few calls).
+// Replays run on its stack where they can (replayer.step). A process of a
+// distributed replay serves the others between its replays' turns and
+// when none can run, until all of them have finished (distX.busy, idle).
 func (s *sched) solo() {
-	for s.live > 0 {
+	for s.live > 0 && !s.distOver {
 		s.soloRun()
+	}
+	for s.dist != nil && !s.distOver {
+		s.distOver = s.dist.idle()
 	}
 }
 
@@ -268,6 +275,13 @@ func (s *sched) soloRun() {
 			s.runnext[0] = -1
 		} else if q.size > 0 {
 			r = q.pop()
+		} else if s.dist != nil {
+			// Every replay left is parked: the other processes may
+			// wake them, or decide a stall.
+			if s.distOver = s.dist.idle(); s.distOver {
+				return
+			}
+			continue
 		} else {
 			// Every replay left is parked.
 			s.stall()
@@ -277,6 +291,9 @@ func (s *sched) soloRun() {
 		s.running++
 		more := s.soloResume(r)
 		s.running--
+		if s.dist != nil {
+			s.dist.busy()
+		}
 		switch {
 		case !more:
 			s.state[r] = stDone
@@ -330,12 +347,7 @@ func (s *sched) nextLocked(w int) (int32, bool) {
 	spins := 0
 	for {
 		if s.live == 0 {
-			// A process of a distributed replay serves the others
-			// until all of them have finished.
-			if s.dist == nil || s.dist.idle() {
-				return 0, false
-			}
-			continue
+			return 0, false
 		}
 		r := s.runnext[w]
 		if r >= 0 {
@@ -369,12 +381,6 @@ func (s *sched) nextLocked(w int) (int32, bool) {
 		if s.running == 0 {
 			// Every queue is empty and no replay runs: those left
 			// are all parked.
-			if s.dist != nil {
-				if s.dist.idle() {
-					return 0, false
-				}
-				continue
-			}
 			s.stall()
 			continue
 		}

@@ -123,6 +123,14 @@ func stepHow(fi *fnInfo) uint8 {
 // park stops the step to wait for the message the suspended event waits
 // for; it returns true, step's result then.
 func (rp *replayer) park(rs *rankSync) bool {
+	if d := rp.x.dist; d != nil {
+		if w := rp.susp.wait; w == nil || w.remote {
+			// The process replaying the sender, or a member of the
+			// collective, may wait for what this one has to send
+			// before it gets there (as await and collAwait).
+			d.flush()
+		}
+	}
 	rs.stop = false
 	rs.waitOn.Store(rp.susp.wait)
 	rs.parks++
