@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/dtpa/dtpa/internal/headless"
+	"github.com/dtpa/dtpa/otf2"
+	"github.com/dtpa/dtpa/otf2/otf2test"
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/report/chrome/chrometest"
 )
@@ -137,6 +139,7 @@ func TestHungJobInterrupted(t *testing.T) {
 				t.Errorf("verdict %q, want it to start with where the ranks waited", v)
 			}
 			checkHangDrawn(t, dir, rep)
+			checkHangOTF2(t, dir, rep)
 			// dtpa-mpi places the calls of the ranks other processes
 			// replayed as well.
 			checkDtpaMPI(t, dir, "hang")
@@ -275,5 +278,65 @@ func TestHungInInit(t *testing.T) {
 				t.Errorf("left behind: %v", marks)
 			}
 		})
+	}
+}
+
+// checkHangOTF2: the OTF2 archive of the hung job (libotf2, read back by
+// otf2-print) holds each rank's call that never returned after its last
+// call, an ENTER marked dtpa::unfinished with the source position the
+// report gives and a LEAVE at the process's end, as long after as the
+// report says (at the ENTER where that end is unknown); dtpa's report of
+// the archive lists the same calls in progress, but for their source
+// positions, which an archive keeps as positions, not addresses.
+func checkHangOTF2(t *testing.T, dir string, rep *report.Report) {
+	t.Helper()
+	arch := exportOTF2(t, dir, "hang")
+	a, err := otf2test.Print(filepath.Join(arch, otf2.ArchiveName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type span struct {
+		region, attrs string
+		enter, leave  uint64
+	}
+	open := map[uint64]*span{}
+	last := map[uint64]uint64{} // each location's latest LEAVE before it
+	for _, r := range a.Records {
+		switch {
+		case r.Kind == "ENTER" && strings.Contains(r.Attrs, "dtpa::unfinished"):
+			open[r.Location] = &span{region: r.Region, attrs: r.Attrs, enter: r.Time}
+		case r.Kind == "LEAVE" && open[r.Location] != nil:
+			open[r.Location].leave = r.Time
+		case r.Kind == "LEAVE":
+			last[r.Location] = r.Time
+		}
+	}
+	if len(open) != len(rep.Unfinished) {
+		t.Errorf("%d calls that never returned in the archive, want %d", len(open), len(rep.Unfinished))
+	}
+	for _, c := range rep.Unfinished {
+		s := open[uint64(c.Thread)<<32|uint64(c.Rank)]
+		switch {
+		case s == nil:
+			t.Errorf("rank %d: its %s is not in the archive", c.Rank, c.Function)
+		case s.region != c.Function || !strings.Contains(s.attrs, fmt.Sprintf("%s:%d", filepath.Base(c.File), c.Line)) || s.enter < last[uint64(c.Rank)]:
+			t.Errorf("rank %d: archived %s (%s) from %d ns (its last call ended at %d), want %s at %s:%d",
+				c.Rank, s.region, s.attrs, s.enter, last[uint64(c.Rank)], c.Function, c.File, c.Line)
+		case c.Seconds == nil && s.leave != s.enter:
+			t.Errorf("rank %d: its process's end is unknown, yet the call ends %d ns after its entry", c.Rank, s.leave-s.enter)
+		case c.Seconds != nil && math.Abs(float64(s.leave-s.enter)/1e9-*c.Seconds) > 1e-3:
+			t.Errorf("rank %d: archived for %d ns, the report says %.6f s", c.Rank, s.leave-s.enter, *c.Seconds)
+		}
+	}
+	back, _ := analyse(t, ".", arch)
+	if len(back.Unfinished) != len(rep.Unfinished) {
+		t.Fatalf("the archive's report lists %d calls in progress, the traces' %d", len(back.Unfinished), len(rep.Unfinished))
+	}
+	for i, c := range rep.Unfinished {
+		b := back.Unfinished[i]
+		if b.Rank != c.Rank || b.Thread != c.Thread || b.Function != c.Function || b.AtLeast != c.AtLeast || (b.Seconds == nil) != (c.Seconds == nil) ||
+			(c.Seconds != nil && math.Abs(*b.Seconds-*c.Seconds) > 1e-3) {
+			t.Errorf("the archive's report: %+v, the traces' %+v", b, c)
+		}
 	}
 }

@@ -45,7 +45,10 @@
 //     "dtpa::status_source", "dtpa::status_tag" and "dtpa::status_comm" the
 //     message a blocking MPI_Probe waited for, "dtpa::bytes" the size of a
 //     send or receive addressed to MPI_PROC_NULL (which has no message
-//     record). Score-P writes none of them.
+//     record), "dtpa::unfinished" a call in progress when the process
+//     ended, which goes back into the rank's footer (with how its LEAVE
+//     was placed: at the process's end, when the job was interrupted, or
+//     at the ENTER), not among its calls. Score-P writes none of them.
 //   - Call sites: a SOURCE_CODE_LOCATION attribute on a call's ENTER record
 //     makes one call site per function and location, whose return address
 //     lies in a module standing for the source file

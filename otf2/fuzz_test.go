@@ -10,6 +10,7 @@ import (
 
 	"github.com/dtpa/dtpa/analyzer"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
 // FuzzImport damages one file of a real Score-P archive (bytes overwritten
@@ -27,12 +28,20 @@ func FuzzImportLAMMPS(f *testing.F) { fuzzImport(f, "scorep_lammps_melt") }
 // turns.
 func FuzzImportThreads(f *testing.F) { fuzzArchive(f, "threads", exportThreaded(f)) }
 
+// FuzzImportUnfinished is FuzzImport on dtpa's archive of a run whose
+// processes ended in calls in progress (unfinishedRun): Enter records
+// marked dtpa::unfinished, on a thread's location too.
+func FuzzImportUnfinished(f *testing.F) { fuzzArchive(f, "unfinished", exportOf(f, unfinishedRun())) }
+
 // exportThreaded writes the archive of threadedRun(3) and returns its
 // directory.
-func exportThreaded(t testing.TB) string {
+func exportThreaded(t testing.TB) string { return exportOf(t, threadedRun(3)) }
+
+// exportOf writes the archive of run and returns its directory.
+func exportOf(t testing.TB, run *tracetest.Run) string {
 	t.Helper()
 	dir := t.TempDir()
-	if _, err := threadedRun(3).WriteDir(dir, "app"); err != nil {
+	if _, err := run.WriteDir(dir, "app"); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "app-otf2")

@@ -153,12 +153,14 @@ static OTF2_AttributeRef attr_scl = OTF2_UNDEFINED_ATTRIBUTE, attr_level = OTF2_
                          attr_arg = OTF2_UNDEFINED_ATTRIBUTE, attr_calls = OTF2_UNDEFINED_ATTRIBUTE,
                          attr_flag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_src = OTF2_UNDEFINED_ATTRIBUTE,
                          attr_st_tag = OTF2_UNDEFINED_ATTRIBUTE, attr_st_comm = OTF2_UNDEFINED_ATTRIBUTE,
-                         attr_bytes = OTF2_UNDEFINED_ATTRIBUTE, attr_inner = OTF2_UNDEFINED_ATTRIBUTE;
+                         attr_bytes = OTF2_UNDEFINED_ATTRIBUTE, attr_inner = OTF2_UNDEFINED_ATTRIBUTE,
+                         attr_unf = OTF2_UNDEFINED_ATTRIBUTE;
 
 void dt_set_attrs(uint32_t scl, uint32_t level, uint32_t arg, uint32_t calls, uint32_t flag, uint32_t st_src,
-                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes, uint32_t inner) {
+                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes, uint32_t inner, uint32_t unf) {
     attr_scl = scl; attr_level = level; attr_arg = arg; attr_calls = calls; attr_flag = flag;
     attr_st_src = st_src; attr_st_tag = st_tag; attr_st_comm = st_comm; attr_bytes = bytes; attr_inner = inner;
+    attr_unf = unf;
 }
 
 static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64_t pos, void *ud,
@@ -208,6 +210,11 @@ static OTF2_CallbackCode ev_enter(OTF2_LocationRef loc, OTF2_TimeStamp t, uint64
     if (attr_inner != OTF2_UNDEFINED_ATTRIBUTE && (r->tag & DT_ATTR_CALLS) && !(r->tag & DT_ATTR_STATUS) &&
         OTF2_AttributeList_GetUint64(al, attr_inner, &inner) == OTF2_SUCCESS) {
         r->tag |= DT_ATTR_INNER; r->req = inner;
+    }
+    uint8_t unf;
+    if (attr_unf != OTF2_UNDEFINED_ATTRIBUTE && !(r->tag & DT_ATTR_CALLS) &&
+        OTF2_AttributeList_GetUint8(al, attr_unf, &unf) == OTF2_SUCCESS) {
+        r->tag |= DT_ATTR_UNFINISHED | ((uint32_t)unf << 16);
     }
     return OTF2_CALLBACK_SUCCESS;
 }

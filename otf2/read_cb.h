@@ -27,7 +27,9 @@ enum {
 };
 
 // What an ENTER record carries of the attributes dtpa writes (write.go),
-// in dt_rec.tag: these bits, and the flag's value in bits 8–15. Its
+// in dt_rec.tag: these bits, the flag's value in bits 8–15 and that of
+// dtpa::unfinished (how the Leave of a call in progress at the process's
+// end was placed) in bits 16–23. Its
 // source code location is in comm, MPI_Pcontrol's second argument in len,
 // its level in the low 32 bits of len2 and the folded calls in the high 32;
 // MPI_Probe's status source and tag in the low and high 32 bits of req and
@@ -43,6 +45,7 @@ enum {
     DT_ATTR_STATUS = 32,
     DT_ATTR_BYTES = 64,
     DT_ATTR_INNER = 128,
+    DT_ATTR_UNFINISHED = 256,
 };
 
 typedef struct {
@@ -65,7 +68,7 @@ typedef struct {
 
 void dt_errors_init(void);
 void dt_set_attrs(uint32_t scl, uint32_t level, uint32_t arg, uint32_t calls, uint32_t flag, uint32_t st_src,
-                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes, uint32_t inner);
+                  uint32_t st_tag, uint32_t st_comm, uint32_t bytes, uint32_t inner, uint32_t unf);
 const char *dt_last_error(void);
 void dt_clear_error(void);
 OTF2_ErrorCode dt_read_global_defs(OTF2_Reader *r, uintptr_t handle, uint64_t *n);

@@ -361,7 +361,8 @@ func setAttributes(d *defs) {
 		C.uint32_t(d.attribute("dtpa::status_tag", otf2Int32)),
 		C.uint32_t(d.attribute("dtpa::status_comm", otf2Comm)),
 		C.uint32_t(d.attribute("dtpa::bytes", otf2Uint64)),
-		C.uint32_t(d.attribute("dtpa::inner_gaps", otf2Uint64)))
+		C.uint32_t(d.attribute("dtpa::inner_gaps", otf2Uint64)),
+		C.uint32_t(d.attribute("dtpa::unfinished", otf2Uint8)))
 }
 
 // Attribute bits of an ENTER record (read_cb.h).
@@ -374,6 +375,7 @@ const (
 	attrBitStatus  = C.DT_ATTR_STATUS
 	attrBitBytes   = C.DT_ATTR_BYTES
 	attrBitInner   = C.DT_ATTR_INNER
+	attrBitUnf     = C.DT_ATTR_UNFINISHED
 )
 
 //export dtpaOtf2Comm

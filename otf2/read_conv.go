@@ -52,6 +52,15 @@ type converter struct {
 	offset     uint64
 	resolution uint64
 
+	// unf are the calls in progress when the process ended (attribute
+	// dtpa::unfinished), for the rank's footer: how the Leave of the
+	// first was placed (unfAtEnd …) and when. curUnf is the current
+	// call's dtpa::unfinished, 0 for a call that returned.
+	unf      []*tracepb.UnfinishedCall
+	unfHow   uint8
+	unfLeave int64
+	curUnf   uint8
+
 	finalized  bool
 	programEnd bool
 	lastTime   int64
@@ -354,7 +363,7 @@ func (c *converter) enter(r *rec, t int64) {
 		c.nested++
 		return
 	}
-	c.inCall, c.callAt, c.curFn, c.sawColl = true, len(c.stack)-1, f, false
+	c.inCall, c.callAt, c.curFn, c.sawColl, c.curUnf = true, len(c.stack)-1, f, false, 0
 	c.cur = traceformat.Event{Func: f.id, Site: f.site, Entry: t, Thread: c.thread}
 	c.hasProcNullBytes = false
 	c.enterAttrs(r, t)
@@ -394,6 +403,9 @@ func (c *converter) enterAttrs(r *rec, t int64) {
 	if bits&attrBitBytes != 0 {
 		c.procNullBytes, c.hasProcNullBytes = uint64(r.len), true
 	}
+	if bits&attrBitUnf != 0 {
+		c.curUnf = max(1, uint8(bits>>16))
+	}
 	if bits&attrBitStatus != 0 {
 		// MPI_Probe's status: the message it waited for.
 		if lc, ok := c.comm(uint32(r.len2)); ok {
@@ -418,6 +430,15 @@ func (c *converter) leave(region uint32, t int64) error {
 		return nil
 	}
 	c.inCall = false
+	if c.curUnf != 0 {
+		// A call in progress when the process ended, as dtpa's export
+		// writes it: back into the footer, where the tracer put it.
+		if len(c.unf) == 0 {
+			c.unfHow, c.unfLeave = c.curUnf, t
+		}
+		c.unf = append(c.unf, &tracepb.UnfinishedCall{Thread: c.thread, Function: c.curFn.id, Name: c.curFn.name, EntryLocalNs: c.cur.Entry})
+		return nil
+	}
 	c.cur.Exit = t
 	c.finishCall()
 	return c.push(c.cur)

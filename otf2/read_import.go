@@ -374,10 +374,31 @@ func importRank(a *archive, d *defs, l *layout, r int, locs []locIn, path string
 		stop = tracepb.Footer_EXIT
 	}
 	end := c.lastTime
+	var unf []*tracepb.UnfinishedCall
+	var how uint8
+	var leave int64
 	for _, t := range ts {
 		end = max(end, t.c.lastTime)
+		if len(t.c.unf) > 0 && len(unf) == 0 {
+			how, leave = t.c.unfHow, t.c.unfLeave
+		}
+		unf = append(unf, t.c.unf...)
 	}
-	if err := w.Close(&tracepb.Footer{StopReason: stop, EndLocalNs: end}); err != nil {
+	ft := &tracepb.Footer{StopReason: stop, EndLocalNs: end}
+	if len(unf) > 0 && !c.finalized {
+		// Calls in progress at the end (dtpa::unfinished, which only
+		// dtpa's export writes): the process ended on a signal, as the
+		// tracer's footer said, at their Leave — or when the job was
+		// interrupted, or at a time nothing tells.
+		ft.StopReason, ft.Unfinished = tracepb.Footer_SIGNAL, unf
+		switch how {
+		case unfAtLeast:
+			ft.EndLocalNs, ft.InterruptedLocalNs = 0, leave
+		case unfEndUnknown:
+			ft.EndLocalNs = 0
+		}
+	}
+	if err := w.Close(ft); err != nil {
 		return events, fmt.Errorf("%s: %w", path, err)
 	}
 	return events, f.Close()

@@ -345,3 +345,19 @@ func TestRoundTripThreads(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestRoundTripUnfinished: the calls in progress when their processes
+// ended come back from the archive as the footers said them (rank,
+// thread, function, how long they ran, whether only at least), and the
+// report is the trace's. (Unskewed: a rank's durations are measured on
+// its own clock, which an archive, on the global clock only, does not
+// keep.)
+func TestRoundTripUnfinished(t *testing.T) {
+	direct, back, _ := roundTrip(t, unfinishedRunOf(false))
+	if len(direct.Unfinished) != 3 || len(back.Unfinished) != 3 {
+		t.Fatalf("calls in progress: trace %+v, archive %+v", direct.Unfinished, back.Unfinished)
+	}
+	for _, d := range otf2test.CompareReports(direct, back) {
+		t.Error(d)
+	}
+}

@@ -46,6 +46,10 @@ type ExportStats struct {
 	// MpiRecv and MpiIrecv, Colls MpiCollectiveEnd and
 	// NonBlockingCollectiveComplete.
 	Sends, Recvs, Colls int64
+	// Unfinished counts the calls in progress when their processes ended
+	// (Report.Unfinished), written as Enter and Leave marked
+	// dtpa::unfinished: not among Calls.
+	Unfinished int64
 }
 
 // ArchiveName is the anchor file of an archive Export writes, in Out.
@@ -533,6 +537,9 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 			}
 		}
 	}
+	if err := rw.unfinished(rd.Footer(), rk.Header.GetStartLocalNs(), clk, threads); err != nil {
+		return fmt.Errorf("rank %d (%s): %w", r, rk.Path, err)
+	}
 	for _, l := range rw.locs {
 		if err := l.flush(); err != nil {
 			return err
@@ -561,6 +568,94 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 	}
 	return nil
 }
+
+// How the Leave of a call in progress when its process ended was placed
+// (the value of attribute dtpa::unfinished on its Enter).
+const (
+	unfAtEnd      = 1 // at the process's end
+	unfAtLeast    = 2 // when the job was interrupted, which the process outlived
+	unfEndUnknown = 3 // at its Enter: nothing says when the process ended
+)
+
+// maxUnfinished bounds the calls in progress written per rank (as the
+// analysis takes them from a footer), maxOpenSpan the time from the start
+// of tracing to such a call's entry and from its entry to the end: past
+// them the footer is damaged (as the analysis judges them).
+const (
+	maxUnfinished = 1 << 12
+	maxOpenSpan   = 1 << 53
+)
+
+// unfinished writes the MPI calls that had not returned when the process
+// ended, which its footer f lists (the report's Unfinished): each an
+// Enter at its entry and a Leave at the process's end, the Enter marked
+// dtpa::unfinished, on its thread's location, as the Chrome export and
+// the page draw them. start is the local time tracing started; those of
+// threads not written (below MPI_THREAD_SERIALIZED) and those a damaged
+// footer places before tracing started, or before their thread's last
+// call, are left out, as the analysis leaves them out.
+func (rw *rankWriter) unfinished(f *tracepb.Footer, start int64, clk *clocks.Map, threads bool) error {
+	if f == nil {
+		return nil
+	}
+	end, how := f.GetEndLocalNs(), unfAtEnd
+	if end <= 0 {
+		end, how = f.GetInterruptedLocalNs(), unfAtLeast
+	}
+	for _, u := range f.Unfinished[:min(len(f.Unfinished), maxUnfinished)] {
+		if e := u.EntryLocalNs; e <= 0 || e < start || e-start > maxOpenSpan || (u.Thread != 0 && !threads) {
+			continue
+		}
+		entry := clk.At(u.EntryLocalNs)
+		if entry < 0 {
+			continue
+		}
+		if err := rw.thread(u.Thread); err != nil {
+			return err
+		}
+		if uint64(entry) < rw.loc.last {
+			continue // before its thread's last call returned: damage
+		}
+		leave, h := entry, uint32(unfEndUnknown)
+		if d := end - u.EntryLocalNs; end > 0 && d >= 0 && d <= maxOpenSpan {
+			leave, h = max(entry, clk.At(end)), uint32(how)
+		}
+		fn := rw.defs.Function(u.Function)
+		if fn == nil || fn.Name != u.Name {
+			fn = &tracepb.Function{Name: cmp.Or(u.Name, unknownFunction)}
+		}
+		region := rw.x.defs.region(fn)
+		tin, err := rw.tick(entry)
+		if err != nil {
+			return err
+		}
+		enter := wev{kind: wevEnter, time: c64(tin), a: c32(region), c: c32(h)}
+		flags := uint64(enterUnf)
+		if rw.x.sym != nil && u.ReturnAddress != 0 {
+			if s := rw.x.defs.site([]uint64{u.ReturnAddress}, rw.defs.Modules, rw.x.sym); s != undefinedU32 {
+				flags |= enterSCL
+				enter.b = c32(s)
+			}
+		}
+		enter.u1 = c64(flags)
+		tout, err := rw.tick(leave)
+		if err == nil {
+			err = rw.put(enter)
+		}
+		if err == nil {
+			err = rw.put(wev{kind: wevLeave, time: c64(tout), a: c32(region)})
+		}
+		if err != nil {
+			return err
+		}
+		rw.x.stats.Unfinished++
+	}
+	return nil
+}
+
+// unknownFunction names a call in progress whose footer gives no name (as
+// the report names it).
+const unknownFunction = "(unknown MPI function)"
 
 // thread makes thread t's location the one records go to, opening it at
 // its first record.

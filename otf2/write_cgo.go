@@ -29,15 +29,18 @@ enum {
 // (which has no message record), in s1.
 // DTPA_W_INNER: a folded run's inner gaps (ticks), in u3 (never with
 // DTPA_W_STATUS: write.go).
+// DTPA_W_UNFINISHED: a call in progress when the process ended, how its
+// Leave was placed in c (never with DTPA_W_CALLS: write.go, unfinished).
 enum {
 	DTPA_W_SCL = 1, DTPA_W_CALLS = 2, DTPA_W_PCONTROL = 4, DTPA_W_FLAG = 8, DTPA_W_STATUS = 16, DTPA_W_BYTES = 32,
-	DTPA_W_INNER = 64
+	DTPA_W_INNER = 64, DTPA_W_UNFINISHED = 128
 };
 
 // Attribute ids, fixed by the writer (write.go, attr*).
 enum {
 	DTPA_W_ATTR_SCL = 0, DTPA_W_ATTR_CALLS, DTPA_W_ATTR_PC_LEVEL, DTPA_W_ATTR_PC_ARG, DTPA_W_ATTR_FLAG,
-	DTPA_W_ATTR_ST_SOURCE, DTPA_W_ATTR_ST_TAG, DTPA_W_ATTR_ST_COMM, DTPA_W_ATTR_BYTES, DTPA_W_ATTR_INNER_GAPS
+	DTPA_W_ATTR_ST_SOURCE, DTPA_W_ATTR_ST_TAG, DTPA_W_ATTR_ST_COMM, DTPA_W_ATTR_BYTES, DTPA_W_ATTR_INNER_GAPS,
+	DTPA_W_ATTR_UNFINISHED
 };
 
 // dtpa_w_room is what the pre-flush callback checks before libotf2 writes
@@ -213,6 +216,8 @@ static OTF2_ErrorCode dtpa_w_events(OTF2_EvtWriter* w, OTF2_AttributeList* al, c
 					OTF2_AttributeList_AddUint64(l, DTPA_W_ATTR_BYTES, (uint64_t)v->s1);
 				if (v->u1 & DTPA_W_INNER)
 					OTF2_AttributeList_AddUint64(l, DTPA_W_ATTR_INNER_GAPS, v->u3);
+				if (v->u1 & DTPA_W_UNFINISHED)
+					OTF2_AttributeList_AddUint8(l, DTPA_W_ATTR_UNFINISHED, (uint8_t)v->c);
 			}
 			e = OTF2_EvtWriter_Enter(w, l, v->time, v->a);
 			break;
@@ -563,6 +568,7 @@ const (
 	attrStComm  = C.DTPA_W_ATTR_ST_COMM
 	attrBytes   = C.DTPA_W_ATTR_BYTES
 	attrInner   = C.DTPA_W_ATTR_INNER_GAPS
+	attrUnf     = C.DTPA_W_ATTR_UNFINISHED
 )
 
 // wev is the Go image of dtpa_w_ev.
@@ -592,6 +598,7 @@ const (
 	enterStatus   = C.DTPA_W_STATUS
 	enterBytes    = C.DTPA_W_BYTES
 	enterInner    = C.DTPA_W_INNER
+	enterUnf      = C.DTPA_W_UNFINISHED
 )
 
 // Collective operations (OTF2_CollectiveOp) by the base name of the MPI

@@ -287,6 +287,7 @@ func (g *globalDefs) write(ca *cArchive, x *exporter) error {
 		attrStComm:  {"dtpa::status_comm", "Communicator MPI_Probe looked in", typeComm},
 		attrBytes:   {"dtpa::bytes", "Bytes of a send or receive addressed to MPI_PROC_NULL", typeUint64},
 		attrInner:   {"dtpa::inner_gaps", "Summed time between the calls of a folded run, outside MPI (timer ticks)", typeUint64},
+		attrUnf:     {"dtpa::unfinished", "The call never returned: it was in progress when its process ended (a crash, a kill, a hang). Its Leave is that end (1), when the job was interrupted, which the process outlived (2), or its Enter, the end being unknown (3)", typeUint8},
 	}
 	for _, a := range attrs {
 		g.str(a.name)

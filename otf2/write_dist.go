@@ -232,7 +232,7 @@ func (o *partOut) trailer(x *exporter, before ExportStats) []byte {
 	b = binary.AppendUvarint(b, x.first)
 	b = binary.AppendUvarint(b, x.last)
 	b = binary.AppendUvarint(b, x.realtimeStart)
-	for _, v := range []int64{x.stats.Calls - before.Calls, x.stats.Sends - before.Sends, x.stats.Recvs - before.Recvs, x.stats.Colls - before.Colls} {
+	for _, v := range []int64{x.stats.Calls - before.Calls, x.stats.Sends - before.Sends, x.stats.Recvs - before.Recvs, x.stats.Colls - before.Colls, x.stats.Unfinished - before.Unfinished} {
 		b = binary.AppendVarint(b, v)
 	}
 	b = binary.AppendUvarint(b, uint64(len(o.warns)))
@@ -347,7 +347,7 @@ func (in *partIn) rank(rcv *partstream.Receiver, p, r int) error {
 	d := &dec{b: trailer}
 	opened, started := d.bool(), d.bool()
 	first, last, realtime := d.u(), d.u(), d.u()
-	var counts [4]int64
+	var counts [5]int64
 	for i := range counts {
 		counts[i] = d.i()
 	}
@@ -389,6 +389,7 @@ func (in *partIn) rank(rcv *partstream.Receiver, p, r int) error {
 	x.stats.Sends += counts[1]
 	x.stats.Recvs += counts[2]
 	x.stats.Colls += counts[3]
+	x.stats.Unfinished += counts[4]
 	for _, s := range warns {
 		x.warn(s)
 	}

@@ -114,6 +114,7 @@ func TestExportDist(t *testing.T) {
 	checkExportDist(t, innerGapsRun(true), nil)
 	checkExportDist(t, sourceLocationsRun(), lineSymbolizer{})
 	checkExportDist(t, threadedRun(3), nil)
+	checkExportDist(t, unfinishedRun(), lineSymbolizer{})
 
 	const n = 7
 	run := NewRun(n)

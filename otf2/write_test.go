@@ -2,6 +2,7 @@ package otf2
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/otf2/otf2test"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 	. "github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
@@ -489,5 +491,107 @@ func TestExportThreads(t *testing.T) {
 	}
 	if strings.Contains(a.Defs, "Pthread") || st.Calls != 7 {
 		t.Errorf("MPI_THREAD_FUNNELED: %d calls written, want the master threads' 7; definitions:\n%s", st.Calls, a.Defs)
+	}
+}
+
+// unfinishedRun ends three of its four ranks in a call in progress, each
+// as a footer tells it: rank 1 in MPI_Recv from 0x401000+77, 300 ms before
+// the process ended (its clock skewed); rank 2 in MPI_Wait on its thread
+// 1 (MPI_THREAD_MULTIPLE), killed with no end known; rank 3 in MPI_Send,
+// alive when the job was interrupted 100 ms after its entry.
+func unfinishedRun() *Run { return unfinishedRunOf(true) }
+
+// unfinishedRunOf is unfinishedRun, rank 1's clock skewed when skew is
+// true.
+func unfinishedRunOf(skew bool) *Run {
+	run := NewRun(4)
+	run.ThreadLevel = 3
+	var rs []*Rank
+	for i := range 4 {
+		r := run.Rank(i)
+		r.Init(US)
+		r.Compute(10 * MS).Barrier(MS)
+		rs = append(rs, r)
+	}
+	rs[0].Compute(5 * MS).Finalize(US)
+	rs[1].Compute(2*MS).Unfinished(0, "MPI_Recv", rs[1].Now(), 0x401000+77).Compute(300 * MS).StopReason(tracepb.Footer_SIGNAL)
+	if skew {
+		rs[1].Skew(7*MS, 50)
+	}
+	rs[2].Compute(MS).Unfinished(1, "MPI_Wait", rs[2].Now(), 0).NoEndTime().StopReason(tracepb.Footer_SIGNAL)
+	rs[3].Compute(3*MS).Unfinished(0, "MPI_Send", rs[3].Now(), 0).InterruptedAt(rs[3].Now() + 100*MS).StopReason(tracepb.Footer_SIGNAL)
+	return run
+}
+
+// TestExportUnfinished: a call in progress when its process ended is an
+// Enter at its entry and a Leave at the process's end (or when the job was
+// interrupted, or at the Enter when nothing tells), on its thread's
+// location, the Enter marked dtpa::unfinished with how the Leave was
+// placed and the call's source position; it is not counted among the
+// calls.
+func TestExportUnfinished(t *testing.T) {
+	if !otf2test.Available() {
+		t.Skip("otf2-print is not installed (make deps)")
+	}
+	dir := t.TempDir()
+	if _, err := unfinishedRun().WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "otf2")
+	st, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out, Symbolizer: lineSymbolizer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := otf2test.Print(filepath.Join(out, ArchiveName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Unfinished != 3 {
+		t.Errorf("%d calls in progress written, want 3", st.Unfinished)
+	}
+	type span struct {
+		enter, leave uint64
+		attrs        string
+	}
+	got := map[string]*span{} // by location and region
+	barrier := map[uint64]uint64{}
+	for _, r := range a.Records {
+		key := fmt.Sprintf("%d %s", r.Location, r.Region)
+		switch {
+		case r.Kind == "ENTER" && r.Region == "MPI_Barrier":
+			barrier[r.Location] = r.Time
+		case r.Kind == "ENTER" && strings.Contains(r.Attrs, "dtpa::unfinished"):
+			got[key] = &span{enter: r.Time, attrs: r.Attrs}
+		case r.Kind == "LEAVE" && got[key] != nil:
+			got[key].leave = r.Time
+		}
+	}
+	near := func(got, want uint64) bool { return got-want+2 <= 4 } // the skewed clock's rounding
+	for _, w := range []struct {
+		key         string
+		loc         uint64
+		after, dur  int64
+		how, source string
+	}{
+		{"1 MPI_Recv", 1, 13*MS + US, 300 * MS, "1", `"app.c:77"`},
+		{"4294967298 MPI_Wait", 2, 12*MS + US, 0, "3", ""},
+		{"3 MPI_Send", 3, 14*MS + US, 100 * MS, "2", ""},
+	} {
+		s := got[w.key]
+		if s == nil {
+			t.Errorf("%s: not written (%v)", w.key, a.Kinds)
+			continue
+		}
+		// The barrier entered 10 ms after MPI_Init's entry.
+		if start := barrier[w.loc] - uint64(10*MS+US); !near(s.enter-start, uint64(w.after)) || !near(s.leave-s.enter, uint64(w.dur)) {
+			t.Errorf("%s: [%d, %d] ns after MPI_Init, want %d for %d", w.key, s.enter-start, s.leave-start, w.after, w.dur)
+		}
+		if !strings.Contains(s.attrs, "UINT8; "+w.how+")") || (w.source != "") != strings.Contains(s.attrs, "app.c") ||
+			(w.source != "" && !strings.Contains(s.attrs, w.source)) {
+			t.Errorf("%s: attributes %s, want dtpa::unfinished %s and source %s", w.key, s.attrs, w.how, w.source)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("calls in progress written: %v", got)
 	}
 }
