@@ -429,6 +429,9 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 		if f.footer != nil && f.footer.DroppedEvents > 0 {
 			warn(fmt.Sprintf("Rank %d: the tracer dropped %d events.", r, f.footer.DroppedEvents))
 		}
+		if f.lateErr != "" {
+			warn(fmt.Sprintf("Rank %d: %s", r, f.lateErr))
+		}
 	}
 	if m := missingRanks(present); m != "" {
 		warn(fmt.Sprintf("The run had %d processes but traces of rank(s) %s are missing; operations with them are reported unmatched.", size, m))

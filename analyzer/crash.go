@@ -32,6 +32,7 @@ func crashes(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.C
 		switch {
 		case f.footer.GetCrash() != nil:
 			rc := crashOf(r, f.footer.GetCrash())
+			rc.After = f.after()
 			if rr != nil {
 				rc.Frames, rc.At = crashFrames(rr.crash, rr.defs.Modules, f.hdr.GetProgram(), sym, true)
 			}

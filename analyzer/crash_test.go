@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/traceformat/tracetest"
+	"google.golang.org/protobuf/proto"
 )
 
 // lineSymbolizer makes the line of a frame its offset less one (the
@@ -252,5 +254,96 @@ func TestAbortWhere(t *testing.T) {
 		} else if f := report.FindingsOf(rep); f == nil || !strings.HasPrefix(f.Verdict, "Rank 1 called MPI_Abort, in f4014ff at p.c:5375. ") {
 			t.Errorf("%d processes: findings %+v", n, f)
 		}
+	}
+}
+
+// TestLateCrash: a crash after MPI_Finalize, which the tracer writes
+// beside the complete trace (<trace>.crash, tracepb.LateCrash), is rank
+// 1's crash, after MPI_Finalize, its frames symbolized as a footer's
+// crash's; dtpa-mpi reports the same at 1 and 2 processes, and dtrun's
+// listing (RunTraces) names it. The file of another run (an earlier run's
+// left behind) is ignored; one that cannot be read is a warning, and the
+// report has no crash; one beside a trace that ended with MPI_Abort is
+// ignored (the abort ended the process).
+func TestLateCrash(t *testing.T) {
+	run := tracetest.NewRun(2)
+	for i := 0; i < 2; i++ {
+		run.Rank(i).Init(us).Barrier(10 * us).Finalize(us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "app.1.trc")
+	rf, err := scan(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
+		Stack: []uint64{0x401000, 0x402345}}
+	write := func(t *testing.T, runID []byte, b []byte) {
+		t.Helper()
+		if b == nil {
+			var err error
+			if b, err = proto.Marshal(&tracepb.LateCrash{RunId: runID, Crash: crash}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(path+LateCrashSuffix, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: lineSymbolizer{}}
+
+	write(t, rf.hdr.RunId, nil)
+	want := []string{
+		"rank 1 crashed after MPI_Finalize: SIGSEGV (Segmentation fault), address not mapped (0x0)",
+		"in f401000 at p.c:4096",
+		"called from f402344 at p.c:9028",
+	}
+	check := func(t *testing.T, rep *report.Report) {
+		t.Helper()
+		if len(rep.Crashes) != 1 || rep.Crashes[0].After != "MPI_Finalize" || strings.Join(rep.Crashes[0].Lines(), "\n") != strings.Join(want, "\n") {
+			t.Fatalf("crashes %+v, want rank 1's after MPI_Finalize: %q", rep.Crashes, want)
+		}
+		if f := report.FindingsOf(rep); f == nil || !strings.HasPrefix(f.Verdict, "Rank 1 crashed after MPI_Finalize: SIGSEGV") {
+			t.Errorf("findings %+v: want them to open with rank 1's crash", f)
+		}
+		if len(rep.Warnings) != 0 {
+			t.Errorf("warnings %q", rep.Warnings)
+		}
+	}
+	check(t, analyzeOpts(t, opts))
+	for n := 1; n <= 2; n++ {
+		check(t, analyzeDistReport(t, opts, n))
+	}
+	sets := RunTraces(dir, nil)
+	if len(sets) != 1 || len(sets[0].Late) != 1 || len(sets[0].Stopped) != 0 || sets[0].Late[0].Lines()[0] != want[0] {
+		t.Errorf("RunTraces: %+v, want rank 1's crash after MPI_Finalize and no rank stopped early", sets)
+	}
+
+	write(t, []byte("another run's id"), nil)
+	if rep := analyzeOpts(t, opts); len(rep.Crashes) != 0 || len(rep.Warnings) != 0 {
+		t.Errorf("another run's crash: crashes %+v, warnings %q; want neither", rep.Crashes, rep.Warnings)
+	}
+	write(t, nil, []byte{0x0a, 0xff, 0x01})
+	rep := analyzeOpts(t, opts)
+	if len(rep.Crashes) != 0 || len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "Rank 1: "+path+".crash cannot be read") {
+		t.Errorf("a damaged file: crashes %+v, warnings %q; want one warning naming it", rep.Crashes, rep.Warnings)
+	}
+
+	// Beside a trace that ended with MPI_Abort: not a crash after its end.
+	run = tracetest.NewRun(2)
+	run.Rank(0).Init(us).Barrier(10 * us).Finalize(us)
+	run.Rank(1).Init(us).Barrier(10 * us).StopReason(tracepb.Footer_ABORT)
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	if rf, err = scan(path); err != nil {
+		t.Fatal(err)
+	}
+	write(t, rf.hdr.RunId, nil)
+	if rep := analyzeOpts(t, opts); len(rep.Crashes) != 0 {
+		t.Errorf("after MPI_Abort: crashes %+v, want none", rep.Crashes)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/records"
+	"google.golang.org/protobuf/proto"
 )
 
 // rankFile is what the first pass learns about one trace file.
@@ -28,6 +29,11 @@ type rankFile struct {
 	footer *tracepb.Footer
 	err    error // damage found (the intact prefix is still analysed)
 	off    int64 // byte offset of the damage
+	// late: the footer's crash came after the trace ended, from the file
+	// beside it (readLateCrash); lateErr says why that file was left
+	// out, for a warning.
+	late    bool
+	lateErr string
 }
 
 // discover lists <app>.<n>.trc in dir.
@@ -471,7 +477,69 @@ func scan(path string) (*rankFile, error) {
 	}
 	rf.syncs = rd.ClockSyncs()
 	rf.footer = rd.Footer()
+	rf.readLateCrash()
 	return rf, nil
+}
+
+// LateCrashSuffix makes the name of the file beside a trace that holds a
+// crash after the trace ended (tracepb.LateCrash): a destructor or an exit
+// handler crashed after MPI_Finalize, when the trace was complete.
+const LateCrashSuffix = ".crash"
+
+// maxLateCrash bounds that file (the tracer writes under 2 KB).
+const maxLateCrash = 64 << 10
+
+// readLateCrash takes the crash after the trace's end that the tracer
+// wrote beside it into the footer, as the footer's crash (rf.late), when
+// it is of this run and the trace ended normally (MPI_Finalize, the
+// process's exit, a size limit): not after MPI_Abort or a fatal signal,
+// which end the process themselves. A file that cannot be read sets
+// lateErr; one of another run (left by an earlier one) is ignored.
+func (rf *rankFile) readLateCrash() {
+	f := rf.footer
+	if f == nil || f.Crash != nil || rf.hdr == nil || f.StopReason == tracepb.Footer_ABORT || f.StopReason == tracepb.Footer_SIGNAL {
+		return
+	}
+	p := rf.path + LateCrashSuffix
+	fh, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	var b []byte
+	if err == nil {
+		b, err = io.ReadAll(io.LimitReader(fh, maxLateCrash+1))
+		fh.Close()
+	}
+	lc := &tracepb.LateCrash{}
+	switch {
+	case err != nil:
+	case len(b) > maxLateCrash:
+		err = fmt.Errorf("larger than %d bytes", maxLateCrash)
+	default:
+		if err = proto.Unmarshal(b, lc); err == nil && lc.Crash == nil {
+			err = errors.New("it holds no crash")
+		}
+	}
+	if err != nil {
+		rf.lateErr = fmt.Sprintf("%s cannot be read (%v): the crash after the end of the trace it records is left out.", p, err)
+		return
+	}
+	if !bytes.Equal(lc.RunId, rf.hdr.RunId) {
+		return // an earlier run's
+	}
+	f.Crash, rf.late = lc.Crash, true
+}
+
+// after is what rank file f's crash came after (report.Crash.After), ""
+// for a crash during the run.
+func (rf *rankFile) after() string {
+	switch {
+	case !rf.late:
+		return ""
+	case rf.footer.StopReason == tracepb.Footer_FINALIZE:
+		return "MPI_Finalize"
+	}
+	return "the end of its trace"
 }
 
 // checkRuns returns the traces of one run among files (app's in dir) and
@@ -629,6 +697,9 @@ type TraceSet struct {
 	// Stopped lists the ranks whose tracing ended before the program did,
 	// with why, by rank.
 	Stopped []StoppedRank
+	// Late are the crashes after complete traces ended (a destructor or
+	// an exit handler after MPI_Finalize), without their frames, by rank.
+	Late []report.Crash
 }
 
 // StoppedRank is a rank whose trace lacks the end of the run.
@@ -698,9 +769,14 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 				st := StoppedRank{Rank: rank, Why: why, Unfinished: footerCalls(rank, rf.footer)}
 				if c := rf.footer.GetCrash(); c != nil {
 					rc := crashOf(rank, c)
+					rc.After = rf.after()
 					st.Crash = &rc
 				}
 				ts.Stopped = append(ts.Stopped, st)
+			} else if rf.late {
+				rc := crashOf(rank, rf.footer.Crash)
+				rc.After = rf.after()
+				ts.Late = append(ts.Late, rc)
 			}
 		}
 	}
@@ -719,6 +795,7 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 				m.Files += ts.Files
 				m.Bytes += ts.Bytes
 				m.Stopped = append(m.Stopped, ts.Stopped...)
+				m.Late = append(m.Late, ts.Late...)
 				continue
 			}
 			first[run] = len(res)
@@ -728,6 +805,8 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 	for i := range res {
 		st := res[i].Stopped
 		sort.Slice(st, func(a, b int) bool { return st[a].Rank < st[b].Rank })
+		late := res[i].Late
+		sort.Slice(late, func(a, b int) bool { return late[a].Rank < late[b].Rank })
 	}
 	return res
 }

@@ -15,8 +15,10 @@ import (
 
 // TestCrashWhere runs testdata/apps/segv.c (built -O2: no frame pointers)
 // under both MPIs, with rank 1 writing through a null pointer three calls
-// deep, calling abort() two calls deep, and writing through a null pointer
-// in a thread that never called MPI. The report must say where,
+// deep, calling abort() two calls deep, writing through a null pointer in
+// a thread that never called MPI, calling MPI_Abort two calls deep, and
+// writing through a null pointer in an exit handler after MPI_Finalize
+// (beside a complete trace). The report must say where,
 // frame by frame with the source's lines, in JSON (crashes), in the text
 // report and in its findings; dtpa-mpi's report the same.
 func TestCrashWhere(t *testing.T) {
@@ -41,6 +43,9 @@ func TestCrashWhere(t *testing.T) {
 				{"thread", "SIGSEGV (Segmentation fault)", "address not mapped", [][2]string{{"kernel", "@kernel"}, {"solve", "@solve"}, {"worker", "@worker"}}},
 				// MPI_Abort: no signal, the call's place.
 				{"mpiabort", "MPI_Abort", "", [][2]string{{"giveup", "@mpi-abort"}, {"main", "@main-giveup"}}},
+				// After MPI_Finalize, in an exit handler: the traces are
+				// complete, the crash is beside rank 1's.
+				{"atexit", "SIGSEGV (Segmentation fault)", "address not mapped", [][2]string{{"kernel", "@kernel"}, {"solve", "@solve"}, {"cleanup", "@cleanup"}}},
 			} {
 				t.Run(c.how, func(t *testing.T) {
 					for _, f := range []string{"segv.0.trc", "segv.1.trc", "segv.2.trc"} {
@@ -52,8 +57,12 @@ func TestCrashWhere(t *testing.T) {
 						t.Fatalf("dtrun exited 0; want the crashed job's failure\n%s", stderr)
 					}
 					abort := c.how == "mpiabort"
+					after, crashed := "", "crashed: "
+					if c.how == "atexit" {
+						after, crashed = "MPI_Finalize", "crashed after MPI_Finalize: "
+					}
 					// dtrun names the crash, and where to read where.
-					if w := "dtrun: rank 1 crashed: " + c.signal + ", " + c.cause; !abort && (!strings.Contains(stdout+stderr, w) ||
+					if w := "dtrun: rank 1 " + crashed + c.signal + ", " + c.cause; !abort && (!strings.Contains(stdout+stderr, w) ||
 						!strings.Contains(stdout+stderr, "; dtpa segv says where\n")) {
 						t.Errorf("dtrun does not say %q …; dtpa segv says where:\n%s%s", w, stdout, stderr)
 					}
@@ -62,7 +71,7 @@ func TestCrashWhere(t *testing.T) {
 						t.Fatalf("crashes %+v, want rank 1's", r.Crashes)
 					}
 					cr := r.Crashes[0]
-					if cr.Rank != 1 || cr.Signal != c.signal || cr.Cause != c.cause || cr.Abort != abort || (c.how == "thread" || abort) != (cr.Thread == nil) || cr.Thread != nil && *cr.Thread != 0 {
+					if cr.Rank != 1 || cr.Signal != c.signal || cr.Cause != c.cause || cr.Abort != abort || cr.After != after || (c.how == "thread" || abort) != (cr.Thread == nil) || cr.Thread != nil && *cr.Thread != 0 {
 						t.Errorf("crash %+v, want rank 1's (thread 0, or none for a thread that never called MPI): %s, %s", cr, c.signal, c.cause)
 					}
 					if c.how != "abort" && !abort && (cr.Address == nil || *cr.Address != 0) {
@@ -87,7 +96,7 @@ func TestCrashWhere(t *testing.T) {
 						t.Fatalf("dtpa: exit %d\n%s", code, errOut)
 					}
 					where := "segv.c:" + strconv.Itoa(lines[c.frames[0][1]])
-					head, first := "Crashes:\n  - rank 1 crashed: "+c.signal+", "+c.cause, "  Rank 1 crashed: "+c.signal
+					head, first := "Crashes:\n  - rank 1 "+crashed+c.signal+", "+c.cause, "  Rank 1 "+crashed+c.signal
 					if abort {
 						head, first = "MPI_Abort:\n  - rank 1 called MPI_Abort\n", "  Rank 1 called MPI_Abort, in "
 					}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // Lines say where c happened, its headline first, then a line per frame:
@@ -13,7 +14,8 @@ import (
 //	called from main at crash.c:31
 //
 // or, for a rank that called MPI_Abort, "rank 1 called MPI_Abort", then
-// its call's frames.
+// its call's frames; for a crash after the trace ended, "rank 1 crashed
+// after MPI_Finalize: …".
 func (c *Crash) Lines() []string {
 	head := fmt.Sprintf("rank %d crashed: %s", c.Rank, c.Signal)
 	if c.Thread != nil && *c.Thread != 0 {
@@ -21,6 +23,9 @@ func (c *Crash) Lines() []string {
 	}
 	if c.Abort {
 		head = fmt.Sprintf("rank %d called %s", c.Rank, c.Signal)
+	}
+	if c.After != "" {
+		head = strings.Replace(head, " crashed: ", " crashed after "+c.After+": ", 1)
 	}
 	switch {
 	case c.Cause != "" && c.Address != nil:

@@ -127,6 +127,11 @@ type Crash struct {
 	// library (abort, memcpy, MPI), the line that called it; -1 when no
 	// frame is.
 	At int `json:"at"`
+	// After names what the crash came after when the trace was complete
+	// by then: "MPI_Finalize", or "the end of its trace" (the process
+	// exited without MPI_Finalize); a destructor or an exit handler
+	// crashed. Absent for a crash during the run.
+	After string `json:"after,omitempty"`
 }
 
 // Unmatched counts operations that could not be matched with a partner:

@@ -95,11 +95,15 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 		for _, l := range report.GroupWarnings(stopped) {
 			fmt.Fprintf(w, "dtrun: warning: %s\n", l)
 		}
-		// Which ranks crashed (dtpa, which symbolizes, says where).
+		// Which ranks crashed (dtpa, which symbolizes, says where), during
+		// the run or after their traces were complete.
 		for _, st := range s.Stopped {
 			if st.Crash != nil {
 				fmt.Fprintf(w, "dtrun: %s; dtpa %s says where\n", st.Crash.Lines()[0], dtpaArg(dir, s.Task))
 			}
+		}
+		for _, c := range s.Late {
+			fmt.Fprintf(w, "dtrun: %s; its trace is complete; dtpa %s says where\n", c.Lines()[0], dtpaArg(dir, s.Task))
 		}
 		// Where a job that hung was waiting when it was ended.
 		for _, l := range report.UnfinishedLines(unfinished) {

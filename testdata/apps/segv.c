@@ -3,9 +3,11 @@
 // through a null pointer in kernel, called from solve, called from main;
 // "abort" calls abort() in check, called from main; "thread" has a thread
 // that never calls MPI (as an OpenMP worker) call solve, which crashes in
-// kernel; "mpiabort" calls MPI_Abort in giveup, called from main. The
-// lines are marked (@kernel …) for the test. The other ranks
-// wait in MPI_Recv until the launcher ends them.
+// kernel; "mpiabort" calls MPI_Abort in giveup, called from main;
+// "atexit" lets every rank finish (MPI_Finalize), then rank 1 crashes in
+// kernel, called from solve, called from its exit handler cleanup. The
+// lines are marked (@kernel …) for the test. In the other modes the other
+// ranks wait in MPI_Recv until the launcher ends them.
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -30,6 +32,12 @@ __attribute__((noinline)) void giveup(int code) {
 	fprintf(stderr, "segv: MPI_Abort returned\n"); // (no tail call: giveup keeps its frame)
 }
 
+static double *late;
+
+__attribute__((noinline)) void cleanup(void) {
+	printf("segv: %g\n", solve(late, 100)); // @cleanup
+}
+
 __attribute__((noinline)) void *worker(void *arg) {
 	printf("segv: %g\n", solve(arg, 100)); // @worker
 	return NULL;
@@ -41,6 +49,14 @@ int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Barrier(MPI_COMM_WORLD);
+	if (strcmp(how, "atexit") == 0) {
+		if (rank == 1) {
+			late = getenv("SEGV_NEVER") ? calloc(100, sizeof *late) : NULL;
+			atexit(cleanup);
+		}
+		MPI_Finalize();
+		return 0;
+	}
 	if (rank == 1) {
 		double *a = getenv("SEGV_NEVER") ? calloc(100, sizeof *a) : NULL;
 		if (strcmp(how, "abort") == 0) {

@@ -1904,6 +1904,64 @@ func (x *Crash) GetLocalNs() int64 {
 	return 0
 }
 
+// LateCrash is a crash after the trace ended (MPI_Finalize, or the
+// process's exit without it): a fault signal or SIGABRT in a destructor or
+// an exit handler. The trace is complete by then and stays as it was; the
+// tracer writes this message alone into a file beside it, the trace's
+// path with ".crash" added, which dtrun and dtpa read. run_id is the
+// trace header's: a file of another run is not this trace's.
+type LateCrash struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RunId         []byte                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	Crash         *Crash                 `protobuf:"bytes,2,opt,name=crash,proto3" json:"crash,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LateCrash) Reset() {
+	*x = LateCrash{}
+	mi := &file_trace_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LateCrash) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LateCrash) ProtoMessage() {}
+
+func (x *LateCrash) ProtoReflect() protoreflect.Message {
+	mi := &file_trace_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LateCrash.ProtoReflect.Descriptor instead.
+func (*LateCrash) Descriptor() ([]byte, []int) {
+	return file_trace_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *LateCrash) GetRunId() []byte {
+	if x != nil {
+		return x.RunId
+	}
+	return nil
+}
+
+func (x *LateCrash) GetCrash() *Crash {
+	if x != nil {
+		return x.Crash
+	}
+	return nil
+}
+
 // UnfinishedCall is an MPI call in progress when tracing ended.
 type UnfinishedCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1923,7 +1981,7 @@ type UnfinishedCall struct {
 
 func (x *UnfinishedCall) Reset() {
 	*x = UnfinishedCall{}
-	mi := &file_trace_proto_msgTypes[13]
+	mi := &file_trace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1935,7 +1993,7 @@ func (x *UnfinishedCall) String() string {
 func (*UnfinishedCall) ProtoMessage() {}
 
 func (x *UnfinishedCall) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[13]
+	mi := &file_trace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1948,7 +2006,7 @@ func (x *UnfinishedCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedCall.ProtoReflect.Descriptor instead.
 func (*UnfinishedCall) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{13}
+	return file_trace_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UnfinishedCall) GetThread() uint32 {
@@ -2171,7 +2229,10 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"has_thread\x18\a \x01(\bR\thasThread\x12\x18\n" +
 	"\x05stack\x18\b \x03(\x04B\x02\x10\x01R\x05stack\x12\x19\n" +
-	"\blocal_ns\x18\t \x01(\x03R\alocalNs\"\xa5\x01\n" +
+	"\blocal_ns\x18\t \x01(\x03R\alocalNs\"N\n" +
+	"\tLateCrash\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\fR\x05runId\x12*\n" +
+	"\x05crash\x18\x02 \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\xa5\x01\n" +
 	"\x0eUnfinishedCall\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x1a\n" +
 	"\bfunction\x18\x02 \x01(\rR\bfunction\x12\x12\n" +
@@ -2208,7 +2269,7 @@ func file_trace_proto_rawDescGZIP() []byte {
 }
 
 var file_trace_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_trace_proto_goTypes = []any{
 	(Attr)(0),                // 0: dtpa.trace.v1.Attr
 	(Clock_Source)(0),        // 1: dtpa.trace.v1.Clock.Source
@@ -2229,15 +2290,16 @@ var file_trace_proto_goTypes = []any{
 	(*ClockSync)(nil),        // 16: dtpa.trace.v1.ClockSync
 	(*Footer)(nil),           // 17: dtpa.trace.v1.Footer
 	(*Crash)(nil),            // 18: dtpa.trace.v1.Crash
-	(*UnfinishedCall)(nil),   // 19: dtpa.trace.v1.UnfinishedCall
-	nil,                      // 20: dtpa.trace.v1.TracerParams.OtherEntry
+	(*LateCrash)(nil),        // 19: dtpa.trace.v1.LateCrash
+	(*UnfinishedCall)(nil),   // 20: dtpa.trace.v1.UnfinishedCall
+	nil,                      // 21: dtpa.trace.v1.TracerParams.OtherEntry
 }
 var file_trace_proto_depIdxs = []int32{
 	7,  // 0: dtpa.trace.v1.Header.clock:type_name -> dtpa.trace.v1.Clock
 	9,  // 1: dtpa.trace.v1.Header.params:type_name -> dtpa.trace.v1.TracerParams
 	1,  // 2: dtpa.trace.v1.Clock.source:type_name -> dtpa.trace.v1.Clock.Source
 	8,  // 3: dtpa.trace.v1.Clock.calibration:type_name -> dtpa.trace.v1.CalibrationPoint
-	20, // 4: dtpa.trace.v1.TracerParams.other:type_name -> dtpa.trace.v1.TracerParams.OtherEntry
+	21, // 4: dtpa.trace.v1.TracerParams.other:type_name -> dtpa.trace.v1.TracerParams.OtherEntry
 	11, // 5: dtpa.trace.v1.Definitions.functions:type_name -> dtpa.trace.v1.Function
 	12, // 6: dtpa.trace.v1.Definitions.call_sites:type_name -> dtpa.trace.v1.CallSite
 	13, // 7: dtpa.trace.v1.Definitions.modules:type_name -> dtpa.trace.v1.Module
@@ -2246,13 +2308,14 @@ var file_trace_proto_depIdxs = []int32{
 	3,  // 10: dtpa.trace.v1.Function.collective:type_name -> dtpa.trace.v1.Function.Collective
 	4,  // 11: dtpa.trace.v1.ClockSync.phase:type_name -> dtpa.trace.v1.ClockSync.Phase
 	5,  // 12: dtpa.trace.v1.Footer.stop_reason:type_name -> dtpa.trace.v1.Footer.StopReason
-	19, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
+	20, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
 	18, // 14: dtpa.trace.v1.Footer.crash:type_name -> dtpa.trace.v1.Crash
-	15, // [15:15] is the sub-list for method output_type
-	15, // [15:15] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	18, // 15: dtpa.trace.v1.LateCrash.crash:type_name -> dtpa.trace.v1.Crash
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_trace_proto_init() }
@@ -2266,7 +2329,7 @@ func file_trace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trace_proto_rawDesc), len(file_trace_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   15,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

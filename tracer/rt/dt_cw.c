@@ -146,6 +146,10 @@ static size_t cw_nheld, cw_capheld;
 static int cw_holding = 1;
 static int cw_err; // a write failed: nothing more is written
 static char cw_path[PATH_MAX], cw_spill[PATH_MAX];
+
+// late_path is the file beside the trace that a crash after its end goes
+// to (LateCrash, trace.proto).
+static void late_path(char *buf, size_t n) { snprintf(buf, n, "%s.crash", cw_path); }
 static int cw_spill_new; // cw_spill still ends in ".new" (no header yet)
 
 static int held_add(const void *p, size_t n) {
@@ -581,6 +585,9 @@ int dtw_init(int rank, int size, int level, char *impl, char *ver, dt_clock *clk
 	char cwd[PATH_MAX];
 	if (name[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(cw_path, sizeof cw_path, "%s/%s", cwd, name);
 	else snprintf(cw_path, sizeof cw_path, "%s", name);
+	char late[PATH_MAX + 8];
+	late_path(late, sizeof late);
+	unlink(late); // an earlier run's
 
 	static char host[256], exe[PATH_MAX], version[MPI_MAX_LIBRARY_VERSION_STRING + 1], job[160];
 	dt_host_name(host, sizeof host);
@@ -699,7 +706,10 @@ int dtw_init(int rank, int size, int level, char *impl, char *ver, dt_clock *clk
 // dtw_start writes the header with the run id, then the frames held, and
 // lets the writer run.
 void dtw_start(unsigned char *runid) {
-	cw_hdr.run_id.data = runid, cw_hdr.run_id.len = 16;
+	// Kept: a crash after the trace ended names it (dtw_late_crash).
+	static unsigned char id[16];
+	memcpy(id, runid, sizeof id);
+	cw_hdr.run_id.data = id, cw_hdr.run_id.len = sizeof id;
 	size_t n = dtpa__trace__v1__header__get_packed_size(&cw_hdr);
 	unsigned char *b = malloc(n);
 	unsigned char *held = cw_held;
@@ -831,6 +841,47 @@ static void sig_name(char *buf, size_t n, int sig) {
 		snprintf(buf, n, "signal %d", sig);
 }
 
+volatile int dt_late_ok;
+
+// fill_crash fills c with dt_crash and its stack pcs (n frames), into
+// stack and name, which must outlive c.
+static void fill_crash(Dtpa__Trace__V1__Crash *c, uint64_t *stack, const uintptr_t *pcs, int n, char *name, size_t nname) {
+	sig_name(name, nname, dt_crash.sig);
+	c->signal = dt_crash.sig, c->name = name, c->code = dt_crash.code;
+	c->address = dt_crash.addr, c->has_address = dt_crash.has_addr != 0;
+	if (dt_crash.T) c->thread = dt_crash.T->tid, c->has_thread = 1;
+	for (int i = 0; i < n; i++) stack[i] = pcs[i];
+	c->stack = stack, c->n_stack = (size_t)n;
+	c->local_ns = dt_ns(dt_crash.t);
+}
+
+// dtw_late_crash runs on the signal watcher (dt_signal.c) when a fault
+// signal or SIGABRT crashed the process after its trace ended
+// (dt_late_ok): in a destructor or an exit handler. The trace stays as it
+// was; the crash, its stack walked as dtw_signal walks it, goes into the
+// file beside it (late_path), with the run's id, which dtrun and dtpa
+// read.
+void dtw_late_crash(void) {
+	uintptr_t pcs[DT_CRASH_DEPTH];
+	int n = dt_crash_stack(pcs, DT_CRASH_DEPTH);
+	Dtpa__Trace__V1__Crash crash = DTPA__TRACE__V1__CRASH__INIT;
+	uint64_t stack[DT_CRASH_DEPTH];
+	char name[128];
+	fill_crash(&crash, stack, pcs, n, name, sizeof name);
+	Dtpa__Trace__V1__LateCrash lc = DTPA__TRACE__V1__LATE_CRASH__INIT;
+	lc.run_id = cw_hdr.run_id, lc.crash = &crash;
+	uint8_t buf[2048];
+	size_t size = dtpa__trace__v1__late_crash__get_packed_size(&lc);
+	if (size > sizeof buf) return;
+	dtpa__trace__v1__late_crash__pack(&lc, buf);
+	char path[PATH_MAX + 8];
+	late_path(path, sizeof path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) return;
+	if (write(fd, buf, size) != (ssize_t)size) unlink(path);
+	close(fd);
+}
+
 static void write_footer(int fin) {
 	write_defs();
 	dtw_stopped(fin);
@@ -858,13 +909,7 @@ static void write_footer(int fin) {
 	uint64_t stack[DT_CRASH_DEPTH];
 	char crash_name[128] = "";
 	if (cw_ncrash > 0) {
-		sig_name(crash_name, sizeof crash_name, dt_crash.sig);
-		crash.signal = dt_crash.sig, crash.name = crash_name, crash.code = dt_crash.code;
-		crash.address = dt_crash.addr, crash.has_address = dt_crash.has_addr != 0;
-		if (dt_crash.T) crash.thread = dt_crash.T->tid, crash.has_thread = 1;
-		for (int i = 0; i < cw_ncrash; i++) stack[i] = cw_crash[i];
-		crash.stack = stack, crash.n_stack = (size_t)cw_ncrash;
-		crash.local_ns = dt_ns(dt_crash.t);
+		fill_crash(&crash, stack, cw_crash, cw_ncrash, crash_name, sizeof crash_name);
 		f.crash = &crash;
 	}
 	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead
@@ -891,6 +936,7 @@ static void write_footer(int fin) {
 	// The space reserved beyond the end is given back.
 	if (cw_reserved > 0) ftruncate(cw_fd, cw_off);
 	close(cw_fd);
+	dt_late_ok = cw_stop != DT_STOP_ABORT && cw_stop != DT_STOP_SIGNAL;
 	if (cw_spill[0]) {
 		unlink(cw_spill);
 		char dir[PATH_MAX];

@@ -65,8 +65,13 @@ typedef struct {
 	uintptr_t pc, sp, bp; // the interrupted instruction and its frame's registers
 	dt_thr *T;            // the thread's, NULL for one that never called MPI
 	uint64_t t;           // raw clock when the signal arrived
+	int late;             // after the trace ended (dt_late_ok): for dtw_late_crash
 } dt_crash_t;
 extern dt_crash_t dt_crash DT_HIDDEN;
+// dt_cw.c: the trace's footer is written and the trace did not end with
+// MPI_Abort or a fatal signal: a fault signal now (a destructor, an exit
+// handler) crashes the process after its trace ended (dtw_late_crash).
+extern volatile int dt_late_ok DT_HIDDEN;
 // dt_site.c: the crashed thread's stack, innermost first, into pcs (at
 // most max): dt_crash.pc, then the return addresses its unwind tables
 // lead to, every read within its stack. Run by the signal watcher while

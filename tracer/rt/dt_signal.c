@@ -26,9 +26,9 @@ dt_crash_t dt_crash;
 // signal or SIGABRT, once: the first such signal is the crash (a later one
 // may be the launcher's SIGTERM, or a second thread faulting on the first
 // one's damage). Plain loads from the context and stores: async-signal-safe.
-static void note_crash(int sig, siginfo_t *si, void *ctx) {
-	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL && sig != SIGABRT) return;
-	if (!ctx || __atomic_exchange_n(&dt_crash.taken, 1, __ATOMIC_ACQ_REL)) return;
+static int note_crash(int sig, siginfo_t *si, void *ctx) {
+	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL && sig != SIGABRT) return 0;
+	if (!ctx || __atomic_exchange_n(&dt_crash.taken, 1, __ATOMIC_ACQ_REL)) return 0;
 	const ucontext_t *uc = ctx;
 	dt_crash.sig = sig;
 	dt_crash.code = si ? si->si_code : 0;
@@ -46,6 +46,7 @@ static void note_crash(int sig, siginfo_t *si, void *ctx) {
 #endif
 	dt_crash.T = dt_self;
 	dt_crash.t = dt_now();
+	return 1;
 }
 
 static int sig_debug;
@@ -66,14 +67,19 @@ static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
 		sig_busy = 0;
 		dt_flush_done = 1;
 	}
+	int late = 0;
 	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
 		dt_stamp_signal();
 		note_crash(sig, si, ctx);
+	} else if (dt_state == DT_ST_FINISHED && dt_late_ok && getpid() == dt_pid && note_crash(sig, si, ctx)) {
+		// A crash after the trace ended (a destructor, an exit handler):
+		// the watcher writes it beside the trace (dtw_late_crash).
+		dt_crash.late = late = 1;
 	}
 	// Every thread that takes a fatal signal waits for the one flush: the
 	// launcher may signal the process more than once, and the default action
 	// of a second signal must not cut the first flush short.
-	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED || sig_busy) {
+	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED || sig_busy || late) {
 		if (__atomic_exchange_n(&sig_busy, 1, __ATOMIC_SEQ_CST) == 0) {
 			unsigned char c = (unsigned char)sig;
 			if (write(sig_pipe, &c, 1) != 1) dt_flush_done = 1;
@@ -111,7 +117,10 @@ static void *sig_watcher(void *arg) {
 		if (n == 0 || (n < 0 && errno != EINTR)) return NULL;
 	}
 	dbg("watcher", c);
-	dtw_signal(c);
+	if (dt_crash.late)
+		dtw_late_crash();
+	else
+		dtw_signal(c);
 	dt_flush_done = 1;
 	dbg("flushed", c);
 	return NULL;
