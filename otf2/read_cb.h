@@ -45,7 +45,7 @@ enum {
     DT_ATTR_STATUS = 32,
     DT_ATTR_BYTES = 64,
     DT_ATTR_INNER = 128,
-    DT_ATTR_UNFINISHED = 256,
+    DT_ATTR_UNFINISHED = 1 << 24, // (above the values in bits 8–23)
 };
 
 typedef struct {

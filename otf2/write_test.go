@@ -13,6 +13,7 @@ import (
 	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/otf2/otf2test"
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 	. "github.com/dtpa/dtpa/traceformat/tracetest"
 )
@@ -498,7 +499,8 @@ func TestExportThreads(t *testing.T) {
 // as a footer tells it: rank 1 in MPI_Recv from 0x401000+77, 300 ms before
 // the process ended (its clock skewed); rank 2 in MPI_Wait on its thread
 // 1 (MPI_THREAD_MULTIPLE), killed with no end known; rank 3 in MPI_Send,
-// alive when the job was interrupted 100 ms after its entry.
+// alive when the job was interrupted 100 ms after its entry. Rank 0's
+// MPI_Test returned true.
 func unfinishedRun() *Run { return unfinishedRunOf(true) }
 
 // unfinishedRunOf is unfinishedRun, rank 1's clock skewed when skew is
@@ -513,7 +515,8 @@ func unfinishedRunOf(skew bool) *Run {
 		r.Compute(10 * MS).Barrier(MS)
 		rs = append(rs, r)
 	}
-	rs[0].Compute(5 * MS).Finalize(US)
+	// (A test that succeeded: its flag's value is an attribute too.)
+	rs[0].Compute(5*MS).Call("MPI_Test", US, traceformat.Event{Attr: traceformat.AttrFlag, Flag: true}).Finalize(US)
 	rs[1].Compute(2*MS).Unfinished(0, "MPI_Recv", rs[1].Now(), 0x401000+77).Compute(300 * MS).StopReason(tracepb.Footer_SIGNAL)
 	if skew {
 		rs[1].Skew(7*MS, 50)

@@ -146,11 +146,11 @@ static size_t cw_nheld, cw_capheld;
 static int cw_holding = 1;
 static int cw_err; // a write failed: nothing more is written
 static char cw_path[PATH_MAX], cw_spill[PATH_MAX];
+static int cw_spill_new; // cw_spill still ends in ".new" (no header yet)
 
 // late_path is the file beside the trace that a crash after its end goes
 // to (LateCrash, trace.proto).
 static void late_path(char *buf, size_t n) { snprintf(buf, n, "%s.crash", cw_path); }
-static int cw_spill_new; // cw_spill still ends in ".new" (no header yet)
 
 static int held_add(const void *p, size_t n) {
 	if (cw_nheld + n > cw_capheld) {
