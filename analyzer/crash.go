@@ -47,6 +47,29 @@ func crashes(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.C
 	return out
 }
 
+// CrashOf is where rank r crashed, as the report says it (report.Crash:
+// its signal, cause and stack symbolized with sym on the trace's modules
+// mods), from the trace at path (its header hdr and footer f), or from
+// the crash after the trace's end beside it (readLateCrash), and the
+// local time it happened (0: unknown); nil when it did not crash. For
+// the exports that read traces without replaying them (OTF2).
+func CrashOf(r int, path string, hdr *tracepb.Header, f *tracepb.Footer, mods []*tracepb.Module, sym Symbolizer) (*report.Crash, int64) {
+	rf := &rankFile{path: path, hdr: hdr, footer: f}
+	rf.readLateCrash()
+	c := f.GetCrash()
+	if c == nil {
+		return nil, 0
+	}
+	rc := crashOf(r, c)
+	rc.After = rf.after()
+	st := make([]siteFrame, min(len(c.Stack), maxCrashFrames))
+	for i := range st {
+		st[i] = frameOf(mods, c.Stack[i])
+	}
+	rc.Frames, rc.At = crashFrames(st, mods, hdr.GetProgram(), sym, true)
+	return &rc, c.LocalNs
+}
+
 // crashOf is rank r's crash c without its frames (At −1).
 func crashOf(r int, c *tracepb.Crash) report.Crash {
 	rc := report.Crash{Rank: r, Signal: c.Name, SignalNumber: int(c.Signal), Cause: crashCause(c), At: -1}

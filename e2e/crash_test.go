@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/otf2"
 	"github.com/dtpa/dtpa/report"
 )
 
@@ -111,6 +113,21 @@ func TestCrashWhere(t *testing.T) {
 					if !abort && (len(tr.Instants) != 1 || tr.Instants[0].Pid != 2 || tr.Instants[0].Name != c.signal ||
 						!strings.Contains(fmt.Sprint(tr.Instants[0].Args["stack"]), at)) || abort && len(tr.Instants) != 0 {
 						t.Errorf("chrome export: instants %+v, want rank 1's %s with %q", tr.Instants, c.signal, at)
+					}
+					// The OTF2 archive holds it as a marker (libotf2's
+					// otf2-marker lists it), on rank 1's location (its
+					// location group for a thread that never called MPI).
+					if !abort {
+						os.RemoveAll(filepath.Join(dir, "segv-otf2"))
+						arch := exportOTF2(t, dir, "segv")
+						b, err := exec.Command("otf2-marker", filepath.Join(arch, otf2.ArchiveName)).CombinedOutput()
+						scope := "LOCATION:1"
+						if c.how == "thread" {
+							scope = "LOCATION_GROUP:1"
+						}
+						if want := "Scope: " + scope + ", Text: \"" + cr.Lines()[0] + "\n"; err != nil || !strings.Contains(string(b), want) || !strings.Contains(string(b), at) {
+							t.Errorf("otf2-marker (%v) does not list %q … %q:\n%s", err, want, at, b)
+						}
 					}
 					checkSameAsDtpaMPI(t, dir, r)
 				})

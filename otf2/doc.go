@@ -49,6 +49,8 @@
 //     ended, which goes back into the rank's footer (with how its LEAVE
 //     was placed: at the process's end, when the job was interrupted, or
 //     at the ENTER), not among its calls. Score-P writes none of them.
+//     (Export also writes each crash as a marker, group "dtpa", category
+//     "Crash", which Import does not read.)
 //   - Call sites: a SOURCE_CODE_LOCATION attribute on a call's ENTER record
 //     makes one call site per function and location, whose return address
 //     lies in a module standing for the source file

@@ -180,9 +180,22 @@ type exporter struct {
 	locs          [][]locCount // per rank: its threads' locations, the master thread's first
 	written       []bool
 	realtimeStart uint64 // rank 0's calendar time at its first time written, 0 unknown
+	// marks are the ranks' crashes, in rank order (crashMarks).
+	marks []crashMark
 
 	// open gives the writer of the events of rank r's thread t.
 	open func(r int, t uint32) (evtSink, error)
+}
+
+// crashMark is a rank's crash as an OTF2 marker: when, on which location
+// (onLoc; else on the rank's location group: a thread that never called
+// MPI, or one not written), and the report's lines of it.
+type crashMark struct {
+	time  uint64
+	rank  int
+	loc   uint64
+	onLoc bool
+	text  string
 }
 
 // locCount is one location of a rank: its thread and the records
@@ -261,7 +274,13 @@ func (x *exporter) finish(ca *cArchive, locs []uint64) error {
 	if err := ca.closeEvents(locs); err != nil {
 		return err
 	}
-	return x.defs.write(ca, x)
+	if err := x.defs.write(ca, x); err != nil {
+		return err
+	}
+	if len(x.marks) == 0 {
+		return nil
+	}
+	return ca.crashMarks(x.marks)
 }
 
 // modules are the modules the traces recorded, for a symbolizer that
@@ -540,6 +559,7 @@ func (x *exporter) rank(ctx context.Context, r int, rk analyzer.RankTrace) error
 	if err := rw.unfinished(rd.Footer(), rk.Header.GetStartLocalNs(), clk, threads); err != nil {
 		return fmt.Errorf("rank %d (%s): %w", r, rk.Path, err)
 	}
+	rw.crashed(rk, rd.Footer(), clk)
 	for _, l := range rw.locs {
 		if err := l.flush(); err != nil {
 			return err
@@ -651,6 +671,37 @@ func (rw *rankWriter) unfinished(f *tracepb.Footer, start int64, clk *clocks.Map
 		rw.x.stats.Unfinished++
 	}
 	return nil
+}
+
+// crashed notes where the rank crashed, when its footer f (or the file
+// beside its trace, after its end) says it did, as a marker of the
+// archive (crashMarks): at the moment on the global clock, on the crashed
+// thread's location, with the report's lines of it. A crash with no time,
+// or a time before the clock's origin, is left out.
+func (rw *rankWriter) crashed(rk analyzer.RankTrace, f *tracepb.Footer, clk *clocks.Map) {
+	x := rw.x
+	c, at := analyzer.CrashOf(rw.rank, rk.Path, rk.Header, f, rw.defs.Modules, x.sym)
+	if c == nil || at <= 0 {
+		return
+	}
+	t := clk.At(at)
+	if t < 0 {
+		return
+	}
+	m := crashMark{time: uint64(t), rank: rw.rank, text: strings.Join(c.Lines(), "\n")}
+	if c.Thread != nil {
+		for _, l := range rw.locs {
+			if l.thread == uint32(*c.Thread) {
+				m.loc, m.onLoc = locationID(rw.rank, l.thread), true
+			}
+		}
+	}
+	x.marks = append(x.marks, m)
+	if !x.started || m.time < x.first {
+		x.first = m.time
+	}
+	x.started = true
+	x.last = max(x.last, m.time)
 }
 
 // unknownFunction names a call in progress whose footer gives no name (as

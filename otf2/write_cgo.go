@@ -442,6 +442,36 @@ func (ca *cArchive) close() error {
 	return otf2Err("closing the OTF2 archive", e)
 }
 
+// crashMarks writes the ranks' crashes as markers, which Vampir shows on
+// their locations' timelines (otf2-marker lists them): one definition,
+// group "dtpa", category "Crash", severity high, and a marker per crash,
+// its text the report's lines of it.
+func (ca *cArchive) crashMarks(marks []crashMark) error {
+	mw := C.OTF2_Archive_GetMarkerWriter(ca.a)
+	if mw == nil {
+		return errors.New("OTF2: no marker writer")
+	}
+	g, cat := C.CString("dtpa"), C.CString("Crash")
+	defer C.free(unsafe.Pointer(g))
+	defer C.free(unsafe.Pointer(cat))
+	if err := otf2Err("OTF2 marker definition", C.OTF2_MarkerWriter_WriteDefMarker(mw, 0, g, cat, C.OTF2_SEVERITY_HIGH)); err != nil {
+		return err
+	}
+	for _, m := range marks {
+		scope, ref := C.OTF2_MarkerScope(C.OTF2_MARKER_SCOPE_LOCATION_GROUP), C.uint64_t(m.rank)
+		if m.onLoc {
+			scope, ref = C.OTF2_MarkerScope(C.OTF2_MARKER_SCOPE_LOCATION), C.uint64_t(m.loc)
+		}
+		text := C.CString(m.text)
+		err := otf2Err("OTF2 marker", C.OTF2_MarkerWriter_WriteMarker(mw, C.OTF2_TimeStamp(m.time), 0, 0, scope, ref, text))
+		C.free(unsafe.Pointer(text))
+		if err != nil {
+			return err
+		}
+	}
+	return otf2Err("closing the OTF2 marker file", C.OTF2_Archive_CloseMarkerWriter(ca.a, mw))
+}
+
 // Global definitions, in the order the writer emits them (write_defs.go).
 
 func (ca *cArchive) defString(id uint32, s string) error {

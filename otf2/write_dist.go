@@ -123,6 +123,7 @@ func sendRanks(ctx context.Context, rt *analyzer.RunClocks, opts ExportOptions, 
 		}
 		if err == nil {
 			err = s.End(out.trailer(x, before))
+			x.marks = x.marks[:0]
 		} else if !errors.Is(err, partstream.ErrStopped) {
 			// Process 0 reports it, and stops the others.
 			return s.Fail(err)
@@ -224,8 +225,9 @@ func (o *partOut) def(kind byte, id uint32) {
 }
 
 // trailer is what process 0 needs of the rank once its records are in:
-// whether its trace could be opened, the times it wrote, its counts and
-// its warnings (before: the counts before it).
+// whether its trace could be opened, the times it wrote, its counts, its
+// warnings (before: the counts before it) and its crash (x.marks holds
+// the rank's only: sendRanks empties it after each).
 func (o *partOut) trailer(x *exporter, before ExportStats) []byte {
 	b := appendBool(nil, o.opened)
 	b = appendBool(b, x.started)
@@ -238,6 +240,13 @@ func (o *partOut) trailer(x *exporter, before ExportStats) []byte {
 	b = binary.AppendUvarint(b, uint64(len(o.warns)))
 	for _, w := range o.warns {
 		b = appendStr(b, w)
+	}
+	b = binary.AppendUvarint(b, uint64(len(x.marks)))
+	for _, m := range x.marks {
+		b = binary.AppendUvarint(b, m.time)
+		b = binary.AppendUvarint(b, m.loc)
+		b = appendBool(b, m.onLoc)
+		b = appendStr(b, m.text)
 	}
 	return b
 }
@@ -356,6 +365,11 @@ func (in *partIn) rank(rcv *partstream.Receiver, p, r int) error {
 	for i := 0; i < n && d.err == nil; i++ {
 		warns = append(warns, d.str())
 	}
+	n = d.count(4)
+	var marks []crashMark
+	for i := 0; i < n && d.err == nil; i++ {
+		marks = append(marks, crashMark{time: d.u(), rank: r, loc: d.u(), onLoc: d.bool(), text: d.str()})
+	}
 	if d.err == nil && len(d.b) > 0 {
 		d.err = errors.New("bytes after the end")
 	}
@@ -390,6 +404,7 @@ func (in *partIn) rank(rcv *partstream.Receiver, p, r int) error {
 	x.stats.Recvs += counts[2]
 	x.stats.Colls += counts[3]
 	x.stats.Unfinished += counts[4]
+	x.marks = append(x.marks, marks...)
 	for _, s := range warns {
 		x.warn(s)
 	}

@@ -115,6 +115,7 @@ func TestExportDist(t *testing.T) {
 	checkExportDist(t, sourceLocationsRun(), lineSymbolizer{})
 	checkExportDist(t, threadedRun(3), nil)
 	checkExportDist(t, unfinishedRun(), lineSymbolizer{})
+	checkExportDist(t, crashMarksRun(), lineSymbolizer{})
 
 	const n = 7
 	run := NewRun(n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -597,4 +598,83 @@ func TestExportUnfinished(t *testing.T) {
 	if len(got) != 3 {
 		t.Errorf("calls in progress written: %v", got)
 	}
+}
+
+// TestExportCrashMarks: a rank's crash is a marker of the archive (group
+// "dtpa", category "Crash", severity high), at the moment on the global
+// clock, on the crashed thread's location (its location group for a
+// thread that never called MPI), its text the report's lines: rank 1's
+// SIGSEGV on its skewed clock from the program's line 40, rank 2's
+// abort() on a thread without MPI calls. otf2-marker, libotf2's own
+// tool, lists them; dtpa-mpi writes the same (TestExportDist).
+func TestExportCrashMarks(t *testing.T) {
+	if _, err := exec.LookPath("otf2-marker"); err != nil {
+		t.Skip("otf2-marker is not installed (make deps)")
+	}
+	dir := t.TempDir()
+	if _, err := crashMarksRun().WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "otf2")
+	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out, Symbolizer: lineSymbolizer{}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := exec.Command("otf2-marker", filepath.Join(out, ArchiveName)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("otf2-marker: %v\n%s", err, b)
+	}
+	a, err := otf2test.Print(filepath.Join(out, ArchiveName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := map[uint64]uint64{} // MPI_Init's entry by location
+	for _, r := range a.Records {
+		if r.Kind == "ENTER" && r.Region == "MPI_Init" {
+			init[r.Location] = r.Time
+		}
+	}
+	got := string(b)
+	if !strings.Contains(got, `MARKER_DEF  Group: "dtpa", Category: "Crash", Severity: HIGH`) {
+		t.Errorf("no marker definition of group dtpa, category Crash, severity high:\n%s", got)
+	}
+	for _, w := range []struct {
+		loc   uint64
+		scope string
+		after int64
+		text  string
+	}{
+		{1, "LOCATION:1", 20 * MS, "rank 1 crashed: SIGSEGV (Segmentation fault), address not mapped (0x0)\nin main at app.c:40"},
+		{2, "LOCATION_GROUP:2", 30 * MS, "rank 2 crashed: SIGABRT (Aborted), abort() called\nin inner"},
+	} {
+		re := regexp.MustCompile(`MARKER +Time: (\d+), Duration 0, Scope: ` + w.scope + `, Text: "` + regexp.QuoteMeta(w.text) + `"`)
+		m := re.FindStringSubmatch(got)
+		if m == nil {
+			t.Errorf("otf2-marker lists no marker on %s with %q:\n%s", w.scope, w.text, got)
+			continue
+		}
+		// (± the skewed clock's rounding)
+		if at, _ := strconv.ParseUint(m[1], 10, 64); at+2 < init[w.loc]+uint64(w.after) || at > init[w.loc]+uint64(w.after)+2 {
+			t.Errorf("%s: the crash at %d, want %d (MPI_Init's entry %d + %d)", w.scope, at, init[w.loc]+uint64(w.after), init[w.loc], w.after)
+		}
+	}
+}
+
+// crashMarksRun: rank 1 (its clock skewed) crashes with SIGSEGV at the
+// program's address 0x401000+40 on its thread 0, 20 ms after MPI_Init's
+// entry; rank 2 calls abort() on a thread that never called MPI, 30 ms
+// after; rank 0 ends normally.
+func crashMarksRun() *Run {
+	run := NewRun(3)
+	var rs []*Rank
+	for i := range 3 {
+		r := run.Rank(i)
+		r.Init(US).Barrier(10 * MS)
+		rs = append(rs, r)
+	}
+	rs[1].Skew(4*MS, 30)
+	rs[0].Finalize(US)
+	rs[1].CrashedAt(rs[1].Now()+20*MS-10*MS-US, &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
+		Stack: []uint64{0x401000 + 40 - 1}})
+	rs[2].CrashedAt(rs[2].Now()+30*MS-10*MS-US, &tracepb.Crash{Signal: 6, Name: "SIGABRT (Aborted)", Code: -6, Stack: []uint64{0x400100}})
+	return run
 }
