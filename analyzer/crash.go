@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -35,6 +36,9 @@ func crashes(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.C
 			rc.After = f.after()
 			if rr != nil {
 				rc.Frames, rc.At = crashFrames(rr.crash, rr.defs.Modules, f.hdr.GetProgram(), sym, true)
+				if rc.At < 0 && rc.After == "" {
+					rc.LastCall = lastCall(rr, f.hdr.GetProgram(), sym)
+				}
 			}
 			out = append(out, rc)
 		case f.footer.GetStopReason() == tracepb.Footer_ABORT && rr != nil && rr.abort != nil:
@@ -45,6 +49,26 @@ func crashes(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.C
 		}
 	}
 	return out
+}
+
+// lastCall is rank result rr's last MPI call (report.Crash.LastCall): its
+// function and the program's innermost frame with a file of its call
+// site (else the innermost with a file); nil when rr has none (several
+// threads, no calls).
+func lastCall(rr *rankResult, program string, sym Symbolizer) *report.CallPlace {
+	if !rr.hasLast {
+		return nil
+	}
+	k := rr.siteKeyer()
+	p := &report.CallPlace{Function: k.fnName(rr.lastFn)}
+	fr, at := crashFrames(k.siteFrames(rr.lastSite, nil), rr.defs.Modules, program, sym, false)
+	if at < 0 {
+		at = slices.IndexFunc(fr, func(f report.Frame) bool { return f.File != "" })
+	}
+	if at >= 0 {
+		p.File, p.Line = fr[at].File, fr[at].Line
+	}
+	return p
 }
 
 // CrashOf is where rank r crashed, as the report says it (report.Crash:

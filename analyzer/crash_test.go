@@ -347,3 +347,48 @@ func TestLateCrash(t *testing.T) {
 		t.Errorf("after MPI_Abort: crashes %+v, want none", rep.Crashes)
 	}
 }
+
+// TestCrashLastCall: a crash none of whose frames is the program's own
+// code (an mpi4py program's in a C extension: the interpreter's frames)
+// names the rank's last MPI call and its line, the nearest place in the
+// program the trace knows; dtpa-mpi the same. A crash in the program's
+// code does not.
+func TestCrashLastCall(t *testing.T) {
+	run := tracetest.NewRun(3)
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Init(us).Barrier(10*us, tracetest.Site("bar", 0x400000+41+1))
+	}
+	run.Rank(0).Finalize(us)
+	run.Rank(1).CrashedWith(&tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
+		Stack: []uint64{0x10, 0x20}})
+	run.Rank(2).CrashedWith(&tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
+		Stack: []uint64{0x401000}})
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: lineSymbolizer{}}
+	check := func(t *testing.T, rep *report.Report) {
+		t.Helper()
+		if len(rep.Crashes) != 2 {
+			t.Fatalf("crashes %+v", rep.Crashes)
+		}
+		c1, c2 := rep.Crashes[0], rep.Crashes[1]
+		if c1.LastCall == nil || *c1.LastCall != (report.CallPlace{Function: "MPI_Barrier", File: "/src/p.c", Line: 41}) {
+			t.Errorf("rank 1's last call %+v, want MPI_Barrier at p.c:41", c1.LastCall)
+		}
+		if w := c1.Where(); w != "rank 1 crashed: SIGSEGV (Segmentation fault), address not mapped (0x0), in (unknown code)+0x10, after its last MPI call, MPI_Barrier at p.c:41" {
+			t.Errorf("rank 1: %q", w)
+		}
+		if l := c1.Lines(); l[len(l)-1] != "after its last MPI call, MPI_Barrier at p.c:41" {
+			t.Errorf("rank 1's lines %q", l)
+		}
+		if c2.LastCall != nil || c2.At != 0 {
+			t.Errorf("rank 2 crashed in the program's code (at %d): last call %+v, want none", c2.At, c2.LastCall)
+		}
+	}
+	check(t, analyzeOpts(t, opts))
+	for n := 1; n <= 3; n++ {
+		check(t, analyzeDistReport(t, opts, n))
+	}
+}

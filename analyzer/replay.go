@@ -208,6 +208,7 @@ type replayer struct {
 	held, inCoro bool
 	ovOdd        bool   // see cover
 	evSite       uint32 // the current event's call site
+	evFn         uint32 // and its function
 	cur          *rnode // tr.Current() once started, updated when it may change
 	// shapes holds, by shape index of the current batch
 	// (traceformat.LazyBatch.Shape), what the replay resolves from the
@@ -736,7 +737,7 @@ func (rp *replayer) onLine(t int64) int64 {
 // (two anchors), the reference an offset.
 func (rp *replayer) eventFn(e *traceformat.Event, fi *fnInfo) {
 	rp.events++
-	rp.evSite = e.Site
+	rp.evSite, rp.evFn = e.Site, e.Func
 	var entry, exit int64
 	if rp.clkAffine {
 		entry, exit = rp.onLine(e.Entry), rp.onLine(e.Exit)

@@ -49,6 +49,12 @@ type rankResult struct {
 	// process (Footer.crash), mapped to modules likewise; abort the stack
 	// of the call site of its MPI_Abort (nil: none).
 	crash, abort []siteFrame
+	// lastSite and lastFn are the call site (as counted) and function of
+	// a single-threaded rank's last MPI call, with hasLast: where a crash
+	// outside the program's own code (an mpi4py program's, one without
+	// debug information) last was in it (report.Crash.LastCall).
+	lastSite, lastFn uint32
+	hasLast          bool
 	// virt maps the virtual sites of the tree to their call sites
 	// (siteFns, siteKeyer.virt); nil when there are none.
 	virt map[uint32]uint32
@@ -141,6 +147,9 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			for _, pc := range rp.defs.CallSites[rp.abortSite] {
 				rr.abort = append(rr.abort, frameOf(rp.defs.Modules, pc))
 			}
+		}
+		if rp.defs != nil && rp.events > 0 && !rp.threads {
+			rr.lastSite, rr.lastFn, rr.hasLast = rp.evSite, rp.evFn, true
 		}
 		if rp.defs != nil && rp.crash != nil {
 			st := rp.crash.Stack[:min(len(rp.crash.Stack), maxCrashFrames)]

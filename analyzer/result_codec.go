@@ -186,6 +186,11 @@ func (w *resWriter) rank(rr *rankResult) error {
 				w.u(f.off)
 			}
 		}
+		w.bool(rr.hasLast)
+		if rr.hasLast {
+			w.u(uint64(rr.lastSite))
+			w.u(uint64(rr.lastFn))
+		}
 	}
 	// Intervals, parents first; idx numbers them for the sections.
 	idx := map[*rnode]int{}
@@ -616,6 +621,9 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 					(*fs)[i] = siteFrame{mod: int32(r.below(uint64(len(rr.defs.Modules))+1, "module")) - 1, off: r.u()}
 				}
 			}
+		}
+		if rr.hasLast = r.bool(); rr.hasLast {
+			rr.lastSite, rr.lastFn = r.u32("call site"), r.u32("function")
 		}
 	}
 	n = r.count("intervals")

@@ -178,3 +178,43 @@ func checkSameAsDtpaMPI(t *testing.T, dir string, r *report.Report) {
 		}
 	}
 }
+
+// TestPythonCrashLastCall: an mpi4py program whose rank 1 crashes inside
+// a C extension (testdata/apps/pycrash.py: ctypes reads through a null
+// pointer). None of the crash's frames is the script's (they are the C
+// library's, libffi's and the interpreter's), so the report names the
+// rank's last MPI call and its line in the script (Crash.LastCall), in
+// the crash's lines and in the findings. Open MPI only (Debian's mpi4py).
+func TestPythonCrashLastCall(t *testing.T) {
+	needMPI4Py(t)
+	m := impls[0]
+	needMPI(t, m)
+	dir := t.TempDir()
+	copyPython(t, dir, "pycrash.py")
+	b, err := os.ReadFile(filepath.Join(dir, "pycrash.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := 0
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.HasSuffix(l, "# @last") {
+			line = i + 1
+		}
+	}
+	a := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+	if _, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtrun"), append(a, python, "pycrash.py")...); code == 0 {
+		t.Fatalf("dtrun exited 0; want the crashed job's failure\n%s", stderr)
+	}
+	r, _ := analyse(t, dir, filepath.Base(python))
+	if len(r.Crashes) != 1 || r.Crashes[0].Rank != 1 {
+		t.Fatalf("crashes %+v, want rank 1's", r.Crashes)
+	}
+	c := r.Crashes[0]
+	want := report.CallPlace{Function: "MPI_Comm_rank", File: "pycrash.py", Line: line}
+	if c.At >= 0 || c.LastCall == nil || c.LastCall.Function != want.Function || filepath.Base(c.LastCall.File) != want.File || c.LastCall.Line != want.Line {
+		t.Errorf("crash at %d, last call %+v; want none of the script's frames and %v", c.At, c.LastCall, want)
+	}
+	if f := report.FindingsOf(r); f == nil || !strings.Contains(f.Verdict, "after its last MPI call, "+want.String()+".") {
+		t.Errorf("findings %+v: want the last call %v", f, want)
+	}
+}

@@ -50,7 +50,18 @@ func (c *Crash) Lines() []string {
 	if len(c.Frames) == 0 {
 		out = append(out, "(its stack is unknown)")
 	}
+	if c.LastCall != nil {
+		out = append(out, "after its last MPI call, "+c.LastCall.String())
+	}
 	return out
+}
+
+// String is "MPI_Barrier at crash.py:7", or the function alone.
+func (p CallPlace) String() string {
+	if p.File == "" {
+		return p.Function
+	}
+	return fmt.Sprintf("%s at %s:%d", p.Function, filepath.Base(p.File), p.Line)
 }
 
 // CrashesHeading names a list of crashes: "Crashes", "MPI_Abort" when
@@ -75,8 +86,17 @@ func CrashesHeading(cs []Crash) string {
 // innermost frame with a file), in one line: "rank 1 crashed: SIGSEGV
 // (Segmentation fault), address not mapped (0x0), in kernel at
 // crash.c:12", "rank 1 crashed: SIGABRT (Aborted), abort() called, called
-// from check at segv.c:25".
+// from check at segv.c:25"; then the rank's last MPI call when the report
+// gives it (LastCall: no frame is the program's).
 func (c *Crash) Where() string {
+	w := c.where()
+	if c.LastCall != nil {
+		w += ", after its last MPI call, " + c.LastCall.String()
+	}
+	return w
+}
+
+func (c *Crash) where() string {
 	l := c.Lines()
 	if c.At >= 0 && c.At < len(c.Frames) && c.Frames[c.At].File != "" {
 		f := c.Frames[c.At]

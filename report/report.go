@@ -132,7 +132,24 @@ type Crash struct {
 	// exited without MPI_Finalize); a destructor or an exit handler
 	// crashed. Absent for a crash during the run.
 	After string `json:"after,omitempty"`
+	// LastCall is the rank's last MPI call before a crash none of whose
+	// frames is the program's own code with a file (At −1: an mpi4py
+	// program crashing in a C extension, whose frames are the
+	// interpreter's; a program without debug information): the function
+	// and the program's line it was called from, the nearest place in
+	// the program that the trace knows. Absent otherwise, and for a rank
+	// of several threads.
+	LastCall *CallPlace `json:"last_call,omitempty"`
 }
+
+// CallPlace is an MPI call's function and the program's line it was
+// called from (File "" when unknown).
+type CallPlace struct {
+	Function string `json:"function"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+}
+
 
 // Unmatched counts operations that could not be matched with a partner:
 // the traces are incomplete (a missing or cut rank) or disagree. Their

@@ -478,7 +478,9 @@ func TestBrowserTimelineCrash(t *testing.T) {
 	} else if at, _ := strconv.ParseInt(m[1], 10, 64); at < 21*ms-2 || at > 21*ms+2 {
 		t.Errorf("rank 1 crashed at %d ns, want 21 ms ± 2 ns (the skewed clock's rounding)", at)
 	}
-	if want := `data-crash-tips="rank 1 crashed: SIGSEGV (Segmentation fault), address not mapped (0x0); (its stack is unknown); at 21.000 ms"`; !strings.Contains(tlDiv, want) {
+	// (No frame of the program's: the rank's last MPI call says where it
+	// was last, report.Crash.LastCall.)
+	if want := `data-crash-tips="rank 1 crashed: SIGSEGV (Segmentation fault), address not mapped (0x0); (its stack is unknown); after its last MPI call, MPI_Barrier; at 21.000 ms"`; !strings.Contains(tlDiv, want) {
 		t.Errorf("timeline element %s lacks %s", tlDiv, want)
 	}
 	withCross := red(path)
