@@ -150,7 +150,6 @@ type CallPlace struct {
 	Line     int    `json:"line,omitempty"`
 }
 
-
 // Unmatched counts operations that could not be matched with a partner:
 // the traces are incomplete (a missing or cut rank) or disagree. Their
 // waits are not counted; they are also described in Warnings.
