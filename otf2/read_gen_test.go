@@ -21,7 +21,9 @@ import (
 // "calls": a folded run of 1000 MPI_Comm_rank with the attribute
 // dtpa::calls alone, as dtpa wrote it before trace format 2.1 (the
 // archive defines no dtpa::inner_gaps); "calls-u32": the same with a
-// dtpa::inner_gaps of another type than dtpa's. Built with the system's C
+// dtpa::inner_gaps of another type than dtpa's; "open-end": each rank's
+// location ends inside an MPI_Recv 100 ns after the ring, never left,
+// without PROGRAM_END (a run killed there). Built with the system's C
 // compiler against libotf2, since
 // test files cannot use cgo.
 const mpiWriter = `
@@ -39,6 +41,7 @@ int main(int argc, char **argv) {
     const char *mode = argc > 4 ? argv[4] : "";
     int split = strcmp(mode, "split") == 0, nb = strncmp(mode, "nb", 2) == 0, open = strcmp(mode, "nb-open") == 0;
     int calls = strncmp(mode, "calls", 5) == 0, u32 = strcmp(mode, "calls-u32") == 0;
+    int openEnd = strcmp(mode, "open-end") == 0;
     OTF2_AttributeList *al = OTF2_AttributeList_New();
     OTF2_Archive *a = OTF2_Archive_Open(argv[1], "traces", OTF2_FILEMODE_WRITE, 1 << 20, 4 << 20,
                                         OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -117,7 +120,10 @@ int main(int argc, char **argv) {
             OTF2_EvtWriter_Enter(w, al, t += 1000000, R_RANK);
             OTF2_EvtWriter_Leave(w, NULL, t += 100000, R_RANK);
         }
-        OTF2_EvtWriter_ProgramEnd(w, NULL, t += 10, 0);
+        if (openEnd)
+            OTF2_EvtWriter_Enter(w, NULL, t += 100, R_RECV);
+        else
+            OTF2_EvtWriter_ProgramEnd(w, NULL, t += 10, 0);
         OTF2_Archive_CloseEvtWriter(a, w);
     }
     OTF2_Archive_CloseEvtFiles(a);
@@ -334,5 +340,35 @@ func TestSyntheticFoldedWithoutInnerGaps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A run killed inside an MPI_Recv on every rank (mode "open-end": each
+// location ends inside the call, never left, without PROGRAM_END): the
+// calls are in progress when the processes ended, as dtpa's own traces of
+// a hung job say (the report's unfinished, with no end known), each named
+// in a warning; the ring's calls before are all there.
+func TestSyntheticOpenAtEnd(t *testing.T) {
+	im := importArchive(t, writeMPIArchive(t, t.TempDir(), 3, 10, "open-end"))
+	if got := fmtCalls(im.stats.Calls); got != "map[MPI_Allreduce:30 MPI_Recv:30 MPI_Send:30]" {
+		t.Errorf("calls %s", got)
+	}
+	n := 0
+	for _, w := range im.warns {
+		if strings.Contains(w, "'s MPI_Recv, entered at ") && strings.Contains(w, "was never left") {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d warnings of a call never left, want 3: %q", n, im.warns)
+	}
+	rep, _ := im.analyze(t)
+	if len(rep.Unfinished) != 3 {
+		t.Fatalf("calls in progress %+v, want each rank's MPI_Recv", rep.Unfinished)
+	}
+	for i, u := range rep.Unfinished {
+		if u.Rank != i || u.Function != "MPI_Recv" || u.Thread != 0 || u.Seconds != nil {
+			t.Errorf("call in progress %+v, want rank %d's MPI_Recv, no end known", u, i)
+		}
 	}
 }

@@ -384,7 +384,22 @@ func importRank(a *archive, d *defs, l *layout, r int, locs []locIn, path string
 		}
 		unf = append(unf, t.c.unf...)
 	}
+	// A call its location never left, the location read to its end (an
+	// archive of a run that was killed, whose writer did not close the
+	// region): a call in progress when the trace ended, whose end nothing
+	// tells.
+	var open []*tracepb.UnfinishedCall
+	for i, t := range ts {
+		if t.rerr != nil || !t.c.inCall || t.c.curFn == nil {
+			continue
+		}
+		open = append(open, &tracepb.UnfinishedCall{Thread: t.c.thread, Function: t.c.curFn.id, Name: t.c.curFn.name, EntryLocalNs: t.c.cur.Entry})
+		warn(fmt.Sprintf("%s: %s's %s, entered at %.6f s, was never left (the location ends inside it): it is taken as in progress when the process ended", t.in.evtFile, who(r, i), t.c.curFn.name, float64(t.c.cur.Entry)/1e9))
+	}
 	ft := &tracepb.Footer{StopReason: stop, EndLocalNs: end}
+	if len(open) > 0 && len(unf) == 0 && !c.finalized {
+		ft.Unfinished, ft.EndLocalNs = open, 0
+	}
 	if len(unf) > 0 && !c.finalized {
 		// Calls in progress at the end (dtpa::unfinished, which only
 		// dtpa's export writes): the process ended on a signal, as the
