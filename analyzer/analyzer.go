@@ -476,11 +476,9 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 			continue
 		}
 		rp := newReplayer(int32(r), f.path, x, sc.model.Maps[r].Clone())
-		rp.unf, rp.unfStart, rp.unfEnd = f.footer.GetUnfinished(), f.hdr.GetStartLocalNs(), f.footer.GetEndLocalNs()
+		rp.unf, rp.unfStart = f.footer.GetUnfinished(), f.hdr.GetStartLocalNs()
+		rp.unfEnd, rp.unfAtLeast = footerEnd(f.footer)
 		rp.crash = f.footer.GetCrash()
-		if rp.unfEnd <= 0 {
-			rp.unfEnd, rp.unfAtLeast = f.footer.GetInterruptedLocalNs(), true
-		}
 		rp.ctx = ctx
 		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, sc.size), opts.Chrome.rank(rp))
 		reps[r] = rp

@@ -86,12 +86,18 @@ func CrashOf(r int, path string, hdr *tracepb.Header, f *tracepb.Footer, mods []
 	}
 	rc := crashOf(r, c)
 	rc.After = rf.after()
+	rc.Frames, rc.At = crashFrames(crashStack(c, mods), mods, hdr.GetProgram(), sym, true)
+	return &rc, c.LocalNs
+}
+
+// crashStack is crash c's stack (its first maxCrashFrames) mapped to the
+// modules mods.
+func crashStack(c *tracepb.Crash, mods []*tracepb.Module) []siteFrame {
 	st := make([]siteFrame, min(len(c.Stack), maxCrashFrames))
 	for i := range st {
 		st[i] = frameOf(mods, c.Stack[i])
 	}
-	rc.Frames, rc.At = crashFrames(st, mods, hdr.GetProgram(), sym, true)
-	return &rc, c.LocalNs
+	return st
 }
 
 // crashOf is rank r's crash c without its frames (At −1).

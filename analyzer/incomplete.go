@@ -169,6 +169,61 @@ func footerCalls(r int, f *tracepb.Footer) []report.UnfinishedCall {
 	return out
 }
 
+// OpenCall is a call in progress when its process ended, as the page and
+// the exports draw it, on the rank's local clock: its place in the
+// footer's list (Index), its thread, function id and name (Name
+// unknownFunction when the footer gives none), its return address, its
+// entry, and End, the process's end (0: unknown), when the job was
+// interrupted if AtLeast (the process outlived it).
+type OpenCall struct {
+	Index         int
+	Thread        uint32
+	Function      uint32
+	Name          string
+	ReturnAddress uint64
+	Entry, End    int64
+	AtLeast       bool
+}
+
+// OpenCalls are the calls in progress of footer f that can be drawn,
+// tracing having started at local time start (openCalls).
+func OpenCalls(f *tracepb.Footer, start int64) []OpenCall {
+	end, atLeast := footerEnd(f)
+	return openCalls(f.GetUnfinished(), start, end, atLeast)
+}
+
+// footerEnd is when the process of footer f ended, on its local clock,
+// for its calls in progress: when tracing stopped, else when the job was
+// interrupted (atLeast: the process outlived it); 0 when unknown.
+func footerEnd(f *tracepb.Footer) (end int64, atLeast bool) {
+	if end = f.GetEndLocalNs(); end > 0 {
+		return end, false
+	}
+	return f.GetInterruptedLocalNs(), true
+}
+
+// openCalls are the calls in progress unf that can be drawn (the first
+// maxUnfinished), of a process whose tracing started at local time start
+// and that ended at end (footerEnd). Local clocks read positive
+// nanoseconds; a call cannot start before tracing did, nor (but in a
+// damaged footer) months after; an end before the entry or months after
+// it is unknown.
+func openCalls(unf []*tracepb.UnfinishedCall, start, end int64, atLeast bool) []OpenCall {
+	var out []OpenCall
+	for i, u := range unf[:min(len(unf), maxUnfinished)] {
+		if e := u.EntryLocalNs; e <= 0 || e < start || e-start > maxOpenSpan {
+			continue
+		}
+		c := OpenCall{Index: i, Thread: u.Thread, Function: u.Function, Name: cmp.Or(u.Name, unknownFunction),
+			ReturnAddress: u.ReturnAddress, Entry: u.EntryLocalNs}
+		if d := end - u.EntryLocalNs; end > 0 && d >= 0 && d <= maxOpenSpan {
+			c.End, c.AtLeast = end, atLeast
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // unknownFunction names a call in progress whose footer gives no name (a
 // damaged one).
 const unknownFunction = "(unknown MPI function)"

@@ -303,20 +303,14 @@ func (o *rankObs) ended() {
 		return
 	}
 	rp := o.rp
-	for i, u := range rp.unf[:min(len(rp.unf), maxUnfinished)] {
-		// Local clocks read positive nanoseconds; a call cannot start
-		// before tracing did, nor (but in a damaged footer) months after,
-		// nor before its thread's last call returned.
-		if e := u.EntryLocalNs; e <= 0 || e < rp.unfStart || e-rp.unfStart > maxOpenSpan {
-			continue
-		}
-		c := openCall{idx: i, thread: u.Thread, fi: rp.unfFn(u), entry: rp.global(u.EntryLocalNs), end: -1}
+	for _, u := range openCalls(rp.unf, rp.unfStart, rp.unfEnd, rp.unfAtLeast) {
+		c := openCall{idx: u.Index, thread: u.Thread, fi: rp.unfFn(rp.unf[u.Index]), entry: rp.global(u.Entry), end: -1}
 		if k := slices.Index(o.thrs, u.Thread); k >= 0 && c.entry < o.thrLast[k] {
 			continue // before its thread's last call returned: damage
 		}
 		c.kind = kindOf(c.fi)
-		if d := rp.unfEnd - u.EntryLocalNs; rp.unfEnd > 0 && d >= 0 && d <= maxOpenSpan {
-			c.end, c.atLeast = rp.global(rp.unfEnd), rp.unfAtLeast
+		if u.End > 0 {
+			c.end, c.atLeast = rp.global(u.End), u.AtLeast
 		}
 		if o.tl != nil {
 			o.tl.unfinished(&c)

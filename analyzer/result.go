@@ -152,11 +152,7 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			rr.lastSite, rr.lastFn, rr.hasLast = rp.evSite, rp.evFn, true
 		}
 		if rp.defs != nil && rp.crash != nil {
-			st := rp.crash.Stack[:min(len(rp.crash.Stack), maxCrashFrames)]
-			rr.crash = make([]siteFrame, len(st))
-			for i, pc := range st {
-				rr.crash[i] = frameOf(rp.defs.Modules, pc)
-			}
+			rr.crash = crashStack(rp.crash, rp.defs.Modules)
 		}
 		rs := x.ranks[r]
 		rr.unrep[unrSync] = rs.unrSsend

@@ -597,36 +597,20 @@ const (
 	unfEndUnknown = 3 // at its Enter: nothing says when the process ended
 )
 
-// maxUnfinished bounds the calls in progress written per rank (as the
-// analysis takes them from a footer), maxOpenSpan the time from the start
-// of tracing to such a call's entry and from its entry to the end: past
-// them the footer is damaged (as the analysis judges them).
-const (
-	maxUnfinished = 1 << 12
-	maxOpenSpan   = 1 << 53
-)
-
 // unfinished writes the MPI calls that had not returned when the process
 // ended, which its footer f lists (the report's Unfinished): each an
 // Enter at its entry and a Leave at the process's end, the Enter marked
 // dtpa::unfinished, on its thread's location, as the Chrome export and
-// the page draw them. start is the local time tracing started; those of
-// threads not written (below MPI_THREAD_SERIALIZED) and those a damaged
-// footer places before tracing started, or before their thread's last
-// call, are left out, as the analysis leaves them out.
+// the page draw them (analyzer.OpenCalls). start is the local time
+// tracing started; those of threads not written (below
+// MPI_THREAD_SERIALIZED) and those a damaged footer places before their
+// thread's last call are left out, as the analysis leaves them out.
 func (rw *rankWriter) unfinished(f *tracepb.Footer, start int64, clk *clocks.Map, threads bool) error {
-	if f == nil {
-		return nil
-	}
-	end, how := f.GetEndLocalNs(), unfAtEnd
-	if end <= 0 {
-		end, how = f.GetInterruptedLocalNs(), unfAtLeast
-	}
-	for _, u := range f.Unfinished[:min(len(f.Unfinished), maxUnfinished)] {
-		if e := u.EntryLocalNs; e <= 0 || e < start || e-start > maxOpenSpan || (u.Thread != 0 && !threads) {
+	for _, u := range analyzer.OpenCalls(f, start) {
+		if u.Thread != 0 && !threads {
 			continue
 		}
-		entry := clk.At(u.EntryLocalNs)
+		entry := clk.At(u.Entry)
 		if entry < 0 {
 			continue
 		}
@@ -637,12 +621,15 @@ func (rw *rankWriter) unfinished(f *tracepb.Footer, start int64, clk *clocks.Map
 			continue // before its thread's last call returned: damage
 		}
 		leave, h := entry, uint32(unfEndUnknown)
-		if d := end - u.EntryLocalNs; end > 0 && d >= 0 && d <= maxOpenSpan {
-			leave, h = max(entry, clk.At(end)), uint32(how)
+		if u.End > 0 {
+			leave, h = max(entry, clk.At(u.End)), unfAtEnd
+			if u.AtLeast {
+				h = unfAtLeast
+			}
 		}
 		fn := rw.defs.Function(u.Function)
 		if fn == nil || fn.Name != u.Name {
-			fn = &tracepb.Function{Name: cmp.Or(u.Name, unknownFunction)}
+			fn = &tracepb.Function{Name: u.Name}
 		}
 		region := rw.x.defs.region(fn)
 		tin, err := rw.tick(entry)
@@ -703,10 +690,6 @@ func (rw *rankWriter) crashed(rk analyzer.RankTrace, f *tracepb.Footer, clk *clo
 	x.started = true
 	x.last = max(x.last, m.time)
 }
-
-// unknownFunction names a call in progress whose footer gives no name (as
-// the report names it).
-const unknownFunction = "(unknown MPI function)"
 
 // thread makes thread t's location the one records go to, opening it at
 // its first record.
