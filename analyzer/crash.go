@@ -3,9 +3,12 @@ package analyzer
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
@@ -91,14 +94,34 @@ func CrashOf(r int, path string, hdr *tracepb.Header, f *tracepb.Footer, mods []
 }
 
 // crashStack is crash c's stack (its first maxCrashFrames) mapped to the
-// modules mods.
+// modules mods, with a Python program's frames (c.PythonStack) in place
+// of the interpreter's: from the stack's first frame after the faulting
+// instruction that is the interpreter's (its executable or libpython), or
+// after the stack's end. A crash in a C extension so reads as the
+// extension's frames, then the lines of the script that called it.
 func crashStack(c *tracepb.Crash, mods []*tracepb.Module) []siteFrame {
-	st := make([]siteFrame, min(len(c.Stack), maxCrashFrames))
-	for i := range st {
-		st[i] = frameOf(mods, c.Stack[i])
+	py := c.PythonStack[:min(len(c.PythonStack), maxCrashFrames)]
+	st := make([]siteFrame, 0, min(len(c.Stack), maxCrashFrames)+len(py))
+	for i, pc := range c.Stack[:min(len(c.Stack), maxCrashFrames)] {
+		f := frameOf(mods, pc)
+		if len(py) > 0 && i > 0 && f.mod >= 0 && interpreterRE.MatchString(filepath.Base(mods[f.mod].Path)) {
+			break
+		}
+		st = append(st, f)
+	}
+	for _, pc := range py {
+		st = append(st, frameOf(mods, pc))
 	}
 	return st
 }
+
+// interpreterRE matches the base names of CPython's executable and
+// library (python3.11, libpython3.11.so.1.0).
+var interpreterRE = regexp.MustCompile(`^(lib)?python[0-9]`)
+
+// pyLibraryRE matches the source files of Python's own library and of
+// installed packages, which are not the program's own code.
+var pyLibraryRE = regexp.MustCompile(`/lib/python[0-9.]*/|/(site|dist)-packages/|^<`)
 
 // crashOf is rank r's crash c without its frames (At −1).
 func crashOf(r int, c *tracepb.Crash) report.Crash {
@@ -119,12 +142,14 @@ func crashOf(r int, c *tracepb.Crash) report.Crash {
 
 // crashFrames symbolizes a crash's stack (crashes), and finds the first
 // frame of the program's own code (report.Crash.At): of the executable
-// (the module named program, else the first recorded), with a file.
+// (the module named program, else the first recorded), with a file; else,
+// of a Python program, its first frame outside Python's library and
+// installed packages, else its first.
 // fault says that the first frame is the interrupted instruction, not a
 // return address.
 func crashFrames(st []siteFrame, mods []*tracepb.Module, program string, sym Symbolizer, fault bool) ([]report.Frame, int) {
 	var out []report.Frame
-	at := -1
+	at, pyOwn, pyAny := -1, -1, -1
 	for i, f := range st {
 		path, exe := "", false
 		if f.mod >= 0 && int(f.mod) < len(mods) {
@@ -155,7 +180,23 @@ func crashFrames(st []siteFrame, mods []*tracepb.Module, program string, sym Sym
 		if at < 0 && exe && len(fr) > 0 && fr[0].File != "" {
 			at = len(out)
 		}
+		if file, ok := strings.CutPrefix(path, traceformat.SourceModulePrefix); ok && len(fr) > 0 {
+			// A Python frame: the program's own code is the first
+			// outside Python's library and installed packages.
+			if pyAny < 0 {
+				pyAny = len(out)
+			}
+			if pyOwn < 0 && !pyLibraryRE.MatchString(file) {
+				pyOwn = len(out)
+			}
+		}
 		out = append(out, fr...)
+	}
+	if at < 0 {
+		at = pyOwn
+	}
+	if at < 0 {
+		at = pyAny
 	}
 	return out, at
 }

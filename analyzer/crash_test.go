@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -385,6 +386,101 @@ func TestCrashLastCall(t *testing.T) {
 		}
 		if c2.LastCall != nil || c2.At != 0 {
 			t.Errorf("rank 2 crashed in the program's code (at %d): last call %+v, want none", c2.At, c2.LastCall)
+		}
+	}
+	check(t, analyzeOpts(t, opts))
+	for n := 1; n <= 3; n++ {
+		check(t, analyzeDistReport(t, opts, n))
+	}
+}
+
+// pySymbolizer names a frame of a source file (a Python frame) py<line>
+// at that file and line, one of another module <module>+<offset>, without
+// a file (as the interpreter and libraries without debug information).
+type pySymbolizer struct{}
+
+func (pySymbolizer) Symbolize(path string, off uint64) []report.Frame {
+	if file, ok := strings.CutPrefix(path, traceformat.SourceModulePrefix); ok {
+		return []report.Frame{{Function: fmt.Sprintf("py%d", off), File: file, Line: int(off)}}
+	}
+	return []report.Frame{{Function: fmt.Sprintf("%s+%#x", filepath.Base(path), off)}}
+}
+
+// TestCrashPythonFrames: a Python program's crash (Crash.python_stack)
+// reads as its C frames up to where they enter the interpreter (libpython
+// here), then its Python frames; Crash.At is the first Python frame of
+// the program's own code, not of Python's library or installed packages,
+// else the first. Rank 0 crashed in a C extension three Python frames
+// deep; rank 1 inside the interpreter itself (its first frame stays);
+// rank 2 where no C frame is the interpreter's (the Python frames follow
+// them all), its only Python frame in an installed package; rank 3 has
+// no Python frames.
+func TestCrashPythonFrames(t *testing.T) {
+	const (
+		libpy  = 0x7f0000000000
+		libc   = 0x7f1000000000
+		ctypes = 0x7f2000000000
+		lib    = 0xF000000000000000 // the tracer's first source file
+		app    = lib + 1<<32
+		pkg    = lib + 2<<32
+	)
+	mods := []*tracepb.Module{
+		{Path: "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", Start: libpy, End: libpy + 1<<24, LoadBias: libpy},
+		{Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", Start: libc, End: libc + 1<<24, LoadBias: libc},
+		{Path: "/usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so", Start: ctypes, End: ctypes + 1<<24, LoadBias: ctypes},
+		{Path: traceformat.SourceModulePrefix + "/usr/lib/python3.11/ctypes/__init__.py", Start: lib, End: lib + 1<<32, LoadBias: lib},
+		{Path: traceformat.SourceModulePrefix + "/home/u/app.py", Start: app, End: app + 1<<32, LoadBias: app},
+		{Path: traceformat.SourceModulePrefix + "/home/u/venv/lib/python3.11/site-packages/np/core.py", Start: pkg, End: pkg + 1<<32, LoadBias: pkg},
+	}
+	segv := func(stack, py []uint64) *tracepb.Crash {
+		return &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
+			Stack: stack, PythonStack: py}
+	}
+	run := tracetest.NewRun(4)
+	for i := 0; i < 4; i++ {
+		run.Rank(i).Modules(mods...).Init(us).Barrier(10 * us)
+	}
+	run.Rank(0).CrashedWith(segv([]uint64{libc + 0x100, ctypes + 0x200, ctypes + 0x300, libpy + 0x400, libpy + 0x500, 0x401000},
+		[]uint64{lib + 519, app + 15, app + 28}))
+	run.Rank(1).CrashedWith(segv([]uint64{libpy + 0x600, libpy + 0x400, 0x401000}, []uint64{app + 7}))
+	run.Rank(2).CrashedWith(segv([]uint64{libc + 0x100, ctypes + 0x200}, []uint64{pkg + 99}))
+	run.Rank(3).CrashedWith(segv([]uint64{libc + 0x100, libpy + 0x400}, nil))
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		frames []string
+		at     int
+	}{
+		{[]string{"libc.so.6+0x100", "_ctypes.cpython-311-x86_64-linux-gnu.so+0x200", "_ctypes.cpython-311-x86_64-linux-gnu.so+0x300",
+			"py519 __init__.py:519", "py15 app.py:15", "py28 app.py:28"}, 4},
+		{[]string{"libpython3.11.so.1.0+0x600", "py7 app.py:7"}, 1},
+		{[]string{"libc.so.6+0x100", "_ctypes.cpython-311-x86_64-linux-gnu.so+0x200", "py99 core.py:99"}, 2},
+		{[]string{"libc.so.6+0x100", "libpython3.11.so.1.0+0x400"}, -1},
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: pySymbolizer{}}
+	check := func(t *testing.T, rep *report.Report) {
+		t.Helper()
+		if len(rep.Crashes) != len(want) {
+			t.Fatalf("crashes %+v", rep.Crashes)
+		}
+		for r, w := range want {
+			c := rep.Crashes[r]
+			var got []string
+			for _, f := range c.Frames {
+				s := f.Function
+				if f.File != "" {
+					s += fmt.Sprintf(" %s:%d", filepath.Base(f.File), f.Line)
+				}
+				got = append(got, s)
+			}
+			if !slices.Equal(got, w.frames) || c.At != w.at {
+				t.Errorf("rank %d: frames %q at %d, want %q at %d", r, got, c.At, w.frames, w.at)
+			}
+			if r < 3 && c.LastCall != nil {
+				t.Errorf("rank %d: last call %+v beside Python frames", r, c.LastCall)
+			}
 		}
 	}
 	check(t, analyzeOpts(t, opts))

@@ -116,16 +116,18 @@ type Crash struct {
 	// Frames are the thread's stack, innermost first: where it crashed,
 	// then its callers, as far as the binaries' unwind tables lead;
 	// frames inside MPI, the tracer and the C start-up code are left out
-	// but for the first (docs/report-format.md).
+	// but for the first; a Python program's frames (file and line) stand
+	// for the interpreter's (docs/report-format.md).
 	Frames []Frame `json:"frames"`
 	// Abort says that the rank called MPI_Abort (Signal is "MPI_Abort",
 	// SignalNumber 0): Frames are its call's stack, from the caller of
 	// MPI_Abort.
 	Abort bool `json:"abort,omitempty"`
 	// At is the index in Frames of the innermost frame of the program's
-	// own code (in its executable, with a file): below a crash inside a
-	// library (abort, memcpy, MPI), the line that called it; -1 when no
-	// frame is.
+	// own code (in its executable, with a file; of a Python program, its
+	// innermost Python frame outside Python's library and installed
+	// packages): below a crash inside a library (abort, memcpy, MPI, a C
+	// extension), the line that called it; -1 when no frame is.
 	At int `json:"at"`
 	// After names what the crash came after when the trace was complete
 	// by then: "MPI_Finalize", or "the end of its trace" (the process

@@ -216,6 +216,16 @@ SAME(offsetof(PyCodeObject, _co_firsttraceable), DT_PY_CO_FIRSTTRACEABLE);
 SAME(sizeof(((PyCodeObject *)0)->_co_firsttraceable), sizeof(int));
 SAME(offsetof(PyCodeObject, co_code_adaptive), DT_PY_CO_CODE);
 SAME(sizeof(_Py_CODEUNIT), DT_PY_CODEUNIT);
+SAME(offsetof(PyCodeObject, co_linetable), DT_PY_CO_LINETABLE);
+SAME(offsetof(PyCodeObject, _co_linearray), DT_PY_CO_LINEARRAY);
+SAME(offsetof(PyCodeObject, _co_linearray_entry_size), DT_PY_CO_LINEARRAY_SIZE);
+SAME(sizeof(((PyCodeObject *)0)->_co_linearray_entry_size), sizeof(short));
+SAME(offsetof(PyVarObject, ob_size), DT_PY_B_SIZE);
+SAME(offsetof(PyBytesObject, ob_sval), DT_PY_B_DATA);
+// dt_py_crash_stack reads the fields it needs within a copy of a code
+// object's first DT_PY_CO_CODE bytes.
+_Static_assert(DT_PY_CO_LINEARRAY + 8 <= DT_PY_CO_CODE && DT_PY_CO_FIRSTTRACEABLE + 4 <= DT_PY_CO_CODE &&
+	DT_PY_CO_LINETABLE + 8 <= DT_PY_CO_CODE && DT_PY_CO_FILENAME + 8 <= DT_PY_CO_CODE, "code object copy");
 SAME(offsetof(PyASCIIObject, length), DT_PY_U_LENGTH);
 SAME(offsetof(PyASCIIObject, state), DT_PY_U_STATE);
 SAME(sizeof(PyASCIIObject), DT_PY_U_ASCII_DATA);

@@ -1,13 +1,29 @@
 # pycrash: rank 1 crashes inside a C extension (ctypes reads through a
-# null pointer) after its last MPI call, MPI_Comm_rank (@last): none of the
-# crash's frames is the script's, so dtpa names that call and its line.
+# null pointer) two functions deep. The report shows the extension's C
+# frames, then the script's lines that called it (@boom, @step, @main).
+# With the argument "damaged", step first points its interpreter frame's
+# link to its caller at unmapped memory (CPython 3.11's layout): the
+# tracer's walk of the Python frames must stop there, unharmed.
 # The other ranks wait in MPI_Barrier until the launcher ends them.
 import ctypes
+import sys
 
 from mpi4py import MPI
+
+
+def boom():
+    ctypes.string_at(0)  # @boom
+
+
+def step(damaged):
+    if damaged:
+        f = ctypes.c_void_p.from_address(id(sys._getframe()) + 24).value  # PyFrameObject.f_frame
+        ctypes.c_void_p.from_address(f + 48).value = 0x100000000000  # _PyInterpreterFrame.previous
+    boom()  # @step
+
 
 comm = MPI.COMM_WORLD
 comm.Barrier()
 if comm.Get_rank() == 1:  # @last
-    ctypes.string_at(0)
+    step(sys.argv[1:] == ["damaged"])  # @main
 comm.Barrier()

@@ -1806,7 +1806,15 @@ type Crash struct {
 	// binaries' unwind tables lead (up to 32 frames).
 	Stack []uint64 `protobuf:"varint,8,rep,packed,name=stack,proto3" json:"stack,omitempty"`
 	// Local time at which the signal arrived; 0 when unknown.
-	LocalNs       int64 `protobuf:"varint,9,opt,name=local_ns,json=localNs,proto3" json:"local_ns,omitempty"`
+	LocalNs int64 `protobuf:"varint,9,opt,name=local_ns,json=localNs,proto3" json:"local_ns,omitempty"`
+	// The thread's Python frames at the signal (an mpi4py program under
+	// CPython 3.11), innermost first, as Python call sites have them: a
+	// return address in the module standing for the frame's source file
+	// (SourceModulePrefix), at its line. They belong where stack enters
+	// the interpreter (its first frame in the interpreter's executable or
+	// libpython); empty for other programs, for a thread that never ran
+	// Python, and where the interpreter's memory could not be read.
+	PythonStack   []uint64 `protobuf:"varint,10,rep,packed,name=python_stack,json=pythonStack,proto3" json:"python_stack,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1902,6 +1910,13 @@ func (x *Crash) GetLocalNs() int64 {
 		return x.LocalNs
 	}
 	return 0
+}
+
+func (x *Crash) GetPythonStack() []uint64 {
+	if x != nil {
+		return x.PythonStack
+	}
+	return nil
 }
 
 // LateCrash is a crash after the trace ended (MPI_Finalize, or the
@@ -2217,7 +2232,7 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a\"\xee\x01\n" +
+	"\x04EXIT\x10\a\"\x95\x02\n" +
 	"\x05Crash\x12\x16\n" +
 	"\x06signal\x18\x01 \x01(\x05R\x06signal\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2229,7 +2244,9 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"has_thread\x18\a \x01(\bR\thasThread\x12\x18\n" +
 	"\x05stack\x18\b \x03(\x04B\x02\x10\x01R\x05stack\x12\x19\n" +
-	"\blocal_ns\x18\t \x01(\x03R\alocalNs\"N\n" +
+	"\blocal_ns\x18\t \x01(\x03R\alocalNs\x12%\n" +
+	"\fpython_stack\x18\n" +
+	" \x03(\x04B\x02\x10\x01R\vpythonStack\"N\n" +
 	"\tLateCrash\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\fR\x05runId\x12*\n" +
 	"\x05crash\x18\x02 \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\xa5\x01\n" +

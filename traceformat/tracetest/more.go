@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
 // More MPI calls for analyzer fixtures: persistent requests, the rest of
@@ -133,6 +134,14 @@ func (k *Rank) Cancel(req Req, dur int64) *Rank {
 // space randomization does: its recorded return addresses and module map
 // move by bias, the addresses inside the executable do not.
 func (k *Rank) LoadBias(bias uint64) *Rank { k.bias = bias; return k }
+
+// Modules adds modules to the rank's module map after its program's (ids
+// 1, 2 …, in order): shared libraries, or the source files of a Python
+// program (traceformat.SourceModulePrefix).
+func (k *Rank) Modules(mods ...*tracepb.Module) *Rank {
+	k.mods = append(k.mods, mods...)
+	return k
+}
 
 // Ibcast records MPI_Ibcast from root and returns its request.
 func (k *Rank) Ibcast(root int32, bytes uint64, dur int64, opts ...Opt) Req {

@@ -33,6 +33,7 @@ import (
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/mpifunc"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Durations in nanoseconds, for readable fixtures.
@@ -88,7 +89,8 @@ type Rank struct {
 	// FooterTimes: the footer's end and interrupt as given.
 	rawTimes               bool
 	rawEnd, rawInterrupted int64
-	bias                   uint64 // load bias of the program (address-space randomization)
+	bias                   uint64            // load bias of the program (address-space randomization)
+	mods                   []*tracepb.Module // after the program's (Modules)
 	stop                   tracepb.Footer_StopReason
 	unf                    []unfinished
 	crash                  *tracepb.Crash // the footer's (CrashedWith)
@@ -648,6 +650,11 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	}
 	defs := &tracepb.Definitions{Communicators: k.commDef, CallSites: sites,
 		Modules: []*tracepb.Module{{Id: 0, Path: prog, Start: 0x400000 + k.bias, End: 0x500000 + k.bias, LoadBias: k.bias}}}
+	for j, m := range k.mods {
+		m := proto.Clone(m).(*tracepb.Module)
+		m.Id = uint32(j + 1)
+		defs.Modules = append(defs.Modules, m)
+	}
 	for id, name := range r.order {
 		defs.Functions = append(defs.Functions, mpifunc.Function(uint32(id), name))
 	}

@@ -193,6 +193,10 @@ static int cw_nunf;
 // cw_ncrash frames, 0 when no fault signal or SIGABRT ended it.
 static uintptr_t cw_crash[DT_CRASH_DEPTH];
 static int cw_ncrash;
+// cw_pycrash holds the crashed thread's Python frames (dt_py_crash_stack),
+// cw_npycrash of them.
+static uint64_t cw_pycrash[DT_CRASH_DEPTH];
+static int cw_npycrash;
 extern const char *const dt_fnames[];
 extern const int dt_nfuncs;
 
@@ -843,15 +847,17 @@ static void sig_name(char *buf, size_t n, int sig) {
 
 volatile int dt_late_ok;
 
-// fill_crash fills c with dt_crash and its stack pcs (n frames), into
-// stack and name, which must outlive c.
-static void fill_crash(Dtpa__Trace__V1__Crash *c, uint64_t *stack, const uintptr_t *pcs, int n, char *name, size_t nname) {
+// fill_crash fills c with dt_crash, its stack pcs (n frames) and its
+// Python frames py (npy), into stack and name, which must outlive c.
+static void fill_crash(Dtpa__Trace__V1__Crash *c, uint64_t *stack, const uintptr_t *pcs, int n, uint64_t *py, int npy,
+	char *name, size_t nname) {
 	sig_name(name, nname, dt_crash.sig);
 	c->signal = dt_crash.sig, c->name = name, c->code = dt_crash.code;
 	c->address = dt_crash.addr, c->has_address = dt_crash.has_addr != 0;
 	if (dt_crash.T) c->thread = dt_crash.T->tid, c->has_thread = 1;
 	for (int i = 0; i < n; i++) stack[i] = pcs[i];
 	c->stack = stack, c->n_stack = (size_t)n;
+	c->python_stack = py, c->n_python_stack = (size_t)npy;
 	c->local_ns = dt_ns(dt_crash.t);
 }
 
@@ -864,10 +870,13 @@ static void fill_crash(Dtpa__Trace__V1__Crash *c, uint64_t *stack, const uintptr
 void dtw_late_crash(void) {
 	uintptr_t pcs[DT_CRASH_DEPTH];
 	int n = dt_crash_stack(pcs, DT_CRASH_DEPTH);
+	// The definitions are written: only files a call named before.
+	uint64_t py[DT_CRASH_DEPTH];
+	int npy = dt_py_crash_stack(dt_crash.py_ts, py, DT_CRASH_DEPTH, 0);
 	Dtpa__Trace__V1__Crash crash = DTPA__TRACE__V1__CRASH__INIT;
 	uint64_t stack[DT_CRASH_DEPTH];
 	char name[128];
-	fill_crash(&crash, stack, pcs, n, name, sizeof name);
+	fill_crash(&crash, stack, pcs, n, py, npy, name, sizeof name);
 	Dtpa__Trace__V1__LateCrash lc = DTPA__TRACE__V1__LATE_CRASH__INIT;
 	lc.run_id = cw_hdr.run_id, lc.crash = &crash;
 	uint8_t buf[2048];
@@ -909,7 +918,7 @@ static void write_footer(int fin) {
 	uint64_t stack[DT_CRASH_DEPTH];
 	char crash_name[128] = "";
 	if (cw_ncrash > 0) {
-		fill_crash(&crash, stack, cw_crash, cw_ncrash, crash_name, sizeof crash_name);
+		fill_crash(&crash, stack, cw_crash, cw_ncrash, cw_pycrash, cw_npycrash, crash_name, sizeof crash_name);
 		f.crash = &crash;
 	}
 	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead
@@ -1180,7 +1189,12 @@ void dtw_signal(int sig) {
 	pthread_mutex_unlock(&cw_mu);
 	dt_unf unf[CW_UNF];
 	int n = dt_unfinished(unf, CW_UNF);
-	if (__atomic_load_n(&dt_crash.taken, __ATOMIC_ACQUIRE) && !cw_ncrash) cw_ncrash = dt_crash_stack(cw_crash, DT_CRASH_DEPTH);
+	if (__atomic_load_n(&dt_crash.taken, __ATOMIC_ACQUIRE) && !cw_ncrash) {
+		cw_ncrash = dt_crash_stack(cw_crash, DT_CRASH_DEPTH);
+		// Before the footer: its files' modules go into the definitions
+		// written with it.
+		cw_npycrash = dt_py_crash_stack(dt_crash.py_ts, cw_pycrash, DT_CRASH_DEPTH, 1);
+	}
 	dt_finish_state();
 	pthread_mutex_lock(&cw_mu);
 	if (!cw_nunf) memcpy(cw_unf, unf, sizeof unf[0] * (size_t)n), cw_nunf = n;

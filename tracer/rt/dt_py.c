@@ -32,16 +32,20 @@
 #include "dt_writer.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 uintptr_t dt_py_lo, dt_py_span; // mpi4py's code; span 0: Python frames off
 
 static void *(*py_this_ts)(void);          // PyGILState_GetThisThreadState
 static int (*py_addr2line)(void *, int);   // PyCode_Addr2Line
-static uintptr_t py_code_type, py_str_type; // &PyCode_Type, &PyUnicode_Type
+static uintptr_t py_code_type, py_str_type, py_bytes_type; // &PyCode_Type, &PyUnicode_Type, &PyBytes_Type
 
 // A pointer worth following: aligned, in user space (x86-64: below 2^47),
 // not in the first page.
@@ -280,18 +284,18 @@ static int py_utf8(uintptr_t s, char *out, size_t size) {
 	return (int)o;
 }
 
-// py_file_base is the start of the module of code object co's file, 0 when
-// it cannot be named. A new file's module is defined to the writer at once (under
-// py_mu, so that no call site refers to it first).
-static uint64_t py_file_base(uintptr_t co) {
-	char name[PY_NAME];
-	int len = py_utf8(*(const uintptr_t *)(co + DT_PY_CO_FILENAME), name, sizeof name);
-	if (len < 0) return 0;
+// py_file_named is the start of the module of the source file name (len
+// bytes), 0 when it has none. A new file's module is defined to the writer
+// at once (under py_mu, so that no call site refers to it first), unless
+// crash: then py_mu is only tried (the crashed thread may hold it) and a
+// new file is defined only if define.
+static uint64_t py_file_named(const char *name, int len, int crash, int define) {
 	uint64_t h = 14695981039346656037ULL;
 	for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
 	h |= 1;
 	uint64_t base = 0;
-	pthread_mutex_lock(&py_mu);
+	if (!crash) pthread_mutex_lock(&py_mu);
+	else if (pthread_mutex_trylock(&py_mu) != 0) return 0;
 	for (uint32_t i = 0; i < PY_FILES; i++) {
 		struct py_file *f = &py_files[(h + i) & (PY_FILES - 1)];
 		if (f->hash == h && strcmp(f->name, name) == 0) {
@@ -299,7 +303,7 @@ static uint64_t py_file_base(uintptr_t co) {
 			break;
 		}
 		if (f->hash == 0) {
-			if (py_nfiles >= PY_FILES * 3 / 4 || !(f->name = strdup(name))) break;
+			if ((crash && !define) || py_nfiles >= PY_FILES * 3 / 4 || !(f->name = strdup(name))) break;
 			f->hash = h;
 			f->base = base = PY_BASE + ((uint64_t)py_nfiles++ << 32);
 			dtw_source_module(f->name, base);
@@ -308,6 +312,14 @@ static uint64_t py_file_base(uintptr_t co) {
 	}
 	pthread_mutex_unlock(&py_mu);
 	return base;
+}
+
+// py_file_base is the start of the module of code object co's file, 0 when
+// it cannot be named.
+static uint64_t py_file_base(uintptr_t co) {
+	char name[PY_NAME];
+	int len = py_utf8(*(const uintptr_t *)(co + DT_PY_CO_FILENAME), name, sizeof name);
+	return len < 0 ? 0 : py_file_named(name, len, 0, 1);
 }
 
 // py_site_new is the call site of a Python stack the thread's memo does not
@@ -324,6 +336,126 @@ static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *la
 	}
 	return dt_site_src(T, pcs, k, rec);
 }
+
+// ---- The Python stack of a crashed thread (dtw_signal, dtw_late_crash).
+// The signal watcher reads it while the thread waits in its handler, so
+// that its frames do not change, but the crash may be the damage of the
+// very objects read (a C extension writing through a bad pointer): every
+// read of the interpreter's memory is a copy that cannot fault
+// (py_safe_read), and every value read is checked as py_walk checks it.
+
+static int py_pipe[2] = {-1, -1};
+
+// py_safe_read copies n bytes at address a into out, 1 on success, 0 when
+// any of them cannot be read: process_vm_readv of the process itself
+// returns EFAULT where a load would fault. Where the system refuses that
+// call (seccomp), a pipe's write(2) does the same.
+static int py_safe_read(uintptr_t a, void *out, size_t n) {
+	if (a < 4096 || a >= ((uintptr_t)1 << 47) || n > ((uintptr_t)1 << 47) - a) return 0;
+	struct iovec l = {out, n}, r = {(void *)a, n};
+	ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+	if (got == (ssize_t)n) return 1;
+	if (got >= 0 || (errno != ENOSYS && errno != EPERM)) return 0;
+	if (py_pipe[0] < 0 && pipe2(py_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 0;
+	for (size_t o = 0; o < n;) {
+		size_t k = n - o < 4096 ? n - o : 4096;
+		if (write(py_pipe[1], (const char *)a + o, k) != (ssize_t)k) return 0;
+		if (read(py_pipe[0], (char *)out + o, k) != (ssize_t)k) return 0;
+		o += k;
+	}
+	return 1;
+}
+
+#define LD(b, off) (*(const uintptr_t *)((const unsigned char *)(b) + (off)))
+
+// py_safe_name decodes string object s (a code object's co_filename) into
+// name as py_utf8 does, from a copy of the object; -1 when it cannot.
+static int py_safe_name(uintptr_t s, char *name, size_t size) {
+	unsigned char o[DT_PY_U_COMPACT_DATA + PY_NAME] __attribute__((aligned(16)));
+	if (!PY_PTR_OK(s) || !py_safe_read(s, o, DT_PY_U_COMPACT_DATA) || LD(o, DT_PY_OB_TYPE) != py_str_type) return -1;
+	uint32_t st = *(const uint32_t *)(o + DT_PY_U_STATE);
+	intptr_t len = *(const intptr_t *)(o + DT_PY_U_LENGTH);
+	unsigned kind = (st >> 2) & 7, ascii = (st >> 6) & 1;
+	size_t head = ascii ? DT_PY_U_ASCII_DATA : DT_PY_U_COMPACT_DATA;
+	if (len < 0 || (kind != 1 && kind != 2 && kind != 4) || (size_t)len * kind > PY_NAME ||
+		!py_safe_read(s + head, o + head, (size_t)len * kind))
+		return -1;
+	return py_utf8((uintptr_t)o, name, size);
+}
+
+// py_safe_line is the line of instruction lasti (code units) of code object
+// co, whose first DT_PY_CO_CODE bytes are cb; 0 when it cannot be read.
+// PyCode_Addr2Line reads the code object's line table (or the line array a
+// tracing function made) and nothing else: it runs once that much was
+// read without a fault.
+static int py_safe_line(uintptr_t co, const unsigned char *cb, uint32_t lasti) {
+	uintptr_t arr = LD(cb, DT_PY_CO_LINEARRAY);
+	if (arr) {
+		short size = *(const short *)(cb + DT_PY_CO_LINEARRAY_SIZE);
+		int32_t v32;
+		int16_t v16;
+		if (size == 2 && py_safe_read(arr + (uintptr_t)lasti * 2, &v16, 2)) return v16 > 0 ? v16 : 0;
+		if (size == 4 && py_safe_read(arr + (uintptr_t)lasti * 4, &v32, 4)) return v32 > 0 ? v32 : 0;
+		return 0;
+	}
+	uintptr_t lt = LD(cb, DT_PY_CO_LINETABLE);
+	unsigned char bh[DT_PY_B_DATA];
+	if (!PY_PTR_OK(lt) || !py_safe_read(lt, bh, sizeof bh) || LD(bh, DT_PY_OB_TYPE) != py_bytes_type) return 0;
+	intptr_t n = *(const intptr_t *)(bh + DT_PY_B_SIZE);
+	if (n < 0 || n > (1 << 24)) return 0;
+	// Mappings are whole pages: a byte of each page of the table tells.
+	uintptr_t d = lt + DT_PY_B_DATA;
+	unsigned char c;
+	for (uintptr_t a = d; a < d + (uintptr_t)n; a = (a | 4095) + 1)
+		if (!py_safe_read(a, &c, 1)) return 0;
+	if (n > 0 && !py_safe_read(d + (uintptr_t)n - 1, &c, 1)) return 0;
+	int line = py_addr2line((void *)co, (int)(lasti * DT_PY_CODEUNIT));
+	return line > 0 ? line : 0;
+}
+
+// dt_py_crash_stack writes the Python frames of thread state ts (the
+// crashed thread's, dt_py_this_ts in its handler) to out, innermost first,
+// as dt_py_site's call sites have them (a return address in the module of
+// the frame's file, at its line), at most max; it returns how many. The
+// frames CPython's tracebacks leave out are left out as py_walk does; the
+// first frame that cannot be read, or whose file cannot be named, ends
+// the stack. define: a file no call named before is defined to the
+// writer (not after the trace's footer is written).
+int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
+	static const char imp[] = "<frozen importlib._bootstrap";
+	uintptr_t cf, f;
+	if (!dt_py_span || !PY_PTR_OK(ts) || !py_safe_read(ts + DT_PY_TS_CFRAME, &cf, 8) || !PY_PTR_OK(cf) ||
+		!py_safe_read(cf + DT_PY_CF_CURRENT, &f, 8))
+		return 0;
+	int n = 0;
+	for (int hops = 0; n < max && hops < PY_HOPS && PY_PTR_OK(f); hops++) {
+		unsigned char fr[DT_PY_FR_OWNER + 1], cb[DT_PY_CO_CODE];
+		if (!py_safe_read(f, fr, sizeof fr)) break;
+		uintptr_t co = LD(fr, DT_PY_FR_CODE), prev = LD(fr, DT_PY_FR_PREV_INSTR);
+		if (!PY_PTR_OK(co) || !py_safe_read(co, cb, sizeof cb) || LD(cb, DT_PY_OB_TYPE) != py_code_type) break;
+		uintptr_t first = co + DT_PY_CO_CODE;
+		int trace = *(const int *)(cb + DT_PY_CO_FIRSTTRACEABLE);
+		char owner = (char)fr[DT_PY_FR_OWNER];
+		if (prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
+			prev - first < ((uintptr_t)1 << 31)) {
+			char name[PY_NAME];
+			int len = py_safe_name(LD(cb, DT_PY_CO_FILENAME), name, sizeof name);
+			if (len < 0) break;
+			if (strncmp(name, imp, sizeof imp - 1) != 0) {
+				uint64_t base = py_file_named(name, len, 1, define);
+				if (!base) break;
+				out[n++] = base + (uint32_t)py_safe_line(co, cb, (uint32_t)((prev - first) / DT_PY_CODEUNIT));
+			}
+		}
+		f = LD(fr, DT_PY_FR_PREVIOUS);
+	}
+	return n;
+}
+
+// dt_py_this_ts is the calling thread's Python thread state, 0 when it has
+// none or Python frames are off. PyGILState_GetThisThreadState reads a
+// thread-local key and nothing else: a signal handler may call it.
+uintptr_t dt_py_this_ts(void) { return dt_py_span ? (uintptr_t)py_this_ts() : 0; }
 
 // ---- Start (MPI_Init).
 static int find_mpi4py(struct dl_phdr_info *info, size_t size, void *data) {
@@ -368,7 +500,8 @@ void dt_py_init(void) {
 	py_addr2line = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
 	py_code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	py_str_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-	if (!py_addr2line || !py_code_type || !py_str_type) return;
+	py_bytes_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyBytes_Type");
+	if (!py_addr2line || !py_code_type || !py_str_type || !py_bytes_type) return;
 	py_this_ts = (void *(*)(void))ts;
 	dt_py_lo = r[0];
 	dt_py_span = r[1] - r[0];

@@ -18,6 +18,11 @@
 #define DT_PY_CO_FILENAME 112      // PyCodeObject.co_filename
 #define DT_PY_CO_FIRSTTRACEABLE 168 // PyCodeObject._co_firsttraceable (int)
 #define DT_PY_CO_CODE 184          // PyCodeObject.co_code_adaptive: the first _Py_CODEUNIT
+#define DT_PY_CO_LINETABLE 136     // PyCodeObject.co_linetable (a bytes object)
+#define DT_PY_CO_LINEARRAY 160     // PyCodeObject._co_linearray (NULL unless traced)
+#define DT_PY_CO_LINEARRAY_SIZE 54 // PyCodeObject._co_linearray_entry_size (short: 2 or 4)
+#define DT_PY_B_SIZE 16            // PyBytesObject.ob_size
+#define DT_PY_B_DATA 32            // PyBytesObject.ob_sval
 #define DT_PY_CODEUNIT 2           // sizeof(_Py_CODEUNIT)
 #define DT_PY_U_LENGTH 16          // PyASCIIObject.length
 #define DT_PY_U_STATE 32           // PyASCIIObject.state (bit field: interned 2, kind 3, compact 1, ascii 1)

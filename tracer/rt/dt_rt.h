@@ -66,6 +66,7 @@ typedef struct {
 	dt_thr *T;            // the thread's, NULL for one that never called MPI
 	uint64_t t;           // raw clock when the signal arrived
 	int late;             // after the trace ended (dt_late_ok): for dtw_late_crash
+	uintptr_t py_ts;      // the thread's Python thread state (dt_py_this_ts), 0: none
 } dt_crash_t;
 extern dt_crash_t dt_crash DT_HIDDEN;
 // dt_cw.c: the trace's footer is written and the trace did not end with
@@ -146,6 +147,8 @@ uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, dt_hdr *rec);
 
 // dt_py.c
 void dt_py_init(void);
+uintptr_t dt_py_this_ts(void);
+int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define);
 
 // dt_signal.c
 void dt_install_signals(void);

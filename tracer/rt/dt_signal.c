@@ -46,6 +46,7 @@ static int note_crash(int sig, siginfo_t *si, void *ctx) {
 #endif
 	dt_crash.T = dt_self;
 	dt_crash.t = dt_now();
+	dt_crash.py_ts = dt_py_this_ts();
 	return 1;
 }
 
