@@ -190,8 +190,9 @@ func checkSameAsDtpaMPI(t *testing.T, dir, app string, r *report.Report) {
 // the crashed thread's Python frames), the first of them Crash.At, in
 // the crash's lines and the findings; dtpa-mpi's report the same. In the
 // damaged run the script first points a frame's link to its caller at
-// unmapped memory: the walk stops there, and the trace is complete. Open
-// MPI only (Debian's mpi4py).
+// unmapped memory: the walk stops there, and the trace is complete. In
+// the thread run a thread that never called MPI crashes: threading's
+// frames follow the script's. Open MPI only (Debian's mpi4py).
 func TestPythonCrash(t *testing.T) {
 	needMPI4Py(t)
 	m := impls[0]
@@ -200,9 +201,11 @@ func TestPythonCrash(t *testing.T) {
 	for _, c := range []struct {
 		args   []string
 		frames [][2]string // the Python frames after string_at's: function, marker
+		rest   string      // the file of the frames after them, "": none
 	}{
-		{nil, [][2]string{{"boom", "@boom"}, {"step", "@step"}, {"<module>", "@main"}}},
-		{[]string{"damaged"}, [][2]string{{"boom", "@boom"}, {"step", "@step"}}},
+		{nil, [][2]string{{"boom", "@boom"}, {"step", "@step"}, {"<module>", "@main"}}, ""},
+		{[]string{"damaged"}, [][2]string{{"boom", "@boom"}, {"step", "@step"}}, ""},
+		{[]string{"thread"}, [][2]string{{"boom", "@boom"}, {"step", "@step"}}, "threading.py"},
 	} {
 		t.Run(strings.Join(append([]string{"crash"}, c.args...), "-"), func(t *testing.T) {
 			dir := t.TempDir()
@@ -224,8 +227,13 @@ func TestPythonCrash(t *testing.T) {
 				t.Fatalf("frames %+v: want C frames, then string_at in ctypes/__init__.py", cr.Frames)
 			}
 			got := cr.Frames[py+1:]
-			if len(got) != len(c.frames) {
-				t.Fatalf("Python frames after string_at %+v, want %v", got, c.frames)
+			if len(got) < len(c.frames) || (c.rest == "") != (len(got) == len(c.frames)) {
+				t.Fatalf("Python frames after string_at %+v, want %v, then frames of %q", got, c.frames, c.rest)
+			}
+			for _, f := range got[len(c.frames):] {
+				if filepath.Base(f.File) != c.rest {
+					t.Errorf("frame %+v after the script's, want one of %s", f, c.rest)
+				}
 			}
 			for i, w := range c.frames {
 				if got[i].Function != w[0] || filepath.Base(got[i].File) != "pycrash.py" || got[i].Line != lines[w[1]] {

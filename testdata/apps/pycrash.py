@@ -3,10 +3,13 @@
 # frames, then the script's lines that called it (@boom, @step, @main).
 # With the argument "damaged", step first points its interpreter frame's
 # link to its caller at unmapped memory (CPython 3.11's layout): the
-# tracer's walk of the Python frames must stop there, unharmed.
+# tracer's walk of the Python frames must stop there, unharmed. With
+# "thread", a thread that never called MPI crashes (threading's frames
+# below step).
 # The other ranks wait in MPI_Barrier until the launcher ends them.
 import ctypes
 import sys
+import threading
 
 from mpi4py import MPI
 
@@ -24,6 +27,10 @@ def step(damaged):
 
 comm = MPI.COMM_WORLD
 comm.Barrier()
-if comm.Get_rank() == 1:  # @last
+if comm.Get_rank() == 1 and sys.argv[1:] == ["thread"]:
+    t = threading.Thread(target=step, args=(False,))
+    t.start()
+    t.join()
+elif comm.Get_rank() == 1:
     step(sys.argv[1:] == ["damaged"])  # @main
 comm.Barrier()
