@@ -89,8 +89,26 @@ func CrashOf(r int, path string, hdr *tracepb.Header, f *tracepb.Footer, mods []
 	}
 	rc := crashOf(r, c)
 	rc.After = rf.after()
+	mods = crashModules(c, mods)
 	rc.Frames, rc.At = crashFrames(crashStack(c, mods), mods, hdr.GetProgram(), sym, true)
 	return &rc, c.LocalNs
+}
+
+// crashModules are the modules mods of a trace's definitions followed by
+// those crash c brings (Crash.python_files: source files first named by
+// a crash after the trace's end), which its stack may refer to; mods
+// itself when it brings none.
+func crashModules(c *tracepb.Crash, mods []*tracepb.Module) []*tracepb.Module {
+	if len(c.GetPythonFiles()) == 0 {
+		return mods
+	}
+	out := slices.Clip(mods)
+	for _, m := range c.PythonFiles[:min(len(c.PythonFiles), maxCrashFrames)] {
+		if strings.HasPrefix(m.GetPath(), traceformat.SourceModulePrefix) {
+			out = append(out, &tracepb.Module{Id: uint32(len(out)), Path: m.Path, Start: m.Start, End: m.End, LoadBias: m.LoadBias})
+		}
+	}
+	return out
 }
 
 // crashStack is crash c's stack (its first maxCrashFrames) mapped to the

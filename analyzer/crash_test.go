@@ -488,3 +488,75 @@ func TestCrashPythonFrames(t *testing.T) {
 		check(t, analyzeDistReport(t, opts, n))
 	}
 }
+
+// TestLateCrashPythonFiles: a Python program's crash after its trace's
+// end names a source file no MPI call was made from, whose module the
+// trace's definitions lack: the crash brings it (Crash.python_files), and
+// the frame reads its file and line, in dtpa's report, dtpa-mpi's and
+// CrashOf's (the OTF2 export's).
+func TestLateCrashPythonFiles(t *testing.T) {
+	const (
+		libpy = 0x7f0000000000
+		app   = 0xF000000000000000 // named by the trace's calls
+		lib   = app + 1<<32        // named first by the crash
+	)
+	mods := []*tracepb.Module{
+		{Id: 1, Path: "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", Start: libpy, End: libpy + 1<<24, LoadBias: libpy},
+		{Id: 2, Path: traceformat.SourceModulePrefix + "/home/u/app.py", Start: app, End: app + 1<<32, LoadBias: app},
+	}
+	run := tracetest.NewRun(2)
+	for i := 0; i < 2; i++ {
+		run.Rank(i).Modules(mods...).Init(us).Barrier(10 * us).Finalize(us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "app.1.trc")
+	rf, err := scan(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
+		Stack: []uint64{libpy + 0x600, libpy + 0x400}, PythonStack: []uint64{lib + 519, app + 28},
+		PythonFiles: []*tracepb.Module{{Path: traceformat.SourceModulePrefix + "/usr/lib/python3.11/ctypes/__init__.py",
+			Start: lib, End: lib + 1<<32, LoadBias: lib}}}
+	b, err := proto.Marshal(&tracepb.LateCrash{RunId: rf.hdr.RunId, Crash: crash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+LateCrashSuffix, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"rank 1 crashed after MPI_Finalize: SIGSEGV (Segmentation fault), address not mapped (0x0)",
+		"in libpython3.11.so.1.0+0x600",
+		"called from py519 at __init__.py:519",
+		"called from py28 at app.py:28",
+	}
+	check := func(t *testing.T, c *report.Crash) {
+		t.Helper()
+		if got := c.Lines(); strings.Join(got, "\n") != strings.Join(want, "\n") || c.At != 2 {
+			t.Errorf("crash %q at %d, want %q at 2", got, c.At, want)
+		}
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: pySymbolizer{}}
+	reps := []*report.Report{analyzeOpts(t, opts)}
+	for n := 1; n <= 2; n++ {
+		reps = append(reps, analyzeDistReport(t, opts, n))
+	}
+	for _, rep := range reps {
+		if len(rep.Crashes) != 1 {
+			t.Fatalf("crashes %+v", rep.Crashes)
+		}
+		check(t, &rep.Crashes[0])
+	}
+	// The trace's modules as its definitions hold them; rf's footer was
+	// read before the crash's file was written, as the export reads it.
+	mods = append([]*tracepb.Module{{Path: "app", Start: 0x400000, End: 0x500000}}, mods...)
+	c, _ := CrashOf(1, path, rf.hdr, rf.footer, mods[:3:3], pySymbolizer{})
+	if c == nil {
+		t.Fatal("CrashOf: no crash")
+	}
+	check(t, c)
+}

@@ -152,6 +152,9 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			rr.lastSite, rr.lastFn, rr.hasLast = rp.evSite, rp.evFn, true
 		}
 		if rp.defs != nil && rp.crash != nil {
+			// The rank's modules gain those its crash brings, which
+			// crashes symbolizes the stack with.
+			rp.defs.Modules = crashModules(rp.crash, rp.defs.Modules)
 			rr.crash = crashStack(rp.crash, rp.defs.Modules)
 		}
 		rs := x.ranks[r]

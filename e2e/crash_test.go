@@ -192,7 +192,9 @@ func checkSameAsDtpaMPI(t *testing.T, dir, app string, r *report.Report) {
 // damaged run the script first points a frame's link to its caller at
 // unmapped memory: the walk stops there, and the trace is complete. In
 // the thread run a thread that never called MPI crashes: threading's
-// frames follow the script's. Open MPI only (Debian's mpi4py).
+// frames follow the script's. In the finalized run rank 1 crashes after
+// MPI_Finalize, in ctypes' file, which no call named: the crash's file
+// beside the trace brings its module. Open MPI only (Debian's mpi4py).
 func TestPythonCrash(t *testing.T) {
 	needMPI4Py(t)
 	m := impls[0]
@@ -206,6 +208,7 @@ func TestPythonCrash(t *testing.T) {
 		{nil, [][2]string{{"boom", "@boom"}, {"step", "@step"}, {"<module>", "@main"}}, ""},
 		{[]string{"damaged"}, [][2]string{{"boom", "@boom"}, {"step", "@step"}}, ""},
 		{[]string{"thread"}, [][2]string{{"boom", "@boom"}, {"step", "@step"}}, "threading.py"},
+		{[]string{"finalized"}, [][2]string{{"boom", "@boom"}, {"step", "@step"}, {"<module>", "@late"}}, ""},
 	} {
 		t.Run(strings.Join(append([]string{"crash"}, c.args...), "-"), func(t *testing.T) {
 			dir := t.TempDir()
@@ -220,6 +223,9 @@ func TestPythonCrash(t *testing.T) {
 				t.Fatalf("crashes %+v, want rank 1's", r.Crashes)
 			}
 			cr := r.Crashes[0]
+			if after := map[bool]string{true: "MPI_Finalize"}[c.args != nil && c.args[0] == "finalized"]; cr.After != after {
+				t.Errorf("crash after %q, want %q", cr.After, after)
+			}
 			// The C frames (the C library's, libffi's, _ctypes'), then
 			// ctypes' string_at, then the script's.
 			py := slices.IndexFunc(cr.Frames, func(f report.Frame) bool { return f.Function == "string_at" })

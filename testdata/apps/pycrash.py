@@ -5,7 +5,8 @@
 # link to its caller at unmapped memory (CPython 3.11's layout): the
 # tracer's walk of the Python frames must stop there, unharmed. With
 # "thread", a thread that never called MPI crashes (threading's frames
-# below step).
+# below step); with "finalized", rank 1 crashes after MPI_Finalize, in a
+# file (ctypes') no MPI call was made from.
 # The other ranks wait in MPI_Barrier until the launcher ends them.
 import ctypes
 import sys
@@ -27,10 +28,16 @@ def step(damaged):
 
 comm = MPI.COMM_WORLD
 comm.Barrier()
-if comm.Get_rank() == 1 and sys.argv[1:] == ["thread"]:
-    t = threading.Thread(target=step, args=(False,))
-    t.start()
-    t.join()
-elif comm.Get_rank() == 1:
-    step(sys.argv[1:] == ["damaged"])  # @main
-comm.Barrier()
+rank, mode = comm.Get_rank(), sys.argv[1:]
+if mode == ["finalized"]:
+    MPI.Finalize()
+    if rank == 1:
+        step(False)  # @late
+else:
+    if rank == 1 and mode == ["thread"]:
+        t = threading.Thread(target=step, args=(False,))
+        t.start()
+        t.join()
+    elif rank == 1:
+        step(mode == ["damaged"])  # @main
+    comm.Barrier()

@@ -1814,7 +1814,12 @@ type Crash struct {
 	// the interpreter (its first frame in the interpreter's executable or
 	// libpython); empty for other programs, for a thread that never ran
 	// Python, and where the interpreter's memory could not be read.
-	PythonStack   []uint64 `protobuf:"varint,10,rep,packed,name=python_stack,json=pythonStack,proto3" json:"python_stack,omitempty"`
+	PythonStack []uint64 `protobuf:"varint,10,rep,packed,name=python_stack,json=pythonStack,proto3" json:"python_stack,omitempty"`
+	// Modules standing for source files of python_stack that the trace's
+	// definitions lack: files no MPI call was made from, first named by a
+	// crash after the trace's footer was written (LateCrash). Their ids
+	// follow the definitions' modules, in this order.
+	PythonFiles   []*Module `protobuf:"bytes,11,rep,name=python_files,json=pythonFiles,proto3" json:"python_files,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1915,6 +1920,13 @@ func (x *Crash) GetLocalNs() int64 {
 func (x *Crash) GetPythonStack() []uint64 {
 	if x != nil {
 		return x.PythonStack
+	}
+	return nil
+}
+
+func (x *Crash) GetPythonFiles() []*Module {
+	if x != nil {
+		return x.PythonFiles
 	}
 	return nil
 }
@@ -2232,7 +2244,7 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a\"\x95\x02\n" +
+	"\x04EXIT\x10\a\"\xcf\x02\n" +
 	"\x05Crash\x12\x16\n" +
 	"\x06signal\x18\x01 \x01(\x05R\x06signal\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2246,7 +2258,8 @@ const file_trace_proto_rawDesc = "" +
 	"\x05stack\x18\b \x03(\x04B\x02\x10\x01R\x05stack\x12\x19\n" +
 	"\blocal_ns\x18\t \x01(\x03R\alocalNs\x12%\n" +
 	"\fpython_stack\x18\n" +
-	" \x03(\x04B\x02\x10\x01R\vpythonStack\"N\n" +
+	" \x03(\x04B\x02\x10\x01R\vpythonStack\x128\n" +
+	"\fpython_files\x18\v \x03(\v2\x15.dtpa.trace.v1.ModuleR\vpythonFiles\"N\n" +
 	"\tLateCrash\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\fR\x05runId\x12*\n" +
 	"\x05crash\x18\x02 \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\xa5\x01\n" +
@@ -2327,12 +2340,13 @@ var file_trace_proto_depIdxs = []int32{
 	5,  // 12: dtpa.trace.v1.Footer.stop_reason:type_name -> dtpa.trace.v1.Footer.StopReason
 	20, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
 	18, // 14: dtpa.trace.v1.Footer.crash:type_name -> dtpa.trace.v1.Crash
-	18, // 15: dtpa.trace.v1.LateCrash.crash:type_name -> dtpa.trace.v1.Crash
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	13, // 15: dtpa.trace.v1.Crash.python_files:type_name -> dtpa.trace.v1.Module
+	18, // 16: dtpa.trace.v1.LateCrash.crash:type_name -> dtpa.trace.v1.Crash
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_trace_proto_init() }

@@ -870,16 +870,31 @@ static void fill_crash(Dtpa__Trace__V1__Crash *c, uint64_t *stack, const uintptr
 void dtw_late_crash(void) {
 	uintptr_t pcs[DT_CRASH_DEPTH];
 	int n = dt_crash_stack(pcs, DT_CRASH_DEPTH);
-	// The definitions are written: only files a call named before.
+	// The definitions are written: the modules of files no call named
+	// go with the crash.
 	uint64_t py[DT_CRASH_DEPTH];
 	int npy = dt_py_crash_stack(dt_crash.py_ts, py, DT_CRASH_DEPTH, 0);
+	const char *files[DT_CRASH_DEPTH];
+	uint64_t bases[DT_CRASH_DEPTH];
+	int nf = dt_py_late_files(files, bases, DT_CRASH_DEPTH);
+	Dtpa__Trace__V1__Module mods[DT_CRASH_DEPTH], *modp[DT_CRASH_DEPTH];
+	static char paths[DT_CRASH_DEPTH][PATH_MAX + 16]; // once per process
+	int nm = 0;
+	for (int i = 0; i < nf; i++) {
+		if (snprintf(paths[nm], sizeof paths[nm], "source-file:%s", files[i]) >= (int)sizeof paths[nm]) continue;
+		dtpa__trace__v1__module__init(&mods[nm]);
+		mods[nm].path = paths[nm], mods[nm].start = mods[nm].load_bias = bases[i], mods[nm].end = bases[i] + (1ULL << 32);
+		modp[nm] = &mods[nm];
+		nm++;
+	}
 	Dtpa__Trace__V1__Crash crash = DTPA__TRACE__V1__CRASH__INIT;
 	uint64_t stack[DT_CRASH_DEPTH];
 	char name[128];
 	fill_crash(&crash, stack, pcs, n, py, npy, name, sizeof name);
+	crash.python_files = modp, crash.n_python_files = (size_t)nm;
 	Dtpa__Trace__V1__LateCrash lc = DTPA__TRACE__V1__LATE_CRASH__INIT;
 	lc.run_id = cw_hdr.run_id, lc.crash = &crash;
-	uint8_t buf[2048];
+	static uint8_t buf[64 << 10]; // analyzer.maxLateCrash
 	size_t size = dtpa__trace__v1__late_crash__get_packed_size(&lc);
 	if (size > sizeof buf) return;
 	dtpa__trace__v1__late_crash__pack(&lc, buf);

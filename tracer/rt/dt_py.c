@@ -284,11 +284,17 @@ static int py_utf8(uintptr_t s, char *out, size_t size) {
 	return (int)o;
 }
 
+// Files first named by a crash after the trace's footer was written
+// (dt_py_crash_stack with define 0), whose modules go with the crash
+// (dt_py_late_files).
+static struct py_file *py_late[DT_CRASH_DEPTH];
+static int py_nlate;
+
 // py_file_named is the start of the module of the source file name (len
 // bytes), 0 when it has none. A new file's module is defined to the writer
 // at once (under py_mu, so that no call site refers to it first), unless
-// crash: then py_mu is only tried (the crashed thread may hold it) and a
-// new file is defined only if define.
+// crash: then py_mu is only tried (the crashed thread may hold it), and a
+// new file is defined if define, else kept for dt_py_late_files.
 static uint64_t py_file_named(const char *name, int len, int crash, int define) {
 	uint64_t h = 14695981039346656037ULL;
 	for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
@@ -303,10 +309,14 @@ static uint64_t py_file_named(const char *name, int len, int crash, int define) 
 			break;
 		}
 		if (f->hash == 0) {
-			if ((crash && !define) || py_nfiles >= PY_FILES * 3 / 4 || !(f->name = strdup(name))) break;
+			int late = crash && !define;
+			if ((late && py_nlate >= DT_CRASH_DEPTH) || py_nfiles >= PY_FILES * 3 / 4 || !(f->name = strdup(name))) break;
 			f->hash = h;
 			f->base = base = PY_BASE + ((uint64_t)py_nfiles++ << 32);
-			dtw_source_module(f->name, base);
+			if (late)
+				py_late[py_nlate++] = f;
+			else
+				dtw_source_module(f->name, base);
 			break;
 		}
 	}
@@ -420,7 +430,8 @@ static int py_safe_line(uintptr_t co, const unsigned char *cb, uint32_t lasti) {
 // frames CPython's tracebacks leave out are left out as py_walk does; the
 // first frame that cannot be read, or whose file cannot be named, ends
 // the stack. define: a file no call named before is defined to the
-// writer (not after the trace's footer is written).
+// writer; else (after the trace's footer is written) it is kept for
+// dt_py_late_files.
 int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
 	static const char imp[] = "<frozen importlib._bootstrap";
 	uintptr_t cf, f;
@@ -449,6 +460,15 @@ int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
 		}
 		f = LD(fr, DT_PY_FR_PREVIOUS);
 	}
+	return n;
+}
+
+// dt_py_late_files gives the files dt_py_crash_stack named first after the
+// trace's footer was written (define 0): up to max names and their
+// modules' starts; it returns how many.
+int dt_py_late_files(const char **names, uint64_t *bases, int max) {
+	int n = 0;
+	for (; n < py_nlate && n < max; n++) names[n] = py_late[n]->name, bases[n] = py_late[n]->base;
 	return n;
 }
 

@@ -149,6 +149,7 @@ uint32_t dt_site_src(dt_thr *T, const uintptr_t *pcs, int n, dt_hdr *rec);
 void dt_py_init(void);
 uintptr_t dt_py_this_ts(void);
 int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define);
+int dt_py_late_files(const char **names, uint64_t *bases, int max);
 
 // dt_signal.c
 void dt_install_signals(void);
