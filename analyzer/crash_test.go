@@ -120,12 +120,30 @@ func TestCrashCause(t *testing.T) {
 // FuzzCrash: a footer's crash of any values (a damaged or hostile footer)
 // is reported without failing the analysis, in lines that say it.
 func FuzzCrash(f *testing.F) {
-	f.Add(int32(11), int32(1), "SIGSEGV (Segmentation fault)", uint64(0), true, uint32(0), uint64(0x401000), uint64(0x402345), 2)
-	f.Add(int32(-1), int32(-1<<31), "", uint64(1<<63), false, uint32(1<<31), uint64(0), uint64(1<<64-1), 1000)
-	f.Fuzz(func(t *testing.T, sig, code int32, name string, addr uint64, hasAddr bool, thread uint32, pc0, pc1 uint64, n int) {
+	f.Add(int32(11), int32(1), "SIGSEGV (Segmentation fault)", uint64(0), true, uint32(0), uint64(0x401000), uint64(0x402345), 2,
+		uint64(0), 0, "")
+	f.Add(int32(-1), int32(-1<<31), "", uint64(1<<63), false, uint32(1<<31), uint64(0), uint64(1<<64-1), 1000, uint64(0), 0, "")
+	f.Add(int32(11), int32(1), "SIGSEGV (Segmentation fault)", uint64(0), true, uint32(0), uint64(0x401000), uint64(0x402345), 2,
+		uint64(0xF000000000000000+12), 3, "/src/app.py")
+	f.Fuzz(func(t *testing.T, sig, code int32, name string, addr uint64, hasAddr bool, thread uint32, pc0, pc1 uint64, n int,
+		py0 uint64, npy int, pyFile string) {
 		stack := []uint64{pc0, pc1}
 		for i := 2; i < min(max(n, 0), 300); i++ {
 			stack = append(stack, pc1+uint64(i))
+		}
+		// Python frames, the first few in a file the crash brings (a
+		// module of any range and path).
+		var py []uint64
+		for i := 0; i < min(max(npy, 0), 300); i++ {
+			py = append(py, py0+uint64(i))
+		}
+		var files []*tracepb.Module
+		if npy%3 != 0 {
+			files = append(files, &tracepb.Module{Path: traceformat.SourceModulePrefix + pyFile, Start: py0 &^ (1<<32 - 1),
+				End: py0&^(1<<32-1) + uint64(npy)<<30, LoadBias: py0 &^ (1<<32 - 1)})
+		}
+		if npy%5 == 1 {
+			files = append(files, &tracepb.Module{Path: pyFile, Start: 0, End: 1 << 63})
 		}
 		run := tracetest.NewRun(2)
 		for i := 0; i < 2; i++ {
@@ -133,17 +151,17 @@ func FuzzCrash(f *testing.F) {
 		}
 		run.Rank(0).Finalize(us)
 		run.Rank(1).CrashedWith(&tracepb.Crash{Signal: sig, Name: name, Code: code, Address: addr, HasAddress: hasAddr,
-			Thread: thread, HasThread: thread%2 == 0, Stack: stack})
+			Thread: thread, HasThread: thread%2 == 0, Stack: stack, PythonStack: py, PythonFiles: files})
 		dir := t.TempDir()
 		if _, err := run.WriteDir(dir, "app"); err != nil {
 			t.Skip(err) // a name protobuf cannot hold
 		}
-		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: lineSymbolizer{}})
+		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: pySymbolizer{}})
 		if len(rep.Crashes) != 1 {
 			t.Fatalf("crashes %+v, want rank 1's", rep.Crashes)
 		}
 		c := rep.Crashes[0]
-		if len(c.Frames) > maxCrashFrames || c.At >= len(c.Frames) || !strings.HasPrefix(c.Lines()[0], "rank 1 ") || c.Where() == "" {
+		if len(c.Frames) > 2*maxCrashFrames || c.At >= len(c.Frames) || !strings.HasPrefix(c.Lines()[0], "rank 1 ") || c.Where() == "" {
 			t.Errorf("crash %+v", c)
 		}
 		report.FindingsOf(rep)
