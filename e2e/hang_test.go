@@ -32,8 +32,8 @@ import (
 // the program (and for how long it had waited, where the rank's tracer
 // wrote its trace's end before the launcher killed it) — under both MPIs,
 // whose launchers end the ranks differently (Open MPI's kills them soon
-// after the signal, so dtrun completes their traces from their buffers);
-// dtpa-mpi says the same as dtpa.
+// after the signal; dtrun, interrupted, signals its node's ranks itself
+// first); dtpa-mpi says the same as dtpa.
 func TestHungJobInterrupted(t *testing.T) {
 	for _, m := range impls {
 		t.Run(m.name, func(t *testing.T) {
@@ -41,56 +41,8 @@ func TestHungJobInterrupted(t *testing.T) {
 			dir := t.TempDir()
 			exe := compile(t, m, dir, "hang")
 			args := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
-			cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), append(args, "./"+filepath.Base(exe))...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), mpiEnv...)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			pr, pw := io.Pipe()
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = pw, pw
-			jobStart := time.Now()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// The job is ended (the whole group) if the test fails early.
-			defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			waiting := make(chan struct{})
-			copied := make(chan struct{})
-			go func() {
-				defer close(copied)
-				sc := bufio.NewScanner(pr)
-				once := false
-				for sc.Scan() {
-					out.WriteString(sc.Text() + "\n")
-					if !once && strings.Contains(sc.Text(), "hang: waiting") {
-						once = true
-						close(waiting)
-					}
-				}
-			}()
-			select {
-			case <-waiting:
-			case <-time.After(2 * time.Minute):
-				t.Fatalf("the job did not reach its deadlock in 2 minutes")
-			}
-			time.Sleep(time.Second) // every rank is in its last call by now
-			if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err == nil {
-					t.Errorf("dtrun exited 0 after the interrupt, want the job's failure")
-				}
-			case <-time.After(time.Minute):
-				t.Fatalf("dtrun did not end within a minute of the interrupt")
-			}
-			pw.Close()
-			<-copied
-			text := out.String()
-			t.Logf("dtrun:\n%s", text)
+			text, jobStart := interruptJob(t, dir, append(args, "./"+filepath.Base(exe)), "hang: waiting", true)
+
 			for _, want := range []string{
 				"dtrun: in progress when the processes ended: MPI_Barrier: rank 0",
 				"dtrun: in progress when the processes ended: MPI_Recv: ranks 1-3",
@@ -338,5 +290,118 @@ func checkHangOTF2(t *testing.T, dir string, rep *report.Report) {
 			(c.Seconds != nil && math.Abs(*b.Seconds-*c.Seconds) > 1e-3) {
 			t.Errorf("the archive's report: %+v, the traces' %+v", b, c)
 		}
+	}
+}
+
+// interruptJob runs dtrun with args in dir until a line of the job's
+// output holds marker, then, a second later (every rank in its last call
+// by then), interrupts it: SIGINT to dtrun's process group (group: as a
+// terminal's Ctrl-C reaches dtrun and the launcher), else to dtrun alone
+// (a batch system's signal to the job's first process). It returns what
+// dtrun and the job wrote, and when the job started; dtrun must end
+// within a minute with the job's failure.
+func interruptJob(t *testing.T, dir string, args []string, marker string, group bool) (string, time.Time) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), mpiEnv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = pw, pw
+	jobStart := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The job is ended (the whole group) if the test fails early.
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	waiting := make(chan struct{})
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		sc := bufio.NewScanner(pr)
+		once := false
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+			if !once && strings.Contains(sc.Text(), marker) {
+				once = true
+				close(waiting)
+			}
+		}
+	}()
+	select {
+	case <-waiting:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("the job did not reach its deadlock in 2 minutes")
+	}
+	time.Sleep(time.Second) // every rank is in its last call by now
+	pid := cmd.Process.Pid
+	if group {
+		pid = -pid
+	}
+	if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("dtrun exited 0 after the interrupt, want the job's failure")
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("dtrun did not end within a minute of the interrupt")
+	}
+	pw.Close()
+	<-copied
+	text := out.String()
+	t.Logf("dtrun:\n%s", text)
+	return text, jobStart
+}
+
+// TestPythonHungJobInterrupted: an mpi4py job whose rank 1 dies of an
+// exception nothing catches (testdata/apps/pyhang.py): its exit calls
+// MPI_Finalize, which waits for the other ranks, which wait in a barrier
+// for it. Interrupted (SIGINT to dtrun alone), dtrun signals the ranks
+// first, so that each writes its trace's end, and the report says where
+// each rank was: the barrier at the script's line (the thread's Python
+// frame, read as the process ended), MPI_Finalize for rank 1, each for
+// how long. Open MPI only (Debian's mpi4py).
+func TestPythonHungJobInterrupted(t *testing.T) {
+	needMPI4Py(t)
+	m := impls[0]
+	needMPI(t, m)
+	dir := t.TempDir()
+	copyPython(t, dir, "pyhang.py")
+	line := markers(t, filepath.Join(root, "testdata", "apps", "pyhang.py"))["@wait"]
+	args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+	text, jobStart := interruptJob(t, dir, append(args, python, "pyhang.py"), "pyhang: waiting", false)
+	if !strings.Contains(text, "ZeroDivisionError") {
+		t.Errorf("the job's output lacks rank 1's exception")
+	}
+	rep, _ := analyse(t, dir, filepath.Base(python))
+	if len(rep.Unfinished) != 3 {
+		t.Fatalf("unfinished calls %+v, want one per rank", rep.Unfinished)
+	}
+	for _, c := range rep.Unfinished {
+		fn, file, ln := "MPI_Barrier", "pyhang.py", line
+		if c.Rank == 1 {
+			fn, file, ln = "MPI_Finalize", "", 0 // at the interpreter's exit: no Python frame
+		}
+		base := ""
+		if c.File != "" {
+			base = filepath.Base(c.File)
+		}
+		if c.Function != fn || base != file || c.Line != ln {
+			t.Errorf("rank %d: %s at %s:%d, want %s at %s:%d", c.Rank, c.Function, c.File, c.Line, fn, file, ln)
+		}
+		// Each rank wrote its trace's end: how long the call ran is known.
+		if c.Seconds == nil || c.AtLeast || *c.Seconds < 0.9 || *c.Seconds > time.Since(jobStart).Seconds() {
+			t.Errorf("rank %d: ran %v s (at least: %v), want the time to its process's end, at least the test's second", c.Rank, c.Seconds, c.AtLeast)
+		}
+	}
+	want := fmt.Sprintf("MPI_Barrier at pyhang.py:%d: ranks 0, 2, for ", line)
+	if v := rep.Findings.Verdict; !strings.Contains(v, "("+want) || !strings.Contains(v, "; MPI_Finalize: rank 1, for ") {
+		t.Errorf("verdict %q, want it to say where each rank waited", v)
 	}
 }

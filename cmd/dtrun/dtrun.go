@@ -268,16 +268,28 @@ func Run(ctx context.Context, o Options) error {
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
-	// On cancellation the launcher gets SIGTERM, so that it can pass it on to
-	// the ranks (whose tracer then writes what it has).
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	job := newJobFiles(traceDir(o.Args))
 	// When an interrupt reaches dtrun, on the clock of this node's ranks,
 	// and which of them were alive then: one killed before its own handler
 	// stamped its end had its calls in progress run at least until it
 	// (records.RecoverInterrupted).
 	var intr interruption
 	noted := make(chan struct{})
+	// On cancellation this node's ranks get SIGTERM from dtrun, then the
+	// launcher SIGINT, which it passes on to the ranks of other nodes.
+	// Open MPI's mpirun kills a job it is interrupted in at once, before
+	// the ranks' tracers write their traces' ends; signalled first, they
+	// write them (each call in progress with its place, and the moment).
+	// A launcher still running 5 s later gets a second SIGINT (Open MPI's
+	// mpirun, whose abort can hang, then terminates at once), and is
+	// killed 20 s after the first.
+	cmd.Cancel = func() error {
+		<-noted
+		endRanks(spill, endRanksWait)
+		time.AfterFunc(5*time.Second, func() { cmd.Process.Signal(os.Interrupt) })
+		return cmd.Process.Signal(os.Interrupt)
+	}
+	cmd.WaitDelay = 20 * time.Second
+	job := newJobFiles(traceDir(o.Args))
 	stopNoting := context.AfterFunc(ctx, func() {
 		intr = noteInterruption(spill)
 		close(noted)
@@ -314,6 +326,49 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("running %s: %w", launcher, err)
 	}
 	return nil
+}
+
+// endRanksWait bounds how long an interrupted dtrun waits for the ranks
+// it signalled to end before it interrupts the launcher: a rank writes
+// its trace's end in milliseconds.
+const endRanksWait = 2 * time.Second
+
+// endRanks sends SIGTERM to the processes of this node that hold their
+// spill files in dir (SpillInfo.Pid, of this node's boot, and still
+// holding that file: not a process that took a finished one's id), and
+// waits up to d for them to end.
+func endRanks(dir string, d time.Duration) {
+	boot := records.BootID()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
+	sent := false
+	for _, f := range files {
+		info, err := records.ReadSpillInfo(f)
+		if err != nil || info.Pid <= 0 || info.Boot != boot || !records.Held(f) || !holds(info.Pid, f) {
+			continue
+		}
+		if syscall.Kill(info.Pid, syscall.SIGTERM) == nil {
+			sent = true
+		}
+	}
+	if sent {
+		waitRanks(dir, d)
+	}
+}
+
+// holds tells whether process pid has file f open.
+func holds(pid int, f string) bool {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	ents, err := os.ReadDir(fds)
+	if err != nil {
+		return false
+	}
+	abs, _ := filepath.Abs(f)
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && l == abs {
+			return true
+		}
+	}
+	return false
 }
 
 // interruption is when an interrupt reached dtrun (a CLOCK_MONOTONIC_RAW

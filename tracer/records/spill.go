@@ -39,8 +39,12 @@ const (
 
 // SpillInfo describes a spill file.
 type SpillInfo struct {
-	Trace string    // absolute path of the trace file
-	Rank  uint32    // world rank
+	Trace string // absolute path of the trace file
+	Rank  uint32 // world rank
+	// Pid is the process's id on its node (0: not recorded): dtrun,
+	// interrupted, signals its node's ranks itself (their tracers then
+	// write their traces' ends) before the launcher kills them.
+	Pid   int       `json:",omitempty"`
 	Slots int       // number of buffers
 	Chunk int       // bytes of records per buffer
 	Conv  Converter // clock conversion of the records
@@ -167,6 +171,35 @@ type slot struct {
 // footer is left alone. It returns the number of events recovered.
 func Recover(spillPath string) (int, error) { return RecoverInterrupted(spillPath, 0) }
 
+// ReadSpillInfo reads the header of the spill file at path.
+func ReadSpillInfo(path string) (SpillInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return SpillInfo{}, err
+	}
+	defer f.Close()
+	data := make([]byte, SpillHeaderSize)
+	if _, err := io.ReadFull(f, data); err != nil || string(data[:8]) != SpillMagic {
+		return SpillInfo{}, fmt.Errorf("%s: not a spill file", path)
+	}
+	info, err := spillHeader(data)
+	if err != nil {
+		return SpillInfo{}, fmt.Errorf("%s: %v", path, err)
+	}
+	return info, nil
+}
+
+// spillHeader is the SpillInfo of a spill file whose first bytes are data
+// (at least SpillHeaderSize, the magic checked).
+func spillHeader(data []byte) (SpillInfo, error) {
+	var info SpillInfo
+	n := binary.LittleEndian.Uint32(data[8:])
+	if int(n) > SpillHeaderSize-12 || json.Unmarshal(data[12:12+n], &info) != nil || info.Chunk <= 0 {
+		return SpillInfo{}, errors.New("bad spill header")
+	}
+	return info, nil
+}
+
 // RecoverInterrupted is Recover for a job that was interrupted (Ctrl-C, a
 // batch system's SIGTERM) at interrupted, a CLOCK_MONOTONIC_RAW reading
 // of this node in ns (0: it was not): a process killed before it stamped
@@ -185,9 +218,8 @@ func RecoverInterrupted(spillPath string, interrupted int64) (int, error) {
 	if len(data) < SpillHeaderSize || string(data[:8]) != SpillMagic {
 		return 0, fmt.Errorf("%s: not a spill file", spillPath)
 	}
-	var info SpillInfo
-	n := binary.LittleEndian.Uint32(data[8:])
-	if int(n) > SpillHeaderSize-12 || json.Unmarshal(data[12:12+n], &info) != nil || info.Chunk <= 0 || info.Chunk > len(data) {
+	info, err := spillHeader(data)
+	if err != nil || info.Chunk > len(data) {
 		return 0, fmt.Errorf("%s: bad spill header", spillPath)
 	}
 	// A deferred trace is compacted first, up to where the process left

@@ -528,9 +528,9 @@ static char *create_spill(const char *path, int rank, int slots, size_t chunk, c
 	n = json_str(hdr, n, sizeof hdr, cw_path);
 	if (n < sizeof hdr)
 		n += (size_t)snprintf(hdr + n, sizeof hdr - n,
-			",\"Rank\":%d,\"Slots\":%d,\"Chunk\":%zu,\"Conv\":{\"TSC\":%s,\"NsPerTick\":%.17g,\"Raw0\":%llu,\"Ns0\":%lld,"
-			"\"SkewOff\":%lld,\"SkewPPM\":%.17g}}",
-			rank, slots, chunk, c->tsc ? "true" : "false", c->ns_per_tick, (unsigned long long)c->raw0,
+			",\"Rank\":%d,\"Pid\":%d,\"Slots\":%d,\"Chunk\":%zu,\"Conv\":{\"TSC\":%s,\"NsPerTick\":%.17g,\"Raw0\":%llu,"
+			"\"Ns0\":%lld,\"SkewOff\":%lld,\"SkewPPM\":%.17g}}",
+			rank, (int)getpid(), slots, chunk, c->tsc ? "true" : "false", c->ns_per_tick, (unsigned long long)c->raw0,
 			(long long)c->ns0, (long long)c->skew_off_ns, c->skew_ppm);
 	// The node's boot (records.SpillInfo.Boot): dtrun applies its own
 	// clock readings only to the spill files of its node's current boot.
@@ -1204,6 +1204,15 @@ void dtw_signal(int sig) {
 	pthread_mutex_unlock(&cw_mu);
 	dt_unf unf[CW_UNF];
 	int n = dt_unfinished(unf, CW_UNF);
+	// A call mpi4py made: its place is the thread's innermost Python
+	// frame (as its call site would have been), read as a crashed
+	// thread's are; the thread waits inside MPI, or, should the call
+	// return meanwhile, a later line is read.
+	for (int i = 0; i < n; i++) {
+		uint64_t a;
+		if (unf[i].py_ts && unf[i].pc - dt_py_lo < dt_py_span && dt_py_crash_stack(unf[i].py_ts, &a, 1, 1) == 1)
+			unf[i].pc = (uintptr_t)a;
+	}
 	if (__atomic_load_n(&dt_crash.taken, __ATOMIC_ACQUIRE) && !cw_ncrash) {
 		cw_ncrash = dt_crash_stack(cw_crash, DT_CRASH_DEPTH);
 		// Before the footer: its files' modules go into the definitions

@@ -168,6 +168,7 @@ static uint32_t py_site_walk(dt_thr *T, void *fp, dt_hdr *rec, uintptr_t ts, py_
 
 uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	uintptr_t ts = (uintptr_t)py_this_ts();
+	T->py_ts = ts; // for a later call in progress at a signal (dtw_signal)
 	py_memos *m = py_memo;
 	if (__builtin_expect(!PY_PTR_OK(ts) || m == NULL, 0)) return py_site_walk(T, fp, rec, ts, NULL, 0);
 	uintptr_t cf = *(const uintptr_t *)(ts + DT_PY_TS_CFRAME);

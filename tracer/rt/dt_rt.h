@@ -50,6 +50,7 @@ typedef struct {
 	uint32_t tid, fid;
 	uint64_t t0;  // raw clock at entry
 	uintptr_t pc; // the wrapper's return address, 0 when unknown
+	uintptr_t py_ts; // the thread's Python thread state (dt_thr.py_ts), 0: none
 } dt_unf;
 int dt_unfinished(dt_unf *out, int max);
 void dt_stamp_signal(void);

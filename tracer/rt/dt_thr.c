@@ -315,6 +315,7 @@ int dt_unfinished(dt_unf *out, int max) {
 		if (f == 0) continue;
 		dt_unf *u = &out[n++];
 		u->tid = T->tid, u->fid = (uint32_t)(f - 1), u->t0 = p[DT_PUB_T0], u->pc = (uintptr_t)p[DT_PUB_PC];
+		u->py_ts = T->py_ts;
 	}
 	pthread_mutex_unlock(&thr_mu);
 	return n;

@@ -140,6 +140,7 @@ typedef struct dt_thr {
 	char *poll, *poll_next;
 	uint32_t poll_len;
 	dt_site_ent *sites;
+	uintptr_t py_ts; // the thread's Python thread state, from its last call through mpi4py (dt_py_site)
 	uint64_t commit_sink[DT_PUB_WORDS]; // chunk_commit's target without a spill slot
 	struct dt_thr *next;
 } dt_thr;
