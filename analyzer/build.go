@@ -573,6 +573,7 @@ func build(res *replayResult, byRank []*rankFile, opts Options, warn func(string
 	rep = &report.Report{Schema: report.Schema, Intervals: []report.Interval{}}
 	rep.Unfinished = unfinishedCalls(res.ranks, byRank, opts.Symbolizer)
 	rep.Crashes = crashes(res.ranks, byRank, opts.Symbolizer)
+	rep.Elsewhere = elsewhere(res.ranks, byRank, rep.Unfinished, rep.Crashes, opts.Symbolizer)
 	for _, g := range order {
 		iv, ws := interval(g, program, tb, opts.Symbolizer)
 		markIncomplete(&iv, g, states)

@@ -141,6 +141,46 @@ func unfinishedCalls(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []
 	return out
 }
 
+// elsewhere says where the ranks in none of the calls in progress unf nor
+// among the crashes were (report.Report.Elsewhere), when there are calls
+// in progress: how their traces ended, as their footers say (ranks
+// without one, or whose tracing stopped for another reason, are left
+// out), and their last MPI calls.
+func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedCall, crashes []report.Crash, sym Symbolizer) []report.RankElsewhere {
+	if len(unf) == 0 {
+		return nil
+	}
+	busy := map[int]bool{}
+	for _, c := range unf {
+		busy[c.Rank] = true
+	}
+	for _, c := range crashes {
+		busy[c.Rank] = true
+	}
+	var out []report.RankElsewhere
+	for r, f := range byRank {
+		if f == nil || f.footer == nil || busy[r] {
+			continue
+		}
+		e := report.RankElsewhere{Rank: r}
+		switch f.footer.StopReason {
+		case tracepb.Footer_FINALIZE:
+			e.State = "finalized"
+		case tracepb.Footer_EXIT:
+			e.State = "exited"
+		case tracepb.Footer_SIGNAL:
+			e.State = "outside"
+		default:
+			continue
+		}
+		if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil {
+			e.LastCall = lastCall(ranks[r], f.hdr.GetProgram(), sym)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 // footerCalls are the calls in progress that rank r's footer f lists,
 // without their place in the program, and for how long each had run when
 // the footer says when the process ended.

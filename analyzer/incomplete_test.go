@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/report/chrome/chrometest"
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
+	"github.com/dtpa/dtpa/traceformat/tracetest"
 )
 
 // A rank whose tracing stopped early (SIZE_LIMIT) inside interval 1:
@@ -79,6 +84,69 @@ func TestUnfinishedCalls(t *testing.T) {
 	// The call's time is in no figure: rank 1's Execution Time ends at its
 	// barrier, 11 ms in.
 	expect(t, "rank 1 Execution", rank(t, find(t, rep), 1).ExecutionTime, 0.011)
+}
+
+// TestElsewhere: beside ranks whose processes ended inside MPI calls
+// (rank 0, in MPI_Barrier), the report says where the others were, as
+// their footers say: rank 1's trace ended with MPI_Finalize (at its line),
+// ranks 2 and 6 were in no MPI call when a signal ended them, rank 3
+// exited without MPI_Finalize, each after its last call, MPI_Comm_rank
+// at p.c:40. Rank 4 crashed (Crashes says where) and rank 5's trace has
+// no end: neither is listed. The findings name them after the calls in
+// progress; dtpa-mpi says the same.
+func TestElsewhere(t *testing.T) {
+	run, ranks := start(7)
+	for _, r := range ranks {
+		r.Barrier(10 * us)
+	}
+	last := tracetest.Site("rank", 0x400000+40+1)
+	ranks[0].Compute(ms).Unfinished(0, "MPI_Barrier", ranks[0].Now(), 0).Compute(100 * ms).StopReason(tracepb.Footer_SIGNAL)
+	ranks[1].Compute(ms).Finalize(us, tracetest.Site("fin", 0x400000+30+1))
+	for _, r := range []int{2, 3, 6} {
+		ranks[r].Compute(ms).Call("MPI_Comm_rank", us, traceformat.Event{}, last).Compute(ms).StopReason(tracepb.Footer_SIGNAL)
+	}
+	ranks[3].StopReason(tracepb.Footer_EXIT)
+	ranks[4].Compute(ms).CrashedWith(&tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, Stack: []uint64{0x401000}})
+	ranks[5].Compute(ms).Crash()
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"rank 1: had called MPI_Finalize at p.c:30",
+		"ranks 2, 6: in no MPI call, after MPI_Comm_rank at p.c:40",
+		"rank 3: had exited without MPI_Finalize, after MPI_Comm_rank at p.c:40",
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: lineSymbolizer{}}
+	check := func(t *testing.T, rep *report.Report) {
+		t.Helper()
+		var got []string
+		for _, e := range rep.Elsewhere {
+			got = append(got, fmt.Sprintf("%d %s %v", e.Rank, e.State, e.LastCall))
+		}
+		if w := []string{"1 finalized MPI_Finalize at p.c:30", "2 outside MPI_Comm_rank at p.c:40", "3 exited MPI_Comm_rank at p.c:40",
+			"6 outside MPI_Comm_rank at p.c:40"}; !slices.Equal(got, w) {
+			t.Errorf("elsewhere %q, want %q", got, w)
+		}
+		if l := report.ElsewhereLines(rep.Elsewhere); !slices.Equal(l, want) {
+			t.Errorf("lines %q, want %q", l, want)
+		}
+		if f := report.FindingsOf(rep); f == nil || !strings.Contains(f.Verdict, "). In none then: "+strings.Join(want, "; ")+". ") {
+			t.Errorf("findings %+v: want the other ranks after the calls in progress", f)
+		}
+	}
+	check(t, analyzeOpts(t, opts))
+	for n := 1; n <= 3; n++ {
+		check(t, analyzeDistReport(t, opts, n))
+	}
+	// Without calls in progress, nobody is elsewhere.
+	run2, ranks2 := start(2)
+	for _, r := range ranks2 {
+		r.Barrier(10 * us).Finalize(us)
+	}
+	if rep := analyzeRun(t, run2); rep.Elsewhere != nil {
+		t.Errorf("elsewhere %+v without calls in progress", rep.Elsewhere)
+	}
 }
 
 // The calls in progress when the processes ended are drawn where they

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -63,6 +64,27 @@ func Check(r *Report) []error {
 				}
 				children[childKey{pkey, rk.Rank}] += rk.ExecutionTime
 			}
+		}
+	}
+	// A rank elsewhere is in no call in progress, has not crashed, and is
+	// listed once, only beside calls in progress.
+	if len(r.Elsewhere) > 0 && len(r.Unfinished) == 0 {
+		errs = append(errs, errors.New("ranks elsewhere without calls in progress"))
+	}
+	busy := map[int]string{}
+	for _, c := range r.Unfinished {
+		busy[c.Rank] = "has a call in progress"
+	}
+	for _, c := range r.Crashes {
+		busy[c.Rank] = "crashed"
+	}
+	for _, e := range r.Elsewhere {
+		if why, ok := busy[e.Rank]; ok {
+			errs = append(errs, fmt.Errorf("rank %d is elsewhere, yet %s", e.Rank, why))
+		}
+		busy[e.Rank] = "is elsewhere twice"
+		if e.State != "finalized" && e.State != "exited" && e.State != "outside" {
+			errs = append(errs, fmt.Errorf("rank %d is elsewhere in state %q", e.Rank, e.State))
 		}
 	}
 	// Nested intervals are disjoint parts of their parent: per processor,

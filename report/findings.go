@@ -93,8 +93,15 @@ func FindingsOf(r *Report) *Findings {
 			more = fmt.Sprintf("; and %d more", len(lines)-maxUnfinishedShown)
 			lines = lines[:maxUnfinishedShown]
 		}
+		none := ""
+		if ls := ElsewhereLines(r.Elsewhere); len(ls) > 0 {
+			if len(ls) > maxUnfinishedShown {
+				ls = append(ls[:maxUnfinishedShown], fmt.Sprintf("and %d more", len(ls)-maxUnfinishedShown))
+			}
+			none = " In none then: " + strings.Join(ls, "; ") + "."
+		}
 		v = "The processes ended inside MPI calls that never returned, whose time no figure holds (" +
-			strings.Join(lines, "; ") + more + "). " + v
+			strings.Join(lines, "; ") + more + ")." + none + " " + v
 	}
 	if len(r.Crashes) > 0 {
 		// Why the job ended comes before how it ran.

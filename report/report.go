@@ -33,6 +33,13 @@ type Report struct {
 	// from JSON) when there were none. Their time is in no figure: a
 	// rank's trace ends at its last call that returned.
 	Unfinished []UnfinishedCall `json:"unfinished,omitempty"`
+	// Elsewhere says, when some processes ended inside MPI calls
+	// (Unfinished), where each other rank was that the calls may have
+	// waited for: its trace ended with MPI_Finalize, it exited without
+	// it, or it was in no MPI call; by rank. Ranks in Crashes, and ranks
+	// whose end their traces do not say, are not in it. Nil (absent from
+	// JSON) otherwise.
+	Elsewhere []RankElsewhere `json:"elsewhere,omitempty"`
 	// Crashes say where the processes that a fault signal (SIGSEGV,
 	// SIGBUS, SIGFPE, SIGILL) or SIGABRT ended crashed, by rank; nil
 	// (absent from JSON) when none did.
@@ -93,6 +100,21 @@ type UnfinishedCall struct {
 	// (Ctrl-C or SIGTERM reaching dtrun), which the process outlived:
 	// killed before its tracer could note its end, it ran longer.
 	AtLeast bool `json:"at_least,omitempty"`
+}
+
+// RankElsewhere is a rank in no MPI call when the processes ended, beside
+// ranks that were (Report.Elsewhere).
+type RankElsewhere struct {
+	Rank int `json:"rank"`
+	// State is how its trace ended: "finalized" (it called MPI_Finalize,
+	// where its trace ends), "exited" (its process exited without
+	// MPI_Finalize), "outside" (a signal ended its process outside every
+	// MPI call: computing, or waiting for something else).
+	State string `json:"state"`
+	// LastCall is its last MPI call (MPI_Finalize itself for
+	// "finalized") and the program's line it was made from; absent for
+	// a rank of several threads, or one that made none.
+	LastCall *CallPlace `json:"last_call,omitempty"`
 }
 
 // Crash is where a rank's process crashed.

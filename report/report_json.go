@@ -322,6 +322,10 @@ func (w *reportJSON) report(r *Report) {
 		w.key(1, `"unfinished": `, false)
 		w.value(1, r.Unfinished)
 	}
+	if len(r.Elsewhere) > 0 {
+		w.key(1, `"elsewhere": `, false)
+		w.value(1, r.Elsewhere)
+	}
 	if len(r.Crashes) > 0 {
 		w.key(1, `"crashes": `, false)
 		w.value(1, r.Crashes)

@@ -114,3 +114,46 @@ func UnfinishedGroups(cs []UnfinishedCall) []UnfinishedGroup {
 	}
 	return out
 }
+
+// ElsewhereLines says where the ranks of es were, one line per state and
+// last call, in order of first appearance:
+//
+//	rank 1: had called MPI_Finalize at exc.c:30
+//	ranks 2, 3: had exited without MPI_Finalize, after MPI_Send at app.c:40
+//	rank 4: in no MPI call, after MPI_Recv at app.c:52
+func ElsewhereLines(es []RankElsewhere) []string {
+	var keys []string
+	ranks := map[string][]int{}
+	for _, e := range es {
+		var k string
+		switch e.State {
+		case "finalized":
+			k = "had called MPI_Finalize"
+			if e.LastCall != nil && e.LastCall.Function == "MPI_Finalize" {
+				k = "had called " + e.LastCall.String()
+			}
+		case "exited":
+			k = "had exited without MPI_Finalize"
+		default:
+			k = "in no MPI call"
+		}
+		if e.LastCall != nil && e.State != "finalized" {
+			k += ", after " + e.LastCall.String()
+		}
+		if _, ok := ranks[k]; !ok {
+			keys = append(keys, k)
+		}
+		ranks[k] = append(ranks[k], e.Rank)
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		rs := ranks[k]
+		slices.Sort(rs)
+		if rs = slices.Compact(rs); len(rs) == 1 {
+			out[i] = fmt.Sprintf("rank %d: %s", rs[0], k)
+		} else {
+			out[i] = fmt.Sprintf("ranks %s: %s", Ranges(rs), k)
+		}
+	}
+	return out
+}

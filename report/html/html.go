@@ -149,6 +149,12 @@ func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL st
 	if err != nil {
 		return err
 	}
+	// Where the ranks in no call in progress were, in the text report's
+	// lines.
+	ej, err := json.Marshal(append([]string{}, report.ElsewhereLines(r.Elsewhere)...))
+	if err != nil {
+		return err
+	}
 	// Where the crashed processes crashed, in the text report's lines.
 	crashes := [][]string{}
 	for i := range r.Crashes {
@@ -188,7 +194,7 @@ func write(w io.Writer, r *report.Report, tl func(io.Writer) error, windowURL st
 	for _, d := range []struct {
 		id   string
 		data []byte
-	}{{"dtpa-report", rj}, {"dtpa-timeline", nil}, {"dtpa-matrices", mj}, {"dtpa-live", lj}, {"dtpa-unfinished", uj}, {"dtpa-crashes", cj}} {
+	}{{"dtpa-report", rj}, {"dtpa-timeline", nil}, {"dtpa-matrices", mj}, {"dtpa-live", lj}, {"dtpa-unfinished", uj}, {"dtpa-elsewhere", ej}, {"dtpa-crashes", cj}} {
 		if _, err := fmt.Fprintf(w, "<script type=\"application/json\" id=\"%s\">", d.id); err != nil {
 			return err
 		}

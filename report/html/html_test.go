@@ -551,7 +551,8 @@ func TestBrowserClockViolations(t *testing.T) {
 
 // TestBrowserUnfinished: the calls in progress when the processes ended
 // are listed under the warnings, grouped as the text report groups them
-// (report.UnfinishedLines); a page of a report without them lists none.
+// (report.UnfinishedLines), then where the other ranks were
+// (report.ElsewhereLines); a page of a report without them lists none.
 func TestBrowserUnfinished(t *testing.T) {
 	rep := evilReport()
 	s1, s2 := 3.877, 3.8801
@@ -562,19 +563,29 @@ func TestBrowserUnfinished(t *testing.T) {
 		{Rank: 2, Function: "MPI_Recv", File: "/src/hang.c", Line: 20},
 		{Rank: 5, Thread: 2, Function: "<MPI_Wait>&", Seconds: &s1},
 	}
+	rep.Elsewhere = []report.RankElsewhere{
+		{Rank: 4, State: "finalized", LastCall: &report.CallPlace{Function: "MPI_Finalize", File: "/src/<hang>.c", Line: 30}},
+		{Rank: 6, State: "outside"},
+	}
 	path, _ := write(t, rep, nil)
 	p := headless.Open(t, path)
 	headless.CheckReport(t, p)
+	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 	var want strings.Builder
 	want.WriteString(`<ul id="unfinished">`)
 	for _, l := range report.UnfinishedLines(rep.Unfinished) {
-		want.WriteString(`<li class="warn">` + strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(l) + `</li>`)
+		want.WriteString(`<li class="warn">` + esc.Replace(l) + `</li>`)
+	}
+	// Then where the other ranks were.
+	want.WriteString(`</ul><p>In no MPI call then:</p><ul id="elsewhere">`)
+	for _, l := range report.ElsewhereLines(rep.Elsewhere) {
+		want.WriteString(`<li>` + esc.Replace(l) + `</li>`)
 	}
 	want.WriteString(`</ul>`)
 	if !strings.Contains(p.DOM, want.String()) {
-		t.Errorf("the page lacks %s:\n%s", want.String(), regexp.MustCompile(`<section id="warnings">.{0,1000}`).FindString(p.DOM))
+		t.Errorf("the page lacks %s:\n%s", want.String(), regexp.MustCompile(`<section id="warnings">.{0,1500}`).FindString(p.DOM))
 	}
-	rep.Unfinished = nil
+	rep.Unfinished, rep.Elsewhere = nil, nil
 	path, _ = write(t, rep, nil)
 	if p := headless.Open(t, path); strings.Contains(p.DOM, `id="unfinished"`) {
 		t.Error("a page without unfinished calls lists them")

@@ -202,6 +202,14 @@
           ul2.append(li);
         }
         w.append(ul2);
+        // Where the other ranks were (report.ElsewhereLines).
+        const els = JSON.parse((document.getElementById("dtpa-elsewhere") || { textContent: "null" }).textContent) || [];
+        if (els.length) {
+          w.append(el("p", {}, "In no MPI call then:"));
+          const ul3 = el("ul", { id: "elsewhere" });
+          for (const l of els) ul3.append(el("li", {}, l));
+          w.append(ul3);
+        }
       }
     }
   })();

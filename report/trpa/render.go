@@ -122,6 +122,12 @@ func (p *printer) header(r *report.Report) {
 		for _, l := range report.UnfinishedLines(r.Unfinished) {
 			p.printf("  - %s\n", l)
 		}
+		if ls := report.ElsewhereLines(r.Elsewhere); len(ls) > 0 {
+			p.printf("  In no MPI call then:\n")
+			for _, l := range ls {
+				p.printf("  - %s\n", l)
+			}
+		}
 	}
 	for i, c := range r.Crashes {
 		if i == 0 {
