@@ -336,22 +336,22 @@ const endRanksWait = 2 * time.Second
 // endRanks sends SIGTERM to the processes of this node that hold their
 // spill files in dir (SpillInfo.Pid, of this node's boot, and still
 // holding that file: not a process that took a finished one's id), and
-// waits up to d for them to end.
+// waits up to d for them to end (to let their files go).
 func endRanks(dir string, d time.Duration) {
 	boot := records.BootID()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
-	sent := false
+	var sent []string
 	for _, f := range files {
 		info, err := records.ReadSpillInfo(f)
 		if err != nil || info.Pid <= 0 || info.Boot != boot || !records.Held(f) || !holds(info.Pid, f) {
 			continue
 		}
 		if syscall.Kill(info.Pid, syscall.SIGTERM) == nil {
-			sent = true
+			sent = append(sent, f)
 		}
 	}
-	if sent {
-		waitRanks(dir, d)
+	for end := time.Now().Add(d); len(sent) > 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		sent = slices.DeleteFunc(sent, func(f string) bool { return !records.Held(f) })
 	}
 }
 
@@ -362,7 +362,12 @@ func holds(pid int, f string) bool {
 	if err != nil {
 		return false
 	}
-	abs, _ := filepath.Abs(f)
+	abs, err := filepath.Abs(f)
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = r
+		}
+	}
 	for _, e := range ents {
 		if l, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && l == abs {
 			return true

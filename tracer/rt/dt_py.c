@@ -370,8 +370,13 @@ static int py_safe_read(uintptr_t a, void *out, size_t n) {
 	if (py_pipe[0] < 0 && pipe2(py_pipe, O_CLOEXEC | O_NONBLOCK) != 0) return 0;
 	for (size_t o = 0; o < n;) {
 		size_t k = n - o < 4096 ? n - o : 4096;
-		if (write(py_pipe[1], (const char *)a + o, k) != (ssize_t)k) return 0;
-		if (read(py_pipe[0], (char *)out + o, k) != (ssize_t)k) return 0;
+		if (write(py_pipe[1], (const char *)a + o, k) != (ssize_t)k || read(py_pipe[0], (char *)out + o, k) != (ssize_t)k) {
+			// What a write cut short by the fault left in the pipe.
+			char junk[4096];
+			while (read(py_pipe[0], junk, sizeof junk) > 0) {
+			}
+			return 0;
+		}
 		o += k;
 	}
 	return 1;
@@ -383,12 +388,14 @@ static int py_safe_read(uintptr_t a, void *out, size_t n) {
 // name as py_utf8 does, from a copy of the object; -1 when it cannot.
 static int py_safe_name(uintptr_t s, char *name, size_t size) {
 	unsigned char o[DT_PY_U_COMPACT_DATA + PY_NAME] __attribute__((aligned(16)));
-	if (!PY_PTR_OK(s) || !py_safe_read(s, o, DT_PY_U_COMPACT_DATA) || LD(o, DT_PY_OB_TYPE) != py_str_type) return -1;
+	// The ASCII object's header first: a short one may end its mapping.
+	if (!PY_PTR_OK(s) || !py_safe_read(s, o, DT_PY_U_ASCII_DATA) || LD(o, DT_PY_OB_TYPE) != py_str_type) return -1;
 	uint32_t st = *(const uint32_t *)(o + DT_PY_U_STATE);
 	intptr_t len = *(const intptr_t *)(o + DT_PY_U_LENGTH);
 	unsigned kind = (st >> 2) & 7, ascii = (st >> 6) & 1;
 	size_t head = ascii ? DT_PY_U_ASCII_DATA : DT_PY_U_COMPACT_DATA;
 	if (len < 0 || (kind != 1 && kind != 2 && kind != 4) || (size_t)len * kind > PY_NAME ||
+		(!ascii && !py_safe_read(s + DT_PY_U_ASCII_DATA, o + DT_PY_U_ASCII_DATA, head - DT_PY_U_ASCII_DATA)) ||
 		!py_safe_read(s + head, o + head, (size_t)len * kind))
 		return -1;
 	return py_utf8((uintptr_t)o, name, size);
