@@ -285,19 +285,7 @@ func TestAbortWhere(t *testing.T) {
 // report has no crash; one beside a trace that ended with MPI_Abort is
 // ignored (the abort ended the process).
 func TestLateCrash(t *testing.T) {
-	run := tracetest.NewRun(2)
-	for i := 0; i < 2; i++ {
-		run.Rank(i).Init(us).Barrier(10 * us).Finalize(us)
-	}
-	dir := t.TempDir()
-	if _, err := run.WriteDir(dir, "app"); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "app.1.trc")
-	rf, err := scan(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, path, rf := finishedRun(t)
 	crash := &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
 		Stack: []uint64{0x401000, 0x402345}}
 	write := func(t *testing.T, runID []byte, b []byte) {
@@ -352,12 +340,13 @@ func TestLateCrash(t *testing.T) {
 	}
 
 	// Beside a trace that ended with MPI_Abort: not a crash after its end.
-	run = tracetest.NewRun(2)
+	run := tracetest.NewRun(2)
 	run.Rank(0).Init(us).Barrier(10 * us).Finalize(us)
 	run.Rank(1).Init(us).Barrier(10 * us).StopReason(tracepb.Footer_ABORT)
 	if _, err := run.WriteDir(dir, "app"); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	if rf, err = scan(path); err != nil {
 		t.Fatal(err)
 	}
@@ -507,6 +496,27 @@ func TestCrashPythonFrames(t *testing.T) {
 	}
 }
 
+// finishedRun writes two ranks that called MPI_Finalize (with the modules
+// mods after their program's) and scans rank 1's trace: the directory,
+// that trace's path and its scan.
+func finishedRun(t *testing.T, mods ...*tracepb.Module) (string, string, *rankFile) {
+	t.Helper()
+	run := tracetest.NewRun(2)
+	for i := 0; i < 2; i++ {
+		run.Rank(i).Modules(mods...).Init(us).Barrier(10 * us).Finalize(us)
+	}
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "app.1.trc")
+	rf, err := scan(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, path, rf
+}
+
 // TestLateCrashPythonFiles: a Python program's crash after its trace's
 // end names a source file no MPI call was made from, whose module the
 // trace's definitions lack: the crash brings it (Crash.python_files), and
@@ -522,19 +532,7 @@ func TestLateCrashPythonFiles(t *testing.T) {
 		{Id: 1, Path: "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", Start: libpy, End: libpy + 1<<24, LoadBias: libpy},
 		{Id: 2, Path: traceformat.SourceModulePrefix + "/home/u/app.py", Start: app, End: app + 1<<32, LoadBias: app},
 	}
-	run := tracetest.NewRun(2)
-	for i := 0; i < 2; i++ {
-		run.Rank(i).Modules(mods...).Init(us).Barrier(10 * us).Finalize(us)
-	}
-	dir := t.TempDir()
-	if _, err := run.WriteDir(dir, "app"); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "app.1.trc")
-	rf, err := scan(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, path, rf := finishedRun(t, mods...)
 	crash := &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
 		Stack: []uint64{libpy + 0x600, libpy + 0x400}, PythonStack: []uint64{lib + 519, app + 28},
 		PythonFiles: []*tracepb.Module{{Path: traceformat.SourceModulePrefix + "/usr/lib/python3.11/ctypes/__init__.py",
