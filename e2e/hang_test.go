@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -297,9 +298,10 @@ func checkHangOTF2(t *testing.T, dir string, rep *report.Report) {
 // output holds marker, then, a second later (every rank in its last call
 // by then), interrupts it: SIGINT to dtrun's process group (group: as a
 // terminal's Ctrl-C reaches dtrun and the launcher), else to dtrun alone
-// (a batch system's signal to the job's first process). It returns what
-// dtrun and the job wrote, and when the job started; dtrun must end
-// within a minute with the job's failure.
+// (a batch system's signal to the job's first process); a job that its
+// launcher ended by then is not interrupted. It returns what dtrun and
+// the job wrote, and when the job started; dtrun must end within a
+// minute, an interrupted job with its failure.
 func interruptJob(t *testing.T, dir string, args []string, marker string, group bool) (string, time.Time) {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), args...)
@@ -329,8 +331,13 @@ func interruptJob(t *testing.T, dir string, args []string, marker string, group 
 			}
 		}
 	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
 	select {
 	case <-waiting:
+	case err := <-done:
+		// The launcher ended the job itself.
+		done <- err
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("the job did not reach its deadlock in 2 minutes")
 	}
@@ -339,14 +346,15 @@ func interruptJob(t *testing.T, dir string, args []string, marker string, group 
 	if group {
 		pid = -pid
 	}
-	if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
-		t.Fatal(err)
+	ended := len(done) > 0
+	if !ended {
+		if err := syscall.Kill(pid, syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err == nil {
+		if err == nil && !ended {
 			t.Errorf("dtrun exited 0 after the interrupt, want the job's failure")
 		}
 	case <-time.After(time.Minute):
@@ -403,5 +411,48 @@ func TestPythonHungJobInterrupted(t *testing.T) {
 	want := fmt.Sprintf("MPI_Barrier at pyhang.py:%d: ranks 0, 2, for ", line)
 	if v := rep.Findings.Verdict; !strings.Contains(v, "("+want) || !strings.Contains(v, "; MPI_Finalize: rank 1, for ") {
 		t.Errorf("verdict %q, want it to say where each rank waited", v)
+	}
+}
+
+// TestRankLeftEarly: a job whose rank 1 returns from main without
+// MPI_Finalize while the others wait in MPI_Recv for its message
+// (testdata/apps/early.c), under both MPIs, ended by its launcher
+// (which may then exit 0) or interrupted: beside the calls in progress,
+// the report says where rank 1 was, that it had exited without
+// MPI_Finalize after its last call, MPI_Barrier at its line, in the text
+// report and the findings.
+func TestRankLeftEarly(t *testing.T) {
+	lines := markers(t, filepath.Join(root, "testdata", "apps", "early.c"))
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			dir := t.TempDir()
+			compile(t, m, dir, "early")
+			args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+			interruptJob(t, dir, append(args, "./early"), "early: waiting", true)
+			rep, _ := analyse(t, dir, "early")
+			// Ranks 0 and 2 waited for rank 1 (rank 2 may still have
+			// been finishing the barrier; a rank the launcher killed
+			// outright before its tracer wrote its module map has
+			// no place for its call).
+			var got []int
+			for _, c := range rep.Unfinished {
+				got = append(got, c.Rank)
+			}
+			if slices.Sort(got); !slices.Equal(got, []int{0, 2}) {
+				t.Errorf("calls in progress %+v, want ranks 0 and 2's", rep.Unfinished)
+			}
+			want := fmt.Sprintf("rank 1: had exited without MPI_Finalize, after MPI_Barrier at early.c:%d", lines["@last"])
+			if l := report.ElsewhereLines(rep.Elsewhere); len(l) != 1 || l[0] != want {
+				t.Errorf("elsewhere %q, want %q", l, want)
+			}
+			if v := rep.Findings.Verdict; !strings.Contains(v, "In none then: "+want+".") {
+				t.Errorf("verdict %q, want it to say where rank 1 was", v)
+			}
+			txt, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "early")
+			if code != 0 || !strings.Contains(txt, "  In no MPI call then:\n  - "+want+"\n") {
+				t.Errorf("the text report (exit %d) lacks %q:\n%s%s", code, want, txt, stderr)
+			}
+		})
 	}
 }

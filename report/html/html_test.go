@@ -583,7 +583,7 @@ func TestBrowserUnfinished(t *testing.T) {
 	}
 	want.WriteString(`</ul>`)
 	if !strings.Contains(p.DOM, want.String()) {
-		t.Errorf("the page lacks %s:\n%s", want.String(), regexp.MustCompile(`<section id="warnings">.{0,1500}`).FindString(p.DOM))
+		t.Errorf("the page lacks %s:\n%s", want.String(), regexp.MustCompile(`<section id="warnings">.{0,1000}`).FindString(p.DOM))
 	}
 	rep.Unfinished, rep.Elsewhere = nil, nil
 	path, _ = write(t, rep, nil)
