@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -141,11 +142,19 @@ type slotCall struct {
 
 // unfinished lists the calls in progress that the threads' latest slots
 // publish, by thread. A function id the definitions lack (a damaged
-// header: the program's own stores can reach it) is left out.
-func unfinished(current map[uint32]slotCall, defs *traceformat.Definitions, conv *Converter) []*tracepb.UnfinishedCall {
+// header: the program's own stores can reach it) is left out, and so is
+// a call entered no later than the thread's last recorded call (latest,
+// its entry in local ns): the thread made that call after it, so the
+// call returned, and the slot kept what was published in it while it
+// ran (a buffer handed over during the call, the thread's next buffer not
+// a slot).
+func unfinished(current map[uint32]slotCall, defs *traceformat.Definitions, conv *Converter, latest map[uint32]int64) []*tracepb.UnfinishedCall {
 	var out []*tracepb.UnfinishedCall
 	for tid, c := range current {
 		if c.fid == 0 || c.fid > 1<<16 {
+			continue
+		}
+		if l, ok := latest[tid]; ok && conv.Ns(c.t0) <= l {
 			continue
 		}
 		f := defs.Function(uint32(c.fid - 1))
@@ -335,6 +344,7 @@ func RecoverInterrupted(spillPath string, interrupted int64) (int, error) {
 	}
 	var batches []*traceformat.Builder
 	recovered, damaged := 0, 0
+	latest := maps.Clone(last) // per thread, the entry of its last event, recovered ones too
 	for _, s := range slots {
 		recs := s.recs
 		if l, ok := last[s.tid]; ok {
@@ -354,6 +364,9 @@ func RecoverInterrupted(spillPath string, interrupted int64) (int, error) {
 		for bt := b.Batch(); c.Next(bt, &e); kept++ {
 			if !define(&e) {
 				break
+			}
+			if l, ok := latest[s.tid]; !ok || e.Entry > l {
+				latest[s.tid] = e.Entry
 			}
 		}
 		if kept < b.Len() {
@@ -381,7 +394,7 @@ func RecoverInterrupted(spillPath string, interrupted int64) (int, error) {
 		msg += fmt.Sprintf(" (and left out %d more after a damaged record)", damaged)
 	}
 	foot := &tracepb.Footer{EventCount: uint64(existing + recovered), StopReason: tracepb.Footer_SIGNAL, Message: msg}
-	foot.Unfinished = unfinished(current, defs, &info.Conv)
+	foot.Unfinished = unfinished(current, defs, &info.Conv, latest)
 	// The fatal signal's arrival, when the process stamped it before it
 	// was killed: its end.
 	var end uint64

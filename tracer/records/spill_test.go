@@ -77,8 +77,9 @@ func TestRecoverSkipsWritten(t *testing.T) {
 // TestRecoverUnfinished: the call each thread's latest slot publishes as
 // in progress (entry, return address, function + 1) goes into the footer;
 // an older slot's, a slot whose records were written but whose call is
-// still in progress (a fatal signal's flush), a finished call's (0) and
-// an undefined function's are told apart.
+// still in progress (a fatal signal's flush), a finished call's (0), an
+// undefined function's, and one that the thread's records show returned
+// (entered no later than its last recorded call) are told apart.
 func TestRecoverUnfinished(t *testing.T) {
 	tracePath := killedTrace(t, t.TempDir(), cheapCalls(2), nil)
 	spill, put := spillFor(t, tracePath, 6)
@@ -105,6 +106,8 @@ func TestRecoverUnfinished(t *testing.T) {
 	call(3, 1<<40+9999, 0x6000, 1000)         //
 	put(4, 0, 3, nil)                         // a free slot's leftovers
 	call(4, 1<<40, 0x7000, 43)                //
+	put(5, 6, 4, cheapCallsAt(1, 1<<40+9000)) // thread 4: its call entered at 1<<40+9000 returned
+	call(5, 1<<40+9000, 0x8000, 43)           // (recorded), the slot still says it runs
 	if _, err := Recover(spill); err != nil {
 		t.Fatal(err)
 	}
