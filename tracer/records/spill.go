@@ -145,9 +145,8 @@ type slotCall struct {
 // header: the program's own stores can reach it) is left out, and so is
 // a call entered no later than the thread's last recorded call (latest,
 // its entry in local ns): the thread made that call after it, so the
-// call returned, and the slot kept what was published in it while it
-// ran (a buffer handed over during the call, the thread's next buffer not
-// a slot).
+// header is stale or damaged, and naming the call would place the thread
+// where it no longer was.
 func unfinished(current map[uint32]slotCall, defs *traceformat.Definitions, conv *Converter, latest map[uint32]int64) []*tracepb.UnfinishedCall {
 	var out []*tracepb.UnfinishedCall
 	for tid, c := range current {

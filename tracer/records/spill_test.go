@@ -107,7 +107,7 @@ func TestRecoverUnfinished(t *testing.T) {
 	put(4, 0, 3, nil)                         // a free slot's leftovers
 	call(4, 1<<40, 0x7000, 43)                //
 	put(5, 6, 4, cheapCallsAt(1, 1<<40+9000)) // thread 4: its call entered at 1<<40+9000 returned
-	call(5, 1<<40+9000, 0x8000, 43)           // (recorded), the slot still says it runs
+	call(5, 1<<40+9000, 0x8000, 43)           // (recorded), a stale header says it runs
 	if _, err := Recover(spill); err != nil {
 		t.Fatal(err)
 	}
