@@ -350,8 +350,8 @@ func endRanks(dir string, d time.Duration) {
 			sent = append(sent, f)
 		}
 	}
-	for end := time.Now().Add(d); len(sent) > 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		sent = slices.DeleteFunc(sent, func(f string) bool { return !records.Held(f) })
+	if len(sent) > 0 {
+		waitReleased(func() []string { return sent }, d)
 	}
 }
 
@@ -431,8 +431,14 @@ const rankEndWait = 10 * time.Second
 // spill file in dir, nor its note of being inside MPI_Init (initMarks):
 // every rank on this node has ended.
 func waitRanks(dir string, d time.Duration) {
+	waitReleased(func() []string { return processFiles(dir) }, d)
+}
+
+// waitReleased waits up to d until no process holds any of the files
+// that files lists (records.Held).
+func waitReleased(files func() []string, d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if !slices.ContainsFunc(processFiles(dir), records.Held) {
+		if !slices.ContainsFunc(files(), records.Held) {
 			return
 		}
 	}

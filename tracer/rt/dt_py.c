@@ -62,18 +62,33 @@ typedef struct {
 } py_hop;
 #define PY_FAST_HOPS 8 // walks of more frames are not in the first-level memo
 
+// The file name of the import machinery's code (importlib._bootstrap and
+// _bootstrap_external, frozen into the interpreter) starts so: CPython's
+// tracebacks leave its frames out (the module being imported follows,
+// then the line importing it), and so do the walks here.
+static const char py_importlib_file[] = "<frozen importlib._bootstrap";
+
+// py_started tells whether a frame whose last instruction is prev, of a
+// code object whose first instruction is at first and whose first
+// traceable one is trace code units later, owned by owner, has begun to
+// run: CPython's tracebacks leave out an incomplete frame (its prev_instr
+// before _co_firsttraceable), but for a generator's.
+static inline int py_started(uintptr_t prev, uintptr_t first, char owner, int trace) {
+	return prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
+		prev - first < ((uintptr_t)1 << 31);
+}
+
 // py_importlib tells whether co is code of the import machinery
-// (importlib._bootstrap and _bootstrap_external, frozen into the
-// interpreter), whose frames CPython's tracebacks leave out: the module
-// being imported follows, then the line importing it.
+// (py_importlib_file).
 static int py_importlib(uintptr_t co) {
-	static const char pre[] = "<frozen importlib._bootstrap";
+	const char *pre = py_importlib_file;
+	const size_t npre = sizeof py_importlib_file - 1;
 	uintptr_t s = *(const uintptr_t *)(co + DT_PY_CO_FILENAME);
 	if (!PY_PTR_OK(s) || *(const uintptr_t *)(s + DT_PY_OB_TYPE) != py_str_type) return 0;
 	uint32_t st = *(const uint32_t *)(s + DT_PY_U_STATE);
 	intptr_t len = *(const intptr_t *)(s + DT_PY_U_LENGTH);
-	return ((st >> 5) & 3) == 3 && len >= (intptr_t)sizeof pre - 1 && // compact ASCII
-		memcmp((const char *)(s + DT_PY_U_ASCII_DATA), pre, sizeof pre - 1) == 0;
+	return ((st >> 5) & 3) == 3 && len >= (intptr_t)npre && // compact ASCII
+		memcmp((const char *)(s + DT_PY_U_ASCII_DATA), pre, npre) == 0;
 }
 
 // py_walk reads the Python frames of thread state ts: up to max (code
@@ -119,8 +134,7 @@ static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint
 		if (hops_n < PY_FAST_HOPS) hops[hops_n] = (py_hop){f, co, prev};
 		char owner = *(const char *)(f + DT_PY_FR_OWNER);
 		int trace = *(const int *)(co + DT_PY_CO_FIRSTTRACEABLE);
-		if (prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
-			prev - first < ((uintptr_t)1 << 31) && !py_importlib(co)) {
+		if (py_started(prev, first, owner, trace) && !py_importlib(co)) {
 			code[n] = co;
 			lasti[n] = (uint32_t)((prev - first) / DT_PY_CODEUNIT);
 			h = (h ^ *(const uintptr_t *)(co + DT_PY_CO_FILENAME)) * 0xff51afd7ed558ccdull;
@@ -444,7 +458,6 @@ static int py_safe_line(uintptr_t co, const unsigned char *cb, uint32_t lasti) {
 // writer; else (after the trace's footer is written) it is kept for
 // dt_py_late_files.
 int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
-	static const char imp[] = "<frozen importlib._bootstrap";
 	uintptr_t cf, f;
 	if (!dt_py_span || !PY_PTR_OK(ts) || !py_safe_read(ts + DT_PY_TS_CFRAME, &cf, 8) || !PY_PTR_OK(cf) ||
 		!py_safe_read(cf + DT_PY_CF_CURRENT, &f, 8))
@@ -458,12 +471,11 @@ int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
 		uintptr_t first = co + DT_PY_CO_CODE;
 		int trace = *(const int *)(cb + DT_PY_CO_FIRSTTRACEABLE);
 		char owner = (char)fr[DT_PY_FR_OWNER];
-		if (prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
-			prev - first < ((uintptr_t)1 << 31)) {
+		if (py_started(prev, first, owner, trace)) {
 			char name[PY_NAME];
 			int len = py_safe_name(LD(cb, DT_PY_CO_FILENAME), name, sizeof name);
 			if (len < 0) break;
-			if (strncmp(name, imp, sizeof imp - 1) != 0) {
+			if (strncmp(name, py_importlib_file, sizeof py_importlib_file - 1) != 0) {
 				uint64_t base = py_file_named(name, len, 1, define);
 				if (!base) break;
 				out[n++] = base + (uint32_t)py_safe_line(co, cb, (uint32_t)((prev - first) / DT_PY_CODEUNIT));
