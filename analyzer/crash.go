@@ -38,7 +38,7 @@ func crashes(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []report.C
 			rc := crashOf(r, f.footer.GetCrash())
 			rc.After = f.after()
 			if rr != nil {
-				rc.Frames, rc.At = crashFrames(rr.crash, rr.defs.Modules, f.hdr.GetProgram(), sym, true)
+				rc.Frames, rc.At = crashFrames(rr.crash, rr.defs.Modules, f.hdr.GetProgram(), sym, faulted(f.footer.GetCrash()))
 				if rc.At < 0 && rc.After == "" {
 					rc.LastCall = lastCall(rr, f.hdr.GetProgram(), sym)
 				}
@@ -90,7 +90,7 @@ func CrashOf(r int, path string, hdr *tracepb.Header, f *tracepb.Footer, mods []
 	rc := crashOf(r, c)
 	rc.After = rf.after()
 	mods = crashModules(c, mods)
-	rc.Frames, rc.At = crashFrames(crashStack(c, mods), mods, hdr.GetProgram(), sym, true)
+	rc.Frames, rc.At = crashFrames(crashStack(c, mods), mods, hdr.GetProgram(), sym, faulted(c))
 	return &rc, c.LocalNs
 }
 
@@ -141,9 +141,17 @@ var interpreterRE = regexp.MustCompile(`^(lib)?python[0-9]`)
 // installed packages, which are not the program's own code.
 var pyLibraryRE = regexp.MustCompile(`/lib/python[0-9.]*/|/(site|dist)-packages/|^<`)
 
+// faulted says whether crash c's stack begins with the instruction a
+// signal interrupted (not a return address): every crash but an uncaught
+// Python exception, whose frames are its traceback's lines.
+func faulted(c *tracepb.Crash) bool { return c.GetException() == "" || len(c.GetStack()) > 0 }
+
 // crashOf is rank r's crash c without its frames (At −1).
 func crashOf(r int, c *tracepb.Crash) report.Crash {
 	rc := report.Crash{Rank: r, Signal: c.Name, SignalNumber: int(c.Signal), Cause: crashCause(c), At: -1}
+	if c.Exception != "" && c.Signal == 0 {
+		rc.Signal, rc.Exception, rc.Cause = "uncaught "+c.Exception, c.Exception, c.ExceptionMessage
+	}
 	if rc.Signal == "" {
 		rc.Signal = fmt.Sprintf("signal %d", c.Signal)
 	}

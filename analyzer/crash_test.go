@@ -576,3 +576,84 @@ func TestLateCrashPythonFiles(t *testing.T) {
 	}
 	check(t, c)
 }
+
+// TestPythonException: an uncaught Python exception is its rank's crash
+// (Crash.exception, its traceback as python_stack, no signal): named as
+// Python names it, with its message, the frames its traceback's lines
+// from the line that raised it (not moved to the instruction before, as
+// a signal's first frame is), after MPI_Finalize (the interpreter's
+// exit), MPI_Abort (`python -m mpi4py`) or in a file beside a finished
+// trace; in dtpa's report, dtpa-mpi's and CrashOf's.
+func TestPythonException(t *testing.T) {
+	const (
+		libpy = 0x7f0000000000
+		app   = 0xF000000000000000
+		pkg   = app + 1<<32
+	)
+	mods := []*tracepb.Module{
+		{Path: "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0", Start: libpy, End: libpy + 1<<24, LoadBias: libpy},
+		{Path: traceformat.SourceModulePrefix + "/home/u/app.py", Start: app, End: app + 1<<32, LoadBias: app},
+		{Path: traceformat.SourceModulePrefix + "/usr/lib/python3/dist-packages/np/core.py", Start: pkg, End: pkg + 1<<32, LoadBias: pkg},
+	}
+	exc := func(typ, msg string, py ...uint64) *tracepb.Crash {
+		return &tracepb.Crash{Exception: typ, ExceptionMessage: msg, HasThread: true, PythonStack: py}
+	}
+	run := tracetest.NewRun(3)
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Modules(mods...).Init(us).Barrier(10 * us)
+	}
+	run.Rank(0).CrashedWith(exc("ZeroDivisionError", "division by zero", app+10, app+30)).Finalize(us).StopReason(tracepb.Footer_FINALIZE)
+	run.Rank(1).CrashedWith(exc("np.core.LinAlgError", "", pkg+99, app+31)).Call("MPI_Abort", us, traceformat.Event{}).
+		StopReason(tracepb.Footer_ABORT)
+	run.Rank(2).Finalize(us)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{
+		{"rank 0 crashed: uncaught ZeroDivisionError: division by zero", "in py10 at app.py:10", "called from py30 at app.py:30"},
+		{"rank 1 crashed: uncaught np.core.LinAlgError", "in py99 at core.py:99", "called from py31 at app.py:31"},
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: pySymbolizer{}}
+	check := func(t *testing.T, rep *report.Report) {
+		t.Helper()
+		if len(rep.Crashes) != 2 {
+			t.Fatalf("crashes %+v", rep.Crashes)
+		}
+		for r, w := range want {
+			c := rep.Crashes[r]
+			if got := c.Lines(); !slices.Equal(got, w) || c.At != r || c.SignalNumber != 0 || c.Abort || c.LastCall != nil {
+				t.Errorf("rank %d: %q at %d (%+v), want %q at %d", r, got, c.At, c, w, r)
+			}
+		}
+		if c := rep.Crashes[0]; c.Exception != "ZeroDivisionError" || c.Cause != "division by zero" || c.Signal != "uncaught ZeroDivisionError" {
+			t.Errorf("rank 0: %+v", c)
+		}
+		if v := report.FindingsOf(rep).Verdict; !strings.HasPrefix(v, "Rank 0 crashed: uncaught ZeroDivisionError: division by zero, in py10 at app.py:10 (and 1 more crashes).") {
+			t.Errorf("verdict %q", v)
+		}
+	}
+	check(t, analyzeOpts(t, opts))
+	for n := 1; n <= 3; n++ {
+		check(t, analyzeDistReport(t, opts, n))
+	}
+
+	// Raised after MPI.Finalize(): the file beside the finished trace.
+	dir, path, rf := finishedRun(t, mods...)
+	b, err := proto.Marshal(&tracepb.LateCrash{RunId: rf.hdr.RunId, Crash: exc("ValueError", "bad", app+12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+LateCrashSuffix, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	late := []string{"rank 1 crashed after MPI_Finalize: uncaught ValueError: bad", "in py12 at app.py:12"}
+	rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: pySymbolizer{}})
+	if len(rep.Crashes) != 1 || !slices.Equal(rep.Crashes[0].Lines(), late) {
+		t.Errorf("crashes %+v, want %q", rep.Crashes, late)
+	}
+	c, _ := CrashOf(1, path, rf.hdr, rf.footer, append([]*tracepb.Module{{Path: "app", Start: 0x400000, End: 0x500000}}, mods...), pySymbolizer{})
+	if c == nil || !slices.Equal(c.Lines(), late) || c.At != 0 {
+		t.Errorf("CrashOf: %+v, want %q", c, late)
+	}
+}

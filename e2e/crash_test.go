@@ -270,3 +270,77 @@ func TestPythonCrash(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonException: an mpi4py program whose rank 1 raises an exception
+// that nothing catches (testdata/apps/pyexc.py), run as mpi4py advises,
+// `python -m mpi4py`, which calls MPI_Abort then: the rank's crash is the
+// exception, named as Python names it (module and class) with its
+// message, its frames the traceback's from the line that raised it
+// (inside Python's json module), the first of the script's own Crash.At,
+// in dtrun's summary, the findings and dtpa-mpi's report; the exception
+// the script caught first is not reported. In the late run rank 1
+// raises after MPI.Finalize(): the crash after the trace's end, its
+// message cut to 512 bytes at a character's start. Open MPI only
+// (Debian's mpi4py).
+func TestPythonException(t *testing.T) {
+	needMPI4Py(t)
+	m := impls[0]
+	needMPI(t, m)
+	lines := markers(t, filepath.Join(root, "testdata", "apps", "pyexc.py"))
+	for _, late := range []bool{false, true} {
+		t.Run(map[bool]string{false: "abort", true: "late"}[late], func(t *testing.T) {
+			dir := t.TempDir()
+			copyPython(t, dir, "pyexc.py")
+			a := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+			head := "rank 1 crashed: uncaught json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+			own := [][2]string{{"parse", "@parse"}, {"<module>", "@call"}}
+			if late {
+				a = append(a, python, "pyexc.py", "late")
+				head = "rank 1 crashed after MPI_Finalize: uncaught ValueError: " + strings.Repeat("\u00e9", 254) + "\u2026"
+				own = [][2]string{{"late", "@late"}, {"<module>", "@call-late"}}
+			} else {
+				a = append(a, python, "-m", "mpi4py", "pyexc.py")
+			}
+			_, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtrun"), a...)
+			if code == 0 {
+				t.Fatalf("dtrun exited 0; want the failed job's failure\n%s", stderr)
+			}
+			if !strings.Contains(stderr, "dtrun: "+head+";") {
+				t.Errorf("dtrun's summary does not say %q:\n%s", head, stderr)
+			}
+			r, _ := analyse(t, dir, filepath.Base(python))
+			if len(r.Crashes) != 1 || r.Crashes[0].Rank != 1 {
+				t.Fatalf("crashes %+v, want rank 1's", r.Crashes)
+			}
+			cr := r.Crashes[0]
+			if l := cr.Lines(); l[0] != head {
+				t.Errorf("crash %q, want %q", l[0], head)
+			}
+			// The library's frames (json's), then the script's, then
+			// mpi4py's and runpy's (python -m).
+			at := slices.IndexFunc(cr.Frames, func(f report.Frame) bool { return filepath.Base(f.File) == "pyexc.py" })
+			if at < 0 || at+len(own) > len(cr.Frames) || cr.At != at || (late && at != 0) || (!late && at == 0) {
+				t.Fatalf("frames %+v at %d, want the script's frames %v at %d", cr.Frames, cr.At, own, at)
+			}
+			for i, w := range own {
+				if f := cr.Frames[at+i]; f.Function != w[0] || filepath.Base(f.File) != "pyexc.py" || f.Line != lines[w[1]] {
+					t.Errorf("frame %d: %+v, want %s at pyexc.py:%d", at+i, f, w[0], lines[w[1]])
+				}
+			}
+			for _, f := range cr.Frames[:at] {
+				if !strings.Contains(f.File, "/json/") {
+					t.Errorf("frame %+v before the script's, want json's", f)
+				}
+			}
+			if rest := cr.Frames[at+len(own):]; late != (len(rest) == 0) {
+				t.Errorf("frames after the script's %+v; want mpi4py's and runpy's only under python -m mpi4py", rest)
+			}
+			if f := report.FindingsOf(r); f == nil || !strings.HasPrefix(f.Verdict, "R"+cr.Where()[1:]+".") {
+				t.Errorf("findings %+v: want them to begin with %q", f, cr.Where())
+			}
+			if !late {
+				checkSameAsDtpaMPI(t, dir, filepath.Base(python), r)
+			}
+		})
+	}
+}

@@ -381,13 +381,28 @@ func TestPythonHungJobInterrupted(t *testing.T) {
 	needMPI(t, m)
 	dir := t.TempDir()
 	copyPython(t, dir, "pyhang.py")
-	line := markers(t, filepath.Join(root, "testdata", "apps", "pyhang.py"))["@wait"]
+	marks := markers(t, filepath.Join(root, "testdata", "apps", "pyhang.py"))
+	line := marks["@wait"]
 	args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
 	text, jobStart := interruptJob(t, dir, append(args, python, "pyhang.py"), "pyhang: waiting", false)
 	if !strings.Contains(text, "ZeroDivisionError") {
 		t.Errorf("the job's output lacks rank 1's exception")
 	}
+	head := "rank 1 crashed: uncaught ZeroDivisionError: division by zero"
+	if !strings.Contains(text, "dtrun: "+head+"; dtpa ") {
+		t.Errorf("dtrun's summary does not say %q:\n%s", head, text)
+	}
 	rep, _ := analyse(t, dir, filepath.Base(python))
+	// Rank 1's exception, its traceback from the line that raised it.
+	want := []string{head, fmt.Sprintf("in work at pyhang.py:%d", marks["@raise"]),
+		fmt.Sprintf("called from <module> at pyhang.py:%d", marks["@call"])}
+	if len(rep.Crashes) != 1 || !slices.Equal(rep.Crashes[0].Lines(), want) || rep.Crashes[0].At != 0 ||
+		rep.Crashes[0].Exception != "ZeroDivisionError" || rep.Crashes[0].Thread == nil || *rep.Crashes[0].Thread != 0 {
+		t.Errorf("crashes %+v, want rank 1's exception %q", rep.Crashes, want)
+	}
+	if v, w := rep.Findings.Verdict, fmt.Sprintf("Rank 1 crashed: uncaught ZeroDivisionError: division by zero, in work at pyhang.py:%d.", marks["@raise"]); !strings.HasPrefix(v, w) {
+		t.Errorf("verdict %q, want it to begin %q", v, w)
+	}
 	if len(rep.Unfinished) != 3 {
 		t.Fatalf("unfinished calls %+v, want one per rank", rep.Unfinished)
 	}
@@ -408,8 +423,8 @@ func TestPythonHungJobInterrupted(t *testing.T) {
 			t.Errorf("rank %d: ran %v s (at least: %v), want the time to its process's end, at least the test's second", c.Rank, c.Seconds, c.AtLeast)
 		}
 	}
-	want := fmt.Sprintf("MPI_Barrier at pyhang.py:%d: ranks 0, 2, for ", line)
-	if v := rep.Findings.Verdict; !strings.Contains(v, "("+want) || !strings.Contains(v, "; MPI_Finalize: rank 1, for ") {
+	wait := fmt.Sprintf("MPI_Barrier at pyhang.py:%d: ranks 0, 2, for ", line)
+	if v := rep.Findings.Verdict; !strings.Contains(v, "("+wait) || !strings.Contains(v, "; MPI_Finalize: rank 1, for ") {
 		t.Errorf("verdict %q, want it to say where each rank waited", v)
 	}
 }

@@ -77,6 +77,9 @@ func Check(r *Report) []error {
 	}
 	for _, c := range r.Crashes {
 		busy[c.Rank] = "crashed"
+		if c.Exception != "" && (c.SignalNumber != 0 || c.Address != nil || c.Abort) {
+			errs = append(errs, fmt.Errorf("rank %d: an uncaught exception with a signal, an address or MPI_Abort", c.Rank))
+		}
 	}
 	for _, e := range r.Elsewhere {
 		if why, ok := busy[e.Rank]; ok {

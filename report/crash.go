@@ -14,8 +14,10 @@ import (
 //	called from main at crash.c:31
 //
 // or, for a rank that called MPI_Abort, "rank 1 called MPI_Abort", then
-// its call's frames; for a crash after the trace ended, "rank 1 crashed
-// after MPI_Finalize: …".
+// its call's frames; for an uncaught Python exception, "rank 1 crashed:
+// uncaught ZeroDivisionError: division by zero", then its traceback's
+// lines; for a crash after the trace ended, "rank 1 crashed after
+// MPI_Finalize: …".
 func (c *Crash) Lines() []string {
 	head := fmt.Sprintf("rank %d crashed: %s", c.Rank, c.Signal)
 	if c.Thread != nil && *c.Thread != 0 {
@@ -28,6 +30,8 @@ func (c *Crash) Lines() []string {
 		head = strings.Replace(head, " crashed: ", " crashed after "+c.After+": ", 1)
 	}
 	switch {
+	case c.Exception != "" && c.Cause != "":
+		head += ": " + c.Cause
 	case c.Cause != "" && c.Address != nil:
 		head += fmt.Sprintf(", %s (%#x)", c.Cause, *c.Address)
 	case c.Cause != "":
@@ -41,7 +45,7 @@ func (c *Crash) Lines() []string {
 		if i == 0 {
 			s = "in "
 		}
-		s += f.Function
+		s += f.name()
 		if f.File != "" {
 			s += fmt.Sprintf(" at %s:%d", filepath.Base(f.File), f.Line)
 		}
@@ -104,15 +108,24 @@ func (c *Crash) where() string {
 		if c.At > 0 {
 			in = "called from"
 		}
-		return fmt.Sprintf("%s, %s %s at %s:%d", l[0], in, f.Function, filepath.Base(f.File), f.Line)
+		return fmt.Sprintf("%s, %s %s at %s:%d", l[0], in, f.name(), filepath.Base(f.File), f.Line)
 	}
 	for _, f := range c.Frames {
 		if f.File != "" {
-			return fmt.Sprintf("%s, in %s at %s:%d", l[0], f.Function, filepath.Base(f.File), f.Line)
+			return fmt.Sprintf("%s, in %s at %s:%d", l[0], f.name(), filepath.Base(f.File), f.Line)
 		}
 	}
 	if len(c.Frames) > 0 {
 		return l[0] + ", " + l[1]
 	}
 	return l[0]
+}
+
+// name is f's function, "??" when unknown (a Python frame of a file dtpa
+// cannot read, as the interpreter's frozen modules).
+func (f Frame) name() string {
+	if f.Function == "" {
+		return "??"
+	}
+	return f.Function
 }

@@ -141,6 +141,12 @@ type Crash struct {
 	// but for the first; a Python program's frames (file and line) stand
 	// for the interpreter's (docs/report-format.md).
 	Frames []Frame `json:"frames"`
+	// Exception is the type of an uncaught Python exception that ended
+	// the rank ("ZeroDivisionError", "numpy.linalg.LinAlgError"; Signal
+	// is "uncaught " and the type, SignalNumber 0, Cause its message):
+	// Frames are its traceback, innermost first, from the line that
+	// raised it.
+	Exception string `json:"exception,omitempty"`
 	// Abort says that the rank called MPI_Abort (Signal is "MPI_Abort",
 	// SignalNumber 0): Frames are its call's stack, from the caller of
 	// MPI_Abort.

@@ -1819,9 +1819,18 @@ type Crash struct {
 	// definitions lack: files no MPI call was made from, first named by a
 	// crash after the trace's footer was written (LateCrash). Their ids
 	// follow the definitions' modules, in this order.
-	PythonFiles   []*Module `protobuf:"bytes,11,rep,name=python_files,json=pythonFiles,proto3" json:"python_files,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PythonFiles []*Module `protobuf:"bytes,11,rep,name=python_files,json=pythonFiles,proto3" json:"python_files,omitempty"`
+	// An uncaught Python exception ended the program (signal 0, stack
+	// empty): its type as Python's traceback names it ("ZeroDivisionError",
+	// "numpy.linalg.LinAlgError"), its message (str() of the exception,
+	// cut to 512 bytes), python_stack its traceback, innermost first (the
+	// line that raised it first). The interpreter reports it through
+	// sys.excepthook's audit event (PEP 578) before it exits, and MPI_Finalize
+	// or MPI_Abort follow it; a fault signal after it takes its place.
+	Exception        string `protobuf:"bytes,12,opt,name=exception,proto3" json:"exception,omitempty"`
+	ExceptionMessage string `protobuf:"bytes,13,opt,name=exception_message,json=exceptionMessage,proto3" json:"exception_message,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Crash) Reset() {
@@ -1929,6 +1938,20 @@ func (x *Crash) GetPythonFiles() []*Module {
 		return x.PythonFiles
 	}
 	return nil
+}
+
+func (x *Crash) GetException() string {
+	if x != nil {
+		return x.Exception
+	}
+	return ""
+}
+
+func (x *Crash) GetExceptionMessage() string {
+	if x != nil {
+		return x.ExceptionMessage
+	}
+	return ""
 }
 
 // LateCrash is a crash after the trace ended (MPI_Finalize, or the
@@ -2244,7 +2267,7 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a\"\xcf\x02\n" +
+	"\x04EXIT\x10\a\"\x9a\x03\n" +
 	"\x05Crash\x12\x16\n" +
 	"\x06signal\x18\x01 \x01(\x05R\x06signal\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2259,7 +2282,9 @@ const file_trace_proto_rawDesc = "" +
 	"\blocal_ns\x18\t \x01(\x03R\alocalNs\x12%\n" +
 	"\fpython_stack\x18\n" +
 	" \x03(\x04B\x02\x10\x01R\vpythonStack\x128\n" +
-	"\fpython_files\x18\v \x03(\v2\x15.dtpa.trace.v1.ModuleR\vpythonFiles\"N\n" +
+	"\fpython_files\x18\v \x03(\v2\x15.dtpa.trace.v1.ModuleR\vpythonFiles\x12\x1c\n" +
+	"\texception\x18\f \x01(\tR\texception\x12+\n" +
+	"\x11exception_message\x18\r \x01(\tR\x10exceptionMessage\"N\n" +
 	"\tLateCrash\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\fR\x05runId\x12*\n" +
 	"\x05crash\x18\x02 \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\xa5\x01\n" +

@@ -861,19 +861,18 @@ static void fill_crash(Dtpa__Trace__V1__Crash *c, uint64_t *stack, const uintptr
 	c->local_ns = dt_ns(dt_crash.t);
 }
 
-// dtw_late_crash runs on the signal watcher (dt_signal.c) when a fault
-// signal or SIGABRT crashed the process after its trace ended
-// (dt_late_ok): in a destructor or an exit handler. The trace stays as it
-// was; the crash, its stack walked as dtw_signal walks it, goes into the
-// file beside it (late_path), with the run's id, which dtrun and dtpa
-// read.
-void dtw_late_crash(void) {
-	uintptr_t pcs[DT_CRASH_DEPTH];
-	int n = dt_crash_stack(pcs, DT_CRASH_DEPTH);
-	// The definitions are written: the modules of files no call named
-	// go with the crash.
-	uint64_t py[DT_CRASH_DEPTH];
-	int npy = dt_py_crash_stack(dt_crash.py_ts, py, DT_CRASH_DEPTH, 0);
+// fill_exception fills c with the uncaught Python exception (dt_pyexc).
+static void fill_exception(Dtpa__Trace__V1__Crash *c) {
+	c->exception = dt_pyexc.type, c->exception_message = dt_pyexc.msg;
+	if (dt_pyexc.T) c->thread = dt_pyexc.T->tid, c->has_thread = 1;
+	c->python_stack = dt_pyexc.py, c->n_python_stack = (size_t)dt_pyexc.npy;
+	c->local_ns = dt_ns(dt_pyexc.t);
+}
+
+// write_late writes crash, which came after the trace ended, into the file
+// beside it (late_path), with the run's id and the modules of the files
+// its Python frames name that the trace's definitions lack.
+static void write_late(Dtpa__Trace__V1__Crash *crash) {
 	const char *files[DT_CRASH_DEPTH];
 	uint64_t bases[DT_CRASH_DEPTH];
 	int nf = dt_py_late_files(files, bases, DT_CRASH_DEPTH);
@@ -887,13 +886,9 @@ void dtw_late_crash(void) {
 		modp[nm] = &mods[nm];
 		nm++;
 	}
-	Dtpa__Trace__V1__Crash crash = DTPA__TRACE__V1__CRASH__INIT;
-	uint64_t stack[DT_CRASH_DEPTH];
-	char name[128];
-	fill_crash(&crash, stack, pcs, n, py, npy, name, sizeof name);
-	crash.python_files = modp, crash.n_python_files = (size_t)nm;
+	crash->python_files = modp, crash->n_python_files = (size_t)nm;
 	Dtpa__Trace__V1__LateCrash lc = DTPA__TRACE__V1__LATE_CRASH__INIT;
-	lc.run_id = cw_hdr.run_id, lc.crash = &crash;
+	lc.run_id = cw_hdr.run_id, lc.crash = crash;
 	static uint8_t buf[64 << 10]; // analyzer.maxLateCrash
 	size_t size = dtpa__trace__v1__late_crash__get_packed_size(&lc);
 	if (size > sizeof buf) return;
@@ -904,6 +899,31 @@ void dtw_late_crash(void) {
 	if (fd < 0) return;
 	if (write(fd, buf, size) != (ssize_t)size) unlink(path);
 	close(fd);
+}
+
+// dtw_late_crash runs on the signal watcher (dt_signal.c) when a fault
+// signal or SIGABRT crashed the process after its trace ended
+// (dt_late_ok): in a destructor or an exit handler. The trace stays as it
+// was; the crash, its stack walked as dtw_signal walks it, goes into the
+// file beside it (write_late), which dtrun and dtpa read.
+void dtw_late_crash(void) {
+	uintptr_t pcs[DT_CRASH_DEPTH];
+	int n = dt_crash_stack(pcs, DT_CRASH_DEPTH);
+	// The definitions are written: the modules of files no call named
+	// go with the crash.
+	uint64_t py[DT_CRASH_DEPTH];
+	int npy = dt_py_crash_stack(dt_crash.py_ts, py, DT_CRASH_DEPTH, 0);
+	Dtpa__Trace__V1__Crash crash = DTPA__TRACE__V1__CRASH__INIT;
+	uint64_t stack[DT_CRASH_DEPTH];
+	char name[128];
+	fill_crash(&crash, stack, pcs, n, py, npy, name, sizeof name);
+	write_late(&crash);
+}
+
+void dtw_late_exception(void) {
+	Dtpa__Trace__V1__Crash crash = DTPA__TRACE__V1__CRASH__INIT;
+	fill_exception(&crash);
+	write_late(&crash);
 }
 
 static void write_footer(int fin) {
@@ -934,6 +954,9 @@ static void write_footer(int fin) {
 	char crash_name[128] = "";
 	if (cw_ncrash > 0) {
 		fill_crash(&crash, stack, cw_crash, cw_ncrash, cw_pycrash, cw_npycrash, crash_name, sizeof crash_name);
+		f.crash = &crash;
+	} else if (__atomic_load_n(&dt_pyexc.taken, __ATOMIC_ACQUIRE)) {
+		fill_exception(&crash);
 		f.crash = &crash;
 	}
 	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead

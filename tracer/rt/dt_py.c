@@ -311,6 +311,18 @@ static int py_nlate;
 // crash: then py_mu is only tried (the crashed thread may hold it), and a
 // new file is defined if define, else kept for dt_py_late_files.
 static uint64_t py_file_named(const char *name, int len, int crash, int define) {
+	// A relative name (a script run by runpy: `python -m mpi4py app.py`)
+	// is relative to the working directory, as Python's tracebacks read
+	// it; the analysis runs elsewhere.
+	char abs[PY_NAME];
+	if (len > 0 && name[0] != '/' && name[0] != '<' && getcwd(abs, sizeof abs)) {
+		size_t n = strlen(abs);
+		if (n + 1 + (size_t)len < sizeof abs) {
+			abs[n] = '/';
+			memcpy(abs + n + 1, name, (size_t)len + 1);
+			name = abs, len += (int)n + 1;
+		}
+	}
 	uint64_t h = 14695981039346656037ULL;
 	for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ULL;
 	h |= 1;
@@ -500,6 +512,166 @@ int dt_py_late_files(const char **names, uint64_t *bases, int max) {
 // thread-local key and nothing else: a signal handler may call it.
 uintptr_t dt_py_this_ts(void) { return dt_py_span ? (uintptr_t)py_this_ts() : 0; }
 
+// ---- An uncaught exception. CPython reports one that reaches the top of
+// the program (PyErr_Print, before it prints the traceback and exits:
+// mpi4py's MPI_Finalize, or MPI_Abort under `python -m mpi4py`, follow)
+// through the audit event "sys.excepthook" (PEP 578), whose arguments are
+// the hook, the exception's type, value and traceback. An audit hook is
+// called with the GIL held, in the raising thread, so the exception is
+// read through the interpreter's own API: the type's names, str() of the
+// value, the traceback's frames and lines. The hook is called for every
+// audited event (imports, open, pickle's class lookups …): all others
+// cost it a compare of the name's first bytes. Installed once, at
+// MPI_Init, where mpi4py's import holds the GIL (PyGILState_Check); the
+// hook never fails the event, and any error its calls raise is cleared.
+
+dt_pyexc_t dt_pyexc;
+
+static struct {
+	int (*gil_held)(void);                      // PyGILState_Check
+	ssize_t (*tuple_size)(void *);               // PyTuple_Size
+	void *(*tuple_item)(void *, ssize_t);        // PyTuple_GetItem (borrowed)
+	void *(*getattr)(void *, const char *);      // PyObject_GetAttrString
+	void *(*str)(void *);                        // PyObject_Str
+	const char *(*utf8)(void *, ssize_t *);      // PyUnicode_AsUTF8AndSize
+	long (*as_long)(void *);                     // PyLong_AsLong
+	void (*decref)(void *);                      // Py_DecRef (NULL allowed)
+	void (*err_clear)(void);                     // PyErr_Clear
+	void *none;                                  // &_Py_NoneStruct
+} pyapi;
+
+// py_copy copies the UTF-8 of string object s into out (size bytes), cut
+// at a character's start with "…" when it does not fit; 0 when s is not
+// a string.
+static int py_copy(void *s, char *out, size_t size) {
+	ssize_t n = 0;
+	const char *u = s ? pyapi.utf8(s, &n) : NULL;
+	if (!u) {
+		pyapi.err_clear();
+		return 0;
+	}
+	if ((size_t)n < size) {
+		memcpy(out, u, (size_t)n + 1);
+		return 1;
+	}
+	size_t k = size - 4;
+	while (k > 0 && ((unsigned char)u[k] & 0xC0) == 0x80) k--;
+	memcpy(out, u, k);
+	memcpy(out + k, "\xe2\x80\xa6", 4);
+	return 1;
+}
+
+// py_attr is attribute name of o (a new reference), NULL when it has none
+// (the error cleared).
+static void *py_attr(void *o, const char *name) {
+	void *a = pyapi.getattr(o, name);
+	if (!a) pyapi.err_clear();
+	return a;
+}
+
+// py_exc_type names exception type t as Python's traceback does: its
+// qualified name, after its module's but for builtins' and __main__'s.
+static void py_exc_type(void *t, char *out, size_t size) {
+	char mod[128] = "", name[128] = "";
+	void *m = py_attr(t, "__module__"), *q = py_attr(t, "__qualname__");
+	if (m) py_copy(m, mod, sizeof mod);
+	if (q) py_copy(q, name, sizeof name);
+	pyapi.decref(m), pyapi.decref(q);
+	if (!name[0]) snprintf(name, sizeof name, "%s", "<unknown>");
+	if (mod[0] && strcmp(mod, "builtins") != 0 && strcmp(mod, "__main__") != 0)
+		snprintf(out, size, "%s.%s", mod, name);
+	else
+		snprintf(out, size, "%s", name);
+}
+
+// PY_TB_HOPS bounds the traceback entries followed (a RecursionError's
+// has ~1000): the innermost DT_CRASH_DEPTH of them are kept.
+#define PY_TB_HOPS 4096
+
+// py_exc_frames writes traceback tb's frames into out, innermost first,
+// as dt_py_crash_stack does (late: a new file's module is kept for
+// dt_py_late_files); it returns how many. The import machinery's frames
+// are left out, as Python's tracebacks leave them out.
+static int py_exc_frames(void *tb, uint64_t *out, int late) {
+	void *ring[DT_CRASH_DEPTH]; // borrowed: the chain holds them while tb lives
+	int n = 0;
+	for (void *t = tb; t && t != pyapi.none && n < PY_TB_HOPS; n++) {
+		ring[n % DT_CRASH_DEPTH] = t;
+		void *next = py_attr(t, "tb_next");
+		pyapi.decref(next); // t holds it
+		t = next;
+	}
+	int k = 0;
+	for (int i = n - 1; i >= 0 && i >= n - DT_CRASH_DEPTH; i--) {
+		void *t = ring[i % DT_CRASH_DEPTH];
+		void *fr = py_attr(t, "tb_frame"), *ln = py_attr(t, "tb_lineno");
+		void *co = fr ? py_attr(fr, "f_code") : NULL, *fn = co ? py_attr(co, "co_filename") : NULL;
+		long line = ln ? pyapi.as_long(ln) : 0;
+		if (line == -1) pyapi.err_clear();
+		char name[PY_NAME];
+		uint64_t base = 0;
+		if (fn && py_copy(fn, name, sizeof name) && strlen(name) < sizeof name - 4) {
+			if (strncmp(name, py_importlib_file, sizeof py_importlib_file - 1) == 0)
+				base = 1;
+			else
+				base = py_file_named(name, (int)strlen(name), late, !late);
+		}
+		pyapi.decref(fr), pyapi.decref(ln), pyapi.decref(co), pyapi.decref(fn);
+		if (!base) break;
+		if (base != 1) out[k++] = base + (uint32_t)(line > 0 && line < (1L << 31) ? line : 0);
+	}
+	return k;
+}
+
+static int py_audit(const char *event, void *args, void *data) {
+	(void)data;
+	if (event[0] != 's' || strcmp(event, "sys.excepthook") != 0) return 0;
+	int late = dt_state == DT_ST_FINISHED;
+	if (dt_pyexc.taken || (late && !dt_late_ok) || pyapi.tuple_size(args) != 4) {
+		pyapi.err_clear();
+		return 0;
+	}
+	void *type = pyapi.tuple_item(args, 1), *value = pyapi.tuple_item(args, 2), *tb = pyapi.tuple_item(args, 3);
+	if (!type || !value || !tb) {
+		pyapi.err_clear();
+		return 0;
+	}
+	dt_pyexc.t = dt_now();
+	dt_pyexc.T = dt_self;
+	py_exc_type(type, dt_pyexc.type, sizeof dt_pyexc.type);
+	void *s = pyapi.str(value);
+	if (!s || !py_copy(s, dt_pyexc.msg, sizeof dt_pyexc.msg)) {
+		pyapi.err_clear();
+		snprintf(dt_pyexc.msg, sizeof dt_pyexc.msg, "%s", "<exception str() failed>");
+	}
+	pyapi.decref(s);
+	dt_pyexc.npy = py_exc_frames(tb, dt_pyexc.py, late);
+	__atomic_store_n(&dt_pyexc.taken, 1, __ATOMIC_RELEASE);
+	if (late) dtw_late_exception();
+	return 0;
+}
+
+// py_exc_init installs py_audit where this thread holds the GIL (mpi4py
+// imports MPI and initializes it with the GIL held): without it the
+// interpreter's state cannot be touched, and the exception goes unseen.
+static void py_exc_init(void) {
+	int (*add)(int (*)(const char *, void *, void *), void *) = dlsym(RTLD_DEFAULT, "PySys_AddAuditHook");
+	pyapi.gil_held = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
+	pyapi.tuple_size = (ssize_t (*)(void *))dlsym(RTLD_DEFAULT, "PyTuple_Size");
+	pyapi.tuple_item = (void *(*)(void *, ssize_t))dlsym(RTLD_DEFAULT, "PyTuple_GetItem");
+	pyapi.getattr = (void *(*)(void *, const char *))dlsym(RTLD_DEFAULT, "PyObject_GetAttrString");
+	pyapi.str = (void *(*)(void *))dlsym(RTLD_DEFAULT, "PyObject_Str");
+	pyapi.utf8 = (const char *(*)(void *, ssize_t *))dlsym(RTLD_DEFAULT, "PyUnicode_AsUTF8AndSize");
+	pyapi.as_long = (long (*)(void *))dlsym(RTLD_DEFAULT, "PyLong_AsLong");
+	pyapi.decref = (void (*)(void *))dlsym(RTLD_DEFAULT, "Py_DecRef");
+	pyapi.err_clear = (void (*)(void))dlsym(RTLD_DEFAULT, "PyErr_Clear");
+	pyapi.none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+	if (!add || !pyapi.gil_held || !pyapi.tuple_size || !pyapi.tuple_item || !pyapi.getattr || !pyapi.str ||
+		!pyapi.utf8 || !pyapi.as_long || !pyapi.decref || !pyapi.err_clear || !pyapi.none)
+		return;
+	if (pyapi.gil_held() == 1 && add(py_audit, NULL) != 0) pyapi.err_clear();
+}
+
 // ---- Start (MPI_Init).
 static int find_mpi4py(struct dl_phdr_info *info, size_t size, void *data) {
 	(void)size;
@@ -527,6 +699,7 @@ void dt_py_init(void) {
 	uintptr_t r[2] = {0, 0};
 	dl_iterate_phdr(find_mpi4py, r);
 	if (!r[1]) return; // MPI not loaded by mpi4py
+	py_exc_init();
 	const unsigned long *pv = dlsym(RTLD_DEFAULT, "Py_Version"); // 3.11 and later
 	unsigned long v = pv ? *pv : 0;
 	const char *o = getenv("DT_PY_VERSION");

@@ -151,9 +151,28 @@ void dt_py_init(void);
 uintptr_t dt_py_this_ts(void);
 int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define);
 int dt_py_late_files(const char **names, uint64_t *bases, int max);
+// An uncaught Python exception, as the interpreter's audit event
+// "sys.excepthook" showed it before the interpreter printed it and exited
+// (dt_py.c, py_audit): its type and message (Crash.exception), its
+// traceback innermost first as dt_py_crash_stack's frames, the thread and
+// the time. Filled once, then taken is set (release); the footer's writer
+// reads it after an acquiring load.
+typedef struct {
+	int taken;
+	char type[256], msg[512];
+	uint64_t py[DT_CRASH_DEPTH];
+	int npy;
+	dt_thr *T; // the thread's, NULL for one that never called MPI
+	uint64_t t; // raw clock
+} dt_pyexc_t;
+extern dt_pyexc_t dt_pyexc DT_HIDDEN;
 
 // dt_signal.c
 void dt_install_signals(void);
+
+// dt_cw.c: dt_pyexc after the trace's footer was written (dt_late_ok), into
+// the file beside the trace as a crash after its end.
+void dtw_late_exception(void);
 
 // dt_comm.c
 void dt_comm_init(void);
