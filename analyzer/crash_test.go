@@ -125,6 +125,8 @@ func FuzzCrash(f *testing.F) {
 	f.Add(int32(-1), int32(-1<<31), "", uint64(1<<63), false, uint32(1<<31), uint64(0), uint64(1<<64-1), 1000, uint64(0), 0, "")
 	f.Add(int32(11), int32(1), "SIGSEGV (Segmentation fault)", uint64(0), true, uint32(0), uint64(0x401000), uint64(0x402345), 2,
 		uint64(0xF000000000000000+12), 3, "/src/app.py")
+	f.Add(int32(0), int32(0), "ZeroDivisionError", uint64(0), false, uint32(0), uint64(0), uint64(0), 7,
+		uint64(0xF000000000000000+12), 3, "division by zero")
 	f.Fuzz(func(t *testing.T, sig, code int32, name string, addr uint64, hasAddr bool, thread uint32, pc0, pc1 uint64, n int,
 		py0 uint64, npy int, pyFile string) {
 		stack := []uint64{pc0, pc1}
@@ -150,8 +152,17 @@ func FuzzCrash(f *testing.F) {
 			run.Rank(i).Init(us).Barrier(10 * us)
 		}
 		run.Rank(0).Finalize(us)
-		run.Rank(1).CrashedWith(&tracepb.Crash{Signal: sig, Name: name, Code: code, Address: addr, HasAddress: hasAddr,
-			Thread: thread, HasThread: thread%2 == 0, Stack: stack, PythonStack: py, PythonFiles: files})
+		crash := &tracepb.Crash{Signal: sig, Name: name, Code: code, Address: addr, HasAddress: hasAddr,
+			Thread: thread, HasThread: thread%2 == 0, Stack: stack, PythonStack: py, PythonFiles: files}
+		if n%4 == 3 {
+			// An uncaught Python exception, with or without a signal
+			// or a C stack (neither is written by the tracer).
+			crash.Exception, crash.ExceptionMessage = name, pyFile
+			if n%8 == 7 {
+				crash.Signal, crash.Stack = 0, nil
+			}
+		}
+		run.Rank(1).CrashedWith(crash)
 		dir := t.TempDir()
 		if _, err := run.WriteDir(dir, "app"); err != nil {
 			t.Skip(err) // a name protobuf cannot hold

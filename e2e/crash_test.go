@@ -280,15 +280,25 @@ func TestPythonCrash(t *testing.T) {
 // in dtrun's summary, the findings and dtpa-mpi's report; the exception
 // the script caught first is not reported. In the late run rank 1
 // raises after MPI.Finalize(): the crash after the trace's end, its
-// message cut to 512 bytes at a character's start. Open MPI only
-// (Debian's mpi4py).
+// message cut to 512 bytes at a character's start. The exception is read
+// through the interpreter's API, not its memory's layout: an interpreter
+// the tracer takes for Python 3.12 (its call sites then C stacks) reads
+// the same. Open MPI only (Debian's mpi4py).
 func TestPythonException(t *testing.T) {
 	needMPI4Py(t)
 	m := impls[0]
 	needMPI(t, m)
 	lines := markers(t, filepath.Join(root, "testdata", "apps", "pyexc.py"))
-	for _, late := range []bool{false, true} {
-		t.Run(map[bool]string{false: "abort", true: "late"}[late], func(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		late    bool
+		version string // DT_PY_VERSION: the interpreter taken for another
+	}{{"abort", false, ""}, {"late", true, ""}, {"abort-py3.12", false, "0x030c00f0"}} {
+		late := c.late
+		t.Run(c.name, func(t *testing.T) {
+			if c.version != "" {
+				t.Setenv("DT_PY_VERSION", c.version)
+			}
 			dir := t.TempDir()
 			copyPython(t, dir, "pyexc.py")
 			a := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
@@ -304,6 +314,9 @@ func TestPythonException(t *testing.T) {
 			_, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtrun"), a...)
 			if code == 0 {
 				t.Fatalf("dtrun exited 0; want the failed job's failure\n%s", stderr)
+			}
+			if c.version != "" && !strings.Contains(stderr, "dtpa: Python 3.12: call stacks are the interpreter's C frames") {
+				t.Errorf("the tracer did not take the interpreter for Python 3.12:\n%s", stderr)
 			}
 			if !strings.Contains(stderr, "dtrun: "+head+";") {
 				t.Errorf("dtrun's summary does not say %q:\n%s", head, stderr)
