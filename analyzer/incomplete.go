@@ -3,6 +3,9 @@ package analyzer
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -173,13 +176,57 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 		default:
 			continue
 		}
+		if x := f.footer.GetExit(); x != nil && e.State == "exited" && x.HasStatus {
+			s := int(x.Status)
+			e.ExitStatus = &s
+		}
 		if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil {
 			e.LastCall = lastCall(ranks[r], f.hdr.GetProgram(), sym)
+			if e.State == "exited" {
+				e.Exit, e.MainReturned = exitPlace(ranks[r].exit, ranks[r].defs.Modules, f.hdr.GetProgram(), sym)
+			}
 		}
 		out = append(out, e)
 	}
 	return out
 }
+
+// exitStack is exit call x's stack mapped to the modules mods, past the C
+// library's frames (exit and its handlers'); nil when nothing is left.
+func exitStack(x *tracepb.ExitCall, mods []*tracepb.Module) []siteFrame {
+	var st []siteFrame
+	for _, pc := range x.GetStack()[:min(len(x.GetStack()), maxCrashFrames)] {
+		f := frameOf(mods, pc)
+		if len(st) == 0 && f.mod >= 0 && int(f.mod) < len(mods) && libcRE.MatchString(filepath.Base(mods[f.mod].Path)) {
+			continue
+		}
+		st = append(st, f)
+	}
+	return st
+}
+
+// exitPlace is where the process called exit, from its stack st
+// (exitStack) symbolized with sym on modules mods
+// (report.RankElsewhere.Exit): the program's innermost frame with a file
+// (as a crash's At), else the innermost with a file, else the innermost.
+// returned says that no frame is left but the C start-up code's: main
+// returned. Nil and false when st is empty (unknown).
+func exitPlace(st []siteFrame, mods []*tracepb.Module, program string, sym Symbolizer) (p *report.CallPlace, returned bool) {
+	if len(st) == 0 {
+		return nil, false
+	}
+	fr, at := crashFrames(st, mods, program, sym, false)
+	if len(fr) == 0 {
+		return nil, true
+	}
+	if at < 0 {
+		at = max(0, slices.IndexFunc(fr, func(f report.Frame) bool { return f.File != "" }))
+	}
+	return &report.CallPlace{Function: cmp.Or(fr[at].Function, "??"), File: fr[at].File, Line: fr[at].Line}, false
+}
+
+// libcRE matches the base names of the C library (glibc's).
+var libcRE = regexp.MustCompile(`^libc\.so`)
 
 // footerCalls are the calls in progress that rank r's footer f lists,
 // without their place in the program, and for how long each had run when

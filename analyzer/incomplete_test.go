@@ -298,3 +298,74 @@ func FuzzUnfinished(f *testing.F) {
 		}
 	})
 }
+
+// exitSymbolizer reads the C library's frames as exit's, program offsets
+// from 0x900 on as the C start-up code's (no frame, as srcchar drops
+// them), and other program offsets as lineSymbolizer does.
+type exitSymbolizer struct{}
+
+func (exitSymbolizer) Symbolize(path string, off uint64) []report.Frame {
+	switch {
+	case strings.Contains(path, "libc.so"):
+		return []report.Frame{{Function: "exit", File: "exit.c", Line: 7}}
+	case off >= 0x400000+0x900:
+		return nil
+	}
+	return lineSymbolizer{}.Symbolize(path, off)
+}
+
+// TestElsewhereExit: how the ranks that exited without MPI_Finalize did
+// (Footer.exit): rank 1 called exit(3) in the program (past the C
+// library's frames, at the program's innermost frame, a library's
+// below it), rank 2's main returned 1 (nothing left past the C library's
+// frames and the start-up code's), rank 3's exit call is unknown but for
+// its status, rank 4's is not known at all (a footer without it); the
+// lines, the findings and dtpa-mpi's report say so.
+func TestElsewhereExit(t *testing.T) {
+	const libc, rt = 0x7f0000000000, 0x7f1000000000
+	mods := []*tracepb.Module{
+		{Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", Start: libc, End: libc + 1<<24, LoadBias: libc},
+		{Path: "/usr/lib/x86_64-linux-gnu/libgfortran.so.5", Start: rt, End: rt + 1<<24, LoadBias: rt},
+	}
+	run, ranks := start(5)
+	for _, r := range ranks {
+		r.Modules(mods...).Barrier(10 * us)
+	}
+	last := tracetest.Site("rank", 0x400000+40+1)
+	ranks[0].Compute(ms).Unfinished(0, "MPI_Recv", ranks[0].Now(), 0).Compute(100 * ms).StopReason(tracepb.Footer_SIGNAL)
+	for _, r := range ranks[1:] {
+		r.Compute(ms).Call("MPI_Comm_rank", us, traceformat.Event{}, last).Compute(ms)
+	}
+	ranks[1].Exited(&tracepb.ExitCall{Status: 3, HasStatus: true, HasThread: true,
+		Stack: []uint64{libc + 0x10, libc + 0x20, rt + 0x30, 0x400000 + 12 + 1, 0x400000 + 50 + 1, 0x400000 + 0x900 + 1}})
+	ranks[2].Exited(&tracepb.ExitCall{Status: 1, HasStatus: true, Stack: []uint64{libc + 0x10, libc + 0x20, libc + 0x40, 0x400000 + 0x900 + 1}})
+	ranks[3].Exited(&tracepb.ExitCall{Status: 0, HasStatus: true})
+	ranks[4].StopReason(tracepb.Footer_EXIT)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"rank 1: had exited without MPI_Finalize (exit(3) from f40000c at p.c:12), after MPI_Comm_rank at p.c:40",
+		"rank 2: had exited without MPI_Finalize (main returned 1), after MPI_Comm_rank at p.c:40",
+		"rank 3: had exited without MPI_Finalize (status 0), after MPI_Comm_rank at p.c:40",
+		"rank 4: had exited without MPI_Finalize, after MPI_Comm_rank at p.c:40",
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: exitSymbolizer{}}
+	check := func(t *testing.T, rep *report.Report) {
+		t.Helper()
+		if l := report.ElsewhereLines(rep.Elsewhere); !slices.Equal(l, want) {
+			t.Errorf("lines %q, want %q", l, want)
+		}
+		if f := report.FindingsOf(rep); f == nil || !strings.Contains(f.Verdict, "In none then: "+strings.Join(want[:3], "; ")+"; and 1 more. ") {
+			t.Errorf("findings %+v: want the other ranks after the calls in progress", f)
+		}
+		if errs := report.Check(rep); len(errs) > 0 {
+			t.Errorf("invariants: %v", errs)
+		}
+	}
+	check(t, analyzeOpts(t, opts))
+	for n := 1; n <= 3; n++ {
+		check(t, analyzeDistReport(t, opts, n))
+	}
+}

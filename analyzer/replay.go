@@ -262,7 +262,8 @@ type replayer struct {
 	// started at unfStart): their return addresses go to rankResult.unf,
 	// their times to the observers.
 	unf   []*tracepb.UnfinishedCall
-	crash *tracepb.Crash // the footer's, nil when the process did not crash
+	crash *tracepb.Crash    // the footer's, nil when the process did not crash
+	exit  *tracepb.ExitCall // the footer's, nil when the process did not exit without MPI_Finalize
 	// abortSite is the call site of the rank's last MPI_Abort, once
 	// aborted.
 	abortSite        uint32

@@ -49,6 +49,9 @@ type rankResult struct {
 	// process (Footer.crash), mapped to modules likewise; abort the stack
 	// of the call site of its MPI_Abort (nil: none).
 	crash, abort []siteFrame
+	// exit is the stack from which the process called exit without
+	// MPI_Finalize (Footer.exit), past the C library's frames (exitStack).
+	exit []siteFrame
 	// lastSite and lastFn are the call site (as counted) and function of
 	// a single-threaded rank's last MPI call, with hasLast: where a crash
 	// outside the program's own code (an mpi4py program's, one without
@@ -156,6 +159,9 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			// crashes symbolizes the stack with.
 			rp.defs.Modules = crashModules(rp.crash, rp.defs.Modules)
 			rr.crash = crashStack(rp.crash, rp.defs.Modules)
+		}
+		if rp.defs != nil && rp.exit != nil {
+			rr.exit = exitStack(rp.exit, rp.defs.Modules)
 		}
 		rs := x.ranks[r]
 		rr.unrep[unrSync] = rs.unrSsend

@@ -137,7 +137,7 @@ func TestCrashWhere(t *testing.T) {
 	}
 }
 
-// markers finds the lines of the markers (// @name, or # @name in Python)
+// markers finds the lines of the markers (// @name; # @name in Python, ! @name in Fortran)
 // in the source file
 // path.
 func markers(t *testing.T, path string) map[string]int {
@@ -150,7 +150,7 @@ func markers(t *testing.T, path string) map[string]int {
 	out := map[string]int{}
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
-		for _, c := range []string{"// @", "# @"} {
+		for _, c := range []string{"// @", "# @", "! @"} {
 			if _, m, ok := strings.Cut(sc.Text(), c); ok {
 				out["@"+strings.Fields(m)[0]] = n
 			}

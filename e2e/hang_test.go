@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dtpa/dtpa/internal/headless"
+	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/otf2"
 	"github.com/dtpa/dtpa/otf2/otf2test"
 	"github.com/dtpa/dtpa/report"
@@ -429,45 +430,72 @@ func TestPythonHungJobInterrupted(t *testing.T) {
 	}
 }
 
-// TestRankLeftEarly: a job whose rank 1 returns from main without
-// MPI_Finalize while the others wait in MPI_Recv for its message
-// (testdata/apps/early.c), under both MPIs, ended by its launcher
-// (which may then exit 0) or interrupted: beside the calls in progress,
-// the report says where rank 1 was, that it had exited without
-// MPI_Finalize after its last call, MPI_Barrier at its line, in the text
-// report and the findings.
+// TestRankLeftEarly: a job whose rank 1 exits without MPI_Finalize right
+// after a barrier while the others wait in MPI_Recv for its message,
+// under both MPIs, ended by its launcher (which may then exit 0) or
+// interrupted: beside the calls in progress, the report says where rank 1
+// was: that it had exited without MPI_Finalize, how (main returned 3;
+// exit(5) called from leave; a Fortran runtime error, whose exit(2)
+// libgfortran called below kernel's line), and its last call, MPI_Barrier
+// at its line, in the text report and the findings (testdata/apps/early.c,
+// fexit.f90).
 func TestRankLeftEarly(t *testing.T) {
-	lines := markers(t, filepath.Join(root, "testdata", "apps", "early.c"))
-	for _, m := range impls {
-		t.Run(m.name, func(t *testing.T) {
-			needMPI(t, m)
-			dir := t.TempDir()
-			compile(t, m, dir, "early")
-			args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
-			interruptJob(t, dir, append(args, "./early"), "early: waiting", true)
-			rep, _ := analyse(t, dir, "early")
-			// Ranks 0 and 2 waited for rank 1 (rank 2 may still have
-			// been finishing the barrier; a rank the launcher killed
-			// outright before its tracer wrote its module map has
-			// no place for its call).
-			var got []int
-			for _, c := range rep.Unfinished {
-				got = append(got, c.Rank)
-			}
-			if slices.Sort(got); !slices.Equal(got, []int{0, 2}) {
-				t.Errorf("calls in progress %+v, want ranks 0 and 2's", rep.Unfinished)
-			}
-			want := fmt.Sprintf("rank 1: had exited without MPI_Finalize, after MPI_Barrier at early.c:%d", lines["@last"])
-			if l := report.ElsewhereLines(rep.Elsewhere); len(l) != 1 || l[0] != want {
-				t.Errorf("elsewhere %q, want %q", l, want)
-			}
-			if v := rep.Findings.Verdict; !strings.Contains(v, "In none then: "+want+".") {
-				t.Errorf("verdict %q, want it to say where rank 1 was", v)
-			}
-			txt, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "early")
-			if code != 0 || !strings.Contains(txt, "  In no MPI call then:\n  - "+want+"\n") {
-				t.Errorf("the text report (exit %d) lacks %q:\n%s%s", code, want, txt, stderr)
-			}
-		})
+	for _, c := range []struct {
+		name, src string
+		args      []string
+		how       string // how rank 1 exited, with its marker's line for %d
+		mark      string
+	}{
+		{"return", "early.c", nil, "main returned 3", ""},
+		{"exit", "early.c", []string{"exit"}, "exit(5) from leave at early.c:%d", "@exit"},
+		{"fortran", "fexit.f90", nil, "exit(2) from work::kernel at fexit.f90:%d", "@bound"},
+	} {
+		lines := markers(t, filepath.Join(root, "testdata", "apps", c.src))
+		how := c.how
+		if c.mark != "" {
+			how = fmt.Sprintf(how, lines[c.mark])
+		}
+		for _, m := range impls {
+			t.Run(c.name+"/"+m.name, func(t *testing.T) {
+				needMPI(t, m)
+				dir := t.TempDir()
+				name := strings.TrimSuffix(c.src, filepath.Ext(c.src))
+				if filepath.Ext(c.src) == ".c" {
+					compile(t, m, dir, name)
+				} else {
+					fc := f90s[m.name].fc
+					testenv.NeedCommands(t, fc)
+					if b, err := exec.Command(fc, "-g", "-O0", "-fcheck=bounds", "-o", filepath.Join(dir, name),
+						filepath.Join(root, "testdata", "apps", c.src)).CombinedOutput(); err != nil {
+						t.Fatalf("compiling %s: %v\n%s", c.src, err, b)
+					}
+				}
+				args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+				interruptJob(t, dir, append(append(args, "./"+name), c.args...), name+": waiting", true)
+				rep, _ := analyse(t, dir, name)
+				// Ranks 0 and 2 waited for rank 1 (rank 2 may still have
+				// been finishing the barrier; a rank the launcher killed
+				// outright before its tracer wrote its module map has
+				// no place for its call).
+				var got []int
+				for _, c := range rep.Unfinished {
+					got = append(got, c.Rank)
+				}
+				if slices.Sort(got); !slices.Equal(got, []int{0, 2}) {
+					t.Errorf("calls in progress %+v, want ranks 0 and 2's", rep.Unfinished)
+				}
+				want := fmt.Sprintf("rank 1: had exited without MPI_Finalize (%s), after MPI_Barrier at %s:%d", how, c.src, lines["@last"])
+				if l := report.ElsewhereLines(rep.Elsewhere); len(l) != 1 || l[0] != want {
+					t.Errorf("elsewhere %q, want %q", l, want)
+				}
+				if v := rep.Findings.Verdict; !strings.Contains(v, "In none then: "+want+".") {
+					t.Errorf("verdict %q, want it to say where rank 1 was", v)
+				}
+				txt, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), name)
+				if code != 0 || !strings.Contains(txt, "  In no MPI call then:\n  - "+want+"\n") {
+					t.Errorf("the text report (exit %d) lacks %q:\n%s%s", code, want, txt, stderr)
+				}
+			})
+		}
 	}
 }

@@ -86,6 +86,12 @@ func Check(r *Report) []error {
 			errs = append(errs, fmt.Errorf("rank %d is elsewhere, yet %s", e.Rank, why))
 		}
 		busy[e.Rank] = "is elsewhere twice"
+		if e.State != "exited" && (e.ExitStatus != nil || e.Exit != nil || e.MainReturned) {
+			errs = append(errs, fmt.Errorf("rank %d is %q, yet says how it exited", e.Rank, e.State))
+		}
+		if e.Exit != nil && e.MainReturned {
+			errs = append(errs, fmt.Errorf("rank %d called exit and returned from main", e.Rank))
+		}
 		if e.State != "finalized" && e.State != "exited" && e.State != "outside" {
 			errs = append(errs, fmt.Errorf("rank %d is elsewhere in state %q", e.Rank, e.State))
 		}

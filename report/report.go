@@ -115,6 +115,15 @@ type RankElsewhere struct {
 	// "finalized") and the program's line it was made from; absent for
 	// a rank of several threads, or one that made none.
 	LastCall *CallPlace `json:"last_call,omitempty"`
+	// ExitStatus is the status an "exited" rank's process passed to
+	// exit (main's return value); absent when unknown.
+	ExitStatus *int `json:"exit_status,omitempty"`
+	// Exit is where an "exited" rank called exit: the program's
+	// innermost function with a file on the way there and its line
+	// (below it a library's exit: a Fortran STOP or runtime error);
+	// absent when unknown, or when main returned (MainReturned).
+	Exit         *CallPlace `json:"exit,omitempty"`
+	MainReturned bool       `json:"main_returned,omitempty"`
 }
 
 // Crash is where a rank's process crashed.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -121,6 +122,8 @@ func UnfinishedGroups(cs []UnfinishedCall) []UnfinishedGroup {
 //	rank 1: had called MPI_Finalize at exc.c:30
 //	ranks 2, 3: had exited without MPI_Finalize, after MPI_Send at app.c:40
 //	rank 4: in no MPI call, after MPI_Recv at app.c:52
+//	rank 5: had exited without MPI_Finalize (exit(3) from check at app.c:20), after MPI_Barrier at app.c:13
+//	rank 6: had exited without MPI_Finalize (main returned 1), after MPI_Barrier at app.c:13
 func ElsewhereLines(es []RankElsewhere) []string {
 	var keys []string
 	ranks := map[string][]int{}
@@ -134,6 +137,9 @@ func ElsewhereLines(es []RankElsewhere) []string {
 			}
 		case "exited":
 			k = "had exited without MPI_Finalize"
+			if d := e.exitHow(); d != "" {
+				k += " (" + d + ")"
+			}
 		default:
 			k = "in no MPI call"
 		}
@@ -156,4 +162,24 @@ func ElsewhereLines(es []RankElsewhere) []string {
 		}
 	}
 	return out
+}
+
+// exitHow says how an "exited" rank exited: "exit(3) from check at
+// app.c:20", "main returned 1", "status 3"; "" when unknown.
+func (e *RankElsewhere) exitHow() string {
+	st := ""
+	if e.ExitStatus != nil {
+		st = strconv.Itoa(*e.ExitStatus)
+	}
+	switch {
+	case e.MainReturned:
+		return strings.TrimSpace("main returned " + st)
+	case e.Exit != nil && st != "":
+		return fmt.Sprintf("exit(%s) from %s", st, e.Exit)
+	case e.Exit != nil:
+		return "exit from " + e.Exit.String()
+	case st != "":
+		return "status " + st
+	}
+	return ""
 }

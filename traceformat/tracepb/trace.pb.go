@@ -1691,7 +1691,10 @@ type Footer struct {
 	// Where the process crashed, when a fault signal (SIGSEGV, SIGBUS,
 	// SIGFPE, SIGILL) or SIGABRT ended it (stop_reason SIGNAL): unset for
 	// the signals that end a process from outside (SIGTERM, SIGINT …).
-	Crash         *Crash `protobuf:"bytes,8,opt,name=crash,proto3" json:"crash,omitempty"`
+	Crash *Crash `protobuf:"bytes,8,opt,name=crash,proto3" json:"crash,omitempty"`
+	// How the process exited without MPI_Finalize (stop_reason EXIT): the
+	// status and where exit was called from; absent otherwise.
+	Exit          *ExitCall `protobuf:"bytes,9,opt,name=exit,proto3" json:"exit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1778,6 +1781,13 @@ func (x *Footer) GetInterruptedLocalNs() int64 {
 func (x *Footer) GetCrash() *Crash {
 	if x != nil {
 		return x.Crash
+	}
+	return nil
+}
+
+func (x *Footer) GetExit() *ExitCall {
+	if x != nil {
+		return x.Exit
 	}
 	return nil
 }
@@ -1954,6 +1964,92 @@ func (x *Crash) GetExceptionMessage() string {
 	return ""
 }
 
+// ExitCall is how a process that exited without MPI_Finalize did so,
+// which its exit handlers see: the status passed to exit (main's return
+// value), and the stack of the thread that called it, walked from the
+// tracer's handler with the call sites' unwind rules: return addresses,
+// innermost first, from inside the C library's exit outward (up to 32;
+// the C library's frames, then its caller's: the program's, a runtime
+// library's such as a Fortran STOP's, or the C start-up code's when main
+// returned).
+type ExitCall struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Status    int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
+	HasStatus bool                   `protobuf:"varint,2,opt,name=has_status,json=hasStatus,proto3" json:"has_status,omitempty"`
+	Stack     []uint64               `protobuf:"varint,3,rep,packed,name=stack,proto3" json:"stack,omitempty"`
+	// The thread (Event.thread) that called exit; has_thread is false for
+	// a thread that never called MPI.
+	Thread        uint32 `protobuf:"varint,4,opt,name=thread,proto3" json:"thread,omitempty"`
+	HasThread     bool   `protobuf:"varint,5,opt,name=has_thread,json=hasThread,proto3" json:"has_thread,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExitCall) Reset() {
+	*x = ExitCall{}
+	mi := &file_trace_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExitCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExitCall) ProtoMessage() {}
+
+func (x *ExitCall) ProtoReflect() protoreflect.Message {
+	mi := &file_trace_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExitCall.ProtoReflect.Descriptor instead.
+func (*ExitCall) Descriptor() ([]byte, []int) {
+	return file_trace_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ExitCall) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *ExitCall) GetHasStatus() bool {
+	if x != nil {
+		return x.HasStatus
+	}
+	return false
+}
+
+func (x *ExitCall) GetStack() []uint64 {
+	if x != nil {
+		return x.Stack
+	}
+	return nil
+}
+
+func (x *ExitCall) GetThread() uint32 {
+	if x != nil {
+		return x.Thread
+	}
+	return 0
+}
+
+func (x *ExitCall) GetHasThread() bool {
+	if x != nil {
+		return x.HasThread
+	}
+	return false
+}
+
 // LateCrash is a crash after the trace ended (MPI_Finalize, or the
 // process's exit without it): a fault signal or SIGABRT in a destructor or
 // an exit handler. The trace is complete by then and stays as it was; the
@@ -1970,7 +2066,7 @@ type LateCrash struct {
 
 func (x *LateCrash) Reset() {
 	*x = LateCrash{}
-	mi := &file_trace_proto_msgTypes[13]
+	mi := &file_trace_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1982,7 +2078,7 @@ func (x *LateCrash) String() string {
 func (*LateCrash) ProtoMessage() {}
 
 func (x *LateCrash) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[13]
+	mi := &file_trace_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1995,7 +2091,7 @@ func (x *LateCrash) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LateCrash.ProtoReflect.Descriptor instead.
 func (*LateCrash) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{13}
+	return file_trace_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LateCrash) GetRunId() []byte {
@@ -2031,7 +2127,7 @@ type UnfinishedCall struct {
 
 func (x *UnfinishedCall) Reset() {
 	*x = UnfinishedCall{}
-	mi := &file_trace_proto_msgTypes[14]
+	mi := &file_trace_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2139,7 @@ func (x *UnfinishedCall) String() string {
 func (*UnfinishedCall) ProtoMessage() {}
 
 func (x *UnfinishedCall) ProtoReflect() protoreflect.Message {
-	mi := &file_trace_proto_msgTypes[14]
+	mi := &file_trace_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2152,7 @@ func (x *UnfinishedCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UnfinishedCall.ProtoReflect.Descriptor instead.
 func (*UnfinishedCall) Descriptor() ([]byte, []int) {
-	return file_trace_proto_rawDescGZIP(), []int{14}
+	return file_trace_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UnfinishedCall) GetThread() uint32 {
@@ -2241,7 +2337,7 @@ const file_trace_proto_rawDesc = "" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04INIT\x10\x01\x12\f\n" +
 	"\bFINALIZE\x10\x02\x12\x10\n" +
-	"\fINTERMEDIATE\x10\x03\"\xf2\x03\n" +
+	"\fINTERMEDIATE\x10\x03\"\x9f\x04\n" +
 	"\x06Footer\x12\x1f\n" +
 	"\vevent_count\x18\x01 \x01(\x04R\n" +
 	"eventCount\x12%\n" +
@@ -2255,7 +2351,8 @@ const file_trace_proto_rawDesc = "" +
 	"unfinished\x18\x06 \x03(\v2\x1d.dtpa.trace.v1.UnfinishedCallR\n" +
 	"unfinished\x120\n" +
 	"\x14interrupted_local_ns\x18\a \x01(\x03R\x12interruptedLocalNs\x12*\n" +
-	"\x05crash\x18\b \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\x83\x01\n" +
+	"\x05crash\x18\b \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\x12+\n" +
+	"\x04exit\x18\t \x01(\v2\x17.dtpa.trace.v1.ExitCallR\x04exit\"\x83\x01\n" +
 	"\n" +
 	"StopReason\x12\x14\n" +
 	"\x10STOP_UNSPECIFIED\x10\x00\x12\f\n" +
@@ -2284,7 +2381,15 @@ const file_trace_proto_rawDesc = "" +
 	" \x03(\x04B\x02\x10\x01R\vpythonStack\x128\n" +
 	"\fpython_files\x18\v \x03(\v2\x15.dtpa.trace.v1.ModuleR\vpythonFiles\x12\x1c\n" +
 	"\texception\x18\f \x01(\tR\texception\x12+\n" +
-	"\x11exception_message\x18\r \x01(\tR\x10exceptionMessage\"N\n" +
+	"\x11exception_message\x18\r \x01(\tR\x10exceptionMessage\"\x92\x01\n" +
+	"\bExitCall\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x1d\n" +
+	"\n" +
+	"has_status\x18\x02 \x01(\bR\thasStatus\x12\x18\n" +
+	"\x05stack\x18\x03 \x03(\x04B\x02\x10\x01R\x05stack\x12\x16\n" +
+	"\x06thread\x18\x04 \x01(\rR\x06thread\x12\x1d\n" +
+	"\n" +
+	"has_thread\x18\x05 \x01(\bR\thasThread\"N\n" +
 	"\tLateCrash\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\fR\x05runId\x12*\n" +
 	"\x05crash\x18\x02 \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\xa5\x01\n" +
@@ -2324,7 +2429,7 @@ func file_trace_proto_rawDescGZIP() []byte {
 }
 
 var file_trace_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_trace_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_trace_proto_goTypes = []any{
 	(Attr)(0),                // 0: dtpa.trace.v1.Attr
 	(Clock_Source)(0),        // 1: dtpa.trace.v1.Clock.Source
@@ -2345,16 +2450,17 @@ var file_trace_proto_goTypes = []any{
 	(*ClockSync)(nil),        // 16: dtpa.trace.v1.ClockSync
 	(*Footer)(nil),           // 17: dtpa.trace.v1.Footer
 	(*Crash)(nil),            // 18: dtpa.trace.v1.Crash
-	(*LateCrash)(nil),        // 19: dtpa.trace.v1.LateCrash
-	(*UnfinishedCall)(nil),   // 20: dtpa.trace.v1.UnfinishedCall
-	nil,                      // 21: dtpa.trace.v1.TracerParams.OtherEntry
+	(*ExitCall)(nil),         // 19: dtpa.trace.v1.ExitCall
+	(*LateCrash)(nil),        // 20: dtpa.trace.v1.LateCrash
+	(*UnfinishedCall)(nil),   // 21: dtpa.trace.v1.UnfinishedCall
+	nil,                      // 22: dtpa.trace.v1.TracerParams.OtherEntry
 }
 var file_trace_proto_depIdxs = []int32{
 	7,  // 0: dtpa.trace.v1.Header.clock:type_name -> dtpa.trace.v1.Clock
 	9,  // 1: dtpa.trace.v1.Header.params:type_name -> dtpa.trace.v1.TracerParams
 	1,  // 2: dtpa.trace.v1.Clock.source:type_name -> dtpa.trace.v1.Clock.Source
 	8,  // 3: dtpa.trace.v1.Clock.calibration:type_name -> dtpa.trace.v1.CalibrationPoint
-	21, // 4: dtpa.trace.v1.TracerParams.other:type_name -> dtpa.trace.v1.TracerParams.OtherEntry
+	22, // 4: dtpa.trace.v1.TracerParams.other:type_name -> dtpa.trace.v1.TracerParams.OtherEntry
 	11, // 5: dtpa.trace.v1.Definitions.functions:type_name -> dtpa.trace.v1.Function
 	12, // 6: dtpa.trace.v1.Definitions.call_sites:type_name -> dtpa.trace.v1.CallSite
 	13, // 7: dtpa.trace.v1.Definitions.modules:type_name -> dtpa.trace.v1.Module
@@ -2363,15 +2469,16 @@ var file_trace_proto_depIdxs = []int32{
 	3,  // 10: dtpa.trace.v1.Function.collective:type_name -> dtpa.trace.v1.Function.Collective
 	4,  // 11: dtpa.trace.v1.ClockSync.phase:type_name -> dtpa.trace.v1.ClockSync.Phase
 	5,  // 12: dtpa.trace.v1.Footer.stop_reason:type_name -> dtpa.trace.v1.Footer.StopReason
-	20, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
+	21, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
 	18, // 14: dtpa.trace.v1.Footer.crash:type_name -> dtpa.trace.v1.Crash
-	13, // 15: dtpa.trace.v1.Crash.python_files:type_name -> dtpa.trace.v1.Module
-	18, // 16: dtpa.trace.v1.LateCrash.crash:type_name -> dtpa.trace.v1.Crash
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	19, // 15: dtpa.trace.v1.Footer.exit:type_name -> dtpa.trace.v1.ExitCall
+	13, // 16: dtpa.trace.v1.Crash.python_files:type_name -> dtpa.trace.v1.Module
+	18, // 17: dtpa.trace.v1.LateCrash.crash:type_name -> dtpa.trace.v1.Crash
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_trace_proto_init() }
@@ -2385,7 +2492,7 @@ func file_trace_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_trace_proto_rawDesc), len(file_trace_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

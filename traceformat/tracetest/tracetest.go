@@ -93,8 +93,9 @@ type Rank struct {
 	mods                   []*tracepb.Module // after the program's (Modules)
 	stop                   tracepb.Footer_StopReason
 	unf                    []unfinished
-	crash                  *tracepb.Crash // the footer's (CrashedWith)
-	crashAt                int64          // true time of the crash (CrashedAt), 0 as c says
+	crash                  *tracepb.Crash    // the footer's (CrashedWith)
+	exit                   *tracepb.ExitCall // the footer's (Exited)
+	crashAt                int64             // true time of the crash (CrashedAt), 0 as c says
 	syncs                  bool
 	host                   string // "" is testhost
 	program                string // "" is the run's Program
@@ -223,6 +224,14 @@ func (k *Rank) InterruptedAt(t int64) *Rank { k.noEnd, k.interrupted = true, t; 
 // handler of a fault signal writes it) and the stop reason SIGNAL.
 func (k *Rank) CrashedWith(c *tracepb.Crash) *Rank {
 	k.crash, k.stop = c, tracepb.Footer_SIGNAL
+	return k
+}
+
+// Exited gives the footer exit call x (Footer.exit, as the tracer's exit
+// handler writes it for a process that exits without MPI_Finalize) and
+// stop reason EXIT.
+func (k *Rank) Exited(x *tracepb.ExitCall) *Rank {
+	k.exit, k.stop = x, tracepb.Footer_EXIT
 	return k
 }
 
@@ -710,7 +719,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	if k.crash != nil && k.crashAt > 0 {
 		k.crash.LocalNs = k.local(k.crashAt)
 	}
-	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf, Crash: k.crash}
+	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf, Crash: k.crash, Exit: k.exit}
 	if k.noEnd {
 		ft.EndLocalNs = 0
 	}

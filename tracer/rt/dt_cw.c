@@ -861,6 +861,20 @@ static void fill_crash(Dtpa__Trace__V1__Crash *c, uint64_t *stack, const uintptr
 	c->local_ns = dt_ns(dt_crash.t);
 }
 
+// How the process exits without MPI_Finalize (dtw_exit_call), for the
+// footer.
+static Dtpa__Trace__V1__ExitCall cw_exitcall = DTPA__TRACE__V1__EXIT_CALL__INIT;
+static uint64_t cw_exitstack[DT_CRASH_DEPTH];
+static int cw_exited;
+
+void dtw_exit_call(int status, const uintptr_t *pcs, int n, dt_thr *T) {
+	cw_exitcall.status = status, cw_exitcall.has_status = 1;
+	for (int i = 0; i < n && i < DT_CRASH_DEPTH; i++) cw_exitstack[i] = pcs[i];
+	cw_exitcall.stack = cw_exitstack, cw_exitcall.n_stack = (size_t)(n < DT_CRASH_DEPTH ? n : DT_CRASH_DEPTH);
+	if (T) cw_exitcall.thread = T->tid, cw_exitcall.has_thread = 1;
+	cw_exited = 1;
+}
+
 // fill_exception fills c with the uncaught Python exception (dt_pyexc).
 static void fill_exception(Dtpa__Trace__V1__Crash *c) {
 	c->exception = dt_pyexc.type, c->exception_message = dt_pyexc.msg;
@@ -959,6 +973,7 @@ static void write_footer(int fin) {
 		fill_exception(&crash);
 		f.crash = &crash;
 	}
+	if (cw_exited && cw_stop == DT_STOP_EXIT) f.exit = &cw_exitcall;
 	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead
 	// reads it).
 	char msg[2048];

@@ -74,10 +74,16 @@ int dt_rank_world, dt_size_world;
 static void dt_forked(void) { dt_state = DT_ST_FINISHED; }
 
 // dt_atexit ends the trace of a program that exits without MPI_Finalize,
-// and waits for the rank's compaction of its trace (dtw_exit).
-static void dt_atexit(void) {
+// with the status and where exit was called from (an exit handler runs
+// on the thread that called exit, below it), and waits for the rank's
+// compaction of its trace (dtw_exit). on_exit (glibc) passes the status.
+static __attribute__((noinline)) void dt_atexit(int status, void *arg) {
+	(void)arg;
 	if (getpid() != dt_pid) return; // a forked child exiting: it has no writer
 	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
+		uintptr_t pcs[DT_CRASH_DEPTH];
+		dt_thr *T = dt_self;
+		dtw_exit_call(status, pcs, dt_here_stack(T, __builtin_frame_address(0), pcs, DT_CRASH_DEPTH), T);
 		dt_state = DT_ST_FINISHED;
 		dt_collect();
 		dtw_finish(DT_STOP_EXIT);
@@ -164,7 +170,7 @@ void dt_start(uint64_t t0, uint64_t t1, int fid, int level, void *fp) {
 		dt_pid = getpid();
 		pthread_atfork(NULL, NULL, dt_forked);
 		dt_install_signals();
-		atexit(dt_atexit);
+		on_exit(dt_atexit, NULL);
 	}
 	if (!spawned) dt_clock_groups(runid);
 	dt_sync_ready = 1;

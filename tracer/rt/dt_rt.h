@@ -80,6 +80,11 @@ extern volatile int dt_late_ok DT_HIDDEN;
 // the crashed thread waits in its handler.
 #define DT_CRASH_DEPTH 32
 int dt_crash_stack(uintptr_t *pcs, int max);
+int dt_here_stack(dt_thr *T, void *fp, uintptr_t *pcs, int max);
+// dt_cw.c: how the process exits without MPI_Finalize (Footer.exit): the
+// status passed to exit, and the stack of the thread that called it
+// (pcs, n frames; T NULL for a thread that never called MPI).
+void dtw_exit_call(int status, const uintptr_t *pcs, int n, dt_thr *T);
 
 // dt_buf.c: the free list of buffers, and the encoder's priority. The
 // counts are read without the lock by dt_buf_ready; dt_buf_mu also guards

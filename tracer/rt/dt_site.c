@@ -216,6 +216,24 @@ static int mapping_of(uintptr_t a, uintptr_t *lo, uintptr_t *hi) {
 	return found;
 }
 
+// walk_on goes on with a walk whose pcs[n-1] is pc, the frame's stack
+// pointer sp and RBP bp (read from bp_at), every read below hi, up to max
+// frames, with the call sites' rules learnt into the calling thread's
+// table; it returns the frames in pcs.
+static int walk_on(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t bp_at, uintptr_t hi, uintptr_t *pcs, int n, int max) {
+	dt_rule *tab = dt_rules;
+	if (!tab && !(tab = rules_new())) return n;
+	while (n < max) {
+		dt_rule *r = rule_find(tab, pc);
+		if (r->pc != pc) dt_rule_learn(hi, r, pc, sp, bp);
+		if (r->kind == DT_R_END) break;
+		if (!dt_step(r, hi, &pc, &sp, &bp, &bp_at)) break;
+		if (pc - dt_text_lo >= dt_text_span) break;
+		pcs[n++] = pc;
+	}
+	return n;
+}
+
 // dt_crash_stack walks the crashed thread's stack from the registers its
 // signal's context held (dt_crash), with the rules and steps dt_unwind uses, learnt
 // into a table of the calling thread (the signal watcher's). The first
@@ -243,17 +261,29 @@ int dt_crash_stack(uintptr_t *pcs, int max) {
 		if (pc - dt_text_lo >= dt_text_span || n >= max) return n;
 		pcs[n++] = pc;
 	}
-	dt_rule *tab = dt_rules;
-	if (!tab && !(tab = rules_new())) return n;
-	while (n < max) {
-		dt_rule *r = rule_find(tab, pc);
-		if (r->pc != pc) dt_rule_learn(hi, r, pc, sp, bp);
-		if (r->kind == DT_R_END) break;
-		if (!dt_step(r, hi, &pc, &sp, &bp, &bp_at)) break;
-		if (pc - dt_text_lo >= dt_text_span) break;
-		pcs[n++] = pc;
+	return walk_on(pc, sp, bp, bp_at, hi, pcs, n, max);
+}
+
+// dt_here_stack walks the calling thread's stack from frame fp of a
+// function built with frame pointers (the tracer's exit handler), as
+// dt_crash_stack walks a crashed thread's: fp's return address, then
+// theirs, into pcs (at most max), every read within the stack of T (the
+// thread's, NULL for one that never called MPI: the writable mapping
+// holding fp).
+int dt_here_stack(dt_thr *T, void *fp, uintptr_t *pcs, int max) {
+	uintptr_t a = (uintptr_t)fp, lo, hi;
+	if (max <= 0) return 0;
+	if (T) {
+		lo = T->stk_lo, hi = T->stk_hi;
+	} else if (!mapping_of(a, &lo, &hi)) {
+		return 0;
 	}
-	return n;
+	if (a < lo || a + 16 > hi || (a & 7)) return 0;
+	const uintptr_t *f = fp;
+	uintptr_t pc = f[1];
+	if (pc - dt_text_lo >= dt_text_span) return 0;
+	pcs[0] = pc;
+	return walk_on(pc, a + 16, f[0], a, hi, pcs, 1, max);
 }
 
 static uint64_t dt_site_hash(const uintptr_t *pcs, int n) {
