@@ -369,3 +369,36 @@ func TestElsewhereExit(t *testing.T) {
 		check(t, analyzeDistReport(t, opts, n))
 	}
 }
+
+// FuzzElsewhereExit: any exit call in a footer (its stack's addresses in
+// the C library, the program, the start-up code or nowhere) reads as a
+// line of the other ranks' whereabouts, and the report keeps its
+// invariants.
+func FuzzElsewhereExit(f *testing.F) {
+	f.Add(int32(3), true, uint64(0x7f0000000010), uint64(0x400000+12+1), uint64(0x400000+0x900+1), 3)
+	f.Add(int32(-1), false, uint64(0), uint64(1<<64-1), uint64(0x7f0000000010), 300)
+	f.Fuzz(func(t *testing.T, status int32, has bool, pc0, pc1, pc2 uint64, n int) {
+		var st []uint64
+		for i := 0; i < min(max(n, 0), 100); i++ {
+			st = append(st, []uint64{pc0, pc1, pc2}[i%3]+uint64(i/3))
+		}
+		mods := []*tracepb.Module{{Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", Start: 0x7f0000000000, End: 0x7f0001000000, LoadBias: 0x7f0000000000}}
+		run, ranks := start(2)
+		for _, r := range ranks {
+			r.Modules(mods...).Barrier(10 * us)
+		}
+		ranks[0].Compute(ms).Unfinished(0, "MPI_Recv", ranks[0].Now(), 0).StopReason(tracepb.Footer_SIGNAL)
+		ranks[1].Compute(ms).Exited(&tracepb.ExitCall{Status: status, HasStatus: has, Stack: st})
+		dir := t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Fatal(err)
+		}
+		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: exitSymbolizer{}})
+		if l := report.ElsewhereLines(rep.Elsewhere); len(l) != 1 || !strings.HasPrefix(l[0], "rank 1: had exited without MPI_Finalize") {
+			t.Errorf("lines %q", l)
+		}
+		if errs := report.Check(rep); len(errs) > 0 {
+			t.Errorf("invariants: %v", errs)
+		}
+	})
+}
