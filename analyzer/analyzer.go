@@ -478,7 +478,7 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 		rp := newReplayer(int32(r), f.path, x, sc.model.Maps[r].Clone())
 		rp.unf, rp.unfStart = f.footer.GetUnfinished(), f.hdr.GetStartLocalNs()
 		rp.unfEnd, rp.unfAtLeast = footerEnd(f.footer)
-		rp.crash, rp.exit = f.footer.GetCrash(), f.footer.GetExit()
+		rp.crash, rp.exit, rp.where = f.footer.GetCrash(), f.footer.GetExit(), f.footer.GetInterrupted()
 		rp.ctx = ctx
 		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, sc.size), opts.Chrome.rank(rp))
 		reps[r] = rp

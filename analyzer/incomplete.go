@@ -185,6 +185,14 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 			if e.State == "exited" {
 				e.Exit, e.MainReturned = exitPlace(ranks[r].exit, ranks[r].defs.Modules, f.hdr.GetProgram(), sym)
 			}
+			if e.State == "outside" && len(ranks[r].where) > 0 {
+				// The program's own line it was at; none when the signal
+				// found a thread with no frame of the program's (a
+				// library's helper thread).
+				if fr, at := crashFrames(ranks[r].where, ranks[r].defs.Modules, f.hdr.GetProgram(), sym, true); at >= 0 {
+					e.Where = &report.CallPlace{Function: cmp.Or(fr[at].Function, "??"), File: fr[at].File, Line: fr[at].Line}
+				}
+			}
 		}
 		out = append(out, e)
 	}

@@ -314,20 +314,25 @@ func (exitSymbolizer) Symbolize(path string, off uint64) []report.Frame {
 	return lineSymbolizer{}.Symbolize(path, off)
 }
 
-// TestElsewhereExit: how the ranks that exited without MPI_Finalize did
+// TestElsewhereHow: how the ranks that exited without MPI_Finalize did
 // (Footer.exit): rank 1 called exit(3) in the program (past the C
 // library's frames, at the program's innermost frame, a library's
 // below it), rank 2's main returned 1 (nothing left past the C library's
 // frames and the start-up code's), rank 3's exit call is unknown but for
-// its status, rank 4's is not known at all (a footer without it); the
-// lines, the findings and dtpa-mpi's report say so.
-func TestElsewhereExit(t *testing.T) {
+// its status, rank 4's is not known at all (a footer without it); and
+// where the signal that ended them found the ranks in no MPI call
+// (Footer.interrupted): rank 5 computing in the program (its first frame
+// the interrupted instruction, not a return address), rank 6 in a
+// library called from the program, rank 7 in a thread with no frame of
+// the program's (left unsaid); the lines, the findings and dtpa-mpi's
+// report say so.
+func TestElsewhereHow(t *testing.T) {
 	const libc, rt = 0x7f0000000000, 0x7f1000000000
 	mods := []*tracepb.Module{
 		{Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", Start: libc, End: libc + 1<<24, LoadBias: libc},
 		{Path: "/usr/lib/x86_64-linux-gnu/libgfortran.so.5", Start: rt, End: rt + 1<<24, LoadBias: rt},
 	}
-	run, ranks := start(5)
+	run, ranks := start(8)
 	for _, r := range ranks {
 		r.Modules(mods...).Barrier(10 * us)
 	}
@@ -341,6 +346,12 @@ func TestElsewhereExit(t *testing.T) {
 	ranks[2].Exited(&tracepb.ExitCall{Status: 1, HasStatus: true, Stack: []uint64{libc + 0x10, libc + 0x20, libc + 0x40, 0x400000 + 0x900 + 1}})
 	ranks[3].Exited(&tracepb.ExitCall{Status: 0, HasStatus: true})
 	ranks[4].StopReason(tracepb.Footer_EXIT)
+	sigterm := func(st ...uint64) *tracepb.Crash {
+		return &tracepb.Crash{Signal: 15, Name: "SIGTERM (Terminated)", HasThread: true, Stack: st}
+	}
+	ranks[5].Signalled(sigterm(0x400000+60, 0x400000+70+1, 0x400000+0x900+1))
+	ranks[6].Signalled(sigterm(libc+0x50, rt+0x60, 0x400000+80+1))
+	ranks[7].Signalled(sigterm(libc+0x50, rt+0x60))
 	dir := t.TempDir()
 	if _, err := run.WriteDir(dir, "app"); err != nil {
 		t.Fatal(err)
@@ -350,6 +361,9 @@ func TestElsewhereExit(t *testing.T) {
 		"rank 2: had exited without MPI_Finalize (main returned 1), after MPI_Comm_rank at p.c:40",
 		"rank 3: had exited without MPI_Finalize (status 0), after MPI_Comm_rank at p.c:40",
 		"rank 4: had exited without MPI_Finalize, after MPI_Comm_rank at p.c:40",
+		"rank 5: in no MPI call (in f40003c at p.c:60), after MPI_Comm_rank at p.c:40",
+		"rank 6: in no MPI call (in f400050 at p.c:80), after MPI_Comm_rank at p.c:40",
+		"rank 7: in no MPI call, after MPI_Comm_rank at p.c:40",
 	}
 	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: exitSymbolizer{}}
 	check := func(t *testing.T, rep *report.Report) {
@@ -357,7 +371,7 @@ func TestElsewhereExit(t *testing.T) {
 		if l := report.ElsewhereLines(rep.Elsewhere); !slices.Equal(l, want) {
 			t.Errorf("lines %q, want %q", l, want)
 		}
-		if f := report.FindingsOf(rep); f == nil || !strings.Contains(f.Verdict, "In none then: "+strings.Join(want[:3], "; ")+"; and 1 more. ") {
+		if f := report.FindingsOf(rep); f == nil || !strings.Contains(f.Verdict, "In none then: "+strings.Join(want[:3], "; ")+"; and 4 more. ") {
 			t.Errorf("findings %+v: want the other ranks after the calls in progress", f)
 		}
 		if errs := report.Check(rep); len(errs) > 0 {

@@ -264,6 +264,7 @@ type replayer struct {
 	unf   []*tracepb.UnfinishedCall
 	crash *tracepb.Crash    // the footer's, nil when the process did not crash
 	exit  *tracepb.ExitCall // the footer's, nil when the process did not exit without MPI_Finalize
+	where *tracepb.Crash    // the footer's interrupted: where a fatal signal found a process that did not crash
 	// abortSite is the call site of the rank's last MPI_Abort, once
 	// aborted.
 	abortSite        uint32

@@ -52,6 +52,9 @@ type rankResult struct {
 	// exit is the stack from which the process called exit without
 	// MPI_Finalize (Footer.exit), past the C library's frames (exitStack).
 	exit []siteFrame
+	// where is the stack of the thread that took the fatal signal which
+	// ended a process that did not crash (Footer.interrupted), as crash.
+	where []siteFrame
 	// lastSite and lastFn are the call site (as counted) and function of
 	// a single-threaded rank's last MPI call, with hasLast: where a crash
 	// outside the program's own code (an mpi4py program's, one without
@@ -162,6 +165,9 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 		}
 		if rp.defs != nil && rp.exit != nil {
 			rr.exit = exitStack(rp.exit, rp.defs.Modules)
+		}
+		if rp.defs != nil && rp.where != nil && rp.crash == nil {
+			rr.where = crashStack(rp.where, rp.defs.Modules)
 		}
 		rs := x.ranks[r]
 		rr.unrep[unrSync] = rs.unrSsend

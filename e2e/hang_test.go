@@ -430,25 +430,54 @@ func TestPythonHungJobInterrupted(t *testing.T) {
 	}
 }
 
-// TestRankLeftEarly: a job whose rank 1 exits without MPI_Finalize right
-// after a barrier while the others wait in MPI_Recv for its message,
-// under both MPIs, ended by its launcher (which may then exit 0) or
-// interrupted: beside the calls in progress, the report says where rank 1
-// was: that it had exited without MPI_Finalize, how (main returned 3;
-// exit(5) called from leave; a Fortran runtime error, whose exit(2)
-// libgfortran called below kernel's line), and its last call, MPI_Barrier
-// at its line, in the text report and the findings (testdata/apps/early.c,
-// fexit.f90).
+// TestPythonSpinInterrupted: an mpi4py job hung because rank 1 computes
+// forever and rank 2 sleeps (testdata/apps/pyspin.py), interrupted: the
+// report says where the signal found each of them, at the script's line
+// (the tracer reads the signalled thread's Python frames), after their
+// last MPI call. Open MPI only (Debian's mpi4py).
+func TestPythonSpinInterrupted(t *testing.T) {
+	needMPI4Py(t)
+	m := impls[0]
+	needMPI(t, m)
+	dir := t.TempDir()
+	copyPython(t, dir, "pyspin.py")
+	marks := markers(t, filepath.Join(root, "testdata", "apps", "pyspin.py"))
+	args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+	interruptJob(t, dir, append(args, python, "pyspin.py"), "pyspin: waiting", false)
+	rep, _ := analyse(t, dir, filepath.Base(python))
+	want := []string{
+		fmt.Sprintf("rank 1: in no MPI call (in spin at pyspin.py:%d), after MPI_Barrier at pyspin.py:%d", marks["@spin"], marks["@last"]),
+		fmt.Sprintf("rank 2: in no MPI call (in <module> at pyspin.py:%d), after MPI_Barrier at pyspin.py:%d", marks["@sleep"], marks["@last"]),
+	}
+	if l := report.ElsewhereLines(rep.Elsewhere); !slices.Equal(l, want) {
+		t.Errorf("elsewhere %q, want %q", l, want)
+	}
+	if len(rep.Unfinished) != 1 || rep.Unfinished[0].Rank != 0 || rep.Unfinished[0].Line != marks["@wait"] {
+		t.Errorf("calls in progress %+v, want rank 0's at pyspin.py:%d", rep.Unfinished, marks["@wait"])
+	}
+}
+
+// TestRankLeftEarly: a job whose rank 1 leaves right after a barrier
+// while the others wait in MPI_Recv for its message, under both MPIs,
+// ended by its launcher (which may then exit 0) or interrupted: beside
+// the calls in progress, the report says where rank 1 was: that it had
+// exited without MPI_Finalize and how (main returned 3; exit(5) called
+// from leave; a Fortran runtime error, whose exit(2) libgfortran called
+// below kernel's line), or, in the spin run, that it was in no MPI call
+// but computing in spin at its line when the job was interrupted; then
+// its last call, MPI_Barrier at its line; in the text report and the
+// findings (testdata/apps/early.c, fexit.f90).
 func TestRankLeftEarly(t *testing.T) {
 	for _, c := range []struct {
 		name, src string
 		args      []string
-		how       string // how rank 1 exited, with its marker's line for %d
+		how       string // where rank 1 was, with its marker's line for %d
 		mark      string
 	}{
-		{"return", "early.c", nil, "main returned 3", ""},
-		{"exit", "early.c", []string{"exit"}, "exit(5) from leave at early.c:%d", "@exit"},
-		{"fortran", "fexit.f90", nil, "exit(2) from work::kernel at fexit.f90:%d", "@bound"},
+		{"return", "early.c", nil, "had exited without MPI_Finalize (main returned 3)", ""},
+		{"exit", "early.c", []string{"exit"}, "had exited without MPI_Finalize (exit(5) from leave at early.c:%d)", "@exit"},
+		{"fortran", "fexit.f90", nil, "had exited without MPI_Finalize (exit(2) from work::kernel at fexit.f90:%d)", "@bound"},
+		{"spin", "early.c", []string{"spin"}, "in no MPI call (in spin at early.c:%d)", "@spin"},
 	} {
 		lines := markers(t, filepath.Join(root, "testdata", "apps", c.src))
 		how := c.how
@@ -484,7 +513,7 @@ func TestRankLeftEarly(t *testing.T) {
 				if slices.Sort(got); !slices.Equal(got, []int{0, 2}) {
 					t.Errorf("calls in progress %+v, want ranks 0 and 2's", rep.Unfinished)
 				}
-				want := fmt.Sprintf("rank 1: had exited without MPI_Finalize (%s), after MPI_Barrier at %s:%d", how, c.src, lines["@last"])
+				want := fmt.Sprintf("rank 1: %s, after MPI_Barrier at %s:%d", how, c.src, lines["@last"])
 				if l := report.ElsewhereLines(rep.Elsewhere); len(l) != 1 || l[0] != want {
 					t.Errorf("elsewhere %q, want %q", l, want)
 				}

@@ -89,6 +89,9 @@ func Check(r *Report) []error {
 		if e.State != "exited" && (e.ExitStatus != nil || e.Exit != nil || e.MainReturned) {
 			errs = append(errs, fmt.Errorf("rank %d is %q, yet says how it exited", e.Rank, e.State))
 		}
+		if e.Where != nil && e.State != "outside" {
+			errs = append(errs, fmt.Errorf("rank %d is %q, yet says where a signal found it", e.Rank, e.State))
+		}
 		if e.Exit != nil && e.MainReturned {
 			errs = append(errs, fmt.Errorf("rank %d called exit and returned from main", e.Rank))
 		}

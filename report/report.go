@@ -124,6 +124,11 @@ type RankElsewhere struct {
 	// absent when unknown, or when main returned (MainReturned).
 	Exit         *CallPlace `json:"exit,omitempty"`
 	MainReturned bool       `json:"main_returned,omitempty"`
+	// Where is where an "outside" rank's thread was when the signal
+	// ended its process: the program's innermost function with a file
+	// on its stack and its line (computing there, or in a library it
+	// called from there); absent when unknown.
+	Where *CallPlace `json:"where,omitempty"`
 }
 
 // Crash is where a rank's process crashed.

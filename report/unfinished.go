@@ -122,6 +122,7 @@ func UnfinishedGroups(cs []UnfinishedCall) []UnfinishedGroup {
 //	rank 1: had called MPI_Finalize at exc.c:30
 //	ranks 2, 3: had exited without MPI_Finalize, after MPI_Send at app.c:40
 //	rank 4: in no MPI call, after MPI_Recv at app.c:52
+//	rank 7: in no MPI call (in spin at app.c:60), after MPI_Recv at app.c:52
 //	rank 5: had exited without MPI_Finalize (exit(3) from check at app.c:20), after MPI_Barrier at app.c:13
 //	rank 6: had exited without MPI_Finalize (main returned 1), after MPI_Barrier at app.c:13
 func ElsewhereLines(es []RankElsewhere) []string {
@@ -142,6 +143,9 @@ func ElsewhereLines(es []RankElsewhere) []string {
 			}
 		default:
 			k = "in no MPI call"
+			if e.Where != nil {
+				k += " (in " + e.Where.String() + ")"
+			}
 		}
 		if e.LastCall != nil && e.State != "finalized" {
 			k += ", after " + e.LastCall.String()

@@ -1694,7 +1694,15 @@ type Footer struct {
 	Crash *Crash `protobuf:"bytes,8,opt,name=crash,proto3" json:"crash,omitempty"`
 	// How the process exited without MPI_Finalize (stop_reason EXIT): the
 	// status and where exit was called from; absent otherwise.
-	Exit          *ExitCall `protobuf:"bytes,9,opt,name=exit,proto3" json:"exit,omitempty"`
+	Exit *ExitCall `protobuf:"bytes,9,opt,name=exit,proto3" json:"exit,omitempty"`
+	// Where the thread that took the fatal signal which ended the process
+	// (SIGTERM, SIGINT …: the launcher ending a hung job; signal
+	// SIGNAL) was, as a crash's fields say where it crashed: the signal, the
+	// thread, its stack from the interrupted instruction, its Python frames.
+	// For a rank in no MPI call then, the line it was computing or waiting
+	// at. Absent for a crash (crash), and where no thread of the program's
+	// took the signal.
+	Interrupted   *Crash `protobuf:"bytes,10,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1788,6 +1796,13 @@ func (x *Footer) GetCrash() *Crash {
 func (x *Footer) GetExit() *ExitCall {
 	if x != nil {
 		return x.Exit
+	}
+	return nil
+}
+
+func (x *Footer) GetInterrupted() *Crash {
+	if x != nil {
+		return x.Interrupted
 	}
 	return nil
 }
@@ -2337,7 +2352,7 @@ const file_trace_proto_rawDesc = "" +
 	"\x11PHASE_UNSPECIFIED\x10\x00\x12\b\n" +
 	"\x04INIT\x10\x01\x12\f\n" +
 	"\bFINALIZE\x10\x02\x12\x10\n" +
-	"\fINTERMEDIATE\x10\x03\"\x9f\x04\n" +
+	"\fINTERMEDIATE\x10\x03\"\xd7\x04\n" +
 	"\x06Footer\x12\x1f\n" +
 	"\vevent_count\x18\x01 \x01(\x04R\n" +
 	"eventCount\x12%\n" +
@@ -2352,7 +2367,9 @@ const file_trace_proto_rawDesc = "" +
 	"unfinished\x120\n" +
 	"\x14interrupted_local_ns\x18\a \x01(\x03R\x12interruptedLocalNs\x12*\n" +
 	"\x05crash\x18\b \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\x12+\n" +
-	"\x04exit\x18\t \x01(\v2\x17.dtpa.trace.v1.ExitCallR\x04exit\"\x83\x01\n" +
+	"\x04exit\x18\t \x01(\v2\x17.dtpa.trace.v1.ExitCallR\x04exit\x126\n" +
+	"\vinterrupted\x18\n" +
+	" \x01(\v2\x14.dtpa.trace.v1.CrashR\vinterrupted\"\x83\x01\n" +
 	"\n" +
 	"StopReason\x12\x14\n" +
 	"\x10STOP_UNSPECIFIED\x10\x00\x12\f\n" +
@@ -2472,13 +2489,14 @@ var file_trace_proto_depIdxs = []int32{
 	21, // 13: dtpa.trace.v1.Footer.unfinished:type_name -> dtpa.trace.v1.UnfinishedCall
 	18, // 14: dtpa.trace.v1.Footer.crash:type_name -> dtpa.trace.v1.Crash
 	19, // 15: dtpa.trace.v1.Footer.exit:type_name -> dtpa.trace.v1.ExitCall
-	13, // 16: dtpa.trace.v1.Crash.python_files:type_name -> dtpa.trace.v1.Module
-	18, // 17: dtpa.trace.v1.LateCrash.crash:type_name -> dtpa.trace.v1.Crash
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	18, // 16: dtpa.trace.v1.Footer.interrupted:type_name -> dtpa.trace.v1.Crash
+	13, // 17: dtpa.trace.v1.Crash.python_files:type_name -> dtpa.trace.v1.Module
+	18, // 18: dtpa.trace.v1.LateCrash.crash:type_name -> dtpa.trace.v1.Crash
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_trace_proto_init() }

@@ -95,6 +95,7 @@ type Rank struct {
 	unf                    []unfinished
 	crash                  *tracepb.Crash    // the footer's (CrashedWith)
 	exit                   *tracepb.ExitCall // the footer's (Exited)
+	where                  *tracepb.Crash    // the footer's interrupted (Signalled)
 	crashAt                int64             // true time of the crash (CrashedAt), 0 as c says
 	syncs                  bool
 	host                   string // "" is testhost
@@ -232,6 +233,14 @@ func (k *Rank) CrashedWith(c *tracepb.Crash) *Rank {
 // stop reason EXIT.
 func (k *Rank) Exited(x *tracepb.ExitCall) *Rank {
 	k.exit, k.stop = x, tracepb.Footer_EXIT
+	return k
+}
+
+// Signalled gives the footer where the fatal signal that ended the
+// process found its thread (Footer.interrupted, c: the signal, the
+// stack) and stop reason SIGNAL.
+func (k *Rank) Signalled(c *tracepb.Crash) *Rank {
+	k.where, k.stop = c, tracepb.Footer_SIGNAL
 	return k
 }
 
@@ -719,7 +728,7 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 	if k.crash != nil && k.crashAt > 0 {
 		k.crash.LocalNs = k.local(k.crashAt)
 	}
-	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf, Crash: k.crash, Exit: k.exit}
+	ft := &tracepb.Footer{EventCount: uint64(len(k.events)), StopReason: k.stop, EndLocalNs: k.local(end), Unfinished: unf, Crash: k.crash, Exit: k.exit, Interrupted: k.where}
 	if k.noEnd {
 		ft.EndLocalNs = 0
 	}

@@ -197,6 +197,12 @@ static int cw_ncrash;
 // cw_npycrash of them.
 static uint64_t cw_pycrash[DT_CRASH_DEPTH];
 static int cw_npycrash;
+// Where the thread that took another fatal signal was (dt_where), walked
+// likewise by dtw_signal, for Footer.interrupted.
+static uintptr_t cw_where[DT_CRASH_DEPTH];
+static int cw_nwhere;
+static uint64_t cw_pywhere[DT_CRASH_DEPTH];
+static int cw_npywhere;
 extern const char *const dt_fnames[];
 extern const int dt_nfuncs;
 
@@ -847,18 +853,19 @@ static void sig_name(char *buf, size_t n, int sig) {
 
 volatile int dt_late_ok;
 
-// fill_crash fills c with dt_crash, its stack pcs (n frames) and its
-// Python frames py (npy), into stack and name, which must outlive c.
-static void fill_crash(Dtpa__Trace__V1__Crash *c, uint64_t *stack, const uintptr_t *pcs, int n, uint64_t *py, int npy,
-	char *name, size_t nname) {
-	sig_name(name, nname, dt_crash.sig);
-	c->signal = dt_crash.sig, c->name = name, c->code = dt_crash.code;
-	c->address = dt_crash.addr, c->has_address = dt_crash.has_addr != 0;
-	if (dt_crash.T) c->thread = dt_crash.T->tid, c->has_thread = 1;
+// fill_crash fills c with from (dt_crash, dt_where), its stack pcs (n
+// frames) and its Python frames py (npy), into stack and name, which must
+// outlive c.
+static void fill_crash(Dtpa__Trace__V1__Crash *c, const dt_crash_t *from, uint64_t *stack, const uintptr_t *pcs, int n,
+	uint64_t *py, int npy, char *name, size_t nname) {
+	sig_name(name, nname, from->sig);
+	c->signal = from->sig, c->name = name, c->code = from->code;
+	c->address = from->addr, c->has_address = from->has_addr != 0;
+	if (from->T) c->thread = from->T->tid, c->has_thread = 1;
 	for (int i = 0; i < n; i++) stack[i] = pcs[i];
 	c->stack = stack, c->n_stack = (size_t)n;
 	c->python_stack = py, c->n_python_stack = (size_t)npy;
-	c->local_ns = dt_ns(dt_crash.t);
+	c->local_ns = dt_ns(from->t);
 }
 
 // How the process exits without MPI_Finalize (dtw_exit_call), for the
@@ -922,7 +929,7 @@ static void write_late(Dtpa__Trace__V1__Crash *crash) {
 // file beside it (write_late), which dtrun and dtpa read.
 void dtw_late_crash(void) {
 	uintptr_t pcs[DT_CRASH_DEPTH];
-	int n = dt_crash_stack(pcs, DT_CRASH_DEPTH);
+	int n = dt_crash_stack(&dt_crash, pcs, DT_CRASH_DEPTH);
 	// The definitions are written: the modules of files no call named
 	// go with the crash.
 	uint64_t py[DT_CRASH_DEPTH];
@@ -930,7 +937,7 @@ void dtw_late_crash(void) {
 	Dtpa__Trace__V1__Crash crash = DTPA__TRACE__V1__CRASH__INIT;
 	uint64_t stack[DT_CRASH_DEPTH];
 	char name[128];
-	fill_crash(&crash, stack, pcs, n, py, npy, name, sizeof name);
+	fill_crash(&crash, &dt_crash, stack, pcs, n, py, npy, name, sizeof name);
 	write_late(&crash);
 }
 
@@ -967,13 +974,20 @@ static void write_footer(int fin) {
 	uint64_t stack[DT_CRASH_DEPTH];
 	char crash_name[128] = "";
 	if (cw_ncrash > 0) {
-		fill_crash(&crash, stack, cw_crash, cw_ncrash, cw_pycrash, cw_npycrash, crash_name, sizeof crash_name);
+		fill_crash(&crash, &dt_crash, stack, cw_crash, cw_ncrash, cw_pycrash, cw_npycrash, crash_name, sizeof crash_name);
 		f.crash = &crash;
 	} else if (__atomic_load_n(&dt_pyexc.taken, __ATOMIC_ACQUIRE)) {
 		fill_exception(&crash);
 		f.crash = &crash;
 	}
 	if (cw_exited && cw_stop == DT_STOP_EXIT) f.exit = &cw_exitcall;
+	Dtpa__Trace__V1__Crash where = DTPA__TRACE__V1__CRASH__INIT;
+	uint64_t where_stack[DT_CRASH_DEPTH];
+	char where_name[128] = "";
+	if (cw_nwhere > 0 && !f.crash) {
+		fill_crash(&where, &dt_where, where_stack, cw_where, cw_nwhere, cw_pywhere, cw_npywhere, where_name, sizeof where_name);
+		f.interrupted = &where;
+	}
 	// What the hand-overs and the tracer's threads cost (BenchmarkOverhead
 	// reads it).
 	char msg[2048];
@@ -1252,10 +1266,13 @@ void dtw_signal(int sig) {
 			unf[i].pc = (uintptr_t)a;
 	}
 	if (__atomic_load_n(&dt_crash.taken, __ATOMIC_ACQUIRE) && !cw_ncrash) {
-		cw_ncrash = dt_crash_stack(cw_crash, DT_CRASH_DEPTH);
+		cw_ncrash = dt_crash_stack(&dt_crash, cw_crash, DT_CRASH_DEPTH);
 		// Before the footer: its files' modules go into the definitions
 		// written with it.
 		cw_npycrash = dt_py_crash_stack(dt_crash.py_ts, cw_pycrash, DT_CRASH_DEPTH, 1);
+	} else if (__atomic_load_n(&dt_where.taken, __ATOMIC_ACQUIRE) && !cw_nwhere) {
+		cw_nwhere = dt_crash_stack(&dt_where, cw_where, DT_CRASH_DEPTH);
+		cw_npywhere = dt_py_crash_stack(dt_where.py_ts, cw_pywhere, DT_CRASH_DEPTH, 1);
 	}
 	dt_finish_state();
 	pthread_mutex_lock(&cw_mu);

@@ -70,6 +70,10 @@ typedef struct {
 	uintptr_t py_ts;      // the thread's Python thread state (dt_py_this_ts), 0: none
 } dt_crash_t;
 extern dt_crash_t dt_crash DT_HIDDEN;
+// dt_signal.c: where the thread that took the first other fatal signal
+// (SIGTERM, SIGINT …) while tracing was, noted as a crash is (dt_crash's
+// fields but late), for Footer.interrupted.
+extern dt_crash_t dt_where DT_HIDDEN;
 // dt_cw.c: the trace's footer is written and the trace did not end with
 // MPI_Abort or a fatal signal: a fault signal now (a destructor, an exit
 // handler) crashes the process after its trace ended (dtw_late_crash).
@@ -79,7 +83,7 @@ extern volatile int dt_late_ok DT_HIDDEN;
 // lead to, every read within its stack. Run by the signal watcher while
 // the crashed thread waits in its handler.
 #define DT_CRASH_DEPTH 32
-int dt_crash_stack(uintptr_t *pcs, int max);
+int dt_crash_stack(const dt_crash_t *c, uintptr_t *pcs, int max);
 int dt_here_stack(dt_thr *T, void *fp, uintptr_t *pcs, int max);
 // dt_cw.c: how the process exits without MPI_Finalize (Footer.exit): the
 // status passed to exit, and the stack of the thread that called it

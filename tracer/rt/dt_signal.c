@@ -20,34 +20,40 @@ static int sig_pipe = -1;
 static struct sigaction sig_old[65];
 static volatile int sig_busy;
 volatile int dt_flush_done;
-dt_crash_t dt_crash;
+dt_crash_t dt_crash, dt_where;
 
-// note_crash copies where the thread was from the context of a fault
-// signal or SIGABRT, once: the first such signal is the crash (a later one
-// may be the launcher's SIGTERM, or a second thread faulting on the first
-// one's damage). Plain loads from the context and stores: async-signal-safe.
-static int note_crash(int sig, siginfo_t *si, void *ctx) {
-	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL && sig != SIGABRT) return 0;
-	if (!ctx || __atomic_exchange_n(&dt_crash.taken, 1, __ATOMIC_ACQ_REL)) return 0;
+// note_ctx copies where the thread was from the context of signal sig
+// into c, once: the first signal noted there counts (for a crash, a later
+// one may be the launcher's SIGTERM, or a second thread faulting on the
+// first one's damage). Plain loads from the context and stores:
+// async-signal-safe.
+static int note_ctx(dt_crash_t *c, int sig, siginfo_t *si, void *ctx) {
+	if (!ctx || __atomic_exchange_n(&c->taken, 1, __ATOMIC_ACQ_REL)) return 0;
 	const ucontext_t *uc = ctx;
-	dt_crash.sig = sig;
-	dt_crash.code = si ? si->si_code : 0;
+	c->sig = sig;
+	c->code = si ? si->si_code : 0;
 	// si_addr is the fault's only when the kernel raised it (si_code > 0).
-	if (si && si->si_code > 0 && sig != SIGABRT) {
-		dt_crash.addr = (uint64_t)(uintptr_t)si->si_addr;
-		dt_crash.has_addr = 1;
+	if (si && si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL)) {
+		c->addr = (uint64_t)(uintptr_t)si->si_addr;
+		c->has_addr = 1;
 	}
 #if defined(__x86_64__)
-	dt_crash.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
-	dt_crash.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-	dt_crash.bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+	c->pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	c->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	c->bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
 #else
 	(void)uc;
 #endif
-	dt_crash.T = dt_self;
-	dt_crash.t = dt_now();
-	dt_crash.py_ts = dt_py_this_ts();
+	c->T = dt_self;
+	c->t = dt_now();
+	c->py_ts = dt_py_this_ts();
 	return 1;
+}
+
+// note_crash notes a fault signal or SIGABRT: the crash (dt_crash).
+static int note_crash(int sig, siginfo_t *si, void *ctx) {
+	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGFPE && sig != SIGILL && sig != SIGABRT) return 0;
+	return note_ctx(&dt_crash, sig, si, ctx);
 }
 
 static int sig_debug;
@@ -71,7 +77,10 @@ static void dt_on_signal(int sig, siginfo_t *si, void *ctx) {
 	int late = 0;
 	if (dt_state == DT_ST_TRACING || dt_state == DT_ST_STOPPED) {
 		dt_stamp_signal();
-		note_crash(sig, si, ctx);
+		// Another fatal signal (the launcher's SIGTERM) ends a process
+		// that did not crash: where it was (dt_where) says what it was
+		// doing when its job was ended.
+		if (!note_crash(sig, si, ctx) && !__atomic_load_n(&dt_crash.taken, __ATOMIC_ACQUIRE)) note_ctx(&dt_where, sig, si, ctx);
 	} else if (dt_state == DT_ST_FINISHED && dt_late_ok && getpid() == dt_pid && note_crash(sig, si, ctx)) {
 		// A crash after the trace ended (a destructor, an exit handler):
 		// the watcher writes it beside the trace (dtw_late_crash).

@@ -235,7 +235,7 @@ static int walk_on(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t bp_at, ui
 }
 
 // dt_crash_stack walks the crashed thread's stack from the registers its
-// signal's context held (dt_crash), with the rules and steps dt_unwind uses, learnt
+// signal's context held (c: dt_crash, or dt_where), with the rules and steps dt_unwind uses, learnt
 // into a table of the calling thread (the signal watcher's). The first
 // frame is the interrupted instruction itself; a jump to an address
 // outside the modules' code (a call through a bad function pointer)
@@ -243,11 +243,11 @@ static int walk_on(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t bp_at, ui
 // on. Every read is inside the crashed thread's stack: its bounds as the
 // tracer knows them, or, for a thread that never called MPI (an OpenMP
 // worker), the writable mapping holding its stack pointer.
-int dt_crash_stack(uintptr_t *pcs, int max) {
-	dt_thr *T = dt_crash.T;
-	uintptr_t pc = dt_crash.pc, sp = dt_crash.sp, bp = dt_crash.bp, bp_at = 0, lo, hi;
+int dt_crash_stack(const dt_crash_t *c, uintptr_t *pcs, int max) {
+	dt_thr *T = c->T;
+	uintptr_t pc = c->pc, sp = c->sp, bp = c->bp, bp_at = 0, lo, hi;
 	int n = 0;
-	if (max <= 0 || !dt_crash.taken) return 0;
+	if (max <= 0 || !c->taken) return 0;
 	pcs[n++] = pc;
 	if (T) {
 		lo = T->stk_lo, hi = T->stk_hi;
