@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ianlancetaylor/demangle"
+
 	"github.com/dtpa/dtpa/report"
 	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
@@ -146,11 +148,24 @@ var pyLibraryRE = regexp.MustCompile(`/lib/python[0-9.]*/|/(site|dist)-packages/
 // Python exception, whose frames are its traceback's lines.
 func faulted(c *tracepb.Crash) bool { return c.GetException() == "" || len(c.GetStack()) > 0 }
 
+// cxxType is C++ type name n as std::type_info::name() spells it
+// (mangled: "St12out_of_range") as the program spells it
+// ("std::out_of_range"); n itself when it does not demangle.
+func cxxType(n string) string {
+	s, err := demangle.ToString("_ZTS"+n, demangle.NoClones)
+	if t, ok := strings.CutPrefix(s, "typeinfo name for "); err == nil && ok && t != "" {
+		return t
+	}
+	return n
+}
+
 // crashOf is rank r's crash c without its frames (At −1).
 func crashOf(r int, c *tracepb.Crash) report.Crash {
 	rc := report.Crash{Rank: r, Signal: c.Name, SignalNumber: int(c.Signal), Cause: crashCause(c), At: -1}
 	if c.Exception != "" && c.Signal == 0 {
 		rc.Signal, rc.Exception, rc.Cause = "uncaught "+c.Exception, c.Exception, c.ExceptionMessage
+	} else if c.CxxException != "" {
+		rc.Exception = cxxType(c.CxxException)
 	}
 	if rc.Signal == "" {
 		rc.Signal = fmt.Sprintf("signal %d", c.Signal)

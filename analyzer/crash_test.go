@@ -668,3 +668,48 @@ func TestPythonException(t *testing.T) {
 		t.Errorf("CrashOf: %+v, want %q", c, late)
 	}
 }
+
+// TestCxxException: SIGABRT from std::terminate for a C++ exception no
+// handler caught (Crash.cxx_exception, the mangled type_info name) reads
+// the type as the program spells it after the signal and its cause; a
+// name that does not demangle is kept as it is; a Python exception's
+// fields are not taken for it.
+func TestCxxException(t *testing.T) {
+	run := tracetest.NewRun(3)
+	for i := 0; i < 3; i++ {
+		run.Rank(i).Init(us).Barrier(10 * us)
+	}
+	abrt := func(typ string) *tracepb.Crash {
+		return &tracepb.Crash{Signal: 6, Name: "SIGABRT (Aborted)", Code: -6, HasThread: true, Stack: []uint64{0x401000, 0x402345},
+			CxxException: typ}
+	}
+	run.Rank(0).CrashedWith(abrt("St12out_of_range"))
+	run.Rank(1).CrashedWith(abrt("N3app8BadInputE"))
+	run.Rank(2).CrashedWith(abrt("?not mangled"))
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"rank 0 crashed: SIGABRT (Aborted), abort() called: uncaught std::out_of_range",
+		"rank 1 crashed: SIGABRT (Aborted), abort() called: uncaught app::BadInput",
+		"rank 2 crashed: SIGABRT (Aborted), abort() called: uncaught ?not mangled",
+	}
+	opts := Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: lineSymbolizer{}}
+	for n := 0; n <= 2; n++ {
+		rep := analyzeOpts(t, opts)
+		if n > 0 {
+			rep = analyzeDistReport(t, opts, n)
+		}
+		var got []string
+		for _, c := range rep.Crashes {
+			got = append(got, c.Lines()[0])
+		}
+		if !slices.Equal(got, want) || rep.Crashes[0].Exception != "std::out_of_range" || rep.Crashes[0].SignalNumber != 6 {
+			t.Errorf("%d processes: crashes %q (%+v), want %q", n, got, rep.Crashes, want)
+		}
+		if errs := report.Check(rep); len(errs) > 0 {
+			t.Errorf("invariants: %v", errs)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dtpa/dtpa/internal/testenv"
 	"github.com/dtpa/dtpa/otf2"
 	"github.com/dtpa/dtpa/report"
 )
@@ -353,6 +354,61 @@ func TestPythonException(t *testing.T) {
 			}
 			if !late {
 				checkSameAsDtpaMPI(t, dir, filepath.Base(python), r)
+			}
+		})
+	}
+}
+
+// TestCxxException: a C++ program whose rank 1 throws an exception that
+// no handler catches (testdata/apps/cxxthrow.cpp), under both MPIs: its
+// crash is SIGABRT from abort(), named with the exception's type as the
+// program spells it (std::out_of_range, the program's own app::BadInput),
+// at the line that threw it; an exception caught before an abort() of
+// the program's own is not named.
+func TestCxxException(t *testing.T) {
+	lines := markers(t, filepath.Join(root, "testdata", "apps", "cxxthrow.cpp"))
+	cxx := map[string]string{"openmpi": "mpicxx.openmpi", "mpich": "mpicxx.mpich"}
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			needMPI(t, m)
+			testenv.NeedCommands(t, cxx[m.name])
+			dir := t.TempDir()
+			if b, err := exec.Command(cxx[m.name], "-g", "-O0", "-o", filepath.Join(dir, "cxxthrow"),
+				filepath.Join(root, "testdata", "apps", "cxxthrow.cpp")).CombinedOutput(); err != nil {
+				t.Fatalf("compiling cxxthrow.cpp: %v\n%s", err, b)
+			}
+			for _, c := range []struct {
+				how, typ, fn, mark string
+			}{
+				{"std", "std::out_of_range", "solve", "@throw"},
+				{"custom", "app::BadInput", "solve", "@custom"},
+				{"caught", "", "step", "@abort"},
+			} {
+				t.Run(c.how, func(t *testing.T) {
+					for _, f := range []string{"cxxthrow.0.trc", "cxxthrow.1.trc", "cxxthrow.2.trc"} {
+						os.Remove(filepath.Join(dir, f))
+					}
+					a := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+					if _, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtrun"), append(a, "./cxxthrow", c.how)...); code == 0 {
+						t.Fatalf("dtrun exited 0; want the aborted job's failure\n%s", stderr)
+					}
+					r, _ := analyse(t, dir, "cxxthrow")
+					if len(r.Crashes) != 1 || r.Crashes[0].Rank != 1 {
+						t.Fatalf("crashes %+v, want rank 1's", r.Crashes)
+					}
+					cr := r.Crashes[0]
+					head := "rank 1 crashed: SIGABRT (Aborted), abort() called"
+					if c.typ != "" {
+						head += ": uncaught " + c.typ
+					}
+					if l := cr.Lines(); l[0] != head || cr.Exception != c.typ {
+						t.Errorf("crash %q (exception %q), want %q", l[0], cr.Exception, head)
+					}
+					if cr.At < 0 || cr.Frames[cr.At].Function != c.fn || filepath.Base(cr.Frames[cr.At].File) != "cxxthrow.cpp" ||
+						cr.Frames[cr.At].Line != lines[c.mark] {
+						t.Errorf("frames %+v at %d, want %s at cxxthrow.cpp:%d", cr.Frames, cr.At, c.fn, lines[c.mark])
+					}
+				})
 			}
 		})
 	}

@@ -486,6 +486,7 @@ func TestRankLeftEarly(t *testing.T) {
 		}
 		for _, m := range impls {
 			t.Run(c.name+"/"+m.name, func(t *testing.T) {
+				how := how
 				needMPI(t, m)
 				dir := t.TempDir()
 				name := strings.TrimSuffix(c.src, filepath.Ext(c.src))
@@ -500,7 +501,18 @@ func TestRankLeftEarly(t *testing.T) {
 					}
 				}
 				args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
-				interruptJob(t, dir, append(append(args, "./"+name), c.args...), name+": waiting", true)
+				// The spin run is interrupted as a batch system ends a job
+				// (dtrun alone, which signals its node's ranks, then the
+				// launcher).
+				out, _ := interruptJob(t, dir, append(append(args, "./"+name), c.args...), name+": waiting", c.name != "spin")
+				if c.name == "spin" && strings.Contains(out, "dtrun: early.1: the process died;") {
+					// MPICH's launcher kills the other ranks once one died;
+					// on a busy node the computing rank's handler may not
+					// have run by then (its trace recovered by dtrun has no
+					// end to say where it was).
+					t.Logf("rank 1 was killed before its trace's end was written:\n%s", out)
+					how = "in no MPI call"
+				}
 				rep, _ := analyse(t, dir, name)
 				// Ranks 0 and 2 waited for rank 1 (rank 2 may still have
 				// been finishing the barrier; a rank the launcher killed

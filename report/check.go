@@ -77,8 +77,8 @@ func Check(r *Report) []error {
 	}
 	for _, c := range r.Crashes {
 		busy[c.Rank] = "crashed"
-		if c.Exception != "" && (c.SignalNumber != 0 || c.Address != nil || c.Abort) {
-			errs = append(errs, fmt.Errorf("rank %d: an uncaught exception with a signal, an address or MPI_Abort", c.Rank))
+		if c.Exception != "" && (c.Address != nil || c.Abort) {
+			errs = append(errs, fmt.Errorf("rank %d: an uncaught exception with an address or MPI_Abort", c.Rank))
 		}
 	}
 	for _, e := range r.Elsewhere {

@@ -16,7 +16,8 @@ import (
 // or, for a rank that called MPI_Abort, "rank 1 called MPI_Abort", then
 // its call's frames; for an uncaught Python exception, "rank 1 crashed:
 // uncaught ZeroDivisionError: division by zero", then its traceback's
-// lines; for a crash after the trace ended, "rank 1 crashed after
+// lines; for a C++ exception no handler caught, "rank 1 crashed: SIGABRT
+// (Aborted), abort() called: uncaught std::out_of_range"; for a crash after the trace ended, "rank 1 crashed after
 // MPI_Finalize: …".
 func (c *Crash) Lines() []string {
 	head := fmt.Sprintf("rank %d crashed: %s", c.Rank, c.Signal)
@@ -30,6 +31,10 @@ func (c *Crash) Lines() []string {
 		head = strings.Replace(head, " crashed: ", " crashed after "+c.After+": ", 1)
 	}
 	switch {
+	case c.Exception != "" && c.SignalNumber != 0 && c.Cause != "":
+		head += ", " + c.Cause + ": uncaught " + c.Exception
+	case c.Exception != "" && c.SignalNumber != 0:
+		head += ": uncaught " + c.Exception
 	case c.Exception != "" && c.Cause != "":
 		head += ": " + c.Cause
 	case c.Cause != "" && c.Address != nil:

@@ -159,7 +159,10 @@ type Crash struct {
 	// the rank ("ZeroDivisionError", "numpy.linalg.LinAlgError"; Signal
 	// is "uncaught " and the type, SignalNumber 0, Cause its message):
 	// Frames are its traceback, innermost first, from the line that
-	// raised it.
+	// raised it. Or, beside SIGABRT, the type of the C++ exception no
+	// handler caught ("std::out_of_range"), for which the C++ runtime
+	// called std::terminate: Frames are the thread's stack at abort(),
+	// through the throw.
 	Exception string `json:"exception,omitempty"`
 	// Abort says that the rank called MPI_Abort (Signal is "MPI_Abort",
 	// SignalNumber 0): Frames are its call's stack, from the caller of

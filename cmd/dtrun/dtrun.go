@@ -336,7 +336,11 @@ const endRanksWait = 2 * time.Second
 // endRanks sends SIGTERM to the processes of this node that hold their
 // spill files in dir (SpillInfo.Pid, of this node's boot, and still
 // holding that file: not a process that took a finished one's id), and
-// waits up to d for them to end (to let their files go).
+// waits up to d for them to end (to let their files go). The signal goes
+// to each process's main thread (whose id is the process's): where it
+// finds the thread is where the program was (Footer.interrupted), which a
+// signal to the process, taken by any thread not blocking it (an MPI
+// library's helper thread), would not say.
 func endRanks(dir string, d time.Duration) {
 	boot := records.BootID()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
@@ -346,7 +350,7 @@ func endRanks(dir string, d time.Duration) {
 		if err != nil || info.Pid <= 0 || info.Boot != boot || !records.Held(f) || !holds(info.Pid, f) {
 			continue
 		}
-		if syscall.Kill(info.Pid, syscall.SIGTERM) == nil {
+		if syscall.Tgkill(info.Pid, info.Pid, syscall.SIGTERM) == nil {
 			sent = append(sent, f)
 		}
 	}

@@ -1854,8 +1854,13 @@ type Crash struct {
 	// or MPI_Abort follow it; a fault signal after it takes its place.
 	Exception        string `protobuf:"bytes,12,opt,name=exception,proto3" json:"exception,omitempty"`
 	ExceptionMessage string `protobuf:"bytes,13,opt,name=exception_message,json=exceptionMessage,proto3" json:"exception_message,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The C++ exception being handled when SIGABRT arrived, its type as
+	// std::type_info::name() spells it ("St12out_of_range"): one that no
+	// handler caught, for which the C++ runtime called std::terminate and
+	// abort(). Empty for other signals and programs.
+	CxxException  string `protobuf:"bytes,14,opt,name=cxx_exception,json=cxxException,proto3" json:"cxx_exception,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Crash) Reset() {
@@ -1975,6 +1980,13 @@ func (x *Crash) GetException() string {
 func (x *Crash) GetExceptionMessage() string {
 	if x != nil {
 		return x.ExceptionMessage
+	}
+	return ""
+}
+
+func (x *Crash) GetCxxException() string {
+	if x != nil {
+		return x.CxxException
 	}
 	return ""
 }
@@ -2381,7 +2393,7 @@ const file_trace_proto_rawDesc = "" +
 	"\n" +
 	"\x06SIGNAL\x10\x05\x12\x0f\n" +
 	"\vBUFFER_FULL\x10\x06\x12\b\n" +
-	"\x04EXIT\x10\a\"\x9a\x03\n" +
+	"\x04EXIT\x10\a\"\xbf\x03\n" +
 	"\x05Crash\x12\x16\n" +
 	"\x06signal\x18\x01 \x01(\x05R\x06signal\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2398,7 +2410,8 @@ const file_trace_proto_rawDesc = "" +
 	" \x03(\x04B\x02\x10\x01R\vpythonStack\x128\n" +
 	"\fpython_files\x18\v \x03(\v2\x15.dtpa.trace.v1.ModuleR\vpythonFiles\x12\x1c\n" +
 	"\texception\x18\f \x01(\tR\texception\x12+\n" +
-	"\x11exception_message\x18\r \x01(\tR\x10exceptionMessage\"\x92\x01\n" +
+	"\x11exception_message\x18\r \x01(\tR\x10exceptionMessage\x12#\n" +
+	"\rcxx_exception\x18\x0e \x01(\tR\fcxxException\"\x92\x01\n" +
 	"\bExitCall\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x1d\n" +
 	"\n" +

@@ -866,6 +866,16 @@ static void fill_crash(Dtpa__Trace__V1__Crash *c, const dt_crash_t *from, uint64
 	c->stack = stack, c->n_stack = (size_t)n;
 	c->python_stack = py, c->n_python_stack = (size_t)npy;
 	c->local_ns = dt_ns(from->t);
+	// A std::type_info: its vtable, then its name, in the C++ runtime's
+	// or the program's read-only data.
+	static char cxx[256];
+	const char *const *ti = (const char *const *)from->cxx_type;
+	if (ti && !((uintptr_t)ti & 7) && ti[1] && (uintptr_t)ti[1] >= 4096) {
+		const char *n = ti[1] + (ti[1][0] == '*'); // '*': a type of internal linkage
+		size_t k = strnlen(n, sizeof cxx - 1);
+		memcpy(cxx, n, k), cxx[k] = 0;
+		c->cxx_exception = cxx;
+	}
 }
 
 // How the process exits without MPI_Finalize (dtw_exit_call), for the
@@ -1265,14 +1275,17 @@ void dtw_signal(int sig) {
 		if (unf[i].py_ts && unf[i].pc - dt_py_lo < dt_py_span && dt_py_crash_stack(unf[i].py_ts, &a, 1, 1) == 1)
 			unf[i].pc = (uintptr_t)a;
 	}
-	if (__atomic_load_n(&dt_crash.taken, __ATOMIC_ACQUIRE) && !cw_ncrash) {
+	if (__atomic_load_n(&dt_crash.ready, __ATOMIC_ACQUIRE) && !cw_ncrash) {
 		cw_ncrash = dt_crash_stack(&dt_crash, cw_crash, DT_CRASH_DEPTH);
 		// Before the footer: its files' modules go into the definitions
 		// written with it.
 		cw_npycrash = dt_py_crash_stack(dt_crash.py_ts, cw_pycrash, DT_CRASH_DEPTH, 1);
-	} else if (__atomic_load_n(&dt_where.taken, __ATOMIC_ACQUIRE) && !cw_nwhere) {
-		cw_nwhere = dt_crash_stack(&dt_where, cw_where, DT_CRASH_DEPTH);
-		cw_npywhere = dt_py_crash_stack(dt_where.py_ts, cw_pywhere, DT_CRASH_DEPTH, 1);
+	} else if (!cw_nwhere) {
+		// Where a thread of the program's was (dt_on_signal).
+		if (__atomic_load_n(&dt_where.ready, __ATOMIC_ACQUIRE)) {
+			cw_nwhere = dt_crash_stack(&dt_where, cw_where, DT_CRASH_DEPTH);
+			cw_npywhere = dt_py_crash_stack(dt_where.py_ts, cw_pywhere, DT_CRASH_DEPTH, 1);
+		}
 	}
 	dt_finish_state();
 	pthread_mutex_lock(&cw_mu);

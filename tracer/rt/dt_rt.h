@@ -59,7 +59,8 @@ void dt_stamp_signal(void);
 // SIGBUS, SIGFPE, SIGILL) or SIGABRT was, which its handler copies from
 // the signal's context for the footer (dtw_signal).
 typedef struct {
-	int taken; // the handler filled the rest
+	int taken; // a handler took it (it fills the rest, then sets ready)
+	int ready; // filled (release; readers acquire)
 	int sig, code;
 	int has_addr;
 	uint64_t addr;
@@ -68,6 +69,7 @@ typedef struct {
 	uint64_t t;           // raw clock when the signal arrived
 	int late;             // after the trace ended (dt_late_ok): for dtw_late_crash
 	uintptr_t py_ts;      // the thread's Python thread state (dt_py_this_ts), 0: none
+	uintptr_t cxx_type;   // SIGABRT: the std::type_info of the C++ exception being handled, 0: none
 } dt_crash_t;
 extern dt_crash_t dt_crash DT_HIDDEN;
 // dt_signal.c: where the thread that took the first other fatal signal

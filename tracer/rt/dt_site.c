@@ -247,7 +247,7 @@ int dt_crash_stack(const dt_crash_t *c, uintptr_t *pcs, int max) {
 	dt_thr *T = c->T;
 	uintptr_t pc = c->pc, sp = c->sp, bp = c->bp, bp_at = 0, lo, hi;
 	int n = 0;
-	if (max <= 0 || !c->taken) return 0;
+	if (max <= 0 || !__atomic_load_n(&c->ready, __ATOMIC_ACQUIRE)) return 0;
 	pcs[n++] = pc;
 	if (T) {
 		lo = T->stk_lo, hi = T->stk_hi;
