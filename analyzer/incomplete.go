@@ -190,7 +190,7 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 				// found a thread with no frame of the program's (a
 				// library's helper thread).
 				if fr, at := crashFrames(ranks[r].where, ranks[r].defs.Modules, f.hdr.GetProgram(), sym, true); at >= 0 {
-					e.Where = &report.CallPlace{Function: cmp.Or(fr[at].Function, "??"), File: fr[at].File, Line: fr[at].Line}
+					e.Where = placeOf(fr[at])
 				}
 			}
 		}
@@ -230,7 +230,12 @@ func exitPlace(st []siteFrame, mods []*tracepb.Module, program string, sym Symbo
 	if at < 0 {
 		at = max(0, slices.IndexFunc(fr, func(f report.Frame) bool { return f.File != "" }))
 	}
-	return &report.CallPlace{Function: cmp.Or(fr[at].Function, "??"), File: fr[at].File, Line: fr[at].Line}, false
+	return placeOf(fr[at]), false
+}
+
+// placeOf is frame f as a place in the program.
+func placeOf(f report.Frame) *report.CallPlace {
+	return &report.CallPlace{Function: cmp.Or(f.Function, "??"), File: f.File, Line: f.Line}
 }
 
 // libcRE matches the base names of the C library (glibc's).

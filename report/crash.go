@@ -17,8 +17,8 @@ import (
 // its call's frames; for an uncaught Python exception, "rank 1 crashed:
 // uncaught ZeroDivisionError: division by zero", then its traceback's
 // lines; for a C++ exception no handler caught, "rank 1 crashed: SIGABRT
-// (Aborted), abort() called: uncaught std::out_of_range"; for a crash after the trace ended, "rank 1 crashed after
-// MPI_Finalize: …".
+// (Aborted), abort() called: uncaught std::out_of_range"; for a crash
+// after the trace ended, "rank 1 crashed after MPI_Finalize: …".
 func (c *Crash) Lines() []string {
 	head := fmt.Sprintf("rank %d crashed: %s", c.Rank, c.Signal)
 	if c.Thread != nil && *c.Thread != 0 {

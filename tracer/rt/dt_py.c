@@ -519,7 +519,8 @@ uintptr_t dt_py_this_ts(void) { return dt_py_span ? (uintptr_t)py_this_ts() : 0;
 // the hook, the exception's type, value and traceback. An audit hook is
 // called with the GIL held, in the raising thread, so the exception is
 // read through the interpreter's own API: the type's names, str() of the
-// value, the traceback's frames and lines. The hook is called for every
+// value (which the interpreter calls again to print it), the traceback's
+// frames and lines. The hook is called for every
 // audited event (imports, open, pickle's class lookups …): all others
 // cost it a compare of the name's first bytes. Installed once, at
 // MPI_Init, where mpi4py's import holds the GIL (PyGILState_Check); the
@@ -627,7 +628,8 @@ static int py_audit(const char *event, void *args, void *data) {
 	(void)data;
 	if (event[0] != 's' || strcmp(event, "sys.excepthook") != 0) return 0;
 	int late = dt_state == DT_ST_FINISHED;
-	if (dt_pyexc.taken || (late && !dt_late_ok) || pyapi.tuple_size(args) != 4) {
+	// (A forked child's exception is not the traced process's.)
+	if (dt_pyexc.taken || getpid() != dt_pid || (late && !dt_late_ok) || pyapi.tuple_size(args) != 4) {
 		pyapi.err_clear();
 		return 0;
 	}
