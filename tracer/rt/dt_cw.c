@@ -1280,12 +1280,10 @@ void dtw_signal(int sig) {
 		// Before the footer: its files' modules go into the definitions
 		// written with it.
 		cw_npycrash = dt_py_crash_stack(dt_crash.py_ts, cw_pycrash, DT_CRASH_DEPTH, 1);
-	} else if (!cw_nwhere) {
+	} else if (!cw_nwhere && __atomic_load_n(&dt_where.ready, __ATOMIC_ACQUIRE)) {
 		// Where a thread of the program's was (dt_on_signal).
-		if (__atomic_load_n(&dt_where.ready, __ATOMIC_ACQUIRE)) {
-			cw_nwhere = dt_crash_stack(&dt_where, cw_where, DT_CRASH_DEPTH);
-			cw_npywhere = dt_py_crash_stack(dt_where.py_ts, cw_pywhere, DT_CRASH_DEPTH, 1);
-		}
+		cw_nwhere = dt_crash_stack(&dt_where, cw_where, DT_CRASH_DEPTH);
+		cw_npywhere = dt_py_crash_stack(dt_where.py_ts, cw_pywhere, DT_CRASH_DEPTH, 1);
 	}
 	dt_finish_state();
 	pthread_mutex_lock(&cw_mu);
