@@ -199,6 +199,50 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 	return out
 }
 
+// EndOf says how rank r's process ended when its trace (its header hdr,
+// footer f, modules mods, symbolized with sym) records neither a crash
+// nor MPI_Finalize, as the report's line of the other ranks says it
+// (report.ElsewhereLines, without the last call): "rank 1: had exited
+// without MPI_Finalize (exit(5) from leave at early.c:13)", or, for one a
+// signal ended in no MPI call, "rank 1: in no MPI call (in spin at
+// early.c:19)"; with the thread (nil: unknown) and the local time (0:
+// unknown); "" when the trace says neither. For the exports, which read
+// traces without replaying them (OTF2).
+func EndOf(r int, hdr *tracepb.Header, f *tracepb.Footer, mods []*tracepb.Module, sym Symbolizer) (string, *int, int64) {
+	e := report.RankElsewhere{Rank: r}
+	var thread *int
+	var at int64
+	switch x, w := f.GetExit(), f.GetInterrupted(); {
+	case f.GetCrash() != nil:
+		return "", nil, 0
+	case f.GetStopReason() == tracepb.Footer_EXIT && x != nil:
+		e.State, at = "exited", f.EndLocalNs
+		if x.HasStatus {
+			s := int(x.Status)
+			e.ExitStatus = &s
+		}
+		e.Exit, e.MainReturned = exitPlace(exitStack(x, mods), mods, hdr.GetProgram(), sym)
+		if x.HasThread {
+			t := int(x.Thread)
+			thread = &t
+		}
+	case f.GetStopReason() == tracepb.Footer_SIGNAL && w != nil && len(f.Unfinished) == 0:
+		mods = crashModules(w, mods)
+		fr, i := crashFrames(crashStack(w, mods), mods, hdr.GetProgram(), sym, true)
+		if i < 0 {
+			return "", nil, 0
+		}
+		e.State, e.Where, at = "outside", placeOf(fr[i]), w.LocalNs
+		if w.HasThread {
+			t := int(w.Thread)
+			thread = &t
+		}
+	default:
+		return "", nil, 0
+	}
+	return report.ElsewhereLines([]report.RankElsewhere{e})[0], thread, at
+}
+
 // exitStack is exit call x's stack mapped to the modules mods, past the C
 // library's frames (exit and its handlers'); nil when nothing is left.
 func exitStack(x *tracepb.ExitCall, mods []*tracepb.Module) []siteFrame {

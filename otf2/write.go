@@ -189,13 +189,15 @@ type exporter struct {
 
 // crashMark is a rank's crash as an OTF2 marker: when, on which location
 // (onLoc; else on the rank's location group: a thread that never called
-// MPI, or one not written), and the report's lines of it.
+// MPI, or one not written), and the report's lines of it. end: not a
+// crash, how the rank's process otherwise ended (analyzer.EndOf).
 type crashMark struct {
 	time  uint64
 	rank  int
 	loc   uint64
 	onLoc bool
 	text  string
+	end   bool
 }
 
 // locCount is one location of a rank: its thread and the records
@@ -663,22 +665,34 @@ func (rw *rankWriter) unfinished(f *tracepb.Footer, start int64, clk *clocks.Map
 // crashed notes where the rank crashed, when its footer f (or the file
 // beside its trace, after its end) says it did, as a marker of the
 // archive (crashMarks): at the moment on the global clock, on the crashed
-// thread's location, with the report's lines of it. A crash with no time,
-// or a time before the clock's origin, is left out.
+// thread's location, with the report's lines of it; else how its process
+// ended when the footer says so (an exit without MPI_Finalize, where a
+// signal found it in no MPI call), likewise. One with no time, or a time
+// before the clock's origin, is left out.
 func (rw *rankWriter) crashed(rk analyzer.RankTrace, f *tracepb.Footer, clk *clocks.Map) {
 	x := rw.x
-	c, at := analyzer.CrashOf(rw.rank, rk.Path, rk.Header, f, rw.defs.Modules, x.sym)
-	if c == nil || at <= 0 {
+	m := crashMark{rank: rw.rank}
+	var thread *int
+	var at int64
+	if c, t := analyzer.CrashOf(rw.rank, rk.Path, rk.Header, f, rw.defs.Modules, x.sym); c != nil {
+		m.text, thread, at = strings.Join(c.Lines(), "\n"), c.Thread, t
+	} else {
+		// Not a crash: how else the process ended, an exit without
+		// MPI_Finalize or a signal in no MPI call, where the trace says.
+		m.text, thread, at = analyzer.EndOf(rw.rank, rk.Header, f, rw.defs.Modules, x.sym)
+		m.end = true
+	}
+	if m.text == "" || at <= 0 {
 		return
 	}
 	t := clk.At(at)
 	if t < 0 {
 		return
 	}
-	m := crashMark{time: uint64(t), rank: rw.rank, text: strings.Join(c.Lines(), "\n")}
-	if c.Thread != nil {
+	m.time = uint64(t)
+	if thread != nil {
 		for _, l := range rw.locs {
-			if l.thread == uint32(*c.Thread) {
+			if l.thread == uint32(*thread) {
 				m.loc, m.onLoc = locationID(rw.rank, l.thread), true
 			}
 		}

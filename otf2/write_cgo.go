@@ -443,19 +443,27 @@ func (ca *cArchive) close() error {
 }
 
 // crashMarks writes the ranks' crashes as markers, which Vampir shows on
-// their locations' timelines (otf2-marker lists them): one definition,
-// group "dtpa", category "Crash", severity high, and a marker per crash,
-// its text the report's lines of it.
+// their locations' timelines (otf2-marker lists them): definitions of
+// group "dtpa", category "Crash", severity high (0), and category "End",
+// severity medium (1: how a process that did not crash ended otherwise),
+// and a marker per crash or end, its text the report's lines of it.
 func (ca *cArchive) crashMarks(marks []crashMark) error {
 	mw := C.OTF2_Archive_GetMarkerWriter(ca.a)
 	if mw == nil {
 		return errors.New("OTF2: no marker writer")
 	}
-	g, cat := C.CString("dtpa"), C.CString("Crash")
+	g := C.CString("dtpa")
 	defer C.free(unsafe.Pointer(g))
-	defer C.free(unsafe.Pointer(cat))
-	if err := otf2Err("OTF2 marker definition", C.OTF2_MarkerWriter_WriteDefMarker(mw, 0, g, cat, C.OTF2_SEVERITY_HIGH)); err != nil {
-		return err
+	for i, d := range []struct {
+		cat string
+		sev C.OTF2_MarkerSeverity
+	}{{"Crash", C.OTF2_SEVERITY_HIGH}, {"End", C.OTF2_SEVERITY_MEDIUM}} {
+		cat := C.CString(d.cat)
+		err := otf2Err("OTF2 marker definition", C.OTF2_MarkerWriter_WriteDefMarker(mw, C.OTF2_MarkerRef(i), g, cat, d.sev))
+		C.free(unsafe.Pointer(cat))
+		if err != nil {
+			return err
+		}
 	}
 	for _, m := range marks {
 		scope, ref := C.OTF2_MarkerScope(C.OTF2_MARKER_SCOPE_LOCATION_GROUP), C.uint64_t(m.rank)
@@ -463,7 +471,11 @@ func (ca *cArchive) crashMarks(marks []crashMark) error {
 			scope, ref = C.OTF2_MarkerScope(C.OTF2_MARKER_SCOPE_LOCATION), C.uint64_t(m.loc)
 		}
 		text := C.CString(m.text)
-		err := otf2Err("OTF2 marker", C.OTF2_MarkerWriter_WriteMarker(mw, C.OTF2_TimeStamp(m.time), 0, 0, scope, ref, text))
+		def := C.OTF2_MarkerRef(0)
+		if m.end {
+			def = 1
+		}
+		err := otf2Err("OTF2 marker", C.OTF2_MarkerWriter_WriteMarker(mw, C.OTF2_TimeStamp(m.time), 0, def, scope, ref, text))
 		C.free(unsafe.Pointer(text))
 		if err != nil {
 			return err

@@ -247,6 +247,7 @@ func (o *partOut) trailer(x *exporter, before ExportStats) []byte {
 		b = binary.AppendUvarint(b, m.loc)
 		b = appendBool(b, m.onLoc)
 		b = appendStr(b, m.text)
+		b = appendBool(b, m.end)
 	}
 	return b
 }
@@ -368,7 +369,7 @@ func (in *partIn) rank(rcv *partstream.Receiver, p, r int) error {
 	n = d.count(4)
 	var marks []crashMark
 	for i := 0; i < n && d.err == nil; i++ {
-		marks = append(marks, crashMark{time: d.u(), rank: r, loc: d.u(), onLoc: d.bool(), text: d.str()})
+		marks = append(marks, crashMark{time: d.u(), rank: r, loc: d.u(), onLoc: d.bool(), text: d.str(), end: d.bool()})
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.err = errors.New("bytes after the end")

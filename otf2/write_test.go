@@ -634,8 +634,9 @@ func TestExportCrashMarks(t *testing.T) {
 		}
 	}
 	got := string(b)
-	if !strings.Contains(got, `MARKER_DEF  Group: "dtpa", Category: "Crash", Severity: HIGH`) {
-		t.Errorf("no marker definition of group dtpa, category Crash, severity high:\n%s", got)
+	if !strings.Contains(got, `MARKER_DEF  Group: "dtpa", Category: "Crash", Severity: HIGH`) ||
+		!strings.Contains(got, `MARKER_DEF  Group: "dtpa", Category: "End", Severity: MEDIUM`) {
+		t.Errorf("no marker definitions of group dtpa, categories Crash (severity high) and End (medium):\n%s", got)
 	}
 	for _, w := range []struct {
 		loc   uint64
@@ -645,6 +646,8 @@ func TestExportCrashMarks(t *testing.T) {
 	}{
 		{1, "LOCATION:1", 20 * MS, "rank 1 crashed: SIGSEGV (Segmentation fault), address not mapped (0x0)\nin main at app.c:40"},
 		{2, "LOCATION_GROUP:2", 30 * MS, "rank 2 crashed: SIGABRT (Aborted), abort() called\nin inner"},
+		{3, "LOCATION:3", 10*MS + US, "rank 3: had exited without MPI_Finalize (exit(3) from main at app.c:13)"},
+		{4, "LOCATION:4", 25 * MS, "rank 4: in no MPI call (in main at app.c:50)"},
 	} {
 		re := regexp.MustCompile(`MARKER +Time: (\d+), Duration 0, Scope: ` + w.scope + `, Text: "` + regexp.QuoteMeta(w.text) + `"`)
 		m := re.FindStringSubmatch(got)
@@ -652,7 +655,7 @@ func TestExportCrashMarks(t *testing.T) {
 			t.Errorf("otf2-marker lists no marker on %s with %q:\n%s", w.scope, w.text, got)
 			continue
 		}
-		// (± the skewed clock's rounding)
+		// (± the skewed clock's rounding; an exit is at the trace's end)
 		if at, _ := strconv.ParseUint(m[1], 10, 64); at+2 < init[w.loc]+uint64(w.after) || at > init[w.loc]+uint64(w.after)+2 {
 			t.Errorf("%s: the crash at %d, want %d (MPI_Init's entry %d + %d)", w.scope, at, init[w.loc]+uint64(w.after), init[w.loc], w.after)
 		}
@@ -662,11 +665,13 @@ func TestExportCrashMarks(t *testing.T) {
 // crashMarksRun: rank 1 (its clock skewed) crashes with SIGSEGV at the
 // program's address 0x401000+40 on its thread 0, 20 ms after MPI_Init's
 // entry; rank 2 calls abort() on a thread that never called MPI, 30 ms
-// after; rank 0 ends normally.
+// after; rank 3 calls exit(3) from the program's line 13 after its
+// barrier; a signal finds rank 4 in no MPI call, at the program's line
+// 50, 25 ms after; rank 0 ends normally.
 func crashMarksRun() *Run {
-	run := NewRun(3)
+	run := NewRun(5)
 	var rs []*Rank
-	for i := range 3 {
+	for i := range 5 {
 		r := run.Rank(i)
 		r.Init(US).Barrier(10 * MS)
 		rs = append(rs, r)
@@ -676,5 +681,8 @@ func crashMarksRun() *Run {
 	rs[1].CrashedAt(rs[1].Now()+20*MS-10*MS-US, &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true,
 		Stack: []uint64{0x401000 + 40 - 1}})
 	rs[2].CrashedAt(rs[2].Now()+30*MS-10*MS-US, &tracepb.Crash{Signal: 6, Name: "SIGABRT (Aborted)", Code: -6, Stack: []uint64{0x400100}})
+	rs[3].Exited(&tracepb.ExitCall{Status: 3, HasStatus: true, HasThread: true, Stack: []uint64{0x401000 + 13}})
+	rs[4].SignalledAt(rs[4].Now()+25*MS-10*MS-US, &tracepb.Crash{Signal: 15, Name: "SIGTERM (Terminated)", HasThread: true,
+		Stack: []uint64{0x401000 + 50 - 1}})
 	return run
 }

@@ -96,6 +96,7 @@ type Rank struct {
 	crash                  *tracepb.Crash    // the footer's (CrashedWith)
 	exit                   *tracepb.ExitCall // the footer's (Exited)
 	where                  *tracepb.Crash    // the footer's interrupted (Signalled)
+	whereAt                int64             // true time of the signal (SignalledAt), 0 as where says
 	crashAt                int64             // true time of the crash (CrashedAt), 0 as c says
 	syncs                  bool
 	host                   string // "" is testhost
@@ -242,6 +243,13 @@ func (k *Rank) Exited(x *tracepb.ExitCall) *Rank {
 func (k *Rank) Signalled(c *tracepb.Crash) *Rank {
 	k.where, k.stop = c, tracepb.Footer_SIGNAL
 	return k
+}
+
+// SignalledAt is Signalled, the signal's time (Crash.local_ns) the rank's
+// clock reading at true time t.
+func (k *Rank) SignalledAt(t int64, c *tracepb.Crash) *Rank {
+	k.whereAt = t
+	return k.Signalled(c)
 }
 
 // CrashedAt is CrashedWith, the crash's time (Crash.local_ns) the rank's
@@ -724,6 +732,9 @@ func (r *Run) Bytes(i int) ([]byte, error) {
 			c.u.EntryLocalNs = k.local(c.at)
 		}
 		unf = append(unf, c.u)
+	}
+	if k.where != nil && k.whereAt > 0 {
+		k.where.LocalNs = k.local(k.whereAt)
 	}
 	if k.crash != nil && k.crashAt > 0 {
 		k.crash.LocalNs = k.local(k.crashAt)
