@@ -176,24 +176,13 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 		default:
 			continue
 		}
-		if x := f.footer.GetExit(); x != nil && e.State == "exited" && x.HasStatus {
-			s := int(x.Status)
-			e.ExitStatus = &s
-		}
+		var exit, where []siteFrame
+		var mods []*tracepb.Module
 		if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil {
 			e.LastCall = lastCall(ranks[r], f.hdr.GetProgram(), sym)
-			if e.State == "exited" {
-				e.Exit, e.MainReturned = exitPlace(ranks[r].exit, ranks[r].defs.Modules, f.hdr.GetProgram(), sym)
-			}
-			if e.State == "outside" && len(ranks[r].where) > 0 {
-				// The program's own line it was at; none when the signal
-				// found a thread with no frame of the program's (a
-				// library's helper thread).
-				if fr, at := crashFrames(ranks[r].where, ranks[r].defs.Modules, f.hdr.GetProgram(), sym, true); at >= 0 {
-					e.Where = placeOf(fr[at])
-				}
-			}
+			exit, where, mods = ranks[r].exit, ranks[r].where, ranks[r].defs.Modules
 		}
+		endHow(&e, f.footer.GetExit(), exit, where, mods, f.hdr.GetProgram(), sym)
 		out = append(out, e)
 	}
 	return out
@@ -217,22 +206,17 @@ func EndOf(r int, hdr *tracepb.Header, f *tracepb.Footer, mods []*tracepb.Module
 		return "", nil, 0
 	case f.GetStopReason() == tracepb.Footer_EXIT && x != nil:
 		e.State, at = "exited", f.EndLocalNs
-		if x.HasStatus {
-			s := int(x.Status)
-			e.ExitStatus = &s
-		}
-		e.Exit, e.MainReturned = exitPlace(exitStack(x, mods), mods, hdr.GetProgram(), sym)
+		endHow(&e, x, exitStack(x, mods), nil, mods, hdr.GetProgram(), sym)
 		if x.HasThread {
 			t := int(x.Thread)
 			thread = &t
 		}
 	case f.GetStopReason() == tracepb.Footer_SIGNAL && w != nil && len(f.Unfinished) == 0:
 		mods = crashModules(w, mods)
-		fr, i := crashFrames(crashStack(w, mods), mods, hdr.GetProgram(), sym, true)
-		if i < 0 {
+		e.State, at = "outside", w.LocalNs
+		if endHow(&e, nil, nil, crashStack(w, mods), mods, hdr.GetProgram(), sym); e.Where == nil {
 			return "", nil, 0
 		}
-		e.State, e.Where, at = "outside", placeOf(fr[i]), w.LocalNs
 		if w.HasThread {
 			t := int(w.Thread)
 			thread = &t
@@ -241,6 +225,27 @@ func EndOf(r int, hdr *tracepb.Header, f *tracepb.Footer, mods []*tracepb.Module
 		return "", nil, 0
 	}
 	return report.ElsewhereLines([]report.RankElsewhere{e})[0], thread, at
+}
+
+// endHow fills in how rank e's process ended, by its state: for
+// "exited", the status of its exit call x and where it called exit from
+// (its stack exit, exitStack); for "outside", where the signal that ended
+// it found it (its stack where, crashStack): the program's own line, none
+// when the signal found a thread with no frame of the program's (a
+// library's helper thread). Stacks are symbolized with sym on mods.
+func endHow(e *report.RankElsewhere, x *tracepb.ExitCall, exit, where []siteFrame, mods []*tracepb.Module, program string, sym Symbolizer) {
+	switch e.State {
+	case "exited":
+		if x.GetHasStatus() {
+			s := int(x.Status)
+			e.ExitStatus = &s
+		}
+		e.Exit, e.MainReturned = exitPlace(exit, mods, program, sym)
+	case "outside":
+		if fr, at := crashFrames(where, mods, program, sym, true); at >= 0 {
+			e.Where = placeOf(fr[at])
+		}
+	}
 }
 
 // exitStack is exit call x's stack mapped to the modules mods, past the C
