@@ -19,6 +19,14 @@ const python = testenv.Python
 
 func needMPI4Py(t *testing.T) { testenv.NeedMPI4Py(t) }
 
+// pythons are the interpreters whose frames the tracer reads: Debian's
+// with its mpi4py, then each other version found with the stand-in
+// (testenv.OtherPythons).
+func pythons(t *testing.T) []testenv.Interp {
+	needMPI4Py(t)
+	return append([]testenv.Interp{testenv.Debian()}, testenv.OtherPythons(t)...)
+}
+
 // pyFrames is call site site's stack, innermost first: "file:line" (the
 // file's base name) for a frame in a source-file module, "C" for any other.
 func (tr *trace) pyFrames(site uint32) []string {
@@ -39,11 +47,11 @@ func (tr *trace) pyFrames(site uint32) []string {
 }
 
 // tracePySites runs tracer/testdata/py/pysites.py at 2 ranks under Open MPI
-// with env; it returns the traces, the script's markers and dtrun's output.
-func tracePySites(t *testing.T, env []string) ([]*trace, map[string]int, string) {
+// with interpreter py and env; it returns the traces, the script's markers
+// and dtrun's output.
+func tracePySites(t *testing.T, py testenv.Interp, env []string) ([]*trace, map[string]int, string) {
 	t.Helper()
 	needMPI(t, "mpicc.openmpi")
-	needMPI4Py(t)
 	dir := t.TempDir()
 	src := filepath.Join(root, "tracer", "testdata", "py", "pysites.py")
 	b, err := os.ReadFile(src)
@@ -53,7 +61,7 @@ func tracePySites(t *testing.T, env []string) ([]*trace, map[string]int, string)
 	if err := os.WriteFile(filepath.Join(dir, "pysites.py"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := dtrunOK(t, dir, env, "--mpirun", "mpirun.openmpi", "-np", "2", python, "pysites.py")
+	res := dtrunOK(t, dir, append(slices.Clone(py.Env), env...), "--mpirun", "mpirun.openmpi", "-np", "2", py.Exe, "pysites.py")
 	return readTraces(t, dir, "python3", 2), sourceMarkers(t, src, "#"), res.out
 }
 
@@ -62,9 +70,15 @@ func tracePySites(t *testing.T, env []string) ([]*trace, map[string]int, string)
 // from two places is two call sites with their whole stacks, a thread's
 // call has the thread's own frames (then threading.py's), MPI_Init_thread
 // has the import's line (not the import machinery's frames), and no frame
-// is the interpreter's C code.
+// is the interpreter's C code. Under every CPython version the tracer reads.
 func TestPythonSites(t *testing.T) {
-	trs, mark, out := tracePySites(t, nil)
+	for _, py := range pythons(t) {
+		t.Run(py.Version, func(t *testing.T) { testPythonSites(t, py) })
+	}
+}
+
+func testPythonSites(t *testing.T, py testenv.Interp) {
+	trs, mark, out := tracePySites(t, py, nil)
 	at := func(name string) string { return "pysites.py:" + strconv.Itoa(mark[name]) }
 	for r, tr := range trs {
 		inits := tr.calls("MPI_Init_thread")
@@ -123,10 +137,16 @@ func mapsEqual(a, b map[string]int64) bool {
 // TestPythonFrameKinds: the frames of a generator, a coroutine, code
 // compiled from a string, a lambda, a call under sys.settrace and a deep
 // recursion, in a script whose file name is not ASCII (a string object of
-// 2-byte characters, written out as UTF-8).
+// 2-byte characters, written out as UTF-8). Under every CPython version
+// the tracer reads.
 func TestPythonFrameKinds(t *testing.T) {
 	needMPI(t, "mpicc.openmpi")
-	needMPI4Py(t)
+	for _, py := range pythons(t) {
+		t.Run(py.Version, func(t *testing.T) { testPythonFrameKinds(t, py) })
+	}
+}
+
+func testPythonFrameKinds(t *testing.T, py testenv.Interp) {
 	dir := t.TempDir()
 	src := filepath.Join(root, "tracer", "testdata", "py", "pykinds.py")
 	b, err := os.ReadFile(src)
@@ -137,7 +157,7 @@ func TestPythonFrameKinds(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dtrunOK(t, dir, nil, "--mpirun", "mpirun.openmpi", "-np", "2", python, name)
+	dtrunOK(t, dir, py.Env, "--mpirun", "mpirun.openmpi", "-np", "2", py.Exe, name)
 	mark := sourceMarkers(t, src, "#")
 	at := func(m string) string { return name + ":" + strconv.Itoa(mark[m]) }
 	want := map[string]int64{
@@ -165,12 +185,13 @@ func TestPythonFrameKinds(t *testing.T) {
 }
 
 // TestPythonSitesOtherVersion: an interpreter whose version the tracer
-// does not read (DT_PY_VERSION stands for Python 3.12's Py_Version) gets
+// does not read (DT_PY_VERSION stands for Python 3.14's Py_Version) gets
 // the C stacks as any program, and rank 0 says why once.
 func TestPythonSitesOtherVersion(t *testing.T) {
-	trs, _, out := tracePySites(t, []string{"DT_PY_VERSION=0x030c00f0"})
-	if n := strings.Count(out, "dtpa: Python 3.12: call stacks are the interpreter's C frames"); n != 1 {
-		t.Errorf("the message about Python 3.12 printed %d times, want once\n%s", n, out)
+	needMPI4Py(t)
+	trs, _, out := tracePySites(t, testenv.Debian(), []string{"DT_PY_VERSION=0x030e00f0"})
+	if n := strings.Count(out, "dtpa: Python 3.14: call stacks are the interpreter's C frames"); n != 1 {
+		t.Errorf("the message about Python 3.14 printed %d times, want once\n%s", n, out)
 	}
 	for r, tr := range trs {
 		for _, m := range tr.defs.Modules {
@@ -186,52 +207,92 @@ func TestPythonSitesOtherVersion(t *testing.T) {
 	}
 }
 
-// TestPyLayout compiles tracer/rt/dt_py311.h against the installed
-// CPython 3.11 headers (python3.11-dev): every offset the tracer reads must
+// TestPyLayout compiles tracer/rt/dt_pylayout.h against the headers of
+// every CPython version the tracer reads that is installed (Debian's
+// python3.11-dev; testenv.OtherPythons): every offset the tracer reads must
 // be the interpreter's.
 func TestPyLayout(t *testing.T) {
-	inc := "/usr/include/python3.11"
-	if _, err := os.Stat(filepath.Join(inc, "internal", "pycore_frame.h")); err != nil {
+	testenv.NeedCommands(t, "gcc")
+	if _, err := os.Stat(filepath.Join(testenv.Debian().Include, "internal", "pycore_frame.h")); err != nil {
 		testenv.Missing(t, "python3.11-dev not installed")
 	}
-	testenv.NeedCommands(t, "gcc")
+	for _, py := range append([]testenv.Interp{testenv.Debian()}, testenv.OtherPythons(t)...) {
+		t.Run(py.Version, func(t *testing.T) { testPyLayout(t, py.Include) })
+	}
+}
+
+func testPyLayout(t *testing.T, inc string) {
 	const prog = `#define Py_BUILD_CORE 1
 #include <Python.h>
 #include <internal/pycore_frame.h>
 #include <stddef.h>
 #include <stdio.h>
-#include "dt_py311.h"
+#include "dt_pylayout.h"
 #define SAME(a, b) _Static_assert((a) == (b), #a " != " #b)
 SAME(offsetof(PyObject, ob_type), DT_PY_OB_TYPE);
-SAME(offsetof(PyThreadState, cframe), DT_PY_TS_CFRAME);
-SAME(offsetof(_PyCFrame, current_frame), DT_PY_CF_CURRENT);
-SAME(offsetof(_PyInterpreterFrame, f_code), DT_PY_FR_CODE);
-SAME(offsetof(_PyInterpreterFrame, previous), DT_PY_FR_PREVIOUS);
-SAME(offsetof(_PyInterpreterFrame, prev_instr), DT_PY_FR_PREV_INSTR);
-SAME(offsetof(_PyInterpreterFrame, owner), DT_PY_FR_OWNER);
-SAME(sizeof(((_PyInterpreterFrame *)0)->owner), 1);
 SAME(FRAME_OWNED_BY_GENERATOR, DT_PY_OWNED_BY_GENERATOR);
-SAME(offsetof(PyCodeObject, co_filename), DT_PY_CO_FILENAME);
-SAME(offsetof(PyCodeObject, _co_firsttraceable), DT_PY_CO_FIRSTTRACEABLE);
+#if PY_MINOR_VERSION >= 12
+SAME(FRAME_OWNED_BY_CSTACK, DT_PY_OWNED_BY_CSTACK);
+#endif
+SAME(sizeof(((_PyInterpreterFrame *)0)->owner), 1);
 SAME(sizeof(((PyCodeObject *)0)->_co_firsttraceable), sizeof(int));
-SAME(offsetof(PyCodeObject, co_code_adaptive), DT_PY_CO_CODE);
 SAME(sizeof(_Py_CODEUNIT), DT_PY_CODEUNIT);
-SAME(offsetof(PyCodeObject, co_linetable), DT_PY_CO_LINETABLE);
-SAME(offsetof(PyCodeObject, _co_linearray), DT_PY_CO_LINEARRAY);
-SAME(offsetof(PyCodeObject, _co_linearray_entry_size), DT_PY_CO_LINEARRAY_SIZE);
-SAME(sizeof(((PyCodeObject *)0)->_co_linearray_entry_size), sizeof(short));
 SAME(offsetof(PyVarObject, ob_size), DT_PY_B_SIZE);
 SAME(offsetof(PyBytesObject, ob_sval), DT_PY_B_DATA);
-// dt_py_crash_stack reads the fields it needs within a copy of a code
-// object's first DT_PY_CO_CODE bytes.
-_Static_assert(DT_PY_CO_LINEARRAY + 8 <= DT_PY_CO_CODE && DT_PY_CO_FIRSTTRACEABLE + 4 <= DT_PY_CO_CODE &&
-	DT_PY_CO_LINETABLE + 8 <= DT_PY_CO_CODE && DT_PY_CO_FILENAME + 8 <= DT_PY_CO_CODE, "code object copy");
 SAME(offsetof(PyASCIIObject, length), DT_PY_U_LENGTH);
 SAME(offsetof(PyASCIIObject, state), DT_PY_U_STATE);
-SAME(sizeof(PyASCIIObject), DT_PY_U_ASCII_DATA);
-SAME(sizeof(PyCompactUnicodeObject), DT_PY_U_COMPACT_DATA);
-// The state bit field as dt_py.c decodes it.
+static int bad;
+#define EQ(a, b) if ((long)(a) != (long)(b)) { printf("%s = %ld, want %ld\n", #b, (long)(b), (long)(a)); bad = 1; }
 int main(void) {
+#if PY_MINOR_VERSION == 11
+	dt_py_layout l = DT_PY_LAYOUT_311;
+#elif PY_MINOR_VERSION == 12
+	dt_py_layout l = DT_PY_LAYOUT_312;
+#elif PY_MINOR_VERSION == 13
+	dt_py_layout l = DT_PY_LAYOUT_313;
+#endif
+	EQ(PY_MINOR_VERSION, l.minor);
+#if PY_MINOR_VERSION >= 13
+	EQ(offsetof(PyThreadState, current_frame), l.ts_frame);
+	EQ(-1, l.cf_current);
+	EQ(offsetof(_PyInterpreterFrame, f_executable), l.fr_code);
+	EQ(offsetof(_PyInterpreterFrame, instr_ptr), l.fr_instr);
+#else
+	EQ(offsetof(PyThreadState, cframe), l.ts_frame);
+	EQ(offsetof(_PyCFrame, current_frame), l.cf_current);
+	EQ(offsetof(_PyInterpreterFrame, f_code), l.fr_code);
+	EQ(offsetof(_PyInterpreterFrame, prev_instr), l.fr_instr);
+#endif
+	EQ(offsetof(_PyInterpreterFrame, previous), l.fr_previous);
+	EQ(offsetof(_PyInterpreterFrame, owner), l.fr_owner);
+	EQ(offsetof(PyCodeObject, co_filename), l.co_filename);
+	EQ(offsetof(PyCodeObject, _co_firsttraceable), l.co_firsttraceable);
+	EQ(offsetof(PyCodeObject, co_code_adaptive), l.co_code);
+	EQ(offsetof(PyCodeObject, co_linetable), l.co_linetable);
+#if PY_MINOR_VERSION == 11
+	EQ(offsetof(PyCodeObject, _co_linearray), l.co_linearray);
+	EQ(offsetof(PyCodeObject, _co_linearray_entry_size), l.co_linearray_size);
+	EQ(sizeof(((PyCodeObject *)0)->_co_linearray_entry_size), sizeof(short));
+#else
+	EQ(-1, l.co_linearray);
+#endif
+	EQ(sizeof(PyASCIIObject), l.u_ascii_data);
+	EQ(sizeof(PyCompactUnicodeObject), l.u_compact_data);
+	// The copies dt_py_crash_stack and py_safe_name make.
+	if (l.fr_owner + 1 > DT_PY_FR_MAX || l.fr_previous + 8 > DT_PY_FR_MAX || l.fr_code + 8 > DT_PY_FR_MAX ||
+		l.fr_instr + 8 > DT_PY_FR_MAX || l.co_code > DT_PY_CO_MAX || l.u_compact_data > DT_PY_U_MAX) {
+		printf("a bound of dt_pylayout.h is too small\n");
+		bad = 1;
+	}
+	// dt_py_crash_stack reads the fields it needs within a copy of a
+	// code object's first co_code bytes, a frame's first fr_owner + 1.
+	if (l.co_linearray + 8 > l.co_code || l.co_firsttraceable + 4 > l.co_code || l.co_linetable + 8 > l.co_code ||
+		l.co_filename + 8 > l.co_code || l.fr_previous + 8 > l.fr_owner + 1 || l.fr_code + 8 > l.fr_owner + 1 ||
+		l.fr_instr + 8 > l.fr_owner + 1) {
+		printf("a field lies past the copy\n");
+		bad = 1;
+	}
+	// The state bit field as dt_py.c decodes it.
 	PyASCIIObject o;
 	memset(&o, 0, sizeof o);
 	o.state.kind = 4;
@@ -241,9 +302,9 @@ int main(void) {
 	memcpy(&st, (char *)&o + DT_PY_U_STATE, 4);
 	if (((st >> 2) & 7) != 4 || !((st >> 5) & 1) || !((st >> 6) & 1)) {
 		printf("state bits %#x\n", st);
-		return 1;
+		bad = 1;
 	}
-	return 0;
+	return bad;
 }
 `
 	dir := t.TempDir()
@@ -253,10 +314,10 @@ int main(void) {
 	}
 	exe := filepath.Join(dir, "layout")
 	if b, err := exec.Command("gcc", "-I"+inc, "-I"+filepath.Join(root, "tracer", "rt"), "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("the layout of dt_py311.h is not CPython 3.11's: %v\n%s", err, b)
+		t.Fatalf("dt_pylayout.h against %s: %v\n%s", inc, err, b)
 	}
 	if b, err := exec.Command(exe).CombinedOutput(); err != nil {
-		t.Fatalf("%v\n%s", err, b)
+		t.Fatalf("the layout in dt_pylayout.h is not that of %s: %v\n%s", inc, err, b)
 	}
 }
 
@@ -294,7 +355,7 @@ func BenchmarkPythonCall(b *testing.B) {
 	var plain, cst, pyf, dc, dp []float64
 	for i := 0; i < b.N; i++ {
 		u := perCall(run(b, dir, nil, "mpirun.openmpi", "-np", "1", python, "callcost.py", "1000000").out)
-		c := perCall(dtrun(b, dir, []string{"DT_PY_VERSION=0x030c00f0"}, "--mpirun", "mpirun.openmpi", "-np", "1", python, "callcost.py", "1000000").out)
+		c := perCall(dtrun(b, dir, []string{"DT_PY_VERSION=0x030e00f0"}, "--mpirun", "mpirun.openmpi", "-np", "1", python, "callcost.py", "1000000").out)
 		p := perCall(dtrun(b, dir, nil, "--mpirun", "mpirun.openmpi", "-np", "1", python, "callcost.py", "1000000").out)
 		plain, cst, pyf = append(plain, u), append(cst, c), append(pyf, p)
 		dc, dp = append(dc, c-u), append(dp, p-u)

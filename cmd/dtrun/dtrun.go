@@ -750,6 +750,12 @@ func mpiOf(prog string, args []string, depth int) (string, error) {
 	if impl := loadedMPI(f, prog); impl != "" {
 		return impl, nil
 	}
+	if slices.ContainsFunc(libs, func(l string) bool { return strings.HasPrefix(l, "libpython") }) {
+		// An interpreter built with its library shared (pyenv's, a
+		// site's module): the library imports dlopen, and mpi4py loads
+		// MPI at run time.
+		return "", nil
+	}
 	syms, _ := f.ImportedSymbols()
 	for _, s := range syms {
 		if strings.HasPrefix(s.Name, "MPI_Init") || strings.HasPrefix(s.Name, "mpi_init") {

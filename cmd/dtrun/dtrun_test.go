@@ -355,3 +355,35 @@ func TestNoteInterruption(t *testing.T) {
 		t.Error("a job not interrupted bounds its processes")
 	}
 }
+
+// TestSharedInterpreter: an interpreter whose executable is linked with
+// its shared library (libpython3.x.so: pyenv's, a site's module) and
+// imports no dlopen itself is not refused as "not an MPI program"; the
+// library loads mpi4py, which loads MPI.
+func TestSharedInterpreter(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc")
+	}
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libpython3.99.so")
+	src := filepath.Join(dir, "main.c")
+	if err := os.WriteFile(src, []byte("int Py_BytesMain(int, char **);\nint main(int c, char **v) { return Py_BytesMain(c, v); }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	libSrc := filepath.Join(dir, "lib.c")
+	if err := os.WriteFile(libSrc, []byte("int Py_BytesMain(int c, char **v) { (void)v; return c; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(dir, "python3.99")
+	for _, args := range [][]string{
+		{"-shared", "-fPIC", "-o", lib, libSrc},
+		{"-o", prog, src, "-L" + dir, "-lpython3.99", "-Wl,-rpath," + dir},
+	} {
+		if b, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, b)
+		}
+	}
+	if impl, err := mpiOf(prog, []string{"app.py"}, 0); err != nil || impl != "" {
+		t.Errorf("mpiOf(%s) = %q, %v; want \"\", nil", prog, impl, err)
+	}
+}

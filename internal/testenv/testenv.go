@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -55,4 +56,70 @@ func NeedMPI4Py(t testing.TB) {
 	if err := exec.Command(Python, "-c", "import mpi4py").Run(); err != nil {
 		Missing(t, "python3-mpi4py not installed")
 	}
+}
+
+// Interp is a CPython the Python tests run under and what its scripts
+// need to import mpi4py there.
+type Interp struct {
+	Version string   // "3.11"
+	Exe     string   // the interpreter
+	Include string   // its headers (sysconfig's INCLUDEPY)
+	Env     []string // PYTHONPATH of the stand-in mpi4py, if it has one
+}
+
+// Debian is Debian's interpreter with python3-mpi4py.
+func Debian() Interp {
+	return Interp{Version: "3.11", Exe: Python, Include: "/usr/include/python3.11"}
+}
+
+// OtherPythons are the CPython versions besides Debian's whose frames the
+// tracer reads, each found as /usr/bin/python3.N or under pyenv
+// ($PYENV_ROOT, ~/.pyenv: the development machines' image has them),
+// with a stand-in for mpi4py's MPI module built for it in a directory of
+// t's (tracer/testdata/py/minimpi4py: Debian has no mpi4py for them). A
+// version not found is left out; one found whose stand-in cannot be built
+// fails t.
+func OtherPythons(t testing.TB) []Interp {
+	t.Helper()
+	NeedCommands(t, "mpicc.openmpi")
+	pyenv := os.Getenv("PYENV_ROOT")
+	if pyenv == "" {
+		home, _ := os.UserHomeDir()
+		pyenv = filepath.Join(home, ".pyenv")
+	}
+	var out []Interp
+	for _, v := range []string{"3.12", "3.13"} {
+		cands := []string{"/usr/bin/python" + v}
+		vers, _ := filepath.Glob(filepath.Join(pyenv, "versions", v+".*", "bin", "python"+v))
+		cands = append(cands, vers...)
+		for _, exe := range cands {
+			b, err := exec.Command(exe, "-c", "import sysconfig as s; print(s.get_config_var('INCLUDEPY')); print(s.get_config_var('EXT_SUFFIX')); print(s.get_config_var('Py_GIL_DISABLED') or 0)").Output()
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(b))
+			if len(f) != 3 || f[2] != "0" {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(f[0], "Python.h")); err != nil {
+				continue
+			}
+			dir := filepath.Join(t.TempDir(), "py"+v)
+			pkg := filepath.Join(dir, "mpi4py")
+			if err := os.MkdirAll(pkg, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(pkg, "__init__.py"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			src := filepath.Join(Root(), "tracer", "testdata", "py", "minimpi4py", "MPI.c")
+			if b, err := exec.Command("mpicc.openmpi", "-shared", "-fPIC", "-O1", "-g", "-I"+f[0], "-o",
+				filepath.Join(pkg, "MPI"+f[1]), src).CombinedOutput(); err != nil {
+				t.Fatalf("building the stand-in mpi4py for %s: %v\n%s", exe, err, b)
+			}
+			out = append(out, Interp{Version: v, Exe: exe, Include: f[0], Env: []string{"PYTHONPATH=" + dir}})
+			break
+		}
+	}
+	return out
 }

@@ -2,7 +2,7 @@
 # null pointer) two functions deep. The report shows the extension's C
 # frames, then the script's lines that called it (@boom, @step, @main).
 # With the argument "damaged", step first points its interpreter frame's
-# link to its caller at unmapped memory (CPython 3.11's layout): the
+# link to its caller at unmapped memory (CPython 3.11 to 3.13): the
 # tracer's walk of the Python frames must stop there, unharmed. With
 # "thread", a thread that never called MPI crashes (threading's frames
 # below step); with "finalized", rank 1 crashes after MPI_Finalize, in a
@@ -22,7 +22,8 @@ def boom():
 def step(damaged):
     if damaged:
         f = ctypes.c_void_p.from_address(id(sys._getframe()) + 24).value  # PyFrameObject.f_frame
-        ctypes.c_void_p.from_address(f + 48).value = 0x100000000000  # _PyInterpreterFrame.previous
+        previous = 48 if sys.version_info < (3, 12) else 8  # _PyInterpreterFrame.previous
+        ctypes.c_void_p.from_address(f + previous).value = 0x100000000000
     boom()  # @step
 
 

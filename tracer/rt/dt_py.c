@@ -12,12 +12,14 @@
 // and taking it, or PyThreadState_GetFrame (which allocates a frame
 // object), could deadlock or corrupt the interpreter. What is read: the
 // thread's state (PyGILState_GetThisThreadState: thread-local storage only),
-// its innermost frame and the chain of callers (CPython 3.11's layout,
-// dt_py311.h), each frame's code object and last instruction. While the
+// its innermost frame and the chain of callers (the layouts of CPython
+// 3.11 to 3.13, dt_pylayout.h), each frame's code object and last
+// instruction. While the
 // thread is inside the MPI call its own frames cannot change. A pointer that
 // is NULL, misaligned, outside user space or not to a code object ends the
-// stack. Other Python versions lay these out differently: there the C stack
-// is recorded, as for any program, and rank 0 says so once.
+// stack. Other Python versions (and builds whose objects differ: the
+// free-threaded one) lay these out differently: there the C stack is
+// recorded, as for any program, and rank 0 says so once.
 //
 // Per call: the frames' (code object, instruction offset) pairs are the
 // call site's key, so two lines calling the same method are two call sites;
@@ -28,7 +30,7 @@
 #define _GNU_SOURCE
 #include "dt_wrap.h"
 #include "dt_rt.h"
-#include "dt_py311.h"
+#include "dt_pylayout.h"
 #include "dt_writer.h"
 
 #include <dlfcn.h>
@@ -42,6 +44,9 @@
 #include <unistd.h>
 
 uintptr_t dt_py_lo, dt_py_span; // mpi4py's code; span 0: Python frames off
+
+// The running interpreter's layout (dt_py_init).
+static dt_py_layout L;
 
 static void *(*py_this_ts)(void);          // PyGILState_GetThisThreadState
 static int (*py_addr2line)(void *, int);   // PyCode_Addr2Line
@@ -74,7 +79,7 @@ static const char py_importlib_file[] = "<frozen importlib._bootstrap";
 // run: CPython's tracebacks leave out an incomplete frame (its prev_instr
 // before _co_firsttraceable), but for a generator's.
 static inline int py_started(uintptr_t prev, uintptr_t first, char owner, int trace) {
-	return prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
+	return owner != DT_PY_OWNED_BY_CSTACK && prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
 		prev - first < ((uintptr_t)1 << 31);
 }
 
@@ -83,12 +88,20 @@ static inline int py_started(uintptr_t prev, uintptr_t first, char owner, int tr
 static int py_importlib(uintptr_t co) {
 	const char *pre = py_importlib_file;
 	const size_t npre = sizeof py_importlib_file - 1;
-	uintptr_t s = *(const uintptr_t *)(co + DT_PY_CO_FILENAME);
+	uintptr_t s = *(const uintptr_t *)(co + L.co_filename);
 	if (!PY_PTR_OK(s) || *(const uintptr_t *)(s + DT_PY_OB_TYPE) != py_str_type) return 0;
 	uint32_t st = *(const uint32_t *)(s + DT_PY_U_STATE);
 	intptr_t len = *(const intptr_t *)(s + DT_PY_U_LENGTH);
 	return ((st >> 5) & 3) == 3 && len >= (intptr_t)npre && // compact ASCII
-		memcmp((const char *)(s + DT_PY_U_ASCII_DATA), pre, npre) == 0;
+		memcmp((const char *)(s + L.u_ascii_data), pre, npre) == 0;
+}
+
+// py_frame is the innermost frame of thread state ts (not yet checked),
+// 0 when ts's frame holder cannot be followed.
+static inline uintptr_t py_frame(uintptr_t ts) {
+	uintptr_t f = *(const uintptr_t *)(ts + L.ts_frame);
+	if (L.cf_current < 0) return f;
+	return PY_PTR_OK(f) ? *(const uintptr_t *)(f + L.cf_current) : 0;
 }
 
 // py_walk reads the Python frames of thread state ts: up to max (code
@@ -109,9 +122,7 @@ static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint
 	int n = 0, hops_n = 0;
 	*nh = 0, *end = 0, *fh = 0, *depth = 0;
 	if (!PY_PTR_OK(ts)) return 0;
-	uintptr_t cf = *(const uintptr_t *)(ts + DT_PY_TS_CFRAME);
-	if (!PY_PTR_OK(cf)) return 0;
-	uintptr_t f = *(const uintptr_t *)(cf + DT_PY_CF_CURRENT);
+	uintptr_t f = py_frame(ts);
 	int stop = 0;
 	for (;; hops_n++) {
 		if (n >= max) {
@@ -124,23 +135,27 @@ static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint
 			*end = f;
 			break;
 		}
-		uintptr_t co = *(const uintptr_t *)(f + DT_PY_FR_CODE);
+		uintptr_t co = *(const uintptr_t *)(f + L.fr_code);
+		uintptr_t prev = *(const uintptr_t *)(f + L.fr_instr);
+		char owner = *(const char *)(f + L.fr_owner);
+		if (hops_n < PY_FAST_HOPS) hops[hops_n] = (py_hop){f, co, prev};
+		if (owner == DT_PY_OWNED_BY_CSTACK) { // the interpreter's entry: no code of its own (3.13: None)
+			f = *(const uintptr_t *)(f + L.fr_previous);
+			continue;
+		}
 		if (!PY_PTR_OK(co) || *(const uintptr_t *)(co + DT_PY_OB_TYPE) != py_code_type) {
 			hops_n = PY_HOPS; // not remembered
 			break;
 		}
-		uintptr_t first = co + DT_PY_CO_CODE;
-		uintptr_t prev = *(const uintptr_t *)(f + DT_PY_FR_PREV_INSTR);
-		if (hops_n < PY_FAST_HOPS) hops[hops_n] = (py_hop){f, co, prev};
-		char owner = *(const char *)(f + DT_PY_FR_OWNER);
-		int trace = *(const int *)(co + DT_PY_CO_FIRSTTRACEABLE);
+		uintptr_t first = co + L.co_code;
+		int trace = *(const int *)(co + L.co_firsttraceable);
 		if (py_started(prev, first, owner, trace) && !py_importlib(co)) {
 			code[n] = co;
 			lasti[n] = (uint32_t)((prev - first) / DT_PY_CODEUNIT);
-			h = (h ^ *(const uintptr_t *)(co + DT_PY_CO_FILENAME)) * 0xff51afd7ed558ccdull;
+			h = (h ^ *(const uintptr_t *)(co + L.co_filename)) * 0xff51afd7ed558ccdull;
 			n++;
 		}
-		f = *(const uintptr_t *)(f + DT_PY_FR_PREVIOUS);
+		f = *(const uintptr_t *)(f + L.fr_previous);
 	}
 	if (stop && hops_n <= PY_FAST_HOPS) *nh = (uint32_t)hops_n;
 	*fh = h;
@@ -185,21 +200,19 @@ uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	T->py_ts = ts; // for a later call in progress at a signal (dtw_signal)
 	py_memos *m = py_memo;
 	if (__builtin_expect(!PY_PTR_OK(ts) || m == NULL, 0)) return py_site_walk(T, fp, rec, ts, NULL, 0);
-	uintptr_t cf = *(const uintptr_t *)(ts + DT_PY_TS_CFRAME);
-	if (__builtin_expect(!PY_PTR_OK(cf), 0)) return py_site_walk(T, fp, rec, ts, NULL, 0);
-	uintptr_t f = *(const uintptr_t *)(cf + DT_PY_CF_CURRENT);
+	uintptr_t f = py_frame(ts);
 	if (__builtin_expect(!PY_PTR_OK(f), 0)) return py_site_walk(T, fp, rec, ts, NULL, 0);
-	uintptr_t p0 = *(const uintptr_t *)(f + DT_PY_FR_PREV_INSTR), f1 = *(const uintptr_t *)(f + DT_PY_FR_PREVIOUS);
-	uintptr_t p1 = PY_PTR_OK(f1) ? *(const uintptr_t *)(f1 + DT_PY_FR_PREV_INSTR) : f1;
+	uintptr_t p0 = *(const uintptr_t *)(f + L.fr_instr), f1 = *(const uintptr_t *)(f + L.fr_previous);
+	uintptr_t p1 = PY_PTR_OK(f1) ? *(const uintptr_t *)(f1 + L.fr_instr) : f1;
 	uint64_t key = ((f ^ (p0 << 17) ^ (p1 << 31)) * 0x9E3779B97F4A7C15ull) | 1;
 	py_fast *e = &m->fast[key >> (64 - 8)];
 	if (__builtin_expect(e->key == key, 1)) {
 		uint32_t i = 0, nh = e->nh;
 		uintptr_t g = f;
 		// g equals a frame of the remembered walk before it is read.
-		while (i < nh && g == e->h[i].f && *(const uintptr_t *)(g + DT_PY_FR_CODE) == e->h[i].code &&
-			*(const uintptr_t *)(g + DT_PY_FR_PREV_INSTR) == e->h[i].prev) {
-			g = *(const uintptr_t *)(g + DT_PY_FR_PREVIOUS);
+		while (i < nh && g == e->h[i].f && *(const uintptr_t *)(g + L.fr_code) == e->h[i].code &&
+			*(const uintptr_t *)(g + L.fr_instr) == e->h[i].prev) {
+			g = *(const uintptr_t *)(g + L.fr_previous);
 			i++;
 		}
 		if (__builtin_expect(i == nh && (e->depth || g == e->end), 1)) return e->id;
@@ -280,7 +293,7 @@ static int py_utf8(uintptr_t s, char *out, size_t size) {
 	intptr_t len = *(const intptr_t *)(s + DT_PY_U_LENGTH);
 	unsigned kind = (st >> 2) & 7, compact = (st >> 5) & 1, ascii = (st >> 6) & 1;
 	if (!compact || len < 0 || (kind != 1 && kind != 2 && kind != 4)) return -1;
-	const unsigned char *d = (const unsigned char *)(s + (ascii ? DT_PY_U_ASCII_DATA : DT_PY_U_COMPACT_DATA));
+	const unsigned char *d = (const unsigned char *)(s + (ascii ? L.u_ascii_data : L.u_compact_data));
 	size_t o = 0;
 	for (intptr_t i = 0; i < len; i++) {
 		uint32_t c = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i] : ((const uint32_t *)d)[i];
@@ -355,7 +368,7 @@ static uint64_t py_file_named(const char *name, int len, int crash, int define) 
 // it cannot be named.
 static uint64_t py_file_base(uintptr_t co) {
 	char name[PY_NAME];
-	int len = py_utf8(*(const uintptr_t *)(co + DT_PY_CO_FILENAME), name, sizeof name);
+	int len = py_utf8(*(const uintptr_t *)(co + L.co_filename), name, sizeof name);
 	return len < 0 ? 0 : py_file_named(name, len, 0, 1);
 }
 
@@ -416,36 +429,36 @@ static int py_safe_read(uintptr_t a, void *out, size_t n) {
 // py_safe_name decodes string object s (a code object's co_filename) into
 // name as py_utf8 does, from a copy of the object; -1 when it cannot.
 static int py_safe_name(uintptr_t s, char *name, size_t size) {
-	unsigned char o[DT_PY_U_COMPACT_DATA + PY_NAME] __attribute__((aligned(16)));
+	unsigned char o[DT_PY_U_MAX + PY_NAME] __attribute__((aligned(16)));
 	// The ASCII object's header first: a short one may end its mapping.
-	if (!PY_PTR_OK(s) || !py_safe_read(s, o, DT_PY_U_ASCII_DATA) || LD(o, DT_PY_OB_TYPE) != py_str_type) return -1;
+	if (!PY_PTR_OK(s) || !py_safe_read(s, o, (size_t)L.u_ascii_data) || LD(o, DT_PY_OB_TYPE) != py_str_type) return -1;
 	uint32_t st = *(const uint32_t *)(o + DT_PY_U_STATE);
 	intptr_t len = *(const intptr_t *)(o + DT_PY_U_LENGTH);
 	unsigned kind = (st >> 2) & 7, ascii = (st >> 6) & 1;
-	size_t head = ascii ? DT_PY_U_ASCII_DATA : DT_PY_U_COMPACT_DATA;
+	size_t head = (size_t)(ascii ? L.u_ascii_data : L.u_compact_data);
 	if (len < 0 || (kind != 1 && kind != 2 && kind != 4) || (size_t)len * kind > PY_NAME ||
-		(!ascii && !py_safe_read(s + DT_PY_U_ASCII_DATA, o + DT_PY_U_ASCII_DATA, head - DT_PY_U_ASCII_DATA)) ||
+		(!ascii && !py_safe_read(s + L.u_ascii_data, o + L.u_ascii_data, head - (size_t)L.u_ascii_data)) ||
 		!py_safe_read(s + head, o + head, (size_t)len * kind))
 		return -1;
 	return py_utf8((uintptr_t)o, name, size);
 }
 
 // py_safe_line is the line of instruction lasti (code units) of code object
-// co, whose first DT_PY_CO_CODE bytes are cb; 0 when it cannot be read.
+// co, whose first L.co_code bytes are cb; 0 when it cannot be read.
 // PyCode_Addr2Line reads the code object's line table (or the line array a
 // tracing function made) and nothing else: it runs once that much was
 // read without a fault.
 static int py_safe_line(uintptr_t co, const unsigned char *cb, uint32_t lasti) {
-	uintptr_t arr = LD(cb, DT_PY_CO_LINEARRAY);
+	uintptr_t arr = L.co_linearray < 0 ? 0 : LD(cb, L.co_linearray);
 	if (arr) {
-		short size = *(const short *)(cb + DT_PY_CO_LINEARRAY_SIZE);
+		short size = *(const short *)(cb + L.co_linearray_size);
 		int32_t v32;
 		int16_t v16;
 		if (size == 2 && py_safe_read(arr + (uintptr_t)lasti * 2, &v16, 2)) return v16 > 0 ? v16 : 0;
 		if (size == 4 && py_safe_read(arr + (uintptr_t)lasti * 4, &v32, 4)) return v32 > 0 ? v32 : 0;
 		return 0;
 	}
-	uintptr_t lt = LD(cb, DT_PY_CO_LINETABLE);
+	uintptr_t lt = LD(cb, L.co_linetable);
 	unsigned char bh[DT_PY_B_DATA];
 	if (!PY_PTR_OK(lt) || !py_safe_read(lt, bh, sizeof bh) || LD(bh, DT_PY_OB_TYPE) != py_bytes_type) return 0;
 	intptr_t n = *(const intptr_t *)(bh + DT_PY_B_SIZE);
@@ -470,22 +483,26 @@ static int py_safe_line(uintptr_t co, const unsigned char *cb, uint32_t lasti) {
 // writer; else (after the trace's footer is written) it is kept for
 // dt_py_late_files.
 int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
-	uintptr_t cf, f;
-	if (!dt_py_span || !PY_PTR_OK(ts) || !py_safe_read(ts + DT_PY_TS_CFRAME, &cf, 8) || !PY_PTR_OK(cf) ||
-		!py_safe_read(cf + DT_PY_CF_CURRENT, &f, 8))
+	uintptr_t f;
+	if (!dt_py_span || !PY_PTR_OK(ts) || !py_safe_read(ts + (uintptr_t)L.ts_frame, &f, 8) ||
+		(L.cf_current >= 0 && (!PY_PTR_OK(f) || !py_safe_read(f + (uintptr_t)L.cf_current, &f, 8))))
 		return 0;
 	int n = 0;
 	for (int hops = 0; n < max && hops < PY_HOPS && PY_PTR_OK(f); hops++) {
-		unsigned char fr[DT_PY_FR_OWNER + 1], cb[DT_PY_CO_CODE];
-		if (!py_safe_read(f, fr, sizeof fr)) break;
-		uintptr_t co = LD(fr, DT_PY_FR_CODE), prev = LD(fr, DT_PY_FR_PREV_INSTR);
-		if (!PY_PTR_OK(co) || !py_safe_read(co, cb, sizeof cb) || LD(cb, DT_PY_OB_TYPE) != py_code_type) break;
-		uintptr_t first = co + DT_PY_CO_CODE;
-		int trace = *(const int *)(cb + DT_PY_CO_FIRSTTRACEABLE);
-		char owner = (char)fr[DT_PY_FR_OWNER];
+		unsigned char fr[DT_PY_FR_MAX], cb[DT_PY_CO_MAX];
+		if (!py_safe_read(f, fr, (size_t)L.fr_owner + 1)) break;
+		uintptr_t co = LD(fr, L.fr_code), prev = LD(fr, L.fr_instr);
+		char owner = (char)fr[L.fr_owner];
+		if (owner == DT_PY_OWNED_BY_CSTACK) {
+			f = LD(fr, L.fr_previous);
+			continue;
+		}
+		if (!PY_PTR_OK(co) || !py_safe_read(co, cb, (size_t)L.co_code) || LD(cb, DT_PY_OB_TYPE) != py_code_type) break;
+		uintptr_t first = co + L.co_code;
+		int trace = *(const int *)(cb + L.co_firsttraceable);
 		if (py_started(prev, first, owner, trace)) {
 			char name[PY_NAME];
-			int len = py_safe_name(LD(cb, DT_PY_CO_FILENAME), name, sizeof name);
+			int len = py_safe_name(LD(cb, L.co_filename), name, sizeof name);
 			if (len < 0) break;
 			if (strncmp(name, py_importlib_file, sizeof py_importlib_file - 1) != 0) {
 				uint64_t base = py_file_named(name, len, 1, define);
@@ -493,7 +510,7 @@ int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
 				out[n++] = base + (uint32_t)py_safe_line(co, cb, (uint32_t)((prev - first) / DT_PY_CODEUNIT));
 			}
 		}
-		f = LD(fr, DT_PY_FR_PREVIOUS);
+		f = LD(fr, L.fr_previous);
 	}
 	return n;
 }
@@ -692,9 +709,9 @@ static int find_mpi4py(struct dl_phdr_info *info, size_t size, void *data) {
 	return 1;
 }
 
-// dt_py_init turns Python frames on for a CPython 3.11 program that calls
-// MPI through mpi4py. DT_PY_VERSION (tests: a PY_VERSION_HEX value) stands
-// for the interpreter's Py_Version.
+// dt_py_init turns Python frames on for a CPython 3.11, 3.12 or 3.13
+// program that calls MPI through mpi4py. DT_PY_VERSION (tests: a
+// PY_VERSION_HEX value) stands for the interpreter's Py_Version.
 void dt_py_init(void) {
 	void *ts = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	if (!ts) return; // not Python
@@ -706,20 +723,33 @@ void dt_py_init(void) {
 	unsigned long v = pv ? *pv : 0;
 	const char *o = getenv("DT_PY_VERSION");
 	if (o && *o) v = strtoul(o, NULL, 0);
-	if (v >> 16 != 0x030B) {
-		if (dt_rank_world == 0) {
-			char ver[32] = "before 3.11";
-			if (v) snprintf(ver, sizeof ver, "%lu.%lu", v >> 24, (v >> 16) & 0xFF);
-			fprintf(stderr, "dtpa: Python %s: call stacks are the interpreter's C frames "
-				"(Python source lines need Python 3.11)\n", ver);
-		}
-		return;
-	}
+	static const dt_py_layout known[] = {DT_PY_LAYOUT_311, DT_PY_LAYOUT_312, DT_PY_LAYOUT_313};
+	const dt_py_layout *lay = NULL;
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		if (v >> 16 == (0x0300u | (unsigned)known[i].minor)) lay = &known[i];
 	py_addr2line = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
 	py_code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	py_str_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyUnicode_Type");
 	py_bytes_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyBytes_Type");
-	if (!py_addr2line || !py_code_type || !py_str_type || !py_bytes_type) return;
+	uintptr_t type_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyType_Type");
+	// A type object's own type is PyType_Type where this build's objects
+	// begin as the layouts say (not so in the free-threaded build, whose
+	// object header is longer).
+	const char *why = NULL;
+	if (!lay)
+		why = "Python source lines need Python 3.11 to 3.13";
+	else if (!py_addr2line || !py_code_type || !py_str_type || !py_bytes_type || !type_type ||
+		*(const uintptr_t *)(py_code_type + DT_PY_OB_TYPE) != type_type)
+		why = "this build's objects are not laid out as the tracer reads them";
+	if (why) {
+		if (dt_rank_world == 0) {
+			char ver[32] = "before 3.11";
+			if (v) snprintf(ver, sizeof ver, "%lu.%lu", v >> 24, (v >> 16) & 0xFF);
+			fprintf(stderr, "dtpa: Python %s: call stacks are the interpreter's C frames (%s)\n", ver, why);
+		}
+		return;
+	}
+	L = *lay;
 	py_this_ts = (void *(*)(void))ts;
 	py_pipe_only = getenv("DT_TEST_PY_PIPE") != NULL;
 	dt_py_lo = r[0];
