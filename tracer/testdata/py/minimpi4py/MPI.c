@@ -138,5 +138,9 @@ PyMODINIT_FUNC PyInit_MPI(void) {
 	if (!w) return NULL;
 	w->comm = MPI_COMM_WORLD;
 	if (PyModule_AddObject(m, "COMM_WORLD", (PyObject *)w) < 0) return NULL;
+	Comm *self = PyObject_New(Comm, &CommType);
+	if (!self) return NULL;
+	self->comm = MPI_COMM_SELF;
+	if (PyModule_AddObject(m, "COMM_SELF", (PyObject *)self) < 0) return NULL;
 	return m;
 }
