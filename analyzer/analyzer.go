@@ -423,7 +423,8 @@ func scanRun(ctx context.Context, opts Options, warn func(string)) (*runScan, er
 		}
 		if f.err != nil {
 			warn(damage(r, f.path, f.err))
-		} else if f.footer != nil && f.footer.StopReason != tracepb.Footer_FINALIZE && f.footer.StopReason != tracepb.Footer_STOP_UNSPECIFIED {
+		} else if f.footer != nil && f.footer.StopReason != tracepb.Footer_FINALIZE && f.footer.StopReason != tracepb.Footer_STOP_UNSPECIFIED &&
+			f.footer.StopReason != tracepb.Footer_EXIT { // exitWarning says how, once the replay is over
 			warn(fmt.Sprintf("Rank %d: tracing stopped early (%s%s); later events are missing.", r, f.footer.StopReason, detail(f.footer.Message)))
 		}
 		if f.footer != nil && f.footer.DroppedEvents > 0 {
@@ -479,6 +480,7 @@ func newReplay(ctx context.Context, opts Options, sc *runScan, own func(int) boo
 		rp.unf, rp.unfStart = f.footer.GetUnfinished(), f.hdr.GetStartLocalNs()
 		rp.unfEnd, rp.unfAtLeast = footerEnd(f.footer)
 		rp.crash, rp.exit, rp.where = f.footer.GetCrash(), f.footer.GetExit(), f.footer.GetInterrupted()
+		rp.endState, rp.endAt, rp.endThread = endMoment(f.footer)
 		rp.ctx = ctx
 		rp.obs = newRankObs(rp, opts.Timeline.rank(rp, sc.size), opts.Chrome.rank(rp))
 		reps[r] = rp

@@ -713,3 +713,79 @@ func TestCxxException(t *testing.T) {
 		}
 	}
 }
+
+// TestEndDrawn: the moment a rank that neither crashed nor finalized
+// ended is drawn on the timeline (Lane.end) and exported for Perfetto as
+// an instant of category "end" on its thread's track, whose args say how
+// (Report.Elsewhere's line): rank 1 (its clock 7 ms ahead and 50 ppm
+// fast) exited 20 ms after the barrier returned, called from the
+// program's line; rank 2's signal found a thread not named (-1: the
+// rank's calls' track) in no MPI call 25 ms after it, at a line of the
+// program; rank 3's, 15 ms after it, on thread 0 at no place of the
+// program. Rank 0 finalized: nothing. With no call in progress the
+// report lists no other ranks; rank 1's exit is a warning that says how.
+// dtpa-mpi's timeline and export are the same (exportRun).
+func TestEndDrawn(t *testing.T) {
+	run, ranks := start(4)
+	for _, r := range ranks {
+		r.Compute(10 * ms).Barrier(1 * ms)
+	}
+	ranks[0].Compute(5 * ms).Finalize(1 * us)
+	ranks[1].Compute(20 * ms).Exited(&tracepb.ExitCall{Status: 3, HasStatus: true, HasThread: true, Stack: []uint64{0x401000 + 13}})
+	ranks[1].Skew(7*ms, 50)
+	ranks[2].SignalledAt(ranks[2].Now()+25*ms, &tracepb.Crash{Signal: 15, Name: "SIGTERM (Terminated)", Stack: []uint64{0x401000 + 50 - 1}})
+	ranks[3].SignalledAt(ranks[3].Now()+15*ms, &tracepb.Crash{Signal: 15, Name: "SIGTERM (Terminated)", HasThread: true})
+	rep, rec, _, tr, _ := exportRun(t, run, lineSymbolizer{})
+	near2 := func(got, want int64) bool { return got-want <= 2 && want-got <= 2 } // the skewed clock's rounding
+	want := map[int]struct {
+		at     int64
+		thread int
+		exited bool
+		line   string
+	}{
+		1: {21 * ms, 0, true, "rank 1: had exited without MPI_Finalize (exit(3) from f40100c at p.c:4108)"},
+		2: {26 * ms, -1, false, "rank 2: in no MPI call (in f401031 at p.c:4145)"},
+		3: {16 * ms, 0, false, "rank 3: in no MPI call"},
+	}
+	tl := rec.Timeline()
+	barrier := map[int]int64{}
+	for _, ln := range tl.Lanes {
+		barrier[ln.Rank] = ln.Start[0]
+		e, w := ln.End, want[ln.Rank]
+		if ln.Rank == 0 {
+			if e != nil {
+				t.Errorf("rank 0: end %+v", e)
+			}
+			continue
+		}
+		if e == nil || !near2(e.At-ln.Start[0], w.at) || e.Thread != w.thread || e.Exited != w.exited || e.How != w.line {
+			t.Errorf("rank %d: end %+v, want %d ns after the barrier's entry %d on thread %d, exited %v, %q", ln.Rank, e, w.at, ln.Start[0], w.thread, w.exited, w.line)
+		} else if tl.End < e.At {
+			t.Errorf("the timeline ends at %d, before rank %d's end at %d", tl.End, ln.Rank, e.At)
+		}
+		if ln.Crash != nil {
+			t.Errorf("rank %d: crash %+v", ln.Rank, ln.Crash)
+		}
+	}
+	if len(tr.Instants) != 3 {
+		t.Fatalf("instants %+v, want the three ends", tr.Instants)
+	}
+	for _, in := range tr.Instants {
+		r := in.Pid - 1
+		w := want[r]
+		name := map[bool]string{true: "exit", false: "end"}[w.exited]
+		tid := callsTid(r) // thread 0's track, and the track of no thread
+		if in.Name != name || in.Cat != "end" || !near2(in.Ts-barrier[r], w.at) || in.Tid != tid || in.Args["end"] != w.line {
+			t.Errorf("rank %d's instant %+v, want %s %d ns after the barrier's entry on track %d, args %q", r, in, name, w.at, tid, w.line)
+		}
+	}
+	// No call was in progress: the report's other ranks are not listed,
+	// and the warning says how rank 1 exited.
+	if rep.Elsewhere != nil {
+		t.Errorf("elsewhere %+v, want none", rep.Elsewhere)
+	}
+	const exit = "Rank 1: the process exited without MPI_Finalize (exit(3) from f40100c at p.c:4108); its figures end at its last MPI call."
+	if !slices.Contains(rep.Warnings, exit) {
+		t.Errorf("warnings %q, want %q", rep.Warnings, exit)
+	}
+}

@@ -168,6 +168,12 @@ func (w *resWriter) tlRank(o *tlRank) {
 		w.i(c.at)
 		w.i(c.thread)
 	}
+	w.bool(o.end != nil)
+	if e := o.end; e != nil {
+		w.i(e.at)
+		w.i(e.thread)
+		w.bool(e.exited)
+	}
 }
 
 // obsPart is a decoded observer part.
@@ -317,6 +323,12 @@ func (r *resReader) tlRank(size, budget int, spans map[string]*rnode) *tlRank {
 			r.fail("crash on thread %d", o.crash.thread)
 		}
 	}
+	if r.bool() {
+		o.end = &tlCrash{at: r.i(), thread: r.i(), exited: r.bool()}
+		if o.end.thread < -1 || o.end.thread > 1<<32-1 {
+			r.fail("end on thread %d", o.end.thread)
+		}
+	}
 	return o
 }
 
@@ -373,6 +385,12 @@ func marshalChromeRun(run *chromeRun, sums []chromeRankSum) []byte {
 		}
 	}
 	w.u(0)
+	for _, k := range slices.Sorted(maps.Keys(run.end)) {
+		w.u(1)
+		w.i(int64(k))
+		w.str(run.end[k])
+	}
+	w.u(0)
 	return w.b
 }
 
@@ -386,7 +404,7 @@ func unmarshalChromeRun(b []byte, size int) (*chromeRun, []uint64, error) {
 	}
 	run := &chromeRun{size: size, origin: r.i(), threads: make([][]uint32, size), present: make([]bool, size),
 		sendThreads: make([]map[int64]uint32, size), siteID: map[string]int{}, pos: map[int]report.Frame{},
-		ivPos: map[string]report.Interval{}, unf: map[[2]int]report.Frame{}, crash: map[int]crashText{}}
+		ivPos: map[string]report.Interval{}, unf: map[[2]int]report.Frame{}, crash: map[int]crashText{}, end: map[int]string{}}
 	base := make([]uint64, size)
 	var flows uint64
 	for k := range size {
@@ -425,6 +443,10 @@ func unmarshalChromeRun(b []byte, size int) (*chromeRun, []uint64, error) {
 			c.lines = append(c.lines, r.str("crash line"))
 		}
 		run.crash[k] = c
+	}
+	for r.bool() && r.err == nil {
+		k := r.int("rank")
+		run.end[k] = r.str("end")
 	}
 	if r.err == nil && len(r.b) > 0 {
 		r.fail("%d bytes after the end", len(r.b))
@@ -481,8 +503,8 @@ func (x *ChromeExport) addCounts(b []byte) error {
 // (sendChromeParts). sums and sendThreads are every rank's, from the
 // processes' observer parts and its own; reps are its own replays.
 func writeChromeDist(x *ChromeExport, tr Transport, rcv *partstream.Receiver, sums []chromeRankSum, sendThreads map[int]map[int64]uint32,
-	own []int, reps []*replayer, siteID map[string]int, rep *report.Report, hosts []string) error {
-	run := newChromeRun(sums, siteID, rep, hosts)
+	own []int, reps []*replayer, siteID map[string]int, rep *report.Report, hosts []string, ends map[int]string) error {
+	run := newChromeRun(sums, siteID, rep, hosts, ends)
 	for r, st := range sendThreads {
 		run.sendThreads[r] = st
 	}

@@ -194,20 +194,20 @@ func AnalyzeDist(ctx context.Context, opts Options, tr Transport) (rep *report.R
 	var fin obsFinish
 	var outErr error
 	if observe {
-		fin = func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string) error {
+		fin = func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string, ends map[int]string) error {
 			if opts.Timeline != nil {
 				err := opts.Timeline.finish(srcIDsOf(tb, siteID, func(r int) *siteKeyer {
 					if merged.ranks[r] == nil || merged.ranks[r].defs == nil {
 						return nil
 					}
 					return merged.ranks[r].siteKeyer()
-				}), hosts)
+				}), hosts, ends)
 				if err != nil {
 					return err
 				}
 			}
 			if opts.Chrome != nil {
-				outErr = writeChromeDist(opts.Chrome, tr, rcv, sums, sendThreads, own, reps, siteID, rep, hosts)
+				outErr = writeChromeDist(opts.Chrome, tr, rcv, sums, sendThreads, own, reps, siteID, rep, hosts, ends)
 				return outErr
 			}
 			return nil

@@ -177,7 +177,11 @@ const (
 	recOpen = 5
 	// recCrash: the moment the process crashed: time, thread + 1 (0: a
 	// thread that never called MPI).
-	recCrash  = 6
+	recCrash = 6
+	// recEnd: the moment a process that neither crashed nor finalized
+	// ended (rankObs.ended): time, thread + 1 (0: unknown), 1 when it
+	// exited (else a signal found it in no MPI call).
+	recEnd    = 7
 	maxRecord = 1 + 16*binary.MaxVarintLen64
 )
 
@@ -354,6 +358,23 @@ func (o *exRank) crashed(at, thread int64) {
 	o.buf = binary.AppendUvarint(b, uint64(thread+1))
 }
 
+// ended spools the moment a process that neither crashed nor finalized
+// ended, on thread (-1: unknown); exited: it exited, else a signal found
+// it in no MPI call.
+func (o *exRank) ended(at, thread int64, exited bool) {
+	o.extend(at, at)
+	o.room()
+	b := append(o.buf, recEnd)
+	b = binary.AppendVarint(b, at)
+	b = binary.AppendUvarint(b, uint64(thread+1))
+	if exited {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	o.buf = b
+}
+
 // exportRecord is one decoded spool record.
 type exportRecord struct {
 	kind                    byte
@@ -456,6 +477,10 @@ func (r *spoolReader) next(rec *exportRecord) (bool, error) {
 	case recCrash:
 		rec.entry = sv()
 		rec.calls = int64(uv()) // the thread + 1
+	case recEnd:
+		rec.entry = sv()
+		rec.calls = int64(uv()) // the thread + 1
+		rec.atLeast = uv() == 1 // exited
 	case recInterval:
 		rec.enter, rec.leave = sv(), sv()
 		rec.level = int(uv())
@@ -507,6 +532,9 @@ type chromeRun struct {
 	// crash says where each crashed rank crashed (Report.Crashes), by
 	// rank.
 	crash map[int]crashText
+	// end says how each rank that neither crashed nor finalized ended
+	// (endLines), by rank.
+	end map[int]string
 	// unf are the source positions of the calls in progress when the
 	// processes ended, by rank and place in its footer (Report.Unfinished).
 	unf map[[2]int]report.Frame
@@ -543,7 +571,7 @@ func (x *ChromeExport) sums() []chromeRankSum {
 
 // newChromeRun is the chromeRun of the ranks summed up by sums, once the
 // report rep and its call-site numbers siteID are known.
-func newChromeRun(sums []chromeRankSum, siteID map[string]int, rep *report.Report, hosts []string) *chromeRun {
+func newChromeRun(sums []chromeRankSum, siteID map[string]int, rep *report.Report, hosts []string, ends map[int]string) *chromeRun {
 	run := &chromeRun{size: len(sums), threads: make([][]uint32, len(sums)), present: make([]bool, len(sums)),
 		hosts: hosts, siteID: siteID, sendThreads: make([]map[int64]uint32, len(sums))}
 	first := true
@@ -574,6 +602,7 @@ func newChromeRun(sums []chromeRankSum, siteID map[string]int, rep *report.Repor
 	for i := range rep.Crashes {
 		run.crash[rep.Crashes[i].Rank] = crashText{rep.Crashes[i].Signal, rep.Crashes[i].Lines()}
 	}
+	run.end = ends
 	run.unf = map[[2]int]report.Frame{}
 	k := map[int]int{}
 	for _, u := range rep.Unfinished {
@@ -603,11 +632,11 @@ func (run *chromeRun) tidOf(r int, th uint32) int {
 // siteID numbers call sites as the report's SRC ids, and src a rank's
 // (srcIDsOf), rep gives their source positions and the intervals', hosts
 // the ranks' host names.
-func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, src func(r int) func(site, fn uint32) int, rep *report.Report, hosts []string) error {
+func (x *ChromeExport) finish(reps []*replayer, siteID map[string]int, src func(r int) func(site, fn uint32) int, rep *report.Report, hosts []string, ends map[int]string) error {
 	if err := x.flushSpool(); err != nil {
 		return err
 	}
-	run := newChromeRun(x.sums(), siteID, rep, hosts)
+	run := newChromeRun(x.sums(), siteID, rep, hosts, ends)
 	run.src = src
 	w := chrome.NewWriter(x.W)
 	x.writeHeader(w, run)
@@ -743,6 +772,8 @@ func (x *ChromeExport) writeCalls(w *chrome.Writer, run *chromeRun, r int, keys 
 			x.writeOpen(w, run, r, o, &rec)
 		case recCrash:
 			x.writeCrash(w, run, r, &rec)
+		case recEnd:
+			x.writeEnd(w, run, r, &rec)
 		case recInterval:
 			path := rec.path[:rec.level]
 			key := pathKey(path)
@@ -815,6 +846,28 @@ func (x *ChromeExport) writeCrash(w *chrome.Writer, run *chromeRun, r int, rec *
 		args = chrome.AppendString(args, strings.Join(c.lines[1:], "\n"))
 	}
 	w.Instant(r+1, tid, "crash", name, rec.entry-run.origin, args)
+}
+
+// writeEnd writes the moment rank r's process ended without a crash or
+// MPI_Finalize (rec, a recEnd): an instant on the thread's track (the
+// rank's calls' track when unknown) named "exit" for a process that
+// exited, else "end" (a signal found it in no MPI call), whose args say
+// how and where (endLines).
+func (x *ChromeExport) writeEnd(w *chrome.Writer, run *chromeRun, r int, rec *exportRecord) {
+	tid := callsTid(r)
+	if rec.calls > 0 {
+		tid = run.tidOf(r, uint32(rec.calls-1))
+	}
+	name := "end"
+	if rec.atLeast {
+		name = "exit"
+	}
+	var args []byte
+	if l, ok := run.end[r]; ok {
+		args = append(args, `"end":`...)
+		args = chrome.AppendString(args, l)
+	}
+	w.Instant(r+1, tid, "end", name, rec.entry-run.origin, args)
 }
 
 // appendTies appends member key (`,"coll":"`) with the instances of ties

@@ -153,6 +153,15 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 	if len(unf) == 0 {
 		return nil
 	}
+	return rankEnds(ranks, byRank, unf, crashes, sym, true)
+}
+
+// rankEnds says how the ranks in none of the calls in progress unf nor
+// among the crashes ended, as elsewhere does; with all, also those that
+// called MPI_Finalize, and every one's last MPI call; else only those that
+// exited without it or that a signal found in no MPI call, without their
+// last calls (the pictures' words, endLines).
+func rankEnds(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedCall, crashes []report.Crash, sym Symbolizer, all bool) []report.RankElsewhere {
 	busy := map[int]bool{}
 	for _, c := range unf {
 		busy[c.Rank] = true
@@ -168,6 +177,9 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 		e := report.RankElsewhere{Rank: r}
 		switch f.footer.StopReason {
 		case tracepb.Footer_FINALIZE:
+			if !all {
+				continue
+			}
 			e.State = "finalized"
 		case tracepb.Footer_EXIT:
 			e.State = "exited"
@@ -179,11 +191,34 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 		var exit, where []siteFrame
 		var mods []*tracepb.Module
 		if r < len(ranks) && ranks[r] != nil && ranks[r].defs != nil {
-			e.LastCall = lastCall(ranks[r], f.hdr.GetProgram(), sym)
+			if all {
+				e.LastCall = lastCall(ranks[r], f.hdr.GetProgram(), sym)
+			}
 			exit, where, mods = ranks[r].exit, ranks[r].where, ranks[r].defs.Modules
 		}
 		endHow(&e, f.footer.GetExit(), exit, where, mods, f.hdr.GetProgram(), sym)
 		out = append(out, e)
+	}
+	return out
+}
+
+// exitWarning is the report's warning for rank e (as rankEnds gives it),
+// which exited without MPI_Finalize: how, and where from.
+func exitWarning(e report.RankElsewhere) string {
+	how := ""
+	if h := e.ExitHow(); h != "" {
+		how = " (" + h + ")"
+	}
+	return fmt.Sprintf("Rank %d: the process exited without MPI_Finalize%s; its figures end at its last MPI call.", e.Rank, how)
+}
+
+// endLines is the line of report.ElsewhereLines for each rank of es (as
+// rankEnds gives them, without last calls), by rank: the words the
+// pictures of the run (timeline, Chrome export) give its end.
+func endLines(es []report.RankElsewhere) map[int]string {
+	out := map[int]string{}
+	for _, e := range es {
+		out[e.Rank] = report.ElsewhereLines([]report.RankElsewhere{e})[0]
 	}
 	return out
 }
@@ -198,33 +233,50 @@ func elsewhere(ranks []*rankResult, byRank []*rankFile, unf []report.UnfinishedC
 // unknown); "" when the trace says neither. For the exports, which read
 // traces without replaying them (OTF2).
 func EndOf(r int, hdr *tracepb.Header, f *tracepb.Footer, mods []*tracepb.Module, sym Symbolizer) (string, *int, int64) {
-	e := report.RankElsewhere{Rank: r}
-	var thread *int
-	var at int64
-	switch x, w := f.GetExit(), f.GetInterrupted(); {
-	case f.GetCrash() != nil:
-		return "", nil, 0
-	case f.GetStopReason() == tracepb.Footer_EXIT && x != nil:
-		e.State, at = "exited", f.EndLocalNs
-		endHow(&e, x, exitStack(x, mods), nil, mods, hdr.GetProgram(), sym)
-		if x.HasThread {
-			t := int(x.Thread)
-			thread = &t
-		}
-	case f.GetStopReason() == tracepb.Footer_SIGNAL && w != nil && len(f.Unfinished) == 0:
+	state, at, th := endMoment(f)
+	e := report.RankElsewhere{Rank: r, State: state}
+	switch state {
+	case "exited":
+		endHow(&e, f.GetExit(), exitStack(f.GetExit(), mods), nil, mods, hdr.GetProgram(), sym)
+	case "outside":
+		w := f.GetInterrupted()
 		mods = crashModules(w, mods)
-		e.State, at = "outside", w.LocalNs
 		if endHow(&e, nil, nil, crashStack(w, mods), mods, hdr.GetProgram(), sym); e.Where == nil {
 			return "", nil, 0
-		}
-		if w.HasThread {
-			t := int(w.Thread)
-			thread = &t
 		}
 	default:
 		return "", nil, 0
 	}
+	var thread *int
+	if th >= 0 {
+		t := int(th)
+		thread = &t
+	}
 	return report.ElsewhereLines([]report.RankElsewhere{e})[0], thread, at
+}
+
+// endMoment says how the process of a rank whose footer f records
+// neither a crash nor MPI_Finalize ended, and when (its local time; 0:
+// unknown) on which thread (-1: unknown): "exited" at its exit without
+// MPI_Finalize, "outside" at the signal that found it in no MPI call; ""
+// when f says neither.
+func endMoment(f *tracepb.Footer) (state string, local, thread int64) {
+	switch x, w := f.GetExit(), f.GetInterrupted(); {
+	case f.GetCrash() != nil:
+	case f.GetStopReason() == tracepb.Footer_EXIT && x != nil:
+		thread = -1
+		if x.HasThread {
+			thread = int64(x.Thread)
+		}
+		return "exited", f.EndLocalNs, thread
+	case f.GetStopReason() == tracepb.Footer_SIGNAL && w != nil && len(f.Unfinished) == 0:
+		thread = -1
+		if w.HasThread {
+			thread = int64(w.Thread)
+		}
+		return "outside", w.LocalNs, thread
+	}
+	return "", 0, -1
 }
 
 // endHow fills in how rank e's process ended, by its state: for

@@ -334,6 +334,17 @@ func (o *rankObs) ended() {
 			o.ex.crashed(at, th)
 		}
 	}
+	// Where a process that neither crashed nor finalized ended, when: at
+	// its exit, or at the signal that found it in no MPI call.
+	if e := rp.endAt; rp.endState != "" && e > 0 && e >= rp.unfStart && e-rp.unfStart <= maxOpenSpan {
+		at, exited := rp.global(e), rp.endState == "exited"
+		if o.tl != nil {
+			o.tl.ended(at, rp.endThread, exited)
+		}
+		if o.ex != nil {
+			o.ex.ended(at, rp.endThread, exited)
+		}
+	}
 }
 
 // maxOpenSpan bounds the time from the start of tracing to the entry of a
@@ -568,6 +579,9 @@ type tlRank struct {
 	// crash is when and on which thread (-1: none that called MPI) the
 	// process crashed; nil when it did not.
 	crash *tlCrash
+	// end is when and on which thread (-1: unknown) a process that
+	// neither crashed nor finalized ended (tlRank.ended); nil otherwise.
+	end *tlCrash
 
 	calls, received  int64
 	truncated        bool
@@ -673,10 +687,12 @@ func (o *tlRank) record(c *obsCall) {
 	}
 }
 
-// tlCrash is where a process crashed on the timeline.
+// tlCrash is where a process crashed on the timeline, or, with end,
+// where one that neither crashed nor finalized ended.
 type tlCrash struct {
 	at     int64
-	thread int64 // -1: a thread that never called MPI
+	thread int64 // -1: a thread that never called MPI (a crash), unknown (an end)
+	exited bool  // an end: the process exited (else a signal found it in no MPI call)
 }
 
 // crashed records that the process crashed at global time at, on thread
@@ -686,7 +702,18 @@ func (o *tlRank) crashed(at, thread int64) {
 	if thread >= 0 {
 		o.sawThread(uint32(thread))
 	}
-	o.crash = &tlCrash{at, thread}
+	o.crash = &tlCrash{at: at, thread: thread}
+}
+
+// ended records that the process, which neither crashed nor finalized,
+// ended at global time at on thread (-1: unknown): it exited, or a signal
+// found it in no MPI call.
+func (o *tlRank) ended(at, thread int64, exited bool) {
+	o.extend(at, at)
+	if thread >= 0 {
+		o.sawThread(uint32(thread))
+	}
+	o.end = &tlCrash{at: at, thread: thread, exited: exited}
 }
 
 // unfinished records a call in progress when the process ended.

@@ -265,6 +265,11 @@ type replayer struct {
 	crash *tracepb.Crash    // the footer's, nil when the process did not crash
 	exit  *tracepb.ExitCall // the footer's, nil when the process did not exit without MPI_Finalize
 	where *tracepb.Crash    // the footer's interrupted: where a fatal signal found a process that did not crash
+	// endState, endAt and endThread are how (endMoment: "exited",
+	// "outside", "" neither), when (local; 0 unknown) and on which thread
+	// (-1 unknown) a process that neither crashed nor finalized ended.
+	endState         string
+	endAt, endThread int64
 	// abortSite is the call site of the rank's last MPI_Abort, once
 	// aborted.
 	abortSite        uint32

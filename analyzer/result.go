@@ -257,8 +257,9 @@ func mergeUnreceived(us []unreceived) []unreceived {
 // obsFinish finishes the observers of the replay (the timeline, the
 // Chrome export) once the report rep is built: siteID numbers the call
 // sites as the report's SRC ids, tb has those ids by rank and call site
-// (srcIDsOf), hosts are the ranks' host names.
-type obsFinish func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string) error
+// (srcIDsOf), hosts are the ranks' host names, ends how the ranks that
+// neither crashed nor finalized ended (endLines).
+type obsFinish func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string, ends map[int]string) error
 
 // replaysFinish is the obsFinish of observers that recorded the replays
 // reps of every rank, in this process (nil when opts observe nothing).
@@ -266,15 +267,15 @@ func replaysFinish(reps []*replayer, opts Options) obsFinish {
 	if opts.Timeline == nil && opts.Chrome == nil {
 		return nil
 	}
-	return func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string) error {
+	return func(rep *report.Report, siteID map[string]int, tb *siteTable, hosts []string, ends map[int]string) error {
 		src := srcIDsOf(tb, siteID, func(r int) *siteKeyer { return keysOf(reps, r) })
 		if opts.Timeline != nil {
-			if err := opts.Timeline.finish(src, hosts); err != nil {
+			if err := opts.Timeline.finish(src, hosts, ends); err != nil {
 				return err
 			}
 		}
 		if opts.Chrome != nil {
-			return opts.Chrome.finish(reps, siteID, src, rep, hosts)
+			return opts.Chrome.finish(reps, siteID, src, rep, hosts, ends)
 		}
 		return nil
 	}
@@ -309,13 +310,19 @@ func finishReport(res *replayResult, fin obsFinish, byRank []*rankFile, model *c
 	for _, s := range unreceivedWarnings(res.proc.unreceived, tb, rep) {
 		w(s)
 	}
+	ends := rankEnds(res.ranks, byRank, rep.Unfinished, rep.Crashes, opts.Symbolizer, false)
+	for _, e := range ends {
+		if e.State == "exited" {
+			w(exitWarning(e))
+		}
+	}
 	rep.Task = opts.App
 	rep.Processors = size
 	rep.Warnings = placePcontrolWarnings(all, res.ranks, opts.Symbolizer)
 	rep.ClockViolations, rep.Unmatched = cv, un
 	rep.RunFacts = runFacts(res.ranks, byRank, model)
 	if fin != nil {
-		if err := fin(rep, siteID, tb, hostNames(byRank)); err != nil {
+		if err := fin(rep, siteID, tb, hostNames(byRank), endLines(ends)); err != nil {
 			return nil, Stats{}, err
 		}
 	}

@@ -29,6 +29,7 @@ type tlFinished struct {
 	ranks []*tlInfo        // by rank; nil: not recorded
 	ivs   map[string]int   // interval path → Timeline.Intervals index
 	hosts []string
+	ends  map[int]string // how ranks ended that neither crashed nor finalized (endLines)
 }
 
 // tlInfo is what finish keeps of a recorded rank.
@@ -47,10 +48,11 @@ type tlInfo struct {
 
 // finish finishes t once the replay is over; src(r) numbers rank r's call
 // sites as the report's SRC ids (srcIDsOf; nil when its trace could not
-// be opened). hosts are the ranks' host names.
-func (t *TimelineRecorder) finish(src func(r int) func(site, fn uint32) int, hosts []string) error {
+// be opened). hosts are the ranks' host names, ends how the ranks that
+// neither crashed nor finalized ended (endLines).
+func (t *TimelineRecorder) finish(src func(r int) func(site, fn uint32) int, hosts []string, ends map[int]string) error {
 	size := max(len(t.ranks), len(hosts))
-	f := &tlFinished{ranks: make([]*tlInfo, size), ivs: map[string]int{}, hosts: hosts}
+	f := &tlFinished{ranks: make([]*tlInfo, size), ivs: map[string]int{}, hosts: hosts, ends: ends}
 	for r, o := range t.ranks {
 		if o != nil {
 			f.ranks[r] = &tlInfo{o: o}
@@ -227,6 +229,9 @@ func (t *TimelineRecorder) lanes(put func(*report.Lane) error) error {
 		}
 		if c := o.crash; c != nil {
 			ln.Crash = &report.LaneCrash{At: c.at - tl.Origin, Thread: int(c.thread)}
+		}
+		if e := o.end; e != nil {
+			ln.End = &report.LaneEnd{At: e.at - tl.Origin, Thread: int(e.thread), Exited: e.exited, How: f.ends[r]}
 		}
 		sp := &ln.Spans
 		sp.Start, sp.Dur = make([]int64, len(o.spans)), make([]int64, len(o.spans))

@@ -466,7 +466,8 @@ func TestPythonSpinInterrupted(t *testing.T) {
 // below kernel's line), or, in the spin run, that it was in no MPI call
 // but computing in spin at its line when the job was interrupted; then
 // its last call, MPI_Barrier at its line; in the text report and the
-// findings (testdata/apps/early.c, fexit.f90).
+// findings, and, for an exit, the warning; the Chrome export marks the
+// moment with the same words (testdata/apps/early.c, fexit.f90).
 func TestRankLeftEarly(t *testing.T) {
 	for _, c := range []struct {
 		name, src string
@@ -535,6 +536,25 @@ func TestRankLeftEarly(t *testing.T) {
 				txt, stderr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), name)
 				if code != 0 || !strings.Contains(txt, "  In no MPI call then:\n  - "+want+"\n") {
 					t.Errorf("the text report (exit %d) lacks %q:\n%s%s", code, want, txt, stderr)
+				}
+				if exit, ok := strings.CutPrefix(how, "had exited"); ok {
+					w := "Rank 1: the process exited" + exit + "; its figures end at its last MPI call."
+					if !slices.Contains(rep.Warnings, w) {
+						t.Errorf("warnings %q, want %q", rep.Warnings, w)
+					}
+				}
+				// The Chrome export marks the moment, where the trace
+				// says it (a rank MPICH's launcher killed outright has
+				// none).
+				var ends []string
+				for _, in := range exportChrome(t, dir, name).Instants {
+					if in.Cat == "end" {
+						ends = append(ends, fmt.Sprintf("%d %s %v", in.Pid-1, in.Name, in.Args["end"]))
+					}
+				}
+				wantEnd := map[bool]string{true: "1 exit rank 1: " + how, false: "1 end rank 1: " + how}[strings.HasPrefix(how, "had exited")]
+				if !slices.Equal(ends, []string{wantEnd}) && (how != "in no MPI call" || len(ends) != 0) {
+					t.Errorf("the Chrome export's end marks %q, want %q", ends, wantEnd)
 				}
 			})
 		}

@@ -86,6 +86,10 @@ type Lane struct {
 	// Crash is when and on which thread the rank's process crashed
 	// (Report.Crashes says where); absent when it did not.
 	Crash *LaneCrash `json:"crash,omitempty"`
+	// End is when a rank's process that neither crashed nor called
+	// MPI_Finalize ended (Report.Elsewhere says how and where); absent
+	// otherwise, and when its trace does not say when.
+	End *LaneEnd `json:"end,omitempty"`
 	// Spans are the interval executions (MPI_Pcontrol(100) exit to
 	// MPI_Pcontrol(101) entry) that start within the detail.
 	Spans Spans `json:"spans"`
@@ -100,6 +104,21 @@ type Lane struct {
 type LaneCrash struct {
 	At     int64 `json:"at"`
 	Thread int   `json:"thread"`
+}
+
+// LaneEnd is the moment a rank's process ended without MPI_Finalize and
+// without a crash: At as the lane's times, on Thread (as Threads numbers
+// them; -1 when unknown). Exited: it exited (exit(), a return from main,
+// a Fortran STOP); else a fatal signal found it in no MPI call (the job
+// was ended).
+type LaneEnd struct {
+	At     int64 `json:"at"`
+	Thread int   `json:"thread"`
+	Exited bool  `json:"exited"`
+	// How says so as the report's other ranks do (ElsewhereLines,
+	// without the last call): "rank 1: had exited without MPI_Finalize
+	// (exit(3) from check at app.c:20)"; "" when unknown.
+	How string `json:"how,omitempty"`
 }
 
 // LaneUnfinished are calls that never returned, column by column: call i

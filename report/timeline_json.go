@@ -164,6 +164,19 @@ func appendLaneJSON(b []byte, ln *Lane) []byte {
 		b = strconv.AppendInt(b, int64(c.Thread), 10)
 		b = append(b, '}')
 	}
+	if e := ln.End; e != nil {
+		b = append(b, `,"end":{"at":`...)
+		b = strconv.AppendInt(b, e.At, 10)
+		b = append(b, `,"thread":`...)
+		b = strconv.AppendInt(b, int64(e.Thread), 10)
+		b = append(b, `,"exited":`...)
+		b = strconv.AppendBool(b, e.Exited)
+		if e.How != "" {
+			b = append(b, `,"how":`...)
+			b = appendJSONString(b, e.How)
+		}
+		b = append(b, '}')
+	}
 	sp := &ln.Spans
 	b = append(b, `,"spans":{"start":`...)
 	b = appendInts(b, sp.Start)

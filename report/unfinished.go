@@ -138,7 +138,7 @@ func ElsewhereLines(es []RankElsewhere) []string {
 			}
 		case "exited":
 			k = "had exited without MPI_Finalize"
-			if d := e.exitHow(); d != "" {
+			if d := e.ExitHow(); d != "" {
 				k += " (" + d + ")"
 			}
 		default:
@@ -168,9 +168,9 @@ func ElsewhereLines(es []RankElsewhere) []string {
 	return out
 }
 
-// exitHow says how an "exited" rank exited: "exit(3) from check at
+// ExitHow says how an "exited" rank exited: "exit(3) from check at
 // app.c:20", "main returned 1", "status 3"; "" when unknown.
-func (e *RankElsewhere) exitHow() string {
+func (e *RankElsewhere) ExitHow() string {
 	st := ""
 	if e.ExitStatus != nil {
 		st = strconv.Itoa(*e.ExitStatus)

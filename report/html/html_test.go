@@ -494,6 +494,54 @@ func TestBrowserTimelineCrash(t *testing.T) {
 	}
 }
 
+// TestBrowserTimelineEnd: the moment a rank exited without MPI_Finalize
+// is an orange bar on the timeline, on its thread's row (rank 1's, 20 ms
+// after the barrier it left, 21 ms after the run's first call, on a clock
+// 7 ms ahead), whose tip says how (report.LaneEnd.How) and when; a page of
+// ranks that all finalized has none.
+func TestBrowserTimelineEnd(t *testing.T) {
+	const us, ms = tracetest.US, 1000 * tracetest.US
+	build := func(exit bool) *tracetest.Run {
+		run := tracetest.NewRun(2)
+		for i := range 2 {
+			run.Rank(i).Init(us).Compute(10 * ms).Barrier(1 * ms)
+		}
+		run.Rank(0).Compute(40 * ms).Finalize(us)
+		r1 := run.Rank(1)
+		if !exit {
+			r1.Compute(40 * ms).Finalize(us)
+			return run
+		}
+		r1.Skew(7*ms, 50).Compute(20 * ms).Exited(&tracepb.ExitCall{Status: 3, HasStatus: true, HasThread: true})
+		return run
+	}
+	orange := func(path string) int {
+		return pixels(t, path, func(r, g, b uint32) bool { return r >= 190 && g >= 70 && g <= 120 && b < 40 })
+	}
+	rep, rec := analyzeTimeline(t, build(true))
+	path, _ := write(t, rep, rec.Timeline())
+	p := headless.Open(t, path)
+	headless.CheckReport(t, p)
+	tlDiv := regexp.MustCompile(`<div id="timeline"[^>]*>`).FindString(p.DOM)
+	if m := regexp.MustCompile(`data-ends="1@(\d+)"`).FindStringSubmatch(tlDiv); m == nil {
+		t.Errorf("timeline element %s has no end of rank 1", tlDiv)
+	} else if at, _ := strconv.ParseInt(m[1], 10, 64); at < 21*ms-2 || at > 21*ms+2 {
+		t.Errorf("rank 1 ended at %d ns, want 21 ms ± 2 ns (the skewed clock's rounding)", at)
+	}
+	if want := `data-end-tips="rank 1: had exited without MPI_Finalize (status 3); exited at 21.000 ms"`; !strings.Contains(tlDiv, want) {
+		t.Errorf("timeline element %s lacks %s", tlDiv, want)
+	}
+	withBar := orange(path)
+	rep, rec = analyzeTimeline(t, build(false))
+	path, _ = write(t, rep, rec.Timeline())
+	if p := headless.Open(t, path); !strings.Contains(p.DOM, `data-ends=""`) {
+		t.Error("a run whose ranks all finalized has end marks")
+	}
+	if without := orange(path); withBar < without+10 {
+		t.Errorf("%d orange pixels with the end, %d without: the bar is not drawn", withBar, without)
+	}
+}
+
 // pixels counts the pixels of the page at path, as headless chromium
 // draws it 1200 px wide, whose 8-bit colour satisfies of.
 func pixels(t *testing.T, path string, of func(r, g, b uint32) bool) int {

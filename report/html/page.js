@@ -781,12 +781,28 @@
     const crashTip = (c) => c.lines.concat(["at " + dur(c.t)]);
     host.setAttribute("data-crashes", crashes.map((c) => c.rank + "@" + c.t).join(" "));
     host.setAttribute("data-crash-tips", crashes.map((c) => crashTip(c).join("; ")).join(" | "));
+    // The moments processes that neither crashed nor called MPI_Finalize
+    // ended (l.end): exited (exit(), a return from main, a Fortran STOP)
+    // or found in no MPI call by the signal that ended the job; a bar
+    // across the thread's row (the rank's first when unknown), whose tip
+    // says how (report.LaneEnd.How).
+    const endColor = "#d95f02", endMarks = [];
+    lanes.forEach((l, j) => {
+      const e = l.end;
+      if (!e) return;
+      const b = blocks[j];
+      endMarks.push({ row: b.row.has(e.thread) ? b.row.get(e.thread) : b.top, rank: l.rank, t: e.at, exited: e.exited,
+        how: e.how || ("rank " + l.rank + (e.exited ? ": had exited without MPI_Finalize" : ": in no MPI call")) });
+    });
+    const endTip = (e) => [e.how, (e.exited ? "exited at " : "ended at ") + dur(e.t)];
+    host.setAttribute("data-ends", endMarks.map((e) => e.rank + "@" + e.t).join(" "));
+    host.setAttribute("data-end-tips", endMarks.map((e) => endTip(e).join("; ")).join(" | "));
     host.setAttribute("data-unfinished", String(opens.length));
     host.setAttribute("data-unfinished-open", String(opens.filter((o) => o.d < 0 || o.al).length));
     host.setAttribute("data-unfinished-tips", opens.map((o) => openTip(o).join("; ")).join(" | "));
     info.append(legend([["point-to-point", , colors.p2p], ["collective", , colors.coll], ["wait/test", , colors.wait],
       ["other MPI", , colors.other], ["lost to late partner", , "#d62728"]].concat(opens.length ? [["never returned (hatched)", , openColor]] : [],
-      crashes.length ? [["crashed (×)", , crashColor]] : [])),
+      crashes.length ? [["crashed (×)", , crashColor]] : [], endMarks.length ? [["ended without MPI_Finalize (┤)", , endColor]] : [])),
     el("div", { class: "note" }, tl.call_count + " calls, " + tl.message_count + " messages on " + n +
       " ranks" + (oneHost && hosts[0] ? " on host " + hosts[0] : "") +
       (nr > n ? " in " + nr + " lanes, one per thread of a rank whose threads call MPI" : "") + "; intervals shaded purple behind the calls. Drag or arrow keys to pan, wheel or +/− to zoom, 0 to reset; hover a call for details. " +
@@ -985,6 +1001,19 @@
         ctx.stroke();
         ctx.restore();
       }
+      // Ends: a bar where and when the process ended, a tick before it.
+      for (const e of endMarks) {
+        const x = X(e.t), y = Y(e.row) + 1, h = Math.max(4, laneH - 2);
+        if (x + 6 < gutter || x - 6 > W) continue;
+        ctx.save();
+        ctx.beginPath(); ctx.rect(gutter, 0, W - gutter, H); ctx.clip();
+        ctx.strokeStyle = endColor; ctx.lineWidth = 2.5;
+        ctx.beginPath();
+        ctx.moveTo(x, y); ctx.lineTo(x, y + h);
+        ctx.moveTo(x - 6, y + h / 2); ctx.lineTo(x, y + h / 2);
+        ctx.stroke();
+        ctx.restore();
+      }
       // Crashes: a cross where and when the process crashed.
       for (const c of crashes) {
         const x = X(c.t), y = Y(c.row) + 1, h = Math.max(4, laneH - 2), r = Math.min(h / 2, 6);
@@ -1124,6 +1153,8 @@
         const t = T(x), slack = 3 * (t1 - t0) / (W - gutter);
         const c = crashes.find((c) => c.row === j && Math.abs(X(c.t) - x) <= 7);
         if (c) { show(crashTip(c)); return; }
+        const e = endMarks.find((e) => e.row === j && Math.abs(X(e.t) - x) <= 7);
+        if (e) { show(endTip(e)); return; }
         const o = opens.find((o) => { const [, x1, fade] = openSpan(o); return o.row === j && t >= o.s - slack && x <= x1 + fade + 2; });
         if (o) { show(openTip(o)); return; }
       }
