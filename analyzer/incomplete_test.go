@@ -386,8 +386,8 @@ func TestElsewhereHow(t *testing.T) {
 
 // FuzzElsewhereExit: any exit call in a footer (its stack's addresses in
 // the C library, the program, the start-up code or nowhere) reads as a
-// line of the other ranks' whereabouts, and the report keeps its
-// invariants.
+// line of the other ranks' whereabouts, a warning and a mark on the
+// timeline in the same words, and the report keeps its invariants.
 func FuzzElsewhereExit(f *testing.F) {
 	f.Add(int32(3), true, uint64(0x7f0000000010), uint64(0x400000+12+1), uint64(0x400000+0x900+1), 3)
 	f.Add(int32(-1), false, uint64(0), uint64(1<<64-1), uint64(0x7f0000000010), 300)
@@ -407,9 +407,20 @@ func FuzzElsewhereExit(f *testing.F) {
 		if _, err := run.WriteDir(dir, "app"); err != nil {
 			t.Fatal(err)
 		}
-		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: exitSymbolizer{}})
-		if l := report.ElsewhereLines(rep.Elsewhere); len(l) != 1 || !strings.HasPrefix(l[0], "rank 1: had exited without MPI_Finalize") {
+		rec := &TimelineRecorder{}
+		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: exitSymbolizer{}, Timeline: rec})
+		l := report.ElsewhereLines(rep.Elsewhere)
+		if len(l) != 1 || !strings.HasPrefix(l[0], "rank 1: had exited without MPI_Finalize") {
 			t.Errorf("lines %q", l)
+		}
+		if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.HasPrefix(w, "Rank 1: the process exited without MPI_Finalize") }) {
+			t.Errorf("warnings %q: none says how rank 1 exited", rep.Warnings)
+		}
+		// The timeline's mark says it in the same words, without the last call.
+		for _, ln := range rec.Timeline().Lanes {
+			if e := ln.End; (ln.Rank == 1) != (e != nil) || (e != nil && (!e.Exited || !strings.HasPrefix(l[0], e.How+", after "))) {
+				t.Errorf("rank %d: end %+v, elsewhere %q", ln.Rank, e, l)
+			}
 		}
 		if errs := report.Check(rep); len(errs) > 0 {
 			t.Errorf("invariants: %v", errs)
