@@ -227,6 +227,9 @@ func testPythonCrash(t *testing.T, m mpiImpl, ip testenv.Interp) {
 		if c.pipe {
 			name += "-pipe"
 		}
+		if ip.Exe != python && (c.pipe || (c.args != nil && c.args[0] == "finalized")) {
+			continue // the ways of reading and the late file are the same under every version
+		}
 		t.Run(name, func(t *testing.T) {
 			if c.pipe {
 				t.Setenv("DT_TEST_PY_PIPE", "1")

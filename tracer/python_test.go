@@ -224,19 +224,27 @@ func TestPyLayout(t *testing.T) {
 func testPyLayout(t *testing.T, inc string) {
 	const prog = `#define Py_BUILD_CORE 1
 #include <Python.h>
+#if PY_MINOR_VERSION >= 11
 #include <internal/pycore_frame.h>
+#else
+#include <frameobject.h>
+#endif
 #include <stddef.h>
 #include <stdio.h>
 #include "dt_pylayout.h"
 #define SAME(a, b) _Static_assert((a) == (b), #a " != " #b)
 SAME(offsetof(PyObject, ob_type), DT_PY_OB_TYPE);
+#if PY_MINOR_VERSION >= 11
 SAME(FRAME_OWNED_BY_GENERATOR, DT_PY_OWNED_BY_GENERATOR);
-#if PY_MINOR_VERSION >= 12
-SAME(FRAME_OWNED_BY_CSTACK, DT_PY_OWNED_BY_CSTACK);
-#endif
 SAME(sizeof(((_PyInterpreterFrame *)0)->owner), 1);
 SAME(sizeof(((PyCodeObject *)0)->_co_firsttraceable), sizeof(int));
 SAME(sizeof(_Py_CODEUNIT), DT_PY_CODEUNIT);
+#else
+SAME(sizeof(((PyFrameObject *)0)->f_lasti), 4);
+#endif
+#if PY_MINOR_VERSION >= 12
+SAME(FRAME_OWNED_BY_CSTACK, DT_PY_OWNED_BY_CSTACK);
+#endif
 SAME(offsetof(PyVarObject, ob_size), DT_PY_B_SIZE);
 SAME(offsetof(PyBytesObject, ob_sval), DT_PY_B_DATA);
 SAME(offsetof(PyASCIIObject, length), DT_PY_U_LENGTH);
@@ -244,7 +252,13 @@ SAME(offsetof(PyASCIIObject, state), DT_PY_U_STATE);
 static int bad;
 #define EQ(a, b) if ((long)(a) != (long)(b)) { printf("%s = %ld, want %ld\n", #b, (long)(b), (long)(a)); bad = 1; }
 int main(void) {
-#if PY_MINOR_VERSION == 11
+#if PY_MINOR_VERSION == 8
+	dt_py_layout l = DT_PY_LAYOUT_38;
+#elif PY_MINOR_VERSION == 9
+	dt_py_layout l = DT_PY_LAYOUT_39;
+#elif PY_MINOR_VERSION == 10
+	dt_py_layout l = DT_PY_LAYOUT_310;
+#elif PY_MINOR_VERSION == 11
 	dt_py_layout l = DT_PY_LAYOUT_311;
 #elif PY_MINOR_VERSION == 12
 	dt_py_layout l = DT_PY_LAYOUT_312;
@@ -257,18 +271,36 @@ int main(void) {
 	EQ(-1, l.cf_current);
 	EQ(offsetof(_PyInterpreterFrame, f_executable), l.fr_code);
 	EQ(offsetof(_PyInterpreterFrame, instr_ptr), l.fr_instr);
-#else
+#elif PY_MINOR_VERSION >= 11
 	EQ(offsetof(PyThreadState, cframe), l.ts_frame);
 	EQ(offsetof(_PyCFrame, current_frame), l.cf_current);
 	EQ(offsetof(_PyInterpreterFrame, f_code), l.fr_code);
 	EQ(offsetof(_PyInterpreterFrame, prev_instr), l.fr_instr);
+#else
+	EQ(offsetof(PyThreadState, frame), l.ts_frame);
+	EQ(-1, l.cf_current);
+	EQ(offsetof(PyFrameObject, f_code), l.fr_code);
+	EQ(offsetof(PyFrameObject, f_back), l.fr_previous);
+	EQ(offsetof(PyFrameObject, f_lasti), l.fr_instr);
+	EQ(PY_MINOR_VERSION >= 10 ? 1 : 2, l.lasti_div); // f_lasti in code units from 3.10, in bytes before
+	EQ(-1, l.fr_owner);
+	EQ(-1, l.co_firsttraceable);
+	EQ(-1, l.co_code);
 #endif
+#if PY_MINOR_VERSION >= 11
+	EQ(0, l.lasti_div);
 	EQ(offsetof(_PyInterpreterFrame, previous), l.fr_previous);
 	EQ(offsetof(_PyInterpreterFrame, owner), l.fr_owner);
-	EQ(offsetof(PyCodeObject, co_filename), l.co_filename);
 	EQ(offsetof(PyCodeObject, _co_firsttraceable), l.co_firsttraceable);
 	EQ(offsetof(PyCodeObject, co_code_adaptive), l.co_code);
+	EQ(l.co_code, l.co_copy); // the instructions follow the copy
+#endif
+	EQ(offsetof(PyCodeObject, co_filename), l.co_filename);
+#if PY_MINOR_VERSION >= 10
 	EQ(offsetof(PyCodeObject, co_linetable), l.co_linetable);
+#else
+	EQ(offsetof(PyCodeObject, co_lnotab), l.co_linetable);
+#endif
 #if PY_MINOR_VERSION == 11
 	EQ(offsetof(PyCodeObject, _co_linearray), l.co_linearray);
 	EQ(offsetof(PyCodeObject, _co_linearray_entry_size), l.co_linearray_size);
@@ -278,18 +310,13 @@ int main(void) {
 #endif
 	EQ(sizeof(PyASCIIObject), l.u_ascii_data);
 	EQ(sizeof(PyCompactUnicodeObject), l.u_compact_data);
-	// The copies dt_py_crash_stack and py_safe_name make.
-	if (l.fr_owner + 1 > DT_PY_FR_MAX || l.fr_previous + 8 > DT_PY_FR_MAX || l.fr_code + 8 > DT_PY_FR_MAX ||
-		l.fr_instr + 8 > DT_PY_FR_MAX || l.co_code > DT_PY_CO_MAX || l.u_compact_data > DT_PY_U_MAX) {
-		printf("a bound of dt_pylayout.h is too small\n");
-		bad = 1;
-	}
-	// dt_py_crash_stack reads the fields it needs within a copy of a
-	// code object's first co_code bytes, a frame's first fr_owner + 1.
-	if (l.co_linearray + 8 > l.co_code || l.co_firsttraceable + 4 > l.co_code || l.co_linetable + 8 > l.co_code ||
-		l.co_filename + 8 > l.co_code || l.fr_previous + 8 > l.fr_owner + 1 || l.fr_code + 8 > l.fr_owner + 1 ||
-		l.fr_instr + 8 > l.fr_owner + 1) {
-		printf("a field lies past the copy\n");
+	// The copies dt_py_crash_stack and py_safe_name make hold what they
+	// read.
+	if (l.fr_copy > DT_PY_FR_MAX || l.co_copy > DT_PY_CO_MAX || l.u_compact_data > DT_PY_U_MAX ||
+		l.fr_previous + 8 > l.fr_copy || l.fr_code + 8 > l.fr_copy || l.fr_instr + 8 > l.fr_copy || l.fr_owner + 1 > l.fr_copy ||
+		l.co_linearray + 8 > l.co_copy || l.co_firsttraceable + 4 > l.co_copy || l.co_linetable + 8 > l.co_copy ||
+		l.co_filename + 8 > l.co_copy) {
+		printf("a field lies past a copy, or a copy past its bound\n");
 		bad = 1;
 	}
 	// The state bit field as dt_py.c decodes it.

@@ -73,7 +73,7 @@ func Debian() Interp {
 }
 
 // OtherPythons are the CPython versions besides Debian's whose frames the
-// tracer reads, each found as /usr/bin/python3.N or under pyenv
+// tracer reads (3.8 to 3.13), each found as /usr/bin/python3.N or under pyenv
 // ($PYENV_ROOT, ~/.pyenv: the development machines' image has them),
 // with a stand-in for mpi4py's MPI module built for it in a directory of
 // t's (tracer/testdata/py/minimpi4py: Debian has no mpi4py for them). A
@@ -88,7 +88,7 @@ func OtherPythons(t testing.TB) []Interp {
 		pyenv = filepath.Join(home, ".pyenv")
 	}
 	var out []Interp
-	for _, v := range []string{"3.12", "3.13"} {
+	for _, v := range []string{"3.8", "3.9", "3.10", "3.12", "3.13"} {
 		cands := []string{"/usr/bin/python" + v}
 		vers, _ := filepath.Glob(filepath.Join(pyenv, "versions", v+".*", "bin", "python"+v))
 		cands = append(cands, vers...)

@@ -2,7 +2,7 @@
 # null pointer) two functions deep. The report shows the extension's C
 # frames, then the script's lines that called it (@boom, @step, @main).
 # With the argument "damaged", step first points its interpreter frame's
-# link to its caller at unmapped memory (CPython 3.11 to 3.13): the
+# link to its caller at unmapped memory (CPython 3.8 to 3.13): the
 # tracer's walk of the Python frames must stop there, unharmed. With
 # "thread", a thread that never called MPI crashes (threading's frames
 # below step); with "finalized", rank 1 crashes after MPI_Finalize, in a
@@ -21,9 +21,12 @@ def boom():
 
 def step(damaged):
     if damaged:
-        f = ctypes.c_void_p.from_address(id(sys._getframe()) + 24).value  # PyFrameObject.f_frame
-        previous = 48 if sys.version_info < (3, 12) else 8  # _PyInterpreterFrame.previous
-        ctypes.c_void_p.from_address(f + previous).value = 0x100000000000
+        if sys.version_info < (3, 11):  # PyFrameObject.f_back
+            ctypes.c_void_p.from_address(id(sys._getframe()) + 24).value = 0x100000000000
+        else:
+            f = ctypes.c_void_p.from_address(id(sys._getframe()) + 24).value  # PyFrameObject.f_frame
+            previous = 48 if sys.version_info < (3, 12) else 8  # _PyInterpreterFrame.previous
+            ctypes.c_void_p.from_address(f + previous).value = 0x100000000000
     boom()  # @step
 
 

@@ -1833,7 +1833,7 @@ type Crash struct {
 	// Local time at which the signal arrived; 0 when unknown.
 	LocalNs int64 `protobuf:"varint,9,opt,name=local_ns,json=localNs,proto3" json:"local_ns,omitempty"`
 	// The thread's Python frames at the signal (an mpi4py program under
-	// CPython 3.11 to 3.13), innermost first, as Python call sites have them: a
+	// CPython 3.8 to 3.13), innermost first, as Python call sites have them: a
 	// return address in the module standing for the frame's source file
 	// (SourceModulePrefix), at its line. They belong where stack enters
 	// the interpreter (its first frame in the interpreter's executable or

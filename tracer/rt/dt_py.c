@@ -13,7 +13,7 @@
 // object), could deadlock or corrupt the interpreter. What is read: the
 // thread's state (PyGILState_GetThisThreadState: thread-local storage only),
 // its innermost frame and the chain of callers (the layouts of CPython
-// 3.11 to 3.13, dt_pylayout.h), each frame's code object and last
+// 3.8 to 3.13, dt_pylayout.h), each frame's code object and last
 // instruction. While the
 // thread is inside the MPI call its own frames cannot change. A pointer that
 // is NULL, misaligned, outside user space or not to a code object ends the
@@ -73,14 +73,23 @@ typedef struct {
 // then the line importing it), and so do the walks here.
 static const char py_importlib_file[] = "<frozen importlib._bootstrap";
 
-// py_started tells whether a frame whose last instruction is prev, of a
-// code object whose first instruction is at first and whose first
-// traceable one is trace code units later, owned by owner, has begun to
-// run: CPython's tracebacks leave out an incomplete frame (its prev_instr
-// before _co_firsttraceable), but for a generator's.
-static inline int py_started(uintptr_t prev, uintptr_t first, char owner, int trace) {
-	return owner != DT_PY_OWNED_BY_CSTACK && prev >= first && (owner == DT_PY_OWNED_BY_GENERATOR || prev >= first + (uintptr_t)trace * DT_PY_CODEUNIT) &&
-		prev - first < ((uintptr_t)1 << 31);
+// py_lasti is the last instruction, in code units, of a frame whose
+// fr_instr field reads instr and whose owner is owner (0 before 3.11), of
+// code object co (at address co; base: a copy of its first co_copy bytes);
+// -1 for a frame that has not begun to run, which CPython's tracebacks
+// leave out: f_lasti -1 (before 3.11); prev_instr before
+// _co_firsttraceable, but for a generator's (3.11 on).
+static inline int64_t py_lasti(uintptr_t instr, uintptr_t co, const unsigned char *base, char owner) {
+	if (L.lasti_div) {
+		int32_t v = (int32_t)instr; // f_lasti, the field's first 4 bytes
+		return v < 0 ? -1 : v / L.lasti_div;
+	}
+	uintptr_t first = co + (uintptr_t)L.co_code;
+	int trace = *(const int *)(base + L.co_firsttraceable);
+	if (owner == DT_PY_OWNED_BY_CSTACK || instr < first || instr - first >= ((uintptr_t)1 << 31) ||
+		(owner != DT_PY_OWNED_BY_GENERATOR && instr < first + (uintptr_t)trace * DT_PY_CODEUNIT))
+		return -1;
+	return (int64_t)((instr - first) / DT_PY_CODEUNIT);
 }
 
 // py_importlib tells whether co is code of the import machinery
@@ -137,7 +146,7 @@ static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint
 		}
 		uintptr_t co = *(const uintptr_t *)(f + L.fr_code);
 		uintptr_t prev = *(const uintptr_t *)(f + L.fr_instr);
-		char owner = *(const char *)(f + L.fr_owner);
+		char owner = L.fr_owner < 0 ? 0 : *(const char *)(f + L.fr_owner);
 		if (hops_n < PY_FAST_HOPS) hops[hops_n] = (py_hop){f, co, prev};
 		if (owner == DT_PY_OWNED_BY_CSTACK) { // the interpreter's entry: no code of its own (3.13: None)
 			f = *(const uintptr_t *)(f + L.fr_previous);
@@ -147,11 +156,10 @@ static int py_walk(uintptr_t ts, uintptr_t *code, uint32_t *lasti, int max, uint
 			hops_n = PY_HOPS; // not remembered
 			break;
 		}
-		uintptr_t first = co + L.co_code;
-		int trace = *(const int *)(co + L.co_firsttraceable);
-		if (py_started(prev, first, owner, trace) && !py_importlib(co)) {
+		int64_t li = py_lasti(prev, co, (const unsigned char *)co, owner);
+		if (li >= 0 && !py_importlib(co)) {
 			code[n] = co;
-			lasti[n] = (uint32_t)((prev - first) / DT_PY_CODEUNIT);
+			lasti[n] = (uint32_t)li;
 			h = (h ^ *(const uintptr_t *)(co + L.co_filename)) * 0xff51afd7ed558ccdull;
 			n++;
 		}
@@ -444,7 +452,7 @@ static int py_safe_name(uintptr_t s, char *name, size_t size) {
 }
 
 // py_safe_line is the line of instruction lasti (code units) of code object
-// co, whose first L.co_code bytes are cb; 0 when it cannot be read.
+// co, whose first L.co_copy bytes are cb; 0 when it cannot be read.
 // PyCode_Addr2Line reads the code object's line table (or the line array a
 // tracing function made) and nothing else: it runs once that much was
 // read without a fault.
@@ -490,24 +498,23 @@ int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
 	int n = 0;
 	for (int hops = 0; n < max && hops < PY_HOPS && PY_PTR_OK(f); hops++) {
 		unsigned char fr[DT_PY_FR_MAX], cb[DT_PY_CO_MAX];
-		if (!py_safe_read(f, fr, (size_t)L.fr_owner + 1)) break;
+		if (!py_safe_read(f, fr, (size_t)L.fr_copy)) break;
 		uintptr_t co = LD(fr, L.fr_code), prev = LD(fr, L.fr_instr);
-		char owner = (char)fr[L.fr_owner];
+		char owner = L.fr_owner < 0 ? 0 : (char)fr[L.fr_owner];
 		if (owner == DT_PY_OWNED_BY_CSTACK) {
 			f = LD(fr, L.fr_previous);
 			continue;
 		}
-		if (!PY_PTR_OK(co) || !py_safe_read(co, cb, (size_t)L.co_code) || LD(cb, DT_PY_OB_TYPE) != py_code_type) break;
-		uintptr_t first = co + L.co_code;
-		int trace = *(const int *)(cb + L.co_firsttraceable);
-		if (py_started(prev, first, owner, trace)) {
+		if (!PY_PTR_OK(co) || !py_safe_read(co, cb, (size_t)L.co_copy) || LD(cb, DT_PY_OB_TYPE) != py_code_type) break;
+		int64_t li = py_lasti(prev, co, cb, owner);
+		if (li >= 0) {
 			char name[PY_NAME];
 			int len = py_safe_name(LD(cb, L.co_filename), name, sizeof name);
 			if (len < 0) break;
 			if (strncmp(name, py_importlib_file, sizeof py_importlib_file - 1) != 0) {
 				uint64_t base = py_file_named(name, len, 1, define);
 				if (!base) break;
-				out[n++] = base + (uint32_t)py_safe_line(co, cb, (uint32_t)((prev - first) / DT_PY_CODEUNIT));
+				out[n++] = base + (uint32_t)py_safe_line(co, cb, (uint32_t)li);
 			}
 		}
 		f = LD(fr, L.fr_previous);
@@ -709,9 +716,22 @@ static int find_mpi4py(struct dl_phdr_info *info, size_t size, void *data) {
 	return 1;
 }
 
-// dt_py_init turns Python frames on for a CPython 3.11, 3.12 or 3.13
-// program that calls MPI through mpi4py. DT_PY_VERSION (tests: a
-// PY_VERSION_HEX value) stands for the interpreter's Py_Version.
+// py_version is the interpreter's version as PY_VERSION_HEX has it (major
+// and minor): Py_Version (3.11 on), else Py_GetVersion's words ("3.10.13
+// (main, …"), which only formats constants; 0 when neither says.
+static unsigned long py_version(void) {
+	const unsigned long *pv = dlsym(RTLD_DEFAULT, "Py_Version");
+	if (pv) return *pv;
+	const char *(*gv)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+	unsigned major, minor;
+	if (gv && sscanf(gv(), "%u.%u", &major, &minor) == 2 && major < 256 && minor < 256)
+		return (unsigned long)major << 24 | (unsigned long)minor << 16;
+	return 0;
+}
+
+// dt_py_init turns Python frames on for a CPython 3.8 to 3.13 program
+// that calls MPI through mpi4py. DT_PY_VERSION (tests: a PY_VERSION_HEX
+// value) stands for the interpreter's version.
 void dt_py_init(void) {
 	void *ts = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
 	if (!ts) return; // not Python
@@ -719,11 +739,11 @@ void dt_py_init(void) {
 	dl_iterate_phdr(find_mpi4py, r);
 	if (!r[1]) return; // MPI not loaded by mpi4py
 	py_exc_init();
-	const unsigned long *pv = dlsym(RTLD_DEFAULT, "Py_Version"); // 3.11 and later
-	unsigned long v = pv ? *pv : 0;
+	unsigned long v = py_version();
 	const char *o = getenv("DT_PY_VERSION");
 	if (o && *o) v = strtoul(o, NULL, 0);
-	static const dt_py_layout known[] = {DT_PY_LAYOUT_311, DT_PY_LAYOUT_312, DT_PY_LAYOUT_313};
+	static const dt_py_layout known[] = {DT_PY_LAYOUT_38, DT_PY_LAYOUT_39, DT_PY_LAYOUT_310, DT_PY_LAYOUT_311,
+		DT_PY_LAYOUT_312, DT_PY_LAYOUT_313};
 	const dt_py_layout *lay = NULL;
 	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
 		if (v >> 16 == (0x0300u | (unsigned)known[i].minor)) lay = &known[i];
@@ -737,13 +757,13 @@ void dt_py_init(void) {
 	// object header is longer).
 	const char *why = NULL;
 	if (!lay)
-		why = "Python source lines need Python 3.11 to 3.13";
+		why = "Python source lines need Python 3.8 to 3.13";
 	else if (!py_addr2line || !py_code_type || !py_str_type || !py_bytes_type || !type_type ||
 		*(const uintptr_t *)(py_code_type + DT_PY_OB_TYPE) != type_type)
 		why = "this build's objects are not laid out as the tracer reads them";
 	if (why) {
 		if (dt_rank_world == 0) {
-			char ver[32] = "before 3.11";
+			char ver[32] = "of unknown version";
 			if (v) snprintf(ver, sizeof ver, "%lu.%lu", v >> 24, (v >> 16) & 0xFF);
 			fprintf(stderr, "dtpa: Python %s: call stacks are the interpreter's C frames (%s)\n", ver, why);
 		}
