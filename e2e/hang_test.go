@@ -375,17 +375,33 @@ func interruptJob(t *testing.T, dir string, args []string, marker string, group 
 // first, so that each writes its trace's end, and the report says where
 // each rank was: the barrier at the script's line (the thread's Python
 // frame, read as the process ended), MPI_Finalize for rank 1, each for
-// how long. Open MPI only (Debian's mpi4py).
+// how long. Open MPI only (Debian's mpi4py); also under the oldest and
+// the newest of the other CPython versions the tracer reads, with the
+// stand-in for mpi4py (testenv.OtherPythons).
 func TestPythonHungJobInterrupted(t *testing.T) {
 	needMPI4Py(t)
 	m := impls[0]
 	needMPI(t, m)
+	ips := []testenv.Interp{testenv.Debian()}
+	if o := testenv.OtherPythons(t); len(o) > 0 {
+		ips = append(ips, o[0], o[len(o)-1])
+	}
+	for _, ip := range slices.CompactFunc(ips, func(a, b testenv.Interp) bool { return a.Exe == b.Exe }) {
+		t.Run(ip.Version, func(t *testing.T) { testPythonHungJobInterrupted(t, m, ip) })
+	}
+}
+
+func testPythonHungJobInterrupted(t *testing.T, m mpiImpl, ip testenv.Interp) {
+	for _, e := range ip.Env {
+		k, v, _ := strings.Cut(e, "=")
+		t.Setenv(k, v)
+	}
 	dir := t.TempDir()
 	copyPython(t, dir, "pyhang.py")
 	marks := markers(t, filepath.Join(root, "testdata", "apps", "pyhang.py"))
 	line := marks["@wait"]
 	args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
-	text, jobStart := interruptJob(t, dir, append(args, python, "pyhang.py"), "pyhang: waiting", false)
+	text, jobStart := interruptJob(t, dir, append(args, ip.Exe, "pyhang.py"), "pyhang: waiting", false)
 	if !strings.Contains(text, "ZeroDivisionError") {
 		t.Errorf("the job's output lacks rank 1's exception")
 	}

@@ -76,7 +76,8 @@ func Debian() Interp {
 // tracer reads (3.8 to 3.13), each found as /usr/bin/python3.N or under pyenv
 // ($PYENV_ROOT, ~/.pyenv: the development machines' image has them),
 // with a stand-in for mpi4py's MPI module built for it in a directory of
-// t's (tracer/testdata/py/minimpi4py: Debian has no mpi4py for them). A
+// t's (tracer/testdata/py/minimpi4py: Debian has no mpi4py for them;
+// without debugging information, as Debian's mpi4py is installed). A
 // version not found is left out; one found whose stand-in cannot be built
 // fails t.
 func OtherPythons(t testing.TB) []Interp {
@@ -113,7 +114,7 @@ func OtherPythons(t testing.TB) []Interp {
 				t.Fatal(err)
 			}
 			src := filepath.Join(Root(), "tracer", "testdata", "py", "minimpi4py", "MPI.c")
-			if b, err := exec.Command("mpicc.openmpi", "-shared", "-fPIC", "-O1", "-g", "-I"+f[0], "-o",
+			if b, err := exec.Command("mpicc.openmpi", "-shared", "-fPIC", "-O1", "-I"+f[0], "-o",
 				filepath.Join(pkg, "MPI"+f[1]), src).CombinedOutput(); err != nil {
 				t.Fatalf("building the stand-in mpi4py for %s: %v\n%s", exe, err, b)
 			}
