@@ -197,14 +197,18 @@ func checkSameAsDtpaMPI(t *testing.T, dir, app string, r *report.Report) {
 // the thread run a thread that never called MPI crashes: threading's
 // frames follow the script's. In the finalized run rank 1 crashes after
 // MPI_Finalize, in ctypes' file, which no call named: the crash's file
-// beside the trace brings its module. Open MPI only (Debian's mpi4py);
-// under the other CPython versions the tracer reads with the stand-in for
-// mpi4py (testenv.OtherPythons) too.
+// beside the trace brings its module. Under Open MPI with Debian's mpi4py;
+// under MPICH and the other CPython versions the tracer reads with the
+// stand-in for mpi4py (testenv.DebianMPICH, testenv.OtherPythons) too.
 func TestPythonCrash(t *testing.T) {
 	needMPI4Py(t)
 	m := impls[0]
 	needMPI(t, m)
-	for _, ip := range append([]testenv.Interp{testenv.Debian()}, testenv.OtherPythons(t)...) {
+	for _, ip := range append([]testenv.Interp{testenv.Debian(), testenv.DebianMPICH(t)}, testenv.OtherPythons(t)...) {
+		m := m
+		if ip.MPICH {
+			m = impls[1]
+		}
 		t.Run(ip.Version, func(t *testing.T) { testPythonCrash(t, m, ip) })
 	}
 }

@@ -20,11 +20,20 @@ const python = testenv.Python
 func needMPI4Py(t *testing.T) { testenv.NeedMPI4Py(t) }
 
 // pythons are the interpreters whose frames the tracer reads: Debian's
-// with its mpi4py, then each other version found with the stand-in
+// with its mpi4py (Open MPI), Debian's with the stand-in built with MPICH
+// (testenv.DebianMPICH), then each other version found with the stand-in
 // (testenv.OtherPythons).
 func pythons(t *testing.T) []testenv.Interp {
 	needMPI4Py(t)
-	return append([]testenv.Interp{testenv.Debian()}, testenv.OtherPythons(t)...)
+	return append([]testenv.Interp{testenv.Debian(), testenv.DebianMPICH(t)}, testenv.OtherPythons(t)...)
+}
+
+// pyLauncher is the launcher of py's MPI.
+func pyLauncher(py testenv.Interp) string {
+	if py.MPICH {
+		return "mpirun.mpich"
+	}
+	return "mpirun.openmpi"
 }
 
 // pyFrames is call site site's stack, innermost first: "file:line" (the
@@ -46,9 +55,9 @@ func (tr *trace) pyFrames(site uint32) []string {
 	return out
 }
 
-// tracePySites runs tracer/testdata/py/pysites.py at 2 ranks under Open MPI
-// with interpreter py and env; it returns the traces, the script's markers
-// and dtrun's output.
+// tracePySites runs tracer/testdata/py/pysites.py at 2 ranks with
+// interpreter py under its MPI, with env; it returns the traces, the
+// script's markers and dtrun's output.
 func tracePySites(t *testing.T, py testenv.Interp, env []string) ([]*trace, map[string]int, string) {
 	t.Helper()
 	needMPI(t, "mpicc.openmpi")
@@ -61,7 +70,7 @@ func tracePySites(t *testing.T, py testenv.Interp, env []string) ([]*trace, map[
 	if err := os.WriteFile(filepath.Join(dir, "pysites.py"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res := dtrunOK(t, dir, append(slices.Clone(py.Env), env...), "--mpirun", "mpirun.openmpi", "-np", "2", py.Exe, "pysites.py")
+	res := dtrunOK(t, dir, append(slices.Clone(py.Env), env...), "--mpirun", pyLauncher(py), "-np", "2", py.Exe, "pysites.py")
 	return readTraces(t, dir, "python3", 2), sourceMarkers(t, src, "#"), res.out
 }
 
@@ -157,7 +166,7 @@ func testPythonFrameKinds(t *testing.T, py testenv.Interp) {
 	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dtrunOK(t, dir, py.Env, "--mpirun", "mpirun.openmpi", "-np", "2", py.Exe, name)
+	dtrunOK(t, dir, py.Env, "--mpirun", pyLauncher(py), "-np", "2", py.Exe, name)
 	mark := sourceMarkers(t, src, "#")
 	at := func(m string) string { return name + ":" + strconv.Itoa(mark[m]) }
 	want := map[string]int64{

@@ -61,10 +61,11 @@ func NeedMPI4Py(t testing.TB) {
 // Interp is a CPython the Python tests run under and what its scripts
 // need to import mpi4py there.
 type Interp struct {
-	Version string   // "3.11"
+	Version string   // "3.11"; "3.11-mpich" for the stand-in built with MPICH
 	Exe     string   // the interpreter
 	Include string   // its headers (sysconfig's INCLUDEPY)
 	Env     []string // PYTHONPATH of the stand-in mpi4py, if it has one
+	MPICH   bool     // its mpi4py is built with MPICH (run it with mpirun.mpich), else Open MPI
 }
 
 // Debian is Debian's interpreter with python3-mpi4py.
@@ -72,14 +73,25 @@ func Debian() Interp {
 	return Interp{Version: "3.11", Exe: Python, Include: "/usr/include/python3.11"}
 }
 
+// DebianMPICH is Debian's interpreter with the stand-in for mpi4py built
+// with MPICH (Debian's mpi4py is Open MPI's), in a directory of t's.
+func DebianMPICH(t testing.TB) Interp {
+	t.Helper()
+	NeedCommands(t, "mpicc.mpich")
+	ip, ok := standIn(t, Python, "3.11-mpich", "mpicc.mpich")
+	if !ok {
+		Missing(t, "python3.11-dev not installed")
+	}
+	ip.MPICH = true
+	return ip
+}
+
 // OtherPythons are the CPython versions besides Debian's whose frames the
 // tracer reads (3.8 to 3.13), each found as /usr/bin/python3.N or under pyenv
 // ($PYENV_ROOT, ~/.pyenv: the development machines' image has them),
-// with a stand-in for mpi4py's MPI module built for it in a directory of
-// t's (tracer/testdata/py/minimpi4py: Debian has no mpi4py for them;
-// without debugging information, as Debian's mpi4py is installed). A
-// version not found is left out; one found whose stand-in cannot be built
-// fails t.
+// with a stand-in for mpi4py's MPI module built for it with Open MPI in a
+// directory of t's (standIn: Debian has no mpi4py for them). A version
+// not found is left out.
 func OtherPythons(t testing.TB) []Interp {
 	t.Helper()
 	NeedCommands(t, "mpicc.openmpi")
@@ -92,35 +104,45 @@ func OtherPythons(t testing.TB) []Interp {
 	for _, v := range []string{"3.8", "3.9", "3.10", "3.12", "3.13"} {
 		cands := []string{"/usr/bin/python" + v}
 		vers, _ := filepath.Glob(filepath.Join(pyenv, "versions", v+".*", "bin", "python"+v))
-		cands = append(cands, vers...)
-		for _, exe := range cands {
-			b, err := exec.Command(exe, "-c", "import sysconfig as s; print(s.get_config_var('INCLUDEPY')); print(s.get_config_var('EXT_SUFFIX')); print(s.get_config_var('Py_GIL_DISABLED') or 0)").Output()
-			if err != nil {
-				continue
+		for _, exe := range append(cands, vers...) {
+			if ip, ok := standIn(t, exe, v, "mpicc.openmpi"); ok {
+				out = append(out, ip)
+				break
 			}
-			f := strings.Fields(string(b))
-			if len(f) != 3 || f[2] != "0" {
-				continue
-			}
-			if _, err := os.Stat(filepath.Join(f[0], "Python.h")); err != nil {
-				continue
-			}
-			dir := filepath.Join(t.TempDir(), "py"+v)
-			pkg := filepath.Join(dir, "mpi4py")
-			if err := os.MkdirAll(pkg, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(pkg, "__init__.py"), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			src := filepath.Join(Root(), "tracer", "testdata", "py", "minimpi4py", "MPI.c")
-			if b, err := exec.Command("mpicc.openmpi", "-shared", "-fPIC", "-O1", "-I"+f[0], "-o",
-				filepath.Join(pkg, "MPI"+f[1]), src).CombinedOutput(); err != nil {
-				t.Fatalf("building the stand-in mpi4py for %s: %v\n%s", exe, err, b)
-			}
-			out = append(out, Interp{Version: v, Exe: exe, Include: f[0], Env: []string{"PYTHONPATH=" + dir}})
-			break
 		}
 	}
 	return out
+}
+
+// standIn builds the stand-in for mpi4py's MPI module
+// (tracer/testdata/py/minimpi4py) for interpreter exe with the MPI
+// compiler mpicc, in a directory of t's, without debugging information
+// (as Debian's mpi4py is installed); false when exe does not run, has no
+// headers or is a free-threaded build. One that cannot be built fails t.
+func standIn(t testing.TB, exe, version, mpicc string) (Interp, bool) {
+	t.Helper()
+	b, err := exec.Command(exe, "-c", "import sysconfig as s; print(s.get_config_var('INCLUDEPY')); print(s.get_config_var('EXT_SUFFIX')); print(s.get_config_var('Py_GIL_DISABLED') or 0)").Output()
+	if err != nil {
+		return Interp{}, false
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 3 || f[2] != "0" {
+		return Interp{}, false
+	}
+	if _, err := os.Stat(filepath.Join(f[0], "Python.h")); err != nil {
+		return Interp{}, false
+	}
+	dir := filepath.Join(t.TempDir(), "py"+version)
+	pkg := filepath.Join(dir, "mpi4py")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "__init__.py"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(Root(), "tracer", "testdata", "py", "minimpi4py", "MPI.c")
+	if b, err := exec.Command(mpicc, "-shared", "-fPIC", "-O1", "-I"+f[0], "-o", filepath.Join(pkg, "MPI"+f[1]), src).CombinedOutput(); err != nil {
+		t.Fatalf("building the stand-in mpi4py for %s with %s: %v\n%s", exe, mpicc, err, b)
+	}
+	return Interp{Version: version, Exe: exe, Include: f[0], Env: []string{"PYTHONPATH=" + dir}}, true
 }
