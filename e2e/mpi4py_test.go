@@ -110,11 +110,12 @@ func pyMarkers(t *testing.T, script string) map[string]int {
 }
 
 // TestCtypesOneSite traces testdata/apps/ctypes_site.py, which calls
-// MPI_Barrier 3 times and MPI_Comm_rank 5 times through ctypes: every
-// such call leaves from one return address in libffi, so both functions
-// have one call stack. They are two SRC points with that stack, each with
-// its own calls (they were one point, named after the last function,
-// holding all 8).
+// MPI_Barrier 3 times and MPI_Comm_rank 5 times through ctypes from one
+// line: both functions have one call stack, libffi's and _ctypes' C
+// frames, then the script's line (a call from C code below Python has its
+// C frames up to the interpreter, then the Python frames). They are two
+// SRC points with that stack, each with its own calls (they were one
+// point, named after the last function, holding all 8).
 func TestCtypesOneSite(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
@@ -144,6 +145,12 @@ func TestCtypesOneSite(t *testing.T) {
 		t.Fatalf("no MPI_Barrier point with 3 calls per rank and MPI_Comm_rank point with 5 (ctypes): %v, %v", barrier, rank)
 	}
 	if !slices.Equal(barrier.Stack, rank.Stack) {
-		t.Errorf("the two points' stacks differ: %+v and %+v (the test's premise: one return address in libffi)", barrier.Stack, rank.Stack)
+		t.Errorf("the two points' stacks differ: %+v and %+v (the test's premise: one line)", barrier.Stack, rank.Stack)
+	}
+	st := barrier.Stack
+	line := markers(t, filepath.Join(root, "testdata", "apps", "ctypes_site.py"))["@call"]
+	if n := len(st); n < 2 || st[n-1].Function != "<module>" || filepath.Base(st[n-1].File) != "ctypes_site.py" || st[n-1].Line != line ||
+		slices.ContainsFunc(st[:n-1], func(f report.Frame) bool { return f.File != "" || strings.HasPrefix(f.Function, "python3") }) {
+		t.Errorf("stack %+v: want C frames of libffi and _ctypes, then <module> at ctypes_site.py:%d", st, line)
 	}
 }

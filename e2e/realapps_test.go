@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -206,7 +207,8 @@ func checkRealReport(t *testing.T, dir string, skew bool, app, traces string, fn
 // message would show), the report clean, and its MPI usage there: the
 // nonblocking consensus of the mesh's distribution (MPI_Issend,
 // MPI_Iprobe, MPI_Ibarrier), neighbourhood collectives on distributed
-// graphs, persistent requests (PETSc).
+// graphs, persistent requests (PETSc); the call sites of calls from
+// PETSc and dolfinx's C++ end in the script's lines.
 func TestDOLFINx(t *testing.T) {
 	m := impls[0]
 	needMPI(t, m)
@@ -224,8 +226,20 @@ func TestDOLFINx(t *testing.T) {
 	if e, _ := strconv.ParseFloat(mm[1], 64); e > 1e-8 {
 		t.Errorf("max nodal error %v, want the solver's tolerance", e)
 	}
-	checkRealReport(t, dir, false, "python3", "python3",
+	r := checkRealReport(t, dir, false, "python3", "python3",
 		"MPI_Issend", "MPI_Ibarrier", "MPI_Iprobe", "MPI_Dist_graph_create_adjacent", "MPI_Neighbor_alltoallv", "MPI_Startall", "MPI_Waitsome")
+	// A call PETSc or dolfinx's C++ makes has their C frames, then the
+	// Python frames, down to the script's own line.
+	mixed := 0
+	for _, p := range r.Intervals[0].SRC {
+		if len(p.Stack) > 1 && p.Stack[0].File == "" &&
+			slices.ContainsFunc(p.Stack[1:], func(f report.Frame) bool { return filepath.Base(f.File) == "poisson_dolfinx.py" }) {
+			mixed++
+		}
+	}
+	if mixed == 0 {
+		t.Error("no SRC point has C frames, then the script's line")
+	}
 }
 
 var dolfinxErrorRE = regexp.MustCompile(`poisson: max nodal error ([0-9.e+-]+)`)

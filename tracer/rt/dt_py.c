@@ -43,7 +43,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-uintptr_t dt_py_lo, dt_py_span; // mpi4py's code; span 0: Python frames off
+uintptr_t dt_py_lo, dt_py_span; // mpi4py's code; span 0: not loaded, or Python frames off
+int dt_py_mixed;                 // Python frames on (dt_wrap.h)
+static uintptr_t py_interp_lo, py_interp_span; // the interpreter's code (its executable's, or libpython's)
 
 // The running interpreter's layout (dt_py_init).
 static dt_py_layout L;
@@ -196,13 +198,19 @@ typedef struct {
 	py_ent ent[PY_MEMO];
 } py_memos;
 static __thread py_memos *py_memo __attribute__((tls_model("initial-exec")));
-static pthread_key_t memo_key;
+static pthread_key_t memo_key, mix_key;
 static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
-static void memo_init(void) { pthread_key_create(&memo_key, free); }
+static void memo_init(void) {
+	pthread_key_create(&memo_key, free);
+	pthread_key_create(&mix_key, free);
+}
 
 static uint32_t py_site_new(dt_thr *T, const uintptr_t *code, const uint32_t *lasti, int n, dt_hdr *rec);
 static uint32_t py_site_walk(dt_thr *T, void *fp, dt_hdr *rec, uintptr_t ts, py_fast *fe, uint64_t key);
 
+// dt_py_site is the call site of the calling thread's Python frames; when
+// it has none, that of the C stack of the wrapper's frame fp, or, without
+// fp, 0.
 uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	uintptr_t ts = (uintptr_t)py_this_ts();
 	T->py_ts = ts; // for a later call in progress at a signal (dtw_signal)
@@ -230,7 +238,8 @@ uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec) {
 
 // py_site_walk is dt_py_site's path for a call the first memo does not
 // know (fe, its entry for key; NULL: none): the walk, then the second memo
-// or the lines (py_site_new). No Python frame: the C stack's call site.
+// or the lines (py_site_new). No Python frame: the C stack's call site
+// (fp, the wrapper's frame), 0 without fp.
 static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, dt_hdr *rec, uintptr_t ts, py_fast *fe,
 	uint64_t key) {
 	uintptr_t code[DT_MAXDEPTH];
@@ -240,7 +249,7 @@ static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, dt_h
 	uint32_t nh, depth;
 	uintptr_t end;
 	int n = py_walk(ts, code, lasti, dt_depth, &h, hops, &nh, &end, &depth);
-	if (n == 0) return dt_site_c(T, fp, rec);
+	if (n == 0) return fp ? dt_site_c(T, fp, rec) : 0;
 	for (int i = 0; i < n; i++) h = (h ^ code[i] ^ ((uint64_t)lasti[i] << 47)) * 0x9E3779B97F4A7C15ull;
 	h = (h ^ (h >> 29)) | 1;
 	py_memos *m = py_memo;
@@ -275,6 +284,58 @@ static __attribute__((noinline)) uint32_t py_site_walk(dt_thr *T, void *fp, dt_h
 			fe->key = key;
 		}
 	}
+	return id;
+}
+
+// ---- Mixed stacks. A call from elsewhere than mpi4py made while its
+// thread runs Python code (a C extension calling MPI itself, ctypes,
+// PETSc under petsc4py, a C++ library under its bindings) is called, at
+// some depth, by the thread's innermost Python frame: its call site is its
+// C frames up to the first in the interpreter's code (at most
+// UserStackSize of them), then the Python frames (at most UserStackSize),
+// so that the script's line shows below the library's. Both parts come
+// from their memos (dt_site_c, dt_py_site); a per-thread table maps the
+// pair to the joined call site.
+#define PY_MIX 256
+typedef struct {
+	uint64_t key; // (C site, Python site) + 1; 0: empty
+	uint32_t id;
+} py_mix;
+static __thread py_mix *py_mixes __attribute__((tls_model("initial-exec")));
+
+// py_mix_new is the call site of C call site c's frames before the
+// interpreter's followed by Python call site p's, within DT_MAXDEPTH (the
+// C frames cut first, to leave the Python ones half).
+static uint32_t py_mix_new(dt_thr *T, uint32_t c, uint32_t p, dt_hdr *rec) {
+	uintptr_t cp[DT_MAXDEPTH], pp[DT_MAXDEPTH], out[DT_MAXDEPTH];
+	int nc = dt_site_pcs(c, cp), np = dt_site_pcs(p, pp), k = 0;
+	while (k < nc && cp[k] - py_interp_lo >= py_interp_span) k++;
+	if (k + np > DT_MAXDEPTH) {
+		int keep = np < DT_MAXDEPTH / 2 ? np : DT_MAXDEPTH / 2;
+		if (k > DT_MAXDEPTH - keep) k = DT_MAXDEPTH - keep;
+		np = DT_MAXDEPTH - k;
+	}
+	memcpy(out, cp, (size_t)k * sizeof out[0]);
+	memcpy(out + k, pp, (size_t)np * sizeof out[0]);
+	return dt_site_src(T, out, k + np, rec);
+}
+
+uint32_t dt_py_mixed_site(dt_thr *T, void *fp, dt_hdr *rec) {
+	uint32_t c = dt_site_c(T, fp, rec), p = dt_py_site(T, NULL, rec);
+	if (!p) return c; // no Python frame (the interpreter's exit, a thread of C)
+	uint64_t key = ((uint64_t)c << 32 | p) + 1;
+	py_mix *m = py_mixes;
+	if (__builtin_expect(m == NULL, 0)) {
+		pthread_once(&memo_once, memo_init);
+		if (!(m = py_mixes = calloc(PY_MIX, sizeof *m))) return py_mix_new(T, c, p, rec);
+		// Freed with the thread's memos (one destructor per key).
+		pthread_setspecific(mix_key, m);
+	}
+	py_mix *e = &m[(key * 0x9E3779B97F4A7C15ull) >> (64 - 8)];
+	if (__builtin_expect(e->key == key, 1)) return e->id;
+	uint32_t id = py_mix_new(T, c, p, rec);
+	e->key = key;
+	e->id = id;
 	return id;
 }
 
@@ -492,7 +553,7 @@ static int py_safe_line(uintptr_t co, const unsigned char *cb, uint32_t lasti) {
 // dt_py_late_files.
 int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
 	uintptr_t f;
-	if (!dt_py_span || !PY_PTR_OK(ts) || !py_safe_read(ts + (uintptr_t)L.ts_frame, &f, 8) ||
+	if (!dt_py_mixed || !PY_PTR_OK(ts) || !py_safe_read(ts + (uintptr_t)L.ts_frame, &f, 8) ||
 		(L.cf_current >= 0 && (!PY_PTR_OK(f) || !py_safe_read(f + (uintptr_t)L.cf_current, &f, 8))))
 		return 0;
 	int n = 0;
@@ -534,7 +595,7 @@ int dt_py_late_files(const char **names, uint64_t *bases, int max) {
 // dt_py_this_ts is the calling thread's Python thread state, 0 when it has
 // none or Python frames are off. PyGILState_GetThisThreadState reads a
 // thread-local key and nothing else: a signal handler may call it.
-uintptr_t dt_py_this_ts(void) { return dt_py_span ? (uintptr_t)py_this_ts() : 0; }
+uintptr_t dt_py_this_ts(void) { return dt_py_mixed ? (uintptr_t)py_this_ts() : 0; }
 
 // ---- An uncaught exception. CPython reports one that reaches the top of
 // the program (PyErr_Print, before it prints the traceback and exits:
@@ -729,15 +790,38 @@ static unsigned long py_version(void) {
 	return 0;
 }
 
-// dt_py_init turns Python frames on for a CPython 3.8 to 3.13 program
-// that calls MPI through mpi4py. DT_PY_VERSION (tests: a PY_VERSION_HEX
-// value) stands for the interpreter's version.
+// find_code finds the code range of the module holding address data[0]
+// into data[0 … 2).
+static int find_code(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	uintptr_t *r = data, lo = UINTPTR_MAX, hi = 0;
+	int holds = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_LOAD) continue;
+		uintptr_t a = info->dlpi_addr + p->p_vaddr;
+		if (r[0] >= a && r[0] - a < p->p_memsz) holds = 1;
+		if (p->p_flags & PF_X) {
+			if (a < lo) lo = a;
+			if (a + p->p_memsz > hi) hi = a + p->p_memsz;
+		}
+	}
+	if (!holds || hi == 0) return 0;
+	r[0] = lo, r[1] = hi;
+	return 1;
+}
+
+// dt_py_init turns Python frames on for a CPython 3.8 to 3.13 program:
+// the call sites of calls from mpi4py, and after the C frames of others
+// (dt_py_mixed_site). DT_PY_VERSION (tests: a PY_VERSION_HEX value)
+// stands for the interpreter's version.
 void dt_py_init(void) {
 	void *ts = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
-	if (!ts) return; // not Python
-	uintptr_t r[2] = {0, 0};
+	void *eval = dlsym(RTLD_DEFAULT, "PyEval_EvalCode");
+	if (!ts || !eval) return; // not Python
+	uintptr_t r[2] = {0, 0}, in[2] = {(uintptr_t)eval, 0};
 	dl_iterate_phdr(find_mpi4py, r);
-	if (!r[1]) return; // MPI not loaded by mpi4py
+	if (!dl_iterate_phdr(find_code, in)) return;
 	py_exc_init();
 	unsigned long v = py_version();
 	const char *o = getenv("DT_PY_VERSION");
@@ -772,6 +856,8 @@ void dt_py_init(void) {
 	L = *lay;
 	py_this_ts = (void *(*)(void))ts;
 	py_pipe_only = getenv("DT_TEST_PY_PIPE") != NULL;
+	py_interp_lo = in[0], py_interp_span = in[1] - in[0];
 	dt_py_lo = r[0];
 	dt_py_span = r[1] - r[0];
+	dt_py_mixed = 1;
 }

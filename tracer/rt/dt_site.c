@@ -326,7 +326,19 @@ uint32_t dt_site_walk(dt_thr *T, void *fp, dt_memo *e, dt_hdr *rec) {
 #define SITE_CAP (1 << 15)
 static pthread_mutex_t site_mu = PTHREAD_MUTEX_INITIALIZER;
 static dt_site_ent *site_tab;
-static uint32_t site_next = 1; // 0 = empty stack, defined at init
+static dt_site_ent **site_by_id; // site_tab's entries by id
+static uint32_t site_next = 1;   // 0 = empty stack, defined at init
+
+int dt_site_pcs(uint32_t id, uintptr_t *pcs) {
+	int n = 0;
+	pthread_mutex_lock(&site_mu);
+	if (site_by_id && id < SITE_CAP && site_by_id[id]) {
+		n = (int)site_by_id[id]->n;
+		memcpy(pcs, site_by_id[id]->pcs, (size_t)n * sizeof(uintptr_t));
+	}
+	pthread_mutex_unlock(&site_mu);
+	return n;
+}
 
 // dt_site_src is the call site of pcs[0 … n), addresses in the source-file
 // modules of dt_py.c (no code to check): from the thread's cache of stacks
@@ -362,7 +374,10 @@ static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h,
 			break;
 		}
 	}
-	if (!site_tab) site_tab = calloc(SITE_CAP, sizeof(dt_site_ent));
+	if (!site_tab) {
+		site_tab = calloc(SITE_CAP, sizeof(dt_site_ent));
+		site_by_id = calloc(SITE_CAP, sizeof(dt_site_ent *));
+	}
 	if (site_tab) {
 		for (uint32_t i = 0; i < SITE_CAP; i++) {
 			dt_site_ent *e = &site_tab[(h + i) & (SITE_CAP - 1)];
@@ -372,6 +387,7 @@ static uint32_t dt_site_slow(dt_thr *T, const uintptr_t *pcs, int n, uint64_t h,
 				e->n = n;
 				memcpy(e->pcs, pcs, n * sizeof(uintptr_t));
 				e->id = id = site_next++;
+				if (site_by_id) site_by_id[id] = e;
 				dt_q_def_site(id, pcs, n);
 				defined = 1;
 				break;

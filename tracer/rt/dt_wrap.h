@@ -258,6 +258,16 @@ DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { *(dt_u64 *)T->pos = v; T->pos +
 // Python stack as its call site (dt_py_site). dt_py_span is 0 otherwise.
 extern uintptr_t dt_py_lo DT_HIDDEN, dt_py_span DT_HIDDEN;
 uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec);
+// dt_py_mixed: the program is a Python interpreter whose frames the tracer
+// reads; a call from elsewhere than mpi4py (a C extension, ctypes, a
+// library such as PETSc under petsc4py) made while its thread runs Python
+// code has its C frames up to the interpreter, then the Python frames
+// (dt_py_mixed_site).
+extern int dt_py_mixed DT_HIDDEN;
+uint32_t dt_py_mixed_site(dt_thr *T, void *fp, dt_hdr *rec);
+// dt_site_pcs copies the frames of call site id into pcs (DT_MAXDEPTH of
+// room) and returns how many.
+int dt_site_pcs(uint32_t id, uintptr_t *pcs);
 
 // dt_site_c is the call site of the C stack: a walk of the unwind tables
 // (dt_site_walk, dt_site.c) gives the return addresses, and a new call site
@@ -279,10 +289,12 @@ DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, dt_hdr *rec) {
 }
 
 // dt_site is the call site of the wrapper whose frame is fp: the Python
-// frames of a call from mpi4py (one compare when there are none), else
-// the C stack.
+// frames of a call from mpi4py (one compare when there are none), the C
+// frames then the Python frames of another call in a Python program (one
+// test of a flag elsewhere), else the C stack.
 DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	if (__builtin_expect(((const uintptr_t *)fp)[1] - dt_py_lo < dt_py_span, 0)) return dt_py_site(T, fp, rec);
+	if (__builtin_expect(dt_py_mixed, 0)) return dt_py_mixed_site(T, fp, rec);
 	return dt_site_c(T, fp, rec);
 }
 
