@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dtpa/dtpa/report"
+	"github.com/dtpa/dtpa/traceformat"
 	"github.com/dtpa/dtpa/traceformat/tracepb"
 )
 
@@ -126,10 +127,11 @@ func unfinishedCalls(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []
 		}
 		for i, c := range footerCalls(r, f.footer) {
 			if r < len(ranks) && ranks[r] != nil && i < len(ranks[r].unf) && sym != nil && f.footer.Unfinished[i].ReturnAddress != 0 {
+				mods := ranks[r].defs.Modules
 				fr := ranks[r].unf[i]
 				path := ""
-				if fr.mod >= 0 && int(fr.mod) < len(ranks[r].defs.Modules) {
-					path = ranks[r].defs.Modules[fr.mod].Path
+				if fr.mod >= 0 && int(fr.mod) < len(mods) {
+					path = mods[fr.mod].Path
 				}
 				for _, x := range sym.Symbolize(path, fr.off) {
 					if x.File != "" {
@@ -137,11 +139,41 @@ func unfinishedCalls(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []
 						break
 					}
 				}
+				if c.File == "" {
+					c.File, c.Line = pythonPlace(f.footer.Unfinished[i].PythonStack, mods, sym)
+				}
 			}
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// pythonPlace is the place of the Python frames py (a call in progress
+// that C code below Python made, UnfinishedCall.python_stack): the first
+// that is the program's own (outside Python's library and installed
+// packages), else the first; "" when none has a file.
+func pythonPlace(py []uint64, mods []*tracepb.Module, sym Symbolizer) (string, int) {
+	file, line := "", 0
+	for _, pc := range py {
+		f := frameOf(mods, pc)
+		if f.mod < 0 || int(f.mod) >= len(mods) || !strings.HasPrefix(mods[f.mod].Path, traceformat.SourceModulePrefix) {
+			continue
+		}
+		for _, x := range sym.Symbolize(mods[f.mod].Path, f.off) {
+			if x.File == "" {
+				continue
+			}
+			if !pyLibraryRE.MatchString(x.File) {
+				return x.File, x.Line
+			}
+			if file == "" {
+				file, line = x.File, x.Line
+			}
+			break
+		}
+	}
+	return file, line
 }
 
 // elsewhere says where the ranks in none of the calls in progress unf nor

@@ -446,6 +446,38 @@ func testPythonHungJobInterrupted(t *testing.T, m mpiImpl, ip testenv.Interp) {
 	}
 }
 
+// TestPythonCtypesHung: an mpi4py job whose ranks 0 and 2 wait in
+// MPI_Barrier called through ctypes while rank 1 sleeps
+// (testdata/apps/pyctypeshang.py), interrupted: the calls in progress,
+// whose return addresses are in libffi (no line), are placed at the
+// script's line that made them (UnfinishedCall.python_stack, the first of
+// the program's own frames), and rank 1 in no MPI call at its line.
+// Open MPI only (Debian's mpi4py).
+func TestPythonCtypesHung(t *testing.T) {
+	needMPI4Py(t)
+	m := impls[0]
+	needMPI(t, m)
+	dir := t.TempDir()
+	copyPython(t, dir, "pyctypeshang.py")
+	marks := markers(t, filepath.Join(root, "testdata", "apps", "pyctypeshang.py"))
+	args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
+	interruptJob(t, dir, append(args, python, "pyctypeshang.py"), "pyctypeshang: waiting", false)
+	rep, _ := analyse(t, dir, filepath.Base(python))
+	var got []string
+	for _, c := range rep.Unfinished {
+		got = append(got, fmt.Sprintf("%d %s %s:%d", c.Rank, c.Function, filepath.Base(c.File), c.Line))
+	}
+	slices.Sort(got)
+	want := []string{fmt.Sprintf("0 MPI_Barrier pyctypeshang.py:%d", marks["@wait"]), fmt.Sprintf("2 MPI_Barrier pyctypeshang.py:%d", marks["@wait"])}
+	if !slices.Equal(got, want) {
+		t.Errorf("calls in progress %q, want %q", got, want)
+	}
+	el := fmt.Sprintf("rank 1: in no MPI call (in <module> at pyctypeshang.py:%d)", marks["@sleep"])
+	if l := report.ElsewhereLines(rep.Elsewhere); len(l) != 1 || !strings.HasPrefix(l[0], el) {
+		t.Errorf("elsewhere %q, want %q", l, el)
+	}
+}
+
 // TestPythonSpinInterrupted: an mpi4py job hung because rank 1 computes
 // forever and rank 2 sleeps (testdata/apps/pyspin.py), interrupted: the
 // report says where the signal found each of them, at the script's line

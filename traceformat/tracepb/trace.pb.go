@@ -2148,6 +2148,13 @@ type UnfinishedCall struct {
 	// The return address of the call into MPI (a program counter of the
 	// caller), 0 when unknown.
 	ReturnAddress uint64 `protobuf:"varint,5,opt,name=return_address,json=returnAddress,proto3" json:"return_address,omitempty"`
+	// For a call that C code below Python made (a C extension, ctypes,
+	// PETSc under petsc4py): the thread's Python frames when the process
+	// ended, innermost first, at most 8, as Python call sites have them (a
+	// return address in the module standing for the frame's source file, at
+	// its line). A reader places the call at the first of them that is the
+	// program's own when return_address has no source line.
+	PythonStack   []uint64 `protobuf:"varint,6,rep,packed,name=python_stack,json=pythonStack,proto3" json:"python_stack,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2215,6 +2222,13 @@ func (x *UnfinishedCall) GetReturnAddress() uint64 {
 		return x.ReturnAddress
 	}
 	return 0
+}
+
+func (x *UnfinishedCall) GetPythonStack() []uint64 {
+	if x != nil {
+		return x.PythonStack
+	}
+	return nil
 }
 
 var File_trace_proto protoreflect.FileDescriptor
@@ -2422,13 +2436,14 @@ const file_trace_proto_rawDesc = "" +
 	"has_thread\x18\x05 \x01(\bR\thasThread\"N\n" +
 	"\tLateCrash\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\fR\x05runId\x12*\n" +
-	"\x05crash\x18\x02 \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\xa5\x01\n" +
+	"\x05crash\x18\x02 \x01(\v2\x14.dtpa.trace.v1.CrashR\x05crash\"\xc8\x01\n" +
 	"\x0eUnfinishedCall\x12\x16\n" +
 	"\x06thread\x18\x01 \x01(\rR\x06thread\x12\x1a\n" +
 	"\bfunction\x18\x02 \x01(\rR\bfunction\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12$\n" +
 	"\x0eentry_local_ns\x18\x04 \x01(\x03R\fentryLocalNs\x12%\n" +
-	"\x0ereturn_address\x18\x05 \x01(\x04R\rreturnAddress*\xfa\x01\n" +
+	"\x0ereturn_address\x18\x05 \x01(\x04R\rreturnAddress\x12!\n" +
+	"\fpython_stack\x18\x06 \x03(\x04R\vpythonStack*\xfa\x01\n" +
 	"\x04Attr\x12\r\n" +
 	"\tATTR_NONE\x10\x00\x12\r\n" +
 	"\tATTR_COMM\x10\x01\x12\r\n" +

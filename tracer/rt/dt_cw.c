@@ -977,6 +977,7 @@ static void write_footer(int fin) {
 		unf[i].thread = u->tid, unf[i].function = u->fid, unf[i].return_address = u->pc;
 		unf[i].name = (char *)(u->fid < (uint32_t)dt_nfuncs ? dt_fnames[u->fid] : "");
 		unf[i].entry_local_ns = dt_ns(u->t0);
+		unf[i].python_stack = u->py, unf[i].n_python_stack = (size_t)(u->npy > 0 ? u->npy : 0);
 		unfp[i] = &unf[i];
 	}
 	f.unfinished = unfp, f.n_unfinished = (size_t)nunf;
@@ -1269,11 +1270,18 @@ void dtw_signal(int sig) {
 	// A call mpi4py made: its place is the thread's innermost Python
 	// frame (as its call site would have been), read as a crashed
 	// thread's are; the thread waits inside MPI, or, should the call
-	// return meanwhile, a later line is read.
+	// return meanwhile, a later line is read. A call from C code below
+	// Python keeps its return address and gets the Python frames beside
+	// it (dt_py_mixed_site's).
 	for (int i = 0; i < n; i++) {
 		uint64_t a;
-		if (unf[i].py_ts && unf[i].pc - dt_py_lo < dt_py_span && dt_py_crash_stack(unf[i].py_ts, &a, 1, 1) == 1)
-			unf[i].pc = (uintptr_t)a;
+		unf[i].npy = 0;
+		if (!unf[i].py_ts) continue;
+		if (unf[i].pc - dt_py_lo < dt_py_span) {
+			if (dt_py_crash_stack(unf[i].py_ts, &a, 1, 1) == 1) unf[i].pc = (uintptr_t)a;
+		} else {
+			unf[i].npy = dt_py_crash_stack(unf[i].py_ts, unf[i].py, DT_UNF_PY, 1);
+		}
 	}
 	if (__atomic_load_n(&dt_crash.ready, __ATOMIC_ACQUIRE) && !cw_ncrash) {
 		cw_ncrash = dt_crash_stack(&dt_crash, cw_crash, DT_CRASH_DEPTH);

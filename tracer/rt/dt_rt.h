@@ -46,11 +46,16 @@ void dt_stop(int reason);
 void dt_collect(void);
 uint64_t dt_dropped(void);
 // An MPI call in progress (dt_entry), as dt_unfinished found it.
+#define DT_UNF_PY 8
 typedef struct {
 	uint32_t tid, fid;
 	uint64_t t0;  // raw clock at entry
 	uintptr_t pc; // the wrapper's return address, 0 when unknown
 	uintptr_t py_ts; // the thread's Python thread state (dt_thr.py_ts), 0: none
+	// For a call from C code below Python: the thread's Python frames
+	// (dtw_signal), npy of them.
+	uint64_t py[DT_UNF_PY];
+	int npy;
 } dt_unf;
 int dt_unfinished(dt_unf *out, int max);
 void dt_stamp_signal(void);
