@@ -139,8 +139,13 @@ func unfinishedCalls(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []
 						break
 					}
 				}
-				if c.File == "" {
-					c.File, c.Line = pythonPlace(f.footer.Unfinished[i].PythonStack, mods, sym)
+				if py := ranks[r].unfPy; c.File == "" && i < len(py) && py[i].mod >= 0 && int(py[i].mod) < len(mods) {
+					for _, x := range sym.Symbolize(mods[py[i].mod].Path, py[i].off) {
+						if x.File != "" {
+							c.File, c.Line = x.File, x.Line
+							break
+						}
+					}
 				}
 			}
 			out = append(out, c)
@@ -149,31 +154,30 @@ func unfinishedCalls(ranks []*rankResult, byRank []*rankFile, sym Symbolizer) []
 	return out
 }
 
-// pythonPlace is the place of the Python frames py (a call in progress
-// that C code below Python made, UnfinishedCall.python_stack): the first
-// that is the program's own (outside Python's library and installed
-// packages), else the first; "" when none has a file.
-func pythonPlace(py []uint64, mods []*tracepb.Module, sym Symbolizer) (string, int) {
-	file, line := "", 0
+// pythonFrame is the frame of the Python frames py (a call in progress
+// that C code below Python made, UnfinishedCall.python_stack) that the
+// call is placed at: the first that is the program's own (its source file
+// outside Python's library and installed packages), else the first; mod
+// -1 when none is a source file's.
+func pythonFrame(py []uint64, mods []*tracepb.Module) siteFrame {
+	first := siteFrame{mod: -1}
 	for _, pc := range py {
 		f := frameOf(mods, pc)
-		if f.mod < 0 || int(f.mod) >= len(mods) || !strings.HasPrefix(mods[f.mod].Path, traceformat.SourceModulePrefix) {
+		if f.mod < 0 {
 			continue
 		}
-		for _, x := range sym.Symbolize(mods[f.mod].Path, f.off) {
-			if x.File == "" {
-				continue
-			}
-			if !pyLibraryRE.MatchString(x.File) {
-				return x.File, x.Line
-			}
-			if file == "" {
-				file, line = x.File, x.Line
-			}
-			break
+		file, ok := strings.CutPrefix(mods[f.mod].Path, traceformat.SourceModulePrefix)
+		if !ok {
+			continue
+		}
+		if !pyLibraryRE.MatchString(file) {
+			return f
+		}
+		if first.mod < 0 {
+			first = f
 		}
 	}
-	return file, line
+	return first
 }
 
 // elsewhere says where the ranks in none of the calls in progress unf nor

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -259,25 +260,79 @@ func nearUs(v any, want float64) bool {
 // any value (a damaged or hostile footer; the frame's checksum holds):
 // the analysis, its timeline and its Chrome export must neither fail nor
 // panic, and every duration given must be a time of the run.
+// TestUnfinishedPython: a call in progress from C code below Python whose
+// return address has no line (libffi) is placed at the first of its
+// Python frames that is the program's own (not Python's library), else
+// at the first; one whose return address has a line keeps it.
+func TestUnfinishedPython(t *testing.T) {
+	const py, lib = 0xF000000000000000, 0x7f0000000000
+	for _, c := range []struct {
+		ra    uint64
+		stack []uint64
+		want  string
+	}{
+		{lib + 0x10, []uint64{py + 525, py + 1<<32 + 12}, "/home/u/app.py:12"},
+		{lib + 0x10, []uint64{py + 525}, "/usr/lib/python3.11/ctypes/__init__.py:525"},
+		{lib + 0x10, nil, ":0"},
+		{0x400000 + 0x20, []uint64{py + 1<<32 + 12}, "/src/app.c:32"},
+	} {
+		run, ranks := start(2)
+		for _, r := range ranks {
+			r.Modules(&tracepb.Module{Path: "/usr/lib/x86_64-linux-gnu/libffi.so.8", Start: lib, End: lib + 1<<24, LoadBias: lib},
+				&tracepb.Module{Path: "/bin/app", Start: 0x400000, End: 0x500000},
+				&tracepb.Module{Path: traceformat.SourceModulePrefix + "/usr/lib/python3.11/ctypes/__init__.py", Start: py, End: py + 1<<32, LoadBias: py},
+				&tracepb.Module{Path: traceformat.SourceModulePrefix + "/home/u/app.py", Start: py + 1<<32, End: py + 2<<32, LoadBias: py + 1<<32})
+			r.Compute(10 * ms).Barrier(1 * ms)
+		}
+		ranks[0].Finalize(1 * us)
+		ranks[1].Compute(1 * ms).StopReason(tracepb.Footer_SIGNAL).
+			UnfinishedRaw(&tracepb.UnfinishedCall{Function: 1, Name: "MPI_Barrier", ReturnAddress: c.ra, PythonStack: c.stack})
+		dir := t.TempDir()
+		if _, err := run.WriteDir(dir, "app"); err != nil {
+			t.Fatal(err)
+		}
+		rep := analyzeOpts(t, Options{Dir: dir, App: "app", MaxLevel: -1, Symbolizer: unfSymbolizer{}})
+		if len(rep.Unfinished) != 1 || fmt.Sprintf("%s:%d", rep.Unfinished[0].File, rep.Unfinished[0].Line) != c.want {
+			t.Errorf("return address %#x, Python frames %#x: calls in progress %+v, want one at %s", c.ra, c.stack, rep.Unfinished, c.want)
+		}
+	}
+}
+
+// unfSymbolizer is pySymbolizer (crash_test.go), and the program's frames
+// read /src/app.c at their offset less 0x400000.
+type unfSymbolizer struct{ pySymbolizer }
+
+func (s unfSymbolizer) Symbolize(path string, off uint64) []report.Frame {
+	if filepath.Base(path) == "app" { // the program (tracetest's, or the one given)
+		return []report.Frame{{Function: "g", File: "/src/app.c", Line: int(off - 0x400000)}}
+	}
+	return s.pySymbolizer.Symbolize(path, off)
+}
+
 func FuzzUnfinished(f *testing.F) {
-	f.Add(uint32(0), uint32(3), int64(11*ms), int64(300*ms), int64(0), "MPI_Recv")
-	f.Add(uint32(1), uint32(1<<20), int64(-1), int64(0), int64(1<<62), "")
-	f.Add(uint32(7), uint32(0), int64(1<<62), int64(1<<62+5), int64(-1<<63), "MPI_Wait")
-	f.Fuzz(func(t *testing.T, thread, fn uint32, entry, end, interrupted int64, name string) {
+	const py = 0xF000000000000000 // a source-file module's start (the tracer's Python frames)
+	f.Add(uint32(0), uint32(3), int64(11*ms), int64(300*ms), int64(0), "MPI_Recv", uint64(0x7f0000000010), uint64(py+12), uint64(py+1<<32+7))
+	f.Add(uint32(1), uint32(1<<20), int64(-1), int64(0), int64(1<<62), "", uint64(0), uint64(0), uint64(1<<64-1))
+	f.Add(uint32(7), uint32(0), int64(1<<62), int64(1<<62+5), int64(-1<<63), "MPI_Wait", uint64(1), uint64(py-1), uint64(py))
+	f.Fuzz(func(t *testing.T, thread, fn uint32, entry, end, interrupted int64, name string, ra, py0, py1 uint64) {
 		run, ranks := start(2)
 		for _, r := range ranks {
 			r.Compute(10 * ms).Barrier(1 * ms)
 		}
 		ranks[0].Finalize(1 * us)
+		ranks[1].Modules(&tracepb.Module{Path: "/usr/lib/x86_64-linux-gnu/libffi.so.8", Start: 0x7f0000000000, End: 0x7f0001000000, LoadBias: 0x7f0000000000},
+			&tracepb.Module{Path: traceformat.SourceModulePrefix + "/usr/lib/python3.11/ctypes/__init__.py", Start: py, End: py + 1<<32, LoadBias: py},
+			&tracepb.Module{Path: traceformat.SourceModulePrefix + "/home/u/app.py", Start: py + 1<<32, End: py + 2<<32, LoadBias: py + 1<<32})
 		ranks[1].Compute(1*ms).StopReason(tracepb.Footer_SIGNAL).FooterTimes(end, interrupted).
-			UnfinishedRaw(&tracepb.UnfinishedCall{Thread: thread, Function: fn, Name: name, EntryLocalNs: entry})
+			UnfinishedRaw(&tracepb.UnfinishedCall{Thread: thread, Function: fn, Name: name, EntryLocalNs: entry, ReturnAddress: ra, PythonStack: []uint64{py0, py1}})
 		dir, spool := t.TempDir(), t.TempDir()
 		if _, err := run.WriteDir(dir, "app"); err != nil {
 			t.Skip(err) // a name protobuf cannot hold
 		}
 		var out bytes.Buffer
 		rec := &TimelineRecorder{}
-		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec, Chrome: &ChromeExport{W: &out, TempDir: spool}})
+		rep, err := Analyze(context.Background(), Options{Dir: dir, App: "app", MaxLevel: -1, Timeline: rec, Chrome: &ChromeExport{W: &out, TempDir: spool},
+			Symbolizer: pySymbolizer{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,6 +45,11 @@ type rankResult struct {
 	// were in progress (Footer.unfinished), mapped to modules as frames
 	// while the definitions hold the modules' addresses.
 	unf []siteFrame
+	// unfPy are, for the calls in progress that C code below Python made
+	// (UnfinishedCall.python_stack), the Python frame each is placed at
+	// when its return address has no line (pythonFrame; mod -1: none),
+	// by call; nil when there are no calls in progress.
+	unfPy []siteFrame
 	// crash is the stack of the thread whose fault signal ended the
 	// process (Footer.crash), mapped to modules likewise; abort the stack
 	// of the call site of its MPI_Abort (nil: none).
@@ -144,9 +149,10 @@ func collectResult(reps []*replayer, x *exchange) *replayResult {
 			unknownReqs: rp.unknownReqs, noIcollReq: rp.noIcollReq, otherWorld: rp.otherWorld,
 		}
 		if rp.defs != nil && len(rp.unf) > 0 {
-			rr.unf = make([]siteFrame, len(rp.unf))
+			rr.unf, rr.unfPy = make([]siteFrame, len(rp.unf)), make([]siteFrame, len(rp.unf))
 			for i, u := range rp.unf {
 				rr.unf[i] = frameOf(rp.defs.Modules, u.ReturnAddress)
+				rr.unfPy[i] = pythonFrame(u.PythonStack, rp.defs.Modules)
 			}
 		}
 		if rp.defs != nil && rp.aborted && int(rp.abortSite) < len(rp.defs.CallSites) {

@@ -179,7 +179,7 @@ func (w *resWriter) rank(rr *rankResult) error {
 			w.u(uint64(v))
 			w.u(uint64(rr.virt[v]))
 		}
-		for _, fs := range [][]siteFrame{rr.unf, rr.crash, rr.abort, rr.exit, rr.where} {
+		for _, fs := range [][]siteFrame{rr.unf, rr.unfPy, rr.crash, rr.abort, rr.exit, rr.where} {
 			w.u(uint64(len(fs)))
 			for _, f := range fs {
 				w.u(uint64(f.mod + 1))
@@ -614,7 +614,7 @@ func (r *resReader) rank(size int, pathBudget *int) *rankResult {
 				rr.virt[v] = r.u32("call site")
 			}
 		}
-		for _, fs := range []*[]siteFrame{&rr.unf, &rr.crash, &rr.abort, &rr.exit, &rr.where} {
+		for _, fs := range []*[]siteFrame{&rr.unf, &rr.unfPy, &rr.crash, &rr.abort, &rr.exit, &rr.where} {
 			if n = r.count("frames"); n > 0 && rr.defs != nil {
 				*fs = make([]siteFrame, n)
 				for i := range *fs {
