@@ -476,6 +476,7 @@ func TestPythonCtypesHung(t *testing.T) {
 	if l := report.ElsewhereLines(rep.Elsewhere); len(l) != 1 || !strings.HasPrefix(l[0], el) {
 		t.Errorf("elsewhere %q, want %q", l, el)
 	}
+	checkSameAsDtpaMPI(t, dir, filepath.Base(python), rep)
 }
 
 // TestPythonSpinInterrupted: an mpi4py job hung because rank 1 computes
