@@ -391,17 +391,28 @@ func TestPythonHungJobInterrupted(t *testing.T) {
 	}
 }
 
-func testPythonHungJobInterrupted(t *testing.T, m mpiImpl, ip testenv.Interp) {
+// interruptPython runs testdata/apps/<name>.py at 3 ranks under m with
+// interpreter ip (its environment set for t) in a directory of t's, and
+// interrupts the job once a rank printed "<name>: waiting"
+// (interruptJob); it returns the directory, dtrun's output, when the job
+// started and the script's markers.
+func interruptPython(t *testing.T, m mpiImpl, ip testenv.Interp, name string) (string, string, time.Time, map[string]int) {
+	t.Helper()
 	for _, e := range ip.Env {
 		k, v, _ := strings.Cut(e, "=")
 		t.Setenv(k, v)
 	}
 	dir := t.TempDir()
-	copyPython(t, dir, "pyhang.py")
-	marks := markers(t, filepath.Join(root, "testdata", "apps", "pyhang.py"))
-	line := marks["@wait"]
+	copyPython(t, dir, name+".py")
+	marks := markers(t, filepath.Join(root, "testdata", "apps", name+".py"))
 	args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
-	text, jobStart := interruptJob(t, dir, append(args, ip.Exe, "pyhang.py"), "pyhang: waiting", false)
+	text, jobStart := interruptJob(t, dir, append(args, ip.Exe, name+".py"), name+": waiting", false)
+	return dir, text, jobStart, marks
+}
+
+func testPythonHungJobInterrupted(t *testing.T, m mpiImpl, ip testenv.Interp) {
+	dir, text, jobStart, marks := interruptPython(t, m, ip, "pyhang")
+	line := marks["@wait"]
 	if !strings.Contains(text, "ZeroDivisionError") {
 		t.Errorf("the job's output lacks rank 1's exception")
 	}
@@ -457,11 +468,7 @@ func TestPythonCtypesHung(t *testing.T) {
 	needMPI4Py(t)
 	m := impls[0]
 	needMPI(t, m)
-	dir := t.TempDir()
-	copyPython(t, dir, "pyctypeshang.py")
-	marks := markers(t, filepath.Join(root, "testdata", "apps", "pyctypeshang.py"))
-	args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
-	interruptJob(t, dir, append(args, python, "pyctypeshang.py"), "pyctypeshang: waiting", false)
+	dir, _, _, marks := interruptPython(t, m, testenv.Debian(), "pyctypeshang")
 	rep, _ := analyse(t, dir, filepath.Base(python))
 	var got []string
 	for _, c := range rep.Unfinished {
@@ -488,11 +495,7 @@ func TestPythonSpinInterrupted(t *testing.T) {
 	needMPI4Py(t)
 	m := impls[0]
 	needMPI(t, m)
-	dir := t.TempDir()
-	copyPython(t, dir, "pyspin.py")
-	marks := markers(t, filepath.Join(root, "testdata", "apps", "pyspin.py"))
-	args := append([]string{"--mpirun", m.mpirun, "-np", "3"}, m.args...)
-	interruptJob(t, dir, append(args, python, "pyspin.py"), "pyspin: waiting", false)
+	dir, _, _, marks := interruptPython(t, m, testenv.Debian(), "pyspin")
 	rep, _ := analyse(t, dir, filepath.Base(python))
 	want := []string{
 		fmt.Sprintf("rank 1: in no MPI call (in spin at pyspin.py:%d), after MPI_Barrier at pyspin.py:%d", marks["@spin"], marks["@last"]),
