@@ -447,20 +447,11 @@ func TestBrowserTimelineUnfinished(t *testing.T) {
 // ahead), whose tip says where (the report's crash lines) and when; a page
 // without crashes has none.
 func TestBrowserTimelineCrash(t *testing.T) {
-	const us, ms = tracetest.US, 1000 * tracetest.US
+	const ms = 1000 * tracetest.US
 	build := func(crash bool) *tracetest.Run {
-		run := tracetest.NewRun(2)
-		for i := range 2 {
-			run.Rank(i).Init(us).Compute(10 * ms).Barrier(1 * ms)
-		}
-		run.Rank(0).Compute(40 * ms).Finalize(us)
-		r1 := run.Rank(1)
-		if !crash {
-			r1.Compute(40 * ms).Finalize(us)
-			return run
-		}
-		r1.Skew(7*ms, 50).CrashedAt(r1.Now()+20*ms, &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true})
-		return run
+		return endedRun(crash, func(r1 *tracetest.Rank) {
+			r1.Skew(7*ms, 50).CrashedAt(r1.Now()+20*ms, &tracepb.Crash{Signal: 11, Name: "SIGSEGV (Segmentation fault)", Code: 1, HasAddress: true, HasThread: true})
+		})
 	}
 	red := func(path string) int {
 		return pixels(t, path, func(r, g, b uint32) bool { return r >= 180 && g < 40 && b < 40 })
@@ -500,20 +491,11 @@ func TestBrowserTimelineCrash(t *testing.T) {
 // 7 ms ahead), whose tip says how (report.LaneEnd.How) and when; a page of
 // ranks that all finalized has none.
 func TestBrowserTimelineEnd(t *testing.T) {
-	const us, ms = tracetest.US, 1000 * tracetest.US
+	const ms = 1000 * tracetest.US
 	build := func(exit bool) *tracetest.Run {
-		run := tracetest.NewRun(2)
-		for i := range 2 {
-			run.Rank(i).Init(us).Compute(10 * ms).Barrier(1 * ms)
-		}
-		run.Rank(0).Compute(40 * ms).Finalize(us)
-		r1 := run.Rank(1)
-		if !exit {
-			r1.Compute(40 * ms).Finalize(us)
-			return run
-		}
-		r1.Skew(7*ms, 50).Compute(20 * ms).Exited(&tracepb.ExitCall{Status: 3, HasStatus: true, HasThread: true})
-		return run
+		return endedRun(exit, func(r1 *tracetest.Rank) {
+			r1.Skew(7*ms, 50).Compute(20 * ms).Exited(&tracepb.ExitCall{Status: 3, HasStatus: true, HasThread: true})
+		})
 	}
 	orange := func(path string) int {
 		return pixels(t, path, func(r, g, b uint32) bool { return r >= 190 && g >= 70 && g <= 120 && b < 40 })
@@ -540,6 +522,24 @@ func TestBrowserTimelineEnd(t *testing.T) {
 	if without := orange(path); withBar < without+10 {
 		t.Errorf("%d orange pixels with the end, %d without: the bar is not drawn", withBar, without)
 	}
+}
+
+// endedRun is a run of 2 ranks that pass a barrier 10 ms in; rank 0 then
+// finalizes 40 ms later, and rank 1 too, or, with early, ends as end
+// makes it.
+func endedRun(early bool, end func(r1 *tracetest.Rank)) *tracetest.Run {
+	const us, ms = tracetest.US, 1000 * tracetest.US
+	run := tracetest.NewRun(2)
+	for i := range 2 {
+		run.Rank(i).Init(us).Compute(10 * ms).Barrier(1 * ms)
+	}
+	run.Rank(0).Compute(40 * ms).Finalize(us)
+	if early {
+		end(run.Rank(1))
+	} else {
+		run.Rank(1).Compute(40 * ms).Finalize(us)
+	}
+	return run
 }
 
 // pixels counts the pixels of the page at path, as headless chromium
