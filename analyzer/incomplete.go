@@ -409,15 +409,17 @@ func footerCalls(r int, f *tracepb.Footer) []report.UnfinishedCall {
 // OpenCall is a call in progress when its process ended, as the page and
 // the exports draw it, on the rank's local clock: its place in the
 // footer's list (Index), its thread, function id and name (Name
-// unknownFunction when the footer gives none), its return address, its
-// entry, and End, the process's end (0: unknown), when the job was
-// interrupted if AtLeast (the process outlived it).
+// unknownFunction when the footer gives none), its return address (and,
+// for a call that C code below Python made, the thread's Python frames,
+// PythonStack), its entry, and End, the process's end (0: unknown), when
+// the job was interrupted if AtLeast (the process outlived it).
 type OpenCall struct {
 	Index         int
 	Thread        uint32
 	Function      uint32
 	Name          string
 	ReturnAddress uint64
+	PythonStack   []uint64
 	Entry, End    int64
 	AtLeast       bool
 }
@@ -452,7 +454,7 @@ func openCalls(unf []*tracepb.UnfinishedCall, start, end int64, atLeast bool) []
 			continue
 		}
 		c := OpenCall{Index: i, Thread: u.Thread, Function: u.Function, Name: cmp.Or(u.Name, unknownFunction),
-			ReturnAddress: u.ReturnAddress, Entry: u.EntryLocalNs}
+			ReturnAddress: u.ReturnAddress, PythonStack: u.PythonStack, Entry: u.EntryLocalNs}
 		if d := end - u.EntryLocalNs; end > 0 && d >= 0 && d <= maxOpenSpan {
 			c.End, c.AtLeast = end, atLeast
 		}

@@ -641,7 +641,9 @@ func (rw *rankWriter) unfinished(f *tracepb.Footer, start int64, clk *clocks.Map
 		enter := wev{kind: wevEnter, time: c64(tin), a: c32(region), c: c32(h)}
 		flags := uint64(enterUnf)
 		if rw.x.sym != nil && u.ReturnAddress != 0 {
-			if s := rw.x.defs.site([]uint64{u.ReturnAddress}, rw.defs.Modules, rw.x.sym); s != undefinedU32 {
+			// Its return address, then, for a call that C code below
+			// Python made, the thread's Python frames.
+			if s := rw.x.defs.site(append([]uint64{u.ReturnAddress}, u.PythonStack...), rw.defs.Modules, rw.x.sym); s != undefinedU32 {
 				flags |= enterSCL
 				enter.b = c32(s)
 			}

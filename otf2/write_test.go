@@ -527,6 +527,60 @@ func unfinishedRunOf(skew bool) *Run {
 	return run
 }
 
+// TestExportUnfinishedPython: a call in progress that C code below
+// Python made (its return address in libffi, no line) has the source
+// position of the thread's innermost Python frame with one.
+func TestExportUnfinishedPython(t *testing.T) {
+	if !otf2test.Available() {
+		t.Skip("otf2-print is not installed (make deps)")
+	}
+	const py, lib = 0xF000000000000000, 0x7f0000000000
+	run := NewRun(2)
+	for i := range 2 {
+		run.Rank(i).Modules(&tracepb.Module{Path: "/usr/lib/x86_64-linux-gnu/libffi.so.8", Start: lib, End: lib + 1<<24, LoadBias: lib},
+			&tracepb.Module{Path: traceformat.SourceModulePrefix + "/home/u/app.py", Start: py, End: py + 1<<32, LoadBias: py}).
+			Init(US).Compute(10 * MS).Barrier(MS)
+	}
+	run.Rank(0).Finalize(US)
+	run.Rank(1).Compute(MS).Unfinished(0, "MPI_Barrier", run.Rank(1).Now(), lib+0x10).UnfinishedPython(py+27, py+40).
+		Compute(100 * MS).StopReason(tracepb.Footer_SIGNAL)
+	dir := t.TempDir()
+	if _, err := run.WriteDir(dir, "app"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "otf2")
+	if _, err := Export(context.Background(), ExportOptions{Dir: dir, App: "app", Out: out, Symbolizer: pyLineSymbolizer{}}); err != nil {
+		t.Fatal(err)
+	}
+	a, err := otf2test.Print(filepath.Join(out, ArchiveName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range a.Records {
+		if r.Kind == "ENTER" && strings.Contains(r.Attrs, "dtpa::unfinished") {
+			n++
+			if !strings.Contains(r.Attrs, `"app.py:27"`) {
+				t.Errorf("the call in progress's attributes %s, want the source position app.py:27", r.Attrs)
+			}
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d calls in progress written, want 1", n)
+	}
+}
+
+// pyLineSymbolizer names a source-file module's frame (a Python frame)
+// by its file and line, and no other frame's file.
+type pyLineSymbolizer struct{}
+
+func (pyLineSymbolizer) Symbolize(module string, offset uint64) []report.Frame {
+	if file, ok := strings.CutPrefix(module, traceformat.SourceModulePrefix); ok {
+		return []report.Frame{{Function: "f", File: filepath.Base(file), Line: int(offset)}}
+	}
+	return []report.Frame{{Function: "inner"}}
+}
+
 // TestExportUnfinished: a call in progress when its process ended is an
 // Enter at its entry and a Leave at the process's end (or when the job was
 // interrupted, or at the Enter when nothing tells), on its thread's

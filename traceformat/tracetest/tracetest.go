@@ -271,6 +271,16 @@ func (k *Rank) Unfinished(thread uint32, fn string, entered int64, pc uint64) *R
 	return k
 }
 
+// UnfinishedPython gives the footer's last call in progress the thread's
+// Python frames (UnfinishedCall.python_stack: a call that C code below
+// Python made).
+func (k *Rank) UnfinishedPython(py ...uint64) *Rank {
+	if n := len(k.unf); n > 0 {
+		k.unf[n-1].u.PythonStack = py
+	}
+	return k
+}
+
 // UnfinishedRaw adds u to the footer's calls in progress as it is (times
 // on the rank's local clock): a damaged or hostile footer.
 func (k *Rank) UnfinishedRaw(u *tracepb.UnfinishedCall) *Rank {
