@@ -43,8 +43,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-uintptr_t dt_py_lo, dt_py_span; // mpi4py's code; span 0: not loaded, or Python frames off
-int dt_py_mixed;                 // Python frames on (dt_wrap.h)
+uintptr_t dt_py_lo, dt_py_span;           // mpi4py's code; span 0: not loaded, or Python frames off
+uintptr_t dt_py_gate_lo, dt_py_gate_span; // every return address once Python frames are on (dt_wrap.h)
+static int py_frames_on; // Python frames on (dt_py_init)
 static uintptr_t py_interp_lo, py_interp_span; // the interpreter's code (its executable's, or libpython's)
 
 // The running interpreter's layout (dt_py_init).
@@ -211,7 +212,7 @@ static uint32_t py_site_walk(dt_thr *T, void *fp, dt_hdr *rec, uintptr_t ts, py_
 // dt_py_site is the call site of the calling thread's Python frames; when
 // it has none, that of the C stack of the wrapper's frame fp, or, without
 // fp, 0.
-uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec) {
+static uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	uintptr_t ts = (uintptr_t)py_this_ts();
 	T->py_ts = ts; // for a later call in progress at a signal (dtw_signal)
 	py_memos *m = py_memo;
@@ -320,7 +321,7 @@ static uint32_t py_mix_new(dt_thr *T, uint32_t c, uint32_t p, dt_hdr *rec) {
 	return dt_site_src(T, out, k + np, rec);
 }
 
-uint32_t dt_py_mixed_site(dt_thr *T, void *fp, dt_hdr *rec) {
+static uint32_t dt_py_mixed_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	uint32_t c = dt_site_c(T, fp, rec), p = dt_py_site(T, NULL, rec);
 	if (!p) return c; // no Python frame (the interpreter's exit, a thread of C)
 	uint64_t key = ((uint64_t)c << 32 | p) + 1;
@@ -337,6 +338,11 @@ uint32_t dt_py_mixed_site(dt_thr *T, void *fp, dt_hdr *rec) {
 	e->key = key;
 	e->id = id;
 	return id;
+}
+
+uint32_t dt_py_call_site(dt_thr *T, void *fp, dt_hdr *rec) {
+	if (((const uintptr_t *)fp)[1] - dt_py_lo < dt_py_span) return dt_py_site(T, fp, rec);
+	return dt_py_mixed_site(T, fp, rec);
 }
 
 // ---- Source files: one module each, "source-file:" + the code object's
@@ -553,7 +559,7 @@ static int py_safe_line(uintptr_t co, const unsigned char *cb, uint32_t lasti) {
 // dt_py_late_files.
 int dt_py_crash_stack(uintptr_t ts, uint64_t *out, int max, int define) {
 	uintptr_t f;
-	if (!dt_py_mixed || !PY_PTR_OK(ts) || !py_safe_read(ts + (uintptr_t)L.ts_frame, &f, 8) ||
+	if (!py_frames_on || !PY_PTR_OK(ts) || !py_safe_read(ts + (uintptr_t)L.ts_frame, &f, 8) ||
 		(L.cf_current >= 0 && (!PY_PTR_OK(f) || !py_safe_read(f + (uintptr_t)L.cf_current, &f, 8))))
 		return 0;
 	int n = 0;
@@ -595,7 +601,7 @@ int dt_py_late_files(const char **names, uint64_t *bases, int max) {
 // dt_py_this_ts is the calling thread's Python thread state, 0 when it has
 // none or Python frames are off. PyGILState_GetThisThreadState reads a
 // thread-local key and nothing else: a signal handler may call it.
-uintptr_t dt_py_this_ts(void) { return dt_py_mixed ? (uintptr_t)py_this_ts() : 0; }
+uintptr_t dt_py_this_ts(void) { return py_frames_on ? (uintptr_t)py_this_ts() : 0; }
 
 // ---- An uncaught exception. CPython reports one that reaches the top of
 // the program (PyErr_Print, before it prints the traceback and exits:
@@ -859,5 +865,6 @@ void dt_py_init(void) {
 	py_interp_lo = in[0], py_interp_span = in[1] - in[0];
 	dt_py_lo = r[0];
 	dt_py_span = r[1] - r[0];
-	dt_py_mixed = 1;
+	py_frames_on = 1;
+	dt_py_gate_lo = 0, dt_py_gate_span = UINTPTR_MAX;
 }

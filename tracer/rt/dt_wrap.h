@@ -140,7 +140,7 @@ typedef struct dt_thr {
 	char *poll, *poll_next;
 	uint32_t poll_len;
 	dt_site_ent *sites;
-	uintptr_t py_ts; // the thread's Python thread state, from its last call through mpi4py (dt_py_site)
+	uintptr_t py_ts; // the thread's Python thread state, from its last call in a Python program (dt_py_call_site)
 	uint64_t commit_sink[DT_PUB_WORDS]; // chunk_commit's target without a spill slot
 	struct dt_thr *next;
 } dt_thr;
@@ -254,17 +254,20 @@ DT_INLINE void dt_put32(dt_thr *T, uint32_t v) { *(dt_u32 *)T->pos = v; T->pos +
 DT_INLINE void dt_put64(dt_thr *T, uint64_t v) { *(dt_u64 *)T->pos = v; T->pos += 8; }
 
 // The code of mpi4py's extension module (dt_py.c) when the program's
-// Python frames are recorded: a call whose wrapper returns there has the
-// Python stack as its call site (dt_py_site). dt_py_span is 0 otherwise.
+// Python frames are recorded (dt_py_span is 0 otherwise): the thread state
+// of a call whose wrapper returns there is noted for the footer
+// (dt_cw.c).
 extern uintptr_t dt_py_lo DT_HIDDEN, dt_py_span DT_HIDDEN;
-uint32_t dt_py_site(dt_thr *T, void *fp, dt_hdr *rec);
-// dt_py_mixed: the program is a Python interpreter whose frames the tracer
-// reads; a call from elsewhere than mpi4py (a C extension, ctypes, a
-// library such as PETSc under petsc4py) made while its thread runs Python
-// code has its C frames up to the interpreter, then the Python frames
-// (dt_py_mixed_site).
-extern int dt_py_mixed DT_HIDDEN;
-uint32_t dt_py_mixed_site(dt_thr *T, void *fp, dt_hdr *rec);
+// The return addresses whose call sites dt_py_call_site gives (dt_py.c):
+// none (span 0), or every one in a Python program whose frames the tracer
+// reads, so that dt_site tests for Python with the one compare it makes.
+extern uintptr_t dt_py_gate_lo DT_HIDDEN, dt_py_gate_span DT_HIDDEN;
+// dt_py_call_site is the call site of a call in a Python program: the
+// Python frames of a call from mpi4py; for a call from elsewhere (a C
+// extension, ctypes, PETSc under petsc4py) made while its thread runs
+// Python code, its C frames up to the interpreter, then the Python
+// frames; else the C stack.
+uint32_t dt_py_call_site(dt_thr *T, void *fp, dt_hdr *rec);
 // dt_site_pcs copies the frames of call site id into pcs (DT_MAXDEPTH of
 // room) and returns how many.
 int dt_site_pcs(uint32_t id, uintptr_t *pcs);
@@ -288,13 +291,11 @@ DT_INLINE uint32_t dt_site_c(dt_thr *T, void *fp, dt_hdr *rec) {
 	return dt_site_walk(T, fp, e, rec);
 }
 
-// dt_site is the call site of the wrapper whose frame is fp: the Python
-// frames of a call from mpi4py (one compare when there are none), the C
-// frames then the Python frames of another call in a Python program (one
-// test of a flag elsewhere), else the C stack.
+// dt_site is the call site of the wrapper whose frame is fp: in a Python
+// program whose frames the tracer reads, dt_py_call_site's (one compare
+// elsewhere), else the C stack.
 DT_INLINE uint32_t dt_site(dt_thr *T, void *fp, dt_hdr *rec) {
-	if (__builtin_expect(((const uintptr_t *)fp)[1] - dt_py_lo < dt_py_span, 0)) return dt_py_site(T, fp, rec);
-	if (__builtin_expect(dt_py_mixed, 0)) return dt_py_mixed_site(T, fp, rec);
+	if (__builtin_expect(((const uintptr_t *)fp)[1] - dt_py_gate_lo < dt_py_gate_span, 0)) return dt_py_call_site(T, fp, rec);
 	return dt_site_c(T, fp, rec);
 }
 
