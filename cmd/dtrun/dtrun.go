@@ -44,6 +44,15 @@ type ExitError struct{ Code int }
 
 func (e *ExitError) Error() string { return fmt.Sprintf("job exited with code %d", e.Code) }
 
+// Interrupted is the cause of Run's context when a signal ended the job
+// (Ctrl-C, a batch system's SIGTERM). An interrupted job has failed even
+// where its launcher exits 0 (MPICH's mpiexec may, having passed the
+// signal on): dtrun then exits as a shell reports a signal, 128 + its
+// number.
+type Interrupted struct{ Signal syscall.Signal }
+
+func (i Interrupted) Error() string { return "interrupted by " + i.Signal.String() }
+
 const usage = `dtrun [--mpirun PATH] <the arguments mpirun takes> ./app [args]
 
 Runs an MPI program traced: every rank writes <app>.<rank>.trc into the
@@ -319,6 +328,16 @@ func Run(ctx context.Context, o Options) error {
 		code := xe.ExitCode()
 		if code < 0 {
 			code = 128 + 15
+		}
+		return &ExitError{Code: code}
+	}
+	if ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())) {
+		// The launcher exited 0, before or after dtrun passed the
+		// signal on (exec reports the latter as the context's error).
+		code := 128 + int(syscall.SIGINT)
+		var in Interrupted
+		if errors.As(context.Cause(ctx), &in) {
+			code = 128 + int(in.Signal)
 		}
 		return &ExitError{Code: code}
 	}

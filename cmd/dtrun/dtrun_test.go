@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -385,5 +387,45 @@ func TestSharedInterpreter(t *testing.T) {
 	}
 	if impl, err := mpiOf(prog, []string{"app.py"}, 0); err != nil || impl != "" {
 		t.Errorf("mpiOf(%s) = %q, %v; want \"\", nil", prog, impl, err)
+	}
+}
+
+// An interrupted job has failed even where its launcher exits 0, as
+// MPICH's mpiexec may once it has passed the signal on: dtrun exits as a
+// shell reports the signal (128 + its number), or with the launcher's own
+// failure.
+func TestInterruptedExit(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib")
+	os.MkdirAll(lib, 0o755)
+	os.WriteFile(filepath.Join(lib, "libdtpa_preload.so"), nil, 0o644)
+	app := filepath.Join(dir, "app.sh")
+	os.WriteFile(app, []byte("#!/bin/sh\n"), 0o755)
+	for _, tc := range []struct {
+		name  string
+		exit  int
+		cause error
+		want  int
+	}{
+		{"SIGTERM, launcher 0", 0, Interrupted{Signal: syscall.SIGTERM}, 143},
+		{"SIGINT, launcher 0", 0, Interrupted{Signal: syscall.SIGINT}, 130},
+		{"no cause, launcher 0", 0, nil, 130},
+		{"launcher's failure", 7, Interrupted{Signal: syscall.SIGINT}, 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			launcher := filepath.Join(dir, "launcher.sh")
+			script := fmt.Sprintf("#!/bin/sh\ntrap 'exit %d' INT\nwhile :; do sleep 0.02; done\n", tc.exit)
+			if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancelCause(context.Background())
+			time.AfterFunc(300*time.Millisecond, func() { cancel(tc.cause) })
+			o := Options{Args: []string{"-np", "2", app}, Mpirun: launcher, LibDir: lib, Stdout: io.Discard, Stderr: io.Discard}
+			err := Run(ctx, o)
+			var ee *ExitError
+			if !errors.As(err, &ee) || ee.Code != tc.want {
+				t.Errorf("Run: %v, want exit code %d", err, tc.want)
+			}
+		})
 	}
 }

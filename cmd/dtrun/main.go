@@ -14,10 +14,17 @@ import (
 )
 
 func main() {
-	// The launcher gets the signals too (same process group); dtrun only has
-	// to outlive it and return its exit code.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The launcher gets the signals too (same process group); dtrun has to
+	// outlive it and return its exit code, or the signal's where it
+	// exited 0 (Interrupted).
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		cancel(Interrupted{Signal: s.(syscall.Signal)})
+	}()
 	code := Main(ctx, os.Args, os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sigs)
 	os.Exit(code)
 }
