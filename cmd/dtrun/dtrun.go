@@ -70,9 +70,10 @@ prints its version.
 
 The ranks write their events raw while the job runs (up to DT_DEFER_MB,
 default 128 MB per rank; then they encode as they go), which spares the
-program the encoding. After the job dtrun compacts the traces of its own
-node's ranks, on every core; ranks on other nodes compact theirs as they
-end. dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a
+program the encoding. dtrun compacts the traces of its own node's ranks as
+each rank ends, while the job tears down (at the lowest priority:
+DT_COMPACT_EARLY=0 leaves it all to after the job), and what is left after
+the job, on every core; ranks on other nodes compact theirs as they end. dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a
 dtrun that did not end left as they were.
 
 The ranks load the tracer (lib/libdtpa_<impl>.so, C): MPI_Init costs a
@@ -303,6 +304,7 @@ func Run(ctx context.Context, o Options) error {
 		intr = noteInterruption(spill)
 		close(noted)
 	})
+	early := startEarly(spill, job, getenv, cmd.Stderr)
 	err = cmd.Run()
 	if !stopNoting() {
 		<-noted // interrupted: it was noted, or is being
@@ -315,10 +317,12 @@ func Run(ctx context.Context, o Options) error {
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
 		waitRanks(spill, rankEndWait)
 	}
+	early.stop()
 	keepSpill = len(recoverSpills(spill, intr.bound, cmd.Stderr)) > 0
 	inInit := initMarks(spill, intr.bound)
 	// What is left deferred: the traces of this node's ranks
-	// (markCompaction), and those of ranks killed or cut short, or of
+	// (markCompaction) that were not compacted as they finished
+	// (earlyCompactor), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
 	compactTraces(job.deferred(), cmd.Stderr)
 	removeStale(records.CompactTemps(traceDir(o.Args)), job)

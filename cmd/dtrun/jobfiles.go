@@ -62,13 +62,19 @@ func (j *jobFiles) keep(fi fs.FileInfo) bool {
 	if k, ok := j.mine[fi.Name()]; ok {
 		return k
 	}
-	s, had := j.before[fi.Name()]
-	k := !fi.ModTime().Before(j.start) && !(had && s == stampOf(fi)) && !records.Held(filepath.Join(j.dir, fi.Name()))
+	k := j.written(fi) && !records.Held(filepath.Join(j.dir, fi.Name()))
 	if j.mine == nil {
 		j.mine = map[string]bool{}
 	}
 	j.mine[fi.Name()] = k
 	return k
+}
+
+// written tells whether the file fi in the directory was written since
+// the job began, held or not; safe while the job runs (keep is not).
+func (j *jobFiles) written(fi fs.FileInfo) bool {
+	s, had := j.before[fi.Name()]
+	return !fi.ModTime().Before(j.start) && !(had && s == stampOf(fi))
 }
 
 // traces lists the job's traces.
