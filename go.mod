@@ -3,7 +3,6 @@ module github.com/dtpa/dtpa
 go 1.26.8
 
 require (
-	github.com/fsnotify/fsnotify v1.10.1
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/jedib0t/go-pretty/v6 v6.8.3
 	github.com/klauspost/compress v1.20.3

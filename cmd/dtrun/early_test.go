@@ -12,9 +12,9 @@ import (
 	"github.com/dtpa/dtpa/tracer/records"
 )
 
-// deferredTrace writes a deferred trace with a header and a footer at
+// writeDeferred writes a deferred trace with a header and a footer at
 // path, as a rank that ended leaves it for dtrun.
-func deferredTrace(t *testing.T, path string) {
+func writeDeferred(t *testing.T, path string) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -36,14 +36,14 @@ func deferredTrace(t *testing.T, path string) {
 }
 
 // The early compactor compacts a trace of the job's directory once its
-// rank removed its spill file <task>.<rank>.spill, and leaves alone a
-// trace whose rank is alive (its spill file stays), one a rank still holds
-// (left to after the job), and one that was there before the job; with
+// rank said so on the FIFO, and leaves alone a trace no rank named, one a
+// rank still holds (left to after the job), one that was there before the
+// job, a name outside the directory and one of no file; with
 // DT_COMPACT_EARLY=0 there is none.
 func TestEarlyCompaction(t *testing.T) {
 	spill, dir := t.TempDir(), t.TempDir()
 	old := filepath.Join(dir, "app.3.trc")
-	deferredTrace(t, old)
+	writeDeferred(t, old)
 	past := time.Now().Add(-time.Hour)
 	os.Chtimes(old, past, past)
 	job := newJobFiles(dir)
@@ -51,13 +51,8 @@ func TestEarlyCompaction(t *testing.T) {
 	if e == nil {
 		t.Fatal("no early compactor")
 	}
-	for r, name := range []string{"app.0", "app.1", "app.2", "app.3"} {
-		if r < 3 {
-			deferredTrace(t, filepath.Join(dir, name+".trc"))
-		}
-		if err := os.WriteFile(filepath.Join(spill, name+".spill"), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range []string{"app.0", "app.1", "app.2"} {
+		writeDeferred(t, filepath.Join(dir, name+".trc"))
 	}
 	held, err := os.OpenFile(filepath.Join(dir, "app.2.trc"), os.O_RDWR, 0)
 	if err != nil {
@@ -65,9 +60,16 @@ func TestEarlyCompaction(t *testing.T) {
 	}
 	defer held.Close()
 	records.LockTrace(int(held.Fd()))
-	for _, name := range []string{"app.0", "app.2", "app.3"} {
-		os.Remove(filepath.Join(spill, name+".spill"))
+	fifo, err := os.OpenFile(filepath.Join(spill, endedFIFO), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
+	for _, name := range []string{"app.0", "app.2", "app.3", "../app.1", "app.4"} {
+		if _, err := fifo.WriteString(name + ".trc\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo.Close()
 	// app.0 is compacted once the watcher saw its spill file go (no
 	// deadline: the test's own timeout bounds it).
 	for records.IsDeferred(filepath.Join(dir, "app.0.trc")) {

@@ -957,6 +957,30 @@ void dtw_late_exception(void) {
 	write_late(&crash);
 }
 
+static int dtrun_compacts(void);
+
+// notify_ended tells dtrun, through the FIFO .ended in its spill
+// directory d, that this rank's trace is whole and closed: dtrun compacts
+// it while the job still ends (cmd/dtrun, earlyCompactor). Only a trace
+// left to dtrun (dtrun_compacts); without a reader (another node, no
+// dtrun, the FIFO full) nothing is said and dtrun compacts it after the
+// job. A line of a name is written at once (PIPE_BUF).
+static void notify_ended(const char *d) {
+	if (!cw_deferred || !dtrun_compacts()) return;
+	char fifo[PATH_MAX];
+	snprintf(fifo, sizeof fifo, "%s/.ended", d);
+	int fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) return;
+	const char *base = strrchr(cw_path, '/');
+	base = base ? base + 1 : cw_path;
+	char line[NAME_MAX + 2];
+	int n = snprintf(line, sizeof line, "%s\n", base);
+	if (n > 0 && n < (int)sizeof line && write(fd, line, (size_t)n) < 0) {
+		// dtrun compacts it after the job
+	}
+	close(fd);
+}
+
 static void write_footer(int fin) {
 	write_defs();
 	dtw_stopped(fin);
@@ -1029,6 +1053,7 @@ static void write_footer(int fin) {
 		char dir[PATH_MAX];
 		snprintf(dir, sizeof dir, "%s", cw_spill);
 		char *d = dirname(dir);
+		notify_ended(d);
 		remove_abandoned(d);
 		rmdir(d); // the node's last rank removes it
 	}
