@@ -73,8 +73,9 @@ default 128 MB per rank; then they encode as they go), which spares the
 program the encoding. dtrun compacts the traces of its own node's ranks as
 each rank ends, while the job tears down (at the lowest priority:
 DT_COMPACT_EARLY=0 leaves it all to after the job), and what is left after
-the job, on every core; ranks on other nodes compact theirs as they end. dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a
-dtrun that did not end left as they were.
+the job, on every core; ranks on other nodes compact theirs as they end.
+dtrun --compact TRACE|DIR|APP … does it by hand, for traces that a dtrun
+that did not end left as they were.
 
 The ranks load the tracer (lib/libdtpa_<impl>.so, C): MPI_Init costs a
 rank a few ms of CPU, MPI_Finalize next to nothing. It loads its encoder
