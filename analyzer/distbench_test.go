@@ -17,9 +17,10 @@ import (
 // distributing the replay costs per call without mpirun's start and MPI's
 // latency (e2e's BenchmarkDtpaMPI has those). At 1 process it should cost
 // what Analyze with one worker does; at 2, the processes wait for each
-// other once per step of a halo exchange, on a transport whose every wait
-// is a condition variable's. Reported: CPU seconds per analysis and calls
-// per CPU second.
+// other once per step of a halo exchange, on a transport that looks for
+// a message for 50 µs before it sleeps, as dtpa-mpi's polls before it
+// yields its core. Reported: CPU seconds per analysis and calls per CPU
+// second.
 //
 //	scripts/realtraces.sh && go test -run '^$' -bench AnalyzeDistReal -benchtime 3x ./analyzer/
 func BenchmarkAnalyzeDistReal(b *testing.B) {
