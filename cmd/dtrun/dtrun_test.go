@@ -81,11 +81,18 @@ func TestWrappers(t *testing.T) {
 	}
 }
 
-func TestRunErrors(t *testing.T) {
-	dir := t.TempDir()
+// fakeLib makes dir/lib with an empty preload library: Run only checks
+// that it is there.
+func fakeLib(dir string) string {
 	lib := filepath.Join(dir, "lib")
 	os.MkdirAll(lib, 0o755)
 	os.WriteFile(filepath.Join(lib, "libdtpa_preload.so"), nil, 0o644)
+	return lib
+}
+
+func TestRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	lib := fakeLib(dir)
 	script := filepath.Join(dir, "app.sh") // not ELF: dtrun cannot tell, trusts it
 	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
 	notExec := filepath.Join(dir, "data.txt")
@@ -307,9 +314,7 @@ func TestScriptLauncher(t *testing.T) {
 			t.Errorf("%s: line %d, want %d", tc.name, n, tc.line)
 		}
 	}
-	lib := filepath.Join(dir, "lib")
-	os.MkdirAll(lib, 0o755)
-	os.WriteFile(filepath.Join(lib, "libdtpa_preload.so"), nil, 0o644)
+	lib := fakeLib(dir)
 	var stderr strings.Builder
 	o := Options{Args: []string{"-np", "2", filepath.Join(dir, "examl")}, Mpirun: "/bin/true", LibDir: lib, Stdout: io.Discard, Stderr: &stderr}
 	if err := Run(context.Background(), o); err != nil {
@@ -396,9 +401,7 @@ func TestSharedInterpreter(t *testing.T) {
 // failure.
 func TestInterruptedExit(t *testing.T) {
 	dir := t.TempDir()
-	lib := filepath.Join(dir, "lib")
-	os.MkdirAll(lib, 0o755)
-	os.WriteFile(filepath.Join(lib, "libdtpa_preload.so"), nil, 0o644)
+	lib := fakeLib(dir)
 	app := filepath.Join(dir, "app.sh")
 	os.WriteFile(app, []byte("#!/bin/sh\n"), 0o755)
 	for _, tc := range []struct {

@@ -84,14 +84,15 @@ func (e *earlyCompactor) read() {
 	}
 }
 
-// ended queues the trace named name, if it is the job's and deferred.
+// ended queues the trace named name, if it is the job's (a rank names
+// only a deferred trace; CompactFinished leaves any other alone).
 func (e *earlyCompactor) ended(name string) {
 	if name == "" || filepath.Base(name) != name {
 		return
 	}
 	path := filepath.Join(e.job.dir, name)
 	fi, err := os.Stat(path)
-	if err != nil || !e.job.written(fi) || !records.IsDeferred(path) {
+	if err != nil || !e.job.written(fi) {
 		return
 	}
 	if e.workers < runtime.GOMAXPROCS(0) {

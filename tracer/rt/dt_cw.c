@@ -958,6 +958,7 @@ void dtw_late_exception(void) {
 }
 
 static int dtrun_compacts(void);
+static int dtrun_compacts_read(void);
 
 // notify_ended tells dtrun, through the FIFO .ended in its spill
 // directory d, that this rank's trace is whole and closed: dtrun compacts
@@ -1123,8 +1124,16 @@ static void write_encoded(void *buf, size_t n) {
 // mark's content). Elsewhere the rank compacts its own trace as it ends:
 // a node other than dtrun's need not
 // share the trace's file system, and each node compacts its ranks' traces
-// in parallel.
+// in parallel. The answer is read once (the rank's end asks it twice:
+// notify_ended, and the writer whether to compact): the mark is written
+// before the job starts and the trace does not move.
 static int dtrun_compacts(void) {
+	static int known = -1;
+	if (known < 0) known = dtrun_compacts_read();
+	return known;
+}
+
+static int dtrun_compacts_read(void) {
 	const char *dir = getenv("DT_SPILL_DIR");
 	if (!dir || !*dir) return 0;
 	char mark[PATH_MAX], want[PATH_MAX], tdir[PATH_MAX];
