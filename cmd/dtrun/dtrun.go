@@ -142,10 +142,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					fmt.Fprintln(stderr, "dtrun: --recover takes one directory: the job's spill directory on this node")
 					return &ExitError{Code: 2}
 				}
-				if kept := recoverSpills(rest[1], nil, stderr); len(kept) > 0 {
+				if kept, _ := recoverSpills(rest[1], nil, stderr); len(kept) > 0 {
 					return &ExitError{Code: 1}
 				}
 				os.Remove(filepath.Join(rest[1], compactMark))
+				os.Remove(filepath.Join(rest[1], endedFIFO))
 				os.Remove(rest[1]) // when empty: every spill file was recovered
 				return nil
 			}
@@ -317,9 +318,16 @@ func Run(ctx context.Context, o Options) error {
 		// once, leaving the rest to dtpa.
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
 		waitRanks(spill, rankEndWait)
+	} else {
+		waitRanks(spill, outlivedWait)
 	}
 	early.stop()
-	keepSpill = len(recoverSpills(spill, intr.bound, cmd.Stderr)) > 0
+	// A rank still running keeps its spill file: the directory stays,
+	// for `dtrun --recover` or the next dtrun on the host (sweepStale)
+	// once it ends.
+	kept, running := recoverSpills(spill, intr.bound, cmd.Stderr)
+	keepSpill = len(kept) > 0 || len(running) > 0
+	job.stillRunning(running)
 	inInit := initMarks(spill, intr.bound)
 	// What is left deferred: the traces of this node's ranks
 	// (markCompaction) that were not compacted as they finished
@@ -455,6 +463,15 @@ func monotonicRaw() int64 {
 // end: each one's tracer writes its trace's end within 5 s of the signal.
 const rankEndWait = 10 * time.Second
 
+// outlivedWait bounds how long dtrun waits, after the launcher exited by
+// itself, for ranks of its node that still run: the launcher may exit
+// before the processes it killed are gone (MPICH's mpiexec after an
+// MPI_Abort), and a rank caught in its exit still holds its trace or
+// spill file, which would be taken for a rank still at work, or its
+// trace for an earlier run's. Where every rank has ended, as the launcher
+// normally waits for, it costs one look at the spill directory.
+var outlivedWait = 3 * time.Second
+
 // waitRanks waits, at most for d, until no process of the job holds its
 // spill file in dir, nor its note of being inside MPI_Init (initMarks):
 // every rank on this node has ended.
@@ -533,8 +550,9 @@ func probeWrite(dir string) error {
 // returns the spill files it keeps, and says so (keptSpills): those whose
 // trace could not be written (no space or quota left, no permission),
 // which a later `dtrun --recover` adds once there is room, after the
-// job's end too.
-func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kept []string) {
+// job's end too; and those that a process still holds (running), left
+// alone, which the same command recovers should the process be killed.
+func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kept, running []string) {
 	for _, f := range records.RemoveAbandoned(dir) {
 		fmt.Fprintf(w, "dtrun: %s: the process died inside MPI_Init, before its trace began: it recorded nothing\n",
 			strings.TrimSuffix(filepath.Base(f), records.SpillNew))
@@ -543,11 +561,15 @@ func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kep
 	var recovered []string
 	events := 0
 	var keptErr error
-	var running []string
+	var names []string // of the running
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".spill")
 		if records.Held(f) {
-			running = append(running, name)
+			if info, err := records.ReadSpillInfo(f); err == nil && info.Pid > 0 {
+				name = fmt.Sprintf("%s (pid %d)", name, info.Pid)
+			}
+			running = append(running, f)
+			names = append(names, name)
 			continue
 		}
 		var at int64
@@ -568,12 +590,14 @@ func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kep
 			events += n
 		}
 	}
-	switch len(running) {
+	switch len(names) {
 	case 0:
 	case 1:
-		fmt.Fprintf(w, "dtrun: %s: its process is still running: left alone\n", running[0])
+		fmt.Fprintf(w, "dtrun: %s: its process is still running: left alone; its trace ends when it does "+
+			"(should it be killed first, `dtrun --recover %s` adds its last records)\n", names[0], dir)
 	default:
-		fmt.Fprintf(w, "dtrun: %d processes are still running (%s): left alone\n", len(running), someNames(running))
+		fmt.Fprintf(w, "dtrun: %d processes are still running (%s): left alone; their traces end when they do "+
+			"(should one be killed first, `dtrun --recover %s` adds its last records)\n", len(names), someNames(names), dir)
 	}
 	// One line for all the processes alike, however many died.
 	switch len(recovered) {
@@ -591,7 +615,7 @@ func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kep
 	if len(kept) > 0 {
 		keptSpills(w, dir, kept)
 	}
-	return kept
+	return kept, running
 }
 
 // someNames lists names, the first eight of them when there are more.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dtpa/dtpa/traceformat/tracetest"
 	"github.com/dtpa/dtpa/tracer/records"
 )
 
@@ -428,6 +429,99 @@ func TestInterruptedExit(t *testing.T) {
 			var ee *ExitError
 			if !errors.As(err, &ee) || ee.Code != tc.want {
 				t.Errorf("Run: %v, want exit code %d", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRanksOutliveLauncher: a launcher may exit before its ranks on this
+// node are gone (MPICH's mpiexec after an MPI_Abort, which leaves the
+// processes it killed to end after it). dtrun waits a while for them
+// (outlivedWait): a rank ending in that time has its trace counted as the
+// job's, not taken for a running one's or an earlier run's. One that runs
+// on is left alone and said to be still running, its trace the job's and
+// still written, and the spill directory stays for `dtrun --recover`.
+func TestRanksOutliveLauncher(t *testing.T) {
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("no flock(1)")
+	}
+	fixture := t.TempDir()
+	paths, err := tracetest.NewRun(1).WriteDir(fixture, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		hold string        // how long the rank outlives the launcher
+		wait time.Duration // outlivedWait
+	}{
+		{"ends soon", "0.3", 10 * time.Second},
+		{"runs on", "30", 200 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func(w time.Duration) { outlivedWait = w }(outlivedWait)
+			outlivedWait = tc.wait
+			dir, root := t.TempDir(), t.TempDir()
+			lib := fakeLib(t.TempDir())
+			app := filepath.Join(dir, "app")
+			os.WriteFile(app, []byte("#!/bin/sh\n"), 0o755)
+			// The "rank" writes its trace, holds it and its spill file
+			// as a running rank does, and outlives the launcher; ending,
+			// it removes its spill file, as the tracer does.
+			spillFile := filepath.Join(t.TempDir(), "app.0.spill")
+			_, fd, err := records.CreateSpill(spillFile, records.SpillInfo{Trace: filepath.Join(dir, "app.0.trc"), Slots: 1, Chunk: 4096})
+			if err != nil {
+				t.Fatal(err)
+			}
+			syscall.Close(fd)
+			launcher := filepath.Join(dir, "launcher.sh")
+			script := fmt.Sprintf(`#!/bin/sh
+spill=$(ls -d %[1]s/dtpa-*)
+cd %[2]s
+cp %[3]s app.0.trc
+cp %[5]s "$spill/app.0.spill"
+sh -c 'exec 8<"$1" 9<app.0.trc; flock 8; flock 9; echo $$ > pid; touch ready; sleep %[4]s; rm -f "$1"' sh "$spill/app.0.spill" >/dev/null 2>&1 &
+while [ ! -e ready ]; do sleep 0.01; done
+`, root, dir, paths[0], tc.hold, spillFile)
+			if err := os.WriteFile(launcher, []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			getenv := func(k string) string {
+				if k == "DT_SPILL_ROOT" {
+					return root
+				}
+				return os.Getenv(k)
+			}
+			o := Options{Args: []string{"-wdir", dir, "-np", "1", app}, Mpirun: launcher, LibDir: lib, Stdout: io.Discard, Stderr: &out, Getenv: getenv}
+			if err := Run(context.Background(), o); err != nil {
+				t.Fatalf("Run: %v\n%s", err, out.String())
+			}
+			got := out.String()
+			t.Logf("dtrun said:\n%s", got)
+			if strings.Contains(got, "earlier run") {
+				t.Errorf("the job's own trace taken for an earlier run's")
+			}
+			spills, _ := filepath.Glob(filepath.Join(root, "dtpa-*"))
+			if tc.wait > time.Second {
+				if !strings.Contains(got, "dtrun: 1 trace of app in ") || strings.Contains(got, "still") || len(spills) != 0 {
+					t.Errorf("the rank ended within the wait: want its trace counted, nothing still running, no spill directory left (%q)", spills)
+				}
+				return
+			}
+			if pid, err := os.ReadFile(filepath.Join(dir, "pid")); err == nil {
+				defer exec.Command("pkill", "-P", strings.TrimSpace(string(pid))).Run() // its sleep
+			}
+			for _, want := range []string{
+				"dtrun: app.0: its process is still running: left alone; its trace ends when it does (should it be killed first, `dtrun --recover " + spills[0] + "` adds its last records)\n",
+				"dtrun: app.0.trc in " + dir + " is still written by the job's processes, which outlived the launcher: analyse once they end\n",
+			} {
+				if !strings.Contains(got, want) {
+					t.Errorf("no line %q", want)
+				}
+			}
+			if len(spills) != 1 {
+				t.Errorf("spill directories %q: want the job's kept", spills)
 			}
 		})
 	}

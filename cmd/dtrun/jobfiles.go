@@ -43,6 +43,9 @@ type jobFiles struct {
 	// compaction, the summary and the leftovers' list ask of the same
 	// files, and each answer opens and locks the file.
 	mine map[string]bool
+	// running are the job's traces (names) that its ranks of this node
+	// still write: they outlived the launcher (stillRunning).
+	running []string
 }
 
 // newJobFiles takes the stamps of the traces in dir, before the job.
@@ -103,13 +106,15 @@ func (j *jobFiles) deferred() []string {
 }
 
 // others lists the traces of tasks in the directory that are not the
-// job's: an earlier run's, which the job did not write over.
+// job's: an earlier run's, which the job did not write over. (The job's
+// traces that its ranks still write, after the launcher's end, are not:
+// jobFiles.running.)
 func (j *jobFiles) others(tasks []string) []string {
 	ents, _ := os.ReadDir(j.dir)
 	var out []string
 	for _, e := range ents {
 		t, ok := analyzer.TraceTask(e.Name())
-		if !ok || !slices.Contains(tasks, t) {
+		if !ok || !slices.Contains(tasks, t) || slices.Contains(j.running, e.Name()) {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && !j.keep(fi) {
@@ -117,4 +122,19 @@ func (j *jobFiles) others(tasks []string) []string {
 		}
 	}
 	return out
+}
+
+// stillRunning notes the traces of the job's ranks of this node that
+// still run, named by their spill files (recoverSpills' running): their
+// traces are the job's, not yet whole.
+func (j *jobFiles) stillRunning(spills []string) {
+	for _, f := range spills {
+		info, err := records.ReadSpillInfo(f)
+		if err != nil || info.Trace == "" {
+			continue
+		}
+		if d, err := filepath.Abs(j.dir); err == nil && filepath.Dir(info.Trace) == d {
+			j.running = append(j.running, filepath.Base(info.Trace))
+		}
+	}
 }

@@ -65,9 +65,9 @@ func sweepStale(root string, w io.Writer) {
 		}
 		spills, _ := filepath.Glob(filepath.Join(d, "*.spill"))
 		if len(spills) > 0 {
-			fmt.Fprintf(w, "dtrun: %s holds the last records of %d rank(s) of a job killed with its dtrun: adding them to their traces\n", d, len(spills))
+			fmt.Fprintf(w, "dtrun: %s holds the last records of %d rank(s) of an earlier job, killed before they wrote them: adding them to their traces\n", d, len(spills))
 		}
-		if len(recoverSpills(d, nil, w)) == 0 {
+		if kept, _ := recoverSpills(d, nil, w); len(kept) == 0 {
 			os.RemoveAll(d)
 		}
 		release()

@@ -56,12 +56,22 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 			fmt.Fprintf(w, "dtrun: in progress when the processes ended: %s\n", l)
 		}
 	}()
+	// Ranks that outlived the launcher (outlivedWait) still write theirs.
+	held := job.running
+	defer func() {
+		if len(held) > 0 {
+			fmt.Fprintf(w, "dtrun: %s in %s %s still written by the job's processes, which outlived the launcher: analyse once they end\n",
+				someNames(held), absDir(dir), isAre(len(held)))
+		}
+	}()
 	if len(sets) == 0 && len(inInit) > 0 {
 		fmt.Fprintf(w, "dtrun: no traces were written in %s: the processes ended inside MPI_Init, before their traces began\n", absDir(dir))
 		return
 	}
-	if len(sets) == 0 {
+	if len(sets) == 0 && len(held) == 0 {
 		fmt.Fprintf(w, "dtrun: no traces were written in %s (did the program reach MPI_Init?)\n", absDir(dir))
+	}
+	if len(sets) == 0 {
 		return
 	}
 	for _, s := range sets {
@@ -72,11 +82,7 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 		fmt.Fprintf(w, "dtrun: %d %s of %s in %s, %s in all; analyse with: dtpa %s\n",
 			s.Files, plural(s.Files, "trace"), of, absDir(dir), size(s.Bytes), dtpaArg(dir, s.Task))
 		if old := job.others(append([]string{s.Task}, s.Tasks...)); len(old) > 0 {
-			verb := "are"
-			if len(old) == 1 {
-				verb = "is"
-			}
-			fmt.Fprintf(w, "dtrun: %s in %s %s an earlier run's, which dtpa leaves out\n", strings.Join(old, ", "), absDir(dir), verb)
+			fmt.Fprintf(w, "dtrun: %s in %s %s an earlier run's, which dtpa leaves out\n", strings.Join(old, ", "), absDir(dir), isAre(len(old)))
 		}
 		cut := false
 		var stopped []string
@@ -113,6 +119,13 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 			fmt.Fprintf(w, "dtrun: a rank killed on another node left its last records there: run `dtrun --recover %s` on that node to add them to its trace\n", spill)
 		}
 	}
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 func plural(n int, what string) string {
