@@ -128,12 +128,17 @@ func (j *jobFiles) others(tasks []string) []string {
 // still run, named by their spill files (recoverSpills' running): their
 // traces are the job's, not yet whole.
 func (j *jobFiles) stillRunning(spills []string) {
+	dir, err := os.Stat(j.dir)
+	if err != nil {
+		return
+	}
 	for _, f := range spills {
 		info, err := records.ReadSpillInfo(f)
 		if err != nil || info.Trace == "" {
 			continue
 		}
-		if d, err := filepath.Abs(j.dir); err == nil && filepath.Dir(info.Trace) == d {
+		// The same directory, however its path was spelled.
+		if d, err := os.Stat(filepath.Dir(info.Trace)); err == nil && os.SameFile(d, dir) {
 			j.running = append(j.running, filepath.Base(info.Trace))
 		}
 	}
