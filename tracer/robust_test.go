@@ -558,7 +558,7 @@ func TestStaleSpillRecovered(t *testing.T) {
 
 	// Whether the sleeping ranks' timer had handed their last buffers to
 	// the writer before the kill or not, their traces must end whole.
-	if !strings.Contains(next.out, "dtrun: "+spill+" holds the last records of 4 rank(s) of a job killed with its dtrun: adding them to their traces") {
+	if !strings.Contains(next.out, "dtrun: "+spill+" holds the last records of 4 rank(s) of an earlier job, killed before they wrote them: adding them to their traces") {
 		t.Errorf("the next dtrun does not recover the killed job's records\n%s", next.out)
 	}
 	if fileExists(spill) {
