@@ -25,6 +25,7 @@ program coarray_sync
   ! The measured wait:
   sync all
   if (x[mod(me, n) + 1] /= mod(me, n) + 1) error stop "wrong value from the next image"
+  sync all ! before CO_SUM changes x, which the previous image reads
   call co_sum(x)
   if (x /= n * (n + 1) / 2) error stop "wrong co_sum"
   if (me == 1) then
