@@ -57,6 +57,7 @@ type mpiImpl struct {
 	cc     string // compiler wrapper
 	mpirun string // launcher dtrun is told to use
 	args   []string
+	np     string // the launcher's option for the number of ranks: "-np" when ""
 }
 
 // impls are the two implementations installed by `make deps`. Four ranks on
@@ -133,7 +134,11 @@ func run(t *testing.T, dir string, env []string, timeout time.Duration, name str
 // launcher; the traces land in dir. It returns the job's output.
 func trace(t *testing.T, m mpiImpl, dir string, env []string, np int, exe string, args ...string) string {
 	t.Helper()
-	a := []string{"--mpirun", m.mpirun, "-np", strconv.Itoa(np)}
+	npOpt := m.np
+	if npOpt == "" {
+		npOpt = "-np"
+	}
+	a := []string{"--mpirun", m.mpirun, npOpt, strconv.Itoa(np)}
 	a = append(a, m.args...)
 	a = append(a, "./"+filepath.Base(exe))
 	a = append(a, args...)

@@ -798,7 +798,14 @@ func checkBugs(t *testing.T, _ string, r *report.Report, stderr string, skewed b
 func quietRuns(t *testing.T, prog string, env, args []string, scen []expect,
 	check func(t *testing.T, out string, r *report.Report, stderr string, skewed bool) float64,
 	compare func(t *testing.T, r *report.Report, st selfTiming, noise float64)) {
-	for _, m := range impls {
+	quietRunsOn(t, impls, prog, env, args, scen, check, compare)
+}
+
+// quietRunsOn is quietRuns under the launchers of ms.
+func quietRunsOn(t *testing.T, ms []mpiImpl, prog string, env, args []string, scen []expect,
+	check func(t *testing.T, out string, r *report.Report, stderr string, skewed bool) float64,
+	compare func(t *testing.T, r *report.Report, st selfTiming, noise float64)) {
+	for _, m := range ms {
 		t.Run(m.name, func(t *testing.T) {
 			needMPI(t, m)
 			exe := compile(t, m, t.TempDir(), prog)

@@ -305,9 +305,15 @@ func checkHangOTF2(t *testing.T, dir string, rep *report.Report) {
 // minute, an interrupted job with its failure.
 func interruptJob(t *testing.T, dir string, args []string, marker string, group bool) (string, time.Time) {
 	t.Helper()
+	return interruptJobEnv(t, dir, nil, args, marker, group)
+}
+
+// interruptJobEnv is interruptJob with env added to the job's environment.
+func interruptJobEnv(t *testing.T, dir string, env, args []string, marker string, group bool) (string, time.Time) {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), mpiEnv...)
+	cmd.Env = append(append(os.Environ(), mpiEnv...), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	var out bytes.Buffer

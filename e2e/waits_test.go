@@ -140,9 +140,15 @@ func waitsExpects() []expect {
 // without injected clock skew, and checks every interval's waits: kind,
 // waiting and late rank, seconds, and the source lines of both calls.
 func TestWaits(t *testing.T) {
+	quietRuns(t, "waits", nil, nil, waitsExpects(), checkBugs, compareWaits(t))
+}
+
+// compareWaits checks a run of waits.c against its scenarios (quietRuns'
+// compare).
+func compareWaits(t *testing.T) func(t *testing.T, r *report.Report, st selfTiming, _ float64) {
 	marks := readMarks(t, "waits.c")
 	es := waitsExpects()
-	quietRuns(t, "waits", nil, nil, es, checkBugs, func(t *testing.T, r *report.Report, st selfTiming, _ float64) {
+	return func(t *testing.T, r *report.Report, st selfTiming, _ float64) {
 		checked := 0
 		for i, s := range waitsScenarios {
 			iv := intervalAt(r, []int{s.n})
@@ -162,7 +168,7 @@ func TestWaits(t *testing.T) {
 		if checked == 0 {
 			t.Skipf("machine too busy: every interval strayed more than %.3f s from the construction", maxNoise)
 		}
-	})
+	}
 }
 
 // checkWaits compares iv's waits with s: each expected (kind, waiting,

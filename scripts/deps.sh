@@ -9,7 +9,8 @@
 # tutorials, GROMACS, ExaML; R's Rmpi; FEniCSx, Meep), the libraries their own programs call MPI
 # through (parallel HDF5 and ScaLAPACK for both MPIs; PETSc, Boost.MPI,
 # FFTW's MPI interface, mpi4py-fft and PnetCDF, built with Open MPI),
-# OpenCoarrays (Coarray Fortran on Open MPI, with its own test programs) and
+# OpenCoarrays (Coarray Fortran on Open MPI, with its own test programs),
+# Slurm with munge (e2e TestSrun starts a one-node cluster of its own) and
 # Debian's chromium, in which the HTML report is tested
 # headless.
 # Idempotent; needs root (or sudo) only when something is missing.
@@ -37,6 +38,7 @@ if [ "${1:-}" = "--test" ]; then
   command -v hpcc >/dev/null || need+=(hpcc)
   command -v lmp  >/dev/null || need+=(lammps)
   command -v caf.openmpi >/dev/null || need+=(libcoarrays-openmpi-dev)
+  command -v slurmd >/dev/null || need+=(slurmd slurmctld slurm-client munge)
   command -v nwchem.openmpi >/dev/null || need+=(nwchem-openmpi)
   command -v pw.x >/dev/null || need+=(quantum-espresso)
   [ -f /usr/share/espresso/pseudo/Si.pz-vbc.UPF ] || need+=(quantum-espresso-data)

@@ -54,15 +54,20 @@ type Interrupted struct{ Signal syscall.Signal }
 func (i Interrupted) Error() string { return "interrupted by " + i.Signal.String() }
 
 const usage = `dtrun [--mpirun PATH] <the arguments mpirun takes> ./app [args]
+dtrun srun <the arguments srun takes> ./app [args]
 
 Runs an MPI program traced: every rank writes <app>.<rank>.trc into the
 current directory. Every argument but --mpirun goes to the MPI launcher
 untouched; dtrun adds only what loads the tracer (-x LD_PRELOAD=… for Open MPI,
--genv LD_PRELOAD … for MPICH) and returns the program's exit code.
+-genv LD_PRELOAD … for MPICH, --export=ALL,LD_PRELOAD=… for Slurm's srun,
+added to your own --export if you give one) and returns the program's exit
+code.
 
-The launcher: --mpirun PATH, else $DT_MPIRUN, else the launcher of the MPI
-implementation the program is linked with (mpirun.openmpi / mpiexec.mpich,
-then mpirun / mpiexec).
+The launcher: --mpirun PATH or a launcher named first (srun, mpirun,
+mpiexec …), else $DT_MPIRUN, else the launcher of the MPI implementation
+the program is linked with (mpirun.openmpi / mpiexec.mpich, then mpirun /
+mpiexec). Under Slurm, run dtrun inside the allocation (salloc, sbatch):
+dtrun srun -n 64 --mpi=pmix ./app (Open MPI; --mpi=pmi2 for MPICH).
 
 When the job ends, dtrun prints where the traces are, how many and how
 large, and warns of every rank that stopped tracing early. dtrun --version
@@ -99,6 +104,7 @@ environment (UserStackSize, MaxTraceSize, TraceBufSize).
 
 Examples:
   dtrun -np 4 ./jacobi 1000
+  dtrun srun -n 64 --mpi=pmix ./jacobi 1000
   dtrun --oversubscribe -np 8 ./app input.dat
   dtrun --mpirun mpiexec.mpich -n 4 ./app
   dtrun ./app                  # like: mpirun ./app
@@ -184,7 +190,15 @@ func Run(ctx context.Context, o Options) error {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	prog, rest, err := findProgram(o.Args)
+	launcher := o.Mpirun
+	if launcher == "" && len(o.Args) > 0 && launcherNames[filepath.Base(o.Args[0])] {
+		launcher, o.Args = o.Args[0], o.Args[1:]
+	}
+	if launcher == "" {
+		launcher = getenv("DT_MPIRUN")
+	}
+	opts := styleOf(launcher).valueOpts()
+	prog, rest, err := findProgram(o.Args, opts)
 	if err != nil {
 		return err
 	}
@@ -202,12 +216,9 @@ func Run(ctx context.Context, o Options) error {
 				"under a launcher each rank would start one of its own; give dtrun the MPI program the script runs\n", prog, n, line)
 		}
 	}
-	if err := writableTraceDir(traceDir(o.Args)); err != nil {
+	dir := traceDir(o.Args, opts)
+	if err := writableTraceDir(dir); err != nil {
 		return err
-	}
-	launcher := o.Mpirun
-	if launcher == "" {
-		launcher = getenv("DT_MPIRUN")
 	}
 	if launcher == "" {
 		if launcher, err = findLauncher(impl); err != nil {
@@ -249,17 +260,24 @@ func Run(ctx context.Context, o Options) error {
 		}
 		release()
 	}()
-	markCompaction(spill, traceDir(o.Args))
+	markCompaction(spill, dir)
 	var args []string
 	tenv := paramsEnv(getenv, warn)
-	if isMPICH(launcher) {
+	style := styleOf(launcher)
+	switch style {
+	case mpichStyle:
 		args = []string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}
 		for _, kv := range tenv {
 			k, v, _ := strings.Cut(kv, "=")
 			args = append(args, "-genv", k, v)
 		}
 		args = append(args, o.Args...)
-	} else {
+	case slurmStyle:
+		env := append([]string{"LD_PRELOAD=" + preload, "DT_SPILL_DIR=" + spill}, tenv...)
+		if args, err = srunArgs(o.Args, env); err != nil {
+			return err
+		}
+	default:
 		env := []string{"-x", "LD_PRELOAD=" + preload, "-x", "DT_SPILL_DIR=" + spill}
 		for _, kv := range tenv {
 			env = append(env, "-x", kv)
@@ -297,11 +315,10 @@ func Run(ctx context.Context, o Options) error {
 	cmd.Cancel = func() error {
 		<-noted
 		endRanks(spill, endRanksWait)
-		time.AfterFunc(5*time.Second, func() { cmd.Process.Signal(os.Interrupt) })
-		return cmd.Process.Signal(os.Interrupt)
+		return style.interrupt(cmd.Process, func(f func()) { time.AfterFunc(5*time.Second, f) })
 	}
 	cmd.WaitDelay = 20 * time.Second
-	job := newJobFiles(traceDir(o.Args))
+	job := newJobFiles(dir)
 	stopNoting := context.AfterFunc(ctx, func() {
 		intr = noteInterruption(spill)
 		close(noted)
@@ -334,7 +351,7 @@ func Run(ctx context.Context, o Options) error {
 	// (earlyCompactor), and those of ranks killed or cut short, or of
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
 	compactTraces(job.deferred(), cmd.Stderr)
-	removeStale(records.CompactTemps(traceDir(o.Args)), job)
+	removeStale(records.CompactTemps(dir), job)
 	summarize(cmd.Stderr, job, spill, inInit)
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
@@ -666,8 +683,9 @@ var errNoProgram = errors.New("no program to run (usage: dtrun [mpirun arguments
 var appFileOpts = map[string]bool{"--app": true, "-app": true, "-configfile": true}
 
 // findProgram returns the path of the program among the launcher
-// arguments, or in the first context of an app file they name.
-func findProgram(args []string) (string, []string, error) {
+// arguments, or in the first context of an app file they name; opts are
+// the launcher's options that take a value (launchStyle.valueOpts).
+func findProgram(args []string, opts map[string]int) (string, []string, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -679,7 +697,7 @@ func findProgram(args []string) (string, []string, error) {
 				return "", nil, err
 			}
 			for _, l := range lines {
-				if p, rest, err := findProgram(l); !errors.Is(err, errNoProgram) {
+				if p, rest, err := findProgram(l, opts); !errors.Is(err, errNoProgram) {
 					return p, rest, err
 				}
 			}
@@ -688,7 +706,7 @@ func findProgram(args []string) (string, []string, error) {
 		}
 		if strings.HasPrefix(a, "-") {
 			if !strings.Contains(a, "=") {
-				i += valueOpts[a]
+				i += opts[a]
 			}
 			continue
 		}

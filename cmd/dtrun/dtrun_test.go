@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -30,12 +31,12 @@ func TestFindProgram(t *testing.T) {
 		{[]string{"-genv", "A", "B", "-n", "2", "/bin/sh"}, "/bin/sh"},
 		{[]string{"--map-by=core", "/bin/sh"}, "/bin/sh"},
 	} {
-		got, _, err := findProgram(tc.args)
+		got, _, err := findProgram(tc.args, valueOpts)
 		if err != nil || got != tc.want {
 			t.Errorf("findProgram(%q) = %q, %v; want %q", tc.args, got, err, tc.want)
 		}
 	}
-	if _, _, err := findProgram([]string{"-np", "4"}); err == nil || !strings.Contains(err.Error(), "no program") {
+	if _, _, err := findProgram([]string{"-np", "4"}, valueOpts); err == nil || !strings.Contains(err.Error(), "no program") {
 		t.Errorf("no program: %v", err)
 	}
 }
@@ -61,7 +62,7 @@ func TestWrappers(t *testing.T) {
 	if err != nil {
 		t.Skip("no env")
 	}
-	prog, rest, err := findProgram([]string{"-np", "2", "env", "FOO=1", "nice", "-n", "1", lib, "x"})
+	prog, rest, err := findProgram([]string{"-np", "2", "env", "FOO=1", "nice", "-n", "1", lib, "x"}, valueOpts)
 	if err != nil || prog != env || len(rest) != 6 {
 		t.Fatalf("findProgram = %q, %q, %v", prog, rest, err)
 	}
@@ -225,11 +226,11 @@ func TestAppFiles(t *testing.T) {
 	}
 	want, _ := exec.LookPath("true")
 	for _, opt := range []string{"--app", "-app", "-configfile"} {
-		if p, _, err := findProgram([]string{"--oversubscribe", opt, app}); err != nil || p != want {
+		if p, _, err := findProgram([]string{"--oversubscribe", opt, app}, valueOpts); err != nil || p != want {
 			t.Errorf("findProgram with %s: %q, %v; want %q", opt, p, err, want)
 		}
 	}
-	if _, _, err := findProgram([]string{"--app", filepath.Join(dir, "none")}); err == nil {
+	if _, _, err := findProgram([]string{"--app", filepath.Join(dir, "none")}, valueOpts); err == nil {
 		t.Error("findProgram: no error for a missing app file")
 	}
 	args, done, err := openMPIAppFiles([]string{"--oversubscribe", "--app", app}, []string{"-x", "A=1"})
@@ -524,5 +525,85 @@ while [ ! -e ready ]; do sleep 0.01; done
 				t.Errorf("spill directories %q: want the job's kept", spills)
 			}
 		})
+	}
+}
+
+// TestSrunArgs: srun gets the tracer's variables in --export, added to
+// the user's own --export where there is one; its options' values are not
+// taken for the program, nor its -D for anything but the trace directory.
+func TestSrunArgs(t *testing.T) {
+	env := []string{"LD_PRELOAD=/l/stub.so", "DT_SPILL_DIR=/dev/shm/dtpa-1"}
+	for _, tc := range []struct {
+		args, want []string
+	}{
+		{[]string{"-n", "4", "./app", "--export=x"}, []string{"--export=ALL,LD_PRELOAD=/l/stub.so,DT_SPILL_DIR=/dev/shm/dtpa-1", "-n", "4", "./app", "--export=x"}},
+		{[]string{"--export=NONE", "./app"}, []string{"--export=LD_PRELOAD=/l/stub.so,DT_SPILL_DIR=/dev/shm/dtpa-1", "./app"}},
+		{[]string{"-n", "2", "--export", "ALL,FOO=1", "./app"}, []string{"-n", "2", "--export", "ALL,FOO=1,LD_PRELOAD=/l/stub.so,DT_SPILL_DIR=/dev/shm/dtpa-1", "./app"}},
+		{[]string{"-J", "--export=NONE", "./app"}, []string{"--export=ALL,LD_PRELOAD=/l/stub.so,DT_SPILL_DIR=/dev/shm/dtpa-1", "-J", "--export=NONE", "./app"}}, // a job's name
+	} {
+		got, err := srunArgs(tc.args, env)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("srunArgs(%q) = %q, %v; want %q", tc.args, got, err, tc.want)
+		}
+	}
+	if _, err := srunArgs([]string{"./app"}, []string{"LD_PRELOAD=/a,b.so"}); err == nil {
+		t.Error("a value with a comma went into --export")
+	}
+	app, _ := filepath.Abs(os.Args[0])
+	for _, args := range [][]string{
+		{"-s", "-n", "2", app},
+		{"-p", "debug", "-t", "10", "-N", "2", "--ntasks-per-node", "2", "--mpi", "pmix", app, "-n"},
+		{"--export=ALL", "-D", "/tmp", app},
+	} {
+		if p, _, err := findProgram(args, srunValueOpts); err != nil || p != app {
+			t.Errorf("findProgram(%q) under srun = %q, %v", args, p, err)
+		}
+	}
+	if d := traceDir([]string{"-n", "2", "-D", "/w", "./app"}, srunValueOpts); d != "/w" {
+		t.Errorf("srun -D /w: trace directory %q", d)
+	}
+	if d := traceDir([]string{"--chdir=/v", "./app"}, srunValueOpts); d != "/v" {
+		t.Errorf("srun --chdir=/v: trace directory %q", d)
+	}
+}
+
+// TestSrunLaunch runs a job under a fake srun named first on dtrun's
+// command line (dtrun srun -n 2 ./app): srun gets the tracer's variables
+// in --export, the user's arguments untouched, and, when the job is
+// interrupted, SIGTERM (a first SIGINT only asks srun for the job's
+// status).
+func TestSrunLaunch(t *testing.T) {
+	dir := t.TempDir()
+	lib := fakeLib(dir)
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	app := filepath.Join(dir, "app.sh")
+	os.WriteFile(app, []byte("#!/bin/sh\n"), 0o755)
+	log := filepath.Join(dir, "srun.log")
+	script := fmt.Sprintf("#!/bin/sh\necho \"$@\" > %[1]s\ntrap 'echo TERM >> %[1]s; exit 0' TERM\ntrap 'echo INT >> %[1]s' INT\n[ -n \"$WAIT\" ] || exit 0\nwhile :; do sleep 0.02; done\n", log)
+	if err := os.WriteFile(filepath.Join(bin, "srun"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	o := Options{Args: []string{"srun", "-n", "2", "-p", "debug", app, "x"}, LibDir: lib, Stdout: io.Discard, Stderr: io.Discard}
+	if err := Run(context.Background(), o); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got, _ := os.ReadFile(log)
+	want := regexp.MustCompile(`^--export=ALL,LD_PRELOAD=\S+/libdtpa_preload.so,DT_SPILL_DIR=\S+/dtpa-\d+,DT_PARAMS=[0-9a-f]+ -n 2 -p debug ` + regexp.QuoteMeta(app) + " x\n$")
+	if !want.Match(got) {
+		t.Errorf("srun got %q", got)
+	}
+
+	t.Setenv("WAIT", "1")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(300*time.Millisecond, func() { cancel(Interrupted{Signal: syscall.SIGINT}) })
+	err := Run(ctx, o)
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != 130 {
+		t.Errorf("interrupted: %v, want exit code 130", err)
+	}
+	if got, _ := os.ReadFile(log); !strings.HasSuffix(string(got), "\nTERM\n") {
+		t.Errorf("srun got %q: want SIGTERM", got)
 	}
 }

@@ -12,26 +12,27 @@ import (
 
 // traceDir is where the ranks write their traces: their working
 // directory, which the launcher's -wdir (Open MPI: --wdir, -wd; MPICH:
-// -wdir) sets, else dtrun's.
-func traceDir(args []string) string {
+// -wdir; srun: -D, --chdir) sets, else dtrun's. opts are the launcher's
+// options that take a value (launchStyle.valueOpts).
+func traceDir(args []string, opts map[string]int) string {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
 			break // the program: the rest are its arguments
 		}
 		switch a {
-		case "-wdir", "--wdir", "-wd", "--wd":
+		case "-wdir", "--wdir", "-wd", "--wd", "-D", "--chdir":
 			if i+1 < len(args) {
 				return args[i+1]
 			}
 		}
-		for _, p := range []string{"--wdir=", "-wdir=", "--wd=", "-wd="} {
+		for _, p := range []string{"--wdir=", "-wdir=", "--wd=", "-wd=", "--chdir=", "-D="} {
 			if v, ok := strings.CutPrefix(a, p); ok {
 				return v
 			}
 		}
 		if !strings.Contains(a, "=") {
-			i += valueOpts[a]
+			i += opts[a]
 		}
 	}
 	return "."

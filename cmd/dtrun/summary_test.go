@@ -117,7 +117,7 @@ func TestTraceDir(t *testing.T) {
 		{[]string{"-x", "-wdir", "./app"}, "."}, // -x takes "-wdir" as its value
 		{[]string{"./app", "--wd", "arg"}, "."},
 	} {
-		if got := traceDir(tc.args); got != tc.want {
+		if got := traceDir(tc.args, valueOpts); got != tc.want {
 			t.Errorf("traceDir(%q) = %q, want %q", tc.args, got, tc.want)
 		}
 	}

@@ -1,0 +1,179 @@
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dtpa/dtpa/internal/testenv"
+)
+
+// TestSrun traces jobs that Slurm's srun launches, as on a cluster
+// (`dtrun srun -n 4 --mpi=pmix ./app`), on a one-node Slurm cluster of its
+// own (startSlurm: Debian's slurmctld, slurmd and munge; root only): srun
+// starts the ranks through slurmd, not through mpirun, and passes them the
+// tracer in --export. waits.c's waits, known by construction, must be
+// found under Open MPI (PMIx) and MPICH (PMI-2), aligned and skewed; a hung
+// job interrupted with Ctrl-C (SIGINT to dtrun and srun, as a terminal
+// sends it) must end with every rank's trace and where each waited.
+func TestSrun(t *testing.T) {
+	env := startSlurm(t)
+	ms := []mpiImpl{
+		{name: "openmpi", cc: "mpicc.openmpi", mpirun: "srun", np: "-n", args: []string{"--mpi=pmix"}},
+		{name: "mpich", cc: "mpicc.mpich", mpirun: "srun", np: "-n", args: []string{"--mpi=pmi2"}},
+	}
+	t.Run("waits", func(t *testing.T) {
+		quietRunsOn(t, ms, "waits", env, nil, waitsExpects(), checkBugs, compareWaits(t))
+	})
+	t.Run("hang", func(t *testing.T) {
+		m := ms[0]
+		needMPI(t, m)
+		dir := t.TempDir()
+		exe := compile(t, m, dir, "hang")
+		// dtrun named first, as a user types it.
+		args := append([]string{"srun", "-n", "4"}, m.args...)
+		text, _ := interruptJobEnv(t, dir, env, append(args, "./"+filepath.Base(exe)), "hang: waiting", true)
+		for _, want := range []string{
+			"dtrun: in progress when the processes ended: MPI_Barrier: rank 0",
+			"dtrun: in progress when the processes ended: MPI_Recv: ranks 1-3",
+			"dtrun: 4 traces of hang in",
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("dtrun's output lacks %q", want)
+			}
+		}
+		rep, _ := analyse(t, dir, "hang")
+		if len(rep.Unfinished) != 4 {
+			t.Errorf("unfinished calls %+v, want one per rank", rep.Unfinished)
+		}
+	})
+}
+
+// startSlurm starts a one-node Slurm cluster for the test, on free ports,
+// with its own munge daemon, configuration and state in a temporary
+// directory, and returns the environment that points srun at it
+// (SLURM_CONF). It skips the test (fails it under CI) without root or
+// without Slurm and munge installed.
+func startSlurm(t *testing.T) []string {
+	t.Helper()
+	testenv.NeedCommands(t, "srun", "sinfo", "slurmctld", "slurmd", "munged", "mungekey")
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, "a Slurm cluster of the test's own needs root (its slurmd starts the jobs' tasks)")
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, _ = strings.Cut(host, ".")
+	d, err := os.MkdirTemp("", "dtpa-slurm-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	os.Chmod(d, 0o755)
+	sock := filepath.Join(d, "munge.socket")
+	if out, err := exec.Command("mungekey", "--create", "--keyfile="+filepath.Join(d, "munge.key")).CombinedOutput(); err != nil {
+		t.Fatalf("mungekey: %v\n%s", err, out)
+	}
+	munged := exec.Command("munged", "--foreground", "--force", "--socket="+sock, "--key-file="+filepath.Join(d, "munge.key"),
+		"--pid-file="+filepath.Join(d, "munged.pid"), "--log-file="+filepath.Join(d, "munged.log"), "--seed-file="+filepath.Join(d, "munged.seed"))
+	startDaemon(t, munged, filepath.Join(d, "munged.out"))
+	ports := freePorts(t, 2)
+	conf := filepath.Join(d, "slurm.conf")
+	for _, sub := range []string{"ctld", "spool"} {
+		os.MkdirAll(filepath.Join(d, sub), 0o755)
+	}
+	text := fmt.Sprintf(`ClusterName=dtpatest
+SlurmctldHost=%[1]s
+SlurmctldPort=%[2]d
+SlurmdPort=%[3]d
+AuthType=auth/munge
+AuthInfo=socket=%[4]s
+CredType=cred/munge
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/builtin
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=%[5]s/ctld
+SlurmdSpoolDir=%[5]s/spool
+SlurmctldPidFile=%[5]s/slurmctld.pid
+SlurmdPidFile=%[5]s/slurmd.pid
+SlurmctldLogFile=%[5]s/slurmctld.log
+SlurmdLogFile=%[5]s/slurmd.log
+ReturnToService=2
+MpiDefault=none
+SlurmdParameters=config_overrides
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+NodeName=%[1]s CPUs=8 State=UNKNOWN
+PartitionName=dtpa Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+`, host, ports[0], ports[1], sock, d)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"SLURM_CONF=" + conf}
+	for _, name := range []string{"slurmctld", "slurmd"} {
+		cmd := exec.Command(name, "-D", "-f", conf)
+		cmd.Env = append(os.Environ(), env...)
+		startDaemon(t, cmd, filepath.Join(d, name+".out"))
+	}
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		cmd := exec.Command("sinfo", "-h", "-o", "%t")
+		cmd.Env = append(os.Environ(), env...)
+		out, _ := cmd.Output()
+		if s := strings.TrimSpace(string(out)); s == "idle" || s == "mix" {
+			break
+		}
+		if time.Now().After(end) {
+			logs, _ := exec.Command("sh", "-c", "tail -n 20 "+d+"/*.log "+d+"/*.out").CombinedOutput()
+			t.Fatalf("the test's Slurm cluster is not up after 30 s (sinfo: %q)\n%s", out, logs)
+		}
+	}
+	return env
+}
+
+// startDaemon starts cmd, its output to file out, and stops it when the
+// test ends.
+func startDaemon(t *testing.T, cmd *exec.Cmd, out string) {
+	t.Helper()
+	f, err := os.Create(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", cmd.Path, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		f.Close()
+	})
+}
+
+// freePorts returns n TCP ports that were free a moment ago.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", ":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
