@@ -24,13 +24,17 @@ func TestMPMD(t *testing.T) {
 		for _, how := range []string{"args", "appfile"} {
 			t.Run(m.name+"/"+how, func(t *testing.T) {
 				needMPI(t, m)
-				testMPMD(t, m, how == "appfile")
+				testMPMD(t, m, how, nil)
 			})
 		}
 	}
 }
 
-func testMPMD(t *testing.T, m mpiImpl, appFile bool) {
+// testMPMD runs the coupled model (ranks 0-1 ./ocean, 2-3 ./atmos) the
+// way how says: "args" (ocean : atmos), "appfile" (the launcher's file of
+// contexts) or "multiprog" (srun --multi-prog), with env added to the
+// job's environment.
+func testMPMD(t *testing.T, m mpiImpl, how string, env []string) {
 	dir := t.TempDir()
 	exe := compile(t, m, dir, "mpmd")
 	for _, name := range []string{"ocean", "atmos"} {
@@ -44,7 +48,10 @@ func testMPMD(t *testing.T, m mpiImpl, appFile bool) {
 	}
 	a := append([]string{"--mpirun", m.mpirun}, m.args...)
 	switch {
-	case !appFile:
+	case how == "multiprog":
+		writeFile(t, filepath.Join(dir, "progs"), "# the coupled model\n0-1 ./ocean\n2-3 ./atmos\n")
+		a = append(a, "-n", "4", "--multi-prog", "progs")
+	case how == "args":
 		a = append(a, "-np", "2", "./ocean", ":", "-np", "2", "./atmos")
 	case m.name == "openmpi":
 		writeFile(t, filepath.Join(dir, "apps"), "# the coupled model\n-np 2 ./ocean\n-np 2 ./atmos\n")
@@ -53,7 +60,7 @@ func testMPMD(t *testing.T, m mpiImpl, appFile bool) {
 		writeFile(t, filepath.Join(dir, "apps"), "-n 2 ./ocean\n-n 2 ./atmos\n")
 		a = append(a, "-configfile", "apps")
 	}
-	out := run(t, dir, nil, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), a...)
+	out := run(t, dir, env, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), a...)
 	if !strings.Contains(out, "4 traces of atmos and ocean (one MPMD run)") {
 		t.Errorf("dtrun's summary does not name the run once:\n%s", out)
 	}

@@ -18,9 +18,10 @@ import (
 // own (startSlurm: Debian's slurmctld, slurmd and munge; root only): srun
 // starts the ranks through slurmd, not through mpirun, and passes them the
 // tracer in --export. waits.c's waits, known by construction, must be
-// found under Open MPI (PMIx) and MPICH (PMI-2), aligned and skewed; a hung
-// job interrupted with Ctrl-C (SIGINT to dtrun and srun, as a terminal
-// sends it) must end with every rank's trace and where each waited.
+// found under Open MPI (PMIx) and MPICH (PMI-2), aligned and skewed, and
+// the coupled model of TestMPMD run by srun --multi-prog; a hung job
+// interrupted with Ctrl-C (SIGINT to dtrun and srun, as a terminal sends
+// it) must end with every rank's trace and where each waited.
 func TestSrun(t *testing.T) {
 	env := startSlurm(t)
 	ms := []mpiImpl{
@@ -30,6 +31,12 @@ func TestSrun(t *testing.T) {
 	t.Run("waits", func(t *testing.T) {
 		quietRunsOn(t, ms, "waits", env, nil, waitsExpects(), checkBugs, compareWaits(t))
 	})
+	for _, m := range ms {
+		t.Run("mpmd/"+m.name, func(t *testing.T) {
+			needMPI(t, m)
+			testMPMD(t, m, "multiprog", env)
+		})
+	}
 	t.Run("hang", func(t *testing.T) {
 		m := ms[0]
 		needMPI(t, m)

@@ -686,10 +686,28 @@ var appFileOpts = map[string]bool{"--app": true, "-app": true, "-configfile": tr
 // arguments, or in the first context of an app file they name; opts are
 // the launcher's options that take a value (launchStyle.valueOpts).
 func findProgram(args []string, opts map[string]int) (string, []string, error) {
+	multiProg := false // srun --multi-prog: the first argument is the file of programs
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
 			continue
+		}
+		if a == "--multi-prog" {
+			multiProg = true
+			continue
+		}
+		if multiProg && !strings.HasPrefix(a, "-") {
+			// Its lines are "ranks program args…".
+			lines, err := appFileLines(a)
+			if err != nil {
+				return "", nil, err
+			}
+			for _, l := range lines {
+				if p, rest, err := findProgram(l[1:], opts); !errors.Is(err, errNoProgram) {
+					return p, rest, err
+				}
+			}
+			return "", nil, errNoProgram
 		}
 		if appFileOpts[a] && i+1 < len(args) {
 			lines, err := appFileLines(args[i+1])

@@ -559,6 +559,12 @@ func TestSrunArgs(t *testing.T) {
 			t.Errorf("findProgram(%q) under srun = %q, %v", args, p, err)
 		}
 	}
+	// MPMD: srun --multi-prog names a file of "ranks program args" lines.
+	conf := filepath.Join(t.TempDir(), "mpmd.conf")
+	os.WriteFile(conf, []byte("# ocean and atmosphere\n0-1 "+app+" ocean\n2-3 /bin/true\n"), 0o644)
+	if p, rest, err := findProgram([]string{"-n", "4", "--multi-prog", conf}, srunValueOpts); err != nil || p != app || !slices.Equal(rest, []string{"ocean"}) {
+		t.Errorf("srun --multi-prog: program %q %q, %v; want %s ocean", p, rest, err, app)
+	}
 	if d := traceDir([]string{"-n", "2", "-D", "/w", "./app"}, srunValueOpts); d != "/w" {
 		t.Errorf("srun -D /w: trace directory %q", d)
 	}
