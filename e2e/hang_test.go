@@ -44,21 +44,7 @@ func TestHungJobInterrupted(t *testing.T) {
 			exe := compile(t, m, dir, "hang")
 			args := append([]string{"--mpirun", m.mpirun, "-np", "4"}, m.args...)
 			text, jobStart := interruptJob(t, dir, append(args, "./"+filepath.Base(exe)), "hang: waiting", true)
-
-			for _, want := range []string{
-				"dtrun: in progress when the processes ended: MPI_Barrier: rank 0",
-				"dtrun: in progress when the processes ended: MPI_Recv: ranks 1-3",
-				"dtrun: 4 traces of hang in",
-			} {
-				if !strings.Contains(text, want) {
-					t.Errorf("dtrun's output lacks %q", want)
-				}
-			}
-
-			rep, _ := analyse(t, dir, "hang")
-			if len(rep.Unfinished) != 4 {
-				t.Fatalf("unfinished calls %+v, want one per rank", rep.Unfinished)
-			}
+			rep := checkHangEnded(t, dir, text)
 			for _, c := range rep.Unfinished {
 				fn, line := "MPI_Recv", 20
 				if c.Rank == 0 {
@@ -293,6 +279,27 @@ func checkHangOTF2(t *testing.T, dir string, rep *report.Report) {
 			t.Errorf("the archive's report: %+v, the traces' %+v", b, c)
 		}
 	}
+}
+
+// checkHangEnded checks what dtrun said of hang.c's job, interrupted
+// (text), and that dtpa finds every rank's call in progress in its traces
+// in dir; it returns dtpa's report.
+func checkHangEnded(t *testing.T, dir, text string) *report.Report {
+	t.Helper()
+	for _, want := range []string{
+		"dtrun: in progress when the processes ended: MPI_Barrier: rank 0",
+		"dtrun: in progress when the processes ended: MPI_Recv: ranks 1-3",
+		"dtrun: 4 traces of hang in",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("dtrun's output lacks %q", want)
+		}
+	}
+	rep, _ := analyse(t, dir, "hang")
+	if len(rep.Unfinished) != 4 {
+		t.Fatalf("unfinished calls %+v, want one per rank", rep.Unfinished)
+	}
+	return rep
 }
 
 // interruptJob runs dtrun with args in dir until a line of the job's
