@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func TestSrun(t *testing.T) {
 // without Slurm and munge installed.
 func startSlurm(t *testing.T) []string {
 	t.Helper()
-	testenv.NeedCommands(t, "srun", "sinfo", "slurmctld", "slurmd", "munged", "mungekey")
+	testenv.NeedCommands(t, "srun", "sinfo", "scancel", "slurmctld", "slurmd", "munged", "mungekey")
 	if os.Geteuid() != 0 {
 		testenv.Missing(t, "a Slurm cluster of the test's own needs root (its slurmd starts the jobs' tasks)")
 	}
@@ -120,6 +121,14 @@ PartitionName=dtpa Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP OverSubscri
 		cmd.Env = append(os.Environ(), env...)
 		startDaemon(t, cmd, filepath.Join(d, name+".out"))
 	}
+	// Before the daemons stop (cleanups run last first): the tasks of a
+	// job a failed test left behind are ended, not orphaned.
+	t.Cleanup(func() {
+		cmd := exec.Command("scancel", "--full", "--user", strconv.Itoa(os.Geteuid()))
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Run()
+		time.Sleep(500 * time.Millisecond)
+	})
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		cmd := exec.Command("sinfo", "-h", "-o", "%t")
 		cmd.Env = append(os.Environ(), env...)
