@@ -85,7 +85,7 @@ func startSlurm(t *testing.T) []string {
 		os.MkdirAll(filepath.Join(d, sub), 0o755)
 	}
 	text := fmt.Sprintf(`ClusterName=dtpatest
-SlurmctldHost=%[1]s
+SlurmctldHost=%[1]s(127.0.0.1)
 SlurmctldPort=%[2]d
 SlurmdPort=%[3]d
 AuthType=auth/munge
@@ -109,7 +109,7 @@ MpiDefault=none
 SlurmdParameters=config_overrides
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-NodeName=%[1]s CPUs=8 State=UNKNOWN
+NodeName=%[1]s NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
 PartitionName=dtpa Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 `, host, ports[0], ports[1], sock, d)
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
@@ -117,7 +117,12 @@ PartitionName=dtpa Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP OverSubscri
 	}
 	env := []string{"SLURM_CONF=" + conf}
 	for _, name := range []string{"slurmctld", "slurmd"} {
+		// The node by its address in the configuration, not by what
+		// its name resolves to.
 		cmd := exec.Command(name, "-D", "-f", conf)
+		if name == "slurmd" {
+			cmd.Args = append(cmd.Args, "-N", host)
+		}
 		cmd.Env = append(os.Environ(), env...)
 		startDaemon(t, cmd, filepath.Join(d, name+".out"))
 	}
