@@ -315,7 +315,9 @@ func Run(ctx context.Context, o Options) error {
 	cmd.Cancel = func() error {
 		<-noted
 		endRanks(spill, endRanksWait)
-		return style.interrupt(cmd.Process, func(f func()) { time.AfterFunc(5*time.Second, f) })
+		sig := style.interruptSignal()
+		time.AfterFunc(5*time.Second, func() { cmd.Process.Signal(sig) })
+		return cmd.Process.Signal(sig)
 	}
 	cmd.WaitDelay = 20 * time.Second
 	job := newJobFiles(dir)
@@ -567,9 +569,10 @@ func probeWrite(dir string) error {
 // returns the spill files it keeps, and says so (keptSpills): those whose
 // trace could not be written (no space or quota left, no permission),
 // which a later `dtrun --recover` adds once there is room, after the
-// job's end too; and those that a process still holds (running), left
-// alone, which the same command recovers should the process be killed.
-func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kept, running []string) {
+// job's end too; and, with what they say of their ranks (zero when
+// unreadable), those that a process still holds (running), left alone,
+// which the same command recovers should the process be killed.
+func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kept []string, running []records.SpillInfo) {
 	for _, f := range records.RemoveAbandoned(dir) {
 		fmt.Fprintf(w, "dtrun: %s: the process died inside MPI_Init, before its trace began: it recorded nothing\n",
 			strings.TrimSuffix(filepath.Base(f), records.SpillNew))
@@ -582,10 +585,11 @@ func recoverSpills(dir string, bound func(spill string) int64, w io.Writer) (kep
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".spill")
 		if records.Held(f) {
-			if info, err := records.ReadSpillInfo(f); err == nil && info.Pid > 0 {
+			info, _ := records.ReadSpillInfo(f)
+			if info.Pid > 0 {
 				name = fmt.Sprintf("%s (pid %d)", name, info.Pid)
 			}
-			running = append(running, f)
+			running = append(running, info)
 			names = append(names, name)
 			continue
 		}

@@ -125,16 +125,15 @@ func (j *jobFiles) others(tasks []string) []string {
 }
 
 // stillRunning notes the traces of the job's ranks of this node that
-// still run, named by their spill files (recoverSpills' running): their
-// traces are the job's, not yet whole.
-func (j *jobFiles) stillRunning(spills []string) {
+// still run, as their spill files name them (recoverSpills' running):
+// their traces are the job's, not yet whole.
+func (j *jobFiles) stillRunning(ranks []records.SpillInfo) {
 	dir, err := os.Stat(j.dir)
 	if err != nil {
 		return
 	}
-	for _, f := range spills {
-		info, err := records.ReadSpillInfo(f)
-		if err != nil || info.Trace == "" {
+	for _, info := range ranks {
+		if info.Trace == "" {
 			continue
 		}
 		// The same directory, however its path was spelled.

@@ -122,16 +122,14 @@ func srunArgs(args, env []string) ([]string, error) {
 	return append([]string{"--export=ALL," + ours}, out...), nil
 }
 
-// interrupt passes an interrupt on to the launcher: SIGINT, which
-// mpirun and mpiexec pass to the ranks (a second one 5 s later ends an
-// Open MPI mpirun whose abort hangs); srun takes a first SIGINT for a
-// request of its status, so it gets SIGTERM, which it passes to the
-// tasks before it ends.
-func (s launchStyle) interrupt(p *os.Process, later func(func())) error {
-	sig := os.Signal(os.Interrupt)
+// interruptSignal is how an interrupt is passed on to the launcher:
+// SIGINT, which mpirun and mpiexec pass to the ranks (a second one 5 s
+// later ends an Open MPI mpirun whose abort hangs); srun takes a first
+// SIGINT for a request of its status, so it gets SIGTERM, which it passes
+// to the tasks before it ends.
+func (s launchStyle) interruptSignal() os.Signal {
 	if s == slurmStyle {
-		sig = syscall.SIGTERM
+		return syscall.SIGTERM
 	}
-	later(func() { p.Signal(sig) })
-	return p.Signal(sig)
+	return os.Interrupt
 }

@@ -69,10 +69,10 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 		fmt.Fprintf(w, "dtrun: no traces were written in %s: the processes ended inside MPI_Init, before their traces began\n", absDir(dir))
 		return
 	}
-	if len(sets) == 0 && len(held) == 0 {
-		fmt.Fprintf(w, "dtrun: no traces were written in %s (did the program reach MPI_Init?)\n", absDir(dir))
-	}
 	if len(sets) == 0 {
+		if len(held) == 0 {
+			fmt.Fprintf(w, "dtrun: no traces were written in %s (did the program reach MPI_Init?)\n", absDir(dir))
+		}
 		return
 	}
 	for _, s := range sets {
