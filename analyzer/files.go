@@ -705,6 +705,7 @@ type TraceSet struct {
 // StoppedRank is a rank whose trace lacks the end of the run.
 type StoppedRank struct {
 	Rank  int
+	Host  string // the node it ran on, as its header says ("" unknown)
 	Why   string
 	Cut   bool // the trace has no footer: the process died
 	Empty bool // the trace is empty: the process died inside MPI_Init
@@ -761,9 +762,9 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 			if errors.As(rf.err, &ce) {
 				why = ce.Reason
 			}
-			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: fmt.Sprintf("the trace is cut or damaged at byte %d (%s): the process died, or the file was damaged", rf.off, why), Cut: true})
+			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Host: rf.hdr.GetHostname(), Why: fmt.Sprintf("the trace is cut or damaged at byte %d (%s): the process died, or the file was damaged", rf.off, why), Cut: true})
 		case rf.footer == nil:
-			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Why: "the trace has no end (the process was killed before writing it)", Cut: true})
+			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Host: rf.hdr.GetHostname(), Why: "the trace has no end (the process was killed before writing it)", Cut: true})
 		default:
 			if why := stopWhy(rf.footer); why != "" {
 				st := StoppedRank{Rank: rank, Why: why, Unfinished: footerCalls(rank, rf.footer)}

@@ -336,9 +336,9 @@ func Run(ctx context.Context, o Options) error {
 		// the launcher may not wait for. A second signal ends dtrun at
 		// once, leaving the rest to dtpa.
 		signal.Reset(os.Interrupt, syscall.SIGTERM)
-		waitRanks(spill, rankEndWait)
+		waitRanks(spill, job, rankEndWait)
 	} else {
-		waitRanks(spill, outlivedWait)
+		waitRanks(spill, job, outlivedWait)
 	}
 	early.stop()
 	// A rank still running keeps its spill file: the directory stays,
@@ -347,6 +347,7 @@ func Run(ctx context.Context, o Options) error {
 	kept, running := recoverSpills(spill, intr.bound, cmd.Stderr)
 	keepSpill = len(kept) > 0 || len(running) > 0
 	job.stillRunning(running)
+	job.stillHeld()
 	inInit := initMarks(spill, intr.bound)
 	// What is left deferred: the traces of this node's ranks
 	// (markCompaction) that were not compacted as they finished
@@ -354,7 +355,7 @@ func Run(ctx context.Context, o Options) error {
 	// DT_COMPACT_AT_END=0; other ranks compacted their own as they ended.
 	compactTraces(job.deferred(), cmd.Stderr)
 	removeStale(records.CompactTemps(dir), job)
-	summarize(cmd.Stderr, job, spill, inInit)
+	summarize(cmd.Stderr, job, recoveryOf(style, launcher, spill), inInit)
 	var xe *exec.ExitError
 	if errors.As(err, &xe) {
 		code := xe.ExitCode()
@@ -377,6 +378,20 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("running %s: %w", launcher, err)
 	}
 	return nil
+}
+
+// recoveryOf is how to recover, on the node where it died, the last
+// records of a rank killed there (summarize): dtrun (this program, by
+// its path) run there with the launcher.
+func recoveryOf(style launchStyle, launcher, spill string) remoteRecovery {
+	self, _ := os.Hostname()
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "dtrun"
+	}
+	return remoteRecovery{spill: spill, self: self, on: func(host string) string {
+		return style.onNode(launcher, host, exe+" --recover "+spill)
+	}}
 }
 
 // endRanksWait bounds how long an interrupted dtrun waits for the ranks
@@ -483,19 +498,20 @@ func monotonicRaw() int64 {
 const rankEndWait = 10 * time.Second
 
 // outlivedWait bounds how long dtrun waits, after the launcher exited by
-// itself, for ranks of its node that still run: the launcher may exit
-// before the processes it killed are gone (MPICH's mpiexec after an
-// MPI_Abort), and a rank caught in its exit still holds its trace or
-// spill file, which would be taken for a rank still at work, or its
-// trace for an earlier run's. Where every rank has ended, as the launcher
-// normally waits for, it costs one look at the spill directory.
+// itself, for ranks that still run: the launcher may exit before the
+// processes it killed are gone (MPICH's mpiexec after an MPI_Abort), and
+// a rank caught in its exit still holds its trace or spill file, which
+// would be taken for a rank still at work, or its trace for an earlier
+// run's. Where every rank has ended, as the launcher normally waits for,
+// it costs one look at the spill directory and the traces' locks.
 var outlivedWait = 3 * time.Second
 
 // waitRanks waits, at most for d, until no process of the job holds its
-// spill file in dir, nor its note of being inside MPI_Init (initMarks):
-// every rank on this node has ended.
-func waitRanks(dir string, d time.Duration) {
-	waitReleased(func() []string { return processFiles(dir) }, d)
+// spill file in dir, nor its note of being inside MPI_Init (initMarks),
+// nor its trace (job.heldTraces: ranks of other nodes): every rank on
+// this node has ended, and every rank elsewhere has written its trace.
+func waitRanks(dir string, job *jobFiles, d time.Duration) {
+	waitReleased(func() []string { return append(processFiles(dir), job.heldTraces()...) }, d)
 }
 
 // waitReleased waits up to d until no process holds any of the files

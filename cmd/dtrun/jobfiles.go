@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dtpa/dtpa/analyzer"
+	"github.com/dtpa/dtpa/traceformat"
+	"github.com/dtpa/dtpa/traceformat/tracepb"
 	"github.com/dtpa/dtpa/tracer/records"
 )
 
@@ -141,4 +144,70 @@ func (j *jobFiles) stillRunning(ranks []records.SpillInfo) {
 			j.running = append(j.running, filepath.Base(info.Trace))
 		}
 	}
+}
+
+// heldTraces lists the traces in the directory, written since the job
+// began, that a process still holds and that are of the job's run
+// (runOf: the run id in their header; when no finished trace says which
+// run is the job's, every one). A launcher does not wait for the ranks of
+// other nodes that an interrupt or an abort ends: they may still be
+// writing their traces' ends when it exits, and dtrun, which cannot see
+// those processes, sees their files held. Another job at work in the same
+// directory holds its own, of another run: not waited for. Safe while the
+// job runs (keep is not).
+func (j *jobFiles) heldTraces() []string {
+	paths, _ := filepath.Glob(filepath.Join(j.dir, "*.trc"))
+	var held, ended []string
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && j.written(fi) {
+			if records.Held(p) {
+				held = append(held, p)
+			} else {
+				ended = append(ended, p)
+			}
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	runs := map[string]bool{}
+	for _, p := range ended {
+		if id := runOf(p); id != "" {
+			runs[id] = true
+		}
+	}
+	if len(runs) == 0 {
+		return held
+	}
+	return slices.DeleteFunc(held, func(p string) bool { return !runs[runOf(p)] })
+}
+
+// stillHeld notes the job's traces that processes still hold after dtrun
+// waited for them (heldTraces): ranks of other nodes still at work.
+func (j *jobFiles) stillHeld() {
+	for _, p := range j.heldTraces() {
+		if name := filepath.Base(p); !slices.Contains(j.running, name) {
+			j.running = append(j.running, name)
+		}
+	}
+}
+
+// runOf is the run id in the header of the trace at path, deferred or
+// not, "" when it cannot be read.
+func runOf(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc, err := traceformat.NewFrameScanner(bufio.NewReaderSize(f, 4096), path)
+	if err != nil {
+		return ""
+	}
+	fr, err := sc.Next()
+	var hdr tracepb.Header
+	if err != nil || fr.Kind != traceformat.KindHeader || fr.Unmarshal(&hdr) != nil {
+		return ""
+	}
+	return string(hdr.RunId)
 }

@@ -133,3 +133,16 @@ func (s launchStyle) interruptSignal() os.Signal {
 	}
 	return os.Interrupt
 }
+
+// onNode is the command that runs cmd as one task on node host with
+// launcher (its path), as dtrun advises it: `dtrun --recover` where a
+// rank was killed.
+func (s launchStyle) onNode(launcher, host, cmd string) string {
+	switch s {
+	case slurmStyle:
+		return fmt.Sprintf("%s -w %s -N 1 -n 1 %s", launcher, host, cmd)
+	case mpichStyle:
+		return fmt.Sprintf("%s -hosts %s -n 1 %s", launcher, host, cmd)
+	}
+	return fmt.Sprintf("%s --host %s -np 1 %s", launcher, host, cmd)
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/dtpa/dtpa/analyzer"
@@ -44,10 +45,10 @@ func traceDir(args []string, opts map[string]int) string {
 // run left there (dtpa leaves them out), and says how to analyse them.
 //
 // A trace without its end is that of a rank killed without warning: its
-// unwritten records were in spill, on its node; those of dtrun's node are
-// already recovered, so the rest are on other nodes, where
-// `dtrun --recover spill` adds them.
-func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
+// unwritten records were in the spill directory on its node; those of
+// dtrun's node are already recovered, so the rest are on other nodes,
+// where `dtrun --recover` adds them (rec says how).
+func summarize(w io.Writer, job *jobFiles, rec remoteRecovery, inInit []string) {
 	dir := job.dir
 	sets := analyzer.RunTraces(dir, job.keep)
 	// Processes that ended inside the MPI library's MPI_Init (initMarks)
@@ -85,7 +86,7 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 		if old := job.others(append([]string{s.Task}, s.Tasks...)); len(old) > 0 {
 			fmt.Fprintf(w, "dtrun: %s in %s %s an earlier run's, which dtpa leaves out\n", strings.Join(old, ", "), absDir(dir), isAre(len(old)))
 		}
-		cut := false
+		var cut []analyzer.StoppedRank
 		var stopped []string
 		var unfinished []report.UnfinishedCall
 		for _, st := range s.Stopped {
@@ -95,7 +96,9 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 				continue
 			}
 			stopped = append(stopped, fmt.Sprintf("Rank %d: %s; its trace lacks the rest of the run", st.Rank, st.Why))
-			cut = cut || st.Cut
+			if st.Cut {
+				cut = append(cut, st)
+			}
 		}
 		// Ranks that stopped alike (the launcher ending all but the one
 		// that crashed) make one line.
@@ -116,10 +119,67 @@ func summarize(w io.Writer, job *jobFiles, spill string, inInit []string) {
 		for _, l := range report.UnfinishedLines(unfinished) {
 			fmt.Fprintf(w, "dtrun: in progress when the processes ended: %s\n", l)
 		}
-		if cut && spill != "" {
-			fmt.Fprintf(w, "dtrun: a rank killed on another node left its last records there: run `dtrun --recover %s` on that node to add them to its trace\n", spill)
-		}
+		rec.advise(w, cut)
 	}
+}
+
+// remoteRecovery tells how to recover the last records of ranks killed on
+// other nodes: they are in the job's spill directory there (the same path
+// on every node), which `dtrun --recover` run on that node adds to their
+// traces.
+type remoteRecovery struct {
+	spill string // "" when the job had none
+	self  string // dtrun's node, whose ranks' records it recovered itself
+	// on is the launcher's command that runs `dtrun --recover spill` as
+	// one task on host (nil: none to give).
+	on func(host string) string
+}
+
+// advise says, per node, which of the cut ranks left their last records
+// there and the command that recovers them: by the node's name, which
+// the traces' headers give, with the launcher's command that runs dtrun
+// there, as a user who sees a rank killed on one of 500 nodes needs it.
+func (rec remoteRecovery) advise(w io.Writer, cut []analyzer.StoppedRank) {
+	if rec.spill == "" {
+		return
+	}
+	byHost := map[string][]int{}
+	var hosts []string
+	for _, st := range cut {
+		if sameHost(st.Host, rec.self) {
+			continue
+		}
+		if _, ok := byHost[st.Host]; !ok {
+			hosts = append(hosts, st.Host)
+		}
+		byHost[st.Host] = append(byHost[st.Host], st.Rank)
+	}
+	sort.Strings(hosts)
+	cmd := "dtrun --recover " + rec.spill
+	for _, h := range hosts {
+		ranks := byHost[h]
+		who, their, traces := "rank "+report.Ranges(ranks), "its", "trace"
+		if len(ranks) > 1 {
+			who, their, traces = "ranks "+report.Ranges(ranks), "their", "traces"
+		}
+		if h == "" {
+			fmt.Fprintf(w, "dtrun: %s, killed on another node, left %s last records there: run `%s` on that node to add them to %s %s\n", who, their, cmd, their, traces)
+			continue
+		}
+		eg := ""
+		if rec.on != nil {
+			eg = fmt.Sprintf(", e.g. `%s`", rec.on(h))
+		}
+		fmt.Fprintf(w, "dtrun: %s, killed on %s, left %s last records there: run `%s` on %s to add them to %s %s%s\n", who, h, their, cmd, h, their, traces, eg)
+	}
+}
+
+// sameHost tells whether host names a and b are one node's, one of them
+// maybe with its domain.
+func sameHost(a, b string) bool {
+	a, _, _ = strings.Cut(a, ".")
+	b, _, _ = strings.Cut(b, ".")
+	return a != "" && a == b
 }
 
 func isAre(n int) string {

@@ -39,19 +39,57 @@ func TestSummary(t *testing.T) {
 	run.Rank(3).Crash()
 	total := writeRun(t, run, dir)
 	var out bytes.Buffer
-	summarize(&out, &jobFiles{dir: dir, start: start}, "/dev/shm/dtpa-x", nil)
+	summarize(&out, &jobFiles{dir: dir, start: start}, remoteRecovery{spill: "/dev/shm/dtpa-x"}, nil)
 	want := fmt.Sprintf("dtrun: 4 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
 		"dtrun: warning: Rank 1: tracing stopped at MaxTraceSize; its trace lacks the rest of the run\n" +
 		"dtrun: warning: Rank 3: the trace is cut or damaged at byte "
-	hint := "dtrun: a rank killed on another node left its last records there: run `dtrun --recover /dev/shm/dtpa-x` on that node to add them to its trace\n"
+	hint := "dtrun: rank 3, killed on testhost, left its last records there: run `dtrun --recover /dev/shm/dtpa-x` on testhost to add them to its trace\n"
 	if !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), "the process died, or the file was damaged; its trace lacks the rest of the run\n"+hint) {
 		t.Errorf("summary\n%s\nwant\n%s", out.String(), want)
 	}
 
 	out.Reset()
-	summarize(&out, &jobFiles{dir: t.TempDir(), start: start}, "", nil)
+	summarize(&out, &jobFiles{dir: t.TempDir(), start: start}, remoteRecovery{}, nil)
 	if !strings.Contains(out.String(), "no traces were written") {
 		t.Errorf("empty directory: %q", out.String())
+	}
+}
+
+// TestSummaryKilledElsewhere: ranks killed without warning on other
+// nodes (their traces without an end) are named per node, with the
+// command that recovers their last records there; those of dtrun's own
+// node, whose records dtrun recovered itself, are not.
+func TestSummaryKilledElsewhere(t *testing.T) {
+	dir := t.TempDir()
+	run := tracetest.NewRun(6)
+	for r := 0; r < 6; r++ {
+		run.Rank(r).Host(fmt.Sprintf("node%d", r%3)).Compute(1000).Barrier(10)
+	}
+	for _, r := range []int{0, 1, 4, 2} {
+		run.Rank(r).Crash()
+	}
+	writeRun(t, run, dir)
+	var out bytes.Buffer
+	rec := remoteRecovery{spill: "/dev/shm/dtpa-x", self: "node0.cluster", on: func(h string) string {
+		return styleOf("srun").onNode("/usr/bin/srun", h, "/opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x")
+	}}
+	summarize(&out, &jobFiles{dir: dir, start: time.Now().Add(-time.Minute)}, rec, nil)
+	want := "dtrun: ranks 1, 4, killed on node1, left their last records there: run `dtrun --recover /dev/shm/dtpa-x` on node1 to add them to their traces, " +
+		"e.g. `/usr/bin/srun -w node1 -N 1 -n 1 /opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x`\n" +
+		"dtrun: rank 2, killed on node2, left its last records there: run `dtrun --recover /dev/shm/dtpa-x` on node2 to add them to its trace, " +
+		"e.g. `/usr/bin/srun -w node2 -N 1 -n 1 /opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x`\n"
+	if !strings.HasSuffix(out.String(), want) || strings.Contains(out.String(), "on node0") {
+		t.Errorf("summary\n%s\nwant it to end with\n%s", out.String(), want)
+	}
+	for _, c := range []struct {
+		launcher, want string
+	}{
+		{"mpirun.openmpi", "mpirun.openmpi --host n7 -np 1 dtrun --recover S"},
+		{"mpiexec.mpich", "mpiexec.mpich -hosts n7 -n 1 dtrun --recover S"},
+	} {
+		if got := styleOf(c.launcher).onNode(c.launcher, "n7", "dtrun --recover S"); got != c.want {
+			t.Errorf("%s: %q, want %q", c.launcher, got, c.want)
+		}
 	}
 }
 
@@ -69,7 +107,7 @@ func TestSummaryOverwritten(t *testing.T) {
 	job := newJobFiles(dir)
 	total := writeRun(t, tracetest.NewRun(2), dir)
 	var out bytes.Buffer
-	summarize(&out, job, "", nil)
+	summarize(&out, job, remoteRecovery{}, nil)
 	want := fmt.Sprintf("dtrun: 2 traces of app in %s, %s in all; analyse with: dtpa %s\n", dir, size(total), filepath.Join(dir, "app")) +
 		fmt.Sprintf("dtrun: app.2.trc, app.3.trc in %s are an earlier run's, which dtpa leaves out\n", dir)
 	if out.String() != want {
@@ -152,9 +190,66 @@ func TestSummaryCrash(t *testing.T) {
 	run.Rank(1).CrashedWith(&tracepb.Crash{Signal: 8, Name: "SIGFPE (Floating point exception)", Code: 1, Address: 0x401234, HasAddress: true, Stack: []uint64{0x401234}})
 	writeRun(t, run, dir)
 	var out bytes.Buffer
-	summarize(&out, &jobFiles{dir: dir, start: start}, "", nil)
+	summarize(&out, &jobFiles{dir: dir, start: start}, remoteRecovery{}, nil)
 	want := fmt.Sprintf("dtrun: rank 1 crashed: SIGFPE (Floating point exception), integer divide by zero (0x401234); dtpa %s says where\n", filepath.Join(dir, "app"))
 	if !strings.Contains(out.String(), want) || strings.Count(out.String(), "crashed") != 1 {
 		t.Errorf("summary\n%s\nwant a line\n%s", out.String(), want)
+	}
+}
+
+// TestOtherNodesOutliveLauncher: after the launcher's end, ranks of other
+// nodes, which dtrun cannot see, may still be writing their traces (an
+// interrupted Open MPI job: mpirun exits before the ranks its daemons
+// end). dtrun waits for the job's traces that a process holds, of the
+// job's run as its finished traces say, and counts them once let go; one
+// still held then is the job's, still being written, not an earlier
+// run's. Another job's trace at work in the same directory (another run)
+// is not waited for.
+func TestOtherNodesOutliveLauncher(t *testing.T) {
+	dir := t.TempDir()
+	job := newJobFiles(dir)
+	run := tracetest.NewRun(3)
+	for r := 0; r < 3; r++ {
+		run.Rank(r).Compute(1000).Barrier(10)
+	}
+	writeRun(t, run, dir)
+	if _, err := tracetest.NewRun(1).WriteDir(dir, "other"); err != nil { // another run id
+		t.Fatal(err)
+	}
+	lock := func(name string) *os.File {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		records.LockTrace(int(f.Fd()))
+		return f
+	}
+	rank2, other := lock("app.2.trc"), lock("other.0.trc")
+	defer other.Close()
+	if got := job.heldTraces(); len(got) != 1 || filepath.Base(got[0]) != "app.2.trc" {
+		t.Fatalf("held traces of the job %q, want app.2.trc alone", got)
+	}
+	time.AfterFunc(200*time.Millisecond, func() { rank2.Close() })
+	waitRanks(t.TempDir(), job, time.Minute)
+	if records.Held(filepath.Join(dir, "app.2.trc")) {
+		t.Fatal("waitRanks returned while app.2.trc was held")
+	}
+	job.stillHeld()
+	var out bytes.Buffer
+	summarize(&out, job, remoteRecovery{}, nil)
+	if s := out.String(); !strings.HasPrefix(s, "dtrun: 3 traces of app in ") || strings.Contains(s, "app.2") {
+		t.Errorf("summary after rank 2 let its trace go:\n%s", s)
+	}
+
+	// Rank 1 still writes its trace when dtrun gives up waiting.
+	job = &jobFiles{dir: dir, start: job.start}
+	rank1 := lock("app.1.trc")
+	defer rank1.Close()
+	job.stillHeld()
+	out.Reset()
+	summarize(&out, job, remoteRecovery{}, nil)
+	want := fmt.Sprintf("dtrun: app.1.trc in %s is still written by the job's processes", dir)
+	if s := out.String(); !strings.HasPrefix(s, "dtrun: 2 traces of app in ") || !strings.Contains(s, want) || strings.Contains(s, "earlier run") {
+		t.Errorf("summary while rank 1 writes its trace:\n%s\nwant %q", s, want)
 	}
 }
