@@ -43,11 +43,17 @@ func needDtpaMPI(t *testing.T) {
 // code; a job that hangs is killed with its process group.
 func runJob(t *testing.T, dir string, name string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runJobEnv(t, dir, nil, name, args...)
+}
+
+// runJobEnv is runJob with env added to the job's environment.
+func runJobEnv(t *testing.T, dir string, env []string, name string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), mpiEnv...)
+	cmd.Env = append(append(os.Environ(), mpiEnv...), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -58,6 +58,9 @@ type mpiImpl struct {
 	mpirun string // launcher dtrun is told to use
 	args   []string
 	np     string // the launcher's option for the number of ranks: "-np" when ""
+	// on is the command prefix that runs dtrun, in dir, where the job is
+	// launched (another node: TestNodes); nil: here.
+	on func(dir string) []string
 }
 
 // impls are the two implementations installed by `make deps`. Four ranks on
@@ -142,7 +145,12 @@ func trace(t *testing.T, m mpiImpl, dir string, env []string, np int, exe string
 	a = append(a, m.args...)
 	a = append(a, "./"+filepath.Base(exe))
 	a = append(a, args...)
-	return run(t, dir, env, 2*time.Minute, filepath.Join(root, "bin", "dtrun"), a...)
+	name := filepath.Join(root, "bin", "dtrun")
+	if m.on != nil {
+		pre := m.on(dir)
+		name, a = pre[0], append(append(pre[1:], name), a...)
+	}
+	return run(t, dir, env, 2*time.Minute, name, a...)
 }
 
 // checkSkew checks that each rank's trace of app in dir records the clock

@@ -318,7 +318,15 @@ func interruptJob(t *testing.T, dir string, args []string, marker string, group 
 // interruptJobEnv is interruptJob with env added to the job's environment.
 func interruptJobEnv(t *testing.T, dir string, env, args []string, marker string, group bool) (string, time.Time) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(root, "bin", "dtrun"), args...)
+	return interruptJobOn(t, dir, env, nil, args, marker, group)
+}
+
+// interruptJobOn is interruptJobEnv with dtrun run by the command prefix
+// on (another node: TestNodes), nil: here.
+func interruptJobOn(t *testing.T, dir string, env, on, args []string, marker string, group bool) (string, time.Time) {
+	t.Helper()
+	a := append(append(append([]string{}, on...), filepath.Join(root, "bin", "dtrun")), args...)
+	cmd := exec.Command(a[0], a[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(append(os.Environ(), mpiEnv...), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -264,6 +264,12 @@ func Run(ctx context.Context, o Options) error {
 	var args []string
 	tenv := paramsEnv(getenv, warn)
 	style := styleOf(launcher)
+	if style != slurmStyle {
+		// (srun passes them on in its --export=ALL, which dtrun adds
+		// unless told otherwise; its --export list cannot carry a value
+		// with a comma, as DT_CLOCK_SKEW's.)
+		tenv = append(tenv, forwardedEnv(os.Environ())...)
+	}
 	switch style {
 	case mpichStyle:
 		args = []string{"-genv", "LD_PRELOAD", preload, "-genv", "DT_SPILL_DIR", spill}

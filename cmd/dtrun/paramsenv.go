@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/dtpa/dtpa/tracer/params"
 )
@@ -32,3 +33,24 @@ func paramsEnv(getenv func(string) string, warn io.Writer) []string {
 	}
 	return []string{"DT_PARAMS=" + hex.EncodeToString(m)}
 }
+
+// forwardedEnv is the tracer's other variables in dtrun's environment
+// (env: NAME=value), DT_CLOCK, DT_DISABLE, DT_CLOCK_SKEW and the rest, as
+// NAME=value for the launcher to give every rank: a rank on dtrun's node
+// inherits them from the launcher, one on another node gets only what
+// the launcher passes on (Open MPI's mpirun passes what -x names). Those
+// dtrun sets itself are left out.
+func forwardedEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "DT_") && !ownEnv[k] {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// ownEnv are the variables dtrun sets for the ranks (DT_SPILL_DIR,
+// DT_PARAMS) or reads only itself.
+var ownEnv = map[string]bool{"DT_SPILL_DIR": true, "DT_PARAMS": true, "DT_MPIRUN": true, "DT_SPILL_ROOT": true, "DT_CWRITER": true}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,5 +70,17 @@ func TestMarkCompaction(t *testing.T) {
 	wd, _ := os.Getwd()
 	if err != nil || string(b) != filepath.Join(wd, "out") {
 		t.Errorf("mark %q (%v), want %q", b, err, filepath.Join(wd, "out"))
+	}
+}
+
+// TestForwardedEnv: the tracer's variables in dtrun's environment go to
+// the launcher for every rank (a rank on another node does not inherit
+// them), but not those dtrun sets or reads alone, nor other variables.
+func TestForwardedEnv(t *testing.T) {
+	got := forwardedEnv([]string{"PATH=/bin", "DT_CLOCK_SKEW=1:+2.5:100,3:-0.7:-50", "DT_SPILL_DIR=/x", "DT_PARAMS=00",
+		"DT_DISABLE=1", "DT_MPIRUN=srun", "DT_SPILL_ROOT=/y", "XDT_CLOCK=1", "DT_CLOCK=monotonic_raw"})
+	want := []string{"DT_CLOCK_SKEW=1:+2.5:100,3:-0.7:-50", "DT_DISABLE=1", "DT_CLOCK=monotonic_raw"}
+	if !slices.Equal(got, want) {
+		t.Errorf("forwarded %q, want %q", got, want)
 	}
 }
