@@ -55,7 +55,7 @@ func TestNodes(t *testing.T) {
 	for _, m := range ms {
 		t.Run("kill/"+m.name, func(t *testing.T) {
 			needMPI(t, m)
-			testNodeKilled(t, c, m)
+			testNodeKilled(t, c, m, c.env())
 		})
 		t.Run("hang/"+m.name, func(t *testing.T) {
 			needMPI(t, m)
@@ -74,6 +74,39 @@ func TestNodes(t *testing.T) {
 				}
 			}
 		})
+	}
+	t.Run("srun", func(t *testing.T) { testNodesSrun(t, c) })
+}
+
+// testNodesSrun runs the jobs of TestNodes under Slurm, srun launching
+// the tasks on both nodes through their slurmd (Open MPI, PMIx): the
+// waits aligned and skewed (the tracer's variables reach dtnode2's tasks
+// in srun's --export), and a task killed on dtnode2, whose last records
+// srun -w dtnode2, as dtrun advises, recovers.
+func testNodesSrun(t *testing.T, c *cluster) {
+	env := startSlurmOn(t, []slurmNode{{"dtnode1", "10.77.0.1", c.runner("dtnode1")}, {"dtnode2", "10.77.0.2", c.runner("dtnode2")}})
+	m := mpiImpl{name: "openmpi", cc: "mpicc.openmpi", mpirun: "srun", np: "-n", args: []string{"-N", "2", "--ntasks-per-node=2", "--distribution=cyclic", "--mpi=pmix"},
+		on: func(dir string) []string { return c.on("dtnode1", dir) }}
+	t.Run("waits", func(t *testing.T) {
+		check := func(t *testing.T, out string, r *report.Report, stderr string, skewed bool) float64 {
+			checkNodes(t, r)
+			return checkBugs(t, out, r, stderr, skewed)
+		}
+		quietRunsOn(t, []mpiImpl{m}, "waits", env, nil, waitsExpects(), check, compareWaits(t))
+	})
+	t.Run("kill", func(t *testing.T) {
+		needMPI(t, m)
+		// (srun ends the other tasks when one dies only when told.)
+		m.args = append(m.args, "--kill-on-bad-exit=1")
+		testNodeKilled(t, c, m, env)
+	})
+}
+
+// runner runs commands on node.
+func (c *cluster) runner(node string) func(name string, args ...string) *exec.Cmd {
+	return func(name string, args ...string) *exec.Cmd {
+		a := append(c.enter(node), name)
+		return exec.Command(a[0], append(a[1:], args...)...)
 	}
 }
 
@@ -94,14 +127,14 @@ func checkNodes(t *testing.T, r *report.Report) {
 // its own node, and which leaves rank 3's too on dtnode2). dtrun must name
 // dtnode2's killed ranks and give the command that recovers their
 // records there; run as given, it must complete their traces.
-func testNodeKilled(t *testing.T, c *cluster, m mpiImpl) {
+func testNodeKilled(t *testing.T, c *cluster, m mpiImpl, env []string) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "crash")
 	if out, err := exec.Command(m.cc, "-g", "-o", exe, filepath.Join(root, "testdata", "c", "crash.c")).CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", m.cc, err, out)
 	}
 	args := append(append(c.on("dtnode1", dir), filepath.Join(root, "bin", "dtrun"), m.mpirun, m.np, "4"), m.args...)
-	_, errOut, code := runJobEnv(t, dir, c.env(), args[0], append(args[1:], "./crash", "kill")...)
+	_, errOut, code := runJobEnv(t, dir, env, args[0], append(args[1:], "./crash", "kill")...)
 	if code == 0 {
 		t.Fatalf("dtrun exited 0, want the job's failure\n%s", errOut)
 	}
@@ -123,7 +156,7 @@ func testNodeKilled(t *testing.T, c *cluster, m mpiImpl) {
 	}
 	// The advice, run as given, on dtrun's node.
 	args = append(c.on("dtnode1", dir), advice...)
-	out, errOut, code := runJobEnv(t, dir, c.env(), args[0], args[1:]...)
+	out, errOut, code := runJobEnv(t, dir, env, args[0], args[1:]...)
 	if code != 0 || !strings.Contains(out+errOut, "recovered from") {
 		t.Fatalf("%s: exit %d\n%s%s", strings.Join(advice, " "), code, out, errOut)
 	}
@@ -192,7 +225,13 @@ exec setsid -w nsenter -t "$pid" -u -m -n -p -i -- env -i PATH="$PATH" HOME="$HO
 	for k, node := range []string{"dtnode1", "dtnode2"} {
 		boot := filepath.Join(d, node+".boot_id")
 		os.WriteFile(boot, []byte(fmt.Sprintf("7c3d0000-0000-4000-8000-%012d\n", k+1)), 0o644)
-		script := fmt.Sprintf("M=%s; hostname %s; mount -t tmpfs tmpfs /dev/shm && mount -t sysfs sysfs /sys && mount --bind %s /proc/sys/kernel/random/boot_id", d, node, boot)
+		// The node's /sys shows its network devices (as UCX and the
+		// MPI libraries list them); the machine's cgroups stay mounted
+		// in it, as slurmd wants them.
+		cg := filepath.Join(d, node+".cgroup")
+		os.Mkdir(cg, 0o755)
+		script := fmt.Sprintf("M=%s; hostname %s; mount -t tmpfs tmpfs /dev/shm && mount --rbind /sys/fs/cgroup %s && mount -t sysfs sysfs /sys && "+
+			"mount --rbind %s /sys/fs/cgroup && mount --bind %s /proc/sys/kernel/random/boot_id", d, node, cg, cg, boot)
 		if k == 0 {
 			script += " && mount --bind " + hosts + " /etc/hosts"
 		}

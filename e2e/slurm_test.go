@@ -57,20 +57,47 @@ func TestSrun(t *testing.T) {
 // without Slurm and munge installed.
 func startSlurm(t *testing.T) []string {
 	t.Helper()
-	testenv.NeedCommands(t, "srun", "sinfo", "scancel", "slurmctld", "slurmd", "munged", "mungekey")
-	if os.Geteuid() != 0 {
-		testenv.Missing(t, "a Slurm cluster of the test's own needs root (its slurmd starts the jobs' tasks)")
-	}
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
 	}
 	host, _, _ = strings.Cut(host, ".")
+	// The node by its address in the configuration, not by what its name
+	// resolves to.
+	return startSlurmOn(t, []slurmNode{{name: host, addr: "127.0.0.1", run: exec.Command}})
+}
+
+// slurmNode is a node of the test's Slurm cluster: its name, its
+// address, and how a command is run there.
+type slurmNode struct {
+	name, addr string
+	run        func(name string, args ...string) *exec.Cmd
+}
+
+// startSlurmOn starts a Slurm cluster of nodes (the controller on the
+// first), with its own munge daemon, configuration and state in a
+// temporary directory, and returns the environment that points srun at
+// it (SLURM_CONF); srun, sinfo and scancel reach the controller from the
+// first node. Each node's temporary files (TmpFS: PMIx's directories,
+// named by job and step) go in its /dev/shm, which is its own where /tmp
+// is shared (TestNodes).
+func startSlurmOn(t *testing.T, nodes []slurmNode) []string {
+	t.Helper()
+	testenv.NeedCommands(t, "srun", "sinfo", "scancel", "slurmctld", "slurmd", "munged", "mungekey")
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, "a Slurm cluster of the test's own needs root (its slurmd starts the jobs' tasks)")
+	}
 	d, err := os.MkdirTemp("", "dtpa-slurm-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(d) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := exec.Command("sh", "-c", "tail -n 15 "+d+"/*.log").CombinedOutput()
+			t.Logf("the Slurm daemons' logs:\n%s", logs)
+		}
+		os.RemoveAll(d)
+	})
 	os.Chmod(d, 0o755)
 	sock := filepath.Join(d, "munge.socket")
 	if out, err := exec.Command("mungekey", "--create", "--keyfile="+filepath.Join(d, "munge.key")).CombinedOutput(); err != nil {
@@ -81,11 +108,15 @@ func startSlurm(t *testing.T) []string {
 	startDaemon(t, munged, filepath.Join(d, "munged.out"))
 	ports := freePorts(t, 2)
 	conf := filepath.Join(d, "slurm.conf")
-	for _, sub := range []string{"ctld", "spool"} {
-		os.MkdirAll(filepath.Join(d, sub), 0o755)
+	os.MkdirAll(filepath.Join(d, "ctld"), 0o755)
+	var names, nodeLines []string
+	for _, n := range nodes {
+		os.MkdirAll(filepath.Join(d, "spool-"+n.name), 0o755)
+		names = append(names, n.name)
+		nodeLines = append(nodeLines, fmt.Sprintf("NodeName=%s NodeAddr=%s CPUs=8 State=UNKNOWN", n.name, n.addr))
 	}
 	text := fmt.Sprintf(`ClusterName=dtpatest
-SlurmctldHost=%[1]s(127.0.0.1)
+SlurmctldHost=%[1]s(%[6]s)
 SlurmctldPort=%[2]d
 SlurmdPort=%[3]d
 AuthType=auth/munge
@@ -99,43 +130,43 @@ SchedulerType=sched/builtin
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation=%[5]s/ctld
-SlurmdSpoolDir=%[5]s/spool
+SlurmdSpoolDir=%[5]s/spool-%%n
 SlurmctldPidFile=%[5]s/slurmctld.pid
-SlurmdPidFile=%[5]s/slurmd.pid
+SlurmdPidFile=%[5]s/slurmd-%%n.pid
 SlurmctldLogFile=%[5]s/slurmctld.log
-SlurmdLogFile=%[5]s/slurmd.log
+SlurmdLogFile=%[5]s/slurmd-%%n.log
 ReturnToService=2
+TmpFS=/dev/shm
 MpiDefault=none
 SlurmdParameters=config_overrides
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
-NodeName=%[1]s NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
-PartitionName=dtpa Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
-`, host, ports[0], ports[1], sock, d)
+%[7]s
+PartitionName=dtpa Nodes=%[8]s Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+`, nodes[0].name, ports[0], ports[1], sock, d, nodes[0].addr, strings.Join(nodeLines, "\n"), strings.Join(names, ","))
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := []string{"SLURM_CONF=" + conf}
-	for _, name := range []string{"slurmctld", "slurmd"} {
-		// The node by its address in the configuration, not by what
-		// its name resolves to.
-		cmd := exec.Command(name, "-D", "-f", conf)
-		if name == "slurmd" {
-			cmd.Args = append(cmd.Args, "-N", host)
-		}
+	first := nodes[0].run
+	ctld := first("slurmctld", "-D", "-f", conf)
+	ctld.Env = append(os.Environ(), env...)
+	startDaemon(t, ctld, filepath.Join(d, "slurmctld.out"))
+	for _, n := range nodes {
+		cmd := n.run("slurmd", "-D", "-f", conf, "-N", n.name)
 		cmd.Env = append(os.Environ(), env...)
-		startDaemon(t, cmd, filepath.Join(d, name+".out"))
+		startDaemon(t, cmd, filepath.Join(d, "slurmd-"+n.name+".out"))
 	}
 	// Before the daemons stop (cleanups run last first): the tasks of a
 	// job a failed test left behind are ended, not orphaned.
 	t.Cleanup(func() {
-		cmd := exec.Command("scancel", "--full", "--user", strconv.Itoa(os.Geteuid()))
+		cmd := first("scancel", "--full", "--user", strconv.Itoa(os.Geteuid()))
 		cmd.Env = append(os.Environ(), env...)
 		cmd.Run()
 		time.Sleep(500 * time.Millisecond)
 	})
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		cmd := exec.Command("sinfo", "-h", "-o", "%t")
+		cmd := first("sinfo", "-h", "-o", "%t")
 		cmd.Env = append(os.Environ(), env...)
 		out, _ := cmd.Output()
 		if s := strings.TrimSpace(string(out)); s == "idle" || s == "mix" {
