@@ -24,6 +24,12 @@
 //     exchange), a Meep FDTD run and ExaML; results as untraced, the
 //     analysis clean, the communication times of GROMACS's and Meep's
 //     own accounting.
+//   - TestSrun, TestNodes (slurm_test.go, nodes_test.go): jobs that
+//     Slurm's srun launches on a one-node cluster of the test's own, and
+//     jobs on two nodes emulated with Linux namespaces (Open MPI's
+//     mpirun, MPICH's hydra and srun across them): waits known by
+//     construction, ranks killed and recovered on the other node, hung
+//     jobs interrupted.
 //
 // Every report passes checkReport (report.Check: the identities of docs/characteristics.md
 // §3–§6, Productive Time ≥ 0), those of complete runs checkInvariants.

@@ -10,7 +10,9 @@
 # through (parallel HDF5 and ScaLAPACK for both MPIs; PETSc, Boost.MPI,
 # FFTW's MPI interface, mpi4py-fft and PnetCDF, built with Open MPI),
 # OpenCoarrays (Coarray Fortran on Open MPI, with its own test programs),
-# Slurm with munge (e2e TestSrun starts a one-node cluster of its own) and
+# Slurm with munge (e2e TestSrun starts a one-node cluster of its own,
+# TestNodes a two-node one), iproute2 and util-linux (TestNodes emulates
+# two nodes with Linux namespaces joined by a virtual Ethernet pair) and
 # Debian's chromium, in which the HTML report is tested
 # headless.
 # Idempotent; needs root (or sudo) only when something is missing.
@@ -39,6 +41,9 @@ if [ "${1:-}" = "--test" ]; then
   command -v lmp  >/dev/null || need+=(lammps)
   command -v caf.openmpi >/dev/null || need+=(libcoarrays-openmpi-dev)
   command -v slurmd >/dev/null || need+=(slurmd slurmctld slurm-client munge)
+  command -v ip >/dev/null || need+=(iproute2)
+  command -v nsenter >/dev/null || need+=(util-linux)
+  command -v pgrep >/dev/null || need+=(procps)
   command -v nwchem.openmpi >/dev/null || need+=(nwchem-openmpi)
   command -v pw.x >/dev/null || need+=(quantum-espresso)
   [ -f /usr/share/espresso/pseudo/Si.pz-vbc.UPF ] || need+=(quantum-espresso-data)

@@ -90,8 +90,10 @@ compact its trace on another node.
 A rank killed without warning leaves the records it had not written in its
 node's spill directory (/dev/shm/dtpa-…, named by dtrun; the ranks of
 other nodes make it there): dtrun adds those of its own node to the traces.
-On another node, run there: dtrun --recover /dev/shm/dtpa-… (dtrun prints
-the directory when a trace lacks its end); it also removes the spill file
+On another node, run there: dtrun --recover /dev/shm/dtpa-… (dtrun names
+the node, its ranks that lack their traces' end, and the launcher's
+command that runs it there, e.g. srun -w NODE -N 1 -n 1 dtrun --recover
+…); it also removes the spill file
 of a rank killed inside MPI_Init, which recorded nothing (its trace is
 empty). Records that cannot be added yet (the traces' directory full or
 read-only) stay there for a later --recover. A job killed together with
