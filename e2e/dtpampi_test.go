@@ -81,6 +81,13 @@ func dtpaMPI(t *testing.T, dir string, np int, args ...string) (stdout, stderr s
 // process count with dtpa's, and their warnings.
 func checkDtpaMPI(t *testing.T, dir, app string) {
 	t.Helper()
+	checkDtpaMPIBy(t, dir, app, func(np int) (string, string, int) { return dtpaMPI(t, dir, np, "--json", app) })
+}
+
+// checkDtpaMPIBy is checkDtpaMPI with dtpa-mpi --json app at np processes
+// run by run (on other nodes: TestNodes).
+func checkDtpaMPIBy(t *testing.T, dir, app string, run func(np int) (stdout, stderr string, code int)) {
+	t.Helper()
 	needDtpaMPI(t)
 	start := time.Now()
 	want, wantErr, code := runJob(t, dir, filepath.Join(root, "bin", "dtpa"), "--json", app)
@@ -94,7 +101,7 @@ func checkDtpaMPI(t *testing.T, dir, app string) {
 	}
 	for _, np := range mpiProcs {
 		start := time.Now()
-		got, gotErr, code := dtpaMPI(t, dir, np, "--json", app)
+		got, gotErr, code := run(np)
 		took = append(took, fmt.Sprintf("%d: %v", np, time.Since(start).Round(time.Millisecond)))
 		if code != 0 {
 			t.Errorf("dtpa-mpi at %d processes: exit %d\n%s", np, code, gotErr)

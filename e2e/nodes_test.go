@@ -39,7 +39,10 @@ import (
 //     trace;
 //   - hang: a hung job interrupted with Ctrl-C: Open MPI's mpirun exits
 //     before the ranks of the other node have written their traces'
-//     ends, and dtrun must wait for them, count them and compact them.
+//     ends, and dtrun must wait for them, count them and compact them;
+//   - srun: the waits and the kill under Slurm, srun launching on both;
+//   - dtpa-mpi: the analysis as an MPI job across both nodes, its report
+//     the same as dtpa's at 1 to 4 processes.
 //
 // kill and hang run under both MPIs (MPICH's hydra as the launcher).
 func TestNodes(t *testing.T) {
@@ -76,6 +79,21 @@ func TestNodes(t *testing.T) {
 		})
 	}
 	t.Run("srun", func(t *testing.T) { testNodesSrun(t, c) })
+	t.Run("dtpa-mpi", func(t *testing.T) {
+		// The analysis as an MPI job across the nodes: the report of
+		// the same as dtpa's at 1 to 4 processes, the processes
+		// exchanging over TCP between the nodes.
+		m := ms[0]
+		needMPI(t, m)
+		dir := t.TempDir()
+		exe := compile(t, m, dir, "waits")
+		trace(t, m, dir, c.env(), 4, filepath.Base(exe))
+		checkDtpaMPIBy(t, dir, "waits", func(np int) (string, string, int) {
+			a := append(c.on("dtnode1", dir), "mpirun.openmpi", "-np", strconv.Itoa(np), "--host", "dtnode1:2,dtnode2:2", "--map-by", "node",
+				filepath.Join(root, "bin", "dtpa-mpi"), "--json", "waits")
+			return runJobEnv(t, dir, c.env(), a[0], a[1:]...)
+		})
+	})
 }
 
 // testNodesSrun runs the jobs of TestNodes under Slurm, srun launching

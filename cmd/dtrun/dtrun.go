@@ -516,10 +516,15 @@ var outlivedWait = 3 * time.Second
 
 // waitRanks waits, at most for d, until no process of the job holds its
 // spill file in dir, nor its note of being inside MPI_Init (initMarks),
-// nor its trace (job.heldTraces: ranks of other nodes): every rank on
-// this node has ended, and every rank elsewhere has written its trace.
+// then until none holds its trace (job.heldTraces: ranks of other
+// nodes): every rank on this node has ended, and every rank elsewhere
+// has written its trace. The traces, on a shared file system, are
+// listed once: only those held then are looked at again.
 func waitRanks(dir string, job *jobFiles, d time.Duration) {
-	waitReleased(func() []string { return append(processFiles(dir), job.heldTraces()...) }, d)
+	end := time.Now().Add(d)
+	waitReleased(func() []string { return processFiles(dir) }, d)
+	held := job.heldTraces()
+	waitReleased(func() []string { return held }, time.Until(end))
 }
 
 // waitReleased waits up to d until no process holds any of the files
