@@ -762,9 +762,13 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 			if errors.As(rf.err, &ce) {
 				why = ce.Reason
 			}
-			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Host: rf.hdr.GetHostname(), Why: fmt.Sprintf("the trace is cut or damaged at byte %d (%s): the process died, or the file was damaged", rf.off, why), Cut: true})
+			msg := fmt.Sprintf("the trace is cut or damaged at byte %d (%s): the process died, or the file was damaged", rf.off, why)
+			if why == traceformat.NoFooter {
+				msg = noEnd // whole frames, then nothing: not damage
+			}
+			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Host: rf.hdr.GetHostname(), Why: msg, Cut: true})
 		case rf.footer == nil:
-			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Host: rf.hdr.GetHostname(), Why: "the trace has no end (the process was killed before writing it)", Cut: true})
+			ts.Stopped = append(ts.Stopped, StoppedRank{Rank: rank, Host: rf.hdr.GetHostname(), Why: noEnd, Cut: true})
 		default:
 			if why := stopWhy(rf.footer); why != "" {
 				st := StoppedRank{Rank: rank, Why: why, Unfinished: footerCalls(rank, rf.footer)}
@@ -811,6 +815,11 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 	}
 	return res
 }
+
+// noEnd is why a trace that ends after a whole frame without its footer
+// stopped: its process was killed without warning (the ranks killed
+// alike make one warning).
+const noEnd = "the trace has no end (the process was killed before writing it)"
 
 // stopWhy says in words why a trace's footer says tracing ended early or
 // lost events; "" for a complete trace.

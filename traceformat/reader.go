@@ -268,6 +268,11 @@ func (r *Reader) next() (Kind, error) {
 	return k, err
 }
 
+// NoFooter is the CorruptError reason of a file that ends cleanly, after
+// a whole frame, without its footer: what a process killed before it
+// wrote its trace's end leaves, rather than damage.
+const NoFooter = "file ends without a footer (the traced process may have crashed or been killed)"
+
 func (r *Reader) readFrame() (Kind, error) {
 	start := r.off
 	var h [FrameHeaderSize]byte
@@ -281,7 +286,7 @@ func (r *Reader) readFrame() (Kind, error) {
 	}
 	switch {
 	case n == 0 && err == io.EOF:
-		return 0, r.corrupt(start, ErrTruncated, "file ends without a footer (the traced process may have crashed or been killed)")
+		return 0, r.corrupt(start, ErrTruncated, NoFooter)
 	case err == io.ErrUnexpectedEOF:
 		return 0, r.corrupt(start, ErrTruncated, fmt.Sprintf("file ends inside a frame header (%d of %d bytes)", n, FrameHeaderSize))
 	case err != nil:
