@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,6 +81,7 @@ func TestNodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("stale", func(t *testing.T) { testNodesStale(t, c, ms[0]) })
 	t.Run("srun", func(t *testing.T) { testNodesSrun(t, c) })
 	t.Run("dtpa-mpi", func(t *testing.T) {
 		// The analysis as an MPI job across the nodes: the report of
@@ -118,6 +122,71 @@ func testNodesSrun(t *testing.T, c *cluster) {
 		m.args = append(m.args, "--kill-on-bad-exit=1")
 		testNodeKilled(t, c, m, env)
 	})
+}
+
+// testNodesStale: a job killed together with its dtrun (a batch system
+// ending the whole job: every process SIGKILLed) leaves its ranks' last
+// records in each node's /dev/shm; `dtrun --recover` without a
+// directory, run on each node, adds them to their traces and frees the
+// memory, where no later dtrun would have.
+func testNodesStale(t *testing.T, c *cluster, m mpiImpl) {
+	needMPI(t, m)
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "stalehang")
+	if err := os.Rename(compile(t, m, dir, "hang"), exe); err != nil {
+		t.Fatal(err)
+	}
+	args := append(append(c.on("dtnode1", dir), filepath.Join(root, "bin", "dtrun"), m.mpirun, m.np, "4"), m.args...)
+	cmd := exec.Command(args[0], append(args[1:], "./stalehang")...)
+	cmd.Env = append(append(os.Environ(), mpiEnv...), c.env()...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && !strings.Contains(sc.Text(), "hang: waiting") {
+	}
+	time.Sleep(time.Second) // every rank in its last call
+	// The ranks first, on both nodes, then dtrun and the launcher.
+	exec.Command("pkill", "-KILL", "-x", "stalehang").Run()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	go io.Copy(io.Discard, out)
+	cmd.Wait()
+	for _, node := range []string{"dtnode2", "dtnode1"} {
+		// Left a while ago, as a killed job's directory is when it
+		// is swept (claimStale).
+		touch := append(c.enter(node), "sh", "-c", "touch -d '-2 min' /dev/shm/dtpa-*")
+		if b, err := exec.Command(touch[0], touch[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%s: no spill directory left: %v\n%s", node, err, b)
+		}
+		a := append(c.on(node, dir), filepath.Join(root, "bin", "dtrun"), "--recover")
+		text, errOut, code := runJobEnv(t, dir, nil, a[0], a[1:]...)
+		if code != 0 || !strings.Contains(errOut, "holds the last records of 2 rank(s) of an earlier job") {
+			t.Fatalf("dtrun --recover on %s: exit %d\n%s%s", node, code, text, errOut)
+		}
+		if c.exists(node, "/dev/shm/dtpa-*") {
+			t.Errorf("%s: a spill directory left after dtrun --recover", node)
+		}
+		t.Logf("dtrun --recover on %s:\n%s", node, errOut)
+		if _, errOut, _ := runJobEnv(t, dir, nil, a[0], a[1:]...); !strings.Contains(errOut, "no spill directory of a killed job") {
+			t.Errorf("dtrun --recover again on %s: %s", node, errOut)
+		}
+	}
+	for _, s := range analyzer.RunTraces(dir, nil) {
+		for _, st := range s.Stopped {
+			if st.Cut {
+				t.Errorf("rank %d's trace, after the recovery on its node: %s", st.Rank, st.Why)
+			}
+		}
+	}
+	r, _ := analyse(t, dir, "stalehang")
+	checkNodes(t, r)
 }
 
 // runner runs commands on node.

@@ -98,8 +98,11 @@ of a rank killed inside MPI_Init, which recorded nothing (its trace is
 empty). Records that cannot be added yet (the traces' directory full or
 read-only) stay there for a later --recover. A job killed together with
 its dtrun leaves its spill directory behind: the next dtrun on the host
-adds its records to that job's traces. DT_SPILL_ROOT=DIR makes the spill
-directories in DIR instead of /dev/shm.
+adds its records to that job's traces; on a node where no dtrun runs,
+dtrun --recover without a directory does it for every killed job's there
+(run it on each node, e.g. from a batch system's epilog, to free that
+memory). DT_SPILL_ROOT=DIR makes the spill directories in DIR instead of
+/dev/shm.
 
 Tracer parameters come from ./tracer.par (write one with dtpar) or from the
 environment (UserStackSize, MaxTraceSize, TraceBufSize).
@@ -146,8 +149,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return nil
 			}
 			if rest[0] == "--recover" {
+				if len(rest) == 1 {
+					return recoverNode(stderr)
+				}
 				if len(rest) != 2 {
-					fmt.Fprintln(stderr, "dtrun: --recover takes one directory: the job's spill directory on this node")
+					fmt.Fprintln(stderr, "dtrun: --recover takes one directory, the job's spill directory on this node, or none: every killed job's on this node")
 					return &ExitError{Code: 2}
 				}
 				if kept, _ := recoverSpills(rest[1], nil, stderr); len(kept) > 0 {

@@ -52,10 +52,11 @@ func lockDir(dir string) (release func(), ok bool) {
 // the spill root (dtpa-* directories of this user that no process holds),
 // saying so on w, and removes those directories; records that cannot be
 // added yet (their traces' directory cannot be written) stay
-// (keptSpills).
-func sweepStale(root string, w io.Writer) {
+// (keptSpills). It returns how many directories it took, and how many of
+// them stay for that reason.
+func sweepStale(root string, w io.Writer) (swept, stay int) {
 	if !localLocks(root) {
-		return
+		return 0, 0
 	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "dtpa-*"))
 	for _, d := range dirs {
@@ -63,15 +64,42 @@ func sweepStale(root string, w io.Writer) {
 		if !ok {
 			continue
 		}
+		swept++
 		spills, _ := filepath.Glob(filepath.Join(d, "*.spill"))
 		if len(spills) > 0 {
 			fmt.Fprintf(w, "dtrun: %s holds the last records of %d rank(s) of an earlier job, killed before they wrote them: adding them to their traces\n", d, len(spills))
 		}
 		if kept, _ := recoverSpills(d, nil, w); len(kept) == 0 {
 			os.RemoveAll(d)
+		} else {
+			stay++
 		}
 		release()
 	}
+	return swept, stay
+}
+
+// recoverNode is `dtrun --recover` without a directory: every spill
+// directory that killed jobs left on this node (sweepStale), as on the
+// nodes where no dtrun runs, whose memory only this frees (a batch
+// system's epilog, or srun -N <nodes> --ntasks-per-node=1 dtrun
+// --recover). It fails when records stay.
+func recoverNode(w io.Writer) error {
+	root := os.Getenv("DT_SPILL_ROOT")
+	if root == "" {
+		root = spillRoot()
+	}
+	if !localLocks(root) {
+		return fmt.Errorf("%s is not on a local file system: its spill directories are recovered one by one (dtrun --recover DIR)", root)
+	}
+	swept, stay := sweepStale(root, w)
+	if swept == 0 {
+		fmt.Fprintf(w, "dtrun: no spill directory of a killed job in %s\n", root)
+	}
+	if stay > 0 {
+		return &ExitError{Code: 1}
+	}
+	return nil
 }
 
 // localLocks tells whether dir is on a file system whose locks (flock)
