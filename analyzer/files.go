@@ -700,6 +700,15 @@ type TraceSet struct {
 	// Late are the crashes after complete traces ended (a destructor or
 	// an exit handler after MPI_Finalize), without their frames, by rank.
 	Late []report.Crash
+	// Missing are the ranks of the run (its world size, as the headers
+	// say) that have no trace in the directory: they never reached
+	// MPI_Init, or wrote it elsewhere (another node's directory of that
+	// name, not shared with this one).
+	Missing []int
+	// World is the run's number of ranks, the largest world size its
+	// headers give (0: none could be read).
+	World int
+	ranks map[int]bool // the ranks present
 }
 
 // StoppedRank is a rank whose trace lacks the end of the run.
@@ -747,7 +756,14 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 		ts.Bytes += info.Size()
 		path := filepath.Join(dir, e.Name())
 		rank := rankOf(path, task)
+		if ts.ranks == nil {
+			ts.ranks = map[int]bool{}
+		}
+		ts.ranks[rank] = true
 		rf, err := scan(path)
+		if err == nil && rf.hdr != nil {
+			ts.World = max(ts.World, int(rf.hdr.WorldSize))
+		}
 		if _, ok := runOf[ts]; !ok && err == nil && rf.hdr != nil && len(rf.hdr.RunId) > 0 {
 			runOf[ts] = string(rf.hdr.RunId)
 		}
@@ -801,6 +817,10 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 				m.Bytes += ts.Bytes
 				m.Stopped = append(m.Stopped, ts.Stopped...)
 				m.Late = append(m.Late, ts.Late...)
+				for r := range ts.ranks {
+					m.ranks[r] = true
+				}
+				m.World = max(m.World, ts.World)
 				continue
 			}
 			first[run] = len(res)
@@ -808,6 +828,11 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 		res = append(res, *ts)
 	}
 	for i := range res {
+		for r := 0; r < res[i].World; r++ {
+			if !res[i].ranks[r] {
+				res[i].Missing = append(res[i].Missing, r)
+			}
+		}
 		st := res[i].Stopped
 		sort.Slice(st, func(a, b int) bool { return st[a].Rank < st[b].Rank })
 		late := res[i].Late

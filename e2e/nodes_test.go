@@ -43,6 +43,8 @@ import (
 //   - hang: a hung job interrupted with Ctrl-C: Open MPI's mpirun exits
 //     before the ranks of the other node have written their traces'
 //     ends, and dtrun must wait for them, count them and compact them;
+//   - unshared: a job run from a directory of each node's own: dtrun
+//     names the ranks whose traces are not in its node's;
 //   - stale: a job SIGKILLed whole with its dtrun (a batch system's end)
 //     leaves its ranks' last records in each node's /dev/shm, which
 //     `dtrun --recover` run on each node adds to their traces;
@@ -93,6 +95,30 @@ func TestNodes(t *testing.T) {
 			}
 		})
 	}
+	t.Run("unshared", func(t *testing.T) {
+		// A job run from a directory of each node's own (here
+		// /dev/shm/…, made on both): dtrun finds the ranks of dtnode2
+		// without a trace and says why that may be.
+		m := ms[0]
+		needMPI(t, m)
+		exe := filepath.Join(t.TempDir(), "pingpong")
+		if out, err := exec.Command(m.cc, "-g", "-o", exe, filepath.Join(root, "testdata", "c", "pingpong.c")).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", m.cc, err, out)
+		}
+		dir := fmt.Sprintf("/dev/shm/work-%d", os.Getpid())
+		for _, node := range []string{"dtnode1", "dtnode2"} {
+			a := append(c.enter(node), "sh", "-c", fmt.Sprintf("mkdir -p %[1]s && cp %[2]s %[1]s/", dir, exe))
+			if b, err := exec.Command(a[0], a[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", node, err, b)
+			}
+		}
+		args := append(append(c.on("dtnode1", dir), filepath.Join(root, "bin", "dtrun"), m.mpirun, m.np, "4"), m.args...)
+		_, errOut, _ := runJobEnv(t, t.TempDir(), c.env(), args[0], append(args[1:], "./pingpong")...)
+		want := "dtrun: warning: ranks 1, 3 of 4: no trace in " + dir + ": they never reached MPI_Init, or ran on other nodes"
+		if !strings.Contains(errOut, want) {
+			t.Errorf("dtrun does not say that dtnode2's ranks left no trace here:\n%s", errOut)
+		}
+	})
 	t.Run("stale", func(t *testing.T) { testNodesStale(t, c, ms[0]) })
 	t.Run("srun", func(t *testing.T) { testNodesSrun(t, c) })
 	t.Run("dtpa-mpi", func(t *testing.T) {

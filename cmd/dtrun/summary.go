@@ -83,6 +83,12 @@ func summarize(w io.Writer, job *jobFiles, rec remoteRecovery, inInit []string) 
 		}
 		fmt.Fprintf(w, "dtrun: %d %s of %s in %s, %s in all; analyse with: dtpa %s\n",
 			s.Files, plural(s.Files, "trace"), of, absDir(dir), size(s.Bytes), dtpaArg(dir, s.Task))
+		if len(s.Missing) > 0 {
+			// As when the job ran from a directory of each node's own
+			// (/tmp, /dev/shm) rather than one they share.
+			fmt.Fprintf(w, "dtrun: warning: %s %s of %d: no trace in %s: they never reached MPI_Init, or ran on other nodes, which wrote theirs in their own %s (run from a directory the nodes share, or gather the traces here before dtpa)\n",
+				rankWord(len(s.Missing)), report.Ranges(s.Missing), s.World, absDir(dir), absDir(dir))
+		}
 		if old := job.others(append([]string{s.Task}, s.Tasks...)); len(old) > 0 {
 			fmt.Fprintf(w, "dtrun: %s in %s %s an earlier run's, which dtpa leaves out\n", strings.Join(old, ", "), absDir(dir), isAre(len(old)))
 		}
@@ -223,4 +229,11 @@ func size(b int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", b)
+}
+
+func rankWord(n int) string {
+	if n == 1 {
+		return "rank"
+	}
+	return "ranks"
 }

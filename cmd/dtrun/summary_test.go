@@ -93,6 +93,27 @@ func TestSummaryKilledElsewhere(t *testing.T) {
 	}
 }
 
+// TestSummaryMissing: ranks of the run without a trace in the directory
+// (a job run from a directory of each node's own: the other nodes wrote
+// theirs in theirs) are named, with the run's size.
+func TestSummaryMissing(t *testing.T) {
+	dir := t.TempDir()
+	run := tracetest.NewRun(4)
+	for r := 0; r < 4; r++ {
+		run.Rank(r).Compute(1000).Barrier(10)
+	}
+	writeRun(t, run, dir)
+	for _, r := range []int{1, 3} {
+		os.Remove(filepath.Join(dir, fmt.Sprintf("app.%d.trc", r)))
+	}
+	var out bytes.Buffer
+	summarize(&out, &jobFiles{dir: dir, start: time.Now().Add(-time.Minute)}, remoteRecovery{}, nil)
+	want := fmt.Sprintf("dtrun: warning: ranks 1, 3 of 4: no trace in %s: they never reached MPI_Init, or ran on other nodes", dir)
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("summary\n%s\nwant %q", out.String(), want)
+	}
+}
+
 // TestSummaryOverwritten: a run of 2 ranks, within a second of a run of 4
 // of the same program in the same directory, wrote over the first two
 // traces. The summary counts the job's two, names the other two as an
