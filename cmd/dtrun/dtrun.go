@@ -403,8 +403,8 @@ func recoveryOf(style launchStyle, launcher, spill string) remoteRecovery {
 	if err != nil {
 		exe = "dtrun"
 	}
-	return remoteRecovery{spill: spill, self: self, on: func(host string) string {
-		return style.onNode(launcher, host, exe+" --recover "+spill)
+	return remoteRecovery{spill: spill, self: self, on: func(hosts []string) string {
+		return style.onNodes(launcher, hosts, exe+" --recover "+spill)
 	}}
 }
 

@@ -134,15 +134,17 @@ func (s launchStyle) interruptSignal() os.Signal {
 	return os.Interrupt
 }
 
-// onNode is the command that runs cmd as one task on node host with
-// launcher (its path), as dtrun advises it: `dtrun --recover` where a
-// rank was killed.
-func (s launchStyle) onNode(launcher, host, cmd string) string {
+// onNodes is the command that runs cmd as one task on each node of hosts
+// with launcher (its path), as dtrun advises it: `dtrun --recover` where
+// ranks were killed.
+func (s launchStyle) onNodes(launcher string, hosts []string, cmd string) string {
+	list, k := strings.Join(hosts, ","), len(hosts)
 	switch s {
 	case slurmStyle:
-		return fmt.Sprintf("%s -w %s -N 1 -n 1 %s", launcher, host, cmd)
+		return fmt.Sprintf("%s -w %s -N %d -n %d %s", launcher, list, k, k, cmd)
 	case mpichStyle:
-		return fmt.Sprintf("%s -hosts %s -n 1 %s", launcher, host, cmd)
+		return fmt.Sprintf("%s -hosts %s -n %d %s", launcher, list, k, cmd)
 	}
-	return fmt.Sprintf("%s --host %s -np 1 %s", launcher, host, cmd)
+	// (Each host named once is one slot.)
+	return fmt.Sprintf("%s --host %s -np %d %s", launcher, list, k, cmd)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -86,8 +87,9 @@ func summarize(w io.Writer, job *jobFiles, rec remoteRecovery, inInit []string) 
 		if len(s.Missing) > 0 {
 			// As when the job ran from a directory of each node's own
 			// (/tmp, /dev/shm) rather than one they share.
-			fmt.Fprintf(w, "dtrun: warning: %s %s of %d: no trace in %s: they never reached MPI_Init, or ran on other nodes, which wrote theirs in their own %s (run from a directory the nodes share, or gather the traces here before dtpa)\n",
-				rankWord(len(s.Missing)), report.Ranges(s.Missing), s.World, absDir(dir), absDir(dir))
+			who, _, _ := rankWords(s.Missing)
+			fmt.Fprintf(w, "dtrun: warning: %s of %d: no trace in %s: they never reached MPI_Init, or ran on other nodes, which wrote theirs in their own %s (run from a directory the nodes share, or gather the traces here before dtpa)\n",
+				who, s.World, absDir(dir), absDir(dir))
 		}
 		if old := job.others(append([]string{s.Task}, s.Tasks...)); len(old) > 0 {
 			fmt.Fprintf(w, "dtrun: %s in %s %s an earlier run's, which dtpa leaves out\n", strings.Join(old, ", "), absDir(dir), isAre(len(old)))
@@ -137,47 +139,73 @@ type remoteRecovery struct {
 	spill string // "" when the job had none
 	self  string // dtrun's node, whose ranks' records it recovered itself
 	// on is the launcher's command that runs `dtrun --recover spill` as
-	// one task on host (nil: none to give).
-	on func(host string) string
+	// one task on each of hosts (nil: none to give).
+	on func(hosts []string) string
 }
 
-// advise says, per node, which of the cut ranks left their last records
-// there and the command that recovers them: by the node's name, which
-// the traces' headers give, with the launcher's command that runs dtrun
-// there, as a user who sees a rank killed on one of 500 nodes needs it.
+// maxNamed bounds the nodes whose ranks advise lists one by one.
+const maxNamed = 8
+
+// advise says which of the cut ranks left their last records on other
+// nodes, by the nodes' names, which the traces' headers give, and the
+// launcher's command that recovers them there: one line, however many
+// nodes (a job that lost ranks on 500 nodes gets one command for all).
 func (rec remoteRecovery) advise(w io.Writer, cut []analyzer.StoppedRank) {
 	if rec.spill == "" {
 		return
 	}
 	byHost := map[string][]int{}
-	var hosts []string
+	var hosts, unknown []int
+	var names []string
 	for _, st := range cut {
-		if sameHost(st.Host, rec.self) {
-			continue
+		switch {
+		case sameHost(st.Host, rec.self):
+		case st.Host == "":
+			unknown = append(unknown, st.Rank)
+		default:
+			if _, ok := byHost[st.Host]; !ok {
+				names = append(names, st.Host)
+			}
+			byHost[st.Host] = append(byHost[st.Host], st.Rank)
+			hosts = append(hosts, st.Rank)
 		}
-		if _, ok := byHost[st.Host]; !ok {
-			hosts = append(hosts, st.Host)
-		}
-		byHost[st.Host] = append(byHost[st.Host], st.Rank)
 	}
-	sort.Strings(hosts)
 	cmd := "dtrun --recover " + rec.spill
-	for _, h := range hosts {
-		ranks := byHost[h]
-		who, their, traces := "rank "+report.Ranges(ranks), "its", "trace"
-		if len(ranks) > 1 {
-			who, their, traces = "ranks "+report.Ranges(ranks), "their", "traces"
-		}
-		if h == "" {
-			fmt.Fprintf(w, "dtrun: %s, killed on another node, left %s last records there: run `%s` on that node to add them to %s %s\n", who, their, cmd, their, traces)
-			continue
-		}
-		eg := ""
-		if rec.on != nil {
-			eg = fmt.Sprintf(", e.g. `%s`", rec.on(h))
-		}
-		fmt.Fprintf(w, "dtrun: %s, killed on %s, left %s last records there: run `%s` on %s to add them to %s %s%s\n", who, h, their, cmd, h, their, traces, eg)
+	if len(unknown) > 0 {
+		who, their, traces := rankWords(unknown)
+		fmt.Fprintf(w, "dtrun: %s, killed on another node, left %s last records there: run `%s` on that node to add them to %s %s\n", who, their, cmd, their, traces)
 	}
+	if len(names) == 0 {
+		return
+	}
+	sort.Strings(names)
+	slices.Sort(hosts)
+	who, their, traces := rankWords(hosts)
+	where, on := names[0], "on "+names[0]
+	if len(names) > 1 {
+		var each []string
+		for i, h := range names {
+			if i == maxNamed {
+				each = append(each, fmt.Sprintf("and %d more", len(names)-maxNamed))
+				break
+			}
+			each = append(each, h+": "+report.Ranges(byHost[h]))
+		}
+		where, on = fmt.Sprintf("%d other nodes (%s)", len(names), strings.Join(each, "; ")), "on each"
+	}
+	eg := ""
+	if rec.on != nil {
+		eg = fmt.Sprintf(", e.g. `%s`", rec.on(names))
+	}
+	fmt.Fprintf(w, "dtrun: %s, killed on %s, left %s last records there: run `%s` %s to add them to %s %s%s\n", who, where, their, cmd, on, their, traces, eg)
+}
+
+// rankWords names ranks, and their traces, in the singular or plural.
+func rankWords(ranks []int) (who, their, traces string) {
+	if len(ranks) == 1 {
+		return "rank " + report.Ranges(ranks), "its", "trace"
+	}
+	return "ranks " + report.Ranges(ranks), "their", "traces"
 }
 
 // sameHost tells whether host names a and b are one node's, one of them
@@ -229,11 +257,4 @@ func size(b int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", b)
-}
-
-func rankWord(n int) string {
-	if n == 1 {
-		return "rank"
-	}
-	return "ranks"
 }

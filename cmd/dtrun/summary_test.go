@@ -56,38 +56,58 @@ func TestSummary(t *testing.T) {
 }
 
 // TestSummaryKilledElsewhere: ranks killed without warning on other
-// nodes (their traces without an end) are named per node, with the
-// command that recovers their last records there; those of dtrun's own
-// node, whose records dtrun recovered itself, are not.
+// nodes (their traces without an end) are named with their nodes, and one
+// command of the launcher recovers their last records on all of them;
+// those of dtrun's own node, whose records dtrun recovered itself, are
+// not named.
 func TestSummaryKilledElsewhere(t *testing.T) {
-	dir := t.TempDir()
-	run := tracetest.NewRun(6)
-	for r := 0; r < 6; r++ {
-		run.Rank(r).Host(fmt.Sprintf("node%d", r%3)).Compute(1000).Barrier(10)
+	summary := func(hosts int, killed ...int) string {
+		dir := t.TempDir()
+		run := tracetest.NewRun(hosts * 2)
+		for r := 0; r < hosts*2; r++ {
+			run.Rank(r).Host(fmt.Sprintf("node%d", r%hosts)).Compute(1000).Barrier(10)
+		}
+		for _, r := range killed {
+			run.Rank(r).Crash()
+		}
+		writeRun(t, run, dir)
+		var out bytes.Buffer
+		rec := remoteRecovery{spill: "/dev/shm/dtpa-x", self: "node0.cluster", on: func(hosts []string) string {
+			return styleOf("srun").onNodes("/usr/bin/srun", hosts, "/opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x")
+		}}
+		summarize(&out, &jobFiles{dir: dir, start: time.Now().Add(-time.Minute)}, rec, nil)
+		return out.String()
 	}
-	for _, r := range []int{0, 1, 4, 2} {
-		run.Rank(r).Crash()
-	}
-	writeRun(t, run, dir)
-	var out bytes.Buffer
-	rec := remoteRecovery{spill: "/dev/shm/dtpa-x", self: "node0.cluster", on: func(h string) string {
-		return styleOf("srun").onNode("/usr/bin/srun", h, "/opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x")
-	}}
-	summarize(&out, &jobFiles{dir: dir, start: time.Now().Add(-time.Minute)}, rec, nil)
+	// One other node.
+	s := summary(3, 0, 1, 4)
 	want := "dtrun: ranks 1, 4, killed on node1, left their last records there: run `dtrun --recover /dev/shm/dtpa-x` on node1 to add them to their traces, " +
-		"e.g. `/usr/bin/srun -w node1 -N 1 -n 1 /opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x`\n" +
-		"dtrun: rank 2, killed on node2, left its last records there: run `dtrun --recover /dev/shm/dtpa-x` on node2 to add them to its trace, " +
-		"e.g. `/usr/bin/srun -w node2 -N 1 -n 1 /opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x`\n"
-	if !strings.HasSuffix(out.String(), want) || strings.Contains(out.String(), "on node0") {
-		t.Errorf("summary\n%s\nwant it to end with\n%s", out.String(), want)
+		"e.g. `/usr/bin/srun -w node1 -N 1 -n 1 /opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x`\n"
+	if !strings.HasSuffix(s, want) || strings.Contains(s, "node0") {
+		t.Errorf("summary\n%s\nwant it to end with\n%s", s, want)
+	}
+	// Two, and eleven: one line, one command.
+	s = summary(3, 0, 1, 2, 4)
+	want = "dtrun: ranks 1, 2, 4, killed on 2 other nodes (node1: 1, 4; node2: 2), left their last records there: run `dtrun --recover /dev/shm/dtpa-x` on each to add them to their traces, " +
+		"e.g. `/usr/bin/srun -w node1,node2 -N 2 -n 2 /opt/dtpa/bin/dtrun --recover /dev/shm/dtpa-x`\n"
+	if !strings.HasSuffix(s, want) {
+		t.Errorf("summary\n%s\nwant it to end with\n%s", s, want)
+	}
+	var all []int
+	for r := 1; r < 12; r++ {
+		all = append(all, r)
+	}
+	s = summary(12, all...)
+	if !strings.Contains(s, "dtrun: ranks 1-11, killed on 11 other nodes (node1: 1; node10: 10; node11: 11; node2: 2; node3: 3; node4: 4; node5: 5; node6: 6; and 3 more), ") ||
+		!strings.Contains(s, "-w node1,node10,node11,node2,node3,node4,node5,node6,node7,node8,node9 -N 11 -n 11 ") || strings.Count(s, "killed on") != 1 {
+		t.Errorf("eleven nodes:\n%s", s)
 	}
 	for _, c := range []struct {
 		launcher, want string
 	}{
-		{"mpirun.openmpi", "mpirun.openmpi --host n7 -np 1 dtrun --recover S"},
-		{"mpiexec.mpich", "mpiexec.mpich -hosts n7 -n 1 dtrun --recover S"},
+		{"mpirun.openmpi", "mpirun.openmpi --host n7,n8 -np 2 dtrun --recover S"},
+		{"mpiexec.mpich", "mpiexec.mpich -hosts n7,n8 -n 2 dtrun --recover S"},
 	} {
-		if got := styleOf(c.launcher).onNode(c.launcher, "n7", "dtrun --recover S"); got != c.want {
+		if got := styleOf(c.launcher).onNodes(c.launcher, []string{"n7", "n8"}, "dtrun --recover S"); got != c.want {
 			t.Errorf("%s: %q, want %q", c.launcher, got, c.want)
 		}
 	}
