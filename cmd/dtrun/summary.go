@@ -155,7 +155,7 @@ func (rec remoteRecovery) advise(w io.Writer, cut []analyzer.StoppedRank) {
 		return
 	}
 	byHost := map[string][]int{}
-	var hosts, unknown []int
+	var elsewhere, unknown []int // ranks of named nodes, of unknown ones
 	var names []string
 	for _, st := range cut {
 		switch {
@@ -167,7 +167,7 @@ func (rec remoteRecovery) advise(w io.Writer, cut []analyzer.StoppedRank) {
 				names = append(names, st.Host)
 			}
 			byHost[st.Host] = append(byHost[st.Host], st.Rank)
-			hosts = append(hosts, st.Rank)
+			elsewhere = append(elsewhere, st.Rank)
 		}
 	}
 	cmd := "dtrun --recover " + rec.spill
@@ -179,8 +179,8 @@ func (rec remoteRecovery) advise(w io.Writer, cut []analyzer.StoppedRank) {
 		return
 	}
 	sort.Strings(names)
-	slices.Sort(hosts)
-	who, their, traces := rankWords(hosts)
+	slices.Sort(elsewhere)
+	who, their, traces := rankWords(elsewhere)
 	where, on := names[0], "on "+names[0]
 	if len(names) > 1 {
 		var each []string
