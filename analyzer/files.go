@@ -761,7 +761,7 @@ func RunTraces(dir string, keep func(fs.FileInfo) bool) []TraceSet {
 		}
 		ts.ranks[rank] = true
 		rf, err := scan(path)
-		if err == nil && rf.hdr != nil {
+		if err == nil && rf.hdr != nil && rf.hdr.WorldSize <= maxWorld {
 			ts.World = max(ts.World, int(rf.hdr.WorldSize))
 		}
 		if _, ok := runOf[ts]; !ok && err == nil && rf.hdr != nil && len(rf.hdr.RunId) > 0 {

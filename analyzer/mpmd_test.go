@@ -69,7 +69,7 @@ func TestMPMD(t *testing.T) {
 		t.Errorf("FindTraces(%s) = %q, %q, %v; want the task of rank 0", dir, d, app, err)
 	}
 	sets := RunTraces(dir, nil)
-	if len(sets) != 1 || sets[0].Files != 4 || !slices.Equal(sets[0].Tasks, []string{"atmos", "ocean"}) {
+	if len(sets) != 1 || sets[0].Files != 4 || !slices.Equal(sets[0].Tasks, []string{"atmos", "ocean"}) || sets[0].World != 4 || sets[0].Missing != nil {
 		t.Errorf("dtrun's summary sets %+v, want one set of both programs", sets)
 	}
 
