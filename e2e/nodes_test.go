@@ -48,7 +48,8 @@ import (
 //   - stale: a job SIGKILLed whole with its dtrun (a batch system's end)
 //     leaves its ranks' last records in each node's /dev/shm, which
 //     `dtrun --recover` run on each node adds to their traces;
-//   - srun: the waits and the kill under Slurm, srun launching on both;
+//   - srun: the waits, the hang and the kill under Slurm, srun launching
+//     on both;
 //   - dtpa-mpi: the analysis as an MPI job across both nodes, its report
 //     the same as dtpa's at 1 to 4 processes.
 //
@@ -66,33 +67,7 @@ func TestNodes(t *testing.T) {
 		})
 		t.Run("hang/"+m.name, func(t *testing.T) {
 			needMPI(t, m)
-			dir := t.TempDir()
-			exe := compile(t, m, dir, "hang")
-			args := append([]string{m.mpirun, m.np, "4"}, m.args...)
-			text, _ := interruptJobOn(t, dir, c.env(), c.on("dtnode1", dir), append(args, "./"+filepath.Base(exe)), "hang: waiting", true)
-			// Hydra kills the rest with SIGKILL once a rank has ended:
-			// a rank of dtnode2 still writing its trace's end then
-			// loses the race (on dtrun's node dtrun lets each rank end
-			// first), and dtrun says how to recover its last records.
-			if ranks, _, advice := advised(text); advice != nil {
-				t.Logf("%s killed on dtnode2; recovering there", ranks)
-				recoverAsAdvised(t, c, dir, c.env(), advice)
-			} else {
-				checkHangEnded(t, dir, text)
-			}
-			rep, _ := analyse(t, dir, "hang")
-			if len(rep.Unfinished) != 4 {
-				t.Errorf("unfinished calls %+v, want one per rank", rep.Unfinished)
-			}
-			checkNodes(t, rep)
-			if strings.Contains(text, "earlier run") || strings.Contains(text, "still written") {
-				t.Errorf("dtrun took the traces of dtnode2's ranks for another run's, or for unfinished")
-			}
-			for _, w := range rep.Warnings {
-				if strings.Contains(w, "raw records") {
-					t.Errorf("a trace was left for dtpa to compact: %s", w)
-				}
-			}
+			testNodesHang(t, c, m, c.env())
 		})
 	}
 	t.Run("unshared", func(t *testing.T) {
@@ -141,8 +116,9 @@ func TestNodes(t *testing.T) {
 // testNodesSrun runs the jobs of TestNodes under Slurm, srun launching
 // the tasks on both nodes through their slurmd (Open MPI, PMIx): the
 // waits aligned and skewed (the tracer's variables reach dtnode2's tasks
-// in srun's --export), and a task killed on dtnode2, whose last records
-// srun -w dtnode2, as dtrun advises, recovers.
+// in srun's --export), a hung job interrupted, and a task killed on
+// dtnode2, whose last records srun -w dtnode2, as dtrun advises,
+// recovers.
 func testNodesSrun(t *testing.T, c *cluster) {
 	env := startSlurmOn(t, []slurmNode{{"dtnode1", "10.77.0.1", c.runner("dtnode1")}, {"dtnode2", "10.77.0.2", c.runner("dtnode2")}})
 	m := mpiImpl{name: "openmpi", cc: "mpicc.openmpi", mpirun: "srun", np: "-n", args: []string{"-N", "2", "--ntasks-per-node=2", "--distribution=cyclic", "--mpi=pmix"},
@@ -150,12 +126,49 @@ func testNodesSrun(t *testing.T, c *cluster) {
 	t.Run("waits", func(t *testing.T) {
 		quietRunsOn(t, []mpiImpl{m}, "waits", env, nil, waitsExpects(), checkNodesBugs, compareWaits(t))
 	})
+	t.Run("hang", func(t *testing.T) {
+		needMPI(t, m)
+		testNodesHang(t, c, m, env)
+	})
 	t.Run("kill", func(t *testing.T) {
 		needMPI(t, m)
 		// (srun ends the other tasks when one dies only when told.)
 		m.args = append(m.args, "--kill-on-bad-exit=1")
 		testNodeKilled(t, c, m, env)
 	})
+}
+
+// testNodesHang interrupts a hung job (Ctrl-C: SIGINT to dtrun and the
+// launcher) on the two nodes and checks that every rank's call in
+// progress is found, every trace counted as the job's and compacted.
+// Hydra kills the rest with SIGKILL once a rank has ended: a rank of
+// dtnode2 still writing its trace's end then loses the race (on dtrun's
+// node dtrun lets each rank end first), and dtrun says how to recover its
+// last records, which the test does.
+func testNodesHang(t *testing.T, c *cluster, m mpiImpl, env []string) {
+	dir := t.TempDir()
+	exe := compile(t, m, dir, "hang")
+	args := append([]string{m.mpirun, m.np, "4"}, m.args...)
+	text, _ := interruptJobOn(t, dir, env, c.on("dtnode1", dir), append(args, "./"+filepath.Base(exe)), "hang: waiting", true)
+	if ranks, _, advice := advised(text); advice != nil {
+		t.Logf("%s killed on dtnode2; recovering there", ranks)
+		recoverAsAdvised(t, c, dir, env, advice)
+	} else {
+		checkHangEnded(t, dir, text)
+	}
+	rep, _ := analyse(t, dir, "hang")
+	if len(rep.Unfinished) != 4 {
+		t.Errorf("unfinished calls %+v, want one per rank", rep.Unfinished)
+	}
+	checkNodes(t, rep)
+	if strings.Contains(text, "earlier run") || strings.Contains(text, "still written") {
+		t.Errorf("dtrun took the traces of dtnode2's ranks for another run's, or for unfinished")
+	}
+	for _, w := range rep.Warnings {
+		if strings.Contains(w, "raw records") {
+			t.Errorf("a trace was left for dtpa to compact: %s", w)
+		}
+	}
 }
 
 // testNodesStale: a job killed together with its dtrun (a batch system
