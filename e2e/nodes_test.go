@@ -48,8 +48,8 @@ import (
 //   - stale: a job SIGKILLed whole with its dtrun (a batch system's end)
 //     leaves its ranks' last records in each node's /dev/shm, which
 //     `dtrun --recover` run on each node adds to their traces;
-//   - srun: the waits, the hang and the kill under Slurm, srun launching
-//     on both;
+//   - srun: the waits, the hang (every task writes its end) and the kill
+//     under Slurm, srun launching on both;
 //   - dtpa-mpi: the analysis as an MPI job across both nodes, its report
 //     the same as dtpa's at 1 to 4 processes.
 //
@@ -67,7 +67,7 @@ func TestNodes(t *testing.T) {
 		})
 		t.Run("hang/"+m.name, func(t *testing.T) {
 			needMPI(t, m)
-			testNodesHang(t, c, m, c.env())
+			testNodesHang(t, c, m, c.env(), false)
 		})
 	}
 	t.Run("unshared", func(t *testing.T) {
@@ -116,9 +116,10 @@ func TestNodes(t *testing.T) {
 // testNodesSrun runs the jobs of TestNodes under Slurm, srun launching
 // the tasks on both nodes through their slurmd (Open MPI, PMIx): the
 // waits aligned and skewed (the tracer's variables reach dtnode2's tasks
-// in srun's --export), a hung job interrupted, and a task killed on
-// dtnode2, whose last records srun -w dtnode2, as dtrun advises,
-// recovers.
+// in srun's --export), a hung job interrupted (every task writes its
+// trace's end: srun's SIGTERM would SIGKILL them, so dtrun has Slurm
+// signal the step's tasks first), and a task killed on dtnode2, whose
+// last records srun -w dtnode2, as dtrun advises, recovers.
 func testNodesSrun(t *testing.T, c *cluster) {
 	env := startSlurmOn(t, []slurmNode{{"dtnode1", "10.77.0.1", c.runner("dtnode1")}, {"dtnode2", "10.77.0.2", c.runner("dtnode2")}})
 	m := mpiImpl{name: "openmpi", cc: "mpicc.openmpi", mpirun: "srun", np: "-n", args: []string{"-N", "2", "--ntasks-per-node=2", "--distribution=cyclic", "--mpi=pmix"},
@@ -128,7 +129,7 @@ func testNodesSrun(t *testing.T, c *cluster) {
 	})
 	t.Run("hang", func(t *testing.T) {
 		needMPI(t, m)
-		testNodesHang(t, c, m, env)
+		testNodesHang(t, c, m, env, true)
 	})
 	t.Run("kill", func(t *testing.T) {
 		needMPI(t, m)
@@ -144,13 +145,18 @@ func testNodesSrun(t *testing.T, c *cluster) {
 // Hydra kills the rest with SIGKILL once a rank has ended: a rank of
 // dtnode2 still writing its trace's end then loses the race (on dtrun's
 // node dtrun lets each rank end first), and dtrun says how to recover its
-// last records, which the test does.
-func testNodesHang(t *testing.T, c *cluster, m mpiImpl, env []string) {
+// last records, which the test does (unless ends: every rank must have
+// written its end, as under srun, whose step's tasks dtrun has Slurm
+// signal on every node).
+func testNodesHang(t *testing.T, c *cluster, m mpiImpl, env []string, ends bool) {
 	dir := t.TempDir()
 	exe := compile(t, m, dir, "hang")
 	args := append([]string{m.mpirun, m.np, "4"}, m.args...)
 	text, _ := interruptJobOn(t, dir, env, c.on("dtnode1", dir), append(args, "./"+filepath.Base(exe)), "hang: waiting", true)
 	if ranks, _, advice := advised(text); advice != nil {
+		if ends {
+			t.Errorf("%s killed on dtnode2 before they wrote their traces' ends", ranks)
+		}
 		t.Logf("%s killed on dtnode2; recovering there", ranks)
 		recoverAsAdvised(t, c, dir, env, advice)
 	} else {

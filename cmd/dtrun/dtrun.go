@@ -328,9 +328,19 @@ func Run(ctx context.Context, o Options) error {
 	// killed 20 s after the first.
 	cmd.Cancel = func() error {
 		<-noted
+		step := ""
+		if style == slurmStyle {
+			step = slurmStep(spill) // while the ranks' spill files are there
+		}
 		endRanks(spill, endRanksWait)
 		sig := style.interruptSignal()
 		time.AfterFunc(5*time.Second, func() { cmd.Process.Signal(sig) })
+		if step != "" && signalStep(step, syscall.SIGTERM) == nil {
+			// Every task of the step, on every node, ends as this
+			// node's did, and srun with them; it gets its signal
+			// only if it has not ended in 5 s.
+			return nil
+		}
 		return cmd.Process.Signal(sig)
 	}
 	cmd.WaitDelay = 20 * time.Second

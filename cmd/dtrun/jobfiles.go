@@ -195,19 +195,25 @@ func (j *jobFiles) stillHeld() {
 // runOf is the run id in the header of the trace at path, deferred or
 // not, "" when it cannot be read.
 func runOf(path string) string {
+	return string(headerOf(path).GetRunId())
+}
+
+// headerOf is the header of the trace at path, deferred or not; nil when
+// it cannot be read.
+func headerOf(path string) *tracepb.Header {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	defer f.Close()
 	sc, err := traceformat.NewFrameScanner(bufio.NewReaderSize(f, 4096), path)
 	if err != nil {
-		return ""
+		return nil
 	}
 	fr, err := sc.Next()
 	var hdr tracepb.Header
 	if err != nil || fr.Kind != traceformat.KindHeader || fr.Unmarshal(&hdr) != nil {
-		return ""
+		return nil
 	}
-	return string(hdr.RunId)
+	return &hdr
 }

@@ -3,9 +3,14 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dtpa/dtpa/tracer/records"
 )
 
 // launchStyle is how a launcher is told what the ranks need in their
@@ -125,8 +130,10 @@ func srunArgs(args, env []string) ([]string, error) {
 // interruptSignal is how an interrupt is passed on to the launcher:
 // SIGINT, which mpirun and mpiexec pass to the ranks (a second one 5 s
 // later ends an Open MPI mpirun whose abort hangs); srun takes a first
-// SIGINT for a request of its status, so it gets SIGTERM, which it passes
-// to the tasks before it ends.
+// SIGINT for a request of its status, so it gets SIGTERM, which ends its
+// tasks at once with SIGKILL: dtrun first has Slurm give the step's
+// tasks SIGTERM (signalStep), and srun gets its own only if it has not
+// ended with them.
 func (s launchStyle) interruptSignal() os.Signal {
 	if s == slurmStyle {
 		return syscall.SIGTERM
@@ -147,4 +154,29 @@ func (s launchStyle) onNodes(launcher string, hosts []string, cmd string) string
 	}
 	// (Each host named once is one slot.)
 	return fmt.Sprintf("%s --host %s -np %d %s", launcher, list, k, cmd)
+}
+
+// slurmStep is the Slurm job step ("4242.0") the ranks of this node run
+// in, as their traces' headers say (Header.batch_job), read from the
+// spill files in dir; "" when none says.
+func slurmStep(dir string) string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.spill"))
+	for _, f := range files {
+		info, err := records.ReadSpillInfo(f)
+		if err != nil || info.Trace == "" {
+			continue
+		}
+		if step, ok := strings.CutPrefix(headerOf(info.Trace).GetBatchJob(), "slurm "); ok && strings.Contains(step, ".") {
+			return step
+		}
+	}
+	return ""
+}
+
+// signalStep sends sig to every task of the Slurm job step (scancel
+// --signal), on every node, through Slurm: srun itself turns a SIGTERM
+// into a SIGKILL of its tasks, which would leave the ranks of other nodes
+// no time to write their traces' ends.
+func signalStep(step string, sig syscall.Signal) error {
+	return exec.Command("scancel", "--signal="+strings.TrimPrefix(unix.SignalName(sig), "SIG"), step).Run()
 }
