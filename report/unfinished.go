@@ -85,11 +85,7 @@ func UnfinishedGroups(cs []UnfinishedCall) []UnfinishedGroup {
 		g.ranks = slices.Compact(g.ranks)
 		var b strings.Builder
 		b.WriteString(g.key)
-		if len(g.ranks) == 1 {
-			fmt.Fprintf(&b, ": rank %d", g.ranks[0])
-		} else {
-			fmt.Fprintf(&b, ": ranks %s", Ranges(g.ranks))
-		}
+		b.WriteString(": " + RanksOf(g.ranks))
 		var notes []string
 		if g.timed > 0 {
 			b.WriteString(", for ")
@@ -159,11 +155,7 @@ func ElsewhereLines(es []RankElsewhere) []string {
 	for i, k := range keys {
 		rs := ranks[k]
 		slices.Sort(rs)
-		if rs = slices.Compact(rs); len(rs) == 1 {
-			out[i] = fmt.Sprintf("rank %d: %s", rs[0], k)
-		} else {
-			out[i] = fmt.Sprintf("ranks %s: %s", Ranges(rs), k)
-		}
+		out[i] = RanksOf(slices.Compact(rs)) + ": " + k
 	}
 	return out
 }

@@ -71,6 +71,14 @@ func rankPrefix(w string) (rank int, rest string, ok bool) {
 	return n, rest, true
 }
 
+// RanksOf names ranks in words: "rank 3", "ranks 0-3, 5".
+func RanksOf(ranks []int) string {
+	if len(ranks) == 1 {
+		return "rank " + strconv.Itoa(ranks[0])
+	}
+	return "ranks " + Ranges(ranks)
+}
+
 // Ranges lists ranks compactly: runs of consecutive ranks as "first-last"
 // ("0-3, 5, 7, 8"), in the order given.
 func Ranges(ranks []int) string {

@@ -87,9 +87,8 @@ func summarize(w io.Writer, job *jobFiles, rec remoteRecovery, inInit []string) 
 		if len(s.Missing) > 0 {
 			// As when the job ran from a directory of each node's own
 			// (/tmp, /dev/shm) rather than one they share.
-			who, _, _ := rankWords(s.Missing)
 			fmt.Fprintf(w, "dtrun: warning: %s of %d: no trace in %s: they never reached MPI_Init, or ran on other nodes, which wrote theirs in their own %s (run from a directory the nodes share, or gather the traces here before dtpa)\n",
-				who, s.World, absDir(dir), absDir(dir))
+				report.RanksOf(s.Missing), s.World, absDir(dir), absDir(dir))
 		}
 		if old := job.others(append([]string{s.Task}, s.Tasks...)); len(old) > 0 {
 			fmt.Fprintf(w, "dtrun: %s in %s %s an earlier run's, which dtpa leaves out\n", strings.Join(old, ", "), absDir(dir), isAre(len(old)))
@@ -200,12 +199,13 @@ func (rec remoteRecovery) advise(w io.Writer, cut []analyzer.StoppedRank) {
 	fmt.Fprintf(w, "dtrun: %s, killed on %s, left %s last records there: run `%s` %s to add them to %s %s%s\n", who, where, their, cmd, on, their, traces, eg)
 }
 
-// rankWords names ranks, and their traces, in the singular or plural.
+// rankWords names ranks (report.RanksOf), and their traces, in the
+// singular or plural.
 func rankWords(ranks []int) (who, their, traces string) {
 	if len(ranks) == 1 {
-		return "rank " + report.Ranges(ranks), "its", "trace"
+		return report.RanksOf(ranks), "its", "trace"
 	}
-	return "ranks " + report.Ranges(ranks), "their", "traces"
+	return report.RanksOf(ranks), "their", "traces"
 }
 
 // sameHost tells whether host names a and b are one node's, one of them
