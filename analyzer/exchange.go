@@ -952,12 +952,17 @@ func (x *exchange) collReady(in *collInst, lo, hi int) bool {
 // false), and returns the latest of their entries. x.mu is not held; it
 // is held on return when locked (the waiter was not woken with every
 // entry in, collJoin).
+//
+// In a distributed replay the entries of this process's members go out
+// with the records that follow (distX.busy, idle), not at each wait: an
+// instance is complete only once every member has entered, and the other
+// members a process replays mostly enter in the turns that follow, so
+// sending at each wait sent one MPI message per member and instance (64
+// per Allreduce of a 128-rank stencil at two processes) and made the
+// processes wait on each other more, not less.
 func (x *exchange) collAwait(in *collInst, lo, hi int, me int32) (latest int64, has, ok, locked bool) {
 	ok = true
 	for {
-		if x.dist != nil {
-			x.dist.flush() // (as a receive does, await)
-		}
 		aborted := x.park(me)
 		if !aborted && in.allIn.Load() {
 			// Woken by the last entry (which also emptied

@@ -124,10 +124,10 @@ func stepHow(fi *fnInfo) uint8 {
 // for; it returns true, step's result then.
 func (rp *replayer) park(rs *rankSync) bool {
 	if d := rp.x.dist; d != nil {
-		if w := rp.susp.wait; w == nil || w.remote {
-			// The process replaying the sender, or a member of the
-			// collective, may wait for what this one has to send
-			// before it gets there (as await and collAwait).
+		if w := rp.susp.wait; w != nil && w.remote {
+			// The process replaying the sender may wait for what this
+			// one has to send before it gets there (as await). A
+			// collective's wait does not send (collAwait).
 			d.flush()
 		}
 	}
