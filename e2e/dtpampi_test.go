@@ -71,10 +71,48 @@ func runJobEnv(t *testing.T, dir string, env []string, name string, args ...stri
 }
 
 // dtpaMPI runs bin/dtpa-mpi at np analysis processes with args.
+//
+// More processes than this machine has processors make process 0 note on
+// stderr that they share them (cmd/dtpa oversubscribed): dtpaMPI checks
+// that it does exactly then, and returns stderr without the note, which
+// the callers compare with dtpa's.
 func dtpaMPI(t *testing.T, dir string, np int, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	a := append([]string{"-np", strconv.Itoa(np), "--oversubscribe", filepath.Join(root, "bin", "dtpa-mpi")}, args...)
-	return runJob(t, dir, "mpirun.openmpi", a...)
+	stdout, stderr, code = runJob(t, dir, "mpirun.openmpi", a...)
+	cpus := onlineCPUs(t)
+	var kept []string
+	notes := 0
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if strings.HasPrefix(l, fmt.Sprintf("dtpa-mpi: %d analysis processes share this node's %d processors:", np, cpus)) {
+			notes++
+			continue
+		}
+		kept = append(kept, l)
+	}
+	if want := np > cpus; notes != boolInt(want) {
+		t.Errorf("dtpa-mpi at %d processes on %d processors: %d notes that they share them, want %d; stderr\n%s", np, cpus, notes, boolInt(want), stderr)
+	}
+	return stdout, strings.Join(kept, ""), code
+}
+
+// onlineCPUs is the machine's number of processors online, as dtpa-mpi
+// counts them.
+func onlineCPUs(t *testing.T) int {
+	t.Helper()
+	out, err := exec.Command("getconf", "_NPROCESSORS_ONLN").Output()
+	n, err2 := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || err2 != nil || n < 1 {
+		t.Fatalf("getconf _NPROCESSORS_ONLN: %q, %v", out, err)
+	}
+	return n
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkDtpaMPI compares dtpa-mpi's JSON report of app in dir at every

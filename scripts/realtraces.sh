@@ -7,6 +7,9 @@
 #
 #   stencil     testdata/apps/stencil.c, 4 ranks, 300 000 steps (~6 M calls)
 #   stencil32   the same at 32 ranks, 20 000 steps (~3.2 M calls)
+#   stencil128  the same at 128 ranks, 20 000 steps (~12.8 M calls): many
+#               ranks per analysis process, where dtpa-mpi's processes
+#               overlap (docs/performance.md); ~75 s to trace here
 #   alltoall    testdata/apps/alltoall.c, 4 ranks, 100 000 steps (~3.2 M calls)
 #   hpcc        Debian's hpcc, 4 ranks, testdata/apps/hpccinf.txt with HPL's
 #               N = 1000 as e2e BenchmarkHPCC runs it
@@ -74,6 +77,7 @@ done
 
 setup= trace stencil 4 "$bin/stencil" 300000
 setup= trace stencil32 32 "$bin/stencil" 20000
+setup= trace stencil128 128 "$bin/stencil" 20000
 setup= trace alltoall 4 "$bin/alltoall" 100000
 if command -v hpcc >/dev/null; then
 	setup="sed 's/^200  *Ns/1000         Ns/' '$apps/hpccinf.txt' >hpccinf.txt" trace hpcc 4 "$(command -v hpcc)"

@@ -51,6 +51,9 @@ func mpiMain(ctx context.Context) int {
 		fmt.Fprintf(os.Stderr, "dtpa-mpi: %v\n", err)
 		return exitError
 	}
+	if procs, cpus := w.NodeShare(); procs > cpus && w.Rank() == 0 {
+		fmt.Fprintf(os.Stderr, "dtpa-mpi: %s\n", oversubscribed(procs, cpus))
+	}
 	stdout, stderr := io.Writer(os.Stdout), io.Writer(os.Stderr)
 	dist.on = true
 	if w.Rank() != 0 {
@@ -94,4 +97,15 @@ func mpiMain(ctx context.Context) int {
 		code = exitError
 	}
 	return code
+}
+
+// oversubscribed is the note process 0 prints when more analysis
+// processes than processors share its node. The processes poll for each
+// other's messages (MPI offers no wait that gives up the processor): a
+// replay waits for another process wherever the program waited for
+// another rank, and a waiting process then holds a processor the process
+// it waits for needs. On a halo exchange of 4 ranks, 4 processes on 2
+// processors took ten times as long as 2 (docs/performance.md).
+func oversubscribed(procs, cpus int) string {
+	return fmt.Sprintf("%d analysis processes share this node's %d processors: the processes poll for each other's messages, so the analysis can take many times as long as with %d processes; run at most one per processor", procs, cpus, cpus)
 }

@@ -19,6 +19,7 @@ package mpi
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static int dt_init(int *provided) {
 	return MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, provided);
@@ -78,6 +79,18 @@ static int dt_probe(int tag, int wait, int *found, int *from, int *n) {
 }
 static int dt_recv(void *buf, int n, int from, int tag) {
 	return MPI_Recv(buf, n, MPI_BYTE, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+// dt_node_procs is the number of processes of the job on this one's node
+// (collective), and *cpus the node's online processors.
+static int dt_node_procs(int *n, long *cpus) {
+	MPI_Comm node;
+	int rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	rc = MPI_Comm_size(node, n);
+	MPI_Comm_free(&node);
+	*cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return rc;
 }
 static int dt_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
 static int dt_finalize(void) { return MPI_Finalize(); }
@@ -235,6 +248,18 @@ func (w *World) Finalize() error {
 		return fmt.Errorf("MPI_Finalize failed (%d)", int(rc))
 	}
 	return nil
+}
+
+// NodeShare returns how many processes of the job run on this process's
+// node and how many processors the node has online (0, 0 if MPI could not
+// tell). Every process must call it (MPI_Comm_split_type).
+func (w *World) NodeShare() (procs, cpus int) {
+	var n C.int
+	var c C.long
+	if C.dt_node_procs(&n, &c) != C.MPI_SUCCESS || c <= 0 {
+		return 0, 0
+	}
+	return int(n), int(c)
 }
 
 // Abort ends every process of the job with code.

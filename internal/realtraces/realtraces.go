@@ -15,7 +15,7 @@ import (
 
 // Names are the traces, in the order the benchmarks run them (see
 // scripts/realtraces.sh for what each program does).
-var Names = []string{"stencil", "stencil32", "alltoall", "hpcc", "lammps"}
+var Names = []string{"stencil", "stencil32", "stencil128", "alltoall", "hpcc", "lammps"}
 
 // Dir is where scripts/realtraces.sh writes them: $DTPA_REAL_TRACES, else
 // $TMPDIR/dtpa-bench-traces.
