@@ -49,7 +49,8 @@ import (
 //     leaves its ranks' last records in each node's /dev/shm, which
 //     `dtrun --recover` run on each node adds to their traces;
 //   - srun: the waits, the hang (every task writes its end) and the kill
-//     under Slurm, srun launching on both;
+//     under Slurm, srun launching on both; the hang again with every task
+//     on dtnode2 (dtrun asks Slurm which step its srun launched);
 //   - dtpa-mpi: the analysis as an MPI job across both nodes, its report
 //     the same as dtpa's at 1 to 4 processes.
 //
@@ -131,6 +132,15 @@ func testNodesSrun(t *testing.T, c *cluster) {
 		needMPI(t, m)
 		testNodesHang(t, c, m, env, true)
 	})
+	t.Run("hang-elsewhere", func(t *testing.T) {
+		// Every task on dtnode2, dtrun on dtnode1: no trace on dtrun's
+		// node names the step, which dtrun then asks Slurm for (its
+		// srun's host and process id).
+		needMPI(t, m)
+		r := m
+		r.args = []string{"-w", "dtnode2", "-N", "1", "--mpi=pmix"}
+		testNodesHangOn(t, c, r, env, true, []report.Host{{Host: "dtnode2", Ranks: []int{0, 1, 2, 3}}})
+	})
 	t.Run("kill", func(t *testing.T) {
 		needMPI(t, m)
 		// (srun ends the other tasks when one dies only when told.)
@@ -149,6 +159,11 @@ func testNodesSrun(t *testing.T, c *cluster) {
 // written its end, as under srun, whose step's tasks dtrun has Slurm
 // signal on every node).
 func testNodesHang(t *testing.T, c *cluster, m mpiImpl, env []string, ends bool) {
+	testNodesHangOn(t, c, m, env, ends, nodesHosts)
+}
+
+// testNodesHangOn is testNodesHang with the ranks placed on hosts.
+func testNodesHangOn(t *testing.T, c *cluster, m mpiImpl, env []string, ends bool, hosts []report.Host) {
 	dir := t.TempDir()
 	exe := compile(t, m, dir, "hang")
 	args := append([]string{m.mpirun, m.np, "4"}, m.args...)
@@ -166,7 +181,7 @@ func testNodesHang(t *testing.T, c *cluster, m mpiImpl, env []string, ends bool)
 	if len(rep.Unfinished) != 4 {
 		t.Errorf("unfinished calls %+v, want one per rank", rep.Unfinished)
 	}
-	checkNodes(t, rep)
+	checkHosts(t, rep, hosts)
 	if strings.Contains(text, "earlier run") || strings.Contains(text, "still written") {
 		t.Errorf("dtrun took the traces of dtnode2's ranks for another run's, or for unfinished")
 	}
@@ -260,7 +275,15 @@ func checkNodesBugs(t *testing.T, out string, r *report.Report, stderr string, s
 // and 3 on dtnode2, as the launchers were told to.
 func checkNodes(t *testing.T, r *report.Report) {
 	t.Helper()
-	want := []report.Host{{Host: "dtnode1", Ranks: []int{0, 2}}, {Host: "dtnode2", Ranks: []int{1, 3}}}
+	checkHosts(t, r, nodesHosts)
+}
+
+// nodesHosts is where TestNodes's jobs place their 4 ranks: round robin.
+var nodesHosts = []report.Host{{Host: "dtnode1", Ranks: []int{0, 2}}, {Host: "dtnode2", Ranks: []int{1, 3}}}
+
+// checkHosts checks the report's hosts and their ranks.
+func checkHosts(t *testing.T, r *report.Report, want []report.Host) {
+	t.Helper()
 	if !slices.EqualFunc(r.Hosts, want, func(a, b report.Host) bool { return a.Host == b.Host && slices.Equal(a.Ranks, b.Ranks) }) {
 		t.Errorf("hosts %+v, want %+v", r.Hosts, want)
 	}

@@ -331,6 +331,9 @@ func Run(ctx context.Context, o Options) error {
 		step := ""
 		if style == slurmStyle {
 			step = slurmStep(spill) // while the ranks' spill files are there
+			if step == "" {
+				step = srunStep(cmd.Process.Pid) // (no task on this node)
+			}
 		}
 		endRanks(spill, endRanksWait)
 		sig := style.interruptSignal()

@@ -613,3 +613,33 @@ func TestSrunLaunch(t *testing.T) {
 		t.Errorf("srun got %q: want SIGTERM", got)
 	}
 }
+
+// TestStepOfSrun: dtrun finds its srun's step among Slurm's steps by the
+// host and process id Slurm records for each step's srun, the host named
+// short or in full on either side.
+func TestStepOfSrun(t *testing.T) {
+	steps := "StepId=4242.0 UserId=0 StartTime=2026-12-07T06:00:00 TimeLimit=UNLIMITED State=RUNNING Partition=debug NodeList=dtnode2 Nodes=1 CPUs=4 Tasks=4 Name=hang Network=(null) TRES=cpu=4,mem=0,node=1 ResvPorts=(null) CPUFreqReq=Default Dist=Block SrunHost:Pid=dtnode1:3117\n" +
+		"StepId=4242.1 UserId=0 State=RUNNING NodeList=dtnode1 SrunHost:Pid=dtnode1.cluster:3120\n" +
+		"StepId=4243.extern UserId=0 State=RUNNING NodeList=dtnode1 SrunHost:Pid=dtnode1:3125\n" +
+		"StepId=4244.0 UserId=0 State=RUNNING NodeList=dtnode3 SrunHost:Pid=dtnode3:3117\n"
+	for _, c := range []struct {
+		host string
+		pid  int
+		want string
+	}{
+		{"dtnode1", 3117, "4242.0"},
+		{"dtnode1.cluster", 3117, "4242.0"},
+		{"dtnode1", 3120, "4242.1"},
+		{"dtnode3", 3117, "4244.0"},
+		{"dtnode1", 311, ""},
+		{"dtnode2", 3117, ""},
+		{"dtnode1", 3125, "4243.extern"},
+	} {
+		if got := stepOfSrun(steps, c.host, c.pid); got != c.want {
+			t.Errorf("stepOfSrun(%s:%d) = %q, want %q", c.host, c.pid, got, c.want)
+		}
+	}
+	if got := stepOfSrun("No job steps in the system\n", "dtnode1", 3117); got != "" {
+		t.Errorf("no steps: %q", got)
+	}
+}

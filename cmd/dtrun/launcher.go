@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -168,6 +169,47 @@ func slurmStep(dir string) string {
 		}
 		if step, ok := strings.CutPrefix(headerOf(info.Trace).GetBatchJob(), "slurm "); ok && strings.Contains(step, ".") {
 			return step
+		}
+	}
+	return ""
+}
+
+// srunStep is the Slurm job step that srun, process pid of this host,
+// launched, as Slurm records it (scontrol show step: SrunHost:Pid): the
+// step of a job none of whose tasks run on dtrun's node, where slurmStep
+// finds no trace to read it from. "" when Slurm does not say.
+func srunStep(pid int) string {
+	out, err := exec.Command("scontrol", "show", "step", "-o").Output()
+	if err != nil {
+		return ""
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return stepOfSrun(string(out), host, pid)
+}
+
+// stepOfSrun finds, in the one-line records of `scontrol show step -o`,
+// the step whose srun is process pid of host (Slurm may name the host
+// short or in full).
+func stepOfSrun(steps, host string, pid int) string {
+	short := func(h string) string { s, _, _ := strings.Cut(h, "."); return s }
+	for _, line := range strings.Split(steps, "\n") {
+		var id, srun string
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "StepId="); ok {
+				id = v
+			} else if v, ok := strings.CutPrefix(f, "SrunHost:Pid="); ok {
+				srun = v
+			}
+		}
+		i := strings.LastIndexByte(srun, ':')
+		if i < 0 || !strings.Contains(id, ".") || srun[i+1:] != strconv.Itoa(pid) {
+			continue
+		}
+		if h := srun[:i]; h == host || short(h) == short(host) {
+			return id
 		}
 	}
 	return ""
