@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -177,9 +179,12 @@ func slurmStep(dir string) string {
 // srunStep is the Slurm job step that srun, process pid of this host,
 // launched, as Slurm records it (scontrol show step: SrunHost:Pid): the
 // step of a job none of whose tasks run on dtrun's node, where slurmStep
-// finds no trace to read it from. "" when Slurm does not say.
+// finds no trace to read it from. "" when Slurm does not say (within
+// 3 s: the job is being interrupted).
 func srunStep(pid int) string {
-	out, err := exec.Command("scontrol", "show", "step", "-o").Output()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "scontrol", "show", "step", "-o").Output()
 	if err != nil {
 		return ""
 	}
