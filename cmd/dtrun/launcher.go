@@ -197,9 +197,8 @@ func srunStep(pid int) string {
 
 // stepOfSrun finds, in the one-line records of `scontrol show step -o`,
 // the step whose srun is process pid of host (Slurm may name the host
-// short or in full).
+// short or in full: sameHost).
 func stepOfSrun(steps, host string, pid int) string {
-	short := func(h string) string { s, _, _ := strings.Cut(h, "."); return s }
 	for _, line := range strings.Split(steps, "\n") {
 		var id, srun string
 		for _, f := range strings.Fields(line) {
@@ -213,7 +212,7 @@ func stepOfSrun(steps, host string, pid int) string {
 		if i < 0 || !strings.Contains(id, ".") || srun[i+1:] != strconv.Itoa(pid) {
 			continue
 		}
-		if h := srun[:i]; h == host || short(h) == short(host) {
+		if sameHost(srun[:i], host) {
 			return id
 		}
 	}
