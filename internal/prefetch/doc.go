@@ -8,8 +8,9 @@
 // other but not with the work that follows: a load that misses holds up
 // the instructions behind it until its line arrives, however little they
 // need it. A prefetch instruction does not: the line arrives while the
-// decoding goes on. On amd64 Lines is PREFETCHT0 instructions; elsewhere
-// it does nothing (correct, as a prefetch only ever changes timing).
+// decoding goes on. Lines is PREFETCHT0 instructions on amd64 and PRFM
+// PLDL1KEEP on arm64; elsewhere it does nothing (correct, as a prefetch
+// only ever changes timing).
 //
 // The addresses are uintptrs, not pointers: a line ahead of a position may
 // lie past the end of its object, which the garbage collector must never

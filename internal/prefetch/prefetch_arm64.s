@@ -1,0 +1,21 @@
+#include "textflag.h"
+
+// func Lines(p0, p1, p2, p3, p4, p5, p6, p7 uintptr)
+TEXT ·Lines(SB), NOSPLIT|NOFRAME, $0-64
+	MOVD p0+0(FP), R0
+	PRFM (R0), PLDL1KEEP
+	MOVD p1+8(FP), R0
+	PRFM (R0), PLDL1KEEP
+	MOVD p2+16(FP), R0
+	PRFM (R0), PLDL1KEEP
+	MOVD p3+24(FP), R0
+	PRFM (R0), PLDL1KEEP
+	MOVD p4+32(FP), R0
+	PRFM (R0), PLDL1KEEP
+	MOVD p5+40(FP), R0
+	PRFM (R0), PLDL1KEEP
+	MOVD p6+48(FP), R0
+	PRFM (R0), PLDL1KEEP
+	MOVD p7+56(FP), R0
+	PRFM (R0), PLDL1KEEP
+	RET
