@@ -1,21 +1,14 @@
 #include "textflag.h"
 
 // func Lines(p0, p1, p2, p3, p4, p5, p6, p7 uintptr)
+// The eight arguments lie one after the other in the argument frame.
 TEXT ·Lines(SB), NOSPLIT|NOFRAME, $0-64
-	MOVQ p0+0(FP), AX
+	LEAQ p0+0(FP), SI
+	MOVQ $8, CX
+loop:
+	MOVQ (SI), AX
 	PREFETCHT0 (AX)
-	MOVQ p1+8(FP), AX
-	PREFETCHT0 (AX)
-	MOVQ p2+16(FP), AX
-	PREFETCHT0 (AX)
-	MOVQ p3+24(FP), AX
-	PREFETCHT0 (AX)
-	MOVQ p4+32(FP), AX
-	PREFETCHT0 (AX)
-	MOVQ p5+40(FP), AX
-	PREFETCHT0 (AX)
-	MOVQ p6+48(FP), AX
-	PREFETCHT0 (AX)
-	MOVQ p7+56(FP), AX
-	PREFETCHT0 (AX)
+	ADDQ $8, SI
+	DECQ CX
+	JNZ loop
 	RET

@@ -1,21 +1,13 @@
 #include "textflag.h"
 
 // func Lines(p0, p1, p2, p3, p4, p5, p6, p7 uintptr)
+// The eight arguments lie one after the other in the argument frame.
 TEXT ·Lines(SB), NOSPLIT|NOFRAME, $0-64
-	MOVD p0+0(FP), R0
+	MOVD $p0+0(FP), R1
+	MOVD $8, R2
+loop:
+	MOVD.P 8(R1), R0
 	PRFM (R0), PLDL1KEEP
-	MOVD p1+8(FP), R0
-	PRFM (R0), PLDL1KEEP
-	MOVD p2+16(FP), R0
-	PRFM (R0), PLDL1KEEP
-	MOVD p3+24(FP), R0
-	PRFM (R0), PLDL1KEEP
-	MOVD p4+32(FP), R0
-	PRFM (R0), PLDL1KEEP
-	MOVD p5+40(FP), R0
-	PRFM (R0), PLDL1KEEP
-	MOVD p6+48(FP), R0
-	PRFM (R0), PLDL1KEEP
-	MOVD p7+56(FP), R0
-	PRFM (R0), PLDL1KEEP
+	SUB $1, R2
+	CBNZ R2, loop
 	RET
