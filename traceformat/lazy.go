@@ -459,8 +459,8 @@ func (lb *LazyBatch) nextSlow(e *Event) bool {
 // 4 bytes or more, so that a line is prefetched a few times before Next
 // reaches it. (Loads of a byte ahead instead overlapped the misses with
 // each other but held up the decoding behind them until the lines came:
-// 7 % more time per call on a 128-rank stencil, and four lines ahead
-// beat two and eight there.)
+// 3–7 % more CPU time per call on a 128-rank stencil, where four lines
+// ahead beat two and eight, docs/performance.md.)
 func (lb *LazyBatch) touchAhead() {
 	const ahead = 256
 	b := uintptr(unsafe.Pointer(unsafe.SliceData(lb.raw))) + ahead
