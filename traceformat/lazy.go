@@ -464,6 +464,7 @@ func (lb *LazyBatch) nextSlow(e *Event) bool {
 func (lb *LazyBatch) touchAhead() {
 	const ahead = 256
 	b := uintptr(unsafe.Pointer(unsafe.SliceData(lb.raw))) + ahead
+	// (Seven columns; Lines takes eight addresses, the last one twice.)
 	prefetch.Lines(b+uintptr(lb.pShape), b+uintptr(lb.pGap), b+uintptr(lb.pDur), b+uintptr(lb.pNReqs),
 		b+uintptr(lb.pReqs), b+uintptr(lb.pSrc), b+uintptr(lb.pTag), b+uintptr(lb.pTag))
 }

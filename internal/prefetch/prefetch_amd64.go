@@ -1,4 +1,0 @@
-package prefetch
-
-// Lines prefetches the cache lines holding addresses p0 … p7.
-func Lines(p0, p1, p2, p3, p4, p5, p6, p7 uintptr)
