@@ -502,8 +502,8 @@ func settle(reps []*replayer, x *exchange) {
 		rp.contrib = append(rp.contrib[:0], x.ranks[r].deferred...)
 		x.ranks[r].deferred = nil
 		rp.applyContrib()
-		rp.applyLate(x.ranks[r].late)
-		x.ranks[r].late, x.ranks[r].lateC = nil, lateCache{}
+		rp.applyLate(&x.ranks[r].late)
+		x.ranks[r].late = lateTable{}
 	}
 }
 

@@ -437,8 +437,8 @@ func total(n *rnode, tb *siteTable, keys *siteKeyer, out map[string]*gnode, rank
 	// The node's sites' figures, allocated at once.
 	slab := make([]siteTot, 0, used)
 	addAcc(&t.a, n.Value)
-	t.addWaits(n.Value.culprits)
-	t.addCauses(n.Value.causes)
+	t.addWaits(&n.Value.culprits)
+	t.addCauses(&n.Value.causes)
 	addProf(&t.prof, n.Value.prof)
 	for id := range n.Value.sites {
 		s := &n.Value.sites[id]

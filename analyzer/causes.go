@@ -99,7 +99,8 @@ type causeVal struct {
 // addCause records a wait of wait ns > 0 for late, whose waiting call's
 // own span computed own ns.
 func (a *acc) addCause(late lateCall, wait, own int64) {
-	v := a.recentCauses.get(&a.causes, causeKey{late: late.msgFrom, span: late.span})
+	k := causeKey{late: late.msgFrom, span: late.span}
+	v := a.causes.get(k, noCause, k.hash(), causeKey.hash)
 	v.wait += wait
 	v.delay += min(wait, max(0, late.comp-own))
 	v.lateComp += late.comp
@@ -107,12 +108,22 @@ func (a *acc) addCause(late lateCall, wait, own int64) {
 	v.n++
 }
 
+// causeTable is an interval's causes (acc.causes).
+type causeTable = aggTable[causeKey, causeVal]
+
+// noCause is causeTable's free key: no rank is negative.
+var noCause = causeKey{late: msgFrom{rank: -1}}
+
+func (k causeKey) hash() uint32 {
+	return hash32(uint32(k.late.rank)<<20^k.late.site, k.span)
+}
+
 // addCauses adds causes m (a node's) to t.
-func (t *rankTot) addCauses(m map[causeKey]*causeVal) {
-	if t.causes == nil && len(m) > 0 {
-		t.causes = make(map[causeKey]causeVal, len(m))
+func (t *rankTot) addCauses(m *causeTable) {
+	if t.causes == nil && m.len() > 0 {
+		t.causes = make(map[causeKey]causeVal, m.len())
 	}
-	for k, v := range m {
+	for k, v := range m.all() {
 		t.addCause(k, *v)
 	}
 }

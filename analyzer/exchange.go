@@ -143,9 +143,7 @@ type rankSync struct {
 	// late holds the Real Sync its receivers charged to the rank's
 	// blocking sends for posting late, by lateAtt (under mu; applied once
 	// every replay has finished).
-	late map[lateKey]*waitVal
-	// lateC caches late's entries.
-	lateC lateCache
+	late lateTable
 	// iss pairs the synchronous nonblocking sends of the rank with their
 	// receives' posting times and the calls that completed them, by
 	// serial, whichever comes first (under mu; issendPosted).

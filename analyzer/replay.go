@@ -43,13 +43,9 @@ type acc struct {
 	lrIdx int32
 	// culprits are the waits of the interval by kind, waiting site and
 	// late partner (waits.go).
-	culprits map[waitKey]*waitVal
+	culprits waitTable
 	// causes are the causes of those waits (causes.go).
-	causes map[causeKey]*causeVal
-	// culprits' and causes' entries by a hash of their keys (addWait,
-	// addCause).
-	recentWaits  waitCache
-	recentCauses causeCache
+	causes causeTable
 	// prof: the messages sent and received, the gaps between calls
 	// (profile.go); nil until the first.
 	prof *profAcc

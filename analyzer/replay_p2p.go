@@ -379,13 +379,13 @@ func (rp *replayer) lateAtt(node *rnode, site uint32) uint64 {
 // applyLate adds the Real Sync late receivers charged to this rank's
 // blocking sends (by lateAtt), with the receives that were late; once
 // every replay has finished.
-func (rp *replayer) applyLate(late map[lateKey]*waitVal) {
+func (rp *replayer) applyLate(late *lateTable) {
 	if rp.thr != nil {
 		// A send's wait for its receiver is known only now, after the
 		// threads' cover was built: not charged with several threads.
 		return
 	}
-	for k, v := range late {
+	for k, v := range late.all() {
 		i := int(k.att >> 32)
 		if i >= len(rp.lrNodes) {
 			continue

@@ -324,12 +324,12 @@ func (w *resWriter) acc(a *acc) {
 	for _, id := range big {
 		w.site(id, a.bigSites[id])
 	}
-	wk := slices.SortedFunc(maps.Keys(a.culprits), func(x, y waitKey) int {
+	wk := slices.SortedFunc(keys(&a.culprits), func(x, y waitKey) int {
 		return cmp.Or(cmp.Compare(x.kind, y.kind), cmp.Compare(x.site, y.site), cmp.Compare(x.late.rank, y.late.rank), cmp.Compare(x.late.site, y.late.site))
 	})
 	w.u(uint64(len(wk)))
 	for _, k := range wk {
-		v := a.culprits[k]
+		v := a.culprits.get(k, noWait, k.hash(), waitKey.hash)
 		w.u(uint64(k.kind))
 		w.u(uint64(k.site))
 		w.i(int64(k.late.rank))
@@ -337,12 +337,12 @@ func (w *resWriter) acc(a *acc) {
 		w.i(v.ns)
 		w.i(v.n)
 	}
-	ck := slices.SortedFunc(maps.Keys(a.causes), func(x, y causeKey) int {
+	ck := slices.SortedFunc(keys(&a.causes), func(x, y causeKey) int {
 		return cmp.Or(cmp.Compare(x.late.rank, y.late.rank), cmp.Compare(x.late.site, y.late.site), cmp.Compare(x.span, y.span))
 	})
 	w.u(uint64(len(ck)))
 	for _, k := range ck {
-		v := a.causes[k]
+		v := a.causes.get(k, noCause, k.hash(), causeKey.hash)
 		w.i(int64(k.late.rank))
 		w.u(uint64(k.late.site))
 		w.u(uint64(k.span))
@@ -462,6 +462,17 @@ func (r *resReader) i32(what string) int32 {
 
 // int reads an int that fits 32 bits (counts, instance numbers).
 func (r *resReader) int(what string) int { return int(r.i32(what)) }
+
+// worldRank reads a late partner's world rank, which is not negative
+// (the aggregates' tables keep -1 for their free entries).
+func (r *resReader) worldRank() int32 {
+	v := r.i32("rank")
+	if v < 0 {
+		r.fail("negative rank %d", v)
+		return 0
+	}
+	return v
+}
 
 // count reads a list's length: each of its entries takes at least a
 // byte, so that a length beyond the bytes left is an error, not an
@@ -803,20 +814,14 @@ func (r *resReader) acc(size int) *acc {
 			*v = r.i()
 		}
 	}
-	if n = r.count("waits"); n > 0 {
-		a.culprits = make(map[waitKey]*waitVal, n)
-		for range n {
-			k := waitKey{kind: waitKind(r.below(uint64(numWaitKinds), "wait kind")), site: r.u32("call site"),
-				late: msgFrom{rank: r.i32("rank"), site: r.u32("call site")}}
-			a.culprits[k] = &waitVal{ns: r.i(), n: r.i()}
-		}
+	for range r.count("waits") {
+		k := waitKey{kind: waitKind(r.below(uint64(numWaitKinds), "wait kind")), site: r.u32("call site"),
+			late: msgFrom{rank: r.worldRank(), site: r.u32("call site")}}
+		*a.culprits.get(k, noWait, k.hash(), waitKey.hash) = waitVal{ns: r.i(), n: r.i()}
 	}
-	if n = r.count("causes"); n > 0 {
-		a.causes = make(map[causeKey]*causeVal, n)
-		for range n {
-			k := causeKey{late: msgFrom{rank: r.i32("rank"), site: r.u32("call site")}, span: r.u32("call site")}
-			a.causes[k] = &causeVal{wait: r.i(), delay: r.i(), lateComp: r.i(), ownComp: r.i(), n: r.i()}
-		}
+	for range r.count("causes") {
+		k := causeKey{late: msgFrom{rank: r.worldRank(), site: r.u32("call site")}, span: r.u32("call site")}
+		*a.causes.get(k, noCause, k.hash(), causeKey.hash) = causeVal{wait: r.i(), delay: r.i(), lateComp: r.i(), ownComp: r.i(), n: r.i()}
 	}
 	if !r.bool() || r.err != nil {
 		return a

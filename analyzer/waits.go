@@ -76,109 +76,19 @@ type waitVal struct {
 
 // addWait records ns of waiting (n instances) in a.
 func (a *acc) addWait(k waitKey, ns, n int64) {
-	v := a.recentWaits.get(&a.culprits, k)
+	v := a.culprits.get(k, noWait, k.hash(), waitKey.hash)
 	v.ns += ns
 	v.n += n
 }
 
-// The caches of aggregates (waitCache, causeCache) find a map's entries
-// through a small direct-mapped table indexed by a hash of the key, in
-// front of the map: a rank waits at a few sites for a few partners over
-// and over (a halo exchange's two or four neighbours, an all-to-all
-// program's every rank, and the collective waits between them), and
-// hashing the key into the Go map costs about 140 instructions per wait,
-// more than the rest of the wait's bookkeeping (a cache of the last two
-// keys missed at half the waits of a four-rank stencil and at most of an
-// all-to-all program's). The table is made at the first wait: intervals
-// without waits pay nothing. (Written out per key type: a generic cache
-// was not inlined, and its dictionary cost as much as it saved.)
+// waitTable is an interval's waits (acc.culprits).
+type waitTable = aggTable[waitKey, waitVal]
 
-// aggSlots is the size of a cache of aggregates (a power of two), and
-// aggShift the shift that takes a slot from a 32-bit hash.
-const (
-	aggSlots = 16
-	aggShift = 28
-)
+// noWait is waitTable's free key: no wait has that kind.
+var noWait = waitKey{kind: ^waitKind(0)}
 
-// aggSlot is the slot of a key of two words x, y: the top bits of their
-// product with an odd constant, which depend on every bit of both.
-func aggSlot(x, y uint32) uint32 {
-	return (x ^ y*0x9e3779b1) * 0x2c1b3c6d >> aggShift
-}
-
-// waitCache is the cache of an interval's waits (acc.culprits).
-type waitCache struct {
-	t *[aggSlots]waitSlot
-}
-
-type waitSlot struct {
-	k waitKey
-	v *waitVal
-}
-
-// get returns m's entry for k, made (and m too) if there is none.
-func (c *waitCache) get(m *map[waitKey]*waitVal, k waitKey) *waitVal {
-	i := aggSlot(uint32(k.kind)<<24^k.site, uint32(k.late.rank)<<20^k.late.site)
-	if t := c.t; t != nil {
-		if s := &t[i]; s.v != nil && s.k == k {
-			return s.v
-		}
-	}
-	return c.miss(m, k, i)
-}
-
-//go:noinline
-func (c *waitCache) miss(m *map[waitKey]*waitVal, k waitKey, i uint32) *waitVal {
-	if c.t == nil {
-		c.t = new([aggSlots]waitSlot)
-	}
-	v := entry(m, k)
-	c.t[i%aggSlots] = waitSlot{k, v}
-	return v
-}
-
-// entry returns m's entry for k, made (and m too) if there is none.
-func entry[K comparable, V any](m *map[K]*V, k K) *V {
-	if *m == nil {
-		*m = map[K]*V{}
-	}
-	v := (*m)[k]
-	if v == nil {
-		v = new(V)
-		(*m)[k] = v
-	}
-	return v
-}
-
-// causeCache is the cache of an interval's causes (acc.causes).
-type causeCache struct {
-	t *[aggSlots]causeSlot
-}
-
-type causeSlot struct {
-	k causeKey
-	v *causeVal
-}
-
-// get returns m's entry for k, made (and m too) if there is none.
-func (c *causeCache) get(m *map[causeKey]*causeVal, k causeKey) *causeVal {
-	i := aggSlot(uint32(k.late.rank)<<20^k.late.site, k.span)
-	if t := c.t; t != nil {
-		if s := &t[i]; s.v != nil && s.k == k {
-			return s.v
-		}
-	}
-	return c.miss(m, k, i)
-}
-
-//go:noinline
-func (c *causeCache) miss(m *map[causeKey]*causeVal, k causeKey, i uint32) *causeVal {
-	if c.t == nil {
-		c.t = new([aggSlots]causeSlot)
-	}
-	v := entry(m, k)
-	c.t[i%aggSlots] = causeSlot{k, v}
-	return v
+func (k waitKey) hash() uint32 {
+	return hash32(uint32(k.kind)<<24^k.site, uint32(k.late.rank)<<20^k.late.site)
 }
 
 // lateSender records the Real Sync rs > 0 of a receiving call at site,
@@ -406,43 +316,19 @@ type lateKey struct {
 
 // addLate adds d ns of a late receiver. rs.mu is held.
 func (rs *rankSync) addLate(k lateKey, d int64) {
-	v := rs.lateC.get(&rs.late, k)
+	v := rs.late.get(k, noLate, k.hash(), lateKey.hash)
 	v.ns += d
 	v.n++
 }
 
-// lateCache is the cache of a rank's late receivers' charges
-// (rankSync.late): a rank's sends go to a few partners from a few call
-// sites, whose charges come back interleaved (a halo exchange's
-// neighbours), each a map look-up of a 16-byte key without it.
-type lateCache struct {
-	t *[aggSlots]lateSlot
-}
+// lateTable is a rank's late receivers' charges (rankSync.late).
+type lateTable = aggTable[lateKey, waitVal]
 
-type lateSlot struct {
-	k lateKey
-	v *waitVal
-}
+// noLate is lateTable's free key: no rank is negative.
+var noLate = lateKey{from: msgFrom{rank: -1}}
 
-// get returns m's entry for k, made (and m too) if there is none.
-func (c *lateCache) get(m *map[lateKey]*waitVal, k lateKey) *waitVal {
-	i := aggSlot(uint32(k.from.rank)<<20^k.from.site, uint32(k.att>>32)<<20^uint32(k.att))
-	if t := c.t; t != nil {
-		if s := &t[i]; s.v != nil && s.k == k {
-			return s.v
-		}
-	}
-	return c.miss(m, k, i)
-}
-
-//go:noinline
-func (c *lateCache) miss(m *map[lateKey]*waitVal, k lateKey, i uint32) *waitVal {
-	if c.t == nil {
-		c.t = new([aggSlots]lateSlot)
-	}
-	v := entry(m, k)
-	c.t[i%aggSlots] = lateSlot{k, v}
-	return v
+func (k lateKey) hash() uint32 {
+	return hash32(uint32(k.from.rank)<<20^k.from.site, uint32(k.att>>32)<<20^uint32(k.att))
 }
 
 // collLate is the latest participant of a collective instance and the
@@ -607,14 +493,14 @@ func (sh *shapeWaits) split(in *collInst, i int, c *collContrib) {
 }
 
 // addWaits adds waits m (one node's or a nested interval's) to t.
-func (t *rankTot) addWaits(m map[waitKey]*waitVal) {
-	if len(m) == 0 {
+func (t *rankTot) addWaits(m *waitTable) {
+	if m.len() == 0 {
 		return
 	}
 	if t.waits == nil {
-		t.waits = make(map[waitKey]waitVal, len(m))
+		t.waits = make(map[waitKey]waitVal, m.len())
 	}
-	for k, v := range m {
+	for k, v := range m.all() {
 		w := t.waits[k]
 		w.ns += v.ns
 		w.n += v.n

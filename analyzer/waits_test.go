@@ -433,7 +433,7 @@ func TestWrongOrderBound(t *testing.T) {
 			}
 		}
 		var gotLate, gotWo int64
-		for k, v := range a.culprits {
+		for k, v := range a.culprits.all() {
 			switch k.kind {
 			case wkLateSender:
 				gotLate += v.ns
