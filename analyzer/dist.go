@@ -1009,7 +1009,7 @@ func (d *distX) deliver(k p2pKey, seq uint64, entry int64, site sendSite, bytes 
 	if n := f.sent - f.base - f.nooo; n > d.maxQueued {
 		d.maxQueued = n
 	}
-	if w := dst.waitOn.Load(); w == f && dst.waitOn.CompareAndSwap(f, nil) {
+	if w := dst.waitOn.load(); w == f && dst.waitOn.take(f, x.solo) {
 		x.wake(k.dst, -1)
 	}
 }

@@ -110,7 +110,7 @@ type rankSync struct {
 	// is parked for (nil: none): only a message into that queue wakes
 	// it. (Woken by any message, a replay of a ring waiting for one
 	// neighbour would be woken by the other's messages, and park again.)
-	waitOn    atomic.Pointer[fifo]
+	waitOn    waitPtr
 	throttled atomic.Bool // held back by flow control
 	abort     atomic.Bool // set by the scheduler: give up the current wait
 	inbox     map[p2pKey]*fifo
@@ -349,6 +349,37 @@ type collAtt struct {
 	// precedes the entries it depends on (collInst.unbound): the
 	// controlled logical clock does not repair it.
 	shared, check bool
+}
+
+// waitPtr is rankSync.waitOn, read and written atomically unless a
+// single worker runs every replay (solo: exchange.solo, the replay on the
+// worker's stack, step.go), where a coroutine switch orders everything and
+// the replay of a halo exchange parks every few calls: an atomic store is
+// an exchange on amd64 and a compare-and-swap a locked instruction, ~20
+// cycles each, against a move.
+type waitPtr struct{ p unsafe.Pointer }
+
+func (w *waitPtr) load() *fifo { return (*fifo)(atomic.LoadPointer(&w.p)) }
+
+// set makes f the queue waited on.
+func (w *waitPtr) set(f *fifo, solo bool) {
+	if solo {
+		w.p = unsafe.Pointer(f)
+	} else {
+		atomic.StorePointer(&w.p, unsafe.Pointer(f))
+	}
+}
+
+// take clears the queue waited on if it is f, and says whether it did.
+func (w *waitPtr) take(f *fifo, solo bool) bool {
+	if solo {
+		if w.p != unsafe.Pointer(f) {
+			return false
+		}
+		w.p = nil
+		return true
+	}
+	return atomic.CompareAndSwapPointer(&w.p, unsafe.Pointer(f), nil)
 }
 
 // collCall is a collective call's part in its instance, as collJoin,

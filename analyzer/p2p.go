@@ -587,7 +587,7 @@ func (x *exchange) send(k *p2pKey, m *msgSlot, li lateInfo, c *fifoCache) (*fifo
 		x.repost(dst, *k, f, m, li, c)
 		q, ms = c.f, c.f.sent-1
 	}
-	if w := dst.waitOn.Load(); w != nil && (w == f || w == q) && dst.waitOn.CompareAndSwap(w, nil) {
+	if w := dst.waitOn.load(); w != nil && (w == f || w == q) && dst.waitOn.take(w, x.solo) {
 		// The receiver stores waitOn before it looks at the count sent
 		// a last time (await), as the count was stored before waitOn
 		// is read here: either it sees the message or it is woken.
@@ -816,9 +816,9 @@ func (x *exchange) await(f *fifo, m uint64, src, dst int32) bool {
 		// either the message is seen here or the sender wakes the
 		// receiver (a wake before it parks puts it back on the run
 		// queue as soon as it parks, sched.wakeLocked).
-		me.waitOn.Store(f)
+		me.waitOn.set(f, x.solo)
 		if f.arrived(m) {
-			me.waitOn.Store(nil)
+			me.waitOn.set(nil, x.solo)
 			return true
 		}
 		if !x.solo {
@@ -835,10 +835,10 @@ func (x *exchange) await(f *fifo, m uint64, src, dst int32) bool {
 			x.dist.flush()
 		}
 		aborted := x.park(dst)
-		if me.waitOn.Load() != nil {
+		if me.waitOn.load() != nil {
 			// (Mostly cleared by the sender that woke it: a load is
 			// cheaper than an atomic store, an exchange on amd64.)
-			me.waitOn.Store(nil)
+			me.waitOn.set(nil, x.solo)
 		}
 		if aborted {
 			return false

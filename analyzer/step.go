@@ -40,9 +40,9 @@ func (rp *replayer) step() bool {
 		return false
 	}
 	rs := rp.rs
-	if rs.waitOn.Load() != nil {
+	if rs.waitOn.load() != nil {
 		// (Mostly cleared by the sender that woke it, as in await.)
-		rs.waitOn.Store(nil)
+		rs.waitOn.set(nil, rp.x.solo)
 	}
 	if rs.abort.Load() || (rp.rd == nil && !rp.begin()) || rp.threads {
 		return rp.toCoro(rs)
@@ -132,7 +132,7 @@ func (rp *replayer) park(rs *rankSync) bool {
 		}
 	}
 	rs.stop = false
-	rs.waitOn.Store(rp.susp.wait)
+	rs.waitOn.set(rp.susp.wait, rp.x.solo)
 	rs.parks++
 	rs.onStack = false
 	return true
