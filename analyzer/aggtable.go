@@ -126,8 +126,10 @@ func keys[K comparable, V any](t *aggTable[K, V]) iter.Seq[K] {
 	}
 }
 
-// hash32 mixes two words of a key into a hash whose top bits depend on
-// every bit of both.
-func hash32(x, y uint32) uint32 {
-	return (x ^ y*0x9e3779b1) * 0x2c1b3c6d
+// hash64 mixes two words of a key into a 32-bit hash whose top bits
+// depend on every bit of both: a product's high bits depend on all the
+// bits of its factors. (Folded into 32 bits first, ranks of 4096 apart
+// shared a hash when a rank was shifted past a word's top.)
+func hash64(x, y uint64) uint32 {
+	return uint32(((x * 0x9e3779b97f4a7c15) ^ y) * 0xbf58476d1ce4e5b9 >> 32)
 }

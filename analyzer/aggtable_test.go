@@ -83,3 +83,33 @@ func TestAggTableKinds(t *testing.T) {
 		t.Errorf("late %+v", *v)
 	}
 }
+
+// TestAggTableProbes: the keys of a many-rank run (every rank of 32 768
+// late, at a few sites) spread over the table: no key is found more than
+// a few entries past where its hash points.
+func TestAggTableProbes(t *testing.T) {
+	var tb waitTable
+	var keys []waitKey
+	for r := int32(0); r < 32768; r++ {
+		for s := uint32(0); s < 3; s++ {
+			k := waitKey{kind: wkNxN, site: 7, late: msgFrom{rank: r, site: s}}
+			tb.get(k, noWait, k.hash(), waitKey.hash).n++
+			keys = append(keys, k)
+		}
+	}
+	m := uint32(len(tb.ents) - 1)
+	worst, sum := uint32(0), uint32(0)
+	for _, k := range keys {
+		i := k.hash() >> tb.shift
+		d := uint32(0)
+		for tb.ents[(i+d)&m].k != k {
+			d++
+		}
+		worst, sum = max(worst, d), sum+d
+	}
+	mean := float64(sum) / float64(len(keys))
+	t.Logf("%d keys in %d entries: probes mean %.2f, worst %d", len(keys), len(tb.ents), mean, worst)
+	if worst > 64 || mean > 2 {
+		t.Errorf("%d keys in %d entries: probes mean %.2f, worst %d", len(keys), len(tb.ents), mean, worst)
+	}
+}

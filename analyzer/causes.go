@@ -115,7 +115,7 @@ type causeTable = aggTable[causeKey, causeVal]
 var noCause = causeKey{late: msgFrom{rank: -1}}
 
 func (k causeKey) hash() uint32 {
-	return hash32(uint32(k.late.rank)<<20^k.late.site, k.span)
+	return hash64(uint64(uint32(k.late.rank))<<32|uint64(k.late.site), uint64(k.span))
 }
 
 // addCauses adds causes m (a node's) to t.

@@ -88,7 +88,7 @@ type waitTable = aggTable[waitKey, waitVal]
 var noWait = waitKey{kind: ^waitKind(0)}
 
 func (k waitKey) hash() uint32 {
-	return hash32(uint32(k.kind)<<24^k.site, uint32(k.late.rank)<<20^k.late.site)
+	return hash64(uint64(k.kind)<<32|uint64(k.site), uint64(uint32(k.late.rank))<<32|uint64(k.late.site))
 }
 
 // lateSender records the Real Sync rs > 0 of a receiving call at site,
@@ -328,7 +328,7 @@ type lateTable = aggTable[lateKey, waitVal]
 var noLate = lateKey{from: msgFrom{rank: -1}}
 
 func (k lateKey) hash() uint32 {
-	return hash32(uint32(k.from.rank)<<20^k.from.site, uint32(k.att>>32)<<20^uint32(k.att))
+	return hash64(uint64(uint32(k.from.rank))<<32|uint64(k.from.site), k.att)
 }
 
 // collLate is the latest participant of a collective instance and the
