@@ -19,6 +19,7 @@
 #include "dt_writer.h"
 #include "dt_loadgo.h"
 #include "dt_initmark.h"
+#include "dt_crc.h"
 #include "trace.pb-c.h"
 
 #include <dlfcn.h>
@@ -60,39 +61,6 @@ enum { K_HEADER = 1, K_DEFS = 2, K_CLOCK = 4, K_FOOTER = 5, K_RECORDS = 6 };
 #define RESERVE_AHEAD (4 << 20)
 #define EPOCH_NS 200000000LL // what is queued reaches the file at least this often
 #define DT_Q_CLOCK 5 // a clock-sync frame's message (dt_queue.c's kinds go to 4)
-
-// CRC-32C (Castagnoli), reflected polynomial 0x82F63B78, as traceformat's
-// frames carry it: the SSE 4.2 instruction where the CPU has it.
-static uint32_t crc_tab[256];
-static int crc_hw;
-static void crc_init(void) {
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-		crc_tab[i] = c;
-	}
-	__builtin_cpu_init();
-	crc_hw = __builtin_cpu_supports("sse4.2");
-}
-__attribute__((target("sse4.2"))) static uint32_t crc_sse(uint32_t c, const unsigned char *p, size_t n) {
-	uint64_t c64 = c;
-	for (; n >= 8; n -= 8, p += 8) {
-		uint64_t v;
-		memcpy(&v, p, 8);
-		c64 = __builtin_ia32_crc32di(c64, v);
-	}
-	c = (uint32_t)c64;
-	for (; n; n--) c = __builtin_ia32_crc32qi(c, *p++);
-	return c;
-}
-// crc32c continues crc (0 to start) over p, as Go's crc32.Update does.
-static uint32_t crc32c(uint32_t crc, const void *p, size_t n) {
-	uint32_t c = ~crc;
-	if (crc_hw) return ~crc_sse(c, p, n);
-	const unsigned char *b = p;
-	while (n--) c = crc_tab[(c ^ *b++) & 0xff] ^ (c >> 8);
-	return ~c;
-}
 
 static void put32(unsigned char *b, uint32_t v) { memcpy(b, &v, 4); } // x86-64: little endian
 
@@ -254,9 +222,9 @@ static int write_frame(int k, const void *pre, size_t npre, const void *p, size_
 	put32(h, len);
 	h[4] = (unsigned char)k, h[5] = 0;
 	put32(h + 6, len);
-	uint32_t crc = crc32c(0, h, 10);
-	if (npre) crc = crc32c(crc, pre, npre);
-	crc = crc32c(crc, p, n);
+	uint32_t crc = dt_crc32c(0, h, 10);
+	if (npre) crc = dt_crc32c(crc, pre, npre);
+	crc = dt_crc32c(crc, p, n);
 	put32(h + 10, crc);
 	if (cw_holding) {
 		if (held_add(h, FRAME_HDR) || (npre && held_add(pre, npre)) || held_add(p, n)) return -1;
@@ -565,7 +533,7 @@ static char *create_spill(const char *path, int rank, int slots, size_t chunk, c
 static void *writer(void *arg);
 
 int dtw_init(int rank, int size, int level, char *impl, char *ver, dt_clock *clk, unsigned char *spawn) {
-	crc_init();
+	dt_crc_init();
 	read_cmdline();
 	char task[PATH_MAX / 2], name[PATH_MAX / 2 + 32];
 	task_name(task, sizeof task, spawn);
