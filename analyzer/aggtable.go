@@ -5,9 +5,9 @@ import "iter"
 // aggTable holds aggregates by key (an interval's waits and causes, a
 // rank's late receivers' charges): an open-addressed array whose entries
 // hold key and value side by side, so that adding to an aggregate reads
-// and writes one cache line. A Go map behind a small cache of its entries
-// touched three: the cache's slot, the map's group on a cache miss and
-// the value, each allocated apart. At many ranks a rank's aggregates are
+// and writes one cache line, where a Go map of values allocated apart,
+// behind a small cache of its entries, touches three (the cache's slot,
+// the map's group on a cache miss, the value). At many ranks a rank's aggregates are
 // out of the caches whenever its replay comes back to them (a collective
 // charges each member's wait to the member that entered last, a different
 // rank each time), so the lines an add touches are what it costs.
@@ -128,8 +128,9 @@ func keys[K comparable, V any](t *aggTable[K, V]) iter.Seq[K] {
 
 // hash64 mixes two words of a key into a 32-bit hash whose top bits
 // depend on every bit of both: a product's high bits depend on all the
-// bits of its factors. (Folded into 32 bits first, ranks of 4096 apart
-// shared a hash when a rank was shifted past a word's top.)
+// bits of its factors. (The words are not folded into 32 bits first: a
+// rank shifted to a 32-bit word's top loses its high bits, and ranks
+// 4096 apart would share a hash.)
 func hash64(x, y uint64) uint32 {
 	return uint32(((x * 0x9e3779b97f4a7c15) ^ y) * 0xbf58476d1ce4e5b9 >> 32)
 }
