@@ -37,7 +37,7 @@ func TestWriterCRC(t *testing.T) {
 	}
 	type piece struct {
 		off, n int
-		init uint32
+		init   uint32
 	}
 	var pieces []piece
 	add := func(off, n int) {
