@@ -7,10 +7,11 @@ import "iter"
 // hold key and value side by side, so that adding to an aggregate reads
 // and writes one cache line, where a Go map of values allocated apart,
 // behind a small cache of its entries, touches three (the cache's slot,
-// the map's group on a cache miss, the value). At many ranks a rank's aggregates are
-// out of the caches whenever its replay comes back to them (a collective
-// charges each member's wait to the member that entered last, a different
-// rank each time), so the lines an add touches are what it costs.
+// the map's group on a cache miss, the value). At many ranks a rank's
+// aggregates are out of the caches whenever its replay comes back to them
+// (a collective charges each member's wait to the member that entered
+// last, a different rank each time), so the lines an add touches are
+// what it costs.
 //
 // A key equal to the table's free key (one that never occurs, given to
 // get) marks a free entry. The caller hashes the key: only the top bits
@@ -32,8 +33,8 @@ const minAggEnts = 16
 
 // get returns k's value, a new zero one if k was not in the table; h is
 // hash(k), free the table's free key. The value is valid until the next
-// get of a new key. (Inlined: the first entry probed holds the key at
-// most adds; the rest is out of line.)
+// get of a new key. (The first entry probed holds the key at most adds:
+// get tests it and leaves the rest to probe, out of line.)
 func (t *aggTable[K, V]) get(k, free K, h uint32, hash func(K) uint32) *V {
 	if len(t.ents) > 0 {
 		if e := &t.ents[h>>t.shift]; e.k == k {

@@ -99,14 +99,16 @@ type causeVal struct {
 // addCause records a wait of wait ns > 0 for late, whose waiting call's
 // own span computed own ns.
 func (a *acc) addCause(late lateCall, wait, own int64) {
-	k := causeKey{late: late.msgFrom, span: late.span}
-	v := a.causes.get(k, noCause, k.hash(), causeKey.hash)
+	v := a.cause(causeKey{late: late.msgFrom, span: late.span})
 	v.wait += wait
 	v.delay += min(wait, max(0, late.comp-own))
 	v.lateComp += late.comp
 	v.ownComp += own
 	v.n++
 }
+
+// cause is a's aggregate of the causes of key k, made if there is none.
+func (a *acc) cause(k causeKey) *causeVal { return a.causes.get(k, noCause, k.hash(), causeKey.hash) }
 
 // causeTable is an interval's causes (acc.causes).
 type causeTable = aggTable[causeKey, causeVal]

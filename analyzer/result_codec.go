@@ -329,7 +329,7 @@ func (w *resWriter) acc(a *acc) {
 	})
 	w.u(uint64(len(wk)))
 	for _, k := range wk {
-		v := a.culprits.get(k, noWait, k.hash(), waitKey.hash)
+		v := a.wait(k)
 		w.u(uint64(k.kind))
 		w.u(uint64(k.site))
 		w.i(int64(k.late.rank))
@@ -342,7 +342,7 @@ func (w *resWriter) acc(a *acc) {
 	})
 	w.u(uint64(len(ck)))
 	for _, k := range ck {
-		v := a.causes.get(k, noCause, k.hash(), causeKey.hash)
+		v := a.cause(k)
 		w.i(int64(k.late.rank))
 		w.u(uint64(k.late.site))
 		w.u(uint64(k.span))
@@ -817,11 +817,11 @@ func (r *resReader) acc(size int) *acc {
 	for range r.count("waits") {
 		k := waitKey{kind: waitKind(r.below(uint64(numWaitKinds), "wait kind")), site: r.u32("call site"),
 			late: msgFrom{rank: r.worldRank(), site: r.u32("call site")}}
-		*a.culprits.get(k, noWait, k.hash(), waitKey.hash) = waitVal{ns: r.i(), n: r.i()}
+		*a.wait(k) = waitVal{ns: r.i(), n: r.i()}
 	}
 	for range r.count("causes") {
 		k := causeKey{late: msgFrom{rank: r.worldRank(), site: r.u32("call site")}, span: r.u32("call site")}
-		*a.causes.get(k, noCause, k.hash(), causeKey.hash) = causeVal{wait: r.i(), delay: r.i(), lateComp: r.i(), ownComp: r.i(), n: r.i()}
+		*a.cause(k) = causeVal{wait: r.i(), delay: r.i(), lateComp: r.i(), ownComp: r.i(), n: r.i()}
 	}
 	if !r.bool() || r.err != nil {
 		return a

@@ -76,10 +76,13 @@ type waitVal struct {
 
 // addWait records ns of waiting (n instances) in a.
 func (a *acc) addWait(k waitKey, ns, n int64) {
-	v := a.culprits.get(k, noWait, k.hash(), waitKey.hash)
+	v := a.wait(k)
 	v.ns += ns
 	v.n += n
 }
+
+// wait is a's aggregate of the waits of key k, made if there is none.
+func (a *acc) wait(k waitKey) *waitVal { return a.culprits.get(k, noWait, k.hash(), waitKey.hash) }
 
 // waitTable is an interval's waits (acc.culprits).
 type waitTable = aggTable[waitKey, waitVal]
