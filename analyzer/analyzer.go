@@ -676,8 +676,18 @@ const filesPerScanWorker = 64
 // less wall time.
 const ranksPerWorker = 128
 
-// parallel runs f(0…n-1) on at most workers goroutines.
+// parallel runs f(0…n-1) on at most workers goroutines. With one worker
+// (or one item) it runs them in order on the calling goroutine: a worker
+// goroutine fed by a channel made every item a hand-over between two
+// goroutines, which on a machine with an idle processor woke a thread to
+// run the worker and parked it again after each item.
 func parallel(n, workers int, f func(int)) {
+	if workers <= 1 || n <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for w := 0; w < workers; w++ {

@@ -2,7 +2,9 @@ package analyzer
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -48,4 +50,38 @@ func TestScanWorkers(t *testing.T) {
 			t.Errorf("scanWorkers(%d, %d) = %d, want %d", c.files, c.cpus, got, c.want)
 		}
 	}
+}
+
+// TestParallel: every item runs once whatever the workers; with one
+// worker they run in order on the calling goroutine (a panic in one is
+// then the caller's, which Analyze turns into an internal error).
+func TestParallel(t *testing.T) {
+	for _, workers := range []int{0, 1, 2, 5} {
+		for _, n := range []int{0, 1, 7, 100} {
+			var mu sync.Mutex
+			var got []int
+			parallel(n, workers, func(i int) {
+				mu.Lock()
+				got = append(got, i)
+				mu.Unlock()
+			})
+			if workers <= 1 && !slices.IsSorted(got) {
+				t.Errorf("parallel(%d, %d): items ran out of order: %v", n, workers, got)
+			}
+			slices.Sort(got)
+			if len(got) != n || n > 0 && (got[0] != 0 || got[n-1] != n-1 || len(slices.Compact(got)) != n) {
+				t.Errorf("parallel(%d, %d): ran %v", n, workers, got)
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("parallel(3, 1): a panic of an item did not reach the caller")
+		}
+	}()
+	parallel(3, 1, func(i int) {
+		if i == 1 {
+			panic("item 1")
+		}
+	})
 }
