@@ -680,7 +680,10 @@ const ranksPerWorker = 128
 // (or one item) it runs them in order on the calling goroutine: a worker
 // goroutine fed by a channel made every item a hand-over between two
 // goroutines, which on a machine with an idle processor woke a thread to
-// run the worker and parked it again after each item.
+// run the worker and parked it again after each item. A panic of an item
+// reaches the caller either way (AnalyzeStats turns it into an internal
+// error): the workers finish the other items, and the first panic is
+// raised again once they are done.
 func parallel(n, workers int, f func(int)) {
 	if workers <= 1 || n <= 1 {
 		for i := range n {
@@ -688,14 +691,31 @@ func parallel(n, workers int, f func(int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		panicked bool
+		first    any
+	)
+	run := func(i int) {
+		defer func() {
+			if p := recover(); p != nil {
+				mu.Lock()
+				if !panicked {
+					panicked, first = true, p
+				}
+				mu.Unlock()
+			}
+		}()
+		f(i)
+	}
 	next := make(chan int)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				f(i)
+				run(i)
 			}
 		}()
 	}
@@ -704,4 +724,7 @@ func parallel(n, workers int, f func(int)) {
 	}
 	close(next)
 	wg.Wait()
+	if panicked {
+		panic(first)
+	}
 }

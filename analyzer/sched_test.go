@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -53,8 +54,9 @@ func TestScanWorkers(t *testing.T) {
 }
 
 // TestParallel: every item runs once whatever the workers; with one
-// worker they run in order on the calling goroutine (a panic in one is
-// then the caller's, which Analyze turns into an internal error).
+// worker they run in order on the calling goroutine; a panic of an item
+// reaches the caller (which Analyze turns into an internal error) after
+// the other items ran.
 func TestParallel(t *testing.T) {
 	for _, workers := range []int{0, 1, 2, 5} {
 		for _, n := range []int{0, 1, 7, 100} {
@@ -74,14 +76,26 @@ func TestParallel(t *testing.T) {
 			}
 		}
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("parallel(3, 1): a panic of an item did not reach the caller")
+	for _, workers := range []int{1, 3} {
+		var mu sync.Mutex
+		ran := 0
+		p := func() (p any) {
+			defer func() { p = recover() }()
+			parallel(20, workers, func(i int) {
+				if i == 5 || i == 7 && workers > 1 {
+					panic(fmt.Sprint("item ", i))
+				}
+				mu.Lock()
+				ran++
+				mu.Unlock()
+			})
+			return nil
+		}()
+		if s, _ := p.(string); !strings.HasPrefix(s, "item ") {
+			t.Errorf("parallel(20, %d): the caller got %v, want an item's panic", workers, p)
 		}
-	}()
-	parallel(3, 1, func(i int) {
-		if i == 1 {
-			panic("item 1")
+		if workers > 1 && ran != 18 {
+			t.Errorf("parallel(20, %d): %d items ran besides the two that panicked, want 18", workers, ran)
 		}
-	})
+	}
 }
