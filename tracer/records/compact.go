@@ -107,8 +107,17 @@ func Compact(path string) (int, error) { return compactInto(path, "") }
 func CompactCopy(path, dir string) (int, error) { return compactInto(path, dir) }
 
 // compactInto compacts the trace at path into dir under its name, or in
-// place when dir is "".
-func compactInto(path, dir string) (int, error) {
+// place when dir is "". A panic in it is a bug (FuzzCompact looks for
+// them), which costs this trace's compaction and not the process that
+// compacts it: dtrun while the job still runs (its exit would end the job
+// script's wait for the launcher), dtpa amid an analysis of the other
+// ranks, a rank's exit. The trace stays deferred, the new file is removed.
+func compactInto(path, dir string) (n int, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			n, err = 0, fmt.Errorf("compacting %s: internal error: %v", path, p)
+		}
+	}()
 	in, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -141,6 +150,10 @@ func compactInto(path, dir string) (int, error) {
 		return 0, err
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing
+	defer tmp.Close()           // after a panic; else closed below
+	if compactTestHook != nil {
+		compactTestHook(path)
+	}
 	out, err := compact(sc, tmp, hdr)
 	if cerr := tmp.Close(); out.werr == nil {
 		out.werr = cerr
@@ -156,6 +169,10 @@ func compactInto(path, dir string) (int, error) {
 	}
 	return out.decoded, err
 }
+
+// compactTestHook, when set (tests), runs once compactInto has made the
+// new file.
+var compactTestHook func(path string)
 
 // CompactTempMark marks Compact's new file until it replaces the trace:
 // .<trace's name><CompactTempMark><random digits> (os.CreateTemp).

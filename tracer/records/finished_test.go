@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -157,5 +158,44 @@ func TestEnded(t *testing.T) {
 			t.Errorf("footer %v: ended = %v", withFooter, got)
 		}
 		f.Close()
+	}
+}
+
+// TestCompactPanicIsAnError: a panic while compacting (a bug) is the
+// compaction's error, in place and into a copy: the trace stays deferred
+// and whole, no new file is left behind, and a later compaction succeeds.
+func TestCompactPanicIsAnError(t *testing.T) {
+	dir, pre, footer, want := compactedFixture(t)
+	path := filepath.Join(dir, "app.0.trc")
+	writeRun(t, path, testParts(), true, 4, pre, footer())
+	before := readFile(t, path)
+	compactTestHook = func(string) { panic("a bug") }
+	copies := t.TempDir()
+	ok, err := CompactFinished(path, 0)
+	okc, errc := CompactFinishedCopy(path, copies, 0)
+	compactTestHook = nil
+	for _, c := range []struct {
+		what string
+		ok   bool
+		err  error
+	}{{"in place", ok, err}, {"into a copy", okc, errc}} {
+		if c.ok || c.err == nil || !strings.Contains(c.err.Error(), "internal error: a bug") {
+			t.Errorf("%s: CompactFinished = %v, %v; want not compacted, the panic as an internal error", c.what, c.ok, c.err)
+		}
+	}
+	if !IsDeferred(path) || !bytes.Equal(readFile(t, path), before) {
+		t.Error("the trace changed")
+	}
+	if tmps := CompactTemps(dir); len(tmps) > 0 {
+		t.Errorf("new files left behind: %v", tmps)
+	}
+	if m, _ := filepath.Glob(filepath.Join(copies, "*")); len(m) > 0 {
+		t.Errorf("files left in the copies' directory: %v", m)
+	}
+	if ok, err := CompactFinished(path, 0); !ok || err != nil {
+		t.Fatalf("afterwards: CompactFinished = %v, %v; want compacted", ok, err)
+	}
+	if !bytes.Equal(readFile(t, path), readFile(t, want)) {
+		t.Error("compacted trace differs from Compact's")
 	}
 }
