@@ -692,17 +692,16 @@ func parallel(n, workers int, f func(int)) {
 		return
 	}
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		panicked bool
-		first    any
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first any // the first item's panic (never nil: panic(nil) recovers as a *runtime.PanicNilError)
 	)
 	run := func(i int) {
 		defer func() {
 			if p := recover(); p != nil {
 				mu.Lock()
-				if !panicked {
-					panicked, first = true, p
+				if first == nil {
+					first = p
 				}
 				mu.Unlock()
 			}
@@ -724,7 +723,7 @@ func parallel(n, workers int, f func(int)) {
 	}
 	close(next)
 	wg.Wait()
-	if panicked {
+	if first != nil {
 		panic(first)
 	}
 }
