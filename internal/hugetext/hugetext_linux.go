@@ -1,7 +1,7 @@
 package hugetext
 
 import (
-	"errors"
+	"fmt"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -10,8 +10,9 @@ import (
 // PageIn drops the cached pages of the file at path and reads them back
 // through a mapping advised with MADV_HUGEPAGE, so that the page cache
 // holds the file in 2 MB folios where the file system allows: what a
-// binary just written (by the linker, by cp) needs, whose pages are cached
-// in 4 KB. Pages that a running process maps are not dropped.
+// binary just written (by the linker, by cp) needs, whose pages are then
+// mostly cached in 4 KB. Pages that a running process maps are not
+// dropped.
 func PageIn(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -39,7 +40,7 @@ func PageIn(path string) error {
 	}
 	defer unix.Munmap(m)
 	if err := unix.Madvise(m, unix.MADV_HUGEPAGE); err != nil {
-		return errors.Join(errors.New("huge pages not available"), err)
+		return fmt.Errorf("huge pages not available: %w", err)
 	}
 	var sum byte
 	for off := 0; off < len(m); off += 4096 {
