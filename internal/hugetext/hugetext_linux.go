@@ -3,6 +3,7 @@ package hugetext
 import (
 	"fmt"
 	"os"
+	"runtime"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,9 +47,6 @@ func PageIn(path string) error {
 	for off := 0; off < len(m); off += 4096 {
 		sum += m[off]
 	}
-	touched = sum
+	runtime.KeepAlive(sum) // the reads are what PageIn is for
 	return nil
 }
-
-// touched keeps PageIn's reads from being optimized away.
-var touched byte

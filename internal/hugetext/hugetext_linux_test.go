@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -67,7 +68,7 @@ func TestPageIn(t *testing.T) {
 	for off := 0; off < len(m); off += 4096 {
 		sum += m[off]
 	}
-	touched = sum
+	runtime.KeepAlive(sum)
 	t.Logf("FilePmdMapped of this process after touching the %d MB copy: %s", len(m)>>20, pmdMapped(t))
 }
 
