@@ -35,8 +35,8 @@ build: web
 		echo "CC=mpicc.openmpi $(GO) build -tags mpi,$(CMDTAGS) -o bin/dtpa-mpi ./cmd/dtpa"; \
 		CC=mpicc.openmpi $(GO) build -tags mpi,$(CMDTAGS) -o bin/dtpa-mpi ./cmd/dtpa; fi
 	@# The Go commands' pages read back into the page cache in 2 MB folios
-	@# (internal/hugetext): the linker leaves them cached in 4 KB, and each
-	@# start then maps ~10 MB of code and tables a 4 KB page at a time.
+	@# (internal/hugetext): as written they are cached mostly in 4 KB, and
+	@# each start then maps ~10 MB of code and tables a 4 KB page at a time.
 	@$(GO) run ./internal/hugetext/pagein $$(ls bin/dtpa bin/dtpa-view bin/dtpa-mpi bin/dtrun bin/dtpar bin/dtcc 2>/dev/null)
 	@if [ -f tracer/tracer.mk ]; then $(MAKE) --no-print-directory -f tracer/tracer.mk; fi
 

@@ -69,10 +69,11 @@ func TestPageIn(t *testing.T) {
 		sum += m[off]
 	}
 	runtime.KeepAlive(sum)
-	t.Logf("FilePmdMapped of this process after touching the %d MB copy: %s", len(m)>>20, pmdMapped(t))
+	t.Logf("FilePmdMapped of this process after touching the %d MB copy: %s", len(m)>>20, pmdMapped())
 }
 
-func pmdMapped(t *testing.T) string {
+// pmdMapped is this process's FilePmdMapped (smaps_rollup).
+func pmdMapped() string {
 	f, err := os.Open("/proc/self/smaps_rollup")
 	if err != nil {
 		return "unknown"
